@@ -1,0 +1,2 @@
+//! The `mcp-eval` command line.
+fn main() {}
