@@ -1,0 +1,266 @@
+//! Connecting to a server under test and deciding its era (digest §17, checklist B-1/B-2):
+//! modern (2026-07-28, `server/discover`) or legacy (2025-11-25, the `initialize` handshake).
+//!
+//! HTTP: a modern `server/discover` first; a result, or a modern error (`-32020`/`-32021`/
+//! `-32022`) in the body, means modern; anything else falls back to `initialize`. stdio: the
+//! same probe; an error, silence or an exit means legacy, and a server that exited or stayed
+//! silent is restarted once for the handshake. Only a server that never answers is unreachable.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::client::{Client, Connection};
+use super::evidence::Redactor;
+use super::exchange::{Exchange, Failure, Outgoing};
+use super::http::{HttpSettings, HttpTransport};
+use super::jsonrpc::{self, LEGACY_VERSION, PROTOCOL_VERSION};
+use super::stdio::StdioTransport;
+
+/// The protocol era of a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// 2026-07-28: stateless, `server/discover`.
+    Modern,
+    /// 2025-11-25: the `initialize` handshake.
+    Legacy,
+}
+
+impl Era {
+    /// The revision string of the era.
+    pub fn revision(self) -> &'static str {
+        match self {
+            Era::Modern => PROTOCOL_VERSION,
+            Era::Legacy => LEGACY_VERSION,
+        }
+    }
+}
+
+/// Where the server under test is.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A Streamable HTTP endpoint.
+    Http(HttpSettings),
+    /// A command started through `sh -c`, with the per-request timeout.
+    Stdio {
+        /// The command line.
+        command: String,
+        /// Per-request timeout.
+        timeout: Duration,
+    },
+}
+
+/// A connected server and what era detection found.
+#[derive(Debug)]
+pub struct Connected {
+    /// The client, ready for checks (for legacy servers: after the handshake).
+    pub client: Client,
+    /// The era.
+    pub era: Era,
+    /// How the era was decided, in words, for the report.
+    pub evidence: String,
+    /// The `server/discover` exchange of the probe (modern servers: the discover result).
+    pub discover: Exchange,
+    /// The `initialize` exchange, when the fallback ran.
+    pub initialize: Option<Exchange>,
+}
+
+/// Why a server could not be evaluated at all.
+#[derive(Debug, Clone)]
+pub struct Unreachable {
+    /// What happened, for the user.
+    pub reason: String,
+    /// Evidence excerpts (request/response).
+    pub evidence: Vec<(String, String)>,
+    /// stderr of a stdio server, when any.
+    pub stderr_tail: Option<String>,
+}
+
+/// How long a stdio server may stay silent on the discover probe before we call it legacy.
+const STDIO_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Connects and decides the era.
+pub async fn connect(target: &Target, redactor: Redactor) -> Result<Connected, Unreachable> {
+    match target {
+        Target::Http(settings) => connect_http(settings, redactor).await,
+        Target::Stdio { command, timeout } => connect_stdio(command, *timeout, redactor).await,
+    }
+}
+
+/// True when an error response is one only a modern server sends (B-2).
+fn modern_error(exchange: &Exchange) -> bool {
+    match exchange.error_code() {
+        Some(jsonrpc::HEADER_MISMATCH | jsonrpc::MISSING_CLIENT_CAPABILITY) => true,
+        Some(jsonrpc::UNSUPPORTED_PROTOCOL_VERSION) => exchange
+            .error()
+            .and_then(|error| error.pointer("/data/supported"))
+            .and_then(Value::as_array)
+            .is_some_and(|supported| !supported.is_empty()),
+        _ => false,
+    }
+}
+
+fn discover_succeeded(exchange: &Exchange) -> bool {
+    exchange.result().is_some_and(|result| result.get("supportedVersions").is_some() || result.get("capabilities").is_some())
+}
+
+async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Connected, Unreachable> {
+    let transport = HttpTransport::new(settings.clone(), redactor).map_err(|reason| Unreachable {
+        reason,
+        evidence: Vec::new(),
+        stderr_tail: None,
+    })?;
+    let client = Client::new(Connection::Http(transport.clone()));
+    let discover = client.request("server/discover", json!({})).await;
+    if let Some(failure) = &discover.failure {
+        if matches!(failure, Failure::Connect(_) | Failure::Timeout) && discover.status.is_none() {
+            return Err(Unreachable {
+                reason: format!("the server at `{}` did not answer: {failure}", settings.url),
+                evidence: vec![("request".into(), discover.request_excerpt.clone())],
+                stderr_tail: None,
+            });
+        }
+    }
+    if matches!(discover.status, Some(401)) {
+        return Err(Unreachable {
+            reason: format!(
+                "the server at `{}` requires authorization (HTTP 401); pass credentials with --header 'Authorization: Bearer …'",
+                settings.url
+            ),
+            evidence: vec![
+                ("request".into(), discover.request_excerpt.clone()),
+                ("response".into(), discover.body_excerpt.clone()),
+            ],
+            stderr_tail: None,
+        });
+    }
+    if discover_succeeded(&discover) {
+        let evidence = format!("`server/discover` answered with a result ({}): modern", discover.describe());
+        return Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: None });
+    }
+    if modern_error(&discover) {
+        let evidence = format!(
+            "`server/discover` answered with a modern error ({}): modern (B-2), although discover itself failed",
+            discover.describe()
+        );
+        return Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: None });
+    }
+    // Not modern evidence: try the legacy handshake on the same endpoint.
+    let initialize = legacy_handshake(&client).await;
+    if initialize.result().is_some() {
+        if let Some(session) = initialize.header("mcp-session-id") {
+            if let Ok(mut slot) = transport.session_id.write() {
+                *slot = Some(session.to_owned());
+            }
+        }
+        if let Ok(mut version) = transport.protocol_version.write() {
+            *version = negotiated_version(&initialize);
+        }
+        send_initialized(&client).await;
+        let evidence = format!(
+            "`server/discover` got {} (not a modern answer); `initialize` succeeded: legacy",
+            discover.describe()
+        );
+        return Ok(Connected { client, era: Era::Legacy, evidence, discover, initialize: Some(initialize) });
+    }
+    // The server answers HTTP but neither way works: grade it as a modern server (every
+    // modern check will say what is wrong) rather than calling it unreachable.
+    let evidence = format!(
+        "neither `server/discover` ({}) nor `initialize` ({}) succeeded; graded as 2026-07-28",
+        discover.describe(),
+        initialize.describe()
+    );
+    Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: Some(initialize) })
+}
+
+async fn connect_stdio(command: &str, timeout: Duration, redactor: Redactor) -> Result<Connected, Unreachable> {
+    let spawn = |redactor: Redactor| {
+        StdioTransport::spawn(command, timeout, redactor).map_err(|error| Unreachable {
+            reason: format!("cannot start `{command}`: {error}"),
+            evidence: Vec::new(),
+            stderr_tail: None,
+        })
+    };
+    let transport = spawn(redactor.clone())?;
+    let client = Client::new(Connection::Stdio(transport.clone()));
+    let mut probe = Outgoing::request(jsonrpc::modern_request("server/discover", json!({})));
+    probe.timeout = Some(STDIO_PROBE_TIMEOUT.min(timeout));
+    let discover = client.send(probe).await;
+    if discover_succeeded(&discover) {
+        let evidence = format!("`server/discover` answered with a result over stdio: modern (B-1)");
+        return Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: None });
+    }
+    if modern_error(&discover) {
+        let evidence = format!("`server/discover` answered with a modern error ({}): modern (B-1)", discover.describe());
+        return Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: None });
+    }
+    // Legacy: an error, silence or an exit. A silent or exited server is restarted once.
+    let restart = discover.response.is_none();
+    let (client, transport) = if restart {
+        client.shutdown().await;
+        let transport = spawn(redactor)?;
+        (Client::new(Connection::Stdio(transport.clone())), transport)
+    } else {
+        (client, transport)
+    };
+    let initialize = legacy_handshake(&client).await;
+    if initialize.result().is_some() {
+        send_initialized(&client).await;
+        let evidence = format!(
+            "`server/discover` got {}{}; `initialize` succeeded: legacy (B-1)",
+            discover.describe(),
+            if restart { " (server restarted for the handshake)" } else { "" }
+        );
+        return Ok(Connected { client, era: Era::Legacy, evidence, discover, initialize: Some(initialize) });
+    }
+    if discover.response.is_none() && initialize.response.is_none() {
+        let stderr_tail = transport.stderr_tail();
+        client.shutdown().await;
+        return Err(Unreachable {
+            reason: format!(
+                "the stdio server `{command}` never answered: `server/discover`: {}; `initialize`: {}",
+                discover.describe(),
+                initialize.describe()
+            ),
+            evidence: vec![("request".into(), initialize.request_excerpt.clone())],
+            stderr_tail: (!stderr_tail.is_empty()).then_some(stderr_tail),
+        });
+    }
+    let evidence = format!(
+        "neither `server/discover` ({}) nor `initialize` ({}) succeeded; graded as 2026-07-28",
+        discover.describe(),
+        initialize.describe()
+    );
+    Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: Some(initialize) })
+}
+
+/// The 2025-11-25 `initialize` request (no `_meta`, no `MCP-Protocol-Version` header).
+pub fn initialize_request() -> Value {
+    jsonrpc::legacy_request(
+        "initialize",
+        json!({"protocolVersion": LEGACY_VERSION, "capabilities": {}, "clientInfo": jsonrpc::client_info()}),
+    )
+}
+
+async fn legacy_handshake(client: &Client) -> Exchange {
+    client.send(Outgoing::request(initialize_request()).remove("MCP-Protocol-Version").remove("Mcp-Method")).await
+}
+
+async fn send_initialized(client: &Client) {
+    let notification = jsonrpc::legacy_request("notifications/initialized", json!({}));
+    client.send(Outgoing::notification(notification).remove("Mcp-Method")).await;
+}
+
+fn negotiated_version(initialize: &Exchange) -> String {
+    initialize
+        .result()
+        .and_then(|result| result.get("protocolVersion"))
+        .and_then(Value::as_str)
+        .unwrap_or(LEGACY_VERSION)
+        .to_owned()
+}
+
+/// A legacy request (no `_meta`) for use after the handshake.
+pub fn legacy(method: &str, params: Value) -> Outgoing {
+    Outgoing::request(jsonrpc::legacy_request(method, params)).remove("Mcp-Method").remove("Mcp-Name")
+}

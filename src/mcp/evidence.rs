@@ -1,0 +1,87 @@
+//! Bounded, redacted excerpts of wire traffic kept as evidence for checks.
+//!
+//! Memory stays flat on huge servers because only [`EXCERPT_BYTES`] of any message is kept, and
+//! secrets (user-supplied header values such as `Authorization`) never reach a report: every
+//! excerpt passes through [`Redactor::redact`].
+
+use std::sync::Arc;
+
+/// The most bytes of one message kept as evidence.
+pub const EXCERPT_BYTES: usize = 2048;
+
+/// Replaces every secret value with `***` in text bound for a report.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    secrets: Arc<Vec<String>>,
+}
+
+impl Redactor {
+    /// A redactor for these secret values; values shorter than 4 bytes are ignored (they would
+    /// redact ordinary text and are not secrets worth the name).
+    pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
+        let mut secrets: Vec<String> = secrets.into_iter().filter(|secret| secret.len() >= 4).collect();
+        // Longest first, so a secret that contains another is replaced whole.
+        secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+        Self { secrets: Arc::new(secrets) }
+    }
+
+    /// `text` with every secret replaced by `***`.
+    pub fn redact(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for secret in self.secrets.iter() {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), "***");
+            }
+        }
+        text
+    }
+
+    /// A redacted excerpt of at most [`EXCERPT_BYTES`] bytes, cut on a character boundary, with
+    /// a note of how much was left out.
+    pub fn excerpt(&self, bytes: &[u8]) -> String {
+        excerpt_with(self, bytes, EXCERPT_BYTES)
+    }
+}
+
+fn excerpt_with(redactor: &Redactor, bytes: &[u8], limit: usize) -> String {
+    // Redact on a slightly larger window so a secret cut by the limit is still caught.
+    let window = bytes.len().min(limit + 512);
+    let text = String::from_utf8_lossy(&bytes[..window]);
+    let text = redactor.redact(&text);
+    if bytes.len() <= limit && text.len() <= limit {
+        return text;
+    }
+    let mut cut = limit.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}… [{} bytes in all]", &text[..cut], bytes.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_replaced_everywhere() {
+        let redactor = Redactor::new(["s3cr3t-token".to_owned()]);
+        assert_eq!(redactor.redact("Bearer s3cr3t-token and s3cr3t-token"), "Bearer *** and ***");
+    }
+
+    #[test]
+    fn long_messages_are_cut_with_their_size() {
+        let redactor = Redactor::default();
+        let text = "é".repeat(3000);
+        let excerpt = redactor.excerpt(text.as_bytes());
+        assert!(excerpt.len() < EXCERPT_BYTES + 40);
+        assert!(excerpt.ends_with("[6000 bytes in all]"));
+    }
+
+    #[test]
+    fn a_secret_cut_by_the_limit_is_still_redacted() {
+        let redactor = Redactor::new(["abcdefgh".to_owned()]);
+        let mut text = "x".repeat(EXCERPT_BYTES - 4);
+        text.push_str("abcdefgh");
+        assert!(!redactor.excerpt(text.as_bytes()).contains("abcd"));
+    }
+}

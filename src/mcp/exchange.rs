@@ -1,0 +1,223 @@
+//! What one request looks like on the way out ([`Outgoing`]) and what came back ([`Exchange`]).
+//!
+//! Probes vary one thing at a time, so an [`Outgoing`] can replace the body with raw bytes,
+//! drop or override any header, or use another HTTP method; everything else is derived from the
+//! body as a correct client would send it.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The body of an outgoing message.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// A JSON-RPC message. When it has a `method` and no `id`, and `notification` is false in
+    /// [`Outgoing`], the client assigns a fresh id.
+    Json(Value),
+    /// Bytes sent as they are (unparsable JSON, batches, …); no headers are derived from them
+    /// beyond `Content-Type` and `Accept`.
+    Raw(Vec<u8>),
+    /// No body (GET, DELETE).
+    Empty,
+}
+
+/// A change to the headers a correct client would send (HTTP only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderEdit {
+    /// Removes the header (name compared case-insensitively).
+    Remove(String),
+    /// Sets the header, replacing one of the same name; the name is sent with this exact case
+    /// when the raw writer is used.
+    Set(String, String),
+}
+
+/// One outgoing request or notification.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// The body.
+    pub body: Body,
+    /// True for a notification: no id is assigned and no response is awaited.
+    pub notification: bool,
+    /// HTTP method; `POST` unless a probe says otherwise.
+    pub http_method: &'static str,
+    /// Edits applied after the derived headers.
+    pub header_edits: Vec<HeaderEdit>,
+    /// Send through the raw HTTP/1.1 writer (exact header-name case, arbitrary bytes).
+    pub raw: bool,
+    /// The id to use instead of a fresh one (string ids, Unicode ids).
+    pub id: Option<Value>,
+    /// Overrides the per-request timeout.
+    pub timeout: Option<Duration>,
+}
+
+impl Outgoing {
+    /// A JSON-RPC request whose id the client assigns.
+    pub fn request(body: Value) -> Self {
+        Self {
+            body: Body::Json(body),
+            notification: false,
+            http_method: "POST",
+            header_edits: Vec::new(),
+            raw: false,
+            id: None,
+            timeout: None,
+        }
+    }
+
+    /// A JSON-RPC notification (no id, no response awaited).
+    pub fn notification(body: Value) -> Self {
+        Self { notification: true, ..Self::request(body) }
+    }
+
+    /// Raw bytes sent as the body of a POST.
+    pub fn raw_body(bytes: Vec<u8>) -> Self {
+        Self { body: Body::Raw(bytes), ..Self::request(Value::Null) }
+    }
+
+    /// Adds a header edit.
+    pub fn header(mut self, edit: HeaderEdit) -> Self {
+        self.header_edits.push(edit);
+        self
+    }
+
+    /// Sets a header.
+    pub fn set(self, name: &str, value: &str) -> Self {
+        self.header(HeaderEdit::Set(name.into(), value.into()))
+    }
+
+    /// Removes a header.
+    pub fn remove(self, name: &str) -> Self {
+        self.header(HeaderEdit::Remove(name.into()))
+    }
+
+    /// Uses this id.
+    pub fn with_id(mut self, id: Value) -> Self {
+        self.id = Some(id);
+        self
+    }
+
+    /// Sends through the raw HTTP/1.1 writer.
+    pub fn raw(mut self) -> Self {
+        self.raw = true;
+        self
+    }
+
+    /// The JSON-RPC method of the body, when it has one.
+    pub fn method(&self) -> Option<&str> {
+        match &self.body {
+            Body::Json(value) => value.get("method").and_then(Value::as_str),
+            _ => None,
+        }
+    }
+}
+
+/// Why an exchange has no final response. A server's misbehaviour, never an error of ours.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// No (complete) answer within the timeout.
+    Timeout,
+    /// Connecting failed (refused, reset, DNS, TLS).
+    Connect(String),
+    /// The connection or stream ended before the final response arrived.
+    Closed(String),
+    /// The body is larger than the response-size cap.
+    TooLarge(usize),
+    /// The body is neither a JSON-RPC message nor an SSE stream of them.
+    NotJsonRpc(String),
+    /// The stdio server process has exited.
+    Exited(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Timeout => write!(formatter, "no response within the timeout"),
+            Failure::Connect(detail) => write!(formatter, "could not connect: {detail}"),
+            Failure::Closed(detail) => write!(formatter, "stream closed before the final response: {detail}"),
+            Failure::TooLarge(limit) => write!(formatter, "response larger than the {limit}-byte cap"),
+            Failure::NotJsonRpc(detail) => write!(formatter, "response is not JSON-RPC: {detail}"),
+            Failure::Exited(detail) => write!(formatter, "server process exited: {detail}"),
+        }
+    }
+}
+
+/// What came back for one [`Outgoing`].
+#[derive(Debug, Clone, Default)]
+pub struct Exchange {
+    /// The JSON-RPC method sent, when any.
+    pub method: Option<String>,
+    /// The id sent (requests only).
+    pub id: Option<Value>,
+    /// Redacted excerpt of the request as sent (headers and body).
+    pub request_excerpt: String,
+    /// HTTP status (HTTP only).
+    pub status: Option<u16>,
+    /// Response headers, names lowercased (HTTP only).
+    pub headers: Vec<(String, String)>,
+    /// Redacted excerpt of the raw response body.
+    pub body_excerpt: String,
+    /// Every JSON message received for this request before the final response (notifications,
+    /// and anything else the server sent on the stream).
+    pub messages: Vec<Value>,
+    /// The final response: the message whose id equals the request id, or the single JSON
+    /// body of a non-SSE response (whatever its id).
+    pub response: Option<Value>,
+    /// Why there is no final response, when there is none.
+    pub failure: Option<Failure>,
+    /// SSE only: whether the stream ended right after the final response (H-16).
+    pub stream_closed_after_final: Option<bool>,
+    /// How many times the request was re-issued with a new id after a cut stream.
+    pub resubmissions: u32,
+    /// Wall time of the exchange in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+impl Exchange {
+    /// The value of a response header (name compared case-insensitively).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers.iter().find(|(key, _)| *key == name).map(|(_, value)| value.as_str())
+    }
+
+    /// The media type of the response (`Content-Type` without parameters, lowercased).
+    pub fn content_type(&self) -> Option<String> {
+        self.header("content-type")
+            .map(|value| value.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+    }
+
+    /// The `result` of the final response, when it is a result response.
+    pub fn result(&self) -> Option<&Value> {
+        self.response.as_ref()?.get("result")
+    }
+
+    /// The `error` of the final response, when it is an error response.
+    pub fn error(&self) -> Option<&Value> {
+        self.response.as_ref()?.get("error")
+    }
+
+    /// The error code of the final response.
+    pub fn error_code(&self) -> Option<i64> {
+        self.error()?.get("code")?.as_i64()
+    }
+
+    /// A one-line description of the answer for messages: status, code or failure.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(status) = self.status {
+            parts.push(format!("HTTP {status}"));
+        }
+        if let Some(error) = self.error() {
+            let code = error.get("code").map(Value::to_string).unwrap_or_else(|| "no code".into());
+            let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+            let message: String = message.chars().take(120).collect();
+            parts.push(format!("JSON-RPC error {code} \"{message}\""));
+        } else if self.result().is_some() {
+            parts.push("a result".into());
+        } else if let Some(failure) = &self.failure {
+            parts.push(failure.to_string());
+        } else if self.status.is_some() {
+            parts.push("no JSON-RPC body".into());
+        }
+        parts.join(", ")
+    }
+}

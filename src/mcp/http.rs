@@ -1,0 +1,496 @@
+//! Streamable HTTP transport (digest §6): one POST per message, the standard `MCP-*` headers
+//! derived from the body, JSON or SSE responses, and re-submission with a new id when a
+//! response stream is cut before its final response.
+//!
+//! Requests go through reqwest, except those marked [`Outgoing::raw`], which use the raw
+//! HTTP/1.1 writer of [`super::raw`] (exact header-name case, bytes reqwest refuses).
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use super::evidence::Redactor;
+use super::exchange::{Body, Exchange, Failure, HeaderEdit, Outgoing};
+use super::jsonrpc::{self, PROTOCOL_VERSION};
+use super::sse;
+
+/// The most bytes of one response body we read; the rest is a [`Failure::TooLarge`].
+pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
+/// How long we wait after a final SSE response for the stream to end (H-16).
+const STREAM_END_GRACE: Duration = Duration::from_millis(250);
+/// How many times a request whose stream was cut is re-issued with a new id.
+const MAX_RESUBMISSIONS: u32 = 2;
+
+/// Settings of an HTTP target.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// The MCP endpoint URL.
+    pub url: String,
+    /// Extra headers from the user (e.g. `Authorization`), sent on every request; their values
+    /// are secrets and are redacted from all evidence.
+    pub extra_headers: Vec<(String, String)>,
+    /// Per-request timeout.
+    pub timeout: Duration,
+}
+
+/// Which argument of which tool is mirrored into which `Mcp-Param-*` header.
+pub type ParamHeaders = HashMap<String, Vec<(String, String)>>;
+
+/// A Streamable HTTP connection to one endpoint.
+#[derive(Debug)]
+pub struct HttpTransport {
+    settings: HttpSettings,
+    client: reqwest::Client,
+    redactor: Redactor,
+    /// Session id minted by a legacy server during `initialize`, sent on later requests.
+    pub session_id: RwLock<Option<String>>,
+    /// `x-mcp-header` declarations of the tools listed so far.
+    pub param_headers: RwLock<ParamHeaders>,
+    /// The protocol version sent in `MCP-Protocol-Version` (legacy sessions use 2025-11-25).
+    pub protocol_version: RwLock<String>,
+}
+
+impl HttpTransport {
+    /// A transport for these settings. Building the reqwest client can only fail when the TLS
+    /// backend cannot initialise, which is an environment failure.
+    pub fn new(settings: HttpSettings, redactor: Redactor) -> Result<Arc<Self>, String> {
+        install_crypto_provider();
+        let client = reqwest::Client::builder()
+            .timeout(settings.timeout)
+            .connect_timeout(settings.timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_max_idle_per_host(8)
+            .build()
+            .map_err(|error| format!("cannot build the HTTP client: {error}"))?;
+        Ok(Arc::new(Self {
+            settings,
+            client,
+            redactor,
+            session_id: RwLock::new(None),
+            param_headers: RwLock::new(HashMap::new()),
+            protocol_version: RwLock::new(PROTOCOL_VERSION.to_owned()),
+        }))
+    }
+
+    /// The endpoint URL.
+    pub fn url(&self) -> &str {
+        &self.settings.url
+    }
+
+    /// The per-request timeout.
+    pub fn timeout(&self) -> Duration {
+        self.settings.timeout
+    }
+
+    /// Sends one message and collects what comes back. Never fails: a misbehaving server is
+    /// recorded in the [`Exchange`].
+    pub async fn send(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
+        let started = Instant::now();
+        let mut exchange = self.send_once(outgoing, id.clone()).await;
+        // A stream cut before the final response: the request is lost and MUST be re-issued
+        // as a new request with a new id (digest §6.4).
+        let mut attempt = 0;
+        while attempt < MAX_RESUBMISSIONS
+            && matches!(exchange.failure, Some(Failure::Closed(_)))
+            && exchange.content_type().as_deref() == Some("text/event-stream")
+            && !outgoing.notification
+        {
+            attempt += 1;
+            let new_id = id.as_ref().map(|id| match id {
+                Value::Number(number) => Value::from(number.as_i64().unwrap_or(0) + 1_000_000 * i64::from(attempt)),
+                other => Value::from(format!("{}-resubmit-{attempt}", other.as_str().unwrap_or("id"))),
+            });
+            let retried = self.send_once(outgoing, new_id).await;
+            exchange = Exchange { resubmissions: attempt, ..retried };
+        }
+        exchange.elapsed_ms = started.elapsed().as_millis() as u64;
+        exchange
+    }
+
+    async fn send_once(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
+        let body = body_bytes(outgoing, id.as_ref());
+        let headers = self.headers_for(outgoing, id.is_some() || outgoing.notification);
+        let mut exchange = Exchange {
+            method: outgoing.method().map(str::to_owned),
+            id: id.clone(),
+            request_excerpt: self.request_excerpt(outgoing.http_method, &headers, &body),
+            ..Exchange::default()
+        };
+        let timeout = outgoing.timeout.unwrap_or(self.settings.timeout);
+        if outgoing.raw {
+            let result = tokio::time::timeout(
+                timeout,
+                super::raw::send(&self.settings.url, outgoing.http_method, &headers, &body, MAX_RESPONSE_BYTES),
+            )
+            .await;
+            match result {
+                Err(_) => exchange.failure = Some(Failure::Timeout),
+                Ok(Err(failure)) => exchange.failure = Some(failure),
+                Ok(Ok(raw)) => {
+                    exchange.status = Some(raw.status);
+                    exchange.headers = raw.headers;
+                    let mut assembler = Assembler::new(&exchange, id.as_ref());
+                    assembler.push(&raw.body);
+                    assembler.finish(&mut exchange, &self.redactor, raw.complete);
+                }
+            }
+            return exchange;
+        }
+        let method = reqwest::Method::from_bytes(outgoing.http_method.as_bytes()).unwrap_or(reqwest::Method::POST);
+        let mut request = self.client.request(method, &self.settings.url).timeout(timeout);
+        for (name, value) in &headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        if !body.is_empty() {
+            request = request.body(body);
+        }
+        let deadline = Instant::now() + timeout;
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(error) => {
+                exchange.failure = Some(if error.is_timeout() {
+                    Failure::Timeout
+                } else if error.is_connect() {
+                    Failure::Connect(root_cause(&error))
+                } else {
+                    Failure::Closed(root_cause(&error))
+                });
+                return exchange;
+            }
+        };
+        exchange.status = Some(response.status().as_u16());
+        exchange.headers = response
+            .headers()
+            .iter()
+            .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
+            .collect();
+        let mut assembler = Assembler::new(&exchange, id.as_ref());
+        let mut stream = response.bytes_stream();
+        let mut complete = true;
+        loop {
+            // After the final response, wait only a short grace for the end of the stream.
+            let wait_until = if assembler.final_seen() {
+                (Instant::now() + STREAM_END_GRACE).min(deadline)
+            } else {
+                deadline
+            };
+            let next = tokio::time::timeout_at(wait_until.into(), stream.next()).await;
+            match next {
+                Err(_) => {
+                    if assembler.final_seen() {
+                        exchange.stream_closed_after_final = Some(false);
+                    } else {
+                        exchange.failure = Some(Failure::Timeout);
+                    }
+                    complete = false;
+                    break;
+                }
+                Ok(None) => break,
+                Ok(Some(Err(error))) => {
+                    if !assembler.final_seen() {
+                        exchange.failure = Some(if error.is_timeout() {
+                            Failure::Timeout
+                        } else {
+                            Failure::Closed(root_cause(&error))
+                        });
+                    }
+                    complete = false;
+                    break;
+                }
+                Ok(Some(Ok(chunk))) => {
+                    if !assembler.push(&chunk) {
+                        exchange.failure = Some(Failure::TooLarge(MAX_RESPONSE_BYTES));
+                        complete = false;
+                        break;
+                    }
+                }
+            }
+        }
+        if exchange.failure.is_none() {
+            assembler.finish(&mut exchange, &self.redactor, complete);
+        } else {
+            exchange.body_excerpt = self.redactor.excerpt(&assembler.excerpt);
+            exchange.messages = std::mem::take(&mut assembler.messages);
+            exchange.response = assembler.response.take();
+            if exchange.response.is_some() {
+                exchange.failure = None;
+            }
+        }
+        exchange
+    }
+
+    /// The headers a correct client sends for this message, with the probe's edits applied.
+    fn headers_for(&self, outgoing: &Outgoing, is_message: bool) -> Vec<(String, String)> {
+        let mut headers: Vec<(String, String)> = Vec::new();
+        if matches!(outgoing.body, Body::Json(_) | Body::Raw(_)) {
+            headers.push(("Content-Type".into(), "application/json".into()));
+        }
+        headers.push(("Accept".into(), "application/json, text/event-stream".into()));
+        if let Body::Json(body) = &outgoing.body {
+            if is_message {
+                let version = body
+                    .pointer(&format!("/params/_meta/{}", jsonrpc::META_PROTOCOL_VERSION.replace('/', "~1")))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| self.protocol_version.read().map(|v| v.clone()).unwrap_or_default());
+                headers.push(("MCP-Protocol-Version".into(), version));
+            }
+            if let Some(method) = body.get("method").and_then(Value::as_str) {
+                headers.push(("Mcp-Method".into(), method.to_owned()));
+                if let Some(param) = jsonrpc::mcp_name_param(method) {
+                    if let Some(value) = body.get("params").and_then(|params| params.get(param)) {
+                        if let Some(text) = header_text(value) {
+                            headers.push(("Mcp-Name".into(), encode_header_value(&text)));
+                        }
+                    }
+                }
+                if method == "tools/call" {
+                    headers.extend(self.param_headers_for(body));
+                }
+            }
+        }
+        if let Ok(session) = self.session_id.read() {
+            if let Some(session) = session.as_ref() {
+                headers.push(("Mcp-Session-Id".into(), session.clone()));
+            }
+        }
+        for (name, value) in &self.settings.extra_headers {
+            headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(name));
+            headers.push((name.clone(), value.clone()));
+        }
+        for edit in &outgoing.header_edits {
+            match edit {
+                HeaderEdit::Remove(name) => headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(name)),
+                HeaderEdit::Set(name, value) => {
+                    headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(name));
+                    headers.push((name.clone(), value.clone()));
+                }
+            }
+        }
+        headers
+    }
+
+    fn param_headers_for(&self, body: &Value) -> Vec<(String, String)> {
+        let Some(name) = body.pointer("/params/name").and_then(Value::as_str) else {
+            return Vec::new();
+        };
+        let Ok(declarations) = self.param_headers.read() else {
+            return Vec::new();
+        };
+        let Some(declared) = declarations.get(name) else {
+            return Vec::new();
+        };
+        declared
+            .iter()
+            .filter_map(|(property, header)| {
+                let value = body.pointer(&format!("/params/arguments/{}", property.replace('~', "~0").replace('/', "~1")))?;
+                let text = header_text(value)?;
+                Some((format!("Mcp-Param-{header}"), encode_header_value(&text)))
+            })
+            .collect()
+    }
+
+    fn request_excerpt(&self, http_method: &str, headers: &[(String, String)], body: &[u8]) -> String {
+        let mut text = format!("{http_method} {}\n", self.settings.url);
+        for (name, value) in headers {
+            let secret = self.settings.extra_headers.iter().any(|(extra, _)| extra.eq_ignore_ascii_case(name));
+            let shown = if secret { "***" } else { value.as_str() };
+            text.push_str(&format!("{name}: {shown}\n"));
+        }
+        text.push('\n');
+        text.push_str(&String::from_utf8_lossy(body));
+        self.redactor.excerpt(text.as_bytes())
+    }
+}
+
+/// The text a JSON value is mirrored as in a header: strings as they are, integers in decimal,
+/// booleans as `true`/`false`; other values are not mirrored.
+pub fn header_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Bool(flag) => Some(flag.to_string()),
+        Value::Number(number) if number.is_i64() || number.is_u64() => Some(number.to_string()),
+        Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    }
+}
+
+/// Encodes a header value per §Value Encoding: values that are not plain header-safe ASCII
+/// (non-ASCII, control characters, leading or trailing whitespace) and values that look like
+/// the sentinel are sent as `=?base64?…?=`.
+pub fn encode_header_value(text: &str) -> String {
+    let plain = text.bytes().all(|byte| (0x20..0x7f).contains(&byte))
+        && !text.starts_with(' ')
+        && !text.ends_with(' ')
+        && !(text.starts_with("=?base64?") && text.ends_with("?="));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(text.as_bytes()))
+    }
+}
+
+fn body_bytes(outgoing: &Outgoing, id: Option<&Value>) -> Vec<u8> {
+    match &outgoing.body {
+        Body::Json(value) => {
+            let mut value = value.clone();
+            if let (Some(id), Some(object)) = (id, value.as_object_mut()) {
+                object.insert("id".into(), id.clone());
+            }
+            serde_json::to_vec(&value).unwrap_or_default()
+        }
+        Body::Raw(bytes) => bytes.clone(),
+        Body::Empty => Vec::new(),
+    }
+}
+
+fn root_cause(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message = format!("{message}: {cause}");
+        source = cause.source();
+    }
+    message
+}
+
+fn install_crypto_provider() {
+    // Installing twice is harmless; the first provider wins.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Turns response bytes into messages: a single JSON body, or SSE events matched by id.
+pub(crate) struct Assembler {
+    sse: Option<sse::Parser>,
+    json_body: Vec<u8>,
+    /// The first bytes of the body, for evidence.
+    pub(crate) excerpt: Vec<u8>,
+    total: usize,
+    request_id: Option<Value>,
+    pub(crate) messages: Vec<Value>,
+    pub(crate) response: Option<Value>,
+    after_final: Vec<Value>,
+    invalid_frames: Vec<String>,
+}
+
+impl Assembler {
+    pub(crate) fn new(exchange: &Exchange, request_id: Option<&Value>) -> Self {
+        let is_sse = exchange.content_type().as_deref() == Some("text/event-stream");
+        Self {
+            sse: is_sse.then(sse::Parser::default),
+            json_body: Vec::new(),
+            excerpt: Vec::new(),
+            total: 0,
+            request_id: request_id.cloned(),
+            messages: Vec::new(),
+            response: None,
+            after_final: Vec::new(),
+            invalid_frames: Vec::new(),
+        }
+    }
+
+    pub(crate) fn final_seen(&self) -> bool {
+        self.sse.is_some() && self.response.is_some()
+    }
+
+    /// Adds bytes; false when the size cap is exceeded.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> bool {
+        self.total += bytes.len();
+        if self.excerpt.len() < 4096 {
+            let room = 4096 - self.excerpt.len();
+            self.excerpt.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+        if self.total > MAX_RESPONSE_BYTES {
+            return false;
+        }
+        match &mut self.sse {
+            Some(parser) => {
+                let events = parser.feed(bytes);
+                self.take_events(events);
+            }
+            None => self.json_body.extend_from_slice(bytes),
+        }
+        true
+    }
+
+    fn take_events(&mut self, events: Vec<sse::Event>) {
+        for event in events {
+            if event.data.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Value>(&event.data) {
+                Ok(message) => {
+                    let is_final = jsonrpc::is_response(&message)
+                        && (self.request_id.is_none() || message.get("id") == self.request_id.as_ref());
+                    if self.response.is_some() {
+                        self.after_final.push(message);
+                    } else if is_final {
+                        self.response = Some(message);
+                    } else {
+                        self.messages.push(message);
+                    }
+                }
+                Err(error) => self.invalid_frames.push(format!("{error}: {}", event.data.chars().take(200).collect::<String>())),
+            }
+        }
+    }
+
+    pub(crate) fn finish(&mut self, exchange: &mut Exchange, redactor: &Redactor, stream_complete: bool) {
+        exchange.body_excerpt = redactor.excerpt(&self.excerpt);
+        match &mut self.sse {
+            Some(parser) => {
+                let events = parser.finish();
+                self.take_events(events);
+                if self.response.is_some() {
+                    if exchange.stream_closed_after_final.is_none() {
+                        exchange.stream_closed_after_final = Some(stream_complete);
+                    }
+                } else if exchange.failure.is_none() {
+                    exchange.failure = Some(Failure::Closed(if self.invalid_frames.is_empty() {
+                        "the SSE stream ended without a response to this request".into()
+                    } else {
+                        format!("unparsable SSE frame: {}", self.invalid_frames[0])
+                    }));
+                }
+            }
+            None => {
+                let body = std::mem::take(&mut self.json_body);
+                let trimmed = body.trim_ascii();
+                if trimmed.is_empty() {
+                    // An empty body (202, 405, …) is a fact, not a failure.
+                } else {
+                    match serde_json::from_slice::<Value>(trimmed) {
+                        Ok(message) => self.response = Some(message),
+                        Err(error) => {
+                            exchange.failure = Some(Failure::NotJsonRpc(format!("{error}")));
+                        }
+                    }
+                }
+            }
+        }
+        self.messages.append(&mut self.after_final);
+        exchange.messages = std::mem::take(&mut self.messages);
+        exchange.response = self.response.take();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_ascii_values_are_sent_as_they_are() {
+        assert_eq!(encode_header_value("get_weather"), "get_weather");
+    }
+
+    #[test]
+    fn unsafe_values_are_base64_encoded() {
+        assert_eq!(encode_header_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
+        assert_eq!(encode_header_value(" padded"), "=?base64?IHBhZGRlZA==?=");
+        assert!(encode_header_value("=?base64?abc?=").starts_with("=?base64?PT9i"));
+    }
+}

@@ -1,0 +1,21 @@
+//! Our own MCP client, with full control of the wire: the core every layer is built on.
+//!
+//! It speaks MCP 2026-07-28 (stateless: per-request `_meta`, `Mcp-Method`/`Mcp-Name` headers)
+//! over Streamable HTTP ([`http`], with a raw HTTP/1.1 writer in [`raw`] for bytes an HTTP
+//! library will not send) and stdio ([`stdio`]), and the 2025-11-25 `initialize` handshake
+//! for legacy servers ([`era`]). Nothing here smooths a server's errors over: every request
+//! yields an [`exchange::Exchange`] that records what was sent and what came back, and a
+//! misbehaving server is data for the checks, never an `Err`.
+//!
+//! This module depends on nothing else in the crate: it knows nothing of checks, reports,
+//! LLMs or GitHub.
+
+pub mod client;
+pub mod era;
+pub mod evidence;
+pub mod exchange;
+pub mod http;
+pub mod jsonrpc;
+pub mod raw;
+pub mod sse;
+pub mod stdio;

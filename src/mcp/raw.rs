@@ -1,0 +1,216 @@
+//! A minimal HTTP/1.1 client over a TCP stream, for probes that need bytes an HTTP library will
+//! not send: header names in a chosen case, header values with invalid characters. It speaks
+//! plain `http://` only, sends `Connection: close`, and reads the response with a size cap
+//! (Content-Length, chunked, or until close).
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::exchange::Failure;
+
+/// A raw response.
+#[derive(Debug)]
+pub struct RawResponse {
+    /// The status code.
+    pub status: u16,
+    /// The headers, names lowercased.
+    pub headers: Vec<(String, String)>,
+    /// The body (de-chunked).
+    pub body: Vec<u8>,
+    /// False when the body ended early (connection closed mid-body).
+    pub complete: bool,
+}
+
+/// The parts of an `http://host:port/path` URL.
+#[derive(Debug, PartialEq, Eq)]
+pub struct UrlParts {
+    /// Host name or address (IPv6 without brackets).
+    pub host: String,
+    /// Port (80 when absent).
+    pub port: u16,
+    /// Path and query, `/` when absent.
+    pub path: String,
+    /// The `Host` header value.
+    pub authority: String,
+}
+
+/// Splits a plain `http://` URL; `None` for other schemes or malformed URLs.
+pub fn split_url(url: &str) -> Option<UrlParts> {
+    let rest = url.strip_prefix("http://")?;
+    let (authority, path) = match rest.find('/') {
+        Some(index) => (&rest[..index], &rest[index..]),
+        None => (rest, "/"),
+    };
+    let (host, port) = if let Some(stripped) = authority.strip_prefix('[') {
+        let (host, after) = stripped.split_once(']')?;
+        let port = match after.strip_prefix(':') {
+            Some(port) => port.parse().ok()?,
+            None => 80,
+        };
+        (host.to_owned(), port)
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) => (host.to_owned(), port.parse().ok()?),
+            None => (authority.to_owned(), 80),
+        }
+    };
+    Some(UrlParts { host, port, path: path.to_owned(), authority: authority.to_owned() })
+}
+
+/// Sends one request exactly as given (header names keep their case; values are written as
+/// bytes) and reads the response. The caller applies the timeout.
+pub async fn send(
+    url: &str,
+    method: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+    max_bytes: usize,
+) -> Result<RawResponse, Failure> {
+    let parts = split_url(url).ok_or_else(|| Failure::Connect(format!("raw probes need a plain http:// URL, not `{url}`")))?;
+    let mut stream = TcpStream::connect((parts.host.as_str(), parts.port))
+        .await
+        .map_err(|error| Failure::Connect(error.to_string()))?;
+    let mut request = Vec::with_capacity(512 + body.len());
+    request.extend_from_slice(format!("{method} {} HTTP/1.1\r\nHost: {}\r\n", parts.path, parts.authority).as_bytes());
+    for (name, value) in headers {
+        request.extend_from_slice(name.as_bytes());
+        request.extend_from_slice(b": ");
+        request.extend_from_slice(value.as_bytes());
+        request.extend_from_slice(b"\r\n");
+    }
+    request.extend_from_slice(format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len()).as_bytes());
+    request.extend_from_slice(body);
+    stream.write_all(&request).await.map_err(|error| Failure::Closed(error.to_string()))?;
+
+    let mut buffer = Vec::with_capacity(8192);
+    let mut chunk = [0u8; 16384];
+    // Read the head.
+    let (status, headers, head_len) = loop {
+        let read = stream.read(&mut chunk).await.map_err(|error| Failure::Closed(error.to_string()))?;
+        if read == 0 {
+            return Err(Failure::Closed("connection closed before the response head".into()));
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+        let mut header_slots = [httparse::EMPTY_HEADER; 64];
+        let mut response = httparse::Response::new(&mut header_slots);
+        match response.parse(&buffer) {
+            Ok(httparse::Status::Complete(head_len)) => {
+                let status = response.code.unwrap_or(0);
+                let headers = response
+                    .headers
+                    .iter()
+                    .map(|header| (header.name.to_ascii_lowercase(), String::from_utf8_lossy(header.value).into_owned()))
+                    .collect::<Vec<_>>();
+                break (status, headers, head_len);
+            }
+            Ok(httparse::Status::Partial) if buffer.len() < 64 * 1024 => continue,
+            Ok(httparse::Status::Partial) => return Err(Failure::NotJsonRpc("response head larger than 64 KiB".into())),
+            Err(error) => return Err(Failure::NotJsonRpc(format!("malformed HTTP response: {error}"))),
+        }
+    };
+    let mut body = buffer.split_off(head_len);
+    let header = |name: &str| headers.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone());
+    let chunked = header("transfer-encoding").is_some_and(|value| value.to_ascii_lowercase().contains("chunked"));
+    let length: Option<usize> = header("content-length").and_then(|value| value.trim().parse().ok());
+    let no_body = method == "HEAD" || status == 204 || status == 304 || (100..200).contains(&status);
+    let mut complete = true;
+    if !no_body {
+        loop {
+            if let Some(length) = length.filter(|_| !chunked) {
+                if body.len() >= length {
+                    body.truncate(length);
+                    break;
+                }
+            }
+            if chunked && chunked_complete(&body) {
+                break;
+            }
+            if body.len() > max_bytes {
+                return Err(Failure::TooLarge(max_bytes));
+            }
+            match stream.read(&mut chunk).await {
+                Ok(0) => {
+                    complete = length.is_none() && !chunked;
+                    break;
+                }
+                Ok(read) => body.extend_from_slice(&chunk[..read]),
+                Err(_) => {
+                    complete = false;
+                    break;
+                }
+            }
+        }
+    } else {
+        body.clear();
+    }
+    if chunked {
+        body = dechunk(&body);
+    }
+    Ok(RawResponse { status, headers, body, complete })
+}
+
+/// True when a chunked body has its terminating zero-size chunk.
+fn chunked_complete(body: &[u8]) -> bool {
+    let mut position = 0;
+    loop {
+        let Some(line_end) = find_crlf(&body[position..]) else { return false };
+        let size_text = String::from_utf8_lossy(&body[position..position + line_end]);
+        let size_text = size_text.split(';').next().unwrap_or("").trim().to_owned();
+        let Ok(size) = usize::from_str_radix(&size_text, 16) else { return false };
+        position += line_end + 2;
+        if size == 0 {
+            return true;
+        }
+        position += size + 2;
+        if position > body.len() {
+            return false;
+        }
+    }
+}
+
+fn dechunk(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len());
+    let mut position = 0;
+    while let Some(line_end) = find_crlf(&body[position..]) {
+        let size_text = String::from_utf8_lossy(&body[position..position + line_end]);
+        let Ok(size) = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16) else { break };
+        position += line_end + 2;
+        if size == 0 || position >= body.len() {
+            break;
+        }
+        let end = (position + size).min(body.len());
+        out.extend_from_slice(&body[position..end]);
+        position = end + 2;
+        if position > body.len() {
+            break;
+        }
+    }
+    out
+}
+
+fn find_crlf(bytes: &[u8]) -> Option<usize> {
+    bytes.windows(2).position(|window| window == b"\r\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_split_into_host_port_and_path() {
+        assert_eq!(
+            split_url("http://127.0.0.1:8080/mcp"),
+            Some(UrlParts { host: "127.0.0.1".into(), port: 8080, path: "/mcp".into(), authority: "127.0.0.1:8080".into() })
+        );
+        assert_eq!(split_url("http://[::1]:9/x").map(|parts| parts.host), Some("::1".into()));
+        assert_eq!(split_url("https://example.com/"), None);
+    }
+
+    #[test]
+    fn chunked_bodies_are_decoded() {
+        let body = b"4\r\nWiki\r\n5;ext=1\r\npedia\r\n0\r\n\r\n";
+        assert!(chunked_complete(body));
+        assert_eq!(dechunk(body), b"Wikipedia");
+        assert!(!chunked_complete(b"4\r\nWi"));
+    }
+}

@@ -1,0 +1,416 @@
+//! stdio transport (digest §7): the server command runs in its own process group, messages are
+//! single lines of JSON on stdin/stdout, stderr is captured (bounded) for the report, and the
+//! whole group is ended when we are done: close stdin, wait, SIGTERM, then SIGKILL.
+//!
+//! A reader task routes every stdout line: responses to the waiting request by id,
+//! notifications to the request they belong to (progress token, subscription id, or the only
+//! request in flight), and everything that breaks the framing (non-JSON lines, server-sent
+//! requests) to [`StdoutViolations`], which the checks read.
+
+use std::collections::{HashMap, VecDeque};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::{oneshot, watch};
+
+use super::evidence::Redactor;
+use super::exchange::{Body, Exchange, Failure, Outgoing};
+use super::jsonrpc;
+
+/// The most bytes of one stdout line we keep; a longer line is dropped and recorded.
+pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
+/// How many bytes of stderr we keep (the tail).
+const STDERR_TAIL_BYTES: usize = 8 * 1024;
+/// How many framing violations we keep as examples.
+const MAX_EXAMPLES: usize = 5;
+
+/// What the server wrote on stdout that is not a valid MCP message stream.
+#[derive(Debug, Default, Clone)]
+pub struct StdoutViolations {
+    /// Lines that are not a single JSON object (first few, excerpted), and their count.
+    pub non_json: Vec<String>,
+    /// How many such lines in all.
+    pub non_json_count: usize,
+    /// Messages that are JSON-RPC requests (a `method` and an `id`): servers MUST NOT send them.
+    pub requests: Vec<Value>,
+    /// Messages that no request was waiting for (late responses, replies to notifications).
+    pub unattributed: Vec<Value>,
+    /// How many messages arrived in all.
+    pub message_count: usize,
+}
+
+struct Pending {
+    messages: Vec<Value>,
+    progress_token: Option<Value>,
+    sender: oneshot::Sender<(Vec<Value>, Value)>,
+}
+
+type PendingMap = Arc<Mutex<HashMap<String, Pending>>>;
+
+/// A running stdio server.
+pub struct StdioTransport {
+    command: String,
+    child: Mutex<Option<Child>>,
+    pid: Option<u32>,
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    pending: PendingMap,
+    violations: Arc<Mutex<StdoutViolations>>,
+    stderr_tail: Arc<Mutex<VecDeque<u8>>>,
+    exited: watch::Receiver<Option<String>>,
+    timeout: Duration,
+    redactor: Redactor,
+}
+
+impl std::fmt::Debug for StdioTransport {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("StdioTransport").field("command", &self.command).field("pid", &self.pid).finish()
+    }
+}
+
+impl StdioTransport {
+    /// Starts `command` through `sh -c` in a new process group. Fails only when the process
+    /// cannot be spawned at all (no shell), which the caller reports as "cannot be started".
+    pub fn spawn(command: &str, timeout: Duration, redactor: Redactor) -> std::io::Result<Arc<Self>> {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()?;
+        let pid = child.id();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        let pending: PendingMap = Arc::new(Mutex::new(HashMap::new()));
+        let violations = Arc::new(Mutex::new(StdoutViolations::default()));
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
+        let (exit_sender, exited) = watch::channel(None);
+        if let Some(stdout) = stdout {
+            tokio::spawn(read_stdout(stdout, pending.clone(), violations.clone(), exit_sender));
+        }
+        if let Some(mut stderr) = stderr {
+            let tail = stderr_tail.clone();
+            tokio::spawn(async move {
+                let mut chunk = [0u8; 4096];
+                while let Ok(read) = stderr.read(&mut chunk).await {
+                    if read == 0 {
+                        break;
+                    }
+                    if let Ok(mut tail) = tail.lock() {
+                        tail.extend(&chunk[..read]);
+                        let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+                        tail.drain(..excess);
+                    }
+                }
+            });
+        }
+        Ok(Arc::new(Self {
+            command: command.to_owned(),
+            child: Mutex::new(Some(child)),
+            pid,
+            stdin: tokio::sync::Mutex::new(stdin),
+            pending,
+            violations,
+            stderr_tail,
+            exited,
+            timeout,
+            redactor,
+        }))
+    }
+
+    /// The command line.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// The per-request timeout.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// A copy of the framing violations seen so far.
+    pub fn violations(&self) -> StdoutViolations {
+        self.violations.lock().map(|violations| violations.clone()).unwrap_or_default()
+    }
+
+    /// The last bytes the server wrote on stderr, redacted.
+    pub fn stderr_tail(&self) -> String {
+        let bytes: Vec<u8> = self.stderr_tail.lock().map(|tail| tail.iter().copied().collect()).unwrap_or_default();
+        self.redactor.redact(&String::from_utf8_lossy(&bytes))
+    }
+
+    /// Why the process exited, once it has.
+    pub fn exit_reason(&self) -> Option<String> {
+        self.exited.borrow().clone()
+    }
+
+    /// Sends one message and, for requests, waits for the response with the same id.
+    pub async fn send(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
+        let started = Instant::now();
+        let mut message = match &outgoing.body {
+            Body::Json(value) => value.clone(),
+            Body::Raw(bytes) => Value::String(String::from_utf8_lossy(bytes).into_owned()),
+            Body::Empty => Value::Null,
+        };
+        if let (Some(id), Some(object)) = (&id, message.as_object_mut()) {
+            object.insert("id".into(), id.clone());
+        }
+        let line = match &outgoing.body {
+            Body::Raw(bytes) => String::from_utf8_lossy(bytes).replace('\n', " "),
+            _ => serde_json::to_string(&message).unwrap_or_default(),
+        };
+        let mut exchange = Exchange {
+            method: outgoing.method().map(str::to_owned),
+            id: id.clone(),
+            request_excerpt: self.redactor.excerpt(line.as_bytes()),
+            ..Exchange::default()
+        };
+        let receiver = id.as_ref().map(|id| {
+            let (sender, receiver) = oneshot::channel();
+            let progress_token = message.pointer("/params/_meta/progressToken").cloned();
+            if let Ok(mut pending) = self.pending.lock() {
+                pending.insert(id_key(id), Pending { messages: Vec::new(), progress_token, sender });
+            }
+            receiver
+        });
+        if let Some(reason) = self.exit_reason() {
+            self.forget(id.as_ref());
+            exchange.failure = Some(Failure::Exited(reason));
+            return exchange;
+        }
+        {
+            let mut stdin = self.stdin.lock().await;
+            let written = match stdin.as_mut() {
+                Some(stdin) => {
+                    let mut bytes = line.into_bytes();
+                    bytes.push(b'\n');
+                    stdin.write_all(&bytes).await.and(stdin.flush().await)
+                }
+                None => Err(std::io::Error::other("stdin already closed")),
+            };
+            if let Err(error) = written {
+                self.forget(id.as_ref());
+                exchange.failure = Some(Failure::Exited(format!("cannot write to stdin: {error}")));
+                return exchange;
+            }
+        }
+        let Some(receiver) = receiver else {
+            exchange.elapsed_ms = started.elapsed().as_millis() as u64;
+            return exchange;
+        };
+        let timeout = outgoing.timeout.unwrap_or(self.timeout);
+        let mut exited = self.exited.clone();
+        let outcome = tokio::select! {
+            received = receiver => received.ok(),
+            _ = tokio::time::sleep(timeout) => None,
+            _ = exited.wait_for(Option::is_some) => {
+                // The response may have been read just before the exit: give the reader a moment.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                None
+            }
+        };
+        match outcome {
+            Some((messages, response)) => {
+                exchange.body_excerpt = self.redactor.excerpt(response.to_string().as_bytes());
+                exchange.messages = messages;
+                exchange.response = Some(response);
+            }
+            None => {
+                let pending = id.as_ref().and_then(|id| self.pending.lock().ok()?.remove(&id_key(id)));
+                if let Some(pending) = pending {
+                    exchange.messages = pending.messages;
+                }
+                exchange.failure = Some(match self.exit_reason() {
+                    Some(reason) => Failure::Exited(reason),
+                    None => Failure::Timeout,
+                });
+            }
+        }
+        exchange.elapsed_ms = started.elapsed().as_millis() as u64;
+        exchange
+    }
+
+    fn forget(&self, id: Option<&Value>) {
+        if let (Some(id), Ok(mut pending)) = (id, self.pending.lock()) {
+            pending.remove(&id_key(id));
+        }
+    }
+
+    /// Closes stdin and reports whether the process exited within `grace`.
+    pub async fn close_stdin_and_wait(&self, grace: Duration) -> bool {
+        self.stdin.lock().await.take();
+        let mut exited = self.exited.clone();
+        let reader_done = tokio::time::timeout(grace, exited.wait_for(Option::is_some)).await.is_ok();
+        if !reader_done {
+            return false;
+        }
+        // stdout closed; make sure the process itself is gone too.
+        let child = self.child.lock().ok().and_then(|mut child| child.take());
+        match child {
+            Some(mut child) => {
+                let waited = tokio::time::timeout(grace, child.wait()).await;
+                let done = waited.is_ok();
+                if let Ok(mut slot) = self.child.lock() {
+                    *slot = Some(child);
+                }
+                done
+            }
+            None => true,
+        }
+    }
+
+    /// Ends the server: close stdin, wait briefly, SIGTERM the group, then SIGKILL it.
+    pub async fn shutdown(&self) {
+        self.stdin.lock().await.take();
+        let child = self.child.lock().ok().and_then(|mut child| child.take());
+        let Some(mut child) = child else { return };
+        if tokio::time::timeout(Duration::from_millis(500), child.wait()).await.is_ok() {
+            signal_group(self.pid, libc::SIGKILL);
+            return;
+        }
+        signal_group(self.pid, libc::SIGTERM);
+        if tokio::time::timeout(Duration::from_millis(1000), child.wait()).await.is_err() {
+            signal_group(self.pid, libc::SIGKILL);
+            let _ = child.wait().await;
+        }
+        // Children of the server may outlive it; the group goes with it.
+        signal_group(self.pid, libc::SIGKILL);
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        signal_group(self.pid, libc::SIGKILL);
+    }
+}
+
+/// Sends `signal` to the process group led by `pid` (the server was spawned as a group leader).
+fn signal_group(pid: Option<u32>, signal: libc::c_int) {
+    let Some(pid) = pid.and_then(|pid| libc::pid_t::try_from(pid).ok()) else { return };
+    if pid <= 1 {
+        return;
+    }
+    #[allow(unsafe_code, reason = "kill(2) on our own child's process group; no memory is touched")]
+    // SAFETY: kill(2) takes plain integers and has no memory-safety preconditions.
+    unsafe {
+        libc::kill(-pid, signal);
+    }
+}
+
+fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+async fn read_stdout(
+    mut stdout: tokio::process::ChildStdout,
+    pending: PendingMap,
+    violations: Arc<Mutex<StdoutViolations>>,
+    exit_sender: watch::Sender<Option<String>>,
+) {
+    let mut buffer: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut dropping_long_line = false;
+    loop {
+        let read = match stdout.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(read) => read,
+        };
+        let mut start = 0;
+        for (index, &byte) in chunk[..read].iter().enumerate() {
+            if byte == b'\n' {
+                if dropping_long_line {
+                    dropping_long_line = false;
+                } else {
+                    buffer.extend_from_slice(&chunk[start..index]);
+                    route_line(&buffer, &pending, &violations);
+                }
+                buffer.clear();
+                start = index + 1;
+            }
+        }
+        if !dropping_long_line {
+            buffer.extend_from_slice(&chunk[start..read]);
+            if buffer.len() > MAX_LINE_BYTES {
+                dropping_long_line = true;
+                buffer.clear();
+                if let Ok(mut violations) = violations.lock() {
+                    violations.non_json_count += 1;
+                    if violations.non_json.len() < MAX_EXAMPLES {
+                        violations.non_json.push(format!("a line longer than {MAX_LINE_BYTES} bytes"));
+                    }
+                }
+            }
+        }
+    }
+    if !buffer.is_empty() && !dropping_long_line {
+        route_line(&buffer, &pending, &violations);
+    }
+    let _ = exit_sender.send(Some("stdout closed (the process exited or closed its output)".into()));
+}
+
+fn route_line(line: &[u8], pending: &PendingMap, violations: &Arc<Mutex<StdoutViolations>>) {
+    let trimmed = line.trim_ascii();
+    if trimmed.is_empty() {
+        return;
+    }
+    let message = match serde_json::from_slice::<Value>(trimmed) {
+        Ok(message @ Value::Object(_)) => message,
+        _ => {
+            if let Ok(mut violations) = violations.lock() {
+                violations.non_json_count += 1;
+                if violations.non_json.len() < MAX_EXAMPLES {
+                    let text = String::from_utf8_lossy(&trimmed[..trimmed.len().min(300)]).into_owned();
+                    violations.non_json.push(text);
+                }
+            }
+            return;
+        }
+    };
+    let Ok(mut pending) = pending.lock() else { return };
+    if let Ok(mut violations) = violations.lock() {
+        violations.message_count += 1;
+        if jsonrpc::is_request(&message) && violations.requests.len() < MAX_EXAMPLES {
+            violations.requests.push(message.clone());
+        }
+    }
+    if jsonrpc::is_response(&message) {
+        if let Some(waiting) = message.get("id").map(id_key).and_then(|key| pending.remove(&key)) {
+            let _ = waiting.sender.send((waiting.messages, message));
+            return;
+        }
+    } else {
+        let token = message.pointer("/params/progressToken");
+        let subscription = message.pointer(&format!("/params/_meta/{}", jsonrpc::META_SUBSCRIPTION_ID.replace('/', "~1")));
+        let owner = pending
+            .iter()
+            .find(|(key, waiting)| {
+                token.is_some() && waiting.progress_token.as_ref() == token
+                    || subscription.is_some_and(|subscription| id_key(subscription) == **key)
+            })
+            .map(|(key, _)| key.clone())
+            .or_else(|| (pending.len() == 1).then(|| pending.keys().next().cloned()).flatten());
+        if let Some(waiting) = owner.and_then(|key| pending.get_mut(&key)) {
+            if waiting.messages.len() < 1000 {
+                waiting.messages.push(message);
+            }
+            return;
+        }
+    }
+    if let Ok(mut violations) = violations.lock() {
+        if violations.unattributed.len() < MAX_EXAMPLES {
+            violations.unattributed.push(message);
+        }
+    }
+}
+
+/// A modern request body with `_meta`, for tests and probes.
+pub fn probe(method: &str) -> Value {
+    jsonrpc::modern_request(method, Value::Null)
+}
