@@ -21,7 +21,7 @@ pub enum Connection {
 }
 
 /// Called with every exchange, before the caller sees it.
-pub type Observer = Arc<dyn Fn(&Exchange) + Send + Sync>;
+pub type Observer = Arc<dyn Fn(&Outgoing, &Exchange) + Send + Sync>;
 
 /// An MCP client over one connection.
 pub struct Client {
@@ -82,7 +82,7 @@ impl Client {
             Connection::Stdio(stdio) => stdio.send(&outgoing, id).await,
         };
         if let Some(observer) = &self.observer {
-            observer(&exchange);
+            observer(&outgoing, &exchange);
         }
         exchange
     }

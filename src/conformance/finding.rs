@@ -1,0 +1,115 @@
+//! Findings: what one probe concluded about one requirement, before grading.
+//!
+//! A probe says whether the rule was kept or broken (or could not be exercised); grading turns
+//! that into a report status using the requirement's level: a broken MUST fails, a broken
+//! SHOULD warns, and [`Outcome::Ambiguous`] always warns (spec ambiguities, digest §19).
+
+use crate::mcp::exchange::Exchange;
+use crate::report::model::{Evidence, Level, Status};
+
+/// What a probe concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    /// The rule was exercised and kept.
+    Kept,
+    /// Not exercisable here (capability absent, fixture needed, other transport).
+    NotApplicable,
+    /// Kept in its MUST part but not in a SHOULD part, or the spec is ambiguous: a warning.
+    Ambiguous,
+    /// The rule was broken.
+    Broken,
+    /// The probe itself failed on our side.
+    Error,
+}
+
+/// One finding about one requirement.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The requirement id.
+    pub id: &'static str,
+    /// What the probe concluded.
+    pub outcome: Outcome,
+    /// A message a user can act on.
+    pub message: String,
+    /// Evidence excerpts.
+    pub evidence: Vec<Evidence>,
+}
+
+impl Finding {
+    /// A finding with no evidence.
+    pub fn new(id: &'static str, outcome: Outcome, message: impl Into<String>) -> Self {
+        Self { id, outcome, message: message.into(), evidence: Vec::new() }
+    }
+
+    /// The rule was kept.
+    pub fn kept(id: &'static str, message: impl Into<String>) -> Self {
+        Self::new(id, Outcome::Kept, message)
+    }
+
+    /// The rule was broken.
+    pub fn broken(id: &'static str, message: impl Into<String>) -> Self {
+        Self::new(id, Outcome::Broken, message)
+    }
+
+    /// A warning whatever the level.
+    pub fn ambiguous(id: &'static str, message: impl Into<String>) -> Self {
+        Self::new(id, Outcome::Ambiguous, message)
+    }
+
+    /// Not exercisable here; the message says why.
+    pub fn not_applicable(id: &'static str, message: impl Into<String>) -> Self {
+        Self::new(id, Outcome::NotApplicable, message)
+    }
+
+    /// Adds the request and response of an exchange as evidence.
+    pub fn with(mut self, exchange: &Exchange) -> Self {
+        self.evidence.extend(evidence_of(exchange));
+        self
+    }
+
+    /// Adds a piece of evidence.
+    pub fn with_text(mut self, label: &str, text: impl Into<String>) -> Self {
+        self.evidence.push(Evidence { label: label.into(), text: text.into() });
+        self
+    }
+}
+
+/// The request and response excerpts of an exchange.
+pub fn evidence_of(exchange: &Exchange) -> Vec<Evidence> {
+    let mut evidence = vec![Evidence { label: "request".into(), text: exchange.request_excerpt.clone() }];
+    let mut response = String::new();
+    if let Some(status) = exchange.status {
+        response.push_str(&format!("HTTP {status}\n"));
+        for (name, value) in &exchange.headers {
+            if matches!(name.as_str(), "content-type" | "mcp-session-id" | "x-accel-buffering" | "www-authenticate" | "allow") {
+                response.push_str(&format!("{name}: {value}\n"));
+            }
+        }
+        response.push('\n');
+    }
+    if exchange.body_excerpt.is_empty() {
+        match &exchange.failure {
+            Some(failure) => response.push_str(&format!("({failure})")),
+            None => response.push_str("(empty body)"),
+        }
+    } else {
+        response.push_str(&exchange.body_excerpt);
+        if let Some(failure) = &exchange.failure {
+            response.push_str(&format!("\n({failure})"));
+        }
+    }
+    evidence.push(Evidence { label: "response".into(), text: response });
+    evidence
+}
+
+/// The report status of an outcome for a requirement of this level.
+pub fn grade(outcome: Outcome, level: Level) -> Status {
+    match (outcome, level) {
+        (Outcome::Kept, _) => Status::Pass,
+        (Outcome::NotApplicable, _) => Status::NotApplicable,
+        (Outcome::Ambiguous, _) => Status::Warn,
+        (Outcome::Broken, Level::Must) => Status::Fail,
+        (Outcome::Broken, Level::Should | Level::Info) => Status::Warn,
+        (Outcome::Error, _) => Status::Error,
+    }
+}
