@@ -169,4 +169,53 @@ mod tests {
         assert_eq!(value["checks"], serde_json::json!([]));
         assert_eq!(value["counts"]["pass"], 0);
     }
+
+    /// The keys of every object in `value`, by path, so two documents can be compared by shape.
+    fn shape(value: &Value, path: &str, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    let child_path = format!("{path}.{key}");
+                    out.push(child_path.clone());
+                    shape(child, &child_path, out);
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    shape(item, &format!("{path}[]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn documented_example_matches_the_renderer() {
+        let doc = include_str!("../../docs/report-format.md");
+        let start = doc.find("```json\n").expect("example in docs") + "```json\n".len();
+        let end = start + doc[start..].find("\n```").unwrap();
+        let example: Value = serde_json::from_str(&doc[start..end]).expect("example is JSON");
+
+        let mut report = sample_report();
+        report.checks.truncate(2);
+        let rendered = to_value(&report);
+        let (mut want, mut got) = (Vec::new(), Vec::new());
+        shape(&example, "", &mut want);
+        shape(&rendered, "", &mut got);
+        want.dedup();
+        got.dedup();
+        assert_eq!(want, got);
+        assert_eq!(example["checks"], rendered["checks"]);
+        assert_eq!(example["server"], rendered["server"]);
+
+        // Every field is documented in a table row of its own.
+        // (Except inside `server_info` and `capabilities`, which are the server's own objects.)
+        let ours = got
+            .iter()
+            .filter(|p| !p.contains(".server_info.") && !p.contains(".capabilities."));
+        for key in ours.filter_map(|p| p.rsplit('.').next()) {
+            let key = key.trim_end_matches("[]");
+            assert!(doc.contains(&format!("| `{key}`")), "{key} not documented");
+        }
+    }
 }

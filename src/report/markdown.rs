@@ -595,6 +595,18 @@ mod tests {
             report.checks.push(c);
         }
         report.server.supported_versions = vec![long.clone(); 100];
+        // Worst case for the header: every free-text field long and expanding when escaped.
+        let wide = "<𝄞".repeat(50_000);
+        report.outcome = RunOutcome::Interrupted;
+        report.outcome_detail = Some(wide.clone());
+        report.tool = wide.clone();
+        report.started_at = wide.clone();
+        report.server.target = wide.clone();
+        report.server.era = Some(wide.clone());
+        report.server.era_evidence = Some(wide.clone());
+        report.server.stderr_tail = Some(wide.clone());
+        report.server.server_info =
+            Some(serde_json::json!({"name": wide, "version": wide, "title": wide}));
         let md = render(&report);
         assert!(md.len() <= MAX_CHARS, "{} bytes", md.len());
         assert!(md.contains("more failures not shown here: see `report.json`"));
@@ -603,7 +615,7 @@ mod tests {
             md.matches("<details>").count(),
             md.matches("</details>").count()
         );
-        assert!(md.contains("<sub>mcp-eval 0.1.0"));
+        assert!(md.contains("<sub>&lt;𝄞"));
     }
 
     #[test]
