@@ -1,4 +1,166 @@
 //! Run reports and their renderers: `report.json`, `junit.xml` and `summary.md`.
-//! Renderers are pure functions of a [`model::RunReport`]; writing the files is the caller's job.
+//!
+//! Renderers are pure functions of a [`model::RunReport`] (no IO, no clock); [`write_all`]
+//! writes all three files into an output directory, each atomically.
 
+pub mod json;
+pub mod junit;
+pub mod markdown;
 pub mod model;
+
+#[cfg(test)]
+mod test_support;
+
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+
+use model::RunReport;
+
+/// File name of the JSON report.
+pub const REPORT_JSON: &str = "report.json";
+/// File name of the JUnit XML report.
+pub const JUNIT_XML: &str = "junit.xml";
+/// File name of the Markdown summary.
+pub const SUMMARY_MD: &str = "summary.md";
+
+/// The paths [`write_all`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenFiles {
+    /// `<out_dir>/report.json`.
+    pub report_json: PathBuf,
+    /// `<out_dir>/junit.xml`.
+    pub junit_xml: PathBuf,
+    /// `<out_dir>/summary.md`.
+    pub summary_md: PathBuf,
+}
+
+/// A report file (or its directory) could not be written: an environment failure (exit
+/// status 4).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {source}", path.display())]
+pub struct WriteError {
+    /// The file or directory that could not be created or written.
+    pub path: PathBuf,
+    /// The underlying IO error.
+    #[source]
+    pub source: io::Error,
+}
+
+/// Creates `out_dir` (and its parents) and writes `report.json`, `junit.xml` and `summary.md`
+/// into it. Each file is written to a temporary file in `out_dir` and then renamed over the
+/// target, so a reader never sees a half-written file.
+///
+/// # Errors
+///
+/// A [`WriteError`] naming the directory or file that failed. Files written before the failure
+/// stay in place.
+pub fn write_all(report: &RunReport, out_dir: &Path) -> Result<WrittenFiles, WriteError> {
+    std::fs::create_dir_all(out_dir).map_err(|source| WriteError {
+        path: out_dir.to_path_buf(),
+        source,
+    })?;
+    let report_json = out_dir.join(REPORT_JSON);
+    let junit_xml = out_dir.join(JUNIT_XML);
+    let summary_md = out_dir.join(SUMMARY_MD);
+    write_atomic(&report_json, &json::render(report))?;
+    write_atomic(&junit_xml, &junit::render(report))?;
+    write_atomic(&summary_md, &markdown::render(report))?;
+    Ok(WrittenFiles {
+        report_json,
+        junit_xml,
+        summary_md,
+    })
+}
+
+/// Writes `contents` to `path` through a temporary file in the same directory and a rename.
+fn write_atomic(path: &Path, contents: &str) -> Result<(), WriteError> {
+    let fail = |source| WriteError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (temp_path, mut file) = create_temp(dir, &name).map_err(fail)?;
+    let written = file
+        .write_all(contents.as_bytes())
+        .and_then(|()| file.sync_all());
+    drop(file);
+    let renamed = written.and_then(|()| std::fs::rename(&temp_path, path));
+    if let Err(source) = renamed {
+        let _ = std::fs::remove_file(&temp_path);
+        return Err(fail(source));
+    }
+    Ok(())
+}
+
+/// Creates a fresh `.<name>.<pid>.<n>.tmp` in `dir`, never reusing an existing file.
+fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, std::fs::File)> {
+    let pid = std::process::id();
+    let mut attempt = 0u32;
+    loop {
+        let temp_path = dir.join(format!(".{name}.{pid}.{attempt}.tmp"));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp_path)
+        {
+            Ok(file) => return Ok((temp_path, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 1_000 => {
+                attempt += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use test_support::sample_report;
+
+    #[test]
+    fn writes_three_files_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("nested/out");
+        let report = sample_report();
+        let files = write_all(&report, &out).unwrap();
+        assert_eq!(files.report_json, out.join("report.json"));
+        assert_eq!(files.junit_xml, out.join("junit.xml"));
+        assert_eq!(files.summary_md, out.join("summary.md"));
+        assert_eq!(
+            std::fs::read_to_string(&files.report_json).unwrap(),
+            json::render(&report)
+        );
+        assert_eq!(
+            std::fs::read_to_string(&files.junit_xml).unwrap(),
+            junit::render(&report)
+        );
+        assert_eq!(
+            std::fs::read_to_string(&files.summary_md).unwrap(),
+            markdown::render(&report)
+        );
+        // Overwriting works and leaves no temporary files behind.
+        write_all(&report, &out).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["junit.xml", "report.json", "summary.md"]);
+    }
+
+    #[test]
+    fn error_names_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        std::fs::write(&blocker, "not a directory").unwrap();
+        let out = blocker.join("out");
+        let err = write_all(&sample_report(), &out).unwrap_err();
+        assert_eq!(err.path, out);
+        assert!(err.to_string().starts_with("cannot write "));
+        assert!(std::error::Error::source(&err).is_some());
+    }
+}

@@ -1,6 +1,6 @@
 //! The run report: the one data model every renderer (JSON, JUnit, Markdown) and the exit
 //! status read. It is also the on-disk format of `report.json` (`format_version` 1), so every
-//! field here is documented in the README's "report.json" section; change them with care.
+//! field here is documented in `docs/report-format.md`; change them with care.
 //!
 //! The model is plain data: building it does no IO and reads no clock (timestamps and durations
 //! arrive as values), so renderers are deterministic and testable.
@@ -120,6 +120,66 @@ pub struct Counts {
     pub error: usize,
 }
 
+/// The overall verdict of a run, as written to `report.json` (`verdict`) and shown in
+/// `summary.md`. Computed from the checks and the outcome by [`RunReport::verdict`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The run completed and no check has status `fail`.
+    Pass,
+    /// At least one check has status `fail` (also on an interrupted run).
+    Fail,
+    /// No verdict could be reached: the server was unreachable, or the run was interrupted
+    /// before any check failed.
+    Error,
+}
+
+impl Verdict {
+    /// The lower-case name used in `report.json`: `pass`, `fail` or `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+impl Level {
+    /// The name used in `report.json`: `MUST`, `SHOULD` or `INFO`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Must => "MUST",
+            Level::Should => "SHOULD",
+            Level::Info => "INFO",
+        }
+    }
+}
+
+impl Status {
+    /// The name used in `report.json`: `fail`, `error`, `warn`, `pass` or `not_applicable`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Fail => "fail",
+            Status::Error => "error",
+            Status::Warn => "warn",
+            Status::Pass => "pass",
+            Status::NotApplicable => "not_applicable",
+        }
+    }
+}
+
+impl RunOutcome {
+    /// The name used in `report.json`: `completed`, `unreachable` or `interrupted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunOutcome::Completed => "completed",
+            RunOutcome::Unreachable => "unreachable",
+            RunOutcome::Interrupted => "interrupted",
+        }
+    }
+}
+
 /// The whole run report of one layer-0 evaluation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunReport {
@@ -164,5 +224,17 @@ impl RunReport {
     /// True when any MUST check failed (the gate of exit status 1).
     pub fn has_must_failure(&self) -> bool {
         self.checks.iter().any(|check| check.status == Status::Fail)
+    }
+
+    /// The overall verdict: `error` when the server was unreachable; `fail` when any check
+    /// failed; `error` when the run was interrupted without a failure (an incomplete run never
+    /// passes); `pass` otherwise. Checks with status `error` or `warn` do not fail the verdict.
+    pub fn verdict(&self) -> Verdict {
+        match self.outcome {
+            RunOutcome::Unreachable => Verdict::Error,
+            _ if self.has_must_failure() => Verdict::Fail,
+            RunOutcome::Interrupted => Verdict::Error,
+            RunOutcome::Completed => Verdict::Pass,
+        }
     }
 }
