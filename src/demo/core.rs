@@ -82,13 +82,14 @@ impl HttpRequestView {
         }
     }
 
-    /// The raw value of the first header called `name` (any case).
-    pub fn get(&self, name: &str) -> Option<&[u8]> {
+    /// The raw values of every header called `name` (any case), in arrival order.
+    pub fn get_all(&self, name: &str) -> Vec<&[u8]> {
         let name = name.to_ascii_lowercase();
         self.headers
             .iter()
-            .find(|(header, _)| *header == name)
+            .filter(|(header, _)| *header == name)
             .map(|(_, value)| value.as_slice())
+            .collect()
     }
 }
 
@@ -672,9 +673,15 @@ fn parse_meta(
 /// Returns a header's value as trimmed text, `None` when absent, `-32020` when it holds
 /// characters a header value may not carry (controls, non-ASCII).
 fn header_text(view: &HttpRequestView, name: &str) -> Result<Option<String>, RpcError> {
-    let Some(raw) = view.get(name) else {
+    let values = view.get_all(name);
+    let Some(raw) = values.first().copied() else {
         return Ok(None);
     };
+    if values.iter().any(|value| *value != raw) {
+        return Err(RpcError::header_mismatch(format!(
+            "Header {name} is repeated with different values"
+        )));
+    }
     let valid = raw
         .iter()
         .all(|byte| *byte == b'\t' || (0x20..0x7f).contains(byte));

@@ -333,3 +333,210 @@ fn accept_lists_both(headers: &HeaderMap) -> bool {
     };
     lists("application/json", "application/*") && lists("text/event-stream", "text/*")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo::core::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, PROTOCOL_VERSION};
+
+    /// Starts a demo server on an ephemeral loopback port; it stops when the test's runtime ends.
+    async fn start(faults: &[&str]) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let config = Arc::new(DemoConfig::with_faults(faults.iter().copied()));
+        tokio::spawn(serve_http(listener, config));
+        format!("http://{address}{ENDPOINT_PATH}")
+    }
+
+    fn client() -> reqwest::Client {
+        // reqwest is built without a default TLS provider; we only speak plain http here.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        reqwest::Client::new()
+    }
+
+    fn body(method: &str, id: u64, params: Value) -> Value {
+        let mut params = params;
+        params["_meta"] =
+            json!({META_PROTOCOL_VERSION: PROTOCOL_VERSION, META_CLIENT_CAPABILITIES: {}});
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    }
+
+    /// A POST with the transport headers, `MCP-Protocol-Version` and `Mcp-Method` (from the
+    /// body unless `method_header` overrides it; `Some("")` leaves it out).
+    fn post_with(
+        client: &reqwest::Client,
+        url: &str,
+        message: &Value,
+        method_header: Option<&str>,
+    ) -> reqwest::RequestBuilder {
+        let method = method_header.unwrap_or(message["method"].as_str().unwrap_or_default());
+        let request = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", PROTOCOL_VERSION)
+            .body(message.to_string());
+        if method.is_empty() {
+            request
+        } else {
+            request.header("mcp-method", method)
+        }
+    }
+
+    fn post(client: &reqwest::Client, url: &str, message: &Value) -> reqwest::RequestBuilder {
+        post_with(client, url, message, None)
+    }
+
+    fn sse_messages(text: &str) -> Vec<Value> {
+        text.lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .map(|data| serde_json::from_str(data).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn discover_and_transport_rules() {
+        let url = start(&[]).await;
+        let client = client();
+        let discover = body("server/discover", 7, json!({}));
+        let response = post(&client, &url, &discover).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "application/json");
+        let reply: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        assert_eq!(reply["id"], 7);
+        assert_eq!(
+            reply["result"]["supportedVersions"],
+            json!([PROTOCOL_VERSION])
+        );
+
+        let wrong_method = post_with(&client, &url, &discover, Some("tools/list"));
+        let response = wrong_method.send().await.unwrap();
+        assert_eq!(response.status(), 400);
+        let reply: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        assert_eq!(
+            (reply["id"].clone(), reply["error"]["code"].clone()),
+            (json!(7), json!(-32020))
+        );
+
+        for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+            let response = client.request(method, &url).send().await.unwrap();
+            assert_eq!(response.status(), 405);
+        }
+        let evil = post(&client, &url, &discover).header("origin", "http://evil.example");
+        assert_eq!(evil.send().await.unwrap().status(), 403);
+        let local = post(&client, &url, &discover).header("origin", "http://localhost:3000");
+        assert_eq!(local.send().await.unwrap().status(), 200);
+
+        let session = post(&client, &url, &discover).header("mcp-session-id", "x");
+        let response = session.header("last-event-id", "1").send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert!(response.headers().get("mcp-session-id").is_none());
+
+        let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": "never-sent"}});
+        let response = post(&client, &url, &cancelled).send().await.unwrap();
+        assert_eq!(response.status(), 202);
+        assert!(response.bytes().await.unwrap().is_empty());
+
+        let garbage = post(&client, &url, &discover).body("{not json");
+        let response = garbage.send().await.unwrap();
+        assert_eq!(response.status(), 400);
+        let reply: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        assert_eq!(reply["error"]["code"], -32700);
+
+        let initialize = post(&client, &url, &body("initialize", 1, json!({})));
+        assert_eq!(initialize.send().await.unwrap().status(), 404);
+    }
+
+    #[tokio::test]
+    async fn progress_is_streamed_as_sse() {
+        let url = start(&[]).await;
+        let mut message = body("tools/call", 3, json!({"name": "test_progress"}));
+        message["params"]["_meta"]["progressToken"] = json!("tok");
+        let request = post(&client(), &url, &message).header("mcp-name", "test_progress");
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        assert_eq!(response.headers()["x-accel-buffering"], "no");
+        let messages = sse_messages(&response.text().await.unwrap());
+        let progress: Vec<Value> = messages[..3]
+            .iter()
+            .map(|message| message["params"]["progress"].clone())
+            .collect();
+        assert_eq!(progress, vec![json!(1), json!(2), json!(3)]);
+        assert_eq!(messages[3]["id"], 3);
+        assert_eq!(messages.len(), 4);
+    }
+
+    #[tokio::test]
+    async fn listen_acknowledges_then_ends() {
+        let url = start(&[]).await;
+        let message = body(
+            "subscriptions/listen",
+            9,
+            json!({"notifications": {"toolsListChanged": true}}),
+        );
+        let response = post(&client(), &url, &message).send().await.unwrap();
+        let messages = sse_messages(&response.text().await.unwrap());
+        assert_eq!(
+            messages[0]["method"],
+            "notifications/subscriptions/acknowledged"
+        );
+        assert_eq!(
+            messages[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            9
+        );
+        assert_eq!(messages.last().unwrap()["result"]["resultType"], "complete");
+    }
+
+    #[tokio::test]
+    async fn faults_change_only_their_rule() {
+        let url = start(&["h-4", "h-14"]).await;
+        let client = client();
+        let discover = body("server/discover", 1, json!({}));
+        let wrong_method = post_with(&client, &url, &discover, Some("tools/list"));
+        let response = wrong_method.send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "text/plain");
+        // Presence of Mcp-Method is still enforced under h-4.
+        let request = post_with(&client, &url, &discover, Some(""));
+        assert_eq!(request.send().await.unwrap().status(), 400);
+    }
+
+    #[tokio::test]
+    async fn batches_are_refused() {
+        let url = start(&[]).await;
+        let discover = body("server/discover", 1, json!({}));
+        let batch = json!([discover, discover]);
+        let request = post(&client(), &url, &discover).body(batch.to_string());
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 400);
+        let reply: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        assert_eq!(
+            (reply["id"].clone(), reply["error"]["code"].clone()),
+            (Value::Null, json!(-32600))
+        );
+    }
+
+    #[test]
+    fn origins() {
+        let allowed = |origin: &str| origin_allowed(&HeaderValue::from_str(origin).unwrap());
+        for origin in [
+            "http://localhost",
+            "https://127.0.0.1:8443",
+            "http://[::1]:80",
+            "http://localhost:3000",
+        ] {
+            assert!(allowed(origin), "{origin}");
+        }
+        for origin in [
+            "http://evil.example",
+            "null",
+            "http://localhost.evil.example",
+            "ftp://localhost",
+            "http://localhost:x",
+        ] {
+            assert!(!allowed(origin), "{origin}");
+        }
+    }
+}

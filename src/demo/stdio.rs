@@ -213,3 +213,115 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::time::Duration;
+    use tokio::io::AsyncReadExt;
+
+    fn request(method: &str, id: Value, params: Value) -> String {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string() + "\n"
+    }
+
+    /// Feeds `input` line by line (with `pause` before each), closes stdin, returns stdout.
+    async fn run(faults: &[&str], input: &[(Duration, String)]) -> Vec<String> {
+        let (mut client_in, server_in) = tokio::io::duplex(64 * 1024);
+        let (server_out, mut client_out) = tokio::io::duplex(64 * 1024);
+        let config = Arc::new(DemoConfig::with_faults(faults.iter().copied()));
+        let server = tokio::spawn(serve_lines(config, BufReader::new(server_in), server_out));
+        for (pause, line) in input {
+            tokio::time::sleep(*pause).await;
+            // The server may have exited already (fault x-6).
+            let _ = client_in.write_all(line.as_bytes()).await;
+        }
+        drop(client_in);
+        let mut output = String::new();
+        client_out.read_to_string(&mut output).await.unwrap();
+        server.await.unwrap().unwrap();
+        output.lines().map(str::to_string).collect()
+    }
+
+    #[tokio::test]
+    async fn keeps_serving_after_errors_and_ignores_unknown_cancellation() {
+        let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": "never-sent"}})
+        .to_string()
+            + "\n";
+        let lines = run(
+            &[],
+            &[
+                (Duration::ZERO, request("foo/bar", json!(1), json!({}))),
+                (Duration::ZERO, "{not json\n".to_string()),
+                (Duration::ZERO, cancelled),
+                (
+                    Duration::ZERO,
+                    request("server/discover", json!("two"), json!({})),
+                ),
+            ],
+        )
+        .await;
+        let messages: Vec<Value> = lines
+            .iter()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(messages.len(), 3, "{lines:?}");
+        assert_eq!(messages[0]["error"]["code"], -32601);
+        assert_eq!(messages[1]["error"]["code"], -32700);
+        assert_eq!(messages[2]["id"], "two");
+    }
+
+    #[tokio::test]
+    async fn cancellation_stops_an_in_flight_request() {
+        let mut progress = request("tools/call", json!(5), json!({"name": "test_progress"}));
+        progress = progress.replace("\"_meta\":{", "\"_meta\":{\"progressToken\":\"tok\",");
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": 5}})
+        .to_string()
+            + "\n";
+        let lines = run(
+            &[],
+            &[
+                (Duration::ZERO, progress.clone()),
+                (Duration::from_millis(70), cancel.clone()),
+            ],
+        )
+        .await;
+        assert!(!lines.is_empty() && lines.len() < 4, "{lines:?}");
+        assert!(
+            lines.iter().all(|line| !line.contains("\"result\"")),
+            "{lines:?}"
+        );
+        let lines = run(
+            &["x-3"],
+            &[
+                (Duration::ZERO, progress),
+                (Duration::from_millis(70), cancel),
+            ],
+        )
+        .await;
+        assert_eq!(lines.len(), 4, "{lines:?}");
+    }
+
+    #[tokio::test]
+    async fn stdio_faults() {
+        let discover = request("server/discover", json!(1), json!({}));
+        let lines = run(&["x-1"], &[(Duration::ZERO, discover.clone())]).await;
+        assert!(serde_json::from_str::<Value>(&lines[0]).is_err());
+        let lines = run(
+            &["x-6"],
+            &[
+                (Duration::ZERO, request("foo/bar", json!(1), json!({}))),
+                (Duration::from_millis(20), discover),
+            ],
+        )
+        .await;
+        assert_eq!(lines.len(), 1, "{lines:?}");
+    }
+}
