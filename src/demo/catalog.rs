@@ -325,7 +325,7 @@ fn logging(context: &RequestContext<'_>) -> Handled {
                     message: notification(
                         "notifications/message",
                         json!({"level": level.as_str(), "logger": "test_logging_tool",
-                               "data": format!("a {} message", level.as_str())}),
+                               "data": format!("log message at level {}", level.as_str())}),
                     ),
                 });
             }

@@ -1059,6 +1059,20 @@ fn listen(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
         });
         elapsed += step;
     }
+    if context.fault("s-3") {
+        let kind = ["prompts", "resources", "tools"]
+            .into_iter()
+            .find(|kind| filter.get(&format!("{kind}ListChanged")) != Some(&Value::Bool(true)))
+            .unwrap_or("prompts");
+        notifications.push(Outgoing {
+            delay: step,
+            message: notification(
+                &format!("notifications/{kind}/list_changed"),
+                json!({"_meta": tag}),
+            ),
+        });
+        elapsed += step;
+    }
     if context.fault("s-4") {
         notifications.push(Outgoing {
             delay: step,
@@ -2211,6 +2225,10 @@ mod tests {
         assert_eq!(untagged["method"], "notifications/tools/list_changed");
         assert!(untagged["params"].get("_meta").is_none());
         assert_eq!(methods(&["s-4"])[1]["method"], "notifications/message");
+        assert_eq!(
+            methods(&["s-3"])[1]["method"],
+            "notifications/prompts/list_changed"
+        );
         assert!(
             methods(&["s-6"])
                 .iter()

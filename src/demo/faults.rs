@@ -293,6 +293,10 @@ pub const FAULTS: &[(&str, &str)] = &[
         "a notification on the listen stream lacks the subscriptionId tag",
     ),
     (
+        "s-3",
+        "a list_changed notification of a type the client did not request is sent on the listen stream",
+    ),
+    (
         "s-4",
         "a notifications/message is sent on the listen stream",
     ),
@@ -375,6 +379,25 @@ mod tests {
         let error = parse_fault("z-9").unwrap_err();
         assert!(error.contains("`z-9`"));
         assert!(error.contains("d-2, "));
+    }
+
+    /// Every listed fault is consulted somewhere in the server (a cheap guard against a fault
+    /// that is documented but does nothing).
+    #[test]
+    fn every_fault_is_implemented() {
+        let sources = [
+            include_str!("core.rs"),
+            include_str!("catalog.rs"),
+            include_str!("http.rs"),
+            include_str!("stdio.rs"),
+        ]
+        .concat();
+        for (id, _) in FAULTS {
+            assert!(
+                sources.contains(&format!("fault(\"{id}\")")),
+                "fault {id} is never consulted"
+            );
+        }
     }
 
     #[test]
