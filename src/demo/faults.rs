@@ -148,7 +148,7 @@ pub const FAULTS: &[(&str, &str)] = &[
     ),
     (
         "h-23",
-        "concurrent requests are refused with 503 while another request is in flight",
+        "concurrent requests are refused with 503 while another is in flight (each holds its slot 100 ms)",
     ),
     (
         "h-24",
