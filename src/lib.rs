@@ -1,5 +1,6 @@
 //! mcp-eval: evaluates MCP servers. This library holds everything the `mcp-eval` binary does;
 //! the binary (`src/main.rs`) only parses arguments and maps outcomes to exit codes.
 
+pub mod demo;
 pub mod mcp;
 pub mod report;

@@ -1,0 +1,617 @@
+//! What the demo server offers: its tools, prompts, resources and completions, and the
+//! handlers that serve them.
+//!
+//! Names mirror the official conformance suite's fixtures where one exists (`test_simple_text`,
+//! `test_logging_tool`, `test_missing_capability`, …). Faults that change a definition or a
+//! result are applied here; envelope, `_meta` and header rules are not (see [`super::core`]).
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Map, Value, json};
+
+use super::core::{
+    Handled, INTERNAL_ERROR, LogLevel, MISSING_CLIENT_CAPABILITY, Outgoing, RequestContext,
+    RpcError, ServerState, notification,
+};
+
+/// The resource template the server offers.
+pub const ITEM_TEMPLATE: &str = "test://demo/items/{id}";
+const ITEM_PREFIX: &str = "test://demo/items/";
+const TEXT_URI: &str = "test://demo/text";
+const BINARY_URI: &str = "test://demo/binary";
+/// Topics offered by `completion/complete` for `test_prompt`'s `topic` argument.
+const TOPICS: &[&str] = &[
+    "astronomy",
+    "biology",
+    "chemistry",
+    "geology",
+    "history",
+    "mathematics",
+    "music",
+    "physics",
+];
+
+/// The `x-mcp-header` annotations of a tool: `(argument, header name without Mcp-Param-)`.
+///
+/// Only valid annotations are listed; fault h-12 adds an invalid one to a schema without
+/// making the server validate it.
+pub fn header_params(tool: &str) -> &'static [(&'static str, &'static str)] {
+    match tool {
+        "test_header_param" => &[("region", "Region")],
+        _ => &[],
+    }
+}
+
+fn read_only() -> Value {
+    json!({"readOnlyHint": true, "destructiveHint": false})
+}
+
+/// The full tool list, in its deterministic order (faults applied).
+pub fn tools(state: &ServerState) -> Vec<Value> {
+    let mut simple_schema = json!({
+        "type": "object",
+        "properties": {"text": {"type": "string", "description": "Text to echo back (optional)."}},
+    });
+    if state.fault("t-1") {
+        if let Some(schema) = simple_schema.as_object_mut() {
+            schema.remove("type");
+        }
+    }
+    if state.fault("t-2") {
+        simple_schema["properties"]["count"] = json!({"type": "integer", "minimum": "zero"});
+    }
+    if state.fault("t-3") {
+        simple_schema["properties"]["extra"] =
+            json!({"$ref": "https://example.invalid/schema.json"});
+    }
+    if state.fault("t-4") {
+        let mut nested = json!({"type": "string"});
+        for _ in 0..50 {
+            nested = json!({"type": "object", "properties": {"inner": nested}});
+        }
+        simple_schema["properties"]["nested"] = nested;
+    }
+    let mut simple = json!({
+        "name": "test_simple_text",
+        "title": "Simple text",
+        "description": "Returns a short text.",
+        "inputSchema": simple_schema,
+        "annotations": read_only(),
+    });
+    if state.fault("m-10") {
+        simple["icons"] = json!([{"mimeType": "image/png"}]);
+    }
+
+    let mut structured_schema = json!({
+        "type": "object",
+        "$defs": {"unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+        "properties": {"unit": {"$ref": "#/$defs/unit"}},
+        "additionalProperties": false,
+    });
+    if state.fault("h-12") {
+        structured_schema["properties"]["scale"] =
+            json!({"type": "number", "x-mcp-header": "Scale"});
+    }
+
+    let mut logging_annotations = read_only();
+    if state.fault("t-9") {
+        logging_annotations["readOnlyHint"] = json!("true");
+    }
+    let no_arguments = json!({"type": "object", "additionalProperties": false});
+
+    let mut tools = vec![
+        simple,
+        json!({
+            "name": "test_structured",
+            "title": "Structured output",
+            "description": "Returns a temperature as structured content.",
+            "inputSchema": structured_schema,
+            "outputSchema": {
+                "type": "object",
+                "properties": {
+                    "temperature": {"type": "number"},
+                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                },
+                "required": ["temperature", "unit"],
+            },
+            "annotations": read_only(),
+        }),
+        json!({
+            "name": "test_header_param",
+            "title": "Header parameter",
+            "description": "Echoes the region, which clients mirror into Mcp-Param-Region.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+            },
+            "annotations": read_only(),
+        }),
+        json!({
+            "name": "test_progress",
+            "title": "Progress",
+            "description": "Sends three progress notifications when given a progressToken.",
+            "inputSchema": no_arguments,
+            "annotations": read_only(),
+        }),
+        json!({
+            "name": "test_logging_tool",
+            "title": "Logging",
+            "description": "Sends log messages at debug, info, warning and error when asked for logs.",
+            "inputSchema": no_arguments,
+            "annotations": logging_annotations,
+        }),
+        json!({
+            "name": "test_missing_capability",
+            "title": "Needs elicitation",
+            "description": "Needs the elicitation client capability; asks for a confirmation.",
+            "inputSchema": no_arguments,
+            "annotations": read_only(),
+        }),
+        json!({
+            "name": "test_input_required_result",
+            "title": "Input required",
+            "description": "Asks for a confirmation through a multi round-trip request.",
+            "inputSchema": no_arguments,
+            "annotations": read_only(),
+        }),
+    ];
+    if state.fault("t-8") {
+        tools.push(json!({
+            "name": "test simple/text!",
+            "description": "A tool with an invalid name.",
+            "inputSchema": no_arguments,
+            "annotations": read_only(),
+        }));
+    }
+    if state.fault("p-3") && state.tools_called() {
+        tools.push(json!({
+            "name": "test_after_call",
+            "description": "Appears after the first tools/call.",
+            "inputSchema": no_arguments,
+            "annotations": read_only(),
+        }));
+    }
+    tools
+}
+
+/// Serves `tools/call`.
+pub fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
+    let Some(name) = context.params.get("name").and_then(Value::as_str) else {
+        return Err(missing_field(context, "params.name"));
+    };
+    let empty = Map::new();
+    let arguments = match context.params.get("arguments") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(arguments)) => arguments,
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "params.arguments must be an object",
+            ));
+        }
+    };
+    let listed = tools(context.state)
+        .iter()
+        .any(|tool| tool["name"].as_str() == Some(name));
+    if !listed {
+        if context.fault("e-3") {
+            return Ok(Handled::result(tool_error(&format!(
+                "Unknown tool: {name}"
+            ))));
+        }
+        let code = if context.fault("m-8") { -32003 } else { -32602 };
+        return Err(RpcError::new(code, format!("Unknown tool: {name}")));
+    }
+    match name {
+        "test_structured" => Ok(Handled::result(structured(context, arguments))),
+        "test_header_param" => Ok(Handled::result(match arguments.get("region") {
+            None | Some(Value::Null) => text_result("No region given."),
+            Some(Value::String(region)) => text_result(&format!("Region: {region}")),
+            Some(_) => tool_error("region must be a string"),
+        })),
+        "test_progress" => Ok(progress(context)),
+        "test_logging_tool" => Ok(logging(context)),
+        "test_missing_capability" | "test_input_required_result" => {
+            elicit_confirmation(context, name, arguments)
+        }
+        _ => {
+            let text = arguments
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or("Hello from the mcp-eval demo server.");
+            let mut result = text_result(text);
+            if context.fault("t-7") {
+                result["content"] = json!([{"text": text}]);
+            }
+            if context.fault("r-1") {
+                result["resultType"] = json!("completed");
+            }
+            Ok(Handled::result(result))
+        }
+    }
+}
+
+fn missing_field(context: &RequestContext<'_>, field: &str) -> RpcError {
+    if context.fault("e-9") {
+        RpcError::new(INTERNAL_ERROR, "Internal error")
+    } else {
+        RpcError::invalid_params(format!("{field} is required and must be a string"))
+    }
+}
+
+fn text_result(text: &str) -> Value {
+    json!({"resultType": "complete", "content": [{"type": "text", "text": text}]})
+}
+
+fn tool_error(text: &str) -> Value {
+    json!({"resultType": "complete", "content": [{"type": "text", "text": text}], "isError": true})
+}
+
+fn structured(context: &RequestContext<'_>, arguments: &Map<String, Value>) -> Value {
+    let unit = match arguments.get("unit") {
+        None => "celsius",
+        Some(Value::String(unit)) if unit == "celsius" || unit == "fahrenheit" => unit.as_str(),
+        Some(_) => return tool_error("unit must be \"celsius\" or \"fahrenheit\""),
+    };
+    let temperature = if unit == "celsius" { 21.5 } else { 70.7 };
+    let structured = if context.fault("t-5") {
+        json!({"temperature": "warm", "unit": unit})
+    } else {
+        json!({"temperature": temperature, "unit": unit})
+    };
+    let text = if context.fault("t-6") {
+        format!("It is {temperature} degrees {unit}.")
+    } else {
+        structured.to_string()
+    };
+    json!({
+        "resultType": "complete",
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": structured,
+    })
+}
+
+fn progress(context: &RequestContext<'_>) -> Handled {
+    let step = Duration::from_millis(50);
+    let mut notifications = Vec::new();
+    if let Some(token) = &context.progress_token {
+        let values: [u32; 3] = if context.fault("l-3") {
+            [1, 2, 2]
+        } else {
+            [1, 2, 3]
+        };
+        for (index, value) in values.into_iter().enumerate() {
+            notifications.push(Outgoing {
+                delay: if index == 0 { Duration::ZERO } else { step },
+                message: notification(
+                    "notifications/progress",
+                    json!({"progressToken": token, "progress": value, "total": 3,
+                           "message": format!("step {} of 3", index + 1)}),
+                ),
+            });
+        }
+    }
+    Handled {
+        notifications,
+        result: Some(text_result("Progress finished.")),
+        final_delay: if context.progress_token.is_some() {
+            step
+        } else {
+            Duration::ZERO
+        },
+        stream: false,
+    }
+}
+
+fn logging(context: &RequestContext<'_>) -> Handled {
+    let threshold = match context.log_level {
+        Some(_) if context.fault("l-2") => Some(LogLevel::Debug),
+        Some(level) => Some(level),
+        None if context.fault("l-1") => Some(LogLevel::Debug),
+        None => None,
+    };
+    let mut notifications = Vec::new();
+    if let Some(threshold) = threshold {
+        for level in [
+            LogLevel::Debug,
+            LogLevel::Info,
+            LogLevel::Warning,
+            LogLevel::Error,
+        ] {
+            if level >= threshold {
+                notifications.push(Outgoing {
+                    delay: Duration::ZERO,
+                    message: notification(
+                        "notifications/message",
+                        json!({"level": level.as_str(), "logger": "test_logging_tool",
+                               "data": format!("log message at level {}", level.as_str())}),
+                    ),
+                });
+            }
+        }
+    }
+    Handled {
+        notifications,
+        result: Some(text_result("Logging finished.")),
+        ..Handled::default()
+    }
+}
+
+/// Whether the request declared form-mode elicitation (`{}` means form only, digest §3).
+fn form_elicitation_declared(context: &RequestContext<'_>) -> bool {
+    match context.client_capabilities.get("elicitation") {
+        Some(Value::Object(modes)) => modes.is_empty() || modes.contains_key("form"),
+        _ => false,
+    }
+}
+
+/// The multi round-trip flow shared by the elicitation tools (digest §9).
+fn elicit_confirmation(
+    context: &RequestContext<'_>,
+    tool: &str,
+    arguments: &Map<String, Value>,
+) -> Result<Handled, RpcError> {
+    let declared = form_elicitation_declared(context)
+        || (context.fault("m-5") && context.state.elicitation_seen());
+    if !declared && !context.fault("r-4") {
+        let required = if context.fault("e-2") {
+            json!(["elicitation"])
+        } else {
+            json!({"elicitation": {}})
+        };
+        return Err(RpcError::new(
+            MISSING_CLIENT_CAPABILITY,
+            format!("Tool {tool} needs the elicitation client capability"),
+        )
+        .with_data(json!({"requiredCapabilities": required}))
+        .with_status(400));
+    }
+
+    let binding = format!("{tool}|{}", Value::Object(arguments.clone()));
+    let request_state = context.params.get("requestState");
+    if let Some(request_state) = request_state {
+        let verified = request_state
+            .as_str()
+            .and_then(|token| context.state.signer().verify(token));
+        if verified.as_deref() != Some(binding.as_str()) && !context.fault("r-6") {
+            return Err(RpcError::invalid_params("requestState failed verification"));
+        }
+    }
+    let responses = match context.params.get("inputResponses") {
+        None => return Ok(Handled::result(input_required(context, &binding))),
+        Some(Value::Object(responses)) => responses,
+        Some(_) if context.fault("r-10") => return Ok(Handled::result(confirmed("accept"))),
+        Some(_) => return Err(RpcError::invalid_params("inputResponses must be an object")),
+    };
+    if responses.values().any(|response| !response.is_object()) {
+        if context.fault("r-10") {
+            return Ok(Handled::result(confirmed("accept")));
+        }
+        return Err(RpcError::invalid_params(
+            "every inputResponses value must be an object",
+        ));
+    }
+    if context.fault("r-8") && responses.keys().any(|key| key != "confirm") {
+        return Err(RpcError::invalid_params("unexpected inputResponses key"));
+    }
+    let Some(response) = responses.get("confirm") else {
+        if context.fault("r-7") {
+            return Err(RpcError::invalid_params(
+                "inputResponses.confirm is missing",
+            ));
+        }
+        return Ok(Handled::result(input_required(context, &binding)));
+    };
+    if request_state.is_none() {
+        // A retry must echo the requestState it was given; without it, start over.
+        return Ok(Handled::result(input_required(context, &binding)));
+    }
+    match response.get("action").and_then(Value::as_str) {
+        Some(action @ ("accept" | "decline" | "cancel")) => Ok(Handled::result(confirmed(action))),
+        _ if context.fault("r-10") => Ok(Handled::result(confirmed("accept"))),
+        _ => Err(RpcError::invalid_params(
+            "inputResponses.confirm.action must be accept, decline or cancel",
+        )),
+    }
+}
+
+fn input_required(context: &RequestContext<'_>, binding: &str) -> Value {
+    let method = if context.fault("r-3") {
+        "elicitation/prompt"
+    } else {
+        "elicitation/create"
+    };
+    let mut result = json!({
+        "resultType": "input_required",
+        "inputRequests": {
+            "confirm": {
+                "method": method,
+                "params": {
+                    "mode": "form",
+                    "message": "Please confirm that the demo may proceed.",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"confirm": {"type": "boolean", "title": "Proceed"}},
+                        "required": ["confirm"],
+                    },
+                },
+            },
+        },
+        "requestState": context.state.signer().sign(binding),
+    });
+    if context.fault("r-9") {
+        result["ttlMs"] = json!(60000);
+        result["cacheScope"] = json!("private");
+    }
+    result
+}
+
+fn confirmed(action: &str) -> Value {
+    text_result(&format!("Confirmation received (action: {action})."))
+}
+
+/// The prompt list.
+pub fn prompts() -> Vec<Value> {
+    vec![json!({
+        "name": "test_prompt",
+        "title": "Test prompt",
+        "description": "A prompt about a topic.",
+        "arguments": [{"name": "topic", "description": "What the prompt is about.", "required": true}],
+    })]
+}
+
+/// Serves `prompts/get`.
+pub fn get_prompt(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
+    let Some(name) = context.params.get("name").and_then(Value::as_str) else {
+        return Err(missing_field(context, "params.name"));
+    };
+    if name != "test_prompt" {
+        let code = if context.fault("e-4") {
+            INTERNAL_ERROR
+        } else {
+            -32602
+        };
+        return Err(RpcError::new(code, format!("Unknown prompt: {name}")));
+    }
+    let topic = context
+        .params
+        .get("arguments")
+        .and_then(|arguments| arguments.get("topic"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params("Missing required argument: topic"))?;
+    let role = if context.fault("p-5") {
+        "system"
+    } else {
+        "user"
+    };
+    Ok(Handled::result(json!({
+        "resultType": "complete",
+        "description": "A prompt about a topic.",
+        "messages": [{"role": role, "content": {"type": "text", "text": format!("Tell me about {topic}.")}}],
+    })))
+}
+
+/// The resource list.
+pub fn resources() -> Vec<Value> {
+    vec![
+        json!({"uri": TEXT_URI, "name": "demo-text", "title": "Demo text", "mimeType": "text/plain"}),
+        json!({"uri": BINARY_URI, "name": "demo-binary", "title": "Demo binary",
+               "mimeType": "application/octet-stream"}),
+    ]
+}
+
+/// The resource template list.
+pub fn resource_templates(state: &ServerState) -> Vec<Value> {
+    let mut template = json!({"uriTemplate": ITEM_TEMPLATE, "name": "demo-item",
+                              "title": "Demo item", "mimeType": "text/plain"});
+    if state.fault("p-6") {
+        if let Some(object) = template.as_object_mut() {
+            object.remove("name");
+        }
+    }
+    vec![template]
+}
+
+/// The item id of a `test://demo/items/{id}` URI.
+fn item_id(uri: &str) -> Option<&str> {
+    let id = uri.strip_prefix(ITEM_PREFIX)?;
+    let valid = !id.is_empty() && !id.contains(['/', '{', '}', '?', '#']);
+    valid.then_some(id)
+}
+
+/// Whether `uri` names a resource the server can read.
+pub fn resource_exists(uri: &str) -> bool {
+    uri == TEXT_URI || uri == BINARY_URI || item_id(uri).is_some()
+}
+
+/// Serves `resources/read`.
+pub fn read_resource(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
+    let Some(uri) = context.params.get("uri").and_then(Value::as_str) else {
+        return Err(missing_field(context, "params.uri"));
+    };
+    let contents = if uri == TEXT_URI {
+        json!([{"uri": uri, "mimeType": "text/plain", "text": "Hello from the mcp-eval demo server."}])
+    } else if uri == BINARY_URI {
+        let blob = if context.fault("p-4") {
+            "@@not base64@@".to_string()
+        } else {
+            STANDARD.encode((0u8..16).collect::<Vec<u8>>())
+        };
+        json!([{"uri": uri, "mimeType": "application/octet-stream", "blob": blob}])
+    } else if let Some(id) = item_id(uri) {
+        json!([{"uri": uri, "mimeType": "text/plain", "text": format!("Item {id}")}])
+    } else if context.fault("e-1") {
+        json!([])
+    } else {
+        return Err(
+            RpcError::invalid_params(format!("Resource not found: {uri}"))
+                .with_data(json!({"uri": uri})),
+        );
+    };
+    let scope = if context.fault("c-3") {
+        "shared"
+    } else {
+        "public"
+    };
+    Ok(Handled::result(json!({
+        "resultType": "complete",
+        "contents": contents,
+        "ttlMs": 60000,
+        "cacheScope": scope,
+    })))
+}
+
+/// Serves `completion/complete`.
+pub fn complete(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
+    let params = context.params;
+    let reference = params.get("ref").and_then(Value::as_object);
+    let argument = params.get("argument").and_then(Value::as_object);
+    let (Some(reference), Some(argument)) = (reference, argument) else {
+        return Err(RpcError::invalid_params(
+            "params.ref and params.argument are required",
+        ));
+    };
+    let argument_name = argument.get("name").and_then(Value::as_str);
+    let prefix = argument
+        .get("value")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let candidates: Vec<String> =
+        match (reference.get("type").and_then(Value::as_str), argument_name) {
+            (Some("ref/prompt"), Some("topic"))
+                if reference.get("name").and_then(Value::as_str) == Some("test_prompt") =>
+            {
+                TOPICS.iter().map(|topic| topic.to_string()).collect()
+            }
+            (Some("ref/resource"), Some("id"))
+                if reference.get("uri").and_then(Value::as_str) == Some(ITEM_TEMPLATE) =>
+            {
+                (1..=5).map(|number| number.to_string()).collect()
+            }
+            _ => {
+                return Err(RpcError::invalid_params(
+                    "Nothing to complete for this reference",
+                ));
+            }
+        };
+    if context.fault("r-2") {
+        return Ok(Handled::result(json!({
+            "resultType": "input_required",
+            "requestState": "completion-needs-more-input",
+        })));
+    }
+    let values: Vec<String> = if context.fault("d-6") {
+        (0..=100).map(|number| format!("value-{number}")).collect()
+    } else {
+        candidates
+            .into_iter()
+            .filter(|candidate| candidate.starts_with(&prefix))
+            .collect()
+    };
+    Ok(Handled::result(json!({
+        "resultType": "complete",
+        "completion": {"values": values, "total": values.len(), "hasMore": false},
+    })))
+}

@@ -1,0 +1,542 @@
+//! The Streamable HTTP front end of the demo server (digest §6): one POST endpoint at `/mcp`.
+//!
+//! This module owns what is pure transport: the path, the HTTP method, `Origin`, `Content-Type`,
+//! `Accept`, body reading and JSON parsing, and rendering a [`Reply`] as a JSON body or an SSE
+//! stream. Header-versus-body rules (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`,
+//! `Mcp-Param-*`) are validated by [`super::core`], which sees the headers through an
+//! [`HttpRequestView`]. Closing an SSE response drops its body stream, which is how a client
+//! cancels a request on HTTP (digest §6.4).
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, Limited, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+use super::DemoConfig;
+use super::core::{self, HttpRequestView, Outgoing, Reply, ServerState};
+
+/// The path of the MCP endpoint.
+pub const ENDPOINT_PATH: &str = "/mcp";
+/// The largest request body the server reads.
+const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// Serves MCP over Streamable HTTP on `listener` at [`ENDPOINT_PATH`].
+///
+/// Runs until the returned future is dropped; dropping it also ends every open connection.
+/// Only accept errors that are not per-connection end the server.
+pub async fn serve_http(listener: TcpListener, config: Arc<DemoConfig>) -> io::Result<()> {
+    let server = Arc::new(HttpServer {
+        state: ServerState::new(config),
+        in_flight: AtomicUsize::new(0),
+    });
+    let mut connections = JoinSet::new();
+    loop {
+        let (stream, _peer) = match listener.accept().await {
+            Ok(connection) => connection,
+            Err(error) if is_connection_error(&error) => continue,
+            Err(error) => return Err(error),
+        };
+        let server = Arc::clone(&server);
+        connections.spawn(async move {
+            let service = service_fn(move |request| {
+                let server = Arc::clone(&server);
+                async move { Ok::<_, Infallible>(server.respond(request).await) }
+            });
+            // A broken connection concerns only that client.
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+        while connections.try_join_next().is_some() {}
+    }
+}
+
+fn is_connection_error(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::Interrupted
+            | io::ErrorKind::WouldBlock
+    )
+}
+
+struct HttpServer {
+    state: ServerState,
+    /// Requests being processed (fault h-23 refuses concurrent ones).
+    in_flight: AtomicUsize,
+}
+
+/// Decrements the in-flight counter when a request is done.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl HttpServer {
+    fn fault(&self, id: &str) -> bool {
+        self.state.fault(id)
+    }
+
+    async fn respond(&self, request: Request<Incoming>) -> Response<Body> {
+        if request.uri().path() != ENDPOINT_PATH {
+            return plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");
+        }
+        let headers = request.headers().clone();
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            if !self.fault("h-21") && !origin_allowed(origin) {
+                return transport_error(StatusCode::FORBIDDEN, "Forbidden: invalid Origin");
+            }
+        }
+        match *request.method() {
+            Method::POST => {}
+            Method::GET | Method::DELETE if self.fault("h-18") => {
+                return plain(StatusCode::NOT_FOUND, "not found");
+            }
+            _ => {
+                let mut response = transport_error(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "Method not allowed: this MCP endpoint accepts POST only",
+                );
+                response
+                    .headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("POST"));
+                return response;
+            }
+        }
+        if !content_type_is_json(&headers) {
+            return transport_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Unsupported Media Type: Content-Type must be application/json",
+            );
+        }
+        if !accept_lists_both(&headers) {
+            return transport_error(
+                StatusCode::NOT_ACCEPTABLE,
+                "Not Acceptable: Accept must list application/json and text/event-stream",
+            );
+        }
+        if self.fault("h-20") && headers.contains_key("last-event-id") {
+            return transport_error(StatusCode::BAD_REQUEST, "Resumption is not supported");
+        }
+        let body = match Limited::new(request.into_body(), MAX_BODY_BYTES)
+            .collect()
+            .await
+        {
+            Ok(collected) => collected.to_bytes(),
+            Err(_) => {
+                return transport_error(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large");
+            }
+        };
+
+        let previous = self.in_flight.fetch_add(1, Ordering::SeqCst);
+        let _in_flight = InFlight(&self.in_flight);
+        if self.fault("h-23") {
+            if previous > 0 {
+                return plain(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "busy: one request at a time",
+                );
+            }
+            // Hold the slot long enough for simultaneous requests to overlap.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+
+        let reply = match serde_json::from_slice::<Value>(&body) {
+            Ok(message) => {
+                let view = HttpRequestView::new(
+                    headers
+                        .iter()
+                        .map(|(name, value)| (name.as_str(), value.as_bytes())),
+                );
+                core::handle(&self.state, &message, Some(&view))
+            }
+            Err(_) if self.fault("e-8") => {
+                let mut response = Response::new(full(Bytes::from_static(
+                    b"<html><body><h1>500 Internal Server Error</h1></body></html>",
+                )));
+                *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+                response
+                    .headers_mut()
+                    .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html"));
+                return response;
+            }
+            Err(_) => core::parse_error_reply(),
+        };
+        let mut response = self.render(reply);
+        if self.fault("h-19") {
+            let session = headers
+                .get("mcp-session-id")
+                .cloned()
+                .unwrap_or_else(|| HeaderValue::from_static("demo-session-1"));
+            response.headers_mut().insert("mcp-session-id", session);
+        }
+        response
+    }
+
+    fn render(&self, reply: Reply) -> Response<Body> {
+        let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
+        if reply.messages.is_empty() {
+            let mut response = Response::new(full(Bytes::new()));
+            *response.status_mut() = status;
+            return response;
+        }
+        if reply.stream {
+            return self.render_stream(status, reply.messages);
+        }
+        let body = reply.last().map(Value::to_string).unwrap_or_default();
+        let mut response = Response::new(full(Bytes::from(body)));
+        *response.status_mut() = status;
+        let content_type = if self.fault("h-14") {
+            "text/plain"
+        } else {
+            "application/json"
+        };
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        response
+    }
+
+    fn render_stream(&self, status: StatusCode, messages: Vec<Outgoing>) -> Response<Body> {
+        let mut steps: VecDeque<(Duration, Bytes)> = messages
+            .into_iter()
+            .map(|outgoing| {
+                let frame = format!("event: message\ndata: {}\n\n", outgoing.message);
+                (outgoing.delay, Bytes::from(frame))
+            })
+            .collect();
+        if self.fault("h-16") {
+            for _ in 0..5 {
+                steps.push_back((
+                    Duration::from_secs(1),
+                    Bytes::from_static(b": keep-alive\n\n"),
+                ));
+            }
+        }
+        let frames = futures_util::stream::unfold(steps, |mut steps| async move {
+            let (delay, bytes) = steps.pop_front()?;
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            Some((Ok::<_, Infallible>(Frame::data(bytes)), steps))
+        });
+        let mut response = Response::new(BodyExt::boxed_unsync(StreamBody::new(frames)));
+        *response.status_mut() = status;
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        if !self.fault("h-17") {
+            headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+        }
+        response
+    }
+}
+
+fn full(bytes: Bytes) -> Body {
+    BodyExt::boxed_unsync(Full::new(bytes))
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+    let mut response = Response::new(full(Bytes::from_static(text.as_bytes())));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    response
+}
+
+/// A transport-level refusal: the HTTP status plus a JSON-RPC error without an id.
+fn transport_error(status: StatusCode, message: &str) -> Response<Body> {
+    let body =
+        json!({"jsonrpc": "2.0", "error": {"code": core::INVALID_REQUEST, "message": message}});
+    let mut response = Response::new(full(Bytes::from(body.to_string())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// Allows loopback origins only: `http(s)://localhost|127.0.0.1|[::1]` with an optional port.
+fn origin_allowed(origin: &HeaderValue) -> bool {
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let Some(authority) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && !authority.ends_with(']') => (host, Some(port)),
+        _ => (authority, None),
+    };
+    let port_ok =
+        port.is_none_or(|port| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()));
+    port_ok && matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+}
+
+fn media_types(headers: &HeaderMap, name: header::HeaderName) -> Vec<String> {
+    headers
+        .get_all(name)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(|item| {
+            item.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .collect()
+}
+
+fn content_type_is_json(headers: &HeaderMap) -> bool {
+    media_types(headers, header::CONTENT_TYPE)
+        .first()
+        .is_some_and(|media_type| media_type == "application/json")
+}
+
+fn accept_lists_both(headers: &HeaderMap) -> bool {
+    let accepted = media_types(headers, header::ACCEPT);
+    let lists = |wanted: &str, family: &str| {
+        accepted
+            .iter()
+            .any(|media_type| media_type == wanted || media_type == family || media_type == "*/*")
+    };
+    lists("application/json", "application/*") && lists("text/event-stream", "text/*")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo::core::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, PROTOCOL_VERSION};
+
+    /// Starts a demo server on an ephemeral loopback port; it stops when the test's runtime ends.
+    async fn start(faults: &[&str]) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let config = Arc::new(DemoConfig::with_faults(faults.iter().copied()));
+        tokio::spawn(serve_http(listener, config));
+        format!("http://{address}{ENDPOINT_PATH}")
+    }
+
+    fn client() -> reqwest::Client {
+        // reqwest is built without a default TLS provider; we only speak plain http here.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        reqwest::Client::new()
+    }
+
+    fn body(method: &str, id: u64, params: Value) -> Value {
+        let mut params = params;
+        params["_meta"] =
+            json!({META_PROTOCOL_VERSION: PROTOCOL_VERSION, META_CLIENT_CAPABILITIES: {}});
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    }
+
+    /// A POST with the transport headers, `MCP-Protocol-Version` and `Mcp-Method` (from the
+    /// body unless `method_header` overrides it; `Some("")` leaves it out).
+    fn post_with(
+        client: &reqwest::Client,
+        url: &str,
+        message: &Value,
+        method_header: Option<&str>,
+    ) -> reqwest::RequestBuilder {
+        let method = method_header.unwrap_or(message["method"].as_str().unwrap_or_default());
+        let request = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", PROTOCOL_VERSION)
+            .body(message.to_string());
+        if method.is_empty() {
+            request
+        } else {
+            request.header("mcp-method", method)
+        }
+    }
+
+    fn post(client: &reqwest::Client, url: &str, message: &Value) -> reqwest::RequestBuilder {
+        post_with(client, url, message, None)
+    }
+
+    fn sse_messages(text: &str) -> Vec<Value> {
+        text.lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .map(|data| serde_json::from_str(data).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn discover_and_transport_rules() {
+        let url = start(&[]).await;
+        let client = client();
+        let discover = body("server/discover", 7, json!({}));
+        let response = post(&client, &url, &discover).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "application/json");
+        let reply: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        assert_eq!(reply["id"], 7);
+        assert_eq!(
+            reply["result"]["supportedVersions"],
+            json!([PROTOCOL_VERSION])
+        );
+
+        let wrong_method = post_with(&client, &url, &discover, Some("tools/list"));
+        let response = wrong_method.send().await.unwrap();
+        assert_eq!(response.status(), 400);
+        let reply: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        assert_eq!(
+            (reply["id"].clone(), reply["error"]["code"].clone()),
+            (json!(7), json!(-32020))
+        );
+
+        for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+            let response = client.request(method, &url).send().await.unwrap();
+            assert_eq!(response.status(), 405);
+        }
+        let evil = post(&client, &url, &discover).header("origin", "http://evil.example");
+        assert_eq!(evil.send().await.unwrap().status(), 403);
+        let local = post(&client, &url, &discover).header("origin", "http://localhost:3000");
+        assert_eq!(local.send().await.unwrap().status(), 200);
+
+        let session = post(&client, &url, &discover).header("mcp-session-id", "x");
+        let response = session.header("last-event-id", "1").send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert!(response.headers().get("mcp-session-id").is_none());
+
+        let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": "never-sent"}});
+        let response = post(&client, &url, &cancelled).send().await.unwrap();
+        assert_eq!(response.status(), 202);
+        assert!(response.bytes().await.unwrap().is_empty());
+
+        let garbage = post(&client, &url, &discover).body("{not json");
+        let response = garbage.send().await.unwrap();
+        assert_eq!(response.status(), 400);
+        let reply: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        assert_eq!(reply["error"]["code"], -32700);
+
+        let initialize = post(&client, &url, &body("initialize", 1, json!({})));
+        assert_eq!(initialize.send().await.unwrap().status(), 404);
+    }
+
+    #[tokio::test]
+    async fn progress_is_streamed_as_sse() {
+        let url = start(&[]).await;
+        let mut message = body("tools/call", 3, json!({"name": "test_progress"}));
+        message["params"]["_meta"]["progressToken"] = json!("tok");
+        let request = post(&client(), &url, &message).header("mcp-name", "test_progress");
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        assert_eq!(response.headers()["x-accel-buffering"], "no");
+        let messages = sse_messages(&response.text().await.unwrap());
+        let progress: Vec<Value> = messages[..3]
+            .iter()
+            .map(|message| message["params"]["progress"].clone())
+            .collect();
+        assert_eq!(progress, vec![json!(1), json!(2), json!(3)]);
+        assert_eq!(messages[3]["id"], 3);
+        assert_eq!(messages.len(), 4);
+    }
+
+    #[tokio::test]
+    async fn listen_acknowledges_then_ends() {
+        let url = start(&[]).await;
+        let message = body(
+            "subscriptions/listen",
+            9,
+            json!({"notifications": {"toolsListChanged": true}}),
+        );
+        let response = post(&client(), &url, &message).send().await.unwrap();
+        let messages = sse_messages(&response.text().await.unwrap());
+        assert_eq!(
+            messages[0]["method"],
+            "notifications/subscriptions/acknowledged"
+        );
+        assert_eq!(
+            messages[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            9
+        );
+        assert_eq!(messages.last().unwrap()["result"]["resultType"], "complete");
+    }
+
+    #[tokio::test]
+    async fn faults_change_only_their_rule() {
+        let url = start(&["h-4", "h-14"]).await;
+        let client = client();
+        let discover = body("server/discover", 1, json!({}));
+        let wrong_method = post_with(&client, &url, &discover, Some("tools/list"));
+        let response = wrong_method.send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "text/plain");
+        // Presence of Mcp-Method is still enforced under h-4.
+        let request = post_with(&client, &url, &discover, Some(""));
+        assert_eq!(request.send().await.unwrap().status(), 400);
+    }
+
+    #[tokio::test]
+    async fn batches_are_refused() {
+        let url = start(&[]).await;
+        let discover = body("server/discover", 1, json!({}));
+        let batch = json!([discover, discover]);
+        let request = post(&client(), &url, &discover).body(batch.to_string());
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 400);
+        let reply: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        assert_eq!(
+            (reply["id"].clone(), reply["error"]["code"].clone()),
+            (Value::Null, json!(-32600))
+        );
+    }
+
+    #[test]
+    fn origins() {
+        let allowed = |origin: &str| origin_allowed(&HeaderValue::from_str(origin).unwrap());
+        for origin in [
+            "http://localhost",
+            "https://127.0.0.1:8443",
+            "http://[::1]:80",
+            "http://localhost:3000",
+        ] {
+            assert!(allowed(origin), "{origin}");
+        }
+        for origin in [
+            "http://evil.example",
+            "null",
+            "http://localhost.evil.example",
+            "ftp://localhost",
+            "http://localhost:x",
+        ] {
+            assert!(!allowed(origin), "{origin}");
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! The embedded demo server: a small, correct MCP 2026-07-28 server (modern only: no
+//! `initialize`, no sessions) that doubles as the fixture server for our own tests.
+//!
+//! Every rule of the conformance checklist that the server can break on purpose is a *fault*,
+//! named by the lowercase checklist id (`h-4`, `m-7`, …) and listed in [`FAULTS`]. With no fault
+//! set the server follows the spec; with one set it breaks exactly that rule.
+//!
+//! Layout: [`core`] holds the whole protocol as a pure function from one parsed message (plus,
+//! on HTTP, the request headers) to a [`core::Reply`]; [`catalog`] holds the tools, prompts and
+//! resources; [`http`] and [`stdio`] are thin front ends that only move bytes and honour timing
+//! and cancellation. This module is *not* the CLI: wiring `mcp-eval demo-server` lives elsewhere.
+
+pub mod catalog;
+pub mod core;
+pub mod faults;
+pub mod http;
+pub mod request_state;
+pub mod stdio;
+
+use std::collections::BTreeSet;
+
+pub use faults::{FAULTS, parse_fault};
+pub use http::serve_http;
+pub use stdio::serve_stdio;
+
+/// How a demo server instance behaves: which faults are switched on.
+#[derive(Debug, Clone, Default)]
+pub struct DemoConfig {
+    /// Fault ids (lowercase checklist ids, e.g. `"h-4"`), each validated by [`parse_fault`].
+    pub faults: BTreeSet<String>,
+}
+
+impl DemoConfig {
+    /// A configuration with the given faults switched on (ids are not validated here).
+    pub fn with_faults<I, S>(faults: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        DemoConfig {
+            faults: faults.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// Whether the fault `id` (lowercase, e.g. `"d-2"`) is switched on.
+    pub fn has(&self, id: &str) -> bool {
+        self.faults.contains(id)
+    }
+}

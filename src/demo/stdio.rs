@@ -1,0 +1,327 @@
+//! The stdio front end of the demo server (digest §7): newline-delimited JSON-RPC on
+//! stdin/stdout.
+//!
+//! Each request runs as its own task, so slow requests (progress, subscriptions) do not hold up
+//! others. All output goes through one writer task, so lines never interleave. This module owns
+//! framing, cancellation (`notifications/cancelled` for an in-flight request stops its
+//! messages) and shutdown (return on stdin EOF after in-flight requests finish); protocol rules
+//! live in [`super::core`]. stdout carries only MCP messages (unless a stdio fault says
+//! otherwise); nothing is logged.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::DemoConfig;
+use super::core::{self, Reply, ServerState};
+
+/// Serves MCP on this process's stdin and stdout. Returns when stdin reaches EOF.
+///
+/// The blocking standard streams are bridged to async pipes by a reader thread and a
+/// blocking writer, so this works without tokio's `io-std` feature.
+pub async fn serve_stdio(config: Arc<DemoConfig>) -> io::Result<()> {
+    let (mut stdin_pipe, stdin_reader) = tokio::io::duplex(64 * 1024);
+    let (chunk_sender, mut chunk_receiver) = mpsc::unbounded_channel::<Vec<u8>>();
+    // A blocked read of stdin cannot be cancelled, so it gets a detached thread of its own.
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buffer = vec![0u8; 64 * 1024];
+        loop {
+            match std::io::Read::read(&mut stdin, &mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(n_read) => {
+                    if chunk_sender.send(buffer[..n_read].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let stdin_pump = tokio::spawn(async move {
+        while let Some(chunk) = chunk_receiver.recv().await {
+            if stdin_pipe.write_all(&chunk).await.is_err() {
+                break;
+            }
+        }
+        // Dropping the pipe here is what turns stdin EOF into EOF for the server loop.
+    });
+
+    let (stdout_writer, mut stdout_pipe) = tokio::io::duplex(64 * 1024);
+    let stdout_pump = tokio::spawn(async move {
+        let mut buffer = vec![0u8; 64 * 1024];
+        loop {
+            let n_read = tokio::io::AsyncReadExt::read(&mut stdout_pipe, &mut buffer).await?;
+            if n_read == 0 {
+                return Ok(());
+            }
+            let chunk = buffer[..n_read].to_vec();
+            tokio::task::spawn_blocking(move || {
+                let mut stdout = std::io::stdout().lock();
+                std::io::Write::write_all(&mut stdout, &chunk)?;
+                std::io::Write::flush(&mut stdout)
+            })
+            .await
+            .map_err(io::Error::other)??;
+        }
+    });
+
+    let served = serve_lines(config, BufReader::new(stdin_reader), stdout_writer).await;
+    stdin_pump.abort();
+    let flushed = stdout_pump
+        .await
+        .map_err(io::Error::other)
+        .and_then(|result| result);
+    served.and(flushed)
+}
+
+/// Serves MCP on any line reader and writer (what [`serve_stdio`] does, testable in-process).
+pub async fn serve_lines<R, W>(config: Arc<DemoConfig>, mut reader: R, writer: W) -> io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let state = Arc::new(ServerState::new(config));
+    let (sender, receiver) = mpsc::unbounded_channel::<String>();
+    let writer_task = tokio::spawn(write_lines(receiver, writer));
+    let in_flight: Arc<Mutex<HashMap<String, Arc<AtomicBool>>>> = Arc::default();
+    let mut requests = JoinSet::new();
+    let mut line = Vec::new();
+
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).await? == 0 {
+            break;
+        }
+        while requests.try_join_next().is_some() {}
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let (message, reply) = match serde_json::from_slice::<Value>(&line) {
+            Ok(message) => {
+                if cancel_in_flight(&state, &in_flight, &message) {
+                    continue;
+                }
+                let reply = core::handle(&state, &message, None);
+                (Some(message), reply)
+            }
+            Err(_) => (None, core::parse_error_reply()),
+        };
+        if reply.messages.is_empty() {
+            continue;
+        }
+        if state.fault("x-6") && is_error_reply(&reply) {
+            // The fault: write the error, then stop serving.
+            for outgoing in reply.messages {
+                let _ = sender.send(outgoing.message.to_string());
+            }
+            drop(sender);
+            return writer_task.await.unwrap_or(Ok(()));
+        }
+        let id_key = message
+            .as_ref()
+            .and_then(|message| message.get("id"))
+            .map(Value::to_string);
+        let cancelled = Arc::new(AtomicBool::new(false));
+        if let Some(key) = &id_key {
+            lock(&in_flight).insert(key.clone(), Arc::clone(&cancelled));
+        }
+        let sender = sender.clone();
+        let in_flight = Arc::clone(&in_flight);
+        let noisy = state.fault("x-1");
+        requests.spawn(async move {
+            for outgoing in reply.messages {
+                if !outgoing.delay.is_zero() {
+                    tokio::time::sleep(outgoing.delay).await;
+                }
+                if cancelled.load(Ordering::SeqCst) {
+                    break;
+                }
+                let is_response = outgoing.message.get("method").is_none();
+                if noisy && is_response {
+                    let _ = sender.send("demo server: sending a response".to_string());
+                }
+                let _ = sender.send(outgoing.message.to_string());
+            }
+            if let Some(key) = id_key {
+                lock(&in_flight).remove(&key);
+            }
+        });
+    }
+
+    if state.fault("x-4") {
+        std::future::pending::<()>().await;
+    }
+    // EOF: let in-flight requests finish (they are short), then flush and return.
+    while requests.join_next().await.is_some() {}
+    drop(sender);
+    writer_task.await.unwrap_or(Ok(()))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Handles `notifications/cancelled` for a request that is still in flight; returns whether
+/// the message was such a cancellation. Unknown ids are left to the core, which ignores them.
+fn cancel_in_flight(
+    state: &ServerState,
+    in_flight: &Mutex<HashMap<String, Arc<AtomicBool>>>,
+    message: &Value,
+) -> bool {
+    if message.get("method").and_then(Value::as_str) != Some("notifications/cancelled")
+        || message.get("id").is_some()
+    {
+        return false;
+    }
+    let Some(request_id) = message
+        .get("params")
+        .and_then(|params| params.get("requestId"))
+    else {
+        return false;
+    };
+    let Some(flag) = lock(in_flight).get(&request_id.to_string()).cloned() else {
+        return false;
+    };
+    if !state.fault("x-3") {
+        flag.store(true, Ordering::SeqCst);
+    }
+    true
+}
+
+fn is_error_reply(reply: &Reply) -> bool {
+    reply
+        .last()
+        .is_some_and(|message| message.get("error").is_some())
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut receiver: mpsc::UnboundedReceiver<String>,
+    mut writer: W,
+) -> io::Result<()> {
+    while let Some(mut line) = receiver.recv().await {
+        line.push('\n');
+        writer.write_all(line.as_bytes()).await?;
+        writer.flush().await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::time::Duration;
+    use tokio::io::AsyncReadExt;
+
+    fn request(method: &str, id: Value, params: Value) -> String {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string() + "\n"
+    }
+
+    /// Feeds `input` line by line (with `pause` before each), closes stdin, returns stdout.
+    async fn run(faults: &[&str], input: &[(Duration, String)]) -> Vec<String> {
+        let (mut client_in, server_in) = tokio::io::duplex(64 * 1024);
+        let (server_out, mut client_out) = tokio::io::duplex(64 * 1024);
+        let config = Arc::new(DemoConfig::with_faults(faults.iter().copied()));
+        let server = tokio::spawn(serve_lines(config, BufReader::new(server_in), server_out));
+        for (pause, line) in input {
+            tokio::time::sleep(*pause).await;
+            // The server may have exited already (fault x-6).
+            let _ = client_in.write_all(line.as_bytes()).await;
+        }
+        drop(client_in);
+        let mut output = String::new();
+        client_out.read_to_string(&mut output).await.unwrap();
+        server.await.unwrap().unwrap();
+        output.lines().map(str::to_string).collect()
+    }
+
+    #[tokio::test]
+    async fn keeps_serving_after_errors_and_ignores_unknown_cancellation() {
+        let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": "never-sent"}})
+        .to_string()
+            + "\n";
+        let lines = run(
+            &[],
+            &[
+                (Duration::ZERO, request("foo/bar", json!(1), json!({}))),
+                (Duration::ZERO, "{not json\n".to_string()),
+                (Duration::ZERO, cancelled),
+                (
+                    Duration::ZERO,
+                    request("server/discover", json!("two"), json!({})),
+                ),
+            ],
+        )
+        .await;
+        let messages: Vec<Value> = lines
+            .iter()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(messages.len(), 3, "{lines:?}");
+        assert_eq!(messages[0]["error"]["code"], -32601);
+        assert_eq!(messages[1]["error"]["code"], -32700);
+        assert_eq!(messages[2]["id"], "two");
+    }
+
+    #[tokio::test]
+    async fn cancellation_stops_an_in_flight_request() {
+        let mut progress = request("tools/call", json!(5), json!({"name": "test_progress"}));
+        progress = progress.replace("\"_meta\":{", "\"_meta\":{\"progressToken\":\"tok\",");
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": 5}})
+        .to_string()
+            + "\n";
+        let lines = run(
+            &[],
+            &[
+                (Duration::ZERO, progress.clone()),
+                (Duration::from_millis(70), cancel.clone()),
+            ],
+        )
+        .await;
+        assert!(!lines.is_empty() && lines.len() < 4, "{lines:?}");
+        assert!(
+            lines.iter().all(|line| !line.contains("\"result\"")),
+            "{lines:?}"
+        );
+        let lines = run(
+            &["x-3"],
+            &[
+                (Duration::ZERO, progress),
+                (Duration::from_millis(70), cancel),
+            ],
+        )
+        .await;
+        assert_eq!(lines.len(), 4, "{lines:?}");
+    }
+
+    #[tokio::test]
+    async fn stdio_faults() {
+        let discover = request("server/discover", json!(1), json!({}));
+        let lines = run(&["x-1"], &[(Duration::ZERO, discover.clone())]).await;
+        assert!(serde_json::from_str::<Value>(&lines[0]).is_err());
+        let lines = run(
+            &["x-6"],
+            &[
+                (Duration::ZERO, request("foo/bar", json!(1), json!({}))),
+                (Duration::from_millis(20), discover),
+            ],
+        )
+        .await;
+        assert_eq!(lines.len(), 1, "{lines:?}");
+    }
+}
