@@ -87,7 +87,11 @@ pub fn evidence_of(exchange: &Exchange) -> Vec<Evidence> {
         }
         response.push('\n');
     }
-    if exchange.body_excerpt.is_empty() {
+    if exchange.method.as_deref() == Some("tools/call") && exchange.result().is_some() {
+        // What a tool returns may hold anything (files, environment, personal data): keep only
+        // its shape.
+        response.push_str(&format!("(tool result withheld from the report; its shape: {})", shape_of(exchange.result())));
+    } else if exchange.body_excerpt.is_empty() {
         match &exchange.failure {
             Some(failure) => response.push_str(&format!("({failure})")),
             None => response.push_str("(empty body)"),
@@ -100,6 +104,24 @@ pub fn evidence_of(exchange: &Exchange) -> Vec<Evidence> {
     }
     evidence.push(Evidence { label: "response".into(), text: response });
     evidence
+}
+
+/// A one-line description of a JSON value's structure: keys and types, no values.
+pub fn shape_of(value: Option<&serde_json::Value>) -> String {
+    use serde_json::Value;
+    fn kind(value: &Value, depth: usize) -> String {
+        match value {
+            Value::Null => "null".into(),
+            Value::Bool(_) => "boolean".into(),
+            Value::Number(_) => "number".into(),
+            Value::String(text) => format!("string({} bytes)", text.len()),
+            Value::Array(items) if depth < 2 => format!("[{}]", items.iter().take(3).map(|item| kind(item, depth + 1)).collect::<Vec<_>>().join(", ")),
+            Value::Array(items) => format!("array({})", items.len()),
+            Value::Object(map) if depth < 3 => format!("{{{}}}", map.iter().take(12).map(|(key, item)| format!("{key}: {}", kind(item, depth + 1))).collect::<Vec<_>>().join(", ")),
+            Value::Object(map) => format!("object({} keys)", map.len()),
+        }
+    }
+    value.map(|value| kind(value, 0)).unwrap_or_else(|| "none".into())
 }
 
 /// The report status of an outcome for a requirement of this level.

@@ -142,6 +142,7 @@ pub const FAULTS: &[(&str, &str)] = &[
         "a request carrying Last-Event-ID is rejected with 400 instead of processed",
     ),
     ("h-21", "Origin is not validated: any origin is accepted"),
+    ("h-26", "Host is not validated: a foreign Host (DNS rebinding) is served"),
     (
         "h-22",
         "an accepted notification POST gets 200 with a JSON body instead of 202 with none",

@@ -108,6 +108,13 @@ impl HttpServer {
                 return transport_error(StatusCode::FORBIDDEN, "Forbidden: invalid Origin");
             }
         }
+        // The demo binds loopback only, so a foreign Host means DNS rebinding (H-26).
+        if let Some(host) = headers.get(header::HOST) {
+            let as_origin = host.to_str().ok().and_then(|host| HeaderValue::from_str(&format!("http://{host}")).ok());
+            if !self.fault("h-26") && !as_origin.as_ref().is_some_and(origin_allowed) {
+                return plain(StatusCode::MISDIRECTED_REQUEST, "misdirected request: invalid Host header");
+            }
+        }
         match *request.method() {
             Method::POST => {}
             Method::GET | Method::DELETE if self.fault("h-18") => {

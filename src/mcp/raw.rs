@@ -71,7 +71,11 @@ pub async fn send(
         .await
         .map_err(|error| Failure::Connect(error.to_string()))?;
     let mut request = Vec::with_capacity(512 + body.len());
-    request.extend_from_slice(format!("{method} {} HTTP/1.1\r\nHost: {}\r\n", parts.path, parts.authority).as_bytes());
+    request.extend_from_slice(format!("{method} {} HTTP/1.1\r\n", parts.path).as_bytes());
+    // A probe may set its own Host (H-26); otherwise the URL's authority is sent.
+    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+        request.extend_from_slice(format!("Host: {}\r\n", parts.authority).as_bytes());
+    }
     for (name, value) in headers {
         request.extend_from_slice(name.as_bytes());
         request.extend_from_slice(b": ");

@@ -1,0 +1,165 @@
+//! What every probe shares: the client, the era, the discover result, the full list walks of
+//! tools, prompts, resources and templates, and the tools that may be called (read-only or
+//! listed as safe by the user).
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::mcp::client::Client;
+use crate::mcp::era::{self, Era, Target};
+use crate::mcp::evidence::Redactor;
+use crate::mcp::exchange::{Exchange, Outgoing};
+use crate::mcp::jsonrpc;
+
+/// A tool the user allows us to call, with the arguments to call it with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SafeTool {
+    /// The tool name.
+    pub name: String,
+    /// The arguments object.
+    pub arguments: Value,
+}
+
+/// The result of walking every page of one list method.
+#[derive(Debug, Clone, Default)]
+pub struct ListWalk {
+    /// The list method (`tools/list`, …).
+    pub method: &'static str,
+    /// Every item of every page, in order.
+    pub items: Vec<Value>,
+    /// How many pages were read.
+    pub pages: usize,
+    /// `cacheScope` of each page (C-4).
+    pub scopes: Vec<Option<Value>>,
+    /// Pagination problems (P-2): non-string cursors, repeated cursors, page errors.
+    pub problems: Vec<String>,
+    /// The exchange of the first page, for evidence.
+    pub first: Option<Exchange>,
+    /// The first failing exchange, when a page failed.
+    pub failed: Option<Exchange>,
+}
+
+impl ListWalk {
+    /// True when every page was a result.
+    pub fn ok(&self) -> bool {
+        self.failed.is_none() && self.first.is_some()
+    }
+}
+
+/// The most pages one walk reads (guards against servers that never stop paginating).
+const MAX_PAGES: usize = 1000;
+
+/// Everything probes share.
+pub struct Context {
+    /// The client in the server's era (legacy servers: after the handshake).
+    pub client: Arc<Client>,
+    /// A client that sends 2026-07-28 requests (the same as `client` for modern servers).
+    pub modern: Arc<Client>,
+    /// The era.
+    pub era: Era,
+    /// The discover exchange (modern) or the initialize exchange (legacy).
+    pub discover: Exchange,
+    /// The server's capabilities.
+    pub capabilities: Value,
+    /// Versions the server supports.
+    pub supported_versions: Vec<String>,
+    /// tools/list, prompts/list, resources/list, resources/templates/list walks.
+    pub tools: ListWalk,
+    /// A second tools/list walk (P-1).
+    pub tools_again: ListWalk,
+    /// prompts/list walk.
+    pub prompts: ListWalk,
+    /// resources/list walk.
+    pub resources: ListWalk,
+    /// resources/templates/list walk.
+    pub templates: ListWalk,
+    /// Tools we may call, with arguments.
+    pub safe_tools: Vec<SafeTool>,
+    /// Where the server is (to open a second connection or process).
+    pub target: Target,
+    /// Redacts secrets from evidence.
+    pub redactor: Redactor,
+}
+
+impl Context {
+    /// True over Streamable HTTP.
+    pub fn is_http(&self) -> bool {
+        self.client.is_http()
+    }
+
+    /// True when the server advertised this capability (`tools`, `prompts`, …).
+    pub fn has_capability(&self, name: &str) -> bool {
+        self.capabilities.get(name).is_some()
+    }
+
+    /// A request in the server's era: modern `_meta` for modern servers, none for legacy ones.
+    pub fn request(&self, method: &str, params: Value) -> Outgoing {
+        match self.era {
+            Era::Modern => Outgoing::request(jsonrpc::modern_request(method, params)),
+            Era::Legacy => era::legacy(method, params),
+        }
+    }
+
+    /// The first tool listed with `x-mcp-header` declarations, when any.
+    pub fn header_tool(&self) -> Option<&Value> {
+        self.tools.items.iter().find(|tool| {
+            tool.pointer("/inputSchema/properties")
+                .and_then(Value::as_object)
+                .is_some_and(|properties| properties.values().any(|property| property.get("x-mcp-header").is_some()))
+        })
+    }
+}
+
+/// Walks every page of a list method with `client`, building requests with `request`.
+pub async fn walk(client: &Client, method: &'static str, key: &str, request: &dyn Fn(Value) -> Outgoing) -> ListWalk {
+    let mut walk = ListWalk { method, ..ListWalk::default() };
+    let mut cursor: Option<String> = None;
+    let mut seen_cursors = std::collections::HashSet::new();
+    while walk.pages < MAX_PAGES {
+        let params = match &cursor {
+            Some(cursor) => json!({"cursor": cursor}),
+            None => json!({}),
+        };
+        let exchange = client.send(request(params)).await;
+        walk.pages += 1;
+        let Some(result) = exchange.result() else {
+            walk.problems.push(format!("page {} of `{method}` failed: {}", walk.pages, exchange.describe()));
+            walk.failed = Some(exchange.clone());
+            if walk.first.is_none() {
+                walk.first = Some(exchange);
+            }
+            return walk;
+        };
+        match result.get(key).and_then(Value::as_array) {
+            Some(items) => walk.items.extend(items.iter().cloned()),
+            None => walk.problems.push(format!("page {} of `{method}` has no `{key}` array", walk.pages)),
+        }
+        walk.scopes.push(result.get("cacheScope").cloned());
+        let next = result.get("nextCursor").cloned();
+        if walk.first.is_none() {
+            walk.first = Some(exchange.clone());
+        }
+        match next {
+            None | Some(Value::Null) => {
+                if matches!(next, Some(Value::Null)) {
+                    walk.problems.push(format!("page {} of `{method}`: `nextCursor` is null (absent ends the list; null is not a string)", walk.pages));
+                }
+                return walk;
+            }
+            Some(Value::String(next)) => {
+                if !seen_cursors.insert(next.clone()) {
+                    walk.problems.push(format!("`{method}` returned the cursor {next:?} twice: the walk would never end"));
+                    return walk;
+                }
+                cursor = Some(next);
+            }
+            Some(other) => {
+                walk.problems.push(format!("page {} of `{method}`: `nextCursor` is {other}, not a string", walk.pages));
+                return walk;
+            }
+        }
+    }
+    walk.problems.push(format!("`{method}` still had more pages after {MAX_PAGES}"));
+    walk
+}

@@ -1,0 +1,334 @@
+//! Layer 0: deterministic conformance of a server under test to MCP 2026-07-28 (and, for legacy
+//! servers, the parts of 2025-11-25 that still apply), graded requirement by requirement.
+//!
+//! [`run`] takes a connected client, walks the lists once, runs the probe families concurrently
+//! (2026-07-28 is stateless, so requests are independent), applies the passive rules to every
+//! exchange, and grades one [`CheckResult`] per requirement of [`requirements::REQUIREMENTS`].
+//! Nothing here causes side effects on the server: tools are called only when annotated
+//! `readOnlyHint: true` or listed as safe by the user.
+
+pub mod context;
+pub mod expect;
+pub mod finding;
+pub mod passive;
+pub mod probes;
+pub mod requirements;
+pub mod schema;
+pub mod shapes;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::mcp::client::{Client, Connection};
+use crate::mcp::era::{self, Connected, Era, Target};
+use crate::mcp::evidence::Redactor;
+use crate::mcp::exchange::Outgoing;
+use crate::mcp::http::HttpTransport;
+use crate::mcp::stdio::StdioTransport;
+use crate::report::model::{CheckResult, Evidence, Level, ServerSection, Status};
+use context::{Context, SafeTool, walk};
+use finding::{Finding, Outcome, grade};
+use passive::Passive;
+use requirements::{REQUIREMENTS, Scope};
+
+/// Options of a layer-0 run.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Tools the user lists as safe to call, with their arguments (`--config`).
+    pub safe_tools: Vec<SafeTool>,
+    /// Fail a legacy server (`--require-era 2026-07-28`).
+    pub require_modern: bool,
+}
+
+/// The outcome of a layer-0 run: the server section and one check per requirement.
+#[derive(Debug)]
+pub struct Outcome0 {
+    /// What is known about the server.
+    pub server: ServerSection,
+    /// Every check, in catalogue order.
+    pub checks: Vec<CheckResult>,
+}
+
+/// True when a tool is annotated `readOnlyHint: true`.
+pub fn read_only(tool: &Value) -> bool {
+    tool.pointer("/annotations/readOnlyHint") == Some(&json!(true))
+}
+
+/// Opens a second connection to the same server (stdio: a second process), modern era.
+pub async fn second_client(ctx: &Context) -> Result<Client, String> {
+    match &ctx.target {
+        Target::Http(settings) => HttpTransport::new(settings.clone(), ctx.redactor.clone()).map(|transport| Client::new(Connection::Http(transport))),
+        Target::Stdio { command, timeout } => StdioTransport::spawn(command, *timeout, ctx.redactor.clone())
+            .map(|transport| Client::new(Connection::Stdio(transport)))
+            .map_err(|error| error.to_string()),
+    }
+}
+
+impl Context {
+    /// The URL of the server under test, over HTTP.
+    pub fn modern_url(&self) -> Option<String> {
+        match &self.target {
+            Target::Http(settings) => Some(settings.url.clone()),
+            Target::Stdio { .. } => None,
+        }
+    }
+}
+
+/// Runs layer 0 on a connected server. `progress` is called with one line per phase.
+pub async fn run(connected: Connected, target: Target, redactor: Redactor, options: &Options, progress: &(dyn Fn(&str) + Sync)) -> Outcome0 {
+    let started = Instant::now();
+    let passive = Arc::new(Passive::default());
+    let Connected { mut client, era, evidence: era_evidence, discover, initialize } = connected;
+    let observer = passive.clone();
+    client.set_observer(Arc::new(move |outgoing: &Outgoing, exchange| observer.observe(outgoing, exchange)));
+    // The era probe happened before the observer existed: feed it in now.
+    if era == Era::Modern {
+        passive.observe(&Outgoing::request(crate::mcp::jsonrpc::modern_request("server/discover", json!({}))), &discover);
+    }
+    let client = Arc::new(client);
+    let modern = match era {
+        Era::Modern => client.clone(),
+        Era::Legacy => {
+            let mut fresh = match &target {
+                Target::Http(settings) => HttpTransport::new(settings.clone(), redactor.clone()).map(|transport| Client::new(Connection::Http(transport))),
+                Target::Stdio { command, timeout } => StdioTransport::spawn(command, *timeout, redactor.clone()).map(|transport| Client::new(Connection::Stdio(transport))).map_err(|error| error.to_string()),
+            }
+            .unwrap_or_else(|_| Client::new(client.connection().clone()));
+            let observer = passive.clone();
+            fresh.set_observer(Arc::new(move |outgoing: &Outgoing, exchange| observer.observe(outgoing, exchange)));
+            Arc::new(fresh)
+        }
+    };
+    let basis = match era {
+        Era::Modern => &discover,
+        Era::Legacy => initialize.as_ref().unwrap_or(&discover),
+    };
+    let capabilities = basis.result().and_then(|result| result.get("capabilities")).cloned().unwrap_or(json!({}));
+    let supported_versions: Vec<String> = match era {
+        Era::Modern => basis.result().and_then(|result| result.get("supportedVersions")).and_then(Value::as_array).map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect()).unwrap_or_default(),
+        Era::Legacy => basis.result().and_then(|result| result.get("protocolVersion")).and_then(Value::as_str).map(|version| vec![version.to_owned()]).unwrap_or_default(),
+    };
+    let server_info = basis.result().and_then(|result| match era {
+        Era::Modern => result.pointer(&format!("/_meta/{}", crate::mcp::jsonrpc::META_SERVER_INFO.replace('/', "~1"))).cloned(),
+        Era::Legacy => result.get("serverInfo").cloned(),
+    });
+    progress(&format!("era: {} ({era_evidence})", era.revision()));
+
+    let request = |method: &'static str| {
+        let era = era;
+        move |params: Value| match era {
+            Era::Modern => Outgoing::request(crate::mcp::jsonrpc::modern_request(method, params)),
+            Era::Legacy => era::legacy(method, params),
+        }
+    };
+    let (list_tools, list_prompts, list_resources, list_templates) =
+        (request("tools/list"), request("prompts/list"), request("resources/list"), request("resources/templates/list"));
+    let (tools, prompts, resources, templates) = tokio::join!(
+        walk(&client, "tools/list", "tools", &list_tools),
+        walk(&client, "prompts/list", "prompts", &list_prompts),
+        walk(&client, "resources/list", "resources", &list_resources),
+        walk(&client, "resources/templates/list", "resourceTemplates", &list_templates),
+    );
+    let tools_again = walk(&client, "tools/list", "tools", &list_tools).await;
+    progress(&format!("lists: {} tools, {} prompts, {} resources, {} templates", tools.items.len(), prompts.items.len(), resources.items.len(), templates.items.len()));
+    if let Connection::Http(http) = client.connection() {
+        record_param_headers(http, &tools.items);
+    }
+    if let Connection::Http(http) = modern.connection() {
+        record_param_headers(http, &tools.items);
+    }
+    let mut safe_tools = options.safe_tools.clone();
+    for tool in &tools.items {
+        let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
+        if read_only(tool) && !safe_tools.iter().any(|safe| safe.name == name) {
+            safe_tools.push(SafeTool { name: name.to_owned(), arguments: probes::calls::sample_arguments(tool) });
+        }
+    }
+    // Tools the user listed but the server does not offer are dropped.
+    safe_tools.retain(|safe| tools.items.iter().any(|tool| tool.get("name").and_then(Value::as_str) == Some(safe.name.as_str())));
+
+    let ctx = Context {
+        client: client.clone(),
+        modern: modern.clone(),
+        era,
+        discover: discover.clone(),
+        capabilities: capabilities.clone(),
+        supported_versions: supported_versions.clone(),
+        tools,
+        tools_again,
+        prompts,
+        resources,
+        templates,
+        safe_tools,
+        target: target.clone(),
+        redactor: redactor.clone(),
+    };
+
+    progress("probes: running");
+    let mut groups: Vec<(Vec<Finding>, u64)> = Vec::new();
+    if era == Era::Modern {
+        groups.push((probes::discovery::discover_result(&ctx), discover.elapsed_ms));
+    }
+    groups.push((probes::lists::walks(&ctx), 0));
+    groups.push((probes::lists::ordering(&ctx), 0));
+    groups.push((probes::lists::tool_definitions(&ctx), 0));
+    let results = tokio::join!(
+        timed(Box::pin(probes::discovery::capabilities_match(&ctx))),
+        timed(Box::pin(probes::discovery::completion(&ctx))),
+        timed(Box::pin(probes::discovery::request_meta(&ctx))),
+        timed(Box::pin(probes::discovery::versions(&ctx))),
+        timed(Box::pin(probes::discovery::tasks(&ctx))),
+        timed(Box::pin(probes::http::run(&ctx))),
+        timed(Box::pin(probes::errors::run(&ctx))),
+        timed(Box::pin(probes::lists::read_and_get(&ctx))),
+        timed(Box::pin(probes::lists::across_connections(&ctx))),
+        timed(Box::pin(probes::lists::concurrency(&ctx))),
+        timed(Box::pin(probes::calls::run(&ctx))),
+        timed(Box::pin(probes::subscriptions::run(&ctx))),
+        timed(Box::pin(probes::discovery::legacy_handshake(&ctx, None))),
+    );
+    groups.extend([results.0, results.1, results.2, results.3, results.4, results.5, results.6, results.7, results.8, results.9, results.10, results.11, results.12]);
+    groups.push(timed(Box::pin(probes::stdio::run(&ctx))).await);
+    groups.push((probes::stdio::framing(&ctx), 0));
+    groups.push((passive.findings(), 0));
+    progress(&format!("probes: done in {} ms", started.elapsed().as_millis()));
+
+    let mut checks = grade_all(&groups, era, client.is_http());
+    if era == Era::Legacy {
+        checks.push(era_check(options.require_modern, &era_evidence));
+    }
+    let stderr_tail = match client.connection() {
+        Connection::Stdio(stdio) => {
+            let tail = stdio.stderr_tail();
+            (!tail.is_empty()).then_some(tail)
+        }
+        Connection::Http(_) => None,
+    };
+    client.shutdown().await;
+    if !Arc::ptr_eq(&client, &modern) {
+        modern.shutdown().await;
+    }
+    let server = ServerSection {
+        transport: client.transport_name().into(),
+        target: String::new(),
+        era: Some(era.revision().into()),
+        era_evidence: Some(era_evidence),
+        supported_versions,
+        server_info,
+        capabilities: Some(capabilities),
+        stderr_tail,
+    };
+    Outcome0 { server, checks }
+}
+
+/// Runs a probe family and measures its wall time in milliseconds.
+async fn timed(future: impl std::future::Future<Output = Vec<Finding>>) -> (Vec<Finding>, u64) {
+    let started = Instant::now();
+    let findings = future.await;
+    (findings, started.elapsed().as_millis() as u64)
+}
+
+fn record_param_headers(http: &HttpTransport, tools: &[Value]) {
+    let mut map = crate::mcp::http::ParamHeaders::new();
+    for tool in tools {
+        let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
+        let Some(properties) = tool.pointer("/inputSchema/properties").and_then(Value::as_object) else { continue };
+        let declared: Vec<(String, String)> = properties
+            .iter()
+            .filter_map(|(property, schema)| Some((property.clone(), schema.get("x-mcp-header")?.as_str()?.to_owned())))
+            .collect();
+        if !declared.is_empty() {
+            map.insert(name.to_owned(), declared);
+        }
+    }
+    if let Ok(mut slot) = http.param_headers.write() {
+        *slot = map;
+    }
+}
+
+/// The check that records a legacy era (a failure only with `--require-era 2026-07-28`).
+fn era_check(require_modern: bool, evidence: &str) -> CheckResult {
+    let (status, level, message) = if require_modern {
+        (Status::Fail, Level::Must, format!("the server speaks 2025-11-25 only and `--require-era 2026-07-28` was given: migrate to 2026-07-28 (see the INFO rows for what it would fail). {evidence}"))
+    } else {
+        (Status::Warn, Level::Info, format!("the server speaks 2025-11-25 only; the INFO rows list the 2026-07-28 requirements it would fail (a migration list). {evidence}"))
+    };
+    CheckResult {
+        id: "ERA".into(),
+        title: "protocol era".into(),
+        level,
+        status,
+        message,
+        spec: "docs/specification/2026-07-28/basic/versioning.mdx".into(),
+        evidence: Vec::new(),
+        duration_ms: 0,
+    }
+}
+
+/// Grades every requirement from the findings of all groups.
+fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool) -> Vec<CheckResult> {
+    REQUIREMENTS
+        .iter()
+        .map(|requirement| {
+            let mut mine: Vec<(&Finding, u64)> = groups
+                .iter()
+                .flat_map(|(findings, duration)| findings.iter().filter(|finding| finding.id == requirement.id).map(move |finding| (finding, *duration)))
+                .collect();
+            let wrong_transport = match requirement.scope {
+                Scope::Any => None,
+                Scope::Http if !is_http => Some("a Streamable HTTP rule; the server under test speaks stdio"),
+                Scope::Stdio if is_http => Some("a stdio rule; the server under test speaks Streamable HTTP"),
+                _ => None,
+            };
+            let (outcome, message, evidence, duration_ms) = if let Some(reason) = wrong_transport {
+                (Outcome::NotApplicable, reason.to_owned(), Vec::new(), 0)
+            } else if mine.is_empty() {
+                (Outcome::NotApplicable, not_exercised(requirement.id).to_owned(), Vec::new(), 0)
+            } else {
+                // The worst finding decides; passing findings are summarised together.
+                mine.sort_by_key(|(finding, _)| std::cmp::Reverse(finding.outcome));
+                let worst = mine[0].0.outcome;
+                let duration = mine.iter().map(|(_, duration)| *duration).max().unwrap_or(0);
+                let relevant: Vec<&Finding> = mine.iter().map(|(finding, _)| *finding).filter(|finding| finding.outcome == worst).collect();
+                let message = relevant.iter().map(|finding| finding.message.as_str()).collect::<Vec<_>>().join(" | ");
+                let evidence: Vec<Evidence> = relevant.iter().flat_map(|finding| finding.evidence.iter().cloned()).take(6).collect();
+                (worst, message, evidence, duration)
+            };
+            let mut status = grade(outcome, requirement.level);
+            let mut level = requirement.level;
+            let mut message = message;
+            if era == Era::Legacy && !requirement.era_independent {
+                // A legacy server is graded only on what applies to 2025-11-25; the rest is its
+                // migration list.
+                level = Level::Info;
+                message = match status {
+                    Status::Fail | Status::Warn => format!("2026-07-28 migration: would not meet this requirement: {message}"),
+                    Status::Pass => format!("2026-07-28 only (already met): {message}"),
+                    _ => format!("2026-07-28 only: {message}"),
+                };
+                status = Status::NotApplicable;
+            }
+            CheckResult {
+                id: requirement.id.into(),
+                title: requirement.title.into(),
+                level,
+                status,
+                message,
+                spec: requirements::spec_source(requirement),
+                evidence,
+                duration_ms,
+            }
+        })
+        .collect()
+}
+
+/// Why a requirement produced no finding.
+fn not_exercised(id: &str) -> &'static str {
+    match id {
+        "A-1" | "A-2" | "A-3" | "A-4" => "authorization rows run when the server requires credentials; this server answered without them",
+        "B-4" => "not exercised: the server is not dual-era",
+        _ => "not exercised on this server (nothing observed that this requirement applies to)",
+    }
+}

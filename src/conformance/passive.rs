@@ -1,0 +1,253 @@
+//! Passive checks: rules about every message a server sends (M-6, M-7, M-8, M-10, M-11, D-3,
+//! C-1..C-3, R-1..R-4, R-9, H-14..H-17, H-19, L-1), applied to each exchange as it happens.
+//!
+//! Only counts and a few bounded examples are kept per requirement, so memory stays flat however
+//! many requests a run makes. Modern-only rules are applied only to exchanges whose request was
+//! a 2026-07-28 request; replies to deliberately malformed probes (raw bodies) are skipped.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use super::finding::{Finding, Outcome};
+use super::shapes;
+use crate::mcp::exchange::{Body, Exchange, Outgoing};
+use crate::mcp::jsonrpc::{self, PROTOCOL_VERSION};
+use crate::report::model::Evidence;
+
+/// How many examples of a violation are kept per requirement.
+const MAX_EXAMPLES: usize = 3;
+
+/// Methods whose `complete` results must carry caching hints (C-1).
+pub const CACHEABLE: &[&str] =
+    &["server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"];
+
+/// Methods on which `input_required` may appear.
+const INPUT_REQUIRED_ALLOWED: &[&str] = &["tools/call", "prompts/get", "resources/read"];
+
+#[derive(Debug, Default)]
+struct Tally {
+    observed: usize,
+    violations: usize,
+    examples: Vec<(String, Vec<Evidence>)>,
+}
+
+/// Collects passive observations during a run.
+#[derive(Debug, Default)]
+pub struct Passive {
+    tallies: Mutex<BTreeMap<&'static str, Tally>>,
+}
+
+impl Passive {
+    fn note(&self, id: &'static str, violation: Option<String>, exchange: &Exchange) {
+        let Ok(mut tallies) = self.tallies.lock() else { return };
+        let tally = tallies.entry(id).or_default();
+        tally.observed += 1;
+        if let Some(message) = violation {
+            tally.violations += 1;
+            if tally.examples.len() < MAX_EXAMPLES {
+                tally.examples.push((message, super::finding::evidence_of(exchange)));
+            }
+        }
+    }
+
+    /// Applies every passive rule to one exchange.
+    pub fn observe(&self, outgoing: &Outgoing, exchange: &Exchange) {
+        let Body::Json(body) = &outgoing.body else { return };
+        let Some(method) = body.get("method").and_then(Value::as_str) else { return };
+        let modern = body
+            .pointer(&format!("/params/_meta/{}", jsonrpc::META_PROTOCOL_VERSION.replace('/', "~1")))
+            .and_then(Value::as_str)
+            == Some(PROTOCOL_VERSION);
+        let is_http = exchange.status.is_some();
+
+        // Transport-level rules (HTTP).
+        if is_http {
+            if exchange.response.is_some() {
+                let content_type = exchange.content_type().unwrap_or_default();
+                let ok = content_type == "application/json" || content_type == "text/event-stream";
+                self.note("H-14", (!ok).then(|| format!("`{method}`: a JSON-RPC body came with Content-Type `{content_type}`")), exchange);
+            }
+            if exchange.content_type().as_deref() == Some("text/event-stream") {
+                let requests: Vec<&Value> = exchange.messages.iter().filter(|message| jsonrpc::is_request(message)).collect();
+                self.note(
+                    "H-15",
+                    (!requests.is_empty()).then(|| format!("`{method}`: the SSE stream carried a JSON-RPC request ({})", requests[0])),
+                    exchange,
+                );
+                if modern {
+                    if let Some(closed) = exchange.stream_closed_after_final {
+                        self.note("H-16", (!closed).then(|| format!("`{method}`: the SSE stream stayed open after the final response")), exchange);
+                    }
+                    let buffering = exchange.header("x-accel-buffering").map(str::to_ascii_lowercase);
+                    self.note(
+                        "H-17",
+                        (buffering.as_deref() != Some("no")).then(|| format!("`{method}`: SSE response without `X-Accel-Buffering: no`")),
+                        exchange,
+                    );
+                }
+            }
+            if modern && exchange.header("mcp-session-id").is_some() {
+                self.note("H-19", Some(format!("`{method}`: the response minted an `Mcp-Session-Id` for a stateless request")), exchange);
+            }
+        }
+
+        let Some(response) = &exchange.response else { return };
+        if !response.is_object() {
+            return;
+        }
+        // Envelope and id echo (both eras).
+        // A 401/403 is an HTTP-level refusal (authorization, Origin): its body may be a JSON-RPC
+        // error without an id (streamable-http §Security), so ids are not graded there.
+        let http_refusal = matches!(exchange.status, Some(401 | 403));
+        if let Some(sent_id) = exchange.id.as_ref().filter(|_| !http_refusal) {
+            let envelope = shapes::check_envelope(response);
+            let id_ok = response.get("id") == Some(sent_id);
+            let problem = if !envelope.is_empty() {
+                Some(format!("`{method}`: {}", envelope.join("; ")))
+            } else if !id_ok {
+                Some(format!("`{method}`: sent id {sent_id}, the response carries {}", response.get("id").map(Value::to_string).unwrap_or_else(|| "no id".into())))
+            } else {
+                None
+            };
+            let id = if response.get("error").is_some() { "M-6" } else { "M-11" };
+            self.note(id, problem, exchange);
+        }
+        if let Some(error) = response.get("error") {
+            if modern {
+                let code = error.get("code").and_then(Value::as_i64);
+                let reserved = code.filter(|code| jsonrpc::RESERVED_CODES.contains(code) || (-32099..=-32023).contains(code));
+                self.note("M-8", reserved.map(|code| format!("`{method}`: the server emitted reserved/undefined code {code}")), exchange);
+                let problems = shapes::check_error(error);
+                self.note("M-10", (!problems.is_empty()).then(|| format!("`{method}` error: {}", problems.join("; "))), exchange);
+            }
+            return;
+        }
+        let Some(result) = response.get("result") else { return };
+        if !modern {
+            return;
+        }
+        let result_type = result.get("resultType");
+        self.note(
+            "M-7",
+            result_type.is_none().then(|| format!("`{method}`: the result has no `resultType` (a 2026-07-28 server MUST send it)")),
+            exchange,
+        );
+        if let Some(result_type) = result_type {
+            let known = matches!(result_type.as_str(), Some("complete" | "input_required"));
+            self.note("R-1", (!known).then(|| format!("`{method}`: unknown resultType {result_type}")), exchange);
+            if result_type.as_str() == Some("input_required") {
+                self.note(
+                    "R-2",
+                    (!INPUT_REQUIRED_ALLOWED.contains(&method)).then(|| format!("`{method}` answered `input_required`, allowed only on tools/call, prompts/get, resources/read")),
+                    exchange,
+                );
+                let has_hints = result.get("ttlMs").is_some() || result.get("cacheScope").is_some();
+                self.note("R-9", has_hints.then(|| format!("`{method}`: an `input_required` result carries caching hints")), exchange);
+                let shape = shapes::check_result(method, result);
+                self.note("R-3", (!shape.is_empty()).then(|| format!("`{method}`: {}", shape.join("; "))), exchange);
+                self.note("R-4", undeclared_input_request(body, result).map(|kind| format!("`{method}`: the server asked for `{kind}`, which the request did not declare")), exchange);
+            } else {
+                self.note("R-2", None, exchange);
+            }
+        }
+        let server_info = result.pointer(&format!("/_meta/{}", jsonrpc::META_SERVER_INFO.replace('/', "~1")));
+        let info_ok = server_info.is_some_and(|info| info.get("name").is_some_and(Value::is_string) && info.get("version").is_some_and(Value::is_string));
+        self.note("D-3", (!info_ok).then(|| format!("`{method}`: no `_meta[\"{}\"]` with name and version", jsonrpc::META_SERVER_INFO)), exchange);
+        let complete = result_type.and_then(Value::as_str).is_none_or(|value| value == "complete");
+        if CACHEABLE.contains(&method) && complete {
+            let ttl = result.get("ttlMs");
+            let scope = result.get("cacheScope");
+            self.note(
+                "C-1",
+                (ttl.is_none() || scope.is_none()).then(|| format!("`{method}`: missing {}", [ttl.is_none().then_some("`ttlMs`"), scope.is_none().then_some("`cacheScope`")].into_iter().flatten().collect::<Vec<_>>().join(" and "))),
+                exchange,
+            );
+            if let Some(ttl) = ttl {
+                let ok = ttl.as_u64().is_some();
+                self.note("C-2", (!ok).then(|| format!("`{method}`: ttlMs is {ttl}, not an integer >= 0")), exchange);
+            }
+            if let Some(scope) = scope {
+                let ok = matches!(scope.as_str(), Some("public" | "private"));
+                self.note("C-3", (!ok).then(|| format!("`{method}`: cacheScope is {scope}, not \"public\" or \"private\"")), exchange);
+            }
+        }
+        let shape: Vec<String> = shapes::check_result(method, result)
+            .into_iter()
+            .filter(|problem| !problem.starts_with(shapes::GRADED_ELSEWHERE))
+            .collect();
+        self.note("M-10", (!shape.is_empty()).then(|| format!("`{method}`: {}", shape.join("; "))), exchange);
+        // Request-scoped notifications of this exchange.
+        let log_level = body.pointer(&format!("/params/_meta/{}", jsonrpc::META_LOG_LEVEL.replace('/', "~1")));
+        let logs = exchange.messages.iter().filter(|message| message.get("method").and_then(Value::as_str) == Some("notifications/message")).count();
+        if log_level.is_none() {
+            self.note("L-1", (logs > 0).then(|| format!("`{method}`: {logs} `notifications/message` without a requested logLevel")), exchange);
+        }
+        for message in &exchange.messages {
+            if jsonrpc::is_notification(message) {
+                let problems = shapes::check_notification(message);
+                if !problems.is_empty() {
+                    self.note("M-10", Some(format!("`{method}` stream: {}", problems.join("; "))), exchange);
+                }
+            }
+        }
+    }
+
+    /// Findings for every requirement observed, with examples of violations.
+    pub fn findings(&self) -> Vec<Finding> {
+        let Ok(tallies) = self.tallies.lock() else { return Vec::new() };
+        tallies
+            .iter()
+            .map(|(id, tally)| {
+                if tally.violations == 0 {
+                    return Finding::kept(id, format!("kept in all {} responses observed", tally.observed));
+                }
+                let mut finding = Finding::new(
+                    id,
+                    Outcome::Broken,
+                    format!(
+                        "{} of {} responses observed break this rule; first: {}",
+                        tally.violations,
+                        tally.observed,
+                        tally.examples.first().map(|(message, _)| message.as_str()).unwrap_or("")
+                    ),
+                );
+                for (message, evidence) in tally.examples.iter().take(2) {
+                    finding.evidence.push(Evidence { label: "finding".into(), text: message.clone() });
+                    finding.evidence.extend(evidence.iter().cloned());
+                }
+                finding
+            })
+            .collect()
+    }
+}
+
+/// The first input-request kind in `result` that the request's clientCapabilities did not
+/// declare.
+fn undeclared_input_request(request: &Value, result: &Value) -> Option<String> {
+    let capabilities = request.pointer(&format!("/params/_meta/{}", jsonrpc::META_CLIENT_CAPABILITIES.replace('/', "~1")))?;
+    let requests = result.get("inputRequests")?.as_object()?;
+    for input_request in requests.values() {
+        let kind = input_request.get("method").and_then(Value::as_str).unwrap_or("");
+        let declared = match kind {
+            "elicitation/create" => {
+                let mode = input_request.pointer("/params/mode").and_then(Value::as_str).unwrap_or("form");
+                match capabilities.get("elicitation") {
+                    None => false,
+                    Some(elicitation) => {
+                        let empty = elicitation.as_object().is_some_and(|object| object.is_empty());
+                        if mode == "url" { elicitation.get("url").is_some() } else { empty || elicitation.get("form").is_some() }
+                    }
+                }
+            }
+            "sampling/createMessage" => capabilities.get("sampling").is_some(),
+            "roots/list" => capabilities.get("roots").is_some(),
+            _ => true,
+        };
+        if !declared {
+            return Some(kind.to_owned());
+        }
+    }
+    None
+}
