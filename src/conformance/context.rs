@@ -83,6 +83,14 @@ pub struct Context {
 }
 
 impl Context {
+    /// The per-request timeout the user chose.
+    pub fn client_timeout(&self) -> std::time::Duration {
+        match &self.target {
+            Target::Http(settings) => settings.timeout,
+            Target::Stdio { timeout, .. } => *timeout,
+        }
+    }
+
     /// True over Streamable HTTP.
     pub fn is_http(&self) -> bool {
         self.client.is_http()

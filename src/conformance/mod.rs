@@ -79,13 +79,14 @@ impl Context {
 /// Runs layer 0 on a connected server. `progress` is called with one line per phase.
 pub async fn run(connected: Connected, target: Target, redactor: Redactor, options: &Options, progress: &(dyn Fn(&str) + Sync)) -> Outcome0 {
     let started = Instant::now();
-    let passive = Arc::new(Passive::default());
     let Connected { mut client, era, evidence: era_evidence, discover, initialize } = connected;
+    let passive = Arc::new(Passive::new(era == Era::Legacy));
     let observer = passive.clone();
-    client.set_observer(Arc::new(move |outgoing: &Outgoing, exchange| observer.observe(outgoing, exchange)));
+    let client_is_modern = era == Era::Modern;
+    client.set_observer(Arc::new(move |outgoing: &Outgoing, exchange| observer.observe(outgoing, exchange, client_is_modern)));
     // The era probe happened before the observer existed: feed it in now.
     if era == Era::Modern {
-        passive.observe(&Outgoing::request(crate::mcp::jsonrpc::modern_request("server/discover", json!({}))), &discover);
+        passive.observe(&Outgoing::request(crate::mcp::jsonrpc::modern_request("server/discover", json!({}))), &discover, true);
     }
     let client = Arc::new(client);
     let modern = match era {
@@ -97,7 +98,7 @@ pub async fn run(connected: Connected, target: Target, redactor: Redactor, optio
             }
             .unwrap_or_else(|_| Client::new(client.connection().clone()));
             let observer = passive.clone();
-            fresh.set_observer(Arc::new(move |outgoing: &Outgoing, exchange| observer.observe(outgoing, exchange)));
+            fresh.set_observer(Arc::new(move |outgoing: &Outgoing, exchange| observer.observe(outgoing, exchange, true)));
             Arc::new(fresh)
         }
     };

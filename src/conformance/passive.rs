@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::finding::{Finding, Outcome};
 use super::shapes;
 use crate::mcp::exchange::{Body, Exchange, Outgoing};
-use crate::mcp::jsonrpc::{self, PROTOCOL_VERSION};
+use crate::mcp::jsonrpc;
 use crate::report::model::Evidence;
 
 /// How many examples of a violation are kept per requirement.
@@ -37,9 +37,17 @@ struct Tally {
 #[derive(Debug, Default)]
 pub struct Passive {
     tallies: Mutex<BTreeMap<&'static str, Tally>>,
+    /// The server is legacy: modern probes sent to it (the migration list) are not graded on
+    /// the era-independent rules, which its legacy exchanges are graded on.
+    legacy: bool,
 }
 
 impl Passive {
+    /// A collector for a server of this era.
+    pub fn new(legacy: bool) -> Self {
+        Self { tallies: Mutex::default(), legacy }
+    }
+
     fn note(&self, id: &'static str, violation: Option<String>, exchange: &Exchange) {
         let Ok(mut tallies) = self.tallies.lock() else { return };
         let tally = tallies.entry(id).or_default();
@@ -52,24 +60,24 @@ impl Passive {
         }
     }
 
-    /// Applies every passive rule to one exchange.
-    pub fn observe(&self, outgoing: &Outgoing, exchange: &Exchange) {
+    /// Applies every passive rule to one exchange. `modern` is true for exchanges of the client
+    /// that speaks 2026-07-28 (for modern servers, every exchange).
+    pub fn observe(&self, outgoing: &Outgoing, exchange: &Exchange, modern: bool) {
         let Body::Json(body) = &outgoing.body else { return };
         let Some(method) = body.get("method").and_then(Value::as_str) else { return };
-        let modern = body
-            .pointer(&format!("/params/_meta/{}", jsonrpc::META_PROTOCOL_VERSION.replace('/', "~1")))
-            .and_then(Value::as_str)
-            == Some(PROTOCOL_VERSION);
+        // Legacy-shaped requests sent to a modern server (e.g. the `initialize` probe) are not
+        // graded on modern rules.
+        let modern = modern && method != "initialize";
         let is_http = exchange.status.is_some();
 
         // Transport-level rules (HTTP).
         if is_http {
-            if exchange.response.is_some() {
+            if exchange.response.is_some() && !(self.legacy && modern) {
                 let content_type = exchange.content_type().unwrap_or_default();
                 let ok = content_type == "application/json" || content_type == "text/event-stream";
                 self.note("H-14", (!ok).then(|| format!("`{method}`: a JSON-RPC body came with Content-Type `{content_type}`")), exchange);
             }
-            if exchange.content_type().as_deref() == Some("text/event-stream") {
+            if exchange.content_type().as_deref() == Some("text/event-stream") && !(self.legacy && modern) {
                 let requests: Vec<&Value> = exchange.messages.iter().filter(|message| jsonrpc::is_request(message)).collect();
                 self.note(
                     "H-15",
@@ -100,8 +108,11 @@ impl Passive {
         // Envelope and id echo (both eras).
         // A 401/403 is an HTTP-level refusal (authorization, Origin): its body may be a JSON-RPC
         // error without an id (streamable-http §Security), so ids are not graded there.
-        let http_refusal = matches!(exchange.status, Some(401 | 403));
-        if let Some(sent_id) = exchange.id.as_ref().filter(|_| !http_refusal) {
+        // A probe that breaks a header tests the header rule, not the id rule: the refusal may
+        // come from a layer in front of JSON-RPC (vary one thing per probe).
+        let http_refusal = matches!(exchange.status, Some(401 | 403)) || !outgoing.header_edits.is_empty();
+        let skip_ids = self.legacy && modern;
+        if let Some(sent_id) = exchange.id.as_ref().filter(|_| !http_refusal && !skip_ids) {
             let envelope = shapes::check_envelope(response);
             let id_ok = response.get("id") == Some(sent_id);
             let problem = if !envelope.is_empty() {

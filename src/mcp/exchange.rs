@@ -48,6 +48,9 @@ pub struct Outgoing {
     pub id: Option<Value>,
     /// Overrides the per-request timeout.
     pub timeout: Option<Duration>,
+    /// For `subscriptions/listen`: return this long after the first message (the
+    /// acknowledgement) if the stream is still open, instead of waiting for the timeout.
+    pub settle_after_first: Option<Duration>,
 }
 
 impl Outgoing {
@@ -61,6 +64,7 @@ impl Outgoing {
             raw: false,
             id: None,
             timeout: None,
+            settle_after_first: None,
         }
     }
 

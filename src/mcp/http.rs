@@ -148,7 +148,7 @@ impl HttpTransport {
         if !body.is_empty() {
             request = request.body(body);
         }
-        let deadline = Instant::now() + timeout;
+        let mut deadline = Instant::now() + timeout;
         let response = match request.send().await {
             Ok(response) => response,
             Err(error) => {
@@ -168,6 +168,11 @@ impl HttpTransport {
             .iter()
             .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
             .collect();
+        if outgoing.http_method != "POST" {
+            // GET/DELETE probes need the status; a legacy server may answer GET with a stream
+            // that never ends, so the body gets only a short look.
+            deadline = deadline.min(Instant::now() + STREAM_END_GRACE);
+        }
         let mut assembler = Assembler::new(&exchange, id.as_ref());
         let mut stream = response.bytes_stream();
         let mut complete = true;
@@ -175,6 +180,8 @@ impl HttpTransport {
             // After the final response, wait only a short grace for the end of the stream.
             let wait_until = if assembler.final_seen() {
                 (Instant::now() + STREAM_END_GRACE).min(deadline)
+            } else if let (Some(settle), Some(first_at)) = (outgoing.settle_after_first, assembler.first_message_at) {
+                (first_at + settle).min(deadline)
             } else {
                 deadline
             };
@@ -375,6 +382,8 @@ pub(crate) struct Assembler {
     pub(crate) response: Option<Value>,
     after_final: Vec<Value>,
     invalid_frames: Vec<String>,
+    /// When the first SSE message arrived.
+    pub(crate) first_message_at: Option<Instant>,
 }
 
 impl Assembler {
@@ -390,6 +399,7 @@ impl Assembler {
             response: None,
             after_final: Vec::new(),
             invalid_frames: Vec::new(),
+            first_message_at: None,
         }
     }
 
@@ -424,6 +434,7 @@ impl Assembler {
             }
             match serde_json::from_str::<Value>(&event.data) {
                 Ok(message) => {
+                    self.first_message_at.get_or_insert_with(Instant::now);
                     let is_final = jsonrpc::is_response(&message)
                         && (self.request_id.is_none() || message.get("id") == self.request_id.as_ref());
                     if self.response.is_some() {

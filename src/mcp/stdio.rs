@@ -207,9 +207,25 @@ impl StdioTransport {
         };
         let timeout = outgoing.timeout.unwrap_or(self.timeout);
         let mut exited = self.exited.clone();
+        let settle = outgoing.settle_after_first;
+        let pending_map = self.pending.clone();
+        let key = id.as_ref().map(id_key);
+        // For a listen: resolve once the first message has been there for `settle`.
+        let settled = async move {
+            let Some(settle) = settle else { return std::future::pending::<()>().await };
+            loop {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                let has_first = pending_map.lock().ok().and_then(|pending| key.as_ref().and_then(|key| pending.get(key).map(|waiting| !waiting.messages.is_empty()))).unwrap_or(false);
+                if has_first {
+                    tokio::time::sleep(settle).await;
+                    return;
+                }
+            }
+        };
         let outcome = tokio::select! {
             received = receiver => received.ok(),
             _ = tokio::time::sleep(timeout) => None,
+            _ = settled => None,
             _ = exited.wait_for(Option::is_some) => {
                 // The response may have been read just before the exit: give the reader a moment.
                 tokio::time::sleep(Duration::from_millis(20)).await;

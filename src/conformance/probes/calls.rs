@@ -35,12 +35,25 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
     let mut l3 = Vec::new();
     let mut capability_tools: Vec<(&SafeTool, Exchange)> = Vec::new();
     let mut input_required: Vec<(&SafeTool, Value, Exchange)> = Vec::new();
-    for tool in &tools {
-        let definition = ctx.tools.items.iter().find(|item| item.get("name").and_then(Value::as_str) == Some(tool.name.as_str()));
+    // Every tool is called concurrently (each call with a progress token; modern servers also
+    // once with logLevel "error"), so a slow tool bounds the time, not the sum of all tools.
+    let calls = tools.iter().map(|tool| async move {
         let params = json!({"name": tool.name, "arguments": tool.arguments, "_meta": {"progressToken": format!("mcp-eval-progress-{}", tool.name)}});
         let mut request = ctx.request("tools/call", params);
-        request.timeout = Some(CALL_TIMEOUT.min(request.timeout.unwrap_or(CALL_TIMEOUT)));
+        request.timeout = Some(CALL_TIMEOUT.min(ctx.client_timeout()));
         let exchange = ctx.client.send(request).await;
+        let logged = if ctx.era == Era::Modern && exchange.result().is_some() {
+            let params = json!({"name": tool.name, "arguments": tool.arguments});
+            let mut request = modern_with_meta("tools/call", params, jsonrpc::META_LOG_LEVEL, json!("error"));
+            request.timeout = Some(CALL_TIMEOUT.min(ctx.client_timeout()));
+            Some(ctx.client.send(request).await)
+        } else {
+            None
+        };
+        (*tool, exchange, logged)
+    });
+    for (tool, exchange, logged) in futures_util::future::join_all(calls).await {
+        let definition = ctx.tools.items.iter().find(|item| item.get("name").and_then(Value::as_str) == Some(tool.name.as_str()));
         if exchange.error_code() == Some(jsonrpc::MISSING_CLIENT_CAPABILITY) {
             capability_tools.push((tool, exchange.clone()));
         }
@@ -59,10 +72,8 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
             t6.push(text_mirror(&tool.name, structured, result, &exchange));
         }
         l3.extend(progress(&tool.name, &exchange));
-        if ctx.era == Era::Modern {
-            let params = json!({"name": tool.name, "arguments": tool.arguments});
-            let logged = ctx.client.send(modern_with_meta("tools/call", params, jsonrpc::META_LOG_LEVEL, json!("error"))).await;
-            l2.extend(log_levels(&tool.name, &logged));
+        if let Some(logged) = &logged {
+            l2.extend(log_levels(&tool.name, logged));
         }
     }
     let mut findings = vec![
@@ -292,6 +303,14 @@ fn answer(request: &Value) -> Value {
 /// A value that fits a simple JSON Schema: its default, example, first enum value or a plain
 /// value of its type.
 pub fn sample(schema: &Value) -> Value {
+    // Numbers take their smallest allowed value rather than a default: a default such as
+    // "duration: 10" would make a probe wait for nothing.
+    let numeric = matches!(schema.get("type").and_then(Value::as_str), Some("integer" | "number"));
+    if numeric && schema.get("const").is_none() && schema.get("enum").is_none() {
+        let minimum = schema.get("minimum").and_then(Value::as_f64).unwrap_or(0.0);
+        let minimum = schema.get("exclusiveMinimum").and_then(Value::as_f64).map_or(minimum, |exclusive| exclusive + 1.0);
+        return if schema.get("type").and_then(Value::as_str) == Some("integer") { json!(minimum.ceil() as i64) } else { json!(minimum) };
+    }
     for key in ["default", "const"] {
         if let Some(value) = schema.get(key) {
             return value.clone();
@@ -329,6 +348,13 @@ pub fn sample(schema: &Value) -> Value {
 pub fn sample_arguments(tool: &Value) -> Value {
     let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
     let mut object = Map::new();
+    // Optional numbers get their smallest value too, so a tool whose defaults mean "work for
+    // ten seconds" (durations, step counts) does the least work.
+    for (name, property) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
+        if matches!(property.get("type").and_then(Value::as_str), Some("integer" | "number")) {
+            object.insert(name.clone(), sample(property));
+        }
+    }
     for name in schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
         let property = schema.get("properties").and_then(|properties| properties.get(name)).cloned().unwrap_or(json!({}));
         object.insert(name.into(), sample(&property));

@@ -192,9 +192,15 @@ pub async fn request_meta(ctx: &Context) -> Vec<Finding> {
     findings.push(accept_finding("M-9", "a request with a W3C `traceparent` in `_meta`", &exchange));
 
     let unicode = "id-漢字-🙂";
-    let mut request = jsonrpc::modern_request("server/discover", json!({}));
-    request = jsonrpc::with_meta_key(request, jsonrpc::META_CLIENT_INFO, json!({"name": unicode, "version": "1"}));
-    let exchange = client.send(Outgoing::request(request).with_id(json!(unicode))).await;
+    // In the server's era: a legacy server is graded on this too (ids are JSON-RPC).
+    let probe = match ctx.era {
+        Era::Modern => {
+            let request = jsonrpc::modern_request("server/discover", json!({}));
+            Outgoing::request(jsonrpc::with_meta_key(request, jsonrpc::META_CLIENT_INFO, json!({"name": unicode, "version": "1"})))
+        }
+        Era::Legacy => ctx.request("tools/list", json!({})),
+    };
+    let exchange = ctx.client.send(probe.with_id(json!(unicode))).await;
     let finding = if exchange.response.as_ref().and_then(|response| response.get("id")) == Some(&json!(unicode)) && exchange.result().is_some() {
         Finding::kept("M-12", "a Unicode string id and clientInfo name survived the round trip")
     } else {

@@ -13,6 +13,9 @@ use crate::mcp::jsonrpc::{self, METHOD_NOT_FOUND};
 
 /// How long we listen before closing the stream ourselves.
 const LISTEN_FOR: Duration = Duration::from_millis(1500);
+/// How long we keep listening after the acknowledgement (a server that ends the subscription
+/// gracefully does it within this window; most keep it open).
+const SETTLE: Duration = Duration::from_millis(250);
 
 /// S-1..S-6.
 pub async fn run(ctx: &Context) -> Vec<Finding> {
@@ -24,6 +27,7 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
         || ctx.capabilities.pointer("/resources/subscribe") == Some(&json!(true));
     let mut probe = modern("subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
     probe.timeout = Some(LISTEN_FOR);
+    probe.settle_after_first = Some(SETTLE);
     let id = ctx.modern.fresh_id();
     let probe: Outgoing = probe.with_id(id.clone());
     let exchange = ctx.modern.send(probe).await;
@@ -79,7 +83,7 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
         Finding::broken("S-4", format!("{scoped} request-scoped notifications (progress/message) arrived on the listen stream")).with(&exchange)
     });
     findings.push(match &exchange.response {
-        None => Finding::not_applicable("S-6", format!("the server kept the subscription open for {} ms; we closed it", LISTEN_FOR.as_millis())),
+        None => Finding::not_applicable("S-6", format!("the server kept the subscription open {} ms after the acknowledgement; we closed it", SETTLE.as_millis())),
         Some(response) => {
             let ok = response.pointer("/result/resultType").and_then(Value::as_str) == Some("complete") && response.pointer(&format!("/result/_meta/{subscription_key}")) == Some(&id);
             if ok {
