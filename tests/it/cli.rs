@@ -1,0 +1,82 @@
+//! The command line: the demo evaluation, exit statuses, input errors, reports on every path,
+//! and secrets kept out of everything written.
+
+use crate::support::{DemoServer, demo_stdio_command, run};
+
+#[test]
+fn the_demo_evaluation_passes_and_writes_three_reports() {
+    let run = run(&["--demo"]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let report = run.report();
+    assert_eq!(report["format_version"], 1);
+    assert_eq!(report["server"]["era"], "2026-07-28");
+    assert_eq!(report["counts"]["fail"], 0, "{}", run.file("summary.md"));
+    assert_eq!(report["counts"]["warn"], 0, "{}", run.file("summary.md"));
+    assert!(run.file("junit.xml").contains("<testsuite"));
+    assert!(run.file("summary.md").contains("mcp-eval"));
+}
+
+#[test]
+fn the_demo_over_stdio_passes() {
+    let run = run(&["--server-cmd", &demo_stdio_command(&[])]);
+    assert_eq!(run.code(), 0, "{}", run.file("summary.md"));
+    assert_eq!(run.report()["server"]["transport"], "stdio");
+    for id in ["X-1", "X-2", "X-4", "X-5", "X-6", "X-7"] {
+        assert_eq!(run.status(id), "pass", "{id}: {}", run.check(id)["message"]);
+    }
+}
+
+#[test]
+fn no_server_is_an_input_error_naming_the_flags() {
+    let run = run(&[]);
+    assert_eq!(run.code(), 2);
+    assert!(run.stderr().contains("--server-url"), "{}", run.stderr());
+}
+
+#[test]
+fn a_bad_layer_is_an_input_error() {
+    let run = run(&["--demo", "--layers", "7"]);
+    assert_eq!(run.code(), 2);
+    assert!(run.stderr().contains("--layers"));
+}
+
+#[test]
+fn a_bad_config_file_names_the_file_and_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("mcp-eval.yaml");
+    std::fs::write(&path, "safe_tools:\n  - name: x\n    argumnets: {}\n").expect("write");
+    let run = run(&["--demo", "--config", path.to_str().expect("utf-8")]);
+    assert_eq!(run.code(), 2);
+    assert!(run.stderr().contains("mcp-eval.yaml"), "{}", run.stderr());
+    assert!(run.stderr().contains("line 3"), "{}", run.stderr());
+}
+
+#[test]
+fn an_unreachable_server_exits_3_and_still_writes_reports() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    drop(listener);
+    let run = run(&["--server-url", &format!("http://127.0.0.1:{port}/mcp"), "--timeout-seconds", "2"]);
+    assert_eq!(run.code(), 3, "{}", run.stderr());
+    assert_eq!(run.report()["outcome"], "unreachable");
+    assert!(run.file("junit.xml").contains("<testcase"));
+    assert!(!run.file("summary.md").is_empty());
+}
+
+#[test]
+fn a_header_secret_never_reaches_reports_or_logs() {
+    let server = DemoServer::start(&[]);
+    let canary = "canary-s3cr3t-7f1e9a";
+    let header = format!("Authorization: Bearer {canary}");
+    let run = run(&["--server-url", &server.url, "--header", &header, "--json"]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    assert!(!run.everything().contains(canary), "the canary leaked");
+}
+
+#[test]
+fn a_must_failure_exits_1() {
+    let server = DemoServer::start(&["d-2"]);
+    let run = run(&["--server-url", &server.url]);
+    assert_eq!(run.code(), 1);
+    assert_eq!(run.status("D-2"), "fail");
+}
