@@ -1,0 +1,1 @@
+//! Typed wire shape checks (placeholder).
