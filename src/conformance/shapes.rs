@@ -1215,3 +1215,919 @@ fn uri_template_problem(t: &str) -> Option<&'static str> {
     }
     open.then_some("unclosed `{`")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[track_caller]
+    fn clean(problems: Vec<String>) {
+        assert!(problems.is_empty(), "unexpected problems: {problems:#?}");
+    }
+
+    /// Exactly one problem, containing every fragment.
+    #[track_caller]
+    fn one(problems: Vec<String>, fragments: &[&str]) {
+        assert_eq!(problems.len(), 1, "expected one problem: {problems:#?}");
+        for f in fragments {
+            assert!(problems[0].contains(f), "{:?} lacks {f:?}", problems[0]);
+        }
+    }
+
+    fn cacheable(mut extra: Value) -> Value {
+        let obj = extra.as_object_mut().unwrap();
+        obj.insert("resultType".into(), json!("complete"));
+        obj.insert("ttlMs".into(), json!(60000));
+        obj.insert("cacheScope".into(), json!("public"));
+        extra
+    }
+
+    fn complete(mut extra: Value) -> Value {
+        extra
+            .as_object_mut()
+            .unwrap()
+            .insert("resultType".into(), json!("complete"));
+        extra
+    }
+
+    // ---- graded elsewhere ----
+
+    #[test]
+    fn prefixes_are_parsed() {
+        assert_eq!(
+            graded_elsewhere("[C-1] `result.ttlMs`: missing"),
+            Some("C-1")
+        );
+        assert_eq!(graded_elsewhere("`result.tools`: expected an array"), None);
+    }
+
+    // ---- server/discover ----
+
+    #[test]
+    fn discover_kept() {
+        clean(check_result(
+            "server/discover",
+            &json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}, "resources": {"subscribe": true, "listChanged": false},
+                                     "extensions": {"io.modelcontextprotocol/tasks": {}}},
+                    "ttlMs": 3600000, "cacheScope": "public", "instructions": "hi",
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}},
+                    "vendorExtra": [1, 2]}),
+        ));
+    }
+
+    #[test]
+    fn discover_broken() {
+        one(
+            check_result(
+                "server/discover",
+                &cacheable(json!({"supportedVersions": "2026-07-28", "capabilities": {}})),
+            ),
+            &["`result.supportedVersions`: expected an array, found \"2026-07-28\""],
+        );
+        one(
+            check_result(
+                "server/discover",
+                &cacheable(
+                    json!({"supportedVersions": [], "capabilities": {"tools": {"listChanged": "yes"}}}),
+                ),
+            ),
+            &["`result.capabilities.tools.listChanged`: expected a boolean"],
+        );
+        one(
+            check_result(
+                "server/discover",
+                &cacheable(json!({"supportedVersions": []})),
+            ),
+            &["`result.capabilities`: missing required field"],
+        );
+        one(
+            check_result(
+                "server/discover",
+                &cacheable(
+                    json!({"supportedVersions": [], "capabilities": {"extensions": {"x/y": true}}}),
+                ),
+            ),
+            &["`result.capabilities.extensions[\"x/y\"]`: expected an object, found true"],
+        );
+        one(
+            check_result(
+                "server/discover",
+                &cacheable(json!({"supportedVersions": [], "capabilities": {},
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s"}}})),
+            ),
+            &["`result._meta[\"io.modelcontextprotocol/serverInfo\"].version`: missing required"],
+        );
+    }
+
+    #[test]
+    fn caching_and_result_type_findings_are_prefixed() {
+        let base = json!({"supportedVersions": [], "capabilities": {}});
+        let p = check_result("server/discover", &complete(base.clone()));
+        assert_eq!(p.len(), 2, "{p:#?}");
+        assert!(
+            p.iter().all(|m| graded_elsewhere(m) == Some("C-1")),
+            "{p:#?}"
+        );
+
+        for (ttl, scope, id) in [
+            (json!(-1), json!("public"), "C-2"),
+            (json!(1.5), json!("public"), "C-2"),
+            (json!("60"), json!("private"), "C-2"),
+            (json!(0), json!("shared"), "C-3"),
+        ] {
+            let mut r = complete(base.clone());
+            r["ttlMs"] = ttl;
+            r["cacheScope"] = scope;
+            let p = check_result("server/discover", &r);
+            assert_eq!(p.len(), 1, "{p:#?}");
+            assert_eq!(graded_elsewhere(&p[0]), Some(id), "{p:#?}");
+        }
+
+        let mut r = base.clone();
+        r["ttlMs"] = json!(0);
+        r["cacheScope"] = json!("private");
+        let p = check_result("server/discover", &r);
+        assert_eq!(p.len(), 1);
+        assert_eq!(graded_elsewhere(&p[0]), Some("M-7"));
+
+        let p = check_result("tools/call", &json!({"resultType": 1, "content": []}));
+        assert_eq!(graded_elsewhere(&p[0]), Some("M-7"));
+        let p = check_result("tools/call", &json!({"resultType": "done", "content": []}));
+        assert_eq!(graded_elsewhere(&p[0]), Some("R-1"));
+        // Not cacheable: no hints needed.
+        clean(check_result(
+            "tools/call",
+            &complete(json!({"content": []})),
+        ));
+    }
+
+    // ---- tools/list ----
+
+    #[test]
+    fn tools_list_kept_and_broken() {
+        let good = json!({"name": "t", "title": "T", "description": "d",
+            "inputSchema": {"type": "object", "$schema": "https://json-schema.org/draft/2020-12/schema"},
+            "outputSchema": {"type": "array"},
+            "annotations": {"readOnlyHint": true, "title": "x"},
+            "icons": [{"src": "https://example.com/i.png", "sizes": ["48x48"], "theme": "dark"}],
+            "_meta": {}});
+        clean(check_result(
+            "tools/list",
+            &cacheable(json!({"tools": [good.clone()], "nextCursor": ""})),
+        ));
+        one(
+            check_result(
+                "tools/list",
+                &cacheable(
+                    json!({"tools": [good.clone(), good.clone(), {"name": "x", "inputSchema": null}]}),
+                ),
+            ),
+            &["`result.tools[2].inputSchema`: expected an object, found null"],
+        );
+        one(
+            check_result(
+                "tools/list",
+                &cacheable(json!({"tools": [{"name": "x", "inputSchema": {}}]})),
+            ),
+            &["`result.tools[0].inputSchema.type`: missing required field"],
+        );
+        one(
+            check_result(
+                "tools/list",
+                &cacheable(json!({"tools": [{"inputSchema": {"type": "object"}}]})),
+            ),
+            &["`result.tools[0].name`: missing required field (expected a string)"],
+        );
+        one(
+            check_result(
+                "tools/list",
+                &cacheable(json!({"tools": [good.clone()], "nextCursor": 2})),
+            ),
+            &["`result.nextCursor`: expected a string, found 2"],
+        );
+        one(
+            check_result("tools/list", &cacheable(json!({}))),
+            &["`result.tools`: missing required field (expected an array)"],
+        );
+        let mut bad_icon = good.clone();
+        bad_icon["icons"][0]["theme"] = json!("blue");
+        one(
+            check_result("tools/list", &cacheable(json!({"tools": [bad_icon]}))),
+            &[
+                "`result.tools[0].icons[0].theme`: expected one of \"light\", \"dark\", found \"blue\"",
+            ],
+        );
+        let mut bad_hint = good;
+        bad_hint["annotations"]["openWorldHint"] = json!(1);
+        one(
+            check_result("tools/list", &cacheable(json!({"tools": [bad_hint]}))),
+            &["`result.tools[0].annotations.openWorldHint`: expected a boolean, found 1"],
+        );
+    }
+
+    // ---- tools/call and content blocks ----
+
+    #[test]
+    fn call_tool_kept() {
+        clean(check_result(
+            "tools/call",
+            &complete(json!({"content": [
+                {"type": "text", "text": "hi", "annotations": {"audience": ["user"], "priority": 0.5}},
+                {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"},
+                {"type": "audio", "data": "", "mimeType": "audio/wav"},
+                {"type": "resource_link", "uri": "file:///a%20b.txt", "name": "a", "size": 3},
+                {"type": "resource", "resource": {"uri": "test://x", "text": "t"}},
+                {"type": "resource", "resource": {"uri": "test://y", "blob": "AAEC", "mimeType": "x/y"}}
+            ], "structuredContent": null, "isError": false})),
+        ));
+    }
+
+    #[test]
+    fn call_tool_broken() {
+        one(
+            check_result("tools/call", &complete(json!({}))),
+            &["`result.content`: missing required field (expected an array)"],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &complete(json!({"content": [], "isError": "no"})),
+            ),
+            &["`result.isError`: expected a boolean, found \"no\""],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &complete(
+                    json!({"content": [{"type": "image", "data": "not base64!", "mimeType": "image/png"}]}),
+                ),
+            ),
+            &["`result.content[0].data`: expected base64"],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &complete(json!({"content": [{"type": "image", "data": "aGVsbG8="}]})),
+            ),
+            &["`result.content[0].mimeType`: missing required field"],
+        );
+        let p = check_result(
+            "tools/call",
+            &complete(
+                json!({"content": [{"type": "image", "data": "aGVsbG8", "mimeType": "i/p"}]}),
+            ),
+        );
+        one(
+            p,
+            &["`result.content[0].data`: expected base64 (RFC 4648, padded)"],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &complete(json!({"content": [{"type": "video"}]})),
+            ),
+            &["`result.content[0].type`: expected \"text\", \"image\""],
+        );
+        one(
+            check_result("tools/call", &complete(json!({"content": [{"text": "x"}]}))),
+            &["`result.content[0].type`: missing required field"],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &complete(
+                    json!({"content": [{"type": "resource", "resource": {"uri": "a:b", "text": "t", "blob": "AA=="}}]}),
+                ),
+            ),
+            &["`result.content[0].resource`: expected exactly one of `text` or `blob`, found both"],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &complete(
+                    json!({"content": [{"type": "text", "text": "x", "annotations": {"priority": 2}}]}),
+                ),
+            ),
+            &["`result.content[0].annotations.priority`: expected a number from 0 to 1, found 2"],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &complete(
+                    json!({"content": [{"type": "text", "text": "x", "annotations": {"audience": ["system"]}}]}),
+                ),
+            ),
+            &[
+                "`result.content[0].annotations.audience[0]`: expected one of \"user\", \"assistant\"",
+            ],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &complete(json!({"content": [{"type": "resource_link", "uri": "https://x/y"}]})),
+            ),
+            &["`result.content[0].name`: missing required field"],
+        );
+    }
+
+    // ---- prompts ----
+
+    #[test]
+    fn prompts_kept_and_broken() {
+        clean(check_result(
+            "prompts/list",
+            &cacheable(
+                json!({"prompts": [{"name": "p", "arguments": [{"name": "a", "required": true}]}]}),
+            ),
+        ));
+        one(
+            check_result(
+                "prompts/list",
+                &cacheable(
+                    json!({"prompts": [{"name": "p", "arguments": [{"description": "no name"}]}]}),
+                ),
+            ),
+            &["`result.prompts[0].arguments[0].name`: missing required field"],
+        );
+        one(
+            check_result(
+                "prompts/list",
+                &cacheable(
+                    json!({"prompts": [{"name": "p", "arguments": [{"name": "a", "required": "yes"}]}]}),
+                ),
+            ),
+            &["`result.prompts[0].arguments[0].required`: expected a boolean"],
+        );
+        clean(check_result(
+            "prompts/get",
+            &complete(json!({"description": "d", "messages": [
+                {"role": "user", "content": {"type": "text", "text": "hi"}},
+                {"role": "assistant", "content": {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}}
+            ]})),
+        ));
+        one(
+            check_result(
+                "prompts/get",
+                &complete(
+                    json!({"messages": [{"role": "system", "content": {"type": "text", "text": "hi"}}]}),
+                ),
+            ),
+            &[
+                "`result.messages[0].role`: expected one of \"user\", \"assistant\", found \"system\"",
+            ],
+        );
+        one(
+            check_result(
+                "prompts/get",
+                &complete(json!({"messages": [{"role": "user"}]})),
+            ),
+            &["`result.messages[0].content`: missing required field"],
+        );
+        one(
+            check_result("prompts/get", &complete(json!({"messages": {}}))),
+            &["`result.messages`: expected an array, found an object"],
+        );
+    }
+
+    // ---- resources ----
+
+    #[test]
+    fn resources_kept_and_broken() {
+        clean(check_result(
+            "resources/list",
+            &cacheable(json!({"resources": [
+                {"uri": "file:///tmp/a.txt", "name": "a", "mimeType": "text/plain", "size": 10,
+                 "annotations": {"lastModified": "2025-01-01T00:00:00Z"}},
+                {"uri": "custom+scheme://host/p?q=1#f", "name": "b"}
+            ]})),
+        ));
+        one(
+            check_result(
+                "resources/list",
+                &cacheable(json!({"resources": [{"uri": "no scheme", "name": "a"}]})),
+            ),
+            &[
+                "`result.resources[0].uri`: expected an RFC 3986 URI",
+                "no scheme",
+            ],
+        );
+        one(
+            check_result(
+                "resources/list",
+                &cacheable(json!({"resources": [{"uri": "file:///a b", "name": "a"}]})),
+            ),
+            &["`result.resources[0].uri`: expected an RFC 3986 URI"],
+        );
+        one(
+            check_result(
+                "resources/list",
+                &cacheable(json!({"resources": [{"uri": "x:%zz", "name": "a"}]})),
+            ),
+            &["malformed percent-escape"],
+        );
+        one(
+            check_result(
+                "resources/list",
+                &cacheable(json!({"resources": [{"uri": "1x:y", "name": "a"}]})),
+            ),
+            &["invalid scheme"],
+        );
+        one(
+            check_result(
+                "resources/list",
+                &cacheable(json!({"resources": [{"uri": "x:y"}]})),
+            ),
+            &["`result.resources[0].name`: missing required field"],
+        );
+        one(
+            check_result(
+                "resources/list",
+                &cacheable(json!({"resources": [{"uri": "x:y", "name": "n", "size": 1.5}]})),
+            ),
+            &["`result.resources[0].size`: expected an integer, found 1.5"],
+        );
+        clean(check_result(
+            "resources/templates/list",
+            &cacheable(
+                json!({"resourceTemplates": [{"uriTemplate": "file:///{path}", "name": "f"}]}),
+            ),
+        ));
+        one(
+            check_result(
+                "resources/templates/list",
+                &cacheable(json!({"resourceTemplates": [{"name": "f"}]})),
+            ),
+            &["`result.resourceTemplates[0].uriTemplate`: missing required field"],
+        );
+        one(
+            check_result(
+                "resources/templates/list",
+                &cacheable(
+                    json!({"resourceTemplates": [{"uriTemplate": "file:///{path", "name": "f"}]}),
+                ),
+            ),
+            &["RFC 6570", "unclosed"],
+        );
+    }
+
+    #[test]
+    fn read_resource_kept_and_broken() {
+        clean(check_result(
+            "resources/read",
+            &cacheable(
+                json!({"contents": [{"uri": "a:b", "text": ""}, {"uri": "a:c", "blob": "AAEC"}]}),
+            ),
+        ));
+        one(
+            check_result(
+                "resources/read",
+                &cacheable(json!({"contents": [{"uri": "a:c", "blob": "%%%"}]})),
+            ),
+            &["`result.contents[0].blob`: expected base64"],
+        );
+        one(
+            check_result(
+                "resources/read",
+                &cacheable(json!({"contents": [{"uri": "a:c"}]})),
+            ),
+            &["`result.contents[0]`: expected exactly one of `text` or `blob`, found neither"],
+        );
+        one(
+            check_result(
+                "resources/read",
+                &cacheable(json!({"contents": [{"text": "x"}]})),
+            ),
+            &["`result.contents[0].uri`: missing required field"],
+        );
+    }
+
+    // ---- completion (D-6) ----
+
+    #[test]
+    fn completion_kept_and_broken() {
+        clean(check_result(
+            "completion/complete",
+            &complete(json!({"completion": {"values": ["a", "b"], "total": 2, "hasMore": false}})),
+        ));
+        let many: Vec<String> = (0..101).map(|i| i.to_string()).collect();
+        one(
+            check_result(
+                "completion/complete",
+                &complete(json!({"completion": {"values": many}})),
+            ),
+            &["`result.completion.values`: expected at most 100 items, found 101"],
+        );
+        one(
+            check_result(
+                "completion/complete",
+                &complete(json!({"completion": {"values": ["a", 1]}})),
+            ),
+            &["`result.completion.values[1]`: expected a string, found 1"],
+        );
+        one(
+            check_result(
+                "completion/complete",
+                &complete(json!({"completion": {"values": [], "total": 1.5}})),
+            ),
+            &["`result.completion.total`: expected an integer"],
+        );
+        one(
+            check_result(
+                "completion/complete",
+                &complete(json!({"completion": {"values": [], "hasMore": "x"}})),
+            ),
+            &["`result.completion.hasMore`: expected a boolean"],
+        );
+        one(
+            check_result("completion/complete", &complete(json!({}))),
+            &["`result.completion`: missing required field"],
+        );
+    }
+
+    // ---- subscriptions/listen and generic results ----
+
+    #[test]
+    fn listen_result_and_generic_results() {
+        clean(check_result(
+            "subscriptions/listen",
+            &complete(json!({"_meta": {"io.modelcontextprotocol/subscriptionId": 7}})),
+        ));
+        one(
+            check_result("subscriptions/listen", &complete(json!({"_meta": {}}))),
+            &["`result._meta[\"io.modelcontextprotocol/subscriptionId\"]`: missing required"],
+        );
+        one(
+            check_result("subscriptions/listen", &complete(json!({}))),
+            &["`result._meta`: missing required field (expected an object)"],
+        );
+        clean(check_result(
+            "tasks/get",
+            &json!({"resultType": "complete", "anything": 1}),
+        ));
+        one(
+            check_result("tools/call", &json!(null)),
+            &["`result`: expected an object, found null"],
+        );
+        one(
+            check_result("tasks/get", &complete(json!({"_meta": []}))),
+            &["`result._meta`: expected an object, found an array"],
+        );
+    }
+
+    // ---- input_required (R-3) ----
+
+    #[test]
+    fn input_required_kept() {
+        clean(check_result(
+            "tools/call",
+            &json!({"resultType": "input_required", "requestState": "opaque"}),
+        ));
+        clean(check_result(
+            "prompts/get",
+            &json!({"resultType": "input_required", "inputRequests": {
+                "login": {"method": "elicitation/create", "params": {
+                    "message": "Who?", "requestedSchema": {"type": "object", "properties": {
+                        "name": {"type": "string", "minLength": 1, "format": "email"},
+                        "age": {"type": "integer", "minimum": 0},
+                        "ok": {"type": "boolean", "default": true},
+                        "color": {"type": "string", "enum": ["red", "blue"]},
+                        "size": {"type": "string", "oneOf": [{"const": "s", "title": "Small"}]},
+                        "tags": {"type": "array", "items": {"type": "string", "enum": ["a"]}},
+                        "more": {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}}
+                    }, "required": ["name"]}}},
+                "web": {"method": "elicitation/create", "params": {
+                    "mode": "url", "message": "Open", "url": "https://example.com/auth"}},
+                "llm": {"method": "sampling/createMessage", "params": {
+                    "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}},
+                                 {"role": "assistant", "content": [{"type": "tool_use", "id": "1", "name": "t", "input": {}}]}],
+                    "maxTokens": 100, "includeContext": "none",
+                    "modelPreferences": {"hints": [{"name": "claude"}], "costPriority": 0.3}}},
+                "roots": {"method": "roots/list"}
+            }, "requestState": "s"}),
+        ));
+    }
+
+    #[test]
+    fn input_required_broken() {
+        one(
+            check_result("resources/read", &json!({"resultType": "input_required"})),
+            &["must carry `inputRequests` or `requestState`, found neither"],
+        );
+        let p = check_result(
+            "tools/list",
+            &json!({"resultType": "input_required", "requestState": "x"}),
+        );
+        assert_eq!(p.len(), 1, "{p:#?}");
+        assert_eq!(graded_elsewhere(&p[0]), Some("R-2"));
+        one(
+            check_result(
+                "tools/call",
+                &json!({"resultType": "input_required", "requestState": 5}),
+            ),
+            &["`result.requestState`: expected a string, found 5"],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &json!({"resultType": "input_required", "inputRequests": {"k": {"method": "ping", "params": {}}}}),
+            ),
+            &["`result.inputRequests.k.method`: expected \"elicitation/create\""],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &json!({"resultType": "input_required", "inputRequests": {"k": {"method": "roots/list", "jsonrpc": "2.0"}}}),
+            ),
+            &["`result.inputRequests.k.jsonrpc`: input requests are not JSON-RPC requests"],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &json!({"resultType": "input_required", "inputRequests": {"k": {"method": "elicitation/create",
+                    "params": {"mode": "url", "message": "m", "url": "not a url"}}}}),
+            ),
+            &["`result.inputRequests.k.params.url`: expected an RFC 3986 URI"],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &json!({"resultType": "input_required", "inputRequests": {"k": {"method": "elicitation/create",
+                    "params": {"message": "m", "requestedSchema": {"type": "object", "properties": {
+                        "n": {"type": "object"}}}}}}}),
+            ),
+            &[
+                "`result.inputRequests.k.params.requestedSchema.properties.n.type`: expected \"string\"",
+            ],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &json!({"resultType": "input_required", "inputRequests": {"k": {"method": "elicitation/create",
+                    "params": {"message": "m"}}}}),
+            ),
+            &["`result.inputRequests.k.params.requestedSchema`: missing required field"],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &json!({"resultType": "input_required", "inputRequests": {"k": {"method": "sampling/createMessage",
+                    "params": {"messages": []}}}}),
+            ),
+            &[
+                "`result.inputRequests.k.params.maxTokens`: missing required field (expected an integer)",
+            ],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &json!({"resultType": "input_required", "inputRequests": {"k": {"method": "elicitation/create"}}}),
+            ),
+            &["`result.inputRequests.k.params`: missing required field"],
+        );
+        one(
+            check_result(
+                "tools/call",
+                &json!({"resultType": "input_required", "inputRequests": []}),
+            ),
+            &["`result.inputRequests`: expected an object, found an array"],
+        );
+    }
+
+    // ---- errors ----
+
+    #[test]
+    fn errors_kept() {
+        clean(check_error(
+            &json!({"code": -32602, "message": "Unknown tool", "data": {"uri": "x"}}),
+        ));
+        clean(check_error(
+            &json!({"code": -32020, "message": "Header mismatch"}),
+        ));
+        clean(check_error(&json!({"code": -32021, "message": "m",
+            "data": {"requiredCapabilities": {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}}})));
+        clean(check_error(
+            &json!({"code": -32022, "message": "Unsupported protocol version",
+            "data": {"supported": ["2026-07-28", "2025-11-25"], "requested": "1900-01-01"}}),
+        ));
+    }
+
+    #[test]
+    fn errors_broken() {
+        one(
+            check_error(&json!({"code": "x", "message": "m"})),
+            &["`error.code`: expected an integer, found \"x\""],
+        );
+        one(
+            check_error(&json!({"code": -32600.5, "message": "m"})),
+            &["`error.code`: expected an integer"],
+        );
+        one(
+            check_error(&json!({"code": -32600})),
+            &["`error.message`: missing required field"],
+        );
+        one(
+            check_error(&json!("oops")),
+            &["`error`: expected an object, found \"oops\""],
+        );
+        one(
+            check_error(&json!({"code": -32021, "message": "m"})),
+            &["`error.data`: missing required field (expected an object)"],
+        );
+        one(
+            check_error(
+                &json!({"code": -32021, "message": "m", "data": {"requiredCapabilities": ["elicitation"]}}),
+            ),
+            &["`error.data.requiredCapabilities`: expected an object, found an array"],
+        );
+        one(
+            check_error(
+                &json!({"code": -32021, "message": "m", "data": {"requiredCapabilities": {"elicitation": true}}}),
+            ),
+            &["`error.data.requiredCapabilities.elicitation`: expected an object, found true"],
+        );
+        one(
+            check_error(
+                &json!({"code": -32022, "message": "m", "data": {"supported": "2026-07-28", "requested": "x"}}),
+            ),
+            &["`error.data.supported`: expected an array"],
+        );
+        one(
+            check_error(&json!({"code": -32022, "message": "m", "data": {"supported": []}})),
+            &["`error.data.requested`: missing required field"],
+        );
+    }
+
+    // ---- notifications ----
+
+    #[test]
+    fn notifications_kept() {
+        for n in [
+            json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                   "params": {"progressToken": "t", "progress": 0.5, "total": 1, "message": "half"}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/message",
+                   "params": {"level": "warning", "data": null, "logger": "x"}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": 3, "reason": "bye",
+                              "_meta": {"io.modelcontextprotocol/subscriptionId": 3}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                   "params": {"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["a:b"]},
+                              "_meta": {"io.modelcontextprotocol/subscriptionId": "L1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "file:///x"}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+            json!({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed", "params": {}}),
+            json!({"jsonrpc": "2.0", "method": "com.example/custom", "params": {"any": 1}}),
+        ] {
+            clean(check_notification(&n));
+        }
+    }
+
+    #[test]
+    fn notifications_broken() {
+        one(
+            check_notification(
+                &json!({"method": "notifications/progress", "params": {"progress": 1}}),
+            ),
+            &["`params.progressToken`: missing required field (expected a string or an integer)"],
+        );
+        one(
+            check_notification(
+                &json!({"method": "notifications/progress", "params": {"progressToken": 1, "progress": "1"}}),
+            ),
+            &["`params.progress`: expected a number, found \"1\""],
+        );
+        one(
+            check_notification(&json!({"method": "notifications/progress"})),
+            &["`params`: missing required field"],
+        );
+        one(
+            check_notification(
+                &json!({"method": "notifications/message", "params": {"level": "verbose", "data": 1}}),
+            ),
+            &["`params.level`: expected one of \"debug\""],
+        );
+        one(
+            check_notification(
+                &json!({"method": "notifications/message", "params": {"level": "info"}}),
+            ),
+            &["`params.data`: missing required field"],
+        );
+        one(
+            check_notification(
+                &json!({"method": "notifications/cancelled", "params": {"requestId": null}}),
+            ),
+            &["`params.requestId`: expected a string or an integer, found null"],
+        );
+        one(
+            check_notification(
+                &json!({"method": "notifications/subscriptions/acknowledged", "params": {}}),
+            ),
+            &["`params.notifications`: missing required field"],
+        );
+        one(
+            check_notification(
+                &json!({"method": "notifications/subscriptions/acknowledged",
+                "params": {"notifications": {}, "_meta": {"io.modelcontextprotocol/subscriptionId": 1.5}}}),
+            ),
+            &[
+                "`params._meta[\"io.modelcontextprotocol/subscriptionId\"]`: expected a string or an integer",
+            ],
+        );
+        one(
+            check_notification(
+                &json!({"method": "notifications/resources/updated", "params": {"uri": "nope"}}),
+            ),
+            &["`params.uri`: expected an RFC 3986 URI"],
+        );
+        one(
+            check_notification(
+                &json!({"method": "notifications/tools/list_changed", "params": []}),
+            ),
+            &["`params`: expected an object, found an array"],
+        );
+        one(
+            check_notification(
+                &json!({"method": "notifications/elicitation/complete", "params": {}}),
+            ),
+            &["was removed in 2026-07-28"],
+        );
+        one(
+            check_notification(&json!({"params": {}})),
+            &["`method`: missing required field"],
+        );
+    }
+
+    // ---- envelope ----
+
+    #[test]
+    fn envelopes_kept() {
+        for m in [
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete"}}),
+            json!({"jsonrpc": "2.0", "id": "req-7", "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "m"}}),
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "m"}}),
+            json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "m"}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}}),
+            json!({"jsonrpc": "2.0", "id": 9, "method": "sampling/createMessage"}),
+        ] {
+            clean(check_envelope(&m));
+        }
+    }
+
+    #[test]
+    fn envelopes_broken() {
+        one(
+            check_envelope(&json!({"id": 1, "result": {}})),
+            &["`jsonrpc`: missing required field"],
+        );
+        one(
+            check_envelope(&json!({"jsonrpc": "1.0", "id": 1, "result": {}})),
+            &["`jsonrpc`: expected \"2.0\", found \"1.0\""],
+        );
+        one(
+            check_envelope(&json!({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {}})),
+            &["found both"],
+        );
+        one(
+            check_envelope(&json!({"jsonrpc": "2.0", "id": 1})),
+            &["found none"],
+        );
+        one(
+            check_envelope(&json!({"jsonrpc": "2.0", "result": {}})),
+            &["`id`: missing required field (expected a string or an integer)"],
+        );
+        one(
+            check_envelope(&json!({"jsonrpc": "2.0", "id": null, "result": {}})),
+            &["`id`: expected a string or an integer, found null"],
+        );
+        one(
+            check_envelope(&json!({"jsonrpc": "2.0", "id": 1.5, "result": {}})),
+            &["`id`: expected a string or an integer, found 1.5"],
+        );
+        one(
+            check_envelope(&json!({"jsonrpc": "2.0", "id": 1, "result": []})),
+            &["`result`: expected an object, found an array"],
+        );
+        one(
+            check_envelope(&json!({"jsonrpc": "2.0", "id": 1, "error": "bad"})),
+            &["`error`: expected an object, found \"bad\""],
+        );
+        one(
+            check_envelope(&json!({"jsonrpc": "2.0", "id": true, "error": {}})),
+            &["`id`: expected a string or an integer, found true"],
+        );
+        one(
+            check_envelope(&json!({"jsonrpc": "2.0", "method": "x", "result": {}})),
+            &["must not also carry `result` or `error`"],
+        );
+        one(
+            check_envelope(&json!({"jsonrpc": "2.0", "method": 5})),
+            &["`method`: expected a string, found 5"],
+        );
+        one(
+            check_envelope(&json!([1])),
+            &["`message`: expected an object, found an array"],
+        );
+    }
+}
