@@ -244,7 +244,7 @@ fn check_tool(tool: &Value, limits: &Limits, budget: &mut Budget, out: &mut Vec<
 
     match tool.get("inputSchema") {
         None => out.push(fail("T-1", "missing required `inputSchema`".to_owned())),
-        Some(Value::Object(schema)) => {
+        Some(input @ Value::Object(schema)) => {
             match schema.get("type") {
                 Some(Value::String(t)) if t == "object" => {}
                 None => out.push(fail(
@@ -255,11 +255,10 @@ fn check_tool(tool: &Value, limits: &Limits, budget: &mut Budget, out: &mut Vec<
                     "T-1",
                     format!(
                         "`inputSchema`: root `type` must be \"object\", found {}",
-                        clip(&other.to_string())
+                        describe(other)
                     ),
                 )),
             }
-            let input = tool.get("inputSchema").unwrap_or(&Value::Null);
             check_schema("inputSchema", input, limits, budget, true, out);
         }
         Some(other) => out.push(fail(
@@ -783,15 +782,16 @@ fn header_type_problem(schema: &Map<String, Value>) -> Option<String> {
                 && names.iter().any(|t| ALLOWED.contains(t))
                 && names.iter().all(|t| ALLOWED.contains(t) || *t == "null");
             (!ok).then(|| {
+                let listed: Vec<String> = types.iter().map(describe).collect();
                 format!(
-                    "property type {} is not integer, string or boolean",
-                    clip(&Value::Array(types.clone()).to_string())
+                    "property type [{}] is not integer, string or boolean",
+                    listed.join(", ")
                 )
             })
         }
         Some(other) => Some(format!(
             "property type {} is not integer, string or boolean",
-            clip(&other.to_string())
+            describe(other)
         )),
     }
 }
@@ -816,6 +816,15 @@ fn kind_of(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+/// A value for a message without serializing containers (which could be arbitrarily deep):
+/// scalars as JSON text (shortened), containers by kind.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Array(_) | Value::Object(_) => kind_of(value).to_owned(),
+        scalar => clip(&scalar.to_string()),
     }
 }
 
@@ -1091,6 +1100,17 @@ mod tests {
                 assert!(started.elapsed() < Duration::from_secs(1));
                 let ids: Vec<&str> = found.iter().map(|(_, p)| p.id).collect();
                 assert_eq!(ids, vec!["T-4"]);
+                // Deep values in places that end up in messages are never serialized.
+                let mut deep_value = json!("x");
+                for _ in 0..10_000 {
+                    deep_value = Value::Array(vec![deep_value]);
+                }
+                let mut schema = Map::new();
+                schema.insert("type".to_owned(), deep_value);
+                let found = check_tools(&[tool(Value::Object(schema))], &Limits::default());
+                let ids: Vec<&str> = found.iter().map(|(_, p)| p.id).collect();
+                assert_eq!(ids, vec!["T-1", "T-4"]);
+                assert!(found[0].1.message.contains("found an array"));
             })
             .unwrap()
             .join()
