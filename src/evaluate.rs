@@ -9,7 +9,9 @@ use crate::conformance::{self, Options};
 use crate::exit_code;
 use crate::mcp::era::{self, Target};
 use crate::mcp::evidence::Redactor;
-use crate::report::model::{CheckResult, Evidence, FORMAT_VERSION, Level, RunOutcome, RunReport, ServerSection, Status};
+use crate::report::model::{
+    CheckResult, Evidence, FORMAT_VERSION, Level, RunOutcome, RunReport, ServerSection, Status,
+};
 use crate::report::{self, WrittenFiles};
 
 /// Everything an evaluation needs, validated.
@@ -57,7 +59,14 @@ pub async fn evaluate(settings: &Settings, progress: &(dyn Fn(&str) + Sync)) -> 
     let work = async {
         match Box::pin(era::connect(&settings.target, redactor.clone())).await {
             Err(unreachable) => Err(unreachable),
-            Ok(connected) => Ok(Box::pin(conformance::run(connected, settings.target.clone(), redactor.clone(), &settings.options, progress)).await),
+            Ok(connected) => Ok(Box::pin(conformance::run(
+                connected,
+                settings.target.clone(),
+                redactor.clone(),
+                &settings.options,
+                progress,
+            ))
+            .await),
         }
     };
     let work = Box::pin(work);
@@ -137,7 +146,8 @@ enum Interrupt {
 
 async fn interrupt_signal() -> Interrupt {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+    let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+    else {
         // No signal handling available: never resolve.
         std::future::pending::<()>().await;
         return Interrupt::Term;
@@ -173,6 +183,6 @@ mod tests {
     #[test]
     fn timestamps_are_rfc3339_utc() {
         assert_eq!(rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000)), "2026-11-18T08:26:40Z");
+        assert_eq!(rfc3339(SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000)), "2026-11-18T11:06:40Z");
     }
 }

@@ -115,14 +115,22 @@ fn input_error(message: &str) -> i32 {
 
 async fn run(args: RunArgs) -> i32 {
     if !(args.timeout_seconds.is_finite() && args.timeout_seconds > 0.0 && args.timeout_seconds <= 3600.0) {
-        return input_error(&format!("invalid --timeout-seconds `{}`\n  hint: give a number of seconds between 0 and 3600, e.g. --timeout-seconds 10", args.timeout_seconds));
+        return input_error(&format!(
+            "invalid --timeout-seconds `{}`\n  hint: give a number of seconds between 0 and 3600, e.g. --timeout-seconds 10",
+            args.timeout_seconds
+        ));
     }
     let timeout = Duration::from_secs_f64(args.timeout_seconds);
     let mut layers = Vec::new();
     for part in args.layers.split(',').map(str::trim).filter(|part| !part.is_empty()) {
         match part.parse::<u8>() {
             Ok(layer @ 0..=3) => layers.push(layer),
-            _ => return input_error(&format!("invalid --layers `{}`: `{part}` is not a layer\n  hint: layers are 0 to 3, e.g. --layers 0", args.layers)),
+            _ => {
+                return input_error(&format!(
+                    "invalid --layers `{}`: `{part}` is not a layer\n  hint: layers are 0 to 3, e.g. --layers 0",
+                    args.layers
+                ));
+            }
         }
     }
     let headers = match mcp_eval::settings::parse_headers(&args.headers) {
@@ -139,10 +147,16 @@ async fn run(args: RunArgs) -> i32 {
     let require_modern = match args.require_era.as_deref() {
         None => false,
         Some("2026-07-28") => true,
-        Some(other) => return input_error(&format!("invalid --require-era `{other}`\n  hint: the only revision that can be required is 2026-07-28")),
+        Some(other) => {
+            return input_error(&format!(
+                "invalid --require-era `{other}`\n  hint: the only revision that can be required is 2026-07-28"
+            ));
+        }
     };
     if !args.headers.is_empty() && args.server_cmd.is_some() {
-        return input_error("--header applies to --server-url only\n  hint: pass credentials to a stdio server through its own environment or flags");
+        return input_error(
+            "--header applies to --server-url only\n  hint: pass credentials to a stdio server through its own environment or flags",
+        );
     }
     let quiet = args.quiet;
     let mut _demo_task = None;
@@ -162,19 +176,28 @@ async fn run(args: RunArgs) -> i32 {
             }
         };
         _demo_task = Some(tokio::spawn(demo::serve_http(listener, Arc::new(DemoConfig::default()))));
-        (Target::Http(HttpSettings { url: url.clone(), extra_headers: headers.clone(), timeout }), format!("{url} (embedded demo server)"))
+        (
+            Target::Http(HttpSettings { url: url.clone(), extra_headers: headers.clone(), timeout }),
+            format!("{url} (embedded demo server)"),
+        )
     } else if let Some(url) = &args.server_url {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return input_error(&format!("invalid --server-url `{url}`\n  hint: give the full endpoint URL, e.g. http://127.0.0.1:8000/mcp"));
+            return input_error(&format!(
+                "invalid --server-url `{url}`\n  hint: give the full endpoint URL, e.g. http://127.0.0.1:8000/mcp"
+            ));
         }
         (Target::Http(HttpSettings { url: url.clone(), extra_headers: headers.clone(), timeout }), url.clone())
     } else if let Some(command) = &args.server_cmd {
         if command.trim().is_empty() {
-            return input_error("--server-cmd is empty\n  hint: give the command that starts the stdio server, e.g. --server-cmd 'npx my-server --stdio'");
+            return input_error(
+                "--server-cmd is empty\n  hint: give the command that starts the stdio server, e.g. --server-cmd 'npx my-server --stdio'",
+            );
         }
         (Target::Stdio { command: command.clone(), timeout }, command.clone())
     } else {
-        return input_error("no server to evaluate\n  hint: pass --server-url URL (Streamable HTTP), --server-cmd 'CMD ARGS' (stdio) or --demo");
+        return input_error(
+            "no server to evaluate\n  hint: pass --server-url URL (Streamable HTTP), --server-cmd 'CMD ARGS' (stdio) or --demo",
+        );
     };
     let settings = Settings {
         target,
@@ -204,7 +227,9 @@ async fn run(args: RunArgs) -> i32 {
             counts.error,
             files.report_json.parent().map(|dir| dir.display().to_string()).unwrap_or_default()
         )),
-        Err(error) => eprintln!("error: {error}\n  hint: check that --out points to a writable directory with free space"),
+        Err(error) => {
+            eprintln!("error: {error}\n  hint: check that --out points to a writable directory with free space")
+        }
     }
     if args.json {
         print!("{}", report::json::render(&evaluation.report));

@@ -31,7 +31,9 @@ pub enum InputError {
         hint: String,
     },
     /// A `--header` value is not `Name: value`.
-    #[error("invalid --header `{value}`: {detail}\n  hint: write it as --header 'Name: value', e.g. --header 'Authorization: Bearer …'")]
+    #[error(
+        "invalid --header `{value}`: {detail}\n  hint: write it as --header 'Name: value', e.g. --header 'Authorization: Bearer …'"
+    )]
     Header {
         /// The value as given, with everything after the colon hidden (it may be a secret).
         value: String,
@@ -55,11 +57,13 @@ struct SafeToolEntry {
     arguments: Option<serde_json::Map<String, Value>>,
 }
 
-const CONFIG_HINT: &str = "the file holds `safe_tools:`, a list of `{name: TOOL, arguments: {…}}` entries naming tools that are safe to call";
+const CONFIG_HINT: &str =
+    "the file holds `safe_tools:`, a list of `{name: TOOL, arguments: {…}}` entries naming tools that are safe to call";
 
 /// Reads the `--config` YAML file.
 pub fn load_config(path: &Path) -> Result<Vec<SafeTool>, InputError> {
-    let text = fs_err::read_to_string(path).map_err(|source| InputError::ReadConfig { path: path.to_owned(), source })?;
+    let text =
+        fs_err::read_to_string(path).map_err(|source| InputError::ReadConfig { path: path.to_owned(), source })?;
     parse_config(path, &text)
 }
 
@@ -94,12 +98,19 @@ pub fn parse_headers(values: &[String]) -> Result<Vec<(String, String)>, InputEr
                 None => "***".into(),
             };
             let Some((name, value)) = raw.split_once(':') else {
-                return Err(InputError::Header { value: hidden, detail: "no `:` between the name and the value".into() });
+                return Err(InputError::Header {
+                    value: hidden,
+                    detail: "no `:` between the name and the value".into(),
+                });
             };
             let name = name.trim();
-            let valid_name = !name.is_empty() && name.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte));
+            let valid_name = !name.is_empty()
+                && name.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte));
             if !valid_name {
-                return Err(InputError::Header { value: hidden, detail: format!("`{name}` is not a valid header name") });
+                return Err(InputError::Header {
+                    value: hidden,
+                    detail: format!("`{name}` is not a valid header name"),
+                });
             }
             let value = value.trim();
             if value.bytes().any(|byte| byte < 0x20 && byte != b'\t') {
@@ -122,7 +133,11 @@ mod tests {
 
     #[test]
     fn safe_tools_are_read_with_their_arguments() {
-        let tools = parse_config(Path::new("c.yaml"), "safe_tools:\n  - name: get_time\n    arguments: {timezone: UTC}\n  - name: ping\n").expect("valid");
+        let tools = parse_config(
+            Path::new("c.yaml"),
+            "safe_tools:\n  - name: get_time\n    arguments: {timezone: UTC}\n  - name: ping\n",
+        )
+        .expect("valid");
         assert_eq!(tools.len(), 2);
         assert_eq!(tools[0].arguments["timezone"], "UTC");
         assert_eq!(tools[1].arguments, serde_json::json!({}));

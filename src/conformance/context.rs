@@ -151,13 +151,17 @@ pub async fn walk(client: &Client, method: &'static str, key: &str, request: &dy
         match next {
             None | Some(Value::Null) => {
                 if matches!(next, Some(Value::Null)) {
-                    walk.problems.push(format!("page {} of `{method}`: `nextCursor` is null (absent ends the list; null is not a string)", walk.pages));
+                    walk.problems.push(format!(
+                        "page {} of `{method}`: `nextCursor` is null (absent ends the list; null is not a string)",
+                        walk.pages
+                    ));
                 }
                 return walk;
             }
             Some(Value::String(next)) => {
                 if !seen_cursors.insert(next.clone()) {
-                    walk.problems.push(format!("`{method}` returned the cursor {next:?} twice: the walk would never end"));
+                    walk.problems
+                        .push(format!("`{method}` returned the cursor {next:?} twice: the walk would never end"));
                     return walk;
                 }
                 cursor = Some(next);

@@ -40,11 +40,8 @@ pub fn header_rejected(exchange: &Exchange) -> bool {
 
 /// A short description of the first few items of a JSON array, for messages.
 pub fn names(items: &[Value], key: &str) -> String {
-    let names: Vec<String> = items
-        .iter()
-        .take(8)
-        .map(|item| item.get(key).and_then(Value::as_str).unwrap_or("?").to_owned())
-        .collect();
+    let names: Vec<String> =
+        items.iter().take(8).map(|item| item.get(key).and_then(Value::as_str).unwrap_or("?").to_owned()).collect();
     let more = if items.len() > 8 { format!(" and {} more", items.len() - 8) } else { String::new() };
     format!("{}{more}", names.join(", "))
 }

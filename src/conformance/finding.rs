@@ -81,7 +81,10 @@ pub fn evidence_of(exchange: &Exchange) -> Vec<Evidence> {
     if let Some(status) = exchange.status {
         response.push_str(&format!("HTTP {status}\n"));
         for (name, value) in &exchange.headers {
-            if matches!(name.as_str(), "content-type" | "mcp-session-id" | "x-accel-buffering" | "www-authenticate" | "allow") {
+            if matches!(
+                name.as_str(),
+                "content-type" | "mcp-session-id" | "x-accel-buffering" | "www-authenticate" | "allow"
+            ) {
                 response.push_str(&format!("{name}: {value}\n"));
             }
         }
@@ -90,7 +93,8 @@ pub fn evidence_of(exchange: &Exchange) -> Vec<Evidence> {
     if exchange.method.as_deref() == Some("tools/call") && exchange.result().is_some() {
         // What a tool returns may hold anything (files, environment, personal data): keep only
         // its shape.
-        response.push_str(&format!("(tool result withheld from the report; its shape: {})", shape_of(exchange.result())));
+        response
+            .push_str(&format!("(tool result withheld from the report; its shape: {})", shape_of(exchange.result())));
     } else if exchange.body_excerpt.is_empty() {
         match &exchange.failure {
             Some(failure) => response.push_str(&format!("({failure})")),
@@ -115,9 +119,18 @@ pub fn shape_of(value: Option<&serde_json::Value>) -> String {
             Value::Bool(_) => "boolean".into(),
             Value::Number(_) => "number".into(),
             Value::String(text) => format!("string({} bytes)", text.len()),
-            Value::Array(items) if depth < 2 => format!("[{}]", items.iter().take(3).map(|item| kind(item, depth + 1)).collect::<Vec<_>>().join(", ")),
+            Value::Array(items) if depth < 2 => {
+                format!("[{}]", items.iter().take(3).map(|item| kind(item, depth + 1)).collect::<Vec<_>>().join(", "))
+            }
             Value::Array(items) => format!("array({})", items.len()),
-            Value::Object(map) if depth < 3 => format!("{{{}}}", map.iter().take(12).map(|(key, item)| format!("{key}: {}", kind(item, depth + 1))).collect::<Vec<_>>().join(", ")),
+            Value::Object(map) if depth < 3 => format!(
+                "{{{}}}",
+                map.iter()
+                    .take(12)
+                    .map(|(key, item)| format!("{key}: {}", kind(item, depth + 1)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Value::Object(map) => format!("object({} keys)", map.len()),
         }
     }

@@ -59,7 +59,8 @@ pub fn read_only(tool: &Value) -> bool {
 /// Opens a second connection to the same server (stdio: a second process), modern era.
 pub async fn second_client(ctx: &Context) -> Result<Client, String> {
     match &ctx.target {
-        Target::Http(settings) => HttpTransport::new(settings.clone(), ctx.redactor.clone()).map(|transport| Client::new(Connection::Http(transport))),
+        Target::Http(settings) => HttpTransport::new(settings.clone(), ctx.redactor.clone())
+            .map(|transport| Client::new(Connection::Http(transport))),
         Target::Stdio { command, timeout } => StdioTransport::spawn(command, *timeout, ctx.redactor.clone())
             .map(|transport| Client::new(Connection::Stdio(transport)))
             .map_err(|error| error.to_string()),
@@ -77,28 +78,45 @@ impl Context {
 }
 
 /// Runs layer 0 on a connected server. `progress` is called with one line per phase.
-pub async fn run(connected: Connected, target: Target, redactor: Redactor, options: &Options, progress: &(dyn Fn(&str) + Sync)) -> Outcome0 {
+pub async fn run(
+    connected: Connected,
+    target: Target,
+    redactor: Redactor,
+    options: &Options,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Outcome0 {
     let started = Instant::now();
     let Connected { mut client, era, evidence: era_evidence, discover, initialize } = connected;
     let passive = Arc::new(Passive::new(era == Era::Legacy));
     let observer = passive.clone();
     let client_is_modern = era == Era::Modern;
-    client.set_observer(Arc::new(move |outgoing: &Outgoing, exchange| observer.observe(outgoing, exchange, client_is_modern)));
+    client.set_observer(Arc::new(move |outgoing: &Outgoing, exchange| {
+        observer.observe(outgoing, exchange, client_is_modern)
+    }));
     // The era probe happened before the observer existed: feed it in now.
     if era == Era::Modern {
-        passive.observe(&Outgoing::request(crate::mcp::jsonrpc::modern_request("server/discover", json!({}))), &discover, true);
+        passive.observe(
+            &Outgoing::request(crate::mcp::jsonrpc::modern_request("server/discover", json!({}))),
+            &discover,
+            true,
+        );
     }
     let client = Arc::new(client);
     let modern = match era {
         Era::Modern => client.clone(),
         Era::Legacy => {
             let mut fresh = match &target {
-                Target::Http(settings) => HttpTransport::new(settings.clone(), redactor.clone()).map(|transport| Client::new(Connection::Http(transport))),
-                Target::Stdio { command, timeout } => StdioTransport::spawn(command, *timeout, redactor.clone()).map(|transport| Client::new(Connection::Stdio(transport))).map_err(|error| error.to_string()),
+                Target::Http(settings) => HttpTransport::new(settings.clone(), redactor.clone())
+                    .map(|transport| Client::new(Connection::Http(transport))),
+                Target::Stdio { command, timeout } => StdioTransport::spawn(command, *timeout, redactor.clone())
+                    .map(|transport| Client::new(Connection::Stdio(transport)))
+                    .map_err(|error| error.to_string()),
             }
             .unwrap_or_else(|_| Client::new(client.connection().clone()));
             let observer = passive.clone();
-            fresh.set_observer(Arc::new(move |outgoing: &Outgoing, exchange| observer.observe(outgoing, exchange, true)));
+            fresh.set_observer(Arc::new(move |outgoing: &Outgoing, exchange| {
+                observer.observe(outgoing, exchange, true)
+            }));
             Arc::new(fresh)
         }
     };
@@ -108,24 +126,39 @@ pub async fn run(connected: Connected, target: Target, redactor: Redactor, optio
     };
     let capabilities = basis.result().and_then(|result| result.get("capabilities")).cloned().unwrap_or(json!({}));
     let supported_versions: Vec<String> = match era {
-        Era::Modern => basis.result().and_then(|result| result.get("supportedVersions")).and_then(Value::as_array).map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect()).unwrap_or_default(),
-        Era::Legacy => basis.result().and_then(|result| result.get("protocolVersion")).and_then(Value::as_str).map(|version| vec![version.to_owned()]).unwrap_or_default(),
+        Era::Modern => basis
+            .result()
+            .and_then(|result| result.get("supportedVersions"))
+            .and_then(Value::as_array)
+            .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default(),
+        Era::Legacy => basis
+            .result()
+            .and_then(|result| result.get("protocolVersion"))
+            .and_then(Value::as_str)
+            .map(|version| vec![version.to_owned()])
+            .unwrap_or_default(),
     };
     let server_info = basis.result().and_then(|result| match era {
-        Era::Modern => result.pointer(&format!("/_meta/{}", crate::mcp::jsonrpc::META_SERVER_INFO.replace('/', "~1"))).cloned(),
+        Era::Modern => {
+            result.pointer(&format!("/_meta/{}", crate::mcp::jsonrpc::META_SERVER_INFO.replace('/', "~1"))).cloned()
+        }
         Era::Legacy => result.get("serverInfo").cloned(),
     });
     progress(&format!("era: {} ({era_evidence})", era.revision()));
 
     let request = |method: &'static str| {
-        let era = era;
         move |params: Value| match era {
             Era::Modern => Outgoing::request(crate::mcp::jsonrpc::modern_request(method, params)),
             Era::Legacy => era::legacy(method, params),
         }
     };
-    let (list_tools, list_prompts, list_resources, list_templates) =
-        (request("tools/list"), request("prompts/list"), request("resources/list"), request("resources/templates/list"));
+    let (list_tools, list_prompts, list_resources, list_templates) = (
+        request("tools/list"),
+        request("prompts/list"),
+        request("resources/list"),
+        request("resources/templates/list"),
+    );
     let (tools, prompts, resources, templates) = tokio::join!(
         walk(&client, "tools/list", "tools", &list_tools),
         walk(&client, "prompts/list", "prompts", &list_prompts),
@@ -133,7 +166,13 @@ pub async fn run(connected: Connected, target: Target, redactor: Redactor, optio
         walk(&client, "resources/templates/list", "resourceTemplates", &list_templates),
     );
     let tools_again = walk(&client, "tools/list", "tools", &list_tools).await;
-    progress(&format!("lists: {} tools, {} prompts, {} resources, {} templates", tools.items.len(), prompts.items.len(), resources.items.len(), templates.items.len()));
+    progress(&format!(
+        "lists: {} tools, {} prompts, {} resources, {} templates",
+        tools.items.len(),
+        prompts.items.len(),
+        resources.items.len(),
+        templates.items.len()
+    ));
     if let Connection::Http(http) = client.connection() {
         record_param_headers(http, &tools.items);
     }
@@ -148,7 +187,9 @@ pub async fn run(connected: Connected, target: Target, redactor: Redactor, optio
         }
     }
     // Tools the user listed but the server does not offer are dropped.
-    safe_tools.retain(|safe| tools.items.iter().any(|tool| tool.get("name").and_then(Value::as_str) == Some(safe.name.as_str())));
+    safe_tools.retain(|safe| {
+        tools.items.iter().any(|tool| tool.get("name").and_then(Value::as_str) == Some(safe.name.as_str()))
+    });
 
     let ctx = Context {
         client: client.clone(),
@@ -190,7 +231,10 @@ pub async fn run(connected: Connected, target: Target, redactor: Redactor, optio
         timed(Box::pin(probes::subscriptions::run(&ctx))),
         timed(Box::pin(probes::discovery::legacy_handshake(&ctx, None))),
     );
-    groups.extend([results.0, results.1, results.2, results.3, results.4, results.5, results.6, results.7, results.8, results.9, results.10, results.11, results.12]);
+    groups.extend([
+        results.0, results.1, results.2, results.3, results.4, results.5, results.6, results.7, results.8, results.9,
+        results.10, results.11, results.12,
+    ]);
     groups.push(timed(Box::pin(probes::stdio::run(&ctx))).await);
     groups.push((probes::stdio::framing(&ctx), 0));
     groups.push((passive.findings(), 0));
@@ -252,9 +296,21 @@ fn record_param_headers(http: &HttpTransport, tools: &[Value]) {
 /// The check that records a legacy era (a failure only with `--require-era 2026-07-28`).
 fn era_check(require_modern: bool, evidence: &str) -> CheckResult {
     let (status, level, message) = if require_modern {
-        (Status::Fail, Level::Must, format!("the server speaks 2025-11-25 only and `--require-era 2026-07-28` was given: migrate to 2026-07-28 (see the INFO rows for what it would fail). {evidence}"))
+        (
+            Status::Fail,
+            Level::Must,
+            format!(
+                "the server speaks 2025-11-25 only and `--require-era 2026-07-28` was given: migrate to 2026-07-28 (see the INFO rows for what it would fail). {evidence}"
+            ),
+        )
     } else {
-        (Status::Warn, Level::Info, format!("the server speaks 2025-11-25 only; the INFO rows list the 2026-07-28 requirements it would fail (a migration list). {evidence}"))
+        (
+            Status::Warn,
+            Level::Info,
+            format!(
+                "the server speaks 2025-11-25 only; the INFO rows list the 2026-07-28 requirements it would fail (a migration list). {evidence}"
+            ),
+        )
     };
     CheckResult {
         id: "ERA".into(),
@@ -275,7 +331,12 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool) -> Vec<Che
         .map(|requirement| {
             let mut mine: Vec<(&Finding, u64)> = groups
                 .iter()
-                .flat_map(|(findings, duration)| findings.iter().filter(|finding| finding.id == requirement.id).map(move |finding| (finding, *duration)))
+                .flat_map(|(findings, duration)| {
+                    findings
+                        .iter()
+                        .filter(|finding| finding.id == requirement.id)
+                        .map(move |finding| (finding, *duration))
+                })
                 .collect();
             let wrong_transport = match requirement.scope {
                 Scope::Any => None,
@@ -292,9 +353,11 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool) -> Vec<Che
                 mine.sort_by_key(|(finding, _)| std::cmp::Reverse(finding.outcome));
                 let worst = mine[0].0.outcome;
                 let duration = mine.iter().map(|(_, duration)| *duration).max().unwrap_or(0);
-                let relevant: Vec<&Finding> = mine.iter().map(|(finding, _)| *finding).filter(|finding| finding.outcome == worst).collect();
+                let relevant: Vec<&Finding> =
+                    mine.iter().map(|(finding, _)| *finding).filter(|finding| finding.outcome == worst).collect();
                 let message = relevant.iter().map(|finding| finding.message.as_str()).collect::<Vec<_>>().join(" | ");
-                let evidence: Vec<Evidence> = relevant.iter().flat_map(|finding| finding.evidence.iter().cloned()).take(6).collect();
+                let evidence: Vec<Evidence> =
+                    relevant.iter().flat_map(|finding| finding.evidence.iter().cloned()).take(6).collect();
                 (worst, message, evidence, duration)
             };
             let mut status = grade(outcome, requirement.level);
@@ -305,7 +368,9 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool) -> Vec<Che
                 // migration list.
                 level = Level::Info;
                 message = match status {
-                    Status::Fail | Status::Warn => format!("2026-07-28 migration: would not meet this requirement: {message}"),
+                    Status::Fail | Status::Warn => {
+                        format!("2026-07-28 migration: would not meet this requirement: {message}")
+                    }
                     Status::Pass => format!("2026-07-28 only (already met): {message}"),
                     _ => format!("2026-07-28 only: {message}"),
                 };
@@ -328,7 +393,9 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool) -> Vec<Che
 /// Why a requirement produced no finding.
 fn not_exercised(id: &str) -> &'static str {
     match id {
-        "A-1" | "A-2" | "A-3" | "A-4" => "authorization rows run when the server requires credentials; this server answered without them",
+        "A-1" | "A-2" | "A-3" | "A-4" => {
+            "authorization rows run when the server requires credentials; this server answered without them"
+        }
         "B-4" => "not exercised: the server is not dual-era",
         _ => "not exercised on this server (nothing observed that this requirement applies to)",
     }

@@ -75,29 +75,45 @@ impl Passive {
             if exchange.response.is_some() && !(self.legacy && modern) {
                 let content_type = exchange.content_type().unwrap_or_default();
                 let ok = content_type == "application/json" || content_type == "text/event-stream";
-                self.note("H-14", (!ok).then(|| format!("`{method}`: a JSON-RPC body came with Content-Type `{content_type}`")), exchange);
+                self.note(
+                    "H-14",
+                    (!ok).then(|| format!("`{method}`: a JSON-RPC body came with Content-Type `{content_type}`")),
+                    exchange,
+                );
             }
             if exchange.content_type().as_deref() == Some("text/event-stream") && !(self.legacy && modern) {
-                let requests: Vec<&Value> = exchange.messages.iter().filter(|message| jsonrpc::is_request(message)).collect();
+                let requests: Vec<&Value> =
+                    exchange.messages.iter().filter(|message| jsonrpc::is_request(message)).collect();
                 self.note(
                     "H-15",
-                    (!requests.is_empty()).then(|| format!("`{method}`: the SSE stream carried a JSON-RPC request ({})", requests[0])),
+                    (!requests.is_empty())
+                        .then(|| format!("`{method}`: the SSE stream carried a JSON-RPC request ({})", requests[0])),
                     exchange,
                 );
                 if modern {
                     if let Some(closed) = exchange.stream_closed_after_final {
-                        self.note("H-16", (!closed).then(|| format!("`{method}`: the SSE stream stayed open after the final response")), exchange);
+                        self.note(
+                            "H-16",
+                            (!closed)
+                                .then(|| format!("`{method}`: the SSE stream stayed open after the final response")),
+                            exchange,
+                        );
                     }
                     let buffering = exchange.header("x-accel-buffering").map(str::to_ascii_lowercase);
                     self.note(
                         "H-17",
-                        (buffering.as_deref() != Some("no")).then(|| format!("`{method}`: SSE response without `X-Accel-Buffering: no`")),
+                        (buffering.as_deref() != Some("no"))
+                            .then(|| format!("`{method}`: SSE response without `X-Accel-Buffering: no`")),
                         exchange,
                     );
                 }
             }
             if modern && exchange.header("mcp-session-id").is_some() {
-                self.note("H-19", Some(format!("`{method}`: the response minted an `Mcp-Session-Id` for a stateless request")), exchange);
+                self.note(
+                    "H-19",
+                    Some(format!("`{method}`: the response minted an `Mcp-Session-Id` for a stateless request")),
+                    exchange,
+                );
             }
         }
 
@@ -118,7 +134,10 @@ impl Passive {
             let problem = if !envelope.is_empty() {
                 Some(format!("`{method}`: {}", envelope.join("; ")))
             } else if !id_ok {
-                Some(format!("`{method}`: sent id {sent_id}, the response carries {}", response.get("id").map(Value::to_string).unwrap_or_else(|| "no id".into())))
+                Some(format!(
+                    "`{method}`: sent id {sent_id}, the response carries {}",
+                    response.get("id").map(Value::to_string).unwrap_or_else(|| "no id".into())
+                ))
             } else {
                 None
             };
@@ -128,10 +147,19 @@ impl Passive {
         if let Some(error) = response.get("error") {
             if modern {
                 let code = error.get("code").and_then(Value::as_i64);
-                let reserved = code.filter(|code| jsonrpc::RESERVED_CODES.contains(code) || (-32099..=-32023).contains(code));
-                self.note("M-8", reserved.map(|code| format!("`{method}`: the server emitted reserved/undefined code {code}")), exchange);
+                let reserved =
+                    code.filter(|code| jsonrpc::RESERVED_CODES.contains(code) || (-32099..=-32023).contains(code));
+                self.note(
+                    "M-8",
+                    reserved.map(|code| format!("`{method}`: the server emitted reserved/undefined code {code}")),
+                    exchange,
+                );
                 let problems = shapes::check_error(error);
-                self.note("M-10", (!problems.is_empty()).then(|| format!("`{method}` error: {}", problems.join("; "))), exchange);
+                self.note(
+                    "M-10",
+                    (!problems.is_empty()).then(|| format!("`{method}` error: {}", problems.join("; "))),
+                    exchange,
+                );
             }
             return;
         }
@@ -142,7 +170,9 @@ impl Passive {
         let result_type = result.get("resultType");
         self.note(
             "M-7",
-            result_type.is_none().then(|| format!("`{method}`: the result has no `resultType` (a 2026-07-28 server MUST send it)")),
+            result_type
+                .is_none()
+                .then(|| format!("`{method}`: the result has no `resultType` (a 2026-07-28 server MUST send it)")),
             exchange,
         );
         if let Some(result_type) = result_type {
@@ -155,24 +185,50 @@ impl Passive {
                     exchange,
                 );
                 let has_hints = result.get("ttlMs").is_some() || result.get("cacheScope").is_some();
-                self.note("R-9", has_hints.then(|| format!("`{method}`: an `input_required` result carries caching hints")), exchange);
+                self.note(
+                    "R-9",
+                    has_hints.then(|| format!("`{method}`: an `input_required` result carries caching hints")),
+                    exchange,
+                );
                 let shape = shapes::check_result(method, result);
                 self.note("R-3", (!shape.is_empty()).then(|| format!("`{method}`: {}", shape.join("; "))), exchange);
-                self.note("R-4", undeclared_input_request(body, result).map(|kind| format!("`{method}`: the server asked for `{kind}`, which the request did not declare")), exchange);
+                self.note(
+                    "R-4",
+                    undeclared_input_request(body, result).map(|kind| {
+                        format!("`{method}`: the server asked for `{kind}`, which the request did not declare")
+                    }),
+                    exchange,
+                );
             } else {
                 self.note("R-2", None, exchange);
             }
         }
         let server_info = result.pointer(&format!("/_meta/{}", jsonrpc::META_SERVER_INFO.replace('/', "~1")));
-        let info_ok = server_info.is_some_and(|info| info.get("name").is_some_and(Value::is_string) && info.get("version").is_some_and(Value::is_string));
-        self.note("D-3", (!info_ok).then(|| format!("`{method}`: no `_meta[\"{}\"]` with name and version", jsonrpc::META_SERVER_INFO)), exchange);
+        let info_ok = server_info.is_some_and(|info| {
+            info.get("name").is_some_and(Value::is_string) && info.get("version").is_some_and(Value::is_string)
+        });
+        self.note(
+            "D-3",
+            (!info_ok)
+                .then(|| format!("`{method}`: no `_meta[\"{}\"]` with name and version", jsonrpc::META_SERVER_INFO)),
+            exchange,
+        );
         let complete = result_type.and_then(Value::as_str).is_none_or(|value| value == "complete");
         if CACHEABLE.contains(&method) && complete {
             let ttl = result.get("ttlMs");
             let scope = result.get("cacheScope");
             self.note(
                 "C-1",
-                (ttl.is_none() || scope.is_none()).then(|| format!("`{method}`: missing {}", [ttl.is_none().then_some("`ttlMs`"), scope.is_none().then_some("`cacheScope`")].into_iter().flatten().collect::<Vec<_>>().join(" and "))),
+                (ttl.is_none() || scope.is_none()).then(|| {
+                    format!(
+                        "`{method}`: missing {}",
+                        [ttl.is_none().then_some("`ttlMs`"), scope.is_none().then_some("`cacheScope`")]
+                            .into_iter()
+                            .flatten()
+                            .collect::<Vec<_>>()
+                            .join(" and ")
+                    )
+                }),
                 exchange,
             );
             if let Some(ttl) = ttl {
@@ -181,19 +237,31 @@ impl Passive {
             }
             if let Some(scope) = scope {
                 let ok = matches!(scope.as_str(), Some("public" | "private"));
-                self.note("C-3", (!ok).then(|| format!("`{method}`: cacheScope is {scope}, not \"public\" or \"private\"")), exchange);
+                self.note(
+                    "C-3",
+                    (!ok).then(|| format!("`{method}`: cacheScope is {scope}, not \"public\" or \"private\"")),
+                    exchange,
+                );
             }
         }
         let shape: Vec<String> = shapes::check_result(method, result)
             .into_iter()
-            .filter(|problem| !problem.starts_with(shapes::GRADED_ELSEWHERE))
+            .filter(|problem| shapes::graded_elsewhere(problem).is_none())
             .collect();
         self.note("M-10", (!shape.is_empty()).then(|| format!("`{method}`: {}", shape.join("; "))), exchange);
         // Request-scoped notifications of this exchange.
         let log_level = body.pointer(&format!("/params/_meta/{}", jsonrpc::META_LOG_LEVEL.replace('/', "~1")));
-        let logs = exchange.messages.iter().filter(|message| message.get("method").and_then(Value::as_str) == Some("notifications/message")).count();
+        let logs = exchange
+            .messages
+            .iter()
+            .filter(|message| message.get("method").and_then(Value::as_str) == Some("notifications/message"))
+            .count();
         if log_level.is_none() {
-            self.note("L-1", (logs > 0).then(|| format!("`{method}`: {logs} `notifications/message` without a requested logLevel")), exchange);
+            self.note(
+                "L-1",
+                (logs > 0).then(|| format!("`{method}`: {logs} `notifications/message` without a requested logLevel")),
+                exchange,
+            );
         }
         for message in &exchange.messages {
             if jsonrpc::is_notification(message) {
@@ -237,7 +305,8 @@ impl Passive {
 /// The first input-request kind in `result` that the request's clientCapabilities did not
 /// declare.
 fn undeclared_input_request(request: &Value, result: &Value) -> Option<String> {
-    let capabilities = request.pointer(&format!("/params/_meta/{}", jsonrpc::META_CLIENT_CAPABILITIES.replace('/', "~1")))?;
+    let capabilities =
+        request.pointer(&format!("/params/_meta/{}", jsonrpc::META_CLIENT_CAPABILITIES.replace('/', "~1")))?;
     let requests = result.get("inputRequests")?.as_object()?;
     for input_request in requests.values() {
         let kind = input_request.get("method").and_then(Value::as_str).unwrap_or("");
@@ -248,7 +317,11 @@ fn undeclared_input_request(request: &Value, result: &Value) -> Option<String> {
                     None => false,
                     Some(elicitation) => {
                         let empty = elicitation.as_object().is_some_and(|object| object.is_empty());
-                        if mode == "url" { elicitation.get("url").is_some() } else { empty || elicitation.get("form").is_some() }
+                        if mode == "url" {
+                            elicitation.get("url").is_some()
+                        } else {
+                            empty || elicitation.get("form").is_some()
+                        }
                     }
                 }
             }

@@ -64,11 +64,7 @@ pub struct Limits {
 impl Default for Limits {
     /// Depth 64, 10,000 subschemas, 2 seconds.
     fn default() -> Self {
-        Limits {
-            max_depth: 64,
-            max_subschemas: 10_000,
-            max_time: Duration::from_secs(2),
-        }
+        Limits { max_depth: 64, max_subschemas: 10_000, max_time: Duration::from_secs(2) }
     }
 }
 
@@ -93,26 +89,17 @@ impl Default for Limits {
 ///   tokens, case-insensitively unique, only on `integer`/`string`/`boolean` properties, and
 ///   only on properties reached from the root through `properties` alone.
 pub fn check_tools(tools: &[Value], limits: &Limits) -> Vec<(String, Problem)> {
-    let mut budget = Budget {
-        deadline: Instant::now().checked_add(limits.max_time),
-        reported: false,
-    };
+    let mut budget = Budget { deadline: Instant::now().checked_add(limits.max_time), reported: false };
     let mut out = Vec::new();
     let mut first_seen: HashMap<&str, usize> = HashMap::new();
     for (index, tool) in tools.iter().enumerate() {
-        let name = tool
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty());
+        let name = tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty());
         let label = name.map_or_else(|| format!("tools[{index}]"), str::to_owned);
         let mut problems = Vec::new();
         check_tool(tool, limits, &mut budget, &mut problems);
         if let Some(name) = name {
             if let Some(first) = first_seen.get(name) {
-                problems.push(warn(
-                    "T-8",
-                    format!("duplicate tool name `{name}` (first used by tools[{first}])"),
-                ));
+                problems.push(warn("T-8", format!("duplicate tool name `{name}` (first used by tools[{first}])")));
             } else {
                 first_seen.insert(name, index);
             }
@@ -152,11 +139,7 @@ pub fn validate_instance(validator: &Validator, instance: &Value) -> Result<(), 
             format!("`{path}`: {}", clip(&e.to_string()))
         })
         .collect();
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors)
-    }
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
 }
 
 /// A retriever that refuses every URI and remembers which ones were asked for (T-3: network
@@ -173,10 +156,7 @@ impl RefusingRetriever {
 }
 
 impl Retrieve for RefusingRetriever {
-    fn retrieve(
-        &self,
-        uri: &Uri<String>,
-    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+    fn retrieve(&self, uri: &Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
         if let Ok(mut asked) = self.asked.lock() {
             asked.push(uri.to_string());
         }
@@ -213,30 +193,16 @@ impl Budget {
 }
 
 fn fail(id: &'static str, message: String) -> Problem {
-    Problem {
-        id,
-        severity: Severity::Fail,
-        message,
-    }
+    Problem { id, severity: Severity::Fail, message }
 }
 
 fn warn(id: &'static str, message: String) -> Problem {
-    Problem {
-        id,
-        severity: Severity::Warn,
-        message,
-    }
+    Problem { id, severity: Severity::Warn, message }
 }
 
 fn check_tool(tool: &Value, limits: &Limits, budget: &mut Budget, out: &mut Vec<Problem>) {
     let Some(tool) = tool.as_object() else {
-        out.push(fail(
-            "T-1",
-            format!(
-                "tool definition: expected an object, found {}",
-                kind_of(tool)
-            ),
-        ));
+        out.push(fail("T-1", format!("tool definition: expected an object, found {}", kind_of(tool))));
         return;
     };
     check_name(tool, out);
@@ -244,31 +210,20 @@ fn check_tool(tool: &Value, limits: &Limits, budget: &mut Budget, out: &mut Vec<
 
     match tool.get("inputSchema") {
         None => out.push(fail("T-1", "missing required `inputSchema`".to_owned())),
-        Some(Value::Object(schema)) => {
+        Some(input @ Value::Object(schema)) => {
             match schema.get("type") {
                 Some(Value::String(t)) if t == "object" => {}
-                None => out.push(fail(
-                    "T-1",
-                    "`inputSchema`: root `type` is missing; it must be \"object\"".to_owned(),
-                )),
+                None => {
+                    out.push(fail("T-1", "`inputSchema`: root `type` is missing; it must be \"object\"".to_owned()))
+                }
                 Some(other) => out.push(fail(
                     "T-1",
-                    format!(
-                        "`inputSchema`: root `type` must be \"object\", found {}",
-                        clip(&other.to_string())
-                    ),
+                    format!("`inputSchema`: root `type` must be \"object\", found {}", describe(other)),
                 )),
             }
-            let input = tool.get("inputSchema").unwrap_or(&Value::Null);
             check_schema("inputSchema", input, limits, budget, true, out);
         }
-        Some(other) => out.push(fail(
-            "T-1",
-            format!(
-                "`inputSchema`: expected an object, found {}",
-                kind_of(other)
-            ),
-        )),
+        Some(other) => out.push(fail("T-1", format!("`inputSchema`: expected an object, found {}", kind_of(other)))),
     }
 
     match tool.get("outputSchema") {
@@ -278,10 +233,7 @@ fn check_tool(tool: &Value, limits: &Limits, budget: &mut Budget, out: &mut Vec<
         }
         Some(other) => out.push(fail(
             "T-2",
-            format!(
-                "`outputSchema`: expected an object (schema `Tool.outputSchema`), found {}",
-                kind_of(other)
-            ),
+            format!("`outputSchema`: expected an object (schema `Tool.outputSchema`), found {}", kind_of(other)),
         )),
     }
 }
@@ -289,37 +241,22 @@ fn check_tool(tool: &Value, limits: &Limits, budget: &mut Budget, out: &mut Vec<
 /// T-8: names (spec digest §12.1).
 fn check_name(tool: &Map<String, Value>, out: &mut Vec<Problem>) {
     match tool.get("name") {
-        None => out.push(fail(
-            "T-8",
-            "missing required `name` (schema `Tool`)".to_owned(),
-        )),
+        None => out.push(fail("T-8", "missing required `name` (schema `Tool`)".to_owned())),
         Some(Value::String(name)) => {
             let len = name.chars().count();
             if !(1..=128).contains(&len) {
-                out.push(warn(
-                    "T-8",
-                    format!("tool name is {len} characters long; SHOULD be 1 to 128"),
-                ));
+                out.push(warn("T-8", format!("tool name is {len} characters long; SHOULD be 1 to 128")));
             }
-            let bad: String = name
-                .chars()
-                .filter(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
-                .take(8)
-                .collect();
+            let bad: String =
+                name.chars().filter(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))).take(8).collect();
             if !bad.is_empty() {
                 out.push(warn(
                     "T-8",
-                    format!(
-                        "tool name `{}` has characters outside [A-Za-z0-9_.-] (SHOULD): {bad:?}",
-                        clip(name)
-                    ),
+                    format!("tool name `{}` has characters outside [A-Za-z0-9_.-] (SHOULD): {bad:?}", clip(name)),
                 ));
             }
         }
-        Some(other) => out.push(fail(
-            "T-8",
-            format!("`name`: expected a string, found {}", kind_of(other)),
-        )),
+        Some(other) => out.push(fail("T-8", format!("`name`: expected a string, found {}", kind_of(other)))),
     }
 }
 
@@ -329,29 +266,12 @@ fn check_annotations(tool: &Map<String, Value>, out: &mut Vec<Problem>) {
         return;
     };
     let Some(annotations) = annotations.as_object() else {
-        out.push(fail(
-            "T-9",
-            format!(
-                "`annotations`: expected an object, found {}",
-                kind_of(annotations)
-            ),
-        ));
+        out.push(fail("T-9", format!("`annotations`: expected an object, found {}", kind_of(annotations))));
         return;
     };
-    for hint in [
-        "readOnlyHint",
-        "destructiveHint",
-        "idempotentHint",
-        "openWorldHint",
-    ] {
+    for hint in ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] {
         if let Some(v) = annotations.get(hint).filter(|v| !v.is_boolean()) {
-            out.push(fail(
-                "T-9",
-                format!(
-                    "`annotations.{hint}`: expected a boolean, found {}",
-                    kind_of(v)
-                ),
-            ));
+            out.push(fail("T-9", format!("`annotations.{hint}`: expected a boolean, found {}", kind_of(v))));
         }
     }
 }
@@ -388,14 +308,7 @@ fn check_schema(
     }
     let meta = meta_errors(dialect.draft, schema);
     if !meta.is_empty() {
-        out.push(fail(
-            "T-2",
-            format!(
-                "`{which}` is not a valid {} schema: {}",
-                dialect.label,
-                meta.join("; ")
-            ),
-        ));
+        out.push(fail("T-2", format!("`{which}` is not a valid {} schema: {}", dialect.label, meta.join("; "))));
         return;
     }
     if !budget.allows(which, limits, out) {
@@ -445,19 +358,13 @@ impl DialectError {
 fn dialect_of(schema: &Map<String, Value>) -> Result<Dialect, DialectError> {
     let uri = match schema.get("$schema") {
         None => {
-            return Ok(Dialect {
-                draft: Draft::Draft202012,
-                label: "draft 2020-12",
-            });
+            return Ok(Dialect { draft: Draft::Draft202012, label: "draft 2020-12" });
         }
         Some(Value::String(uri)) => uri,
         Some(other) => return Err(DialectError::NotAString(kind_of(other))),
     };
     let bare = uri.strip_suffix('#').unwrap_or(uri);
-    let bare = bare
-        .strip_prefix("https://")
-        .or_else(|| bare.strip_prefix("http://"))
-        .unwrap_or("");
+    let bare = bare.strip_prefix("https://").or_else(|| bare.strip_prefix("http://")).unwrap_or("");
     let (draft, label) = match bare {
         "json-schema.org/draft/2020-12/schema" => (Draft::Draft202012, "draft 2020-12"),
         "json-schema.org/draft/2019-09/schema" => (Draft::Draft201909, "draft 2019-09"),
@@ -507,10 +414,7 @@ impl CompileFailure {
                 "`{which}` rejected: external $ref {} not fetched (a schema that depends on an \
                  unresolved external $ref SHOULD be rejected; network refs MUST NOT be \
                  dereferenced automatically)",
-                uris.iter()
-                    .map(|u| format!("`{}`", clip(u)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                uris.iter().map(|u| format!("`{}`", clip(u))).collect::<Vec<_>>().join(", ")
             ),
             CompileFailure::LocalRef(e) => {
                 format!("`{which}` is invalid: unresolvable local $ref: {e}")
@@ -531,10 +435,7 @@ impl CompileFailure {
 /// Compiles with the given draft and a [`RefusingRetriever`]; callers bound the size first.
 fn compile(draft: Draft, schema: &Value) -> Result<Validator, CompileFailure> {
     let retriever = RefusingRetriever::default();
-    let result = jsonschema::options()
-        .with_draft(draft)
-        .with_retriever(retriever.clone())
-        .build(schema);
+    let result = jsonschema::options().with_draft(draft).with_retriever(retriever.clone()).build(schema);
     let error = match result {
         Ok(validator) => return Ok(validator),
         Err(error) => error,
@@ -595,22 +496,12 @@ const SINGLE: &[&str] = &[
 /// Keywords whose value is an array of subschemas.
 const ARRAYS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
 /// Keywords whose value maps names to subschemas.
-const MAPS: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-    "dependencies",
-];
+const MAPS: &[&str] = &["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
 
 /// Iterative walk over the subschemas of a document, bounded by `limits` (T-4), collecting
 /// `x-mcp-header` sites (H-12). Never recurses, so any depth is safe.
 fn walk<'a>(schema: &'a Value, limits: &Limits, which: &str) -> Walked<'a> {
-    let mut walked = Walked {
-        exceeded: None,
-        headers: Vec::new(),
-    };
+    let mut walked = Walked { exceeded: None, headers: Vec::new() };
     let json_limit = limits.max_depth.saturating_mul(4);
     if json_depth_exceeds(schema, json_limit) {
         walked.exceeded = Some(format!(
@@ -621,8 +512,7 @@ fn walk<'a>(schema: &'a Value, limits: &Limits, which: &str) -> Walked<'a> {
         return walked;
     }
     // (schema, subschema depth, JSON pointer, reached through `properties` only, is a property)
-    let mut stack: Vec<(&Value, usize, String, bool, bool)> =
-        vec![(schema, 0, String::new(), true, false)];
+    let mut stack: Vec<(&Value, usize, String, bool, bool)> = vec![(schema, 0, String::new(), true, false)];
     let mut count = 0usize;
     while let Some((node, depth, pointer, chain, is_property)) = stack.pop() {
         count += 1;
@@ -743,13 +633,9 @@ fn check_headers(which: &str, sites: &[HeaderSite<'_>], out: &mut Vec<Problem>) 
                     seen.insert(folded, &site.pointer);
                 }
             }
-            other => out.push(fail(
-                "H-12",
-                format!(
-                    "`x-mcp-header` at {at}: expected a string, found {}",
-                    kind_of(other)
-                ),
-            )),
+            other => {
+                out.push(fail("H-12", format!("`x-mcp-header` at {at}: expected a string, found {}", kind_of(other))))
+            }
         }
         if !site.placement_ok {
             out.push(fail(
@@ -773,9 +659,7 @@ fn check_headers(which: &str, sites: &[HeaderSite<'_>], out: &mut Vec<Problem>) 
 fn header_type_problem(schema: &Map<String, Value>) -> Option<String> {
     const ALLOWED: &[&str] = &["integer", "string", "boolean"];
     match schema.get("type") {
-        None => {
-            Some("the property declares no `type`; it must be integer, string or boolean".into())
-        }
+        None => Some("the property declares no `type`; it must be integer, string or boolean".into()),
         Some(Value::String(t)) if ALLOWED.contains(&t.as_str()) => None,
         Some(Value::Array(types)) => {
             let names: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
@@ -783,16 +667,11 @@ fn header_type_problem(schema: &Map<String, Value>) -> Option<String> {
                 && names.iter().any(|t| ALLOWED.contains(t))
                 && names.iter().all(|t| ALLOWED.contains(t) || *t == "null");
             (!ok).then(|| {
-                format!(
-                    "property type {} is not integer, string or boolean",
-                    clip(&Value::Array(types.clone()).to_string())
-                )
+                let listed: Vec<String> = types.iter().map(describe).collect();
+                format!("property type [{}] is not integer, string or boolean", listed.join(", "))
             })
         }
-        Some(other) => Some(format!(
-            "property type {} is not integer, string or boolean",
-            clip(&other.to_string())
-        )),
+        Some(other) => Some(format!("property type {} is not integer, string or boolean", describe(other))),
     }
 }
 
@@ -816,6 +695,15 @@ fn kind_of(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+/// A value for a message without serializing containers (which could be arbitrarily deep):
+/// scalars as JSON text (shortened), containers by kind.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Array(_) | Value::Object(_) => kind_of(value).to_owned(),
+        scalar => clip(&scalar.to_string()),
     }
 }
 
@@ -857,11 +745,7 @@ mod tests {
     }
 
     fn severities(problems: &[Problem], id: &str) -> Vec<Severity> {
-        problems
-            .iter()
-            .filter(|p| p.id == id)
-            .map(|p| p.severity)
-            .collect()
+        problems.iter().filter(|p| p.id == id).map(|p| p.severity).collect()
     }
 
     // ---- T-1 ----
@@ -869,10 +753,7 @@ mod tests {
     #[test]
     fn t1_minimal_tool_passes() {
         check(tool(json!({"type": "object"})), &[]);
-        check(
-            tool(json!({"type": "object", "additionalProperties": false})),
-            &[],
-        );
+        check(tool(json!({"type": "object", "additionalProperties": false})), &[]);
     }
 
     #[test]
@@ -890,15 +771,9 @@ mod tests {
 
     #[test]
     fn t2_invalid_in_default_dialect_fails() {
-        let p = check(
-            tool(json!({"type": "object", "minProperties": -1})),
-            &["T-2"],
-        );
+        let p = check(tool(json!({"type": "object", "minProperties": -1})), &["T-2"]);
         assert!(p[0].message.contains("draft 2020-12"), "{}", p[0].message);
-        check(
-            tool(json!({"type": "object", "properties": {"a": {"type": "strin"}}})),
-            &["T-2"],
-        );
+        check(tool(json!({"type": "object", "properties": {"a": {"type": "strin"}}})), &["T-2"]);
     }
 
     #[test]
@@ -936,15 +811,9 @@ mod tests {
 
     #[test]
     fn t2_unknown_dialect_is_a_clear_warning() {
-        let p = check(
-            tool(json!({"$schema": "https://example.com/my-dialect", "type": "object"})),
-            &["T-2"],
-        );
+        let p = check(tool(json!({"$schema": "https://example.com/my-dialect", "type": "object"})), &["T-2"]);
         assert_eq!(p[0].severity, Severity::Warn);
-        assert!(
-            p[0].message
-                .contains("unsupported dialect `https://example.com/my-dialect`")
-        );
+        assert!(p[0].message.contains("unsupported dialect `https://example.com/my-dialect`"));
         let p = check(tool(json!({"$schema": 7, "type": "object"})), &["T-2"]);
         assert_eq!(p[0].severity, Severity::Fail);
     }
@@ -956,10 +825,7 @@ mod tests {
                    "outputSchema": {"type": "array", "items": {"type": "integer"}}}),
             &[],
         );
-        check(
-            json!({"name": "t", "inputSchema": {"type": "object"}, "outputSchema": null}),
-            &["T-2"],
-        );
+        check(json!({"name": "t", "inputSchema": {"type": "object"}, "outputSchema": null}), &["T-2"]);
         check(
             json!({"name": "t", "inputSchema": {"type": "object"},
                    "outputSchema": {"type": 12}}),
@@ -1001,15 +867,9 @@ mod tests {
 
     #[test]
     fn t3_unresolvable_local_ref_fails() {
-        let p = check(
-            tool(json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}})),
-            &["T-3"],
-        );
+        let p = check(tool(json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}})), &["T-3"]);
         assert_eq!(severities(&p, "T-3"), vec![Severity::Fail]);
-        let p = check(
-            tool(json!({"type": "object", "properties": {"a": {"$ref": "#nowhere"}}})),
-            &["T-3"],
-        );
+        let p = check(tool(json!({"type": "object", "properties": {"a": {"$ref": "#nowhere"}}})), &["T-3"]);
         assert_eq!(severities(&p, "T-3"), vec![Severity::Fail]);
     }
 
@@ -1029,10 +889,7 @@ mod tests {
         assert!(p[0].message.contains("http://10.255.255.1/schema.json"));
         assert!(p[0].message.contains("not fetched"));
         // Relative refs with no base are external too.
-        let p = check(
-            tool(json!({"type": "object", "properties": {"a": {"$ref": "other.json"}}})),
-            &["T-3"],
-        );
+        let p = check(tool(json!({"type": "object", "properties": {"a": {"$ref": "other.json"}}})), &["T-3"]);
         assert_eq!(severities(&p, "T-3"), vec![Severity::Warn]);
     }
 
@@ -1043,10 +900,7 @@ mod tests {
             .with_retriever(retriever.clone())
             .build(&json!({"$ref": "https://example.com/s.json"}));
         assert!(result.is_err());
-        assert_eq!(
-            retriever.asked(),
-            vec!["https://example.com/s.json".to_owned()]
-        );
+        assert_eq!(retriever.asked(), vec!["https://example.com/s.json".to_owned()]);
     }
 
     // ---- T-4 ----
@@ -1091,6 +945,17 @@ mod tests {
                 assert!(started.elapsed() < Duration::from_secs(1));
                 let ids: Vec<&str> = found.iter().map(|(_, p)| p.id).collect();
                 assert_eq!(ids, vec!["T-4"]);
+                // Deep values in places that end up in messages are never serialized.
+                let mut deep_value = json!("x");
+                for _ in 0..10_000 {
+                    deep_value = Value::Array(vec![deep_value]);
+                }
+                let mut schema = Map::new();
+                schema.insert("type".to_owned(), deep_value);
+                let found = check_tools(&[tool(Value::Object(schema))], &Limits::default());
+                let ids: Vec<&str> = found.iter().map(|(_, p)| p.id).collect();
+                assert_eq!(ids, vec!["T-1", "T-4"]);
+                assert!(found[0].1.message.contains("found an array"));
             })
             .unwrap()
             .join()
@@ -1104,10 +969,7 @@ mod tests {
             props.insert(format!("p{i}"), json!({"type": "string"}));
         }
         let schema = json!({"type": "object", "properties": props});
-        let limits = Limits {
-            max_subschemas: 20,
-            ..Limits::default()
-        };
+        let limits = Limits { max_subschemas: 20, ..Limits::default() };
         let found = check_tools(&[tool(schema.clone())], &limits);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].1.id, "T-4");
@@ -1117,14 +979,8 @@ mod tests {
 
     #[test]
     fn t4_time_budget_is_reported_once() {
-        let limits = Limits {
-            max_time: Duration::ZERO,
-            ..Limits::default()
-        };
-        let tools = vec![
-            tool(json!({"type": "object"})),
-            json!({"name": "u", "inputSchema": {"type": "object"}}),
-        ];
+        let limits = Limits { max_time: Duration::ZERO, ..Limits::default() };
+        let tools = vec![tool(json!({"type": "object"})), json!({"name": "u", "inputSchema": {"type": "object"}})];
         let found = check_tools(&tools, &limits);
         let ids: Vec<&str> = found.iter().map(|(_, p)| p.id).collect();
         assert_eq!(ids, vec!["T-4"]);
@@ -1136,47 +992,23 @@ mod tests {
         for _ in 0..300 {
             v = Value::Array(vec![v]);
         }
-        check(
-            tool(json!({"type": "object", "default": {"x": v}})),
-            &["T-4"],
-        );
+        check(tool(json!({"type": "object", "default": {"x": v}})), &["T-4"]);
     }
 
     // ---- T-8 ----
 
     #[test]
     fn t8_names() {
-        check(
-            json!({"name": "a.b-c_D9", "inputSchema": {"type": "object"}}),
-            &[],
-        );
+        check(json!({"name": "a.b-c_D9", "inputSchema": {"type": "object"}}), &[]);
         check(json!({"inputSchema": {"type": "object"}}), &["T-8"]);
-        let p = check(
-            json!({"name": 3, "inputSchema": {"type": "object"}}),
-            &["T-8"],
-        );
+        let p = check(json!({"name": 3, "inputSchema": {"type": "object"}}), &["T-8"]);
         assert_eq!(p[0].severity, Severity::Fail);
-        let p = check(
-            json!({"name": "", "inputSchema": {"type": "object"}}),
-            &["T-8"],
-        );
+        let p = check(json!({"name": "", "inputSchema": {"type": "object"}}), &["T-8"]);
         assert_eq!(p[0].severity, Severity::Warn);
-        check(
-            json!({"name": "has space", "inputSchema": {"type": "object"}}),
-            &["T-8"],
-        );
-        check(
-            json!({"name": "a/b", "inputSchema": {"type": "object"}}),
-            &["T-8"],
-        );
-        check(
-            json!({"name": "x".repeat(128), "inputSchema": {"type": "object"}}),
-            &[],
-        );
-        check(
-            json!({"name": "x".repeat(129), "inputSchema": {"type": "object"}}),
-            &["T-8"],
-        );
+        check(json!({"name": "has space", "inputSchema": {"type": "object"}}), &["T-8"]);
+        check(json!({"name": "a/b", "inputSchema": {"type": "object"}}), &["T-8"]);
+        check(json!({"name": "x".repeat(128), "inputSchema": {"type": "object"}}), &[]);
+        check(json!({"name": "x".repeat(129), "inputSchema": {"type": "object"}}), &["T-8"]);
     }
 
     #[test]
@@ -1195,10 +1027,7 @@ mod tests {
         assert!(found[0].1.message.contains("tools[0]"));
         assert_eq!(found[1].0, "tools[3]");
         // Case-sensitive: `T` and `t` are different tools.
-        let tools = vec![
-            tool(json!({"type": "object"})),
-            json!({"name": "T", "inputSchema": {"type": "object"}}),
-        ];
+        let tools = vec![tool(json!({"type": "object"})), json!({"name": "T", "inputSchema": {"type": "object"}})];
         assert!(check_tools(&tools, &Limits::default()).is_empty());
     }
 
@@ -1217,10 +1046,7 @@ mod tests {
                    "annotations": {"readOnlyHint": "yes"}}),
             &["T-9"],
         );
-        check(
-            json!({"name": "t", "inputSchema": {"type": "object"}, "annotations": []}),
-            &["T-9"],
-        );
+        check(json!({"name": "t", "inputSchema": {"type": "object"}, "annotations": []}), &["T-9"]);
     }
 
     // ---- H-12 ----
@@ -1231,49 +1057,23 @@ mod tests {
 
     #[test]
     fn h12_valid_headers_pass() {
+        check(with_header(json!({"type": "string", "x-mcp-header": "Region"})), &[]);
+        check(with_header(json!({"type": "integer", "x-mcp-header": "X!#$%&'*+-.^_`|~9"})), &[]);
+        check(with_header(json!({"type": ["boolean", "null"], "x-mcp-header": "Flag"})), &[]);
         check(
-            with_header(json!({"type": "string", "x-mcp-header": "Region"})),
-            &[],
-        );
-        check(
-            with_header(json!({"type": "integer", "x-mcp-header": "X!#$%&'*+-.^_`|~9"})),
-            &[],
-        );
-        check(
-            with_header(json!({"type": ["boolean", "null"], "x-mcp-header": "Flag"})),
-            &[],
-        );
-        check(
-            tool(
-                json!({"type": "object", "properties": {"outer": {"type": "object",
-                "properties": {"inner": {"type": "string", "x-mcp-header": "Inner"}}}}}),
-            ),
+            tool(json!({"type": "object", "properties": {"outer": {"type": "object",
+                "properties": {"inner": {"type": "string", "x-mcp-header": "Inner"}}}}})),
             &[],
         );
     }
 
     #[test]
     fn h12_bad_values_fail() {
-        check(
-            with_header(json!({"type": "string", "x-mcp-header": ""})),
-            &["H-12"],
-        );
-        check(
-            with_header(json!({"type": "string", "x-mcp-header": "Bad Name"})),
-            &["H-12"],
-        );
-        check(
-            with_header(json!({"type": "string", "x-mcp-header": "Ré"})),
-            &["H-12"],
-        );
-        check(
-            with_header(json!({"type": "string", "x-mcp-header": "a\u{1}"})),
-            &["H-12"],
-        );
-        check(
-            with_header(json!({"type": "string", "x-mcp-header": 5})),
-            &["H-12"],
-        );
+        check(with_header(json!({"type": "string", "x-mcp-header": ""})), &["H-12"]);
+        check(with_header(json!({"type": "string", "x-mcp-header": "Bad Name"})), &["H-12"]);
+        check(with_header(json!({"type": "string", "x-mcp-header": "Ré"})), &["H-12"]);
+        check(with_header(json!({"type": "string", "x-mcp-header": "a\u{1}"})), &["H-12"]);
+        check(with_header(json!({"type": "string", "x-mcp-header": 5})), &["H-12"]);
     }
 
     #[test]
@@ -1288,19 +1088,10 @@ mod tests {
 
     #[test]
     fn h12_only_primitive_types() {
-        check(
-            with_header(json!({"type": "number", "x-mcp-header": "N"})),
-            &["H-12"],
-        );
-        check(
-            with_header(json!({"type": "object", "x-mcp-header": "O"})),
-            &["H-12"],
-        );
+        check(with_header(json!({"type": "number", "x-mcp-header": "N"})), &["H-12"]);
+        check(with_header(json!({"type": "object", "x-mcp-header": "O"})), &["H-12"]);
         check(with_header(json!({"x-mcp-header": "Untyped"})), &["H-12"]);
-        check(
-            with_header(json!({"type": ["string", "number"], "x-mcp-header": "M"})),
-            &["H-12"],
-        );
+        check(with_header(json!({"type": ["string", "number"], "x-mcp-header": "M"})), &["H-12"]);
     }
 
     #[test]
@@ -1323,10 +1114,7 @@ mod tests {
 
     #[test]
     fn h12_property_named_like_the_keyword_is_not_an_annotation() {
-        check(
-            tool(json!({"type": "object", "properties": {"x-mcp-header": {"type": "number"}}})),
-            &[],
-        );
+        check(tool(json!({"type": "object", "properties": {"x-mcp-header": {"type": "number"}}})), &[]);
     }
 
     #[test]
@@ -1364,8 +1152,7 @@ mod tests {
     fn output_schema_refusals() {
         let e = compile_output_schema(&json!({"$ref": "https://example.com/x.json"})).unwrap_err();
         assert!(e.contains("not fetched"), "{e}");
-        let e =
-            compile_output_schema(&json!({"$schema": "urn:custom", "type": "object"})).unwrap_err();
+        let e = compile_output_schema(&json!({"$schema": "urn:custom", "type": "object"})).unwrap_err();
         assert!(e.contains("unsupported dialect"), "{e}");
         let e = compile_output_schema(&json!({"$ref": "#/$defs/nope"})).unwrap_err();
         assert!(e.contains("unresolvable local $ref"), "{e}");

@@ -12,8 +12,8 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
 use super::core::{
-    Handled, INTERNAL_ERROR, LogLevel, MISSING_CLIENT_CAPABILITY, Outgoing, RequestContext,
-    RpcError, ServerState, notification,
+    Handled, INTERNAL_ERROR, LogLevel, MISSING_CLIENT_CAPABILITY, Outgoing, RequestContext, RpcError, ServerState,
+    notification,
 };
 
 /// The resource template the server offers.
@@ -22,16 +22,7 @@ const ITEM_PREFIX: &str = "test://demo/items/";
 const TEXT_URI: &str = "test://demo/text";
 const BINARY_URI: &str = "test://demo/binary";
 /// Topics offered by `completion/complete` for `test_prompt`'s `topic` argument.
-const TOPICS: &[&str] = &[
-    "astronomy",
-    "biology",
-    "chemistry",
-    "geology",
-    "history",
-    "mathematics",
-    "music",
-    "physics",
-];
+const TOPICS: &[&str] = &["astronomy", "biology", "chemistry", "geology", "history", "mathematics", "music", "physics"];
 
 /// The `x-mcp-header` annotations of a tool: `(argument, header name without Mcp-Param-)`.
 ///
@@ -63,8 +54,7 @@ pub fn tools(state: &ServerState) -> Vec<Value> {
         simple_schema["properties"]["count"] = json!({"type": "integer", "minimum": "zero"});
     }
     if state.fault("t-3") {
-        simple_schema["properties"]["extra"] =
-            json!({"$ref": "https://example.invalid/schema.json"});
+        simple_schema["properties"]["extra"] = json!({"$ref": "https://example.invalid/schema.json"});
     }
     if state.fault("t-4") {
         let mut nested = json!({"type": "string"});
@@ -91,8 +81,7 @@ pub fn tools(state: &ServerState) -> Vec<Value> {
         "additionalProperties": false,
     });
     if state.fault("h-12") {
-        structured_schema["properties"]["scale"] =
-            json!({"type": "number", "x-mcp-header": "Scale"});
+        structured_schema["properties"]["scale"] = json!({"type": "number", "x-mcp-header": "Scale"});
     }
 
     let mut logging_annotations = read_only();
@@ -186,19 +175,13 @@ pub fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
         None | Some(Value::Null) => &empty,
         Some(Value::Object(arguments)) => arguments,
         Some(_) => {
-            return Err(RpcError::invalid_params(
-                "params.arguments must be an object",
-            ));
+            return Err(RpcError::invalid_params("params.arguments must be an object"));
         }
     };
-    let listed = tools(context.state)
-        .iter()
-        .any(|tool| tool["name"].as_str() == Some(name));
+    let listed = tools(context.state).iter().any(|tool| tool["name"].as_str() == Some(name));
     if !listed {
         if context.fault("e-3") {
-            return Ok(Handled::result(tool_error(&format!(
-                "Unknown tool: {name}"
-            ))));
+            return Ok(Handled::result(tool_error(&format!("Unknown tool: {name}"))));
         }
         let code = if context.fault("m-8") { -32003 } else { -32602 };
         return Err(RpcError::new(code, format!("Unknown tool: {name}")));
@@ -212,14 +195,9 @@ pub fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
         })),
         "test_progress" => Ok(progress(context)),
         "test_logging_tool" => Ok(logging(context)),
-        "test_missing_capability" | "test_input_required_result" => {
-            elicit_confirmation(context, name, arguments)
-        }
+        "test_missing_capability" | "test_input_required_result" => elicit_confirmation(context, name, arguments),
         _ => {
-            let text = arguments
-                .get("text")
-                .and_then(Value::as_str)
-                .unwrap_or("Hello from the mcp-eval demo server.");
+            let text = arguments.get("text").and_then(Value::as_str).unwrap_or("Hello from the mcp-eval demo server.");
             let mut result = text_result(text);
             if context.fault("t-7") {
                 result["content"] = json!([{"text": text}]);
@@ -260,11 +238,8 @@ fn structured(context: &RequestContext<'_>, arguments: &Map<String, Value>) -> V
     } else {
         json!({"temperature": temperature, "unit": unit})
     };
-    let text = if context.fault("t-6") {
-        format!("It is {temperature} degrees {unit}.")
-    } else {
-        structured.to_string()
-    };
+    let text =
+        if context.fault("t-6") { format!("It is {temperature} degrees {unit}.") } else { structured.to_string() };
     json!({
         "resultType": "complete",
         "content": [{"type": "text", "text": text}],
@@ -276,11 +251,7 @@ fn progress(context: &RequestContext<'_>) -> Handled {
     let step = Duration::from_millis(50);
     let mut notifications = Vec::new();
     if let Some(token) = &context.progress_token {
-        let values: [u32; 3] = if context.fault("l-3") {
-            [1, 2, 2]
-        } else {
-            [1, 2, 3]
-        };
+        let values: [u32; 3] = if context.fault("l-3") { [1, 2, 2] } else { [1, 2, 3] };
         for (index, value) in values.into_iter().enumerate() {
             notifications.push(Outgoing {
                 delay: if index == 0 { Duration::ZERO } else { step },
@@ -295,11 +266,7 @@ fn progress(context: &RequestContext<'_>) -> Handled {
     Handled {
         notifications,
         result: Some(text_result("Progress finished.")),
-        final_delay: if context.progress_token.is_some() {
-            step
-        } else {
-            Duration::ZERO
-        },
+        final_delay: if context.progress_token.is_some() { step } else { Duration::ZERO },
         stream: false,
     }
 }
@@ -313,12 +280,7 @@ fn logging(context: &RequestContext<'_>) -> Handled {
     };
     let mut notifications = Vec::new();
     if let Some(threshold) = threshold {
-        for level in [
-            LogLevel::Debug,
-            LogLevel::Info,
-            LogLevel::Warning,
-            LogLevel::Error,
-        ] {
+        for level in [LogLevel::Debug, LogLevel::Info, LogLevel::Warning, LogLevel::Error] {
             if level >= threshold {
                 notifications.push(Outgoing {
                     delay: Duration::ZERO,
@@ -331,11 +293,7 @@ fn logging(context: &RequestContext<'_>) -> Handled {
             }
         }
     }
-    Handled {
-        notifications,
-        result: Some(text_result("Logging finished.")),
-        ..Handled::default()
-    }
+    Handled { notifications, result: Some(text_result("Logging finished.")), ..Handled::default() }
 }
 
 /// Whether the request declared form-mode elicitation (`{}` means form only, digest §3).
@@ -352,14 +310,9 @@ fn elicit_confirmation(
     tool: &str,
     arguments: &Map<String, Value>,
 ) -> Result<Handled, RpcError> {
-    let declared = form_elicitation_declared(context)
-        || (context.fault("m-5") && context.state.elicitation_seen());
+    let declared = form_elicitation_declared(context) || (context.fault("m-5") && context.state.elicitation_seen());
     if !declared && !context.fault("r-4") {
-        let required = if context.fault("e-2") {
-            json!(["elicitation"])
-        } else {
-            json!({"elicitation": {}})
-        };
+        let required = if context.fault("e-2") { json!(["elicitation"]) } else { json!({"elicitation": {}}) };
         return Err(RpcError::new(
             MISSING_CLIENT_CAPABILITY,
             format!("Tool {tool} needs the elicitation client capability"),
@@ -371,9 +324,7 @@ fn elicit_confirmation(
     let binding = format!("{tool}|{}", Value::Object(arguments.clone()));
     let request_state = context.params.get("requestState");
     if let Some(request_state) = request_state {
-        let verified = request_state
-            .as_str()
-            .and_then(|token| context.state.signer().verify(token));
+        let verified = request_state.as_str().and_then(|token| context.state.signer().verify(token));
         if verified.as_deref() != Some(binding.as_str()) && !context.fault("r-6") {
             return Err(RpcError::invalid_params("requestState failed verification"));
         }
@@ -388,18 +339,14 @@ fn elicit_confirmation(
         if context.fault("r-10") {
             return Ok(Handled::result(confirmed("accept")));
         }
-        return Err(RpcError::invalid_params(
-            "every inputResponses value must be an object",
-        ));
+        return Err(RpcError::invalid_params("every inputResponses value must be an object"));
     }
     if context.fault("r-8") && responses.keys().any(|key| key != "confirm") {
         return Err(RpcError::invalid_params("unexpected inputResponses key"));
     }
     let Some(response) = responses.get("confirm") else {
         if context.fault("r-7") {
-            return Err(RpcError::invalid_params(
-                "inputResponses.confirm is missing",
-            ));
+            return Err(RpcError::invalid_params("inputResponses.confirm is missing"));
         }
         return Ok(Handled::result(input_required(context, &binding)));
     };
@@ -410,18 +357,12 @@ fn elicit_confirmation(
     match response.get("action").and_then(Value::as_str) {
         Some(action @ ("accept" | "decline" | "cancel")) => Ok(Handled::result(confirmed(action))),
         _ if context.fault("r-10") => Ok(Handled::result(confirmed("accept"))),
-        _ => Err(RpcError::invalid_params(
-            "inputResponses.confirm.action must be accept, decline or cancel",
-        )),
+        _ => Err(RpcError::invalid_params("inputResponses.confirm.action must be accept, decline or cancel")),
     }
 }
 
 fn input_required(context: &RequestContext<'_>, binding: &str) -> Value {
-    let method = if context.fault("r-3") {
-        "elicitation/prompt"
-    } else {
-        "elicitation/create"
-    };
+    let method = if context.fault("r-3") { "elicitation/prompt" } else { "elicitation/create" };
     let mut result = json!({
         "resultType": "input_required",
         "inputRequests": {
@@ -467,11 +408,7 @@ pub fn get_prompt(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
         return Err(missing_field(context, "params.name"));
     };
     if name != "test_prompt" {
-        let code = if context.fault("e-4") {
-            INTERNAL_ERROR
-        } else {
-            -32602
-        };
+        let code = if context.fault("e-4") { INTERNAL_ERROR } else { -32602 };
         return Err(RpcError::new(code, format!("Unknown prompt: {name}")));
     }
     let topic = context
@@ -480,11 +417,7 @@ pub fn get_prompt(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
         .and_then(|arguments| arguments.get("topic"))
         .and_then(Value::as_str)
         .ok_or_else(|| RpcError::invalid_params("Missing required argument: topic"))?;
-    let role = if context.fault("p-5") {
-        "system"
-    } else {
-        "user"
-    };
+    let role = if context.fault("p-5") { "system" } else { "user" };
     Ok(Handled::result(json!({
         "resultType": "complete",
         "description": "A prompt about a topic.",
@@ -544,16 +477,9 @@ pub fn read_resource(context: &RequestContext<'_>) -> Result<Handled, RpcError> 
     } else if context.fault("e-1") {
         json!([])
     } else {
-        return Err(
-            RpcError::invalid_params(format!("Resource not found: {uri}"))
-                .with_data(json!({"uri": uri})),
-        );
+        return Err(RpcError::invalid_params(format!("Resource not found: {uri}")).with_data(json!({"uri": uri})));
     };
-    let scope = if context.fault("c-3") {
-        "shared"
-    } else {
-        "public"
-    };
+    let scope = if context.fault("c-3") { "shared" } else { "public" };
     Ok(Handled::result(json!({
         "resultType": "complete",
         "contents": contents,
@@ -568,34 +494,21 @@ pub fn complete(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
     let reference = params.get("ref").and_then(Value::as_object);
     let argument = params.get("argument").and_then(Value::as_object);
     let (Some(reference), Some(argument)) = (reference, argument) else {
-        return Err(RpcError::invalid_params(
-            "params.ref and params.argument are required",
-        ));
+        return Err(RpcError::invalid_params("params.ref and params.argument are required"));
     };
     let argument_name = argument.get("name").and_then(Value::as_str);
-    let prefix = argument
-        .get("value")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let candidates: Vec<String> =
-        match (reference.get("type").and_then(Value::as_str), argument_name) {
-            (Some("ref/prompt"), Some("topic"))
-                if reference.get("name").and_then(Value::as_str) == Some("test_prompt") =>
-            {
-                TOPICS.iter().map(|topic| topic.to_string()).collect()
-            }
-            (Some("ref/resource"), Some("id"))
-                if reference.get("uri").and_then(Value::as_str) == Some(ITEM_TEMPLATE) =>
-            {
-                (1..=5).map(|number| number.to_string()).collect()
-            }
-            _ => {
-                return Err(RpcError::invalid_params(
-                    "Nothing to complete for this reference",
-                ));
-            }
-        };
+    let prefix = argument.get("value").and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
+    let candidates: Vec<String> = match (reference.get("type").and_then(Value::as_str), argument_name) {
+        (Some("ref/prompt"), Some("topic")) if reference.get("name").and_then(Value::as_str) == Some("test_prompt") => {
+            TOPICS.iter().map(|topic| topic.to_string()).collect()
+        }
+        (Some("ref/resource"), Some("id")) if reference.get("uri").and_then(Value::as_str) == Some(ITEM_TEMPLATE) => {
+            (1..=5).map(|number| number.to_string()).collect()
+        }
+        _ => {
+            return Err(RpcError::invalid_params("Nothing to complete for this reference"));
+        }
+    };
     if context.fault("r-2") {
         return Ok(Handled::result(json!({
             "resultType": "input_required",
@@ -605,10 +518,7 @@ pub fn complete(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
     let values: Vec<String> = if context.fault("d-6") {
         (0..=100).map(|number| format!("value-{number}")).collect()
     } else {
-        candidates
-            .into_iter()
-            .filter(|candidate| candidate.starts_with(&prefix))
-            .collect()
+        candidates.into_iter().filter(|candidate| candidate.starts_with(&prefix)).collect()
     };
     Ok(Handled::result(json!({
         "resultType": "complete",

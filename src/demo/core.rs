@@ -85,11 +85,7 @@ impl HttpRequestView {
     /// The raw values of every header called `name` (any case), in arrival order.
     pub fn get_all(&self, name: &str) -> Vec<&[u8]> {
         let name = name.to_ascii_lowercase();
-        self.headers
-            .iter()
-            .filter(|(header, _)| *header == name)
-            .map(|(_, value)| value.as_slice())
-            .collect()
+        self.headers.iter().filter(|(header, _)| *header == name).map(|(_, value)| value.as_slice()).collect()
     }
 }
 
@@ -115,14 +111,7 @@ pub struct Reply {
 
 impl Reply {
     fn single(status: u16, message: Value) -> Self {
-        Reply {
-            status,
-            messages: vec![Outgoing {
-                delay: Duration::ZERO,
-                message,
-            }],
-            stream: false,
-        }
+        Reply { status, messages: vec![Outgoing { delay: Duration::ZERO, message }], stream: false }
     }
 
     /// The last message of the reply, normally the final response.
@@ -199,12 +188,7 @@ pub struct RpcError {
 impl RpcError {
     /// An error with no `data`, answered in-band with HTTP 200.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        RpcError {
-            code,
-            message: message.into(),
-            data: None,
-            status: 200,
-        }
+        RpcError { code, message: message.into(), data: None, status: 200 }
     }
 
     /// `-32602` for a handler-level problem (HTTP 200: the status is not pinned, digest §6.3).
@@ -265,19 +249,12 @@ impl LogLevel {
 
     /// Parses a level name as used on the wire.
     pub fn parse(name: &str) -> Option<LogLevel> {
-        LogLevel::ALL
-            .iter()
-            .find(|(_, level_name)| *level_name == name)
-            .map(|(level, _)| *level)
+        LogLevel::ALL.iter().find(|(_, level_name)| *level_name == name).map(|(level, _)| *level)
     }
 
     /// The wire name of the level.
     pub fn as_str(self) -> &'static str {
-        LogLevel::ALL
-            .iter()
-            .find(|(level, _)| *level == self)
-            .map(|(_, name)| *name)
-            .unwrap_or("info")
+        LogLevel::ALL.iter().find(|(level, _)| *level == self).map(|(_, name)| *name).unwrap_or("info")
     }
 }
 
@@ -321,10 +298,7 @@ pub struct Handled {
 impl Handled {
     /// A plain result with nothing before it.
     pub fn result(result: Value) -> Self {
-        Handled {
-            result: Some(result),
-            ..Handled::default()
-        }
+        Handled { result: Some(result), ..Handled::default() }
     }
 }
 
@@ -335,15 +309,7 @@ pub fn notification(method: &str, params: Value) -> Value {
 
 /// The reply to a body that is not JSON at all (`-32700`, id null, HTTP 400).
 pub fn parse_error_reply() -> Reply {
-    Reply::single(
-        400,
-        error_message(
-            &Value::Null,
-            PARSE_ERROR,
-            "Parse error: the body is not valid JSON",
-            None,
-        ),
-    )
+    Reply::single(400, error_message(&Value::Null, PARSE_ERROR, "Parse error: the body is not valid JSON", None))
 }
 
 /// Handles one incoming JSON message. `http` is `Some` on the HTTP transport.
@@ -355,13 +321,8 @@ pub fn handle(state: &ServerState, message: &Value, http: Option<&HttpRequestVie
         return invalid_request(state, &Value::Null, "the message is not a JSON object");
     };
     let id = object.get("id");
-    let id_is_valid =
-        matches!(id, Some(Value::String(_))) || id.is_some_and(|id| id.is_i64() || id.is_u64());
-    let echo_id = if id_is_valid {
-        id.cloned().unwrap_or(Value::Null)
-    } else {
-        Value::Null
-    };
+    let id_is_valid = matches!(id, Some(Value::String(_))) || id.is_some_and(|id| id.is_i64() || id.is_u64());
+    let echo_id = if id_is_valid { id.cloned().unwrap_or(Value::Null) } else { Value::Null };
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return invalid_request(state, &echo_id, "jsonrpc must be \"2.0\"");
     }
@@ -381,10 +342,7 @@ fn handle_batch(state: &ServerState, items: &[Value], http: Option<&HttpRequestV
     if !state.fault("h-24") {
         return invalid_request(state, &Value::Null, "batches are not supported");
     }
-    let responses: Vec<Value> = items
-        .iter()
-        .filter_map(|item| handle(state, item, http).last().cloned())
-        .collect();
+    let responses: Vec<Value> = items.iter().filter_map(|item| handle(state, item, http).last().cloned()).collect();
     Reply::single(200, Value::Array(responses))
 }
 
@@ -406,34 +364,21 @@ fn handle_notification(
     // Cancellation of in-flight stdio requests is the front end's business; whatever reaches
     // the core refers to nothing we are doing and is ignored (digest §15, X-7).
     if http.is_none() && state.fault("x-7") && method == "notifications/cancelled" {
-        let request_id = object
-            .get("params")
-            .and_then(|params| params.get("requestId"))
-            .cloned()
-            .unwrap_or(Value::Null);
+        let request_id =
+            object.get("params").and_then(|params| params.get("requestId")).cloned().unwrap_or(Value::Null);
         let error = RpcError::invalid_params("Unknown request id");
         return error_reply(state, &request_id, error);
     }
     if http.is_some() && state.fault("h-22") {
-        return Reply::single(
-            200,
-            json!({"jsonrpc": "2.0", "id": null, "result": {"resultType": "complete"}}),
-        );
+        return Reply::single(200, json!({"jsonrpc": "2.0", "id": null, "result": {"resultType": "complete"}}));
     }
-    Reply {
-        status: 202,
-        messages: Vec::new(),
-        stream: false,
-    }
+    Reply { status: 202, messages: Vec::new(), stream: false }
 }
 
 fn error_reply(state: &ServerState, id: &Value, error: RpcError) -> Reply {
     let id = if state.fault("m-6") { &Value::Null } else { id };
     let status = error.status;
-    Reply::single(
-        status,
-        error_message(id, error.code, &error.message, error.data),
-    )
+    Reply::single(status, error_message(id, error.code, &error.message, error.data))
 }
 
 fn error_message(id: &Value, code: i64, message: &str, data: Option<Value>) -> Value {
@@ -487,8 +432,7 @@ fn check_request(
     http: Option<&HttpRequestView>,
 ) -> Result<Reply, RpcError> {
     let stdio_ping = http.is_none() && method == "ping" && state.fault("x-5");
-    let implemented =
-        METHODS.contains(&method) && !(method == "server/discover" && state.fault("d-1"));
+    let implemented = METHODS.contains(&method) && !(method == "server/discover" && state.fault("d-1"));
     if !implemented && !stdio_ping {
         return Err(method_not_found(state, method));
     }
@@ -500,25 +444,16 @@ fn check_request(
         Some(_) => return Err(meta_error("params must be an object")),
         None => return Err(meta_error("params is required (with _meta)")),
     };
-    let header_version = http
-        .map(|view| header_text(view, "mcp-protocol-version"))
-        .transpose()?
-        .flatten();
+    let header_version = http.map(|view| header_text(view, "mcp-protocol-version")).transpose()?.flatten();
     let meta = parse_meta(state, params, header_version.as_deref())?;
-    if meta
-        .client_capabilities
-        .get("elicitation")
-        .is_some_and(Value::is_object)
-    {
+    if meta.client_capabilities.get("elicitation").is_some_and(Value::is_object) {
         state.elicitation_seen.store(true, Ordering::Relaxed);
     }
 
     if http.is_some() {
         match &header_version {
             None if !state.fault("h-2") => {
-                return Err(RpcError::header_mismatch(
-                    "Missing required header MCP-Protocol-Version",
-                ));
+                return Err(RpcError::header_mismatch("Missing required header MCP-Protocol-Version"));
             }
             Some(header) if *header != meta.version && !state.fault("h-1") => {
                 return Err(RpcError::header_mismatch(format!(
@@ -533,11 +468,9 @@ fn check_request(
         if state.fault("v-1") {
             return Err(meta_error("Unsupported protocol version"));
         }
-        return Err(
-            RpcError::new(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version")
-                .with_data(json!({"supported": [PROTOCOL_VERSION], "requested": meta.version}))
-                .with_status(400),
-        );
+        return Err(RpcError::new(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version")
+            .with_data(json!({"supported": [PROTOCOL_VERSION], "requested": meta.version}))
+            .with_status(400));
     }
     if let Some(view) = http {
         check_standard_headers(state, view, method, params)?;
@@ -551,11 +484,8 @@ fn check_request(
         log_level: meta.log_level,
         progress_token: meta.progress_token,
     };
-    let handled = if stdio_ping {
-        Handled::result(json!({"resultType": "complete"}))
-    } else {
-        dispatch(&context, method)?
-    };
+    let handled =
+        if stdio_ping { Handled::result(json!({"resultType": "complete"})) } else { dispatch(&context, method)? };
     Ok(assemble(&context, handled, http.is_some()))
 }
 
@@ -594,31 +524,23 @@ fn parse_meta(
         Some(Value::String(version)) => version.clone(),
         None if state.fault("m-2") || (meta.is_empty() && state.fault("m-1")) => lenient_default(),
         _ => {
-            return Err(meta_error(format!(
-                "_meta[\"{META_PROTOCOL_VERSION}\"] is required and must be a string"
-            )));
+            return Err(meta_error(format!("_meta[\"{META_PROTOCOL_VERSION}\"] is required and must be a string")));
         }
     };
     let client_capabilities = match meta.get(META_CLIENT_CAPABILITIES) {
         Some(Value::Object(capabilities)) => capabilities.clone(),
         None if state.fault("m-3") || (meta.is_empty() && state.fault("m-1")) => Map::new(),
         _ => {
-            return Err(meta_error(format!(
-                "_meta[\"{META_CLIENT_CAPABILITIES}\"] is required and must be an object"
-            )));
+            return Err(meta_error(format!("_meta[\"{META_CLIENT_CAPABILITIES}\"] is required and must be an object")));
         }
     };
     match meta.get(META_CLIENT_INFO) {
         None if state.fault("m-4") => {
-            return Err(meta_error(format!(
-                "_meta[\"{META_CLIENT_INFO}\"] is required"
-            )));
+            return Err(meta_error(format!("_meta[\"{META_CLIENT_INFO}\"] is required")));
         }
         None | Some(Value::Object(_)) => {}
         Some(_) => {
-            return Err(meta_error(format!(
-                "_meta[\"{META_CLIENT_INFO}\"] must be an object"
-            )));
+            return Err(meta_error(format!("_meta[\"{META_CLIENT_INFO}\"] must be an object")));
         }
     }
     let log_level = match meta.get(META_LOG_LEVEL) {
@@ -639,9 +561,7 @@ fn parse_meta(
         Some(token @ Value::String(_)) => Some(token.clone()),
         Some(token) if token.is_i64() || token.is_u64() => Some(token.clone()),
         Some(_) => {
-            return Err(RpcError::invalid_params(
-                "progressToken must be a string or an integer",
-            ));
+            return Err(RpcError::invalid_params("progressToken must be a string or an integer"));
         }
     };
     if state.fault("m-9") && meta.contains_key("traceparent") {
@@ -662,12 +582,7 @@ fn parse_meta(
             return Err(meta_error(format!("Unknown _meta key {key}")));
         }
     }
-    Ok(RequestMeta {
-        version,
-        client_capabilities,
-        log_level,
-        progress_token,
-    })
+    Ok(RequestMeta { version, client_capabilities, log_level, progress_token })
 }
 
 /// Returns a header's value as trimmed text, `None` when absent, `-32020` when it holds
@@ -678,17 +593,11 @@ fn header_text(view: &HttpRequestView, name: &str) -> Result<Option<String>, Rpc
         return Ok(None);
     };
     if values.iter().any(|value| *value != raw) {
-        return Err(RpcError::header_mismatch(format!(
-            "Header {name} is repeated with different values"
-        )));
+        return Err(RpcError::header_mismatch(format!("Header {name} is repeated with different values")));
     }
-    let valid = raw
-        .iter()
-        .all(|byte| *byte == b'\t' || (0x20..0x7f).contains(byte));
+    let valid = raw.iter().all(|byte| *byte == b'\t' || (0x20..0x7f).contains(byte));
     if !valid {
-        return Err(RpcError::header_mismatch(format!(
-            "Header {name} contains invalid characters"
-        )));
+        return Err(RpcError::header_mismatch(format!("Header {name} contains invalid characters")));
     }
     let text = String::from_utf8_lossy(raw);
     Ok(Some(text.trim_matches([' ', '\t']).to_string()))
@@ -699,28 +608,18 @@ fn decode_header_value(state: &ServerState, name: &str, raw: &str) -> Result<Str
     if state.fault("h-9") {
         return Ok(raw.to_string());
     }
-    let Some(encoded) = raw
-        .strip_prefix("=?base64?")
-        .and_then(|rest| rest.strip_suffix("?="))
-    else {
+    let Some(encoded) = raw.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) else {
         return Ok(raw.to_string());
     };
     STANDARD
         .decode(encoded)
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
-        .ok_or_else(|| {
-            RpcError::header_mismatch(format!("Header {name} has an invalid base64 value"))
-        })
+        .ok_or_else(|| RpcError::header_mismatch(format!("Header {name} has an invalid base64 value")))
 }
 
 /// Whether a header value carries `expected`, after sentinel decoding.
-fn header_matches(
-    state: &ServerState,
-    name: &str,
-    raw: &str,
-    expected: &str,
-) -> Result<bool, RpcError> {
+fn header_matches(state: &ServerState, name: &str, raw: &str, expected: &str) -> Result<bool, RpcError> {
     if decode_header_value(state, name, raw)? == expected {
         return Ok(true);
     }
@@ -747,16 +646,10 @@ fn check_standard_headers(
     match header_text(view, "mcp-method")? {
         None if state.fault("h-3") => {}
         None => {
-            return Err(RpcError::header_mismatch(
-                "Missing required header Mcp-Method",
-            ));
+            return Err(RpcError::header_mismatch("Missing required header Mcp-Method"));
         }
         Some(header) => {
-            let equal = if state.fault("h-5") {
-                header.eq_ignore_ascii_case(method)
-            } else {
-                header == method
-            };
+            let equal = if state.fault("h-5") { header.eq_ignore_ascii_case(method) } else { header == method };
             if !equal && !state.fault("h-4") {
                 return Err(RpcError::header_mismatch(format!(
                     "Mcp-Method header `{header}` does not match the body method `{method}`"
@@ -775,9 +668,7 @@ fn check_standard_headers(
         match header_text(view, "mcp-name")? {
             None if state.fault("h-8") => {}
             None => {
-                return Err(RpcError::header_mismatch(
-                    "Missing required header Mcp-Name",
-                ));
+                return Err(RpcError::header_mismatch("Missing required header Mcp-Name"));
             }
             Some(header) => {
                 if !header_matches(state, "Mcp-Name", &header, expected)? && !state.fault("h-7") {
@@ -790,15 +681,10 @@ fn check_standard_headers(
     }
 
     if method == "tools/call" && !state.fault("h-11") {
-        let tool = params
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let tool = params.get("name").and_then(Value::as_str).unwrap_or_default();
         let arguments = params.get("arguments").and_then(Value::as_object);
         for (property, header_name) in catalog::header_params(tool) {
-            let value = arguments
-                .and_then(|arguments| arguments.get(*property))
-                .filter(|value| !value.is_null());
+            let value = arguments.and_then(|arguments| arguments.get(*property)).filter(|value| !value.is_null());
             let header_key = format!("mcp-param-{}", header_name.to_ascii_lowercase());
             let header = header_text(view, &header_key)?;
             match (value, header) {
@@ -851,13 +737,7 @@ fn dispatch(context: &RequestContext<'_>, method: &str) -> Result<Handled, RpcEr
             } else {
                 0
             };
-            let mut result = list_page(
-                context,
-                "tools",
-                catalog::tools(state),
-                "tools/list",
-                rotation,
-            )?;
+            let mut result = list_page(context, "tools", catalog::tools(state), "tools/list", rotation)?;
             if state.fault("m-7") {
                 if let Some(object) = result.as_object_mut() {
                     object.remove("resultType");
@@ -883,13 +763,7 @@ fn dispatch(context: &RequestContext<'_>, method: &str) -> Result<Handled, RpcEr
         }
         "prompts/get" => catalog::get_prompt(context),
         "resources/list" => {
-            let mut result = list_page(
-                context,
-                "resources",
-                catalog::resources(),
-                "resources/list",
-                0,
-            )?;
+            let mut result = list_page(context, "resources", catalog::resources(), "resources/list", 0)?;
             if state.fault("c-2") {
                 result["ttlMs"] = json!(60000.5);
             }
@@ -961,11 +835,7 @@ fn list_page(
     }
     let end = (offset + PAGE_SIZE).min(items.len());
     let page: Vec<Value> = items[offset..end].to_vec();
-    let scope = if state.fault("c-4") && offset > 0 {
-        "private"
-    } else {
-        "public"
-    };
+    let scope = if state.fault("c-4") && offset > 0 { "private" } else { "public" };
     let mut result = json!({"resultType": "complete"});
     result[field] = Value::Array(page);
     if end < items.len() {
@@ -986,9 +856,7 @@ fn parse_cursor(cursor: &Value, method: &str, len: usize, numeric: bool) -> Opti
         let offset = usize::try_from(cursor.as_u64()?).ok()?;
         return (offset > 0 && offset < len).then_some((offset, 0));
     }
-    let decoded = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(cursor.as_str()?)
-        .ok()?;
+    let decoded = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor.as_str()?).ok()?;
     let text = String::from_utf8(decoded).ok()?;
     let rest = text.strip_prefix(method)?.strip_prefix(':')?;
     let (offset, rotation) = rest.split_once(':')?;
@@ -998,42 +866,22 @@ fn parse_cursor(cursor: &Value, method: &str, len: usize, numeric: bool) -> Opti
 }
 
 fn listen(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
-    let Some(filter) = context
-        .params
-        .get("notifications")
-        .and_then(Value::as_object)
-    else {
-        return Err(RpcError::invalid_params(
-            "params.notifications is required and must be an object",
-        ));
+    let Some(filter) = context.params.get("notifications").and_then(Value::as_object) else {
+        return Err(RpcError::invalid_params("params.notifications is required and must be an object"));
     };
     let mut honoured = Map::new();
-    for key in [
-        "toolsListChanged",
-        "promptsListChanged",
-        "resourcesListChanged",
-    ] {
+    for key in ["toolsListChanged", "promptsListChanged", "resourcesListChanged"] {
         if filter.get(key) == Some(&Value::Bool(true)) {
             honoured.insert(key.to_string(), Value::Bool(true));
         }
     }
-    if let Some(uris) = filter
-        .get("resourceSubscriptions")
-        .and_then(Value::as_array)
-    {
-        let known: Vec<Value> = uris
-            .iter()
-            .filter(|uri| uri.as_str().is_some_and(catalog::resource_exists))
-            .cloned()
-            .collect();
+    if let Some(uris) = filter.get("resourceSubscriptions").and_then(Value::as_array) {
+        let known: Vec<Value> =
+            uris.iter().filter(|uri| uri.as_str().is_some_and(catalog::resource_exists)).cloned().collect();
         honoured.insert("resourceSubscriptions".to_string(), Value::Array(known));
     }
     if context.fault("s-1") {
-        for key in [
-            "toolsListChanged",
-            "promptsListChanged",
-            "resourcesListChanged",
-        ] {
+        for key in ["toolsListChanged", "promptsListChanged", "resourcesListChanged"] {
             honoured.insert(key.to_string(), Value::Bool(true));
         }
     }
@@ -1066,10 +914,7 @@ fn listen(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
             .unwrap_or("prompts");
         notifications.push(Outgoing {
             delay: step,
-            message: notification(
-                &format!("notifications/{kind}/list_changed"),
-                json!({"_meta": tag}),
-            ),
+            message: notification(&format!("notifications/{kind}/list_changed"), json!({"_meta": tag})),
         });
         elapsed += step;
     }
@@ -1084,12 +929,7 @@ fn listen(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
         elapsed += step;
     }
     let result = (!context.fault("s-6")).then(|| json!({"resultType": "complete", "_meta": tag}));
-    Ok(Handled {
-        notifications,
-        result,
-        final_delay: LISTEN_DURATION.saturating_sub(elapsed),
-        stream: true,
-    })
+    Ok(Handled { notifications, result, final_delay: LISTEN_DURATION.saturating_sub(elapsed), stream: true })
 }
 
 /// Turns a handler outcome into the reply: echoes the id, adds serverInfo, chooses SSE.
@@ -1107,8 +947,7 @@ fn assemble(context: &RequestContext<'_>, handled: Handled, is_http: bool) -> Re
                 }
             }
         }
-        let server_request =
-            (is_http && stream && state.fault("h-15")) || (!is_http && state.fault("x-2"));
+        let server_request = (is_http && stream && state.fault("h-15")) || (!is_http && state.fault("x-2"));
         if server_request {
             messages.push(Outgoing {
                 delay: Duration::ZERO,
@@ -1120,21 +959,15 @@ fn assemble(context: &RequestContext<'_>, handled: Handled, is_http: bool) -> Re
             message: json!({"jsonrpc": "2.0", "id": result_id(state, context.id), "result": result}),
         });
     }
-    Reply {
-        status: 200,
-        messages,
-        stream,
-    }
+    Reply { status: 200, messages, stream }
 }
 
 fn result_id(state: &ServerState, id: &Value) -> Value {
     match id {
         Value::Number(number) if state.fault("m-11") => Value::String(number.to_string()),
-        Value::String(text) if state.fault("m-12") => Value::String(
-            text.chars()
-                .map(|character| if character.is_ascii() { character } else { '?' })
-                .collect(),
-        ),
+        Value::String(text) if state.fault("m-12") => {
+            Value::String(text.chars().map(|character| if character.is_ascii() { character } else { '?' }).collect())
+        }
         other => other.clone(),
     }
 }
@@ -1165,10 +998,7 @@ mod tests {
     fn correct_headers(message: &Value) -> Vec<(String, String)> {
         let method = message["method"].as_str().unwrap_or_default();
         let mut headers = vec![
-            (
-                "MCP-Protocol-Version".to_string(),
-                PROTOCOL_VERSION.to_string(),
-            ),
+            ("MCP-Protocol-Version".to_string(), PROTOCOL_VERSION.to_string()),
             ("Mcp-Method".to_string(), method.to_string()),
         ];
         let name = match method {
@@ -1205,15 +1035,11 @@ mod tests {
     /// same-length arrays recursively, everything else exactly).
     fn subset(expected: &Value, actual: &Value) -> bool {
         match (expected, actual) {
-            (Value::Object(expected), Value::Object(actual)) => expected
-                .iter()
-                .all(|(key, value)| actual.get(key).is_some_and(|found| subset(value, found))),
+            (Value::Object(expected), Value::Object(actual)) => {
+                expected.iter().all(|(key, value)| actual.get(key).is_some_and(|found| subset(value, found)))
+            }
             (Value::Array(expected), Value::Array(actual)) => {
-                expected.len() == actual.len()
-                    && expected
-                        .iter()
-                        .zip(actual)
-                        .all(|(value, found)| subset(value, found))
+                expected.len() == actual.len() && expected.iter().zip(actual).all(|(value, found)| subset(value, found))
             }
             _ => expected == actual,
         }
@@ -1284,50 +1110,30 @@ mod tests {
         );
         assert!(!reply.stream);
         let result = &reply.last().unwrap()["result"];
-        assert_eq!(
-            result.as_object().unwrap().keys().next().unwrap(),
-            "resultType"
-        );
+        assert_eq!(result.as_object().unwrap().keys().next().unwrap(), "resultType");
     }
 
     #[test]
     fn discover_faults() {
         let discover = || request("server/discover", json!({}));
-        let result = check(
-            &["d-2"],
-            discover(),
-            json!({"result": {"cacheScope": "public"}}),
-        );
+        let result = check(&["d-2"], discover(), json!({"result": {"cacheScope": "public"}}));
         assert!(result.last().unwrap()["result"].get("ttlMs").is_none());
         let result = check(&["d-3"], discover(), json!({"result": {}}));
         assert!(result.last().unwrap()["result"].get("_meta").is_none());
         check_http(&["d-1"], discover(), &[], 404, error(METHOD_NOT_FOUND));
         let result = check(&["d-4"], discover(), json!({"result": {}}));
-        assert!(
-            result.last().unwrap()["result"]["capabilities"]
-                .get("completions")
-                .is_none()
-        );
+        assert!(result.last().unwrap()["result"]["capabilities"].get("completions").is_none());
     }
 
     #[test]
     fn per_request_meta_is_validated() {
         let no_meta = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}});
         check_http(&[], no_meta.clone(), &[], 400, error(INVALID_PARAMS));
-        check_http(
-            &["m-1"],
-            no_meta,
-            &[],
-            200,
-            json!({"result": {"resultType": "complete"}}),
-        );
+        check_http(&["m-1"], no_meta, &[], 200, json!({"result": {"resultType": "complete"}}));
         let no_params = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"});
         check(&[], no_params, error(INVALID_PARAMS));
 
-        for (key, fault) in [
-            (META_PROTOCOL_VERSION, "m-2"),
-            (META_CLIENT_CAPABILITIES, "m-3"),
-        ] {
+        for (key, fault) in [(META_PROTOCOL_VERSION, "m-2"), (META_CLIENT_CAPABILITIES, "m-3")] {
             let mut partial = meta();
             partial.as_object_mut().unwrap().remove(key);
             let message = request("server/discover", json!({"_meta": partial}));
@@ -1370,22 +1176,10 @@ mod tests {
             json!({"id": 1, "error": {"code": UNSUPPORTED_PROTOCOL_VERSION,
                    "data": {"supported": [PROTOCOL_VERSION], "requested": "1900-01-01"}}}),
         );
-        check_http(
-            &["v-1"],
-            message.clone(),
-            &version,
-            400,
-            error(INVALID_PARAMS),
-        );
+        check_http(&["v-1"], message.clone(), &version, 400, error(INVALID_PARAMS));
         // Header 2026-07-28 with _meta 1900-01-01 is a mismatch, not an unsupported version.
         check_http(&[], message.clone(), &[], 400, error(HEADER_MISMATCH));
-        check_http(
-            &["h-1"],
-            message,
-            &[],
-            400,
-            error(UNSUPPORTED_PROTOCOL_VERSION),
-        );
+        check_http(&["h-1"], message, &[], 400, error(UNSUPPORTED_PROTOCOL_VERSION));
     }
 
     #[test]
@@ -1399,20 +1193,8 @@ mod tests {
             "tasks/get",
             "foo/bar",
         ] {
-            check_http(
-                &[],
-                request(method, json!({})),
-                &[],
-                404,
-                error(METHOD_NOT_FOUND),
-            );
-            check_http(
-                &["h-13"],
-                request(method, json!({})),
-                &[],
-                400,
-                error(METHOD_NOT_FOUND),
-            );
+            check_http(&[], request(method, json!({})), &[], 404, error(METHOD_NOT_FOUND));
+            check_http(&["h-13"], request(method, json!({})), &[], 400, error(METHOD_NOT_FOUND));
         }
         let legacy = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                             "params": {"protocolVersion": "2025-11-25", "capabilities": {}}});
@@ -1422,39 +1204,22 @@ mod tests {
         let reply = check(&["b-3"], legacy, error(METHOD_NOT_FOUND));
         let text = reply.last().unwrap()["error"]["message"].to_string();
         assert!(!text.contains(PROTOCOL_VERSION), "{text}");
-        check(
-            &["x-5"],
-            request("ping", json!({})),
-            json!({"result": {"resultType": "complete"}}),
-        );
+        check(&["x-5"], request("ping", json!({})), json!({"result": {"resultType": "complete"}}));
     }
 
     #[test]
     fn envelope_errors() {
-        let reply = check(
-            &[],
-            json!({"jsonrpc": "2.0", "foo": 1}),
-            json!({"id": null, "error": {"code": INVALID_REQUEST}}),
-        );
+        let reply =
+            check(&[], json!({"jsonrpc": "2.0", "foo": 1}), json!({"id": null, "error": {"code": INVALID_REQUEST}}));
         assert_eq!(reply.status, 400);
-        let batch = json!([
-            request("server/discover", json!({})),
-            request("server/discover", json!({}))
-        ]);
-        let reply = check(
-            &[],
-            batch.clone(),
-            json!({"id": null, "error": {"code": INVALID_REQUEST}}),
-        );
+        let batch = json!([request("server/discover", json!({})), request("server/discover", json!({}))]);
+        let reply = check(&[], batch.clone(), json!({"id": null, "error": {"code": INVALID_REQUEST}}));
         assert_eq!(reply.status, 400);
         let reply = handle(&state(&["h-24"]), &batch, None);
         assert_eq!(reply.last().unwrap().as_array().map(Vec::len), Some(2));
         let reply = handle(&state(&["e-7"]), &json!({"jsonrpc": "2.0", "foo": 1}), None);
         assert_eq!(reply.status, 500);
-        assert_eq!(
-            parse_error_reply().last().unwrap()["error"]["code"],
-            PARSE_ERROR
-        );
+        assert_eq!(parse_error_reply().last().unwrap()["error"]["code"], PARSE_ERROR);
     }
 
     #[test]
@@ -1463,24 +1228,12 @@ mod tests {
         message["id"] = json!("id-漢字-🙂");
         check(&[], message.clone(), json!({"id": "id-漢字-🙂"}));
         check(&["m-12"], message, json!({"id": "id-??-?"}));
-        check(
-            &["m-11"],
-            request("server/discover", json!({})),
-            json!({"id": "1"}),
-        );
+        check(&["m-11"], request("server/discover", json!({})), json!({"id": "1"}));
         let unknown = tool_call("nope", json!({}));
         check(&[], unknown.clone(), error(INVALID_PARAMS));
-        check(
-            &["m-6"],
-            unknown.clone(),
-            json!({"id": null, "error": {"code": INVALID_PARAMS}}),
-        );
+        check(&["m-6"], unknown.clone(), json!({"id": null, "error": {"code": INVALID_PARAMS}}));
         check(&["m-8"], unknown.clone(), error(-32003));
-        check(
-            &["e-3"],
-            unknown,
-            json!({"id": 1, "result": {"isError": true}}),
-        );
+        check(&["e-3"], unknown, json!({"id": 1, "result": {"isError": true}}));
     }
 
     #[test]
@@ -1501,27 +1254,9 @@ mod tests {
         let list = || request("tools/list", json!({}));
         let ok = json!({"result": {"resultType": "complete"}});
         check_http(&[], list(), &[], 200, ok.clone());
-        check_http(
-            &[],
-            list(),
-            &[("mcp-protocol-version", None)],
-            400,
-            error(HEADER_MISMATCH),
-        );
-        check_http(
-            &["h-2"],
-            list(),
-            &[("MCP-Protocol-Version", None)],
-            200,
-            ok.clone(),
-        );
-        check_http(
-            &[],
-            list(),
-            &[("Mcp-Method", None)],
-            400,
-            error(HEADER_MISMATCH),
-        );
+        check_http(&[], list(), &[("mcp-protocol-version", None)], 400, error(HEADER_MISMATCH));
+        check_http(&["h-2"], list(), &[("MCP-Protocol-Version", None)], 200, ok.clone());
+        check_http(&[], list(), &[("Mcp-Method", None)], 400, error(HEADER_MISMATCH));
         check_http(&["h-3"], list(), &[("Mcp-Method", None)], 200, ok.clone());
         let wrong = [("Mcp-Method", Some("prompts/list"))];
         check_http(&[], list(), &wrong, 400, error(HEADER_MISMATCH));
@@ -1534,78 +1269,25 @@ mod tests {
 
     #[test]
     fn mcp_name_is_validated_and_decoded() {
-        let prompt = || {
-            request(
-                "prompts/get",
-                json!({"name": "test_prompt", "arguments": {"topic": "x"}}),
-            )
-        };
+        let prompt = || request("prompts/get", json!({"name": "test_prompt", "arguments": {"topic": "x"}}));
         let ok = json!({"result": {"resultType": "complete"}});
         let mismatch = error(HEADER_MISMATCH);
         check_http(&[], prompt(), &[], 200, ok.clone());
-        check_http(
-            &[],
-            prompt(),
-            &[("Mcp-Name", Some("wrong"))],
-            400,
-            mismatch.clone(),
-        );
-        check_http(
-            &["h-7"],
-            prompt(),
-            &[("Mcp-Name", Some("wrong"))],
-            200,
-            ok.clone(),
-        );
+        check_http(&[], prompt(), &[("Mcp-Name", Some("wrong"))], 400, mismatch.clone());
+        check_http(&["h-7"], prompt(), &[("Mcp-Name", Some("wrong"))], 200, ok.clone());
         check_http(&[], prompt(), &[("Mcp-Name", None)], 400, mismatch.clone());
         check_http(&["h-8"], prompt(), &[("Mcp-Name", None)], 200, ok.clone());
         let encoded = format!("=?base64?{}?=", STANDARD.encode("test_prompt"));
-        check_http(
-            &[],
-            prompt(),
-            &[("Mcp-Name", Some(&encoded))],
-            200,
-            ok.clone(),
-        );
-        check_http(
-            &["h-9"],
-            prompt(),
-            &[("Mcp-Name", Some(&encoded))],
-            400,
-            mismatch.clone(),
-        );
-        check_http(
-            &[],
-            prompt(),
-            &[("Mcp-Name", Some("=?base64?!!!?="))],
-            400,
-            mismatch.clone(),
-        );
-        check_http(
-            &[],
-            prompt(),
-            &[("Mcp-Name", Some("  test_prompt\t"))],
-            200,
-            ok.clone(),
-        );
+        check_http(&[], prompt(), &[("Mcp-Name", Some(&encoded))], 200, ok.clone());
+        check_http(&["h-9"], prompt(), &[("Mcp-Name", Some(&encoded))], 400, mismatch.clone());
+        check_http(&[], prompt(), &[("Mcp-Name", Some("=?base64?!!!?="))], 400, mismatch.clone());
+        check_http(&[], prompt(), &[("Mcp-Name", Some("  test_prompt\t"))], 200, ok.clone());
         // Values not exactly in sentinel form are literal (H-25).
         let bare = STANDARD.encode("test_prompt");
         let unclosed = format!("=?base64?{bare}");
         for value in [&bare, &unclosed] {
-            check_http(
-                &[],
-                prompt(),
-                &[("Mcp-Name", Some(value))],
-                400,
-                mismatch.clone(),
-            );
-            check_http(
-                &["h-25"],
-                prompt(),
-                &[("Mcp-Name", Some(value))],
-                200,
-                ok.clone(),
-            );
+            check_http(&[], prompt(), &[("Mcp-Name", Some(value))], 400, mismatch.clone());
+            check_http(&["h-25"], prompt(), &[("Mcp-Name", Some(value))], 200, ok.clone());
         }
         // Header checks come before dispatch: an unknown tool with a bad Mcp-Name gets -32020.
         let unknown = tool_call("nope", json!({}));
@@ -1622,35 +1304,11 @@ mod tests {
         let ok = json!({"result": {"resultType": "complete"}});
         let mismatch = error(HEADER_MISMATCH);
         check_http(&[], call(json!("eu")), &[], 200, ok.clone());
-        check_http(
-            &[],
-            call(json!("eu")),
-            &[("Mcp-Param-Region", None)],
-            400,
-            mismatch.clone(),
-        );
-        check_http(
-            &["h-11"],
-            call(json!("eu")),
-            &[("Mcp-Param-Region", None)],
-            200,
-            ok.clone(),
-        );
-        check_http(
-            &[],
-            call(json!("eu")),
-            &[("mcp-param-region", Some("us"))],
-            400,
-            mismatch.clone(),
-        );
+        check_http(&[], call(json!("eu")), &[("Mcp-Param-Region", None)], 400, mismatch.clone());
+        check_http(&["h-11"], call(json!("eu")), &[("Mcp-Param-Region", None)], 200, ok.clone());
+        check_http(&[], call(json!("eu")), &[("mcp-param-region", Some("us"))], 400, mismatch.clone());
         let encoded = format!("=?base64?{}?=", STANDARD.encode("eu"));
-        check_http(
-            &[],
-            call(json!("eu")),
-            &[("Mcp-Param-Region", Some(&encoded))],
-            200,
-            ok.clone(),
-        );
+        check_http(&[], call(json!("eu")), &[("Mcp-Param-Region", Some(&encoded))], 200, ok.clone());
         for bad in ["=?base64?SGVsbG8?=", "=?base64?SGVs!!!bG8=?="] {
             let changes = [("Mcp-Param-Region", Some(bad))];
             check_http(&[], call(json!("Hello")), &changes, 400, mismatch.clone());
@@ -1692,22 +1350,14 @@ mod tests {
         assert_eq!(names.len(), 7);
         assert!(names.contains(&"test_header_param".to_string()));
         for garbage in ["%%garbage%%", ""] {
-            check(
-                &[],
-                request("tools/list", json!({"cursor": garbage})),
-                error(INVALID_PARAMS),
-            );
+            check(&[], request("tools/list", json!({"cursor": garbage})), error(INVALID_PARAMS));
         }
         check(
             &["e-5"],
             request("tools/list", json!({"cursor": "%%garbage%%"})),
             json!({"result": {"resultType": "complete"}}),
         );
-        let reply = check(
-            &["m-7"],
-            request("tools/list", json!({})),
-            json!({"result": {}}),
-        );
+        let reply = check(&["m-7"], request("tools/list", json!({})), json!({"result": {}}));
         assert!(reply.last().unwrap()["result"].get("resultType").is_none());
     }
 
@@ -1719,66 +1369,31 @@ mod tests {
         };
         let rotating = state(&["p-1"]);
         assert_ne!(first_names(&rotating), first_names(&rotating));
-        let reply = check(
-            &["p-2"],
-            request("tools/list", json!({})),
-            json!({"result": {"nextCursor": 3}}),
-        );
+        let reply = check(&["p-2"], request("tools/list", json!({})), json!({"result": {"nextCursor": 3}}));
         assert!(reply.last().unwrap()["result"]["nextCursor"].is_u64());
-        check(
-            &["p-2"],
-            request("tools/list", json!({"cursor": 3})),
-            json!({"result": {"resultType": "complete"}}),
-        );
+        check(&["p-2"], request("tools/list", json!({"cursor": 3})), json!({"result": {"resultType": "complete"}}));
         let server = state(&["c-4"]);
         let reply = handle(&server, &request("tools/list", json!({})), None);
         let cursor = reply.last().unwrap()["result"]["nextCursor"].clone();
-        let reply = handle(
-            &server,
-            &request("tools/list", json!({"cursor": cursor})),
-            None,
-        );
+        let reply = handle(&server, &request("tools/list", json!({"cursor": cursor})), None);
         assert_eq!(reply.last().unwrap()["result"]["cacheScope"], "private");
-        let reply = check(
-            &["c-1"],
-            request("prompts/list", json!({})),
-            json!({"result": {}}),
-        );
+        let reply = check(&["c-1"], request("prompts/list", json!({})), json!({"result": {}}));
         assert!(reply.last().unwrap()["result"].get("cacheScope").is_none());
-        check(
-            &["c-2"],
-            request("resources/list", json!({})),
-            json!({"result": {"ttlMs": 60000.5}}),
-        );
+        check(&["c-2"], request("resources/list", json!({})), json!({"result": {"ttlMs": 60000.5}}));
         let server = state(&["p-3"]);
         let count = |server: &ServerState| {
-            let reply = handle(
-                server,
-                &request("tools/list", json!({"cursor": null})),
-                None,
-            );
+            let reply = handle(server, &request("tools/list", json!({"cursor": null})), None);
             reply.messages.len()
         };
         let _ = count(&server);
         handle(&server, &tool_call("test_simple_text", json!({})), None);
         let reply = handle(&server, &request("tools/list", json!({})), None);
         let cursor = reply.last().unwrap()["result"]["nextCursor"].clone();
-        let reply = handle(
-            &server,
-            &request("tools/list", json!({"cursor": cursor})),
-            None,
-        );
+        let reply = handle(&server, &request("tools/list", json!({"cursor": cursor})), None);
         let cursor = reply.last().unwrap()["result"]["nextCursor"].clone();
         check(&[], request("tools/list", json!({})), json!({"result": {}}));
-        let reply = handle(
-            &server,
-            &request("tools/list", json!({"cursor": cursor})),
-            None,
-        );
-        assert_eq!(
-            reply.last().unwrap()["result"]["tools"][1]["name"],
-            "test_after_call"
-        );
+        let reply = handle(&server, &request("tools/list", json!({"cursor": cursor})), None);
+        assert_eq!(reply.last().unwrap()["result"]["tools"][1]["name"], "test_after_call");
     }
 
     #[test]
@@ -1788,27 +1403,15 @@ mod tests {
             catalog::tools(&server)
         };
         assert!(all_tools(&["t-1"])[0]["inputSchema"].get("type").is_none());
-        assert_eq!(
-            all_tools(&["t-2"])[0]["inputSchema"]["properties"]["count"]["minimum"],
-            "zero"
-        );
+        assert_eq!(all_tools(&["t-2"])[0]["inputSchema"]["properties"]["count"]["minimum"], "zero");
         assert_eq!(
             all_tools(&["t-3"])[0]["inputSchema"]["properties"]["extra"]["$ref"],
             "https://example.invalid/schema.json"
         );
         assert!(all_tools(&["t-4"])[0]["inputSchema"]["properties"]["nested"].is_object());
-        assert_eq!(
-            all_tools(&["t-8"]).last().unwrap()["name"],
-            "test simple/text!"
-        );
-        assert_eq!(
-            all_tools(&["t-9"])[4]["annotations"]["readOnlyHint"],
-            "true"
-        );
-        assert_eq!(
-            all_tools(&["h-12"])[1]["inputSchema"]["properties"]["scale"]["type"],
-            "number"
-        );
+        assert_eq!(all_tools(&["t-8"]).last().unwrap()["name"], "test simple/text!");
+        assert_eq!(all_tools(&["t-9"])[4]["annotations"]["readOnlyHint"], "true");
+        assert_eq!(all_tools(&["h-12"])[1]["inputSchema"]["properties"]["scale"]["type"], "number");
         assert!(all_tools(&["m-10"])[0]["icons"].is_array());
         assert!(all_tools(&[])[0].get("icons").is_none());
     }
@@ -1820,21 +1423,9 @@ mod tests {
             tool_call("test_simple_text", json!({})),
             json!({"result": {"resultType": "complete", "content": [{"type": "text"}]}}),
         );
-        check(
-            &["r-1"],
-            tool_call("test_simple_text", json!({})),
-            json!({"result": {"resultType": "completed"}}),
-        );
-        let reply = check(
-            &["t-7"],
-            tool_call("test_simple_text", json!({})),
-            json!({"result": {}}),
-        );
-        assert!(
-            reply.last().unwrap()["result"]["content"][0]
-                .get("type")
-                .is_none()
-        );
+        check(&["r-1"], tool_call("test_simple_text", json!({})), json!({"result": {"resultType": "completed"}}));
+        let reply = check(&["t-7"], tool_call("test_simple_text", json!({})), json!({"result": {}}));
+        assert!(reply.last().unwrap()["result"]["content"][0].get("type").is_none());
 
         let reply = check(
             &[],
@@ -1842,45 +1433,28 @@ mod tests {
             json!({"result": {"structuredContent": {"temperature": 21.5, "unit": "celsius"}}}),
         );
         let result = &reply.last().unwrap()["result"];
-        let mirrored: Value =
-            serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        let mirrored: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
         assert_eq!(mirrored, result["structuredContent"]);
         check(
             &["t-5"],
             tool_call("test_structured", json!({})),
             json!({"result": {"structuredContent": {"temperature": "warm"}}}),
         );
-        let reply = check(
-            &["t-6"],
-            tool_call("test_structured", json!({})),
-            json!({"result": {}}),
-        );
-        let text = reply.last().unwrap()["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let reply = check(&["t-6"], tool_call("test_structured", json!({})), json!({"result": {}}));
+        let text = reply.last().unwrap()["result"]["content"][0]["text"].as_str().unwrap().to_string();
         assert!(serde_json::from_str::<Value>(&text).is_err());
-        check(
-            &[],
-            tool_call("test_structured", json!({"unit": "kelvin"})),
-            json!({"result": {"isError": true}}),
-        );
+        check(&[], tool_call("test_structured", json!({"unit": "kelvin"})), json!({"result": {"isError": true}}));
     }
 
     #[test]
     fn progress_streams_increasing_notifications() {
         let mut with_token = meta();
         with_token["progressToken"] = json!("p1");
-        let message = request(
-            "tools/call",
-            json!({"name": "test_progress", "_meta": with_token}),
-        );
+        let message = request("tools/call", json!({"name": "test_progress", "_meta": with_token}));
         let reply = handle(&state(&[]), &message, None);
         assert!(reply.stream);
-        let progress: Vec<Value> = reply.messages[..3]
-            .iter()
-            .map(|outgoing| outgoing.message["params"]["progress"].clone())
-            .collect();
+        let progress: Vec<Value> =
+            reply.messages[..3].iter().map(|outgoing| outgoing.message["params"]["progress"].clone()).collect();
         assert_eq!(progress, vec![json!(1), json!(2), json!(3)]);
         assert_eq!(reply.messages[0].message["params"]["progressToken"], "p1");
         assert_eq!(reply.messages.len(), 4);
@@ -1900,21 +1474,13 @@ mod tests {
             if let Some(level) = level {
                 request_meta[META_LOG_LEVEL] = json!(level);
             }
-            let message = request(
-                "tools/call",
-                json!({"name": "test_logging_tool", "_meta": request_meta}),
-            );
+            let message = request("tools/call", json!({"name": "test_logging_tool", "_meta": request_meta}));
             let reply = handle(&state(faults), &message, None);
             reply
                 .messages
                 .iter()
                 .filter(|outgoing| outgoing.message["method"] == "notifications/message")
-                .map(|outgoing| {
-                    outgoing.message["params"]["level"]
-                        .as_str()
-                        .unwrap()
-                        .to_string()
-                })
+                .map(|outgoing| outgoing.message["params"]["level"].as_str().unwrap().to_string())
                 .collect::<Vec<_>>()
         };
         assert_eq!(levels(&[], Some("warning")), vec!["warning", "error"]);
@@ -1935,16 +1501,8 @@ mod tests {
             json!({"id": 1, "error": {"code": MISSING_CLIENT_CAPABILITY,
                    "data": {"requiredCapabilities": {"elicitation": {}}}}}),
         );
-        check(
-            &["e-2"],
-            message.clone(),
-            json!({"error": {"data": {"requiredCapabilities": ["elicitation"]}}}),
-        );
-        check(
-            &["r-4"],
-            message,
-            json!({"result": {"resultType": "input_required"}}),
-        );
+        check(&["e-2"], message.clone(), json!({"error": {"data": {"requiredCapabilities": ["elicitation"]}}}));
+        check(&["r-4"], message, json!({"result": {"resultType": "input_required"}}));
     }
 
     fn eliciting_meta() -> Value {
@@ -1968,10 +1526,7 @@ mod tests {
         let first = handle(&server, &mrtr_call(json!({})), None);
         let result = first.last().unwrap()["result"].clone();
         assert_eq!(result["resultType"], "input_required");
-        assert_eq!(
-            result["inputRequests"]["confirm"]["method"],
-            "elicitation/create"
-        );
+        assert_eq!(result["inputRequests"]["confirm"]["method"], "elicitation/create");
         assert_eq!(result["inputRequests"]["confirm"]["params"]["mode"], "form");
         assert!(result.get("ttlMs").is_none() && result.get("cacheScope").is_none());
         let request_state = result["requestState"].as_str().unwrap().to_string();
@@ -1980,12 +1535,9 @@ mod tests {
             let reply = handle(&server, &mrtr_call(extra), None);
             reply.last().unwrap().clone()
         };
-        let done =
-            run(json!({"inputResponses": {"confirm": answer}, "requestState": request_state}));
+        let done = run(json!({"inputResponses": {"confirm": answer}, "requestState": request_state}));
         assert_eq!(done["result"]["resultType"], "complete", "{done}");
-        let extra = run(
-            json!({"inputResponses": {"confirm": answer, "other": {}}, "requestState": request_state}),
-        );
+        let extra = run(json!({"inputResponses": {"confirm": answer, "other": {}}, "requestState": request_state}));
         assert_eq!(extra["result"]["resultType"], "complete");
         let tampered = format!("x{request_state}");
         let refused = run(json!({"inputResponses": {"confirm": answer}, "requestState": tampered}));
@@ -2005,43 +1557,26 @@ mod tests {
     fn input_required_faults() {
         let request_state_of = |server: &ServerState| {
             let reply = handle(server, &mrtr_call(json!({})), None);
-            reply.last().unwrap()["result"]["requestState"]
-                .as_str()
-                .unwrap()
-                .to_string()
+            reply.last().unwrap()["result"]["requestState"].as_str().unwrap().to_string()
         };
         let answer = json!({"action": "accept"});
         let server = state(&["r-6"]);
         let request_state = format!("x{}", request_state_of(&server));
         let reply = handle(
             &server,
-            &mrtr_call(
-                json!({"inputResponses": {"confirm": answer}, "requestState": request_state}),
-            ),
+            &mrtr_call(json!({"inputResponses": {"confirm": answer}, "requestState": request_state})),
             None,
         );
         assert_eq!(reply.last().unwrap()["result"]["resultType"], "complete");
         let server = state(&["r-7"]);
         let request_state = request_state_of(&server);
-        let reply = handle(
-            &server,
-            &mrtr_call(json!({"inputResponses": {}, "requestState": request_state})),
-            None,
-        );
+        let reply = handle(&server, &mrtr_call(json!({"inputResponses": {}, "requestState": request_state})), None);
         assert_eq!(reply.last().unwrap()["error"]["code"], INVALID_PARAMS);
         let server = state(&["r-10"]);
         let request_state = request_state_of(&server);
-        let reply = handle(
-            &server,
-            &mrtr_call(json!({"inputResponses": null, "requestState": request_state})),
-            None,
-        );
+        let reply = handle(&server, &mrtr_call(json!({"inputResponses": null, "requestState": request_state})), None);
         assert_eq!(reply.last().unwrap()["result"]["resultType"], "complete");
-        check(
-            &["r-9"],
-            mrtr_call(json!({})),
-            json!({"result": {"ttlMs": 60000}}),
-        );
+        check(&["r-9"], mrtr_call(json!({})), json!({"result": {"ttlMs": 60000}}));
         check(
             &["r-3"],
             mrtr_call(json!({})),
@@ -2049,105 +1584,50 @@ mod tests {
         );
         let server = state(&["m-5"]);
         handle(&server, &mrtr_call(json!({})), None);
-        let reply = handle(
-            &server,
-            &tool_call("test_input_required_result", json!({})),
-            None,
-        );
-        assert_eq!(
-            reply.last().unwrap()["result"]["resultType"],
-            "input_required"
-        );
+        let reply = handle(&server, &tool_call("test_input_required_result", json!({})), None);
+        assert_eq!(reply.last().unwrap()["result"]["resultType"], "input_required");
     }
 
     #[test]
     fn prompts_resources_and_completion() {
         check(
             &[],
-            request(
-                "prompts/get",
-                json!({"name": "test_prompt", "arguments": {"topic": "tea"}}),
-            ),
+            request("prompts/get", json!({"name": "test_prompt", "arguments": {"topic": "tea"}})),
             json!({"result": {"resultType": "complete", "messages": [{"role": "user"}]}}),
         );
-        check(
-            &[],
-            request("prompts/get", json!({"name": "test_prompt"})),
-            error(INVALID_PARAMS),
-        );
-        check(
-            &[],
-            request("prompts/get", json!({"name": "nope"})),
-            error(INVALID_PARAMS),
-        );
-        check(
-            &["e-4"],
-            request("prompts/get", json!({"name": "nope"})),
-            error(INTERNAL_ERROR),
-        );
+        check(&[], request("prompts/get", json!({"name": "test_prompt"})), error(INVALID_PARAMS));
+        check(&[], request("prompts/get", json!({"name": "nope"})), error(INVALID_PARAMS));
+        check(&["e-4"], request("prompts/get", json!({"name": "nope"})), error(INTERNAL_ERROR));
         check(
             &["p-5"],
-            request(
-                "prompts/get",
-                json!({"name": "test_prompt", "arguments": {"topic": "tea"}}),
-            ),
+            request("prompts/get", json!({"name": "test_prompt", "arguments": {"topic": "tea"}})),
             json!({"result": {"messages": [{"role": "system"}]}}),
         );
 
         let read = |uri: &str| request("resources/read", json!({"uri": uri}));
-        let reply = check(
-            &[],
-            read("test://demo/binary"),
-            json!({"result": {"ttlMs": 60000, "cacheScope": "public"}}),
-        );
-        let blob = reply.last().unwrap()["result"]["contents"][0]["blob"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let reply = check(&[], read("test://demo/binary"), json!({"result": {"ttlMs": 60000, "cacheScope": "public"}}));
+        let blob = reply.last().unwrap()["result"]["contents"][0]["blob"].as_str().unwrap().to_string();
         assert!(STANDARD.decode(blob).is_ok());
         check(
             &[],
             read("test://demo/text"),
             json!({"result": {"contents": [{"uri": "test://demo/text", "mimeType": "text/plain"}]}}),
         );
-        check(
-            &[],
-            read("test://demo/items/42"),
-            json!({"result": {"contents": [{"text": "Item 42"}]}}),
-        );
+        check(&[], read("test://demo/items/42"), json!({"result": {"contents": [{"text": "Item 42"}]}}));
         let missing = "test://definitely-missing/x";
-        check(
-            &[],
-            read(missing),
-            json!({"error": {"code": INVALID_PARAMS, "data": {"uri": missing}}}),
-        );
+        check(&[], read(missing), json!({"error": {"code": INVALID_PARAMS, "data": {"uri": missing}}}));
         check(&["e-1"], read(missing), json!({"result": {"contents": []}}));
-        check(
-            &["c-3"],
-            read("test://demo/text"),
-            json!({"result": {"cacheScope": "shared"}}),
-        );
+        check(&["c-3"], read("test://demo/text"), json!({"result": {"cacheScope": "shared"}}));
         let reply = check(&["p-4"], read("test://demo/binary"), json!({"result": {}}));
-        let blob = reply.last().unwrap()["result"]["contents"][0]["blob"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let blob = reply.last().unwrap()["result"]["contents"][0]["blob"].as_str().unwrap().to_string();
         assert!(STANDARD.decode(blob).is_err());
         check(
             &[],
             request("resources/templates/list", json!({})),
             json!({"result": {"resourceTemplates": [{"name": "demo-item"}]}}),
         );
-        let reply = check(
-            &["p-6"],
-            request("resources/templates/list", json!({})),
-            json!({"result": {}}),
-        );
-        assert!(
-            reply.last().unwrap()["result"]["resourceTemplates"][0]
-                .get("name")
-                .is_none()
-        );
+        let reply = check(&["p-6"], request("resources/templates/list", json!({})), json!({"result": {}}));
+        assert!(reply.last().unwrap()["result"]["resourceTemplates"][0].get("name").is_none());
 
         let complete = |value: &str| {
             request(
@@ -2162,28 +1642,14 @@ mod tests {
             json!({"result": {"resultType": "complete", "completion": {"values": ["mathematics", "music"]}}}),
         );
         let reply = check(&["d-6"], complete(""), json!({"result": {}}));
-        assert_eq!(
-            reply.last().unwrap()["result"]["completion"]["values"]
-                .as_array()
-                .unwrap()
-                .len(),
-            101
-        );
-        check(
-            &["r-2"],
-            complete(""),
-            json!({"result": {"resultType": "input_required"}}),
-        );
+        assert_eq!(reply.last().unwrap()["result"]["completion"]["values"].as_array().unwrap().len(), 101);
+        check(&["r-2"], complete(""), json!({"result": {"resultType": "input_required"}}));
         let by_template = request(
             "completion/complete",
             json!({"ref": {"type": "ref/resource", "uri": "test://demo/items/{id}"},
                                                                 "argument": {"name": "id", "value": ""}}),
         );
-        check(
-            &[],
-            by_template,
-            json!({"result": {"completion": {"values": ["1", "2", "3", "4", "5"]}}}),
-        );
+        check(&[], by_template, json!({"result": {"completion": {"values": ["1", "2", "3", "4", "5"]}}}));
     }
 
     #[test]
@@ -2211,33 +1677,15 @@ mod tests {
 
         let methods = |faults: &[&str]| {
             let reply = handle(&state(faults), &message, None);
-            reply
-                .messages
-                .iter()
-                .map(|outgoing| outgoing.message.clone())
-                .collect::<Vec<_>>()
+            reply.messages.iter().map(|outgoing| outgoing.message.clone()).collect::<Vec<_>>()
         };
-        assert_eq!(
-            methods(&["s-1"])[0]["params"]["notifications"]["promptsListChanged"],
-            true
-        );
+        assert_eq!(methods(&["s-1"])[0]["params"]["notifications"]["promptsListChanged"], true);
         let untagged = &methods(&["s-2"])[1];
         assert_eq!(untagged["method"], "notifications/tools/list_changed");
         assert!(untagged["params"].get("_meta").is_none());
         assert_eq!(methods(&["s-4"])[1]["method"], "notifications/message");
-        assert_eq!(
-            methods(&["s-3"])[1]["method"],
-            "notifications/prompts/list_changed"
-        );
-        assert!(
-            methods(&["s-6"])
-                .iter()
-                .all(|message| message.get("id").is_none())
-        );
-        check(
-            &[],
-            request("subscriptions/listen", json!({})),
-            error(INVALID_PARAMS),
-        );
+        assert_eq!(methods(&["s-3"])[1]["method"], "notifications/prompts/list_changed");
+        assert!(methods(&["s-6"]).iter().all(|message| message.get("id").is_none()));
+        check(&[], request("subscriptions/listen", json!({})), error(INVALID_PARAMS));
     }
 }

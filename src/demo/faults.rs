@@ -10,343 +10,115 @@
 /// checklist's "how to provoke" probe observes it, and leaves everything else correct.
 pub const FAULTS: &[(&str, &str)] = &[
     // Discovery.
-    (
-        "d-1",
-        "server/discover is not implemented: it answers -32601",
-    ),
+    ("d-1", "server/discover is not implemented: it answers -32601"),
     ("d-2", "the server/discover result omits ttlMs"),
-    (
-        "d-3",
-        "no result carries _meta[\"io.modelcontextprotocol/serverInfo\"]",
-    ),
-    (
-        "d-4",
-        "completions is not advertised on discover, yet completion/complete is served instead of -32601",
-    ),
-    (
-        "d-6",
-        "completion/complete returns 101 values (more than the 100 allowed)",
-    ),
+    ("d-3", "no result carries _meta[\"io.modelcontextprotocol/serverInfo\"]"),
+    ("d-4", "completions is not advertised on discover, yet completion/complete is served instead of -32601"),
+    ("d-6", "completion/complete returns 101 values (more than the 100 allowed)"),
     // Per-request metadata and envelope.
-    (
-        "m-1",
-        "a request without params._meta is served instead of rejected with -32602",
-    ),
-    (
-        "m-2",
-        "_meta without io.modelcontextprotocol/protocolVersion is served instead of rejected with -32602",
-    ),
-    (
-        "m-3",
-        "_meta without io.modelcontextprotocol/clientCapabilities is served instead of rejected with -32602",
-    ),
-    (
-        "m-4",
-        "_meta without io.modelcontextprotocol/clientInfo is rejected with -32602 (it is optional)",
-    ),
+    ("m-1", "a request without params._meta is served instead of rejected with -32602"),
+    ("m-2", "_meta without io.modelcontextprotocol/protocolVersion is served instead of rejected with -32602"),
+    ("m-3", "_meta without io.modelcontextprotocol/clientCapabilities is served instead of rejected with -32602"),
+    ("m-4", "_meta without io.modelcontextprotocol/clientInfo is rejected with -32602 (it is optional)"),
     (
         "m-5",
         "relies on earlier requests: once any request declared elicitation, later requests get elicitation input requests without declaring it",
     ),
-    (
-        "m-6",
-        "error responses carry id null instead of the request id",
-    ),
+    ("m-6", "error responses carry id null instead of the request id"),
     ("m-7", "the tools/list result omits resultType"),
-    (
-        "m-8",
-        "an unknown tool is answered with the draft-only code -32003 instead of -32602",
-    ),
-    (
-        "m-9",
-        "a request whose _meta carries traceparent is rejected with -32602",
-    ),
-    (
-        "m-10",
-        "a listed tool has an icon without the required src (schema-invalid message)",
-    ),
-    (
-        "m-11",
-        "result responses echo an integer id as a string (and a string id unchanged)",
-    ),
-    (
-        "m-12",
-        "non-ASCII characters in echoed string ids are replaced by '?'",
-    ),
-    (
-        "m-13",
-        "unknown vendor-prefixed _meta keys are rejected with -32602",
-    ),
+    ("m-8", "an unknown tool is answered with the draft-only code -32003 instead of -32602"),
+    ("m-9", "a request whose _meta carries traceparent is rejected with -32602"),
+    ("m-10", "a listed tool has an icon without the required src (schema-invalid message)"),
+    ("m-11", "result responses echo an integer id as a string (and a string id unchanged)"),
+    ("m-12", "non-ASCII characters in echoed string ids are replaced by '?'"),
+    ("m-13", "unknown vendor-prefixed _meta keys are rejected with -32602"),
     // Versions and backward compatibility.
-    (
-        "v-1",
-        "an unsupported protocol version is answered with -32602 and no data instead of -32022",
-    ),
-    (
-        "b-3",
-        "the -32601 error for initialize does not name the supported versions",
-    ),
+    ("v-1", "an unsupported protocol version is answered with -32602 and no data instead of -32022"),
+    ("b-3", "the -32601 error for initialize does not name the supported versions"),
     // Streamable HTTP.
-    (
-        "h-1",
-        "MCP-Protocol-Version is not compared with _meta protocolVersion",
-    ),
+    ("h-1", "MCP-Protocol-Version is not compared with _meta protocolVersion"),
     ("h-2", "a request without MCP-Protocol-Version is served"),
     ("h-3", "a request without Mcp-Method is served"),
     ("h-4", "Mcp-Method is not compared with the body's method"),
-    (
-        "h-5",
-        "Mcp-Method is compared case-insensitively (TOOLS/LIST is accepted)",
-    ),
-    (
-        "h-7",
-        "Mcp-Name is not compared with params.name/params.uri",
-    ),
-    (
-        "h-8",
-        "a tools/call, prompts/get or resources/read without Mcp-Name is served",
-    ),
-    (
-        "h-9",
-        "base64 sentinel values (=?base64?…?=) in Mcp-Name/Mcp-Param-* are not decoded",
-    ),
+    ("h-5", "Mcp-Method is compared case-insensitively (TOOLS/LIST is accepted)"),
+    ("h-7", "Mcp-Name is not compared with params.name/params.uri"),
+    ("h-8", "a tools/call, prompts/get or resources/read without Mcp-Name is served"),
+    ("h-9", "base64 sentinel values (=?base64?…?=) in Mcp-Name/Mcp-Param-* are not decoded"),
     ("h-11", "Mcp-Param-* headers are not validated at all"),
-    (
-        "h-12",
-        "test_structured declares an invalid x-mcp-header (on a number property)",
-    ),
-    (
-        "h-13",
-        "unknown and removed methods get -32601 with HTTP 400 instead of 404",
-    ),
-    (
-        "h-14",
-        "JSON responses are sent with Content-Type text/plain",
-    ),
-    (
-        "h-15",
-        "SSE responses carry a server-to-client JSON-RPC request (ping) before the final response",
-    ),
-    (
-        "h-16",
-        "SSE streams stay open (keep-alive comments) for 5 s after the final response",
-    ),
+    ("h-12", "test_structured declares an invalid x-mcp-header (on a number property)"),
+    ("h-13", "unknown and removed methods get -32601 with HTTP 400 instead of 404"),
+    ("h-14", "JSON responses are sent with Content-Type text/plain"),
+    ("h-15", "SSE responses carry a server-to-client JSON-RPC request (ping) before the final response"),
+    ("h-16", "SSE streams stay open (keep-alive comments) for 5 s after the final response"),
     ("h-17", "SSE responses omit X-Accel-Buffering: no"),
     ("h-18", "GET and DELETE get 404 instead of 405"),
-    (
-        "h-19",
-        "Mcp-Session-Id is echoed (or minted) in a response header",
-    ),
-    (
-        "h-20",
-        "a request carrying Last-Event-ID is rejected with 400 instead of processed",
-    ),
+    ("h-19", "Mcp-Session-Id is echoed (or minted) in a response header"),
+    ("h-20", "a request carrying Last-Event-ID is rejected with 400 instead of processed"),
     ("h-21", "Origin is not validated: any origin is accepted"),
     ("h-26", "Host is not validated: a foreign Host (DNS rebinding) is served"),
-    (
-        "h-22",
-        "an accepted notification POST gets 200 with a JSON body instead of 202 with none",
-    ),
-    (
-        "h-23",
-        "concurrent requests are refused with 503 while another is in flight (each holds its slot 100 ms)",
-    ),
-    (
-        "h-24",
-        "a JSON-RPC batch is processed and answered with an array of responses",
-    ),
-    (
-        "h-25",
-        "header values not exactly in sentinel form are still base64-decoded",
-    ),
+    ("h-22", "an accepted notification POST gets 200 with a JSON body instead of 202 with none"),
+    ("h-23", "concurrent requests are refused with 503 while another is in flight (each holds its slot 100 ms)"),
+    ("h-24", "a JSON-RPC batch is processed and answered with an array of responses"),
+    ("h-25", "header values not exactly in sentinel form are still base64-decoded"),
     // Error codes.
-    (
-        "e-1",
-        "resources/read of an unknown URI returns contents: [] instead of -32602",
-    ),
-    (
-        "e-2",
-        "the -32021 error carries data.requiredCapabilities as an array, not an object",
-    ),
-    (
-        "e-3",
-        "an unknown tool gets a result with isError:true instead of -32602",
-    ),
+    ("e-1", "resources/read of an unknown URI returns contents: [] instead of -32602"),
+    ("e-2", "the -32021 error carries data.requiredCapabilities as an array, not an object"),
+    ("e-3", "an unknown tool gets a result with isError:true instead of -32602"),
     ("e-4", "an unknown prompt gets -32603 instead of -32602"),
-    (
-        "e-5",
-        "an invalid cursor is ignored (the first page is returned) instead of -32602",
-    ),
-    (
-        "e-6",
-        "an invalid _meta logLevel is accepted instead of rejected with -32602",
-    ),
-    (
-        "e-7",
-        "an invalid JSON-RPC envelope gets HTTP 500 with -32603 instead of 400 with -32600",
-    ),
-    (
-        "e-8",
-        "an unparsable body gets HTTP 500 with an HTML page instead of -32700",
-    ),
-    (
-        "e-9",
-        "tools/call, prompts/get and resources/read without name/uri get -32603 instead of -32602",
-    ),
+    ("e-5", "an invalid cursor is ignored (the first page is returned) instead of -32602"),
+    ("e-6", "an invalid _meta logLevel is accepted instead of rejected with -32602"),
+    ("e-7", "an invalid JSON-RPC envelope gets HTTP 500 with -32603 instead of 400 with -32600"),
+    ("e-8", "an unparsable body gets HTTP 500 with an HTML page instead of -32700"),
+    ("e-9", "tools/call, prompts/get and resources/read without name/uri get -32603 instead of -32602"),
     // Results and multi round-trip requests.
-    (
-        "r-1",
-        "test_simple_text answers with the unknown resultType \"completed\"",
-    ),
-    (
-        "r-2",
-        "completion/complete answers with resultType input_required",
-    ),
-    (
-        "r-3",
-        "input requests use the unknown method elicitation/prompt",
-    ),
-    (
-        "r-4",
-        "the elicitation tools return elicitation/create input requests even when elicitation is not declared",
-    ),
+    ("r-1", "test_simple_text answers with the unknown resultType \"completed\""),
+    ("r-2", "completion/complete answers with resultType input_required"),
+    ("r-3", "input requests use the unknown method elicitation/prompt"),
+    ("r-4", "the elicitation tools return elicitation/create input requests even when elicitation is not declared"),
     ("r-6", "a tampered requestState is accepted"),
-    (
-        "r-7",
-        "a retry whose inputResponses lack the requested key gets -32602 instead of a fresh input_required",
-    ),
-    (
-        "r-8",
-        "a retry with extra unknown inputResponses keys gets -32602 instead of completing",
-    ),
+    ("r-7", "a retry whose inputResponses lack the requested key gets -32602 instead of a fresh input_required"),
+    ("r-8", "a retry with extra unknown inputResponses keys gets -32602 instead of completing"),
     ("r-9", "input_required results carry ttlMs and cacheScope"),
-    (
-        "r-10",
-        "malformed inputResponses (null, or a non-object value) complete the request",
-    ),
+    ("r-10", "malformed inputResponses (null, or a non-object value) complete the request"),
     // Caching.
     ("c-1", "the prompts/list result omits ttlMs and cacheScope"),
     ("c-2", "the resources/list result has a fractional ttlMs"),
     ("c-3", "the resources/read result has cacheScope \"shared\""),
-    (
-        "c-4",
-        "page 2 of tools/list has a different cacheScope from page 1",
-    ),
+    ("c-4", "page 2 of tools/list has a different cacheScope from page 1"),
     // Lists, pagination, tools.
-    (
-        "p-1",
-        "tools/list returns the tools in a different order on each walk",
-    ),
+    ("p-1", "tools/list returns the tools in a different order on each walk"),
     ("p-2", "tools/list returns nextCursor as an integer"),
-    (
-        "p-3",
-        "after any tools/call, tools/list has an extra tool (without list_changed)",
-    ),
-    (
-        "p-4",
-        "resources/read of test://demo/binary returns a blob that is not valid base64",
-    ),
+    ("p-3", "after any tools/call, tools/list has an extra tool (without list_changed)"),
+    ("p-4", "resources/read of test://demo/binary returns a blob that is not valid base64"),
     ("p-5", "prompts/get returns a message with role \"system\""),
     ("p-6", "the resource template has no name"),
-    (
-        "t-1",
-        "test_simple_text's inputSchema has no type:\"object\" at the root",
-    ),
-    (
-        "t-2",
-        "test_simple_text's inputSchema is invalid 2020-12 (minimum is a string)",
-    ),
-    (
-        "t-3",
-        "test_simple_text's inputSchema has a $ref to https://example.invalid/schema.json",
-    ),
-    (
-        "t-4",
-        "test_simple_text's inputSchema nests properties 50 levels deep",
-    ),
-    (
-        "t-5",
-        "test_structured returns structuredContent that does not conform to its outputSchema",
-    ),
-    (
-        "t-6",
-        "test_structured returns structuredContent without the serialized JSON text block",
-    ),
-    (
-        "t-7",
-        "test_simple_text returns a content block without type",
-    ),
-    (
-        "t-8",
-        "an extra tool has an invalid name (\"test simple/text!\")",
-    ),
-    (
-        "t-9",
-        "test_logging_tool's readOnlyHint annotation is the string \"true\"",
-    ),
+    ("t-1", "test_simple_text's inputSchema has no type:\"object\" at the root"),
+    ("t-2", "test_simple_text's inputSchema is invalid 2020-12 (minimum is a string)"),
+    ("t-3", "test_simple_text's inputSchema has a $ref to https://example.invalid/schema.json"),
+    ("t-4", "test_simple_text's inputSchema nests properties 50 levels deep"),
+    ("t-5", "test_structured returns structuredContent that does not conform to its outputSchema"),
+    ("t-6", "test_structured returns structuredContent without the serialized JSON text block"),
+    ("t-7", "test_simple_text returns a content block without type"),
+    ("t-8", "an extra tool has an invalid name (\"test simple/text!\")"),
+    ("t-9", "test_logging_tool's readOnlyHint annotation is the string \"true\""),
     // Subscriptions.
-    (
-        "s-1",
-        "the acknowledgement lists notification types the client did not request",
-    ),
-    (
-        "s-2",
-        "a notification on the listen stream lacks the subscriptionId tag",
-    ),
-    (
-        "s-3",
-        "a list_changed notification of a type the client did not request is sent on the listen stream",
-    ),
-    (
-        "s-4",
-        "a notifications/message is sent on the listen stream",
-    ),
-    (
-        "s-6",
-        "the server ends a subscription without the closing result",
-    ),
+    ("s-1", "the acknowledgement lists notification types the client did not request"),
+    ("s-2", "a notification on the listen stream lacks the subscriptionId tag"),
+    ("s-3", "a list_changed notification of a type the client did not request is sent on the listen stream"),
+    ("s-4", "a notifications/message is sent on the listen stream"),
+    ("s-6", "the server ends a subscription without the closing result"),
     // Logging and progress.
-    (
-        "l-1",
-        "test_logging_tool sends notifications/message even without logLevel",
-    ),
-    (
-        "l-2",
-        "test_logging_tool ignores the requested logLevel and sends every level",
-    ),
-    (
-        "l-3",
-        "test_progress sends progress 1, 2, 2 (not strictly increasing)",
-    ),
+    ("l-1", "test_logging_tool sends notifications/message even without logLevel"),
+    ("l-2", "test_logging_tool ignores the requested logLevel and sends every level"),
+    ("l-3", "test_progress sends progress 1, 2, 2 (not strictly increasing)"),
     // stdio.
-    (
-        "x-1",
-        "stdio: a non-JSON line is printed on stdout before each response",
-    ),
-    (
-        "x-2",
-        "stdio: a JSON-RPC request (ping) is written to stdout before each response",
-    ),
-    (
-        "x-3",
-        "stdio: notifications/cancelled is ignored; progress and the result keep coming",
-    ),
-    (
-        "x-4",
-        "stdio: the server ignores stdin EOF and keeps running",
-    ),
-    (
-        "x-5",
-        "stdio: ping is answered with an empty result instead of -32601",
-    ),
-    (
-        "x-6",
-        "stdio: the server exits after the first error response it writes",
-    ),
-    (
-        "x-7",
-        "stdio: notifications/cancelled for an unknown id is answered with an error",
-    ),
+    ("x-1", "stdio: a non-JSON line is printed on stdout before each response"),
+    ("x-2", "stdio: a JSON-RPC request (ping) is written to stdout before each response"),
+    ("x-3", "stdio: notifications/cancelled is ignored; progress and the result keep coming"),
+    ("x-4", "stdio: the server ignores stdin EOF and keeps running"),
+    ("x-5", "stdio: ping is answered with an empty result instead of -32601"),
+    ("x-6", "stdio: the server exits after the first error response it writes"),
+    ("x-7", "stdio: notifications/cancelled for an unknown id is answered with an error"),
 ];
 
 /// Validates a fault id against [`FAULTS`] and returns it in canonical (lowercase) form.
@@ -358,10 +130,7 @@ pub fn parse_fault(id: &str) -> Result<String, String> {
         Ok(canonical)
     } else {
         let valid: Vec<&str> = FAULTS.iter().map(|(fault_id, _)| *fault_id).collect();
-        Err(format!(
-            "unknown fault `{id}` (valid faults: {})",
-            valid.join(", ")
-        ))
+        Err(format!("unknown fault `{id}` (valid faults: {})", valid.join(", ")))
     }
 }
 
@@ -386,18 +155,11 @@ mod tests {
     /// that is documented but does nothing).
     #[test]
     fn every_fault_is_implemented() {
-        let sources = [
-            include_str!("core.rs"),
-            include_str!("catalog.rs"),
-            include_str!("http.rs"),
-            include_str!("stdio.rs"),
-        ]
-        .concat();
+        let sources =
+            [include_str!("core.rs"), include_str!("catalog.rs"), include_str!("http.rs"), include_str!("stdio.rs")]
+                .concat();
         for (id, _) in FAULTS {
-            assert!(
-                sources.contains(&format!("fault(\"{id}\")")),
-                "fault {id} is never consulted"
-            );
+            assert!(sources.contains(&format!("fault(\"{id}\")")), "fault {id} is never consulted");
         }
     }
 

@@ -42,10 +42,7 @@ type Body = UnsyncBoxBody<Bytes, Infallible>;
 /// Runs until the returned future is dropped; dropping it also ends every open connection.
 /// Only accept errors that are not per-connection end the server.
 pub async fn serve_http(listener: TcpListener, config: Arc<DemoConfig>) -> io::Result<()> {
-    let server = Arc::new(HttpServer {
-        state: ServerState::new(config),
-        in_flight: AtomicUsize::new(0),
-    });
+    let server = Arc::new(HttpServer { state: ServerState::new(config), in_flight: AtomicUsize::new(0) });
     let mut connections = JoinSet::new();
     loop {
         let (stream, _peer) = match listener.accept().await {
@@ -60,9 +57,7 @@ pub async fn serve_http(listener: TcpListener, config: Arc<DemoConfig>) -> io::R
                 async move { Ok::<_, Infallible>(server.respond(request).await) }
             });
             // A broken connection concerns only that client.
-            let _ = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
         });
         while connections.try_join_next().is_some() {}
     }
@@ -125,9 +120,7 @@ impl HttpServer {
                     StatusCode::METHOD_NOT_ALLOWED,
                     "Method not allowed: this MCP endpoint accepts POST only",
                 );
-                response
-                    .headers_mut()
-                    .insert(header::ALLOW, HeaderValue::from_static("POST"));
+                response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
                 return response;
             }
         }
@@ -146,10 +139,7 @@ impl HttpServer {
         if self.fault("h-20") && headers.contains_key("last-event-id") {
             return transport_error(StatusCode::BAD_REQUEST, "Resumption is not supported");
         }
-        let body = match Limited::new(request.into_body(), MAX_BODY_BYTES)
-            .collect()
-            .await
-        {
+        let body = match Limited::new(request.into_body(), MAX_BODY_BYTES).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(_) => {
                 return transport_error(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large");
@@ -160,10 +150,7 @@ impl HttpServer {
         let _in_flight = InFlight(&self.in_flight);
         if self.fault("h-23") {
             if previous > 0 {
-                return plain(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "busy: one request at a time",
-                );
+                return plain(StatusCode::SERVICE_UNAVAILABLE, "busy: one request at a time");
             }
             // Hold the slot long enough for simultaneous requests to overlap.
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -171,11 +158,7 @@ impl HttpServer {
 
         let reply = match serde_json::from_slice::<Value>(&body) {
             Ok(message) => {
-                let view = HttpRequestView::new(
-                    headers
-                        .iter()
-                        .map(|(name, value)| (name.as_str(), value.as_bytes())),
-                );
+                let view = HttpRequestView::new(headers.iter().map(|(name, value)| (name.as_str(), value.as_bytes())));
                 core::handle(&self.state, &message, Some(&view))
             }
             Err(_) if self.fault("e-8") => {
@@ -183,19 +166,15 @@ impl HttpServer {
                     b"<html><body><h1>500 Internal Server Error</h1></body></html>",
                 )));
                 *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
-                response
-                    .headers_mut()
-                    .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html"));
+                response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html"));
                 return response;
             }
             Err(_) => core::parse_error_reply(),
         };
         let mut response = self.render(reply);
         if self.fault("h-19") {
-            let session = headers
-                .get("mcp-session-id")
-                .cloned()
-                .unwrap_or_else(|| HeaderValue::from_static("demo-session-1"));
+            let session =
+                headers.get("mcp-session-id").cloned().unwrap_or_else(|| HeaderValue::from_static("demo-session-1"));
             response.headers_mut().insert("mcp-session-id", session);
         }
         response
@@ -214,14 +193,8 @@ impl HttpServer {
         let body = reply.last().map(Value::to_string).unwrap_or_default();
         let mut response = Response::new(full(Bytes::from(body)));
         *response.status_mut() = status;
-        let content_type = if self.fault("h-14") {
-            "text/plain"
-        } else {
-            "application/json"
-        };
-        response
-            .headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        let content_type = if self.fault("h-14") { "text/plain" } else { "application/json" };
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         response
     }
 
@@ -235,10 +208,7 @@ impl HttpServer {
             .collect();
         if self.fault("h-16") {
             for _ in 0..5 {
-                steps.push_back((
-                    Duration::from_secs(1),
-                    Bytes::from_static(b": keep-alive\n\n"),
-                ));
+                steps.push_back((Duration::from_secs(1), Bytes::from_static(b": keep-alive\n\n")));
             }
         }
         let frames = futures_util::stream::unfold(steps, |mut steps| async move {
@@ -251,10 +221,7 @@ impl HttpServer {
         let mut response = Response::new(BodyExt::boxed_unsync(StreamBody::new(frames)));
         *response.status_mut() = status;
         let headers = response.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        );
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         if !self.fault("h-17") {
             headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
@@ -270,22 +237,16 @@ fn full(bytes: Bytes) -> Body {
 fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     let mut response = Response::new(full(Bytes::from_static(text.as_bytes())));
     *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
     response
 }
 
 /// A transport-level refusal: the HTTP status plus a JSON-RPC error without an id.
 fn transport_error(status: StatusCode, message: &str) -> Response<Body> {
-    let body =
-        json!({"jsonrpc": "2.0", "error": {"code": core::INVALID_REQUEST, "message": message}});
+    let body = json!({"jsonrpc": "2.0", "error": {"code": core::INVALID_REQUEST, "message": message}});
     let mut response = Response::new(full(Bytes::from(body.to_string())));
     *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
 
@@ -294,18 +255,14 @@ fn origin_allowed(origin: &HeaderValue) -> bool {
     let Ok(origin) = origin.to_str() else {
         return false;
     };
-    let Some(authority) = origin
-        .strip_prefix("http://")
-        .or_else(|| origin.strip_prefix("https://"))
-    else {
+    let Some(authority) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else {
         return false;
     };
     let (host, port) = match authority.rsplit_once(':') {
         Some((host, port)) if !host.is_empty() && !authority.ends_with(']') => (host, Some(port)),
         _ => (authority, None),
     };
-    let port_ok =
-        port.is_none_or(|port| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()));
+    let port_ok = port.is_none_or(|port| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()));
     port_ok && matches!(host, "localhost" | "127.0.0.1" | "[::1]")
 }
 
@@ -315,28 +272,18 @@ fn media_types(headers: &HeaderMap, name: header::HeaderName) -> Vec<String> {
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
-        .map(|item| {
-            item.split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_ascii_lowercase()
-        })
+        .map(|item| item.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
         .collect()
 }
 
 fn content_type_is_json(headers: &HeaderMap) -> bool {
-    media_types(headers, header::CONTENT_TYPE)
-        .first()
-        .is_some_and(|media_type| media_type == "application/json")
+    media_types(headers, header::CONTENT_TYPE).first().is_some_and(|media_type| media_type == "application/json")
 }
 
 fn accept_lists_both(headers: &HeaderMap) -> bool {
     let accepted = media_types(headers, header::ACCEPT);
     let lists = |wanted: &str, family: &str| {
-        accepted
-            .iter()
-            .any(|media_type| media_type == wanted || media_type == family || media_type == "*/*")
+        accepted.iter().any(|media_type| media_type == wanted || media_type == family || media_type == "*/*")
     };
     lists("application/json", "application/*") && lists("text/event-stream", "text/*")
 }
@@ -363,8 +310,7 @@ mod tests {
 
     fn body(method: &str, id: u64, params: Value) -> Value {
         let mut params = params;
-        params["_meta"] =
-            json!({META_PROTOCOL_VERSION: PROTOCOL_VERSION, META_CLIENT_CAPABILITIES: {}});
+        params["_meta"] = json!({META_PROTOCOL_VERSION: PROTOCOL_VERSION, META_CLIENT_CAPABILITIES: {}});
         json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
     }
 
@@ -383,11 +329,7 @@ mod tests {
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", PROTOCOL_VERSION)
             .body(message.to_string());
-        if method.is_empty() {
-            request
-        } else {
-            request.header("mcp-method", method)
-        }
+        if method.is_empty() { request } else { request.header("mcp-method", method) }
     }
 
     fn post(client: &reqwest::Client, url: &str, message: &Value) -> reqwest::RequestBuilder {
@@ -411,19 +353,13 @@ mod tests {
         assert_eq!(response.headers()["content-type"], "application/json");
         let reply: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
         assert_eq!(reply["id"], 7);
-        assert_eq!(
-            reply["result"]["supportedVersions"],
-            json!([PROTOCOL_VERSION])
-        );
+        assert_eq!(reply["result"]["supportedVersions"], json!([PROTOCOL_VERSION]));
 
         let wrong_method = post_with(&client, &url, &discover, Some("tools/list"));
         let response = wrong_method.send().await.unwrap();
         assert_eq!(response.status(), 400);
         let reply: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
-        assert_eq!(
-            (reply["id"].clone(), reply["error"]["code"].clone()),
-            (json!(7), json!(-32020))
-        );
+        assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(7), json!(-32020)));
 
         for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
             let response = client.request(method, &url).send().await.unwrap();
@@ -466,10 +402,7 @@ mod tests {
         assert_eq!(response.headers()["content-type"], "text/event-stream");
         assert_eq!(response.headers()["x-accel-buffering"], "no");
         let messages = sse_messages(&response.text().await.unwrap());
-        let progress: Vec<Value> = messages[..3]
-            .iter()
-            .map(|message| message["params"]["progress"].clone())
-            .collect();
+        let progress: Vec<Value> = messages[..3].iter().map(|message| message["params"]["progress"].clone()).collect();
         assert_eq!(progress, vec![json!(1), json!(2), json!(3)]);
         assert_eq!(messages[3]["id"], 3);
         assert_eq!(messages.len(), 4);
@@ -478,21 +411,11 @@ mod tests {
     #[tokio::test]
     async fn listen_acknowledges_then_ends() {
         let url = start(&[]).await;
-        let message = body(
-            "subscriptions/listen",
-            9,
-            json!({"notifications": {"toolsListChanged": true}}),
-        );
+        let message = body("subscriptions/listen", 9, json!({"notifications": {"toolsListChanged": true}}));
         let response = post(&client(), &url, &message).send().await.unwrap();
         let messages = sse_messages(&response.text().await.unwrap());
-        assert_eq!(
-            messages[0]["method"],
-            "notifications/subscriptions/acknowledged"
-        );
-        assert_eq!(
-            messages[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
-            9
-        );
+        assert_eq!(messages[0]["method"], "notifications/subscriptions/acknowledged");
+        assert_eq!(messages[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 9);
         assert_eq!(messages.last().unwrap()["result"]["resultType"], "complete");
     }
 
@@ -519,30 +442,18 @@ mod tests {
         let response = request.send().await.unwrap();
         assert_eq!(response.status(), 400);
         let reply: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
-        assert_eq!(
-            (reply["id"].clone(), reply["error"]["code"].clone()),
-            (Value::Null, json!(-32600))
-        );
+        assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (Value::Null, json!(-32600)));
     }
 
     #[test]
     fn origins() {
         let allowed = |origin: &str| origin_allowed(&HeaderValue::from_str(origin).unwrap());
-        for origin in [
-            "http://localhost",
-            "https://127.0.0.1:8443",
-            "http://[::1]:80",
-            "http://localhost:3000",
-        ] {
+        for origin in ["http://localhost", "https://127.0.0.1:8443", "http://[::1]:80", "http://localhost:3000"] {
             assert!(allowed(origin), "{origin}");
         }
-        for origin in [
-            "http://evil.example",
-            "null",
-            "http://localhost.evil.example",
-            "ftp://localhost",
-            "http://localhost:x",
-        ] {
+        for origin in
+            ["http://evil.example", "null", "http://localhost.evil.example", "ftp://localhost", "http://localhost:x"]
+        {
             assert!(!allowed(origin), "{origin}");
         }
     }

@@ -37,9 +37,7 @@ impl DemoConfig {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        DemoConfig {
-            faults: faults.into_iter().map(Into::into).collect(),
-        }
+        DemoConfig { faults: faults.into_iter().map(Into::into).collect() }
     }
 
     /// Whether the fault `id` (lowercase, e.g. `"d-2"`) is switched on.

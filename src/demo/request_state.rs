@@ -26,18 +26,12 @@ impl Default for StateSigner {
 impl StateSigner {
     /// A signer with a fresh random key.
     pub fn new() -> Self {
-        StateSigner {
-            key: RandomState::new(),
-        }
+        StateSigner { key: RandomState::new() }
     }
 
     /// Returns an opaque token carrying `payload`.
     pub fn sign(&self, payload: &str) -> String {
-        format!(
-            "{}.{}",
-            URL_SAFE_NO_PAD.encode(payload.as_bytes()),
-            self.mac(payload.as_bytes())
-        )
+        format!("{}.{}", URL_SAFE_NO_PAD.encode(payload.as_bytes()), self.mac(payload.as_bytes()))
     }
 
     /// Returns the payload of `token` when its MAC verifies, `None` when it was altered.

@@ -73,10 +73,7 @@ pub async fn serve_stdio(config: Arc<DemoConfig>) -> io::Result<()> {
 
     let served = serve_lines(config, BufReader::new(stdin_reader), stdout_writer).await;
     stdin_pump.abort();
-    let flushed = stdout_pump
-        .await
-        .map_err(io::Error::other)
-        .and_then(|result| result);
+    let flushed = stdout_pump.await.map_err(io::Error::other).and_then(|result| result);
     served.and(flushed)
 }
 
@@ -123,10 +120,7 @@ where
             drop(sender);
             return writer_task.await.unwrap_or(Ok(()));
         }
-        let id_key = message
-            .as_ref()
-            .and_then(|message| message.get("id"))
-            .map(Value::to_string);
+        let id_key = message.as_ref().and_then(|message| message.get("id")).map(Value::to_string);
         let cancelled = Arc::new(AtomicBool::new(false));
         if let Some(key) = &id_key {
             lock(&in_flight).insert(key.clone(), Arc::clone(&cancelled));
@@ -164,27 +158,16 @@ where
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Handles `notifications/cancelled` for a request that is still in flight; returns whether
 /// the message was such a cancellation. Unknown ids are left to the core, which ignores them.
-fn cancel_in_flight(
-    state: &ServerState,
-    in_flight: &Mutex<HashMap<String, Arc<AtomicBool>>>,
-    message: &Value,
-) -> bool {
-    if message.get("method").and_then(Value::as_str) != Some("notifications/cancelled")
-        || message.get("id").is_some()
-    {
+fn cancel_in_flight(state: &ServerState, in_flight: &Mutex<HashMap<String, Arc<AtomicBool>>>, message: &Value) -> bool {
+    if message.get("method").and_then(Value::as_str) != Some("notifications/cancelled") || message.get("id").is_some() {
         return false;
     }
-    let Some(request_id) = message
-        .get("params")
-        .and_then(|params| params.get("requestId"))
-    else {
+    let Some(request_id) = message.get("params").and_then(|params| params.get("requestId")) else {
         return false;
     };
     let Some(flag) = lock(in_flight).get(&request_id.to_string()).cloned() else {
@@ -197,9 +180,7 @@ fn cancel_in_flight(
 }
 
 fn is_error_reply(reply: &Reply) -> bool {
-    reply
-        .last()
-        .is_some_and(|message| message.get("error").is_some())
+    reply.last().is_some_and(|message| message.get("error").is_some())
 }
 
 async fn write_lines<W: AsyncWrite + Unpin>(
@@ -260,17 +241,11 @@ mod tests {
                 (Duration::ZERO, request("foo/bar", json!(1), json!({}))),
                 (Duration::ZERO, "{not json\n".to_string()),
                 (Duration::ZERO, cancelled),
-                (
-                    Duration::ZERO,
-                    request("server/discover", json!("two"), json!({})),
-                ),
+                (Duration::ZERO, request("server/discover", json!("two"), json!({}))),
             ],
         )
         .await;
-        let messages: Vec<Value> = lines
-            .iter()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect();
+        let messages: Vec<Value> = lines.iter().map(|line| serde_json::from_str(line).unwrap()).collect();
         assert_eq!(messages.len(), 3, "{lines:?}");
         assert_eq!(messages[0]["error"]["code"], -32601);
         assert_eq!(messages[1]["error"]["code"], -32700);
@@ -285,27 +260,10 @@ mod tests {
                             "params": {"requestId": 5}})
         .to_string()
             + "\n";
-        let lines = run(
-            &[],
-            &[
-                (Duration::ZERO, progress.clone()),
-                (Duration::from_millis(70), cancel.clone()),
-            ],
-        )
-        .await;
+        let lines = run(&[], &[(Duration::ZERO, progress.clone()), (Duration::from_millis(70), cancel.clone())]).await;
         assert!(!lines.is_empty() && lines.len() < 4, "{lines:?}");
-        assert!(
-            lines.iter().all(|line| !line.contains("\"result\"")),
-            "{lines:?}"
-        );
-        let lines = run(
-            &["x-3"],
-            &[
-                (Duration::ZERO, progress),
-                (Duration::from_millis(70), cancel),
-            ],
-        )
-        .await;
+        assert!(lines.iter().all(|line| !line.contains("\"result\"")), "{lines:?}");
+        let lines = run(&["x-3"], &[(Duration::ZERO, progress), (Duration::from_millis(70), cancel)]).await;
         assert_eq!(lines.len(), 4, "{lines:?}");
     }
 
@@ -316,10 +274,7 @@ mod tests {
         assert!(serde_json::from_str::<Value>(&lines[0]).is_err());
         let lines = run(
             &["x-6"],
-            &[
-                (Duration::ZERO, request("foo/bar", json!(1), json!({}))),
-                (Duration::from_millis(20), discover),
-            ],
+            &[(Duration::ZERO, request("foo/bar", json!(1), json!({}))), (Duration::from_millis(20), discover)],
         )
         .await;
         assert_eq!(lines.len(), 1, "{lines:?}");

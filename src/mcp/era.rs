@@ -101,7 +101,9 @@ fn modern_error(exchange: &Exchange) -> bool {
 }
 
 fn discover_succeeded(exchange: &Exchange) -> bool {
-    exchange.result().is_some_and(|result| result.get("supportedVersions").is_some() || result.get("capabilities").is_some())
+    exchange
+        .result()
+        .is_some_and(|result| result.get("supportedVersions").is_some() || result.get("capabilities").is_some())
 }
 
 async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Connected, Unreachable> {
@@ -187,11 +189,12 @@ async fn connect_stdio(command: &str, timeout: Duration, redactor: Redactor) -> 
     probe.timeout = Some(STDIO_PROBE_TIMEOUT.min(timeout));
     let discover = client.send(probe).await;
     if discover_succeeded(&discover) {
-        let evidence = format!("`server/discover` answered with a result over stdio: modern (B-1)");
+        let evidence = "`server/discover` answered with a result over stdio: modern (B-1)".to_owned();
         return Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: None });
     }
     if modern_error(&discover) {
-        let evidence = format!("`server/discover` answered with a modern error ({}): modern (B-1)", discover.describe());
+        let evidence =
+            format!("`server/discover` answered with a modern error ({}): modern (B-1)", discover.describe());
         return Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: None });
     }
     // Legacy: an error, silence or an exit. A silent or exited server is restarted once.

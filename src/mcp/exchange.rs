@@ -185,8 +185,7 @@ impl Exchange {
 
     /// The media type of the response (`Content-Type` without parameters, lowercased).
     pub fn content_type(&self) -> Option<String> {
-        self.header("content-type")
-            .map(|value| value.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        self.header("content-type").map(|value| value.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
     }
 
     /// The `result` of the final response, when it is a result response.

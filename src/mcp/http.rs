@@ -294,7 +294,8 @@ impl HttpTransport {
         declared
             .iter()
             .filter_map(|(property, header)| {
-                let value = body.pointer(&format!("/params/arguments/{}", property.replace('~', "~0").replace('/', "~1")))?;
+                let value =
+                    body.pointer(&format!("/params/arguments/{}", property.replace('~', "~0").replace('/', "~1")))?;
                 let text = header_text(value)?;
                 Some((format!("Mcp-Param-{header}"), encode_header_value(&text)))
             })
@@ -330,10 +331,10 @@ pub fn header_text(value: &Value) -> Option<String> {
 /// (non-ASCII, control characters, leading or trailing whitespace) and values that look like
 /// the sentinel are sent as `=?base64?…?=`.
 pub fn encode_header_value(text: &str) -> String {
-    let plain = text.bytes().all(|byte| (0x20..0x7f).contains(&byte))
-        && !text.starts_with(' ')
-        && !text.ends_with(' ')
-        && !(text.starts_with("=?base64?") && text.ends_with("?="));
+    let printable = text.bytes().all(|byte| (0x20..0x7f).contains(&byte));
+    let padded = text.starts_with(' ') || text.ends_with(' ');
+    let looks_encoded = text.starts_with("=?base64?") && text.ends_with("?=");
+    let plain = printable && !padded && !looks_encoded;
     if plain {
         text.to_owned()
     } else {
@@ -445,7 +446,9 @@ impl Assembler {
                         self.messages.push(message);
                     }
                 }
-                Err(error) => self.invalid_frames.push(format!("{error}: {}", event.data.chars().take(200).collect::<String>())),
+                Err(error) => {
+                    self.invalid_frames.push(format!("{error}: {}", event.data.chars().take(200).collect::<String>()))
+                }
             }
         }
     }

@@ -74,9 +74,7 @@ pub fn modern_request(method: &str, params: Value) -> Value {
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    let meta = params
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
+    let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(meta) = meta {
         for (key, value) in modern_meta() {
             meta.entry(key).or_insert(value);

@@ -66,7 +66,8 @@ pub async fn send(
     body: &[u8],
     max_bytes: usize,
 ) -> Result<RawResponse, Failure> {
-    let parts = split_url(url).ok_or_else(|| Failure::Connect(format!("raw probes need a plain http:// URL, not `{url}`")))?;
+    let parts =
+        split_url(url).ok_or_else(|| Failure::Connect(format!("raw probes need a plain http:// URL, not `{url}`")))?;
     let mut stream = TcpStream::connect((parts.host.as_str(), parts.port))
         .await
         .map_err(|error| Failure::Connect(error.to_string()))?;
@@ -103,12 +104,16 @@ pub async fn send(
                 let headers = response
                     .headers
                     .iter()
-                    .map(|header| (header.name.to_ascii_lowercase(), String::from_utf8_lossy(header.value).into_owned()))
+                    .map(|header| {
+                        (header.name.to_ascii_lowercase(), String::from_utf8_lossy(header.value).into_owned())
+                    })
                     .collect::<Vec<_>>();
                 break (status, headers, head_len);
             }
             Ok(httparse::Status::Partial) if buffer.len() < 64 * 1024 => continue,
-            Ok(httparse::Status::Partial) => return Err(Failure::NotJsonRpc("response head larger than 64 KiB".into())),
+            Ok(httparse::Status::Partial) => {
+                return Err(Failure::NotJsonRpc("response head larger than 64 KiB".into()));
+            }
             Err(error) => return Err(Failure::NotJsonRpc(format!("malformed HTTP response: {error}"))),
         }
     };
@@ -204,7 +209,12 @@ mod tests {
     fn urls_are_split_into_host_port_and_path() {
         assert_eq!(
             split_url("http://127.0.0.1:8080/mcp"),
-            Some(UrlParts { host: "127.0.0.1".into(), port: 8080, path: "/mcp".into(), authority: "127.0.0.1:8080".into() })
+            Some(UrlParts {
+                host: "127.0.0.1".into(),
+                port: 8080,
+                path: "/mcp".into(),
+                authority: "127.0.0.1:8080".into()
+            })
         );
         assert_eq!(split_url("http://[::1]:9/x").map(|parts| parts.host), Some("::1".into()));
         assert_eq!(split_url("https://example.com/"), None);

@@ -24,10 +24,7 @@ impl Parser {
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<Event> {
         self.buffer.extend_from_slice(bytes);
         let mut events = Vec::new();
-        loop {
-            let Some(end) = self.buffer.iter().position(|&byte| byte == b'\n' || byte == b'\r') else {
-                break;
-            };
+        while let Some(end) = self.buffer.iter().position(|&byte| byte == b'\n' || byte == b'\r') {
             // A lone `\r` at the end of the buffer may be followed by `\n`: wait for more.
             if self.buffer[end] == b'\r' && end + 1 == self.buffer.len() {
                 break;

@@ -215,7 +215,13 @@ impl StdioTransport {
             let Some(settle) = settle else { return std::future::pending::<()>().await };
             loop {
                 tokio::time::sleep(Duration::from_millis(10)).await;
-                let has_first = pending_map.lock().ok().and_then(|pending| key.as_ref().and_then(|key| pending.get(key).map(|waiting| !waiting.messages.is_empty()))).unwrap_or(false);
+                let has_first = pending_map
+                    .lock()
+                    .ok()
+                    .and_then(|pending| {
+                        key.as_ref().and_then(|key| pending.get(key).map(|waiting| !waiting.messages.is_empty()))
+                    })
+                    .unwrap_or(false);
                 if has_first {
                     tokio::time::sleep(settle).await;
                     return;
@@ -403,7 +409,8 @@ fn route_line(line: &[u8], pending: &PendingMap, violations: &Arc<Mutex<StdoutVi
         }
     } else {
         let token = message.pointer("/params/progressToken");
-        let subscription = message.pointer(&format!("/params/_meta/{}", jsonrpc::META_SUBSCRIPTION_ID.replace('/', "~1")));
+        let subscription =
+            message.pointer(&format!("/params/_meta/{}", jsonrpc::META_SUBSCRIPTION_ID.replace('/', "~1")));
         let owner = pending
             .iter()
             .find(|(key, waiting)| {

@@ -13,8 +13,7 @@ use super::model::RunReport;
 /// Field order is stable: the fields of [`RunReport`] in declaration order, with `verdict` and
 /// `counts` inserted after `outcome_detail`.
 pub fn render(report: &RunReport) -> String {
-    let mut text = serde_json::to_string_pretty(&to_value(report))
-        .expect("a serde_json::Value always serializes");
+    let mut text = serde_json::to_string_pretty(&to_value(report)).expect("a serde_json::Value always serializes");
     text.push('\n');
     text
 }
@@ -22,9 +21,7 @@ pub fn render(report: &RunReport) -> String {
 /// Builds the JSON value of `report.json` (the same document [`render`] prints).
 pub fn to_value(report: &RunReport) -> Value {
     let base = serde_json::to_value(report).expect("RunReport serializes to JSON");
-    let Value::Object(fields) = base else {
-        unreachable!("RunReport serializes to a JSON object")
-    };
+    let Value::Object(fields) = base else { unreachable!("RunReport serializes to a JSON object") };
     let verdict = Value::String(report.verdict().as_str().to_owned());
     let counts = serde_json::to_value(report.counts()).expect("Counts serializes to JSON");
     let mut out = Map::with_capacity(fields.len() + 2);
@@ -58,12 +55,7 @@ mod tests {
         let value: Value = serde_json::from_str(&text).expect("valid JSON");
         assert_eq!(value, to_value(&report));
 
-        let keys: Vec<&str> = value
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
+        let keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(
             keys,
             [
@@ -105,39 +97,13 @@ mod tests {
 
         let checks = value["checks"].as_array().unwrap();
         assert_eq!(checks.len(), report.checks.len());
-        let statuses: Vec<&str> = checks
-            .iter()
-            .map(|c| c["status"].as_str().unwrap())
-            .collect();
-        assert_eq!(
-            statuses,
-            ["pass", "fail", "warn", "not_applicable", "error"]
-        );
-        let levels: Vec<&str> = checks
-            .iter()
-            .map(|c| c["level"].as_str().unwrap())
-            .collect();
+        let statuses: Vec<&str> = checks.iter().map(|c| c["status"].as_str().unwrap()).collect();
+        assert_eq!(statuses, ["pass", "fail", "warn", "not_applicable", "error"]);
+        let levels: Vec<&str> = checks.iter().map(|c| c["level"].as_str().unwrap()).collect();
         assert_eq!(levels, ["MUST", "MUST", "SHOULD", "MUST", "INFO"]);
         for check in checks {
-            let keys: Vec<&str> = check
-                .as_object()
-                .unwrap()
-                .keys()
-                .map(String::as_str)
-                .collect();
-            assert_eq!(
-                keys,
-                [
-                    "id",
-                    "title",
-                    "level",
-                    "status",
-                    "message",
-                    "spec",
-                    "evidence",
-                    "duration_ms"
-                ]
-            );
+            let keys: Vec<&str> = check.as_object().unwrap().keys().map(String::as_str).collect();
+            assert_eq!(keys, ["id", "title", "level", "status", "message", "spec", "evidence", "duration_ms"]);
         }
         assert_eq!(checks[1]["evidence"][0]["label"], "request");
     }
@@ -210,9 +176,7 @@ mod tests {
 
         // Every field is documented in a table row of its own.
         // (Except inside `server_info` and `capabilities`, which are the server's own objects.)
-        let ours = got
-            .iter()
-            .filter(|p| !p.contains(".server_info.") && !p.contains(".capabilities."));
+        let ours = got.iter().filter(|p| !p.contains(".server_info.") && !p.contains(".capabilities."));
         for key in ours.filter_map(|p| p.rsplit('.').next()) {
             let key = key.trim_end_matches("[]");
             assert!(doc.contains(&format!("| `{key}`")), "{key} not documented");

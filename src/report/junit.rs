@@ -27,9 +27,7 @@ pub const REPORT_NAME: &str = "mcp-eval";
 
 /// Renders `junit.xml` (UTF-8, with an XML declaration and a trailing newline).
 pub fn render(report: &RunReport) -> String {
-    to_junit(report)
-        .to_string()
-        .expect("serializing a JUnit report to memory cannot fail")
+    to_junit(report).to_string().expect("serializing a JUnit report to memory cannot fail")
 }
 
 /// Builds the quick-junit model that [`render`] serializes.
@@ -42,10 +40,7 @@ pub fn to_junit(report: &RunReport) -> Report {
     suite.add_properties([
         Property::new("server.target", clean(&report.server.target)),
         Property::new("server.transport", clean(&report.server.transport)),
-        Property::new(
-            "server.era",
-            clean(report.server.era.as_deref().unwrap_or("unknown")),
-        ),
+        Property::new("server.era", clean(report.server.era.as_deref().unwrap_or("unknown"))),
         Property::new("tool", clean(&report.tool)),
         Property::new("spec_revision", clean(&report.spec_revision)),
         Property::new("outcome", report.outcome.as_str()),
@@ -78,23 +73,14 @@ fn check_case(check: &CheckResult, classname_root: &str) -> TestCase {
     let status = match check.status {
         Status::Pass | Status::Warn => TestCaseStatus::success(),
         Status::Fail | Status::Error => {
-            let kind = if check.status == Status::Fail {
-                NonSuccessKind::Failure
-            } else {
-                NonSuccessKind::Error
-            };
+            let kind = if check.status == Status::Fail { NonSuccessKind::Failure } else { NonSuccessKind::Error };
             let mut status = TestCaseStatus::non_success(kind);
-            status
-                .set_message(one_line(&check.message))
-                .set_type(level)
-                .set_description(details(check));
+            status.set_message(one_line(&check.message)).set_type(level).set_description(details(check));
             status
         }
         Status::NotApplicable => {
             let mut status = TestCaseStatus::skipped();
-            status
-                .set_message(one_line(&check.message))
-                .set_type("not_applicable");
+            status.set_message(one_line(&check.message)).set_type("not_applicable");
             status
         }
     };
@@ -117,10 +103,7 @@ fn outcome_case(report: &RunReport, classname_root: &str) -> Option<TestCase> {
     let (what, ty) = match report.outcome {
         RunOutcome::Completed => return None,
         RunOutcome::Unreachable => ("the server could not be reached or started", "unreachable"),
-        RunOutcome::Interrupted => (
-            "the run was interrupted; later checks did not run",
-            "interrupted",
-        ),
+        RunOutcome::Interrupted => ("the run was interrupted; later checks did not run", "interrupted"),
     };
     let message = match &report.outcome_detail {
         Some(detail) => format!("{what}: {detail}"),
@@ -132,10 +115,7 @@ fn outcome_case(report: &RunReport, classname_root: &str) -> Option<TestCase> {
         text.push_str(tail);
     }
     let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-    status
-        .set_message(one_line(&message))
-        .set_type(ty)
-        .set_description(clean(&text));
+    status.set_message(one_line(&message)).set_type(ty).set_description(clean(&text));
     let mut case = TestCase::new("run", status);
     case.set_classname(format!("{classname_root}.run"))
         .set_time(Duration::from_millis(report.duration_ms))
@@ -158,19 +138,14 @@ fn details(check: &CheckResult) -> String {
 
 /// The letters an id starts with (`D` of `D-1`, `HT` of `HT-3`), or `other`.
 fn id_prefix(id: &str) -> &str {
-    let end = id
-        .char_indices()
-        .find(|(_, c)| !c.is_ascii_alphabetic())
-        .map_or(id.len(), |(i, _)| i);
+    let end = id.char_indices().find(|(_, c)| !c.is_ascii_alphabetic()).map_or(id.len(), |(i, _)| i);
     if end == 0 { "other" } else { &id[..end] }
 }
 
 /// Removes characters XML 1.0 cannot carry at all (quick-junit already strips C0 controls
 /// and ANSI escapes, but not the non-characters U+FFFE and U+FFFF).
 fn clean(text: &str) -> String {
-    text.chars()
-        .filter(|c| !matches!(c, '\u{FFFE}' | '\u{FFFF}'))
-        .collect()
+    text.chars().filter(|c| !matches!(c, '\u{FFFE}' | '\u{FFFF}')).collect()
 }
 
 /// An attribute value on one line: parsers fold newlines in attributes to spaces anyway.
@@ -186,9 +161,9 @@ fn one_line(text: &str) -> String {
 /// RFC 3339; the clock is never read.
 fn parse_timestamp(started_at: &str) -> Option<Report> {
     let plausible = !started_at.is_empty()
-        && started_at.chars().all(|c| {
-            c.is_ascii_digit() || matches!(c, 'T' | 't' | 'Z' | 'z' | ':' | '-' | '+' | '.' | ' ')
-        });
+        && started_at
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, 'T' | 't' | 'Z' | 'z' | ':' | '-' | '+' | '.' | ' '));
     if !plausible {
         return None;
     }
@@ -229,11 +204,7 @@ mod tests {
         assert!(xml.contains(" skipped=\"1\""));
         assert!(suite.timestamp.is_some());
         assert!(parsed.timestamp.is_some());
-        let props: Vec<(&str, &str)> = suite
-            .properties
-            .iter()
-            .map(|p| (p.name.as_str(), p.value.as_str()))
-            .collect();
+        let props: Vec<(&str, &str)> = suite.properties.iter().map(|p| (p.name.as_str(), p.value.as_str())).collect();
         assert!(props.contains(&("server.target", "http://127.0.0.1:8080/mcp")));
         assert!(props.contains(&("server.transport", "http")));
         assert!(props.contains(&("server.era", "2026-07-28")));
@@ -244,28 +215,14 @@ mod tests {
         for case in cases {
             assert!(case.time.is_some(), "{} has no time", case.name.as_str());
         }
-        assert_eq!(
-            cases[1].classname.as_ref().unwrap().as_str(),
-            "mcp-eval.layer0.D"
-        );
+        assert_eq!(cases[1].classname.as_ref().unwrap().as_str(), "mcp-eval.layer0.D");
         let time = cases[1].time.unwrap().as_secs_f64();
         assert!((time - 1.234).abs() < 1e-6);
 
         assert!(matches!(cases[0].status, TestCaseStatus::Success { .. }));
         match &cases[1].status {
-            TestCaseStatus::NonSuccess {
-                kind: NonSuccessKind::Failure,
-                message,
-                ty,
-                description,
-                ..
-            } => {
-                assert!(
-                    message
-                        .as_ref()
-                        .unwrap()
-                        .starts_with("server/discover returned")
-                );
+            TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, message, ty, description, .. } => {
+                assert!(message.as_ref().unwrap().starts_with("server/discover returned"));
                 assert_eq!(ty.as_ref().unwrap().as_str(), "MUST");
                 let text = description.as_ref().unwrap();
                 assert!(text.contains("--- request ---"));
@@ -277,26 +234,14 @@ mod tests {
         assert!(matches!(cases[2].status, TestCaseStatus::Success { .. }));
         let out = cases[2].system_out.as_ref().unwrap();
         assert!(out.starts_with("WARNING: responses carry no Cache-Control header"));
-        assert!(
-            cases[2]
-                .properties
-                .iter()
-                .any(|p| p.name.as_str() == "mcp-eval.status" && p.value.as_str() == "warn")
-        );
+        assert!(cases[2].properties.iter().any(|p| p.name.as_str() == "mcp-eval.status" && p.value.as_str() == "warn"));
         match &cases[3].status {
-            TestCaseStatus::Skipped { message, .. } => assert_eq!(
-                message.as_ref().unwrap().as_str(),
-                "the server advertises no tools capability"
-            ),
+            TestCaseStatus::Skipped { message, .. } => {
+                assert_eq!(message.as_ref().unwrap().as_str(), "the server advertises no tools capability")
+            }
             other => panic!("not_applicable maps to skipped, got {other:?}"),
         }
-        assert!(matches!(
-            cases[4].status,
-            TestCaseStatus::NonSuccess {
-                kind: NonSuccessKind::Error,
-                ..
-            }
-        ));
+        assert!(matches!(cases[4].status, TestCaseStatus::NonSuccess { kind: NonSuccessKind::Error, .. }));
     }
 
     #[test]
@@ -324,10 +269,7 @@ mod tests {
         let parsed = parse(&xml);
         let case = parsed.test_suites[0].test_cases.last().unwrap();
         assert_eq!(case.name.as_str(), "X-9 <b>hostile</b> & \"quoted\"");
-        assert_eq!(
-            case.classname.as_ref().unwrap().as_str(),
-            "mcp-eval.layer0.X"
-        );
+        assert_eq!(case.classname.as_ref().unwrap().as_str(), "mcp-eval.layer0.X");
         assert_eq!(parsed.failures, 2);
     }
 
@@ -342,12 +284,7 @@ mod tests {
         assert_eq!(case.name.as_str(), "run");
         assert!(case.time.is_some());
         match &case.status {
-            TestCaseStatus::NonSuccess {
-                kind: NonSuccessKind::Error,
-                message,
-                ty,
-                ..
-            } => {
+            TestCaseStatus::NonSuccess { kind: NonSuccessKind::Error, message, ty, .. } => {
                 let message = message.as_ref().unwrap();
                 assert!(message.contains("could not be reached"));
                 assert!(message.contains("connection refused"));

@@ -53,11 +53,7 @@ pub fn render(report: &RunReport) -> String {
         ),
     ];
     for (status, heading, noun, intro) in sections {
-        let checks: Vec<&CheckResult> = report
-            .checks
-            .iter()
-            .filter(|c| c.status == status)
-            .collect();
+        let checks: Vec<&CheckResult> = report.checks.iter().filter(|c| c.status == status).collect();
         if checks.is_empty() {
             continue;
         }
@@ -65,11 +61,8 @@ pub fn render(report: &RunReport) -> String {
         for (shown, check) in checks.iter().enumerate() {
             let item = render_item(check);
             if out.len() + item.len() + TAIL_RESERVE > MAX_CHARS {
-                let _ = write!(
-                    out,
-                    "\n_…and {} more {noun} not shown here: see `report.json`._\n",
-                    checks.len() - shown
-                );
+                let _ =
+                    write!(out, "\n_…and {} more {noun} not shown here: see `report.json`._\n", checks.len() - shown);
                 break;
             }
             out.push_str(&item);
@@ -88,10 +81,7 @@ fn write_header(report: &RunReport, out: &mut String) {
     let title = match (report.outcome, report.verdict()) {
         (RunOutcome::Unreachable, _) => "⚠️ error: server unreachable".to_owned(),
         (RunOutcome::Interrupted, Verdict::Fail) => {
-            format!(
-                "⚠️ interrupted, {} failed so far",
-                plural(counts.fail, "check")
-            )
+            format!("⚠️ interrupted, {} failed so far", plural(counts.fail, "check"))
         }
         (RunOutcome::Interrupted, _) => "⚠️ interrupted".to_owned(),
         (RunOutcome::Completed, Verdict::Fail) => {
@@ -99,66 +89,35 @@ fn write_header(report: &RunReport, out: &mut String) {
         }
         (RunOutcome::Completed, _) => "✅ pass".to_owned(),
     };
-    let _ = writeln!(
-        out,
-        "## {title} — MCP {} conformance\n",
-        escape(&truncate(&report.spec_revision, FIELD_CHARS))
-    );
+    let _ = writeln!(out, "## {title} — MCP {} conformance\n", escape(&truncate(&report.spec_revision, FIELD_CHARS)));
 
     let server = &report.server;
-    let _ = writeln!(
-        out,
-        "- **Target:** {}",
-        code_span(&truncate(&server.target, FIELD_CHARS))
-    );
+    let _ = writeln!(out, "- **Target:** {}", code_span(&truncate(&server.target, FIELD_CHARS)));
     let era = match server.era.as_deref() {
         Some(era) => code_span(&truncate(era, FIELD_CHARS)),
         None => "unknown".to_owned(),
     };
-    let _ = writeln!(
-        out,
-        "- **Transport:** {} · **Era:** {era}",
-        escape(&truncate(&server.transport, FIELD_CHARS))
-    );
+    let _ = writeln!(out, "- **Transport:** {} · **Era:** {era}", escape(&truncate(&server.transport, FIELD_CHARS)));
     if let Some(evidence) = &server.era_evidence {
-        let _ = writeln!(
-            out,
-            "- **Era evidence:** {}",
-            escape(&truncate(evidence, FIELD_CHARS))
-        );
+        let _ = writeln!(out, "- **Era evidence:** {}", escape(&truncate(evidence, FIELD_CHARS)));
     }
     if let Some(info) = &server.server_info {
         let _ = writeln!(out, "- **Server:** {}", server_info_text(info));
     }
     if !server.supported_versions.is_empty() {
-        let mut versions: Vec<String> = server
-            .supported_versions
-            .iter()
-            .take(MAX_VERSIONS)
-            .map(|v| code_span(&truncate(v, 64)))
-            .collect();
+        let mut versions: Vec<String> =
+            server.supported_versions.iter().take(MAX_VERSIONS).map(|v| code_span(&truncate(v, 64))).collect();
         if server.supported_versions.len() > MAX_VERSIONS {
-            versions.push(format!(
-                "…{} more",
-                server.supported_versions.len() - MAX_VERSIONS
-            ));
+            versions.push(format!("…{} more", server.supported_versions.len() - MAX_VERSIONS));
         }
         let _ = writeln!(out, "- **Supported versions:** {}", versions.join(", "));
     }
     if let Some(serde_json::Value::Object(caps)) = &server.capabilities {
-        let mut names: Vec<String> = caps
-            .keys()
-            .take(MAX_VERSIONS)
-            .map(|k| code_span(&truncate(k, 64)))
-            .collect();
+        let mut names: Vec<String> = caps.keys().take(MAX_VERSIONS).map(|k| code_span(&truncate(k, 64))).collect();
         if caps.len() > MAX_VERSIONS {
             names.push(format!("…{} more", caps.len() - MAX_VERSIONS));
         }
-        let list = if names.is_empty() {
-            "none".to_owned()
-        } else {
-            names.join(", ")
-        };
+        let list = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
         let _ = writeln!(out, "- **Capabilities:** {list}");
     }
 
@@ -181,11 +140,7 @@ fn write_header(report: &RunReport, out: &mut String) {
         };
         let _ = writeln!(out, "\n> **{what}**");
         if let Some(detail) = &report.outcome_detail {
-            let _ = writeln!(
-                out,
-                "> Detail: {}",
-                escape(&truncate(detail, MESSAGE_CHARS))
-            );
+            let _ = writeln!(out, "> Detail: {}", escape(&truncate(detail, MESSAGE_CHARS)));
         }
         if let Some(tail) = &report.server.stderr_tail {
             let _ = write!(
@@ -207,33 +162,19 @@ fn render_item(check: &CheckResult) -> String {
         escape(&truncate(&check.title, FIELD_CHARS)),
         escape(&truncate(&check.message, MESSAGE_CHARS)),
     );
-    let _ = writeln!(
-        item,
-        "{} · spec: {}",
-        check.level.as_str(),
-        code_span(&truncate(&check.spec, FIELD_CHARS))
-    );
+    let _ = writeln!(item, "{} · spec: {}", check.level.as_str(), code_span(&truncate(&check.spec, FIELD_CHARS)));
     if !check.evidence.is_empty() {
         item.push_str("\n<details><summary>evidence</summary>\n");
         let mut budget = EVIDENCE_TOTAL_CHARS;
         for (index, evidence) in check.evidence.iter().enumerate() {
             if budget == 0 {
-                let _ = writeln!(
-                    item,
-                    "\n_…{} more excerpts in `report.json`._",
-                    check.evidence.len() - index
-                );
+                let _ = writeln!(item, "\n_…{} more excerpts in `report.json`._", check.evidence.len() - index);
                 break;
             }
             let limit = budget.min(EVIDENCE_CHARS);
             let text = truncate(&evidence.text, limit);
             budget -= text.chars().count().min(budget);
-            let _ = write!(
-                item,
-                "\n{}:\n\n{}",
-                escape(&truncate(&evidence.label, 64)),
-                code_block(&text)
-            );
+            let _ = write!(item, "\n{}:\n\n{}", escape(&truncate(&evidence.label, 64)), code_block(&text));
         }
         item.push_str("\n</details>\n");
     }
@@ -318,20 +259,12 @@ fn status_label(status: Status) -> &'static str {
 
 /// `1 check`, `2 checks`.
 fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
 /// A duration in milliseconds, for people: `850 ms`, `2.5 s`.
 fn duration(ms: u64) -> String {
-    if ms < 1_000 {
-        format!("{ms} ms")
-    } else {
-        format!("{}.{} s", ms / 1_000, (ms % 1_000) / 100)
-    }
+    if ms < 1_000 { format!("{ms} ms") } else { format!("{}.{} s", ms / 1_000, (ms % 1_000) / 100) }
 }
 
 /// The first `max` characters of `text`, with `…` when something was cut.
@@ -384,24 +317,14 @@ fn escape(text: &str) -> String {
 fn code_span(text: &str) -> String {
     let text: String = text
         .chars()
-        .map(|c| {
-            if matches!(c, '\r' | '\n' | '\t') {
-                ' '
-            } else {
-                c
-            }
-        })
+        .map(|c| if matches!(c, '\r' | '\n' | '\t') { ' ' } else { c })
         .filter(|c| !c.is_control())
         .collect();
     if text.trim().is_empty() {
         return "(empty)".to_owned();
     }
     let fence = "`".repeat(longest_backtick_run(&text) + 1);
-    let pad = if text.starts_with('`') || text.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
+    let pad = if text.starts_with('`') || text.ends_with('`') { " " } else { "" };
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
@@ -447,26 +370,21 @@ mod tests {
         let failures = md.find("### ❌ Failures (1)").unwrap();
         let warnings = md.find("### ⚠️ Warnings (1)").unwrap();
         let errors = md.find("### 🛠️ Errors").unwrap();
-        let table = md
-            .find("<details><summary>All checks (5)</summary>")
-            .unwrap();
+        let table = md.find("<details><summary>All checks (5)</summary>").unwrap();
         assert!(failures < warnings && warnings < errors && errors < table);
         assert!(md.contains("**D-1** server/discover answers — server/discover returned"));
         assert!(md.contains("spec: `docs/specification/2026-07-28/basic/lifecycle.mdx#discovery`"));
         assert!(md.contains("<details><summary>evidence</summary>"));
-        assert!(
-            md.contains("```\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}\n```")
-        );
+        assert!(md.contains("```\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}\n```"));
         assert!(md.contains("- **Target:** `http://127.0.0.1:8080/mcp`"));
         assert!(md.contains("**Era:** `2026-07-28`"));
         assert!(md.contains("- **Server:** demo-server 1.2.3"));
         assert!(md.contains("- **Supported versions:** `2026-07-28`"));
         assert!(md.contains("**Checks:** 1 pass · 1 fail · 1 warn · 1 not applicable · 1 error"));
-        assert!(md.contains("| T-2 | tools/call errors | MUST | ➖ not applicable | the server advertises no tools capability |"));
-        assert_eq!(
-            md.matches("<details>").count(),
-            md.matches("</details>").count()
-        );
+        assert!(md.contains(
+            "| T-2 | tools/call errors | MUST | ➖ not applicable | the server advertises no tools capability |"
+        ));
+        assert_eq!(md.matches("<details>").count(), md.matches("</details>").count());
     }
 
     #[test]
@@ -482,10 +400,7 @@ mod tests {
     fn hostile_text_is_escaped() {
         let mut report = sample_report();
         let mut bad = check("D-2", HOSTILE, Level::Must, Status::Fail, HOSTILE);
-        bad.evidence.push(Evidence {
-            label: HOSTILE.to_owned(),
-            text: format!("{HOSTILE}\n````` five\n"),
-        });
+        bad.evidence.push(Evidence { label: HOSTILE.to_owned(), text: format!("{HOSTILE}\n````` five\n") });
         bad.spec = HOSTILE.to_owned();
         report.checks.push(bad);
         report.server.target = HOSTILE.to_owned();
@@ -497,25 +412,16 @@ mod tests {
         let outside = strip_code_blocks(&md);
         assert!(!outside.contains("<script>"));
         assert!(!outside.contains("</details><script>"));
-        assert_eq!(
-            outside.matches("<details>").count(),
-            outside.matches("</details>").count()
-        );
-        assert!(md.contains(
-            "&lt;/details&gt;&lt;script&gt;x&lt;/script&gt; \\| \\`\\` \\`\\`\\` \\`\\`"
-        ));
+        assert_eq!(outside.matches("<details>").count(), outside.matches("</details>").count());
+        assert!(md.contains("&lt;/details&gt;&lt;script&gt;x&lt;/script&gt; \\| \\`\\` \\`\\`\\` \\`\\`"));
         // The evidence fence is longer than the five-backtick run inside.
-        assert!(
-            md.contains("``````\n</details><script>x</script> | `` ``` ``\n````` five\n``````\n")
-        );
+        assert!(md.contains("``````\n</details><script>x</script> | `` ``` ``\n````` five\n``````\n"));
         // Code spans use a longer backtick run and padding.
         assert!(md.contains("spec: ```` </details><script>x</script> | `` ``` `` ````"));
         // The table row stays one row with five cells.
         let row = md.lines().find(|l| l.starts_with("| D-2 ")).unwrap();
-        let unescaped_pipes = row
-            .char_indices()
-            .filter(|&(i, c)| c == '|' && (i == 0 || row.as_bytes()[i - 1] != b'\\'))
-            .count();
+        let unescaped_pipes =
+            row.char_indices().filter(|&(i, c)| c == '|' && (i == 0 || row.as_bytes()[i - 1] != b'\\')).count();
         assert_eq!(unescaped_pipes, 6, "{row}");
         // A newline in server text cannot start a heading.
         assert!(!md.lines().any(|l| l.starts_with("# x")));
@@ -579,19 +485,9 @@ mod tests {
         let mut report = sample_report();
         let long = "x`y<".repeat(3_000);
         for i in 0..500 {
-            let status = if i % 2 == 0 {
-                Status::Fail
-            } else {
-                Status::Warn
-            };
+            let status = if i % 2 == 0 { Status::Fail } else { Status::Warn };
             let mut c = check(&format!("Z-{i}"), &long, Level::Must, status, &long);
-            c.evidence = vec![
-                Evidence {
-                    label: "response".to_owned(),
-                    text: long.clone(),
-                };
-                5
-            ];
+            c.evidence = vec![Evidence { label: "response".to_owned(), text: long.clone() }; 5];
             report.checks.push(c);
         }
         report.server.supported_versions = vec![long.clone(); 100];
@@ -605,16 +501,12 @@ mod tests {
         report.server.era = Some(wide.clone());
         report.server.era_evidence = Some(wide.clone());
         report.server.stderr_tail = Some(wide.clone());
-        report.server.server_info =
-            Some(serde_json::json!({"name": wide, "version": wide, "title": wide}));
+        report.server.server_info = Some(serde_json::json!({"name": wide, "version": wide, "title": wide}));
         let md = render(&report);
         assert!(md.len() <= MAX_CHARS, "{} bytes", md.len());
         assert!(md.contains("more failures not shown here: see `report.json`"));
         assert!(md.contains("more checks not shown here: see `report.json`"));
-        assert_eq!(
-            md.matches("<details>").count(),
-            md.matches("</details>").count()
-        );
+        assert_eq!(md.matches("<details>").count(), md.matches("</details>").count());
         assert!(md.contains("<sub>&lt;𝄞"));
     }
 

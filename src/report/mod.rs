@@ -55,38 +55,23 @@ pub struct WriteError {
 /// A [`WriteError`] naming the directory or file that failed. Files written before the failure
 /// stay in place.
 pub fn write_all(report: &RunReport, out_dir: &Path) -> Result<WrittenFiles, WriteError> {
-    std::fs::create_dir_all(out_dir).map_err(|source| WriteError {
-        path: out_dir.to_path_buf(),
-        source,
-    })?;
+    std::fs::create_dir_all(out_dir).map_err(|source| WriteError { path: out_dir.to_path_buf(), source })?;
     let report_json = out_dir.join(REPORT_JSON);
     let junit_xml = out_dir.join(JUNIT_XML);
     let summary_md = out_dir.join(SUMMARY_MD);
     write_atomic(&report_json, &json::render(report))?;
     write_atomic(&junit_xml, &junit::render(report))?;
     write_atomic(&summary_md, &markdown::render(report))?;
-    Ok(WrittenFiles {
-        report_json,
-        junit_xml,
-        summary_md,
-    })
+    Ok(WrittenFiles { report_json, junit_xml, summary_md })
 }
 
 /// Writes `contents` to `path` through a temporary file in the same directory and a rename.
 fn write_atomic(path: &Path, contents: &str) -> Result<(), WriteError> {
-    let fail = |source| WriteError {
-        path: path.to_path_buf(),
-        source,
-    };
+    let fail = |source| WriteError { path: path.to_path_buf(), source };
     let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let (temp_path, mut file) = create_temp(dir, &name).map_err(fail)?;
-    let written = file
-        .write_all(contents.as_bytes())
-        .and_then(|()| file.sync_all());
+    let written = file.write_all(contents.as_bytes()).and_then(|()| file.sync_all());
     drop(file);
     let renamed = written.and_then(|()| std::fs::rename(&temp_path, path));
     if let Err(source) = renamed {
@@ -102,11 +87,7 @@ fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, std::fs::File)> {
     let mut attempt = 0u32;
     loop {
         let temp_path = dir.join(format!(".{name}.{pid}.{attempt}.tmp"));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp_path)
-        {
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&temp_path) {
             Ok(file) => return Ok((temp_path, file)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 1_000 => {
                 attempt += 1;
@@ -130,24 +111,13 @@ mod tests {
         assert_eq!(files.report_json, out.join("report.json"));
         assert_eq!(files.junit_xml, out.join("junit.xml"));
         assert_eq!(files.summary_md, out.join("summary.md"));
-        assert_eq!(
-            std::fs::read_to_string(&files.report_json).unwrap(),
-            json::render(&report)
-        );
-        assert_eq!(
-            std::fs::read_to_string(&files.junit_xml).unwrap(),
-            junit::render(&report)
-        );
-        assert_eq!(
-            std::fs::read_to_string(&files.summary_md).unwrap(),
-            markdown::render(&report)
-        );
+        assert_eq!(std::fs::read_to_string(&files.report_json).unwrap(), json::render(&report));
+        assert_eq!(std::fs::read_to_string(&files.junit_xml).unwrap(), junit::render(&report));
+        assert_eq!(std::fs::read_to_string(&files.summary_md).unwrap(), markdown::render(&report));
         // Overwriting works and leaves no temporary files behind.
         write_all(&report, &out).unwrap();
-        let mut names: Vec<String> = std::fs::read_dir(&out)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut names: Vec<String> =
+            std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         assert_eq!(names, ["junit.xml", "report.json", "summary.md"]);
     }

@@ -1,8 +1,6 @@
 //! Hand-built reports shared by the renderers' unit tests.
 
-use super::model::{
-    CheckResult, Evidence, FORMAT_VERSION, Level, RunOutcome, RunReport, ServerSection, Status,
-};
+use super::model::{CheckResult, Evidence, FORMAT_VERSION, Level, RunOutcome, RunReport, ServerSection, Status};
 
 /// A check with the given fields and no evidence.
 pub fn check(id: &str, title: &str, level: Level, status: Status, message: &str) -> CheckResult {
@@ -39,13 +37,7 @@ pub fn sample_report() -> RunReport {
             text: "{\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}".to_owned(),
         },
     ];
-    let mut pass = check(
-        "B-1",
-        "era detected",
-        Level::Must,
-        Status::Pass,
-        "modern era detected",
-    );
+    let mut pass = check("B-1", "era detected", Level::Must, Status::Pass, "modern era detected");
     pass.duration_ms = 7;
     RunReport {
         format_version: FORMAT_VERSION,
@@ -83,13 +75,7 @@ pub fn sample_report() -> RunReport {
                 Status::NotApplicable,
                 "the server advertises no tools capability",
             ),
-            check(
-                "N-1",
-                "negotiation summary",
-                Level::Info,
-                Status::Error,
-                "mcp-eval timed out reading the response",
-            ),
+            check("N-1", "negotiation summary", Level::Info, Status::Error, "mcp-eval timed out reading the response"),
         ],
     }
 }
@@ -104,9 +90,7 @@ pub fn unreachable_report() -> RunReport {
         duration_ms: 30_000,
         layers: vec![0],
         outcome: RunOutcome::Unreachable,
-        outcome_detail: Some(
-            "connecting to http://127.0.0.1:9/mcp failed: connection refused".to_owned(),
-        ),
+        outcome_detail: Some("connecting to http://127.0.0.1:9/mcp failed: connection refused".to_owned()),
         server: ServerSection {
             transport: "http".to_owned(),
             target: "http://127.0.0.1:9/mcp".to_owned(),

@@ -55,7 +55,8 @@ impl Run {
 
     /// A file of the report directory, as text.
     pub fn file(&self, name: &str) -> String {
-        std::fs::read_to_string(self.dir.path().join(name)).unwrap_or_else(|error| panic!("cannot read {name}: {error}"))
+        std::fs::read_to_string(self.dir.path().join(name))
+            .unwrap_or_else(|error| panic!("cannot read {name}: {error}"))
     }
 
     /// Every file of the report directory plus stdout and stderr, as one text (secret scans).
@@ -82,7 +83,8 @@ pub fn run(args: &[&str]) -> Run {
         .stdin(Stdio::null())
         .output()
         .expect("run mcp-eval");
-    let report = std::fs::read_to_string(dir.path().join("report.json")).ok().and_then(|text| serde_json::from_str(&text).ok());
+    let report =
+        std::fs::read_to_string(dir.path().join("report.json")).ok().and_then(|text| serde_json::from_str(&text).ok());
     Run { output, report, dir }
 }
 

@@ -21,7 +21,8 @@ const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// All tool-call probes.
 pub async fn run(ctx: &Context) -> Vec<Finding> {
     let tools: Vec<&SafeTool> = ctx.safe_tools.iter().take(MAX_TOOLS).collect();
-    let none = "no tool may be called: none is annotated `readOnlyHint: true` and none is listed in `safe_tools` of --config";
+    let none =
+        "no tool may be called: none is annotated `readOnlyHint: true` and none is listed in `safe_tools` of --config";
     if tools.is_empty() {
         return ["T-5", "T-6", "T-7", "E-2", "M-5", "R-5", "R-6", "R-7", "R-8", "R-10", "L-2", "L-3"]
             .into_iter()
@@ -53,7 +54,8 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
         (*tool, exchange, logged)
     });
     for (tool, exchange, logged) in futures_util::future::join_all(calls).await {
-        let definition = ctx.tools.items.iter().find(|item| item.get("name").and_then(Value::as_str) == Some(tool.name.as_str()));
+        let definition =
+            ctx.tools.items.iter().find(|item| item.get("name").and_then(Value::as_str) == Some(tool.name.as_str()));
         if exchange.error_code() == Some(jsonrpc::MISSING_CLIENT_CAPABILITY) {
             capability_tools.push((tool, exchange.clone()));
         }
@@ -93,7 +95,8 @@ fn merge(id: &'static str, findings: Vec<Finding>, none: &str) -> Finding {
         return Finding::not_applicable(id, none);
     }
     let worst = findings.iter().map(|finding| finding.outcome).max().unwrap_or(Outcome::Kept);
-    let mut chosen = findings.iter().find(|finding| finding.outcome == worst).cloned().unwrap_or_else(|| findings[0].clone());
+    let mut chosen =
+        findings.iter().find(|finding| finding.outcome == worst).cloned().unwrap_or_else(|| findings[0].clone());
     if findings.len() > 1 && worst == Outcome::Kept {
         chosen.message = findings.iter().map(|finding| finding.message.as_str()).collect::<Vec<_>>().join("; ");
     }
@@ -102,7 +105,10 @@ fn merge(id: &'static str, findings: Vec<Finding>, none: &str) -> Finding {
 
 fn call_shape(name: &str, result: &Value, exchange: &Exchange) -> Finding {
     let problems = crate::conformance::shapes::check_result("tools/call", result);
-    let problems: Vec<String> = problems.into_iter().filter(|problem| !problem.starts_with(crate::conformance::shapes::GRADED_ELSEWHERE)).collect();
+    let problems: Vec<String> = problems
+        .into_iter()
+        .filter(|problem| crate::conformance::shapes::graded_elsewhere(problem).is_none())
+        .collect();
     if problems.is_empty() {
         Finding::kept("T-7", format!("`{name}` returned a well-formed CallToolResult"))
     } else {
@@ -112,13 +118,26 @@ fn call_shape(name: &str, result: &Value, exchange: &Exchange) -> Finding {
 
 fn output_conformance(name: &str, output_schema: &Value, result: &Value, exchange: &Exchange) -> Finding {
     let Some(structured) = result.get("structuredContent") else {
-        return Finding::broken("T-5", format!("`{name}` declares an outputSchema but its result has no `structuredContent`")).with(exchange);
+        return Finding::broken(
+            "T-5",
+            format!("`{name}` declares an outputSchema but its result has no `structuredContent`"),
+        )
+        .with(exchange);
     };
     match schema::compile_output_schema(output_schema) {
-        Err(error) => Finding::not_applicable("T-5", format!("`{name}`: its outputSchema cannot be compiled ({error}); see T-2")),
+        Err(error) => {
+            Finding::not_applicable("T-5", format!("`{name}`: its outputSchema cannot be compiled ({error}); see T-2"))
+        }
         Ok(validator) => match schema::validate_instance(&validator, structured) {
             Ok(()) => Finding::kept("T-5", format!("`{name}`: structuredContent conforms to its outputSchema")),
-            Err(errors) => Finding::broken("T-5", format!("`{name}`: structuredContent does not conform to its outputSchema: {}", errors.into_iter().take(3).collect::<Vec<_>>().join("; "))).with(exchange),
+            Err(errors) => Finding::broken(
+                "T-5",
+                format!(
+                    "`{name}`: structuredContent does not conform to its outputSchema: {}",
+                    errors.into_iter().take(3).collect::<Vec<_>>().join("; ")
+                ),
+            )
+            .with(exchange),
         },
     }
 }
@@ -127,34 +146,65 @@ fn text_mirror(name: &str, structured: &Value, result: &Value, exchange: &Exchan
     let mirrored = result.get("content").and_then(Value::as_array).is_some_and(|blocks| {
         blocks.iter().any(|block| {
             block.get("type").and_then(Value::as_str) == Some("text")
-                && block.get("text").and_then(Value::as_str).and_then(|text| serde_json::from_str::<Value>(text).ok()).as_ref() == Some(structured)
+                && block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .and_then(|text| serde_json::from_str::<Value>(text).ok())
+                    .as_ref()
+                    == Some(structured)
         })
     });
     if mirrored {
         Finding::kept("T-6", format!("`{name}` mirrors its structuredContent in a text block"))
     } else {
-        Finding::broken("T-6", format!("`{name}` returns structuredContent without a TextContent block holding the same JSON")).with(exchange)
+        Finding::broken(
+            "T-6",
+            format!("`{name}` returns structuredContent without a TextContent block holding the same JSON"),
+        )
+        .with(exchange)
     }
 }
 
 fn progress(name: &str, exchange: &Exchange) -> Option<Finding> {
     let token = json!(format!("mcp-eval-progress-{name}"));
-    let notes: Vec<&Value> = exchange.messages.iter().filter(|message| message.get("method").and_then(Value::as_str) == Some("notifications/progress")).collect();
+    let notes: Vec<&Value> = exchange
+        .messages
+        .iter()
+        .filter(|message| message.get("method").and_then(Value::as_str) == Some("notifications/progress"))
+        .collect();
     if notes.is_empty() {
         return None;
     }
     let mut last = f64::NEG_INFINITY;
     for note in &notes {
         if note.pointer("/params/progressToken") != Some(&token) {
-            return Some(Finding::broken("L-3", format!("`{name}`: a progress notification carries another token: {}", note.pointer("/params/progressToken").unwrap_or(&Value::Null))).with(exchange));
+            return Some(
+                Finding::broken(
+                    "L-3",
+                    format!(
+                        "`{name}`: a progress notification carries another token: {}",
+                        note.pointer("/params/progressToken").unwrap_or(&Value::Null)
+                    ),
+                )
+                .with(exchange),
+            );
         }
         let value = note.pointer("/params/progress").and_then(Value::as_f64).unwrap_or(f64::NAN);
-        if !(value > last) {
-            return Some(Finding::broken("L-3", format!("`{name}`: progress must strictly increase; got {value} after {last}")).with(exchange));
+        if value.is_nan() || value <= last {
+            return Some(
+                Finding::broken("L-3", format!("`{name}`: progress must strictly increase; got {value} after {last}"))
+                    .with(exchange),
+            );
         }
         last = value;
     }
-    Some(Finding::kept("L-3", format!("`{name}`: {} progress notifications with our token, strictly increasing, before the final response", notes.len())))
+    Some(Finding::kept(
+        "L-3",
+        format!(
+            "`{name}`: {} progress notifications with our token, strictly increasing, before the final response",
+            notes.len()
+        ),
+    ))
 }
 
 fn log_levels(name: &str, exchange: &Exchange) -> Option<Finding> {
@@ -168,19 +218,30 @@ fn log_levels(name: &str, exchange: &Exchange) -> Option<Finding> {
     if levels.is_empty() {
         return None;
     }
-    let below: Vec<&&str> = levels.iter().filter(|level| order.iter().position(|known| known == *level).is_none_or(|rank| rank < 4)).collect();
+    let below: Vec<&&str> = levels
+        .iter()
+        .filter(|level| order.iter().position(|known| known == *level).is_none_or(|rank| rank < 4))
+        .collect();
     Some(if below.is_empty() {
         Finding::kept("L-2", format!("`{name}`: {} log messages, all at or above \"error\"", levels.len()))
     } else {
-        Finding::broken("L-2", format!("`{name}`: logLevel \"error\" was requested but messages at {below:?} arrived")).with(exchange)
+        Finding::broken("L-2", format!("`{name}`: logLevel \"error\" was requested but messages at {below:?} arrived"))
+            .with(exchange)
     })
 }
 
 /// E-2 and M-5: tools that need a client capability.
-async fn capabilities<'a>(ctx: &Context, tools: &[(&'a SafeTool, Exchange)], input_required: &mut Vec<(&'a SafeTool, Value, Exchange)>) -> Vec<Finding> {
+async fn capabilities<'a>(
+    ctx: &Context,
+    tools: &[(&'a SafeTool, Exchange)],
+    input_required: &mut Vec<(&'a SafeTool, Value, Exchange)>,
+) -> Vec<Finding> {
     let Some((tool, refused)) = tools.first() else {
         return vec![
-            Finding::not_applicable("E-2", "no callable tool needs a client capability (the official suite uses a fixture tool for this)"),
+            Finding::not_applicable(
+                "E-2",
+                "no callable tool needs a client capability (the official suite uses a fixture tool for this)",
+            ),
             Finding::not_applicable("M-5", "no callable tool needs a client capability"),
         ];
     };
@@ -198,13 +259,19 @@ async fn capabilities<'a>(ctx: &Context, tools: &[(&'a SafeTool, Exchange)], inp
     };
     // M-5: declare the capability on one request, then not on the next.
     let params = json!({"name": tool.name, "arguments": tool.arguments});
-    let declared = ctx.client.send(modern_with_meta("tools/call", params.clone(), META_CLIENT_CAPABILITIES, required.clone())).await;
+    let declared = ctx
+        .client
+        .send(modern_with_meta("tools/call", params.clone(), META_CLIENT_CAPABILITIES, required.clone()))
+        .await;
     if declared.result().and_then(|result| result.get("resultType")).and_then(Value::as_str) == Some("input_required") {
         input_required.push((tool, required.clone(), declared.clone()));
     }
     let after = ctx.client.send(modern_with_meta("tools/call", params, META_CLIENT_CAPABILITIES, json!({}))).await;
     let m5 = if after.error_code() == Some(jsonrpc::MISSING_CLIENT_CAPABILITY) {
-        Finding::kept("M-5", format!("`{}`: declaring {required} on one request did not carry over to the next", tool.name))
+        Finding::kept(
+            "M-5",
+            format!("`{}`: declaring {required} on one request did not carry over to the next", tool.name),
+        )
     } else {
         Finding::broken("M-5", format!("`{}`: after a request that declared {required}, a request declaring nothing must be refused again with -32021; got {}", tool.name, after.describe())).with(&after)
     };
@@ -215,7 +282,10 @@ async fn capabilities<'a>(ctx: &Context, tools: &[(&'a SafeTool, Exchange)], inp
 async fn round_trips(ctx: &Context, candidates: &[(&SafeTool, Value, Exchange)]) -> Vec<Finding> {
     let ids = ["R-5", "R-6", "R-7", "R-8", "R-10"];
     let Some((tool, capabilities, first)) = candidates.first() else {
-        return ids.into_iter().map(|id| Finding::not_applicable(id, "no callable tool answered `input_required`")).collect();
+        return ids
+            .into_iter()
+            .map(|id| Finding::not_applicable(id, "no callable tool answered `input_required`"))
+            .collect();
     };
     let result = first.result().cloned().unwrap_or(Value::Null);
     let requests = result.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
@@ -231,13 +301,23 @@ async fn round_trips(ctx: &Context, candidates: &[(&SafeTool, Value, Exchange)])
         }
         ctx.client.send(modern_with_meta("tools/call", params, META_CLIENT_CAPABILITIES, capabilities.clone()))
     };
-    let result_type = |exchange: &Exchange| exchange.result().and_then(|result| result.get("resultType")).and_then(Value::as_str).map(str::to_owned);
+    let result_type = |exchange: &Exchange| {
+        exchange.result().and_then(|result| result.get("resultType")).and_then(Value::as_str).map(str::to_owned)
+    };
     let mut findings = Vec::new();
 
     let answered = retry(Value::Object(responses.clone()), state.clone()).await;
     findings.push(match result_type(&answered).as_deref() {
-        Some("complete" | "input_required") => Finding::kept("R-5", format!("`{}`: the retry with inputResponses and requestState (new id) got `{}`", tool.name, result_type(&answered).unwrap_or_default())),
-        _ => Finding::broken("R-5", format!("`{}`: the MRTR retry failed: {}", tool.name, answered.describe())).with(&answered),
+        Some("complete" | "input_required") => Finding::kept(
+            "R-5",
+            format!(
+                "`{}`: the retry with inputResponses and requestState (new id) got `{}`",
+                tool.name,
+                result_type(&answered).unwrap_or_default()
+            ),
+        ),
+        _ => Finding::broken("R-5", format!("`{}`: the MRTR retry failed: {}", tool.name, answered.describe()))
+            .with(&answered),
     });
     findings.push(match &state {
         None => Finding::not_applicable("R-6", "the input_required result carries no requestState"),
@@ -247,7 +327,14 @@ async fn round_trips(ctx: &Context, candidates: &[(&SafeTool, Value, Exchange)])
             if exchange.error().is_some() {
                 Finding::kept("R-6", format!("a tampered requestState was rejected: {}", exchange.describe()))
             } else {
-                Finding::broken("R-6", format!("a tampered requestState must be rejected with an error, never completed; got {}", exchange.describe())).with(&exchange)
+                Finding::broken(
+                    "R-6",
+                    format!(
+                        "a tampered requestState must be rejected with an error, never completed; got {}",
+                        exchange.describe()
+                    ),
+                )
+                .with(&exchange)
             }
         }
     });
@@ -260,24 +347,34 @@ async fn round_trips(ctx: &Context, candidates: &[(&SafeTool, Value, Exchange)])
     let missing = retry(json!({}), state.clone()).await;
     findings.push(match result_type(&missing).as_deref() {
         Some("input_required") => Finding::kept("R-7", "missing input responses were asked for again"),
-        _ => Finding::broken("R-7", format!("missing input responses SHOULD get a fresh input_required; got {}", missing.describe())).with(&missing),
+        _ => Finding::broken(
+            "R-7",
+            format!("missing input responses SHOULD get a fresh input_required; got {}", missing.describe()),
+        )
+        .with(&missing),
     });
     let mut extra = responses.clone();
     extra.insert("mcp-eval-extra".into(), json!({"action": "decline"}));
     let extra = retry(Value::Object(extra), state.clone()).await;
     findings.push(match result_type(&extra).as_deref() {
         Some("complete" | "input_required") => Finding::kept("R-8", "an extra unknown input response was ignored"),
-        _ => Finding::broken("R-8", format!("extra input responses SHOULD be ignored; got {}", extra.describe())).with(&extra),
+        _ => Finding::broken("R-8", format!("extra input responses SHOULD be ignored; got {}", extra.describe()))
+            .with(&extra),
     });
     let key = requests.keys().next().cloned().unwrap_or_default();
     let malformed_value = retry(json!({ key: 12345 }), state.clone()).await;
     let malformed_null = retry(Value::Null, state.clone()).await;
-    let refused = |exchange: &Exchange| exchange.error().is_some() || result_type(exchange).as_deref() == Some("input_required");
+    let refused =
+        |exchange: &Exchange| exchange.error().is_some() || result_type(exchange).as_deref() == Some("input_required");
     findings.push(if refused(&malformed_value) && refused(&malformed_null) {
         Finding::kept("R-10", "malformed inputResponses were refused")
     } else {
         let culprit = if refused(&malformed_value) { &malformed_null } else { &malformed_value };
-        Finding::broken("R-10", format!("malformed inputResponses SHOULD be refused, never completed; got {}", culprit.describe())).with(culprit)
+        Finding::broken(
+            "R-10",
+            format!("malformed inputResponses SHOULD be refused, never completed; got {}", culprit.describe()),
+        )
+        .with(culprit)
     });
     findings
 }
@@ -294,7 +391,9 @@ fn answer(request: &Value) -> Value {
             }
             json!({"action": "accept", "content": content})
         }
-        Some("sampling/createMessage") => json!({"role": "assistant", "content": {"type": "text", "text": "mcp-eval"}, "model": "mcp-eval"}),
+        Some("sampling/createMessage") => {
+            json!({"role": "assistant", "content": {"type": "text", "text": "mcp-eval"}, "model": "mcp-eval"})
+        }
         Some("roots/list") => json!({"roots": []}),
         _ => json!({"action": "decline"}),
     }
@@ -308,8 +407,13 @@ pub fn sample(schema: &Value) -> Value {
     let numeric = matches!(schema.get("type").and_then(Value::as_str), Some("integer" | "number"));
     if numeric && schema.get("const").is_none() && schema.get("enum").is_none() {
         let minimum = schema.get("minimum").and_then(Value::as_f64).unwrap_or(0.0);
-        let minimum = schema.get("exclusiveMinimum").and_then(Value::as_f64).map_or(minimum, |exclusive| exclusive + 1.0);
-        return if schema.get("type").and_then(Value::as_str) == Some("integer") { json!(minimum.ceil() as i64) } else { json!(minimum) };
+        let minimum =
+            schema.get("exclusiveMinimum").and_then(Value::as_f64).map_or(minimum, |exclusive| exclusive + 1.0);
+        return if schema.get("type").and_then(Value::as_str) == Some("integer") {
+            json!(minimum.ceil() as i64)
+        } else {
+            json!(minimum)
+        };
     }
     for key in ["default", "const"] {
         if let Some(value) = schema.get(key) {
@@ -324,7 +428,9 @@ pub fn sample(schema: &Value) -> Value {
     }
     let kind = match schema.get("type") {
         Some(Value::String(kind)) => kind.as_str(),
-        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).find(|kind| *kind != "null").unwrap_or("string"),
+        Some(Value::Array(kinds)) => {
+            kinds.iter().filter_map(Value::as_str).find(|kind| *kind != "null").unwrap_or("string")
+        }
         _ => "string",
     };
     match kind {
@@ -334,7 +440,8 @@ pub fn sample(schema: &Value) -> Value {
         "array" => json!([]),
         "object" => {
             let mut object = Map::new();
-            for name in schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+            for name in schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str)
+            {
                 let property = schema.pointer(&format!("/properties/{name}")).cloned().unwrap_or(json!({}));
                 object.insert(name.into(), sample(&property));
             }
@@ -356,7 +463,8 @@ pub fn sample_arguments(tool: &Value) -> Value {
         }
     }
     for name in schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
-        let property = schema.get("properties").and_then(|properties| properties.get(name)).cloned().unwrap_or(json!({}));
+        let property =
+            schema.get("properties").and_then(|properties| properties.get(name)).cloned().unwrap_or(json!({}));
         object.insert(name.into(), sample(&property));
     }
     Value::Object(object)

@@ -16,7 +16,10 @@ pub fn discover_result(ctx: &Context) -> Vec<Finding> {
     let exchange = &ctx.discover;
     let mut findings = Vec::new();
     let Some(result) = exchange.result() else {
-        findings.push(Finding::broken("D-1", format!("`server/discover` must be implemented; {}", exchange.describe())).with(exchange));
+        findings.push(
+            Finding::broken("D-1", format!("`server/discover` must be implemented; {}", exchange.describe()))
+                .with(exchange),
+        );
         findings.push(Finding::not_applicable("D-2", "no discover result to check"));
         findings.push(Finding::not_applicable("D-5", "no discover result to check"));
         return findings;
@@ -33,7 +36,10 @@ pub fn discover_result(ctx: &Context) -> Vec<Finding> {
         problems.push("`resultType` must be \"complete\"");
     }
     findings.push(if problems.is_empty() {
-        Finding::kept("D-1", "`server/discover` answered with supportedVersions, capabilities and resultType \"complete\"")
+        Finding::kept(
+            "D-1",
+            "`server/discover` answered with supportedVersions, capabilities and resultType \"complete\"",
+        )
     } else {
         Finding::broken("D-1", format!("the discover result is incomplete: {}", problems.join("; "))).with(exchange)
     });
@@ -58,10 +64,18 @@ pub fn discover_result(ctx: &Context) -> Vec<Finding> {
     findings.push(if ctx.supported_versions.iter().any(|version| version == PROTOCOL_VERSION) {
         Finding::kept("D-5", format!("supportedVersions {:?} include {PROTOCOL_VERSION}", ctx.supported_versions))
     } else {
-        Finding::broken("D-5", format!("supportedVersions {:?} do not include {PROTOCOL_VERSION}: no common version", ctx.supported_versions))
+        Finding::broken(
+            "D-5",
+            format!(
+                "supportedVersions {:?} do not include {PROTOCOL_VERSION}: no common version",
+                ctx.supported_versions
+            ),
+        )
     });
     let capabilities = &ctx.capabilities;
-    if capabilities.get("tasks").is_some() && capabilities.pointer("/extensions/io.modelcontextprotocol~1tasks").is_none() {
+    if capabilities.get("tasks").is_some()
+        && capabilities.pointer("/extensions/io.modelcontextprotocol~1tasks").is_none()
+    {
         findings.push(Finding::ambiguous("K-1", "`capabilities.tasks` is a v1 leftover: advertise tasks under `capabilities.extensions[\"io.modelcontextprotocol/tasks\"]`"));
     } else if capabilities.pointer("/extensions/io.modelcontextprotocol~1tasks").is_some() {
         findings.push(Finding::kept("K-1", "tasks advertised under capabilities.extensions"));
@@ -81,14 +95,22 @@ pub async fn capabilities_match(ctx: &Context) -> Vec<Finding> {
         if advertised {
             checked.push(format!("{capability} advertised and listed"));
             if !walk.ok() {
-                broken.push(format!("`{capability}` is advertised but `{}` failed: {}", walk.method, walk.failed.as_ref().map(|e| e.describe()).unwrap_or_default()));
+                broken.push(format!(
+                    "`{capability}` is advertised but `{}` failed: {}",
+                    walk.method,
+                    walk.failed.as_ref().map(|e| e.describe()).unwrap_or_default()
+                ));
                 evidence = evidence.or(walk.failed.clone());
             }
         } else {
             let exchange = ctx.modern.send(modern(walk.method, json!({}))).await;
             checked.push(format!("{capability} not advertised"));
             if exchange.error_code() != Some(METHOD_NOT_FOUND) {
-                broken.push(format!("`{capability}` is not advertised, so `{}` must get -32601; got {}", walk.method, exchange.describe()));
+                broken.push(format!(
+                    "`{capability}` is not advertised, so `{}` must get -32601; got {}",
+                    walk.method,
+                    exchange.describe()
+                ));
                 evidence = evidence.or(Some(exchange));
             }
         }
@@ -100,7 +122,10 @@ pub async fn capabilities_match(ctx: &Context) -> Vec<Finding> {
             .await;
         checked.push("completions not advertised".into());
         if exchange.error_code() != Some(METHOD_NOT_FOUND) {
-            broken.push(format!("`completions` is not advertised, so `completion/complete` must get -32601; got {}", exchange.describe()));
+            broken.push(format!(
+                "`completions` is not advertised, so `completion/complete` must get -32601; got {}",
+                exchange.describe()
+            ));
             evidence = evidence.or(Some(exchange));
         }
     }
@@ -125,10 +150,18 @@ pub async fn completion(ctx: &Context) -> Vec<Finding> {
         json!({"ref": {"type": "ref/prompt", "name": prompt["name"]}, "argument": {"name": prompt.pointer("/arguments/0/name"), "value": ""}})
     } else if let Some(template) = ctx.templates.items.first() {
         let uri_template = template.get("uriTemplate").and_then(Value::as_str).unwrap_or("");
-        let variable = uri_template.split('{').nth(1).and_then(|rest| rest.split('}').next()).unwrap_or("id").trim_start_matches(['+', '#', '/', '?', '&', '.', ';']);
+        let variable = uri_template
+            .split('{')
+            .nth(1)
+            .and_then(|rest| rest.split('}').next())
+            .unwrap_or("id")
+            .trim_start_matches(['+', '#', '/', '?', '&', '.', ';']);
         json!({"ref": {"type": "ref/resource", "uri": uri_template}, "argument": {"name": variable, "value": ""}})
     } else {
-        return vec![Finding::not_applicable("D-6", "`completions` is advertised but no prompt argument or resource template can be referenced")];
+        return vec![Finding::not_applicable(
+            "D-6",
+            "`completions` is advertised but no prompt argument or resource template can be referenced",
+        )];
     };
     let exchange = ctx.modern.send(modern("completion/complete", params)).await;
     let finding = match expect::result(&exchange) {
@@ -172,22 +205,40 @@ pub async fn request_meta(ctx: &Context) -> Vec<Finding> {
 
     let no_meta = Outgoing::request(json!({"jsonrpc": "2.0", "method": "server/discover", "params": {}}));
     let exchange = client.send(no_meta).await;
-    findings.push(reject_finding("M-1", "`server/discover` with `params: {}` (no `_meta`)", &exchange, INVALID_PARAMS, status_400));
+    findings.push(reject_finding(
+        "M-1",
+        "`server/discover` with `params: {}` (no `_meta`)",
+        &exchange,
+        INVALID_PARAMS,
+        status_400,
+    ));
 
-    let request = jsonrpc::without_meta_key(jsonrpc::modern_request("server/discover", json!({})), jsonrpc::META_PROTOCOL_VERSION);
+    let request = jsonrpc::without_meta_key(
+        jsonrpc::modern_request("server/discover", json!({})),
+        jsonrpc::META_PROTOCOL_VERSION,
+    );
     let exchange = client.send(Outgoing::request(request)).await;
     findings.push(reject_finding("M-2", "`_meta` without protocolVersion", &exchange, INVALID_PARAMS, status_400));
 
-    let request = jsonrpc::without_meta_key(jsonrpc::modern_request("server/discover", json!({})), jsonrpc::META_CLIENT_CAPABILITIES);
+    let request = jsonrpc::without_meta_key(
+        jsonrpc::modern_request("server/discover", json!({})),
+        jsonrpc::META_CLIENT_CAPABILITIES,
+    );
     let exchange = client.send(Outgoing::request(request)).await;
     findings.push(reject_finding("M-3", "`_meta` without clientCapabilities", &exchange, INVALID_PARAMS, status_400));
 
-    let request = jsonrpc::without_meta_key(jsonrpc::modern_request("server/discover", json!({})), jsonrpc::META_CLIENT_INFO);
+    let request =
+        jsonrpc::without_meta_key(jsonrpc::modern_request("server/discover", json!({})), jsonrpc::META_CLIENT_INFO);
     let exchange = client.send(Outgoing::request(request)).await;
     findings.push(accept_finding("M-4", "a request without clientInfo (it is optional)", &exchange));
 
     let exchange = client
-        .send(modern_with_meta("server/discover", json!({}), "traceparent", json!("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01")))
+        .send(modern_with_meta(
+            "server/discover",
+            json!({}),
+            "traceparent",
+            json!("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"),
+        ))
         .await;
     findings.push(accept_finding("M-9", "a request with a W3C `traceparent` in `_meta`", &exchange));
 
@@ -196,19 +247,29 @@ pub async fn request_meta(ctx: &Context) -> Vec<Finding> {
     let probe = match ctx.era {
         Era::Modern => {
             let request = jsonrpc::modern_request("server/discover", json!({}));
-            Outgoing::request(jsonrpc::with_meta_key(request, jsonrpc::META_CLIENT_INFO, json!({"name": unicode, "version": "1"})))
+            Outgoing::request(jsonrpc::with_meta_key(
+                request,
+                jsonrpc::META_CLIENT_INFO,
+                json!({"name": unicode, "version": "1"}),
+            ))
         }
         Era::Legacy => ctx.request("tools/list", json!({})),
     };
     let exchange = ctx.client.send(probe.with_id(json!(unicode))).await;
-    let finding = if exchange.response.as_ref().and_then(|response| response.get("id")) == Some(&json!(unicode)) && exchange.result().is_some() {
+    let finding = if exchange.response.as_ref().and_then(|response| response.get("id")) == Some(&json!(unicode))
+        && exchange.result().is_some()
+    {
         Finding::kept("M-12", "a Unicode string id and clientInfo name survived the round trip")
     } else {
-        Finding::broken("M-12", format!("sent id {unicode:?}; expected a result with the same id, got {}", exchange.describe()))
+        Finding::broken(
+            "M-12",
+            format!("sent id {unicode:?}; expected a result with the same id, got {}", exchange.describe()),
+        )
     };
     findings.push(finding.with(&exchange));
 
-    let exchange = client.send(modern_with_meta("server/discover", json!({}), "com.example.mcp-eval/probe", json!("x"))).await;
+    let exchange =
+        client.send(modern_with_meta("server/discover", json!({}), "com.example.mcp-eval/probe", json!("x"))).await;
     findings.push(accept_finding("M-13", "a request with an unknown vendor-prefixed `_meta` key", &exchange));
     findings
 }
@@ -232,15 +293,23 @@ pub async fn versions(ctx: &Context) -> Vec<Finding> {
     if exchange.error_code() == Some(UNSUPPORTED_PROTOCOL_VERSION) {
         if supported.is_empty() {
             problems.push("`data.supported` must be a non-empty array of strings".into());
-        } else if !ctx.supported_versions.is_empty() && !supported.iter().all(|version| ctx.supported_versions.contains(version)) {
-            problems.push(format!("`data.supported` {supported:?} is not a subset of discover's supportedVersions {:?}", ctx.supported_versions));
+        } else if !ctx.supported_versions.is_empty()
+            && !supported.iter().all(|version| ctx.supported_versions.contains(version))
+        {
+            problems.push(format!(
+                "`data.supported` {supported:?} is not a subset of discover's supportedVersions {:?}",
+                ctx.supported_versions
+            ));
         }
         if data.and_then(|data| data.get("requested")).and_then(Value::as_str) != Some(bad) {
             problems.push(format!("`data.requested` must echo {bad:?}"));
         }
     }
     let v1 = if problems.is_empty() {
-        Finding::kept("V-1", format!("version {bad} in header and `_meta` got -32022 with data.supported {supported:?}"))
+        Finding::kept(
+            "V-1",
+            format!("version {bad} in header and `_meta` got -32022 with data.supported {supported:?}"),
+        )
     } else {
         Finding::broken("V-1", problems.join("; "))
     }
@@ -252,7 +321,10 @@ pub async fn versions(ctx: &Context) -> Vec<Finding> {
             let retry = ctx.modern.send(Outgoing::request(request).set("MCP-Protocol-Version", version)).await;
             match expect::result(&retry) {
                 Ok(_) => Finding::kept("V-2", format!("the retry with {version} succeeded")),
-                Err(message) => Finding::broken("V-2", format!("retrying with {version} from data.supported: {message}")).with(&retry),
+                Err(message) => {
+                    Finding::broken("V-2", format!("retrying with {version} from data.supported: {message}"))
+                        .with(&retry)
+                }
             }
         }
     };
@@ -274,24 +346,40 @@ pub async fn legacy_handshake(ctx: &Context, initialize: Option<&crate::mcp::exc
         Some(exchange) => exchange,
         None => {
             let Ok(connection) = crate::conformance::second_client(ctx).await else {
-                return vec![Finding::not_applicable("B-3", "could not open a second connection for the `initialize` probe")];
+                return vec![Finding::not_applicable(
+                    "B-3",
+                    "could not open a second connection for the `initialize` probe",
+                )];
             };
-            owned = connection.send(Outgoing::request(era::initialize_request()).remove("MCP-Protocol-Version").remove("Mcp-Method")).await;
+            owned = connection
+                .send(Outgoing::request(era::initialize_request()).remove("MCP-Protocol-Version").remove("Mcp-Method"))
+                .await;
             connection.shutdown().await;
             &owned
         }
     };
     if exchange.result().is_some() {
         return vec![
-            Finding::kept("B-3", "the server answered the legacy `initialize`: it is dual-era (2025-11-25 served too)").with(exchange),
-            Finding::kept("B-4", "dual-era: `initialize` succeeded on one connection while 2026-07-28 requests are served statelessly").with(exchange),
+            Finding::kept("B-3", "the server answered the legacy `initialize`: it is dual-era (2025-11-25 served too)")
+                .with(exchange),
+            Finding::kept(
+                "B-4",
+                "dual-era: `initialize` succeeded on one connection while 2026-07-28 requests are served statelessly",
+            )
+            .with(exchange),
         ];
     }
     let text = exchange.error().map(Value::to_string).unwrap_or_else(|| exchange.body_excerpt.clone());
     let b3 = if text.contains(PROTOCOL_VERSION) {
         Finding::kept("B-3", "a modern-only server: its answer to `initialize` names its supported versions")
     } else {
-        Finding::broken("B-3", format!("a modern-only server SHOULD name its supported versions when refusing `initialize`; got {}", exchange.describe()))
+        Finding::broken(
+            "B-3",
+            format!(
+                "a modern-only server SHOULD name its supported versions when refusing `initialize`; got {}",
+                exchange.describe()
+            ),
+        )
     };
     vec![b3.with(exchange), Finding::not_applicable("B-4", "modern-only server (initialize refused)")]
 }
@@ -300,32 +388,59 @@ pub async fn legacy_handshake(ctx: &Context, initialize: Option<&crate::mcp::exc
 pub async fn tasks(ctx: &Context) -> Vec<Finding> {
     let extension = "io.modelcontextprotocol/tasks";
     if ctx.capabilities.pointer("/extensions/io.modelcontextprotocol~1tasks").is_none() {
-        return ["K-2", "K-3", "K-4"].into_iter().map(|id| Finding::not_applicable(id, "the server does not advertise the tasks extension")).collect();
+        return ["K-2", "K-3", "K-4"]
+            .into_iter()
+            .map(|id| Finding::not_applicable(id, "the server does not advertise the tasks extension"))
+            .collect();
     }
     let task_id = "mcp-eval-probe-no-such-task";
     let mut findings = Vec::new();
     let exchange = ctx.modern.send(modern("tasks/get", json!({"taskId": task_id}))).await;
-    let data_names = exchange.error().and_then(|error| error.pointer("/data/requiredCapabilities/extensions")).and_then(|extensions| extensions.get(extension)).is_some();
-    findings.push(match expect::error(&exchange, jsonrpc::MISSING_CLIENT_CAPABILITY, ctx.is_http().then_some(400)) {
-        Ok(message) if data_names => Finding::kept("K-2", message),
-        Ok(_) => Finding::broken("K-2", "-32021 must name the extension in `data.requiredCapabilities.extensions`"),
-        Err(message) => Finding::broken("K-2", format!("`tasks/get` without the extension declared: {message}")),
-    }.with(&exchange));
+    let data_names = exchange
+        .error()
+        .and_then(|error| error.pointer("/data/requiredCapabilities/extensions"))
+        .and_then(|extensions| extensions.get(extension))
+        .is_some();
+    findings.push(
+        match expect::error(&exchange, jsonrpc::MISSING_CLIENT_CAPABILITY, ctx.is_http().then_some(400)) {
+            Ok(message) if data_names => Finding::kept("K-2", message),
+            Ok(_) => Finding::broken("K-2", "-32021 must name the extension in `data.requiredCapabilities.extensions`"),
+            Err(message) => Finding::broken("K-2", format!("`tasks/get` without the extension declared: {message}")),
+        }
+        .with(&exchange),
+    );
     let declared = json!({"extensions": {extension: {}}});
-    let exchange = ctx.modern.send(modern_with_meta("tasks/get", json!({"taskId": task_id}), jsonrpc::META_CLIENT_CAPABILITIES, declared.clone())).await;
-    findings.push(match expect::error(&exchange, INVALID_PARAMS, None) {
-        Ok(message) => Finding::kept("K-3", message),
-        Err(message) => Finding::broken("K-3", format!("`tasks/get` of an unknown taskId: {message}")),
-    }.with(&exchange));
+    let exchange = ctx
+        .modern
+        .send(modern_with_meta(
+            "tasks/get",
+            json!({"taskId": task_id}),
+            jsonrpc::META_CLIENT_CAPABILITIES,
+            declared.clone(),
+        ))
+        .await;
+    findings.push(
+        match expect::error(&exchange, INVALID_PARAMS, None) {
+            Ok(message) => Finding::kept("K-3", message),
+            Err(message) => Finding::broken("K-3", format!("`tasks/get` of an unknown taskId: {message}")),
+        }
+        .with(&exchange),
+    );
     if ctx.is_http() {
         let exchange = ctx
             .modern
-            .send(modern_with_meta("tasks/get", json!({"taskId": task_id}), jsonrpc::META_CLIENT_CAPABILITIES, declared).set("Mcp-Name", "mcp-eval-other-task"))
+            .send(
+                modern_with_meta("tasks/get", json!({"taskId": task_id}), jsonrpc::META_CLIENT_CAPABILITIES, declared)
+                    .set("Mcp-Name", "mcp-eval-other-task"),
+            )
             .await;
-        findings.push(match expect::error(&exchange, jsonrpc::HEADER_MISMATCH, Some(400)) {
-            Ok(message) => Finding::kept("K-4", message),
-            Err(message) => Finding::broken("K-4", format!("`Mcp-Name` ≠ `taskId`: {message}")),
-        }.with(&exchange));
+        findings.push(
+            match expect::error(&exchange, jsonrpc::HEADER_MISMATCH, Some(400)) {
+                Ok(message) => Finding::kept("K-4", message),
+                Err(message) => Finding::broken("K-4", format!("`Mcp-Name` ≠ `taskId`: {message}")),
+            }
+            .with(&exchange),
+        );
     } else {
         findings.push(Finding::not_applicable("K-4", "headers exist only on Streamable HTTP"));
     }
@@ -333,7 +448,13 @@ pub async fn tasks(ctx: &Context) -> Vec<Finding> {
 }
 
 /// A finding for a probe that must be rejected with `code` (and `status` over HTTP).
-pub fn reject_finding(id: &'static str, what: &str, exchange: &crate::mcp::exchange::Exchange, code: i64, status: Option<u16>) -> Finding {
+pub fn reject_finding(
+    id: &'static str,
+    what: &str,
+    exchange: &crate::mcp::exchange::Exchange,
+    code: i64,
+    status: Option<u16>,
+) -> Finding {
     match expect::error(exchange, code, status) {
         Ok(message) => Finding::kept(id, format!("{what}: {message}")),
         Err(message) => Finding::broken(id, format!("{what}: {message}")),

@@ -17,8 +17,8 @@ use crate::mcp::jsonrpc::{self, HEADER_MISMATCH, METHOD_NOT_FOUND, PROTOCOL_VERS
 pub async fn run(ctx: &Context) -> Vec<Finding> {
     if !ctx.is_http() {
         return [
-            "H-1", "H-2", "H-3", "H-4", "H-5", "H-6", "H-7", "H-8", "H-9", "H-10", "H-11", "H-13", "H-18", "H-19", "H-20", "H-21", "H-22",
-            "H-24", "H-25", "H-26", "H-14", "H-15", "H-16", "H-17", "E-7", "E-8",
+            "H-1", "H-2", "H-3", "H-4", "H-5", "H-6", "H-7", "H-8", "H-9", "H-10", "H-11", "H-13", "H-18", "H-19",
+            "H-20", "H-21", "H-22", "H-24", "H-25", "H-26", "H-14", "H-15", "H-16", "H-17", "E-7", "E-8",
         ]
         .into_iter()
         .map(|id| Finding::not_applicable(id, "a Streamable HTTP rule; the server under test speaks stdio"))
@@ -34,7 +34,9 @@ fn call(name: &str) -> Value {
 
 /// True when the server accepted the header (anything but a -32020 / header rejection).
 fn accepted(exchange: &Exchange) -> bool {
-    exchange.error_code() != Some(HEADER_MISMATCH) && exchange.status.is_some_and(|status| status < 500) && exchange.response.is_some()
+    exchange.error_code() != Some(HEADER_MISMATCH)
+        && exchange.status.is_some_and(|status| status < 500)
+        && exchange.response.is_some()
 }
 
 fn header_reject(id: &'static str, what: &str, exchange: &Exchange) -> Finding {
@@ -62,9 +64,15 @@ async fn version_and_method(ctx: &Context) -> Vec<Finding> {
     let h2 = if expect::header_rejected(&exchange) && exchange.status == Some(400) {
         Finding::kept("H-2", format!("a request without `MCP-Protocol-Version` got {}", exchange.describe()))
     } else if exchange.error_code() == Some(METHOD_NOT_FOUND) {
-        Finding::kept("H-2", "without the header the server treated the request as 2025-03-26 (allowed: MAY), so `server/discover` is unknown")
+        Finding::kept(
+            "H-2",
+            "without the header the server treated the request as 2025-03-26 (allowed: MAY), so `server/discover` is unknown",
+        )
     } else {
-        Finding::broken("H-2", format!("a request without `MCP-Protocol-Version` must get HTTP 400 + -32020; got {}", exchange.describe()))
+        Finding::broken(
+            "H-2",
+            format!("a request without `MCP-Protocol-Version` must get HTTP 400 + -32020; got {}", exchange.describe()),
+        )
     };
     findings.push(h2.with(&exchange));
     // H-3..H-5 on tools/list.
@@ -75,19 +83,42 @@ async fn version_and_method(ctx: &Context) -> Vec<Finding> {
     let exchange = client.send(modern("tools/list", json!({})).set("Mcp-Method", "TOOLS/LIST")).await;
     findings.push(header_reject("H-5", "`Mcp-Method: TOOLS/LIST` (values are case-sensitive)", &exchange));
     // H-6: header names in other cases, through the raw writer.
-    let lower = client.send(modern("tools/list", json!({})).remove("Mcp-Method").set("mcp-method", "tools/list").remove("MCP-Protocol-Version").set("mcp-protocol-version", PROTOCOL_VERSION).raw()).await;
-    let upper = client.send(modern("tools/list", json!({})).remove("Mcp-Method").set("MCP-METHOD", "tools/list").raw()).await;
+    let lower = client
+        .send(
+            modern("tools/list", json!({}))
+                .remove("Mcp-Method")
+                .set("mcp-method", "tools/list")
+                .remove("MCP-Protocol-Version")
+                .set("mcp-protocol-version", PROTOCOL_VERSION)
+                .raw(),
+        )
+        .await;
+    let upper =
+        client.send(modern("tools/list", json!({})).remove("Mcp-Method").set("MCP-METHOD", "tools/list").raw()).await;
     let h6 = match (expect::result(&lower), expect::result(&upper)) {
         (Ok(_), Ok(_)) => Finding::kept("H-6", "`mcp-method` and `MCP-METHOD` were both accepted").with(&lower),
-        (Err(message), _) => Finding::broken("H-6", format!("lower-case header names must be accepted: {message}")).with(&lower),
-        (_, Err(message)) => Finding::broken("H-6", format!("upper-case header names must be accepted: {message}")).with(&upper),
+        (Err(message), _) => {
+            Finding::broken("H-6", format!("lower-case header names must be accepted: {message}")).with(&lower)
+        }
+        (_, Err(message)) => {
+            Finding::broken("H-6", format!("upper-case header names must be accepted: {message}")).with(&upper)
+        }
     };
     findings.push(h6);
     // H-13: unknown and removed methods → 404 + -32601. A dual-era server may answer initialize.
     let mut broken = Vec::new();
     let mut dual_era = false;
     let mut evidence = None;
-    for method in ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "tasks/list", "tasks/result", "foo/bar"] {
+    for method in [
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "tasks/list",
+        "tasks/result",
+        "foo/bar",
+    ] {
         let params = if method == "initialize" {
             json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": jsonrpc::client_info()})
         } else {
@@ -137,7 +168,14 @@ async fn names(ctx: &Context) -> Vec<Finding> {
             evidence = Some(exchange);
         }
     }
-    let h7 = if broken.is_empty() { Finding::kept("H-7", "mismatched `Mcp-Name` got HTTP 400 + -32020 on tools/call, prompts/get and resources/read") } else { Finding::broken("H-7", broken.join("; ")) };
+    let h7 = if broken.is_empty() {
+        Finding::kept(
+            "H-7",
+            "mismatched `Mcp-Name` got HTTP 400 + -32020 on tools/call, prompts/get and resources/read",
+        )
+    } else {
+        Finding::broken("H-7", broken.join("; "))
+    };
     findings.push(match evidence {
         Some(exchange) => h7.with(&exchange),
         None => h7,
@@ -152,17 +190,30 @@ async fn names(ctx: &Context) -> Vec<Finding> {
     let padding = client.send(Outgoing::request(call("Hello")).set("Mcp-Name", "=?base64?SGVsbG8?=")).await;
     let alphabet = client.send(Outgoing::request(call("Hello")).set("Mcp-Name", "=?base64?SGVs!!!bG8=?=")).await;
     let h9 = if !accepted(&accept) {
-        Finding::broken("H-9", format!("`Mcp-Name` in base64 form must be decoded and accepted; got {}", accept.describe())).with(&accept)
+        Finding::broken(
+            "H-9",
+            format!("`Mcp-Name` in base64 form must be decoded and accepted; got {}", accept.describe()),
+        )
+        .with(&accept)
     } else if !expect::header_rejected(&padding) || padding.status != Some(400) {
-        Finding::broken("H-9", format!("invalid base64 (bad padding) must get HTTP 400 + -32020; got {}", padding.describe())).with(&padding)
+        Finding::broken(
+            "H-9",
+            format!("invalid base64 (bad padding) must get HTTP 400 + -32020; got {}", padding.describe()),
+        )
+        .with(&padding)
     } else if !expect::header_rejected(&alphabet) || alphabet.status != Some(400) {
-        Finding::broken("H-9", format!("invalid base64 (non-alphabet characters) must get HTTP 400 + -32020; got {}", alphabet.describe())).with(&alphabet)
+        Finding::broken(
+            "H-9",
+            format!("invalid base64 (non-alphabet characters) must get HTTP 400 + -32020; got {}", alphabet.describe()),
+        )
+        .with(&alphabet)
     } else {
         Finding::kept("H-9", "the base64 form was decoded; invalid base64 got HTTP 400 + -32020").with(&accept)
     };
     findings.push(h9);
     // H-10: surrounding whitespace trimmed (raw writer keeps it).
-    let exchange = client.send(Outgoing::request(call(NO_SUCH_TOOL)).set("Mcp-Name", &format!("  {NO_SUCH_TOOL}  ")).raw()).await;
+    let exchange =
+        client.send(Outgoing::request(call(NO_SUCH_TOOL)).set("Mcp-Name", &format!("  {NO_SUCH_TOOL}  ")).raw()).await;
     findings.push(header_accept("H-10", "`Mcp-Name` with surrounding whitespace", &exchange));
     // H-25: values not exactly in sentinel form are literal.
     let bare = base64::engine::general_purpose::STANDARD.encode(NO_SUCH_TOOL);
@@ -171,9 +222,23 @@ async fn names(ctx: &Context) -> Vec<Finding> {
     let exchange = client.send(bare_body).await;
     let unclosed_exchange = client.send(Outgoing::request(call(NO_SUCH_TOOL)).set("Mcp-Name", &unclosed)).await;
     let h25 = if !expect::header_rejected(&exchange) {
-        Finding::broken("H-25", format!("a bare base64 `Mcp-Name` (no sentinel) must be compared literally (400 + -32020); got {}", exchange.describe())).with(&exchange)
+        Finding::broken(
+            "H-25",
+            format!(
+                "a bare base64 `Mcp-Name` (no sentinel) must be compared literally (400 + -32020); got {}",
+                exchange.describe()
+            ),
+        )
+        .with(&exchange)
     } else if !expect::header_rejected(&unclosed_exchange) {
-        Finding::broken("H-25", format!("`=?base64?…` without the closing `?=` must be compared literally (400 + -32020); got {}", unclosed_exchange.describe())).with(&unclosed_exchange)
+        Finding::broken(
+            "H-25",
+            format!(
+                "`=?base64?…` without the closing `?=` must be compared literally (400 + -32020); got {}",
+                unclosed_exchange.describe()
+            ),
+        )
+        .with(&unclosed_exchange)
     } else {
         Finding::kept("H-25", "values not exactly in sentinel form were compared literally").with(&exchange)
     };
@@ -188,10 +253,12 @@ async fn param_headers(ctx: &Context) -> Vec<Finding> {
         return vec![Finding::not_applicable("H-11", "no listed tool declares `x-mcp-header`")];
     };
     let name = tool.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
-    let Some((property, header)) = tool
-        .pointer("/inputSchema/properties")
-        .and_then(Value::as_object)
-        .and_then(|properties| properties.iter().find_map(|(key, schema)| Some((key.clone(), schema.get("x-mcp-header")?.as_str()?.to_owned()))))
+    let Some((property, header)) =
+        tool.pointer("/inputSchema/properties").and_then(Value::as_object).and_then(|properties| {
+            properties
+                .iter()
+                .find_map(|(key, schema)| Some((key.clone(), schema.get("x-mcp-header")?.as_str()?.to_owned())))
+        })
     else {
         return vec![Finding::not_applicable("H-11", "the `x-mcp-header` declaration is not a string")];
     };
@@ -218,7 +285,13 @@ async fn param_headers(ctx: &Context) -> Vec<Finding> {
     let encoded = format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(text.as_bytes()));
     let accept = ctx.modern.send(Outgoing::request(body).set(&header_name, &encoded)).await;
     if !accepted(&accept) {
-        return vec![Finding::broken("H-11", format!("tool `{name}`: `{header_name}` in base64 form must be accepted; got {}", accept.describe())).with(&accept)];
+        return vec![
+            Finding::broken(
+                "H-11",
+                format!("tool `{name}`: `{header_name}` in base64 form must be accepted; got {}", accept.describe()),
+            )
+            .with(&accept),
+        ];
     }
     vec![Finding::kept("H-11", format!("tool `{name}`: missing, mismatched and invalid `{header_name}` were rejected; the base64 form was accepted")).with(&missing)]
 }
@@ -243,35 +316,66 @@ async fn endpoint(ctx: &Context) -> Vec<Finding> {
         Finding::kept("H-18", "GET and DELETE got 405").with(&get)
     } else {
         let culprit = if get.status != Some(405) { &get } else { &delete };
-        Finding::broken("H-18", format!("GET got {}, DELETE got {}; both SHOULD get 405", get.describe(), delete.describe())).with(culprit)
+        Finding::broken(
+            "H-18",
+            format!("GET got {}, DELETE got {}; both SHOULD get 405", get.describe(), delete.describe()),
+        )
+        .with(culprit)
     });
     // H-19, H-20.
-    let exchange = client.send(modern("server/discover", json!({})).set("Mcp-Session-Id", "mcp-eval-probe-session")).await;
+    let exchange =
+        client.send(modern("server/discover", json!({})).set("Mcp-Session-Id", "mcp-eval-probe-session")).await;
     findings.push(match expect::result(&exchange) {
-        Ok(_) if exchange.header("mcp-session-id").is_some() => Finding::broken("H-19", "the response carries an `Mcp-Session-Id` header; a 2026-07-28 server never mints or echoes one").with(&exchange),
-        Ok(_) => Finding::kept("H-19", "a request with `Mcp-Session-Id` was processed normally; no session id came back").with(&exchange),
-        Err(message) => Finding::broken("H-19", format!("a request with `Mcp-Session-Id` SHOULD be processed normally: {message}")).with(&exchange),
+        Ok(_) if exchange.header("mcp-session-id").is_some() => Finding::broken(
+            "H-19",
+            "the response carries an `Mcp-Session-Id` header; a 2026-07-28 server never mints or echoes one",
+        )
+        .with(&exchange),
+        Ok(_) => {
+            Finding::kept("H-19", "a request with `Mcp-Session-Id` was processed normally; no session id came back")
+                .with(&exchange)
+        }
+        Err(message) => {
+            Finding::broken("H-19", format!("a request with `Mcp-Session-Id` SHOULD be processed normally: {message}"))
+                .with(&exchange)
+        }
     });
     let exchange = client.send(modern("server/discover", json!({})).set("Last-Event-ID", "1")).await;
     findings.push(accept_finding("H-20", "a request with `Last-Event-ID: 1`", &exchange));
     // H-21: invalid Origin (in the server's era: 2025-11-25 requires it too).
-    let probe = if ctx.era == crate::mcp::era::Era::Legacy { ctx.request("tools/list", json!({})) } else { modern("server/discover", json!({})) };
+    let probe = if ctx.era == crate::mcp::era::Era::Legacy {
+        ctx.request("tools/list", json!({}))
+    } else {
+        modern("server/discover", json!({}))
+    };
     let exchange = ctx.client.send(probe.set("Origin", "http://evil.example")).await;
     findings.push(if exchange.status == Some(403) {
         Finding::kept("H-21", "`Origin: http://evil.example` got 403").with(&exchange)
     } else {
-        Finding::broken("H-21", format!("`Origin: http://evil.example` must get 403; got {}", exchange.describe())).with(&exchange)
+        Finding::broken("H-21", format!("`Origin: http://evil.example` must get 403; got {}", exchange.describe()))
+            .with(&exchange)
     });
     // H-22: notification POST.
-    let notification = jsonrpc::modern_request("notifications/cancelled", json!({"requestId": "mcp-eval-never-sent", "reason": "probe"}));
+    let notification = jsonrpc::modern_request(
+        "notifications/cancelled",
+        json!({"requestId": "mcp-eval-never-sent", "reason": "probe"}),
+    );
     let exchange = client.send(Outgoing::notification(notification)).await;
     let empty = exchange.body_excerpt.trim().is_empty();
-    findings.push(match exchange.status {
-        Some(202) if empty => Finding::kept("H-22", "a notification POST got 202 with an empty body"),
-        Some(202) => Finding::broken("H-22", "a notification POST got 202 but with a body (it must be empty)"),
-        Some(status) if (400..500).contains(&status) => Finding::kept("H-22", format!("a notification POST was refused with HTTP {status} (allowed)")),
-        _ => Finding::broken("H-22", format!("a notification POST must get 202 (empty body) or a 4xx; got {}", exchange.describe())),
-    }.with(&exchange));
+    findings.push(
+        match exchange.status {
+            Some(202) if empty => Finding::kept("H-22", "a notification POST got 202 with an empty body"),
+            Some(202) => Finding::broken("H-22", "a notification POST got 202 but with a body (it must be empty)"),
+            Some(status) if (400..500).contains(&status) => {
+                Finding::kept("H-22", format!("a notification POST was refused with HTTP {status} (allowed)"))
+            }
+            _ => Finding::broken(
+                "H-22",
+                format!("a notification POST must get 202 (empty body) or a 4xx; got {}", exchange.describe()),
+            ),
+        }
+        .with(&exchange),
+    );
     // H-24: batch.
     let discover = jsonrpc::modern_request("server/discover", json!({}));
     let mut first = discover.clone();
@@ -280,7 +384,9 @@ async fn endpoint(ctx: &Context) -> Vec<Finding> {
     second["id"] = json!("mcp-eval-batch-2");
     let mut batch = Outgoing::raw_body(serde_json::to_vec(&json!([first, second])).unwrap_or_default());
     batch.header_edits.push(crate::mcp::exchange::HeaderEdit::Set("Mcp-Method".into(), "server/discover".into()));
-    batch.header_edits.push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
+    batch
+        .header_edits
+        .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
     let exchange = client.send(batch).await;
     let array = exchange.response.as_ref().is_some_and(Value::is_array);
     let status = exchange.status.unwrap_or(0);
@@ -293,11 +399,15 @@ async fn endpoint(ctx: &Context) -> Vec<Finding> {
     }.with(&exchange));
     // E-7, E-8: malformed bodies (HTTP only; on stdio we never write non-MCP lines).
     let mut invalid = Outgoing::raw_body(br#"{"jsonrpc":"2.0","foo":1}"#.to_vec());
-    invalid.header_edits.push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
+    invalid
+        .header_edits
+        .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
     let exchange = ctx.client.send(invalid).await;
     findings.push(malformed("E-7", "an invalid envelope", jsonrpc::INVALID_REQUEST, &exchange));
     let mut unparsable = Outgoing::raw_body(b"{not json".to_vec());
-    unparsable.header_edits.push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
+    unparsable
+        .header_edits
+        .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
     let exchange = ctx.client.send(unparsable).await;
     findings.push(malformed("E-8", "an unparsable body", jsonrpc::PARSE_ERROR, &exchange));
     // H-26 (info): a loopback server refuses a foreign Host.
@@ -306,11 +416,20 @@ async fn endpoint(ctx: &Context) -> Vec<Finding> {
     if loopback {
         let exchange = client.send(modern("server/discover", json!({})).set("Host", "evil.example.com").raw()).await;
         let status = exchange.status.unwrap_or(0);
-        findings.push(if (400..500).contains(&status) {
-            Finding::kept("H-26", format!("a foreign `Host` got HTTP {status}"))
-        } else {
-            Finding::broken("H-26", format!("a loopback server should refuse `Host: evil.example.com` (DNS rebinding); got {}", exchange.describe()))
-        }.with(&exchange));
+        findings.push(
+            if (400..500).contains(&status) {
+                Finding::kept("H-26", format!("a foreign `Host` got HTTP {status}"))
+            } else {
+                Finding::broken(
+                    "H-26",
+                    format!(
+                        "a loopback server should refuse `Host: evil.example.com` (DNS rebinding); got {}",
+                        exchange.describe()
+                    ),
+                )
+            }
+            .with(&exchange),
+        );
     } else {
         findings.push(Finding::not_applicable("H-26", "only checked for servers on a loopback address"));
     }
@@ -321,9 +440,15 @@ fn malformed(id: &'static str, what: &str, code: i64, exchange: &Exchange) -> Fi
     let status = exchange.status.unwrap_or(0);
     let id_null = exchange.response.as_ref().and_then(|response| response.get("id")).is_none_or(Value::is_null);
     let finding = if exchange.result().is_some() || (200..300).contains(&status) {
-        Finding::broken(id, format!("{what} must be refused, never answered with a result or a 2xx; got {}", exchange.describe()))
+        Finding::broken(
+            id,
+            format!("{what} must be refused, never answered with a result or a 2xx; got {}", exchange.describe()),
+        )
     } else if status >= 500 {
-        Finding::broken(id, format!("{what} must get a JSON-RPC error or a 4xx, not a server error; got {}", exchange.describe()))
+        Finding::broken(
+            id,
+            format!("{what} must get a JSON-RPC error or a 4xx, not a server error; got {}", exchange.describe()),
+        )
     } else if exchange.error_code() == Some(code) && id_null {
         Finding::kept(id, format!("{what} got {} with id null", exchange.describe()))
     } else if exchange.error_code() == Some(code) {
@@ -331,7 +456,10 @@ fn malformed(id: &'static str, what: &str, code: i64, exchange: &Exchange) -> Fi
     } else if exchange.content_type().as_deref().is_some_and(|ct| ct.contains("html")) {
         Finding::broken(id, format!("{what} was answered with HTML; expected JSON-RPC error {code}"))
     } else {
-        Finding::ambiguous(id, format!("{what} was refused ({}) but SHOULD carry JSON-RPC error {code}", exchange.describe()))
+        Finding::ambiguous(
+            id,
+            format!("{what} was refused ({}) but SHOULD carry JSON-RPC error {code}", exchange.describe()),
+        )
     };
     finding.with(exchange)
 }

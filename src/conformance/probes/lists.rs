@@ -31,10 +31,19 @@ pub fn walks(ctx: &Context) -> Vec<Finding> {
         Finding::kept("C-4", "every list fits on one page; its cacheScope is trivially consistent")
     });
     // P-2: pagination shape.
-    let problems: Vec<String> = walked.iter().flat_map(|walk| walk.problems.iter().filter(|problem| !problem.contains("failed")).cloned()).collect();
+    let problems: Vec<String> = walked
+        .iter()
+        .flat_map(|walk| walk.problems.iter().filter(|problem| !problem.contains("failed")).cloned())
+        .collect();
     let pages: usize = walked.iter().map(|walk| walk.pages).sum();
     findings.push(if problems.is_empty() {
-        Finding::kept("P-2", format!("{} lists walked over {pages} pages; every nextCursor was a string and every walk ended", walked.len()))
+        Finding::kept(
+            "P-2",
+            format!(
+                "{} lists walked over {pages} pages; every nextCursor was a string and every walk ended",
+                walked.len()
+            ),
+        )
     } else {
         Finding::broken("P-2", problems.join("; "))
     });
@@ -51,7 +60,9 @@ pub fn walks(ctx: &Context) -> Vec<Finding> {
         }
     }
     for template in &ctx.templates.items {
-        if !template.get("uriTemplate").is_some_and(Value::is_string) || !template.get("name").is_some_and(Value::is_string) {
+        if !template.get("uriTemplate").is_some_and(Value::is_string)
+            || !template.get("name").is_some_and(Value::is_string)
+        {
             p6.push(format!("template {} needs `uriTemplate` and `name`", short(template)));
         }
     }
@@ -86,7 +97,11 @@ fn is_uri(text: &str) -> bool {
 
 fn short(value: &Value) -> String {
     let text = value.to_string();
-    if text.len() > 80 { format!("{}…", &text[..text.char_indices().nth(80).map(|(i, _)| i).unwrap_or(text.len())]) } else { text }
+    if text.len() > 80 {
+        format!("{}…", &text[..text.char_indices().nth(80).map(|(i, _)| i).unwrap_or(text.len())])
+    } else {
+        text
+    }
 }
 
 /// P-1: two walks give the same order (and the same definitions).
@@ -94,13 +109,25 @@ pub fn ordering(ctx: &Context) -> Vec<Finding> {
     if !ctx.tools.ok() || !ctx.tools_again.ok() {
         return vec![Finding::not_applicable("P-1", "tools/list could not be walked twice")];
     }
-    let names = |walk: &ListWalk| walk.items.iter().map(|tool| tool.get("name").cloned().unwrap_or(Value::Null)).collect::<Vec<_>>();
+    let names = |walk: &ListWalk| {
+        walk.items.iter().map(|tool| tool.get("name").cloned().unwrap_or(Value::Null)).collect::<Vec<_>>()
+    };
     let (first, second) = (names(&ctx.tools), names(&ctx.tools_again));
     if first != second {
-        return vec![Finding::broken("P-1", format!("two tools/list walks gave different orders: [{}] then [{}]", expect::names(&ctx.tools.items, "name"), expect::names(&ctx.tools_again.items, "name")))];
+        return vec![Finding::broken(
+            "P-1",
+            format!(
+                "two tools/list walks gave different orders: [{}] then [{}]",
+                expect::names(&ctx.tools.items, "name"),
+                expect::names(&ctx.tools_again.items, "name")
+            ),
+        )];
     }
     if ctx.tools.items != ctx.tools_again.items {
-        return vec![Finding::ambiguous("P-1", "the order is stable but tool definitions changed between two walks (caching relies on stable content)")];
+        return vec![Finding::ambiguous(
+            "P-1",
+            "the order is stable but tool definitions changed between two walks (caching relies on stable content)",
+        )];
     }
     vec![Finding::kept("P-1", format!("two tools/list walks gave the same {} tools in the same order", first.len()))]
 }
@@ -117,18 +144,39 @@ pub async fn across_connections(ctx: &Context) -> Vec<Finding> {
     let other = walk(&second, "tools/list", "tools", &request).await;
     second.shutdown().await;
     let names = |walk: &ListWalk| {
-        let mut names: Vec<String> = walk.items.iter().filter_map(|tool| tool.get("name").and_then(Value::as_str).map(str::to_owned)).collect();
+        let mut names: Vec<String> =
+            walk.items.iter().filter_map(|tool| tool.get("name").and_then(Value::as_str).map(str::to_owned)).collect();
         names.sort();
         names
     };
     let (here, there) = (names(&ctx.tools), names(&other));
     if !other.ok() {
-        return vec![Finding::broken("P-3", format!("tools/list on a second connection failed: {}", other.failed.as_ref().map(|e| e.describe()).unwrap_or_default()))];
+        return vec![Finding::broken(
+            "P-3",
+            format!(
+                "tools/list on a second connection failed: {}",
+                other.failed.as_ref().map(|e| e.describe()).unwrap_or_default()
+            ),
+        )];
     }
     if here == there {
-        vec![Finding::kept("P-3", format!("a second {} lists the same {} tools", if ctx.is_http() { "connection" } else { "process" }, here.len()))]
+        vec![Finding::kept(
+            "P-3",
+            format!(
+                "a second {} lists the same {} tools",
+                if ctx.is_http() { "connection" } else { "process" },
+                here.len()
+            ),
+        )]
     } else {
-        vec![Finding::broken("P-3", format!("the tool set differs by connection: {} tools here, {} on a second connection", here.len(), there.len()))]
+        vec![Finding::broken(
+            "P-3",
+            format!(
+                "the tool set differs by connection: {} tools here, {} on a second connection",
+                here.len(),
+                there.len()
+            ),
+        )]
     }
 }
 
@@ -140,15 +188,37 @@ pub async fn read_and_get(ctx: &Context) -> Vec<Finding> {
         Some(uri) => {
             let exchange = ctx.client.send(ctx.request("resources/read", json!({"uri": uri}))).await;
             let finding = match exchange.result() {
-                None if exchange.error_code() == Some(crate::mcp::jsonrpc::INVALID_PARAMS) => Finding::broken("P-4", format!("reading `{uri}`, which the server itself listed, got -32602 (not found)")),
-                None => Finding::not_applicable("P-4", format!("reading `{uri}` got {}; not observed", exchange.describe())),
-                Some(result) if result.get("resultType").and_then(Value::as_str) == Some("input_required") => Finding::kept("P-4", format!("reading `{uri}` asked for input (input_required)")),
+                None if exchange.error_code() == Some(crate::mcp::jsonrpc::INVALID_PARAMS) => Finding::broken(
+                    "P-4",
+                    format!("reading `{uri}`, which the server itself listed, got -32602 (not found)"),
+                ),
+                None => {
+                    Finding::not_applicable("P-4", format!("reading `{uri}` got {}; not observed", exchange.describe()))
+                }
+                Some(result) if result.get("resultType").and_then(Value::as_str) == Some("input_required") => {
+                    Finding::kept("P-4", format!("reading `{uri}` asked for input (input_required)"))
+                }
                 Some(result) => match result.get("contents").and_then(Value::as_array) {
                     None => Finding::broken("P-4", "the result has no `contents` array"),
-                    Some(contents) if contents.is_empty() => Finding::ambiguous("P-4", format!("reading `{uri}` returned empty `contents`")),
+                    Some(contents) if contents.is_empty() => {
+                        Finding::ambiguous("P-4", format!("reading `{uri}` returned empty `contents`"))
+                    }
                     Some(contents) => {
-                        let bad: Vec<String> = contents.iter().enumerate().filter_map(|(index, item)| content_problem(item).map(|problem| format!("contents[{index}]: {problem}"))).collect();
-                        if bad.is_empty() { Finding::kept("P-4", format!("reading `{uri}` returned {} well-formed item(s)", contents.len())) } else { Finding::broken("P-4", bad.join("; ")) }
+                        let bad: Vec<String> = contents
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(index, item)| {
+                                content_problem(item).map(|problem| format!("contents[{index}]: {problem}"))
+                            })
+                            .collect();
+                        if bad.is_empty() {
+                            Finding::kept(
+                                "P-4",
+                                format!("reading `{uri}` returned {} well-formed item(s)", contents.len()),
+                            )
+                        } else {
+                            Finding::broken("P-4", bad.join("; "))
+                        }
                     }
                 },
             };
@@ -167,26 +237,35 @@ pub async fn read_and_get(ctx: &Context) -> Vec<Finding> {
                     }
                 }
             }
-            let exchange = ctx.client.send(ctx.request("prompts/get", json!({"name": name, "arguments": arguments}))).await;
+            let exchange =
+                ctx.client.send(ctx.request("prompts/get", json!({"name": name, "arguments": arguments}))).await;
             let finding = match exchange.result() {
-                None if exchange.error_code() == Some(crate::mcp::jsonrpc::INVALID_PARAMS) => Finding::kept("P-5", format!("prompt {name} rejected the placeholder arguments with -32602 (acceptable)")),
-                None => Finding::broken("P-5", format!("`prompts/get` of the listed prompt {name}: {}", exchange.describe())),
-                Some(result) if result.get("resultType").and_then(Value::as_str) == Some("input_required") => Finding::kept("P-5", "the prompt asked for input (input_required)"),
+                None if exchange.error_code() == Some(crate::mcp::jsonrpc::INVALID_PARAMS) => Finding::kept(
+                    "P-5",
+                    format!("prompt {name} rejected the placeholder arguments with -32602 (acceptable)"),
+                ),
+                None => Finding::broken(
+                    "P-5",
+                    format!("`prompts/get` of the listed prompt {name}: {}", exchange.describe()),
+                ),
+                Some(result) if result.get("resultType").and_then(Value::as_str) == Some("input_required") => {
+                    Finding::kept("P-5", "the prompt asked for input (input_required)")
+                }
                 Some(result) => match result.get("messages").and_then(Value::as_array) {
                     None => Finding::broken("P-5", "the result has no `messages` array"),
                     Some(messages) => {
-                        let bad: Vec<String> = messages
-                            .iter()
-                            .enumerate()
-                            .filter_map(|(index, message)| {
-                                let role = message.get("role").and_then(Value::as_str);
-                                if !matches!(role, Some("user" | "assistant")) {
-                                    return Some(format!("messages[{index}].role is {:?}", message.get("role")));
-                                }
-                                crate::conformance::shapes::content_block_problems(message.get("content").unwrap_or(&Value::Null)).first().map(|problem| format!("messages[{index}].content: {problem}"))
-                            })
+                        let bad: Vec<String> = crate::conformance::shapes::check_result("prompts/get", result)
+                            .into_iter()
+                            .filter(|problem| crate::conformance::shapes::graded_elsewhere(problem).is_none())
                             .collect();
-                        if bad.is_empty() { Finding::kept("P-5", format!("prompt {name} returned {} well-formed message(s)", messages.len())) } else { Finding::broken("P-5", bad.join("; ")) }
+                        if bad.is_empty() {
+                            Finding::kept(
+                                "P-5",
+                                format!("prompt {name} returned {} well-formed message(s)", messages.len()),
+                            )
+                        } else {
+                            Finding::broken("P-5", bad.into_iter().take(3).collect::<Vec<_>>().join("; "))
+                        }
                     }
                 },
             };
@@ -204,7 +283,10 @@ fn content_problem(item: &Value) -> Option<String> {
         (Some(text), None) if text.is_string() => None,
         (None, Some(Value::String(blob))) => {
             use base64::Engine;
-            base64::engine::general_purpose::STANDARD.decode(blob).err().map(|error| format!("`blob` is not valid base64: {error}"))
+            base64::engine::general_purpose::STANDARD
+                .decode(blob)
+                .err()
+                .map(|error| format!("`blob` is not valid base64: {error}"))
         }
         (Some(_), Some(_)) => Some("has both `text` and `blob`".into()),
         _ => Some("needs exactly one of `text` (string) or `blob` (base64 string)".into()),
@@ -214,22 +296,34 @@ fn content_problem(item: &Value) -> Option<String> {
 /// T-1..T-4, T-8, T-9, H-12 over every listed tool.
 pub fn tool_definitions(ctx: &Context) -> Vec<Finding> {
     if !ctx.tools.ok() {
-        return ["T-1", "T-2", "T-3", "T-4", "T-8", "T-9", "H-12"].into_iter().map(|id| Finding::not_applicable(id, "tools/list could not be read")).collect();
+        return ["T-1", "T-2", "T-3", "T-4", "T-8", "T-9", "H-12"]
+            .into_iter()
+            .map(|id| Finding::not_applicable(id, "tools/list could not be read"))
+            .collect();
     }
     if ctx.tools.items.is_empty() {
-        return ["T-1", "T-2", "T-3", "T-4", "T-8", "T-9", "H-12"].into_iter().map(|id| Finding::not_applicable(id, "the server lists no tools")).collect();
+        return ["T-1", "T-2", "T-3", "T-4", "T-8", "T-9", "H-12"]
+            .into_iter()
+            .map(|id| Finding::not_applicable(id, "the server lists no tools"))
+            .collect();
     }
     let problems = schema::check_tools(&ctx.tools.items, &schema::Limits::default());
     let n_tools = ctx.tools.items.len();
     ["T-1", "T-2", "T-3", "T-4", "T-8", "T-9", "H-12"]
         .into_iter()
         .map(|id| {
-            let mine: Vec<&(String, schema::Problem)> = problems.iter().filter(|(_, problem)| problem.id == id).collect();
+            let mine: Vec<&(String, schema::Problem)> =
+                problems.iter().filter(|(_, problem)| problem.id == id).collect();
             if mine.is_empty() {
                 return Finding::kept(id, format!("all {n_tools} tool definitions keep this rule"));
             }
             let fail = mine.iter().any(|(_, problem)| problem.severity == Severity::Fail);
-            let text = mine.iter().take(5).map(|(tool, problem)| format!("`{tool}`: {}", problem.message)).collect::<Vec<_>>().join("; ");
+            let text = mine
+                .iter()
+                .take(5)
+                .map(|(tool, problem)| format!("`{tool}`: {}", problem.message))
+                .collect::<Vec<_>>()
+                .join("; ");
             let more = if mine.len() > 5 { format!(" (and {} more)", mine.len() - 5) } else { String::new() };
             let message = format!("{text}{more}");
             if fail { Finding::broken(id, message) } else { Finding::ambiguous(id, message) }
@@ -244,7 +338,9 @@ pub async fn concurrency(ctx: &Context) -> Vec<Finding> {
     let (a, b, c) = tokio::join!(send(), send(), send());
     let bad: Vec<String> = [&a, &b, &c]
         .iter()
-        .filter(|exchange| exchange.result().is_none() || exchange.response.as_ref().and_then(|r| r.get("id")) != exchange.id.as_ref())
+        .filter(|exchange| {
+            exchange.result().is_none() || exchange.response.as_ref().and_then(|r| r.get("id")) != exchange.id.as_ref()
+        })
         .map(|exchange| exchange.describe())
         .collect();
     vec![if bad.is_empty() {

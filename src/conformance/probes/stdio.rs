@@ -20,9 +20,13 @@ const IDS: [&str; 7] = ["X-1", "X-2", "X-3", "X-4", "X-5", "X-6", "X-7"];
 /// X-3..X-7.
 pub async fn run(ctx: &Context) -> Vec<Finding> {
     if ctx.is_http() {
-        return IDS[2..].iter().map(|id| Finding::not_applicable(id, "a stdio rule; the server under test speaks Streamable HTTP")).collect();
+        return IDS[2..]
+            .iter()
+            .map(|id| Finding::not_applicable(id, "a stdio rule; the server under test speaks Streamable HTTP"))
+            .collect();
     }
-    let mut findings = vec![Finding::not_applicable("X-3", "needs a read-only tool that runs long enough to be cancelled mid-way")];
+    let mut findings =
+        vec![Finding::not_applicable("X-3", "needs a read-only tool that runs long enough to be cancelled mid-way")];
     // an error, then at once a normal request, on the same process.
     let (error, after) = tokio::join!(
         ctx.client.send(ctx.request("foo/bar", json!({}))),
@@ -31,21 +35,38 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
     findings.push(if after.result().is_some() && error.error().is_some() {
         Finding::kept("X-6", format!("after `foo/bar` got {}, the next request was served", error.describe()))
     } else {
-        Finding::broken("X-6", format!("`foo/bar` got {}; the next request got {}", error.describe(), after.describe())).with(&after)
+        Finding::broken("X-6", format!("`foo/bar` got {}; the next request got {}", error.describe(), after.describe()))
+            .with(&after)
     });
     // cancellation of a request that was never sent.
     let before = unattributed(ctx);
     let cancel = match ctx.era {
-        Era::Modern => jsonrpc::modern_request("notifications/cancelled", json!({"requestId": "mcp-eval-never-sent", "reason": "probe"})),
-        Era::Legacy => jsonrpc::legacy_request("notifications/cancelled", json!({"requestId": "mcp-eval-never-sent", "reason": "probe"})),
+        Era::Modern => jsonrpc::modern_request(
+            "notifications/cancelled",
+            json!({"requestId": "mcp-eval-never-sent", "reason": "probe"}),
+        ),
+        Era::Legacy => jsonrpc::legacy_request(
+            "notifications/cancelled",
+            json!({"requestId": "mcp-eval-never-sent", "reason": "probe"}),
+        ),
     };
     ctx.client.send(Outgoing::notification(cancel)).await;
-    let next = ctx.client.send(ctx.request(if ctx.era == Era::Modern { "server/discover" } else { "tools/list" }, json!({}))).await;
+    let next = ctx
+        .client
+        .send(ctx.request(if ctx.era == Era::Modern { "server/discover" } else { "tools/list" }, json!({})))
+        .await;
     let replies = unattributed(ctx).saturating_sub(before);
     findings.push(if replies > 0 {
-        Finding::broken("X-7", "the server replied to a `notifications/cancelled` (receivers MUST NOT reply to notifications)")
+        Finding::broken(
+            "X-7",
+            "the server replied to a `notifications/cancelled` (receivers MUST NOT reply to notifications)",
+        )
     } else if next.result().is_none() {
-        Finding::broken("X-7", format!("after a cancellation of an unknown request, the next request got {}", next.describe())).with(&next)
+        Finding::broken(
+            "X-7",
+            format!("after a cancellation of an unknown request, the next request got {}", next.describe()),
+        )
+        .with(&next)
     } else {
         Finding::kept("X-7", "a cancellation of an unknown request was ignored silently")
     });
@@ -69,12 +90,28 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
             client.shutdown().await;
         }
         let x5 = if ping.error_code() != Some(METHOD_NOT_FOUND) {
-            Finding::broken("X-5", format!("`ping` was removed in 2026-07-28 and must get -32601; got {}", ping.describe())).with(&ping)
+            Finding::broken(
+                "X-5",
+                format!("`ping` was removed in 2026-07-28 and must get -32601; got {}", ping.describe()),
+            )
+            .with(&ping)
         } else {
             match &initialize {
-                Some(exchange) if exchange.result().is_some() => Finding::kept("X-5", "`ping` got -32601; `initialize` was answered (dual-era server: recorded, not a failure)"),
-                Some(exchange) if exchange.error_code() == Some(METHOD_NOT_FOUND) => Finding::kept("X-5", "`ping` and `initialize` got -32601"),
-                Some(exchange) => Finding::broken("X-5", format!("`initialize` with modern `_meta` must get -32601 (or be served by a dual-era server); got {}", exchange.describe())).with(exchange),
+                Some(exchange) if exchange.result().is_some() => Finding::kept(
+                    "X-5",
+                    "`ping` got -32601; `initialize` was answered (dual-era server: recorded, not a failure)",
+                ),
+                Some(exchange) if exchange.error_code() == Some(METHOD_NOT_FOUND) => {
+                    Finding::kept("X-5", "`ping` and `initialize` got -32601")
+                }
+                Some(exchange) => Finding::broken(
+                    "X-5",
+                    format!(
+                        "`initialize` with modern `_meta` must get -32601 (or be served by a dual-era server); got {}",
+                        exchange.describe()
+                    ),
+                )
+                .with(exchange),
                 None => Finding::kept("X-5", "`ping` got -32601 (`initialize` not probed: no second process)"),
             }
         };
@@ -94,7 +131,13 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
             if exited {
                 Finding::kept("X-4", "the server exited when stdin closed")
             } else {
-                Finding::broken("X-4", format!("the server was still running {} s after stdin closed (servers SHOULD exit on EOF)", EXIT_GRACE.as_secs()))
+                Finding::broken(
+                    "X-4",
+                    format!(
+                        "the server was still running {} s after stdin closed (servers SHOULD exit on EOF)",
+                        EXIT_GRACE.as_secs()
+                    ),
+                )
             }
         }
     });
@@ -120,13 +163,20 @@ pub fn framing(ctx: &Context) -> Vec<Finding> {
     let x1 = if violations.non_json_count == 0 {
         Finding::kept("X-1", format!("all {} stdout lines were JSON-RPC messages", violations.message_count))
     } else {
-        Finding::broken("X-1", format!("{} stdout lines were not JSON-RPC messages (stdout carries only MCP messages; log to stderr)", violations.non_json_count))
-            .with_text("stdout", violations.non_json.join("\n"))
+        Finding::broken(
+            "X-1",
+            format!(
+                "{} stdout lines were not JSON-RPC messages (stdout carries only MCP messages; log to stderr)",
+                violations.non_json_count
+            ),
+        )
+        .with_text("stdout", violations.non_json.join("\n"))
     };
     let x2 = if violations.requests.is_empty() {
         Finding::kept("X-2", "the server sent no JSON-RPC requests")
     } else {
-        Finding::broken("X-2", "the server wrote JSON-RPC requests on stdout (servers MUST NOT send requests)").with_text("stdout", violations.requests.iter().map(Value::to_string).collect::<Vec<_>>().join("\n"))
+        Finding::broken("X-2", "the server wrote JSON-RPC requests on stdout (servers MUST NOT send requests)")
+            .with_text("stdout", violations.requests.iter().map(Value::to_string).collect::<Vec<_>>().join("\n"))
     };
     vec![x1, x2]
 }

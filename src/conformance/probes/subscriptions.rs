@@ -32,18 +32,31 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
     let probe: Outgoing = probe.with_id(id.clone());
     let exchange = ctx.modern.send(probe).await;
     if !ctx.is_http() && exchange.response.is_none() {
-        let cancel = jsonrpc::modern_request("notifications/cancelled", json!({"requestId": id, "reason": "mcp-eval: done listening"}));
+        let cancel = jsonrpc::modern_request(
+            "notifications/cancelled",
+            json!({"requestId": id, "reason": "mcp-eval: done listening"}),
+        );
         ctx.modern.send(Outgoing::notification(cancel)).await;
     }
     if exchange.error_code() == Some(METHOD_NOT_FOUND) && !advertised {
         for id in ["S-1", "S-2", "S-4", "S-6"] {
-            findings.push(Finding::not_applicable(id, "the server advertises no listChanged or subscribe and answers -32601"));
+            findings.push(Finding::not_applicable(
+                id,
+                "the server advertises no listChanged or subscribe and answers -32601",
+            ));
         }
         return findings;
     }
     if exchange.error().is_some() {
         let message = format!("`subscriptions/listen` got {}", exchange.describe());
-        findings.push(if advertised { Finding::broken("S-1", format!("{message}, although list changes are advertised")) } else { Finding::not_applicable("S-1", message) }.with(&exchange));
+        findings.push(
+            if advertised {
+                Finding::broken("S-1", format!("{message}, although list changes are advertised"))
+            } else {
+                Finding::not_applicable("S-1", message)
+            }
+            .with(&exchange),
+        );
         for id in ["S-2", "S-4", "S-6"] {
             findings.push(Finding::not_applicable(id, "no subscription was opened"));
         }
@@ -53,34 +66,80 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
     let tagged = |message: &Value| message.pointer(&format!("/params/_meta/{subscription_key}")) == Some(&id);
     let first = exchange.messages.first();
     let s1 = match first {
-        None => Finding::broken("S-1", format!("no `notifications/subscriptions/acknowledged` arrived within {} ms", LISTEN_FOR.as_millis())),
-        Some(message) if message.get("method").and_then(Value::as_str) != Some("notifications/subscriptions/acknowledged") => {
-            Finding::broken("S-1", format!("the first message on the stream must be the acknowledgement; got `{}`", message.get("method").and_then(Value::as_str).unwrap_or("?")))
+        None => Finding::broken(
+            "S-1",
+            format!("no `notifications/subscriptions/acknowledged` arrived within {} ms", LISTEN_FOR.as_millis()),
+        ),
+        Some(message)
+            if message.get("method").and_then(Value::as_str) != Some("notifications/subscriptions/acknowledged") =>
+        {
+            Finding::broken(
+                "S-1",
+                format!(
+                    "the first message on the stream must be the acknowledgement; got `{}`",
+                    message.get("method").and_then(Value::as_str).unwrap_or("?")
+                ),
+            )
         }
-        Some(message) if !tagged(message) => Finding::broken("S-1", format!("the acknowledgement must carry `_meta[\"{}\"]` = the listen request id {id}", jsonrpc::META_SUBSCRIPTION_ID)),
+        Some(message) if !tagged(message) => Finding::broken(
+            "S-1",
+            format!(
+                "the acknowledgement must carry `_meta[\"{}\"]` = the listen request id {id}",
+                jsonrpc::META_SUBSCRIPTION_ID
+            ),
+        ),
         Some(message) => {
             let honoured = message.pointer("/params/notifications").and_then(Value::as_object);
             let subset = honoured.is_some_and(|honoured| honoured.keys().all(|key| key == "toolsListChanged"));
             if subset {
-                Finding::kept("S-1", "the acknowledgement came first, tagged with the listen id, honouring a subset of the request")
+                Finding::kept(
+                    "S-1",
+                    "the acknowledgement came first, tagged with the listen id, honouring a subset of the request",
+                )
             } else {
-                Finding::broken("S-1", "`params.notifications` of the acknowledgement must be a subset of what was requested")
+                Finding::broken(
+                    "S-1",
+                    "`params.notifications` of the acknowledgement must be a subset of what was requested",
+                )
             }
         }
     };
     findings.push(s1.with(&exchange));
-    let notifications: Vec<&Value> = exchange.messages.iter().filter(|message| jsonrpc::is_notification(message)).collect();
+    let notifications: Vec<&Value> =
+        exchange.messages.iter().filter(|message| jsonrpc::is_notification(message)).collect();
     let untagged = notifications.iter().filter(|message| !tagged(message)).count();
     findings.push(if untagged == 0 {
-        Finding::kept("S-2", format!("all {} notifications on the stream carry the subscription id", notifications.len()))
+        Finding::kept(
+            "S-2",
+            format!("all {} notifications on the stream carry the subscription id", notifications.len()),
+        )
     } else {
-        Finding::broken("S-2", format!("{untagged} of {} notifications on the listen stream lack the subscription id", notifications.len())).with(&exchange)
+        Finding::broken(
+            "S-2",
+            format!(
+                "{untagged} of {} notifications on the listen stream lack the subscription id",
+                notifications.len()
+            ),
+        )
+        .with(&exchange)
     });
-    let scoped = notifications.iter().filter(|message| matches!(message.get("method").and_then(Value::as_str), Some("notifications/progress" | "notifications/message"))).count();
+    let scoped = notifications
+        .iter()
+        .filter(|message| {
+            matches!(
+                message.get("method").and_then(Value::as_str),
+                Some("notifications/progress" | "notifications/message")
+            )
+        })
+        .count();
     findings.push(if scoped == 0 {
         Finding::kept("S-4", "no progress or log notifications on the listen stream")
     } else {
-        Finding::broken("S-4", format!("{scoped} request-scoped notifications (progress/message) arrived on the listen stream")).with(&exchange)
+        Finding::broken(
+            "S-4",
+            format!("{scoped} request-scoped notifications (progress/message) arrived on the listen stream"),
+        )
+        .with(&exchange)
     });
     findings.push(match &exchange.response {
         None => Finding::not_applicable("S-6", format!("the server kept the subscription open {} ms after the acknowledgement; we closed it", SETTLE.as_millis())),
