@@ -31,14 +31,6 @@ log() { printf 'install-servers: %s\n' "$*" >&2; }
 
 mkdir -p "$INTEROP"
 
-# 0. .gitignore entry
-if [ -f "$ROOT/.gitignore" ] && grep -qxF '/.interop/' "$ROOT/.gitignore"; then
-  log "gitignore: /.interop/ already listed"
-else
-  printf '/.interop/\n' >> "$ROOT/.gitignore"
-  log "gitignore: added /.interop/"
-fi
-
 # 1. Python venv
 PYTHON="${PYTHON:-python3}"
 if [ "$FORCE" != 1 ] && [ -x "$VENV/bin/python" ]; then

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The project's test command (the README's second command; CI runs it too):
+#   1. installs the pinned real MCP servers the interop tests start (scripts/install-servers.sh),
+#   2. checks formatting and lints (cargo fmt --check, cargo clippy -D warnings),
+#   3. runs every test: unit tests, the fault matrix, robustness and interop on real servers.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+echo "== installing the real MCP servers used by the interop tests" >&2
+bash scripts/install-servers.sh
+
+echo "== cargo fmt --check" >&2
+cargo fmt --all --check
+
+echo "== cargo clippy --all-targets -- -D warnings" >&2
+cargo clippy --all-targets --locked -- -D warnings
+
+echo "== cargo test" >&2
+cargo test --locked
