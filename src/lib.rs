@@ -13,3 +13,40 @@ pub mod exit_code;
 pub mod mcp;
 pub mod report;
 pub mod settings;
+
+#[cfg(test)]
+mod tidy {
+    //! Repository hygiene that is cheap to check: every source file opens with a `//!` doc
+    //! saying what it is for.
+
+    use std::path::Path;
+
+    fn rust_files(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("readable source dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                rust_files(&path, found);
+            } else if path.extension().is_some_and(|extension| extension == "rs") {
+                found.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn every_source_file_opens_with_a_module_doc() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        for dir in ["src", "tests"] {
+            rust_files(&root.join(dir), &mut files);
+        }
+        let missing: Vec<String> = files
+            .iter()
+            .filter(|path| {
+                let text = std::fs::read_to_string(path).unwrap_or_default();
+                !text.lines().find(|line| !line.trim().is_empty()).is_some_and(|line| line.starts_with("//!"))
+            })
+            .map(|path| path.display().to_string())
+            .collect();
+        assert!(missing.is_empty(), "files without a `//!` module doc: {missing:?}");
+    }
+}
