@@ -126,7 +126,10 @@ impl Passive {
         // error without an id (streamable-http §Security), so ids are not graded there.
         // A probe that breaks a header tests the header rule, not the id rule: the refusal may
         // come from a layer in front of JSON-RPC (vary one thing per probe).
-        let http_refusal = matches!(exchange.status, Some(401 | 403)) || !outgoing.header_edits.is_empty();
+        // Header edits only make a probe on modern HTTP requests: legacy requests drop the
+        // modern headers as their normal shape, and stdio has no headers at all.
+        let header_probe = modern && exchange.status.is_some() && !outgoing.header_edits.is_empty();
+        let http_refusal = matches!(exchange.status, Some(401 | 403)) || header_probe;
         let skip_ids = self.legacy && modern;
         if let Some(sent_id) = exchange.id.as_ref().filter(|_| !http_refusal && !skip_ids) {
             let envelope = shapes::check_envelope(response);

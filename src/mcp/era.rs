@@ -76,9 +76,6 @@ pub struct Unreachable {
     pub stderr_tail: Option<String>,
 }
 
-/// How long a stdio server may stay silent on the discover probe before we call it legacy.
-const STDIO_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
-
 /// Connects and decides the era.
 pub async fn connect(target: &Target, redactor: Redactor) -> Result<Connected, Unreachable> {
     match target {
@@ -185,9 +182,11 @@ async fn connect_stdio(command: &str, timeout: Duration, redactor: Redactor) -> 
     };
     let transport = spawn(redactor.clone())?;
     let client = Client::new(Connection::Stdio(transport.clone()));
-    let mut probe = Outgoing::request(jsonrpc::modern_request("server/discover", json!({})));
-    probe.timeout = Some(STDIO_PROBE_TIMEOUT.min(timeout));
-    let discover = client.send(probe).await;
+    // The first request also waits for the server to start: an interpreter that imports for
+    // seconds before it reads stdin is slow, not silent. Only the whole per-request timeout
+    // without an answer counts as silence (legacy); calling a slow modern server legacy would
+    // grade it against the wrong revision.
+    let discover = client.send(Outgoing::request(jsonrpc::modern_request("server/discover", json!({})))).await;
     if discover_succeeded(&discover) {
         let evidence = "`server/discover` answered with a result over stdio: modern (B-1)".to_owned();
         return Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: None });

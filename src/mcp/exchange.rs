@@ -212,8 +212,12 @@ impl Exchange {
         if let Some(error) = self.error() {
             let code = error.get("code").map(Value::to_string).unwrap_or_else(|| "no code".into());
             let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-            let message: String = message.chars().take(120).collect();
-            parts.push(format!("JSON-RPC error {code} \"{message}\""));
+            // One line, whatever the server put in it (some send pretty-printed validation
+            // dumps); the full text stays in the evidence.
+            let one_line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+            let short: String = one_line.chars().take(120).collect();
+            let ellipsis = if short.len() < one_line.len() { "…" } else { "" };
+            parts.push(format!("JSON-RPC error {code} \"{short}{ellipsis}\""));
         } else if self.result().is_some() {
             parts.push("a result".into());
         } else if let Some(failure) = &self.failure {

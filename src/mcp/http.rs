@@ -479,8 +479,13 @@ impl Assembler {
                 } else {
                     match serde_json::from_slice::<Value>(trimmed) {
                         Ok(message) => self.response = Some(message),
-                        Err(error) => {
-                            exchange.failure = Some(Failure::NotJsonRpc(format!("{error}")));
+                        Err(_) => {
+                            // Say what came instead (plain text, an HTML page, …), on one line.
+                            let text = redactor.redact(&String::from_utf8_lossy(trimmed));
+                            let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                            let short: String = one_line.chars().take(60).collect();
+                            let ellipsis = if short.len() < one_line.len() { "…" } else { "" };
+                            exchange.failure = Some(Failure::NotJsonRpc(format!("the body is \"{short}{ellipsis}\"")));
                         }
                     }
                 }

@@ -7,9 +7,10 @@ use serde_json::{Value, json};
 
 use crate::conformance::context::Context;
 use crate::conformance::finding::Finding;
+use crate::conformance::shapes;
 use crate::mcp::client::Connection;
-use crate::mcp::era::{self, Era};
-use crate::mcp::exchange::Outgoing;
+use crate::mcp::era::Era;
+use crate::mcp::exchange::{Exchange, Outgoing};
 use crate::mcp::jsonrpc::{self, METHOD_NOT_FOUND};
 
 /// How long a server may take to exit after stdin closes.
@@ -70,52 +71,35 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
     } else {
         Finding::kept("X-7", "a cancellation of an unknown request was ignored silently")
     });
-    // removed methods (ping here; initialize on a separate process, since a dual-era server
-    // may switch the connection to the legacy era).
+    // removed methods, sent as 2026-07-28 requests (`params: {_meta}`). `ping` on the
+    // running process; `initialize` on a second process that first opened as a modern client
+    // does (discover first, B-1), so that a dual-era server cannot take it for a handshake on a
+    // fresh connection, and the running one stays untouched.
     if ctx.era == Era::Modern {
         let ping = ctx.client.send(super::modern("ping", json!({}))).await;
         let second = crate::conformance::second_client(ctx).await;
         let initialize = match &second {
             Ok(client) => {
-                let request = jsonrpc::with_meta_key(era::initialize_request(), "_meta", Value::Null);
-                let mut request = request;
-                if let Some(params) = request.get_mut("params").and_then(Value::as_object_mut) {
-                    params.insert("_meta".into(), Value::Object(jsonrpc::modern_meta()));
-                }
-                Some(client.send(Outgoing::request(request)).await)
+                client.send(super::modern("server/discover", json!({}))).await;
+                // As the row says: `initialize` as a 2026-07-28 request, `params: {_meta}` only.
+                Some(client.send(super::modern("initialize", json!({}))).await)
             }
             Err(_) => None,
         };
         if let Ok(client) = second {
             client.shutdown().await;
         }
-        let x5 = if ping.error_code() != Some(METHOD_NOT_FOUND) {
-            Finding::broken(
-                "X-5",
-                format!("`ping` was removed in 2026-07-28 and must get -32601; got {}", ping.describe()),
-            )
-            .with(&ping)
-        } else {
-            match &initialize {
-                Some(exchange) if exchange.result().is_some() => Finding::kept(
-                    "X-5",
-                    "`ping` got -32601; `initialize` was answered (dual-era server: recorded, not a failure)",
-                ),
-                Some(exchange) if exchange.error_code() == Some(METHOD_NOT_FOUND) => {
-                    Finding::kept("X-5", "`ping` and `initialize` got -32601")
-                }
-                Some(exchange) => Finding::broken(
-                    "X-5",
-                    format!(
-                        "`initialize` with modern `_meta` must get -32601 (or be served by a dual-era server); got {}",
-                        exchange.describe()
-                    ),
-                )
-                .with(exchange),
-                None => Finding::kept("X-5", "`ping` got -32601 (`initialize` not probed: no second process)"),
+        findings.push(removed_methods(&ping, initialize.as_ref()));
+        // The reply to `initialize` is a message the server sent: M-10 applies to it too (the
+        // passive checks do not see the second process).
+        if let Some(problems) = initialize.as_ref().and_then(|exchange| exchange.error()).map(shapes::check_error) {
+            if !problems.is_empty() {
+                findings.push(
+                    Finding::broken("M-10", format!("`initialize` (X-5 probe) error: {}", problems.join("; ")))
+                        .with(initialize.as_ref().expect("an initialize exchange")),
+                );
             }
-        };
-        findings.push(x5);
+        }
     } else {
         findings.push(Finding::not_applicable("X-5", "graded for 2026-07-28 servers"));
     }
@@ -142,6 +126,55 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
         }
     });
     findings
+}
+
+/// X-5 from the `ping` on the running process and the `initialize` on a modern second one.
+fn removed_methods(ping: &Exchange, initialize: Option<&Exchange>) -> Finding {
+    if ping.error_code() != Some(METHOD_NOT_FOUND) {
+        return Finding::broken(
+            "X-5",
+            format!("`ping` was removed in 2026-07-28 and must get -32601; got {}", ping.describe()),
+        )
+        .with(ping);
+    }
+    let Some(exchange) = initialize else {
+        return Finding::kept("X-5", "`ping` got -32601 (`initialize` not probed: no second process)");
+    };
+    if exchange.result().is_some() {
+        return Finding::kept(
+            "X-5",
+            "`ping` got -32601; `initialize` was answered (dual-era server: recorded, not a failure)",
+        );
+    }
+    if exchange.error_code() == Some(METHOD_NOT_FOUND) {
+        return Finding::kept("X-5", "`ping` and `initialize` got -32601");
+    }
+    // A server that will not run the handshake on a modern connection SHOULD name its versions
+    // in the error (digest §17.4); -32022 with `data.supported` does exactly that. Its exact
+    // shape is M-10's business.
+    let names_versions = exchange.error_code() == Some(jsonrpc::UNSUPPORTED_PROTOCOL_VERSION)
+        && exchange
+            .error()
+            .and_then(|error| error.pointer("/data/supported"))
+            .and_then(Value::as_array)
+            .is_some_and(|supported| !supported.is_empty());
+    if names_versions {
+        return Finding::kept(
+            "X-5",
+            format!(
+                "`ping` got -32601; `initialize` on a modern connection got {}, which names the supported versions (a dual-era server refusing the handshake there, digest §17.4)",
+                exchange.describe()
+            ),
+        );
+    }
+    Finding::broken(
+        "X-5",
+        format!(
+            "`initialize` with modern `_meta` must get -32601 (or be served by a dual-era server); got {}",
+            exchange.describe()
+        ),
+    )
+    .with(exchange)
 }
 
 fn unattributed(ctx: &Context) -> usize {
