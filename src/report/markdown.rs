@@ -99,7 +99,7 @@ fn write_header(report: &RunReport, out: &mut String) {
     };
     let _ = writeln!(out, "- **Transport:** {} · **Era:** {era}", escape(&truncate(&server.transport, FIELD_CHARS)));
     if let Some(evidence) = &server.era_evidence {
-        let _ = writeln!(out, "- **Era evidence:** {}", escape(&truncate(evidence, FIELD_CHARS)));
+        let _ = writeln!(out, "- **Era evidence:** {}", message(&truncate(evidence, FIELD_CHARS)));
     }
     if let Some(info) = &server.server_info {
         let _ = writeln!(out, "- **Server:** {}", server_info_text(info));
@@ -160,7 +160,7 @@ fn render_item(check: &CheckResult) -> String {
         "\n**{}** {} — {}\n",
         escape(&truncate(&check.id, 64)),
         escape(&truncate(&check.title, FIELD_CHARS)),
-        escape(&truncate(&check.message, MESSAGE_CHARS)),
+        message(&truncate(&check.message, MESSAGE_CHARS)),
     );
     let _ = writeln!(item, "{} · spec: {}", check.level.as_str(), code_span(&truncate(&check.spec, FIELD_CHARS)));
     if !check.evidence.is_empty() {
@@ -200,7 +200,7 @@ fn write_table(report: &RunReport, out: &mut String) {
             escape(&truncate(&check.title, 80)),
             check.level.as_str(),
             status_label(check.status),
-            escape(&truncate(&check.message, CELL_CHARS)),
+            message(&truncate(&check.message, CELL_CHARS)).replace('|', "\\|").replace("\\\\|", "\\|"),
         );
         if out.len() + row.len() + reserve > MAX_CHARS {
             let _ = write!(
@@ -311,6 +311,20 @@ fn escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// Escapes a message of ours, keeping its balanced single-backtick spans as code spans (our
+/// messages quote names and values that way); anything unbalanced is escaped like any text.
+fn message(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    if parts.len() < 3 || parts.len() % 2 == 0 {
+        return escape(text);
+    }
+    parts
+        .iter()
+        .enumerate()
+        .map(|(index, part)| if index % 2 == 0 { escape(part) } else if part.is_empty() { String::new() } else { code_span(part) })
+        .collect()
 }
 
 /// An inline code span that no backtick in `text` can close early.
@@ -521,5 +535,7 @@ mod tests {
         assert_eq!(duration(999), "999 ms");
         assert_eq!(duration(2_500), "2.5 s");
         assert_eq!(escape("a|b\nc"), "a\\|b c");
+        assert_eq!(message("got `x|y` and `<b>`"), "got `x|y` and `<b>`");
+        assert_eq!(message("odd ` tick <b>"), "odd \\` tick &lt;b&gt;");
     }
 }
