@@ -2,4 +2,5 @@
 //! Each test runs the real binary and asserts on its exit status and the files it writes.
 
 mod cli;
+mod faults;
 mod support;
