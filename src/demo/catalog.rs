@@ -162,8 +162,20 @@ pub fn tools(state: &ServerState) -> Vec<Value> {
             "annotations": read_only(),
         }));
     }
+    if state.fault("chaos-5000-tools") || state.fault("chaos-5000-tools-paged") {
+        for index in tools.len()..CHAOS_TOOL_COUNT {
+            tools.push(json!({
+                "name": format!("chaos_tool_{index:04}"),
+                "description": "One of thousands of tools (a load fixture); never called.",
+                "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}},
+            }));
+        }
+    }
     tools
 }
+
+/// How many tools the `chaos-5000-tools` modes list.
+pub const CHAOS_TOOL_COUNT: usize = 5000;
 
 /// Serves `tools/call`.
 pub fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcError> {

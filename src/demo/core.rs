@@ -823,7 +823,7 @@ fn list_page(
     let state = context.state;
     let (offset, rotation) = match context.params.get("cursor") {
         None => (0, first_rotation),
-        Some(cursor) => match parse_cursor(cursor, method, items.len(), state.fault("p-2")) {
+        Some(cursor) => match parse_cursor(cursor, method, items.len(), state.fault("p-2"), page_size(state)) {
             Some(position) => position,
             None if state.fault("e-5") => (0, first_rotation),
             None => return Err(RpcError::invalid_params(format!("Invalid cursor {cursor}"))),
@@ -833,7 +833,7 @@ fn list_page(
         let shift = rotation % items.len();
         items.rotate_left(shift);
     }
-    let end = (offset + PAGE_SIZE).min(items.len());
+    let end = offset.saturating_add(page_size(state)).min(items.len());
     let page: Vec<Value> = items[offset..end].to_vec();
     let scope = if state.fault("c-4") && offset > 0 { "private" } else { "public" };
     let mut result = json!({"resultType": "complete"});
@@ -851,7 +851,19 @@ fn list_page(
     Ok(result)
 }
 
-fn parse_cursor(cursor: &Value, method: &str, len: usize, numeric: bool) -> Option<(usize, usize)> {
+/// Entries per page: [`PAGE_SIZE`], or the page sizes of the `chaos-5000-tools` modes (every
+/// entry on one page, or pages of 100).
+fn page_size(state: &ServerState) -> usize {
+    if state.fault("chaos-5000-tools") {
+        usize::MAX
+    } else if state.fault("chaos-5000-tools-paged") {
+        100
+    } else {
+        PAGE_SIZE
+    }
+}
+
+fn parse_cursor(cursor: &Value, method: &str, len: usize, numeric: bool, page_size: usize) -> Option<(usize, usize)> {
     if numeric {
         let offset = usize::try_from(cursor.as_u64()?).ok()?;
         return (offset > 0 && offset < len).then_some((offset, 0));
@@ -862,7 +874,7 @@ fn parse_cursor(cursor: &Value, method: &str, len: usize, numeric: bool) -> Opti
     let (offset, rotation) = rest.split_once(':')?;
     let offset: usize = offset.parse().ok()?;
     let rotation: usize = rotation.parse().ok()?;
-    (offset > 0 && offset < len && offset % PAGE_SIZE == 0).then_some((offset, rotation))
+    (offset > 0 && offset < len && offset % page_size == 0).then_some((offset, rotation))
 }
 
 fn listen(context: &RequestContext<'_>) -> Result<Handled, RpcError> {

@@ -7,7 +7,8 @@
 /// Every fault the demo server supports: `(fault id, the rule it breaks and how)`.
 ///
 /// A fault id is the lowercase checklist id. Each fault breaks that one rule, in the way the
-/// checklist's "how to provoke" probe observes it, and leaves everything else correct.
+/// checklist's "how to provoke" probe observes it, and leaves everything else correct. Ids
+/// starting with `chaos-` are robustness fixtures instead: they break the server as a whole.
 pub const FAULTS: &[(&str, &str)] = &[
     // Discovery.
     ("d-1", "server/discover is not implemented: it answers -32601"),
@@ -119,6 +120,15 @@ pub const FAULTS: &[(&str, &str)] = &[
     ("x-5", "stdio: ping is answered with an empty result instead of -32601"),
     ("x-6", "stdio: the server exits after the first error response it writes"),
     ("x-7", "stdio: notifications/cancelled for an unknown id is answered with an error"),
+    // Chaos modes: not requirement faults, but misbehaviour the evaluator must survive (no
+    // crash, no hang, reports always written). Ids start with `chaos-`.
+    ("chaos-hang", "accepts connections (HTTP) or reads stdin (stdio) and never answers anything"),
+    ("chaos-sse-cut", "HTTP: every POST gets SSE headers and half an event, then the connection closes"),
+    ("chaos-html-500", "HTTP: every request gets status 500 with an HTML page"),
+    ("chaos-flood", "stdio: floods stdout with non-JSON lines (about 10 MB/s) while serving normally"),
+    ("chaos-5000-tools", "tools/list lists 5,000 tools on one page"),
+    ("chaos-5000-tools-paged", "tools/list lists 5,000 tools in pages of 100 (every list pages by 100)"),
+    ("chaos-50mb", "every response is a 50 MB JSON body (HTTP) or a 50 MB line (stdio)"),
 ];
 
 /// Validates a fault id against [`FAULTS`] and returns it in canonical (lowercase) form.

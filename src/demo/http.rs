@@ -51,6 +51,15 @@ pub async fn serve_http(listener: TcpListener, config: Arc<DemoConfig>) -> io::R
             Err(error) => return Err(error),
         };
         let server = Arc::clone(&server);
+        if server.fault("chaos-hang") {
+            // Read whatever the client sends, answer nothing, keep the connection open.
+            connections.spawn(async move {
+                let mut stream = stream;
+                let _ = tokio::io::copy(&mut stream, &mut tokio::io::sink()).await;
+                std::future::pending::<()>().await;
+            });
+            continue;
+        }
         connections.spawn(async move {
             let service = service_fn(move |request| {
                 let server = Arc::clone(&server);
@@ -96,6 +105,9 @@ impl HttpServer {
     async fn respond(&self, request: Request<Incoming>) -> Response<Body> {
         if request.uri().path() != ENDPOINT_PATH {
             return plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");
+        }
+        if let Some(response) = self.chaos(&request) {
+            return response;
         }
         let headers = request.headers().clone();
         if let Some(origin) = headers.get(header::ORIGIN) {
@@ -178,6 +190,44 @@ impl HttpServer {
             response.headers_mut().insert("mcp-session-id", session);
         }
         response
+    }
+
+    /// The chaos modes that answer every request the same broken way.
+    fn chaos(&self, request: &Request<Incoming>) -> Option<Response<Body>> {
+        if self.fault("chaos-html-500") {
+            let mut response = Response::new(full(Bytes::from_static(
+                b"<!DOCTYPE html><html><body><h1>500 Internal Server Error</h1></body></html>",
+            )));
+            *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html"));
+            return Some(response);
+        }
+        if request.method() != Method::POST {
+            return None;
+        }
+        if self.fault("chaos-sse-cut") {
+            let partial = Bytes::from_static(b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":");
+            let frames = futures_util::stream::iter([Ok::<_, Infallible>(Frame::data(partial))]);
+            let mut response = Response::new(BodyExt::boxed_unsync(StreamBody::new(frames)));
+            response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+            response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
+            return Some(response);
+        }
+        if self.fault("chaos-50mb") {
+            // A valid JSON result padded to 50 MB, streamed in 1 MiB chunks of one shared buffer.
+            let chunk = Bytes::from(vec![b'x'; 1 << 20]);
+            let mut parts = vec![Bytes::from_static(
+                b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":\"complete\",\"pad\":\"",
+            )];
+            parts.extend(std::iter::repeat_n(chunk, 50 * 1_000_000 / (1 << 20) + 1));
+            parts.push(Bytes::from_static(b"\"}}"));
+            let frames =
+                futures_util::stream::iter(parts.into_iter().map(|part| Ok::<_, Infallible>(Frame::data(part))));
+            let mut response = Response::new(BodyExt::boxed_unsync(StreamBody::new(frames)));
+            response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            return Some(response);
+        }
+        None
     }
 
     fn render(&self, reply: Reply) -> Response<Body> {

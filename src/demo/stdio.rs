@@ -89,6 +89,29 @@ where
     let in_flight: Arc<Mutex<HashMap<String, Arc<AtomicBool>>>> = Arc::default();
     let mut requests = JoinSet::new();
     let mut line = Vec::new();
+    if state.fault("chaos-hang") {
+        // Read everything, answer nothing; return on EOF.
+        while reader.read_until(b'\n', &mut line).await? > 0 {
+            line.clear();
+        }
+        drop(sender);
+        return writer_task.await.unwrap_or(Ok(()));
+    }
+    let flood = state.fault("chaos-flood").then(|| {
+        let sender = sender.clone();
+        tokio::spawn(async move {
+            loop {
+                for _ in 0..100 {
+                    let noise = "chaos-flood: this line is not JSON-RPC ".repeat(2);
+                    if sender.send(noise).is_err() {
+                        return;
+                    }
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
+        })
+    });
+    let huge = state.fault("chaos-50mb");
 
     loop {
         line.clear();
@@ -140,6 +163,10 @@ where
                 if noisy && is_response {
                     let _ = sender.send("demo server: sending a response".to_string());
                 }
+                if huge && is_response {
+                    let _ = sender.send(padded_response(&outgoing.message));
+                    continue;
+                }
                 let _ = sender.send(outgoing.message.to_string());
             }
             if let Some(key) = id_key {
@@ -153,8 +180,21 @@ where
     }
     // EOF: let in-flight requests finish (they are short), then flush and return.
     while requests.join_next().await.is_some() {}
+    if let Some(flood) = flood {
+        flood.abort();
+        let _ = flood.await;
+    }
     drop(sender);
     writer_task.await.unwrap_or(Ok(()))
+}
+
+/// The response to the same request as `message`, padded to a 50 MB line (`chaos-50mb`).
+fn padded_response(message: &Value) -> String {
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let mut line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"complete","pad":""#);
+    line.push_str(&"x".repeat(50 * 1_000_000));
+    line.push_str(r#""}}"#);
+    line
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

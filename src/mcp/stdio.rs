@@ -7,7 +7,7 @@
 //! request in flight), and everything that breaks the framing (non-JSON lines, server-sent
 //! requests) to [`StdoutViolations`], which the checks read.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -41,15 +41,36 @@ pub struct StdoutViolations {
     pub unattributed: Vec<Value>,
     /// How many messages arrived in all.
     pub message_count: usize,
+    /// Responses whose id is not one we sent (null, another JSON type, or changed): the first
+    /// few, and their count (M-6/M-11; such a response can reach no waiting request).
+    pub unechoed: Vec<Value>,
+    /// How many such responses in all.
+    pub unechoed_count: usize,
+    /// How many requests got no response within their timeout.
+    pub timed_out: usize,
+    /// `notifications/message` that arrived while every request in flight had no `logLevel`
+    /// (L-1): the first few, and their count.
+    pub unrequested_logs: Vec<Value>,
+    /// How many such log messages in all.
+    pub unrequested_log_count: usize,
+    /// Subscription notifications (list changes, resource updates, acknowledgements) without
+    /// the `subscriptionId` tag (S-2): the first few, and their count.
+    pub untagged_subscription: Vec<Value>,
+    /// How many such notifications in all.
+    pub untagged_subscription_count: usize,
 }
 
 struct Pending {
     messages: Vec<Value>,
     progress_token: Option<Value>,
+    /// The request asked for log messages (`_meta` logLevel).
+    log_level: bool,
     sender: oneshot::Sender<(Vec<Value>, Value)>,
 }
 
 type PendingMap = Arc<Mutex<HashMap<String, Pending>>>;
+/// The keys of every id we sent a request with.
+type SentIds = Arc<Mutex<HashSet<String>>>;
 
 /// A running stdio server.
 pub struct StdioTransport {
@@ -58,6 +79,7 @@ pub struct StdioTransport {
     pid: Option<u32>,
     stdin: tokio::sync::Mutex<Option<ChildStdin>>,
     pending: PendingMap,
+    sent: SentIds,
     violations: Arc<Mutex<StdoutViolations>>,
     stderr_tail: Arc<Mutex<VecDeque<u8>>>,
     exited: watch::Receiver<Option<String>>,
@@ -89,11 +111,12 @@ impl StdioTransport {
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let pending: PendingMap = Arc::new(Mutex::new(HashMap::new()));
+        let sent: SentIds = Arc::default();
         let violations = Arc::new(Mutex::new(StdoutViolations::default()));
         let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
         let (exit_sender, exited) = watch::channel(None);
         if let Some(stdout) = stdout {
-            tokio::spawn(read_stdout(stdout, pending.clone(), violations.clone(), exit_sender));
+            tokio::spawn(read_stdout(stdout, pending.clone(), sent.clone(), violations.clone(), exit_sender));
         }
         if let Some(mut stderr) = stderr {
             let tail = stderr_tail.clone();
@@ -117,6 +140,7 @@ impl StdioTransport {
             pid,
             stdin: tokio::sync::Mutex::new(stdin),
             pending,
+            sent,
             violations,
             stderr_tail,
             exited,
@@ -175,8 +199,13 @@ impl StdioTransport {
         let receiver = id.as_ref().map(|id| {
             let (sender, receiver) = oneshot::channel();
             let progress_token = message.pointer("/params/_meta/progressToken").cloned();
+            let log_level =
+                message.pointer(&format!("/params/_meta/{}", jsonrpc::META_LOG_LEVEL.replace('/', "~1"))).is_some();
+            if let Ok(mut sent) = self.sent.lock() {
+                sent.insert(id_key(id));
+            }
             if let Ok(mut pending) = self.pending.lock() {
-                pending.insert(id_key(id), Pending { messages: Vec::new(), progress_token, sender });
+                pending.insert(id_key(id), Pending { messages: Vec::new(), progress_token, log_level, sender });
             }
             receiver
         });
@@ -251,12 +280,28 @@ impl StdioTransport {
                 }
                 exchange.failure = Some(match self.exit_reason() {
                     Some(reason) => Failure::Exited(reason),
-                    None => Failure::Timeout,
+                    None => {
+                        if let Ok(mut violations) = self.violations.lock() {
+                            violations.timed_out += 1;
+                        }
+                        Failure::Timeout
+                    }
                 });
             }
         }
         exchange.elapsed_ms = started.elapsed().as_millis() as u64;
         exchange
+    }
+
+    /// How many messages (notifications) have arrived so far for the request with this id
+    /// that is still waiting for its response; `None` once it has its response or gave up.
+    pub fn messages_so_far(&self, id: &Value) -> Option<usize> {
+        self.pending.lock().ok()?.get(&id_key(id)).map(|waiting| waiting.messages.len())
+    }
+
+    /// Stops waiting for the response to the request with this id (its `send` was dropped).
+    pub fn abandon(&self, id: &Value) {
+        self.forget(Some(id));
     }
 
     fn forget(&self, id: Option<&Value>) {
@@ -333,6 +378,7 @@ fn id_key(id: &Value) -> String {
 async fn read_stdout(
     mut stdout: tokio::process::ChildStdout,
     pending: PendingMap,
+    sent: SentIds,
     violations: Arc<Mutex<StdoutViolations>>,
     exit_sender: watch::Sender<Option<String>>,
 ) {
@@ -351,7 +397,7 @@ async fn read_stdout(
                     dropping_long_line = false;
                 } else {
                     buffer.extend_from_slice(&chunk[start..index]);
-                    route_line(&buffer, &pending, &violations);
+                    route_line(&buffer, &pending, &sent, &violations);
                 }
                 buffer.clear();
                 start = index + 1;
@@ -372,12 +418,12 @@ async fn read_stdout(
         }
     }
     if !buffer.is_empty() && !dropping_long_line {
-        route_line(&buffer, &pending, &violations);
+        route_line(&buffer, &pending, &sent, &violations);
     }
     let _ = exit_sender.send(Some("stdout closed (the process exited or closed its output)".into()));
 }
 
-fn route_line(line: &[u8], pending: &PendingMap, violations: &Arc<Mutex<StdoutViolations>>) {
+fn route_line(line: &[u8], pending: &PendingMap, sent: &SentIds, violations: &Arc<Mutex<StdoutViolations>>) {
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
         return;
@@ -403,9 +449,19 @@ fn route_line(line: &[u8], pending: &PendingMap, violations: &Arc<Mutex<StdoutVi
         }
     }
     if jsonrpc::is_response(&message) {
-        if let Some(waiting) = message.get("id").map(id_key).and_then(|key| pending.remove(&key)) {
+        let key = message.get("id").map(id_key).unwrap_or_else(|| "null".into());
+        if let Some(waiting) = pending.remove(&key) {
             let _ = waiting.sender.send((waiting.messages, message));
             return;
+        }
+        let ours = sent.lock().map(|sent| sent.contains(&key)).unwrap_or(true);
+        if !ours {
+            if let Ok(mut violations) = violations.lock() {
+                violations.unechoed_count += 1;
+                if violations.unechoed.len() < MAX_EXAMPLES {
+                    violations.unechoed.push(message.clone());
+                }
+            }
         }
     } else {
         let token = message.pointer("/params/progressToken");
@@ -419,6 +475,32 @@ fn route_line(line: &[u8], pending: &PendingMap, violations: &Arc<Mutex<StdoutVi
             })
             .map(|(key, _)| key.clone())
             .or_else(|| (pending.len() == 1).then(|| pending.keys().next().cloned()).flatten());
+        let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+        if let Ok(mut violations) = violations.lock() {
+            // Request-scoped logs that cannot be attributed by id: when no request in flight
+            // asked for logs, this one belongs to a request that did not (L-1).
+            if method == "notifications/message"
+                && subscription.is_none()
+                && owner.is_none()
+                && !pending.is_empty()
+                && pending.values().all(|waiting| !waiting.log_level)
+            {
+                violations.unrequested_log_count += 1;
+                if violations.unrequested_logs.len() < MAX_EXAMPLES {
+                    violations.unrequested_logs.push(message.clone());
+                }
+            }
+            // Subscription notifications exist only on listen streams, which MUST tag them (S-2).
+            let subscription_kind = method.ends_with("/list_changed")
+                || method == "notifications/resources/updated"
+                || method == "notifications/subscriptions/acknowledged";
+            if subscription_kind && subscription.is_none() {
+                violations.untagged_subscription_count += 1;
+                if violations.untagged_subscription.len() < MAX_EXAMPLES {
+                    violations.untagged_subscription.push(message.clone());
+                }
+            }
+        }
         if let Some(waiting) = owner.and_then(|key| pending.get_mut(&key)) {
             if waiting.messages.len() < 1000 {
                 waiting.messages.push(message);

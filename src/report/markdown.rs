@@ -323,7 +323,15 @@ fn message(text: &str) -> String {
     parts
         .iter()
         .enumerate()
-        .map(|(index, part)| if index % 2 == 0 { escape(part) } else if part.is_empty() { String::new() } else { code_span(part) })
+        .map(|(index, part)| {
+            if index % 2 == 0 {
+                escape(part)
+            } else if part.is_empty() {
+                String::new()
+            } else {
+                code_span(part)
+            }
+        })
         .collect()
 }
 

@@ -21,7 +21,9 @@ fn the_demo_over_stdio_passes() {
     let run = run(&["--server-cmd", &demo_stdio_command(&[])]);
     assert_eq!(run.code(), 0, "{}", run.file("summary.md"));
     assert_eq!(run.report()["server"]["transport"], "stdio");
-    for id in ["X-1", "X-2", "X-4", "X-5", "X-6", "X-7"] {
+    assert_eq!(run.report()["counts"]["fail"], 0, "{}", run.file("summary.md"));
+    assert_eq!(run.report()["counts"]["warn"], 0, "{}", run.file("summary.md"));
+    for id in ["X-1", "X-2", "X-3", "X-4", "X-5", "X-6", "X-7"] {
         assert_eq!(run.status(id), "pass", "{id}: {}", run.check(id)["message"]);
     }
 }

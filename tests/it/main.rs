@@ -2,5 +2,7 @@
 //! Each test runs the real binary and asserts on its exit status and the files it writes.
 
 mod cli;
+mod faults;
 mod interop;
+mod robustness;
 mod support;

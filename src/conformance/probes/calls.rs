@@ -36,24 +36,29 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
     let mut l3 = Vec::new();
     let mut capability_tools: Vec<(&SafeTool, Exchange)> = Vec::new();
     let mut input_required: Vec<(&SafeTool, Value, Exchange)> = Vec::new();
-    // Every tool is called concurrently (each call with a progress token; modern servers also
-    // once with logLevel "error"), so a slow tool bounds the time, not the sum of all tools.
+    // Every tool is called concurrently with a progress token; then (modern servers) every tool
+    // that answered, concurrently again, with logLevel "error". The two rounds do not overlap:
+    // on stdio, where log messages carry no request id, a log that arrives while only requests
+    // without logLevel are in flight is attributable (L-1).
     let calls = tools.iter().map(|tool| async move {
         let params = json!({"name": tool.name, "arguments": tool.arguments, "_meta": {"progressToken": format!("mcp-eval-progress-{}", tool.name)}});
         let mut request = ctx.request("tools/call", params);
         request.timeout = Some(CALL_TIMEOUT.min(ctx.client_timeout()));
-        let exchange = ctx.client.send(request).await;
-        let logged = if ctx.era == Era::Modern && exchange.result().is_some() {
+        (*tool, ctx.client.send(request).await)
+    });
+    let first_round = futures_util::future::join_all(calls).await;
+    let logged_calls = first_round.iter().map(|(tool, exchange)| async move {
+        if ctx.era == Era::Modern && exchange.result().is_some() {
             let params = json!({"name": tool.name, "arguments": tool.arguments});
             let mut request = modern_with_meta("tools/call", params, jsonrpc::META_LOG_LEVEL, json!("error"));
             request.timeout = Some(CALL_TIMEOUT.min(ctx.client_timeout()));
             Some(ctx.client.send(request).await)
         } else {
             None
-        };
-        (*tool, exchange, logged)
+        }
     });
-    for (tool, exchange, logged) in futures_util::future::join_all(calls).await {
+    let second_round = futures_util::future::join_all(logged_calls).await;
+    for ((tool, exchange), logged) in first_round.into_iter().zip(second_round) {
         let definition =
             ctx.tools.items.iter().find(|item| item.get("name").and_then(Value::as_str) == Some(tool.name.as_str()));
         if exchange.error_code() == Some(jsonrpc::MISSING_CLIENT_CAPABILITY) {

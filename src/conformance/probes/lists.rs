@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use crate::conformance::context::{Context, ListWalk, walk};
 use crate::conformance::expect;
-use crate::conformance::finding::Finding;
+use crate::conformance::finding::{Finding, Outcome};
 use crate::conformance::schema::{self, Severity};
 
 /// C-4, P-2, P-6 from the walks made at start-up.
@@ -142,6 +142,16 @@ pub async fn across_connections(ctx: &Context) -> Vec<Finding> {
     };
     let request = |params: Value| crate::conformance::probes::modern("tools/list", params);
     let other = walk(&second, "tools/list", "tools", &request).await;
+    // "A tools/call in between does not change the set": call one read-only tool on the second
+    // connection, then list again there.
+    let mut called = None;
+    if let Some(tool) = ctx.safe_tools.first().filter(|_| other.ok()) {
+        let mut call =
+            crate::conformance::probes::modern("tools/call", json!({"name": tool.name, "arguments": tool.arguments}));
+        call.timeout = Some(ctx.client_timeout().min(std::time::Duration::from_secs(5)));
+        second.send(call).await;
+        called = Some((tool.name.clone(), walk(&second, "tools/list", "tools", &request).await));
+    }
     second.shutdown().await;
     let names = |walk: &ListWalk| {
         let mut names: Vec<String> =
@@ -158,6 +168,21 @@ pub async fn across_connections(ctx: &Context) -> Vec<Finding> {
                 other.failed.as_ref().map(|e| e.describe()).unwrap_or_default()
             ),
         )];
+    }
+    if let Some((tool, after)) = called.as_ref().filter(|(_, after)| after.ok()) {
+        let after = names(after);
+        if after != there {
+            let added: Vec<&String> = after.iter().filter(|name| !there.contains(name)).collect();
+            let removed: Vec<&String> = there.iter().filter(|name| !after.contains(name)).collect();
+            return vec![Finding::broken(
+                "P-3",
+                format!(
+                    "a `tools/call` of `{tool}` changed the tool set listed on the same connection ({} tools before, {} after; added {added:?}, removed {removed:?}); a call must not change the set unless list_changed semantics apply",
+                    there.len(),
+                    after.len()
+                ),
+            )];
+        }
     }
     if here == there {
         vec![Finding::kept(
@@ -180,50 +205,67 @@ pub async fn across_connections(ctx: &Context) -> Vec<Finding> {
     }
 }
 
-/// P-4, P-5: read the first listed resource and get the first prompt.
+/// How many listed resources P-4 reads (reads are read-only by design; the first few cover a
+/// text and a binary resource on most servers).
+const MAX_READS: usize = 3;
+
+/// P-4 on one listed resource.
+async fn read_listed(ctx: &Context, uri: &str) -> Finding {
+    let exchange = ctx.client.send(ctx.request("resources/read", json!({"uri": uri}))).await;
+    let finding = match exchange.result() {
+        None if exchange.error_code() == Some(crate::mcp::jsonrpc::INVALID_PARAMS) => {
+            Finding::broken("P-4", format!("reading `{uri}`, which the server itself listed, got -32602 (not found)"))
+        }
+        None => Finding::not_applicable("P-4", format!("reading `{uri}` got {}; not observed", exchange.describe())),
+        Some(result) if result.get("resultType").and_then(Value::as_str) == Some("input_required") => {
+            Finding::kept("P-4", format!("reading `{uri}` asked for input (input_required)"))
+        }
+        Some(result) => match result.get("contents").and_then(Value::as_array) {
+            None => Finding::broken("P-4", "the result has no `contents` array"),
+            Some(contents) if contents.is_empty() => {
+                Finding::ambiguous("P-4", format!("reading `{uri}` returned empty `contents`"))
+            }
+            Some(contents) => {
+                let bad: Vec<String> = contents
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(index, item)| {
+                        content_problem(item).map(|problem| format!("contents[{index}]: {problem}"))
+                    })
+                    .collect();
+                if bad.is_empty() {
+                    Finding::kept("P-4", format!("reading `{uri}` returned {} well-formed item(s)", contents.len()))
+                } else {
+                    Finding::broken("P-4", format!("reading `{uri}`: {}", bad.join("; ")))
+                }
+            }
+        },
+    };
+    finding.with(&exchange)
+}
+
+/// P-4, P-5: read the first listed resources and get the first prompt.
 pub async fn read_and_get(ctx: &Context) -> Vec<Finding> {
     let mut findings = Vec::new();
-    match ctx.resources.items.first().and_then(|resource| resource.get("uri")).and_then(Value::as_str) {
-        None => findings.push(Finding::not_applicable("P-4", "the server lists no resources")),
-        Some(uri) => {
-            let exchange = ctx.client.send(ctx.request("resources/read", json!({"uri": uri}))).await;
-            let finding = match exchange.result() {
-                None if exchange.error_code() == Some(crate::mcp::jsonrpc::INVALID_PARAMS) => Finding::broken(
-                    "P-4",
-                    format!("reading `{uri}`, which the server itself listed, got -32602 (not found)"),
-                ),
-                None => {
-                    Finding::not_applicable("P-4", format!("reading `{uri}` got {}; not observed", exchange.describe()))
-                }
-                Some(result) if result.get("resultType").and_then(Value::as_str) == Some("input_required") => {
-                    Finding::kept("P-4", format!("reading `{uri}` asked for input (input_required)"))
-                }
-                Some(result) => match result.get("contents").and_then(Value::as_array) {
-                    None => Finding::broken("P-4", "the result has no `contents` array"),
-                    Some(contents) if contents.is_empty() => {
-                        Finding::ambiguous("P-4", format!("reading `{uri}` returned empty `contents`"))
-                    }
-                    Some(contents) => {
-                        let bad: Vec<String> = contents
-                            .iter()
-                            .enumerate()
-                            .filter_map(|(index, item)| {
-                                content_problem(item).map(|problem| format!("contents[{index}]: {problem}"))
-                            })
-                            .collect();
-                        if bad.is_empty() {
-                            Finding::kept(
-                                "P-4",
-                                format!("reading `{uri}` returned {} well-formed item(s)", contents.len()),
-                            )
-                        } else {
-                            Finding::broken("P-4", bad.join("; "))
-                        }
-                    }
-                },
-            };
-            findings.push(finding.with(&exchange));
-        }
+    let uris: Vec<&str> = ctx
+        .resources
+        .items
+        .iter()
+        .filter_map(|resource| resource.get("uri").and_then(Value::as_str))
+        .take(MAX_READS)
+        .collect();
+    if uris.is_empty() {
+        findings.push(Finding::not_applicable("P-4", "the server lists no resources"));
+    } else {
+        let reads = futures_util::future::join_all(uris.iter().map(|uri| read_listed(ctx, uri))).await;
+        // A broken or doubtful read decides; otherwise the reads that were observed.
+        let rank = |outcome: Outcome| match outcome {
+            Outcome::NotApplicable => 0,
+            Outcome::Kept => 1,
+            other => 2 + other as u8,
+        };
+        let worst = reads.iter().map(|finding| rank(finding.outcome)).max().unwrap_or(0);
+        findings.extend(reads.into_iter().filter(|finding| rank(finding.outcome) == worst));
     }
     match ctx.prompts.items.first() {
         None => findings.push(Finding::not_applicable("P-5", "the server lists no prompts")),

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::conformance::context::Context;
+use crate::conformance::context::{Context, SafeTool};
 use crate::conformance::finding::Finding;
 use crate::conformance::shapes;
 use crate::mcp::client::Connection;
@@ -15,6 +15,13 @@ use crate::mcp::jsonrpc::{self, METHOD_NOT_FOUND};
 
 /// How long a server may take to exit after stdin closes.
 const EXIT_GRACE: Duration = Duration::from_secs(3);
+
+/// Messages that arrive within this time after a cancellation were already on their way.
+const CANCEL_GRACE: Duration = Duration::from_millis(30);
+/// How long we watch for further messages after a cancellation.
+const CANCEL_WATCH: Duration = Duration::from_millis(600);
+/// How many read-only tools are tried for one that sends notifications before its result.
+const CANCEL_CANDIDATES: usize = 3;
 
 const IDS: [&str; 7] = ["X-1", "X-2", "X-3", "X-4", "X-5", "X-6", "X-7"];
 
@@ -26,8 +33,7 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
             .map(|id| Finding::not_applicable(id, "a stdio rule; the server under test speaks Streamable HTTP"))
             .collect();
     }
-    let mut findings =
-        vec![Finding::not_applicable("X-3", "needs a read-only tool that runs long enough to be cancelled mid-way")];
+    let mut findings = vec![cancellation(ctx).await];
     // an error, then at once a normal request, on the same process.
     let (error, after) = tokio::join!(
         ctx.client.send(ctx.request("foo/bar", json!({}))),
@@ -177,6 +183,86 @@ fn removed_methods(ping: &Exchange, initialize: Option<&Exchange>) -> Finding {
     .with(exchange)
 }
 
+/// a tool call with a progress token is cancelled once its first notification arrives;
+/// after a short grace (messages already in the pipe), at most one more message may come (the
+/// response, per the race rules).
+async fn cancellation(ctx: &Context) -> Finding {
+    let Connection::Stdio(stdio) = ctx.client.connection() else {
+        return Finding::not_applicable("X-3", "a stdio rule; the server under test speaks Streamable HTTP");
+    };
+    if ctx.era != Era::Modern {
+        return Finding::not_applicable("X-3", "graded for 2026-07-28 servers");
+    }
+    let mut tools: Vec<&SafeTool> = ctx.safe_tools.iter().collect();
+    tools.sort_by_key(|tool| !tool.name.to_ascii_lowercase().contains("progress"));
+    for tool in tools.into_iter().take(CANCEL_CANDIDATES) {
+        let id = ctx.client.fresh_id();
+        let params = json!({"name": tool.name, "arguments": tool.arguments,
+                            "_meta": {"progressToken": format!("mcp-eval-cancel-{}", tool.name)}});
+        let mut request = super::modern("tools/call", params).with_id(id.clone());
+        request.timeout = Some(ctx.client_timeout().min(Duration::from_secs(5)));
+        let call = ctx.client.send(request);
+        tokio::pin!(call);
+        let first_message = async {
+            while stdio.messages_so_far(&id).unwrap_or(0) == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        let finished_early = tokio::select! {
+            exchange = &mut call => Some(exchange),
+            () = first_message => None,
+        };
+        if finished_early.is_some() {
+            // No notification before the result: nothing to cancel mid-way; try another tool.
+            continue;
+        }
+        let cancel = jsonrpc::modern_request(
+            "notifications/cancelled",
+            json!({"requestId": id, "reason": "mcp-eval: cancellation probe"}),
+        );
+        ctx.client.send(Outgoing::notification(cancel)).await;
+        tokio::time::sleep(CANCEL_GRACE).await;
+        let at_grace = stdio.messages_so_far(&id);
+        let (late, exchange) = match tokio::time::timeout(CANCEL_WATCH, &mut call).await {
+            Ok(exchange) => {
+                let late = at_grace.map_or(0, |seen| exchange.messages.len().saturating_sub(seen) + 1);
+                (late, Some(exchange))
+            }
+            Err(_) => {
+                let late = stdio.messages_so_far(&id).unwrap_or(0).saturating_sub(at_grace.unwrap_or(0));
+                stdio.abandon(&id);
+                (late, None)
+            }
+        };
+        let grace = CANCEL_GRACE.as_millis();
+        return if late > 1 {
+            let finding = Finding::broken(
+                "X-3",
+                format!(
+                    "`{}` was cancelled after its first notification, yet {late} more messages for it arrived more than {grace} ms later (at most the response may still come)",
+                    tool.name
+                ),
+            );
+            match &exchange {
+                Some(exchange) => finding.with(exchange),
+                None => finding,
+            }
+        } else {
+            Finding::kept(
+                "X-3",
+                format!(
+                    "`{}` was cancelled after its first notification; {late} message(s) for it arrived after a {grace} ms grace",
+                    tool.name
+                ),
+            )
+        };
+    }
+    Finding::not_applicable(
+        "X-3",
+        "no read-only tool sent a notification before its result (progress token given): nothing could be cancelled mid-way",
+    )
+}
+
 fn unattributed(ctx: &Context) -> usize {
     match ctx.client.connection() {
         Connection::Stdio(stdio) => stdio.violations().unattributed.len(),
@@ -211,5 +297,66 @@ pub fn framing(ctx: &Context) -> Vec<Finding> {
         Finding::broken("X-2", "the server wrote JSON-RPC requests on stdout (servers MUST NOT send requests)")
             .with_text("stdout", violations.requests.iter().map(Value::to_string).collect::<Vec<_>>().join("\n"))
     };
-    vec![x1, x2]
+    let mut findings = vec![x1, x2];
+    // Responses no request could be matched with, because their id is not one we sent: the
+    // requests they answer timed out, so the passive id checks never saw them.
+    if violations.unechoed_count > 0 && violations.timed_out > 0 {
+        let examples = |error: bool| -> Vec<String> {
+            violations
+                .unechoed
+                .iter()
+                .filter(|response| response.get("error").is_some() == error)
+                .map(Value::to_string)
+                .collect()
+        };
+        for (id, error, kind) in [("M-6", true, "error"), ("M-11", false, "result")] {
+            let examples = examples(error);
+            if !examples.is_empty() {
+                findings.push(
+                    Finding::broken(
+                        id,
+                        format!(
+                            "{} responses carried an id we never sent (null, another JSON type or altered) while {} requests got no response: the {kind} responses do not echo the request id",
+                            violations.unechoed_count, violations.timed_out
+                        ),
+                    )
+                    .with_text("stdout", examples.join("\n")),
+                );
+            }
+        }
+    }
+    if ctx.era == Era::Modern {
+        if violations.unrequested_log_count > 0 {
+            findings.push(
+                Finding::broken(
+                    "L-1",
+                    format!(
+                        "{} `notifications/message` arrived while no request in flight had asked for logs (`_meta` logLevel)",
+                        violations.unrequested_log_count
+                    ),
+                )
+                .with_text(
+                    "stdout",
+                    violations.unrequested_logs.iter().map(Value::to_string).collect::<Vec<_>>().join("\n"),
+                ),
+            );
+        }
+        if violations.untagged_subscription_count > 0 {
+            findings.push(
+                Finding::broken(
+                    "S-2",
+                    format!(
+                        "{} subscription notifications on stdout lack `_meta[\"{}\"]` (stdio clients demultiplex listen streams by it)",
+                        violations.untagged_subscription_count,
+                        jsonrpc::META_SUBSCRIPTION_ID
+                    ),
+                )
+                .with_text(
+                    "stdout",
+                    violations.untagged_subscription.iter().map(Value::to_string).collect::<Vec<_>>().join("\n"),
+                ),
+            );
+        }
+    }
+    findings
 }

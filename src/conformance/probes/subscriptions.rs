@@ -1,5 +1,5 @@
-//! `subscriptions/listen`: S-1, S-2, S-4, S-6 (S-3 and S-5 need a fixture that changes a list,
-//! which a read-only evaluation cannot cause).
+//! `subscriptions/listen`: S-1..S-4, S-6 (S-5, and S-3 when no change notification arrives, need
+//! a fixture that changes a list, which a read-only evaluation cannot cause).
 
 use std::time::Duration;
 
@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::modern;
 use crate::conformance::context::Context;
 use crate::conformance::finding::Finding;
-use crate::mcp::exchange::Outgoing;
+use crate::mcp::exchange::{Failure, Outgoing};
 use crate::mcp::jsonrpc::{self, METHOD_NOT_FOUND};
 
 /// How long we listen before closing the stream ourselves.
@@ -20,7 +20,7 @@ const SETTLE: Duration = Duration::from_millis(250);
 /// S-1..S-6.
 pub async fn run(ctx: &Context) -> Vec<Finding> {
     let fixture = "needs a fixture that changes a list while we listen; a read-only evaluation cannot cause one";
-    let mut findings = vec![Finding::not_applicable("S-3", fixture), Finding::not_applicable("S-5", fixture)];
+    let mut findings = vec![Finding::not_applicable("S-5", fixture)];
     let advertised = ctx.capabilities.pointer("/tools/listChanged") == Some(&json!(true))
         || ctx.capabilities.pointer("/prompts/listChanged") == Some(&json!(true))
         || ctx.capabilities.pointer("/resources/listChanged") == Some(&json!(true))
@@ -37,6 +37,9 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
             json!({"requestId": id, "reason": "mcp-eval: done listening"}),
         );
         ctx.modern.send(Outgoing::notification(cancel)).await;
+    }
+    if exchange.error().is_some() {
+        findings.push(Finding::not_applicable("S-3", "no subscription was opened"));
     }
     if exchange.error_code() == Some(METHOD_NOT_FOUND) && !advertised {
         for id in ["S-1", "S-2", "S-4", "S-6"] {
@@ -123,6 +126,29 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
         )
         .with(&exchange)
     });
+    // S-3: we asked for tool list changes only; any other change notification on the stream
+    // was not requested. Without any change notification this needs a fixture.
+    let changes: Vec<&str> = notifications
+        .iter()
+        .filter_map(|message| message.get("method").and_then(Value::as_str))
+        .filter(|method| method.ends_with("/list_changed") || *method == "notifications/resources/updated")
+        .collect();
+    let unrequested: Vec<&&str> =
+        changes.iter().filter(|method| **method != "notifications/tools/list_changed").collect();
+    findings.push(if !unrequested.is_empty() {
+        Finding::broken(
+            "S-3",
+            format!(
+                "we subscribed to tool list changes only, yet the listen stream carried {}",
+                unrequested.iter().map(|method| format!("`{method}`")).collect::<Vec<_>>().join(", ")
+            ),
+        )
+        .with(&exchange)
+    } else if changes.is_empty() {
+        Finding::not_applicable("S-3", fixture)
+    } else {
+        Finding::kept("S-3", format!("{} change notification(s), all of the requested type", changes.len()))
+    });
     let scoped = notifications
         .iter()
         .filter(|message| {
@@ -142,6 +168,11 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
         .with(&exchange)
     });
     findings.push(match &exchange.response {
+        None if matches!(exchange.failure, Some(Failure::Closed(_))) => Finding::broken(
+            "S-6",
+            "the server ended the subscription stream without first sending `{resultType: \"complete\", _meta: {subscriptionId}}`",
+        )
+        .with(&exchange),
         None => Finding::not_applicable("S-6", format!("the server kept the subscription open {} ms after the acknowledgement; we closed it", SETTLE.as_millis())),
         Some(response) => {
             let ok = response.pointer("/result/resultType").and_then(Value::as_str) == Some("complete") && response.pointer(&format!("/result/_meta/{subscription_key}")) == Some(&id);

@@ -1,0 +1,224 @@
+//! Robustness: whatever the server under test does (hangs, cuts a stream, answers HTML, floods
+//! stdout, exits, lists 5,000 tools, sends 50 MB), `mcp-eval run` ends in bounded time with a
+//! documented exit status (never a crash or a signal) and writes report.json, junit.xml and
+//! summary.md. The misbehaviour comes from the demo server's `chaos-*` modes.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{DemoServer, binary, demo_stdio_command};
+
+/// What a bounded run produced.
+struct Bounded {
+    code: i32,
+    elapsed: Duration,
+    /// Peak resident memory of the `mcp-eval` process in KiB, as last sampled.
+    peak_rss_kib: u64,
+    report: Value,
+    dir: tempfile::TempDir,
+}
+
+/// The high-water mark of resident memory of a running process (Linux), in KiB.
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs `mcp-eval run ARGS --timeout-seconds 2`; fails the test if it runs longer than `limit`,
+/// ends by a signal, or leaves any of the three reports missing or unparsable.
+fn run_bounded(args: &[&str], limit: Duration) -> Bounded {
+    run_bounded_with(args, limit, |_| {})
+}
+
+fn run_bounded_with(args: &[&str], limit: Duration, during: impl Fn(u32)) -> Bounded {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().to_str().expect("utf-8 path").to_owned();
+    let started = Instant::now();
+    let mut child = Command::new(binary())
+        .arg("run")
+        .args(args)
+        .args(["--timeout-seconds", "2", "--out", &out, "--quiet"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start mcp-eval");
+    let pid = child.id();
+    let mut peak = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for mcp-eval") {
+            break status;
+        }
+        peak = peak_rss_kib(pid).unwrap_or(peak).max(peak);
+        during(pid);
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcp-eval {args:?} still running after {limit:?}: it hangs");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = started.elapsed();
+    let code = status.code().unwrap_or_else(|| panic!("mcp-eval {args:?} ended by a signal: {status:?}"));
+    let report = check_reports(dir.path());
+    Bounded { code, elapsed, peak_rss_kib: peak, report, dir }
+}
+
+/// The three reports exist and parse; returns report.json.
+fn check_reports(dir: &Path) -> Value {
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).unwrap_or_else(|error| panic!("{name} was not written: {error}"))
+    };
+    let report: Value = serde_json::from_str(&read("report.json")).expect("report.json is JSON");
+    assert!(report["outcome"].is_string(), "report.json has no outcome: {report}");
+    assert!(report["checks"].is_array(), "report.json has no checks");
+    let junit = read("junit.xml");
+    assert!(junit.starts_with("<?xml") && junit.contains("<testsuite"), "junit.xml: {junit}");
+    assert!(junit.trim_end().ends_with("</testsuites>"), "junit.xml is cut short");
+    assert!(!read("summary.md").trim().is_empty(), "summary.md is empty");
+    report
+}
+
+const QUICK: Duration = Duration::from_secs(30);
+const LOAD: Duration = Duration::from_secs(90);
+
+#[test]
+fn a_server_that_never_answers_is_unreachable_within_the_timeout() {
+    let server = DemoServer::start(&["chaos-hang"]);
+    let run = run_bounded(&["--server-url", &server.url], QUICK);
+    assert_eq!(run.code, 3, "{}", run.report);
+    assert_eq!(run.report["outcome"], "unreachable");
+    assert!(run.elapsed < Duration::from_secs(15), "took {:?}", run.elapsed);
+}
+
+#[test]
+fn a_stdio_server_that_never_answers_is_unreachable() {
+    let run = run_bounded(&["--server-cmd", &demo_stdio_command(&["chaos-hang"])], QUICK);
+    assert_eq!(run.code, 3, "{}", run.report);
+    assert_eq!(run.report["outcome"], "unreachable");
+}
+
+#[test]
+fn sse_streams_cut_mid_event_fail_checks_without_hanging() {
+    let server = DemoServer::start(&["chaos-sse-cut"]);
+    let run = run_bounded(&["--server-url", &server.url], QUICK);
+    assert_eq!(run.code, 1, "{}", run.report);
+    assert_eq!(run.report["outcome"], "completed");
+    let d1 = run.report["checks"].as_array().and_then(|checks| checks.iter().find(|check| check["id"] == "D-1"));
+    assert_eq!(d1.map(|check| &check["status"]), Some(&Value::from("fail")));
+}
+
+#[test]
+fn an_html_500_server_fails_checks() {
+    let server = DemoServer::start(&["chaos-html-500"]);
+    let run = run_bounded(&["--server-url", &server.url], QUICK);
+    assert_eq!(run.code, 1, "{}", run.report);
+    assert_eq!(run.report["outcome"], "completed");
+}
+
+#[test]
+fn a_flood_of_non_json_on_stdout_fails_x1() {
+    let run = run_bounded(&["--server-cmd", &demo_stdio_command(&["chaos-flood"])], LOAD);
+    assert_eq!(run.code, 1, "{}", run.report);
+    let x1 = run.report["checks"].as_array().and_then(|checks| checks.iter().find(|check| check["id"] == "X-1"));
+    assert_eq!(x1.map(|check| &check["status"]), Some(&Value::from("fail")), "{}", run.report);
+}
+
+#[test]
+fn a_stdio_server_that_exits_at_start_is_unreachable() {
+    let run = run_bounded(&["--server-cmd", "sh -c 'exit 3'"], QUICK);
+    assert_eq!(run.code, 3, "{}", run.report);
+    assert_eq!(run.report["outcome"], "unreachable");
+}
+
+#[test]
+#[allow(clippy::print_stderr, reason = "the wall time of the run is part of the test's output")]
+fn five_thousand_tools_on_one_page_are_evaluated() {
+    let server = DemoServer::start(&["chaos-5000-tools"]);
+    let run = run_bounded(&["--server-url", &server.url], LOAD);
+    eprintln!("5,000 tools on one page: {:.1} s, peak RSS {} MiB", run.elapsed.as_secs_f64(), run.peak_rss_kib >> 10);
+    assert_eq!(run.code, 0, "{}", std::fs::read_to_string(run.dir.path().join("summary.md")).unwrap_or_default());
+}
+
+#[test]
+#[allow(clippy::print_stderr, reason = "the wall time of the run is part of the test's output")]
+fn five_thousand_tools_in_pages_are_evaluated() {
+    let server = DemoServer::start(&["chaos-5000-tools-paged"]);
+    let run = run_bounded(&["--server-url", &server.url], LOAD);
+    eprintln!(
+        "5,000 tools in pages of 100: {:.1} s, peak RSS {} MiB",
+        run.elapsed.as_secs_f64(),
+        run.peak_rss_kib >> 10
+    );
+    assert_eq!(run.code, 0, "{}", std::fs::read_to_string(run.dir.path().join("summary.md")).unwrap_or_default());
+}
+
+#[test]
+#[allow(clippy::print_stderr, reason = "the memory high-water mark is part of the test's output")]
+fn fifty_megabyte_responses_are_capped() {
+    let server = DemoServer::start(&["chaos-50mb"]);
+    let run = run_bounded(&["--server-url", &server.url], LOAD);
+    eprintln!("50 MB HTTP responses: {:.1} s, peak RSS {} MiB", run.elapsed.as_secs_f64(), run.peak_rss_kib >> 10);
+    assert_eq!(run.code, 1, "{}", run.report);
+    assert!(run.report.to_string().contains("cap"), "no check mentions the response cap");
+    // Each response is cut at 32 MiB; a few run at once, never one per 50 MB in full.
+    assert!(run.peak_rss_kib < 1024 * 1024, "peak RSS {} KiB", run.peak_rss_kib);
+}
+
+#[test]
+#[allow(clippy::print_stderr, reason = "the memory high-water mark is part of the test's output")]
+fn fifty_megabyte_stdio_lines_are_dropped() {
+    let run = run_bounded(&["--server-cmd", &demo_stdio_command(&["chaos-50mb"])], LOAD);
+    eprintln!("50 MB stdio lines: {:.1} s, peak RSS {} MiB", run.elapsed.as_secs_f64(), run.peak_rss_kib >> 10);
+    assert!(matches!(run.code, 1 | 3), "exit {}: {}", run.code, run.report);
+    assert!(run.peak_rss_kib < 1024 * 1024, "peak RSS {} KiB", run.peak_rss_kib);
+}
+
+#[test]
+fn sigterm_writes_the_reports_and_exits_143() {
+    let server = DemoServer::start(&["chaos-hang"]);
+    let started = Instant::now();
+    let sent = std::sync::atomic::AtomicBool::new(false);
+    // The hanging server keeps the run in its connect phase (2 s timeout); SIGTERM comes first.
+    let run = run_bounded_with(&["--server-url", &server.url], QUICK, |pid| {
+        if started.elapsed() > Duration::from_millis(500) && !sent.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let killed = Command::new("kill").args(["-TERM", &pid.to_string()]).status().expect("run kill");
+            assert!(killed.success());
+        }
+    });
+    assert_eq!(run.code, 143, "{}", run.report);
+    assert_eq!(run.report["outcome"], "interrupted");
+    assert!(run.elapsed < Duration::from_secs(2), "SIGTERM took {:?} to end the run", run.elapsed);
+}
+
+#[test]
+fn sigterm_during_the_probes_ends_the_stdio_server_too() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let pid_file = scratch.path().join("server.pid");
+    let command = format!(
+        "sh -c 'echo $$ > {}; exec {}'",
+        pid_file.display(),
+        demo_stdio_command(&["chaos-5000-tools-paged"]).replace('\'', "")
+    );
+    let started = Instant::now();
+    let sent = std::sync::atomic::AtomicBool::new(false);
+    let run = run_bounded_with(&["--server-cmd", &command], QUICK, |pid| {
+        if started.elapsed() > Duration::from_millis(1500) && !sent.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let killed = Command::new("kill").args(["-TERM", &pid.to_string()]).status().expect("run kill");
+            assert!(killed.success());
+        }
+    });
+    assert_eq!(run.code, 143, "{}", run.report);
+    assert_eq!(run.report["outcome"], "interrupted");
+    let server_pid = std::fs::read_to_string(&pid_file).expect("the server wrote its pid");
+    let server_pid = server_pid.trim();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Path::new(&format!("/proc/{server_pid}")).exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!Path::new(&format!("/proc/{server_pid}")).exists(), "the stdio server {server_pid} outlived mcp-eval");
+}
