@@ -26,8 +26,12 @@ pub struct SafeTool {
 pub struct ListWalk {
     /// The list method (`tools/list`, …).
     pub method: &'static str,
-    /// Every item of every page, in order.
+    /// Every item of every page, in order (empty when the walk was made without keeping items).
     pub items: Vec<Value>,
+    /// The `name` (or `uri`) of every item, in order.
+    pub names: Vec<String>,
+    /// A hash of every item's full definition, in order (to compare walks without keeping them).
+    pub digests: Vec<u64>,
     /// How many pages were read.
     pub pages: usize,
     /// `cacheScope` of each page (C-4).
@@ -119,8 +123,16 @@ impl Context {
     }
 }
 
-/// Walks every page of a list method with `client`, building requests with `request`.
-pub async fn walk(client: &Client, method: &'static str, key: &str, request: &dyn Fn(Value) -> Outgoing) -> ListWalk {
+/// Walks every page of a list method with `client`, building requests with `request`. With
+/// `keep_items` false only names and digests are kept, so a second walk of a huge list costs
+/// little memory.
+pub async fn walk(
+    client: &Client,
+    method: &'static str,
+    key: &str,
+    request: &dyn Fn(Value) -> Outgoing,
+    keep_items: bool,
+) -> ListWalk {
     let mut walk = ListWalk { method, ..ListWalk::default() };
     let mut cursor: Option<String> = None;
     let mut seen_cursors = std::collections::HashSet::new();
@@ -140,13 +152,28 @@ pub async fn walk(client: &Client, method: &'static str, key: &str, request: &dy
             return walk;
         };
         match result.get(key).and_then(Value::as_array) {
-            Some(items) => walk.items.extend(items.iter().cloned()),
+            Some(items) => {
+                for item in items {
+                    let name = item.get("name").or_else(|| item.get("uri")).and_then(Value::as_str).unwrap_or("");
+                    walk.names.push(name.to_owned());
+                    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                    std::hash::Hash::hash(&item.to_string(), &mut hasher);
+                    walk.digests.push(std::hash::Hasher::finish(&hasher));
+                }
+                if keep_items {
+                    walk.items.extend(items.iter().cloned());
+                }
+            }
             None => walk.problems.push(format!("page {} of `{method}` has no `{key}` array", walk.pages)),
         }
         walk.scopes.push(result.get("cacheScope").cloned());
         let next = result.get("nextCursor").cloned();
         if walk.first.is_none() {
-            walk.first = Some(exchange.clone());
+            // Kept for evidence (its excerpts); the parsed page itself is already in `items`.
+            let mut first = exchange.clone();
+            first.response = None;
+            first.messages.clear();
+            walk.first = Some(first);
         }
         match next {
             None | Some(Value::Null) => {

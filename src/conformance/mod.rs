@@ -160,12 +160,12 @@ pub async fn run(
         request("resources/templates/list"),
     );
     let (tools, prompts, resources, templates) = tokio::join!(
-        walk(&client, "tools/list", "tools", &list_tools),
-        walk(&client, "prompts/list", "prompts", &list_prompts),
-        walk(&client, "resources/list", "resources", &list_resources),
-        walk(&client, "resources/templates/list", "resourceTemplates", &list_templates),
+        walk(&client, "tools/list", "tools", &list_tools, true),
+        walk(&client, "prompts/list", "prompts", &list_prompts, true),
+        walk(&client, "resources/list", "resources", &list_resources, true),
+        walk(&client, "resources/templates/list", "resourceTemplates", &list_templates, true),
     );
-    let tools_again = walk(&client, "tools/list", "tools", &list_tools).await;
+    let tools_again = walk(&client, "tools/list", "tools", &list_tools, false).await;
     progress(&format!(
         "lists: {} tools, {} prompts, {} resources, {} templates",
         tools.items.len(),

@@ -99,8 +99,14 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
         findings.push(Finding::not_applicable("E-4", "the server does not advertise `prompts`"));
     }
 
-    // E-5: invalid cursor.
-    let exchange = client.send(ctx.request("tools/list", json!({"cursor": "%%garbage%%"}))).await;
+    // E-5: invalid cursor, on the shortest advertised list (a server that accepts any cursor
+    // answers with the whole list, so the shortest keeps memory flat).
+    let method = [&ctx.tools, &ctx.prompts, &ctx.resources, &ctx.templates]
+        .into_iter()
+        .filter(|walk| walk.ok())
+        .min_by_key(|walk| walk.names.len())
+        .map_or("tools/list", |walk| walk.method);
+    let exchange = client.send(ctx.request(method, json!({"cursor": "%%garbage%%"}))).await;
     findings.push(
         match expect::error(&exchange, INVALID_PARAMS, None) {
             Ok(message) => Finding::kept("E-5", format!("an invalid cursor: {message}")),

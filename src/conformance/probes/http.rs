@@ -82,19 +82,21 @@ async fn version_and_method(ctx: &Context) -> Vec<Finding> {
     findings.push(header_reject("H-4", "body `tools/list` with `Mcp-Method: prompts/list`", &exchange));
     let exchange = client.send(modern("tools/list", json!({})).set("Mcp-Method", "TOOLS/LIST")).await;
     findings.push(header_reject("H-5", "`Mcp-Method: TOOLS/LIST` (values are case-sensitive)", &exchange));
-    // H-6: header names in other cases, through the raw writer.
+    // H-6: header names in other cases, through the raw writer (on discover: any method shows
+    // it, and discover's answer stays small however many tools a server has).
     let lower = client
         .send(
-            modern("tools/list", json!({}))
+            modern("server/discover", json!({}))
                 .remove("Mcp-Method")
-                .set("mcp-method", "tools/list")
+                .set("mcp-method", "server/discover")
                 .remove("MCP-Protocol-Version")
                 .set("mcp-protocol-version", PROTOCOL_VERSION)
                 .raw(),
         )
         .await;
-    let upper =
-        client.send(modern("tools/list", json!({})).remove("Mcp-Method").set("MCP-METHOD", "tools/list").raw()).await;
+    let upper = client
+        .send(modern("server/discover", json!({})).remove("Mcp-Method").set("MCP-METHOD", "server/discover").raw())
+        .await;
     let h6 = match (expect::result(&lower), expect::result(&upper)) {
         (Ok(_), Ok(_)) => Finding::kept("H-6", "`mcp-method` and `MCP-METHOD` were both accepted").with(&lower),
         (Err(message), _) => {
