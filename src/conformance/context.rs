@@ -70,8 +70,6 @@ pub struct Context {
     pub supported_versions: Vec<String>,
     /// tools/list, prompts/list, resources/list, resources/templates/list walks.
     pub tools: ListWalk,
-    /// A second tools/list walk (P-1).
-    pub tools_again: ListWalk,
     /// prompts/list walk.
     pub prompts: ListWalk,
     /// resources/list walk.

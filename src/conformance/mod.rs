@@ -165,7 +165,6 @@ pub async fn run(
         walk(&client, "resources/list", "resources", &list_resources, true),
         walk(&client, "resources/templates/list", "resourceTemplates", &list_templates, true),
     );
-    let tools_again = walk(&client, "tools/list", "tools", &list_tools, false).await;
     progress(&format!(
         "lists: {} tools, {} prompts, {} resources, {} templates",
         tools.items.len(),
@@ -199,7 +198,6 @@ pub async fn run(
         capabilities: capabilities.clone(),
         supported_versions: supported_versions.clone(),
         tools,
-        tools_again,
         prompts,
         resources,
         templates,
@@ -214,27 +212,35 @@ pub async fn run(
         groups.push((probes::discovery::discover_result(&ctx), discover.elapsed_ms));
     }
     groups.push((probes::lists::walks(&ctx), 0));
-    groups.push((probes::lists::ordering(&ctx), 0));
     groups.push((probes::lists::tool_definitions(&ctx), 0));
-    let results = tokio::join!(
-        timed(Box::pin(probes::discovery::capabilities_match(&ctx))),
-        timed(Box::pin(probes::discovery::completion(&ctx))),
-        timed(Box::pin(probes::discovery::request_meta(&ctx))),
-        timed(Box::pin(probes::discovery::versions(&ctx))),
-        timed(Box::pin(probes::discovery::tasks(&ctx))),
-        timed(Box::pin(probes::http::run(&ctx))),
-        timed(Box::pin(probes::errors::run(&ctx))),
-        timed(Box::pin(probes::lists::read_and_get(&ctx))),
-        timed(Box::pin(probes::lists::across_connections(&ctx))),
-        timed(Box::pin(probes::lists::concurrency(&ctx))),
-        timed(Box::pin(probes::calls::run(&ctx))),
-        timed(Box::pin(probes::subscriptions::run(&ctx))),
-        timed(Box::pin(probes::discovery::legacy_handshake(&ctx, None))),
-    );
-    groups.extend([
-        results.0, results.1, results.2, results.3, results.4, results.5, results.6, results.7, results.8, results.9,
-        results.10, results.11, results.12,
-    ]);
+    type Family<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = (Vec<Finding>, u64)> + 'a>>;
+    let families: Vec<Family<'_>> = vec![
+        Box::pin(timed(probes::discovery::capabilities_match(&ctx))),
+        Box::pin(timed(probes::discovery::completion(&ctx))),
+        Box::pin(timed(probes::discovery::request_meta(&ctx))),
+        Box::pin(timed(probes::discovery::versions(&ctx))),
+        Box::pin(timed(probes::discovery::tasks(&ctx))),
+        Box::pin(timed(probes::http::run(&ctx))),
+        Box::pin(timed(probes::errors::run(&ctx))),
+        Box::pin(timed(probes::lists::read_and_get(&ctx))),
+        Box::pin(timed(probes::lists::across_connections(&ctx))),
+        Box::pin(timed(probes::lists::concurrency(&ctx))),
+        Box::pin(timed(probes::lists::ordering(&ctx))),
+        Box::pin(timed(probes::calls::run(&ctx))),
+        Box::pin(timed(probes::subscriptions::run(&ctx))),
+        Box::pin(timed(probes::discovery::legacy_handshake(&ctx, None))),
+    ];
+    if ctx.is_http() {
+        // Streamable HTTP requests are independent (2026-07-28 is stateless): run every family
+        // at once.
+        groups.extend(futures_util::future::join_all(families).await);
+    } else {
+        // On stdio, notifications carry no request id: a log or progress message can only be
+        // attributed while few requests are in flight, so families run one after another.
+        for family in families {
+            groups.push(family.await);
+        }
+    }
     groups.push(timed(Box::pin(probes::stdio::run(&ctx))).await);
     groups.push((probes::stdio::framing(&ctx), 0));
     groups.push((passive.findings(), 0));

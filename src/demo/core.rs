@@ -32,7 +32,7 @@ pub const SERVER_NAME: &str = "mcp-eval-demo";
 /// How many entries one page of a paginated list holds.
 pub const PAGE_SIZE: usize = 3;
 /// How long a `subscriptions/listen` stays open before the server ends it gracefully.
-pub const LISTEN_DURATION: Duration = Duration::from_millis(100);
+pub const LISTEN_DURATION: Duration = Duration::from_millis(40);
 
 /// `_meta` key of the protocol version on requests.
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";

@@ -22,6 +22,8 @@ use super::sse;
 pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 /// How long we wait after a final SSE response for the stream to end (H-16).
 const STREAM_END_GRACE: Duration = Duration::from_millis(250);
+/// How long the body of a GET/DELETE probe is read: only its status matters.
+const NON_POST_BODY_GRACE: Duration = Duration::from_millis(20);
 /// How many times a request whose stream was cut is re-issued with a new id.
 const MAX_RESUBMISSIONS: u32 = 2;
 
@@ -171,7 +173,7 @@ impl HttpTransport {
         if outgoing.http_method != "POST" {
             // GET/DELETE probes need the status; a legacy server may answer GET with a stream
             // that never ends, so the body gets only a short look.
-            deadline = deadline.min(Instant::now() + STREAM_END_GRACE);
+            deadline = deadline.min(Instant::now() + NON_POST_BODY_GRACE);
         }
         let mut assembler = Assembler::new(&exchange, id.as_ref());
         let mut stream = response.bytes_stream();

@@ -201,77 +201,114 @@ pub async fn request_meta(ctx: &Context) -> Vec<Finding> {
     let client = &ctx.modern;
     let http = ctx.is_http();
     let status_400 = http.then_some(400);
-    let mut findings = Vec::new();
-
-    let no_meta = Outgoing::request(json!({"jsonrpc": "2.0", "method": "server/discover", "params": {}}));
-    let exchange = client.send(no_meta).await;
-    findings.push(reject_finding(
-        "M-1",
-        "`server/discover` with `params: {}` (no `_meta`)",
-        &exchange,
-        INVALID_PARAMS,
-        status_400,
-    ));
-
-    let request = jsonrpc::without_meta_key(
-        jsonrpc::modern_request("server/discover", json!({})),
-        jsonrpc::META_PROTOCOL_VERSION,
-    );
-    let exchange = client.send(Outgoing::request(request)).await;
-    findings.push(reject_finding("M-2", "`_meta` without protocolVersion", &exchange, INVALID_PARAMS, status_400));
-
-    let request = jsonrpc::without_meta_key(
-        jsonrpc::modern_request("server/discover", json!({})),
-        jsonrpc::META_CLIENT_CAPABILITIES,
-    );
-    let exchange = client.send(Outgoing::request(request)).await;
-    findings.push(reject_finding("M-3", "`_meta` without clientCapabilities", &exchange, INVALID_PARAMS, status_400));
-
-    let request =
-        jsonrpc::without_meta_key(jsonrpc::modern_request("server/discover", json!({})), jsonrpc::META_CLIENT_INFO);
-    let exchange = client.send(Outgoing::request(request)).await;
-    findings.push(accept_finding("M-4", "a request without clientInfo (it is optional)", &exchange));
-
-    let exchange = client
-        .send(modern_with_meta(
-            "server/discover",
-            json!({}),
-            "traceparent",
-            json!("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"),
-        ))
-        .await;
-    findings.push(accept_finding("M-9", "a request with a W3C `traceparent` in `_meta`", &exchange));
-
-    let unicode = "id-漢字-🙂";
-    // In the server's era: a legacy server is graded on this too (ids are JSON-RPC).
-    let probe = match ctx.era {
-        Era::Modern => {
-            let request = jsonrpc::modern_request("server/discover", json!({}));
-            Outgoing::request(jsonrpc::with_meta_key(
-                request,
+    let blocks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Finding>> + '_>>> = vec![
+        Box::pin(async {
+            let mut findings = Vec::new();
+            let no_meta = Outgoing::request(json!({"jsonrpc": "2.0", "method": "server/discover", "params": {}}));
+            let exchange = client.send(no_meta).await;
+            findings.push(reject_finding(
+                "M-1",
+                "`server/discover` with `params: {}` (no `_meta`)",
+                &exchange,
+                INVALID_PARAMS,
+                status_400,
+            ));
+            findings
+        }),
+        Box::pin(async {
+            let mut findings = Vec::new();
+            let request = jsonrpc::without_meta_key(
+                jsonrpc::modern_request("server/discover", json!({})),
+                jsonrpc::META_PROTOCOL_VERSION,
+            );
+            let exchange = client.send(Outgoing::request(request)).await;
+            findings.push(reject_finding(
+                "M-2",
+                "`_meta` without protocolVersion",
+                &exchange,
+                INVALID_PARAMS,
+                status_400,
+            ));
+            findings
+        }),
+        Box::pin(async {
+            let mut findings = Vec::new();
+            let request = jsonrpc::without_meta_key(
+                jsonrpc::modern_request("server/discover", json!({})),
+                jsonrpc::META_CLIENT_CAPABILITIES,
+            );
+            let exchange = client.send(Outgoing::request(request)).await;
+            findings.push(reject_finding(
+                "M-3",
+                "`_meta` without clientCapabilities",
+                &exchange,
+                INVALID_PARAMS,
+                status_400,
+            ));
+            findings
+        }),
+        Box::pin(async {
+            let mut findings = Vec::new();
+            let request = jsonrpc::without_meta_key(
+                jsonrpc::modern_request("server/discover", json!({})),
                 jsonrpc::META_CLIENT_INFO,
-                json!({"name": unicode, "version": "1"}),
-            ))
-        }
-        Era::Legacy => ctx.request("tools/list", json!({})),
-    };
-    let exchange = ctx.client.send(probe.with_id(json!(unicode))).await;
-    let finding = if exchange.response.as_ref().and_then(|response| response.get("id")) == Some(&json!(unicode))
-        && exchange.result().is_some()
-    {
-        Finding::kept("M-12", "a Unicode string id and clientInfo name survived the round trip")
-    } else {
-        Finding::broken(
-            "M-12",
-            format!("sent id {unicode:?}; expected a result with the same id, got {}", exchange.describe()),
-        )
-    };
-    findings.push(finding.with(&exchange));
-
-    let exchange =
-        client.send(modern_with_meta("server/discover", json!({}), "com.example.mcp-eval/probe", json!("x"))).await;
-    findings.push(accept_finding("M-13", "a request with an unknown vendor-prefixed `_meta` key", &exchange));
-    findings
+            );
+            let exchange = client.send(Outgoing::request(request)).await;
+            findings.push(accept_finding("M-4", "a request without clientInfo (it is optional)", &exchange));
+            findings
+        }),
+        Box::pin(async {
+            let mut findings = Vec::new();
+            let exchange = client
+                .send(modern_with_meta(
+                    "server/discover",
+                    json!({}),
+                    "traceparent",
+                    json!("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"),
+                ))
+                .await;
+            findings.push(accept_finding("M-9", "a request with a W3C `traceparent` in `_meta`", &exchange));
+            findings
+        }),
+        Box::pin(async {
+            let mut findings = Vec::new();
+            let unicode = "id-漢字-🙂";
+            // In the server's era: a legacy server is graded on this too (ids are JSON-RPC).
+            let probe = match ctx.era {
+                Era::Modern => {
+                    let request = jsonrpc::modern_request("server/discover", json!({}));
+                    Outgoing::request(jsonrpc::with_meta_key(
+                        request,
+                        jsonrpc::META_CLIENT_INFO,
+                        json!({"name": unicode, "version": "1"}),
+                    ))
+                }
+                Era::Legacy => ctx.request("tools/list", json!({})),
+            };
+            let exchange = ctx.client.send(probe.with_id(json!(unicode))).await;
+            let finding = if exchange.response.as_ref().and_then(|response| response.get("id")) == Some(&json!(unicode))
+                && exchange.result().is_some()
+            {
+                Finding::kept("M-12", "a Unicode string id and clientInfo name survived the round trip")
+            } else {
+                Finding::broken(
+                    "M-12",
+                    format!("sent id {unicode:?}; expected a result with the same id, got {}", exchange.describe()),
+                )
+            };
+            findings.push(finding.with(&exchange));
+            findings
+        }),
+        Box::pin(async {
+            let mut findings = Vec::new();
+            let exchange = client
+                .send(modern_with_meta("server/discover", json!({}), "com.example.mcp-eval/probe", json!("x")))
+                .await;
+            findings.push(accept_finding("M-13", "a request with an unknown vendor-prefixed `_meta` key", &exchange));
+            findings
+        }),
+    ];
+    futures_util::future::join_all(blocks).await.into_iter().flatten().collect()
 }
 
 /// V-1, V-2: version negotiation.

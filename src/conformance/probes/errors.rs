@@ -17,107 +17,130 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
     let legacy = ctx.era == Era::Legacy;
     let mut findings = Vec::new();
 
-    // E-1: resource not found.
-    if ctx.has_capability("resources") {
-        let exchange = client.send(ctx.request("resources/read", json!({"uri": NO_SUCH_URI}))).await;
-        let code = exchange.error_code();
-        let empty_contents = exchange
-            .result()
-            .and_then(|result| result.get("contents"))
-            .and_then(Value::as_array)
-            .is_some_and(Vec::is_empty);
-        let finding = if empty_contents {
-            Finding::broken(
-                "E-1",
-                "`resources/read` of an unknown URI returned empty `contents`; it MUST be error -32602",
-            )
-        } else if code == Some(INVALID_PARAMS) {
-            let has_uri = exchange.error().and_then(|error| error.pointer("/data/uri")).is_some();
-            if has_uri {
-                Finding::kept("E-1", "an unknown URI got -32602 with data.uri")
+    let blocks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Finding>> + '_>>> = vec![
+        Box::pin(async {
+            let mut findings = Vec::new();
+            // E-1: resource not found.
+            if ctx.has_capability("resources") {
+                let exchange = client.send(ctx.request("resources/read", json!({"uri": NO_SUCH_URI}))).await;
+                let code = exchange.error_code();
+                let empty_contents = exchange
+                    .result()
+                    .and_then(|result| result.get("contents"))
+                    .and_then(Value::as_array)
+                    .is_some_and(Vec::is_empty);
+                let finding = if empty_contents {
+                    Finding::broken(
+                        "E-1",
+                        "`resources/read` of an unknown URI returned empty `contents`; it MUST be error -32602",
+                    )
+                } else if code == Some(INVALID_PARAMS) {
+                    let has_uri = exchange.error().and_then(|error| error.pointer("/data/uri")).is_some();
+                    if has_uri {
+                        Finding::kept("E-1", "an unknown URI got -32602 with data.uri")
+                    } else {
+                        Finding::ambiguous("E-1", "an unknown URI got -32602, but `data.uri` SHOULD name the URI")
+                    }
+                } else if legacy && code == Some(-32002) {
+                    Finding::kept(
+                        "E-1",
+                        "an unknown URI got -32002, the 2025-11-25 resource-not-found code (2026-07-28 uses -32602)",
+                    )
+                } else {
+                    Finding::broken("E-1", format!("an unknown URI must get -32602; got {}", exchange.describe()))
+                };
+                findings.push(finding.with(&exchange));
             } else {
-                Finding::ambiguous("E-1", "an unknown URI got -32602, but `data.uri` SHOULD name the URI")
+                findings.push(Finding::not_applicable("E-1", "the server does not advertise `resources`"));
             }
-        } else if legacy && code == Some(-32002) {
-            Finding::kept(
-                "E-1",
-                "an unknown URI got -32002, the 2025-11-25 resource-not-found code (2026-07-28 uses -32602)",
-            )
-        } else {
-            Finding::broken("E-1", format!("an unknown URI must get -32602; got {}", exchange.describe()))
-        };
-        findings.push(finding.with(&exchange));
-    } else {
-        findings.push(Finding::not_applicable("E-1", "the server does not advertise `resources`"));
-    }
 
-    // E-2 lives with the tool calls (it needs a tool that requires a capability).
+            // E-2 lives with the tool calls (it needs a tool that requires a capability).
 
-    // E-3: unknown tool (string id, which also checks M-6 on an error).
-    let exchange = client
-        .send(
-            ctx.request("tools/call", json!({"name": NO_SUCH_TOOL, "arguments": {}})).with_id(json!("mcp-eval-err-7")),
-        )
-        .await;
-    let e3 = if exchange.error_code() == Some(INVALID_PARAMS) {
-        Finding::kept("E-3", "an unknown tool got JSON-RPC error -32602")
-    } else if exchange.result().and_then(|result| result.get("isError")).and_then(Value::as_bool) == Some(true) {
-        Finding::broken(
-            "E-3",
-            "an unknown tool got a result with `isError: true`; it SHOULD be JSON-RPC error -32602 (a protocol error, not a tool error)",
-        )
-    } else {
-        Finding::broken("E-3", format!("an unknown tool SHOULD get -32602; got {}", exchange.describe()))
-    };
-    findings.push(e3.with(&exchange));
-    findings.push(match exchange.response.as_ref().and_then(|response| response.get("id")) {
-        Some(id) if id == &json!("mcp-eval-err-7") => {
-            Finding::kept("M-6", "an error answered to a string id echoed it")
-        }
-        _ if exchange.response.is_none() => Finding::not_applicable("M-6", "no error response to check"),
-        other => Finding::broken(
-            "M-6",
-            format!(
-                "sent id \"mcp-eval-err-7\", the error carries {}",
-                other.map(Value::to_string).unwrap_or_else(|| "no id".into())
-            ),
-        )
-        .with(&exchange),
-    });
+            findings
+        }),
+        Box::pin(async {
+            let mut findings = Vec::new();
+            // E-3: unknown tool (string id, which also checks M-6 on an error).
+            let exchange = client
+                .send(
+                    ctx.request("tools/call", json!({"name": NO_SUCH_TOOL, "arguments": {}}))
+                        .with_id(json!("mcp-eval-err-7")),
+                )
+                .await;
+            let e3 = if exchange.error_code() == Some(INVALID_PARAMS) {
+                Finding::kept("E-3", "an unknown tool got JSON-RPC error -32602")
+            } else if exchange.result().and_then(|result| result.get("isError")).and_then(Value::as_bool) == Some(true)
+            {
+                Finding::broken(
+                    "E-3",
+                    "an unknown tool got a result with `isError: true`; it SHOULD be JSON-RPC error -32602 (a protocol error, not a tool error)",
+                )
+            } else {
+                Finding::broken("E-3", format!("an unknown tool SHOULD get -32602; got {}", exchange.describe()))
+            };
+            findings.push(e3.with(&exchange));
+            findings.push(match exchange.response.as_ref().and_then(|response| response.get("id")) {
+                Some(id) if id == &json!("mcp-eval-err-7") => {
+                    Finding::kept("M-6", "an error answered to a string id echoed it")
+                }
+                _ if exchange.response.is_none() => Finding::not_applicable("M-6", "no error response to check"),
+                other => Finding::broken(
+                    "M-6",
+                    format!(
+                        "sent id \"mcp-eval-err-7\", the error carries {}",
+                        other.map(Value::to_string).unwrap_or_else(|| "no id".into())
+                    ),
+                )
+                .with(&exchange),
+            });
 
-    // E-4: unknown prompt.
-    if ctx.has_capability("prompts") {
-        let exchange = client.send(ctx.request("prompts/get", json!({"name": NO_SUCH_PROMPT}))).await;
-        findings.push(
-            match expect::error(&exchange, INVALID_PARAMS, None) {
-                Ok(message) => Finding::kept("E-4", format!("an unknown prompt: {message}")),
-                Err(message) => Finding::broken("E-4", format!("an unknown prompt SHOULD get -32602: {message}")),
+            findings
+        }),
+        Box::pin(async {
+            let mut findings = Vec::new();
+            // E-4: unknown prompt.
+            if ctx.has_capability("prompts") {
+                let exchange = client.send(ctx.request("prompts/get", json!({"name": NO_SUCH_PROMPT}))).await;
+                findings.push(
+                    match expect::error(&exchange, INVALID_PARAMS, None) {
+                        Ok(message) => Finding::kept("E-4", format!("an unknown prompt: {message}")),
+                        Err(message) => {
+                            Finding::broken("E-4", format!("an unknown prompt SHOULD get -32602: {message}"))
+                        }
+                    }
+                    .with(&exchange),
+                );
+            } else {
+                findings.push(Finding::not_applicable("E-4", "the server does not advertise `prompts`"));
             }
-            .with(&exchange),
-        );
-    } else {
-        findings.push(Finding::not_applicable("E-4", "the server does not advertise `prompts`"));
-    }
 
-    // E-5: invalid cursor, on the shortest advertised list (a server that accepts any cursor
-    // answers with the whole list, so the shortest keeps memory flat).
-    let method = [&ctx.tools, &ctx.prompts, &ctx.resources, &ctx.templates]
-        .into_iter()
-        .filter(|walk| walk.ok())
-        .min_by_key(|walk| walk.names.len())
-        .map_or("tools/list", |walk| walk.method);
-    let exchange = client.send(ctx.request(method, json!({"cursor": "%%garbage%%"}))).await;
-    findings.push(
-        match expect::error(&exchange, INVALID_PARAMS, None) {
-            Ok(message) => Finding::kept("E-5", format!("an invalid cursor: {message}")),
-            Err(message) => Finding::broken(
-                "E-5",
-                format!("an invalid cursor SHOULD get -32602 (some servers accept any cursor): {message}"),
-            ),
-        }
-        .with(&exchange),
-    );
+            findings
+        }),
+        Box::pin(async {
+            let mut findings = Vec::new();
+            // E-5: invalid cursor, on the shortest advertised list (a server that accepts any cursor
+            // answers with the whole list, so the shortest keeps memory flat).
+            let method = [&ctx.tools, &ctx.prompts, &ctx.resources, &ctx.templates]
+                .into_iter()
+                .filter(|walk| walk.ok())
+                .min_by_key(|walk| walk.names.len())
+                .map_or("tools/list", |walk| walk.method);
+            let exchange = client.send(ctx.request(method, json!({"cursor": "%%garbage%%"}))).await;
+            findings.push(
+                match expect::error(&exchange, INVALID_PARAMS, None) {
+                    Ok(message) => Finding::kept("E-5", format!("an invalid cursor: {message}")),
+                    Err(message) => Finding::broken(
+                        "E-5",
+                        format!("an invalid cursor SHOULD get -32602 (some servers accept any cursor): {message}"),
+                    ),
+                }
+                .with(&exchange),
+            );
 
+            findings
+        }),
+    ];
+    findings.extend(futures_util::future::join_all(blocks).await.into_iter().flatten());
     if legacy {
         findings.push(Finding::not_applicable("E-6", "per-request logLevel is a 2026-07-28 feature"));
         findings.push(Finding::not_applicable("E-9", "graded for 2026-07-28 servers"));

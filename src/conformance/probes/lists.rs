@@ -103,12 +103,15 @@ fn short(value: &Value) -> String {
     }
 }
 
-/// P-1: two walks give the same order (and the same definitions).
-pub fn ordering(ctx: &Context) -> Vec<Finding> {
-    if !ctx.tools.ok() || !ctx.tools_again.ok() {
+/// P-1: two walks give the same order (and the same definitions). The second walk keeps only
+/// names and digests.
+pub async fn ordering(ctx: &Context) -> Vec<Finding> {
+    let request = |params: Value| ctx.request("tools/list", params);
+    let again = walk(&ctx.client, "tools/list", "tools", &request, false).await;
+    if !ctx.tools.ok() || !again.ok() {
         return vec![Finding::not_applicable("P-1", "tools/list could not be walked twice")];
     }
-    let (first, second) = (&ctx.tools.names, &ctx.tools_again.names);
+    let (first, second) = (&ctx.tools.names, &again.names);
     let show = |names: &[String]| {
         let more = if names.len() > 8 { format!(" and {} more", names.len() - 8) } else { String::new() };
         format!("{}{more}", names.iter().take(8).cloned().collect::<Vec<_>>().join(", "))
@@ -116,14 +119,10 @@ pub fn ordering(ctx: &Context) -> Vec<Finding> {
     if first != second {
         return vec![Finding::broken(
             "P-1",
-            format!(
-                "two tools/list walks gave different orders: [{}] then [{}]",
-                show(first),
-                show(second)
-            ),
+            format!("two tools/list walks gave different orders: [{}] then [{}]", show(first), show(second)),
         )];
     }
-    if ctx.tools.digests != ctx.tools_again.digests {
+    if ctx.tools.digests != again.digests {
         return vec![Finding::ambiguous(
             "P-1",
             "the order is stable but tool definitions changed between two walks (caching relies on stable content)",

@@ -15,7 +15,7 @@ use crate::mcp::jsonrpc::{self, METHOD_NOT_FOUND};
 const LISTEN_FOR: Duration = Duration::from_millis(1500);
 /// How long we keep listening after the acknowledgement (a server that ends the subscription
 /// gracefully does it within this window; most keep it open).
-const SETTLE: Duration = Duration::from_millis(250);
+const SETTLE: Duration = Duration::from_millis(120);
 
 /// S-1..S-6.
 pub async fn run(ctx: &Context) -> Vec<Finding> {
