@@ -153,6 +153,39 @@ mod tests {
         check("", json!({}), "auto", &[0], "local");
     }
 
+    /// The event payload fixtures in `tests/fixtures/events/`, each with the event name the
+    /// runner would set and the layers `auto` must choose.
+    #[test]
+    fn event_fixtures_choose_their_layers() {
+        let table: [(&str, &str, &[u8]); 10] = [
+            ("push.json", "push", &[0]),
+            ("schedule.json", "schedule", &[0, 1, 2, 3]),
+            ("workflow_dispatch.json", "workflow_dispatch", &[0, 1, 2, 3]),
+            ("workflow_dispatch_layers.json", "workflow_dispatch", &[0, 2]),
+            ("pull_request_opened.json", "pull_request", &[0]),
+            ("pull_request_synchronize.json", "pull_request", &[0]),
+            ("pull_request_labeled_eval.json", "pull_request", &[0, 1, 2, 3]),
+            ("pull_request_labeled_other.json", "pull_request", &[0]),
+            ("pull_request_unlabeled.json", "pull_request", &[0]),
+            ("pull_request_synchronize_carrying_label.json", "pull_request", &[0, 1, 2, 3]),
+        ];
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/events");
+        let mut n_fixtures = 0;
+        for entry in std::fs::read_dir(&dir).expect("fixture dir") {
+            let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
+            assert!(table.iter().any(|(file, _, _)| *file == name), "fixture {name} has no row in the table");
+            n_fixtures += 1;
+        }
+        assert_eq!(n_fixtures, table.len());
+        for (file, event, expected) in table {
+            let text = std::fs::read_to_string(dir.join(file)).expect("fixture");
+            let payload: Value = serde_json::from_str(&text).expect("fixture is JSON");
+            let decision = decide(event, &payload, &LayersInput::Auto, "run-evals");
+            assert_eq!(decision.layers, expected, "{file}: {}", decision.reason);
+            assert!(!decision.reason.is_empty());
+        }
+    }
+
     #[test]
     fn an_explicit_input_wins() {
         check("push", json!({}), "0,1", &[0, 1], "`layers` input");
