@@ -123,8 +123,15 @@ pub async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String>, cons
     let summary_with_notes = insert_after_title(&summary, &notes);
     append_summary(&settings.github, &summary_with_notes, &say);
 
-    let comment_url =
-        post_comment(&settings, &payload, &evaluation.report, &summary, &notes, &report_location, &say).await;
+    let interrupted_run =
+        matches!(evaluation.exit_code, exit_code::INTERRUPTED_SIGINT | exit_code::INTERRUPTED_SIGTERM);
+    let comment_url = if interrupted_run {
+        // The runner is stopping the job: exit now, with what is known written.
+        say("mcp-eval: comment: skipped, the run was interrupted");
+        None
+    } else {
+        post_comment(&settings, &payload, &evaluation.report, &summary, &notes, &report_location, &say).await
+    };
     write_outputs(&settings.github, &[("comment-url", comment_url.unwrap_or_default())], &say);
     exit
 }
