@@ -2,13 +2,18 @@
 # The project's test command (the README's second command; CI runs it too):
 #   1. installs the pinned real MCP servers the interop tests start (scripts/install-servers.sh),
 #   2. checks formatting and lints (cargo fmt --check, cargo clippy -D warnings),
-#   3. runs every test: unit tests, the fault matrix, robustness and interop on real servers.
+#   3. runs every test: unit tests, the fault matrix, robustness and interop on real servers,
+#      and the Action's tests (after scripts/lint-action.sh installed junitparser and linted the
+#      Dockerfile, action.yml and the workflows).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 echo "== installing the real MCP servers used by the interop tests" >&2
 bash scripts/install-servers.sh
+
+echo "== the Action's lint tools and junitparser (scripts/install-action-tools.sh), then its lints" >&2
+bash scripts/lint-action.sh
 
 echo "== cargo fmt --check" >&2
 cargo fmt --all --check

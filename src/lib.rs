@@ -4,12 +4,15 @@
 //! Code map: [`mcp`] is our MCP client (the wire), [`conformance`] is layer 0 (requirements,
 //! probes, grading), [`report`] holds the run report and its renderers, [`evaluate`] runs one
 //! evaluation end to end, [`demo`] is the embedded demo/fixture server, [`settings`] reads user
-//! input, [`exit_code`] documents the exit statuses.
+//! input, [`exit_code`] documents the exit statuses; [`action`] is the GitHub Action entrypoint and
+//! [`github`] its GitHub client and pull request comment.
 
+pub mod action;
 pub mod conformance;
 pub mod demo;
 pub mod evaluate;
 pub mod exit_code;
+pub mod github;
 pub mod mcp;
 pub mod report;
 pub mod settings;

@@ -32,6 +32,9 @@ enum Command {
     /// Serve the embedded demo server (a correct 2026-07-28 server; also our fault fixture).
     #[command(hide = true)]
     DemoServer(DemoArgs),
+    /// The GitHub Action entrypoint: reads INPUT_* and GITHUB_* (or these flags), evaluates,
+    /// writes the reports, outputs and job summary, and upserts the pull request comment.
+    Action(Box<mcp_eval::action::ActionArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -103,6 +106,11 @@ fn main() {
     let code = match cli.command {
         Command::Run(args) => runtime.block_on(Box::pin(run(args))),
         Command::DemoServer(args) => runtime.block_on(demo_server(args)),
+        Command::Action(args) => runtime.block_on(Box::pin(mcp_eval::action::run(
+            *args,
+            &|name| std::env::var(name).ok(),
+            Box::new(std::io::stdout()),
+        ))),
     };
     runtime.shutdown_timeout(Duration::from_millis(200));
     std::process::exit(code);

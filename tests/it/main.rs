@@ -1,6 +1,7 @@
 //! Integration tests of the `mcp-eval` binary: one test binary, a module per feature.
 //! Each test runs the real binary and asserts on its exit status and the files it writes.
 
+mod action;
 mod cli;
 mod faults;
 mod interop;

@@ -1,0 +1,506 @@
+//! `mcp-eval action` end to end: mask the secrets, resolve the settings, decide the layers,
+//! run the evaluation (layer 0), write the reports, annotations, step outputs and job summary,
+//! then upsert the pull request comment. The exit status follows `fail-on` and the evaluation,
+//! never the comment.
+//!
+//! Everything this prints goes to one console stream, in order: `::add-mask::` lines first,
+//! then our own lines, and every line that may hold text from the server under test inside a
+//! `::stop-commands::` block with a random token.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use super::inputs::{ActionArgs, ActionSettings, FailOn, GithubContext, ServerInput};
+use super::trigger::{self, Decision};
+use super::workflow::{self, Annotation, Severity};
+use crate::conformance::Options;
+use crate::evaluate::{self, Evaluation};
+use crate::exit_code;
+use crate::github::client::{self, CommentErrorKind, CommentTarget, RetryPolicy};
+use crate::github::comment::{self, CommentParts, State};
+use crate::mcp::era::Target;
+use crate::mcp::http::HttpSettings;
+use crate::report::model::{RunReport, Status, Verdict};
+
+/// The layers this version can run.
+pub const LAYERS_AVAILABLE: [u8; 1] = [0];
+
+/// Where the action writes its log lines (stdout in the container).
+pub type Console = Box<dyn Write + Send>;
+
+/// Runs the action with flags `args`, the environment seen through `lookup`, and `console`
+/// for the log. Returns the exit status.
+pub async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String>, console: Console) -> i32 {
+    let console = Mutex::new(console);
+    let say = |line: &str| {
+        if let Ok(mut out) = console.lock() {
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    };
+    let merged = args.merge_env(lookup);
+    // Mask first: nothing below may print a secret before the runner knows it.
+    for secret in raw_secrets(&merged) {
+        for line in workflow::add_mask(&secret) {
+            say(&line);
+        }
+    }
+    let github = merged.github_context();
+    let settings = match merged.resolve() {
+        Ok(settings) => settings,
+        Err(problems) => return input_error(&github, &problems, &say),
+    };
+    let redactor = crate::mcp::evidence::Redactor::new(settings.secrets());
+
+    let payload = read_payload(&settings.github, &say);
+    let decision = trigger::decide(&settings.github.event_name, &payload, &settings.layers, &settings.eval_label);
+    let notes = layer_notes(&decision, &settings);
+    say(&format!("mcp-eval: layers requested: {} ({})", trigger::join(&decision.layers), decision.reason));
+    for note in &notes[1..] {
+        say(&format!("mcp-eval: {}", strip_markdown(note)));
+    }
+
+    let evaluation_settings = match evaluation_settings(&settings) {
+        Ok(evaluation_settings) => evaluation_settings,
+        Err(problem) => return input_error(&settings.github, &[problem], &say),
+    };
+
+    let token = workflow::random_token();
+    say(&workflow::stop_commands(&token));
+    let progress = |line: &str| say(&format!("mcp-eval: {}", line.replace(&token, "[token]")));
+    let evaluation = evaluate::evaluate(&evaluation_settings, &progress).await;
+    if let Some(detail) = &evaluation.report.outcome_detail {
+        progress(detail);
+    }
+    if evaluation.report.verdict() == Verdict::Error {
+        if let Some(tail) = &evaluation.report.server.stderr_tail {
+            say(&format!("server stderr (last lines):\n{}", tail.replace(&token, "[token]")));
+        }
+    }
+    say(&workflow::resume_commands(&token));
+
+    let mut exit = gate(&evaluation, settings.fail_on);
+    let report_dir = settings.in_workspace(&settings.report_path);
+    match &evaluation.written {
+        Ok(_) => {
+            if let Err(problem) = copy_junit(&report_dir, &settings.in_workspace(&settings.junit_path)) {
+                say(&format!("::error title=mcp-eval::{}", workflow::escape_data(&problem)));
+                if exit == exit_code::PASSED {
+                    exit = exit_code::ENVIRONMENT;
+                }
+            }
+        }
+        Err(error) => {
+            say(&format!("::error title=mcp-eval::{}", workflow::escape_data(&redactor.redact(&error.to_string()))))
+        }
+    }
+    let report_json_text = std::fs::read_to_string(report_dir.join(crate::report::REPORT_JSON)).unwrap_or_default();
+    let report_location = format!("{}/{}", settings.report_path.trim_end_matches('/'), crate::report::REPORT_JSON);
+    for annotation in annotations(&evaluation.report, &report_json_text, &report_location) {
+        say(&workflow::annotation(&annotation));
+    }
+
+    let counts = evaluation.report.counts();
+    let result = result(&evaluation.report, settings.fail_on);
+    say(&format!(
+        "mcp-eval: result {result}: {} fail, {} warn, {} pass, {} not applicable; exit status {exit}",
+        counts.fail, counts.warn, counts.pass, counts.not_applicable
+    ));
+    let outputs = [
+        ("result", result.to_owned()),
+        ("layers-requested", trigger::join(&decision.layers)),
+        ("layers-run", trigger::join(&LAYERS_AVAILABLE)),
+        ("failures", counts.fail.to_string()),
+        ("warnings", counts.warn.to_string()),
+        ("junit-path", settings.junit_path.clone()),
+        ("report-path", settings.report_path.clone()),
+    ];
+    write_outputs(&settings.github, &outputs, &say);
+    let summary = crate::report::markdown::render(&evaluation.report);
+    let summary_with_notes = insert_after_title(&summary, &notes);
+    append_summary(&settings.github, &summary_with_notes, &say);
+
+    let interrupted_run =
+        matches!(evaluation.exit_code, exit_code::INTERRUPTED_SIGINT | exit_code::INTERRUPTED_SIGTERM);
+    let comment_url = if interrupted_run {
+        // The runner is stopping the job: exit now, with what is known written.
+        say("mcp-eval: comment: skipped, the run was interrupted");
+        None
+    } else {
+        post_comment(&settings, &payload, &evaluation.report, &summary, &notes, &report_location, &say).await
+    };
+    write_outputs(&settings.github, &[("comment-url", comment_url.unwrap_or_default())], &say);
+    exit
+}
+
+/// Header values and the token, read leniently before validation so that even a malformed
+/// header line is masked.
+fn raw_secrets(args: &ActionArgs) -> Vec<String> {
+    let mut secrets = Vec::new();
+    if let Some(token) = args.github_token.as_deref().map(str::trim).filter(|token| !token.is_empty()) {
+        secrets.push(token.to_owned());
+    }
+    for line in args.server_headers.as_deref().unwrap_or("").lines() {
+        let value = line.split_once(':').map_or(line, |(_, value)| value).trim();
+        if !value.is_empty() {
+            secrets.push(value.to_owned());
+        }
+    }
+    secrets
+}
+
+/// Invalid input: say every problem, write `result=error` and a summary, exit 2.
+fn input_error(github: &GithubContext, problems: &[String], say: &dyn Fn(&str)) -> i32 {
+    for problem in problems {
+        say(&format!("::error title=mcp-eval input::{}", workflow::escape_data(problem)));
+    }
+    write_outputs(
+        github,
+        &[
+            ("result", "error".into()),
+            ("layers-run", String::new()),
+            ("failures", "0".into()),
+            ("warnings", "0".into()),
+        ],
+        say,
+    );
+    let mut summary = String::from("## ⚠️ error: invalid input — mcp-eval\n\n");
+    for problem in problems {
+        summary.push_str(&format!("```\n{}\n```\n", problem.replace("```", "'''")));
+    }
+    append_summary(github, &summary, say);
+    exit_code::INVALID_INPUT
+}
+
+fn read_payload(github: &GithubContext, say: &dyn Fn(&str)) -> Value {
+    let Some(path) = &github.event_path else { return Value::Null };
+    match std::fs::read_to_string(path)
+        .map_err(|error| error.to_string())
+        .and_then(|text| serde_json::from_str::<Value>(&text).map_err(|error| format!("not JSON: {error}")))
+    {
+        Ok(payload) => payload,
+        Err(problem) => {
+            say(&format!(
+                "::warning title=mcp-eval::{}",
+                workflow::escape_data(&format!("cannot read the event payload {}: {problem}", path.display()))
+            ));
+            Value::Null
+        }
+    }
+}
+
+/// The notes shown after the verdict: layers requested and run (and what is not available).
+fn layer_notes(decision: &Decision, settings: &ActionSettings) -> Vec<String> {
+    let mut notes = vec![format!(
+        "**Layers:** requested {} ({}); ran {}.",
+        trigger::join(&decision.layers),
+        decision.reason,
+        trigger::join(&LAYERS_AVAILABLE)
+    )];
+    let missing: Vec<u8> = decision.layers.iter().copied().filter(|layer| !LAYERS_AVAILABLE.contains(layer)).collect();
+    if !missing.is_empty() {
+        notes.push(format!(
+            "ℹ️ Layer(s) {} were requested but are not available in this version of mcp-eval; layer 0 ran. This does not fail the run.",
+            trigger::join(&missing)
+        ));
+    }
+    if settings.golden_set.is_some() {
+        notes.push(
+            "ℹ️ `golden-set` is used by layer 1, which is not available in this version; it was not read.".into(),
+        );
+    }
+    notes
+}
+
+fn strip_markdown(note: &str) -> String {
+    note.replace("**", "").replace('`', "").replace("ℹ️ ", "")
+}
+
+fn evaluation_settings(settings: &ActionSettings) -> Result<evaluate::Settings, String> {
+    let safe_tools = match &settings.config {
+        Some(path) => crate::settings::load_config(&settings.in_workspace(&path.to_string_lossy()))
+            .map_err(|error| format!("input `config`: {error}"))?,
+        None => Vec::new(),
+    };
+    let (target, target_label) = match &settings.server {
+        ServerInput::Url(url) => (
+            Target::Http(HttpSettings {
+                url: url.clone(),
+                extra_headers: settings.headers.clone(),
+                timeout: settings.timeout,
+            }),
+            url.clone(),
+        ),
+        ServerInput::Command(command) => {
+            (Target::Stdio { command: command.clone(), timeout: settings.timeout }, command.clone())
+        }
+    };
+    Ok(evaluate::Settings {
+        target,
+        target_label,
+        secrets: settings.secrets(),
+        options: Options { safe_tools, require_modern: false },
+        out_dir: settings.in_workspace(&settings.report_path),
+        layers: LAYERS_AVAILABLE.to_vec(),
+    })
+}
+
+/// The exit status: findings go through `fail-on`; errors (unreachable, environment,
+/// interrupted) keep their own status.
+fn gate(evaluation: &Evaluation, fail_on: FailOn) -> i32 {
+    if evaluation.exit_code != exit_code::PASSED && evaluation.exit_code != exit_code::CHECK_FAILED {
+        return evaluation.exit_code;
+    }
+    match result(&evaluation.report, fail_on) {
+        "fail" if fail_on != FailOn::Never => exit_code::CHECK_FAILED,
+        _ => exit_code::PASSED,
+    }
+}
+
+/// The `result` output: `error` when no verdict was reached; `fail` on a MUST failure (or, with
+/// `fail-on: should`, on a warning too); `pass` otherwise.
+fn result(report: &RunReport, fail_on: FailOn) -> &'static str {
+    match report.verdict() {
+        Verdict::Error => "error",
+        Verdict::Fail => "fail",
+        Verdict::Pass if fail_on == FailOn::Should && report.counts().warn > 0 => "fail",
+        Verdict::Pass => "pass",
+    }
+}
+
+fn copy_junit(report_dir: &Path, junit_path: &Path) -> Result<(), String> {
+    let source = report_dir.join(crate::report::JUNIT_XML);
+    if paths_equal(&source, junit_path) {
+        return Ok(());
+    }
+    if let Some(parent) = junit_path.parent() {
+        std::fs::create_dir_all(parent).map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
+    }
+    std::fs::copy(&source, junit_path)
+        .map(|_| ())
+        .map_err(|error| format!("cannot write {}: {error}", junit_path.display()))
+}
+
+fn paths_equal(a: &Path, b: &Path) -> bool {
+    let clean =
+        |path: &Path| -> PathBuf { path.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect() };
+    clean(a) == clean(b)
+}
+
+/// `::error` for the first failures and `::warning` for the first warnings, within the
+/// runner's per-step limits, each pointing at the check's line in `report.json`.
+fn annotations(report: &RunReport, report_json: &str, report_location: &str) -> Vec<Annotation> {
+    let line_of = |id: &str| {
+        let needle = format!("\"id\": {}", serde_json::Value::String(id.to_owned()));
+        report_json.lines().position(|line| line.trim_start().starts_with(&needle)).map(|index| index + 1)
+    };
+    let pick = |status: Status, severity: Severity, max: usize| {
+        report.checks.iter().filter(move |check| check.status == status).take(max).map(move |check| Annotation {
+            severity,
+            file: Some(report_location.to_owned()),
+            line: line_of(&check.id),
+            title: format!("mcp-eval {} ({}): {}", check.id, check.level.as_str(), check.title),
+            message: check.message.clone(),
+        })
+    };
+    let mut all: Vec<Annotation> = pick(Status::Fail, Severity::Error, workflow::MAX_ERROR_ANNOTATIONS).collect();
+    all.extend(pick(Status::Warn, Severity::Warning, workflow::MAX_WARNING_ANNOTATIONS));
+    if report.verdict() == Verdict::Error {
+        if let Some(detail) = &report.outcome_detail {
+            all.push(Annotation {
+                severity: Severity::Error,
+                file: None,
+                line: None,
+                title: format!("mcp-eval: run {}", report.outcome.as_str()),
+                message: detail.clone(),
+            });
+        }
+    }
+    all
+}
+
+fn write_outputs(github: &GithubContext, outputs: &[(&str, String)], say: &dyn Fn(&str)) {
+    let Some(path) = &github.output_file else { return };
+    let delimiter = workflow::random_token();
+    let text: String = outputs.iter().map(|(name, value)| workflow::output_entry(name, value, &delimiter)).collect();
+    if let Err(error) = append(path, &text) {
+        say(&format!(
+            "::warning title=mcp-eval::{}",
+            workflow::escape_data(&format!("cannot write the step outputs: {error}"))
+        ));
+    }
+}
+
+fn append_summary(github: &GithubContext, markdown: &str, say: &dyn Fn(&str)) {
+    let Some(path) = &github.step_summary else { return };
+    let mut text = markdown.to_owned();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if let Err(error) = append(path, &text) {
+        say(&format!(
+            "::warning title=mcp-eval::{}",
+            workflow::escape_data(&format!("cannot write the job summary: {error}"))
+        ));
+    }
+}
+
+fn append(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    file.write_all(text.as_bytes())
+}
+
+/// The summary with `notes` as paragraphs right after its title line.
+fn insert_after_title(summary: &str, notes: &[String]) -> String {
+    let (title, rest) = summary.split_once('\n').unwrap_or((summary, ""));
+    let mut out = format!("{title}\n\n");
+    for note in notes {
+        out.push_str(note);
+        out.push_str("\n\n");
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The pull request number of a pull request event.
+fn pull_request_number(event_name: &str, payload: &Value) -> Option<u64> {
+    if !matches!(event_name, "pull_request" | "pull_request_target") {
+        return None;
+    }
+    payload.pointer("/pull_request/number").or_else(|| payload.get("number")).and_then(Value::as_u64)
+}
+
+/// Upserts the comment when asked to and possible; a failure becomes a warning and the job
+/// summary carries the comment's content. Returns the comment's URL.
+async fn post_comment(
+    settings: &ActionSettings,
+    payload: &Value,
+    report: &RunReport,
+    summary: &str,
+    notes: &[String],
+    report_location: &str,
+    say: &(dyn Fn(&str) + Sync),
+) -> Option<String> {
+    if !settings.comment {
+        say("mcp-eval: comment: off (input `comment`)");
+        return None;
+    }
+    let Some(number) = pull_request_number(&settings.github.event_name, payload) else {
+        say(&format!("mcp-eval: comment: skipped, event `{}` is not a pull request", settings.github.event_name));
+        return None;
+    };
+    let Some((owner, repo)) = settings.github.repository.as_deref().and_then(|r| r.split_once('/')) else {
+        say("::warning title=mcp-eval comment::GITHUB_REPOSITORY is not set; the comment was not posted");
+        return None;
+    };
+    let state = State {
+        failing: report.checks.iter().filter(|c| c.status == Status::Fail).map(|c| c.id.clone()).collect(),
+        warning: report.checks.iter().filter(|c| c.status == Status::Warn).map(|c| c.id.clone()).collect(),
+    };
+    let run_url = match (&settings.github.server_url, &settings.github.repository, &settings.github.run_id) {
+        (Some(server), Some(repository), Some(run_id)) => {
+            Some(format!("{}/{repository}/actions/runs/{run_id}", server.trim_end_matches('/')))
+        }
+        _ => None,
+    };
+    let parts = CommentParts {
+        comment_id: &settings.comment_id,
+        summary,
+        notes,
+        state: &state,
+        report_location,
+        run_url: run_url.as_deref(),
+    };
+    let target = CommentTarget {
+        api_url: settings.github.api_url.clone(),
+        token: settings.token.clone(),
+        owner: owner.to_owned(),
+        repo: repo.to_owned(),
+        pull_request: number,
+        comment_id: settings.comment_id.clone(),
+        timeout: settings.timeout.max(std::time::Duration::from_secs(10)),
+    };
+    let render = |previous: Option<&State>| comment::render(&parts, previous);
+    let log = |line: &str| say(&format!("mcp-eval: {line}"));
+    let upsert = client::upsert(&target, &render, RetryPolicy::default(), &log);
+    let outcome = tokio::select! {
+        outcome = upsert => Some(outcome),
+        () = interrupted() => None,
+    };
+    match outcome {
+        Some(Ok(upserted)) => {
+            let verb = if upserted.created { "created" } else { "updated" };
+            say(&format!("mcp-eval: comment {verb}: {}", upserted.url));
+            Some(upserted.url)
+        }
+        Some(Err(error)) => {
+            let why = match error.kind {
+                CommentErrorKind::Forbidden => {
+                    "the token may not comment here (a pull request from a fork gets a read-only token, or the job lacks `pull-requests: write`)"
+                }
+                CommentErrorKind::Transient => "GitHub kept failing after retries",
+                CommentErrorKind::Other => "GitHub's answer was unexpected",
+            };
+            say(&format!(
+                "::warning title=mcp-eval comment not posted::{}",
+                workflow::escape_data(&format!(
+                    "{why}: {}. The job summary carries the comment's content.",
+                    error.message
+                ))
+            ));
+            let body = comment::render(&parts, None);
+            append_summary(
+                &settings.github,
+                &format!("\n---\n\n### The pull request comment (not posted: {why})\n\n{body}"),
+                say,
+            );
+            None
+        }
+        None => {
+            say("mcp-eval: interrupted while posting the comment; the reports, outputs and summary are written");
+            None
+        }
+    }
+}
+
+async fn interrupted() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+        (Ok(mut interrupt), Ok(mut terminate)) => {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+        }
+        _ => std::future::pending::<()>().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_pull_request_number_comes_from_pull_request_events_only() {
+        let payload = json!({"number": 5, "pull_request": {"number": 5}});
+        assert_eq!(pull_request_number("pull_request", &payload), Some(5));
+        assert_eq!(pull_request_number("pull_request_target", &json!({"number": 6})), Some(6));
+        assert_eq!(pull_request_number("push", &payload), None);
+    }
+
+    #[test]
+    fn notes_follow_the_title() {
+        let text = insert_after_title("## ✅ pass\nrest\n", &["a".into(), "b".into()]);
+        assert_eq!(text, "## ✅ pass\n\na\n\nb\n\nrest\n");
+    }
+
+    #[test]
+    fn paths_compare_without_dot_components() {
+        assert!(paths_equal(Path::new("./out/junit.xml"), Path::new("out/junit.xml")));
+        assert!(!paths_equal(Path::new("out/junit.xml"), Path::new("junit.xml")));
+    }
+}

@@ -1,0 +1,284 @@
+//! The sticky pull request comment, as pure functions: the hidden marker that finds our comment
+//! again, the hidden state that remembers the previous run's failing and warning check ids, the
+//! delta since that run, and the body itself, bounded under GitHub's 65,536-character limit.
+//!
+//! Talking to GitHub is [`super::client`]'s job; this module does no IO.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+/// GitHub's limit on a comment body, in characters.
+pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
+/// Our bound on the body, a margin below [`GITHUB_COMMENT_LIMIT`].
+pub const MAX_COMMENT_CHARS: usize = 65_000;
+/// Most ids kept per list in the hidden state.
+const MAX_STATE_IDS: usize = 500;
+
+/// The check ids of one run that matter for the next run's delta.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct State {
+    /// Ids of checks that failed.
+    pub failing: BTreeSet<String>,
+    /// Ids of checks that warned.
+    pub warning: BTreeSet<String>,
+}
+
+/// What changed since the previous run of this pull request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Delta {
+    /// Failing now, not before.
+    pub new_failures: Vec<String>,
+    /// Failing before, not now.
+    pub fixed: Vec<String>,
+    /// Warning now, not before.
+    pub new_warnings: Vec<String>,
+    /// Warning before, not now.
+    pub resolved_warnings: Vec<String>,
+}
+
+/// What the comment shows besides the summary.
+#[derive(Debug, Clone)]
+pub struct CommentParts<'a> {
+    /// The `comment-id` input.
+    pub comment_id: &'a str,
+    /// `summary.md`: verdict title first, then failures, warnings, the folded table.
+    pub summary: &'a str,
+    /// Lines placed right after the verdict (layers requested and run, the trigger's reason).
+    pub notes: &'a [String],
+    /// This run's state (kept hidden for the next run).
+    pub state: &'a State,
+    /// Where the full report is, for the truncation pointer (e.g. `mcp-eval-report/report.json`).
+    pub report_location: &'a str,
+    /// A link to the workflow run, when known.
+    pub run_url: Option<&'a str>,
+}
+
+/// The hidden first line that identifies our comment for this `comment-id`.
+pub fn marker(comment_id: &str) -> String {
+    let comment_id: String = comment_id.chars().filter(|c| !matches!(c, '<' | '>' | '"')).collect();
+    format!("<!-- mcp-eval-action comment-id=\"{comment_id}\" -->")
+}
+
+/// True when `body` is our comment for this `comment-id`.
+pub fn is_ours(body: &str, comment_id: &str) -> bool {
+    body.lines().next().is_some_and(|line| line.trim() == marker(comment_id))
+}
+
+/// The hidden line holding the state.
+pub fn render_state(state: &State) -> String {
+    let list = |ids: &BTreeSet<String>| ids.iter().take(MAX_STATE_IDS).cloned().collect::<Vec<_>>().join(",");
+    format!("<!-- mcp-eval-state v1 fail={} warn={} -->", list(&state.failing), list(&state.warning))
+}
+
+/// Reads the state back from a previous comment's body; `None` when absent or unreadable.
+/// Only plausible check ids are kept (a comment can be edited by anyone with write access).
+pub fn parse_state(body: &str) -> Option<State> {
+    let line = body.lines().find(|line| line.starts_with("<!-- mcp-eval-state v1 "))?;
+    let inner = line.strip_prefix("<!-- mcp-eval-state v1 ")?.strip_suffix(" -->")?;
+    let mut state = State::default();
+    for field in inner.split(' ') {
+        let (key, value) = field.split_once('=')?;
+        let ids = value
+            .split(',')
+            .filter(|id| !id.is_empty() && id.len() <= 32 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+            .take(MAX_STATE_IDS)
+            .map(str::to_owned);
+        match key {
+            "fail" => state.failing.extend(ids),
+            "warn" => state.warning.extend(ids),
+            _ => {}
+        }
+    }
+    Some(state)
+}
+
+/// The delta between the previous run's state and this one's.
+pub fn delta(previous: &State, current: &State) -> Delta {
+    let minus = |a: &BTreeSet<String>, b: &BTreeSet<String>| a.difference(b).cloned().collect::<Vec<_>>();
+    Delta {
+        new_failures: minus(&current.failing, &previous.failing),
+        fixed: minus(&previous.failing, &current.failing),
+        new_warnings: minus(&current.warning, &previous.warning),
+        resolved_warnings: minus(&previous.warning, &current.warning),
+    }
+}
+
+/// The delta as one Markdown line.
+pub fn delta_line(previous: Option<&State>, current: &State) -> String {
+    let Some(previous) = previous else {
+        return "**Since the previous run:** this is the first run on this pull request.".to_owned();
+    };
+    let delta = delta(previous, current);
+    let ids = |ids: &[String]| ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ");
+    let mut parts = Vec::new();
+    if !delta.new_failures.is_empty() {
+        parts.push(format!("🆕 {} new failure(s): {}", delta.new_failures.len(), ids(&delta.new_failures)));
+    }
+    if !delta.fixed.is_empty() {
+        parts.push(format!("✅ {} fixed: {}", delta.fixed.len(), ids(&delta.fixed)));
+    }
+    if !delta.new_warnings.is_empty() {
+        parts.push(format!("⚠️ {} new warning(s): {}", delta.new_warnings.len(), ids(&delta.new_warnings)));
+    }
+    if !delta.resolved_warnings.is_empty() {
+        parts.push(format!("{} warning(s) resolved: {}", delta.resolved_warnings.len(), ids(&delta.resolved_warnings)));
+    }
+    if parts.is_empty() {
+        "**Since the previous run:** no change.".to_owned()
+    } else {
+        format!("**Since the previous run:** {}", parts.join(" · "))
+    }
+}
+
+/// Renders the whole comment body: marker, hidden state, the verdict line of the summary, the
+/// delta and the notes, then the rest of the summary (failures with their fix, warnings, the
+/// folded table), and a link to the run. Bounded by [`MAX_COMMENT_CHARS`] characters: a longer
+/// body is cut at a top-level line, open `<details>` are closed, and a pointer to the report
+/// file ends it.
+pub fn render(parts: &CommentParts<'_>, previous: Option<&State>) -> String {
+    let mut head = String::new();
+    let _ = writeln!(head, "{}", marker(parts.comment_id));
+    let _ = writeln!(head, "{}", render_state(parts.state));
+    let (title, rest) = parts.summary.split_once('\n').unwrap_or((parts.summary, ""));
+    let _ = writeln!(head, "{title}\n");
+    let _ = writeln!(head, "{}\n", delta_line(previous, parts.state));
+    for note in parts.notes {
+        let _ = writeln!(head, "{note}\n");
+    }
+    let mut tail = String::new();
+    if let Some(url) = parts.run_url {
+        let _ = write!(tail, "\n[Workflow run]({url}) · ");
+    } else {
+        tail.push('\n');
+    }
+    let _ = writeln!(tail, "full report: `{}`", parts.report_location);
+
+    let budget = MAX_COMMENT_CHARS.saturating_sub(head.chars().count() + tail.chars().count());
+    let body = bound(rest, budget, parts.report_location);
+    format!("{head}{body}{tail}")
+}
+
+/// `text` when it fits in `max` characters; otherwise its longest prefix that ends on a line
+/// outside any code fence, with open `<details>` closed and a pointer to `report_location`.
+pub fn bound(text: &str, max: usize, report_location: &str) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let note = format!("\n_…the rest does not fit in a comment: see `{report_location}` (and the job summary)._\n");
+    let room = max.saturating_sub(note.chars().count() + 200);
+    let mut kept = String::new();
+    let mut kept_chars = 0;
+    let mut fence: Option<usize> = None;
+    let mut depth = 0usize;
+    // The last safe cut: (byte length of `kept`, details depth there).
+    let mut safe = (0usize, 0usize);
+    for line in text.split_inclusive('\n') {
+        let line_chars = line.chars().count();
+        if kept_chars + line_chars > room {
+            break;
+        }
+        kept.push_str(line);
+        kept_chars += line_chars;
+        let trimmed = line.trim_start();
+        let ticks = trimmed.chars().take_while(|c| *c == '`').count();
+        match fence {
+            Some(open) if ticks >= open && trimmed.trim_end().chars().all(|c| c == '`') => fence = None,
+            Some(_) => {}
+            None if ticks >= 3 => fence = Some(ticks),
+            None => {
+                depth += line.matches("<details>").count();
+                depth = depth.saturating_sub(line.matches("</details>").count());
+            }
+        }
+        if fence.is_none() {
+            safe = (kept.len(), depth);
+        }
+    }
+    kept.truncate(safe.0);
+    for _ in 0..safe.1 {
+        kept.push_str("\n</details>\n");
+    }
+    kept.push_str(&note);
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(fail: &[&str], warn: &[&str]) -> State {
+        State {
+            failing: fail.iter().map(|id| (*id).to_owned()).collect(),
+            warning: warn.iter().map(|id| (*id).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_marker_identifies_one_comment_id() {
+        let body = format!("{}\nrest", marker("matrix-a"));
+        assert!(is_ours(&body, "matrix-a"));
+        assert!(!is_ours(&body, "matrix-b"));
+        assert!(!is_ours("hello", "matrix-a"));
+        assert!(!marker("x --> <b>").contains("-->  "), "{}", marker("x --> <b>"));
+        assert_eq!(marker("x --> <b>").matches("-->").count(), 1);
+    }
+
+    #[test]
+    fn state_round_trips_and_hostile_ids_are_dropped() {
+        let current = state(&["D-1", "H-4"], &["P-2"]);
+        assert_eq!(parse_state(&format!("x\n{}\n", render_state(&current))), Some(current));
+        let hostile = "<!-- mcp-eval-state v1 fail=D-1,<script>,`x` warn= -->";
+        assert_eq!(parse_state(hostile), Some(state(&["D-1"], &[])));
+        assert_eq!(parse_state("no state here"), None);
+    }
+
+    #[test]
+    fn the_delta_names_new_and_fixed() {
+        let previous = state(&["D-1", "H-4"], &["P-2"]);
+        let current = state(&["H-4", "E-1"], &["C-1"]);
+        let line = delta_line(Some(&previous), &current);
+        assert!(line.contains("1 new failure(s): `E-1`"), "{line}");
+        assert!(line.contains("1 fixed: `D-1`"), "{line}");
+        assert!(line.contains("new warning(s): `C-1`"), "{line}");
+        assert!(line.contains("resolved: `P-2`"), "{line}");
+        assert!(delta_line(Some(&current), &current).contains("no change"));
+        assert!(delta_line(None, &current).contains("first run"));
+    }
+
+    #[test]
+    fn the_body_leads_with_the_verdict_and_stays_bounded() {
+        let current = state(&["D-1"], &[]);
+        let mut summary = String::from("## ❌ fail: 1 check failed — MCP 2026-07-28 conformance\n\n- **Target:** x\n");
+        summary.push_str("\n<details><summary>All checks</summary>\n\n");
+        while summary.len() < 200_000 {
+            summary.push_str("| D-1 | a row | MUST | fail | message |\n");
+        }
+        summary.push_str("```\ncode\n```\n</details>\n");
+        let notes = vec!["**Layers:** requested 0,1,2,3; ran 0.".to_owned()];
+        let parts = CommentParts {
+            comment_id: "default",
+            summary: &summary,
+            notes: &notes,
+            state: &current,
+            report_location: "mcp-eval-report/report.json",
+            run_url: Some("https://github.example/o/r/actions/runs/1"),
+        };
+        let body = render(&parts, None);
+        assert!(body.chars().count() <= MAX_COMMENT_CHARS);
+        let lines: Vec<&str> = body.lines().collect();
+        assert_eq!(lines[0], marker("default"));
+        assert!(lines[1].starts_with("<!-- mcp-eval-state"));
+        assert!(lines[2].starts_with("## ❌ fail"));
+        assert!(body.contains("see `mcp-eval-report/report.json`"));
+        assert_eq!(body.matches("<details>").count(), body.matches("</details>").count());
+        assert!(body.ends_with("full report: `mcp-eval-report/report.json`\n"));
+    }
+
+    #[test]
+    fn a_cut_never_lands_inside_a_code_fence() {
+        let text = format!("intro\n\n```\n{}```\nafter\n", "line of code\n".repeat(100));
+        let bounded = bound(&text, 400, "r.json");
+        assert_eq!(bounded.matches("```").count() % 2, 0, "{bounded}");
+        assert!(bounded.contains("see `r.json`"));
+    }
+}

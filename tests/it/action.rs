@@ -1,0 +1,648 @@
+//! `mcp-eval action` as the runner starts it: inputs as `INPUT_*` (hyphens kept, unset ones
+//! empty), `GITHUB_*` variables, an event payload file, and `GITHUB_API_URL` pointing at a local
+//! fake of the GitHub REST endpoints we call (list comments with `Link` pagination, create,
+//! update; a 403 mode; a 5xx-then-success mode). The server under test is the embedded demo.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use crate::support::{DemoServer, binary, repo_root};
+
+const OWNER_REPO: &str = "octo/mcp-server";
+const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
+/// The fake serves this many comments per page, whatever `per_page` asks, so that a few
+/// comments already need pagination.
+const PAGE_SIZE: usize = 2;
+
+/// Every input of action.yml, set to the empty string as the runner does for inputs not given.
+const ALL_INPUTS: [&str; 14] = [
+    "SERVER-URL",
+    "SERVER-COMMAND",
+    "SERVER-HEADERS",
+    "LAYERS",
+    "EVAL-LABEL",
+    "GOLDEN-SET",
+    "JUNIT-PATH",
+    "REPORT-PATH",
+    "COMMENT",
+    "COMMENT-ID",
+    "GITHUB-TOKEN",
+    "FAIL-ON",
+    "TIMEOUT-SECONDS",
+    "CONFIG",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Normal,
+    /// Reads work, writes answer 403 (a fork pull request's read-only token).
+    Forbidden,
+}
+
+#[derive(Debug, Clone)]
+struct FakeComment {
+    id: u64,
+    body: String,
+}
+
+#[derive(Debug, Clone)]
+struct Request {
+    method: String,
+    path: String,
+    authorization: Option<String>,
+}
+
+#[derive(Debug)]
+struct FakeState {
+    comments: Vec<FakeComment>,
+    next_id: u64,
+    mode: Mode,
+    /// Answer this many requests with 502 before behaving.
+    fail_first: usize,
+    requests: Vec<Request>,
+}
+
+/// A local HTTP server that behaves like the GitHub REST endpoints the action calls.
+struct FakeGithub {
+    url: String,
+    state: Arc<Mutex<FakeState>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FakeGithub {
+    fn start(mode: Mode, fail_first: usize, foreign_comments: usize) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake GitHub");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        let comments = (1..=foreign_comments as u64)
+            .map(|id| FakeComment { id, body: format!("a comment by someone else, number {id}") })
+            .collect();
+        let state = Arc::new(Mutex::new(FakeState { comments, next_id: 1000, mode, fail_first, requests: Vec::new() }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (state, stop, url) = (state.clone(), stop.clone(), url.clone());
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    if let Ok(stream) = stream {
+                        serve(stream, &state, &url);
+                    }
+                }
+            })
+        };
+        Self { url, state, stop, thread: Some(thread) }
+    }
+
+    fn comments(&self) -> Vec<FakeComment> {
+        self.state.lock().expect("state").comments.clone()
+    }
+
+    fn requests(&self) -> Vec<Request> {
+        self.state.lock().expect("state").requests.clone()
+    }
+
+    fn ours(&self) -> Vec<FakeComment> {
+        self.comments().into_iter().filter(|c| c.body.starts_with("<!-- mcp-eval-action")).collect()
+    }
+}
+
+impl Drop for FakeGithub {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.url.trim_start_matches("http://"));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn serve(stream: TcpStream, state: &Mutex<FakeState>, base_url: &str) {
+    let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut content_length = 0;
+    let mut authorization = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            match name.to_ascii_lowercase().as_str() {
+                "content-length" => content_length = value.trim().parse().unwrap_or(0),
+                "authorization" => authorization = Some(value.trim().to_owned()),
+                _ => {}
+            }
+        }
+    }
+    let mut body = vec![0; content_length];
+    let _ = reader.read_exact(&mut body);
+    let mut parts = request_line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_owned();
+    let target = parts.next().unwrap_or_default().to_owned();
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    let mut state = state.lock().expect("state");
+    state.requests.push(Request { method: method.clone(), path: path.to_owned(), authorization });
+    let (status, link, json) = if state.fail_first > 0 {
+        state.fail_first -= 1;
+        (502, None, "<html>Bad Gateway</html>".to_owned())
+    } else {
+        route(&mut state, &method, path, query, &body, base_url)
+    };
+    let mut response = format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+        json.len()
+    );
+    if let Some(link) = link {
+        response.push_str(&format!("link: {link}\r\n"));
+    }
+    response.push_str("\r\n");
+    response.push_str(&json);
+    let mut stream = stream;
+    let _ = stream.write_all(response.as_bytes());
+    let _ = stream.flush();
+}
+
+fn comment_json(comment: &FakeComment, base_url: &str) -> serde_json::Value {
+    serde_json::json!({
+        "id": comment.id,
+        "node_id": format!("IC_{}", comment.id),
+        "body": comment.body,
+        "html_url": format!("{base_url}/octo/mcp-server/pull/7#issuecomment-{}", comment.id),
+        "user": {"login": "github-actions[bot]"},
+    })
+}
+
+fn route(
+    state: &mut FakeState,
+    method: &str,
+    path: &str,
+    query: &str,
+    body: &[u8],
+    base_url: &str,
+) -> (u16, Option<String>, String) {
+    let forbidden = || (403, None, r#"{"message":"Resource not accessible by integration"}"#.to_owned());
+    let new_body =
+        || serde_json::from_slice::<serde_json::Value>(body).ok().and_then(|v| v["body"].as_str().map(str::to_owned));
+    match (method, path) {
+        ("GET", PR_COMMENTS) => {
+            let page: usize =
+                query.split('&').find_map(|pair| pair.strip_prefix("page=")).and_then(|n| n.parse().ok()).unwrap_or(1);
+            let n_pages = state.comments.len().div_ceil(PAGE_SIZE).max(1);
+            let items: Vec<serde_json::Value> = state
+                .comments
+                .iter()
+                .skip((page - 1) * PAGE_SIZE)
+                .take(PAGE_SIZE)
+                .map(|c| comment_json(c, base_url))
+                .collect();
+            let link = (page < n_pages).then(|| {
+                format!(
+                    "<{base_url}{PR_COMMENTS}?per_page=100&page={}>; rel=\"next\", <{base_url}{PR_COMMENTS}?per_page=100&page={n_pages}>; rel=\"last\"",
+                    page + 1
+                )
+            });
+            (200, link, serde_json::Value::Array(items).to_string())
+        }
+        ("POST", PR_COMMENTS) => {
+            if state.mode == Mode::Forbidden {
+                return forbidden();
+            }
+            let Some(text) = new_body() else { return (422, None, r#"{"message":"no body"}"#.into()) };
+            let comment = FakeComment { id: state.next_id, body: text };
+            state.next_id += 1;
+            state.comments.push(comment.clone());
+            (201, None, comment_json(&comment, base_url).to_string())
+        }
+        ("PATCH", _) if path.starts_with("/repos/octo/mcp-server/issues/comments/") => {
+            if state.mode == Mode::Forbidden {
+                return forbidden();
+            }
+            let id: u64 = path.rsplit('/').next().and_then(|id| id.parse().ok()).unwrap_or(0);
+            let Some(text) = new_body() else { return (422, None, r#"{"message":"no body"}"#.into()) };
+            match state.comments.iter_mut().find(|c| c.id == id) {
+                Some(comment) => {
+                    comment.body = text;
+                    let comment = comment.clone();
+                    (200, None, comment_json(&comment, base_url).to_string())
+                }
+                None => (404, None, r#"{"message":"Not Found"}"#.into()),
+            }
+        }
+        _ => (404, None, r#"{"message":"Not Found"}"#.into()),
+    }
+}
+
+/// One `mcp-eval action` run in a fresh workspace.
+struct ActionRun {
+    output: Output,
+    workspace: PathBuf,
+}
+
+impl ActionRun {
+    fn code(&self) -> i32 {
+        self.output.status.code().unwrap_or(-1)
+    }
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+    fn file(&self, relative: &str) -> String {
+        std::fs::read_to_string(self.workspace.join(relative)).unwrap_or_else(|e| panic!("cannot read {relative}: {e}"))
+    }
+    fn outputs(&self) -> BTreeMap<String, String> {
+        parse_outputs(&self.file("github_output.txt"))
+    }
+}
+
+fn event(name: &str) -> PathBuf {
+    repo_root().join("tests/fixtures/events").join(name)
+}
+
+/// Runs `mcp-eval action` with a clean environment shaped like the runner's: every input
+/// present (empty when not given), the GITHUB_* variables, the workspace as working directory.
+fn run_action(
+    workspace: &Path,
+    event_name: &str,
+    event_file: &str,
+    api_url: &str,
+    inputs: &[(&str, &str)],
+) -> ActionRun {
+    std::fs::create_dir_all(workspace).expect("workspace");
+    let mut command = Command::new(binary());
+    command.arg("action").env_clear().current_dir(workspace).stdin(Stdio::null());
+    if let Some(path) = std::env::var_os("PATH") {
+        command.env("PATH", path);
+    }
+    for input in ALL_INPUTS {
+        command.env(format!("INPUT_{input}"), "");
+    }
+    for (name, value) in inputs {
+        command.env(format!("INPUT_{name}"), value);
+    }
+    command
+        .env("GITHUB_EVENT_NAME", event_name)
+        .env("GITHUB_EVENT_PATH", event(event_file))
+        .env("GITHUB_REPOSITORY", OWNER_REPO)
+        .env("GITHUB_API_URL", api_url)
+        .env("GITHUB_SERVER_URL", "https://github.example")
+        .env("GITHUB_RUN_ID", "4242")
+        .env("GITHUB_SHA", "abc123")
+        .env("GITHUB_WORKSPACE", workspace)
+        .env("GITHUB_OUTPUT", workspace.join("github_output.txt"))
+        .env("GITHUB_STEP_SUMMARY", workspace.join("step_summary.md"));
+    let output = command.output().expect("run mcp-eval action");
+    ActionRun { output, workspace: workspace.to_path_buf() }
+}
+
+/// Parses `$GITHUB_OUTPUT` strictly: only `name<<DELIM` … `DELIM` entries, each closed, no
+/// other lines.
+fn parse_outputs(text: &str) -> BTreeMap<String, String> {
+    let mut outputs = BTreeMap::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let (name, delimiter) = line.split_once("<<").unwrap_or_else(|| panic!("not a heredoc entry: {line:?}"));
+        assert!(!name.is_empty() && !delimiter.is_empty(), "{line:?}");
+        assert!(delimiter.len() >= 20, "the delimiter should be random: {delimiter}");
+        let mut value = Vec::new();
+        loop {
+            let next = lines.next().unwrap_or_else(|| panic!("output {name} is not closed by {delimiter}"));
+            if next == delimiter {
+                break;
+            }
+            value.push(next);
+        }
+        outputs.insert(name.to_owned(), value.join("\n"));
+    }
+    outputs
+}
+
+#[test]
+fn two_runs_leave_exactly_one_comment_updated_in_place() {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Normal, 0, 3);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let inputs = [("SERVER-URL", demo.url.as_str()), ("GITHUB-TOKEN", "ghs_faketoken")];
+
+    let first =
+        run_action(&dir.path().join("one"), "pull_request", "pull_request_synchronize.json", &github.url, &inputs);
+    assert_eq!(first.code(), 0, "{}\n{}", first.stdout(), first.stderr());
+    assert!(first.stdout().contains("comment created"), "{}", first.stdout());
+    assert_eq!(github.ours().len(), 1);
+    let first_body = github.ours()[0].body.clone();
+    assert!(first_body.contains("first run on this pull request"), "{first_body}");
+
+    let second =
+        run_action(&dir.path().join("two"), "pull_request", "pull_request_synchronize.json", &github.url, &inputs);
+    assert_eq!(second.code(), 0, "{}", second.stdout());
+    assert!(second.stdout().contains("comment updated"), "{}", second.stdout());
+    let ours = github.ours();
+    assert_eq!(ours.len(), 1, "one comment, updated in place");
+    assert_eq!(github.comments().len(), 4, "the other comments are untouched");
+    assert!(ours[0].body.contains("**Since the previous run:** no change."), "{}", ours[0].body);
+
+    let requests = github.requests();
+    let count = |method: &str| requests.iter().filter(|r| r.method == method).count();
+    assert_eq!(count("POST"), 1, "{requests:?}");
+    assert_eq!(count("PATCH"), 1, "{requests:?}");
+    assert!(requests.iter().any(|r| r.method == "GET" && r.path == PR_COMMENTS), "pagination walked: {requests:?}");
+    assert!(requests.iter().all(|r| r.authorization.as_deref() == Some("Bearer ghs_faketoken")));
+
+    let body = &ours[0].body;
+    let verdict = body.find("## ✅ pass").expect("verdict");
+    let delta = body.find("Since the previous run").expect("delta");
+    assert!(verdict < delta, "the verdict leads");
+    assert!(body.contains("https://github.example/octo/mcp-server/actions/runs/4242"));
+    assert!(body.chars().count() < 65_536);
+
+    let outputs = second.outputs();
+    assert_eq!(outputs["result"], "pass");
+    assert_eq!(outputs["layers-requested"], "0");
+    assert_eq!(outputs["layers-run"], "0");
+    assert_eq!(outputs["failures"], "0");
+    assert_eq!(outputs["warnings"], "0");
+    assert_eq!(outputs["junit-path"], "mcp-eval-report/junit.xml");
+    assert_eq!(outputs["report-path"], "mcp-eval-report");
+    assert!(outputs["comment-url"].contains("#issuecomment-"), "{outputs:?}");
+    let summary = second.file("step_summary.md");
+    assert!(summary.starts_with("## ✅ pass"), "{summary}");
+    assert_eq!(summary.matches("<details>").count(), summary.matches("</details>").count());
+    assert!(summary.contains("**Layers:** requested 0"));
+}
+
+#[test]
+fn the_eval_label_requests_every_layer_and_the_missing_ones_are_named() {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Normal, 0, 0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = run_action(
+        dir.path(),
+        "pull_request",
+        "pull_request_labeled_eval.json",
+        &github.url,
+        &[("SERVER-URL", &demo.url), ("GITHUB-TOKEN", "t0ken")],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stdout());
+    let outputs = run.outputs();
+    assert_eq!(outputs["layers-requested"], "0,1,2,3");
+    assert_eq!(outputs["layers-run"], "0");
+    assert!(run.stdout().contains("layers requested: 0,1,2,3 (the pull request was just labelled `run-evals`)"));
+    let note = "Layer(s) 1,2,3 were requested but are not available in this version";
+    assert!(run.file("step_summary.md").contains(note));
+    assert!(github.ours()[0].body.contains(note));
+}
+
+#[test]
+fn events_choose_layers_end_to_end() {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Normal, 0, 0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (index, (event_name, file, layers_input, expected)) in [
+        ("push", "push.json", "", "0"),
+        ("schedule", "schedule.json", "auto", "0,1,2,3"),
+        ("workflow_dispatch", "workflow_dispatch_layers.json", "", "0,2"),
+        ("push", "push.json", "0-1", "0,1"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let run = run_action(
+            &dir.path().join(index.to_string()),
+            event_name,
+            file,
+            &github.url,
+            &[("SERVER-URL", &demo.url), ("LAYERS", layers_input)],
+        );
+        assert_eq!(run.code(), 0, "{}", run.stdout());
+        assert_eq!(run.outputs()["layers-requested"], expected, "{event_name} {file}");
+        assert!(run.stdout().contains("comment: skipped"), "{}", run.stdout());
+    }
+    assert!(github.requests().is_empty(), "no pull request, no API call");
+}
+
+#[test]
+fn a_403_becomes_a_warning_and_the_job_summary_carries_the_comment() {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Forbidden, 0, 1);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = run_action(
+        dir.path(),
+        "pull_request",
+        "pull_request_opened.json",
+        &github.url,
+        &[("SERVER-URL", &demo.url), ("GITHUB-TOKEN", "read-only")],
+    );
+    assert_eq!(run.code(), 0, "the exit status follows the evaluation, never the comment: {}", run.stdout());
+    assert!(run.stdout().contains("::warning title=mcp-eval comment not posted::"), "{}", run.stdout());
+    assert!(run.stdout().contains("HTTP 403"), "{}", run.stdout());
+    let summary = run.file("step_summary.md");
+    assert!(summary.contains("The pull request comment (not posted"), "{summary}");
+    assert!(summary.contains("<!-- mcp-eval-action comment-id=\"default\" -->"));
+    assert_eq!(run.outputs()["comment-url"], "");
+    assert_eq!(run.outputs()["result"], "pass");
+    assert!(github.ours().is_empty());
+    assert_eq!(github.requests().iter().filter(|r| r.method == "POST").count(), 1, "a 403 is not retried");
+}
+
+#[test]
+fn a_502_is_retried_and_then_the_comment_is_posted() {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Normal, 2, 0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = run_action(
+        dir.path(),
+        "pull_request",
+        "pull_request_opened.json",
+        &github.url,
+        &[("SERVER-URL", &demo.url), ("GITHUB-TOKEN", "t0ken"), ("COMMENT-ID", "leg-a")],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stdout());
+    assert_eq!(run.stdout().matches("HTTP 502").count(), 2, "{}", run.stdout());
+    assert!(run.stdout().contains("comment created"), "{}", run.stdout());
+    assert_eq!(github.ours().len(), 1);
+    assert!(github.ours()[0].body.starts_with("<!-- mcp-eval-action comment-id=\"leg-a\" -->"));
+}
+
+#[test]
+fn fail_on_decides_the_exit_status_and_reports_are_written_either_way() {
+    let demo = DemoServer::start(&["d-2"]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (index, (fail_on, code)) in [("", 1), ("must", 1), ("never", 0)].into_iter().enumerate() {
+        let run = run_action(
+            &dir.path().join(index.to_string()),
+            "push",
+            "push.json",
+            "http://127.0.0.1:9",
+            &[("SERVER-URL", &demo.url), ("FAIL-ON", fail_on), ("JUNIT-PATH", "reports/junit-out.xml")],
+        );
+        assert_eq!(run.code(), code, "fail-on {fail_on:?}: {}", run.stdout());
+        let outputs = run.outputs();
+        assert_eq!(outputs["result"], "fail");
+        assert_ne!(outputs["failures"], "0");
+        assert!(run.file("reports/junit-out.xml").contains("<testsuite"));
+        assert!(run.file("mcp-eval-report/report.json").contains("\"D-2\""));
+        let stdout = run.stdout();
+        let annotation = stdout
+            .lines()
+            .find(|l| l.starts_with("::error file=mcp-eval-report/report.json,line="))
+            .expect("annotation");
+        assert!(annotation.contains("title=mcp-eval D-2 (MUST)"), "{annotation}");
+    }
+}
+
+#[test]
+fn invalid_inputs_exit_2_and_still_write_outputs_and_summary() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = run_action(dir.path(), "push", "push.json", "http://127.0.0.1:9", &[("FAIL-ON", "sometimes")]);
+    assert_eq!(run.code(), 2, "{}", run.stdout());
+    assert!(run.stdout().contains("::error title=mcp-eval input::"), "{}", run.stdout());
+    assert!(run.stdout().contains("INPUT_FAIL-ON"));
+    assert_eq!(run.outputs()["result"], "error");
+    assert!(run.file("step_summary.md").contains("invalid input"));
+}
+
+#[test]
+fn server_text_cannot_issue_workflow_commands() {
+    // An unreachable stdio server whose stderr tries to issue commands: they print only inside
+    // a stop-commands block. (`pw%sned` keeps the word out of the command line itself, which
+    // our own escaped annotation may quote; the server reads one request before it exits, so its
+    // stderr is surely captured.)
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = run_action(
+        dir.path(),
+        "push",
+        "push.json",
+        "http://127.0.0.1:9",
+        &[
+            (
+                "SERVER-COMMAND",
+                "printf '::error::pw%sned\\n::set-output name=result::pass\\n' '' >&2; read -r request; exit 1",
+            ),
+            ("TIMEOUT-SECONDS", "2"),
+        ],
+    );
+    assert_eq!(run.code(), 3, "{}", run.stdout());
+    let stdout = run.stdout();
+    let mut stopped: Option<String> = None;
+    for line in stdout.lines() {
+        match &stopped {
+            None => {
+                if let Some(token) = line.strip_prefix("::stop-commands::") {
+                    assert!(token.len() >= 32);
+                    stopped = Some(token.to_owned());
+                } else {
+                    assert!(!line.contains("pwned"), "untrusted text outside a stop-commands block: {line}");
+                }
+            }
+            Some(token) => {
+                if line == format!("::{token}::") {
+                    stopped = None;
+                }
+            }
+        }
+    }
+    assert!(stopped.is_none(), "commands resumed");
+    assert!(stdout.contains("pwned"), "the stderr tail is shown (inside the block): {stdout}");
+    assert_eq!(run.outputs()["result"], "error");
+}
+
+#[test]
+fn a_canary_secret_appears_nowhere_but_in_the_mask_command() {
+    let header_canary = "canary-hdr-5e2c91d7";
+    let token_canary = "canary-tok-8b41f0aa";
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Normal, 1, 1);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let headers = format!("Authorization: Bearer {header_canary}\nX-Api-Key: {header_canary}");
+    let run = run_action(
+        dir.path(),
+        "pull_request",
+        "pull_request_labeled_eval.json",
+        &github.url,
+        &[("SERVER-URL", &demo.url), ("SERVER-HEADERS", &headers), ("GITHUB-TOKEN", token_canary)],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stdout());
+    assert_eq!(github.ours().len(), 1);
+    let stdout = run.stdout();
+    for canary in [header_canary, token_canary] {
+        assert!(stdout.lines().any(|line| line == format!("::add-mask::{canary}")), "{canary} is masked");
+        for line in stdout.lines().filter(|line| !line.starts_with("::add-mask::")) {
+            assert!(!line.contains(canary), "leak in the log: {line}");
+        }
+        assert!(!run.stderr().contains(canary), "leak on stderr");
+        for file in [
+            "github_output.txt",
+            "step_summary.md",
+            "mcp-eval-report/report.json",
+            "mcp-eval-report/junit.xml",
+            "mcp-eval-report/summary.md",
+        ] {
+            assert!(!run.file(file).contains(canary), "leak in {file}");
+        }
+        for comment in github.comments() {
+            assert!(!comment.body.contains(canary), "leak in a comment");
+        }
+    }
+    // The mask lines come before anything else.
+    let first_other = stdout.lines().position(|line| !line.starts_with("::add-mask::")).expect("log lines");
+    let last_mask = stdout
+        .lines()
+        .collect::<Vec<_>>()
+        .iter()
+        .rposition(|line| line.starts_with("::add-mask::"))
+        .expect("mask lines");
+    assert!(last_mask < first_other);
+}
+
+#[test]
+fn the_junit_file_parses_with_junitparser_and_every_testcase_has_a_time() {
+    let python = repo_root().join(".interop/lint-venv/bin/python");
+    assert!(
+        python.exists(),
+        "junitparser is not installed: run `scripts/install-action-tools.sh` (scripts/test.sh runs it); expected {}",
+        python.display()
+    );
+    let demo = DemoServer::start(&["d-2"]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = run_action(
+        dir.path(),
+        "push",
+        "push.json",
+        "http://127.0.0.1:9",
+        &[("SERVER-URL", &demo.url), ("FAIL-ON", "never")],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stdout());
+    let script = r#"
+import sys
+from junitparser import JUnitXml, Failure
+xml = JUnitXml.fromfile(sys.argv[1])
+cases = failures = 0
+for suite in xml:
+    for case in suite:
+        cases += 1
+        assert case._elem.get("time") is not None, "testcase without time: " + case.name
+        float(case._elem.get("time"))
+        if any(isinstance(r, Failure) for r in case.result):
+            failures += 1
+assert cases > 50, cases
+print(cases, failures)
+"#;
+    let junit = dir.path().join("mcp-eval-report/junit.xml");
+    let output = Command::new(&python).args(["-c", script]).arg(&junit).output().expect("run python");
+    assert!(output.status.success(), "junitparser rejected the file: {}", String::from_utf8_lossy(&output.stderr));
+    let printed = String::from_utf8_lossy(&output.stdout);
+    let failures: usize = printed.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("counts");
+    assert!(failures >= 1, "the D-2 failure is a <failure>: {printed}");
+}
