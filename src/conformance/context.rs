@@ -78,6 +78,9 @@ pub struct Context {
     pub templates: ListWalk,
     /// Tools we may call, with arguments.
     pub safe_tools: Vec<SafeTool>,
+    /// One permit: second walks of the tool list (P-1, P-3) take turns, so a huge list is
+    /// parsed at most once at a time.
+    pub big_lists: tokio::sync::Semaphore,
     /// Where the server is (to open a second connection or process).
     pub target: Target,
     /// Redacts secrets from evidence.
@@ -139,19 +142,23 @@ pub async fn walk(
             Some(cursor) => json!({"cursor": cursor}),
             None => json!({}),
         };
-        let exchange = client.send(request(params)).await;
+        let mut exchange = client.send(request(params)).await;
         walk.pages += 1;
-        let Some(result) = exchange.result() else {
+        if exchange.result().is_none() {
             walk.problems.push(format!("page {} of `{method}` failed: {}", walk.pages, exchange.describe()));
             walk.failed = Some(exchange.clone());
             if walk.first.is_none() {
                 walk.first = Some(exchange);
             }
             return walk;
-        };
-        match result.get(key).and_then(Value::as_array) {
-            Some(items) => {
-                for item in items {
+        }
+        // Move the parsed page out of the exchange: a huge list is never held twice.
+        let mut result = exchange.response.take().and_then(|mut response| response.get_mut("result").map(Value::take));
+        exchange.messages.clear();
+        let result = result.as_mut().expect("checked above: the response is a result");
+        match result.get_mut(key).map(Value::take) {
+            Some(Value::Array(items)) => {
+                for item in &items {
                     let name = item.get("name").or_else(|| item.get("uri")).and_then(Value::as_str).unwrap_or("");
                     walk.names.push(name.to_owned());
                     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -159,19 +166,16 @@ pub async fn walk(
                     walk.digests.push(std::hash::Hasher::finish(&hasher));
                 }
                 if keep_items {
-                    walk.items.extend(items.iter().cloned());
+                    walk.items.extend(items);
                 }
             }
-            None => walk.problems.push(format!("page {} of `{method}` has no `{key}` array", walk.pages)),
+            _ => walk.problems.push(format!("page {} of `{method}` has no `{key}` array", walk.pages)),
         }
         walk.scopes.push(result.get("cacheScope").cloned());
         let next = result.get("nextCursor").cloned();
         if walk.first.is_none() {
-            // Kept for evidence (its excerpts); the parsed page itself is already in `items`.
-            let mut first = exchange.clone();
-            first.response = None;
-            first.messages.clear();
-            walk.first = Some(first);
+            // Kept for evidence (its excerpts); the parsed page itself is in `items`.
+            walk.first = Some(exchange);
         }
         match next {
             None | Some(Value::Null) => {

@@ -190,7 +190,7 @@ pub async fn run(
         tools.items.iter().any(|tool| tool.get("name").and_then(Value::as_str) == Some(safe.name.as_str()))
     });
 
-    let ctx = Context {
+    let mut ctx = Context {
         client: client.clone(),
         modern: modern.clone(),
         era,
@@ -202,6 +202,7 @@ pub async fn run(
         resources,
         templates,
         safe_tools,
+        big_lists: tokio::sync::Semaphore::new(1),
         target: target.clone(),
         redactor: redactor.clone(),
     };
@@ -213,6 +214,17 @@ pub async fn run(
     }
     groups.push((probes::lists::walks(&ctx), 0));
     groups.push((probes::lists::tool_definitions(&ctx), 0));
+    // From here on only the tools we call and the first that declares `x-mcp-header` are
+    // needed whole: keeping a 5,000-tool list parsed would cost ~10x its JSON size in memory.
+    ctx.safe_tools.truncate(probes::calls::MAX_TOOLS);
+    let header_tool = ctx.header_tool().and_then(|tool| tool.get("name")).cloned();
+    let keep: std::collections::HashSet<String> = ctx.safe_tools.iter().map(|tool| tool.name.clone()).collect();
+    ctx.tools.items.retain(|tool| {
+        let name = tool.get("name");
+        name == header_tool.as_ref() || name.and_then(Value::as_str).is_some_and(|name| keep.contains(name))
+    });
+    ctx.tools.items.shrink_to_fit();
+    let ctx = ctx;
     type Family<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = (Vec<Finding>, u64)> + 'a>>;
     let families: Vec<Family<'_>> = vec![
         Box::pin(timed(probes::discovery::capabilities_match(&ctx))),

@@ -14,7 +14,7 @@ use crate::mcp::exchange::{Exchange, Outgoing};
 use crate::mcp::jsonrpc::{self, META_CLIENT_CAPABILITIES};
 
 /// How many safe tools are called at most.
-const MAX_TOOLS: usize = 10;
+pub const MAX_TOOLS: usize = 10;
 /// Per-call timeout of tool probes: a slow tool must not hold the run up.
 const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 

@@ -107,7 +107,10 @@ fn short(value: &Value) -> String {
 /// names and digests.
 pub async fn ordering(ctx: &Context) -> Vec<Finding> {
     let request = |params: Value| ctx.request("tools/list", params);
-    let again = walk(&ctx.client, "tools/list", "tools", &request, false).await;
+    let again = {
+        let _permit = ctx.big_lists.acquire().await;
+        walk(&ctx.client, "tools/list", "tools", &request, false).await
+    };
     if !ctx.tools.ok() || !again.ok() {
         return vec![Finding::not_applicable("P-1", "tools/list could not be walked twice")];
     }
@@ -140,7 +143,9 @@ pub async fn across_connections(ctx: &Context) -> Vec<Finding> {
         return vec![Finding::not_applicable("P-3", "could not open a second connection")];
     };
     let request = |params: Value| crate::conformance::probes::modern("tools/list", params);
+    let permit = ctx.big_lists.acquire().await;
     let other = walk(&second, "tools/list", "tools", &request, false).await;
+    drop(permit);
     // "A tools/call in between does not change the set": call one read-only tool on the second
     // connection, then list again there.
     let mut called = None;
@@ -149,6 +154,7 @@ pub async fn across_connections(ctx: &Context) -> Vec<Finding> {
             crate::conformance::probes::modern("tools/call", json!({"name": tool.name, "arguments": tool.arguments}));
         call.timeout = Some(ctx.client_timeout().min(std::time::Duration::from_secs(5)));
         second.send(call).await;
+        let _permit = ctx.big_lists.acquire().await;
         called = Some((tool.name.clone(), walk(&second, "tools/list", "tools", &request, false).await));
     }
     second.shutdown().await;
