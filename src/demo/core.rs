@@ -26,7 +26,7 @@ use super::catalog;
 use super::request_state::StateSigner;
 
 /// The only protocol revision this server speaks.
-pub const PROTOCOL_VERSION: &str = "2026-07-28";
+pub use crate::mcp::jsonrpc::PROTOCOL_VERSION;
 /// The `name` the server reports in `_meta["io.modelcontextprotocol/serverInfo"]`.
 pub const SERVER_NAME: &str = "mcp-eval-demo";
 /// How many entries one page of a paginated list holds.
@@ -34,35 +34,12 @@ pub const PAGE_SIZE: usize = 3;
 /// How long a `subscriptions/listen` stays open before the server ends it gracefully.
 pub const LISTEN_DURATION: Duration = Duration::from_millis(40);
 
-/// `_meta` key of the protocol version on requests.
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// `_meta` key of the client capabilities on requests.
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-/// `_meta` key of the (optional) client identity on requests.
-pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-/// `_meta` key of the (deprecated) requested log level on requests.
-pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-/// `_meta` key of the server identity on results.
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-/// `_meta` key tagging messages of a `subscriptions/listen` stream.
-pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-
-/// JSON-RPC parse error.
-pub const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC invalid request.
-pub const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC method not found.
-pub const METHOD_NOT_FOUND: i64 = -32601;
-/// JSON-RPC invalid params.
-pub const INVALID_PARAMS: i64 = -32602;
-/// JSON-RPC internal error.
-pub const INTERNAL_ERROR: i64 = -32603;
-/// MCP: a header is missing, malformed or does not match the body.
-pub const HEADER_MISMATCH: i64 = -32020;
-/// MCP: processing needs a client capability the request did not declare.
-pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
-/// MCP: the requested protocol version is not supported.
-pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+// The wire constants are the client's: one definition of the protocol for both sides.
+pub use crate::mcp::jsonrpc::{
+    HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, META_CLIENT_CAPABILITIES, META_CLIENT_INFO,
+    META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO, META_SUBSCRIPTION_ID, METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
+};
 
 /// The HTTP request headers the core validates, with lowercase names and raw values.
 #[derive(Debug, Clone, Default)]

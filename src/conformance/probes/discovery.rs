@@ -216,46 +216,29 @@ pub async fn request_meta(ctx: &Context) -> Vec<Finding> {
             findings
         }),
         Box::pin(async {
-            let mut findings = Vec::new();
-            let request = jsonrpc::without_meta_key(
-                jsonrpc::modern_request("server/discover", json!({})),
-                jsonrpc::META_PROTOCOL_VERSION,
-            );
-            let exchange = client.send(Outgoing::request(request)).await;
-            findings.push(reject_finding(
-                "M-2",
-                "`_meta` without protocolVersion",
-                &exchange,
-                INVALID_PARAMS,
-                status_400,
-            ));
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            let request = jsonrpc::without_meta_key(
-                jsonrpc::modern_request("server/discover", json!({})),
-                jsonrpc::META_CLIENT_CAPABILITIES,
-            );
-            let exchange = client.send(Outgoing::request(request)).await;
-            findings.push(reject_finding(
-                "M-3",
-                "`_meta` without clientCapabilities",
-                &exchange,
-                INVALID_PARAMS,
-                status_400,
-            ));
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            let request = jsonrpc::without_meta_key(
-                jsonrpc::modern_request("server/discover", json!({})),
-                jsonrpc::META_CLIENT_INFO,
-            );
-            let exchange = client.send(Outgoing::request(request)).await;
-            findings.push(accept_finding("M-4", "a request without clientInfo (it is optional)", &exchange));
-            findings
+            // M-2..M-4: one `_meta` key left out per request; the two required ones are
+            // refused, the optional clientInfo is not needed.
+            let omissions = [
+                ("M-2", jsonrpc::META_PROTOCOL_VERSION, "`_meta` without protocolVersion", true),
+                ("M-3", jsonrpc::META_CLIENT_CAPABILITIES, "`_meta` without clientCapabilities", true),
+                ("M-4", jsonrpc::META_CLIENT_INFO, "a request without clientInfo (it is optional)", false),
+            ];
+            let sends = omissions.map(|(_, key, _, _)| {
+                let request = jsonrpc::without_meta_key(jsonrpc::modern_request("server/discover", json!({})), key);
+                client.send(Outgoing::request(request))
+            });
+            let exchanges = futures_util::future::join_all(sends).await;
+            omissions
+                .iter()
+                .zip(&exchanges)
+                .map(|((id, _, what, required), exchange)| {
+                    if *required {
+                        reject_finding(id, what, exchange, INVALID_PARAMS, status_400)
+                    } else {
+                        accept_finding(id, what, exchange)
+                    }
+                })
+                .collect::<Vec<_>>()
         }),
         Box::pin(async {
             let mut findings = Vec::new();
