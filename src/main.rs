@@ -85,6 +85,9 @@ struct DemoArgs {
     /// Break one rule (a lowercase requirement id, e.g. h-4); repeatable
     #[arg(long = "fault", value_name = "ID")]
     faults: Vec<String>,
+    /// Require `Authorization: Bearer TOKEN` on HTTP (and serve protected-resource metadata)
+    #[arg(long, value_name = "TOKEN")]
+    require_token: Option<String>,
 }
 
 fn main() {
@@ -262,7 +265,7 @@ async fn demo_server(args: DemoArgs) -> i32 {
             Err(message) => return input_error(&format!("invalid --fault `{fault}`: {message}")),
         }
     }
-    let config = Arc::new(DemoConfig { faults });
+    let config = Arc::new(DemoConfig { faults, bearer_token: args.require_token.clone() });
     if args.stdio {
         return match demo::serve_stdio(config).await {
             Ok(()) => exit_code::PASSED,

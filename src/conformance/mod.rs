@@ -241,6 +241,7 @@ pub async fn run(
         Box::pin(timed(probes::calls::run(&ctx))),
         Box::pin(timed(probes::subscriptions::run(&ctx))),
         Box::pin(timed(probes::discovery::legacy_handshake(&ctx, None))),
+        Box::pin(timed(probes::auth::run(&ctx))),
     ];
     if ctx.is_http() {
         // Streamable HTTP requests are independent (2026-07-28 is stateless): run every family

@@ -103,6 +103,10 @@ impl HttpServer {
     }
 
     async fn respond(&self, request: Request<Incoming>) -> Response<Body> {
+        let token = self.state.config().token().map(str::to_owned);
+        if token.is_some() && request.uri().path().starts_with(METADATA_PATH) && request.method() == Method::GET {
+            return self.protected_resource_metadata(&request);
+        }
         if request.uri().path() != ENDPOINT_PATH {
             return plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");
         }
@@ -120,6 +124,11 @@ impl HttpServer {
             let as_origin = host.to_str().ok().and_then(|host| HeaderValue::from_str(&format!("http://{host}")).ok());
             if !self.fault("h-26") && !as_origin.as_ref().is_some_and(origin_allowed) {
                 return plain(StatusCode::MISDIRECTED_REQUEST, "misdirected request: invalid Host header");
+            }
+        }
+        if let Some(token) = &token {
+            if let Some(refusal) = self.authorize(&request, token) {
+                return refusal;
             }
         }
         match *request.method() {
@@ -289,6 +298,56 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
     response
+}
+
+/// Where the demo serves its OAuth protected-resource metadata (RFC 9728), for `/mcp`.
+const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+impl HttpServer {
+    /// `None` when the request carries the token; otherwise the 401.
+    fn authorize(&self, request: &Request<Incoming>, token: &str) -> Option<Response<Body>> {
+        let expected = format!("Bearer {token}");
+        let header = request.headers().get(header::AUTHORIZATION).and_then(|value| value.to_str().ok());
+        if header == Some(expected.as_str()) {
+            return None;
+        }
+        if self.fault("a-3") && header.is_some_and(|value| value.starts_with("Bearer ")) {
+            return None;
+        }
+        let in_query = request
+            .uri()
+            .query()
+            .is_some_and(|query| query.split('&').any(|pair| pair == format!("access_token={token}")));
+        if self.fault("a-4") && in_query {
+            return None;
+        }
+        let mut response = transport_error(StatusCode::UNAUTHORIZED, "Unauthorized: a bearer token is required");
+        let host = request.headers().get(header::HOST).and_then(|value| value.to_str().ok()).unwrap_or("127.0.0.1");
+        let challenge = if self.fault("a-1") {
+            "Bearer".to_owned()
+        } else {
+            format!("Bearer resource_metadata=\"http://{host}{METADATA_PATH}{ENDPOINT_PATH}\"")
+        };
+        if let Ok(value) = HeaderValue::from_str(&challenge) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+        }
+        Some(response)
+    }
+
+    /// The protected-resource metadata document, or 404 under fault a-1.
+    fn protected_resource_metadata(&self, request: &Request<Incoming>) -> Response<Body> {
+        if self.fault("a-1") {
+            return plain(StatusCode::NOT_FOUND, "not found");
+        }
+        let host = request.headers().get(header::HOST).and_then(|value| value.to_str().ok()).unwrap_or("127.0.0.1");
+        let mut document = json!({"resource": format!("http://{host}{ENDPOINT_PATH}"), "authorization_servers": ["https://auth.example.invalid"]});
+        if self.fault("a-2") {
+            document.as_object_mut().map(|object| object.remove("authorization_servers"));
+        }
+        let mut response = Response::new(full(Bytes::from(document.to_string())));
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        response
+    }
 }
 
 /// A transport-level refusal: the HTTP status plus a JSON-RPC error without an id.

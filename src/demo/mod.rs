@@ -28,7 +28,13 @@ pub use stdio::serve_stdio;
 pub struct DemoConfig {
     /// Fault ids (lowercase checklist ids, e.g. `"h-4"`), each validated by [`parse_fault`].
     pub faults: BTreeSet<String>,
+    /// When set, HTTP requests need `Authorization: Bearer <token>` (the A-* rows); an `a-*`
+    /// fault switches this on with [`DEMO_TOKEN`].
+    pub bearer_token: Option<String>,
 }
+
+/// The token an `a-*` fault makes the demo require.
+pub const DEMO_TOKEN: &str = "mcp-eval-demo-token";
 
 impl DemoConfig {
     /// A configuration with the given faults switched on (ids are not validated here).
@@ -37,7 +43,14 @@ impl DemoConfig {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        DemoConfig { faults: faults.into_iter().map(Into::into).collect() }
+        DemoConfig { faults: faults.into_iter().map(Into::into).collect(), bearer_token: None }
+    }
+
+    /// The bearer token HTTP requests need, if any.
+    pub fn token(&self) -> Option<&str> {
+        self.bearer_token
+            .as_deref()
+            .or_else(|| self.faults.iter().any(|fault| fault.starts_with("a-")).then_some(DEMO_TOKEN))
     }
 
     /// Whether the fault `id` (lowercase, e.g. `"d-2"`) is switched on.

@@ -18,8 +18,18 @@ pub struct Redactor {
 impl Redactor {
     /// A redactor for these secret values; values shorter than 4 bytes are ignored (they would
     /// redact ordinary text and are not secrets worth the name).
+    /// A value with an auth scheme (`Bearer abc…`) also redacts its credential alone, which may
+    /// appear elsewhere (a query string, a server's echo).
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
-        let mut secrets: Vec<String> = secrets.into_iter().filter(|secret| secret.len() >= 4).collect();
+        let mut secrets: Vec<String> = secrets
+            .into_iter()
+            .flat_map(|secret| {
+                let credential =
+                    secret.split_once(' ').map(|(_, rest)| rest.trim().to_owned()).filter(|rest| rest.len() >= 8);
+                std::iter::once(secret).chain(credential)
+            })
+            .filter(|secret| secret.len() >= 4)
+            .collect();
         // Longest first, so a secret that contains another is replaced whole.
         secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
         Self { secrets: Arc::new(secrets) }
@@ -66,6 +76,12 @@ mod tests {
     fn secrets_are_replaced_everywhere() {
         let redactor = Redactor::new(["s3cr3t-token".to_owned()]);
         assert_eq!(redactor.redact("Bearer s3cr3t-token and s3cr3t-token"), "Bearer *** and ***");
+    }
+
+    #[test]
+    fn a_credential_is_redacted_without_its_scheme_too() {
+        let redactor = Redactor::new(["Bearer s3cr3t-token".to_owned()]);
+        assert_eq!(redactor.redact("GET /mcp?access_token=s3cr3t-token"), "GET /mcp?access_token=***");
     }
 
     #[test]

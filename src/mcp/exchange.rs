@@ -48,6 +48,9 @@ pub struct Outgoing {
     pub id: Option<Value>,
     /// Overrides the per-request timeout.
     pub timeout: Option<Duration>,
+    /// Sends to this URL instead of the endpoint (authorization probes: metadata documents,
+    /// a token in the query string).
+    pub url: Option<String>,
     /// For `subscriptions/listen`: return this long after the first message (the
     /// acknowledgement) if the stream is still open, instead of waiting for the timeout.
     pub settle_after_first: Option<Duration>,
@@ -65,6 +68,7 @@ impl Outgoing {
             id: None,
             timeout: None,
             settle_after_first: None,
+            url: None,
         }
     }
 

@@ -78,6 +78,20 @@ impl HttpTransport {
         }))
     }
 
+    /// Whether the user gave extra headers with this name (e.g. `Authorization`).
+    pub fn has_extra_header(&self, name: &str) -> bool {
+        self.settings.extra_headers.iter().any(|(extra, _)| extra.eq_ignore_ascii_case(name))
+    }
+
+    /// The value of a user-given extra header.
+    pub fn extra_header(&self, name: &str) -> Option<&str> {
+        self.settings
+            .extra_headers
+            .iter()
+            .find(|(extra, _)| extra.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
     /// The endpoint URL.
     pub fn url(&self) -> &str {
         &self.settings.url
@@ -119,14 +133,25 @@ impl HttpTransport {
         let mut exchange = Exchange {
             method: outgoing.method().map(str::to_owned),
             id: id.clone(),
-            request_excerpt: self.request_excerpt(outgoing.http_method, &headers, &body),
+            request_excerpt: self.request_excerpt(
+                outgoing.http_method,
+                outgoing.url.as_deref().unwrap_or(&self.settings.url),
+                &headers,
+                &body,
+            ),
             ..Exchange::default()
         };
         let timeout = outgoing.timeout.unwrap_or(self.settings.timeout);
         if outgoing.raw {
             let result = tokio::time::timeout(
                 timeout,
-                super::raw::send(&self.settings.url, outgoing.http_method, &headers, &body, MAX_RESPONSE_BYTES),
+                super::raw::send(
+                    outgoing.url.as_deref().unwrap_or(&self.settings.url),
+                    outgoing.http_method,
+                    &headers,
+                    &body,
+                    MAX_RESPONSE_BYTES,
+                ),
             )
             .await;
             match result {
@@ -143,7 +168,8 @@ impl HttpTransport {
             return exchange;
         }
         let method = reqwest::Method::from_bytes(outgoing.http_method.as_bytes()).unwrap_or(reqwest::Method::POST);
-        let mut request = self.client.request(method, &self.settings.url).timeout(timeout);
+        let mut request =
+            self.client.request(method, outgoing.url.as_deref().unwrap_or(&self.settings.url)).timeout(timeout);
         for (name, value) in &headers {
             request = request.header(name.as_str(), value.as_str());
         }
@@ -304,8 +330,8 @@ impl HttpTransport {
             .collect()
     }
 
-    fn request_excerpt(&self, http_method: &str, headers: &[(String, String)], body: &[u8]) -> String {
-        let mut text = format!("{http_method} {}\n", self.settings.url);
+    fn request_excerpt(&self, http_method: &str, url: &str, headers: &[(String, String)], body: &[u8]) -> String {
+        let mut text = format!("{http_method} {url}\n");
         for (name, value) in headers {
             let secret = self.settings.extra_headers.iter().any(|(extra, _)| extra.eq_ignore_ascii_case(name));
             let shown = if secret { "***" } else { value.as_str() };

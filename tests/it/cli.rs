@@ -82,3 +82,17 @@ fn a_must_failure_exits_1() {
     assert_eq!(run.code(), 1);
     assert_eq!(run.status("D-2"), "fail");
 }
+
+#[test]
+fn a_server_that_requires_a_token_is_graded_on_authorization_and_the_token_never_leaks() {
+    let server = DemoServer::start_with(&["--require-token", "canary-token-5d2c8e1f"]);
+    let without = run(&["--server-url", &server.url]);
+    assert_eq!(without.code(), 3, "a 401 without credentials is unreachable: {}", without.stderr());
+    assert!(without.stderr().contains("--header"), "{}", without.stderr());
+    let with = run(&["--server-url", &server.url, "--header", "Authorization: Bearer canary-token-5d2c8e1f"]);
+    assert_eq!(with.code(), 0, "{}", with.file("summary.md"));
+    for id in ["A-1", "A-2", "A-3", "A-4"] {
+        assert_eq!(with.status(id), "pass", "{id}: {}", with.check(id)["message"]);
+    }
+    assert!(!with.everything().contains("canary-token-5d2c8e1f"), "the token leaked");
+}

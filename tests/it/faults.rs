@@ -7,9 +7,10 @@
 //! - D-5, R-5 and B-4 are INFO rows about what the harness can do with the server (its version is
 //!   listed, the retry round trip works, the server is dual-era); no fault of a single rule breaks
 //!   them on their own (D-5 fails with D-1, R-5 with, B-4 needs a dual-era server).
-//! - V-2 (a retry with a supported version succeeds), S-5 (list_changed is delivered), A-1..A-4
-//!   (authorization) and K-1..K-4 (tasks) have no demo fault: the demo requires no credentials and
-//!   does not implement the tasks extension, so those rows are `not_applicable` on it.
+//! - V-2 (a retry with a supported version succeeds), S-5 (list_changed is delivered) and K-1..K-4
+//!   (tasks) have no demo fault: the demo does not implement the tasks extension, so those rows
+//!   are `not_applicable` on it. The `a-*` faults make the demo require a bearer token, and their
+//!   rows pass that token with `--header`.
 //! - H-6 (header names are case-insensitive) and H-10 (surrounding whitespace is trimmed) cannot be
 //!   broken by the demo: hyper lower-cases header names and strips optional whitespace before the
 //!   server sees them, so a demo fault would have to parse raw header bytes itself.
@@ -150,6 +151,11 @@ const MATRIX: &[(&str, Transport, &str, &str)] = &[
     ("x-5", Stdio, "fail", "ping"),
     ("x-6", Stdio, "warn", "foo/bar"),
     ("x-7", Stdio, "fail", "replied"),
+    // Authorization (the demo requires a bearer token when an `a-*` fault is on).
+    ("a-1", Http, "fail", "resource_metadata"),
+    ("a-2", Http, "fail", "authorization_servers"),
+    ("a-3", Http, "fail", "invalid bearer token"),
+    ("a-4", Http, "warn", "query string"),
 ];
 
 /// How many rows run at once.
@@ -165,7 +171,12 @@ fn check_row(fault: &str, transport: Transport, expected: &str, text: &str) -> R
     let outcome = match transport {
         Http => {
             _server = DemoServer::start(&[fault]);
-            run(&["--server-url", &_server.url, "--timeout-seconds", timeout])
+            let credentials = format!("Authorization: Bearer {}", mcp_eval::demo::DEMO_TOKEN);
+            if fault.starts_with("a-") {
+                run(&["--server-url", &_server.url, "--timeout-seconds", timeout, "--header", &credentials])
+            } else {
+                run(&["--server-url", &_server.url, "--timeout-seconds", timeout])
+            }
         }
         Stdio => run(&["--server-cmd", &demo_stdio_command(&[fault]), "--timeout-seconds", timeout]),
     };

@@ -98,11 +98,14 @@ pub struct DemoServer {
 impl DemoServer {
     /// Starts `mcp-eval demo-server --port 0` with these faults and waits for its URL.
     pub fn start(faults: &[&str]) -> Self {
+        let args: Vec<String> = faults.iter().flat_map(|fault| ["--fault".to_owned(), (*fault).to_owned()]).collect();
+        Self::start_with(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    /// Starts `mcp-eval demo-server --port 0 ARGS` and waits for its URL.
+    pub fn start_with(args: &[&str]) -> Self {
         let mut command = Command::new(binary());
-        command.args(["demo-server", "--port", "0"]);
-        for fault in faults {
-            command.args(["--fault", fault]);
-        }
+        command.args(["demo-server", "--port", "0"]).args(args);
         let mut child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("start demo server");
         let stdout = child.stdout.take().expect("stdout");
         let mut line = String::new();

@@ -3,6 +3,7 @@
 //! conventions) and use tool, prompt and resource names that do not exist wherever the rule
 //! allows, so a server that validates before dispatch rejects them and nothing runs.
 
+pub mod auth;
 pub mod calls;
 pub mod discovery;
 pub mod errors;

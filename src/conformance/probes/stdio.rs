@@ -14,7 +14,7 @@ use crate::mcp::exchange::{Exchange, Outgoing};
 use crate::mcp::jsonrpc::{self, METHOD_NOT_FOUND};
 
 /// How long a server may take to exit after stdin closes.
-const EXIT_GRACE: Duration = Duration::from_secs(3);
+const EXIT_GRACE: Duration = Duration::from_secs(5);
 
 /// Messages that arrive within this time after a cancellation were already on their way.
 const CANCEL_GRACE: Duration = Duration::from_millis(30);
