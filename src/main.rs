@@ -58,7 +58,7 @@ struct RunArgs {
     #[arg(long, default_value = "mcp-eval-report", value_name = "DIR")]
     out: PathBuf,
     /// Per-request timeout in seconds
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS", allow_negative_numbers = true)]
     timeout_seconds: f64,
     /// YAML file listing tools that are safe to call: `safe_tools: [{name, arguments}]`
     #[arg(long, value_name = "FILE")]
@@ -127,7 +127,7 @@ fn input_error(message: &str) -> i32 {
 async fn run(args: RunArgs) -> i32 {
     if !(args.timeout_seconds.is_finite() && args.timeout_seconds > 0.0 && args.timeout_seconds <= 3600.0) {
         return input_error(&format!(
-            "invalid --timeout-seconds `{}`\n  hint: give a number of seconds between 0 and 3600, e.g. --timeout-seconds 10",
+            "invalid --timeout-seconds `{}`\n  hint: give a number of seconds greater than 0 and at most 3600, e.g. --timeout-seconds 10",
             args.timeout_seconds
         ));
     }
@@ -192,9 +192,15 @@ async fn run(args: RunArgs) -> i32 {
             format!("{url} (embedded demo server)"),
         )
     } else if let Some(url) = &args.server_url {
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
+        let parsed = reqwest::Url::parse(url);
+        let usable = parsed
+            .as_ref()
+            .is_ok_and(|parsed| matches!(parsed.scheme(), "http" | "https") && parsed.host_str().is_some());
+        if !usable {
+            let why = parsed.as_ref().err().map(|error| format!(" ({error})")).unwrap_or_default();
             return input_error(&format!(
-                "invalid --server-url `{url}`\n  hint: give the full endpoint URL, e.g. http://127.0.0.1:8000/mcp"
+                "invalid --server-url `{}`{why}\n  hint: give the full endpoint URL, e.g. http://127.0.0.1:8000/mcp",
+                mcp_eval::settings::url_without_secrets(url)
             ));
         }
         (Target::Http(HttpSettings { url: url.clone(), extra_headers: headers.clone(), timeout }), url.clone())
@@ -213,7 +219,11 @@ async fn run(args: RunArgs) -> i32 {
     let settings = Settings {
         target,
         target_label: label,
-        secrets: headers.iter().map(|(_, value)| value.clone()).collect(),
+        secrets: headers
+            .iter()
+            .map(|(_, value)| value.clone())
+            .chain(args.server_url.as_deref().map(mcp_eval::settings::url_secrets).unwrap_or_default())
+            .collect(),
         options: Options { safe_tools, require_modern },
         out_dir: args.out.clone(),
         layers: layers.clone(),
@@ -248,6 +258,13 @@ async fn run(args: RunArgs) -> i32 {
     if let Some(detail) = &evaluation.report.outcome_detail {
         if evaluation.exit_code == exit_code::UNREACHABLE {
             eprintln!("error: {detail}");
+            if let Some(tail) = &evaluation.report.server.stderr_tail {
+                let lines: Vec<&str> = tail.lines().rev().take(5).collect();
+                eprintln!("  the server's stderr ended with:");
+                for line in lines.into_iter().rev() {
+                    eprintln!("    {line}");
+                }
+            }
         } else {
             progress(detail);
         }

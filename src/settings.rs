@@ -121,6 +121,36 @@ pub fn parse_headers(values: &[String]) -> Result<Vec<(String, String)>, InputEr
         .collect()
 }
 
+/// The secret parts of a URL: the password of `user:password@`, and every query value (API
+/// keys travel there). They are redacted from every output like header values.
+pub fn url_secrets(url: &str) -> Vec<String> {
+    let mut secrets = Vec::new();
+    let Some((_, rest)) = url.split_once("://") else { return secrets };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if let Some((userinfo, _)) = authority.rsplit_once('@') {
+        match userinfo.split_once(':') {
+            Some((_, password)) if !password.is_empty() => secrets.push(password.to_owned()),
+            _ => secrets.push(userinfo.to_owned()),
+        }
+    }
+    if let Some((_, query)) = rest.split_once('?') {
+        let query = query.split('#').next().unwrap_or("");
+        secrets.extend(
+            query
+                .split('&')
+                .filter_map(|pair| pair.split_once('='))
+                .map(|(_, value)| value.to_owned())
+                .filter(|value| !value.is_empty()),
+        );
+    }
+    secrets
+}
+
+/// The URL with its secret parts (see [`url_secrets`]) replaced by `***`, for messages.
+pub fn url_without_secrets(url: &str) -> String {
+    url_secrets(url).iter().fold(url.to_owned(), |url, secret| url.replace(secret.as_str(), "***"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +181,13 @@ mod tests {
     #[test]
     fn a_wrong_type_is_an_error() {
         check_error("safe_tools: 7\n", "safe_tools");
+    }
+
+    #[test]
+    fn url_passwords_and_query_values_are_secrets() {
+        assert_eq!(url_secrets("http://alice:pw0rd@127.0.0.1:9/mcp?api_key=QSECRET&x="), ["pw0rd", "QSECRET"]);
+        assert_eq!(url_without_secrets("http://alice:pw0rd@h/mcp"), "http://alice:***@h/mcp");
+        assert!(url_secrets("http://127.0.0.1:9/mcp").is_empty());
     }
 
     #[test]

@@ -194,6 +194,9 @@ impl ActionSettings {
     pub fn secrets(&self) -> Vec<String> {
         let mut secrets: Vec<String> = self.headers.iter().map(|(_, value)| value.clone()).collect();
         secrets.extend(self.token.clone());
+        if let ServerInput::Url(url) = &self.server {
+            secrets.extend(crate::settings::url_secrets(url));
+        }
         secrets.retain(|secret| !secret.is_empty());
         secrets
     }

@@ -143,6 +143,7 @@ fn raw_secrets(args: &ActionArgs) -> Vec<String> {
     if let Some(token) = args.github_token.as_deref().map(str::trim).filter(|token| !token.is_empty()) {
         secrets.push(token.to_owned());
     }
+    secrets.extend(args.server_url.as_deref().map(crate::settings::url_secrets).unwrap_or_default());
     for line in args.server_headers.as_deref().unwrap_or("").lines() {
         let value = line.split_once(':').map_or(line, |(_, value)| value).trim();
         if !value.is_empty() {

@@ -186,6 +186,14 @@ pub async fn run(
         }
     }
     // Tools the user listed but the server does not offer are dropped.
+    for safe in &safe_tools {
+        if !tools.items.iter().any(|tool| tool.get("name").and_then(Value::as_str) == Some(safe.name.as_str())) {
+            progress(&format!(
+                "warning: --config lists the safe tool `{}`, which the server does not offer; it is ignored",
+                safe.name
+            ));
+        }
+    }
     safe_tools.retain(|safe| {
         tools.items.iter().any(|tool| tool.get("name").and_then(Value::as_str) == Some(safe.name.as_str()))
     });

@@ -21,9 +21,12 @@ pub struct RawResponse {
     pub complete: bool,
 }
 
-/// The parts of an `http://host:port/path` URL.
+/// The parts of an `http://[user:password@]host:port/path` URL.
 #[derive(Debug, PartialEq, Eq)]
 pub struct UrlParts {
+    /// `user:password` from the URL, when present (sent as Basic credentials, as an HTTP
+    /// library does).
+    pub userinfo: Option<String>,
     /// Host name or address (IPv6 without brackets).
     pub host: String,
     /// Port (80 when absent).
@@ -37,9 +40,14 @@ pub struct UrlParts {
 /// Splits a plain `http://` URL; `None` for other schemes or malformed URLs.
 pub fn split_url(url: &str) -> Option<UrlParts> {
     let rest = url.strip_prefix("http://")?;
-    let (authority, path) = match rest.find('/') {
-        Some(index) => (&rest[..index], &rest[index..]),
-        None => (rest, "/"),
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(index) if rest.as_bytes()[index] == b'?' => (&rest[..index], format!("/{}", &rest[index..])),
+        Some(index) => (&rest[..index], rest[index..].to_owned()),
+        None => (rest, "/".to_owned()),
+    };
+    let (userinfo, authority) = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => (Some(userinfo.to_owned()), host),
+        None => (None, authority),
     };
     let (host, port) = if let Some(stripped) = authority.strip_prefix('[') {
         let (host, after) = stripped.split_once(']')?;
@@ -54,7 +62,7 @@ pub fn split_url(url: &str) -> Option<UrlParts> {
             None => (authority.to_owned(), 80),
         }
     };
-    Some(UrlParts { host, port, path: path.to_owned(), authority: authority.to_owned() })
+    Some(UrlParts { userinfo, host, port, path, authority: authority.to_owned() })
 }
 
 /// Sends one request exactly as given (header names keep their case; values are written as
@@ -76,6 +84,13 @@ pub async fn send(
     // A probe may set its own Host (H-26); otherwise the URL's authority is sent.
     if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
         request.extend_from_slice(format!("Host: {}\r\n", parts.authority).as_bytes());
+    }
+    if let Some(userinfo) = &parts.userinfo {
+        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization")) {
+            use base64::Engine;
+            let credentials = base64::engine::general_purpose::STANDARD.encode(percent_decode(userinfo));
+            request.extend_from_slice(format!("Authorization: Basic {credentials}\r\n").as_bytes());
+        }
     }
     for (name, value) in headers {
         request.extend_from_slice(name.as_bytes());
@@ -158,6 +173,27 @@ pub async fn send(
     Ok(RawResponse { status, headers, body, complete })
 }
 
+/// Decodes `%XX` escapes (userinfo in URLs).
+fn percent_decode(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%' && index + 2 < bytes.len() {
+            if let Some(byte) =
+                std::str::from_utf8(&bytes[index + 1..index + 3]).ok().and_then(|hex| u8::from_str_radix(hex, 16).ok())
+            {
+                out.push(byte);
+                index += 3;
+                continue;
+            }
+        }
+        out.push(bytes[index]);
+        index += 1;
+    }
+    out
+}
+
 /// True when a chunked body has its terminating zero-size chunk.
 fn chunked_complete(body: &[u8]) -> bool {
     let mut position = 0;
@@ -210,6 +246,7 @@ mod tests {
         assert_eq!(
             split_url("http://127.0.0.1:8080/mcp"),
             Some(UrlParts {
+                userinfo: None,
                 host: "127.0.0.1".into(),
                 port: 8080,
                 path: "/mcp".into(),
@@ -218,6 +255,12 @@ mod tests {
         );
         assert_eq!(split_url("http://[::1]:9/x").map(|parts| parts.host), Some("::1".into()));
         assert_eq!(split_url("https://example.com/"), None);
+        let parts = split_url("http://alice:p%40ss@127.0.0.1:9/mcp?k=v").expect("valid");
+        assert_eq!(
+            (parts.userinfo.as_deref(), parts.host.as_str(), parts.path.as_str()),
+            (Some("alice:p%40ss"), "127.0.0.1", "/mcp?k=v")
+        );
+        assert_eq!(percent_decode("alice:p%40ss"), b"alice:p@ss");
     }
 
     #[test]

@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use super::model::{CheckResult, RunOutcome, RunReport, Status, Verdict};
+use super::model::{CheckResult, Level, RunOutcome, RunReport, Status, Verdict};
 
 /// Upper bound of the rendered summary, in bytes (so also in characters). GitHub caps a
 /// comment at 65,536 characters.
@@ -49,7 +49,7 @@ pub fn render(report: &RunReport) -> String {
             Status::Error,
             "🛠️ Errors",
             "errors",
-            "\nmcp-eval could not bring these checks to a verdict (a problem on its side, not the server's).\n",
+            "\nThese checks have no verdict: the server could not be reached or started (is it running, on this URL or command?), or mcp-eval itself hit a problem.\n",
         ),
     ];
     for (status, heading, noun, intro) in sections {
@@ -67,6 +67,36 @@ pub fn render(report: &RunReport) -> String {
             }
             out.push_str(&item);
         }
+    }
+    // The migration list of a legacy server: the 2026-07-28 requirements it would not meet.
+    let migration: Vec<&CheckResult> = report
+        .checks
+        .iter()
+        .filter(|check| check.level == Level::Info && check.message.starts_with("2026-07-28 migration"))
+        .collect();
+    if !migration.is_empty() {
+        let _ = write!(
+            out,
+            "\n### 🧭 2026-07-28 migration ({})\n\nThis server would not meet these 2026-07-28 requirements (not graded: the server speaks an earlier revision).\n\n<details><summary>the list</summary>\n\n",
+            migration.len()
+        );
+        for check in migration {
+            let line = format!(
+                "- **{}** {} — {}\n",
+                escape(&truncate(&check.id, 64)),
+                escape(&truncate(&check.title, 80)),
+                message(&truncate(
+                    check.message.trim_start_matches("2026-07-28 migration: would not meet this requirement: "),
+                    CELL_CHARS
+                ))
+            );
+            if out.len() + line.len() + TAIL_RESERVE > MAX_CHARS {
+                out.push_str("- …see `report.json` for the rest\n");
+                break;
+            }
+            out.push_str(&line);
+        }
+        out.push_str("\n</details>\n");
     }
 
     write_table(report, &mut out);
@@ -89,7 +119,19 @@ fn write_header(report: &RunReport, out: &mut String) {
         }
         (RunOutcome::Completed, _) => "✅ pass".to_owned(),
     };
-    let _ = writeln!(out, "## {title} — MCP {} conformance\n", escape(&truncate(&report.spec_revision, FIELD_CHARS)));
+    let legacy = report.server.era.as_deref().is_some_and(|era| era != report.spec_revision);
+    if legacy {
+        // A legacy server passes or fails on what applies to its own revision; say so in the
+        // headline rather than suggest it meets the current one.
+        let era = escape(&truncate(report.server.era.as_deref().unwrap_or(""), FIELD_CHARS));
+        let _ = writeln!(
+            out,
+            "## {title} — legacy MCP {era} server (graded on what applies to {era}; 2026-07-28 migration list below)\n"
+        );
+    } else {
+        let _ =
+            writeln!(out, "## {title} — MCP {} conformance\n", escape(&truncate(&report.spec_revision, FIELD_CHARS)));
+    }
 
     let server = &report.server;
     let _ = writeln!(out, "- **Target:** {}", code_span(&truncate(&server.target, FIELD_CHARS)));
@@ -380,7 +422,7 @@ fn longest_backtick_run(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{Evidence, Level};
+    use crate::report::model::Evidence;
     use crate::report::test_support::{check, sample_report, unreachable_report};
 
     const HOSTILE: &str = "</details><script>x</script> | `` ``` ``";

@@ -96,3 +96,21 @@ fn a_server_that_requires_a_token_is_graded_on_authorization_and_the_token_never
     }
     assert!(!with.everything().contains("canary-token-5d2c8e1f"), "the token leaked");
 }
+
+#[test]
+fn a_password_and_query_values_in_the_url_never_reach_reports() {
+    let server = DemoServer::start(&[]);
+    let url =
+        format!("{}?api_key=canary-query-9b1f", server.url.replacen("http://", "http://alice:canary-pw-4e7a@", 1));
+    let run = run(&["--server-url", &url]);
+    assert_eq!(run.code(), 0, "{}", run.file("summary.md"));
+    let everything = run.everything();
+    assert!(!everything.contains("canary-pw-4e7a") && !everything.contains("canary-query-9b1f"), "a URL secret leaked");
+}
+
+#[test]
+fn an_invalid_port_is_an_input_error() {
+    let run = run(&["--server-url", "http://127.0.0.1:99999/mcp"]);
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    assert!(run.stderr().contains("--server-url"), "{}", run.stderr());
+}

@@ -57,7 +57,17 @@ pub async fn run(ctx: &Context) -> Vec<Finding> {
             None
         }
     });
-    let second_round = futures_util::future::join_all(logged_calls).await;
+    // Over stdio a log message carries no request id: it can be tied to its call only when that
+    // call is the one in flight, so the logLevel round goes one call at a time there.
+    let second_round = if ctx.is_http() {
+        futures_util::future::join_all(logged_calls).await
+    } else {
+        let mut results = Vec::new();
+        for call in logged_calls {
+            results.push(call.await);
+        }
+        results
+    };
     for ((tool, exchange), logged) in first_round.into_iter().zip(second_round) {
         let definition =
             ctx.tools.items.iter().find(|item| item.get("name").and_then(Value::as_str) == Some(tool.name.as_str()));
