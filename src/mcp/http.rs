@@ -24,6 +24,9 @@ pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 const STREAM_END_GRACE: Duration = Duration::from_millis(250);
 /// How long the body of a GET/DELETE probe is read: only its status matters.
 const NON_POST_BODY_GRACE: Duration = Duration::from_millis(20);
+/// How many requests one transport has in flight at most: enough to overlap round trips, few
+/// enough that kept-alive connections are reused instead of opening one per request.
+const MAX_IN_FLIGHT: usize = 8;
 /// How many times a request whose stream was cut is re-issued with a new id.
 const MAX_RESUBMISSIONS: u32 = 2;
 
@@ -54,6 +57,8 @@ pub struct HttpTransport {
     pub param_headers: RwLock<ParamHeaders>,
     /// The protocol version sent in `MCP-Protocol-Version` (legacy sessions use 2025-11-25).
     pub protocol_version: RwLock<String>,
+    /// Bounds the requests in flight (a subscription holds a permit only while it is open).
+    in_flight: tokio::sync::Semaphore,
 }
 
 impl HttpTransport {
@@ -75,6 +80,7 @@ impl HttpTransport {
             session_id: RwLock::new(None),
             param_headers: RwLock::new(HashMap::new()),
             protocol_version: RwLock::new(PROTOCOL_VERSION.to_owned()),
+            in_flight: tokio::sync::Semaphore::new(MAX_IN_FLIGHT),
         }))
     }
 
@@ -106,6 +112,7 @@ impl HttpTransport {
     /// recorded in the [`Exchange`].
     pub async fn send(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
         let started = Instant::now();
+        let _permit = self.in_flight.acquire().await;
         let mut exchange = self.send_once(outgoing, id.clone()).await;
         // A stream cut before the final response: the request is lost and MUST be re-issued
         // as a new request with a new id (digest §6.4).
