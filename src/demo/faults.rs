@@ -57,6 +57,8 @@ pub const FAULTS: &[(&str, &str)] = &[
     ("h-20", "a request carrying Last-Event-ID is rejected with 400 instead of processed"),
     ("h-21", "Origin is not validated: any origin is accepted"),
     ("h-26", "Host is not validated: a foreign Host (DNS rebinding) is served"),
+    ("h-6", "header names are matched case-sensitively: an upper-case MCP-METHOD is not recognised"),
+    ("h-10", "Mcp-Name is compared untrimmed: surrounding whitespace makes it a mismatch"),
     ("a-1", "with a token required: the 401 names no resource_metadata and no metadata document is served"),
     ("a-2", "with a token required: the protected-resource metadata has no authorization_servers"),
     ("a-3", "with a token required: any bearer token is accepted, not only the valid one"),

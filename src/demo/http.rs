@@ -61,6 +61,23 @@ pub async fn serve_http(listener: TcpListener, config: Arc<DemoConfig>) -> io::R
             continue;
         }
         connections.spawn(async move {
+            // hyper lower-cases header names and trims values before we see them, so the two
+            // faults about raw header bytes (h-6, h-10) look at the request head first.
+            let raw_faults = server.fault("h-6") || server.fault("h-10");
+            let stream = if raw_faults {
+                match RawHead::read(stream).await {
+                    Some(RawHead { head, stream }) => match raw_header_refusal(&server, &head, stream).await {
+                        Ok(stream) => Rewind { prefix: head, position: 0, inner: stream },
+                        Err(mut refused) => {
+                            let _ = tokio::io::AsyncWriteExt::shutdown(&mut refused).await;
+                            return;
+                        }
+                    },
+                    None => return,
+                }
+            } else {
+                Rewind { prefix: Vec::new(), position: 0, inner: stream }
+            };
             let service = service_fn(move |request| {
                 let server = Arc::clone(&server);
                 async move { Ok::<_, Infallible>(server.respond(request).await) }
@@ -69,6 +86,115 @@ pub async fn serve_http(listener: TcpListener, config: Arc<DemoConfig>) -> io::R
             let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
         });
         while connections.try_join_next().is_some() {}
+    }
+}
+
+/// The head of a request read off the socket before hyper parses it (faults h-6, h-10).
+struct RawHead {
+    head: Vec<u8>,
+    stream: tokio::net::TcpStream,
+}
+
+impl RawHead {
+    /// Reads until the end of the request head (or 64 KiB); `None` when the client went away.
+    async fn read(mut stream: tokio::net::TcpStream) -> Option<Self> {
+        use tokio::io::AsyncReadExt;
+        let mut head = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while !head.windows(4).any(|window| window == b"\r\n\r\n") && head.len() < 64 * 1024 {
+            let read = stream.read(&mut chunk).await.ok()?;
+            if read == 0 {
+                return None;
+            }
+            head.extend_from_slice(&chunk[..read]);
+        }
+        Some(Self { head, stream })
+    }
+}
+
+/// Under h-6 an all-upper-case `MCP-METHOD` header name is not recognised (the server matches
+/// names case-sensitively, accepting only the canonical and the lower-case spelling); under
+/// h-10 an `Mcp-Name` value with surrounding whitespace is compared untrimmed. Either way the
+/// request gets HTTP 400 + -32020, as a header mismatch would: `Err` carries the stream it
+/// answered on, `Ok` the stream to serve normally.
+async fn raw_header_refusal(
+    server: &HttpServer,
+    head: &[u8],
+    mut stream: tokio::net::TcpStream,
+) -> Result<tokio::net::TcpStream, tokio::net::TcpStream> {
+    use tokio::io::AsyncWriteExt;
+    let text = String::from_utf8_lossy(head);
+    let refuse = text.lines().skip(1).take_while(|line| !line.is_empty()).any(|line| {
+        let Some((name, value)) = line.split_once(':') else { return false };
+        let case_fault = server.fault("h-6")
+            && name.eq_ignore_ascii_case("mcp-method")
+            && name != "Mcp-Method"
+            && name != "mcp-method";
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        let space_fault = server.fault("h-10")
+            && name.eq_ignore_ascii_case("mcp-name")
+            && (value.starts_with([' ', '\t']) || value.trim_end_matches('\r').ends_with([' ', '\t']));
+        case_fault || space_fault
+    });
+    if !refuse {
+        return Ok(stream);
+    }
+    let body =
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": core::HEADER_MISMATCH, "message": "Header mismatch"}})
+            .to_string();
+    let response = format!(
+        "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(response.as_bytes()).await;
+    Err(stream)
+}
+
+/// A stream that first yields bytes already read from it, then the rest.
+struct Rewind {
+    prefix: Vec<u8>,
+    position: usize,
+    inner: tokio::net::TcpStream,
+}
+
+impl tokio::io::AsyncRead for Rewind {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+        buffer: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        if self.position < self.prefix.len() {
+            let rest = &self.prefix[self.position..];
+            let take = rest.len().min(buffer.remaining());
+            buffer.put_slice(&rest[..take]);
+            self.position += take;
+            return std::task::Poll::Ready(Ok(()));
+        }
+        std::pin::Pin::new(&mut self.inner).poll_read(context, buffer)
+    }
+}
+
+impl tokio::io::AsyncWrite for Rewind {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+        bytes: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write(context, bytes)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(context)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(context)
     }
 }
 

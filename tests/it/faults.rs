@@ -11,9 +11,8 @@
 //!   (tasks) have no demo fault: the demo does not implement the tasks extension, so those rows
 //!   are `not_applicable` on it. The `a-*` faults make the demo require a bearer token, and their
 //!   rows pass that token with `--header`.
-//! - H-6 (header names are case-insensitive) and H-10 (surrounding whitespace is trimmed) cannot be
-//!   broken by the demo: hyper lower-cases header names and strips optional whitespace before the
-//!   server sees them, so a demo fault would have to parse raw header bytes itself.
+//! - H-6 (header names are case-insensitive) and H-10 (surrounding whitespace is trimmed) are
+//!   broken by faults that read the raw request head before hyper normalises it.
 
 use std::sync::Mutex;
 use std::time::Instant;
@@ -66,9 +65,11 @@ const MATRIX: &[(&str, Transport, &str, &str)] = &[
     ("h-3", Http, "fail", "without `Mcp-Method`"),
     ("h-4", Http, "fail", "prompts/list"),
     ("h-5", Http, "fail", "TOOLS/LIST"),
+    ("h-6", Http, "fail", "upper-case header names"),
     ("h-7", Http, "fail", "mismatched `Mcp-Name`"),
     ("h-8", Http, "fail", "without `Mcp-Name`"),
     ("h-9", Http, "fail", "base64"),
+    ("h-10", Http, "fail", "surrounding whitespace"),
     ("h-11", Http, "fail", "Mcp-Param-Region"),
     ("h-12", Http, "fail", "x-mcp-header"),
     ("h-13", Http, "fail", "404"),
