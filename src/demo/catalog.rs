@@ -162,8 +162,15 @@ pub fn tools(state: &ServerState) -> Vec<Value> {
             "annotations": read_only(),
         }));
     }
-    if state.fault("chaos-5000-tools") || state.fault("chaos-5000-tools-paged") {
-        for index in tools.len()..CHAOS_TOOL_COUNT {
+    let chaos_count = if state.fault("chaos-80000-tools-sse") {
+        CHAOS_SSE_TOOL_COUNT
+    } else if state.fault("chaos-5000-tools") || state.fault("chaos-5000-tools-paged") {
+        CHAOS_TOOL_COUNT
+    } else {
+        0
+    };
+    if chaos_count > 0 {
+        for index in tools.len()..chaos_count {
             tools.push(json!({
                 "name": format!("chaos_tool_{index:04}"),
                 "description": "One of thousands of tools (a load fixture); never called.",
@@ -176,6 +183,8 @@ pub fn tools(state: &ServerState) -> Vec<Value> {
 
 /// How many tools the `chaos-5000-tools` modes list.
 pub const CHAOS_TOOL_COUNT: usize = 5000;
+/// How many tools the `chaos-80000-tools-sse` mode lists (an SSE `tools/list` of about 18 MB).
+pub const CHAOS_SSE_TOOL_COUNT: usize = 80_000;
 
 /// Serves `tools/call`.
 pub fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcError> {

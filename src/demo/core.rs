@@ -831,7 +831,7 @@ fn list_page(
 /// Entries per page: [`PAGE_SIZE`], or the page sizes of the `chaos-5000-tools` modes (every
 /// entry on one page, or pages of 100).
 fn page_size(state: &ServerState) -> usize {
-    if state.fault("chaos-5000-tools") {
+    if state.fault("chaos-5000-tools") || state.fault("chaos-80000-tools-sse") {
         usize::MAX
     } else if state.fault("chaos-5000-tools-paged") {
         100
@@ -924,7 +924,10 @@ fn listen(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
 /// Turns a handler outcome into the reply: echoes the id, adds serverInfo, chooses SSE.
 fn assemble(context: &RequestContext<'_>, handled: Handled, is_http: bool) -> Reply {
     let state = context.state;
-    let stream = handled.stream || context.progress_token.is_some() || context.log_level.is_some();
+    let stream = handled.stream
+        || context.progress_token.is_some()
+        || context.log_level.is_some()
+        || state.fault("chaos-80000-tools-sse");
     let mut messages = handled.notifications;
     if let Some(mut result) = handled.result {
         if !state.fault("d-3") {

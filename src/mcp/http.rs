@@ -547,4 +547,100 @@ mod tests {
         assert_eq!(encode_header_value(" padded"), "=?base64?IHBhZGRlZA==?=");
         assert!(encode_header_value("=?base64?abc?=").starts_with("=?base64?PT9i"));
     }
+
+    /// Feeds `chunks` to an assembler for a response with this content type and request id 1.
+    fn assemble(content_type: &str, chunks: &[&[u8]], complete: bool) -> Exchange {
+        let mut exchange = Exchange {
+            headers: vec![("content-type".into(), content_type.into())],
+            id: Some(serde_json::json!(1)),
+            ..Exchange::default()
+        };
+        let mut assembler = Assembler::new(&exchange, Some(&serde_json::json!(1)));
+        for chunk in chunks {
+            assert!(assembler.push(chunk));
+        }
+        assembler.finish(&mut exchange, &Redactor::new(Vec::<String>::new()), complete);
+        exchange
+    }
+
+    #[test]
+    fn a_json_body_split_across_chunks_is_the_response() {
+        let exchange =
+            assemble("application/json; charset=utf-8", &[b"{\"jsonrpc\":\"2.0\",", b"\"id\":1,\"result\":{}}"], true);
+        assert_eq!(exchange.result(), Some(&serde_json::json!({})));
+        assert!(exchange.failure.is_none());
+        assert!(exchange.stream_closed_after_final.is_none());
+    }
+
+    #[test]
+    fn an_empty_body_is_no_response_and_no_failure() {
+        let exchange = assemble("application/json", &[b"  \n"], true);
+        assert!(exchange.response.is_none());
+        assert!(exchange.failure.is_none());
+    }
+
+    #[test]
+    fn a_body_that_is_not_json_is_named_on_one_line() {
+        let exchange = assemble("text/html", &[b"<html>\n<h1>Bad   Gateway</h1>\n</html>"], true);
+        let Some(Failure::NotJsonRpc(detail)) = &exchange.failure else { panic!("{:?}", exchange.failure) };
+        assert_eq!(detail, "the body is \"<html> <h1>Bad Gateway</h1> </html>\"");
+    }
+
+    #[test]
+    fn sse_notifications_come_before_the_final_response_matched_by_id() {
+        let exchange = assemble(
+            "text/event-stream",
+            &[
+                b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n",
+                b"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"other\":true}}\n\n",
+                b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"re",
+                b"sult\":{\"ok\":true}}\n\n",
+            ],
+            true,
+        );
+        assert_eq!(exchange.result(), Some(&serde_json::json!({"ok": true})));
+        assert_eq!(exchange.messages.len(), 2, "the notification and the response to another id");
+        assert_eq!(exchange.stream_closed_after_final, Some(true));
+    }
+
+    #[test]
+    fn messages_after_the_final_response_are_kept_and_an_open_stream_is_recorded() {
+        let exchange = assemble(
+            "text/event-stream",
+            &[b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"late\"}\n\n"],
+            false,
+        );
+        assert!(exchange.response.is_some());
+        assert_eq!(exchange.messages[0]["method"], "late");
+        assert_eq!(exchange.stream_closed_after_final, Some(false));
+    }
+
+    #[test]
+    fn an_sse_stream_without_the_response_is_a_closed_failure_naming_a_bad_frame() {
+        let exchange = assemble("text/event-stream", &[b"data: {not json}\n\n"], true);
+        let Some(Failure::Closed(detail)) = &exchange.failure else { panic!("{:?}", exchange.failure) };
+        assert!(detail.starts_with("unparsable SSE frame"), "{detail}");
+        let exchange = assemble("text/event-stream", &[b": keep-alive\n\n"], true);
+        let Some(Failure::Closed(detail)) = &exchange.failure else { panic!("{:?}", exchange.failure) };
+        assert!(detail.contains("ended without a response"), "{detail}");
+    }
+
+    #[test]
+    fn the_last_event_without_a_blank_line_still_counts_when_the_stream_ends() {
+        let exchange = assemble("text/event-stream", &[b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"], true);
+        assert!(exchange.response.is_some());
+    }
+
+    #[test]
+    fn bodies_over_the_cap_are_refused() {
+        let exchange = Exchange::default();
+        let mut assembler = Assembler::new(&exchange, None);
+        let chunk = vec![b' '; 1 << 20];
+        let mut accepted = 0;
+        while assembler.push(&chunk) {
+            accepted += chunk.len();
+            assert!(accepted <= MAX_RESPONSE_BYTES);
+        }
+        assert_eq!(assembler.excerpt.len(), 4096);
+    }
 }

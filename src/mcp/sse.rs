@@ -1,6 +1,10 @@
 //! An incremental parser for `text/event-stream` bodies (the SSE framing of Streamable HTTP):
 //! `data:` lines joined by newlines, events dispatched on a blank line, `:` comment lines
 //! (keep-alives) ignored, `\r\n`, `\r` and `\n` line ends accepted.
+//!
+//! Linear in the stream size: every byte is scanned for a line end once (a line split across
+//! chunks is not rescanned from its start), complete lines are read in place, and the buffer
+//! is compacted once per [`Parser::feed`], keeping only the unfinished line.
 
 /// One dispatched SSE event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,7 +18,10 @@ pub struct Event {
 /// Feeds bytes in, takes events out.
 #[derive(Debug, Default)]
 pub struct Parser {
+    /// Bytes of the unfinished line (everything before it was consumed).
     buffer: Vec<u8>,
+    /// How far into `buffer` we know there is no line end.
+    scanned: usize,
     data: Option<String>,
     event: Option<String>,
 }
@@ -24,15 +31,29 @@ impl Parser {
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<Event> {
         self.buffer.extend_from_slice(bytes);
         let mut events = Vec::new();
-        while let Some(end) = self.buffer.iter().position(|&byte| byte == b'\n' || byte == b'\r') {
+        let mut start = 0;
+        loop {
+            let Some(offset) = self.buffer[self.scanned..].iter().position(|&byte| byte == b'\n' || byte == b'\r')
+            else {
+                self.scanned = self.buffer.len();
+                break;
+            };
+            let end = self.scanned + offset;
             // A lone `\r` at the end of the buffer may be followed by `\n`: wait for more.
             if self.buffer[end] == b'\r' && end + 1 == self.buffer.len() {
+                self.scanned = end;
                 break;
             }
-            let line: Vec<u8> = self.buffer[..end].to_vec();
             let skip = if self.buffer[end] == b'\r' && self.buffer.get(end + 1) == Some(&b'\n') { 2 } else { 1 };
-            self.buffer.drain(..end + skip);
-            self.line(&String::from_utf8_lossy(&line), &mut events);
+            let line = std::mem::take(&mut self.buffer);
+            self.line(&String::from_utf8_lossy(&line[start..end]), &mut events);
+            self.buffer = line;
+            start = end + skip;
+            self.scanned = start;
+        }
+        if start > 0 {
+            self.buffer.drain(..start);
+            self.scanned -= start;
         }
         events
     }
@@ -41,8 +62,15 @@ impl Parser {
     /// servers that close right after the last `data:` line are common.
     pub fn finish(&mut self) -> Vec<Event> {
         let mut events = Vec::new();
+        if self.buffer.last() == Some(&b'\r') {
+            // The lone `\r` that waited for a possible `\n` ends its line.
+            self.buffer.pop();
+            let rest = String::from_utf8_lossy(&std::mem::take(&mut self.buffer)).into_owned();
+            self.line(&rest, &mut events);
+        }
         if !self.buffer.is_empty() {
             let rest = String::from_utf8_lossy(&std::mem::take(&mut self.buffer)).into_owned();
+            self.scanned = 0;
             self.line(&rest, &mut events);
         }
         self.line("", &mut events);
@@ -110,5 +138,52 @@ mod tests {
     #[test]
     fn a_trailing_event_without_blank_line_is_dispatched_at_the_end() {
         check(&["data: last"], &["last"]);
+    }
+
+    #[test]
+    fn a_crlf_split_between_chunks_is_one_line_end() {
+        check(&["data: a\r", "\ndata: b\r", "\n\r", "\n"], &["a\nb"]);
+    }
+
+    #[test]
+    fn a_lone_cr_ends_a_line() {
+        check(&["data: a\rdata: b\r\r", "data: c\n\n"], &["a\nb", "c"]);
+    }
+
+    #[test]
+    fn any_chunking_gives_the_same_events() {
+        let stream = ": ping\r\nevent: message\r\ndata: {\"id\":1}\r\n\r\ndata: x\ndata: y\n\nid: 3\rdata: z\r\r";
+        let whole = {
+            let mut parser = Parser::default();
+            let mut events = parser.feed(stream.as_bytes());
+            events.extend(parser.finish());
+            events
+        };
+        assert_eq!(whole.len(), 3);
+        for size in 1..stream.len() {
+            let mut parser = Parser::default();
+            let mut events = Vec::new();
+            for chunk in stream.as_bytes().chunks(size) {
+                events.extend(parser.feed(chunk));
+            }
+            events.extend(parser.finish());
+            assert_eq!(events, whole, "chunks of {size} bytes");
+        }
+    }
+
+    #[test]
+    fn a_long_line_in_small_chunks_keeps_only_the_unfinished_line() {
+        let payload = "x".repeat(200_000);
+        let stream = format!("data: {payload}\n\ndata: tail");
+        let mut parser = Parser::default();
+        let mut events = Vec::new();
+        for chunk in stream.as_bytes().chunks(1000) {
+            events.extend(parser.feed(chunk));
+            assert!(parser.scanned <= parser.buffer.len());
+        }
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].data.len(), payload.len());
+        assert_eq!(parser.buffer, b"data: tail");
+        assert_eq!(parser.finish()[0].data, "tail");
     }
 }
