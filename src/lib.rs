@@ -1,17 +1,23 @@
 //! mcp-eval: evaluates MCP servers. This library holds everything the `mcp-eval` binary does;
 //! the binary (`src/main.rs`) only parses arguments and maps outcomes to exit codes.
 //!
-//! Code map: [`mcp`] is our MCP client (the wire), [`conformance`] is layer 0 (requirements,
-//! probes, grading), [`report`] holds the run report and its renderers, [`evaluate`] runs one
-//! evaluation end to end, [`demo`] is the embedded demo/fixture server, [`settings`] reads user
-//! input, [`exit_code`] documents the exit statuses; [`action`] is the GitHub Action entrypoint and
-//! [`github`] its GitHub client and pull request comment.
+//! Code map: [`cli`] defines the command line and the `run` front end, [`settings`] resolves
+//! every setting from flags, Action inputs, the config file and defaults, [`evaluate`] runs one
+//! evaluation end to end and emits [`evaluate::RunEvent`]s, [`gate`] decides the verdict and the
+//! exit status (the product's one exit table), [`error`] renders expected failures; [`mcp`] is our
+//! MCP client (the wire), [`conformance`] is layer 0 (requirements, probes, grading), [`report`]
+//! holds the run report, its wire format and renderers, [`baseline`] the delta against a previous
+//! run; [`demo`] is the embedded demo/fixture server; [`action`] is the GitHub Action entrypoint
+//! and [`github`] its GitHub client and pull request comment.
 
 pub mod action;
+pub mod baseline;
+pub mod cli;
 pub mod conformance;
 pub mod demo;
+pub mod error;
 pub mod evaluate;
-pub mod exit_code;
+pub mod gate;
 pub mod github;
 pub mod mcp;
 pub mod report;

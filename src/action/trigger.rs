@@ -7,17 +7,7 @@
 
 use serde_json::Value;
 
-/// Every layer this tool knows of: 0 conformance, 1 behaviour, 2 resilience, 3 telemetry.
-pub const ALL_LAYERS: [u8; 4] = [0, 1, 2, 3];
-
-/// The `layers` input.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LayersInput {
-    /// `auto`: decided from the event.
-    Auto,
-    /// An explicit list, e.g. `0,1` or `0-3` or `all`.
-    Explicit(Vec<u8>),
-}
+pub use crate::settings::{ALL_LAYERS, LayersInput, parse_layers};
 
 /// What the trigger logic decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,41 +16,6 @@ pub struct Decision {
     pub layers: Vec<u8>,
     /// Why, in one sentence (printed and reported).
     pub reason: String,
-}
-
-/// Parses the `layers` input: `auto`, `all`, or a comma-separated list of layers and ranges
-/// (`0,2`, `0-3`). The error says what was wrong.
-pub fn parse_layers(text: &str) -> Result<LayersInput, String> {
-    let text = text.trim();
-    if text.is_empty() || text.eq_ignore_ascii_case("auto") {
-        return Ok(LayersInput::Auto);
-    }
-    if text.eq_ignore_ascii_case("all") {
-        return Ok(LayersInput::Explicit(ALL_LAYERS.to_vec()));
-    }
-    let mut layers = Vec::new();
-    for part in text.split(',').map(str::trim).filter(|part| !part.is_empty()) {
-        let parse = |value: &str| match value.trim().parse::<u8>() {
-            Ok(layer @ 0..=3) => Ok(layer),
-            _ => Err(format!("`{part}` is not a layer (layers are 0 to 3)")),
-        };
-        match part.split_once('-') {
-            Some((low, high)) => {
-                let (low, high) = (parse(low)?, parse(high)?);
-                if low > high {
-                    return Err(format!("`{part}` is an empty range"));
-                }
-                layers.extend(low..=high);
-            }
-            None => layers.push(parse(part)?),
-        }
-    }
-    if layers.is_empty() {
-        return Err("no layer given".into());
-    }
-    layers.sort_unstable();
-    layers.dedup();
-    Ok(LayersInput::Explicit(layers))
 }
 
 /// Decides the layers requested for a run.

@@ -348,6 +348,7 @@ fn era_check(require_modern: bool, evidence: &str) -> CheckResult {
         spec: "docs/specification/2026-07-28/basic/versioning.mdx".into(),
         evidence: Vec::new(),
         duration_ms: 0,
+        migration: false,
     }
 }
 
@@ -390,12 +391,14 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool) -> Vec<Che
             let mut status = grade(outcome, requirement.level);
             let mut level = requirement.level;
             let mut message = message;
+            let mut migration = false;
             if era == Era::Legacy && !requirement.era_independent {
                 // A legacy server is graded only on what applies to 2025-11-25; the rest is its
                 // migration list.
                 level = Level::Info;
                 message = match status {
                     Status::Fail | Status::Warn => {
+                        migration = true;
                         format!("2026-07-28 migration: would not meet this requirement: {message}")
                     }
                     Status::Pass => format!("2026-07-28 only (already met): {message}"),
@@ -412,6 +415,7 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool) -> Vec<Che
                 spec: requirements::spec_source(requirement),
                 evidence,
                 duration_ms,
+                migration,
             }
         })
         .collect()

@@ -134,7 +134,10 @@ pub const FAULTS: &[(&str, &str)] = &[
     ("chaos-flood", "stdio: floods stdout with non-JSON lines (about 10 MB/s) while serving normally"),
     ("chaos-5000-tools", "tools/list lists 5,000 tools on one page"),
     ("chaos-5000-tools-paged", "tools/list lists 5,000 tools in pages of 100 (every list pages by 100)"),
-    ("chaos-80000-tools-sse", "tools/list lists 80,000 tools on one page (about 18 MB), and every response is an SSE stream"),
+    (
+        "chaos-80000-tools-sse",
+        "tools/list lists 80,000 tools on one page (about 18 MB), and every response is an SSE stream",
+    ),
     ("chaos-50mb", "every response is a 50 MB JSON body (HTTP) or a 50 MB line (stdio)"),
 ];
 

@@ -98,7 +98,7 @@ struct RemoteComment {
 /// half-way is found on the next attempt instead of being posted twice.
 pub async fn upsert(
     target: &CommentTarget,
-    render: &(dyn Fn(Option<&comment::State>) -> String + Sync),
+    render: &(dyn Fn(Option<&crate::baseline::State>) -> String + Sync),
     policy: RetryPolicy,
     log: &(dyn Fn(&str) + Sync),
 ) -> Result<Upserted, CommentError> {
@@ -146,7 +146,7 @@ fn build(target: &CommentTarget) -> octocrab::Result<Octocrab> {
 async fn upsert_once(
     client: &Octocrab,
     target: &CommentTarget,
-    render: &(dyn Fn(Option<&comment::State>) -> String + Sync),
+    render: &(dyn Fn(Option<&crate::baseline::State>) -> String + Sync),
 ) -> Result<(String, bool), CommentError> {
     let route = format!("/repos/{}/{}/issues/{}/comments", target.owner, target.repo, target.pull_request);
     let mut page: octocrab::Page<RemoteComment> =

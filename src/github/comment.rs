@@ -1,11 +1,13 @@
 //! The sticky pull request comment, as pure functions: the hidden marker that finds our comment
-//! again, the hidden state that remembers the previous run's failing and warning check ids, the
-//! delta since that run, and the body itself, bounded under GitHub's 65,536-character limit.
+//! again, the hidden line that carries the previous run's [`State`] (the delta itself is
+//! [`crate::baseline`]'s), and the body, bounded under GitHub's 65,536-character limit.
 //!
 //! Talking to GitHub is [`super::client`]'s job; this module does no IO.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+
+use crate::baseline::{State, delta_line};
 
 /// GitHub's limit on a comment body, in characters.
 pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
@@ -13,28 +15,6 @@ pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
 pub const MAX_COMMENT_CHARS: usize = 65_000;
 /// Most ids kept per list in the hidden state.
 const MAX_STATE_IDS: usize = 500;
-
-/// The check ids of one run that matter for the next run's delta.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct State {
-    /// Ids of checks that failed.
-    pub failing: BTreeSet<String>,
-    /// Ids of checks that warned.
-    pub warning: BTreeSet<String>,
-}
-
-/// What changed since the previous run of this pull request.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Delta {
-    /// Failing now, not before.
-    pub new_failures: Vec<String>,
-    /// Failing before, not now.
-    pub fixed: Vec<String>,
-    /// Warning now, not before.
-    pub new_warnings: Vec<String>,
-    /// Warning before, not now.
-    pub resolved_warnings: Vec<String>,
-}
 
 /// What the comment shows besides the summary.
 #[derive(Debug, Clone)]
@@ -90,44 +70,6 @@ pub fn parse_state(body: &str) -> Option<State> {
         }
     }
     Some(state)
-}
-
-/// The delta between the previous run's state and this one's.
-pub fn delta(previous: &State, current: &State) -> Delta {
-    let minus = |a: &BTreeSet<String>, b: &BTreeSet<String>| a.difference(b).cloned().collect::<Vec<_>>();
-    Delta {
-        new_failures: minus(&current.failing, &previous.failing),
-        fixed: minus(&previous.failing, &current.failing),
-        new_warnings: minus(&current.warning, &previous.warning),
-        resolved_warnings: minus(&previous.warning, &current.warning),
-    }
-}
-
-/// The delta as one Markdown line.
-pub fn delta_line(previous: Option<&State>, current: &State) -> String {
-    let Some(previous) = previous else {
-        return "**Since the previous run:** this is the first run on this pull request.".to_owned();
-    };
-    let delta = delta(previous, current);
-    let ids = |ids: &[String]| ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ");
-    let mut parts = Vec::new();
-    if !delta.new_failures.is_empty() {
-        parts.push(format!("🆕 {} new failure(s): {}", delta.new_failures.len(), ids(&delta.new_failures)));
-    }
-    if !delta.fixed.is_empty() {
-        parts.push(format!("✅ {} fixed: {}", delta.fixed.len(), ids(&delta.fixed)));
-    }
-    if !delta.new_warnings.is_empty() {
-        parts.push(format!("⚠️ {} new warning(s): {}", delta.new_warnings.len(), ids(&delta.new_warnings)));
-    }
-    if !delta.resolved_warnings.is_empty() {
-        parts.push(format!("{} warning(s) resolved: {}", delta.resolved_warnings.len(), ids(&delta.resolved_warnings)));
-    }
-    if parts.is_empty() {
-        "**Since the previous run:** no change.".to_owned()
-    } else {
-        format!("**Since the previous run:** {}", parts.join(" · "))
-    }
 }
 
 /// Renders the whole comment body: marker, hidden state, the verdict line of the summary, the

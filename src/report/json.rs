@@ -1,44 +1,54 @@
-//! The `report.json` renderer: the documented, versioned machine-readable format
-//! (`format_version` 1, see `docs/report-format.md`).
+//! The `report.json` wire format: the documented, versioned machine-readable format
+//! (`format_version` 1, see `docs/report-format.md`), written by [`render`] and read back by
+//! [`parse`] into the same [`RunReport`] types (a baseline and `merge` read old reports).
 //!
-//! The output is the serialized [`RunReport`] with two computed fields inserted right after
-//! `outcome_detail`: `verdict` ([`RunReport::verdict`]) and `counts` ([`RunReport::counts`]).
+//! The document's shape is [`super::wire`]: the [`RunReport`] with the gate's `verdict` and the
+//! `counts` after `outcome_detail`.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::model::RunReport;
+use super::model::{FORMAT_VERSION, RunReport};
+use super::wire::{ReportIn, ReportOut};
 
-/// Renders `report.json`: pretty-printed JSON with a trailing newline.
-///
-/// Field order is stable: the fields of [`RunReport`] in declaration order, with `verdict` and
-/// `counts` inserted after `outcome_detail`.
+/// Renders `report.json`: pretty-printed JSON with a trailing newline, fields in the model's
+/// declaration order.
 pub fn render(report: &RunReport) -> String {
-    let mut text = serde_json::to_string_pretty(&to_value(report)).expect("a serde_json::Value always serializes");
+    let mut text = serde_json::to_string_pretty(&ReportOut::new(report)).expect("a RunReport always serializes");
     text.push('\n');
     text
 }
 
 /// Builds the JSON value of `report.json` (the same document [`render`] prints).
 pub fn to_value(report: &RunReport) -> Value {
-    let base = serde_json::to_value(report).expect("RunReport serializes to JSON");
-    let Value::Object(fields) = base else { unreachable!("RunReport serializes to a JSON object") };
-    let verdict = Value::String(report.verdict().as_str().to_owned());
-    let counts = serde_json::to_value(report.counts()).expect("Counts serializes to JSON");
-    let mut out = Map::with_capacity(fields.len() + 2);
-    for (key, value) in fields {
-        let after_detail = key == "outcome_detail";
-        out.insert(key, value);
-        if after_detail {
-            out.insert("verdict".to_owned(), verdict.clone());
-            out.insert("counts".to_owned(), counts.clone());
-        }
+    serde_json::to_value(ReportOut::new(report)).expect("a RunReport always serializes")
+}
+
+/// Why a `report.json` could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// Not JSON, or not the shape of a report.
+    #[error("not a mcp-eval report: {0}")]
+    Shape(#[from] serde_json::Error),
+    /// A `format_version` this build does not read.
+    #[error("report format_version {found} is not {FORMAT_VERSION}, the version this build reads")]
+    Version {
+        /// The version found.
+        found: u64,
+    },
+}
+
+/// Reads a `report.json` back. Members this version does not know (added by a later version of
+/// format 1) are ignored.
+///
+/// # Errors
+/// [`ParseError::Version`] for another `format_version`, [`ParseError::Shape`] otherwise.
+pub fn parse(text: &str) -> Result<RunReport, ParseError> {
+    let value: Value = serde_json::from_str(text)?;
+    let found = value.get("format_version").and_then(Value::as_u64).unwrap_or(0);
+    if found != u64::from(FORMAT_VERSION) {
+        return Err(ParseError::Version { found });
     }
-    // Defensive: should the model ever lose `outcome_detail`, still emit both fields.
-    if !out.contains_key("verdict") {
-        out.insert("verdict".to_owned(), verdict);
-        out.insert("counts".to_owned(), counts);
-    }
-    Value::Object(out)
+    Ok(serde_json::from_value::<ReportIn>(value)?.into())
 }
 
 #[cfg(test)]
@@ -46,6 +56,7 @@ mod tests {
     use super::*;
     use crate::report::model::{RunOutcome, Status};
     use crate::report::test_support::{sample_report, unreachable_report};
+    use serde_json::Value;
 
     #[test]
     fn round_trips_and_has_documented_fields() {
@@ -105,6 +116,8 @@ mod tests {
             let keys: Vec<&str> = check.as_object().unwrap().keys().map(String::as_str).collect();
             assert_eq!(keys, ["id", "title", "level", "status", "message", "spec", "evidence", "duration_ms"]);
         }
+        assert_eq!(value["started_at"], "2026-08-01T12:00:00Z");
+        assert_eq!(parse(&text).expect("reads back"), report);
         assert_eq!(checks[1]["evidence"][0]["label"], "request");
     }
 
@@ -132,8 +145,37 @@ mod tests {
         assert_eq!(value["outcome"], "unreachable");
         assert_eq!(value["verdict"], "error");
         assert_eq!(value["server"]["era"], Value::Null);
-        assert_eq!(value["checks"], serde_json::json!([]));
+        assert_eq!(value["checks"].as_array().map(Vec::len), Some(1));
+        assert_eq!(value["checks"][0]["id"], "CONNECT");
+        assert_eq!(value["checks"][0]["status"], "error");
         assert_eq!(value["counts"]["pass"], 0);
+        assert_eq!(value["counts"]["error"], 1);
+    }
+
+    #[test]
+    fn a_migration_row_carries_its_flag_and_other_rows_do_not() {
+        let mut report = sample_report();
+        report.checks[4].migration = true;
+        let value = to_value(&report);
+        assert_eq!(value["checks"][4]["migration"], true);
+        assert!(value["checks"][0].get("migration").is_none());
+        assert!(parse(&render(&report)).expect("reads back").checks[4].migration);
+    }
+
+    #[test]
+    fn another_format_version_or_a_foreign_document_is_refused() {
+        let mut value = to_value(&sample_report());
+        value["format_version"] = 2.into();
+        assert!(matches!(parse(&value.to_string()), Err(ParseError::Version { found: 2 })));
+        assert!(matches!(parse("{\"format_version\": 1}"), Err(ParseError::Shape(_))));
+        assert!(parse("not json").is_err());
+    }
+
+    #[test]
+    fn members_added_later_in_format_1_are_ignored_on_read() {
+        let mut value = to_value(&sample_report());
+        value["evals"] = serde_json::json!([]);
+        assert_eq!(parse(&value.to_string()).expect("reads"), sample_report());
     }
 
     /// The keys of every object in `value`, by path, so two documents can be compared by shape.

@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use super::model::{CheckResult, Level, RunOutcome, RunReport, Status, Verdict};
+use super::model::{CheckResult, RunOutcome, RunReport, Status, Verdict};
 
 /// Upper bound of the rendered summary, in bytes (so also in characters). GitHub caps a
 /// comment at 65,536 characters.
@@ -69,11 +69,7 @@ pub fn render(report: &RunReport) -> String {
         }
     }
     // The migration list of a legacy server: the 2026-07-28 requirements it would not meet.
-    let migration: Vec<&CheckResult> = report
-        .checks
-        .iter()
-        .filter(|check| check.level == Level::Info && check.message.starts_with("2026-07-28 migration"))
-        .collect();
+    let migration: Vec<&CheckResult> = report.checks.iter().filter(|check| check.migration).collect();
     if !migration.is_empty() {
         let _ = write!(
             out,
@@ -225,7 +221,8 @@ fn render_item(check: &CheckResult) -> String {
 
 /// The folded table of every check, bounded by the space left.
 fn write_table(report: &RunReport, out: &mut String) {
-    if report.checks.is_empty() {
+    // An unreachable run has only its `CONNECT` row, already shown under Errors.
+    if report.checks.is_empty() || report.outcome == RunOutcome::Unreachable {
         return;
     }
     let _ = write!(
@@ -263,7 +260,7 @@ fn write_footer(report: &RunReport, out: &mut String) {
         out,
         "\n<sub>{} · started {} · full details in `report.json` and `junit.xml`</sub>",
         escape(&truncate(&report.tool, 100)),
-        escape(&truncate(&report.started_at, 64)),
+        report.started_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     );
 }
 
@@ -422,7 +419,7 @@ fn longest_backtick_run(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::Evidence;
+    use crate::report::model::{Evidence, Level};
     use crate::report::test_support::{check, sample_report, unreachable_report};
 
     const HOSTILE: &str = "</details><script>x</script> | `` ``` ``";
@@ -534,6 +531,7 @@ mod tests {
         assert!(md.contains("connection refused"));
         assert!(md.contains("**Era:** unknown"));
         assert!(md.contains("```\nError: EADDRINUSE\n```"));
+        assert!(md.contains("### 🛠️ Errors (1)"), "the CONNECT row: {md}");
         assert!(!md.contains("All checks"));
     }
 
@@ -560,7 +558,6 @@ mod tests {
         report.outcome = RunOutcome::Interrupted;
         report.outcome_detail = Some(wide.clone());
         report.tool = wide.clone();
-        report.started_at = wide.clone();
         report.server.target = wide.clone();
         report.server.era = Some(wide.clone());
         report.server.era_evidence = Some(wide.clone());

@@ -7,6 +7,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod model;
+pub mod wire;
 
 #[cfg(test)]
 mod test_support;
@@ -65,36 +66,29 @@ pub fn write_all(report: &RunReport, out_dir: &Path) -> Result<WrittenFiles, Wri
     Ok(WrittenFiles { report_json, junit_xml, summary_md })
 }
 
-/// Writes `contents` to `path` through a temporary file in the same directory and a rename.
-fn write_atomic(path: &Path, contents: &str) -> Result<(), WriteError> {
-    let fail = |source| WriteError { path: path.to_path_buf(), source };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let (temp_path, mut file) = create_temp(dir, &name).map_err(fail)?;
-    let written = file.write_all(contents.as_bytes()).and_then(|()| file.sync_all());
-    drop(file);
-    let renamed = written.and_then(|()| std::fs::rename(&temp_path, path));
-    if let Err(source) = renamed {
-        let _ = std::fs::remove_file(&temp_path);
-        return Err(fail(source));
+/// Writes junit.xml alone to `path` (the Action's `junit-path`), creating its directory.
+///
+/// # Errors
+/// A [`WriteError`] naming the directory or file that failed.
+pub fn write_junit(report: &RunReport, path: &Path) -> Result<(), WriteError> {
+    if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| WriteError { path: parent.to_path_buf(), source })?;
     }
-    Ok(())
+    write_atomic(path, &junit::render(report))
 }
 
-/// Creates a fresh `.<name>.<pid>.<n>.tmp` in `dir`, never reusing an existing file.
-fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, std::fs::File)> {
-    let pid = std::process::id();
-    let mut attempt = 0u32;
-    loop {
-        let temp_path = dir.join(format!(".{name}.{pid}.{attempt}.tmp"));
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&temp_path) {
-            Ok(file) => return Ok((temp_path, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 1_000 => {
-                attempt += 1;
-            }
-            Err(e) => return Err(e),
-        }
-    }
+/// Writes `contents` to `path` through a temporary file in the same directory (`tempfile`),
+/// synced, then renamed over the target.
+fn write_atomic(path: &Path, contents: &str) -> Result<(), WriteError> {
+    let fail = |source| WriteError { path: path.to_path_buf(), source };
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::Builder::new().prefix(".mcp-eval-").suffix(".tmp").tempfile_in(dir).map_err(fail)?;
+    file.write_all(contents.as_bytes()).and_then(|()| file.as_file().sync_all()).map_err(fail)?;
+    file.persist(path).map_err(|error| fail(error.error))?;
+    Ok(())
 }
 
 #[cfg(test)]

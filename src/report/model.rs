@@ -1,17 +1,26 @@
-//! The run report: the one data model every renderer (JSON, JUnit, Markdown) and the exit
-//! status read. It is also the on-disk format of `report.json` (`format_version` 1), so every
-//! field here is documented in `docs/report-format.md`; change them with care.
+//! The run report: the one data model every renderer (JSON, JUnit, Markdown) and the gate
+//! read. Its parts derive `Serialize` and `Deserialize`; the top level goes through
+//! [`crate::report::wire`], so a baseline or `merge` reads a report back into the same types
+//! (see [`crate::report::json::parse`]). Every field is documented in
+//! `docs/report-format.md`; the format grows by additions only (a new optional member, a new
+//! top-level section per layer), never by renaming or retyping a field.
 //!
 //! The model is plain data: building it does no IO and reads no clock (timestamps and durations
-//! arrive as values), so renderers are deterministic and testable.
+//! arrive as values), so renderers are deterministic and testable. The verdict and the counts
+//! are not stored: [`crate::gate`] computes them from the checks whenever they are asked for, and
+//! [`crate::report::wire`] writes them into `report.json`.
 
-use serde::Serialize;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// The id of the row an unreachable run reports instead of the checks.
+pub const CONNECT_CHECK_ID: &str = "CONNECT";
 
 /// Version of the `report.json` format. Bump it on any change a reader could notice.
 pub const FORMAT_VERSION: u32 = 1;
 
 /// How strongly the spec states a requirement (RFC 2119 keywords).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Level {
     /// MUST / MUST NOT / REQUIRED: a violation fails the check.
     #[serde(rename = "MUST")]
@@ -25,7 +34,7 @@ pub enum Level {
 }
 
 /// The outcome of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// A MUST requirement was violated.
@@ -42,7 +51,7 @@ pub enum Status {
 }
 
 /// One bounded excerpt of what went over the wire (secrets redacted), kept as evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {
     /// What this excerpt is, e.g. `request`, `response`, `stderr`.
     pub label: String,
@@ -51,7 +60,7 @@ pub struct Evidence {
 }
 
 /// The result of one check against one requirement.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckResult {
     /// The requirement id from the checklist, e.g. `D-1`, `H-4`.
     pub id: String,
@@ -69,10 +78,14 @@ pub struct CheckResult {
     pub evidence: Vec<Evidence>,
     /// How long the check took, in milliseconds.
     pub duration_ms: u64,
+    /// True on the INFO rows of a legacy server's migration list: a 2026-07-28 requirement the
+    /// server would not meet (not graded). Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub migration: bool,
 }
 
 /// What is known about the server under test.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerSection {
     /// `http` or `stdio`.
     pub transport: String,
@@ -94,7 +107,7 @@ pub struct ServerSection {
 }
 
 /// How the run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunOutcome {
     /// Every selected check ran.
@@ -106,7 +119,7 @@ pub enum RunOutcome {
 }
 
 /// Counts of checks by status.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     /// Checks that passed.
     pub pass: usize,
@@ -121,8 +134,8 @@ pub struct Counts {
 }
 
 /// The overall verdict of a run, as written to `report.json` (`verdict`) and shown in
-/// `summary.md`. Computed from the checks and the outcome by [`RunReport::verdict`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// `summary.md`. Computed from the checks and the outcome by [`crate::gate::verdict`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The run completed and no check has status `fail`.
@@ -181,7 +194,7 @@ impl RunOutcome {
 }
 
 /// The whole run report of one layer-0 evaluation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunReport {
     /// Always [`FORMAT_VERSION`].
     pub format_version: u32,
@@ -189,8 +202,8 @@ pub struct RunReport {
     pub tool: String,
     /// The MCP revision the checks implement (`2026-07-28`).
     pub spec_revision: String,
-    /// When the run started, RFC 3339 UTC (given as data, never read by renderers).
-    pub started_at: String,
+    /// When the run started, UTC, whole seconds; RFC 3339 on the wire (`2026-08-01T12:00:00Z`).
+    pub started_at: DateTime<Utc>,
     /// Wall time of the whole run, in milliseconds.
     pub duration_ms: u64,
     /// The layers that ran (`[0]` for now).
@@ -206,6 +219,56 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// A report of `checks` with its verdict and counts computed. `started_at` is truncated to
+    /// whole seconds.
+    #[allow(clippy::too_many_arguments, reason = "one argument per wire field; a builder would hide none")]
+    pub fn new(
+        started_at: DateTime<Utc>,
+        duration_ms: u64,
+        layers: Vec<u8>,
+        outcome: RunOutcome,
+        outcome_detail: Option<String>,
+        server: ServerSection,
+        checks: Vec<CheckResult>,
+    ) -> Self {
+        use chrono::SubsecRound;
+        RunReport {
+            format_version: FORMAT_VERSION,
+            tool: format!("mcp-eval {}", env!("CARGO_PKG_VERSION")),
+            spec_revision: crate::mcp::jsonrpc::PROTOCOL_VERSION.into(),
+            started_at: started_at.trunc_subsecs(0),
+            duration_ms,
+            layers,
+            outcome,
+            outcome_detail,
+            server,
+            checks,
+        }
+    }
+
+    /// The report of a run whose server could not be reached, started, or evaluated without
+    /// credentials: one `CONNECT` row with status `error`, the reason and its evidence.
+    pub fn unreachable(
+        started_at: DateTime<Utc>,
+        duration_ms: u64,
+        server: ServerSection,
+        reason: String,
+        evidence: Vec<Evidence>,
+    ) -> Self {
+        let check = CheckResult {
+            id: CONNECT_CHECK_ID.into(),
+            title: "the server under test can be reached".into(),
+            level: Level::Must,
+            status: Status::Error,
+            message: reason.clone(),
+            spec: "docs/specification/2026-07-28/basic/transports".into(),
+            evidence,
+            duration_ms,
+            migration: false,
+        };
+        Self::new(started_at, duration_ms, vec![0], RunOutcome::Unreachable, Some(reason), server, vec![check])
+    }
+
     /// Counts checks by status.
     pub fn counts(&self) -> Counts {
         let mut counts = Counts::default();
@@ -221,20 +284,22 @@ impl RunReport {
         counts
     }
 
-    /// True when any MUST check failed (the gate of exit status 1).
-    pub fn has_must_failure(&self) -> bool {
-        self.checks.iter().any(|check| check.status == Status::Fail)
+    /// The verdict of this report, as [`crate::gate::verdict`] decides it.
+    pub fn verdict(&self) -> Verdict {
+        crate::gate::verdict(self.outcome, &self.checks)
     }
 
-    /// The overall verdict: `error` when the server was unreachable; `fail` when any check
-    /// failed; `error` when the run was interrupted without a failure (an incomplete run never
-    /// passes); `pass` otherwise. Checks with status `error` or `warn` do not fail the verdict.
-    pub fn verdict(&self) -> Verdict {
-        match self.outcome {
-            RunOutcome::Unreachable => Verdict::Error,
-            _ if self.has_must_failure() => Verdict::Fail,
-            RunOutcome::Interrupted => Verdict::Error,
-            RunOutcome::Completed => Verdict::Pass,
-        }
+    /// A minimal completed report with no checks, for unit tests of other modules.
+    #[cfg(test)]
+    pub(crate) fn empty_for_tests() -> Self {
+        Self::new(
+            DateTime::<Utc>::UNIX_EPOCH,
+            0,
+            vec![0],
+            RunOutcome::Completed,
+            None,
+            ServerSection::default(),
+            Vec::new(),
+        )
     }
 }

@@ -1,6 +1,13 @@
 //! Hand-built reports shared by the renderers' unit tests.
 
-use super::model::{CheckResult, Evidence, FORMAT_VERSION, Level, RunOutcome, RunReport, ServerSection, Status};
+use chrono::{DateTime, Utc};
+
+use super::model::{CheckResult, Evidence, Level, RunOutcome, RunReport, ServerSection, Status};
+
+/// The start time of every test report: 2026-08-01T12:00:00Z.
+pub fn test_start() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-08-01T12:00:00Z").expect("a valid timestamp").with_timezone(&Utc)
+}
 
 /// A check with the given fields and no evidence.
 pub fn check(id: &str, title: &str, level: Level, status: Status, message: &str) -> CheckResult {
@@ -13,6 +20,7 @@ pub fn check(id: &str, title: &str, level: Level, status: Status, message: &str)
         spec: "docs/specification/2026-07-28/basic/lifecycle.mdx#discovery".to_owned(),
         evidence: Vec::new(),
         duration_ms: 0,
+        migration: false,
     }
 }
 
@@ -39,16 +47,13 @@ pub fn sample_report() -> RunReport {
     ];
     let mut pass = check("B-1", "era detected", Level::Must, Status::Pass, "modern era detected");
     pass.duration_ms = 7;
-    RunReport {
-        format_version: FORMAT_VERSION,
-        tool: "mcp-eval 0.1.0".to_owned(),
-        spec_revision: "2026-07-28".to_owned(),
-        started_at: "2026-08-01T12:00:00Z".to_owned(),
-        duration_ms: 2500,
-        layers: vec![0],
-        outcome: RunOutcome::Completed,
-        outcome_detail: None,
-        server: ServerSection {
+    let mut report = RunReport::new(
+        test_start(),
+        2500,
+        vec![0],
+        RunOutcome::Completed,
+        None,
+        ServerSection {
             transport: "http".to_owned(),
             target: "http://127.0.0.1:8080/mcp".to_owned(),
             era: Some("2026-07-28".to_owned()),
@@ -58,7 +63,7 @@ pub fn sample_report() -> RunReport {
             capabilities: Some(serde_json::json!({"tools": {}})),
             stderr_tail: None,
         },
-        checks: vec![
+        vec![
             pass,
             fail,
             check(
@@ -77,25 +82,25 @@ pub fn sample_report() -> RunReport {
             ),
             check("N-1", "negotiation summary", Level::Info, Status::Error, "mcp-eval timed out reading the response"),
         ],
-    }
+    );
+    report.tool = "mcp-eval 0.1.0".to_owned();
+    report
 }
 
-/// A run whose server could not be reached: no checks, no era.
+/// A run whose server could not be reached, built by the same function the evaluation uses.
 pub fn unreachable_report() -> RunReport {
-    RunReport {
-        format_version: FORMAT_VERSION,
-        tool: "mcp-eval 0.1.0".to_owned(),
-        spec_revision: "2026-07-28".to_owned(),
-        started_at: "2026-08-01T12:00:00Z".to_owned(),
-        duration_ms: 30_000,
-        layers: vec![0],
-        outcome: RunOutcome::Unreachable,
-        outcome_detail: Some("connecting to http://127.0.0.1:9/mcp failed: connection refused".to_owned()),
-        server: ServerSection {
-            transport: "http".to_owned(),
-            target: "http://127.0.0.1:9/mcp".to_owned(),
-            ..ServerSection::default()
-        },
-        checks: Vec::new(),
-    }
+    let server = ServerSection {
+        transport: "http".to_owned(),
+        target: "http://127.0.0.1:9/mcp".to_owned(),
+        ..ServerSection::default()
+    };
+    let mut report = RunReport::unreachable(
+        test_start(),
+        30_000,
+        server,
+        "connecting to http://127.0.0.1:9/mcp failed: connection refused".to_owned(),
+        Vec::new(),
+    );
+    report.tool = "mcp-eval 0.1.0".to_owned();
+    report
 }

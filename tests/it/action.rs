@@ -21,7 +21,7 @@ const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
 const PAGE_SIZE: usize = 2;
 
 /// Every input of action.yml, set to the empty string as the runner does for inputs not given.
-const ALL_INPUTS: [&str; 14] = [
+const ALL_INPUTS: [&str; 15] = [
     "SERVER-URL",
     "SERVER-COMMAND",
     "SERVER-HEADERS",
@@ -36,6 +36,7 @@ const ALL_INPUTS: [&str; 14] = [
     "FAIL-ON",
     "TIMEOUT-SECONDS",
     "CONFIG",
+    "REQUIRE-ERA",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -61,8 +61,37 @@ fn an_unreachable_server_exits_3_and_still_writes_reports() {
     let run = run(&["--server-url", &format!("http://127.0.0.1:{port}/mcp"), "--timeout-seconds", "2"]);
     assert_eq!(run.code(), 3, "{}", run.stderr());
     assert_eq!(run.report()["outcome"], "unreachable");
+    assert_eq!(run.report()["checks"][0]["id"], "CONNECT", "the documented CONNECT row");
+    assert_eq!(run.report()["checks"][0]["status"], "error");
+    let report = mcp_eval::report::json::parse(&run.file("report.json")).expect("report.json reads back");
+    assert_eq!(report.verdict(), mcp_eval::report::model::Verdict::Error);
     assert!(run.file("junit.xml").contains("<testcase"));
     assert!(!run.file("summary.md").is_empty());
+}
+
+#[test]
+fn the_demo_report_reads_back_through_the_wire_types_unchanged() {
+    let run = run(&["--demo"]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let text = run.file("report.json");
+    let report = mcp_eval::report::json::parse(&text).expect("report.json reads back");
+    assert_eq!(mcp_eval::report::json::render(&report), text, "parse then render is the identity");
+}
+
+#[test]
+fn run_accepts_the_actions_layers_syntax_and_does_not_fail_for_unavailable_layers() {
+    let run = run(&["--demo", "--layers", "0-3"]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    assert_eq!(run.report()["layers"], serde_json::json!([0]), "layer 0 ran");
+}
+
+#[test]
+fn fail_on_should_fails_a_run_with_a_warning() {
+    let server = DemoServer::start(&["h-17"]);
+    let run = run(&["--server-url", &server.url, "--fail-on", "should"]);
+    assert_eq!(run.code(), 1, "{}", run.stderr());
+    let run = crate::support::run(&["--server-url", &server.url]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Every environment variable the Action reads, as a documented constant: the action inputs
 //! (`INPUT_*`, as the runner spells them) and the `GITHUB_*` variables of the workflow run.
 //!
-//! This module only names variables; reading them is [`super::inputs`]' job.
+//! This module only names variables; reading them is [`super::resolve`]'s job.
 
 /// Prefix of the action inputs. The runner upper-cases the input name and keeps its hyphens
 /// (`server-url` arrives as `INPUT_SERVER-URL`); we also accept the underscore spelling.
@@ -33,11 +33,13 @@ pub const INPUT_GITHUB_TOKEN: &str = "github-token";
 pub const INPUT_FAIL_ON: &str = "fail-on";
 /// Input `timeout-seconds`: the per-request timeout.
 pub const INPUT_TIMEOUT_SECONDS: &str = "timeout-seconds";
-/// Input `config`: the safe-tools YAML file.
+/// Input `config`: the YAML config file (safe_tools, gate, …).
 pub const INPUT_CONFIG: &str = "config";
+/// Input `require-era`: `2026-07-28` fails a legacy server.
+pub const INPUT_REQUIRE_ERA: &str = "require-era";
 
 /// Every input name, in the order of `action.yml`.
-pub const ALL_INPUTS: [&str; 14] = [
+pub const ALL_INPUTS: [&str; 15] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -52,6 +54,7 @@ pub const ALL_INPUTS: [&str; 14] = [
     INPUT_FAIL_ON,
     INPUT_TIMEOUT_SECONDS,
     INPUT_CONFIG,
+    INPUT_REQUIRE_ERA,
 ];
 
 /// The event that triggered the workflow (`push`, `pull_request`, `schedule`, …).
@@ -90,6 +93,18 @@ pub fn input_var_underscore(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_input_of_action_yml_is_read_and_none_else() {
+        let yml = include_str!("../../action.yml");
+        let inputs = &yml[yml.find("\ninputs:\n").expect("inputs")..yml.find("\noutputs:\n").expect("outputs")];
+        let names: Vec<&str> = inputs
+            .lines()
+            .filter_map(|line| line.strip_prefix("  ").and_then(|rest| rest.strip_suffix(':')))
+            .filter(|name| !name.starts_with(' '))
+            .collect();
+        assert_eq!(names, ALL_INPUTS);
+    }
 
     #[test]
     fn input_names_map_as_the_runner_spells_them() {

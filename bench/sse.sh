@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SSE benchmark: the parser alone (cargo bench --bench sse: a 16 MiB event and 16 MiB of small
+# events), then a whole layer-0 run against the demo server with `--fault chaos-80000-tools-sse`
+# (tools/list is one SSE event of about 18 MB, 80,000 tools), RUNS times: wall time, peak RSS,
+# and whether any check reported a timeout. Prints figures; asserts nothing.
+#
+#   bench/sse.sh [RUNS]        (default 3)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+RUNS="${1:-3}"
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+BIN="$TARGET_DIR/release/mcp-eval"
+WORK="$(mktemp -d)"
+SERVER_PID=""
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+cargo bench --quiet --bench sse 2>/dev/null | grep '^sse '
+cargo build --release --quiet
+
+"$BIN" demo-server --port 0 --fault chaos-80000-tools-sse >"$WORK/url" 2>/dev/null &
+SERVER_PID=$!
+for _ in $(seq 100); do [ -s "$WORK/url" ] && break; sleep 0.05; done
+URL="$(head -n1 "$WORK/url")"
+
+python3 - "$URL" <<'PY'
+import http.client, json, sys, time, urllib.parse
+url = urllib.parse.urlparse(sys.argv[1])
+meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}})
+headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+           "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+connection = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+started = time.perf_counter()
+connection.request("POST", url.path, body, headers)
+response = connection.getresponse()
+data = response.read()
+print(f"server floor: one tools/list = {len(data) / 1e6:.1f} MB of {response.getheader('content-type')} in {(time.perf_counter() - started) * 1000:.0f} ms")
+PY
+
+for run in $(seq "$RUNS"); do
+  out="$WORK/out-$run"
+  start=$(date +%s%N)
+  code=0
+  /usr/bin/time -v "$BIN" run --quiet --server-url "$URL" --out "$out" 2>"$WORK/time-$run" || code=$?
+  end=$(date +%s%N)
+  rss=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$WORK/time-$run")
+  timeouts=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sum("within the timeout" in c["message"] for c in r["checks"]))' "$out/report.json")
+  printf 'layer-0 run %d: %d ms, exit %d, peak RSS %.1f MB, checks mentioning a timeout: %s\n' \
+    "$run" $(( (end - start) / 1000000 )) "$code" "$(echo "$rss / 1024" | bc -l)" "$timeouts"
+done

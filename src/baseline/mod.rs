@@ -1,0 +1,78 @@
+//! The baseline a run is compared with, and the delta against it: which checks fail or warn now
+//! and did not before, and which were fixed. Pure (no IO). Today the baseline is the previous
+//! run of the same pull request, carried in the sticky comment; the cache-and-baseline issue
+//! extends this module with the last green run of the base branch and the gate on the delta.
+
+use std::collections::BTreeSet;
+
+use crate::report::model::{RunReport, Status};
+
+/// The check ids of one run that matter for the next run's delta.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct State {
+    /// Ids of checks that failed.
+    pub failing: BTreeSet<String>,
+    /// Ids of checks that warned.
+    pub warning: BTreeSet<String>,
+}
+
+/// What changed since the previous run of this pull request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Delta {
+    /// Failing now, not before.
+    pub new_failures: Vec<String>,
+    /// Failing before, not now.
+    pub fixed: Vec<String>,
+    /// Warning now, not before.
+    pub new_warnings: Vec<String>,
+    /// Warning before, not now.
+    pub resolved_warnings: Vec<String>,
+}
+
+impl State {
+    /// The state of a report: its failing and warning check ids.
+    pub fn of(report: &RunReport) -> Self {
+        let ids = |status: Status| {
+            report.checks.iter().filter(|check| check.status == status).map(|check| check.id.clone()).collect()
+        };
+        State { failing: ids(Status::Fail), warning: ids(Status::Warn) }
+    }
+}
+
+/// The delta between the previous run's state and this one's.
+pub fn delta(previous: &State, current: &State) -> Delta {
+    let minus = |a: &BTreeSet<String>, b: &BTreeSet<String>| a.difference(b).cloned().collect::<Vec<_>>();
+    Delta {
+        new_failures: minus(&current.failing, &previous.failing),
+        fixed: minus(&previous.failing, &current.failing),
+        new_warnings: minus(&current.warning, &previous.warning),
+        resolved_warnings: minus(&previous.warning, &current.warning),
+    }
+}
+
+/// The delta as one Markdown line.
+pub fn delta_line(previous: Option<&State>, current: &State) -> String {
+    let Some(previous) = previous else {
+        return "**Since the previous run:** this is the first run on this pull request.".to_owned();
+    };
+    let delta = delta(previous, current);
+    let ids = |ids: &[String]| ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ");
+    let mut parts = Vec::new();
+    if !delta.new_failures.is_empty() {
+        parts.push(format!("🆕 {} new failure(s): {}", delta.new_failures.len(), ids(&delta.new_failures)));
+    }
+    if !delta.fixed.is_empty() {
+        parts.push(format!("✅ {} fixed: {}", delta.fixed.len(), ids(&delta.fixed)));
+    }
+    if !delta.new_warnings.is_empty() {
+        parts.push(format!("⚠️ {} new warning(s): {}", delta.new_warnings.len(), ids(&delta.new_warnings)));
+    }
+    if !delta.resolved_warnings.is_empty() {
+        parts.push(format!("{} warning(s) resolved: {}", delta.resolved_warnings.len(), ids(&delta.resolved_warnings)));
+    }
+    if parts.is_empty() {
+        "**Since the previous run:** no change.".to_owned()
+    } else {
+        format!("**Since the previous run:** {}", parts.join(" · "))
+    }
+}

@@ -1,0 +1,187 @@
+//! The command line: clap definitions of `run`, `action` and the hidden `demo-server`, and the
+//! `run` front end (flags → [`crate::settings::resolve`] → [`crate::evaluate`] → exit status).
+//! The Action's front end is [`crate::action`].
+
+#![allow(clippy::print_stdout, clippy::print_stderr, reason = "the command line is where output is printed")]
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::demo::{self, DemoConfig};
+use crate::error::{Kind, UserError};
+use crate::evaluate::{self, RunEvent};
+use crate::gate::ExitStatus;
+use crate::settings::{self, ActionFlags, FrontEnd, SettingsArgs};
+
+/// Evaluates MCP servers: layer-0 conformance to MCP 2026-07-28.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-eval", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Evaluate one server and write report.json, junit.xml and summary.md.
+    Run(Box<RunArgs>),
+    /// Serve the embedded demo server (a correct 2026-07-28 server; also our fault fixture).
+    #[command(hide = true)]
+    DemoServer(DemoArgs),
+    /// The GitHub Action entrypoint: reads INPUT_* and GITHUB_* (or these flags), evaluates,
+    /// writes the reports, outputs and job summary, and upserts the pull request comment.
+    Action(Box<ActionArgs>),
+}
+
+/// Flags of `mcp-eval run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The settings every front end shares.
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// Start the embedded demo server and evaluate it (no other setup needed)
+    #[arg(long)]
+    pub demo: bool,
+    /// Print nothing but errors on stderr
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print report.json on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `mcp-eval action`; each overrides the input or variable named in its help, and an
+/// empty value counts as not given.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ActionArgs {
+    /// The settings every front end shares.
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// The Action's own settings.
+    #[command(flatten)]
+    pub action: ActionFlags,
+}
+
+/// Flags of the hidden `mcp-eval demo-server`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Port on 127.0.0.1 (0 picks a free one; the URL is printed on stdout)
+    #[arg(long, conflicts_with = "stdio")]
+    pub port: Option<u16>,
+    /// Serve over stdio instead of HTTP
+    #[arg(long)]
+    pub stdio: bool,
+    /// Break one rule (a lowercase requirement id, e.g. h-4); repeatable
+    #[arg(long = "fault", value_name = "ID")]
+    pub faults: Vec<String>,
+    /// Require `Authorization: Bearer TOKEN` on HTTP (and serve protected-resource metadata)
+    #[arg(long, value_name = "TOKEN")]
+    pub require_token: Option<String>,
+}
+
+/// `mcp-eval run`: resolve, evaluate, print; returns the exit status.
+pub async fn run(args: RunArgs) -> ExitStatus {
+    let request = settings::Request { flags: args.settings, action: ActionFlags::default(), demo: args.demo };
+    let settings = match settings::resolve(&request, FrontEnd::Cli, &|_| None) {
+        Ok(settings) => settings,
+        Err(problems) => {
+            for problem in problems {
+                eprintln!("{}", problem.into_error());
+            }
+            return ExitStatus::InvalidInput;
+        }
+    };
+    let quiet = args.quiet;
+    let events = move |event: &RunEvent| print_event(event, quiet);
+    let layers = evaluate::layers_outside_the_action(&settings.layers);
+    let evaluation = evaluate::evaluate(&settings, &layers, &events).await;
+    if let Err(error) = &evaluation.written {
+        eprintln!("{error}");
+    }
+    if args.json {
+        print!("{}", crate::report::json::render(&evaluation.report));
+    }
+    evaluation.decision.exit
+}
+
+/// Prints one event to stderr: errors always, the rest unless `quiet`.
+fn print_event(event: &RunEvent, quiet: bool) {
+    match event {
+        RunEvent::EndedEarly { detail, stderr_tail } if is_unreachable(detail) => {
+            eprintln!("error: {detail}");
+            if let Some(tail) = stderr_tail {
+                let lines: Vec<&str> = tail.lines().rev().take(5).collect();
+                eprintln!("  the server's stderr ended with:");
+                for line in lines.into_iter().rev() {
+                    eprintln!("    {line}");
+                }
+            }
+        }
+        _ if quiet => {}
+        event => {
+            if let Some(line) = event.line() {
+                eprintln!("mcp-eval: {line}");
+            }
+        }
+    }
+}
+
+/// Interruptions are reported as progress, not as errors.
+fn is_unreachable(detail: &str) -> bool {
+    !detail.starts_with("interrupted by ")
+}
+
+/// `mcp-eval demo-server`: serve until stdin closes (stdio) or SIGINT (HTTP).
+pub async fn demo_server(args: DemoArgs) -> ExitStatus {
+    let mut faults = BTreeSet::new();
+    for fault in &args.faults {
+        match demo::parse_fault(fault) {
+            Ok(id) => {
+                faults.insert(id);
+            }
+            Err(message) => {
+                eprintln!("{}", UserError::new(Kind::InvalidInput, format!("invalid --fault `{fault}`: {message}")));
+                return ExitStatus::InvalidInput;
+            }
+        }
+    }
+    let config = Arc::new(DemoConfig { faults, bearer_token: args.require_token.clone() });
+    if args.stdio {
+        return match demo::serve_stdio(config).await {
+            Ok(()) => ExitStatus::Passed,
+            Err(error) => environment(UserError::new(Kind::Environment, "demo server").caused_by(error)),
+        };
+    }
+    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", args.port.unwrap_or(0))).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            return environment(UserError::new(Kind::Environment, "cannot listen on 127.0.0.1").caused_by(error));
+        }
+    };
+    match listener.local_addr() {
+        Ok(address) => {
+            println!("http://{address}/mcp");
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+        }
+        Err(error) => {
+            return environment(UserError::new(Kind::Environment, "cannot read the address").caused_by(error));
+        }
+    }
+    tokio::select! {
+        result = demo::serve_http(listener, config) => match result {
+            Ok(()) => ExitStatus::Passed,
+            Err(error) => environment(UserError::new(Kind::Environment, "demo server").caused_by(error)),
+        },
+        _ = tokio::signal::ctrl_c() => ExitStatus::Passed,
+    }
+}
+
+fn environment(error: UserError) -> ExitStatus {
+    eprintln!("{error}");
+    error.exit_status()
+}

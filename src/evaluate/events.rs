@@ -1,0 +1,100 @@
+//! What a run reports while it runs: a typed [`RunEvent`] stream that every front end consumes
+//! (the CLI prints lines to stderr, the Action to its log, a progress bar later), instead of
+//! prose strings built deep in the layers.
+
+use crate::gate::Decision;
+use crate::report::model::{Counts, Status};
+
+/// One thing that happened during a run. Texts in events may hold text from the server under
+/// test (already redacted); front ends that interpret their output (the Action's workflow
+/// commands) must fence them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    /// Connecting to the server under test.
+    Connecting {
+        /// The target, secrets removed.
+        target: String,
+        /// `http` or `stdio`.
+        transport: String,
+    },
+    /// A layer started.
+    LayerStarted {
+        /// 0–3.
+        layer: u8,
+    },
+    /// A phase inside a layer (era detected, probes running, …), in words.
+    Phase {
+        /// The layer.
+        layer: u8,
+        /// What happened.
+        text: String,
+    },
+    /// A check was graded.
+    CheckGraded {
+        /// The requirement id.
+        id: String,
+        /// Its status.
+        status: Status,
+    },
+    /// A layer finished.
+    LayerFinished {
+        /// The layer.
+        layer: u8,
+        /// Wall time in milliseconds.
+        duration_ms: u64,
+    },
+    /// Layers that were asked for but this version cannot run (not a failure).
+    LayersUnavailable {
+        /// The layers.
+        layers: Vec<u8>,
+    },
+    /// Something the user should know that does not stop the run.
+    Notice {
+        /// The text.
+        text: String,
+    },
+    /// The run ended early: unreachable server or a signal.
+    EndedEarly {
+        /// Why, in a sentence.
+        detail: String,
+        /// The last lines of a stdio server's stderr, when any.
+        stderr_tail: Option<String>,
+    },
+    /// The run is over and the gate decided.
+    Finished {
+        /// Counts of checks by status.
+        counts: Counts,
+        /// The gate's decision.
+        decision: Decision,
+        /// The report directory, when the reports were written.
+        out_dir: Option<String>,
+    },
+}
+
+impl RunEvent {
+    /// The event as one log line (no prefix), or `None` for events too fine for a log.
+    pub fn line(&self) -> Option<String> {
+        match self {
+            RunEvent::Connecting { target, transport } => Some(format!("connecting to {target} ({transport})")),
+            RunEvent::LayerStarted { .. } | RunEvent::CheckGraded { .. } => None,
+            RunEvent::Phase { text, .. } => Some(text.clone()),
+            RunEvent::LayerFinished { layer, duration_ms } => Some(format!("layer {layer}: done in {duration_ms} ms")),
+            RunEvent::LayersUnavailable { layers } => Some(format!(
+                "layer(s) {} were requested but are not available in this version; running layer 0",
+                layers.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
+            )),
+            RunEvent::Notice { text } => Some(text.clone()),
+            RunEvent::EndedEarly { detail, .. } => Some(detail.clone()),
+            RunEvent::Finished { counts, decision, out_dir } => Some(format!(
+                "{}: {} pass, {} fail, {} warn, {} not applicable, {} error{}",
+                decision.verdict.as_str(),
+                counts.pass,
+                counts.fail,
+                counts.warn,
+                counts.not_applicable,
+                counts.error,
+                out_dir.as_deref().map(|dir| format!("; reports in {dir}")).unwrap_or_default()
+            )),
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! One evaluation from start to finish, shared by every front end: start the demo server when
+//! asked, connect to the server under test (the session is owned here and lent to each layer in
+//! turn), run layer 0, build the [`RunReport`], write `report.json`, `junit.xml` and
+//! `summary.md` on every path (pass, fail, unreachable server, server crash, timeout,
+//! SIGINT/SIGTERM), and let [`crate::gate`] decide the verdict and the exit status.
+//!
+//! Progress is a [`RunEvent`] stream ([`events`]); signals are in [`signals`].
+
+pub mod events;
+pub mod signals;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::Utc;
+
+use crate::conformance::{self, Options};
+use crate::error::{Kind, UserError};
+use crate::gate::{self, Decision, GateInput, Interrupt};
+use crate::mcp::era::{self, Target};
+use crate::mcp::evidence::Redactor;
+use crate::mcp::http::HttpSettings;
+use crate::report::model::{Evidence, RunOutcome, RunReport, ServerSection};
+use crate::report::{self, WrittenFiles};
+use crate::settings::{LayersInput, Server, Settings};
+pub use events::RunEvent;
+
+/// The layers this version can run.
+pub const LAYERS_AVAILABLE: [u8; 1] = [0];
+
+/// What an evaluation produced.
+#[derive(Debug)]
+pub struct Evaluation {
+    /// The run report (secrets redacted).
+    pub report: RunReport,
+    /// The files written, or the error that stopped writing them.
+    pub written: Result<WrittenFiles, UserError>,
+    /// The gate's decision (verdict, `result`, exit status).
+    pub decision: Decision,
+}
+
+/// Runs an evaluation of `settings` with the layers in `layers` (the caller decides `auto`),
+/// sending progress to `events`.
+pub async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn Fn(&RunEvent) + Sync)) -> Evaluation {
+    let started = Instant::now();
+    let started_at = Utc::now();
+    let redactor = Redactor::new(settings.secrets());
+    for notice in &settings.notices {
+        events(&RunEvent::Notice { text: redactor.redact(notice) });
+    }
+    let unavailable: Vec<u8> = layers.iter().copied().filter(|layer| !LAYERS_AVAILABLE.contains(layer)).collect();
+    if !unavailable.is_empty() {
+        events(&RunEvent::LayersUnavailable { layers: unavailable });
+    }
+
+    let mut server = ServerSection {
+        transport: match settings.server {
+            Server::Command(_) => "stdio".into(),
+            Server::Url(_) | Server::Demo => "http".into(),
+        },
+        target: redactor.redact(&settings.target_label()),
+        ..ServerSection::default()
+    };
+
+    // The demo server lives as long as this evaluation.
+    let mut demo_task = None;
+    let target = match target_of(settings, &mut demo_task).await {
+        Ok(target) => target,
+        Err(error) => {
+            let reason = error.to_string().trim_start_matches("error: ").to_owned();
+            let report = RunReport::unreachable(started_at, elapsed_ms(started), server, reason, Vec::new());
+            return finish(settings, report, None, true, &redactor, events);
+        }
+    };
+    if let (Server::Demo, Target::Http(http)) = (&settings.server, &target) {
+        server.target = format!("{} (embedded demo server)", http.url);
+    }
+    events(&RunEvent::Connecting { target: server.target.clone(), transport: server.transport.clone() });
+
+    let options = Options { safe_tools: settings.safe_tools.clone(), require_modern: settings.require_modern };
+    let progress = |line: &str| events(&RunEvent::Phase { layer: 0, text: line.to_owned() });
+    let work = async {
+        events(&RunEvent::LayerStarted { layer: 0 });
+        match Box::pin(era::connect(&target, redactor.clone())).await {
+            Err(unreachable) => Err(unreachable),
+            Ok(connected) => {
+                Ok(Box::pin(conformance::run(connected, target.clone(), redactor.clone(), &options, &progress)).await)
+            }
+        }
+    };
+    let work = Box::pin(work);
+    let (report, interrupt) = tokio::select! {
+        result = work => match result {
+            Ok(outcome) => {
+                let label = std::mem::take(&mut server.target);
+                server = outcome.server;
+                server.target = label;
+                for check in &outcome.checks {
+                    events(&RunEvent::CheckGraded { id: check.id.clone(), status: check.status });
+                }
+                events(&RunEvent::LayerFinished { layer: 0, duration_ms: elapsed_ms(started) });
+                (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Completed, None, server, outcome.checks), None)
+            }
+            Err(unreachable) => {
+                server.stderr_tail = unreachable.stderr_tail.clone();
+                let evidence = unreachable.evidence.iter().map(|(label, text)| Evidence { label: label.clone(), text: text.clone() }).collect();
+                (RunReport::unreachable(started_at, elapsed_ms(started), server, unreachable.reason, evidence), None)
+            }
+        },
+        signal = signals::interrupt_signal() => {
+            let detail = format!("interrupted by {} after {} ms; checks still running were abandoned", signal.name(), started.elapsed().as_millis());
+            (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Interrupted, Some(detail), server, Vec::new()), Some(signal))
+        }
+    };
+    drop(demo_task);
+    finish(settings, report, interrupt, false, &redactor, events)
+}
+
+/// Redacts, writes the reports, asks the gate, and reports the end.
+fn finish(
+    settings: &Settings,
+    report: RunReport,
+    interrupt: Option<Interrupt>,
+    environment_failed: bool,
+    redactor: &Redactor,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) -> Evaluation {
+    let report = redact_report(report, redactor);
+    if let Some(detail) = &report.outcome_detail {
+        events(&RunEvent::EndedEarly { detail: detail.clone(), stderr_tail: report.server.stderr_tail.clone() });
+    }
+    let written = write_reports(&report, settings).map_err(|error| {
+        UserError::new(Kind::Environment, redactor.redact(&error.to_string()))
+            .with_hint("check that the report directory (--out, input `report-path`) is writable and has free space")
+    });
+    let mut decision =
+        gate::decide(&report, GateInput { fail_on: settings.fail_on, interrupt, reports_failed: written.is_err() });
+    if environment_failed {
+        decision.exit = decision.exit.max(gate::ExitStatus::Environment);
+    }
+    events(&RunEvent::Finished {
+        counts: report.counts(),
+        decision,
+        out_dir: written.as_ref().ok().map(|_| settings.out_dir_label.clone()),
+    });
+    Evaluation { report, written, decision }
+}
+
+/// Writes the three report files, and junit.xml again where `junit_path` asks.
+fn write_reports(report: &RunReport, settings: &Settings) -> Result<WrittenFiles, report::WriteError> {
+    let written = report::write_all(report, &settings.out_dir)?;
+    if let Some((junit_path, _)) = &settings.junit_path {
+        if !same_path(&written.junit_xml, junit_path) {
+            report::write_junit(report, junit_path)?;
+        }
+    }
+    Ok(written)
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    let clean = |path: &Path| -> std::path::PathBuf {
+        path.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect()
+    };
+    clean(a) == clean(b)
+}
+
+/// The layers to run: an explicit list, or `auto` decided by the caller's trigger logic
+/// (outside the Action, `auto` is layer 0).
+pub fn layers_outside_the_action(layers: &LayersInput) -> Vec<u8> {
+    match layers {
+        LayersInput::Auto => vec![0],
+        LayersInput::Explicit(list) => list.clone(),
+    }
+}
+
+/// The wire target of `settings`, starting the demo server when asked.
+async fn target_of(settings: &Settings, demo_task: &mut Option<DemoTask>) -> Result<Target, UserError> {
+    let http = |url: String| {
+        Target::Http(HttpSettings { url, extra_headers: settings.headers.clone(), timeout: settings.timeout })
+    };
+    match &settings.server {
+        Server::Url(url) => Ok(http(url.clone())),
+        Server::Command(command) => Ok(Target::Stdio { command: command.clone(), timeout: settings.timeout }),
+        Server::Demo => {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|error| {
+                UserError::new(Kind::Environment, "cannot start the demo server on 127.0.0.1").caused_by(error)
+            })?;
+            let address = listener.local_addr().map_err(|error| {
+                UserError::new(Kind::Environment, "cannot read the demo server's address").caused_by(error)
+            })?;
+            let task = tokio::spawn(crate::demo::serve_http(listener, Arc::new(crate::demo::DemoConfig::default())));
+            *demo_task = Some(DemoTask(task));
+            Ok(http(format!("http://{address}/mcp")))
+        }
+    }
+}
+
+/// The embedded demo server's task, aborted when dropped.
+struct DemoTask(tokio::task::JoinHandle<std::io::Result<()>>);
+
+impl Drop for DemoTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A last pass over every string of the report, so no secret can reach a file.
+fn redact_report(mut report: RunReport, redactor: &Redactor) -> RunReport {
+    for check in &mut report.checks {
+        check.message = redactor.redact(&check.message);
+        for evidence in &mut check.evidence {
+            evidence.text = redactor.redact(&evidence.text);
+        }
+    }
+    if let Some(detail) = &report.outcome_detail {
+        report.outcome_detail = Some(redactor.redact(detail));
+    }
+    if let Some(tail) = &report.server.stderr_tail {
+        report.server.stderr_tail = Some(redactor.redact(tail));
+    }
+    report.server.target = redactor.redact(&report.server.target);
+    report
+}

@@ -1,0 +1,307 @@
+//! The gate: turns what a run produced into the verdict, the Action's `result` and the exit
+//! status. Pure (no IO, no clock), and the only place in the product where that policy lives.
+//!
+//! The exit statuses, one table for every front end (documented in the README):
+//!
+//! | status | meaning |
+//! |---|---|
+//! | 0 | passed |
+//! | 1 | the verdict failed: a MUST check failed (with `fail-on: should`, a warning too); later a case or the delta gate |
+//! | 2 | invalid input: a flag, input, environment variable or file |
+//! | 3 | the server could not be reached, started, or evaluated without credentials |
+//! | 4 | our own environment failed (the reports could not be written, no runtime, no port) |
+//! | 5 | a model provider is unusable (layers 1–3) |
+//! | 6 | a budget or call cap stopped the run early; what ran is reported (layers 1–3) |
+//! | 130 / 143 | interrupted by SIGINT / SIGTERM; the reports were written |
+//!
+//! When several apply, the first in this order wins: 130/143 > 2 > 4 > 3 > 5 > 6 > 1 > 0.
+
+use crate::report::model::{RunOutcome, RunReport, Status, Verdict};
+use crate::settings::FailOn;
+
+/// An exit status of `mcp-eval` (see the module table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// 0: passed.
+    Passed,
+    /// 1: the verdict failed.
+    VerdictFailed,
+    /// 2: invalid input.
+    InvalidInput,
+    /// 3: the server could not be reached, started, or evaluated without credentials.
+    Unreachable,
+    /// 4: our own environment failed.
+    Environment,
+    /// 5: a model provider is unusable.
+    Provider,
+    /// 6: a budget or call cap stopped the run early.
+    Budget,
+    /// 130: SIGINT.
+    Interrupted,
+    /// 143: SIGTERM.
+    Terminated,
+}
+
+impl ExitStatus {
+    /// The process exit code.
+    pub fn code(self) -> i32 {
+        match self {
+            ExitStatus::Passed => 0,
+            ExitStatus::VerdictFailed => 1,
+            ExitStatus::InvalidInput => 2,
+            ExitStatus::Unreachable => 3,
+            ExitStatus::Environment => 4,
+            ExitStatus::Provider => 5,
+            ExitStatus::Budget => 6,
+            ExitStatus::Interrupted => 130,
+            ExitStatus::Terminated => 143,
+        }
+    }
+
+    /// Rank in the precedence order (higher wins).
+    fn rank(self) -> u8 {
+        match self {
+            ExitStatus::Passed => 0,
+            ExitStatus::VerdictFailed => 1,
+            ExitStatus::Budget => 2,
+            ExitStatus::Provider => 3,
+            ExitStatus::Unreachable => 4,
+            ExitStatus::Environment => 5,
+            ExitStatus::InvalidInput => 6,
+            ExitStatus::Interrupted | ExitStatus::Terminated => 7,
+        }
+    }
+
+    /// The status that wins when both apply.
+    #[must_use]
+    pub fn max(self, other: ExitStatus) -> ExitStatus {
+        if other.rank() > self.rank() { other } else { self }
+    }
+}
+
+/// The signal that interrupted a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interrupt {
+    /// SIGINT (Ctrl-C).
+    Int,
+    /// SIGTERM (the runner cancelling the job).
+    Term,
+}
+
+impl Interrupt {
+    /// The signal's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interrupt::Int => "SIGINT",
+            Interrupt::Term => "SIGTERM",
+        }
+    }
+}
+
+/// The Action's `result` output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunResult {
+    /// The gate passed.
+    Pass,
+    /// The gate failed on findings.
+    Fail,
+    /// No verdict could be reached.
+    Error,
+}
+
+impl RunResult {
+    /// `pass`, `fail` or `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunResult::Pass => "pass",
+            RunResult::Fail => "fail",
+            RunResult::Error => "error",
+        }
+    }
+}
+
+/// What the gate is given besides the report.
+#[derive(Debug, Clone, Copy)]
+pub struct GateInput {
+    /// When findings fail the run.
+    pub fail_on: FailOn,
+    /// The signal that stopped the run, if one did.
+    pub interrupt: Option<Interrupt>,
+    /// True when a report file could not be written.
+    pub reports_failed: bool,
+}
+
+/// What the gate decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    /// The verdict of the evaluation (independent of `fail-on`).
+    pub verdict: Verdict,
+    /// The `result` output (`fail-on` applied).
+    pub result: RunResult,
+    /// The exit status.
+    pub exit: ExitStatus,
+}
+
+/// The verdict of a run: `error` when the server was unreachable; `fail` when any check failed
+/// (also on an interrupted run); `error` when the run was interrupted without a failure (an
+/// incomplete run never passes); `pass` otherwise. Checks with status `error`, `warn` or
+/// `not_applicable` do not fail the verdict.
+pub fn verdict(outcome: RunOutcome, checks: &[crate::report::model::CheckResult]) -> Verdict {
+    let failed = checks.iter().any(|check| check.status == Status::Fail);
+    match outcome {
+        RunOutcome::Unreachable => Verdict::Error,
+        _ if failed => Verdict::Fail,
+        RunOutcome::Interrupted => Verdict::Error,
+        RunOutcome::Completed => Verdict::Pass,
+    }
+}
+
+/// Decides the verdict, the `result` output and the exit status of a run.
+pub fn decide(report: &RunReport, input: GateInput) -> Decision {
+    let verdict = verdict(report.outcome, &report.checks);
+    let warned = report.checks.iter().any(|check| check.status == Status::Warn);
+    let result = match verdict {
+        Verdict::Error => RunResult::Error,
+        Verdict::Fail => RunResult::Fail,
+        Verdict::Pass if input.fail_on == FailOn::Should && warned => RunResult::Fail,
+        Verdict::Pass => RunResult::Pass,
+    };
+    let mut exit = match (result, input.fail_on) {
+        (RunResult::Fail, FailOn::Never) | (RunResult::Pass, _) => ExitStatus::Passed,
+        (RunResult::Fail, _) => ExitStatus::VerdictFailed,
+        (RunResult::Error, _) => ExitStatus::Passed,
+    };
+    if report.outcome == RunOutcome::Unreachable {
+        exit = exit.max(ExitStatus::Unreachable);
+    }
+    if input.reports_failed {
+        exit = exit.max(ExitStatus::Environment);
+    }
+    match input.interrupt {
+        Some(Interrupt::Int) => exit = exit.max(ExitStatus::Interrupted),
+        Some(Interrupt::Term) => exit = exit.max(ExitStatus::Terminated),
+        None => {}
+    }
+    Decision { verdict, result, exit }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::{CheckResult, Level};
+
+    fn check(status: Status) -> CheckResult {
+        CheckResult {
+            id: "X-1".into(),
+            title: String::new(),
+            level: Level::Must,
+            status,
+            message: String::new(),
+            spec: String::new(),
+            evidence: Vec::new(),
+            duration_ms: 0,
+            migration: false,
+        }
+    }
+
+    fn decide_on(outcome: RunOutcome, statuses: &[Status], input: GateInput) -> Decision {
+        let checks: Vec<CheckResult> = statuses.iter().copied().map(check).collect();
+        let mut report = crate::report::model::RunReport::empty_for_tests();
+        report.outcome = outcome;
+        report.checks = checks;
+        decide(&report, input)
+    }
+
+    const MUST: GateInput = GateInput { fail_on: FailOn::Must, interrupt: None, reports_failed: false };
+
+    #[test]
+    fn the_exit_table_has_one_code_per_status() {
+        let codes: Vec<i32> = [
+            ExitStatus::Passed,
+            ExitStatus::VerdictFailed,
+            ExitStatus::InvalidInput,
+            ExitStatus::Unreachable,
+            ExitStatus::Environment,
+            ExitStatus::Provider,
+            ExitStatus::Budget,
+            ExitStatus::Interrupted,
+            ExitStatus::Terminated,
+        ]
+        .iter()
+        .map(|status| status.code())
+        .collect();
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 130, 143]);
+    }
+
+    #[test]
+    fn precedence_is_interrupt_then_2_4_3_5_6_1_0() {
+        let order = [
+            ExitStatus::Terminated,
+            ExitStatus::InvalidInput,
+            ExitStatus::Environment,
+            ExitStatus::Unreachable,
+            ExitStatus::Provider,
+            ExitStatus::Budget,
+            ExitStatus::VerdictFailed,
+            ExitStatus::Passed,
+        ];
+        for (index, high) in order.iter().enumerate() {
+            for low in &order[index..] {
+                assert_eq!(high.max(*low), *high, "{high:?} over {low:?}");
+                assert_eq!(low.max(*high), *high, "{high:?} over {low:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_must_failure_fails_unless_fail_on_never() {
+        let decision = decide_on(RunOutcome::Completed, &[Status::Pass, Status::Fail], MUST);
+        assert_eq!(
+            (decision.verdict, decision.result, decision.exit),
+            (Verdict::Fail, RunResult::Fail, ExitStatus::VerdictFailed)
+        );
+        let never = GateInput { fail_on: FailOn::Never, ..MUST };
+        let decision = decide_on(RunOutcome::Completed, &[Status::Fail], never);
+        assert_eq!((decision.result, decision.exit), (RunResult::Fail, ExitStatus::Passed));
+    }
+
+    #[test]
+    fn warnings_fail_only_with_fail_on_should() {
+        let decision = decide_on(RunOutcome::Completed, &[Status::Warn, Status::NotApplicable], MUST);
+        assert_eq!((decision.verdict, decision.exit), (Verdict::Pass, ExitStatus::Passed));
+        let should = GateInput { fail_on: FailOn::Should, ..MUST };
+        let decision = decide_on(RunOutcome::Completed, &[Status::Warn], should);
+        assert_eq!(
+            (decision.verdict, decision.result, decision.exit),
+            (Verdict::Pass, RunResult::Fail, ExitStatus::VerdictFailed)
+        );
+    }
+
+    #[test]
+    fn an_unreachable_server_is_an_error_with_status_3_whatever_fail_on_says() {
+        for fail_on in [FailOn::Must, FailOn::Should, FailOn::Never] {
+            let decision = decide_on(RunOutcome::Unreachable, &[Status::Error], GateInput { fail_on, ..MUST });
+            assert_eq!(
+                (decision.verdict, decision.result, decision.exit),
+                (Verdict::Error, RunResult::Error, ExitStatus::Unreachable)
+            );
+        }
+    }
+
+    #[test]
+    fn an_interrupted_run_never_passes_and_exits_with_the_signal() {
+        let term = GateInput { interrupt: Some(Interrupt::Term), ..MUST };
+        let decision = decide_on(RunOutcome::Interrupted, &[Status::Pass], term);
+        assert_eq!((decision.verdict, decision.exit), (Verdict::Error, ExitStatus::Terminated));
+        let int = GateInput { interrupt: Some(Interrupt::Int), ..MUST };
+        let decision = decide_on(RunOutcome::Interrupted, &[Status::Fail], int);
+        assert_eq!((decision.verdict, decision.exit), (Verdict::Fail, ExitStatus::Interrupted));
+    }
+
+    #[test]
+    fn reports_that_cannot_be_written_exit_4_even_over_a_failure() {
+        let input = GateInput { reports_failed: true, ..MUST };
+        assert_eq!(decide_on(RunOutcome::Completed, &[Status::Fail], input).exit, ExitStatus::Environment);
+        assert_eq!(decide_on(RunOutcome::Completed, &[Status::Pass], input).exit, ExitStatus::Environment);
+    }
+}

@@ -1,0 +1,86 @@
+//! The `report.json` wire format, `format_version` 1: the top-level document as written and as
+//! read back. Written from a [`RunReport`] with the computed `verdict` and `counts` placed right
+//! after `outcome_detail`; read back into a [`RunReport`] (the computed members are recomputed,
+//! never trusted). Members a later version of format 1 adds (`evals`, `resilience`, …) are
+//! ignored on read.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::model::{CheckResult, Counts, RunOutcome, RunReport, ServerSection, Verdict};
+
+/// The document as written (borrows the report).
+#[derive(Debug, Serialize)]
+pub struct ReportOut<'a> {
+    format_version: u32,
+    tool: &'a str,
+    spec_revision: &'a str,
+    #[serde(serialize_with = "seconds")]
+    started_at: &'a DateTime<Utc>,
+    duration_ms: u64,
+    layers: &'a [u8],
+    outcome: RunOutcome,
+    outcome_detail: Option<&'a str>,
+    verdict: Verdict,
+    counts: Counts,
+    server: &'a ServerSection,
+    checks: &'a [CheckResult],
+}
+
+impl<'a> ReportOut<'a> {
+    /// The wire view of `report`.
+    pub fn new(report: &'a RunReport) -> Self {
+        ReportOut {
+            format_version: report.format_version,
+            tool: &report.tool,
+            spec_revision: &report.spec_revision,
+            started_at: &report.started_at,
+            duration_ms: report.duration_ms,
+            layers: &report.layers,
+            outcome: report.outcome,
+            outcome_detail: report.outcome_detail.as_deref(),
+            verdict: report.verdict(),
+            counts: report.counts(),
+            server: &report.server,
+            checks: &report.checks,
+        }
+    }
+}
+
+/// RFC 3339 with whole seconds and `Z` (`2026-08-01T12:00:00Z`).
+fn seconds<S: serde::Serializer>(time: &&DateTime<Utc>, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&time.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
+/// The document as read.
+#[derive(Debug, Deserialize)]
+pub struct ReportIn {
+    format_version: u32,
+    tool: String,
+    spec_revision: String,
+    started_at: DateTime<Utc>,
+    duration_ms: u64,
+    layers: Vec<u8>,
+    outcome: RunOutcome,
+    #[serde(default)]
+    outcome_detail: Option<String>,
+    server: ServerSection,
+    checks: Vec<CheckResult>,
+}
+
+impl From<ReportIn> for RunReport {
+    fn from(wire: ReportIn) -> Self {
+        RunReport {
+            format_version: wire.format_version,
+            tool: wire.tool,
+            spec_revision: wire.spec_revision,
+            started_at: wire.started_at,
+            duration_ms: wire.duration_ms,
+            layers: wire.layers,
+            outcome: wire.outcome,
+            outcome_detail: wire.outcome_detail,
+            server: wire.server,
+            checks: wire.checks,
+        }
+    }
+}

@@ -1,0 +1,925 @@
+//! One [`Settings`] for every front end, resolved by one function, [`resolve`], from four
+//! sources with this precedence: flags > Action inputs / environment > the config file >
+//! defaults. `mcp-eval run` and `mcp-eval action` both go through it, so a setting is validated
+//! once, with one syntax (`layers` accepts `0,1`, `0-3`, `all` and `auto` everywhere), and every
+//! problem is returned at once, each naming where the bad value came from (flag name, input
+//! name and variable, or `file:line:col` and the field).
+//!
+//! Code map: [`env_vars`] names every environment variable read, [`config_file`] parses the YAML
+//! file with positions, [`secrets`] parses header lines and finds the secret parts of a URL.
+
+pub mod config_file;
+pub mod env_vars;
+pub mod secrets;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::conformance::context::SafeTool;
+use crate::error::{self, UserError};
+use config_file::{ConfigFile, Located};
+
+/// Every layer this tool knows of: 0 conformance, 1 behaviour, 2 resilience, 3 telemetry.
+pub const ALL_LAYERS: [u8; 4] = [0, 1, 2, 3];
+/// Default of the report directory (`--out`, input `report-path`).
+pub const DEFAULT_REPORT_DIR: &str = "mcp-eval-report";
+/// Default of `junit-path` in the Action.
+pub const DEFAULT_JUNIT_PATH: &str = "mcp-eval-report/junit.xml";
+/// Default of `eval-label`.
+pub const DEFAULT_EVAL_LABEL: &str = "run-evals";
+/// Default of `comment-id`.
+pub const DEFAULT_COMMENT_ID: &str = "default";
+/// Default of `api-url` when `GITHUB_API_URL` is not set.
+pub const DEFAULT_API_URL: &str = "https://api.github.com";
+/// Default of the per-request timeout, in seconds.
+pub const DEFAULT_TIMEOUT_SECONDS: f64 = 10.0;
+/// The largest per-request timeout accepted, in seconds.
+pub const MAX_TIMEOUT_SECONDS: f64 = 3600.0;
+
+/// Which front end is resolving: it decides which sources exist (the Action reads `INPUT_*`
+/// and `GITHUB_*`; the CLI reads neither) and some defaults (`layers`: `0` for the CLI, `auto`
+/// for the Action).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontEnd {
+    /// `mcp-eval run`.
+    Cli,
+    /// `mcp-eval action`.
+    Action,
+}
+
+/// The flags every front end shares (`mcp-eval run` and `mcp-eval action` flatten this). Every
+/// field is optional: a flag not given falls through to the next source. Each help line names
+/// the Action input and the config-file key that set the same thing.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SettingsArgs {
+    /// URL of a Streamable HTTP server, e.g. http://127.0.0.1:8000/mcp [input: server-url; file: server.url]
+    #[arg(long, value_name = "URL")]
+    pub server_url: Option<String>,
+    /// Command that starts a stdio server (run through `sh -c`) [input: server-command; file: server.command]
+    #[arg(long = "server-cmd", visible_alias = "server-command", value_name = "CMD")]
+    pub server_command: Option<String>,
+    /// Extra HTTP header for every request, 'Name: value' (repeatable); values are secrets
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+    /// Extra HTTP headers, one 'Name: value' per line; values are secrets [input: server-headers]
+    #[arg(long, value_name = "LINES")]
+    pub server_headers: Option<String>,
+    /// Layers: `0`, `0,1`, `0-3`, `all` or `auto` (decided from the event) [input: layers; file: layers]
+    #[arg(long, value_name = "LIST")]
+    pub layers: Option<String>,
+    /// Directory for report.json, junit.xml and summary.md [input: report-path; file: report_dir; default mcp-eval-report]
+    #[arg(long = "out", visible_alias = "report-path", value_name = "DIR")]
+    pub out: Option<String>,
+    /// Also write junit.xml here [input: junit-path; file: junit_path]
+    #[arg(long, value_name = "FILE")]
+    pub junit_path: Option<String>,
+    /// Per-request timeout in seconds [input: timeout-seconds; file: timeout_seconds; default 10]
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    pub timeout_seconds: Option<String>,
+    /// The YAML config file (safe_tools, gate, server, …) [input: config]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<String>,
+    /// Fail a server that does not speak this revision (only `2026-07-28`) [input: require-era; file: require_era]
+    #[arg(long, value_name = "REVISION")]
+    pub require_era: Option<String>,
+    /// When the run fails: must (a MUST failure), should (also a warning), never [input: fail-on; file: gate.fail_on; default must]
+    #[arg(long, value_name = "WHEN")]
+    pub fail_on: Option<String>,
+    /// Golden set for layer 1 (not available in this version) [input: golden-set; file: golden_set]
+    #[arg(long, value_name = "FILE")]
+    pub golden_set: Option<String>,
+}
+
+/// The flags only the Action has; each overrides the input or variable named in its help.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ActionFlags {
+    /// The pull request label that asks for every layer [input: eval-label; default run-evals]
+    #[arg(long, value_name = "LABEL")]
+    pub eval_label: Option<String>,
+    /// Post and update the pull request comment: true or false [input: comment; default true]
+    #[arg(long, value_name = "BOOL")]
+    pub comment: Option<String>,
+    /// Tells the comments of several jobs or matrix legs apart [input: comment-id; default default]
+    #[arg(long, value_name = "ID")]
+    pub comment_id: Option<String>,
+    /// Token for the comment; prefer the environment, flags are visible to other processes [input: github-token]
+    #[arg(long, value_name = "TOKEN", hide_env_values = true)]
+    pub github_token: Option<String>,
+    /// The workflow event name [env: GITHUB_EVENT_NAME]
+    #[arg(long, value_name = "NAME")]
+    pub github_event_name: Option<String>,
+    /// The event payload file [env: GITHUB_EVENT_PATH]
+    #[arg(long, value_name = "FILE")]
+    pub github_event_path: Option<String>,
+    /// owner/name of the repository [env: GITHUB_REPOSITORY]
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub github_repository: Option<String>,
+    /// REST API base URL [env: GITHUB_API_URL; default https://api.github.com]
+    #[arg(long, value_name = "URL")]
+    pub github_api_url: Option<String>,
+    /// Web base URL, for links to the run [env: GITHUB_SERVER_URL]
+    #[arg(long, value_name = "URL")]
+    pub github_server_url: Option<String>,
+    /// The run id, for links to the run [env: GITHUB_RUN_ID]
+    #[arg(long, value_name = "ID")]
+    pub github_run_id: Option<String>,
+    /// The commit [env: GITHUB_SHA]
+    #[arg(long, value_name = "SHA")]
+    pub github_sha: Option<String>,
+    /// Directory relative paths are resolved against [env: GITHUB_WORKSPACE]
+    #[arg(long, value_name = "DIR")]
+    pub github_workspace: Option<String>,
+    /// File that receives the step outputs [env: GITHUB_OUTPUT]
+    #[arg(long, value_name = "FILE")]
+    pub github_output: Option<String>,
+    /// File that receives the job summary [env: GITHUB_STEP_SUMMARY]
+    #[arg(long, value_name = "FILE")]
+    pub github_step_summary: Option<String>,
+}
+
+/// Everything a front end hands to [`resolve`].
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// The shared flags.
+    pub flags: SettingsArgs,
+    /// The Action's own flags (ignored by the CLI).
+    pub action: ActionFlags,
+    /// `mcp-eval run --demo`: evaluate the embedded demo server.
+    pub demo: bool,
+}
+
+/// Where a value came from; shown in front of every problem with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A command-line flag, e.g. `--timeout-seconds`.
+    Flag(String),
+    /// An Action input: its name and the variable it arrived in.
+    Input {
+        /// The input name (`timeout-seconds`).
+        name: String,
+        /// The variable (`INPUT_TIMEOUT-SECONDS`).
+        var: String,
+    },
+    /// An environment variable (`GITHUB_REPOSITORY`).
+    Env(String),
+    /// A value of the config file.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: u64,
+        /// 1-based column.
+        column: u64,
+        /// The key (`gate.fail_on`).
+        field: String,
+    },
+    /// Nothing was given.
+    Default,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Flag(name) => write!(formatter, "{name}"),
+            Source::Input { name, var } => write!(formatter, "input `{name}` ({var})"),
+            Source::Env(var) => write!(formatter, "{var}"),
+            Source::File { path, line, column, field } => {
+                write!(formatter, "{}:{line}:{column}: {field}", path.display())
+            }
+            Source::Default => write!(formatter, "the default"),
+        }
+    }
+}
+
+/// One bad input: where it came from, what is wrong, how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where the value came from.
+    pub source: Source,
+    /// What is wrong (never a secret value).
+    pub message: String,
+    /// How to fix it.
+    pub hint: Option<String>,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.source {
+            Source::Default => write!(formatter, "{}", self.message)?,
+            source => write!(formatter, "{source}: {}", self.message)?,
+        }
+        if let Some(hint) = &self.hint {
+            write!(formatter, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Problem {
+    fn new(source: &Source, message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Self { source: source.clone(), message: message.into(), hint: Some(hint.into()) }
+    }
+
+    /// This problem as a [`UserError`] (exit status 2).
+    pub fn into_error(self) -> UserError {
+        let hint = self.hint.clone();
+        let message = match &self.source {
+            Source::Default => self.message,
+            source => format!("{source}: {}", self.message),
+        };
+        UserError::new(error::Kind::InvalidInput, message).with_hint_opt(hint)
+    }
+}
+
+/// The server under test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Server {
+    /// A Streamable HTTP endpoint.
+    Url(String),
+    /// A stdio server's start command, run through `sh -c`.
+    Command(String),
+    /// The embedded demo server, started on loopback for this run.
+    Demo,
+}
+
+/// The `layers` setting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LayersInput {
+    /// `auto`: decided from the workflow event (layer 0 outside the Action).
+    Auto,
+    /// An explicit list, sorted, without duplicates.
+    Explicit(Vec<u8>),
+}
+
+/// When the run fails (the exit status); reports and outputs are written either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailOn {
+    /// A MUST failure fails the run (the default).
+    Must,
+    /// A MUST failure or a SHOULD warning fails the run.
+    Should,
+    /// Findings never fail the run (errors such as an unreachable server still do).
+    Never,
+}
+
+impl FailOn {
+    /// The spelling users give.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailOn::Must => "must",
+            FailOn::Should => "should",
+            FailOn::Never => "never",
+        }
+    }
+}
+
+/// The workflow run's context, from the `GITHUB_*` variables (or the Action's flags).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GithubContext {
+    /// `GITHUB_EVENT_NAME` (empty for a local run).
+    pub event_name: String,
+    /// `GITHUB_EVENT_PATH`.
+    pub event_path: Option<PathBuf>,
+    /// `GITHUB_REPOSITORY`.
+    pub repository: Option<String>,
+    /// `GITHUB_API_URL`, or the public API.
+    pub api_url: String,
+    /// `GITHUB_SERVER_URL`.
+    pub server_url: Option<String>,
+    /// `GITHUB_RUN_ID`.
+    pub run_id: Option<String>,
+    /// `GITHUB_SHA`.
+    pub sha: Option<String>,
+    /// `GITHUB_WORKSPACE`, or the current directory.
+    pub workspace: PathBuf,
+    /// `GITHUB_OUTPUT`.
+    pub output_file: Option<PathBuf>,
+    /// `GITHUB_STEP_SUMMARY`.
+    pub step_summary: Option<PathBuf>,
+}
+
+/// What only the Action needs.
+#[derive(Debug, Clone)]
+pub struct ActionSettings {
+    /// The label that asks for every layer.
+    pub eval_label: String,
+    /// Whether to post the comment.
+    pub comment: bool,
+    /// The comment's id among several jobs.
+    pub comment_id: String,
+    /// The token (a secret).
+    pub token: Option<String>,
+    /// The workflow run's context.
+    pub github: GithubContext,
+}
+
+/// Everything an evaluation needs, validated. Paths are absolute or relative to the current
+/// directory (the Action resolves them against the workspace).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The front end that resolved them.
+    pub front_end: FrontEnd,
+    /// The server under test.
+    pub server: Server,
+    /// Extra HTTP headers (values are secrets).
+    pub headers: Vec<(String, String)>,
+    /// The layers asked for.
+    pub layers: LayersInput,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Directory for report.json, junit.xml and summary.md.
+    pub out_dir: PathBuf,
+    /// `out_dir` as the user wrote it (for outputs and messages).
+    pub out_dir_label: String,
+    /// A second place for junit.xml, and how the user wrote it.
+    pub junit_path: Option<(PathBuf, String)>,
+    /// The config file, when one was given.
+    pub config_path: Option<PathBuf>,
+    /// Tools that are safe to call (config file `safe_tools`).
+    pub safe_tools: Vec<SafeTool>,
+    /// Fail a legacy server (`require-era 2026-07-28`).
+    pub require_modern: bool,
+    /// When the run fails.
+    pub fail_on: FailOn,
+    /// The golden set (layer 1; not read by this version).
+    pub golden_set: Option<PathBuf>,
+    /// The Action's own settings (`None` for the CLI).
+    pub action: Option<ActionSettings>,
+    /// Things the user should know that do not stop the run (sections not used by this version).
+    pub notices: Vec<String>,
+}
+
+impl Settings {
+    /// Every secret value: header values, the token and the secret parts of the URL.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut secrets: Vec<String> = self.headers.iter().map(|(_, value)| value.clone()).collect();
+        if let Some(action) = &self.action {
+            secrets.extend(action.token.clone());
+        }
+        if let Server::Url(url) = &self.server {
+            secrets.extend(secrets::url_secrets(url));
+        }
+        secrets.retain(|secret| !secret.is_empty());
+        secrets
+    }
+
+    /// How the target is described in reports and messages (secrets removed).
+    pub fn target_label(&self) -> String {
+        match &self.server {
+            Server::Url(url) => secrets::url_without_secrets(url),
+            Server::Command(command) => command.clone(),
+            Server::Demo => "the embedded demo server".into(),
+        }
+    }
+}
+
+/// Secret values found in the raw request before validation, so a front end can mask them
+/// (the Action's `::add-mask::`) before anything is printed, even when a header line is malformed.
+pub fn raw_secrets(request: &Request, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let sources = Sources::new(request, FrontEnd::Action, lookup, None);
+    let mut secrets = Vec::new();
+    if let Some((_, token)) = sources.action(&request.action.github_token, env_vars::INPUT_GITHUB_TOKEN) {
+        secrets.push(token);
+    }
+    if let Some((_, url)) = sources.pick(&request.flags.server_url, "--server-url", env_vars::INPUT_SERVER_URL, None) {
+        secrets.extend(secrets::url_secrets(&url));
+    }
+    let lines = sources.header_lines();
+    for (_, line) in lines {
+        let value = line.split_once(':').map_or(line.as_str(), |(_, value)| value).trim();
+        if !value.is_empty() {
+            secrets.push(value.to_owned());
+        }
+    }
+    secrets
+}
+
+/// The GitHub context alone, known even when other settings are invalid, so the Action can
+/// still write its outputs and job summary.
+pub fn github_context(request: &Request, lookup: &dyn Fn(&str) -> Option<String>) -> GithubContext {
+    let sources = Sources::new(request, FrontEnd::Action, lookup, None);
+    let flags = &request.action;
+    let text = |flag: &Option<String>, var: &str| sources.var(flag, var).map(|(_, value)| value);
+    let path = |flag: &Option<String>, var: &str| text(flag, var).map(PathBuf::from);
+    GithubContext {
+        event_name: text(&flags.github_event_name, env_vars::GITHUB_EVENT_NAME).unwrap_or_default(),
+        event_path: path(&flags.github_event_path, env_vars::GITHUB_EVENT_PATH),
+        repository: text(&flags.github_repository, env_vars::GITHUB_REPOSITORY),
+        api_url: text(&flags.github_api_url, env_vars::GITHUB_API_URL).unwrap_or_else(|| DEFAULT_API_URL.to_owned()),
+        server_url: text(&flags.github_server_url, env_vars::GITHUB_SERVER_URL),
+        run_id: text(&flags.github_run_id, env_vars::GITHUB_RUN_ID),
+        sha: text(&flags.github_sha, env_vars::GITHUB_SHA),
+        workspace: path(&flags.github_workspace, env_vars::GITHUB_WORKSPACE).unwrap_or_else(|| PathBuf::from(".")),
+        output_file: path(&flags.github_output, env_vars::GITHUB_OUTPUT),
+        step_summary: path(&flags.github_step_summary, env_vars::GITHUB_STEP_SUMMARY),
+    }
+}
+
+/// Resolves the settings of `front_end` from the request's flags, the environment seen through
+/// `lookup` (Action inputs and `GITHUB_*`; not read by the CLI) and the config file.
+///
+/// # Errors
+/// Every problem found, each naming its source and the fix (exit status 2).
+pub fn resolve(
+    request: &Request,
+    front_end: FrontEnd,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Settings, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let github = (front_end == FrontEnd::Action).then(|| github_context(request, lookup));
+    let workspace = github.as_ref().map(|github| github.workspace.clone());
+    let in_workspace = |path: &str| -> PathBuf {
+        let path = Path::new(path);
+        match &workspace {
+            Some(workspace) if !path.is_absolute() => workspace.join(path),
+            _ => path.to_path_buf(),
+        }
+    };
+
+    // The config file first: its values are the lowest source but one.
+    let bare = Sources::new(request, front_end, lookup, None);
+    let config_path = bare.pick(&request.flags.config, "--config", env_vars::INPUT_CONFIG, None).map(|(_, path)| path);
+    let config = match &config_path {
+        None => None,
+        Some(path) => match config_file::load(&in_workspace(path)) {
+            Ok(config) => Some((in_workspace(path), config)),
+            Err(problem) => {
+                let source = match problem.position {
+                    Some((line, column)) => {
+                        Source::File { path: problem.path.clone(), line, column, field: "(file)".into() }
+                    }
+                    None => Source::Flag(format!("config file `{}`", problem.path.display())),
+                };
+                problems.push(Problem::new(
+                    &source,
+                    problem.message,
+                    "see the README's config file section for the keys: server, layers, timeout_seconds, report_dir, junit_path, require_era, golden_set, safe_tools, gate, providers, models",
+                ));
+                None
+            }
+        },
+    };
+    let sources =
+        Sources::new(request, front_end, lookup, config.as_ref().map(|(path, config)| (path.as_path(), config)));
+    let file = config.as_ref().map(|(_, config)| config);
+    let file_server = file.and_then(|config| config.server.as_ref());
+
+    // The server.
+    let url = sources.pick(
+        &request.flags.server_url,
+        "--server-url",
+        env_vars::INPUT_SERVER_URL,
+        file_server.and_then(|server| server.url.as_ref()).map(|value| (value, "server.url")),
+    );
+    let command = sources.pick(
+        &request.flags.server_command,
+        "--server-cmd",
+        env_vars::INPUT_SERVER_COMMAND,
+        file_server.and_then(|server| server.command.as_ref()).map(|value| (value, "server.command")),
+    );
+    let server = match (request.demo, url, command) {
+        (true, None, None) => Some(Server::Demo),
+        (true, Some((source, _)), _) | (true, None, Some((source, _))) => {
+            problems.push(Problem::new(
+                &source,
+                "is set together with --demo",
+                "give one server: --demo, a URL or a command",
+            ));
+            None
+        }
+        (false, Some((source, url)), None) => match check_url(&url) {
+            Ok(()) => Some(Server::Url(url)),
+            Err(why) => {
+                problems.push(Problem::new(
+                    &source,
+                    format!("`{}` is not a usable endpoint URL{why}", secrets::url_without_secrets(&url)),
+                    "give the full endpoint URL, e.g. http://127.0.0.1:8000/mcp",
+                ));
+                None
+            }
+        },
+        (false, None, Some((source, command))) => {
+            if command.trim().is_empty() {
+                problems.push(Problem::new(
+                    &source,
+                    "is empty",
+                    "give the command that starts the stdio server, e.g. 'npx my-server --stdio'",
+                ));
+                None
+            } else {
+                Some(Server::Command(command))
+            }
+        }
+        (false, Some((url_source, _)), Some((command_source, _))) => {
+            problems.push(Problem {
+                source: Source::Default,
+                message: format!("both {url_source} and {command_source} are set"),
+                hint: Some("give one server: a URL (Streamable HTTP) or a command (stdio)".into()),
+            });
+            None
+        }
+        (false, None, None) => {
+            let hint = match front_end {
+                FrontEnd::Cli => "pass --server-url URL (Streamable HTTP), --server-cmd 'CMD ARGS' (stdio) or --demo",
+                FrontEnd::Action => "set input `server-url` (Streamable HTTP) or input `server-command` (stdio)",
+            };
+            problems.push(Problem {
+                source: Source::Default,
+                message: "no server to evaluate".into(),
+                hint: Some(hint.into()),
+            });
+            None
+        }
+    };
+
+    // Headers.
+    let header_lines = sources.header_lines();
+    let mut headers = Vec::new();
+    for (source, line) in &header_lines {
+        match secrets::parse_headers(std::slice::from_ref(line)) {
+            Ok(mut parsed) => headers.append(&mut parsed),
+            Err(problem) => problems.push(Problem::new(
+                source,
+                problem.to_string(),
+                "write each header as 'Name: value', e.g. 'Authorization: Bearer …'",
+            )),
+        }
+    }
+    if !headers.is_empty() && matches!(server, Some(Server::Command(_))) {
+        let source = header_lines.first().map(|(source, _)| source.clone()).unwrap_or(Source::Default);
+        problems.push(Problem::new(
+            &source,
+            "headers apply to a server URL only",
+            "pass credentials to a stdio server through its own environment or flags",
+        ));
+    }
+
+    // Layers.
+    let layers = match sources.pick(
+        &request.flags.layers,
+        "--layers",
+        env_vars::INPUT_LAYERS,
+        file.and_then(|config| config.layers.as_ref()).map(|value| (value, "layers")),
+    ) {
+        None => match front_end {
+            FrontEnd::Cli => LayersInput::Explicit(vec![0]),
+            FrontEnd::Action => LayersInput::Auto,
+        },
+        Some((source, text)) => match parse_layers(&text) {
+            Ok(layers) => layers,
+            Err(detail) => {
+                problems.push(Problem::new(
+                    &source,
+                    format!("`{text}`: {detail}"),
+                    "layers are 0 to 3: use e.g. 0, 0,1, 0-3, all or auto",
+                ));
+                LayersInput::Explicit(vec![0])
+            }
+        },
+    };
+
+    // Timeout.
+    let timeout = match sources.pick(
+        &request.flags.timeout_seconds,
+        "--timeout-seconds",
+        env_vars::INPUT_TIMEOUT_SECONDS,
+        file.and_then(|config| config.timeout_seconds.as_ref()).map(|value| (value, "timeout_seconds")),
+    ) {
+        None => Duration::from_secs_f64(DEFAULT_TIMEOUT_SECONDS),
+        Some((source, text)) => match text.trim().parse::<f64>() {
+            Ok(seconds) if seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIMEOUT_SECONDS => {
+                Duration::from_secs_f64(seconds)
+            }
+            _ => {
+                problems.push(Problem::new(
+                    &source,
+                    format!("`{text}` is not a timeout"),
+                    "give a number of seconds greater than 0 and at most 3600, e.g. 10",
+                ));
+                Duration::from_secs_f64(DEFAULT_TIMEOUT_SECONDS)
+            }
+        },
+    };
+
+    // Paths.
+    let out_dir_label = sources
+        .pick(
+            &request.flags.out,
+            "--out",
+            env_vars::INPUT_REPORT_PATH,
+            file.and_then(|config| config.report_dir.as_ref()).map(|value| (value, "report_dir")),
+        )
+        .map_or_else(|| DEFAULT_REPORT_DIR.to_owned(), |(_, text)| text);
+    let junit_label = sources
+        .pick(
+            &request.flags.junit_path,
+            "--junit-path",
+            env_vars::INPUT_JUNIT_PATH,
+            file.and_then(|config| config.junit_path.as_ref()).map(|value| (value, "junit_path")),
+        )
+        .map(|(_, text)| text)
+        .or_else(|| (front_end == FrontEnd::Action).then(|| DEFAULT_JUNIT_PATH.to_owned()));
+    let golden_set = sources
+        .pick(
+            &request.flags.golden_set,
+            "--golden-set",
+            env_vars::INPUT_GOLDEN_SET,
+            file.and_then(|config| config.golden_set.as_ref()).map(|value| (value, "golden_set")),
+        )
+        .map(|(_, text)| in_workspace(&text));
+
+    // Era and gate.
+    let require_modern = match sources.pick(
+        &request.flags.require_era,
+        "--require-era",
+        env_vars::INPUT_REQUIRE_ERA,
+        file.and_then(|config| config.require_era.as_ref()).map(|value| (value, "require_era")),
+    ) {
+        None => false,
+        Some((_, text)) if text.trim() == crate::mcp::jsonrpc::PROTOCOL_VERSION => true,
+        Some((source, text)) => {
+            problems.push(Problem::new(
+                &source,
+                format!("`{text}` cannot be required"),
+                "the only revision that can be required is 2026-07-28",
+            ));
+            false
+        }
+    };
+    let fail_on = match sources.pick(
+        &request.flags.fail_on,
+        "--fail-on",
+        env_vars::INPUT_FAIL_ON,
+        file.and_then(|config| config.gate.as_ref())
+            .and_then(|gate| gate.fail_on.as_ref())
+            .map(|value| (value, "gate.fail_on")),
+    ) {
+        None => FailOn::Must,
+        Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
+            "must" => FailOn::Must,
+            "should" => FailOn::Should,
+            "never" => FailOn::Never,
+            _ => {
+                problems.push(Problem::new(&source, format!("`{text}` is not a policy"), "use must, should or never"));
+                FailOn::Must
+            }
+        },
+    };
+
+    // Safe tools and the sections later layers read.
+    let mut safe_tools = Vec::new();
+    let mut notices = Vec::new();
+    if let Some((path, config)) = &config {
+        for (index, entry) in config.safe_tools.iter().enumerate() {
+            if entry.value.name.trim().is_empty() {
+                problems.push(Problem::new(
+                    &file_source(path, entry, &format!("safe_tools[{index}].name")),
+                    "is empty",
+                    "give the exact tool name as the server lists it",
+                ));
+                continue;
+            }
+            safe_tools.push(SafeTool {
+                name: entry.value.name.clone(),
+                arguments: Value::Object(entry.value.arguments.clone().unwrap_or_default()),
+            });
+        }
+        for (section, value) in [("providers", &config.providers), ("models", &config.models)] {
+            if value.is_some() {
+                notices.push(format!(
+                    "{}: section `{section}` is read by layers 1–3, which this version does not run; it was not used",
+                    path.display()
+                ));
+            }
+        }
+    }
+
+    // The Action's own settings.
+    let action = match &github {
+        None => None,
+        Some(github) => {
+            let flags = &request.action;
+            let eval_label = sources
+                .action(&flags.eval_label, env_vars::INPUT_EVAL_LABEL)
+                .map_or_else(|| DEFAULT_EVAL_LABEL.to_owned(), |(_, text)| text);
+            let comment = match sources.action(&flags.comment, env_vars::INPUT_COMMENT) {
+                None => true,
+                Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
+                    "true" | "yes" | "on" | "1" => true,
+                    "false" | "no" | "off" | "0" => false,
+                    _ => {
+                        problems.push(Problem::new(&source, format!("`{text}` is not a boolean"), "use true or false"));
+                        true
+                    }
+                },
+            };
+            let comment_id = match sources.action(&flags.comment_id, env_vars::INPUT_COMMENT_ID) {
+                None => DEFAULT_COMMENT_ID.to_owned(),
+                Some((source, text)) => {
+                    let valid = text.chars().count() <= 100
+                        && text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ' '));
+                    if !valid {
+                        problems.push(Problem::new(
+                            &source,
+                            format!("`{text}` has characters other than letters, digits, `-`, `_`, `.`, `/` and spaces, or is longer than 100"),
+                            "e.g. comment-id: ${{ matrix.server }}",
+                        ));
+                    }
+                    text
+                }
+            };
+            let token = sources.action(&flags.github_token, env_vars::INPUT_GITHUB_TOKEN).map(|(_, text)| text);
+            if let Some(repository) = &github.repository {
+                if repository.split('/').filter(|part| !part.is_empty()).count() != 2 {
+                    problems.push(Problem::new(
+                        &Source::Env(env_vars::GITHUB_REPOSITORY.into()),
+                        format!("`{repository}` is not `owner/name`"),
+                        "leave it to the runner, which sets it",
+                    ));
+                }
+            }
+            if !(github.api_url.starts_with("http://") || github.api_url.starts_with("https://")) {
+                problems.push(Problem::new(
+                    &Source::Env(env_vars::GITHUB_API_URL.into()),
+                    format!("`{}` is not an http(s) URL", github.api_url),
+                    "leave it to the runner, which sets it",
+                ));
+            }
+            Some(ActionSettings { eval_label, comment, comment_id, token, github: github.clone() })
+        }
+    };
+
+    match server {
+        Some(server) if problems.is_empty() => Ok(Settings {
+            front_end,
+            server,
+            headers,
+            layers,
+            timeout,
+            out_dir: in_workspace(&out_dir_label),
+            out_dir_label,
+            junit_path: junit_label.map(|label| (in_workspace(&label), label)),
+            config_path: config.map(|(path, _)| path),
+            safe_tools,
+            require_modern,
+            fail_on,
+            golden_set,
+            action,
+            notices,
+        }),
+        _ => Err(problems),
+    }
+}
+
+/// Parses a `layers` value: `auto`, `all`, or a comma list of layers and ranges (`0,1`, `0-3`).
+///
+/// # Errors
+/// A part that is not a layer 0–3, an empty range, or no layer at all.
+pub fn parse_layers(text: &str) -> Result<LayersInput, String> {
+    let text = text.trim();
+    if text.is_empty() || text.eq_ignore_ascii_case("auto") {
+        return Ok(LayersInput::Auto);
+    }
+    if text.eq_ignore_ascii_case("all") {
+        return Ok(LayersInput::Explicit(ALL_LAYERS.to_vec()));
+    }
+    let mut layers = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|part| !part.is_empty()) {
+        let parse = |value: &str| match value.trim().parse::<u8>() {
+            Ok(layer @ 0..=3) => Ok(layer),
+            _ => Err(format!("`{part}` is not a layer")),
+        };
+        match part.split_once('-') {
+            Some((low, high)) => {
+                let (low, high) = (parse(low)?, parse(high)?);
+                if low > high {
+                    return Err(format!("`{part}` is an empty range"));
+                }
+                layers.extend(low..=high);
+            }
+            None => layers.push(parse(part)?),
+        }
+    }
+    if layers.is_empty() {
+        return Err("no layer given".into());
+    }
+    layers.sort_unstable();
+    layers.dedup();
+    Ok(LayersInput::Explicit(layers))
+}
+
+/// Why `url` is not a usable endpoint (empty when it is).
+fn check_url(url: &str) -> Result<(), String> {
+    match url::Url::parse(url) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.host_str().is_some() => Ok(()),
+        Ok(parsed) => Err(format!(" (scheme `{}`; http or https is needed)", parsed.scheme())),
+        Err(error) => Err(format!(" ({error})")),
+    }
+}
+
+fn file_source<T>(path: &Path, value: &Located<T>, field: &str) -> Source {
+    Source::File {
+        path: path.to_owned(),
+        line: value.referenced.line(),
+        column: value.referenced.column(),
+        field: field.to_owned(),
+    }
+}
+
+/// The sources of one resolution, in precedence order.
+struct Sources<'a> {
+    request: &'a Request,
+    front_end: FrontEnd,
+    lookup: &'a dyn Fn(&str) -> Option<String>,
+    file: Option<(&'a Path, &'a ConfigFile)>,
+}
+
+impl<'a> Sources<'a> {
+    fn new(
+        request: &'a Request,
+        front_end: FrontEnd,
+        lookup: &'a dyn Fn(&str) -> Option<String>,
+        file: Option<(&'a Path, &'a ConfigFile)>,
+    ) -> Self {
+        Self { request, front_end, lookup, file }
+    }
+
+    /// An Action input, as the runner spells its variable or with underscores; empty is unset.
+    fn input(&self, name: &str) -> Option<(Source, String)> {
+        if self.front_end != FrontEnd::Action {
+            return None;
+        }
+        [env_vars::input_var(name), env_vars::input_var_underscore(name)].into_iter().find_map(|var| {
+            (self.lookup)(&var)
+                .filter(|value| !value.trim().is_empty())
+                .map(|value| (Source::Input { name: name.to_owned(), var }, value.trim().to_owned()))
+        })
+    }
+
+    /// The first of: the flag, the input, the config-file value.
+    fn pick(
+        &self,
+        flag: &Option<String>,
+        flag_name: &str,
+        input: &str,
+        file: Option<(&Located<Value>, &str)>,
+    ) -> Option<(Source, String)> {
+        if let Some(value) = flag.as_deref().filter(|value| !value.trim().is_empty()) {
+            return Some((Source::Flag(flag_name.to_owned()), value.trim().to_owned()));
+        }
+        if let Some(found) = self.input(input) {
+            return Some(found);
+        }
+        let (path, _) = self.file?;
+        let (value, field) = file?;
+        let text = config_file::scalar_text(&value.value).unwrap_or_else(|| value.value.to_string());
+        Some((file_source(path, value, field), text))
+    }
+
+    /// An Action-only setting: its flag, then its input.
+    fn action(&self, flag: &Option<String>, input: &str) -> Option<(Source, String)> {
+        let flag_name = format!("--{input}");
+        if let Some(value) = flag.as_deref().filter(|value| !value.trim().is_empty()) {
+            return Some((Source::Flag(flag_name), value.trim().to_owned()));
+        }
+        self.input(input)
+    }
+
+    /// A `GITHUB_*` variable or the flag that overrides it.
+    fn var(&self, flag: &Option<String>, var: &str) -> Option<(Source, String)> {
+        if let Some(value) = flag.as_deref().map(str::trim).filter(|value| !value.is_empty()) {
+            return Some((Source::Flag(format!("--{}", var.to_ascii_lowercase().replace('_', "-"))), value.to_owned()));
+        }
+        (self.lookup)(var)
+            .map(|value| value.trim().to_owned())
+            .filter(|value| !value.is_empty())
+            .map(|value| (Source::Env(var.to_owned()), value))
+    }
+
+    /// Header lines from `--header` (repeatable) and `--server-headers` (lines), else the input.
+    fn header_lines(&self) -> Vec<(Source, String)> {
+        let flags = &self.request.flags;
+        let mut lines: Vec<(Source, String)> =
+            flags.headers.iter().map(|line| (Source::Flag("--header".into()), line.clone())).collect();
+        let block = match flags.server_headers.as_deref().filter(|text| !text.trim().is_empty()) {
+            Some(text) => Some((Source::Flag("--server-headers".into()), text.to_owned())),
+            None if lines.is_empty() => self.input(env_vars::INPUT_SERVER_HEADERS),
+            None => None,
+        };
+        if let Some((source, text)) = block {
+            lines.extend(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|line| !line.is_empty())
+                    .map(|line| (source.clone(), line.to_owned())),
+            );
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,239 @@
+//! Tests of [`super::resolve`]: precedence, every problem at once with its source, the same
+//! syntax in every front end, secrets kept out of messages.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::*;
+
+fn env(vars: &[(&str, &str)]) -> HashMap<String, String> {
+    vars.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())).collect()
+}
+
+fn action(vars: &[(&str, &str)], request: Request) -> Result<Settings, Vec<Problem>> {
+    let vars = env(vars);
+    resolve(&request, FrontEnd::Action, &|name| vars.get(name).cloned())
+}
+
+fn cli(flags: SettingsArgs) -> Result<Settings, Vec<Problem>> {
+    resolve(&Request { flags, ..Request::default() }, FrontEnd::Cli, &|_| None)
+}
+
+fn rendered(problems: &[Problem]) -> String {
+    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn inputs_arrive_with_hyphens_or_underscores_and_empty_means_unset() {
+    let settings = action(
+        &[
+            ("INPUT_SERVER-URL", "http://127.0.0.1:1/mcp"),
+            ("INPUT_SERVER-COMMAND", ""),
+            ("INPUT_FAIL_ON", "should"),
+            ("INPUT_LAYERS", ""),
+            ("INPUT_COMMENT", ""),
+            ("INPUT_SERVER-HEADERS", "Authorization: Bearer abc\n\nX-Key: k2\n"),
+            ("GITHUB_API_URL", "http://127.0.0.1:2"),
+            ("GITHUB_REPOSITORY", "octo/repo"),
+        ],
+        Request::default(),
+    )
+    .expect("valid");
+    let action = settings.action.as_ref().expect("action settings");
+    assert_eq!(settings.server, Server::Url("http://127.0.0.1:1/mcp".into()));
+    assert_eq!(settings.fail_on, FailOn::Should);
+    assert_eq!(settings.layers, LayersInput::Auto);
+    assert!(action.comment);
+    assert_eq!(settings.headers.len(), 2);
+    assert_eq!(settings.secrets(), ["Bearer abc", "k2"]);
+    assert_eq!(action.github.api_url, "http://127.0.0.1:2");
+    assert_eq!(settings.junit_path.as_ref().map(|(_, label)| label.as_str()), Some(DEFAULT_JUNIT_PATH));
+    assert_eq!(action.eval_label, DEFAULT_EVAL_LABEL);
+}
+
+#[test]
+fn flags_win_over_inputs_and_inputs_over_the_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("mcp-eval.yaml");
+    std::fs::write(&config, "timeout_seconds: 3\nlayers: 0-3\ngate:\n  fail_on: should\nrequire_era: 2026-07-28\n")
+        .expect("write");
+    let request = Request {
+        flags: SettingsArgs {
+            server_url: Some("http://127.0.0.1:9/mcp".into()),
+            fail_on: Some("never".into()),
+            config: Some(config.display().to_string()),
+            ..SettingsArgs::default()
+        },
+        action: ActionFlags { github_api_url: Some("http://127.0.0.1:3".into()), ..ActionFlags::default() },
+        demo: false,
+    };
+    let settings = action(
+        &[
+            ("INPUT_SERVER-URL", "http://127.0.0.1:1/mcp"),
+            ("INPUT_FAIL-ON", "must"),
+            ("INPUT_TIMEOUT-SECONDS", "7"),
+            ("GITHUB_API_URL", "http://x"),
+        ],
+        request,
+    )
+    .expect("valid");
+    assert_eq!(settings.server, Server::Url("http://127.0.0.1:9/mcp".into()));
+    assert_eq!(settings.fail_on, FailOn::Never, "flag over input and file");
+    assert_eq!(settings.timeout, Duration::from_secs(7), "input over file");
+    assert_eq!(settings.layers, LayersInput::Explicit(vec![0, 1, 2, 3]), "file over default");
+    assert!(settings.require_modern);
+    assert_eq!(settings.action.expect("action").github.api_url, "http://127.0.0.1:3");
+}
+
+#[test]
+fn every_problem_is_reported_naming_the_input() {
+    let problems = action(
+        &[
+            ("INPUT_FAIL-ON", "sometimes"),
+            ("INPUT_LAYERS", "9"),
+            ("INPUT_TIMEOUT-SECONDS", "-1"),
+            ("INPUT_COMMENT", "maybe"),
+        ],
+        Request::default(),
+    )
+    .expect_err("invalid");
+    let all = rendered(&problems);
+    for part in ["no server", "`fail-on`", "`layers`", "`timeout-seconds`", "`comment`", "INPUT_FAIL-ON"] {
+        assert!(all.contains(part), "{part} missing in {all}");
+    }
+    assert_eq!(problems.len(), 5);
+}
+
+#[test]
+fn the_cli_and_the_action_accept_the_same_layers_syntax() {
+    for text in ["0", "0,1", "0-3", "all", "auto", " 1 , 0 "] {
+        let flags = SettingsArgs { layers: Some(text.into()), ..SettingsArgs::default() };
+        let from_cli =
+            resolve(&Request { flags: flags.clone(), demo: true, ..Request::default() }, FrontEnd::Cli, &|_| None)
+                .map(|settings| settings.layers);
+        let from_action = action(&[("INPUT_LAYERS", text), ("INPUT_SERVER-URL", "http://h/mcp")], Request::default())
+            .map(|settings| settings.layers);
+        assert_eq!(from_cli.expect("cli accepts"), from_action.expect("action accepts"), "{text}");
+    }
+    let problems = cli(SettingsArgs {
+        layers: Some("7".into()),
+        server_url: Some("http://h/mcp".into()),
+        ..SettingsArgs::default()
+    })
+    .expect_err("invalid");
+    assert!(rendered(&problems).starts_with("--layers: `7`"), "{}", rendered(&problems));
+}
+
+#[test]
+fn the_cli_names_its_flags_and_the_file_names_file_line_and_column() {
+    let problems =
+        cli(SettingsArgs { timeout_seconds: Some("-1".into()), ..SettingsArgs::default() }).expect_err("invalid");
+    let all = rendered(&problems);
+    assert!(all.contains("--timeout-seconds: `-1`"), "{all}");
+    assert!(all.contains("--server-url"), "the no-server hint names the flags: {all}");
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("mcp-eval.yaml");
+    std::fs::write(&config, "server:\n  url: http://h/mcp\ntimeout_seconds: fast\ngate:\n  fail_on: sometimes\n")
+        .expect("write");
+    let problems = cli(SettingsArgs { config: Some(config.display().to_string()), ..SettingsArgs::default() })
+        .expect_err("invalid");
+    let all = rendered(&problems);
+    assert!(all.contains("mcp-eval.yaml:3:18: timeout_seconds: `fast`"), "{all}");
+    assert!(all.contains("mcp-eval.yaml:5:12: gate.fail_on: `sometimes`"), "{all}");
+    assert_eq!(problems.len(), 2);
+}
+
+#[test]
+fn a_config_file_with_an_unknown_key_names_the_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("mcp-eval.yaml");
+    std::fs::write(&config, "safe_tools:\n  - name: x\n    argumnets: {}\n").expect("write");
+    let problems = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        config: Some(config.display().to_string()),
+        ..SettingsArgs::default()
+    })
+    .expect_err("invalid");
+    let all = rendered(&problems);
+    assert!(all.contains("mcp-eval.yaml:3:"), "{all}");
+    assert!(all.contains("argumnets"), "{all}");
+}
+
+#[test]
+fn safe_tools_come_from_the_file_and_later_sections_are_noticed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("c.yaml");
+    std::fs::write(
+        &config,
+        "safe_tools:\n  - name: get_time\n    arguments: {timezone: UTC}\n  - name: ping\nmodels: [gpt-x]\n",
+    )
+    .expect("write");
+    let settings = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        config: Some(config.display().to_string()),
+        ..SettingsArgs::default()
+    })
+    .expect("valid");
+    assert_eq!(settings.safe_tools.len(), 2);
+    assert_eq!(settings.safe_tools[0].arguments["timezone"], "UTC");
+    assert_eq!(settings.safe_tools[1].arguments, serde_json::json!({}));
+    assert!(settings.notices[0].contains("`models`"), "{:?}", settings.notices);
+}
+
+#[test]
+fn header_secrets_stay_out_of_errors() {
+    let problems = action(
+        &[("INPUT_SERVER-URL", "http://h/mcp"), ("INPUT_SERVER-HEADERS", "Bad Name: s3cret")],
+        Request::default(),
+    )
+    .expect_err("invalid");
+    assert!(!rendered(&problems).contains("s3cret"));
+    let problems =
+        cli(SettingsArgs { server_url: Some("http://u:pw-s3cret@h:99999/mcp".into()), ..SettingsArgs::default() })
+            .expect_err("invalid port");
+    assert!(!rendered(&problems).contains("pw-s3cret"), "{}", rendered(&problems));
+}
+
+#[test]
+fn two_servers_or_headers_for_a_command_are_refused() {
+    let problems = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        server_command: Some("srv".into()),
+        ..SettingsArgs::default()
+    })
+    .expect_err("two servers");
+    assert!(rendered(&problems).contains("both --server-url and --server-cmd"), "{}", rendered(&problems));
+    let problems = cli(SettingsArgs {
+        server_command: Some("srv".into()),
+        headers: vec!["Authorization: Bearer x".into()],
+        ..SettingsArgs::default()
+    })
+    .expect_err("headers for stdio");
+    assert!(rendered(&problems).contains("--header: headers apply to a server URL only"), "{}", rendered(&problems));
+}
+
+#[test]
+fn action_paths_are_resolved_against_the_workspace() {
+    let settings = action(
+        &[("INPUT_SERVER-URL", "http://h/mcp"), ("GITHUB_WORKSPACE", "/ws"), ("INPUT_REPORT-PATH", "out")],
+        Request::default(),
+    )
+    .expect("valid");
+    assert_eq!(settings.out_dir, Path::new("/ws/out"));
+    assert_eq!(settings.out_dir_label, "out");
+    assert_eq!(settings.junit_path.expect("junit").0, Path::new("/ws/mcp-eval-report/junit.xml"));
+}
+
+#[test]
+fn raw_secrets_include_malformed_header_lines_and_the_token() {
+    let vars = env(&[
+        ("INPUT_SERVER-HEADERS", "no colon secret-value\nX-Key: k2"),
+        ("INPUT_GITHUB-TOKEN", "ghs_token"),
+        ("INPUT_SERVER-URL", "http://u:pw@h/mcp?key=q"),
+    ]);
+    let secrets = raw_secrets(&Request::default(), &|name| vars.get(name).cloned());
+    for secret in ["no colon secret-value", "k2", "ghs_token", "pw", "q"] {
+        assert!(secrets.contains(&secret.to_owned()), "{secret} missing in {secrets:?}");
+    }
+}
