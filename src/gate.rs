@@ -16,7 +16,7 @@
 //!
 //! When several apply, the first in this order wins: 130/143 > 2 > 4 > 3 > 5 > 6 > 1 > 0.
 
-use crate::report::model::{RunOutcome, RunReport, Status, Verdict};
+use crate::report::model::{INTERNAL_CHECK_ID, RunOutcome, RunReport, Status, Verdict};
 use crate::settings::FailOn;
 
 /// An exit status of `mcp-eval` (see the module table).
@@ -142,14 +142,16 @@ pub struct Decision {
     pub exit: ExitStatus,
 }
 
-/// The verdict of a run: `error` when the server was unreachable; `fail` when any check failed
-/// (also on an interrupted run); `error` when the run was interrupted without a failure (an
-/// incomplete run never passes); `pass` otherwise. Checks with status `error`, `warn` or
-/// `not_applicable` do not fail the verdict.
+/// The verdict of a run: `error` when the server was unreachable or mcp-eval itself failed (an
+/// `INTERNAL` row); `fail` when any check failed (also on an interrupted run); `error` when the run
+/// was interrupted without a failure (an incomplete run never passes); `pass` otherwise. Other
+/// checks with status `error`, `warn` or `not_applicable` do not fail the verdict.
 pub fn verdict(outcome: RunOutcome, checks: &[crate::report::model::CheckResult]) -> Verdict {
     let failed = checks.iter().any(|check| check.status == Status::Fail);
+    let internal = checks.iter().any(|check| check.id == INTERNAL_CHECK_ID);
     match outcome {
         RunOutcome::Unreachable => Verdict::Error,
+        _ if internal => Verdict::Error,
         _ if failed => Verdict::Fail,
         RunOutcome::Interrupted => Verdict::Error,
         RunOutcome::Completed => Verdict::Pass,
@@ -174,7 +176,7 @@ pub fn decide(report: &RunReport, input: GateInput) -> Decision {
     if report.outcome == RunOutcome::Unreachable {
         exit = exit.max(ExitStatus::Unreachable);
     }
-    if input.reports_failed {
+    if input.reports_failed || report.checks.iter().any(|check| check.id == INTERNAL_CHECK_ID) {
         exit = exit.max(ExitStatus::Environment);
     }
     match input.interrupt {
@@ -296,6 +298,17 @@ mod tests {
         let int = GateInput { interrupt: Some(Interrupt::Int), ..MUST };
         let decision = decide_on(RunOutcome::Interrupted, &[Status::Fail], int);
         assert_eq!((decision.verdict, decision.exit), (Verdict::Fail, ExitStatus::Interrupted));
+    }
+
+    #[test]
+    fn an_internal_error_is_never_a_pass_and_exits_4() {
+        let mut report = crate::report::model::RunReport::empty_for_tests();
+        report.checks = vec![check(Status::Pass), RunReport::internal_error_check("a panic".into())];
+        let decision = decide(&report, MUST);
+        assert_eq!(
+            (decision.verdict, decision.result, decision.exit),
+            (Verdict::Error, RunResult::Error, ExitStatus::Environment)
+        );
     }
 
     #[test]

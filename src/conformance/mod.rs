@@ -77,35 +77,37 @@ impl Context {
     }
 }
 
-/// Runs layer 0 on a connected server. `progress` is called with one line per phase.
+/// Runs layer 0 on a connected server, borrowing its session (the caller ends it). `progress`
+/// is called with one line per phase.
 pub async fn run(
-    connected: Connected,
+    connected: &Connected,
     target: Target,
     redactor: Redactor,
     options: &Options,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Outcome0 {
     let started = Instant::now();
-    let Connected { mut client, era, evidence: era_evidence, discover, initialize } = connected;
+    let client = connected.client.clone();
+    let (era, era_evidence) = (connected.era, connected.evidence.clone());
+    let (discover, initialize) = (&connected.discover, connected.initialize.as_ref());
     let passive = Arc::new(Passive::new(era == Era::Legacy));
     let observer = passive.clone();
     let client_is_modern = era == Era::Modern;
-    client.set_observer(Arc::new(move |outgoing: &Outgoing, exchange| {
+    client.set_observer(Some(Arc::new(move |outgoing: &Outgoing, exchange| {
         observer.observe(outgoing, exchange, client_is_modern)
-    }));
+    })));
     // The era probe happened before the observer existed: feed it in now.
     if era == Era::Modern {
         passive.observe(
             &Outgoing::request(crate::mcp::jsonrpc::modern_request("server/discover", json!({}))),
-            &discover,
+            discover,
             true,
         );
     }
-    let client = Arc::new(client);
     let modern = match era {
         Era::Modern => client.clone(),
         Era::Legacy => {
-            let mut fresh = match &target {
+            let fresh = match &target {
                 Target::Http(settings) => HttpTransport::new(settings.clone(), redactor.clone())
                     .map(|transport| Client::new(Connection::Http(transport))),
                 Target::Stdio { command, timeout } => StdioTransport::spawn(command, *timeout, redactor.clone())
@@ -114,9 +116,9 @@ pub async fn run(
             }
             .unwrap_or_else(|_| Client::new(client.connection().clone()));
             let observer = passive.clone();
-            fresh.set_observer(Arc::new(move |outgoing: &Outgoing, exchange| {
+            fresh.set_observer(Some(Arc::new(move |outgoing: &Outgoing, exchange| {
                 observer.observe(outgoing, exchange, true)
-            }));
+            })));
             Arc::new(fresh)
         }
     };
@@ -278,7 +280,8 @@ pub async fn run(
         }
         Connection::Http(_) => None,
     };
-    client.shutdown().await;
+    // The session is the caller's: stop observing it, end only the connection opened here.
+    client.set_observer(None);
     if !Arc::ptr_eq(&client, &modern) {
         modern.shutdown().await;
     }
@@ -315,7 +318,8 @@ fn record_param_headers(http: &HttpTransport, tools: &[Value]) {
             map.insert(name.to_owned(), declared);
         }
     }
-    if let Ok(mut slot) = http.param_headers.write() {
+    {
+        let mut slot = crate::mcp::sync::write(&http.param_headers);
         *slot = map;
     }
 }

@@ -49,7 +49,7 @@ impl Passive {
     }
 
     fn note(&self, id: &'static str, violation: Option<String>, exchange: &Exchange) {
-        let Ok(mut tallies) = self.tallies.lock() else { return };
+        let mut tallies = crate::mcp::sync::lock(&self.tallies);
         let tally = tallies.entry(id).or_default();
         tally.observed += 1;
         if let Some(message) = violation {
@@ -278,7 +278,7 @@ impl Passive {
 
     /// Findings for every requirement observed, with examples of violations.
     pub fn findings(&self) -> Vec<Finding> {
-        let Ok(tallies) = self.tallies.lock() else { return Vec::new() };
+        let tallies = crate::mcp::sync::lock(&self.tallies);
         tallies
             .iter()
             .map(|(id, tally)| {

@@ -155,13 +155,14 @@ struct RefusingRetriever {
 
 impl RefusingRetriever {
     fn asked(&self) -> Vec<String> {
-        self.asked.lock().map(|a| a.clone()).unwrap_or_default()
+        crate::mcp::sync::lock(&self.asked).clone()
     }
 }
 
 impl Retrieve for RefusingRetriever {
     fn retrieve(&self, uri: &Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
-        if let Ok(mut asked) = self.asked.lock() {
+        {
+            let mut asked = crate::mcp::sync::lock(&self.asked);
             asked.push(uri.to_string());
         }
         Err(format!("`{uri}` not fetched: mcp-eval never dereferences external references").into())

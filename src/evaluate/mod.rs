@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::Utc;
+use futures_util::FutureExt as _;
 
 use crate::conformance::{self, Options};
 use crate::error::{Kind, UserError};
@@ -25,6 +26,10 @@ use crate::report::model::{Evidence, RunOutcome, RunReport, ServerSection};
 use crate::report::{self, WrittenFiles};
 use crate::settings::{LayersInput, Server, Settings};
 pub use events::RunEvent;
+
+/// A failpoint for the tests: when this variable is set, layer 0 panics right after connecting,
+/// so the tests can show that a panic still writes the reports (an `INTERNAL` row, exit 4).
+pub const PANIC_FOR_TESTS_VAR: &str = "MCP_EVAL_PANIC_FOR_TESTS";
 
 /// The layers this version can run.
 pub const LAYERS_AVAILABLE: [u8; 1] = [0];
@@ -82,17 +87,30 @@ pub async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn Fn(&RunE
     let progress = |line: &str| events(&RunEvent::Phase { layer: 0, text: line.to_owned() });
     let work = async {
         events(&RunEvent::LayerStarted { layer: 0 });
-        match Box::pin(era::connect(&target, redactor.clone())).await {
-            Err(unreachable) => Err(unreachable),
-            Ok(connected) => {
-                Ok(Box::pin(conformance::run(connected, target.clone(), redactor.clone(), &options, &progress)).await)
-            }
+        // The session is owned here and lent to each layer in turn; dropping this future (on a
+        // signal) drops the session, which ends a stdio server's process group.
+        let connected = Box::pin(era::connect(&target, redactor.clone())).await?;
+        if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some() {
+            panic!("{PANIC_FOR_TESTS_VAR} is set");
         }
+        let layer0 =
+            Box::pin(conformance::run(&connected, target.clone(), redactor.clone(), &options, &progress)).await;
+        connected.shutdown().await;
+        Ok::<_, era::Unreachable>(layer0)
     };
-    let work = Box::pin(work);
+    // A panic inside a layer must not lose the reports: it becomes an `INTERNAL` row (exit 4).
+    let work = Box::pin(std::panic::AssertUnwindSafe(work).catch_unwind());
     let (report, interrupt) = tokio::select! {
         result = work => match result {
-            Ok(outcome) => {
+            Err(panic) => {
+                let message = format!(
+                    "mcp-eval failed inside layer 0 (a panic: {}); no verdict. Please report it with the server's name and version",
+                    panic_text(panic.as_ref())
+                );
+                let checks = vec![RunReport::internal_error_check(message)];
+                (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Completed, None, server, checks), None)
+            }
+            Ok(Ok(outcome)) => {
                 let label = std::mem::take(&mut server.target);
                 server = outcome.server;
                 server.target = label;
@@ -100,9 +118,15 @@ pub async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn Fn(&RunE
                     events(&RunEvent::CheckGraded { id: check.id.clone(), status: check.status });
                 }
                 events(&RunEvent::LayerFinished { layer: 0, duration_ms: elapsed_ms(started) });
-                (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Completed, None, server, outcome.checks), None)
+                let mut checks = outcome.checks;
+                if crate::mcp::sync::poisoned() {
+                    checks.push(RunReport::internal_error_check(
+                        "a panic inside mcp-eval poisoned shared state during layer 0: the checks above may be missing findings; no verdict".into(),
+                    ));
+                }
+                (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Completed, None, server, checks), None)
             }
-            Err(unreachable) => {
+            Ok(Err(unreachable)) => {
                 server.stderr_tail = unreachable.stderr_tail.clone();
                 let evidence = unreachable.evidence.iter().map(|(label, text)| Evidence { label: label.clone(), text: text.clone() }).collect();
                 (RunReport::unreachable(started_at, elapsed_ms(started), server, unreachable.reason, evidence), None)
@@ -203,6 +227,15 @@ impl Drop for DemoTask {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// The text of a panic payload.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
 }
 
 fn elapsed_ms(started: Instant) -> u64 {

@@ -1,8 +1,9 @@
-//! One client over either transport: assigns unique request ids, sends [`Outgoing`] messages,
-//! and hands every [`Exchange`] to an optional observer (the passive checks) before returning it.
+//! One client over either transport: assigns unique request ids, sends [`Outgoing`] messages
+//! through a [`Transport`] (the concrete one, or a wrapper such as a fault layer), and hands every
+//! [`Exchange`] to an optional observer (the passive checks) before returning it.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use serde_json::Value;
 
@@ -10,8 +11,10 @@ use super::exchange::{Exchange, Outgoing};
 use super::http::HttpTransport;
 use super::jsonrpc;
 use super::stdio::StdioTransport;
+use super::transport::Transport;
 
-/// The transport under a [`Client`].
+/// The concrete transport under a [`Client`] (probes that need HTTP- or stdio-specific access
+/// match on it; sending goes through [`Transport`]).
 #[derive(Debug, Clone)]
 pub enum Connection {
     /// Streamable HTTP.
@@ -26,8 +29,9 @@ pub type Observer = Arc<dyn Fn(&Outgoing, &Exchange) + Send + Sync>;
 /// An MCP client over one connection.
 pub struct Client {
     connection: Connection,
+    transport: Arc<dyn Transport>,
     next_id: AtomicI64,
-    observer: Option<Observer>,
+    observer: RwLock<Option<Observer>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -37,14 +41,25 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// A client over `connection`.
+    /// A client over `connection`, sending through it directly.
     pub fn new(connection: Connection) -> Self {
-        Self { connection, next_id: AtomicI64::new(1), observer: None }
+        let transport: Arc<dyn Transport> = match &connection {
+            Connection::Http(http) => http.clone(),
+            Connection::Stdio(stdio) => stdio.clone(),
+        };
+        Self::wrapped(connection, transport)
     }
 
-    /// Sets the observer that sees every exchange.
-    pub fn set_observer(&mut self, observer: Observer) {
-        self.observer = Some(observer);
+    /// A client that sends through `transport` (a wrapper of `connection`'s transport, e.g. a
+    /// fault layer) while probes still see the concrete `connection`.
+    pub fn wrapped(connection: Connection, transport: Arc<dyn Transport>) -> Self {
+        Self { connection, transport, next_id: AtomicI64::new(1), observer: RwLock::new(None) }
+    }
+
+    /// Sets (or, with `None`, removes) the observer that sees every exchange. A layer that
+    /// borrows the session sets its observer and removes it when it is done.
+    pub fn set_observer(&self, observer: Option<Observer>) {
+        *self.observer.write().unwrap_or_else(PoisonError::into_inner) = observer;
     }
 
     /// The transport.
@@ -54,10 +69,7 @@ impl Client {
 
     /// `http` or `stdio`.
     pub fn transport_name(&self) -> &'static str {
-        match self.connection {
-            Connection::Http(_) => "http",
-            Connection::Stdio(_) => "stdio",
-        }
+        self.transport.name()
     }
 
     /// True over Streamable HTTP.
@@ -77,11 +89,9 @@ impl Client {
         } else {
             Some(outgoing.id.clone().unwrap_or_else(|| self.fresh_id()))
         };
-        let exchange = match &self.connection {
-            Connection::Http(http) => http.send(&outgoing, id).await,
-            Connection::Stdio(stdio) => stdio.send(&outgoing, id).await,
-        };
-        if let Some(observer) = &self.observer {
+        let exchange = self.transport.send(&outgoing, id).await;
+        let observer = self.observer.read().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Some(observer) = observer {
             observer(&outgoing, &exchange);
         }
         exchange
@@ -94,8 +104,6 @@ impl Client {
 
     /// Ends the connection (for stdio: the whole process group).
     pub async fn shutdown(&self) {
-        if let Connection::Stdio(stdio) = &self.connection {
-            stdio.shutdown().await;
-        }
+        self.transport.shutdown().await;
     }
 }

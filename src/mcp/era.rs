@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use std::sync::Arc;
+
 use super::client::{Client, Connection};
 use super::evidence::Redactor;
 use super::exchange::{Exchange, Failure, Outgoing};
@@ -53,8 +55,9 @@ pub enum Target {
 /// A connected server and what era detection found.
 #[derive(Debug)]
 pub struct Connected {
-    /// The client, ready for checks (for legacy servers: after the handshake).
-    pub client: Client,
+    /// The client, ready for checks (for legacy servers: after the handshake). The session's
+    /// owner lends it to each layer and ends it with [`Connected::shutdown`].
+    pub client: Arc<Client>,
     /// The era.
     pub era: Era,
     /// How the era was decided, in words, for the report.
@@ -63,6 +66,13 @@ pub struct Connected {
     pub discover: Exchange,
     /// The `initialize` exchange, when the fallback ran.
     pub initialize: Option<Exchange>,
+}
+
+impl Connected {
+    /// Ends the session (stdio: the server's whole process group).
+    pub async fn shutdown(&self) {
+        self.client.shutdown().await;
+    }
 }
 
 /// Why a server could not be evaluated at all.
@@ -135,24 +145,26 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
     }
     if discover_succeeded(&discover) {
         let evidence = format!("`server/discover` answered with a result ({}): modern", discover.describe());
-        return Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: None });
+        return Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: None });
     }
     if modern_error(&discover) {
         let evidence = format!(
             "`server/discover` answered with a modern error ({}): modern (B-2), although discover itself failed",
             discover.describe()
         );
-        return Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: None });
+        return Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: None });
     }
     // Not modern evidence: try the legacy handshake on the same endpoint.
     let initialize = legacy_handshake(&client).await;
     if initialize.result().is_some() {
         if let Some(session) = initialize.header("mcp-session-id") {
-            if let Ok(mut slot) = transport.session_id.write() {
+            {
+                let mut slot = crate::mcp::sync::write(&transport.session_id);
                 *slot = Some(session.to_owned());
             }
         }
-        if let Ok(mut version) = transport.protocol_version.write() {
+        {
+            let mut version = crate::mcp::sync::write(&transport.protocol_version);
             *version = negotiated_version(&initialize);
         }
         send_initialized(&client).await;
@@ -160,7 +172,13 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             "`server/discover` got {} (not a modern answer); `initialize` succeeded: legacy",
             discover.describe()
         );
-        return Ok(Connected { client, era: Era::Legacy, evidence, discover, initialize: Some(initialize) });
+        return Ok(Connected {
+            client: Arc::new(client),
+            era: Era::Legacy,
+            evidence,
+            discover,
+            initialize: Some(initialize),
+        });
     }
     // The server answers HTTP but neither way works: grade it as a modern server (every
     // modern check will say what is wrong) rather than calling it unreachable.
@@ -169,7 +187,7 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
         discover.describe(),
         initialize.describe()
     );
-    Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: Some(initialize) })
+    Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: Some(initialize) })
 }
 
 async fn connect_stdio(command: &str, timeout: Duration, redactor: Redactor) -> Result<Connected, Unreachable> {
@@ -189,12 +207,12 @@ async fn connect_stdio(command: &str, timeout: Duration, redactor: Redactor) -> 
     let discover = client.send(Outgoing::request(jsonrpc::modern_request("server/discover", json!({})))).await;
     if discover_succeeded(&discover) {
         let evidence = "`server/discover` answered with a result over stdio: modern (B-1)".to_owned();
-        return Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: None });
+        return Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: None });
     }
     if modern_error(&discover) {
         let evidence =
             format!("`server/discover` answered with a modern error ({}): modern (B-1)", discover.describe());
-        return Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: None });
+        return Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: None });
     }
     // Legacy: an error, silence or an exit. A silent or exited server is restarted once.
     let restart = discover.response.is_none();
@@ -213,7 +231,13 @@ async fn connect_stdio(command: &str, timeout: Duration, redactor: Redactor) -> 
             discover.describe(),
             if restart { " (server restarted for the handshake)" } else { "" }
         );
-        return Ok(Connected { client, era: Era::Legacy, evidence, discover, initialize: Some(initialize) });
+        return Ok(Connected {
+            client: Arc::new(client),
+            era: Era::Legacy,
+            evidence,
+            discover,
+            initialize: Some(initialize),
+        });
     }
     if discover.response.is_none() && initialize.response.is_none() {
         let stderr_tail = transport.stderr_tail();
@@ -233,7 +257,7 @@ async fn connect_stdio(command: &str, timeout: Duration, redactor: Redactor) -> 
         discover.describe(),
         initialize.describe()
     );
-    Ok(Connected { client, era: Era::Modern, evidence, discover, initialize: Some(initialize) })
+    Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: Some(initialize) })
 }
 
 /// The 2025-11-25 `initialize` request (no `_meta`, no `MCP-Protocol-Version` header).

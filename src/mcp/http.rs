@@ -278,7 +278,7 @@ impl HttpTransport {
                     .pointer(&format!("/params/_meta/{}", jsonrpc::META_PROTOCOL_VERSION.replace('/', "~1")))
                     .and_then(Value::as_str)
                     .map(str::to_owned)
-                    .unwrap_or_else(|| self.protocol_version.read().map(|v| v.clone()).unwrap_or_default());
+                    .unwrap_or_else(|| crate::mcp::sync::read(&self.protocol_version).clone());
                 headers.push(("MCP-Protocol-Version".into(), version));
             }
             if let Some(method) = body.get("method").and_then(Value::as_str) {
@@ -295,7 +295,8 @@ impl HttpTransport {
                 }
             }
         }
-        if let Ok(session) = self.session_id.read() {
+        {
+            let session = crate::mcp::sync::read(&self.session_id);
             if let Some(session) = session.as_ref() {
                 headers.push(("Mcp-Session-Id".into(), session.clone()));
             }
@@ -320,9 +321,7 @@ impl HttpTransport {
         let Some(name) = body.pointer("/params/name").and_then(Value::as_str) else {
             return Vec::new();
         };
-        let Ok(declarations) = self.param_headers.read() else {
-            return Vec::new();
-        };
+        let declarations = crate::mcp::sync::read(&self.param_headers);
         let Some(declared) = declarations.get(name) else {
             return Vec::new();
         };

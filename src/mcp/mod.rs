@@ -7,6 +7,9 @@
 //! yields an [`exchange::Exchange`] that records what was sent and what came back, and a
 //! misbehaving server is data for the checks, never an `Err`.
 //!
+//! [`transport`] is the seam under the client (HTTP and stdio implement it; a fault layer wraps
+//! it); [`tools`] is a typed view of a server's tools for the layers that hand them to a model.
+//!
 //! This module depends on nothing else in the crate: it knows nothing of checks, reports,
 //! LLMs or GitHub.
 
@@ -19,3 +22,6 @@ pub mod jsonrpc;
 pub mod raw;
 pub mod sse;
 pub mod stdio;
+pub mod sync;
+pub mod tools;
+pub mod transport;

@@ -126,7 +126,8 @@ impl StdioTransport {
                     if read == 0 {
                         break;
                     }
-                    if let Ok(mut tail) = tail.lock() {
+                    {
+                        let mut tail = crate::mcp::sync::lock(&tail);
                         tail.extend(&chunk[..read]);
                         let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
                         tail.drain(..excess);
@@ -161,12 +162,12 @@ impl StdioTransport {
 
     /// A copy of the framing violations seen so far.
     pub fn violations(&self) -> StdoutViolations {
-        self.violations.lock().map(|violations| violations.clone()).unwrap_or_default()
+        crate::mcp::sync::lock(&self.violations).clone()
     }
 
     /// The last bytes the server wrote on stderr, redacted.
     pub fn stderr_tail(&self) -> String {
-        let bytes: Vec<u8> = self.stderr_tail.lock().map(|tail| tail.iter().copied().collect()).unwrap_or_default();
+        let bytes: Vec<u8> = crate::mcp::sync::lock(&self.stderr_tail).iter().copied().collect();
         self.redactor.redact(&String::from_utf8_lossy(&bytes))
     }
 
@@ -201,10 +202,12 @@ impl StdioTransport {
             let progress_token = message.pointer("/params/_meta/progressToken").cloned();
             let log_level =
                 message.pointer(&format!("/params/_meta/{}", jsonrpc::META_LOG_LEVEL.replace('/', "~1"))).is_some();
-            if let Ok(mut sent) = self.sent.lock() {
+            {
+                let mut sent = crate::mcp::sync::lock(&self.sent);
                 sent.insert(id_key(id));
             }
-            if let Ok(mut pending) = self.pending.lock() {
+            {
+                let mut pending = crate::mcp::sync::lock(&self.pending);
                 pending.insert(id_key(id), Pending { messages: Vec::new(), progress_token, log_level, sender });
             }
             receiver
@@ -244,13 +247,10 @@ impl StdioTransport {
             let Some(settle) = settle else { return std::future::pending::<()>().await };
             loop {
                 tokio::time::sleep(Duration::from_millis(10)).await;
-                let has_first = pending_map
-                    .lock()
-                    .ok()
-                    .and_then(|pending| {
-                        key.as_ref().and_then(|key| pending.get(key).map(|waiting| !waiting.messages.is_empty()))
-                    })
-                    .unwrap_or(false);
+                let has_first = {
+                    let pending = crate::mcp::sync::lock(&pending_map);
+                    key.as_ref().and_then(|key| pending.get(key)).is_some_and(|waiting| !waiting.messages.is_empty())
+                };
                 if has_first {
                     tokio::time::sleep(settle).await;
                     return;
@@ -261,7 +261,8 @@ impl StdioTransport {
             received = receiver => received.ok(),
             _ = tokio::time::sleep(timeout) => None,
             _ = settled => None,
-            _ = exited.wait_for(Option::is_some) => {
+            // The watch guard is dropped inside: the future must stay `Send`.
+            () = async { drop(exited.wait_for(Option::is_some).await) } => {
                 // The response may have been read just before the exit: give the reader a moment.
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 None
@@ -274,14 +275,15 @@ impl StdioTransport {
                 exchange.response = Some(response);
             }
             None => {
-                let pending = id.as_ref().and_then(|id| self.pending.lock().ok()?.remove(&id_key(id)));
+                let pending = id.as_ref().and_then(|id| crate::mcp::sync::lock(&self.pending).remove(&id_key(id)));
                 if let Some(pending) = pending {
                     exchange.messages = pending.messages;
                 }
                 exchange.failure = Some(match self.exit_reason() {
                     Some(reason) => Failure::Exited(reason),
                     None => {
-                        if let Ok(mut violations) = self.violations.lock() {
+                        {
+                            let mut violations = crate::mcp::sync::lock(&self.violations);
                             violations.timed_out += 1;
                         }
                         Failure::Timeout
@@ -296,7 +298,7 @@ impl StdioTransport {
     /// How many messages (notifications) have arrived so far for the request with this id
     /// that is still waiting for its response; `None` once it has its response or gave up.
     pub fn messages_so_far(&self, id: &Value) -> Option<usize> {
-        self.pending.lock().ok()?.get(&id_key(id)).map(|waiting| waiting.messages.len())
+        crate::mcp::sync::lock(&self.pending).get(&id_key(id)).map(|waiting| waiting.messages.len())
     }
 
     /// Stops waiting for the response to the request with this id (its `send` was dropped).
@@ -305,7 +307,8 @@ impl StdioTransport {
     }
 
     fn forget(&self, id: Option<&Value>) {
-        if let (Some(id), Ok(mut pending)) = (id, self.pending.lock()) {
+        if let Some(id) = id {
+            let mut pending = crate::mcp::sync::lock(&self.pending);
             pending.remove(&id_key(id));
         }
     }
@@ -319,12 +322,13 @@ impl StdioTransport {
             return false;
         }
         // stdout closed; make sure the process itself is gone too.
-        let child = self.child.lock().ok().and_then(|mut child| child.take());
+        let child = crate::mcp::sync::lock(&self.child).take();
         match child {
             Some(mut child) => {
                 let waited = tokio::time::timeout(grace, child.wait()).await;
                 let done = waited.is_ok();
-                if let Ok(mut slot) = self.child.lock() {
+                {
+                    let mut slot = crate::mcp::sync::lock(&self.child);
                     *slot = Some(child);
                 }
                 done
@@ -336,7 +340,7 @@ impl StdioTransport {
     /// Ends the server: close stdin, wait briefly, SIGTERM the group, then SIGKILL it.
     pub async fn shutdown(&self) {
         self.stdin.lock().await.take();
-        let child = self.child.lock().ok().and_then(|mut child| child.take());
+        let child = crate::mcp::sync::lock(&self.child).take();
         let Some(mut child) = child else { return };
         if tokio::time::timeout(Duration::from_millis(500), child.wait()).await.is_ok() {
             signal_group(self.pid, libc::SIGKILL);
@@ -408,7 +412,8 @@ async fn read_stdout(
             if buffer.len() > MAX_LINE_BYTES {
                 dropping_long_line = true;
                 buffer.clear();
-                if let Ok(mut violations) = violations.lock() {
+                {
+                    let mut violations = crate::mcp::sync::lock(&violations);
                     violations.non_json_count += 1;
                     if violations.non_json.len() < MAX_EXAMPLES {
                         violations.non_json.push(format!("a line longer than {MAX_LINE_BYTES} bytes"));
@@ -431,7 +436,8 @@ fn route_line(line: &[u8], pending: &PendingMap, sent: &SentIds, violations: &Ar
     let message = match serde_json::from_slice::<Value>(trimmed) {
         Ok(message @ Value::Object(_)) => message,
         _ => {
-            if let Ok(mut violations) = violations.lock() {
+            {
+                let mut violations = crate::mcp::sync::lock(violations);
                 violations.non_json_count += 1;
                 if violations.non_json.len() < MAX_EXAMPLES {
                     let text = String::from_utf8_lossy(&trimmed[..trimmed.len().min(300)]).into_owned();
@@ -441,8 +447,9 @@ fn route_line(line: &[u8], pending: &PendingMap, sent: &SentIds, violations: &Ar
             return;
         }
     };
-    let Ok(mut pending) = pending.lock() else { return };
-    if let Ok(mut violations) = violations.lock() {
+    let mut pending = crate::mcp::sync::lock(pending);
+    {
+        let mut violations = crate::mcp::sync::lock(violations);
         violations.message_count += 1;
         if jsonrpc::is_request(&message) && violations.requests.len() < MAX_EXAMPLES {
             violations.requests.push(message.clone());
@@ -454,9 +461,10 @@ fn route_line(line: &[u8], pending: &PendingMap, sent: &SentIds, violations: &Ar
             let _ = waiting.sender.send((waiting.messages, message));
             return;
         }
-        let ours = sent.lock().map(|sent| sent.contains(&key)).unwrap_or(true);
+        let ours = crate::mcp::sync::lock(sent).contains(&key);
         if !ours {
-            if let Ok(mut violations) = violations.lock() {
+            {
+                let mut violations = crate::mcp::sync::lock(violations);
                 violations.unechoed_count += 1;
                 if violations.unechoed.len() < MAX_EXAMPLES {
                     violations.unechoed.push(message.clone());
@@ -476,7 +484,8 @@ fn route_line(line: &[u8], pending: &PendingMap, sent: &SentIds, violations: &Ar
             .map(|(key, _)| key.clone())
             .or_else(|| (pending.len() == 1).then(|| pending.keys().next().cloned()).flatten());
         let method = message.get("method").and_then(Value::as_str).unwrap_or("");
-        if let Ok(mut violations) = violations.lock() {
+        {
+            let mut violations = crate::mcp::sync::lock(violations);
             // Request-scoped logs that cannot be attributed by id: when no request in flight
             // asked for logs, this one belongs to a request that did not (L-1).
             if method == "notifications/message"
@@ -508,7 +517,8 @@ fn route_line(line: &[u8], pending: &PendingMap, sent: &SentIds, violations: &Ar
             return;
         }
     }
-    if let Ok(mut violations) = violations.lock() {
+    {
+        let mut violations = crate::mcp::sync::lock(violations);
         if violations.unattributed.len() < MAX_EXAMPLES {
             violations.unattributed.push(message);
         }

@@ -16,6 +16,10 @@ use serde::{Deserialize, Serialize};
 /// The id of the row an unreachable run reports instead of the checks.
 pub const CONNECT_CHECK_ID: &str = "CONNECT";
 
+/// The id of the row that says mcp-eval itself failed during the run (a panic, or shared state
+/// poisoned by one): the verdict is then `error`, never `pass`.
+pub const INTERNAL_CHECK_ID: &str = "INTERNAL";
+
 /// Version of the `report.json` format. Bump it on any change a reader could notice.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -267,6 +271,21 @@ impl RunReport {
             migration: false,
         };
         Self::new(started_at, duration_ms, vec![0], RunOutcome::Unreachable, Some(reason), server, vec![check])
+    }
+
+    /// The row that says mcp-eval itself failed during the run (see [`INTERNAL_CHECK_ID`]).
+    pub fn internal_error_check(message: String) -> CheckResult {
+        CheckResult {
+            id: INTERNAL_CHECK_ID.into(),
+            title: "mcp-eval ran to the end without an internal error".into(),
+            level: Level::Must,
+            status: Status::Error,
+            message,
+            spec: String::new(),
+            evidence: Vec::new(),
+            duration_ms: 0,
+            migration: false,
+        }
     }
 
     /// Counts checks by status.

@@ -222,3 +222,19 @@ fn sigterm_during_the_probes_ends_the_stdio_server_too() {
     }
     assert!(!Path::new(&format!("/proc/{server_pid}")).exists(), "the stdio server {server_pid} outlived mcp-eval");
 }
+
+#[test]
+fn a_panic_inside_mcp_eval_still_writes_the_reports_and_is_never_a_pass() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = Command::new(binary())
+        .args(["run", "--demo", "--quiet", "--out", dir.path().to_str().expect("utf-8")])
+        .env(mcp_eval::evaluate::PANIC_FOR_TESTS_VAR, "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-eval");
+    assert_eq!(output.status.code(), Some(4), "{}", String::from_utf8_lossy(&output.stderr));
+    let report = check_reports(dir.path());
+    assert_eq!(report["verdict"], "error");
+    assert_eq!(report["checks"][0]["id"], "INTERNAL");
+    assert!(report["checks"][0]["message"].as_str().unwrap_or_default().contains("panic"), "{report}");
+}
