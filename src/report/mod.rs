@@ -10,6 +10,8 @@ pub mod model;
 pub mod wire;
 
 #[cfg(test)]
+mod snapshot_tests;
+#[cfg(test)]
 mod test_support;
 
 use std::io::{self, Write as _};

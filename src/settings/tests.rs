@@ -237,3 +237,22 @@ fn raw_secrets_include_malformed_header_lines_and_the_token() {
         assert!(secrets.contains(&secret.to_owned()), "{secret} missing in {secrets:?}");
     }
 }
+
+/// Every kind of input error, rendered as the user sees it (`error:` … `hint:`).
+#[test]
+fn input_error_messages() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("mcp-eval.yaml");
+    std::fs::write(&config, "timeout_seconds: fast\ngate:\n  fail_on: sometimes\nlayers: [0, 9]\n").expect("write");
+    let problems = cli(SettingsArgs {
+        server_url: Some("ftp://u:pw-hidden@h/mcp".into()),
+        headers: vec!["Bad Name: s3cret".into()],
+        require_era: Some("2025-11-25".into()),
+        config: Some(config.display().to_string()),
+        ..SettingsArgs::default()
+    })
+    .expect_err("invalid");
+    let text: Vec<String> = problems.into_iter().map(|problem| problem.into_error().to_string()).collect();
+    let text = text.join("\n").replace(&dir.path().display().to_string(), "[dir]");
+    insta::assert_snapshot!(text);
+}
