@@ -1,4 +1,4 @@
-//! Benchmark of the SSE parser (`mcp_eval::mcp::sse`): one 16 MiB event (a huge `tools/list`
+//! Benchmark of the SSE parser (`mcp_eval::sse`): one 16 MiB event (a huge `tools/list`
 //! result on a single `data:` line) fed in network-sized chunks, and a stream of many small
 //! events. Prints MiB/s and wall time; run with `cargo bench --bench sse` (or `bench/sse.sh`).
 
@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use mcp_eval::mcp::sse::Parser;
+use mcp_eval::sse::Parser;
 
 fn run(label: &str, stream: &[u8], chunk: usize, expected_events: usize) {
     let mut best = f64::MAX;

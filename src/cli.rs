@@ -83,6 +83,37 @@ pub struct DemoArgs {
     pub require_token: Option<String>,
 }
 
+/// The whole process: parses the command line, runs the subcommand on a two-thread runtime, and
+/// returns the exit code decided by [`crate::gate`]. The binary's `main` only exits with it.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let status = if error.use_stderr() { ExitStatus::InvalidInput } else { ExitStatus::Passed };
+            let _ = error.print();
+            return status.code();
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("{}", UserError::new(Kind::Environment, "cannot start the async runtime").caused_by(error));
+            return ExitStatus::Environment.code();
+        }
+    };
+    let status = match cli.command {
+        Command::Run(args) => runtime.block_on(Box::pin(run(*args))),
+        Command::DemoServer(args) => runtime.block_on(demo_server(args)),
+        Command::Action(args) => runtime.block_on(Box::pin(crate::action::run(
+            *args,
+            &|name| std::env::var(name).ok(),
+            Box::new(std::io::stdout()),
+        ))),
+    };
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    status.code()
+}
+
 /// `mcp-eval run`: resolve, evaluate, print; returns the exit status.
 pub async fn run(args: RunArgs) -> ExitStatus {
     let request = settings::Request { flags: args.settings, action: ActionFlags::default(), demo: args.demo };

@@ -16,25 +16,24 @@ use crate::gate::ExitStatus;
 
 /// What kind of expected failure; decides the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A flag, input, environment variable or file is invalid (exit 2).
     InvalidInput,
-    /// The server could not be reached, started, or evaluated without credentials (exit 3).
-    Unreachable,
     /// Our own environment failed: a runtime, a report file, a port (exit 4).
     Environment,
     /// A model provider is unusable (exit 5; layers 1–3).
+    #[allow(dead_code, reason = "raised by the model providers of layers 1-3, which come next")]
     Provider,
     /// A budget or call cap stopped the run early (exit 6; layers 1–3).
+    #[allow(dead_code, reason = "raised by the budget of layers 1-3, which come next")]
     Budget,
 }
 
 impl Kind {
     /// The exit status this kind maps to.
-    pub fn exit_status(self) -> ExitStatus {
+    pub(crate) fn exit_status(self) -> ExitStatus {
         match self {
             Kind::InvalidInput => ExitStatus::InvalidInput,
-            Kind::Unreachable => ExitStatus::Unreachable,
             Kind::Environment => ExitStatus::Environment,
             Kind::Provider => ExitStatus::Provider,
             Kind::Budget => ExitStatus::Budget,
@@ -44,7 +43,7 @@ impl Kind {
 
 /// An expected failure with its rendering parts; never holds a secret (callers redact first).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserError {
+pub(crate) struct UserError {
     /// The kind (and so the exit status).
     pub kind: Kind,
     /// One line saying what failed.
@@ -57,33 +56,33 @@ pub struct UserError {
 
 impl UserError {
     /// A new error of `kind`.
-    pub fn new(kind: Kind, message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: Kind, message: impl Into<String>) -> Self {
         Self { kind, message: message.into(), causes: Vec::new(), hint: None }
     }
 
     /// Adds a cause.
     #[must_use]
-    pub fn caused_by(mut self, cause: impl fmt::Display) -> Self {
+    pub(crate) fn caused_by(mut self, cause: impl fmt::Display) -> Self {
         self.causes.push(cause.to_string());
         self
     }
 
     /// Sets the hint.
     #[must_use]
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }
 
     /// Sets the hint when there is one.
     #[must_use]
-    pub fn with_hint_opt(mut self, hint: Option<String>) -> Self {
+    pub(crate) fn with_hint_opt(mut self, hint: Option<String>) -> Self {
         self.hint = hint;
         self
     }
 
     /// The exit status.
-    pub fn exit_status(&self) -> ExitStatus {
+    pub(crate) fn exit_status(&self) -> ExitStatus {
         self.kind.exit_status()
     }
 }
@@ -102,11 +101,6 @@ impl fmt::Display for UserError {
 }
 
 impl std::error::Error for UserError {}
-
-/// Renders several errors of one kind (every input problem at once), one block each.
-pub fn render_all(errors: &[UserError]) -> String {
-    errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
-}
 
 #[cfg(test)]
 mod tests {

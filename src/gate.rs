@@ -81,7 +81,7 @@ impl ExitStatus {
 
 /// The signal that interrupted a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interrupt {
+pub(crate) enum Interrupt {
     /// SIGINT (Ctrl-C).
     Int,
     /// SIGTERM (the runner cancelling the job).
@@ -90,7 +90,7 @@ pub enum Interrupt {
 
 impl Interrupt {
     /// The signal's name.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Interrupt::Int => "SIGINT",
             Interrupt::Term => "SIGTERM",
@@ -100,7 +100,7 @@ impl Interrupt {
 
 /// The Action's `result` output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunResult {
+pub(crate) enum RunResult {
     /// The gate passed.
     Pass,
     /// The gate failed on findings.
@@ -111,7 +111,7 @@ pub enum RunResult {
 
 impl RunResult {
     /// `pass`, `fail` or `error`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RunResult::Pass => "pass",
             RunResult::Fail => "fail",
@@ -122,7 +122,7 @@ impl RunResult {
 
 /// What the gate is given besides the report.
 #[derive(Debug, Clone, Copy)]
-pub struct GateInput {
+pub(crate) struct GateInput {
     /// When findings fail the run.
     pub fail_on: FailOn,
     /// The signal that stopped the run, if one did.
@@ -133,7 +133,7 @@ pub struct GateInput {
 
 /// What the gate decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Decision {
+pub(crate) struct Decision {
     /// The verdict of the evaluation (independent of `fail-on`).
     pub verdict: Verdict,
     /// The `result` output (`fail-on` applied).
@@ -146,7 +146,7 @@ pub struct Decision {
 /// `INTERNAL` row); `fail` when any check failed (also on an interrupted run); `error` when the run
 /// was interrupted without a failure (an incomplete run never passes); `pass` otherwise. Other
 /// checks with status `error`, `warn` or `not_applicable` do not fail the verdict.
-pub fn verdict(outcome: RunOutcome, checks: &[crate::report::model::CheckResult]) -> Verdict {
+pub(crate) fn verdict(outcome: RunOutcome, checks: &[crate::report::model::CheckResult]) -> Verdict {
     let failed = checks.iter().any(|check| check.status == Status::Fail);
     let internal = checks.iter().any(|check| check.id == INTERNAL_CHECK_ID);
     match outcome {
@@ -159,7 +159,7 @@ pub fn verdict(outcome: RunOutcome, checks: &[crate::report::model::CheckResult]
 }
 
 /// Decides the verdict, the `result` output and the exit status of a run.
-pub fn decide(report: &RunReport, input: GateInput) -> Decision {
+pub(crate) fn decide(report: &RunReport, input: GateInput) -> Decision {
     let verdict = verdict(report.outcome, &report.checks);
     let warned = report.checks.iter().any(|check| check.status == Status::Warn);
     let result = match verdict {

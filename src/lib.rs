@@ -10,18 +10,26 @@
 //! run; [`demo`] is the embedded demo/fixture server; [`action`] is the GitHub Action entrypoint
 //! and [`github`] its GitHub client and pull request comment.
 
-pub mod action;
-pub mod baseline;
+// The public surface is what the binary, the integration tests and the benchmarks use: the
+// process entry point, the report format (read back by baselines), and a few test hooks.
+// Everything else is crate-private so the compiler finds dead code (`unreachable_pub`).
+pub(crate) mod action;
+pub(crate) mod baseline;
 pub mod cli;
-pub mod conformance;
+pub(crate) mod conformance;
 pub mod demo;
-pub mod error;
-pub mod evaluate;
-pub mod gate;
-pub mod github;
-pub mod mcp;
+pub(crate) mod error;
+pub(crate) mod evaluate;
+pub(crate) mod gate;
+pub(crate) mod github;
+pub(crate) mod mcp;
 pub mod report;
-pub mod settings;
+pub(crate) mod settings;
+
+pub use demo::DEMO_TOKEN;
+pub use evaluate::PANIC_FOR_TESTS_VAR;
+pub use gate::ExitStatus;
+pub use mcp::sse;
 
 #[cfg(test)]
 mod tidy {

@@ -9,8 +9,7 @@
 //! [`crate::github`]'s job.
 
 mod run;
-pub mod trigger;
-pub mod workflow;
+pub(crate) mod trigger;
+pub(crate) mod workflow;
 
-pub use crate::cli::ActionArgs;
-pub use run::{Console, run};
+pub(crate) use run::run;

@@ -24,11 +24,11 @@ use crate::report::model::{RunReport, Status, Verdict};
 use crate::settings::{self, ActionSettings, FrontEnd, GithubContext, Settings};
 
 /// Where the action writes its log lines (stdout in the container).
-pub type Console = Box<dyn Write + Send>;
+pub(crate) type Console = Box<dyn Write + Send>;
 
 /// Runs the action with flags `args`, the environment seen through `lookup`, and `console`
 /// for the log. Returns the exit status.
-pub async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String>, console: Console) -> ExitStatus {
+pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String>, console: Console) -> ExitStatus {
     let console = Mutex::new(console);
     let say = |line: &str| {
         // A poisoned console means a panic while printing: keep printing, the log matters more.

@@ -7,11 +7,11 @@
 
 use serde_json::Value;
 
-pub use crate::settings::{ALL_LAYERS, LayersInput, parse_layers};
+pub(crate) use crate::settings::{ALL_LAYERS, LayersInput, parse_layers};
 
 /// What the trigger logic decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
+pub(crate) struct Decision {
     /// The layers requested, sorted, without duplicates.
     pub layers: Vec<u8>,
     /// Why, in one sentence (printed and reported).
@@ -24,7 +24,7 @@ pub struct Decision {
 /// `schedule` → 0–3; a pull request event that adds the eval label, or whose pull request
 /// carries it → 0–3; any other pull request event → 0; `workflow_dispatch` → the dispatch's
 /// `layers` input when it has one, else 0–3 (someone asked for a run by hand); any other event → 0.
-pub fn decide(event_name: &str, payload: &Value, layers: &LayersInput, eval_label: &str) -> Decision {
+pub(crate) fn decide(event_name: &str, payload: &Value, layers: &LayersInput, eval_label: &str) -> Decision {
     if let LayersInput::Explicit(list) = layers {
         return Decision { layers: list.clone(), reason: format!("the `layers` input asks for {}", join(list)) };
     }
@@ -66,7 +66,7 @@ pub fn decide(event_name: &str, payload: &Value, layers: &LayersInput, eval_labe
 }
 
 /// `0,1,2,3`: the form of the `layers-requested` and `layers-run` outputs.
-pub fn join(layers: &[u8]) -> String {
+pub(crate) fn join(layers: &[u8]) -> String {
     layers.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
 }
 

@@ -9,28 +9,26 @@ use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 
 /// Most `::error` annotations the runner shows for one step.
-pub const MAX_ERROR_ANNOTATIONS: usize = 10;
+pub(crate) const MAX_ERROR_ANNOTATIONS: usize = 10;
 /// Most `::warning` annotations the runner shows for one step.
-pub const MAX_WARNING_ANNOTATIONS: usize = 10;
+pub(crate) const MAX_WARNING_ANNOTATIONS: usize = 10;
 /// Longest annotation message we send, in characters (longer ones end with `…`).
-pub const MAX_ANNOTATION_CHARS: usize = 1_000;
+pub(crate) const MAX_ANNOTATION_CHARS: usize = 1_000;
 /// Longest annotation title we send, in characters.
-pub const MAX_TITLE_CHARS: usize = 200;
+pub(crate) const MAX_TITLE_CHARS: usize = 200;
 
 /// The severity of an annotation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Severity {
+pub(crate) enum Severity {
     /// `::error`.
     Error,
     /// `::warning`.
     Warning,
-    /// `::notice`.
-    Notice,
 }
 
 /// One annotation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Annotation {
+pub(crate) struct Annotation {
     /// Its severity.
     pub severity: Severity,
     /// The file it points to, relative to the workspace.
@@ -46,7 +44,7 @@ pub struct Annotation {
 /// A random token for `::stop-commands::` and heredoc delimiters: 32 hex digits from the
 /// process's randomly keyed hasher (seeded by the operating system), never guessable by a
 /// server under test.
-pub fn random_token() -> String {
+pub(crate) fn random_token() -> String {
     let mut token = String::with_capacity(32);
     for salt in 0..2u64 {
         let mut hasher = RandomState::new().build_hasher();
@@ -61,19 +59,19 @@ pub fn random_token() -> String {
 }
 
 /// Escapes the data part of a workflow command.
-pub fn escape_data(text: &str) -> String {
+pub(crate) fn escape_data(text: &str) -> String {
     text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
 /// Escapes a property value of a workflow command.
-pub fn escape_property(text: &str) -> String {
+pub(crate) fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// `::add-mask::VALUE` lines for a secret: the value itself, and for a value of the form
 /// `Scheme credential` (as in `Bearer abc`), the credential alone too. Empty values are not
 /// masked (the runner would mask nothing useful).
-pub fn add_mask(secret: &str) -> Vec<String> {
+pub(crate) fn add_mask(secret: &str) -> Vec<String> {
     let mut values = vec![secret.trim().to_owned()];
     if let Some((_, credential)) = secret.trim().split_once(' ') {
         values.push(credential.trim().to_owned());
@@ -84,29 +82,20 @@ pub fn add_mask(secret: &str) -> Vec<String> {
 }
 
 /// The line that stops workflow-command processing until [`resume_commands`] with the same token.
-pub fn stop_commands(token: &str) -> String {
+pub(crate) fn stop_commands(token: &str) -> String {
     format!("::stop-commands::{token}")
 }
 
 /// The line that resumes workflow-command processing.
-pub fn resume_commands(token: &str) -> String {
+pub(crate) fn resume_commands(token: &str) -> String {
     format!("::{token}::")
 }
 
-/// Wraps untrusted lines so none of them can issue a workflow command: a stop line, the text
-/// (with the token removed, should it appear), the resume line.
-pub fn untrusted_block(token: &str, text: &str) -> String {
-    let text = text.replace(token, "[token]");
-    let newline = if text.ends_with('\n') { "" } else { "\n" };
-    format!("{}\n{text}{newline}{}\n", stop_commands(token), resume_commands(token))
-}
-
 /// A `::error file=…,line=…,title=…::message` line (or `::warning`, `::notice`).
-pub fn annotation(annotation: &Annotation) -> String {
+pub(crate) fn annotation(annotation: &Annotation) -> String {
     let command = match annotation.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
-        Severity::Notice => "notice",
     };
     let mut properties = Vec::new();
     if let Some(file) = &annotation.file {
@@ -125,7 +114,7 @@ pub fn annotation(annotation: &Annotation) -> String {
 
 /// One output in the `$GITHUB_OUTPUT` heredoc form: `name<<DELIM`, the value, `DELIM`. The
 /// delimiter is random and never occurs in the value.
-pub fn output_entry(name: &str, value: &str, delimiter: &str) -> String {
+pub(crate) fn output_entry(name: &str, value: &str, delimiter: &str) -> String {
     let mut delimiter = format!("ghadelimiter_{delimiter}");
     while value.contains(&delimiter) {
         delimiter.push('_');
@@ -192,11 +181,8 @@ mod tests {
         let token = random_token();
         assert_eq!(token.len(), 32);
         assert_ne!(token, random_token());
-        let block = untrusted_block(&token, &format!("::error::pwned\n::{token}::\n"));
-        let lines: Vec<&str> = block.lines().collect();
-        assert_eq!(lines.first(), Some(&stop_commands(&token).as_str()));
-        assert_eq!(lines.last(), Some(&resume_commands(&token).as_str()));
-        assert_eq!(block.matches(&token).count(), 2, "the token inside the text is replaced");
+        assert_eq!(stop_commands(&token), format!("::stop-commands::{token}"));
+        assert_eq!(resume_commands(&token), format!("::{token}::"));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::report::model::{RunReport, Status};
 
 /// The check ids of one run that matter for the next run's delta.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct State {
+pub(crate) struct State {
     /// Ids of checks that failed.
     pub failing: BTreeSet<String>,
     /// Ids of checks that warned.
@@ -18,7 +18,7 @@ pub struct State {
 
 /// What changed since the previous run of this pull request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Delta {
+pub(crate) struct Delta {
     /// Failing now, not before.
     pub new_failures: Vec<String>,
     /// Failing before, not now.
@@ -31,7 +31,7 @@ pub struct Delta {
 
 impl State {
     /// The state of a report: its failing and warning check ids.
-    pub fn of(report: &RunReport) -> Self {
+    pub(crate) fn of(report: &RunReport) -> Self {
         let ids = |status: Status| {
             report.checks.iter().filter(|check| check.status == status).map(|check| check.id.clone()).collect()
         };
@@ -40,7 +40,7 @@ impl State {
 }
 
 /// The delta between the previous run's state and this one's.
-pub fn delta(previous: &State, current: &State) -> Delta {
+pub(crate) fn delta(previous: &State, current: &State) -> Delta {
     let minus = |a: &BTreeSet<String>, b: &BTreeSet<String>| a.difference(b).cloned().collect::<Vec<_>>();
     Delta {
         new_failures: minus(&current.failing, &previous.failing),
@@ -51,7 +51,7 @@ pub fn delta(previous: &State, current: &State) -> Delta {
 }
 
 /// The delta as one Markdown line.
-pub fn delta_line(previous: Option<&State>, current: &State) -> String {
+pub(crate) fn delta_line(previous: Option<&State>, current: &State) -> String {
     let Some(previous) = previous else {
         return "**Since the previous run:** this is the first run on this pull request.".to_owned();
     };

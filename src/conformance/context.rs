@@ -14,7 +14,7 @@ use crate::mcp::jsonrpc;
 
 /// A tool the user allows us to call, with the arguments to call it with.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SafeTool {
+pub(crate) struct SafeTool {
     /// The tool name.
     pub name: String,
     /// The arguments object.
@@ -23,7 +23,7 @@ pub struct SafeTool {
 
 /// The result of walking every page of one list method.
 #[derive(Debug, Clone, Default)]
-pub struct ListWalk {
+pub(crate) struct ListWalk {
     /// The list method (`tools/list`, …).
     pub method: &'static str,
     /// Every item of every page, in order (empty when the walk was made without keeping items).
@@ -46,7 +46,7 @@ pub struct ListWalk {
 
 impl ListWalk {
     /// True when every page was a result.
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.failed.is_none() && self.first.is_some()
     }
 }
@@ -55,7 +55,7 @@ impl ListWalk {
 const MAX_PAGES: usize = 1000;
 
 /// Everything probes share.
-pub struct Context {
+pub(crate) struct Context {
     /// The client in the server's era (legacy servers: after the handshake).
     pub client: Arc<Client>,
     /// A client that sends 2026-07-28 requests (the same as `client` for modern servers).
@@ -89,7 +89,7 @@ pub struct Context {
 
 impl Context {
     /// The per-request timeout the user chose.
-    pub fn client_timeout(&self) -> std::time::Duration {
+    pub(crate) fn client_timeout(&self) -> std::time::Duration {
         match &self.target {
             Target::Http(settings) => settings.timeout,
             Target::Stdio { timeout, .. } => *timeout,
@@ -97,17 +97,17 @@ impl Context {
     }
 
     /// True over Streamable HTTP.
-    pub fn is_http(&self) -> bool {
+    pub(crate) fn is_http(&self) -> bool {
         self.client.is_http()
     }
 
     /// True when the server advertised this capability (`tools`, `prompts`, …).
-    pub fn has_capability(&self, name: &str) -> bool {
+    pub(crate) fn has_capability(&self, name: &str) -> bool {
         self.capabilities.get(name).is_some()
     }
 
     /// A request in the server's era: modern `_meta` for modern servers, none for legacy ones.
-    pub fn request(&self, method: &str, params: Value) -> Outgoing {
+    pub(crate) fn request(&self, method: &str, params: Value) -> Outgoing {
         match self.era {
             Era::Modern => Outgoing::request(jsonrpc::modern_request(method, params)),
             Era::Legacy => era::legacy(method, params),
@@ -115,7 +115,7 @@ impl Context {
     }
 
     /// The first tool listed with `x-mcp-header` declarations, when any.
-    pub fn header_tool(&self) -> Option<&Value> {
+    pub(crate) fn header_tool(&self) -> Option<&Value> {
         self.tools.items.iter().find(|tool| {
             tool.pointer("/inputSchema/properties")
                 .and_then(Value::as_object)
@@ -127,7 +127,7 @@ impl Context {
 /// Walks every page of a list method with `client`, building requests with `request`. With
 /// `keep_items` false only names and digests are kept, so a second walk of a huge list costs
 /// little memory.
-pub async fn walk(
+pub(crate) async fn walk(
     client: &Client,
     method: &'static str,
     key: &str,

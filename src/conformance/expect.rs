@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::mcp::exchange::Exchange;
 
 /// Whether an exchange carries the expected error, and what was seen.
-pub fn error(exchange: &Exchange, code: i64, http_status: Option<u16>) -> Result<String, String> {
+pub(crate) fn error(exchange: &Exchange, code: i64, http_status: Option<u16>) -> Result<String, String> {
     let seen = exchange.describe();
     let code_ok = exchange.error_code() == Some(code);
     let status_ok = match (http_status, exchange.status) {
@@ -26,7 +26,7 @@ pub fn error(exchange: &Exchange, code: i64, http_status: Option<u16>) -> Result
 }
 
 /// Whether the exchange is a JSON-RPC result (and, over HTTP, a 2xx).
-pub fn result(exchange: &Exchange) -> Result<&Value, String> {
+pub(crate) fn result(exchange: &Exchange) -> Result<&Value, String> {
     match exchange.result() {
         Some(result) if exchange.status.is_none_or(|status| (200..300).contains(&status)) => Ok(result),
         _ => Err(format!("expected a result, got {}", exchange.describe())),
@@ -34,14 +34,6 @@ pub fn result(exchange: &Exchange) -> Result<&Value, String> {
 }
 
 /// True when the exchange is an HTTP 400 carrying `-32020` (the header-validation rejection).
-pub fn header_rejected(exchange: &Exchange) -> bool {
+pub(crate) fn header_rejected(exchange: &Exchange) -> bool {
     exchange.error_code() == Some(crate::mcp::jsonrpc::HEADER_MISMATCH)
-}
-
-/// A short description of the first few items of a JSON array, for messages.
-pub fn names(items: &[Value], key: &str) -> String {
-    let names: Vec<String> =
-        items.iter().take(8).map(|item| item.get(key).and_then(Value::as_str).unwrap_or("?").to_owned()).collect();
-    let more = if items.len() > 8 { format!(" and {} more", items.len() - 8) } else { String::new() };
-    format!("{}{more}", names.join(", "))
 }

@@ -9,7 +9,7 @@ use crate::report::model::{Evidence, Level, Status};
 
 /// What a probe concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The rule was exercised and kept.
     Kept,
     /// Not exercisable here (capability absent, fixture needed, other transport).
@@ -18,13 +18,11 @@ pub enum Outcome {
     Ambiguous,
     /// The rule was broken.
     Broken,
-    /// The probe itself failed on our side.
-    Error,
 }
 
 /// One finding about one requirement.
 #[derive(Debug, Clone)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// The requirement id.
     pub id: &'static str,
     /// What the probe concluded.
@@ -37,45 +35,45 @@ pub struct Finding {
 
 impl Finding {
     /// A finding with no evidence.
-    pub fn new(id: &'static str, outcome: Outcome, message: impl Into<String>) -> Self {
+    pub(crate) fn new(id: &'static str, outcome: Outcome, message: impl Into<String>) -> Self {
         Self { id, outcome, message: message.into(), evidence: Vec::new() }
     }
 
     /// The rule was kept.
-    pub fn kept(id: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn kept(id: &'static str, message: impl Into<String>) -> Self {
         Self::new(id, Outcome::Kept, message)
     }
 
     /// The rule was broken.
-    pub fn broken(id: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn broken(id: &'static str, message: impl Into<String>) -> Self {
         Self::new(id, Outcome::Broken, message)
     }
 
     /// A warning whatever the level.
-    pub fn ambiguous(id: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn ambiguous(id: &'static str, message: impl Into<String>) -> Self {
         Self::new(id, Outcome::Ambiguous, message)
     }
 
     /// Not exercisable here; the message says why.
-    pub fn not_applicable(id: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn not_applicable(id: &'static str, message: impl Into<String>) -> Self {
         Self::new(id, Outcome::NotApplicable, message)
     }
 
     /// Adds the request and response of an exchange as evidence.
-    pub fn with(mut self, exchange: &Exchange) -> Self {
+    pub(crate) fn with(mut self, exchange: &Exchange) -> Self {
         self.evidence.extend(evidence_of(exchange));
         self
     }
 
     /// Adds a piece of evidence.
-    pub fn with_text(mut self, label: &str, text: impl Into<String>) -> Self {
+    pub(crate) fn with_text(mut self, label: &str, text: impl Into<String>) -> Self {
         self.evidence.push(Evidence { label: label.into(), text: text.into() });
         self
     }
 }
 
 /// The request and response excerpts of an exchange.
-pub fn evidence_of(exchange: &Exchange) -> Vec<Evidence> {
+pub(crate) fn evidence_of(exchange: &Exchange) -> Vec<Evidence> {
     let mut evidence = vec![Evidence { label: "request".into(), text: exchange.request_excerpt.clone() }];
     let mut response = String::new();
     if let Some(status) = exchange.status {
@@ -111,7 +109,7 @@ pub fn evidence_of(exchange: &Exchange) -> Vec<Evidence> {
 }
 
 /// A one-line description of a JSON value's structure: keys and types, no values.
-pub fn shape_of(value: Option<&serde_json::Value>) -> String {
+pub(crate) fn shape_of(value: Option<&serde_json::Value>) -> String {
     use serde_json::Value;
     fn kind(value: &Value, depth: usize) -> String {
         match value {
@@ -138,13 +136,12 @@ pub fn shape_of(value: Option<&serde_json::Value>) -> String {
 }
 
 /// The report status of an outcome for a requirement of this level.
-pub fn grade(outcome: Outcome, level: Level) -> Status {
+pub(crate) fn grade(outcome: Outcome, level: Level) -> Status {
     match (outcome, level) {
         (Outcome::Kept, _) => Status::Pass,
         (Outcome::NotApplicable, _) => Status::NotApplicable,
         (Outcome::Ambiguous, _) => Status::Warn,
         (Outcome::Broken, Level::Must) => Status::Fail,
         (Outcome::Broken, Level::Should | Level::Info) => Status::Warn,
-        (Outcome::Error, _) => Status::Error,
     }
 }

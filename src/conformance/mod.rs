@@ -7,14 +7,14 @@
 //! Nothing here causes side effects on the server: tools are called only when annotated
 //! `readOnlyHint: true` or listed as safe by the user.
 
-pub mod context;
-pub mod expect;
-pub mod finding;
-pub mod passive;
-pub mod probes;
-pub mod requirements;
-pub mod schema;
-pub mod shapes;
+pub(crate) mod context;
+pub(crate) mod expect;
+pub(crate) mod finding;
+pub(crate) mod passive;
+pub(crate) mod probes;
+pub(crate) mod requirements;
+pub(crate) mod schema;
+pub(crate) mod shapes;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -35,7 +35,7 @@ use requirements::{REQUIREMENTS, Scope};
 
 /// Options of a layer-0 run.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub(crate) struct Options {
     /// Tools the user lists as safe to call, with their arguments (`--config`).
     pub safe_tools: Vec<SafeTool>,
     /// Fail a legacy server (`--require-era 2026-07-28`).
@@ -44,7 +44,7 @@ pub struct Options {
 
 /// The outcome of a layer-0 run: the server section and one check per requirement.
 #[derive(Debug)]
-pub struct Outcome0 {
+pub(crate) struct Outcome0 {
     /// What is known about the server.
     pub server: ServerSection,
     /// Every check, in catalogue order.
@@ -52,12 +52,12 @@ pub struct Outcome0 {
 }
 
 /// True when a tool is annotated `readOnlyHint: true`.
-pub fn read_only(tool: &Value) -> bool {
+pub(crate) fn read_only(tool: &Value) -> bool {
     tool.pointer("/annotations/readOnlyHint") == Some(&json!(true))
 }
 
 /// Opens a second connection to the same server (stdio: a second process), modern era.
-pub async fn second_client(ctx: &Context) -> Result<Client, String> {
+pub(crate) async fn second_client(ctx: &Context) -> Result<Client, String> {
     match &ctx.target {
         Target::Http(settings) => HttpTransport::new(settings.clone(), ctx.redactor.clone())
             .map(|transport| Client::new(Connection::Http(transport))),
@@ -69,7 +69,7 @@ pub async fn second_client(ctx: &Context) -> Result<Client, String> {
 
 impl Context {
     /// The URL of the server under test, over HTTP.
-    pub fn modern_url(&self) -> Option<String> {
+    pub(crate) fn modern_url(&self) -> Option<String> {
         match &self.target {
             Target::Http(settings) => Some(settings.url.clone()),
             Target::Stdio { .. } => None,
@@ -79,7 +79,7 @@ impl Context {
 
 /// Runs layer 0 on a connected server, borrowing its session (the caller ends it). `progress`
 /// is called with one line per phase.
-pub async fn run(
+pub(crate) async fn run(
     connected: &Connected,
     target: Target,
     redactor: Redactor,

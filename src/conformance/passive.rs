@@ -20,7 +20,7 @@ use crate::report::model::Evidence;
 const MAX_EXAMPLES: usize = 3;
 
 /// Methods whose `complete` results must carry caching hints (C-1).
-pub const CACHEABLE: &[&str] =
+pub(crate) const CACHEABLE: &[&str] =
     &["server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"];
 
 /// Methods on which `input_required` may appear.
@@ -35,7 +35,7 @@ struct Tally {
 
 /// Collects passive observations during a run.
 #[derive(Debug, Default)]
-pub struct Passive {
+pub(crate) struct Passive {
     tallies: Mutex<BTreeMap<&'static str, Tally>>,
     /// The server is legacy: modern probes sent to it (the migration list) are not graded on
     /// the era-independent rules, which its legacy exchanges are graded on.
@@ -44,7 +44,7 @@ pub struct Passive {
 
 impl Passive {
     /// A collector for a server of this era.
-    pub fn new(legacy: bool) -> Self {
+    pub(crate) fn new(legacy: bool) -> Self {
         Self { tallies: Mutex::default(), legacy }
     }
 
@@ -62,7 +62,7 @@ impl Passive {
 
     /// Applies every passive rule to one exchange. `modern` is true for exchanges of the client
     /// that speaks 2026-07-28 (for modern servers, every exchange).
-    pub fn observe(&self, outgoing: &Outgoing, exchange: &Exchange, modern: bool) {
+    pub(crate) fn observe(&self, outgoing: &Outgoing, exchange: &Exchange, modern: bool) {
         let Body::Json(body) = &outgoing.body else { return };
         let Some(method) = body.get("method").and_then(Value::as_str) else { return };
         // Legacy-shaped requests sent to a modern server (e.g. the `initialize` probe) are not
@@ -277,7 +277,7 @@ impl Passive {
     }
 
     /// Findings for every requirement observed, with examples of violations.
-    pub fn findings(&self) -> Vec<Finding> {
+    pub(crate) fn findings(&self) -> Vec<Finding> {
         let tallies = crate::mcp::sync::lock(&self.tallies);
         tallies
             .iter()

@@ -7,7 +7,7 @@ use crate::report::model::Level;
 
 /// Where a requirement can be exercised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// Both transports.
     Any,
     /// Streamable HTTP only (`[H]`).
@@ -18,7 +18,7 @@ pub enum Scope {
 
 /// One requirement of the checklist.
 #[derive(Debug, Clone, Copy)]
-pub struct Requirement {
+pub(crate) struct Requirement {
     /// The checklist id, e.g. `H-4`.
     pub id: &'static str,
     /// RFC 2119 level as the checklist grades it.
@@ -47,7 +47,7 @@ const fn both_eras(requirement: Requirement) -> Requirement {
 const B: &str = "docs/specification/2026-07-28/basic/";
 
 /// Every requirement, in report order.
-pub const REQUIREMENTS: &[Requirement] = &[
+pub(crate) const REQUIREMENTS: &[Requirement] = &[
     row("D-1", Must, Any, "server/discover is implemented", "server/discover.mdx"),
     row("D-2", Must, Any, "server/discover carries caching hints", "server/utilities/caching.mdx"),
     row("D-3", Should, Any, "server identity in result _meta", "basic/index.mdx §_meta"),
@@ -251,13 +251,8 @@ pub const REQUIREMENTS: &[Requirement] = &[
     row("K-4", Must, Http, "Mcp-Name must equal taskId", "seps/2663-tasks-extension.md"),
 ];
 
-/// The requirement with this id.
-pub fn find(id: &str) -> Option<&'static Requirement> {
-    REQUIREMENTS.iter().find(|requirement| requirement.id == id)
-}
-
 /// The full spec source of a requirement, with the path prefix of the spec repository.
-pub fn spec_source(requirement: &Requirement) -> String {
+pub(crate) fn spec_source(requirement: &Requirement) -> String {
     let spec = requirement.spec;
     if spec.starts_with("basic/")
         || spec.starts_with("server/")
@@ -274,6 +269,11 @@ pub fn spec_source(requirement: &Requirement) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The requirement with this id.
+    fn find(id: &str) -> Option<&'static Requirement> {
+        REQUIREMENTS.iter().find(|requirement| requirement.id == id)
+    }
+
     use super::*;
 
     #[test]

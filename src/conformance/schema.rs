@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 
 /// One finding about one tool definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// The checklist id (spec digest §21): `"T-1"`, `"T-2"`, `"T-3"`, `"T-4"`, `"T-8"`, `"T-9"`
     /// or `"H-12"`.
     pub id: &'static str,
@@ -40,7 +40,7 @@ pub struct Problem {
 
 /// How a [`Problem`] is graded (spec digest §21 "Grading guidance").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Severity {
+pub(crate) enum Severity {
     /// A MUST violation.
     Fail,
     /// A SHOULD violation, an exceeded work bound, or a case where the spec asks for graceful
@@ -50,7 +50,7 @@ pub enum Severity {
 
 /// Work bounds for schema checks (T-4; spec digest §12.2 "Resource bounds").
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Deepest allowed subschema nesting (the root is level 0). The raw JSON nesting of a schema
     /// document is bounded by four times this value.
     pub max_depth: usize,
@@ -92,7 +92,7 @@ impl Default for Limits {
 /// - **H-12** (Fail): `x-mcp-header` annotations in `inputSchema` are non-empty RFC 9110
 ///   tokens, case-insensitively unique, only on `integer`/`string`/`boolean` properties, and
 ///   only on properties reached from the root through `properties` alone.
-pub fn check_tools(tools: &[Value], limits: &Limits) -> Vec<(String, Problem)> {
+pub(crate) fn check_tools(tools: &[Value], limits: &Limits) -> Vec<(String, Problem)> {
     let mut budget = Budget { deadline: Instant::now().checked_add(limits.max_time), reported: false };
     let mut out = Vec::new();
     let mut first_seen: HashMap<&str, usize> = HashMap::new();
@@ -117,7 +117,7 @@ pub fn check_tools(tools: &[Value], limits: &Limits) -> Vec<(String, Problem)> {
 /// §12.3), under the same dialect, bounds ([`Limits::default`]) and no-fetch policy as
 /// [`check_tools`]. The error says why the schema cannot be used (unsupported dialect, external
 /// `$ref` not fetched, unresolvable local `$ref`, invalid schema, too large).
-pub fn compile_output_schema(schema: &Value) -> Result<Validator, String> {
+pub(crate) fn compile_output_schema(schema: &Value) -> Result<Validator, String> {
     let limits = Limits::default();
     if let Some(exceeded) = walk(schema, &limits, "outputSchema").exceeded {
         return Err(exceeded);
@@ -134,7 +134,7 @@ pub fn compile_output_schema(schema: &Value) -> Result<Validator, String> {
 
 /// Validates an instance (e.g. `structuredContent`) against a compiled schema (T-5). Each error
 /// message starts with the instance path as a JSON pointer (`(root)` for the whole instance).
-pub fn validate_instance(validator: &Validator, instance: &Value) -> Result<(), Vec<String>> {
+pub(crate) fn validate_instance(validator: &Validator, instance: &Value) -> Result<(), Vec<String>> {
     let errors: Vec<String> = validator
         .iter_errors(instance)
         .map(|e| {

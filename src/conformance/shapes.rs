@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 
 /// The checklist id of a finding that another check grades (the `[<id>] ` prefix), if any.
 /// Such findings are still valid M-10 schema violations; the prefix only avoids double grading.
-pub fn graded_elsewhere(message: &str) -> Option<&str> {
+pub(crate) fn graded_elsewhere(message: &str) -> Option<&str> {
     let rest = message.strip_prefix('[')?;
     let (id, _) = rest.split_once("] ")?;
     Some(id)
@@ -38,7 +38,7 @@ pub fn graded_elsewhere(message: &str) -> Option<&str> {
 /// is checked as an `InputRequiredResult` instead. Other methods (extensions) get the
 /// generic `Result` checks only. A missing `resultType` is reported (prefixed) and the result is
 /// then checked as a complete one.
-pub fn check_result(method: &str, result: &Value) -> Vec<String> {
+pub(crate) fn check_result(method: &str, result: &Value) -> Vec<String> {
     let mut ck = Ck::default();
     let path = "result";
     let Some(obj) = ck.obj(result, path) else {
@@ -81,7 +81,7 @@ pub fn check_result(method: &str, result: &Value) -> Vec<String> {
 /// integer, `message` a string, `data` anything; for `-32021`, `data.requiredCapabilities` is a
 /// `ClientCapabilities` object; for `-32022`, `data.supported` is a string array and
 /// `data.requested` a string. Which codes may be emitted at all (M-8) is not checked here.
-pub fn check_error(error: &Value) -> Vec<String> {
+pub(crate) fn check_error(error: &Value) -> Vec<String> {
     let mut ck = Ck::default();
     let path = "error";
     let Some(obj) = ck.obj(error, path) else {
@@ -117,7 +117,7 @@ pub fn check_error(error: &Value) -> Vec<String> {
 /// `params._meta["io.modelcontextprotocol/subscriptionId"]` is a string or integer when
 /// present. Removed notifications (`notifications/elicitation/complete`) are flagged; other
 /// unknown methods are not (an extension may define them) beyond `params` being an object.
-pub fn check_notification(message: &Value) -> Vec<String> {
+pub(crate) fn check_notification(message: &Value) -> Vec<String> {
     let mut ck = Ck::default();
     let Some(obj) = ck.obj(message, "message") else {
         return ck.out;
@@ -199,7 +199,7 @@ pub fn check_notification(message: &Value) -> Vec<String> {
 /// is a response with exactly one of `result` (an object) and `error` (an object), and an `id`
 /// that is a string or integer: required on results; on errors optional and also allowed to
 /// be `null` (JSON-RPC 2.0 §5 uses `null` when the request id could not be read).
-pub fn check_envelope(message: &Value) -> Vec<String> {
+pub(crate) fn check_envelope(message: &Value) -> Vec<String> {
     let mut ck = Ck::default();
     let Some(obj) = ck.obj(message, "message") else {
         return ck.out;

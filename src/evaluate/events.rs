@@ -9,7 +9,7 @@ use crate::report::model::{Counts, Status};
 /// test (already redacted); front ends that interpret their output (the Action's workflow
 /// commands) must fence them.
 #[derive(Debug, Clone, PartialEq)]
-pub enum RunEvent {
+pub(crate) enum RunEvent {
     /// Connecting to the server under test.
     Connecting {
         /// The target, secrets removed.
@@ -73,7 +73,7 @@ pub enum RunEvent {
 
 impl RunEvent {
     /// The event as one log line (no prefix), or `None` for events too fine for a log.
-    pub fn line(&self) -> Option<String> {
+    pub(crate) fn line(&self) -> Option<String> {
         match self {
             RunEvent::Connecting { target, transport } => Some(format!("connecting to {target} ({transport})")),
             RunEvent::LayerStarted { .. } | RunEvent::CheckGraded { .. } => None,

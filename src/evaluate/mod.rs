@@ -6,8 +6,8 @@
 //!
 //! Progress is a [`RunEvent`] stream ([`events`]); signals are in [`signals`].
 
-pub mod events;
-pub mod signals;
+pub(crate) mod events;
+pub(crate) mod signals;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -25,18 +25,18 @@ use crate::mcp::http::HttpSettings;
 use crate::report::model::{Evidence, RunOutcome, RunReport, ServerSection};
 use crate::report::{self, WrittenFiles};
 use crate::settings::{LayersInput, Server, Settings};
-pub use events::RunEvent;
+pub(crate) use events::RunEvent;
 
 /// A failpoint for the tests: when this variable is set, layer 0 panics right after connecting,
 /// so the tests can show that a panic still writes the reports (an `INTERNAL` row, exit 4).
 pub const PANIC_FOR_TESTS_VAR: &str = "MCP_EVAL_PANIC_FOR_TESTS";
 
 /// The layers this version can run.
-pub const LAYERS_AVAILABLE: [u8; 1] = [0];
+pub(crate) const LAYERS_AVAILABLE: [u8; 1] = [0];
 
 /// What an evaluation produced.
 #[derive(Debug)]
-pub struct Evaluation {
+pub(crate) struct Evaluation {
     /// The run report (secrets redacted).
     pub report: RunReport,
     /// The files written, or the error that stopped writing them.
@@ -47,7 +47,7 @@ pub struct Evaluation {
 
 /// Runs an evaluation of `settings` with the layers in `layers` (the caller decides `auto`),
 /// sending progress to `events`.
-pub async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn Fn(&RunEvent) + Sync)) -> Evaluation {
+pub(crate) async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn Fn(&RunEvent) + Sync)) -> Evaluation {
     let started = Instant::now();
     let started_at = Utc::now();
     let redactor = Redactor::new(settings.secrets());
@@ -191,7 +191,7 @@ fn same_path(a: &Path, b: &Path) -> bool {
 
 /// The layers to run: an explicit list, or `auto` decided by the caller's trigger logic
 /// (outside the Action, `auto` is layer 0).
-pub fn layers_outside_the_action(layers: &LayersInput) -> Vec<u8> {
+pub(crate) fn layers_outside_the_action(layers: &LayersInput) -> Vec<u8> {
     match layers {
         LayersInput::Auto => vec![0],
         LayersInput::Explicit(list) => list.clone(),

@@ -4,7 +4,7 @@
 use crate::gate::Interrupt;
 
 /// Resolves when SIGINT or SIGTERM arrives; never resolves where signals cannot be handled.
-pub async fn interrupt_signal() -> Interrupt {
+pub(crate) async fn interrupt_signal() -> Interrupt {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
     else {

@@ -17,7 +17,7 @@ use super::comment;
 
 /// How often and how patiently transient failures are retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RetryPolicy {
+pub(crate) struct RetryPolicy {
     /// Attempts in all (the first one included).
     pub attempts: u32,
     /// The wait before the second attempt; it doubles for each further one.
@@ -34,7 +34,7 @@ impl Default for RetryPolicy {
 
 /// Where the comment goes.
 #[derive(Debug, Clone)]
-pub struct CommentTarget {
+pub(crate) struct CommentTarget {
     /// `GITHUB_API_URL`.
     pub api_url: String,
     /// The token.
@@ -53,7 +53,7 @@ pub struct CommentTarget {
 
 /// What the upsert did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Upserted {
+pub(crate) struct Upserted {
     /// The comment's web URL (empty when GitHub did not say).
     pub url: String,
     /// True when the comment was created, false when an existing one was updated.
@@ -65,7 +65,7 @@ pub struct Upserted {
 /// Why the comment could not be posted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
-pub struct CommentError {
+pub(crate) struct CommentError {
     /// What kind of failure.
     pub kind: CommentErrorKind,
     /// A redacted description (status and GitHub's message).
@@ -74,7 +74,7 @@ pub struct CommentError {
 
 /// The kinds of [`CommentError`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommentErrorKind {
+pub(crate) enum CommentErrorKind {
     /// 401, 403 or 404: the token may not write here (a fork pull request, a missing permission).
     Forbidden,
     /// Still failing after every retry: 5xx, 429 or network errors.
@@ -96,7 +96,7 @@ struct RemoteComment {
 /// `render` gets the previous run's state (from our comment, when there is one) and returns the
 /// body. Transient failures restart the whole find-then-write step, so a create that failed
 /// half-way is found on the next attempt instead of being posted twice.
-pub async fn upsert(
+pub(crate) async fn upsert(
     target: &CommentTarget,
     render: &(dyn Fn(Option<&crate::baseline::State>) -> String + Sync),
     policy: RetryPolicy,

@@ -10,15 +10,16 @@ use std::fmt::Write as _;
 use crate::baseline::{State, delta_line};
 
 /// GitHub's limit on a comment body, in characters.
-pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
+pub(crate) const GITHUB_COMMENT_LIMIT: usize = 65_536;
+const _: () = assert!(MAX_COMMENT_CHARS < GITHUB_COMMENT_LIMIT);
 /// Our bound on the body, a margin below [`GITHUB_COMMENT_LIMIT`].
-pub const MAX_COMMENT_CHARS: usize = 65_000;
+pub(crate) const MAX_COMMENT_CHARS: usize = 65_000;
 /// Most ids kept per list in the hidden state.
 const MAX_STATE_IDS: usize = 500;
 
 /// What the comment shows besides the summary.
 #[derive(Debug, Clone)]
-pub struct CommentParts<'a> {
+pub(crate) struct CommentParts<'a> {
     /// The `comment-id` input.
     pub comment_id: &'a str,
     /// `summary.md`: verdict title first, then failures, warnings, the folded table.
@@ -34,25 +35,25 @@ pub struct CommentParts<'a> {
 }
 
 /// The hidden first line that identifies our comment for this `comment-id`.
-pub fn marker(comment_id: &str) -> String {
+pub(crate) fn marker(comment_id: &str) -> String {
     let comment_id: String = comment_id.chars().filter(|c| !matches!(c, '<' | '>' | '"')).collect();
     format!("<!-- mcp-eval-action comment-id=\"{comment_id}\" -->")
 }
 
 /// True when `body` is our comment for this `comment-id`.
-pub fn is_ours(body: &str, comment_id: &str) -> bool {
+pub(crate) fn is_ours(body: &str, comment_id: &str) -> bool {
     body.lines().next().is_some_and(|line| line.trim() == marker(comment_id))
 }
 
 /// The hidden line holding the state.
-pub fn render_state(state: &State) -> String {
+pub(crate) fn render_state(state: &State) -> String {
     let list = |ids: &BTreeSet<String>| ids.iter().take(MAX_STATE_IDS).cloned().collect::<Vec<_>>().join(",");
     format!("<!-- mcp-eval-state v1 fail={} warn={} -->", list(&state.failing), list(&state.warning))
 }
 
 /// Reads the state back from a previous comment's body; `None` when absent or unreadable.
 /// Only plausible check ids are kept (a comment can be edited by anyone with write access).
-pub fn parse_state(body: &str) -> Option<State> {
+pub(crate) fn parse_state(body: &str) -> Option<State> {
     let line = body.lines().find(|line| line.starts_with("<!-- mcp-eval-state v1 "))?;
     let inner = line.strip_prefix("<!-- mcp-eval-state v1 ")?.strip_suffix(" -->")?;
     let mut state = State::default();
@@ -77,7 +78,7 @@ pub fn parse_state(body: &str) -> Option<State> {
 /// folded table), and a link to the run. Bounded by [`MAX_COMMENT_CHARS`] characters: a longer
 /// body is cut at a top-level line, open `<details>` are closed, and a pointer to the report
 /// file ends it.
-pub fn render(parts: &CommentParts<'_>, previous: Option<&State>) -> String {
+pub(crate) fn render(parts: &CommentParts<'_>, previous: Option<&State>) -> String {
     let mut head = String::new();
     let _ = writeln!(head, "{}", marker(parts.comment_id));
     let _ = writeln!(head, "{}", render_state(parts.state));
@@ -102,7 +103,7 @@ pub fn render(parts: &CommentParts<'_>, previous: Option<&State>) -> String {
 
 /// `text` when it fits in `max` characters; otherwise its longest prefix that ends on a line
 /// outside any code fence, with open `<details>` closed and a pointer to `report_location`.
-pub fn bound(text: &str, max: usize, report_location: &str) -> String {
+pub(crate) fn bound(text: &str, max: usize, report_location: &str) -> String {
     if text.chars().count() <= max {
         return text.to_owned();
     }

@@ -3,5 +3,5 @@
 //!
 //! Nothing here reads the environment or decides what to evaluate; [`crate::action`] does.
 
-pub mod client;
-pub mod comment;
+pub(crate) mod client;
+pub(crate) mod comment;

@@ -16,7 +16,7 @@ use super::transport::Transport;
 /// The concrete transport under a [`Client`] (probes that need HTTP- or stdio-specific access
 /// match on it; sending goes through [`Transport`]).
 #[derive(Debug, Clone)]
-pub enum Connection {
+pub(crate) enum Connection {
     /// Streamable HTTP.
     Http(Arc<HttpTransport>),
     /// stdio.
@@ -24,10 +24,10 @@ pub enum Connection {
 }
 
 /// Called with every exchange, before the caller sees it.
-pub type Observer = Arc<dyn Fn(&Outgoing, &Exchange) + Send + Sync>;
+pub(crate) type Observer = Arc<dyn Fn(&Outgoing, &Exchange) + Send + Sync>;
 
 /// An MCP client over one connection.
-pub struct Client {
+pub(crate) struct Client {
     connection: Connection,
     transport: Arc<dyn Transport>,
     next_id: AtomicI64,
@@ -42,7 +42,7 @@ impl std::fmt::Debug for Client {
 
 impl Client {
     /// A client over `connection`, sending through it directly.
-    pub fn new(connection: Connection) -> Self {
+    pub(crate) fn new(connection: Connection) -> Self {
         let transport: Arc<dyn Transport> = match &connection {
             Connection::Http(http) => http.clone(),
             Connection::Stdio(stdio) => stdio.clone(),
@@ -52,38 +52,38 @@ impl Client {
 
     /// A client that sends through `transport` (a wrapper of `connection`'s transport, e.g. a
     /// fault layer) while probes still see the concrete `connection`.
-    pub fn wrapped(connection: Connection, transport: Arc<dyn Transport>) -> Self {
+    pub(crate) fn wrapped(connection: Connection, transport: Arc<dyn Transport>) -> Self {
         Self { connection, transport, next_id: AtomicI64::new(1), observer: RwLock::new(None) }
     }
 
     /// Sets (or, with `None`, removes) the observer that sees every exchange. A layer that
     /// borrows the session sets its observer and removes it when it is done.
-    pub fn set_observer(&self, observer: Option<Observer>) {
+    pub(crate) fn set_observer(&self, observer: Option<Observer>) {
         *self.observer.write().unwrap_or_else(PoisonError::into_inner) = observer;
     }
 
     /// The transport.
-    pub fn connection(&self) -> &Connection {
+    pub(crate) fn connection(&self) -> &Connection {
         &self.connection
     }
 
     /// `http` or `stdio`.
-    pub fn transport_name(&self) -> &'static str {
+    pub(crate) fn transport_name(&self) -> &'static str {
         self.transport.name()
     }
 
     /// True over Streamable HTTP.
-    pub fn is_http(&self) -> bool {
+    pub(crate) fn is_http(&self) -> bool {
         matches!(self.connection, Connection::Http(_))
     }
 
     /// A fresh integer id, unique for this client.
-    pub fn fresh_id(&self) -> Value {
+    pub(crate) fn fresh_id(&self) -> Value {
         Value::from(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
     /// Sends a message. Requests get a fresh id unless the probe set one; notifications none.
-    pub async fn send(&self, outgoing: Outgoing) -> Exchange {
+    pub(crate) async fn send(&self, outgoing: Outgoing) -> Exchange {
         let id = if outgoing.notification || outgoing.method().is_none() {
             outgoing.id.clone()
         } else {
@@ -98,12 +98,12 @@ impl Client {
     }
 
     /// Sends a valid modern request (`_meta` filled in) for `method` with `params`.
-    pub async fn request(&self, method: &str, params: Value) -> Exchange {
+    pub(crate) async fn request(&self, method: &str, params: Value) -> Exchange {
         self.send(Outgoing::request(jsonrpc::modern_request(method, params))).await
     }
 
     /// Ends the connection (for stdio: the whole process group).
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         self.transport.shutdown().await;
     }
 }

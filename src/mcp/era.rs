@@ -21,7 +21,7 @@ use super::stdio::StdioTransport;
 
 /// The protocol era of a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Era {
+pub(crate) enum Era {
     /// 2026-07-28: stateless, `server/discover`.
     Modern,
     /// 2025-11-25: the `initialize` handshake.
@@ -30,7 +30,7 @@ pub enum Era {
 
 impl Era {
     /// The revision string of the era.
-    pub fn revision(self) -> &'static str {
+    pub(crate) fn revision(self) -> &'static str {
         match self {
             Era::Modern => PROTOCOL_VERSION,
             Era::Legacy => LEGACY_VERSION,
@@ -40,7 +40,7 @@ impl Era {
 
 /// Where the server under test is.
 #[derive(Debug, Clone)]
-pub enum Target {
+pub(crate) enum Target {
     /// A Streamable HTTP endpoint.
     Http(HttpSettings),
     /// A command started through `sh -c`, with the per-request timeout.
@@ -54,7 +54,7 @@ pub enum Target {
 
 /// A connected server and what era detection found.
 #[derive(Debug)]
-pub struct Connected {
+pub(crate) struct Connected {
     /// The client, ready for checks (for legacy servers: after the handshake). The session's
     /// owner lends it to each layer and ends it with [`Connected::shutdown`].
     pub client: Arc<Client>,
@@ -70,14 +70,14 @@ pub struct Connected {
 
 impl Connected {
     /// Ends the session (stdio: the server's whole process group).
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         self.client.shutdown().await;
     }
 }
 
 /// Why a server could not be evaluated at all.
 #[derive(Debug, Clone)]
-pub struct Unreachable {
+pub(crate) struct Unreachable {
     /// What happened, for the user.
     pub reason: String,
     /// Evidence excerpts (request/response).
@@ -87,7 +87,7 @@ pub struct Unreachable {
 }
 
 /// Connects and decides the era.
-pub async fn connect(target: &Target, redactor: Redactor) -> Result<Connected, Unreachable> {
+pub(crate) async fn connect(target: &Target, redactor: Redactor) -> Result<Connected, Unreachable> {
     match target {
         Target::Http(settings) => connect_http(settings, redactor).await,
         Target::Stdio { command, timeout } => connect_stdio(command, *timeout, redactor).await,
@@ -261,7 +261,7 @@ async fn connect_stdio(command: &str, timeout: Duration, redactor: Redactor) -> 
 }
 
 /// The 2025-11-25 `initialize` request (no `_meta`, no `MCP-Protocol-Version` header).
-pub fn initialize_request() -> Value {
+pub(crate) fn initialize_request() -> Value {
     jsonrpc::legacy_request(
         "initialize",
         json!({"protocolVersion": LEGACY_VERSION, "capabilities": {}, "clientInfo": jsonrpc::client_info()}),
@@ -287,6 +287,6 @@ fn negotiated_version(initialize: &Exchange) -> String {
 }
 
 /// A legacy request (no `_meta`) for use after the handshake.
-pub fn legacy(method: &str, params: Value) -> Outgoing {
+pub(crate) fn legacy(method: &str, params: Value) -> Outgoing {
     Outgoing::request(jsonrpc::legacy_request(method, params)).remove("Mcp-Method").remove("Mcp-Name")
 }

@@ -7,11 +7,11 @@
 use std::sync::Arc;
 
 /// The most bytes of one message kept as evidence.
-pub const EXCERPT_BYTES: usize = 2048;
+pub(crate) const EXCERPT_BYTES: usize = 2048;
 
 /// Replaces every secret value with `***` in text bound for a report.
 #[derive(Debug, Clone, Default)]
-pub struct Redactor {
+pub(crate) struct Redactor {
     secrets: Arc<Vec<String>>,
 }
 
@@ -20,7 +20,7 @@ impl Redactor {
     /// redact ordinary text and are not secrets worth the name).
     /// A value with an auth scheme (`Bearer abc…`) also redacts its credential alone, which may
     /// appear elsewhere (a query string, a server's echo).
-    pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
+    pub(crate) fn new(secrets: impl IntoIterator<Item = String>) -> Self {
         let mut secrets: Vec<String> = secrets
             .into_iter()
             .flat_map(|secret| {
@@ -36,7 +36,7 @@ impl Redactor {
     }
 
     /// `text` with every secret replaced by `***`.
-    pub fn redact(&self, text: &str) -> String {
+    pub(crate) fn redact(&self, text: &str) -> String {
         let mut text = text.to_owned();
         for secret in self.secrets.iter() {
             if text.contains(secret.as_str()) {
@@ -48,7 +48,7 @@ impl Redactor {
 
     /// A redacted excerpt of at most [`EXCERPT_BYTES`] bytes, cut on a character boundary, with
     /// a note of how much was left out.
-    pub fn excerpt(&self, bytes: &[u8]) -> String {
+    pub(crate) fn excerpt(&self, bytes: &[u8]) -> String {
         excerpt_with(self, bytes, EXCERPT_BYTES)
     }
 }

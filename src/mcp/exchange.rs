@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// The body of an outgoing message.
 #[derive(Debug, Clone)]
-pub enum Body {
+pub(crate) enum Body {
     /// A JSON-RPC message. When it has a `method` and no `id`, and `notification` is false in
     /// [`Outgoing`], the client assigns a fresh id.
     Json(Value),
@@ -23,7 +23,7 @@ pub enum Body {
 
 /// A change to the headers a correct client would send (HTTP only).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HeaderEdit {
+pub(crate) enum HeaderEdit {
     /// Removes the header (name compared case-insensitively).
     Remove(String),
     /// Sets the header, replacing one of the same name; the name is sent with this exact case
@@ -33,7 +33,7 @@ pub enum HeaderEdit {
 
 /// One outgoing request or notification.
 #[derive(Debug, Clone)]
-pub struct Outgoing {
+pub(crate) struct Outgoing {
     /// The body.
     pub body: Body,
     /// True for a notification: no id is assigned and no response is awaited.
@@ -58,7 +58,7 @@ pub struct Outgoing {
 
 impl Outgoing {
     /// A JSON-RPC request whose id the client assigns.
-    pub fn request(body: Value) -> Self {
+    pub(crate) fn request(body: Value) -> Self {
         Self {
             body: Body::Json(body),
             notification: false,
@@ -73,45 +73,45 @@ impl Outgoing {
     }
 
     /// A JSON-RPC notification (no id, no response awaited).
-    pub fn notification(body: Value) -> Self {
+    pub(crate) fn notification(body: Value) -> Self {
         Self { notification: true, ..Self::request(body) }
     }
 
     /// Raw bytes sent as the body of a POST.
-    pub fn raw_body(bytes: Vec<u8>) -> Self {
+    pub(crate) fn raw_body(bytes: Vec<u8>) -> Self {
         Self { body: Body::Raw(bytes), ..Self::request(Value::Null) }
     }
 
     /// Adds a header edit.
-    pub fn header(mut self, edit: HeaderEdit) -> Self {
+    pub(crate) fn header(mut self, edit: HeaderEdit) -> Self {
         self.header_edits.push(edit);
         self
     }
 
     /// Sets a header.
-    pub fn set(self, name: &str, value: &str) -> Self {
+    pub(crate) fn set(self, name: &str, value: &str) -> Self {
         self.header(HeaderEdit::Set(name.into(), value.into()))
     }
 
     /// Removes a header.
-    pub fn remove(self, name: &str) -> Self {
+    pub(crate) fn remove(self, name: &str) -> Self {
         self.header(HeaderEdit::Remove(name.into()))
     }
 
     /// Uses this id.
-    pub fn with_id(mut self, id: Value) -> Self {
+    pub(crate) fn with_id(mut self, id: Value) -> Self {
         self.id = Some(id);
         self
     }
 
     /// Sends through the raw HTTP/1.1 writer.
-    pub fn raw(mut self) -> Self {
+    pub(crate) fn raw(mut self) -> Self {
         self.raw = true;
         self
     }
 
     /// The JSON-RPC method of the body, when it has one.
-    pub fn method(&self) -> Option<&str> {
+    pub(crate) fn method(&self) -> Option<&str> {
         match &self.body {
             Body::Json(value) => value.get("method").and_then(Value::as_str),
             _ => None,
@@ -121,7 +121,7 @@ impl Outgoing {
 
 /// Why an exchange has no final response. A server's misbehaviour, never an error of ours.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// No (complete) answer within the timeout.
     Timeout,
     /// Connecting failed (refused, reset, DNS, TLS).
@@ -151,7 +151,7 @@ impl std::fmt::Display for Failure {
 
 /// What came back for one [`Outgoing`].
 #[derive(Debug, Clone, Default)]
-pub struct Exchange {
+pub(crate) struct Exchange {
     /// The JSON-RPC method sent, when any.
     pub method: Option<String>,
     /// The id sent (requests only).
@@ -174,41 +174,39 @@ pub struct Exchange {
     pub failure: Option<Failure>,
     /// SSE only: whether the stream ended right after the final response (H-16).
     pub stream_closed_after_final: Option<bool>,
-    /// How many times the request was re-issued with a new id after a cut stream.
-    pub resubmissions: u32,
     /// Wall time of the exchange in milliseconds.
     pub elapsed_ms: u64,
 }
 
 impl Exchange {
     /// The value of a response header (name compared case-insensitively).
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
         self.headers.iter().find(|(key, _)| *key == name).map(|(_, value)| value.as_str())
     }
 
     /// The media type of the response (`Content-Type` without parameters, lowercased).
-    pub fn content_type(&self) -> Option<String> {
+    pub(crate) fn content_type(&self) -> Option<String> {
         self.header("content-type").map(|value| value.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
     }
 
     /// The `result` of the final response, when it is a result response.
-    pub fn result(&self) -> Option<&Value> {
+    pub(crate) fn result(&self) -> Option<&Value> {
         self.response.as_ref()?.get("result")
     }
 
     /// The `error` of the final response, when it is an error response.
-    pub fn error(&self) -> Option<&Value> {
+    pub(crate) fn error(&self) -> Option<&Value> {
         self.response.as_ref()?.get("error")
     }
 
     /// The error code of the final response.
-    pub fn error_code(&self) -> Option<i64> {
+    pub(crate) fn error_code(&self) -> Option<i64> {
         self.error()?.get("code")?.as_i64()
     }
 
     /// A one-line description of the answer for messages: status, code or failure.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut parts = Vec::new();
         if let Some(status) = self.status {
             parts.push(format!("HTTP {status}"));

@@ -19,7 +19,7 @@ use super::jsonrpc::{self, PROTOCOL_VERSION};
 use super::sse;
 
 /// The most bytes of one response body we read; the rest is a [`Failure::TooLarge`].
-pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 /// How long we wait after a final SSE response for the stream to end (H-16).
 const STREAM_END_GRACE: Duration = Duration::from_millis(250);
 /// How long the body of a GET/DELETE probe is read: only its status matters.
@@ -32,7 +32,7 @@ const MAX_RESUBMISSIONS: u32 = 2;
 
 /// Settings of an HTTP target.
 #[derive(Debug, Clone)]
-pub struct HttpSettings {
+pub(crate) struct HttpSettings {
     /// The MCP endpoint URL.
     pub url: String,
     /// Extra headers from the user (e.g. `Authorization`), sent on every request; their values
@@ -43,11 +43,11 @@ pub struct HttpSettings {
 }
 
 /// Which argument of which tool is mirrored into which `Mcp-Param-*` header.
-pub type ParamHeaders = HashMap<String, Vec<(String, String)>>;
+pub(crate) type ParamHeaders = HashMap<String, Vec<(String, String)>>;
 
 /// A Streamable HTTP connection to one endpoint.
 #[derive(Debug)]
-pub struct HttpTransport {
+pub(crate) struct HttpTransport {
     settings: HttpSettings,
     client: reqwest::Client,
     redactor: Redactor,
@@ -64,7 +64,7 @@ pub struct HttpTransport {
 impl HttpTransport {
     /// A transport for these settings. Building the reqwest client can only fail when the TLS
     /// backend cannot initialise, which is an environment failure.
-    pub fn new(settings: HttpSettings, redactor: Redactor) -> Result<Arc<Self>, String> {
+    pub(crate) fn new(settings: HttpSettings, redactor: Redactor) -> Result<Arc<Self>, String> {
         install_crypto_provider();
         let client = reqwest::Client::builder()
             .timeout(settings.timeout)
@@ -84,13 +84,8 @@ impl HttpTransport {
         }))
     }
 
-    /// Whether the user gave extra headers with this name (e.g. `Authorization`).
-    pub fn has_extra_header(&self, name: &str) -> bool {
-        self.settings.extra_headers.iter().any(|(extra, _)| extra.eq_ignore_ascii_case(name))
-    }
-
     /// The value of a user-given extra header.
-    pub fn extra_header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn extra_header(&self, name: &str) -> Option<&str> {
         self.settings
             .extra_headers
             .iter()
@@ -99,18 +94,13 @@ impl HttpTransport {
     }
 
     /// The endpoint URL.
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.settings.url
-    }
-
-    /// The per-request timeout.
-    pub fn timeout(&self) -> Duration {
-        self.settings.timeout
     }
 
     /// Sends one message and collects what comes back. Never fails: a misbehaving server is
     /// recorded in the [`Exchange`].
-    pub async fn send(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
+    pub(crate) async fn send(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
         let started = Instant::now();
         let _permit = self.in_flight.acquire().await;
         let mut exchange = self.send_once(outgoing, id.clone()).await;
@@ -128,7 +118,7 @@ impl HttpTransport {
                 other => Value::from(format!("{}-resubmit-{attempt}", other.as_str().unwrap_or("id"))),
             });
             let retried = self.send_once(outgoing, new_id).await;
-            exchange = Exchange { resubmissions: attempt, ..retried };
+            exchange = retried;
         }
         exchange.elapsed_ms = started.elapsed().as_millis() as u64;
         exchange
@@ -351,7 +341,7 @@ impl HttpTransport {
 
 /// The text a JSON value is mirrored as in a header: strings as they are, integers in decimal,
 /// booleans as `true`/`false`; other values are not mirrored.
-pub fn header_text(value: &Value) -> Option<String> {
+pub(crate) fn header_text(value: &Value) -> Option<String> {
     match value {
         Value::String(text) => Some(text.clone()),
         Value::Bool(flag) => Some(flag.to_string()),
@@ -364,7 +354,7 @@ pub fn header_text(value: &Value) -> Option<String> {
 /// Encodes a header value per §Value Encoding: values that are not plain header-safe ASCII
 /// (non-ASCII, control characters, leading or trailing whitespace) and values that look like
 /// the sentinel are sent as `=?base64?…?=`.
-pub fn encode_header_value(text: &str) -> String {
+pub(crate) fn encode_header_value(text: &str) -> String {
     let printable = text.bytes().all(|byte| (0x20..0x7f).contains(&byte));
     let padded = text.starts_with(' ') || text.ends_with(' ');
     let looks_encoded = text.starts_with("=?base64?") && text.ends_with("?=");

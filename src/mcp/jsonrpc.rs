@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 /// The modern revision this client speaks (`LATEST_PROTOCOL_VERSION` of the schema).
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
 /// The legacy revision used for the `initialize` handshake fallback.
-pub const LEGACY_VERSION: &str = "2025-11-25";
+pub(crate) const LEGACY_VERSION: &str = "2025-11-25";
 
 /// `_meta` key: the protocol version of this request (required).
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -40,10 +40,10 @@ pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// Codes a modern server must never emit (digest §8): draft-only and legacy reserved codes.
-pub const RESERVED_CODES: &[i64] = &[-32001, -32002, -32003, -32004, -32042];
+pub(crate) const RESERVED_CODES: &[i64] = &[-32001, -32002, -32003, -32004, -32042];
 
 /// Methods whose `params.name` (or `params.uri`) is mirrored in `Mcp-Name`.
-pub fn mcp_name_param(method: &str) -> Option<&'static str> {
+pub(crate) fn mcp_name_param(method: &str) -> Option<&'static str> {
     match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
@@ -53,13 +53,13 @@ pub fn mcp_name_param(method: &str) -> Option<&'static str> {
 }
 
 /// The identity this client reports in `clientInfo`.
-pub fn client_info() -> Value {
+pub(crate) fn client_info() -> Value {
     json!({"name": "mcp-eval", "version": env!("CARGO_PKG_VERSION")})
 }
 
 /// The per-request `_meta` of a valid modern request: protocol version, empty client
 /// capabilities and clientInfo.
-pub fn modern_meta() -> Map<String, Value> {
+pub(crate) fn modern_meta() -> Map<String, Value> {
     let mut meta = Map::new();
     meta.insert(META_PROTOCOL_VERSION.into(), json!(PROTOCOL_VERSION));
     meta.insert(META_CLIENT_CAPABILITIES.into(), json!({}));
@@ -69,7 +69,7 @@ pub fn modern_meta() -> Map<String, Value> {
 
 /// A valid modern request: `params` plus the per-request `_meta` of [`modern_meta`].
 /// `params` must be an object or null; the id is filled in by the client when sent.
-pub fn modern_request(method: &str, params: Value) -> Value {
+pub(crate) fn modern_request(method: &str, params: Value) -> Value {
     let mut params = match params {
         Value::Object(map) => map,
         _ => Map::new(),
@@ -84,38 +84,28 @@ pub fn modern_request(method: &str, params: Value) -> Value {
 }
 
 /// A legacy (2025-11-25) request with no `_meta`.
-pub fn legacy_request(method: &str, params: Value) -> Value {
+pub(crate) fn legacy_request(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "method": method, "params": params})
 }
 
-/// The `error.code` of a response, when it is an error response.
-pub fn error_code(response: &Value) -> Option<i64> {
-    response.get("error")?.get("code")?.as_i64()
-}
-
-/// The `result` object of a response, when it is a result response.
-pub fn result_of(response: &Value) -> Option<&Value> {
-    response.get("result")
-}
-
 /// True when `message` is a request (it has both `method` and `id`).
-pub fn is_request(message: &Value) -> bool {
+pub(crate) fn is_request(message: &Value) -> bool {
     message.get("method").is_some() && message.get("id").is_some()
 }
 
 /// True when `message` is a notification (a `method` and no `id`).
-pub fn is_notification(message: &Value) -> bool {
+pub(crate) fn is_notification(message: &Value) -> bool {
     message.get("method").is_some() && message.get("id").is_none()
 }
 
 /// True when `message` is a response (an `id` and a `result` or an `error`, no `method`).
-pub fn is_response(message: &Value) -> bool {
+pub(crate) fn is_response(message: &Value) -> bool {
     message.get("method").is_none() && (message.get("result").is_some() || message.get("error").is_some())
 }
 
 /// The method of the request whose `_meta` protocol version is `version` and that is otherwise
 /// valid; used by probes that vary one thing at a time.
-pub fn with_meta_version(mut request: Value, version: &str) -> Value {
+pub(crate) fn with_meta_version(mut request: Value, version: &str) -> Value {
     if let Some(meta) = request.pointer_mut("/params/_meta").and_then(Value::as_object_mut) {
         meta.insert(META_PROTOCOL_VERSION.into(), json!(version));
     }
@@ -123,7 +113,7 @@ pub fn with_meta_version(mut request: Value, version: &str) -> Value {
 }
 
 /// Removes a key from the request's `params._meta`.
-pub fn without_meta_key(mut request: Value, key: &str) -> Value {
+pub(crate) fn without_meta_key(mut request: Value, key: &str) -> Value {
     if let Some(meta) = request.pointer_mut("/params/_meta").and_then(Value::as_object_mut) {
         meta.remove(key);
     }
@@ -131,7 +121,7 @@ pub fn without_meta_key(mut request: Value, key: &str) -> Value {
 }
 
 /// Sets a key of the request's `params._meta`.
-pub fn with_meta_key(mut request: Value, key: &str, value: Value) -> Value {
+pub(crate) fn with_meta_key(mut request: Value, key: &str, value: Value) -> Value {
     if let Some(meta) = request.pointer_mut("/params/_meta").and_then(Value::as_object_mut) {
         meta.insert(key.into(), value);
     }

@@ -13,15 +13,15 @@
 //! This module depends on nothing else in the crate: it knows nothing of checks, reports,
 //! LLMs or GitHub.
 
-pub mod client;
-pub mod era;
-pub mod evidence;
-pub mod exchange;
-pub mod http;
-pub mod jsonrpc;
-pub mod raw;
+pub(crate) mod client;
+pub(crate) mod era;
+pub(crate) mod evidence;
+pub(crate) mod exchange;
+pub(crate) mod http;
+pub(crate) mod jsonrpc;
+pub(crate) mod raw;
 pub mod sse;
-pub mod stdio;
-pub mod sync;
-pub mod tools;
-pub mod transport;
+pub(crate) mod stdio;
+pub(crate) mod sync;
+pub(crate) mod tools;
+pub(crate) mod transport;

@@ -10,7 +10,7 @@ use super::exchange::Failure;
 
 /// A raw response.
 #[derive(Debug)]
-pub struct RawResponse {
+pub(crate) struct RawResponse {
     /// The status code.
     pub status: u16,
     /// The headers, names lowercased.
@@ -23,7 +23,7 @@ pub struct RawResponse {
 
 /// The parts of an `http://[user:password@]host:port/path` URL.
 #[derive(Debug, PartialEq, Eq)]
-pub struct UrlParts {
+pub(crate) struct UrlParts {
     /// `user:password` from the URL, when present (sent as Basic credentials, as an HTTP
     /// library does).
     pub userinfo: Option<String>,
@@ -38,7 +38,7 @@ pub struct UrlParts {
 }
 
 /// Splits a plain `http://` URL; `None` for other schemes or malformed URLs.
-pub fn split_url(url: &str) -> Option<UrlParts> {
+pub(crate) fn split_url(url: &str) -> Option<UrlParts> {
     let rest = url.strip_prefix("http://")?;
     let (authority, path) = match rest.find(['/', '?']) {
         Some(index) if rest.as_bytes()[index] == b'?' => (&rest[..index], format!("/{}", &rest[index..])),
@@ -67,7 +67,7 @@ pub fn split_url(url: &str) -> Option<UrlParts> {
 
 /// Sends one request exactly as given (header names keep their case; values are written as
 /// bytes) and reads the response. The caller applies the timeout.
-pub async fn send(
+pub(crate) async fn send(
     url: &str,
     method: &str,
     headers: &[(String, String)],

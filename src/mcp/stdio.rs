@@ -22,7 +22,7 @@ use super::exchange::{Body, Exchange, Failure, Outgoing};
 use super::jsonrpc;
 
 /// The most bytes of one stdout line we keep; a longer line is dropped and recorded.
-pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 /// How many bytes of stderr we keep (the tail).
 const STDERR_TAIL_BYTES: usize = 8 * 1024;
 /// How many framing violations we keep as examples.
@@ -30,7 +30,7 @@ const MAX_EXAMPLES: usize = 5;
 
 /// What the server wrote on stdout that is not a valid MCP message stream.
 #[derive(Debug, Default, Clone)]
-pub struct StdoutViolations {
+pub(crate) struct StdoutViolations {
     /// Lines that are not a single JSON object (first few, excerpted), and their count.
     pub non_json: Vec<String>,
     /// How many such lines in all.
@@ -73,7 +73,7 @@ type PendingMap = Arc<Mutex<HashMap<String, Pending>>>;
 type SentIds = Arc<Mutex<HashSet<String>>>;
 
 /// A running stdio server.
-pub struct StdioTransport {
+pub(crate) struct StdioTransport {
     command: String,
     child: Mutex<Option<Child>>,
     pid: Option<u32>,
@@ -96,7 +96,7 @@ impl std::fmt::Debug for StdioTransport {
 impl StdioTransport {
     /// Starts `command` through `sh -c` in a new process group. Fails only when the process
     /// cannot be spawned at all (no shell), which the caller reports as "cannot be started".
-    pub fn spawn(command: &str, timeout: Duration, redactor: Redactor) -> std::io::Result<Arc<Self>> {
+    pub(crate) fn spawn(command: &str, timeout: Duration, redactor: Redactor) -> std::io::Result<Arc<Self>> {
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(command)
@@ -150,34 +150,24 @@ impl StdioTransport {
         }))
     }
 
-    /// The command line.
-    pub fn command(&self) -> &str {
-        &self.command
-    }
-
-    /// The per-request timeout.
-    pub fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
     /// A copy of the framing violations seen so far.
-    pub fn violations(&self) -> StdoutViolations {
+    pub(crate) fn violations(&self) -> StdoutViolations {
         crate::mcp::sync::lock(&self.violations).clone()
     }
 
     /// The last bytes the server wrote on stderr, redacted.
-    pub fn stderr_tail(&self) -> String {
+    pub(crate) fn stderr_tail(&self) -> String {
         let bytes: Vec<u8> = crate::mcp::sync::lock(&self.stderr_tail).iter().copied().collect();
         self.redactor.redact(&String::from_utf8_lossy(&bytes))
     }
 
     /// Why the process exited, once it has.
-    pub fn exit_reason(&self) -> Option<String> {
+    pub(crate) fn exit_reason(&self) -> Option<String> {
         self.exited.borrow().clone()
     }
 
     /// Sends one message and, for requests, waits for the response with the same id.
-    pub async fn send(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
+    pub(crate) async fn send(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
         let started = Instant::now();
         let mut message = match &outgoing.body {
             Body::Json(value) => value.clone(),
@@ -297,12 +287,12 @@ impl StdioTransport {
 
     /// How many messages (notifications) have arrived so far for the request with this id
     /// that is still waiting for its response; `None` once it has its response or gave up.
-    pub fn messages_so_far(&self, id: &Value) -> Option<usize> {
+    pub(crate) fn messages_so_far(&self, id: &Value) -> Option<usize> {
         crate::mcp::sync::lock(&self.pending).get(&id_key(id)).map(|waiting| waiting.messages.len())
     }
 
     /// Stops waiting for the response to the request with this id (its `send` was dropped).
-    pub fn abandon(&self, id: &Value) {
+    pub(crate) fn abandon(&self, id: &Value) {
         self.forget(Some(id));
     }
 
@@ -314,7 +304,7 @@ impl StdioTransport {
     }
 
     /// Closes stdin and reports whether the process exited within `grace`.
-    pub async fn close_stdin_and_wait(&self, grace: Duration) -> bool {
+    pub(crate) async fn close_stdin_and_wait(&self, grace: Duration) -> bool {
         self.stdin.lock().await.take();
         let mut exited = self.exited.clone();
         let reader_done = tokio::time::timeout(grace, exited.wait_for(Option::is_some)).await.is_ok();
@@ -338,7 +328,7 @@ impl StdioTransport {
     }
 
     /// Ends the server: close stdin, wait briefly, SIGTERM the group, then SIGKILL it.
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         self.stdin.lock().await.take();
         let child = crate::mcp::sync::lock(&self.child).take();
         let Some(mut child) = child else { return };
@@ -523,9 +513,4 @@ fn route_line(line: &[u8], pending: &PendingMap, sent: &SentIds, violations: &Ar
             violations.unattributed.push(message);
         }
     }
-}
-
-/// A modern request body with `_meta`, for tests and probes.
-pub fn probe(method: &str) -> Value {
-    jsonrpc::modern_request(method, Value::Null)
 }

@@ -15,22 +15,22 @@ fn recover<G>(error: PoisonError<G>) -> G {
 }
 
 /// Locks `mutex`, recording a poisoning instead of hiding it.
-pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(recover)
 }
 
 /// Read-locks `lock`, recording a poisoning instead of hiding it.
-pub fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     lock.read().unwrap_or_else(recover)
 }
 
 /// Write-locks `lock`, recording a poisoning instead of hiding it.
-pub fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     lock.write().unwrap_or_else(recover)
 }
 
 /// True once any lock taken through this module was found poisoned in this process.
-pub fn poisoned() -> bool {
+pub(crate) fn poisoned() -> bool {
     POISONED.load(Ordering::SeqCst)
 }
 

@@ -3,11 +3,13 @@
 //! fingerprint). Read leniently: an entry without a string `name` is skipped and counted, never
 //! an error (layer 0 grades malformed definitions; this view only serves the later layers).
 
+#![allow(dead_code, reason = "the view layers 1-3 build on (providers, cache keys); tested here, used next")]
+
 use serde_json::{Map, Value};
 
 /// One tool as listed: the fields a model sees and a cache key covers.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolView {
+pub(crate) struct ToolView {
     /// `name`: what a model calls.
     pub name: String,
     /// `title`, when present.
@@ -24,7 +26,7 @@ pub struct ToolView {
 
 /// The tools of one or more `tools/list` pages, and how many entries could not be read.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ToolSurface {
+pub(crate) struct ToolSurface {
     /// The tools, in listed order.
     pub tools: Vec<ToolView>,
     /// Entries skipped because they had no string `name`.
@@ -33,7 +35,7 @@ pub struct ToolSurface {
 
 impl ToolSurface {
     /// Adds the `tools` array of one `tools/list` result (the `result` object).
-    pub fn add_page(&mut self, result: &Value) {
+    pub(crate) fn add_page(&mut self, result: &Value) {
         let Some(entries) = result.get("tools").and_then(Value::as_array) else { return };
         for entry in entries {
             match ToolView::from_entry(entry) {
@@ -44,14 +46,14 @@ impl ToolSurface {
     }
 
     /// The tool called `name`.
-    pub fn get(&self, name: &str) -> Option<&ToolView> {
+    pub(crate) fn get(&self, name: &str) -> Option<&ToolView> {
         self.tools.iter().find(|tool| tool.name == name)
     }
 
     /// The canonical JSON text of the surface (tools sorted by name, object keys sorted, no
     /// whitespace): two servers that list the same tools give the same text, whatever their
     /// order or key order. A cache key hashes this text.
-    pub fn canonical_text(&self) -> String {
+    pub(crate) fn canonical_text(&self) -> String {
         let mut tools: Vec<&ToolView> = self.tools.iter().collect();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         let values: Vec<Value> = tools.iter().map(|tool| tool.to_value()).collect();
@@ -61,7 +63,7 @@ impl ToolSurface {
 
 impl ToolView {
     /// Reads one entry of `tools[]`; `None` without a string `name`.
-    pub fn from_entry(entry: &Value) -> Option<Self> {
+    pub(crate) fn from_entry(entry: &Value) -> Option<Self> {
         let text = |key: &str| entry.get(key).and_then(Value::as_str).map(str::to_owned);
         Some(ToolView {
             name: text("name")?,
@@ -74,7 +76,7 @@ impl ToolView {
     }
 
     /// Back to the wire shape (only the fields this view keeps).
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let mut object = Map::new();
         object.insert("name".into(), Value::String(self.name.clone()));
         if let Some(title) = &self.title {
@@ -94,13 +96,13 @@ impl ToolView {
     }
 
     /// True when annotated `readOnlyHint: true`.
-    pub fn read_only(&self) -> bool {
+    pub(crate) fn read_only(&self) -> bool {
         self.annotations.as_ref().and_then(|annotations| annotations.get("readOnlyHint")) == Some(&Value::Bool(true))
     }
 }
 
 /// JSON text with object keys sorted at every depth and no whitespace.
-pub fn canonical(value: &Value) -> String {
+pub(crate) fn canonical(value: &Value) -> String {
     fn sorted(value: &Value) -> Value {
         match value {
             Value::Object(map) => {

@@ -14,10 +14,10 @@ use serde_json::Value;
 use super::exchange::{Exchange, Outgoing};
 
 /// A boxed future a transport returns (object-safe `async fn`).
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// One connection to the server under test.
-pub trait Transport: Send + Sync + std::fmt::Debug {
+pub(crate) trait Transport: Send + Sync + std::fmt::Debug {
     /// `http` or `stdio`.
     fn name(&self) -> &'static str;
 

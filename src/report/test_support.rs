@@ -5,12 +5,12 @@ use chrono::{DateTime, Utc};
 use super::model::{CheckResult, Evidence, Level, RunOutcome, RunReport, ServerSection, Status};
 
 /// The start time of every test report: 2026-08-01T12:00:00Z.
-pub fn test_start() -> DateTime<Utc> {
+pub(super) fn test_start() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-08-01T12:00:00Z").expect("a valid timestamp").with_timezone(&Utc)
 }
 
 /// A check with the given fields and no evidence.
-pub fn check(id: &str, title: &str, level: Level, status: Status, message: &str) -> CheckResult {
+pub(super) fn check(id: &str, title: &str, level: Level, status: Status, message: &str) -> CheckResult {
     CheckResult {
         id: id.to_owned(),
         title: title.to_owned(),
@@ -26,7 +26,7 @@ pub fn check(id: &str, title: &str, level: Level, status: Status, message: &str)
 
 /// A completed run with one check of every status, in the order pass, fail, warn,
 /// not_applicable, error.
-pub fn sample_report() -> RunReport {
+pub(super) fn sample_report() -> RunReport {
     let mut fail = check(
         "D-1",
         "server/discover answers",
@@ -88,7 +88,7 @@ pub fn sample_report() -> RunReport {
 }
 
 /// A run whose server could not be reached, built by the same function the evaluation uses.
-pub fn unreachable_report() -> RunReport {
+pub(super) fn unreachable_report() -> RunReport {
     let server = ServerSection {
         transport: "http".to_owned(),
         target: "http://127.0.0.1:9/mcp".to_owned(),

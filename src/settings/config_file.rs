@@ -19,12 +19,12 @@ use serde_json::Value;
 use serde_saphyr::Spanned;
 
 /// A value of the file with its position (1-based line and column).
-pub type Located<T> = Spanned<T>;
+pub(crate) type Located<T> = Spanned<T>;
 
 /// The whole file. Every field is optional; unknown keys are errors.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConfigFile {
+pub(crate) struct ConfigFile {
     /// Where the server under test is.
     #[serde(default)]
     pub server: Option<ServerSection>,
@@ -63,7 +63,7 @@ pub struct ConfigFile {
 /// `server:`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ServerSection {
+pub(crate) struct ServerSection {
     /// A Streamable HTTP endpoint.
     #[serde(default)]
     pub url: Option<Located<Value>>,
@@ -75,7 +75,7 @@ pub struct ServerSection {
 /// One entry of `safe_tools:`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SafeToolEntry {
+pub(crate) struct SafeToolEntry {
     /// The tool name as the server lists it.
     pub name: String,
     /// The arguments object to call it with (default `{}`).
@@ -86,7 +86,7 @@ pub struct SafeToolEntry {
 /// `gate:`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GateSection {
+pub(crate) struct GateSection {
     /// `must`, `should` or `never`.
     #[serde(default)]
     pub fail_on: Option<Located<Value>>,
@@ -95,7 +95,7 @@ pub struct GateSection {
 /// A config file that cannot be read or parsed: the position is known when the YAML parser
 /// gave one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileProblem {
+pub(crate) struct FileProblem {
     /// The file.
     pub path: PathBuf,
     /// 1-based line and column, when known.
@@ -108,7 +108,7 @@ pub struct FileProblem {
 ///
 /// # Errors
 /// The file cannot be read, is not YAML, or has an unknown key or a value of the wrong shape.
-pub fn load(path: &Path) -> Result<ConfigFile, FileProblem> {
+pub(crate) fn load(path: &Path) -> Result<ConfigFile, FileProblem> {
     let text = fs_err::read_to_string(path).map_err(|error| FileProblem {
         path: path.to_owned(),
         position: None,
@@ -121,7 +121,7 @@ pub fn load(path: &Path) -> Result<ConfigFile, FileProblem> {
 ///
 /// # Errors
 /// As [`load`], less the reading.
-pub fn parse(path: &Path, text: &str) -> Result<ConfigFile, FileProblem> {
+pub(crate) fn parse(path: &Path, text: &str) -> Result<ConfigFile, FileProblem> {
     if text.trim().is_empty() {
         return Ok(ConfigFile::default());
     }
@@ -133,7 +133,7 @@ pub fn parse(path: &Path, text: &str) -> Result<ConfigFile, FileProblem> {
 }
 
 /// The text of a scalar (or a list of scalars joined with `,`), as a flag would carry it.
-pub fn scalar_text(value: &Value) -> Option<String> {
+pub(crate) fn scalar_text(value: &Value) -> Option<String> {
     match value {
         Value::String(text) => Some(text.clone()),
         Value::Number(number) => Some(number.to_string()),

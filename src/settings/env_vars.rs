@@ -5,41 +5,42 @@
 
 /// Prefix of the action inputs. The runner upper-cases the input name and keeps its hyphens
 /// (`server-url` arrives as `INPUT_SERVER-URL`); we also accept the underscore spelling.
-pub const INPUT_PREFIX: &str = "INPUT_";
+pub(crate) const INPUT_PREFIX: &str = "INPUT_";
 
 /// Input `server-url`: the Streamable HTTP endpoint of the server under test.
-pub const INPUT_SERVER_URL: &str = "server-url";
+pub(crate) const INPUT_SERVER_URL: &str = "server-url";
 /// Input `server-command`: the command that starts a stdio server inside the container.
-pub const INPUT_SERVER_COMMAND: &str = "server-command";
+pub(crate) const INPUT_SERVER_COMMAND: &str = "server-command";
 /// Input `server-headers`: one `Name: value` per line; values are secrets.
-pub const INPUT_SERVER_HEADERS: &str = "server-headers";
+pub(crate) const INPUT_SERVER_HEADERS: &str = "server-headers";
 /// Input `layers`: `auto` (the trigger logic decides) or an explicit list such as `0,1`.
-pub const INPUT_LAYERS: &str = "layers";
+pub(crate) const INPUT_LAYERS: &str = "layers";
 /// Input `eval-label`: the pull request label that asks for every layer.
-pub const INPUT_EVAL_LABEL: &str = "eval-label";
+pub(crate) const INPUT_EVAL_LABEL: &str = "eval-label";
 /// Input `golden-set`: the golden set for layer 1 (accepted, not used by layer 0).
-pub const INPUT_GOLDEN_SET: &str = "golden-set";
+pub(crate) const INPUT_GOLDEN_SET: &str = "golden-set";
 /// Input `junit-path`: where the JUnit file is written.
-pub const INPUT_JUNIT_PATH: &str = "junit-path";
+pub(crate) const INPUT_JUNIT_PATH: &str = "junit-path";
 /// Input `report-path`: the directory for `report.json`, `junit.xml` and `summary.md`.
-pub const INPUT_REPORT_PATH: &str = "report-path";
+pub(crate) const INPUT_REPORT_PATH: &str = "report-path";
 /// Input `comment`: post (and update) the pull request comment.
-pub const INPUT_COMMENT: &str = "comment";
+pub(crate) const INPUT_COMMENT: &str = "comment";
 /// Input `comment-id`: distinguishes the comments of several jobs or matrix legs.
-pub const INPUT_COMMENT_ID: &str = "comment-id";
+pub(crate) const INPUT_COMMENT_ID: &str = "comment-id";
 /// Input `github-token`: the token for the comment (a secret).
-pub const INPUT_GITHUB_TOKEN: &str = "github-token";
+pub(crate) const INPUT_GITHUB_TOKEN: &str = "github-token";
 /// Input `fail-on`: `must`, `should` or `never`.
-pub const INPUT_FAIL_ON: &str = "fail-on";
+pub(crate) const INPUT_FAIL_ON: &str = "fail-on";
 /// Input `timeout-seconds`: the per-request timeout.
-pub const INPUT_TIMEOUT_SECONDS: &str = "timeout-seconds";
+pub(crate) const INPUT_TIMEOUT_SECONDS: &str = "timeout-seconds";
 /// Input `config`: the YAML config file (safe_tools, gate, …).
-pub const INPUT_CONFIG: &str = "config";
+pub(crate) const INPUT_CONFIG: &str = "config";
 /// Input `require-era`: `2026-07-28` fails a legacy server.
-pub const INPUT_REQUIRE_ERA: &str = "require-era";
+pub(crate) const INPUT_REQUIRE_ERA: &str = "require-era";
 
 /// Every input name, in the order of `action.yml`.
-pub const ALL_INPUTS: [&str; 15] = [
+#[cfg(test)]
+pub(crate) const ALL_INPUTS: [&str; 15] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -58,35 +59,35 @@ pub const ALL_INPUTS: [&str; 15] = [
 ];
 
 /// The event that triggered the workflow (`push`, `pull_request`, `schedule`, …).
-pub const GITHUB_EVENT_NAME: &str = "GITHUB_EVENT_NAME";
+pub(crate) const GITHUB_EVENT_NAME: &str = "GITHUB_EVENT_NAME";
 /// Path of the JSON file holding the event payload.
-pub const GITHUB_EVENT_PATH: &str = "GITHUB_EVENT_PATH";
+pub(crate) const GITHUB_EVENT_PATH: &str = "GITHUB_EVENT_PATH";
 /// `owner/name` of the repository.
-pub const GITHUB_REPOSITORY: &str = "GITHUB_REPOSITORY";
+pub(crate) const GITHUB_REPOSITORY: &str = "GITHUB_REPOSITORY";
 /// Base URL of the REST API (`https://api.github.com`, or a GitHub Enterprise Server URL).
-pub const GITHUB_API_URL: &str = "GITHUB_API_URL";
+pub(crate) const GITHUB_API_URL: &str = "GITHUB_API_URL";
 /// Base URL of the web UI, for links to the run.
-pub const GITHUB_SERVER_URL: &str = "GITHUB_SERVER_URL";
+pub(crate) const GITHUB_SERVER_URL: &str = "GITHUB_SERVER_URL";
 /// The workflow run's id, for links to the run.
-pub const GITHUB_RUN_ID: &str = "GITHUB_RUN_ID";
+pub(crate) const GITHUB_RUN_ID: &str = "GITHUB_RUN_ID";
 /// The commit the run is for.
-pub const GITHUB_SHA: &str = "GITHUB_SHA";
+pub(crate) const GITHUB_SHA: &str = "GITHUB_SHA";
 /// The checkout directory; relative paths are resolved against it.
-pub const GITHUB_WORKSPACE: &str = "GITHUB_WORKSPACE";
+pub(crate) const GITHUB_WORKSPACE: &str = "GITHUB_WORKSPACE";
 /// The file that receives step outputs.
-pub const GITHUB_OUTPUT: &str = "GITHUB_OUTPUT";
+pub(crate) const GITHUB_OUTPUT: &str = "GITHUB_OUTPUT";
 /// The file that receives the job summary (Markdown).
-pub const GITHUB_STEP_SUMMARY: &str = "GITHUB_STEP_SUMMARY";
+pub(crate) const GITHUB_STEP_SUMMARY: &str = "GITHUB_STEP_SUMMARY";
 
 /// The environment variable name an input arrives in, as the runner spells it
 /// (`server-url` → `INPUT_SERVER-URL`).
-pub fn input_var(name: &str) -> String {
+pub(crate) fn input_var(name: &str) -> String {
     format!("{INPUT_PREFIX}{}", name.to_ascii_uppercase())
 }
 
 /// The underscore spelling of an input's variable (`server-url` → `INPUT_SERVER_URL`), which a
 /// shell can set.
-pub fn input_var_underscore(name: &str) -> String {
+pub(crate) fn input_var_underscore(name: &str) -> String {
     input_var(name).replace('-', "_")
 }
 

@@ -8,9 +8,9 @@
 //! Code map: [`env_vars`] names every environment variable read, [`config_file`] parses the YAML
 //! file with positions, [`secrets`] parses header lines and finds the secret parts of a URL.
 
-pub mod config_file;
-pub mod env_vars;
-pub mod secrets;
+pub(crate) mod config_file;
+pub(crate) mod env_vars;
+pub(crate) mod secrets;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -23,27 +23,27 @@ use crate::error::{self, UserError};
 use config_file::{ConfigFile, Located};
 
 /// Every layer this tool knows of: 0 conformance, 1 behaviour, 2 resilience, 3 telemetry.
-pub const ALL_LAYERS: [u8; 4] = [0, 1, 2, 3];
+pub(crate) const ALL_LAYERS: [u8; 4] = [0, 1, 2, 3];
 /// Default of the report directory (`--out`, input `report-path`).
-pub const DEFAULT_REPORT_DIR: &str = "mcp-eval-report";
+pub(crate) const DEFAULT_REPORT_DIR: &str = "mcp-eval-report";
 /// Default of `junit-path` in the Action.
-pub const DEFAULT_JUNIT_PATH: &str = "mcp-eval-report/junit.xml";
+pub(crate) const DEFAULT_JUNIT_PATH: &str = "mcp-eval-report/junit.xml";
 /// Default of `eval-label`.
-pub const DEFAULT_EVAL_LABEL: &str = "run-evals";
+pub(crate) const DEFAULT_EVAL_LABEL: &str = "run-evals";
 /// Default of `comment-id`.
-pub const DEFAULT_COMMENT_ID: &str = "default";
+pub(crate) const DEFAULT_COMMENT_ID: &str = "default";
 /// Default of `api-url` when `GITHUB_API_URL` is not set.
-pub const DEFAULT_API_URL: &str = "https://api.github.com";
+pub(crate) const DEFAULT_API_URL: &str = "https://api.github.com";
 /// Default of the per-request timeout, in seconds.
-pub const DEFAULT_TIMEOUT_SECONDS: f64 = 10.0;
+pub(crate) const DEFAULT_TIMEOUT_SECONDS: f64 = 10.0;
 /// The largest per-request timeout accepted, in seconds.
-pub const MAX_TIMEOUT_SECONDS: f64 = 3600.0;
+pub(crate) const MAX_TIMEOUT_SECONDS: f64 = 3600.0;
 
 /// Which front end is resolving: it decides which sources exist (the Action reads `INPUT_*`
 /// and `GITHUB_*`; the CLI reads neither) and some defaults (`layers`: `0` for the CLI, `auto`
 /// for the Action).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FrontEnd {
+pub(crate) enum FrontEnd {
     /// `mcp-eval run`.
     Cli,
     /// `mcp-eval action`.
@@ -142,7 +142,7 @@ pub struct ActionFlags {
 
 /// Everything a front end hands to [`resolve`].
 #[derive(Debug, Clone, Default)]
-pub struct Request {
+pub(crate) struct Request {
     /// The shared flags.
     pub flags: SettingsArgs,
     /// The Action's own flags (ignored by the CLI).
@@ -153,7 +153,7 @@ pub struct Request {
 
 /// Where a value came from; shown in front of every problem with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// A command-line flag, e.g. `--timeout-seconds`.
     Flag(String),
     /// An Action input: its name and the variable it arrived in.
@@ -196,7 +196,7 @@ impl fmt::Display for Source {
 
 /// One bad input: where it came from, what is wrong, how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// Where the value came from.
     pub source: Source,
     /// What is wrong (never a secret value).
@@ -224,7 +224,7 @@ impl Problem {
     }
 
     /// This problem as a [`UserError`] (exit status 2).
-    pub fn into_error(self) -> UserError {
+    pub(crate) fn into_error(self) -> UserError {
         let hint = self.hint.clone();
         let message = match &self.source {
             Source::Default => self.message,
@@ -236,7 +236,7 @@ impl Problem {
 
 /// The server under test.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Server {
+pub(crate) enum Server {
     /// A Streamable HTTP endpoint.
     Url(String),
     /// A stdio server's start command, run through `sh -c`.
@@ -247,7 +247,7 @@ pub enum Server {
 
 /// The `layers` setting.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LayersInput {
+pub(crate) enum LayersInput {
     /// `auto`: decided from the workflow event (layer 0 outside the Action).
     Auto,
     /// An explicit list, sorted, without duplicates.
@@ -256,7 +256,7 @@ pub enum LayersInput {
 
 /// When the run fails (the exit status); reports and outputs are written either way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailOn {
+pub(crate) enum FailOn {
     /// A MUST failure fails the run (the default).
     Must,
     /// A MUST failure or a SHOULD warning fails the run.
@@ -265,20 +265,11 @@ pub enum FailOn {
     Never,
 }
 
-impl FailOn {
-    /// The spelling users give.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailOn::Must => "must",
-            FailOn::Should => "should",
-            FailOn::Never => "never",
-        }
-    }
-}
+impl FailOn {}
 
 /// The workflow run's context, from the `GITHUB_*` variables (or the Action's flags).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GithubContext {
+pub(crate) struct GithubContext {
     /// `GITHUB_EVENT_NAME` (empty for a local run).
     pub event_name: String,
     /// `GITHUB_EVENT_PATH`.
@@ -303,7 +294,7 @@ pub struct GithubContext {
 
 /// What only the Action needs.
 #[derive(Debug, Clone)]
-pub struct ActionSettings {
+pub(crate) struct ActionSettings {
     /// The label that asks for every layer.
     pub eval_label: String,
     /// Whether to post the comment.
@@ -319,9 +310,7 @@ pub struct ActionSettings {
 /// Everything an evaluation needs, validated. Paths are absolute or relative to the current
 /// directory (the Action resolves them against the workspace).
 #[derive(Debug, Clone)]
-pub struct Settings {
-    /// The front end that resolved them.
-    pub front_end: FrontEnd,
+pub(crate) struct Settings {
     /// The server under test.
     pub server: Server,
     /// Extra HTTP headers (values are secrets).
@@ -336,8 +325,6 @@ pub struct Settings {
     pub out_dir_label: String,
     /// A second place for junit.xml, and how the user wrote it.
     pub junit_path: Option<(PathBuf, String)>,
-    /// The config file, when one was given.
-    pub config_path: Option<PathBuf>,
     /// Tools that are safe to call (config file `safe_tools`).
     pub safe_tools: Vec<SafeTool>,
     /// Fail a legacy server (`require-era 2026-07-28`).
@@ -354,7 +341,7 @@ pub struct Settings {
 
 impl Settings {
     /// Every secret value: header values, the token and the secret parts of the URL.
-    pub fn secrets(&self) -> Vec<String> {
+    pub(crate) fn secrets(&self) -> Vec<String> {
         let mut secrets: Vec<String> = self.headers.iter().map(|(_, value)| value.clone()).collect();
         if let Some(action) = &self.action {
             secrets.extend(action.token.clone());
@@ -367,7 +354,7 @@ impl Settings {
     }
 
     /// How the target is described in reports and messages (secrets removed).
-    pub fn target_label(&self) -> String {
+    pub(crate) fn target_label(&self) -> String {
         match &self.server {
             Server::Url(url) => secrets::url_without_secrets(url),
             Server::Command(command) => command.clone(),
@@ -378,7 +365,7 @@ impl Settings {
 
 /// Secret values found in the raw request before validation, so a front end can mask them
 /// (the Action's `::add-mask::`) before anything is printed, even when a header line is malformed.
-pub fn raw_secrets(request: &Request, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+pub(crate) fn raw_secrets(request: &Request, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let sources = Sources::new(request, FrontEnd::Action, lookup, None);
     let mut secrets = Vec::new();
     if let Some((_, token)) = sources.action(&request.action.github_token, env_vars::INPUT_GITHUB_TOKEN) {
@@ -399,7 +386,7 @@ pub fn raw_secrets(request: &Request, lookup: &dyn Fn(&str) -> Option<String>) -
 
 /// The GitHub context alone, known even when other settings are invalid, so the Action can
 /// still write its outputs and job summary.
-pub fn github_context(request: &Request, lookup: &dyn Fn(&str) -> Option<String>) -> GithubContext {
+pub(crate) fn github_context(request: &Request, lookup: &dyn Fn(&str) -> Option<String>) -> GithubContext {
     let sources = Sources::new(request, FrontEnd::Action, lookup, None);
     let flags = &request.action;
     let text = |flag: &Option<String>, var: &str| sources.var(flag, var).map(|(_, value)| value);
@@ -423,7 +410,7 @@ pub fn github_context(request: &Request, lookup: &dyn Fn(&str) -> Option<String>
 ///
 /// # Errors
 /// Every problem found, each naming its source and the fix (exit status 2).
-pub fn resolve(
+pub(crate) fn resolve(
     request: &Request,
     front_end: FrontEnd,
     lookup: &dyn Fn(&str) -> Option<String>,
@@ -754,7 +741,6 @@ pub fn resolve(
 
     match server {
         Some(server) if problems.is_empty() => Ok(Settings {
-            front_end,
             server,
             headers,
             layers,
@@ -762,7 +748,6 @@ pub fn resolve(
             out_dir: in_workspace(&out_dir_label),
             out_dir_label,
             junit_path: junit_label.map(|label| (in_workspace(&label), label)),
-            config_path: config.map(|(path, _)| path),
             safe_tools,
             require_modern,
             fail_on,
@@ -778,7 +763,7 @@ pub fn resolve(
 ///
 /// # Errors
 /// A part that is not a layer 0–3, an empty range, or no layer at all.
-pub fn parse_layers(text: &str) -> Result<LayersInput, String> {
+pub(crate) fn parse_layers(text: &str) -> Result<LayersInput, String> {
     let text = text.trim();
     if text.is_empty() || text.eq_ignore_ascii_case("auto") {
         return Ok(LayersInput::Auto);

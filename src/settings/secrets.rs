@@ -5,7 +5,7 @@
 /// Why a header line was refused; the value is never part of it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{shown}`: {detail}")]
-pub struct HeaderProblem {
+pub(crate) struct HeaderProblem {
     /// The line as given, with everything after the colon hidden (it may be a secret).
     pub shown: String,
     /// What is wrong.
@@ -17,7 +17,7 @@ pub struct HeaderProblem {
 /// # Errors
 /// The first line that has no colon, an invalid header name (RFC 9110 token characters) or a
 /// control character in its value.
-pub fn parse_headers(values: &[String]) -> Result<Vec<(String, String)>, HeaderProblem> {
+pub(crate) fn parse_headers(values: &[String]) -> Result<Vec<(String, String)>, HeaderProblem> {
     values
         .iter()
         .map(|raw| {
@@ -46,7 +46,7 @@ pub fn parse_headers(values: &[String]) -> Result<Vec<(String, String)>, HeaderP
 /// The secret parts of a URL: the password of `user:password@` (or the whole userinfo when it
 /// has no password), and every query value (API keys travel there). They are redacted from
 /// every output like header values.
-pub fn url_secrets(url: &str) -> Vec<String> {
+pub(crate) fn url_secrets(url: &str) -> Vec<String> {
     let mut secrets = Vec::new();
     let Ok(parsed) = url::Url::parse(url) else {
         return lenient_url_secrets(url);
@@ -109,7 +109,7 @@ fn percent_decode(text: &str) -> String {
 }
 
 /// The URL with its secret parts (see [`url_secrets`]) replaced by `***`, for messages.
-pub fn url_without_secrets(url: &str) -> String {
+pub(crate) fn url_without_secrets(url: &str) -> String {
     let mut secrets = url_secrets(url);
     secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
     secrets.iter().fold(url.to_owned(), |url, secret| url.replace(secret.as_str(), "***"))

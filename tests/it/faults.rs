@@ -172,7 +172,7 @@ fn check_row(fault: &str, transport: Transport, expected: &str, text: &str) -> R
     let outcome = match transport {
         Http => {
             _server = DemoServer::start(&[fault]);
-            let credentials = format!("Authorization: Bearer {}", mcp_eval::demo::DEMO_TOKEN);
+            let credentials = format!("Authorization: Bearer {}", mcp_eval::DEMO_TOKEN);
             if fault.starts_with("a-") {
                 run(&["--server-url", &_server.url, "--timeout-seconds", timeout, "--header", &credentials])
             } else {

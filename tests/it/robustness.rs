@@ -228,7 +228,7 @@ fn a_panic_inside_mcp_eval_still_writes_the_reports_and_is_never_a_pass() {
     let dir = tempfile::tempdir().expect("temp dir");
     let output = Command::new(binary())
         .args(["run", "--demo", "--quiet", "--out", dir.path().to_str().expect("utf-8")])
-        .env(mcp_eval::evaluate::PANIC_FOR_TESTS_VAR, "1")
+        .env(mcp_eval::PANIC_FOR_TESTS_VAR, "1")
         .stdin(Stdio::null())
         .output()
         .expect("run mcp-eval");

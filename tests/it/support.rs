@@ -10,12 +10,12 @@ use std::process::{Child, Command, Output, Stdio};
 use serde_json::Value;
 
 /// The `mcp-eval` binary under test.
-pub fn binary() -> PathBuf {
+pub(crate) fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mcp-eval"))
 }
 
 /// The outcome of one `mcp-eval run`.
-pub struct Run {
+pub(crate) struct Run {
     /// The process output.
     pub output: Output,
     /// The parsed report.json, when it was written.
@@ -26,22 +26,22 @@ pub struct Run {
 
 impl Run {
     /// The exit status.
-    pub fn code(&self) -> i32 {
+    pub(crate) fn code(&self) -> i32 {
         self.output.status.code().unwrap_or(-1)
     }
 
     /// The report, which must exist.
-    pub fn report(&self) -> &Value {
+    pub(crate) fn report(&self) -> &Value {
         self.report.as_ref().unwrap_or_else(|| panic!("no report.json; stderr: {}", self.stderr()))
     }
 
     /// stderr as text.
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.output.stderr).into_owned()
     }
 
     /// The check with this id.
-    pub fn check(&self, id: &str) -> &Value {
+    pub(crate) fn check(&self, id: &str) -> &Value {
         self.report()["checks"]
             .as_array()
             .and_then(|checks| checks.iter().find(|check| check["id"] == id))
@@ -49,18 +49,18 @@ impl Run {
     }
 
     /// The status of the check with this id.
-    pub fn status(&self, id: &str) -> String {
+    pub(crate) fn status(&self, id: &str) -> String {
         self.check(id)["status"].as_str().unwrap_or_default().to_owned()
     }
 
     /// A file of the report directory, as text.
-    pub fn file(&self, name: &str) -> String {
+    pub(crate) fn file(&self, name: &str) -> String {
         std::fs::read_to_string(self.dir.path().join(name))
             .unwrap_or_else(|error| panic!("cannot read {name}: {error}"))
     }
 
     /// Every file of the report directory plus stdout and stderr, as one text (secret scans).
-    pub fn everything(&self) -> String {
+    pub(crate) fn everything(&self) -> String {
         let mut all = String::from_utf8_lossy(&self.output.stdout).into_owned();
         all.push_str(&self.stderr());
         for name in ["report.json", "junit.xml", "summary.md"] {
@@ -73,7 +73,7 @@ impl Run {
 }
 
 /// Runs `mcp-eval run ARGS --out <temp dir>`.
-pub fn run(args: &[&str]) -> Run {
+pub(crate) fn run(args: &[&str]) -> Run {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().to_str().expect("utf-8 path").to_owned();
     let output = Command::new(binary())
@@ -89,7 +89,7 @@ pub fn run(args: &[&str]) -> Run {
 }
 
 /// A demo server started as a child process; killed on drop.
-pub struct DemoServer {
+pub(crate) struct DemoServer {
     child: Child,
     /// Its endpoint URL.
     pub url: String,
@@ -97,13 +97,13 @@ pub struct DemoServer {
 
 impl DemoServer {
     /// Starts `mcp-eval demo-server --port 0` with these faults and waits for its URL.
-    pub fn start(faults: &[&str]) -> Self {
+    pub(crate) fn start(faults: &[&str]) -> Self {
         let args: Vec<String> = faults.iter().flat_map(|fault| ["--fault".to_owned(), (*fault).to_owned()]).collect();
         Self::start_with(&args.iter().map(String::as_str).collect::<Vec<_>>())
     }
 
     /// Starts `mcp-eval demo-server --port 0 ARGS` and waits for its URL.
-    pub fn start_with(args: &[&str]) -> Self {
+    pub(crate) fn start_with(args: &[&str]) -> Self {
         let mut command = Command::new(binary());
         command.args(["demo-server", "--port", "0"]).args(args);
         let mut child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("start demo server");
@@ -124,7 +124,7 @@ impl Drop for DemoServer {
 }
 
 /// The command line that starts the demo server over stdio with these faults.
-pub fn demo_stdio_command(faults: &[&str]) -> String {
+pub(crate) fn demo_stdio_command(faults: &[&str]) -> String {
     let mut command = format!("'{}' demo-server --stdio", binary().display());
     for fault in faults {
         command.push_str(&format!(" --fault {fault}"));
@@ -133,6 +133,6 @@ pub fn demo_stdio_command(faults: &[&str]) -> String {
 }
 
 /// The repository root.
-pub fn repo_root() -> &'static Path {
+pub(crate) fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }

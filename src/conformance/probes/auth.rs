@@ -14,7 +14,7 @@ use crate::mcp::exchange::{Body, Exchange, Outgoing};
 const IDS: [&str; 4] = ["A-1", "A-2", "A-3", "A-4"];
 
 /// A-1..A-4.
-pub async fn run(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     let Connection::Http(http) = ctx.modern.connection() else {
         return IDS
             .iter()

@@ -10,16 +10,16 @@ use crate::conformance::context::{Context, SafeTool};
 use crate::conformance::finding::{Finding, Outcome};
 use crate::conformance::schema;
 use crate::mcp::era::Era;
-use crate::mcp::exchange::{Exchange, Outgoing};
+use crate::mcp::exchange::Exchange;
 use crate::mcp::jsonrpc::{self, META_CLIENT_CAPABILITIES};
 
 /// How many safe tools are called at most.
-pub const MAX_TOOLS: usize = 10;
+pub(crate) const MAX_TOOLS: usize = 10;
 /// Per-call timeout of tool probes: a slow tool must not hold the run up.
 const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// All tool-call probes.
-pub async fn run(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     let tools: Vec<&SafeTool> = ctx.safe_tools.iter().take(MAX_TOOLS).collect();
     let none =
         "no tool may be called: none is annotated `readOnlyHint: true` and none is listed in `safe_tools` of --config";
@@ -416,7 +416,7 @@ fn answer(request: &Value) -> Value {
 
 /// A value that fits a simple JSON Schema: its default, example, first enum value or a plain
 /// value of its type.
-pub fn sample(schema: &Value) -> Value {
+pub(crate) fn sample(schema: &Value) -> Value {
     // Numbers take their smallest allowed value rather than a default: a default such as
     // "duration: 10" would make a probe wait for nothing.
     let numeric = matches!(schema.get("type").and_then(Value::as_str), Some("integer" | "number"));
@@ -467,7 +467,7 @@ pub fn sample(schema: &Value) -> Value {
 }
 
 /// Arguments for a read-only tool with no user-given arguments: a sample of its inputSchema.
-pub fn sample_arguments(tool: &Value) -> Value {
+pub(crate) fn sample_arguments(tool: &Value) -> Value {
     let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
     let mut object = Map::new();
     // Optional numbers get their smallest value too, so a tool whose defaults mean "work for
@@ -483,9 +483,4 @@ pub fn sample_arguments(tool: &Value) -> Value {
         object.insert(name.into(), sample(&property));
     }
     Value::Object(object)
-}
-
-/// Kept for the legacy path: a call in the server's era.
-pub fn call_request(ctx: &Context, tool: &SafeTool) -> Outgoing {
-    ctx.request("tools/call", json!({"name": tool.name, "arguments": tool.arguments}))
 }

@@ -12,7 +12,7 @@ use crate::mcp::exchange::Outgoing;
 use crate::mcp::jsonrpc::{self, INVALID_PARAMS, METHOD_NOT_FOUND, PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION};
 
 /// The discover result's own rules (D-1, D-2, D-5, K-1), read from the era probe.
-pub fn discover_result(ctx: &Context) -> Vec<Finding> {
+pub(crate) fn discover_result(ctx: &Context) -> Vec<Finding> {
     let exchange = &ctx.discover;
     let mut findings = Vec::new();
     let Some(result) = exchange.result() else {
@@ -86,7 +86,7 @@ pub fn discover_result(ctx: &Context) -> Vec<Finding> {
 }
 
 /// D-4: advertised capabilities match handlers.
-pub async fn capabilities_match(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn capabilities_match(ctx: &Context) -> Vec<Finding> {
     let mut broken = Vec::new();
     let mut checked = Vec::new();
     let mut evidence = None;
@@ -141,7 +141,7 @@ pub async fn capabilities_match(ctx: &Context) -> Vec<Finding> {
 }
 
 /// D-6: completion/complete result shape.
-pub async fn completion(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn completion(ctx: &Context) -> Vec<Finding> {
     if !ctx.has_capability("completions") {
         return vec![Finding::not_applicable("D-6", "the server does not advertise `completions`")];
     }
@@ -197,7 +197,7 @@ pub async fn completion(ctx: &Context) -> Vec<Finding> {
 }
 
 /// M-1..M-4, M-9, M-12, M-13: per-request `_meta`.
-pub async fn request_meta(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn request_meta(ctx: &Context) -> Vec<Finding> {
     let client = &ctx.modern;
     let http = ctx.is_http();
     let status_400 = http.then_some(400);
@@ -295,7 +295,7 @@ pub async fn request_meta(ctx: &Context) -> Vec<Finding> {
 }
 
 /// V-1, V-2: version negotiation.
-pub async fn versions(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn versions(ctx: &Context) -> Vec<Finding> {
     let bad = "1900-01-01";
     let request = jsonrpc::with_meta_version(jsonrpc::modern_request("server/discover", json!({})), bad);
     let exchange = ctx.modern.send(Outgoing::request(request).set("MCP-Protocol-Version", bad)).await;
@@ -354,7 +354,10 @@ pub async fn versions(ctx: &Context) -> Vec<Finding> {
 /// B-3, B-4 (and X-5's `initialize` on stdio is in the stdio probes): how the server answers
 /// a legacy `initialize`. Runs on a separate connection (stdio: a separate process) because a
 /// dual-era server may lock a connection to the legacy era.
-pub async fn legacy_handshake(ctx: &Context, initialize: Option<&crate::mcp::exchange::Exchange>) -> Vec<Finding> {
+pub(crate) async fn legacy_handshake(
+    ctx: &Context,
+    initialize: Option<&crate::mcp::exchange::Exchange>,
+) -> Vec<Finding> {
     if ctx.era == Era::Legacy {
         return vec![
             Finding::not_applicable("B-3", "the server is legacy (2025-11-25): it answers `initialize` by design"),
@@ -405,7 +408,7 @@ pub async fn legacy_handshake(ctx: &Context, initialize: Option<&crate::mcp::exc
 }
 
 /// K-2..K-4: the tasks extension, only when advertised. No task is ever created.
-pub async fn tasks(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn tasks(ctx: &Context) -> Vec<Finding> {
     let extension = "io.modelcontextprotocol/tasks";
     if ctx.capabilities.pointer("/extensions/io.modelcontextprotocol~1tasks").is_none() {
         return ["K-2", "K-3", "K-4"]
@@ -468,7 +471,7 @@ pub async fn tasks(ctx: &Context) -> Vec<Finding> {
 }
 
 /// A finding for a probe that must be rejected with `code` (and `status` over HTTP).
-pub fn reject_finding(
+pub(crate) fn reject_finding(
     id: &'static str,
     what: &str,
     exchange: &crate::mcp::exchange::Exchange,
@@ -483,7 +486,7 @@ pub fn reject_finding(
 }
 
 /// A finding for a probe that must be served normally.
-pub fn accept_finding(id: &'static str, what: &str, exchange: &crate::mcp::exchange::Exchange) -> Finding {
+pub(crate) fn accept_finding(id: &'static str, what: &str, exchange: &crate::mcp::exchange::Exchange) -> Finding {
     match expect::result(exchange) {
         Ok(_) => Finding::kept(id, format!("{what} was served")),
         Err(message) => Finding::broken(id, format!("{what} must be served: {message}")),

@@ -12,7 +12,7 @@ use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::{self, HEADER_MISMATCH, INVALID_PARAMS};
 
 /// E-1..E-6, E-9, M-6.
-pub async fn run(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     let client = &ctx.client;
     let legacy = ctx.era == Era::Legacy;
     let mut findings = Vec::new();

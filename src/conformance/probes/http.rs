@@ -14,7 +14,7 @@ use crate::mcp::exchange::{Body, Exchange, Outgoing};
 use crate::mcp::jsonrpc::{self, HEADER_MISMATCH, METHOD_NOT_FOUND, PROTOCOL_VERSION};
 
 /// All the HTTP probes (not applicable over stdio).
-pub async fn run(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     if !ctx.is_http() {
         return [
             "H-1", "H-2", "H-3", "H-4", "H-5", "H-6", "H-7", "H-8", "H-9", "H-10", "H-11", "H-13", "H-18", "H-19",

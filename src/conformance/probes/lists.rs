@@ -7,7 +7,7 @@ use crate::conformance::finding::{Finding, Outcome};
 use crate::conformance::schema::{self, Severity};
 
 /// C-4, P-2, P-6 from the walks made at start-up.
-pub fn walks(ctx: &Context) -> Vec<Finding> {
+pub(crate) fn walks(ctx: &Context) -> Vec<Finding> {
     let all = [&ctx.tools, &ctx.prompts, &ctx.resources, &ctx.templates];
     let walked: Vec<&ListWalk> = all.into_iter().filter(|walk| walk.first.is_some()).collect();
     let mut findings = Vec::new();
@@ -105,7 +105,7 @@ fn short(value: &Value) -> String {
 
 /// P-1: two walks give the same order (and the same definitions). The second walk keeps only
 /// names and digests.
-pub async fn ordering(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn ordering(ctx: &Context) -> Vec<Finding> {
     let request = |params: Value| ctx.request("tools/list", params);
     let again = {
         let _permit = ctx.big_lists.acquire().await;
@@ -135,7 +135,7 @@ pub async fn ordering(ctx: &Context) -> Vec<Finding> {
 }
 
 /// P-3: a second connection (stdio: a second process) lists the same tools.
-pub async fn across_connections(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn across_connections(ctx: &Context) -> Vec<Finding> {
     if !ctx.tools.ok() {
         return vec![Finding::not_applicable("P-3", "tools/list failed")];
     }
@@ -249,7 +249,7 @@ async fn read_listed(ctx: &Context, uri: &str) -> Finding {
 }
 
 /// P-4, P-5: read the first listed resources and get the first prompt.
-pub async fn read_and_get(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn read_and_get(ctx: &Context) -> Vec<Finding> {
     let mut findings = Vec::new();
     let uris: Vec<&str> = ctx
         .resources
@@ -340,7 +340,7 @@ fn content_problem(item: &Value) -> Option<String> {
 }
 
 /// T-1..T-4, T-8, T-9, H-12 over every listed tool.
-pub fn tool_definitions(ctx: &Context) -> Vec<Finding> {
+pub(crate) fn tool_definitions(ctx: &Context) -> Vec<Finding> {
     if !ctx.tools.ok() {
         return ["T-1", "T-2", "T-3", "T-4", "T-8", "T-9", "H-12"]
             .into_iter()
@@ -378,7 +378,7 @@ pub fn tool_definitions(ctx: &Context) -> Vec<Finding> {
 }
 
 /// H-23: three concurrent requests are each answered with their own id.
-pub async fn concurrency(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn concurrency(ctx: &Context) -> Vec<Finding> {
     // tools/list as the row says, unless the list is large: three copies of a huge list at once
     // would test our memory, not the server's concurrency.
     let method = if ctx.tools.ok() && ctx.tools.names.len() <= 100 { "tools/list" } else { "server/discover" };

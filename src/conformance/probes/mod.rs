@@ -3,14 +3,14 @@
 //! conventions) and use tool, prompt and resource names that do not exist wherever the rule
 //! allows, so a server that validates before dispatch rejects them and nothing runs.
 
-pub mod auth;
-pub mod calls;
-pub mod discovery;
-pub mod errors;
-pub mod http;
-pub mod lists;
-pub mod stdio;
-pub mod subscriptions;
+pub(crate) mod auth;
+pub(crate) mod calls;
+pub(crate) mod discovery;
+pub(crate) mod errors;
+pub(crate) mod http;
+pub(crate) mod lists;
+pub(crate) mod stdio;
+pub(crate) mod subscriptions;
 
 use serde_json::Value;
 
@@ -18,18 +18,18 @@ use crate::mcp::exchange::Outgoing;
 use crate::mcp::jsonrpc;
 
 /// A tool name no server offers: probes that must not run anything target it.
-pub const NO_SUCH_TOOL: &str = "mcp-eval-probe-no-such-tool";
+pub(crate) const NO_SUCH_TOOL: &str = "mcp-eval-probe-no-such-tool";
 /// A prompt name no server offers.
-pub const NO_SUCH_PROMPT: &str = "mcp-eval-probe-no-such-prompt";
+pub(crate) const NO_SUCH_PROMPT: &str = "mcp-eval-probe-no-such-prompt";
 /// A resource URI no server holds.
-pub const NO_SUCH_URI: &str = "test://definitely-missing/mcp-eval-probe";
+pub(crate) const NO_SUCH_URI: &str = "test://definitely-missing/mcp-eval-probe";
 
 /// A valid modern request.
-pub fn modern(method: &str, params: Value) -> Outgoing {
+pub(crate) fn modern(method: &str, params: Value) -> Outgoing {
     Outgoing::request(jsonrpc::modern_request(method, params))
 }
 
 /// A valid modern request whose `_meta` has `key` set to `value`.
-pub fn modern_with_meta(method: &str, params: Value, key: &str, value: Value) -> Outgoing {
+pub(crate) fn modern_with_meta(method: &str, params: Value, key: &str, value: Value) -> Outgoing {
     Outgoing::request(jsonrpc::with_meta_key(jsonrpc::modern_request(method, params), key, value))
 }

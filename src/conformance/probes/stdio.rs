@@ -26,7 +26,7 @@ const CANCEL_CANDIDATES: usize = 3;
 const IDS: [&str; 7] = ["X-1", "X-2", "X-3", "X-4", "X-5", "X-6", "X-7"];
 
 /// X-3..X-7.
-pub async fn run(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     if ctx.is_http() {
         return IDS[2..]
             .iter()
@@ -271,7 +271,7 @@ fn unattributed(ctx: &Context) -> usize {
 }
 
 /// everything the server wrote on stdout during the run.
-pub fn framing(ctx: &Context) -> Vec<Finding> {
+pub(crate) fn framing(ctx: &Context) -> Vec<Finding> {
     let Connection::Stdio(stdio) = ctx.client.connection() else {
         return vec![
             Finding::not_applicable("X-1", "a stdio rule; the server under test speaks Streamable HTTP"),

@@ -18,7 +18,7 @@ const LISTEN_FOR: Duration = Duration::from_millis(1500);
 const SETTLE: Duration = Duration::from_millis(120);
 
 /// S-1..S-6.
-pub async fn run(ctx: &Context) -> Vec<Finding> {
+pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     let fixture = "needs a fixture that changes a list while we listen; a read-only evaluation cannot cause one";
     let mut findings = vec![Finding::not_applicable("S-5", fixture)];
     let advertised = ctx.capabilities.pointer("/tools/listChanged") == Some(&json!(true))
