@@ -12,6 +12,7 @@ pub(crate) mod expect;
 pub(crate) mod finding;
 pub(crate) mod passive;
 pub(crate) mod probes;
+pub(crate) mod problem;
 pub(crate) mod requirements;
 pub(crate) mod schema;
 pub(crate) mod shapes;

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use super::finding::{Finding, Outcome};
-use super::shapes;
+use super::{problem, shapes};
 use crate::mcp::exchange::{Body, Exchange, Outgoing};
 use crate::mcp::jsonrpc;
 use crate::report::model::Evidence;
@@ -135,7 +135,7 @@ impl Passive {
             let envelope = shapes::check_envelope(response);
             let id_ok = response.get("id") == Some(sent_id);
             let problem = if !envelope.is_empty() {
-                Some(format!("`{method}`: {}", envelope.join("; ")))
+                Some(format!("`{method}`: {}", problem::join(&envelope, shapes::SHAPE_ID)))
             } else if !id_ok {
                 Some(format!(
                     "`{method}`: sent id {sent_id}, the response carries {}",
@@ -160,7 +160,8 @@ impl Passive {
                 let problems = shapes::check_error(error);
                 self.note(
                     "M-10",
-                    (!problems.is_empty()).then(|| format!("`{method}` error: {}", problems.join("; "))),
+                    (!problems.is_empty())
+                        .then(|| format!("`{method}` error: {}", problem::join(&problems, shapes::SHAPE_ID))),
                     exchange,
                 );
             }
@@ -194,7 +195,11 @@ impl Passive {
                     exchange,
                 );
                 let shape = shapes::check_result(method, result);
-                self.note("R-3", (!shape.is_empty()).then(|| format!("`{method}`: {}", shape.join("; "))), exchange);
+                self.note(
+                    "R-3",
+                    (!shape.is_empty()).then(|| format!("`{method}`: {}", problem::join(&shape, shapes::SHAPE_ID))),
+                    exchange,
+                );
                 self.note(
                     "R-4",
                     undeclared_input_request(body, result).map(|kind| {
@@ -247,11 +252,12 @@ impl Passive {
                 );
             }
         }
-        let shape: Vec<String> = shapes::check_result(method, result)
-            .into_iter()
-            .filter(|problem| shapes::graded_elsewhere(problem).is_none())
-            .collect();
-        self.note("M-10", (!shape.is_empty()).then(|| format!("`{method}`: {}", shape.join("; "))), exchange);
+        let shape = shapes::own(shapes::check_result(method, result));
+        self.note(
+            "M-10",
+            (!shape.is_empty()).then(|| format!("`{method}`: {}", problem::join(&shape, shapes::SHAPE_ID))),
+            exchange,
+        );
         // Request-scoped notifications of this exchange.
         let log_level = body.pointer(&format!("/params/_meta/{}", jsonrpc::META_LOG_LEVEL.replace('/', "~1")));
         let logs = exchange
@@ -270,7 +276,11 @@ impl Passive {
             if jsonrpc::is_notification(message) {
                 let problems = shapes::check_notification(message);
                 if !problems.is_empty() {
-                    self.note("M-10", Some(format!("`{method}` stream: {}", problems.join("; "))), exchange);
+                    self.note(
+                        "M-10",
+                        Some(format!("`{method}` stream: {}", problem::join(&problems, shapes::SHAPE_ID))),
+                        exchange,
+                    );
                 }
             }
         }

@@ -26,27 +26,7 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, ReferencingError, Retrieve, Uri, Validator};
 use serde_json::{Map, Value};
 
-/// One finding about one tool definition.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Problem {
-    /// The checklist id (spec digest §21): `"T-1"`, `"T-2"`, `"T-3"`, `"T-4"`, `"T-8"`, `"T-9"`
-    /// or `"H-12"`.
-    pub id: &'static str,
-    /// How the finding is graded.
-    pub severity: Severity,
-    /// What is wrong, naming the place in the tool definition.
-    pub message: String,
-}
-
-/// How a [`Problem`] is graded (spec digest §21 "Grading guidance").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Severity {
-    /// A MUST violation.
-    Fail,
-    /// A SHOULD violation, an exceeded work bound, or a case where the spec asks for graceful
-    /// handling rather than a verdict (unsupported dialect).
-    Warn,
-}
+pub(crate) use super::problem::{Problem, Severity};
 
 /// Work bounds for schema checks (T-4; spec digest §12.2 "Resource bounds").
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,11 +178,11 @@ impl Budget {
 }
 
 fn fail(id: &'static str, message: String) -> Problem {
-    Problem { id, severity: Severity::Fail, message }
+    Problem::fail(id, message)
 }
 
 fn warn(id: &'static str, message: String) -> Problem {
-    Problem { id, severity: Severity::Warn, message }
+    Problem::warn(id, message)
 }
 
 fn check_tool(tool: &Value, limits: &Limits, budget: &mut Budget, out: &mut Vec<Problem>) {

@@ -15,20 +15,23 @@
 //!   and which of `method`/`result`/`error` are present; [`check_result`], [`check_error`] and
 //!   [`check_notification`] look at the `result`, the `error` and the notification's
 //!   `method`/`params`.
-//! - **Findings graded by other checks** start with `[<id>] ` so the M-10 check can filter them
-//!   (see [`graded_elsewhere`]): `[M-7]` missing or non-string `resultType`, `[R-1]` unknown
-//!   `resultType` value, `[R-2]` `input_required` on a method that may not return it, `[C-1]`
-//!   missing `ttlMs`/`cacheScope`, `[C-2]` invalid `ttlMs`, `[C-3]` invalid `cacheScope`.
+//! - Every check returns [`Problem`]s. Most are M-10's ([`SHAPE_ID`]); those another check grades
+//!   carry its id, so M-10 can leave them out: M-7 missing or non-string `resultType`, R-1 unknown
+//!   `resultType` value, R-2 `input_required` on a method that may not return it, C-1 missing
+//!   `ttlMs`/`cacheScope`, C-2 invalid `ttlMs`, C-3 invalid `cacheScope`.
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
-/// The checklist id of a finding that another check grades (the `[<id>] ` prefix), if any.
-/// Such findings are still valid M-10 schema violations; the prefix only avoids double grading.
-pub(crate) fn graded_elsewhere(message: &str) -> Option<&str> {
-    let rest = message.strip_prefix('[')?;
-    let (id, _) = rest.split_once("] ")?;
-    Some(id)
+pub(crate) use super::problem::Problem;
+
+/// The requirement the shape checks grade (M-10: every message matches the schema); problems
+/// with another id belong to the check named by it.
+pub(crate) const SHAPE_ID: &str = "M-10";
+
+/// The problems M-10 grades (the others belong to another check).
+pub(crate) fn own(problems: Vec<Problem>) -> Vec<Problem> {
+    problems.into_iter().filter(|problem| problem.id == SHAPE_ID).collect()
 }
 
 /// Checks a `result` object against the shape of the method that was requested (spec digest
@@ -38,7 +41,7 @@ pub(crate) fn graded_elsewhere(message: &str) -> Option<&str> {
 /// is checked as an `InputRequiredResult` (R-3) instead. Other methods (extensions) get the
 /// generic `Result` checks only. A missing `resultType` is reported (prefixed) and the result is
 /// then checked as a complete one.
-pub(crate) fn check_result(method: &str, result: &Value) -> Vec<String> {
+pub(crate) fn check_result(method: &str, result: &Value) -> Vec<Problem> {
     let mut ck = Ck::default();
     let path = "result";
     let Some(obj) = ck.obj(result, path) else {
@@ -47,12 +50,12 @@ pub(crate) fn check_result(method: &str, result: &Value) -> Vec<String> {
     result_meta(&mut ck, obj, path);
     let result_type = match obj.get("resultType") {
         None => {
-            ck.push(format!("[M-7] `{path}.resultType`: missing required field (expected a string)"));
+            ck.push_for("M-7", format!("`{path}.resultType`: missing required field (expected a string)"));
             "complete"
         }
         Some(Value::String(t)) => t.as_str(),
         Some(other) => {
-            ck.push(format!("[M-7] `{path}.resultType`: expected a string, found {}", found(other)));
+            ck.push_for("M-7", format!("`{path}.resultType`: expected a string, found {}", found(other)));
             return ck.out;
         }
     };
@@ -60,18 +63,24 @@ pub(crate) fn check_result(method: &str, result: &Value) -> Vec<String> {
         "complete" => complete_result(&mut ck, method, obj, path),
         "input_required" => {
             if !matches!(method, "tools/call" | "prompts/get" | "resources/read") {
-                ck.push(format!(
-                    "[R-2] `{path}.resultType`: \"input_required\" is not allowed on `{method}` \
+                ck.push_for(
+                    "R-2",
+                    format!(
+                        "`{path}.resultType`: \"input_required\" is not allowed on `{method}` \
                      (only tools/call, prompts/get, resources/read)"
-                ));
+                    ),
+                );
             }
             input_required_result(&mut ck, obj, path);
         }
-        other => ck.push(format!(
-            "[R-1] `{path}.resultType`: expected \"complete\" or \"input_required\" (or a value \
+        other => ck.push_for(
+            "R-1",
+            format!(
+                "`{path}.resultType`: expected \"complete\" or \"input_required\" (or a value \
              of a negotiated extension), found {}",
-            found(&Value::String(other.to_owned()))
-        )),
+                found(&Value::String(other.to_owned()))
+            ),
+        ),
     }
     ck.out
 }
@@ -81,7 +90,7 @@ pub(crate) fn check_result(method: &str, result: &Value) -> Vec<String> {
 /// integer, `message` a string, `data` anything; for `-32021`, `data.requiredCapabilities` is a
 /// `ClientCapabilities` object; for `-32022`, `data.supported` is a string array and
 /// `data.requested` a string. Which codes may be emitted at all (M-8) is not checked here.
-pub(crate) fn check_error(error: &Value) -> Vec<String> {
+pub(crate) fn check_error(error: &Value) -> Vec<Problem> {
     let mut ck = Ck::default();
     let path = "error";
     let Some(obj) = ck.obj(error, path) else {
@@ -117,7 +126,7 @@ pub(crate) fn check_error(error: &Value) -> Vec<String> {
 /// `params._meta["io.modelcontextprotocol/subscriptionId"]` is a string or integer when
 /// present. Removed notifications (`notifications/elicitation/complete`) are flagged; other
 /// unknown methods are not (an extension may define them) beyond `params` being an object.
-pub(crate) fn check_notification(message: &Value) -> Vec<String> {
+pub(crate) fn check_notification(message: &Value) -> Vec<Problem> {
     let mut ck = Ck::default();
     let Some(obj) = ck.obj(message, "message") else {
         return ck.out;
@@ -199,7 +208,7 @@ pub(crate) fn check_notification(message: &Value) -> Vec<String> {
 /// is a response with exactly one of `result` (an object) and `error` (an object), and an `id`
 /// that is a string or integer: required on results; on errors optional and also allowed to
 /// be `null` (JSON-RPC 2.0 §5 uses `null` when the request id could not be read).
-pub(crate) fn check_envelope(message: &Value) -> Vec<String> {
+pub(crate) fn check_envelope(message: &Value) -> Vec<Problem> {
     let mut ck = Ck::default();
     let Some(obj) = ck.obj(message, "message") else {
         return ck.out;
@@ -306,17 +315,18 @@ fn complete_result(ck: &mut Ck, method: &str, obj: &Map<String, Value>, path: &s
 /// `ttlMs`/`cacheScope` (spec digest §10), prefixed: graded by C-1/C-2/C-3.
 fn caching_hints(ck: &mut Ck, obj: &Map<String, Value>, path: &str) {
     match obj.get("ttlMs") {
-        None => ck.push(format!("[C-1] `{path}.ttlMs`: missing required field (expected an integer ≥ 0)")),
+        None => ck.push_for("C-1", format!("`{path}.ttlMs`: missing required field (expected an integer ≥ 0)")),
         Some(v) if v.as_u64().is_some() => {}
-        Some(v) => ck.push(format!("[C-2] `{path}.ttlMs`: expected an integer ≥ 0, found {}", found(v))),
+        Some(v) => ck.push_for("C-2", format!("`{path}.ttlMs`: expected an integer ≥ 0, found {}", found(v))),
     }
     match obj.get("cacheScope") {
-        None => {
-            ck.push(format!("[C-1] `{path}.cacheScope`: missing required field (expected \"public\" or \"private\")"))
-        }
+        None => ck.push_for(
+            "C-1",
+            format!("`{path}.cacheScope`: missing required field (expected \"public\" or \"private\")"),
+        ),
         Some(Value::String(s)) if s == "public" || s == "private" => {}
         Some(v) => {
-            ck.push(format!("[C-3] `{path}.cacheScope`: expected \"public\" or \"private\", found {}", found(v)))
+            ck.push_for("C-3", format!("`{path}.cacheScope`: expected \"public\" or \"private\", found {}", found(v)))
         }
     }
 }
@@ -869,12 +879,18 @@ fn is_integer(v: &Value) -> bool {
 /// Collects problem strings.
 #[derive(Default)]
 struct Ck {
-    out: Vec<String>,
+    out: Vec<Problem>,
 }
 
 impl Ck {
+    /// An M-10 problem.
     fn push(&mut self, message: String) {
-        self.out.push(message);
+        self.out.push(Problem::fail(SHAPE_ID, message));
+    }
+
+    /// A problem that the check `id` grades.
+    fn push_for(&mut self, id: &'static str, message: String) {
+        self.out.push(Problem::fail(id, message));
     }
 
     /// Checks `v` has `kind`; reports otherwise.
@@ -1083,6 +1099,28 @@ fn uri_template_problem(t: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The tests read problems as text, tagged with the id of the check that grades them when it
+    // is not M-10 (as the reports show them joined).
+    fn texts(problems: Vec<Problem>) -> Vec<String> {
+        problems.iter().map(|problem| problem.tagged(SHAPE_ID)).collect()
+    }
+    fn check_result(method: &str, result: &Value) -> Vec<String> {
+        texts(super::check_result(method, result))
+    }
+    fn check_error(error: &Value) -> Vec<String> {
+        texts(super::check_error(error))
+    }
+    fn check_notification(message: &Value) -> Vec<String> {
+        texts(super::check_notification(message))
+    }
+    fn check_envelope(message: &Value) -> Vec<String> {
+        texts(super::check_envelope(message))
+    }
+    /// The id a tagged text names (`[C-1] …` → `C-1`).
+    fn graded_elsewhere(text: &str) -> Option<&str> {
+        text.strip_prefix('[')?.split_once("] ").map(|(id, _)| id)
+    }
     use serde_json::json;
 
     #[track_caller]
@@ -1115,9 +1153,11 @@ mod tests {
     // ---- graded elsewhere ----
 
     #[test]
-    fn prefixes_are_parsed() {
-        assert_eq!(graded_elsewhere("[C-1] `result.ttlMs`: missing"), Some("C-1"));
-        assert_eq!(graded_elsewhere("`result.tools`: expected an array"), None);
+    fn problems_graded_elsewhere_carry_their_id() {
+        let problems = super::check_result("tools/list", &json!({"tools": []}));
+        let ids: Vec<&str> = problems.iter().map(|problem| problem.id).collect();
+        assert!(ids.contains(&"M-7") && ids.contains(&"C-1"), "{problems:?}");
+        assert!(own(problems).is_empty(), "M-10 leaves the others out");
     }
 
     // ---- server/discover ----

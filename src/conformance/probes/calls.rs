@@ -119,15 +119,12 @@ fn merge(id: &'static str, findings: Vec<Finding>, none: &str) -> Finding {
 }
 
 fn call_shape(name: &str, result: &Value, exchange: &Exchange) -> Finding {
-    let problems = crate::conformance::shapes::check_result("tools/call", result);
-    let problems: Vec<String> = problems
-        .into_iter()
-        .filter(|problem| crate::conformance::shapes::graded_elsewhere(problem).is_none())
-        .collect();
+    let problems = crate::conformance::shapes::own(crate::conformance::shapes::check_result("tools/call", result));
     if problems.is_empty() {
         Finding::kept("T-7", format!("`{name}` returned a well-formed CallToolResult"))
     } else {
-        Finding::broken("T-7", format!("`{name}`: {}", problems.join("; "))).with(exchange)
+        Finding::broken("T-7", format!("`{name}`: {}", crate::conformance::problem::join(&problems, "M-10")))
+            .with(exchange)
     }
 }
 

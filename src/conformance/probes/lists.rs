@@ -300,17 +300,17 @@ pub(crate) async fn read_and_get(ctx: &Context) -> Vec<Finding> {
                 Some(result) => match result.get("messages").and_then(Value::as_array) {
                     None => Finding::broken("P-5", "the result has no `messages` array"),
                     Some(messages) => {
-                        let bad: Vec<String> = crate::conformance::shapes::check_result("prompts/get", result)
-                            .into_iter()
-                            .filter(|problem| crate::conformance::shapes::graded_elsewhere(problem).is_none())
-                            .collect();
+                        let bad = crate::conformance::shapes::own(crate::conformance::shapes::check_result(
+                            "prompts/get",
+                            result,
+                        ));
                         if bad.is_empty() {
                             Finding::kept(
                                 "P-5",
                                 format!("prompt {name} returned {} well-formed message(s)", messages.len()),
                             )
                         } else {
-                            Finding::broken("P-5", bad.into_iter().take(3).collect::<Vec<_>>().join("; "))
+                            Finding::broken("P-5", crate::conformance::problem::join(&bad[..bad.len().min(3)], "M-10"))
                         }
                     }
                 },

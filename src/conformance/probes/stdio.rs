@@ -101,8 +101,14 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
         if let Some(problems) = initialize.as_ref().and_then(|exchange| exchange.error()).map(shapes::check_error) {
             if !problems.is_empty() {
                 findings.push(
-                    Finding::broken("M-10", format!("`initialize` (X-5 probe) error: {}", problems.join("; ")))
-                        .with(initialize.as_ref().expect("an initialize exchange")),
+                    Finding::broken(
+                        "M-10",
+                        format!(
+                            "`initialize` (X-5 probe) error: {}",
+                            crate::conformance::problem::join(&problems, "M-10")
+                        ),
+                    )
+                    .with(initialize.as_ref().expect("an initialize exchange")),
                 );
             }
         }
