@@ -2,9 +2,9 @@
 # The project's test command (the README's second command; CI runs it too):
 #   1. installs the pinned real MCP servers the interop tests start (scripts/install-servers.sh),
 #   2. checks formatting and lints (cargo fmt --check, cargo clippy -D warnings),
-#   3. runs every test: unit tests, the fault matrix, robustness and interop on real servers,
-#      and the Action's tests (after scripts/lint-action.sh installed junitparser and linted the
-#      Dockerfile, action.yml and the workflows).
+#   3. runs every test: unit tests, robustness and interop on real servers, the Action's tests
+#      (after scripts/lint-action.sh installed junitparser and linted the Dockerfile, action.yml
+#      and the workflows), then the fault matrix with more test threads.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -21,5 +21,11 @@ cargo fmt --all --check
 echo "== cargo clippy --all-targets -- -D warnings" >&2
 cargo clippy --all-targets --locked -- -D warnings
 
-echo "== cargo test" >&2
-cargo test --locked
+# The fault matrix (tests/it/faults.rs) is one test per row; each row is an I/O-bound run of the
+# binary against a demo server, so it runs 8 rows at once. Everything else keeps the harness's
+# default thread count (the robustness tests are timing-sensitive).
+echo "== cargo test (all but the fault matrix)" >&2
+cargo test --locked -- --skip faults::matrix::
+
+echo "== cargo test: the fault matrix, 8 rows at once" >&2
+cargo test --locked --test it faults::matrix:: -- --test-threads 8

@@ -3,7 +3,8 @@
 //!
 //! Names mirror the official conformance suite's fixtures where one exists (`test_simple_text`,
 //! `test_logging_tool`, `test_missing_capability`, …). Faults that change a definition or a
-//! result are applied here; envelope, `_meta` and header rules are not (see [`super::core`]).
+//! result are applied here; envelope, `_meta` and header rules are not (see [`super::core`]). The
+//! handlers see the request and answer through the shared types of [`super::protocol`] only.
 
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
-use super::core::{
+use super::protocol::{
     Handled, INTERNAL_ERROR, LogLevel, MISSING_CLIENT_CAPABILITY, Outgoing, RequestContext, RpcError, ServerState,
     notification,
 };

@@ -28,7 +28,8 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 use super::DemoConfig;
-use super::core::{self, HttpRequestView, Outgoing, Reply, ServerState};
+use super::core::{self, HttpRequestView, Reply};
+use super::protocol::{self, Outgoing, ServerState};
 
 /// The path of the MCP endpoint.
 pub const ENDPOINT_PATH: &str = "/mcp";
@@ -140,7 +141,7 @@ async fn raw_header_refusal(
         return Ok(stream);
     }
     let body =
-        json!({"jsonrpc": "2.0", "id": null, "error": {"code": core::HEADER_MISMATCH, "message": "Header mismatch"}})
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": protocol::HEADER_MISMATCH, "message": "Header mismatch"}})
             .to_string();
     let response = format!(
         "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -478,7 +479,7 @@ impl HttpServer {
 
 /// A transport-level refusal: the HTTP status plus a JSON-RPC error without an id.
 fn transport_error(status: StatusCode, message: &str) -> Response<Body> {
-    let body = json!({"jsonrpc": "2.0", "error": {"code": core::INVALID_REQUEST, "message": message}});
+    let body = json!({"jsonrpc": "2.0", "error": {"code": protocol::INVALID_REQUEST, "message": message}});
     let mut response = Response::new(full(Bytes::from(body.to_string())));
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -526,7 +527,8 @@ fn accept_lists_both(headers: &HeaderMap) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::demo::core::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, PROTOCOL_VERSION};
+    use crate::demo::core::PROTOCOL_VERSION;
+    use crate::demo::protocol::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 
     /// Starts a demo server on an ephemeral loopback port; it stops when the test's runtime ends.
     async fn start(faults: &[&str]) -> String {

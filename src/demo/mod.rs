@@ -7,13 +7,16 @@
 //!
 //! Layout: [`core`] holds the whole protocol as a pure function from one parsed message (plus,
 //! on HTTP, the request headers) to a [`core::Reply`]; [`catalog`] holds the tools, prompts and
-//! resources; [`http`] and [`stdio`] are thin front ends that only move bytes and honour timing
-//! and cancellation. This module is *not* the CLI: wiring `mcp-eval demo-server` lives elsewhere.
+//! resources; [`protocol`] holds the types both share (request context, handler outcome, errors,
+//! server state, wire constants), so `core` depends on `catalog` and `protocol`, and `catalog` on
+//! `protocol` only; [`http`] and [`stdio`] are thin front ends that only move bytes and honour
+//! timing and cancellation. This module is *not* the CLI: wiring `mcp-eval demo-server` lives elsewhere.
 
 pub mod catalog;
 pub mod core;
 pub mod faults;
 pub mod http;
+pub mod protocol;
 pub mod request_state;
 pub mod stdio;
 

@@ -19,7 +19,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::DemoConfig;
-use super::core::{self, Reply, ServerState};
+use super::core::{self, Reply};
+use super::protocol::ServerState;
 
 /// Serves MCP on this process's stdin and stdout. Returns when stdin reaches EOF.
 ///

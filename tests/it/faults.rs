@@ -13,9 +13,11 @@
 //!   rows pass that token with `--header`.
 //! - H-6 (header names are case-insensitive) and H-10 (surrounding whitespace is trimmed) are
 //!   broken by faults that read the raw request head before hyper normalises it.
-
-use std::sync::Mutex;
-use std::time::Instant;
+//!
+//! Each row is its own test, `faults::matrix::<fault>_<transport>` (e.g. `faults::matrix::d_1_http`),
+//! so a failure names its row and the harness runs rows in parallel. A row is an I/O-bound
+//! subprocess run, so `scripts/test.sh` runs `faults::matrix::` with 8 test threads (the rest of
+//! the suite keeps the default), and `.config/nextest.toml` lets nextest run 8 of them at once.
 
 use crate::support::{DemoServer, demo_stdio_command, run};
 
@@ -28,139 +30,156 @@ enum Transport {
 
 use Transport::{Http, Stdio};
 
-/// `(fault id, transport, expected status of the check with that id, text the message contains)`.
-/// An empty text means the message is only required to be non-empty.
-const MATRIX: &[(&str, Transport, &str, &str)] = &[
-    // Discovery.
-    ("d-1", Http, "fail", "server/discover"),
-    ("d-1", Stdio, "fail", "server/discover"),
-    ("d-2", Http, "fail", "ttlMs"),
-    ("d-3", Http, "warn", "serverInfo"),
-    ("d-4", Http, "fail", "completion/complete"),
-    ("d-6", Http, "fail", "101"),
-    // Per-request metadata and envelope.
-    ("m-1", Http, "fail", "params: {}"),
-    ("m-2", Http, "fail", "protocolVersion"),
-    ("m-3", Http, "fail", "clientCapabilities"),
-    ("m-4", Http, "fail", "clientInfo"),
-    ("m-5", Http, "fail", "elicitation"),
-    ("m-6", Http, "fail", "null"),
-    ("m-6", Stdio, "fail", "do not echo"),
-    ("m-7", Http, "fail", "resultType"),
-    ("m-8", Http, "fail", "-32003"),
-    ("m-9", Http, "warn", "traceparent"),
-    ("m-10", Http, "fail", "src"),
-    ("m-11", Http, "fail", "\"1\""),
-    ("m-11", Stdio, "fail", "do not echo"),
-    ("m-12", Http, "fail", "id-漢字-🙂"),
-    ("m-12", Stdio, "fail", "id-漢字-🙂"),
-    ("m-13", Http, "warn", "vendor"),
-    // Versions.
-    ("v-1", Http, "fail", "-32022"),
-    ("v-1", Stdio, "fail", "-32022"),
-    ("b-3", Http, "warn", "initialize"),
-    // Streamable HTTP.
-    ("h-1", Http, "fail", "2099-01-01"),
-    ("h-2", Http, "fail", "MCP-Protocol-Version"),
-    ("h-3", Http, "fail", "without `Mcp-Method`"),
-    ("h-4", Http, "fail", "prompts/list"),
-    ("h-5", Http, "fail", "TOOLS/LIST"),
-    ("h-6", Http, "fail", "upper-case header names"),
-    ("h-7", Http, "fail", "mismatched `Mcp-Name`"),
-    ("h-8", Http, "fail", "without `Mcp-Name`"),
-    ("h-9", Http, "fail", "base64"),
-    ("h-10", Http, "fail", "surrounding whitespace"),
-    ("h-11", Http, "fail", "Mcp-Param-Region"),
-    ("h-12", Http, "fail", "x-mcp-header"),
-    ("h-13", Http, "fail", "404"),
-    ("h-14", Http, "fail", "text/plain"),
-    ("h-15", Http, "fail", "JSON-RPC request"),
-    ("h-16", Http, "warn", "stayed open"),
-    ("h-17", Http, "warn", "X-Accel-Buffering"),
-    ("h-18", Http, "warn", "405"),
-    ("h-19", Http, "warn", "Mcp-Session-Id"),
-    ("h-20", Http, "warn", "Last-Event-ID"),
-    ("h-21", Http, "fail", "403"),
-    ("h-22", Http, "fail", "202"),
-    ("h-23", Http, "warn", "503"),
-    ("h-24", Http, "warn", "batch"),
-    ("h-25", Http, "fail", "base64"),
-    ("h-26", Http, "warn", "Host"),
-    // Error codes.
-    ("e-1", Http, "fail", "-32602"),
-    ("e-1", Stdio, "fail", "-32602"),
-    ("e-2", Http, "fail", "requiredCapabilities"),
-    ("e-3", Http, "warn", "isError"),
-    ("e-4", Http, "warn", "unknown prompt"),
-    ("e-5", Http, "warn", "cursor"),
-    ("e-6", Http, "warn", "logLevel"),
-    ("e-7", Http, "fail", "invalid envelope"),
-    ("e-8", Http, "warn", "unparsable"),
-    ("e-9", Http, "warn", "-32603"),
-    // Results and multi round-trip requests.
-    ("r-1", Http, "fail", "completed"),
-    ("r-2", Http, "fail", "completion/complete"),
-    ("r-3", Http, "fail", "inputRequests"),
-    ("r-4", Http, "fail", "did not declare"),
-    ("r-6", Http, "fail", "tampered"),
-    ("r-6", Stdio, "fail", "tampered"),
-    ("r-7", Http, "warn", "missing input responses"),
-    ("r-8", Http, "warn", "extra input"),
-    ("r-9", Http, "warn", "caching hints"),
-    ("r-10", Http, "warn", "malformed"),
-    // Caching.
-    ("c-1", Http, "fail", "prompts/list"),
-    ("c-2", Http, "fail", "60000.5"),
-    ("c-3", Http, "fail", "shared"),
-    ("c-4", Http, "fail", "cacheScope"),
-    // Lists, pagination, tools.
-    ("p-1", Http, "warn", "order"),
-    ("p-2", Http, "fail", "nextCursor"),
-    ("p-3", Http, "fail", ""),
-    ("p-3", Stdio, "fail", "changed the tool set"),
-    ("p-4", Http, "fail", "base64"),
-    ("p-5", Http, "fail", "system"),
-    ("p-6", Http, "fail", "name"),
-    ("t-1", Http, "fail", "type"),
-    ("t-2", Http, "fail", "minimum"),
-    ("t-3", Http, "warn", "example.invalid"),
-    ("t-4", Http, "warn", "deeper than 32"),
-    ("t-5", Http, "fail", "outputSchema"),
-    ("t-6", Http, "warn", "TextContent"),
-    ("t-7", Http, "fail", "type"),
-    ("t-7", Stdio, "fail", "type"),
-    ("t-8", Http, "warn", "test simple/text!"),
-    ("t-9", Http, "fail", "readOnlyHint"),
-    // Subscriptions.
-    ("s-1", Http, "fail", "subset"),
-    ("s-2", Http, "fail", "subscription id"),
-    ("s-2", Stdio, "fail", "subscriptionId"),
-    ("s-3", Http, "fail", "prompts/list_changed"),
-    ("s-4", Http, "fail", "listen stream"),
-    ("s-6", Http, "warn", "without first sending"),
-    // Logging and progress.
-    ("l-1", Http, "fail", "notifications/message"),
-    ("l-1", Stdio, "fail", "notifications/message"),
-    ("l-2", Http, "fail", "debug"),
-    ("l-3", Http, "fail", "strictly increase"),
-    ("l-3", Stdio, "fail", "strictly increase"),
-    // stdio.
-    ("x-1", Stdio, "fail", "not JSON-RPC"),
-    ("x-2", Stdio, "fail", "requests"),
-    ("x-3", Stdio, "fail", "cancelled"),
-    ("x-4", Stdio, "warn", "stdin"),
-    ("x-5", Stdio, "fail", "ping"),
-    ("x-6", Stdio, "warn", "foo/bar"),
-    ("x-7", Stdio, "fail", "replied"),
-    // Authorization (the demo requires a bearer token when an `a-*` fault is on).
-    ("a-1", Http, "fail", "resource_metadata"),
-    ("a-2", Http, "fail", "authorization_servers"),
-    ("a-3", Http, "fail", "invalid bearer token"),
-    ("a-4", Http, "warn", "query string"),
-];
+/// Declares the matrix: [`MATRIX`], every row as data, and one `#[test]` per row, named after the
+/// row's fault id and transport (`d_1_http`), so a failure names its row and the harness runs
+/// rows in parallel.
+macro_rules! matrix {
+    ($($name:ident => ($fault:literal, $transport:ident, $expected:literal, $text:literal),)*) => {
+        /// `(fault id, transport, expected status of the check with that id, text the message
+        /// contains)`. An empty text means the message is only required to be non-empty.
+        const MATRIX: &[(&str, Transport, &str, &str)] = &[$(($fault, $transport, $expected, $text)),*];
 
-/// How many rows run at once.
-const PARALLEL: usize = 8;
+        /// One test per row of [`MATRIX`].
+        mod matrix {
+            use super::Transport::{Http, Stdio};
+            $(
+                #[test]
+                fn $name() {
+                    super::check(stringify!($name), $fault, $transport, $expected, $text);
+                }
+            )*
+        }
+    };
+}
+
+matrix! {
+    // Discovery.
+    d_1_http => ("d-1", Http, "fail", "server/discover"),
+    d_1_stdio => ("d-1", Stdio, "fail", "server/discover"),
+    d_2_http => ("d-2", Http, "fail", "ttlMs"),
+    d_3_http => ("d-3", Http, "warn", "serverInfo"),
+    d_4_http => ("d-4", Http, "fail", "completion/complete"),
+    d_6_http => ("d-6", Http, "fail", "101"),
+    // Per-request metadata and envelope.
+    m_1_http => ("m-1", Http, "fail", "params: {}"),
+    m_2_http => ("m-2", Http, "fail", "protocolVersion"),
+    m_3_http => ("m-3", Http, "fail", "clientCapabilities"),
+    m_4_http => ("m-4", Http, "fail", "clientInfo"),
+    m_5_http => ("m-5", Http, "fail", "elicitation"),
+    m_6_http => ("m-6", Http, "fail", "null"),
+    m_6_stdio => ("m-6", Stdio, "fail", "do not echo"),
+    m_7_http => ("m-7", Http, "fail", "resultType"),
+    m_8_http => ("m-8", Http, "fail", "-32003"),
+    m_9_http => ("m-9", Http, "warn", "traceparent"),
+    m_10_http => ("m-10", Http, "fail", "src"),
+    m_11_http => ("m-11", Http, "fail", "\"1\""),
+    m_11_stdio => ("m-11", Stdio, "fail", "do not echo"),
+    m_12_http => ("m-12", Http, "fail", "id-漢字-🙂"),
+    m_12_stdio => ("m-12", Stdio, "fail", "id-漢字-🙂"),
+    m_13_http => ("m-13", Http, "warn", "vendor"),
+    // Versions.
+    v_1_http => ("v-1", Http, "fail", "-32022"),
+    v_1_stdio => ("v-1", Stdio, "fail", "-32022"),
+    b_3_http => ("b-3", Http, "warn", "initialize"),
+    // Streamable HTTP.
+    h_1_http => ("h-1", Http, "fail", "2099-01-01"),
+    h_2_http => ("h-2", Http, "fail", "MCP-Protocol-Version"),
+    h_3_http => ("h-3", Http, "fail", "without `Mcp-Method`"),
+    h_4_http => ("h-4", Http, "fail", "prompts/list"),
+    h_5_http => ("h-5", Http, "fail", "TOOLS/LIST"),
+    h_6_http => ("h-6", Http, "fail", "upper-case header names"),
+    h_7_http => ("h-7", Http, "fail", "mismatched `Mcp-Name`"),
+    h_8_http => ("h-8", Http, "fail", "without `Mcp-Name`"),
+    h_9_http => ("h-9", Http, "fail", "base64"),
+    h_10_http => ("h-10", Http, "fail", "surrounding whitespace"),
+    h_11_http => ("h-11", Http, "fail", "Mcp-Param-Region"),
+    h_12_http => ("h-12", Http, "fail", "x-mcp-header"),
+    h_13_http => ("h-13", Http, "fail", "404"),
+    h_14_http => ("h-14", Http, "fail", "text/plain"),
+    h_15_http => ("h-15", Http, "fail", "JSON-RPC request"),
+    h_16_http => ("h-16", Http, "warn", "stayed open"),
+    h_17_http => ("h-17", Http, "warn", "X-Accel-Buffering"),
+    h_18_http => ("h-18", Http, "warn", "405"),
+    h_19_http => ("h-19", Http, "warn", "Mcp-Session-Id"),
+    h_20_http => ("h-20", Http, "warn", "Last-Event-ID"),
+    h_21_http => ("h-21", Http, "fail", "403"),
+    h_22_http => ("h-22", Http, "fail", "202"),
+    h_23_http => ("h-23", Http, "warn", "503"),
+    h_24_http => ("h-24", Http, "warn", "batch"),
+    h_25_http => ("h-25", Http, "fail", "base64"),
+    h_26_http => ("h-26", Http, "warn", "Host"),
+    // Error codes.
+    e_1_http => ("e-1", Http, "fail", "-32602"),
+    e_1_stdio => ("e-1", Stdio, "fail", "-32602"),
+    e_2_http => ("e-2", Http, "fail", "requiredCapabilities"),
+    e_3_http => ("e-3", Http, "warn", "isError"),
+    e_4_http => ("e-4", Http, "warn", "unknown prompt"),
+    e_5_http => ("e-5", Http, "warn", "cursor"),
+    e_6_http => ("e-6", Http, "warn", "logLevel"),
+    e_7_http => ("e-7", Http, "fail", "invalid envelope"),
+    e_8_http => ("e-8", Http, "warn", "unparsable"),
+    e_9_http => ("e-9", Http, "warn", "-32603"),
+    // Results and multi round-trip requests.
+    r_1_http => ("r-1", Http, "fail", "completed"),
+    r_2_http => ("r-2", Http, "fail", "completion/complete"),
+    r_3_http => ("r-3", Http, "fail", "inputRequests"),
+    r_4_http => ("r-4", Http, "fail", "did not declare"),
+    r_6_http => ("r-6", Http, "fail", "tampered"),
+    r_6_stdio => ("r-6", Stdio, "fail", "tampered"),
+    r_7_http => ("r-7", Http, "warn", "missing input responses"),
+    r_8_http => ("r-8", Http, "warn", "extra input"),
+    r_9_http => ("r-9", Http, "warn", "caching hints"),
+    r_10_http => ("r-10", Http, "warn", "malformed"),
+    // Caching.
+    c_1_http => ("c-1", Http, "fail", "prompts/list"),
+    c_2_http => ("c-2", Http, "fail", "60000.5"),
+    c_3_http => ("c-3", Http, "fail", "shared"),
+    c_4_http => ("c-4", Http, "fail", "cacheScope"),
+    // Lists, pagination, tools.
+    p_1_http => ("p-1", Http, "warn", "order"),
+    p_2_http => ("p-2", Http, "fail", "nextCursor"),
+    p_3_http => ("p-3", Http, "fail", ""),
+    p_3_stdio => ("p-3", Stdio, "fail", "changed the tool set"),
+    p_4_http => ("p-4", Http, "fail", "base64"),
+    p_5_http => ("p-5", Http, "fail", "system"),
+    p_6_http => ("p-6", Http, "fail", "name"),
+    t_1_http => ("t-1", Http, "fail", "type"),
+    t_2_http => ("t-2", Http, "fail", "minimum"),
+    t_3_http => ("t-3", Http, "warn", "example.invalid"),
+    t_4_http => ("t-4", Http, "warn", "deeper than 32"),
+    t_5_http => ("t-5", Http, "fail", "outputSchema"),
+    t_6_http => ("t-6", Http, "warn", "TextContent"),
+    t_7_http => ("t-7", Http, "fail", "type"),
+    t_7_stdio => ("t-7", Stdio, "fail", "type"),
+    t_8_http => ("t-8", Http, "warn", "test simple/text!"),
+    t_9_http => ("t-9", Http, "fail", "readOnlyHint"),
+    // Subscriptions.
+    s_1_http => ("s-1", Http, "fail", "subset"),
+    s_2_http => ("s-2", Http, "fail", "subscription id"),
+    s_2_stdio => ("s-2", Stdio, "fail", "subscriptionId"),
+    s_3_http => ("s-3", Http, "fail", "prompts/list_changed"),
+    s_4_http => ("s-4", Http, "fail", "listen stream"),
+    s_6_http => ("s-6", Http, "warn", "without first sending"),
+    // Logging and progress.
+    l_1_http => ("l-1", Http, "fail", "notifications/message"),
+    l_1_stdio => ("l-1", Stdio, "fail", "notifications/message"),
+    l_2_http => ("l-2", Http, "fail", "debug"),
+    l_3_http => ("l-3", Http, "fail", "strictly increase"),
+    l_3_stdio => ("l-3", Stdio, "fail", "strictly increase"),
+    // stdio.
+    x_1_stdio => ("x-1", Stdio, "fail", "not JSON-RPC"),
+    x_2_stdio => ("x-2", Stdio, "fail", "requests"),
+    x_3_stdio => ("x-3", Stdio, "fail", "cancelled"),
+    x_4_stdio => ("x-4", Stdio, "warn", "stdin"),
+    x_5_stdio => ("x-5", Stdio, "fail", "ping"),
+    x_6_stdio => ("x-6", Stdio, "warn", "foo/bar"),
+    x_7_stdio => ("x-7", Stdio, "fail", "replied"),
+    // Authorization (the demo requires a bearer token when an `a-*` fault is on).
+    a_1_http => ("a-1", Http, "fail", "resource_metadata"),
+    a_2_http => ("a-2", Http, "fail", "authorization_servers"),
+    a_3_http => ("a-3", Http, "fail", "invalid bearer token"),
+    a_4_http => ("a-4", Http, "warn", "query string"),
+}
 
 /// Runs one row; `Err` describes the mismatch.
 fn check_row(fault: &str, transport: Transport, expected: &str, text: &str) -> Result<(), String> {
@@ -203,50 +222,14 @@ fn check_row(fault: &str, transport: Transport, expected: &str, text: &str) -> R
     if problems.is_empty() { Ok(()) } else { Err(format!("{}; message: {message}", problems.join("; "))) }
 }
 
-#[test]
-#[allow(clippy::print_stderr, reason = "the wall time of the matrix is part of the test's output")]
-fn every_fault_is_detected_by_its_check() {
-    let started = Instant::now();
-    let next = Mutex::new(0_usize);
-    let mismatches = Mutex::new(Vec::new());
-    let durations = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..PARALLEL {
-            scope.spawn(|| {
-                loop {
-                    let index = {
-                        let mut next = next.lock().expect("lock");
-                        let index = *next;
-                        *next += 1;
-                        index
-                    };
-                    let Some(&(fault, transport, expected, text)) = MATRIX.get(index) else { break };
-                    let row_started = Instant::now();
-                    let checked = check_row(fault, transport, expected, text);
-                    durations.lock().expect("lock").push((row_started.elapsed().as_secs_f64(), fault, transport));
-                    if let Err(problem) = checked {
-                        mismatches.lock().expect("lock").push(format!("{fault} over {transport:?}: {problem}"));
-                    }
-                }
-            });
-        }
-    });
-    let mut mismatches = mismatches.into_inner().expect("lock");
-    mismatches.sort();
-    let mut durations = durations.into_inner().expect("lock");
-    durations.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let slowest: Vec<String> = durations
-        .iter()
-        .take(8)
-        .map(|(seconds, fault, transport)| format!("{fault}/{transport:?} {seconds:.1} s"))
-        .collect();
-    eprintln!(
-        "fault matrix: {} rows in {:.1} s; slowest: {}",
-        MATRIX.len(),
-        started.elapsed().as_secs_f64(),
-        slowest.join(", ")
-    );
-    assert!(mismatches.is_empty(), "{} mismatching rows:\n{}", mismatches.len(), mismatches.join("\n"));
+/// Runs one row as its own test; panics with the mismatch. `test_name` must be the row's fault id
+/// and transport (`d_1_http`), which keeps the test names unique and findable.
+fn check(test_name: &str, fault: &str, transport: Transport, expected: &str, text: &str) {
+    let row_name = format!("{}_{}", fault.replace('-', "_"), format!("{transport:?}").to_lowercase());
+    assert_eq!(test_name, row_name, "a row's test is named after its fault id and transport");
+    if let Err(problem) = check_row(fault, transport, expected, text) {
+        panic!("{fault} over {transport:?}: {problem}");
+    }
 }
 
 /// Every requirement fault of the demo server is a row of the matrix.
