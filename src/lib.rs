@@ -1,5 +1,5 @@
 //! mcp-eval: evaluates MCP servers. This library holds everything the `mcp-eval` binary does;
-//! the binary (`src/main.rs`) only parses arguments and maps outcomes to exit codes.
+//! the binary (`src/main.rs`) only exits with the code [`cli::main`] returns.
 //!
 //! Code map: [`cli`] defines the command line and the `run` front end, [`settings`] resolves
 //! every setting from flags, Action inputs, the config file and defaults, [`evaluate`] runs one
@@ -17,7 +17,7 @@ pub(crate) mod action;
 pub(crate) mod baseline;
 pub mod cli;
 pub(crate) mod conformance;
-pub mod demo;
+pub(crate) mod demo;
 pub(crate) mod error;
 pub(crate) mod evaluate;
 pub(crate) mod gate;
@@ -28,7 +28,6 @@ pub(crate) mod settings;
 
 pub use demo::DEMO_TOKEN;
 pub use evaluate::PANIC_FOR_TESTS_VAR;
-pub use gate::ExitStatus;
 pub use mcp::sse;
 
 #[cfg(test)]
@@ -53,7 +52,7 @@ mod tidy {
     fn every_source_file_opens_with_a_module_doc() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files = Vec::new();
-        for dir in ["src", "tests"] {
+        for dir in ["src", "tests", "benches"] {
             rust_files(&root.join(dir), &mut files);
         }
         let missing: Vec<String> = files

@@ -18,7 +18,7 @@ use super::protocol::{
 };
 
 /// The resource template the server offers.
-pub const ITEM_TEMPLATE: &str = "test://demo/items/{id}";
+pub(crate) const ITEM_TEMPLATE: &str = "test://demo/items/{id}";
 const ITEM_PREFIX: &str = "test://demo/items/";
 const TEXT_URI: &str = "test://demo/text";
 const BINARY_URI: &str = "test://demo/binary";
@@ -29,7 +29,7 @@ const TOPICS: &[&str] = &["astronomy", "biology", "chemistry", "geology", "histo
 ///
 /// Only valid annotations are listed; fault h-12 adds an invalid one to a schema without
 /// making the server validate it.
-pub fn header_params(tool: &str) -> &'static [(&'static str, &'static str)] {
+pub(crate) fn header_params(tool: &str) -> &'static [(&'static str, &'static str)] {
     match tool {
         "test_header_param" => &[("region", "Region")],
         _ => &[],
@@ -41,7 +41,7 @@ fn read_only() -> Value {
 }
 
 /// The full tool list, in its deterministic order (faults applied).
-pub fn tools(state: &ServerState) -> Vec<Value> {
+pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
     let mut simple_schema = json!({
         "type": "object",
         "properties": {"text": {"type": "string", "description": "Text to echo back (optional)."}},
@@ -183,12 +183,12 @@ pub fn tools(state: &ServerState) -> Vec<Value> {
 }
 
 /// How many tools the `chaos-5000-tools` modes list.
-pub const CHAOS_TOOL_COUNT: usize = 5000;
+pub(crate) const CHAOS_TOOL_COUNT: usize = 5000;
 /// How many tools the `chaos-80000-tools-sse` mode lists (an SSE `tools/list` of about 18 MB).
-pub const CHAOS_SSE_TOOL_COUNT: usize = 80_000;
+pub(crate) const CHAOS_SSE_TOOL_COUNT: usize = 80_000;
 
 /// Serves `tools/call`.
-pub fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
+pub(crate) fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
     let Some(name) = context.params.get("name").and_then(Value::as_str) else {
         return Err(missing_field(context, "params.name"));
     };
@@ -415,7 +415,7 @@ fn confirmed(action: &str) -> Value {
 }
 
 /// The prompt list.
-pub fn prompts() -> Vec<Value> {
+pub(crate) fn prompts() -> Vec<Value> {
     vec![json!({
         "name": "test_prompt",
         "title": "Test prompt",
@@ -425,7 +425,7 @@ pub fn prompts() -> Vec<Value> {
 }
 
 /// Serves `prompts/get`.
-pub fn get_prompt(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
+pub(crate) fn get_prompt(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
     let Some(name) = context.params.get("name").and_then(Value::as_str) else {
         return Err(missing_field(context, "params.name"));
     };
@@ -448,7 +448,7 @@ pub fn get_prompt(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
 }
 
 /// The resource list.
-pub fn resources() -> Vec<Value> {
+pub(crate) fn resources() -> Vec<Value> {
     vec![
         json!({"uri": TEXT_URI, "name": "demo-text", "title": "Demo text", "mimeType": "text/plain"}),
         json!({"uri": BINARY_URI, "name": "demo-binary", "title": "Demo binary",
@@ -457,7 +457,7 @@ pub fn resources() -> Vec<Value> {
 }
 
 /// The resource template list.
-pub fn resource_templates(state: &ServerState) -> Vec<Value> {
+pub(crate) fn resource_templates(state: &ServerState) -> Vec<Value> {
     let mut template = json!({"uriTemplate": ITEM_TEMPLATE, "name": "demo-item",
                               "title": "Demo item", "mimeType": "text/plain"});
     if state.fault("p-6") {
@@ -476,12 +476,12 @@ fn item_id(uri: &str) -> Option<&str> {
 }
 
 /// Whether `uri` names a resource the server can read.
-pub fn resource_exists(uri: &str) -> bool {
+pub(crate) fn resource_exists(uri: &str) -> bool {
     uri == TEXT_URI || uri == BINARY_URI || item_id(uri).is_some()
 }
 
 /// Serves `resources/read`.
-pub fn read_resource(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
+pub(crate) fn read_resource(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
     let Some(uri) = context.params.get("uri").and_then(Value::as_str) else {
         return Err(missing_field(context, "params.uri"));
     };
@@ -511,7 +511,7 @@ pub fn read_resource(context: &RequestContext<'_>) -> Result<Handled, RpcError> 
 }
 
 /// Serves `completion/complete`.
-pub fn complete(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
+pub(crate) fn complete(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
     let params = context.params;
     let reference = params.get("ref").and_then(Value::as_object);
     let argument = params.get("argument").and_then(Value::as_object);

@@ -27,24 +27,24 @@ use super::protocol::{
 };
 
 /// The only protocol revision this server speaks.
-pub use crate::mcp::jsonrpc::PROTOCOL_VERSION;
+pub(crate) use crate::mcp::jsonrpc::PROTOCOL_VERSION;
 /// The `name` the server reports in `_meta["io.modelcontextprotocol/serverInfo"]`.
-pub const SERVER_NAME: &str = "mcp-eval-demo";
+pub(crate) const SERVER_NAME: &str = "mcp-eval-demo";
 /// How many entries one page of a paginated list holds.
-pub const PAGE_SIZE: usize = 3;
+pub(crate) const PAGE_SIZE: usize = 3;
 /// How long a `subscriptions/listen` stays open before the server ends it gracefully.
-pub const LISTEN_DURATION: Duration = Duration::from_millis(40);
+pub(crate) const LISTEN_DURATION: Duration = Duration::from_millis(40);
 
 /// The HTTP request headers the core validates, with lowercase names and raw values.
 #[derive(Debug, Clone, Default)]
-pub struct HttpRequestView {
+pub(crate) struct HttpRequestView {
     /// `(lowercase name, raw value bytes)` in arrival order.
     pub headers: Vec<(String, Vec<u8>)>,
 }
 
 impl HttpRequestView {
     /// Builds a view from `(name, value)` pairs; names are lowercased.
-    pub fn new<N: AsRef<str>, V: AsRef<[u8]>>(headers: impl IntoIterator<Item = (N, V)>) -> Self {
+    pub(crate) fn new<N: AsRef<str>, V: AsRef<[u8]>>(headers: impl IntoIterator<Item = (N, V)>) -> Self {
         HttpRequestView {
             headers: headers
                 .into_iter()
@@ -54,7 +54,7 @@ impl HttpRequestView {
     }
 
     /// The raw values of every header called `name` (any case), in arrival order.
-    pub fn get_all(&self, name: &str) -> Vec<&[u8]> {
+    pub(crate) fn get_all(&self, name: &str) -> Vec<&[u8]> {
         let name = name.to_ascii_lowercase();
         self.headers.iter().filter(|(header, _)| *header == name).map(|(_, value)| value.as_slice()).collect()
     }
@@ -62,7 +62,7 @@ impl HttpRequestView {
 
 /// What the front end must send back for one incoming message.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reply {
+pub(crate) struct Reply {
     /// HTTP status (ignored on stdio).
     pub status: u16,
     /// Messages in order. The final response, if any, is last; empty for an accepted notification.
@@ -77,18 +77,18 @@ impl Reply {
     }
 
     /// The last message of the reply, normally the final response.
-    pub fn last(&self) -> Option<&Value> {
+    pub(crate) fn last(&self) -> Option<&Value> {
         self.messages.last().map(|outgoing| &outgoing.message)
     }
 }
 
 /// The reply to a body that is not JSON at all (`-32700`, id null, HTTP 400).
-pub fn parse_error_reply() -> Reply {
+pub(crate) fn parse_error_reply() -> Reply {
     Reply::single(400, error_message(&Value::Null, PARSE_ERROR, "Parse error: the body is not valid JSON", None))
 }
 
 /// Handles one incoming JSON message. `http` is `Some` on the HTTP transport.
-pub fn handle(state: &ServerState, message: &Value, http: Option<&HttpRequestView>) -> Reply {
+pub(crate) fn handle(state: &ServerState, message: &Value, http: Option<&HttpRequestView>) -> Reply {
     if let Value::Array(items) = message {
         return handle_batch(state, items, http);
     }

@@ -9,7 +9,7 @@
 /// A fault id is the lowercase checklist id. Each fault breaks that one rule, in the way the
 /// checklist's "how to provoke" probe observes it, and leaves everything else correct. Ids
 /// starting with `chaos-` are robustness fixtures instead: they break the server as a whole.
-pub const FAULTS: &[(&str, &str)] = &[
+pub(crate) const FAULTS: &[(&str, &str)] = &[
     // Discovery.
     ("d-1", "server/discover is not implemented: it answers -32601"),
     ("d-2", "the server/discover result omits ttlMs"),
@@ -144,7 +144,7 @@ pub const FAULTS: &[(&str, &str)] = &[
 /// Validates a fault id against [`FAULTS`] and returns it in canonical (lowercase) form.
 ///
 /// The error text lists every valid id, so a CLI can print it as is.
-pub fn parse_fault(id: &str) -> Result<String, String> {
+pub(crate) fn parse_fault(id: &str) -> Result<String, String> {
     let canonical = id.trim().to_ascii_lowercase();
     if FAULTS.iter().any(|(fault_id, _)| *fault_id == canonical) {
         Ok(canonical)

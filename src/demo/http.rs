@@ -32,7 +32,7 @@ use super::core::{self, HttpRequestView, Reply};
 use super::protocol::{self, Outgoing, ServerState};
 
 /// The path of the MCP endpoint.
-pub const ENDPOINT_PATH: &str = "/mcp";
+pub(crate) const ENDPOINT_PATH: &str = "/mcp";
 /// The largest request body the server reads.
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
@@ -42,7 +42,7 @@ type Body = UnsyncBoxBody<Bytes, Infallible>;
 ///
 /// Runs until the returned future is dropped; dropping it also ends every open connection.
 /// Only accept errors that are not per-connection end the server.
-pub async fn serve_http(listener: TcpListener, config: Arc<DemoConfig>) -> io::Result<()> {
+pub(crate) async fn serve_http(listener: TcpListener, config: Arc<DemoConfig>) -> io::Result<()> {
     let server = Arc::new(HttpServer { state: ServerState::new(config), in_flight: AtomicUsize::new(0) });
     let mut connections = JoinSet::new();
     loop {

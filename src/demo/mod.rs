@@ -12,23 +12,23 @@
 //! `protocol` only; [`http`] and [`stdio`] are thin front ends that only move bytes and honour
 //! timing and cancellation. This module is *not* the CLI: wiring `mcp-eval demo-server` lives elsewhere.
 
-pub mod catalog;
-pub mod core;
-pub mod faults;
-pub mod http;
-pub mod protocol;
-pub mod request_state;
-pub mod stdio;
+pub(crate) mod catalog;
+pub(crate) mod core;
+pub(crate) mod faults;
+pub(crate) mod http;
+pub(crate) mod protocol;
+pub(crate) mod request_state;
+pub(crate) mod stdio;
 
 use std::collections::BTreeSet;
 
-pub use faults::{FAULTS, parse_fault};
-pub use http::serve_http;
-pub use stdio::serve_stdio;
+pub(crate) use faults::parse_fault;
+pub(crate) use http::serve_http;
+pub(crate) use stdio::serve_stdio;
 
 /// How a demo server instance behaves: which faults are switched on.
 #[derive(Debug, Clone, Default)]
-pub struct DemoConfig {
+pub(crate) struct DemoConfig {
     /// Fault ids (lowercase checklist ids, e.g. `"h-4"`), each validated by [`parse_fault`].
     pub faults: BTreeSet<String>,
     /// When set, HTTP requests need `Authorization: Bearer <token>` (the A-* rows); an `a-*`
@@ -40,8 +40,9 @@ pub struct DemoConfig {
 pub const DEMO_TOKEN: &str = "mcp-eval-demo-token";
 
 impl DemoConfig {
-    /// A configuration with the given faults switched on (ids are not validated here).
-    pub fn with_faults<I, S>(faults: I) -> Self
+    /// A configuration with the given faults switched on (ids are not validated here; tests).
+    #[cfg(test)]
+    pub(crate) fn with_faults<I, S>(faults: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
@@ -50,14 +51,14 @@ impl DemoConfig {
     }
 
     /// The bearer token HTTP requests need, if any.
-    pub fn token(&self) -> Option<&str> {
+    pub(crate) fn token(&self) -> Option<&str> {
         self.bearer_token
             .as_deref()
             .or_else(|| self.faults.iter().any(|fault| fault.starts_with("a-")).then_some(DEMO_TOKEN))
     }
 
     /// Whether the fault `id` (lowercase, e.g. `"d-2"`) is switched on.
-    pub fn has(&self, id: &str) -> bool {
+    pub(crate) fn has(&self, id: &str) -> bool {
         self.faults.contains(id)
     }
 }

@@ -16,7 +16,7 @@ use super::DemoConfig;
 use super::request_state::StateSigner;
 
 // The wire constants are the client's: one definition of the protocol for both sides.
-pub use crate::mcp::jsonrpc::{
+pub(crate) use crate::mcp::jsonrpc::{
     HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, META_CLIENT_CAPABILITIES, META_CLIENT_INFO,
     META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO, META_SUBSCRIPTION_ID, METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
@@ -24,7 +24,7 @@ pub use crate::mcp::jsonrpc::{
 
 /// One message to send, after waiting `delay` (counted from the previous message).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outgoing {
+pub(crate) struct Outgoing {
     /// How long to wait before sending this message.
     pub delay: Duration,
     /// The JSON-RPC message (notification, response, or with fault h-24 an array).
@@ -34,7 +34,7 @@ pub struct Outgoing {
 /// Shared state of one server instance: its configuration and the little state that faults
 /// need (the correct server is stateless apart from the `requestState` key).
 #[derive(Debug)]
-pub struct ServerState {
+pub(crate) struct ServerState {
     config: Arc<DemoConfig>,
     signer: StateSigner,
     /// Counts first pages of `tools/list` (fault p-1 rotates the order per walk).
@@ -47,7 +47,7 @@ pub struct ServerState {
 
 impl ServerState {
     /// Fresh state for a server with `config`.
-    pub fn new(config: Arc<DemoConfig>) -> Self {
+    pub(crate) fn new(config: Arc<DemoConfig>) -> Self {
         ServerState {
             config,
             signer: StateSigner::new(),
@@ -58,27 +58,27 @@ impl ServerState {
     }
 
     /// The configuration this server runs with.
-    pub fn config(&self) -> &DemoConfig {
+    pub(crate) fn config(&self) -> &DemoConfig {
         &self.config
     }
 
     /// Whether fault `id` is on.
-    pub fn fault(&self, id: &str) -> bool {
+    pub(crate) fn fault(&self, id: &str) -> bool {
         self.config.has(id)
     }
 
     /// The signer for `requestState` tokens.
-    pub fn signer(&self) -> &StateSigner {
+    pub(crate) fn signer(&self) -> &StateSigner {
         &self.signer
     }
 
     /// Whether any `tools/call` has been served (only tracked for fault p-3).
-    pub fn tools_called(&self) -> bool {
+    pub(crate) fn tools_called(&self) -> bool {
         self.tools_called.load(Ordering::Relaxed)
     }
 
     /// Whether any earlier request declared elicitation (only used by fault m-5).
-    pub fn elicitation_seen(&self) -> bool {
+    pub(crate) fn elicitation_seen(&self) -> bool {
         self.elicitation_seen.load(Ordering::Relaxed)
     }
 
@@ -100,7 +100,7 @@ impl ServerState {
 
 /// A JSON-RPC error on its way out, with the HTTP status it maps to.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RpcError {
+pub(crate) struct RpcError {
     /// JSON-RPC error code.
     pub code: i64,
     /// Human-readable message.
@@ -113,28 +113,28 @@ pub struct RpcError {
 
 impl RpcError {
     /// An error with no `data`, answered in-band with HTTP 200.
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: i64, message: impl Into<String>) -> Self {
         RpcError { code, message: message.into(), data: None, status: 200 }
     }
 
     /// `-32602` for a handler-level problem (HTTP 200: the status is not pinned, digest §6.3).
-    pub fn invalid_params(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid_params(message: impl Into<String>) -> Self {
         RpcError::new(INVALID_PARAMS, message)
     }
 
     /// `-32020` with HTTP 400.
-    pub fn header_mismatch(message: impl Into<String>) -> Self {
+    pub(crate) fn header_mismatch(message: impl Into<String>) -> Self {
         RpcError::new(HEADER_MISMATCH, message).with_status(400)
     }
 
     /// Attaches `data`.
-    pub fn with_data(mut self, data: Value) -> Self {
+    pub(crate) fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);
         self
     }
 
     /// Sets the HTTP status.
-    pub fn with_status(mut self, status: u16) -> Self {
+    pub(crate) fn with_status(mut self, status: u16) -> Self {
         self.status = status;
         self
     }
@@ -142,7 +142,7 @@ impl RpcError {
 
 /// Syslog severities used by `notifications/message`, in increasing order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LogLevel {
+pub(crate) enum LogLevel {
     /// `debug`
     Debug,
     /// `info`
@@ -174,19 +174,19 @@ impl LogLevel {
     ];
 
     /// Parses a level name as used on the wire.
-    pub fn parse(name: &str) -> Option<LogLevel> {
+    pub(crate) fn parse(name: &str) -> Option<LogLevel> {
         LogLevel::ALL.iter().find(|(_, level_name)| *level_name == name).map(|(level, _)| *level)
     }
 
     /// The wire name of the level.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         LogLevel::ALL.iter().find(|(level, _)| *level == self).map(|(_, name)| *name).unwrap_or("info")
     }
 }
 
 /// Everything a method handler needs to know about the request it serves.
 #[derive(Debug)]
-pub struct RequestContext<'a> {
+pub(crate) struct RequestContext<'a> {
     /// Server state and configuration.
     pub state: &'a ServerState,
     /// The request id.
@@ -203,14 +203,14 @@ pub struct RequestContext<'a> {
 
 impl RequestContext<'_> {
     /// Whether fault `id` is on.
-    pub fn fault(&self, id: &str) -> bool {
+    pub(crate) fn fault(&self, id: &str) -> bool {
         self.state.fault(id)
     }
 }
 
 /// A successful handler outcome: notifications to send first, then the result.
 #[derive(Debug, Default)]
-pub struct Handled {
+pub(crate) struct Handled {
     /// Notifications sent before the final response.
     pub notifications: Vec<Outgoing>,
     /// The `result` object (the core adds `_meta` serverInfo). `None` ends without a response.
@@ -223,12 +223,12 @@ pub struct Handled {
 
 impl Handled {
     /// A plain result with nothing before it.
-    pub fn result(result: Value) -> Self {
+    pub(crate) fn result(result: Value) -> Self {
         Handled { result: Some(result), ..Handled::default() }
     }
 }
 
 /// Builds a JSON-RPC notification.
-pub fn notification(method: &str, params: Value) -> Value {
+pub(crate) fn notification(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "method": method, "params": params})
 }

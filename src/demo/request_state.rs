@@ -13,7 +13,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 /// Signs and verifies `requestState` tokens with a per-process random key.
 #[derive(Debug, Clone)]
-pub struct StateSigner {
+pub(crate) struct StateSigner {
     key: RandomState,
 }
 
@@ -25,17 +25,17 @@ impl Default for StateSigner {
 
 impl StateSigner {
     /// A signer with a fresh random key.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         StateSigner { key: RandomState::new() }
     }
 
     /// Returns an opaque token carrying `payload`.
-    pub fn sign(&self, payload: &str) -> String {
+    pub(crate) fn sign(&self, payload: &str) -> String {
         format!("{}.{}", URL_SAFE_NO_PAD.encode(payload.as_bytes()), self.mac(payload.as_bytes()))
     }
 
     /// Returns the payload of `token` when its MAC verifies, `None` when it was altered.
-    pub fn verify(&self, token: &str) -> Option<String> {
+    pub(crate) fn verify(&self, token: &str) -> Option<String> {
         let (encoded, mac) = token.split_once('.')?;
         let payload = URL_SAFE_NO_PAD.decode(encoded).ok()?;
         if self.mac(&payload) != mac {

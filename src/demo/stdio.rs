@@ -26,7 +26,7 @@ use super::protocol::ServerState;
 ///
 /// The blocking standard streams are bridged to async pipes by a reader thread and a
 /// blocking writer, so this works without tokio's `io-std` feature.
-pub async fn serve_stdio(config: Arc<DemoConfig>) -> io::Result<()> {
+pub(crate) async fn serve_stdio(config: Arc<DemoConfig>) -> io::Result<()> {
     let (mut stdin_pipe, stdin_reader) = tokio::io::duplex(64 * 1024);
     let (chunk_sender, mut chunk_receiver) = mpsc::unbounded_channel::<Vec<u8>>();
     // A blocked read of stdin cannot be cancelled, so it gets a detached thread of its own.
@@ -79,7 +79,7 @@ pub async fn serve_stdio(config: Arc<DemoConfig>) -> io::Result<()> {
 }
 
 /// Serves MCP on any line reader and writer (what [`serve_stdio`] does, testable in-process).
-pub async fn serve_lines<R, W>(config: Arc<DemoConfig>, mut reader: R, writer: W) -> io::Result<()>
+pub(crate) async fn serve_lines<R, W>(config: Arc<DemoConfig>, mut reader: R, writer: W) -> io::Result<()>
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,

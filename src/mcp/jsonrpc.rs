@@ -5,39 +5,39 @@
 use serde_json::{Map, Value, json};
 
 /// The modern revision this client speaks (`LATEST_PROTOCOL_VERSION` of the schema).
-pub const PROTOCOL_VERSION: &str = "2026-07-28";
+pub(crate) const PROTOCOL_VERSION: &str = "2026-07-28";
 /// The legacy revision used for the `initialize` handshake fallback.
 pub(crate) const LEGACY_VERSION: &str = "2025-11-25";
 
 /// `_meta` key: the protocol version of this request (required).
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key: the client's capabilities for this request (required).
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// `_meta` key: the client's identity (optional, SHOULD).
-pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// `_meta` key: deprecated per-request log level.
-pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key of a result: the server's identity (SHOULD on every result).
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key tagging every message of a `subscriptions/listen` stream.
-pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+pub(crate) const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// JSON-RPC parse error.
-pub const PARSE_ERROR: i64 = -32700;
+pub(crate) const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC invalid request.
-pub const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC method not found (HTTP 404 on Streamable HTTP).
-pub const METHOD_NOT_FOUND: i64 = -32601;
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC invalid params (missing `_meta` fields, unknown tool, resource not found, …).
-pub const INVALID_PARAMS: i64 = -32602;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// JSON-RPC internal error.
-pub const INTERNAL_ERROR: i64 = -32603;
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
 /// MCP 2026-07-28 `HeaderMismatch`.
-pub const HEADER_MISMATCH: i64 = -32020;
+pub(crate) const HEADER_MISMATCH: i64 = -32020;
 /// MCP 2026-07-28 `MissingRequiredClientCapability`.
-pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
+pub(crate) const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 /// MCP 2026-07-28 `UnsupportedProtocolVersion`.
-pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// Codes a modern server must never emit (digest §8): draft-only and legacy reserved codes.
 pub(crate) const RESERVED_CODES: &[i64] = &[-32001, -32002, -32003, -32004, -32042];
