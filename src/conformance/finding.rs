@@ -2,7 +2,7 @@
 //!
 //! A probe says whether the rule was kept or broken (or could not be exercised); grading turns
 //! that into a report status using the requirement's level: a broken MUST fails, a broken
-//! SHOULD warns, and [`Outcome::Ambiguous`] always warns (spec ambiguities, digest §19).
+//! SHOULD warns, and [`Outcome::Ambiguous`] always warns (spec ambiguities, spec-notes §19).
 
 use crate::mcp::exchange::Exchange;
 use crate::report::model::{Evidence, Level, Status};

@@ -1,5 +1,5 @@
-//! The catalogue of requirements layer 0 checks: every row of the checklist in the spec digest
-//! (§21 and §21.2), with its id, level, title, spec source and where it applies. Reports list
+//! The catalogue of requirements layer 0 checks: every row of the conformance checklist
+//! (spec-notes §21), with its id, level, title, spec source and where it applies. Reports list
 //! checks in this order, and every id here appears in every report, as a verdict or as
 //! `not_applicable` with the reason.
 

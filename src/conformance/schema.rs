@@ -1,5 +1,5 @@
 //! Static checks of the tool definitions a server lists in `tools/list` (checklist rows T-1,
-//! T-2, T-3, T-4, T-8, T-9 and H-12; spec digest §6.2, §12.1, §12.2 and §20 (5)), plus
+//! T-2, T-3, T-4, T-8, T-9 and H-12; spec-notes §6.2, §12.1, §12.2 and §20 (5)), plus
 //! compiling an `outputSchema` and validating `structuredContent` against it (for T-5).
 //!
 //! Everything here is pure: no IO, and the only clock read is the time bound passed in through
@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 
 pub(crate) use super::problem::{Problem, Severity};
 
-/// Work bounds for schema checks (T-4; spec digest §12.2 "Resource bounds").
+/// Work bounds for schema checks (T-4; spec-notes §12.2 "Resource bounds").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Limits {
     /// Deepest allowed subschema nesting (the root is level 0). The raw JSON nesting of a schema
@@ -55,7 +55,7 @@ impl Default for Limits {
 /// Checks every tool definition of a complete (all pages) `tools/list` walk.
 ///
 /// Returns `(label, problem)` pairs, where the label is the tool's name, or `tools[i]` when the
-/// tool has no usable name. Rules (spec digest §6.2, §12.1, §12.2, §20 (5)):
+/// tool has no usable name. Rules (spec-notes §6.2, §12.1, §12.2, §20 (5)):
 /// - **T-1** (Fail): `inputSchema` is present, a non-null object, with root `"type": "object"`.
 /// - **T-2**: `inputSchema`/`outputSchema` are objects, meta-validate against their dialect
 ///   (`$schema`; 2020-12 when absent; draft-04/06/07 and 2019-09 also accepted) and compile
@@ -93,7 +93,7 @@ pub(crate) fn check_tools(tools: &[Value], limits: &Limits) -> Vec<(String, Prob
     out
 }
 
-/// Compiles an `outputSchema` for validating `structuredContent` (T-5; spec digest §12.2,
+/// Compiles an `outputSchema` for validating `structuredContent` (T-5; spec-notes §12.2,
 /// §12.3), under the same dialect, bounds ([`Limits::default`]) and no-fetch policy as
 /// [`check_tools`]. The error says why the schema cannot be used (unsupported dialect, external
 /// `$ref` not fetched, unresolvable local `$ref`, invalid schema, too large).
@@ -127,7 +127,7 @@ pub(crate) fn validate_instance(validator: &Validator, instance: &Value) -> Resu
 }
 
 /// A retriever that refuses every URI and remembers which ones were asked for (T-3: network
-/// `$ref`s MUST NOT be dereferenced automatically; spec digest §12.2).
+/// `$ref`s MUST NOT be dereferenced automatically; spec-notes §12.2).
 #[derive(Debug, Clone, Default)]
 struct RefusingRetriever {
     asked: Arc<Mutex<Vec<String>>>,
@@ -223,7 +223,7 @@ fn check_tool(tool: &Value, limits: &Limits, budget: &mut Budget, out: &mut Vec<
     }
 }
 
-/// T-8: names (spec digest §12.1).
+/// T-8: names (spec-notes §12.1).
 fn check_name(tool: &Map<String, Value>, out: &mut Vec<Problem>) {
     match tool.get("name") {
         None => out.push(fail("T-8", "missing required `name` (schema `Tool`)".to_owned())),
@@ -339,7 +339,7 @@ impl DialectError {
     }
 }
 
-/// The dialect named by `$schema`, 2020-12 when absent (spec digest §12.2 "Dialect").
+/// The dialect named by `$schema`, 2020-12 when absent (spec-notes §12.2 "Dialect").
 fn dialect_of(schema: &Map<String, Value>) -> Result<Dialect, DialectError> {
     let uri = match schema.get("$schema") {
         None => {
@@ -580,7 +580,7 @@ fn json_depth_exceeds(value: &Value, limit: usize) -> bool {
     false
 }
 
-/// H-12: `x-mcp-header` validity (spec digest §6.2).
+/// H-12: `x-mcp-header` validity (spec-notes §6.2).
 fn check_headers(which: &str, sites: &[HeaderSite<'_>], out: &mut Vec<Problem>) {
     let mut seen: HashMap<String, &str> = HashMap::new();
     for site in sites {

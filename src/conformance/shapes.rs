@@ -1,5 +1,5 @@
 //! Typed wire-shape checks of what a 2026-07-28 server sends (checklist row M-10, with the
-//! details of P-6, R-3 and D-6; spec digest §2–§5, §8–§15).
+//! details of P-6, R-3 and D-6; spec-notes §2–§5, §8–§15).
 //!
 //! These are our own checks, written from the `$defs` of the official schema (which stays out
 //! of this repository and is never loaded): results by originating method, errors by code,
@@ -34,8 +34,8 @@ pub(crate) fn own(problems: Vec<Problem>) -> Vec<Problem> {
     problems.into_iter().filter(|problem| problem.id == SHAPE_ID).collect()
 }
 
-/// Checks a `result` object against the shape of the method that was requested (spec digest
-/// §4, §9–§14; `SCH` `*Result`): `server/discover`, `tools/list`, `tools/call`, `prompts/list`,
+/// Checks a `result` object against the shape of the method that was requested (spec-notes
+/// §4, §9–§14; `schema.ts` `*Result`): `server/discover`, `tools/list`, `tools/call`, `prompts/list`,
 /// `prompts/get`, `resources/list`, `resources/templates/list`, `resources/read`,
 /// `completion/complete`, `subscriptions/listen`. A result with `resultType: "input_required"`
 /// is checked as an `InputRequiredResult` instead. Other methods (extensions) get the
@@ -85,7 +85,7 @@ pub(crate) fn check_result(method: &str, result: &Value) -> Vec<Problem> {
     ck.out
 }
 
-/// Checks a JSON-RPC `error` object (spec digest §8; `SCH` `Error`, `HeaderMismatchError`,
+/// Checks a JSON-RPC `error` object (spec-notes §8; `SCH` `Error`, `HeaderMismatchError`,
 /// `MissingRequiredClientCapabilityError`, `UnsupportedProtocolVersionError`): `code` an
 /// integer, `message` a string, `data` anything; for `-32021`, `data.requiredCapabilities` is a
 /// `ClientCapabilities` object; for `-32022`, `data.supported` is a string array and
@@ -119,7 +119,7 @@ pub(crate) fn check_error(error: &Value) -> Vec<Problem> {
     ck.out
 }
 
-/// Checks a notification a server sent, by its `method` (spec digest §5, §14, §15; `SCH`
+/// Checks a notification a server sent, by its `method` (spec-notes §5, §14, §15; `SCH`
 /// `ServerNotification`): `notifications/cancelled`, `notifications/progress`,
 /// `notifications/message`, `notifications/subscriptions/acknowledged`,
 /// `notifications/{tools,prompts,resources}/list_changed`, `notifications/resources/updated`.
@@ -201,7 +201,7 @@ pub(crate) fn check_notification(message: &Value) -> Vec<Problem> {
     ck.out
 }
 
-/// Checks the JSON-RPC envelope of any message a server sent (spec digest §2; `SCH`
+/// Checks the JSON-RPC envelope of any message a server sent (spec-notes §2; `SCH`
 /// `JSONRPCResultResponse`, `JSONRPCErrorResponse`, `JSONRPCNotification`): an object with
 /// `jsonrpc: "2.0"`; a message with `method` has no `result`/`error`, a string `method`, an
 /// object `params` when present and a string-or-integer `id` when present; any other message
@@ -254,7 +254,7 @@ pub(crate) fn check_envelope(message: &Value) -> Vec<Problem> {
 // Results
 // ---------------------------------------------------------------------------------------------
 
-/// Methods whose complete results carry caching hints (spec digest §10).
+/// Methods whose complete results carry caching hints (spec-notes §10).
 const CACHEABLE: &[&str] =
     &["server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"];
 
@@ -312,7 +312,7 @@ fn complete_result(ck: &mut Ck, method: &str, obj: &Map<String, Value>, path: &s
     }
 }
 
-/// `ttlMs`/`cacheScope` (spec digest §10), prefixed: graded by C-1/C-2/C-3.
+/// `ttlMs`/`cacheScope` (spec-notes §10), prefixed: graded by C-1/C-2/C-3.
 fn caching_hints(ck: &mut Ck, obj: &Map<String, Value>, path: &str) {
     match obj.get("ttlMs") {
         None => ck.push_for("C-1", format!("`{path}.ttlMs`: missing required field (expected an integer ≥ 0)")),
@@ -342,7 +342,7 @@ fn result_meta(ck: &mut Ck, obj: &Map<String, Value>, path: &str) {
     }
 }
 
-/// `InputRequiredResult` (R-3; spec digest §9.2).
+/// `InputRequiredResult` (R-3; spec-notes §9.2).
 fn input_required_result(ck: &mut Ck, obj: &Map<String, Value>, path: &str) {
     let requests = ck.field(obj, path, "inputRequests", Kind::Obj, false);
     ck.field(obj, path, "requestState", Kind::Str, false);
@@ -360,7 +360,7 @@ fn input_required_result(ck: &mut Ck, obj: &Map<String, Value>, path: &str) {
     }
 }
 
-/// One `InputRequest`: `{method, params}` without `jsonrpc`/`id` (spec digest §9.2).
+/// One `InputRequest`: `{method, params}` without `jsonrpc`/`id` (spec-notes §9.2).
 fn input_request(ck: &mut Ck, v: &Value, path: &str) {
     let Some(obj) = ck.obj(v, path) else {
         return;
@@ -586,7 +586,7 @@ fn sampling_content(ck: &mut Ck, v: &Value, path: &str) {
 
 const ROLES: &[&str] = &["user", "assistant"];
 
-/// `ServerCapabilities` (spec digest §4).
+/// `ServerCapabilities` (spec-notes §4).
 fn server_capabilities(ck: &mut Ck, v: &Value, path: &str) {
     let Some(obj) = v.as_object() else {
         return;
@@ -611,7 +611,7 @@ fn server_capabilities(ck: &mut Ck, v: &Value, path: &str) {
     }
 }
 
-/// `ClientCapabilities` (spec digest §3), as echoed in `-32021` data.
+/// `ClientCapabilities` (spec-notes §3), as echoed in `-32021` data.
 fn client_capabilities(ck: &mut Ck, v: &Value, path: &str) {
     let Some(obj) = v.as_object() else {
         return;
@@ -683,7 +683,7 @@ fn base_metadata(ck: &mut Ck, obj: &Map<String, Value>, path: &str) {
     ck.field(obj, path, "_meta", Kind::Obj, false);
 }
 
-/// `Tool` (spec digest §12.1; the schema checks proper are in `conformance::schema`).
+/// `Tool` (spec-notes §12.1; the schema checks proper are in `conformance::schema`).
 fn tool(ck: &mut Ck, v: &Value, path: &str) {
     let Some(obj) = ck.obj(v, path) else {
         return;

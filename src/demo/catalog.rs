@@ -318,7 +318,7 @@ fn logging(context: &RequestContext<'_>) -> Handled {
     Handled { notifications, result: Some(text_result("Logging finished.")), ..Handled::default() }
 }
 
-/// Whether the request declared form-mode elicitation (`{}` means form only, digest §3).
+/// Whether the request declared form-mode elicitation (`{}` means form only, spec-notes §3).
 fn form_elicitation_declared(context: &RequestContext<'_>) -> bool {
     match context.client_capabilities.get("elicitation") {
         Some(Value::Object(modes)) => modes.is_empty() || modes.contains_key("form"),
@@ -326,7 +326,7 @@ fn form_elicitation_declared(context: &RequestContext<'_>) -> bool {
     }
 }
 
-/// The multi round-trip flow shared by the elicitation tools (digest §9).
+/// The multi round-trip flow shared by the elicitation tools (spec-notes §9).
 fn elicit_confirmation(
     context: &RequestContext<'_>,
     tool: &str,

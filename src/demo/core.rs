@@ -3,12 +3,12 @@
 //! [`handle`] takes one parsed JSON message (and, on HTTP, a view of the request headers) and
 //! returns a [`Reply`]: the messages to send, in order and with delays, plus the HTTP status and
 //! whether the reply must be streamed as SSE. Everything the spec says about envelopes,
-//! per-request `_meta`, standard headers (digest §6.2, §6.3), versions, errors and dispatch lives
+//! per-request `_meta`, standard headers (spec-notes §6.2, §6.3), versions, errors and dispatch lives
 //! here; the front ends in [`super::http`] and [`super::stdio`] only move bytes, honour the
 //! delays and implement cancellation. The core does no IO and never fails: every problem with a
 //! request becomes a JSON-RPC error in the reply.
 //!
-//! Check order (the spec leaves it open, digest §19.8): envelope → method known (`-32601`) →
+//! Check order (the spec leaves it open, spec-notes §19.8): envelope → method known (`-32601`) →
 //! required `_meta` fields (`-32602`) → `MCP-Protocol-Version` presence and equality (`-32020`)
 //! → supported version (`-32022`) → `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (`-32020`) →
 //! dispatch (capability gate `-32021`, then the handler).
@@ -137,7 +137,7 @@ fn handle_notification(
     http: Option<&HttpRequestView>,
 ) -> Reply {
     // Cancellation of in-flight stdio requests is the front end's business; whatever reaches
-    // the core refers to nothing we are doing and is ignored (digest §15, X-7).
+    // the core refers to nothing we are doing and is ignored (spec-notes §15, X-7).
     if http.is_none() && state.fault("x-7") && method == "notifications/cancelled" {
         let request_id =
             object.get("params").and_then(|params| params.get("requestId")).cloned().unwrap_or(Value::Null);
@@ -277,7 +277,7 @@ fn method_not_found(state: &ServerState, method: &str) -> RpcError {
     RpcError::new(METHOD_NOT_FOUND, message).with_status(status)
 }
 
-/// `-32602` with HTTP 400, for malformed per-request `_meta` (digest §3).
+/// `-32602` with HTTP 400, for malformed per-request `_meta` (spec-notes §3).
 fn meta_error(message: impl Into<String>) -> RpcError {
     RpcError::invalid_params(message).with_status(400)
 }
@@ -378,7 +378,7 @@ fn header_text(view: &HttpRequestView, name: &str) -> Result<Option<String>, Rpc
     Ok(Some(text.trim_matches([' ', '\t']).to_string()))
 }
 
-/// Decodes a `=?base64?…?=` sentinel value (digest §6.2); other values are returned as is.
+/// Decodes a `=?base64?…?=` sentinel value (spec-notes §6.2); other values are returned as is.
 fn decode_header_value(state: &ServerState, name: &str, raw: &str) -> Result<String, RpcError> {
     if state.fault("h-9") {
         return Ok(raw.to_string());
@@ -438,7 +438,7 @@ fn check_standard_headers(
         "resources/read" => Some("uri"),
         _ => None,
     };
-    // A body without the field is a params error (-32602 from the handler, digest E-9).
+    // A body without the field is a params error (-32602 from the handler, check E-9).
     if let Some(expected) = name_field.and_then(|field| params.get(field)?.as_str()) {
         match header_text(view, "mcp-name")? {
             None if state.fault("h-8") => {}
@@ -489,7 +489,7 @@ fn check_standard_headers(
 }
 
 /// Compares a mirrored header value with the body value: strings exactly, booleans as
-/// `true`/`false`, numbers numerically (digest §6.2).
+/// `true`/`false`, numbers numerically (spec-notes §6.2).
 fn param_value_matches(value: &Value, header: &str) -> bool {
     match value {
         Value::String(text) => text == header,

@@ -1,5 +1,5 @@
 //! The catalogue of faults the demo server can switch on, one per checklist id of the
-//! 2026-07-28 conformance checklist (digest §21, §21.2), and the parser for fault ids.
+//! 2026-07-28 conformance checklist (spec-notes §21, §21.2), and the parser for fault ids.
 //!
 //! This module only names and describes faults; the behaviour of each lives where the rule it
 //! breaks is implemented (mostly [`super::core`], transport rules in the front ends).

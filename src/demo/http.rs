@@ -1,11 +1,11 @@
-//! The Streamable HTTP front end of the demo server (digest §6): one POST endpoint at `/mcp`.
+//! The Streamable HTTP front end of the demo server (spec-notes §6): one POST endpoint at `/mcp`.
 //!
 //! This module owns what is pure transport: the path, the HTTP method, `Origin`, `Content-Type`,
 //! `Accept`, body reading and JSON parsing, and rendering a [`Reply`] as a JSON body or an SSE
 //! stream. Header-versus-body rules (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`,
 //! `Mcp-Param-*`) are validated by [`super::core`], which sees the headers through an
 //! [`HttpRequestView`]. Closing an SSE response drops its body stream, which is how a client
-//! cancels a request on HTTP (digest §6.4).
+//! cancels a request on HTTP (spec-notes §6.4).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;

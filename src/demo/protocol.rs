@@ -117,7 +117,7 @@ impl RpcError {
         RpcError { code, message: message.into(), data: None, status: 200 }
     }
 
-    /// `-32602` for a handler-level problem (HTTP 200: the status is not pinned, digest §6.3).
+    /// `-32602` for a handler-level problem (HTTP 200: the status is not pinned, spec-notes §6.3).
     pub(crate) fn invalid_params(message: impl Into<String>) -> Self {
         RpcError::new(INVALID_PARAMS, message)
     }

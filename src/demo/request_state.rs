@@ -1,4 +1,4 @@
-//! Integrity-protected `requestState` tokens for multi round-trip requests (digest §9.4).
+//! Integrity-protected `requestState` tokens for multi round-trip requests (spec-notes §9.4).
 //!
 //! A token is `base64url(payload).hex(mac)`, where the MAC is a keyed SipHash over the payload
 //! with a key drawn at server start. The payload binds the token to the method target and its

@@ -1,4 +1,4 @@
-//! The stdio front end of the demo server (digest §7): newline-delimited JSON-RPC on
+//! The stdio front end of the demo server (spec-notes §7): newline-delimited JSON-RPC on
 //! stdin/stdout.
 //!
 //! Each request runs as its own task, so slow requests (progress, subscriptions) do not hold up

@@ -1,4 +1,4 @@
-//! Connecting to a server under test and deciding its era (digest §17, checklist B-1/B-2):
+//! Connecting to a server under test and deciding its era (spec-notes §17, checklist B-1/B-2):
 //! modern (2026-07-28, `server/discover`) or legacy (2025-11-25, the `initialize` handshake).
 //!
 //! HTTP: a modern `server/discover` first; a result, or a modern error (`-32020`/`-32021`/

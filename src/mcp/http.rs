@@ -1,4 +1,4 @@
-//! Streamable HTTP transport (digest §6): one POST per message, the standard `MCP-*` headers
+//! Streamable HTTP transport (spec-notes §6): one POST per message, the standard `MCP-*` headers
 //! derived from the body, JSON or SSE responses, and re-submission with a new id when a
 //! response stream is cut before its final response.
 //!
@@ -105,7 +105,7 @@ impl HttpTransport {
         let _permit = self.in_flight.acquire().await;
         let mut exchange = self.send_once(outgoing, id.clone()).await;
         // A stream cut before the final response: the request is lost and MUST be re-issued
-        // as a new request with a new id (digest §6.4).
+        // as a new request with a new id (spec-notes §6.4).
         let mut attempt = 0;
         while attempt < MAX_RESUBMISSIONS
             && matches!(exchange.failure, Some(Failure::Closed(_)))

@@ -1,5 +1,5 @@
 //! JSON-RPC 2.0 envelopes and the MCP constants of revision 2026-07-28: protocol versions,
-//! `_meta` keys, error codes (digest §2, §3, §8) and builders for requests with the
+//! `_meta` keys, error codes (spec-notes §2, §3, §8) and builders for requests with the
 //! per-request `_meta` fields every modern request must carry.
 
 use serde_json::{Map, Value, json};
@@ -39,7 +39,7 @@ pub(crate) const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 /// MCP 2026-07-28 `UnsupportedProtocolVersion`.
 pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
-/// Codes a modern server must never emit (digest §8): draft-only and legacy reserved codes.
+/// Codes a modern server must never emit (spec-notes §8): draft-only and legacy reserved codes.
 pub(crate) const RESERVED_CODES: &[i64] = &[-32001, -32002, -32003, -32004, -32042];
 
 /// Methods whose `params.name` (or `params.uri`) is mirrored in `Mcp-Name`.

@@ -1,4 +1,4 @@
-//! stdio transport (digest §7): the server command runs in its own process group, messages are
+//! stdio transport (spec-notes §7): the server command runs in its own process group, messages are
 //! single lines of JSON on stdin/stdout, stderr is captured (bounded) for the report, and the
 //! whole group is ended when we are done: close stdin, wait, SIGTERM, then SIGKILL.
 //!

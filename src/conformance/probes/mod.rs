@@ -1,5 +1,5 @@
 //! Active probes: each module sends side-effect-free requests that exercise a family of
-//! requirements and returns findings. Probes vary one thing per request (digest §21
+//! requirements and returns findings. Probes vary one thing per request (spec-notes §21
 //! conventions) and use tool, prompt and resource names that do not exist wherever the rule
 //! allows, so a server that validates before dispatch rejects them and nothing runs.
 

@@ -162,7 +162,7 @@ fn removed_methods(ping: &Exchange, initialize: Option<&Exchange>) -> Finding {
         return Finding::kept("X-5", "`ping` and `initialize` got -32601");
     }
     // A server that will not run the handshake on a modern connection SHOULD name its versions
-    // in the error (digest §17.4); -32022 with `data.supported` does exactly that. Its exact
+    // in the error (spec-notes §17.4); -32022 with `data.supported` does exactly that. Its exact
     // shape is M-10's business.
     let names_versions = exchange.error_code() == Some(jsonrpc::UNSUPPORTED_PROTOCOL_VERSION)
         && exchange
@@ -174,7 +174,7 @@ fn removed_methods(ping: &Exchange, initialize: Option<&Exchange>) -> Finding {
         return Finding::kept(
             "X-5",
             format!(
-                "`ping` got -32601; `initialize` on a modern connection got {}, which names the supported versions (a dual-era server refusing the handshake there, digest §17.4)",
+                "`ping` got -32601; `initialize` on a modern connection got {}, which names the supported versions (a dual-era server refusing the handshake there, spec-notes §17.4)",
                 exchange.describe()
             ),
         );
