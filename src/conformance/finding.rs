@@ -145,3 +145,24 @@ pub(crate) fn grade(outcome: Outcome, level: Level) -> Status {
         (Outcome::Broken, Level::Should | Level::Info) => Status::Warn,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broken_fails_a_must_and_warns_otherwise() {
+        assert_eq!(grade(Outcome::Broken, Level::Must), Status::Fail);
+        assert_eq!(grade(Outcome::Broken, Level::Should), Status::Warn);
+        assert_eq!(grade(Outcome::Broken, Level::Info), Status::Warn);
+    }
+
+    #[test]
+    fn kept_ambiguous_and_not_applicable_grade_the_same_at_every_level() {
+        for level in [Level::Must, Level::Should, Level::Info] {
+            assert_eq!(grade(Outcome::Kept, level), Status::Pass);
+            assert_eq!(grade(Outcome::Ambiguous, level), Status::Warn);
+            assert_eq!(grade(Outcome::NotApplicable, level), Status::NotApplicable);
+        }
+    }
+}

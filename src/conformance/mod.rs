@@ -436,3 +436,48 @@ fn not_exercised(id: &str) -> &'static str {
         _ => "not exercised on this server (nothing observed that this requirement applies to)",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row<'a>(checks: &'a [CheckResult], id: &str) -> &'a CheckResult {
+        checks.iter().find(|check| check.id == id).unwrap_or_else(|| panic!("no {id}"))
+    }
+
+    #[test]
+    fn every_requirement_gets_a_row_and_unexercised_ones_say_why() {
+        let checks = grade_all(&[], Era::Modern, true);
+        assert_eq!(checks.len(), REQUIREMENTS.len());
+        assert!(checks.iter().all(|check| check.status == Status::NotApplicable && !check.message.is_empty()));
+        assert!(row(&checks, "X-1").message.contains("stdio rule"), "wrong transport is named");
+    }
+
+    #[test]
+    fn the_worst_finding_decides_and_its_messages_are_kept() {
+        let findings = vec![
+            Finding::kept("D-1", "answered once"),
+            Finding::broken("D-1", "the second answer lacked supportedVersions"),
+            Finding::ambiguous("M-6", "a SHOULD part"),
+        ];
+        let checks = grade_all(&[(findings, 12)], Era::Modern, true);
+        let d1 = row(&checks, "D-1");
+        assert_eq!(
+            (d1.status, d1.message.as_str(), d1.duration_ms),
+            (Status::Fail, "the second answer lacked supportedVersions", 12)
+        );
+        assert_eq!(row(&checks, "M-6").status, Status::Warn);
+    }
+
+    #[test]
+    fn a_legacy_server_is_graded_on_era_independent_rows_and_the_rest_is_its_migration_list() {
+        let findings =
+            vec![Finding::broken("D-1", "server/discover answered -32601"), Finding::broken("M-6", "ids not echoed")];
+        let checks = grade_all(&[(findings, 0)], Era::Legacy, true);
+        let d1 = row(&checks, "D-1");
+        assert_eq!((d1.level, d1.status, d1.migration), (Level::Info, Status::NotApplicable, true));
+        assert!(d1.message.starts_with("2026-07-28 migration"), "{}", d1.message);
+        let m6 = row(&checks, "M-6");
+        assert_eq!((m6.status, m6.migration), (Status::Fail, false), "era-independent rows stay graded");
+    }
+}

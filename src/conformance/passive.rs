@@ -348,3 +348,84 @@ fn undeclared_input_request(request: &Value, result: &Value) -> Option<String> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn server_info() -> Value {
+        json!({"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}})
+    }
+
+    fn request(method: &str) -> Outgoing {
+        Outgoing::request(jsonrpc::modern_request(method, json!({})))
+    }
+
+    fn http_exchange(id: i64, response: Value) -> Exchange {
+        Exchange {
+            id: Some(json!(id)),
+            status: Some(200),
+            headers: vec![("content-type".into(), "application/json".into())],
+            response: Some(response),
+            ..Exchange::default()
+        }
+    }
+
+    fn finding<'a>(findings: &'a [Finding], id: &str) -> &'a Finding {
+        findings.iter().find(|finding| finding.id == id).unwrap_or_else(|| panic!("no {id} in {findings:?}"))
+    }
+
+    #[test]
+    fn a_well_formed_response_keeps_every_rule_it_was_observed_on() {
+        let passive = Passive::new(false);
+        let result =
+            json!({"resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "public", "_meta": server_info()});
+        passive.observe(
+            &request("tools/list"),
+            &http_exchange(1, json!({"jsonrpc": "2.0", "id": 1, "result": result})),
+            true,
+        );
+        let findings = passive.findings();
+        assert!(!findings.is_empty());
+        for finding in &findings {
+            assert_eq!(finding.outcome, Outcome::Kept, "{finding:?}");
+            assert!(finding.message.contains("kept in all 1 responses"), "{finding:?}");
+        }
+    }
+
+    #[test]
+    fn violations_are_counted_with_an_example_and_evidence() {
+        let passive = Passive::new(false);
+        let good =
+            json!({"resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "public", "_meta": server_info()});
+        passive.observe(
+            &request("tools/list"),
+            &http_exchange(1, json!({"jsonrpc": "2.0", "id": 1, "result": good})),
+            true,
+        );
+        let no_result_type = json!({"tools": [], "ttlMs": 0, "cacheScope": "public", "_meta": server_info()});
+        passive.observe(
+            &request("tools/list"),
+            &http_exchange(2, json!({"jsonrpc": "2.0", "id": 2, "result": no_result_type})),
+            true,
+        );
+        let findings = passive.findings();
+        let m7 = finding(&findings, "M-7");
+        assert_eq!(m7.outcome, Outcome::Broken);
+        assert!(m7.message.starts_with("1 of 2 responses observed break this rule"), "{}", m7.message);
+        assert!(m7.evidence.iter().any(|evidence| evidence.label == "finding"));
+        // M-10 leaves the missing resultType to M-7: one broken thing is one finding.
+        assert_eq!(finding(&findings, "M-10").outcome, Outcome::Kept);
+    }
+
+    #[test]
+    fn json_bodies_with_another_content_type_break_h14() {
+        let passive = Passive::new(false);
+        let mut exchange = http_exchange(1, json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete"}}));
+        exchange.headers = vec![("content-type".into(), "text/plain".into())];
+        passive.observe(&request("ping/none"), &exchange, true);
+        let findings = passive.findings();
+        assert_eq!(finding(&findings, "H-14").outcome, Outcome::Broken);
+    }
+}
