@@ -22,6 +22,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use crate::evaluate::RunEvent;
 use crate::mcp::client::{Client, Connection};
 use crate::mcp::era::{self, Connected, Era, Target};
 use crate::mcp::evidence::Redactor;
@@ -78,14 +79,14 @@ impl Context {
     }
 }
 
-/// Runs layer 0 on a connected server, borrowing its session (the caller ends it). `progress`
-/// is called with one line per phase.
+/// Runs layer 0 on a connected server, borrowing its session (the caller ends it), and reports
+/// its phases as [`RunEvent`]s.
 pub(crate) async fn run(
     connected: &Connected,
     target: Target,
     redactor: Redactor,
     options: &Options,
-    progress: &(dyn Fn(&str) + Sync),
+    events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Outcome0 {
     let started = Instant::now();
     let client = connected.client.clone();
@@ -148,7 +149,7 @@ pub(crate) async fn run(
         }
         Era::Legacy => result.get("serverInfo").cloned(),
     });
-    progress(&format!("era: {} ({era_evidence})", era.revision()));
+    events(&RunEvent::EraDetected { era: era.revision().into(), evidence: era_evidence.clone() });
 
     let request = |method: &'static str| {
         move |params: Value| match era {
@@ -168,13 +169,12 @@ pub(crate) async fn run(
         walk(&client, "resources/list", "resources", &list_resources, true),
         walk(&client, "resources/templates/list", "resourceTemplates", &list_templates, true),
     );
-    progress(&format!(
-        "lists: {} tools, {} prompts, {} resources, {} templates",
-        tools.items.len(),
-        prompts.items.len(),
-        resources.items.len(),
-        templates.items.len()
-    ));
+    events(&RunEvent::ServerListed {
+        tools: tools.items.len(),
+        prompts: prompts.items.len(),
+        resources: resources.items.len(),
+        templates: templates.items.len(),
+    });
     if let Connection::Http(http) = client.connection() {
         record_param_headers(http, &tools.items);
     }
@@ -191,10 +191,12 @@ pub(crate) async fn run(
     // Tools the user listed but the server does not offer are dropped.
     for safe in &safe_tools {
         if !tools.items.iter().any(|tool| tool.get("name").and_then(Value::as_str) == Some(safe.name.as_str())) {
-            progress(&format!(
-                "warning: --config lists the safe tool `{}`, which the server does not offer; it is ignored",
-                safe.name
-            ));
+            events(&RunEvent::Notice {
+                text: format!(
+                    "warning: the config file lists the safe tool `{}`, which the server does not offer; it is ignored",
+                    safe.name
+                ),
+            });
         }
     }
     safe_tools.retain(|safe| {
@@ -218,7 +220,7 @@ pub(crate) async fn run(
         redactor: redactor.clone(),
     };
 
-    progress("probes: running");
+    events(&RunEvent::ProbesStarted);
     let mut groups: Vec<(Vec<Finding>, u64)> = Vec::new();
     if era == Era::Modern {
         groups.push((probes::discovery::discover_result(&ctx), discover.elapsed_ms));
@@ -268,7 +270,7 @@ pub(crate) async fn run(
     groups.push(timed(Box::pin(probes::stdio::run(&ctx))).await);
     groups.push((probes::stdio::framing(&ctx), 0));
     groups.push((passive.findings(), 0));
-    progress(&format!("probes: done in {} ms", started.elapsed().as_millis()));
+    events(&RunEvent::ProbesFinished { duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) });
 
     let mut checks = grade_all(&groups, era, client.is_http());
     if era == Era::Legacy {

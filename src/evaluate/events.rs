@@ -22,12 +22,30 @@ pub(crate) enum RunEvent {
         /// 0–3.
         layer: u8,
     },
-    /// A phase inside a layer (era detected, probes running, …), in words.
-    Phase {
-        /// The layer.
-        layer: u8,
-        /// What happened.
-        text: String,
+    /// The server's protocol era was decided (layer 0, before any check).
+    EraDetected {
+        /// `2026-07-28` or `2025-11-25`.
+        era: String,
+        /// How it was decided, in words.
+        evidence: String,
+    },
+    /// The server's lists were walked (every page).
+    ServerListed {
+        /// Tools listed.
+        tools: usize,
+        /// Prompts listed.
+        prompts: usize,
+        /// Resources listed.
+        resources: usize,
+        /// Resource templates listed.
+        templates: usize,
+    },
+    /// The probe families of layer 0 started.
+    ProbesStarted,
+    /// The probe families of layer 0 finished.
+    ProbesFinished {
+        /// Wall time of the probes in milliseconds.
+        duration_ms: u64,
     },
     /// A check was graded.
     CheckGraded {
@@ -77,7 +95,12 @@ impl RunEvent {
         match self {
             RunEvent::Connecting { target, transport } => Some(format!("connecting to {target} ({transport})")),
             RunEvent::LayerStarted { .. } | RunEvent::CheckGraded { .. } => None,
-            RunEvent::Phase { text, .. } => Some(text.clone()),
+            RunEvent::EraDetected { era, evidence } => Some(format!("era: {era} ({evidence})")),
+            RunEvent::ServerListed { tools, prompts, resources, templates } => {
+                Some(format!("lists: {tools} tools, {prompts} prompts, {resources} resources, {templates} templates"))
+            }
+            RunEvent::ProbesStarted => Some("probes: running".into()),
+            RunEvent::ProbesFinished { duration_ms } => Some(format!("probes: done in {duration_ms} ms")),
             RunEvent::LayerFinished { layer, duration_ms } => Some(format!("layer {layer}: done in {duration_ms} ms")),
             RunEvent::LayersUnavailable { layers } => Some(format!(
                 "layer(s) {} were requested but are not available in this version; running layer 0",

@@ -84,7 +84,6 @@ pub(crate) async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn F
     events(&RunEvent::Connecting { target: server.target.clone(), transport: server.transport.clone() });
 
     let options = Options { safe_tools: settings.safe_tools.clone(), require_modern: settings.require_modern };
-    let progress = |line: &str| events(&RunEvent::Phase { layer: 0, text: line.to_owned() });
     let work = async {
         events(&RunEvent::LayerStarted { layer: 0 });
         // The session is owned here and lent to each layer in turn; dropping this future (on a
@@ -93,8 +92,7 @@ pub(crate) async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn F
         if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some() {
             panic!("{PANIC_FOR_TESTS_VAR} is set");
         }
-        let layer0 =
-            Box::pin(conformance::run(&connected, target.clone(), redactor.clone(), &options, &progress)).await;
+        let layer0 = Box::pin(conformance::run(&connected, target.clone(), redactor.clone(), &options, events)).await;
         connected.shutdown().await;
         Ok::<_, era::Unreachable>(layer0)
     };
