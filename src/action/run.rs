@@ -348,6 +348,7 @@ async fn post_comment(
                     "the token may not comment here (a pull request from a fork gets a read-only token, or the job lacks `pull-requests: write`)"
                 }
                 CommentErrorKind::Transient => "GitHub kept failing after retries",
+                CommentErrorKind::RateLimited => "GitHub's rate limit asks for a longer wait than this action allows",
                 CommentErrorKind::Other => "GitHub's answer was unexpected",
             };
             say(&format!(

@@ -1,7 +1,8 @@
 //! `mcp-eval action` as the runner starts it: inputs as `INPUT_*` (hyphens kept, unset ones
 //! empty), `GITHUB_*` variables, an event payload file, and `GITHUB_API_URL` pointing at a local
 //! fake of the GitHub REST endpoints we call (list comments with `Link` pagination, create,
-//! update; a 403 mode; a 5xx-then-success mode). The server under test is the embedded demo.
+//! update; a 403 mode; a 5xx-then-success mode; rate-limit modes that answer the first write
+//! with `Retry-After`). The server under test is the embedded demo.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -11,6 +12,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::support::{DemoServer, binary, repo_root};
 
@@ -44,6 +46,12 @@ enum Mode {
     Normal,
     /// Reads work, writes answer 403 (a fork pull request's read-only token).
     Forbidden,
+    /// The first write answers this status with `Retry-After: seconds` (a rate limit: 429, or
+    /// 403 for GitHub's secondary limits); later requests behave.
+    RateLimitedOnce {
+        status: u16,
+        retry_after: u64,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -57,6 +65,10 @@ struct Request {
     method: String,
     path: String,
     authorization: Option<String>,
+    /// When the request arrived.
+    at: Instant,
+    /// The status it was answered with.
+    status: u16,
 }
 
 #[derive(Debug)]
@@ -66,6 +78,8 @@ struct FakeState {
     mode: Mode,
     /// Answer this many requests with 502 before behaving.
     fail_first: usize,
+    /// Set once the first write was rate limited (`Mode::RateLimitedOnce`).
+    rate_limited: bool,
     requests: Vec<Request>,
 }
 
@@ -84,7 +98,14 @@ impl FakeGithub {
         let comments = (1..=foreign_comments as u64)
             .map(|id| FakeComment { id, body: format!("a comment by someone else, number {id}") })
             .collect();
-        let state = Arc::new(Mutex::new(FakeState { comments, next_id: 1000, mode, fail_first, requests: Vec::new() }));
+        let state = Arc::new(Mutex::new(FakeState {
+            comments,
+            next_id: 1000,
+            mode,
+            fail_first,
+            rate_limited: false,
+            requests: Vec::new(),
+        }));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let (state, stop, url) = (state.clone(), stop.clone(), url.clone());
@@ -152,14 +173,19 @@ fn serve(stream: TcpStream, state: &Mutex<FakeState>, base_url: &str) {
     let method = parts.next().unwrap_or_default().to_owned();
     let target = parts.next().unwrap_or_default().to_owned();
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    let at = Instant::now();
     let mut state = state.lock().expect("state");
-    state.requests.push(Request { method: method.clone(), path: path.to_owned(), authorization });
+    let mut retry_after = None;
     let (status, link, json) = if state.fail_first > 0 {
         state.fail_first -= 1;
         (502, None, "<html>Bad Gateway</html>".to_owned())
+    } else if let Some((status, seconds)) = rate_limit(&mut state, &method) {
+        retry_after = Some(seconds);
+        (status, None, r#"{"message":"You have exceeded a secondary rate limit."}"#.to_owned())
     } else {
         route(&mut state, &method, path, query, &body, base_url)
     };
+    state.requests.push(Request { method: method.clone(), path: path.to_owned(), authorization, at, status });
     let mut response = format!(
         "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
         json.len()
@@ -167,11 +193,24 @@ fn serve(stream: TcpStream, state: &Mutex<FakeState>, base_url: &str) {
     if let Some(link) = link {
         response.push_str(&format!("link: {link}\r\n"));
     }
+    if let Some(seconds) = retry_after {
+        response.push_str(&format!("retry-after: {seconds}\r\n"));
+    }
     response.push_str("\r\n");
     response.push_str(&json);
     let mut stream = stream;
     let _ = stream.write_all(response.as_bytes());
     let _ = stream.flush();
+}
+
+/// In `Mode::RateLimitedOnce`, the status and `Retry-After` seconds for the first write.
+fn rate_limit(state: &mut FakeState, method: &str) -> Option<(u16, u64)> {
+    let Mode::RateLimitedOnce { status, retry_after } = state.mode else { return None };
+    if state.rate_limited || !matches!(method, "POST" | "PATCH") {
+        return None;
+    }
+    state.rate_limited = true;
+    Some((status, retry_after))
 }
 
 fn comment_json(comment: &FakeComment, base_url: &str) -> serde_json::Value {
@@ -474,6 +513,72 @@ fn a_502_is_retried_and_then_the_comment_is_posted() {
     assert!(run.stdout().contains("comment created"), "{}", run.stdout());
     assert_eq!(github.ours().len(), 1);
     assert!(github.ours()[0].body.starts_with("<!-- mcp-eval-action comment-id=\"leg-a\" -->"));
+}
+
+#[test]
+fn a_429_with_retry_after_waits_what_github_asks_then_posts_once() {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::RateLimitedOnce { status: 429, retry_after: 1 }, 0, 1);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = run_action(
+        dir.path(),
+        "pull_request",
+        "pull_request_opened.json",
+        &github.url,
+        &[("SERVER-URL", &demo.url), ("GITHUB-TOKEN", "t0ken-429")],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stdout());
+    let stdout = run.stdout();
+    assert!(stdout.contains("HTTP 429"), "{stdout}");
+    assert!(stdout.contains("GitHub asked to retry after 1 s"), "the log says how long and why: {stdout}");
+    assert!(stdout.contains("comment created"), "{stdout}");
+    assert!(!stdout.contains("::warning title=mcp-eval comment"), "{stdout}");
+    assert_eq!(github.ours().len(), 1, "exactly one comment");
+
+    let requests = github.requests();
+    let limited = requests.iter().position(|r| r.status == 429).expect("the rate-limited write");
+    assert_eq!(requests.iter().filter(|r| r.status == 429).count(), 1, "{requests:?}");
+    let next = requests.get(limited + 1).expect("a request after the rate limit");
+    let waited = next.at.duration_since(requests[limited].at);
+    assert!(waited >= Duration::from_secs(1), "waited {waited:?}, GitHub asked for 1 s");
+    assert!(waited < Duration::from_secs(4), "waited {waited:?}: the server's wait, not more");
+    let posts = requests.iter().filter(|r| r.method == "POST").count();
+    assert_eq!(posts, 2, "the rate-limited create, then the one that worked: {requests:?}");
+}
+
+#[test]
+fn a_retry_after_longer_than_the_cap_gives_up_at_once_with_a_warning() {
+    let demo = DemoServer::start(&[]);
+    // GitHub's secondary rate limit: 403 with Retry-After, a rate limit and not a refusal.
+    let github = FakeGithub::start(Mode::RateLimitedOnce { status: 403, retry_after: 3600 }, 0, 0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = run_action(
+        dir.path(),
+        "pull_request",
+        "pull_request_opened.json",
+        &github.url,
+        &[("SERVER-URL", &demo.url), ("GITHUB-TOKEN", "t0ken-3600")],
+    );
+    let finished = Instant::now();
+    assert_eq!(run.code(), 0, "the exit status follows the evaluation, never the comment: {}", run.stdout());
+    let stdout = run.stdout();
+    let warning = stdout
+        .lines()
+        .find(|line| line.starts_with("::warning title=mcp-eval comment not posted::"))
+        .unwrap_or_else(|| panic!("a warning: {stdout}"));
+    assert!(warning.contains("rate limit"), "{warning}");
+    assert!(warning.contains("GitHub asked to retry after 3600 s"), "{warning}");
+    assert!(warning.contains("HTTP 403"), "{warning}");
+    assert!(!warning.contains("may not comment here"), "a rate limit is not a refusal: {warning}");
+    assert!(run.file("step_summary.md").contains("The pull request comment (not posted"));
+    assert_eq!(run.outputs()["comment-url"], "");
+
+    let requests = github.requests();
+    let limited = requests.iter().find(|r| r.status == 403).expect("the rate-limited write");
+    assert_eq!(requests.last().map(|r| r.status), Some(403), "no request after the rate limit: {requests:?}");
+    let after = finished.duration_since(limited.at);
+    assert!(after < Duration::from_secs(5), "the run ended {after:?} after the rate limit: it must not wait");
+    assert!(github.ours().is_empty());
 }
 
 #[test]
