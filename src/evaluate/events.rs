@@ -4,6 +4,7 @@
 
 use crate::gate::Decision;
 use crate::report::model::{Counts, Status};
+use crate::settings::FailOn;
 
 /// One thing that happened during a run. Texts in events may hold text from the server under
 /// test (already redacted); front ends that interpret their output (the Action's workflow
@@ -82,6 +83,8 @@ pub(crate) enum RunEvent {
     Finished {
         /// Counts of checks by status.
         counts: Counts,
+        /// The gate's policy.
+        fail_on: FailOn,
         /// The gate's decision.
         decision: Decision,
         /// The report directory, when the reports were written.
@@ -108,16 +111,23 @@ impl RunEvent {
             )),
             RunEvent::Notice { text } => Some(text.clone()),
             RunEvent::EndedEarly { detail, .. } => Some(detail.clone()),
-            RunEvent::Finished { counts, decision, out_dir } => Some(format!(
-                "{}: {} pass, {} fail, {} warn, {} not applicable, {} error{}",
-                decision.verdict.as_str(),
-                counts.pass,
-                counts.fail,
-                counts.warn,
-                counts.not_applicable,
-                counts.error,
-                out_dir.as_deref().map(|dir| format!("; reports in {dir}")).unwrap_or_default()
-            )),
+            RunEvent::Finished { counts, fail_on, decision, out_dir } => {
+                let gate = if decision.result.as_str() == decision.verdict.as_str() {
+                    String::new()
+                } else {
+                    format!("; with --fail-on {} the run is a {}", fail_on.as_str(), decision.result.as_str())
+                };
+                Some(format!(
+                    "{}: {} pass, {} fail, {} warn, {} not applicable, {} error{gate}{}",
+                    decision.verdict.as_str(),
+                    counts.pass,
+                    counts.fail,
+                    counts.warn,
+                    counts.not_applicable,
+                    counts.error,
+                    out_dir.as_deref().map(|dir| format!("; reports in {dir}")).unwrap_or_default()
+                ))
+            }
         }
     }
 }

@@ -22,7 +22,7 @@ use crate::gate::{self, Decision, GateInput, Interrupt};
 use crate::mcp::era::{self, Target};
 use crate::mcp::evidence::Redactor;
 use crate::mcp::http::HttpSettings;
-use crate::report::model::{Evidence, RunOutcome, RunReport, ServerSection};
+use crate::report::model::{Evidence, GateSection, RunOutcome, RunReport, ServerSection};
 use crate::report::{self, WrittenFiles};
 use crate::settings::{LayersInput, Server, Settings};
 pub(crate) use events::RunEvent;
@@ -152,17 +152,26 @@ fn finish(
     if let Some(detail) = &report.outcome_detail {
         events(&RunEvent::EndedEarly { detail: detail.clone(), stderr_tail: report.server.stderr_tail.clone() });
     }
-    let written = write_reports(&report, settings).map_err(|error| {
-        UserError::new(Kind::Environment, redactor.redact(&error.to_string()))
-            .with_hint("check that the report directory (--out, input `report-path`) is writable and has free space")
+    let mut report = report;
+    let mut decision = gate::decide(&report, GateInput { fail_on: settings.fail_on, interrupt, reports_failed: false });
+    report.gate = Some(GateSection {
+        fail_on: settings.fail_on.as_str().to_owned(),
+        result: decision.result.as_str().to_owned(),
     });
-    let mut decision =
-        gate::decide(&report, GateInput { fail_on: settings.fail_on, interrupt, reports_failed: written.is_err() });
+    let written = write_reports(&report, settings).map_err(|error| {
+        UserError::new(Kind::Environment, redactor.redact(&error.to_string())).with_hint(
+            "check that the report directory (--out, input `report-path`) and --junit-path point to writable places with free space",
+        )
+    });
+    if written.is_err() {
+        decision.exit = decision.exit.max(gate::ExitStatus::Environment);
+    }
     if environment_failed {
         decision.exit = decision.exit.max(gate::ExitStatus::Environment);
     }
     events(&RunEvent::Finished {
         counts: report.counts(),
+        fail_on: settings.fail_on,
         decision,
         out_dir: written.as_ref().ok().map(|_| settings.out_dir_label.clone()),
     });

@@ -46,12 +46,20 @@ pub fn to_junit(report: &RunReport) -> Report {
         Property::new("outcome", report.outcome.as_str()),
         Property::new("verdict", report.verdict().as_str()),
     ]);
+    if let Some(gate) = &report.gate {
+        suite.add_properties([
+            Property::new("gate.fail_on", clean(&gate.fail_on)),
+            Property::new("gate.result", clean(&gate.result)),
+        ]);
+    }
+    // With `fail-on: should` a warning fails the run, so it is a failure here too.
+    let warnings_fail = report.gate.as_ref().is_some_and(|gate| gate.fail_on == "should");
     for check in &report.checks {
         // An unreachable run is one error: the `run` case below carries it with the stderr tail.
         if report.outcome == RunOutcome::Unreachable && check.id == CONNECT_CHECK_ID {
             continue;
         }
-        suite.add_test_case(check_case(check, &classname_root));
+        suite.add_test_case(check_case(check, &classname_root, warnings_fail));
     }
     if let Some(case) = outcome_case(report, &classname_root) {
         suite.add_test_case(case);
@@ -71,9 +79,14 @@ pub fn to_junit(report: &RunReport) -> Report {
 }
 
 /// The testcase of one check.
-fn check_case(check: &CheckResult, classname_root: &str) -> TestCase {
+fn check_case(check: &CheckResult, classname_root: &str, warnings_fail: bool) -> TestCase {
     let level = check.level.as_str();
     let status = match check.status {
+        Status::Warn if warnings_fail => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status.set_message(one_line(&check.message)).set_type(level).set_description(details(check));
+            status
+        }
         Status::Pass | Status::Warn => TestCaseStatus::success(),
         Status::Fail | Status::Error => {
             let kind = if check.status == Status::Fail { NonSuccessKind::Failure } else { NonSuccessKind::Error };
@@ -95,7 +108,7 @@ fn check_case(check: &CheckResult, classname_root: &str) -> TestCase {
             Property::new("mcp-eval.status", check.status.as_str()),
             Property::new("mcp-eval.spec", clean(&check.spec)),
         ]);
-    if check.status == Status::Warn {
+    if check.status == Status::Warn && !warnings_fail {
         case.set_system_out(format!("WARNING: {}", details(check)));
     }
     case

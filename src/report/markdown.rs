@@ -129,6 +129,21 @@ fn write_header(report: &RunReport, out: &mut String) {
             writeln!(out, "## {title} — MCP {} conformance\n", escape(&truncate(&report.spec_revision, FIELD_CHARS)));
     }
 
+    if report.gate_overrides_verdict() {
+        if let Some(gate) = &report.gate {
+            let why = match gate.fail_on.as_str() {
+                "should" => format!("{} also fail the run", plural(counts.warn, "warning")),
+                "never" => "findings never fail the run".to_owned(),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "**Gate:** with `fail-on: {}` the run is a **{}**: {why}.\n",
+                escape(&truncate(&gate.fail_on, 16)),
+                escape(&truncate(&gate.result, 16))
+            );
+        }
+    }
     let server = &report.server;
     let _ = writeln!(out, "- **Target:** {}", code_span(&truncate(&server.target, FIELD_CHARS)));
     let era = match server.era.as_deref() {
@@ -446,6 +461,21 @@ mod tests {
             "| T-2 | tools/call errors | MUST | ➖ not applicable | the server advertises no tools capability |"
         ));
         assert_eq!(md.matches("<details>").count(), md.matches("</details>").count());
+    }
+
+    #[test]
+    fn a_gate_that_overrides_the_verdict_is_said_under_the_title() {
+        let mut report = sample_report();
+        report.checks.retain(|c| c.status != Status::Fail);
+        report.gate = Some(crate::report::model::GateSection { fail_on: "should".into(), result: "fail".into() });
+        let md = render(&report);
+        assert!(md.starts_with("## ✅ pass"), "{md}");
+        assert!(
+            md.contains("**Gate:** with `fail-on: should` the run is a **fail**: 1 warning also fail the run."),
+            "{md}"
+        );
+        report.gate = Some(crate::report::model::GateSection { fail_on: "must".into(), result: "pass".into() });
+        assert!(!render(&report).contains("**Gate:**"), "no line when the gate agrees");
     }
 
     #[test]

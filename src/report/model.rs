@@ -197,6 +197,17 @@ impl RunOutcome {
     }
 }
 
+/// What the gate made of the verdict: the policy it applied and the run's result under it. When
+/// `result` differs from the verdict (warnings fail with `fail-on: should`; failures pass with
+/// `fail-on: never`), every renderer says so, so a red job never shows a green summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateSection {
+    /// `must`, `should` or `never`.
+    pub fail_on: String,
+    /// `pass`, `fail` or `error`: the Action's `result` output, and what the exit status follows.
+    pub result: String,
+}
+
 /// The whole run report of one layer-0 evaluation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunReport {
@@ -216,6 +227,8 @@ pub struct RunReport {
     pub outcome: RunOutcome,
     /// A sentence on why the run ended early, when it did.
     pub outcome_detail: Option<String>,
+    /// The gate's policy and result (absent on reports built without one).
+    pub gate: Option<GateSection>,
     /// The server under test.
     pub server: ServerSection,
     /// Every check, in checklist order.
@@ -245,6 +258,7 @@ impl RunReport {
             layers,
             outcome,
             outcome_detail,
+            gate: None,
             server,
             checks,
         }
@@ -301,6 +315,11 @@ impl RunReport {
             }
         }
         counts
+    }
+
+    /// True when the gate's result differs from the verdict (see [`GateSection`]).
+    pub fn gate_overrides_verdict(&self) -> bool {
+        self.gate.as_ref().is_some_and(|gate| gate.result != self.verdict().as_str())
     }
 
     /// The verdict of this report, as [`crate::gate::verdict`] decides it.

@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::model::{CheckResult, Counts, RunOutcome, RunReport, ServerSection, Verdict};
+use super::model::{CheckResult, Counts, GateSection, RunOutcome, RunReport, ServerSection, Verdict};
 
 /// The document as written (borrows the report).
 #[derive(Debug, Serialize)]
@@ -23,6 +23,8 @@ pub struct ReportOut<'a> {
     outcome_detail: Option<&'a str>,
     verdict: Verdict,
     counts: Counts,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gate: Option<&'a GateSection>,
     server: &'a ServerSection,
     checks: &'a [CheckResult],
 }
@@ -41,6 +43,7 @@ impl<'a> ReportOut<'a> {
             outcome_detail: report.outcome_detail.as_deref(),
             verdict: report.verdict(),
             counts: report.counts(),
+            gate: report.gate.as_ref(),
             server: &report.server,
             checks: &report.checks,
         }
@@ -64,6 +67,8 @@ pub struct ReportIn {
     outcome: RunOutcome,
     #[serde(default)]
     outcome_detail: Option<String>,
+    #[serde(default)]
+    gate: Option<GateSection>,
     server: ServerSection,
     checks: Vec<CheckResult>,
 }
@@ -79,6 +84,7 @@ impl From<ReportIn> for RunReport {
             layers: wire.layers,
             outcome: wire.outcome,
             outcome_detail: wire.outcome_detail,
+            gate: wire.gate,
             server: wire.server,
             checks: wire.checks,
         }

@@ -265,7 +265,16 @@ pub(crate) enum FailOn {
     Never,
 }
 
-impl FailOn {}
+impl FailOn {
+    /// `must`, `should` or `never`, as the user spells it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            FailOn::Must => "must",
+            FailOn::Should => "should",
+            FailOn::Never => "never",
+        }
+    }
+}
 
 /// The workflow run's context, from the `GITHUB_*` variables (or the Action's flags).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
