@@ -134,7 +134,9 @@ pub async fn run(args: RunArgs) -> ExitStatus {
         eprintln!("{error}");
     }
     if args.json {
-        print!("{}", crate::report::json::render(&evaluation.report));
+        // A closed stdout (`--json | head`) is the reader's choice, not our failure: no panic.
+        use std::io::Write as _;
+        let _ = std::io::stdout().write_all(crate::report::json::render(&evaluation.report).as_bytes());
     }
     evaluation.decision.exit
 }

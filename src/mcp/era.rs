@@ -240,7 +240,7 @@ async fn connect_stdio(command: &str, timeout: Duration, redactor: Redactor) -> 
         });
     }
     if discover.response.is_none() && initialize.response.is_none() {
-        let stderr_tail = transport.stderr_tail();
+        let stderr_tail = transport.stderr_tail_settled().await;
         client.shutdown().await;
         return Err(Unreachable {
             reason: format!(

@@ -25,6 +25,8 @@ use super::jsonrpc;
 pub(crate) const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 /// How many bytes of stderr we keep (the tail).
 const STDERR_TAIL_BYTES: usize = 8 * 1024;
+/// How long to wait for a failing server's stderr to close before reading its tail.
+const STDERR_SETTLE: Duration = Duration::from_millis(500);
 /// How many framing violations we keep as examples.
 const MAX_EXAMPLES: usize = 5;
 
@@ -82,6 +84,8 @@ pub(crate) struct StdioTransport {
     sent: SentIds,
     violations: Arc<Mutex<StdoutViolations>>,
     stderr_tail: Arc<Mutex<VecDeque<u8>>>,
+    /// True once the server's stderr reached end of file.
+    stderr_done: watch::Receiver<bool>,
     exited: watch::Receiver<Option<String>>,
     timeout: Duration,
     redactor: Redactor,
@@ -118,6 +122,7 @@ impl StdioTransport {
         if let Some(stdout) = stdout {
             tokio::spawn(read_stdout(stdout, pending.clone(), sent.clone(), violations.clone(), exit_sender));
         }
+        let (stderr_done_sender, stderr_done) = watch::channel(stderr.is_none());
         if let Some(mut stderr) = stderr {
             let tail = stderr_tail.clone();
             tokio::spawn(async move {
@@ -133,6 +138,7 @@ impl StdioTransport {
                         tail.drain(..excess);
                     }
                 }
+                let _ = stderr_done_sender.send(true);
             });
         }
         Ok(Arc::new(Self {
@@ -144,6 +150,7 @@ impl StdioTransport {
             sent,
             violations,
             stderr_tail,
+            stderr_done,
             exited,
             timeout,
             redactor,
@@ -153,6 +160,15 @@ impl StdioTransport {
     /// A copy of the framing violations seen so far.
     pub(crate) fn violations(&self) -> StdoutViolations {
         crate::mcp::sync::lock(&self.violations).clone()
+    }
+
+    /// The stderr tail once the server's stderr has closed (or after `STDERR_SETTLE`): a server
+    /// that failed to start writes its reason just before it exits, and reading the tail at once
+    /// could miss it.
+    pub(crate) async fn stderr_tail_settled(&self) -> String {
+        let mut done = self.stderr_done.clone();
+        let _ = tokio::time::timeout(STDERR_SETTLE, async { drop(done.wait_for(|done| *done).await) }).await;
+        self.stderr_tail()
     }
 
     /// The last bytes the server wrote on stderr, redacted.

@@ -87,7 +87,15 @@ fn write_atomic(path: &Path, contents: &str) -> Result<(), WriteError> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let mut file = tempfile::Builder::new().prefix(".mcp-eval-").suffix(".tmp").tempfile_in(dir).map_err(fail)?;
+    // Readable by everyone, like a file the user wrote (a temporary file starts as 0600; CI steps
+    // that upload or parse the reports may run as another user).
+    let permissions = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o644);
+    let mut file = tempfile::Builder::new()
+        .prefix(".mcp-eval-")
+        .suffix(".tmp")
+        .permissions(permissions)
+        .tempfile_in(dir)
+        .map_err(fail)?;
     file.write_all(contents.as_bytes()).and_then(|()| file.as_file().sync_all()).map_err(fail)?;
     file.persist(path).map_err(|error| fail(error.error))?;
     Ok(())
@@ -110,6 +118,10 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&files.report_json).unwrap(), json::render(&report));
         assert_eq!(std::fs::read_to_string(&files.junit_xml).unwrap(), junit::render(&report));
         assert_eq!(std::fs::read_to_string(&files.summary_md).unwrap(), markdown::render(&report));
+        // Readable by others, like any file the user writes.
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&files.report_json).unwrap().permissions().mode();
+        assert_eq!(mode & 0o044, 0o044, "mode {mode:o}");
         // Overwriting works and leaves no temporary files behind.
         write_all(&report, &out).unwrap();
         let mut names: Vec<String> =

@@ -21,9 +21,9 @@ use serde_saphyr::Spanned;
 /// A value of the file with its position (1-based line and column).
 pub(crate) type Located<T> = Spanned<T>;
 
-/// The whole file. Every field is optional; unknown keys are errors.
+/// The whole file. Every field is optional; unknown keys are reported by the structural pass of
+/// [`parse`] (and ignored here, so the known values are still checked).
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(crate) struct ConfigFile {
     /// Where the server under test is.
     #[serde(default)]
@@ -62,7 +62,6 @@ pub(crate) struct ConfigFile {
 
 /// `server:`.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(crate) struct ServerSection {
     /// A Streamable HTTP endpoint.
     #[serde(default)]
@@ -74,7 +73,6 @@ pub(crate) struct ServerSection {
 
 /// One entry of `safe_tools:`.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(crate) struct SafeToolEntry {
     /// The tool name as the server lists it.
     pub name: String,
@@ -85,50 +83,323 @@ pub(crate) struct SafeToolEntry {
 
 /// `gate:`.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(crate) struct GateSection {
     /// `must`, `should` or `never`.
     #[serde(default)]
     pub fail_on: Option<Located<Value>>,
 }
 
-/// A config file that cannot be read or parsed: the position is known when the YAML parser
-/// gave one.
+/// What is wrong with a config file, where, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FileProblem {
     /// The file.
     pub path: PathBuf,
     /// 1-based line and column, when known.
     pub position: Option<(u64, u64)>,
+    /// The key (`gate.fail_on`, `safe_tools[0].name`), when known.
+    pub field: Option<String>,
     /// What was wrong.
     pub message: String,
+    /// How to fix it.
+    pub hint: String,
 }
+
+/// The message of an unknown key (it does not stop the typed parse).
+const UNKNOWN_KEY: &str = "unknown key";
+
+/// The file as far as it could be read, and every problem found in it.
+pub(crate) type Loaded = (Option<ConfigFile>, Vec<FileProblem>);
+
+/// The shape of a top-level key: what its value must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// A string, number or boolean (or, for `layers`, a list of them).
+    Scalar,
+    /// A mapping with these keys.
+    Mapping(&'static [&'static str]),
+    /// A list of mappings with these keys.
+    ListOf(&'static [&'static str]),
+    /// Read by a later layer: any shape.
+    Any,
+}
+
+/// Every key of the file and the shape of its value; the structural pass checks the file
+/// against it and reports every unknown key and wrong shape at once.
+const SCHEMA: &[(&str, Shape)] = &[
+    ("server", Shape::Mapping(&["url", "command"])),
+    ("layers", Shape::Scalar),
+    ("timeout_seconds", Shape::Scalar),
+    ("report_dir", Shape::Scalar),
+    ("junit_path", Shape::Scalar),
+    ("require_era", Shape::Scalar),
+    ("golden_set", Shape::Scalar),
+    ("safe_tools", Shape::ListOf(&["name", "arguments"])),
+    ("gate", Shape::Mapping(&["fail_on"])),
+    ("providers", Shape::Any),
+    ("models", Shape::Any),
+];
 
 /// Reads and parses the file.
 ///
-/// # Errors
-/// The file cannot be read, is not YAML, or has an unknown key or a value of the wrong shape.
-pub(crate) fn load(path: &Path) -> Result<ConfigFile, FileProblem> {
-    let text = fs_err::read_to_string(path).map_err(|error| FileProblem {
-        path: path.to_owned(),
-        position: None,
-        message: format!("cannot read the file: {}", error.kind()),
-    })?;
+/// Returns the typed file when it could be read (also when it has unknown keys, which are
+/// reported), and every problem: the file cannot be read, is not YAML, has unknown keys or values
+/// of the wrong shape.
+pub(crate) fn load(path: &Path) -> Loaded {
+    let text = match fs_err::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) => {
+            return (
+                None,
+                vec![FileProblem {
+                    path: path.to_owned(),
+                    position: None,
+                    field: None,
+                    message: format!("cannot read the config file: {}", error.kind()),
+                    hint: "check the path given to --config (input `config`; relative to the workspace in the Action)"
+                        .into(),
+                }],
+            );
+        }
+    };
     parse(path, &text)
 }
 
-/// Parses the text of a config file (`path` is used in messages only).
+/// Parses the text of a config file (`path` is used in messages only): first a structural pass
+/// that reports every unknown key and every value of the wrong shape, then the typed parse that
+/// keeps positions for the value checks of [`super::resolve`].
 ///
-/// # Errors
-/// As [`load`], less the reading.
-pub(crate) fn parse(path: &Path, text: &str) -> Result<ConfigFile, FileProblem> {
-    if text.trim().is_empty() {
-        return Ok(ConfigFile::default());
+/// Returns what [`load`] returns, less the reading.
+pub(crate) fn parse(path: &Path, text: &str) -> Loaded {
+    let problem = |position: Option<(u64, u64)>, field: Option<String>, message: String, hint: String| FileProblem {
+        path: path.to_owned(),
+        position,
+        field,
+        message,
+        hint,
+    };
+    let tree: Value = match serde_saphyr::from_str::<Option<Value>>(text) {
+        Ok(tree) => tree.unwrap_or(Value::Null),
+        Err(error) => {
+            let position = error.location().map(|location| (location.line(), location.column()));
+            return (
+                None,
+                vec![problem(
+                    position,
+                    None,
+                    saphyr_message(&error.to_string()),
+                    "the file is not valid YAML there; check indentation (spaces, not tabs) and quoting".into(),
+                )],
+            );
+        }
+    };
+    let mut problems = Vec::new();
+    match &tree {
+        Value::Null => return (Some(ConfigFile::default()), Vec::new()),
+        Value::Object(map) => {
+            for (key, value) in map {
+                let Some((_, shape)) = SCHEMA.iter().find(|(name, _)| name == key) else {
+                    let names: Vec<&str> = SCHEMA.iter().map(|(name, _)| *name).collect();
+                    problems.push(problem(
+                        locate(text, &[key]),
+                        Some(key.clone()),
+                        UNKNOWN_KEY.into(),
+                        unknown_hint(key, &names),
+                    ));
+                    continue;
+                };
+                check_shape(text, key, *shape, value, &mut |position, field, message, hint| {
+                    problems.push(problem(position, Some(field), message, hint));
+                });
+            }
+        }
+        other => problems.push(problem(
+            Some((1, 1)),
+            None,
+            format!("the file holds {}, not a mapping of keys", kind(other)),
+            "start with keys such as `server:`, `safe_tools:` or `gate:` (see the README's config file section)".into(),
+        )),
     }
-    serde_saphyr::from_str::<ConfigFile>(text).map_err(|error| {
-        let position = error.location().map(|location| (location.line(), location.column()));
-        let first_line = error.to_string().lines().next().unwrap_or_default().to_owned();
-        FileProblem { path: path.to_owned(), position, message: first_line }
+    // Unknown keys do not stop the typed parse (it ignores them), so the values of the known keys
+    // are still checked and every problem is reported at once; a wrong shape does stop it.
+    if problems.iter().any(|problem| problem.message != UNKNOWN_KEY) {
+        return (None, problems);
+    }
+    match serde_saphyr::from_str::<ConfigFile>(text) {
+        Ok(config) => (Some(config), problems),
+        Err(error) => {
+            let position = error.location().map(|location| (location.line(), location.column()));
+            problems.push(problem(
+                position,
+                position.and_then(|(line, _)| field_at(text, line)),
+                saphyr_message(&error.to_string()),
+                "see the README's config file section for the shape of each key".into(),
+            ));
+            (None, problems)
+        }
+    }
+}
+
+/// Checks one top-level value against its shape.
+fn check_shape(
+    text: &str,
+    key: &str,
+    shape: Shape,
+    value: &Value,
+    report: &mut dyn FnMut(Option<(u64, u64)>, String, String, String),
+) {
+    match (shape, value) {
+        (Shape::Any, _) | (_, Value::Null) => {}
+        (Shape::Scalar, Value::String(_) | Value::Number(_) | Value::Bool(_)) => {}
+        (Shape::Scalar, Value::Array(items))
+            if key == "layers" && items.iter().all(|item| !item.is_object() && !item.is_array()) => {}
+        (Shape::Scalar, other) => report(
+            locate(text, &[key]),
+            key.to_owned(),
+            format!("expected a single value, found {}", kind(other)),
+            format!("write it as `{key}: VALUE` (see the README's config file section)"),
+        ),
+        (Shape::Mapping(keys), Value::Object(map)) => {
+            for child in map.keys().filter(|child| !keys.contains(&child.as_str())) {
+                report(
+                    locate(text, &[key, child]),
+                    format!("{key}.{child}"),
+                    UNKNOWN_KEY.into(),
+                    unknown_hint(child, keys),
+                );
+            }
+        }
+        (Shape::Mapping(keys), other) => report(
+            locate(text, &[key]),
+            key.to_owned(),
+            format!("expected a mapping, found {}", kind(other)),
+            format!(
+                "`{key}` holds the keys {}, e.g. `{key}:` then `  {}: …` on the next line",
+                keys.join(", "),
+                keys[0]
+            ),
+        ),
+        (Shape::ListOf(keys), Value::Array(items)) => {
+            for (index, item) in items.iter().enumerate() {
+                match item {
+                    Value::Object(map) => {
+                        for child in map.keys().filter(|child| !keys.contains(&child.as_str())) {
+                            report(
+                                locate(text, &[key, child]),
+                                format!("{key}[{index}].{child}"),
+                                UNKNOWN_KEY.into(),
+                                unknown_hint(child, keys),
+                            );
+                        }
+                    }
+                    other => report(
+                        locate(text, &[key]),
+                        format!("{key}[{index}]"),
+                        format!("expected a mapping, found {}", kind(other)),
+                        format!(
+                            "each entry of `{key}` is `- {{{}}}`",
+                            keys.iter().map(|k| format!("{k}: …")).collect::<Vec<_>>().join(", ")
+                        ),
+                    ),
+                }
+            }
+        }
+        (Shape::ListOf(keys), other) => report(
+            locate(text, &[key]),
+            key.to_owned(),
+            format!("expected a list, found {}", kind(other)),
+            format!(
+                "`{key}` is a list of entries `- {{{}}}`, e.g. `{key}:` then `  - {}: …`",
+                keys.iter().map(|k| format!("{k}: …")).collect::<Vec<_>>().join(", "),
+                keys[0]
+            ),
+        ),
+    }
+}
+
+/// The hint for an unknown key: the nearest known key, or the list of them.
+fn unknown_hint(key: &str, known: &[&str]) -> String {
+    let nearest = known.iter().map(|name| (edit_distance(key, name), *name)).min();
+    match nearest {
+        Some((distance, name)) if distance <= 2 || name.starts_with(key) || key.starts_with(name) => {
+            format!("did you mean `{name}`? (the keys here are {})", known.join(", "))
+        }
+        _ => format!("the keys here are {}", known.join(", ")),
+    }
+}
+
+/// Levenshtein distance between two short keys.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let current = row[j + 1];
+            row[j + 1] = if ca == *cb { previous } else { 1 + previous.min(row[j]).min(row[j + 1]) };
+            previous = current;
+        }
+    }
+    row[b.len()]
+}
+
+/// What kind of YAML value this is, for messages.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// The YAML parser's message without its own `error: line N column M:` prefix (the position is
+/// shown once, as `file:line:col`).
+fn saphyr_message(text: &str) -> String {
+    let first = text.lines().next().unwrap_or_default();
+    let rest = first.strip_prefix("error: ").unwrap_or(first);
+    match rest.strip_prefix("line ").and_then(|rest| rest.split_once(": ")) {
+        Some((position, message)) if position.contains("column") => message.to_owned(),
+        _ => rest.to_owned(),
+    }
+}
+
+/// The line and column of the key at `path` (a top-level key, then a key nested below it), found
+/// in the block-style text; the top-level key's position when the nested one is not found.
+fn locate(text: &str, path: &[&str]) -> Option<(u64, u64)> {
+    let is_key = |line: &str, key: &str| {
+        let trimmed = line.trim_start().trim_start_matches("- ").trim_start();
+        trimmed.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with(':'))
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let top = lines.iter().position(|line| !line.starts_with([' ', '\t', '#', '-']) && is_key(line, path[0]))?;
+    let column = |line: &str, key: &str| line.find(key).map_or(1, |index| index as u64 + 1);
+    let mut found = (top as u64 + 1, column(lines[top], path[0]));
+    if let Some(child) = path.get(1) {
+        for (index, line) in lines.iter().enumerate().skip(top + 1) {
+            if !line.trim().is_empty() && !line.starts_with([' ', '\t', '-', '#']) {
+                break;
+            }
+            if is_key(line, child) {
+                found = (index as u64 + 1, column(line, child));
+                break;
+            }
+        }
+    }
+    Some(found)
+}
+
+/// The top-level key whose block holds `line` (for parser errors that give only a position).
+fn field_at(text: &str, line: u64) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let index = usize::try_from(line).ok()?.checked_sub(1)?;
+    lines.get(..=index.min(lines.len().saturating_sub(1)))?.iter().rev().find_map(|line| {
+        (!line.starts_with([' ', '\t', '#', '-']))
+            .then(|| line.split_once(':').map(|(key, _)| key.trim().to_owned()))
+            .flatten()
+            .filter(|key| !key.is_empty())
     })
 }
 
@@ -147,13 +418,24 @@ pub(crate) fn scalar_text(value: &Value) -> Option<String> {
 mod tests {
     use super::*;
 
+    fn ok((config, problems): Loaded) -> ConfigFile {
+        assert!(problems.is_empty(), "{problems:#?}");
+        config.expect("a typed config")
+    }
+
+    #[test]
+    fn unknown_keys_do_not_hide_the_values_of_known_keys() {
+        let (config, problems) = parse(Path::new("c.yaml"), "timeout_seconds: 0\ncolour: blue\n");
+        assert_eq!(problems.len(), 1);
+        assert!(config.expect("typed").timeout_seconds.is_some(), "the value is still there to check");
+    }
+
     #[test]
     fn every_section_is_read_with_positions() {
-        let file = parse(
+        let file = ok(parse(
             Path::new("c.yaml"),
             "server:\n  url: http://127.0.0.1:1/mcp\nlayers: [0, 1]\ntimeout_seconds: 5\nsafe_tools:\n  - name: get_time\n    arguments: {timezone: UTC}\ngate:\n  fail_on: should\n",
-        )
-        .expect("valid");
+        ));
         let url = file.server.as_ref().and_then(|server| server.url.as_ref()).expect("url");
         assert_eq!((url.referenced.line(), url.referenced.column()), (2, 8));
         assert_eq!(scalar_text(&file.layers.as_ref().expect("layers").value).as_deref(), Some("0,1"));
@@ -164,14 +446,47 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_key_is_named_with_its_line() {
-        let problem = parse(Path::new("c.yaml"), "safe_tools:\n  - name: a\n    argumnets: {}\n").expect_err("unknown");
-        assert_eq!(problem.position.map(|(line, _)| line), Some(3), "{problem:?}");
-        assert!(problem.message.contains("argumnets"), "{problem:?}");
+    fn an_unknown_key_is_named_with_its_line_and_the_nearest_key() {
+        let problems = parse(Path::new("c.yaml"), "safe_tools:\n  - name: a\n    argumnets: {}\n").1;
+        assert_eq!(problems.len(), 1);
+        let problem = &problems[0];
+        assert_eq!(problem.position, Some((3, 5)), "{problem:?}");
+        assert_eq!(problem.field.as_deref(), Some("safe_tools[0].argumnets"));
+        assert!(problem.hint.starts_with("did you mean `arguments`?"), "{problem:?}");
+    }
+
+    #[test]
+    fn every_unknown_key_and_wrong_shape_is_reported_at_once() {
+        let text =
+            "server: http://h/mcp\ncolour: blue\nsafe_tools: get_time\ngate:\n  fail_onn: never\nlayers: {a: 1}\n";
+        let (config, problems) = parse(Path::new("c.yaml"), text);
+        assert!(config.is_none(), "wrong shapes stop the typed parse");
+        let fields: Vec<(&str, u64)> = problems
+            .iter()
+            .map(|problem| (problem.field.as_deref().unwrap_or(""), problem.position.map_or(0, |(line, _)| line)))
+            .collect();
+        assert_eq!(
+            fields,
+            [("server", 1), ("colour", 2), ("safe_tools", 3), ("gate.fail_onn", 5), ("layers", 6)],
+            "{problems:#?}"
+        );
+        assert!(problems[0].message.contains("expected a mapping, found a string"));
+        assert!(problems[3].hint.contains("did you mean `fail_on`"));
+    }
+
+    #[test]
+    fn yaml_syntax_errors_give_the_position_once() {
+        let problems = parse(Path::new("c.yaml"), "server:\n  url: [unclosed\n").1;
+        assert!(problems[0].position.is_some());
+        assert!(
+            !problems[0].message.starts_with("error:") && !problems[0].message.contains("line 2 column"),
+            "{problems:?}"
+        );
     }
 
     #[test]
     fn an_empty_file_is_an_empty_config() {
-        assert!(parse(Path::new("c.yaml"), "\n# nothing\n").expect("valid").safe_tools.is_empty());
+        assert!(ok(parse(Path::new("c.yaml"), "\n# nothing\n")).safe_tools.is_empty());
+        assert!(ok(parse(Path::new("c.yaml"), "")).safe_tools.is_empty());
     }
 }

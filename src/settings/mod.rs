@@ -186,6 +186,9 @@ impl fmt::Display for Source {
             Source::Flag(name) => write!(formatter, "{name}"),
             Source::Input { name, var } => write!(formatter, "input `{name}` ({var})"),
             Source::Env(var) => write!(formatter, "{var}"),
+            Source::File { path, line, column, field } if field.is_empty() => {
+                write!(formatter, "{}:{line}:{column}", path.display())
+            }
             Source::File { path, line, column, field } => {
                 write!(formatter, "{}:{line}:{column}: {field}", path.display())
             }
@@ -438,25 +441,27 @@ pub(crate) fn resolve(
     // The config file first: its values are the lowest source but one.
     let bare = Sources::new(request, front_end, lookup, None);
     let config_path = bare.pick(&request.flags.config, "--config", env_vars::INPUT_CONFIG, None).map(|(_, path)| path);
+    // A file that cannot be read may hold the server: then "no server" would be a false problem.
+    let mut config_failed = false;
     let config = match &config_path {
         None => None,
-        Some(path) => match config_file::load(&in_workspace(path)) {
-            Ok(config) => Some((in_workspace(path), config)),
-            Err(problem) => {
+        Some(path) => {
+            let (config, file_problems) = config_file::load(&in_workspace(path));
+            for problem in file_problems {
                 let source = match problem.position {
-                    Some((line, column)) => {
-                        Source::File { path: problem.path.clone(), line, column, field: "(file)".into() }
-                    }
+                    Some((line, column)) => Source::File {
+                        path: problem.path.clone(),
+                        line,
+                        column,
+                        field: problem.field.clone().unwrap_or_default(),
+                    },
                     None => Source::Flag(format!("config file `{}`", problem.path.display())),
                 };
-                problems.push(Problem::new(
-                    &source,
-                    problem.message,
-                    "see the README's config file section for the keys: server, layers, timeout_seconds, report_dir, junit_path, require_era, golden_set, safe_tools, gate, providers, models",
-                ));
-                None
+                problems.push(Problem::new(&source, problem.message, problem.hint));
+                config_failed = true;
             }
-        },
+            config.map(|config| (in_workspace(path), config))
+        }
     };
     let sources =
         Sources::new(request, front_end, lookup, config.as_ref().map(|(path, config)| (path.as_path(), config)));
@@ -517,6 +522,7 @@ pub(crate) fn resolve(
             });
             None
         }
+        (false, None, None) if config_failed => None,
         (false, None, None) => {
             let hint = match front_end {
                 FrontEnd::Cli => "pass --server-url URL (Streamable HTTP), --server-cmd 'CMD ARGS' (stdio) or --demo",
@@ -564,14 +570,24 @@ pub(crate) fn resolve(
             FrontEnd::Cli => LayersInput::Explicit(vec![0]),
             FrontEnd::Action => LayersInput::Auto,
         },
+        Some((source, text)) if text.trim().is_empty() => {
+            problems.push(Problem::new(
+                &source,
+                "no layer given",
+                "layers are 0 to 3: use e.g. 0, 0,1, 0-3, all or auto",
+            ));
+            LayersInput::Explicit(vec![0])
+        }
         Some((source, text)) => match parse_layers(&text) {
             Ok(layers) => layers,
             Err(detail) => {
-                problems.push(Problem::new(
-                    &source,
-                    format!("`{text}`: {detail}"),
-                    "layers are 0 to 3: use e.g. 0, 0,1, 0-3, all or auto",
-                ));
+                // `9` is not a layer; in a longer value, say which part.
+                let message = if detail.starts_with(&format!("`{}`", text.trim())) {
+                    detail
+                } else {
+                    format!("`{text}`: {detail}")
+                };
+                problems.push(Problem::new(&source, message, "layers are 0 to 3: use e.g. 0, 0,1, 0-3, all or auto"));
                 LayersInput::Explicit(vec![0])
             }
         },
@@ -668,6 +684,12 @@ pub(crate) fn resolve(
     // Safe tools and the sections later layers read.
     let mut safe_tools = Vec::new();
     let mut notices = Vec::new();
+    if let Some(golden) = &golden_set {
+        notices.push(format!(
+            "the golden set `{}` is read by layer 1, which this version does not run; it was not used",
+            golden.display()
+        ));
+    }
     if let Some((path, config)) = &config {
         for (index, entry) in config.safe_tools.iter().enumerate() {
             if entry.value.name.trim().is_empty() {

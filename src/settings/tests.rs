@@ -256,3 +256,31 @@ fn input_error_messages() {
     let text = text.join("\n").replace(&dir.path().display().to_string(), "[dir]");
     insta::assert_snapshot!(text);
 }
+
+#[test]
+fn an_empty_layers_list_in_the_file_is_an_error_and_a_golden_set_is_noticed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("c.yaml");
+    std::fs::write(&config, "server:\n  url: http://h/mcp\nlayers: []\n").expect("write");
+    let problems =
+        cli(SettingsArgs { config: Some(config.display().to_string()), ..SettingsArgs::default() }).expect_err("empty");
+    assert!(rendered(&problems).contains("layers: no layer given"), "{}", rendered(&problems));
+    let settings = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        golden_set: Some("golden/tasks.yaml".into()),
+        ..SettingsArgs::default()
+    })
+    .expect("valid");
+    assert!(settings.notices.iter().any(|notice| notice.contains("golden set")), "{:?}", settings.notices);
+}
+
+#[test]
+fn a_broken_config_file_is_not_also_reported_as_no_server() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("c.yaml");
+    std::fs::write(&config, "server: http://h/mcp\n").expect("write");
+    let problems =
+        cli(SettingsArgs { config: Some(config.display().to_string()), ..SettingsArgs::default() }).expect_err("shape");
+    assert_eq!(problems.len(), 1, "{}", rendered(&problems));
+    assert!(rendered(&problems).contains("c.yaml:1:1: server: expected a mapping, found a string"));
+}

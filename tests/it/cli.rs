@@ -50,7 +50,8 @@ fn a_bad_config_file_names_the_file_and_line() {
     let run = run(&["--demo", "--config", path.to_str().expect("utf-8")]);
     assert_eq!(run.code(), 2);
     assert!(run.stderr().contains("mcp-eval.yaml"), "{}", run.stderr());
-    assert!(run.stderr().contains("line 3"), "{}", run.stderr());
+    assert!(run.stderr().contains("mcp-eval.yaml:3:5: safe_tools[0].argumnets: unknown key"), "{}", run.stderr());
+    assert!(run.stderr().contains("did you mean `arguments`?"), "{}", run.stderr());
 }
 
 #[test]
@@ -147,4 +148,33 @@ fn an_invalid_port_is_an_input_error() {
     let run = run(&["--server-url", "http://127.0.0.1:99999/mcp"]);
     assert_eq!(run.code(), 2, "{}", run.stderr());
     assert!(run.stderr().contains("--server-url"), "{}", run.stderr());
+}
+
+#[test]
+fn a_stdio_command_that_does_not_exist_is_unreachable_and_says_why_every_time() {
+    // The shell's "not found" arrives on stderr just before the exit; it must never be lost.
+    for _ in 0..5 {
+        let run = run(&["--server-cmd", "mcp-eval-no-such-binary-3f9a"]);
+        assert_eq!(run.code(), 3, "{}", run.stderr());
+        let tail = run.report()["server"]["stderr_tail"].as_str().unwrap_or_default().to_owned();
+        assert!(tail.contains("not found"), "stderr tail: {tail:?}; stderr: {}", run.stderr());
+    }
+}
+
+#[test]
+fn a_closed_stdout_with_json_is_not_a_crash() {
+    let output = std::process::Command::new(crate::support::binary())
+        .args(["run", "--demo", "--quiet", "--json", "--out"])
+        .arg(tempfile::tempdir().expect("temp dir").path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            drop(child.stdout.take()); // the reader went away (`| head -0`)
+            child.wait_with_output()
+        })
+        .expect("run mcp-eval");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("panicked"));
 }
