@@ -29,8 +29,7 @@ pub struct Cli {
 pub enum Command {
     /// Evaluate one server and write report.json, junit.xml and summary.md.
     Run(Box<RunArgs>),
-    /// Serve the embedded demo server (a correct 2026-07-28 server; also our fault fixture).
-    #[command(hide = true)]
+    /// Serve the embedded demo server (a correct 2026-07-28 server; `--fault ID` breaks one rule).
     DemoServer(DemoArgs),
     /// The GitHub Action entrypoint: reads INPUT_* and GITHUB_* (or these flags), evaluates,
     /// writes the reports, outputs and job summary, and upserts the pull request comment.

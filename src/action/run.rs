@@ -139,9 +139,13 @@ fn input_error(github: &GithubContext, problems: &[String], say: &dyn Fn(&str)) 
         github,
         &[
             ("result", "error".into()),
+            ("layers-requested", String::new()),
             ("layers-run", String::new()),
             ("failures", "0".into()),
             ("warnings", "0".into()),
+            ("junit-path", String::new()),
+            ("report-path", String::new()),
+            ("comment-url", String::new()),
         ],
         say,
     );

@@ -26,7 +26,7 @@ pub(crate) struct Decision {
 /// `layers` input when it has one, else 0–3 (someone asked for a run by hand); any other event → 0.
 pub(crate) fn decide(event_name: &str, payload: &Value, layers: &LayersInput, eval_label: &str) -> Decision {
     if let LayersInput::Explicit(list) = layers {
-        return Decision { layers: list.clone(), reason: format!("the `layers` input asks for {}", join(list)) };
+        return Decision { layers: list.clone(), reason: format!("the `layers` setting asks for {}", join(list)) };
     }
     let full = |reason: String| Decision { layers: ALL_LAYERS.to_vec(), reason };
     let base = |reason: String| Decision { layers: vec![0], reason };
@@ -60,7 +60,7 @@ pub(crate) fn decide(event_name: &str, payload: &Value, layers: &LayersInput, ev
                 _ => full("a manual (workflow_dispatch) run with `layers: auto` runs every layer".into()),
             }
         }
-        "" => base("no event name (a local run) runs layer 0".into()),
+        "" => base("a local run without a workflow event runs layer 0".into()),
         other => base(format!("event `{other}` runs layer 0")),
     }
 }
@@ -143,10 +143,10 @@ mod tests {
 
     #[test]
     fn an_explicit_input_wins() {
-        check("push", json!({}), "0,1", &[0, 1], "`layers` input");
-        check("schedule", json!({}), "0", &[0], "`layers` input");
-        check("workflow_dispatch", json!({"inputs": {"layers": "3"}}), "1-2", &[1, 2], "`layers` input");
-        check("push", json!({}), "all", &[0, 1, 2, 3], "`layers` input");
+        check("push", json!({}), "0,1", &[0, 1], "`layers` setting");
+        check("schedule", json!({}), "0", &[0], "`layers` setting");
+        check("workflow_dispatch", json!({"inputs": {"layers": "3"}}), "1-2", &[1, 2], "`layers` setting");
+        check("push", json!({}), "all", &[0, 1, 2, 3], "`layers` setting");
     }
 
     #[test]

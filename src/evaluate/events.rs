@@ -100,7 +100,14 @@ impl RunEvent {
             RunEvent::LayerStarted { .. } | RunEvent::CheckGraded { .. } => None,
             RunEvent::EraDetected { era, evidence } => Some(format!("era: {era} ({evidence})")),
             RunEvent::ServerListed { tools, prompts, resources, templates } => {
-                Some(format!("lists: {tools} tools, {prompts} prompts, {resources} resources, {templates} templates"))
+                let count = |n: usize, noun: &str| format!("{n} {noun}{}", if n == 1 { "" } else { "s" });
+                Some(format!(
+                    "lists: {}, {}, {}, {}",
+                    count(*tools, "tool"),
+                    count(*prompts, "prompt"),
+                    count(*resources, "resource"),
+                    count(*templates, "template")
+                ))
             }
             RunEvent::ProbesStarted => Some("probes: running".into()),
             RunEvent::ProbesFinished { duration_ms } => Some(format!("probes: done in {duration_ms} ms")),

@@ -1,4 +1,4 @@
-//! Connecting to a server under test and deciding its era (spec-notes §17, checklist B-1/B-2):
+//! Connecting to a server under test and deciding its era (spec-notes §17):
 //! modern (2026-07-28, `server/discover`) or legacy (2025-11-25, the `initialize` handshake).
 //!
 //! HTTP: a modern `server/discover` first; a result, or a modern error (`-32020`/`-32021`/
@@ -94,7 +94,7 @@ pub(crate) async fn connect(target: &Target, redactor: Redactor) -> Result<Conne
     }
 }
 
-/// True when an error response is one only a modern server sends (B-2).
+/// True when an error response is one only a modern server sends (spec-notes §17).
 fn modern_error(exchange: &Exchange) -> bool {
     match exchange.error_code() {
         Some(jsonrpc::HEADER_MISMATCH | jsonrpc::MISSING_CLIENT_CAPABILITY) => true,
@@ -144,12 +144,15 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
         });
     }
     if discover_succeeded(&discover) {
-        let evidence = format!("`server/discover` answered with a result ({}): modern", discover.describe());
+        let evidence = match discover.status {
+            Some(status) => format!("`server/discover` answered with a result (HTTP {status}): modern"),
+            None => "`server/discover` answered with a result: modern".to_owned(),
+        };
         return Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: None });
     }
     if modern_error(&discover) {
         let evidence = format!(
-            "`server/discover` answered with a modern error ({}): modern (B-2), although discover itself failed",
+            "`server/discover` answered with a modern error ({}): modern, although discover itself failed",
             discover.describe()
         );
         return Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: None });
@@ -206,12 +209,11 @@ async fn connect_stdio(command: &str, timeout: Duration, redactor: Redactor) -> 
     // grade it against the wrong revision.
     let discover = client.send(Outgoing::request(jsonrpc::modern_request("server/discover", json!({})))).await;
     if discover_succeeded(&discover) {
-        let evidence = "`server/discover` answered with a result over stdio: modern (B-1)".to_owned();
+        let evidence = "`server/discover` answered with a result over stdio: modern".to_owned();
         return Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: None });
     }
     if modern_error(&discover) {
-        let evidence =
-            format!("`server/discover` answered with a modern error ({}): modern (B-1)", discover.describe());
+        let evidence = format!("`server/discover` answered with a modern error ({}): modern", discover.describe());
         return Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: None });
     }
     // Legacy: an error, silence or an exit. A silent or exited server is restarted once.
@@ -227,7 +229,7 @@ async fn connect_stdio(command: &str, timeout: Duration, redactor: Redactor) -> 
     if initialize.result().is_some() {
         send_initialized(&client).await;
         let evidence = format!(
-            "`server/discover` got {}{}; `initialize` succeeded: legacy (B-1)",
+            "`server/discover` got {}{}; `initialize` succeeded: legacy",
             discover.describe(),
             if restart { " (server restarted for the handshake)" } else { "" }
         );

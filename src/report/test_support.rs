@@ -45,7 +45,13 @@ pub(super) fn sample_report() -> RunReport {
             text: "{\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}".to_owned(),
         },
     ];
-    let mut pass = check("B-1", "era detected", Level::Must, Status::Pass, "modern era detected");
+    let mut pass = check(
+        "D-2",
+        "the discover result carries ttlMs",
+        Level::Must,
+        Status::Pass,
+        "ttlMs and cacheScope are present",
+    );
     pass.duration_ms = 7;
     let mut report = RunReport::new(
         test_start(),

@@ -55,40 +55,40 @@ pub(crate) enum FrontEnd {
 /// the Action input and the config-file key that set the same thing.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SettingsArgs {
-    /// URL of a Streamable HTTP server, e.g. http://127.0.0.1:8000/mcp [input: server-url; file: server.url]
+    /// URL of a Streamable HTTP server, e.g. http://127.0.0.1:8000/mcp [Action input: server-url; config: server.url]
     #[arg(long, value_name = "URL")]
     pub server_url: Option<String>,
-    /// Command that starts a stdio server (run through `sh -c`) [input: server-command; file: server.command]
+    /// Command that starts a stdio server (run through `sh -c`) [Action input: server-command; config: server.command]
     #[arg(long = "server-cmd", visible_alias = "server-command", value_name = "CMD")]
     pub server_command: Option<String>,
     /// Extra HTTP header for every request, 'Name: value' (repeatable); values are secrets
     #[arg(long = "header", value_name = "'NAME: VALUE'")]
     pub headers: Vec<String>,
-    /// Extra HTTP headers, one 'Name: value' per line; values are secrets [input: server-headers]
+    /// Extra HTTP headers, one 'Name: value' per line; values are secrets [Action input: server-headers]
     #[arg(long, value_name = "LINES")]
     pub server_headers: Option<String>,
-    /// Layers: `0`, `0,1`, `0-3`, `all` or `auto` (decided from the event) [input: layers; file: layers]
+    /// Layers: `0`, `0,1`, `0-3`, `all` or `auto` (decided from the event) [Action input: layers; config: layers]
     #[arg(long, value_name = "LIST")]
     pub layers: Option<String>,
-    /// Directory for report.json, junit.xml and summary.md [input: report-path; file: report_dir; default mcp-eval-report]
+    /// Directory for report.json, junit.xml and summary.md [Action input: report-path; config: report_dir; default mcp-eval-report]
     #[arg(long = "out", visible_alias = "report-path", value_name = "DIR")]
     pub out: Option<String>,
-    /// Also write junit.xml here [input: junit-path; file: junit_path]
+    /// Also write junit.xml here [Action input: junit-path; config: junit_path]
     #[arg(long, value_name = "FILE")]
     pub junit_path: Option<String>,
-    /// Per-request timeout in seconds [input: timeout-seconds; file: timeout_seconds; default 10]
+    /// Per-request timeout in seconds [Action input: timeout-seconds; config: timeout_seconds; default 10]
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub timeout_seconds: Option<String>,
-    /// The YAML config file (safe_tools, gate, server, …) [input: config]
+    /// The YAML config file (safe_tools, gate, server, …) [Action input: config]
     #[arg(long, value_name = "FILE")]
     pub config: Option<String>,
-    /// Fail a server that does not speak this revision (only `2026-07-28`) [input: require-era; file: require_era]
+    /// Fail a server that does not speak this revision (only `2026-07-28`) [Action input: require-era; config: require_era]
     #[arg(long, value_name = "REVISION")]
     pub require_era: Option<String>,
-    /// When the run fails: must (a MUST failure), should (also a warning), never [input: fail-on; file: gate.fail_on; default must]
+    /// When the run fails: must (a MUST failure), should (also a warning), never [Action input: fail-on; config: gate.fail_on; default must]
     #[arg(long, value_name = "WHEN")]
     pub fail_on: Option<String>,
-    /// Golden set for layer 1 (not available in this version) [input: golden-set; file: golden_set]
+    /// Golden set for layer 1 (not available in this version) [Action input: golden-set; config: golden_set]
     #[arg(long, value_name = "FILE")]
     pub golden_set: Option<String>,
 }
@@ -96,16 +96,16 @@ pub struct SettingsArgs {
 /// The flags only the Action has; each overrides the input or variable named in its help.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ActionFlags {
-    /// The pull request label that asks for every layer [input: eval-label; default run-evals]
+    /// The pull request label that asks for every layer [Action input: eval-label; default run-evals]
     #[arg(long, value_name = "LABEL")]
     pub eval_label: Option<String>,
-    /// Post and update the pull request comment: true or false [input: comment; default true]
+    /// Post and update the pull request comment: true or false [Action input: comment; default true]
     #[arg(long, value_name = "BOOL")]
     pub comment: Option<String>,
-    /// Tells the comments of several jobs or matrix legs apart [input: comment-id; default default]
+    /// Tells the comments of several jobs or matrix legs apart [Action input: comment-id; default default]
     #[arg(long, value_name = "ID")]
     pub comment_id: Option<String>,
-    /// Token for the comment; prefer the environment, flags are visible to other processes [input: github-token]
+    /// Token for the comment; prefer the environment, flags are visible to other processes [Action input: github-token]
     #[arg(long, value_name = "TOKEN", hide_env_values = true)]
     pub github_token: Option<String>,
     /// The workflow event name [env: GITHUB_EVENT_NAME]

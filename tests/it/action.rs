@@ -616,6 +616,11 @@ fn invalid_inputs_exit_2_and_still_write_outputs_and_summary() {
     assert!(run.stdout().contains("::error title=mcp-eval input::"), "{}", run.stdout());
     assert!(run.stdout().contains("INPUT_FAIL-ON"));
     assert_eq!(run.outputs()["result"], "error");
+    // Every output is written on every path (empty where there is nothing to say).
+    for output in ["layers-requested", "layers-run", "failures", "warnings", "junit-path", "report-path", "comment-url"]
+    {
+        assert!(run.outputs().contains_key(output), "{output} missing: {:?}", run.outputs());
+    }
     assert!(run.file("step_summary.md").contains("invalid input"));
 }
 
