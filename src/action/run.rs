@@ -46,13 +46,15 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
     let github = settings::github_context(&request, lookup);
     let settings = match settings::resolve(&request, FrontEnd::Action, lookup) {
         Ok(settings) => settings,
-        Err(problems) => {
-            let problems: Vec<String> = problems.into_iter().map(|problem| problem.to_string()).collect();
-            return input_error(&github, &problems, &say);
-        }
+        Err(problems) => return input_error(&github, &problems, &say),
     };
     let Some(action) = settings.action.clone() else {
-        return input_error(&github, &["the Action's settings are missing".to_owned()], &say);
+        let missing = settings::Problem {
+            source: settings::Source::Default,
+            message: "the Action's settings are missing".into(),
+            hint: None,
+        };
+        return input_error(&github, &[missing], &say);
     };
     let redactor = crate::mcp::evidence::Redactor::new(settings.secrets());
 
@@ -130,11 +132,26 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
     exit
 }
 
-/// Invalid input: say every problem, write `result=error` and a summary, exit 2.
-fn input_error(github: &GithubContext, problems: &[String], say: &dyn Fn(&str)) -> ExitStatus {
+/// Invalid input: say every problem (a config-file problem as an annotation on its file and
+/// line), write `result=error`, every output and a summary, exit 2.
+fn input_error(github: &GithubContext, problems: &[settings::Problem], say: &dyn Fn(&str)) -> ExitStatus {
     for problem in problems {
-        say(&format!("::error title=mcp-eval input::{}", workflow::escape_data(problem)));
+        let (file, line) = match &problem.source {
+            settings::Source::File { path, line, .. } => {
+                let relative = path.strip_prefix(&github.workspace).unwrap_or(path);
+                (Some(relative.display().to_string()), usize::try_from(*line).ok())
+            }
+            _ => (None, None),
+        };
+        say(&workflow::annotation(&Annotation {
+            severity: Severity::Error,
+            file,
+            line,
+            title: "mcp-eval input".into(),
+            message: problem.to_string(),
+        }));
     }
+    let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
     write_outputs(
         github,
         &[

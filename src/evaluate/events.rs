@@ -85,6 +85,8 @@ pub(crate) enum RunEvent {
         counts: Counts,
         /// The gate's policy.
         fail_on: FailOn,
+        /// Ids of the failed checks, in report order.
+        failing: Vec<String>,
         /// The gate's decision.
         decision: Decision,
         /// The report directory, when the reports were written.
@@ -118,14 +120,19 @@ impl RunEvent {
             )),
             RunEvent::Notice { text } => Some(text.clone()),
             RunEvent::EndedEarly { detail, .. } => Some(detail.clone()),
-            RunEvent::Finished { counts, fail_on, decision, out_dir } => {
+            RunEvent::Finished { counts, fail_on, failing, decision, out_dir } => {
                 let gate = if decision.result.as_str() == decision.verdict.as_str() {
                     String::new()
                 } else {
                     format!("; with --fail-on {} the run is a {}", fail_on.as_str(), decision.result.as_str())
                 };
+                let failed = match failing.len() {
+                    0 => String::new(),
+                    n if n <= 10 => format!(" ({})", failing.join(", ")),
+                    n => format!(" ({}, and {} more)", failing[..10].join(", "), n - 10),
+                };
                 Some(format!(
-                    "{}: {} pass, {} fail, {} warn, {} not applicable, {} error{gate}{}",
+                    "{}: {} pass, {} fail{failed}, {} warn, {} not applicable, {} error{gate}{}",
                     decision.verdict.as_str(),
                     counts.pass,
                     counts.fail,

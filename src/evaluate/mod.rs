@@ -172,6 +172,12 @@ fn finish(
     events(&RunEvent::Finished {
         counts: report.counts(),
         fail_on: settings.fail_on,
+        failing: report
+            .checks
+            .iter()
+            .filter(|check| check.status == crate::report::model::Status::Fail)
+            .map(|check| check.id.clone())
+            .collect(),
         decision,
         out_dir: written.as_ref().ok().map(|_| settings.out_dir_label.clone()),
     });

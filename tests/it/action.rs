@@ -609,6 +609,25 @@ fn fail_on_decides_the_exit_status_and_reports_are_written_either_way() {
 }
 
 #[test]
+fn a_config_file_problem_is_annotated_on_its_file_and_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("mcp-eval.yaml"), "gate:\n  fail_on: never\ncolour: blue\n").expect("write");
+    let run = run_action(
+        dir.path(),
+        "push",
+        "push.json",
+        "http://127.0.0.1:9",
+        &[("SERVER-URL", "http://127.0.0.1:9/mcp"), ("CONFIG", "mcp-eval.yaml")],
+    );
+    assert_eq!(run.code(), 2, "{}", run.stdout());
+    assert!(
+        run.stdout().contains("::error file=mcp-eval.yaml,line=3,title=mcp-eval input::"),
+        "the annotation points at the file and line: {}",
+        run.stdout()
+    );
+}
+
+#[test]
 fn invalid_inputs_exit_2_and_still_write_outputs_and_summary() {
     let dir = tempfile::tempdir().expect("temp dir");
     let run = run_action(dir.path(), "push", "push.json", "http://127.0.0.1:9", &[("FAIL-ON", "sometimes")]);
