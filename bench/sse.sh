@@ -5,6 +5,7 @@
 # and whether any check reported a timeout. Prints figures; asserts nothing.
 #
 #   bench/sse.sh [RUNS]        (default 3)
+#   BASELINE_BIN=path/to/older/mcp-eval bench/sse.sh   also times an older build, side by side
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -42,14 +43,18 @@ data = response.read()
 print(f"server floor: one tools/list = {len(data) / 1e6:.1f} MB of {response.getheader('content-type')} in {(time.perf_counter() - started) * 1000:.0f} ms")
 PY
 
-for run in $(seq "$RUNS"); do
-  out="$WORK/out-$run"
-  start=$(date +%s%N)
-  code=0
-  /usr/bin/time -v "$BIN" run --quiet --server-url "$URL" --out "$out" 2>"$WORK/time-$run" || code=$?
-  end=$(date +%s%N)
-  rss=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$WORK/time-$run")
-  timeouts=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sum("within the timeout" in c["message"] for c in r["checks"]))' "$out/report.json")
-  printf 'layer-0 run %d: %d ms, exit %d, peak RSS %.1f MB, checks mentioning a timeout: %s\n' \
-    "$run" $(( (end - start) / 1000000 )) "$code" "$(echo "$rss / 1024" | bc -l)" "$timeouts"
-done
+time_runs() { # LABEL BINARY
+  for run in $(seq "$RUNS"); do
+    out="$WORK/out-$1-$run"
+    start=$(date +%s%N)
+    code=0
+    /usr/bin/time -v "$2" run --quiet --server-url "$URL" --out "$out" 2>"$WORK/time-$1-$run" || code=$?
+    end=$(date +%s%N)
+    rss=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$WORK/time-$1-$run")
+    timeouts=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(",".join(c["id"] for c in r["checks"] if "within the timeout" in c["message"]) or "none")' "$out/report.json")
+    printf '%s layer-0 run %d: %d ms, exit %d, peak RSS %.1f MB, checks reporting a timeout: %s\n' \
+      "$1" "$run" $(( (end - start) / 1000000 )) "$code" "$(echo "$rss / 1024" | bc -l)" "$timeouts"
+  done
+}
+time_runs this "$BIN"
+if [ -n "${BASELINE_BIN:-}" ]; then time_runs baseline "$BASELINE_BIN"; fi

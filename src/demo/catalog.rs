@@ -174,7 +174,11 @@ pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
         for index in tools.len()..chaos_count {
             tools.push(json!({
                 "name": format!("chaos_tool_{index:04}"),
-                "description": "One of thousands of tools (a load fixture); never called.",
+                "description": if chaos_count == CHAOS_SSE_TOOL_COUNT {
+                    "One of 80,000 tools listed in a single SSE event: a load fixture for the client's SSE parser; never called."
+                } else {
+                    "One of thousands of tools (a load fixture); never called."
+                },
                 "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}},
             }));
         }
