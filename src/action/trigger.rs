@@ -7,6 +7,8 @@
 
 use serde_json::Value;
 
+#[cfg(test)]
+use crate::settings::LayersError;
 pub(crate) use crate::settings::{ALL_LAYERS, LayersInput, parse_layers};
 
 /// What the trigger logic decided.
@@ -153,8 +155,8 @@ mod tests {
     fn layer_lists_parse_and_bad_ones_say_why() {
         assert_eq!(parse_layers("3, 1,1"), Ok(LayersInput::Explicit(vec![1, 3])));
         assert_eq!(parse_layers(" AUTO "), Ok(LayersInput::Auto));
-        assert!(parse_layers("4").expect_err("invalid").contains("`4`"));
-        assert!(parse_layers("2-1").expect_err("invalid").contains("empty range"));
-        assert!(parse_layers(",").expect_err("invalid").contains("no layer"));
+        assert_eq!(parse_layers("4"), Err(LayersError::NotALayer("4".into())));
+        assert_eq!(parse_layers("2-1").expect_err("invalid").to_string(), "`2-1` is an empty range");
+        assert_eq!(parse_layers(","), Err(LayersError::Empty));
     }
 }

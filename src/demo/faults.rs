@@ -143,15 +143,22 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
 
 /// Validates a fault id against [`FAULTS`] and returns it in canonical (lowercase) form.
 ///
-/// The error text lists every valid id, so a CLI can print it as is.
-pub(crate) fn parse_fault(id: &str) -> Result<String, String> {
+/// The error lists every valid id, so a CLI can print it as is.
+pub(crate) fn parse_fault(id: &str) -> Result<String, UnknownFault> {
     let canonical = id.trim().to_ascii_lowercase();
     if FAULTS.iter().any(|(fault_id, _)| *fault_id == canonical) {
         Ok(canonical)
     } else {
-        let valid: Vec<&str> = FAULTS.iter().map(|(fault_id, _)| *fault_id).collect();
-        Err(format!("unknown fault `{id}` (valid faults: {})", valid.join(", ")))
+        Err(UnknownFault { id: id.to_owned() })
     }
+}
+
+/// A fault id that is not in [`FAULTS`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown fault `{id}` (valid faults: {})", FAULTS.iter().map(|(fault_id, _)| *fault_id).collect::<Vec<_>>().join(", "))]
+pub(crate) struct UnknownFault {
+    /// The id as given.
+    pub id: String,
 }
 
 #[cfg(test)]
@@ -166,7 +173,7 @@ mod tests {
 
     #[test]
     fn parse_fault_lists_valid_ids_on_error() {
-        let error = parse_fault("z-9").unwrap_err();
+        let error = parse_fault("z-9").unwrap_err().to_string();
         assert!(error.contains("`z-9`"));
         assert!(error.contains("d-2, "));
     }

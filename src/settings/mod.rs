@@ -580,8 +580,9 @@ pub(crate) fn resolve(
         }
         Some((source, text)) => match parse_layers(&text) {
             Ok(layers) => layers,
-            Err(detail) => {
+            Err(error) => {
                 // `9` is not a layer; in a longer value, say which part.
+                let detail = error.to_string();
                 let message = if detail.starts_with(&format!("`{}`", text.trim())) {
                     detail
                 } else {
@@ -790,11 +791,25 @@ pub(crate) fn resolve(
     }
 }
 
+/// Why a `layers` value was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum LayersError {
+    /// A part that is not 0–3.
+    #[error("`{0}` is not a layer")]
+    NotALayer(String),
+    /// A range whose start is after its end.
+    #[error("`{0}` is an empty range")]
+    EmptyRange(String),
+    /// Only separators.
+    #[error("no layer given")]
+    Empty,
+}
+
 /// Parses a `layers` value: `auto`, `all`, or a comma list of layers and ranges (`0,1`, `0-3`).
 ///
 /// # Errors
 /// A part that is not a layer 0–3, an empty range, or no layer at all.
-pub(crate) fn parse_layers(text: &str) -> Result<LayersInput, String> {
+pub(crate) fn parse_layers(text: &str) -> Result<LayersInput, LayersError> {
     let text = text.trim();
     if text.is_empty() || text.eq_ignore_ascii_case("auto") {
         return Ok(LayersInput::Auto);
@@ -806,13 +821,13 @@ pub(crate) fn parse_layers(text: &str) -> Result<LayersInput, String> {
     for part in text.split(',').map(str::trim).filter(|part| !part.is_empty()) {
         let parse = |value: &str| match value.trim().parse::<u8>() {
             Ok(layer @ 0..=3) => Ok(layer),
-            _ => Err(format!("`{part}` is not a layer")),
+            _ => Err(LayersError::NotALayer(part.to_owned())),
         };
         match part.split_once('-') {
             Some((low, high)) => {
                 let (low, high) = (parse(low)?, parse(high)?);
                 if low > high {
-                    return Err(format!("`{part}` is an empty range"));
+                    return Err(LayersError::EmptyRange(part.to_owned()));
                 }
                 layers.extend(low..=high);
             }
@@ -820,7 +835,7 @@ pub(crate) fn parse_layers(text: &str) -> Result<LayersInput, String> {
         }
     }
     if layers.is_empty() {
-        return Err("no layer given".into());
+        return Err(LayersError::Empty);
     }
     layers.sort_unstable();
     layers.dedup();
