@@ -397,9 +397,30 @@ impl HttpServer {
                 steps.push_back((Duration::from_secs(1), Bytes::from_static(b": keep-alive\n\n")));
             }
         }
+        if self.fault("chaos-80000-tools-sse") {
+            // Written as a server behind a write buffer would: 16 KiB at a time, each its own
+            // write, so the client reads the event in many chunks (the case a parser that rescans
+            // its buffer handles in quadratic time).
+            steps = steps
+                .into_iter()
+                .flat_map(|(delay, bytes)| {
+                    let chunks: Vec<(Duration, Bytes)> = (0..bytes.len())
+                        .step_by(CHAOS_SSE_CHUNK)
+                        .map(|start| (Duration::ZERO, bytes.slice(start..(start + CHAOS_SSE_CHUNK).min(bytes.len()))))
+                        .collect();
+                    chunks
+                        .into_iter()
+                        .enumerate()
+                        .map(move |(index, (_, chunk))| (if index == 0 { delay } else { CHAOS_SSE_PAUSE }, chunk))
+                })
+                .collect();
+        }
         let frames = futures_util::stream::unfold(steps, |mut steps| async move {
             let (delay, bytes) = steps.pop_front()?;
-            if !delay.is_zero() {
+            if delay == CHAOS_SSE_PAUSE {
+                // Let the previous write go out before the next one (no timer: 1 ms granularity).
+                tokio::task::yield_now().await;
+            } else if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
             Some((Ok::<_, Infallible>(Frame::data(bytes)), steps))
@@ -415,6 +436,12 @@ impl HttpServer {
         response
     }
 }
+
+/// The write size of the `chaos-80000-tools-sse` mode.
+const CHAOS_SSE_CHUNK: usize = 16 * 1024;
+/// Marks the writes of that mode after the first: the stream yields to the runtime between them,
+/// so each write goes out on its own.
+const CHAOS_SSE_PAUSE: Duration = Duration::from_nanos(1);
 
 fn full(bytes: Bytes) -> Body {
     BodyExt::boxed_unsync(Full::new(bytes))
