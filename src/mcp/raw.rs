@@ -37,32 +37,35 @@ pub(crate) struct UrlParts {
     pub authority: String,
 }
 
-/// Splits a plain `http://` URL; `None` for other schemes or malformed URLs.
+/// Splits a plain `http://` URL (parsed by the `url` crate); `None` for other schemes or
+/// malformed URLs.
 pub(crate) fn split_url(url: &str) -> Option<UrlParts> {
-    let rest = url.strip_prefix("http://")?;
-    let (authority, path) = match rest.find(['/', '?']) {
-        Some(index) if rest.as_bytes()[index] == b'?' => (&rest[..index], format!("/{}", &rest[index..])),
-        Some(index) => (&rest[..index], rest[index..].to_owned()),
-        None => (rest, "/".to_owned()),
+    let parsed = url::Url::parse(url).ok()?;
+    if parsed.scheme() != "http" {
+        return None;
+    }
+    let host = match parsed.host()? {
+        url::Host::Domain(domain) => domain.to_owned(),
+        url::Host::Ipv4(address) => address.to_string(),
+        url::Host::Ipv6(address) => address.to_string(),
     };
-    let (userinfo, authority) = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => (Some(userinfo.to_owned()), host),
-        None => (None, authority),
+    let port = parsed.port_or_known_default()?;
+    let userinfo = match (parsed.username(), parsed.password()) {
+        ("", None) => None,
+        (user, Some(password)) => Some(format!("{user}:{password}")),
+        (user, None) => Some(user.to_owned()),
     };
-    let (host, port) = if let Some(stripped) = authority.strip_prefix('[') {
-        let (host, after) = stripped.split_once(']')?;
-        let port = match after.strip_prefix(':') {
-            Some(port) => port.parse().ok()?,
-            None => 80,
-        };
-        (host.to_owned(), port)
-    } else {
-        match authority.rsplit_once(':') {
-            Some((host, port)) => (host.to_owned(), port.parse().ok()?),
-            None => (authority.to_owned(), 80),
-        }
+    let mut path = parsed.path().to_owned();
+    if let Some(query) = parsed.query() {
+        path.push('?');
+        path.push_str(query);
+    }
+    let host_text = parsed.host_str()?;
+    let authority = match parsed.port() {
+        Some(port) => format!("{host_text}:{port}"),
+        None => host_text.to_owned(),
     };
-    Some(UrlParts { userinfo, host, port, path, authority: authority.to_owned() })
+    Some(UrlParts { userinfo, host, port, path, authority })
 }
 
 /// Sends one request exactly as given (header names keep their case; values are written as

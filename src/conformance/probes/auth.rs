@@ -168,11 +168,9 @@ fn resource_metadata(challenge: &str) -> Option<String> {
     (!value.is_empty()).then(|| value.to_owned())
 }
 
-/// `scheme://authority` of a URL.
+/// `scheme://host[:port]` of a URL (the URL as given when it does not parse).
 fn origin_of(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    format!("{scheme}://{authority}")
+    url::Url::parse(url).map(|parsed| parsed.origin().ascii_serialization()).unwrap_or_else(|_| url.to_owned())
 }
 
 #[cfg(test)]
