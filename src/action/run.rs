@@ -319,9 +319,19 @@ async fn post_comment(
         return None;
     }
     let Some(number) = pull_request_number(&action.github.event_name, payload) else {
-        say(&format!("mcp-eval: comment: skipped, event `{}` is not a pull request", action.github.event_name));
+        if action.github.event_name.is_empty() {
+            say("mcp-eval: comment: skipped, no workflow event (GITHUB_EVENT_NAME is not set: a local run)");
+        } else {
+            say(&format!("mcp-eval: comment: skipped, event `{}` is not a pull request", action.github.event_name));
+        }
         return None;
     };
+    if action.token.as_deref().is_none_or(|token| token.trim().is_empty()) {
+        say(
+            "::warning title=mcp-eval comment::no token given (input `github-token`): the comment was skipped; the job summary carries the report",
+        );
+        return None;
+    }
     let Some((owner, repo)) = action.github.repository.as_deref().and_then(|r| r.split_once('/')) else {
         say("::warning title=mcp-eval comment::GITHUB_REPOSITORY is not set; the comment was not posted");
         return None;
@@ -350,7 +360,7 @@ async fn post_comment(
         comment_id: action.comment_id.clone(),
         timeout: settings.timeout.max(std::time::Duration::from_secs(10)),
     };
-    let render = |previous: Option<&crate::baseline::State>| comment::render(&parts, previous);
+    let render = |previous: Option<&crate::baseline::State>| comment::render(&parts, previous.into());
     let log = |line: &str| say(&format!("mcp-eval: {line}"));
     let upsert = client::upsert(&target, &render, RetryPolicy::default(), &log);
     let outcome = tokio::select! {
@@ -379,7 +389,8 @@ async fn post_comment(
                     error.message
                 ))
             ));
-            let body = comment::render(&parts, None);
+            // The earlier comments could not be read: the delta is unknown, not "first run".
+            let body = comment::render(&parts, crate::baseline::Previous::Unread);
             append_summary(
                 &action.github,
                 &format!("\n---\n\n### The pull request comment (not posted: {why})\n\n{body}"),

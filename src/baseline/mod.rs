@@ -39,6 +39,23 @@ impl State {
     }
 }
 
+/// What is known of the previous run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Previous<'a> {
+    /// There is none: this is the first run.
+    First,
+    /// It could not be read (GitHub refused or failed): nothing can be said.
+    Unread,
+    /// Its state.
+    Run(&'a State),
+}
+
+impl<'a> From<Option<&'a State>> for Previous<'a> {
+    fn from(state: Option<&'a State>) -> Self {
+        state.map_or(Previous::First, Previous::Run)
+    }
+}
+
 /// The delta between the previous run's state and this one's.
 pub(crate) fn delta(previous: &State, current: &State) -> Delta {
     let minus = |a: &BTreeSet<String>, b: &BTreeSet<String>| a.difference(b).cloned().collect::<Vec<_>>();
@@ -51,9 +68,13 @@ pub(crate) fn delta(previous: &State, current: &State) -> Delta {
 }
 
 /// The delta as one Markdown line.
-pub(crate) fn delta_line(previous: Option<&State>, current: &State) -> String {
-    let Some(previous) = previous else {
-        return "**Since the previous run:** this is the first run on this pull request.".to_owned();
+pub(crate) fn delta_line(previous: Previous<'_>, current: &State) -> String {
+    let previous = match previous {
+        Previous::First => return "**Since the previous run:** this is the first run on this pull request.".to_owned(),
+        Previous::Unread => {
+            return "**Since the previous run:** unknown (the earlier comments could not be read).".to_owned();
+        }
+        Previous::Run(previous) => previous,
     };
     let delta = delta(previous, current);
     let ids = |ids: &[String]| ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ");

@@ -432,7 +432,7 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool) -> Vec<Che
 fn not_exercised(id: &str) -> &'static str {
     match id {
         "A-1" | "A-2" | "A-3" | "A-4" => {
-            "authorization (OAuth protected-resource metadata, 401 handling) is not probed in this version; a server that answers 401 without credentials is reported as unreachable with a hint to pass --header"
+            "not exercised: the authorization probes did not run against this server (they run over Streamable HTTP, on a server that answered)"
         }
         "B-4" => "not exercised: the server is not dual-era",
         _ => "not exercised on this server (nothing observed that this requirement applies to)",

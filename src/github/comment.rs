@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::baseline::{State, delta_line};
+use crate::baseline::{Previous, State, delta_line};
 
 /// GitHub's limit on a comment body, in characters.
 pub(crate) const GITHUB_COMMENT_LIMIT: usize = 65_536;
@@ -78,7 +78,7 @@ pub(crate) fn parse_state(body: &str) -> Option<State> {
 /// folded table), and a link to the run. Bounded by [`MAX_COMMENT_CHARS`] characters: a longer
 /// body is cut at a top-level line, open `<details>` are closed, and a pointer to the report
 /// file ends it.
-pub(crate) fn render(parts: &CommentParts<'_>, previous: Option<&State>) -> String {
+pub(crate) fn render(parts: &CommentParts<'_>, previous: Previous<'_>) -> String {
     let mut head = String::new();
     let _ = writeln!(head, "{}", marker(parts.comment_id));
     let _ = writeln!(head, "{}", render_state(parts.state));
@@ -179,13 +179,14 @@ mod tests {
     fn the_delta_names_new_and_fixed() {
         let previous = state(&["D-1", "H-4"], &["P-2"]);
         let current = state(&["H-4", "E-1"], &["C-1"]);
-        let line = delta_line(Some(&previous), &current);
+        let line = delta_line(Previous::Run(&previous), &current);
         assert!(line.contains("1 new failure(s): `E-1`"), "{line}");
         assert!(line.contains("1 fixed: `D-1`"), "{line}");
         assert!(line.contains("new warning(s): `C-1`"), "{line}");
         assert!(line.contains("resolved: `P-2`"), "{line}");
-        assert!(delta_line(Some(&current), &current).contains("no change"));
-        assert!(delta_line(None, &current).contains("first run"));
+        assert!(delta_line(Previous::Run(&current), &current).contains("no change"));
+        assert!(delta_line(Previous::First, &current).contains("first run"));
+        assert!(!delta_line(Previous::Unread, &current).contains("first run"), "unread is not first");
     }
 
     #[test]
@@ -206,7 +207,7 @@ mod tests {
             report_location: "mcp-eval-report/report.json",
             run_url: Some("https://github.example/o/r/actions/runs/1"),
         };
-        let body = render(&parts, None);
+        let body = render(&parts, Previous::First);
         assert!(body.chars().count() <= MAX_COMMENT_CHARS);
         let lines: Vec<&str> = body.lines().collect();
         assert_eq!(lines[0], marker("default"));

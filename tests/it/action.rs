@@ -423,6 +423,25 @@ fn two_runs_leave_exactly_one_comment_updated_in_place() {
 }
 
 #[test]
+fn without_a_token_the_comment_is_skipped_and_github_is_not_called() {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Normal, 0, 0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = run_action(
+        dir.path(),
+        "pull_request",
+        "pull_request_opened.json",
+        &github.url,
+        &[("SERVER-URL", &demo.url), ("GITHUB-TOKEN", "")],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stdout());
+    assert!(run.stdout().contains("no token given (input `github-token`)"), "{}", run.stdout());
+    assert!(!run.stdout().contains("fork"), "no blame on forks: {}", run.stdout());
+    assert!(github.ours().is_empty(), "no comment was posted");
+    assert!(github.requests().is_empty(), "GitHub was not called");
+}
+
+#[test]
 fn the_eval_label_requests_every_layer_and_the_missing_ones_are_named() {
     let demo = DemoServer::start(&[]);
     let github = FakeGithub::start(Mode::Normal, 0, 0);
