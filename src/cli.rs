@@ -2,12 +2,20 @@
 //! `run` front end (flags → [`crate::settings::resolve`] → [`crate::evaluate`] → exit status).
 //! The Action's front end is [`crate::action`].
 
-#![allow(clippy::print_stdout, clippy::print_stderr, reason = "the command line is where output is printed")]
-
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use std::io::Write as _;
+
 use clap::{Args, Parser, Subcommand};
+
+/// `eprintln!` that never panics: a closed stderr (`mcp-eval run … 2>&1 | head -1`) must not stop
+/// the run or the reports.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
 
 use crate::demo::{self, DemoConfig};
 use crate::error::{Kind, UserError};
@@ -96,7 +104,7 @@ pub fn main() -> i32 {
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("{}", UserError::new(Kind::Environment, "cannot start the async runtime").caused_by(error));
+            say!("{}", UserError::new(Kind::Environment, "cannot start the async runtime").caused_by(error));
             return ExitStatus::Environment.code();
         }
     };
@@ -120,7 +128,7 @@ pub async fn run(args: RunArgs) -> ExitStatus {
         Ok(settings) => settings,
         Err(problems) => {
             for problem in problems {
-                eprintln!("{}", problem.into_error());
+                say!("{}", problem.into_error());
             }
             return ExitStatus::InvalidInput;
         }
@@ -130,11 +138,10 @@ pub async fn run(args: RunArgs) -> ExitStatus {
     let layers = evaluate::layers_outside_the_action(&settings.layers);
     let evaluation = evaluate::evaluate(&settings, &layers, &events).await;
     if let Err(error) = &evaluation.written {
-        eprintln!("{error}");
+        say!("{error}");
     }
     if args.json {
         // A closed stdout (`--json | head`) is the reader's choice, not our failure: no panic.
-        use std::io::Write as _;
         let _ = std::io::stdout().write_all(crate::report::json::render(&evaluation.report).as_bytes());
     }
     evaluation.decision.exit
@@ -144,19 +151,19 @@ pub async fn run(args: RunArgs) -> ExitStatus {
 fn print_event(event: &RunEvent, quiet: bool) {
     match event {
         RunEvent::EndedEarly { detail, stderr_tail } if is_unreachable(detail) => {
-            eprintln!("error: {detail}");
+            say!("error: {detail}");
             if let Some(tail) = stderr_tail {
                 let lines: Vec<&str> = tail.lines().rev().take(5).collect();
-                eprintln!("  the server's stderr ended with:");
+                say!("  the server's stderr ended with:");
                 for line in lines.into_iter().rev() {
-                    eprintln!("    {line}");
+                    say!("    {line}");
                 }
             }
         }
         _ if quiet => {}
         event => {
             if let Some(line) = event.line() {
-                eprintln!("mcp-eval: {line}");
+                say!("mcp-eval: {line}");
             }
         }
     }
@@ -176,7 +183,7 @@ pub async fn demo_server(args: DemoArgs) -> ExitStatus {
                 faults.insert(id);
             }
             Err(message) => {
-                eprintln!("{}", UserError::new(Kind::InvalidInput, format!("invalid --fault `{fault}`: {message}")));
+                say!("{}", UserError::new(Kind::InvalidInput, format!("invalid --fault `{fault}`: {message}")));
                 return ExitStatus::InvalidInput;
             }
         }
@@ -196,8 +203,7 @@ pub async fn demo_server(args: DemoArgs) -> ExitStatus {
     };
     match listener.local_addr() {
         Ok(address) => {
-            println!("http://{address}/mcp");
-            use std::io::Write;
+            let _ = writeln!(std::io::stdout(), "http://{address}/mcp");
             let _ = std::io::stdout().flush();
         }
         Err(error) => {
@@ -214,6 +220,6 @@ pub async fn demo_server(args: DemoArgs) -> ExitStatus {
 }
 
 fn environment(error: UserError) -> ExitStatus {
-    eprintln!("{error}");
+    say!("{error}");
     error.exit_status()
 }

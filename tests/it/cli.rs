@@ -178,3 +178,22 @@ fn a_closed_stdout_with_json_is_not_a_crash() {
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(!String::from_utf8_lossy(&output.stderr).contains("panicked"));
 }
+
+#[test]
+fn a_closed_stderr_does_not_stop_the_run_or_the_reports() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = std::process::Command::new(crate::support::binary())
+        .args(["run", "--demo", "--out"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            drop(child.stderr.take()); // `2>&1 | head -0`: the reader went away
+            child.wait_with_output()
+        })
+        .expect("run mcp-eval");
+    assert_eq!(output.status.code(), Some(0));
+    assert!(dir.path().join("report.json").exists(), "the reports are written");
+}
