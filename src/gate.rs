@@ -8,7 +8,7 @@
 //! | 0 | passed |
 //! | 1 | the verdict failed: a MUST check failed (with `fail-on: should`, a warning too); later a case or the delta gate |
 //! | 2 | invalid input: a flag, input, environment variable or file |
-//! | 3 | the server could not be reached, started, or evaluated without credentials |
+//! | 3 | the server could not be reached, started, or evaluated without credentials, or the URL is not an MCP endpoint |
 //! | 4 | our own environment failed (the reports could not be written, no runtime, no port) |
 //! | 5 | a model provider is unusable (layers 1–3) |
 //! | 6 | a budget or call cap stopped the run early; what ran is reported (layers 1–3) |

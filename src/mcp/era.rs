@@ -107,6 +107,24 @@ fn modern_error(exchange: &Exchange) -> bool {
     }
 }
 
+/// True when an answer resembles JSON-RPC, even a broken one: a JSON body with a `jsonrpc`
+/// member (also inside a batch), a JSON or SSE content type on a 2xx, or `jsonrpc` in the body.
+/// An HTML or plain-text page, or an empty body, is not.
+fn mcp_shaped(exchange: &Exchange) -> bool {
+    let has_jsonrpc = |value: &Value| match value {
+        Value::Object(object) => object.contains_key("jsonrpc"),
+        Value::Array(items) => items.iter().any(|item| item.get("jsonrpc").is_some()),
+        _ => false,
+    };
+    let content_type = exchange.content_type().unwrap_or_default();
+    let success = exchange.status.is_some_and(|status| (200..300).contains(&status));
+    exchange.response.as_ref().is_some_and(has_jsonrpc)
+        || !exchange.messages.is_empty()
+        || (success && matches!(content_type.as_str(), "application/json" | "text/event-stream"))
+        || exchange.body_excerpt.contains("\"jsonrpc\"")
+        || exchange.body_excerpt.contains("'jsonrpc'")
+}
+
 fn discover_succeeded(exchange: &Exchange) -> bool {
     exchange
         .result()
@@ -183,8 +201,31 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             initialize: Some(initialize),
         });
     }
-    // The server answers HTTP but neither way works: grade it as a modern server (every
-    // modern check will say what is wrong) rather than calling it unreachable.
+    // Nothing came back that resembles JSON-RPC (HTML or plain-text pages, empty bodies): this URL
+    // is not an MCP endpoint, and grading it as a broken MCP server would only mislead.
+    if !mcp_shaped(&discover) && !mcp_shaped(&initialize) {
+        let path_hint = match url::Url::parse(&settings.url) {
+            Ok(url) if url.path() == "/" || url.path().is_empty() => {
+                " The URL has no path: MCP servers usually serve at `/mcp` (e.g. http://host:port/mcp)."
+            }
+            _ => " Is the path right? `/mcp` is the usual one.",
+        };
+        return Err(Unreachable {
+            reason: format!(
+                "no MCP endpoint at `{}`: `server/discover` got {} and `initialize` got {}, nothing that resembles JSON-RPC.{path_hint}",
+                settings.url,
+                discover.describe(),
+                initialize.describe()
+            ),
+            evidence: vec![
+                ("request".into(), discover.request_excerpt.clone()),
+                ("response".into(), discover.body_excerpt.clone()),
+            ],
+            stderr_tail: None,
+        });
+    }
+    // The server answers HTTP, and something like JSON-RPC, but neither way works: grade it as a
+    // modern server (every modern check will say what is wrong) rather than calling it unreachable.
     let evidence = format!(
         "neither `server/discover` ({}) nor `initialize` ({}) succeeded; graded as 2026-07-28",
         discover.describe(),

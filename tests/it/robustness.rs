@@ -113,11 +113,26 @@ fn sse_streams_cut_mid_event_fail_checks_without_hanging() {
 }
 
 #[test]
-fn an_html_500_server_fails_checks() {
+fn an_endpoint_that_answers_html_500_to_everything_is_no_mcp_endpoint() {
+    // Nothing resembling JSON-RPC comes back: not a failing MCP server, no MCP server at all
+    // (issue 7 §6; this row used to expect exit 1 and a completed run).
     let server = DemoServer::start(&["chaos-html-500"]);
     let run = run_bounded(&["--server-url", &server.url], QUICK);
-    assert_eq!(run.code, 1, "{}", run.report);
-    assert_eq!(run.report["outcome"], "completed");
+    assert_eq!(run.code, 3, "{}", run.report);
+    assert_eq!(run.report["outcome"], "unreachable");
+    let detail = run.report["outcome_detail"].as_str().unwrap_or_default();
+    assert!(detail.starts_with("no MCP endpoint at"), "{detail}");
+}
+
+#[test]
+fn a_url_without_the_mcp_path_is_no_mcp_endpoint_with_a_hint() {
+    let server = DemoServer::start(&[]);
+    let root = server.url.trim_end_matches("/mcp").to_owned() + "/";
+    let run = run_bounded(&["--server-url", &root], QUICK);
+    assert_eq!(run.code, 3, "{}", run.report);
+    let detail = run.report["outcome_detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("no MCP endpoint") && detail.contains("`/mcp`"), "{detail}");
+    assert!(run.report["checks"].as_array().is_some_and(|checks| checks.len() == 1), "only the CONNECT row");
 }
 
 #[test]
