@@ -752,6 +752,17 @@ fn assemble(context: &RequestContext<'_>, handled: Handled, is_http: bool) -> Re
 fn result_id(state: &ServerState, id: &Value) -> Value {
     match id {
         Value::Number(number) if state.fault("m-11") => Value::String(number.to_string()),
+        // A server that keeps ids in 32-bit integers truncates larger ones.
+        Value::Number(number) if state.fault("m-11-int32") => match number.as_u64() {
+            #[allow(clippy::cast_possible_truncation, reason = "the truncation is the fault")]
+            Some(big) if big > u64::from(u32::MAX) => Value::from(big as u32),
+            _ => id.clone(),
+        },
+        Value::String(text)
+            if state.fault("m-11-digits") && !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit()) =>
+        {
+            text.parse::<u64>().map_or_else(|_| id.clone(), Value::from)
+        }
         Value::String(text) if state.fault("m-12") => {
             Value::String(text.chars().map(|character| if character.is_ascii() { character } else { '?' }).collect())
         }

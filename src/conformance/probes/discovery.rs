@@ -254,6 +254,55 @@ pub(crate) async fn request_meta(ctx: &Context) -> Vec<Finding> {
             findings
         }),
         Box::pin(async {
+            // Ids of several shapes come back with the same value and the same JSON type: a
+            // digit-only string must not become a number, the largest integer JSON carries
+            // exactly between implementations (2^53 - 1, RFC 8259 §6) must not be truncated,
+            // zero and negatives survive.
+            let shapes = [json!("7"), json!(9_007_199_254_740_991_u64), json!(0), json!(-42), json!("0042")];
+            let exchanges = futures_util::future::join_all(shapes.iter().map(|id| {
+                let probe = match ctx.era {
+                    Era::Modern => Outgoing::request(jsonrpc::modern_request("server/discover", json!({}))),
+                    Era::Legacy => ctx.request("tools/list", json!({})),
+                };
+                ctx.client.send(probe.with_id(id.clone()))
+            }))
+            .await;
+            let mut answered = 0;
+            let mut wrong = Vec::new();
+            for (sent, exchange) in shapes.iter().zip(&exchanges) {
+                let Some(response) = &exchange.response else { continue };
+                answered += 1;
+                match response.get("id") {
+                    Some(got) if got == sent => {}
+                    got => wrong.push(format!(
+                        "sent {}, got back {}",
+                        id_shape(sent),
+                        got.map_or_else(|| "no id".to_owned(), id_shape)
+                    )),
+                }
+            }
+            let finding = if !wrong.is_empty() {
+                Finding::broken(
+                    "M-11",
+                    format!("ids must come back with the same value and the same JSON type: {}", wrong.join("; ")),
+                )
+            } else if answered == 0 {
+                Finding::not_applicable("M-11", "no answer to the id-shape probes")
+            } else {
+                Finding::kept(
+                    "M-11",
+                    format!(
+                        "{answered} ids of different shapes (digit-only strings, 2^53-1, 0, negative) came back unchanged"
+                    ),
+                )
+            };
+            let evidence = wrong.first().and(exchanges.iter().find(|exchange| exchange.response.is_some()));
+            vec![match evidence {
+                Some(exchange) => finding.with(exchange),
+                None => finding,
+            }]
+        }),
+        Box::pin(async {
             let mut findings = Vec::new();
             let unicode = "id-漢字-🙂";
             // In the server's era: a legacy server is graded on this too (ids are JSON-RPC).
@@ -468,6 +517,16 @@ pub(crate) async fn tasks(ctx: &Context) -> Vec<Finding> {
         findings.push(Finding::not_applicable("K-4", "headers exist only on Streamable HTTP"));
     }
     findings
+}
+
+/// An id as a user reads it: its JSON type and value (`the string "7"`, `the number 7`).
+fn id_shape(id: &Value) -> String {
+    match id {
+        Value::String(text) => format!("the string {text:?}"),
+        Value::Number(number) => format!("the number {number}"),
+        Value::Null => "null".to_owned(),
+        other => format!("{other}"),
+    }
 }
 
 /// A finding for a probe that must be rejected with `code` (and `status` over HTTP).
