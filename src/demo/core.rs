@@ -107,6 +107,14 @@ pub(crate) fn handle(state: &ServerState, message: &Value, http: Option<&HttpReq
     if id.is_some() && !id_is_valid {
         return invalid_request(state, &Value::Null, "id must be a string or an integer");
     }
+    if state.fault("chaos-error-everything") {
+        // Every request fails inside the server: nothing here is evidence that a rule is kept,
+        // beyond the error responses themselves.
+        return match id {
+            None => Reply { status: 202, messages: Vec::new(), stream: false },
+            Some(id) => error_reply(state, id, RpcError::new(INTERNAL_ERROR, "Internal error: the backend is down")),
+        };
+    }
     match id {
         None => handle_notification(state, method, object, http),
         Some(id) => handle_request(state, id, method, object.get("params"), http),

@@ -140,6 +140,7 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
         "chaos-80000-tools-sse",
         "tools/list lists 80,000 tools on one page (about 18 MB), and every response is an SSE stream",
     ),
+    ("chaos-error-everything", "every request is answered with a -32603 internal error (id echoed, HTTP 200)"),
     ("chaos-50mb", "every response is a 50 MB JSON body (HTTP) or a 50 MB line (stdio)"),
 ];
 

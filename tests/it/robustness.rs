@@ -253,3 +253,59 @@ fn a_panic_inside_mcp_eval_still_writes_the_reports_and_is_never_a_pass() {
     assert_eq!(report["checks"][0]["id"], "INTERNAL");
     assert!(report["checks"][0]["message"].as_str().unwrap_or_default().contains("panic"), "{report}");
 }
+
+#[test]
+fn a_server_that_fails_every_request_passes_nothing_that_was_not_exercised() {
+    // Every request gets -32603. The only rules such a server can show it keeps are the ones
+    // its error responses and its HTTP layer are evidence for; every other check must be a
+    // failure or `not_applicable`, never a pass on no evidence (issue 7 §6).
+    let server = DemoServer::start(&["chaos-error-everything"]);
+    let run = run_bounded(&["--server-url", &server.url], QUICK);
+    assert_eq!(run.code, 1, "{}", run.report);
+    let evidence_of_errors_or_http = [
+        "M-6",  // error responses echo the request id
+        "M-8",  // no reserved error codes in them
+        "M-10", // their shape is valid
+        "H-14", // JSON bodies with a JSON content type
+        "H-18", // GET/DELETE get 405 (HTTP layer)
+        "H-21", // a foreign Origin gets 403 (HTTP layer)
+        "H-22", // a notification gets 202 (HTTP layer)
+        "H-24", // a batch is rejected with -32600
+        "H-26", // a foreign Host gets 421 while an ordinary request gets 200
+        "E-7",  // an invalid envelope gets -32600
+        "E-8",  // an unparsable body gets -32700
+    ];
+    let passing: Vec<String> = run.report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|check| check["status"] == "pass")
+        .map(|check| format!("{}: {}", check["id"].as_str().unwrap_or(""), check["message"].as_str().unwrap_or("")))
+        .collect();
+    let vacuous: Vec<&String> = passing
+        .iter()
+        .filter(|line| !evidence_of_errors_or_http.iter().any(|id| line.starts_with(&format!("{id}: "))))
+        .collect();
+    assert!(vacuous.is_empty(), "passed without evidence: {vacuous:#?}");
+}
+
+#[test]
+fn a_stdio_server_that_fails_every_request_passes_nothing_that_was_not_exercised() {
+    let run = run_bounded(&["--server-cmd", &demo_stdio_command(&["chaos-error-everything"])], QUICK);
+    assert_eq!(run.code, 1, "{}", run.report);
+    let evidence_of_errors_or_framing = [
+        "M-6", "M-8", "M-10", // the error responses themselves
+        "X-1",  // every stdout line was a JSON-RPC message
+        "X-2",  // none of them was a request
+        "X-4",  // the process exited when stdin closed
+    ];
+    let vacuous: Vec<String> = run.report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|check| check["status"] == "pass")
+        .filter(|check| !evidence_of_errors_or_framing.contains(&check["id"].as_str().unwrap_or("")))
+        .map(|check| format!("{}: {}", check["id"].as_str().unwrap_or(""), check["message"].as_str().unwrap_or("")))
+        .collect();
+    assert!(vacuous.is_empty(), "passed without evidence: {vacuous:#?}");
+}

@@ -270,7 +270,10 @@ pub(crate) async fn request_meta(ctx: &Context) -> Vec<Finding> {
             let mut answered = 0;
             let mut wrong = Vec::new();
             for (sent, exchange) in shapes.iter().zip(&exchanges) {
-                let Some(response) = &exchange.response else { continue };
+                // M-11 is about results; ids of error responses are M-6's (graded passively).
+                let Some(response) = exchange.response.as_ref().filter(|_| exchange.result().is_some()) else {
+                    continue;
+                };
                 answered += 1;
                 match response.get("id") {
                     Some(got) if got == sent => {}
@@ -287,7 +290,7 @@ pub(crate) async fn request_meta(ctx: &Context) -> Vec<Finding> {
                     format!("ids must come back with the same value and the same JSON type: {}", wrong.join("; ")),
                 )
             } else if answered == 0 {
-                Finding::not_applicable("M-11", "no answer to the id-shape probes")
+                Finding::not_applicable("M-11", "no result to the id-shape probes (see M-6 for the ids of errors)")
             } else {
                 Finding::kept(
                     "M-11",

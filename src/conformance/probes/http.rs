@@ -43,11 +43,20 @@ fn header_reject(id: &'static str, what: &str, exchange: &Exchange) -> Finding {
     reject_finding(id, what, exchange, HEADER_MISMATCH, Some(400))
 }
 
+/// The header probes call a made-up tool: a result, or the handler's `-32602` for the unknown
+/// tool, shows the request got past the header checks. Any other error (say, `-32603` from a
+/// server that fails everything) shows nothing either way: no evidence, no pass.
 fn header_accept(id: &'static str, what: &str, exchange: &Exchange) -> Finding {
-    if accepted(exchange) {
+    let dispatched = exchange.result().is_some() || exchange.error_code() == Some(crate::mcp::jsonrpc::INVALID_PARAMS);
+    if !accepted(exchange) {
+        Finding::broken(id, format!("{what} must be accepted; got {}", exchange.describe()))
+    } else if dispatched {
         Finding::kept(id, format!("{what}: accepted ({})", exchange.describe()))
     } else {
-        Finding::broken(id, format!("{what} must be accepted; got {}", exchange.describe()))
+        Finding::not_applicable(
+            id,
+            format!("{what}: the answer ({}) shows neither acceptance nor refusal of the header", exchange.describe()),
+        )
     }
     .with(exchange)
 }
@@ -506,7 +515,15 @@ async fn endpoint(ctx: &Context) -> Vec<Finding> {
             // H-26 (info): a loopback server refuses a foreign Host.
             let loopback = crate::mcp::raw::split_url(ctx.modern_url().unwrap_or_default().as_str())
                 .is_some_and(|parts| parts.host == "127.0.0.1" || parts.host == "localhost" || parts.host == "::1");
-            if loopback {
+            // A server that refuses every request refuses a foreign Host too: no evidence.
+            let serves = ctx.era == crate::mcp::era::Era::Legacy
+                || ctx.discover.status.is_some_and(|status| (200..300).contains(&status));
+            if loopback && !serves {
+                findings.push(Finding::not_applicable(
+                    "H-26",
+                    "the server refused the ordinary `server/discover` too: a refused foreign `Host` shows nothing",
+                ));
+            } else if loopback {
                 let exchange =
                     client.send(modern("server/discover", json!({})).set("Host", "evil.example.com").raw()).await;
                 let status = exchange.status.unwrap_or(0);

@@ -10,6 +10,8 @@ use crate::conformance::schema::{self, Severity};
 pub(crate) fn walks(ctx: &Context) -> Vec<Finding> {
     let all = [&ctx.tools, &ctx.prompts, &ctx.resources, &ctx.templates];
     let walked: Vec<&ListWalk> = all.into_iter().filter(|walk| walk.first.is_some()).collect();
+    // Only walks that read every page are evidence for the pagination rules.
+    let complete: Vec<&ListWalk> = walked.iter().copied().filter(|walk| walk.ok()).collect();
     let mut findings = Vec::new();
     // C-4 (modern): the same cacheScope on every page.
     let mut c4 = Vec::new();
@@ -27,24 +29,24 @@ pub(crate) fn walks(ctx: &Context) -> Vec<Finding> {
     } else if multi_page {
         Finding::kept("C-4", "every page of each paginated list carries the same cacheScope")
     } else {
-        Finding::kept("C-4", "every list fits on one page; its cacheScope is trivially consistent")
+        // One page per list: nothing to compare, so no evidence either way.
+        Finding::not_applicable("C-4", "no list has more than one page: there is no second page to compare")
     });
     // P-2: pagination shape.
     let problems: Vec<String> = walked
         .iter()
         .flat_map(|walk| walk.problems.iter().filter(|problem| !problem.contains("failed")).cloned())
         .collect();
-    let pages: usize = walked.iter().map(|walk| walk.pages).sum();
-    findings.push(if problems.is_empty() {
+    let pages: usize = complete.iter().map(|walk| walk.pages).sum();
+    findings.push(if !problems.is_empty() {
+        Finding::broken("P-2", problems.join("; "))
+    } else if complete.is_empty() {
+        Finding::not_applicable("P-2", "no list could be walked to its end (see P-1 and the list errors)")
+    } else {
         Finding::kept(
             "P-2",
-            format!(
-                "{} lists walked over {pages} pages; every nextCursor was a string and every walk ended",
-                walked.len()
-            ),
+            format!("{} list(s) walked to the end over {pages} page(s); every nextCursor was a string", complete.len()),
         )
-    } else {
-        Finding::broken("P-2", problems.join("; "))
     });
     // P-6: listed entries are well-formed.
     let mut p6 = Vec::new();

@@ -111,7 +111,9 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     let notifications: Vec<&Value> =
         exchange.messages.iter().filter(|message| jsonrpc::is_notification(message)).collect();
     let untagged = notifications.iter().filter(|message| !tagged(message)).count();
-    findings.push(if untagged == 0 {
+    findings.push(if notifications.is_empty() {
+        Finding::not_applicable("S-2", "the listen stream carried no notifications to check")
+    } else if untagged == 0 {
         Finding::kept(
             "S-2",
             format!("all {} notifications on the stream carry the subscription id", notifications.len()),
