@@ -124,7 +124,9 @@ pub fn main() -> i32 {
 /// `mcp-eval run`: resolve, evaluate, print; returns the exit status.
 pub async fn run(args: RunArgs) -> ExitStatus {
     let request = settings::Request { flags: args.settings, action: ActionFlags::default(), demo: args.demo };
-    let settings = match settings::resolve(&request, FrontEnd::Cli, &|_| None) {
+    // The CLI reads no `INPUT_*`/`GITHUB_*` variables (resolve ignores them for it); the lookup
+    // serves the variables `--server-env NAME` passes through to a stdio server.
+    let settings = match settings::resolve(&request, FrontEnd::Cli, &|name| std::env::var(name).ok()) {
         Ok(settings) => settings,
         Err(problems) => {
             for problem in problems {

@@ -38,8 +38,9 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
     };
     let request = settings::Request { flags: args.settings, action: args.action, demo: false };
     // Mask first: nothing below may print a secret before the runner knows it.
-    for secret in settings::raw_secrets(&request, lookup) {
-        for line in workflow::add_mask(&secret) {
+    let masked = settings::raw_secrets(&request, lookup);
+    for secret in &masked {
+        for line in workflow::add_mask(secret) {
             say(&line);
         }
     }
@@ -48,6 +49,13 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
         Ok(settings) => settings,
         Err(problems) => return input_error(&github, &problems, &say),
     };
+    // Secrets only the config file held (a stdio server's `server.env` values), still before any
+    // other line.
+    for secret in settings.secrets().iter().filter(|secret| !masked.contains(secret)) {
+        for line in workflow::add_mask(secret) {
+            say(&line);
+        }
+    }
     let Some(action) = settings.action.clone() else {
         let missing = settings::Problem {
             source: settings::Source::Default,

@@ -63,7 +63,7 @@ pub(crate) async fn second_client(ctx: &Context) -> Result<Client, String> {
     match &ctx.target {
         Target::Http(settings) => HttpTransport::new(settings.clone(), ctx.redactor.clone())
             .map(|transport| Client::new(Connection::Http(transport))),
-        Target::Stdio { command, timeout } => StdioTransport::spawn(command, *timeout, ctx.redactor.clone())
+        Target::Stdio { command, env, timeout } => StdioTransport::spawn(command, env, *timeout, ctx.redactor.clone())
             .map(|transport| Client::new(Connection::Stdio(transport)))
             .map_err(|error| error.to_string()),
     }
@@ -112,9 +112,11 @@ pub(crate) async fn run(
             let fresh = match &target {
                 Target::Http(settings) => HttpTransport::new(settings.clone(), redactor.clone())
                     .map(|transport| Client::new(Connection::Http(transport))),
-                Target::Stdio { command, timeout } => StdioTransport::spawn(command, *timeout, redactor.clone())
-                    .map(|transport| Client::new(Connection::Stdio(transport)))
-                    .map_err(|error| error.to_string()),
+                Target::Stdio { command, env, timeout } => {
+                    StdioTransport::spawn(command, env, *timeout, redactor.clone())
+                        .map(|transport| Client::new(Connection::Stdio(transport)))
+                        .map_err(|error| error.to_string())
+                }
             }
             .unwrap_or_else(|_| Client::new(client.connection().clone()));
             let observer = passive.clone();

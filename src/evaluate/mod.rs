@@ -218,7 +218,9 @@ async fn target_of(settings: &Settings, demo_task: &mut Option<DemoTask>) -> Res
     };
     match &settings.server {
         Server::Url(url) => Ok(http(url.clone())),
-        Server::Command(command) => Ok(Target::Stdio { command: command.clone(), timeout: settings.timeout }),
+        Server::Command(command) => {
+            Ok(Target::Stdio { command: command.clone(), env: settings.server_env.clone(), timeout: settings.timeout })
+        }
         Server::Demo => {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|error| {
                 UserError::new(Kind::Environment, "cannot start the demo server on 127.0.0.1").caused_by(error)

@@ -43,10 +43,15 @@ impl Era {
 pub(crate) enum Target {
     /// A Streamable HTTP endpoint.
     Http(HttpSettings),
-    /// A command started through `sh -c`, with the per-request timeout.
+    /// A command started through `sh -c` with a scrubbed environment, with the per-request
+    /// timeout. Every process started for it (the first, a restart, second clients) gets the
+    /// same environment.
     Stdio {
         /// The command line.
         command: String,
+        /// The variables the server gets beyond [`super::stdio::INHERITED_VARS`] (name, value;
+        /// the values may be secrets).
+        env: Vec<(String, String)>,
         /// Per-request timeout.
         timeout: Duration,
     },
@@ -90,7 +95,7 @@ pub(crate) struct Unreachable {
 pub(crate) async fn connect(target: &Target, redactor: Redactor) -> Result<Connected, Unreachable> {
     match target {
         Target::Http(settings) => connect_http(settings, redactor).await,
-        Target::Stdio { command, timeout } => connect_stdio(command, *timeout, redactor).await,
+        Target::Stdio { command, env, timeout } => connect_stdio(command, env, *timeout, redactor).await,
     }
 }
 
@@ -234,9 +239,14 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
     Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: Some(initialize) })
 }
 
-async fn connect_stdio(command: &str, timeout: Duration, redactor: Redactor) -> Result<Connected, Unreachable> {
+async fn connect_stdio(
+    command: &str,
+    env: &[(String, String)],
+    timeout: Duration,
+    redactor: Redactor,
+) -> Result<Connected, Unreachable> {
     let spawn = |redactor: Redactor| {
-        StdioTransport::spawn(command, timeout, redactor).map_err(|error| Unreachable {
+        StdioTransport::spawn(command, env, timeout, redactor).map_err(|error| Unreachable {
             reason: format!("cannot start `{command}`: {error}"),
             evidence: Vec::new(),
             stderr_tail: None,

@@ -2,12 +2,18 @@
 //! single lines of JSON on stdin/stdout, stderr is captured (bounded) for the report, and the
 //! whole group is ended when we are done: close stdin, wait, SIGTERM, then SIGKILL.
 //!
+//! The server under test never inherits our environment: it starts with a cleared environment
+//! plus the variables of [`INHERITED_VARS`] that are set here and the variables the caller gives
+//! (the user's `--server-env`). Our own secrets (tokens, model API keys, the Action's inputs and
+//! `ACTIONS_*` variables) stay with us.
+//!
 //! A reader task routes every stdout line: responses to the waiting request by id,
 //! notifications to the request they belong to (progress token, subscription id, or the only
 //! request in flight), and everything that breaks the framing (non-JSON lines, server-sent
 //! requests) to [`StdoutViolations`], which the checks read.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::ffi::OsString;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -29,6 +35,15 @@ const STDERR_TAIL_BYTES: usize = 8 * 1024;
 const STDERR_SETTLE: Duration = Duration::from_millis(500);
 /// How many framing violations we keep as examples.
 const MAX_EXAMPLES: usize = 5;
+
+/// The variables a stdio server inherits from our environment, when they are set; every other
+/// variable is cleared. They let a shell and an interpreter find programs (`PATH`), a home
+/// directory and user (`HOME`, `USER`, `LOGNAME`, `SHELL`), a locale (`LANG`, `LC_ALL`,
+/// `LC_CTYPE`), a time zone (`TZ`), a temporary directory (`TMPDIR`) and a terminal type
+/// (`TERM`); none of them carries a secret. Anything else the server needs is passed
+/// explicitly (the `env` of [`StdioTransport::spawn`]).
+pub(crate) const INHERITED_VARS: [&str; 11] =
+    ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM"];
 
 /// What the server wrote on stdout that is not a valid MCP message stream.
 #[derive(Debug, Default, Clone)]
@@ -98,12 +113,24 @@ impl std::fmt::Debug for StdioTransport {
 }
 
 impl StdioTransport {
-    /// Starts `command` through `sh -c` in a new process group. Fails only when the process
-    /// cannot be spawned at all (no shell), which the caller reports as "cannot be started".
-    pub(crate) fn spawn(command: &str, timeout: Duration, redactor: Redactor) -> std::io::Result<Arc<Self>> {
+    /// Starts `command` through `sh -c` in a new process group, with a scrubbed environment:
+    /// the variables of [`INHERITED_VARS`] that are set in ours, then `env` (name, value), which
+    /// wins over them. Fails only when the process cannot be spawned at all (no shell), which
+    /// the caller reports as "cannot be started".
+    pub(crate) fn spawn(
+        command: &str,
+        env: &[(String, String)],
+        timeout: Duration,
+        redactor: Redactor,
+    ) -> std::io::Result<Arc<Self>> {
+        let inherited =
+            INHERITED_VARS.iter().filter_map(|name| std::env::var_os(name).map(|value| (OsString::from(name), value)));
+        let given = env.iter().map(|(name, value)| (OsString::from(name), OsString::from(value)));
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(command)
+            .env_clear()
+            .envs(inherited.chain(given))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -527,6 +554,45 @@ fn route_line(line: &[u8], pending: &PendingMap, sent: &SentIds, violations: &Ar
         let mut violations = crate::mcp::sync::lock(violations);
         if violations.unattributed.len() < MAX_EXAMPLES {
             violations.unattributed.push(message);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The server sees the allow-list and what it is given, nothing else of our environment.
+    #[tokio::test]
+    async fn the_server_starts_with_a_scrubbed_environment() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let dump = dir.path().join("env.txt");
+        // Some variable of ours outside the allow-list (the test harness always has a few).
+        let ours: Option<String> = std::env::vars()
+            .map(|(name, _)| name)
+            .find(|name| !INHERITED_VARS.contains(&name.as_str()) && name != "FOO" && name != "PATH_EXTRA");
+        let command = format!("env > '{}'", dump.display());
+        let env = [("FOO".to_owned(), "bar baz".to_owned()), ("PATH_EXTRA".to_owned(), String::new())];
+        let transport =
+            StdioTransport::spawn(&command, &env, Duration::from_secs(5), Redactor::default()).expect("spawn");
+        assert!(transport.close_stdin_and_wait(Duration::from_secs(5)).await, "the shell exits");
+        transport.shutdown().await;
+        let seen = std::fs::read_to_string(&dump).expect("the env dump");
+        let names: Vec<&str> = seen.lines().filter_map(|line| line.split_once('=').map(|(name, _)| name)).collect();
+        assert!(seen.lines().any(|line| line == "FOO=bar baz"), "{seen}");
+        assert!(seen.lines().any(|line| line == "PATH_EXTRA="), "{seen}");
+        if std::env::var_os("PATH").is_some() {
+            assert!(names.contains(&"PATH"), "{seen}");
+        }
+        if let Some(ours) = ours {
+            assert!(!names.contains(&ours.as_str()), "{ours} was inherited: {seen}");
+        }
+        for name in names {
+            // What the shell itself sets (PWD, SHLVL, `_`) may be there too.
+            assert!(
+                INHERITED_VARS.contains(&name) || ["FOO", "PATH_EXTRA", "PWD", "OLDPWD", "SHLVL", "_"].contains(&name),
+                "{name} was inherited: {seen}"
+            );
         }
     }
 }

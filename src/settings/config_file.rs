@@ -3,14 +3,17 @@
 //!
 //! One struct holds every section; a later issue adds a section by adding a field here and a
 //! resolver in [`super`], without new parsing code. Sections:
-//! - `server: {url, command}`, `layers`, `timeout_seconds`, `report_dir`, `junit_path`,
+//! - `server: {url, command, env}`, `layers`, `timeout_seconds`, `report_dir`, `junit_path`,
 //!   `require_era`, `golden_set`: the same settings as the flags and Action inputs, at the
-//!   lowest precedence (flags > inputs/environment > this file > defaults);
+//!   lowest precedence (flags > inputs/environment > this file > defaults); `server.env` is a
+//!   list of `NAME=VALUE` or `NAME` strings (a stdio server's environment, `--server-env`);
 //! - `safe_tools: [{name, arguments}]`: tools that are safe to call (layer 0);
 //! - `gate: {fail_on}`: when the run fails;
 //! - `providers`, `models`: read by layers 1–3 (accepted and reported as not used by this version).
 //!
-//! Header values (secrets) have no place in the file: they come from flags or inputs only.
+//! Header values (secrets) have no place in the file: they come from flags or inputs only. A
+//! secret for a stdio server is best passed through by name (`server.env: [API_KEY]`) rather
+//! than written here as a value.
 
 use std::path::{Path, PathBuf};
 
@@ -69,6 +72,9 @@ pub(crate) struct ServerSection {
     /// A stdio server's start command.
     #[serde(default)]
     pub command: Option<Located<Value>>,
+    /// A stdio server's environment: `NAME=VALUE` or `NAME` (passed through) entries.
+    #[serde(default)]
+    pub env: Option<Vec<Located<String>>>,
 }
 
 /// One entry of `safe_tools:`.
@@ -126,7 +132,7 @@ enum Shape {
 /// Every key of the file and the shape of its value; the structural pass checks the file
 /// against it and reports every unknown key and wrong shape at once.
 const SCHEMA: &[(&str, Shape)] = &[
-    ("server", Shape::Mapping(&["url", "command"])),
+    ("server", Shape::Mapping(&["url", "command", "env"])),
     ("layers", Shape::Scalar),
     ("timeout_seconds", Shape::Scalar),
     ("report_dir", Shape::Scalar),
@@ -138,6 +144,10 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("providers", Shape::Any),
     ("models", Shape::Any),
 ];
+
+/// Keys below a top-level mapping whose value must be a list of strings: `(section, key)`. The
+/// structural pass checks them like [`SCHEMA`], so a wrong shape is named with its position.
+const STRING_LISTS: &[(&str, &str)] = &[("server", "env")];
 
 /// Reads and parses the file.
 ///
@@ -266,6 +276,28 @@ fn check_shape(
                     UNKNOWN_KEY.into(),
                     unknown_hint(child, keys),
                 );
+            }
+            for (_, child) in STRING_LISTS.iter().filter(|(section, _)| *section == key) {
+                let hint = || format!("write `{child}:` then one `  - NAME=VALUE` or `  - NAME` per line");
+                match map.get(*child) {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Array(items)) => {
+                        for (index, item) in items.iter().enumerate().filter(|(_, item)| !item.is_string()) {
+                            report(
+                                locate(text, &[key, child]),
+                                format!("{key}.{child}[{index}]"),
+                                format!("expected a string, found {}", kind(item)),
+                                format!("quote it: `- \"NAME=VALUE\"`; {}", hint()),
+                            );
+                        }
+                    }
+                    Some(other) => report(
+                        locate(text, &[key, child]),
+                        format!("{key}.{child}"),
+                        format!("expected a list of strings, found {}", kind(other)),
+                        hint(),
+                    ),
+                }
             }
         }
         (Shape::Mapping(keys), other) => report(
@@ -482,6 +514,24 @@ mod tests {
             !problems[0].message.starts_with("error:") && !problems[0].message.contains("line 2 column"),
             "{problems:?}"
         );
+    }
+
+    #[test]
+    fn server_env_is_a_list_of_strings_with_positions() {
+        let file = ok(parse(Path::new("c.yaml"), "server:\n  command: srv\n  env:\n    - FOO=bar\n    - KEEP\n"));
+        let env = file.server.and_then(|server| server.env).expect("env");
+        let entries: Vec<(&str, u64)> =
+            env.iter().map(|entry| (entry.value.as_str(), entry.referenced.line())).collect();
+        assert_eq!(entries, [("FOO=bar", 4), ("KEEP", 5)]);
+
+        let problems = parse(Path::new("c.yaml"), "server:\n  command: srv\n  env: FOO=bar\n").1;
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert_eq!((problems[0].field.as_deref(), problems[0].position), (Some("server.env"), Some((3, 3))));
+        assert!(problems[0].message.contains("expected a list of strings, found a string"), "{problems:?}");
+
+        let problems = parse(Path::new("c.yaml"), "server:\n  command: srv\n  env: [FOO=bar, 5, {a: b}]\n").1;
+        let fields: Vec<&str> = problems.iter().filter_map(|problem| problem.field.as_deref()).collect();
+        assert_eq!(fields, ["server.env[1]", "server.env[2]"], "{problems:#?}");
     }
 
     #[test]

@@ -13,6 +13,9 @@ pub(crate) const INPUT_SERVER_URL: &str = "server-url";
 pub(crate) const INPUT_SERVER_COMMAND: &str = "server-command";
 /// Input `server-headers`: one `Name: value` per line; values are secrets.
 pub(crate) const INPUT_SERVER_HEADERS: &str = "server-headers";
+/// Input `server-env`: a stdio server's environment, one `NAME=VALUE` (the value is a secret) or
+/// `NAME` (our variable passed through) per line.
+pub(crate) const INPUT_SERVER_ENV: &str = "server-env";
 /// Input `layers`: `auto` (the trigger logic decides) or an explicit list such as `0,1`.
 pub(crate) const INPUT_LAYERS: &str = "layers";
 /// Input `eval-label`: the pull request label that asks for every layer.
@@ -40,10 +43,11 @@ pub(crate) const INPUT_REQUIRE_ERA: &str = "require-era";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 15] = [
+pub(crate) const ALL_INPUTS: [&str; 16] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
+    INPUT_SERVER_ENV,
     INPUT_LAYERS,
     INPUT_EVAL_LABEL,
     INPUT_GOLDEN_SET,

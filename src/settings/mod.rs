@@ -6,7 +6,8 @@
 //! name and variable, or `file:line:col` and the field).
 //!
 //! Code map: [`env_vars`] names every environment variable read, [`config_file`] parses the YAML
-//! file with positions, [`secrets`] parses header lines and finds the secret parts of a URL.
+//! file with positions, [`secrets`] parses header lines and a stdio server's `NAME[=VALUE]`
+//! environment entries and finds the secret parts of a URL.
 
 pub(crate) mod config_file;
 pub(crate) mod env_vars;
@@ -67,6 +68,9 @@ pub struct SettingsArgs {
     /// Extra HTTP headers, one 'Name: value' per line; values are secrets [Action input: server-headers]
     #[arg(long, value_name = "LINES")]
     pub server_headers: Option<String>,
+    /// Environment variable for a stdio server (repeatable): NAME=VALUE sets it (the value is a secret), NAME passes ours through when set; the server inherits nothing else but PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR and TERM [Action input: server-env; config: server.env]
+    #[arg(long = "server-env", value_name = "NAME[=VALUE]")]
+    pub server_env: Vec<String>,
     /// Layers: `0`, `0,1`, `0-3`, `all` or `auto` (decided from the event) [Action input: layers; config: layers]
     #[arg(long, value_name = "LIST")]
     pub layers: Option<String>,
@@ -242,7 +246,8 @@ impl Problem {
 pub(crate) enum Server {
     /// A Streamable HTTP endpoint.
     Url(String),
-    /// A stdio server's start command, run through `sh -c`.
+    /// A stdio server's start command, run through `sh -c` with a scrubbed environment
+    /// ([`Settings::server_env`]).
     Command(String),
     /// The embedded demo server, started on loopback for this run.
     Demo,
@@ -327,6 +332,10 @@ pub(crate) struct Settings {
     pub server: Server,
     /// Extra HTTP headers (values are secrets).
     pub headers: Vec<(String, String)>,
+    /// The variables a stdio server gets beyond the few it inherits
+    /// ([`crate::mcp::stdio::INHERITED_VARS`]): name and value, pass-through entries already
+    /// looked up (values are secrets). Empty for an HTTP server.
+    pub server_env: Vec<(String, String)>,
     /// The layers asked for.
     pub layers: LayersInput,
     /// Per-request timeout.
@@ -352,9 +361,11 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
-    /// Every secret value: header values, the token and the secret parts of the URL.
+    /// Every secret value: header values, the values of the stdio server's environment, the
+    /// token and the secret parts of the URL.
     pub(crate) fn secrets(&self) -> Vec<String> {
         let mut secrets: Vec<String> = self.headers.iter().map(|(_, value)| value.clone()).collect();
+        secrets.extend(self.server_env.iter().map(|(_, value)| value.clone()));
         if let Some(action) = &self.action {
             secrets.extend(action.token.clone());
         }
@@ -376,7 +387,9 @@ impl Settings {
 }
 
 /// Secret values found in the raw request before validation, so a front end can mask them
-/// (the Action's `::add-mask::`) before anything is printed, even when a header line is malformed.
+/// (the Action's `::add-mask::`) before anything is printed, even when a header line or a
+/// `server-env` entry is malformed. Values that only the config file gives are not read here:
+/// the front end masks [`Settings::secrets`] too, once resolved.
 pub(crate) fn raw_secrets(request: &Request, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let sources = Sources::new(request, FrontEnd::Action, lookup, None);
     let mut secrets = Vec::new();
@@ -392,6 +405,15 @@ pub(crate) fn raw_secrets(request: &Request, lookup: &dyn Fn(&str) -> Option<Str
         if !value.is_empty() {
             secrets.push(value.to_owned());
         }
+    }
+    for (_, entry) in sources.server_env_entries() {
+        let value = match entry.split_once('=') {
+            Some((_, value)) => Some(value.to_owned()),
+            // A name passes our value through; a malformed entry may be a value given by mistake.
+            None if secrets::valid_env_name(&entry) => lookup(&entry),
+            None => Some(entry),
+        };
+        secrets.extend(value.filter(|value| !value.is_empty()));
     }
     secrets
 }
@@ -418,7 +440,9 @@ pub(crate) fn github_context(request: &Request, lookup: &dyn Fn(&str) -> Option<
 }
 
 /// Resolves the settings of `front_end` from the request's flags, the environment seen through
-/// `lookup` (Action inputs and `GITHUB_*`; not read by the CLI) and the config file.
+/// `lookup` (Action inputs and `GITHUB_*`, read by the Action only; and, for every front end,
+/// the variables a `server-env` entry `NAME` passes through to a stdio server) and the config
+/// file.
 ///
 /// # Errors
 /// Every problem found, each naming its source and the fix (exit status 2).
@@ -559,6 +583,32 @@ pub(crate) fn resolve(
         ));
     }
 
+    // The stdio server's environment: `NAME=VALUE` sets, `NAME` passes ours through (if set).
+    let mut notices = Vec::new();
+    let env_entries = sources.server_env_entries();
+    let mut server_env = Vec::new();
+    for (source, entry) in &env_entries {
+        match secrets::parse_env_entry(entry) {
+            Ok(secrets::EnvEntry::Set(name, value)) => server_env.push((name, value)),
+            Ok(secrets::EnvEntry::PassThrough(name)) => match lookup(&name) {
+                Some(value) => server_env.push((name, value)),
+                None => notices.push(format!("{source}: `{name}` is not set in mcp-eval's environment, so the server does not get it")),
+            },
+            Err(problem) => problems.push(Problem::new(
+                source,
+                problem.to_string(),
+                "write NAME=VALUE to set a variable or NAME to pass ours through; a NAME is letters, digits and `_`, not starting with a digit",
+            )),
+        }
+    }
+    if !env_entries.is_empty() && matches!(server, Some(Server::Url(_) | Server::Demo)) {
+        problems.push(Problem::new(
+            &env_entries[0].0,
+            "environment variables apply to a stdio server (a command) only",
+            "give an HTTP server its credentials in headers (--header, input `server-headers`)",
+        ));
+    }
+
     // Layers.
     let layers = match sources.pick(
         &request.flags.layers,
@@ -684,7 +734,6 @@ pub(crate) fn resolve(
 
     // Safe tools and the sections later layers read.
     let mut safe_tools = Vec::new();
-    let mut notices = Vec::new();
     if let Some(golden) = &golden_set {
         notices.push(format!(
             "the golden set `{}` is read by layer 1, which this version does not run; it was not used",
@@ -775,6 +824,7 @@ pub(crate) fn resolve(
         Some(server) if problems.is_empty() => Ok(Settings {
             server,
             headers,
+            server_env,
             layers,
             timeout,
             out_dir: in_workspace(&out_dir_label),
@@ -928,6 +978,38 @@ impl<'a> Sources<'a> {
             .map(|value| value.trim().to_owned())
             .filter(|value| !value.is_empty())
             .map(|value| (Source::Env(var.to_owned()), value))
+    }
+
+    /// `server-env` entries: every `--server-env` flag, else the input's lines, else the config
+    /// file's `server.env` list (one precedence, like every other setting).
+    fn server_env_entries(&self) -> Vec<(Source, String)> {
+        let flags: Vec<(Source, String)> = self
+            .request
+            .flags
+            .server_env
+            .iter()
+            .filter(|entry| !entry.trim().is_empty())
+            .map(|entry| (Source::Flag("--server-env".into()), entry.clone()))
+            .collect();
+        if !flags.is_empty() {
+            return flags;
+        }
+        if let Some((source, text)) = self.input(env_vars::INPUT_SERVER_ENV) {
+            return text
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty())
+                .map(|line| (source.clone(), line.to_owned()))
+                .collect();
+        }
+        let Some((path, file)) = self.file else { return Vec::new() };
+        let entries = file.server.as_ref().and_then(|server| server.env.as_ref());
+        entries
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(index, entry)| (file_source(path, entry, &format!("server.env[{index}]")), entry.value.clone()))
+            .collect()
     }
 
     /// Header lines from `--header` (repeatable) and `--server-headers` (lines), else the input.

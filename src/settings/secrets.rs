@@ -1,6 +1,7 @@
-//! Secret-bearing input: `Name: value` header lines (every value is a secret) and the secret
-//! parts of a server URL (a `user:password@` password, query values). Everything here is used
-//! to redact: no secret may reach a log, report, JUnit file or comment.
+//! Secret-bearing input: `Name: value` header lines (every value is a secret), `NAME[=VALUE]`
+//! entries of a stdio server's environment (every value is a secret) and the secret parts of a
+//! server URL (a `user:password@` password, query values). Everything here is used to redact:
+//! no secret may reach a log, report, JUnit file or comment.
 
 /// Why a header line was refused; the value is never part of it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,6 +42,60 @@ pub(crate) fn parse_headers(values: &[String]) -> Result<Vec<(String, String)>, 
             Ok((name.to_owned(), value.to_owned()))
         })
         .collect()
+}
+
+/// One entry of a stdio server's environment (`--server-env`, input `server-env`, config
+/// `server.env`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum EnvEntry {
+    /// `NAME`: our own variable of that name, passed through when it is set.
+    PassThrough(String),
+    /// `NAME=VALUE`: the variable set to this value (a secret).
+    Set(String, String),
+}
+
+/// Why a `NAME[=VALUE]` entry was refused; the value is never part of it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{shown}`: {detail}")]
+pub(crate) struct EnvProblem {
+    /// The entry as given, with the value hidden: `NAME=***`, or `***` for an entry without
+    /// `=` that is not a name (it may be a value given by mistake).
+    pub shown: String,
+    /// What is wrong.
+    pub detail: String,
+}
+
+/// True for a portable environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
+pub(crate) fn valid_env_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|first| first.is_ascii_alphabetic() || first == b'_')
+        && bytes.all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
+}
+
+/// Parses one `NAME=VALUE` (set) or `NAME` (pass through) entry. The value is everything after
+/// the first `=`, as given (it may be empty).
+///
+/// # Errors
+/// A name that is not `[A-Za-z_][A-Za-z0-9_]*`, or a value holding a NUL byte (no environment
+/// can carry it).
+pub(crate) fn parse_env_entry(raw: &str) -> Result<EnvEntry, EnvProblem> {
+    const NAME_RULE: &str = "a name is letters, digits and `_`, and does not start with a digit";
+    match raw.split_once('=') {
+        None if valid_env_name(raw) => Ok(EnvEntry::PassThrough(raw.to_owned())),
+        None => Err(EnvProblem {
+            shown: "***".into(),
+            detail: format!("not a variable name ({NAME_RULE}); the entry is hidden in case it is a value"),
+        }),
+        Some(("", _)) => Err(EnvProblem { shown: "=***".into(), detail: "no variable name before the `=`".into() }),
+        Some((name, _)) if !valid_env_name(name) => Err(EnvProblem {
+            shown: format!("{name}=***"),
+            detail: format!("`{name}` is not a variable name ({NAME_RULE})"),
+        }),
+        Some((name, value)) if value.contains('\0') => {
+            Err(EnvProblem { shown: format!("{name}=***"), detail: "the value holds a NUL byte".into() })
+        }
+        Some((name, value)) => Ok(EnvEntry::Set(name.to_owned(), value.to_owned())),
+    }
 }
 
 /// The secret parts of a URL: the password of `user:password@` (or the whole userinfo when it
@@ -139,6 +194,31 @@ mod tests {
     #[test]
     fn text_that_is_not_a_url_is_still_redacted() {
         assert_eq!(url_without_secrets("http://a:s3cret@[bad/mcp"), "http://a:***@[bad/mcp");
+    }
+
+    #[test]
+    fn env_entries_set_or_pass_through_and_names_are_validated() {
+        assert_eq!(parse_env_entry("FOO=bar=baz"), Ok(EnvEntry::Set("FOO".into(), "bar=baz".into())));
+        assert_eq!(parse_env_entry("_x1="), Ok(EnvEntry::Set("_x1".into(), String::new())));
+        assert_eq!(parse_env_entry("KEEP"), Ok(EnvEntry::PassThrough("KEEP".into())));
+        for name in ["A", "_", "a_B_9", "GITHUB_TOKEN"] {
+            assert!(valid_env_name(name), "{name}");
+        }
+        for name in ["", "9A", "MY-VAR", "A B", "INPUT_GITHUB-TOKEN", "É", "A.B", "A\0"] {
+            assert!(!valid_env_name(name), "{name:?}");
+        }
+        for (raw, shown) in [("1X=v", "1X=***"), ("=v", "=***"), ("MY-VAR", "***"), ("X=a\0b", "X=***")] {
+            let problem = parse_env_entry(raw).expect_err(raw);
+            assert_eq!(problem.shown, shown, "{raw:?}: {problem}");
+        }
+    }
+
+    #[test]
+    fn env_values_never_appear_in_errors() {
+        for raw in ["BAD-NAME=s3cret-v", "api key s3cret-v", "X=s3cret-v\0", "=s3cret-v"] {
+            let error = parse_env_entry(raw).expect_err(raw).to_string();
+            assert!(!error.contains("s3cret-v"), "{error}");
+        }
     }
 
     #[test]

@@ -284,3 +284,138 @@ fn a_broken_config_file_is_not_also_reported_as_no_server() {
     assert_eq!(problems.len(), 1, "{}", rendered(&problems));
     assert!(rendered(&problems).contains("c.yaml:1:1: server: expected a mapping, found a string"));
 }
+
+fn cli_with_env(flags: SettingsArgs, vars: &[(&str, &str)]) -> Result<Settings, Vec<Problem>> {
+    let vars = env(vars);
+    resolve(&Request { flags, ..Request::default() }, FrontEnd::Cli, &|name| vars.get(name).cloned())
+}
+
+#[test]
+fn server_env_sets_passes_through_and_follows_the_precedence() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("c.yaml");
+    std::fs::write(&config, "server:\n  command: srv\n  env: [FROM_FILE=f1le-value, KEEP]\n").expect("write");
+    let config = config.display().to_string();
+    let ours = [("KEEP", "kept-value"), ("INPUT_SERVER-ENV", "FROM_INPUT=input-value\n\n  KEEP  \nUNSET_HERE\n")];
+
+    // The file alone (the CLI reads no input, but passes `KEEP` through from its environment).
+    let settings =
+        cli_with_env(SettingsArgs { config: Some(config.clone()), ..SettingsArgs::default() }, &ours).expect("valid");
+    assert_eq!(
+        settings.server_env,
+        [("FROM_FILE".to_owned(), "f1le-value".to_owned()), ("KEEP".to_owned(), "kept-value".to_owned())]
+    );
+
+    // The input wins over the file; an unset pass-through is a notice, not an error.
+    let request = Request {
+        flags: SettingsArgs { config: Some(config.clone()), ..SettingsArgs::default() },
+        ..Request::default()
+    };
+    let settings = action(&ours, request).expect("valid");
+    assert_eq!(
+        settings.server_env,
+        [("FROM_INPUT".to_owned(), "input-value".to_owned()), ("KEEP".to_owned(), "kept-value".to_owned())]
+    );
+    assert!(
+        settings.notices.iter().any(|notice| notice
+            == "input `server-env` (INPUT_SERVER-ENV): `UNSET_HERE` is not set in mcp-eval's environment, so the server does not get it"),
+        "{:?}",
+        settings.notices
+    );
+
+    // Flags win over the input (and the file).
+    let request = Request {
+        flags: SettingsArgs {
+            config: Some(config),
+            server_env: vec!["FROM_FLAG=flag-value".into(), "EMPTY=".into()],
+            ..SettingsArgs::default()
+        },
+        ..Request::default()
+    };
+    let settings = action(&ours, request).expect("valid");
+    assert_eq!(
+        settings.server_env,
+        [("FROM_FLAG".to_owned(), "flag-value".to_owned()), ("EMPTY".to_owned(), String::new())]
+    );
+}
+
+#[test]
+fn server_env_values_are_secrets_and_masked_before_validation() {
+    let settings = cli_with_env(
+        SettingsArgs {
+            server_command: Some("srv".into()),
+            server_env: vec!["API_KEY=canary-set-1".into(), "PASSED".into()],
+            ..SettingsArgs::default()
+        },
+        &[("PASSED", "canary-passed-2")],
+    )
+    .expect("valid");
+    assert_eq!(settings.secrets(), ["canary-set-1", "canary-passed-2"]);
+
+    let vars = env(&[
+        ("INPUT_SERVER-ENV", "API_KEY=canary-set-1\nPASSED\nBAD-NAME=canary-bad-3\nnot a name canary-4"),
+        ("PASSED", "canary-passed-2"),
+    ]);
+    let secrets = raw_secrets(&Request::default(), &|name| vars.get(name).cloned());
+    for secret in ["canary-set-1", "canary-passed-2", "canary-bad-3", "not a name canary-4"] {
+        assert!(secrets.contains(&secret.to_owned()), "{secret} missing in {secrets:?}");
+    }
+    assert!(!secrets.contains(&"PASSED".to_owned()), "a name is not a secret: {secrets:?}");
+}
+
+#[test]
+fn bad_server_env_entries_are_all_reported_with_their_source_and_no_value() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("c.yaml");
+    std::fs::write(&config, "server:\n  command: srv\n  env:\n    - OK=1\n    - 9LIVES=s3cret-file\n").expect("write");
+    let problems = cli(SettingsArgs { config: Some(config.display().to_string()), ..SettingsArgs::default() })
+        .expect_err("invalid");
+    let all = rendered(&problems);
+    assert!(all.contains("c.yaml:5:7: server.env[1]: `9LIVES=***`: `9LIVES` is not a variable name"), "{all}");
+    assert!(all.contains("hint: write NAME=VALUE"), "{all}");
+
+    let problems = action(
+        &[
+            ("INPUT_SERVER-COMMAND", "srv"),
+            ("INPUT_SERVER-ENV", "MY-VAR=s3cret-in\n=s3cret-in\nmy token s3cret-in\nGOOD=x"),
+            ("INPUT_TIMEOUT-SECONDS", "-1"),
+        ],
+        Request::default(),
+    )
+    .expect_err("invalid");
+    let all = rendered(&problems);
+    assert_eq!(problems.len(), 4, "three entries and the timeout, at once: {all}");
+    assert!(all.contains("input `server-env` (INPUT_SERVER-ENV): `MY-VAR=***`"), "{all}");
+    assert!(all.contains("`=***`: no variable name"), "{all}");
+    assert!(all.contains("`***`: not a variable name"), "{all}");
+    assert!(!all.contains("s3cret"), "{all}");
+}
+
+#[test]
+fn server_env_for_an_http_server_is_refused_like_headers_for_a_command() {
+    let problems = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        server_env: vec!["FOO=bar".into()],
+        ..SettingsArgs::default()
+    })
+    .expect_err("env for http");
+    assert!(
+        rendered(&problems).contains("--server-env: environment variables apply to a stdio server (a command) only"),
+        "{}",
+        rendered(&problems)
+    );
+    let problems = resolve(
+        &Request {
+            flags: SettingsArgs { server_env: vec!["KEEP".into()], ..SettingsArgs::default() },
+            demo: true,
+            ..Request::default()
+        },
+        FrontEnd::Cli,
+        &|_| None,
+    )
+    .expect_err("env for the demo");
+    assert!(rendered(&problems).contains("apply to a stdio server"), "{}", rendered(&problems));
+    let problems = action(&[("INPUT_SERVER-URL", "http://h/mcp"), ("INPUT_SERVER-ENV", "FOO=bar")], Request::default())
+        .expect_err("env for http");
+    assert!(rendered(&problems).contains("input `server-env`"), "{}", rendered(&problems));
+}

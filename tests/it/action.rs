@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::support::{DemoServer, binary, repo_root};
+use crate::support::{DemoServer, binary, env_dumping_stdio_command, env_dumps, repo_root};
 
 const OWNER_REPO: &str = "octo/mcp-server";
 const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
@@ -23,10 +23,11 @@ const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
 const PAGE_SIZE: usize = 2;
 
 /// Every input of action.yml, set to the empty string as the runner does for inputs not given.
-const ALL_INPUTS: [&str; 15] = [
+const ALL_INPUTS: [&str; 16] = [
     "SERVER-URL",
     "SERVER-COMMAND",
     "SERVER-HEADERS",
+    "SERVER-ENV",
     "LAYERS",
     "EVAL-LABEL",
     "GOLDEN-SET",
@@ -320,6 +321,18 @@ fn run_action(
     api_url: &str,
     inputs: &[(&str, &str)],
 ) -> ActionRun {
+    run_action_with_env(workspace, event_name, event_file, api_url, inputs, &[])
+}
+
+/// [`run_action`] with more variables in the step's environment (e.g. from the step's `env`).
+fn run_action_with_env(
+    workspace: &Path,
+    event_name: &str,
+    event_file: &str,
+    api_url: &str,
+    inputs: &[(&str, &str)],
+    vars: &[(&str, &str)],
+) -> ActionRun {
     std::fs::create_dir_all(workspace).expect("workspace");
     let mut command = Command::new(binary());
     command.arg("action").env_clear().current_dir(workspace).stdin(Stdio::null());
@@ -332,6 +345,7 @@ fn run_action(
     for (name, value) in inputs {
         command.env(format!("INPUT_{name}"), value);
     }
+    command.envs(vars.iter().copied());
     command
         .env("GITHUB_EVENT_NAME", event_name)
         .env("GITHUB_EVENT_PATH", event(event_file))
@@ -753,6 +767,69 @@ fn a_canary_secret_appears_nowhere_but_in_the_mask_command() {
         .rposition(|line| line.starts_with("::add-mask::"))
         .expect("mask lines");
     assert!(last_mask < first_other);
+}
+
+#[test]
+fn the_stdio_server_gets_server_env_and_none_of_the_steps_secrets() {
+    let token_canary = "canary-tok-2f9c71e0";
+    let set_canary = "canary-set-6d03b5a8";
+    let passed_canary = "canary-pass-91e4c27b";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dumps = tempfile::tempdir().expect("temp dir");
+    let server_env = format!("API_KEY={set_canary}\nPASSED");
+    let run = run_action_with_env(
+        dir.path(),
+        "push",
+        "push.json",
+        "http://127.0.0.1:9",
+        &[
+            ("SERVER-COMMAND", &env_dumping_stdio_command(dumps.path())),
+            ("SERVER-ENV", &server_env),
+            ("GITHUB-TOKEN", token_canary),
+            ("COMMENT", "false"),
+        ],
+        &[("GITHUB_TOKEN", token_canary), ("ACTIONS_RUNTIME_TOKEN", token_canary), ("PASSED", passed_canary)],
+    );
+    assert_eq!(run.code(), 0, "{}\n{}", run.stdout(), run.stderr());
+    let seen = env_dumps(dumps.path());
+    assert!(!seen.is_empty(), "the server command ran");
+    for env in &seen {
+        assert!(!env.contains(token_canary), "the token reached the server: {env}");
+        assert!(!env.contains("INPUT_"), "an input reached the server: {env}");
+        assert!(env.lines().any(|line| line == format!("API_KEY={set_canary}")), "{env}");
+        assert!(env.lines().any(|line| line == format!("PASSED={passed_canary}")), "{env}");
+    }
+    let stdout = run.stdout();
+    for canary in [set_canary, passed_canary] {
+        assert!(stdout.lines().any(|line| line == format!("::add-mask::{canary}")), "{canary} is masked");
+        for line in stdout.lines().filter(|line| !line.starts_with("::add-mask::")) {
+            assert!(!line.contains(canary), "leak in the log: {line}");
+        }
+        for file in
+            ["github_output.txt", "step_summary.md", "mcp-eval-report/report.json", "mcp-eval-report/summary.md"]
+        {
+            assert!(!run.file(file).contains(canary), "leak in {file}");
+        }
+    }
+
+    // A value only the config file holds is masked too, before any other line.
+    let file_canary = "canary-file-0b7d5e93";
+    let workspace = dir.path().join("from-file");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let command = env_dumping_stdio_command(dumps.path()).replace('\'', "''");
+    std::fs::write(
+        workspace.join("mcp-eval.yaml"),
+        format!("server:\n  command: '{command}'\n  env: [FILE_KEY={file_canary}]\n"),
+    )
+    .expect("config");
+    let run = run_action(&workspace, "push", "push.json", "http://127.0.0.1:9", &[("CONFIG", "mcp-eval.yaml")]);
+    assert_eq!(run.code(), 0, "{}\n{}", run.stdout(), run.stderr());
+    assert!(env_dumps(dumps.path()).iter().any(|env| env.contains(&format!("FILE_KEY={file_canary}"))));
+    let stdout = run.stdout();
+    let mask = stdout.lines().position(|line| line == format!("::add-mask::{file_canary}")).expect("masked");
+    let first_other = stdout.lines().position(|line| !line.starts_with("::add-mask::")).expect("log lines");
+    assert!(mask < first_other, "{stdout}");
+    assert!(!run.file("mcp-eval-report/report.json").contains(file_canary));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The command line: the demo evaluation, exit statuses, input errors, reports on every path,
 //! and secrets kept out of everything written.
 
-use crate::support::{DemoServer, demo_stdio_command, run};
+use crate::support::{DemoServer, demo_stdio_command, env_dumping_stdio_command, env_dumps, run, run_with_env};
 
 #[test]
 fn the_demo_evaluation_passes_and_writes_three_reports() {
@@ -196,4 +196,63 @@ fn a_closed_stderr_does_not_stop_the_run_or_the_reports() {
         .expect("run mcp-eval");
     assert_eq!(output.status.code(), Some(0));
     assert!(dir.path().join("report.json").exists(), "the reports are written");
+}
+
+#[test]
+fn the_stdio_server_never_sees_our_secrets_and_gets_what_server_env_gives() {
+    let dumps = tempfile::tempdir().expect("temp dir");
+    let canaries = [
+        ("GITHUB_TOKEN", "canary-gh-3c1d9e"),
+        ("OPENAI_API_KEY", "canary-oa-7a2f04"),
+        ("INPUT_GITHUB-TOKEN", "canary-in-5b8e13"),
+        ("ACTIONS_RUNTIME_TOKEN", "canary-ac-91d6f2"),
+    ];
+    let mut vars = canaries.to_vec();
+    vars.push(("KEEP", "kept-value-e4a7"));
+    let run = run_with_env(
+        &[
+            "--server-cmd",
+            &env_dumping_stdio_command(dumps.path()),
+            "--server-env",
+            "FOO=bar-value-0c5d",
+            "--server-env",
+            "KEEP",
+            "--json",
+        ],
+        &vars,
+    );
+    assert_eq!(run.code(), 0, "{}\n{}", run.stderr(), run.file("summary.md"));
+    assert_eq!(run.report()["counts"]["fail"], 0, "{}", run.file("summary.md"));
+    let seen = env_dumps(dumps.path());
+    // Every process started for the run (the first and the second clients of the stdio probes)
+    // saw the same.
+    assert!(seen.len() >= 2, "the first process and the second clients: {} dumps", seen.len());
+    for env in &seen {
+        for (name, canary) in canaries {
+            assert!(!env.contains(canary), "{name} reached the server: {env}");
+        }
+        let lines: Vec<&str> = env.lines().collect();
+        assert!(lines.iter().any(|line| line.starts_with("PATH=")), "PATH is passed: {env}");
+        assert!(lines.contains(&"FOO=bar-value-0c5d"), "--server-env FOO=bar: {env}");
+        assert!(lines.contains(&"KEEP=kept-value-e4a7"), "--server-env KEEP: {env}");
+    }
+    // Values given to the server are secrets.
+    let everything = run.everything();
+    assert!(!everything.contains("bar-value-0c5d") && !everything.contains("kept-value-e4a7"), "a value leaked");
+}
+
+#[test]
+fn server_env_with_a_server_url_is_an_input_error() {
+    let run = run(&["--server-url", "http://127.0.0.1:9/mcp", "--server-env", "FOO=bar"]);
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    assert!(run.stderr().contains("--server-env: environment variables apply to a stdio server"), "{}", run.stderr());
+}
+
+#[test]
+fn a_bad_server_env_name_is_an_input_error_that_hides_the_value() {
+    let run = run(&["--server-cmd", "true", "--server-env", "MY-KEY=s3cret-v4lue", "--server-env", "2X"]);
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    assert!(run.stderr().contains("--server-env: `MY-KEY=***`: `MY-KEY` is not a variable name"), "{}", run.stderr());
+    assert!(run.stderr().contains("--server-env: `***`: not a variable name"), "{}", run.stderr());
+    assert!(!run.stderr().contains("s3cret-v4lue"), "{}", run.stderr());
 }

@@ -74,12 +74,18 @@ impl Run {
 
 /// Runs `mcp-eval run ARGS --out <temp dir>`.
 pub(crate) fn run(args: &[&str]) -> Run {
+    run_with_env(args, &[])
+}
+
+/// Runs `mcp-eval run ARGS --out <temp dir>` with these variables added to its environment.
+pub(crate) fn run_with_env(args: &[&str], vars: &[(&str, &str)]) -> Run {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().to_str().expect("utf-8 path").to_owned();
     let output = Command::new(binary())
         .arg("run")
         .args(args)
         .args(["--out", &out, "--quiet"])
+        .envs(vars.iter().copied())
         .stdin(Stdio::null())
         .output()
         .expect("run mcp-eval");
@@ -130,6 +136,24 @@ pub(crate) fn demo_stdio_command(faults: &[&str]) -> String {
         command.push_str(&format!(" --fault {fault}"));
     }
     command
+}
+
+/// A stdio server command that writes the environment it was started with to a new file in
+/// `dir` (one per process: `env.<pid>`), then becomes the demo server.
+pub(crate) fn env_dumping_stdio_command(dir: &Path) -> String {
+    format!("env > '{}/env.'$$; exec {}", dir.display(), demo_stdio_command(&[]))
+}
+
+/// The environments the processes of [`env_dumping_stdio_command`] saw, one text per process.
+pub(crate) fn env_dumps(dir: &Path) -> Vec<String> {
+    let mut dumps: Vec<String> = std::fs::read_dir(dir)
+        .expect("the dump directory")
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("env."))
+        .map(|entry| std::fs::read_to_string(entry.path()).expect("an env dump"))
+        .collect();
+    dumps.sort();
+    dumps
 }
 
 /// The repository root.
