@@ -39,6 +39,13 @@ fn accepted(exchange: &Exchange) -> bool {
         && exchange.response.is_some()
 }
 
+/// True for the answer a 2025-era Streamable HTTP server gives a request it cannot place (no
+/// session): HTTP 400 or 404 with a JSON-RPC error of the older revisions (`-32600`, `-32000`,
+/// `-32001`), not one of 2026-07-28's codes.
+fn legacy_answer(exchange: &Exchange) -> bool {
+    matches!(exchange.status, Some(400 | 404)) && matches!(exchange.error_code(), Some(-32600 | -32000 | -32001))
+}
+
 fn header_reject(id: &'static str, what: &str, exchange: &Exchange) -> Finding {
     reject_finding(id, what, exchange, HEADER_MISMATCH, Some(400))
 }
@@ -83,6 +90,25 @@ async fn version_and_method(ctx: &Context) -> Vec<Finding> {
                 Finding::kept(
                     "H-2",
                     "without the header the server treated the request as 2025-03-26 (allowed: MAY), so `server/discover` is unknown",
+                )
+            } else if ctx.era == crate::mcp::era::Era::Modern && legacy_answer(&exchange) {
+                // A modern server that still serves pre-2025-06-18 clients (a dual-era server)
+                // MAY take a header-less request as 2025-03-26, and then answers it as a
+                // 2025-era server does (a session is missing): information, not a failure. A
+                // legacy-only server's answer stays on its migration list.
+                let listed: Vec<&String> =
+                    ctx.supported_versions.iter().filter(|version| version.as_str() < "2025-06-18").collect();
+                let why = if listed.is_empty() {
+                    String::new()
+                } else {
+                    format!("; it lists {listed:?} in supportedVersions")
+                };
+                Finding::kept(
+                    "H-2",
+                    format!(
+                        "without the header the server answered as a 2025-era server would ({}): it treated the request as 2025-03-26, which a server serving older clients MAY do{why}",
+                        exchange.describe()
+                    ),
                 )
             } else {
                 Finding::broken(
