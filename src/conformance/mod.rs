@@ -45,7 +45,7 @@ pub(crate) struct Options {
 }
 
 /// The outcome of a layer-0 run: the server section and one check per requirement.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Outcome0 {
     /// What is known about the server.
     pub server: ServerSection,

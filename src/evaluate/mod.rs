@@ -84,6 +84,9 @@ pub(crate) async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn F
     events(&RunEvent::Connecting { target: server.target.clone(), transport: server.transport.clone() });
 
     let options = Options { safe_tools: settings.safe_tools.clone(), require_modern: settings.require_modern };
+    // Layer 0's outcome as soon as it is graded, so a signal during the session's shutdown (a
+    // stdio server can take seconds to exit) keeps every check instead of losing them all.
+    let finished: std::sync::Mutex<Option<conformance::Outcome0>> = std::sync::Mutex::new(None);
     let work = async {
         events(&RunEvent::LayerStarted { layer: 0 });
         // The session is owned here and lent to each layer in turn; dropping this future (on a
@@ -93,6 +96,7 @@ pub(crate) async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn F
             panic!("{PANIC_FOR_TESTS_VAR} is set");
         }
         let layer0 = Box::pin(conformance::run(&connected, target.clone(), redactor.clone(), &options, events)).await;
+        *crate::mcp::sync::lock(&finished) = Some(layer0.clone());
         connected.shutdown().await;
         Ok::<_, era::Unreachable>(layer0)
     };
@@ -131,8 +135,20 @@ pub(crate) async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn F
             }
         },
         signal = signals::interrupt_signal() => {
-            let detail = format!("interrupted by {} after {} ms; checks still running were abandoned", signal.name(), started.elapsed().as_millis());
-            (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Interrupted, Some(detail), server, Vec::new()), Some(signal))
+            match crate::mcp::sync::lock(&finished).take() {
+                // Every check had finished; only the server's shutdown was cut short.
+                Some(outcome) => {
+                    let label = std::mem::take(&mut server.target);
+                    server = outcome.server;
+                    server.target = label;
+                    let detail = format!("interrupted by {} after {} ms, while the server was being shut down; every check had finished", signal.name(), started.elapsed().as_millis());
+                    (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Interrupted, Some(detail), server, outcome.checks), Some(signal))
+                }
+                None => {
+                    let detail = format!("interrupted by {} after {} ms; checks still running were abandoned", signal.name(), started.elapsed().as_millis());
+                    (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Interrupted, Some(detail), server, Vec::new()), Some(signal))
+                }
+            }
         }
     };
     drop(demo_task);

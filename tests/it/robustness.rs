@@ -309,3 +309,43 @@ fn a_stdio_server_that_fails_every_request_passes_nothing_that_was_not_exercised
         .collect();
     assert!(vacuous.is_empty(), "passed without evidence: {vacuous:#?}");
 }
+
+#[test]
+fn a_signal_while_the_server_shuts_down_keeps_every_finished_check() {
+    // The server ignores stdin EOF (x-4) and SIGTERM, so ending it takes the whole shutdown
+    // grace; SIGTERM to mcp-eval arrives in that window, after every check was graded.
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = format!("sh -c \"trap '' TERM; exec {}\"", demo_stdio_command(&["x-4"]).replace('\'', ""));
+    let mut child = Command::new(binary())
+        .args(["run", "--server-cmd", &server, "--out"])
+        .arg(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mcp-eval");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap_or_default();
+        let done = line.contains("layer 0: done") || line.contains("probes: done");
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    // "probes: done" comes before grading; give grading a moment, then signal.
+    std::thread::sleep(Duration::from_millis(200));
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("run kill");
+    assert!(killed.success());
+    let _rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(143), "{seen:?}");
+    let report = check_reports(dir.path());
+    assert_eq!(report["outcome"], "interrupted");
+    let checks = report["checks"].as_array().map_or(0, Vec::len);
+    assert!(checks > 50, "the finished checks are kept: {checks} checks; {}", report["outcome_detail"]);
+    assert!(report["outcome_detail"].as_str().unwrap_or_default().contains("every check had finished"));
+}
