@@ -150,7 +150,7 @@ pub(crate) fn verdict(outcome: RunOutcome, checks: &[crate::report::model::Check
     let failed = checks.iter().any(|check| check.status == Status::Fail);
     let internal = checks.iter().any(|check| check.id == INTERNAL_CHECK_ID);
     match outcome {
-        RunOutcome::Unreachable => Verdict::Error,
+        RunOutcome::Unreachable | RunOutcome::NeedsCredentials => Verdict::Error,
         _ if internal => Verdict::Error,
         _ if failed => Verdict::Fail,
         RunOutcome::Interrupted => Verdict::Error,
@@ -173,7 +173,7 @@ pub(crate) fn decide(report: &RunReport, input: GateInput) -> Decision {
         (RunResult::Fail, _) => ExitStatus::VerdictFailed,
         (RunResult::Error, _) => ExitStatus::Passed,
     };
-    if report.outcome == RunOutcome::Unreachable {
+    if matches!(report.outcome, RunOutcome::Unreachable | RunOutcome::NeedsCredentials) {
         exit = exit.max(ExitStatus::Unreachable);
     }
     if input.reports_failed || report.checks.iter().any(|check| check.id == INTERNAL_CHECK_ID) {
@@ -283,6 +283,8 @@ mod tests {
     fn an_unreachable_server_is_an_error_with_status_3_whatever_fail_on_says() {
         for fail_on in [FailOn::Must, FailOn::Should, FailOn::Never] {
             let decision = decide_on(RunOutcome::Unreachable, &[Status::Error], GateInput { fail_on, ..MUST });
+            assert_eq!(decision.exit, ExitStatus::Unreachable);
+            let decision = decide_on(RunOutcome::NeedsCredentials, &[Status::Pass], GateInput { fail_on, ..MUST });
             assert_eq!(
                 (decision.verdict, decision.result, decision.exit),
                 (Verdict::Error, RunResult::Error, ExitStatus::Unreachable)

@@ -430,6 +430,31 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool) -> Vec<Che
         .collect()
 }
 
+/// The checks of a server that refuses every request without credentials, when none were
+/// given: the authorization rows graded without any ([`probes::auth::without_credentials`]),
+/// every other row `not_applicable` until credentials are given. `None` for a stdio target.
+pub(crate) async fn needs_credentials(target: &Target, redactor: Redactor) -> Option<Vec<CheckResult>> {
+    let Target::Http(settings) = target else { return None };
+    let transport = HttpTransport::new(settings.clone(), redactor).ok()?;
+    let client = Client::new(Connection::Http(transport));
+    let started = Instant::now();
+    let mut findings = probes::auth::without_credentials(&client, &settings.url).await;
+    let graded: Vec<&str> = findings.iter().map(|finding| finding.id).collect::<Vec<_>>();
+    let blocked: Vec<Finding> = REQUIREMENTS
+        .iter()
+        .filter(|requirement| !graded.contains(&requirement.id))
+        .map(|requirement| {
+            Finding::not_applicable(
+                requirement.id,
+                "the server requires credentials: pass --header 'Authorization: …' (input `server-headers`) to run this check",
+            )
+        })
+        .collect();
+    findings.extend(blocked);
+    let duration = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Some(grade_all(&[(findings, duration)], Era::Modern, true))
+}
+
 /// Why a requirement produced no finding.
 fn not_exercised(id: &str) -> &'static str {
     match id {

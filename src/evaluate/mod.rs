@@ -128,6 +128,11 @@ pub(crate) async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn F
                 }
                 (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Completed, None, server, checks), None)
             }
+            Ok(Err(unreachable)) if unreachable.needs_credentials => {
+                // Refused without credentials: grade what needs none (the authorization rows).
+                let checks = conformance::needs_credentials(&target, redactor.clone()).await.unwrap_or_default();
+                (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::NeedsCredentials, Some(unreachable.reason), server, checks), None)
+            }
             Ok(Err(unreachable)) => {
                 server.stderr_tail = unreachable.stderr_tail.clone();
                 let evidence = unreachable.evidence.iter().map(|(label, text)| Evidence { label: label.clone(), text: text.clone() }).collect();

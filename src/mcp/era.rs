@@ -89,6 +89,8 @@ pub(crate) struct Unreachable {
     pub evidence: Vec<(String, String)>,
     /// stderr of a stdio server, when any.
     pub stderr_tail: Option<String>,
+    /// True when the server answered, but refused the request without credentials (HTTP 401).
+    pub needs_credentials: bool,
 }
 
 /// Connects and decides the era.
@@ -141,6 +143,7 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
         reason,
         evidence: Vec::new(),
         stderr_tail: None,
+        needs_credentials: false,
     })?;
     let client = Client::new(Connection::Http(transport.clone()));
     let discover = client.request("server/discover", json!({})).await;
@@ -150,20 +153,32 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
                 reason: format!("the server at `{}` did not answer: {failure}", settings.url),
                 evidence: vec![("request".into(), discover.request_excerpt.clone())],
                 stderr_tail: None,
+                needs_credentials: false,
             });
         }
     }
     if matches!(discover.status, Some(401)) {
-        return Err(Unreachable {
-            reason: format!(
-                "the server at `{}` requires authorization (HTTP 401); pass credentials with --header 'Authorization: Bearer …'",
+        let gave_credentials =
+            settings.extra_headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+        let reason = if gave_credentials {
+            format!(
+                "the server at `{}` refused the credentials given (HTTP 401): check the token passed with --header 'Authorization: …' (input `server-headers`)",
                 settings.url
-            ),
+            )
+        } else {
+            format!(
+                "the server at `{}` requires credentials (HTTP 401 without them): the authorization rows were graded without any; pass --header 'Authorization: Bearer …' (input `server-headers`) to run the rest",
+                settings.url
+            )
+        };
+        return Err(Unreachable {
+            reason,
             evidence: vec![
                 ("request".into(), discover.request_excerpt.clone()),
                 ("response".into(), discover.body_excerpt.clone()),
             ],
             stderr_tail: None,
+            needs_credentials: !gave_credentials,
         });
     }
     if discover_succeeded(&discover) {
@@ -227,6 +242,7 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
                 ("response".into(), discover.body_excerpt.clone()),
             ],
             stderr_tail: None,
+            needs_credentials: false,
         });
     }
     // The server answers HTTP, and something like JSON-RPC, but neither way works: grade it as a
@@ -250,6 +266,7 @@ async fn connect_stdio(
             reason: format!("cannot start `{command}`: {error}"),
             evidence: Vec::new(),
             stderr_tail: None,
+            needs_credentials: false,
         })
     };
     let transport = spawn(redactor.clone())?;
@@ -303,6 +320,7 @@ async fn connect_stdio(
             ),
             evidence: vec![("request".into(), initialize.request_excerpt.clone())],
             stderr_tail: (!stderr_tail.is_empty()).then_some(stderr_tail),
+            needs_credentials: false,
         });
     }
     let evidence = format!(

@@ -120,6 +120,9 @@ fn outcome_case(report: &RunReport, classname_root: &str) -> Option<TestCase> {
         RunOutcome::Completed => return None,
         RunOutcome::Unreachable => ("the server could not be reached or started", "unreachable"),
         RunOutcome::Interrupted => ("the run was interrupted; later checks did not run", "interrupted"),
+        RunOutcome::NeedsCredentials => {
+            ("the server requires credentials; only the authorization rows could be graded", "needs_credentials")
+        }
     };
     let message = match &report.outcome_detail {
         Some(detail) => format!("{what}: {detail}"),

@@ -106,6 +106,7 @@ fn write_header(report: &RunReport, out: &mut String) {
     let counts = report.counts();
     let title = match (report.outcome, report.verdict()) {
         (RunOutcome::Unreachable, _) => "⚠️ error: server unreachable".to_owned(),
+        (RunOutcome::NeedsCredentials, _) => "⚠️ error: the server requires credentials".to_owned(),
         (RunOutcome::Interrupted, Verdict::Fail) => {
             format!("⚠️ interrupted, {} failed so far", plural(counts.fail, "check"))
         }
@@ -189,6 +190,9 @@ fn write_header(report: &RunReport, out: &mut String) {
     if report.outcome != RunOutcome::Completed {
         let what = match report.outcome {
             RunOutcome::Unreachable => "The server could not be reached or started; no check ran.",
+            RunOutcome::NeedsCredentials => {
+                "The server refuses every request without credentials: the authorization rows were graded without any; pass `--header 'Authorization: …'` (input `server-headers`) to run the rest."
+            }
             _ => "The run was interrupted; the checks below are those finished before it.",
         };
         let _ = writeln!(out, "\n> **{what}**");

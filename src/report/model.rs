@@ -120,6 +120,9 @@ pub enum RunOutcome {
     Unreachable,
     /// SIGINT or SIGTERM arrived; the report holds the checks finished before it.
     Interrupted,
+    /// The server refuses every request without credentials: the authorization rows were graded
+    /// without any, every other check is `not_applicable` until credentials are given.
+    NeedsCredentials,
 }
 
 /// Counts of checks by status.
@@ -193,6 +196,7 @@ impl RunOutcome {
             RunOutcome::Completed => "completed",
             RunOutcome::Unreachable => "unreachable",
             RunOutcome::Interrupted => "interrupted",
+            RunOutcome::NeedsCredentials => "needs_credentials",
         }
     }
 }

@@ -122,14 +122,40 @@ fn a_must_failure_exits_1() {
 fn a_server_that_requires_a_token_is_graded_on_authorization_and_the_token_never_leaks() {
     let server = DemoServer::start_with(&["--require-token", "canary-token-5d2c8e1f"]);
     let without = run(&["--server-url", &server.url]);
-    assert_eq!(without.code(), 3, "a 401 without credentials is unreachable: {}", without.stderr());
+    assert_eq!(without.code(), 3, "a 401 without credentials cannot be evaluated: {}", without.stderr());
     assert!(without.stderr().contains("--header"), "{}", without.stderr());
+    // The authorization rows need no credential: they are graded without one; the rest waits.
+    assert_eq!(without.report()["outcome"], "needs_credentials");
+    assert_eq!(without.report()["verdict"], "error");
+    for id in ["A-1", "A-2", "A-3"] {
+        assert_eq!(without.status(id), "pass", "{id}: {}", without.check(id)["message"]);
+    }
+    assert_eq!(without.status("A-4"), "not_applicable");
+    assert_eq!(without.status("D-1"), "not_applicable");
+    assert!(without.check("D-1")["message"].as_str().unwrap_or_default().contains("requires credentials"));
+    let wrong = run(&["--server-url", &server.url, "--header", "Authorization: Bearer not-the-token-77"]);
+    assert_eq!(wrong.code(), 3, "{}", wrong.stderr());
+    assert!(wrong.stderr().contains("refused the credentials given"), "{}", wrong.stderr());
     let with = run(&["--server-url", &server.url, "--header", "Authorization: Bearer canary-token-5d2c8e1f"]);
     assert_eq!(with.code(), 0, "{}", with.file("summary.md"));
     for id in ["A-1", "A-2", "A-3", "A-4"] {
         assert_eq!(with.status(id), "pass", "{id}: {}", with.check(id)["message"]);
     }
     assert!(!with.everything().contains("canary-token-5d2c8e1f"), "the token leaked");
+}
+
+#[test]
+fn a_bare_401_without_metadata_warns_on_a1_and_needs_credentials() {
+    // A server behind a static API key: 401 with no WWW-Authenticate metadata and nothing at
+    // the well-known paths. Legal, but not MCP's OAuth profile: A-1 warns.
+    let server = DemoServer::start(&["a-1"]);
+    let run = run(&["--server-url", &server.url]);
+    assert_eq!(run.code(), 3, "{}", run.stderr());
+    assert_eq!(run.report()["outcome"], "needs_credentials");
+    assert_eq!(run.status("A-1"), "warn", "{}", run.check("A-1")["message"]);
+    assert!(run.check("A-1")["message"].as_str().unwrap_or_default().contains("static API key"));
+    assert_eq!(run.status("A-3"), "pass");
+    assert_eq!(run.status("A-2"), "not_applicable");
 }
 
 #[test]

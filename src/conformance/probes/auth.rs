@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::modern;
 use crate::conformance::context::Context;
 use crate::conformance::finding::Finding;
-use crate::mcp::client::Connection;
+use crate::mcp::client::{Client, Connection};
 use crate::mcp::exchange::{Body, Exchange, Outgoing};
 
 const IDS: [&str; 4] = ["A-1", "A-2", "A-3", "A-4"];
@@ -85,10 +85,21 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
         .with(&query),
         _ => Finding::kept("A-4", format!("the token in the query string was refused: {}", query.describe())),
     });
+    findings.extend(metadata_findings(client, &endpoint, &anonymous).await);
+    findings
+}
+
+/// A-1 (the protected-resource metadata is discoverable, from `WWW-Authenticate` or a well-known
+/// path on the server's origin) and A-2 (the document is well-formed), from the answer to a
+/// request without credentials. Authorization is optional in MCP and HTTP servers SHOULD follow
+/// its OAuth profile, so a server that demands credentials without advertising metadata (a
+/// static API key is legal) gets A-1 as a warning.
+async fn metadata_findings(client: &Client, endpoint: &str, anonymous: &Exchange) -> Vec<Finding> {
+    let mut findings = Vec::new();
     // the metadata is discoverable, from WWW-Authenticate or a well-known path.
     let advertised = anonymous.header("www-authenticate").and_then(resource_metadata);
-    let origin = origin_of(&endpoint);
-    let path = endpoint.strip_prefix(&origin).unwrap_or("").split('?').next().unwrap_or("").to_owned();
+    let origin = origin_of(endpoint);
+    let path = endpoint.strip_prefix(origin.as_str()).unwrap_or("").split('?').next().unwrap_or("").to_owned();
     let mut candidates = Vec::new();
     if let Some(url) = &advertised {
         candidates.push(url.clone());
@@ -121,11 +132,14 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
         (Some(url), None) if !url.starts_with(&origin) => {
             Finding::kept("A-1", format!("the 401 names protected-resource metadata at {url} (another origin: not fetched)"))
         }
-        _ => Finding::broken(
+        _ => Finding::ambiguous(
             "A-1",
-            format!("no protected-resource metadata: the 401 has no `resource_metadata` and none is served at the well-known paths ({})", tried.join("; ")),
+            format!(
+                "the server demands credentials but advertises no protected-resource metadata (the 401 has no `resource_metadata` and none is served at the well-known paths: {}); legal for a server behind a static API key, but clients following MCP's OAuth profile cannot find how to authorize",
+                tried.join("; ")
+            ),
         )
-        .with(&anonymous),
+        .with(anonymous),
     });
     // the document is well-formed.
     findings.push(match &document {
@@ -154,6 +168,36 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
             }
         }
     });
+    findings
+}
+
+/// A-1..A-4 for a server that refuses every request without credentials when none were given:
+/// A-3 (no credentials and a forged token both get 401), A-1 and A-2 from the refusal, A-4 needs
+/// a real token and is `not_applicable`. `client` sends without an `Authorization` header.
+pub(crate) async fn without_credentials(client: &Client, endpoint: &str) -> Vec<Finding> {
+    let invalid = format!("Bearer mcp-eval-invalid-{:016x}", std::process::id());
+    let (anonymous, forged) = tokio::join!(
+        client.send(modern("server/discover", json!({}))),
+        client.send(modern("server/discover", json!({})).set("Authorization", &invalid)),
+    );
+    let mut findings = vec![match (anonymous.status, forged.status) {
+        (Some(401), Some(401)) => {
+            Finding::kept("A-3", "no credentials and an invalid bearer token both got 401").with(&forged)
+        }
+        (Some(401), _) => {
+            Finding::broken("A-3", format!("an invalid bearer token must get 401; got {}", forged.describe()))
+                .with(&forged)
+        }
+        _ => {
+            Finding::broken("A-3", format!("a request without credentials must get 401; got {}", anonymous.describe()))
+                .with(&anonymous)
+        }
+    }];
+    findings.push(Finding::not_applicable(
+        "A-4",
+        "needs a valid token to test (pass --header 'Authorization: …'): whether it is refused in the query string",
+    ));
+    findings.extend(metadata_findings(client, endpoint, &anonymous).await);
     findings
 }
 
