@@ -60,14 +60,24 @@ pub(crate) fn read_only(tool: &Value) -> bool {
 
 /// Opens a second connection to the same server (stdio: a second process), modern era.
 pub(crate) async fn second_client(ctx: &Context) -> Result<Client, String> {
-    match &ctx.target {
-        Target::Http(settings) => HttpTransport::new(settings.clone(), ctx.redactor.clone())
+    open_second(&ctx.target, &ctx.redactor).await
+}
+
+/// [`second_client`] from the target itself.
+pub(crate) async fn open_second(target: &Target, redactor: &Redactor) -> Result<Client, String> {
+    match target {
+        Target::Http(settings) => HttpTransport::new(settings.clone(), redactor.clone())
             .map(|transport| Client::new(Connection::Http(transport))),
-        Target::Stdio { command, env, timeout } => StdioTransport::spawn(command, env, *timeout, ctx.redactor.clone())
+        Target::Stdio { command, env, timeout } => StdioTransport::spawn(command, env, *timeout, redactor.clone())
             .map(|transport| Client::new(Connection::Stdio(transport)))
             .map_err(|error| error.to_string()),
     }
 }
+
+/// The `not_applicable` reason of a check that a stdio server's framing kept from being
+/// exercised (its probes could read no answer). Reasons of checks blocked by another check's
+/// failure start with `blocked:` and name that check.
+pub(crate) const BLOCKED_BY_FRAMING: &str = "blocked: the server's stdout is not newline-delimited JSON (see X-1)";
 
 impl Context {
     /// The URL of the server under test, over HTTP.
@@ -88,6 +98,9 @@ pub(crate) async fn run(
     options: &Options,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Outcome0 {
+    if connected.framing_blocked {
+        return blocked_by_framing(connected, &target, &redactor, options, events).await;
+    }
     let started = Instant::now();
     let client = connected.client.clone();
     let (era, era_evidence) = (connected.era, connected.evidence.clone());
@@ -274,17 +287,11 @@ pub(crate) async fn run(
     groups.push((passive.findings(), 0));
     events(&RunEvent::ProbesFinished { duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) });
 
-    let mut checks = grade_all(&groups, era, client.is_http());
+    let mut checks = grade_all(&groups, era, client.is_http(), None);
     if era == Era::Legacy {
         checks.push(era_check(options.require_modern, &era_evidence));
     }
-    let stderr_tail = match client.connection() {
-        Connection::Stdio(stdio) => {
-            let tail = stdio.stderr_tail();
-            (!tail.is_empty()).then_some(tail)
-        }
-        Connection::Http(_) => None,
-    };
+    let stderr_tail = stderr_tail(&client);
     // The session is the caller's: stop observing it, end only the connection opened here.
     client.set_observer(None);
     if !Arc::ptr_eq(&client, &modern) {
@@ -299,6 +306,61 @@ pub(crate) async fn run(
         server_info,
         capabilities: Some(capabilities),
         stderr_tail,
+    };
+    Outcome0 { server, checks }
+}
+
+/// The stderr tail of a stdio server, when it wrote anything.
+fn stderr_tail(client: &Client) -> Option<String> {
+    match client.connection() {
+        Connection::Stdio(stdio) => {
+            let tail = stdio.stderr_tail();
+            (!tail.is_empty()).then_some(tail)
+        }
+        Connection::Http(_) => None,
+    }
+}
+
+/// Layer 0 on a stdio server whose stdout is not newline-delimited JSON (spec-notes §7), so that
+/// no probe can read an answer ([`Connected::framing_blocked`]): X-1 fails and names the
+/// framing, X-4 (exit on stdin EOF, which needs no answer) is graded, and every other check is
+/// `not_applicable` with [`BLOCKED_BY_FRAMING`], not a failure of its own rule. Nothing is
+/// sent but the era probes: each request would only wait for its timeout.
+async fn blocked_by_framing(
+    connected: &Connected,
+    target: &Target,
+    redactor: &Redactor,
+    options: &Options,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) -> Outcome0 {
+    let started = Instant::now();
+    let (client, era) = (&connected.client, connected.era);
+    events(&RunEvent::EraDetected { era: era.revision().into(), evidence: connected.evidence.clone() });
+    events(&RunEvent::Notice {
+        text: "the server's stdout is not newline-delimited JSON: no answer can be read, so only X-1 (the framing) and X-4 (exit on stdin EOF) are graded; the other checks are blocked".into(),
+    });
+    events(&RunEvent::ProbesStarted);
+    // What the framing check found; a rule "kept" only because nothing could be read is no pass.
+    let framing: Vec<Finding> = probes::stdio::framing_of(client, era)
+        .into_iter()
+        .filter(|finding| finding.outcome != finding::Outcome::Kept)
+        .collect();
+    let exit = timed(async { vec![probes::stdio::exits_on_eof(target, redactor).await] }).await;
+    let groups = vec![(framing, 0), exit];
+    events(&RunEvent::ProbesFinished { duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) });
+    let mut checks = grade_all(&groups, era, client.is_http(), Some(BLOCKED_BY_FRAMING));
+    if era == Era::Legacy {
+        checks.push(era_check(options.require_modern, &connected.evidence));
+    }
+    let server = ServerSection {
+        transport: client.transport_name().into(),
+        target: String::new(),
+        era: Some(era.revision().into()),
+        era_evidence: Some(connected.evidence.clone()),
+        supported_versions: Vec::new(),
+        server_info: None,
+        capabilities: None,
+        stderr_tail: stderr_tail(client),
     };
     Outcome0 { server, checks }
 }
@@ -361,8 +423,10 @@ fn era_check(require_modern: bool, evidence: &str) -> CheckResult {
     }
 }
 
-/// Grades every requirement from the findings of all groups.
-fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool) -> Vec<CheckResult> {
+/// Grades every requirement from the findings of all groups. A requirement without findings is
+/// `not_applicable`: for the reason `blocked` gives when the run was blocked, otherwise for the
+/// reason [`not_exercised`] gives.
+fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool, blocked: Option<&str>) -> Vec<CheckResult> {
     REQUIREMENTS
         .iter()
         .map(|requirement| {
@@ -384,7 +448,8 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool) -> Vec<Che
             let (outcome, message, evidence, duration_ms) = if let Some(reason) = wrong_transport {
                 (Outcome::NotApplicable, reason.to_owned(), Vec::new(), 0)
             } else if mine.is_empty() {
-                (Outcome::NotApplicable, not_exercised(requirement.id).to_owned(), Vec::new(), 0)
+                let reason = blocked.unwrap_or_else(|| not_exercised(requirement.id));
+                (Outcome::NotApplicable, reason.to_owned(), Vec::new(), 0)
             } else {
                 // The worst finding decides; passing findings are summarised together.
                 mine.sort_by_key(|(finding, _)| std::cmp::Reverse(finding.outcome));
@@ -452,7 +517,7 @@ pub(crate) async fn needs_credentials(target: &Target, redactor: Redactor) -> Op
         .collect();
     findings.extend(blocked);
     let duration = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    Some(grade_all(&[(findings, duration)], Era::Modern, true))
+    Some(grade_all(&[(findings, duration)], Era::Modern, true, None))
 }
 
 /// Why a requirement produced no finding.
@@ -476,10 +541,20 @@ mod tests {
 
     #[test]
     fn every_requirement_gets_a_row_and_unexercised_ones_say_why() {
-        let checks = grade_all(&[], Era::Modern, true);
+        let checks = grade_all(&[], Era::Modern, true, None);
         assert_eq!(checks.len(), REQUIREMENTS.len());
         assert!(checks.iter().all(|check| check.status == Status::NotApplicable && !check.message.is_empty()));
         assert!(row(&checks, "X-1").message.contains("stdio rule"), "wrong transport is named");
+    }
+
+    #[test]
+    fn a_blocked_run_gives_its_reason_to_every_check_without_findings() {
+        let findings = vec![Finding::broken("X-1", "stdout is not newline-delimited JSON")];
+        let checks = grade_all(&[(findings, 0)], Era::Modern, false, Some(BLOCKED_BY_FRAMING));
+        assert_eq!(row(&checks, "X-1").status, Status::Fail);
+        let d1 = row(&checks, "D-1");
+        assert_eq!((d1.status, d1.message.as_str()), (Status::NotApplicable, BLOCKED_BY_FRAMING));
+        assert!(row(&checks, "H-1").message.contains("Streamable HTTP rule"), "the transport's reason comes first");
     }
 
     #[test]
@@ -489,7 +564,7 @@ mod tests {
             Finding::broken("D-1", "the second answer lacked supportedVersions"),
             Finding::ambiguous("M-6", "a SHOULD part"),
         ];
-        let checks = grade_all(&[(findings, 12)], Era::Modern, true);
+        let checks = grade_all(&[(findings, 12)], Era::Modern, true, None);
         let d1 = row(&checks, "D-1");
         assert_eq!(
             (d1.status, d1.message.as_str(), d1.duration_ms),
@@ -502,7 +577,7 @@ mod tests {
     fn a_legacy_server_is_graded_on_era_independent_rows_and_the_rest_is_its_migration_list() {
         let findings =
             vec![Finding::broken("D-1", "server/discover answered -32601"), Finding::broken("M-6", "ids not echoed")];
-        let checks = grade_all(&[(findings, 0)], Era::Legacy, true);
+        let checks = grade_all(&[(findings, 0)], Era::Legacy, true, None);
         let d1 = row(&checks, "D-1");
         assert_eq!((d1.level, d1.status, d1.migration), (Level::Info, Status::NotApplicable, true));
         assert!(d1.message.starts_with("2026-07-28 migration"), "{}", d1.message);

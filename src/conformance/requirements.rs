@@ -2,6 +2,11 @@
 //! (spec-notes §21), with its id, level, title, spec source and where it applies. Reports list
 //! checks in this order, and every id here appears in every report, as a verdict or as
 //! `not_applicable` with the reason.
+//!
+//! Reasons follow one convention where a check could not be exercised because another check's
+//! rule is broken: the reason starts with `blocked:`, says what blocks it and names that check,
+//! e.g. [`super::BLOCKED_BY_FRAMING`] on a stdio server whose stdout is not newline-delimited
+//! JSON (X-1 fails; every check that needs an answer is blocked, docs/report-format.md).
 
 use crate::report::model::Level;
 

@@ -7,8 +7,11 @@
 /// Every fault the demo server supports: `(fault id, the rule it breaks and how)`.
 ///
 /// A fault id is the lowercase checklist id. Each fault breaks that one rule, in the way the
-/// checklist's "how to provoke" probe observes it, and leaves everything else correct. Ids
-/// starting with `chaos-` are robustness fixtures instead: they break the server as a whole.
+/// checklist's "how to provoke" probe observes it, and leaves everything else correct. Where a
+/// rule can be broken in several ways a checker must tell apart, a fault for each further way is
+/// named by the id and a suffix (`x-1-pretty`: X-1 broken by pretty-printed messages); it too
+/// breaks that rule only. Ids starting with `chaos-` are robustness fixtures instead: they break
+/// the server as a whole.
 pub(crate) const FAULTS: &[(&str, &str)] = &[
     // Discovery.
     ("d-1", "server/discover is not implemented: it answers -32601"),
@@ -122,6 +125,13 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
     ("l-3", "test_progress sends progress 1, 2, 2 (not strictly increasing)"),
     // stdio.
     ("x-1", "stdio: a non-JSON line is printed on stdout before each response"),
+    (
+        "x-1-content-length",
+        "stdio: messages are framed LSP-style: `Content-Length: N`, a blank line, then the message with no newline after it",
+    ),
+    ("x-1-pretty", "stdio: messages are pretty-printed over several lines"),
+    ("x-1-concatenated", "stdio: messages are written with no newline after them (back to back)"),
+    ("x-1-bom", "stdio: stdout starts with a UTF-8 byte order mark, as .NET's UTF-8 console writer does"),
     ("x-2", "stdio: a JSON-RPC request (ping) is written to stdout before each response"),
     ("x-3", "stdio: notifications/cancelled is ignored; progress and the result keep coming"),
     ("x-4", "stdio: the server ignores stdin EOF and keeps running"),

@@ -86,7 +86,18 @@ where
 {
     let state = Arc::new(ServerState::new(config));
     let (sender, receiver) = mpsc::unbounded_channel::<String>();
-    let writer_task = tokio::spawn(write_lines(receiver, writer));
+    let framing = if state.fault("x-1-content-length") {
+        Framing::ContentLength
+    } else if state.fault("x-1-pretty") {
+        Framing::Pretty
+    } else if state.fault("x-1-concatenated") {
+        Framing::Concatenated
+    } else if state.fault("x-1-bom") {
+        Framing::Bom
+    } else {
+        Framing::Lines
+    };
+    let writer_task = tokio::spawn(write_lines(receiver, writer, framing));
     let in_flight: Arc<Mutex<HashMap<String, Arc<AtomicBool>>>> = Arc::default();
     let mut requests = JoinSet::new();
     let mut line = Vec::new();
@@ -224,14 +235,49 @@ fn is_error_reply(reply: &Reply) -> bool {
     reply.last().is_some_and(|message| message.get("error").is_some())
 }
 
+/// How messages are written on stdout: newline-delimited JSON, or one of the ways the `x-1-*`
+/// faults break it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// One message per line (spec-notes §7).
+    Lines,
+    /// `x-1-content-length`: `Content-Length: N\r\n\r\n` before each message, no newline after it.
+    ContentLength,
+    /// `x-1-pretty`: each message pretty-printed over several lines.
+    Pretty,
+    /// `x-1-concatenated`: no newline after a message.
+    Concatenated,
+    /// `x-1-bom`: a UTF-8 byte order mark before the first message, then one message per line.
+    Bom,
+}
+
+impl Framing {
+    /// The bytes written for one message; `first` is true for the first thing written.
+    fn frame(self, line: String, first: bool) -> String {
+        match self {
+            Framing::Lines => line + "\n",
+            Framing::ContentLength => format!("Content-Length: {}\r\n\r\n{line}", line.len()),
+            Framing::Pretty => match serde_json::from_str::<Value>(&line) {
+                Ok(message) => serde_json::to_string_pretty(&message).unwrap_or(line) + "\n",
+                Err(_) => line + "\n",
+            },
+            Framing::Concatenated => line,
+            Framing::Bom if first => format!("\u{feff}{line}\n"),
+            Framing::Bom => line + "\n",
+        }
+    }
+}
+
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut receiver: mpsc::UnboundedReceiver<String>,
     mut writer: W,
+    framing: Framing,
 ) -> io::Result<()> {
-    while let Some(mut line) = receiver.recv().await {
-        line.push('\n');
-        writer.write_all(line.as_bytes()).await?;
+    let mut first = true;
+    while let Some(line) = receiver.recv().await {
+        writer.write_all(framing.frame(line, first).as_bytes()).await?;
         writer.flush().await?;
+        first = false;
     }
     Ok(())
 }
@@ -319,5 +365,17 @@ mod tests {
         )
         .await;
         assert_eq!(lines.len(), 1, "{lines:?}");
+    }
+
+    #[test]
+    fn framing_faults_write_each_message_their_way() {
+        let message = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_string();
+        let framed = |framing: Framing, first| framing.frame(message.clone(), first);
+        assert_eq!(framed(Framing::Lines, true), format!("{message}\n"));
+        assert_eq!(framed(Framing::ContentLength, true), format!("Content-Length: 36\r\n\r\n{message}"));
+        assert!(framed(Framing::Pretty, true).lines().count() > 3);
+        assert_eq!(framed(Framing::Concatenated, true), message);
+        assert_eq!(framed(Framing::Bom, true), format!("\u{feff}{message}\n"));
+        assert_eq!(framed(Framing::Bom, false), format!("{message}\n"));
     }
 }

@@ -5,6 +5,13 @@
 //! `-32022`) in the body, means modern; anything else falls back to `initialize`. stdio: the
 //! same probe; an error, silence or an exit means legacy, and a server that exited or stayed
 //! silent is restarted once for the handshake. Only a server that never answers is unreachable.
+//!
+//! stdio servers that answer in another framing than newline-delimited JSON (spec-notes §7:
+//! `Content-Length` headers, pretty-printed or concatenated messages) did answer: they are
+//! neither legacy nor unreachable. The era is read from the misframed answer where it tells
+//! (2026-07-28 otherwise), and the connection is marked [`Connected::framing_blocked`]: X-1
+//! fails and the checks that need an answer are blocked. So is a server that answered neither
+//! probe, is still running and wrote other output on stdout (stdout had bytes, but no message).
 
 use std::time::Duration;
 
@@ -71,6 +78,9 @@ pub(crate) struct Connected {
     pub discover: Exchange,
     /// The `initialize` exchange, when the fallback ran.
     pub initialize: Option<Exchange>,
+    /// stdio: the server answers, but its stdout is not newline-delimited JSON, so no probe can
+    /// read an answer: X-1 grades the framing and the checks that need an answer are blocked.
+    pub framing_blocked: bool,
 }
 
 impl Connected {
@@ -186,14 +196,28 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             Some(status) => format!("`server/discover` answered with a result (HTTP {status}): modern"),
             None => "`server/discover` answered with a result: modern".to_owned(),
         };
-        return Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: None });
+        return Ok(Connected {
+            client: Arc::new(client),
+            era: Era::Modern,
+            evidence,
+            discover,
+            initialize: None,
+            framing_blocked: false,
+        });
     }
     if modern_error(&discover) {
         let evidence = format!(
             "`server/discover` answered with a modern error ({}): modern, although discover itself failed",
             discover.describe()
         );
-        return Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: None });
+        return Ok(Connected {
+            client: Arc::new(client),
+            era: Era::Modern,
+            evidence,
+            discover,
+            initialize: None,
+            framing_blocked: false,
+        });
     }
     // Not modern evidence: try the legacy handshake on the same endpoint.
     let initialize = legacy_handshake(&client).await;
@@ -219,6 +243,7 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             evidence,
             discover,
             initialize: Some(initialize),
+            framing_blocked: false,
         });
     }
     // Nothing came back that resembles JSON-RPC (HTML or plain-text pages, empty bodies): this URL
@@ -252,7 +277,14 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
         discover.describe(),
         initialize.describe()
     );
-    Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: Some(initialize) })
+    Ok(Connected {
+        client: Arc::new(client),
+        era: Era::Modern,
+        evidence,
+        discover,
+        initialize: Some(initialize),
+        framing_blocked: false,
+    })
 }
 
 async fn connect_stdio(
@@ -278,14 +310,32 @@ async fn connect_stdio(
     let discover = client.send(Outgoing::request(jsonrpc::modern_request("server/discover", json!({})))).await;
     if discover_succeeded(&discover) {
         let evidence = "`server/discover` answered with a result over stdio: modern".to_owned();
-        return Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: None });
+        return Ok(Connected {
+            client: Arc::new(client),
+            era: Era::Modern,
+            evidence,
+            discover,
+            initialize: None,
+            framing_blocked: false,
+        });
     }
     if modern_error(&discover) {
         let evidence = format!("`server/discover` answered with a modern error ({}): modern", discover.describe());
-        return Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: None });
+        return Ok(Connected {
+            client: Arc::new(client),
+            era: Era::Modern,
+            evidence,
+            discover,
+            initialize: None,
+            framing_blocked: false,
+        });
+    }
+    if misframed_answer(&discover).is_some() {
+        return Ok(misframed(client, discover).await);
     }
     // Legacy: an error, silence or an exit. A silent or exited server is restarted once.
     let restart = discover.response.is_none();
+    let first = transport.clone();
     let (client, transport) = if restart {
         client.shutdown().await;
         let transport = spawn(redactor)?;
@@ -307,18 +357,68 @@ async fn connect_stdio(
             evidence,
             discover,
             initialize: Some(initialize),
+            framing_blocked: false,
+        });
+    }
+    if let Some(answer) = misframed_answer(&initialize) {
+        // Silent on `server/discover`, but `initialize` answered in another framing.
+        let era = if answer.get("result").is_some() { Era::Legacy } else { Era::Modern };
+        let evidence = format!(
+            "`server/discover` got {}; `initialize` was {}, with {}: {}; see X-1",
+            discover.describe(),
+            initialize.describe().replace("; the answer is not used", ""),
+            as_read(answer).describe(),
+            if era == Era::Legacy { "legacy" } else { "graded as 2026-07-28" }
+        );
+        return Ok(Connected {
+            client: Arc::new(client),
+            era,
+            evidence,
+            discover,
+            initialize: Some(initialize),
+            framing_blocked: true,
         });
     }
     if discover.response.is_none() && initialize.response.is_none() {
-        let stderr_tail = transport.stderr_tail_settled().await;
-        client.shutdown().await;
-        return Err(Unreachable {
-            reason: format!(
-                "the stdio server `{command}` never answered: `server/discover`: {}; `initialize`: {}",
+        let stdout = transport.violations();
+        if stdout.other_output() && transport.exit_reason().is_none() {
+            // stdout had bytes, but no message: the server is running and writes something
+            // else than newline-delimited JSON (X-1), not nothing.
+            let evidence = format!(
+                "neither `server/discover` ({}) nor `initialize` ({}) got an answer, but the running server wrote output on stdout that is not newline-delimited JSON: graded as 2026-07-28; see X-1",
                 discover.describe(),
                 initialize.describe()
-            ),
-            evidence: vec![("request".into(), initialize.request_excerpt.clone())],
+            );
+            return Ok(Connected {
+                client: Arc::new(client),
+                era: Era::Modern,
+                evidence,
+                discover,
+                initialize: Some(initialize),
+                framing_blocked: true,
+            });
+        }
+        let stderr_tail = transport.stderr_tail_settled().await;
+        client.shutdown().await;
+        let mut evidence = vec![("request".into(), initialize.request_excerpt.clone())];
+        let mut reason = format!(
+            "the stdio server `{command}` never answered: `server/discover`: {}; `initialize`: {}",
+            discover.describe(),
+            initialize.describe()
+        );
+        // What an exiting server wrote on stdout is often its reason (printed to the wrong
+        // stream): keep it.
+        let stdout = if stdout.other_output() { stdout } else { first.violations() };
+        if stdout.other_output() {
+            reason.push_str("; it wrote output on stdout that is not JSON-RPC (see the stdout evidence)");
+            evidence.push((
+                "stdout".into(),
+                stdout.non_json.iter().chain(&stdout.partial).cloned().collect::<Vec<_>>().join("\n"),
+            ));
+        }
+        return Err(Unreachable {
+            reason,
+            evidence,
             stderr_tail: (!stderr_tail.is_empty()).then_some(stderr_tail),
             needs_credentials: false,
         });
@@ -328,7 +428,66 @@ async fn connect_stdio(
         discover.describe(),
         initialize.describe()
     );
-    Ok(Connected { client: Arc::new(client), era: Era::Modern, evidence, discover, initialize: Some(initialize) })
+    Ok(Connected {
+        client: Arc::new(client),
+        era: Era::Modern,
+        evidence,
+        discover,
+        initialize: Some(initialize),
+        framing_blocked: false,
+    })
+}
+
+/// The answer of a stdio exchange that came in another framing than newline-delimited JSON.
+fn misframed_answer(exchange: &Exchange) -> Option<&Value> {
+    match &exchange.failure {
+        Some(Failure::Misframed { answer, .. }) => Some(answer),
+        _ => None,
+    }
+}
+
+/// The answer of a misframed exchange as if it had been read (to decide the era, and to
+/// describe it), never used as the exchange's response.
+fn as_read(answer: &Value) -> Exchange {
+    Exchange { response: Some(answer.clone()), ..Exchange::default() }
+}
+
+/// A stdio server that answered `server/discover` in another framing than newline-delimited
+/// JSON: it did answer, so it is neither unreachable nor legacy for lack of an answer. The era
+/// comes from what the answer says when read anyway: a discover result or a modern error is
+/// modern; another answer (a legacy server's `-32601`) is legacy when `initialize` gets a result
+/// (in the same framing); anything else is graded as 2026-07-28.
+async fn misframed(client: Client, discover: Exchange) -> Connected {
+    let framing = match &discover.failure {
+        Some(Failure::Misframed { framing, .. }) => framing.clone(),
+        _ => String::new(),
+    };
+    let read = misframed_answer(&discover).map(as_read).unwrap_or_default();
+    let client = Arc::new(client);
+    let blocked = |era, evidence, initialize| Connected {
+        client: client.clone(),
+        era,
+        evidence,
+        discover: discover.clone(),
+        initialize,
+        framing_blocked: true,
+    };
+    if discover_succeeded(&read) || modern_error(&read) {
+        let evidence = format!(
+            "`server/discover` was answered, but not as newline-delimited JSON ({framing}); read anyway, the answer ({}) is a modern one: 2026-07-28; see X-1",
+            read.describe()
+        );
+        return blocked(Era::Modern, evidence, None);
+    }
+    let initialize = legacy_handshake(&client).await;
+    let legacy = misframed_answer(&initialize).is_some_and(|answer| answer.get("result").is_some());
+    let evidence = format!(
+        "`server/discover` was answered, but not as newline-delimited JSON ({framing}), with {}; `initialize` got {}: {}; see X-1",
+        read.describe(),
+        misframed_answer(&initialize).map(as_read).map_or_else(|| initialize.describe(), |read| read.describe()),
+        if legacy { "legacy" } else { "graded as 2026-07-28" }
+    );
+    blocked(if legacy { Era::Legacy } else { Era::Modern }, evidence, Some(initialize))
 }
 
 /// The 2025-11-25 `initialize` request (no `_meta`, no `MCP-Protocol-Version` header).
@@ -360,4 +519,47 @@ fn negotiated_version(initialize: &Exchange) -> String {
 /// A legacy request (no `_meta`) for use after the handshake.
 pub(crate) fn legacy(method: &str, params: Value) -> Outgoing {
     Outgoing::request(jsonrpc::legacy_request(method, params)).remove("Mcp-Method").remove("Mcp-Name")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn connect_to(command: &str) -> Result<Connected, Unreachable> {
+        let target = Target::Stdio { command: command.into(), env: Vec::new(), timeout: Duration::from_millis(400) };
+        connect(&target, Redactor::default()).await
+    }
+
+    #[tokio::test]
+    async fn a_legacy_server_answering_in_content_length_framing_is_legacy_and_blocked() {
+        let command = r#"read line; printf 'Content-Length: 78\r\n\r\n{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'; read line; printf 'Content-Length: 88\r\n\r\n{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}'; cat >/dev/null"#;
+        let connected = connect_to(command).await.expect("answered: not unreachable");
+        assert_eq!((connected.era, connected.framing_blocked), (Era::Legacy, true), "{}", connected.evidence);
+        assert!(connected.evidence.contains("Content-Length"), "{}", connected.evidence);
+        connected.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn a_modern_answer_in_another_framing_is_modern_and_blocked() {
+        let command = r#"read line; printf '{\n  "jsonrpc": "2.0",\n  "id": 1,\n  "result": {"supportedVersions": ["2026-07-28"], "capabilities": {}}\n}\n'; cat >/dev/null"#;
+        let connected = connect_to(command).await.expect("answered: not unreachable");
+        assert_eq!((connected.era, connected.framing_blocked), (Era::Modern, true), "{}", connected.evidence);
+        assert!(connected.initialize.is_none(), "no legacy fallback");
+        connected.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn a_running_server_that_writes_only_other_output_on_stdout_is_blocked_not_unreachable() {
+        let connected = connect_to("echo 'listening on stdio'; cat >/dev/null").await.expect("not unreachable");
+        assert_eq!((connected.era, connected.framing_blocked), (Era::Modern, true), "{}", connected.evidence);
+        connected.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn a_server_that_exits_after_writing_to_stdout_is_unreachable_and_its_output_kept() {
+        let unreachable = connect_to("echo 'Error: API_KEY is not set'; exit 1").await.expect_err("it exited");
+        assert!(unreachable.reason.contains("stdout"), "{}", unreachable.reason);
+        let stdout = unreachable.evidence.iter().find(|(label, _)| label == "stdout").map(|(_, text)| text.as_str());
+        assert_eq!(stdout, Some("Error: API_KEY is not set"));
+    }
 }

@@ -134,6 +134,15 @@ pub(crate) enum Failure {
     NotJsonRpc(String),
     /// The stdio server process has exited.
     Exited(String),
+    /// stdio: the server answered, but not as newline-delimited JSON (spec-notes §7). The answer
+    /// was found in another framing and is kept for the record only: a client that reads one
+    /// message per line never sees it, so it is not the exchange's response.
+    Misframed {
+        /// The framing the answer came in, in words.
+        framing: String,
+        /// The answer as read out of that framing.
+        answer: Value,
+    },
 }
 
 impl std::fmt::Display for Failure {
@@ -145,6 +154,9 @@ impl std::fmt::Display for Failure {
             Failure::TooLarge(limit) => write!(formatter, "response larger than the {limit}-byte cap"),
             Failure::NotJsonRpc(detail) => write!(formatter, "response is not JSON-RPC: {detail}"),
             Failure::Exited(detail) => write!(formatter, "server process exited: {detail}"),
+            Failure::Misframed { framing, .. } => {
+                write!(formatter, "answered, but not as newline-delimited JSON ({framing}); the answer is not used")
+            }
         }
     }
 }

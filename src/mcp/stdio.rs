@@ -11,8 +11,17 @@
 //! notifications to the request they belong to (progress token, subscription id, or the only
 //! request in flight), and everything that breaks the framing (non-JSON lines, server-sent
 //! requests) to [`StdoutViolations`], which the X-1/X-2 checks read.
+//!
+//! Output that is not newline-delimited JSON is recognised by kind ([`Framing`]): LSP-style
+//! `Content-Length` headers, messages pretty-printed over several lines, messages not separated
+//! by newlines, a UTF-8 byte order mark. A message found in one of the first three is not used
+//! (a client that reads one message per line never sees it): the request it answers ends at once
+//! with [`Failure::Misframed`], so the caller knows the server answered, in the wrong framing.
+//! A byte order mark is stripped and the message after it is read (RFC 8259 §8.1 lets parsers
+//! ignore it), but it still breaks X-1. `\r\n` line ends are accepted: the `\r` is JSON
+//! whitespace at the end of the line, and the SDKs' line readers strip it.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::ffi::OsString;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -35,6 +44,41 @@ const STDERR_TAIL_BYTES: usize = 8 * 1024;
 const STDERR_SETTLE: Duration = Duration::from_millis(500);
 /// How many framing violations we keep as examples.
 const MAX_EXAMPLES: usize = 5;
+/// How many bytes of one offending line an example keeps.
+const EXAMPLE_BYTES: usize = 300;
+/// How long stdout may rest with an unfinished line before we look at it: a message with no
+/// newline after it would otherwise wait for the next newline, which may never come.
+const PARTIAL_IDLE: Duration = Duration::from_millis(50);
+/// The most bytes of lines gathered while a possibly pretty-printed message is still open.
+const MAX_MULTILINE_BYTES: usize = 1024 * 1024;
+/// The UTF-8 byte order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// A way of writing messages on stdout that is not newline-delimited JSON (spec-notes §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Framing {
+    /// LSP-style headers: `Content-Length: N`, a blank line, then the message with no newline
+    /// after it (JSON-RPC over stdio as language servers speak it).
+    ContentLength,
+    /// A message pretty-printed over several lines.
+    Pretty,
+    /// Messages not separated by newlines: several on one line, or one with no newline after it.
+    Concatenated,
+    /// A UTF-8 byte order mark (U+FEFF) before a message.
+    Bom,
+}
+
+impl Framing {
+    /// The framing in a few words.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Framing::ContentLength => "`Content-Length` header framing, LSP-style",
+            Framing::Pretty => "messages pretty-printed over several lines",
+            Framing::Concatenated => "messages not separated by newlines",
+            Framing::Bom => "a UTF-8 byte order mark before the message",
+        }
+    }
+}
 
 /// The variables a stdio server inherits from our environment, when they are set; every other
 /// variable is cleared. They let a shell and an interpreter find programs (`PATH`), a home
@@ -48,10 +92,23 @@ pub(crate) const INHERITED_VARS: [&str; 11] =
 /// What the server wrote on stdout that is not a valid MCP message stream.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct StdoutViolations {
-    /// Lines that are not a single JSON object (first few, excerpted), and their count.
+    /// The first few stdout lines that break the framing (non-JSON lines, framing headers, a
+    /// line with a byte order mark), excerpted, redacted, control characters escaped.
     pub non_json: Vec<String>,
-    /// How many such lines in all.
+    /// How many stdout lines were not read as a message (a byte-order-marked message is read).
     pub non_json_count: usize,
+    /// How many of those lines were longer than [`MAX_LINE_BYTES`] (dropped unread).
+    pub too_long: usize,
+    /// How many of those lines belong to no recognised framing (log lines, over-long lines,
+    /// other text).
+    pub stray: usize,
+    /// The framings recognised among them, with how many messages came in each (for
+    /// `Content-Length`: how many headers).
+    pub framings: BTreeMap<Framing, usize>,
+    /// Output that has rested without a newline and is not JSON (excerpt), while it lasts.
+    pub partial: Option<String>,
+    /// How many lines ended with `\r\n` (accepted: the `\r` is whitespace).
+    pub crlf_lines: usize,
     /// Messages that are JSON-RPC requests (a `method` and an `id`): servers MUST NOT send them.
     pub requests: Vec<Value>,
     /// Messages that no request was waiting for (late responses, replies to notifications).
@@ -77,12 +134,35 @@ pub(crate) struct StdoutViolations {
     pub untagged_subscription_count: usize,
 }
 
+impl StdoutViolations {
+    /// True when stdout carried anything besides newline-delimited JSON-RPC messages (X-1).
+    pub(crate) fn not_ndjson(&self) -> bool {
+        self.non_json_count > 0 || !self.framings.is_empty() || self.partial.is_some()
+    }
+
+    /// True when stdout carried output that is not newline-delimited JSON, over-long lines
+    /// aside (those may be messages, too big for us to read): the server writes something, in
+    /// another framing or none.
+    pub(crate) fn other_output(&self) -> bool {
+        self.non_json_count > self.too_long || !self.framings.is_empty() || self.partial.is_some()
+    }
+
+    fn example(&mut self, text: String) {
+        if self.non_json.len() < MAX_EXAMPLES {
+            self.non_json.push(text);
+        }
+    }
+}
+
+/// What a waiting request gets: its response (and the messages before it), or why it has none.
+type Delivery = Result<(Vec<Value>, Value), (Vec<Value>, Failure)>;
+
 struct Pending {
     messages: Vec<Value>,
     progress_token: Option<Value>,
     /// The request asked for log messages (`_meta` logLevel).
     log_level: bool,
-    sender: oneshot::Sender<(Vec<Value>, Value)>,
+    sender: oneshot::Sender<Delivery>,
 }
 
 type PendingMap = Arc<Mutex<HashMap<String, Pending>>>;
@@ -147,7 +227,8 @@ impl StdioTransport {
         let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
         let (exit_sender, exited) = watch::channel(None);
         if let Some(stdout) = stdout {
-            tokio::spawn(read_stdout(stdout, pending.clone(), sent.clone(), violations.clone(), exit_sender));
+            let reader = StdoutReader::new(pending.clone(), sent.clone(), violations.clone(), redactor.clone());
+            tokio::spawn(read_stdout(stdout, reader, exit_sender));
         }
         let (stderr_done_sender, stderr_done) = watch::channel(stderr.is_none());
         if let Some(mut stderr) = stderr {
@@ -302,10 +383,17 @@ impl StdioTransport {
             }
         };
         match outcome {
-            Some((messages, response)) => {
+            Some(Ok((messages, response))) => {
                 exchange.body_excerpt = self.redactor.excerpt(response.to_string().as_bytes());
                 exchange.messages = messages;
                 exchange.response = Some(response);
+            }
+            Some(Err((messages, failure))) => {
+                if let Failure::Misframed { answer, .. } = &failure {
+                    exchange.body_excerpt = self.redactor.excerpt(answer.to_string().as_bytes());
+                }
+                exchange.messages = messages;
+                exchange.failure = Some(failure);
             }
             None => {
                 let pending = id.as_ref().and_then(|id| crate::mcp::sync::lock(&self.pending).remove(&id_key(id)));
@@ -414,16 +502,29 @@ fn id_key(id: &Value) -> String {
 
 async fn read_stdout(
     mut stdout: tokio::process::ChildStdout,
-    pending: PendingMap,
-    sent: SentIds,
-    violations: Arc<Mutex<StdoutViolations>>,
+    mut reader: StdoutReader,
     exit_sender: watch::Sender<Option<String>>,
 ) {
     let mut buffer: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut chunk = vec![0u8; 64 * 1024];
     let mut dropping_long_line = false;
+    // The unfinished line in `buffer` has been looked at since it last grew.
+    let mut partial_seen = true;
     loop {
-        let read = match stdout.read(&mut chunk).await {
+        let read = if buffer.is_empty() || partial_seen || dropping_long_line {
+            stdout.read(&mut chunk).await
+        } else {
+            // `read` is cancel-safe: a timeout loses no bytes.
+            match tokio::time::timeout(PARTIAL_IDLE, stdout.read(&mut chunk)).await {
+                Ok(read) => read,
+                Err(_) => {
+                    reader.idle(&mut buffer);
+                    partial_seen = true;
+                    continue;
+                }
+            }
+        };
+        let read = match read {
             Ok(0) | Err(_) => break,
             Ok(read) => read,
         };
@@ -434,7 +535,7 @@ async fn read_stdout(
                     dropping_long_line = false;
                 } else {
                     buffer.extend_from_slice(&chunk[start..index]);
-                    route_line(&buffer, &pending, &sent, &violations);
+                    reader.line(&buffer);
                 }
                 buffer.clear();
                 start = index + 1;
@@ -442,118 +543,466 @@ async fn read_stdout(
         }
         if !dropping_long_line {
             buffer.extend_from_slice(&chunk[start..read]);
+            partial_seen = buffer.is_empty();
             if buffer.len() > MAX_LINE_BYTES {
                 dropping_long_line = true;
                 buffer.clear();
-                {
-                    let mut violations = crate::mcp::sync::lock(&violations);
-                    violations.non_json_count += 1;
-                    if violations.non_json.len() < MAX_EXAMPLES {
-                        violations.non_json.push(format!("a line longer than {MAX_LINE_BYTES} bytes"));
-                    }
-                }
+                reader.new_line();
+                reader.too_long();
             }
         }
     }
     if !buffer.is_empty() && !dropping_long_line {
-        route_line(&buffer, &pending, &sent, &violations);
+        reader.line(&buffer);
     }
+    reader.finish();
     let _ = exit_sender.send(Some("stdout closed (the process exited or closed its output)".into()));
 }
 
-fn route_line(line: &[u8], pending: &PendingMap, sent: &SentIds, violations: &Arc<Mutex<StdoutViolations>>) {
-    let trimmed = line.trim_ascii();
-    if trimmed.is_empty() {
-        return;
-    }
-    let message = match serde_json::from_slice::<Value>(trimmed) {
-        Ok(message @ Value::Object(_)) => message,
-        _ => {
-            {
-                let mut violations = crate::mcp::sync::lock(violations);
-                violations.non_json_count += 1;
-                if violations.non_json.len() < MAX_EXAMPLES {
-                    let text = String::from_utf8_lossy(&trimmed[..trimmed.len().min(300)]).into_owned();
-                    violations.non_json.push(text);
+/// Classifies and routes what the server writes on stdout, line by line.
+struct StdoutReader {
+    pending: PendingMap,
+    sent: SentIds,
+    violations: Arc<Mutex<StdoutViolations>>,
+    redactor: Redactor,
+    /// The lines of a message that may be pretty-printed, gathered while its brackets are open.
+    multiline: Option<Multiline>,
+    /// The last thing read was a `Content-Length` header: the next JSON value is its body.
+    after_header: bool,
+    /// The unfinished line as far as [`StdoutReader::idle`] has looked at it.
+    partial: PartialScan,
+}
+
+/// How far the unfinished line has been scanned, so that each of its bytes is scanned once
+/// however often stdout rests while it grows (a huge message written slowly stays linear).
+#[derive(Debug, Default)]
+struct PartialScan {
+    /// Bracket depth of what was scanned.
+    depth: Depth,
+    /// How many bytes of the line were scanned.
+    scanned: usize,
+    /// An outermost bracket closed: a complete object may be there.
+    closed: bool,
+    /// The line is not a message being written (recorded as `partial`): nothing more to look at.
+    done: bool,
+}
+
+/// Lines gathered while a JSON object that began on an earlier line is still open.
+struct Multiline {
+    /// The lines so far, trimmed, joined by newlines.
+    text: Vec<u8>,
+    /// The first few lines as written (examples).
+    examples: Vec<Vec<u8>>,
+    /// How many lines.
+    lines: usize,
+    depth: Depth,
+}
+
+/// Bracket depth of JSON text read so far (strings and escapes skipped).
+#[derive(Debug, Default)]
+struct Depth {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Depth {
+    /// Reads `bytes`; true when the outermost bracket closed in them.
+    fn feed(&mut self, bytes: &[u8]) -> bool {
+        for &byte in bytes {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if byte == b'\\' {
+                    self.escaped = true;
+                } else if byte == b'"' {
+                    self.in_string = false;
                 }
+                continue;
             }
+            match byte {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+}
+
+/// True when `text` starts with `prefix`, ASCII case ignored.
+fn starts_with_ignoring_case(text: &[u8], prefix: &[u8]) -> bool {
+    text.len() >= prefix.len() && text[..prefix.len()].eq_ignore_ascii_case(prefix)
+}
+
+/// True for an LSP-style header line (`Content-Length: 465`, `Content-Type: …`).
+fn is_header(text: &[u8]) -> bool {
+    starts_with_ignoring_case(text, b"content-length:") || starts_with_ignoring_case(text, b"content-type:")
+}
+
+/// The complete JSON objects at the start of `bytes`, one after another, and how many bytes
+/// they take; `eof` tells whether what follows them is cut short (more bytes could complete it)
+/// rather than something else.
+fn leading_objects(bytes: &[u8]) -> (Vec<Value>, usize, bool) {
+    let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
+    let mut objects = Vec::new();
+    let mut consumed = 0;
+    loop {
+        match stream.next() {
+            Some(Ok(value @ Value::Object(_))) => {
+                objects.push(value);
+                consumed = stream.byte_offset();
+            }
+            Some(Err(error)) => return (objects, consumed, error.is_eof()),
+            Some(Ok(_)) | None => return (objects, consumed, false),
+        }
+    }
+}
+
+fn parses_as_object(text: &[u8]) -> bool {
+    matches!(serde_json::from_slice::<Value>(text), Ok(Value::Object(_)))
+}
+
+impl StdoutReader {
+    fn new(pending: PendingMap, sent: SentIds, violations: Arc<Mutex<StdoutViolations>>, redactor: Redactor) -> Self {
+        Self {
+            pending,
+            sent,
+            violations,
+            redactor,
+            multiline: None,
+            after_header: false,
+            partial: PartialScan::default(),
+        }
+    }
+
+    fn violations(&self) -> std::sync::MutexGuard<'_, StdoutViolations> {
+        crate::mcp::sync::lock(&self.violations)
+    }
+
+    /// A bounded, redacted excerpt of one line as written, with `\r`, a byte order mark and
+    /// other control characters made visible.
+    fn excerpt(&self, raw: &[u8]) -> String {
+        let window = &raw[..raw.len().min(EXAMPLE_BYTES + 512)];
+        let text = self.redactor.redact(&String::from_utf8_lossy(window));
+        let mut shown = String::new();
+        for character in text.chars() {
+            if shown.len() >= EXAMPLE_BYTES {
+                shown.push('…');
+                break;
+            }
+            match character {
+                '\r' => shown.push_str("\\r"),
+                '\u{feff}' => shown.push_str("\\u{feff}"),
+                '\t' => shown.push('\t'),
+                other if other.is_control() => shown.extend(other.escape_default()),
+                other => shown.push(other),
+            }
+        }
+        shown
+    }
+
+    /// One line that is not a message, in `framing` (or in none: a stray line).
+    fn not_a_message(&self, raw: &[u8], framing: Option<Framing>) {
+        let example = self.excerpt(raw);
+        let mut violations = self.violations();
+        violations.non_json_count += 1;
+        if framing.is_none() {
+            violations.stray += 1;
+        }
+        violations.example(example);
+    }
+
+    /// A line longer than [`MAX_LINE_BYTES`], dropped unread.
+    fn too_long(&mut self) {
+        self.flush_multiline();
+        let mut violations = self.violations();
+        violations.non_json_count += 1;
+        violations.stray += 1;
+        violations.too_long += 1;
+        violations.example(format!("a line longer than {MAX_LINE_BYTES} bytes"));
+    }
+
+    fn count(&self, framing: Framing, messages: usize) {
+        *self.violations().framings.entry(framing).or_default() += messages;
+    }
+
+    /// The unfinished line was dropped (too long) or finished: look at the next one afresh.
+    fn new_line(&mut self) {
+        self.partial = PartialScan::default();
+        self.violations().partial = None;
+    }
+
+    /// One complete line (without its `\n`).
+    fn line(&mut self, raw: &[u8]) {
+        self.new_line();
+        let mut content = raw.trim_ascii();
+        if content.is_empty() {
+            // Blank lines carry nothing (the one after a `Content-Length` header included).
             return;
         }
-    };
-    let mut pending = crate::mcp::sync::lock(pending);
-    {
-        let mut violations = crate::mcp::sync::lock(violations);
-        violations.message_count += 1;
-        if jsonrpc::is_request(&message) && violations.requests.len() < MAX_EXAMPLES {
-            violations.requests.push(message.clone());
+        let bom = content.starts_with(BOM);
+        if bom {
+            content = content[BOM.len()..].trim_ascii_start();
         }
-    }
-    if jsonrpc::is_response(&message) {
-        let key = message.get("id").map(id_key).unwrap_or_else(|| "null".into());
-        if let Some(waiting) = pending.remove(&key) {
-            let _ = waiting.sender.send((waiting.messages, message));
-            return;
-        }
-        let ours = crate::mcp::sync::lock(sent).contains(&key);
-        if !ours {
-            {
-                let mut violations = crate::mcp::sync::lock(violations);
-                violations.unechoed_count += 1;
-                if violations.unechoed.len() < MAX_EXAMPLES {
-                    violations.unechoed.push(message.clone());
-                }
+        if self.multiline.is_some() {
+            if parses_as_object(content) {
+                // A message of its own: what was gathered was not the start of one.
+                self.flush_multiline();
+            } else {
+                self.continue_multiline(raw, content);
+                return;
             }
         }
-    } else {
-        let token = message.pointer("/params/progressToken");
-        let subscription =
-            message.pointer(&format!("/params/_meta/{}", jsonrpc::META_SUBSCRIPTION_ID.replace('/', "~1")));
-        let owner = pending
-            .iter()
-            .find(|(key, waiting)| {
-                token.is_some() && waiting.progress_token.as_ref() == token
-                    || subscription.is_some_and(|subscription| id_key(subscription) == **key)
-            })
-            .map(|(key, _)| key.clone())
-            .or_else(|| (pending.len() == 1).then(|| pending.keys().next().cloned()).flatten());
-        let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+        let error = match serde_json::from_slice::<Value>(content) {
+            Ok(message @ Value::Object(_)) => {
+                if bom {
+                    self.count(Framing::Bom, 1);
+                    let example = self.excerpt(raw);
+                    self.violations().example(example);
+                }
+                if raw.ends_with(b"\r") {
+                    self.violations().crlf_lines += 1;
+                }
+                self.after_header = false;
+                self.route(message);
+                return;
+            }
+            Ok(_) => return self.not_a_message(raw, None),
+            Err(error) => error,
+        };
+        if is_header(content) {
+            self.not_a_message(raw, Some(Framing::ContentLength));
+            if starts_with_ignoring_case(content, b"content-length:") {
+                self.count(Framing::ContentLength, 1);
+            }
+            self.after_header = true;
+            return;
+        }
+        let (objects, consumed, _) = leading_objects(content);
+        if !objects.is_empty() {
+            let rest = content[consumed..].trim_ascii();
+            if rest.is_empty() {
+                // Two or more messages on one line (one alone would have parsed).
+                let framing = if self.after_header { Framing::ContentLength } else { Framing::Concatenated };
+                self.not_a_message(raw, Some(framing));
+                self.deliver(objects, framing);
+                self.after_header = false;
+                return;
+            }
+            if is_header(rest) {
+                // A `Content-Length` body with the next header right after it.
+                self.not_a_message(raw, Some(Framing::ContentLength));
+                self.count(Framing::ContentLength, 1);
+                self.deliver(objects, Framing::ContentLength);
+                self.after_header = true;
+                return;
+            }
+        }
+        if error.is_eof() && content.starts_with(b"{") {
+            let mut depth = Depth::default();
+            depth.feed(content);
+            self.multiline = Some(Multiline { text: content.to_vec(), examples: vec![raw.to_vec()], lines: 1, depth });
+            return;
+        }
+        self.not_a_message(raw, None);
+    }
+
+    fn continue_multiline(&mut self, raw: &[u8], content: &[u8]) {
+        let Some(multiline) = self.multiline.as_mut() else { return };
+        multiline.text.push(b'\n');
+        multiline.text.extend_from_slice(content);
+        multiline.lines += 1;
+        if multiline.examples.len() < MAX_EXAMPLES {
+            multiline.examples.push(raw.to_vec());
+        }
+        if multiline.text.len() > MAX_MULTILINE_BYTES {
+            self.flush_multiline();
+            return;
+        }
+        if !multiline.depth.feed(content) {
+            return;
+        }
+        let Some(multiline) = self.multiline.take() else { return };
+        match serde_json::from_slice::<Value>(&multiline.text) {
+            Ok(message @ Value::Object(_)) => {
+                // Recorded before the waiting request learns of it, which may grade X-1 at once.
+                self.record_lines(&multiline, Some(Framing::Pretty));
+                self.deliver(vec![message], Framing::Pretty);
+            }
+            _ => self.record_lines(&multiline, None),
+        }
+    }
+
+    /// Gathered lines that did not make a message are stray lines.
+    fn flush_multiline(&mut self) {
+        if let Some(multiline) = self.multiline.take() {
+            self.record_lines(&multiline, None);
+        }
+    }
+
+    fn record_lines(&self, multiline: &Multiline, framing: Option<Framing>) {
+        let examples: Vec<String> = multiline.examples.iter().map(|raw| self.excerpt(raw)).collect();
+        let mut violations = self.violations();
+        violations.non_json_count += multiline.lines;
+        if framing.is_none() {
+            violations.stray += multiline.lines;
+        }
+        for example in examples {
+            violations.example(example);
+        }
+    }
+
+    /// stdout has rested with an unfinished line: messages in it with no newline after them
+    /// are found now rather than when (if ever) the next newline comes.
+    fn idle(&mut self, buffer: &mut Vec<u8>) {
+        let mut start = buffer.len() - buffer.trim_ascii_start().len();
+        if buffer[start..].starts_with(BOM) {
+            start += BOM.len();
+        }
+        if start == buffer.len() || self.partial.done {
+            return;
+        }
+        if buffer[start] != b'{' {
+            // Not a message being written: text with no newline after it (yet).
+            self.partial.done = true;
+            let example = self.excerpt(buffer);
+            self.violations().partial = Some(example);
+            return;
+        }
+        // Only a closed outermost bracket can end a complete object; scan each byte once.
+        let from = self.partial.scanned.max(start);
+        self.partial.closed |= self.partial.depth.feed(&buffer[from..]);
+        self.partial.scanned = buffer.len();
+        if !self.partial.closed {
+            return;
+        }
+        let (objects, consumed, _) = leading_objects(&buffer[start..]);
+        if objects.is_empty() {
+            self.partial.done = true;
+            let example = self.excerpt(buffer);
+            self.violations().partial = Some(example);
+            return;
+        }
+        let end = start + consumed;
+        let framing = if self.after_header { Framing::ContentLength } else { Framing::Concatenated };
+        self.not_a_message(&buffer[..end], Some(framing));
+        self.deliver(objects, framing);
+        self.after_header = false;
+        buffer.drain(..end);
+        // What follows is looked at afresh.
+        self.partial = PartialScan::default();
+    }
+
+    /// End of stdout.
+    fn finish(&mut self) {
+        self.flush_multiline();
+    }
+
+    /// Messages found in another framing: not used, but a request waiting for one of them
+    /// learns at once that the server answered, and how. The lines they came in are recorded
+    /// first: the request may grade X-1 as soon as it learns.
+    fn deliver(&self, messages: Vec<Value>, framing: Framing) {
+        if framing != Framing::ContentLength {
+            self.count(framing, messages.len());
+        }
+        for message in messages {
+            if !jsonrpc::is_response(&message) {
+                continue;
+            }
+            let key = message.get("id").map(id_key).unwrap_or_else(|| "null".into());
+            let waiting = crate::mcp::sync::lock(&self.pending).remove(&key);
+            if let Some(waiting) = waiting {
+                let failure = Failure::Misframed { framing: framing.name().into(), answer: message };
+                let _ = waiting.sender.send(Err((waiting.messages, failure)));
+            }
+        }
+    }
+
+    /// A message read as newline-delimited JSON: to the request waiting for it.
+    fn route(&self, message: Value) {
+        let (pending, sent, violations) = (&self.pending, &self.sent, &self.violations);
+        let mut pending = crate::mcp::sync::lock(pending);
         {
             let mut violations = crate::mcp::sync::lock(violations);
-            // Request-scoped logs that cannot be attributed by id: when no request in flight
-            // asked for logs, this one belongs to a request that did not (L-1).
-            if method == "notifications/message"
-                && subscription.is_none()
-                && owner.is_none()
-                && !pending.is_empty()
-                && pending.values().all(|waiting| !waiting.log_level)
+            violations.message_count += 1;
+            if jsonrpc::is_request(&message) && violations.requests.len() < MAX_EXAMPLES {
+                violations.requests.push(message.clone());
+            }
+        }
+        if jsonrpc::is_response(&message) {
+            let key = message.get("id").map(id_key).unwrap_or_else(|| "null".into());
+            if let Some(waiting) = pending.remove(&key) {
+                let _ = waiting.sender.send(Ok((waiting.messages, message)));
+                return;
+            }
+            let ours = crate::mcp::sync::lock(sent).contains(&key);
+            if !ours {
+                {
+                    let mut violations = crate::mcp::sync::lock(violations);
+                    violations.unechoed_count += 1;
+                    if violations.unechoed.len() < MAX_EXAMPLES {
+                        violations.unechoed.push(message.clone());
+                    }
+                }
+            }
+        } else {
+            let token = message.pointer("/params/progressToken");
+            let subscription =
+                message.pointer(&format!("/params/_meta/{}", jsonrpc::META_SUBSCRIPTION_ID.replace('/', "~1")));
+            let owner = pending
+                .iter()
+                .find(|(key, waiting)| {
+                    token.is_some() && waiting.progress_token.as_ref() == token
+                        || subscription.is_some_and(|subscription| id_key(subscription) == **key)
+                })
+                .map(|(key, _)| key.clone())
+                .or_else(|| (pending.len() == 1).then(|| pending.keys().next().cloned()).flatten());
+            let method = message.get("method").and_then(Value::as_str).unwrap_or("");
             {
-                violations.unrequested_log_count += 1;
-                if violations.unrequested_logs.len() < MAX_EXAMPLES {
-                    violations.unrequested_logs.push(message.clone());
+                let mut violations = crate::mcp::sync::lock(violations);
+                // Request-scoped logs that cannot be attributed by id: when no request in flight
+                // asked for logs, this one belongs to a request that did not (L-1).
+                if method == "notifications/message"
+                    && subscription.is_none()
+                    && owner.is_none()
+                    && !pending.is_empty()
+                    && pending.values().all(|waiting| !waiting.log_level)
+                {
+                    violations.unrequested_log_count += 1;
+                    if violations.unrequested_logs.len() < MAX_EXAMPLES {
+                        violations.unrequested_logs.push(message.clone());
+                    }
+                }
+                // Subscription notifications exist only on listen streams, which MUST tag them (S-2).
+                let subscription_kind = method.ends_with("/list_changed")
+                    || method == "notifications/resources/updated"
+                    || method == "notifications/subscriptions/acknowledged";
+                if subscription_kind && subscription.is_none() {
+                    violations.untagged_subscription_count += 1;
+                    if violations.untagged_subscription.len() < MAX_EXAMPLES {
+                        violations.untagged_subscription.push(message.clone());
+                    }
                 }
             }
-            // Subscription notifications exist only on listen streams, which MUST tag them (S-2).
-            let subscription_kind = method.ends_with("/list_changed")
-                || method == "notifications/resources/updated"
-                || method == "notifications/subscriptions/acknowledged";
-            if subscription_kind && subscription.is_none() {
-                violations.untagged_subscription_count += 1;
-                if violations.untagged_subscription.len() < MAX_EXAMPLES {
-                    violations.untagged_subscription.push(message.clone());
+            if let Some(waiting) = owner.and_then(|key| pending.get_mut(&key)) {
+                if waiting.messages.len() < 1000 {
+                    waiting.messages.push(message);
                 }
+                return;
             }
         }
-        if let Some(waiting) = owner.and_then(|key| pending.get_mut(&key)) {
-            if waiting.messages.len() < 1000 {
-                waiting.messages.push(message);
+        {
+            let mut violations = crate::mcp::sync::lock(violations);
+            if violations.unattributed.len() < MAX_EXAMPLES {
+                violations.unattributed.push(message);
             }
-            return;
-        }
-    }
-    {
-        let mut violations = crate::mcp::sync::lock(violations);
-        if violations.unattributed.len() < MAX_EXAMPLES {
-            violations.unattributed.push(message);
         }
     }
 }
@@ -561,6 +1010,169 @@ fn route_line(line: &[u8], pending: &PendingMap, sent: &SentIds, violations: &Ar
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// A reader with one request (id 1) waiting; returns the reader, its violations and the
+    /// waiting request's receiver.
+    fn waiting_reader() -> (StdoutReader, Arc<Mutex<StdoutViolations>>, oneshot::Receiver<Delivery>) {
+        let pending: PendingMap = Arc::default();
+        let (sender, receiver) = oneshot::channel();
+        let waiting = Pending { messages: Vec::new(), progress_token: None, log_level: false, sender };
+        crate::mcp::sync::lock(&pending).insert(id_key(&json!(1)), waiting);
+        let violations = Arc::new(Mutex::new(StdoutViolations::default()));
+        let reader =
+            StdoutReader::new(pending, Arc::default(), violations.clone(), Redactor::new(["s3cr3t-token".into()]));
+        (reader, violations, receiver)
+    }
+
+    const ANSWER: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}"#;
+
+    fn seen(violations: &Arc<Mutex<StdoutViolations>>) -> StdoutViolations {
+        crate::mcp::sync::lock(violations).clone()
+    }
+
+    /// The framing the waiting request was told its answer came in.
+    fn misframed(mut receiver: oneshot::Receiver<Delivery>) -> Option<String> {
+        match receiver.try_recv() {
+            Ok(Err((_, Failure::Misframed { framing, answer }))) => {
+                assert_eq!(answer["id"], 1);
+                Some(framing)
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn crlf_line_ends_are_accepted() {
+        let (mut reader, violations, mut receiver) = waiting_reader();
+        reader.line(format!("{ANSWER}\r").as_bytes());
+        let seen = seen(&violations);
+        assert!(!seen.not_ndjson(), "{seen:?}");
+        assert_eq!((seen.message_count, seen.crlf_lines), (1, 1));
+        assert!(matches!(receiver.try_recv(), Ok(Ok(_))), "the response is delivered");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_recorded_and_the_message_after_it_is_read() {
+        let (mut reader, violations, mut receiver) = waiting_reader();
+        reader.line(format!("\u{feff}{ANSWER}").as_bytes());
+        let seen = seen(&violations);
+        assert!(seen.not_ndjson());
+        assert_eq!(seen.framings.get(&Framing::Bom), Some(&1));
+        assert_eq!((seen.message_count, seen.non_json_count), (1, 0));
+        assert!(seen.non_json[0].starts_with("\\u{feff}{"), "{:?}", seen.non_json);
+        assert!(matches!(receiver.try_recv(), Ok(Ok(_))), "the response is delivered");
+    }
+
+    #[test]
+    fn content_length_framing_is_recognised_and_its_answer_not_used() {
+        let (mut reader, violations, receiver) = waiting_reader();
+        reader.line(b"Content-Length: 59\r");
+        reader.line(b"\r");
+        // The body has no newline after it: found once stdout rests.
+        let mut buffer = ANSWER.as_bytes().to_vec();
+        reader.idle(&mut buffer);
+        assert!(buffer.is_empty(), "the body is consumed");
+        assert_eq!(misframed(receiver).as_deref(), Some(Framing::ContentLength.name()));
+        let seen = seen(&violations);
+        assert_eq!(seen.framings.get(&Framing::ContentLength), Some(&1));
+        assert_eq!((seen.message_count, seen.stray), (0, 0));
+        assert_eq!(seen.non_json[0], "Content-Length: 59\\r");
+    }
+
+    #[test]
+    fn a_content_length_body_followed_by_the_next_header_is_recognised() {
+        let (mut reader, violations, receiver) = waiting_reader();
+        reader.line(b"Content-Length: 59\r");
+        reader.line(format!("{ANSWER}Content-Length: 80\r").as_bytes());
+        assert_eq!(misframed(receiver).as_deref(), Some(Framing::ContentLength.name()));
+        assert_eq!(seen(&violations).framings.get(&Framing::ContentLength), Some(&2));
+    }
+
+    #[test]
+    fn pretty_printed_messages_are_recognised() {
+        let (mut reader, violations, receiver) = waiting_reader();
+        let pretty = serde_json::to_string_pretty(&serde_json::from_str::<Value>(ANSWER).unwrap()).unwrap();
+        for line in pretty.lines() {
+            reader.line(line.as_bytes());
+        }
+        assert_eq!(misframed(receiver).as_deref(), Some(Framing::Pretty.name()));
+        let seen = seen(&violations);
+        assert_eq!(seen.framings.get(&Framing::Pretty), Some(&1));
+        assert_eq!((seen.non_json_count, seen.stray), (pretty.lines().count(), 0));
+    }
+
+    #[test]
+    fn messages_not_separated_by_newlines_are_recognised() {
+        let (mut reader, violations, receiver) = waiting_reader();
+        let notification = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#;
+        reader.line(format!("{notification}{ANSWER}").as_bytes());
+        assert_eq!(misframed(receiver).as_deref(), Some(Framing::Concatenated.name()));
+        assert_eq!(seen(&violations).framings.get(&Framing::Concatenated), Some(&2));
+        // One with no newline after it, found once stdout rests; what follows it stays.
+        let (mut reader, violations, receiver) = waiting_reader();
+        let mut buffer = format!("{ANSWER}{{\"jsonrpc\"").into_bytes();
+        reader.idle(&mut buffer);
+        assert_eq!(misframed(receiver).as_deref(), Some(Framing::Concatenated.name()));
+        assert_eq!(buffer, b"{\"jsonrpc\"");
+        assert_eq!(seen(&violations).framings.get(&Framing::Concatenated), Some(&1));
+    }
+
+    #[test]
+    fn an_unclosed_brace_in_a_log_line_does_not_swallow_the_messages_after_it() {
+        let (mut reader, violations, mut receiver) = waiting_reader();
+        reader.line(br#"{"level": "info", "msg": "starting"#);
+        reader.line(b"  more log text");
+        reader.line(ANSWER.as_bytes());
+        assert!(matches!(receiver.try_recv(), Ok(Ok(_))), "the response is delivered");
+        let seen = seen(&violations);
+        assert_eq!((seen.non_json_count, seen.stray, seen.message_count), (2, 2, 1));
+        assert!(seen.framings.is_empty());
+    }
+
+    #[test]
+    fn log_lines_are_stray_and_redacted() {
+        let (mut reader, violations, _receiver) = waiting_reader();
+        reader.line(b"starting with token s3cr3t-token");
+        reader.line(b"{ not json at all }");
+        let seen = seen(&violations);
+        assert_eq!((seen.non_json_count, seen.stray), (2, 2));
+        assert_eq!(seen.non_json[0], "starting with token ***");
+    }
+
+    #[test]
+    fn resting_output_that_is_not_json_is_kept_until_its_line_ends() {
+        let (mut reader, violations, _receiver) = waiting_reader();
+        let mut buffer = b"Ready> ".to_vec();
+        reader.idle(&mut buffer);
+        assert_eq!(seen(&violations).partial.as_deref(), Some("Ready> "));
+        assert!(seen(&violations).not_ndjson());
+        // A JSON text still being written is not: it may be finished.
+        let (mut reader, violations, _receiver) = waiting_reader();
+        let mut buffer = br#"{"jsonrpc":"2.0","id":1,"res"#.to_vec();
+        reader.idle(&mut buffer);
+        assert!(!seen(&violations).not_ndjson());
+        reader.line(b"Ready> done");
+        assert_eq!(seen(&violations).partial, None);
+    }
+
+    /// End to end through a process: a server that answers in `Content-Length` framing ends
+    /// the request at once (not at its timeout), as misframed.
+    #[tokio::test]
+    async fn a_misframed_answer_ends_the_request_at_once() {
+        let command =
+            r#"read line; printf 'Content-Length: 59\r\n\r\n{"jsonrpc":"2.0","id":1,"result":{}}'; cat >/dev/null"#;
+        let transport = StdioTransport::spawn(command, &[], Duration::from_secs(20), Redactor::default()).unwrap();
+        let started = Instant::now();
+        let exchange = transport
+            .send(&Outgoing::request(json!({"jsonrpc": "2.0", "method": "server/discover"})), Some(json!(1)))
+            .await;
+        assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+        assert!(matches!(exchange.failure, Some(Failure::Misframed { .. })), "{exchange:?}");
+        assert!(exchange.response.is_none());
+        assert!(exchange.body_excerpt.contains("\"id\":1"));
+        transport.shutdown().await;
+    }
 
     /// The server sees the allow-list and what it is given, nothing else of our environment.
     #[tokio::test]

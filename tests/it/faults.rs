@@ -14,6 +14,12 @@
 //! - H-6 (header names are case-insensitive) and H-10 (surrounding whitespace is trimmed) are
 //!   broken by faults that read the raw request head before hyper normalises it.
 //!
+//! A fault named by an id and a suffix (`x-1-pretty`) breaks that id's rule in another way; its
+//! row checks that id. Rows marked `blocked` are stdio framings no answer can be read from: there
+//! the run must complete with verdict `fail` and exit 1 (not "unreachable"), and every other
+//! check must be `not_applicable` with the blocked reason (or its transport's reason), except X-4,
+//! which needs no answer and passes.
+//!
 //! Each row is its own test, `faults::matrix::<fault>_<transport>` (e.g. `faults::matrix::d_1_http`),
 //! so a failure names its row and the harness runs rows in parallel. A row is an I/O-bound
 //! subprocess run, so `scripts/test.sh` runs `faults::matrix::` with 8 test threads (the rest of
@@ -34,10 +40,14 @@ use Transport::{Http, Stdio};
 /// row's fault id and transport (`d_1_http`), so a failure names its row and the harness runs
 /// rows in parallel.
 macro_rules! matrix {
-    ($($name:ident => ($fault:literal, $transport:ident, $expected:literal, $text:literal),)*) => {
+    (@blocked) => { false };
+    (@blocked blocked) => { true };
+    ($($name:ident => ($fault:literal, $transport:ident, $expected:literal, $text:literal $(, $blocked:ident)?),)*) => {
         /// `(fault id, transport, expected status of the check with that id, text the message
-        /// contains)`. An empty text means the message is only required to be non-empty.
-        const MATRIX: &[(&str, Transport, &str, &str)] = &[$(($fault, $transport, $expected, $text)),*];
+        /// contains, whether the fault blocks every other check)`. An empty text means the
+        /// message is only required to be non-empty.
+        const MATRIX: &[(&str, Transport, &str, &str, bool)] =
+            &[$(($fault, $transport, $expected, $text, matrix!(@blocked $($blocked)?))),*];
 
         /// One test per row of [`MATRIX`].
         mod matrix {
@@ -45,12 +55,15 @@ macro_rules! matrix {
             $(
                 #[test]
                 fn $name() {
-                    super::check(stringify!($name), $fault, $transport, $expected, $text);
+                    super::check(stringify!($name), $fault, $transport, $expected, $text, matrix!(@blocked $($blocked)?));
                 }
             )*
         }
     };
 }
+
+/// The reason of a check that a stdio server's framing blocked (`src/conformance/mod.rs`).
+const BLOCKED: &str = "blocked: the server's stdout is not newline-delimited JSON (see X-1)";
 
 matrix! {
     // Discovery.
@@ -171,6 +184,10 @@ matrix! {
     l_3_stdio => ("l-3", Stdio, "fail", "strictly increase"),
     // stdio.
     x_1_stdio => ("x-1", Stdio, "fail", "not JSON-RPC"),
+    x_1_content_length_stdio => ("x-1-content-length", Stdio, "fail", "`Content-Length` headers as LSP does", blocked),
+    x_1_pretty_stdio => ("x-1-pretty", Stdio, "fail", "pretty-prints messages over several lines", blocked),
+    x_1_concatenated_stdio => ("x-1-concatenated", Stdio, "fail", "messages are not separated by newlines", blocked),
+    x_1_bom_stdio => ("x-1-bom", Stdio, "fail", "byte order mark"),
     x_2_stdio => ("x-2", Stdio, "fail", "requests"),
     x_3_stdio => ("x-3", Stdio, "fail", "cancelled"),
     x_4_stdio => ("x-4", Stdio, "warn", "stdin"),
@@ -185,11 +202,16 @@ matrix! {
     a_4_http => ("a-4", Http, "warn", "query string"),
 }
 
+/// The check a fault breaks: its id, without the suffix of a further way (`x-1-pretty` → X-1).
+fn check_id(fault: &str) -> String {
+    fault.splitn(3, '-').take(2).collect::<Vec<_>>().join("-").to_uppercase()
+}
+
 /// Runs one row; `Err` describes the mismatch.
-fn check_row(fault: &str, transport: Transport, expected: &str, text: &str) -> Result<(), String> {
+fn check_row(fault: &str, transport: Transport, expected: &str, text: &str, blocked: bool) -> Result<(), String> {
     // A fault id is the requirement id, with a suffix when one requirement has several faults
-    // (`m-11-digits` breaks M-11 another way).
-    let id = fault.split('-').take(2).collect::<Vec<_>>().join("-").to_uppercase();
+    // (`m-11-digits` breaks M-11 another way, `x-1-pretty` X-1).
+    let id = check_id(fault);
     // Where the fault makes responses unmatchable (ids not echoed on stdio), every request waits
     // for its timeout: a short one keeps the row quick.
     let timeout = if matches!((fault, transport), ("m-6" | "m-11", Stdio)) { "1" } else { "5" };
@@ -225,15 +247,49 @@ fn check_row(fault: &str, transport: Transport, expected: &str, text: &str) -> R
     if expected == "fail" && outcome.code() != 1 {
         problems.push(format!("exit {} (a MUST failure exits 1)", outcome.code()));
     }
+    if blocked {
+        problems.extend(blocked_problems(report, &id));
+    }
     if problems.is_empty() { Ok(()) } else { Err(format!("{}; message: {message}", problems.join("; "))) }
+}
+
+/// What is wrong with a run that a stdio framing fault blocked: it must complete with verdict
+/// `fail`, the faulted check `id` failing, X-4 passing, and every other check `not_applicable`
+/// with the blocked reason (or, for the other transport's rules, that transport's reason).
+fn blocked_problems(report: &serde_json::Value, id: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if report["outcome"] != "completed" || report["verdict"] != "fail" {
+        problems.push(format!(
+            "outcome {} and verdict {}, expected completed and fail",
+            report["outcome"], report["verdict"]
+        ));
+    }
+    for check in report["checks"].as_array().into_iter().flatten() {
+        let (check_id, status) =
+            (check["id"].as_str().unwrap_or_default(), check["status"].as_str().unwrap_or_default());
+        let message = check["message"].as_str().unwrap_or_default();
+        let fine = match check_id {
+            _ if check_id == id => true,
+            "X-4" => status == "pass",
+            _ => status == "not_applicable" && (message == BLOCKED || message.starts_with("a Streamable HTTP rule")),
+        };
+        if !fine {
+            problems.push(format!("{check_id} is {status} ({message}), expected not_applicable with {BLOCKED:?}"));
+        }
+    }
+    let blocked = report["checks"].as_array().into_iter().flatten().filter(|check| check["message"] == BLOCKED).count();
+    if blocked == 0 {
+        problems.push("no check carries the blocked reason".into());
+    }
+    problems
 }
 
 /// Runs one row as its own test; panics with the mismatch. `test_name` must be the row's fault id
 /// and transport (`d_1_http`), which keeps the test names unique and findable.
-fn check(test_name: &str, fault: &str, transport: Transport, expected: &str, text: &str) {
+fn check(test_name: &str, fault: &str, transport: Transport, expected: &str, text: &str, blocked: bool) {
     let row_name = format!("{}_{}", fault.replace('-', "_"), format!("{transport:?}").to_lowercase());
     assert_eq!(test_name, row_name, "a row's test is named after its fault id and transport");
-    if let Err(problem) = check_row(fault, transport, expected, text) {
+    if let Err(problem) = check_row(fault, transport, expected, text, blocked) {
         panic!("{fault} over {transport:?}: {problem}");
     }
 }

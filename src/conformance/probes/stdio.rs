@@ -8,10 +8,12 @@ use serde_json::{Value, json};
 use crate::conformance::context::{Context, SafeTool};
 use crate::conformance::finding::Finding;
 use crate::conformance::shapes;
-use crate::mcp::client::Connection;
-use crate::mcp::era::Era;
+use crate::mcp::client::{Client, Connection};
+use crate::mcp::era::{Era, Target};
+use crate::mcp::evidence::Redactor;
 use crate::mcp::exchange::{Exchange, Outgoing};
 use crate::mcp::jsonrpc::{self, METHOD_NOT_FOUND};
+use crate::mcp::stdio::{Framing, StdoutViolations};
 
 /// How long a server may take to exit after stdin closes (X-4).
 const EXIT_GRACE: Duration = Duration::from_secs(5);
@@ -115,8 +117,14 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     } else {
         findings.push(Finding::not_applicable("X-5", "graded for 2026-07-28 servers"));
     }
-    // X-4: a second process, stdin closed at once.
-    findings.push(match crate::conformance::second_client(ctx).await {
+    findings.push(exits_on_eof(&ctx.target, &ctx.redactor).await);
+    findings
+}
+
+/// X-4: a second process, stdin closed at once. Needs no answer from the server, so it is
+/// graded even when the server's stdout framing blocks every other probe.
+pub(crate) async fn exits_on_eof(target: &Target, redactor: &Redactor) -> Finding {
+    match crate::conformance::open_second(target, redactor).await {
         Err(_) => Finding::not_applicable("X-4", "could not start a second process"),
         Ok(client) => {
             let exited = match client.connection() {
@@ -136,8 +144,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
                 )
             }
         }
-    });
-    findings
+    }
 }
 
 /// X-5 from the `ping` on the running process and the `initialize` on a modern second one.
@@ -276,27 +283,78 @@ fn unattributed(ctx: &Context) -> usize {
     }
 }
 
+/// What X-1 says a server should do about its stdout framing.
+const NDJSON_FIX: &str =
+    "write one JSON-RPC message per line, newline-terminated, nothing else on stdout (logs go to stderr)";
+
+/// X-1 from everything the reader saw on stdout (spec-notes §7): kept when every line was one
+/// JSON-RPC message (`\r\n` line ends accepted); otherwise broken, naming each framing found
+/// ([`Framing`]) and the stray lines (logs), with the first offending lines as evidence.
+fn x1(violations: &StdoutViolations) -> Finding {
+    if !violations.not_ndjson() {
+        let crlf = match violations.crlf_lines {
+            0 => String::new(),
+            lines => {
+                format!(" ({lines} ended with \\r\\n, which is accepted: the \\r is whitespace after the JSON text)")
+            }
+        };
+        return Finding::kept(
+            "X-1",
+            format!("all {} stdout lines were JSON-RPC messages{crlf}", violations.message_count),
+        );
+    }
+    let mut found: Vec<String> = violations
+        .framings
+        .iter()
+        .map(|(framing, count)| match framing {
+            Framing::ContentLength => format!(
+                "it frames messages with `Content-Length` headers as LSP does (JSON-RPC over stdio with headers: `Content-Length: N`, a blank line, then the message with no newline after it; {count} headers seen)"
+            ),
+            Framing::Pretty => format!(
+                "it pretty-prints messages over several lines ({count} seen; a message must not contain a newline)"
+            ),
+            Framing::Concatenated => format!(
+                "messages are not separated by newlines ({count} seen written back to back, or with no newline after them)"
+            ),
+            Framing::Bom => format!(
+                "a UTF-8 byte order mark (U+FEFF) precedes {count} message(s) (RFC 8259 §8.1: JSON texts MUST NOT start with one; line readers that parse each line as JSON reject it)"
+            ),
+        })
+        .collect();
+    let framed = !found.is_empty();
+    if violations.stray > 0 || (!framed && violations.non_json_count > 0) {
+        let lines = if framed { violations.stray } else { violations.non_json_count };
+        found.push(format!(
+            "{lines} stdout lines were not JSON-RPC messages (stdout carries only MCP messages; log to stderr)"
+        ));
+    }
+    if violations.partial.is_some() && found.is_empty() {
+        found.push(format!("stdout carries output that is not JSON and has no newline after it; {NDJSON_FIX}"));
+    }
+    let message = if framed {
+        format!("stdout is not newline-delimited JSON: {}; {NDJSON_FIX}", found.join("; "))
+    } else {
+        found.join("; ")
+    };
+    let examples: Vec<String> = violations.non_json.iter().chain(&violations.partial).cloned().collect();
+    Finding::broken("X-1", message).with_text("stdout", examples.join("\n"))
+}
+
 /// X-1, X-2: everything the server wrote on stdout during the run.
 pub(crate) fn framing(ctx: &Context) -> Vec<Finding> {
-    let Connection::Stdio(stdio) = ctx.client.connection() else {
+    framing_of(&ctx.client, ctx.era)
+}
+
+/// [`framing`] for a client and era (a run whose framing blocks the probes has no [`Context`]).
+pub(crate) fn framing_of(client: &Client, era: Era) -> Vec<Finding> {
+    let Connection::Stdio(stdio) = client.connection() else {
         return vec![
             Finding::not_applicable("X-1", "a stdio rule; the server under test speaks Streamable HTTP"),
             Finding::not_applicable("X-2", "a stdio rule; the server under test speaks Streamable HTTP"),
         ];
     };
     let violations = stdio.violations();
-    let x1 = if violations.non_json_count == 0 {
-        Finding::kept("X-1", format!("all {} stdout lines were JSON-RPC messages", violations.message_count))
-    } else {
-        Finding::broken(
-            "X-1",
-            format!(
-                "{} stdout lines were not JSON-RPC messages (stdout carries only MCP messages; log to stderr)",
-                violations.non_json_count
-            ),
-        )
-        .with_text("stdout", violations.non_json.join("\n"))
-    };
+    let x1 = x1(&violations);
     let x2 = if violations.requests.is_empty() {
         Finding::kept("X-2", "the server sent no JSON-RPC requests")
     } else {
@@ -331,7 +389,7 @@ pub(crate) fn framing(ctx: &Context) -> Vec<Finding> {
             }
         }
     }
-    if ctx.era == Era::Modern {
+    if era == Era::Modern {
         if violations.unrequested_log_count > 0 {
             findings.push(
                 Finding::broken(
@@ -365,4 +423,67 @@ pub(crate) fn framing(ctx: &Context) -> Vec<Finding> {
         }
     }
     findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conformance::finding::Outcome;
+
+    #[test]
+    fn x1_accepts_crlf_line_ends_and_says_so() {
+        let violations = StdoutViolations { message_count: 4, crlf_lines: 4, ..StdoutViolations::default() };
+        let finding = x1(&violations);
+        assert_eq!(finding.outcome, Outcome::Kept);
+        assert!(finding.message.contains("4 ended with \\r\\n, which is accepted"), "{}", finding.message);
+    }
+
+    #[test]
+    fn x1_keeps_its_message_for_log_lines() {
+        let violations = StdoutViolations {
+            non_json: vec!["server started".into()],
+            non_json_count: 3,
+            stray: 3,
+            message_count: 9,
+            ..StdoutViolations::default()
+        };
+        let finding = x1(&violations);
+        assert_eq!(finding.outcome, Outcome::Broken);
+        assert_eq!(
+            finding.message,
+            "3 stdout lines were not JSON-RPC messages (stdout carries only MCP messages; log to stderr)"
+        );
+        assert_eq!(finding.evidence[0].text, "server started");
+    }
+
+    #[test]
+    fn x1_names_every_framing_found_and_the_fix() {
+        let violations = StdoutViolations {
+            non_json: vec!["Content-Length: 60\\r".into(), "starting".into()],
+            non_json_count: 4,
+            stray: 1,
+            framings: [(Framing::ContentLength, 2), (Framing::Bom, 1)].into_iter().collect(),
+            ..StdoutViolations::default()
+        };
+        let finding = x1(&violations);
+        assert_eq!(finding.outcome, Outcome::Broken);
+        let message = &finding.message;
+        assert!(message.starts_with("stdout is not newline-delimited JSON: "), "{message}");
+        for part in
+            ["`Content-Length` headers as LSP does", "2 headers seen", "byte order mark", "1 stdout lines were not"]
+        {
+            assert!(message.contains(part), "{part:?} missing: {message}");
+        }
+        assert!(message.ends_with(NDJSON_FIX), "{message}");
+        assert_eq!(finding.evidence[0].text, "Content-Length: 60\\r\nstarting");
+    }
+
+    #[test]
+    fn x1_fails_on_resting_output_without_a_newline() {
+        let violations = StdoutViolations { partial: Some("Ready> ".into()), ..StdoutViolations::default() };
+        let finding = x1(&violations);
+        assert_eq!(finding.outcome, Outcome::Broken);
+        assert!(finding.message.contains("no newline after it"), "{}", finding.message);
+        assert_eq!(finding.evidence[0].text, "Ready> ");
+    }
 }
