@@ -78,6 +78,8 @@ pub(crate) async fn open_second(target: &Target, redactor: &Redactor) -> Result<
 /// exercised (its probes could read no answer). Reasons of checks blocked by another check's
 /// failure start with `blocked:` and name that check.
 pub(crate) const BLOCKED_BY_FRAMING: &str = "blocked: the server's stdout is not newline-delimited JSON (see X-1)";
+/// The reason of the checks an unreadable HTTP answer blocks (M-11 fails).
+pub(crate) const BLOCKED_BY_UNREADABLE: &str = "blocked: the server's responses are unreadable (see M-11)";
 
 impl Context {
     /// The URL of the server under test, over HTTP.
@@ -100,6 +102,9 @@ pub(crate) async fn run(
 ) -> Outcome0 {
     if connected.framing_blocked {
         return blocked_by_framing(connected, &target, &redactor, options, events).await;
+    }
+    if let Some(why) = &connected.unreadable {
+        return blocked_by_unreadable(connected, why, events);
     }
     let started = Instant::now();
     let client = connected.client.clone();
@@ -361,6 +366,43 @@ async fn blocked_by_framing(
         server_info: None,
         capabilities: None,
         stderr_tail: stderr_tail(client),
+    };
+    Outcome0 { server, checks }
+}
+
+/// Layer 0 on an HTTP server whose answers are recognisably JSON-RPC but cannot be read as one
+/// message ([`Connected::unreadable`]): M-11 fails once, naming what came back, with the
+/// evidence; H-16 warns as well when the stream stayed open; every other check is
+/// `not_applicable` with [`BLOCKED_BY_UNREADABLE`] — not a failure of its own rule. The verdict
+/// is `fail`: a server whose responses cannot be read never passes.
+fn blocked_by_unreadable(connected: &Connected, why: &str, events: &(dyn Fn(&RunEvent) + Sync)) -> Outcome0 {
+    let era = connected.era;
+    events(&RunEvent::EraDetected { era: era.revision().into(), evidence: connected.evidence.clone() });
+    events(&RunEvent::Notice {
+        text: format!(
+            "the server's responses cannot be read ({why}): only M-11 is graded; the other checks are blocked"
+        ),
+    });
+    let discover = &connected.discover;
+    let mut findings = vec![
+        Finding::broken("M-11", format!("the server's responses cannot be read as JSON-RPC messages: {why}"))
+            .with(discover),
+    ];
+    if why.contains("stream stayed open") {
+        findings.push(
+            Finding::ambiguous("H-16", "the SSE stream stayed open after the (unterminated) response").with(discover),
+        );
+    }
+    let checks = grade_all(&[(findings, discover.elapsed_ms)], era, true, Some(BLOCKED_BY_UNREADABLE));
+    let server = ServerSection {
+        transport: connected.client.transport_name().into(),
+        target: String::new(),
+        era: Some(era.revision().into()),
+        era_evidence: Some(connected.evidence.clone()),
+        supported_versions: Vec::new(),
+        server_info: None,
+        capabilities: None,
+        stderr_tail: None,
     };
     Outcome0 { server, checks }
 }

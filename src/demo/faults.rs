@@ -35,6 +35,12 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
     ("m-10", "a listed tool has an icon without the required src (schema-invalid message)"),
     ("m-11", "result responses echo an integer id as a string (and a string id unchanged)"),
     ("m-11-digits", "a digit-only string id (\"7\") is echoed as a number (7)"),
+    ("m-11-batch", "HTTP: every response is wrapped in a one-element JSON array (a batch), not sent as one object"),
+    ("m-11-single-quotes", "HTTP: every response body uses single quotes (a printed dictionary), not JSON"),
+    (
+        "m-11-sse-unterminated",
+        "HTTP: every response is an SSE event without its blank-line terminator, and the stream stays open",
+    ),
     ("m-11-int32", "integer ids beyond 32 bits are echoed truncated (ids kept in 32-bit integers)"),
     ("m-12", "non-ASCII characters in echoed string ids are replaced by '?'"),
     ("m-13", "unknown vendor-prefixed _meta keys are rejected with -32602"),

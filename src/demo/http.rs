@@ -373,10 +373,29 @@ impl HttpServer {
             *response.status_mut() = status;
             return response;
         }
-        if reply.stream {
+        if self.fault("m-11-sse-unterminated") {
+            // Every response is an SSE event without its blank-line terminator, and the stream
+            // stays open: a client never gets a complete event.
+            let event = format!("event: message\ndata: {}\n", reply.last().map(Value::to_string).unwrap_or_default());
+            let frames = futures_util::StreamExt::chain(
+                futures_util::stream::iter([Ok::<_, Infallible>(Frame::data(Bytes::from(event)))]),
+                futures_util::stream::pending(),
+            );
+            let mut response = Response::new(BodyExt::boxed_unsync(StreamBody::new(frames)));
+            *response.status_mut() = status;
+            response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+            return response;
+        }
+        if reply.stream && !self.fault("m-11-batch") && !self.fault("m-11-single-quotes") {
             return self.render_stream(status, reply.messages);
         }
-        let body = reply.last().map(Value::to_string).unwrap_or_default();
+        let mut body = reply.last().map(Value::to_string).unwrap_or_default();
+        if self.fault("m-11-batch") {
+            body = format!("[{body}]");
+        } else if self.fault("m-11-single-quotes") {
+            // A language's printed dictionary, not JSON.
+            body = body.replace('"', "'");
+        }
         let mut response = Response::new(full(Bytes::from(body)));
         *response.status_mut() = status;
         let content_type = if self.fault("h-14") { "text/plain" } else { "application/json" };

@@ -81,6 +81,10 @@ pub(crate) struct Connected {
     /// stdio: the server answers, but its stdout is not newline-delimited JSON, so no probe can
     /// read an answer: X-1 grades the framing and the checks that need an answer are blocked.
     pub framing_blocked: bool,
+    /// HTTP: `server/discover` got an answer that is recognisably JSON-RPC but cannot be read as
+    /// one message in its framing (a batch array, single quotes, an SSE event never ended):
+    /// M-11 grades it and the checks that need an answer are blocked. The text says what came.
+    pub unreadable: Option<String>,
 }
 
 impl Connected {
@@ -122,6 +126,49 @@ fn modern_error(exchange: &Exchange) -> bool {
             .is_some_and(|supported| !supported.is_empty()),
         _ => false,
     }
+}
+
+/// What makes an HTTP answer that is recognisably JSON-RPC unreadable as one message in its
+/// framing, if anything does: a JSON array (a batch) instead of one response object, a body
+/// that is not JSON though it carries `jsonrpc` (single quotes: a language's printed dict), or an
+/// SSE event that carried the response but was never ended by a blank line.
+fn unreadable_answer(exchange: &Exchange) -> Option<String> {
+    if exchange.response.as_ref().is_some_and(Value::is_array) {
+        return Some("the body is a JSON array (a batch), not a single response object".into());
+    }
+    let body = &exchange.body_excerpt;
+    let sse = exchange.content_type().as_deref() == Some("text/event-stream");
+    if sse
+        && exchange.response.is_none()
+        && exchange.messages.is_empty()
+        && body.contains("data:")
+        && body.contains("jsonrpc")
+    {
+        let cut = matches!(&exchange.failure, Some(Failure::Closed(detail)) if detail.contains("unparsable SSE frame"));
+        if cut {
+            return Some(
+                "the SSE stream ended in the middle of the event carrying the response: its data is not complete JSON"
+                    .into(),
+            );
+        }
+        let open = matches!(exchange.failure, Some(Failure::Timeout));
+        return Some(format!(
+            "the SSE event carrying the response was never ended by a blank line{}, so it was never dispatched: each event must end with an empty line",
+            if open { " (and the stream stayed open)" } else { "" }
+        ));
+    }
+    if matches!(exchange.failure, Some(Failure::NotJsonRpc(_))) {
+        if body.contains("'jsonrpc'") {
+            return Some(
+                "the body is not JSON: it uses single quotes, like a language's printed dictionary (serialize with a JSON encoder)"
+                    .into(),
+            );
+        }
+        if body.contains("\"jsonrpc\"") {
+            return Some("the body carries `jsonrpc` but is not one valid JSON value".into());
+        }
+    }
+    None
 }
 
 /// True when an answer resembles JSON-RPC, even a broken one: a JSON body with a `jsonrpc`
@@ -191,6 +238,21 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             needs_credentials: !gave_credentials,
         });
     }
+    if let Some(why) = unreadable_answer(&discover) {
+        // JSON-RPC came back, in a form no client can read: one finding (M-11), not twenty.
+        let evidence = format!(
+            "`server/discover` got an answer that is recognisably JSON-RPC but cannot be read as one message: {why}; graded as 2026-07-28"
+        );
+        return Ok(Connected {
+            client: Arc::new(client),
+            era: Era::Modern,
+            evidence,
+            discover,
+            initialize: None,
+            framing_blocked: false,
+            unreadable: Some(why),
+        });
+    }
     if discover_succeeded(&discover) {
         let evidence = match discover.status {
             Some(status) => format!("`server/discover` answered with a result (HTTP {status}): modern"),
@@ -203,6 +265,7 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             discover,
             initialize: None,
             framing_blocked: false,
+            unreadable: None,
         });
     }
     if modern_error(&discover) {
@@ -217,6 +280,7 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             discover,
             initialize: None,
             framing_blocked: false,
+            unreadable: None,
         });
     }
     // Not modern evidence: try the legacy handshake on the same endpoint.
@@ -244,6 +308,7 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             discover,
             initialize: Some(initialize),
             framing_blocked: false,
+            unreadable: None,
         });
     }
     // Nothing came back that resembles JSON-RPC (HTML or plain-text pages, empty bodies): this URL
@@ -284,6 +349,7 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
         discover,
         initialize: Some(initialize),
         framing_blocked: false,
+        unreadable: None,
     })
 }
 
@@ -317,6 +383,7 @@ async fn connect_stdio(
             discover,
             initialize: None,
             framing_blocked: false,
+            unreadable: None,
         });
     }
     if modern_error(&discover) {
@@ -328,6 +395,7 @@ async fn connect_stdio(
             discover,
             initialize: None,
             framing_blocked: false,
+            unreadable: None,
         });
     }
     if misframed_answer(&discover).is_some() {
@@ -358,6 +426,7 @@ async fn connect_stdio(
             discover,
             initialize: Some(initialize),
             framing_blocked: false,
+            unreadable: None,
         });
     }
     if let Some(answer) = misframed_answer(&initialize) {
@@ -377,6 +446,7 @@ async fn connect_stdio(
             discover,
             initialize: Some(initialize),
             framing_blocked: true,
+            unreadable: None,
         });
     }
     if discover.response.is_none() && initialize.response.is_none() {
@@ -396,6 +466,7 @@ async fn connect_stdio(
                 discover,
                 initialize: Some(initialize),
                 framing_blocked: true,
+                unreadable: None,
             });
         }
         let stderr_tail = transport.stderr_tail_settled().await;
@@ -435,6 +506,7 @@ async fn connect_stdio(
         discover,
         initialize: Some(initialize),
         framing_blocked: false,
+        unreadable: None,
     })
 }
 
@@ -471,6 +543,7 @@ async fn misframed(client: Client, discover: Exchange) -> Connected {
         discover: discover.clone(),
         initialize,
         framing_blocked: true,
+        unreadable: None,
     };
     if discover_succeeded(&read) || modern_error(&read) {
         let evidence = format!(

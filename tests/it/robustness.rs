@@ -104,12 +104,22 @@ fn a_stdio_server_that_never_answers_is_unreachable() {
 
 #[test]
 fn sse_streams_cut_mid_event_fail_checks_without_hanging() {
+    // Every response is cut in the middle of its event: one finding under M-11 naming the cut,
+    // the other checks blocked (issue 7 §1; D-1 and others used to fail each on their own).
     let server = DemoServer::start(&["chaos-sse-cut"]);
     let run = run_bounded(&["--server-url", &server.url], QUICK);
     assert_eq!(run.code, 1, "{}", run.report);
     assert_eq!(run.report["outcome"], "completed");
-    let d1 = run.report["checks"].as_array().and_then(|checks| checks.iter().find(|check| check["id"] == "D-1"));
-    assert_eq!(d1.map(|check| &check["status"]), Some(&Value::from("fail")));
+    let check = |id: &str| {
+        run.report["checks"].as_array().and_then(|checks| checks.iter().find(|check| check["id"] == id)).cloned()
+    };
+    let m11 = check("M-11").expect("M-11");
+    assert_eq!(m11["status"], "fail");
+    assert!(m11["message"].as_str().unwrap_or_default().contains("ended in the middle of the event"), "{m11}");
+    let d1 = check("D-1").expect("D-1");
+    assert_eq!(d1["status"], "not_applicable");
+    assert_eq!(d1["message"], "blocked: the server's responses are unreadable (see M-11)");
+    assert_eq!(run.report["counts"]["fail"], 1, "one broken thing, one finding");
 }
 
 #[test]
