@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::finding::{Finding, Outcome};
 use super::{problem, shapes};
-use crate::mcp::exchange::{Body, Exchange, Outgoing};
+use crate::mcp::exchange::{Body, Exchange, Failure, Outgoing};
 use crate::mcp::jsonrpc;
 use crate::report::model::Evidence;
 
@@ -117,7 +117,26 @@ impl Passive {
             }
         }
 
-        let Some(response) = &exchange.response else { return };
+        let Some(response) = &exchange.response else {
+            // A response that came but could not be read is a broken envelope (M-11), not an
+            // exchange the rules may skip: counting only what could be read would pass them on
+            // no evidence. (Timeouts and refused connections are not counted: no answer came.)
+            let unread = matches!(&exchange.failure, Some(Failure::NotJsonRpc(_)))
+                || matches!(&exchange.failure, Some(Failure::Closed(detail)) if detail.contains("unparsable SSE frame"));
+            let header_probe = modern && exchange.status.is_some() && !outgoing.header_edits.is_empty();
+            let graded = !(header_probe || is_refusal(exchange) || (self.legacy && modern));
+            if unread && graded {
+                self.note(
+                    "M-11",
+                    Some(format!(
+                        "`{method}`: the response could not be read as a JSON-RPC message ({})",
+                        exchange.describe()
+                    )),
+                    exchange,
+                );
+            }
+            return;
+        };
         if !response.is_object() {
             return;
         }
@@ -315,6 +334,12 @@ impl Passive {
     }
 }
 
+/// An HTTP-level refusal (authorization, Origin, method not allowed): its body need not be
+/// JSON-RPC.
+fn is_refusal(exchange: &Exchange) -> bool {
+    matches!(exchange.status, Some(401 | 403 | 404 | 405 | 406 | 413 | 415 | 421 | 500..=599))
+}
+
 /// The first input-request kind in `result` that the request's clientCapabilities did not
 /// declare.
 fn undeclared_input_request(request: &Value, result: &Value) -> Option<String> {
@@ -417,6 +442,23 @@ mod tests {
         assert!(m7.evidence.iter().any(|evidence| evidence.label == "finding"));
         // M-10 leaves the missing resultType to M-7: one broken thing is one finding.
         assert_eq!(finding(&findings, "M-10").outcome, Outcome::Kept);
+    }
+
+    #[test]
+    fn a_response_that_came_but_could_not_be_read_breaks_m11_instead_of_being_skipped() {
+        let passive = Passive::new(false);
+        let exchange = Exchange {
+            id: Some(json!(1)),
+            status: Some(200),
+            headers: vec![("content-type".into(), "application/json".into())],
+            failure: Some(Failure::NotJsonRpc("the body is \"{'jsonrpc': '2.0'}\"".into())),
+            ..Exchange::default()
+        };
+        passive.observe(&request("tools/list"), &exchange, true);
+        let findings = passive.findings();
+        let m11 = finding(&findings, "M-11");
+        assert_eq!(m11.outcome, Outcome::Broken);
+        assert!(m11.message.contains("could not be read"), "{}", m11.message);
     }
 
     #[test]

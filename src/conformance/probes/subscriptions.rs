@@ -68,7 +68,15 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     let subscription_key = jsonrpc::META_SUBSCRIPTION_ID.replace('/', "~1");
     let tagged = |message: &Value| message.pointer(&format!("/params/_meta/{subscription_key}")) == Some(&id);
     let first = exchange.messages.first();
+    let unreadable = matches!(&exchange.failure, Some(Failure::NotJsonRpc(_)))
+        || matches!(&exchange.failure, Some(Failure::Closed(detail)) if detail.contains("unparsable SSE frame"));
     let s1 = match first {
+        // Nothing on the stream could be read: say so, rather than what the unread
+        // acknowledgement lacked.
+        None if unreadable => Finding::not_applicable(
+            "S-1",
+            format!("blocked: the listen stream could not be read ({}) (see M-11)", exchange.describe()),
+        ),
         None => Finding::broken(
             "S-1",
             format!("no `notifications/subscriptions/acknowledged` arrived within {} ms", LISTEN_FOR.as_millis()),
