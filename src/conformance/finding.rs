@@ -135,6 +135,11 @@ pub(crate) fn shape_of(value: Option<&serde_json::Value>) -> String {
     value.map(|value| kind(value, 0)).unwrap_or_else(|| "none".into())
 }
 
+/// `n` and the noun, singular or plural (`1 line`, `3 lines`): messages read as English.
+pub(crate) fn count(n: usize, singular: &str, plural: &str) -> String {
+    if n == 1 { format!("1 {singular}") } else { format!("{n} {plural}") }
+}
+
 /// The report status of an outcome for a requirement of this level.
 pub(crate) fn grade(outcome: Outcome, level: Level) -> Status {
     match (outcome, level) {

@@ -312,7 +312,13 @@ impl Passive {
             .iter()
             .map(|(id, tally)| {
                 if tally.violations == 0 {
-                    return Finding::kept(id, format!("kept in all {} responses observed", tally.observed));
+                    return Finding::kept(
+                        id,
+                        match tally.observed {
+                            1 => "kept in the 1 response observed".to_owned(),
+                            n => format!("kept in all {n} responses observed"),
+                        },
+                    );
                 }
                 let mut finding = Finding::new(
                     id,
@@ -415,7 +421,7 @@ mod tests {
         assert!(!findings.is_empty());
         for finding in &findings {
             assert_eq!(finding.outcome, Outcome::Kept, "{finding:?}");
-            assert!(finding.message.contains("kept in all 1 responses"), "{finding:?}");
+            assert!(finding.message.contains("kept in the 1 response observed"), "{finding:?}");
         }
     }
 

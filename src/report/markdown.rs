@@ -219,7 +219,7 @@ fn render_item(check: &CheckResult) -> String {
         escape(&truncate(&check.title, FIELD_CHARS)),
         message(&truncate(&check.message, MESSAGE_CHARS)),
     );
-    let _ = writeln!(item, "{} · spec: {}", check.level.as_str(), code_span(&truncate(&check.spec, FIELD_CHARS)));
+    let _ = writeln!(item, "{} · spec: {}", check.level.as_str(), spec_reference(&check.spec));
     if !check.evidence.is_empty() {
         item.push_str("\n<details><summary>evidence</summary>\n");
         let mut budget = EVIDENCE_TOTAL_CHARS;
@@ -271,6 +271,29 @@ fn write_table(report: &RunReport, out: &mut String) {
         out.push_str(&row);
     }
     out.push_str("\n</details>\n");
+}
+
+/// The spec source as a link a reader can open when it is a page of the published specification
+/// (`docs/specification/REV/PATH.mdx[#anchor]` → `https://modelcontextprotocol.io/specification/REV/PATH[#anchor]`),
+/// as a code span otherwise.
+fn spec_reference(spec: &str) -> String {
+    let page = spec.strip_prefix("docs/specification/").and_then(|rest| {
+        let (path, anchor) = rest.split_once('#').map_or((rest, None), |(path, anchor)| (path, Some(anchor)));
+        let path = path.strip_suffix(".mdx")?;
+        let safe = |text: &str| text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.'));
+        (safe(path) && anchor.is_none_or(safe)).then(|| {
+            let path = path.strip_suffix("/index").unwrap_or(path);
+            format!(
+                "https://modelcontextprotocol.io/specification/{path}{}",
+                anchor.map(|a| format!("#{a}")).unwrap_or_default()
+            )
+        })
+    });
+    match page {
+        // The text is checked above: letters, digits, `/-_.#` only, nothing to escape.
+        Some(url) => format!("[{spec}]({url})"),
+        None => code_span(&truncate(spec, FIELD_CHARS)),
+    }
 }
 
 /// Closing line: where the full data is, and which tool wrote it.
@@ -453,7 +476,9 @@ mod tests {
         let table = md.find("<details><summary>All checks (5)</summary>").unwrap();
         assert!(failures < warnings && warnings < errors && errors < table);
         assert!(md.contains("**D-1** server/discover answers — server/discover returned"));
-        assert!(md.contains("spec: `docs/specification/2026-07-28/basic/lifecycle.mdx#discovery`"));
+        assert!(md.contains(
+            "spec: [docs/specification/2026-07-28/basic/lifecycle.mdx#discovery](https://modelcontextprotocol.io/specification/2026-07-28/basic/lifecycle#discovery)"
+        ), "{md}");
         assert!(md.contains("<details><summary>evidence</summary>"));
         assert!(md.contains("```\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}\n```"));
         assert!(md.contains("- **Target:** `http://127.0.0.1:8080/mcp`"));

@@ -300,7 +300,10 @@ fn x1(violations: &StdoutViolations) -> Finding {
         };
         return Finding::kept(
             "X-1",
-            format!("all {} stdout lines were JSON-RPC messages{crlf}", violations.message_count),
+            match violations.message_count {
+                1 => format!("the 1 stdout line was a JSON-RPC message{crlf}"),
+                n => format!("all {n} stdout lines were JSON-RPC messages{crlf}"),
+            },
         );
     }
     let mut found: Vec<String> = violations
@@ -324,8 +327,10 @@ fn x1(violations: &StdoutViolations) -> Finding {
     let framed = !found.is_empty();
     if violations.stray > 0 || (!framed && violations.non_json_count > 0) {
         let lines = if framed { violations.stray } else { violations.non_json_count };
+        let were = if lines == 1 { "was" } else { "were" };
         found.push(format!(
-            "{lines} stdout lines were not JSON-RPC messages (stdout carries only MCP messages; log to stderr)"
+            "{} {were} not JSON-RPC messages (stdout carries only MCP messages; log to stderr)",
+            crate::conformance::finding::count(lines, "stdout line", "stdout lines")
         ));
     }
     if violations.partial.is_some() && found.is_empty() {
@@ -470,7 +475,7 @@ mod tests {
         let message = &finding.message;
         assert!(message.starts_with("stdout is not newline-delimited JSON: "), "{message}");
         for part in
-            ["`Content-Length` headers as LSP does", "2 headers seen", "byte order mark", "1 stdout lines were not"]
+            ["`Content-Length` headers as LSP does", "2 headers seen", "byte order mark", "1 stdout line was not"]
         {
             assert!(message.contains(part), "{part:?} missing: {message}");
         }

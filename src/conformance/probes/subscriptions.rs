@@ -124,7 +124,10 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     } else if untagged == 0 {
         Finding::kept(
             "S-2",
-            format!("all {} notifications on the stream carry the subscription id", notifications.len()),
+            match notifications.len() {
+                1 => "the 1 notification on the stream carries the subscription id".to_owned(),
+                n => format!("all {n} notifications on the stream carry the subscription id"),
+            },
         )
     } else {
         Finding::broken(
