@@ -357,17 +357,21 @@ async fn blocked_by_framing(
     if era == Era::Legacy {
         checks.push(era_check(options.require_modern, &connected.evidence));
     }
-    let server = ServerSection {
-        transport: client.transport_name().into(),
+    Outcome0 { server: blocked_server(connected, stderr_tail(client)), checks }
+}
+
+/// The server section of a blocked run: the era and its evidence, nothing read from answers.
+fn blocked_server(connected: &Connected, stderr_tail: Option<String>) -> ServerSection {
+    ServerSection {
+        transport: connected.client.transport_name().into(),
         target: String::new(),
-        era: Some(era.revision().into()),
+        era: Some(connected.era.revision().into()),
         era_evidence: Some(connected.evidence.clone()),
         supported_versions: Vec::new(),
         server_info: None,
         capabilities: None,
-        stderr_tail: stderr_tail(client),
-    };
-    Outcome0 { server, checks }
+        stderr_tail,
+    }
 }
 
 /// Layer 0 on an HTTP server whose answers are recognisably JSON-RPC but cannot be read as one
@@ -394,17 +398,7 @@ fn blocked_by_unreadable(connected: &Connected, why: &str, events: &(dyn Fn(&Run
         );
     }
     let checks = grade_all(&[(findings, discover.elapsed_ms)], era, true, Some(BLOCKED_BY_UNREADABLE));
-    let server = ServerSection {
-        transport: connected.client.transport_name().into(),
-        target: String::new(),
-        era: Some(era.revision().into()),
-        era_evidence: Some(connected.evidence.clone()),
-        supported_versions: Vec::new(),
-        server_info: None,
-        capabilities: None,
-        stderr_tail: None,
-    };
-    Outcome0 { server, checks }
+    Outcome0 { server: blocked_server(connected, None), checks }
 }
 
 /// Runs a probe family and measures its wall time in milliseconds.

@@ -88,6 +88,24 @@ pub(crate) struct Connected {
 }
 
 impl Connected {
+    /// A legacy session: `initialize` succeeded.
+    fn legacy(client: Client, evidence: String, discover: Exchange, initialize: Exchange) -> Self {
+        Connected { era: Era::Legacy, initialize: Some(initialize), ..Connected::modern(client, evidence, discover) }
+    }
+
+    /// A modern session decided by its `server/discover` answer alone.
+    fn modern(client: Client, evidence: String, discover: Exchange) -> Self {
+        Connected {
+            client: Arc::new(client),
+            era: Era::Modern,
+            evidence,
+            discover,
+            initialize: None,
+            framing_blocked: false,
+            unreadable: None,
+        }
+    }
+
     /// Ends the session (stdio: the server's whole process group).
     pub(crate) async fn shutdown(&self) {
         self.client.shutdown().await;
@@ -258,30 +276,14 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             Some(status) => format!("`server/discover` answered with a result (HTTP {status}): modern"),
             None => "`server/discover` answered with a result: modern".to_owned(),
         };
-        return Ok(Connected {
-            client: Arc::new(client),
-            era: Era::Modern,
-            evidence,
-            discover,
-            initialize: None,
-            framing_blocked: false,
-            unreadable: None,
-        });
+        return Ok(Connected::modern(client, evidence, discover));
     }
     if modern_error(&discover) {
         let evidence = format!(
             "`server/discover` answered with a modern error ({}): modern, although discover itself failed",
             discover.describe()
         );
-        return Ok(Connected {
-            client: Arc::new(client),
-            era: Era::Modern,
-            evidence,
-            discover,
-            initialize: None,
-            framing_blocked: false,
-            unreadable: None,
-        });
+        return Ok(Connected::modern(client, evidence, discover));
     }
     // Not modern evidence: try the legacy handshake on the same endpoint.
     let initialize = legacy_handshake(&client).await;
@@ -301,15 +303,7 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             "`server/discover` got {} (not a modern answer); `initialize` succeeded: legacy",
             discover.describe()
         );
-        return Ok(Connected {
-            client: Arc::new(client),
-            era: Era::Legacy,
-            evidence,
-            discover,
-            initialize: Some(initialize),
-            framing_blocked: false,
-            unreadable: None,
-        });
+        return Ok(Connected::legacy(client, evidence, discover, initialize));
     }
     // Nothing came back that resembles JSON-RPC (HTML or plain-text pages, empty bodies): this URL
     // is not an MCP endpoint, and grading it as a broken MCP server would only mislead.
@@ -376,27 +370,11 @@ async fn connect_stdio(
     let discover = client.send(Outgoing::request(jsonrpc::modern_request("server/discover", json!({})))).await;
     if discover_succeeded(&discover) {
         let evidence = "`server/discover` answered with a result over stdio: modern".to_owned();
-        return Ok(Connected {
-            client: Arc::new(client),
-            era: Era::Modern,
-            evidence,
-            discover,
-            initialize: None,
-            framing_blocked: false,
-            unreadable: None,
-        });
+        return Ok(Connected::modern(client, evidence, discover));
     }
     if modern_error(&discover) {
         let evidence = format!("`server/discover` answered with a modern error ({}): modern", discover.describe());
-        return Ok(Connected {
-            client: Arc::new(client),
-            era: Era::Modern,
-            evidence,
-            discover,
-            initialize: None,
-            framing_blocked: false,
-            unreadable: None,
-        });
+        return Ok(Connected::modern(client, evidence, discover));
     }
     if misframed_answer(&discover).is_some() {
         return Ok(misframed(client, discover).await);
@@ -419,15 +397,7 @@ async fn connect_stdio(
             discover.describe(),
             if restart { " (server restarted for the handshake)" } else { "" }
         );
-        return Ok(Connected {
-            client: Arc::new(client),
-            era: Era::Legacy,
-            evidence,
-            discover,
-            initialize: Some(initialize),
-            framing_blocked: false,
-            unreadable: None,
-        });
+        return Ok(Connected::legacy(client, evidence, discover, initialize));
     }
     if let Some(answer) = misframed_answer(&initialize) {
         // Silent on `server/discover`, but `initialize` answered in another framing.

@@ -548,18 +548,30 @@ fn a_502_is_retried_and_then_the_comment_is_posted() {
     assert!(github.ours()[0].body.starts_with("<!-- mcp-eval-action comment-id=\"leg-a\" -->"));
 }
 
-#[test]
-fn a_429_with_retry_after_waits_what_github_asks_then_posts_once() {
+/// The action on a pull request against a fake GitHub that rate-limits the first write with
+/// `status` and `Retry-After: retry_after` (with `foreign_comments` comments of others already there).
+fn run_rate_limited(
+    status: u16,
+    retry_after: u64,
+    foreign_comments: usize,
+) -> (FakeGithub, ActionRun, tempfile::TempDir) {
     let demo = DemoServer::start(&[]);
-    let github = FakeGithub::start(Mode::RateLimitedOnce { status: 429, retry_after: 1 }, 0, 1);
+    let github = FakeGithub::start(Mode::RateLimitedOnce { status, retry_after }, 0, foreign_comments);
     let dir = tempfile::tempdir().expect("temp dir");
+    let token = format!("t0ken-{retry_after}");
     let run = run_action(
         dir.path(),
         "pull_request",
         "pull_request_opened.json",
         &github.url,
-        &[("SERVER-URL", &demo.url), ("GITHUB-TOKEN", "t0ken-429")],
+        &[("SERVER-URL", &demo.url), ("GITHUB-TOKEN", &token)],
     );
+    (github, run, dir)
+}
+
+#[test]
+fn a_429_with_retry_after_waits_what_github_asks_then_posts_once() {
+    let (github, run, _dir) = run_rate_limited(429, 1, 1);
     assert_eq!(run.code(), 0, "{}", run.stdout());
     let stdout = run.stdout();
     assert!(stdout.contains("HTTP 429"), "{stdout}");
@@ -581,17 +593,8 @@ fn a_429_with_retry_after_waits_what_github_asks_then_posts_once() {
 
 #[test]
 fn a_retry_after_longer_than_the_cap_gives_up_at_once_with_a_warning() {
-    let demo = DemoServer::start(&[]);
     // GitHub's secondary rate limit: 403 with Retry-After, a rate limit and not a refusal.
-    let github = FakeGithub::start(Mode::RateLimitedOnce { status: 403, retry_after: 3600 }, 0, 0);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let run = run_action(
-        dir.path(),
-        "pull_request",
-        "pull_request_opened.json",
-        &github.url,
-        &[("SERVER-URL", &demo.url), ("GITHUB-TOKEN", "t0ken-3600")],
-    );
+    let (github, run, _dir) = run_rate_limited(403, 3600, 0);
     let finished = Instant::now();
     assert_eq!(run.code(), 0, "the exit status follows the evaluation, never the comment: {}", run.stdout());
     let stdout = run.stdout();

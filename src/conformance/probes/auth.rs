@@ -62,19 +62,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     }
     let mut findings = Vec::new();
     // missing or invalid credentials get 401 (403 is for insufficient scope).
-    findings.push(match (anonymous.status, forged.status) {
-        (Some(401), Some(401)) => {
-            Finding::kept("A-3", "no credentials and an invalid bearer token both got 401").with(&forged)
-        }
-        (Some(401), _) => {
-            Finding::broken("A-3", format!("an invalid bearer token must get 401; got {}", forged.describe()))
-                .with(&forged)
-        }
-        _ => {
-            Finding::broken("A-3", format!("a request without credentials must get 401; got {}", anonymous.describe()))
-                .with(&anonymous)
-        }
-    });
+    findings.push(a3(&anonymous, &forged));
     // a valid token in the query string is not accepted.
     findings.push(match query.status {
         Some(401) => Finding::kept("A-4", "the token in the query string (no Authorization header) got 401"),
@@ -180,25 +168,30 @@ pub(crate) async fn without_credentials(client: &Client, endpoint: &str) -> Vec<
         client.send(modern("server/discover", json!({}))),
         client.send(modern("server/discover", json!({})).set("Authorization", &invalid)),
     );
-    let mut findings = vec![match (anonymous.status, forged.status) {
-        (Some(401), Some(401)) => {
-            Finding::kept("A-3", "no credentials and an invalid bearer token both got 401").with(&forged)
-        }
-        (Some(401), _) => {
-            Finding::broken("A-3", format!("an invalid bearer token must get 401; got {}", forged.describe()))
-                .with(&forged)
-        }
-        _ => {
-            Finding::broken("A-3", format!("a request without credentials must get 401; got {}", anonymous.describe()))
-                .with(&anonymous)
-        }
-    }];
+    let mut findings = vec![a3(&anonymous, &forged)];
     findings.push(Finding::not_applicable(
         "A-4",
         "needs a valid token to test (pass --header 'Authorization: …'): whether it is refused in the query string",
     ));
     findings.extend(metadata_findings(client, endpoint, &anonymous).await);
     findings
+}
+
+/// missing or invalid credentials get 401 (403 is for insufficient scope).
+fn a3(anonymous: &Exchange, forged: &Exchange) -> Finding {
+    match (anonymous.status, forged.status) {
+        (Some(401), Some(401)) => {
+            Finding::kept("A-3", "no credentials and an invalid bearer token both got 401").with(forged)
+        }
+        (Some(401), _) => {
+            Finding::broken("A-3", format!("an invalid bearer token must get 401; got {}", forged.describe()))
+                .with(forged)
+        }
+        _ => {
+            Finding::broken("A-3", format!("a request without credentials must get 401; got {}", anonymous.describe()))
+                .with(anonymous)
+        }
+    }
 }
 
 /// The `resource_metadata` URL of a `WWW-Authenticate: Bearer …` challenge.
