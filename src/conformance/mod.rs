@@ -288,6 +288,9 @@ pub(crate) async fn run(
         }
     }
     groups.push(timed(Box::pin(probes::stdio::run(&ctx))).await);
+    // Invalid tool arguments come last: a server they kill takes no other check down with it.
+    // Before the framing check, which reads what stdout carried during the whole run.
+    groups.push(timed(Box::pin(probes::arguments::run(&ctx))).await);
     groups.push((probes::stdio::framing(&ctx), 0));
     groups.push((passive.findings(), 0));
     events(&RunEvent::ProbesFinished { duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) });

@@ -172,6 +172,13 @@ pub(crate) const REQUIREMENTS: &[Requirement] = &[
         "transports/streamable-http.mdx §Value Encoding",
     ),
     row("H-26", Info, Http, "loopback server refuses a foreign Host", "official suite (GHSA-w48q-cv73-mx4w)"),
+    both_eras(row(
+        "H-27",
+        Should,
+        Http,
+        "the server keeps serving after invalid tool arguments",
+        "server/tools.mdx §Security Considerations",
+    )),
     row("E-1", Must, Any, "resource not found gets -32602", "server/resources.mdx §Error Handling"),
     row("E-2", Must, Any, "missing client capability gets -32021", "basic/index.mdx §_meta"),
     both_eras(row("E-3", Should, Any, "unknown tool gets -32602", "server/tools.mdx §Error Handling")),
@@ -180,7 +187,7 @@ pub(crate) const REQUIREMENTS: &[Requirement] = &[
     row("E-6", Should, Any, "invalid logLevel gets -32602", "server/utilities/logging.mdx"),
     both_eras(row("E-7", Must, Http, "an invalid JSON-RPC envelope is refused", "basic/index.mdx §Error Codes")),
     both_eras(row("E-8", Should, Http, "an unparsable body gets -32700", "basic/index.mdx §Error Codes")),
-    row("E-9", Should, Any, "params breaking the request schema get -32602", "server/tools.mdx §Error Handling"),
+    row("E-9", Should, Any, "invalid params or tool arguments are refused", "server/tools.mdx §Error Handling"),
     row("R-1", Must, Any, "resultType values are known", "basic/index.mdx §ResultType"),
     row("R-2", Must, Any, "input_required only on tools/call, prompts/get, resources/read", "basic/patterns/mrtr.mdx"),
     row("R-3", Must, Any, "InputRequiredResult shape", "basic/patterns/mrtr.mdx"),
@@ -297,5 +304,14 @@ mod tests {
         assert_eq!(find("B-4").map(|r| r.level), Some(Info));
         assert_eq!(find("R-9").map(|r| r.level), Some(Should));
         assert_eq!(find("T-9").map(|r| r.level), Some(Must));
+    }
+
+    #[test]
+    fn surviving_invalid_arguments_is_a_should_of_both_eras_over_http() {
+        // Over stdio the same rule is X-6 (the server keeps serving after an error).
+        let h27 = find("H-27").expect("H-27");
+        assert_eq!((h27.level, h27.scope, h27.era_independent), (Should, Http, true));
+        let x6 = find("X-6").expect("X-6");
+        assert_eq!((x6.level, x6.scope, x6.era_independent), (Should, Stdio, true));
     }
 }

@@ -115,6 +115,7 @@ pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
             "inputSchema": {
                 "type": "object",
                 "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+                "required": ["region"],
             },
             "annotations": read_only(),
         }),
@@ -201,24 +202,31 @@ pub(crate) fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcErro
         None | Some(Value::Null) => &empty,
         Some(Value::Object(arguments)) => arguments,
         Some(_) => {
-            return Err(RpcError::invalid_params("params.arguments must be an object"));
+            // Not a CallToolRequest: a protocol error (spec-notes §12.3).
+            return invalid_arguments(context, Err(RpcError::invalid_params("params.arguments must be an object")));
         }
     };
-    let listed = tools(context.state).iter().any(|tool| tool["name"].as_str() == Some(name));
-    if !listed {
+    let definitions = tools(context.state);
+    let Some(definition) = definitions.iter().find(|tool| tool["name"].as_str() == Some(name)) else {
         if context.fault("e-3") {
             return Ok(Handled::result(tool_error(&format!("Unknown tool: {name}"))));
         }
         let code = if context.fault("m-8") { -32003 } else { -32602 };
         return Err(RpcError::new(code, format!("Unknown tool: {name}")));
+    };
+    if let Some(problem) = argument_problem(&definition["inputSchema"], arguments) {
+        // Input validation errors are tool execution errors, which the model can act on
+        // (SEP-1303; spec-notes §12.3).
+        let answer = Handled::result(tool_error(&format!("Invalid arguments for tool {name}: {problem}")));
+        return invalid_arguments(context, Ok(answer));
     }
     match name {
         "test_structured" => Ok(Handled::result(structured(context, arguments))),
-        "test_header_param" => Ok(Handled::result(match arguments.get("region") {
-            None | Some(Value::Null) => text_result("No region given."),
-            Some(Value::String(region)) => text_result(&format!("Region: {region}")),
-            Some(_) => tool_error("region must be a string"),
-        })),
+        "test_header_param" => {
+            // `region` is a required string: the schema check above saw to it.
+            let region = arguments.get("region").and_then(Value::as_str).unwrap_or_default();
+            Ok(Handled::result(text_result(&format!("Region: {region}"))))
+        }
         "test_progress" => Ok(progress(context)),
         "test_logging_tool" => Ok(logging(context)),
         "test_missing_capability" | "test_input_required_result" => elicit_confirmation(context, name, arguments),
@@ -234,6 +242,62 @@ pub(crate) fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcErro
             Ok(Handled::result(result))
         }
     }
+}
+
+/// What is wrong with `arguments` against a tool's `inputSchema`: a required property missing,
+/// a property of another JSON type than its `type`, or a property the schema does not allow
+/// (`additionalProperties: false`). The demo's schemas use no other keyword at the top of a
+/// property; `$ref`s and enums are left to the handlers.
+fn argument_problem(schema: &Value, arguments: &Map<String, Value>) -> Option<String> {
+    for required in schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+        if !arguments.contains_key(required) {
+            return Some(format!("the required argument `{required}` is missing"));
+        }
+    }
+    let properties = schema.get("properties").and_then(Value::as_object);
+    for (name, value) in arguments {
+        match properties.and_then(|properties| properties.get(name)) {
+            None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
+                return Some(format!("unknown argument `{name}`"));
+            }
+            None => {}
+            Some(property) => {
+                if let Some(kind) = property.get("type").and_then(Value::as_str) {
+                    if !has_type(value, kind) {
+                        return Some(format!("argument `{name}` must be of type {kind}"));
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Whether `value` is of the JSON Schema type `kind`.
+fn has_type(value: &Value, kind: &str) -> bool {
+    match kind {
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|number| number.fract() == 0.0),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        "null" => value.is_null(),
+        _ => true,
+    }
+}
+
+/// The answer to arguments that break a tool's `inputSchema`, or how a fault breaks it:
+/// `h-14-html-500` makes it an HTML 500 page (the HTTP front end renders a status-500 reply
+/// so), `h-27` and `x-6-invalid-arguments` make the server stop serving without answering.
+fn invalid_arguments(context: &RequestContext<'_>, answer: Result<Handled, RpcError>) -> Result<Handled, RpcError> {
+    if context.fault("h-27") || context.fault("x-6-invalid-arguments") {
+        return Ok(Handled { crash: true, ..Handled::default() });
+    }
+    if context.fault("h-14-html-500") {
+        return Err(RpcError::new(INTERNAL_ERROR, "Internal Server Error").with_status(500));
+    }
+    answer
 }
 
 fn missing_field(context: &RequestContext<'_>, field: &str) -> RpcError {
@@ -293,7 +357,7 @@ fn progress(context: &RequestContext<'_>) -> Handled {
         notifications,
         result: Some(text_result("Progress finished.")),
         final_delay: if context.progress_token.is_some() { step } else { Duration::ZERO },
-        stream: false,
+        ..Handled::default()
     }
 }
 

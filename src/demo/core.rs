@@ -69,11 +69,14 @@ pub(crate) struct Reply {
     pub messages: Vec<Outgoing>,
     /// Whether HTTP must answer with `text/event-stream` instead of a single JSON body.
     pub stream: bool,
+    /// The front end must stop serving at once without answering, as a crashed server would
+    /// (faults `h-27`, `x-6-invalid-arguments`): the HTTP server exits, the stdio loop ends.
+    pub crash: bool,
 }
 
 impl Reply {
     fn single(status: u16, message: Value) -> Self {
-        Reply { status, messages: vec![Outgoing { delay: Duration::ZERO, message }], stream: false }
+        Reply { status, messages: vec![Outgoing { delay: Duration::ZERO, message }], stream: false, crash: false }
     }
 
     /// The last message of the reply, normally the final response.
@@ -111,7 +114,7 @@ pub(crate) fn handle(state: &ServerState, message: &Value, http: Option<&HttpReq
         // Every request fails inside the server: nothing here is evidence that a rule is kept,
         // beyond the error responses themselves.
         return match id {
-            None => Reply { status: 202, messages: Vec::new(), stream: false },
+            None => Reply { status: 202, messages: Vec::new(), stream: false, crash: false },
             Some(id) => error_reply(state, id, RpcError::new(INTERNAL_ERROR, "Internal error: the backend is down")),
         };
     }
@@ -155,7 +158,7 @@ fn handle_notification(
     if http.is_some() && state.fault("h-22") {
         return Reply::single(200, json!({"jsonrpc": "2.0", "id": null, "result": {"resultType": "complete"}}));
     }
-    Reply { status: 202, messages: Vec::new(), stream: false }
+    Reply { status: 202, messages: Vec::new(), stream: false, crash: false }
 }
 
 fn error_reply(state: &ServerState, id: &Value, error: RpcError) -> Reply {
@@ -721,7 +724,13 @@ fn listen(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
         elapsed += step;
     }
     let result = (!context.fault("s-6")).then(|| json!({"resultType": "complete", "_meta": tag}));
-    Ok(Handled { notifications, result, final_delay: LISTEN_DURATION.saturating_sub(elapsed), stream: true })
+    Ok(Handled {
+        notifications,
+        result,
+        final_delay: LISTEN_DURATION.saturating_sub(elapsed),
+        stream: true,
+        ..Handled::default()
+    })
 }
 
 /// Turns a handler outcome into the reply: echoes the id, adds serverInfo, chooses SSE.
@@ -754,7 +763,7 @@ fn assemble(context: &RequestContext<'_>, handled: Handled, is_http: bool) -> Re
             message: json!({"jsonrpc": "2.0", "id": result_id(state, context.id), "result": result}),
         });
     }
-    Reply { status: 200, messages, stream }
+    Reply { status: 200, messages, stream, crash: handled.crash }
 }
 
 fn result_id(state: &ServerState, id: &Value) -> Value {
@@ -1124,6 +1133,28 @@ mod tests {
         }
         check_http(&[], call(Value::Null), &[], 200, ok.clone());
         check_http(&[], tool_call("test_header_param", json!({})), &[], 200, ok);
+    }
+
+    #[test]
+    fn arguments_that_break_the_input_schema_are_refused_or_break_as_a_fault_says() {
+        let tool_error = json!({"result": {"resultType": "complete", "isError": true}});
+        // A missing required argument, a wrong type, an argument the schema does not allow: tool
+        // execution errors (SEP-1303, spec-notes §12.3).
+        check(&[], tool_call("test_header_param", json!({})), tool_error.clone());
+        check(&[], tool_call("test_simple_text", json!({"text": 12345})), tool_error.clone());
+        check(&[], tool_call("test_progress", json!({"extra": 1})), tool_error);
+        // Arguments that are not an object: the request itself is malformed.
+        check(&[], tool_call("test_simple_text", json!("{}")), error(INVALID_PARAMS));
+        let valid = check(&[], tool_call("test_simple_text", json!({"text": "hi"})), json!({"result": {}}));
+        assert!(valid.last().unwrap()["result"].get("isError").is_none());
+        // The faults: an HTML 500 page (rendered by the HTTP front end from the status), a crash.
+        check_http(&["h-14-html-500"], tool_call("test_simple_text", json!("{}")), &[], 500, error(INTERNAL_ERROR));
+        for fault in ["h-27", "x-6-invalid-arguments"] {
+            let reply = handle(&state(&[fault]), &tool_call("test_simple_text", json!({"text": 1})), None);
+            assert!(reply.crash && reply.messages.is_empty(), "{fault}: {reply:?}");
+            let valid = handle(&state(&[fault]), &tool_call("test_simple_text", json!({})), None);
+            assert!(!valid.crash, "{fault}");
+        }
     }
 
     #[test]

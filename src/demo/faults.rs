@@ -60,6 +60,10 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
     ("h-12", "test_structured declares an invalid x-mcp-header (on a number property)"),
     ("h-13", "unknown and removed methods get -32601 with HTTP 400 instead of 404"),
     ("h-14", "JSON responses are sent with Content-Type text/plain"),
+    (
+        "h-14-html-500",
+        "HTTP: tools/call with arguments that break the tool's inputSchema gets status 500 with an HTML page",
+    ),
     ("h-15", "SSE responses carry a server-to-client JSON-RPC request (ping) before the final response"),
     ("h-16", "SSE streams stay open (keep-alive comments) for 5 s after the final response"),
     ("h-17", "SSE responses omit X-Accel-Buffering: no"),
@@ -68,6 +72,10 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
     ("h-20", "a request carrying Last-Event-ID is rejected with 400 instead of processed"),
     ("h-21", "Origin is not validated: any origin is accepted"),
     ("h-26", "Host is not validated: a foreign Host (DNS rebinding) is served"),
+    (
+        "h-27",
+        "HTTP: tools/call with arguments that break the tool's inputSchema crashes the server (the process exits unanswered)",
+    ),
     ("h-6", "header names are matched case-sensitively: an upper-case MCP-METHOD is not recognised"),
     ("h-10", "Mcp-Name is compared untrimmed: surrounding whitespace makes it a mismatch"),
     ("a-1", "with a token required: the 401 names no resource_metadata and no metadata document is served"),
@@ -143,6 +151,10 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
     ("x-4", "stdio: the server ignores stdin EOF and keeps running"),
     ("x-5", "stdio: ping is answered with an empty result instead of -32601"),
     ("x-6", "stdio: the server exits after the first error response it writes"),
+    (
+        "x-6-invalid-arguments",
+        "stdio: tools/call with arguments that break the tool's inputSchema makes the server exit without answering",
+    ),
     ("x-7", "stdio: notifications/cancelled for an unknown id is answered with an error"),
     // Chaos modes: not requirement faults, but misbehaviour the evaluator must survive (no
     // crash, no hang, reports always written). Ids start with `chaos-`.

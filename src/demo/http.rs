@@ -319,6 +319,11 @@ impl HttpServer {
             }
             Err(_) => core::parse_error_reply(),
         };
+        if reply.crash {
+            // The fault: the process dies on this request, as a server that panics on invalid
+            // tool arguments does; the connection closes unanswered and nothing listens after.
+            std::process::exit(70);
+        }
         let mut response = self.render(reply);
         if self.fault("h-19") {
             let session =
@@ -368,6 +373,16 @@ impl HttpServer {
 
     fn render(&self, reply: Reply) -> Response<Body> {
         let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
+        if status == StatusCode::INTERNAL_SERVER_ERROR && self.fault("h-14-html-500") {
+            // The fault: invalid tool arguments get the framework's HTML error page (the only
+            // status-500 reply of the core under this fault), not a JSON-RPC response.
+            let mut response = Response::new(full(Bytes::from_static(
+                b"<!DOCTYPE html><html><body><h1>500 Internal Server Error</h1><p>TypeError: arguments.get is not a function</p></body></html>",
+            )));
+            *response.status_mut() = status;
+            response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+            return response;
+        }
         if reply.messages.is_empty() {
             let mut response = Response::new(full(Bytes::new()));
             *response.status_mut() = status;
@@ -672,6 +687,24 @@ mod tests {
 
         let initialize = post(&client, &url, &body("initialize", 1, json!({})));
         assert_eq!(initialize.send().await.unwrap().status(), 404);
+    }
+
+    #[tokio::test]
+    async fn fault_h_14_html_500_answers_invalid_arguments_with_an_html_page() {
+        let url = start(&["h-14-html-500"]).await;
+        let client = client();
+        let call =
+            |arguments: Value| body("tools/call", 5, json!({"name": "test_simple_text", "arguments": arguments}));
+        let invalid = post(&client, &url, &call(json!("{}"))).header("mcp-name", "test_simple_text");
+        let response = invalid.send().await.unwrap();
+        assert_eq!(response.status(), 500);
+        assert_eq!(response.headers()["content-type"], "text/html; charset=utf-8");
+        assert!(String::from_utf8_lossy(&response.bytes().await.unwrap()).starts_with("<!DOCTYPE html>"));
+        // Valid arguments are still answered in JSON-RPC.
+        let valid = post(&client, &url, &call(json!({}))).header("mcp-name", "test_simple_text");
+        let response = valid.send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "application/json");
     }
 
     #[tokio::test]

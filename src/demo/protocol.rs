@@ -219,6 +219,9 @@ pub(crate) struct Handled {
     pub final_delay: Duration,
     /// Whether the reply must be an SSE stream even without progress or logging.
     pub stream: bool,
+    /// The server stops serving at once, without answering: a crash (faults `h-27`,
+    /// `x-6-invalid-arguments`).
+    pub crash: bool,
 }
 
 impl Handled {

@@ -144,6 +144,12 @@ where
             }
             Err(_) => (None, core::parse_error_reply()),
         };
+        if reply.crash {
+            // The fault: stop serving on this request without answering it, as a server that
+            // crashes on invalid tool arguments does (the process exits).
+            drop(sender);
+            return writer_task.await.unwrap_or(Ok(()));
+        }
         if reply.messages.is_empty() {
             continue;
         }

@@ -12,6 +12,9 @@ fn the_demo_evaluation_passes_and_writes_three_reports() {
     assert_eq!(report["server"]["era"], "2026-07-28");
     assert_eq!(report["counts"]["fail"], 0, "{}", run.file("summary.md"));
     assert_eq!(report["counts"]["warn"], 0, "{}", run.file("summary.md"));
+    // Invalid tool arguments were sent, refused, and survived: a pass on evidence.
+    assert_eq!(run.status("H-27"), "pass", "{}", run.check("H-27")["message"]);
+    assert!(run.check("E-9")["message"].as_str().unwrap_or_default().contains("invalid tool arguments were refused"));
     assert!(run.file("junit.xml").contains("<testsuite"));
     assert!(run.file("summary.md").contains("mcp-eval"));
 }
@@ -26,6 +29,11 @@ fn the_demo_over_stdio_passes() {
     for id in ["X-1", "X-2", "X-3", "X-4", "X-5", "X-6", "X-7"] {
         assert_eq!(run.status(id), "pass", "{id}: {}", run.check(id)["message"]);
     }
+    assert!(
+        run.check("X-6")["message"].as_str().unwrap_or_default().contains("kept serving after invalid tool arguments"),
+        "{}",
+        run.check("X-6")["message"]
+    );
 }
 
 #[test]

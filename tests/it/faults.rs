@@ -118,6 +118,7 @@ matrix! {
     h_12_http => ("h-12", Http, "fail", "x-mcp-header"),
     h_13_http => ("h-13", Http, "fail", "404"),
     h_14_http => ("h-14", Http, "fail", "text/plain"),
+    h_14_html_500_http => ("h-14-html-500", Http, "fail", "with arguments as a JSON string was answered HTTP 500 with Content-Type `text/html`"),
     h_15_http => ("h-15", Http, "fail", "JSON-RPC request"),
     h_16_http => ("h-16", Http, "warn", "stayed open"),
     h_17_http => ("h-17", Http, "warn", "X-Accel-Buffering"),
@@ -130,6 +131,7 @@ matrix! {
     h_24_http => ("h-24", Http, "warn", "batch"),
     h_25_http => ("h-25", Http, "fail", "base64"),
     h_26_http => ("h-26", Http, "warn", "Host"),
+    h_27_http => ("h-27", Http, "warn", "stopped answering after invalid arguments: `test_simple_text` with arguments as a JSON string"),
     // Error codes.
     e_1_http => ("e-1", Http, "fail", "-32602"),
     e_1_stdio => ("e-1", Stdio, "fail", "-32602"),
@@ -199,6 +201,7 @@ matrix! {
     x_4_stdio => ("x-4", Stdio, "warn", "stdin"),
     x_5_stdio => ("x-5", Stdio, "fail", "ping"),
     x_6_stdio => ("x-6", Stdio, "warn", "foo/bar"),
+    x_6_invalid_arguments_stdio => ("x-6-invalid-arguments", Stdio, "warn", "stopped answering after invalid arguments: `test_simple_text` with arguments as a JSON string"),
     x_7_stdio => ("x-7", Stdio, "fail", "replied"),
     // Authorization (the demo requires a bearer token when an `a-*` fault is on).
     // A-1 warns: a server may sit behind a static API key (issue 7 §4; this row was a failure).
@@ -307,6 +310,37 @@ fn check(test_name: &str, fault: &str, transport: Transport, expected: &str, tex
     assert_eq!(test_name, row_name, "a row's test is named after its fault id and transport");
     if let Err(problem) = check_row(fault, transport, expected, text, blocked) {
         panic!("{fault} over {transport:?}: {problem}");
+    }
+}
+
+/// The faults about invalid tool arguments break their one rule and nothing else: one broken
+/// thing is one finding (an HTML 500 page is H-14's, a server that stops answering is H-27's or
+/// X-6's; E-9 keeps its pass from the refusals it did see).
+#[test]
+fn invalid_argument_faults_break_only_their_rule() {
+    for (fault, transport, id) in
+        [("h-14-html-500", Http, "H-14"), ("h-27", Http, "H-27"), ("x-6-invalid-arguments", Stdio, "X-6")]
+    {
+        let _server;
+        let outcome = match transport {
+            Http => {
+                _server = DemoServer::start(&[fault]);
+                run(&["--server-url", &_server.url, "--timeout-seconds", "5"])
+            }
+            Stdio => run(&["--server-cmd", &demo_stdio_command(&[fault]), "--timeout-seconds", "5"]),
+        };
+        let not_passing: Vec<String> = outcome.report()["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|check| matches!(check["status"].as_str(), Some("fail" | "warn" | "error")))
+            .map(|check| format!("{} {}: {}", check["id"], check["status"], check["message"]))
+            .collect();
+        assert!(
+            not_passing.len() == 1 && not_passing[0].starts_with(&format!("\"{id}\" ")),
+            "{fault}: only {id} may be broken, got {not_passing:#?}"
+        );
+        assert_eq!(outcome.status("E-9"), "pass", "{fault}: {}", outcome.check("E-9")["message"]);
     }
 }
 

@@ -252,6 +252,9 @@ fn py_time_over_http() {
                 "D-1", "D-2", "D-3", "D-4", "M-1", "M-2", "M-3", "M-4", "M-10", "M-11", "M-12", "V-1", "H-1", "H-2",
                 "H-3", "H-5", "H-7", "H-8", "H-9", "H-10", "H-13", "H-21", "H-22", "H-24", "H-25", "E-1", "E-3", "E-6",
                 "E-7", "E-8", "C-1", "P-1", "T-2", "T-5", "T-6", "T-7", "B-4",
+                // Invalid arguments to get_current_time: -32602 for a JSON string, isError for a
+                // missing or mistyped `timezone`; the server kept serving.
+                "H-27", "E-9",
             ],
             migration: &[],
         },
@@ -313,6 +316,12 @@ fn py_time_over_stdio() {
         },
     );
     assert!(run.check("X-5")["message"].as_str().unwrap_or_default().contains("-32022"));
+    // E-9 and X-6 were graded on invalid arguments to get_current_time too, not only on their
+    // method-level probes.
+    assert!(run.check("E-9")["message"].as_str().unwrap_or_default().contains("invalid tool arguments were refused"));
+    assert!(
+        run.check("X-6")["message"].as_str().unwrap_or_default().contains("kept serving after invalid tool arguments")
+    );
 }
 
 #[test]
@@ -367,7 +376,7 @@ fn mcp_proxy_in_front_of_everything() {
                 "D-1", "D-2", "D-3", "D-4", "D-6", "M-1", "M-2", "M-3", "M-4", "M-10", "M-11", "V-1", "H-1", "H-3",
                 "H-4", "H-5", "H-6", "H-7", "H-8", "H-9", "H-10", "H-13", "H-14", "H-15", "H-17", "H-19", "H-22",
                 "H-24", "H-25", "E-4", "E-6", "C-1", "P-1", "P-4", "P-5", "P-6", "T-2", "T-5", "T-6", "T-7", "S-1",
-                "S-2", "S-4", "B-4",
+                "S-2", "S-4", "B-4", "H-27",
             ],
             migration: &[],
         },
@@ -396,7 +405,9 @@ fn everything_over_http_is_legacy() {
                 ("L-3", "not_applicable"),
                 ("ERA", "warn"),
             ],
-            passing: &["M-6", "M-11", "M-12", "H-14", "H-15", "E-4", "E-8", "P-1", "P-4", "P-5", "T-2", "T-5", "T-7"],
+            passing: &[
+                "M-6", "M-11", "M-12", "H-14", "H-15", "E-4", "E-8", "P-1", "P-4", "P-5", "T-2", "T-5", "T-7", "H-27",
+            ],
             migration: &[
                 "D-6",
                 LEGACY_ENVELOPE[0],
@@ -464,6 +475,8 @@ fn everything_over_stdio_is_legacy() {
 fn v2_basic_over_http_is_legacy() {
     let server = HttpServer::start("ts-v2-basic-http");
     let run = run(&["--server-url", &server.url]);
+    let h27 = run.check("H-27")["message"].as_str().unwrap_or_default().to_owned();
+    assert!(h27.contains("no tool is annotated readOnlyHint or listed in safe_tools"), "no evidence, no pass: {h27}");
     verify(
         "ts-v2-basic-http",
         &run,
@@ -471,8 +484,9 @@ fn v2_basic_over_http_is_legacy() {
             era: "2025-11-25",
             exit: 1,
             not_passing: &[
-                ("H-21", "fail"),          // foreign Origin served (no Origin or Host validation)
-                ("E-4", "not_applicable"), // prompts not advertised
+                ("H-21", "fail"),           // foreign Origin served (no Origin or Host validation)
+                ("H-27", "not_applicable"), // get-time has no readOnlyHint: no invalid arguments sent
+                ("E-4", "not_applicable"),  // prompts not advertised
                 ("E-5", "warn"),
                 ("E-7", "warn"), // -32700 instead of -32600
                 ("E-8", "warn"), // an HTML error page (with a stack trace)

@@ -1,5 +1,6 @@
 //! Probes that call tools: only tools annotated `readOnlyHint: true` or listed as safe by the
-//! user (`safe_tools` in `--config`). Covers T-5..T-7, E-2, M-5, R-5..R-8, R-10, L-2, L-3.
+//! user (`safe_tools` in `--config`). Covers T-5..T-7, E-2, M-5, R-5..R-8, R-10, L-2, L-3;
+//! invalid arguments to the same tools are [`super::arguments`]'s.
 //! What a tool returns is never copied into the report (it may hold anything); evidence keeps
 //! the request and the shape of the result.
 
@@ -16,7 +17,7 @@ use crate::mcp::jsonrpc::{self, META_CLIENT_CAPABILITIES};
 /// How many safe tools are called at most.
 pub(crate) const MAX_TOOLS: usize = 10;
 /// Per-call timeout of tool probes: a slow tool must not hold the run up.
-const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// All tool-call probes.
 pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {

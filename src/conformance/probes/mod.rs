@@ -3,6 +3,7 @@
 //! conventions) and use tool, prompt and resource names that do not exist wherever the rule
 //! allows, so a server that validates before dispatch rejects them and nothing runs.
 
+pub(crate) mod arguments;
 pub(crate) mod auth;
 pub(crate) mod calls;
 pub(crate) mod discovery;
