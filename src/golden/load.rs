@@ -110,12 +110,17 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<GoldenSet, Vec<Problem>> 
             return Err(reader.problems);
         }
         Err((position, message)) => {
-            reader.problems.push(reader.problem(
-                position,
-                None,
-                message,
-                "the file is not valid YAML there; check indentation (spaces, not tabs) and quoting".into(),
-            ));
+            let (message, hint) = match message.strip_prefix("duplicate mapping key: ") {
+                Some(rest) => (
+                    format!("duplicate key `{}`", rest.split(", set DuplicateKeyPolicy").next().unwrap_or(rest)),
+                    "a key appears once in its mapping; remove or merge the second one".to_owned(),
+                ),
+                None => (
+                    message,
+                    "the file is not valid YAML there; check indentation (spaces, not tabs) and quoting".to_owned(),
+                ),
+            };
+            reader.problems.push(reader.problem(position, None, message, hint));
             return Err(reader.problems);
         }
     };
@@ -123,8 +128,13 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<GoldenSet, Vec<Problem>> 
     if reader.problems.is_empty() {
         return Ok(set);
     }
-    // In file order (the pass checks some rules after the keys they depend on).
-    reader.problems.sort_by_key(|problem| problem.position.unwrap_or((u64::MAX, u64::MAX)));
+    // In file order (the pass checks some rules after the keys they depend on), once each (a
+    // bad default is met again by every case that uses it).
+    reader.problems.sort_by(|a, b| {
+        let place = |problem: &Problem| problem.position.unwrap_or((u64::MAX, u64::MAX));
+        (place(a), &a.field, &a.message).cmp(&(place(b), &b.field, &b.message))
+    });
+    reader.problems.dedup();
     Err(reader.problems)
 }
 

@@ -170,9 +170,11 @@ fn report(problems: Vec<Problem>) -> ExitStatus {
 /// tools), with the nearest listed tool as the hint.
 pub(crate) fn unknown_tools(set: &GoldenSet, listed: &[&str]) -> Vec<Problem> {
     let mut problems = Vec::new();
+    let mut reported = std::collections::HashSet::new();
     for case in &set.cases {
         for tool in &case.tools {
-            if listed.iter().any(|name| glob_matches(&tool.name, name)) {
+            // A name in `defaults.tools` is named once, with the first case that uses it.
+            if listed.iter().any(|name| glob_matches(&tool.name, name)) || !reported.insert((tool.line, tool.column)) {
                 continue;
             }
             let hint = match crate::suggest::nearest(&tool.name, listed.iter().copied())

@@ -385,6 +385,30 @@ fn rule_violations_of_matchers_sequences_rubrics_and_input_responses() {
 }
 
 #[test]
+fn a_bad_default_is_reported_once_however_many_cases_use_it() {
+    let found = problems(
+        "version: 1\ndefaults: {kind: hardd, sampling: {temprature: 1}}\ncases:\n  - {id: a, prompt: p, negative: true}\n  - {id: b, prompt: p, negative: true}\n",
+    );
+    let fields: Vec<String> = places(&found).into_iter().map(|(field, _, _)| field).collect();
+    assert_eq!(fields, ["defaults.kind", "defaults.sampling.temprature"], "{found:#?}");
+
+    let set = ok(
+        "version: 1\ndefaults: {tools: [nope]}\ncases:\n  - {id: a, prompt: p, negative: true}\n  - {id: b, prompt: p, negative: true}\n",
+    );
+    let found = unknown_tools(&set, &["yes"]);
+    assert_eq!(places(&found), [("defaults.tools[0]".to_owned(), 2, 20)]);
+    assert!(found[0].message.starts_with("case `a`:"), "{found:?}");
+}
+
+#[test]
+fn a_duplicate_key_is_named() {
+    let problem = only("version: 1\nversion: 1\ncases: [{id: a, prompt: p, negative: true}]\n");
+    assert_eq!(problem.position, Some((2, 1)));
+    assert_eq!(problem.message, "duplicate key `version`");
+    assert!(problem.hint.contains("appears once"), "{problem:?}");
+}
+
+#[test]
 fn yaml_errors_and_empty_files_are_problems_with_a_position() {
     let problem = only("version: 1\ncases: [unclosed\n");
     assert!(problem.position.is_some());
