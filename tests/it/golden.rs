@@ -4,7 +4,7 @@
 
 use std::process::{Command, Output, Stdio};
 
-use crate::support::{DemoServer, binary, repo_root};
+use crate::support::{DemoServer, binary, demo_stdio_command, repo_root};
 
 fn golden_check(args: &[&str]) -> Output {
     Command::new(binary())
@@ -105,4 +105,19 @@ fn with_a_server_every_tool_name_must_be_listed_and_the_nearest_is_named() {
     );
     // Without a server the same file is valid.
     assert_eq!(golden_check(&[file]).status.code(), Some(0));
+}
+
+#[test]
+fn a_stdio_server_is_checked_too_and_an_unreachable_one_is_exit_3() {
+    let example = repo_root().join("golden/demo.yaml");
+    let example = example.to_str().expect("utf-8 path");
+    let output = golden_check(&[example, "--server-cmd", &demo_stdio_command(&[])]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("set sha256:"));
+
+    let output = golden_check(&[example, "--server-url", "http://127.0.0.1:1/mcp"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("cannot reach the server"), "{stderr}");
+    assert!(output.stdout.is_empty());
 }
