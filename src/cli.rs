@@ -1,5 +1,5 @@
-//! The command line: clap definitions of `run`, `action` and the hidden `demo-server`, and the
-//! `run` front end (flags → [`crate::settings::resolve`] → [`crate::evaluate`] → exit status).
+//! The command line: clap definitions of `run`, `action`, `golden check` and the hidden
+//! `demo-server`, the `golden check` front end ([`crate::golden`]), and the `run` front end (flags → [`crate::settings::resolve`] → [`crate::evaluate`] → exit status).
 //! The Action's front end is [`crate::action`].
 
 use std::collections::BTreeSet;
@@ -21,6 +21,7 @@ use crate::demo::{self, DemoConfig};
 use crate::error::{Kind, UserError};
 use crate::evaluate::{self, RunEvent};
 use crate::gate::ExitStatus;
+use crate::golden;
 use crate::settings::{self, ActionFlags, FrontEnd, SettingsArgs};
 
 /// Evaluates MCP servers: layer-0 conformance to MCP 2026-07-28.
@@ -42,6 +43,30 @@ pub enum Command {
     /// The GitHub Action entrypoint: reads INPUT_* and GITHUB_* (or these flags), evaluates,
     /// writes the reports, outputs and job summary, and upserts the pull request comment.
     Action(Box<ActionArgs>),
+    /// Golden sets (layer 1): check a golden-set file.
+    #[command(subcommand)]
+    Golden(GoldenCommand),
+}
+
+/// `mcp-eval golden …`.
+#[derive(Debug, Subcommand)]
+pub enum GoldenCommand {
+    /// Validate a golden set and print its hash and each case's hash; with a server, also check
+    /// every tool name of the set against the server's `tools/list`.
+    Check(GoldenCheckArgs),
+}
+
+/// Flags of `mcp-eval golden check`.
+#[derive(Debug, Args)]
+pub struct GoldenCheckArgs {
+    /// The golden-set YAML file
+    pub file: std::path::PathBuf,
+    /// Check tool names against this Streamable HTTP endpoint
+    #[arg(long, value_name = "URL", conflicts_with = "server_cmd")]
+    pub server_url: Option<String>,
+    /// Check tool names against this stdio server (started through `sh -c`)
+    #[arg(long, value_name = "CMD")]
+    pub server_cmd: Option<String>,
 }
 
 /// Flags of `mcp-eval run`.
@@ -116,6 +141,7 @@ pub fn main() -> i32 {
             &|name| std::env::var(name).ok(),
             Box::new(std::io::stdout()),
         ))),
+        Command::Golden(GoldenCommand::Check(args)) => runtime.block_on(golden_check(args)),
     };
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     status.code()
@@ -224,4 +250,14 @@ pub async fn demo_server(args: DemoArgs) -> ExitStatus {
 fn environment(error: UserError) -> ExitStatus {
     say!("{error}");
     error.exit_status()
+}
+
+/// `mcp-eval golden check`.
+pub async fn golden_check(args: GoldenCheckArgs) -> ExitStatus {
+    let server = match (args.server_url, args.server_cmd) {
+        (Some(url), _) => Some(golden::CheckServer::Url(url)),
+        (None, Some(command)) => Some(golden::CheckServer::Command(command)),
+        (None, None) => None,
+    };
+    golden::check(args.file, server).await
 }

@@ -22,9 +22,11 @@ pub(crate) mod error;
 pub(crate) mod evaluate;
 pub(crate) mod gate;
 pub(crate) mod github;
+pub(crate) mod golden;
 pub(crate) mod mcp;
 pub mod report;
 pub(crate) mod settings;
+pub(crate) mod suggest;
 
 pub use demo::DEMO_TOKEN;
 pub use evaluate::PANIC_FOR_TESTS_VAR;

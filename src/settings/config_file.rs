@@ -213,7 +213,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Loaded {
                         locate(text, &[key]),
                         Some(key.clone()),
                         UNKNOWN_KEY.into(),
-                        unknown_hint(key, &names),
+                        crate::suggest::unknown_key_hint(key, &names),
                     ));
                     continue;
                 };
@@ -274,7 +274,7 @@ fn check_shape(
                     locate(text, &[key, child]),
                     format!("{key}.{child}"),
                     UNKNOWN_KEY.into(),
-                    unknown_hint(child, keys),
+                    crate::suggest::unknown_key_hint(child, keys),
                 );
             }
             for (_, child) in STRING_LISTS.iter().filter(|(section, _)| *section == key) {
@@ -319,7 +319,7 @@ fn check_shape(
                                 locate(text, &[key, child]),
                                 format!("{key}[{index}].{child}"),
                                 UNKNOWN_KEY.into(),
-                                unknown_hint(child, keys),
+                                crate::suggest::unknown_key_hint(child, keys),
                             );
                         }
                     }
@@ -348,33 +348,6 @@ fn check_shape(
     }
 }
 
-/// The hint for an unknown key: the nearest known key, or the list of them.
-fn unknown_hint(key: &str, known: &[&str]) -> String {
-    let nearest = known.iter().map(|name| (edit_distance(key, name), *name)).min();
-    match nearest {
-        Some((distance, name)) if distance <= 2 || name.starts_with(key) || key.starts_with(name) => {
-            format!("did you mean `{name}`? (the keys here are {})", known.join(", "))
-        }
-        _ => format!("the keys here are {}", known.join(", ")),
-    }
-}
-
-/// Levenshtein distance between two short keys.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = if ca == *cb { previous } else { 1 + previous.min(row[j]).min(row[j + 1]) };
-            previous = current;
-        }
-    }
-    row[b.len()]
-}
-
 /// What kind of YAML value this is, for messages.
 fn kind(value: &Value) -> &'static str {
     match value {
@@ -389,7 +362,7 @@ fn kind(value: &Value) -> &'static str {
 
 /// The YAML parser's message without its own `error: line N column M:` prefix (the position is
 /// shown once, as `file:line:col`).
-fn saphyr_message(text: &str) -> String {
+pub(crate) fn saphyr_message(text: &str) -> String {
     let first = text.lines().next().unwrap_or_default();
     let rest = first.strip_prefix("error: ").unwrap_or(first);
     match rest.strip_prefix("line ").and_then(|rest| rest.split_once(": ")) {

@@ -4,6 +4,7 @@
 mod action;
 mod cli;
 mod faults;
+mod golden;
 mod interop;
 mod robustness;
 mod support;

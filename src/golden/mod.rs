@@ -1,0 +1,234 @@
+//! Golden sets (layer 1): the YAML file of prompts and the tool calls a model should make for
+//! them, checked and hashed before any model runs.
+//!
+//! - [`tree`]: the file as a tree of YAML nodes with their positions;
+//! - [`load`]: the structural pass (every unknown key, wrong type and broken rule of a file at
+//!   once, as `file:line:col: field: message` with a hint) and the resolution of each case
+//!   (defaults applied, rubric files inlined) into plain JSON;
+//! - [`jcs`]: RFC 8785 canonical JSON and SHA-256, for the case and set hashes;
+//! - [`check`]: `mcp-eval golden check`, which also checks every tool name of the set against a
+//!   server's `tools/list` when one is given.
+//!
+//! Grading runs against models (the `rubric`, `input_responses`, `embedding` and `judge` parts
+//! included) come with a later issue; this module only reads, checks and hashes.
+
+pub(crate) mod jcs;
+pub(crate) mod load;
+pub(crate) mod tree;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::conformance::context::walk;
+use crate::error::{Kind, UserError};
+use crate::gate::ExitStatus;
+use crate::mcp::era::{self, Era, Target};
+use crate::mcp::evidence::Redactor;
+use crate::mcp::exchange::Outgoing;
+use crate::mcp::http::HttpSettings;
+use crate::mcp::tools::ToolSurface;
+
+/// A checked golden set.
+#[derive(Debug, Clone)]
+pub(crate) struct GoldenSet {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// `sha256:…` over the canonical JSON list of the case hashes, in file order.
+    pub hash: String,
+    /// The cases, in file order.
+    pub cases: Vec<Case>,
+}
+
+/// One case, resolved.
+#[derive(Debug, Clone)]
+pub(crate) struct Case {
+    /// Its id.
+    pub id: String,
+    /// The case with the defaults applied and its rubric inlined (`tags` left out): what the
+    /// hash covers and what a run reads.
+    #[allow(dead_code, reason = "read by the model runs of the next step of issue 8; the tests read it now")]
+    pub resolved: Value,
+    /// `sha256:…` over the canonical JSON of [`Case::resolved`].
+    pub hash: String,
+    /// Every tool name the case mentions, with its position.
+    pub tools: Vec<ToolRef>,
+}
+
+/// A tool name (or glob) written in a case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ToolRef {
+    /// The name as written.
+    pub name: String,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column.
+    pub column: u64,
+    /// Where in the case (`cases[0].expect_tool`).
+    pub field: String,
+}
+
+/// What is wrong with a golden-set file, where, and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line and column, when known.
+    pub position: Option<(u64, u64)>,
+    /// The field (`cases[2].expect_args.city.match`), when known.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it (may be empty).
+    pub hint: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}", self.path.display())?;
+        if let Some((line, column)) = self.position {
+            write!(formatter, ":{line}:{column}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(formatter, ": {field}")?;
+        }
+        write!(formatter, ": {}", self.message)
+    }
+}
+
+impl Problem {
+    /// This problem as a [`UserError`] (exit status 2).
+    pub(crate) fn into_error(self) -> UserError {
+        let hint = (!self.hint.is_empty()).then(|| self.hint.clone());
+        UserError::new(Kind::InvalidInput, self.to_string()).with_hint_opt(hint)
+    }
+}
+
+/// The server `golden check` compares tool names with.
+#[derive(Debug, Clone)]
+pub(crate) enum CheckServer {
+    /// A Streamable HTTP endpoint.
+    Url(String),
+    /// A stdio server's start command.
+    Command(String),
+}
+
+/// How long a `tools/list` page may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `mcp-eval golden check FILE [--server-url URL | --server-cmd CMD]`: prints the set hash and
+/// each case hash on stdout, or every problem on stderr (exit 2).
+pub(crate) async fn check(path: PathBuf, server: Option<CheckServer>) -> ExitStatus {
+    let set = match load::load(&path) {
+        Ok(set) => set,
+        Err(problems) => return report(problems),
+    };
+    if let Some(server) = server {
+        let target = match server {
+            CheckServer::Url(url) => Target::Http(HttpSettings { url, extra_headers: Vec::new(), timeout: TIMEOUT }),
+            CheckServer::Command(command) => Target::Stdio { command, env: Vec::new(), timeout: TIMEOUT },
+        };
+        let surface = match list_tools(&target).await {
+            Ok(surface) => surface,
+            Err(error) => {
+                let _ = writeln!(std::io::stderr(), "{error}");
+                return ExitStatus::Unreachable;
+            }
+        };
+        let names: Vec<&str> = surface.tools.iter().map(|tool| tool.name.as_str()).collect();
+        let problems = unknown_tools(&set, &names);
+        if !problems.is_empty() {
+            return report(problems);
+        }
+    }
+    let mut out = format!("golden set {}: {} case(s)\nset {}\n", set.path.display(), set.cases.len(), set.hash);
+    for case in &set.cases {
+        out.push_str(&format!("case {} {}\n", case.id, case.hash));
+    }
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    ExitStatus::Passed
+}
+
+/// Prints every problem (stderr) and gives exit status 2.
+fn report(problems: Vec<Problem>) -> ExitStatus {
+    let mut stderr = std::io::stderr();
+    let count = problems.len();
+    for problem in problems {
+        let _ = writeln!(stderr, "{}", problem.into_error());
+    }
+    let _ = writeln!(stderr, "the golden set has {count} problem(s)");
+    ExitStatus::InvalidInput
+}
+
+/// Every tool name of the set that the server does not list (a glob that matches none of its
+/// tools), with the nearest listed tool as the hint.
+pub(crate) fn unknown_tools(set: &GoldenSet, listed: &[&str]) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut reported = std::collections::HashSet::new();
+    for case in &set.cases {
+        for tool in &case.tools {
+            // A name in `defaults.tools` is named once, with the first case that uses it.
+            if listed.iter().any(|name| glob_matches(&tool.name, name)) || !reported.insert((tool.line, tool.column)) {
+                continue;
+            }
+            let hint = match crate::suggest::nearest(&tool.name, listed.iter().copied())
+                .or_else(|| listed.iter().copied().min_by_key(|name| crate::suggest::edit_distance(&tool.name, name)))
+            {
+                Some(near) => format!("the nearest tool the server lists is `{near}`"),
+                None => "the server lists no tools".into(),
+            };
+            problems.push(Problem {
+                path: set.path.clone(),
+                position: Some((tool.line, tool.column)),
+                field: Some(tool.field.clone()),
+                message: format!("case `{}`: the server has no tool `{}`", case.id, tool.name),
+                hint,
+            });
+        }
+    }
+    problems
+}
+
+/// True when `name` matches `pattern` (`*` any run of characters, `?` one; else equality).
+pub(crate) fn glob_matches(pattern: &str, name: &str) -> bool {
+    fn matches(pattern: &[char], name: &[char]) -> bool {
+        match pattern.split_first() {
+            None => name.is_empty(),
+            Some(('*', rest)) => (0..=name.len()).any(|skip| matches(rest, &name[skip..])),
+            Some(('?', rest)) => !name.is_empty() && matches(rest, &name[1..]),
+            Some((first, rest)) => name.first() == Some(first) && matches(rest, &name[1..]),
+        }
+    }
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    matches(&pattern, &name)
+}
+
+/// Connects (layer-0 era detection) and walks every `tools/list` page; an error means the
+/// server could not be reached or listed (exit status 3).
+async fn list_tools(target: &Target) -> Result<ToolSurface, UserError> {
+    let connected = era::connect(target, Redactor::new(Vec::new())).await.map_err(|unreachable| {
+        UserError::new(Kind::InvalidInput, format!("cannot reach the server: {}", unreachable.reason))
+            .with_hint("check --server-url / --server-cmd (`mcp-eval run` against it says more)")
+    })?;
+    let era = connected.era;
+    let request = move |params: Value| match era {
+        Era::Modern => Outgoing::request(crate::mcp::jsonrpc::modern_request("tools/list", params)),
+        Era::Legacy => era::legacy("tools/list", params),
+    };
+    let listed = walk(&connected.client, "tools/list", "tools", &request, true).await;
+    connected.shutdown().await;
+    if let Some(problem) = listed.problems.first() {
+        return Err(UserError::new(Kind::InvalidInput, format!("cannot list the server's tools: {problem}"))
+            .with_hint("`mcp-eval run` against the server grades its tools/list"));
+    }
+    let mut surface = ToolSurface::default();
+    surface.add_page(&json!({"tools": listed.items}));
+    Ok(surface)
+}

@@ -1,0 +1,493 @@
+//! Unit tests of golden-set loading and hashing: every field and matcher, every kind of
+//! problem (with positions, all at once), and the hash properties.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::load::parse;
+use super::{GoldenSet, Problem, glob_matches, unknown_tools};
+
+fn ok(text: &str) -> GoldenSet {
+    parse(Path::new("g.yaml"), text).unwrap_or_else(|problems| panic!("{problems:#?}"))
+}
+
+fn problems(text: &str) -> Vec<Problem> {
+    match parse(Path::new("g.yaml"), text) {
+        Ok(set) => panic!("expected problems, got {set:#?}"),
+        Err(problems) => problems,
+    }
+}
+
+/// `(field, line, column)` of each problem.
+fn places(problems: &[Problem]) -> Vec<(String, u64, u64)> {
+    problems
+        .iter()
+        .map(|problem| {
+            let (line, column) = problem.position.unwrap_or((0, 0));
+            (problem.field.clone().unwrap_or_default(), line, column)
+        })
+        .collect()
+}
+
+fn only(text: &str) -> Problem {
+    let mut found = problems(text);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    found.remove(0)
+}
+
+/// One case with these extra lines (indented four spaces).
+fn case(lines: &str) -> String {
+    format!("version: 1\ncases:\n  - id: c\n    prompt: hi\n{lines}")
+}
+
+#[test]
+fn a_minimal_case_gets_every_default() {
+    let set = ok(&case("    expect_tool: t\n"));
+    assert_eq!(set.cases.len(), 1);
+    let case = &set.cases[0];
+    assert_eq!(case.id, "c");
+    assert_eq!(
+        case.resolved,
+        json!({
+            "id": "c", "prompt": ["hi"], "kind": "soft", "runs": 5, "pass_threshold": 4, "max_turns": 8,
+            "timeout_ms": 120000, "max_input_rounds": 3, "tool_choice": "auto", "extra_args": "allow",
+            "on_unmatched_input_request": "fail", "sequential_runs": false, "sampling": {},
+            "timezone": "UTC", "expect_tool": "t", "expect_tool_position": "first", "negative": false,
+        })
+    );
+    assert_eq!(case.tools.len(), 1);
+    assert_eq!(
+        (case.tools[0].line, case.tools[0].column, case.tools[0].field.as_str()),
+        (5, 18, "cases[0].expect_tool")
+    );
+}
+
+#[test]
+fn every_field_is_read_and_defaults_apply_key_by_key() {
+    let text = r#"version: 1
+defaults:
+  system: "Be brief."
+  kind: soft
+  runs: 10
+  pass_threshold: 7
+  max_turns: 4
+  timeout_ms: 9000
+  tools: [a, "b*"]
+  tool_choice: required
+  extra_args: forbid
+  arg_match: exact
+  timezone: Europe/Paris
+  on_unmatched_input_request: decline
+  max_input_rounds: 2
+  sequential_runs: true
+  sampling: {temperature: 0.2, top_p: 0.9}
+rubrics:
+  r:
+    min_should: 1
+    criteria:
+      - {id: x, text: "X?", must: true}
+      - {id: y, text: "Y?", must: false}
+cases:
+  - id: full.case-1
+    prompt: ["one", "two"]
+    system: "Other."
+    runs: 3
+    pass_threshold: 2
+    tool_choice: none
+    sampling: {max_output_tokens: 100, temperature: 1}
+    expect_tool: a
+    expect_tool_position: any
+    expect_args:
+      q: "bare"
+    forbid_tools: [z]
+    rubric: r
+    tags: [t1, t2]
+  - id: hard
+    prompt: p
+    kind: hard
+    sequential_runs: false
+    negative: true
+"#;
+    let set = ok(text);
+    let first = &set.cases[0].resolved;
+    assert_eq!(first["prompt"], json!(["one", "two"]));
+    assert_eq!(first["system"], "Other.");
+    assert_eq!((first["runs"].clone(), first["pass_threshold"].clone()), (json!(3), json!(2)));
+    assert_eq!((first["max_turns"].clone(), first["timeout_ms"].clone()), (json!(4), json!(9000)));
+    assert_eq!(first["tools"], json!(["a", "b*"]));
+    assert_eq!(first["tool_choice"], "none");
+    assert_eq!(first["extra_args"], "forbid");
+    assert_eq!(first["timezone"], "Europe/Paris");
+    assert_eq!(first["on_unmatched_input_request"], "decline");
+    assert_eq!(first["max_input_rounds"], 2);
+    assert_eq!(first["sequential_runs"], true);
+    assert_eq!(first["sampling"], json!({"temperature": 1, "top_p": 0.9, "max_output_tokens": 100}));
+    assert_eq!(first["expect_tool_position"], "any");
+    // `defaults.arg_match: exact` makes bare values exact.
+    assert_eq!(first["expect_args"], json!({"q": {"match": "exact", "value": "bare"}}));
+    assert_eq!(first["forbid_tools"], json!(["z"]));
+    assert_eq!(first["rubric"]["id"], "r");
+    assert_eq!(first["rubric"]["min_should"], 1);
+    assert_eq!(first["rubric"]["criteria"][1], json!({"id": "y", "text": "Y?", "must": false}));
+    assert!(first.get("tags").is_none(), "tags are not part of the resolved case");
+    let names: Vec<&str> = set.cases[0].tools.iter().map(|tool| tool.name.as_str()).collect();
+    assert_eq!(names, ["a", "b*", "z", "a"]);
+
+    let hard = &set.cases[1].resolved;
+    assert_eq!(
+        (hard["kind"].clone(), hard["runs"].clone(), hard["pass_threshold"].clone()),
+        (json!("hard"), json!(10), json!(10))
+    );
+    assert_eq!(hard["sequential_runs"], false);
+    assert_eq!(hard["negative"], true);
+    assert_eq!(hard["system"], "Be brief.");
+    assert_eq!(hard["sampling"], json!({"temperature": 0.2, "top_p": 0.9}));
+}
+
+#[test]
+fn every_matcher_is_read() {
+    let text = case(
+        r#"    expect_tool: t
+    expect_args:
+      bare_string: Paris
+      bare_list: [1, 2]
+      bare_object: {a: 1}
+      auto: {match: auto, value: 3}
+      exact: {match: exact, value: "celsius"}
+      normalized: {match: normalized, one_of: ["Paris", "Paris, France"]}
+      normalized_value: {match: normalized, value: "Paris"}
+      one_of: {match: one_of, values: [a, b]}
+      regex: {match: regex, pattern: "^q[0-9]+$"}
+      number: {match: number, value: 38.58, tolerance: 0.05}
+      number_rel: {match: number, value: 10, rel_tolerance: 0.1}
+      datetime: {match: datetime, value: tomorrow, granularity: date}
+      datetime_abs: {match: datetime, value: "2026-05-01T09:00:00Z", granularity: second}
+      datetime_rel: {match: datetime, value: "+3d"}
+      datetime_date: {match: datetime, value: "2026-05-01"}
+      set: {match: set, values: [x, y]}
+      subset: {match: subset, value: {k: v}}
+      fuzzy: {match: fuzzy, value: "Sacramento, CA", threshold: 0.9}
+      embedding: {match: embedding, value: "a city"}
+      judge: {match: judge, value: "a polite greeting"}
+      present: {match: present}
+      absent: {match: absent}
+"#,
+    );
+    let set = ok(&text);
+    let args = &set.cases[0].resolved["expect_args"];
+    assert_eq!(args["bare_string"], json!({"match": "auto", "value": "Paris"}));
+    assert_eq!(args["bare_list"], json!({"match": "auto", "value": [1, 2]}));
+    assert_eq!(args["bare_object"], json!({"match": "auto", "value": {"a": 1}}));
+    assert_eq!(args["number"], json!({"match": "number", "value": 38.58, "tolerance": 0.05}));
+    assert_eq!(args["datetime"]["value"], "tomorrow", "relative dates stay as written");
+    assert_eq!(args["present"], json!({"match": "present"}));
+    assert_eq!(args.as_object().map(|map| map.len()), Some(22));
+}
+
+#[test]
+fn sequences_rubric_files_and_input_responses_are_read() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("r.md"), "# R\n- [must] A\n- [should] B\n").expect("write");
+    let text = r#"version: 1
+rubrics:
+  from_file: {file: r.md, min_should: 1}
+cases:
+  - id: s
+    prompt: p
+    expect_sequence:
+      order: unordered
+      steps:
+        - tool: geo.lookup
+          args: {query: {match: fuzzy, value: "Sacramento"}}
+        - tool: get_forecast
+    rubric: from_file
+    input_responses:
+      - key: confirm
+        respond: {action: accept}
+      - match: {method: elicitation/create, message: "(?i)confirm", schema_has: [confirm]}
+        respond: {action: decline}
+        times: 2
+"#;
+    let path = dir.path().join("g.yaml");
+    let set = parse(&path, text).unwrap_or_else(|problems| panic!("{problems:#?}"));
+    let case = &set.cases[0].resolved;
+    assert_eq!(case["expect_sequence"]["order"], "unordered");
+    assert_eq!(case["expect_sequence"]["steps"][0]["args"]["query"]["match"], "fuzzy");
+    assert_eq!(case["expect_sequence"]["steps"][1], json!({"tool": "get_forecast"}));
+    assert_eq!(case["rubric"]["file_text"], "# R\n- [must] A\n- [should] B\n");
+    assert_eq!(case["input_responses"][1]["times"], 2);
+    let places: Vec<(&str, u64)> = set.cases[0].tools.iter().map(|tool| (tool.field.as_str(), tool.line)).collect();
+    assert_eq!(
+        places,
+        [("cases[0].expect_sequence.steps[0].tool", 10), ("cases[0].expect_sequence.steps[1].tool", 12)]
+    );
+}
+
+#[test]
+fn an_unknown_key_is_named_with_its_position_and_the_nearest_key() {
+    let problem = only(&case("    expect_tol: t\n    expect_tool: t\n"));
+    assert_eq!(places(std::slice::from_ref(&problem)), [("cases[0].expect_tol".to_owned(), 5, 5)]);
+    assert_eq!(problem.message, "unknown key");
+    assert!(problem.hint.starts_with("did you mean `expect_tool`?"), "{problem:?}");
+    assert_eq!(problem.to_string(), "g.yaml:5:5: cases[0].expect_tol: unknown key");
+
+    let problem = only("version: 1\ndefaults: {runz: 3}\ncases: [{id: a, prompt: p, negative: true}]\n");
+    assert_eq!((problem.field.as_deref(), problem.position), (Some("defaults.runz"), Some((2, 12))));
+    assert!(problem.hint.contains("did you mean `runs`"));
+
+    let problem =
+        only(&case("    expect_tool: t\n    expect_args:\n      a: {match: number, value: 1, tolerence: 1}\n"));
+    assert_eq!(problem.field.as_deref(), Some("cases[0].expect_args.a.tolerence"));
+    assert!(problem.hint.contains("did you mean `tolerance`"), "{problem:?}");
+
+    let problem = only("version: 1\ncolour: blue\ncases: [{id: a, prompt: p, negative: true}]\n");
+    assert_eq!((problem.field.as_deref(), problem.position), (Some("colour"), Some((2, 1))));
+}
+
+#[test]
+fn wrong_types_are_named_with_their_position() {
+    let found = problems(&case(
+        "    runs: five\n    negative: yes\n    tags: solo\n    prompt_extra: 1\n    expect_tool: [a]\n",
+    ));
+    let fields: Vec<String> = places(&found).into_iter().map(|(field, _, _)| field).collect();
+    assert_eq!(
+        fields,
+        ["cases[0].runs", "cases[0].negative", "cases[0].tags", "cases[0].prompt_extra", "cases[0].expect_tool"],
+        "{found:#?}"
+    );
+    assert!(found[0].message.contains("expected an integer, found a string"));
+    assert!(found[1].message.contains("expected true or false"));
+    assert!(found[2].message.contains("expected a list of strings"));
+    assert!(found[4].message.contains("expected a string, found a list"));
+}
+
+#[test]
+fn every_problem_of_a_file_is_reported_at_once_in_file_order() {
+    let text = r#"version: 2
+defaults:
+  runz: 5
+rubrics:
+  r1:
+    criteria:
+      - {id: a, text: "x", must: true}
+      - {id: a, text: "y", must: false}
+cases:
+  - id: a
+    prompt: "p"
+    runs: 3
+    pass_threshold: 4
+    expect_tool: t
+    expect_args:
+      x: {match: regex, pattern: "("}
+      y: {match: nuber, value: 3}
+      d: {match: datetime, value: "next week"}
+    rubric: r2
+  - id: a
+    prompt: "q"
+    negative: true
+    expect_tool: t
+  - id: Bad_Id
+    prompt: ""
+  - id: b
+    prompt: p
+    kind: hard
+    pass_threshold: 2
+    expect_args: {a: 1}
+"#;
+    let found = problems(text);
+    let expected: Vec<(String, u64, u64)> = [
+        ("version", 1, 10),
+        ("defaults.runz", 3, 3),
+        ("rubrics.r1.criteria[1].id", 8, 14),
+        ("cases[0].pass_threshold", 13, 21),
+        ("cases[0].expect_args.x.pattern", 16, 34),
+        ("cases[0].expect_args.y.match", 17, 18),
+        ("cases[0].expect_args.d.value", 18, 35),
+        ("cases[0].rubric", 19, 13),
+        ("cases[1].id", 20, 9),
+        ("cases[1].negative", 22, 5),
+        ("cases[2].id", 24, 9),
+        ("cases[2].prompt", 25, 13),
+        ("cases[2]", 24, 5),
+        ("cases[3]", 26, 5),
+        ("cases[3].pass_threshold", 29, 5),
+        ("cases[3].expect_args", 30, 5),
+    ]
+    .into_iter()
+    .map(|(field, line, column)| (field.to_owned(), line, column))
+    .collect();
+    let mut sorted = expected.clone();
+    sorted.sort_by_key(|(_, line, column)| (*line, *column));
+    assert_eq!(places(&found), sorted, "{found:#?}");
+    let message = |field: &str| {
+        found
+            .iter()
+            .find(|problem| problem.field.as_deref() == Some(field))
+            .map(|problem| problem.message.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(message("version"), "version 2 is not supported");
+    assert_eq!(message("cases[0].pass_threshold"), "4 is more than the 3 runs");
+    assert!(message("cases[0].expect_args.x.pattern").starts_with("invalid regular expression"));
+    assert!(message("cases[0].rubric").contains("unknown rubric `r2`"));
+    assert!(found.iter().any(|problem| problem.hint.contains("did you mean `r1`")));
+    assert!(found.iter().any(|problem| problem.hint.contains("did you mean `number`")));
+    assert!(message("cases[1].id").contains("duplicate case id `a`"));
+    assert!(found.iter().any(|problem| problem.hint.contains("the first `a` is at line 10")));
+    assert!(message("cases[1].negative").contains("cannot have `expect_tool`"));
+    assert!(message("cases[2]").contains("case `#3` expects nothing"));
+    assert!(message("cases[3]").contains("case `b` expects nothing"), "only `expect_args`, no `expect_tool`");
+    assert!(message("cases[3].pass_threshold").contains("hard case"));
+    assert!(message("cases[3].expect_args").contains("needs `expect_tool`"));
+}
+
+#[test]
+fn rule_violations_of_matchers_sequences_rubrics_and_input_responses() {
+    let missing_value = only(&case("    expect_tool: t\n    expect_args:\n      a: {match: exact}\n"));
+    assert_eq!(missing_value.field.as_deref(), Some("cases[0].expect_args.a.value"));
+    let both =
+        only(&case("    expect_tool: t\n    expect_args:\n      a: {match: normalized, value: x, one_of: [x]}\n"));
+    assert!(both.message.contains("not both"), "{both:?}");
+    let subset = only(&case("    expect_tool: t\n    expect_args:\n      a: {match: subset, value: 3}\n"));
+    assert!(subset.message.contains("expected a mapping"));
+    let threshold =
+        only(&case("    expect_tool: t\n    expect_args:\n      a: {match: fuzzy, value: x, threshold: 2}\n"));
+    assert!(threshold.message.contains("out of range"));
+    let order = only(&case("    expect_sequence:\n      order: sorted\n      steps: [{tool: a}]\n"));
+    assert_eq!(order.field.as_deref(), Some("cases[0].expect_sequence.order"));
+    let steps = only(&case("    expect_sequence: {order: strict, steps: []}\n"));
+    assert!(steps.message.contains("no step"));
+    let step_key = only(&case("    expect_sequence:\n      steps:\n        - {tool: a, argz: {}}\n"));
+    assert!(step_key.hint.contains("did you mean `args`"), "{step_key:?}");
+    let entry = only(&case("    negative: true\n    input_responses:\n      - {respond: {action: accept}}\n"));
+    assert!(entry.message.contains("`key` or `match`"));
+    let method = only(&case(
+        "    negative: true\n    input_responses:\n      - {match: {method: elicitation/creat}, respond: {}}\n",
+    ));
+    assert!(method.hint.contains("did you mean `elicitation/create`"), "{method:?}");
+    let min_should = only(
+        "version: 1\nrubrics:\n  r:\n    min_should: 1\n    criteria: [{id: a, text: t, must: true}]\ncases: [{id: a, prompt: p, rubric: r}]\n",
+    );
+    assert_eq!(min_should.field.as_deref(), Some("rubrics.r.min_should"));
+    let no_file = only("version: 1\nrubrics:\n  r: {file: nowhere.md}\ncases: [{id: a, prompt: p, negative: true}]\n");
+    assert!(no_file.message.contains("cannot read"), "{no_file:?}");
+    let sampling = only(&case("    negative: true\n    sampling: {temperature: 1, top_k: 4}\n"));
+    assert!(sampling.hint.contains("did you mean `top_p`"), "{sampling:?}");
+    let sampling = problems(&case("    negative: true\n    sampling: {temperature: 3}\n"));
+    assert!(sampling[0].message.contains("out of range"));
+    let timezone = only("version: 1\ndefaults: {timezone: Paris time}\ncases: [{id: a, prompt: p, negative: true}]\n");
+    assert_eq!(timezone.field.as_deref(), Some("defaults.timezone"));
+    let runs = only(&case("    negative: true\n    runs: 51\n"));
+    assert!(runs.message.contains("out of range"));
+    assert!(only("version: 1\ncases: []\n").message.contains("no case"));
+    assert_eq!(only("cases: [{id: a, prompt: p, negative: true}]\n").field.as_deref(), Some("version"));
+}
+
+#[test]
+fn a_bad_default_is_reported_once_however_many_cases_use_it() {
+    let found = problems(
+        "version: 1\ndefaults: {kind: hardd, sampling: {temprature: 1}}\ncases:\n  - {id: a, prompt: p, negative: true}\n  - {id: b, prompt: p, negative: true}\n",
+    );
+    let fields: Vec<String> = places(&found).into_iter().map(|(field, _, _)| field).collect();
+    assert_eq!(fields, ["defaults.kind", "defaults.sampling.temprature"], "{found:#?}");
+
+    let set = ok(
+        "version: 1\ndefaults: {tools: [nope]}\ncases:\n  - {id: a, prompt: p, negative: true}\n  - {id: b, prompt: p, negative: true}\n",
+    );
+    let found = unknown_tools(&set, &["yes"]);
+    assert_eq!(places(&found), [("defaults.tools[0]".to_owned(), 2, 20)]);
+    assert!(found[0].message.starts_with("case `a`:"), "{found:?}");
+}
+
+#[test]
+fn a_duplicate_key_is_named() {
+    let problem = only("version: 1\nversion: 1\ncases: [{id: a, prompt: p, negative: true}]\n");
+    assert_eq!(problem.position, Some((2, 1)));
+    assert_eq!(problem.message, "duplicate key `version`");
+    assert!(problem.hint.contains("appears once"), "{problem:?}");
+}
+
+#[test]
+fn yaml_errors_and_empty_files_are_problems_with_a_position() {
+    let problem = only("version: 1\ncases: [unclosed\n");
+    assert!(problem.position.is_some());
+    assert!(!problem.message.starts_with("error:"));
+    assert!(only("").message.contains("empty"));
+}
+
+#[test]
+fn the_hash_ignores_key_order_comments_number_spelling_tags_and_crlf() {
+    let base = "version: 1\ndefaults: {runs: 5}\ncases:\n  - id: a\n    prompt: p\n    expect_tool: t\n    expect_args: {n: {match: number, value: 1, tolerance: 0.5}}\n    tags: [x]\n";
+    let reordered = "# a comment\ncases:\n  - expect_args: {n: {tolerance: 0.5, value: 1.0, match: number}}  # trailing\n    expect_tool: t\n    prompt: [p]\n    id: a\n    tags: [b, c]\n    runs: 5\nversion: 1\n";
+    let (one, two) = (ok(base), ok(reordered));
+    assert_eq!(one.cases[0].hash, two.cases[0].hash);
+    assert_eq!(one.hash, two.hash);
+    assert!(one.hash.starts_with("sha256:") && one.hash.len() == 71);
+
+    for changed in [
+        base.replace("value: 1,", "value: 2,"),
+        base.replace("runs: 5", "runs: 6"),
+        base.replace("prompt: p", "prompt: q"),
+        base.replace("expect_tool: t", "expect_tool: u"),
+        base.replace("match: number, value: 1, tolerance: 0.5", "match: number, value: 1, tolerance: 0.25"),
+        base.replace("defaults: {runs: 5}", "defaults: {runs: 5, arg_match: exact}")
+            .replace("{match: number, value: 1, tolerance: 0.5}", "1"),
+        base.replace("    tags: [x]\n", "    tags: [x]\n    sequential_runs: true\n"),
+    ] {
+        assert_ne!(ok(&changed).cases[0].hash, one.cases[0].hash, "{changed}");
+        assert_ne!(ok(&changed).hash, one.hash, "{changed}");
+    }
+    // The set hash covers the cases in order.
+    let two_cases = format!("{base}  - id: b\n    prompt: p\n    negative: true\n");
+    let swapped = "version: 1\ndefaults: {runs: 5}\ncases:\n  - id: b\n    prompt: p\n    negative: true\n  - id: a\n    prompt: p\n    expect_tool: t\n    expect_args: {n: {match: number, value: 1, tolerance: 0.5}}\n";
+    let (first, second) = (ok(&two_cases), ok(swapped));
+    assert_eq!(first.cases[0].hash, second.cases[1].hash);
+    assert_ne!(first.hash, second.hash);
+    let hashes: Vec<Value> = first.cases.iter().map(|case| json!(case.hash)).collect();
+    assert_eq!(first.hash, super::jcs::hash(&Value::Array(hashes)));
+}
+
+#[test]
+fn a_default_and_the_same_value_written_in_the_case_hash_the_same() {
+    let with_default = ok("version: 1\ndefaults: {max_turns: 3}\ncases: [{id: a, prompt: p, negative: true}]\n");
+    let in_case = ok("version: 1\ncases: [{id: a, prompt: p, negative: true, max_turns: 3}]\n");
+    let implicit = ok("version: 1\ncases: [{id: a, prompt: p, negative: true, max_turns: 8}]\n");
+    let none = ok("version: 1\ncases: [{id: a, prompt: p, negative: true}]\n");
+    assert_eq!(with_default.hash, in_case.hash);
+    assert_eq!(implicit.hash, none.hash);
+    assert_ne!(with_default.hash, none.hash);
+}
+
+#[test]
+fn a_rubric_file_with_crlf_line_ends_hashes_like_one_with_lf() {
+    let (lf, crlf) = (tempfile::tempdir().expect("dir"), tempfile::tempdir().expect("dir"));
+    std::fs::write(lf.path().join("r.md"), "- [must] A\n- [should] B\n").expect("write");
+    std::fs::write(crlf.path().join("r.md"), "- [must] A\r\n- [should] B\r\n").expect("write");
+    let text = "version: 1\nrubrics:\n  r: {file: r.md}\ncases: [{id: a, prompt: p, rubric: r}]\n";
+    let load = |dir: &Path| parse(&dir.join("g.yaml"), text).unwrap_or_else(|problems| panic!("{problems:#?}"));
+    let (one, two) = (load(lf.path()), load(crlf.path()));
+    assert_eq!(one.hash, two.hash);
+    std::fs::write(crlf.path().join("r.md"), "- [must] A\r\n- [should] C\r\n").expect("write");
+    assert_ne!(load(crlf.path()).hash, one.hash, "a changed criterion changes the hash");
+}
+
+#[test]
+fn tool_names_are_checked_against_a_listed_surface_with_the_nearest_name() {
+    let set = ok(
+        "version: 1\ncases:\n  - id: a\n    prompt: p\n    expect_tool: test_progres\n    tools: [\"test_*\", \"other_*\"]\n    forbid_tools: [test_logging_tool]\n",
+    );
+    let found = unknown_tools(&set, &["test_progress", "test_logging_tool"]);
+    assert_eq!(places(&found), [("cases[0].tools[1]".to_owned(), 6, 23), ("cases[0].expect_tool".to_owned(), 5, 18)]);
+    assert_eq!(found[1].message, "case `a`: the server has no tool `test_progres`");
+    assert_eq!(found[1].hint, "the nearest tool the server lists is `test_progress`");
+    assert!(glob_matches("test_*", "test_x") && glob_matches("a?c", "abc") && !glob_matches("a?c", "ac"));
+    assert!(glob_matches("exact", "exact") && !glob_matches("exact", "exactly"));
+}
+
+#[test]
+fn the_example_set_of_the_repository_is_valid() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/demo.yaml");
+    let set = super::load::load(&path).unwrap_or_else(|problems| panic!("{problems:#?}"));
+    assert!(set.cases.len() >= 5);
+}

@@ -1,0 +1,123 @@
+//! `mcp-eval golden check`: the example set validates and prints its hashes, a broken set gives
+//! every problem as `file:line:col: field: message` (exit 2), and with a server every tool name
+//! of the set is checked against its `tools/list`.
+
+use std::process::{Command, Output, Stdio};
+
+use crate::support::{DemoServer, binary, demo_stdio_command, repo_root};
+
+fn golden_check(args: &[&str]) -> Output {
+    Command::new(binary())
+        .args(["golden", "check"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-eval golden check")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A hash as printed: `sha256:` and 64 lowercase hex digits.
+fn is_hash(word: &str) -> bool {
+    word.strip_prefix("sha256:")
+        .is_some_and(|hex| hex.len() == 64 && hex.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c)))
+}
+
+#[test]
+fn the_example_set_validates_and_prints_the_set_and_case_hashes() {
+    let path = repo_root().join("golden/demo.yaml");
+    let output = golden_check(&[path.to_str().expect("utf-8 path")]);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stdout: {stdout}\nstderr: {stderr}");
+    let set_line = stdout.lines().find(|line| line.starts_with("set ")).expect("a set line");
+    assert!(is_hash(set_line.trim_start_matches("set ")), "{stdout}");
+    let cases: Vec<(&str, &str)> =
+        stdout.lines().filter_map(|line| line.strip_prefix("case ")).filter_map(|rest| rest.split_once(' ')).collect();
+    assert!(cases.len() >= 5, "{stdout}");
+    assert!(cases.iter().any(|(id, _)| *id == "temperature-in-celsius"), "{stdout}");
+    assert!(cases.iter().all(|(_, hash)| is_hash(hash)), "{stdout}");
+    // Same file, same hashes.
+    assert_eq!(text(&golden_check(&[path.to_str().expect("utf-8 path")]).stdout), stdout);
+}
+
+#[test]
+fn a_broken_set_gives_every_problem_with_its_position_and_exit_2() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("broken.yaml");
+    std::fs::write(
+        &path,
+        "version: 1\ncases:\n  - id: a\n    prompt: p\n    expect_tol: t\n    runs: 3\n    pass_threshold: 4\n    negative: true\n  - id: a\n    prompt: q\n    negative: true\n",
+    )
+    .expect("write the set");
+    let file = path.to_str().expect("utf-8 path");
+    let output = golden_check(&[file]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(output.stdout.is_empty(), "no hashes for a broken set");
+    for expected in [
+        format!("error: {file}:5:5: cases[0].expect_tol: unknown key"),
+        "  hint: did you mean `expect_tool`?".to_owned(),
+        format!("error: {file}:7:21: cases[0].pass_threshold: 4 is more than the 3 runs"),
+        format!("error: {file}:9:9: cases[1].id: duplicate case id `a`"),
+    ] {
+        assert!(stderr.contains(&expected), "missing {expected:?} in:\n{stderr}");
+    }
+    assert!(stderr.contains("the golden set has 3 problem(s)"), "{stderr}");
+}
+
+#[test]
+fn a_missing_file_is_an_input_error() {
+    let output = golden_check(&["/nonexistent/golden.yaml"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("cannot read the golden set"), "{}", text(&output.stderr));
+}
+
+#[test]
+fn with_a_server_every_tool_name_must_be_listed_and_the_nearest_is_named() {
+    let server = DemoServer::start(&[]);
+    let example = repo_root().join("golden/demo.yaml");
+    let output = golden_check(&[example.to_str().expect("utf-8 path"), "--server-url", &server.url]);
+    assert_eq!(output.status.code(), Some(0), "the example set matches the demo tools: {}", text(&output.stderr));
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("typo.yaml");
+    std::fs::write(
+        &path,
+        "version: 1\ncases:\n  - id: progress\n    prompt: p\n    expect_tool: test_progres\n    forbid_tools: [\"nothing_*\"]\n",
+    )
+    .expect("write the set");
+    let file = path.to_str().expect("utf-8 path");
+    let output = golden_check(&[file, "--server-url", &server.url]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "error: {file}:5:18: cases[0].expect_tool: case `progress`: the server has no tool `test_progres`"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("hint: the nearest tool the server lists is `test_progress`"), "{stderr}");
+    assert!(
+        stderr.contains("cases[0].forbid_tools[0]: case `progress`: the server has no tool `nothing_*`"),
+        "{stderr}"
+    );
+    // Without a server the same file is valid.
+    assert_eq!(golden_check(&[file]).status.code(), Some(0));
+}
+
+#[test]
+fn a_stdio_server_is_checked_too_and_an_unreachable_one_is_exit_3() {
+    let example = repo_root().join("golden/demo.yaml");
+    let example = example.to_str().expect("utf-8 path");
+    let output = golden_check(&[example, "--server-cmd", &demo_stdio_command(&[])]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("set sha256:"));
+
+    let output = golden_check(&[example, "--server-url", "http://127.0.0.1:1/mcp"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("cannot reach the server"), "{stderr}");
+    assert!(output.stdout.is_empty());
+}
