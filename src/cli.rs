@@ -1,5 +1,6 @@
-//! The command line: clap definitions of `run`, `action`, `golden check` and the hidden
-//! `demo-server`, the `golden check` front end ([`crate::golden`]), and the `run` front end (flags → [`crate::settings::resolve`] → [`crate::evaluate`] → exit status).
+//! The command line: clap definitions of `run`, `action`, `golden check` and `demo-server`, the
+//! `golden check` front end ([`crate::golden`]), and the `run` front end (flags →
+//! [`crate::settings::resolve`] → [`crate::evaluate`] → exit status).
 //! The Action's front end is [`crate::action`].
 
 use std::collections::BTreeSet;
