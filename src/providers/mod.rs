@@ -29,6 +29,10 @@ pub(crate) trait Provider: Send + Sync + std::fmt::Debug {
     /// A short name for reports and errors (`openai`).
     fn name(&self) -> &str;
 
+    /// The tool names this API accepts; [`names::ToolNames::new`] under this rule gives the
+    /// names the model sees (a report lists the renamed ones).
+    fn name_rule(&self) -> names::NameRule;
+
     /// Asks the model for its next message.
     fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Result<Completion, ProviderError>>;
 }

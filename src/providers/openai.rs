@@ -126,6 +126,10 @@ impl Provider for OpenAiProvider {
         "openai"
     }
 
+    fn name_rule(&self) -> NameRule {
+        NameRule::OPENAI
+    }
+
     fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Result<Completion, ProviderError>> {
         Box::pin(self.call(request))
     }
@@ -296,18 +300,17 @@ fn parse_tool_call(call: &Value, names: &ToolNames, turn: usize, index: usize) -
     Ok(ToolCall { id, name, arguments, id_generated, arguments_unparsable, unknown_tool })
 }
 
-/// `Retry-After` in seconds, or `retry-after-ms` (OpenAI), when present.
+/// `Retry-After` in seconds, or `retry-after-ms` (OpenAI), when present and readable (an HTTP
+/// date is not read: no wait is known then).
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let text = |name: &str| headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim);
-    if let Some(millis) = text("retry-after-ms").and_then(|value| value.parse::<f64>().ok()) {
-        if millis.is_finite() && millis >= 0.0 {
-            return Some(Duration::from_secs_f64(millis / 1000.0));
-        }
-    }
-    text("retry-after")
-        .and_then(|value| value.parse::<f64>().ok())
-        .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
-        .map(Duration::from_secs_f64)
+    let seconds = |name: &str, scale: f64| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.trim().parse::<f64>().ok())
+            .and_then(|value| Duration::try_from_secs_f64(value / scale).ok())
+    };
+    seconds("retry-after-ms", 1000.0).or_else(|| seconds("retry-after", 1.0))
 }
 
 /// The error for a non-2xx answer.

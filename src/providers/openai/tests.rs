@@ -342,4 +342,26 @@ fn retry_after_reads_seconds_and_milliseconds() {
     let mut dated = reqwest::header::HeaderMap::new();
     dated.insert("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT".parse().expect("header"));
     assert_eq!(retry_after(&dated), None);
+    // Out of range or negative: no wait known, and no panic.
+    for odd in ["1e300", "-3", "NaN", "inf"] {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert("retry-after", odd.parse().expect("header"));
+        assert_eq!(retry_after(&headers), None, "{odd}");
+    }
+}
+
+#[tokio::test]
+async fn content_parts_are_joined_and_the_name_rule_explains_the_renames() {
+    let (result, server) = complete_once(answer(
+        json!({"role": "assistant", "content": [{"type": "text", "text": "Hello, "}, {"type": "text", "text": "world"}]}),
+        "stop",
+        json!({"prompt_tokens": 3, "completion_tokens": 2}),
+    ))
+    .await;
+    assert_eq!(result.expect("a completion").text.as_deref(), Some("Hello, world"));
+    let names =
+        ToolNames::new(tools().iter().map(|tool| tool.name.as_str()), provider(&server).name_rule()).expect("mappable");
+    let renamed: Vec<(&str, &str)> =
+        names.renamed().iter().map(|rename| (rename.mcp.as_str(), rename.wire.as_str())).collect();
+    assert_eq!(renamed, [("files.read", "files_read")]);
 }
