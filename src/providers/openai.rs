@@ -37,8 +37,8 @@ const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 /// The most characters of an API error message kept.
 const MAX_MESSAGE_CHARS: usize = 512;
 
-/// How to reach one model.
-#[derive(Debug, Clone)]
+/// How to reach one model. Its `Debug` shows whether a key is set, never the key.
+#[derive(Clone)]
 pub(crate) struct OpenAiConfig {
     /// The API root without `/chat/completions` (`https://api.openai.com/v1`).
     pub base_url: String,
@@ -50,13 +50,34 @@ pub(crate) struct OpenAiConfig {
     pub timeout: Duration,
 }
 
-/// The Chat Completions adapter.
-#[derive(Debug)]
+impl std::fmt::Debug for OpenAiConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("OpenAiConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .field("model", &self.model)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// The Chat Completions adapter. Its `Debug` shows the config (key hidden), not the redactor.
 pub(crate) struct OpenAiProvider {
     config: OpenAiConfig,
     endpoint: String,
     client: reqwest::Client,
     redactor: Redactor,
+}
+
+impl std::fmt::Debug for OpenAiProvider {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("OpenAiProvider")
+            .field("config", &self.config)
+            .field("endpoint", &self.endpoint)
+            .finish()
+    }
 }
 
 impl OpenAiProvider {

@@ -365,3 +365,10 @@ async fn content_parts_are_joined_and_the_name_rule_explains_the_renames() {
         names.renamed().iter().map(|rename| (rename.mcp.as_str(), rename.wire.as_str())).collect();
     assert_eq!(renamed, [("files.read", "files_read")]);
 }
+
+#[tokio::test]
+async fn the_debug_form_of_a_provider_hides_the_key() {
+    let server = ScriptedServer::start(Vec::new()).await;
+    let text = format!("{:?}", provider(&server));
+    assert!(!text.contains(KEY) && text.contains(r#"api_key: Some("***")"#), "{text}");
+}
