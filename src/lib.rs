@@ -7,7 +7,8 @@
 //! exit status (the product's one exit table), [`error`] renders expected failures; [`mcp`] is our
 //! MCP client (the wire), [`conformance`] is layer 0 (requirements, probes, grading), [`report`]
 //! holds the run report, its wire format and renderers, [`baseline`] the delta against a previous
-//! run; [`demo`] is the embedded demo/fixture server; [`action`] is the GitHub Action entrypoint
+//! run; [`providers`] is the seam to the models layer 1 asks (OpenAI Chat Completions first);
+//! [`demo`] is the embedded demo/fixture server; [`action`] is the GitHub Action entrypoint
 //! and [`github`] its GitHub client and pull request comment.
 
 // The public surface is what the binary, the integration tests and the benchmarks use: the
@@ -24,6 +25,7 @@ pub(crate) mod gate;
 pub(crate) mod github;
 pub(crate) mod golden;
 pub(crate) mod mcp;
+pub(crate) mod providers;
 pub mod report;
 pub(crate) mod settings;
 pub(crate) mod suggest;

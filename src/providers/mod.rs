@@ -1,0 +1,301 @@
+//! The seam between layer 1 and the models: a [`Provider`] takes a conversation in our own
+//! neutral form ([`CompletionRequest`]: system text, [`Message`]s, [`ToolSpec`]s with MCP names,
+//! [`Sampling`], [`ToolChoice`]) and returns one [`Completion`] or a typed [`ProviderError`].
+//! Each adapter owns its wire's quirks (tool-name rules, arguments as text or object, missing
+//! ids, missing usage); the runner sees only these types.
+//!
+//! - [`names`]: MCP tool names ↔ the names a provider accepts (deterministic, reversible);
+//! - [`openai`]: OpenAI Chat Completions and the servers that speak it.
+//!
+//! Secrets never reach an error text: adapters redact their key from every message they keep.
+
+#![allow(dead_code, reason = "layer 1's runner uses it next")]
+
+pub(crate) mod names;
+pub(crate) mod openai;
+
+#[cfg(test)]
+mod test_server;
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::mcp::tools::ToolView;
+pub(crate) use crate::mcp::transport::BoxFuture;
+
+/// One model API.
+pub(crate) trait Provider: Send + Sync + std::fmt::Debug {
+    /// A short name for reports and errors (`openai`).
+    fn name(&self) -> &str;
+
+    /// The tool names this API accepts; [`names::ToolNames::new`] under this rule gives the
+    /// names the model sees (a report lists the renamed ones).
+    fn name_rule(&self) -> names::NameRule;
+
+    /// Asks the model for its next message.
+    fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Result<Completion, ProviderError>>;
+}
+
+/// Everything one model call needs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct CompletionRequest {
+    /// The system text, when there is one.
+    pub system: Option<String>,
+    /// The conversation so far, oldest first.
+    pub messages: Vec<Message>,
+    /// The tools the model may call (MCP names; the adapter renames them for its wire).
+    pub tools: Vec<ToolSpec>,
+    /// Sampling settings; an unset field is not sent.
+    pub sampling: Sampling,
+    /// Whether and which tool the model must call.
+    pub tool_choice: ToolChoice,
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Message {
+    /// What the user says.
+    User(String),
+    /// What the model said: text, tool calls or both.
+    Assistant {
+        /// The text, when there is any.
+        text: Option<String>,
+        /// The tool calls, in order.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call.
+    ToolResult(ToolResult),
+}
+
+/// One tool call of the model.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ToolCall {
+    /// The call's id (the model's, or one we generated: see `id_generated`).
+    pub id: String,
+    /// The MCP name of the tool; the wire name as sent when the model named no known tool (see
+    /// `unknown_tool`).
+    pub name: String,
+    /// The arguments: a JSON value, or the raw text when it was not JSON (see
+    /// `arguments_unparsable`).
+    pub arguments: Value,
+    /// The model sent no id (or an empty one) and this one was generated.
+    pub id_generated: bool,
+    /// The arguments text was not JSON; `arguments` is that text as a JSON string.
+    pub arguments_unparsable: bool,
+    /// The model named a tool that was not offered.
+    pub unknown_tool: bool,
+}
+
+impl ToolCall {
+    /// A well-formed call (model id, known tool, JSON arguments).
+    pub(crate) fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            id_generated: false,
+            arguments_unparsable: false,
+            unknown_tool: false,
+        }
+    }
+}
+
+/// The result of one tool call, as text.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ToolResult {
+    /// The id of the call it answers.
+    pub call_id: String,
+    /// The result's text.
+    pub content: String,
+    /// The tool reported an error (MCP `isError: true`).
+    pub is_error: bool,
+}
+
+/// A tool as offered to a model.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ToolSpec {
+    /// The MCP name.
+    pub name: String,
+    /// The description, when there is one.
+    pub description: Option<String>,
+    /// The input JSON Schema as the model should see it.
+    pub input_schema: Value,
+}
+
+impl From<&ToolView> for ToolSpec {
+    fn from(tool: &ToolView) -> Self {
+        Self { name: tool.name.clone(), description: tool.description.clone(), input_schema: tool.input_schema.clone() }
+    }
+}
+
+/// Sampling settings (a golden case's `sampling`); `None` leaves the provider's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Sampling {
+    /// `temperature`.
+    pub temperature: Option<f64>,
+    /// `top_p`.
+    pub top_p: Option<f64>,
+    /// The most tokens the model may write.
+    pub max_output_tokens: Option<u64>,
+}
+
+impl Sampling {
+    /// From a resolved golden case's `sampling` object (already checked by the loader).
+    pub(crate) fn from_case(sampling: &Value) -> Self {
+        Self {
+            temperature: sampling.get("temperature").and_then(Value::as_f64),
+            top_p: sampling.get("top_p").and_then(Value::as_f64),
+            max_output_tokens: sampling.get("max_output_tokens").and_then(Value::as_u64),
+        }
+    }
+}
+
+/// Whether and which tool the model must call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// The model must call at least one tool.
+    Required,
+    /// The model must not call a tool.
+    None,
+    /// The model must call this tool (MCP name).
+    Named(String),
+}
+
+/// The model's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Completion {
+    /// The message text, when there is any.
+    pub text: Option<String>,
+    /// The tool calls, in order (tool use is decided from these, never from `finish`).
+    pub tool_calls: Vec<ToolCall>,
+    /// Why the model stopped, as reported.
+    pub finish: FinishReason,
+    /// Token counts, when reported (`None` is unknown, never zero).
+    pub usage: Option<Usage>,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FinishReason {
+    /// It finished its message.
+    Stop,
+    /// It called tools.
+    ToolCalls,
+    /// It reached the token limit (tool calls may be cut).
+    Length,
+    /// A content filter stopped it.
+    ContentFilter,
+    /// Another reason, as reported.
+    Other(String),
+    /// No reason given.
+    Unknown,
+}
+
+/// Token counts of one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Usage {
+    /// Tokens read (the prompt, tools included).
+    pub input_tokens: Option<u64>,
+    /// Tokens written (reasoning included).
+    pub output_tokens: Option<u64>,
+}
+
+/// Why a model call failed. Texts are bounded and never hold a secret.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum ProviderError {
+    /// The key was refused (401/403).
+    #[error("the model API refused the credentials (HTTP {status}): {message}")]
+    Unauthorized {
+        /// 401 or 403.
+        status: u16,
+        /// The API's message.
+        message: String,
+    },
+    /// The model does not exist or this key cannot use it.
+    #[error("the model API does not know this model: {0}")]
+    ModelNotFound(String),
+    /// Too many requests; try again after `retry_after` when given.
+    #[error("the model API is rate limiting (retry after {retry_after:?}): {message}")]
+    RateLimited {
+        /// What `Retry-After` (or `retry-after-ms`) asked for.
+        retry_after: Option<Duration>,
+        /// The API's message.
+        message: String,
+    },
+    /// The account is out of quota or credit (a 429 that waiting does not fix).
+    #[error("the model API account is out of quota: {0}")]
+    QuotaExhausted(String),
+    /// The API refused the request itself (another 4xx: a schema it does not accept, a parameter
+    /// the model does not support, a wrong URL).
+    #[error("the model API rejected the request (HTTP {status}): {message}")]
+    Rejected {
+        /// The status.
+        status: u16,
+        /// The API's message.
+        message: String,
+    },
+    /// The API failed (5xx, or 408).
+    #[error("the model API failed (HTTP {status}): {message}")]
+    Server {
+        /// The status.
+        status: u16,
+        /// The API's message.
+        message: String,
+    },
+    /// No answer: connection refused or reset, timeout.
+    #[error("cannot reach the model API: {0}")]
+    Network(String),
+    /// An answer we cannot read.
+    #[error("the model API answered something unreadable: {0}")]
+    BadResponse(String),
+    /// Our request cannot be sent as asked (tool names that cannot be told apart, too many tools,
+    /// a named tool choice that is not offered).
+    #[error("cannot ask the model: {0}")]
+    InvalidRequest(String),
+}
+
+impl ProviderError {
+    /// Whether the same request may succeed when tried again.
+    pub(crate) fn is_retryable(&self) -> bool {
+        matches!(self, Self::RateLimited { .. } | Self::Server { .. } | Self::Network(_))
+    }
+
+    /// How long the API asked us to wait, when it did.
+    pub(crate) fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::RateLimited { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sampling_reads_a_resolved_case() {
+        let sampling = Sampling::from_case(&json!({"temperature": 1, "top_p": 0.9, "max_output_tokens": 100}));
+        assert_eq!(sampling, Sampling { temperature: Some(1.0), top_p: Some(0.9), max_output_tokens: Some(100) });
+        assert_eq!(Sampling::from_case(&json!({})), Sampling::default());
+    }
+
+    #[test]
+    fn only_transient_failures_are_retryable() {
+        let wait = Some(Duration::from_secs(3));
+        let limited = ProviderError::RateLimited { retry_after: wait, message: "slow down".into() };
+        assert!(limited.is_retryable());
+        assert_eq!(limited.retry_after(), wait);
+        assert!(ProviderError::Server { status: 503, message: String::new() }.is_retryable());
+        assert!(ProviderError::Network("reset".into()).is_retryable());
+        assert!(!ProviderError::Unauthorized { status: 401, message: String::new() }.is_retryable());
+        assert!(!ProviderError::QuotaExhausted(String::new()).is_retryable());
+        assert!(!ProviderError::ModelNotFound(String::new()).is_retryable());
+        assert!(!ProviderError::BadResponse(String::new()).is_retryable());
+    }
+}

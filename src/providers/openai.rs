@@ -1,0 +1,372 @@
+//! OpenAI Chat Completions (`POST {base_url}/chat/completions`), the wire most model servers
+//! speak (OpenAI, Azure's v1 API, vLLM, Ollama, llama.cpp, OpenRouter, Groq).
+//!
+//! Strict in what we send: tool names renamed to `^[a-zA-Z0-9_-]{1,64}$` ([`super::names`]),
+//! schemas sent non-strict as given, `temperature`/`top_p`/`max_tokens` only when set,
+//! `tool_choice` only with tools, and an assistant message that carried tool calls sent back with
+//! `"content": ""` (llama.cpp answers 500 to `null`). A tool error is sent as text with an
+//! `Error: ` prefix (a `tool` message has no error flag).
+//!
+//! Lenient in what we read, because compatible servers deviate: `arguments` as a JSON string or
+//! as an object (text that is not JSON is kept and flagged, never an error), missing or empty
+//! call ids (generated: `call_<turn>_<index>`, the same for the same conversation), `usage`
+//! missing or `null` (unknown, not zero), tool calls with any `finish_reason`, `content` as text
+//! or as text parts.
+//!
+//! Errors: 401/403 → `Unauthorized`, 404 naming a model → `ModelNotFound`, 429 → `RateLimited`
+//! with `Retry-After`/`retry-after-ms` (or `QuotaExhausted` for `insufficient_quota`), 408/5xx →
+//! `Server`, other 4xx → `Rejected`; the API's `error.message` is kept, bounded and redacted.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::names::{NameRule, ToolNames};
+use super::{
+    BoxFuture, Completion, CompletionRequest, FinishReason, Message, Provider, ProviderError, ToolCall, ToolChoice,
+    Usage,
+};
+use crate::mcp::evidence::Redactor;
+
+/// The most tools one request may carry (OpenAI refuses more).
+pub(crate) const MAX_TOOLS: usize = 128;
+
+/// The most bytes of a response body read.
+const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The most characters of an API error message kept.
+const MAX_MESSAGE_CHARS: usize = 512;
+
+/// How to reach one model. Its `Debug` shows whether a key is set, never the key.
+#[derive(Clone)]
+pub(crate) struct OpenAiConfig {
+    /// The API root without `/chat/completions` (`https://api.openai.com/v1`).
+    pub base_url: String,
+    /// The key sent as `Authorization: Bearer …`; `None` for local servers that need none.
+    pub api_key: Option<String>,
+    /// The `model` field.
+    pub model: String,
+    /// The time one request may take, connection included.
+    pub timeout: Duration,
+}
+
+impl std::fmt::Debug for OpenAiConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("OpenAiConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .field("model", &self.model)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// The Chat Completions adapter. Its `Debug` shows the config (key hidden), not the redactor.
+pub(crate) struct OpenAiProvider {
+    config: OpenAiConfig,
+    endpoint: String,
+    client: reqwest::Client,
+    redactor: Redactor,
+}
+
+impl std::fmt::Debug for OpenAiProvider {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("OpenAiProvider")
+            .field("config", &self.config)
+            .field("endpoint", &self.endpoint)
+            .finish()
+    }
+}
+
+impl OpenAiProvider {
+    /// An adapter for `config`. Fails only when the HTTP client cannot be built (the TLS backend).
+    pub(crate) fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
+        // Installing twice is harmless; the first provider wins.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .connect_timeout(config.timeout)
+            // A redirect is an answer (a wrong base URL), never followed with the key.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|error| ProviderError::Network(format!("cannot build the HTTP client: {error}")))?;
+        let endpoint = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+        let redactor = Redactor::new(config.api_key.iter().cloned());
+        Ok(Self { config, endpoint, client, redactor })
+    }
+
+    async fn call(&self, request: &CompletionRequest) -> Result<Completion, ProviderError> {
+        let names = tool_names(request)?;
+        let body = request_body(&self.config.model, request, &names)?;
+        let mut builder = self
+            .client
+            .post(&self.endpoint)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string());
+        if let Some(key) = &self.config.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        let mut response = builder.send().await.map_err(|error| self.network(&error))?;
+        let status = response.status().as_u16();
+        let retry_after = retry_after(response.headers());
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|error| self.network(&error))? {
+            if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                return Err(ProviderError::BadResponse(format!("the response exceeds {MAX_RESPONSE_BYTES} bytes")));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        if !(200..300).contains(&status) {
+            return Err(error_for(status, retry_after, &bytes, &self.redactor));
+        }
+        let value: Value = serde_json::from_slice(&bytes).map_err(|error| {
+            ProviderError::BadResponse(format!(
+                "not JSON ({error}): {}",
+                bounded(&self.redactor.excerpt(&bytes), MAX_MESSAGE_CHARS)
+            ))
+        })?;
+        let turn = request.messages.iter().filter(|message| matches!(message, Message::Assistant { .. })).count();
+        parse_completion(&value, &names, turn)
+    }
+
+    fn network(&self, error: &reqwest::Error) -> ProviderError {
+        let mut message = if error.is_timeout() { "timed out".to_owned() } else { error.to_string() };
+        let mut source = std::error::Error::source(error);
+        while let Some(cause) = source {
+            message = format!("{message}: {cause}");
+            source = cause.source();
+        }
+        ProviderError::Network(bounded(&self.redactor.redact(&message), MAX_MESSAGE_CHARS))
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn name_rule(&self) -> NameRule {
+        NameRule::OPENAI
+    }
+
+    fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Result<Completion, ProviderError>> {
+        Box::pin(self.call(request))
+    }
+}
+
+/// The wire names of the request's tools, or why they cannot be sent.
+fn tool_names(request: &CompletionRequest) -> Result<ToolNames, ProviderError> {
+    if request.tools.len() > MAX_TOOLS {
+        return Err(ProviderError::InvalidRequest(format!(
+            "{} tools offered; OpenAI accepts at most {MAX_TOOLS} (name a subset of the tools)",
+            request.tools.len()
+        )));
+    }
+    ToolNames::new(request.tools.iter().map(|tool| tool.name.as_str()), NameRule::OPENAI)
+        .map_err(|error| ProviderError::InvalidRequest(error.to_string()))
+}
+
+/// The JSON body of one Chat Completions request.
+pub(crate) fn request_body(
+    model: &str,
+    request: &CompletionRequest,
+    names: &ToolNames,
+) -> Result<Value, ProviderError> {
+    let wire = |name: &str| names.wire(name).unwrap_or(name).to_owned();
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if let Some(system) = &request.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for message in &request.messages {
+        messages.push(match message {
+            Message::User(text) => json!({"role": "user", "content": text}),
+            Message::Assistant { text, tool_calls } => {
+                let mut object = Map::new();
+                object.insert("role".into(), json!("assistant"));
+                object.insert("content".into(), json!(text.as_deref().unwrap_or("")));
+                if !tool_calls.is_empty() {
+                    let calls: Vec<Value> = tool_calls
+                        .iter()
+                        .map(|call| {
+                            let arguments = match &call.arguments {
+                                Value::String(raw) if call.arguments_unparsable => raw.clone(),
+                                other => other.to_string(),
+                            };
+                            json!({"id": call.id, "type": "function",
+                                   "function": {"name": wire(&call.name), "arguments": arguments}})
+                        })
+                        .collect();
+                    object.insert("tool_calls".into(), Value::Array(calls));
+                }
+                Value::Object(object)
+            }
+            Message::ToolResult(result) => {
+                let content =
+                    if result.is_error { format!("Error: {}", result.content) } else { result.content.clone() };
+                json!({"role": "tool", "tool_call_id": result.call_id, "content": content})
+            }
+        });
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|tool| {
+                let mut function = Map::new();
+                function.insert("name".into(), json!(wire(&tool.name)));
+                if let Some(description) = &tool.description {
+                    function.insert("description".into(), json!(description));
+                }
+                function.insert("parameters".into(), tool.input_schema.clone());
+                json!({"type": "function", "function": function})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+        let choice = match &request.tool_choice {
+            ToolChoice::Auto => json!("auto"),
+            ToolChoice::Required => json!("required"),
+            ToolChoice::None => json!("none"),
+            ToolChoice::Named(name) => {
+                let Some(wire) = names.wire(name) else {
+                    return Err(ProviderError::InvalidRequest(format!(
+                        "the tool choice names `{name}`, which is not offered"
+                    )));
+                };
+                json!({"type": "function", "function": {"name": wire}})
+            }
+        };
+        body.insert("tool_choice".into(), choice);
+    }
+    let sampling = &request.sampling;
+    if let Some(temperature) = sampling.temperature {
+        body.insert("temperature".into(), json!(temperature));
+    }
+    if let Some(top_p) = sampling.top_p {
+        body.insert("top_p".into(), json!(top_p));
+    }
+    if let Some(tokens) = sampling.max_output_tokens {
+        body.insert("max_tokens".into(), json!(tokens));
+    }
+    Ok(Value::Object(body))
+}
+
+/// Reads a 2xx body. `turn` numbers generated call ids (the assistant messages before this one).
+pub(crate) fn parse_completion(value: &Value, names: &ToolNames, turn: usize) -> Result<Completion, ProviderError> {
+    let choice = value
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|choices| choices.first())
+        .ok_or_else(|| ProviderError::BadResponse("no `choices[0]`".into()))?;
+    let message = choice.get("message").ok_or_else(|| ProviderError::BadResponse("no `choices[0].message`".into()))?;
+    let text = match message.get("content") {
+        Some(Value::String(text)) => Some(text.clone()),
+        // Content parts: keep the text ones.
+        Some(Value::Array(parts)) => {
+            Some(parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect::<String>())
+        }
+        _ => None,
+    }
+    .filter(|text| !text.is_empty());
+    let mut tool_calls = Vec::new();
+    for (index, call) in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        tool_calls.push(parse_tool_call(call, names, turn, index)?);
+    }
+    let finish = match choice.get("finish_reason").and_then(Value::as_str) {
+        Some("stop") => FinishReason::Stop,
+        Some("tool_calls" | "function_call") => FinishReason::ToolCalls,
+        Some("length") => FinishReason::Length,
+        Some("content_filter") => FinishReason::ContentFilter,
+        Some(other) => FinishReason::Other(bounded(other, 64)),
+        None => FinishReason::Unknown,
+    };
+    let usage = value.get("usage").filter(|usage| usage.is_object()).map(|usage| Usage {
+        input_tokens: usage.get("prompt_tokens").and_then(Value::as_u64),
+        output_tokens: usage.get("completion_tokens").and_then(Value::as_u64),
+    });
+    Ok(Completion { text, tool_calls, finish, usage })
+}
+
+fn parse_tool_call(call: &Value, names: &ToolNames, turn: usize, index: usize) -> Result<ToolCall, ProviderError> {
+    let function = call
+        .get("function")
+        .ok_or_else(|| ProviderError::BadResponse(format!("tool call {index} has no `function`")))?;
+    let wire_name = function
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ProviderError::BadResponse(format!("tool call {index} has no `function.name`")))?;
+    let (id, id_generated) = match call.get("id").and_then(Value::as_str) {
+        Some(id) if !id.is_empty() => (id.to_owned(), false),
+        _ => (format!("call_{turn}_{index}"), true),
+    };
+    let (arguments, arguments_unparsable) = match function.get("arguments") {
+        Some(Value::String(raw)) => match serde_json::from_str::<Value>(raw) {
+            Ok(parsed) => (parsed, false),
+            Err(_) => (Value::String(raw.clone()), true),
+        },
+        // Some servers send the object itself.
+        Some(object @ Value::Object(_)) => (object.clone(), false),
+        // Absent: a call without arguments.
+        None => (Value::Object(Map::new()), false),
+        Some(other) => (Value::String(other.to_string()), true),
+    };
+    let (name, unknown_tool) = match names.mcp(wire_name) {
+        Some(mcp) => (mcp.to_owned(), false),
+        None => (wire_name.to_owned(), true),
+    };
+    Ok(ToolCall { id, name, arguments, id_generated, arguments_unparsable, unknown_tool })
+}
+
+/// `Retry-After` in seconds, or `retry-after-ms` (OpenAI), when present and readable (an HTTP
+/// date is not read: no wait is known then).
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let seconds = |name: &str, scale: f64| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.trim().parse::<f64>().ok())
+            .and_then(|value| Duration::try_from_secs_f64(value / scale).ok())
+    };
+    seconds("retry-after-ms", 1000.0).or_else(|| seconds("retry-after", 1.0))
+}
+
+/// The error for a non-2xx answer.
+fn error_for(status: u16, retry_after: Option<Duration>, body: &[u8], redactor: &Redactor) -> ProviderError {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    // `{"error": {"message", "type", "code"}}`, `{"error": "text"}` or `{"message": …}`.
+    let error = parsed.as_ref().and_then(|value| value.get("error"));
+    let field = |key: &str| error.and_then(|error| error.get(key)).and_then(Value::as_str).unwrap_or("");
+    let message = error
+        .and_then(|error| error.as_str().or_else(|| error.get("message").and_then(Value::as_str)))
+        .or_else(|| parsed.as_ref().and_then(|value| value.get("message")).and_then(Value::as_str))
+        .map(str::to_owned)
+        .unwrap_or_else(|| String::from_utf8_lossy(body).trim().to_owned());
+    let message = bounded(&redactor.redact(&message), MAX_MESSAGE_CHARS);
+    let message = if message.is_empty() { "(no message)".to_owned() } else { message };
+    let (kind, code) = (field("type"), field("code"));
+    match status {
+        401 | 403 => ProviderError::Unauthorized { status, message },
+        404 if code == "model_not_found" || message.to_lowercase().contains("model") => {
+            ProviderError::ModelNotFound(message)
+        }
+        429 if kind == "insufficient_quota" || code == "insufficient_quota" => ProviderError::QuotaExhausted(message),
+        429 => ProviderError::RateLimited { retry_after, message },
+        408 | 500.. => ProviderError::Server { status, message },
+        _ => ProviderError::Rejected { status, message },
+    }
+}
+
+/// `text` cut to at most `limit` characters, with `…` when cut.
+fn bounded(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,126 @@
+//! A scripted model server for the adapter tests: it listens on 127.0.0.1 (a free port), answers
+//! each request with the next canned response (status, headers, body bytes exactly as given) and
+//! records what it received, so a test asserts the bytes we send. No network, no key.
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+
+/// One canned answer.
+#[derive(Debug, Clone)]
+pub(crate) struct Canned {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Canned {
+    /// A JSON answer with this status.
+    pub(crate) fn json(status: u16, body: &str) -> Self {
+        Self { status, headers: vec![("content-type".into(), "application/json".into())], body: body.to_owned() }
+    }
+
+    /// The same answer with one more header.
+    pub(crate) fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+}
+
+/// One request as received.
+#[derive(Debug, Clone)]
+pub(crate) struct Received {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Received {
+    /// The body as JSON.
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).expect("the request body is JSON")
+    }
+
+    /// The first value of a header (names compared case-insensitively).
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| value.as_str())
+    }
+}
+
+/// A running scripted server; dropping it stops it.
+pub(crate) struct ScriptedServer {
+    /// `http://127.0.0.1:PORT/v1`.
+    pub base_url: String,
+    received: Arc<Mutex<Vec<Received>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ScriptedServer {
+    /// Starts a server that gives `script` in order, then 500s.
+    pub(crate) async fn start(script: Vec<Canned>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let base_url = format!("http://{}/v1", listener.local_addr().expect("bound address"));
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(script.into_iter()));
+        let log = Arc::clone(&received);
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else { continue };
+                let (log, script) = (Arc::clone(&log), Arc::clone(&script));
+                tokio::spawn(async move {
+                    let service = service_fn(move |request: Request<Incoming>| {
+                        let (log, script) = (Arc::clone(&log), Arc::clone(&script));
+                        async move {
+                            let (parts, body) = request.into_parts();
+                            let body = body.collect().await.map(|body| body.to_bytes().to_vec()).unwrap_or_default();
+                            log.lock().expect("log lock").push(Received {
+                                method: parts.method.to_string(),
+                                path: parts.uri.path().to_owned(),
+                                headers: parts
+                                    .headers
+                                    .iter()
+                                    .map(|(name, value)| {
+                                        (name.to_string(), String::from_utf8_lossy(value.as_bytes()).into_owned())
+                                    })
+                                    .collect(),
+                                body,
+                            });
+                            let canned =
+                                script.lock().expect("script lock").next().unwrap_or_else(|| {
+                                    Canned::json(500, r#"{"error":{"message":"script exhausted"}}"#)
+                                });
+                            let mut response = Response::builder().status(canned.status);
+                            for (name, value) in &canned.headers {
+                                response = response.header(name, value);
+                            }
+                            Ok::<_, Infallible>(
+                                response.body(Full::new(Bytes::from(canned.body))).expect("valid canned response"),
+                            )
+                        }
+                    });
+                    let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+        });
+        Self { base_url, received, task }
+    }
+
+    /// Every request received so far.
+    pub(crate) fn received(&self) -> Vec<Received> {
+        self.received.lock().expect("log lock").clone()
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
