@@ -10,9 +10,17 @@ use std::sync::Arc;
 pub(crate) const EXCERPT_BYTES: usize = 2048;
 
 /// Replaces every secret value with `***` in text bound for a report.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Redactor {
     secrets: Arc<Vec<String>>,
+}
+
+/// Never prints the secrets themselves (a `{:?}` of anything holding a redactor, such as a
+/// transport, must not leak them): only how many there are.
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Redactor").field("secrets", &format_args!("{} hidden", self.secrets.len())).finish()
+    }
 }
 
 impl Redactor {
@@ -71,6 +79,14 @@ fn excerpt_with(redactor: &Redactor, bytes: &[u8], limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_debug_form_never_shows_a_secret() {
+        let redactor = Redactor::new(["canary-secret-41d7".to_owned()]);
+        let shown = format!("{redactor:?}");
+        assert!(!shown.contains("canary-secret-41d7"), "{shown}");
+        assert!(shown.contains("hidden"), "{shown}");
+    }
 
     #[test]
     fn secrets_are_replaced_everywhere() {
