@@ -68,6 +68,15 @@ pub struct GoldenCheckArgs {
     /// Check tool names against this stdio server (started through `sh -c`)
     #[arg(long, value_name = "CMD")]
     pub server_cmd: Option<String>,
+    /// Extra HTTP header for every request, 'Name: value' (repeatable); values are secrets
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+    /// An environment variable for the stdio server, NAME=VALUE or NAME to pass ours (repeatable)
+    #[arg(long = "server-env", value_name = "NAME[=VALUE]")]
+    pub server_env: Vec<String>,
+    /// Per-request timeout in seconds [default 30 for `golden check`]
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    pub timeout_seconds: Option<String>,
 }
 
 /// Flags of `mcp-eval run`.
@@ -255,10 +264,26 @@ fn environment(error: UserError) -> ExitStatus {
 
 /// `mcp-eval golden check`.
 pub async fn golden_check(args: GoldenCheckArgs) -> ExitStatus {
-    let server = match (args.server_url, args.server_cmd) {
-        (Some(url), _) => Some(golden::CheckServer::Url(url)),
-        (None, Some(command)) => Some(golden::CheckServer::Command(command)),
-        (None, None) => None,
+    if args.server_url.is_none() && args.server_cmd.is_none() {
+        return golden::check(args.file, None).await;
+    }
+    // The server flags go through the one settings path (validation, secrets, scrubbed env).
+    let flags = SettingsArgs {
+        server_url: args.server_url,
+        server_command: args.server_cmd,
+        headers: args.headers,
+        server_env: args.server_env,
+        timeout_seconds: Some(args.timeout_seconds.unwrap_or_else(|| "30".to_owned())),
+        ..SettingsArgs::default()
     };
-    golden::check(args.file, server).await
+    let request = settings::Request { flags, action: ActionFlags::default(), demo: false };
+    match settings::resolve(&request, FrontEnd::Cli, &|name| std::env::var(name).ok()) {
+        Ok(settings) => golden::check(args.file, evaluate::wire_target(&settings)).await,
+        Err(problems) => {
+            for problem in problems {
+                say!("{}", problem.into_error());
+            }
+            ExitStatus::InvalidInput
+        }
+    }
 }

@@ -233,27 +233,42 @@ pub(crate) fn layers_outside_the_action(layers: &LayersInput) -> Vec<u8> {
 }
 
 /// The wire target of `settings`, starting the demo server when asked.
-async fn target_of(settings: &Settings, demo_task: &mut Option<DemoTask>) -> Result<Target, UserError> {
-    let http = |url: String| {
-        Target::Http(HttpSettings { url, extra_headers: settings.headers.clone(), timeout: settings.timeout })
-    };
+/// The wire target of a server given by URL or command; `None` for the demo server, which
+/// [`evaluate`] starts itself.
+pub(crate) fn wire_target(settings: &Settings) -> Option<Target> {
     match &settings.server {
-        Server::Url(url) => Ok(http(url.clone())),
-        Server::Command(command) => {
-            Ok(Target::Stdio { command: command.clone(), env: settings.server_env.clone(), timeout: settings.timeout })
-        }
-        Server::Demo => {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|error| {
-                UserError::new(Kind::Environment, "cannot start the demo server on 127.0.0.1").caused_by(error)
-            })?;
-            let address = listener.local_addr().map_err(|error| {
-                UserError::new(Kind::Environment, "cannot read the demo server's address").caused_by(error)
-            })?;
-            let task = tokio::spawn(crate::demo::serve_http(listener, Arc::new(crate::demo::DemoConfig::default())));
-            *demo_task = Some(DemoTask(task));
-            Ok(http(format!("http://{address}/mcp")))
-        }
+        Server::Command(command) => Some(Target::Stdio {
+            command: command.clone(),
+            env: settings.server_env.clone(),
+            timeout: settings.timeout,
+        }),
+        Server::Url(url) => Some(Target::Http(HttpSettings {
+            url: url.clone(),
+            extra_headers: settings.headers.clone(),
+            timeout: settings.timeout,
+        })),
+        Server::Demo => None,
     }
+}
+
+async fn target_of(settings: &Settings, demo_task: &mut Option<DemoTask>) -> Result<Target, UserError> {
+    if let Some(target) = wire_target(settings) {
+        return Ok(target);
+    }
+    // The embedded demo server, started on loopback for this run.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|error| {
+        UserError::new(Kind::Environment, "cannot start the demo server on 127.0.0.1").caused_by(error)
+    })?;
+    let address = listener
+        .local_addr()
+        .map_err(|error| UserError::new(Kind::Environment, "cannot read the demo server's address").caused_by(error))?;
+    let task = tokio::spawn(crate::demo::serve_http(listener, Arc::new(crate::demo::DemoConfig::default())));
+    *demo_task = Some(DemoTask(task));
+    Ok(Target::Http(HttpSettings {
+        url: format!("http://{address}/mcp"),
+        extra_headers: settings.headers.clone(),
+        timeout: settings.timeout,
+    }))
 }
 
 /// The embedded demo server's task, aborted when dropped.

@@ -22,7 +22,6 @@ mod tests;
 use std::fmt;
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -32,7 +31,6 @@ use crate::gate::ExitStatus;
 use crate::mcp::era::{self, Era, Target};
 use crate::mcp::evidence::Redactor;
 use crate::mcp::exchange::Outgoing;
-use crate::mcp::http::HttpSettings;
 use crate::mcp::tools::ToolSurface;
 
 /// A checked golden set.
@@ -110,30 +108,14 @@ impl Problem {
     }
 }
 
-/// The server `golden check` compares tool names with.
-#[derive(Debug, Clone)]
-pub(crate) enum CheckServer {
-    /// A Streamable HTTP endpoint.
-    Url(String),
-    /// A stdio server's start command.
-    Command(String),
-}
-
-/// How long a `tools/list` page may take.
-const TIMEOUT: Duration = Duration::from_secs(30);
-
 /// `mcp-eval golden check FILE [--server-url URL | --server-cmd CMD]`: prints the set hash and
 /// each case hash on stdout, or every problem on stderr (exit 2).
-pub(crate) async fn check(path: PathBuf, server: Option<CheckServer>) -> ExitStatus {
+pub(crate) async fn check(path: PathBuf, server: Option<Target>) -> ExitStatus {
     let set = match load::load(&path) {
         Ok(set) => set,
         Err(problems) => return report(problems),
     };
-    if let Some(server) = server {
-        let target = match server {
-            CheckServer::Url(url) => Target::Http(HttpSettings { url, extra_headers: Vec::new(), timeout: TIMEOUT }),
-            CheckServer::Command(command) => Target::Stdio { command, env: Vec::new(), timeout: TIMEOUT },
-        };
+    if let Some(target) = server {
         let surface = match list_tools(&target).await {
             Ok(surface) => surface,
             Err(error) => {

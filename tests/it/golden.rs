@@ -121,3 +121,19 @@ fn a_stdio_server_is_checked_too_and_an_unreachable_one_is_exit_3() {
     assert!(stderr.contains("cannot reach the server"), "{stderr}");
     assert!(output.stdout.is_empty());
 }
+
+#[test]
+fn a_server_that_needs_a_token_is_checked_with_the_header_given() {
+    let server = DemoServer::start_with(&["--require-token", "g0lden-token-6b2e"]);
+    let example = repo_root().join("golden/demo.yaml");
+    let example = example.to_str().expect("utf-8 path");
+    let without = golden_check(&[example, "--server-url", &server.url]);
+    assert_eq!(without.status.code(), Some(3), "refused without credentials: {}", text(&without.stderr));
+    let with =
+        golden_check(&[example, "--server-url", &server.url, "--header", "Authorization: Bearer g0lden-token-6b2e"]);
+    assert_eq!(with.status.code(), Some(0), "{}", text(&with.stderr));
+    let everything = format!("{}{}{}", text(&without.stderr), text(&with.stdout), text(&with.stderr));
+    assert!(!everything.contains("g0lden-token-6b2e"), "the token leaked");
+    let bad = golden_check(&[example, "--server-cmd", "true", "--server-env", "BAD-NAME=x"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+}
