@@ -50,7 +50,10 @@ pub(crate) fn check_args(
     forbid_extra: bool,
     today: NaiveDate,
 ) -> Vec<ArgCheck> {
-    let Some(actual_map) = actual.as_object() else {
+    // No arguments at all (`null`) is an empty object.
+    let none = Map::new();
+    let actual_map = if actual.is_null() { Some(&none) } else { actual.as_object() };
+    let Some(actual_map) = actual_map else {
         return vec![ArgCheck {
             name: String::new(),
             mode: "arguments".into(),
@@ -116,6 +119,8 @@ fn evaluate(mode: &str, matcher: &Value, actual: Option<&Value>, today: NaiveDat
         return Outcome::Fail("missing: the call does not have this argument".into());
     };
     let value = matcher.get("value").unwrap_or(&Value::Null);
+    // A bare value under `defaults.arg_match: regex | one_of | set` is the pattern or the list.
+    let values = matcher.get("values").unwrap_or(value);
     let result = match mode {
         "auto" => auto(value, actual),
         "exact" => exact(value, actual),
@@ -123,14 +128,14 @@ fn evaluate(mode: &str, matcher: &Value, actual: Option<&Value>, today: NaiveDat
             Some(list) => any_of(list, actual, normalized),
             None => normalized(value, actual),
         },
-        "one_of" => match matcher.get("values").and_then(Value::as_array) {
+        "one_of" => match values.as_array() {
             Some(list) => any_of(list, actual, auto),
-            None => Err("the matcher has no `values`".into()),
+            None => auto(values, actual),
         },
-        "regex" => regex(matcher.get("pattern").and_then(Value::as_str).unwrap_or(""), actual),
+        "regex" => regex(matcher.get("pattern").or(Some(value)).and_then(Value::as_str).unwrap_or(""), actual),
         "number" => number(matcher, actual),
         "datetime" => datetime(matcher, actual, today),
-        "set" => set(matcher.get("values").unwrap_or(&Value::Null), actual),
+        "set" => set(values, actual),
         "subset" => subset(value, actual),
         "fuzzy" => fuzzy(value, matcher.get("threshold").and_then(Value::as_f64).unwrap_or(0.85), actual),
         other => Err(format!("unknown matcher `{other}`")),

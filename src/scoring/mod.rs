@@ -346,33 +346,81 @@ fn step_matches(step: &Value, call: &Call, forbid_extra: bool, today: NaiveDate)
     }
 }
 
-/// Assigns `steps[from..]` to unused calls: in order (a call's turn never before the previous
-/// step's, so calls of one turn match in any order) unless `unordered`. Returns the longest
-/// prefix reached when no full assignment exists.
-fn assign(
-    fits: &[Vec<bool>],
-    calls: &[Call],
-    from: usize,
-    last_turn: usize,
-    ordered: bool,
-    used: &mut Vec<bool>,
-    best: &mut usize,
-) -> bool {
-    *best = (*best).max(from);
-    if from == fits.len() {
-        return true;
-    }
-    for index in 0..calls.len() {
-        if used[index] || !fits[from][index] || (ordered && calls[index].turn < last_turn) {
-            continue;
+/// A maximum matching of the steps `rows` to the calls `cols` (`fits[step][call]`), by
+/// augmenting paths: for each row, the call it got.
+fn matching(fits: &[Vec<bool>], rows: &[usize], cols: &[usize]) -> Vec<Option<usize>> {
+    fn augment(
+        fits: &[Vec<bool>],
+        rows: &[usize],
+        cols: &[usize],
+        row: usize,
+        seen: &mut [bool],
+        owner: &mut [Option<usize>],
+    ) -> bool {
+        for col in 0..cols.len() {
+            if seen[col] || !fits[rows[row]][cols[col]] {
+                continue;
+            }
+            seen[col] = true;
+            let free = match owner[col] {
+                None => true,
+                Some(other) => augment(fits, rows, cols, other, seen, owner),
+            };
+            if free {
+                owner[col] = Some(row);
+                return true;
+            }
         }
-        used[index] = true;
-        if assign(fits, calls, from + 1, calls[index].turn, ordered, used, best) {
-            return true;
-        }
-        used[index] = false;
+        false
     }
-    false
+    let mut owner = vec![None; cols.len()];
+    for row in 0..rows.len() {
+        let mut seen = vec![false; cols.len()];
+        augment(fits, rows, cols, row, &mut seen, &mut owner);
+    }
+    let mut got = vec![None; rows.len()];
+    for (col, row) in owner.iter().enumerate() {
+        if let Some(row) = row {
+            got[*row] = Some(cols[col]);
+        }
+    }
+    got
+}
+
+/// In order: can every step be given its own call, the calls' turns never going back (so the
+/// calls of one turn match in any order among themselves)? The steps split into consecutive
+/// blocks, one per turn, each matched inside its turn. Returns whether all steps fit and the
+/// longest prefix of steps that does.
+fn in_order(fits: &[Vec<bool>], calls: &[Call]) -> (bool, usize) {
+    let steps = fits.len();
+    let mut turns: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (index, call) in calls.iter().enumerate() {
+        match turns.iter_mut().find(|(turn, _)| *turn == call.turn) {
+            Some((_, members)) => members.push(index),
+            None => turns.push((call.turn, vec![index])),
+        }
+    }
+    turns.sort_by_key(|(turn, _)| *turn);
+    // reach[i]: steps[..i] fit in the turns seen so far.
+    let mut reach = vec![false; steps + 1];
+    reach[0] = true;
+    for (_, members) in &turns {
+        let mut next = reach.clone();
+        for start in (0..steps).filter(|&start| reach[start]) {
+            let longest = steps.min(start + members.len());
+            for (end, reached) in next.iter_mut().enumerate().take(longest + 1).skip(start + 1) {
+                let block: Vec<usize> = (start..end).collect();
+                // A block that does not fit makes every longer one fail too.
+                if matching(fits, &block, members).iter().any(Option::is_none) {
+                    break;
+                }
+                *reached = true;
+            }
+        }
+        reach = next;
+    }
+    let best = reach.iter().rposition(|&reached| reached).unwrap_or(0);
+    (reach[steps], best)
 }
 
 /// The sequence criterion.
@@ -386,9 +434,15 @@ fn sequence_criterion(sequence: &Value, calls: &[Call], forbid_extra: bool, toda
         .collect();
     let wanted: Vec<String> = steps.iter().map(|step| format!("`{}`", step["tool"].as_str().unwrap_or("?"))).collect();
     let made = if calls.is_empty() { "no call".to_owned() } else { names(calls.iter()) };
-    let mut used = vec![false; calls.len()];
-    let mut best = 0;
-    let found = assign(&fits, calls, 0, 0, order != "unordered", &mut used, &mut best);
+    let (found, best) = if order == "unordered" {
+        let rows: Vec<usize> = (0..steps.len()).collect();
+        let cols: Vec<usize> = (0..calls.len()).collect();
+        let got = matching(&fits, &rows, &cols);
+        let missing = got.iter().position(Option::is_none);
+        (missing.is_none(), missing.unwrap_or(steps.len()))
+    } else {
+        in_order(&fits, calls)
+    };
     let exact_count = order != "strict" || calls.len() == steps.len();
     if found && exact_count {
         return Criterion::new(

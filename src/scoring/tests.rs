@@ -189,6 +189,8 @@ fn extra_args_policy_and_non_object_arguments() {
     let extra = checks.iter().find(|check| check.mode == "extra_args").expect("the extra argument");
     assert_eq!((extra.name.as_str(), extra.verdict), ("units", Verdict::Fail));
     assert!(extra.reason.contains("extra_args: forbid"), "{}", extra.reason);
+    let nothing = check_args(expected, &Value::Null, false, today());
+    assert!(nothing[0].reason.contains("`city`: missing"), "null arguments are no arguments: {nothing:?}");
     let garbled = check_args(expected, &json!("{city: Paris"), false, today());
     assert_eq!(garbled[0].verdict, Verdict::Fail);
     assert!(garbled[0].reason.contains("not a JSON object"));
@@ -467,4 +469,50 @@ fn ungraded_case_and_a_resolved_golden_case() {
     let runs = scores(resolved, &[good.clone(), good.clone(), good.clone(), good, bad]);
     let score = score_case(resolved, &runs);
     assert_eq!((score.verdict, score.passed, score.requested), (CaseVerdict::Pass, Fraction { k: 4, n: 5 }, 5));
+}
+
+#[test]
+fn bare_values_under_other_default_modes() {
+    // `defaults.arg_match: regex` (or `one_of`, `set`) resolves a bare value to `{match, value}`.
+    assert!(passes(json!({"match": "regex", "value": "\\d{3}"}), json!("123")));
+    assert!(!passes(json!({"match": "regex", "value": "\\d{3}"}), json!("1234")));
+    assert!(passes(json!({"match": "one_of", "value": ["a", "b"]}), json!("B")));
+    assert!(passes(json!({"match": "set", "value": [1, 2]}), json!([2, 1])));
+}
+
+#[test]
+fn sequences_stay_fast_on_many_alike_calls() {
+    // Ten `a` steps then `b`, against twenty `a` calls: no assignment, found without a search
+    // through every ordering.
+    let mut steps: Vec<Value> = vec![json!({"tool": "a"}); 10];
+    steps.push(json!({"tool": "b"}));
+    let calls: Vec<Call> = (0..20).map(|index| Call::new("a", json!({}), index % 2)).collect();
+    for order in ["strict", "subsequence", "unordered"] {
+        let case = case(json!({"expect_sequence": {"order": order, "steps": steps}}));
+        let score = run(&case, &answered(calls.clone()));
+        assert_eq!(score.verdict, RunVerdict::Fail, "{order}");
+        let reason = &criterion(&score, CriterionKind::Sequence).reason;
+        assert!(reason.contains("step 11 (`b`)"), "{order}: {reason}");
+    }
+}
+
+#[test]
+fn subsequence_with_parallel_calls_between_turns() {
+    let case = case(
+        json!({"expect_sequence": {"order": "subsequence", "steps": [{"tool": "a"}, {"tool": "b"}, {"tool": "c"}]}}),
+    );
+    // Turn 0: b, a (parallel); turn 1: x; turn 2: c.
+    let trace = answered(vec![
+        Call::new("b", json!({}), 0),
+        Call::new("a", json!({}), 0),
+        Call::new("x", json!({}), 1),
+        Call::new("c", json!({}), 2),
+    ]);
+    assert_eq!(run(&case, &trace).verdict, RunVerdict::Pass);
+    // c before a and b, in an earlier turn: out of order.
+    let trace =
+        answered(vec![Call::new("c", json!({}), 0), Call::new("a", json!({}), 1), Call::new("b", json!({}), 1)]);
+    let score = run(&case, &trace);
+    assert_eq!(score.verdict, RunVerdict::Fail);
+    assert!(criterion(&score, CriterionKind::Sequence).reason.contains("step 3 (`c`) matched no call after step 2"));
 }
