@@ -9,8 +9,14 @@
 //! Unicode: every Unicode space, Unicode lower case, full-width ASCII folded to ASCII and curly
 //! quotes to straight ones. It does not compose or decompose accents (no Unicode normalisation
 //! tables in the build), so `é` written as one character and as `e` plus a combining accent
-//! differ. `regex` is anchored at both ends. `embedding` and `judge` are skipped: a later version
-//! grades them.
+//! differ. `regex` is anchored at both ends. `number` takes an absolute `tolerance` or a
+//! `rel_tolerance` (× |value|), inclusive, else equality. `datetime` resolves relative days
+//! against the run's start date and compares dates (the default for a date) or times to the
+//! second. `set` is an array in any order with the same items as many times; `subset` an object
+//! with at least the listed keys. `fuzzy` is one minus the normalised edit distance of the two
+//! texts (lower case, punctuation as spaces, spaces collapsed), against `threshold` (0.85).
+//! `present` accepts any value, `null` included. `embedding` and `judge` are skipped: a later
+//! version grades them.
 
 use chrono::{DateTime, Days, FixedOffset, NaiveDate, NaiveDateTime};
 use serde_json::{Map, Value};

@@ -287,6 +287,11 @@ fn extra_args_forbid_fails_the_run_and_embedding_is_skipped() {
     let score = run(&embedding, &answered(vec![call("w", json!({"q": "showers", "n": 1}))]));
     assert_eq!(score.verdict, RunVerdict::Pass);
     assert!(criterion(&score, CriterionKind::Arguments).reason.contains("1 skipped"));
+    let only_judge = case(json!({"expect_tool": "w", "expect_tool_position": "first",
+        "expect_args": {"q": {"match": "judge", "value": "rain"}}}));
+    let score = run(&only_judge, &answered(vec![call("w", json!({"q": "showers"}))]));
+    assert_eq!(criterion(&score, CriterionKind::Arguments).verdict, Verdict::Skipped);
+    assert_eq!(score.verdict, RunVerdict::Pass, "the selection was graded and passed");
 }
 
 fn sequence_case(order: &str) -> Value {
