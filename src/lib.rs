@@ -27,6 +27,7 @@ pub(crate) mod golden;
 pub(crate) mod mcp;
 pub(crate) mod providers;
 pub mod report;
+pub(crate) mod scoring;
 pub(crate) mod settings;
 pub(crate) mod suggest;
 

@@ -1,0 +1,480 @@
+//! The argument matchers of a golden case (`expect_args`, a step's `args`), applied to the
+//! arguments of one tool call. Pure: each matcher gives a verdict and, when it fails, a sentence
+//! that says what was expected, what came and how they were compared.
+//!
+//! Matching is typed, as in BFCL: `42` and `"42"` differ (a number sent as a string fails, with a
+//! reason that says so), `1` and `1.0` are equal. `auto` is `exact` for every value but a string
+//! and `normalized` for a string (no tool schema is read here). `normalized` is BFCL's
+//! standardisation (spaces and `, . / - _ * ^` removed, lower case, `'` as `"`) extended to
+//! Unicode: every Unicode space, Unicode lower case, full-width ASCII folded to ASCII and curly
+//! quotes to straight ones. It does not compose or decompose accents (no Unicode normalisation
+//! tables in the build), so `é` written as one character and as `e` plus a combining accent
+//! differ. `regex` is anchored at both ends. `number` takes an absolute `tolerance` or a
+//! `rel_tolerance` (× |value|), inclusive, else equality. `datetime` resolves relative days
+//! against the run's start date and compares dates (the default for a date) or times to the
+//! second. `set` is an array in any order with the same items as many times; `subset` an object
+//! with at least the listed keys. `fuzzy` is one minus the normalised edit distance of the two
+//! texts (lower case, punctuation as spaces, spaces collapsed), against `threshold` (0.85).
+//! `present` accepts any value, `null` included. `embedding` and `judge` are skipped: a later
+//! version grades them.
+
+use chrono::{DateTime, Days, FixedOffset, NaiveDate, NaiveDateTime};
+use serde_json::{Map, Value};
+
+/// What one check concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// It holds.
+    Pass,
+    /// It does not hold.
+    Fail,
+    /// It was not graded (the reason says why).
+    Skipped,
+}
+
+/// The verdict on one argument (or on an unexpected one, mode `extra_args`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ArgCheck {
+    /// The argument's name.
+    pub name: String,
+    /// The matcher's mode (`exact`, `normalized`, …) or `extra_args`.
+    pub mode: String,
+    /// Pass, fail or skipped.
+    pub verdict: Verdict,
+    /// Why, in words a user can act on.
+    pub reason: String,
+}
+
+/// The reason every `embedding` or `judge` matcher gives.
+pub(crate) const LATER: &str = "graded by a later version";
+
+/// Checks the arguments of one call against `expected` (arg name → resolved matcher); with
+/// `forbid_extra`, every argument `expected` does not name fails too.
+pub(crate) fn check_args(
+    expected: &Map<String, Value>,
+    actual: &Value,
+    forbid_extra: bool,
+    today: NaiveDate,
+) -> Vec<ArgCheck> {
+    // No arguments at all (`null`) is an empty object.
+    let none = Map::new();
+    let actual_map = if actual.is_null() { Some(&none) } else { actual.as_object() };
+    let Some(actual_map) = actual_map else {
+        return vec![ArgCheck {
+            name: String::new(),
+            mode: "arguments".into(),
+            verdict: Verdict::Fail,
+            reason: format!("the arguments are not a JSON object: {}", short(actual)),
+        }];
+    };
+    let mut checks: Vec<ArgCheck> =
+        expected.iter().map(|(name, matcher)| check_arg(name, matcher, actual_map.get(name), today)).collect();
+    if forbid_extra {
+        for name in actual_map.keys().filter(|name| !expected.contains_key(*name)) {
+            checks.push(ArgCheck {
+                name: name.clone(),
+                mode: "extra_args".into(),
+                verdict: Verdict::Fail,
+                reason: format!(
+                    "unexpected argument `{name}` (the case sets `extra_args: forbid`; list it in the expected \
+                     arguments, or allow extra arguments)"
+                ),
+            });
+        }
+    }
+    checks
+}
+
+/// Checks one argument (`actual` is `None` when the call does not have it).
+pub(crate) fn check_arg(name: &str, matcher: &Value, actual: Option<&Value>, today: NaiveDate) -> ArgCheck {
+    let mode = matcher.get("match").and_then(Value::as_str).unwrap_or("auto").to_owned();
+    let outcome = evaluate(&mode, matcher, actual, today);
+    let (verdict, reason) = match outcome {
+        Outcome::Pass(why) => (Verdict::Pass, why),
+        Outcome::Fail(why) => (Verdict::Fail, format!("`{name}`: {why}")),
+        Outcome::Skipped(why) => (Verdict::Skipped, why),
+    };
+    ArgCheck { name: name.to_owned(), mode, verdict, reason }
+}
+
+/// What a matcher concluded, with its explanation.
+enum Outcome {
+    Pass(String),
+    Fail(String),
+    Skipped(String),
+}
+
+fn evaluate(mode: &str, matcher: &Value, actual: Option<&Value>, today: NaiveDate) -> Outcome {
+    match mode {
+        "present" => {
+            return match actual {
+                Some(_) => Outcome::Pass("present".into()),
+                None => Outcome::Fail("missing (the case expects it to be present)".into()),
+            };
+        }
+        "absent" => {
+            return match actual {
+                None => Outcome::Pass("absent".into()),
+                Some(value) => Outcome::Fail(format!("expected no such argument, got {}", short(value))),
+            };
+        }
+        "embedding" | "judge" => return Outcome::Skipped(format!("`{mode}`: {LATER}")),
+        _ => {}
+    }
+    let Some(actual) = actual else {
+        return Outcome::Fail("missing: the call does not have this argument".into());
+    };
+    let value = matcher.get("value").unwrap_or(&Value::Null);
+    // A bare value under `defaults.arg_match: regex | one_of | set` is the pattern or the list.
+    let values = matcher.get("values").unwrap_or(value);
+    let result = match mode {
+        "auto" => auto(value, actual),
+        "exact" => exact(value, actual),
+        "normalized" => match matcher.get("one_of").and_then(Value::as_array) {
+            Some(list) => any_of(list, actual, normalized),
+            None => normalized(value, actual),
+        },
+        "one_of" => match values.as_array() {
+            Some(list) => any_of(list, actual, auto),
+            None => auto(values, actual),
+        },
+        "regex" => regex(matcher.get("pattern").or(Some(value)).and_then(Value::as_str).unwrap_or(""), actual),
+        "number" => number(matcher, actual),
+        "datetime" => datetime(matcher, actual, today),
+        "set" => set(values, actual),
+        "subset" => subset(value, actual),
+        "fuzzy" => fuzzy(value, matcher.get("threshold").and_then(Value::as_f64).unwrap_or(0.85), actual),
+        other => Err(format!("unknown matcher `{other}`")),
+    };
+    match result {
+        Ok(()) => Outcome::Pass(format!("{mode}: {}", short(actual))),
+        Err(why) => Outcome::Fail(why),
+    }
+}
+
+/// A check's result: `Err` says why it failed.
+type Checked = Result<(), String>;
+
+/// A value as a short JSON text for a message.
+pub(crate) fn short(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= 80 { text } else { format!("{}…", text.chars().take(79).collect::<String>()) }
+}
+
+/// The JSON type of a value, for messages.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `exact` for every value but a string, `normalized` for a string.
+fn auto(expected: &Value, actual: &Value) -> Checked {
+    if expected.is_string() { normalized(expected, actual) } else { exact(expected, actual) }
+}
+
+/// Typed JSON equality: numbers by value (`1` = `1.0`), objects by keys, arrays in order.
+pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
+            (Some(x), Some(y), _, _) => x == y,
+            (_, _, Some(x), Some(y)) => x == y,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_equal(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(key, value)| y.get(key).is_some_and(|other| json_equal(value, other)))
+        }
+        _ => a == b,
+    }
+}
+
+fn exact(expected: &Value, actual: &Value) -> Checked {
+    if json_equal(expected, actual) {
+        return Ok(());
+    }
+    let mut why = format!("expected exactly {}, got {}", short(expected), short(actual));
+    if std::mem::discriminant(expected) != std::mem::discriminant(actual) {
+        why.push_str(&format!(" ({}, not {})", kind(actual), kind(expected)));
+    }
+    Err(why)
+}
+
+/// BFCL's standardisation, extended to Unicode (see the module docs).
+pub(crate) fn standardize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let c = match c {
+            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            '\u{3000}' => ' ',
+            '\u{2018}' | '\u{2019}' | '\u{201C}' | '\u{201D}' | '\'' => '"',
+            _ => c,
+        };
+        if c.is_whitespace() || matches!(c, ',' | '.' | '/' | '-' | '_' | '*' | '^') {
+            continue;
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+fn normalized(expected: &Value, actual: &Value) -> Checked {
+    let (Some(want), Some(got)) = (expected.as_str(), actual.as_str()) else {
+        return exact(expected, actual);
+    };
+    let (want_n, got_n) = (standardize(want), standardize(got));
+    if want_n == got_n {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected {} (normalized), got {}: they differ after case, space and punctuation are removed \
+             (`{want_n}` vs `{got_n}`)",
+            short(expected),
+            short(actual)
+        ))
+    }
+}
+
+fn any_of(list: &[Value], actual: &Value, each: fn(&Value, &Value) -> Checked) -> Checked {
+    if list.iter().any(|expected| each(expected, actual).is_ok()) {
+        return Ok(());
+    }
+    let listed: Vec<String> = list.iter().map(short).collect();
+    Err(format!("got {}, which is none of {}", short(actual), listed.join(", ")))
+}
+
+fn regex(pattern: &str, actual: &Value) -> Checked {
+    let Some(text) = actual.as_str() else {
+        return Err(format!("expected a string matching /{pattern}/, got {} ({})", short(actual), kind(actual)));
+    };
+    let anchored = match regex::Regex::new(&format!("^(?:{pattern})$")) {
+        Ok(anchored) => anchored,
+        Err(_) => return Err(format!("the pattern /{pattern}/ is not a valid regular expression")),
+    };
+    if anchored.is_match(text) {
+        Ok(())
+    } else {
+        Err(format!("{} does not match /{pattern}/ (the whole value must match)", short(actual)))
+    }
+}
+
+fn number(matcher: &Value, actual: &Value) -> Checked {
+    let expected = matcher.get("value").and_then(Value::as_f64).unwrap_or(f64::NAN);
+    let Some(got) = actual.as_f64().filter(|_| actual.is_number()) else {
+        let hint = match actual.as_str().map(|text| text.trim().parse::<f64>()) {
+            Some(Ok(_)) => " (a number sent as a string)",
+            _ => "",
+        };
+        return Err(format!("expected the number {expected}, got {} ({}){hint}", short(actual), kind(actual)));
+    };
+    let (allowed, label) = match (
+        matcher.get("tolerance").and_then(Value::as_f64),
+        matcher.get("rel_tolerance").and_then(Value::as_f64),
+    ) {
+        (Some(tolerance), _) => (tolerance, format!("± {tolerance}")),
+        (None, Some(relative)) => (relative * expected.abs(), format!("± {relative} × |{expected}|")),
+        (None, None) => (0.0, "exactly".into()),
+    };
+    // A hair of slack for binary floating point (38.58 + 0.05 is not 38.63 exactly).
+    if (got - expected).abs() <= allowed + 1e-9 * expected.abs().max(1.0) {
+        Ok(())
+    } else {
+        Err(format!("expected {expected} {label}, got {got} (off by {})", (got - expected).abs()))
+    }
+}
+
+/// A parsed date or time: with an offset, or local (naive), or a date alone.
+#[derive(Debug, Clone, Copy)]
+enum When {
+    Instant(DateTime<FixedOffset>),
+    Local(NaiveDateTime),
+    Date(NaiveDate),
+}
+
+impl When {
+    fn date(self) -> NaiveDate {
+        match self {
+            Self::Instant(instant) => instant.date_naive(),
+            Self::Local(local) => local.date(),
+            Self::Date(date) => date,
+        }
+    }
+}
+
+/// Parses RFC 3339, an ISO 8601 date-time without offset, a date, or (with `today`) a relative day.
+fn parse_when(text: &str, today: Option<NaiveDate>) -> Option<When> {
+    if let Some(today) = today {
+        let relative = match text {
+            "today" => Some(0),
+            "tomorrow" => Some(1),
+            "yesterday" => Some(-1),
+            _ => text
+                .strip_suffix('d')
+                .filter(|rest| rest.starts_with(['+', '-']))
+                .and_then(|rest| rest.parse::<i64>().ok()),
+        };
+        if let Some(days) = relative {
+            let shifted = if days >= 0 {
+                today.checked_add_days(Days::new(days.unsigned_abs()))
+            } else {
+                today.checked_sub_days(Days::new(days.unsigned_abs()))
+            };
+            return shifted.map(When::Date);
+        }
+    }
+    if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
+        return Some(When::Instant(instant));
+    }
+    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M"] {
+        if let Ok(local) = NaiveDateTime::parse_from_str(text, format) {
+            return Some(When::Local(local));
+        }
+    }
+    NaiveDate::parse_from_str(text, "%Y-%m-%d").ok().map(When::Date)
+}
+
+/// `datetime`: the dates (granularity `date`, the default when the expected value is a date) or
+/// the times to the second. A time with an offset and one without are compared as written (the
+/// local time), as are dates: the date of `2026-05-01T23:30:00-05:00` is 2026-05-01.
+fn datetime(matcher: &Value, actual: &Value, today: NaiveDate) -> Checked {
+    let text = matcher.get("value").and_then(Value::as_str).unwrap_or("");
+    let Some(expected) = parse_when(text, Some(today)) else {
+        return Err(format!("the expected value `{text}` is not a date or time"));
+    };
+    let Some(got_text) = actual.as_str() else {
+        return Err(format!("expected a date or time string, got {} ({})", short(actual), kind(actual)));
+    };
+    let Some(got) = parse_when(got_text, None) else {
+        return Err(format!("{} is not a date or time (use RFC 3339 or YYYY-MM-DD)", short(actual)));
+    };
+    let granularity = matcher
+        .get("granularity")
+        .and_then(Value::as_str)
+        .unwrap_or(if matches!(expected, When::Date(_)) { "date" } else { "second" });
+    let resolved = if text == expected.date().to_string() || !matches!(expected, When::Date(_)) {
+        format!("`{text}`")
+    } else {
+        format!("`{text}` ({})", expected.date())
+    };
+    if granularity == "date" {
+        return if expected.date() == got.date() {
+            Ok(())
+        } else {
+            Err(format!("expected the date {resolved}, got {} (date {})", short(actual), got.date()))
+        };
+    }
+    let same = match (expected, got) {
+        (When::Instant(want), When::Instant(have)) => want.timestamp() == have.timestamp(),
+        (When::Instant(want), When::Local(have)) | (When::Local(have), When::Instant(want)) => {
+            want.naive_local().and_utc().timestamp() == have.and_utc().timestamp()
+        }
+        (When::Local(want), When::Local(have)) => want.and_utc().timestamp() == have.and_utc().timestamp(),
+        (When::Date(_), _) | (_, When::Date(_)) => false,
+    };
+    if same { Ok(()) } else { Err(format!("expected the time {resolved} (to the second), got {}", short(actual))) }
+}
+
+/// `set`: an array with the same items in any order (each compared by `auto`, as many times).
+fn set(expected: &Value, actual: &Value) -> Checked {
+    let want = expected.as_array().map(Vec::as_slice).unwrap_or_default();
+    let Some(have) = actual.as_array() else {
+        return Err(format!(
+            "expected an array (any order) of {}, got {} ({})",
+            short(expected),
+            short(actual),
+            kind(actual)
+        ));
+    };
+    let mut used = vec![false; have.len()];
+    let mut missing = Vec::new();
+    for item in want {
+        match (0..have.len()).find(|&index| !used[index] && auto(item, &have[index]).is_ok()) {
+            Some(index) => used[index] = true,
+            None => missing.push(short(item)),
+        }
+    }
+    let extra: Vec<String> = have.iter().zip(&used).filter(|(_, used)| !**used).map(|(item, _)| short(item)).collect();
+    if missing.is_empty() && extra.is_empty() {
+        return Ok(());
+    }
+    let mut parts = Vec::new();
+    if !missing.is_empty() {
+        parts.push(format!("missing {}", missing.join(", ")));
+    }
+    if !extra.is_empty() {
+        parts.push(format!("unexpected {}", extra.join(", ")));
+    }
+    Err(format!("expected the items {} in any order: {}", short(expected), parts.join("; ")))
+}
+
+/// `subset`: an object with at least the listed keys, each matching (objects recursively, other
+/// values by `auto`).
+fn subset(expected: &Value, actual: &Value) -> Checked {
+    let want = expected.as_object().cloned().unwrap_or_default();
+    let Some(have) = actual.as_object() else {
+        return Err(format!(
+            "expected an object containing {}, got {} ({})",
+            short(expected),
+            short(actual),
+            kind(actual)
+        ));
+    };
+    for (key, value) in &want {
+        let Some(got) = have.get(key) else {
+            return Err(format!("the object has no key `{key}` (expected {})", short(value)));
+        };
+        let result = if value.is_object() { subset(value, got) } else { auto(value, got) };
+        if let Err(why) = result {
+            return Err(format!("at key `{key}`: {why}"));
+        }
+    }
+    Ok(())
+}
+
+/// Lower case, spaces collapsed, BFCL's punctuation removed: the text `fuzzy` compares.
+fn fuzzy_text(text: &str) -> String {
+    let cleaned: String = text
+        .chars()
+        .map(|c| if matches!(c, ',' | '.' | '/' | '-' | '_' | '*' | '^' | '\'' | '"') { ' ' } else { c })
+        .flat_map(char::to_lowercase)
+        .collect();
+    cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Similarity in [0, 1]: one minus the edit distance over the longer length.
+pub(crate) fn similarity(a: &str, b: &str) -> f64 {
+    let (a, b) = (fuzzy_text(a), fuzzy_text(b));
+    let longest = a.chars().count().max(b.chars().count());
+    if longest == 0 {
+        return 1.0;
+    }
+    let distance = crate::suggest::edit_distance(&a, &b);
+    1.0 - distance as f64 / longest as f64
+}
+
+fn fuzzy(expected: &Value, threshold: f64, actual: &Value) -> Checked {
+    let want = expected.as_str().unwrap_or("");
+    let Some(got) = actual.as_str() else {
+        return Err(format!(
+            "expected a string close to {}, got {} ({})",
+            short(expected),
+            short(actual),
+            kind(actual)
+        ));
+    };
+    let score = similarity(want, got);
+    if score >= threshold {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} is not close enough to {}: similarity {score:.2}, below {threshold}",
+            short(actual),
+            short(expected)
+        ))
+    }
+}

@@ -1,0 +1,572 @@
+//! Deterministic scoring of layer 1 (golden sets): pure functions from a case's resolved JSON
+//! ([`crate::golden::Case::resolved`]) and a run's [`Trace`] to a [`RunScore`], and from a case's
+//! run scores to a [`CaseScore`]. No IO, no model.
+//!
+//! A run passes when every criterion that applies passes (and at least one was graded):
+//!
+//! - `finished`: the run ended with a final answer; a run stopped by `max_turns` or the timeout
+//!   fails (its calls are still graded). A run that ended in an error (provider, server, ours)
+//!   is neither a pass nor a fail: it is left out of the case's count.
+//! - `selection` (`expect_tool`): with `expect_tool_position: first` (the default) the run's first
+//!   tool call names the tool; with `any`, some call does.
+//! - `arguments` (`expect_args`, see [`matchers`]): checked on the call the selection accepted
+//!   (`first`: the first call; `any`: every call to the tool, passing when one matches — the first
+//!   call's checks explain a failure); with `extra_args: forbid` an argument the case does not
+//!   name fails. `embedding` and `judge` matchers are skipped ("graded by a later version").
+//! - `sequence` (`expect_sequence`): `strict` — exactly these calls, in this order; `subsequence`
+//!   — these calls in this order, others allowed between them; `unordered` — each step matched
+//!   by a different call, in any order, others allowed. In every mode the calls of one model turn
+//!   (parallel calls) may match in any order among themselves. A step with `args` matches a call
+//!   only when its arguments do (and `extra_args: forbid` applies).
+//! - `no_tool_call` (`negative: true`): any tool call is over-triggering and fails.
+//! - `forbidden` (`forbid_tools`): any call to a listed tool (or glob) fails.
+//! - `judge` (`rubric`): skipped ("judge: a later version").
+//!
+//! A case counts the passes k among the N runs that completed (not `error`); it passes when
+//! k ≥ its threshold (`hard`: every requested run; `soft`: `pass_threshold`), and is `error` when
+//! fewer than the threshold completed, so one run never passes a case that asked for more.
+
+#![allow(dead_code, reason = "layer 1's runner uses it next")]
+
+pub(crate) mod matchers;
+
+#[cfg(test)]
+mod tests;
+
+use chrono::NaiveDate;
+use serde_json::{Map, Value};
+
+use crate::golden::glob_matches;
+pub(crate) use matchers::{ArgCheck, Verdict};
+
+/// One tool call of a run, in the neutral form scoring reads.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Call {
+    /// The MCP name of the tool.
+    pub name: String,
+    /// The arguments as the model sent them.
+    pub arguments: Value,
+    /// The model turn (0-based) it came in: calls of one turn were emitted together.
+    pub turn: usize,
+}
+
+impl Call {
+    /// A call of turn `turn`.
+    pub(crate) fn new(name: impl Into<String>, arguments: Value, turn: usize) -> Self {
+        Self { name: name.into(), arguments, turn }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// The model gave a final answer.
+    Answer,
+    /// The run hit `max_turns`.
+    MaxTurns,
+    /// The run hit `timeout_ms`.
+    Timeout,
+    /// Something broke (provider, server, harness): the run is neither a pass nor a fail.
+    Error(String),
+}
+
+/// What a run did: its tool calls in order and how it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Trace {
+    /// The tool calls, in the order the model made them.
+    pub calls: Vec<Call>,
+    /// How the run ended.
+    pub ending: Ending,
+}
+
+/// The criteria a run is graded on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CriterionKind {
+    /// The run ended with a final answer.
+    Finished,
+    /// `expect_tool`.
+    Selection,
+    /// `expect_args`.
+    Arguments,
+    /// `expect_sequence`.
+    Sequence,
+    /// `negative: true`: no tool call.
+    NoToolCall,
+    /// `forbid_tools`.
+    Forbidden,
+    /// `rubric`.
+    Judge,
+}
+
+impl CriterionKind {
+    /// Its name in reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Finished => "finished",
+            Self::Selection => "selection",
+            Self::Arguments => "arguments",
+            Self::Sequence => "sequence",
+            Self::NoToolCall => "no_tool_call",
+            Self::Forbidden => "forbidden",
+            Self::Judge => "judge",
+        }
+    }
+}
+
+/// One criterion of a run: its verdict and why.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Criterion {
+    /// Which criterion.
+    pub kind: CriterionKind,
+    /// Pass, fail or skipped.
+    pub verdict: Verdict,
+    /// Why, in words a user can act on.
+    pub reason: String,
+    /// For `arguments`: the verdict on each argument.
+    pub args: Vec<ArgCheck>,
+}
+
+impl Criterion {
+    fn new(kind: CriterionKind, verdict: Verdict, reason: impl Into<String>) -> Self {
+        Self { kind, verdict, reason: reason.into(), args: Vec::new() }
+    }
+}
+
+/// A run's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunVerdict {
+    /// Every criterion that applies passed.
+    Pass,
+    /// A criterion failed.
+    Fail,
+    /// The run ended in an error: neither pass nor fail.
+    Error,
+    /// Nothing was graded (every criterion skipped, e.g. a case with a rubric only).
+    Ungraded,
+}
+
+/// One run, scored.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RunScore {
+    /// The verdict.
+    pub verdict: RunVerdict,
+    /// Each criterion that applies, in a fixed order.
+    pub criteria: Vec<Criterion>,
+    /// For an `error` run, what broke.
+    pub error: Option<String>,
+}
+
+impl RunScore {
+    /// The criterion of that kind, when it applies.
+    pub(crate) fn criterion(&self, kind: CriterionKind) -> Option<&Criterion> {
+        self.criteria.iter().find(|criterion| criterion.kind == kind)
+    }
+}
+
+/// Scores one run of `case` (its resolved JSON). `today` is the run's start date in the set's
+/// timezone, for relative `datetime` values (`tomorrow`, `+3d`).
+pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunScore {
+    if let Ending::Error(error) = &trace.ending {
+        return RunScore { verdict: RunVerdict::Error, criteria: Vec::new(), error: Some(error.clone()) };
+    }
+    let forbid_extra = case["extra_args"] == "forbid";
+    let calls = &trace.calls;
+    let mut criteria = Vec::new();
+    criteria.push(match trace.ending {
+        Ending::MaxTurns => Criterion::new(
+            CriterionKind::Finished,
+            Verdict::Fail,
+            format!(
+                "the run hit max_turns ({}) before a final answer (after {} tool call(s)); the model may be \
+                 looping — check the tool results, or raise `max_turns`",
+                case["max_turns"],
+                calls.len()
+            ),
+        ),
+        Ending::Timeout => Criterion::new(
+            CriterionKind::Finished,
+            Verdict::Fail,
+            format!(
+                "the run timed out after {} ms before a final answer; raise `timeout_ms` or check for slow tools",
+                case["timeout_ms"]
+            ),
+        ),
+        _ => Criterion::new(CriterionKind::Finished, Verdict::Pass, "the run ended with a final answer"),
+    });
+
+    if let Some(tool) = case.get("expect_tool").and_then(Value::as_str) {
+        let any = case["expect_tool_position"] == "any";
+        let (selection, accepted) = selection(tool, any, calls);
+        criteria.push(selection);
+        if let Some(expected) = case.get("expect_args").and_then(Value::as_object) {
+            criteria.push(arguments(tool, expected, &accepted, forbid_extra, today));
+        }
+    }
+    if let Some(sequence) = case.get("expect_sequence") {
+        criteria.push(sequence_criterion(sequence, calls, forbid_extra, today));
+    }
+    if case["negative"] == true {
+        criteria.push(if calls.is_empty() {
+            Criterion::new(CriterionKind::NoToolCall, Verdict::Pass, "no tool was called")
+        } else {
+            Criterion::new(
+                CriterionKind::NoToolCall,
+                Verdict::Fail,
+                format!(
+                    "over-triggering: the model called {} where no tool call was expected; make the tool \
+                     descriptions say when not to use them",
+                    names(calls.iter())
+                ),
+            )
+        });
+    }
+    if let Some(forbidden) = case.get("forbid_tools").and_then(Value::as_array) {
+        let patterns: Vec<&str> = forbidden.iter().filter_map(Value::as_str).collect();
+        let hits: Vec<String> = calls
+            .iter()
+            .filter_map(|call| {
+                let pattern = patterns.iter().find(|pattern| glob_matches(pattern, &call.name))?;
+                Some(if *pattern == call.name {
+                    format!("`{}`", call.name)
+                } else {
+                    format!("`{}` (matches `{pattern}`)", call.name)
+                })
+            })
+            .collect();
+        criteria.push(if hits.is_empty() {
+            Criterion::new(CriterionKind::Forbidden, Verdict::Pass, "no forbidden tool was called")
+        } else {
+            Criterion::new(
+                CriterionKind::Forbidden,
+                Verdict::Fail,
+                format!("called forbidden tool(s) {}", hits.join(", ")),
+            )
+        });
+    }
+    if case.get("rubric").is_some() {
+        criteria.push(Criterion::new(CriterionKind::Judge, Verdict::Skipped, "judge: a later version"));
+    }
+
+    let failed = criteria.iter().any(|criterion| criterion.verdict == Verdict::Fail);
+    let graded = criteria
+        .iter()
+        .any(|criterion| criterion.kind != CriterionKind::Finished && criterion.verdict == Verdict::Pass);
+    let verdict = if failed {
+        RunVerdict::Fail
+    } else if graded {
+        RunVerdict::Pass
+    } else {
+        RunVerdict::Ungraded
+    };
+    RunScore { verdict, criteria, error: None }
+}
+
+/// `` `a`, `b` `` for a list of calls.
+fn names<'a>(calls: impl Iterator<Item = &'a Call>) -> String {
+    calls.map(|call| format!("`{}`", call.name)).collect::<Vec<_>>().join(", ")
+}
+
+/// The selection criterion and the calls it accepts (whose arguments are checked).
+fn selection<'a>(tool: &str, any: bool, calls: &'a [Call]) -> (Criterion, Vec<&'a Call>) {
+    let to_tool: Vec<&Call> = calls.iter().filter(|call| call.name == tool).collect();
+    let kind = CriterionKind::Selection;
+    let Some(first) = calls.first() else {
+        return (
+            Criterion::new(kind, Verdict::Fail, format!("no tool was called; expected a call to `{tool}`")),
+            Vec::new(),
+        );
+    };
+    if first.name == tool {
+        let accepted = if any { to_tool } else { vec![first] };
+        return (Criterion::new(kind, Verdict::Pass, format!("the first call was `{tool}`")), accepted);
+    }
+    if any && !to_tool.is_empty() {
+        let position = calls.iter().position(|call| call.name == tool).unwrap_or(0) + 1;
+        return (Criterion::new(kind, Verdict::Pass, format!("`{tool}` was called (call {position})")), to_tool);
+    }
+    let reason = match calls.iter().position(|call| call.name == tool) {
+        Some(index) => format!(
+            "the first call was `{}`, not `{tool}` (it came as call {}); set `expect_tool_position: any` if the \
+             order does not matter",
+            first.name,
+            index + 1
+        ),
+        None => format!("`{tool}` was never called; the model called {}", names(calls.iter())),
+    };
+    (Criterion::new(kind, Verdict::Fail, reason), Vec::new())
+}
+
+/// The arguments criterion over the accepted calls: passes when one of them matches.
+fn arguments(
+    tool: &str,
+    expected: &Map<String, Value>,
+    accepted: &[&Call],
+    forbid_extra: bool,
+    today: NaiveDate,
+) -> Criterion {
+    let kind = CriterionKind::Arguments;
+    if accepted.is_empty() {
+        return Criterion::new(kind, Verdict::Skipped, format!("not checked: no accepted call to `{tool}`"));
+    }
+    let mut first_checks = None;
+    for call in accepted {
+        let checks = matchers::check_args(expected, &call.arguments, forbid_extra, today);
+        if checks.iter().all(|check| check.verdict != Verdict::Fail) {
+            let skipped = checks.iter().filter(|check| check.verdict == Verdict::Skipped).count();
+            if skipped > 0 && skipped == checks.len() {
+                let reason = format!("not checked: every expected argument is {}", matchers::LATER);
+                return Criterion { kind, verdict: Verdict::Skipped, reason, args: checks };
+            }
+            let reason = if skipped == 0 {
+                "every expected argument matched".to_owned()
+            } else {
+                format!("every graded argument matched ({skipped} skipped: {})", matchers::LATER)
+            };
+            return Criterion { kind, verdict: Verdict::Pass, reason, args: checks };
+        }
+        first_checks.get_or_insert(checks);
+    }
+    let checks = first_checks.unwrap_or_default();
+    let failures: Vec<&str> =
+        checks.iter().filter(|check| check.verdict == Verdict::Fail).map(|check| check.reason.as_str()).collect();
+    let prefix = if accepted.len() > 1 {
+        format!("none of the {} calls to `{tool}` matched; the first: ", accepted.len())
+    } else {
+        String::new()
+    };
+    Criterion { kind, verdict: Verdict::Fail, reason: format!("{prefix}{}", failures.join("; ")), args: checks }
+}
+
+/// Does `call` satisfy `step` (its tool and, when given, its arguments)?
+fn step_matches(step: &Value, call: &Call, forbid_extra: bool, today: NaiveDate) -> bool {
+    if step["tool"].as_str() != Some(call.name.as_str()) {
+        return false;
+    }
+    match step.get("args").and_then(Value::as_object) {
+        Some(args) => matchers::check_args(args, &call.arguments, forbid_extra, today)
+            .iter()
+            .all(|check| check.verdict != Verdict::Fail),
+        None => true,
+    }
+}
+
+/// A maximum matching of the steps `rows` to the calls `cols` (`fits[step][call]`), by
+/// augmenting paths: for each row, the call it got.
+fn matching(fits: &[Vec<bool>], rows: &[usize], cols: &[usize]) -> Vec<Option<usize>> {
+    fn augment(
+        fits: &[Vec<bool>],
+        rows: &[usize],
+        cols: &[usize],
+        row: usize,
+        seen: &mut [bool],
+        owner: &mut [Option<usize>],
+    ) -> bool {
+        for col in 0..cols.len() {
+            if seen[col] || !fits[rows[row]][cols[col]] {
+                continue;
+            }
+            seen[col] = true;
+            let free = match owner[col] {
+                None => true,
+                Some(other) => augment(fits, rows, cols, other, seen, owner),
+            };
+            if free {
+                owner[col] = Some(row);
+                return true;
+            }
+        }
+        false
+    }
+    let mut owner = vec![None; cols.len()];
+    for row in 0..rows.len() {
+        let mut seen = vec![false; cols.len()];
+        augment(fits, rows, cols, row, &mut seen, &mut owner);
+    }
+    let mut got = vec![None; rows.len()];
+    for (col, row) in owner.iter().enumerate() {
+        if let Some(row) = row {
+            got[*row] = Some(cols[col]);
+        }
+    }
+    got
+}
+
+/// In order: can every step be given its own call, the calls' turns never going back (so the
+/// calls of one turn match in any order among themselves)? The steps split into consecutive
+/// blocks, one per turn, each matched inside its turn. Returns whether all steps fit and the
+/// longest prefix of steps that does.
+fn in_order(fits: &[Vec<bool>], calls: &[Call]) -> (bool, usize) {
+    let steps = fits.len();
+    let mut turns: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (index, call) in calls.iter().enumerate() {
+        match turns.iter_mut().find(|(turn, _)| *turn == call.turn) {
+            Some((_, members)) => members.push(index),
+            None => turns.push((call.turn, vec![index])),
+        }
+    }
+    turns.sort_by_key(|(turn, _)| *turn);
+    // reach[i]: steps[..i] fit in the turns seen so far.
+    let mut reach = vec![false; steps + 1];
+    reach[0] = true;
+    for (_, members) in &turns {
+        let mut next = reach.clone();
+        for start in (0..steps).filter(|&start| reach[start]) {
+            let longest = steps.min(start + members.len());
+            for (end, reached) in next.iter_mut().enumerate().take(longest + 1).skip(start + 1) {
+                let block: Vec<usize> = (start..end).collect();
+                // A block that does not fit makes every longer one fail too.
+                if matching(fits, &block, members).iter().any(Option::is_none) {
+                    break;
+                }
+                *reached = true;
+            }
+        }
+        reach = next;
+    }
+    let best = reach.iter().rposition(|&reached| reached).unwrap_or(0);
+    (reach[steps], best)
+}
+
+/// The sequence criterion.
+fn sequence_criterion(sequence: &Value, calls: &[Call], forbid_extra: bool, today: NaiveDate) -> Criterion {
+    let kind = CriterionKind::Sequence;
+    let order = sequence["order"].as_str().unwrap_or("strict");
+    let steps = sequence["steps"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let fits: Vec<Vec<bool>> = steps
+        .iter()
+        .map(|step| calls.iter().map(|call| step_matches(step, call, forbid_extra, today)).collect())
+        .collect();
+    let wanted: Vec<String> = steps.iter().map(|step| format!("`{}`", step["tool"].as_str().unwrap_or("?"))).collect();
+    let made = if calls.is_empty() { "no call".to_owned() } else { names(calls.iter()) };
+    let (found, best) = if order == "unordered" {
+        let rows: Vec<usize> = (0..steps.len()).collect();
+        let cols: Vec<usize> = (0..calls.len()).collect();
+        let got = matching(&fits, &rows, &cols);
+        let missing = got.iter().position(Option::is_none);
+        (missing.is_none(), missing.unwrap_or(steps.len()))
+    } else {
+        in_order(&fits, calls)
+    };
+    let exact_count = order != "strict" || calls.len() == steps.len();
+    if found && exact_count {
+        return Criterion::new(
+            kind,
+            Verdict::Pass,
+            format!("the calls matched the {order} sequence {}", wanted.join(" → ")),
+        );
+    }
+    let reason = if found {
+        format!(
+            "a strict sequence allows no other call: expected exactly {} ({} call(s)), the model made {} ({}); use \
+             `order: subsequence` if other calls are fine",
+            wanted.join(" → "),
+            steps.len(),
+            made,
+            calls.len()
+        )
+    } else {
+        let step = &steps[best.min(steps.len().saturating_sub(1))];
+        let tool = step["tool"].as_str().unwrap_or("?");
+        let with_args = if step.get("args").is_some() { " with the expected arguments" } else { "" };
+        let place = match order {
+            "unordered" => String::new(),
+            _ if best == 0 => String::new(),
+            _ => format!(" after step {best}"),
+        };
+        format!(
+            "step {} (`{tool}`{with_args}) matched no call{place}: expected {} ({order}), the model made {made}",
+            best + 1,
+            wanted.join(if order == "unordered" { ", " } else { " → " }),
+        )
+    };
+    Criterion::new(kind, Verdict::Fail, reason)
+}
+
+/// k of n, as a fraction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fraction {
+    /// How many.
+    pub k: usize,
+    /// Out of how many.
+    pub n: usize,
+}
+
+impl Fraction {
+    /// k / n (0 when n is 0).
+    pub(crate) fn value(self) -> f64 {
+        if self.n == 0 { 0.0 } else { self.k as f64 / self.n as f64 }
+    }
+}
+
+/// A case's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CaseVerdict {
+    /// At least the threshold of runs passed.
+    Pass,
+    /// Fewer did.
+    Fail,
+    /// Fewer runs than the threshold completed: no verdict.
+    Error,
+    /// Every completed run was ungraded (e.g. a rubric-only case before the judge exists).
+    Ungraded,
+}
+
+/// One case, scored from its runs.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CaseScore {
+    /// The verdict.
+    pub verdict: CaseVerdict,
+    /// Passed runs (k) of the completed ones (n, `error` runs left out).
+    pub passed: Fraction,
+    /// Runs the case asked for.
+    pub requested: usize,
+    /// Runs that ended in an error.
+    pub errors: usize,
+    /// Passes needed.
+    pub threshold: usize,
+    /// Runs whose `selection` passed, of the completed ones (cases with `expect_tool`).
+    pub selection: Option<Fraction>,
+    /// Runs that called a tool, of the completed ones (negative cases).
+    pub over_triggering: Option<Fraction>,
+    /// The verdict in one sentence.
+    pub reason: String,
+}
+
+/// Scores a case (its resolved JSON) from the scores of its runs.
+pub(crate) fn score_case(case: &Value, runs: &[RunScore]) -> CaseScore {
+    let requested = case["runs"].as_u64().map_or(runs.len(), |runs| runs as usize);
+    let hard = case["kind"] == "hard";
+    let threshold = if hard { requested } else { case["pass_threshold"].as_u64().map_or(requested, |k| k as usize) };
+    let completed: Vec<&RunScore> = runs.iter().filter(|run| run.verdict != RunVerdict::Error).collect();
+    let errors = runs.len() - completed.len();
+    let n = completed.len();
+    let k = completed.iter().filter(|run| run.verdict == RunVerdict::Pass).count();
+    let count = |kind: CriterionKind, verdict: Verdict| {
+        completed.iter().filter(|run| run.criterion(kind).is_some_and(|c| c.verdict == verdict)).count()
+    };
+    let selection =
+        case.get("expect_tool").is_some().then(|| Fraction { k: count(CriterionKind::Selection, Verdict::Pass), n });
+    let over_triggering =
+        (case["negative"] == true).then(|| Fraction { k: count(CriterionKind::NoToolCall, Verdict::Fail), n });
+    let rule = if hard {
+        "hard: every run must pass".to_owned()
+    } else {
+        format!("soft: {threshold} of {requested} must pass")
+    };
+    let (verdict, reason) = if n < threshold.max(1) {
+        (
+            CaseVerdict::Error,
+            format!(
+                "only {n} of {requested} run(s) completed ({errors} ended in an error), fewer than the {threshold} \
+                 needed for a verdict ({rule})"
+            ),
+        )
+    } else if completed.iter().all(|run| run.verdict == RunVerdict::Ungraded) {
+        (CaseVerdict::Ungraded, "nothing was graded: every criterion of this case is graded by a later version".into())
+    } else if k >= threshold {
+        (CaseVerdict::Pass, format!("{k} of {n} completed run(s) passed ({rule})"))
+    } else {
+        (CaseVerdict::Fail, format!("{k} of {n} completed run(s) passed, {threshold} needed ({rule})"))
+    };
+    CaseScore { verdict, passed: Fraction { k, n }, requested, errors, threshold, selection, over_triggering, reason }
+}

@@ -1,0 +1,523 @@
+//! Tests of run and case scoring: every matcher (pass, fail, edge cases), sequences in each
+//! mode, negative cases, `forbid_tools`, error runs and thresholds.
+
+use chrono::NaiveDate;
+use serde_json::{Value, json};
+
+use super::matchers::{check_arg, check_args, standardize};
+use super::*;
+
+fn today() -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 5, 1).expect("a date")
+}
+
+/// The verdict of one matcher on one value (`None`: the argument is missing).
+fn verdict(matcher: Value, actual: Option<Value>) -> Verdict {
+    check_arg("x", &matcher, actual.as_ref(), today()).verdict
+}
+
+fn passes(matcher: Value, actual: Value) -> bool {
+    verdict(matcher, Some(actual)) == Verdict::Pass
+}
+
+/// The failure reason of one matcher on one value.
+fn why(matcher: Value, actual: Value) -> String {
+    let check = check_arg("x", &matcher, Some(&actual), today());
+    assert_eq!(check.verdict, Verdict::Fail, "{matcher} on {actual} should fail");
+    check.reason
+}
+
+#[test]
+fn exact_is_typed_json_equality() {
+    assert!(passes(json!({"match": "exact", "value": 1}), json!(1.0)));
+    assert!(passes(json!({"match": "exact", "value": {"a": [1, "b"]}}), json!({"a": [1, "b"]})));
+    assert!(!passes(json!({"match": "exact", "value": [1, 2]}), json!([2, 1])));
+    assert!(!passes(json!({"match": "exact", "value": "Paris"}), json!("paris")));
+    assert!(!passes(json!({"match": "exact", "value": true}), json!("true")));
+    let reason = why(json!({"match": "exact", "value": 42}), json!("42"));
+    assert!(reason.contains("a string, not a number"), "{reason}");
+}
+
+#[test]
+fn auto_is_normalized_for_strings_and_exact_otherwise() {
+    assert!(passes(json!({"match": "auto", "value": "New York"}), json!("new-york")));
+    assert!(passes(json!({"match": "auto", "value": 3}), json!(3.0)));
+    assert!(!passes(json!({"match": "auto", "value": 3}), json!("3")));
+    assert!(!passes(json!({"match": "auto", "value": [1, 2]}), json!([1, 2, 3])));
+    assert!(!passes(json!({"match": "auto", "value": "Paris"}), json!("Lyon")));
+}
+
+#[test]
+fn normalized_ignores_case_space_punctuation_and_unicode_width() {
+    let matcher = |value: &str| json!({"match": "normalized", "value": value});
+    assert!(passes(matcher("April 1, 2024"), json!("april 1,2024")));
+    assert!(passes(matcher("Zürich"), json!("ZÜRICH")));
+    assert!(passes(matcher("São Paulo"), json!("são\u{00A0}paulo")), "a no-break space is a space");
+    assert!(passes(matcher("ABC-123"), json!("ＡＢＣ１２３")), "full-width ASCII folds to ASCII");
+    assert!(passes(matcher("don't"), json!("don’t")), "curly and straight quotes are one");
+    assert!(passes(matcher("a_b*c^d/e"), json!("ABCDE")));
+    assert!(!passes(matcher("Paris"), json!("Pariss")));
+    assert!(!passes(matcher("Zürich"), json!("Zurich")), "accents stay");
+    assert_eq!(standardize(" Ä\tB.c "), "äbc");
+    let reason = why(matcher("Paris"), json!("Lyon"));
+    assert!(reason.contains("`paris` vs `lyon`") && reason.starts_with("`x`: "), "{reason}");
+    assert!(!passes(matcher("42"), json!(42)), "a number is not a string");
+    let one_of = json!({"match": "normalized", "one_of": ["Paris", "Paris, France"]});
+    assert!(passes(one_of.clone(), json!("paris france")));
+    assert!(!passes(one_of, json!("Lyon")));
+}
+
+#[test]
+fn one_of_compares_each_value_by_auto() {
+    let matcher = json!({"match": "one_of", "values": ["celsius", 0, [1]]});
+    assert!(passes(matcher.clone(), json!("Celsius")));
+    assert!(passes(matcher.clone(), json!(0.0)));
+    assert!(passes(matcher.clone(), json!([1])));
+    let reason = why(matcher, json!("kelvin"));
+    assert!(reason.contains("none of"), "{reason}");
+}
+
+#[test]
+fn regex_is_anchored_and_wants_a_string() {
+    let matcher = json!({"match": "regex", "pattern": "[A-Z]{3}-\\d+"});
+    assert!(passes(matcher.clone(), json!("ABC-42")));
+    assert!(!passes(matcher.clone(), json!("xABC-42")), "anchored at the start");
+    assert!(!passes(matcher.clone(), json!("ABC-42x")), "anchored at the end");
+    assert!(!passes(json!({"match": "regex", "pattern": "a|b"}), json!("ab")), "alternation is anchored as a whole");
+    assert!(passes(json!({"match": "regex", "pattern": "a|b"}), json!("b")));
+    let reason = why(json!({"match": "regex", "pattern": "\\d+"}), json!(42));
+    assert!(reason.contains("a number"), "{reason}");
+    assert!(why(matcher, json!("abc")).contains("whole value"));
+}
+
+#[test]
+fn number_with_tolerances_and_types() {
+    let absolute = json!({"match": "number", "value": 38.58, "tolerance": 0.05});
+    assert!(passes(absolute.clone(), json!(38.6)));
+    assert!(passes(absolute.clone(), json!(38.63)), "the bound is inclusive");
+    assert!(!passes(absolute.clone(), json!(38.7)));
+    let reason = why(absolute, json!("38.58"));
+    assert!(reason.contains("a number sent as a string"), "{reason}");
+    let relative = json!({"match": "number", "value": 200, "rel_tolerance": 0.1});
+    assert!(passes(relative.clone(), json!(181)));
+    assert!(!passes(relative, json!(179)));
+    let exact = json!({"match": "number", "value": 3});
+    assert!(passes(exact.clone(), json!(3.0)));
+    assert!(!passes(exact.clone(), json!(3.001)));
+    assert!(why(exact, json!(true)).contains("a boolean"));
+}
+
+#[test]
+fn datetime_by_date_or_second_and_relative_days() {
+    let date = json!({"match": "datetime", "value": "2026-05-01"});
+    assert!(passes(date.clone(), json!("2026-05-01")));
+    assert!(passes(date.clone(), json!("2026-05-01T23:30:00-05:00")), "the date as written");
+    assert!(!passes(date.clone(), json!("2026-05-02")));
+    assert!(why(date, json!("May 1st")).contains("not a date or time"));
+    let tomorrow = json!({"match": "datetime", "value": "tomorrow", "granularity": "date"});
+    assert!(passes(tomorrow.clone(), json!("2026-05-02")));
+    let reason = why(tomorrow, json!("2026-05-01"));
+    assert!(reason.contains("2026-05-02"), "the resolved date is named: {reason}");
+    assert!(passes(json!({"match": "datetime", "value": "-1d"}), json!("2026-04-30")));
+    assert!(passes(json!({"match": "datetime", "value": "+3d"}), json!("2026-05-04T10:00:00Z")));
+    let instant = json!({"match": "datetime", "value": "2026-05-01T09:00:00Z"});
+    assert!(passes(instant.clone(), json!("2026-05-01T11:00:00+02:00")), "the same instant");
+    assert!(passes(instant.clone(), json!("2026-05-01T09:00:00")), "a local time as written");
+    assert!(!passes(instant.clone(), json!("2026-05-01T09:00:01Z")));
+    assert!(!passes(instant.clone(), json!("2026-05-01")), "a date alone is not a time");
+    assert!(passes(
+        json!({"match": "datetime", "value": "2026-05-01T09:00:00Z", "granularity": "date"}),
+        json!("2026-05-01")
+    ));
+    assert!(why(instant, json!(20260501)).contains("a number"));
+}
+
+#[test]
+fn set_is_order_free_with_counts() {
+    let matcher = json!({"match": "set", "values": ["a", "b", "b"]});
+    assert!(passes(matcher.clone(), json!(["B", "a", "b"])));
+    let reason = why(matcher.clone(), json!(["a", "b", "c"]));
+    assert!(reason.contains("missing \"b\"") && reason.contains("unexpected \"c\""), "{reason}");
+    assert!(!passes(matcher.clone(), json!(["a", "b"])));
+    assert!(why(matcher, json!("a,b,b")).contains("a string"));
+}
+
+#[test]
+fn subset_needs_the_listed_keys_recursively() {
+    let matcher = json!({"match": "subset", "value": {"city": "Paris", "filter": {"min": 3}}});
+    assert!(passes(matcher.clone(), json!({"city": "paris", "filter": {"min": 3, "max": 9}, "other": 1})));
+    let reason = why(matcher.clone(), json!({"city": "Paris", "filter": {"min": 4}}));
+    assert!(reason.contains("at key `filter`") && reason.contains("at key `min`"), "{reason}");
+    assert!(why(matcher.clone(), json!({"filter": {"min": 3}})).contains("no key `city`"));
+    assert!(!passes(matcher, json!([1])));
+}
+
+#[test]
+fn fuzzy_thresholds() {
+    let matcher = json!({"match": "fuzzy", "value": "Sacramento, CA"});
+    assert!(passes(matcher.clone(), json!("sacramento ca")));
+    assert!(passes(matcher.clone(), json!("Sacremento, CA")), "one typo is close enough");
+    let reason = why(matcher, json!("Los Angeles, CA"));
+    assert!(reason.contains("below 0.85"), "{reason}");
+    assert!(passes(json!({"match": "fuzzy", "value": "abcd", "threshold": 0.5}), json!("abxy")));
+    assert!(!passes(json!({"match": "fuzzy", "value": "abcd", "threshold": 0.6}), json!("abxy")));
+}
+
+#[test]
+fn present_absent_missing_and_later_matchers() {
+    assert_eq!(verdict(json!({"match": "present"}), Some(json!(null))), Verdict::Pass);
+    assert_eq!(verdict(json!({"match": "present"}), None), Verdict::Fail);
+    assert_eq!(verdict(json!({"match": "absent"}), None), Verdict::Pass);
+    assert_eq!(verdict(json!({"match": "absent"}), Some(json!(1))), Verdict::Fail);
+    let missing = check_arg("city", &json!({"match": "auto", "value": "Paris"}), None, today());
+    assert_eq!(missing.verdict, Verdict::Fail);
+    assert!(missing.reason.contains("`city`: missing"), "{}", missing.reason);
+    for mode in ["embedding", "judge"] {
+        let check = check_arg("q", &json!({"match": mode, "value": "x"}), Some(&json!("y")), today());
+        assert_eq!(check.verdict, Verdict::Skipped);
+        assert!(check.reason.contains("graded by a later version"), "{}", check.reason);
+    }
+}
+
+#[test]
+fn extra_args_policy_and_non_object_arguments() {
+    let expected = json!({"city": {"match": "auto", "value": "Paris"}});
+    let expected = expected.as_object().expect("an object");
+    let actual = json!({"city": "Paris", "units": "c"});
+    assert!(check_args(expected, &actual, false, today()).iter().all(|check| check.verdict == Verdict::Pass));
+    let checks = check_args(expected, &actual, true, today());
+    let extra = checks.iter().find(|check| check.mode == "extra_args").expect("the extra argument");
+    assert_eq!((extra.name.as_str(), extra.verdict), ("units", Verdict::Fail));
+    assert!(extra.reason.contains("extra_args: forbid"), "{}", extra.reason);
+    let nothing = check_args(expected, &Value::Null, false, today());
+    assert!(nothing[0].reason.contains("`city`: missing"), "null arguments are no arguments: {nothing:?}");
+    let garbled = check_args(expected, &json!("{city: Paris"), false, today());
+    assert_eq!(garbled[0].verdict, Verdict::Fail);
+    assert!(garbled[0].reason.contains("not a JSON object"));
+}
+
+// ---- runs ----
+
+/// A resolved case: the defaults `load` applies, then `fields`.
+fn case(fields: Value) -> Value {
+    let mut case = json!({
+        "id": "c", "prompt": ["p"], "kind": "soft", "runs": 5, "pass_threshold": 4, "max_turns": 8,
+        "timeout_ms": 120000, "max_input_rounds": 3, "tool_choice": "auto", "extra_args": "allow",
+        "on_unmatched_input_request": "fail", "sequential_runs": false, "sampling": {}, "timezone": "UTC",
+        "negative": false,
+    });
+    for (key, value) in fields.as_object().expect("fields") {
+        case[key] = value.clone();
+    }
+    case
+}
+
+fn answered(calls: Vec<Call>) -> Trace {
+    Trace { calls, ending: Ending::Answer }
+}
+
+fn call(name: &str, arguments: Value) -> Call {
+    Call::new(name, arguments, 0)
+}
+
+fn run(case: &Value, trace: &Trace) -> RunScore {
+    score_run(case, trace, today())
+}
+
+fn criterion(score: &RunScore, kind: CriterionKind) -> &Criterion {
+    score.criterion(kind).unwrap_or_else(|| panic!("no {} criterion in {score:?}", kind.name()))
+}
+
+#[test]
+fn selection_first_or_any() {
+    let first = case(json!({"expect_tool": "get_weather", "expect_tool_position": "first"}));
+    let good = run(&first, &answered(vec![call("get_weather", json!({})), call("other", json!({}))]));
+    assert_eq!(good.verdict, RunVerdict::Pass);
+    let late = run(&first, &answered(vec![call("other", json!({})), call("get_weather", json!({}))]));
+    assert_eq!(late.verdict, RunVerdict::Fail);
+    let reason = &criterion(&late, CriterionKind::Selection).reason;
+    assert!(reason.contains("first call was `other`") && reason.contains("expect_tool_position: any"), "{reason}");
+    let none = run(&first, &answered(vec![]));
+    assert!(criterion(&none, CriterionKind::Selection).reason.contains("no tool was called"));
+    let wrong = run(&first, &answered(vec![call("get_forecast", json!({}))]));
+    assert!(criterion(&wrong, CriterionKind::Selection).reason.contains("never called"));
+    let any = case(json!({"expect_tool": "get_weather", "expect_tool_position": "any"}));
+    let later = run(&any, &answered(vec![call("other", json!({})), call("get_weather", json!({}))]));
+    assert_eq!(later.verdict, RunVerdict::Pass);
+}
+
+#[test]
+fn arguments_on_the_accepted_call() {
+    let args =
+        json!({"city": {"match": "normalized", "value": "Paris"}, "units": {"match": "exact", "value": "celsius"}});
+    let first = case(json!({"expect_tool": "w", "expect_tool_position": "first", "expect_args": args}));
+    let good = run(&first, &answered(vec![call("w", json!({"city": "PARIS", "units": "celsius"}))]));
+    assert_eq!(good.verdict, RunVerdict::Pass);
+    assert_eq!(criterion(&good, CriterionKind::Arguments).args.len(), 2);
+    let bad = run(&first, &answered(vec![call("w", json!({"city": "Paris", "units": "kelvin"}))]));
+    assert_eq!(bad.verdict, RunVerdict::Fail);
+    let reason = &criterion(&bad, CriterionKind::Arguments).reason;
+    assert!(reason.contains("`units`") && reason.contains("\"kelvin\""), "{reason}");
+    // `first`: a later good call does not rescue a bad first one.
+    let retried = answered(vec![
+        call("w", json!({"city": "Lyon", "units": "celsius"})),
+        call("w", json!({"city": "Paris", "units": "celsius"})),
+    ]);
+    assert_eq!(run(&first, &retried).verdict, RunVerdict::Fail);
+    // `any`: one matching call is enough.
+    let any = case(json!({"expect_tool": "w", "expect_tool_position": "any", "expect_args": args}));
+    assert_eq!(run(&any, &retried).verdict, RunVerdict::Pass);
+    let neither = answered(vec![call("w", json!({"city": "Lyon"})), call("w", json!({"city": "Nice"}))]);
+    let reason = run(&any, &neither).criterion(CriterionKind::Arguments).map(|c| c.reason.clone()).unwrap_or_default();
+    assert!(reason.contains("none of the 2 calls"), "{reason}");
+    // No accepted call: the arguments are not checked, the selection fails the run.
+    let skipped = run(&first, &answered(vec![call("x", json!({}))]));
+    assert_eq!(criterion(&skipped, CriterionKind::Arguments).verdict, Verdict::Skipped);
+    assert_eq!(skipped.verdict, RunVerdict::Fail);
+}
+
+#[test]
+fn extra_args_forbid_fails_the_run_and_embedding_is_skipped() {
+    let forbid = case(json!({"expect_tool": "w", "expect_tool_position": "first", "extra_args": "forbid",
+        "expect_args": {"city": {"match": "auto", "value": "Paris"}}}));
+    assert_eq!(run(&forbid, &answered(vec![call("w", json!({"city": "Paris"}))])).verdict, RunVerdict::Pass);
+    assert_eq!(run(&forbid, &answered(vec![call("w", json!({"city": "Paris", "x": 1}))])).verdict, RunVerdict::Fail);
+    let embedding = case(json!({"expect_tool": "w", "expect_tool_position": "first",
+        "expect_args": {"q": {"match": "embedding", "value": "rain"}, "n": {"match": "auto", "value": 1}}}));
+    let score = run(&embedding, &answered(vec![call("w", json!({"q": "showers", "n": 1}))]));
+    assert_eq!(score.verdict, RunVerdict::Pass);
+    assert!(criterion(&score, CriterionKind::Arguments).reason.contains("1 skipped"));
+    let only_judge = case(json!({"expect_tool": "w", "expect_tool_position": "first",
+        "expect_args": {"q": {"match": "judge", "value": "rain"}}}));
+    let score = run(&only_judge, &answered(vec![call("w", json!({"q": "showers"}))]));
+    assert_eq!(criterion(&score, CriterionKind::Arguments).verdict, Verdict::Skipped);
+    assert_eq!(score.verdict, RunVerdict::Pass, "the selection was graded and passed");
+}
+
+fn sequence_case(order: &str) -> Value {
+    case(json!({"expect_sequence": {"order": order, "steps": [
+        {"tool": "geo"},
+        {"tool": "forecast", "args": {"lat": {"match": "number", "value": 38.58, "tolerance": 0.05}}},
+    ]}}))
+}
+
+#[test]
+fn sequence_strict() {
+    let strict = sequence_case("strict");
+    let exact = answered(vec![call("geo", json!({})), call("forecast", json!({"lat": 38.6}))]);
+    assert_eq!(run(&strict, &exact).verdict, RunVerdict::Pass);
+    let extra =
+        answered(vec![call("geo", json!({})), call("other", json!({})), call("forecast", json!({"lat": 38.6}))]);
+    let score = run(&strict, &extra);
+    assert_eq!(score.verdict, RunVerdict::Fail);
+    assert!(criterion(&score, CriterionKind::Sequence).reason.contains("order: subsequence"));
+    let swapped = answered(vec![Call::new("forecast", json!({"lat": 38.6}), 0), Call::new("geo", json!({}), 1)]);
+    assert_eq!(run(&strict, &swapped).verdict, RunVerdict::Fail);
+    // Calls of one turn match in any order among themselves.
+    let parallel = answered(vec![Call::new("forecast", json!({"lat": 38.6}), 0), Call::new("geo", json!({}), 0)]);
+    assert_eq!(run(&strict, &parallel).verdict, RunVerdict::Pass);
+    let bad_args = answered(vec![call("geo", json!({})), call("forecast", json!({"lat": 40}))]);
+    let score = run(&strict, &bad_args);
+    let reason = &criterion(&score, CriterionKind::Sequence).reason;
+    assert!(
+        reason.contains("step 2 (`forecast` with the expected arguments) matched no call after step 1"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn sequence_subsequence_and_unordered() {
+    let sub = sequence_case("subsequence");
+    let ordered = |calls: Vec<(&str, Value)>| {
+        answered(calls.into_iter().enumerate().map(|(turn, (name, args))| Call::new(name, args, turn)).collect())
+    };
+    let with_others =
+        ordered(vec![("x", json!({})), ("geo", json!({})), ("y", json!({})), ("forecast", json!({"lat": 38.6}))]);
+    assert_eq!(run(&sub, &with_others).verdict, RunVerdict::Pass);
+    let reversed = ordered(vec![("forecast", json!({"lat": 38.6})), ("geo", json!({}))]);
+    let score = run(&sub, &reversed);
+    assert_eq!(score.verdict, RunVerdict::Fail);
+    let unordered = sequence_case("unordered");
+    assert_eq!(run(&unordered, &reversed).verdict, RunVerdict::Pass);
+    assert_eq!(run(&unordered, &with_others).verdict, RunVerdict::Pass);
+    let missing = ordered(vec![("geo", json!({})), ("geo", json!({}))]);
+    let score = run(&unordered, &missing);
+    assert_eq!(score.verdict, RunVerdict::Fail);
+    assert!(criterion(&score, CriterionKind::Sequence).reason.contains("step 2 (`forecast`"));
+    // One call cannot serve two steps.
+    let twice = case(json!({"expect_sequence": {"order": "unordered", "steps": [{"tool": "a"}, {"tool": "a"}]}}));
+    assert_eq!(run(&twice, &answered(vec![call("a", json!({}))])).verdict, RunVerdict::Fail);
+    assert_eq!(run(&twice, &answered(vec![call("a", json!({})), call("a", json!({}))])).verdict, RunVerdict::Pass);
+}
+
+#[test]
+fn negative_cases_fail_on_any_call() {
+    let negative = case(json!({"negative": true}));
+    let quiet = run(&negative, &answered(vec![]));
+    assert_eq!(quiet.verdict, RunVerdict::Pass);
+    let eager = run(&negative, &answered(vec![call("search", json!({}))]));
+    assert_eq!(eager.verdict, RunVerdict::Fail);
+    assert!(criterion(&eager, CriterionKind::NoToolCall).reason.contains("over-triggering: the model called `search`"));
+}
+
+#[test]
+fn forbid_tools_with_globs() {
+    let forbid = case(
+        json!({"expect_tool": "files.delete", "expect_tool_position": "first", "forbid_tools": ["files.delete_*"]}),
+    );
+    assert_eq!(run(&forbid, &answered(vec![call("files.delete", json!({}))])).verdict, RunVerdict::Pass);
+    let score = run(&forbid, &answered(vec![call("files.delete", json!({})), call("files.delete_all", json!({}))]));
+    assert_eq!(score.verdict, RunVerdict::Fail);
+    let reason = &criterion(&score, CriterionKind::Forbidden).reason;
+    assert!(reason.contains("`files.delete_all` (matches `files.delete_*`)"), "{reason}");
+    let both = case(json!({"negative": true, "forbid_tools": ["rm"]}));
+    let score = run(&both, &answered(vec![call("rm", json!({}))]));
+    assert_eq!(criterion(&score, CriterionKind::Forbidden).verdict, Verdict::Fail);
+    assert_eq!(criterion(&score, CriterionKind::NoToolCall).verdict, Verdict::Fail);
+}
+
+#[test]
+fn endings_rubric_and_errors() {
+    let plain = case(json!({"expect_tool": "w", "expect_tool_position": "first"}));
+    let looped = Trace { calls: vec![call("w", json!({}))], ending: Ending::MaxTurns };
+    let score = run(&plain, &looped);
+    assert_eq!(score.verdict, RunVerdict::Fail);
+    assert!(criterion(&score, CriterionKind::Finished).reason.contains("max_turns (8)"));
+    assert_eq!(criterion(&score, CriterionKind::Selection).verdict, Verdict::Pass, "the calls are still graded");
+    let slow = run(&plain, &Trace { calls: vec![], ending: Ending::Timeout });
+    assert!(criterion(&slow, CriterionKind::Finished).reason.contains("120000 ms"));
+    let broken = run(&plain, &Trace { calls: vec![], ending: Ending::Error("HTTP 503".into()) });
+    assert_eq!((broken.verdict, broken.error.as_deref()), (RunVerdict::Error, Some("HTTP 503")));
+    assert!(broken.criteria.is_empty());
+    let rubric = case(json!({"rubric": {"id": "r", "criteria": [], "min_should": 0}}));
+    let score = run(&rubric, &answered(vec![]));
+    assert_eq!(score.verdict, RunVerdict::Ungraded);
+    assert_eq!(criterion(&score, CriterionKind::Judge).reason, "judge: a later version");
+    let with_tool = case(json!({"expect_tool": "w", "expect_tool_position": "first", "rubric": {"id": "r"}}));
+    assert_eq!(run(&with_tool, &answered(vec![call("w", json!({}))])).verdict, RunVerdict::Pass);
+}
+
+// ---- cases ----
+
+fn scores(case: &Value, traces: &[Trace]) -> Vec<RunScore> {
+    traces.iter().map(|trace| run(case, trace)).collect()
+}
+
+fn error_trace() -> Trace {
+    Trace { calls: vec![], ending: Ending::Error("provider down".into()) }
+}
+
+#[test]
+fn soft_case_threshold_and_error_runs() {
+    let soft = case(json!({"expect_tool": "w", "expect_tool_position": "first"}));
+    let good = answered(vec![call("w", json!({}))]);
+    let bad = answered(vec![call("x", json!({}))]);
+    let four = scores(&soft, &[good.clone(), good.clone(), good.clone(), good.clone(), bad.clone()]);
+    let score = score_case(&soft, &four);
+    assert_eq!((score.verdict, score.passed, score.threshold), (CaseVerdict::Pass, Fraction { k: 4, n: 5 }, 4));
+    assert_eq!(score.selection, Some(Fraction { k: 4, n: 5 }));
+    assert_eq!(score.over_triggering, None);
+    let three = scores(&soft, &[good.clone(), good.clone(), good.clone(), bad.clone(), bad.clone()]);
+    let score = score_case(&soft, &three);
+    assert_eq!(score.verdict, CaseVerdict::Fail);
+    assert!(score.reason.contains("3 of 5") && score.reason.contains("4 needed"), "{}", score.reason);
+    // An error run is left out of N: 4 of 4 completed passes.
+    let with_error = scores(&soft, &[good.clone(), good.clone(), good.clone(), good.clone(), error_trace()]);
+    let score = score_case(&soft, &with_error);
+    assert_eq!((score.verdict, score.passed, score.errors), (CaseVerdict::Pass, Fraction { k: 4, n: 4 }, 1));
+    // Fewer completed runs than the threshold: no verdict.
+    let too_few = scores(&soft, &[good.clone(), good.clone(), good.clone(), error_trace(), error_trace()]);
+    let score = score_case(&soft, &too_few);
+    assert_eq!(score.verdict, CaseVerdict::Error);
+    assert!(score.reason.contains("only 3 of 5"), "{}", score.reason);
+    // One run never passes a case that asked for five.
+    let one = scores(&soft, &[good]);
+    assert_eq!(score_case(&soft, &one).verdict, CaseVerdict::Error);
+}
+
+#[test]
+fn hard_case_needs_every_run() {
+    let hard = case(json!({"kind": "hard", "pass_threshold": 5, "expect_tool": "w", "expect_tool_position": "first"}));
+    let good = answered(vec![call("w", json!({}))]);
+    let all = scores(&hard, &vec![good.clone(); 5]);
+    assert_eq!(score_case(&hard, &all).verdict, CaseVerdict::Pass);
+    let mut one_bad = vec![good.clone(); 4];
+    one_bad.push(answered(vec![]));
+    assert_eq!(score_case(&hard, &scores(&hard, &one_bad)).verdict, CaseVerdict::Fail);
+    let mut one_error = vec![good; 4];
+    one_error.push(error_trace());
+    let score = score_case(&hard, &scores(&hard, &one_error));
+    assert_eq!(score.verdict, CaseVerdict::Error, "a hard case needs all its runs to complete");
+    // Even a hard threshold written lower in the JSON is every requested run.
+    let lowered = case(json!({"kind": "hard", "runs": 3, "pass_threshold": 1, "negative": true}));
+    let mixed = scores(&lowered, &[answered(vec![]), answered(vec![]), answered(vec![call("w", json!({}))])]);
+    let score = score_case(&lowered, &mixed);
+    assert_eq!((score.verdict, score.threshold), (CaseVerdict::Fail, 3));
+    assert_eq!(score.over_triggering, Some(Fraction { k: 1, n: 3 }));
+    assert!((score.over_triggering.map(Fraction::value).unwrap_or_default() - 1.0 / 3.0).abs() < 1e-12);
+}
+
+#[test]
+fn ungraded_case_and_a_resolved_golden_case() {
+    let rubric = case(json!({"runs": 2, "pass_threshold": 2, "rubric": {"id": "r"}}));
+    let score = score_case(&rubric, &scores(&rubric, &[answered(vec![]), answered(vec![])]));
+    assert_eq!(score.verdict, CaseVerdict::Ungraded);
+    // The JSON `golden::load` resolves is what scoring reads.
+    let text = "version: 1\ncases:\n  - id: w\n    prompt: weather in Paris\n    expect_tool: get_weather\n    \
+                expect_args:\n      city: paris\n      days: 2\n";
+    let set = crate::golden::load::parse(std::path::Path::new("t.yaml"), text).expect("a valid set");
+    let resolved = &set.cases[0].resolved;
+    let good = answered(vec![call("get_weather", json!({"city": "Paris", "days": 2.0}))]);
+    let bad = answered(vec![call("get_weather", json!({"city": "Paris", "days": "2"}))]);
+    assert_eq!(run(resolved, &good).verdict, RunVerdict::Pass);
+    assert_eq!(run(resolved, &bad).verdict, RunVerdict::Fail);
+    let runs = scores(resolved, &[good.clone(), good.clone(), good.clone(), good, bad]);
+    let score = score_case(resolved, &runs);
+    assert_eq!((score.verdict, score.passed, score.requested), (CaseVerdict::Pass, Fraction { k: 4, n: 5 }, 5));
+}
+
+#[test]
+fn bare_values_under_other_default_modes() {
+    // `defaults.arg_match: regex` (or `one_of`, `set`) resolves a bare value to `{match, value}`.
+    assert!(passes(json!({"match": "regex", "value": "\\d{3}"}), json!("123")));
+    assert!(!passes(json!({"match": "regex", "value": "\\d{3}"}), json!("1234")));
+    assert!(passes(json!({"match": "one_of", "value": ["a", "b"]}), json!("B")));
+    assert!(passes(json!({"match": "set", "value": [1, 2]}), json!([2, 1])));
+}
+
+#[test]
+fn sequences_stay_fast_on_many_alike_calls() {
+    // Ten `a` steps then `b`, against twenty `a` calls: no assignment, found without a search
+    // through every ordering.
+    let mut steps: Vec<Value> = vec![json!({"tool": "a"}); 10];
+    steps.push(json!({"tool": "b"}));
+    let calls: Vec<Call> = (0..20).map(|index| Call::new("a", json!({}), index % 2)).collect();
+    for order in ["strict", "subsequence", "unordered"] {
+        let case = case(json!({"expect_sequence": {"order": order, "steps": steps}}));
+        let score = run(&case, &answered(calls.clone()));
+        assert_eq!(score.verdict, RunVerdict::Fail, "{order}");
+        let reason = &criterion(&score, CriterionKind::Sequence).reason;
+        assert!(reason.contains("step 11 (`b`)"), "{order}: {reason}");
+    }
+}
+
+#[test]
+fn subsequence_with_parallel_calls_between_turns() {
+    let case = case(
+        json!({"expect_sequence": {"order": "subsequence", "steps": [{"tool": "a"}, {"tool": "b"}, {"tool": "c"}]}}),
+    );
+    // Turn 0: b, a (parallel); turn 1: x; turn 2: c.
+    let trace = answered(vec![
+        Call::new("b", json!({}), 0),
+        Call::new("a", json!({}), 0),
+        Call::new("x", json!({}), 1),
+        Call::new("c", json!({}), 2),
+    ]);
+    assert_eq!(run(&case, &trace).verdict, RunVerdict::Pass);
+    // c before a and b, in an earlier turn: out of order.
+    let trace =
+        answered(vec![Call::new("c", json!({}), 0), Call::new("a", json!({}), 1), Call::new("b", json!({}), 1)]);
+    let score = run(&case, &trace);
+    assert_eq!(score.verdict, RunVerdict::Fail);
+    assert!(criterion(&score, CriterionKind::Sequence).reason.contains("step 3 (`c`) matched no call after step 2"));
+}
