@@ -5,12 +5,14 @@
 //! ids, missing usage); the runner sees only these types.
 //!
 //! - [`names`]: MCP tool names ↔ the names a provider accepts (deterministic, reversible);
-//! - [`openai`]: OpenAI Chat Completions and the servers that speak it.
+//! - [`openai`]: OpenAI Chat Completions and the servers that speak it;
+//! - [`anthropic`]: the Anthropic Messages API.
 //!
 //! Secrets never reach an error text: adapters redact their key from every message they keep.
 
 #![allow(dead_code, reason = "layer 1's runner uses it next")]
 
+pub(crate) mod anthropic;
 pub(crate) mod names;
 pub(crate) mod openai;
 

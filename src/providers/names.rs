@@ -1,7 +1,7 @@
 //! Tool names as a provider accepts them: MCP allows `[A-Za-z0-9_.-]` up to 128 characters,
-//! OpenAI only `^[a-zA-Z0-9_-]{1,64}$`. [`ToolNames::new`] maps every MCP name to a wire name
-//! deterministically (the same tools always give the same names) and keeps the map back, so a
-//! model's call is resolved to the MCP name it meant.
+//! OpenAI only `^[a-zA-Z0-9_-]{1,64}$`, Anthropic `^[a-zA-Z0-9_-]{1,128}$`. [`ToolNames::new`]
+//! maps every MCP name to a wire name deterministically (the same tools always give the same
+//! names) and keeps the map back, so a model's call is resolved to the MCP name it meant.
 //!
 //! The rule, per tool in listed order: a name the provider accepts is kept; otherwise every
 //! character it does not allow becomes `_`, and that is kept when it fits and equals neither
@@ -25,6 +25,9 @@ pub(crate) struct NameRule {
 impl NameRule {
     /// OpenAI Chat Completions and most compatible servers: `^[a-zA-Z0-9_-]{1,64}$`.
     pub(crate) const OPENAI: NameRule = NameRule { max_len: 64, allow_dot: false };
+
+    /// Anthropic Messages: `^[a-zA-Z0-9_-]{1,128}$` (its API errors allow 128; older docs said 64).
+    pub(crate) const ANTHROPIC: NameRule = NameRule { max_len: 128, allow_dot: false };
 
     fn allows(self, character: char) -> bool {
         character.is_ascii_alphanumeric()

@@ -32,10 +32,10 @@ use crate::mcp::evidence::Redactor;
 pub(crate) const MAX_TOOLS: usize = 128;
 
 /// The most bytes of a response body read.
-const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+pub(super) const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 
 /// The most characters of an API error message kept.
-const MAX_MESSAGE_CHARS: usize = 512;
+pub(super) const MAX_MESSAGE_CHARS: usize = 512;
 
 /// How to reach one model. Its `Debug` shows whether a key is set, never the key.
 #[derive(Clone)]
@@ -323,7 +323,7 @@ fn parse_tool_call(call: &Value, names: &ToolNames, turn: usize, index: usize) -
 
 /// `Retry-After` in seconds, or `retry-after-ms` (OpenAI), when present and readable (an HTTP
 /// date is not read: no wait is known then).
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+pub(super) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let seconds = |name: &str, scale: f64| {
         headers
             .get(name)
@@ -361,7 +361,7 @@ fn error_for(status: u16, retry_after: Option<Duration>, body: &[u8], redactor: 
 }
 
 /// `text` cut to at most `limit` characters, with `…` when cut.
-fn bounded(text: &str, limit: usize) -> String {
+pub(super) fn bounded(text: &str, limit: usize) -> String {
     match text.char_indices().nth(limit) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
