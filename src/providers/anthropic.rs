@@ -7,7 +7,8 @@
 //! `temperature`/`top_p` only when set (only `temperature` when both are: see [`request_body`]),
 //! `tool_choice` only with tools. An assistant message is a list of blocks (`text` when there is
 //! any, then one `tool_use` per call with its `input` object); tool results that follow each other
-//! go back together as one user message of `tool_result` blocks with `is_error`.
+//! go back together as one user message of `tool_result` blocks with `is_error` (a user text right
+//! after them joins that message, after the results).
 //!
 //! What we read: `content` blocks (`text` joined, `tool_use` with `input` as an object — or, from a
 //! lenient server, as JSON text, kept and flagged when it is not JSON), missing call ids generated
@@ -185,6 +186,13 @@ pub(crate) fn request_body(
             Message::ToolResult(result) => {
                 results.push(json!({"type": "tool_result", "tool_use_id": result.call_id,
                                     "content": result.content, "is_error": result.is_error}));
+                continue;
+            }
+            // Text after tool results joins their message, after them (the API wants the results
+            // first in the user message that carries them).
+            Message::User(text) if !results.is_empty() => {
+                results.push(json!({"type": "text", "text": text}));
+                messages.push(json!({"role": "user", "content": std::mem::take(&mut results)}));
                 continue;
             }
             Message::User(text) => json!({"role": "user", "content": text}),

@@ -352,3 +352,49 @@ async fn names_up_to_128_characters_are_kept_and_the_debug_form_hides_the_key() 
     let text = format!("{provider:?}");
     assert!(!text.contains(KEY) && text.contains(r#"api_key: Some("***")"#), "{text}");
 }
+
+#[tokio::test]
+async fn a_user_text_after_tool_results_joins_their_message() {
+    let server =
+        ScriptedServer::start(vec![answer(json!([{"type": "text", "text": "ok"}]), "end_turn", json!({}))]).await;
+    let request = CompletionRequest {
+        messages: vec![
+            Message::User("Time?".into()),
+            Message::Assistant { text: None, tool_calls: vec![ToolCall::new("toolu_1", "get_time", json!({}))] },
+            Message::ToolResult(ToolResult { call_id: "toolu_1".into(), content: "12:00".into(), is_error: false }),
+            Message::User("And in UTC?".into()),
+        ],
+        tools: tools(),
+        ..CompletionRequest::default()
+    };
+    provider(&server).complete(&request).await.expect("a completion");
+    assert_eq!(
+        server.received()[0].json()["messages"],
+        json!([
+            {"role": "user", "content": "Time?"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_time", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "12:00", "is_error": false},
+                {"type": "text", "text": "And in UTC?"}
+            ]}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_closed_port_is_a_network_error_without_the_key() {
+    // A port nothing listens on (bound, then released).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address");
+    drop(listener);
+    let provider = AnthropicProvider::new(AnthropicConfig {
+        base_url: format!("http://{address}"),
+        api_key: Some(KEY.into()),
+        model: "m".into(),
+        timeout: Duration::from_secs(5),
+    })
+    .expect("client");
+    let error = provider.complete(&request()).await.expect_err("unreachable");
+    assert!(matches!(&error, ProviderError::Network(_)) && error.is_retryable(), "{error:?}");
+    assert!(!error.to_string().contains(KEY));
+}
