@@ -25,8 +25,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::EndpointConfig;
 use super::names::{NameRule, ToolNames};
-use super::openai::{MAX_MESSAGE_CHARS, MAX_RESPONSE_BYTES, bounded, retry_after};
+use super::openai::{MAX_MESSAGE_CHARS, bounded};
 use super::{
     BoxFuture, Completion, CompletionRequest, FinishReason, Message, Provider, ProviderError, ToolCall, ToolChoice,
     Usage,
@@ -39,113 +40,41 @@ pub(crate) const API_VERSION: &str = "2023-06-01";
 /// `max_tokens` when the case sets no `max_output_tokens` (the API requires the field).
 pub(crate) const DEFAULT_MAX_TOKENS: u64 = 1024;
 
-/// How to reach one model. Its `Debug` shows whether a key is set, never the key.
-#[derive(Clone)]
-pub(crate) struct AnthropicConfig {
-    /// The API root without `/v1/messages` (`https://api.anthropic.com`).
-    pub base_url: String,
-    /// The key sent as `x-api-key`; `None` for a local stand-in that needs none.
-    pub api_key: Option<String>,
-    /// The `model` field.
-    pub model: String,
-    /// The time one request may take, connection included.
-    pub timeout: Duration,
-}
-
-impl std::fmt::Debug for AnthropicConfig {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_struct("AnthropicConfig")
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
-            .field("model", &self.model)
-            .field("timeout", &self.timeout)
-            .finish()
-    }
-}
+/// How to reach one model through Messages (see [`EndpointConfig`]).
+pub(crate) type AnthropicConfig = EndpointConfig;
 
 /// The Messages adapter. Its `Debug` shows the config (key hidden), not the redactor.
+#[derive(Debug)]
 pub(crate) struct AnthropicProvider {
-    config: AnthropicConfig,
-    endpoint: String,
-    client: reqwest::Client,
-    redactor: Redactor,
-}
-
-impl std::fmt::Debug for AnthropicProvider {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_struct("AnthropicProvider")
-            .field("config", &self.config)
-            .field("endpoint", &self.endpoint)
-            .finish()
-    }
+    http: super::wire::Endpoint,
 }
 
 impl AnthropicProvider {
     /// An adapter for `config`. Fails only when the HTTP client cannot be built (the TLS backend).
-    pub(crate) fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
-        // Installing twice is harmless; the first provider wins.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .connect_timeout(config.timeout)
-            // A redirect is an answer (a wrong base URL), never followed with the key.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|error| ProviderError::Network(format!("cannot build the HTTP client: {error}")))?;
-        let endpoint = format!("{}/v1/messages", config.base_url.trim_end_matches('/'));
-        let redactor = Redactor::new(config.api_key.iter().cloned());
-        Ok(Self { config, endpoint, client, redactor })
+    pub(crate) fn new(config: EndpointConfig) -> Result<Self, ProviderError> {
+        Ok(Self { http: super::wire::Endpoint::new(config, "/v1/messages")? })
     }
 
     async fn call(&self, request: &CompletionRequest) -> Result<Completion, ProviderError> {
         let names = ToolNames::new(request.tools.iter().map(|tool| tool.name.as_str()), NameRule::ANTHROPIC)
             .map_err(|error| ProviderError::InvalidRequest(error.to_string()))?;
-        let body = request_body(&self.config.model, request, &names)?;
+        let body = request_body(&self.http.config.model, request, &names)?;
         let mut builder = self
+            .http
             .client
-            .post(&self.endpoint)
+            .post(&self.http.url)
             .header("anthropic-version", API_VERSION)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body.to_string());
-        if let Some(key) = &self.config.api_key {
+        if let Some(key) = &self.http.config.api_key {
             let mut value = reqwest::header::HeaderValue::from_str(key)
                 .map_err(|_| ProviderError::InvalidRequest("the API key is not a valid header value".into()))?;
             value.set_sensitive(true);
             builder = builder.header("x-api-key", value);
         }
-        let mut response = builder.send().await.map_err(|error| self.network(&error))?;
-        let status = response.status().as_u16();
-        let retry_after = retry_after(response.headers());
-        let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|error| self.network(&error))? {
-            if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                return Err(ProviderError::BadResponse(format!("the response exceeds {MAX_RESPONSE_BYTES} bytes")));
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        if !(200..300).contains(&status) {
-            return Err(error_for(status, retry_after, &bytes, &self.redactor));
-        }
-        let value: Value = serde_json::from_slice(&bytes).map_err(|error| {
-            ProviderError::BadResponse(format!(
-                "not JSON ({error}): {}",
-                bounded(&self.redactor.excerpt(&bytes), MAX_MESSAGE_CHARS)
-            ))
-        })?;
+        let value = super::wire::send_json(builder, &self.http.redactor, error_for).await?;
         let turn = request.messages.iter().filter(|message| matches!(message, Message::Assistant { .. })).count();
         parse_completion(&value, &names, turn)
-    }
-
-    fn network(&self, error: &reqwest::Error) -> ProviderError {
-        let mut message = if error.is_timeout() { "timed out".to_owned() } else { error.to_string() };
-        let mut source = std::error::Error::source(error);
-        while let Some(cause) = source {
-            message = format!("{message}: {cause}");
-            source = cause.source();
-        }
-        ProviderError::Network(bounded(&self.redactor.redact(&message), MAX_MESSAGE_CHARS))
     }
 }
 

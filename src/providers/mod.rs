@@ -15,9 +15,38 @@
 pub(crate) mod anthropic;
 pub(crate) mod names;
 pub(crate) mod openai;
+mod wire;
 
 #[cfg(test)]
 mod test_server;
+
+/// How to reach one model: the API root (`https://api.openai.com/v1` for Chat Completions,
+/// `https://api.anthropic.com` for Messages), the key (`None` for a local server that needs
+/// none), the `model` field and the time one request may take, connection included. Its `Debug`
+/// shows whether a key is set, never the key.
+#[derive(Clone)]
+pub(crate) struct EndpointConfig {
+    /// The API root, without the method's path.
+    pub base_url: String,
+    /// The key (`Authorization: Bearer …` or `x-api-key`).
+    pub api_key: Option<String>,
+    /// The `model` field.
+    pub model: String,
+    /// The time one request may take, connection included.
+    pub timeout: std::time::Duration,
+}
+
+impl std::fmt::Debug for EndpointConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("EndpointConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .field("model", &self.model)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
 
 use std::time::Duration;
 

@@ -124,3 +124,30 @@ impl Drop for ScriptedServer {
         self.task.abort();
     }
 }
+
+/// The tools of the adapters' tests: a name each provider must rewrite (`files.read`) and one it
+/// keeps.
+pub(super) fn tools() -> Vec<super::ToolSpec> {
+    vec![
+        super::ToolSpec {
+            name: "files.read".into(),
+            description: Some("Reads a file".into()),
+            input_schema: serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        },
+        super::ToolSpec {
+            name: "get_time".into(),
+            description: None,
+            input_schema: serde_json::json!({"type": "object"}),
+        },
+    ]
+}
+
+/// The request of the adapters' tests: a system text, one user turn, [`tools`].
+pub(super) fn request() -> super::CompletionRequest {
+    super::CompletionRequest {
+        system: Some("You are terse.".into()),
+        messages: vec![super::Message::User("Read /etc/hosts".into())],
+        tools: tools(),
+        ..super::CompletionRequest::default()
+    }
+}

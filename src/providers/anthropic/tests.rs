@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::providers::test_server::{Canned, ScriptedServer};
-use crate::providers::{Sampling, ToolResult, ToolSpec};
+use crate::providers::{Sampling, ToolResult};
 
 const KEY: &str = "sk-ant-test-0123456789abcdef";
 
@@ -25,25 +25,7 @@ fn provider(server: &ScriptedServer) -> AnthropicProvider {
     .expect("client")
 }
 
-fn tools() -> Vec<ToolSpec> {
-    vec![
-        ToolSpec {
-            name: "files.read".into(),
-            description: Some("Reads a file".into()),
-            input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
-        },
-        ToolSpec { name: "get_time".into(), description: None, input_schema: json!({"type": "object"}) },
-    ]
-}
-
-fn request() -> CompletionRequest {
-    CompletionRequest {
-        system: Some("You are terse.".into()),
-        messages: vec![Message::User("Read /etc/hosts".into())],
-        tools: tools(),
-        ..CompletionRequest::default()
-    }
-}
+use super::super::test_server::{request, tools};
 
 /// A 200 answer with these content blocks, stop reason and usage.
 fn answer(content: Value, stop_reason: &str, usage: Value) -> Canned {

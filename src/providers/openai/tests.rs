@@ -22,25 +22,7 @@ fn provider(server: &ScriptedServer) -> OpenAiProvider {
     .expect("client")
 }
 
-fn tools() -> Vec<ToolSpec> {
-    vec![
-        ToolSpec {
-            name: "files.read".into(),
-            description: Some("Reads a file".into()),
-            input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
-        },
-        ToolSpec { name: "get_time".into(), description: None, input_schema: json!({"type": "object"}) },
-    ]
-}
-
-fn request() -> CompletionRequest {
-    CompletionRequest {
-        system: Some("You are terse.".into()),
-        messages: vec![Message::User("Read /etc/hosts".into())],
-        tools: tools(),
-        ..CompletionRequest::default()
-    }
-}
+use super::super::test_server::{request, tools};
 
 /// A 200 answer whose `choices[0].message` is `message`, plus `extra` top-level fields.
 fn answer(message: Value, finish: &str, usage: Value) -> Canned {
