@@ -88,6 +88,18 @@ pub(crate) struct Connected {
 }
 
 impl Connected {
+    /// Neither `server/discover` nor `initialize` succeeded, but the server answered something
+    /// like JSON-RPC: graded as a modern server (every modern check says what is wrong) rather
+    /// than called unreachable.
+    fn neither(client: Client, discover: Exchange, initialize: Exchange) -> Self {
+        let evidence = format!(
+            "neither `server/discover` ({}) nor `initialize` ({}) succeeded; graded as 2026-07-28",
+            discover.describe(),
+            initialize.describe()
+        );
+        Connected { initialize: Some(initialize), ..Connected::modern(client, evidence, discover) }
+    }
+
     /// A legacy session: `initialize` succeeded.
     fn legacy(client: Client, evidence: String, discover: Exchange, initialize: Exchange) -> Self {
         Connected { era: Era::Legacy, initialize: Some(initialize), ..Connected::modern(client, evidence, discover) }
@@ -261,15 +273,7 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
         let evidence = format!(
             "`server/discover` got an answer that is recognisably JSON-RPC but cannot be read as one message: {why}; graded as 2026-07-28"
         );
-        return Ok(Connected {
-            client: Arc::new(client),
-            era: Era::Modern,
-            evidence,
-            discover,
-            initialize: None,
-            framing_blocked: false,
-            unreadable: Some(why),
-        });
+        return Ok(Connected { unreadable: Some(why), ..Connected::modern(client, evidence, discover) });
     }
     if discover_succeeded(&discover) {
         let evidence = match discover.status {
@@ -329,22 +333,8 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             needs_credentials: false,
         });
     }
-    // The server answers HTTP, and something like JSON-RPC, but neither way works: grade it as a
-    // modern server (every modern check will say what is wrong) rather than calling it unreachable.
-    let evidence = format!(
-        "neither `server/discover` ({}) nor `initialize` ({}) succeeded; graded as 2026-07-28",
-        discover.describe(),
-        initialize.describe()
-    );
-    Ok(Connected {
-        client: Arc::new(client),
-        era: Era::Modern,
-        evidence,
-        discover,
-        initialize: Some(initialize),
-        framing_blocked: false,
-        unreadable: None,
-    })
+    // Something like JSON-RPC came back, but neither way works.
+    Ok(Connected::neither(client, discover, initialize))
 }
 
 async fn connect_stdio(
@@ -410,13 +400,10 @@ async fn connect_stdio(
             if era == Era::Legacy { "legacy" } else { "graded as 2026-07-28" }
         );
         return Ok(Connected {
-            client: Arc::new(client),
             era,
-            evidence,
-            discover,
             initialize: Some(initialize),
             framing_blocked: true,
-            unreadable: None,
+            ..Connected::modern(client, evidence, discover)
         });
     }
     if discover.response.is_none() && initialize.response.is_none() {
@@ -430,13 +417,9 @@ async fn connect_stdio(
                 initialize.describe()
             );
             return Ok(Connected {
-                client: Arc::new(client),
-                era: Era::Modern,
-                evidence,
-                discover,
                 initialize: Some(initialize),
                 framing_blocked: true,
-                unreadable: None,
+                ..Connected::modern(client, evidence, discover)
             });
         }
         let stderr_tail = transport.stderr_tail_settled().await;
@@ -464,20 +447,7 @@ async fn connect_stdio(
             needs_credentials: false,
         });
     }
-    let evidence = format!(
-        "neither `server/discover` ({}) nor `initialize` ({}) succeeded; graded as 2026-07-28",
-        discover.describe(),
-        initialize.describe()
-    );
-    Ok(Connected {
-        client: Arc::new(client),
-        era: Era::Modern,
-        evidence,
-        discover,
-        initialize: Some(initialize),
-        framing_blocked: false,
-        unreadable: None,
-    })
+    Ok(Connected::neither(client, discover, initialize))
 }
 
 /// The answer of a stdio exchange that came in another framing than newline-delimited JSON.

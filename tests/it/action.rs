@@ -436,18 +436,26 @@ fn two_runs_leave_exactly_one_comment_updated_in_place() {
     assert!(summary.contains("**Layers:** requested 0"));
 }
 
+/// The action on an opened pull request, against the demo server and a fake GitHub started with
+/// `mode`, `fail_first` and `foreign_comments`, with `extra` inputs (the token among them).
+fn run_on_opened_pull_request(
+    mode: Mode,
+    fail_first: usize,
+    foreign_comments: usize,
+    extra: &[(&str, &str)],
+) -> (FakeGithub, ActionRun, tempfile::TempDir) {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(mode, fail_first, foreign_comments);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut inputs = vec![("SERVER-URL", demo.url.as_str())];
+    inputs.extend_from_slice(extra);
+    let run = run_action(dir.path(), "pull_request", "pull_request_opened.json", &github.url, &inputs);
+    (github, run, dir)
+}
+
 #[test]
 fn without_a_token_the_comment_is_skipped_and_github_is_not_called() {
-    let demo = DemoServer::start(&[]);
-    let github = FakeGithub::start(Mode::Normal, 0, 0);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let run = run_action(
-        dir.path(),
-        "pull_request",
-        "pull_request_opened.json",
-        &github.url,
-        &[("SERVER-URL", &demo.url), ("GITHUB-TOKEN", "")],
-    );
+    let (github, run, _dir) = run_on_opened_pull_request(Mode::Normal, 0, 0, &[("GITHUB-TOKEN", "")]);
     assert_eq!(run.code(), 0, "{}", run.stdout());
     assert!(run.stdout().contains("no token given (input `github-token`)"), "{}", run.stdout());
     assert!(!run.stdout().contains("fork"), "no blame on forks: {}", run.stdout());
@@ -507,16 +515,7 @@ fn events_choose_layers_end_to_end() {
 
 #[test]
 fn a_403_becomes_a_warning_and_the_job_summary_carries_the_comment() {
-    let demo = DemoServer::start(&[]);
-    let github = FakeGithub::start(Mode::Forbidden, 0, 1);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let run = run_action(
-        dir.path(),
-        "pull_request",
-        "pull_request_opened.json",
-        &github.url,
-        &[("SERVER-URL", &demo.url), ("GITHUB-TOKEN", "read-only")],
-    );
+    let (github, run, _dir) = run_on_opened_pull_request(Mode::Forbidden, 0, 1, &[("GITHUB-TOKEN", "read-only")]);
     assert_eq!(run.code(), 0, "the exit status follows the evaluation, never the comment: {}", run.stdout());
     assert!(run.stdout().contains("::warning title=mcp-eval comment not posted::"), "{}", run.stdout());
     assert!(run.stdout().contains("HTTP 403"), "{}", run.stdout());
@@ -531,16 +530,8 @@ fn a_403_becomes_a_warning_and_the_job_summary_carries_the_comment() {
 
 #[test]
 fn a_502_is_retried_and_then_the_comment_is_posted() {
-    let demo = DemoServer::start(&[]);
-    let github = FakeGithub::start(Mode::Normal, 2, 0);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let run = run_action(
-        dir.path(),
-        "pull_request",
-        "pull_request_opened.json",
-        &github.url,
-        &[("SERVER-URL", &demo.url), ("GITHUB-TOKEN", "t0ken"), ("COMMENT-ID", "leg-a")],
-    );
+    let (github, run, _dir) =
+        run_on_opened_pull_request(Mode::Normal, 2, 0, &[("GITHUB-TOKEN", "t0ken"), ("COMMENT-ID", "leg-a")]);
     assert_eq!(run.code(), 0, "{}", run.stdout());
     assert_eq!(run.stdout().matches("HTTP 502").count(), 2, "{}", run.stdout());
     assert!(run.stdout().contains("comment created"), "{}", run.stdout());
@@ -548,30 +539,14 @@ fn a_502_is_retried_and_then_the_comment_is_posted() {
     assert!(github.ours()[0].body.starts_with("<!-- mcp-eval-action comment-id=\"leg-a\" -->"));
 }
 
-/// The action on a pull request against a fake GitHub that rate-limits the first write with
-/// `status` and `Retry-After: retry_after` (with `foreign_comments` comments of others already there).
-fn run_rate_limited(
-    status: u16,
-    retry_after: u64,
-    foreign_comments: usize,
-) -> (FakeGithub, ActionRun, tempfile::TempDir) {
-    let demo = DemoServer::start(&[]);
-    let github = FakeGithub::start(Mode::RateLimitedOnce { status, retry_after }, 0, foreign_comments);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let token = format!("t0ken-{retry_after}");
-    let run = run_action(
-        dir.path(),
-        "pull_request",
-        "pull_request_opened.json",
-        &github.url,
-        &[("SERVER-URL", &demo.url), ("GITHUB-TOKEN", &token)],
-    );
-    (github, run, dir)
-}
-
 #[test]
 fn a_429_with_retry_after_waits_what_github_asks_then_posts_once() {
-    let (github, run, _dir) = run_rate_limited(429, 1, 1);
+    let (github, run, _dir) = run_on_opened_pull_request(
+        Mode::RateLimitedOnce { status: 429, retry_after: 1 },
+        0,
+        1,
+        &[("GITHUB-TOKEN", "t0ken-1")],
+    );
     assert_eq!(run.code(), 0, "{}", run.stdout());
     let stdout = run.stdout();
     assert!(stdout.contains("HTTP 429"), "{stdout}");
@@ -594,7 +569,12 @@ fn a_429_with_retry_after_waits_what_github_asks_then_posts_once() {
 #[test]
 fn a_retry_after_longer_than_the_cap_gives_up_at_once_with_a_warning() {
     // GitHub's secondary rate limit: 403 with Retry-After, a rate limit and not a refusal.
-    let (github, run, _dir) = run_rate_limited(403, 3600, 0);
+    let (github, run, _dir) = run_on_opened_pull_request(
+        Mode::RateLimitedOnce { status: 403, retry_after: 3600 },
+        0,
+        0,
+        &[("GITHUB-TOKEN", "t0ken-3600")],
+    );
     let finished = Instant::now();
     assert_eq!(run.code(), 0, "the exit status follows the evaluation, never the comment: {}", run.stdout());
     let stdout = run.stdout();
