@@ -188,7 +188,7 @@ pub async fn run(args: RunArgs) -> ExitStatus {
 /// Prints one event to stderr: errors always, the rest unless `quiet`.
 fn print_event(event: &RunEvent, quiet: bool) {
     match event {
-        RunEvent::EndedEarly { detail, stderr_tail } if is_unreachable(detail) => {
+        RunEvent::EndedEarly { interrupted: false, detail, stderr_tail } => {
             say!("error: {detail}");
             if let Some(tail) = stderr_tail {
                 let lines: Vec<&str> = tail.lines().rev().take(5).collect();
@@ -205,11 +205,6 @@ fn print_event(event: &RunEvent, quiet: bool) {
             }
         }
     }
-}
-
-/// Interruptions are reported as progress, not as errors.
-fn is_unreachable(detail: &str) -> bool {
-    !detail.starts_with("interrupted by ")
 }
 
 /// `mcp-eval demo-server`: serve until stdin closes (stdio) or SIGINT (HTTP).

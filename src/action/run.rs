@@ -79,7 +79,7 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
     let events = |event: &RunEvent| match event {
         // Already said above, with the Action's wording.
         RunEvent::LayersUnavailable { .. } => {}
-        RunEvent::EndedEarly { detail, stderr_tail } => {
+        RunEvent::EndedEarly { detail, stderr_tail, .. } => {
             say(&format!("mcp-eval: {}", detail.replace(&token, "[token]")));
             if let Some(tail) = stderr_tail {
                 say(&format!("server stderr (last lines):\n{}", tail.replace(&token, "[token]")));

@@ -74,6 +74,8 @@ pub(crate) enum RunEvent {
     },
     /// The run ended early: unreachable server or a signal.
     EndedEarly {
+        /// True when a signal ended it (progress, not an error: the user asked for it).
+        interrupted: bool,
         /// Why, in a sentence.
         detail: String,
         /// The last lines of a stdio server's stderr, when any.

@@ -171,7 +171,11 @@ fn finish(
 ) -> Evaluation {
     let report = redact_report(report, redactor);
     if let Some(detail) = &report.outcome_detail {
-        events(&RunEvent::EndedEarly { detail: detail.clone(), stderr_tail: report.server.stderr_tail.clone() });
+        events(&RunEvent::EndedEarly {
+            interrupted: report.outcome == RunOutcome::Interrupted,
+            detail: detail.clone(),
+            stderr_tail: report.server.stderr_tail.clone(),
+        });
     }
     let mut report = report;
     let mut decision = gate::decide(&report, GateInput { fail_on: settings.fail_on, interrupt, reports_failed: false });
