@@ -16,6 +16,7 @@
 //!
 //! When several apply, the first in this order wins: 130/143 > 2 > 4 > 3 > 5 > 6 > 1 > 0.
 
+use crate::report::evals::EvalsSection;
 use crate::report::model::{INTERNAL_CHECK_ID, RunOutcome, RunReport, Status, Verdict};
 use crate::settings::FailOn;
 
@@ -143,11 +144,16 @@ pub(crate) struct Decision {
 }
 
 /// The verdict of a run: `error` when the server was unreachable or mcp-eval itself failed (an
-/// `INTERNAL` row); `fail` when any check failed (also on an interrupted run); `error` when the run
+/// `INTERNAL` row); `fail` when any check failed or a layer-1 case × model failed its threshold
+/// (also on an interrupted run); `error` when the run
 /// was interrupted without a failure (an incomplete run never passes); `pass` otherwise. Other
 /// checks with status `error`, `warn` or `not_applicable` do not fail the verdict.
-pub(crate) fn verdict(outcome: RunOutcome, checks: &[crate::report::model::CheckResult]) -> Verdict {
-    let failed = checks.iter().any(|check| check.status == Status::Fail);
+pub(crate) fn verdict(
+    outcome: RunOutcome,
+    checks: &[crate::report::model::CheckResult],
+    evals: Option<&EvalsSection>,
+) -> Verdict {
+    let failed = checks.iter().any(|check| check.status == Status::Fail) || evals.is_some_and(EvalsSection::any_failed);
     let internal = checks.iter().any(|check| check.id == INTERNAL_CHECK_ID);
     match outcome {
         RunOutcome::Unreachable | RunOutcome::NeedsCredentials => Verdict::Error,
@@ -160,7 +166,7 @@ pub(crate) fn verdict(outcome: RunOutcome, checks: &[crate::report::model::Check
 
 /// Decides the verdict, the `result` output and the exit status of a run.
 pub(crate) fn decide(report: &RunReport, input: GateInput) -> Decision {
-    let verdict = verdict(report.outcome, &report.checks);
+    let verdict = verdict(report.outcome, &report.checks, report.evals.as_ref());
     let warned = report.checks.iter().any(|check| check.status == Status::Warn);
     let result = match verdict {
         Verdict::Error => RunResult::Error,
@@ -175,6 +181,14 @@ pub(crate) fn decide(report: &RunReport, input: GateInput) -> Decision {
     };
     if matches!(report.outcome, RunOutcome::Unreachable | RunOutcome::NeedsCredentials) {
         exit = exit.max(ExitStatus::Unreachable);
+    }
+    if let Some(evals) = &report.evals {
+        if evals.call_cap_reached {
+            exit = exit.max(ExitStatus::Budget);
+        }
+        if evals.provider_failed() {
+            exit = exit.max(ExitStatus::Provider);
+        }
     }
     if input.reports_failed || report.checks.iter().any(|check| check.id == INTERNAL_CHECK_ID) {
         exit = exit.max(ExitStatus::Environment);

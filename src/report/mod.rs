@@ -3,6 +3,7 @@
 //! Renderers are pure functions of a [`model::RunReport`] (no IO, no clock); [`write_all`]
 //! writes all three files into an output directory, each atomically.
 
+pub mod evals;
 pub mod json;
 pub mod junit;
 pub mod markdown;

@@ -147,7 +147,8 @@ pub struct Counts {
 pub enum Verdict {
     /// The run completed and no check has status `fail`.
     Pass,
-    /// At least one check has status `fail` (also on an interrupted run).
+    /// At least one check has status `fail`, or a layer-1 case × model failed its threshold
+    /// (also on an interrupted run).
     Fail,
     /// No verdict could be reached: the server was unreachable, or the run was interrupted
     /// before any check failed.
@@ -237,6 +238,8 @@ pub struct RunReport {
     pub server: ServerSection,
     /// Every check, in checklist order.
     pub checks: Vec<CheckResult>,
+    /// Layer 1, when it was asked for.
+    pub evals: Option<super::evals::EvalsSection>,
 }
 
 impl RunReport {
@@ -265,6 +268,7 @@ impl RunReport {
             gate: None,
             server,
             checks,
+            evals: None,
         }
     }
 
@@ -328,7 +332,7 @@ impl RunReport {
 
     /// The verdict of this report, as [`crate::gate::verdict`] decides it.
     pub fn verdict(&self) -> Verdict {
-        crate::gate::verdict(self.outcome, &self.checks)
+        crate::gate::verdict(self.outcome, &self.checks, self.evals.as_ref())
     }
 
     /// A minimal completed report with no checks, for unit tests of other modules.

@@ -1,12 +1,14 @@
 //! The `report.json` wire format, `format_version` 1: the top-level document as written and as
 //! read back. Written from a [`RunReport`] with the computed `verdict` and `counts` placed right
 //! after `outcome_detail`; read back into a [`RunReport`] (the computed members are recomputed,
-//! never trusted). Members a later version of format 1 adds (`evals`, `resilience`, …) are
-//! ignored on read.
+//! never trusted). Layer 1's members (`golden_set`, `models`, `evals`, …: [`EvalsSection`]) sit
+//! at the top level; members a later version of format 1 adds (`resilience`, …) are ignored on
+//! read.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::evals::EvalsSection;
 use super::model::{CheckResult, Counts, GateSection, RunOutcome, RunReport, ServerSection, Verdict};
 
 /// The document as written (borrows the report).
@@ -27,6 +29,8 @@ pub struct ReportOut<'a> {
     gate: Option<&'a GateSection>,
     server: &'a ServerSection,
     checks: &'a [CheckResult],
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    evals: Option<&'a EvalsSection>,
 }
 
 impl<'a> ReportOut<'a> {
@@ -46,6 +50,7 @@ impl<'a> ReportOut<'a> {
             gate: report.gate.as_ref(),
             server: &report.server,
             checks: &report.checks,
+            evals: report.evals.as_ref(),
         }
     }
 }
@@ -71,6 +76,8 @@ pub struct ReportIn {
     gate: Option<GateSection>,
     server: ServerSection,
     checks: Vec<CheckResult>,
+    #[serde(flatten)]
+    evals: Option<EvalsSection>,
 }
 
 impl From<ReportIn> for RunReport {
@@ -87,6 +94,7 @@ impl From<ReportIn> for RunReport {
             gate: wire.gate,
             server: wire.server,
             checks: wire.checks,
+            evals: wire.evals,
         }
     }
 }

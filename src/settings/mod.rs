@@ -11,6 +11,7 @@
 
 pub(crate) mod config_file;
 pub(crate) mod env_vars;
+pub(crate) mod layer1;
 pub(crate) mod secrets;
 
 use std::fmt;
@@ -352,8 +353,10 @@ pub(crate) struct Settings {
     pub require_modern: bool,
     /// When the run fails.
     pub fail_on: FailOn,
-    /// The golden set (layer 1; not read by this version).
+    /// The golden set (layer 1).
     pub golden_set: Option<PathBuf>,
+    /// Models, providers and limits of layer 1.
+    pub layer1: layer1::Layer1Settings,
     /// The Action's own settings (`None` for the CLI).
     pub action: Option<ActionSettings>,
     /// Things the user should know that do not stop the run (sections not used by this version).
@@ -362,10 +365,11 @@ pub(crate) struct Settings {
 
 impl Settings {
     /// Every secret value: header values, the values of the stdio server's environment, the
-    /// token and the secret parts of the URL.
+    /// model providers' keys, the token and the secret parts of the URL.
     pub(crate) fn secrets(&self) -> Vec<String> {
         let mut secrets: Vec<String> = self.headers.iter().map(|(_, value)| value.clone()).collect();
         secrets.extend(self.server_env.iter().map(|(_, value)| value.clone()));
+        secrets.extend(self.layer1.keys().map(str::to_owned));
         if let Some(action) = &self.action {
             secrets.extend(action.token.clone());
         }
@@ -834,6 +838,7 @@ pub(crate) fn resolve(
             require_modern,
             fail_on,
             golden_set,
+            layer1: layer1::Layer1Settings::default(),
             action,
             notices,
         }),

@@ -1,0 +1,326 @@
+//! Layer 1 in the run report: the golden set that ran, the models, one [`EvalResult`] per
+//! case × model with its bounded run traces, and the suite metrics per model
+//! ([`EvalMetrics`]). Plain data like the rest of [`crate::report::model`]: built by the layer-1
+//! runner, rendered by `report.json`, `junit.xml` and `summary.md`, read back by the baseline.
+//!
+//! Tool results and model text appear only in [`RunTrace`] (bounded by `--trace-results`);
+//! `summary.md`, the job summary and the pull-request comment never show them, only the
+//! one-line `reason` of a failing run.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Everything layer 1 adds to a report: its members sit at the top level of `report.json`.
+/// Absent (`None` on [`crate::report::model::RunReport`]) when layer 1 was not asked for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EvalsSection {
+    /// The golden set that ran.
+    pub golden_set: Option<GoldenSetInfo>,
+    /// The models asked for, as `PROVIDER:MODEL`, in the order given.
+    pub models: Vec<String>,
+    /// What became of each model: ran, or why not (no API key, unusable provider).
+    pub model_status: Vec<ModelStatus>,
+    /// One entry per case × model, cases in file order, then models in the order given.
+    pub evals: Vec<EvalResult>,
+    /// Suite metrics per model that ran.
+    pub eval_metrics: Vec<EvalMetrics>,
+    /// Why layer 1 did not run at all, when it did not (no golden set, no model, no key).
+    pub layer1_not_run: Option<String>,
+    /// Things the reader should know: dropped sampling parameters, renamed tools, the call cap.
+    pub layer1_notes: Vec<String>,
+    /// The model-call cap stopped the run: the cases that did not run are `skipped`.
+    pub call_cap_reached: bool,
+    /// Model calls made (every attempt counted, retries included; replayed calls included).
+    pub model_calls: u64,
+}
+
+/// The golden set of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoldenSetInfo {
+    /// The file as given.
+    pub path: String,
+    /// `sha256:…` over the case hashes (see `golden::jcs`).
+    pub sha256: String,
+    /// Number of cases in the set.
+    pub cases: usize,
+}
+
+/// Whether a model ran, and why not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelStatus {
+    /// `PROVIDER:MODEL`.
+    pub model: String,
+    /// What became of it.
+    pub status: ModelOutcome,
+    /// A sentence for the reader (the fix when it did not run).
+    pub detail: Option<String>,
+}
+
+/// What became of one model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelOutcome {
+    /// Its cases ran (live or replayed).
+    Ran,
+    /// Its key variable is empty or unset: not run, never a failure.
+    NoApiKey,
+    /// The provider refused it at the start (401/403, unknown model, unreachable): exit 5.
+    Unusable,
+}
+
+/// The verdict on one case × model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvalStatus {
+    /// k ≥ threshold.
+    Pass,
+    /// k < threshold.
+    Fail,
+    /// Fewer runs than the threshold completed (provider or server failures): no verdict.
+    Error,
+    /// Not run or not graded; `reason` says why (call cap, a rubric the judge grades later).
+    Skipped,
+}
+
+impl EvalsSection {
+    /// True when a case × model failed its threshold.
+    pub fn any_failed(&self) -> bool {
+        self.evals.iter().any(|eval| eval.status == EvalStatus::Fail)
+    }
+
+    /// Runs that ended in an error and runs started, over every case × model.
+    pub fn run_errors(&self) -> (usize, usize) {
+        let started = self.evals.iter().map(|eval| eval.traces.len()).sum();
+        let errors =
+            self.evals.iter().flat_map(|eval| &eval.traces).filter(|run| run.status == RunStatus::Error).count();
+        (errors, started)
+    }
+
+    /// True when a provider was unusable at the start, or more than a fifth of all runs ended in
+    /// an error (exit status 5).
+    pub fn provider_failed(&self) -> bool {
+        let (errors, started) = self.run_errors();
+        self.model_status.iter().any(|model| model.status == ModelOutcome::Unusable) || errors * 5 > started
+    }
+}
+
+impl EvalStatus {
+    /// `pass`, `fail`, `error` or `skipped`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvalStatus::Pass => "pass",
+            EvalStatus::Fail => "fail",
+            EvalStatus::Error => "error",
+            EvalStatus::Skipped => "skipped",
+        }
+    }
+}
+
+/// One case × model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalResult {
+    /// The case id.
+    pub case: String,
+    /// `PROVIDER:MODEL`.
+    pub model: String,
+    /// `hard` or `soft`.
+    pub kind: String,
+    /// Runs asked for (N).
+    pub runs: usize,
+    /// Runs that passed (k).
+    pub passed: usize,
+    /// Runs that completed (not `error`); k is out of these.
+    pub completed: usize,
+    /// The verdict.
+    pub status: EvalStatus,
+    /// Passes needed (hard: N; soft: `pass_threshold`).
+    pub threshold: usize,
+    /// 95 % Wilson score interval of the pass rate over completed runs, `[lo, hi]` in 0..1
+    /// (`[0, 1]` when none completed). Indicative at temperature 0 (runs are not independent).
+    pub wilson_95: [f64; 2],
+    /// `sha256:…` of the resolved case (the cache and baseline key on it).
+    pub case_sha256: String,
+    /// Per grader (`selection`, `arguments`, `sequence`, `no_tool_call`, `forbidden`,
+    /// `finished`): runs it passed of the runs it graded.
+    pub graders: BTreeMap<String, GraderTally>,
+    /// The verdict in one sentence, then the first failing run's reason (one line each).
+    pub reason: Option<String>,
+    /// 0 < k < completed: the case neither always passes nor always fails.
+    pub flaky: bool,
+    /// The sampling parameters actually sent (after any the model refused were dropped).
+    pub sampling: Value,
+    /// The runs, bounded (see `--trace-results`).
+    pub traces: Vec<RunTrace>,
+}
+
+/// Runs a grader passed, of the runs it graded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GraderTally {
+    /// Runs it passed.
+    pub passed: usize,
+    /// Runs it graded (skipped ones left out).
+    pub graded: usize,
+}
+
+/// How one run ended, as graded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every criterion that applies passed.
+    Pass,
+    /// A criterion failed.
+    Fail,
+    /// The run could not complete (provider or server failure, ours): neither pass nor fail.
+    Error,
+    /// Nothing was graded.
+    Skipped,
+}
+
+/// One run of a case on a model: what the model said and did, bounded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunTrace {
+    /// 1-based run number.
+    pub run: usize,
+    /// The run's verdict.
+    pub status: RunStatus,
+    /// Why it failed or errored, in one line.
+    pub reason: Option<String>,
+    /// How it ended: `answer`, `max_turns`, `timeout` or `error`.
+    pub ending: String,
+    /// Model turns taken.
+    pub turns: usize,
+    /// Model calls made for this run (retries included).
+    pub model_calls: usize,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// Tool calls in order.
+    pub calls: Vec<TraceCall>,
+    /// The model's final text (bounded by `--trace-results`; `null` when none or not kept).
+    pub answer: Option<String>,
+    /// Why the model stopped on each turn, as reported (`stop`, `tool_calls`, `length`, …).
+    pub stop_reasons: Vec<String>,
+    /// Tokens read, summed over turns; `null` when any turn's count was unknown.
+    pub input_tokens: Option<u64>,
+    /// Tokens written, summed over turns; `null` when any turn's count was unknown.
+    pub output_tokens: Option<u64>,
+    /// Each criterion's verdict and reason.
+    pub criteria: Vec<CriterionOut>,
+}
+
+/// One tool call of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceCall {
+    /// The model turn (1-based) it came in.
+    pub turn: usize,
+    /// The MCP tool name (or the name the model used when it named no offered tool).
+    pub name: String,
+    /// The arguments as the model sent them.
+    pub arguments: Value,
+    /// Whether it reached the server (`false`: unknown tool, arguments invalid against the
+    /// tool's `inputSchema`, a forbidden tool: the model got an error result instead).
+    pub sent: bool,
+    /// Why it was not sent, or what went wrong sending it.
+    pub error: Option<String>,
+    /// The result text as the model saw it (bounded by `--trace-results`; `null` when not kept).
+    pub result: Option<String>,
+    /// The result had `isError: true`.
+    pub is_error: bool,
+    /// Wall time of the `tools/call` in milliseconds (0 when not sent).
+    pub latency_ms: u64,
+}
+
+/// One criterion of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CriterionOut {
+    /// `selection`, `arguments`, `sequence`, `no_tool_call`, `forbidden`, `finished`, `judge`.
+    pub criterion: String,
+    /// `pass`, `fail` or `skipped`.
+    pub verdict: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A fraction k of n, with its value (`null` when n is 0).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Rate {
+    /// How many.
+    pub k: usize,
+    /// Out of how many.
+    pub n: usize,
+    /// k / n, or `null` when n is 0.
+    pub rate: Option<f64>,
+}
+
+impl Rate {
+    /// k of n.
+    pub fn new(k: usize, n: usize) -> Self {
+        Rate { k, n, rate: (n > 0).then(|| k as f64 / n as f64) }
+    }
+}
+
+/// Suite metrics of one model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalMetrics {
+    /// `PROVIDER:MODEL`.
+    pub model: String,
+    /// Cases that passed, of the cases with a verdict (pass or fail).
+    pub pass_rate: Rate,
+    /// Runs whose tool selection passed, of the completed runs of cases with `expect_tool`.
+    pub tool_selection_accuracy: Rate,
+    /// Runs that called a tool, of the completed runs of negative cases.
+    pub over_triggering_rate: Rate,
+    /// Runs whose arguments passed, of the completed runs of cases with `expect_args`.
+    pub argument_accuracy: Rate,
+    /// Runs whose sequence passed, of the completed runs of cases with `expect_sequence`.
+    pub sequence_accuracy: Rate,
+    /// Cases by status.
+    pub cases: BTreeMap<String, usize>,
+    /// Runs that ended in an error, of all runs started.
+    pub run_errors: Rate,
+    /// Tokens read, summed; `null` when any call's count was unknown.
+    pub input_tokens: Option<u64>,
+    /// Tokens written, summed; `null` when any call's count was unknown.
+    pub output_tokens: Option<u64>,
+    /// Median model-call latency in milliseconds.
+    pub model_latency_p50_ms: Option<u64>,
+    /// 95th percentile model-call latency in milliseconds.
+    pub model_latency_p95_ms: Option<u64>,
+}
+
+/// The 95 % Wilson score interval of k successes in n trials, `[lo, hi]` (`[0, 1]` for n = 0).
+pub fn wilson_95(k: usize, n: usize) -> [f64; 2] {
+    if n == 0 {
+        return [0.0, 1.0];
+    }
+    let z = 1.959_963_984_540_054_f64;
+    let n = n as f64;
+    let p = k as f64 / n;
+    let z2 = z * z;
+    let denominator = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denominator;
+    let half = z * ((p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt()) / denominator;
+    let round = |value: f64| (value.clamp(0.0, 1.0) * 10_000.0).round() / 10_000.0;
+    [round(centre - half), round(centre + half)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_interval_matches_values_computed_by_hand() {
+        // 5 of 5: [0.5655, 1]; 4 of 5: [0.3755, 0.9638]; 0 of 5: [0, 0.4345].
+        assert_eq!(wilson_95(5, 5), [0.5655, 1.0]);
+        assert_eq!(wilson_95(4, 5), [0.3755, 0.9638]);
+        assert_eq!(wilson_95(0, 5), [0.0, 0.4345]);
+        assert_eq!(wilson_95(0, 0), [0.0, 1.0]);
+    }
+
+    #[test]
+    fn rate_has_no_value_without_trials() {
+        assert_eq!(Rate::new(0, 0).rate, None);
+        assert_eq!(Rate::new(3, 4).rate, Some(0.75));
+    }
+}

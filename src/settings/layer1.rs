@@ -1,0 +1,149 @@
+//! The settings of layer 1 (golden sets run through models): which models, through which
+//! provider endpoints, with which keys, how many runs, how much concurrency, the model-call
+//! cap, cassettes and how much of tool results and model text the traces keep.
+//!
+//! Models are named `PROVIDER:MODEL` (`openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-5`,
+//! `myvllm:qwen3-8b`, `replay:demo`). `openai` and `anthropic` are built in (base URL from
+//! `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`, key from `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`);
+//! more endpoints are named in the config file's `providers:`; `replay` answers from cassettes
+//! only.
+
+#![allow(dead_code, reason = "the layer-1 runner and the settings parser land in this issue's next commits")]
+
+use std::path::PathBuf;
+
+/// The wire format a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Api {
+    /// OpenAI Chat Completions (OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp, OpenRouter, Groq).
+    OpenAi,
+    /// Anthropic Messages.
+    Anthropic,
+    /// No wire: answers from cassettes only (`--cassettes DIR`, or the demo's embedded ones).
+    Replay,
+}
+
+impl Api {
+    /// `openai`, `anthropic` or `replay`.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Api::OpenAi => "openai",
+            Api::Anthropic => "anthropic",
+            Api::Replay => "replay",
+        }
+    }
+}
+
+/// One provider endpoint: a built-in one or an entry of the config file's `providers:`.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct ProviderDef {
+    /// The name before the `:` of a model (`openai`, `myvllm`).
+    pub id: String,
+    /// Its wire format.
+    pub api: Api,
+    /// The API root (`https://api.openai.com/v1`, `https://api.anthropic.com`).
+    pub base_url: String,
+    /// The variable its key is read from (`OPENAI_API_KEY`); `None` for an endpoint that needs
+    /// no key (a local server).
+    pub api_key_env: Option<String>,
+    /// The key, when its variable (or the Action input) is set and not empty. A secret.
+    pub api_key: Option<String>,
+}
+
+impl std::fmt::Debug for ProviderDef {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ProviderDef")
+            .field("id", &self.id)
+            .field("api", &self.api)
+            .field("base_url", &self.base_url)
+            .field("api_key_env", &self.api_key_env)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .finish()
+    }
+}
+
+/// A model as asked for: `PROVIDER:MODEL`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ModelRef {
+    /// The provider id (before the first `:`).
+    pub provider: String,
+    /// The model name sent to the API (after the first `:`; may contain more `:`).
+    pub model: String,
+}
+
+impl ModelRef {
+    /// `PROVIDER:MODEL`.
+    pub(crate) fn label(&self) -> String {
+        format!("{}:{}", self.provider, self.model)
+    }
+}
+
+/// How much of tool results and model text the traces keep (`--trace-results`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum TraceResults {
+    /// Everything.
+    Full,
+    /// The first [`TRUNCATED_BYTES`] of each.
+    #[default]
+    Truncated,
+    /// Nothing (lengths only).
+    None,
+}
+
+/// What `--trace-results truncated` keeps of each tool result and model text, in bytes.
+pub(crate) const TRUNCATED_BYTES: usize = 2048;
+
+/// Default of `--concurrency`: runs in flight at once.
+pub(crate) const DEFAULT_CONCURRENCY: usize = 4;
+
+/// Default of `--max-model-calls`: the hard cap on model calls in one evaluation.
+pub(crate) const DEFAULT_MAX_MODEL_CALLS: u64 = 2_000;
+
+/// Everything layer 1 reads besides the golden set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Layer1Settings {
+    /// The models, in the order given (`--model`, input `models`, config `models`).
+    pub models: Vec<ModelRef>,
+    /// Every provider a model may name: the built-in ones, then the config file's.
+    pub providers: Vec<ProviderDef>,
+    /// `--runs`: overrides every case's `runs` (and scales its soft threshold), when given.
+    pub runs: Option<u32>,
+    /// `--concurrency`: runs in flight at once.
+    pub concurrency: usize,
+    /// `--max-model-calls`: the hard cap on model calls.
+    pub max_model_calls: u64,
+    /// `--cassettes DIR`: replay provider exchanges from here (and record with `record`).
+    pub cassettes: Option<PathBuf>,
+    /// `--record`: call the real provider and write what it answered into `cassettes`.
+    pub record: bool,
+    /// `--trace-results`.
+    pub trace_results: TraceResults,
+}
+
+impl Default for Layer1Settings {
+    fn default() -> Self {
+        Layer1Settings {
+            models: Vec::new(),
+            providers: Vec::new(),
+            runs: None,
+            concurrency: DEFAULT_CONCURRENCY,
+            max_model_calls: DEFAULT_MAX_MODEL_CALLS,
+            cassettes: None,
+            record: false,
+            trace_results: TraceResults::default(),
+        }
+    }
+}
+
+impl Layer1Settings {
+    /// The provider a model names.
+    pub(crate) fn provider(&self, model: &ModelRef) -> Option<&ProviderDef> {
+        self.providers.iter().find(|provider| provider.id == model.provider)
+    }
+
+    /// Every key (secrets to redact).
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
+        self.providers.iter().filter_map(|provider| provider.api_key.as_deref())
+    }
+}
