@@ -15,6 +15,7 @@
 // process entry point, the report format (read back by baselines), and a few test hooks.
 // Everything else is crate-private so the compiler finds dead code (`unreachable_pub`).
 pub(crate) mod action;
+pub(crate) mod agent;
 pub(crate) mod baseline;
 pub mod cli;
 pub(crate) mod conformance;

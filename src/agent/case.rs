@@ -1,0 +1,128 @@
+//! A golden case as the agent loop reads it: the typed view of [`crate::golden::Case::resolved`]
+//! (prompt turns, system text, limits, the tools the model may see, tool choice, sampling), and
+//! why a case cannot run in this version yet (a rubric-only case, scripted input requests).
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::golden::{Case, glob_matches};
+use crate::providers::{Sampling, ToolChoice};
+
+/// What the agent loop needs of one case.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CaseSpec {
+    /// The case id.
+    pub id: String,
+    /// The user turns, in order (at least one).
+    pub prompt: Vec<String>,
+    /// The system text, when the case has one.
+    pub system: Option<String>,
+    /// Runs asked for.
+    pub runs: usize,
+    /// Model turns per run (model calls, whatever the user turn).
+    pub max_turns: usize,
+    /// Wall time per run.
+    pub timeout: Duration,
+    /// Globs of the tools the model may see (`tools:`); `None` is every tool.
+    pub visible: Option<Vec<String>>,
+    /// Globs of tools never called for real (`forbid_tools:`): the model gets an error result.
+    pub forbidden: Vec<String>,
+    /// `tool_choice` on the first model turn (later turns are `auto`, so the model can answer).
+    pub tool_choice: ToolChoice,
+    /// `sampling`.
+    pub sampling: Sampling,
+    /// The case's runs go one after another (`sequential_runs: true`).
+    pub sequential: bool,
+    /// Why this version cannot run the case, when it cannot (it is then `skipped`).
+    pub deferred: Option<String>,
+}
+
+impl CaseSpec {
+    /// Reads a resolved case (checked by the loader; missing fields take the format's defaults).
+    pub(crate) fn from_case(case: &Case) -> Self {
+        let resolved = &case.resolved;
+        let strings = |key: &str| -> Option<Vec<String>> {
+            resolved
+                .get(key)
+                .and_then(Value::as_array)
+                .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        };
+        let number = |key: &str, default: u64| resolved.get(key).and_then(Value::as_u64).unwrap_or(default);
+        let tool_choice = match resolved.get("tool_choice").and_then(Value::as_str) {
+            Some("required") => ToolChoice::Required,
+            Some("none") => ToolChoice::None,
+            _ => ToolChoice::Auto,
+        };
+        let graded_now =
+            ["expect_tool", "expect_sequence", "forbid_tools"].iter().any(|key| resolved.get(*key).is_some())
+                || resolved.get("negative") == Some(&Value::Bool(true));
+        let deferred = if resolved.get("input_responses").is_some() {
+            Some("scripted input requests (`input_responses`, multi round-trip) are answered by a later version".into())
+        } else if !graded_now {
+            Some("only a rubric grades this case, and the judge comes with a later version".into())
+        } else {
+            None
+        };
+        CaseSpec {
+            id: case.id.clone(),
+            prompt: strings("prompt").filter(|turns| !turns.is_empty()).unwrap_or_else(|| vec![String::new()]),
+            system: resolved.get("system").and_then(Value::as_str).map(str::to_owned),
+            runs: usize::try_from(number("runs", 5)).unwrap_or(5).max(1),
+            max_turns: usize::try_from(number("max_turns", 8)).unwrap_or(8).max(1),
+            timeout: Duration::from_millis(number("timeout_ms", 120_000)),
+            visible: strings("tools"),
+            forbidden: strings("forbid_tools").unwrap_or_default(),
+            tool_choice,
+            sampling: Sampling::from_case(resolved.get("sampling").unwrap_or(&Value::Null)),
+            sequential: resolved.get("sequential_runs") == Some(&Value::Bool(true)),
+            deferred,
+        }
+    }
+
+    /// True when the model may see the tool called `name`.
+    pub(crate) fn sees(&self, name: &str) -> bool {
+        self.visible.as_ref().is_none_or(|globs| globs.iter().any(|glob| glob_matches(glob, name)))
+    }
+
+    /// True when `name` is one of the case's forbidden tools.
+    pub(crate) fn forbids(&self, name: &str) -> bool {
+        self.forbidden.iter().any(|glob| glob_matches(glob, name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(yaml: &str) -> CaseSpec {
+        let set = crate::golden::load::parse(std::path::Path::new("set.yaml"), yaml).expect("a valid set");
+        CaseSpec::from_case(&set.cases[0])
+    }
+
+    #[test]
+    fn a_case_reads_its_turns_limits_and_tools() {
+        let case = spec(
+            "version: 1\ndefaults: {runs: 3, max_turns: 4, sampling: {temperature: 0}}\ncases:\n  - id: a\n    prompt: [\"hi\", \"now echo\"]\n    system: be brief\n    tools: [\"echo*\"]\n    tool_choice: required\n    timeout_ms: 2000\n    expect_tool: echo\n",
+        );
+        assert_eq!(case.prompt, vec!["hi".to_owned(), "now echo".to_owned()]);
+        assert_eq!(case.system.as_deref(), Some("be brief"));
+        assert_eq!((case.runs, case.max_turns, case.timeout), (3, 4, Duration::from_secs(2)));
+        assert_eq!(case.tool_choice, ToolChoice::Required);
+        assert_eq!(case.sampling.temperature, Some(0.0));
+        assert!(case.sees("echo_upper") && !case.sees("delete"));
+        assert_eq!(case.deferred, None);
+    }
+
+    #[test]
+    fn a_rubric_only_case_and_a_scripted_input_case_are_deferred_with_a_reason() {
+        let rubric = spec(
+            "version: 1\nrubrics:\n  r:\n    criteria: [{id: a, text: ok, must: true}]\ncases:\n  - id: a\n    prompt: hi\n    rubric: r\n",
+        );
+        assert!(rubric.deferred.as_deref().is_some_and(|reason| reason.contains("judge")), "{rubric:?}");
+        let scripted = spec(
+            "version: 1\ncases:\n  - id: a\n    prompt: hi\n    expect_tool: t\n    input_responses:\n      - key: k\n        respond: {action: accept}\n",
+        );
+        assert!(scripted.deferred.as_deref().is_some_and(|reason| reason.contains("input_responses")), "{scripted:?}");
+    }
+}

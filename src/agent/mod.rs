@@ -1,0 +1,406 @@
+//! The agent loop of layer 1: one run of one golden case on one model. The case's system text
+//! and user turn(s) and the tools the case lets the model see go to the model; each tool call it
+//! makes becomes a real `tools/call` on the server ([`tools::ToolExecutor`]); the results go
+//! back to the model; until a final answer (for every user turn), `max_turns` model turns, or
+//! the case's `timeout_ms`.
+//!
+//! A call is not sent to the server, and the model gets an error result instead, when it names
+//! a tool that was not offered, when its arguments are not JSON or do not satisfy the tool's
+//! original `inputSchema` ([`ArgumentCheck`]), or when the case forbids the tool
+//! (`forbid_tools`: destructive tools are never called). The run's record keeps every call, the
+//! stop reasons, token usage as reported (unknown stays unknown) and how the run ended; scoring
+//! reads it through [`RunRecord::trace`].
+//!
+//! The model is behind [`ModelCaller`] (retries, the call cap, cassettes and the sampling a model
+//! refuses are the caller's business, see `crate::evals`), so this loop is a pure sequence of
+//! awaits, tested with scripted models and tools.
+
+#![allow(dead_code, reason = "the layer-1 runner (crate::evals) lands next")]
+
+pub(crate) mod case;
+pub(crate) mod tools;
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+pub(crate) use case::CaseSpec;
+use tools::{ToolExecutor, ToolOutcome};
+
+use crate::mcp::transport::BoxFuture;
+use crate::providers::{
+    Completion, CompletionRequest, FinishReason, Message, ProviderError, ToolChoice, ToolResult, ToolSpec,
+};
+use crate::scoring::{Call, Ending, Trace};
+
+/// Which model turn of which run a call is (the cassette key's context).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TurnKey {
+    /// The case id.
+    pub case: String,
+    /// 1-based run.
+    pub run: u32,
+    /// 0-based model turn within the run.
+    pub turn: u32,
+}
+
+/// What a model call gave.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ModelReply {
+    /// The answer.
+    pub completion: Completion,
+    /// HTTP attempts it took (retries included; 0 when replayed).
+    pub attempts: u32,
+    /// Wall time of the call in milliseconds, retries included.
+    pub latency_ms: u64,
+}
+
+/// Why a model call gave no answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ModelFailure {
+    /// The provider failed, after the retries.
+    Provider {
+        /// The last error.
+        error: ProviderError,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// `--max-model-calls` was reached: the call was not made.
+    CapReached,
+    /// Replay: no cassette answers this request (the text says which and why).
+    NoRecording(String),
+}
+
+/// Asks a model, whatever stands between us and it (retries, the cap, cassettes).
+pub(crate) trait ModelCaller: Send + Sync {
+    /// One model call.
+    fn call<'a>(
+        &'a self,
+        key: TurnKey,
+        request: &'a CompletionRequest,
+    ) -> BoxFuture<'a, Result<ModelReply, ModelFailure>>;
+}
+
+/// Checks a call's arguments against the tool's original MCP `inputSchema` before it is sent.
+pub(crate) trait ArgumentCheck: Send + Sync {
+    /// `Err` with the reasons (one line) when the arguments do not satisfy the schema.
+    fn check(&self, tool: &str, arguments: &Value) -> Result<(), String>;
+}
+
+/// Sends everything (for tests of other parts).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct AcceptAll;
+
+impl ArgumentCheck for AcceptAll {
+    fn check(&self, _tool: &str, _arguments: &Value) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// What a run needs besides its case.
+pub(crate) struct RunContext<'a> {
+    /// The model.
+    pub model: &'a dyn ModelCaller,
+    /// The server's tools.
+    pub tools: &'a dyn ToolExecutor,
+    /// The tools the model sees (already narrowed to the case's `tools:`).
+    pub specs: &'a [ToolSpec],
+    /// The argument check.
+    pub arguments: &'a dyn ArgumentCheck,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RunEnding {
+    /// The model answered every user turn.
+    Answer,
+    /// `max_turns` model turns were used up.
+    MaxTurns,
+    /// `timeout_ms` passed.
+    Timeout,
+    /// The model API failed after its retries (or no cassette answered).
+    ProviderError(String),
+    /// The server gave no answer to a tool call.
+    ServerError(String),
+    /// The model-call cap was reached: the run did not complete (not a pass, not a fail).
+    CapReached,
+}
+
+impl RunEnding {
+    /// `answer`, `max_turns`, `timeout`, `provider_error`, `server_error` or `call_cap`.
+    pub(crate) fn as_str(&self) -> &'static str {
+        match self {
+            RunEnding::Answer => "answer",
+            RunEnding::MaxTurns => "max_turns",
+            RunEnding::Timeout => "timeout",
+            RunEnding::ProviderError(_) => "provider_error",
+            RunEnding::ServerError(_) => "server_error",
+            RunEnding::CapReached => "call_cap",
+        }
+    }
+}
+
+/// One tool call of a run, as made.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CallRecord {
+    /// 1-based model turn.
+    pub turn: usize,
+    /// MCP name (or the name the model used, for a tool not offered).
+    pub name: String,
+    /// The arguments as sent by the model.
+    pub arguments: Value,
+    /// Whether it reached the server.
+    pub sent: bool,
+    /// Why it was not sent, or what went wrong.
+    pub error: Option<String>,
+    /// The text the model got back (whole; the report bounds it).
+    pub result: String,
+    /// It was an error result.
+    pub is_error: bool,
+    /// Wall time of the `tools/call` in milliseconds.
+    pub latency_ms: u64,
+}
+
+/// Everything one run did.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RunRecord {
+    /// 1-based run number.
+    pub run: usize,
+    /// Tool calls in order.
+    pub calls: Vec<CallRecord>,
+    /// How it ended.
+    pub ending: RunEnding,
+    /// Model turns taken.
+    pub turns: usize,
+    /// Model calls made (attempts, retries included).
+    pub model_calls: u64,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// The model's last text.
+    pub answer: Option<String>,
+    /// Each turn's stop reason.
+    pub stop_reasons: Vec<String>,
+    /// Tokens read, summed (`None` when a turn's count was unknown).
+    pub input_tokens: Option<u64>,
+    /// Tokens written, summed (`None` when a turn's count was unknown).
+    pub output_tokens: Option<u64>,
+    /// Latency of each model call, in milliseconds.
+    pub model_latencies_ms: Vec<u64>,
+}
+
+impl RunRecord {
+    /// The run as scoring reads it: calls (0-based turns) and the ending.
+    pub(crate) fn trace(&self) -> Trace {
+        let ending = match &self.ending {
+            RunEnding::Answer => Ending::Answer,
+            RunEnding::MaxTurns => Ending::MaxTurns,
+            RunEnding::Timeout => Ending::Timeout,
+            RunEnding::ProviderError(reason) | RunEnding::ServerError(reason) => Ending::Error(reason.clone()),
+            RunEnding::CapReached => Ending::Error("the model-call cap was reached".into()),
+        };
+        let calls =
+            self.calls.iter().map(|call| Call::new(call.name.clone(), call.arguments.clone(), call.turn - 1)).collect();
+        Trace { calls, ending }
+    }
+}
+
+/// The name of a stop reason in traces.
+fn finish_name(finish: &FinishReason) -> String {
+    match finish {
+        FinishReason::Stop => "stop".into(),
+        FinishReason::ToolCalls => "tool_calls".into(),
+        FinishReason::Length => "length".into(),
+        FinishReason::ContentFilter => "content_filter".into(),
+        FinishReason::Other(other) => other.clone(),
+        FinishReason::Unknown => "unknown".into(),
+    }
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Runs `case` once (run number `run`, 1-based).
+pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'_>) -> RunRecord {
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + case.timeout;
+    let mut record = RunRecord {
+        run,
+        calls: Vec::new(),
+        ending: RunEnding::Answer,
+        turns: 0,
+        model_calls: 0,
+        duration_ms: 0,
+        answer: None,
+        stop_reasons: Vec::new(),
+        input_tokens: Some(0),
+        output_tokens: Some(0),
+        model_latencies_ms: Vec::new(),
+    };
+    let mut messages: Vec<Message> = Vec::new();
+    record.ending = 'run: {
+        for user_turn in &case.prompt {
+            messages.push(Message::User(user_turn.clone()));
+            loop {
+                if record.turns >= case.max_turns {
+                    break 'run RunEnding::MaxTurns;
+                }
+                let request = CompletionRequest {
+                    system: case.system.clone(),
+                    messages: messages.clone(),
+                    tools: context.specs.to_vec(),
+                    sampling: case.sampling,
+                    tool_choice: if record.turns == 0 { case.tool_choice.clone() } else { ToolChoice::Auto },
+                };
+                let key = TurnKey {
+                    case: case.id.clone(),
+                    run: u32::try_from(run).unwrap_or(u32::MAX),
+                    turn: u32::try_from(record.turns).unwrap_or(u32::MAX),
+                };
+                let reply = match tokio::time::timeout_at(deadline, context.model.call(key, &request)).await {
+                    Err(_) => break 'run RunEnding::Timeout,
+                    Ok(Err(ModelFailure::CapReached)) => break 'run RunEnding::CapReached,
+                    Ok(Err(ModelFailure::NoRecording(reason))) => break 'run RunEnding::ProviderError(reason),
+                    Ok(Err(ModelFailure::Provider { error, attempts })) => {
+                        record.model_calls += u64::from(attempts);
+                        break 'run RunEnding::ProviderError(format!("after {attempts} attempt(s): {error}"));
+                    }
+                    Ok(Ok(reply)) => reply,
+                };
+                record.turns += 1;
+                record.model_calls += u64::from(reply.attempts);
+                record.model_latencies_ms.push(reply.latency_ms);
+                let completion = reply.completion;
+                record.stop_reasons.push(finish_name(&completion.finish));
+                let usage = completion.usage.unwrap_or_default();
+                record.input_tokens = record.input_tokens.zip(usage.input_tokens).map(|(a, b)| a + b);
+                record.output_tokens = record.output_tokens.zip(usage.output_tokens).map(|(a, b)| a + b);
+                if completion.usage.is_none() {
+                    record.input_tokens = None;
+                    record.output_tokens = None;
+                }
+                if completion.text.is_some() {
+                    record.answer = completion.text.clone();
+                }
+                if completion.tool_calls.is_empty() {
+                    messages.push(Message::Assistant { text: completion.text.clone(), tool_calls: Vec::new() });
+                    break;
+                }
+                messages.push(Message::Assistant {
+                    text: completion.text.clone(),
+                    tool_calls: completion.tool_calls.clone(),
+                });
+                for call in &completion.tool_calls {
+                    let mut made = CallRecord {
+                        turn: record.turns,
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                        sent: false,
+                        error: None,
+                        result: String::new(),
+                        is_error: true,
+                        latency_ms: 0,
+                    };
+                    let refusal = if call.unknown_tool || !context.specs.iter().any(|spec| spec.name == call.name) {
+                        Some(format!("no tool named `{}` is offered", call.name))
+                    } else if call.arguments_unparsable {
+                        Some("the arguments are not a JSON object".to_owned())
+                    } else if case.forbids(&call.name) {
+                        Some(format!("`{}` is forbidden in this case (forbid_tools): not called", call.name))
+                    } else if let Err(reason) = context.arguments.check(&call.name, &call.arguments) {
+                        Some(format!("the arguments do not satisfy the tool's inputSchema: {reason}"))
+                    } else {
+                        None
+                    };
+                    if let Some(reason) = refusal {
+                        made.result = format!("error: {reason}");
+                        made.error = Some(reason);
+                    } else {
+                        let outcome =
+                            match tokio::time::timeout_at(deadline, context.tools.call(&call.name, &call.arguments))
+                                .await
+                            {
+                                Ok(outcome) => outcome,
+                                Err(_) => {
+                                    record.calls.push(CallRecord {
+                                        sent: true,
+                                        error: Some("the run's time ran out during this call".into()),
+                                        ..made
+                                    });
+                                    break 'run RunEnding::Timeout;
+                                }
+                            };
+                        made.sent = true;
+                        match outcome {
+                            ToolOutcome::Result { text, is_error, latency_ms, note } => {
+                                made.result = text;
+                                made.is_error = is_error;
+                                made.latency_ms = latency_ms;
+                                made.error = note;
+                            }
+                            ToolOutcome::Error { message, latency_ms } => {
+                                made.result = format!("error: {message}");
+                                made.error = Some(message);
+                                made.latency_ms = latency_ms;
+                            }
+                            ToolOutcome::Failed { reason, latency_ms } => {
+                                made.error = Some(reason.clone());
+                                made.latency_ms = latency_ms;
+                                record.calls.push(made);
+                                break 'run RunEnding::ServerError(reason);
+                            }
+                        }
+                    }
+                    messages.push(Message::ToolResult(ToolResult {
+                        call_id: call.id.clone(),
+                        content: made.result.clone(),
+                        is_error: made.is_error,
+                    }));
+                    record.calls.push(made);
+                }
+            }
+        }
+        RunEnding::Answer
+    };
+    record.duration_ms = elapsed_ms(started);
+    record
+}
+
+/// A scripted model for tests: answers each turn from a function of the key and the request.
+#[cfg(test)]
+pub(crate) struct ScriptedModel<F>(pub F);
+
+#[cfg(test)]
+impl<F> ModelCaller for ScriptedModel<F>
+where
+    F: Fn(&TurnKey, &CompletionRequest) -> Result<Completion, ModelFailure> + Send + Sync,
+{
+    fn call<'a>(
+        &'a self,
+        key: TurnKey,
+        request: &'a CompletionRequest,
+    ) -> BoxFuture<'a, Result<ModelReply, ModelFailure>> {
+        let answer = (self.0)(&key, request);
+        Box::pin(async move { answer.map(|completion| ModelReply { completion, attempts: 1, latency_ms: 1 }) })
+    }
+}
+
+/// A completion with only text (tests).
+#[cfg(test)]
+pub(crate) fn text_answer(text: &str) -> Completion {
+    Completion { text: Some(text.into()), tool_calls: Vec::new(), finish: FinishReason::Stop, usage: None }
+}
+
+/// A completion with tool calls (tests).
+#[cfg(test)]
+pub(crate) fn calls_answer(calls: Vec<crate::providers::ToolCall>) -> Completion {
+    Completion {
+        text: None,
+        tool_calls: calls,
+        finish: FinishReason::ToolCalls,
+        usage: Some(crate::providers::Usage { input_tokens: Some(10), output_tokens: Some(2) }),
+    }
+}
+
+#[cfg(test)]
+mod tests;

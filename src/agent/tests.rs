@@ -1,0 +1,201 @@
+//! Tests of the agent loop against scripted models and tools.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::providers::ToolCall;
+
+/// Tools that answer `echo` with its `text` and fail `broken`; records what was called.
+#[derive(Default)]
+struct FakeTools {
+    called: Mutex<Vec<(String, Value)>>,
+}
+
+impl ToolExecutor for FakeTools {
+    fn call<'a>(&'a self, name: &'a str, arguments: &'a Value) -> BoxFuture<'a, ToolOutcome> {
+        self.called.lock().unwrap().push((name.to_owned(), arguments.clone()));
+        Box::pin(async move {
+            match name {
+                "echo" => ToolOutcome::Result {
+                    text: arguments["text"].as_str().unwrap_or("").to_owned(),
+                    is_error: false,
+                    latency_ms: 2,
+                    note: None,
+                },
+                "slow" => {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    ToolOutcome::Result { text: String::new(), is_error: false, latency_ms: 5000, note: None }
+                }
+                _ => ToolOutcome::Failed { reason: "connection closed".into(), latency_ms: 1 },
+            }
+        })
+    }
+}
+
+struct NoEmptyText;
+
+impl ArgumentCheck for NoEmptyText {
+    fn check(&self, tool: &str, arguments: &Value) -> Result<(), String> {
+        if tool != "echo" || arguments.get("text").is_some_and(Value::is_string) {
+            Ok(())
+        } else {
+            Err("/text: required".into())
+        }
+    }
+}
+
+fn specs() -> Vec<ToolSpec> {
+    ["echo", "delete", "slow", "broken"]
+        .iter()
+        .map(|name| ToolSpec { name: (*name).into(), description: None, input_schema: json!({"type": "object"}) })
+        .collect()
+}
+
+fn case(prompt: &[&str]) -> CaseSpec {
+    CaseSpec {
+        id: "c".into(),
+        prompt: prompt.iter().map(|turn| (*turn).to_owned()).collect(),
+        system: Some("be brief".into()),
+        runs: 1,
+        max_turns: 4,
+        timeout: Duration::from_secs(2),
+        visible: None,
+        forbidden: vec!["delete".into()],
+        tool_choice: ToolChoice::Required,
+        sampling: crate::providers::Sampling::default(),
+        sequential: false,
+        deferred: None,
+    }
+}
+
+async fn run_with<F>(case: &CaseSpec, tools: &FakeTools, script: F) -> RunRecord
+where
+    F: Fn(&TurnKey, &CompletionRequest) -> Result<Completion, ModelFailure> + Send + Sync,
+{
+    let model = ScriptedModel(script);
+    let specs = specs();
+    let context = RunContext { model: &model, tools, specs: &specs, arguments: &NoEmptyText };
+    run_case(case, 1, &context).await
+}
+
+#[tokio::test]
+async fn a_tool_call_is_made_for_real_and_its_result_goes_back_to_the_model() {
+    let tools = FakeTools::default();
+    let seen = Mutex::new(Vec::new());
+    let record = run_with(&case(&["say hi"]), &tools, |key, request| {
+        seen.lock().unwrap().push((key.turn, request.tool_choice.clone(), request.messages.clone()));
+        Ok(match key.turn {
+            0 => calls_answer(vec![ToolCall::new("a1", "echo", json!({"text": "hi"}))]),
+            _ => text_answer("It said hi."),
+        })
+    })
+    .await;
+    assert_eq!(record.ending, RunEnding::Answer);
+    assert_eq!((record.turns, record.model_calls), (2, 2));
+    assert_eq!(tools.called.lock().unwrap().clone(), vec![("echo".to_owned(), json!({"text": "hi"}))]);
+    assert_eq!(record.calls.len(), 1);
+    assert_eq!((record.calls[0].sent, record.calls[0].result.as_str(), record.calls[0].turn), (true, "hi", 1));
+    assert_eq!(record.answer.as_deref(), Some("It said hi."));
+    assert_eq!(record.stop_reasons, vec!["tool_calls".to_owned(), "stop".to_owned()]);
+    // Usage unknown on the second turn: the sums are unknown, never a partial count.
+    assert_eq!((record.input_tokens, record.output_tokens), (None, None));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen[0].1, ToolChoice::Required, "the case's tool choice on the first turn");
+    assert_eq!(seen[1].1, ToolChoice::Auto, "auto afterwards, so the model can answer");
+    assert_eq!(
+        seen[1].2.last(),
+        Some(&Message::ToolResult(ToolResult { call_id: "a1".into(), content: "hi".into(), is_error: false }))
+    );
+    let trace = record.trace();
+    assert_eq!((trace.calls[0].name.as_str(), trace.calls[0].turn, trace.ending), ("echo", 0, Ending::Answer));
+}
+
+#[tokio::test]
+async fn forbidden_unknown_and_invalid_calls_are_not_sent_and_the_model_reads_why() {
+    let tools = FakeTools::default();
+    let mut unparsable = ToolCall::new("a4", "echo", json!("{not json"));
+    unparsable.arguments_unparsable = true;
+    let calls = vec![
+        ToolCall::new("a1", "delete", json!({"all": true})),
+        ToolCall::new("a2", "nope", json!({})),
+        ToolCall::new("a3", "echo", json!({"text": 3})),
+        unparsable,
+    ];
+    let record = run_with(&case(&["clean up"]), &tools, move |key, _| {
+        Ok(if key.turn == 0 { calls_answer(calls.clone()) } else { text_answer("done") })
+    })
+    .await;
+    assert!(tools.called.lock().unwrap().is_empty(), "nothing reached the server");
+    let errors: Vec<String> = record.calls.iter().map(|call| call.error.clone().unwrap_or_default()).collect();
+    assert!(record.calls.iter().all(|call| !call.sent && call.is_error));
+    assert!(errors[0].contains("forbidden"), "{errors:?}");
+    assert!(errors[1].contains("no tool named `nope`"), "{errors:?}");
+    assert!(errors[2].contains("/text: required"), "{errors:?}");
+    assert!(errors[3].contains("not a JSON object"), "{errors:?}");
+    assert_eq!(record.trace().calls.len(), 4, "every call is graded");
+}
+
+#[tokio::test]
+async fn each_user_turn_gets_its_own_answer() {
+    let tools = FakeTools::default();
+    let record = run_with(&case(&["I am in the EU.", "Echo my region."]), &tools, |key, request| {
+        let users = request.messages.iter().filter(|message| matches!(message, Message::User(_))).count();
+        Ok(match (key.turn, users) {
+            (0, 1) => text_answer("Noted."),
+            (1, 2) => calls_answer(vec![ToolCall::new("b", "echo", json!({"text": "eu"}))]),
+            _ => text_answer("eu"),
+        })
+    })
+    .await;
+    assert_eq!((record.ending.clone(), record.turns, record.calls.len()), (RunEnding::Answer, 3, 1));
+    assert_eq!(record.calls[0].turn, 2);
+}
+
+#[tokio::test]
+async fn a_model_that_never_stops_calling_ends_at_max_turns() {
+    let tools = FakeTools::default();
+    let record = run_with(&case(&["loop"]), &tools, |_, _| {
+        Ok(calls_answer(vec![ToolCall::new("x", "echo", json!({"text": "again"}))]))
+    })
+    .await;
+    assert_eq!((record.ending, record.turns, record.calls.len()), (RunEnding::MaxTurns, 4, 4));
+}
+
+#[tokio::test]
+async fn a_tool_that_outlives_the_run_ends_it_as_a_timeout() {
+    let tools = FakeTools::default();
+    let mut slow_case = case(&["wait"]);
+    slow_case.timeout = Duration::from_millis(100);
+    let record =
+        run_with(&slow_case, &tools, |_, _| Ok(calls_answer(vec![ToolCall::new("s", "slow", json!({}))]))).await;
+    assert_eq!(record.ending, RunEnding::Timeout);
+    assert!(record.duration_ms < 2000, "{}", record.duration_ms);
+}
+
+#[tokio::test]
+async fn a_server_that_gives_no_answer_and_a_failing_provider_end_the_run_in_an_error() {
+    let tools = FakeTools::default();
+    let record =
+        run_with(&case(&["break"]), &tools, |_, _| Ok(calls_answer(vec![ToolCall::new("s", "broken", json!({}))])))
+            .await;
+    assert_eq!(record.ending, RunEnding::ServerError("connection closed".into()));
+    assert!(matches!(record.trace().ending, Ending::Error(_)));
+
+    let record = run_with(&case(&["hi"]), &tools, |_, _| {
+        Err(ModelFailure::Provider {
+            error: ProviderError::Server { status: 503, message: "busy".into() },
+            attempts: 4,
+        })
+    })
+    .await;
+    assert!(
+        matches!(&record.ending, RunEnding::ProviderError(reason) if reason.contains("after 4 attempt(s)") && reason.contains("503"))
+    );
+    assert_eq!(record.model_calls, 4);
+
+    let record = run_with(&case(&["hi"]), &tools, |_, _| Err(ModelFailure::CapReached)).await;
+    assert_eq!(record.ending, RunEnding::CapReached);
+}

@@ -1,0 +1,180 @@
+//! Tool calls of layer 1 made for real: the [`ToolExecutor`] seam, and [`McpTools`], which sends
+//! each call as a `tools/call` over the session layer 0 opened (modern: with `_meta`,
+//! `Mcp-Method` and `Mcp-Name`; legacy: inside the `initialize` session), and turns the result
+//! into the text a model reads.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::mcp::client::Client;
+use crate::mcp::era::{self, Era};
+use crate::mcp::exchange::Outgoing;
+use crate::mcp::jsonrpc;
+use crate::mcp::transport::BoxFuture;
+
+/// The most bytes of a tool result a model is given; the rest is cut with a marker.
+pub(crate) const MODEL_RESULT_BYTES: usize = 256 * 1024;
+
+/// What one tool call gave.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ToolOutcome {
+    /// A `tools/call` result: its text for the model, and `isError`.
+    Result {
+        /// The text the model reads.
+        text: String,
+        /// `isError: true`.
+        is_error: bool,
+        /// Wall time in milliseconds.
+        latency_ms: u64,
+        /// Something the trace should say about it (a result the model cannot use).
+        note: Option<String>,
+    },
+    /// A JSON-RPC error: the model reads it as an error result.
+    Error {
+        /// The error, in one line.
+        message: String,
+        /// Wall time in milliseconds.
+        latency_ms: u64,
+    },
+    /// No answer (timeout, closed connection, a server that died): the run cannot go on.
+    Failed {
+        /// What happened.
+        reason: String,
+        /// Wall time in milliseconds.
+        latency_ms: u64,
+    },
+}
+
+/// Makes tool calls on the server under test.
+pub(crate) trait ToolExecutor: Send + Sync {
+    /// Calls `name` with `arguments`.
+    fn call<'a>(&'a self, name: &'a str, arguments: &'a Value) -> BoxFuture<'a, ToolOutcome>;
+}
+
+/// `tools/call` over an open session.
+#[derive(Debug, Clone)]
+pub(crate) struct McpTools {
+    client: Arc<Client>,
+    era: Era,
+}
+
+impl McpTools {
+    /// Calls through `client`, in `era`'s request shape.
+    pub(crate) fn new(client: Arc<Client>, era: Era) -> Self {
+        Self { client, era }
+    }
+}
+
+impl ToolExecutor for McpTools {
+    fn call<'a>(&'a self, name: &'a str, arguments: &'a Value) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async move {
+            let params = json!({"name": name, "arguments": arguments});
+            let outgoing = match self.era {
+                Era::Modern => Outgoing::request(jsonrpc::modern_request("tools/call", params)),
+                Era::Legacy => era::legacy("tools/call", params),
+            };
+            let exchange = self.client.send(outgoing).await;
+            let latency_ms = exchange.elapsed_ms;
+            if let Some(result) = exchange.result() {
+                return outcome_of_result(result, latency_ms);
+            }
+            if let Some(error) = exchange.error() {
+                let code = error.get("code").map_or_else(|| "no code".into(), Value::to_string);
+                let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+                let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+                return ToolOutcome::Error { message: format!("JSON-RPC error {code}: {line}"), latency_ms };
+            }
+            ToolOutcome::Failed {
+                reason: format!("`tools/call {name}` got no answer: {}", exchange.describe()),
+                latency_ms,
+            }
+        })
+    }
+}
+
+/// A `tools/call` result as the model reads it: the text parts joined by newlines; without
+/// text, `structuredContent` as JSON; other parts named by their type. `resultType:
+/// "input_required"` (a multi round-trip request this version does not answer) becomes an
+/// error result with a note.
+pub(crate) fn outcome_of_result(result: &Value, latency_ms: u64) -> ToolOutcome {
+    if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
+        return ToolOutcome::Result {
+            text: "the tool asked for more input, which this evaluation cannot give".into(),
+            is_error: true,
+            latency_ms,
+            note: Some("the server answered `resultType: input_required` (a multi round-trip request); this case scripts no input responses".into()),
+        };
+    }
+    let is_error = result.get("isError") == Some(&Value::Bool(true));
+    let mut parts = Vec::new();
+    for part in result.get("content").and_then(Value::as_array).into_iter().flatten() {
+        match part.get("type").and_then(Value::as_str) {
+            Some("text") => parts.push(part.get("text").and_then(Value::as_str).unwrap_or("").to_owned()),
+            Some("resource") => match part.pointer("/resource/text").and_then(Value::as_str) {
+                Some(text) => parts.push(text.to_owned()),
+                None => parts.push("[a binary resource]".into()),
+            },
+            Some("resource_link") => {
+                parts.push(format!("[a link to {}]", part.get("uri").and_then(Value::as_str).unwrap_or("a resource")))
+            }
+            Some(other) => {
+                let mime = part.get("mimeType").and_then(Value::as_str).unwrap_or("unknown type");
+                parts.push(format!("[{other} content: {mime}]"));
+            }
+            None => {}
+        }
+    }
+    let has_text = result
+        .get("content")
+        .and_then(Value::as_array)
+        .is_some_and(|content| content.iter().any(|part| part.get("type").and_then(Value::as_str) == Some("text")));
+    let mut text = match result.get("structuredContent") {
+        Some(structured) if !has_text => structured.to_string(),
+        _ => parts.join("\n"),
+    };
+    if text.len() > MODEL_RESULT_BYTES {
+        let mut cut = MODEL_RESULT_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("\n[… cut by mcp-eval]");
+    }
+    ToolOutcome::Result { text, is_error, latency_ms, note: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(result: Value) -> (String, bool) {
+        match outcome_of_result(&result, 0) {
+            ToolOutcome::Result { text, is_error, .. } => (text, is_error),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn text_parts_are_joined_and_structured_content_is_used_only_without_text() {
+        let both = json!({"content": [{"type": "text", "text": "21 C"}, {"type": "text", "text": "sunny"}], "structuredContent": {"t": 21}});
+        assert_eq!(text_of(both), ("21 C\nsunny".into(), false));
+        let structured = json!({"content": [], "structuredContent": {"t": 21}});
+        assert_eq!(text_of(structured), (r#"{"t":21}"#.into(), false));
+        let image = json!({"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}], "isError": true});
+        assert_eq!(text_of(image), ("[image content: image/png]".into(), true));
+    }
+
+    #[test]
+    fn an_input_required_result_is_an_error_result_with_a_note() {
+        let outcome = outcome_of_result(&json!({"resultType": "input_required", "inputRequests": {}}), 3);
+        assert!(matches!(outcome, ToolOutcome::Result { is_error: true, note: Some(_), .. }), "{outcome:?}");
+    }
+
+    #[test]
+    fn a_huge_result_is_cut_for_the_model() {
+        let long = "é".repeat(MODEL_RESULT_BYTES);
+        let (text, _) = text_of(json!({"content": [{"type": "text", "text": long}]}));
+        assert!(text.len() <= MODEL_RESULT_BYTES + 40 && text.ends_with("[… cut by mcp-eval]"));
+    }
+}
