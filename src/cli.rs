@@ -47,6 +47,28 @@ pub enum Command {
     /// Golden sets (layer 1): check a golden-set file.
     #[command(subcommand)]
     Golden(GoldenCommand),
+    /// Serve the demo model: a scripted stand-in for a good model, written from a golden set, on
+    /// both wires (Chat Completions at `URL/v1`, Messages at `URL`); prints the URL. For the
+    /// demo's cassettes, the layer-1 benchmark and tests; it is no model.
+    #[command(hide = true)]
+    DemoModel(DemoModelArgs),
+}
+
+/// Flags of the hidden `mcp-eval demo-model`.
+#[derive(Debug, Args)]
+pub struct DemoModelArgs {
+    /// The golden set whose expected calls it makes
+    #[arg(long, value_name = "FILE")]
+    pub golden_set: std::path::PathBuf,
+    /// Port on 127.0.0.1 (0 picks a free one)
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Wait this long before each answer
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub delay_ms: u64,
+    /// CASE:N — every Nth run of the case calls a wrong tool (repeatable)
+    #[arg(long, value_name = "CASE:N")]
+    pub flaky: Vec<String>,
 }
 
 /// `mcp-eval golden …`.
@@ -152,6 +174,7 @@ pub fn main() -> i32 {
             Box::new(std::io::stdout()),
         ))),
         Command::Golden(GoldenCommand::Check(args)) => runtime.block_on(golden_check(args)),
+        Command::DemoModel(args) => runtime.block_on(demo_model(args)),
     };
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     status.code()
@@ -174,7 +197,18 @@ pub async fn run(args: RunArgs) -> ExitStatus {
     let quiet = args.quiet;
     let events = move |event: &RunEvent| print_event(event, quiet);
     let layers = evaluate::layers_outside_the_action(&settings.layers);
-    let evaluation = evaluate::evaluate(&settings, &layers, &events).await;
+    let golden = match evaluate::load_golden(&settings, &layers) {
+        Ok(golden) => golden,
+        Err(problems) => {
+            let count = problems.len();
+            for problem in problems {
+                say!("{}", problem.into_error());
+            }
+            say!("the golden set has {count} problem(s)");
+            return ExitStatus::InvalidInput;
+        }
+    };
+    let evaluation = evaluate::evaluate(&settings, &layers, golden.as_ref(), &events).await;
     if let Err(error) = &evaluation.written {
         say!("{error}");
     }
@@ -188,6 +222,7 @@ pub async fn run(args: RunArgs) -> ExitStatus {
 /// Prints one event to stderr: errors always, the rest unless `quiet`.
 fn print_event(event: &RunEvent, quiet: bool) {
     match event {
+        RunEvent::InputError { text } => say!("{text}"),
         RunEvent::EndedEarly { interrupted: false, detail, stderr_tail } => {
             say!("error: {detail}");
             if let Some(tail) = stderr_tail {
@@ -248,6 +283,54 @@ pub async fn demo_server(args: DemoArgs) -> ExitStatus {
             Ok(()) => ExitStatus::Passed,
             Err(error) => environment(UserError::new(Kind::Environment, "demo server").caused_by(error)),
         },
+        _ = tokio::signal::ctrl_c() => ExitStatus::Passed,
+    }
+}
+
+/// `mcp-eval demo-model`: serve until SIGINT.
+pub async fn demo_model(args: DemoModelArgs) -> ExitStatus {
+    let set = match golden::load::load(&args.golden_set) {
+        Ok(set) => set,
+        Err(problems) => {
+            for problem in problems {
+                say!("{}", problem.into_error());
+            }
+            return ExitStatus::InvalidInput;
+        }
+    };
+    let mut flaky = Vec::new();
+    for entry in &args.flaky {
+        match entry.rsplit_once(':').and_then(|(case, every)| Some((case.to_owned(), every.parse::<usize>().ok()?))) {
+            Some((case, every)) if every > 0 => flaky.push((case, every)),
+            _ => {
+                say!(
+                    "{}",
+                    UserError::new(Kind::InvalidInput, format!("invalid --flaky `{entry}`"))
+                        .with_hint("write CASE:N, e.g. --flaky lookup:5")
+                );
+                return ExitStatus::InvalidInput;
+            }
+        }
+    }
+    let mut model = demo::model::DemoModel::new(&set, &flaky, chrono::Utc::now().date_naive());
+    model.delay = std::time::Duration::from_millis(args.delay_ms);
+    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", args.port)).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            return environment(UserError::new(Kind::Environment, "cannot listen on 127.0.0.1").caused_by(error));
+        }
+    };
+    match listener.local_addr() {
+        Ok(address) => {
+            let _ = writeln!(std::io::stdout(), "http://{address}");
+            let _ = std::io::stdout().flush();
+        }
+        Err(error) => {
+            return environment(UserError::new(Kind::Environment, "cannot read the address").caused_by(error));
+        }
+    }
+    tokio::select! {
+        () = demo::model::serve(listener, Arc::new(model)) => ExitStatus::Passed,
         _ = tokio::signal::ctrl_c() => ExitStatus::Passed,
     }
 }

@@ -21,6 +21,7 @@ pub mod cli;
 pub(crate) mod conformance;
 pub(crate) mod demo;
 pub(crate) mod error;
+pub(crate) mod evals;
 pub(crate) mod evaluate;
 pub(crate) mod gate;
 pub(crate) mod github;

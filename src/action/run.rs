@@ -68,11 +68,33 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
 
     let payload = read_payload(&action.github, &say);
     let decision = trigger::decide(&action.github.event_name, &payload, &settings.layers, &action.eval_label);
-    let notes = layer_notes(&decision, &settings);
     say(&format!("mcp-eval: layers requested: {} ({})", trigger::join(&decision.layers), decision.reason));
-    for note in &notes[1..] {
-        say(&format!("mcp-eval: {}", strip_markdown(note)));
-    }
+
+    let golden = match evaluate::load_golden(&settings, &decision.layers) {
+        Ok(golden) => golden,
+        Err(problems) => {
+            let problems: Vec<settings::Problem> = problems
+                .into_iter()
+                .map(|problem| settings::Problem {
+                    source: match problem.position {
+                        Some((line, column)) => settings::Source::File {
+                            path: problem.path.clone(),
+                            line,
+                            column,
+                            field: problem.field.clone().unwrap_or_default(),
+                        },
+                        None => settings::Source::Default,
+                    },
+                    message: match problem.position {
+                        Some(_) => problem.message.clone(),
+                        None => problem.to_string(),
+                    },
+                    hint: (!problem.hint.is_empty()).then(|| problem.hint.clone()),
+                })
+                .collect();
+            return input_error(&github, &problems, &say);
+        }
+    };
 
     let token = workflow::random_token();
     say(&workflow::stop_commands(&token));
@@ -91,9 +113,13 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
             }
         }
     };
-    let evaluation = evaluate::evaluate(&settings, &decision.layers, &events).await;
+    let evaluation = evaluate::evaluate(&settings, &decision.layers, golden.as_ref(), &events).await;
     say(&workflow::resume_commands(&token));
 
+    let notes = layer_notes(&decision, &evaluation.report);
+    for note in &notes[1..] {
+        say(&format!("mcp-eval: {}", strip_markdown(note)));
+    }
     let exit = evaluation.decision.exit;
     if let Err(error) = &evaluation.written {
         say(&format!("::error title=mcp-eval::{}", workflow::escape_data(&redactor.redact(&error.to_string()))));
@@ -118,8 +144,10 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
     let outputs = [
         ("result", result.to_owned()),
         ("layers-requested", trigger::join(&decision.layers)),
-        ("layers-run", trigger::join(&LAYERS_AVAILABLE)),
+        ("layers-run", trigger::join(&evaluation.report.layers)),
         ("failures", counts.fail.to_string()),
+        ("cases-passed", cases(&evaluation.report, crate::report::evals::EvalStatus::Pass)),
+        ("cases-failed", cases(&evaluation.report, crate::report::evals::EvalStatus::Fail)),
         ("warnings", counts.warn.to_string()),
         ("junit-path", settings.junit_path.as_ref().map(|(_, label)| label.clone()).unwrap_or_default()),
         ("report-path", settings.out_dir_label.clone()),
@@ -199,25 +227,35 @@ fn read_payload(github: &GithubContext, say: &dyn Fn(&str)) -> Value {
     }
 }
 
-/// The notes shown after the verdict: layers requested and run (and what is not available).
-fn layer_notes(decision: &Decision, settings: &Settings) -> Vec<String> {
+/// Layer-1 evaluations (case × model) with this status, as an output value (empty when layer 1
+/// did not run).
+fn cases(report: &RunReport, status: crate::report::evals::EvalStatus) -> String {
+    match &report.evals {
+        Some(evals) if report.layers.contains(&1) => {
+            evals.evals.iter().filter(|eval| eval.status == status).count().to_string()
+        }
+        _ => String::new(),
+    }
+}
+
+/// The notes shown after the verdict: layers requested and run, what is not available, and why
+/// layer 1 did not run when it did not.
+fn layer_notes(decision: &Decision, report: &RunReport) -> Vec<String> {
     let mut notes = vec![format!(
         "**Layers:** requested {} ({}); ran {}.",
         trigger::join(&decision.layers),
         decision.reason,
-        trigger::join(&LAYERS_AVAILABLE)
+        trigger::join(&report.layers)
     )];
     let missing: Vec<u8> = decision.layers.iter().copied().filter(|layer| !LAYERS_AVAILABLE.contains(layer)).collect();
     if !missing.is_empty() {
         notes.push(format!(
-            "ℹ️ Layer(s) {} were requested but are not available in this version of mcp-eval; layer 0 ran. This does not fail the run.",
+            "ℹ️ Layer(s) {} were requested but are not available in this version of mcp-eval. This does not fail the run.",
             trigger::join(&missing)
         ));
     }
-    if settings.golden_set.is_some() {
-        notes.push(
-            "ℹ️ `golden-set` is used by layer 1, which is not available in this version; it was not read.".into(),
-        );
+    if let Some(reason) = report.evals.as_ref().and_then(|evals| evals.layer1_not_run.as_ref()) {
+        notes.push(format!("ℹ️ Layer 1 did not run: {reason}. This does not fail the run."));
     }
     notes
 }

@@ -411,7 +411,9 @@ async fn timed(future: impl std::future::Future<Output = Vec<Finding>>) -> (Vec<
     (findings, started.elapsed().as_millis() as u64)
 }
 
-fn record_param_headers(http: &HttpTransport, tools: &[Value]) {
+/// Records the tools' `x-mcp-header` declarations on the HTTP transport, so every later
+/// `tools/call` mirrors those arguments into `Mcp-Param-*` headers.
+pub(crate) fn record_param_headers(http: &HttpTransport, tools: &[Value]) {
     let mut map = crate::mcp::http::ParamHeaders::new();
     for tool in tools {
         let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };

@@ -16,6 +16,7 @@ pub(crate) mod catalog;
 pub(crate) mod core;
 pub(crate) mod faults;
 pub(crate) mod http;
+pub(crate) mod model;
 pub(crate) mod protocol;
 pub(crate) mod request_state;
 pub(crate) mod stdio;

@@ -55,6 +55,19 @@ pub(crate) enum RunEvent {
         /// Its status.
         status: Status,
     },
+    /// Layer 1 graded a case on a model.
+    CaseGraded {
+        /// The case id.
+        case: String,
+        /// `PROVIDER:MODEL`.
+        model: String,
+        /// Its verdict.
+        status: crate::report::evals::EvalStatus,
+        /// Runs passed.
+        passed: usize,
+        /// Runs asked for.
+        runs: usize,
+    },
     /// A layer finished.
     LayerFinished {
         /// The layer.
@@ -66,6 +79,11 @@ pub(crate) enum RunEvent {
     LayersUnavailable {
         /// The layers.
         layers: Vec<u8>,
+    },
+    /// Input a layer refused (a golden set naming tools the server does not list): exit status 2.
+    InputError {
+        /// The error, rendered (`error: …` with its hint).
+        text: String,
     },
     /// Something the user should know that does not stop the run.
     Notice {
@@ -115,12 +133,15 @@ impl RunEvent {
             }
             RunEvent::ProbesStarted => Some("probes: running".into()),
             RunEvent::ProbesFinished { duration_ms } => Some(format!("probes: done in {duration_ms} ms")),
+            RunEvent::CaseGraded { case, model, status, passed, runs } => {
+                Some(format!("layer 1: {case} on {model}: {} ({passed}/{runs})", status.as_str()))
+            }
             RunEvent::LayerFinished { layer, duration_ms } => Some(format!("layer {layer}: done in {duration_ms} ms")),
             RunEvent::LayersUnavailable { layers } => Some(format!(
                 "layer(s) {} were requested but are not available in this version; running layer 0",
                 layers.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
             )),
-            RunEvent::Notice { text } => Some(text.clone()),
+            RunEvent::Notice { text } | RunEvent::InputError { text } => Some(text.clone()),
             RunEvent::EndedEarly { detail, .. } => Some(detail.clone()),
             RunEvent::Finished { counts, fail_on, failing, decision, out_dir } => {
                 let gate = if decision.result.as_str() == decision.verdict.as_str() {

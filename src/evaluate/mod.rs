@@ -19,6 +19,7 @@ use futures_util::FutureExt as _;
 use crate::conformance::{self, Options};
 use crate::error::{Kind, UserError};
 use crate::gate::{self, Decision, GateInput, Interrupt};
+use crate::golden::GoldenSet;
 use crate::mcp::era::{self, Target};
 use crate::mcp::evidence::Redactor;
 use crate::mcp::http::HttpSettings;
@@ -32,7 +33,19 @@ pub(crate) use events::RunEvent;
 pub const PANIC_FOR_TESTS_VAR: &str = "MCP_EVAL_PANIC_FOR_TESTS";
 
 /// The layers this version can run.
-pub(crate) const LAYERS_AVAILABLE: [u8; 1] = [0];
+pub(crate) const LAYERS_AVAILABLE: [u8; 2] = [0, 1];
+
+/// Reads the golden set when layer 1 is among `layers` and one is given: every problem of the
+/// file at once (exit status 2, before any connection).
+pub(crate) fn load_golden(
+    settings: &Settings,
+    layers: &[u8],
+) -> Result<Option<GoldenSet>, Vec<crate::golden::Problem>> {
+    match &settings.golden_set {
+        Some(path) if layers.contains(&1) => crate::golden::load::load(path).map(Some),
+        _ => Ok(None),
+    }
+}
 
 /// What an evaluation produced.
 #[derive(Debug)]
@@ -47,7 +60,12 @@ pub(crate) struct Evaluation {
 
 /// Runs an evaluation of `settings` with the layers in `layers` (the caller decides `auto`),
 /// sending progress to `events`.
-pub(crate) async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn Fn(&RunEvent) + Sync)) -> Evaluation {
+pub(crate) async fn evaluate(
+    settings: &Settings,
+    layers: &[u8],
+    golden: Option<&GoldenSet>,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) -> Evaluation {
     let started = Instant::now();
     let started_at = Utc::now();
     let redactor = Redactor::new(settings.secrets());
@@ -75,7 +93,14 @@ pub(crate) async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn F
         Err(error) => {
             let reason = error.to_string().trim_start_matches("error: ").to_owned();
             let report = RunReport::unreachable(started_at, elapsed_ms(started), server, reason, Vec::new());
-            return finish(settings, report, None, true, &redactor, events);
+            return finish(
+                settings,
+                report,
+                None,
+                Ending { environment_failed: true, input_error: false },
+                &redactor,
+                events,
+            );
         }
     };
     if let (Server::Demo, Target::Http(http)) = (&settings.server, &target) {
@@ -84,24 +109,66 @@ pub(crate) async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn F
     events(&RunEvent::Connecting { target: server.target.clone(), transport: server.transport.clone() });
 
     let options = Options { safe_tools: settings.safe_tools.clone(), require_modern: settings.require_modern };
-    // Layer 0's outcome as soon as it is graded, so a signal during the session's shutdown (a
-    // stdio server can take seconds to exit) keeps every check instead of losing them all.
+    // Layer 1 runs only with a golden set and a model; otherwise the report says why not.
+    let layer1_missing = if !layers.contains(&1) {
+        None
+    } else if golden.is_none() {
+        Some("no golden set was given (--golden-set, Action input `golden-set`, config `golden_set`)")
+    } else if settings.layer1.models.is_empty() {
+        Some("no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`)")
+    } else {
+        None
+    };
+    if let Some(reason) = layer1_missing {
+        events(&RunEvent::Notice { text: format!("layer 1 did not run: {reason}") });
+    }
+    let ran: Vec<u8> = layers
+        .iter()
+        .copied()
+        .filter(|layer| LAYERS_AVAILABLE.contains(layer) && !(*layer == 1 && layer1_missing.is_some()))
+        .collect();
+    // Layer 0's outcome as soon as it is graded, so a signal during layer 1 or the session's
+    // shutdown (a stdio server can take seconds to exit) keeps every check instead of losing them.
     let finished: std::sync::Mutex<Option<conformance::Outcome0>> = std::sync::Mutex::new(None);
     let work = async {
-        events(&RunEvent::LayerStarted { layer: 0 });
         // The session is owned here and lent to each layer in turn; dropping this future (on a
         // signal) drops the session, which ends a stdio server's process group.
         let connected = Box::pin(era::connect(&target, redactor.clone())).await?;
         if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some() {
             panic!("{PANIC_FOR_TESTS_VAR} is set");
         }
-        let layer0 = Box::pin(conformance::run(&connected, target.clone(), redactor.clone(), &options, events)).await;
-        *crate::mcp::sync::lock(&finished) = Some(layer0.clone());
+        let layer0 = if ran.contains(&0) {
+            events(&RunEvent::LayerStarted { layer: 0 });
+            let layer0 =
+                Box::pin(conformance::run(&connected, target.clone(), redactor.clone(), &options, events)).await;
+            *crate::mcp::sync::lock(&finished) = Some(layer0.clone());
+            Some(layer0)
+        } else {
+            None
+        };
+        let layer1 = if ran.contains(&1) {
+            events(&RunEvent::LayerStarted { layer: 1 });
+            let layer1_started = Instant::now();
+            let layer1 = Box::pin(layer1(settings, golden, &connected, events)).await;
+            events(&RunEvent::LayerFinished { layer: 1, duration_ms: elapsed_ms(layer1_started) });
+            Some(layer1)
+        } else {
+            None
+        };
+        let server = layer0.as_ref().map_or_else(
+            || ServerSection {
+                era: Some(connected.era.revision().to_owned()),
+                era_evidence: Some(connected.evidence.clone()),
+                ..ServerSection::default()
+            },
+            |layer0| layer0.server.clone(),
+        );
         connected.shutdown().await;
-        Ok::<_, era::Unreachable>(layer0)
+        Ok::<_, era::Unreachable>((server, layer0.map(|layer0| layer0.checks).unwrap_or_default(), layer1))
     };
     // A panic inside a layer must not lose the reports: it becomes an `INTERNAL` row (exit 4).
     let work = Box::pin(std::panic::AssertUnwindSafe(work).catch_unwind());
+    let mut input_error = false;
     let (report, interrupt) = tokio::select! {
         result = work => match result {
             Err(panic) => {
@@ -112,21 +179,45 @@ pub(crate) async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn F
                 let checks = vec![RunReport::internal_error_check(message)];
                 (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Completed, None, server, checks), None)
             }
-            Ok(Ok(outcome)) => {
+            Ok(Ok((found, checks, layer1))) => {
                 let label = std::mem::take(&mut server.target);
-                server = outcome.server;
+                let transport = std::mem::take(&mut server.transport);
+                server = found;
                 server.target = label;
-                for check in &outcome.checks {
+                server.transport = transport;
+                for check in &checks {
                     events(&RunEvent::CheckGraded { id: check.id.clone(), status: check.status });
                 }
-                events(&RunEvent::LayerFinished { layer: 0, duration_ms: elapsed_ms(started) });
-                let mut checks = outcome.checks;
+                if ran.contains(&0) {
+                    events(&RunEvent::LayerFinished { layer: 0, duration_ms: elapsed_ms(started) });
+                }
+                let mut checks = checks;
                 if crate::mcp::sync::poisoned() {
                     checks.push(RunReport::internal_error_check(
-                        "a panic inside mcp-eval poisoned shared state during layer 0: the checks above may be missing findings; no verdict".into(),
+                        "a panic inside mcp-eval poisoned shared state during the run: the results above may be missing findings; no verdict".into(),
                     ));
                 }
-                (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Completed, None, server, checks), None)
+                let mut report = RunReport::new(started_at, elapsed_ms(started), ran.clone(), RunOutcome::Completed, None, server, checks);
+                if let Some(reason) = layer1_missing {
+                    report.evals = Some(crate::report::evals::EvalsSection {
+                        layer1_not_run: Some(reason.to_owned()),
+                        ..crate::report::evals::EvalsSection::default()
+                    });
+                }
+                if let Some(layer1) = layer1 {
+                    report.evals = Some(match layer1 {
+                        Ok(section) => section,
+                        Err(error) => {
+                            input_error = true;
+                            events(&RunEvent::InputError { text: redactor.redact(&error.to_string()) });
+                            crate::report::evals::EvalsSection {
+                                layer1_not_run: Some(format!("invalid input: {}", error.message)),
+                                ..crate::report::evals::EvalsSection::default()
+                            }
+                        }
+                    });
+                }
+                (report, None)
             }
             Ok(Err(unreachable)) if unreachable.needs_credentials => {
                 // Refused without credentials: grade what needs none (the authorization rows).
@@ -157,7 +248,48 @@ pub(crate) async fn evaluate(settings: &Settings, layers: &[u8], events: &(dyn F
         }
     };
     drop(demo_task);
-    finish(settings, report, interrupt, false, &redactor, events)
+    finish(settings, report, interrupt, Ending { environment_failed: false, input_error }, &redactor, events)
+}
+
+/// Runs layer 1 over the open session, or says why it cannot run.
+async fn layer1(
+    settings: &Settings,
+    golden: Option<&GoldenSet>,
+    connected: &era::Connected,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) -> Result<crate::report::evals::EvalsSection, UserError> {
+    use crate::report::evals::EvalsSection;
+    let Some(set) = golden else {
+        return Ok(EvalsSection { layer1_not_run: Some("no golden set was given".into()), ..EvalsSection::default() });
+    };
+    let surface = match crate::golden::list_tools_on(connected).await {
+        Ok(surface) => surface,
+        Err(problem) => {
+            let reason = format!("the server's tools could not be listed: {problem}");
+            events(&RunEvent::Notice { text: format!("layer 1 did not run: {reason}") });
+            return Ok(EvalsSection { layer1_not_run: Some(reason), ..EvalsSection::default() });
+        }
+    };
+    let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
+    let input = crate::evals::Layer1Input {
+        settings: &settings.layer1,
+        set,
+        set_label: set.path.display().to_string(),
+        surface: &surface,
+        tools: &tools,
+        today: Utc::now().date_naive(),
+        retry: crate::evals::caller::RetryPolicy::default(),
+    };
+    crate::evals::run(&input, events).await
+}
+
+/// How the run ended besides the report, for the exit status.
+#[derive(Debug, Clone, Copy)]
+struct Ending {
+    /// Our environment failed (no port for the demo server).
+    environment_failed: bool,
+    /// Layer 1 refused its input (a tool the server does not list, too many tools).
+    input_error: bool,
 }
 
 /// Redacts, writes the reports, asks the gate, and reports the end.
@@ -165,7 +297,7 @@ fn finish(
     settings: &Settings,
     report: RunReport,
     interrupt: Option<Interrupt>,
-    environment_failed: bool,
+    ending: Ending,
     redactor: &Redactor,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Evaluation {
@@ -191,8 +323,11 @@ fn finish(
     if written.is_err() {
         decision.exit = decision.exit.max(gate::ExitStatus::Environment);
     }
-    if environment_failed {
+    if ending.environment_failed {
         decision.exit = decision.exit.max(gate::ExitStatus::Environment);
+    }
+    if ending.input_error {
+        decision.exit = decision.exit.max(gate::ExitStatus::InvalidInput);
     }
     events(&RunEvent::Finished {
         counts: report.counts(),

@@ -199,16 +199,29 @@ async fn list_tools(target: &Target) -> Result<ToolSurface, UserError> {
         UserError::new(Kind::InvalidInput, format!("cannot reach the server: {}", unreachable.reason))
             .with_hint("check --server-url / --server-cmd (`mcp-eval run` against it says more)")
     })?;
+    let listed = list_tools_on(&connected).await;
+    connected.shutdown().await;
+    listed.map_err(|problem| {
+        UserError::new(Kind::InvalidInput, format!("cannot list the server's tools: {problem}"))
+            .with_hint("`mcp-eval run` against the server grades its tools/list")
+    })
+}
+
+/// Walks every `tools/list` page over an open session, in its era's request shape, and records
+/// the tools' `Mcp-Param-*` declarations for later `tools/call`s; `Err` with the first problem
+/// of the walk.
+pub(crate) async fn list_tools_on(connected: &era::Connected) -> Result<ToolSurface, String> {
     let era = connected.era;
     let request = move |params: Value| match era {
         Era::Modern => Outgoing::request(crate::mcp::jsonrpc::modern_request("tools/list", params)),
         Era::Legacy => era::legacy("tools/list", params),
     };
     let listed = walk(&connected.client, "tools/list", "tools", &request, true).await;
-    connected.shutdown().await;
     if let Some(problem) = listed.problems.first() {
-        return Err(UserError::new(Kind::InvalidInput, format!("cannot list the server's tools: {problem}"))
-            .with_hint("`mcp-eval run` against the server grades its tools/list"));
+        return Err(problem.to_string());
+    }
+    if let crate::mcp::client::Connection::Http(http) = connected.client.connection() {
+        crate::conformance::record_param_headers(http, &listed.items);
     }
     let mut surface = ToolSurface::default();
     surface.add_page(&json!({"tools": listed.items}));

@@ -18,7 +18,7 @@ pub(crate) mod openai;
 mod wire;
 
 #[cfg(test)]
-mod test_server;
+pub(crate) mod test_server;
 
 /// How to reach one model: the API root (`https://api.openai.com/v1` for Chat Completions,
 /// `https://api.anthropic.com` for Messages), the key (`None` for a local server that needs

@@ -480,9 +480,12 @@ fn the_eval_label_requests_every_layer_and_the_missing_ones_are_named() {
     assert_eq!(outputs["layers-requested"], "0,1,2,3");
     assert_eq!(outputs["layers-run"], "0");
     assert!(run.stdout().contains("layers requested: 0,1,2,3 (the pull request was just labelled `run-evals`)"));
-    let note = "Layer(s) 1,2,3 were requested but are not available in this version";
+    let note = "Layer(s) 2,3 were requested but are not available in this version";
     assert!(run.file("step_summary.md").contains(note));
     assert!(github.ours()[0].body.contains(note));
+    let layer1 = "Layer 1 did not run: no golden set was given";
+    assert!(run.file("step_summary.md").contains(layer1), "{}", run.file("step_summary.md"));
+    assert_eq!(outputs["cases-passed"], "", "layer 1 did not run");
 }
 
 #[test]

@@ -1,0 +1,335 @@
+//! The demo model: a scripted stand-in for a *good* model, written from a golden set. It serves
+//! OpenAI Chat Completions (`POST /v1/chat/completions`) and Anthropic Messages (`POST
+//! /v1/messages`) on loopback, and answers each request with the tool calls the golden set
+//! expects: the case is found by the conversation's first user turn; for `expect_tool` it calls
+//! that tool with arguments built from `expect_args`, for `expect_sequence` one step per turn, for
+//! a negative case it answers in words; once the expected calls are made it answers in words.
+//! `flaky` makes every Nth first turn of a case call a wrong tool, so a soft case shows a failing
+//! run.
+//!
+//! It is no model and claims to be none: the demo's cassettes are recorded from it
+//! (`mcp-eval demo-model`, hidden), the layer-1 benchmark measures the harness against it, and
+//! end-to-end tests run both wires through it. It never leaves 127.0.0.1.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+use crate::golden::GoldenSet;
+
+/// What the demo model does for one case.
+#[derive(Debug, Default)]
+struct CaseScript {
+    /// The calls to make, one model turn each: MCP tool name and arguments.
+    steps: Vec<(String, Value)>,
+    /// User turns the case's prompt has: the earlier ones get a short answer in words.
+    user_turns: usize,
+    /// Every Nth first turn calls a wrong tool.
+    flaky_every: Option<usize>,
+    /// First turns seen so far.
+    seen: AtomicUsize,
+}
+
+/// The demo model's script: the golden set's cases, by their first user turn.
+#[derive(Debug, Default)]
+pub(crate) struct DemoModel {
+    cases: BTreeMap<String, CaseScript>,
+    /// Wait this long before each answer (the benchmark's model latency).
+    pub delay: Duration,
+}
+
+/// The wire a request came in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    /// Chat Completions.
+    OpenAi,
+    /// Messages.
+    Anthropic,
+}
+
+impl DemoModel {
+    /// The script of `set`; `flaky` lists `(case id, N)`: every Nth run of the case goes wrong.
+    pub(crate) fn new(set: &GoldenSet, flaky: &[(String, usize)], today: chrono::NaiveDate) -> Self {
+        let mut cases = BTreeMap::new();
+        for case in &set.cases {
+            let resolved = &case.resolved;
+            let Some(first) = resolved["prompt"].get(0).and_then(Value::as_str) else { continue };
+            let mut steps = Vec::new();
+            if let Some(tool) = resolved.get("expect_tool").and_then(Value::as_str) {
+                steps.push((tool.to_owned(), arguments_for(resolved.get("expect_args"), today)));
+            } else if let Some(sequence) = resolved.pointer("/expect_sequence/steps").and_then(Value::as_array) {
+                for step in sequence {
+                    let tool = step["tool"].as_str().unwrap_or_default().to_owned();
+                    steps.push((tool, arguments_for(step.get("args"), today)));
+                }
+            }
+            let flaky_every = flaky.iter().find(|(id, _)| *id == case.id).map(|(_, every)| (*every).max(1));
+            let user_turns = resolved["prompt"].as_array().map_or(1, Vec::len);
+            cases.insert(first.to_owned(), CaseScript { steps, user_turns, flaky_every, seen: AtomicUsize::new(0) });
+        }
+        DemoModel { cases, delay: Duration::ZERO }
+    }
+
+    /// The answer to one request body on `wire` (the whole JSON response body).
+    pub(crate) fn answer(&self, wire: Wire, body: &Value) -> Value {
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        let first_user =
+            messages.iter().find(|message| message["role"] == "user").map(|message| user_text(wire, message));
+        let tools: Vec<String> = body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|tool| match wire {
+                Wire::OpenAi => tool.pointer("/function/name"),
+                Wire::Anthropic => tool.get("name"),
+            })
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect();
+        let model = body["model"].as_str().unwrap_or("demo").to_owned();
+        // Calls made so far in this conversation.
+        let made = messages
+            .iter()
+            .filter(|message| message["role"] == "assistant")
+            .map(|message| match wire {
+                Wire::OpenAi => message["tool_calls"].as_array().map_or(0, Vec::len),
+                Wire::Anthropic => message["content"]
+                    .as_array()
+                    .map_or(0, |blocks| blocks.iter().filter(|block| block["type"] == "tool_use").count()),
+            })
+            .sum::<usize>();
+        let Some(script) = first_user.as_deref().and_then(|text| self.cases.get(text)) else {
+            return text_reply(wire, &model, "I have no script for this conversation.");
+        };
+        let user_turns =
+            messages.iter().filter(|message| message["role"] == "user" && !is_tool_result(wire, message)).count();
+        if user_turns < script.user_turns {
+            return text_reply(wire, &model, "Noted.");
+        }
+        if made == 0 && !script.steps.is_empty() {
+            let seen = script.seen.fetch_add(1, Ordering::SeqCst) + 1;
+            if script.flaky_every.is_some_and(|every| seen % every == 0) {
+                let wrong = tools.iter().find(|tool| **tool != wire_name(&script.steps[0].0, &tools)).cloned();
+                if let Some(wrong) = wrong {
+                    return call_reply(wire, &model, &wrong, &json!({}), made);
+                }
+            }
+        }
+        match script.steps.get(made) {
+            Some((tool, arguments)) => call_reply(wire, &model, &wire_name(tool, &tools), arguments, made),
+            None if script.steps.is_empty() => text_reply(wire, &model, "Glad to help. Nothing to look up."),
+            None => text_reply(wire, &model, "Done: the tools answered."),
+        }
+    }
+}
+
+/// The tool's name on the wire: itself when offered, else the offered name it was rewritten to.
+fn wire_name(mcp: &str, offered: &[String]) -> String {
+    if offered.iter().any(|name| name == mcp) {
+        return mcp.to_owned();
+    }
+    let cleaned: String =
+        mcp.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    offered.iter().find(|name| name.starts_with(&cleaned[..cleaned.len().min(20)])).cloned().unwrap_or(cleaned)
+}
+
+fn is_tool_result(wire: Wire, message: &Value) -> bool {
+    wire == Wire::Anthropic
+        && message["content"].as_array().is_some_and(|blocks| blocks.iter().any(|block| block["type"] == "tool_result"))
+}
+
+fn user_text(wire: Wire, message: &Value) -> String {
+    match (&message["content"], wire) {
+        (Value::String(text), _) => text.clone(),
+        (Value::Array(blocks), _) => {
+            blocks.iter().filter_map(|block| block.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("")
+        }
+        _ => String::new(),
+    }
+}
+
+/// Arguments a good model would send for `expect_args` (resolved matchers).
+fn arguments_for(expected: Option<&Value>, today: chrono::NaiveDate) -> Value {
+    let mut out = serde_json::Map::new();
+    for (name, matcher) in expected.and_then(Value::as_object).into_iter().flatten() {
+        let mode = matcher["match"].as_str().unwrap_or("auto");
+        let value = match mode {
+            "absent" => continue,
+            "present" => Some(json!("demo")),
+            "one_of" | "set" => matcher.get("values").map(|values| {
+                if mode == "set" { values.clone() } else { values.get(0).cloned().unwrap_or(Value::Null) }
+            }),
+            "normalized" if matcher.get("one_of").is_some() => matcher["one_of"].get(0).cloned(),
+            "datetime" => matcher.get("value").map(|value| relative_date(value, today)),
+            _ => matcher.get("value").cloned(),
+        };
+        if let Some(value) = value {
+            out.insert(name.clone(), value);
+        }
+    }
+    Value::Object(out)
+}
+
+fn relative_date(value: &Value, today: chrono::NaiveDate) -> Value {
+    let Some(text) = value.as_str() else { return value.clone() };
+    let days = match text {
+        "today" => Some(0),
+        "tomorrow" => Some(1),
+        "yesterday" => Some(-1),
+        _ => text.strip_suffix('d').and_then(|days| days.parse::<i64>().ok()),
+    };
+    match days {
+        Some(days) => json!((today + chrono::Duration::days(days)).to_string()),
+        None => value.clone(),
+    }
+}
+
+fn usage(wire: Wire) -> Value {
+    match wire {
+        Wire::OpenAi => json!({"prompt_tokens": 120, "completion_tokens": 12, "total_tokens": 132}),
+        Wire::Anthropic => json!({"input_tokens": 120, "output_tokens": 12}),
+    }
+}
+
+fn text_reply(wire: Wire, model: &str, text: &str) -> Value {
+    match wire {
+        Wire::OpenAi => json!({
+            "id": "chatcmpl-demo", "object": "chat.completion", "model": model,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": usage(wire),
+        }),
+        Wire::Anthropic => json!({
+            "id": "msg_demo", "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "usage": usage(wire),
+        }),
+    }
+}
+
+fn call_reply(wire: Wire, model: &str, tool: &str, arguments: &Value, index: usize) -> Value {
+    let id = format!("call_demo_{index}");
+    match wire {
+        Wire::OpenAi => json!({
+            "id": "chatcmpl-demo", "object": "chat.completion", "model": model,
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null,
+                "tool_calls": [{"id": id, "type": "function", "function": {"name": tool, "arguments": arguments.to_string()}}],
+            }}],
+            "usage": usage(wire),
+        }),
+        Wire::Anthropic => json!({
+            "id": "msg_demo", "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "tool_use", "id": id, "name": tool, "input": arguments}],
+            "stop_reason": "tool_use", "usage": usage(wire),
+        }),
+    }
+}
+
+/// Serves `model` on `listener` until the task is dropped.
+pub(crate) async fn serve(listener: TcpListener, model: Arc<DemoModel>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else { continue };
+        let model = Arc::clone(&model);
+        tokio::spawn(async move {
+            let service = service_fn(move |request: Request<Incoming>| {
+                let model = Arc::clone(&model);
+                async move {
+                    let wire = match request.uri().path() {
+                        "/v1/chat/completions" => Some(Wire::OpenAi),
+                        "/v1/messages" => Some(Wire::Anthropic),
+                        _ => None,
+                    };
+                    let body = request.into_body().collect().await.map(|body| body.to_bytes()).unwrap_or_default();
+                    let (status, answer) = match (wire, serde_json::from_slice::<Value>(&body)) {
+                        (Some(wire), Ok(body)) => {
+                            tokio::time::sleep(model.delay).await;
+                            (200, model.answer(wire, &body))
+                        }
+                        (None, _) => (404, json!({"error": {"message": "unknown path"}})),
+                        (_, Err(error)) => (400, json!({"error": {"message": format!("not JSON: {error}")}})),
+                    };
+                    let response = Response::builder()
+                        .status(status)
+                        .header("content-type", "application/json")
+                        .body(Full::new(Bytes::from(answer.to_string())))
+                        .unwrap_or_default();
+                    Ok::<_, Infallible>(response)
+                }
+            });
+            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model() -> DemoModel {
+        let set = crate::golden::load::parse(
+            std::path::Path::new("set.yaml"),
+            "version: 1\ncases:\n  - id: one\n    prompt: Echo eu\n    expect_tool: echo\n    expect_args: {region: {match: normalized, one_of: [eu, europe]}, when: {match: datetime, value: tomorrow}}\n  - id: two\n    prompt: Two steps\n    expect_sequence: {order: strict, steps: [{tool: a}, {tool: b, args: {n: 2}}]}\n  - id: three\n    prompt: Thanks\n    negative: true\n",
+        )
+        .expect("valid");
+        DemoModel::new(&set, &[("one".into(), 2)], chrono::NaiveDate::from_ymd_opt(2026, 11, 30).expect("date"))
+    }
+
+    fn openai(messages: Value) -> Value {
+        json!({"model": "m", "messages": messages, "tools": [
+            {"type": "function", "function": {"name": "echo"}}, {"type": "function", "function": {"name": "a"}},
+            {"type": "function", "function": {"name": "b"}}]})
+    }
+
+    #[test]
+    fn it_calls_the_expected_tool_with_example_arguments_then_answers() {
+        let model = model();
+        let first = model.answer(Wire::OpenAi, &openai(json!([{"role": "user", "content": "Echo eu"}])));
+        let call = &first["choices"][0]["message"]["tool_calls"][0]["function"];
+        assert_eq!(call["name"], "echo");
+        assert_eq!(
+            serde_json::from_str::<Value>(call["arguments"].as_str().unwrap()).unwrap(),
+            json!({"region": "eu", "when": "2026-12-01"})
+        );
+        let done = model.answer(Wire::OpenAi, &openai(json!([
+            {"role": "user", "content": "Echo eu"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "x", "type": "function", "function": {"name": "echo", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "x", "content": "eu"}])));
+        assert_eq!(done["choices"][0]["finish_reason"], "stop");
+        // The second first-turn of case `one` goes wrong (flaky every 2nd).
+        let wrong = model.answer(Wire::OpenAi, &openai(json!([{"role": "user", "content": "Echo eu"}])));
+        assert_ne!(wrong["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "echo");
+    }
+
+    #[test]
+    fn it_walks_a_sequence_on_the_anthropic_wire_and_answers_a_negative_case_in_words() {
+        let model = model();
+        let tools = json!([{"name": "a"}, {"name": "b"}]);
+        let second = model.answer(
+            Wire::Anthropic,
+            &json!({"model": "m", "tools": tools, "messages": [
+            {"role": "user", "content": "Two steps"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "a", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]}]}),
+        );
+        assert_eq!(second["content"][0]["name"], "b");
+        assert_eq!(second["content"][0]["input"], json!({"n": 2}));
+        let thanks = model.answer(
+            Wire::Anthropic,
+            &json!({"model": "m", "tools": tools, "messages": [{"role": "user", "content": "Thanks"}]}),
+        );
+        assert_eq!(
+            (thanks["stop_reason"].as_str(), thanks["content"][0]["type"].as_str()),
+            (Some("end_turn"), Some("text"))
+        );
+    }
+}

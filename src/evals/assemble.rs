@@ -1,0 +1,363 @@
+//! From run records to the report: each run scored ([`crate::scoring::score_run`]), each case ×
+//! model scored from its runs ([`crate::scoring::score_case`]), grader tallies, the Wilson
+//! interval, bounded traces, and the suite metrics per model.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDate;
+use serde_json::{Value, json};
+
+use super::caller::LiveModel;
+use crate::agent::{CaseSpec, RunEnding, RunRecord};
+use crate::golden::GoldenSet;
+use crate::report::evals::{
+    CriterionOut, EvalMetrics, EvalResult, EvalStatus, EvalsSection, Rate, RunStatus, RunTrace, TraceCall, wilson_95,
+};
+use crate::scoring::{self, CaseVerdict, CriterionKind, RunScore, RunVerdict, Verdict};
+use crate::settings::layer1::{TRUNCATED_BYTES, TraceResults};
+
+/// What [`fill`] reads.
+pub(crate) struct Inputs<'a> {
+    /// The golden set.
+    pub set: &'a GoldenSet,
+    /// Its cases as the loop read them (same order).
+    pub specs: &'a [CaseSpec],
+    /// The models that ran: index in the settings, label, caller.
+    pub models: &'a [(usize, String, &'a LiveModel)],
+    /// Runs by (model index, case index).
+    pub records: &'a BTreeMap<(usize, usize), Vec<RunRecord>>,
+    /// `--runs`, when given.
+    pub runs_override: Option<u32>,
+    /// For relative dates.
+    pub today: NaiveDate,
+    /// How much of results and answers to keep.
+    pub trace_results: TraceResults,
+}
+
+/// The resolved case with `--runs` applied (runs replaced, a soft threshold scaled).
+pub(crate) fn with_runs(resolved: &Value, runs: Option<u32>) -> Value {
+    let Some(runs) = runs else { return resolved.clone() };
+    let mut case = resolved.clone();
+    let old_runs = case["runs"].as_u64().unwrap_or(5).max(1);
+    let old_threshold = case["pass_threshold"].as_u64().unwrap_or(old_runs);
+    let runs = u64::from(runs);
+    let threshold =
+        if case["kind"] == "hard" { runs } else { (old_threshold * runs).div_ceil(old_runs).clamp(1, runs) };
+    case["runs"] = json!(runs);
+    case["pass_threshold"] = json!(threshold);
+    case
+}
+
+/// Fills `section.evals` and `section.eval_metrics`.
+pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
+    for (model_index, label, caller) in inputs.models {
+        let mut metrics = Accumulator::default();
+        for (case_index, (case, spec)) in inputs.set.cases.iter().zip(inputs.specs).enumerate() {
+            let resolved = with_runs(&case.resolved, inputs.runs_override);
+            let requested = resolved["runs"].as_u64().unwrap_or(5) as usize;
+            let threshold = resolved["pass_threshold"].as_u64().unwrap_or(requested as u64) as usize;
+            let sampling = caller.effective(spec.sampling);
+            let mut sampling_out = serde_json::Map::new();
+            if let Some(value) = sampling.temperature {
+                sampling_out.insert("temperature".into(), json!(value));
+            }
+            if let Some(value) = sampling.top_p {
+                sampling_out.insert("top_p".into(), json!(value));
+            }
+            if let Some(value) = sampling.max_output_tokens {
+                sampling_out.insert("max_output_tokens".into(), json!(value));
+            }
+            let mut eval = EvalResult {
+                case: case.id.clone(),
+                model: label.clone(),
+                kind: resolved["kind"].as_str().unwrap_or("soft").to_owned(),
+                runs: requested,
+                passed: 0,
+                completed: 0,
+                status: EvalStatus::Skipped,
+                threshold,
+                wilson_95: [0.0, 1.0],
+                case_sha256: case.hash.clone(),
+                graders: BTreeMap::new(),
+                reason: None,
+                flaky: false,
+                sampling: Value::Object(sampling_out),
+                traces: Vec::new(),
+            };
+            if let Some(reason) = &spec.deferred {
+                eval.reason = Some(format!("skipped: {reason}"));
+                metrics.count_case(EvalStatus::Skipped);
+                section.evals.push(eval);
+                continue;
+            }
+            let runs = inputs.records.get(&(*model_index, case_index)).map(Vec::as_slice).unwrap_or_default();
+            let scores: Vec<RunScore> = runs
+                .iter()
+                .filter(|run| run.ending != RunEnding::CapReached)
+                .map(|run| scoring::score_run(&resolved, &run.trace(), inputs.today))
+                .collect();
+            let cut = runs.len() < requested || runs.iter().any(|run| run.ending == RunEnding::CapReached);
+            let case_score = scoring::score_case(&resolved, &scores);
+            eval.passed = case_score.passed.k;
+            eval.completed = case_score.passed.n;
+            eval.wilson_95 = wilson_95(case_score.passed.k, case_score.passed.n);
+            eval.flaky = case_score.passed.k > 0 && case_score.passed.k < case_score.passed.n;
+            eval.status = match case_score.verdict {
+                _ if cut => EvalStatus::Skipped,
+                CaseVerdict::Pass => EvalStatus::Pass,
+                CaseVerdict::Fail => EvalStatus::Fail,
+                CaseVerdict::Error => EvalStatus::Error,
+                CaseVerdict::Ungraded => EvalStatus::Skipped,
+            };
+            let first_failure = runs.iter().zip(scores.iter()).find_map(|(run, score)| match score.verdict {
+                RunVerdict::Fail | RunVerdict::Error => Some(format!("run {}: {}", run.run, run_reason(score))),
+                _ => None,
+            });
+            eval.reason = Some(match (cut, first_failure) {
+                (true, _) => format!(
+                    "skipped: call cap reached ({} of {requested} run(s) completed before the cap)",
+                    scores.len()
+                ),
+                (false, Some(failure)) if eval.status != EvalStatus::Pass => {
+                    format!("{}; {failure}", case_score.reason)
+                }
+                (false, _) => case_score.reason.clone(),
+            });
+            let mut scored = scores.iter();
+            for run in runs {
+                let score = if run.ending == RunEnding::CapReached { None } else { scored.next() };
+                if let Some(score) = score.filter(|score| score.verdict != RunVerdict::Error) {
+                    for criterion in &score.criteria {
+                        let tally = eval.graders.entry(criterion.kind.name().to_owned()).or_default();
+                        match criterion.verdict {
+                            Verdict::Pass => {
+                                tally.passed += 1;
+                                tally.graded += 1;
+                            }
+                            Verdict::Fail => tally.graded += 1,
+                            Verdict::Skipped => {}
+                        }
+                    }
+                }
+                metrics.count_run(run, score);
+                eval.traces.push(trace_of(run, score, inputs.trace_results));
+            }
+            metrics.count_case(eval.status);
+            if let Some(selection) = case_score.selection {
+                metrics.selection.0 += selection.k;
+                metrics.selection.1 += selection.n;
+            }
+            if let Some(over) = case_score.over_triggering {
+                metrics.over_triggering.0 += over.k;
+                metrics.over_triggering.1 += over.n;
+            }
+            section.evals.push(eval);
+        }
+        section.eval_metrics.push(metrics.finish(label.clone()));
+    }
+    if section.evals.iter().any(|eval| eval.sampling.get("temperature").and_then(Value::as_f64) == Some(0.0)) {
+        section.layer1_notes.push(
+            "runs at temperature 0 are not independent draws: their pass rates and intervals are indicative".into(),
+        );
+    }
+}
+
+/// A failed or errored run in one line: the error, or the first failing criterion's reason.
+fn run_reason(score: &RunScore) -> String {
+    if let Some(error) = &score.error {
+        return format!("error: {}", one_line(error));
+    }
+    score
+        .criteria
+        .iter()
+        .find(|criterion| criterion.verdict == Verdict::Fail)
+        .map(|criterion| format!("{}: {}", criterion.kind.name(), one_line(&criterion.reason)))
+        .unwrap_or_else(|| "no criterion failed".into())
+}
+
+fn one_line(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > 300 { format!("{}…", line.chars().take(300).collect::<String>()) } else { line }
+}
+
+/// Keeps what `--trace-results` allows of a tool result or model text.
+fn bounded(text: &str, keep: TraceResults) -> Option<String> {
+    match keep {
+        TraceResults::Full => Some(text.to_owned()),
+        TraceResults::None => None,
+        TraceResults::Truncated if text.len() <= TRUNCATED_BYTES => Some(text.to_owned()),
+        TraceResults::Truncated => {
+            let mut cut = TRUNCATED_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            Some(format!("{}… [{} bytes in all]", &text[..cut], text.len()))
+        }
+    }
+}
+
+fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> RunTrace {
+    let status = match (score.map(|score| score.verdict), &run.ending) {
+        (_, RunEnding::CapReached) | (None, _) => RunStatus::Skipped,
+        (Some(RunVerdict::Pass), _) => RunStatus::Pass,
+        (Some(RunVerdict::Fail), _) => RunStatus::Fail,
+        (Some(RunVerdict::Error), _) => RunStatus::Error,
+        (Some(RunVerdict::Ungraded), _) => RunStatus::Skipped,
+    };
+    let reason = match status {
+        RunStatus::Fail | RunStatus::Error => score.map(run_reason),
+        RunStatus::Skipped if run.ending == RunEnding::CapReached => Some("call cap reached".into()),
+        _ => None,
+    };
+    RunTrace {
+        run: run.run,
+        status,
+        reason,
+        ending: run.ending.as_str().to_owned(),
+        turns: run.turns,
+        model_calls: usize::try_from(run.model_calls).unwrap_or(usize::MAX),
+        duration_ms: run.duration_ms,
+        calls: run
+            .calls
+            .iter()
+            .map(|call| TraceCall {
+                turn: call.turn,
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                sent: call.sent,
+                error: call.error.clone(),
+                result: bounded(&call.result, keep),
+                is_error: call.is_error,
+                latency_ms: call.latency_ms,
+            })
+            .collect(),
+        answer: run.answer.as_deref().and_then(|answer| bounded(answer, keep)),
+        stop_reasons: run.stop_reasons.clone(),
+        input_tokens: run.input_tokens,
+        output_tokens: run.output_tokens,
+        criteria: score
+            .map(|score| {
+                score
+                    .criteria
+                    .iter()
+                    .map(|criterion| CriterionOut {
+                        criterion: criterion.kind.name().to_owned(),
+                        verdict: match criterion.verdict {
+                            Verdict::Pass => "pass",
+                            Verdict::Fail => "fail",
+                            Verdict::Skipped => "skipped",
+                        }
+                        .to_owned(),
+                        reason: criterion.reason.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// Sums for one model's metrics.
+#[derive(Default)]
+struct Accumulator {
+    cases: BTreeMap<String, usize>,
+    selection: (usize, usize),
+    over_triggering: (usize, usize),
+    arguments: (usize, usize),
+    sequence: (usize, usize),
+    runs: usize,
+    run_errors: usize,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    tokens_unknown: bool,
+    latencies: Vec<u64>,
+}
+
+impl Accumulator {
+    fn count_case(&mut self, status: EvalStatus) {
+        *self.cases.entry(status.as_str().to_owned()).or_default() += 1;
+    }
+
+    fn count_run(&mut self, run: &RunRecord, score: Option<&RunScore>) {
+        self.runs += 1;
+        self.latencies.extend(&run.model_latencies_ms);
+        match (run.input_tokens, run.output_tokens) {
+            (Some(input), Some(output)) if !self.tokens_unknown => {
+                self.input_tokens = Some(self.input_tokens.unwrap_or(0) + input);
+                self.output_tokens = Some(self.output_tokens.unwrap_or(0) + output);
+            }
+            _ => self.tokens_unknown = true,
+        }
+        let Some(score) = score else { return };
+        if score.verdict == RunVerdict::Error {
+            self.run_errors += 1;
+            return;
+        }
+        for (kind, sums) in
+            [(CriterionKind::Arguments, &mut self.arguments), (CriterionKind::Sequence, &mut self.sequence)]
+        {
+            match score.criterion(kind).map(|criterion| criterion.verdict) {
+                Some(Verdict::Pass) => {
+                    sums.0 += 1;
+                    sums.1 += 1;
+                }
+                Some(Verdict::Fail) => sums.1 += 1,
+                _ => {}
+            }
+        }
+    }
+
+    fn finish(self, model: String) -> EvalMetrics {
+        let passed = self.cases.get("pass").copied().unwrap_or(0);
+        let failed = self.cases.get("fail").copied().unwrap_or(0);
+        let mut latencies = self.latencies;
+        latencies.sort_unstable();
+        let percentile = |p: f64| -> Option<u64> {
+            if latencies.is_empty() {
+                return None;
+            }
+            let rank = ((p * latencies.len() as f64).ceil() as usize).clamp(1, latencies.len());
+            Some(latencies[rank - 1])
+        };
+        EvalMetrics {
+            model,
+            pass_rate: Rate::new(passed, passed + failed),
+            tool_selection_accuracy: Rate::new(self.selection.0, self.selection.1),
+            over_triggering_rate: Rate::new(self.over_triggering.0, self.over_triggering.1),
+            argument_accuracy: Rate::new(self.arguments.0, self.arguments.1),
+            sequence_accuracy: Rate::new(self.sequence.0, self.sequence.1),
+            cases: self.cases,
+            run_errors: Rate::new(self.run_errors, self.runs),
+            input_tokens: if self.tokens_unknown { None } else { self.input_tokens },
+            output_tokens: if self.tokens_unknown { None } else { self.output_tokens },
+            model_latency_p50_ms: percentile(0.5),
+            model_latency_p95_ms: percentile(0.95),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_override_scales_a_soft_threshold_and_sets_a_hard_one() {
+        let soft = json!({"kind": "soft", "runs": 5, "pass_threshold": 4});
+        let scaled = with_runs(&soft, Some(10));
+        assert_eq!((scaled["runs"].as_u64(), scaled["pass_threshold"].as_u64()), (Some(10), Some(8)));
+        let hard = json!({"kind": "hard", "runs": 5, "pass_threshold": 5});
+        assert_eq!(with_runs(&hard, Some(3))["pass_threshold"], json!(3));
+        assert_eq!(with_runs(&soft, None), soft);
+    }
+
+    #[test]
+    fn traces_keep_what_trace_results_allows() {
+        let long = "x".repeat(TRUNCATED_BYTES + 10);
+        assert_eq!(bounded("short", TraceResults::Truncated).as_deref(), Some("short"));
+        let cut = bounded(&long, TraceResults::Truncated).expect("kept");
+        assert!(
+            cut.starts_with(&"x".repeat(TRUNCATED_BYTES)) && cut.ends_with(&format!("[{} bytes in all]", long.len()))
+        );
+        assert_eq!(bounded(&long, TraceResults::None), None);
+        assert_eq!(bounded(&long, TraceResults::Full), Some(long));
+    }
+}

@@ -1,0 +1,286 @@
+//! What stands between the agent loop and a model: the model-call cap shared by every run
+//! ([`Budget`]), retries with exponential backoff and jitter on 429/5xx/529 and network errors
+//! honouring `Retry-After` ([`RetryPolicy`]), sampling parameters a model refuses (dropped once,
+//! with a note), and cassettes (replay, or record what the live provider answered).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::agent::{ModelCaller, ModelFailure, ModelReply, TurnKey};
+use crate::mcp::sync::lock;
+use crate::mcp::transport::BoxFuture;
+use crate::providers::{CompletionRequest, Provider, ProviderError, Sampling};
+
+/// The hard cap on model calls in one evaluation (`--max-model-calls`), shared by every model.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    used: AtomicU64,
+    cap: u64,
+}
+
+impl Budget {
+    /// A budget of `cap` calls.
+    pub(crate) fn new(cap: u64) -> Self {
+        Self { used: AtomicU64::new(0), cap }
+    }
+
+    /// Takes one call; false when the cap is reached (the call must not be made).
+    pub(crate) fn take(&self) -> bool {
+        self.used.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| (used < self.cap).then_some(used + 1)).is_ok()
+    }
+
+    /// Calls taken so far.
+    pub(crate) fn used(&self) -> u64 {
+        self.used.load(Ordering::SeqCst)
+    }
+
+    /// True when no call is left.
+    pub(crate) fn exhausted(&self) -> bool {
+        self.used() >= self.cap
+    }
+}
+
+/// When and how often a failed model call is tried again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RetryPolicy {
+    /// Attempts in all (the first one included).
+    pub attempts: u32,
+    /// The wait before the first retry; doubled for each further one.
+    pub base: Duration,
+    /// The longest wait, `Retry-After` included.
+    pub max_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self { attempts: 4, base: Duration::from_millis(500), max_wait: Duration::from_secs(60) }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before retry number `retry` (1-based): `Retry-After` when the API gave one,
+    /// else `base · 2^(retry-1)` with full jitter in its upper half; never above `max_wait`.
+    pub(crate) fn wait(&self, retry: u32, error: &ProviderError) -> Duration {
+        if let Some(asked) = error.retry_after() {
+            return asked.min(self.max_wait);
+        }
+        let exponential = self.base.saturating_mul(1 << retry.saturating_sub(1).min(16));
+        let jittered = exponential.mul_f64(0.5 + fastrand::f64() / 2.0);
+        jittered.min(self.max_wait)
+    }
+}
+
+/// A sampling parameter the model refused, recognised from the API's 400 message.
+fn refused_parameter(error: &ProviderError, sampling: &Sampling) -> Option<&'static str> {
+    let ProviderError::Rejected { status: 400, message } = error else { return None };
+    let message = message.to_ascii_lowercase();
+    if sampling.temperature.is_some() && message.contains("temperature") {
+        Some("temperature")
+    } else if sampling.top_p.is_some() && message.contains("top_p") {
+        Some("top_p")
+    } else {
+        None
+    }
+}
+
+/// One model as the agent loop calls it.
+pub(crate) struct LiveModel {
+    /// `PROVIDER:MODEL`.
+    label: String,
+    provider: Arc<dyn Provider>,
+    budget: Arc<Budget>,
+    retry: RetryPolicy,
+    /// Sampling parameters this model refused, dropped from every later request.
+    dropped: std::sync::Mutex<Vec<&'static str>>,
+    /// Notes for the report (a dropped parameter).
+    notes: std::sync::Mutex<Vec<String>>,
+    /// The last error a call ended with, after its retries.
+    last_failure: std::sync::Mutex<Option<ProviderError>>,
+}
+
+impl std::fmt::Debug for LiveModel {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("LiveModel").field("label", &self.label).finish_non_exhaustive()
+    }
+}
+
+impl LiveModel {
+    /// `label` through `provider`, under `budget`.
+    pub(crate) fn new(label: String, provider: Arc<dyn Provider>, budget: Arc<Budget>, retry: RetryPolicy) -> Self {
+        Self {
+            label,
+            provider,
+            budget,
+            retry,
+            dropped: std::sync::Mutex::new(Vec::new()),
+            notes: std::sync::Mutex::new(Vec::new()),
+            last_failure: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// The last error a call ended with (after its retries), when one did.
+    pub(crate) fn last_failure(&self) -> Option<ProviderError> {
+        lock(&self.last_failure).clone()
+    }
+
+    /// The notes gathered so far (dropped parameters).
+    pub(crate) fn notes(&self) -> Vec<String> {
+        lock(&self.notes).clone()
+    }
+
+    /// `sampling` without the parameters this model refused: what is actually sent.
+    pub(crate) fn effective(&self, sampling: Sampling) -> Sampling {
+        let dropped = lock(&self.dropped);
+        Sampling {
+            temperature: sampling.temperature.filter(|_| !dropped.contains(&"temperature")),
+            top_p: sampling.top_p.filter(|_| !dropped.contains(&"top_p")),
+            max_output_tokens: sampling.max_output_tokens,
+        }
+    }
+
+    async fn call_live(&self, request: &CompletionRequest) -> Result<ModelReply, ModelFailure> {
+        let started = Instant::now();
+        let mut attempts = 0;
+        let mut request = request.clone();
+        loop {
+            request.sampling = self.effective(request.sampling);
+            if !self.budget.take() {
+                return Err(ModelFailure::CapReached);
+            }
+            attempts += 1;
+            let error = match self.provider.complete(&request).await {
+                Ok(completion) => {
+                    let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    return Ok(ModelReply { completion, attempts, latency_ms });
+                }
+                Err(error) => error,
+            };
+            if let Some(parameter) = refused_parameter(&error, &request.sampling) {
+                let mut dropped = lock(&self.dropped);
+                if !dropped.contains(&parameter) {
+                    dropped.push(parameter);
+                    lock(&self.notes).push(format!(
+                        "{}: the model refused `{parameter}`; it was dropped from every later request",
+                        self.label
+                    ));
+                }
+                drop(dropped);
+                continue;
+            }
+            if !error.is_retryable() || attempts >= self.retry.attempts {
+                *lock(&self.last_failure) = Some(error.clone());
+                return Err(ModelFailure::Provider { error, attempts });
+            }
+            tokio::time::sleep(self.retry.wait(attempts, &error)).await;
+        }
+    }
+}
+
+impl ModelCaller for LiveModel {
+    fn call<'a>(
+        &'a self,
+        _key: TurnKey,
+        request: &'a CompletionRequest,
+    ) -> BoxFuture<'a, Result<ModelReply, ModelFailure>> {
+        Box::pin(self.call_live(request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::{Completion, FinishReason};
+
+    /// Answers from a list of results, in order; records the sampling of each request.
+    #[derive(Debug)]
+    struct Sequence {
+        answers: std::sync::Mutex<Vec<Result<Completion, ProviderError>>>,
+        seen: std::sync::Mutex<Vec<Sampling>>,
+    }
+
+    impl Provider for Sequence {
+        fn name(&self) -> &str {
+            "sequence"
+        }
+        fn name_rule(&self) -> crate::providers::names::NameRule {
+            crate::providers::names::NameRule::OPENAI
+        }
+        fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Result<Completion, ProviderError>> {
+            lock(&self.seen).push(request.sampling);
+            let next = lock(&self.answers).remove(0);
+            Box::pin(async move { next })
+        }
+    }
+
+    fn answer() -> Completion {
+        Completion { text: Some("ok".into()), tool_calls: Vec::new(), finish: FinishReason::Stop, usage: None }
+    }
+
+    fn live(answers: Vec<Result<Completion, ProviderError>>, cap: u64) -> (LiveModel, Arc<Sequence>) {
+        let provider =
+            Arc::new(Sequence { answers: std::sync::Mutex::new(answers), seen: std::sync::Mutex::new(Vec::new()) });
+        let retry = RetryPolicy { attempts: 3, base: Duration::from_millis(1), max_wait: Duration::from_millis(50) };
+        (LiveModel::new("t:m".into(), provider.clone(), Arc::new(Budget::new(cap)), retry), provider)
+    }
+
+    fn key() -> TurnKey {
+        TurnKey { case: "c".into(), run: 1, turn: 0 }
+    }
+
+    #[tokio::test]
+    async fn a_rate_limit_with_retry_after_is_waited_out_and_the_call_succeeds() {
+        let limited =
+            ProviderError::RateLimited { retry_after: Some(Duration::from_millis(30)), message: "slow".into() };
+        let (model, _) = live(vec![Err(limited), Ok(answer())], 10);
+        let started = Instant::now();
+        let reply = model.call(key(), &CompletionRequest::default()).await.expect("answered on the retry");
+        assert_eq!(reply.attempts, 2);
+        assert!(started.elapsed() >= Duration::from_millis(30), "waited as asked: {:?}", started.elapsed());
+        assert_eq!(model.budget.used(), 2, "every attempt counts against the cap");
+    }
+
+    #[tokio::test]
+    async fn a_refused_key_is_not_retried_and_a_server_error_stops_after_the_attempts() {
+        let refused = ProviderError::Unauthorized { status: 401, message: "bad key".into() };
+        let (model, _) = live(vec![Err(refused.clone())], 10);
+        assert_eq!(
+            model.call(key(), &CompletionRequest::default()).await,
+            Err(ModelFailure::Provider { error: refused, attempts: 1 })
+        );
+
+        let failing = ProviderError::Server { status: 503, message: "busy".into() };
+        let (model, _) = live(vec![Err(failing.clone()), Err(failing.clone()), Err(failing.clone())], 10);
+        assert_eq!(
+            model.call(key(), &CompletionRequest::default()).await,
+            Err(ModelFailure::Provider { error: failing, attempts: 3 })
+        );
+    }
+
+    #[tokio::test]
+    async fn the_cap_stops_calls_before_they_are_made() {
+        let (model, provider) = live(vec![Ok(answer()), Ok(answer())], 1);
+        assert!(model.call(key(), &CompletionRequest::default()).await.is_ok());
+        assert_eq!(model.call(key(), &CompletionRequest::default()).await, Err(ModelFailure::CapReached));
+        assert_eq!(lock(&provider.seen).len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_refused_temperature_is_dropped_once_with_a_note() {
+        let refused = ProviderError::Rejected {
+            status: 400,
+            message: "Unsupported parameter: 'temperature' is not supported with this model.".into(),
+        };
+        let (model, provider) = live(vec![Err(refused), Ok(answer()), Ok(answer())], 10);
+        let request = CompletionRequest {
+            sampling: Sampling { temperature: Some(0.0), top_p: None, max_output_tokens: Some(64) },
+            ..CompletionRequest::default()
+        };
+        assert!(model.call(key(), &request).await.is_ok());
+        assert!(model.call(key(), &request).await.is_ok());
+        let seen = lock(&provider.seen).clone();
+        assert_eq!(seen.iter().map(|s| s.temperature).collect::<Vec<_>>(), vec![Some(0.0), None, None]);
+        assert_eq!(seen[2].max_output_tokens, Some(64));
+        assert_eq!(model.notes().len(), 1, "{:?}", model.notes());
+    }
+}

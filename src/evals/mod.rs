@@ -1,0 +1,374 @@
+//! Layer 1: a golden set run through models against the server under test. For every model
+//! asked for, every case, every run: the agent loop ([`crate::agent`]) with real `tools/call`s,
+//! scored by [`crate::scoring`], assembled into the report's layer-1 section ([`assemble`]).
+//!
+//! - A model whose key is unset or empty is "not run: no API key" (never a failure).
+//! - Each model's first run goes alone: a provider that refuses it (401/403, unknown model,
+//!   out of quota, unreachable) is unusable (exit status 5) and its other cases do not run.
+//! - Runs go concurrently up to `--concurrency`; a case with `sequential_runs` runs its runs one
+//!   after another. Every model call counts against `--max-model-calls` (exit status 6 when the
+//!   cap stopped the run; the cases it cut are `skipped`).
+//! - Runs spoiled by the provider (still failing after the retries) are `error`, never `fail`,
+//!   and are tried once more at the end.
+//! - Before any model call, every tool name of the set is checked against the server's
+//!   `tools/list`, and a case that would offer more tools than the provider accepts is refused:
+//!   both are input errors (exit status 2) naming the case.
+
+pub(crate) mod assemble;
+pub(crate) mod caller;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::NaiveDate;
+use futures_util::StreamExt as _;
+
+use crate::agent::tools::ToolExecutor;
+use crate::agent::{self, AcceptAll, ArgumentCheck, CaseSpec, RunContext, RunEnding, RunRecord};
+use crate::error::{Kind, UserError};
+use crate::evaluate::RunEvent;
+use crate::golden::GoldenSet;
+use crate::mcp::tools::ToolSurface;
+use crate::providers::anthropic::AnthropicProvider;
+use crate::providers::openai::{self, OpenAiProvider};
+use crate::providers::{EndpointConfig, Provider, ProviderError, ToolSpec};
+use crate::report::evals::{EvalsSection, GoldenSetInfo, ModelOutcome, ModelStatus};
+use crate::settings::layer1::{Api, Layer1Settings, ModelRef, ProviderDef};
+use caller::{Budget, LiveModel, RetryPolicy};
+
+/// How long one model request may take, connection included.
+pub(crate) const MODEL_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What layer 1 runs on.
+pub(crate) struct Layer1Input<'a> {
+    /// Models, providers, limits.
+    pub settings: &'a Layer1Settings,
+    /// The golden set, checked.
+    pub set: &'a GoldenSet,
+    /// The golden set's path as the user wrote it.
+    pub set_label: String,
+    /// The server's tools (every `tools/list` page).
+    pub surface: &'a ToolSurface,
+    /// Tool calls on the server.
+    pub tools: &'a dyn ToolExecutor,
+    /// The run's start date, for relative `datetime` matchers.
+    pub today: NaiveDate,
+    /// Replaces the default retry policy (tests).
+    pub retry: RetryPolicy,
+}
+
+/// One model ready to run.
+struct Ready {
+    index: usize,
+    label: String,
+    api: Api,
+    caller: Arc<LiveModel>,
+}
+
+/// Runs layer 1. An `Err` is an input error (exit status 2): an unknown tool name, too many
+/// tools for a provider.
+pub(crate) async fn run(
+    input: &Layer1Input<'_>,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) -> Result<EvalsSection, UserError> {
+    let set = input.set;
+    let listed: Vec<&str> = input.surface.tools.iter().map(|tool| tool.name.as_str()).collect();
+    let unknown = crate::golden::unknown_tools(set, &listed);
+    if !unknown.is_empty() {
+        let count = unknown.len();
+        let lines: Vec<String> = unknown.into_iter().map(|problem| problem.into_error().to_string()).collect();
+        return Err(UserError::new(
+            Kind::InvalidInput,
+            format!("the golden set names {count} tool(s) the server does not list:\n{}", lines.join("\n")),
+        )
+        .with_hint("fix the names in the golden set (MCP names, as `tools/list` gives them)"));
+    }
+    let specs: Vec<CaseSpec> = set.cases.iter().map(CaseSpec::from_case).collect();
+    let mut section = EvalsSection {
+        golden_set: Some(GoldenSetInfo {
+            path: input.set_label.clone(),
+            sha256: set.hash.clone(),
+            cases: set.cases.len(),
+        }),
+        models: input.settings.models.iter().map(ModelRef::label).collect(),
+        ..EvalsSection::default()
+    };
+    if input.settings.models.is_empty() {
+        section.layer1_not_run = Some("no model was given (--model PROVIDER:MODEL, Action input `models`)".into());
+        return Ok(section);
+    }
+    let budget = Arc::new(Budget::new(input.settings.max_model_calls));
+    let mut ready = Vec::new();
+    for (index, model) in input.settings.models.iter().enumerate() {
+        let label = model.label();
+        let Some(def) = input.settings.provider(model) else {
+            section.model_status.push(ModelStatus {
+                model: label.clone(),
+                status: ModelOutcome::Unusable,
+                detail: Some(format!("no provider `{}` is defined", model.provider)),
+            });
+            continue;
+        };
+        match build_provider(def, model) {
+            Ok(Some(provider)) => {
+                let caller = Arc::new(LiveModel::new(label.clone(), provider, budget.clone(), input.retry));
+                ready.push(Ready { index, label, api: def.api, caller });
+            }
+            Ok(None) => {
+                let variable = def.api_key_env.clone().unwrap_or_default();
+                let detail = format!(
+                    "not run: no API key (`{variable}` is unset or empty; pull requests from forks and Dependabot get no secrets)"
+                );
+                events(&RunEvent::Notice { text: format!("layer 1: {label}: {detail}") });
+                section.model_status.push(ModelStatus {
+                    model: label,
+                    status: ModelOutcome::NoApiKey,
+                    detail: Some(detail),
+                });
+            }
+            Err(error) => {
+                section.model_status.push(ModelStatus {
+                    model: label,
+                    status: ModelOutcome::Unusable,
+                    detail: Some(format!("cannot build the provider: {error}")),
+                });
+            }
+        }
+    }
+
+    // What each case offers each wire, checked before any call.
+    let mut offered: BTreeMap<(usize, usize), Vec<ToolSpec>> = BTreeMap::new();
+    for model in &ready {
+        for (case_index, case) in specs.iter().enumerate() {
+            let tools: Vec<ToolSpec> =
+                input.surface.tools.iter().filter(|tool| case.sees(&tool.name)).map(ToolSpec::from).collect();
+            if model.api == Api::OpenAi && tools.len() > openai::MAX_TOOLS {
+                return Err(UserError::new(
+                    Kind::InvalidInput,
+                    format!(
+                        "case `{}` would offer {} tools to {}; OpenAI accepts at most {}",
+                        case.id,
+                        tools.len(),
+                        model.label,
+                        openai::MAX_TOOLS
+                    ),
+                )
+                .with_hint("narrow what the model sees with the case's `tools:` field (or `defaults.tools`), e.g. `tools: [\"search_*\"]`"));
+            }
+            offered.insert((model.index, case_index), tools);
+        }
+    }
+
+    let checker = AcceptAll;
+    let mut records: BTreeMap<(usize, usize), Vec<RunRecord>> = BTreeMap::new();
+    let mut unusable: BTreeMap<usize, String> = BTreeMap::new();
+    let runnable: Vec<usize> = (0..specs.len()).filter(|&index| specs[index].deferred.is_none()).collect();
+    let runs_of = |case: &CaseSpec| input.settings.runs.map_or(case.runs, |runs| runs as usize);
+    let context_for = |model: &Ready, case_index: usize| -> (Arc<LiveModel>, Vec<ToolSpec>) {
+        (model.caller.clone(), offered.get(&(model.index, case_index)).cloned().unwrap_or_default())
+    };
+
+    // Each model's first run alone: a provider that cannot be used stops here.
+    for model in &ready {
+        let Some(&first) = runnable.first() else { break };
+        let (caller, tools) = context_for(model, first);
+        let record = one_run(&specs[first], 1, caller.as_ref(), input.tools, &tools, &checker).await;
+        if let (RunEnding::ProviderError(reason), Some(error)) = (&record.ending, model.caller.last_failure()) {
+            if let Some(fix) = unusable_fix(&error, model, input.settings) {
+                unusable.insert(model.index, format!("{reason}; {fix}"));
+            }
+        }
+        records.entry((model.index, first)).or_default().push(record);
+    }
+    for (index, detail) in &unusable {
+        let label = input.settings.models[*index].label();
+        events(&RunEvent::Notice { text: format!("layer 1: {label} cannot be used: {detail}") });
+        section.model_status.push(ModelStatus {
+            model: label,
+            status: ModelOutcome::Unusable,
+            detail: Some(detail.clone()),
+        });
+    }
+
+    // Every other run, concurrently up to the limit.
+    let mut work: Vec<(usize, usize, Vec<usize>)> = Vec::new();
+    for model in ready.iter().filter(|model| !unusable.contains_key(&model.index)) {
+        for &case_index in &runnable {
+            let case = &specs[case_index];
+            let first_done = usize::from(Some(&case_index) == runnable.first());
+            let runs: Vec<usize> = (1 + first_done..=runs_of(case)).collect();
+            if runs.is_empty() {
+                continue;
+            }
+            if case.sequential {
+                work.push((model.index, case_index, runs));
+            } else {
+                work.extend(runs.into_iter().map(|run| (model.index, case_index, vec![run])));
+            }
+        }
+    }
+    let by_index: BTreeMap<usize, &Ready> = ready.iter().map(|model| (model.index, model)).collect();
+    let concurrency = input.settings.concurrency.max(1);
+    let finished: Vec<((usize, usize), Vec<RunRecord>)> = futures_util::stream::iter(work)
+        .map(|(model_index, case_index, runs)| {
+            let (caller, tools) = context_for(by_index[&model_index], case_index);
+            let case = &specs[case_index];
+            let checker = &checker;
+            async move {
+                let mut done = Vec::new();
+                for run in runs {
+                    done.push(one_run(case, run, caller.as_ref(), input.tools, &tools, checker).await);
+                }
+                ((model_index, case_index), done)
+            }
+        })
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
+    for (key, done) in finished {
+        records.entry(key).or_default().extend(done);
+    }
+
+    // Runs the provider spoiled get one more try.
+    let retry: Vec<(usize, usize, usize)> = records
+        .iter()
+        .filter(|(key, _)| !unusable.contains_key(&key.0))
+        .flat_map(|(key, runs)| {
+            runs.iter()
+                .filter(|run| matches!(run.ending, RunEnding::ProviderError(_)))
+                .map(move |run| (key.0, key.1, run.run))
+        })
+        .collect();
+    if !retry.is_empty() && !budget.exhausted() {
+        events(&RunEvent::Notice {
+            text: format!("layer 1: trying {} run(s) spoiled by the provider once more", retry.len()),
+        });
+        let again: Vec<((usize, usize), RunRecord)> = futures_util::stream::iter(retry)
+            .map(|(model_index, case_index, run)| {
+                let (caller, tools) = context_for(by_index[&model_index], case_index);
+                let case = &specs[case_index];
+                let checker = &checker;
+                async move {
+                    ((model_index, case_index), one_run(case, run, caller.as_ref(), input.tools, &tools, checker).await)
+                }
+            })
+            .buffer_unordered(concurrency)
+            .collect()
+            .await;
+        for (key, record) in again {
+            if let Some(runs) = records.get_mut(&key) {
+                let old = runs.iter_mut().find(|run| run.run == record.run);
+                if let Some(old) = old {
+                    let spent = old.model_calls;
+                    *old = RunRecord { model_calls: record.model_calls + spent, ..record };
+                }
+            }
+        }
+    }
+    for runs in records.values_mut() {
+        runs.sort_by_key(|run| run.run);
+    }
+
+    for model in &ready {
+        if !unusable.contains_key(&model.index) {
+            section.model_status.push(ModelStatus {
+                model: model.label.clone(),
+                status: ModelOutcome::Ran,
+                detail: None,
+            });
+        }
+        section.layer1_notes.extend(model.caller.notes());
+    }
+    section.model_status.sort_by_key(|status| section.models.iter().position(|model| *model == status.model));
+    section.model_calls = budget.used();
+    section.call_cap_reached = records.values().flatten().any(|run| run.ending == RunEnding::CapReached);
+    if section.call_cap_reached {
+        section.layer1_notes.push(format!(
+            "the model-call cap ({} calls, --max-model-calls) was reached: the cases it cut are skipped",
+            input.settings.max_model_calls
+        ));
+    }
+    let ran: Vec<(usize, String, &LiveModel)> = ready
+        .iter()
+        .filter(|model| !unusable.contains_key(&model.index))
+        .map(|model| (model.index, model.label.clone(), model.caller.as_ref()))
+        .collect();
+    assemble::fill(
+        &mut section,
+        &assemble::Inputs {
+            set,
+            specs: &specs,
+            models: &ran,
+            records: &records,
+            runs_override: input.settings.runs,
+            today: input.today,
+            trace_results: input.settings.trace_results,
+        },
+    );
+    for eval in &section.evals {
+        events(&RunEvent::CaseGraded {
+            case: eval.case.clone(),
+            model: eval.model.clone(),
+            status: eval.status,
+            passed: eval.passed,
+            runs: eval.runs,
+        });
+    }
+    Ok(section)
+}
+
+async fn one_run(
+    case: &CaseSpec,
+    run: usize,
+    model: &LiveModel,
+    tools: &dyn ToolExecutor,
+    specs: &[ToolSpec],
+    arguments: &dyn ArgumentCheck,
+) -> RunRecord {
+    let context = RunContext { model, tools, specs, arguments };
+    agent::run_case(case, run, &context).await
+}
+
+/// The provider for `model`, `None` when its key is needed but not set.
+fn build_provider(def: &ProviderDef, model: &ModelRef) -> Result<Option<Arc<dyn Provider>>, ProviderError> {
+    if def.api_key_env.is_some() && def.api_key.is_none() {
+        return Ok(None);
+    }
+    let config = EndpointConfig {
+        base_url: def.base_url.clone(),
+        api_key: def.api_key.clone(),
+        model: model.model.clone(),
+        timeout: MODEL_REQUEST_TIMEOUT,
+    };
+    Ok(match def.api {
+        Api::OpenAi => Some(Arc::new(OpenAiProvider::new(config)?)),
+        Api::Anthropic => Some(Arc::new(AnthropicProvider::new(config)?)),
+        Api::Replay => None,
+    })
+}
+
+/// When a first run's provider error means the provider cannot be used at all: the fix.
+fn unusable_fix(error: &ProviderError, model: &Ready, settings: &Layer1Settings) -> Option<String> {
+    let def = settings.provider(&settings.models[model.index])?;
+    let key = def.api_key_env.as_deref().unwrap_or("the key");
+    match error {
+        ProviderError::Unauthorized { .. } => {
+            Some(format!("provider `{}` refused the key for model `{}`: check `{key}`", def.id, model.label))
+        }
+        ProviderError::ModelNotFound(_) => Some(format!(
+            "provider `{}` does not know model `{}`: check the name after `{}:`, and that this key may use it",
+            def.id, model.label, def.id
+        )),
+        ProviderError::QuotaExhausted(_) => {
+            Some(format!("provider `{}`: the account behind `{key}` has no quota or credit left", def.id))
+        }
+        ProviderError::Network(_) => {
+            Some(format!("provider `{}`: check the base URL `{}` and the network", def.id, def.base_url))
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,230 @@
+//! Layer 1 end to end in-process: the embedded demo server (real `tools/call`s over HTTP), the
+//! demo model on both wires (our adapters' real HTTP), scoring and the report section.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::*;
+use crate::demo::model::DemoModel;
+use crate::mcp::era::{self, Target};
+use crate::mcp::evidence::Redactor;
+use crate::mcp::http::HttpSettings;
+use crate::report::evals::{EvalStatus, RunStatus};
+use crate::settings::layer1::{Layer1Settings, TraceResults};
+
+const SET: &str = r#"version: 1
+defaults: {runs: 5, sampling: {temperature: 0}}
+cases:
+  - id: region
+    prompt: "Echo my region, eu."
+    kind: hard
+    expect_tool: test_header_param
+    expect_args: {region: eu}
+  - id: flaky-soft
+    prompt: "Give me the short text."
+    expect_tool: test_simple_text
+  - id: flaky-hard
+    prompt: "Give me the short text, please."
+    kind: hard
+    expect_tool: test_simple_text
+  - id: too-flaky
+    prompt: "The short text again."
+    pass_threshold: 4
+    expect_tool: test_simple_text
+  - id: sequence
+    prompt: "Progress then logs."
+    expect_sequence: {order: strict, steps: [{tool: test_progress}, {tool: test_logging_tool}]}
+  - id: thanks
+    prompt: "Thanks!"
+    kind: hard
+    negative: true
+  - id: wrong-tool
+    prompt: "Temperature please."
+    expect_tool: test_structured
+    expect_args: {unit: celsius}
+"#;
+
+pub(crate) const CANARY_KEY: &str = "sk-canary-0123456789abcdef";
+
+struct Fixture {
+    _mcp: tokio::task::JoinHandle<std::io::Result<()>>,
+    _model: tokio::task::JoinHandle<()>,
+    mcp_url: String,
+    model_url: String,
+    set: crate::golden::GoldenSet,
+}
+
+async fn fixture(flaky: &[(&str, usize)]) -> Fixture {
+    let set = crate::golden::load::parse(std::path::Path::new("golden.yaml"), SET).expect("valid set");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let mcp_url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let mcp = tokio::spawn(crate::demo::serve_http(listener, Arc::new(crate::demo::DemoConfig::default())));
+    let flaky: Vec<(String, usize)> = flaky.iter().map(|(id, every)| ((*id).to_owned(), *every)).collect();
+    let model = Arc::new(DemoModel::new(&set, &flaky, chrono::Utc::now().date_naive()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let model_url = format!("http://{}", listener.local_addr().expect("addr"));
+    let model_task = tokio::spawn(crate::demo::model::serve(listener, model));
+    Fixture { _mcp: mcp, _model: model_task, mcp_url, model_url, set }
+}
+
+fn settings(fixture: &Fixture, models: &[&str]) -> Layer1Settings {
+    let provider = |id: &str, api: Api, base_url: String| ProviderDef {
+        id: id.into(),
+        api,
+        base_url,
+        api_key_env: Some(format!("{}_API_KEY", id.to_ascii_uppercase())),
+        api_key: Some(CANARY_KEY.into()),
+    };
+    Layer1Settings {
+        models: models
+            .iter()
+            .map(|text| {
+                let (provider, model) = text.split_once(':').expect("PROVIDER:MODEL");
+                ModelRef { provider: provider.into(), model: model.into() }
+            })
+            .collect(),
+        providers: vec![
+            provider("openai", Api::OpenAi, format!("{}/v1", fixture.model_url)),
+            provider("anthropic", Api::Anthropic, fixture.model_url.clone()),
+            ProviderDef { api_key: None, ..provider("nokey", Api::OpenAi, format!("{}/v1", fixture.model_url)) },
+        ],
+        concurrency: 4,
+        trace_results: TraceResults::Truncated,
+        ..Layer1Settings::default()
+    }
+}
+
+async fn run_layer1(fixture: &Fixture, settings: &Layer1Settings) -> Result<EvalsSection, UserError> {
+    let target = Target::Http(HttpSettings {
+        url: fixture.mcp_url.clone(),
+        extra_headers: Vec::new(),
+        timeout: Duration::from_secs(10),
+    });
+    let connected = era::connect(&target, Redactor::new(vec![CANARY_KEY.into()])).await.expect("demo server reachable");
+    let surface = crate::golden::list_tools_on(&connected).await.expect("tools listed");
+    let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
+    let input = Layer1Input {
+        settings,
+        set: &fixture.set,
+        set_label: "golden.yaml".into(),
+        surface: &surface,
+        tools: &tools,
+        today: chrono::Utc::now().date_naive(),
+        retry: RetryPolicy { attempts: 2, base: Duration::from_millis(1), max_wait: Duration::from_millis(10) },
+    };
+    let result = run(&input, &|_| {}).await;
+    connected.shutdown().await;
+    result
+}
+
+fn eval<'a>(section: &'a EvalsSection, case: &str, model: &str) -> &'a crate::report::evals::EvalResult {
+    section.evals.iter().find(|eval| eval.case == case && eval.model == model).expect("evaluated")
+}
+
+#[tokio::test]
+async fn a_golden_set_runs_through_both_wires_against_the_demo_server() {
+    let fixture = fixture(&[("flaky-soft", 5), ("flaky-hard", 5), ("too-flaky", 2), ("wrong-tool", 1)]).await;
+    let settings = settings(&fixture, &["openai:demo-good", "anthropic:demo-good", "nokey:model"]);
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    for model in ["openai:demo-good", "anthropic:demo-good"] {
+        let region = eval(&section, "region", model);
+        assert_eq!((region.status, region.passed, region.runs), (EvalStatus::Pass, 5, 5), "{region:?}");
+        assert_eq!(region.wilson_95, [0.5655, 1.0]);
+        let call = &region.traces[0].calls[0];
+        assert_eq!(
+            (call.name.as_str(), &call.arguments, call.sent),
+            ("test_header_param", &json!({"region": "eu"}), true)
+        );
+        assert_eq!(call.result.as_deref(), Some("Region: eu"), "the real server answered");
+        let sequence = eval(&section, "sequence", model);
+        assert_eq!((sequence.status, sequence.passed), (EvalStatus::Pass, 5), "{sequence:?}");
+        let thanks = eval(&section, "thanks", model);
+        assert_eq!((thanks.status, thanks.passed), (EvalStatus::Pass, 5));
+        let wrong = eval(&section, "wrong-tool", model);
+        assert_eq!((wrong.status, wrong.passed), (EvalStatus::Fail, 0));
+        assert!(
+            wrong.reason.as_deref().is_some_and(|reason| reason.contains("run 1: selection")),
+            "{:?}",
+            wrong.reason
+        );
+        assert_eq!(wrong.graders["selection"], crate::report::evals::GraderTally { passed: 0, graded: 5 });
+    }
+    // The flaky cases share the demo model's counters across both wires (10 runs of each).
+    let soft: Vec<_> = section.evals.iter().filter(|eval| eval.case == "flaky-soft").collect();
+    assert_eq!(soft.iter().map(|eval| eval.passed).sum::<usize>(), 8, "every 5th of 10 runs went wrong");
+    assert!(soft.iter().all(|eval| eval.status == EvalStatus::Pass), "4/5 passes a soft case");
+    let hard: Vec<_> = section.evals.iter().filter(|eval| eval.case == "flaky-hard").collect();
+    assert!(hard.iter().all(|eval| eval.status == EvalStatus::Fail && eval.passed == 4 && eval.flaky), "{hard:?}");
+    let too_flaky: Vec<_> = section.evals.iter().filter(|eval| eval.case == "too-flaky").collect();
+    assert!(too_flaky.iter().all(|eval| eval.status == EvalStatus::Fail), "{too_flaky:?}");
+    let failing_run = hard[0].traces.iter().find(|run| run.status == RunStatus::Fail).expect("one failing run");
+    assert!(failing_run.reason.as_deref().is_some_and(|reason| reason.starts_with("selection:")), "{failing_run:?}");
+
+    let statuses: Vec<(String, ModelOutcome)> =
+        section.model_status.iter().map(|status| (status.model.clone(), status.status)).collect();
+    assert_eq!(
+        statuses,
+        vec![
+            ("openai:demo-good".to_owned(), ModelOutcome::Ran),
+            ("anthropic:demo-good".to_owned(), ModelOutcome::Ran),
+            ("nokey:model".to_owned(), ModelOutcome::NoApiKey),
+        ]
+    );
+    assert!(section.evals.iter().all(|eval| eval.model != "nokey:model"));
+    let metrics = &section.eval_metrics[0];
+    assert_eq!((metrics.over_triggering_rate.k, metrics.over_triggering_rate.n), (0, 5));
+    assert_eq!(metrics.input_tokens, Some(metrics.input_tokens.unwrap_or(0)).filter(|tokens| *tokens > 0));
+    assert!(!section.call_cap_reached);
+    let json = serde_json::to_string(&section).expect("serialises");
+    assert!(!json.contains(CANARY_KEY), "the key appears nowhere in the layer-1 report");
+}
+
+#[tokio::test]
+async fn the_call_cap_skips_what_it_cut() {
+    let fixture = fixture(&[]).await;
+    let mut settings = settings(&fixture, &["openai:demo-good"]);
+    settings.max_model_calls = 12;
+    settings.concurrency = 1;
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    assert!(section.call_cap_reached);
+    assert_eq!(section.model_calls, 12);
+    assert_eq!(eval(&section, "region", "openai:demo-good").status, EvalStatus::Pass, "10 calls: region finished");
+    let cut = eval(&section, "flaky-soft", "openai:demo-good");
+    assert_eq!(cut.status, EvalStatus::Skipped);
+    assert!(cut.reason.as_deref().is_some_and(|reason| reason.contains("call cap reached")), "{:?}", cut.reason);
+}
+
+#[tokio::test]
+async fn an_unknown_tool_in_the_set_is_an_input_error_naming_the_case() {
+    let mut fixture = fixture(&[]).await;
+    fixture.set = crate::golden::load::parse(
+        std::path::Path::new("golden.yaml"),
+        "version: 1\ncases:\n  - id: typo\n    prompt: hi\n    expect_tool: test_header_parm\n",
+    )
+    .expect("valid");
+    let error = run_layer1(&fixture, &settings(&fixture, &["openai:demo-good"])).await.expect_err("refused");
+    assert_eq!(error.exit_status(), crate::gate::ExitStatus::InvalidInput);
+    assert!(error.message.contains("golden.yaml:5:18") && error.message.contains("typo"), "{error}");
+    assert!(error.message.contains("test_header_param"), "nearest tool named: {error}");
+}
+
+#[tokio::test]
+async fn a_refused_key_makes_the_model_unusable_after_one_call() {
+    let fixture = fixture(&[]).await;
+    let server = crate::providers::test_server::ScriptedServer::start(vec![crate::providers::test_server::Canned::json(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#,
+    )])
+    .await;
+    let mut settings = settings(&fixture, &["openai:gpt-x"]);
+    settings.providers[0].base_url = server.base_url.clone();
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    assert_eq!(section.model_status[0].status, ModelOutcome::Unusable);
+    let detail = section.model_status[0].detail.clone().unwrap_or_default();
+    assert!(detail.contains("OPENAI_API_KEY") && detail.contains("openai:gpt-x"), "{detail}");
+    assert_eq!(server.received().len(), 1, "one call, no retries of a refused key");
+    assert!(section.provider_failed());
+    assert!(!detail.contains(CANARY_KEY));
+}
