@@ -360,7 +360,7 @@ fn layer1_section(evals: &EvalsSection) -> String {
     if !models.is_empty() {
         out.push_str("\n| Case | Kind |");
         for model in &models {
-            let _ = write!(out, " {} |", code_span(&truncate(model, 100)));
+            let _ = write!(out, " {} |", table_code(&truncate(model, 100)));
         }
         out.push_str("\n| --- | --- |");
         out.push_str(&" --- |".repeat(models.len()));
@@ -397,7 +397,7 @@ fn layer1_section(evals: &EvalsSection) -> String {
         for metrics in &evals.eval_metrics {
             let mut row = format!(
                 "| {} | {} | {} | {} | {} | {} |",
-                code_span(&truncate(&metrics.model, 100)),
+                table_code(&truncate(&metrics.model, 100)),
                 rate(&metrics.pass_rate),
                 rate(&metrics.tool_selection_accuracy),
                 rate(&metrics.over_triggering_rate),
@@ -478,6 +478,12 @@ fn failing_run_line(eval: &EvalResult) -> String {
         code_span(&truncate(&eval.model, 100)),
         message(&truncate(&reason, CELL_CHARS)),
     )
+}
+
+/// A code span for a table cell: a `|` inside a code span would still end the cell, so it is
+/// escaped (GitHub shows `\|` in a table's code span as `|`).
+fn table_code(text: &str) -> String {
+    code_span(text).replace('|', "\\|")
 }
 
 /// `k/n (pct%)`, or `—` when n is 0.
@@ -921,6 +927,8 @@ mod tests {
             evals.evals.push(eval);
         }
         evals.layer1_notes.push(HOSTILE.to_owned());
+        evals.models.push("x:a|b".to_owned());
+        evals.evals[0].model = "x:a|b".to_owned();
         // Layer 0's lists leave room for layer 1, however long they are.
         let long = "x`y<".repeat(3_000);
         for i in 0..300 {
@@ -936,6 +944,8 @@ mod tests {
         assert_eq!(outside.matches("<details>").count(), outside.matches("</details>").count());
         assert!(!md.lines().any(|l| l.starts_with("# heading")));
         assert!(md.contains("more cases not shown here: see `report.json`"), "{md}");
+        // A `|` in a model name does not add a column.
+        assert!(md.contains("| Case | Kind | `openai:gpt-4.1-mini` | `x:a\\|b` |"), "{md}");
         let failing = md.lines().filter(|l| l.starts_with("- **") && l.contains(" · run ")).count();
         assert_eq!(failing, MAX_FAILING_RUNS);
         assert!(md.contains(&format!("- …and {} more: see `report.json`", 304 - MAX_FAILING_RUNS)), "{md}");
