@@ -118,6 +118,84 @@ impl EvalStatus {
     }
 }
 
+impl EvalsSection {
+    /// The case ids, each once, in the order they first appear in `evals` (file order).
+    pub fn case_ids(&self) -> Vec<&str> {
+        let mut ids: Vec<&str> = Vec::new();
+        for eval in &self.evals {
+            if !ids.contains(&eval.case.as_str()) {
+                ids.push(&eval.case);
+            }
+        }
+        ids
+    }
+
+    /// The models that have results, in the order given (then any others in `evals` order).
+    pub fn models_with_results(&self) -> Vec<&str> {
+        let mut models: Vec<&str> = Vec::new();
+        let named = self.models.iter().map(String::as_str);
+        for model in named.chain(self.evals.iter().map(|eval| eval.model.as_str())) {
+            if !models.contains(&model) && self.evals.iter().any(|eval| eval.model == model) {
+                models.push(model);
+            }
+        }
+        models
+    }
+
+    /// Distinct cases with at least one model failing their threshold.
+    pub fn failed_cases(&self) -> usize {
+        self.case_ids()
+            .into_iter()
+            .filter(|case| self.evals.iter().any(|eval| eval.case == *case && eval.status == EvalStatus::Fail))
+            .count()
+    }
+
+    /// True when some case ran at temperature 0 (its runs are then not independent draws).
+    pub fn any_at_temperature_zero(&self) -> bool {
+        self.evals.iter().any(EvalResult::at_temperature_zero)
+    }
+}
+
+impl EvalResult {
+    /// The graders that failed a run they graded (passed < graded), in name order.
+    pub fn failing_graders(&self) -> Vec<(&str, GraderTally)> {
+        self.graders
+            .iter()
+            .filter(|(_, tally)| tally.passed < tally.graded)
+            .map(|(name, tally)| (name.as_str(), *tally))
+            .collect()
+    }
+
+    /// The run that explains a `fail` or an `error`: its number (when a trace is kept) and its
+    /// reason on one line. For `fail` the first failed run; for `error` the first run that ended
+    /// in an error (else the first failed one). Falls back to the last line of `reason`.
+    pub fn first_bad_run(&self) -> Option<(Option<usize>, String)> {
+        let wanted: &[RunStatus] = match self.status {
+            EvalStatus::Fail => &[RunStatus::Fail],
+            EvalStatus::Error => &[RunStatus::Error, RunStatus::Fail],
+            EvalStatus::Pass | EvalStatus::Skipped => return None,
+        };
+        let trace = wanted.iter().find_map(|status| self.traces.iter().find(|run| run.status == *status));
+        match trace {
+            Some(run) => {
+                let reason = run.reason.as_deref().map(one_line).unwrap_or_else(|| "no reason given".to_owned());
+                Some((Some(run.run), reason))
+            }
+            None => self.reason.as_deref().and_then(|text| text.lines().last()).map(|line| (None, one_line(line))),
+        }
+    }
+
+    /// True when the sampling parameters sent had `temperature` 0.
+    pub fn at_temperature_zero(&self) -> bool {
+        self.sampling.get("temperature").and_then(Value::as_f64) == Some(0.0)
+    }
+}
+
+/// `text` with its line breaks folded to spaces and trimmed.
+fn one_line(text: &str) -> String {
+    text.split(['\r', '\n']).map(str::trim).filter(|part| !part.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
 /// One case × model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalResult {

@@ -178,6 +178,30 @@ mod tests {
         assert_eq!(parse(&value.to_string()).expect("reads"), sample_report());
     }
 
+    #[test]
+    fn the_layer1_section_round_trips_at_the_top_level() {
+        let report = crate::report::test_support::sample_evals_report();
+        let text = render(&report);
+        let value: Value = serde_json::from_str(&text).expect("valid JSON");
+        for key in [
+            "golden_set",
+            "models",
+            "model_status",
+            "evals",
+            "eval_metrics",
+            "layer1_not_run",
+            "layer1_notes",
+            "call_cap_reached",
+            "model_calls",
+        ] {
+            assert!(value.get(key).is_some(), "{key} missing at the top level");
+        }
+        assert_eq!(value["verdict"], "fail", "a failed case fails the verdict though every check passed");
+        let back = parse(&text).expect("reads back");
+        assert_eq!(back.evals, report.evals);
+        assert_eq!(back, report);
+    }
+
     /// The keys of every object in `value`, by path, so two documents can be compared by shape.
     fn shape(value: &Value, path: &str, out: &mut Vec<String>) {
         match value {

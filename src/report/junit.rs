@@ -15,11 +15,18 @@
 //!
 //! A run that did not complete (server unreachable, interrupted) adds a testcase `run` with an
 //! `<error>` describing the outcome, so the file is valid and visibly red even with no checks.
+//!
+//! Layer 1 adds a suite per model, `layer-1 golden set · PROVIDER:MODEL`, with a testcase per
+//! case named `"<case> (<k>/<N>)"`: `pass` is a success, `fail` a `<failure>` naming the graders
+//! that failed and the first failing run, `error` an `<error>`, `skipped` a `<skipped>`. A model
+//! that did not run has one testcase saying why (skipped without an API key, an error when the
+//! provider was unusable). No tool result or model answer is written here, only our reasons.
 
 use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
+use super::evals::{EvalResult, EvalStatus, EvalsSection, ModelOutcome, RunStatus};
 use super::model::{CONNECT_CHECK_ID, CheckResult, RunOutcome, RunReport, Status};
 
 /// Name of the root `<testsuites>` element.
@@ -75,7 +82,193 @@ pub fn to_junit(report: &RunReport) -> Report {
     junit.timestamp = Some(stamp);
     suite.timestamp = Some(stamp);
     junit.add_test_suite(suite);
+    if let Some(evals) = &report.evals {
+        for mut suite in layer1_suites(evals) {
+            suite.timestamp = Some(stamp);
+            junit.add_test_suite(suite);
+        }
+    }
     junit
+}
+
+/// Classname of every layer-1 testcase.
+const LAYER1_CLASSNAME: &str = "mcp-eval.layer1.golden";
+
+/// The layer-1 suites: one per model that ran (a testcase per case), one per model that did not
+/// (a single skipped or error testcase saying why), and one `layer-1 golden set` suite with a
+/// skipped testcase when layer 1 did not run at all.
+fn layer1_suites(evals: &EvalsSection) -> Vec<TestSuite> {
+    let mut suites = Vec::new();
+    if let Some(why) = &evals.layer1_not_run {
+        let mut status = TestCaseStatus::skipped();
+        status.set_message(one_line(why)).set_type("not_run");
+        let mut case = TestCase::new("layer 1", status);
+        case.set_classname(LAYER1_CLASSNAME).set_time(Duration::ZERO);
+        let mut suite = TestSuite::new("layer-1 golden set");
+        suite.add_test_case(case);
+        suite.set_time(Duration::ZERO);
+        suite.extra.insert("skipped".into(), "1".into());
+        suites.push(suite);
+    }
+    let mut models: Vec<&str> = evals.models.iter().map(String::as_str).collect();
+    for model in evals.model_status.iter().map(|status| status.model.as_str()).chain(evals.models_with_results()) {
+        if !models.contains(&model) {
+            models.push(model);
+        }
+    }
+    for model in models {
+        let mut suite = TestSuite::new(clean(&format!("layer-1 golden set · {model}")));
+        suite.add_property(Property::new("model", clean(model)));
+        if let Some(golden) = &evals.golden_set {
+            suite.add_properties([
+                Property::new("golden_set", clean(&golden.path)),
+                Property::new("golden_set.sha256", clean(&golden.sha256)),
+            ]);
+        }
+        let status = evals.model_status.iter().find(|status| status.model == model);
+        let results: Vec<&EvalResult> = evals.evals.iter().filter(|eval| eval.model == model).collect();
+        match status.map(|status| status.status) {
+            Some(outcome @ (ModelOutcome::NoApiKey | ModelOutcome::Unusable)) if results.is_empty() => {
+                let detail = status.and_then(|status| status.detail.as_deref());
+                suite.add_property(Property::new("model_status", model_outcome_str(outcome)));
+                suite.add_test_case(model_not_run_case(outcome, detail));
+                suite.set_time(Duration::ZERO);
+            }
+            outcome => {
+                suite.add_property(Property::new("model_status", outcome.map_or("ran", model_outcome_str)));
+                let mut total = Duration::ZERO;
+                for eval in results {
+                    let case = eval_case(eval);
+                    total += case.time.unwrap_or_default();
+                    suite.add_test_case(case);
+                }
+                suite.set_time(total);
+            }
+        }
+        let skipped = suite.disabled.to_string();
+        suite.extra.insert("skipped".into(), skipped.into());
+        suites.push(suite);
+    }
+    suites
+}
+
+/// `ran`, `no_api_key` or `unusable`, as in `report.json`.
+fn model_outcome_str(outcome: ModelOutcome) -> &'static str {
+    match outcome {
+        ModelOutcome::Ran => "ran",
+        ModelOutcome::NoApiKey => "no_api_key",
+        ModelOutcome::Unusable => "unusable",
+    }
+}
+
+/// The single testcase of a model that did not run: skipped without an API key, an error when
+/// the provider was unusable.
+fn model_not_run_case(outcome: ModelOutcome, detail: Option<&str>) -> TestCase {
+    let (what, mut status) = match outcome {
+        ModelOutcome::NoApiKey => ("not run: no API key", TestCaseStatus::skipped()),
+        _ => ("not run: the provider is unusable", TestCaseStatus::non_success(NonSuccessKind::Error)),
+    };
+    let message = match detail {
+        Some(detail) => format!("{what} ({detail})"),
+        None => what.to_owned(),
+    };
+    status.set_message(one_line(&message)).set_type(model_outcome_str(outcome));
+    let mut case = TestCase::new(what, status);
+    case.set_classname(LAYER1_CLASSNAME).set_time(Duration::ZERO);
+    case
+}
+
+/// The testcase of one case × model, named `<case> (<k>/<N>)`.
+fn eval_case(eval: &EvalResult) -> TestCase {
+    let status = match eval.status {
+        EvalStatus::Pass => TestCaseStatus::success(),
+        EvalStatus::Fail | EvalStatus::Error => {
+            let kind = if eval.status == EvalStatus::Fail { NonSuccessKind::Failure } else { NonSuccessKind::Error };
+            let mut status = TestCaseStatus::non_success(kind);
+            status
+                .set_message(one_line(&eval_message(eval)))
+                .set_type(clean(&eval.kind))
+                .set_description(eval_details(eval));
+            status
+        }
+        EvalStatus::Skipped => {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(one_line(eval.reason.as_deref().unwrap_or("not run"))).set_type("skipped");
+            status
+        }
+    };
+    let name = format!("{} ({}/{})", eval.case, eval.passed, eval.runs);
+    let mut case = TestCase::new(clean(&name), status);
+    let time: u64 = eval.traces.iter().map(|run| run.duration_ms).sum();
+    case.set_classname(LAYER1_CLASSNAME).set_time(Duration::from_millis(time)).add_properties([
+        Property::new("mcp-eval.case", clean(&eval.case)),
+        Property::new("mcp-eval.status", eval.status.as_str()),
+        Property::new("mcp-eval.case_sha256", clean(&eval.case_sha256)),
+        Property::new("mcp-eval.kind", clean(&eval.kind)),
+        Property::new("mcp-eval.threshold", eval.threshold.to_string()),
+        Property::new("mcp-eval.passed", eval.passed.to_string()),
+        Property::new("mcp-eval.completed", eval.completed.to_string()),
+        Property::new("mcp-eval.runs", eval.runs.to_string()),
+        Property::new("mcp-eval.wilson_95", format!("[{}, {}]", eval.wilson_95[0], eval.wilson_95[1])),
+    ]);
+    if eval.flaky {
+        case.add_property(Property::new("mcp-eval.flaky", "true"));
+    }
+    case
+}
+
+/// The one-line message of a failed or errored case: the count against the threshold, the
+/// graders that failed a run, and the first bad run's reason.
+fn eval_message(eval: &EvalResult) -> String {
+    let mut parts = vec![if eval.status == EvalStatus::Error {
+        format!("{} of {} runs completed, {} needed", eval.completed, eval.runs, eval.threshold)
+    } else {
+        format!("{} of {} runs passed, {} needed", eval.passed, eval.runs, eval.threshold)
+    }];
+    let failing: Vec<String> = eval
+        .failing_graders()
+        .into_iter()
+        .map(|(name, tally)| format!("{name} {}/{}", tally.passed, tally.graded))
+        .collect();
+    if !failing.is_empty() {
+        parts.push(format!("failing: {}", failing.join(", ")));
+    }
+    match eval.first_bad_run() {
+        Some((Some(run), reason)) => parts.push(format!("run {run}: {reason}")),
+        Some((None, reason)) => parts.push(reason),
+        None => {}
+    }
+    parts.join("; ")
+}
+
+/// The text body of a failed or errored case: the verdict, each grader's tally and each run's
+/// status and reason (never the model's answer or a tool's result).
+fn eval_details(eval: &EvalResult) -> String {
+    let mut text = eval.reason.clone().unwrap_or_else(|| eval_message(eval));
+    if !eval.graders.is_empty() {
+        text.push_str("\n\n--- graders (runs passed / graded) ---");
+        for (name, tally) in &eval.graders {
+            text.push_str(&format!("\n{name}: {}/{}", tally.passed, tally.graded));
+        }
+    }
+    if !eval.traces.is_empty() {
+        text.push_str("\n\n--- runs ---");
+        for run in &eval.traces {
+            let status = match run.status {
+                RunStatus::Pass => "pass",
+                RunStatus::Fail => "fail",
+                RunStatus::Error => "error",
+                RunStatus::Skipped => "skipped",
+            };
+            text.push_str(&format!("\nrun {}: {status}", run.run));
+            if let Some(reason) = &run.reason {
+                text.push_str(" — ");
+                text.push_str(&reason.replace(['\r', '\n'], " "));
+            }
+        }
+    }
+    text.push_str(&format!("\n\ncase_sha256: {}", eval.case_sha256));
+    clean(&text)
 }
 
 /// The testcase of one check.
@@ -311,6 +504,82 @@ mod tests {
     fn the_timestamp_is_the_start_of_the_run() {
         let xml = render(&sample_report());
         assert!(xml.contains("timestamp=\"2026-08-01T12:00:00"), "{xml}");
+    }
+
+    #[test]
+    fn layer1_has_a_suite_per_model_and_a_testcase_per_case() {
+        use crate::report::evals::ModelStatus;
+        use crate::report::test_support::{TRACE_ONLY_TEXT, sample_evals_report};
+
+        let mut report = sample_evals_report();
+        let xml = render(&report);
+        assert!(!xml.contains(TRACE_ONLY_TEXT));
+        let parsed = parse(&xml);
+        assert_eq!(parsed.test_suites.len(), 3);
+        let suite = &parsed.test_suites[1];
+        assert_eq!(suite.name.as_str(), "layer-1 golden set · openai:gpt-4.1-mini");
+        assert_eq!((suite.tests, suite.failures, suite.errors, suite.disabled), (7, 3, 1, 1));
+        let names: Vec<&str> = suite.test_cases.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names[0], "lookup-weather (5/5)");
+        assert_eq!(names[2], "search-docs (3/5)");
+        match &suite.test_cases[2].status {
+            TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, message, ty, .. } => {
+                let message = message.as_ref().unwrap().as_str();
+                assert!(message.contains("failing: arguments 3/5"), "{message}");
+                assert!(!message.contains("selection"), "a grader that passed every run is not named: {message}");
+                assert!(message.contains("run 2: argument `query`"), "{message}");
+                assert_eq!(ty.as_ref().unwrap().as_str(), "soft");
+            }
+            other => panic!("fail maps to failure, got {other:?}"),
+        }
+        let flaky = |case: &TestCase| {
+            case.properties.iter().any(|p| p.name.as_str() == "mcp-eval.flaky" && p.value.as_str() == "true")
+        };
+        assert!(flaky(&suite.test_cases[2]));
+        assert!(!flaky(&suite.test_cases[0]));
+        assert!(matches!(suite.test_cases[5].status, TestCaseStatus::NonSuccess { kind: NonSuccessKind::Error, .. }));
+        match &suite.test_cases[6].status {
+            TestCaseStatus::Skipped { message, .. } => {
+                assert!(message.as_ref().unwrap().as_str().contains("call cap"))
+            }
+            other => panic!("skipped maps to skipped, got {other:?}"),
+        }
+
+        let absent = &parsed.test_suites[2];
+        assert_eq!(absent.name.as_str(), "layer-1 golden set · anthropic:claude-sonnet-4-5");
+        assert_eq!((absent.tests, absent.disabled), (1, 1));
+
+        // An unusable provider is an error, not a skip.
+        let evals = report.evals.as_mut().unwrap();
+        evals.model_status[1] = ModelStatus {
+            model: "anthropic:claude-sonnet-4-5".into(),
+            status: ModelOutcome::Unusable,
+            detail: Some("the provider answered 401: check the key".into()),
+        };
+        let parsed = parse(&render(&report));
+        let absent = &parsed.test_suites[2];
+        match &absent.test_cases[0].status {
+            TestCaseStatus::NonSuccess { kind: NonSuccessKind::Error, message, .. } => {
+                assert!(message.as_ref().unwrap().as_str().contains("answered 401"))
+            }
+            other => panic!("unusable maps to an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn layer1_not_run_is_one_skipped_testcase() {
+        let mut report = sample_report();
+        report.evals = Some(crate::report::evals::EvalsSection {
+            layer1_not_run: Some("no golden set was given (--golden-set)".into()),
+            ..Default::default()
+        });
+        let parsed = parse(&render(&report));
+        assert_eq!(parsed.test_suites.len(), 2);
+        let suite = &parsed.test_suites[1];
+        assert_eq!(suite.name.as_str(), "layer-1 golden set");
+        assert!(
+            matches!(&suite.test_cases[0].status, TestCaseStatus::Skipped { message: Some(m), .. } if m.as_str().contains("no golden set"))
+        );
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //!
 //! Order: a title with the verdict, the server under test, a counts line, then **Failures**
 //! (with spec source and folded evidence), **Warnings**, **Errors** (checks mcp-eval could not
-//! bring to a verdict), and a folded table of every check.
+//! bring to a verdict), and a folded table of every check. With layer 1, a section on the golden
+//! set follows: a cases × models table, the metrics per model and one line per failing case ×
+//! model (its one-line reason only: never a tool's result or the model's answer).
 //!
 //! Server-provided text is untrusted: outside code it is escaped so it cannot open HTML or
 //! markdown structure (`<`, `>`, `&` become entities; markdown punctuation is backslash-escaped;
@@ -13,6 +15,7 @@
 
 use std::fmt::Write as _;
 
+use super::evals::{EvalResult, EvalStatus, EvalsSection, ModelOutcome, Rate};
 use super::model::{CheckResult, RunOutcome, RunReport, Status, Verdict};
 
 /// Upper bound of the rendered summary, in bytes (so also in characters). GitHub caps a
@@ -36,11 +39,23 @@ const FIELD_CHARS: usize = 300;
 const MAX_VERSIONS: usize = 20;
 /// Longest stderr tail shown for a run that did not complete, in characters.
 const STDERR_CHARS: usize = 4_000;
+/// Upper bound of the layer-1 section, in bytes.
+const LAYER1_CHARS: usize = 20_000;
+/// Where the cases × models table stops, in bytes of the layer-1 section, so that the metrics
+/// and the failing runs after it always have room.
+const LAYER1_TABLE_CHARS: usize = 10_000;
+/// Bytes of the layer-1 section kept free for the truncation notes and the sentences at its end.
+const LAYER1_RESERVE: usize = 1_000;
+/// Most lines in the layer-1 Failing runs list.
+const MAX_FAILING_RUNS: usize = 20;
 
 /// Renders `summary.md`.
 pub fn render(report: &RunReport) -> String {
     let mut out = String::new();
     write_header(report, &mut out);
+    // Layer 1 comes after layer 0 but is written first, so layer 0's lists leave room for it.
+    let layer1 = report.evals.as_ref().map(layer1_section).unwrap_or_default();
+    let tail_reserve = TAIL_RESERVE + layer1.len();
 
     let sections = [
         (Status::Fail, "❌ Failures", "failures", ""),
@@ -60,7 +75,7 @@ pub fn render(report: &RunReport) -> String {
         let _ = write!(out, "\n### {heading} ({})\n{intro}", checks.len());
         for (shown, check) in checks.iter().enumerate() {
             let item = render_item(check);
-            if out.len() + item.len() + TAIL_RESERVE > MAX_CHARS {
+            if out.len() + item.len() + tail_reserve > MAX_CHARS {
                 let _ =
                     write!(out, "\n_…and {} more {noun} not shown here: see `report.json`._\n", checks.len() - shown);
                 break;
@@ -86,7 +101,7 @@ pub fn render(report: &RunReport) -> String {
                     CELL_CHARS
                 ))
             );
-            if out.len() + line.len() + TAIL_RESERVE > MAX_CHARS {
+            if out.len() + line.len() + tail_reserve > MAX_CHARS {
                 out.push_str("- …see `report.json` for the rest\n");
                 break;
             }
@@ -95,7 +110,8 @@ pub fn render(report: &RunReport) -> String {
         out.push_str("\n</details>\n");
     }
 
-    write_table(report, &mut out);
+    write_table(report, layer1.len(), &mut out);
+    out.push_str(&layer1);
     write_footer(report, &mut out);
     debug_assert!(out.len() <= MAX_CHARS, "summary.md is {} bytes", out.len());
     out
@@ -107,13 +123,9 @@ fn write_header(report: &RunReport, out: &mut String) {
     let title = match (report.outcome, report.verdict()) {
         (RunOutcome::Unreachable, _) => "⚠️ error: server unreachable".to_owned(),
         (RunOutcome::NeedsCredentials, _) => "⚠️ error: the server requires credentials".to_owned(),
-        (RunOutcome::Interrupted, Verdict::Fail) => {
-            format!("⚠️ interrupted, {} failed so far", plural(counts.fail, "check"))
-        }
+        (RunOutcome::Interrupted, Verdict::Fail) => format!("⚠️ interrupted, {} so far", failed_text(report)),
         (RunOutcome::Interrupted, _) => "⚠️ interrupted".to_owned(),
-        (RunOutcome::Completed, Verdict::Fail) => {
-            format!("❌ fail: {} failed", plural(counts.fail, "check"))
-        }
+        (RunOutcome::Completed, Verdict::Fail) => format!("❌ fail: {}", failed_text(report)),
         (RunOutcome::Completed, _) => "✅ pass".to_owned(),
     };
     let legacy = report.server.era.as_deref().is_some_and(|era| era != report.spec_revision);
@@ -126,8 +138,13 @@ fn write_header(report: &RunReport, out: &mut String) {
             "## {title} — legacy MCP {era} server (graded on what applies to {era}; 2026-07-28 migration list below)\n"
         );
     } else {
-        let _ =
-            writeln!(out, "## {title} — MCP {} conformance\n", escape(&truncate(&report.spec_revision, FIELD_CHARS)));
+        let golden =
+            if report.evals.as_ref().is_some_and(|evals| !evals.evals.is_empty()) { " + golden set" } else { "" };
+        let _ = writeln!(
+            out,
+            "## {title} — MCP {} conformance{golden}\n",
+            escape(&truncate(&report.spec_revision, FIELD_CHARS))
+        );
     }
 
     if report.gate_overrides_verdict() {
@@ -186,6 +203,17 @@ fn write_header(report: &RunReport, out: &mut String) {
         plural(report.checks.len(), "check"),
         duration(report.duration_ms),
     );
+    if let Some(evals) = report.evals.as_ref().filter(|evals| !evals.evals.is_empty()) {
+        let count = |status: EvalStatus| evals.evals.iter().filter(|eval| eval.status == status).count();
+        let _ = writeln!(
+            out,
+            "\n**Cases (case × model):** {} pass · {} fail · {} error · {} skipped",
+            count(EvalStatus::Pass),
+            count(EvalStatus::Fail),
+            count(EvalStatus::Error),
+            count(EvalStatus::Skipped),
+        );
+    }
 
     if report.outcome != RunOutcome::Completed {
         let what = match report.outcome {
@@ -206,6 +234,18 @@ fn write_header(report: &RunReport, out: &mut String) {
                 code_block(&truncate_start(tail, STDERR_CHARS))
             );
         }
+    }
+}
+
+/// What failed, for the title: `1 check failed`, `2 cases failed`, or both.
+fn failed_text(report: &RunReport) -> String {
+    let checks = report.counts().fail;
+    let cases = report.evals.as_ref().map_or(0, EvalsSection::failed_cases);
+    match (checks, cases) {
+        (0, 0) => "0 checks failed".to_owned(),
+        (checks, 0) => format!("{} failed", plural(checks, "check")),
+        (0, cases) => format!("{} failed", plural(cases, "case")),
+        (checks, cases) => format!("{} and {} failed", plural(checks, "check"), plural(cases, "case")),
     }
 }
 
@@ -239,7 +279,7 @@ fn render_item(check: &CheckResult) -> String {
 }
 
 /// The folded table of every check, bounded by the space left.
-fn write_table(report: &RunReport, out: &mut String) {
+fn write_table(report: &RunReport, keep_free: usize, out: &mut String) {
     // An unreachable run has only its `CONNECT` row, already shown under Errors.
     if report.checks.is_empty() || report.outcome == RunOutcome::Unreachable {
         return;
@@ -250,7 +290,7 @@ fn write_table(report: &RunReport, out: &mut String) {
         report.checks.len()
     );
     // Room for the truncation note, the closing tag and the footer.
-    let reserve = 1_000;
+    let reserve = 1_000 + keep_free;
     for (shown, check) in report.checks.iter().enumerate() {
         let row = format!(
             "| {} | {} | {} | {} | {} |\n",
@@ -271,6 +311,188 @@ fn write_table(report: &RunReport, out: &mut String) {
         out.push_str(&row);
     }
     out.push_str("\n</details>\n");
+}
+
+/// The layer-1 section, at most [`LAYER1_CHARS`] bytes: the golden set, the models that did not
+/// run, a cases × models table, the metrics per model and one line per failing case × model.
+/// Never a tool's result or the model's answer: only our one-line reasons.
+fn layer1_section(evals: &EvalsSection) -> String {
+    let mut out = String::from("\n### 🧪 Layer 1 — golden set\n\n");
+    if let Some(golden) = &evals.golden_set {
+        let hash = golden.sha256.strip_prefix("sha256:").unwrap_or(&golden.sha256);
+        let _ = writeln!(
+            out,
+            "- **Golden set:** {} · `{}` · {}",
+            code_span(&truncate(&golden.path, FIELD_CHARS)),
+            escape(&hash.chars().take(12).collect::<String>()),
+            plural(golden.cases, "case"),
+        );
+    }
+    for status in evals.model_status.iter().filter(|status| status.status != ModelOutcome::Ran) {
+        if out.len() > LAYER1_CHARS / 4 {
+            out.push_str("- …more models not run: see `report.json`\n");
+            break;
+        }
+        let why = match status.status {
+            ModelOutcome::NoApiKey => "no API key",
+            _ => "the provider is unusable",
+        };
+        let detail = status.detail.as_deref().map(|d| format!(" ({})", message(&truncate(d, CELL_CHARS))));
+        let _ = writeln!(
+            out,
+            "- {}: not run — {why}{}",
+            code_span(&truncate(&status.model, 100)),
+            detail.unwrap_or_default()
+        );
+    }
+    if evals.model_calls > 0 || evals.golden_set.is_some() {
+        let _ = writeln!(out, "- **Model calls:** {}", evals.model_calls);
+    }
+    if let Some(why) = &evals.layer1_not_run {
+        let _ = writeln!(out, "\n> **Layer 1 did not run:** {}", message(&truncate(why, MESSAGE_CHARS)));
+    }
+    if evals.call_cap_reached {
+        out.push_str("\n> **The model-call cap stopped the run:** the cases that did not run are marked skipped.\n");
+    }
+
+    let models = evals.models_with_results();
+    let cases = evals.case_ids();
+    if !models.is_empty() {
+        out.push_str("\n| Case | Kind |");
+        for model in &models {
+            let _ = write!(out, " {} |", table_code(&truncate(model, 100)));
+        }
+        out.push_str("\n| --- | --- |");
+        out.push_str(&" --- |".repeat(models.len()));
+        out.push('\n');
+        for (shown, case) in cases.iter().enumerate() {
+            let results: Vec<Option<&EvalResult>> = models
+                .iter()
+                .map(|model| evals.evals.iter().find(|eval| eval.case == *case && eval.model == *model))
+                .collect();
+            let first = results.iter().flatten().next();
+            let kind = first.map_or(String::new(), |eval| match eval.kind.as_str() {
+                "soft" => format!("soft ≥ {}/{}", eval.threshold, eval.runs),
+                kind => escape(&truncate(kind, 16)),
+            });
+            let mut row = format!("| {} | {kind} |", escape(&truncate(case, 80)));
+            for result in results {
+                let _ = write!(row, " {} |", result.map_or("—".to_owned(), eval_cell));
+            }
+            row.push('\n');
+            if out.len() + row.len() > LAYER1_TABLE_CHARS {
+                let _ = writeln!(out, "\n_…and {} more cases not shown here: see `report.json`._", cases.len() - shown);
+                break;
+            }
+            out.push_str(&row);
+        }
+    }
+
+    if !evals.eval_metrics.is_empty() {
+        let tokens = evals.eval_metrics.iter().any(|m| m.input_tokens.is_some() || m.output_tokens.is_some());
+        out.push_str("\n| Model | Pass rate | Tool selection | Over-triggering | Arguments | Sequence |");
+        out.push_str(if tokens { " Tokens (in / out) |\n" } else { "\n" });
+        out.push_str("| --- | --- | --- | --- | --- | --- |");
+        out.push_str(if tokens { " --- |\n" } else { "\n" });
+        for metrics in &evals.eval_metrics {
+            let mut row = format!(
+                "| {} | {} | {} | {} | {} | {} |",
+                table_code(&truncate(&metrics.model, 100)),
+                rate(&metrics.pass_rate),
+                rate(&metrics.tool_selection_accuracy),
+                rate(&metrics.over_triggering_rate),
+                rate(&metrics.argument_accuracy),
+                rate(&metrics.sequence_accuracy),
+            );
+            if tokens {
+                let count = |n: Option<u64>| n.map_or("—".to_owned(), |n| n.to_string());
+                let _ = write!(row, " {} / {} |", count(metrics.input_tokens), count(metrics.output_tokens));
+            }
+            row.push('\n');
+            if out.len() + row.len() + LAYER1_RESERVE > LAYER1_CHARS {
+                out.push_str("\n_…more models in `report.json`._\n");
+                break;
+            }
+            out.push_str(&row);
+        }
+    }
+    if evals.any_at_temperature_zero() {
+        out.push_str(
+            "\nRuns at temperature 0 are not independent draws: k/N and its 95 % interval (in `report.json`) are indicative only.\n",
+        );
+    }
+
+    let bad: Vec<&EvalResult> =
+        evals.evals.iter().filter(|eval| matches!(eval.status, EvalStatus::Fail | EvalStatus::Error)).collect();
+    if !bad.is_empty() {
+        let _ = write!(out, "\n#### Failing runs ({})\n\n", bad.len());
+        for (shown, eval) in bad.iter().enumerate() {
+            let line = failing_run_line(eval);
+            if shown == MAX_FAILING_RUNS || out.len() + line.len() + LAYER1_RESERVE > LAYER1_CHARS {
+                let _ = writeln!(out, "- …and {} more: see `report.json`", bad.len() - shown);
+                break;
+            }
+            out.push_str(&line);
+        }
+    }
+
+    if !evals.layer1_notes.is_empty() {
+        out.push_str("\n**Notes:**\n\n");
+        for (shown, note) in evals.layer1_notes.iter().enumerate() {
+            let line = format!("- {}\n", message(&truncate(note, CELL_CHARS * 2)));
+            if out.len() + line.len() + LAYER1_RESERVE > LAYER1_CHARS {
+                let _ = writeln!(out, "- …and {} more notes: see `report.json`", evals.layer1_notes.len() - shown);
+                break;
+            }
+            out.push_str(&line);
+        }
+    }
+    out
+}
+
+/// A cell of the cases × models table: `✅ 5/5`, `❌ 3/5`, `⚠️ error 1/5`, `⏭️ skipped`.
+fn eval_cell(eval: &EvalResult) -> String {
+    let mut cell = match eval.status {
+        EvalStatus::Pass => format!("✅ {}/{}", eval.passed, eval.runs),
+        EvalStatus::Fail => format!("❌ {}/{}", eval.passed, eval.runs),
+        EvalStatus::Error => format!("⚠️ error {}/{}", eval.passed, eval.runs),
+        EvalStatus::Skipped => "⏭️ skipped".to_owned(),
+    };
+    if eval.flaky {
+        cell.push_str(" (flaky)");
+    }
+    cell
+}
+
+/// One line of the Failing runs list: case, model, run and the run's one-line reason.
+fn failing_run_line(eval: &EvalResult) -> String {
+    let what = if eval.status == EvalStatus::Error { "error" } else { "fail" };
+    let (run, reason) = match eval.first_bad_run() {
+        Some((Some(run), reason)) => (format!("run {run}"), reason),
+        Some((None, reason)) => ("no run kept".to_owned(), reason),
+        None => ("no run kept".to_owned(), "no reason given".to_owned()),
+    };
+    format!(
+        "- **{}** · {} · {what} · {run}: {}\n",
+        escape(&truncate(&eval.case, 80)),
+        code_span(&truncate(&eval.model, 100)),
+        message(&truncate(&reason, CELL_CHARS)),
+    )
+}
+
+/// A code span for a table cell: a `|` inside a code span would still end the cell, so it is
+/// escaped (GitHub shows `\|` in a table's code span as `|`).
+fn table_code(text: &str) -> String {
+    code_span(text).replace('|', "\\|")
+}
+
+/// `k/n (pct%)`, or `—` when n is 0.
+fn rate(rate: &Rate) -> String {
+    if rate.n == 0 {
+        return "—".to_owned();
+    }
+    let percent = (rate.k as f64 * 1000.0 / rate.n as f64).round() / 10.0;
+    format!("{}/{} ({percent}%)", rate.k, rate.n)
 }
 
 /// The spec source as a link a reader can open when it is a page of the published specification
@@ -631,6 +853,105 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_case_fails_the_title_when_every_check_passed() {
+        let md = render(&crate::report::test_support::sample_evals_report());
+        assert!(md.starts_with("## ❌ fail: 3 cases failed — MCP 2026-07-28 conformance + golden set"), "{md}");
+        let mut report = crate::report::test_support::sample_evals_report();
+        report.checks = sample_report().checks;
+        assert!(render(&report).starts_with("## ❌ fail: 1 check and 3 cases failed"));
+        report.outcome = RunOutcome::Interrupted;
+        assert!(render(&report).starts_with("## ⚠️ interrupted, 1 check and 3 cases failed so far"));
+    }
+
+    #[test]
+    fn layer1_section_order_and_lines() {
+        let md = render(&crate::report::test_support::sample_evals_report());
+        let table = md.find("All checks").unwrap();
+        let layer1 = md.find("### 🧪 Layer 1 — golden set").unwrap();
+        let metrics = md.find("| Model | Pass rate |").unwrap();
+        let failing = md.find("#### Failing runs (4)").unwrap();
+        assert!(table < layer1 && layer1 < metrics && metrics < failing);
+        assert!(md.contains("- **Golden set:** `evals/golden.yaml` · `3f1c9a7be20d` · 7 cases"));
+        assert!(md.contains("- `anthropic:claude-sonnet-4-5`: not run — no API key (ANTHROPIC\\_API\\_KEY is not set"));
+        assert!(md.contains("| search-docs | soft ≥ 4/5 | ❌ 3/5 (flaky) |"));
+        assert!(md.contains("| flaky-backend | soft ≥ 3/5 | ⚠️ error 1/5 |"));
+        assert!(md.contains("| weekly-digest | hard | ⏭️ skipped |"));
+        assert!(md.contains("| 2/5 (40%) | 16/21 (76.2%) | 0/5 (0%) |"));
+        assert!(md.contains(
+            "- **convert-units** · `openai:gpt-4.1-mini` · fail · run 1: called `get_weather`, expected `convert_units`"
+        ));
+        assert!(md.contains("model-call cap stopped the run"));
+        assert!(md.contains("temperature 0"));
+        assert!(md.contains("- `openai:gpt-4.1-mini` refused `top_p`"));
+    }
+
+    #[test]
+    fn layer1_without_temperature_0_unusable_model_and_not_run() {
+        use crate::report::evals::{EvalsSection, ModelOutcome};
+        let mut report = crate::report::test_support::sample_evals_report();
+        let evals = report.evals.as_mut().unwrap();
+        for eval in &mut evals.evals {
+            eval.sampling = serde_json::json!({"temperature": 0.7});
+        }
+        evals.model_status[1].status = ModelOutcome::Unusable;
+        evals.model_status[1].detail = Some("the provider answered 401".into());
+        evals.call_cap_reached = false;
+        let md = render(&report);
+        assert!(!md.contains("temperature 0"));
+        assert!(!md.contains("call cap"));
+        assert!(
+            md.contains(
+                "`anthropic:claude-sonnet-4-5`: not run — the provider is unusable (the provider answered 401)"
+            )
+        );
+
+        report.evals =
+            Some(EvalsSection { layer1_not_run: Some("no model has an API key".into()), ..EvalsSection::default() });
+        let md = render(&report);
+        assert!(md.contains("> **Layer 1 did not run:** no model has an API key"), "{md}");
+        assert!(!md.contains("| Case |"));
+        assert!(md.starts_with("## ✅ pass — MCP 2026-07-28 conformance\n"), "{md}");
+    }
+
+    #[test]
+    fn layer1_text_is_escaped_and_lists_are_capped() {
+        let mut report = crate::report::test_support::sample_evals_report();
+        let evals = report.evals.as_mut().unwrap();
+        let template = evals.evals[1].clone();
+        for i in 0..300 {
+            let mut eval = template.clone();
+            eval.case = format!("{HOSTILE} {i}");
+            for run in &mut eval.traces {
+                run.reason = Some(format!("{HOSTILE}\n# heading"));
+            }
+            evals.evals.push(eval);
+        }
+        evals.layer1_notes.push(HOSTILE.to_owned());
+        evals.models.push("x:a|b".to_owned());
+        evals.evals[0].model = "x:a|b".to_owned();
+        // Layer 0's lists leave room for layer 1, however long they are.
+        let long = "x`y<".repeat(3_000);
+        for i in 0..300 {
+            report.checks.push(check(&format!("Z-{i}"), &long, Level::Must, Status::Fail, &long));
+        }
+        let md = render(&report);
+        assert!(md.contains("more failures not shown here"));
+        assert!(md.contains("### 🧪 Layer 1 — golden set"));
+        assert!(md.contains("<sub>mcp-eval 0.1.0"));
+        assert!(md.len() <= MAX_CHARS);
+        let outside = strip_code_blocks(&md);
+        assert!(!outside.contains("<script>"));
+        assert_eq!(outside.matches("<details>").count(), outside.matches("</details>").count());
+        assert!(!md.lines().any(|l| l.starts_with("# heading")));
+        assert!(md.contains("more cases not shown here: see `report.json`"), "{md}");
+        // A `|` in a model name does not add a column.
+        assert!(md.contains("| Case | Kind | `openai:gpt-4.1-mini` | `x:a\\|b` |"), "{md}");
+        let failing = md.lines().filter(|l| l.starts_with("- **") && l.contains(" · run ")).count();
+        assert_eq!(failing, MAX_FAILING_RUNS);
+        assert!(md.contains(&format!("- …and {} more: see `report.json`", 304 - MAX_FAILING_RUNS)), "{md}");
+    }
+
+    #[test]
     fn helpers() {
         assert_eq!(truncate("abcdef", 3), "abc…");
         assert_eq!(truncate("abc", 3), "abc");
@@ -643,5 +964,9 @@ mod tests {
         assert_eq!(escape("a|b\nc"), "a\\|b c");
         assert_eq!(message("got `x|y` and `<b>`"), "got `x|y` and `<b>`");
         assert_eq!(message("odd ` tick <b>"), "odd \\` tick &lt;b&gt;");
+        use crate::report::evals::Rate;
+        assert_eq!(rate(&Rate::new(0, 0)), "—");
+        assert_eq!(rate(&Rate::new(2, 3)), "2/3 (66.7%)");
+        assert_eq!(rate(&Rate::new(5, 5)), "5/5 (100%)");
     }
 }

@@ -1,10 +1,10 @@
 //! Snapshot tests (`insta`) of what people read: `summary.md` and `junit.xml` for a failing, an
-//! unreachable and a legacy run. A change to a renderer shows up as a reviewable diff of the
+//! unreachable and a legacy run, and a run with layer 1 (golden-set evals). A change to a renderer shows up as a reviewable diff of the
 //! files in `src/report/snapshots/`; accept it with `INSTA_UPDATE=always cargo test` after
 //! reading the diff (CI never writes snapshots).
 
 use super::model::{Level, Status};
-use super::test_support::{check, sample_report, unreachable_report};
+use super::test_support::{TRACE_ONLY_TEXT, check, sample_evals_report, sample_report, unreachable_report};
 use super::{junit, markdown};
 
 /// A legacy server's report: graded rows, the era row and two migration rows.
@@ -58,4 +58,18 @@ fn junit_of_a_failing_run() {
 #[test]
 fn junit_of_an_unreachable_run() {
     insta::assert_snapshot!(junit::render(&unreachable_report()));
+}
+
+#[test]
+fn summary_of_a_run_with_golden_set_evals() {
+    let md = markdown::render(&sample_evals_report());
+    assert!(!md.contains(TRACE_ONLY_TEXT), "a tool result or model answer reached summary.md");
+    insta::assert_snapshot!(md);
+}
+
+#[test]
+fn junit_of_a_run_with_golden_set_evals() {
+    let xml = junit::render(&sample_evals_report());
+    assert!(!xml.contains(TRACE_ONLY_TEXT), "a tool result or model answer reached junit.xml");
+    insta::assert_snapshot!(xml);
 }

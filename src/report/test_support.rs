@@ -1,7 +1,13 @@
 //! Hand-built reports shared by the renderers' unit tests.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 
+use super::evals::{
+    CriterionOut, EvalMetrics, EvalResult, EvalStatus, EvalsSection, GoldenSetInfo, GraderTally, ModelOutcome,
+    ModelStatus, Rate, RunStatus, RunTrace, TraceCall, wilson_95,
+};
 use super::model::{CheckResult, Evidence, Level, RunOutcome, RunReport, ServerSection, Status};
 
 /// The start time of every test report: 2026-08-01T12:00:00Z.
@@ -108,5 +114,251 @@ pub(super) fn unreachable_report() -> RunReport {
         Vec::new(),
     );
     report.tool = "mcp-eval 0.1.0".to_owned();
+    report
+}
+
+/// Text a model wrote or a tool returned: it may appear in `report.json` traces only, never in
+/// `summary.md` or `junit.xml`.
+pub(super) const TRACE_ONLY_TEXT: &str = "TRACE-ONLY-TEXT";
+
+/// One run of a case: a tool call (or none), the answer, and the criteria as given.
+fn run(number: usize, status: RunStatus, reason: Option<&str>, tool: Option<&str>) -> RunTrace {
+    let ending = if status == RunStatus::Error { "error" } else { "answer" };
+    let calls: Vec<TraceCall> = tool
+        .into_iter()
+        .map(|name| TraceCall {
+            turn: 1,
+            name: name.to_owned(),
+            arguments: serde_json::json!({"city": "Paris"}),
+            sent: true,
+            error: None,
+            result: Some(format!("{TRACE_ONLY_TEXT}: 18 °C, light rain")),
+            is_error: false,
+            latency_ms: 42,
+        })
+        .collect();
+    let verdict = match status {
+        RunStatus::Pass => "pass",
+        RunStatus::Fail => "fail",
+        RunStatus::Error | RunStatus::Skipped => "skipped",
+    };
+    RunTrace {
+        run: number,
+        status,
+        reason: reason.map(str::to_owned),
+        ending: ending.to_owned(),
+        turns: if calls.is_empty() { 1 } else { 2 },
+        model_calls: if calls.is_empty() { 1 } else { 2 },
+        duration_ms: 800 + number as u64 * 10,
+        answer: (status != RunStatus::Error).then(|| format!("{TRACE_ONLY_TEXT}: the model's answer")),
+        stop_reasons: if calls.is_empty() { vec!["stop".into()] } else { vec!["tool_calls".into(), "stop".into()] },
+        input_tokens: Some(1_200),
+        output_tokens: Some(90),
+        criteria: vec![CriterionOut {
+            criterion: "selection".to_owned(),
+            verdict: verdict.to_owned(),
+            reason: reason.unwrap_or("the expected tool was called").to_owned(),
+        }],
+        calls,
+    }
+}
+
+/// Graders as `(name, passed, graded)`.
+fn graders(tallies: &[(&str, usize, usize)]) -> BTreeMap<String, GraderTally> {
+    tallies.iter().map(|&(name, passed, graded)| (name.to_owned(), GraderTally { passed, graded })).collect()
+}
+
+/// One case × model from its runs (the counts are taken from the traces).
+#[allow(clippy::too_many_arguments, reason = "test data, one argument per field that varies")]
+fn eval(
+    case: &str,
+    kind: &str,
+    threshold: usize,
+    status: EvalStatus,
+    tallies: &[(&str, usize, usize)],
+    reason: Option<&str>,
+    traces: Vec<RunTrace>,
+    hash_digit: char,
+) -> EvalResult {
+    let passed = traces.iter().filter(|run| run.status == RunStatus::Pass).count();
+    let completed = traces.iter().filter(|run| matches!(run.status, RunStatus::Pass | RunStatus::Fail)).count();
+    EvalResult {
+        case: case.to_owned(),
+        model: "openai:gpt-4.1-mini".to_owned(),
+        kind: kind.to_owned(),
+        runs: 5,
+        passed,
+        completed,
+        status,
+        threshold,
+        wilson_95: wilson_95(passed, completed),
+        case_sha256: format!("sha256:{}", hash_digit.to_string().repeat(64)),
+        graders: graders(tallies),
+        reason: reason.map(str::to_owned),
+        flaky: passed > 0 && passed < completed,
+        sampling: serde_json::json!({"temperature": 0.0}),
+        traces,
+    }
+}
+
+/// Five runs: those numbered in `failing` fail with `why`, the others pass.
+fn runs(failing: &[usize], why: &str, tool: &str, wrong_tool: Option<&str>) -> Vec<RunTrace> {
+    (1..=5)
+        .map(|n| {
+            if failing.contains(&n) {
+                run(n, RunStatus::Fail, Some(why), Some(wrong_tool.unwrap_or(tool)))
+            } else {
+                run(n, RunStatus::Pass, None, Some(tool))
+            }
+        })
+        .collect()
+}
+
+/// The layer-1 section of [`sample_evals_report`]: one model ran, one had no API key; seven
+/// cases (pass 5/5, a wrong tool 0/5, a soft case 3/5 short of 4, a hard case 4/5, a negative
+/// case, an error, one skipped by the call cap).
+pub(super) fn sample_evals() -> EvalsSection {
+    let evals = vec![
+        eval(
+            "lookup-weather",
+            "hard",
+            5,
+            EvalStatus::Pass,
+            &[("arguments", 5, 5), ("finished", 5, 5), ("selection", 5, 5)],
+            Some("5 of 5 runs passed (5 needed)"),
+            runs(&[], "", "get_weather", None),
+            'a',
+        ),
+        eval(
+            "convert-units",
+            "hard",
+            5,
+            EvalStatus::Fail,
+            &[("finished", 5, 5), ("selection", 0, 5)],
+            Some("0 of 5 runs passed (5 needed)\nrun 1: called `get_weather`, expected `convert_units`"),
+            runs(
+                &[1, 2, 3, 4, 5],
+                "called `get_weather`, expected `convert_units`",
+                "convert_units",
+                Some("get_weather"),
+            ),
+            'b',
+        ),
+        eval(
+            "search-docs",
+            "soft",
+            4,
+            EvalStatus::Fail,
+            &[("arguments", 3, 5), ("selection", 5, 5)],
+            Some("3 of 5 runs passed (4 needed)\nrun 2: argument `query`: expected \"rate limits\", got \"rate\""),
+            runs(&[2, 5], "argument `query`: expected \"rate limits\", got \"rate\"", "search_docs", None),
+            'c',
+        ),
+        eval(
+            "book-then-confirm",
+            "hard",
+            5,
+            EvalStatus::Fail,
+            &[("selection", 5, 5), ("sequence", 4, 5)],
+            Some(
+                "4 of 5 runs passed (5 needed)\nrun 3: sequence: expected `book_slot` then `confirm_booking`, got `book_slot` only",
+            ),
+            runs(
+                &[3],
+                "sequence: expected `book_slot` then `confirm_booking`, got `book_slot` only",
+                "book_slot",
+                None,
+            ),
+            'd',
+        ),
+        eval(
+            "small-talk",
+            "hard",
+            5,
+            EvalStatus::Pass,
+            &[("no_tool_call", 5, 5)],
+            Some("5 of 5 runs passed (5 needed)"),
+            (1..=5).map(|n| run(n, RunStatus::Pass, None, None)).collect(),
+            'e',
+        ),
+        eval(
+            "flaky-backend",
+            "soft",
+            3,
+            EvalStatus::Error,
+            &[("selection", 1, 1)],
+            Some("1 of 5 runs completed (3 needed for a verdict)\nrun 2: the provider answered 503 three times"),
+            (1..=5)
+                .map(|n| {
+                    if n == 1 {
+                        run(n, RunStatus::Pass, None, Some("get_status"))
+                    } else {
+                        run(n, RunStatus::Error, Some("the provider answered 503 three times"), None)
+                    }
+                })
+                .collect(),
+            'f',
+        ),
+        eval(
+            "weekly-digest",
+            "hard",
+            5,
+            EvalStatus::Skipped,
+            &[],
+            Some("not run: the model-call cap (60) was reached"),
+            Vec::new(),
+            '0',
+        ),
+    ];
+    let mut cases = BTreeMap::new();
+    for (status, count) in [("pass", 2), ("fail", 3), ("error", 1), ("skipped", 1)] {
+        cases.insert(status.to_owned(), count);
+    }
+    EvalsSection {
+        golden_set: Some(GoldenSetInfo {
+            path: "evals/golden.yaml".to_owned(),
+            sha256: "sha256:3f1c9a7be20d45e6a8b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9".to_owned(),
+            cases: 7,
+        }),
+        models: vec!["openai:gpt-4.1-mini".to_owned(), "anthropic:claude-sonnet-4-5".to_owned()],
+        model_status: vec![
+            ModelStatus { model: "openai:gpt-4.1-mini".to_owned(), status: ModelOutcome::Ran, detail: None },
+            ModelStatus {
+                model: "anthropic:claude-sonnet-4-5".to_owned(),
+                status: ModelOutcome::NoApiKey,
+                detail: Some(
+                    "ANTHROPIC_API_KEY is not set; add it as a repository secret to run this model".to_owned(),
+                ),
+            },
+        ],
+        evals,
+        eval_metrics: vec![EvalMetrics {
+            model: "openai:gpt-4.1-mini".to_owned(),
+            pass_rate: Rate::new(2, 5),
+            tool_selection_accuracy: Rate::new(16, 21),
+            over_triggering_rate: Rate::new(0, 5),
+            argument_accuracy: Rate::new(8, 10),
+            sequence_accuracy: Rate::new(4, 5),
+            cases,
+            run_errors: Rate::new(4, 30),
+            input_tokens: Some(41_230),
+            output_tokens: Some(3_120),
+            model_latency_p50_ms: Some(640),
+            model_latency_p95_ms: Some(1_900),
+        }],
+        layer1_not_run: None,
+        layer1_notes: vec!["`openai:gpt-4.1-mini` refused `top_p`; it was dropped for every run".to_owned()],
+        call_cap_reached: true,
+        model_calls: 60,
+    }
+}
+
+/// A completed run whose layer 0 passes (the failing check removed from [`sample_report`]) and
+/// whose layer 1 ([`sample_evals`]) fails three cases.
+pub(super) fn sample_evals_report() -> RunReport {
+    let mut report = sample_report();
+    report.checks.retain(|check| check.status != Status::Fail);
+    report.layers = vec![0, 1];
+    report.evals = Some(sample_evals());
     report
 }
