@@ -6,13 +6,15 @@
 //!
 //! - [`names`]: MCP tool names ↔ the names a provider accepts (deterministic, reversible);
 //! - [`openai`]: OpenAI Chat Completions and the servers that speak it;
-//! - [`anthropic`]: the Anthropic Messages API.
+//! - [`anthropic`]: the Anthropic Messages API;
+//! - [`cassette`]: recorded exchanges, replayed instead of a live model (and `--record`).
 //!
 //! Secrets never reach an error text: adapters redact their key from every message they keep.
 
 #![allow(dead_code, reason = "layer 1's runner uses it next")]
 
 pub(crate) mod anthropic;
+pub(crate) mod cassette;
 pub(crate) mod names;
 pub(crate) mod openai;
 mod wire;

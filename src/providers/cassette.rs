@@ -1,0 +1,697 @@
+//! Recorded model exchanges ("cassettes"): layer 1 replays a golden set against stored answers
+//! instead of a live model, so an evaluation in a pull request is fast, free and deterministic;
+//! `--record` asks the live model and stores what it said.
+//!
+//! [`Cassettes`] sits in front of a [`Provider`]. Every call is named by a key: the SHA-256 of
+//! the RFC 8785 canonical JSON of the neutral request (see [`canonical_request`]): the model
+//! label, the system text, the messages, the tools (the input schema by its hash), the tool
+//! choice and the sampling, plus the case, run and turn. Tool-call ids are replaced by their
+//! position in the conversation (`call_1`, `call_2`, …), so ids an adapter generated at random do
+//! not cause misses. The endpoint, the key and the headers are no part of a request here, so they
+//! never reach a cassette.
+//!
+//! One file per model, named after its label (`openai:gpt-4.1-mini` → `openai_gpt-4.1-mini.json`):
+//!
+//! ```text
+//! {"format": 1, "model": "openai:gpt-4.1-mini",
+//!  "interactions": [{"key": "sha256:…", "case": "…", "run": 0, "turn": 0,
+//!                    "request": {…the canonical request…},
+//!                    "response": {"text": …, "tool_calls": [{"id", "name", "arguments"}],
+//!                                 "finish": "tool_calls", "usage": {…} or null},
+//!                    "recorded_at": "2026-01-01T00:00:00Z"}]}
+//! ```
+//!
+//! Interactions are sorted by case, run and turn and the file is written pretty, with a fixed
+//! field order, so a re-recording reads well as a diff.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{
+    Completion, CompletionRequest, FinishReason, Message, Provider, ProviderError, ToolCall, ToolChoice, Usage,
+};
+use crate::golden::jcs;
+use crate::mcp::sync;
+
+/// The version of the cassette file format this build reads and writes.
+const FORMAT: u32 = 1;
+
+/// The version of the key recipe (the `v` field of a canonical request).
+const KEY_VERSION: u32 = 1;
+
+/// Which call of an evaluation this is: the golden case, the run (0-based, one per repetition)
+/// and the turn (0-based, one per model call within the run).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct CallKey {
+    /// The golden case's id.
+    pub case: String,
+    /// The run of the case.
+    pub run: u32,
+    /// The model call within the run.
+    pub turn: u32,
+}
+
+/// Whether calls are answered from the cassettes or from the live model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Answer from the recordings; a call that was not recorded fails ([`CassetteError::Miss`]).
+    Replay,
+    /// Ask the live model and record the exchange ([`Cassettes::save`] writes it).
+    Record,
+}
+
+/// Why a call through the cassettes, or reading or writing them, failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CassetteError {
+    /// Replay found no recording of this request.
+    #[error(
+        "model {model}, case {case:?}, run {run}, turn {turn}: no recording matches this request; {}",
+        miss_hint(.nearest.as_deref())
+    )]
+    Miss {
+        /// The model label (`PROVIDER:MODEL`).
+        model: String,
+        /// The golden case.
+        case: String,
+        /// The run.
+        run: u32,
+        /// The turn.
+        turn: u32,
+        /// When a recording exists for the same case, run and turn: how its request differs
+        /// (`messages[2] differs (a tool result changed?)`).
+        nearest: Option<String>,
+    },
+    /// The live model failed; nothing was recorded.
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// Record mode was asked to call a model without a live provider.
+    #[error("cannot record model {model}: no live provider is configured for it")]
+    NoLiveProvider {
+        /// The model label.
+        model: String,
+    },
+    /// Replay was asked to read a directory that does not exist.
+    #[error("no cassette directory at {}: record the cassettes first with --record", .dir.display())]
+    NoDirectory {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A cassette file cannot be read as a cassette.
+    #[error("cassette {} is corrupt: {reason}; fix it, or delete it and re-record with --record", .path.display())]
+    Corrupt {
+        /// The file (or the name it was embedded under).
+        path: PathBuf,
+        /// What is wrong, with the line and column when the JSON itself is broken.
+        reason: String,
+    },
+    /// A cassette file or directory cannot be read.
+    #[error("cannot read cassettes at {}: {source}", .path.display())]
+    Read {
+        /// The file or directory.
+        path: PathBuf,
+        /// The failure.
+        source: std::io::Error,
+    },
+    /// A cassette file cannot be written.
+    #[error("cannot write cassette {}: {source}", .path.display())]
+    Write {
+        /// The file or directory.
+        path: PathBuf,
+        /// The failure.
+        source: std::io::Error,
+    },
+    /// Two models would be saved to the same file (their labels differ only in characters a file
+    /// name cannot hold).
+    #[error("models {first} and {second} would both be saved to cassette {}; rename one of them", .path.display())]
+    NameClash {
+        /// The file.
+        path: PathBuf,
+        /// One model label.
+        first: String,
+        /// The other model label.
+        second: String,
+    },
+}
+
+/// The second half of a miss's message: what changed, and what to do.
+fn miss_hint(nearest: Option<&str>) -> String {
+    match nearest {
+        Some(difference) => format!(
+            "a recording exists for this case, run and turn, but the request changed: {difference}; \
+             re-record with --record"
+        ),
+        None => "nothing is recorded for this case, run and turn; record it with --record".to_owned(),
+    }
+}
+
+/// Recorded model exchanges, keyed per model label. Shared by concurrent runs (`Arc`); a lock
+/// guards the recordings and is never held across a model call.
+#[derive(Debug)]
+pub(crate) struct Cassettes {
+    mode: Mode,
+    /// Where [`Cassettes::save`] writes; `None` for embedded cassettes.
+    dir: Option<PathBuf>,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The recordings by model label.
+    tapes: HashMap<String, Tape>,
+    /// The (model, case, run) triples recorded in this session: their old turns were dropped.
+    rerecorded: HashSet<(String, String, u32)>,
+}
+
+/// The recordings of one model.
+#[derive(Debug, Default)]
+struct Tape {
+    /// The file it was read from, when it was.
+    source: Option<PathBuf>,
+    /// By (case, run, turn); one request per call of a run.
+    interactions: BTreeMap<(String, u32, u32), Interaction>,
+    /// Something was recorded in this session (so [`Cassettes::save`] writes it).
+    recorded: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Interaction {
+    key: String,
+    request: Value,
+    response: Completion,
+    recorded_at: String,
+}
+
+impl Cassettes {
+    /// Reads every `*.json` cassette file in `dir` (not its subdirectories). A missing directory
+    /// is an empty store in [`Mode::Record`], an error in [`Mode::Replay`].
+    ///
+    /// # Errors
+    /// [`CassetteError::NoDirectory`], [`CassetteError::Read`], or [`CassetteError::Corrupt`]
+    /// naming the file that is not a cassette.
+    pub(crate) fn open(dir: &Path, mode: Mode) -> Result<Self, CassetteError> {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return match mode {
+                    Mode::Record => Ok(Self::new(mode, Some(dir.to_path_buf()), State::default())),
+                    Mode::Replay => Err(CassetteError::NoDirectory { dir: dir.to_path_buf() }),
+                };
+            }
+            Err(source) => return Err(CassetteError::Read { path: dir.to_path_buf(), source }),
+        };
+        let mut paths = Vec::new();
+        for entry in entries {
+            let path = entry.map_err(|source| CassetteError::Read { path: dir.to_path_buf(), source })?.path();
+            if path.extension().is_some_and(|extension| extension == "json") && path.is_file() {
+                paths.push(path);
+            }
+        }
+        paths.sort();
+        let mut files = Vec::with_capacity(paths.len());
+        for path in paths {
+            let text =
+                std::fs::read_to_string(&path).map_err(|source| CassetteError::Read { path: path.clone(), source })?;
+            files.push((path, text));
+        }
+        let state = load(files.iter().map(|(path, text)| (path.as_path(), text.as_str())))?;
+        Ok(Self::new(mode, Some(dir.to_path_buf()), state))
+    }
+
+    /// Replay-only cassettes from texts embedded in the binary (`include_str!`): pairs of a name
+    /// (used in errors) and the file's text.
+    ///
+    /// # Errors
+    /// [`CassetteError::Corrupt`] naming the text that is not a cassette.
+    pub(crate) fn from_texts(files: &[(&str, &str)]) -> Result<Self, CassetteError> {
+        let state = load(files.iter().map(|(name, text)| (Path::new(*name), *text)))?;
+        Ok(Self::new(Mode::Replay, None, state))
+    }
+
+    fn new(mode: Mode, dir: Option<PathBuf>, state: State) -> Self {
+        Self { mode, dir, state: Mutex::new(state) }
+    }
+
+    /// The mode the store was opened in.
+    pub(crate) fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Answers one model call. Replay returns the recorded completion (its tool-call ids as
+    /// recorded) without touching `live`; Record asks `live` and keeps the exchange.
+    ///
+    /// # Errors
+    /// [`CassetteError::Miss`] in replay when nothing recorded matches;
+    /// [`CassetteError::NoLiveProvider`] in record without `live`; [`CassetteError::Provider`]
+    /// when the live model fails (that exchange is not recorded).
+    pub(crate) async fn complete(
+        &self,
+        model: &str,
+        live: Option<&dyn Provider>,
+        key: &CallKey,
+        request: &CompletionRequest,
+    ) -> Result<Completion, CassetteError> {
+        let canonical = canonical_request(model, key, request);
+        let hash = jcs::hash(&canonical);
+        match self.mode {
+            Mode::Replay => self.replay(model, key, &hash, &canonical),
+            Mode::Record => {
+                let live = live.ok_or_else(|| CassetteError::NoLiveProvider { model: model.to_owned() })?;
+                let completion = live.complete(request).await?;
+                self.record(model, key, hash, canonical, &completion);
+                Ok(completion)
+            }
+        }
+    }
+
+    fn replay(&self, model: &str, key: &CallKey, hash: &str, canonical: &Value) -> Result<Completion, CassetteError> {
+        let state = sync::lock(&self.state);
+        let stored =
+            state.tapes.get(model).and_then(|tape| tape.interactions.get(&(key.case.clone(), key.run, key.turn)));
+        match stored {
+            Some(interaction) if interaction.key == hash => Ok(interaction.response.clone()),
+            other => Err(CassetteError::Miss {
+                model: model.to_owned(),
+                case: key.case.clone(),
+                run: key.run,
+                turn: key.turn,
+                nearest: other.map(|interaction| difference(&interaction.request, canonical)),
+            }),
+        }
+    }
+
+    fn record(&self, model: &str, key: &CallKey, hash: String, request: Value, completion: &Completion) {
+        let recorded_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let mut guard = sync::lock(&self.state);
+        let state = &mut *guard;
+        let tape = state.tapes.entry(model.to_owned()).or_default();
+        // The first call of a run recorded in this session replaces every turn recorded for that
+        // run before: a run that now takes fewer turns leaves no stale ones behind.
+        if state.rerecorded.insert((model.to_owned(), key.case.clone(), key.run)) {
+            tape.interactions.retain(|(case, run, _), _| !(*case == key.case && *run == key.run));
+        }
+        tape.recorded = true;
+        tape.interactions.insert(
+            (key.case.clone(), key.run, key.turn),
+            Interaction { key: hash, request, response: completion.clone(), recorded_at },
+        );
+    }
+
+    /// Writes the cassette of every model recorded in this session, each through a temporary
+    /// file renamed over the target, and returns their paths (sorted). A model read from a file
+    /// is written back to that file; a new one to `<sanitised label>.json`. Writes nothing when
+    /// nothing was recorded.
+    ///
+    /// # Errors
+    /// [`CassetteError::Write`] naming the file, or [`CassetteError::NameClash`].
+    pub(crate) fn save(&self) -> Result<Vec<PathBuf>, CassetteError> {
+        let Some(dir) = &self.dir else { return Ok(Vec::new()) };
+        let files: Vec<(PathBuf, String)> = {
+            let state = sync::lock(&self.state);
+            let mut targets: BTreeMap<PathBuf, (&str, &Tape)> = BTreeMap::new();
+            for (label, tape) in &state.tapes {
+                let path = tape.source.clone().unwrap_or_else(|| dir.join(file_name(label)));
+                if let Some((other, _)) = targets.insert(path.clone(), (label, tape)) {
+                    let (first, second) =
+                        if other < label.as_str() { (other, label.as_str()) } else { (label.as_str(), other) };
+                    return Err(CassetteError::NameClash { path, first: first.to_owned(), second: second.to_owned() });
+                }
+            }
+            let mut files = Vec::new();
+            for (path, (label, tape)) in targets {
+                if tape.recorded {
+                    let text =
+                        render(label, tape).map_err(|source| CassetteError::Write { path: path.clone(), source })?;
+                    files.push((path, text));
+                }
+            }
+            files
+        };
+        if files.is_empty() {
+            return Ok(Vec::new());
+        }
+        std::fs::create_dir_all(dir).map_err(|source| CassetteError::Write { path: dir.clone(), source })?;
+        let mut written = Vec::with_capacity(files.len());
+        for (path, text) in files {
+            write_atomic(&path, &text).map_err(|source| CassetteError::Write { path: path.clone(), source })?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+}
+
+/// The file name of a model's cassette: the label with every character outside
+/// `[A-Za-z0-9._-]` as `_`, never hidden, and `.json`.
+pub(crate) fn file_name(label: &str) -> String {
+    let mut name: String =
+        label
+            .chars()
+            .map(|character| {
+                if character.is_ascii_alphanumeric() || matches!(character, '.' | '_' | '-') { character } else { '_' }
+            })
+            .collect();
+    if name.is_empty() || name.starts_with('.') {
+        name.insert(0, '_');
+    }
+    format!("{name}.json")
+}
+
+/// The JSON a call's key is the hash of (and that a cassette stores, for diffs):
+/// `{"v", "model", "system", "messages", "tools", "tool_choice", "sampling", "case", "run",
+/// "turn"}`. Tool-call ids become `call_1`, `call_2`, … in the order they first appear; a tool
+/// is its name, description and the hash of its input schema; unset sampling fields are `null`.
+pub(crate) fn canonical_request(model: &str, key: &CallKey, request: &CompletionRequest) -> Value {
+    let mut ids = CallIds::default();
+    let messages: Vec<Value> = request.messages.iter().map(|message| message_json(message, &mut ids)).collect();
+    let tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|tool| {
+            json!({"name": tool.name, "description": tool.description,
+                   "schema_sha256": jcs::hash(&tool.input_schema)})
+        })
+        .collect();
+    let tool_choice = match &request.tool_choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Named(name) => json!({"name": name}),
+    };
+    let sampling = &request.sampling;
+    json!({
+        "v": KEY_VERSION,
+        "model": model,
+        "system": request.system,
+        "messages": messages,
+        "tools": tools,
+        "tool_choice": tool_choice,
+        "sampling": {"temperature": sampling.temperature, "top_p": sampling.top_p,
+                     "max_output_tokens": sampling.max_output_tokens},
+        "case": key.case,
+        "run": key.run,
+        "turn": key.turn,
+    })
+}
+
+/// Call ids by order of first appearance.
+#[derive(Default)]
+struct CallIds(HashMap<String, usize>);
+
+impl CallIds {
+    fn canonical(&mut self, id: &str) -> String {
+        let next = self.0.len() + 1;
+        let position = *self.0.entry(id.to_owned()).or_insert(next);
+        format!("call_{position}")
+    }
+}
+
+fn message_json(message: &Message, ids: &mut CallIds) -> Value {
+    match message {
+        Message::User(text) => json!({"role": "user", "text": text}),
+        Message::Assistant { text, tool_calls } => {
+            let calls: Vec<Value> = tool_calls
+                .iter()
+                .map(|call| {
+                    let mut value =
+                        json!({"id": ids.canonical(&call.id), "name": call.name, "arguments": call.arguments});
+                    // What the model was shown depends on these; `id_generated` does not (the id
+                    // is canonical already).
+                    if call.arguments_unparsable {
+                        value["arguments_unparsable"] = Value::Bool(true);
+                    }
+                    if call.unknown_tool {
+                        value["unknown_tool"] = Value::Bool(true);
+                    }
+                    value
+                })
+                .collect();
+            json!({"role": "assistant", "text": text, "tool_calls": calls})
+        }
+        Message::ToolResult(result) => json!({"role": "tool", "call_id": ids.canonical(&result.call_id),
+                                              "content": result.content, "is_error": result.is_error}),
+    }
+}
+
+/// The first top-level field in which `now` differs from `recorded`, said for a person.
+fn difference(recorded: &Value, now: &Value) -> String {
+    const FIELDS: [&str; 10] =
+        ["v", "model", "system", "messages", "tools", "tool_choice", "sampling", "case", "run", "turn"];
+    for field in FIELDS {
+        let (before, after) = (recorded.get(field), now.get(field));
+        if before == after {
+            continue;
+        }
+        return match field {
+            "v" => "the key version differs (recorded by another version of mcp-eval?)".to_owned(),
+            "system" => "system differs (the system prompt changed?)".to_owned(),
+            "messages" => list_difference("messages", before, after, |item| {
+                match item.and_then(|message| message.get("role")).and_then(Value::as_str) {
+                    Some("tool") => "a tool result changed?",
+                    Some("user") => "the case's prompt changed?",
+                    Some("assistant") => "an earlier answer was not replayed as recorded?",
+                    _ => "the conversation changed?",
+                }
+            }),
+            "tools" => {
+                list_difference("tools", before, after, |_| "a tool's name, description or input schema changed?")
+            }
+            "sampling" => {
+                let inner = ["temperature", "top_p", "max_output_tokens"]
+                    .into_iter()
+                    .find(|name| before.and_then(|value| value.get(name)) != after.and_then(|value| value.get(name)));
+                match inner {
+                    Some(name) => format!("sampling.{name} differs (the case's sampling changed?)"),
+                    None => "sampling differs (the case's sampling changed?)".to_owned(),
+                }
+            }
+            "tool_choice" => "tool_choice differs (the case's tool choice changed?)".to_owned(),
+            other => format!("{other} differs"),
+        };
+    }
+    "the request differs from the recording in a field this version does not know".to_owned()
+}
+
+/// `name[i] differs (hint)` for the first differing entry of two arrays, or their lengths.
+fn list_difference(
+    name: &str,
+    before: Option<&Value>,
+    after: Option<&Value>,
+    hint: impl Fn(Option<&Value>) -> &'static str,
+) -> String {
+    let empty = Vec::new();
+    let before = before.and_then(Value::as_array).unwrap_or(&empty);
+    let after = after.and_then(Value::as_array).unwrap_or(&empty);
+    match before.iter().zip(after).position(|(old, new)| old != new) {
+        Some(index) => format!("{name}[{index}] differs ({})", hint(after.get(index).or(before.get(index)))),
+        None => format!("{name} has {} entries where the recording has {}", after.len(), before.len()),
+    }
+}
+
+// The file format. Field order here is the order in the file.
+
+#[derive(Serialize, Deserialize)]
+struct FileForm {
+    format: u32,
+    model: String,
+    interactions: Vec<InteractionForm>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct InteractionForm {
+    key: String,
+    case: String,
+    run: u32,
+    turn: u32,
+    request: Value,
+    response: ResponseForm,
+    recorded_at: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ResponseForm {
+    text: Option<String>,
+    tool_calls: Vec<ToolCallForm>,
+    finish: String,
+    usage: Option<UsageForm>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ToolCallForm {
+    id: String,
+    name: String,
+    arguments: Value,
+    #[serde(default, skip_serializing_if = "is_false")]
+    id_generated: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    arguments_unparsable: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    unknown_tool: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct UsageForm {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+fn is_false(flag: &bool) -> bool {
+    !*flag
+}
+
+fn response_form(completion: &Completion) -> ResponseForm {
+    ResponseForm {
+        text: completion.text.clone(),
+        tool_calls: completion
+            .tool_calls
+            .iter()
+            .map(|call| ToolCallForm {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                id_generated: call.id_generated,
+                arguments_unparsable: call.arguments_unparsable,
+                unknown_tool: call.unknown_tool,
+            })
+            .collect(),
+        finish: finish_text(&completion.finish),
+        usage: completion
+            .usage
+            .map(|usage| UsageForm { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens }),
+    }
+}
+
+fn completion_from_form(form: ResponseForm) -> Completion {
+    Completion {
+        text: form.text,
+        tool_calls: form
+            .tool_calls
+            .into_iter()
+            .map(|call| ToolCall {
+                id: call.id,
+                name: call.name,
+                arguments: call.arguments,
+                id_generated: call.id_generated,
+                arguments_unparsable: call.arguments_unparsable,
+                unknown_tool: call.unknown_tool,
+            })
+            .collect(),
+        finish: finish_from_text(&form.finish),
+        usage: form.usage.map(|usage| Usage { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens }),
+    }
+}
+
+/// `stop`, `tool_calls`, `length`, `content_filter`, `unknown`, or `other:<as reported>`.
+fn finish_text(finish: &FinishReason) -> String {
+    match finish {
+        FinishReason::Stop => "stop".to_owned(),
+        FinishReason::ToolCalls => "tool_calls".to_owned(),
+        FinishReason::Length => "length".to_owned(),
+        FinishReason::ContentFilter => "content_filter".to_owned(),
+        FinishReason::Unknown => "unknown".to_owned(),
+        FinishReason::Other(reason) => format!("other:{reason}"),
+    }
+}
+
+fn finish_from_text(text: &str) -> FinishReason {
+    match text {
+        "stop" => FinishReason::Stop,
+        "tool_calls" => FinishReason::ToolCalls,
+        "length" => FinishReason::Length,
+        "content_filter" => FinishReason::ContentFilter,
+        "unknown" => FinishReason::Unknown,
+        other => FinishReason::Other(other.strip_prefix("other:").unwrap_or(other).to_owned()),
+    }
+}
+
+/// Reads cassette texts (name, text) into one store; a model held by two files is an error.
+fn load<'a>(files: impl Iterator<Item = (&'a Path, &'a str)>) -> Result<State, CassetteError> {
+    let mut state = State::default();
+    for (path, text) in files {
+        let (label, tape) = parse(path, text)?;
+        if let Some(first) = state.tapes.get(&label) {
+            let first = first.source.as_deref().map(Path::display).map(|shown| shown.to_string()).unwrap_or_default();
+            return Err(CassetteError::Corrupt {
+                path: path.to_path_buf(),
+                reason: format!("it holds model {label}, which {first} holds too; merge or delete one"),
+            });
+        }
+        state.tapes.insert(label, tape);
+    }
+    Ok(state)
+}
+
+fn parse(path: &Path, text: &str) -> Result<(String, Tape), CassetteError> {
+    let corrupt = |reason: String| CassetteError::Corrupt { path: path.to_path_buf(), reason };
+    let file: FileForm = serde_json::from_str(text).map_err(|error| corrupt(error.to_string()))?;
+    if file.format != FORMAT {
+        return Err(corrupt(format!("it is format {}, and this version reads format {FORMAT}", file.format)));
+    }
+    let mut interactions = BTreeMap::new();
+    for (index, stored) in file.interactions.into_iter().enumerate() {
+        let at = format!("interactions[{index}] (case {:?}, run {}, turn {})", stored.case, stored.run, stored.turn);
+        if jcs::hash(&stored.request) != stored.key {
+            return Err(corrupt(format!("{at}: its key is not the hash of its request (edited by hand?)")));
+        }
+        let interaction = Interaction {
+            key: stored.key,
+            request: stored.request,
+            response: completion_from_form(stored.response),
+            recorded_at: stored.recorded_at,
+        };
+        if interactions.insert((stored.case, stored.run, stored.turn), interaction).is_some() {
+            return Err(corrupt(format!("{at}: a second recording of this case, run and turn")));
+        }
+    }
+    Ok((file.model, Tape { source: Some(path.to_path_buf()), interactions, recorded: false }))
+}
+
+/// The file's text: pretty JSON with a final newline, interactions by (case, run, turn).
+fn render(label: &str, tape: &Tape) -> Result<String, std::io::Error> {
+    let file = FileForm {
+        format: FORMAT,
+        model: label.to_owned(),
+        interactions: tape
+            .interactions
+            .iter()
+            .map(|((case, run, turn), interaction)| InteractionForm {
+                key: interaction.key.clone(),
+                case: case.clone(),
+                run: *run,
+                turn: *turn,
+                request: interaction.request.clone(),
+                response: response_form(&interaction.response),
+                recorded_at: interaction.recorded_at.clone(),
+            })
+            .collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Writes `contents` to `path` through a synced temporary file in the same directory, renamed
+/// over the target.
+fn write_atomic(path: &Path, contents: &str) -> Result<(), std::io::Error> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    // Readable by everyone, like a file the user wrote (a temporary file starts as 0600).
+    let permissions = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o644);
+    let mut file = tempfile::Builder::new()
+        .prefix(".mcp-eval-cassette-")
+        .suffix(".tmp")
+        .permissions(permissions)
+        .tempfile_in(dir)?;
+    file.write_all(contents.as_bytes())?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|error| error.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
