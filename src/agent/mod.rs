@@ -66,7 +66,6 @@ pub(crate) enum ModelFailure {
     /// `--max-model-calls` was reached: the call was not made.
     CapReached,
     /// Replay: no cassette answers this request (the text says which and why).
-    #[allow(dead_code, reason = "built by the cassette replay of the next commit")]
     NoRecording(String),
 }
 

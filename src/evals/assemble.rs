@@ -155,11 +155,6 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
         }
         section.eval_metrics.push(metrics.finish(label.clone()));
     }
-    if section.evals.iter().any(|eval| eval.sampling.get("temperature").and_then(Value::as_f64) == Some(0.0)) {
-        section.layer1_notes.push(
-            "runs at temperature 0 are not independent draws: their pass rates and intervals are indicative".into(),
-        );
-    }
 }
 
 /// A failed or errored run in one line: the error, or the first failing criterion's reason.

@@ -1,7 +1,7 @@
 //! What stands between the agent loop and a model: the model-call cap shared by every run
 //! ([`Budget`]), retries with exponential backoff and jitter on 429/5xx/529 and network errors
 //! honouring `Retry-After` ([`RetryPolicy`]), sampling parameters a model refuses (dropped once,
-//! with a note), and cassettes (replay, or record what the live provider answered).
+//! with a note), and cassettes ([`Source`]: replay, or record what the live provider answered).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use crate::agent::{ModelCaller, ModelFailure, ModelReply, TurnKey};
 use crate::mcp::sync::lock;
 use crate::mcp::transport::BoxFuture;
+use crate::providers::cassette::{CallKey, CassetteError, Cassettes};
 use crate::providers::{CompletionRequest, Provider, ProviderError, Sampling};
 
 /// The hard cap on model calls in one evaluation (`--max-model-calls`), shared by every model.
@@ -84,11 +85,22 @@ fn refused_parameter(error: &ProviderError, sampling: &Sampling) -> Option<&'sta
     }
 }
 
+/// Where a model's answers come from.
+#[derive(Clone)]
+pub(crate) enum Source {
+    /// The provider's API.
+    Live(Arc<dyn Provider>),
+    /// The provider's API, each exchange recorded into the cassettes under `label`.
+    Record(Arc<dyn Provider>, Arc<Cassettes>, String),
+    /// Only the cassettes recorded under `label` (no network).
+    Replay(Arc<Cassettes>, String),
+}
+
 /// One model as the agent loop calls it.
 pub(crate) struct LiveModel {
     /// `PROVIDER:MODEL`.
     label: String,
-    provider: Arc<dyn Provider>,
+    source: Source,
     budget: Arc<Budget>,
     retry: RetryPolicy,
     /// Sampling parameters this model refused, dropped from every later request.
@@ -106,11 +118,11 @@ impl std::fmt::Debug for LiveModel {
 }
 
 impl LiveModel {
-    /// `label` through `provider`, under `budget`.
-    pub(crate) fn new(label: String, provider: Arc<dyn Provider>, budget: Arc<Budget>, retry: RetryPolicy) -> Self {
+    /// `label` answered from `source`, under `budget`.
+    pub(crate) fn new(label: String, source: Source, budget: Arc<Budget>, retry: RetryPolicy) -> Self {
         Self {
             label,
-            provider,
+            source,
             budget,
             retry,
             dropped: std::sync::Mutex::new(Vec::new()),
@@ -139,17 +151,33 @@ impl LiveModel {
         }
     }
 
-    async fn call_live(&self, request: &CompletionRequest) -> Result<ModelReply, ModelFailure> {
+    async fn call_source(&self, key: TurnKey, request: &CompletionRequest) -> Result<ModelReply, ModelFailure> {
         let started = Instant::now();
         let mut attempts = 0;
         let mut request = request.clone();
+        let key = CallKey { case: key.case, run: key.run, turn: key.turn };
         loop {
             request.sampling = self.effective(request.sampling);
             if !self.budget.take() {
                 return Err(ModelFailure::CapReached);
             }
             attempts += 1;
-            let error = match self.provider.complete(&request).await {
+            let answer = match &self.source {
+                Source::Live(provider) => provider.complete(&request).await,
+                Source::Record(provider, cassettes, label) => {
+                    match cassettes.complete(label, Some(provider.as_ref()), &key, &request).await {
+                        Ok(completion) => Ok(completion),
+                        Err(CassetteError::Provider(error)) => Err(error),
+                        Err(other) => return Err(ModelFailure::NoRecording(other.to_string())),
+                    }
+                }
+                Source::Replay(cassettes, label) => match cassettes.complete(label, None, &key, &request).await {
+                    Ok(completion) => Ok(completion),
+                    Err(CassetteError::Provider(error)) => Err(error),
+                    Err(other) => return Err(ModelFailure::NoRecording(other.to_string())),
+                },
+            };
+            let error = match answer {
                 Ok(completion) => {
                     let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
                     return Ok(ModelReply { completion, attempts, latency_ms });
@@ -180,10 +208,10 @@ impl LiveModel {
 impl ModelCaller for LiveModel {
     fn call<'a>(
         &'a self,
-        _key: TurnKey,
+        key: TurnKey,
         request: &'a CompletionRequest,
     ) -> BoxFuture<'a, Result<ModelReply, ModelFailure>> {
-        Box::pin(self.call_live(request))
+        Box::pin(self.call_source(key, request))
     }
 }
 
@@ -221,7 +249,7 @@ mod tests {
         let provider =
             Arc::new(Sequence { answers: std::sync::Mutex::new(answers), seen: std::sync::Mutex::new(Vec::new()) });
         let retry = RetryPolicy { attempts: 3, base: Duration::from_millis(1), max_wait: Duration::from_millis(50) };
-        (LiveModel::new("t:m".into(), provider.clone(), Arc::new(Budget::new(cap)), retry), provider)
+        (LiveModel::new("t:m".into(), Source::Live(provider.clone()), Arc::new(Budget::new(cap)), retry), provider)
     }
 
     fn key() -> TurnKey {

@@ -38,7 +38,8 @@ use crate::providers::openai::{self, OpenAiProvider};
 use crate::providers::{EndpointConfig, Provider, ProviderError, ToolSpec};
 use crate::report::evals::{EvalsSection, GoldenSetInfo, ModelOutcome, ModelStatus};
 use crate::settings::layer1::{Api, Layer1Settings, ModelRef, ProviderDef};
-use caller::{Budget, LiveModel, RetryPolicy};
+use crate::providers::cassette::Cassettes;
+use caller::{Budget, LiveModel, RetryPolicy, Source};
 
 /// How long one model request may take, connection included.
 pub(crate) const MODEL_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -59,6 +60,8 @@ pub(crate) struct Layer1Input<'a> {
     pub today: NaiveDate,
     /// Replaces the default retry policy (tests).
     pub retry: RetryPolicy,
+    /// Cassettes to replay from, or record into (`settings.record`).
+    pub cassettes: Option<Arc<Cassettes>>,
 }
 
 /// One model ready to run.
@@ -113,9 +116,25 @@ pub(crate) async fn run(
             });
             continue;
         };
-        match build_provider(def, model) {
-            Ok(Some(provider)) => {
-                let caller = Arc::new(LiveModel::new(label.clone(), provider, budget.clone(), input.retry));
+        let built = build_provider(def, model);
+        // `replay:LABEL` replays what was recorded under LABEL; any other model replays under
+        // its own label when it has cassettes but no key.
+        let recorded_as = if def.api == Api::Replay { model.model.clone() } else { label.clone() };
+        let source = match (built, &input.cassettes) {
+            (Ok(Some(provider)), Some(cassettes)) if input.settings.record => {
+                Ok(Some(Source::Record(provider, cassettes.clone(), recorded_as)))
+            }
+            (Ok(Some(provider)), _) => Ok(Some(Source::Live(provider))),
+            (Ok(None), Some(cassettes)) => Ok(Some(Source::Replay(cassettes.clone(), recorded_as))),
+            (Ok(None), None) if def.api == Api::Replay => Err(ProviderError::InvalidRequest(
+                "`replay:` models answer from cassettes only: give --cassettes DIR".into(),
+            )),
+            (Ok(None), None) => Ok(None),
+            (Err(error), _) => Err(error),
+        };
+        match source {
+            Ok(Some(source)) => {
+                let caller = Arc::new(LiveModel::new(label.clone(), source, budget.clone(), input.retry));
                 ready.push(Ready { index, label, api: def.api, caller });
             }
             Ok(None) => {
@@ -134,7 +153,7 @@ pub(crate) async fn run(
                 section.model_status.push(ModelStatus {
                     model: label,
                     status: ModelOutcome::Unusable,
-                    detail: Some(format!("cannot build the provider: {error}")),
+                    detail: Some(format!("cannot use the provider: {error}")),
                 });
             }
         }

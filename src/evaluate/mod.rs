@@ -279,6 +279,7 @@ async fn layer1(
         tools: &tools,
         today: Utc::now().date_naive(),
         retry: crate::evals::caller::RetryPolicy::default(),
+        cassettes: None,
     };
     crate::evals::run(&input, events).await
 }
