@@ -18,9 +18,13 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The known name nearest to `name` when it is close enough to be a likely typo (at most two
-/// edits, or one is a prefix of the other).
+/// edits, or one is a prefix of the other). Of two as near, one that `name` begins is preferred
+/// (`api_key` is nearer `api_key_env` than `api`).
 pub(crate) fn nearest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let (distance, found) = known.into_iter().map(|candidate| (edit_distance(name, candidate), candidate)).min()?;
+    let (distance, _, found) = known
+        .into_iter()
+        .map(|candidate| (edit_distance(name, candidate), !candidate.starts_with(name), candidate))
+        .min()?;
     (distance <= 2 || found.starts_with(name) || name.starts_with(found)).then_some(found)
 }
 
@@ -42,5 +46,6 @@ mod tests {
         assert_eq!(nearest("expect_tol", ["expect_tool", "tags"]), Some("expect_tool"));
         assert_eq!(nearest("colour", ["server", "gate"]), None);
         assert!(unknown_key_hint("runz", &["runs", "kind"]).starts_with("did you mean `runs`?"));
+        assert_eq!(nearest("api_key", ["api", "api_key_env"]), Some("api_key_env"), "a tie goes to the longer name");
     }
 }

@@ -9,7 +9,9 @@
 //!   list of `NAME=VALUE` or `NAME` strings (a stdio server's environment, `--server-env`);
 //! - `safe_tools: [{name, arguments}]`: tools that are safe to call (layer 0);
 //! - `gate: {fail_on}`: when the run fails;
-//! - `providers`, `models`: read by layers 1–3 (accepted and reported as not used by this version).
+//! - layer 1: `models` (a list of `PROVIDER:MODEL` strings), `providers: [{id, api, base_url,
+//!   api_key_env}]` (endpoints beyond the built-in `openai`, `anthropic` and `replay`), `runs`,
+//!   `concurrency`, `max_model_calls` and `trace_results`.
 //!
 //! Header values (secrets) have no place in the file: they come from flags or inputs only. A
 //! secret for a stdio server is best passed through by name (`server.env: [API_KEY]`) rather
@@ -55,12 +57,42 @@ pub(crate) struct ConfigFile {
     /// The gate policy.
     #[serde(default)]
     pub gate: Option<GateSection>,
-    /// Model providers (layers 1–3; not used by this version).
+    /// Model provider endpoints (layer 1), beyond the built-in ones.
     #[serde(default)]
-    pub providers: Option<Located<Value>>,
-    /// Models to evaluate with (layers 1–3; not used by this version).
+    pub providers: Vec<Located<ProviderEntry>>,
+    /// Models to evaluate with (layer 1): `PROVIDER:MODEL` strings.
     #[serde(default)]
-    pub models: Option<Located<Value>>,
+    pub models: Option<Vec<Located<String>>>,
+    /// Runs of every case (layer 1), overriding the golden set's.
+    #[serde(default)]
+    pub runs: Option<Located<Value>>,
+    /// Runs in flight at once (layer 1).
+    #[serde(default)]
+    pub concurrency: Option<Located<Value>>,
+    /// The hard cap on model calls (layer 1).
+    #[serde(default)]
+    pub max_model_calls: Option<Located<Value>>,
+    /// How much of tool results and model text the traces keep: `full`, `truncated` or `none`.
+    #[serde(default)]
+    pub trace_results: Option<Located<Value>>,
+}
+
+/// One entry of `providers:`. Every field is optional here; [`super::resolve`] reports a missing
+/// one with the entry's position.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ProviderEntry {
+    /// The name before the `:` of a model (`myvllm` in `myvllm:qwen3-8b`).
+    #[serde(default)]
+    pub id: Option<Located<String>>,
+    /// `openai` (Chat Completions) or `anthropic` (Messages).
+    #[serde(default)]
+    pub api: Option<Located<String>>,
+    /// The API root, http(s).
+    #[serde(default)]
+    pub base_url: Option<Located<String>>,
+    /// The variable the key is read from; none for an endpoint that needs no key.
+    #[serde(default)]
+    pub api_key_env: Option<Located<String>>,
 }
 
 /// `server:`.
@@ -125,8 +157,8 @@ enum Shape {
     Mapping(&'static [&'static str]),
     /// A list of mappings with these keys.
     ListOf(&'static [&'static str]),
-    /// Read by a later layer: any shape.
-    Any,
+    /// A list of strings.
+    Strings,
 }
 
 /// Every key of the file and the shape of its value; the structural pass checks the file
@@ -141,9 +173,18 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("golden_set", Shape::Scalar),
     ("safe_tools", Shape::ListOf(&["name", "arguments"])),
     ("gate", Shape::Mapping(&["fail_on"])),
-    ("providers", Shape::Any),
-    ("models", Shape::Any),
+    ("models", Shape::Strings),
+    ("providers", Shape::ListOf(&["id", "api", "base_url", "api_key_env"])),
+    ("runs", Shape::Scalar),
+    ("concurrency", Shape::Scalar),
+    ("max_model_calls", Shape::Scalar),
+    ("trace_results", Shape::Scalar),
 ];
+
+/// Keys of list entries whose value must be a string: `(list, key)`. The structural pass names
+/// a wrong one with its position, like [`STRING_LISTS`].
+const STRING_FIELDS: &[(&str, &str)] =
+    &[("providers", "id"), ("providers", "api"), ("providers", "base_url"), ("providers", "api_key_env")];
 
 /// Keys below a top-level mapping whose value must be a list of strings: `(section, key)`. The
 /// structural pass checks them like [`SCHEMA`], so a wrong shape is named with its position.
@@ -258,7 +299,7 @@ fn check_shape(
     report: &mut dyn FnMut(Option<(u64, u64)>, String, String, String),
 ) {
     match (shape, value) {
-        (Shape::Any, _) | (_, Value::Null) => {}
+        (_, Value::Null) => {}
         (Shape::Scalar, Value::String(_) | Value::Number(_) | Value::Bool(_)) => {}
         (Shape::Scalar, Value::Array(items))
             if key == "layers" && items.iter().all(|item| !item.is_object() && !item.is_array()) => {}
@@ -316,15 +357,27 @@ fn check_shape(
                     Value::Object(map) => {
                         for child in map.keys().filter(|child| !keys.contains(&child.as_str())) {
                             report(
-                                locate(text, &[key, child]),
+                                locate_entry(text, key, index, Some(child)),
                                 format!("{key}[{index}].{child}"),
                                 UNKNOWN_KEY.into(),
                                 crate::suggest::unknown_key_hint(child, keys),
                             );
                         }
+                        let strings = STRING_FIELDS.iter().filter(|(list, _)| *list == key);
+                        for (_, child) in strings {
+                            match map.get(*child) {
+                                None | Some(Value::Null | Value::String(_)) => {}
+                                Some(other) => report(
+                                    locate_entry(text, key, index, Some(child)),
+                                    format!("{key}[{index}].{child}"),
+                                    format!("expected a string, found {}", kind(other)),
+                                    format!("write it as `{child}: TEXT` (quote it if it looks like a number)"),
+                                ),
+                            }
+                        }
                     }
                     other => report(
-                        locate(text, &[key]),
+                        locate_entry(text, key, index, None),
                         format!("{key}[{index}]"),
                         format!("expected a mapping, found {}", kind(other)),
                         format!(
@@ -335,6 +388,22 @@ fn check_shape(
                 }
             }
         }
+        (Shape::Strings, Value::Array(items)) => {
+            for (index, item) in items.iter().enumerate().filter(|(_, item)| !item.is_string()) {
+                report(
+                    locate_entry(text, key, index, None),
+                    format!("{key}[{index}]"),
+                    format!("expected a string, found {}", kind(item)),
+                    format!("write each entry of `{key}` as a string, e.g. `- openai:gpt-4.1-mini`"),
+                );
+            }
+        }
+        (Shape::Strings, other) => report(
+            locate(text, &[key]),
+            key.to_owned(),
+            format!("expected a list of strings, found {}", kind(other)),
+            format!("write `{key}:` then one `  - TEXT` per line, e.g. `  - openai:gpt-4.1-mini`"),
+        ),
         (Shape::ListOf(keys), other) => report(
             locate(text, &[key]),
             key.to_owned(),
@@ -394,6 +463,53 @@ fn locate(text: &str, path: &[&str]) -> Option<(u64, u64)> {
         }
     }
     Some(found)
+}
+
+/// The line and column of entry `index` of the block-style list under the top-level `key`, or of
+/// the key `child` inside that entry; the nearest known position when it is not found (the
+/// entry's dash, or the top-level key).
+fn locate_entry(text: &str, key: &str, index: usize, child: Option<&str>) -> Option<(u64, u64)> {
+    let top_position = locate(text, &[key])?;
+    let lines: Vec<&str> = text.lines().collect();
+    let top = usize::try_from(top_position.0).ok()?.checked_sub(1)?;
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    // The entries start at the dashes of the first dash's indentation.
+    let mut dash_indent = None;
+    let mut entry: Option<(usize, usize)> = None;
+    let mut seen = 0;
+    for (number, line) in lines.iter().enumerate().skip(top + 1) {
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        if !line.starts_with([' ', '\t', '-']) {
+            break;
+        }
+        let is_dash = line.trim_start().starts_with('-');
+        if is_dash && dash_indent.is_none_or(|dash| dash == indent(line)) {
+            dash_indent = Some(indent(line));
+            if entry.is_some() {
+                break;
+            }
+            if seen == index {
+                entry = Some((number, indent(line)));
+            }
+            seen += 1;
+        } else if dash_indent.is_some_and(|dash| indent(line) <= dash) && entry.is_some() {
+            break;
+        }
+        let Some((start, dash)) = entry else { continue };
+        let Some(child) = child else { return Some((start as u64 + 1, dash as u64 + 1)) };
+        let body = if number == start { &line[dash + 1..] } else { line };
+        let trimmed = body.trim_start();
+        if trimmed.strip_prefix(child).is_some_and(|rest| rest.trim_start().starts_with(':')) {
+            let column = line.len() - trimmed.len() + 1;
+            return Some((number as u64 + 1, column as u64));
+        }
+    }
+    match entry {
+        Some((start, dash)) => Some((start as u64 + 1, dash as u64 + 1)),
+        None => Some(top_position),
+    }
 }
 
 /// The top-level key whose block holds `line` (for parser errors that give only a position).
@@ -505,6 +621,61 @@ mod tests {
         let problems = parse(Path::new("c.yaml"), "server:\n  command: srv\n  env: [FOO=bar, 5, {a: b}]\n").1;
         let fields: Vec<&str> = problems.iter().filter_map(|problem| problem.field.as_deref()).collect();
         assert_eq!(fields, ["server.env[1]", "server.env[2]"], "{problems:#?}");
+    }
+
+    #[test]
+    fn layer1_keys_are_typed_with_positions() {
+        let file = ok(parse(
+            Path::new("c.yaml"),
+            "models:\n  - openai:gpt-4.1-mini\n  - myvllm:qwen3-8b\nproviders:\n  - id: myvllm\n    api: openai\n    base_url: http://127.0.0.1:8000/v1\n  - {id: proxy, api: anthropic, base_url: 'http://h', api_key_env: PROXY_KEY}\nruns: 3\nconcurrency: 2\nmax_model_calls: 100\ntrace_results: full\n",
+        ));
+        let models: Vec<(&str, u64)> =
+            file.models.iter().flatten().map(|model| (model.value.as_str(), model.referenced.line())).collect();
+        assert_eq!(models, [("openai:gpt-4.1-mini", 2), ("myvllm:qwen3-8b", 3)]);
+        assert_eq!(file.providers.len(), 2);
+        let first = &file.providers[0].value;
+        let id = first.id.as_ref().expect("id");
+        assert_eq!((id.value.as_str(), id.referenced.line(), id.referenced.column()), ("myvllm", 5, 9));
+        assert_eq!(first.base_url.as_ref().map(|url| url.referenced.line()), Some(7));
+        assert!(first.api_key_env.is_none());
+        let second = &file.providers[1].value;
+        assert_eq!(second.api_key_env.as_ref().map(|var| var.value.as_str()), Some("PROXY_KEY"));
+        for (value, text) in [(&file.runs, "3"), (&file.concurrency, "2"), (&file.max_model_calls, "100")] {
+            assert_eq!(value.as_ref().and_then(|value| scalar_text(&value.value)).as_deref(), Some(text));
+        }
+        assert_eq!(file.trace_results.as_ref().and_then(|value| scalar_text(&value.value)).as_deref(), Some("full"));
+    }
+
+    #[test]
+    fn layer1_keys_of_the_wrong_shape_or_unknown_are_all_reported_with_positions() {
+        let text = "models: openai:gpt-4o\nproviders:\n  - id: a\n    api: openai\n    base_url: http://h\n  - id: 5\n    api: [openai]\n    base_url: http://h\n    api_key: KEY\nrun: 3\ntrace_results: [full]\n";
+        let (config, problems) = parse(Path::new("c.yaml"), text);
+        assert!(config.is_none(), "wrong shapes stop the typed parse");
+        type Found<'a> = (&'a str, Option<(u64, u64)>, &'a str);
+        let found: Vec<Found<'_>> = problems
+            .iter()
+            .map(|problem| (problem.field.as_deref().unwrap_or(""), problem.position, problem.message.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("models", Some((1, 1)), "expected a list of strings, found a string"),
+                ("providers[1].api_key", Some((9, 5)), "unknown key"),
+                ("providers[1].id", Some((6, 5)), "expected a string, found a number"),
+                ("providers[1].api", Some((7, 5)), "expected a string, found a list"),
+                ("run", Some((10, 1)), "unknown key"),
+                ("trace_results", Some((11, 1)), "expected a single value, found a list"),
+            ],
+            "{problems:#?}"
+        );
+        assert!(problems[1].hint.starts_with("did you mean `api_key_env`?"), "{problems:?}");
+        assert!(problems[4].hint.starts_with("did you mean `runs`?"), "{problems:?}");
+        assert!(problems[0].hint.contains("- openai:gpt-4.1-mini"), "{problems:?}");
+
+        let problems = parse(Path::new("c.yaml"), "models:\n  - openai:a\n  - {b: c}\nproviders: x\n").1;
+        let fields: Vec<(&str, Option<(u64, u64)>)> =
+            problems.iter().map(|problem| (problem.field.as_deref().unwrap_or(""), problem.position)).collect();
+        assert_eq!(fields, [("models[1]", Some((3, 3))), ("providers", Some((4, 1)))], "{problems:#?}");
     }
 
     #[test]

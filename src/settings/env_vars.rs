@@ -1,5 +1,6 @@
 //! Every environment variable the Action reads, as a documented constant: the action inputs
-//! (`INPUT_*`, as the runner spells them) and the `GITHUB_*` variables of the workflow run.
+//! (`INPUT_*`, as the runner spells them), the `GITHUB_*` variables of the workflow run and the
+//! built-in model providers' URL and key variables (read by every front end).
 //!
 //! This module only names variables; reading them is [`super::resolve`]'s job.
 
@@ -41,9 +42,26 @@ pub(crate) const INPUT_CONFIG: &str = "config";
 /// Input `require-era`: `2026-07-28` fails a legacy server.
 pub(crate) const INPUT_REQUIRE_ERA: &str = "require-era";
 
+/// Input `models`: layer 1's models, one `PROVIDER:MODEL` per line (`#` starts a comment).
+pub(crate) const INPUT_MODELS: &str = "models";
+/// Input `openai-api-key`: the key of the built-in `openai` provider (a secret); wins over
+/// `OPENAI_API_KEY`.
+pub(crate) const INPUT_OPENAI_API_KEY: &str = "openai-api-key";
+/// Input `anthropic-api-key`: the key of the built-in `anthropic` provider (a secret); wins over
+/// `ANTHROPIC_API_KEY`.
+pub(crate) const INPUT_ANTHROPIC_API_KEY: &str = "anthropic-api-key";
+/// Input `runs`: runs of every layer-1 case, overriding the golden set's.
+pub(crate) const INPUT_RUNS: &str = "runs";
+/// Input `concurrency`: layer-1 runs in flight at once.
+pub(crate) const INPUT_CONCURRENCY: &str = "concurrency";
+/// Input `max-model-calls`: the hard cap on model calls in one evaluation.
+pub(crate) const INPUT_MAX_MODEL_CALLS: &str = "max-model-calls";
+/// Input `trace-results`: `full`, `truncated` or `none`.
+pub(crate) const INPUT_TRACE_RESULTS: &str = "trace-results";
+
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 16] = [
+pub(crate) const ALL_INPUTS: [&str; 23] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -60,7 +78,23 @@ pub(crate) const ALL_INPUTS: [&str; 16] = [
     INPUT_TIMEOUT_SECONDS,
     INPUT_CONFIG,
     INPUT_REQUIRE_ERA,
+    INPUT_MODELS,
+    INPUT_OPENAI_API_KEY,
+    INPUT_ANTHROPIC_API_KEY,
+    INPUT_RUNS,
+    INPUT_CONCURRENCY,
+    INPUT_MAX_MODEL_CALLS,
+    INPUT_TRACE_RESULTS,
 ];
+
+/// The API root of the built-in `openai` provider (default `https://api.openai.com/v1`).
+pub(crate) const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
+/// The key of the built-in `openai` provider.
+pub(crate) const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
+/// The API root of the built-in `anthropic` provider (default `https://api.anthropic.com`).
+pub(crate) const ANTHROPIC_BASE_URL: &str = "ANTHROPIC_BASE_URL";
+/// The key of the built-in `anthropic` provider.
+pub(crate) const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
 
 /// The event that triggered the workflow (`push`, `pull_request`, `schedule`, …).
 pub(crate) const GITHUB_EVENT_NAME: &str = "GITHUB_EVENT_NAME";

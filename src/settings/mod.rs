@@ -12,6 +12,7 @@
 pub(crate) mod config_file;
 pub(crate) mod env_vars;
 pub(crate) mod layer1;
+mod layer1_resolve;
 pub(crate) mod secrets;
 
 use std::fmt;
@@ -96,6 +97,27 @@ pub struct SettingsArgs {
     /// Golden set for layer 1 (not available in this version) [Action input: golden-set; config: golden_set]
     #[arg(long, value_name = "FILE")]
     pub golden_set: Option<String>,
+    /// Model for layer 1, PROVIDER:MODEL, e.g. openai:gpt-4.1-mini (repeatable); providers: openai, anthropic, replay and the config file's [Action input: models, one per line; config: models]
+    #[arg(long = "model", value_name = "PROVIDER:MODEL")]
+    pub models: Vec<String>,
+    /// Runs of every layer-1 case, 1 to 100, overriding the golden set's [Action input: runs; config: runs]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub runs: Option<String>,
+    /// Layer-1 runs in flight at once, 1 to 64 [Action input: concurrency; config: concurrency; default 4]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub concurrency: Option<String>,
+    /// Hard cap on model calls in one evaluation, at least 1 [Action input: max-model-calls; config: max_model_calls; default 2000]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub max_model_calls: Option<String>,
+    /// Replay model exchanges from this directory instead of calling the providers
+    #[arg(long, value_name = "DIR")]
+    pub cassettes: Option<String>,
+    /// With --cassettes: call the real providers and write what they answered into the directory
+    #[arg(long)]
+    pub record: bool,
+    /// How much of tool results and model text the traces keep: full, truncated (the first 2048 bytes of each) or none [Action input: trace-results; config: trace_results; default truncated]
+    #[arg(long, value_name = "HOW")]
+    pub trace_results: Option<String>,
 }
 
 /// The flags only the Action has; each overrides the input or variable named in its help.
@@ -359,7 +381,8 @@ pub(crate) struct Settings {
     pub layer1: layer1::Layer1Settings,
     /// The Action's own settings (`None` for the CLI).
     pub action: Option<ActionSettings>,
-    /// Things the user should know that do not stop the run (sections not used by this version).
+    /// Things the user should know that do not stop the run (a pass-through variable not set, a
+    /// model given twice).
     pub notices: Vec<String>,
 }
 
@@ -370,6 +393,9 @@ impl Settings {
         let mut secrets: Vec<String> = self.headers.iter().map(|(_, value)| value.clone()).collect();
         secrets.extend(self.server_env.iter().map(|(_, value)| value.clone()));
         secrets.extend(self.layer1.keys().map(str::to_owned));
+        for provider in &self.layer1.providers {
+            secrets.extend(secrets::url_secrets(&provider.base_url));
+        }
         if let Some(action) = &self.action {
             secrets.extend(action.token.clone());
         }
@@ -410,6 +436,7 @@ pub(crate) fn raw_secrets(request: &Request, lookup: &dyn Fn(&str) -> Option<Str
             secrets.push(value.to_owned());
         }
     }
+    secrets.extend(layer1_resolve::raw_keys(&sources));
     for (_, entry) in sources.server_env_entries() {
         let value = match entry.split_once('=') {
             Some((_, value)) => Some(value.to_owned()),
@@ -736,14 +763,8 @@ pub(crate) fn resolve(
         },
     };
 
-    // Safe tools and the sections later layers read.
+    // Safe tools.
     let mut safe_tools = Vec::new();
-    if let Some(golden) = &golden_set {
-        notices.push(format!(
-            "the golden set `{}` is read by layer 1, which this version does not run; it was not used",
-            golden.display()
-        ));
-    }
     if let Some((path, config)) = &config {
         for (index, entry) in config.safe_tools.iter().enumerate() {
             if entry.value.name.trim().is_empty() {
@@ -759,15 +780,12 @@ pub(crate) fn resolve(
                 arguments: Value::Object(entry.value.arguments.clone().unwrap_or_default()),
             });
         }
-        for (section, value) in [("providers", &config.providers), ("models", &config.models)] {
-            if value.is_some() {
-                notices.push(format!(
-                    "{}: section `{section}` is read by layers 1–3, which this version does not run; it was not used",
-                    path.display()
-                ));
-            }
-        }
     }
+
+    // Layer 1: models, providers and their keys, limits.
+    // A file that could not be read may define the providers the models name.
+    let file_unread = config_path.is_some() && config.is_none();
+    let layer1 = layer1_resolve::resolve(&sources, &in_workspace, file_unread, &mut problems, &mut notices);
 
     // The Action's own settings.
     let action = match &github {
@@ -838,7 +856,7 @@ pub(crate) fn resolve(
             require_modern,
             fail_on,
             golden_set,
-            layer1: layer1::Layer1Settings::default(),
+            layer1,
             action,
             notices,
         }),

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::layer1::{Api, ModelRef, TraceResults};
 use super::*;
 
 fn env(vars: &[(&str, &str)]) -> HashMap<String, String> {
@@ -161,12 +162,12 @@ fn a_config_file_with_an_unknown_key_names_the_line() {
 }
 
 #[test]
-fn safe_tools_come_from_the_file_and_later_sections_are_noticed() {
+fn safe_tools_and_models_come_from_the_file_without_notices() {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = dir.path().join("c.yaml");
     std::fs::write(
         &config,
-        "safe_tools:\n  - name: get_time\n    arguments: {timezone: UTC}\n  - name: ping\nmodels: [gpt-x]\n",
+        "safe_tools:\n  - name: get_time\n    arguments: {timezone: UTC}\n  - name: ping\nmodels: [openai:gpt-x]\n",
     )
     .expect("write");
     let settings = cli(SettingsArgs {
@@ -178,7 +179,8 @@ fn safe_tools_come_from_the_file_and_later_sections_are_noticed() {
     assert_eq!(settings.safe_tools.len(), 2);
     assert_eq!(settings.safe_tools[0].arguments["timezone"], "UTC");
     assert_eq!(settings.safe_tools[1].arguments, serde_json::json!({}));
-    assert!(settings.notices[0].contains("`models`"), "{:?}", settings.notices);
+    assert_eq!(settings.layer1.models, [ModelRef { provider: "openai".into(), model: "gpt-x".into() }]);
+    assert!(settings.notices.is_empty(), "layer 1 reads `models`: {:?}", settings.notices);
 }
 
 #[test]
@@ -249,6 +251,9 @@ fn input_error_messages() {
         headers: vec!["Bad Name: s3cret".into()],
         require_era: Some("2025-11-25".into()),
         config: Some(config.display().to_string()),
+        models: vec!["openi:gpt-4.1-mini".into(), "gpt-4.1-mini".into()],
+        runs: Some("0".into()),
+        record: true,
         ..SettingsArgs::default()
     })
     .expect_err("invalid");
@@ -258,7 +263,7 @@ fn input_error_messages() {
 }
 
 #[test]
-fn an_empty_layers_list_in_the_file_is_an_error_and_a_golden_set_is_noticed() {
+fn an_empty_layers_list_in_the_file_is_an_error_and_a_golden_set_is_kept_without_a_notice() {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = dir.path().join("c.yaml");
     std::fs::write(&config, "server:\n  url: http://h/mcp\nlayers: []\n").expect("write");
@@ -271,7 +276,8 @@ fn an_empty_layers_list_in_the_file_is_an_error_and_a_golden_set_is_noticed() {
         ..SettingsArgs::default()
     })
     .expect("valid");
-    assert!(settings.notices.iter().any(|notice| notice.contains("golden set")), "{:?}", settings.notices);
+    assert_eq!(settings.golden_set.as_deref(), Some(Path::new("golden/tasks.yaml")));
+    assert!(settings.notices.is_empty(), "layer 1 reads the golden set: {:?}", settings.notices);
 }
 
 #[test]
@@ -418,4 +424,363 @@ fn server_env_for_an_http_server_is_refused_like_headers_for_a_command() {
     let problems = action(&[("INPUT_SERVER-URL", "http://h/mcp"), ("INPUT_SERVER-ENV", "FOO=bar")], Request::default())
         .expect_err("env for http");
     assert!(rendered(&problems).contains("input `server-env`"), "{}", rendered(&problems));
+}
+
+fn write_config(dir: &tempfile::TempDir, text: &str) -> String {
+    let config = dir.path().join("mcp-eval.yaml");
+    std::fs::write(&config, text).expect("write");
+    config.display().to_string()
+}
+
+fn model(provider: &str, name: &str) -> ModelRef {
+    ModelRef { provider: provider.into(), model: name.into() }
+}
+
+#[test]
+fn layer1_flags_are_parsed() {
+    let settings = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        models: vec!["openai:gpt-4.1-mini".into(), " anthropic : claude-sonnet-4-5 ".into(), "replay:a:b".into()],
+        runs: Some("5".into()),
+        concurrency: Some("8".into()),
+        max_model_calls: Some("50".into()),
+        cassettes: Some("tapes".into()),
+        record: true,
+        trace_results: Some("FULL".into()),
+        ..SettingsArgs::default()
+    })
+    .expect("valid");
+    let layer1 = &settings.layer1;
+    assert_eq!(
+        layer1.models,
+        [model("openai", "gpt-4.1-mini"), model("anthropic", "claude-sonnet-4-5"), model("replay", "a:b")],
+        "split at the first `:`"
+    );
+    assert_eq!(layer1.runs, Some(5));
+    assert_eq!(layer1.concurrency, 8);
+    assert_eq!(layer1.max_model_calls, 50);
+    assert_eq!(layer1.cassettes.as_deref(), Some(Path::new("tapes")));
+    assert!(layer1.record);
+    assert_eq!(layer1.trace_results, TraceResults::Full);
+}
+
+#[test]
+fn layer1_defaults_and_the_built_in_providers() {
+    let settings = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        models: vec!["openai:gpt-4.1-mini".into()],
+        ..SettingsArgs::default()
+    })
+    .expect("a model without a key is not an error");
+    let layer1 = &settings.layer1;
+    assert_eq!((layer1.runs, layer1.concurrency, layer1.max_model_calls), (None, 4, 2000));
+    assert_eq!((layer1.cassettes.as_ref(), layer1.record), (None, false));
+    assert_eq!(layer1.trace_results, TraceResults::Truncated);
+    let built_ins: Vec<(&str, Api, &str, Option<&str>)> = layer1
+        .providers
+        .iter()
+        .map(|provider| {
+            (provider.id.as_str(), provider.api, provider.base_url.as_str(), provider.api_key_env.as_deref())
+        })
+        .collect();
+    assert_eq!(
+        built_ins,
+        [
+            ("openai", Api::OpenAi, "https://api.openai.com/v1", Some("OPENAI_API_KEY")),
+            ("anthropic", Api::Anthropic, "https://api.anthropic.com", Some("ANTHROPIC_API_KEY")),
+            ("replay", Api::Replay, "", None),
+        ]
+    );
+    assert!(layer1.providers.iter().all(|provider| provider.api_key.is_none()));
+    assert!(settings.notices.is_empty(), "{:?}", settings.notices);
+}
+
+#[test]
+fn layer1_inputs_are_parsed_and_win_over_the_file_and_flags_over_inputs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = write_config(
+        &dir,
+        "models: [anthropic:from-file]\nruns: 2\nconcurrency: 2\nmax_model_calls: 20\ntrace_results: full\n",
+    );
+    let inputs = [
+        ("INPUT_SERVER-URL", "http://h/mcp"),
+        ("INPUT_CONFIG", config.as_str()),
+        (
+            "INPUT_MODELS",
+            "# the models of this job\nopenai:gpt-4.1-mini\n\n  anthropic:claude-sonnet-4-5  # the second\n",
+        ),
+        ("INPUT_RUNS", "3"),
+        ("INPUT_CONCURRENCY", "16"),
+        ("INPUT_MAX-MODEL-CALLS", "300"),
+        ("INPUT_TRACE_RESULTS", "none"),
+    ];
+    let settings = action(&inputs, Request::default()).expect("valid");
+    let layer1 = &settings.layer1;
+    assert_eq!(layer1.models, [model("openai", "gpt-4.1-mini"), model("anthropic", "claude-sonnet-4-5")]);
+    assert_eq!((layer1.runs, layer1.concurrency, layer1.max_model_calls), (Some(3), 16, 300));
+    assert_eq!(layer1.trace_results, TraceResults::None);
+
+    let request = Request {
+        flags: SettingsArgs {
+            models: vec!["replay:demo".into()],
+            runs: Some("1".into()),
+            trace_results: Some("truncated".into()),
+            ..SettingsArgs::default()
+        },
+        ..Request::default()
+    };
+    let settings = action(&inputs, request).expect("valid");
+    assert_eq!(settings.layer1.models, [model("replay", "demo")]);
+    assert_eq!(settings.layer1.runs, Some(1));
+    assert_eq!(settings.layer1.trace_results, TraceResults::Truncated);
+}
+
+#[test]
+fn layer1_config_keys_are_parsed_with_providers_after_the_built_ins() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = write_config(
+        &dir,
+        "server:\n  url: http://h/mcp\nmodels:\n  - myvllm:qwen3-8b\n  - local-claude:claude-x\nproviders:\n  - id: myvllm\n    api: openai\n    base_url: http://127.0.0.1:8000/v1\n  - id: local-claude\n    api: Anthropic\n    base_url: https://proxy.example/anthropic\n    api_key_env: PROXY_KEY\nruns: 7\nconcurrency: 1\nmax_model_calls: 9\ntrace_results: none\n",
+    );
+    let settings =
+        cli_with_env(SettingsArgs { config: Some(config), ..SettingsArgs::default() }, &[("PROXY_KEY", "k")])
+            .expect("valid");
+    let layer1 = &settings.layer1;
+    assert_eq!(layer1.models, [model("myvllm", "qwen3-8b"), model("local-claude", "claude-x")]);
+    let ids: Vec<&str> = layer1.providers.iter().map(|provider| provider.id.as_str()).collect();
+    assert_eq!(ids, ["openai", "anthropic", "replay", "myvllm", "local-claude"]);
+    let myvllm = layer1.provider(&layer1.models[0]).expect("myvllm");
+    assert_eq!((myvllm.api, myvllm.base_url.as_str()), (Api::OpenAi, "http://127.0.0.1:8000/v1"));
+    assert_eq!((myvllm.api_key_env.as_ref(), myvllm.api_key.as_ref()), (None, None), "no key needed");
+    let proxy = layer1.provider(&layer1.models[1]).expect("local-claude");
+    assert_eq!(proxy.api, Api::Anthropic);
+    assert_eq!((proxy.api_key_env.as_deref(), proxy.api_key.as_deref()), (Some("PROXY_KEY"), Some("k")));
+    assert_eq!((layer1.runs, layer1.concurrency, layer1.max_model_calls), (Some(7), 1, 9));
+    assert_eq!(layer1.trace_results, TraceResults::None);
+}
+
+#[test]
+fn bad_layer1_flags_name_the_flag_and_the_fix_all_at_once() {
+    let problems = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        models: vec!["gpt-4.1-mini".into(), ":gpt".into(), "openai:".into(), "openi:gpt-4.1".into()],
+        runs: Some("0".into()),
+        concurrency: Some("65".into()),
+        max_model_calls: Some("0".into()),
+        record: true,
+        trace_results: Some("some".into()),
+        ..SettingsArgs::default()
+    })
+    .expect_err("invalid");
+    let all = rendered(&problems);
+    for part in [
+        "--model: `gpt-4.1-mini` is not PROVIDER:MODEL\n  hint: write it as openai:gpt-4.1-mini",
+        "--model: `:gpt` is not PROVIDER:MODEL",
+        "--model: `openai:` is not PROVIDER:MODEL",
+        "--model: `openi` in `openi:gpt-4.1` is not a provider\n  hint: did you mean `openai:gpt-4.1`? the providers are openai, anthropic, replay",
+        "--runs: `0` is not a number of runs\n  hint: give a whole number from 1 to 100",
+        "--concurrency: `65` is not a number of runs in flight\n  hint: give a whole number from 1 to 64",
+        "--max-model-calls: `0` is not a number of model calls\n  hint: give a whole number of at least 1",
+        "--record: needs --cassettes DIR\n  hint: give --cassettes DIR",
+        "--trace-results: `some` is not a trace setting\n  hint: use full",
+    ] {
+        assert!(all.contains(part), "{part:?} missing in\n{all}");
+    }
+    assert_eq!(problems.len(), 9, "{all}");
+}
+
+#[test]
+fn bad_layer1_inputs_and_file_values_name_their_source() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = write_config(&dir, "trace_results: all\nconcurrency: many\nmodels:\n  - gpt-4o\n");
+    let problems = action(
+        &[
+            ("INPUT_SERVER-URL", "http://h/mcp"),
+            ("INPUT_CONFIG", config.as_str()),
+            ("INPUT_RUNS", "101"),
+            ("INPUT_MAX-MODEL-CALLS", "-5"),
+        ],
+        Request::default(),
+    )
+    .expect_err("invalid");
+    let all = rendered(&problems).replace(&dir.path().display().to_string(), "[dir]");
+    for part in [
+        "input `runs` (INPUT_RUNS): `101` is not a number of runs",
+        "input `max-model-calls` (INPUT_MAX-MODEL-CALLS): `-5`",
+        "[dir]/mcp-eval.yaml:1:16: trace_results: `all` is not a trace setting",
+        "[dir]/mcp-eval.yaml:2:14: concurrency: `many`",
+        "[dir]/mcp-eval.yaml:4:5: models[0]: `gpt-4o` is not PROVIDER:MODEL",
+    ] {
+        assert!(all.contains(part), "{part:?} missing in\n{all}");
+    }
+    assert_eq!(problems.len(), 5, "{all}");
+}
+
+#[test]
+fn a_config_provider_with_an_unknown_api_a_bad_url_or_a_taken_id_is_a_problem() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = write_config(
+        &dir,
+        "server:\n  url: http://h/mcp\nproviders:\n  - id: local\n    api: opneai\n    base_url: ftp://u:pw-s3cret@h/v1\n  - id: openai\n    api: openai\n    base_url: http://h/v1\n  - id: dup\n    api: openai\n    base_url: http://h/v1\n  - id: dup\n    api: anthropic\n    base_url: http://h/v1\n    api_key_env: sk-s3cret\n  - api: openai\n",
+    );
+    let problems = cli(SettingsArgs { config: Some(config), ..SettingsArgs::default() }).expect_err("invalid");
+    let all = rendered(&problems).replace(&dir.path().display().to_string(), "[dir]");
+    for part in [
+        "[dir]/mcp-eval.yaml:5:10: providers[0].api: `opneai` is not an API\n  hint: did you mean `openai`? use openai",
+        "[dir]/mcp-eval.yaml:6:15: providers[0].base_url: `ftp://u:***@h/v1` is not a usable API URL (scheme `ftp`",
+        "[dir]/mcp-eval.yaml:7:9: providers[1].id: `openai` is a built-in provider\n  hint: choose another id, e.g. `openai-local`",
+        "[dir]/mcp-eval.yaml:13:9: providers[3].id: `dup` is already the id of providers[2].id",
+        "[dir]/mcp-eval.yaml:16:18: providers[3].api_key_env: is not a variable name (not shown: it may be the key itself)\n  hint: give the name of the variable that holds the key",
+        "providers[4]: has no `id`",
+        "providers[4]: has no `base_url`",
+    ] {
+        assert!(all.contains(part), "{part:?} missing in\n{all}");
+    }
+    assert_eq!(problems.len(), 7, "{all}");
+    assert!(!all.contains("s3cret"), "neither the URL's password nor a key given as a variable name: {all}");
+}
+
+#[test]
+fn a_model_with_an_unknown_provider_gets_did_you_mean_and_the_known_ids() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config =
+        write_config(&dir, "providers:\n  - id: myvllm\n    api: openai\n    base_url: http://127.0.0.1:8000/v1\n");
+    let problems = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        config: Some(config),
+        models: vec!["myvlm:qwen3-8b".into(), "OpenAI:gpt-4o".into(), "mistral:large".into()],
+        ..SettingsArgs::default()
+    })
+    .expect_err("unknown providers");
+    let all = rendered(&problems);
+    assert!(all.contains("--model: `myvlm` in `myvlm:qwen3-8b` is not a provider\n  hint: did you mean `myvllm:qwen3-8b`? the providers are openai, anthropic, replay, myvllm; define more in the config file's `providers:`"), "{all}");
+    assert!(all.contains("did you mean `openai:gpt-4o`?"), "case is a likely typo: {all}");
+    assert!(all.contains("`mistral` in `mistral:large` is not a provider\n  hint: the providers are openai"), "{all}");
+    assert_eq!(problems.len(), 3, "{all}");
+}
+
+#[test]
+fn a_duplicate_model_is_dropped_with_a_notice() {
+    let settings = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        models: vec!["openai:gpt-4o".into(), "anthropic:claude".into(), "openai: gpt-4o".into()],
+        ..SettingsArgs::default()
+    })
+    .expect("a duplicate is not an error");
+    assert_eq!(settings.layer1.models, [model("openai", "gpt-4o"), model("anthropic", "claude")]);
+    assert_eq!(settings.notices, ["--model: `openai:gpt-4o` is given twice; it runs once"]);
+}
+
+#[test]
+fn api_keys_are_secrets_and_never_in_debug_output_or_problems() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = write_config(
+        &dir,
+        "providers:\n  - id: proxy\n    api: openai\n    base_url: http://127.0.0.1:9/v1\n    api_key_env: PROXY_KEY\n",
+    );
+    let vars = [
+        ("INPUT_SERVER-URL", "http://h/mcp"),
+        ("INPUT_CONFIG", config.as_str()),
+        ("OPENAI_API_KEY", "canary-openai-env-1"),
+        ("ANTHROPIC_API_KEY", "canary-anthropic-env-2"),
+        ("INPUT_ANTHROPIC-API-KEY", "canary-anthropic-input-3"),
+        ("PROXY_KEY", "canary-proxy-4"),
+        ("INPUT_MODELS", "openai:gpt-4o\nanthropic:claude\nproxy:m"),
+    ];
+    let settings = action(&vars, Request::default()).expect("valid");
+    let key = |id: &str| {
+        settings
+            .layer1
+            .providers
+            .iter()
+            .find(|provider| provider.id == id)
+            .and_then(|provider| provider.api_key.clone())
+    };
+    assert_eq!(key("openai").as_deref(), Some("canary-openai-env-1"));
+    assert_eq!(key("anthropic").as_deref(), Some("canary-anthropic-input-3"), "the input wins over the variable");
+    assert_eq!(key("proxy").as_deref(), Some("canary-proxy-4"));
+    let secrets = settings.secrets();
+    let debug = format!("{settings:?} {settings:#?}");
+    for canary in ["canary-openai-env-1", "canary-anthropic-input-3", "canary-proxy-4"] {
+        assert!(secrets.contains(&canary.to_owned()), "{canary} missing in {secrets:?}");
+        assert!(!debug.contains(canary), "{canary} in the Debug output");
+    }
+    assert!(!debug.contains("canary-"), "{debug}");
+
+    let raw = raw_secrets(&Request::default(), &|name| env(&vars).get(name).cloned());
+    for canary in ["canary-openai-env-1", "canary-anthropic-env-2", "canary-anthropic-input-3"] {
+        assert!(raw.contains(&canary.to_owned()), "{canary} is masked before validation: {raw:?}");
+    }
+
+    let mut bad = vars.to_vec();
+    bad.extend([("INPUT_RUNS", "0"), ("INPUT_TRACE-RESULTS", "lots"), ("INPUT_MODELS", "openai:gpt-4o\nnope")]);
+    let problems = action(&bad, Request::default()).expect_err("invalid");
+    let text = format!("{} {problems:?}", rendered(&problems));
+    assert_eq!(problems.len(), 3, "{text}");
+    assert!(!text.contains("canary-"), "{text}");
+}
+
+#[test]
+fn an_unset_or_empty_key_is_none_without_a_problem() {
+    let settings = action(
+        &[
+            ("INPUT_SERVER-URL", "http://h/mcp"),
+            ("INPUT_OPENAI-API-KEY", ""),
+            ("OPENAI_API_KEY", "  "),
+            ("INPUT_MODELS", "openai:gpt-4o\nanthropic:claude"),
+        ],
+        Request::default(),
+    )
+    .expect("no key is reported by the runner, not here");
+    assert!(settings.layer1.providers.iter().all(|provider| provider.api_key.is_none()));
+    assert_eq!(settings.layer1.models.len(), 2);
+    assert!(settings.secrets().is_empty(), "{:?}", settings.secrets());
+    assert!(settings.notices.is_empty(), "{:?}", settings.notices);
+}
+
+#[test]
+fn built_in_base_urls_come_from_the_environment_and_are_checked_when_used() {
+    let vars = [("OPENAI_BASE_URL", "http://127.0.0.1:5/v1"), ("ANTHROPIC_BASE_URL", "not a url")];
+    let flags = |models: &[&str]| SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        models: models.iter().map(|model| (*model).to_owned()).collect(),
+        ..SettingsArgs::default()
+    };
+    let settings = cli_with_env(flags(&["openai:gpt-4o"]), &vars).expect("anthropic is not used");
+    assert_eq!(settings.layer1.providers[0].base_url, "http://127.0.0.1:5/v1");
+    let problems = cli_with_env(flags(&["anthropic:claude"]), &vars).expect_err("anthropic is used");
+    let all = rendered(&problems);
+    assert!(all.starts_with("ANTHROPIC_BASE_URL: `not a url` is not a usable API URL"), "{all}");
+    assert!(all.contains("hint: set ANTHROPIC_BASE_URL to the API root"), "{all}");
+}
+
+#[test]
+fn cassettes_without_record_replay_and_are_resolved_against_the_workspace() {
+    let request = Request {
+        flags: SettingsArgs { cassettes: Some("tapes".into()), ..SettingsArgs::default() },
+        ..Request::default()
+    };
+    let settings =
+        action(&[("INPUT_SERVER-URL", "http://h/mcp"), ("GITHUB_WORKSPACE", "/ws")], request).expect("valid");
+    assert_eq!(settings.layer1.cassettes.as_deref(), Some(Path::new("/ws/tapes")));
+    assert!(!settings.layer1.record);
+}
+
+#[test]
+fn a_broken_config_file_does_not_also_report_the_providers_it_may_define() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = write_config(&dir, "providers:\n  - id: myvllm\n    api: openai\n    base_url: [http://h/v1]\n");
+    let problems = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        config: Some(config),
+        models: vec!["myvllm:qwen3-8b".into()],
+        ..SettingsArgs::default()
+    })
+    .expect_err("shape");
+    assert_eq!(problems.len(), 1, "{}", rendered(&problems));
+    assert!(
+        rendered(&problems).contains("mcp-eval.yaml:4:5: providers[0].base_url: expected a string"),
+        "{}",
+        rendered(&problems)
+    );
 }

@@ -1,0 +1,421 @@
+//! Resolves [`Layer1Settings`] from the same sources as every other setting (flags > Action
+//! inputs / environment > the config file > defaults), reporting every problem with its source
+//! and a hint. Keys are read through the resolver's `lookup`, never written into a message.
+
+use std::path::PathBuf;
+
+use super::config_file::ProviderEntry;
+use super::layer1::{
+    Api, DEFAULT_CONCURRENCY, DEFAULT_MAX_MODEL_CALLS, Layer1Settings, ModelRef, ProviderDef, TraceResults,
+};
+use super::{Located, Problem, Source, Sources, check_url, env_vars, file_source, secrets};
+
+/// The largest `--runs`.
+const MAX_RUNS: u64 = 100;
+/// The largest `--concurrency`.
+const MAX_CONCURRENCY: u64 = 64;
+
+/// A built-in provider: id, wire format, the variable of its base URL and its default, the input
+/// and the variable of its key.
+struct BuiltIn {
+    id: &'static str,
+    api: Api,
+    base_url: Option<(&'static str, &'static str)>,
+    key: Option<(&'static str, &'static str)>,
+}
+
+const BUILT_INS: [BuiltIn; 3] = [
+    BuiltIn {
+        id: "openai",
+        api: Api::OpenAi,
+        base_url: Some((env_vars::OPENAI_BASE_URL, "https://api.openai.com/v1")),
+        key: Some((env_vars::INPUT_OPENAI_API_KEY, env_vars::OPENAI_API_KEY)),
+    },
+    BuiltIn {
+        id: "anthropic",
+        api: Api::Anthropic,
+        base_url: Some((env_vars::ANTHROPIC_BASE_URL, "https://api.anthropic.com")),
+        key: Some((env_vars::INPUT_ANTHROPIC_API_KEY, env_vars::ANTHROPIC_API_KEY)),
+    },
+    BuiltIn { id: "replay", api: Api::Replay, base_url: None, key: None },
+];
+
+/// The keys of the built-in providers, from their inputs and variables, before validation (so the
+/// Action can mask them before anything is printed).
+pub(super) fn raw_keys(sources: &Sources<'_>) -> Vec<String> {
+    let mut keys = Vec::new();
+    for (input, var) in BUILT_INS.iter().filter_map(|built_in| built_in.key) {
+        keys.extend(sources.input(input).map(|(_, key)| key));
+        keys.extend((sources.lookup)(var).map(|key| key.trim().to_owned()).filter(|key| !key.is_empty()));
+    }
+    keys
+}
+
+/// Layer 1's settings; problems and notices are appended to the resolver's. With `file_unread`
+/// (the config file was given but could not be read), a model naming an unknown provider is not
+/// a problem of its own: the file may define it.
+pub(super) fn resolve(
+    sources: &Sources<'_>,
+    in_workspace: &dyn Fn(&str) -> PathBuf,
+    file_unread: bool,
+    problems: &mut Vec<Problem>,
+    notices: &mut Vec<String>,
+) -> Layer1Settings {
+    let flags = &sources.request.flags;
+    let file = sources.file.map(|(_, config)| config);
+
+    let runs = sources
+        .pick(
+            &flags.runs,
+            "--runs",
+            env_vars::INPUT_RUNS,
+            file.and_then(|c| c.runs.as_ref()).map(|value| (value, "runs")),
+        )
+        .and_then(|(source, text)| {
+            let runs = whole_number(&text, 1, MAX_RUNS, &source, "runs", "e.g. 5", problems)?;
+            u32::try_from(runs).ok()
+        });
+    let concurrency = sources
+        .pick(
+            &flags.concurrency,
+            "--concurrency",
+            env_vars::INPUT_CONCURRENCY,
+            file.and_then(|c| c.concurrency.as_ref()).map(|value| (value, "concurrency")),
+        )
+        .and_then(|(source, text)| {
+            let hint = format!("the default is {DEFAULT_CONCURRENCY}");
+            whole_number(&text, 1, MAX_CONCURRENCY, &source, "runs in flight", &hint, problems)
+        })
+        .and_then(|value| usize::try_from(value).ok())
+        .unwrap_or(DEFAULT_CONCURRENCY);
+    let max_model_calls = sources
+        .pick(
+            &flags.max_model_calls,
+            "--max-model-calls",
+            env_vars::INPUT_MAX_MODEL_CALLS,
+            file.and_then(|c| c.max_model_calls.as_ref()).map(|value| (value, "max_model_calls")),
+        )
+        .and_then(|(source, text)| {
+            let hint = format!("the default is {DEFAULT_MAX_MODEL_CALLS}");
+            whole_number(&text, 1, u64::MAX, &source, "model calls", &hint, problems)
+        })
+        .unwrap_or(DEFAULT_MAX_MODEL_CALLS);
+    let trace_results = match sources.pick(
+        &flags.trace_results,
+        "--trace-results",
+        env_vars::INPUT_TRACE_RESULTS,
+        file.and_then(|c| c.trace_results.as_ref()).map(|value| (value, "trace_results")),
+    ) {
+        None => TraceResults::default(),
+        Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
+            "full" => TraceResults::Full,
+            "truncated" => TraceResults::Truncated,
+            "none" => TraceResults::None,
+            _ => {
+                problems.push(Problem::new(
+                    &source,
+                    format!("`{text}` is not a trace setting"),
+                    "use full (everything), truncated (the first 2048 bytes of each tool result and model text) or none",
+                ));
+                TraceResults::default()
+            }
+        },
+    };
+
+    let cassettes = flags.cassettes.as_deref().map(str::trim).filter(|dir| !dir.is_empty()).map(in_workspace);
+    if flags.record && cassettes.is_none() {
+        problems.push(Problem::new(
+            &Source::Flag("--record".into()),
+            "needs --cassettes DIR",
+            "give --cassettes DIR: --record calls the real providers and writes what they answered there",
+        ));
+    }
+
+    let providers = providers(sources, problems);
+    let models = models(sources, &providers, file_unread, problems, notices);
+
+    Layer1Settings {
+        models,
+        providers,
+        runs,
+        concurrency,
+        max_model_calls,
+        record: flags.record && cassettes.is_some(),
+        cassettes,
+        trace_results,
+    }
+}
+
+/// A whole number in `low..=high`, or a problem naming what it counts.
+fn whole_number(
+    text: &str,
+    low: u64,
+    high: u64,
+    source: &Source,
+    what: &str,
+    example: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<u64> {
+    match text.trim().parse::<u64>() {
+        Ok(value) if (low..=high).contains(&value) => Some(value),
+        _ => {
+            let range = if high == u64::MAX {
+                format!("a whole number of at least {low}")
+            } else {
+                format!("a whole number from {low} to {high}")
+            };
+            problems.push(Problem::new(
+                source,
+                format!("`{text}` is not a number of {what}"),
+                format!("give {range}; {example}"),
+            ));
+            None
+        }
+    }
+}
+
+/// The built-in providers, then the config file's.
+fn providers(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> Vec<ProviderDef> {
+    let lookup =
+        |var: &str| (sources.lookup)(var).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
+    let mut providers: Vec<ProviderDef> = BUILT_INS
+        .iter()
+        .map(|built_in| {
+            let (base_url, api_key_env, api_key) = match (built_in.base_url, built_in.key) {
+                (Some((url_var, default)), Some((input, key_var))) => (
+                    lookup(url_var).unwrap_or_else(|| default.to_owned()),
+                    Some(key_var.to_owned()),
+                    sources.input(input).map(|(_, key)| key).or_else(|| lookup(key_var)),
+                ),
+                _ => (String::new(), None, None),
+            };
+            ProviderDef { id: built_in.id.to_owned(), api: built_in.api, base_url, api_key_env, api_key }
+        })
+        .collect();
+    let Some((path, file)) = sources.file else { return providers };
+    let mut defined: Vec<(String, String)> = Vec::new();
+    for (index, entry) in file.providers.iter().enumerate() {
+        let field = |name: &str| format!("providers[{index}].{name}");
+        let entry_source = file_source(path, entry, &format!("providers[{index}]"));
+        let ProviderEntry { id, api, base_url, api_key_env } = &entry.value;
+        let text = |value: &Option<Located<String>>| value.as_ref().map(|value| value.value.trim().to_owned());
+        let at = |value: &Option<Located<String>>, name: &str| match value {
+            Some(value) => file_source(path, value, &field(name)),
+            None => entry_source.clone(),
+        };
+        let mut valid = true;
+
+        let id_text = text(id).filter(|id| !id.is_empty());
+        match &id_text {
+            None => {
+                valid = false;
+                problems.push(Problem::new(
+                    &at(id, "id"),
+                    if id.is_some() { "the id is empty" } else { "has no `id`" },
+                    "give the provider an id, the name before `:` in its models (e.g. `id: myvllm` for myvllm:qwen3-8b)",
+                ));
+            }
+            Some(name) if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) => {
+                valid = false;
+                problems.push(Problem::new(
+                    &at(id, "id"),
+                    format!("`{name}` is not a provider id"),
+                    "an id is letters, digits, `-`, `_` and `.` (it is written before the `:` of a model)",
+                ));
+            }
+            Some(name) if BUILT_INS.iter().any(|built_in| built_in.id == name) => {
+                valid = false;
+                problems.push(Problem::new(
+                    &at(id, "id"),
+                    format!("`{name}` is a built-in provider"),
+                    format!(
+                        "choose another id, e.g. `{name}-local`; the built-in openai and anthropic take their URL from OPENAI_BASE_URL and ANTHROPIC_BASE_URL"
+                    ),
+                ));
+            }
+            Some(name) => {
+                if let Some((_, first)) = defined.iter().find(|(other, _)| other == name) {
+                    valid = false;
+                    problems.push(Problem::new(
+                        &at(id, "id"),
+                        format!("`{name}` is already the id of {first}"),
+                        "give every provider its own id",
+                    ));
+                } else {
+                    defined.push((name.clone(), field("id")));
+                }
+            }
+        }
+
+        let api_value = match text(api) {
+            None => {
+                valid = false;
+                problems.push(Problem::new(
+                    &at(api, "api"),
+                    "has no `api`",
+                    "add `api: openai` (Chat Completions: vLLM, Ollama, llama.cpp, OpenRouter, …) or `api: anthropic` (Messages)",
+                ));
+                Api::OpenAi
+            }
+            Some(name) => match name.to_ascii_lowercase().as_str() {
+                "openai" => Api::OpenAi,
+                "anthropic" => Api::Anthropic,
+                other => {
+                    valid = false;
+                    let guess = crate::suggest::nearest(other, ["openai", "anthropic"])
+                        .map(|guess| format!("did you mean `{guess}`? "))
+                        .unwrap_or_default();
+                    problems.push(Problem::new(
+                        &at(api, "api"),
+                        format!("`{name}` is not an API"),
+                        format!(
+                            "{guess}use openai (Chat Completions: OpenAI, vLLM, Ollama, llama.cpp, OpenRouter, …) or anthropic (Messages)"
+                        ),
+                    ));
+                    Api::OpenAi
+                }
+            },
+        };
+
+        let url = match text(base_url).filter(|url| !url.is_empty()) {
+            None => {
+                valid = false;
+                problems.push(Problem::new(
+                    &at(base_url, "base_url"),
+                    "has no `base_url`",
+                    "add the API root, e.g. `base_url: http://127.0.0.1:8000/v1`",
+                ));
+                String::new()
+            }
+            Some(url) => {
+                if let Err(why) = check_url(&url) {
+                    valid = false;
+                    problems.push(Problem::new(
+                        &at(base_url, "base_url"),
+                        format!("`{}` is not a usable API URL{why}", secrets::url_without_secrets(&url)),
+                        "give the API root with http:// or https://, e.g. http://127.0.0.1:8000/v1",
+                    ));
+                }
+                url
+            }
+        };
+
+        let key_var = text(api_key_env).filter(|var| !var.is_empty());
+        if let Some(var) = &key_var {
+            if !secrets::valid_env_name(var) {
+                valid = false;
+                problems.push(Problem::new(
+                    &at(api_key_env, "api_key_env"),
+                    "is not a variable name (not shown: it may be the key itself)",
+                    "give the name of the variable that holds the key (letters, digits and `_`, not starting with a digit), not the key itself",
+                ));
+            }
+        }
+
+        if let (true, Some(id)) = (valid, id_text) {
+            let api_key = key_var.as_deref().and_then(lookup);
+            providers.push(ProviderDef { id, api: api_value, base_url: url, api_key_env: key_var, api_key });
+        }
+    }
+    providers
+}
+
+/// The models: every `--model`, else the input's lines, else the config file's list. A model
+/// given twice runs once (a notice says so).
+fn models(
+    sources: &Sources<'_>,
+    providers: &[ProviderDef],
+    file_unread: bool,
+    problems: &mut Vec<Problem>,
+    notices: &mut Vec<String>,
+) -> Vec<ModelRef> {
+    let mut models: Vec<ModelRef> = Vec::new();
+    let mut base_url_checked: Vec<String> = Vec::new();
+    for (source, text) in model_entries(sources) {
+        let Some((provider, model)) = text
+            .split_once(':')
+            .map(|(provider, model)| (provider.trim(), model.trim()))
+            .filter(|(p, m)| !p.is_empty() && !m.is_empty())
+        else {
+            problems.push(Problem::new(
+                &source,
+                format!("`{text}` is not PROVIDER:MODEL"),
+                "write it as openai:gpt-4.1-mini (the provider id, `:`, the model name the API knows)",
+            ));
+            continue;
+        };
+        let Some(definition) = providers.iter().find(|definition| definition.id == provider) else {
+            if file_unread {
+                continue;
+            }
+            let ids: Vec<&str> = providers.iter().map(|definition| definition.id.as_str()).collect();
+            let lowered = provider.to_ascii_lowercase();
+            let guess = crate::suggest::nearest(&lowered, ids.iter().copied())
+                .map(|guess| format!("did you mean `{guess}:{model}`? "))
+                .unwrap_or_default();
+            problems.push(Problem::new(
+                &source,
+                format!("`{provider}` in `{text}` is not a provider"),
+                format!("{guess}the providers are {}; define more in the config file's `providers:`", ids.join(", ")),
+            ));
+            continue;
+        };
+        // A built-in's URL comes from the environment: checked when a model uses it.
+        if definition.api != Api::Replay && !base_url_checked.contains(&definition.id) {
+            base_url_checked.push(definition.id.clone());
+            let var = BUILT_INS
+                .iter()
+                .find(|built_in| built_in.id == definition.id)
+                .and_then(|built_in| built_in.base_url)
+                .map(|(var, _)| var);
+            if let (Some(var), Err(why)) = (var, check_url(&definition.base_url)) {
+                problems.push(Problem::new(
+                    &Source::Env(var.to_owned()),
+                    format!(
+                        "`{}` is not a usable API URL{why} (model `{text}`)",
+                        secrets::url_without_secrets(&definition.base_url)
+                    ),
+                    format!("set {var} to the API root with http:// or https://, or unset it for the public API"),
+                ));
+            }
+        }
+        let model = ModelRef { provider: provider.to_owned(), model: model.to_owned() };
+        if models.contains(&model) {
+            notices.push(format!("{source}: `{}` is given twice; it runs once", model.label()));
+            continue;
+        }
+        models.push(model);
+    }
+    models
+}
+
+/// The model entries of the first source that gives any, each with its source.
+fn model_entries(sources: &Sources<'_>) -> Vec<(Source, String)> {
+    let flags: Vec<(Source, String)> = sources
+        .request
+        .flags
+        .models
+        .iter()
+        .map(|text| text.trim())
+        .filter(|text| !text.is_empty())
+        .map(|text| (Source::Flag("--model".into()), text.to_owned()))
+        .collect();
+    if !flags.is_empty() {
+        return flags;
+    }
+    if let Some((source, text)) = sources.input(env_vars::INPUT_MODELS) {
+        return text
+            .lines()
+            .map(|line| line.split_once('#').map_or(line, |(before, _)| before).trim())
+            .filter(|line| !line.is_empty())
+            .map(|line| (source.clone(), line.to_owned()))
+            .collect();
+    }
+    let Some((path, file)) = sources.file else { return Vec::new() };
+    file.models
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(index, entry)| (file_source(path, entry, &format!("models[{index}]")), entry.value.trim().to_owned()))
+        .collect()
+}
