@@ -8,8 +8,6 @@
 //! more endpoints are named in the config file's `providers:`; `replay` answers from cassettes
 //! only.
 
-#![allow(dead_code, reason = "the layer-1 runner and the settings parser land in this issue's next commits")]
-
 use std::path::PathBuf;
 
 /// The wire format a provider speaks.
@@ -21,17 +19,6 @@ pub(crate) enum Api {
     Anthropic,
     /// No wire: answers from cassettes only (`--cassettes DIR`, or the demo's embedded ones).
     Replay,
-}
-
-impl Api {
-    /// `openai`, `anthropic` or `replay`.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Api::OpenAi => "openai",
-            Api::Anthropic => "anthropic",
-            Api::Replay => "replay",
-        }
-    }
 }
 
 /// One provider endpoint: a built-in one or an entry of the config file's `providers:`.
