@@ -367,7 +367,7 @@ impl<'a> Lowering<'a> {
                 continue;
             } else if keyword == "$defs" || keyword == "definitions" {
                 // References are resolved against the original document and inlined.
-                if self.family == Family::Anthropic || !value.as_object().is_some_and(Map::is_empty) {
+                if !value.as_object().is_some_and(Map::is_empty) {
                     self.notes.removed(keyword, path);
                 }
                 continue;

@@ -237,6 +237,21 @@ fn recursion_is_unrolled_then_cut_for_anthropic() {
 }
 
 #[test]
+fn draft07_recursion_for_openai_is_kept_under_defs() {
+    let lowered = openai(json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {"list": {"$ref": "#/definitions/cell"}},
+        "definitions": {"cell": {"type": "object", "properties": {"next": {"$ref": "#/definitions/cell"}}}}
+    }));
+    let cell = json!({"type": "object", "properties": {"next": {"$ref": "#/$defs/cell"}}});
+    assert_eq!(
+        lowered.schema,
+        json!({"type": "object", "properties": {"list": cell.clone()}, "$defs": {"cell": cell}})
+    );
+}
+
+#[test]
 fn mutual_recursion_for_openai_emits_each_definition_once() {
     let lowered = openai(json!({
         "type": "object",
@@ -420,7 +435,8 @@ fn kept_keywords_survive_below_the_root() {
                        "w": {"oneOf": [{"type": "integer", "multipleOf": 2}, {"allOf": [{"minimum": 0}]}]}},
         "patternProperties": {"^x": {"type": "string"}},
         "minProperties": 1,
-        "uniqueItems": true
+        "uniqueItems": true,
+        "default": {"x-a": 1, "$id": "k", "examples": []}
     });
     let (schema, notes) = both(json!({"type": "object", "properties": {"inner": inner.clone()}}));
     assert_eq!(schema["properties"]["inner"], inner);
@@ -552,6 +568,49 @@ fn deep_nesting_is_cut_not_overflowed() {
         .unwrap()
         .join()
         .unwrap();
+}
+
+#[test]
+fn the_deepest_lowering_fits_a_small_thread_stack() {
+    // 32 nested references, then plain nesting past the depth cap: the most recursion `lower`
+    // does. Built and dropped on a large stack; lowered on a 1 MiB one (tokio's workers have 2).
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(|| {
+            let mut plain = json!({"type": "string"});
+            for _ in 0..200 {
+                plain = json!({"type": "object", "properties": {"a": plain}});
+            }
+            let mut defs = Map::new();
+            for level in 0..40 {
+                let next = format!("#/$defs/l{}", level + 1);
+                defs.insert(format!("l{level}"), json!({"type": "object", "properties": {"a": {"$ref": next}}}));
+            }
+            defs.insert("l40".to_owned(), plain);
+            let schema = json!({"type": "object", "properties": {"top": {"$ref": "#/$defs/l0"}}, "$defs": defs});
+            let schema = &schema;
+            std::thread::scope(|scope| {
+                for family in [Family::OpenAi, Family::Anthropic] {
+                    let lowered = std::thread::Builder::new()
+                        .stack_size(1 << 20)
+                        .spawn_scoped(scope, move || lower(schema, family))
+                        .unwrap()
+                        .join()
+                        .unwrap();
+                    assert!(has_note(&lowered.notes, "`$ref`s nested deeper than 32 levels"), "{:?}", lowered.notes);
+                }
+            });
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn validators_can_be_shared_across_tasks() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<ArgumentValidator>();
+    shareable::<Lowered>();
 }
 
 #[test]
