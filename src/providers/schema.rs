@@ -452,7 +452,7 @@ impl<'a> Lowering<'a> {
         for (exclusive, bound) in [("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")] {
             let Some(Value::Bool(flag)) = map.get(exclusive) else { continue };
             if *flag {
-                if let Some(limit) = out.remove(bound).filter(Value::is_number) {
+                if let Some(limit) = out.shift_remove(bound).filter(Value::is_number) {
                     out.insert(exclusive.to_owned(), limit);
                 }
             }
@@ -642,11 +642,11 @@ impl<'a> Lowering<'a> {
     fn root_combinators(&mut self, root: &mut Map<String, Value>) {
         let mut choices: Vec<(&'static str, Value)> = Vec::new();
         for keyword in ["anyOf", "oneOf"] {
-            if let Some(branches) = root.remove(keyword) {
+            if let Some(branches) = root.shift_remove(keyword) {
                 choices.push((keyword, branches));
             }
         }
-        if let Some(all) = root.remove("allOf") {
+        if let Some(all) = root.shift_remove("allOf") {
             let mut queue: VecDeque<Value> = match all {
                 Value::Array(branches) => branches.into(),
                 _ => VecDeque::new(),
@@ -659,22 +659,22 @@ impl<'a> Lowering<'a> {
                     continue;
                 };
                 merged += 1;
-                if let Some(Value::Array(nested)) = branch.remove("allOf") {
+                if let Some(Value::Array(nested)) = branch.shift_remove("allOf") {
                     queue.extend(nested);
                 }
                 for keyword in ["anyOf", "oneOf"] {
-                    if let Some(branches) = branch.remove(keyword) {
+                    if let Some(branches) = branch.shift_remove(keyword) {
                         choices.push((keyword, branches));
                     }
                 }
-                if let Some(Value::Object(properties)) = branch.remove("properties") {
+                if let Some(Value::Object(properties)) = branch.shift_remove("properties") {
                     with_properties(root, |target| {
                         for (name, schema) in properties {
                             merge_property(target, name, schema, "allOf");
                         }
                     });
                 }
-                if let Some(required) = branch.remove("required") {
+                if let Some(required) = branch.shift_remove("required") {
                     let names = required_names(&required);
                     add_required(root, &names);
                 }
@@ -737,8 +737,8 @@ impl<'a> Lowering<'a> {
                 "(no arguments)".to_owned()
             });
             let mut rest = branch.clone();
-            rest.remove("properties");
-            rest.remove("required");
+            rest.shift_remove("properties");
+            rest.shift_remove("required");
             self.note_left_out(&rest, keyword);
         }
         with_properties(root, |target| {
