@@ -98,18 +98,25 @@ pub(crate) fn check_tools(tools: &[Value], limits: &Limits) -> Vec<(String, Prob
 /// [`check_tools`]. The error says why the schema cannot be used (unsupported dialect, external
 /// `$ref` not fetched, unresolvable local `$ref`, invalid schema, too large).
 pub(crate) fn compile_output_schema(schema: &Value) -> Result<Validator, String> {
+    compile_bounded(schema, "outputSchema")
+}
+
+/// Compiles any schema of a tool (`which` names it in the error, e.g. `inputSchema`) the way
+/// [`compile_output_schema`] does: the dialect from `$schema` (2020-12 when absent), the bounds
+/// of [`Limits::default`] checked first, and external `$ref`s refused, never fetched.
+pub(crate) fn compile_bounded(schema: &Value, which: &str) -> Result<Validator, String> {
     let limits = Limits::default();
-    if let Some(exceeded) = walk(schema, &limits, "outputSchema").exceeded {
+    if let Some(exceeded) = walk(schema, &limits, which).exceeded {
         return Err(exceeded);
     }
     let draft = match schema {
         Value::Object(map) => match dialect_of(map) {
             Ok(d) => d.draft,
-            Err(e) => return Err(e.message("outputSchema")),
+            Err(e) => return Err(e.message(which)),
         },
         _ => Draft::Draft202012,
     };
-    compile(draft, schema).map_err(|f| f.message("outputSchema"))
+    compile(draft, schema).map_err(|f| f.message(which))
 }
 
 /// Validates an instance (e.g. `structuredContent`) against a compiled schema (T-5). Each error

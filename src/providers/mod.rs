@@ -7,7 +7,9 @@
 //! - [`names`]: MCP tool names ↔ the names a provider accepts (deterministic, reversible);
 //! - [`openai`]: OpenAI Chat Completions and the servers that speak it;
 //! - [`anthropic`]: the Anthropic Messages API;
-//! - [`cassette`]: recorded exchanges, replayed instead of a live model (and `--record`).
+//! - [`cassette`]: recorded exchanges, replayed instead of a live model (and `--record`);
+//! - [`schema`]: tool input schemas as each provider accepts them, and the model's arguments
+//!   validated against the original.
 //!
 //! Secrets never reach an error text: adapters redact their key from every message they keep.
 
@@ -17,6 +19,7 @@ pub(crate) mod anthropic;
 pub(crate) mod cassette;
 pub(crate) mod names;
 pub(crate) mod openai;
+pub(crate) mod schema;
 mod wire;
 
 #[cfg(test)]
