@@ -85,16 +85,6 @@ pub(crate) trait ArgumentCheck: Send + Sync {
     fn check(&self, tool: &str, arguments: &Value) -> Result<(), String>;
 }
 
-/// Sends everything (for tests of other parts).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct AcceptAll;
-
-impl ArgumentCheck for AcceptAll {
-    fn check(&self, _tool: &str, _arguments: &Value) -> Result<(), String> {
-        Ok(())
-    }
-}
-
 /// What a run needs besides its case.
 pub(crate) struct RunContext<'a> {
     /// The model.

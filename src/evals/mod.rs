@@ -28,17 +28,19 @@ use chrono::NaiveDate;
 use futures_util::StreamExt as _;
 
 use crate::agent::tools::ToolExecutor;
-use crate::agent::{self, AcceptAll, ArgumentCheck, CaseSpec, RunContext, RunEnding, RunRecord};
+use crate::agent::{self, ArgumentCheck, CaseSpec, RunContext, RunEnding, RunRecord};
 use crate::error::{Kind, UserError};
 use crate::evaluate::RunEvent;
 use crate::golden::GoldenSet;
 use crate::mcp::tools::ToolSurface;
 use crate::providers::anthropic::AnthropicProvider;
+use crate::providers::cassette::Cassettes;
+use crate::providers::names::{NameRule, ToolNames};
 use crate::providers::openai::{self, OpenAiProvider};
+use crate::providers::schema::{self, ArgumentValidator, Family, Validation};
 use crate::providers::{EndpointConfig, Provider, ProviderError, ToolSpec};
 use crate::report::evals::{EvalsSection, GoldenSetInfo, ModelOutcome, ModelStatus};
 use crate::settings::layer1::{Api, Layer1Settings, ModelRef, ProviderDef};
-use crate::providers::cassette::Cassettes;
 use caller::{Budget, LiveModel, RetryPolicy, Source};
 
 /// How long one model request may take, connection included.
@@ -159,12 +161,39 @@ pub(crate) async fn run(
         }
     }
 
-    // What each case offers each wire, checked before any call.
+    // What each case offers each wire (schemas lowered for the provider, names checked), before
+    // any call.
     let mut offered: BTreeMap<(usize, usize), Vec<ToolSpec>> = BTreeMap::new();
+    let mut lowered_notes = std::collections::BTreeSet::new();
     for model in &ready {
+        let family = match model.api {
+            Api::Anthropic => Family::Anthropic,
+            Api::OpenAi | Api::Replay => Family::OpenAi,
+        };
+        let mut lowered: BTreeMap<&str, ToolSpec> = BTreeMap::new();
+        for tool in &input.surface.tools {
+            let result = schema::lower(&tool.input_schema, family);
+            for note in &result.notes {
+                lowered_notes.insert(format!("{}: tool `{}`: {note}", model.label, tool.name));
+            }
+            lowered.insert(&tool.name, ToolSpec { input_schema: result.schema, ..ToolSpec::from(tool) });
+        }
+        let rule = if model.api == Api::Anthropic { NameRule::ANTHROPIC } else { NameRule::OPENAI };
+        if let Ok(names) = ToolNames::new(input.surface.tools.iter().map(|tool| tool.name.as_str()), rule) {
+            let renamed: Vec<String> =
+                names.renamed().iter().map(|rename| format!("`{}` → `{}`", rename.mcp, rename.wire)).collect();
+            if !renamed.is_empty() {
+                section.layer1_notes.push(format!(
+                    "{}: {} tool name(s) rewritten for the provider (the model sees the new names): {}",
+                    model.label,
+                    renamed.len(),
+                    renamed.join(", ")
+                ));
+            }
+        }
         for (case_index, case) in specs.iter().enumerate() {
             let tools: Vec<ToolSpec> =
-                input.surface.tools.iter().filter(|tool| case.sees(&tool.name)).map(ToolSpec::from).collect();
+                lowered.iter().filter(|(name, _)| case.sees(name)).map(|(_, spec)| spec.clone()).collect();
             if model.api == Api::OpenAi && tools.len() > openai::MAX_TOOLS {
                 return Err(UserError::new(
                     Kind::InvalidInput,
@@ -181,8 +210,9 @@ pub(crate) async fn run(
             offered.insert((model.index, case_index), tools);
         }
     }
+    section.layer1_notes.extend(lowered_notes);
 
-    let checker = AcceptAll;
+    let checker = SchemaCheck::new(input.surface);
     let mut records: BTreeMap<(usize, usize), Vec<RunRecord>> = BTreeMap::new();
     let mut unusable: BTreeMap<usize, String> = BTreeMap::new();
     let runnable: Vec<usize> = (0..specs.len()).filter(|&index| specs[index].deferred.is_none()).collect();
@@ -389,5 +419,32 @@ fn unusable_fix(error: &ProviderError, model: &Ready, settings: &Layer1Settings)
             Some(format!("provider `{}`: check the base URL `{}` and the network", def.id, def.base_url))
         }
         _ => None,
+    }
+}
+
+/// Checks arguments against each tool's original `inputSchema` (compiled once). A schema that
+/// cannot be compiled checks nothing: the call is sent, and layer 0 reports the schema.
+struct SchemaCheck {
+    validators: BTreeMap<String, ArgumentValidator>,
+}
+
+impl SchemaCheck {
+    fn new(surface: &ToolSurface) -> Self {
+        Self {
+            validators: surface
+                .tools
+                .iter()
+                .map(|tool| (tool.name.clone(), ArgumentValidator::new(&tool.input_schema)))
+                .collect(),
+        }
+    }
+}
+
+impl ArgumentCheck for SchemaCheck {
+    fn check(&self, tool: &str, arguments: &serde_json::Value) -> Result<(), String> {
+        match self.validators.get(tool).map(|validator| validator.validate(arguments)) {
+            Some(Validation::Invalid(problems)) => Err(problems.join("; ")),
+            _ => Ok(()),
+        }
     }
 }

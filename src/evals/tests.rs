@@ -57,7 +57,11 @@ struct Fixture {
 }
 
 async fn fixture(flaky: &[(&str, usize)]) -> Fixture {
-    let set = crate::golden::load::parse(std::path::Path::new("golden.yaml"), SET).expect("valid set");
+    fixture_of(SET, flaky).await
+}
+
+async fn fixture_of(text: &str, flaky: &[(&str, usize)]) -> Fixture {
+    let set = crate::golden::load::parse(std::path::Path::new("golden.yaml"), text).expect("valid set");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let mcp_url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
     let mcp = tokio::spawn(crate::demo::serve_http(listener, Arc::new(crate::demo::DemoConfig::default())));
@@ -228,4 +232,20 @@ async fn a_refused_key_makes_the_model_unusable_after_one_call() {
     assert_eq!(server.received().len(), 1, "one call, no retries of a refused key");
     assert!(section.provider_failed());
     assert!(!detail.contains(CANARY_KEY));
+}
+
+#[tokio::test]
+async fn arguments_that_break_the_tools_schema_are_scored_and_never_sent() {
+    let fixture = fixture_of(
+        "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: kelvin\n    prompt: In kelvin please.\n    expect_tool: test_structured\n    expect_args: {unit: kelvin}\n",
+        &[],
+    )
+    .await;
+    let section = run_layer1(&fixture, &settings(&fixture, &["openai:demo-good"])).await.expect("ran");
+    let kelvin = eval(&section, "kelvin", "openai:demo-good");
+    assert!(!kelvin.traces.is_empty(), "{section:?}");
+    let call = &kelvin.traces[0].calls[0];
+    assert!(!call.sent, "{call:?}");
+    let error = call.error.clone().unwrap_or_default();
+    assert!(error.contains("inputSchema") && error.contains("kelvin"), "{error}");
 }
