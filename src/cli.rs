@@ -196,7 +196,7 @@ pub async fn run(args: RunArgs) -> ExitStatus {
     };
     let quiet = args.quiet;
     let events = move |event: &RunEvent| print_event(event, quiet);
-    let layers = evaluate::layers_outside_the_action(&settings.layers);
+    let layers = evaluate::layers_outside_the_action(&settings);
     let golden = match evaluate::load_golden(&settings, &layers) {
         Ok(golden) => golden,
         Err(problems) => {

@@ -173,7 +173,13 @@ pub(crate) async fn run(
         let mut lowered: BTreeMap<&str, ToolSpec> = BTreeMap::new();
         for tool in &input.surface.tools {
             let result = schema::lower(&tool.input_schema, family);
-            for note in &result.notes {
+            // Dropped keywords (`$defs` once inlined, `x-*` annotations) and an added empty
+            // `properties` change nothing a model reads: only the other changes are worth a note.
+            for note in result
+                .notes
+                .iter()
+                .filter(|note| !note.starts_with("removed `") && !note.starts_with("the root had no `properties`"))
+            {
                 lowered_notes.insert(format!("{}: tool `{}`: {note}", model.label, tool.name));
             }
             lowered.insert(&tool.name, ToolSpec { input_schema: result.schema, ..ToolSpec::from(tool) });

@@ -111,6 +111,8 @@ pub(crate) enum RunEvent {
         decision: Decision,
         /// The report directory, when the reports were written.
         out_dir: Option<String>,
+        /// Layer 1's cases × models by status (pass, fail, error, skipped), when it ran.
+        cases: Option<[usize; 4]>,
     },
 }
 
@@ -143,7 +145,10 @@ impl RunEvent {
             )),
             RunEvent::Notice { text } | RunEvent::InputError { text } => Some(text.clone()),
             RunEvent::EndedEarly { detail, .. } => Some(detail.clone()),
-            RunEvent::Finished { counts, fail_on, failing, decision, out_dir } => {
+            RunEvent::Finished { counts, fail_on, failing, decision, out_dir, cases } => {
+                let cases = cases.map_or_else(String::new, |[pass, fail, error, skipped]| {
+                    format!("; cases: {pass} pass, {fail} fail, {error} error, {skipped} skipped")
+                });
                 let gate = if decision.result.as_str() == decision.verdict.as_str() {
                     String::new()
                 } else {
@@ -155,7 +160,7 @@ impl RunEvent {
                     n => format!(" ({}, and {} more)", failing[..10].join(", "), n - 10),
                 };
                 Some(format!(
-                    "{}: {} pass, {} fail{failed}, {} warn, {} not applicable, {} error{gate}{}",
+                    "{}: {} pass, {} fail{failed}, {} warn, {} not applicable, {} error{cases}{gate}{}",
                     decision.verdict.as_str(),
                     counts.pass,
                     counts.fail,

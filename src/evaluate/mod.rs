@@ -110,7 +110,7 @@ pub(crate) async fn evaluate(
 
     let options = Options { safe_tools: settings.safe_tools.clone(), require_modern: settings.require_modern };
     // Layer 1 runs only with a golden set and a model; otherwise the report says why not.
-    let layer1_missing = if !layers.contains(&1) {
+    let layer1_missing = if !layers.contains(&1) || demo_layer1(settings, golden) {
         None
     } else if golden.is_none() {
         Some("no golden set was given (--golden-set, Action input `golden-set`, config `golden_set`)")
@@ -142,6 +142,7 @@ pub(crate) async fn evaluate(
             let layer0 =
                 Box::pin(conformance::run(&connected, target.clone(), redactor.clone(), &options, events)).await;
             *crate::mcp::sync::lock(&finished) = Some(layer0.clone());
+            events(&RunEvent::LayerFinished { layer: 0, duration_ms: elapsed_ms(started) });
             Some(layer0)
         } else {
             None
@@ -187,9 +188,6 @@ pub(crate) async fn evaluate(
                 server.transport = transport;
                 for check in &checks {
                     events(&RunEvent::CheckGraded { id: check.id.clone(), status: check.status });
-                }
-                if ran.contains(&0) {
-                    events(&RunEvent::LayerFinished { layer: 0, duration_ms: elapsed_ms(started) });
                 }
                 let mut checks = checks;
                 if crate::mcp::sync::poisoned() {
@@ -258,30 +256,93 @@ async fn layer1(
     connected: &era::Connected,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<crate::report::evals::EvalsSection, UserError> {
+    use crate::providers::cassette::{Cassettes, Mode};
     use crate::report::evals::EvalsSection;
-    let Some(set) = golden else {
-        return Ok(EvalsSection { layer1_not_run: Some("no golden set was given".into()), ..EvalsSection::default() });
+    use crate::settings::layer1::{Api, ModelRef, ProviderDef};
+
+    let not_run = |reason: String| {
+        events(&RunEvent::Notice { text: format!("layer 1 did not run: {reason}") });
+        Ok(EvalsSection { layer1_not_run: Some(reason), ..EvalsSection::default() })
     };
+    // The demo's layer 1: its own golden set, replayed from the cassettes in the binary.
+    let demo = demo_layer1(settings, golden);
+    let demo_set;
+    let mut layer1 = settings.layer1.clone();
+    let (set, cassettes) = if demo {
+        demo_set = match crate::golden::load::parse(std::path::Path::new("golden/demo.yaml"), DEMO_GOLDEN_SET) {
+            Ok(set) => set,
+            Err(problems) => return not_run(format!("the demo golden set is broken: {}", problems[0])),
+        };
+        let cassettes = match Cassettes::from_texts(&[("demo_scripted.json", DEMO_CASSETTES)]) {
+            Ok(cassettes) => cassettes,
+            Err(error) => return not_run(format!("the demo cassettes are broken: {error}")),
+        };
+        layer1.models = vec![ModelRef { provider: "replay".into(), model: DEMO_RECORDED_MODEL.into() }];
+        if !layer1.providers.iter().any(|provider| provider.id == "replay") {
+            layer1.providers.push(ProviderDef {
+                id: "replay".into(),
+                api: Api::Replay,
+                base_url: String::new(),
+                api_key_env: None,
+                api_key: None,
+            });
+        }
+        events(&RunEvent::Notice {
+            text: "layer 1 (demo): golden/demo.yaml replayed from cassettes recorded from the demo model, a scripted stand-in for a good model — no key, no network".into(),
+        });
+        (&demo_set, Some(std::sync::Arc::new(cassettes)))
+    } else {
+        let Some(set) = golden else { return not_run("no golden set was given".into()) };
+        let cassettes = match &layer1.cassettes {
+            None => None,
+            Some(dir) => {
+                let mode = if layer1.record { Mode::Record } else { Mode::Replay };
+                match Cassettes::open(dir, mode) {
+                    Ok(cassettes) => Some(std::sync::Arc::new(cassettes)),
+                    Err(error) => {
+                        return Err(UserError::new(Kind::InvalidInput, format!("--cassettes: {error}")).with_hint(
+                            "point --cassettes at a directory of cassettes (or add --record to write one)",
+                        ));
+                    }
+                }
+            }
+        };
+        (set, cassettes)
+    };
+    if layer1.record {
+        events(&RunEvent::Notice {
+            text: "recording: cassettes keep the prompts, the model's answers and the tool results of this run (bounded by nothing): review them before committing".into(),
+        });
+    }
     let surface = match crate::golden::list_tools_on(connected).await {
         Ok(surface) => surface,
-        Err(problem) => {
-            let reason = format!("the server's tools could not be listed: {problem}");
-            events(&RunEvent::Notice { text: format!("layer 1 did not run: {reason}") });
-            return Ok(EvalsSection { layer1_not_run: Some(reason), ..EvalsSection::default() });
-        }
+        Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
     };
     let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
     let input = crate::evals::Layer1Input {
-        settings: &settings.layer1,
+        settings: &layer1,
         set,
         set_label: set.path.display().to_string(),
         surface: &surface,
         tools: &tools,
         today: Utc::now().date_naive(),
         retry: crate::evals::caller::RetryPolicy::default(),
-        cassettes: None,
+        cassettes: cassettes.clone(),
     };
-    crate::evals::run(&input, events).await
+    let section = crate::evals::run(&input, events).await?;
+    if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
+        match cassettes.save() {
+            Ok(paths) => {
+                for path in paths {
+                    events(&RunEvent::Notice { text: format!("recorded {}", path.display()) });
+                }
+            }
+            Err(error) => {
+                events(&RunEvent::Notice { text: format!("error: the cassettes could not be written: {error}") })
+            }
+        }
+    }
+    Ok(section)
 }
 
 /// How the run ended besides the report, for the exit status.
@@ -341,6 +402,11 @@ fn finish(
             .collect(),
         decision,
         out_dir: written.as_ref().ok().map(|_| settings.out_dir_label.clone()),
+        cases: report.evals.as_ref().filter(|_| report.layers.contains(&1)).map(|evals| {
+            use crate::report::evals::EvalStatus;
+            let count = |status: EvalStatus| evals.evals.iter().filter(|eval| eval.status == status).count();
+            [count(EvalStatus::Pass), count(EvalStatus::Fail), count(EvalStatus::Error), count(EvalStatus::Skipped)]
+        }),
     });
     Evaluation { report, written, decision }
 }
@@ -363,13 +429,32 @@ fn same_path(a: &Path, b: &Path) -> bool {
     clean(a) == clean(b)
 }
 
-/// The layers to run: an explicit list, or `auto` decided by the caller's trigger logic
-/// (outside the Action, `auto` is layer 0).
-pub(crate) fn layers_outside_the_action(layers: &LayersInput) -> Vec<u8> {
-    match layers {
+/// The layers to run: an explicit list, or `auto` (the default outside the Action): layer 0,
+/// and layer 1 when a golden set and a model are given — or for the demo, which needs neither
+/// (its layer 1 replays recorded cassettes).
+pub(crate) fn layers_outside_the_action(settings: &Settings) -> Vec<u8> {
+    match &settings.layers {
+        LayersInput::Auto if settings.server == Server::Demo && settings.golden_set.is_none() => vec![0, 1],
+        LayersInput::Auto if settings.golden_set.is_some() && !settings.layer1.models.is_empty() => vec![0, 1],
         LayersInput::Auto => vec![0],
         LayersInput::Explicit(list) => list.clone(),
     }
+}
+
+/// The demo's golden set (`golden/demo.yaml`), built into the binary.
+pub(crate) const DEMO_GOLDEN_SET: &str = include_str!("../../golden/demo.yaml");
+
+/// The demo's cassettes: the demo model (`mcp-eval demo-model`, a scripted stand-in for a good
+/// model) answering the demo golden set, recorded with `scripts/record-demo-cassettes.sh`.
+pub(crate) const DEMO_CASSETTES: &str = include_str!("../../golden/cassettes/demo_scripted.json");
+
+/// The label the demo's cassettes were recorded under.
+pub(crate) const DEMO_RECORDED_MODEL: &str = "demo:scripted";
+
+/// True when layer 1 of this run is the demo's: the embedded demo server with neither a golden
+/// set nor a model given.
+fn demo_layer1(settings: &Settings, golden: Option<&GoldenSet>) -> bool {
+    settings.server == Server::Demo && golden.is_none() && settings.layer1.models.is_empty()
 }
 
 /// The wire target of `settings`, starting the demo server when asked.

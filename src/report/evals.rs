@@ -167,16 +167,18 @@ impl EvalResult {
     }
 
     /// The run that explains a `fail` or an `error`: its number (when a trace is kept) and its
-    /// reason on one line. For `fail` the first failed run; for `error` the first run that ended
-    /// in an error (else the first failed one). Falls back to the last line of `reason`.
+    /// reason on one line. For `fail` (and a `pass` with a failed run) the first failed run; for
+    /// `error` the first run that ended in an error (else the first failed one). Falls back to
+    /// the last line of `reason`; `None` for a `pass` without a failed run.
     pub fn first_bad_run(&self) -> Option<(Option<usize>, String)> {
         let wanted: &[RunStatus] = match self.status {
-            EvalStatus::Fail => &[RunStatus::Fail],
+            EvalStatus::Fail | EvalStatus::Pass => &[RunStatus::Fail],
             EvalStatus::Error => &[RunStatus::Error, RunStatus::Fail],
-            EvalStatus::Pass | EvalStatus::Skipped => return None,
+            EvalStatus::Skipped => return None,
         };
         let trace = wanted.iter().find_map(|status| self.traces.iter().find(|run| run.status == *status));
         match trace {
+            None if self.status == EvalStatus::Pass => None,
             Some(run) => {
                 let reason = run.reason.as_deref().map(one_line).unwrap_or_else(|| "no reason given".to_owned());
                 Some((Some(run.run), reason))

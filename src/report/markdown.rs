@@ -422,8 +422,10 @@ fn layer1_section(evals: &EvalsSection) -> String {
         );
     }
 
-    let bad: Vec<&EvalResult> =
+    // Failed and errored cases, then passing cases with a failed run (a soft case at 4/5).
+    let mut bad: Vec<&EvalResult> =
         evals.evals.iter().filter(|eval| matches!(eval.status, EvalStatus::Fail | EvalStatus::Error)).collect();
+    bad.extend(evals.evals.iter().filter(|eval| eval.status == EvalStatus::Pass && eval.first_bad_run().is_some()));
     if !bad.is_empty() {
         let _ = write!(out, "\n#### Failing runs ({})\n\n", bad.len());
         for (shown, eval) in bad.iter().enumerate() {
@@ -466,7 +468,11 @@ fn eval_cell(eval: &EvalResult) -> String {
 
 /// One line of the Failing runs list: case, model, run and the run's one-line reason.
 fn failing_run_line(eval: &EvalResult) -> String {
-    let what = if eval.status == EvalStatus::Error { "error" } else { "fail" };
+    let what = match eval.status {
+        EvalStatus::Error => "error",
+        EvalStatus::Pass => "passed despite it",
+        _ => "fail",
+    };
     let (run, reason) = match eval.first_bad_run() {
         Some((Some(run), reason)) => (format!("run {run}"), reason),
         Some((None, reason)) => ("no run kept".to_owned(), reason),

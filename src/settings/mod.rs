@@ -647,10 +647,7 @@ pub(crate) fn resolve(
         env_vars::INPUT_LAYERS,
         file.and_then(|config| config.layers.as_ref()).map(|value| (value, "layers")),
     ) {
-        None => match front_end {
-            FrontEnd::Cli => LayersInput::Explicit(vec![0]),
-            FrontEnd::Action => LayersInput::Auto,
-        },
+        None => LayersInput::Auto,
         Some((source, text)) if text.trim().is_empty() => {
             problems.push(Problem::new(
                 &source,

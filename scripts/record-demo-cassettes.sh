@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Records the demo's cassettes (golden/cassettes/demo_scripted.json) from the demo model, a
+# scripted stand-in for a good model (`mcp-eval demo-model`), against the embedded demo server.
+# `mcp-eval run --demo` replays them with no key and no network. Run it after changing
+# golden/demo.yaml or the demo server's tools, then rebuild.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --quiet
+bin=target/debug/mcp-eval
+work=$(mktemp -d)
+trap 'kill "$model_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+# One wrong call in five for `progress-report`, so the demo shows a soft case that passes 4/5.
+"$bin" demo-model --golden-set golden/demo.yaml --flaky progress-report:5 >"$work/url" &
+model_pid=$!
+for _ in $(seq 50); do [ -s "$work/url" ] && break; sleep 0.1; done
+url=$(head -n1 "$work/url")
+
+cat >"$work/config.yaml" <<YAML
+providers:
+  - id: demo
+    api: openai
+    base_url: $url/v1
+YAML
+
+rm -f golden/cassettes/demo_scripted.json
+# One run at a time, so the wrong call lands on the same run every time.
+"$bin" run --demo --layers 1 --golden-set golden/demo.yaml --config "$work/config.yaml" \
+  --model demo:scripted --cassettes golden/cassettes --record --concurrency 1 \
+  --out "$work/report" --quiet || status=$?
+echo "recorded: $(grep -c '"key"' golden/cassettes/demo_scripted.json) model calls (run exit status ${status:-0})"
