@@ -90,16 +90,22 @@ impl EvalsSection {
         self.evals.iter().any(|eval| eval.status == EvalStatus::Fail)
     }
 
-    /// Runs that ended in an error and runs started, over every case × model.
+    /// Runs the model provider spoiled (`ending: provider_error`, after the retries and the
+    /// second try) and runs started, over every case × model.
     pub fn run_errors(&self) -> (usize, usize) {
         let started = self.evals.iter().map(|eval| eval.traces.len()).sum();
-        let errors =
-            self.evals.iter().flat_map(|eval| &eval.traces).filter(|run| run.status == RunStatus::Error).count();
+        let errors = self
+            .evals
+            .iter()
+            .flat_map(|eval| &eval.traces)
+            .filter(|run| run.status == RunStatus::Error && run.ending == "provider_error")
+            .count();
         (errors, started)
     }
 
-    /// True when a provider was unusable at the start, or more than a fifth of all runs ended in
-    /// an error (exit status 5).
+    /// True when a provider was unusable at the start, or the provider spoiled more than a fifth
+    /// of all runs (exit status 5). Runs the server spoiled are `error` too, but say nothing
+    /// about the provider.
     pub fn provider_failed(&self) -> bool {
         let (errors, started) = self.run_errors();
         self.model_status.iter().any(|model| model.status == ModelOutcome::Unusable) || errors * 5 > started

@@ -91,7 +91,11 @@ fn the_demo_report_reads_back_through_the_wire_types_unchanged() {
 fn run_accepts_the_actions_layers_syntax_and_does_not_fail_for_unavailable_layers() {
     let run = run(&["--demo", "--layers", "0-3"]);
     assert_eq!(run.code(), 0, "{}", run.stderr());
-    assert_eq!(run.report()["layers"], serde_json::json!([0, 1]), "layers 0 and 1 ran (the demo's layer 1 needs no key)");
+    assert_eq!(
+        run.report()["layers"],
+        serde_json::json!([0, 1]),
+        "layers 0 and 1 ran (the demo's layer 1 needs no key)"
+    );
 }
 
 #[test]
