@@ -166,6 +166,8 @@ pub(crate) struct RunRecord {
     pub duration_ms: u64,
     /// The model's last text.
     pub answer: Option<String>,
+    /// Each turn's text (1-based turn), for turns that had text.
+    pub texts: Vec<(usize, String)>,
     /// Each turn's stop reason.
     pub stop_reasons: Vec<String>,
     /// Tokens read, summed (`None` when a turn's count was unknown).
@@ -220,6 +222,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
         model_calls: 0,
         duration_ms: 0,
         answer: None,
+        texts: Vec::new(),
         stop_reasons: Vec::new(),
         input_tokens: Some(0),
         output_tokens: Some(0),
@@ -267,8 +270,9 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                     record.input_tokens = None;
                     record.output_tokens = None;
                 }
-                if completion.text.is_some() {
-                    record.answer = completion.text.clone();
+                if let Some(text) = completion.text.as_ref().filter(|text| !text.is_empty()) {
+                    record.answer = Some(text.clone());
+                    record.texts.push((record.turns, text.clone()));
                 }
                 if completion.tool_calls.is_empty() {
                     messages.push(Message::Assistant { text: completion.text.clone(), tool_calls: Vec::new() });

@@ -11,7 +11,8 @@ use super::caller::LiveModel;
 use crate::agent::{CaseSpec, RunEnding, RunRecord};
 use crate::golden::GoldenSet;
 use crate::report::evals::{
-    CriterionOut, EvalMetrics, EvalResult, EvalStatus, EvalsSection, Rate, RunStatus, RunTrace, TraceCall, wilson_95,
+    CriterionOut, EvalMetrics, EvalResult, EvalStatus, EvalsSection, ModelText, Rate, RunStatus, RunTrace, TraceCall,
+    wilson_95,
 };
 use crate::scoring::{self, CaseVerdict, CriterionKind, RunScore, RunVerdict, Verdict};
 use crate::settings::layer1::{TRUNCATED_BYTES, TraceResults};
@@ -227,6 +228,11 @@ fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> Ru
             })
             .collect(),
         answer: run.answer.as_deref().and_then(|answer| bounded(answer, keep)),
+        model_text: run
+            .texts
+            .iter()
+            .filter_map(|(turn, text)| bounded(text, keep).map(|text| ModelText { turn: *turn, text }))
+            .collect(),
         stop_reasons: run.stop_reasons.clone(),
         input_tokens: run.input_tokens,
         output_tokens: run.output_tokens,

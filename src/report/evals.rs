@@ -285,6 +285,10 @@ pub struct RunTrace {
     pub calls: Vec<TraceCall>,
     /// The model's final text (bounded by `--trace-results`; `null` when none or not kept).
     pub answer: Option<String>,
+    /// What the model wrote on each turn that had text, in order (bounded by `--trace-results`;
+    /// empty when not kept). The user turns are the case's `prompt`.
+    #[serde(default)]
+    pub model_text: Vec<ModelText>,
     /// Why the model stopped on each turn, as reported (`stop`, `tool_calls`, `length`, …).
     pub stop_reasons: Vec<String>,
     /// Tokens read, summed over turns; `null` when any turn's count was unknown.
@@ -293,6 +297,15 @@ pub struct RunTrace {
     pub output_tokens: Option<u64>,
     /// Each criterion's verdict and reason.
     pub criteria: Vec<CriterionOut>,
+}
+
+/// The text of one model turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelText {
+    /// The model turn (1-based).
+    pub turn: usize,
+    /// The text, bounded by `--trace-results`.
+    pub text: String,
 }
 
 /// One tool call of a run.

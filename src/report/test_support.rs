@@ -151,6 +151,7 @@ fn run(number: usize, status: RunStatus, reason: Option<&str>, tool: Option<&str
         model_calls: if calls.is_empty() { 1 } else { 2 },
         duration_ms: 800 + number as u64 * 10,
         answer: (status != RunStatus::Error).then(|| format!("{TRACE_ONLY_TEXT}: the model's answer")),
+        model_text: Vec::new(),
         stop_reasons: if calls.is_empty() { vec!["stop".into()] } else { vec!["tool_calls".into(), "stop".into()] },
         input_tokens: Some(1_200),
         output_tokens: Some(90),
