@@ -33,6 +33,17 @@ pub(crate) struct Inputs<'a> {
     pub today: NaiveDate,
     /// How much of results and answers to keep.
     pub trace_results: TraceResults,
+    /// What cut the cases with runs missing.
+    pub cut: Cut,
+}
+
+/// What cut the cases with runs missing (they are `skipped`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// The model-call cap.
+    CallCap,
+    /// A signal.
+    Interrupted,
 }
 
 /// The resolved case with `--runs` applied (runs replaced, a soft threshold scaled).
@@ -92,11 +103,12 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 continue;
             }
             let runs = inputs.records.get(&(*model_index, case_index)).map(Vec::as_slice).unwrap_or_default();
-            let scores: Vec<RunScore> = runs
+            let scored: Vec<(&RunRecord, RunScore)> = runs
                 .iter()
                 .filter(|run| run.ending != RunEnding::CapReached)
-                .map(|run| scoring::score_run(&resolved, &run.trace(), inputs.today))
+                .map(|run| (run, scoring::score_run(&resolved, &run.trace(), inputs.today)))
                 .collect();
+            let scores: Vec<RunScore> = scored.iter().map(|(_, score)| score.clone()).collect();
             let cut = runs.len() < requested || runs.iter().any(|run| run.ending == RunEnding::CapReached);
             let case_score = scoring::score_case(&resolved, &scores);
             eval.passed = case_score.passed.k;
@@ -110,15 +122,16 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 CaseVerdict::Error => EvalStatus::Error,
                 CaseVerdict::Ungraded => EvalStatus::Skipped,
             };
-            let first_failure = runs.iter().zip(scores.iter()).find_map(|(run, score)| match score.verdict {
+            let first_failure = scored.iter().find_map(|(run, score)| match score.verdict {
                 RunVerdict::Fail | RunVerdict::Error => Some(format!("run {}: {}", run.run, run_reason(score))),
                 _ => None,
             });
             eval.reason = Some(match (cut, first_failure) {
-                (true, _) => format!(
+                (true, _) if inputs.cut == Cut::CallCap => format!(
                     "skipped: call cap reached ({} of {requested} run(s) completed before the cap)",
                     scores.len()
                 ),
+                (true, _) => format!("skipped: interrupted ({} of {requested} run(s) completed)", scores.len()),
                 (false, Some(failure)) if eval.status != EvalStatus::Pass => {
                     format!("{}; {failure}", case_score.reason)
                 }

@@ -32,6 +32,7 @@ use crate::agent::{self, ArgumentCheck, CaseSpec, RunContext, RunEnding, RunReco
 use crate::error::{Kind, UserError};
 use crate::evaluate::RunEvent;
 use crate::golden::GoldenSet;
+use crate::mcp::sync::lock;
 use crate::mcp::tools::ToolSurface;
 use crate::providers::anthropic::AnthropicProvider;
 use crate::providers::cassette::Cassettes;
@@ -66,6 +67,79 @@ pub(crate) struct Layer1Input<'a> {
     pub cassettes: Option<Arc<Cassettes>>,
 }
 
+/// What layer 1 has finished so far, shared with the caller: a signal that stops the run
+/// (SIGINT/SIGTERM drops the layer's future) still reports every finished run
+/// ([`Progress::interrupted`]).
+#[derive(Default)]
+pub(crate) struct Progress(std::sync::Mutex<Option<Snapshot>>);
+
+/// The parts [`assemble::fill`] needs, owned.
+struct Snapshot {
+    section: EvalsSection,
+    set: GoldenSet,
+    specs: Vec<CaseSpec>,
+    models: Vec<(usize, String, Arc<LiveModel>)>,
+    records: BTreeMap<(usize, usize), Vec<RunRecord>>,
+    runs_override: Option<u32>,
+    today: NaiveDate,
+    trace_results: crate::settings::layer1::TraceResults,
+    budget: Arc<Budget>,
+}
+
+impl Progress {
+    fn begin(&self, snapshot: Snapshot) {
+        *lock(&self.0) = Some(snapshot);
+    }
+
+    fn add(&self, key: (usize, usize), done: Vec<RunRecord>) {
+        if let Some(snapshot) = lock(&self.0).as_mut() {
+            snapshot.records.entry(key).or_default().extend(done);
+        }
+    }
+
+    fn replace(&self, key: (usize, usize), record: RunRecord) {
+        if let Some(runs) = lock(&self.0).as_mut().and_then(|snapshot| snapshot.records.get_mut(&key)) {
+            if let Some(old) = runs.iter_mut().find(|run| run.run == record.run) {
+                let spent = old.model_calls;
+                *old = RunRecord { model_calls: record.model_calls + spent, ..record };
+            }
+        }
+    }
+
+    fn records(&self) -> BTreeMap<(usize, usize), Vec<RunRecord>> {
+        lock(&self.0).as_ref().map(|snapshot| snapshot.records.clone()).unwrap_or_default()
+    }
+
+    /// The layer-1 section of the runs finished before a signal `signal` stopped the run (cases
+    /// with runs missing are `skipped`); `None` when no model had started.
+    pub(crate) fn interrupted(&self, signal: &str) -> Option<EvalsSection> {
+        let mut guard = lock(&self.0);
+        let snapshot = guard.as_mut()?;
+        let mut section = snapshot.section.clone();
+        section.model_calls = snapshot.budget.used();
+        section.layer1_notes.push(format!("{signal} stopped layer 1: the cases with runs missing are skipped"));
+        let models: Vec<(usize, String, &LiveModel)> =
+            snapshot.models.iter().map(|(index, label, caller)| (*index, label.clone(), caller.as_ref())).collect();
+        for runs in snapshot.records.values_mut() {
+            runs.sort_by_key(|run| run.run);
+        }
+        assemble::fill(
+            &mut section,
+            &assemble::Inputs {
+                set: &snapshot.set,
+                specs: &snapshot.specs,
+                models: &models,
+                records: &snapshot.records,
+                runs_override: snapshot.runs_override,
+                today: snapshot.today,
+                trace_results: snapshot.trace_results,
+                cut: assemble::Cut::Interrupted,
+            },
+        );
+        Some(section)
+    }
+}
+
 /// One model ready to run.
 struct Ready {
     index: usize,
@@ -78,6 +152,7 @@ struct Ready {
 /// tools for a provider.
 pub(crate) async fn run(
     input: &Layer1Input<'_>,
+    progress: &Progress,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<EvalsSection, UserError> {
     let set = input.set;
@@ -219,8 +294,18 @@ pub(crate) async fn run(
     section.layer1_notes.extend(lowered_notes);
 
     let checker = SchemaCheck::new(input.surface);
-    let mut records: BTreeMap<(usize, usize), Vec<RunRecord>> = BTreeMap::new();
     let mut unusable: BTreeMap<usize, String> = BTreeMap::new();
+    progress.begin(Snapshot {
+        section: section.clone(),
+        set: set.clone(),
+        specs: specs.clone(),
+        models: ready.iter().map(|model| (model.index, model.label.clone(), model.caller.clone())).collect(),
+        records: BTreeMap::new(),
+        runs_override: input.settings.runs,
+        today: input.today,
+        trace_results: input.settings.trace_results,
+        budget: budget.clone(),
+    });
     let runnable: Vec<usize> = (0..specs.len()).filter(|&index| specs[index].deferred.is_none()).collect();
     let runs_of = |case: &CaseSpec| input.settings.runs.map_or(case.runs, |runs| runs as usize);
     let context_for = |model: &Ready, case_index: usize| -> (Arc<LiveModel>, Vec<ToolSpec>) {
@@ -237,7 +322,7 @@ pub(crate) async fn run(
                 unusable.insert(model.index, format!("{reason}; {fix}"));
             }
         }
-        records.entry((model.index, first)).or_default().push(record);
+        progress.add((model.index, first), vec![record]);
     }
     for (index, detail) in &unusable {
         let label = input.settings.models[*index].label();
@@ -268,7 +353,7 @@ pub(crate) async fn run(
     }
     let by_index: BTreeMap<usize, &Ready> = ready.iter().map(|model| (model.index, model)).collect();
     let concurrency = input.settings.concurrency.max(1);
-    let finished: Vec<((usize, usize), Vec<RunRecord>)> = futures_util::stream::iter(work)
+    futures_util::stream::iter(work)
         .map(|(model_index, case_index, runs)| {
             let (caller, tools) = context_for(by_index[&model_index], case_index);
             let case = &specs[case_index];
@@ -282,11 +367,12 @@ pub(crate) async fn run(
             }
         })
         .buffer_unordered(concurrency)
-        .collect()
+        .for_each(|(key, done)| {
+            progress.add(key, done);
+            std::future::ready(())
+        })
         .await;
-    for (key, done) in finished {
-        records.entry(key).or_default().extend(done);
-    }
+    let records = progress.records();
 
     // Runs the provider spoiled get one more try.
     let retry: Vec<(usize, usize, usize)> = records
@@ -302,7 +388,7 @@ pub(crate) async fn run(
         events(&RunEvent::Notice {
             text: format!("layer 1: trying {} run(s) spoiled by the provider once more", retry.len()),
         });
-        let again: Vec<((usize, usize), RunRecord)> = futures_util::stream::iter(retry)
+        futures_util::stream::iter(retry)
             .map(|(model_index, case_index, run)| {
                 let (caller, tools) = context_for(by_index[&model_index], case_index);
                 let case = &specs[case_index];
@@ -312,18 +398,13 @@ pub(crate) async fn run(
                 }
             })
             .buffer_unordered(concurrency)
-            .collect()
+            .for_each(|(key, record)| {
+                progress.replace(key, record);
+                std::future::ready(())
+            })
             .await;
-        for (key, record) in again {
-            if let Some(runs) = records.get_mut(&key) {
-                let old = runs.iter_mut().find(|run| run.run == record.run);
-                if let Some(old) = old {
-                    let spent = old.model_calls;
-                    *old = RunRecord { model_calls: record.model_calls + spent, ..record };
-                }
-            }
-        }
     }
+    let mut records = progress.records();
     for runs in records.values_mut() {
         runs.sort_by_key(|run| run.run);
     }
@@ -362,6 +443,7 @@ pub(crate) async fn run(
             runs_override: input.settings.runs,
             today: input.today,
             trace_results: input.settings.trace_results,
+            cut: assemble::Cut::CallCap,
         },
     );
     for eval in &section.evals {

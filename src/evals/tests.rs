@@ -119,7 +119,7 @@ async fn run_layer1(fixture: &Fixture, settings: &Layer1Settings) -> Result<Eval
         retry: RetryPolicy { attempts: 2, base: Duration::from_millis(1), max_wait: Duration::from_millis(10) },
         cassettes: None,
     };
-    let result = run(&input, &|_| {}).await;
+    let result = run(&input, &Progress::default(), &|_| {}).await;
     connected.shutdown().await;
     result
 }

@@ -130,6 +130,8 @@ pub(crate) async fn evaluate(
     // Layer 0's outcome as soon as it is graded, so a signal during layer 1 or the session's
     // shutdown (a stdio server can take seconds to exit) keeps every check instead of losing them.
     let finished: std::sync::Mutex<Option<conformance::Outcome0>> = std::sync::Mutex::new(None);
+    // Layer 1's finished runs, likewise.
+    let progress = crate::evals::Progress::default();
     let work = async {
         // The session is owned here and lent to each layer in turn; dropping this future (on a
         // signal) drops the session, which ends a stdio server's process group.
@@ -150,7 +152,7 @@ pub(crate) async fn evaluate(
         let layer1 = if ran.contains(&1) {
             events(&RunEvent::LayerStarted { layer: 1 });
             let layer1_started = Instant::now();
-            let layer1 = Box::pin(layer1(settings, golden, &connected, events)).await;
+            let layer1 = Box::pin(layer1(settings, golden, &connected, &progress, events)).await;
             events(&RunEvent::LayerFinished { layer: 1, duration_ms: elapsed_ms(layer1_started) });
             Some(layer1)
         } else {
@@ -229,20 +231,28 @@ pub(crate) async fn evaluate(
             }
         },
         signal = signals::interrupt_signal() => {
-            match crate::mcp::sync::lock(&finished).take() {
+            let layer1 = progress.interrupted(signal.name());
+            let outcome = crate::mcp::sync::lock(&finished).take();
+            let elapsed = started.elapsed().as_millis();
+            let detail = match (&outcome, &layer1) {
+                (_, Some(_)) => format!("interrupted by {} after {elapsed} ms during layer 1; its finished runs are reported and the cases with runs missing are skipped", signal.name()),
                 // Every check had finished; only the server's shutdown was cut short.
+                (Some(_), None) => format!("interrupted by {} after {elapsed} ms, while the server was being shut down; every check had finished", signal.name()),
+                (None, None) => format!("interrupted by {} after {elapsed} ms; checks still running were abandoned", signal.name()),
+            };
+            let checks = match outcome {
                 Some(outcome) => {
                     let label = std::mem::take(&mut server.target);
                     server = outcome.server;
                     server.target = label;
-                    let detail = format!("interrupted by {} after {} ms, while the server was being shut down; every check had finished", signal.name(), started.elapsed().as_millis());
-                    (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Interrupted, Some(detail), server, outcome.checks), Some(signal))
+                    outcome.checks
                 }
-                None => {
-                    let detail = format!("interrupted by {} after {} ms; checks still running were abandoned", signal.name(), started.elapsed().as_millis());
-                    (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Interrupted, Some(detail), server, Vec::new()), Some(signal))
-                }
-            }
+                None => Vec::new(),
+            };
+            let layers: Vec<u8> = ran.iter().copied().filter(|layer| *layer != 1 || layer1.is_some()).collect();
+            let mut report = RunReport::new(started_at, elapsed_ms(started), layers, RunOutcome::Interrupted, Some(detail), server, checks);
+            report.evals = layer1;
+            (report, Some(signal))
         }
     };
     drop(demo_task);
@@ -254,6 +264,7 @@ async fn layer1(
     settings: &Settings,
     golden: Option<&GoldenSet>,
     connected: &era::Connected,
+    progress: &crate::evals::Progress,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<crate::report::evals::EvalsSection, UserError> {
     use crate::providers::cassette::{Cassettes, Mode};
@@ -329,7 +340,7 @@ async fn layer1(
         retry: crate::evals::caller::RetryPolicy::default(),
         cassettes: cassettes.clone(),
     };
-    let section = crate::evals::run(&input, events).await?;
+    let section = crate::evals::run(&input, progress, events).await?;
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
         match cassettes.save() {
             Ok(paths) => {

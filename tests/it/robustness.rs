@@ -359,3 +359,71 @@ fn a_signal_while_the_server_shuts_down_keeps_every_finished_check() {
     assert!(checks > 50, "the finished checks are kept: {checks} checks; {}", report["outcome_detail"]);
     assert!(report["outcome_detail"].as_str().unwrap_or_default().contains("every check had finished"));
 }
+
+#[test]
+fn sigterm_during_layer_1_keeps_the_finished_runs() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let set = scratch.path().join("golden.yaml");
+    let mut text = String::from("version: 1\ndefaults: {runs: 5}\ncases:\n");
+    for index in 0..4 {
+        text.push_str(&format!(
+            "  - id: case-{index}\n    prompt: \"Echo number {index}.\"\n    expect_tool: test_simple_text\n"
+        ));
+    }
+    std::fs::write(&set, text).expect("write the set");
+    // The demo model answers after 300 ms: 20 runs of 2 turns, 2 at a time, take about 6 s.
+    let mut model = Command::new(binary())
+        .args(["demo-model", "--golden-set", set.to_str().expect("utf-8"), "--delay-ms", "300"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the demo model");
+    let mut url = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(model.stdout.take().expect("stdout")), &mut url)
+        .expect("read the demo model's URL");
+    let config = scratch.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!("providers:\n  - id: scripted\n    api: openai\n    base_url: {}/v1\n", url.trim()),
+    )
+    .expect("write the config");
+    let server = DemoServer::start(&[]);
+    let started = Instant::now();
+    let sent = std::sync::atomic::AtomicBool::new(false);
+    let args = [
+        "--server-url",
+        &server.url,
+        "--layers",
+        "1",
+        "--golden-set",
+        set.to_str().expect("utf-8"),
+        "--config",
+        config.to_str().expect("utf-8"),
+        "--model",
+        "scripted:good",
+        "--concurrency",
+        "2",
+    ];
+    let run = run_bounded_with(&args, QUICK, |pid| {
+        if started.elapsed() > Duration::from_millis(2500) && !sent.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let killed = Command::new("kill").args(["-TERM", &pid.to_string()]).status().expect("run kill");
+            assert!(killed.success());
+        }
+    });
+    let _ = model.kill();
+    let _ = model.wait();
+    assert_eq!(run.code, 143, "{}", run.report);
+    assert_eq!(run.report["outcome"], "interrupted");
+    assert_eq!(run.report["layers"], serde_json::json!([1]));
+    let evals = run.report["evals"].as_array().expect("layer 1 reported");
+    let finished: usize = evals.iter().map(|eval| eval["traces"].as_array().map_or(0, Vec::len)).sum();
+    assert!((2..20).contains(&finished), "some runs finished before the signal: {finished}");
+    let passed: u64 = evals.iter().map(|eval| eval["passed"].as_u64().unwrap_or(0)).sum();
+    assert!(passed >= 2, "the finished runs are graded: {passed}");
+    assert!(
+        evals.iter().any(|eval| eval["status"] == "skipped"
+            && eval["reason"].as_str().is_some_and(|reason| reason.contains("interrupted"))),
+        "{evals:?}"
+    );
+    assert!(run.report["outcome_detail"].as_str().is_some_and(|detail| detail.contains("during layer 1")));
+}
