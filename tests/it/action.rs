@@ -858,3 +858,85 @@ print(cases, failures)
     let failures: usize = printed.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("counts");
     assert!(failures >= 1, "the D-2 failure is a <failure>: {printed}");
 }
+
+/// `mcp-eval demo-model` as a child process (a scripted stand-in for a good model, written from
+/// a golden set); killed on drop.
+struct ScriptedModel {
+    child: std::process::Child,
+    url: String,
+}
+
+impl ScriptedModel {
+    fn start(set: &Path) -> Self {
+        let mut child = Command::new(binary())
+            .args(["demo-model", "--golden-set", set.to_str().expect("utf-8 path")])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the demo model");
+        let mut url = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().expect("stdout")), &mut url)
+            .expect("read the demo model's URL");
+        Self { child, url: url.trim().to_owned() }
+    }
+}
+
+impl Drop for ScriptedModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_eval_label_runs_layer_1_with_the_golden_set_and_models_and_masks_the_keys() {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Normal, 0, 0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(workspace.join("golden")).expect("golden dir");
+    let set = workspace.join("golden/tasks.yaml");
+    std::fs::write(
+        &set,
+        "version: 1\ndefaults: {runs: 3}\ncases:\n  - id: region\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n  - id: thanks\n    prompt: \"Thanks!\"\n    negative: true\n",
+    )
+    .expect("write the set");
+    let model = ScriptedModel::start(&set);
+    let key = "sk-action-canary-5e1f0c";
+    let base_url = format!("{}/v1", model.url);
+    let run = run_action_with_env(
+        &workspace,
+        "pull_request",
+        "pull_request_labeled_eval.json",
+        &github.url,
+        &[
+            ("SERVER-URL", &demo.url),
+            ("GITHUB-TOKEN", "t0ken"),
+            ("GOLDEN-SET", "golden/tasks.yaml"),
+            ("MODELS", "openai:scripted\nanthropic:claude-test\n"),
+            ("OPENAI-API-KEY", key),
+        ],
+        &[("OPENAI_BASE_URL", &base_url)],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stdout());
+    let outputs = run.outputs();
+    assert_eq!(outputs["layers-run"], "0,1");
+    assert_eq!(outputs["cases-passed"], "2");
+    assert_eq!(outputs["cases-failed"], "0");
+    assert!(run.stdout().contains(&format!("::add-mask::{key}")), "the key is masked first");
+    let summary = run.file("step_summary.md");
+    assert!(summary.contains("| region |") && summary.contains("✅ 3/3"), "{summary}");
+    assert!(summary.contains("anthropic:claude-test") && summary.contains("no API key"), "{summary}");
+    let comment = &github.ours()[0].body;
+    assert!(comment.contains("| region |"), "the comment carries the cases × models table");
+    let everything = format!(
+        "{}{}{}{}",
+        summary,
+        comment,
+        run.file("mcp-eval-report/report.json"),
+        run.file("mcp-eval-report/junit.xml")
+    );
+    assert!(!everything.contains(key), "the key leaked into a report or the comment");
+    let masked_stdout = run.stdout().replace(&format!("::add-mask::{key}"), "");
+    assert!(!masked_stdout.contains(key), "the key appears in the log beyond its mask command");
+}
