@@ -30,12 +30,18 @@ pub(crate) struct CaseSpec {
     pub forbidden: Vec<String>,
     /// `tool_choice` on the first model turn (later turns are `auto`, so the model can answer).
     pub tool_choice: ToolChoice,
-    /// `sampling`.
+    /// `sampling`, with temperature 0 when the set gives none (the usual advice for evals; a
+    /// model that refuses it gets it dropped, see `crate::evals::caller`).
     pub sampling: Sampling,
     /// The case's runs go one after another (`sequential_runs: true`).
     pub sequential: bool,
     /// Why this version cannot run the case, when it cannot (it is then `skipped`).
     pub deferred: Option<String>,
+}
+
+/// Temperature 0 unless the set says otherwise.
+fn with_default_temperature(sampling: Sampling) -> Sampling {
+    Sampling { temperature: sampling.temperature.or(Some(0.0)), ..sampling }
 }
 
 impl CaseSpec {
@@ -74,7 +80,7 @@ impl CaseSpec {
             visible: strings("tools"),
             forbidden: strings("forbid_tools").unwrap_or_default(),
             tool_choice,
-            sampling: Sampling::from_case(resolved.get("sampling").unwrap_or(&Value::Null)),
+            sampling: with_default_temperature(Sampling::from_case(resolved.get("sampling").unwrap_or(&Value::Null))),
             sequential: resolved.get("sequential_runs") == Some(&Value::Bool(true)),
             deferred,
         }
@@ -112,6 +118,8 @@ mod tests {
         assert_eq!(case.sampling.temperature, Some(0.0));
         assert!(case.sees("echo_upper") && !case.sees("delete"));
         assert_eq!(case.deferred, None);
+        let plain = spec("version: 1\ncases:\n  - id: a\n    prompt: hi\n    expect_tool: t\n");
+        assert_eq!(plain.sampling.temperature, Some(0.0), "temperature 0 unless the set says otherwise");
     }
 
     #[test]
