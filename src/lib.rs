@@ -32,6 +32,7 @@ pub mod report;
 pub(crate) mod scoring;
 pub(crate) mod settings;
 pub(crate) mod suggest;
+pub(crate) mod text;
 
 pub use demo::DEMO_TOKEN;
 pub use evaluate::PANIC_FOR_TESTS_VAR;

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::text::clip;
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, ReferencingError, Retrieve, Uri, Validator};
 use serde_json::{Map, Value};
@@ -127,7 +128,7 @@ pub(crate) fn validate_instance(validator: &Validator, instance: &Value) -> Resu
         .map(|e| {
             let path = e.instance_path().as_str();
             let path = if path.is_empty() { "(root)" } else { path };
-            format!("`{path}`: {}", clip(&e.to_string()))
+            format!("`{path}`: {}", clip(&e.to_string(), 200))
         })
         .collect();
     if errors.is_empty() { Ok(()) } else { Err(errors) }
@@ -244,7 +245,7 @@ fn check_name(tool: &Map<String, Value>, out: &mut Vec<Problem>) {
             if !bad.is_empty() {
                 out.push(warn(
                     "T-8",
-                    format!("tool name `{}` has characters outside [A-Za-z0-9_.-] (SHOULD): {bad:?}", clip(name)),
+                    format!("tool name `{}` has characters outside [A-Za-z0-9_.-] (SHOULD): {bad:?}", clip(name, 200)),
                 ));
             }
         }
@@ -333,7 +334,7 @@ impl DialectError {
                 "`{which}`: unsupported dialect `{}`: not validated (supported: draft 2020-12, \
                  2019-09, draft-07, draft-06, draft-04; the spec asks implementations to report \
                  an unsupported dialect gracefully, so this is not graded as a failure)",
-                clip(uri)
+                clip(uri, 200)
             ),
         }
     }
@@ -384,7 +385,7 @@ fn meta_errors(draft: Draft, schema: &Value) -> Vec<String> {
         .map(|e| {
             let path = e.instance_path().as_str();
             let path = if path.is_empty() { "(root)" } else { path };
-            format!("at `{path}`: {}", clip(&e.to_string()))
+            format!("at `{path}`: {}", clip(&e.to_string(), 200))
         })
         .collect()
 }
@@ -406,7 +407,7 @@ impl CompileFailure {
                 "`{which}` rejected: external $ref {} not fetched (a schema that depends on an \
                  unresolved external $ref SHOULD be rejected; network refs MUST NOT be \
                  dereferenced automatically)",
-                uris.iter().map(|u| format!("`{}`", clip(u))).collect::<Vec<_>>().join(", ")
+                uris.iter().map(|u| format!("`{}`", clip(u, 200))).collect::<Vec<_>>().join(", ")
             ),
             CompileFailure::LocalRef(e) => {
                 format!("`{which}` is invalid: unresolvable local $ref: {e}")
@@ -436,7 +437,7 @@ fn compile(draft: Draft, schema: &Value) -> Result<Validator, CompileFailure> {
     if !asked.is_empty() {
         return Err(CompileFailure::External(asked));
     }
-    let text = clip(&error.to_string());
+    let text = clip(&error.to_string(), 200);
     Err(match error.kind() {
         ValidationErrorKind::Referencing(
             ReferencingError::PointerToNowhere { .. }
@@ -520,7 +521,7 @@ fn walk<'a>(schema: &'a Value, limits: &Limits, which: &str) -> Walked<'a> {
                 "`{which}` nests subschemas deeper than {} levels (limit; at `{}`); not \
                  compiled or validated",
                 limits.max_depth,
-                clip(&pointer)
+                clip(&pointer, 200)
             ));
             return walked;
         }
@@ -594,7 +595,7 @@ fn check_headers(which: &str, sites: &[HeaderSite<'_>], out: &mut Vec<Problem>) 
         let at = if site.pointer.is_empty() {
             format!("`{which}` (root)")
         } else {
-            format!("`{which}{}`", clip(&site.pointer))
+            format!("`{which}{}`", clip(&site.pointer, 200))
         };
         match site.value {
             Value::String(name) if name.is_empty() => {
@@ -607,7 +608,7 @@ fn check_headers(which: &str, sites: &[HeaderSite<'_>], out: &mut Vec<Problem>) 
                         format!(
                             "`x-mcp-header` {:?} at {at} is not an RFC 9110 token (character \
                              {bad:?})",
-                            clip(name)
+                            clip(name, 200)
                         ),
                     ));
                 }
@@ -618,7 +619,7 @@ fn check_headers(which: &str, sites: &[HeaderSite<'_>], out: &mut Vec<Problem>) 
                         format!(
                             "`x-mcp-header` {:?} at {at} duplicates the one at `{which}{first}` \
                              (case-insensitively)",
-                            clip(name)
+                            clip(name, 200)
                         ),
                     ));
                 } else {
@@ -695,19 +696,7 @@ fn kind_of(value: &Value) -> &'static str {
 fn describe(value: &Value) -> String {
     match value {
         Value::Array(_) | Value::Object(_) => kind_of(value).to_owned(),
-        scalar => clip(&scalar.to_string()),
-    }
-}
-
-/// Shortens text for a message to at most 200 characters.
-fn clip(text: &str) -> String {
-    const MAX: usize = 200;
-    if text.chars().count() <= MAX {
-        text.to_owned()
-    } else {
-        let mut short: String = text.chars().take(MAX).collect();
-        short.push('…');
-        short
+        scalar => clip(&scalar.to_string(), 200),
     }
 }
 

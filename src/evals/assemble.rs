@@ -184,9 +184,9 @@ fn run_reason(score: &RunScore) -> String {
         .unwrap_or_else(|| "no criterion failed".into())
 }
 
+/// `text` on one line, at most 300 characters.
 fn one_line(text: &str) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() > 300 { format!("{}…", line.chars().take(300).collect::<String>()) } else { line }
+    crate::text::clip(&text.split_whitespace().collect::<Vec<_>>().join(" "), 300)
 }
 
 /// Keeps what `--trace-results` allows of a tool result or model text.

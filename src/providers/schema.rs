@@ -37,6 +37,7 @@
 
 use std::collections::{HashSet, VecDeque};
 
+use crate::text::{clip, json_kind};
 use serde_json::{Map, Value, json};
 
 use crate::conformance::schema::{compile_bounded, validate_instance};
@@ -258,7 +259,7 @@ impl Notes {
     fn finish(self) -> Vec<String> {
         let mut all = self.lines;
         for (keyword, places, first) in self.removed {
-            let keyword = clip(&keyword);
+            let keyword = clip(&keyword, 120);
             all.push(if places == 1 {
                 format!("removed `{keyword}` at {}", at(&first))
             } else {
@@ -310,7 +311,7 @@ impl<'a> Lowering<'a> {
                 self.notes.note(format!(
                     "{}: a schema must be an object or a boolean, found {}; replaced by `{{}}`",
                     at(path),
-                    kind_of(other)
+                    json_kind(other)
                 ));
                 Value::Object(Map::new())
             }
@@ -341,7 +342,7 @@ impl<'a> Lowering<'a> {
                 combine(target, siblings)
             }
             Some(other) => {
-                self.notes.note(format!("{}: `$ref` is {}, not a string; removed", at(path), kind_of(other)));
+                self.notes.note(format!("{}: `$ref` is {}, not a string; removed", at(path), json_kind(other)));
                 Value::Object(siblings)
             }
         };
@@ -402,7 +403,7 @@ impl<'a> Lowering<'a> {
                         self.notes.note(format!(
                             "{}: `{keyword}` is {}, not an array; removed",
                             at(path),
-                            kind_of(other)
+                            json_kind(other)
                         ));
                         continue;
                     }
@@ -434,7 +435,7 @@ impl<'a> Lowering<'a> {
                         self.notes.note(format!(
                             "{}: the value of `{}` nests deeper than {MAX_DATA_DEPTH} levels; removed",
                             at(path),
-                            clip(keyword)
+                            clip(keyword, 120)
                         ));
                         continue;
                     }
@@ -490,7 +491,7 @@ impl<'a> Lowering<'a> {
                 self.notes.note(format!(
                     "{}: `{keyword}` is {}, not an object; became `{{}}`",
                     at(path),
-                    kind_of(other)
+                    json_kind(other)
                 ));
                 Value::Object(Map::new())
             }
@@ -529,7 +530,7 @@ impl<'a> Lowering<'a> {
     /// `required` as a list of distinct names; `None` (removed) when it is not a list.
     fn required(&mut self, value: &Value, path: &str) -> Option<Value> {
         let Value::Array(items) = value else {
-            self.notes.note(format!("{}: `required` is {}, not a list of names; removed", at(path), kind_of(value)));
+            self.notes.note(format!("{}: `required` is {}, not a list of names; removed", at(path), json_kind(value)));
             return None;
         };
         let mut names: Vec<Value> = Vec::new();
@@ -547,7 +548,7 @@ impl<'a> Lowering<'a> {
 
     /// The lowered target of a `$ref` (without the referring object's other keywords).
     fn reference(&mut self, reference: &str, path: &str, depth: usize) -> Value {
-        let shown = clip(reference);
+        let shown = clip(reference, 120);
         let Some(fragment) = reference.strip_prefix('#') else {
             self.notes.note(format!(
                 "{}: `$ref` `{shown}` points outside the document; never fetched, replaced by `{{}}`",
@@ -567,7 +568,7 @@ impl<'a> Lowering<'a> {
                     self.notes.note(format!(
                         "recursive `$ref` `#{}`: unrolled {ANTHROPIC_UNROLL} levels, deeper levels replaced by `{{}}` \
                          with a description",
-                        clip(&pointer)
+                        clip(&pointer, 120)
                     ));
                     return json!({"description": CUT_DESCRIPTION});
                 }
@@ -607,7 +608,7 @@ impl<'a> Lowering<'a> {
                 let name = definition_name(pointer, &self.recursive);
                 self.notes.note(format!(
                     "recursive `$ref` `#{}` kept as `#/$defs/{name}` (OpenAI supports recursive schemas)",
-                    clip(pointer)
+                    clip(pointer, 120)
                 ));
                 self.recursive.push((pointer.to_owned(), name.clone()));
                 name
@@ -727,11 +728,11 @@ impl<'a> Lowering<'a> {
             }
             let own: Vec<&String> = required.iter().filter(|name| !common.contains(name)).collect();
             forms.push(if !own.is_empty() {
-                own.iter().map(|name| format!("`{}`", clip(name))).collect::<Vec<_>>().join(" + ")
+                own.iter().map(|name| format!("`{}`", clip(name, 120))).collect::<Vec<_>>().join(" + ")
             } else if !names.is_empty() {
                 format!(
                     "(optional {})",
-                    names.iter().map(|name| format!("`{}`", clip(name))).collect::<Vec<_>>().join(", ")
+                    names.iter().map(|name| format!("`{}`", clip(name, 120))).collect::<Vec<_>>().join(", ")
                 )
             } else {
                 "(no arguments)".to_owned()
@@ -772,7 +773,7 @@ impl<'a> Lowering<'a> {
         let left: Vec<String> = branch
             .keys()
             .filter(|key| !matches!(key.as_str(), "type" | "title" | "description"))
-            .map(|key| format!("`{}`", clip(key)))
+            .map(|key| format!("`{}`", clip(key, 120)))
             .collect();
         if !left.is_empty() {
             self.notes.note(format!("a root `{keyword}` branch's {} left out when merging", left.join(", ")));
@@ -1069,38 +1070,14 @@ fn child(path: &str, token: &str) -> String {
 
 /// Where, for a note: `` `/properties/a` `` or `the root`.
 fn at(path: &str) -> String {
-    if path.is_empty() { "the root".to_owned() } else { format!("`{}`", clip(path)) }
+    if path.is_empty() { "the root".to_owned() } else { format!("`{}`", clip(path, 120)) }
 }
 
 /// The root as a note names it: a scalar as its JSON text, a container by kind.
 fn describe_root(value: &Value) -> String {
     match value {
-        Value::Array(_) | Value::Object(_) => kind_of(value).to_owned(),
-        scalar => format!("`{}`", clip(&scalar.to_string())),
-    }
-}
-
-/// "null", "a boolean", "a number", "a string", "an array" or "an object".
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// Shortens text for a note to at most 120 characters.
-fn clip(text: &str) -> String {
-    const MAX: usize = 120;
-    if text.chars().count() <= MAX {
-        text.to_owned()
-    } else {
-        let mut short: String = text.chars().take(MAX).collect();
-        short.push('…');
-        short
+        Value::Array(_) | Value::Object(_) => json_kind(value).to_owned(),
+        scalar => format!("`{}`", clip(&scalar.to_string(), 120)),
     }
 }
 

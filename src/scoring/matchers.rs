@@ -18,6 +18,7 @@
 //! `present` accepts any value, `null` included. `embedding` and `judge` are skipped: a later
 //! version grades them.
 
+use crate::text::json_kind;
 use chrono::{DateTime, Days, FixedOffset, NaiveDate, NaiveDateTime};
 use serde_json::{Map, Value};
 
@@ -161,18 +162,6 @@ pub(crate) fn short(value: &Value) -> String {
     if text.chars().count() <= 80 { text } else { format!("{}…", text.chars().take(79).collect::<String>()) }
 }
 
-/// The JSON type of a value, for messages.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// `exact` for every value but a string, `normalized` for a string.
 fn auto(expected: &Value, actual: &Value) -> Checked {
     if expected.is_string() { normalized(expected, actual) } else { exact(expected, actual) }
@@ -200,7 +189,7 @@ fn exact(expected: &Value, actual: &Value) -> Checked {
     }
     let mut why = format!("expected exactly {}, got {}", short(expected), short(actual));
     if std::mem::discriminant(expected) != std::mem::discriminant(actual) {
-        why.push_str(&format!(" ({}, not {})", kind(actual), kind(expected)));
+        why.push_str(&format!(" ({}, not {})", json_kind(actual), json_kind(expected)));
     }
     Err(why)
 }
@@ -250,7 +239,7 @@ fn any_of(list: &[Value], actual: &Value, each: fn(&Value, &Value) -> Checked) -
 
 fn regex(pattern: &str, actual: &Value) -> Checked {
     let Some(text) = actual.as_str() else {
-        return Err(format!("expected a string matching /{pattern}/, got {} ({})", short(actual), kind(actual)));
+        return Err(format!("expected a string matching /{pattern}/, got {} ({})", short(actual), json_kind(actual)));
     };
     let anchored = match regex::Regex::new(&format!("^(?:{pattern})$")) {
         Ok(anchored) => anchored,
@@ -270,7 +259,7 @@ fn number(matcher: &Value, actual: &Value) -> Checked {
             Some(Ok(_)) => " (a number sent as a string)",
             _ => "",
         };
-        return Err(format!("expected the number {expected}, got {} ({}){hint}", short(actual), kind(actual)));
+        return Err(format!("expected the number {expected}, got {} ({}){hint}", short(actual), json_kind(actual)));
     };
     let (allowed, label) = match (
         matcher.get("tolerance").and_then(Value::as_f64),
@@ -347,7 +336,7 @@ fn datetime(matcher: &Value, actual: &Value, today: NaiveDate) -> Checked {
         return Err(format!("the expected value `{text}` is not a date or time"));
     };
     let Some(got_text) = actual.as_str() else {
-        return Err(format!("expected a date or time string, got {} ({})", short(actual), kind(actual)));
+        return Err(format!("expected a date or time string, got {} ({})", short(actual), json_kind(actual)));
     };
     let Some(got) = parse_when(got_text, None) else {
         return Err(format!("{} is not a date or time (use RFC 3339 or YYYY-MM-DD)", short(actual)));
@@ -387,7 +376,7 @@ fn set(expected: &Value, actual: &Value) -> Checked {
             "expected an array (any order) of {}, got {} ({})",
             short(expected),
             short(actual),
-            kind(actual)
+            json_kind(actual)
         ));
     };
     let mut used = vec![false; have.len()];
@@ -421,7 +410,7 @@ fn subset(expected: &Value, actual: &Value) -> Checked {
             "expected an object containing {}, got {} ({})",
             short(expected),
             short(actual),
-            kind(actual)
+            json_kind(actual)
         ));
     };
     for (key, value) in &want {
@@ -464,7 +453,7 @@ fn fuzzy(expected: &Value, threshold: f64, actual: &Value) -> Checked {
             "expected a string close to {}, got {} ({})",
             short(expected),
             short(actual),
-            kind(actual)
+            json_kind(actual)
         ));
     };
     let score = similarity(want, got);
