@@ -16,6 +16,7 @@
 // Everything else is crate-private so the compiler finds dead code (`unreachable_pub`).
 pub(crate) mod action;
 pub(crate) mod agent;
+pub(crate) mod atomic;
 pub(crate) mod baseline;
 pub mod cli;
 pub(crate) mod conformance;

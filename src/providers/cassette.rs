@@ -25,7 +25,6 @@
 //! field order, so a re-recording reads well as a diff.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -337,7 +336,8 @@ impl Cassettes {
         std::fs::create_dir_all(dir).map_err(|source| CassetteError::Write { path: dir.clone(), source })?;
         let mut written = Vec::with_capacity(files.len());
         for (path, text) in files {
-            write_atomic(&path, &text).map_err(|source| CassetteError::Write { path: path.clone(), source })?;
+            crate::atomic::write_atomic(&path, &text)
+                .map_err(|source| CassetteError::Write { path: path.clone(), source })?;
             written.push(path);
         }
         Ok(written)
@@ -671,26 +671,6 @@ fn render(label: &str, tape: &Tape) -> Result<String, std::io::Error> {
     let mut text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
     text.push('\n');
     Ok(text)
-}
-
-/// Writes `contents` to `path` through a synced temporary file in the same directory, renamed
-/// over the target.
-fn write_atomic(path: &Path, contents: &str) -> Result<(), std::io::Error> {
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    // Readable by everyone, like a file the user wrote (a temporary file starts as 0600).
-    let permissions = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o644);
-    let mut file = tempfile::Builder::new()
-        .prefix(".mcp-eval-cassette-")
-        .suffix(".tmp")
-        .permissions(permissions)
-        .tempfile_in(dir)?;
-    file.write_all(contents.as_bytes())?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|error| error.error)?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ mod snapshot_tests;
 #[cfg(test)]
 mod test_support;
 
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use model::RunReport;
@@ -80,26 +80,9 @@ pub fn write_junit(report: &RunReport, path: &Path) -> Result<(), WriteError> {
     write_atomic(path, &junit::render(report))
 }
 
-/// Writes `contents` to `path` through a temporary file in the same directory (`tempfile`),
-/// synced, then renamed over the target.
+/// [`crate::atomic::write_atomic`], its error naming the file.
 fn write_atomic(path: &Path, contents: &str) -> Result<(), WriteError> {
-    let fail = |source| WriteError { path: path.to_path_buf(), source };
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    // Readable by everyone, like a file the user wrote (a temporary file starts as 0600; CI steps
-    // that upload or parse the reports may run as another user).
-    let permissions = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o644);
-    let mut file = tempfile::Builder::new()
-        .prefix(".mcp-eval-")
-        .suffix(".tmp")
-        .permissions(permissions)
-        .tempfile_in(dir)
-        .map_err(fail)?;
-    file.write_all(contents.as_bytes()).and_then(|()| file.as_file().sync_all()).map_err(fail)?;
-    file.persist(path).map_err(|error| fail(error.error))?;
-    Ok(())
+    crate::atomic::write_atomic(path, contents).map_err(|source| WriteError { path: path.to_path_buf(), source })
 }
 
 #[cfg(test)]
