@@ -263,21 +263,10 @@ pub async fn demo_server(args: DemoArgs) -> ExitStatus {
             Err(error) => environment(UserError::new(Kind::Environment, "demo server").caused_by(error)),
         };
     }
-    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", args.port.unwrap_or(0))).await {
+    let listener = match listen(args.port.unwrap_or(0), "/mcp").await {
         Ok(listener) => listener,
-        Err(error) => {
-            return environment(UserError::new(Kind::Environment, "cannot listen on 127.0.0.1").caused_by(error));
-        }
+        Err(error) => return environment(error),
     };
-    match listener.local_addr() {
-        Ok(address) => {
-            let _ = writeln!(std::io::stdout(), "http://{address}/mcp");
-            let _ = std::io::stdout().flush();
-        }
-        Err(error) => {
-            return environment(UserError::new(Kind::Environment, "cannot read the address").caused_by(error));
-        }
-    }
     tokio::select! {
         result = demo::serve_http(listener, config) => match result {
             Ok(()) => ExitStatus::Passed,
@@ -314,25 +303,28 @@ pub async fn demo_model(args: DemoModelArgs) -> ExitStatus {
     }
     let mut model = demo::model::DemoModel::new(&set, &flaky, chrono::Utc::now().date_naive());
     model.delay = std::time::Duration::from_millis(args.delay_ms);
-    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", args.port)).await {
+    let listener = match listen(args.port, "").await {
         Ok(listener) => listener,
-        Err(error) => {
-            return environment(UserError::new(Kind::Environment, "cannot listen on 127.0.0.1").caused_by(error));
-        }
+        Err(error) => return environment(error),
     };
-    match listener.local_addr() {
-        Ok(address) => {
-            let _ = writeln!(std::io::stdout(), "http://{address}");
-            let _ = std::io::stdout().flush();
-        }
-        Err(error) => {
-            return environment(UserError::new(Kind::Environment, "cannot read the address").caused_by(error));
-        }
-    }
     tokio::select! {
         () = demo::model::serve(listener, Arc::new(model)) => ExitStatus::Passed,
         _ = tokio::signal::ctrl_c() => ExitStatus::Passed,
     }
+}
+
+/// Listens on 127.0.0.1:`port` (0: a free one) and prints `http://ADDRESS{path}` on stdout, for
+/// the process that started us to read.
+async fn listen(port: u16, path: &str) -> Result<tokio::net::TcpListener, UserError> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(|error| UserError::new(Kind::Environment, "cannot listen on 127.0.0.1").caused_by(error))?;
+    let address = listener
+        .local_addr()
+        .map_err(|error| UserError::new(Kind::Environment, "cannot read the address").caused_by(error))?;
+    let _ = writeln!(std::io::stdout(), "http://{address}{path}");
+    let _ = std::io::stdout().flush();
+    Ok(listener)
 }
 
 fn environment(error: UserError) -> ExitStatus {
