@@ -10,7 +10,7 @@ use crate::golden::{Case, glob_matches};
 use crate::providers::{Sampling, ToolChoice};
 
 /// What the agent loop needs of one case.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(crate) struct CaseSpec {
     /// The case id.
     pub id: String,
@@ -35,6 +35,8 @@ pub(crate) struct CaseSpec {
     pub sampling: Sampling,
     /// The case's runs go one after another (`sequential_runs: true`).
     pub sequential: bool,
+    /// The answers to the server's input requests (`input_responses`), when the case has them.
+    pub inputs: Option<super::input::InputScript>,
     /// Why this version cannot run the case, when it cannot (it is then `skipped`).
     pub deferred: Option<String>,
 }
@@ -63,9 +65,7 @@ impl CaseSpec {
         let graded_now =
             ["expect_tool", "expect_sequence", "forbid_tools"].iter().any(|key| resolved.get(*key).is_some())
                 || resolved.get("negative") == Some(&Value::Bool(true));
-        let deferred = if resolved.get("input_responses").is_some() {
-            Some("scripted input requests (`input_responses`, multi round-trip) are answered by a later version".into())
-        } else if !graded_now {
+        let deferred = if !graded_now {
             Some("only a rubric grades this case, and the judge comes with a later version".into())
         } else {
             None
@@ -82,6 +82,7 @@ impl CaseSpec {
             tool_choice,
             sampling: with_default_temperature(Sampling::from_case(resolved.get("sampling").unwrap_or(&Value::Null))),
             sequential: resolved.get("sequential_runs") == Some(&Value::Bool(true)),
+            inputs: super::input::InputScript::from_case(resolved),
             deferred,
         }
     }
@@ -123,7 +124,7 @@ mod tests {
     }
 
     #[test]
-    fn a_rubric_only_case_and_a_scripted_input_case_are_deferred_with_a_reason() {
+    fn a_rubric_only_case_is_deferred_with_a_reason_and_a_scripted_input_case_is_not() {
         let rubric = spec(
             "version: 1\nrubrics:\n  r:\n    criteria: [{id: a, text: ok, must: true}]\ncases:\n  - id: a\n    prompt: hi\n    rubric: r\n",
         );
@@ -131,6 +132,7 @@ mod tests {
         let scripted = spec(
             "version: 1\ncases:\n  - id: a\n    prompt: hi\n    expect_tool: t\n    input_responses:\n      - key: k\n        respond: {action: accept}\n",
         );
-        assert!(scripted.deferred.as_deref().is_some_and(|reason| reason.contains("input_responses")), "{scripted:?}");
+        assert_eq!(scripted.deferred, None);
+        assert!(scripted.inputs.is_some());
     }
 }

@@ -16,6 +16,7 @@
 //! awaits, tested with scripted models and tools.
 
 pub(crate) mod case;
+pub(crate) mod input;
 pub(crate) mod tools;
 
 use std::time::Instant;
@@ -112,10 +113,14 @@ pub(crate) enum RunEnding {
     ServerError(String),
     /// The model-call cap was reached: the run did not complete (not a pass, not a fail).
     CapReached,
+    /// The server broke the run (input requests it may not make, or past the bound): the run
+    /// fails with this reason.
+    Finding(String),
 }
 
 impl RunEnding {
-    /// `answer`, `max_turns`, `timeout`, `provider_error`, `server_error` or `call_cap`.
+    /// `answer`, `max_turns`, `timeout`, `provider_error`, `server_error`, `call_cap` or
+    /// `finding`.
     pub(crate) fn as_str(&self) -> &'static str {
         match self {
             RunEnding::Answer => "answer",
@@ -124,6 +129,7 @@ impl RunEnding {
             RunEnding::ProviderError(_) => "provider_error",
             RunEnding::ServerError(_) => "server_error",
             RunEnding::CapReached => "call_cap",
+            RunEnding::Finding(_) => "finding",
         }
     }
 }
@@ -147,6 +153,8 @@ pub(crate) struct CallRecord {
     pub is_error: bool,
     /// Wall time of the `tools/call` in milliseconds.
     pub latency_ms: u64,
+    /// The multi round-trip rounds the call took (input requests answered from the script).
+    pub rounds: Vec<input::Round>,
 }
 
 /// Everything one run did.
@@ -187,6 +195,7 @@ impl RunRecord {
             RunEnding::Timeout => Ending::Timeout,
             RunEnding::ProviderError(reason) | RunEnding::ServerError(reason) => Ending::Error(reason.clone()),
             RunEnding::CapReached => Ending::Error("the model-call cap was reached".into()),
+            RunEnding::Finding(reason) => Ending::Broken(reason.clone()),
         };
         let calls =
             self.calls.iter().map(|call| Call::new(call.name.clone(), call.arguments.clone(), call.turn - 1)).collect();
@@ -229,6 +238,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
         model_latencies_ms: Vec::new(),
     };
     let mut messages: Vec<Message> = Vec::new();
+    let mut inputs = case.inputs.as_ref().map(input::InputScript::session);
     record.ending = 'run: {
         for user_turn in &case.prompt {
             messages.push(Message::User(user_turn.clone()));
@@ -292,6 +302,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                         result: String::new(),
                         is_error: true,
                         latency_ms: 0,
+                        rounds: Vec::new(),
                     };
                     let refusal = if call.unknown_tool || !context.specs.iter().any(|spec| spec.name == call.name) {
                         Some(format!("no tool named `{}` is offered", call.name))
@@ -308,32 +319,43 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                         made.result = format!("error: {reason}");
                         made.error = Some(reason);
                     } else {
-                        let outcome =
-                            match tokio::time::timeout_at(deadline, context.tools.call(&call.name, &call.arguments))
-                                .await
-                            {
-                                Ok(outcome) => outcome,
-                                Err(_) => {
-                                    record.calls.push(CallRecord {
-                                        sent: true,
-                                        error: Some("the run's time ran out during this call".into()),
-                                        ..made
-                                    });
-                                    break 'run RunEnding::Timeout;
-                                }
-                            };
+                        let outcome = match tokio::time::timeout_at(
+                            deadline,
+                            context.tools.call(&call.name, &call.arguments, inputs.as_mut()),
+                        )
+                        .await
+                        {
+                            Ok(outcome) => outcome,
+                            Err(_) => {
+                                record.calls.push(CallRecord {
+                                    sent: true,
+                                    error: Some("the run's time ran out during this call".into()),
+                                    ..made
+                                });
+                                break 'run RunEnding::Timeout;
+                            }
+                        };
                         made.sent = true;
                         match outcome {
-                            ToolOutcome::Result { text, is_error, latency_ms, note } => {
+                            ToolOutcome::Result { text, is_error, latency_ms, note, rounds } => {
                                 made.result = text;
                                 made.is_error = is_error;
                                 made.latency_ms = latency_ms;
                                 made.error = note;
+                                made.rounds = rounds;
                             }
-                            ToolOutcome::Error { message, latency_ms } => {
+                            ToolOutcome::Error { message, latency_ms, rounds } => {
                                 made.result = format!("error: {message}");
                                 made.error = Some(message);
                                 made.latency_ms = latency_ms;
+                                made.rounds = rounds;
+                            }
+                            ToolOutcome::Stopped { reason, latency_ms, rounds } => {
+                                made.error = Some(reason.clone());
+                                made.latency_ms = latency_ms;
+                                made.rounds = rounds;
+                                record.calls.push(made);
+                                break 'run RunEnding::Finding(reason);
                             }
                             ToolOutcome::Failed { reason, latency_ms } => {
                                 made.error = Some(reason.clone());

@@ -15,7 +15,12 @@ struct FakeTools {
 }
 
 impl ToolExecutor for FakeTools {
-    fn call<'a>(&'a self, name: &'a str, arguments: &'a Value) -> BoxFuture<'a, ToolOutcome> {
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a Value,
+        _inputs: Option<&'a mut input::Session<'_>>,
+    ) -> BoxFuture<'a, ToolOutcome> {
         self.called.lock().unwrap().push((name.to_owned(), arguments.clone()));
         Box::pin(async move {
             match name {
@@ -24,10 +29,17 @@ impl ToolExecutor for FakeTools {
                     is_error: false,
                     latency_ms: 2,
                     note: None,
+                    rounds: Vec::new(),
                 },
                 "slow" => {
                     tokio::time::sleep(Duration::from_secs(5)).await;
-                    ToolOutcome::Result { text: String::new(), is_error: false, latency_ms: 5000, note: None }
+                    ToolOutcome::Result {
+                        text: String::new(),
+                        is_error: false,
+                        latency_ms: 5000,
+                        note: None,
+                        rounds: Vec::new(),
+                    }
                 }
                 _ => ToolOutcome::Failed { reason: "connection closed".into(), latency_ms: 1 },
             }
@@ -67,6 +79,7 @@ fn case(prompt: &[&str]) -> CaseSpec {
         tool_choice: ToolChoice::Required,
         sampling: crate::providers::Sampling::default(),
         sequential: false,
+        inputs: None,
         deferred: None,
     }
 }

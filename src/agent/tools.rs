@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::input::{Round, Session};
 use crate::mcp::client::Client;
 use crate::mcp::era::{self, Era};
 use crate::mcp::exchange::Outgoing;
@@ -29,6 +30,18 @@ pub(crate) enum ToolOutcome {
         latency_ms: u64,
         /// Something the trace should say about it (a result the model cannot use).
         note: Option<String>,
+        /// The multi round-trip rounds before the result.
+        rounds: Vec<Round>,
+    },
+    /// The server's input requests could not be answered, or it kept asking past the bound: a
+    /// finding that fails the run.
+    Stopped {
+        /// Why.
+        reason: String,
+        /// Wall time in milliseconds.
+        latency_ms: u64,
+        /// The rounds made.
+        rounds: Vec<Round>,
     },
     /// A JSON-RPC error: the model reads it as an error result.
     Error {
@@ -36,6 +49,8 @@ pub(crate) enum ToolOutcome {
         message: String,
         /// Wall time in milliseconds.
         latency_ms: u64,
+        /// The multi round-trip rounds before the error.
+        rounds: Vec<Round>,
     },
     /// No answer (timeout, closed connection, a server that died): the run cannot go on.
     Failed {
@@ -48,8 +63,14 @@ pub(crate) enum ToolOutcome {
 
 /// Makes tool calls on the server under test.
 pub(crate) trait ToolExecutor: Send + Sync {
-    /// Calls `name` with `arguments`.
-    fn call<'a>(&'a self, name: &'a str, arguments: &'a Value) -> BoxFuture<'a, ToolOutcome>;
+    /// Calls `name` with `arguments`, answering input requests from `inputs` when the case
+    /// scripts them.
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a Value,
+        inputs: Option<&'a mut Session<'_>>,
+    ) -> BoxFuture<'a, ToolOutcome>;
 }
 
 /// `tools/call` over an open session.
@@ -67,27 +88,72 @@ impl McpTools {
 }
 
 impl ToolExecutor for McpTools {
-    fn call<'a>(&'a self, name: &'a str, arguments: &'a Value) -> BoxFuture<'a, ToolOutcome> {
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a Value,
+        mut inputs: Option<&'a mut Session<'_>>,
+    ) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
-            let params = json!({"name": name, "arguments": arguments});
-            let outgoing = match self.era {
-                Era::Modern => Outgoing::request(jsonrpc::modern_request("tools/call", params)),
-                Era::Legacy => era::legacy("tools/call", params),
-            };
-            let exchange = self.client.send(outgoing).await;
-            let latency_ms = exchange.elapsed_ms;
-            if let Some(result) = exchange.result() {
-                return outcome_of_result(result, latency_ms);
-            }
-            if let Some(error) = exchange.error() {
-                let code = error.get("code").map_or_else(|| "no code".into(), Value::to_string);
-                let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-                let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
-                return ToolOutcome::Error { message: format!("JSON-RPC error {code}: {line}"), latency_ms };
-            }
-            ToolOutcome::Failed {
-                reason: format!("`tools/call {name}` got no answer: {}", exchange.describe()),
-                latency_ms,
+            let mut rounds = Vec::new();
+            let mut latency_ms = 0;
+            let mut params = json!({"name": name, "arguments": arguments});
+            loop {
+                let outgoing = match self.era {
+                    Era::Modern => {
+                        let mut request = jsonrpc::modern_request("tools/call", params.clone());
+                        if let Some(session) = inputs.as_deref() {
+                            request["params"]["_meta"][jsonrpc::META_CLIENT_CAPABILITIES] = session.capabilities();
+                        }
+                        Outgoing::request(request)
+                    }
+                    Era::Legacy => era::legacy("tools/call", params.clone()),
+                };
+                // Each round is a new request, so the client gives it a new JSON-RPC id.
+                let exchange = self.client.send(outgoing).await;
+                latency_ms += exchange.elapsed_ms;
+                if let Some(error) = exchange.error() {
+                    let code = error.get("code").map_or_else(|| "no code".into(), Value::to_string);
+                    let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+                    let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+                    return ToolOutcome::Error {
+                        message: format!("JSON-RPC error {code}: {line}"),
+                        latency_ms,
+                        rounds,
+                    };
+                }
+                let Some(result) = exchange.result() else {
+                    return ToolOutcome::Failed {
+                        reason: format!("`tools/call {name}` got no answer: {}", exchange.describe()),
+                        latency_ms,
+                    };
+                };
+                let asking = result.get("resultType").and_then(Value::as_str) == Some("input_required");
+                let Some(session) = inputs.as_deref_mut().filter(|_| asking) else {
+                    return outcome_of_result(result, latency_ms, rounds);
+                };
+                if rounds.len() >= session.max_rounds() {
+                    return ToolOutcome::Stopped {
+                        reason: format!(
+                            "the server still asked for input after {} round(s) (max_input_rounds)",
+                            rounds.len()
+                        ),
+                        latency_ms,
+                        rounds,
+                    };
+                }
+                let requests = result.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
+                let (responses, asked) = match session.answer(&requests) {
+                    Ok(answer) => answer,
+                    Err(reason) => return ToolOutcome::Stopped { reason, latency_ms, rounds },
+                };
+                // The same call again, with the answers and the requestState exactly as given.
+                params = json!({"name": name, "arguments": arguments, "inputResponses": responses});
+                let request_state = result.get("requestState").cloned();
+                if let Some(state) = &request_state {
+                    params["requestState"] = state.clone();
+                }
+                rounds.push(Round { requests: asked, responses, request_state: request_state.is_some() });
             }
         })
     }
@@ -97,13 +163,14 @@ impl ToolExecutor for McpTools {
 /// text, `structuredContent` as JSON; other parts named by their type. `resultType:
 /// "input_required"` (a multi round-trip request this version does not answer) becomes an
 /// error result with a note.
-pub(crate) fn outcome_of_result(result: &Value, latency_ms: u64) -> ToolOutcome {
+pub(crate) fn outcome_of_result(result: &Value, latency_ms: u64, rounds: Vec<Round>) -> ToolOutcome {
     if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
         return ToolOutcome::Result {
             text: "the tool asked for more input, which this evaluation cannot give".into(),
             is_error: true,
             latency_ms,
             note: Some("the server answered `resultType: input_required` (a multi round-trip request); this case scripts no input responses".into()),
+            rounds,
         };
     }
     let is_error = result.get("isError") == Some(&Value::Bool(true));
@@ -141,7 +208,7 @@ pub(crate) fn outcome_of_result(result: &Value, latency_ms: u64) -> ToolOutcome 
         text.truncate(cut);
         text.push_str("\n[… cut by mcp-eval]");
     }
-    ToolOutcome::Result { text, is_error, latency_ms, note: None }
+    ToolOutcome::Result { text, is_error, latency_ms, note: None, rounds }
 }
 
 #[cfg(test)]
@@ -149,7 +216,7 @@ mod tests {
     use super::*;
 
     fn text_of(result: Value) -> (String, bool) {
-        match outcome_of_result(&result, 0) {
+        match outcome_of_result(&result, 0, Vec::new()) {
             ToolOutcome::Result { text, is_error, .. } => (text, is_error),
             other => panic!("{other:?}"),
         }
@@ -167,7 +234,7 @@ mod tests {
 
     #[test]
     fn an_input_required_result_is_an_error_result_with_a_note() {
-        let outcome = outcome_of_result(&json!({"resultType": "input_required", "inputRequests": {}}), 3);
+        let outcome = outcome_of_result(&json!({"resultType": "input_required", "inputRequests": {}}), 3, Vec::new());
         assert!(matches!(outcome, ToolOutcome::Result { is_error: true, note: Some(_), .. }), "{outcome:?}");
     }
 

@@ -421,6 +421,7 @@ fn elicit_confirmation(
     }
     let responses = match context.params.get("inputResponses") {
         None => return Ok(Handled::result(input_required(context, &binding))),
+        Some(_) if context.fault("chaos-ask-forever") => return Ok(Handled::result(input_required(context, &binding))),
         Some(Value::Object(responses)) => responses,
         Some(_) if context.fault("r-10") => return Ok(Handled::result(confirmed("accept"))),
         Some(_) => return Err(RpcError::invalid_params("inputResponses must be an object")),

@@ -170,6 +170,10 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
     ),
     ("chaos-error-everything", "every request is answered with a -32603 internal error (id echoed, HTTP 200)"),
     ("chaos-50mb", "every response is a 50 MB JSON body (HTTP) or a 50 MB line (stdio)"),
+    (
+        "chaos-ask-forever",
+        "the confirmation tools answer every retry with another input_required (a multi round-trip that never ends)",
+    ),
 ];
 
 /// Validates a fault id against [`FAULTS`] and returns it in canonical (lowercase) form.

@@ -11,8 +11,8 @@ use super::caller::LiveModel;
 use crate::agent::{CaseSpec, RunEnding, RunRecord};
 use crate::golden::GoldenSet;
 use crate::report::evals::{
-    CriterionOut, EvalMetrics, EvalResult, EvalStatus, EvalsSection, ModelText, Rate, RunStatus, RunTrace, TraceCall,
-    wilson_95,
+    CriterionOut, EvalMetrics, EvalResult, EvalStatus, EvalsSection, InputRound, ModelText, Rate, RunStatus, RunTrace,
+    TraceCall, wilson_95,
 };
 use crate::scoring::{self, CaseVerdict, CriterionKind, RunScore, RunVerdict, Verdict};
 use crate::settings::layer1::{TRUNCATED_BYTES, TraceResults};
@@ -238,6 +238,15 @@ fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> Ru
                 result: bounded(&call.result, keep),
                 is_error: call.is_error,
                 latency_ms: call.latency_ms,
+                input_rounds: call
+                    .rounds
+                    .iter()
+                    .map(|round| InputRound {
+                        requests: round.requests.iter().cloned().collect(),
+                        responses: (keep != TraceResults::None).then(|| round.responses.clone()),
+                        request_state: round.request_state,
+                    })
+                    .collect(),
             })
             .collect(),
         answer: run.answer.as_deref().and_then(|answer| bounded(answer, keep)),

@@ -61,10 +61,15 @@ async fn fixture(flaky: &[(&str, usize)]) -> Fixture {
 }
 
 async fn fixture_of(text: &str, flaky: &[(&str, usize)]) -> Fixture {
+    fixture_with(text, flaky, &[]).await
+}
+
+async fn fixture_with(text: &str, flaky: &[(&str, usize)], faults: &[&str]) -> Fixture {
     let set = crate::golden::load::parse(std::path::Path::new("golden.yaml"), text).expect("valid set");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let mcp_url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
-    let mcp = tokio::spawn(crate::demo::serve_http(listener, Arc::new(crate::demo::DemoConfig::default())));
+    let config = crate::demo::DemoConfig::with_faults(faults.iter().copied());
+    let mcp = tokio::spawn(crate::demo::serve_http(listener, Arc::new(config)));
     let flaky: Vec<(String, usize)> = flaky.iter().map(|(id, every)| ((*id).to_owned(), *every)).collect();
     let model = Arc::new(DemoModel::new(&set, &flaky, chrono::Utc::now().date_naive()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -248,4 +253,75 @@ async fn arguments_that_break_the_tools_schema_are_scored_and_never_sent() {
     assert!(!call.sent, "{call:?}");
     let error = call.error.clone().unwrap_or_default();
     assert!(error.contains("inputSchema") && error.contains("kelvin"), "{error}");
+}
+
+const MRTR_SET: &str = r#"version: 1
+defaults: {runs: 1}
+cases:
+  - id: accept
+    prompt: "Start the task, confirm it."
+    expect_tool: test_input_required_result
+    input_responses:
+      - match: { method: elicitation/create, message: "(?i)confirm", schema_has: [confirm] }
+        respond: { action: accept, content: { confirm: true } }
+        times: 1
+  - id: decline
+    prompt: "Start the task, but decline."
+    expect_tool: test_input_required_result
+    input_responses:
+      - key: not-the-demo-key
+        respond: { action: accept }
+    on_unmatched_input_request: decline
+  - id: unmatched
+    prompt: "Start the task with no answer."
+    expect_tool: test_input_required_result
+    input_responses:
+      - match: { method: elicitation/create, message: "never matches" }
+        respond: { action: accept }
+  - id: sampling
+    prompt: "Start the task that needs a model."
+    expect_tool: test_input_required_result
+    input_responses:
+      - match: { method: roots/list }
+        respond: { roots: [] }
+"#;
+
+#[tokio::test]
+async fn input_requests_are_answered_from_the_script_and_a_server_past_the_bound_fails_the_run() {
+    let fixture = fixture_of(MRTR_SET, &[]).await;
+    let section = run_layer1(&fixture, &settings(&fixture, &["openai:demo-good"])).await.expect("ran");
+    let call = |case: &str| eval(&section, case, "openai:demo-good").traces[0].calls[0].clone();
+
+    let accept = call("accept");
+    assert_eq!(accept.result.as_deref(), Some("Confirmation received (action: accept)."), "{accept:?}");
+    assert_eq!(accept.input_rounds.len(), 1);
+    assert_eq!(accept.input_rounds[0].requests.get("confirm").map(String::as_str), Some("elicitation/create"));
+    assert!(accept.input_rounds[0].request_state, "the requestState was echoed (the demo verifies its signature)");
+    assert_eq!(eval(&section, "accept", "openai:demo-good").status, EvalStatus::Pass);
+
+    let decline = call("decline");
+    assert_eq!(decline.result.as_deref(), Some("Confirmation received (action: decline)."), "{decline:?}");
+
+    let unmatched = eval(&section, "unmatched", "openai:demo-good");
+    assert_eq!(unmatched.status, EvalStatus::Fail);
+    let reason = unmatched.traces[0].reason.clone().unwrap_or_default();
+    assert!(reason.contains("no input response is scripted for `confirm`"), "{reason}");
+
+    // The script answers roots only: the demo's elicitation asks for a capability never declared
+    // (the demo refuses with -32021 before asking, and the model reads that error).
+    let sampling = call("sampling");
+    assert!(sampling.error.as_deref().is_some_and(|error| error.contains("-32021")), "{sampling:?}");
+}
+
+#[tokio::test]
+async fn a_server_that_keeps_asking_for_input_fails_the_run_at_the_bound() {
+    let set = "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: loops\n    prompt: \"Start the task.\"\n    expect_tool: test_input_required_result\n    max_input_rounds: 2\n    input_responses:\n      - key: confirm\n        respond: {action: accept}\n";
+    let fixture = fixture_with(set, &[], &["chaos-ask-forever"]).await;
+    let section = run_layer1(&fixture, &settings(&fixture, &["openai:demo-good"])).await.expect("ran");
+    let loops = eval(&section, "loops", "openai:demo-good");
+    assert_eq!(loops.status, EvalStatus::Fail);
+    let run = &loops.traces[0];
+    assert_eq!(run.ending, "finding");
+    assert_eq!(run.calls[0].input_rounds.len(), 2, "two rounds, then the bound");
+    assert!(run.reason.as_deref().is_some_and(|reason| reason.contains("after 2 round(s)")), "{run:?}");
 }

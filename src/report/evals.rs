@@ -326,8 +326,24 @@ pub struct TraceCall {
     pub result: Option<String>,
     /// The result had `isError: true`.
     pub is_error: bool,
-    /// Wall time of the `tools/call` in milliseconds (0 when not sent).
+    /// Wall time of the `tools/call` in milliseconds (0 when not sent), every round included.
     pub latency_ms: u64,
+    /// The multi round-trip rounds of the call: what the server asked (`inputRequests` keys and
+    /// methods) and what the case's `input_responses` answered. The model never sees them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input_rounds: Vec<InputRound>,
+}
+
+/// One multi round-trip round of a tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputRound {
+    /// `key: method` of each input request.
+    pub requests: BTreeMap<String, String>,
+    /// The `inputResponses` sent back (bounded by `--trace-results` like tool results: `null`
+    /// when not kept).
+    pub responses: Option<Value>,
+    /// Whether the server's `requestState` was echoed.
+    pub request_state: bool,
 }
 
 /// One criterion of a run.

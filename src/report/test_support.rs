@@ -135,6 +135,7 @@ fn run(number: usize, status: RunStatus, reason: Option<&str>, tool: Option<&str
             result: Some(format!("{TRACE_ONLY_TEXT}: 18 °C, light rain")),
             is_error: false,
             latency_ms: 42,
+            input_rounds: Vec::new(),
         })
         .collect();
     let verdict = match status {

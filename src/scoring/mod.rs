@@ -66,6 +66,8 @@ pub(crate) enum Ending {
     MaxTurns,
     /// The run hit `timeout_ms`.
     Timeout,
+    /// The server broke the run (an input request it may not make): it fails with this reason.
+    Broken(String),
     /// Something broke (provider, server, harness): the run is neither a pass nor a fail.
     Error(String),
 }
@@ -191,6 +193,9 @@ pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunSco
                 case["timeout_ms"]
             ),
         ),
+        Ending::Broken(ref reason) => {
+            Criterion::new(CriterionKind::Finished, Verdict::Fail, format!("the run was stopped: {reason}"))
+        }
         _ => Criterion::new(CriterionKind::Finished, Verdict::Pass, "the run ended with a final answer"),
     });
 

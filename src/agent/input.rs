@@ -1,0 +1,261 @@
+//! Multi round-trip requests (MCP 2026-07-28, spec-notes §9): a `tools/call` answered with
+//! `resultType: "input_required"` and `inputRequests` is answered from the golden case's
+//! `input_responses` script and re-sent — same method and params, plus `inputResponses` and the
+//! `requestState` echoed exactly, under a new JSON-RPC id — up to `max_input_rounds`. The model
+//! never sees these rounds; the trace keeps them.
+//!
+//! An entry answers a request by its `key`, or by `match` (the request's `method`, a regex over
+//! `params.message`, property names of `params.requestedSchema`), at most `times` rounds per
+//! run. A request no entry answers gets `on_unmatched_input_request`: `decline` or `cancel`
+//! (elicitation only), or `fail`, which fails the run. The client declares only the capabilities
+//! its script can answer; a server that asks for another, or keeps asking past the bound, fails
+//! the run with that reason (a finding about the server).
+
+use regex::Regex;
+use serde_json::{Map, Value, json};
+
+/// The input methods a script can answer, and the client capability each needs.
+const CAPABILITIES: [(&str, &str); 3] =
+    [("elicitation/create", "elicitation"), ("sampling/createMessage", "sampling"), ("roots/list", "roots")];
+
+/// A case's script for input requests.
+#[derive(Debug, Clone)]
+pub(crate) struct InputScript {
+    entries: Vec<Entry>,
+    unmatched: Unmatched,
+    /// Rounds per tool call before the run fails.
+    pub max_rounds: usize,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    key: Option<String>,
+    method: Option<String>,
+    message: Option<Regex>,
+    schema_has: Vec<String>,
+    respond: Value,
+    times: Option<usize>,
+}
+
+/// What an unmatched request gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unmatched {
+    Fail,
+    Decline,
+    Cancel,
+}
+
+/// One round of a tool call: what the server asked and what we answered.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Round {
+    /// Each request's key and method.
+    pub requests: Vec<(String, String)>,
+    /// The `inputResponses` sent.
+    pub responses: Value,
+    /// Whether a `requestState` was echoed.
+    pub request_state: bool,
+}
+
+/// Why the rounds could not go on: the run fails with this reason.
+pub(crate) type Stop = String;
+
+impl InputScript {
+    /// The script of a resolved case; `None` when it has no `input_responses`.
+    pub(crate) fn from_case(resolved: &Value) -> Option<Self> {
+        let entries = resolved.get("input_responses")?.as_array()?;
+        let entries = entries
+            .iter()
+            .map(|entry| Entry {
+                key: entry.get("key").and_then(Value::as_str).map(str::to_owned),
+                method: entry.pointer("/match/method").and_then(Value::as_str).map(str::to_owned),
+                message: entry.pointer("/match/message").and_then(Value::as_str).and_then(|text| Regex::new(text).ok()),
+                schema_has: entry
+                    .pointer("/match/schema_has")
+                    .and_then(Value::as_array)
+                    .map(|names| names.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                    .unwrap_or_default(),
+                respond: entry.get("respond").cloned().unwrap_or_else(|| json!({})),
+                times: entry.get("times").and_then(Value::as_u64).and_then(|times| usize::try_from(times).ok()),
+            })
+            .collect();
+        let unmatched = match resolved.get("on_unmatched_input_request").and_then(Value::as_str) {
+            Some("decline") => Unmatched::Decline,
+            Some("cancel") => Unmatched::Cancel,
+            _ => Unmatched::Fail,
+        };
+        let max_rounds = resolved.get("max_input_rounds").and_then(Value::as_u64).map_or(3, |rounds| rounds as usize);
+        Some(Self { entries, unmatched, max_rounds })
+    }
+
+    /// The client capabilities this script can answer (`_meta` of the request): one per input
+    /// method an entry matches, plus elicitation when unmatched requests are declined or
+    /// cancelled (an elicitation answer).
+    pub(crate) fn capabilities(&self) -> Value {
+        let mut capabilities = Map::new();
+        for (method, capability) in CAPABILITIES {
+            let used = self.entries.iter().any(|entry| entry.answers() == Some(method))
+                || (method == "elicitation/create" && self.unmatched != Unmatched::Fail);
+            if used {
+                let value = if capability == "elicitation" { json!({"form": {}}) } else { json!({}) };
+                capabilities.insert(capability.to_owned(), value);
+            }
+        }
+        Value::Object(capabilities)
+    }
+
+    /// A fresh per-run state (`times` counts per run).
+    pub(crate) fn session(&self) -> Session<'_> {
+        Session { script: self, used: vec![0; self.entries.len()] }
+    }
+}
+
+/// The script's state within one run.
+#[derive(Debug)]
+pub(crate) struct Session<'a> {
+    script: &'a InputScript,
+    used: Vec<usize>,
+}
+
+impl Session<'_> {
+    /// The most rounds per tool call.
+    pub(crate) fn max_rounds(&self) -> usize {
+        self.script.max_rounds
+    }
+
+    /// The client capabilities to declare.
+    pub(crate) fn capabilities(&self) -> Value {
+        self.script.capabilities()
+    }
+
+    /// Answers every request of one `inputRequests` object, or says why the run must stop.
+    pub(crate) fn answer(&mut self, requests: &Map<String, Value>) -> Result<(Value, Vec<(String, String)>), Stop> {
+        let declared = self.script.capabilities();
+        let mut responses = Map::new();
+        let mut asked = Vec::new();
+        for (key, request) in requests {
+            let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+            asked.push((key.clone(), method.to_owned()));
+            let capability = CAPABILITIES.iter().find(|(name, _)| *name == method).map(|(_, capability)| *capability);
+            match capability {
+                None => {
+                    return Err(format!("the server asked for input with an unknown method `{method}` (key `{key}`)"));
+                }
+                Some(capability) if declared.get(capability).is_none() => {
+                    return Err(format!(
+                        "the server asked for `{method}` (key `{key}`), but this client did not declare the `{capability}` capability"
+                    ));
+                }
+                Some(_) => {}
+            }
+            let params = request.get("params").unwrap_or(&Value::Null);
+            let found = self.script.entries.iter().enumerate().find(|(index, entry)| {
+                entry.times.is_none_or(|times| self.used[*index] < times) && matches(entry, key, method, params)
+            });
+            let response = match (found, self.script.unmatched) {
+                (Some((index, entry)), _) => {
+                    self.used[index] += 1;
+                    entry.respond.clone()
+                }
+                (None, Unmatched::Decline) if method == "elicitation/create" => json!({"action": "decline"}),
+                (None, Unmatched::Cancel) if method == "elicitation/create" => json!({"action": "cancel"}),
+                (None, _) => {
+                    let message = params.get("message").and_then(Value::as_str).unwrap_or("");
+                    return Err(format!(
+                        "no input response is scripted for `{key}` ({method}{}); add an `input_responses` entry",
+                        if message.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": \"{}\"", crate::text::clip(message, 80))
+                        }
+                    ));
+                }
+            };
+            responses.insert(key.clone(), response);
+        }
+        Ok((Value::Object(responses), asked))
+    }
+}
+
+impl Entry {
+    /// The input method this entry answers: its `match.method`, or for a `key` entry the method
+    /// its `respond` is shaped for (`action` → elicitation, `roots` → roots, else sampling).
+    fn answers(&self) -> Option<&str> {
+        match (&self.method, &self.key) {
+            (Some(method), _) => Some(method),
+            (None, Some(_)) if self.respond.get("action").is_some() => Some("elicitation/create"),
+            (None, Some(_)) if self.respond.get("roots").is_some() => Some("roots/list"),
+            (None, Some(_)) => Some("sampling/createMessage"),
+            (None, None) => None,
+        }
+    }
+}
+
+fn matches(entry: &Entry, key: &str, method: &str, params: &Value) -> bool {
+    if let Some(wanted) = &entry.key {
+        return wanted == key;
+    }
+    if entry.method.as_deref() != Some(method) {
+        return false;
+    }
+    if let Some(pattern) = &entry.message {
+        let message = params.get("message").and_then(Value::as_str).unwrap_or("");
+        if !pattern.is_match(message) {
+            return false;
+        }
+    }
+    let properties = params.pointer("/requestedSchema/properties").and_then(Value::as_object);
+    entry.schema_has.iter().all(|name| properties.is_some_and(|properties| properties.contains_key(name)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn script(yaml_entries: &str, unmatched: &str) -> InputScript {
+        let text = format!(
+            "version: 1\ncases:\n  - id: a\n    prompt: p\n    expect_tool: t\n    on_unmatched_input_request: {unmatched}\n    input_responses:\n{yaml_entries}"
+        );
+        let set = crate::golden::load::parse(std::path::Path::new("s.yaml"), &text).expect("valid");
+        InputScript::from_case(&set.cases[0].resolved).expect("a script")
+    }
+
+    fn elicit(message: &str) -> Value {
+        json!({"method": "elicitation/create", "params": {"mode": "form", "message": message,
+            "requestedSchema": {"type": "object", "properties": {"confirm": {"type": "boolean"}}}}})
+    }
+
+    #[test]
+    fn a_request_matched_by_regex_is_answered_at_most_times_rounds() {
+        let script = script(
+            "      - match: {method: elicitation/create, message: \"(?i)confirm\", schema_has: [confirm]}\n        respond: {action: accept, content: {confirm: true}}\n        times: 1\n",
+            "fail",
+        );
+        assert_eq!(script.capabilities(), json!({"elicitation": {"form": {}}}));
+        let mut session = script.session();
+        let requests = json!({"ok": elicit("Please confirm the order")});
+        let (responses, asked) = session.answer(requests.as_object().unwrap()).expect("answered");
+        assert_eq!(responses, json!({"ok": {"action": "accept", "content": {"confirm": true}}}));
+        assert_eq!(asked, vec![("ok".to_owned(), "elicitation/create".to_owned())]);
+        let again = session.answer(requests.as_object().unwrap()).expect_err("times: 1 is used up");
+        assert!(again.contains("no input response is scripted for `ok`"), "{again}");
+    }
+
+    #[test]
+    fn an_unmatched_elicitation_is_declined_when_the_case_says_so() {
+        let script = script("      - key: other\n        respond: {action: accept}\n", "decline");
+        let mut session = script.session();
+        let (responses, _) =
+            session.answer(json!({"k": elicit("Delete everything?")}).as_object().unwrap()).expect("declined");
+        assert_eq!(responses, json!({"k": {"action": "decline"}}));
+    }
+
+    #[test]
+    fn a_capability_that_was_not_declared_stops_the_run() {
+        let script = script("      - match: {method: elicitation/create}\n        respond: {action: accept}\n", "fail");
+        let mut session = script.session();
+        let stop = session
+            .answer(json!({"s": {"method": "sampling/createMessage", "params": {"messages": []}}}).as_object().unwrap())
+            .expect_err("not declared");
+        assert!(stop.contains("did not declare the `sampling` capability"), "{stop}");
+    }
+}
