@@ -6,12 +6,12 @@
 //! | status | meaning |
 //! |---|---|
 //! | 0 | passed |
-//! | 1 | the verdict failed: a MUST check failed (with `fail-on: should`, a warning too); later a case or the delta gate |
+//! | 1 | the verdict failed: a MUST check failed or a layer-1 case failed its threshold (with `fail-on: should`, a warning too) |
 //! | 2 | invalid input: a flag, input, environment variable or file |
 //! | 3 | the server could not be reached, started, or evaluated without credentials, or the URL is not an MCP endpoint |
 //! | 4 | our own environment failed (the reports could not be written, no runtime, no port) |
-//! | 5 | a model provider is unusable (layers 1–3) |
-//! | 6 | a budget or call cap stopped the run early; what ran is reported (layers 1–3) |
+//! | 5 | layer 1: a model provider is unusable at the start, or spoiled more than a fifth of the runs |
+//! | 6 | layer 1: the model-call cap stopped the run early; what ran is reported |
 //! | 130 / 143 | interrupted by SIGINT / SIGTERM; the reports were written |
 //!
 //! When several apply, the first in this order wins: 130/143 > 2 > 4 > 3 > 5 > 6 > 1 > 0.

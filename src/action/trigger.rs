@@ -3,7 +3,7 @@
 //! the tests is the specification.
 //!
 //! It decides what is *requested*; which layers actually run is the caller's business (this
-//! version runs layer 0 only).
+//! version has layers 0 and 1; layer 1 also needs a golden set and a model).
 
 use serde_json::Value;
 

@@ -14,7 +14,7 @@
 //!
 //! ```text
 //! {"format": 1, "model": "openai:gpt-4.1-mini",
-//!  "interactions": [{"key": "sha256:…", "case": "…", "run": 0, "turn": 0,
+//!  "interactions": [{"key": "sha256:…", "case": "…", "run": 1, "turn": 0,
 //!                    "request": {…the canonical request…},
 //!                    "response": {"text": …, "tool_calls": [{"id", "name", "arguments"}],
 //!                                 "finish": "tool_calls", "usage": {…} or null},
@@ -43,8 +43,8 @@ const FORMAT: u32 = 1;
 /// The version of the key recipe (the `v` field of a canonical request).
 const KEY_VERSION: u32 = 1;
 
-/// Which call of an evaluation this is: the golden case, the run (0-based, one per repetition)
-/// and the turn (0-based, one per model call within the run).
+/// Which call of an evaluation this is: the golden case, the run (1-based, one per repetition,
+/// as the runner numbers it) and the turn (0-based, one per model call within the run).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct CallKey {
     /// The golden case's id.

@@ -273,7 +273,8 @@ pub struct RunTrace {
     pub status: RunStatus,
     /// Why it failed or errored, in one line.
     pub reason: Option<String>,
-    /// How it ended: `answer`, `max_turns`, `timeout` or `error`.
+    /// How it ended: `answer`, `max_turns`, `timeout`, `provider_error`, `server_error` or
+    /// `call_cap` (`RunEnding::as_str` in the agent module).
     pub ending: String,
     /// Model turns taken.
     pub turns: usize,

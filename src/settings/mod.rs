@@ -94,7 +94,7 @@ pub struct SettingsArgs {
     /// When the run fails: must (a MUST failure), should (also a warning), never [Action input: fail-on; config: gate.fail_on; default must]
     #[arg(long, value_name = "WHEN")]
     pub fail_on: Option<String>,
-    /// Golden set for layer 1 (not available in this version) [Action input: golden-set; config: golden_set]
+    /// Golden set for layer 1 [Action input: golden-set; config: golden_set]
     #[arg(long, value_name = "FILE")]
     pub golden_set: Option<String>,
     /// Model for layer 1, PROVIDER:MODEL, e.g. openai:gpt-4.1-mini (repeatable); providers: openai, anthropic, replay and the config file's [Action input: models, one per line; config: models]
