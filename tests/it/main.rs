@@ -2,6 +2,7 @@
 //! Each test runs the real binary and asserts on its exit status and the files it writes.
 
 mod action;
+mod aimock;
 mod cli;
 mod faults;
 mod golden;
