@@ -228,12 +228,6 @@ mod tests {
     }
 
     impl Provider for Sequence {
-        fn name(&self) -> &str {
-            "sequence"
-        }
-        fn name_rule(&self) -> crate::providers::names::NameRule {
-            crate::providers::names::NameRule::OPENAI
-        }
         fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Result<Completion, ProviderError>> {
             lock(&self.seen).push(request.sampling);
             let next = lock(&self.answers).remove(0);

@@ -140,7 +140,7 @@ impl RunEvent {
             }
             RunEvent::LayerFinished { layer, duration_ms } => Some(format!("layer {layer}: done in {duration_ms} ms")),
             RunEvent::LayersUnavailable { layers } => Some(format!(
-                "layer(s) {} were requested but are not available in this version; running layer 0",
+                "layer(s) {} were requested but are not available in this version",
                 layers.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
             )),
             RunEvent::Notice { text } | RunEvent::InputError { text } => Some(text.clone()),

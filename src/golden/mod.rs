@@ -51,7 +51,6 @@ pub(crate) struct Case {
     pub id: String,
     /// The case with the defaults applied and its rubric inlined (`tags` left out): what the
     /// hash covers and what a run reads.
-    #[allow(dead_code, reason = "read by the model runs of the next step of issue 8; the tests read it now")]
     pub resolved: Value,
     /// `sha256:…` over the canonical JSON of [`Case::resolved`].
     pub hash: String,

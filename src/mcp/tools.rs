@@ -3,7 +3,10 @@
 //! fingerprint). Read leniently: an entry without a string `name` is skipped and counted, never
 //! an error (layer 0 grades malformed definitions; this view only serves the later layers).
 
-#![allow(dead_code, reason = "the view layers 1-3 build on (providers, cache keys); tested here, used next")]
+#![allow(
+    dead_code,
+    reason = "the tool-surface fingerprint of the verdict cache (the next issue) reads canonical_text; tested here"
+)]
 
 use serde_json::{Map, Value};
 

@@ -40,9 +40,6 @@ pub(crate) const API_VERSION: &str = "2023-06-01";
 /// `max_tokens` when the case sets no `max_output_tokens` (the API requires the field).
 pub(crate) const DEFAULT_MAX_TOKENS: u64 = 1024;
 
-/// How to reach one model through Messages (see [`EndpointConfig`]).
-pub(crate) type AnthropicConfig = EndpointConfig;
-
 /// The Messages adapter. Its `Debug` shows the config (key hidden), not the redactor.
 #[derive(Debug)]
 pub(crate) struct AnthropicProvider {
@@ -79,14 +76,6 @@ impl AnthropicProvider {
 }
 
 impl Provider for AnthropicProvider {
-    fn name(&self) -> &str {
-        "anthropic"
-    }
-
-    fn name_rule(&self) -> NameRule {
-        NameRule::ANTHROPIC
-    }
-
     fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Result<Completion, ProviderError>> {
         Box::pin(self.call(request))
     }

@@ -236,6 +236,7 @@ impl Cassettes {
     }
 
     /// The mode the store was opened in.
+    #[cfg(test)]
     pub(crate) fn mode(&self) -> Mode {
         self.mode
     }

@@ -38,9 +38,6 @@ pub(super) const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 /// The most characters of an API error message kept.
 pub(super) const MAX_MESSAGE_CHARS: usize = 512;
 
-/// How to reach one model through Chat Completions (see [`EndpointConfig`]).
-pub(crate) type OpenAiConfig = EndpointConfig;
-
 /// The Chat Completions adapter. Its `Debug` shows the config (key hidden), not the redactor.
 #[derive(Debug)]
 pub(crate) struct OpenAiProvider {
@@ -72,14 +69,6 @@ impl OpenAiProvider {
 }
 
 impl Provider for OpenAiProvider {
-    fn name(&self) -> &str {
-        "openai"
-    }
-
-    fn name_rule(&self) -> NameRule {
-        NameRule::OPENAI
-    }
-
     fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Result<Completion, ProviderError>> {
         Box::pin(self.call(request))
     }

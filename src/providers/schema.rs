@@ -203,6 +203,7 @@ impl ArgumentValidator {
     }
 
     /// Why the schema cannot be used, when it cannot.
+    #[cfg(test)]
     pub(crate) fn unusable(&self) -> Option<&str> {
         self.compiled.as_ref().err().map(String::as_str)
     }
@@ -229,6 +230,7 @@ impl ArgumentValidator {
 
 /// Checks `arguments` against `original_schema` once (compiles it each time: a runner that
 /// validates many calls of one tool keeps an [`ArgumentValidator`] instead).
+#[cfg(test)]
 pub(crate) fn validate_arguments(original_schema: &Value, arguments: &Value) -> Validation {
     ArgumentValidator::new(original_schema).validate(arguments)
 }

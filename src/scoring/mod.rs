@@ -26,8 +26,6 @@
 //! k ≥ its threshold (`hard`: every requested run; `soft`: `pass_threshold`), and is `error` when
 //! fewer than the threshold completed, so one run never passes a case that asked for more.
 
-#![allow(dead_code, reason = "layer 1's runner uses it next")]
-
 pub(crate) mod matchers;
 
 #[cfg(test)]
@@ -496,6 +494,7 @@ pub(crate) struct Fraction {
     pub n: usize,
 }
 
+#[cfg(test)]
 impl Fraction {
     /// k / n (0 when n is 0).
     pub(crate) fn value(self) -> f64 {

@@ -16,7 +16,7 @@ const KEY: &str = "sk-ant-test-0123456789abcdef";
 fn provider(server: &ScriptedServer) -> AnthropicProvider {
     // The scripted server's root ends in `/v1`; this adapter adds `/v1/messages` itself.
     let root = server.base_url.trim_end_matches("/v1").to_owned();
-    AnthropicProvider::new(AnthropicConfig {
+    AnthropicProvider::new(EndpointConfig {
         base_url: root,
         api_key: Some(KEY.to_owned()),
         model: "claude-test".into(),
@@ -328,7 +328,7 @@ async fn names_up_to_128_characters_are_kept_and_the_debug_form_hides_the_key() 
     let server = ScriptedServer::start(Vec::new()).await;
     let provider = provider(&server);
     let long = "y".repeat(100);
-    let names = ToolNames::new(["files.read", long.as_str()], provider.name_rule()).expect("mappable");
+    let names = ToolNames::new(["files.read", long.as_str()], NameRule::ANTHROPIC).expect("mappable");
     assert_eq!(names.wire(&long), Some(long.as_str()));
     assert_eq!(names.wire("files.read"), Some("files_read"));
     let text = format!("{provider:?}");
@@ -369,7 +369,7 @@ async fn a_closed_port_is_a_network_error_without_the_key() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let address = listener.local_addr().expect("address");
     drop(listener);
-    let provider = AnthropicProvider::new(AnthropicConfig {
+    let provider = AnthropicProvider::new(EndpointConfig {
         base_url: format!("http://{address}"),
         api_key: Some(KEY.into()),
         model: "m".into(),

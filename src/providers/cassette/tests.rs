@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::providers::{BoxFuture, Sampling, ToolResult, ToolSpec, names};
+use crate::providers::{BoxFuture, Sampling, ToolResult, ToolSpec};
 
 const MODEL: &str = "openai:gpt-4.1-mini";
 const CANARY: &str = "sk-canary-7f3a9c2e5b1d4e6f8a0b";
@@ -44,14 +44,6 @@ impl FakeModel {
 }
 
 impl Provider for FakeModel {
-    fn name(&self) -> &str {
-        "fake"
-    }
-
-    fn name_rule(&self) -> names::NameRule {
-        names::NameRule::OPENAI
-    }
-
     fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Result<Completion, ProviderError>> {
         Box::pin(async move {
             let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;

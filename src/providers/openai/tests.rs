@@ -13,7 +13,7 @@ use crate::providers::{Sampling, ToolResult, ToolSpec};
 const KEY: &str = "sk-test-0123456789abcdef";
 
 fn provider(server: &ScriptedServer) -> OpenAiProvider {
-    OpenAiProvider::new(OpenAiConfig {
+    OpenAiProvider::new(EndpointConfig {
         base_url: server.base_url.clone(),
         api_key: Some(KEY.to_owned()),
         model: "gpt-test".into(),
@@ -282,7 +282,7 @@ async fn unreadable_answers_and_a_closed_port_are_typed_errors() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let address = listener.local_addr().expect("address");
     drop(listener);
-    let provider = OpenAiProvider::new(OpenAiConfig {
+    let provider = OpenAiProvider::new(EndpointConfig {
         base_url: format!("http://{address}/v1"),
         api_key: Some(KEY.into()),
         model: "m".into(),
@@ -334,15 +334,14 @@ fn retry_after_reads_seconds_and_milliseconds() {
 
 #[tokio::test]
 async fn content_parts_are_joined_and_the_name_rule_explains_the_renames() {
-    let (result, server) = complete_once(answer(
+    let (result, _server) = complete_once(answer(
         json!({"role": "assistant", "content": [{"type": "text", "text": "Hello, "}, {"type": "text", "text": "world"}]}),
         "stop",
         json!({"prompt_tokens": 3, "completion_tokens": 2}),
     ))
     .await;
     assert_eq!(result.expect("a completion").text.as_deref(), Some("Hello, world"));
-    let names =
-        ToolNames::new(tools().iter().map(|tool| tool.name.as_str()), provider(&server).name_rule()).expect("mappable");
+    let names = ToolNames::new(tools().iter().map(|tool| tool.name.as_str()), NameRule::OPENAI).expect("mappable");
     let renamed: Vec<(&str, &str)> =
         names.renamed().iter().map(|rename| (rename.mcp.as_str(), rename.wire.as_str())).collect();
     assert_eq!(renamed, [("files.read", "files_read")]);
