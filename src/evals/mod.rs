@@ -216,10 +216,9 @@ pub(crate) async fn run(
             }
             Ok(None) => {
                 let variable = def.api_key_env.clone().unwrap_or_default();
-                let detail = format!(
-                    "not run: no API key (`{variable}` is unset or empty; pull requests from forks and Dependabot get no secrets)"
-                );
-                events(&RunEvent::Notice { text: format!("layer 1: {label}: {detail}") });
+                let detail =
+                    format!("`{variable}` is unset or empty (pull requests from forks and Dependabot get no secrets)");
+                events(&RunEvent::Notice { text: format!("layer 1: {label}: not run, no API key: {detail}") });
                 section.model_status.push(ModelStatus {
                     model: label,
                     status: ModelOutcome::NoApiKey,
@@ -293,6 +292,18 @@ pub(crate) async fn run(
     }
     section.layer1_notes.extend(lowered_notes);
 
+    if ready.is_empty() {
+        let why: Vec<String> = section
+            .model_status
+            .iter()
+            .map(|status| match status.status {
+                ModelOutcome::NoApiKey => format!("{}: no API key", status.model),
+                _ => format!("{}: {}", status.model, status.detail.as_deref().unwrap_or("unusable")),
+            })
+            .collect();
+        section.layer1_not_run = Some(format!("no model could run ({})", why.join("; ")));
+        return Ok(section);
+    }
     let checker = SchemaCheck::new(input.surface);
     let mut unusable: BTreeMap<usize, String> = BTreeMap::new();
     progress.begin(Snapshot {

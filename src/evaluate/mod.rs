@@ -205,6 +205,10 @@ pub(crate) async fn evaluate(
                     });
                 }
                 if let Some(layer1) = layer1 {
+                    // Layer 1 ran only when some model ran.
+                    if layer1.as_ref().is_ok_and(|section| section.layer1_not_run.is_some()) {
+                        report.layers.retain(|layer| *layer != 1);
+                    }
                     report.evals = Some(match layer1 {
                         Ok(section) => section,
                         Err(error) => {
