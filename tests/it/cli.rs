@@ -294,3 +294,28 @@ fn a_bad_server_env_name_is_an_input_error_that_hides_the_value() {
     assert!(run.stderr().contains("--server-env: `***`: not a variable name"), "{}", run.stderr());
     assert!(!run.stderr().contains("s3cret-v4lue"), "{}", run.stderr());
 }
+
+#[test]
+fn the_demo_shows_a_whole_layer_1_report_replayed_with_no_key() {
+    let run = run_with_env(&["--demo"], &[("OPENAI_API_KEY", ""), ("ANTHROPIC_API_KEY", "")]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let report = run.report();
+    assert_eq!(report["layers"], serde_json::json!([0, 1]));
+    assert_eq!(report["models"], serde_json::json!(["replay:demo:scripted"]));
+    let evals = report["evals"].as_array().expect("layer 1 in the report");
+    assert!(evals.len() >= 10, "{}", evals.len());
+    let status = |case: &str| evals.iter().find(|eval| eval["case"] == case).map(|eval| eval["status"].clone());
+    assert!(
+        evals.iter().all(|eval| eval["status"] == "pass" || eval["status"] == "skipped"),
+        "every recording replays"
+    );
+    assert_eq!(status("needs-confirmation"), Some(serde_json::json!("pass")), "the multi round-trip case");
+    let soft = evals.iter().find(|eval| eval["case"] == "progress-report").expect("the soft case");
+    assert_eq!(
+        (soft["passed"].as_u64(), soft["runs"].as_u64(), soft["status"].as_str()),
+        (Some(4), Some(5), Some("pass"))
+    );
+    let summary = run.file("summary.md");
+    assert!(summary.contains("#### Failing runs") && summary.contains("progress-report"), "{summary}");
+    assert!(summary.contains("| thanks-no-tool | hard | ✅ 5/5 |"), "{summary}");
+}
