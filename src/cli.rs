@@ -223,6 +223,11 @@ pub async fn run(args: RunArgs) -> ExitStatus {
 fn print_event(event: &RunEvent, quiet: bool) {
     match event {
         RunEvent::InputError { text } => say!("{text}"),
+        RunEvent::ProviderUnusable { .. } => {
+            if let Some(line) = event.line() {
+                say!("error: {line}");
+            }
+        }
         RunEvent::EndedEarly { interrupted: false, detail, stderr_tail } => {
             say!("error: {detail}");
             if let Some(tail) = stderr_tail {

@@ -186,10 +186,12 @@ pub(crate) async fn run(
     for (index, model) in input.settings.models.iter().enumerate() {
         let label = model.label();
         let Some(def) = input.settings.provider(model) else {
+            let detail = format!("no provider `{}` is defined", model.provider);
+            events(&RunEvent::ProviderUnusable { model: label.clone(), detail: detail.clone() });
             section.model_status.push(ModelStatus {
                 model: label.clone(),
                 status: ModelOutcome::Unusable,
-                detail: Some(format!("no provider `{}` is defined", model.provider)),
+                detail: Some(detail),
             });
             continue;
         };
@@ -226,10 +228,12 @@ pub(crate) async fn run(
                 });
             }
             Err(error) => {
+                let detail = format!("cannot use the provider: {error}");
+                events(&RunEvent::ProviderUnusable { model: label.clone(), detail: detail.clone() });
                 section.model_status.push(ModelStatus {
                     model: label,
                     status: ModelOutcome::Unusable,
-                    detail: Some(format!("cannot use the provider: {error}")),
+                    detail: Some(detail),
                 });
             }
         }
@@ -337,7 +341,7 @@ pub(crate) async fn run(
     }
     for (index, detail) in &unusable {
         let label = input.settings.models[*index].label();
-        events(&RunEvent::Notice { text: format!("layer 1: {label} cannot be used: {detail}") });
+        events(&RunEvent::ProviderUnusable { model: label.clone(), detail: detail.clone() });
         section.model_status.push(ModelStatus {
             model: label,
             status: ModelOutcome::Unusable,

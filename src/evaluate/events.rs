@@ -85,6 +85,14 @@ pub(crate) enum RunEvent {
         /// The error, rendered (`error: …` with its hint).
         text: String,
     },
+    /// A model's provider cannot be used (exit status 5): said even with `--quiet`, so that the
+    /// exit status never goes unexplained.
+    ProviderUnusable {
+        /// `PROVIDER:MODEL`.
+        model: String,
+        /// Why, with the fix.
+        detail: String,
+    },
     /// Something the user should know that does not stop the run.
     Notice {
         /// The text.
@@ -143,6 +151,7 @@ impl RunEvent {
                 "layer(s) {} were requested but are not available in this version",
                 layers.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
             )),
+            RunEvent::ProviderUnusable { model, detail } => Some(format!("layer 1: {model} cannot be used: {detail}")),
             RunEvent::Notice { text } | RunEvent::InputError { text } => Some(text.clone()),
             RunEvent::EndedEarly { detail, .. } => Some(detail.clone()),
             RunEvent::Finished { counts, fail_on, failing, decision, out_dir, cases } => {

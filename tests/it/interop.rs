@@ -82,7 +82,7 @@ impl Drop for HttpServer {
 }
 
 /// The command line of a stdio server, as `servers.sh cmd NAME` prints it.
-fn stdio_command(name: &str) -> String {
+pub(crate) fn stdio_command(name: &str) -> String {
     let output = Command::new("bash").arg(servers_script()).args(["cmd", name]).output().expect("servers.sh cmd");
     assert!(output.status.success(), "servers.sh cmd {name}: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout).expect("utf-8").trim().to_owned()

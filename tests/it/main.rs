@@ -7,5 +7,6 @@ mod cli;
 mod faults;
 mod golden;
 mod interop;
+mod layer1;
 mod robustness;
 mod support;

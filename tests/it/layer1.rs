@@ -1,0 +1,806 @@
+//! Layer 1 end to end through the binary: a golden set in a temp dir, the demo MCP server, and
+//! the demo model (`mcp-eval demo-model`, a scripted stand-in) or a tiny scripted HTTP server
+//! as the provider. Every exchange stays on 127.0.0.1.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{DemoServer, Run, binary, demo_stdio_command, run_with_env};
+
+const OPENAI_CANARY: &str = "sk-canary-openai-5f0c2d9a71";
+const ANTHROPIC_CANARY: &str = "sk-ant-canary-b81e4c6f03";
+
+/// Five cases, one of each outcome when the demo model runs with [`FLAKY`]: `select` 5/5,
+/// `wrong` 0/5, `soft` 3/5 (threshold 4), `hard` 4/5, `negative` 5/5.
+const SET: &str = r#"version: 1
+defaults: {runs: 5, sampling: {temperature: 0}}
+cases:
+  - id: select
+    prompt: "Echo my region, eu."
+    kind: hard
+    expect_tool: test_header_param
+    expect_args: {region: eu}
+  - id: wrong
+    prompt: "What is the temperature in celsius?"
+    expect_tool: test_structured
+    expect_args: {unit: celsius}
+  - id: soft
+    prompt: "Give me the short text."
+    pass_threshold: 4
+    expect_tool: test_simple_text
+  - id: hard
+    prompt: "Run the progress demo."
+    kind: hard
+    expect_tool: test_progress
+  - id: negative
+    prompt: "Thanks, that's all."
+    kind: hard
+    negative: true
+"#;
+
+/// `wrong` always calls a wrong tool, `soft` on its 2nd and 4th first turn, `hard` on its 5th.
+const FLAKY: [&str; 6] = ["--flaky", "wrong:1", "--flaky", "soft:2", "--flaky", "hard:5"];
+
+/// One passing case, for the tests where the count does not matter.
+const ONE_CASE: &str = r#"version: 1
+defaults: {runs: 2}
+cases:
+  - id: select
+    prompt: "Echo my region, eu."
+    expect_tool: test_header_param
+    expect_args: {region: eu}
+"#;
+
+/// `mcp-eval demo-model` started as a child process; killed on drop.
+struct DemoModel {
+    child: Child,
+    /// `http://127.0.0.1:PORT` (Chat Completions at `URL/v1`, Messages at `URL`).
+    url: String,
+}
+
+impl DemoModel {
+    /// Starts the demo model scripted from the set at `set` and waits for its URL.
+    fn start(set: &Path, args: &[&str]) -> Self {
+        let mut child = Command::new(binary())
+            .args(["demo-model", "--port", "0", "--golden-set"])
+            .arg(set)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the demo model");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).expect("read the demo model's URL");
+        let url = line.trim().to_owned();
+        assert!(url.starts_with("http://127.0.0.1:"), "unexpected demo model output: {url:?}");
+        Self { child, url }
+    }
+
+    /// The Chat Completions base URL.
+    fn openai_url(&self) -> String {
+        format!("{}/v1", self.url)
+    }
+
+    /// Stops it and waits until its port refuses connections.
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let address = self.url.trim_start_matches("http://").to_owned();
+        assert!(TcpStream::connect(&address).is_err(), "the demo model still answers on {address}");
+    }
+}
+
+impl Drop for DemoModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A request the scripted provider received.
+#[derive(Debug, Clone)]
+struct Received {
+    at: Instant,
+    head: String,
+    body: String,
+}
+
+/// One canned HTTP answer.
+#[derive(Debug, Clone)]
+struct Canned {
+    status: u16,
+    headers: Vec<(&'static str, &'static str)>,
+    body: String,
+}
+
+impl Canned {
+    fn json(status: u16, body: &Value) -> Self {
+        Self { status, headers: Vec::new(), body: body.to_string() }
+    }
+}
+
+/// A tiny HTTP/1.1 server on loopback answering the n-th request with the n-th canned answer
+/// (the last one again once they run out), one request per connection.
+struct ScriptedProvider {
+    url: String,
+    received: Arc<Mutex<Vec<Received>>>,
+}
+
+impl ScriptedProvider {
+    fn start(answers: Vec<Canned>) -> Self {
+        assert!(!answers.is_empty());
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let log = received.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let Some(request) = read_request(&mut stream) else { continue };
+                let index = {
+                    let mut log = log.lock().expect("lock");
+                    log.push(request);
+                    log.len() - 1
+                };
+                let answer = &answers[index.min(answers.len() - 1)];
+                let mut head = format!(
+                    "HTTP/1.1 {} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+                    answer.status,
+                    answer.body.len()
+                );
+                for (name, value) in &answer.headers {
+                    head.push_str(&format!("{name}: {value}\r\n"));
+                }
+                head.push_str("\r\n");
+                let _ = stream.write_all(head.as_bytes());
+                let _ = stream.write_all(answer.body.as_bytes());
+                let _ = stream.flush();
+            }
+        });
+        Self { url, received }
+    }
+
+    fn received(&self) -> Vec<Received> {
+        self.received.lock().expect("lock").clone()
+    }
+}
+
+/// Reads one request (head and a `content-length` body).
+fn read_request(stream: &mut TcpStream) -> Option<Received> {
+    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    let mut data = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let end = loop {
+        if let Some(end) = data.windows(4).position(|window| window == b"\r\n\r\n") {
+            break end;
+        }
+        let read = stream.read(&mut buffer).ok()?;
+        if read == 0 {
+            return None;
+        }
+        data.extend_from_slice(&buffer[..read]);
+    };
+    let at = Instant::now();
+    let head = String::from_utf8_lossy(&data[..end]).into_owned();
+    let length = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length").then(|| value.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = data[end + 4..].to_vec();
+    while body.len() < length {
+        let read = stream.read(&mut buffer).ok()?;
+        if read == 0 {
+            break;
+        }
+        body.extend_from_slice(&buffer[..read]);
+    }
+    Some(Received { at, head, body: String::from_utf8_lossy(&body).into_owned() })
+}
+
+/// A Chat Completions answer calling `tool` with no arguments.
+fn chat_tool_call(tool: &str) -> Value {
+    json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "scripted",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": tool, "arguments": "{}"}}]}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+    })
+}
+
+/// A Chat Completions answer in words.
+fn chat_text(text: &str) -> Value {
+    json!({
+        "id": "chatcmpl-2", "object": "chat.completion", "model": "scripted",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+    })
+}
+
+/// Writes `text` as `golden.yaml` in `dir`.
+fn write_set(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("golden.yaml");
+    std::fs::write(&path, text).expect("write the golden set");
+    path
+}
+
+fn utf8(path: &Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}
+
+/// `mcp-eval run` with the layer-1 flags; the keys of both built-in providers are cleared
+/// unless `vars` sets them (the base URLs always point at loopback).
+fn run_layer1(args: &[&str], vars: &[(&str, &str)]) -> Run {
+    let mut all: Vec<(&str, &str)> = vec![
+        ("OPENAI_API_KEY", ""),
+        ("ANTHROPIC_API_KEY", ""),
+        ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+    ];
+    all.extend_from_slice(vars);
+    let mut args = args.to_vec();
+    args.extend_from_slice(&["--concurrency", "8"]);
+    run_with_env(&args, &all)
+}
+
+/// The `evals[]` entry of this case × model.
+fn eval<'a>(run: &'a Run, case: &str, model: &str) -> &'a Value {
+    run.report()["evals"]
+        .as_array()
+        .and_then(|evals| evals.iter().find(|eval| eval["case"] == case && eval["model"] == model))
+        .unwrap_or_else(|| panic!("no eval of {case} × {model}; stderr: {}", run.stderr()))
+}
+
+/// `(status, passed, runs)` of a case × model.
+fn outcome(run: &Run, case: &str, model: &str) -> (String, u64, u64) {
+    let eval = eval(run, case, model);
+    (
+        eval["status"].as_str().unwrap_or_default().to_owned(),
+        eval["passed"].as_u64().unwrap_or(u64::MAX),
+        eval["runs"].as_u64().unwrap_or(u64::MAX),
+    )
+}
+
+fn outcome_of(status: &str, passed: u64, runs: u64) -> (String, u64, u64) {
+    (status.to_owned(), passed, runs)
+}
+
+/// `[(model, status)]` of `model_status`.
+fn model_statuses(run: &Run) -> Vec<(String, String)> {
+    run.report()["model_status"]
+        .as_array()
+        .expect("model_status")
+        .iter()
+        .map(|status| {
+            (status["model"].as_str().unwrap_or_default().into(), status["status"].as_str().unwrap_or_default().into())
+        })
+        .collect()
+}
+
+/// Every file under `dir`, as one text.
+fn files_text(dir: &Path) -> String {
+    let mut all = String::new();
+    for entry in std::fs::read_dir(dir).expect("read dir").filter_map(Result::ok) {
+        if let Ok(text) = std::fs::read_to_string(entry.path()) {
+            all.push_str(&text);
+        }
+    }
+    all
+}
+
+#[test]
+fn a_golden_set_grades_five_outcomes_on_both_wires_and_fails_the_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SET);
+    let server = DemoServer::start(&[]);
+    // One demo model per wire: each keeps its own first-turn counters, so the flaky runs fall
+    // the same way on both wires whatever the interleaving.
+    let for_openai = DemoModel::start(&set, &FLAKY);
+    let for_anthropic = DemoModel::start(&set, &FLAKY);
+    let run = run_layer1(
+        &[
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--model",
+            "anthropic:demo",
+        ],
+        &[
+            ("OPENAI_BASE_URL", &for_openai.openai_url()),
+            ("OPENAI_API_KEY", OPENAI_CANARY),
+            ("ANTHROPIC_BASE_URL", &for_anthropic.url),
+            ("ANTHROPIC_API_KEY", ANTHROPIC_CANARY),
+        ],
+    );
+    assert_eq!(run.code(), 1, "a failing case fails the run: {}", run.stderr());
+    let report = run.report();
+    assert_eq!(report["layers"], json!([0, 1]));
+    assert_eq!(report["counts"]["fail"], 0, "layer 0 passes on the demo server");
+    assert_eq!(report["models"], json!(["openai:demo", "anthropic:demo"]));
+    assert_eq!(
+        model_statuses(&run),
+        vec![("openai:demo".to_owned(), "ran".to_owned()), ("anthropic:demo".to_owned(), "ran".to_owned())]
+    );
+    assert_eq!(report["golden_set"]["cases"], 5);
+    assert_eq!(report["call_cap_reached"], false);
+    // select and hard: 2 calls a run (the call, then the answer); negative: 1; wrong: the wrong
+    // call, then the answer; soft: 2. 5 runs × 9 calls × 2 models.
+    assert_eq!(report["model_calls"], 90);
+    assert_eq!(report["evals"].as_array().map(Vec::len), Some(10));
+    for model in ["openai:demo", "anthropic:demo"] {
+        assert_eq!(outcome(&run, "select", model), outcome_of("pass", 5, 5), "{model}");
+        assert_eq!(outcome(&run, "wrong", model), outcome_of("fail", 0, 5), "{model}");
+        assert_eq!(outcome(&run, "soft", model), outcome_of("fail", 3, 5), "{model}");
+        assert_eq!(outcome(&run, "hard", model), outcome_of("fail", 4, 5), "{model}");
+        assert_eq!(outcome(&run, "negative", model), outcome_of("pass", 5, 5), "{model}");
+
+        let select = eval(&run, "select", model);
+        assert_eq!(select["wilson_95"], json!([0.5655, 1.0]));
+        assert_eq!(select["flaky"], false);
+        let call = &select["traces"][0]["calls"][0];
+        assert_eq!(call["name"], "test_header_param");
+        assert_eq!(call["arguments"], json!({"region": "eu"}));
+        assert_eq!(call["sent"], true);
+        assert_eq!(call["result"], "Region: eu", "the demo server answered the call");
+
+        let wrong = eval(&run, "wrong", model);
+        assert_eq!(wrong["graders"]["selection"], json!({"passed": 0, "graded": 5}));
+        assert_eq!(wrong["flaky"], false);
+        let soft = eval(&run, "soft", model);
+        assert_eq!((soft["kind"].as_str(), soft["threshold"].as_u64()), (Some("soft"), Some(4)));
+        assert_eq!(soft["graders"]["selection"], json!({"passed": 3, "graded": 5}));
+        assert_eq!(soft["flaky"], true);
+        let failed: Vec<u64> = soft["traces"]
+            .as_array()
+            .expect("traces")
+            .iter()
+            .filter(|trace| trace["status"] == "fail")
+            .map(|trace| trace["run"].as_u64().unwrap_or_default())
+            .collect();
+        assert_eq!(failed.len(), 2, "{soft}");
+        let hard = eval(&run, "hard", model);
+        assert_eq!((hard["kind"].as_str(), hard["threshold"].as_u64()), (Some("hard"), Some(5)));
+        assert_eq!(hard["wilson_95"], json!([0.3755, 0.9638]));
+        assert_eq!(hard["flaky"], true);
+        let negative = eval(&run, "negative", model);
+        assert_eq!(negative["graders"]["no_tool_call"], json!({"passed": 5, "graded": 5}));
+        assert_eq!(negative["traces"][0]["calls"], json!([]));
+    }
+    let metrics = report["eval_metrics"].as_array().expect("eval_metrics");
+    assert_eq!(metrics.len(), 2);
+    for metric in metrics {
+        assert_eq!(metric["pass_rate"]["k"], 2, "{metric}");
+        assert_eq!(metric["pass_rate"]["n"], 5, "{metric}");
+        // select 5 + wrong 0 + soft 3 + hard 4 of 20 runs with expect_tool.
+        assert_eq!(
+            (metric["tool_selection_accuracy"]["k"].as_u64(), metric["tool_selection_accuracy"]["n"].as_u64()),
+            (Some(12), Some(20))
+        );
+        assert_eq!(
+            (metric["over_triggering_rate"]["k"].as_u64(), metric["over_triggering_rate"]["n"].as_u64()),
+            (Some(0), Some(5))
+        );
+    }
+
+    let junit = run.file("junit.xml");
+    for model in ["openai:demo", "anthropic:demo"] {
+        let suite = format!("name=\"layer-1 golden set · {model}\"");
+        assert_eq!(junit.matches(&suite).count(), 1, "one suite for {model}: {junit}");
+    }
+    for name in ["select (5/5)", "wrong (0/5)", "soft (3/5)", "hard (4/5)", "negative (5/5)"] {
+        assert_eq!(junit.matches(&format!("name=\"{name}\"")).count(), 2, "{name} once per model: {junit}");
+    }
+    assert!(junit.contains("3 of 5 runs passed, 4 needed"), "{junit}");
+
+    let summary = run.file("summary.md");
+    assert!(summary.contains("| Case | Kind | `openai:demo` | `anthropic:demo` |"), "{summary}");
+    for row in [
+        "| select | hard | ✅ 5/5 | ✅ 5/5 |",
+        "| wrong | soft ≥ 4/5 | ❌ 0/5 | ❌ 0/5 |",
+        "| soft | soft ≥ 4/5 | ❌ 3/5 (flaky) | ❌ 3/5 (flaky) |",
+        "| hard | hard | ❌ 4/5 (flaky) | ❌ 4/5 (flaky) |",
+        "| negative | hard | ✅ 5/5 | ✅ 5/5 |",
+    ] {
+        assert!(summary.contains(row), "{row}\n{summary}");
+    }
+}
+
+#[test]
+fn provider_keys_appear_in_no_output_report_or_cassette() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SET);
+    let cassettes = dir.path().join("cassettes");
+    let server = DemoServer::start(&[]);
+    let model = DemoModel::start(&set, &FLAKY);
+    let run = run_layer1(
+        &[
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--model",
+            "anthropic:demo",
+            "--runs",
+            "1",
+            "--cassettes",
+            utf8(&cassettes),
+            "--record",
+            "--trace-results",
+            "full",
+            "--json",
+        ],
+        &[
+            ("OPENAI_BASE_URL", &model.openai_url()),
+            ("OPENAI_API_KEY", OPENAI_CANARY),
+            ("ANTHROPIC_BASE_URL", &model.url),
+            ("ANTHROPIC_API_KEY", ANTHROPIC_CANARY),
+        ],
+    );
+    assert_eq!(run.code(), 1, "{}", run.stderr());
+    assert_eq!(
+        model_statuses(&run),
+        vec![("openai:demo".to_owned(), "ran".to_owned()), ("anthropic:demo".to_owned(), "ran".to_owned())]
+    );
+    let recorded = files_text(&cassettes);
+    assert!(recorded.contains("\"case\": \"select\""), "both models were recorded: {recorded}");
+    let mut everything = run.everything();
+    assert!(everything.contains("\"evals\""), "--json printed the report");
+    everything.push_str(&recorded);
+    for canary in [OPENAI_CANARY, ANTHROPIC_CANARY, "canary"] {
+        assert!(!everything.contains(canary), "{canary} leaked");
+    }
+}
+
+#[test]
+fn a_model_without_a_key_is_not_run_and_the_run_passes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), ONE_CASE);
+    let server = DemoServer::start(&[]);
+    let run = run_layer1(&["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:x"], &[]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let report = run.report();
+    assert_eq!(report["counts"]["fail"], 0);
+    assert_eq!(model_statuses(&run), vec![("openai:x".to_owned(), "no_api_key".to_owned())]);
+    let detail = report["model_status"][0]["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("OPENAI_API_KEY"), "{detail}");
+    assert_eq!(report["evals"], json!([]));
+    assert_eq!(report["model_calls"], 0);
+    let summary = run.file("summary.md");
+    assert!(summary.contains("- `openai:x`: not run — no API key"), "{summary}");
+    let junit = run.file("junit.xml");
+    assert!(junit.contains("not run: no API key"), "{junit}");
+}
+
+#[test]
+fn a_refused_key_makes_the_provider_unusable_after_one_request() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), ONE_CASE);
+    let server = DemoServer::start(&[]);
+    // The body echoes the key, as some APIs do: it must still appear nowhere.
+    let provider = ScriptedProvider::start(vec![Canned::json(
+        401,
+        &json!({"error": {
+            "message": format!("Incorrect API key provided: {OPENAI_CANARY}"),
+            "type": "invalid_request_error",
+            "code": "invalid_api_key",
+        }}),
+    )]);
+    let base = format!("{}/v1", provider.url);
+    let run = run_with_env(
+        &["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:gpt-x", "--layers", "1"],
+        &[("OPENAI_BASE_URL", &base), ("OPENAI_API_KEY", OPENAI_CANARY)],
+    );
+    assert_eq!(run.code(), 5, "{}", run.stderr());
+    let received = provider.received();
+    assert_eq!(received.len(), 1, "one request, no retry of a refused key: {received:?}");
+    assert!(received[0].head.starts_with("POST /v1/chat/completions "), "{}", received[0].head);
+    assert!(
+        received[0]
+            .head
+            .lines()
+            .any(|line| line.eq_ignore_ascii_case(&format!("authorization: Bearer {OPENAI_CANARY}"))),
+        "the key went to the provider: {}",
+        received[0].head
+    );
+    assert_eq!(model_statuses(&run), vec![("openai:gpt-x".to_owned(), "unusable".to_owned())]);
+    let detail = run.report()["model_status"][0]["detail"].as_str().unwrap_or_default().to_owned();
+    assert!(detail.contains("openai:gpt-x") && detail.contains("OPENAI_API_KEY"), "{detail}");
+    assert!(detail.contains("Incorrect API key provided"), "the provider's message: {detail}");
+    // Said even with --quiet: exit status 5 never goes unexplained.
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains("error: layer 1: openai:gpt-x cannot be used:") && stderr.contains("OPENAI_API_KEY"),
+        "{stderr}"
+    );
+    assert!(!run.everything().contains(OPENAI_CANARY), "{}", run.everything());
+}
+
+#[test]
+fn a_rate_limit_is_waited_out_and_the_case_still_passes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(
+        dir.path(),
+        "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: short\n    prompt: Give me the short text.\n    expect_tool: test_simple_text\n",
+    );
+    let server = DemoServer::start(&[]);
+    let limited =
+        json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}});
+    let provider = ScriptedProvider::start(vec![
+        Canned { headers: vec![("retry-after", "1")], ..Canned::json(429, &limited) },
+        Canned::json(200, &chat_tool_call("test_simple_text")),
+        Canned::json(200, &chat_text("Here is the short text.")),
+    ]);
+    let base = format!("{}/v1", provider.url);
+    let started = Instant::now();
+    let run = run_with_env(
+        &["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:gpt-x", "--layers", "1"],
+        &[("OPENAI_BASE_URL", &base), ("OPENAI_API_KEY", OPENAI_CANARY)],
+    );
+    let took = started.elapsed();
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    assert_eq!(outcome(&run, "short", "openai:gpt-x"), outcome_of("pass", 1, 1));
+    let received = provider.received();
+    assert_eq!(received.len(), 3, "{received:?}");
+    assert!(received[1].at - received[0].at >= Duration::from_secs(1), "Retry-After: 1 was honoured");
+    assert!(took >= Duration::from_secs(1));
+    // The retried request is the same; the next one carries the tool's real result.
+    assert_eq!(received[0].body, received[1].body);
+    assert!(received[2].body.contains("test_simple_text"), "{}", received[2].body);
+    let trace = &eval(&run, "short", "openai:gpt-x")["traces"][0];
+    assert_eq!(trace["model_calls"], 3, "the refused attempt counts: {trace}");
+    assert_eq!(trace["calls"][0]["name"], "test_simple_text");
+    assert_eq!(run.report()["model_calls"], 3);
+}
+
+#[test]
+fn recorded_cassettes_replay_without_a_key_or_the_model_and_a_changed_prompt_misses() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SET);
+    let cassettes = dir.path().join("cassettes");
+    let server = DemoServer::start(&[]);
+    let model = DemoModel::start(&set, &FLAKY);
+    let common = [
+        "--server-url",
+        &server.url,
+        "--golden-set",
+        utf8(&set),
+        "--model",
+        "openai:demo",
+        "--layers",
+        "1",
+        "--cassettes",
+        utf8(&cassettes),
+    ];
+    let mut record = common.to_vec();
+    record.push("--record");
+    let recorded = run_layer1(&record, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)]);
+    assert_eq!(recorded.code(), 1, "{}", recorded.stderr());
+    let files: Vec<String> = std::fs::read_dir(&cassettes)
+        .expect("cassettes written")
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    model.stop();
+
+    let replayed = run_layer1(&common, &[]);
+    assert_eq!(replayed.code(), 1, "{}", replayed.stderr());
+    assert_eq!(model_statuses(&replayed), vec![("openai:demo".to_owned(), "ran".to_owned())]);
+    for case in ["select", "wrong", "soft", "hard", "negative"] {
+        let was = eval(&recorded, case, "openai:demo");
+        let now = eval(&replayed, case, "openai:demo");
+        assert_eq!(outcome(&replayed, case, "openai:demo"), outcome(&recorded, case, "openai:demo"), "{case}");
+        let runs = |eval: &Value| -> Vec<(Value, Value)> {
+            eval["traces"]
+                .as_array()
+                .expect("traces")
+                .iter()
+                .map(|trace| (trace["run"].clone(), trace["status"].clone()))
+                .collect()
+        };
+        assert_eq!(runs(now), runs(was), "{case}: every run replayed as recorded");
+    }
+    assert_eq!(outcome(&replayed, "soft", "openai:demo"), outcome_of("fail", 3, 5));
+    assert_eq!(replayed.report()["model_calls"], recorded.report()["model_calls"]);
+
+    // Two of the five cases changed: their 10 runs of 25 miss, more than the fifth of spoiled
+    // runs a usable provider may have.
+    let changed =
+        SET.replace("Echo my region, eu.", "Echo my region, which is eu.").replace("Thanks, that's all.", "Thanks!");
+    std::fs::write(&set, changed).expect("rewrite");
+    let missed = run_layer1(&common, &[]);
+    assert_eq!(missed.code(), 5, "{}", missed.stderr());
+    for case in ["select", "negative"] {
+        let eval = eval(&missed, case, "openai:demo");
+        assert_eq!((eval["status"].as_str(), eval["completed"].as_u64()), (Some("error"), Some(0)), "{eval}");
+        let traces = eval["traces"].as_array().expect("traces");
+        assert_eq!(traces.len(), 5);
+        for trace in traces {
+            assert_eq!(
+                (trace["status"].as_str(), trace["ending"].as_str()),
+                (Some("error"), Some("provider_error")),
+                "{trace}"
+            );
+            let reason = trace["reason"].as_str().unwrap_or_default();
+            let run = trace["run"].as_u64().expect("run");
+            assert!(reason.contains(&format!("case \"{case}\", run {run}, turn 0")), "{reason}");
+            assert!(reason.contains("no recording matches this request"), "{reason}");
+            assert!(reason.contains("the request changed: messages[0] differs"), "the difference is named: {reason}");
+        }
+    }
+    assert_eq!(outcome(&missed, "soft", "openai:demo"), outcome_of("fail", 3, 5), "unchanged cases still replay");
+}
+
+#[test]
+fn a_golden_set_with_a_yaml_error_is_an_input_error_with_its_position() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), "version: 1\ncases:\n  - id: a\n    prompt: [unclosed\n");
+    let run = run_layer1(&["--demo", "--golden-set", utf8(&set), "--model", "openai:x"], &[]);
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    let stderr = run.stderr();
+    assert!(stderr.contains(&format!("error: {}:4:13: unclosed bracket", set.display())), "file:line:col: {stderr}");
+    assert!(stderr.contains("the golden set has 1 problem(s)"), "{stderr}");
+}
+
+#[test]
+fn a_golden_set_naming_a_missing_tool_is_an_input_error_naming_the_case_and_nearest_tool() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set =
+        write_set(dir.path(), "version: 1\ncases:\n  - id: typo\n    prompt: hi\n    expect_tool: test_header_parm\n");
+    let server = DemoServer::start(&[]);
+    let run = run_layer1(
+        &["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo"],
+        &[("OPENAI_API_KEY", OPENAI_CANARY)],
+    );
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    let stderr = run.stderr();
+    assert!(stderr.contains(&format!("{}:5:18", set.display())), "{stderr}");
+    assert!(stderr.contains("typo") && stderr.contains("test_header_parm"), "{stderr}");
+    assert!(stderr.contains("test_header_param"), "the nearest tool: {stderr}");
+}
+
+#[test]
+fn a_model_without_a_known_provider_is_an_input_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), ONE_CASE);
+    let run = run_layer1(&["--demo", "--golden-set", utf8(&set), "--model", "nocolon"], &[]);
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    assert!(run.stderr().contains("error: --model: `nocolon` is not PROVIDER:MODEL"), "{}", run.stderr());
+    let run = run_layer1(&["--demo", "--golden-set", utf8(&set), "--model", "nope:x"], &[]);
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    assert!(run.stderr().contains("error: --model: `nope` in `nope:x` is not a provider"), "{}", run.stderr());
+}
+
+#[test]
+fn layer_1_alone_runs_no_checks() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), ONE_CASE);
+    let server = DemoServer::start(&[]);
+    let model = DemoModel::start(&set, &[]);
+    let run = run_layer1(
+        &["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"],
+        &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    assert_eq!(run.report()["layers"], json!([1]));
+    assert_eq!(run.report()["checks"], json!([]));
+    assert_eq!(outcome(&run, "select", "openai:demo"), outcome_of("pass", 2, 2));
+}
+
+#[test]
+fn the_model_call_cap_stops_the_run_with_status_6_and_skips_what_it_cut() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SET);
+    let server = DemoServer::start(&[]);
+    let model = DemoModel::start(&set, &[]);
+    let run = run_layer1(
+        &[
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--layers",
+            "1",
+            "--max-model-calls",
+            "3",
+        ],
+        &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)],
+    );
+    assert_eq!(run.code(), 6, "{}", run.stderr());
+    let report = run.report();
+    assert_eq!(report["call_cap_reached"], true);
+    assert_eq!(report["model_calls"], 3);
+    // Each model's first run goes alone (2 calls); the third call starts a run the cap then
+    // cuts: no other run completes, and every case is skipped.
+    let statuses: Vec<(&str, &str)> = report["evals"]
+        .as_array()
+        .expect("evals")
+        .iter()
+        .map(|eval| (eval["case"].as_str().unwrap_or_default(), eval["status"].as_str().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("select", "skipped"),
+            ("wrong", "skipped"),
+            ("soft", "skipped"),
+            ("hard", "skipped"),
+            ("negative", "skipped")
+        ]
+    );
+    let select = eval(&run, "select", "openai:demo");
+    assert_eq!(select["reason"], "skipped: call cap reached (1 of 5 run(s) completed before the cap)");
+    assert_eq!(select["traces"][0]["status"], "pass");
+    let completed: u64 =
+        report["evals"].as_array().expect("evals").iter().map(|eval| eval["completed"].as_u64().unwrap_or(99)).sum();
+    assert_eq!(completed, 1, "{report}");
+    assert!(run.file("junit.xml").contains("call cap reached"));
+    assert!(run.file("summary.md").contains("The model-call cap stopped the run"));
+}
+
+#[test]
+fn a_stdio_server_runs_the_golden_set() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), ONE_CASE);
+    let model = DemoModel::start(&set, &[]);
+    let run = run_layer1(
+        &[
+            "--server-cmd",
+            &demo_stdio_command(&[]),
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "anthropic:demo",
+            "--layers",
+            "1",
+        ],
+        &[("ANTHROPIC_BASE_URL", &model.url), ("ANTHROPIC_API_KEY", ANTHROPIC_CANARY)],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    assert_eq!(run.report()["server"]["transport"], "stdio");
+    assert_eq!(outcome(&run, "select", "anthropic:demo"), outcome_of("pass", 2, 2));
+    for trace in eval(&run, "select", "anthropic:demo")["traces"].as_array().expect("traces") {
+        assert_eq!(trace["calls"][0]["result"], "Region: eu", "{trace}");
+    }
+}
+
+#[test]
+fn a_third_party_servers_echo_tool_answers_through_the_demo_model() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(
+        dir.path(),
+        "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: echo\n    prompt: Echo the words 'layer one works'.\n    expect_tool: echo\n    expect_args: {message: layer one works}\n",
+    );
+    let command = crate::interop::stdio_command("ts-everything-stdio");
+    let model = DemoModel::start(&set, &[]);
+    let run = run_layer1(
+        &["--server-cmd", &command, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"],
+        &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    assert_eq!(outcome(&run, "echo", "openai:demo"), outcome_of("pass", 2, 2));
+    for trace in eval(&run, "echo", "openai:demo")["traces"].as_array().expect("traces") {
+        let call = &trace["calls"][0];
+        assert_eq!((call["name"].as_str(), call["sent"].as_bool()), (Some("echo"), Some(true)), "{trace}");
+        assert_eq!(call["arguments"], json!({"message": "layer one works"}));
+        assert_eq!(call["result"], "Echo: layer one works", "the server really answered: {trace}");
+    }
+}
