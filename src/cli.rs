@@ -222,7 +222,7 @@ pub async fn run(args: RunArgs) -> ExitStatus {
 /// Prints one event to stderr: errors always, the rest unless `quiet`.
 fn print_event(event: &RunEvent, quiet: bool) {
     match event {
-        RunEvent::InputError { text } => say!("{text}"),
+        RunEvent::InputError { text } | RunEvent::Failure { text } => say!("{text}"),
         RunEvent::ProviderUnusable { .. } => {
             if let Some(line) = event.line() {
                 say!("error: {line}");

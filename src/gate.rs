@@ -145,8 +145,9 @@ pub(crate) struct Decision {
 
 /// The verdict of a run: `error` when the server was unreachable or mcp-eval itself failed (an
 /// `INTERNAL` row); `fail` when any check failed or a layer-1 case × model failed its threshold
-/// (also on an interrupted run); `error` when the run
-/// was interrupted without a failure (an incomplete run never passes); `pass` otherwise. Other
+/// (also on an interrupted run); `error` when the run was interrupted, stopped by the model-call
+/// cap or had an unusable provider, without a failure (an incomplete run never passes); `pass`
+/// otherwise. Other
 /// checks with status `error`, `warn` or `not_applicable` do not fail the verdict.
 pub(crate) fn verdict(
     outcome: RunOutcome,
@@ -154,12 +155,15 @@ pub(crate) fn verdict(
     evals: Option<&EvalsSection>,
 ) -> Verdict {
     let failed = checks.iter().any(|check| check.status == Status::Fail) || evals.is_some_and(EvalsSection::any_failed);
+    // Layer 1 stopped by the call cap or an unusable provider is incomplete: never a pass.
+    let incomplete = evals.is_some_and(|evals| evals.call_cap_reached || evals.provider_failed());
     let internal = checks.iter().any(|check| check.id == INTERNAL_CHECK_ID);
     match outcome {
         RunOutcome::Unreachable | RunOutcome::NeedsCredentials => Verdict::Error,
         _ if internal => Verdict::Error,
         _ if failed => Verdict::Fail,
         RunOutcome::Interrupted => Verdict::Error,
+        _ if incomplete => Verdict::Error,
         RunOutcome::Completed => Verdict::Pass,
     }
 }
@@ -332,5 +336,27 @@ mod tests {
         let input = GateInput { reports_failed: true, ..MUST };
         assert_eq!(decide_on(RunOutcome::Completed, &[Status::Fail], input).exit, ExitStatus::Environment);
         assert_eq!(decide_on(RunOutcome::Completed, &[Status::Pass], input).exit, ExitStatus::Environment);
+    }
+
+    #[test]
+    fn layer_1_stopped_by_the_cap_or_an_unusable_provider_is_never_a_pass() {
+        use crate::report::evals::{EvalsSection, ModelOutcome, ModelStatus};
+        let input = GateInput { fail_on: FailOn::Must, interrupt: None, reports_failed: false };
+        let mut report = crate::report::model::RunReport::empty_for_tests();
+        report.checks = vec![check(Status::Pass)];
+        report.evals = Some(EvalsSection { call_cap_reached: true, ..EvalsSection::default() });
+        let capped = decide(&report, input);
+        assert_eq!(
+            (capped.verdict, capped.result, capped.exit),
+            (Verdict::Error, RunResult::Error, ExitStatus::Budget)
+        );
+        report.evals = Some(EvalsSection {
+            model_status: vec![ModelStatus { model: "openai:x".into(), status: ModelOutcome::Unusable, detail: None }],
+            ..EvalsSection::default()
+        });
+        let unusable = decide(&report, input);
+        assert_eq!((unusable.verdict, unusable.exit), (Verdict::Error, ExitStatus::Provider));
+        report.evals = Some(EvalsSection::default());
+        assert_eq!(decide(&report, input).verdict, Verdict::Pass, "layer 1 with nothing wrong");
     }
 }

@@ -109,6 +109,8 @@ pub(crate) enum RunEnding {
     Timeout,
     /// The model API failed after its retries (or no cassette answered).
     ProviderError(String),
+    /// Replay: no cassette answers a request (deterministic: never tried again).
+    NoRecording(String),
     /// The server gave no answer to a tool call.
     ServerError(String),
     /// The model-call cap was reached: the run did not complete (not a pass, not a fail).
@@ -119,14 +121,15 @@ pub(crate) enum RunEnding {
 }
 
 impl RunEnding {
-    /// `answer`, `max_turns`, `timeout`, `provider_error`, `server_error`, `call_cap` or
-    /// `finding`.
+    /// `answer`, `max_turns`, `timeout`, `provider_error`, `replay_miss`, `server_error`,
+    /// `call_cap` or `finding`.
     pub(crate) fn as_str(&self) -> &'static str {
         match self {
             RunEnding::Answer => "answer",
             RunEnding::MaxTurns => "max_turns",
             RunEnding::Timeout => "timeout",
             RunEnding::ProviderError(_) => "provider_error",
+            RunEnding::NoRecording(_) => "replay_miss",
             RunEnding::ServerError(_) => "server_error",
             RunEnding::CapReached => "call_cap",
             RunEnding::Finding(_) => "finding",
@@ -193,7 +196,9 @@ impl RunRecord {
             RunEnding::Answer => Ending::Answer,
             RunEnding::MaxTurns => Ending::MaxTurns,
             RunEnding::Timeout => Ending::Timeout,
-            RunEnding::ProviderError(reason) | RunEnding::ServerError(reason) => Ending::Error(reason.clone()),
+            RunEnding::ProviderError(reason) | RunEnding::NoRecording(reason) | RunEnding::ServerError(reason) => {
+                Ending::Error(reason.clone())
+            }
             RunEnding::CapReached => Ending::Error("the model-call cap was reached".into()),
             RunEnding::Finding(reason) => Ending::Broken(reason.clone()),
         };
@@ -261,7 +266,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                 let reply = match tokio::time::timeout_at(deadline, context.model.call(key, &request)).await {
                     Err(_) => break 'run RunEnding::Timeout,
                     Ok(Err(ModelFailure::CapReached)) => break 'run RunEnding::CapReached,
-                    Ok(Err(ModelFailure::NoRecording(reason))) => break 'run RunEnding::ProviderError(reason),
+                    Ok(Err(ModelFailure::NoRecording(reason))) => break 'run RunEnding::NoRecording(reason),
                     Ok(Err(ModelFailure::Provider { error, attempts })) => {
                         record.model_calls += u64::from(attempts);
                         break 'run RunEnding::ProviderError(format!("after {attempts} attempt(s): {error}"));

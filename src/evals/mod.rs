@@ -196,15 +196,16 @@ pub(crate) async fn run(
             continue;
         };
         let built = build_provider(def, model);
-        // `replay:LABEL` replays what was recorded under LABEL; any other model replays under
-        // its own label when it has cassettes but no key.
+        // `replay:LABEL` replays what was recorded under LABEL; any other model given with
+        // `--cassettes` (and no `--record`) replays under its own label.
         let recorded_as = if def.api == Api::Replay { model.model.clone() } else { label.clone() };
         let source = match (built, &input.cassettes) {
             (Ok(Some(provider)), Some(cassettes)) if input.settings.record => {
                 Ok(Some(Source::Record(provider, cassettes.clone(), recorded_as)))
             }
-            (Ok(Some(provider)), _) => Ok(Some(Source::Live(provider))),
-            (Ok(None), Some(cassettes)) => Ok(Some(Source::Replay(cassettes.clone(), recorded_as))),
+            // Cassettes without `--record` replay, key or no key: no model is called.
+            (Ok(_), Some(cassettes)) => Ok(Some(Source::Replay(cassettes.clone(), recorded_as))),
+            (Ok(Some(provider)), None) => Ok(Some(Source::Live(provider))),
             (Ok(None), None) if def.api == Api::Replay => Err(ProviderError::InvalidRequest(
                 "`replay:` models answer from cassettes only: give --cassettes DIR".into(),
             )),

@@ -93,6 +93,12 @@ pub(crate) enum RunEvent {
         /// Why, with the fix.
         detail: String,
     },
+    /// Something failed on our side that does not stop the run (cassettes not written): exit
+    /// status 4. Front ends show it even when quiet.
+    Failure {
+        /// The error, rendered (`error: …`).
+        text: String,
+    },
     /// Something the user should know that does not stop the run.
     Notice {
         /// The text.
@@ -152,7 +158,9 @@ impl RunEvent {
                 layers.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
             )),
             RunEvent::ProviderUnusable { model, detail } => Some(format!("layer 1: {model} cannot be used: {detail}")),
-            RunEvent::Notice { text } | RunEvent::InputError { text } => Some(text.clone()),
+            RunEvent::Notice { text } | RunEvent::InputError { text } | RunEvent::Failure { text } => {
+                Some(text.clone())
+            }
             RunEvent::EndedEarly { detail, .. } => Some(detail.clone()),
             RunEvent::Finished { counts, fail_on, failing, decision, out_dir, cases } => {
                 let cases = cases.map_or_else(String::new, |[pass, fail, error, skipped]| {

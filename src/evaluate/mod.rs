@@ -132,6 +132,7 @@ pub(crate) async fn evaluate(
     let finished: std::sync::Mutex<Option<conformance::Outcome0>> = std::sync::Mutex::new(None);
     // Layer 1's finished runs, likewise.
     let progress = crate::evals::Progress::default();
+    let cassettes_failed = std::sync::atomic::AtomicBool::new(false);
     let work = async {
         // The session is owned here and lent to each layer in turn; dropping this future (on a
         // signal) drops the session, which ends a stdio server's process group.
@@ -152,7 +153,7 @@ pub(crate) async fn evaluate(
         let layer1 = if ran.contains(&1) {
             events(&RunEvent::LayerStarted { layer: 1 });
             let layer1_started = Instant::now();
-            let layer1 = Box::pin(layer1(settings, golden, &connected, &progress, events)).await;
+            let layer1 = Box::pin(layer1(settings, golden, &connected, &progress, &cassettes_failed, events)).await;
             events(&RunEvent::LayerFinished { layer: 1, duration_ms: elapsed_ms(layer1_started) });
             Some(layer1)
         } else {
@@ -260,7 +261,8 @@ pub(crate) async fn evaluate(
         }
     };
     drop(demo_task);
-    finish(settings, report, interrupt, Ending { environment_failed: false, input_error }, &redactor, events)
+    let environment_failed = cassettes_failed.load(std::sync::atomic::Ordering::SeqCst);
+    finish(settings, report, interrupt, Ending { environment_failed, input_error }, &redactor, events)
 }
 
 /// Runs layer 1 over the open session, or says why it cannot run.
@@ -269,6 +271,7 @@ async fn layer1(
     golden: Option<&GoldenSet>,
     connected: &era::Connected,
     progress: &crate::evals::Progress,
+    cassettes_failed: &std::sync::atomic::AtomicBool,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<crate::report::evals::EvalsSection, UserError> {
     use crate::providers::cassette::{Cassettes, Mode};
@@ -353,7 +356,8 @@ async fn layer1(
                 }
             }
             Err(error) => {
-                events(&RunEvent::Notice { text: format!("error: the cassettes could not be written: {error}") })
+                cassettes_failed.store(true, std::sync::atomic::Ordering::SeqCst);
+                events(&RunEvent::Failure { text: format!("error: the cassettes could not be written: {error}") });
             }
         }
     }
@@ -363,7 +367,7 @@ async fn layer1(
 /// How the run ended besides the report, for the exit status.
 #[derive(Debug, Clone, Copy)]
 struct Ending {
-    /// Our environment failed (no port for the demo server).
+    /// Our environment failed (no port for the demo server, cassettes that could not be written).
     environment_failed: bool,
     /// Layer 1 refused its input (a tool the server does not list, too many tools).
     input_error: bool,

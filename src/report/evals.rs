@@ -103,12 +103,14 @@ impl EvalsSection {
         (errors, started)
     }
 
-    /// True when a provider was unusable at the start, or the provider spoiled more than a fifth
-    /// of all runs (exit status 5). Runs the server spoiled are `error` too, but say nothing
-    /// about the provider.
+    /// True when a provider was unusable at the start, a replayed request had no cassette
+    /// (`ending: replay_miss`: deterministic, so one is enough), or the provider spoiled more than
+    /// a fifth of all runs (exit status 5). Runs the server spoiled are `error` too, but say
+    /// nothing about the provider.
     pub fn provider_failed(&self) -> bool {
         let (errors, started) = self.run_errors();
-        self.model_status.iter().any(|model| model.status == ModelOutcome::Unusable) || errors * 5 > started
+        let missed = self.evals.iter().flat_map(|eval| &eval.traces).any(|run| run.ending == "replay_miss");
+        self.model_status.iter().any(|model| model.status == ModelOutcome::Unusable) || missed || errors * 5 > started
     }
 }
 
