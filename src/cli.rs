@@ -1,4 +1,4 @@
-//! The command line: clap definitions of `run`, `action`, `golden check` and `demo-server`, the
+//! The command line: clap definitions of `run`, `action`, `merge`, `golden check` and `demo-server`, the
 //! `golden check` front end ([`crate::golden`]), and the `run` front end (flags →
 //! [`crate::settings::resolve`] → [`crate::evaluate`] → exit status).
 //! The Action's front end is [`crate::action`].
@@ -44,6 +44,9 @@ pub enum Command {
     /// The GitHub Action entrypoint: reads INPUT_* and GITHUB_* (or these flags), evaluates,
     /// writes the reports, outputs and job summary, and upserts the pull request comment.
     Action(Box<ActionArgs>),
+    /// Join the reports of shards (`--shard i/n`) into one report.json, junit.xml and summary.md;
+    /// refuses shards of different golden sets or models, or a shard missing or given twice.
+    Merge(MergeArgs),
     /// Golden sets (layer 1): check a golden-set file.
     #[command(subcommand)]
     Golden(GoldenCommand),
@@ -69,6 +72,20 @@ pub struct DemoModelArgs {
     /// CASE:N — every Nth run of the case calls a wrong tool (repeatable)
     #[arg(long, value_name = "CASE:N")]
     pub flaky: Vec<String>,
+}
+
+/// Flags of `mcp-eval merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The report directories of the shards (each holding a report.json)
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<std::path::PathBuf>,
+    /// Directory for the merged report.json, junit.xml and summary.md [default mcp-eval-report]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
+    /// Also write junit.xml here
+    #[arg(long, value_name = "FILE")]
+    pub junit_path: Option<std::path::PathBuf>,
 }
 
 /// `mcp-eval golden …`.
@@ -174,6 +191,7 @@ pub fn main() -> i32 {
             Box::new(std::io::stdout()),
         ))),
         Command::Golden(GoldenCommand::Check(args)) => runtime.block_on(golden_check(args)),
+        Command::Merge(args) => merge(&args),
         Command::DemoModel(args) => runtime.block_on(demo_model(args)),
     };
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -215,6 +233,31 @@ pub async fn run(args: RunArgs) -> ExitStatus {
     if args.json {
         // A closed stdout (`--json | head`) is the reader's choice, not our failure: no panic.
         let _ = std::io::stdout().write_all(crate::report::json::render(&evaluation.report).as_bytes());
+    }
+    evaluation.decision.exit
+}
+
+/// `mcp-eval merge`: read the shards, join them, write the reports; the exit status is the
+/// gate's on the merged report (2 when the shards do not belong together).
+pub fn merge(args: &MergeArgs) -> ExitStatus {
+    let merged = crate::merge::read_parts(&args.dirs).and_then(crate::merge::merge);
+    let report = match merged {
+        Ok(report) => report,
+        Err(error) => {
+            say!("{error}");
+            return error.exit_status();
+        }
+    };
+    let out = args.out.clone().unwrap_or_else(|| settings::DEFAULT_REPORT_DIR.into());
+    let evaluation = crate::merge::finish(report, None, &out, args.junit_path.as_deref());
+    match &evaluation.written {
+        Ok(written) => say!(
+            "mcp-eval: merged {} report(s) into {}: result {}",
+            args.dirs.len(),
+            written.report_json.display(),
+            evaluation.decision.result.as_str()
+        ),
+        Err(error) => say!("{error}"),
     }
     evaluation.decision.exit
 }

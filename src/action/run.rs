@@ -67,6 +67,14 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
     let redactor = crate::mcp::evidence::Redactor::new(settings.secrets());
 
     let payload = read_payload(&action.github, &say);
+    if let Some(pattern) = action.merge_reports.clone() {
+        return merge_reports(
+            &After { settings: &settings, action: &action, payload: &payload, redactor: &redactor },
+            &pattern,
+            &say,
+        )
+        .await;
+    }
     let decision = trigger::decide(&action.github.event_name, &payload, &settings.layers, &action.eval_label);
     say(&format!("mcp-eval: layers requested: {} ({})", trigger::join(&decision.layers), decision.reason));
 
@@ -116,7 +124,28 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
     let evaluation = evaluate::evaluate(&settings, &decision.layers, golden.as_ref(), &events).await;
     say(&workflow::resume_commands(&token));
 
-    let notes = layer_notes(&decision, &evaluation.report);
+    let after = After { settings: &settings, action: &action, payload: &payload, redactor: &redactor };
+    after_evaluation(&after, &decision, &evaluation, &say).await
+}
+
+/// What the part after an evaluation (or a merge) reads besides its result.
+struct After<'a> {
+    settings: &'a Settings,
+    action: &'a ActionSettings,
+    payload: &'a Value,
+    redactor: &'a crate::mcp::evidence::Redactor,
+}
+
+/// After the evaluation or the merge: notes, annotations, outputs, the job summary and the pull
+/// request comment. Returns the exit status.
+async fn after_evaluation(
+    after: &After<'_>,
+    decision: &Decision,
+    evaluation: &evaluate::Evaluation,
+    say: &(dyn Fn(&str) + Sync),
+) -> ExitStatus {
+    let After { settings, action, payload, redactor } = *after;
+    let notes = layer_notes(decision, &evaluation.report);
     for note in &notes[1..] {
         say(&format!("mcp-eval: {}", strip_markdown(note)));
     }
@@ -152,20 +181,56 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
         ("junit-path", settings.junit_path.as_ref().map(|(_, label)| label.clone()).unwrap_or_default()),
         ("report-path", settings.out_dir_label.clone()),
     ];
-    write_outputs(&action.github, &outputs, &say);
+    write_outputs(&action.github, &outputs, say);
     let summary = crate::report::markdown::render(&evaluation.report);
     let summary_with_notes = insert_after_title(&summary, &notes);
-    append_summary(&action.github, &summary_with_notes, &say);
+    append_summary(&action.github, &summary_with_notes, say);
 
     let comment_url = if matches!(exit, ExitStatus::Interrupted | ExitStatus::Terminated) {
         // The runner is stopping the job: exit now, with what is known written.
         say("mcp-eval: comment: skipped, the run was interrupted");
         None
     } else {
-        post_comment(&settings, &action, &payload, &evaluation.report, &summary, &notes, &report_location, &say).await
+        post_comment(settings, action, payload, &evaluation.report, &summary, &notes, &report_location, say).await
     };
-    write_outputs(&action.github, &[("comment-url", comment_url.unwrap_or_default())], &say);
+    write_outputs(&action.github, &[("comment-url", comment_url.unwrap_or_default())], say);
     exit
+}
+
+/// Input `merge-reports`: merge the report directories the glob matches (relative to the
+/// workspace) instead of evaluating, then go on as after an evaluation. The gate follows this
+/// job's `fail-on`.
+async fn merge_reports(after: &After<'_>, pattern: &str, say: &(dyn Fn(&str) + Sync)) -> ExitStatus {
+    let github = &after.action.github;
+    let source = settings::Source::Input {
+        name: crate::settings::env_vars::INPUT_MERGE_REPORTS.into(),
+        var: crate::settings::env_vars::input_var(crate::settings::env_vars::INPUT_MERGE_REPORTS),
+    };
+    let dirs = crate::merge::glob_dirs(&github.workspace, pattern);
+    if dirs.is_empty() {
+        let problem = settings::Problem {
+            source,
+            message: format!("`{pattern}` matches no directory"),
+            hint: Some("give a glob of the report directories downloaded from the shards, e.g. reports/*".into()),
+        };
+        return input_error(github, &[problem], say);
+    }
+    let merged = crate::merge::read_parts(&dirs).and_then(crate::merge::merge);
+    let report = match merged {
+        Ok(report) => report,
+        Err(error) => {
+            let problem = settings::Problem { source, message: error.message.clone(), hint: error.hint.clone() };
+            return input_error(github, &[problem], say);
+        }
+    };
+    say(&format!("mcp-eval: merging {} report(s) matching `{pattern}`", dirs.len()));
+    let junit = after.settings.junit_path.as_ref().map(|(path, _)| path.as_path());
+    let evaluation = crate::merge::finish(report, Some(after.settings.fail_on), &after.settings.out_dir, junit);
+    let decision = Decision {
+        layers: evaluation.report.layers.clone(),
+        reason: format!("merged from {} shard report(s)", dirs.len()),
+    };
+    after_evaluation(after, &decision, &evaluation, say).await
 }
 
 /// Invalid input: say every problem (a config-file problem as an annotation on its file and

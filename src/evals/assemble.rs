@@ -11,11 +11,11 @@ use super::caller::LiveModel;
 use crate::agent::{CaseSpec, RunEnding, RunRecord};
 use crate::golden::GoldenSet;
 use crate::report::evals::{
-    CriterionOut, EvalMetrics, EvalResult, EvalStatus, EvalsSection, InputRound, ModelText, Rate, RunStatus, RunTrace,
-    TraceCall, wilson_95,
+    CriterionOut, EvalResult, EvalStatus, EvalsSection, InputRound, ModelText, RunStatus, RunTrace, TraceCall,
+    metrics_of, wilson_95,
 };
-use crate::scoring::{self, CaseVerdict, CriterionKind, RunScore, RunVerdict, Verdict};
-use crate::settings::layer1::{TRUNCATED_BYTES, TraceResults};
+use crate::scoring::{self, CaseVerdict, RunScore, RunVerdict, Verdict};
+use crate::settings::layer1::{Shard, TRUNCATED_BYTES, TraceResults};
 
 /// What [`fill`] reads.
 pub(crate) struct Inputs<'a> {
@@ -35,6 +35,8 @@ pub(crate) struct Inputs<'a> {
     pub trace_results: TraceResults,
     /// What cut the cases with runs missing.
     pub cut: Cut,
+    /// The slice of the case × model list this run took, and how many models were given.
+    pub shard: Option<(Shard, usize)>,
 }
 
 /// What cut the cases with runs missing (they are `skipped`).
@@ -60,11 +62,18 @@ pub(crate) fn with_runs(resolved: &Value, runs: Option<u32>) -> Value {
     case
 }
 
-/// Fills `section.evals` and `section.eval_metrics`.
+/// Fills `section.evals` (cases in file order, then models in the order given; with a shard, the
+/// pairs of its slice only) and `section.eval_metrics` (computed from those evals).
 pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
+    let mut evals: Vec<((usize, usize), EvalResult)> = Vec::new();
     for (model_index, label, caller) in inputs.models {
-        let mut metrics = Accumulator::default();
         for (case_index, (case, spec)) in inputs.set.cases.iter().zip(inputs.specs).enumerate() {
+            if let Some((shard, models)) = inputs.shard {
+                if !shard.contains(case_index, *model_index, models) {
+                    continue;
+                }
+            }
+            let key = (case_index, *model_index);
             let resolved = with_runs(&case.resolved, inputs.runs_override);
             let requested = resolved["runs"].as_u64().unwrap_or(5) as usize;
             let threshold = resolved["pass_threshold"].as_u64().unwrap_or(requested as u64) as usize;
@@ -98,8 +107,7 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
             };
             if let Some(reason) = &spec.deferred {
                 eval.reason = Some(format!("skipped: {reason}"));
-                metrics.count_case(EvalStatus::Skipped);
-                section.evals.push(eval);
+                evals.push((key, eval));
                 continue;
             }
             let runs = inputs.records.get(&(*model_index, case_index)).map(Vec::as_slice).unwrap_or_default();
@@ -153,22 +161,17 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                         }
                     }
                 }
-                metrics.count_run(run, score);
                 eval.traces.push(trace_of(run, score, inputs.trace_results));
             }
-            metrics.count_case(eval.status);
-            if let Some(selection) = case_score.selection {
-                metrics.selection.0 += selection.k;
-                metrics.selection.1 += selection.n;
-            }
-            if let Some(over) = case_score.over_triggering {
-                metrics.over_triggering.0 += over.k;
-                metrics.over_triggering.1 += over.n;
-            }
-            section.evals.push(eval);
+            evals.push((key, eval));
         }
-        section.eval_metrics.push(metrics.finish(label.clone()));
     }
+    evals.sort_by_key(|(key, _)| *key);
+    for (_, label, _) in inputs.models {
+        let own: Vec<&EvalResult> = evals.iter().map(|(_, eval)| eval).filter(|eval| eval.model == *label).collect();
+        section.eval_metrics.push(metrics_of(label, &own));
+    }
+    section.evals.extend(evals.into_iter().map(|(_, eval)| eval));
 }
 
 /// A failed or errored run in one line: the error, or the first failing criterion's reason.
@@ -258,6 +261,7 @@ fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> Ru
         stop_reasons: run.stop_reasons.clone(),
         input_tokens: run.input_tokens,
         output_tokens: run.output_tokens,
+        model_latencies_ms: run.model_latencies_ms.clone(),
         criteria: score
             .map(|score| {
                 score
@@ -276,85 +280,6 @@ fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> Ru
                     .collect()
             })
             .unwrap_or_default(),
-    }
-}
-
-/// Sums for one model's metrics.
-#[derive(Default)]
-struct Accumulator {
-    cases: BTreeMap<String, usize>,
-    selection: (usize, usize),
-    over_triggering: (usize, usize),
-    arguments: (usize, usize),
-    sequence: (usize, usize),
-    runs: usize,
-    run_errors: usize,
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
-    tokens_unknown: bool,
-    latencies: Vec<u64>,
-}
-
-impl Accumulator {
-    fn count_case(&mut self, status: EvalStatus) {
-        *self.cases.entry(status.as_str().to_owned()).or_default() += 1;
-    }
-
-    fn count_run(&mut self, run: &RunRecord, score: Option<&RunScore>) {
-        self.runs += 1;
-        self.latencies.extend(&run.model_latencies_ms);
-        match (run.input_tokens, run.output_tokens) {
-            (Some(input), Some(output)) if !self.tokens_unknown => {
-                self.input_tokens = Some(self.input_tokens.unwrap_or(0) + input);
-                self.output_tokens = Some(self.output_tokens.unwrap_or(0) + output);
-            }
-            _ => self.tokens_unknown = true,
-        }
-        let Some(score) = score else { return };
-        if score.verdict == RunVerdict::Error {
-            self.run_errors += 1;
-            return;
-        }
-        for (kind, sums) in
-            [(CriterionKind::Arguments, &mut self.arguments), (CriterionKind::Sequence, &mut self.sequence)]
-        {
-            match score.criterion(kind).map(|criterion| criterion.verdict) {
-                Some(Verdict::Pass) => {
-                    sums.0 += 1;
-                    sums.1 += 1;
-                }
-                Some(Verdict::Fail) => sums.1 += 1,
-                _ => {}
-            }
-        }
-    }
-
-    fn finish(self, model: String) -> EvalMetrics {
-        let passed = self.cases.get("pass").copied().unwrap_or(0);
-        let failed = self.cases.get("fail").copied().unwrap_or(0);
-        let mut latencies = self.latencies;
-        latencies.sort_unstable();
-        let percentile = |p: f64| -> Option<u64> {
-            if latencies.is_empty() {
-                return None;
-            }
-            let rank = ((p * latencies.len() as f64).ceil() as usize).clamp(1, latencies.len());
-            Some(latencies[rank - 1])
-        };
-        EvalMetrics {
-            model,
-            pass_rate: Rate::new(passed, passed + failed),
-            tool_selection_accuracy: Rate::new(self.selection.0, self.selection.1),
-            over_triggering_rate: Rate::new(self.over_triggering.0, self.over_triggering.1),
-            argument_accuracy: Rate::new(self.arguments.0, self.arguments.1),
-            sequence_accuracy: Rate::new(self.sequence.0, self.sequence.1),
-            cases: self.cases,
-            run_errors: Rate::new(self.run_errors, self.runs),
-            input_tokens: if self.tokens_unknown { None } else { self.input_tokens },
-            output_tokens: if self.tokens_unknown { None } else { self.output_tokens },
-            model_latency_p50_ms: percentile(0.5),
-            model_latency_p95_ms: percentile(0.95),
-        }
     }
 }
 

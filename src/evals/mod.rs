@@ -40,8 +40,8 @@ use crate::providers::names::{NameRule, ToolNames};
 use crate::providers::openai::{self, OpenAiProvider};
 use crate::providers::schema::{self, ArgumentValidator, Family, Validation};
 use crate::providers::{EndpointConfig, Provider, ProviderError, ToolSpec};
-use crate::report::evals::{EvalsSection, GoldenSetInfo, ModelOutcome, ModelStatus};
-use crate::settings::layer1::{Api, Layer1Settings, ModelRef, ProviderDef};
+use crate::report::evals::{EvalsSection, GoldenSetInfo, ModelOutcome, ModelStatus, ShardInfo};
+use crate::settings::layer1::{Api, Layer1Settings, ModelRef, ProviderDef, Shard};
 use caller::{Budget, LiveModel, RetryPolicy, Source};
 
 /// How long one model request may take, connection included.
@@ -84,6 +84,7 @@ struct Snapshot {
     today: NaiveDate,
     trace_results: crate::settings::layer1::TraceResults,
     budget: Arc<Budget>,
+    shard: Option<(Shard, usize)>,
 }
 
 impl Progress {
@@ -134,6 +135,7 @@ impl Progress {
                 today: snapshot.today,
                 trace_results: snapshot.trace_results,
                 cut: assemble::Cut::Interrupted,
+                shard: snapshot.shard,
             },
         );
         Some(section)
@@ -175,8 +177,12 @@ pub(crate) async fn run(
             cases: set.cases.len(),
         }),
         models: input.settings.models.iter().map(ModelRef::label).collect(),
+        shard: input.settings.shard.map(|shard| ShardInfo { index: shard.index, count: shard.count }),
         ..EvalsSection::default()
     };
+    // With `--shard`, only the pairs of its slice run (and are reported).
+    let shard = input.settings.shard.map(|shard| (shard, input.settings.models.len()));
+    let in_shard = |case: usize, model: usize| shard.is_none_or(|(shard, models)| shard.contains(case, model, models));
     if input.settings.models.is_empty() {
         section.layer1_not_run = Some("no model was given (--model PROVIDER:MODEL, Action input `models`)".into());
         return Ok(section);
@@ -321,6 +327,7 @@ pub(crate) async fn run(
         today: input.today,
         trace_results: input.settings.trace_results,
         budget: budget.clone(),
+        shard,
     });
     let runnable: Vec<usize> = (0..specs.len()).filter(|&index| specs[index].deferred.is_none()).collect();
     let runs_of = |case: &CaseSpec| input.settings.runs.map_or(case.runs, |runs| runs as usize);
@@ -329,8 +336,9 @@ pub(crate) async fn run(
     };
 
     // Each model's first run alone: a provider that cannot be used stops here.
+    let first_of = |model: usize| runnable.iter().copied().find(|&case| in_shard(case, model));
     for model in &ready {
-        let Some(&first) = runnable.first() else { break };
+        let Some(first) = first_of(model.index) else { continue };
         let (caller, tools) = context_for(model, first);
         let record = one_run(&specs[first], 1, caller.as_ref(), input.tools, &tools, &checker).await;
         if let (RunEnding::ProviderError(reason), Some(error)) = (&record.ending, model.caller.last_failure()) {
@@ -353,9 +361,9 @@ pub(crate) async fn run(
     // Every other run, concurrently up to the limit.
     let mut work: Vec<(usize, usize, Vec<usize>)> = Vec::new();
     for model in ready.iter().filter(|model| !unusable.contains_key(&model.index)) {
-        for &case_index in &runnable {
+        for &case_index in runnable.iter().filter(|&&case| in_shard(case, model.index)) {
             let case = &specs[case_index];
-            let first_done = usize::from(Some(&case_index) == runnable.first());
+            let first_done = usize::from(Some(case_index) == first_of(model.index));
             let runs: Vec<usize> = (1 + first_done..=runs_of(case)).collect();
             if runs.is_empty() {
                 continue;
@@ -460,6 +468,7 @@ pub(crate) async fn run(
             today: input.today,
             trace_results: input.settings.trace_results,
             cut: assemble::Cut::CallCap,
+            shard,
         },
     );
     for eval in &section.evals {

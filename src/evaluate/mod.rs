@@ -32,6 +32,9 @@ pub(crate) use events::RunEvent;
 /// so the tests can show that a panic still writes the reports (an `INTERNAL` row, exit 4).
 pub const PANIC_FOR_TESTS_VAR: &str = "MCP_EVAL_PANIC_FOR_TESTS";
 
+/// The note of a shard other than the first, whose layer 0 did not run.
+pub(crate) const SHARD_LAYER0_NOTE: &str = "layer 0 runs in shard 1 only";
+
 /// The layers this version can run.
 pub(crate) const LAYERS_AVAILABLE: [u8; 2] = [0, 1];
 
@@ -122,10 +125,20 @@ pub(crate) async fn evaluate(
     if let Some(reason) = layer1_missing {
         events(&RunEvent::Notice { text: format!("layer 1 did not run: {reason}") });
     }
+    // With `--shard`, layer 0 runs in shard 1 only (`merge` takes its checks from there).
+    let shard_note = settings
+        .layer1
+        .shard
+        .filter(|shard| shard.index > 1 && layers.contains(&0))
+        .map(|shard| format!("{SHARD_LAYER0_NOTE} (this is shard {}/{})", shard.index, shard.count));
+    if let Some(note) = &shard_note {
+        events(&RunEvent::Notice { text: note.clone() });
+    }
     let ran: Vec<u8> = layers
         .iter()
         .copied()
         .filter(|layer| LAYERS_AVAILABLE.contains(layer) && !(*layer == 1 && layer1_missing.is_some()))
+        .filter(|layer| !(*layer == 0 && shard_note.is_some()))
         .collect();
     // Layer 0's outcome as soon as it is graded, so a signal during layer 1 or the session's
     // shutdown (a stdio server can take seconds to exit) keeps every check instead of losing them.
@@ -211,7 +224,10 @@ pub(crate) async fn evaluate(
                         report.layers.retain(|layer| *layer != 1);
                     }
                     report.evals = Some(match layer1 {
-                        Ok(section) => section,
+                        Ok(mut section) => {
+                            section.layer1_notes.extend(shard_note.clone());
+                            section
+                        }
                         Err(error) => {
                             input_error = true;
                             events(&RunEvent::InputError { text: redactor.redact(&error.to_string()) });

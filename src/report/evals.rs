@@ -34,6 +34,19 @@ pub struct EvalsSection {
     pub call_cap_reached: bool,
     /// Model calls made (every attempt counted, retries included; replayed calls included).
     pub model_calls: u64,
+    /// The slice of the case × model list this run took (`--shard i/n`); absent when the run
+    /// took the whole list (a run without `--shard`, or a merged report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
+}
+
+/// One shard of a run split across jobs (`--shard INDEX/COUNT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    /// 1-based index of this shard.
+    pub index: u32,
+    /// How many shards the run was split into.
+    pub count: u32,
 }
 
 /// The golden set of a run.
@@ -298,6 +311,10 @@ pub struct RunTrace {
     pub input_tokens: Option<u64>,
     /// Tokens written, summed over turns; `null` when any turn's count was unknown.
     pub output_tokens: Option<u64>,
+    /// The wall time of each model call of the run, in milliseconds, in order (the latency
+    /// percentiles of `eval_metrics` are computed from them). Absent when the run made none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_latencies_ms: Vec<u64>,
     /// Each criterion's verdict and reason.
     pub criteria: Vec<CriterionOut>,
 }
@@ -405,6 +422,74 @@ pub struct EvalMetrics {
     pub model_latency_p50_ms: Option<u64>,
     /// 95th percentile model-call latency in milliseconds.
     pub model_latency_p95_ms: Option<u64>,
+}
+
+/// The suite metrics of `model` over its results `evals` (the case × model results of that
+/// model): the same numbers whether computed when the run ends or after shards are merged.
+pub fn metrics_of(model: &str, evals: &[&EvalResult]) -> EvalMetrics {
+    let mut cases: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut selection, mut over_triggering, mut arguments, mut sequence) = ((0, 0), (0, 0), (0, 0), (0, 0));
+    let (mut runs, mut run_errors) = (0, 0);
+    let (mut input_tokens, mut output_tokens, mut tokens_unknown) = (0_u64, 0_u64, false);
+    let mut latencies: Vec<u64> = Vec::new();
+    for eval in evals {
+        *cases.entry(eval.status.as_str().to_owned()).or_default() += 1;
+        // Every completed run of a case with `expect_tool` is graded on its selection, every
+        // completed run of a negative case on `no_tool_call`.
+        if let Some(tally) = eval.graders.get("selection") {
+            selection.0 += tally.passed;
+            selection.1 += eval.completed;
+        }
+        if let Some(tally) = eval.graders.get("no_tool_call") {
+            over_triggering.0 += tally.graded - tally.passed;
+            over_triggering.1 += eval.completed;
+        }
+        for (name, sums) in [("arguments", &mut arguments), ("sequence", &mut sequence)] {
+            if let Some(tally) = eval.graders.get(name) {
+                sums.0 += tally.passed;
+                sums.1 += tally.graded;
+            }
+        }
+        for run in &eval.traces {
+            runs += 1;
+            latencies.extend(&run.model_latencies_ms);
+            match (run.input_tokens, run.output_tokens) {
+                (Some(input), Some(output)) => {
+                    input_tokens += input;
+                    output_tokens += output;
+                }
+                _ => tokens_unknown = true,
+            }
+            if run.status == RunStatus::Error {
+                run_errors += 1;
+            }
+        }
+    }
+    let passed = cases.get("pass").copied().unwrap_or(0);
+    let failed = cases.get("fail").copied().unwrap_or(0);
+    latencies.sort_unstable();
+    let percentile = |p: f64| -> Option<u64> {
+        if latencies.is_empty() {
+            return None;
+        }
+        let rank = ((p * latencies.len() as f64).ceil() as usize).clamp(1, latencies.len());
+        Some(latencies[rank - 1])
+    };
+    let known = runs > 0 && !tokens_unknown;
+    EvalMetrics {
+        model: model.to_owned(),
+        pass_rate: Rate::new(passed, passed + failed),
+        tool_selection_accuracy: Rate::new(selection.0, selection.1),
+        over_triggering_rate: Rate::new(over_triggering.0, over_triggering.1),
+        argument_accuracy: Rate::new(arguments.0, arguments.1),
+        sequence_accuracy: Rate::new(sequence.0, sequence.1),
+        cases,
+        run_errors: Rate::new(run_errors, runs),
+        input_tokens: known.then_some(input_tokens),
+        output_tokens: known.then_some(output_tokens),
+        model_latency_p50_ms: percentile(0.5),
+        model_latency_p95_ms: percentile(0.95),
+    }
 }
 
 /// The 95 % Wilson score interval of k successes in n trials, `[lo, hi]` (`[0, 1]` for n = 0).

@@ -156,6 +156,7 @@ fn run(number: usize, status: RunStatus, reason: Option<&str>, tool: Option<&str
         stop_reasons: if calls.is_empty() { vec!["stop".into()] } else { vec!["tool_calls".into(), "stop".into()] },
         input_tokens: Some(1_200),
         output_tokens: Some(90),
+        model_latencies_ms: Vec::new(),
         criteria: vec![CriterionOut {
             criterion: "selection".to_owned(),
             verdict: verdict.to_owned(),
@@ -352,6 +353,7 @@ pub(super) fn sample_evals() -> EvalsSection {
         layer1_notes: vec!["`openai:gpt-4.1-mini` refused `top_p`; it was dropped for every run".to_owned()],
         call_cap_reached: true,
         model_calls: 60,
+        shard: None,
     }
 }
 

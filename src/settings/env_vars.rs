@@ -58,10 +58,15 @@ pub(crate) const INPUT_CONCURRENCY: &str = "concurrency";
 pub(crate) const INPUT_MAX_MODEL_CALLS: &str = "max-model-calls";
 /// Input `trace-results`: `full`, `truncated` or `none`.
 pub(crate) const INPUT_TRACE_RESULTS: &str = "trace-results";
+/// Input `shard`: `INDEX/COUNT`, the slice of layer 1's case × model list this job runs.
+pub(crate) const INPUT_SHARD: &str = "shard";
+/// Input `merge-reports`: a glob of report directories; when set, the Action merges them instead
+/// of evaluating.
+pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 23] = [
+pub(crate) const ALL_INPUTS: [&str; 25] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -85,6 +90,8 @@ pub(crate) const ALL_INPUTS: [&str; 23] = [
     INPUT_CONCURRENCY,
     INPUT_MAX_MODEL_CALLS,
     INPUT_TRACE_RESULTS,
+    INPUT_SHARD,
+    INPUT_MERGE_REPORTS,
 ];
 
 /// The API root of the built-in `openai` provider (default `https://api.openai.com/v1`).

@@ -106,6 +106,44 @@ pub(crate) struct Layer1Settings {
     pub record: bool,
     /// `--trace-results`.
     pub trace_results: TraceResults,
+    /// `--shard i/n`: the slice of the case × model list this run takes.
+    pub shard: Option<Shard>,
+}
+
+/// The largest shard count `--shard` accepts.
+pub(crate) const MAX_SHARDS: u32 = 256;
+
+/// `--shard INDEX/COUNT`: one of COUNT deterministic slices of the case × model list. The pairs
+/// are ordered cases in file order, then models in the order given; shard INDEX takes every pair
+/// whose position p has `p % COUNT == INDEX - 1` (round-robin, so slow cases spread out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Shard {
+    /// 1-based, at most `count`.
+    pub index: u32,
+    /// 1 to [`MAX_SHARDS`].
+    pub count: u32,
+}
+
+impl Shard {
+    /// Reads `i/n` (1 ≤ i ≤ n ≤ [`MAX_SHARDS`]); the error says what is wrong.
+    pub(crate) fn parse(text: &str) -> Result<Shard, String> {
+        let (index, count) = text.trim().split_once('/').ok_or_else(|| format!("`{text}` is not INDEX/COUNT"))?;
+        let number = |part: &str| part.trim().parse::<u32>().map_err(|_| format!("`{text}` is not INDEX/COUNT"));
+        let (index, count) = (number(index)?, number(count)?);
+        if count == 0 || count > MAX_SHARDS {
+            return Err(format!("`{text}`: the count must be 1 to {MAX_SHARDS}"));
+        }
+        if index == 0 || index > count {
+            return Err(format!("`{text}`: the index must be 1 to the count ({count})"));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// True when the pair (case `case`, model `model`) of a run with `models` models belongs to
+    /// this shard.
+    pub(crate) fn contains(self, case: usize, model: usize, models: usize) -> bool {
+        (case * models + model) % self.count as usize == (self.index - 1) as usize
+    }
 }
 
 impl Default for Layer1Settings {
@@ -119,6 +157,7 @@ impl Default for Layer1Settings {
             cassettes: None,
             record: false,
             trace_results: TraceResults::default(),
+            shard: None,
         }
     }
 }
@@ -132,5 +171,43 @@ impl Layer1Settings {
     /// Every key (secrets to redact).
     pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
         self.providers.iter().filter_map(|provider| provider.api_key.as_deref())
+    }
+}
+
+#[cfg(test)]
+mod shard_tests {
+    use super::*;
+
+    #[test]
+    fn the_shards_cover_the_list_once_round_robin() {
+        let (cases, models) = (7, 2);
+        let mut seen = vec![0; cases * models];
+        for index in 1..=3 {
+            let shard = Shard::parse(&format!("{index}/3")).expect("valid");
+            for case in 0..cases {
+                for model in 0..models {
+                    if shard.contains(case, model, models) {
+                        seen[case * models + model] += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(seen, vec![1; cases * models], "the union is the whole list, the shards are disjoint");
+        let first = Shard { index: 1, count: 3 };
+        let taken: Vec<(usize, usize)> = (0..3)
+            .flat_map(|case| (0..2).map(move |model| (case, model)))
+            .filter(|&(c, m)| first.contains(c, m, 2))
+            .collect();
+        assert_eq!(taken, [(0, 0), (1, 1)], "positions 0 and 3");
+        assert!((0..5).all(|case| Shard { index: 1, count: 1 }.contains(case, 0, 1)));
+    }
+
+    #[test]
+    fn bad_shards_say_what_is_wrong() {
+        assert_eq!(Shard::parse(" 2/3 "), Ok(Shard { index: 2, count: 3 }));
+        assert_eq!(Shard::parse("256/256"), Ok(Shard { index: 256, count: 256 }));
+        for bad in ["0/3", "4/3", "1/0", "1/257", "2", "a/3", "-1/3", "1/3/4"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
     }
 }

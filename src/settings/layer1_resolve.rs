@@ -122,6 +122,19 @@ pub(super) fn resolve(
         },
     };
 
+    let shard = sources.pick(&flags.shard, "--shard", env_vars::INPUT_SHARD, None).and_then(|(source, text)| {
+        match super::layer1::Shard::parse(&text) {
+            Ok(shard) => Some(shard),
+            Err(message) => {
+                problems.push(Problem::new(
+                    &source,
+                    message,
+                    format!("give INDEX/COUNT with 1 ≤ INDEX ≤ COUNT ≤ {}, e.g. 2/3", super::layer1::MAX_SHARDS),
+                ));
+                None
+            }
+        }
+    });
     let cassettes = flags.cassettes.as_deref().map(str::trim).filter(|dir| !dir.is_empty()).map(in_workspace);
     if flags.record && cassettes.is_none() {
         problems.push(Problem::new(
@@ -143,6 +156,7 @@ pub(super) fn resolve(
         record: flags.record && cassettes.is_some(),
         cassettes,
         trace_results,
+        shard,
     }
 }
 

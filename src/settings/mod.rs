@@ -118,6 +118,9 @@ pub struct SettingsArgs {
     /// How much of tool results and model text the traces keep: full, truncated (the first 2048 bytes of each) or none [Action input: trace-results; config: trace_results; default truncated]
     #[arg(long, value_name = "HOW")]
     pub trace_results: Option<String>,
+    /// Run one slice of layer 1's case × model list, INDEX/COUNT (1 ≤ INDEX ≤ COUNT ≤ 256), e.g. 2/3; layer 0 runs in shard 1 only; join the shards with `mcp-eval merge` [Action input: shard]
+    #[arg(long, value_name = "INDEX/COUNT")]
+    pub shard: Option<String>,
 }
 
 /// The flags only the Action has; each overrides the input or variable named in its help.
@@ -165,6 +168,9 @@ pub struct ActionFlags {
     /// File that receives the job summary [env: GITHUB_STEP_SUMMARY]
     #[arg(long, value_name = "FILE")]
     pub github_step_summary: Option<String>,
+    /// Merge the reports of shards instead of evaluating: a glob of report directories, e.g. reports/* [Action input: merge-reports]
+    #[arg(long, value_name = "GLOB")]
+    pub merge_reports: Option<String>,
 }
 
 /// Everything a front end hands to [`resolve`].
@@ -345,6 +351,8 @@ pub(crate) struct ActionSettings {
     pub token: Option<String>,
     /// The workflow run's context.
     pub github: GithubContext,
+    /// `merge-reports`: a glob of report directories to merge instead of evaluating.
+    pub merge_reports: Option<String>,
 }
 
 /// Everything an evaluation needs, validated. Paths are absolute or relative to the current
@@ -518,6 +526,8 @@ pub(crate) fn resolve(
             config.map(|config| (in_workspace(path), config))
         }
     };
+    let merging = front_end == FrontEnd::Action
+        && bare.action(&request.action.merge_reports, env_vars::INPUT_MERGE_REPORTS).is_some();
     let sources =
         Sources::new(request, front_end, lookup, config.as_ref().map(|(path, config)| (path.as_path(), config)));
     let file = config.as_ref().map(|(_, config)| config);
@@ -578,6 +588,8 @@ pub(crate) fn resolve(
             None
         }
         (false, None, None) if config_failed => None,
+        // Merging shards evaluates no server: the placeholder is never started.
+        (false, None, None) if merging => Some(Server::Demo),
         (false, None, None) => {
             let hint = match front_end {
                 FrontEnd::Cli => "pass --server-url URL (Streamable HTTP), --server-cmd 'CMD ARGS' (stdio) or --demo",
@@ -835,7 +847,9 @@ pub(crate) fn resolve(
                     "leave it to the runner, which sets it",
                 ));
             }
-            Some(ActionSettings { eval_label, comment, comment_id, token, github: github.clone() })
+            let merge_reports =
+                sources.action(&flags.merge_reports, env_vars::INPUT_MERGE_REPORTS).map(|(_, text)| text);
+            Some(ActionSettings { eval_label, comment, comment_id, token, github: github.clone(), merge_reports })
         }
     };
 

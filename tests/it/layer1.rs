@@ -18,7 +18,7 @@ const ANTHROPIC_CANARY: &str = "sk-ant-canary-b81e4c6f03";
 
 /// Five cases, one of each outcome when the demo model runs with [`FLAKY`]: `select` 5/5,
 /// `wrong` 0/5, `soft` 3/5 (threshold 4), `hard` 4/5, `negative` 5/5.
-const SET: &str = r#"version: 1
+pub(crate) const SET: &str = r#"version: 1
 defaults: {runs: 5, sampling: {temperature: 0}}
 cases:
   - id: select
@@ -45,7 +45,7 @@ cases:
 "#;
 
 /// `wrong` always calls a wrong tool, `soft` on its 2nd and 4th first turn, `hard` on its 5th.
-const FLAKY: [&str; 6] = ["--flaky", "wrong:1", "--flaky", "soft:2", "--flaky", "hard:5"];
+pub(crate) const FLAKY: [&str; 6] = ["--flaky", "wrong:1", "--flaky", "soft:2", "--flaky", "hard:5"];
 
 /// One passing case, for the tests where the count does not matter.
 const ONE_CASE: &str = r#"version: 1
@@ -58,15 +58,15 @@ cases:
 "#;
 
 /// `mcp-eval demo-model` started as a child process; killed on drop.
-struct DemoModel {
+pub(crate) struct DemoModel {
     child: Child,
     /// `http://127.0.0.1:PORT` (Chat Completions at `URL/v1`, Messages at `URL`).
-    url: String,
+    pub(crate) url: String,
 }
 
 impl DemoModel {
     /// Starts the demo model scripted from the set at `set` and waits for its URL.
-    fn start(set: &Path, args: &[&str]) -> Self {
+    pub(crate) fn start(set: &Path, args: &[&str]) -> Self {
         let mut child = Command::new(binary())
             .args(["demo-model", "--port", "0", "--golden-set"])
             .arg(set)
@@ -85,7 +85,7 @@ impl DemoModel {
     }
 
     /// The Chat Completions base URL.
-    fn openai_url(&self) -> String {
+    pub(crate) fn openai_url(&self) -> String {
         format!("{}/v1", self.url)
     }
 
@@ -229,19 +229,19 @@ fn chat_text(text: &str) -> Value {
 }
 
 /// Writes `text` as `golden.yaml` in `dir`.
-fn write_set(dir: &Path, text: &str) -> PathBuf {
+pub(crate) fn write_set(dir: &Path, text: &str) -> PathBuf {
     let path = dir.join("golden.yaml");
     std::fs::write(&path, text).expect("write the golden set");
     path
 }
 
-fn utf8(path: &Path) -> &str {
+pub(crate) fn utf8(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }
 
 /// `mcp-eval run` with the layer-1 flags; the keys of both built-in providers are cleared
 /// unless `vars` sets them (the base URLs always point at loopback).
-fn run_layer1(args: &[&str], vars: &[(&str, &str)]) -> Run {
+pub(crate) fn run_layer1(args: &[&str], vars: &[(&str, &str)]) -> Run {
     let mut all: Vec<(&str, &str)> = vec![
         ("OPENAI_API_KEY", ""),
         ("ANTHROPIC_API_KEY", ""),

@@ -9,4 +9,5 @@ mod golden;
 mod interop;
 mod layer1;
 mod robustness;
+mod shards;
 mod support;

@@ -1,0 +1,390 @@
+//! `mcp-eval merge`: joins the reports of the shards of one run (`--shard i/n`, one job each of
+//! an Actions matrix) into one report, as if the run had not been split.
+//!
+//! - Shards of different golden sets (`golden_set.sha256`), of different `models`, or with a
+//!   shard index missing or given twice are refused (an input error, exit status 2, naming the
+//!   files).
+//! - `evals` are joined in the unsplit order (cases in golden-set order, then models in the order
+//!   given) and `eval_metrics` recomputed from them ([`crate::report::evals::metrics_of`]).
+//! - Layer 0 (`checks`, `server`) comes from shard 1, the one shard that runs it (or from the
+//!   first report that has checks); `model_status` is merged, `model_calls` summed,
+//!   `call_cap_reached` OR'ed.
+//!
+//! The merged report has no `shard` member: it covers the whole list.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Kind, UserError};
+use crate::gate::{self, ExitStatus, GateInput};
+use crate::report::evals::{EvalResult, EvalsSection, ModelOutcome, ModelStatus, metrics_of};
+use crate::report::model::GateSection;
+use crate::report::model::{RunOutcome, RunReport};
+use crate::settings::FailOn;
+
+/// One report to merge: where it was read from (for messages) and what it holds.
+#[derive(Debug, Clone)]
+pub(crate) struct Part {
+    /// The file, as the user named it.
+    pub label: String,
+    /// The report read back.
+    pub report: RunReport,
+}
+
+/// Reads `DIR/report.json` of every directory. A directory without a readable report is an
+/// input error naming the file.
+pub(crate) fn read_parts(dirs: &[PathBuf]) -> Result<Vec<Part>, UserError> {
+    let mut parts = Vec::new();
+    for dir in dirs {
+        let path = dir.join(crate::report::REPORT_JSON);
+        let label = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|error| {
+            UserError::new(Kind::InvalidInput, format!("cannot read {label}: {error}"))
+                .with_hint("give directories that each hold the report.json of one shard")
+        })?;
+        let report = crate::report::json::parse(&text).map_err(|error| {
+            UserError::new(Kind::InvalidInput, format!("{label}: {error}"))
+                .with_hint("give the report directories written by `mcp-eval run` or the Action")
+        })?;
+        parts.push(Part { label, report });
+    }
+    Ok(parts)
+}
+
+/// The directories matching `pattern` (`*` and `?` within each path component; other
+/// components literal), sorted; relative patterns are resolved against `base`.
+pub(crate) fn glob_dirs(base: &Path, pattern: &str) -> Vec<PathBuf> {
+    let root = if Path::new(pattern).is_absolute() { PathBuf::from("/") } else { base.to_path_buf() };
+    let mut found = vec![root];
+    for component in pattern.split('/').filter(|part| !part.is_empty() && *part != ".") {
+        let mut next = Vec::new();
+        for dir in &found {
+            if !component.contains(['*', '?']) {
+                next.push(dir.join(component));
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(dir) else { continue };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if !name.starts_with('.') && crate::golden::glob_matches(component, &name) {
+                    next.push(entry.path());
+                }
+            }
+        }
+        found = next;
+    }
+    found.retain(|path| path.is_dir());
+    found.sort();
+    found
+}
+
+/// Merges the shards. `Err` is an input error (exit status 2) naming the files.
+pub(crate) fn merge(mut parts: Vec<Part>) -> Result<RunReport, UserError> {
+    let refuse = |message: String| {
+        Err(UserError::new(Kind::InvalidInput, message).with_hint(
+            "merge the report directories of one run: the same golden set, the same models, every shard once",
+        ))
+    };
+    if parts.is_empty() {
+        return refuse("no report to merge".into());
+    }
+    let listed = |parts: &[&Part]| parts.iter().map(|part| part.label.as_str()).collect::<Vec<_>>().join(", ");
+
+    // The same golden set and the same models in every shard.
+    let golden = |part: &Part| {
+        part.report.evals.as_ref().and_then(|evals| evals.golden_set.as_ref()).map(|set| set.sha256.clone())
+    };
+    let mut by_hash: BTreeMap<Option<String>, Vec<&Part>> = BTreeMap::new();
+    for part in &parts {
+        by_hash.entry(golden(part)).or_default().push(part);
+    }
+    if by_hash.len() > 1 {
+        let groups: Vec<String> = by_hash
+            .iter()
+            .map(|(hash, parts)| format!("{} in {}", hash.as_deref().unwrap_or("no golden set"), listed(parts)))
+            .collect();
+        return refuse(format!("the shards ran different golden sets: {}", groups.join("; ")));
+    }
+    let models = |part: &Part| part.report.evals.as_ref().map(|evals| evals.models.clone()).unwrap_or_default();
+    let mut by_models: BTreeMap<Vec<String>, Vec<&Part>> = BTreeMap::new();
+    for part in &parts {
+        by_models.entry(models(part)).or_default().push(part);
+    }
+    if by_models.len() > 1 {
+        let groups: Vec<String> =
+            by_models.iter().map(|(models, parts)| format!("[{}] in {}", models.join(", "), listed(parts))).collect();
+        return refuse(format!("the shards ran different models: {}", groups.join("; ")));
+    }
+
+    // Every shard once.
+    let shard = |part: &Part| part.report.evals.as_ref().and_then(|evals| evals.shard);
+    let with_shard: Vec<&Part> = parts.iter().filter(|part| shard(part).is_some()).collect();
+    if !with_shard.is_empty() {
+        if with_shard.len() != parts.len() {
+            let without: Vec<&Part> = parts.iter().filter(|part| shard(part).is_none()).collect();
+            return refuse(format!("{} hold(s) no shard, unlike {}", listed(&without), listed(&with_shard)));
+        }
+        let counts: std::collections::BTreeSet<u32> = parts.iter().filter_map(shard).map(|s| s.count).collect();
+        if counts.len() > 1 {
+            return refuse(format!("the shards were split in different counts ({counts:?}): {}", listed(&with_shard)));
+        }
+        let count = counts.into_iter().next().unwrap_or(1);
+        let mut by_index: BTreeMap<u32, Vec<&Part>> = BTreeMap::new();
+        for part in &parts {
+            by_index.entry(shard(part).map_or(0, |s| s.index)).or_default().push(part);
+        }
+        if let Some((index, twice)) = by_index.iter().find(|(_, parts)| parts.len() > 1) {
+            return refuse(format!("shard {index}/{count} is given twice: {}", listed(twice)));
+        }
+        let missing: Vec<String> =
+            (1..=count).filter(|index| !by_index.contains_key(index)).map(|index| format!("{index}/{count}")).collect();
+        if !missing.is_empty() {
+            return refuse(format!("shard(s) {} missing among {}", missing.join(", "), listed(&with_shard)));
+        }
+        parts.sort_by_key(|part| shard(part).map_or(0, |s| s.index));
+    }
+
+    // Layer 0 from shard 1, or from the first report that has checks.
+    let base_at = parts.iter().position(|part| !part.report.checks.is_empty()).unwrap_or(0);
+    let mut merged = parts[base_at].report.clone();
+    merged.started_at = parts.iter().map(|part| part.report.started_at).min().unwrap_or(merged.started_at);
+    merged.duration_ms = parts.iter().map(|part| part.report.duration_ms).max().unwrap_or(0);
+    let mut layers: Vec<u8> = parts.iter().flat_map(|part| part.report.layers.iter().copied()).collect();
+    layers.sort_unstable();
+    layers.dedup();
+    merged.layers = layers;
+    if merged.outcome == RunOutcome::Completed {
+        if let Some(part) = parts.iter().find(|part| part.report.outcome == RunOutcome::Interrupted) {
+            merged.outcome = RunOutcome::Interrupted;
+            let detail = part.report.outcome_detail.as_deref().unwrap_or("interrupted");
+            merged.outcome_detail = Some(format!("{}: {detail}", part.label));
+        }
+    }
+    merged.evals = join_evals(&parts);
+    Ok(merged)
+}
+
+/// The joined layer-1 section, `None` when no shard has one.
+fn join_evals(parts: &[Part]) -> Option<EvalsSection> {
+    let sections: Vec<&EvalsSection> = parts.iter().filter_map(|part| part.report.evals.as_ref()).collect();
+    let first = *sections.first()?;
+    let models = first.models.clone();
+    let mut section = EvalsSection {
+        golden_set: sections.iter().find_map(|section| section.golden_set.clone()),
+        models: models.clone(),
+        call_cap_reached: sections.iter().any(|section| section.call_cap_reached),
+        model_calls: sections.iter().map(|section| section.model_calls).sum(),
+        layer1_not_run: if sections.iter().all(|section| section.layer1_not_run.is_some()) {
+            first.layer1_not_run.clone()
+        } else {
+            None
+        },
+        ..EvalsSection::default()
+    };
+    for note in sections.iter().flat_map(|section| &section.layer1_notes) {
+        if !note.starts_with(crate::evaluate::SHARD_LAYER0_NOTE) && !section.layer1_notes.contains(note) {
+            section.layer1_notes.push(note.clone());
+        }
+    }
+    // A model is unusable when a shard found it so, ran when a shard ran it, else had no key.
+    for model in &models {
+        let statuses: Vec<&ModelStatus> =
+            sections.iter().flat_map(|section| &section.model_status).filter(|status| status.model == *model).collect();
+        let pick = [ModelOutcome::Unusable, ModelOutcome::Ran, ModelOutcome::NoApiKey]
+            .into_iter()
+            .find_map(|outcome| statuses.iter().find(|status| status.status == outcome));
+        if let Some(status) = pick {
+            section.model_status.push((*status).clone());
+        }
+    }
+    let mut evals: Vec<(usize, EvalResult)> = Vec::new();
+    for section in &sections {
+        evals.extend(positions(section).into_iter().zip(section.evals.iter().cloned()));
+    }
+    evals.sort_by_key(|(position, _)| *position);
+    section.evals = evals.into_iter().map(|(_, eval)| eval).collect();
+    for model in &models {
+        let ran =
+            section.model_status.iter().any(|status| status.model == *model && status.status == ModelOutcome::Ran);
+        let own: Vec<&EvalResult> = section.evals.iter().filter(|eval| eval.model == *model).collect();
+        if ran || !own.is_empty() {
+            section.eval_metrics.push(metrics_of(model, &own));
+        }
+    }
+    Some(section)
+}
+
+/// Decides the gate on the merged report (with the `fail-on` the shards ran with), records it,
+/// and writes `report.json`, `junit.xml` and `summary.md` into `out_dir` (and junit.xml again at
+/// `junit_path`). A file that cannot be written is exit status 4.
+pub(crate) fn finish(
+    mut report: RunReport,
+    fail_on: Option<FailOn>,
+    out_dir: &Path,
+    junit_path: Option<&Path>,
+) -> crate::evaluate::Evaluation {
+    let fail_on = fail_on.unwrap_or(match report.gate.as_ref().map(|gate| gate.fail_on.as_str()) {
+        Some("should") => FailOn::Should,
+        Some("never") => FailOn::Never,
+        _ => FailOn::Must,
+    });
+    let mut decision = gate::decide(&report, GateInput { fail_on, interrupt: None, reports_failed: false });
+    report.gate =
+        Some(GateSection { fail_on: fail_on.as_str().to_owned(), result: decision.result.as_str().to_owned() });
+    let written = crate::report::write_all(&report, out_dir)
+        .and_then(|written| match junit_path.filter(|path| *path != written.junit_xml.as_path()) {
+            Some(path) => crate::report::write_junit(&report, path).map(|()| written),
+            None => Ok(written),
+        })
+        .map_err(|error| {
+            UserError::new(Kind::Environment, error.to_string())
+                .with_hint("check that --out and --junit-path point to writable places with free space")
+        });
+    if written.is_err() {
+        decision.exit = decision.exit.max(ExitStatus::Environment);
+    }
+    crate::evaluate::Evaluation { report, written, decision }
+}
+
+/// The position in the unsplit case × model list (case index × models + model index) of each of
+/// `section`'s evals, in order. A shard's evals are its slice in list order, minus the models
+/// that did not run (all of their pairs at once), so the k-th result of a model is the k-th
+/// position of the slice that belongs to that model.
+fn positions(section: &EvalsSection) -> Vec<usize> {
+    let models = section.models.len().max(1);
+    let (index, count) = section.shard.map_or((1, 1), |shard| (shard.index as usize, shard.count as usize));
+    let mut next: BTreeMap<usize, usize> = BTreeMap::new();
+    section
+        .evals
+        .iter()
+        .enumerate()
+        .map(|(at, eval)| {
+            let Some(model) = section.models.iter().position(|name| *name == eval.model) else {
+                // A model not among `models` (never written so): after every listed pair.
+                return usize::MAX / 2 + at;
+            };
+            // Positions p with p % count == index - 1 and p % models == model, in order.
+            let start = next.get(&model).copied().unwrap_or(index - 1);
+            match (0..models).map(|step| start + step * count).find(|p| p % models == model) {
+                Some(p) => {
+                    next.insert(model, p + count);
+                    p
+                }
+                // No such position: not a slice `--shard` writes; keep it, after the others.
+                None => usize::MAX / 2 + at,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::evals::{EvalStatus, GoldenSetInfo, ShardInfo};
+
+    fn eval(case: &str, model: &str) -> EvalResult {
+        EvalResult {
+            case: case.into(),
+            model: model.into(),
+            kind: "soft".into(),
+            runs: 1,
+            passed: 1,
+            completed: 1,
+            status: EvalStatus::Pass,
+            threshold: 1,
+            wilson_95: [0.0, 1.0],
+            case_sha256: String::new(),
+            graders: BTreeMap::new(),
+            reason: None,
+            flaky: false,
+            sampling: serde_json::json!({}),
+            traces: Vec::new(),
+        }
+    }
+
+    /// The report of shard `index`/`count` of `cases` × `models` (every model ran).
+    fn shard_report(cases: &[&str], models: &[&str], shard: Option<(u32, u32)>, sha: &str) -> Part {
+        let mut report = RunReport::empty_for_tests();
+        let (index, count) = shard.unwrap_or((1, 1));
+        let all: Vec<EvalResult> =
+            cases.iter().flat_map(|case| models.iter().map(move |model| eval(case, model))).collect();
+        let evals = all.into_iter().enumerate().filter(|(p, _)| p % count as usize == index as usize - 1);
+        report.evals = Some(EvalsSection {
+            golden_set: Some(GoldenSetInfo { path: "g.yaml".into(), sha256: sha.into(), cases: cases.len() }),
+            models: models.iter().map(|model| (*model).to_owned()).collect(),
+            model_status: models
+                .iter()
+                .map(|model| ModelStatus { model: (*model).into(), status: ModelOutcome::Ran, detail: None })
+                .collect(),
+            evals: evals.map(|(_, eval)| eval).collect(),
+            model_calls: 3,
+            shard: shard.map(|(index, count)| ShardInfo { index, count }),
+            ..EvalsSection::default()
+        });
+        if index > 1 {
+            report.checks.clear();
+            report.layers = vec![1];
+        }
+        Part { label: format!("shard{index}/report.json"), report }
+    }
+
+    fn pairs(report: &RunReport) -> Vec<(String, String)> {
+        report.evals.as_ref().unwrap().evals.iter().map(|eval| (eval.case.clone(), eval.model.clone())).collect()
+    }
+
+    #[test]
+    fn shards_join_in_the_unsplit_order_whatever_order_they_come_in() {
+        let cases = ["a", "b", "c", "d", "e"];
+        let models = ["m1", "m2"];
+        let whole = shard_report(&cases, &models, None, "sha256:1");
+        let parts: Vec<Part> =
+            [3, 1, 2].iter().map(|&index| shard_report(&cases, &models, Some((index, 3)), "sha256:1")).collect();
+        let merged = merge(parts).expect("merges");
+        assert_eq!(pairs(&merged), pairs(&whole.report));
+        let evals = merged.evals.as_ref().unwrap();
+        assert_eq!(evals.model_calls, 9);
+        assert_eq!(evals.shard, None);
+        assert_eq!(evals.eval_metrics.len(), 2);
+        assert_eq!(evals.eval_metrics[0].cases.get("pass"), Some(&5));
+    }
+
+    #[test]
+    fn positions_skip_a_model_that_did_not_run() {
+        let mut part = shard_report(&["a", "b", "c"], &["m1", "m2"], Some((2, 2)), "sha256:1");
+        let section = part.report.evals.as_mut().unwrap();
+        // Shard 2/2 holds positions 1, 3, 5: (a, m2), (b, m2), (c, m2); m1 has none here.
+        assert_eq!(positions(section), [1, 3, 5]);
+        let mut three = shard_report(&["a", "b", "c"], &["m1", "m2", "m3"], Some((1, 2)), "sha256:1");
+        let section = three.report.evals.as_mut().unwrap();
+        // Positions 0, 2, 4, 6, 8 with m2 (positions 4) gone: 0 (a,m1), 2 (a,m3), 6 (c,m1), 8 (c,m3).
+        section.evals.retain(|eval| eval.model != "m2");
+        assert_eq!(positions(section), [0, 2, 6, 8]);
+    }
+
+    #[test]
+    fn mismatched_shards_are_refused_naming_the_files() {
+        let cases = ["a", "b"];
+        let other = vec![
+            shard_report(&cases, &["m"], Some((1, 2)), "sha256:1"),
+            shard_report(&cases, &["m"], Some((2, 2)), "sha256:2"),
+        ];
+        let error = merge(other).unwrap_err();
+        assert!(error.message.contains("different golden sets"), "{}", error.message);
+        assert!(error.message.contains("shard1/report.json") && error.message.contains("shard2/report.json"));
+
+        let models = vec![
+            shard_report(&cases, &["m"], Some((1, 2)), "sha256:1"),
+            shard_report(&cases, &["n"], Some((2, 2)), "sha256:1"),
+        ];
+        assert!(merge(models).unwrap_err().message.contains("different models"));
+
+        let missing = vec![shard_report(&cases, &["m"], Some((1, 3)), "sha256:1")];
+        assert!(merge(missing).unwrap_err().message.contains("shard(s) 2/3, 3/3 missing"));
+
+        let twice = vec![
+            shard_report(&cases, &["m"], Some((1, 2)), "sha256:1"),
+            shard_report(&cases, &["m"], Some((1, 2)), "sha256:1"),
+        ];
+        assert!(merge(twice).unwrap_err().message.contains("given twice"));
+    }
+}
