@@ -784,3 +784,35 @@ fn a_broken_config_file_does_not_also_report_the_providers_it_may_define() {
         rendered(&problems)
     );
 }
+
+#[test]
+fn shard_comes_from_the_flag_or_the_input_and_a_bad_one_names_its_source() {
+    let settings = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        shard: Some("2/3".into()),
+        ..SettingsArgs::default()
+    })
+    .expect("valid");
+    assert_eq!(settings.layer1.shard, Some(crate::settings::layer1::Shard { index: 2, count: 3 }));
+
+    let problems = action(&[("INPUT_SERVER-URL", "http://h/mcp"), ("INPUT_SHARD", "4/3")], Request::default())
+        .expect_err("invalid");
+    let all = rendered(&problems);
+    assert!(all.contains("input `shard` (INPUT_SHARD): `4/3`: the index must be 1 to the count (3)"), "{all}");
+    assert!(all.contains("hint: give INDEX/COUNT"), "{all}");
+    let problems = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        shard: Some("1/300".into()),
+        ..SettingsArgs::default()
+    })
+    .expect_err("invalid");
+    assert!(rendered(&problems).contains("--shard: `1/300`: the count must be 1 to 256"), "{}", rendered(&problems));
+}
+
+#[test]
+fn merge_reports_needs_no_server() {
+    let settings =
+        action(&[("INPUT_MERGE-REPORTS", "reports/*")], Request::default()).expect("merging evaluates no server");
+    assert_eq!(settings.action.and_then(|action| action.merge_reports).as_deref(), Some("reports/*"));
+    assert!(action(&[], Request::default()).is_err(), "without it, a server is still needed");
+}

@@ -940,3 +940,91 @@ fn the_eval_label_runs_layer_1_with_the_golden_set_and_models_and_masks_the_keys
     let masked_stdout = run.stdout().replace(&format!("::add-mask::{key}"), "");
     assert!(!masked_stdout.contains(key), "the key appears in the log beyond its mask command");
 }
+
+/// `mcp-eval run --demo --out OUT` with `extra` flags; the exit status.
+fn run_demo_into(out: &Path, extra: &[&str]) -> i32 {
+    let output = Command::new(binary())
+        .args(["run", "--demo", "--quiet", "--out"])
+        .arg(out)
+        .args(extra)
+        .env("OPENAI_API_KEY", "")
+        .env("ANTHROPIC_API_KEY", "")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-eval");
+    output.status.code().unwrap_or(-1)
+}
+
+/// `(case, model, status, passed, runs)` of every eval of the report at `path`.
+fn eval_verdicts(path: &Path) -> Vec<(String, String, String, u64, u64)> {
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("report.json")).expect("JSON");
+    report["evals"]
+        .as_array()
+        .expect("evals")
+        .iter()
+        .map(|eval| {
+            let text = |key: &str| eval[key].as_str().unwrap_or_default().to_owned();
+            let number = |key: &str| eval[key].as_u64().unwrap_or(u64::MAX);
+            (text("case"), text("model"), text("status"), number("passed"), number("runs"))
+        })
+        .collect()
+}
+
+#[test]
+fn merge_reports_joins_the_shards_and_posts_one_comment() {
+    let github = FakeGithub::start(Mode::Normal, 0, 0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let workspace = dir.path().join("ws");
+    let whole = dir.path().join("whole");
+    let whole_code = run_demo_into(&whole, &[]);
+    for index in 1..=2 {
+        let code =
+            run_demo_into(&workspace.join(format!("reports/shard-{index}")), &["--shard", &format!("{index}/2")]);
+        assert!(code == 0 || code == 1, "shard {index}: exit {code}");
+    }
+    let run = run_action(
+        &workspace,
+        "pull_request",
+        "pull_request_opened.json",
+        &github.url,
+        &[("MERGE-REPORTS", "reports/*"), ("GITHUB-TOKEN", "ghs_faketoken")],
+    );
+    assert_eq!(run.code(), whole_code, "{}\n{}", run.stdout(), run.stderr());
+    assert!(run.stdout().contains("merging 2 report(s)"), "{}", run.stdout());
+    assert_eq!(
+        eval_verdicts(&workspace.join("mcp-eval-report/report.json")),
+        eval_verdicts(&whole.join("report.json")),
+        "the merged verdicts are the unsharded ones"
+    );
+    let outputs = run.outputs();
+    assert_eq!(outputs["layers-run"], "0,1");
+    assert_ne!(outputs["cases-passed"], "");
+    assert!(run.file("mcp-eval-report/junit.xml").contains("<testsuite"));
+    assert_eq!(github.ours().len(), 1, "one comment for the merged run");
+
+    // Shards of another golden set are refused, naming the files: exit 2, no comment.
+    let other = dir.path().join("other");
+    for index in 1..=2 {
+        let shard = other.join(format!("reports/shard-{index}"));
+        run_demo_into(&shard, &["--shard", &format!("{index}/2")]);
+        if index == 2 {
+            let path = shard.join("report.json");
+            let text = std::fs::read_to_string(&path).expect("report.json");
+            let mut report: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+            report["golden_set"]["sha256"] = serde_json::json!("sha256:other");
+            std::fs::write(&path, report.to_string()).expect("rewrite");
+        }
+    }
+    let refused = run_action(
+        &other,
+        "pull_request",
+        "pull_request_opened.json",
+        &github.url,
+        &[("MERGE-REPORTS", "reports/*"), ("GITHUB-TOKEN", "ghs_faketoken")],
+    );
+    assert_eq!(refused.code(), 2, "{}", refused.stdout());
+    assert!(refused.stdout().contains("different golden sets"), "{}", refused.stdout());
+    assert!(refused.stdout().contains("shard-2/report.json"), "{}", refused.stdout());
+    assert_eq!(github.ours().len(), 1, "no comment for refused shards");
+}
