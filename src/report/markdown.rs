@@ -328,6 +328,13 @@ fn layer1_section(evals: &EvalsSection) -> String {
             plural(golden.cases, "case"),
         );
     }
+    if let Some(shard) = evals.shard {
+        let _ = writeln!(
+            out,
+            "- **Shard:** {} of {}: this report holds that slice of the case × model list only; merge the shards (`mcp-eval merge`, input `merge-reports`) for the whole run",
+            shard.index, shard.count
+        );
+    }
     for status in evals.model_status.iter().filter(|status| status.status != ModelOutcome::Ran) {
         if out.len() > LAYER1_CHARS / 4 {
             out.push_str("- …more models not run: see `report.json`\n");
@@ -867,6 +874,16 @@ mod tests {
         assert!(render(&report).starts_with("## ❌ fail: 1 check and 3 cases failed"));
         report.outcome = RunOutcome::Interrupted;
         assert!(render(&report).starts_with("## ⚠️ interrupted, 1 check and 3 cases failed so far"));
+    }
+
+    #[test]
+    fn a_shard_says_which_slice_it_holds() {
+        let mut report = crate::report::test_support::sample_evals_report();
+        assert!(!render(&report).contains("**Shard:**"));
+        if let Some(evals) = report.evals.as_mut() {
+            evals.shard = Some(crate::report::evals::ShardInfo { index: 2, count: 3 });
+        }
+        assert!(render(&report).contains("- **Shard:** 2 of 3: this report holds that slice"));
     }
 
     #[test]
