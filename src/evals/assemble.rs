@@ -35,6 +35,8 @@ pub(crate) struct Inputs<'a> {
     pub trace_results: TraceResults,
     /// What cut the cases with runs missing.
     pub cut: Cut,
+    /// Verdicts reused from the cache, by (model index, case index): reported as they are.
+    pub reused: &'a BTreeMap<(usize, usize), EvalResult>,
 }
 
 /// What cut the cases with runs missing (they are `skipped`).
@@ -95,7 +97,13 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 flaky: false,
                 sampling: Value::Object(sampling_out),
                 traces: Vec::new(),
+                cached: None,
             };
+            if let Some(eval) = inputs.reused.get(&(*model_index, case_index)) {
+                metrics.count_reused(eval);
+                section.evals.push(eval.clone());
+                continue;
+            }
             if let Some(reason) = &spec.deferred {
                 eval.reason = Some(format!("skipped: {reason}"));
                 metrics.count_case(EvalStatus::Skipped);
@@ -298,6 +306,24 @@ struct Accumulator {
 impl Accumulator {
     fn count_case(&mut self, status: EvalStatus) {
         *self.cases.entry(status.as_str().to_owned()).or_default() += 1;
+    }
+
+    /// A verdict reused from the cache: its case status and grader tallies count; its tokens
+    /// and latencies do not (they were not spent in this run).
+    fn count_reused(&mut self, eval: &EvalResult) {
+        self.count_case(eval.status);
+        let tally = |name: &str| eval.graders.get(name).copied().unwrap_or_default();
+        let selection = tally("selection");
+        self.selection.0 += selection.passed;
+        self.selection.1 += selection.graded;
+        let negative = tally("no_tool_call");
+        self.over_triggering.0 += negative.graded - negative.passed;
+        self.over_triggering.1 += negative.graded;
+        for (name, sums) in [("arguments", &mut self.arguments), ("sequence", &mut self.sequence)] {
+            let grader = tally(name);
+            sums.0 += grader.passed;
+            sums.1 += grader.graded;
+        }
     }
 
     fn count_run(&mut self, run: &RunRecord, score: Option<&RunScore>) {

@@ -241,6 +241,22 @@ pub struct EvalResult {
     pub sampling: Value,
     /// The runs, bounded (see `--trace-results`).
     pub traces: Vec<RunTrace>,
+    /// Set when this verdict was reused from the verdict cache instead of measured in this run
+    /// (no model call, no `tools/call`): where it came from and what it was keyed on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached: Option<CachedFrom>,
+}
+
+/// Where a reused verdict came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CachedFrom {
+    /// The cache key it was found under (`sha256:…`).
+    pub key: String,
+    /// When the run that measured it started (RFC 3339).
+    pub measured_at: String,
+    /// The server key it was keyed on (`none` when the key left the server out), so a reader
+    /// knows what a reused verdict is worth.
+    pub server_key: String,
 }
 
 /// Runs a grader passed, of the runs it graded.

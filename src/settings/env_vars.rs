@@ -58,10 +58,16 @@ pub(crate) const INPUT_CONCURRENCY: &str = "concurrency";
 pub(crate) const INPUT_MAX_MODEL_CALLS: &str = "max-model-calls";
 /// Input `trace-results`: `full`, `truncated` or `none`.
 pub(crate) const INPUT_TRACE_RESULTS: &str = "trace-results";
+/// Input `cache-dir`: the verdict cache's directory (default `.mcp-eval-cache`).
+pub(crate) const INPUT_CACHE_DIR: &str = "cache-dir";
+/// Input `cache-key`: the server key of cached verdicts: `auto` (default), `none` or a text.
+pub(crate) const INPUT_CACHE_KEY: &str = "cache-key";
+/// Input `cache`: `read-write` (default; `write-only` on `schedule`), `write-only` or `off`.
+pub(crate) const INPUT_CACHE: &str = "cache";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 23] = [
+pub(crate) const ALL_INPUTS: [&str; 26] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -85,6 +91,9 @@ pub(crate) const ALL_INPUTS: [&str; 23] = [
     INPUT_CONCURRENCY,
     INPUT_MAX_MODEL_CALLS,
     INPUT_TRACE_RESULTS,
+    INPUT_CACHE_DIR,
+    INPUT_CACHE_KEY,
+    INPUT_CACHE,
 ];
 
 /// The API root of the built-in `openai` provider (default `https://api.openai.com/v1`).
