@@ -4,6 +4,7 @@
 //! extends this module with the last green run of the base branch and the gate on the delta.
 
 pub(crate) mod store;
+pub(crate) mod surface;
 
 use std::collections::BTreeSet;
 
