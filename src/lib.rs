@@ -18,6 +18,7 @@ pub(crate) mod action;
 pub(crate) mod agent;
 pub(crate) mod atomic;
 pub(crate) mod baseline;
+pub(crate) mod cache;
 pub mod cli;
 pub(crate) mod conformance;
 pub(crate) mod demo;

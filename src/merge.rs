@@ -299,6 +299,7 @@ mod tests {
             flaky: false,
             sampling: serde_json::json!({}),
             traces: Vec::new(),
+            cached: None,
         }
     }
 

@@ -3,6 +3,9 @@
 //! run of the same pull request, carried in the sticky comment; the cache-and-baseline issue
 //! extends this module with the last green run of the base branch and the gate on the delta.
 
+pub(crate) mod store;
+pub(crate) mod surface;
+
 use std::collections::BTreeSet;
 
 use crate::report::model::{RunReport, Status};

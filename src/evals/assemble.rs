@@ -35,6 +35,8 @@ pub(crate) struct Inputs<'a> {
     pub trace_results: TraceResults,
     /// What cut the cases with runs missing.
     pub cut: Cut,
+    /// Verdicts reused from the cache, by (model index, case index): reported as they are.
+    pub reused: &'a BTreeMap<(usize, usize), EvalResult>,
     /// The slice of the case × model list this run took, and how many models were given.
     pub shard: Option<(Shard, usize)>,
 }
@@ -104,7 +106,12 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 flaky: false,
                 sampling: Value::Object(sampling_out),
                 traces: Vec::new(),
+                cached: None,
             };
+            if let Some(eval) = inputs.reused.get(&(*model_index, case_index)) {
+                evals.push((key, eval.clone()));
+                continue;
+            }
             if let Some(reason) = &spec.deferred {
                 eval.reason = Some(format!("skipped: {reason}"));
                 evals.push((key, eval));

@@ -65,6 +65,19 @@ pub(crate) struct Layer1Input<'a> {
     pub retry: RetryPolicy,
     /// Cassettes to replay from, or record into (`settings.record`).
     pub cassettes: Option<Arc<Cassettes>>,
+    /// The verdict cache, when one is used.
+    pub cache: Option<CacheUse>,
+}
+
+/// The verdict cache as a run uses it.
+#[derive(Debug, Clone)]
+pub(crate) struct CacheUse {
+    /// The store.
+    pub store: crate::cache::VerdictCache,
+    /// The server key (`--cache-key`), when there is one.
+    pub server_key: Option<String>,
+    /// When this run started (RFC 3339): what a stored verdict says it was measured at.
+    pub measured_at: String,
 }
 
 /// What layer 1 has finished so far, shared with the caller: a signal that stops the run
@@ -84,6 +97,7 @@ struct Snapshot {
     today: NaiveDate,
     trace_results: crate::settings::layer1::TraceResults,
     budget: Arc<Budget>,
+    reused: BTreeMap<(usize, usize), crate::report::evals::EvalResult>,
     shard: Option<(Shard, usize)>,
 }
 
@@ -135,6 +149,7 @@ impl Progress {
                 today: snapshot.today,
                 trace_results: snapshot.trace_results,
                 cut: assemble::Cut::Interrupted,
+                reused: &snapshot.reused,
                 shard: snapshot.shard,
             },
         );
@@ -327,6 +342,7 @@ pub(crate) async fn run(
         today: input.today,
         trace_results: input.settings.trace_results,
         budget: budget.clone(),
+        reused: BTreeMap::new(),
         shard,
     });
     let runnable: Vec<usize> = (0..specs.len()).filter(|&index| specs[index].deferred.is_none()).collect();
@@ -335,10 +351,56 @@ pub(crate) async fn run(
         (model.caller.clone(), offered.get(&(model.index, case_index)).cloned().unwrap_or_default())
     };
 
+    // Verdicts the cache holds for exactly this case, tool surface, model, endpoint, runs and
+    // server key are reused: those cases × models are not run at all.
+    let mut reused: BTreeMap<(usize, usize), crate::report::evals::EvalResult> = BTreeMap::new();
+    let mut keys: BTreeMap<(usize, usize), crate::cache::CacheKey> = BTreeMap::new();
+    if let Some(cache) = &input.cache {
+        for model in &ready {
+            let Some(def) = input.settings.provider(&input.settings.models[model.index]) else { continue };
+            for &case_index in runnable.iter().filter(|&&case_index| in_shard(case_index, model.index)) {
+                let spec = &specs[case_index];
+                let tools =
+                    crate::cache::tool_fingerprint(input.surface.tools.iter().filter(|tool| spec.sees(&tool.name)));
+                let key = crate::cache::CacheKey::new(&crate::cache::KeyParts {
+                    case_sha256: &set.cases[case_index].hash,
+                    tools: &tools,
+                    model: &model.label,
+                    wire: wire_name(def.api),
+                    base_url: &def.base_url,
+                    runs: runs_of(spec),
+                    server_key: cache.server_key.as_deref(),
+                });
+                match cache.store.get(&key) {
+                    Ok(Some((mut eval, from))) => {
+                        eval.cached = Some(from);
+                        reused.insert((model.index, case_index), eval);
+                    }
+                    Ok(None) => {}
+                    Err(warning) => events(&RunEvent::Notice { text: format!("layer 1: {warning}") }),
+                }
+                keys.insert((model.index, case_index), key);
+            }
+        }
+    }
+    if let Some(snapshot) = lock(&progress.0).as_mut() {
+        snapshot.reused = reused.clone();
+    }
+    let todo = |model_index: usize| -> Vec<usize> {
+        runnable
+            .iter()
+            .copied()
+            .filter(|case_index| {
+                in_shard(*case_index, model_index) && !reused.contains_key(&(model_index, *case_index))
+            })
+            .collect()
+    };
+    let mut firsts: BTreeMap<usize, usize> = BTreeMap::new();
+
     // Each model's first run alone: a provider that cannot be used stops here.
-    let first_of = |model: usize| runnable.iter().copied().find(|&case| in_shard(case, model));
     for model in &ready {
-        let Some(first) = first_of(model.index) else { continue };
+        let Some(&first) = todo(model.index).first() else { continue };
+        firsts.insert(model.index, first);
         let (caller, tools) = context_for(model, first);
         let record = one_run(&specs[first], 1, caller.as_ref(), input.tools, &tools, &checker).await;
         if let (RunEnding::ProviderError(reason), Some(error)) = (&record.ending, model.caller.last_failure()) {
@@ -361,9 +423,9 @@ pub(crate) async fn run(
     // Every other run, concurrently up to the limit.
     let mut work: Vec<(usize, usize, Vec<usize>)> = Vec::new();
     for model in ready.iter().filter(|model| !unusable.contains_key(&model.index)) {
-        for &case_index in runnable.iter().filter(|&&case| in_shard(case, model.index)) {
+        for case_index in todo(model.index) {
             let case = &specs[case_index];
-            let first_done = usize::from(Some(case_index) == first_of(model.index));
+            let first_done = usize::from(firsts.get(&model.index) == Some(&case_index));
             let runs: Vec<usize> = (1 + first_done..=runs_of(case)).collect();
             if runs.is_empty() {
                 continue;
@@ -468,9 +530,28 @@ pub(crate) async fn run(
             today: input.today,
             trace_results: input.settings.trace_results,
             cut: assemble::Cut::CallCap,
+            reused: &reused,
             shard,
         },
     );
+    if let Some(cache) = &input.cache {
+        store_verdicts(cache, &section, &keys, input.settings, set, events);
+        if !reused.is_empty() {
+            let saved: usize = reused.values().flat_map(|eval| &eval.traces).map(|run| run.model_calls).sum();
+            let keyed_on = match cache.server_key.as_deref() {
+                Some(key) => format!("the server key `{}`", crate::text::clip(key, 24)),
+                None => "no server key (--cache-key none: a change to the server's code that keeps the tool surface reuses them; stale by design)".to_owned(),
+            };
+            section.layer1_notes.insert(
+                0,
+                format!(
+                    "{} of {} cases × models reused from the verdict cache (~{saved} model calls saved); keyed on the case, the tools it sees, the model, the endpoint, the runs and {keyed_on}",
+                    reused.len(),
+                    section.evals.len()
+                ),
+            );
+        }
+    }
     for eval in &section.evals {
         events(&RunEvent::CaseGraded {
             case: eval.case.clone(),
@@ -558,6 +639,38 @@ impl ArgumentCheck for SchemaCheck {
         match self.validators.get(tool).map(|validator| validator.validate(arguments)) {
             Some(Validation::Invalid(problems)) => Err(problems.join("; ")),
             _ => Ok(()),
+        }
+    }
+}
+
+/// `openai`, `anthropic` or `replay`: the wire in a cache key.
+fn wire_name(api: Api) -> &'static str {
+    match api {
+        Api::OpenAi => "openai",
+        Api::Anthropic => "anthropic",
+        Api::Replay => "replay",
+    }
+}
+
+/// Stores the verdicts measured in this run (pass or fail, not reused) in the cache.
+fn store_verdicts(
+    cache: &CacheUse,
+    section: &EvalsSection,
+    keys: &BTreeMap<(usize, usize), crate::cache::CacheKey>,
+    settings: &Layer1Settings,
+    set: &GoldenSet,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) {
+    use crate::report::evals::EvalStatus;
+    for eval in section.evals.iter().filter(|eval| eval.cached.is_none()) {
+        if !matches!(eval.status, EvalStatus::Pass | EvalStatus::Fail) {
+            continue;
+        }
+        let model_index = settings.models.iter().position(|model| model.label() == eval.model);
+        let case_index = set.cases.iter().position(|case| case.id == eval.case);
+        let Some(key) = model_index.zip(case_index).and_then(|index| keys.get(&index)) else { continue };
+        if let Err(warning) = cache.store.put(key, eval, &cache.measured_at, cache.server_key.as_deref()) {
+            events(&RunEvent::Notice { text: format!("layer 1: the verdict cache: {warning}") });
         }
     }
 }

@@ -106,6 +106,14 @@ fn settings(fixture: &Fixture, models: &[&str]) -> Layer1Settings {
 }
 
 async fn run_layer1(fixture: &Fixture, settings: &Layer1Settings) -> Result<EvalsSection, UserError> {
+    run_layer1_cached(fixture, settings, None).await
+}
+
+async fn run_layer1_cached(
+    fixture: &Fixture,
+    settings: &Layer1Settings,
+    cache: Option<CacheUse>,
+) -> Result<EvalsSection, UserError> {
     let target = Target::Http(HttpSettings {
         url: fixture.mcp_url.clone(),
         extra_headers: Vec::new(),
@@ -123,6 +131,7 @@ async fn run_layer1(fixture: &Fixture, settings: &Layer1Settings) -> Result<Eval
         today: chrono::Utc::now().date_naive(),
         retry: RetryPolicy { attempts: 2, base: Duration::from_millis(1), max_wait: Duration::from_millis(10) },
         cassettes: None,
+        cache,
     };
     let result = run(&input, &Progress::default(), &|_| {}).await;
     connected.shutdown().await;
@@ -324,4 +333,47 @@ async fn a_server_that_keeps_asking_for_input_fails_the_run_at_the_bound() {
     assert_eq!(run.ending, "finding");
     assert_eq!(run.calls[0].input_rounds.len(), 2, "two rounds, then the bound");
     assert!(run.reason.as_deref().is_some_and(|reason| reason.contains("after 2 round(s)")), "{run:?}");
+}
+
+#[tokio::test]
+async fn an_unchanged_set_is_reused_from_the_cache_with_zero_model_calls_and_one_changed_case_reruns_alone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = |server_key: &str| CacheUse {
+        store: crate::cache::VerdictCache::new(dir.path().to_path_buf(), crate::cache::Mode::ReadWrite),
+        server_key: Some(server_key.to_owned()),
+        measured_at: "2026-11-30T10:00:00Z".into(),
+    };
+    let fixture = fixture(&[]).await;
+    let settings = settings(&fixture, &["openai:demo-good"]);
+    let first = run_layer1_cached(&fixture, &settings, Some(cache("sha256:ws1"))).await.expect("ran");
+    assert!(first.model_calls > 0 && first.evals.iter().all(|eval| eval.cached.is_none()));
+
+    let second = run_layer1_cached(&fixture, &settings, Some(cache("sha256:ws1"))).await.expect("ran");
+    assert_eq!(second.model_calls, 0, "zero model calls");
+    let verdicts = |section: &EvalsSection| -> Vec<(String, EvalStatus, usize)> {
+        section.evals.iter().map(|eval| (eval.case.clone(), eval.status, eval.passed)).collect()
+    };
+    assert_eq!(verdicts(&second), verdicts(&first), "the same verdicts");
+    let graded = second.evals.iter().filter(|eval| eval.status != EvalStatus::Skipped);
+    assert!(graded.clone().all(|eval| eval.cached.as_ref().is_some_and(|from| from.server_key == "sha256:ws1")));
+    assert!(second.layer1_notes[0].contains("reused from the verdict cache"), "{:?}", second.layer1_notes);
+    assert_eq!(second.eval_metrics[0].pass_rate, first.eval_metrics[0].pass_rate, "metrics count reused verdicts");
+
+    // Another server key (the server's code changed): everything runs again.
+    let changed_server = run_layer1_cached(&fixture, &settings, Some(cache("sha256:ws2"))).await.expect("ran");
+    assert_eq!(changed_server.model_calls, first.model_calls);
+
+    // One case edited: that case alone runs.
+    let edited = fixture_of(&SET.replace("Echo my region, eu.", "Echo my region (eu)."), &[]).await;
+    let third = run_layer1_cached(&edited, &settings, Some(cache("sha256:ws1"))).await.expect("ran");
+    let ran: Vec<&str> = third
+        .evals
+        .iter()
+        .filter(|eval| eval.cached.is_none() && eval.status != EvalStatus::Skipped)
+        .map(|eval| eval.case.as_str())
+        .collect();
+    assert_eq!(ran, vec!["region"]);
+    // The model of the first fixture has no script for the edited prompt: it answers in words,
+    // one call per run.
+    assert_eq!(third.model_calls, 5, "the edited case alone ran");
 }

@@ -362,6 +362,7 @@ async fn layer1(
         today: Utc::now().date_naive(),
         retry: crate::evals::caller::RetryPolicy::default(),
         cassettes: cassettes.clone(),
+        cache: cache_use(settings, &layer1, set, events),
     };
     let section = crate::evals::run(&input, progress, events).await?;
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
@@ -378,6 +379,54 @@ async fn layer1(
         }
     }
     Ok(section)
+}
+
+/// The verdict cache of this run, when one is asked for (`--cache-dir`, the Action's default)
+/// and not `off`; the server key of `--cache-key auto` hashes the workspace, leaving out `.git/`,
+/// the golden set's directory and the cache and report directories.
+fn cache_use(
+    settings: &Settings,
+    layer1: &crate::settings::layer1::Layer1Settings,
+    set: &GoldenSet,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) -> Option<crate::evals::CacheUse> {
+    use crate::settings::layer1::CacheKeySetting;
+    let dir = layer1.cache_dir.clone().filter(|_| layer1.cache_mode != crate::cache::Mode::Off)?;
+    let server_key = match &layer1.cache_key {
+        CacheKeySetting::None => None,
+        CacheKeySetting::Text(text) => Some(text.clone()),
+        CacheKeySetting::Auto => {
+            let root = settings
+                .action
+                .as_ref()
+                .map_or_else(|| std::path::PathBuf::from("."), |action| action.github.workspace.clone());
+            let mut skip = vec![dir.clone(), settings.out_dir.clone()];
+            if let Some(golden_dir) = set.path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+                skip.push(golden_dir.to_path_buf());
+            }
+            let clean = |path: &std::path::Path| -> std::path::PathBuf {
+                path.components().filter(|part| !matches!(part, std::path::Component::CurDir)).collect()
+            };
+            let skip: Vec<std::path::PathBuf> =
+                skip.iter().map(|path| root.join(clean(path.strip_prefix(&root).unwrap_or(path)))).collect();
+            match crate::cache::workspace_key(&root, &skip) {
+                Ok(key) => Some(key),
+                Err(error) => {
+                    events(&RunEvent::Notice {
+                        text: format!(
+                            "layer 1: the workspace could not be hashed for the cache key ({error}); the verdict cache is not used"
+                        ),
+                    });
+                    return None;
+                }
+            }
+        }
+    };
+    Some(crate::evals::CacheUse {
+        store: crate::cache::VerdictCache::new(dir, layer1.cache_mode),
+        server_key,
+        measured_at: Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    })
 }
 
 /// How the run ended besides the report, for the exit status.

@@ -254,6 +254,22 @@ pub struct EvalResult {
     pub sampling: Value,
     /// The runs, bounded (see `--trace-results`).
     pub traces: Vec<RunTrace>,
+    /// Set when this verdict was reused from the verdict cache instead of measured in this run
+    /// (no model call, no `tools/call`): where it came from and what it was keyed on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached: Option<CachedFrom>,
+}
+
+/// Where a reused verdict came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CachedFrom {
+    /// The cache key it was found under (`sha256:…`).
+    pub key: String,
+    /// When the run that measured it started (RFC 3339).
+    pub measured_at: String,
+    /// The server key it was keyed on (`none` when the key left the server out), so a reader
+    /// knows what a reused verdict is worth.
+    pub server_key: String,
 }
 
 /// Runs a grader passed, of the runs it graded.
@@ -426,6 +442,7 @@ pub struct EvalMetrics {
 
 /// The suite metrics of `model` over its results `evals` (the case × model results of that
 /// model): the same numbers whether computed when the run ends or after shards are merged.
+/// Verdicts reused from the cache (`cached`) count their status and grader tallies only.
 pub fn metrics_of(model: &str, evals: &[&EvalResult]) -> EvalMetrics {
     let mut cases: BTreeMap<String, usize> = BTreeMap::new();
     let (mut selection, mut over_triggering, mut arguments, mut sequence) = ((0, 0), (0, 0), (0, 0), (0, 0));
@@ -438,17 +455,22 @@ pub fn metrics_of(model: &str, evals: &[&EvalResult]) -> EvalMetrics {
         // completed run of a negative case on `no_tool_call`.
         if let Some(tally) = eval.graders.get("selection") {
             selection.0 += tally.passed;
-            selection.1 += eval.completed;
+            selection.1 += tally.graded;
         }
         if let Some(tally) = eval.graders.get("no_tool_call") {
             over_triggering.0 += tally.graded - tally.passed;
-            over_triggering.1 += eval.completed;
+            over_triggering.1 += tally.graded;
         }
         for (name, sums) in [("arguments", &mut arguments), ("sequence", &mut sequence)] {
             if let Some(tally) = eval.graders.get(name) {
                 sums.0 += tally.passed;
                 sums.1 += tally.graded;
             }
+        }
+        // A verdict reused from the cache counts its status and tallies; its runs, tokens and
+        // latencies were not spent in this run.
+        if eval.cached.is_some() {
+            continue;
         }
         for run in &eval.traces {
             runs += 1;

@@ -470,6 +470,9 @@ fn eval_cell(eval: &EvalResult) -> String {
     if eval.flaky {
         cell.push_str(" (flaky)");
     }
+    if eval.cached.is_some() {
+        cell.push_str(" ♻️");
+    }
     cell
 }
 

@@ -201,6 +201,7 @@ fn eval(
         flaky: passed > 0 && passed < completed,
         sampling: serde_json::json!({"temperature": 0.0}),
         traces,
+        cached: None,
     }
 }
 

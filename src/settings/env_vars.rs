@@ -58,6 +58,12 @@ pub(crate) const INPUT_CONCURRENCY: &str = "concurrency";
 pub(crate) const INPUT_MAX_MODEL_CALLS: &str = "max-model-calls";
 /// Input `trace-results`: `full`, `truncated` or `none`.
 pub(crate) const INPUT_TRACE_RESULTS: &str = "trace-results";
+/// Input `cache-dir`: the verdict cache's directory (default `.mcp-eval-cache`).
+pub(crate) const INPUT_CACHE_DIR: &str = "cache-dir";
+/// Input `cache-key`: the server key of cached verdicts: `auto` (default), `none` or a text.
+pub(crate) const INPUT_CACHE_KEY: &str = "cache-key";
+/// Input `cache`: `read-write` (default; `write-only` on `schedule`), `write-only` or `off`.
+pub(crate) const INPUT_CACHE: &str = "cache";
 /// Input `shard`: `INDEX/COUNT`, the slice of layer 1's case × model list this job runs.
 pub(crate) const INPUT_SHARD: &str = "shard";
 /// Input `merge-reports`: a glob of report directories; when set, the Action merges them instead
@@ -66,7 +72,7 @@ pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 25] = [
+pub(crate) const ALL_INPUTS: [&str; 28] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -90,6 +96,9 @@ pub(crate) const ALL_INPUTS: [&str; 25] = [
     INPUT_CONCURRENCY,
     INPUT_MAX_MODEL_CALLS,
     INPUT_TRACE_RESULTS,
+    INPUT_CACHE_DIR,
+    INPUT_CACHE_KEY,
+    INPUT_CACHE,
     INPUT_SHARD,
     INPUT_MERGE_REPORTS,
 ];

@@ -106,6 +106,12 @@ pub(crate) struct Layer1Settings {
     pub record: bool,
     /// `--trace-results`.
     pub trace_results: TraceResults,
+    /// `--cache-dir`: the verdict cache (none: no cache).
+    pub cache_dir: Option<PathBuf>,
+    /// `--cache-key`.
+    pub cache_key: CacheKeySetting,
+    /// `--cache-mode`.
+    pub cache_mode: crate::cache::Mode,
     /// `--shard i/n`: the slice of the case × model list this run takes.
     pub shard: Option<Shard>,
 }
@@ -146,6 +152,18 @@ impl Shard {
     }
 }
 
+/// What cached verdicts are also keyed on (`--cache-key`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) enum CacheKeySetting {
+    /// Nothing: verdicts survive server changes that keep the tool surface (the CLI's default).
+    #[default]
+    None,
+    /// A hash of the workspace (the Action's default).
+    Auto,
+    /// This text.
+    Text(String),
+}
+
 impl Default for Layer1Settings {
     fn default() -> Self {
         Layer1Settings {
@@ -157,6 +175,9 @@ impl Default for Layer1Settings {
             cassettes: None,
             record: false,
             trace_results: TraceResults::default(),
+            cache_dir: None,
+            cache_key: CacheKeySetting::default(),
+            cache_mode: crate::cache::Mode::default(),
             shard: None,
         }
     }

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use super::config_file::ProviderEntry;
 use super::layer1::{
-    Api, DEFAULT_CONCURRENCY, DEFAULT_MAX_MODEL_CALLS, Layer1Settings, ModelRef, ProviderDef, TraceResults,
+    Api, CacheKeySetting, DEFAULT_CONCURRENCY, DEFAULT_MAX_MODEL_CALLS, Layer1Settings, ModelRef, ProviderDef,
+    TraceResults,
 };
 use super::{Located, Problem, Source, Sources, check_url, env_vars, file_source, secrets};
 
@@ -147,6 +148,41 @@ pub(super) fn resolve(
     let providers = providers(sources, problems);
     let models = models(sources, &providers, file_unread, problems, notices);
 
+    // The verdict cache: the Action keeps one by default, the CLI only when asked.
+    let in_action = sources.front_end == super::FrontEnd::Action;
+    let cache_dir = match sources.pick(&flags.cache_dir, "--cache-dir", env_vars::INPUT_CACHE_DIR, None) {
+        Some((_, text)) => Some(in_workspace(&text)),
+        None if in_action => Some(in_workspace(DEFAULT_CACHE_DIR)),
+        None => None,
+    };
+    let cache_key = match sources.pick(&flags.cache_key, "--cache-key", env_vars::INPUT_CACHE_KEY, None) {
+        Some((_, text)) if text.trim() == "auto" => CacheKeySetting::Auto,
+        Some((_, text)) if text.trim() == "none" => CacheKeySetting::None,
+        Some((_, text)) => CacheKeySetting::Text(text.trim().to_owned()),
+        None if in_action => CacheKeySetting::Auto,
+        None => CacheKeySetting::None,
+    };
+    let event =
+        sources.request.action.github_event_name.clone().or_else(|| (sources.lookup)(env_vars::GITHUB_EVENT_NAME));
+    let scheduled = in_action && event.as_deref().map(str::trim) == Some("schedule");
+    let cache_mode = match sources.pick(&flags.cache_mode, "--cache-mode", env_vars::INPUT_CACHE, None) {
+        None if scheduled => crate::cache::Mode::WriteOnly,
+        None => crate::cache::Mode::ReadWrite,
+        Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
+            "read-write" => crate::cache::Mode::ReadWrite,
+            "write-only" => crate::cache::Mode::WriteOnly,
+            "off" => crate::cache::Mode::Off,
+            _ => {
+                problems.push(Problem::new(
+                    &source,
+                    format!("`{text}` is not a cache mode"),
+                    "use read-write, write-only (measure afresh and refresh the cache) or off",
+                ));
+                crate::cache::Mode::ReadWrite
+            }
+        },
+    };
+
     Layer1Settings {
         models,
         providers,
@@ -156,9 +192,15 @@ pub(super) fn resolve(
         record: flags.record && cassettes.is_some(),
         cassettes,
         trace_results,
+        cache_dir,
+        cache_key,
+        cache_mode,
         shard,
     }
 }
+
+/// The Action's verdict cache directory, in the workspace.
+const DEFAULT_CACHE_DIR: &str = ".mcp-eval-cache";
 
 /// A whole number in `low..=high`, or a problem naming what it counts.
 fn whole_number(

@@ -118,6 +118,15 @@ pub struct SettingsArgs {
     /// How much of tool results and model text the traces keep: full, truncated (the first 2048 bytes of each) or none [Action input: trace-results; config: trace_results; default truncated]
     #[arg(long, value_name = "HOW")]
     pub trace_results: Option<String>,
+    /// The layer-1 verdict cache directory: unchanged cases × models are reused, zero model calls [Action input: cache-dir; default: none for the CLI, .mcp-eval-cache for the Action]
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<String>,
+    /// What cached verdicts are also keyed on: auto (a hash of the working directory), none, or a text [Action input: cache-key; default: none for the CLI, auto for the Action]
+    #[arg(long, value_name = "KEY")]
+    pub cache_key: Option<String>,
+    /// read-write, write-only or off [Action input: cache; default read-write, write-only on schedule]
+    #[arg(long, value_name = "MODE")]
+    pub cache_mode: Option<String>,
     /// Run one slice of layer 1's case × model list, INDEX/COUNT (1 ≤ INDEX ≤ COUNT ≤ 256), e.g. 2/3; layer 0 runs in shard 1 only; join the shards with `mcp-eval merge` [Action input: shard]
     #[arg(long, value_name = "INDEX/COUNT")]
     pub shard: Option<String>,

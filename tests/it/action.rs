@@ -23,7 +23,7 @@ const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
 const PAGE_SIZE: usize = 2;
 
 /// Every input of action.yml, set to the empty string as the runner does for inputs not given.
-const ALL_INPUTS: [&str; 16] = [
+const ALL_INPUTS: [&str; 19] = [
     "SERVER-URL",
     "SERVER-COMMAND",
     "SERVER-HEADERS",
@@ -40,6 +40,9 @@ const ALL_INPUTS: [&str; 16] = [
     "TIMEOUT-SECONDS",
     "CONFIG",
     "REQUIRE-ERA",
+    "CACHE-DIR",
+    "CACHE-KEY",
+    "CACHE",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,243 @@
+//! The stored baseline of layer 1: the last green runs of the base branch, kept per
+//! comparability key — case hash × model × provider endpoint — so a pull request that edits one
+//! case still compares every other case, and a pull request that changes the server or the tool
+//! surface (exactly what must be compared) still finds its baseline. The last three stored runs
+//! of each key are kept (the gate pools them), with a record per golden-set hash naming the runs
+//! and the tool surface of the last one (for the tool-surface diff).
+//!
+//! The file lives beside the verdict cache (`CACHE_DIR/baselines.json`), so pull-request runs,
+//! which restore the base branch's cache, find it without an API call. It is written atomically;
+//! one that cannot be read is ignored with a warning (no baseline, never a wrong one).
+
+#![allow(dead_code, reason = "wired with the regression gate in the next commits of this issue")]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::report::evals::{EvalResult, EvalStatus};
+
+/// Stored runs kept per comparability key (the gate pools them).
+pub(crate) const KEPT_RUNS: usize = 3;
+
+/// The format of the baseline file.
+const FORMAT: u32 = 1;
+
+/// One stored verdict (traces left out: the baseline keeps counts, not conversations).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StoredVerdict {
+    /// When the run that measured it started (RFC 3339).
+    pub measured_at: String,
+    /// The verdict.
+    pub eval: EvalResult,
+}
+
+/// A run that stored a baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StoredRun {
+    /// When it started (RFC 3339).
+    pub measured_at: String,
+    /// Why it was stored: `schedule`, `push`, `workflow_dispatch`, `accept-baseline`, `file`.
+    pub reason: String,
+}
+
+/// The whole baseline file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Baseline {
+    /// Always [`FORMAT`].
+    pub format: u32,
+    /// Comparability key → the last stored verdicts, newest first.
+    pub verdicts: BTreeMap<String, Vec<StoredVerdict>>,
+    /// Golden-set hash → the runs that stored it, newest first.
+    pub runs: BTreeMap<String, Vec<StoredRun>>,
+    /// The canonical tool surface of the last stored run (for the tool-surface diff).
+    pub tools: Option<String>,
+}
+
+/// The comparability key of a case × model on an endpoint.
+pub(crate) fn comparability_key(case_sha256: &str, model: &str, endpoint: &str) -> String {
+    crate::golden::jcs::hash(&json!({"case": case_sha256, "model": model, "endpoint": endpoint}))
+}
+
+impl Baseline {
+    /// The baseline file of a cache directory.
+    pub(crate) fn path_in(cache_dir: &Path) -> PathBuf {
+        cache_dir.join("baselines.json")
+    }
+
+    /// Reads the baseline at `path`: empty when there is none; `Err` with a warning when the
+    /// file cannot be read (the caller then runs without a baseline).
+    pub(crate) fn load(path: &Path) -> Result<Self, String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(error) => {
+                return Err(format!("cannot read the baseline {}: {error}; no baseline used", path.display()));
+            }
+        };
+        let baseline: Self = serde_json::from_str(&text)
+            .map_err(|error| format!("the baseline {} is not readable ({error}); no baseline used", path.display()))?;
+        if baseline.format != FORMAT {
+            return Err(format!("the baseline {} is of format {}; no baseline used", path.display(), baseline.format));
+        }
+        Ok(baseline)
+    }
+
+    /// A baseline made of one report's evals (`--baseline FILE`: a report.json).
+    pub(crate) fn from_evals(evals: &[EvalResult], endpoint: &dyn Fn(&str) -> String, measured_at: &str) -> Self {
+        let mut baseline = Self { format: FORMAT, ..Self::default() };
+        baseline.add(evals, endpoint, measured_at);
+        baseline
+    }
+
+    /// Adds the verdicts of a run (pass and fail only; reused ones too, they are still this
+    /// code's verdicts), newest first, keeping [`KEPT_RUNS`] per key.
+    fn add(&mut self, evals: &[EvalResult], endpoint: &dyn Fn(&str) -> String, measured_at: &str) {
+        for eval in evals.iter().filter(|eval| matches!(eval.status, EvalStatus::Pass | EvalStatus::Fail)) {
+            let key = comparability_key(&eval.case_sha256, &eval.model, &endpoint(&eval.model));
+            let kept = self.verdicts.entry(key).or_default();
+            let stored = StoredVerdict {
+                measured_at: measured_at.to_owned(),
+                eval: EvalResult { traces: Vec::new(), cached: None, ..eval.clone() },
+            };
+            kept.insert(0, stored);
+            kept.truncate(KEPT_RUNS);
+        }
+    }
+
+    /// Stores a run: its verdicts, the run record of its golden-set hash, and its tool surface.
+    pub(crate) fn store(
+        &mut self,
+        evals: &[EvalResult],
+        endpoint: &dyn Fn(&str) -> String,
+        golden_sha256: &str,
+        tools: Option<String>,
+        run: StoredRun,
+    ) {
+        self.format = FORMAT;
+        self.add(evals, endpoint, &run.measured_at);
+        let runs = self.runs.entry(golden_sha256.to_owned()).or_default();
+        runs.insert(0, run);
+        runs.truncate(KEPT_RUNS);
+        if tools.is_some() {
+            self.tools = tools;
+        }
+    }
+
+    /// The stored verdicts comparable with `eval` (same case hash, model and endpoint), newest
+    /// first.
+    pub(crate) fn comparable(&self, eval: &EvalResult, endpoint: &str) -> &[StoredVerdict] {
+        let key = comparability_key(&eval.case_sha256, &eval.model, endpoint);
+        self.verdicts.get(&key).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    /// Writes the file atomically.
+    pub(crate) fn save(&self, path: &Path) -> Result<(), String> {
+        if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
+        }
+        let text = serde_json::to_string(self).map_err(|error| error.to_string())?;
+        crate::atomic::write_atomic(path, &text).map_err(|error| format!("cannot write {}: {error}", path.display()))
+    }
+}
+
+/// Whether a run stores its results as the baseline: only on the default branch; a scheduled
+/// run always once layer 1 completed without errors (it measures the model afresh); a push or
+/// `workflow_dispatch` run only when its own gate did not fail (a regression merged by mistake
+/// must not ratchet in); `accept` (`--accept-baseline`) whatever the gate says. Pull requests
+/// never store.
+pub(crate) fn should_store(
+    event: &str,
+    on_default_branch: bool,
+    layer1_clean: bool,
+    gate_failed: bool,
+    accept: bool,
+) -> bool {
+    if !on_default_branch || event.starts_with("pull_request") {
+        return false;
+    }
+    if accept {
+        return true;
+    }
+    match event {
+        "schedule" => layer1_clean,
+        "push" | "workflow_dispatch" => layer1_clean && !gate_failed,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::evals::EvalsSection;
+
+    fn eval(case: &str, passed: usize) -> EvalResult {
+        let mut section = EvalsSection::default();
+        section.evals.push(EvalResult {
+            case: case.into(),
+            model: "openai:m".into(),
+            kind: "soft".into(),
+            runs: 5,
+            passed,
+            completed: 5,
+            status: if passed >= 4 { EvalStatus::Pass } else { EvalStatus::Fail },
+            threshold: 4,
+            wilson_95: [0.0, 1.0],
+            case_sha256: format!("sha256:{case}"),
+            graders: Default::default(),
+            reason: None,
+            flaky: false,
+            sampling: json!({}),
+            traces: Vec::new(),
+            cached: None,
+        });
+        section.evals.remove(0)
+    }
+
+    fn endpoint(_: &str) -> String {
+        "https://api.example/v1".into()
+    }
+
+    fn run(at: &str) -> StoredRun {
+        StoredRun { measured_at: at.into(), reason: "push".into() }
+    }
+
+    #[test]
+    fn the_last_three_runs_are_kept_per_case_model_and_endpoint() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = Baseline::path_in(dir.path());
+        let mut baseline = Baseline::load(&path).expect("none yet");
+        for (n, passed) in [5, 4, 5, 3].iter().enumerate() {
+            baseline.store(&[eval("a", *passed)], &endpoint, "sha256:set", None, run(&format!("t{n}")));
+        }
+        baseline.save(&path).expect("saved");
+        let loaded = Baseline::load(&path).expect("readable");
+        let kept: Vec<usize> =
+            loaded.comparable(&eval("a", 0), &endpoint("")).iter().map(|stored| stored.eval.passed).collect();
+        assert_eq!(kept, vec![3, 5, 4], "newest first, three kept");
+        assert_eq!(loaded.runs["sha256:set"].len(), 3);
+        assert!(loaded.comparable(&eval("a", 0), "http://other/v1").is_empty(), "another endpoint is not comparable");
+        assert!(loaded.comparable(&eval("b", 0), &endpoint("")).is_empty(), "another case is not comparable");
+    }
+
+    #[test]
+    fn an_unreadable_baseline_is_ignored_with_a_warning() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = Baseline::path_in(dir.path());
+        std::fs::write(&path, "{broken").expect("write");
+        assert!(Baseline::load(&path).expect_err("a warning").contains("not readable"));
+    }
+
+    #[test]
+    fn only_the_default_branch_stores_and_a_failed_gate_never_ratchets_in() {
+        assert!(should_store("schedule", true, true, true, false), "schedule measures afresh");
+        assert!(!should_store("schedule", true, false, false, false), "not with layer-1 errors");
+        assert!(should_store("push", true, true, false, false));
+        assert!(!should_store("push", true, true, true, false), "a failed gate does not ratchet in");
+        assert!(should_store("push", true, true, true, true), "unless accepted");
+        assert!(!should_store("pull_request", true, true, false, true), "pull requests never store");
+        assert!(!should_store("push", false, true, false, false), "other branches never store");
+    }
+}

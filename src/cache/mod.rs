@@ -1,0 +1,255 @@
+//! The verdict cache of layer 1: one entry per case × model, looked up by its own key, so an
+//! unchanged pull request costs no model call and editing one case re-runs that case alone.
+//!
+//! The key ([`CacheKey::new`]) is SHA-256 over the canonical JSON of everything a verdict
+//! depends on: the case hash (sampling included), the fingerprint of the tools the case can
+//! see (name, title, description, `inputSchema`, `outputSchema`, annotations), the model, the
+//! provider's wire and base URL, the number of runs, mcp-eval's version and the version of its
+//! agent loop and graders, and a **server key** (`--cache-key`: the hash of the workspace in the
+//! Action, so a change to the server's code re-runs its cases; `none` leaves it out).
+//!
+//! Entries are files `DIR/ab/abcdef….json` written atomically; one that cannot be read is
+//! skipped with a warning (never a crash, never a wrong verdict); several writers may share the
+//! directory (a file is either the old or the new entry); the directory is kept under a size
+//! bound by evicting the least recently used entries first.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::report::evals::{CachedFrom, EvalResult};
+
+/// The version of the agent loop and graders: bump it when a change could change a verdict, so
+/// no cached verdict of the old logic is reused.
+pub(crate) const GRADER_VERSION: u32 = 1;
+
+/// The format of an entry file.
+const ENTRY_FORMAT: u32 = 1;
+
+/// The default size bound of a cache directory, in bytes.
+pub(crate) const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// How the cache is used (`--cache-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Mode {
+    /// Reuse hits, store new verdicts.
+    #[default]
+    ReadWrite,
+    /// Store new verdicts, reuse none (scheduled runs measure the model afresh).
+    WriteOnly,
+    /// Neither.
+    Off,
+}
+
+/// What a case × model verdict depends on, besides the case itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeyParts<'a> {
+    /// `sha256:…` of the resolved case.
+    pub case_sha256: &'a str,
+    /// The canonical JSON of the tools the case can see (see [`tool_fingerprint`]).
+    pub tools: &'a str,
+    /// `PROVIDER:MODEL`.
+    pub model: &'a str,
+    /// `openai`, `anthropic` or `replay`.
+    pub wire: &'a str,
+    /// The provider's base URL.
+    pub base_url: &'a str,
+    /// The runs actually asked for.
+    pub runs: usize,
+    /// The server key, when there is one.
+    pub server_key: Option<&'a str>,
+}
+
+/// A cache key: `sha256:…`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct CacheKey(pub String);
+
+impl CacheKey {
+    /// The key of `parts`.
+    pub(crate) fn new(parts: &KeyParts<'_>) -> Self {
+        let value = json!({
+            "v": 1,
+            "case": parts.case_sha256,
+            "tools": crate::golden::jcs::hash(&serde_json::from_str::<Value>(parts.tools).unwrap_or(Value::Null)),
+            "model": parts.model,
+            "wire": parts.wire,
+            "base_url": parts.base_url,
+            "runs": parts.runs,
+            "server_key": parts.server_key,
+            "mcp_eval": env!("CARGO_PKG_VERSION"),
+            "graders": GRADER_VERSION,
+        });
+        CacheKey(crate::golden::jcs::hash(&value))
+    }
+
+    fn hex(&self) -> &str {
+        self.0.trim_start_matches("sha256:")
+    }
+}
+
+/// The canonical JSON of the tools a case can see: each tool's name, title, description,
+/// `inputSchema`, `outputSchema` and annotations, sorted by name.
+pub(crate) fn tool_fingerprint<'a>(tools: impl IntoIterator<Item = &'a crate::mcp::tools::ToolView>) -> String {
+    let surface = crate::mcp::tools::ToolSurface { tools: tools.into_iter().cloned().collect(), skipped: 0 };
+    surface.canonical_text()
+}
+
+/// One entry file.
+#[derive(Debug, Serialize, Deserialize)]
+struct Entry {
+    format: u32,
+    key: String,
+    measured_at: String,
+    server_key: String,
+    eval: EvalResult,
+}
+
+/// A cache directory.
+#[derive(Debug, Clone)]
+pub(crate) struct VerdictCache {
+    dir: PathBuf,
+    mode: Mode,
+    max_bytes: u64,
+}
+
+impl VerdictCache {
+    /// The cache in `dir` (created when first written).
+    pub(crate) fn new(dir: PathBuf, mode: Mode) -> Self {
+        Self { dir, mode, max_bytes: DEFAULT_MAX_BYTES }
+    }
+
+    /// The same cache with another size bound (tests).
+    #[cfg(test)]
+    pub(crate) fn with_max_bytes(mut self, max_bytes: u64) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    fn path(&self, key: &CacheKey) -> PathBuf {
+        let hex = key.hex();
+        self.dir.join(&hex[..2.min(hex.len())]).join(format!("{hex}.json"))
+    }
+
+    /// The verdict stored under `key`, with where it came from; `Err` with a warning when an
+    /// entry exists but cannot be read (it is then ignored).
+    pub(crate) fn get(&self, key: &CacheKey) -> Result<Option<(EvalResult, CachedFrom)>, String> {
+        if self.mode != Mode::ReadWrite {
+            return Ok(None);
+        }
+        let path = self.path(key);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(format!("cannot read the cache entry {}: {error}; ignored", path.display())),
+        };
+        let entry: Entry = serde_json::from_str(&text)
+            .map_err(|error| format!("the cache entry {} is not readable ({error}); ignored", path.display()))?;
+        if entry.format != ENTRY_FORMAT || entry.key != key.0 {
+            return Err(format!("the cache entry {} is of another format or key; ignored", path.display()));
+        }
+        // Touch it: eviction is least recently used first.
+        let _ = std::fs::File::options()
+            .append(true)
+            .open(&path)
+            .and_then(|file| file.set_modified(std::time::SystemTime::now()));
+        let from = CachedFrom { key: entry.key, measured_at: entry.measured_at, server_key: entry.server_key };
+        Ok(Some((entry.eval, from)))
+    }
+
+    /// Stores `eval` under `key` (atomically), then keeps the directory under its size bound.
+    pub(crate) fn put(
+        &self,
+        key: &CacheKey,
+        eval: &EvalResult,
+        measured_at: &str,
+        server_key: Option<&str>,
+    ) -> Result<(), String> {
+        if self.mode == Mode::Off {
+            return Ok(());
+        }
+        let path = self.path(key);
+        let entry = Entry {
+            format: ENTRY_FORMAT,
+            key: key.0.clone(),
+            measured_at: measured_at.to_owned(),
+            server_key: server_key.unwrap_or("none").to_owned(),
+            eval: EvalResult { cached: None, ..eval.clone() },
+        };
+        let text = serde_json::to_string(&entry).map_err(|error| error.to_string())?;
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
+        }
+        crate::atomic::write_atomic(&path, &text)
+            .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+        self.evict();
+        Ok(())
+    }
+
+    /// Deletes the least recently used entries until the directory fits its bound.
+    fn evict(&self) {
+        let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = Vec::new();
+        let Ok(shards) = std::fs::read_dir(&self.dir) else { return };
+        for shard in shards.flatten() {
+            let Ok(files) = std::fs::read_dir(shard.path()) else { continue };
+            for file in files.flatten() {
+                let path = file.path();
+                if path.extension().and_then(|ext| ext.to_str()) != Some("json") {
+                    continue;
+                }
+                if let Ok(metadata) = file.metadata() {
+                    entries.push((metadata.modified().unwrap_or(std::time::UNIX_EPOCH), metadata.len(), path));
+                }
+            }
+        }
+        let mut total: u64 = entries.iter().map(|(_, size, _)| size).sum();
+        if total <= self.max_bytes {
+            return;
+        }
+        entries.sort();
+        for (_, size, path) in entries {
+            if total <= self.max_bytes {
+                break;
+            }
+            if std::fs::remove_file(&path).is_ok() {
+                total = total.saturating_sub(size);
+            }
+        }
+    }
+}
+
+/// The server key of `--cache-key auto`: SHA-256 over the workspace's files (paths and
+/// contents, sorted by path), leaving out `.git/` and the paths in `skip` (the golden-set
+/// directory, the cache and report directories). Symlinks are not followed.
+pub(crate) fn workspace_key(root: &Path, skip: &[PathBuf]) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut files = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
+            let path = entry.path();
+            if entry.file_name() == ".git" || skip.iter().any(|skipped| path.starts_with(skipped)) {
+                continue;
+            }
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut hasher = Sha256::new();
+    for path in files {
+        let relative = path.strip_prefix(root).unwrap_or(&path);
+        hasher.update(relative.to_string_lossy().as_bytes());
+        hasher.update([0]);
+        hasher.update(Sha256::digest(std::fs::read(&path)?));
+    }
+    Ok(format!("sha256:{:x}", hasher.finalize()))
+}
+
+#[cfg(test)]
+mod tests;

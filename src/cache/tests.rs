@@ -1,0 +1,142 @@
+//! Tests of the verdict cache: keys, hits, misses, corrupt entries, concurrent writers, eviction.
+
+use super::*;
+use crate::report::evals::{EvalStatus, EvalsSection};
+
+fn eval(case: &str) -> EvalResult {
+    let mut section = EvalsSection::default();
+    section.evals.push(EvalResult {
+        case: case.into(),
+        model: "openai:m".into(),
+        kind: "soft".into(),
+        runs: 5,
+        passed: 4,
+        completed: 5,
+        status: EvalStatus::Pass,
+        threshold: 4,
+        wilson_95: [0.3755, 0.9638],
+        case_sha256: format!("sha256:{case}"),
+        graders: Default::default(),
+        reason: Some("4 of 5".into()),
+        flaky: true,
+        sampling: json!({"temperature": 0.0}),
+        traces: Vec::new(),
+        cached: None,
+    });
+    section.evals.remove(0)
+}
+
+fn parts<'a>(case: &'a str, server_key: Option<&'a str>) -> KeyParts<'a> {
+    KeyParts {
+        case_sha256: case,
+        tools: r#"[{"name":"a"}]"#,
+        model: "openai:m",
+        wire: "openai",
+        base_url: "https://api.example/v1",
+        runs: 5,
+        server_key,
+    }
+}
+
+#[test]
+fn every_part_of_the_key_changes_it() {
+    let base = CacheKey::new(&parts("sha256:1", Some("k")));
+    assert_eq!(base, CacheKey::new(&parts("sha256:1", Some("k"))), "deterministic");
+    let mut changed = vec![
+        CacheKey::new(&parts("sha256:2", Some("k"))),
+        CacheKey::new(&parts("sha256:1", Some("other"))),
+        CacheKey::new(&parts("sha256:1", None)),
+    ];
+    let mut tools = parts("sha256:1", Some("k"));
+    tools.tools = r#"[{"name":"b"}]"#;
+    changed.push(CacheKey::new(&tools));
+    let mut runs = parts("sha256:1", Some("k"));
+    runs.runs = 10;
+    changed.push(CacheKey::new(&runs));
+    let mut url = parts("sha256:1", Some("k"));
+    url.base_url = "http://127.0.0.1:8080/v1";
+    changed.push(CacheKey::new(&url));
+    for key in changed {
+        assert_ne!(key, base);
+    }
+}
+
+#[test]
+fn a_stored_verdict_is_found_again_with_where_it_came_from() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = VerdictCache::new(dir.path().to_path_buf(), Mode::ReadWrite);
+    let key = CacheKey::new(&parts("sha256:1", Some("sha256:ws")));
+    assert_eq!(cache.get(&key), Ok(None));
+    cache.put(&key, &eval("a"), "2026-11-30T10:00:00Z", Some("sha256:ws")).expect("stored");
+    let (found, from) = cache.get(&key).expect("readable").expect("a hit");
+    assert_eq!(found, eval("a"));
+    assert_eq!((from.measured_at.as_str(), from.server_key.as_str()), ("2026-11-30T10:00:00Z", "sha256:ws"));
+    assert_eq!(from.key, key.0);
+    // Write-only stores but never reuses; off does neither.
+    assert_eq!(VerdictCache::new(dir.path().to_path_buf(), Mode::WriteOnly).get(&key), Ok(None));
+    let other = CacheKey::new(&parts("sha256:2", None));
+    VerdictCache::new(dir.path().to_path_buf(), Mode::Off).put(&other, &eval("b"), "t", None).expect("nothing");
+    assert_eq!(cache.get(&other), Ok(None));
+}
+
+#[test]
+fn a_corrupt_entry_is_skipped_with_a_warning() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = VerdictCache::new(dir.path().to_path_buf(), Mode::ReadWrite);
+    let key = CacheKey::new(&parts("sha256:1", None));
+    cache.put(&key, &eval("a"), "t", None).expect("stored");
+    std::fs::write(cache.path(&key), "{not json").expect("corrupt it");
+    let warning = cache.get(&key).expect_err("a warning, not a verdict");
+    assert!(warning.contains("not readable") && warning.contains("ignored"), "{warning}");
+}
+
+#[test]
+fn concurrent_writers_leave_a_readable_cache() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let key = CacheKey::new(&parts("sha256:1", None));
+    std::thread::scope(|scope| {
+        for writer in 0..8 {
+            let dir = dir.path().to_path_buf();
+            let key = key.clone();
+            scope.spawn(move || {
+                let cache = VerdictCache::new(dir, Mode::ReadWrite);
+                for _ in 0..20 {
+                    cache.put(&key, &eval(&format!("w{writer}")), "t", None).expect("stored");
+                }
+            });
+        }
+    });
+    let (found, _) =
+        VerdictCache::new(dir.path().to_path_buf(), Mode::ReadWrite).get(&key).expect("readable").expect("hit");
+    assert!(found.case.starts_with('w'), "one writer's whole entry: {}", found.case);
+}
+
+#[test]
+fn the_oldest_entries_are_evicted_first_to_stay_under_the_bound() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = VerdictCache::new(dir.path().to_path_buf(), Mode::ReadWrite).with_max_bytes(1500);
+    let keys: Vec<CacheKey> = (0..6).map(|n| CacheKey::new(&parts(&format!("sha256:{n}"), None))).collect();
+    for (n, key) in keys.iter().enumerate() {
+        cache.put(key, &eval(&format!("c{n}")), "t", None).expect("stored");
+        std::thread::sleep(std::time::Duration::from_millis(15));
+    }
+    assert_eq!(cache.get(&keys[0]), Ok(None), "the oldest went first");
+    assert!(cache.get(&keys[5]).expect("readable").is_some(), "the newest stays");
+}
+
+#[test]
+fn the_workspace_key_changes_with_the_servers_code_but_not_with_skipped_directories() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).expect("dirs");
+    std::fs::create_dir_all(root.join("golden")).expect("dirs");
+    std::fs::create_dir_all(root.join(".git")).expect("dirs");
+    std::fs::write(root.join("src/server.py"), "print(1)").expect("write");
+    let skip = [root.join("golden")];
+    let before = workspace_key(root, &skip).expect("hashed");
+    std::fs::write(root.join("golden/tasks.yaml"), "version: 1").expect("write");
+    std::fs::write(root.join(".git/HEAD"), "ref").expect("write");
+    assert_eq!(workspace_key(root, &skip).expect("hashed"), before, "golden set and .git are left out");
+    std::fs::write(root.join("src/server.py"), "print(2)").expect("write");
+    assert_ne!(workspace_key(root, &skip).expect("hashed"), before, "the server's code is in");
+}
