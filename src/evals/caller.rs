@@ -107,8 +107,9 @@ pub(crate) struct LiveModel {
     dropped: std::sync::Mutex<Vec<&'static str>>,
     /// Notes for the report (a dropped parameter).
     notes: std::sync::Mutex<Vec<String>>,
-    /// The last error a call ended with, after its retries.
-    last_failure: std::sync::Mutex<Option<ProviderError>>,
+    /// `Some` once the first call has settled (answered, or given up on): with the provider
+    /// error it ended with, if any. The other runs of the model wait for it ([`Self::first_settled`]).
+    first: tokio::sync::watch::Sender<Option<Option<ProviderError>>>,
 }
 
 impl std::fmt::Debug for LiveModel {
@@ -127,13 +128,34 @@ impl LiveModel {
             retry,
             dropped: std::sync::Mutex::new(Vec::new()),
             notes: std::sync::Mutex::new(Vec::new()),
-            last_failure: std::sync::Mutex::new(None),
+            first: tokio::sync::watch::Sender::new(None),
         }
     }
 
-    /// The last error a call ended with (after its retries), when one did.
-    pub(crate) fn last_failure(&self) -> Option<ProviderError> {
-        lock(&self.last_failure).clone()
+    /// Marks the first call as settled with `failure` (later calls change nothing). The first run
+    /// also calls it when it ends, so that a run that never reached the model releases the others.
+    pub(crate) fn settle_first(&self, failure: Option<ProviderError>) {
+        self.first.send_if_modified(|first| {
+            if first.is_some() {
+                return false;
+            }
+            *first = Some(failure);
+            true
+        });
+    }
+
+    /// Waits until the first call has settled; its provider error, if it ended with one.
+    pub(crate) async fn first_settled(&self) -> Option<ProviderError> {
+        let mut receiver = self.first.subscribe();
+        match receiver.wait_for(Option::is_some).await {
+            Ok(first) => first.clone().flatten(),
+            Err(_) => None,
+        }
+    }
+
+    /// The provider error the first call ended with, if it has settled with one.
+    pub(crate) fn first_failure(&self) -> Option<ProviderError> {
+        self.first.borrow().clone().flatten()
     }
 
     /// The notes gathered so far (dropped parameters).
@@ -152,6 +174,15 @@ impl LiveModel {
     }
 
     async fn call_source(&self, key: TurnKey, request: &CompletionRequest) -> Result<ModelReply, ModelFailure> {
+        let result = self.call_with_retries(key, request).await;
+        self.settle_first(match &result {
+            Err(ModelFailure::Provider { error, .. }) => Some(error.clone()),
+            _ => None,
+        });
+        result
+    }
+
+    async fn call_with_retries(&self, key: TurnKey, request: &CompletionRequest) -> Result<ModelReply, ModelFailure> {
         let started = Instant::now();
         let mut attempts = 0;
         let mut request = request.clone();
@@ -197,7 +228,6 @@ impl LiveModel {
                 continue;
             }
             if !error.is_retryable() || attempts >= self.retry.attempts {
-                *lock(&self.last_failure) = Some(error.clone());
                 return Err(ModelFailure::Provider { error, attempts });
             }
             tokio::time::sleep(self.retry.wait(attempts, &error)).await;

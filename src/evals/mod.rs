@@ -3,8 +3,9 @@
 //! scored by [`crate::scoring`], assembled into the report's layer-1 section ([`assemble`]).
 //!
 //! - A model whose key is unset or empty is "not run: no API key" (never a failure).
-//! - Each model's first run goes alone: a provider that refuses it (401/403, unknown model,
-//!   out of quota, unreachable) is unusable (exit status 5) and its other cases do not run.
+//! - Each model's first run goes first, and its other runs wait for that run's first model call:
+//!   a provider that refuses it (401/403, unknown model, out of quota, unreachable) is unusable
+//!   (exit status 5) and its other runs do not run.
 //! - Runs go concurrently up to `--concurrency`; a case with `sequential_runs` runs its runs one
 //!   after another. Every model call counts against `--max-model-calls` (exit status 6 when the
 //!   cap stopped the run; the cases it cut are `skipped`).
@@ -397,18 +398,81 @@ pub(crate) async fn run(
     };
     let mut firsts: BTreeMap<usize, usize> = BTreeMap::new();
 
-    // Each model's first run alone: a provider that cannot be used stops here.
+    // Every run, concurrently up to the limit. Each model's first run (its probe) starts first and
+    // the model's other runs wait for the probe's first model call to settle: when it failed in a
+    // way that means the provider cannot be used (a refused key, an unknown model, no quota, no
+    // connection), they do not run. Waiting for that one call, not for the whole first run, costs
+    // the other runs one model latency instead of a whole run's.
+    let mut work: Vec<(usize, usize, Vec<usize>, bool)> = Vec::new();
     for model in &ready {
-        let Some(&first) = todo(model.index).first() else { continue };
+        let cases = todo(model.index);
+        let Some(&first) = cases.first() else { continue };
         firsts.insert(model.index, first);
-        let (caller, tools) = context_for(model, first);
-        let record = one_run(&specs[first], 1, caller.as_ref(), input.tools, &tools, &checker).await;
-        if let (RunEnding::ProviderError(reason), Some(error)) = (&record.ending, model.caller.last_failure()) {
+        for case_index in cases {
+            let case = &specs[case_index];
+            let mut runs: Vec<usize> = (1..=runs_of(case)).collect();
+            if case_index == first {
+                // The probe: run 1 alone, or the whole case when its runs go one after another.
+                let probe: Vec<usize> =
+                    if case.sequential { std::mem::take(&mut runs) } else { runs.drain(..1).collect() };
+                work.push((model.index, case_index, probe, true));
+            }
+            if runs.is_empty() {
+                continue;
+            }
+            if case.sequential {
+                work.push((model.index, case_index, runs, false));
+            } else {
+                work.extend(runs.into_iter().map(|run| (model.index, case_index, vec![run], false)));
+            }
+        }
+    }
+    // Probes first, so that a waiting run never holds a slot its model's probe needs.
+    work.sort_by_key(|item| !item.3);
+    let by_index: BTreeMap<usize, &Ready> = ready.iter().map(|model| (model.index, model)).collect();
+    let concurrency = input.settings.concurrency.max(1);
+    let settings = input.settings;
+    futures_util::stream::iter(work)
+        .map(|(model_index, case_index, runs, probe)| {
+            let model = by_index[&model_index];
+            let (caller, tools) = context_for(model, case_index);
+            let case = &specs[case_index];
+            let checker = &checker;
+            async move {
+                let mut done = Vec::new();
+                if !probe {
+                    let failure = caller.first_settled().await;
+                    if failure.is_some_and(|error| unusable_fix(&error, model, settings).is_some()) {
+                        return ((model_index, case_index), done);
+                    }
+                }
+                for run in runs {
+                    done.push(one_run(case, run, caller.as_ref(), input.tools, &tools, checker).await);
+                    if probe {
+                        caller.settle_first(None);
+                    }
+                }
+                ((model_index, case_index), done)
+            }
+        })
+        .buffer_unordered(concurrency)
+        .for_each(|(key, done)| {
+            if !done.is_empty() {
+                progress.add(key, done);
+            }
+            std::future::ready(())
+        })
+        .await;
+    let records = progress.records();
+    for model in &ready {
+        let Some(&first) = firsts.get(&model.index) else { continue };
+        let Some(error) = model.caller.first_failure() else { continue };
+        let probe = records.get(&(model.index, first)).and_then(|runs| runs.iter().find(|run| run.run == 1));
+        if let Some(RunRecord { ending: RunEnding::ProviderError(reason), .. }) = probe {
             if let Some(fix) = unusable_fix(&error, model, input.settings) {
                 unusable.insert(model.index, format!("{reason}; {fix}"));
             }
         }
-        progress.add((model.index, first), vec![record]);
     }
     for (index, detail) in &unusable {
         let label = input.settings.models[*index].label();
@@ -419,46 +483,6 @@ pub(crate) async fn run(
             detail: Some(detail.clone()),
         });
     }
-
-    // Every other run, concurrently up to the limit.
-    let mut work: Vec<(usize, usize, Vec<usize>)> = Vec::new();
-    for model in ready.iter().filter(|model| !unusable.contains_key(&model.index)) {
-        for case_index in todo(model.index) {
-            let case = &specs[case_index];
-            let first_done = usize::from(firsts.get(&model.index) == Some(&case_index));
-            let runs: Vec<usize> = (1 + first_done..=runs_of(case)).collect();
-            if runs.is_empty() {
-                continue;
-            }
-            if case.sequential {
-                work.push((model.index, case_index, runs));
-            } else {
-                work.extend(runs.into_iter().map(|run| (model.index, case_index, vec![run])));
-            }
-        }
-    }
-    let by_index: BTreeMap<usize, &Ready> = ready.iter().map(|model| (model.index, model)).collect();
-    let concurrency = input.settings.concurrency.max(1);
-    futures_util::stream::iter(work)
-        .map(|(model_index, case_index, runs)| {
-            let (caller, tools) = context_for(by_index[&model_index], case_index);
-            let case = &specs[case_index];
-            let checker = &checker;
-            async move {
-                let mut done = Vec::new();
-                for run in runs {
-                    done.push(one_run(case, run, caller.as_ref(), input.tools, &tools, checker).await);
-                }
-                ((model_index, case_index), done)
-            }
-        })
-        .buffer_unordered(concurrency)
-        .for_each(|(key, done)| {
-            progress.add(key, done);
-            std::future::ready(())
-        })
-        .await;
-    let records = progress.records();
 
     // Runs the provider spoiled get one more try.
     let retry: Vec<(usize, usize, usize)> = records

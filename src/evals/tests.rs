@@ -249,6 +249,31 @@ async fn a_refused_key_makes_the_model_unusable_after_one_call() {
 }
 
 #[tokio::test]
+async fn a_first_call_the_provider_spoiled_does_not_hold_back_the_other_runs() {
+    // Every answer is a 500: retried, then the run is spoiled, but the provider is not unusable.
+    let fixture = fixture(&[]).await;
+    let server = crate::providers::test_server::ScriptedServer::start(Vec::new()).await;
+    let mut settings = settings(&fixture, &["openai:gpt-x"]);
+    settings.providers[0].base_url = server.base_url.clone();
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    assert_eq!(section.model_status[0].status, ModelOutcome::Ran, "{:?}", section.model_status);
+    assert!(server.received().len() > 2, "the other runs were tried, not only the first run's 2 attempts");
+}
+
+#[tokio::test]
+async fn a_first_run_that_never_reaches_the_model_releases_the_other_runs() {
+    let fixture = fixture(&[]).await;
+    let mut settings = settings(&fixture, &["openai:demo-good"]);
+    settings.max_model_calls = 0;
+    let section = tokio::time::timeout(Duration::from_secs(60), run_layer1(&fixture, &settings))
+        .await
+        .expect("no run waits forever for a first call that was never made")
+        .expect("ran");
+    assert!(section.call_cap_reached);
+    assert_eq!(section.model_calls, 0);
+}
+
+#[tokio::test]
 async fn arguments_that_break_the_tools_schema_are_scored_and_never_sent() {
     let fixture = fixture_of(
         "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: kelvin\n    prompt: In kelvin please.\n    expect_tool: test_structured\n    expect_args: {unit: kelvin}\n",

@@ -250,7 +250,9 @@ pub(crate) fn run_layer1(args: &[&str], vars: &[(&str, &str)]) -> Run {
     ];
     all.extend_from_slice(vars);
     let mut args = args.to_vec();
-    args.extend_from_slice(&["--concurrency", "8"]);
+    if !args.contains(&"--concurrency") {
+        args.extend_from_slice(&["--concurrency", "8"]);
+    }
     run_with_env(&args, &all)
 }
 
@@ -725,6 +727,10 @@ fn the_model_call_cap_stops_the_run_with_status_6_and_skips_what_it_cut() {
             "1",
             "--max-model-calls",
             "3",
+            // Other runs start once the first run's first call is answered: with more than one
+            // in flight, which of them the cap cuts depends on timing.
+            "--concurrency",
+            "1",
         ],
         &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)],
     );
@@ -732,8 +738,8 @@ fn the_model_call_cap_stops_the_run_with_status_6_and_skips_what_it_cut() {
     let report = run.report();
     assert_eq!(report["call_cap_reached"], true);
     assert_eq!(report["model_calls"], 3);
-    // Each model's first run goes alone (2 calls); the third call starts a run the cap then
-    // cuts: no other run completes, and every case is skipped.
+    // One run at a time: the first run completes (2 calls); the third call starts a run the cap
+    // then cuts: no other run completes, and every case is skipped.
     let statuses: Vec<(&str, &str)> = report["evals"]
         .as_array()
         .expect("evals")
