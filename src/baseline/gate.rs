@@ -764,6 +764,7 @@ mod tests {
             flaky: false,
             sampling: serde_json::Value::Null,
             traces: Vec::new(),
+            cached: None,
         }
     }
 
