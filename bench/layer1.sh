@@ -13,9 +13,8 @@
 #   wall         the whole command's elapsed time, and its peak RSS (target <= 40 MB)
 #   ideal        (2 turns x delay) x 50 runs / C: the time if only the model cost anything and the
 #                C slots were always full (2.5 s at C=8, 200 ms); ratio = wall / ideal
-#                (target <= 1.15). Runs are whole, so one slot runs ceil(50 / C) of them, and the
-#                other runs wait for the first run's first call (a provider that refuses it stops
-#                them): the best a harness can do, with whole runs, is printed too (3.0 s at C=8).
+#                (target <= 1.15). Runs are whole, so one slot runs ceil(50 / C) of them: the
+#                best a harness can do with whole runs is printed too (2.8 s at C=8).
 #   overhead     per model call: (wall x C - calls x delay) / calls, i.e. slot-time spent on
 #                anything but waiting for the model (MCP tools/call, scoring, idle slots,
 #                start-up, layer 0's connection), charged to each call. With delay 0 it is the
@@ -98,12 +97,10 @@ print(f"delay {delay_ms} ms, concurrency {concurrency}: exit {code}, cases passe
 print(f"  wall {wall:.2f} s, peak RSS {rss_mb:.1f} MB (target <= 40 MB)")
 if delay_ms > 0:
     print(f"  ideal (2 turns x {delay_ms} ms) x {runs} runs / {concurrency} = {ideal:.2f} s; wall/ideal = {wall / ideal:.2f} (target <= 1.15)")
-    # Whole runs: the first run's slot does k runs (2 turns each) from t=0; the other C-1 slots
-    # start one turn later (they wait for the first call) and share the other runs.
-    turns = min(max(k * 2, (1 + -(-(runs - k) // (concurrency - 1)) * 2) if k < runs else 0)
-                for k in range(1, runs + 1)) if concurrency > 1 else runs * 2
+    # Whole runs: the busiest of the C slots does ceil(runs / C) runs of 2 turns each.
+    turns = -(-runs // concurrency) * 2
     bound = turns * delay_ms / 1000
-    print(f"  best with whole runs (others wait for the first run's first call): {turns} turns x {delay_ms} ms"
+    print(f"  best with whole runs (the busiest slot runs ceil({runs} / {concurrency})): {turns} turns x {delay_ms} ms"
           f" = {bound:.2f} s; wall/best = {wall / bound:.2f}")
 if calls:
     per_call = (wall * concurrency - calls * delay_ms / 1000) / calls * 1000

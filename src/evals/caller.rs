@@ -96,6 +96,18 @@ pub(crate) enum Source {
     Replay(Arc<Cassettes>, String),
 }
 
+/// True for the errors that mean a provider cannot be used at all (not a transient failure): a
+/// refused key, an unknown model, no quota, no connection after the retries.
+pub(crate) fn refuses_model(error: &ProviderError) -> bool {
+    matches!(
+        error,
+        ProviderError::Unauthorized { .. }
+            | ProviderError::ModelNotFound(_)
+            | ProviderError::QuotaExhausted(_)
+            | ProviderError::Network(_)
+    )
+}
+
 /// One model as the agent loop calls it.
 pub(crate) struct LiveModel {
     /// `PROVIDER:MODEL`.
@@ -107,9 +119,13 @@ pub(crate) struct LiveModel {
     dropped: std::sync::Mutex<Vec<&'static str>>,
     /// Notes for the report (a dropped parameter).
     notes: std::sync::Mutex<Vec<String>>,
-    /// `Some` once the first call has settled (answered, or given up on): with the provider
-    /// error it ended with, if any. The other runs of the model wait for it ([`Self::first_settled`]).
-    first: tokio::sync::watch::Sender<Option<Option<ProviderError>>>,
+    /// The error that showed the provider cannot be used (a refused key, an unknown model, no
+    /// quota, no connection after the retries), when one did before any call was answered:
+    /// every later call fails at once with it, without a request.
+    refused: std::sync::Mutex<Option<ProviderError>>,
+    /// Some call was answered: the provider works (a later refusal spoils runs, it does not
+    /// stop the model).
+    answered: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for LiveModel {
@@ -128,34 +144,18 @@ impl LiveModel {
             retry,
             dropped: std::sync::Mutex::new(Vec::new()),
             notes: std::sync::Mutex::new(Vec::new()),
-            first: tokio::sync::watch::Sender::new(None),
+            refused: std::sync::Mutex::new(None),
+            answered: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
-    /// Marks the first call as settled with `failure` (later calls change nothing). The first run
-    /// also calls it when it ends, so that a run that never reached the model releases the others.
-    pub(crate) fn settle_first(&self, failure: Option<ProviderError>) {
-        self.first.send_if_modified(|first| {
-            if first.is_some() {
-                return false;
-            }
-            *first = Some(failure);
-            true
-        });
-    }
-
-    /// Waits until the first call has settled; its provider error, if it ended with one.
-    pub(crate) async fn first_settled(&self) -> Option<ProviderError> {
-        let mut receiver = self.first.subscribe();
-        match receiver.wait_for(Option::is_some).await {
-            Ok(first) => first.clone().flatten(),
-            Err(_) => None,
+    /// The error that showed this provider cannot be used, when one did before any call was
+    /// answered (the model is then unusable: exit status 5).
+    pub(crate) fn refused(&self) -> Option<ProviderError> {
+        if self.answered.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
         }
-    }
-
-    /// The provider error the first call ended with, if it has settled with one.
-    pub(crate) fn first_failure(&self) -> Option<ProviderError> {
-        self.first.borrow().clone().flatten()
+        lock(&self.refused).clone()
     }
 
     /// The notes gathered so far (dropped parameters).
@@ -174,11 +174,19 @@ impl LiveModel {
     }
 
     async fn call_source(&self, key: TurnKey, request: &CompletionRequest) -> Result<ModelReply, ModelFailure> {
+        // A provider that refused us before answering anything is not asked again: the calls
+        // already in flight (at most the concurrency) are all a refused key costs.
+        if let Some(error) = self.refused() {
+            return Err(ModelFailure::Provider { error, attempts: 0 });
+        }
         let result = self.call_with_retries(key, request).await;
-        self.settle_first(match &result {
-            Err(ModelFailure::Provider { error, .. }) => Some(error.clone()),
-            _ => None,
-        });
+        match &result {
+            Ok(_) => self.answered.store(true, std::sync::atomic::Ordering::SeqCst),
+            Err(ModelFailure::Provider { error, .. }) if refuses_model(error) => {
+                lock(&self.refused).get_or_insert_with(|| error.clone());
+            }
+            Err(_) => {}
+        }
         result
     }
 

@@ -396,61 +396,33 @@ pub(crate) async fn run(
             })
             .collect()
     };
-    let mut firsts: BTreeMap<usize, usize> = BTreeMap::new();
 
-    // Every run, concurrently up to the limit. Each model's first run (its probe) starts first and
-    // the model's other runs wait for the probe's first model call to settle: when it failed in a
-    // way that means the provider cannot be used (a refused key, an unknown model, no quota, no
-    // connection), they do not run. Waiting for that one call, not for the whole first run, costs
-    // the other runs one model latency instead of a whole run's.
-    let mut work: Vec<(usize, usize, Vec<usize>, bool)> = Vec::new();
+    // Every run, concurrently up to the limit. A provider that refuses the first calls (a
+    // refused key, an unknown model, no quota, no connection) is asked nothing more: the runs
+    // in flight then are all it costs, and the model is unusable.
+    let mut work: Vec<(usize, usize, Vec<usize>)> = Vec::new();
     for model in &ready {
-        let cases = todo(model.index);
-        let Some(&first) = cases.first() else { continue };
-        firsts.insert(model.index, first);
-        for case_index in cases {
+        for case_index in todo(model.index) {
             let case = &specs[case_index];
-            let mut runs: Vec<usize> = (1..=runs_of(case)).collect();
-            if case_index == first {
-                // The probe: run 1 alone, or the whole case when its runs go one after another.
-                let probe: Vec<usize> =
-                    if case.sequential { std::mem::take(&mut runs) } else { runs.drain(..1).collect() };
-                work.push((model.index, case_index, probe, true));
-            }
-            if runs.is_empty() {
-                continue;
-            }
+            let runs: Vec<usize> = (1..=runs_of(case)).collect();
             if case.sequential {
-                work.push((model.index, case_index, runs, false));
+                work.push((model.index, case_index, runs));
             } else {
-                work.extend(runs.into_iter().map(|run| (model.index, case_index, vec![run], false)));
+                work.extend(runs.into_iter().map(|run| (model.index, case_index, vec![run])));
             }
         }
     }
-    // Probes first, so that a waiting run never holds a slot its model's probe needs.
-    work.sort_by_key(|item| !item.3);
     let by_index: BTreeMap<usize, &Ready> = ready.iter().map(|model| (model.index, model)).collect();
     let concurrency = input.settings.concurrency.max(1);
-    let settings = input.settings;
     futures_util::stream::iter(work)
-        .map(|(model_index, case_index, runs, probe)| {
-            let model = by_index[&model_index];
-            let (caller, tools) = context_for(model, case_index);
+        .map(|(model_index, case_index, runs)| {
+            let (caller, tools) = context_for(by_index[&model_index], case_index);
             let case = &specs[case_index];
             let checker = &checker;
             async move {
                 let mut done = Vec::new();
-                if !probe {
-                    let failure = caller.first_settled().await;
-                    if failure.is_some_and(|error| unusable_fix(&error, model, settings).is_some()) {
-                        return ((model_index, case_index), done);
-                    }
-                }
                 for run in runs {
                     done.push(one_run(case, run, caller.as_ref(), input.tools, &tools, checker).await);
-                    if probe {
-                        caller.settle_first(None);
-                    }
                 }
                 ((model_index, case_index), done)
             }
@@ -465,13 +437,9 @@ pub(crate) async fn run(
         .await;
     let records = progress.records();
     for model in &ready {
-        let Some(&first) = firsts.get(&model.index) else { continue };
-        let Some(error) = model.caller.first_failure() else { continue };
-        let probe = records.get(&(model.index, first)).and_then(|runs| runs.iter().find(|run| run.run == 1));
-        if let Some(RunRecord { ending: RunEnding::ProviderError(reason), .. }) = probe {
-            if let Some(fix) = unusable_fix(&error, model, input.settings) {
-                unusable.insert(model.index, format!("{reason}; {fix}"));
-            }
+        let Some(error) = model.caller.refused() else { continue };
+        if let Some(fix) = unusable_fix(&error, model, input.settings) {
+            unusable.insert(model.index, format!("{error}; {fix}"));
         }
     }
     for (index, detail) in &unusable {
