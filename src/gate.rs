@@ -154,7 +154,11 @@ pub(crate) fn verdict(
     checks: &[crate::report::model::CheckResult],
     evals: Option<&EvalsSection>,
 ) -> Verdict {
-    let failed = checks.iter().any(|check| check.status == Status::Fail) || evals.is_some_and(EvalsSection::any_failed);
+    // Layer 1 fails the verdict as its gate says (`--fail-on-evals`); without a gate, on any
+    // failed case.
+    let layer1_failed =
+        evals.is_some_and(|evals| evals.eval_gate.as_ref().map_or_else(|| evals.any_failed(), |gate| gate.fails));
+    let failed = checks.iter().any(|check| check.status == Status::Fail) || layer1_failed;
     // Layer 1 stopped by the call cap or an unusable provider is incomplete: never a pass.
     let incomplete = evals.is_some_and(|evals| evals.call_cap_reached || evals.provider_failed());
     let internal = checks.iter().any(|check| check.id == INTERNAL_CHECK_ID);

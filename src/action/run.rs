@@ -45,7 +45,7 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
         }
     }
     let github = settings::github_context(&request, lookup);
-    let settings = match settings::resolve(&request, FrontEnd::Action, lookup) {
+    let mut settings = match settings::resolve(&request, FrontEnd::Action, lookup) {
         Ok(settings) => settings,
         Err(problems) => return input_error(&github, &problems, &say),
     };
@@ -67,6 +67,15 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
     let redactor = crate::mcp::evidence::Redactor::new(settings.secrets());
 
     let payload = read_payload(&action.github, &say);
+    // Whether this run may store the layer-1 baseline: the event, and whether it runs on the
+    // repository's default branch (scheduled runs always do).
+    let event = action.github.event_name.clone();
+    let default_branch = payload.pointer("/repository/default_branch").and_then(Value::as_str);
+    let on_default_branch = event == "schedule"
+        || default_branch
+            .zip(lookup("GITHUB_REF"))
+            .is_some_and(|(branch, reference)| reference == format!("refs/heads/{branch}"));
+    settings.layer1.store_context = Some(crate::settings::layer1::StoreContext { event, on_default_branch });
     if let Some(pattern) = action.merge_reports.clone() {
         return merge_reports(
             &After { settings: &settings, action: &action, payload: &payload, redactor: &redactor },
@@ -176,6 +185,19 @@ async fn after_evaluation(
         ("layers-run", trigger::join(&evaluation.report.layers)),
         ("failures", counts.fail.to_string()),
         ("cases-passed", cases(&evaluation.report, crate::report::evals::EvalStatus::Pass)),
+        ("gate", layer1_gate_output(&evaluation.report, |gate| gate.result.clone())),
+        (
+            "pass-rate",
+            layer1_gate_output(&evaluation.report, |gate| {
+                gate.pass_rate.map(|rate| format!("{rate:.4}")).unwrap_or_default()
+            }),
+        ),
+        (
+            "pass-rate-delta",
+            layer1_gate_output(&evaluation.report, |gate| {
+                gate.pass_rate_delta.map(|delta| format!("{delta:+.4}")).unwrap_or_default()
+            }),
+        ),
         ("cases-failed", cases(&evaluation.report, crate::report::evals::EvalStatus::Fail)),
         ("warnings", counts.warn.to_string()),
         ("junit-path", settings.junit_path.as_ref().map(|(_, label)| label.clone()).unwrap_or_default()),
@@ -290,6 +312,14 @@ fn read_payload(github: &GithubContext, say: &dyn Fn(&str)) -> Value {
             Value::Null
         }
     }
+}
+
+/// A field of layer 1's gate as an output value (empty when layer 1 did not run).
+fn layer1_gate_output(
+    report: &RunReport,
+    field: impl Fn(&crate::report::evals::Layer1GateSection) -> String,
+) -> String {
+    report.evals.as_ref().and_then(|evals| evals.eval_gate.as_ref()).map(field).unwrap_or_default()
 }
 
 /// Layer-1 evaluations (case × model) with this status, as an output value (empty when layer 1

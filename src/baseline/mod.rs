@@ -7,6 +7,7 @@
 #[allow(dead_code, reason = "the layer-1 gate is wired into the runner and the summary by the baseline integration")]
 pub(crate) mod gate;
 
+pub(crate) mod apply;
 pub(crate) mod store;
 pub(crate) mod surface;
 

@@ -364,7 +364,10 @@ async fn layer1(
         cassettes: cassettes.clone(),
         cache: cache_use(settings, &layer1, set, events),
     };
-    let section = crate::evals::run(&input, progress, events).await?;
+    let mut section = crate::evals::run(&input, progress, events).await?;
+    if section.layer1_not_run.is_none() {
+        regression_gate(&mut section, &layer1, set, &surface, events);
+    }
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
         match cassettes.save() {
             Ok(paths) => {
@@ -379,6 +382,53 @@ async fn layer1(
         }
     }
     Ok(section)
+}
+
+/// Compares layer 1 with its baseline and gates it (`--fail-on-evals`), and stores this run as
+/// the baseline when the Action runs on the default branch and the rules say so.
+fn regression_gate(
+    section: &mut crate::report::evals::EvalsSection,
+    layer1: &crate::settings::layer1::Layer1Settings,
+    set: &GoldenSet,
+    surface: &crate::mcp::tools::ToolSurface,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) {
+    use crate::baseline::apply;
+    let endpoint = |label: &str| -> String {
+        let model = layer1.models.iter().find(|model| model.label() == label);
+        model.and_then(|model| layer1.provider(model)).map_or_else(String::new, |provider| provider.base_url.clone())
+    };
+    let stored_path = layer1.cache_dir.as_deref().map(crate::baseline::store::Baseline::path_in);
+    let source = match (&layer1.baseline_file, &stored_path) {
+        (Some(file), _) => apply::Source::File(file),
+        (None, Some(path)) => apply::Source::Stored(path),
+        (None, None) => apply::Source::Nothing,
+    };
+    let (baseline, label, warning) = apply::load(&source, &endpoint);
+    if let Some(warning) = warning {
+        events(&RunEvent::Notice { text: format!("layer 1: {warning}") });
+    }
+    let specs: std::collections::BTreeMap<String, crate::agent::CaseSpec> =
+        set.cases.iter().map(|case| (case.id.clone(), crate::agent::CaseSpec::from_case(case))).collect();
+    let sees = |case: &str, tool: &str| specs.get(case).is_some_and(|spec| spec.sees(tool));
+    let tools_now = surface.canonical_text();
+    section.eval_gate =
+        Some(apply::gate_section(section, &baseline, label, &endpoint, layer1.fail_on_evals, &tools_now, &sees));
+    if let (Some(context), Some(path)) = (&layer1.store_context, &stored_path) {
+        let measured_at = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        if let Some(note) = apply::maybe_store(
+            path,
+            section,
+            &endpoint,
+            tools_now,
+            &context.event,
+            context.on_default_branch,
+            layer1.accept_baseline,
+            &measured_at,
+        ) {
+            section.layer1_notes.push(note);
+        }
+    }
 }
 
 /// The verdict cache of this run, when one is asked for (`--cache-dir`, the Action's default)

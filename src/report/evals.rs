@@ -34,6 +34,9 @@ pub struct EvalsSection {
     pub call_cap_reached: bool,
     /// Model calls made (every attempt counted, retries included; replayed calls included).
     pub model_calls: u64,
+    /// The regression gate against the baseline, when layer 1 ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval_gate: Option<Layer1GateSection>,
     /// The slice of the case × model list this run took (`--shard i/n`); absent when the run
     /// took the whole list (a run without `--shard`, or a merged report).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -47,6 +50,29 @@ pub struct ShardInfo {
     pub index: u32,
     /// How many shards the run was split into.
     pub count: u32,
+}
+
+/// Layer 1's regression gate: this run against the last green runs of the base branch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Layer1GateSection {
+    /// `pass`, `fail` or `no-baseline` (the gate, whatever the policy).
+    pub result: String,
+    /// `regression`, `failure` or `never` (`--fail-on-evals`).
+    pub policy: String,
+    /// Layer 1 fails the run under the policy.
+    pub fails: bool,
+    /// Where the baseline came from (the stored runs, or `--baseline FILE`), or why there is none.
+    pub baseline: String,
+    /// One line per model: the pass rate before → now, the drop, the noise, the verdict.
+    pub lines: Vec<String>,
+    /// Cases × models without a comparable baseline, by reason (new case, changed case, …).
+    pub not_comparable: BTreeMap<String, usize>,
+    /// Tools added, removed or changed since the baseline, and the cases that see them.
+    pub tool_changes: Vec<String>,
+    /// The mean per-case pass rate now, over comparable cases (the first model).
+    pub pass_rate: Option<f64>,
+    /// That rate minus the baseline's (negative: worse).
+    pub pass_rate_delta: Option<f64>,
 }
 
 /// The golden set of a run.

@@ -318,6 +318,36 @@ fn write_table(report: &RunReport, keep_free: usize, out: &mut String) {
 /// Never a tool's result or the model's answer: only our one-line reasons.
 fn layer1_section(evals: &EvalsSection) -> String {
     let mut out = String::from("\n### 🧪 Layer 1 — golden set\n\n");
+    // The answer first: the regression gate against the baseline.
+    if let Some(gate) = &evals.eval_gate {
+        let verdict = match gate.result.as_str() {
+            "fail" => "❌ regression",
+            "pass" => "✅ no regression",
+            _ => "➖ no baseline to compare with",
+        };
+        let _ = writeln!(
+            out,
+            "**Gate ({}):** {verdict}{} · baseline: {}\n",
+            escape(&gate.policy),
+            if gate.fails { " — fails the check" } else { "" },
+            message(&truncate(&gate.baseline, CELL_CHARS)),
+        );
+        for line in gate.lines.iter().take(20) {
+            let _ = writeln!(out, "- {}", message(&truncate(line, CELL_CHARS * 2)));
+        }
+        if !gate.not_comparable.is_empty() {
+            let reasons: Vec<String> =
+                gate.not_comparable.iter().map(|(reason, count)| format!("{count} {}", escape(reason))).collect();
+            let _ = writeln!(out, "- Not compared: {}", reasons.join(", "));
+        }
+        if !gate.tool_changes.is_empty() {
+            let _ = writeln!(out, "- Tools changed since the baseline:");
+            for change in gate.tool_changes.iter().take(10) {
+                let _ = writeln!(out, "  - {}", message(&truncate(change, CELL_CHARS)));
+            }
+        }
+        out.push('\n');
+    }
     if let Some(golden) = &evals.golden_set {
         let hash = golden.sha256.strip_prefix("sha256:").unwrap_or(&golden.sha256);
         let _ = writeln!(

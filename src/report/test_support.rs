@@ -336,6 +336,7 @@ pub(super) fn sample_evals() -> EvalsSection {
             },
         ],
         evals,
+        eval_gate: None,
         eval_metrics: vec![EvalMetrics {
             model: "openai:gpt-4.1-mini".to_owned(),
             pass_rate: Rate::new(2, 5),

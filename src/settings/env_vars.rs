@@ -64,6 +64,12 @@ pub(crate) const INPUT_CACHE_DIR: &str = "cache-dir";
 pub(crate) const INPUT_CACHE_KEY: &str = "cache-key";
 /// Input `cache`: `read-write` (default; `write-only` on `schedule`), `write-only` or `off`.
 pub(crate) const INPUT_CACHE: &str = "cache";
+/// Input `baseline`: a report.json to compare layer 1 with, instead of the stored baseline.
+pub(crate) const INPUT_BASELINE: &str = "baseline";
+/// Input `accept-baseline`: `true` stores this run's results as the baseline whatever the gate.
+pub(crate) const INPUT_ACCEPT_BASELINE: &str = "accept-baseline";
+/// Input `fail-on-evals`: `regression` (default in the Action), `failure` or `never`.
+pub(crate) const INPUT_FAIL_ON_EVALS: &str = "fail-on-evals";
 /// Input `shard`: `INDEX/COUNT`, the slice of layer 1's case × model list this job runs.
 pub(crate) const INPUT_SHARD: &str = "shard";
 /// Input `merge-reports`: a glob of report directories; when set, the Action merges them instead
@@ -72,7 +78,7 @@ pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 28] = [
+pub(crate) const ALL_INPUTS: [&str; 31] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -101,6 +107,9 @@ pub(crate) const ALL_INPUTS: [&str; 28] = [
     INPUT_CACHE,
     INPUT_SHARD,
     INPUT_MERGE_REPORTS,
+    INPUT_BASELINE,
+    INPUT_ACCEPT_BASELINE,
+    INPUT_FAIL_ON_EVALS,
 ];
 
 /// The API root of the built-in `openai` provider (default `https://api.openai.com/v1`).

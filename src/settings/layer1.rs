@@ -114,6 +114,25 @@ pub(crate) struct Layer1Settings {
     pub cache_mode: crate::cache::Mode,
     /// `--shard i/n`: the slice of the case × model list this run takes.
     pub shard: Option<Shard>,
+    /// `--baseline FILE`: a report.json to compare with, instead of the stored baseline.
+    pub baseline_file: Option<PathBuf>,
+    /// `--accept-baseline`: store this run's results as the baseline whatever the gate says.
+    pub accept_baseline: bool,
+    /// `--fail-on-evals`: when layer 1 fails the run.
+    pub fail_on_evals: crate::baseline::gate::FailOnEvals,
+    /// Where the run stands for storing a baseline (the Action sets it: the event and whether
+    /// it runs on the default branch); `None` never stores.
+    pub store_context: Option<StoreContext>,
+}
+
+/// The event of a run and whether it is on the repository's default branch: what decides
+/// whether its results become the baseline (see `baseline::store::should_store`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StoreContext {
+    /// The workflow event (`push`, `schedule`, …).
+    pub event: String,
+    /// The run is on the default branch.
+    pub on_default_branch: bool,
 }
 
 /// The largest shard count `--shard` accepts.
@@ -179,6 +198,10 @@ impl Default for Layer1Settings {
             cache_key: CacheKeySetting::default(),
             cache_mode: crate::cache::Mode::default(),
             shard: None,
+            baseline_file: None,
+            accept_baseline: false,
+            fail_on_evals: crate::baseline::gate::FailOnEvals::Failure,
+            store_context: None,
         }
     }
 }

@@ -165,6 +165,26 @@ pub(super) fn resolve(
     let event =
         sources.request.action.github_event_name.clone().or_else(|| (sources.lookup)(env_vars::GITHUB_EVENT_NAME));
     let scheduled = in_action && event.as_deref().map(str::trim) == Some("schedule");
+    let baseline_file = sources
+        .pick(&flags.baseline, "--baseline", env_vars::INPUT_BASELINE, None)
+        .map(|(_, text)| in_workspace(&text));
+    let accept_baseline = flags.accept_baseline
+        || sources
+            .input(env_vars::INPUT_ACCEPT_BASELINE)
+            .is_some_and(|(_, text)| matches!(text.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"));
+    let fail_on_evals = match sources.pick(&flags.fail_on_evals, "--fail-on-evals", env_vars::INPUT_FAIL_ON_EVALS, None)
+    {
+        None if in_action => crate::baseline::gate::FailOnEvals::Regression,
+        None => crate::baseline::gate::FailOnEvals::Failure,
+        Some((source, text)) => crate::baseline::gate::FailOnEvals::parse(text.trim()).unwrap_or_else(|| {
+            problems.push(Problem::new(
+                &source,
+                format!("`{text}` is not a layer-1 policy"),
+                "use regression (the gate on the drop against the baseline), failure (any failed case) or never",
+            ));
+            crate::baseline::gate::FailOnEvals::Failure
+        }),
+    };
     let cache_mode = match sources.pick(&flags.cache_mode, "--cache-mode", env_vars::INPUT_CACHE, None) {
         None if scheduled => crate::cache::Mode::WriteOnly,
         None => crate::cache::Mode::ReadWrite,
@@ -195,6 +215,10 @@ pub(super) fn resolve(
         cache_dir,
         cache_key,
         cache_mode,
+        baseline_file,
+        accept_baseline,
+        fail_on_evals,
+        store_context: None,
         shard,
     }
 }

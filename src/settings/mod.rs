@@ -127,6 +127,15 @@ pub struct SettingsArgs {
     /// read-write, write-only or off [Action input: cache; default read-write, write-only on schedule]
     #[arg(long, value_name = "MODE")]
     pub cache_mode: Option<String>,
+    /// A report.json to compare layer 1 with, instead of the stored baseline [Action input: baseline]
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<String>,
+    /// Store this run's layer-1 results as the baseline whatever the gate says [Action input: accept-baseline]
+    #[arg(long)]
+    pub accept_baseline: bool,
+    /// When layer 1 fails the run: regression, failure or never [Action input: fail-on-evals; default: failure for the CLI, regression for the Action]
+    #[arg(long, value_name = "WHEN")]
+    pub fail_on_evals: Option<String>,
     /// Run one slice of layer 1's case × model list, INDEX/COUNT (1 ≤ INDEX ≤ COUNT ≤ 256), e.g. 2/3; layer 0 runs in shard 1 only; join the shards with `mcp-eval merge` [Action input: shard]
     #[arg(long, value_name = "INDEX/COUNT")]
     pub shard: Option<String>,

@@ -23,7 +23,7 @@ const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
 const PAGE_SIZE: usize = 2;
 
 /// Every input of action.yml, set to the empty string as the runner does for inputs not given.
-const ALL_INPUTS: [&str; 19] = [
+const ALL_INPUTS: [&str; 22] = [
     "SERVER-URL",
     "SERVER-COMMAND",
     "SERVER-HEADERS",
@@ -43,6 +43,9 @@ const ALL_INPUTS: [&str; 19] = [
     "CACHE-DIR",
     "CACHE-KEY",
     "CACHE",
+    "BASELINE",
+    "ACCEPT-BASELINE",
+    "FAIL-ON-EVALS",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

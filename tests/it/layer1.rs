@@ -817,3 +817,70 @@ fn a_third_party_servers_echo_tool_answers_through_the_demo_model() {
         assert_eq!(call["result"], "Echo: layer one works", "the server really answered: {trace}");
     }
 }
+
+/// Five soft cases that a good model passes 5/5.
+const FIVE_CASES: &str = r#"version: 1
+defaults: {runs: 5}
+cases:
+  - id: c0
+    prompt: "Echo my region, eu."
+    expect_tool: test_header_param
+  - id: c1
+    prompt: "Give me the short text."
+    expect_tool: test_simple_text
+  - id: c2
+    prompt: "What is the temperature?"
+    expect_tool: test_structured
+  - id: c3
+    prompt: "Run the progress demo."
+    expect_tool: test_progress
+  - id: c4
+    prompt: "Show me the logs."
+    expect_tool: test_logging_tool
+"#;
+
+#[test]
+fn the_regression_gate_passes_noise_and_fails_a_real_regression_naming_the_cases() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), FIVE_CASES);
+    let server = DemoServer::start(&[]);
+    let run_against = |flaky: &[&str], extra: &[&str]| -> Run {
+        let model = DemoModel::start(&set, flaky);
+        let mut args =
+            vec!["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
+        args.extend_from_slice(extra);
+        // The model runs on another port each time: the baseline compares by case and model, not
+        // by endpoint, when it comes from a report (`--baseline`).
+        run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)])
+    };
+    let green = run_against(&[], &[]);
+    assert_eq!(green.code(), 0, "{}", green.stderr());
+    let baseline = dir.path().join("green.json");
+    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    let gated = ["--baseline", utf8(&baseline), "--fail-on-evals", "regression"];
+
+    // Noise: one soft case 5/5 → 4/5 passes the gate.
+    let noisy = run_against(&["--flaky", "c1:5"], &gated);
+    assert_eq!(noisy.code(), 0, "{}", noisy.stderr());
+    let gate = &noisy.report()["eval_gate"];
+    assert_eq!(gate["result"], "pass", "{gate}");
+    assert!(gate["lines"][0].as_str().is_some_and(|line| line.contains("within noise")), "{gate}");
+
+    // A real regression: three cases 5/5 → 0/5 fail it, named.
+    let worse = run_against(&["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"], &gated);
+    assert_eq!(worse.code(), 1, "{}", worse.stderr());
+    let gate = &worse.report()["eval_gate"];
+    assert_eq!((gate["result"].as_str(), gate["fails"].as_bool()), (Some("fail"), Some(true)), "{gate}");
+    assert!(gate["lines"][0].as_str().is_some_and(|line| line.contains("regression")), "{gate}");
+    assert!((gate["pass_rate_delta"].as_f64().unwrap_or(0.0) + 0.6).abs() < 1e-9, "{gate}");
+    let summary = worse.file("summary.md");
+    assert!(summary.contains("**Gate (regression):** ❌ regression — fails the check"), "{summary}");
+
+    // `never` reports the same regression without failing.
+    let reported = run_against(
+        &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"],
+        &["--baseline", utf8(&baseline), "--fail-on-evals", "never"],
+    );
+    assert_eq!(reported.code(), 0, "{}", reported.stderr());
+    assert_eq!(reported.report()["eval_gate"]["result"], "fail");
+}

@@ -1,0 +1,147 @@
+//! Layer 1 against its baseline, end to end: the baseline read (the stored runs beside the
+//! verdict cache, or `--baseline FILE`), this run compared and gated
+//! ([`super::gate`]), the tool-surface diff ([`super::surface`]), and this run stored as the new
+//! baseline when the rules of [`super::store::should_store`] say so.
+
+use std::path::Path;
+
+use super::gate::{self, BaselineRun, FailOnEvals, GateSettings};
+use super::store::{Baseline, StoredRun};
+use crate::report::evals::{EvalResult, EvalsSection, Layer1GateSection};
+
+/// Where the baseline comes from.
+pub(crate) enum Source<'a> {
+    /// A report.json (`--baseline FILE`).
+    File(&'a Path),
+    /// The stored baseline of the cache directory.
+    Stored(&'a Path),
+    /// None.
+    Nothing,
+}
+
+/// Reads the baseline; a warning when one was expected but could not be read.
+pub(crate) fn load(source: &Source<'_>, endpoint: &dyn Fn(&str) -> String) -> (Baseline, String, Option<String>) {
+    match source {
+        Source::Nothing => (Baseline::default(), "none (no cache directory and no --baseline)".into(), None),
+        Source::Stored(path) => match Baseline::load(path) {
+            Ok(baseline) if baseline.verdicts.is_empty() => {
+                (baseline, "none stored yet (the default branch stores one when it runs layer 1 green)".into(), None)
+            }
+            Ok(baseline) => {
+                let runs = baseline.runs.values().map(Vec::len).max().unwrap_or(0);
+                (baseline, format!("the last {runs} green run(s) of the default branch (stored)"), None)
+            }
+            Err(warning) => (Baseline::default(), "none (unreadable)".into(), Some(warning)),
+        },
+        Source::File(path) => {
+            let read = std::fs::read_to_string(path)
+                .map_err(|error| error.to_string())
+                .and_then(|text| crate::report::json::parse(&text).map_err(|error| error.to_string()));
+            match read {
+                Ok(report) => {
+                    let evals = report.evals.map(|section| section.evals).unwrap_or_default();
+                    let measured_at = report.started_at.to_rfc3339();
+                    (
+                        Baseline::from_evals(&evals, endpoint, &measured_at),
+                        format!("{} (--baseline)", path.display()),
+                        None,
+                    )
+                }
+                Err(error) => (
+                    Baseline::default(),
+                    "none (unreadable --baseline)".into(),
+                    Some(format!("the baseline {} cannot be read ({error}); no baseline used", path.display())),
+                ),
+            }
+        }
+    }
+}
+
+/// The gate of `section` against `baseline` under `policy`, with the tool-surface diff
+/// (`tools_now`: the canonical surface of this run; `sees(case, tool)`).
+pub(crate) fn gate_section(
+    section: &EvalsSection,
+    baseline: &Baseline,
+    baseline_label: String,
+    endpoint: &dyn Fn(&str) -> String,
+    policy: FailOnEvals,
+    tools_now: &str,
+    sees: &dyn Fn(&str, &str) -> bool,
+) -> Layer1GateSection {
+    // The stored verdicts as up to three runs, newest first, of this golden set.
+    let golden = section.golden_set.as_ref().map(|set| set.sha256.clone()).unwrap_or_default();
+    let mut runs: Vec<Vec<EvalResult>> = vec![Vec::new(); super::store::KEPT_RUNS];
+    for eval in &section.evals {
+        for (index, stored) in baseline.comparable(eval, &endpoint(&eval.model)).iter().enumerate() {
+            runs[index].push(stored.eval.clone());
+        }
+    }
+    runs.retain(|run| !run.is_empty());
+    let baseline_runs: Vec<BaselineRun<'_>> =
+        runs.iter().map(|evals| BaselineRun { golden_set_sha256: &golden, evals }).collect();
+    let comparison = gate::compare(&section.evals, &baseline_runs, |eval| eval.cached.is_some());
+    let decision = gate::decide(&comparison, &GateSettings::default());
+    let layer1 = gate::layer1_gate(&decision, &section.evals, policy);
+    let first = decision.models.first();
+    let cases: Vec<String> = section
+        .evals
+        .iter()
+        .map(|eval| eval.case.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let tool_changes = match &baseline.tools {
+        Some(before) => super::surface::lines(&super::surface::diff(before, tools_now), &cases, sees),
+        None => Vec::new(),
+    };
+    Layer1GateSection {
+        result: layer1.result.as_str().to_owned(),
+        policy: policy.as_str().to_owned(),
+        fails: layer1.fails,
+        baseline: baseline_label,
+        lines: layer1.lines,
+        not_comparable: gate::not_comparable_counts(&comparison)
+            .into_iter()
+            .map(|(reason, count)| (reason.as_str().to_owned(), count))
+            .collect(),
+        tool_changes,
+        pass_rate: first.map(|model| model.rate_now).filter(|_| first.is_some_and(|model| model.cases > 0)),
+        pass_rate_delta: first.filter(|model| model.cases > 0).map(|model| -model.drop),
+    }
+}
+
+/// Stores this run as the baseline when the rules say so; the note to report, if any.
+#[allow(clippy::too_many_arguments, reason = "one argument per fact the storing rule reads")]
+pub(crate) fn maybe_store(
+    path: &Path,
+    section: &EvalsSection,
+    endpoint: &dyn Fn(&str) -> String,
+    tools_now: String,
+    event: &str,
+    on_default_branch: bool,
+    accept: bool,
+    measured_at: &str,
+) -> Option<String> {
+    let clean = section.layer1_not_run.is_none()
+        && !section.call_cap_reached
+        && !section.provider_failed()
+        && section.evals.iter().all(|eval| eval.status != crate::report::evals::EvalStatus::Error);
+    let gate_failed = section.eval_gate.as_ref().is_some_and(|gate| gate.result == "fail");
+    if !super::store::should_store(event, on_default_branch, clean, gate_failed, accept) {
+        return None;
+    }
+    let mut baseline = Baseline::load(path).unwrap_or_default();
+    let golden = section.golden_set.as_ref().map(|set| set.sha256.clone()).unwrap_or_default();
+    let reason = if accept { "accept-baseline".to_owned() } else { event.to_owned() };
+    baseline.store(
+        &section.evals,
+        endpoint,
+        &golden,
+        Some(tools_now),
+        StoredRun { measured_at: measured_at.to_owned(), reason },
+    );
+    Some(match baseline.save(path) {
+        Ok(()) => format!("this run's layer-1 results were stored as the baseline ({event} on the default branch)"),
+        Err(error) => format!("the baseline could not be stored: {error}"),
+    })
+}
