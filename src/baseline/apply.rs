@@ -58,7 +58,11 @@ pub(crate) fn load(source: &Source<'_>, endpoint: &dyn Fn(&str) -> String) -> (B
 }
 
 /// The gate of `section` against `baseline` under `policy`, with the tool-surface diff
-/// (`tools_now`: the canonical surface of this run; `sees(case, tool)`).
+/// (`tools_now`: the canonical surface of this run; `sees(case, tool)`). `reruns` are the
+/// results of a confirmation re-run, pooled into the current counts before the (final)
+/// decision; the second value lists the cases × models to re-run when the gate tripped and no
+/// re-run was given yet.
+#[allow(clippy::too_many_arguments, reason = "one argument per input of the gate")]
 pub(crate) fn gate_section(
     section: &EvalsSection,
     baseline: &Baseline,
@@ -67,7 +71,8 @@ pub(crate) fn gate_section(
     policy: FailOnEvals,
     tools_now: &str,
     sees: &dyn Fn(&str, &str) -> bool,
-) -> Layer1GateSection {
+    reruns: Option<&[EvalResult]>,
+) -> (Layer1GateSection, Vec<gate::CaseKey>) {
     // The stored verdicts as up to three runs, newest first, of this golden set.
     let golden = section.golden_set.as_ref().map(|set| set.sha256.clone()).unwrap_or_default();
     let mut runs: Vec<Vec<EvalResult>> = vec![Vec::new(); super::store::KEPT_RUNS];
@@ -79,8 +84,16 @@ pub(crate) fn gate_section(
     runs.retain(|run| !run.is_empty());
     let baseline_runs: Vec<BaselineRun<'_>> =
         runs.iter().map(|evals| BaselineRun { golden_set_sha256: &golden, evals }).collect();
-    let comparison = gate::compare(&section.evals, &baseline_runs, |eval| eval.cached.is_some());
-    let decision = gate::decide(&comparison, &GateSettings::default());
+    let mut comparison = gate::compare(&section.evals, &baseline_runs, |eval| eval.cached.is_some());
+    let mut decision = gate::decide(&comparison, &GateSettings::default());
+    let mut to_confirm = Vec::new();
+    match reruns {
+        Some(reruns) => {
+            comparison.pool_confirmation(reruns);
+            decision = gate::decide(&comparison, &GateSettings::default());
+        }
+        None => to_confirm = decision.to_confirm(),
+    }
     let layer1 = gate::layer1_gate(&decision, &section.evals, policy);
     let first = decision.models.first();
     let cases: Vec<String> = section
@@ -94,12 +107,20 @@ pub(crate) fn gate_section(
         Some(before) => super::surface::lines(&super::surface::diff(before, tools_now), &cases, sees),
         None => Vec::new(),
     };
-    Layer1GateSection {
+    let mut lines = layer1.lines;
+    if let Some(reruns) = reruns {
+        lines.push(format!(
+            "the gate tripped and was confirmed by re-running the {} worsened case(s) × model(s) ({} more run(s)) before this verdict",
+            reruns.len(),
+            reruns.iter().map(|eval| eval.runs).sum::<usize>()
+        ));
+    }
+    let out = Layer1GateSection {
         result: layer1.result.as_str().to_owned(),
         policy: policy.as_str().to_owned(),
         fails: layer1.fails,
         baseline: baseline_label,
-        lines: layer1.lines,
+        lines,
         not_comparable: gate::not_comparable_counts(&comparison)
             .into_iter()
             .map(|(reason, count)| (reason.as_str().to_owned(), count))
@@ -107,7 +128,8 @@ pub(crate) fn gate_section(
         tool_changes,
         pass_rate: first.map(|model| model.rate_now).filter(|_| first.is_some_and(|model| model.cases > 0)),
         pass_rate_delta: first.filter(|model| model.cases > 0).map(|model| -model.drop),
-    }
+    };
+    (out, to_confirm)
 }
 
 /// Stores this run as the baseline when the rules say so; the note to report, if any.

@@ -366,7 +366,34 @@ async fn layer1(
     };
     let mut section = crate::evals::run(&input, progress, events).await?;
     if section.layer1_not_run.is_none() {
-        regression_gate(&mut section, &layer1, set, &surface, events);
+        let confirm = regression_gate(&mut section, &layer1, set, &surface, None, events);
+        // The gate tripped: re-run only the cases that got worse (5 more runs each), pool them
+        // and decide again.
+        if !confirm.is_empty() {
+            let ids: std::collections::BTreeSet<&str> = confirm.iter().map(|key| key.case.as_str()).collect();
+            let subset = GoldenSet {
+                cases: set.cases.iter().filter(|case| ids.contains(case.id.as_str())).cloned().collect(),
+                ..set.clone()
+            };
+            let mut confirming = layer1.clone();
+            confirming.runs = Some(5);
+            confirming.models.retain(|model| confirm.iter().any(|key| key.model == model.label()));
+            events(&RunEvent::Notice {
+                text: format!(
+                    "layer 1: the gate tripped; re-running {} worsened case(s) × model(s) to confirm",
+                    confirm.len()
+                ),
+            });
+            let again = crate::evals::Layer1Input { settings: &confirming, set: &subset, cache: None, ..input };
+            let rerun = crate::evals::run(&again, &crate::evals::Progress::default(), &|_| {}).await?;
+            let reruns: Vec<crate::report::evals::EvalResult> = rerun
+                .evals
+                .into_iter()
+                .filter(|eval| confirm.iter().any(|key| key.case == eval.case && key.model == eval.model))
+                .collect();
+            section.model_calls += rerun.model_calls;
+            regression_gate(&mut section, &layer1, set, &surface, Some(&reruns), events);
+        }
     }
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
         match cassettes.save() {
@@ -391,8 +418,9 @@ fn regression_gate(
     layer1: &crate::settings::layer1::Layer1Settings,
     set: &GoldenSet,
     surface: &crate::mcp::tools::ToolSurface,
+    reruns: Option<&[crate::report::evals::EvalResult]>,
     events: &(dyn Fn(&RunEvent) + Sync),
-) {
+) -> Vec<crate::baseline::gate::CaseKey> {
     use crate::baseline::apply;
     let endpoint = |label: &str| -> String {
         let model = layer1.models.iter().find(|model| model.label() == label);
@@ -412,8 +440,13 @@ fn regression_gate(
         set.cases.iter().map(|case| (case.id.clone(), crate::agent::CaseSpec::from_case(case))).collect();
     let sees = |case: &str, tool: &str| specs.get(case).is_some_and(|spec| spec.sees(tool));
     let tools_now = surface.canonical_text();
-    section.eval_gate =
-        Some(apply::gate_section(section, &baseline, label, &endpoint, layer1.fail_on_evals, &tools_now, &sees));
+    let (gate, confirm) =
+        apply::gate_section(section, &baseline, label, &endpoint, layer1.fail_on_evals, &tools_now, &sees, reruns);
+    section.eval_gate = Some(gate);
+    // The policy `never` reports only: no confirmation re-run is worth its model calls.
+    if reruns.is_none() && !confirm.is_empty() && layer1.fail_on_evals != crate::baseline::gate::FailOnEvals::Never {
+        return confirm;
+    }
     if let (Some(context), Some(path)) = (&layer1.store_context, &stored_path) {
         let measured_at = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         if let Some(note) = apply::maybe_store(
@@ -429,6 +462,7 @@ fn regression_gate(
             section.layer1_notes.push(note);
         }
     }
+    Vec::new()
 }
 
 /// The verdict cache of this run, when one is asked for (`--cache-dir`, the Action's default)

@@ -865,6 +865,7 @@ fn the_regression_gate_passes_noise_and_fails_a_real_regression_naming_the_cases
     let gate = &noisy.report()["eval_gate"];
     assert_eq!(gate["result"], "pass", "{gate}");
     assert!(gate["lines"][0].as_str().is_some_and(|line| line.contains("within noise")), "{gate}");
+    assert_eq!(noisy.report()["model_calls"].as_u64(), Some(50), "no confirmation re-run when the gate passes");
 
     // A real regression: three cases 5/5 → 0/5 fail it, named.
     let worse = run_against(&["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"], &gated);
@@ -872,7 +873,15 @@ fn the_regression_gate_passes_noise_and_fails_a_real_regression_naming_the_cases
     let gate = &worse.report()["eval_gate"];
     assert_eq!((gate["result"].as_str(), gate["fails"].as_bool()), (Some("fail"), Some(true)), "{gate}");
     assert!(gate["lines"][0].as_str().is_some_and(|line| line.contains("regression")), "{gate}");
-    assert!((gate["pass_rate_delta"].as_f64().unwrap_or(0.0) + 0.6).abs() < 1e-9, "{gate}");
+    assert!(gate["pass_rate_delta"].as_f64().is_some_and(|delta| delta < -0.5), "{gate}");
+    // Confirmed before the verdict: the three worsened cases ran 5 more times each.
+    assert!(
+        gate["lines"].as_array().is_some_and(|lines| lines
+            .iter()
+            .any(|line| line.as_str().is_some_and(|line| line.contains("re-running the 3 worsened")))),
+        "{gate}"
+    );
+    assert_eq!(worse.report()["model_calls"].as_u64(), Some(50 + 30), "25 runs, then 15 confirming runs, 2 calls each");
     let summary = worse.file("summary.md");
     assert!(summary.contains("**Gate (regression):** ❌ regression — fails the check"), "{summary}");
 
