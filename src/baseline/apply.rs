@@ -115,6 +115,48 @@ pub(crate) fn gate_section(
             reruns.iter().map(|eval| eval.runs).sum::<usize>()
         ));
     }
+    // Flips: a comparable case whose verdict changed since the baseline.
+    let status_now = |key: &gate::CaseKey| {
+        section.evals.iter().find(|eval| eval.case == key.case && eval.model == key.model).map(|eval| eval.status)
+    };
+    let flips: Vec<String> = comparison
+        .pairs
+        .iter()
+        .filter_map(|pair| {
+            let now = status_now(&pair.key)?;
+            let failed_now = now == crate::report::evals::EvalStatus::Fail;
+            let counts = |counts: gate::Counts| format!("{}/{}", counts.passed, counts.completed);
+            match (pair.baseline_passed, failed_now) {
+                (true, true) => Some(format!(
+                    "`{}` on `{}`: pass {} → fail {}",
+                    pair.key.case,
+                    pair.key.model,
+                    counts(pair.baseline),
+                    counts(pair.now)
+                )),
+                (false, false) if now == crate::report::evals::EvalStatus::Pass => Some(format!(
+                    "`{}` on `{}`: fail {} → pass {}",
+                    pair.key.case,
+                    pair.key.model,
+                    counts(pair.baseline),
+                    counts(pair.now)
+                )),
+                _ => None,
+            }
+        })
+        .collect();
+    // Drift: the rate fell with the golden set and the tools unchanged.
+    let unchanged_set = !comparison
+        .not_comparable
+        .iter()
+        .any(|case| matches!(case.reason, gate::Reason::NewCase | gate::Reason::ChangedCase));
+    let fell = decision
+        .models
+        .iter()
+        .any(|model| model.cases > 0 && model.drop > 0.0 && model.verdict == gate::ModelVerdict::Regression);
+    let drift = (fell && unchanged_set && baseline.tools.is_some() && tool_changes.is_empty()).then(|| {
+        "the golden set and the tool definitions are unchanged since the baseline, yet the pass rate fell: the model or the server's behaviour moved, not the tool definitions".to_owned()
+    });
     let out = Layer1GateSection {
         result: layer1.result.as_str().to_owned(),
         policy: policy.as_str().to_owned(),
@@ -126,6 +168,8 @@ pub(crate) fn gate_section(
             .map(|(reason, count)| (reason.as_str().to_owned(), count))
             .collect(),
         tool_changes,
+        flips,
+        drift,
         pass_rate: first.map(|model| model.rate_now).filter(|_| first.is_some_and(|model| model.cases > 0)),
         pass_rate_delta: first.filter(|model| model.cases > 0).map(|model| -model.drop),
     };

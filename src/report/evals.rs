@@ -69,6 +69,14 @@ pub struct Layer1GateSection {
     pub not_comparable: BTreeMap<String, usize>,
     /// Tools added, removed or changed since the baseline, and the cases that see them.
     pub tool_changes: Vec<String>,
+    /// Cases × models whose verdict flipped since the baseline (pass → fail, fail → pass), with
+    /// k/N before and now.
+    #[serde(default)]
+    pub flips: Vec<String>,
+    /// Why the rate moved when nothing the team changed can explain it (golden set and tool
+    /// surface unchanged): the model or the server's behaviour moved.
+    #[serde(default)]
+    pub drift: Option<String>,
     /// The mean per-case pass rate now, over comparable cases (the first model).
     pub pass_rate: Option<f64>,
     /// That rate minus the baseline's (negative: worse).

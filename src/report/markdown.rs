@@ -213,6 +213,15 @@ fn write_header(report: &RunReport, out: &mut String) {
             count(EvalStatus::Error),
             count(EvalStatus::Skipped),
         );
+        // The answer first: the regression gate, one line per model (details in layer 1 below).
+        if let Some(gate) = evals.eval_gate.as_ref().filter(|gate| gate.result != "no-baseline") {
+            for line in gate.lines.iter().take(5) {
+                let _ = writeln!(out, "\n**Since the baseline:** {}", message(&truncate(line, CELL_CHARS * 2)));
+            }
+            if !gate.flips.is_empty() {
+                let _ = writeln!(out, "\n**Flipped:** {} case(s) × model(s) (listed under layer 1)", gate.flips.len());
+            }
+        }
     }
 
     if report.outcome != RunOutcome::Completed {
@@ -339,6 +348,18 @@ fn layer1_section(evals: &EvalsSection) -> String {
             let reasons: Vec<String> =
                 gate.not_comparable.iter().map(|(reason, count)| format!("{count} {}", escape(reason))).collect();
             let _ = writeln!(out, "- Not compared: {}", reasons.join(", "));
+        }
+        if let Some(drift) = &gate.drift {
+            let _ = writeln!(out, "- ⚠️ {}", message(drift));
+        }
+        if !gate.flips.is_empty() {
+            let _ = writeln!(out, "- Flipped since the baseline:");
+            for flip in gate.flips.iter().take(15) {
+                let _ = writeln!(out, "  - {}", message(&truncate(flip, CELL_CHARS)));
+            }
+            if gate.flips.len() > 15 {
+                let _ = writeln!(out, "  - …and {} more: see `report.json`", gate.flips.len() - 15);
+            }
         }
         if !gate.tool_changes.is_empty() {
             let _ = writeln!(out, "- Tools changed since the baseline:");

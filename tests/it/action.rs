@@ -874,8 +874,14 @@ struct ScriptedModel {
 
 impl ScriptedModel {
     fn start(set: &Path) -> Self {
+        Self::start_with(set, &[])
+    }
+
+    /// With more flags (`--port`, `--flaky`).
+    fn start_with(set: &Path, args: &[&str]) -> Self {
         let mut child = Command::new(binary())
             .args(["demo-model", "--golden-set", set.to_str().expect("utf-8 path")])
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -1033,4 +1039,60 @@ fn merge_reports_joins_the_shards_and_posts_one_comment() {
     assert!(refused.stdout().contains("different golden sets"), "{}", refused.stdout());
     assert!(refused.stdout().contains("shard-2/report.json"), "{}", refused.stdout());
     assert_eq!(github.ours().len(), 1, "no comment for refused shards");
+}
+
+#[test]
+fn a_scheduled_run_stores_the_baseline_and_a_pull_request_that_regresses_fails_the_gate() {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Normal, 0, 0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(workspace.join("golden")).expect("golden dir");
+    let set = workspace.join("golden/tasks.yaml");
+    std::fs::write(
+        &set,
+        "version: 1\ndefaults: {runs: 5}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n  - id: c1\n    prompt: \"Give me the short text.\"\n    expect_tool: test_simple_text\n  - id: c2\n    prompt: \"What is the temperature?\"\n    expect_tool: test_structured\n",
+    )
+    .expect("write the set");
+    // One port for both models: the baseline is kept per endpoint.
+    let port =
+        std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port().to_string();
+    let inputs = |url: &str, server_key: &str| -> Vec<(String, String)> {
+        vec![
+            ("SERVER-URL".into(), url.to_owned()),
+            ("GITHUB-TOKEN".into(), "t0ken".into()),
+            ("GOLDEN-SET".into(), "golden/tasks.yaml".into()),
+            ("MODELS".into(), "openai:scripted".into()),
+            ("OPENAI-API-KEY".into(), "sk-gate-canary".into()),
+            ("CACHE-KEY".into(), server_key.to_owned()),
+        ]
+    };
+    let as_refs = |pairs: &[(String, String)]| -> Vec<(String, String)> { pairs.to_vec() };
+    // The server key stands for the server's code: the pull request changed it, so no verdict of
+    // the nightly run is reused.
+    let run = |event: &str, file: &str, model: &ScriptedModel, server_key: &str| {
+        let owned = as_refs(&inputs(&demo.url, server_key));
+        let borrowed: Vec<(&str, &str)> = owned.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect();
+        let base = format!("{}/v1", model.url);
+        run_action_with_env(&workspace, event, file, &github.url, &borrowed, &[("OPENAI_BASE_URL", &base)])
+    };
+
+    let good = ScriptedModel::start_with(&set, &["--port", &port]);
+    let nightly = run("schedule", "schedule.json", &good, "server-v1");
+    assert_eq!(nightly.code(), 0, "{}", nightly.stdout());
+    assert!(workspace.join(".mcp-eval-cache/baselines.json").is_file(), "the scheduled run stored the baseline");
+    assert!(nightly.file("step_summary.md").contains("stored as the baseline"), "{}", nightly.file("step_summary.md"));
+    drop(good);
+
+    let worse = ScriptedModel::start_with(&set, &["--port", &port, "--flaky", "c0:1", "--flaky", "c2:1"]);
+    let pull = run("pull_request", "pull_request_labeled_eval.json", &worse, "server-v2");
+    assert_eq!(pull.code(), 1, "the gate fails a real regression: {}", pull.stdout());
+    let outputs = pull.outputs();
+    assert_eq!(outputs["gate"], "fail");
+    assert!(outputs["pass-rate-delta"].starts_with('-'), "{outputs:?}");
+    let comment = github.ours().last().expect("a comment").body.clone();
+    assert!(comment.contains("**Since the baseline:**"), "{comment}");
+    assert!(comment.contains("`c0` on `openai:scripted`: pass 5/5 → fail 0/5"), "{comment}");
+    let stored = std::fs::read_to_string(workspace.join(".mcp-eval-cache/baselines.json")).expect("baseline");
+    assert!(!stored.contains("sk-gate-canary"));
 }
