@@ -72,6 +72,7 @@ pub(crate) fn gate_section(
     tools_now: &str,
     sees: &dyn Fn(&str, &str) -> bool,
     reruns: Option<&[EvalResult]>,
+    layer0: Option<&[crate::report::model::CheckResult]>,
 ) -> (Layer1GateSection, Vec<gate::CaseKey>) {
     // The stored verdicts as up to three runs, newest first, of this golden set.
     let golden = section.golden_set.as_ref().map(|set| set.sha256.clone()).unwrap_or_default();
@@ -170,6 +171,14 @@ pub(crate) fn gate_section(
         tool_changes,
         flips,
         drift,
+        layer0_delta: layer0.zip(baseline.layer0.as_ref()).map(|(checks, before)| {
+            let before = super::State {
+                failing: before.failing.iter().cloned().collect(),
+                warning: before.warning.iter().cloned().collect(),
+            };
+            super::delta_line(super::Previous::Run(&before), &super::State::of_checks(checks))
+                .replace("**Since the previous run:**", "layer 0 since the baseline:")
+        }),
         pass_rate: first.map(|model| model.rate_now).filter(|_| first.is_some_and(|model| model.cases > 0)),
         pass_rate_delta: first.filter(|model| model.cases > 0).map(|model| -model.drop),
     };
@@ -187,6 +196,7 @@ pub(crate) fn maybe_store(
     on_default_branch: bool,
     accept: bool,
     measured_at: &str,
+    layer0: Option<&[crate::report::model::CheckResult]>,
 ) -> Option<String> {
     let clean = section.layer1_not_run.is_none()
         && !section.call_cap_reached
@@ -206,6 +216,13 @@ pub(crate) fn maybe_store(
         Some(tools_now),
         StoredRun { measured_at: measured_at.to_owned(), reason },
     );
+    if let Some(checks) = layer0 {
+        let state = super::State::of_checks(checks);
+        baseline.layer0 = Some(super::store::Layer0State {
+            failing: state.failing.into_iter().collect(),
+            warning: state.warning.into_iter().collect(),
+        });
+    }
     Some(match baseline.save(path) {
         Ok(()) => format!("this run's layer-1 results were stored as the baseline ({event} on the default branch)"),
         Err(error) => format!("the baseline could not be stored: {error}"),

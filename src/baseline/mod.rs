@@ -40,8 +40,13 @@ pub(crate) struct Delta {
 impl State {
     /// The state of a report: its failing and warning check ids.
     pub(crate) fn of(report: &RunReport) -> Self {
+        Self::of_checks(&report.checks)
+    }
+
+    /// The state of a list of checks.
+    pub(crate) fn of_checks(checks: &[crate::report::model::CheckResult]) -> Self {
         let ids = |status: Status| {
-            report.checks.iter().filter(|check| check.status == status).map(|check| check.id.clone()).collect()
+            checks.iter().filter(|check| check.status == status).map(|check| check.id.clone()).collect()
         };
         State { failing: ids(Status::Fail), warning: ids(Status::Warn) }
     }

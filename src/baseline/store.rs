@@ -54,6 +54,18 @@ pub(crate) struct Baseline {
     pub runs: BTreeMap<String, Vec<StoredRun>>,
     /// The canonical tool surface of the last stored run (for the tool-surface diff).
     pub tools: Option<String>,
+    /// Layer 0 of the last stored run that ran it: failing and warning check ids.
+    #[serde(default)]
+    pub layer0: Option<Layer0State>,
+}
+
+/// Layer 0's failing and warning check ids of a stored run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Layer0State {
+    /// Failing check ids.
+    pub failing: Vec<String>,
+    /// Warning check ids.
+    pub warning: Vec<String>,
 }
 
 /// The comparability key of a case × model on an endpoint.

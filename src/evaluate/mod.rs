@@ -166,7 +166,9 @@ pub(crate) async fn evaluate(
         let layer1 = if ran.contains(&1) {
             events(&RunEvent::LayerStarted { layer: 1 });
             let layer1_started = Instant::now();
-            let layer1 = Box::pin(layer1(settings, golden, &connected, &progress, &cassettes_failed, events)).await;
+            let checks0 = layer0.as_ref().map(|outcome: &conformance::Outcome0| outcome.checks.as_slice());
+            let layer1 =
+                Box::pin(layer1(settings, golden, &connected, &progress, &cassettes_failed, checks0, events)).await;
             events(&RunEvent::LayerFinished { layer: 1, duration_ms: elapsed_ms(layer1_started) });
             Some(layer1)
         } else {
@@ -288,6 +290,7 @@ async fn layer1(
     connected: &era::Connected,
     progress: &crate::evals::Progress,
     cassettes_failed: &std::sync::atomic::AtomicBool,
+    layer0: Option<&[crate::report::model::CheckResult]>,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<crate::report::evals::EvalsSection, UserError> {
     use crate::providers::cassette::{Cassettes, Mode};
@@ -366,7 +369,7 @@ async fn layer1(
     };
     let mut section = crate::evals::run(&input, progress, events).await?;
     if section.layer1_not_run.is_none() {
-        let confirm = regression_gate(&mut section, &layer1, set, &surface, None, events);
+        let confirm = regression_gate(&mut section, &layer1, set, &surface, None, layer0, events);
         // The gate tripped: re-run only the cases that got worse (5 more runs each), pool them
         // and decide again.
         if !confirm.is_empty() {
@@ -392,7 +395,7 @@ async fn layer1(
                 .filter(|eval| confirm.iter().any(|key| key.case == eval.case && key.model == eval.model))
                 .collect();
             section.model_calls += rerun.model_calls;
-            regression_gate(&mut section, &layer1, set, &surface, Some(&reruns), events);
+            regression_gate(&mut section, &layer1, set, &surface, Some(&reruns), layer0, events);
         }
     }
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
@@ -419,6 +422,7 @@ fn regression_gate(
     set: &GoldenSet,
     surface: &crate::mcp::tools::ToolSurface,
     reruns: Option<&[crate::report::evals::EvalResult]>,
+    layer0: Option<&[crate::report::model::CheckResult]>,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Vec<crate::baseline::gate::CaseKey> {
     use crate::baseline::apply;
@@ -440,8 +444,17 @@ fn regression_gate(
         set.cases.iter().map(|case| (case.id.clone(), crate::agent::CaseSpec::from_case(case))).collect();
     let sees = |case: &str, tool: &str| specs.get(case).is_some_and(|spec| spec.sees(tool));
     let tools_now = surface.canonical_text();
-    let (gate, confirm) =
-        apply::gate_section(section, &baseline, label, &endpoint, layer1.fail_on_evals, &tools_now, &sees, reruns);
+    let (gate, confirm) = apply::gate_section(
+        section,
+        &baseline,
+        label,
+        &endpoint,
+        layer1.fail_on_evals,
+        &tools_now,
+        &sees,
+        reruns,
+        layer0,
+    );
     section.eval_gate = Some(gate);
     // The policy `never` reports only: no confirmation re-run is worth its model calls.
     if reruns.is_none() && !confirm.is_empty() && layer1.fail_on_evals != crate::baseline::gate::FailOnEvals::Never {
@@ -458,6 +471,7 @@ fn regression_gate(
             context.on_default_branch,
             layer1.accept_baseline,
             &measured_at,
+            layer0,
         ) {
             section.layer1_notes.push(note);
         }

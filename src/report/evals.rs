@@ -77,6 +77,9 @@ pub struct Layer1GateSection {
     /// surface unchanged): the model or the server's behaviour moved.
     #[serde(default)]
     pub drift: Option<String>,
+    /// Layer 0 against the baseline's: new failures and fixes, in one line (when both ran it).
+    #[serde(default)]
+    pub layer0_delta: Option<String>,
     /// The mean per-case pass rate now, over comparable cases (the first model).
     pub pass_rate: Option<f64>,
     /// That rate minus the baseline's (negative: worse).

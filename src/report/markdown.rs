@@ -221,6 +221,9 @@ fn write_header(report: &RunReport, out: &mut String) {
             if !gate.flips.is_empty() {
                 let _ = writeln!(out, "\n**Flipped:** {} case(s) × model(s) (listed under layer 1)", gate.flips.len());
             }
+            if let Some(layer0) = &gate.layer0_delta {
+                let _ = writeln!(out, "\n{}", message(&truncate(layer0, CELL_CHARS * 2)));
+            }
         }
     }
 
