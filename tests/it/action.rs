@@ -1097,3 +1097,36 @@ fn a_scheduled_run_stores_the_baseline_and_a_pull_request_that_regresses_fails_t
     let stored = std::fs::read_to_string(workspace.join(".mcp-eval-cache/baselines.json")).expect("baseline");
     assert!(!stored.contains("sk-gate-canary"));
 }
+
+#[test]
+fn a_push_to_the_default_branch_that_passes_its_gate_stores_the_baseline() {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Normal, 0, 0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(workspace.join("golden")).expect("golden dir");
+    let set = workspace.join("golden/tasks.yaml");
+    std::fs::write(&set, "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n")
+        .expect("write the set");
+    let model = ScriptedModel::start(&set);
+    let base = format!("{}/v1", model.url);
+    let run = run_action_with_env(
+        &workspace,
+        "push",
+        "push.json",
+        &github.url,
+        &[
+            ("SERVER-URL", &demo.url),
+            ("LAYERS", "0,1"),
+            ("GOLDEN-SET", "golden/tasks.yaml"),
+            ("MODELS", "openai:scripted"),
+            ("OPENAI-API-KEY", "sk-push-canary"),
+        ],
+        &[("OPENAI_BASE_URL", &base)],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stdout());
+    let stored =
+        std::fs::read_to_string(workspace.join(".mcp-eval-cache/baselines.json")).expect("the baseline was stored");
+    assert!(stored.contains("\"reason\":\"push\""), "{stored}");
+    assert_eq!(run.outputs()["gate"], "no-baseline", "the first run had nothing to compare with");
+}
