@@ -26,6 +26,7 @@
 //! k ≥ its threshold (`hard`: every requested run; `soft`: `pass_threshold`), and is `error` when
 //! fewer than the threshold completed, so one run never passes a case that asked for more.
 
+pub(crate) mod judge;
 pub(crate) mod matchers;
 
 #[cfg(test)]

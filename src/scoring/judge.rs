@@ -1,0 +1,400 @@
+//! The rubric judge of layer 1 (pure parts): a rubric of binary criteria (`must` / `should`),
+//! the judge request (the task, the rubric, the whole trace and the final answer, with a forced
+//! call to one verdict tool on either API), the verdicts read back from that call — a `pass`
+//! whose `evidence` quote does not occur in the trace is downgraded to `unknown` — a majority
+//! vote over several samples, the run's verdict (every `must` passes and at least `min_should`
+//! `should` criteria pass), and the Rogan–Gladen correction of a judge pass rate for a judge of
+//! known true-positive and true-negative rates. No 1–10 score takes part in any gate.
+//!
+//! Wiring the judge into the runner (`--judge-model`, self-judging refused, `judge_error`,
+//! cassettes) is the next step of this issue.
+
+#![allow(dead_code, reason = "wired into the runner with --judge-model in the next step of this issue")]
+
+use serde_json::{Value, json};
+
+use crate::providers::{Completion, CompletionRequest, Message, Sampling, ToolChoice, ToolSpec};
+
+/// The version of the judge prompt: part of a judged verdict's cache key and trace.
+pub(crate) const JUDGE_PROMPT_VERSION: u32 = 1;
+
+/// The tool the judge must call to give its verdicts.
+pub(crate) const VERDICT_TOOL: &str = "record_verdicts";
+
+/// One criterion of a rubric.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RubricCriterion {
+    /// Its id (given, or `c1`, `c2`, … for a rubric file's lines).
+    pub id: String,
+    /// The question, answerable from the trace.
+    pub text: String,
+    /// `must` (true) or `should`.
+    pub must: bool,
+}
+
+/// A resolved rubric.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Rubric {
+    /// The criteria, in order.
+    pub criteria: Vec<RubricCriterion>,
+    /// `should` criteria that must pass.
+    pub min_should: usize,
+}
+
+impl Rubric {
+    /// From a resolved case's `rubric` (`{criteria: [{id, text, must}], min_should}` or
+    /// `{file_text, min_should}` with one `- [must] …` / `- [should] …` line per criterion).
+    pub(crate) fn from_resolved(rubric: &Value) -> Option<Self> {
+        let min_should = rubric.get("min_should").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let criteria = if let Some(list) = rubric.get("criteria").and_then(Value::as_array) {
+            list.iter()
+                .map(|criterion| RubricCriterion {
+                    id: criterion["id"].as_str().unwrap_or_default().to_owned(),
+                    text: criterion["text"].as_str().unwrap_or_default().to_owned(),
+                    must: criterion["must"] == true,
+                })
+                .collect()
+        } else {
+            let text = rubric.get("file_text")?.as_str()?;
+            text.lines()
+                .filter_map(|line| {
+                    let line = line.trim_start().strip_prefix("- [")?;
+                    let (kind, text) = line.split_once(']')?;
+                    let must = match kind.trim().to_ascii_lowercase().as_str() {
+                        "must" => true,
+                        "should" => false,
+                        _ => return None,
+                    };
+                    Some((must, text.trim().to_owned()))
+                })
+                .enumerate()
+                .map(|(index, (must, text))| RubricCriterion { id: format!("c{}", index + 1), text, must })
+                .collect()
+        };
+        Some(Self { criteria, min_should })
+    }
+}
+
+/// The verdict tool's definition: one entry per criterion.
+pub(crate) fn verdict_tool() -> ToolSpec {
+    ToolSpec {
+        name: VERDICT_TOOL.into(),
+        description: Some(
+            "Record one verdict per rubric criterion, each with a quote from the trace as evidence.".into(),
+        ),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "verdicts": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "criterion_id": {"type": "string"},
+                            "verdict": {"type": "string", "enum": ["pass", "fail", "unknown"]},
+                            "evidence": {"type": "string", "description": "An exact quote from the trace that supports the verdict."},
+                            "reason": {"type": "string"}
+                        },
+                        "required": ["criterion_id", "verdict", "evidence", "reason"]
+                    }
+                }
+            },
+            "required": ["verdicts"]
+        }),
+    }
+}
+
+/// The judge's request: the task, the rubric, the trace and the answer; temperature 0 (dropped
+/// by the caller for a model that refuses it); the verdict tool forced.
+pub(crate) fn judge_request(task: &str, rubric: &Rubric, trace: &str) -> CompletionRequest {
+    let criteria: Vec<String> = rubric
+        .criteria
+        .iter()
+        .map(|criterion| {
+            format!("- {} [{}]: {}", criterion.id, if criterion.must { "must" } else { "should" }, criterion.text)
+        })
+        .collect();
+    let system = "You grade one run of an AI assistant that used tools. Answer each criterion from the trace alone: \
+                  `pass` only with an exact quote from the trace as evidence, `fail` when the trace shows it is not met, \
+                  `unknown` when the trace does not tell. Judge what happened, not how it is phrased; do not reward length. \
+                  Record every verdict with the record_verdicts tool.";
+    let user = format!(
+        "## The task\n{task}\n\n## The criteria\n{}\n\n## The trace (tool calls, results and the final answer)\n{trace}",
+        criteria.join("\n")
+    );
+    CompletionRequest {
+        system: Some(system.to_owned()),
+        messages: vec![Message::User(user)],
+        tools: vec![verdict_tool()],
+        sampling: Sampling { temperature: Some(0.0), top_p: None, max_output_tokens: Some(1024) },
+        tool_choice: ToolChoice::Named(VERDICT_TOOL.into()),
+    }
+}
+
+/// A judge's verdict on one criterion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CriterionVerdict {
+    /// Met, with evidence found in the trace.
+    Pass,
+    /// Not met.
+    Fail,
+    /// The trace does not tell (or a pass without evidence in the trace).
+    Unknown,
+}
+
+/// One criterion as judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Judged {
+    /// The criterion id.
+    pub id: String,
+    /// The verdict.
+    pub verdict: CriterionVerdict,
+    /// The quote given.
+    pub evidence: String,
+    /// Why.
+    pub reason: String,
+    /// A `pass` whose quote does not occur in the trace, downgraded to `unknown`.
+    pub downgraded: bool,
+}
+
+/// Whitespace folded, for finding a quote in the trace.
+fn folded(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Reads the verdicts from the judge's answer (the verdict tool's arguments); a criterion it did
+/// not answer is `unknown`. `Err` (a `judge_error`) when the answer has no readable verdicts.
+pub(crate) fn parse_verdicts(completion: &Completion, rubric: &Rubric, trace: &str) -> Result<Vec<Judged>, String> {
+    let call = completion
+        .tool_calls
+        .iter()
+        .find(|call| call.name == VERDICT_TOOL)
+        .ok_or_else(|| "the judge did not call the verdict tool".to_owned())?;
+    let verdicts = call
+        .arguments
+        .get("verdicts")
+        .and_then(Value::as_array)
+        .ok_or_else(|| "the judge's verdicts are not a list".to_owned())?;
+    let trace = folded(trace);
+    Ok(rubric
+        .criteria
+        .iter()
+        .map(|criterion| {
+            let given = verdicts.iter().find(|verdict| verdict["criterion_id"].as_str() == Some(criterion.id.as_str()));
+            let text = |key: &str| given.and_then(|verdict| verdict[key].as_str()).unwrap_or_default().to_owned();
+            let (evidence, reason) = (text("evidence"), text("reason"));
+            let stated = match given.and_then(|verdict| verdict["verdict"].as_str()) {
+                Some("pass") => CriterionVerdict::Pass,
+                Some("fail") => CriterionVerdict::Fail,
+                _ => CriterionVerdict::Unknown,
+            };
+            let quoted = !evidence.trim().is_empty() && trace.contains(&folded(&evidence));
+            let downgraded = stated == CriterionVerdict::Pass && !quoted;
+            Judged {
+                id: criterion.id.clone(),
+                verdict: if downgraded { CriterionVerdict::Unknown } else { stated },
+                evidence,
+                reason,
+                downgraded,
+            }
+        })
+        .collect())
+}
+
+/// The majority verdict of each criterion over several samples (`judge-samples`); a tie is
+/// `unknown`.
+pub(crate) fn majority(samples: &[Vec<Judged>]) -> Vec<Judged> {
+    let Some(first) = samples.first() else { return Vec::new() };
+    first
+        .iter()
+        .map(|criterion| {
+            let votes: Vec<&Judged> =
+                samples.iter().filter_map(|sample| sample.iter().find(|judged| judged.id == criterion.id)).collect();
+            let count = |verdict: CriterionVerdict| votes.iter().filter(|judged| judged.verdict == verdict).count();
+            let (pass, fail, unknown) =
+                (count(CriterionVerdict::Pass), count(CriterionVerdict::Fail), count(CriterionVerdict::Unknown));
+            let verdict = if pass > fail && pass > unknown {
+                CriterionVerdict::Pass
+            } else if fail > pass && fail > unknown {
+                CriterionVerdict::Fail
+            } else {
+                CriterionVerdict::Unknown
+            };
+            let example = votes.iter().find(|judged| judged.verdict == verdict).copied().unwrap_or(criterion);
+            Judged { verdict, ..example.clone() }
+        })
+        .collect()
+}
+
+/// Whether a run passes the rubric: every `must` passes and at least `min_should` `should`
+/// criteria pass; `Err` with the first reason when it does not.
+pub(crate) fn run_passes(rubric: &Rubric, judged: &[Judged]) -> Result<(), String> {
+    let verdict = |id: &str| {
+        judged.iter().find(|judged| judged.id == id).map_or(CriterionVerdict::Unknown, |judged| judged.verdict)
+    };
+    for criterion in rubric.criteria.iter().filter(|criterion| criterion.must) {
+        match verdict(&criterion.id) {
+            CriterionVerdict::Pass => {}
+            CriterionVerdict::Fail => return Err(format!("must `{}` failed: {}", criterion.id, criterion.text)),
+            CriterionVerdict::Unknown => {
+                return Err(format!("must `{}` could not be shown from the trace: {}", criterion.id, criterion.text));
+            }
+        }
+    }
+    let should_passed = rubric
+        .criteria
+        .iter()
+        .filter(|criterion| !criterion.must && verdict(&criterion.id) == CriterionVerdict::Pass)
+        .count();
+    if should_passed < rubric.min_should {
+        return Err(format!("{should_passed} should-criteria passed, {} needed", rubric.min_should));
+    }
+    Ok(())
+}
+
+/// The Rogan–Gladen correction of an observed judge pass rate for a judge with true-positive
+/// rate `tpr` and true-negative rate `tnr`: `(observed + tnr − 1) / (tpr + tnr − 1)`, clipped to
+/// [0, 1]; `None` when the judge is no better than chance (`tpr + tnr ≤ 1`).
+pub(crate) fn rogan_gladen(observed: f64, tpr: f64, tnr: f64) -> Option<f64> {
+    let informedness = tpr + tnr - 1.0;
+    (informedness > 0.0).then(|| ((observed + tnr - 1.0) / informedness).clamp(0.0, 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::{FinishReason, ToolCall};
+
+    fn rubric() -> Rubric {
+        Rubric::from_resolved(&json!({
+            "criteria": [
+                {"id": "value", "text": "Gives the temperature", "must": true},
+                {"id": "unit", "text": "Names the unit", "must": false},
+                {"id": "short", "text": "Is short", "must": false}
+            ],
+            "min_should": 1
+        }))
+        .expect("a rubric")
+    }
+
+    fn answer(verdicts: Value) -> Completion {
+        Completion {
+            text: None,
+            tool_calls: vec![ToolCall::new("j", VERDICT_TOOL, json!({"verdicts": verdicts}))],
+            finish: FinishReason::ToolCalls,
+            usage: None,
+        }
+    }
+
+    const TRACE: &str = "call test_structured {\"unit\":\"celsius\"}\nresult: {\"temperature\": 21, \"unit\": \"celsius\"}\nanswer: It is 21 degrees   celsius.";
+
+    #[test]
+    fn a_rubric_file_becomes_criteria_with_their_kinds() {
+        let rubric = Rubric::from_resolved(&json!({"file_text": "# Short answer\n- [must] Answers in one sentence\n- [should] Names the tool\nnotes\n", "min_should": 0}))
+            .expect("a rubric");
+        assert_eq!(
+            rubric.criteria,
+            vec![
+                RubricCriterion { id: "c1".into(), text: "Answers in one sentence".into(), must: true },
+                RubricCriterion { id: "c2".into(), text: "Names the tool".into(), must: false },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_pass_needs_a_quote_from_the_trace_and_missing_criteria_are_unknown() {
+        let judged = parse_verdicts(
+            &answer(json!([
+                {"criterion_id": "value", "verdict": "pass", "evidence": "It is 21 degrees celsius.", "reason": "stated"},
+                {"criterion_id": "unit", "verdict": "pass", "evidence": "It is 22 degrees", "reason": "invented"}
+            ])),
+            &rubric(),
+            TRACE,
+        )
+        .expect("readable");
+        assert_eq!(judged[0].verdict, CriterionVerdict::Pass, "whitespace-folded quote found");
+        assert_eq!(
+            (judged[1].verdict, judged[1].downgraded),
+            (CriterionVerdict::Unknown, true),
+            "quote not in the trace"
+        );
+        assert_eq!(judged[2].verdict, CriterionVerdict::Unknown, "not answered");
+        assert_eq!(run_passes(&rubric(), &judged), Err("0 should-criteria passed, 1 needed".into()));
+    }
+
+    #[test]
+    fn a_judge_that_does_not_call_its_tool_is_a_judge_error() {
+        let text =
+            Completion { text: Some("pass".into()), tool_calls: Vec::new(), finish: FinishReason::Stop, usage: None };
+        assert!(parse_verdicts(&text, &rubric(), TRACE).is_err());
+        assert!(parse_verdicts(&answer(json!("not a list")), &rubric(), TRACE).is_err());
+    }
+
+    #[test]
+    fn the_run_passes_when_every_must_and_enough_shoulds_pass() {
+        let verdict = |id: &str, verdict| Judged {
+            id: id.into(),
+            verdict,
+            evidence: String::new(),
+            reason: String::new(),
+            downgraded: false,
+        };
+        let good = vec![
+            verdict("value", CriterionVerdict::Pass),
+            verdict("unit", CriterionVerdict::Pass),
+            verdict("short", CriterionVerdict::Fail),
+        ];
+        assert_eq!(run_passes(&rubric(), &good), Ok(()));
+        let must_failed = vec![verdict("value", CriterionVerdict::Fail), verdict("unit", CriterionVerdict::Pass)];
+        assert!(run_passes(&rubric(), &must_failed).is_err_and(|reason| reason.starts_with("must `value` failed")));
+    }
+
+    #[test]
+    fn the_majority_of_samples_decides_and_a_tie_is_unknown() {
+        let sample = |value: CriterionVerdict, unit: CriterionVerdict| {
+            vec![
+                Judged {
+                    id: "value".into(),
+                    verdict: value,
+                    evidence: "q".into(),
+                    reason: String::new(),
+                    downgraded: false,
+                },
+                Judged {
+                    id: "unit".into(),
+                    verdict: unit,
+                    evidence: "q".into(),
+                    reason: String::new(),
+                    downgraded: false,
+                },
+            ]
+        };
+        use CriterionVerdict::{Fail, Pass, Unknown};
+        let voted = majority(&[sample(Pass, Pass), sample(Pass, Fail), sample(Fail, Unknown)]);
+        assert_eq!((voted[0].verdict, voted[1].verdict), (Pass, Unknown));
+    }
+
+    #[test]
+    fn rogan_gladen_matches_values_computed_by_hand() {
+        // TPR 0.9, TNR 0.8, observed 0.7: (0.7 + 0.8 − 1) / (0.9 + 0.8 − 1) = 0.5 / 0.7.
+        let corrected = rogan_gladen(0.7, 0.9, 0.8).expect("informative");
+        assert!((corrected - 0.5 / 0.7).abs() < 1e-12, "{corrected}");
+        assert_eq!(rogan_gladen(0.05, 0.9, 0.8), Some(0.0), "clipped at 0");
+        assert_eq!(rogan_gladen(0.99, 0.9, 0.95), Some(1.0), "clipped at 1");
+        assert_eq!(rogan_gladen(0.5, 0.5, 0.5), None, "a judge no better than chance corrects nothing");
+    }
+
+    #[test]
+    fn the_request_forces_the_verdict_tool_and_carries_task_rubric_and_trace() {
+        let request = judge_request("What is the temperature?", &rubric(), TRACE);
+        assert_eq!(request.tool_choice, ToolChoice::Named(VERDICT_TOOL.into()));
+        assert_eq!(request.tools[0].name, VERDICT_TOOL);
+        let Message::User(text) = &request.messages[0] else { panic!("a user message") };
+        assert!(
+            text.contains("What is the temperature?")
+                && text.contains("- value [must]: Gives the temperature")
+                && text.contains("21 degrees")
+        );
+        assert_eq!(request.sampling.temperature, Some(0.0));
+    }
+}
