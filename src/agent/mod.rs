@@ -187,6 +187,10 @@ pub(crate) struct RunRecord {
     pub output_tokens: Option<u64>,
     /// Latency of each model call, in milliseconds.
     pub model_latencies_ms: Vec<u64>,
+    /// The rubric judge's result, when the case has a rubric and a judge model is given.
+    pub judge: Option<crate::scoring::JudgeResult>,
+    /// The judge's verdict on each criterion (`id: verdict — reason`), for the trace.
+    pub judge_lines: Vec<String>,
 }
 
 impl RunRecord {
@@ -241,6 +245,8 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
         input_tokens: Some(0),
         output_tokens: Some(0),
         model_latencies_ms: Vec::new(),
+        judge: None,
+        judge_lines: Vec::new(),
     };
     let mut messages: Vec<Message> = Vec::new();
     let mut inputs = case.inputs.as_ref().map(input::InputScript::session);
@@ -423,3 +429,17 @@ pub(crate) fn calls_answer(calls: Vec<crate::providers::ToolCall>) -> Completion
 
 #[cfg(test)]
 mod tests;
+
+impl RunRecord {
+    /// The run as the judge reads it: each tool call (name, arguments, result, `isError`) and
+    /// the final answer, whole.
+    pub(crate) fn judge_text(&self) -> String {
+        let mut text = String::new();
+        for call in &self.calls {
+            text.push_str(&format!("call {} {}\n", call.name, call.arguments));
+            text.push_str(&format!("result{}: {}\n", if call.is_error { " (isError)" } else { "" }, call.result));
+        }
+        text.push_str(&format!("answer: {}\n", self.answer.as_deref().unwrap_or("(none)")));
+        text
+    }
+}

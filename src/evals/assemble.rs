@@ -121,7 +121,16 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
             let scored: Vec<(&RunRecord, RunScore)> = runs
                 .iter()
                 .filter(|run| run.ending != RunEnding::CapReached)
-                .map(|run| (run, scoring::score_run(&resolved, &run.trace(), inputs.today)))
+                .map(|run| {
+                    let score = scoring::score_run(&resolved, &run.trace(), inputs.today);
+                    (
+                        run,
+                        match &run.judge {
+                            Some(judged) => score.with_judge(judged),
+                            None => score,
+                        },
+                    )
+                })
                 .collect();
             let scores: Vec<RunScore> = scored.iter().map(|(_, score)| score.clone()).collect();
             let cut = runs.len() < requested || runs.iter().any(|run| run.ending == RunEnding::CapReached);
@@ -284,6 +293,15 @@ fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> Ru
                         .to_owned(),
                         reason: criterion.reason.clone(),
                     })
+                    .chain(run.judge_lines.iter().map(|line| {
+                        let (id, rest) = line.split_once(": ").unwrap_or((line.as_str(), ""));
+                        let verdict = rest.split_whitespace().next().unwrap_or("unknown");
+                        CriterionOut {
+                            criterion: format!("judge:{id}"),
+                            verdict: verdict.to_owned(),
+                            reason: rest.to_owned(),
+                        }
+                    }))
                     .collect()
             })
             .unwrap_or_default(),

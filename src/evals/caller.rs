@@ -158,6 +158,11 @@ impl LiveModel {
         lock(&self.refused).clone()
     }
 
+    /// `PROVIDER:MODEL`.
+    pub(crate) fn label(&self) -> &str {
+        &self.label
+    }
+
     /// The notes gathered so far (dropped parameters).
     pub(crate) fn notes(&self) -> Vec<String> {
         lock(&self.notes).clone()

@@ -42,6 +42,7 @@ use crate::providers::openai::{self, OpenAiProvider};
 use crate::providers::schema::{self, ArgumentValidator, Family, Validation};
 use crate::providers::{EndpointConfig, Provider, ProviderError, ToolSpec};
 use crate::report::evals::{EvalsSection, GoldenSetInfo, ModelOutcome, ModelStatus, ShardInfo};
+use crate::scoring::judge;
 use crate::settings::layer1::{Api, Layer1Settings, ModelRef, ProviderDef, Shard};
 use caller::{Budget, LiveModel, RetryPolicy, Source};
 
@@ -185,7 +186,7 @@ pub(crate) async fn run(
         )
         .with_hint("fix the names in the golden set (MCP names, as `tools/list` gives them)"));
     }
-    let specs: Vec<CaseSpec> = set.cases.iter().map(CaseSpec::from_case).collect();
+    let mut specs: Vec<CaseSpec> = set.cases.iter().map(CaseSpec::from_case).collect();
     let mut section = EvalsSection {
         golden_set: Some(GoldenSetInfo {
             path: input.set_label.clone(),
@@ -217,24 +218,7 @@ pub(crate) async fn run(
             });
             continue;
         };
-        let built = build_provider(def, model);
-        // `replay:LABEL` replays what was recorded under LABEL; any other model given with
-        // `--cassettes` (and no `--record`) replays under its own label.
-        let recorded_as = if def.api == Api::Replay { model.model.clone() } else { label.clone() };
-        let source = match (built, &input.cassettes) {
-            (Ok(Some(provider)), Some(cassettes)) if input.settings.record => {
-                Ok(Some(Source::Record(provider, cassettes.clone(), recorded_as)))
-            }
-            // Cassettes without `--record` replay, key or no key: no model is called.
-            (Ok(_), Some(cassettes)) => Ok(Some(Source::Replay(cassettes.clone(), recorded_as))),
-            (Ok(Some(provider)), None) => Ok(Some(Source::Live(provider))),
-            (Ok(None), None) if def.api == Api::Replay => Err(ProviderError::InvalidRequest(
-                "`replay:` models answer from cassettes only: give --cassettes DIR".into(),
-            )),
-            (Ok(None), None) => Ok(None),
-            (Err(error), _) => Err(error),
-        };
-        match source {
+        match model_source(def, model, input) {
             Ok(Some(source)) => {
                 let caller = Arc::new(LiveModel::new(label.clone(), source, budget.clone(), input.retry));
                 ready.push(Ready { index, label, api: def.api, caller });
@@ -331,6 +315,44 @@ pub(crate) async fn run(
         section.layer1_not_run = Some(format!("no model could run ({})", why.join("; ")));
         return Ok(section);
     }
+    // The rubric judge, when one is given: rubric-only cases then run too.
+    let judge_caller: Option<Arc<LiveModel>> = input.settings.judge_model.as_ref().and_then(|model| {
+        let label = model.label();
+        let source = input.settings.provider(model).map(|def| model_source(def, model, input));
+        match source {
+            Some(Ok(Some(source))) => Some(Arc::new(LiveModel::new(label, source, budget.clone(), input.retry))),
+            Some(Ok(None)) => {
+                section.layer1_notes.push(format!("the judge {label} did not run: no API key; rubrics are not graded"));
+                None
+            }
+            Some(Err(error)) => {
+                section.layer1_notes.push(format!("the judge {label} cannot be used: {error}; rubrics are not graded"));
+                None
+            }
+            None => None,
+        }
+    });
+    let rubrics: Vec<Option<judge::Rubric>> =
+        set.cases.iter().map(|case| case.resolved.get("rubric").and_then(judge::Rubric::from_resolved)).collect();
+    if let Some(judge) = &judge_caller {
+        for (spec, rubric) in specs.iter_mut().zip(&rubrics) {
+            if rubric.is_some() {
+                spec.deferred = None;
+            }
+        }
+        let judged_by_itself = input.settings.models.iter().any(|model| model.label() == judge.label());
+        section.layer1_notes.push(format!(
+            "rubrics judged by {} ({} sample(s) per run, majority vote; judge prompt v{}){}; judge pass rates are uncalibrated",
+            judge.label(),
+            input.settings.judge_samples,
+            judge::JUDGE_PROMPT_VERSION,
+            if judged_by_itself { "; ⚠️ it also is a model under test: it judges its own runs (--allow-self-judge)" } else { "" }
+        ));
+    }
+    let judge_for = |case_index: usize| -> Option<(Judge<'_>, &judge::Rubric)> {
+        let caller = judge_caller.as_deref()?;
+        Some((Judge { caller, samples: input.settings.judge_samples.max(1) }, rubrics[case_index].as_ref()?))
+    };
     let checker = SchemaCheck::new(input.surface);
     let mut unusable: BTreeMap<usize, String> = BTreeMap::new();
     progress.begin(Snapshot {
@@ -422,7 +444,9 @@ pub(crate) async fn run(
             async move {
                 let mut done = Vec::new();
                 for run in runs {
-                    done.push(one_run(case, run, caller.as_ref(), input.tools, &tools, checker).await);
+                    done.push(
+                        one_run(case, run, caller.as_ref(), input.tools, &tools, checker, judge_for(case_index)).await,
+                    );
                 }
                 ((model_index, case_index), done)
             }
@@ -472,7 +496,11 @@ pub(crate) async fn run(
                 let case = &specs[case_index];
                 let checker = &checker;
                 async move {
-                    ((model_index, case_index), one_run(case, run, caller.as_ref(), input.tools, &tools, checker).await)
+                    let judge = judge_for(case_index);
+                    (
+                        (model_index, case_index),
+                        one_run(case, run, caller.as_ref(), input.tools, &tools, checker, judge).await,
+                    )
                 }
             })
             .buffer_unordered(concurrency)
@@ -556,6 +584,34 @@ pub(crate) async fn run(
     Ok(section)
 }
 
+/// Where `model`'s answers come from: the live provider, recording into the cassettes, or the
+/// cassettes alone; `None` when its key is needed but not set.
+fn model_source(def: &ProviderDef, model: &ModelRef, input: &Layer1Input<'_>) -> Result<Option<Source>, ProviderError> {
+    // `replay:LABEL` replays what was recorded under LABEL; any other model given with
+    // `--cassettes` (and no `--record`) replays under its own label.
+    let recorded_as = if def.api == Api::Replay { model.model.clone() } else { model.label() };
+    match (build_provider(def, model), &input.cassettes) {
+        (Ok(Some(provider)), Some(cassettes)) if input.settings.record => {
+            Ok(Some(Source::Record(provider, cassettes.clone(), recorded_as)))
+        }
+        // Cassettes without `--record` replay, key or no key: no model is called.
+        (Ok(_), Some(cassettes)) => Ok(Some(Source::Replay(cassettes.clone(), recorded_as))),
+        (Ok(Some(provider)), None) => Ok(Some(Source::Live(provider))),
+        (Ok(None), None) if def.api == Api::Replay => Err(ProviderError::InvalidRequest(
+            "`replay:` models answer from cassettes only: give --cassettes DIR".into(),
+        )),
+        (Ok(None), None) => Ok(None),
+        (Err(error), _) => Err(error),
+    }
+}
+
+/// The rubric judge as a run uses it.
+#[derive(Clone, Copy)]
+struct Judge<'a> {
+    caller: &'a LiveModel,
+    samples: usize,
+}
+
 async fn one_run(
     case: &CaseSpec,
     run: usize,
@@ -563,9 +619,69 @@ async fn one_run(
     tools: &dyn ToolExecutor,
     specs: &[ToolSpec],
     arguments: &dyn ArgumentCheck,
+    judge: Option<(Judge<'_>, &judge::Rubric)>,
 ) -> RunRecord {
     let context = RunContext { model, tools, specs, arguments };
-    agent::run_case(case, run, &context).await
+    let mut record = agent::run_case(case, run, &context).await;
+    let judged = !matches!(
+        record.ending,
+        RunEnding::ProviderError(_) | RunEnding::NoRecording(_) | RunEnding::ServerError(_) | RunEnding::CapReached
+    );
+    if let Some((judge, rubric)) = judge.filter(|_| judged) {
+        judge_run(&mut record, case, rubric, judge).await;
+    }
+    record
+}
+
+/// Asks the judge about a finished run (`samples` times, majority vote) and records its result.
+async fn judge_run(record: &mut RunRecord, case: &CaseSpec, rubric: &judge::Rubric, judge: Judge<'_>) {
+    let trace = record.judge_text();
+    let request = judge::judge_request(&case.prompt.join("\n"), rubric, &trace);
+    let mut samples = Vec::new();
+    for sample in 0..judge.samples {
+        let key = agent::TurnKey {
+            case: format!("judge:{}", case.id),
+            run: u32::try_from(record.run).unwrap_or(u32::MAX),
+            turn: u32::try_from(sample).unwrap_or(u32::MAX),
+        };
+        let verdicts = match agent::ModelCaller::call(judge.caller, key, &request).await {
+            Ok(reply) => judge::parse_verdicts(&reply.completion, rubric, &trace),
+            Err(agent::ModelFailure::Provider { error, .. }) => Err(format!("the judge model failed: {error}")),
+            Err(agent::ModelFailure::CapReached) => {
+                Err("the model-call cap was reached before the judge answered".into())
+            }
+            Err(agent::ModelFailure::NoRecording(reason)) => Err(reason),
+        };
+        match verdicts {
+            Ok(verdicts) => samples.push(verdicts),
+            Err(reason) => {
+                record.judge = Some(crate::scoring::JudgeResult::Error(reason));
+                return;
+            }
+        }
+    }
+    let voted = judge::majority(&samples);
+    record.judge_lines = voted
+        .iter()
+        .map(|judged| {
+            let verdict = match judged.verdict {
+                judge::CriterionVerdict::Pass => "pass",
+                judge::CriterionVerdict::Fail => "fail",
+                judge::CriterionVerdict::Unknown if judged.downgraded => "unknown (its quote is not in the trace)",
+                judge::CriterionVerdict::Unknown => "unknown",
+            };
+            format!(
+                "{}: {verdict} — {} [evidence: \"{}\"]",
+                judged.id,
+                judged.reason,
+                crate::text::clip(&judged.evidence, 200)
+            )
+        })
+        .collect();
+    record.judge = Some(match judge::run_passes(rubric, &voted) {
+        Ok(()) => crate::scoring::JudgeResult::Pass,
+        Err(reason) => crate::scoring::JudgeResult::Fail(reason),
+    });
 }
 
 /// The provider for `model`, `None` when its key is needed but not set.

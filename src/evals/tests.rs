@@ -404,3 +404,68 @@ async fn an_unchanged_set_is_reused_from_the_cache_with_zero_model_calls_and_one
     // one call per run.
     assert_eq!(third.model_calls, 5, "the edited case alone ran");
 }
+
+fn judge_answer(verdict: &str, evidence: &str) -> crate::providers::test_server::Canned {
+    let arguments = json!({"verdicts": [{"criterion_id": "helped", "verdict": verdict, "evidence": evidence, "reason": "read from the trace"}]});
+    let body = json!({
+        "id": "j", "object": "chat.completion", "model": "judge",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "v", "type": "function", "function": {"name": "record_verdicts", "arguments": arguments.to_string()}}]}}],
+        "usage": {"prompt_tokens": 300, "completion_tokens": 40}
+    });
+    crate::providers::test_server::Canned::json(200, &body.to_string())
+}
+
+async fn judged_section(script: Vec<crate::providers::test_server::Canned>) -> (EvalsSection, usize) {
+    let fixture = fixture_of(
+        "version: 1\ndefaults: {runs: 2}\nrubrics:\n  r:\n    criteria: [{id: helped, text: \"Does the answer offer help?\", must: true}]\ncases:\n  - id: greet\n    prompt: \"Hello there.\"\n    rubric: r\n",
+        &[],
+    )
+    .await;
+    let judge = crate::providers::test_server::ScriptedServer::start(script).await;
+    let mut settings = settings(&fixture, &["openai:demo-good"]);
+    settings.providers.push(ProviderDef {
+        id: "judge".into(),
+        api: Api::OpenAi,
+        base_url: judge.base_url.clone(),
+        api_key_env: None,
+        api_key: None,
+    });
+    settings.judge_model = Some(ModelRef { provider: "judge".into(), model: "j".into() });
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    (section, judge.received().len())
+}
+
+#[tokio::test]
+async fn the_judge_grades_a_rubric_from_the_trace_and_a_quote_not_in_it_is_unknown() {
+    // The demo model answers a case without expected calls "Glad to help. Nothing to look up."
+    let (section, calls) = judged_section(vec![judge_answer("pass", "Glad to help."); 2]).await;
+    let greet = eval(&section, "greet", "openai:demo-good");
+    assert_eq!((greet.status, greet.passed), (EvalStatus::Pass, 2), "{greet:?}");
+    assert_eq!(calls, 2, "one judge call per run");
+    let lines: Vec<&str> = greet.traces[0].criteria.iter().map(|criterion| criterion.criterion.as_str()).collect();
+    assert!(lines.contains(&"judge") && lines.contains(&"judge:helped"), "{lines:?}");
+    assert!(
+        section.layer1_notes.iter().any(|note| note.contains("rubrics judged by judge:j")),
+        "{:?}",
+        section.layer1_notes
+    );
+
+    let (section, _) = judged_section(vec![judge_answer("pass", "I found 3 results."); 2]).await;
+    let greet = eval(&section, "greet", "openai:demo-good");
+    assert_eq!((greet.status, greet.passed), (EvalStatus::Fail, 0), "an invented quote is not evidence");
+    let reason = greet.traces[0].reason.clone().unwrap_or_default();
+    assert!(reason.contains("must `helped` could not be shown from the trace"), "{reason}");
+}
+
+#[tokio::test]
+async fn a_judge_that_fails_is_a_judge_error_never_a_pass_or_a_fail() {
+    let broken = crate::providers::test_server::Canned::json(400, r#"{"error":{"message":"bad request"}}"#);
+    let (section, _) = judged_section(vec![broken; 4]).await;
+    let greet = eval(&section, "greet", "openai:demo-good");
+    assert_eq!(greet.status, EvalStatus::Error, "{greet:?}");
+    assert!(
+        greet.traces.iter().all(|run| run.reason.as_deref().is_some_and(|reason| reason.contains("judge_error"))),
+        "{greet:?}"
+    );
+}

@@ -6,10 +6,9 @@
 //! `should` criteria pass), and the Rogan–Gladen correction of a judge pass rate for a judge of
 //! known true-positive and true-negative rates. No 1–10 score takes part in any gate.
 //!
-//! Wiring the judge into the runner (`--judge-model`, self-judging refused, `judge_error`,
-//! cassettes) is the next step of this issue.
-
-#![allow(dead_code, reason = "wired into the runner with --judge-model in the next step of this issue")]
+//! The runner (`crate::evals`) asks `--judge-model` after each finished run of a case with a
+//! rubric (`--judge-samples` times), through the same retries, call cap and cassettes as any
+//! model; a judge that fails is `judge_error` for that run, never a pass or a fail.
 
 use serde_json::{Value, json};
 
@@ -255,6 +254,7 @@ pub(crate) fn run_passes(rubric: &Rubric, judged: &[Judged]) -> Result<(), Strin
 /// The Rogan–Gladen correction of an observed judge pass rate for a judge with true-positive
 /// rate `tpr` and true-negative rate `tnr`: `(observed + tnr − 1) / (tpr + tnr − 1)`, clipped to
 /// [0, 1]; `None` when the judge is no better than chance (`tpr + tnr ≤ 1`).
+#[allow(dead_code, reason = "used by `mcp-eval judge calibrate`, the next step of this issue; tested here")]
 pub(crate) fn rogan_gladen(observed: f64, tpr: f64, tnr: f64) -> Option<f64> {
     let informedness = tpr + tnr - 1.0;
     (informedness > 0.0).then(|| ((observed + tnr - 1.0) / informedness).clamp(0.0, 1.0))

@@ -251,18 +251,59 @@ pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunSco
         criteria.push(Criterion::new(CriterionKind::Judge, Verdict::Skipped, "judge: a later version"));
     }
 
+    RunScore { verdict: verdict_of(&criteria), criteria, error: None }
+}
+
+/// A run's verdict from its criteria: `fail` when one failed, `pass` when one besides
+/// `finished` passed, else ungraded.
+fn verdict_of(criteria: &[Criterion]) -> RunVerdict {
     let failed = criteria.iter().any(|criterion| criterion.verdict == Verdict::Fail);
     let graded = criteria
         .iter()
         .any(|criterion| criterion.kind != CriterionKind::Finished && criterion.verdict == Verdict::Pass);
-    let verdict = if failed {
+    if failed {
         RunVerdict::Fail
     } else if graded {
         RunVerdict::Pass
     } else {
         RunVerdict::Ungraded
-    };
-    RunScore { verdict, criteria, error: None }
+    }
+}
+
+/// What the rubric judge said of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum JudgeResult {
+    /// Every must and enough shoulds passed.
+    Pass,
+    /// The rubric failed, with the reason.
+    Fail(String),
+    /// The judge itself failed (`judge_error`): the run is neither a pass nor a fail.
+    Error(String),
+}
+
+impl RunScore {
+    /// The run's score with the rubric judge's result in its `judge` criterion.
+    pub(crate) fn with_judge(mut self, judged: &JudgeResult) -> Self {
+        if self.verdict == RunVerdict::Error {
+            return self;
+        }
+        if let JudgeResult::Error(reason) = judged {
+            return RunScore {
+                verdict: RunVerdict::Error,
+                criteria: self.criteria,
+                error: Some(format!("judge_error: {reason}")),
+            };
+        }
+        for criterion in self.criteria.iter_mut().filter(|criterion| criterion.kind == CriterionKind::Judge) {
+            (criterion.verdict, criterion.reason) = match judged {
+                JudgeResult::Pass => (Verdict::Pass, "the rubric passed (every must, enough shoulds)".to_owned()),
+                JudgeResult::Fail(reason) => (Verdict::Fail, reason.clone()),
+                JudgeResult::Error(_) => unreachable!("handled above"),
+            };
+        }
+        self.verdict = verdict_of(&self.criteria);
+        self
+    }
 }
 
 /// `` `a`, `b` `` for a list of calls.

@@ -123,6 +123,12 @@ pub(crate) struct Layer1Settings {
     /// Where the run stands for storing a baseline (the Action sets it: the event and whether
     /// it runs on the default branch); `None` never stores.
     pub store_context: Option<StoreContext>,
+    /// `--judge-model`: the model that grades rubrics.
+    pub judge_model: Option<ModelRef>,
+    /// `--allow-self-judge`: a model may judge its own runs (flagged in the report).
+    pub allow_self_judge: bool,
+    /// `--judge-samples`: judge calls per run, majority vote.
+    pub judge_samples: usize,
 }
 
 /// The event of a run and whether it is on the repository's default branch: what decides
@@ -202,6 +208,9 @@ impl Default for Layer1Settings {
             accept_baseline: false,
             fail_on_evals: crate::baseline::gate::FailOnEvals::Failure,
             store_context: None,
+            judge_model: None,
+            allow_self_judge: false,
+            judge_samples: 1,
         }
     }
 }

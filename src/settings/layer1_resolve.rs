@@ -148,6 +148,41 @@ pub(super) fn resolve(
     let providers = providers(sources, problems);
     let models = models(sources, &providers, file_unread, problems, notices);
 
+    // The rubric judge.
+    let judge_model = sources.pick(&flags.judge_model, "--judge-model", env_vars::INPUT_JUDGE_MODEL, None).and_then(
+        |(source, text)| {
+            let Some((provider, model)) = text.trim().split_once(':').filter(|(p, m)| !p.is_empty() && !m.is_empty())
+            else {
+                problems.push(Problem::new(&source, format!("`{text}` is not PROVIDER:MODEL"), "e.g. openai:gpt-4.1"));
+                return None;
+            };
+            let judge = ModelRef { provider: provider.to_owned(), model: model.to_owned() };
+            if !providers.iter().any(|defined| defined.id == judge.provider) {
+                problems.push(Problem::new(
+                    &source,
+                    format!("no provider `{provider}` is defined"),
+                    "use openai, anthropic, replay or a provider of the config file",
+                ));
+                return None;
+            }
+            if models.contains(&judge) && !flags.allow_self_judge {
+                problems.push(Problem::new(
+                    &source,
+                    format!("`{text}` is also a model under test"),
+                    "judge with another model, or pass --allow-self-judge (the report then flags it)",
+                ));
+            }
+            Some(judge)
+        },
+    );
+    let judge_samples = match flags.judge_samples.as_deref().map(str::trim).filter(|text| !text.is_empty()) {
+        None => 1,
+        Some(text) => {
+            whole_number(text, 1, 9, &Source::Flag("--judge-samples".into()), "judge samples", "e.g. 3", problems)
+                .map_or(1, |n| n as usize)
+        }
+    };
+
     // The verdict cache: the Action keeps one by default, the CLI only when asked.
     let in_action = sources.front_end == super::FrontEnd::Action;
     let cache_dir = match sources.pick(&flags.cache_dir, "--cache-dir", env_vars::INPUT_CACHE_DIR, None) {
@@ -219,6 +254,9 @@ pub(super) fn resolve(
         accept_baseline,
         fail_on_evals,
         store_context: None,
+        judge_model,
+        allow_self_judge: flags.allow_self_judge,
+        judge_samples,
         shard,
     }
 }

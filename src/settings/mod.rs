@@ -136,6 +136,15 @@ pub struct SettingsArgs {
     /// When layer 1 fails the run: regression, failure or never [Action input: fail-on-evals; default: failure for the CLI, regression for the Action]
     #[arg(long, value_name = "WHEN")]
     pub fail_on_evals: Option<String>,
+    /// The model that grades rubrics, PROVIDER:MODEL; it must differ from the models under test [Action input: judge-model]
+    #[arg(long, value_name = "PROVIDER:MODEL")]
+    pub judge_model: Option<String>,
+    /// Let a model judge its own runs (flagged in the report)
+    #[arg(long)]
+    pub allow_self_judge: bool,
+    /// Judge calls per run, majority vote [default 1]
+    #[arg(long, value_name = "N")]
+    pub judge_samples: Option<String>,
     /// Run one slice of layer 1's case × model list, INDEX/COUNT (1 ≤ INDEX ≤ COUNT ≤ 256), e.g. 2/3; layer 0 runs in shard 1 only; join the shards with `mcp-eval merge` [Action input: shard]
     #[arg(long, value_name = "INDEX/COUNT")]
     pub shard: Option<String>,

@@ -816,3 +816,21 @@ fn merge_reports_needs_no_server() {
     assert_eq!(settings.action.and_then(|action| action.merge_reports).as_deref(), Some("reports/*"));
     assert!(action(&[], Request::default()).is_err(), "without it, a server is still needed");
 }
+
+#[test]
+fn a_model_may_judge_itself_only_when_allowed() {
+    let args = |allow: bool| SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        models: vec!["openai:gpt-4o".into()],
+        judge_model: Some("openai:gpt-4o".into()),
+        allow_self_judge: allow,
+        ..SettingsArgs::default()
+    };
+    let problems = cli(args(false)).expect_err("self-judging refused");
+    assert!(problems.iter().any(|problem| problem.to_string().contains("is also a model under test")), "{problems:?}");
+    let settings = cli(args(true)).expect("allowed");
+    assert_eq!(settings.layer1.judge_model, Some(model("openai", "gpt-4o")));
+    let other =
+        cli(SettingsArgs { judge_model: Some("anthropic:claude".into()), ..args(false) }).expect("another judge");
+    assert_eq!(other.layer1.judge_samples, 1);
+}

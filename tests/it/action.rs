@@ -23,7 +23,7 @@ const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
 const PAGE_SIZE: usize = 2;
 
 /// Every input of action.yml, set to the empty string as the runner does for inputs not given.
-const ALL_INPUTS: [&str; 22] = [
+const ALL_INPUTS: [&str; 23] = [
     "SERVER-URL",
     "SERVER-COMMAND",
     "SERVER-HEADERS",
@@ -46,6 +46,7 @@ const ALL_INPUTS: [&str; 22] = [
     "BASELINE",
     "ACCEPT-BASELINE",
     "FAIL-ON-EVALS",
+    "JUDGE-MODEL",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
