@@ -6,7 +6,7 @@
 //! | status | meaning |
 //! |---|---|
 //! | 0 | passed |
-//! | 1 | the verdict failed: a MUST check failed or a layer-1 case failed its threshold (with `fail-on: should`, a warning too) |
+//! | 1 | the verdict failed: a MUST check failed or layer 1 failed under `fail-on-evals` (a failed case, or the regression gate) (with `fail-on: should`, a warning too) |
 //! | 2 | invalid input: a flag, input, environment variable or file |
 //! | 3 | the server could not be reached, started, or evaluated without credentials, or the URL is not an MCP endpoint |
 //! | 4 | our own environment failed (the reports could not be written, no runtime, no port) |

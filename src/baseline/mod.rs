@@ -1,8 +1,9 @@
 //! The baseline a run is compared with, and the delta against it: which checks fail or warn now
 //! and did not before, and which were fixed. Pure (no IO). Today the baseline is the previous
 //! run of the same pull request, carried in the sticky comment. [`gate`] holds layer 1's
-//! regression gate against the last green runs of the base branch (pure functions, not wired in
-//! yet).
+//! regression gate against the last green runs of the base branch (pure functions), [`store`]
+//! the stored baseline, [`surface`] the tool-surface diff, and [`apply`] wires them for
+//! `evaluate::regression_gate`.
 
 #[allow(dead_code, reason = "the layer-1 gate is wired into the runner and the summary by the baseline integration")]
 pub(crate) mod gate;
