@@ -1,5 +1,5 @@
-//! The command line: clap definitions of `run`, `action`, `merge`, `golden check` and `demo-server`, the
-//! `golden check` front end ([`crate::golden`]), and the `run` front end (flags →
+//! The command line: clap definitions of `run`, `action`, `merge`, `golden check`, `golden init` and
+//! `demo-server`, the `golden check` and `golden init` front ends ([`crate::golden`]), and the `run` front end (flags →
 //! [`crate::settings::resolve`] → [`crate::evaluate`] → exit status).
 //! The Action's front end is [`crate::action`].
 
@@ -47,7 +47,7 @@ pub enum Command {
     /// Join the reports of shards (`--shard i/n`) into one report.json, junit.xml and summary.md;
     /// refuses shards of different golden sets or models, or a shard missing or given twice.
     Merge(MergeArgs),
-    /// Golden sets (layer 1): check a golden-set file.
+    /// Golden sets (layer 1): check a golden-set file, or write a starter one from a server.
     #[command(subcommand)]
     Golden(GoldenCommand),
     /// Serve the demo model: a scripted stand-in for a good model, written from a golden set, on
@@ -94,6 +94,36 @@ pub enum GoldenCommand {
     /// Validate a golden set and print its hash and each case's hash; with a server, also check
     /// every tool name of the set against the server's `tools/list`.
     Check(GoldenCheckArgs),
+    /// Write a starter golden set from a server's `tools/list`: one draft case per tool (its
+    /// required arguments filled with schema-valid examples) and a few negative cases; prints
+    /// the path and the set hash.
+    Init(GoldenInitArgs),
+}
+
+/// Flags of `mcp-eval golden init`.
+#[derive(Debug, Args)]
+pub struct GoldenInitArgs {
+    /// List the tools of this Streamable HTTP endpoint
+    #[arg(long, value_name = "URL", conflicts_with = "server_cmd", required_unless_present = "server_cmd")]
+    pub server_url: Option<String>,
+    /// List the tools of this stdio server (started through `sh -c`)
+    #[arg(long, value_name = "CMD")]
+    pub server_cmd: Option<String>,
+    /// Extra HTTP header for every request, 'Name: value' (repeatable); values are secrets
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+    /// An environment variable for the stdio server, NAME=VALUE or NAME to pass ours (repeatable)
+    #[arg(long = "server-env", value_name = "NAME[=VALUE]")]
+    pub server_env: Vec<String>,
+    /// Per-request timeout in seconds [default 30]
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    pub timeout_seconds: Option<String>,
+    /// Where to write the set
+    #[arg(long, value_name = "FILE", default_value = golden::init::DEFAULT_OUT)]
+    pub out: std::path::PathBuf,
+    /// Replace the file when it exists
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Flags of `mcp-eval golden check`.
@@ -191,6 +221,7 @@ pub fn main() -> i32 {
             Box::new(std::io::stdout()),
         ))),
         Command::Golden(GoldenCommand::Check(args)) => runtime.block_on(golden_check(args)),
+        Command::Golden(GoldenCommand::Init(args)) => runtime.block_on(golden_init(args)),
         Command::Merge(args) => merge(&args),
         Command::DemoModel(args) => runtime.block_on(demo_model(args)),
     };
@@ -385,23 +416,70 @@ pub async fn golden_check(args: GoldenCheckArgs) -> ExitStatus {
     if args.server_url.is_none() && args.server_cmd.is_none() {
         return golden::check(args.file, None).await;
     }
-    // The server flags go through the one settings path (validation, secrets, scrubbed env).
-    let flags = SettingsArgs {
-        server_url: args.server_url,
-        server_command: args.server_cmd,
+    let server = ServerFlags {
+        url: args.server_url,
+        command: args.server_cmd,
         headers: args.headers,
-        server_env: args.server_env,
-        timeout_seconds: Some(args.timeout_seconds.unwrap_or_else(|| "30".to_owned())),
+        env: args.server_env,
+        timeout_seconds: args.timeout_seconds,
+    };
+    match server_target(server) {
+        Ok(target) => golden::check(args.file, target).await,
+        Err(status) => status,
+    }
+}
+
+/// `mcp-eval golden init`.
+pub async fn golden_init(args: GoldenInitArgs) -> ExitStatus {
+    let server = ServerFlags {
+        url: args.server_url,
+        command: args.server_cmd,
+        headers: args.headers,
+        env: args.server_env,
+        timeout_seconds: args.timeout_seconds,
+    };
+    match server_target(server) {
+        Ok(Some(target)) => golden::init::init(target, &args.out, args.force).await,
+        Ok(None) => {
+            say!(
+                "{}",
+                UserError::new(Kind::InvalidInput, "no server given")
+                    .with_hint("pass --server-url URL or --server-cmd CMD")
+            );
+            ExitStatus::InvalidInput
+        }
+        Err(status) => status,
+    }
+}
+
+/// The server flags of the `golden` subcommands.
+struct ServerFlags {
+    url: Option<String>,
+    command: Option<String>,
+    headers: Vec<String>,
+    env: Vec<String>,
+    timeout_seconds: Option<String>,
+}
+
+/// The server to connect to, through the one settings path (validation, secrets, scrubbed
+/// env); every problem is printed and gives exit status 2.
+fn server_target(server: ServerFlags) -> Result<Option<crate::mcp::era::Target>, ExitStatus> {
+    let flags = SettingsArgs {
+        server_url: server.url,
+        server_command: server.command,
+        headers: server.headers,
+        server_env: server.env,
+        timeout_seconds: Some(server.timeout_seconds.unwrap_or_else(|| "30".to_owned())),
         ..SettingsArgs::default()
     };
     let request = settings::Request { flags, action: ActionFlags::default(), demo: false };
     match settings::resolve(&request, FrontEnd::Cli, &|name| std::env::var(name).ok()) {
-        Ok(settings) => golden::check(args.file, evaluate::wire_target(&settings)).await,
+        Ok(settings) => Ok(evaluate::wire_target(&settings)),
         Err(problems) => {
             for problem in problems {
                 say!("{}", problem.into_error());
             }
-            ExitStatus::InvalidInput
+            Err(ExitStatus::InvalidInput)
         }
     }
 }

@@ -7,11 +7,14 @@
 //!   (defaults applied, rubric files inlined) into plain JSON;
 //! - [`jcs`]: RFC 8785 canonical JSON and SHA-256, for the case and set hashes;
 //! - [`check`]: `mcp-eval golden check`, which also checks every tool name of the set against a
-//!   server's `tools/list` when one is given.
+//!   server's `tools/list` when one is given;
+//! - [`init`]: `mcp-eval golden init`, a starter set of draft cases written from a server's
+//!   `tools/list`.
 //!
 //! Grading runs against models (the `rubric`, `input_responses`, `embedding` and `judge` parts
 //! included) come with a later issue; this module only reads, checks and hashes.
 
+pub(crate) mod init;
 pub(crate) mod jcs;
 pub(crate) mod load;
 pub(crate) mod tree;

@@ -1,6 +1,8 @@
 //! `mcp-eval golden check`: the example set validates and prints its hashes, a broken set gives
 //! every problem as `file:line:col: field: message` (exit 2), and with a server every tool name
-//! of the set is checked against its `tools/list`.
+//! of the set is checked against its `tools/list`. `mcp-eval golden init` writes a starter set
+//! from a server's `tools/list` (the demo server and two real ones) that passes `golden check`
+//! against the same server, and never overwrites a file without `--force`.
 
 use std::process::{Command, Output, Stdio};
 
@@ -136,4 +138,94 @@ fn a_server_that_needs_a_token_is_checked_with_the_header_given() {
     assert!(!everything.contains("g0lden-token-6b2e"), "the token leaked");
     let bad = golden_check(&[example, "--server-cmd", "true", "--server-env", "BAD-NAME=x"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+}
+
+/// Runs `mcp-eval golden init ARGS`.
+fn golden_init(args: &[&str]) -> Output {
+    Command::new(binary())
+        .args(["golden", "init"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-eval golden init")
+}
+
+/// `golden init` against a server writes a set that loads, prints its path and hash (the hash
+/// `golden check` prints), and passes `golden check` against the same server. Returns the text.
+fn init_then_check(server: &[&str], expected_tools: &[&str]) -> String {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("golden").join("tasks.yaml");
+    let file = path.to_str().expect("utf-8 path");
+    let mut args = server.to_vec();
+    args.extend(["--out", file]);
+    let output = golden_init(&args);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains(&format!("wrote {file}: ")), "{stdout}");
+    let hash = stdout.lines().find_map(|line| line.strip_prefix("set ")).expect("a set line");
+    assert!(is_hash(hash), "{stdout}");
+
+    let mut check = vec![file];
+    check.extend(server);
+    let checked = golden_check(&check);
+    let checked_out = text(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(0), "{checked_out}\n{}", text(&checked.stderr));
+    assert!(checked_out.contains(&format!("set {hash}")), "the same hash: {checked_out}");
+
+    let written = std::fs::read_to_string(&path).expect("the written set");
+    for tool in expected_tools {
+        assert!(written.contains(&format!("expect_tool: \"{tool}\"")), "no case for {tool}:\n{written}");
+    }
+    let cases = written.matches("\n  - id: ").count();
+    assert_eq!(written.matches("# draft: edit the prompt and expectations").count(), cases, "{written}");
+    assert_eq!(written.matches("negative: true").count(), 3, "{written}");
+    written
+}
+
+#[test]
+fn init_on_the_demo_server_writes_a_set_that_passes_check() {
+    let server = DemoServer::start(&[]);
+    let written = init_then_check(&["--server-url", &server.url], &["test_structured", "test_header_param"]);
+    // The required `region` argument gets an example value the schema accepts.
+    assert!(written.contains("expect_args:\n      \"region\": "), "{written}");
+    // Over stdio too.
+    init_then_check(&["--server-cmd", &demo_stdio_command(&[])], &["test_progress"]);
+}
+
+#[test]
+fn init_refuses_to_overwrite_without_force() {
+    let server = DemoServer::start(&[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("tasks.yaml");
+    std::fs::write(&path, "my own cases\n").expect("write a file");
+    let file = path.to_str().expect("utf-8 path");
+    let output = golden_init(&["--server-url", &server.url, "--out", file]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("{file} exists already")), "{stderr}");
+    assert!(stderr.contains("hint: pass --force"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&path).expect("the file"), "my own cases\n", "left as it was");
+
+    let output = golden_init(&["--server-url", &server.url, "--out", file, "--force"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(std::fs::read_to_string(&path).expect("the file").starts_with("# A starter golden set"));
+    // An unreachable server is exit 3 and writes nothing.
+    let other = dir.path().join("other.yaml");
+    let output = golden_init(&["--server-url", "http://127.0.0.1:1/mcp", "--out", other.to_str().expect("utf-8")]);
+    assert_eq!(output.status.code(), Some(3), "{}", text(&output.stderr));
+    assert!(!other.exists());
+}
+
+#[test]
+fn init_on_the_everything_server_over_stdio() {
+    let command = crate::interop::stdio_command("ts-everything-stdio");
+    let written = init_then_check(&["--server-cmd", &command], &["echo", "get-sum"]);
+    assert!(written.contains("      \"a\": 1\n      \"b\": 1\n"), "{written}");
+}
+
+#[test]
+fn init_on_the_python_time_server_over_stdio() {
+    let command = crate::interop::stdio_command("py-time-stdio");
+    let written = init_then_check(&["--server-cmd", &command], &["get_current_time", "convert_time"]);
+    assert!(written.contains("      \"timezone\": \"Europe/Paris\"\n"), "{written}");
 }

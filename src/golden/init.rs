@@ -1,0 +1,740 @@
+//! `mcp-eval golden init`: a starter golden set written from a server's `tools/list`.
+//!
+//! Every tool gets one positive case (an id derived from its name, a prompt built from its
+//! title, description and required arguments, `expect_tool`, and `expect_args` holding
+//! schema-valid example values of the required arguments), and a few negative cases of small
+//! talk that must not call any tool. Every case is marked as a draft to edit. The pure parts
+//! ([`example_value`], [`case_id`], [`yaml_string`], [`render`]) are separate from the command
+//! ([`init`]), which lists the tools, writes the file and loads it back to print its hash.
+
+use std::collections::HashSet;
+use std::io::Write as _;
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{Kind, UserError};
+use crate::gate::ExitStatus;
+use crate::mcp::era::Target;
+use crate::mcp::tools::{ToolSurface, ToolView};
+use crate::providers::schema::{ArgumentValidator, Validation};
+
+/// The default path of the written set.
+pub(crate) const DEFAULT_OUT: &str = "golden/tasks.yaml";
+
+/// The comment above every generated case.
+const DRAFT: &str = "# draft: edit the prompt and expectations";
+
+/// How deep [`example_value`] follows subschemas (and `$ref`s) before giving up on a value.
+const MAX_DEPTH: usize = 16;
+
+/// The longest case id.
+const MAX_ID: usize = 64;
+
+/// The negative cases: (id, prompt).
+const NEGATIVES: &[(&str, &str)] = &[
+    ("small-talk-greeting", "Hi! How are you today?"),
+    ("small-talk-thanks", "Thanks, that's all for now."),
+    ("small-talk-poem", "Write a two-line poem about the sea."),
+];
+
+/// Words in a tool name that suggest it deletes something.
+const DELETION_WORDS: &[&str] = &["delete", "remove", "drop", "destroy", "purge", "erase", "wipe", "truncate", "kill"];
+
+/// What [`render`] wrote, for the command's messages.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Rendered {
+    /// The YAML text of the set.
+    pub text: String,
+    /// Tools whose example arguments did not validate against their schema (their case has
+    /// `expect_tool` but no `expect_args`), with the reason.
+    pub dropped_args: Vec<(String, String)>,
+    /// Tools whose case carries the destructive-tool warning.
+    pub destructive: Vec<String>,
+    /// Tools left out because their name is empty.
+    pub skipped: usize,
+}
+
+/// A schema-valid example value for `schema` (best effort: the caller validates it). `enum` →
+/// its first value, then `const`, `default`, `examples[0]`; otherwise by `type` (honouring string
+/// `format` and `minLength`/`maxLength`, number bounds, `minItems`, and an object's required
+/// properties); a local `$ref` is followed; `anyOf`/`oneOf` take their first branch. Depth-bounded.
+pub(crate) fn example_value(schema: &Value) -> Value {
+    example(schema, schema, None, 0)
+}
+
+/// [`example_value`] inside the document `root` (for `$ref`s), for a property called `name`.
+fn example(schema: &Value, root: &Value, name: Option<&str>, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return Value::Null;
+    }
+    let object = match schema {
+        Value::Object(object) => object,
+        Value::Bool(false) => return Value::Null,
+        _ => return string_example(&Map::new(), name),
+    };
+    if let Some(values) = object.get("enum").and_then(Value::as_array)
+        && let Some(first) = values.first()
+    {
+        return first.clone();
+    }
+    for key in ["const", "default"] {
+        if let Some(value) = object.get(key) {
+            return value.clone();
+        }
+    }
+    if let Some(first) = object.get("examples").and_then(Value::as_array).and_then(|examples| examples.first()) {
+        return first.clone();
+    }
+    if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
+        let target = reference
+            .strip_prefix('#')
+            .and_then(|pointer| if pointer.is_empty() { Some(root) } else { root.pointer(&percent_decode(pointer)) });
+        if let Some(target) = target {
+            return example(target, root, name, depth + 1);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if object.get("type").is_none()
+            && let Some(first) = object.get(key).and_then(Value::as_array).and_then(|branches| branches.first())
+        {
+            return example(first, root, name, depth + 1);
+        }
+    }
+    let kind = match object.get("type") {
+        Some(Value::String(kind)) => kind.as_str(),
+        Some(Value::Array(kinds)) => {
+            kinds.iter().filter_map(Value::as_str).find(|kind| *kind != "null").unwrap_or("null")
+        }
+        _ if object.contains_key("properties") || object.contains_key("required") => "object",
+        _ if object.contains_key("items") || object.contains_key("prefixItems") => "array",
+        _ if ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"].iter().any(|k| object.contains_key(*k)) => {
+            "number"
+        }
+        _ => "string",
+    };
+    match kind {
+        "null" => Value::Null,
+        "boolean" => Value::Bool(true),
+        "integer" => integer_example(object),
+        "number" => number_example(object),
+        "array" => array_example(object, root, name, depth),
+        "object" => object_example(object, root, depth),
+        _ => string_example(object, name),
+    }
+}
+
+/// `%XX` escapes of a JSON pointer in a URI fragment, decoded.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%'
+            && let Some(hex) = text.get(index + 1..index + 3)
+            && let Ok(byte) = u8::from_str_radix(hex, 16)
+        {
+            out.push(byte);
+            index += 3;
+            continue;
+        }
+        out.push(bytes[index]);
+        index += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn string_example(object: &Map<String, Value>, name: Option<&str>) -> Value {
+    let format = object.get("format").and_then(Value::as_str).unwrap_or_default();
+    let mut text = match format {
+        "date" => "2026-01-15".to_owned(),
+        "date-time" => "2026-01-15T09:00:00Z".to_owned(),
+        "time" => "09:00:00Z".to_owned(),
+        "uri" | "url" | "iri" | "uri-reference" | "iri-reference" => "https://example.com/".to_owned(),
+        "email" | "idn-email" => "user@example.com".to_owned(),
+        "uuid" => "123e4567-e89b-12d3-a456-426614174000".to_owned(),
+        "hostname" | "idn-hostname" => "example.com".to_owned(),
+        "ipv4" => "192.0.2.1".to_owned(),
+        "ipv6" => "2001:db8::1".to_owned(),
+        _ => name_example(name).to_owned(),
+    };
+    let count = |text: &str| text.chars().count();
+    if let Some(min) = object.get("minLength").and_then(Value::as_u64) {
+        let min = usize::try_from(min).unwrap_or(usize::MAX).min(4096);
+        while count(&text) < min {
+            text.push('x');
+        }
+    }
+    if let Some(max) = object.get("maxLength").and_then(Value::as_u64) {
+        let max = usize::try_from(max).unwrap_or(usize::MAX);
+        if count(&text) > max {
+            text = text.chars().take(max).collect();
+        }
+    }
+    Value::String(text)
+}
+
+/// A plausible string for a property by its name (else `example`).
+fn name_example(name: Option<&str>) -> &'static str {
+    let name = name.unwrap_or_default().to_ascii_lowercase();
+    let table: &[(&[&str], &str)] = &[
+        (&["timezone", "time_zone", "tz", "source_timezone", "from_timezone"], "Europe/Paris"),
+        (&["target_timezone", "to_timezone"], "America/New_York"),
+        (&["city", "location", "place"], "Paris"),
+        (&["country"], "France"),
+        (&["language", "lang", "locale"], "en"),
+        (&["message", "text", "content", "prompt", "input"], "hello"),
+        (&["query", "q", "search", "keyword", "keywords"], "example"),
+        (&["name", "username", "user"], "alice"),
+        (&["url", "uri", "link"], "https://example.com/"),
+        (&["email"], "user@example.com"),
+        (&["time"], "09:00"),
+    ];
+    table.iter().find(|(names, _)| names.contains(&name.as_str())).map_or("example", |(_, value)| value)
+}
+
+/// The inclusive bounds of a number schema (an exclusive bound moved in by `step`).
+fn bounds(object: &Map<String, Value>, step: f64) -> (Option<f64>, Option<f64>) {
+    let get = |key: &str| object.get(key).and_then(Value::as_f64);
+    let exclusive = |key: &str| match object.get(key) {
+        Some(Value::Bool(true)) => None, // draft-04 form: applies to minimum/maximum below
+        _ => get(key),
+    };
+    let draft4 = |key: &str| object.get(key) == Some(&Value::Bool(true));
+    let mut low = get("minimum").map(|min| if draft4("exclusiveMinimum") { min + step } else { min });
+    if let Some(min) = exclusive("exclusiveMinimum") {
+        low = Some(low.map_or(min + step, |low: f64| low.max(min + step)));
+    }
+    let mut high = get("maximum").map(|max| if draft4("exclusiveMaximum") { max - step } else { max });
+    if let Some(max) = exclusive("exclusiveMaximum") {
+        high = Some(high.map_or(max - step, |high: f64| high.min(max - step)));
+    }
+    (low, high)
+}
+
+fn integer_example(object: &Map<String, Value>) -> Value {
+    let (low, high) = bounds(object, 1.0);
+    let mut value = 1.0_f64;
+    if let Some(low) = low
+        && value < low.ceil()
+    {
+        value = low.ceil();
+    }
+    if let Some(high) = high
+        && value > high.floor()
+    {
+        value = high.floor();
+    }
+    if let Some(step) = object.get("multipleOf").and_then(Value::as_f64)
+        && step > 0.0
+        && step.fract() == 0.0
+    {
+        let up = (value / step).ceil() * step;
+        value = if high.is_some_and(|high| up > high) { (value / step).floor() * step } else { up };
+    }
+    // Clamped to the range an i64 holds exactly (the cast saturates anyway).
+    #[allow(clippy::cast_possible_truncation, reason = "an integral value within the i64 range")]
+    let integer = value.clamp(-9.0e15, 9.0e15) as i64;
+    json!(integer)
+}
+
+fn number_example(object: &Map<String, Value>) -> Value {
+    // Exclusive bounds are kept as they are here, and stepped inside below.
+    let (low, high) = bounds(object, 0.0);
+    let exclusive_low = object.get("exclusiveMinimum").and_then(Value::as_f64);
+    let exclusive_high = object.get("exclusiveMaximum").and_then(Value::as_f64);
+    let mut value = 1.0_f64;
+    if let Some(low) = low
+        && value < low
+    {
+        value = low;
+    }
+    if let Some(high) = high
+        && value > high
+    {
+        value = high;
+    }
+    if exclusive_low == Some(value) || exclusive_high == Some(value) {
+        value = match (low, high) {
+            (Some(low), Some(high)) => (low + high) / 2.0,
+            (Some(low), None) => low + 1.0,
+            (None, Some(high)) => high - 1.0,
+            (None, None) => value,
+        };
+    }
+    if value.fract() == 0.0 && value.abs() < 9.0e15 {
+        #[allow(clippy::cast_possible_truncation, reason = "an integral value within the i64 range")]
+        return json!(value as i64);
+    }
+    serde_json::Number::from_f64(value).map_or(json!(1), Value::Number)
+}
+
+fn array_example(object: &Map<String, Value>, root: &Value, name: Option<&str>, depth: usize) -> Value {
+    let min = object.get("minItems").and_then(Value::as_u64).unwrap_or(0);
+    let max = object.get("maxItems").and_then(Value::as_u64).unwrap_or(u64::MAX);
+    let count = usize::try_from(min.max(1).min(max).min(16)).unwrap_or(1);
+    let prefix = object.get("prefixItems").and_then(Value::as_array);
+    let items = object.get("items").filter(|items| items.is_object() || items.is_boolean());
+    let mut out = Vec::new();
+    for index in 0..count {
+        let schema = prefix.and_then(|prefix| prefix.get(index)).or(items);
+        let value = match schema {
+            Some(schema) => example(schema, root, name, depth + 1),
+            None => Value::String(name_example(name).to_owned()),
+        };
+        out.push(value);
+    }
+    if object.get("uniqueItems") == Some(&Value::Bool(true)) {
+        let mut seen = Vec::new();
+        out.retain(|value| {
+            let fresh = !seen.contains(value);
+            seen.push(value.clone());
+            fresh
+        });
+    }
+    Value::Array(out)
+}
+
+fn object_example(object: &Map<String, Value>, root: &Value, depth: usize) -> Value {
+    let properties = object.get("properties").and_then(Value::as_object);
+    let mut out = Map::new();
+    for name in object.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+        let value = match properties.and_then(|properties| properties.get(name)) {
+            Some(schema) => example(schema, root, Some(name), depth + 1),
+            None => Value::String(name_example(Some(name)).to_owned()),
+        };
+        out.insert(name.to_owned(), value);
+    }
+    Value::Object(out)
+}
+
+/// A case id for `name` (lowercase letters, digits, `_`, `.`, `-`; starting with a letter or
+/// digit; at most 64), not yet in `used`; it is added to `used`.
+pub(crate) fn case_id(name: &str, used: &mut HashSet<String>) -> String {
+    let mut base = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            if previous_lower {
+                base.push('-');
+            }
+            base.push(c.to_ascii_lowercase());
+            previous_lower = false;
+        } else if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.' {
+            base.push(c);
+            previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        } else {
+            if !base.ends_with('-') {
+                base.push('-');
+            }
+            previous_lower = false;
+        }
+    }
+    let base = base.trim_start_matches(['-', '_', '.']).trim_end_matches('-');
+    let base = if base.is_empty() { "tool" } else { base };
+    let mut counter = 1;
+    loop {
+        let suffix = if counter == 1 { String::new() } else { format!("-{counter}") };
+        let room = MAX_ID - suffix.len();
+        let stem: String = base.chars().take(room).collect();
+        let id = format!("{stem}{suffix}");
+        if used.insert(id.clone()) {
+            return id;
+        }
+        counter += 1;
+    }
+}
+
+/// `text` as a YAML double-quoted scalar: `"` and `\` escaped, line breaks and every character
+/// YAML does not allow printed (controls, DEL, C1, U+FEFF, U+FFFE/U+FFFF, U+2028/U+2029) as
+/// escapes.
+pub(crate) fn yaml_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20
+                || (0x7f..=0x9f).contains(&(c as u32))
+                || matches!(c, '\u{feff}' | '\u{fffe}' | '\u{ffff}' | '\u{2028}' | '\u{2029}') =>
+            {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `value` as YAML flow text (JSON shape, strings through [`yaml_string`]).
+fn yaml_flow(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(flag) => flag.to_string(),
+        Value::Number(number) => number.to_string(),
+        Value::String(text) => yaml_string(text),
+        Value::Array(items) => format!("[{}]", items.iter().map(yaml_flow).collect::<Vec<_>>().join(", ")),
+        Value::Object(entries) => format!(
+            "{{{}}}",
+            entries
+                .iter()
+                .map(|(key, value)| format!("{}: {}", yaml_string(key), yaml_flow(value)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// An argument value as a prompt shows it (strings bare, the rest as JSON).
+fn prompt_value(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// True when the tool may change or delete things for real: annotated `destructiveHint: true`,
+/// or not annotated read-only and named like a deletion.
+fn destructive(tool: &ToolView) -> bool {
+    let annotation = |key: &str| tool.annotations.as_ref().and_then(|annotations| annotations.get(key));
+    if annotation("destructiveHint") == Some(&Value::Bool(true)) {
+        return true;
+    }
+    if tool.read_only() {
+        return false;
+    }
+    let name = tool.name.to_ascii_lowercase();
+    DELETION_WORDS.iter().any(|word| name.contains(word))
+}
+
+/// The first sentence of a description, on one line, at most 200 characters.
+fn first_sentence(description: &str) -> String {
+    let flat = description.split_whitespace().collect::<Vec<_>>().join(" ");
+    let end = flat.find(". ").map_or(flat.len(), |index| index + 1);
+    let sentence = flat[..end].trim_end_matches('.');
+    let mut out: String = sentence.chars().take(200).collect();
+    if sentence.chars().count() > 200 {
+        out.push('…');
+    }
+    out
+}
+
+/// The prompt of a tool's positive case: "Use the TITLE tool (what it does) with ARG VALUE and …".
+fn prompt(tool: &ToolView, args: Option<&Map<String, Value>>) -> String {
+    let label = tool.title.as_deref().map(str::trim).filter(|title| !title.is_empty()).unwrap_or(&tool.name);
+    // "Echo Tool" is not made "the Echo Tool tool".
+    let noun = if label.to_lowercase().ends_with(" tool") { "" } else { " tool" };
+    let mut text = format!("Use the {label}{noun}");
+    if let Some(description) = tool.description.as_deref().map(first_sentence).filter(|text| !text.is_empty()) {
+        // "Returns a short text" → "returns a short text" (an acronym keeps its case).
+        let mut chars = description.chars();
+        let lowered = match (chars.next(), chars.next()) {
+            (Some(first), Some(second)) if first.is_uppercase() && !second.is_uppercase() => {
+                first.to_lowercase().chain(description.chars().skip(1)).collect()
+            }
+            _ => description,
+        };
+        text.push_str(&format!(" ({lowered})"));
+    }
+    if let Some(args) = args.filter(|args| !args.is_empty()) {
+        let parts: Vec<String> = args.iter().map(|(name, value)| format!("{name} {}", prompt_value(value))).collect();
+        text.push_str(" with ");
+        text.push_str(&parts.join(" and "));
+    }
+    text.push('.');
+    text
+}
+
+/// The YAML text of a starter set for these tools (pure; see the module documentation).
+pub(crate) fn render(surface: &ToolSurface) -> Rendered {
+    let mut rendered = Rendered::default();
+    let mut used = HashSet::new();
+    let mut out = String::from(
+        "# A starter golden set written by `mcp-eval golden init` from the server's tools/list.\n\
+         # Every case is a draft: edit the prompts and expectations before trusting a score.\n\
+         # Layer 1 calls the server's tools for real: point it at a test deployment.\n\
+         version: 1\n\ncases:\n",
+    );
+    // Negative ids are reserved after the tools' ids, so a tool keeps its own name.
+    let mut cases = Vec::new();
+    for tool in &surface.tools {
+        if tool.name.trim().is_empty() {
+            rendered.skipped += 1;
+            continue;
+        }
+        let id = case_id(&tool.name, &mut used);
+        let arguments = example_value(&tool.input_schema);
+        let args = match ArgumentValidator::new(&tool.input_schema).validate(&arguments) {
+            Validation::Valid => arguments.as_object().cloned(),
+            Validation::Invalid(errors) => {
+                rendered.dropped_args.push((tool.name.clone(), errors.join("; ")));
+                None
+            }
+            Validation::SchemaUnusable(reason) => {
+                rendered.dropped_args.push((tool.name.clone(), reason));
+                None
+            }
+        };
+        let mut case = String::new();
+        if destructive(tool) {
+            rendered.destructive.push(tool.name.clone());
+            case.push_str(
+                "  # warning: this tool may change or delete data. Layer 1 calls tools for real:\n  \
+                 # point mcp-eval at a test deployment, never at production.\n",
+            );
+        }
+        case.push_str(&format!("  {DRAFT}\n  - id: {}\n", yaml_string(&id)));
+        case.push_str(&format!("    prompt: {}\n", yaml_string(&prompt(tool, args.as_ref()))));
+        case.push_str(&format!("    expect_tool: {}\n", yaml_string(&tool.name)));
+        if let Some(args) = args.filter(|args| !args.is_empty()) {
+            case.push_str("    expect_args:\n");
+            for (name, value) in &args {
+                // A mapping with a `match` key would be read as a matcher: say it is a value.
+                let flow = match value {
+                    Value::Object(entries) if entries.contains_key("match") => {
+                        format!("{{match: exact, value: {}}}", yaml_flow(value))
+                    }
+                    _ => yaml_flow(value),
+                };
+                case.push_str(&format!("      {}: {flow}\n", yaml_string(name)));
+            }
+        }
+        cases.push(case);
+    }
+    for (id, text) in NEGATIVES {
+        let id = case_id(id, &mut used);
+        cases.push(format!(
+            "  {DRAFT}\n  - id: {}\n    prompt: {}\n    negative: true\n",
+            yaml_string(&id),
+            yaml_string(text)
+        ));
+    }
+    out.push_str(&cases.join("\n"));
+    rendered.text = out;
+    rendered
+}
+
+/// `mcp-eval golden init`: refuses an existing `out` without `force` (exit 2), lists the
+/// server's tools (exit 3 when it cannot), writes the set, loads it back and prints its path and
+/// hash.
+pub(crate) async fn init(target: Target, out: &Path, force: bool) -> ExitStatus {
+    let mut stderr = std::io::stderr();
+    if !force && out.exists() {
+        let error = UserError::new(Kind::InvalidInput, format!("{} exists already", out.display()))
+            .with_hint("pass --force to replace it, or --out another path");
+        let _ = writeln!(stderr, "{error}");
+        return ExitStatus::InvalidInput;
+    }
+    let surface = match super::list_tools(&target).await {
+        Ok(surface) => surface,
+        Err(error) => {
+            let _ = writeln!(stderr, "{error}");
+            return ExitStatus::Unreachable;
+        }
+    };
+    let rendered = render(&surface);
+    if let Some(parent) = out.parent().filter(|parent| !parent.as_os_str().is_empty())
+        && let Err(error) = fs_err::create_dir_all(parent)
+    {
+        let _ =
+            writeln!(stderr, "{}", UserError::new(Kind::Environment, "cannot create the directory").caused_by(error));
+        return ExitStatus::Environment;
+    }
+    if let Err(error) = crate::atomic::write_atomic(out, &rendered.text) {
+        let error = UserError::new(Kind::Environment, format!("cannot write {}", out.display())).caused_by(error);
+        let _ = writeln!(stderr, "{error}");
+        return ExitStatus::Environment;
+    }
+    let set = match super::load::load(out) {
+        Ok(set) => set,
+        Err(problems) => return super::report(problems),
+    };
+    for (tool, reason) in &rendered.dropped_args {
+        let _ = writeln!(
+            stderr,
+            "note: tool `{tool}`: no example arguments satisfy its inputSchema ({reason}); its case has no expect_args"
+        );
+    }
+    for tool in &rendered.destructive {
+        let _ = writeln!(
+            stderr,
+            "warning: tool `{tool}` may change or delete data; layer 1 calls tools for real: use a test deployment"
+        );
+    }
+    if rendered.skipped > 0 {
+        let _ = writeln!(stderr, "note: {} tool(s) without a name left out", rendered.skipped);
+    }
+    let text = format!(
+        "wrote {}: {} case(s) from {} tool(s), all drafts to edit\nset {}\n",
+        out.display(),
+        set.cases.len(),
+        surface.tools.len() - rendered.skipped,
+        set.hash
+    );
+    let _ = std::io::stdout().write_all(text.as_bytes());
+    ExitStatus::Passed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enum_const_default_and_examples_come_first() {
+        assert_eq!(example_value(&json!({"type": "string", "enum": ["celsius", "fahrenheit"]})), json!("celsius"));
+        assert_eq!(example_value(&json!({"const": 42})), json!(42));
+        assert_eq!(example_value(&json!({"type": "integer", "default": 7})), json!(7));
+        assert_eq!(example_value(&json!({"type": "string", "examples": ["Lyon", "Nice"]})), json!("Lyon"));
+    }
+
+    #[test]
+    fn strings_honour_format_and_length() {
+        assert_eq!(example_value(&json!({"type": "string", "format": "date"})), json!("2026-01-15"));
+        assert_eq!(example_value(&json!({"type": "string", "format": "date-time"})), json!("2026-01-15T09:00:00Z"));
+        assert_eq!(example_value(&json!({"type": "string", "format": "uri"})), json!("https://example.com/"));
+        assert_eq!(example_value(&json!({"type": "string", "format": "email"})), json!("user@example.com"));
+        assert_eq!(example_value(&json!({"type": "string"})), json!("example"));
+        assert_eq!(example_value(&json!({"type": "string", "minLength": 10})), json!("examplexxx"));
+        assert_eq!(example_value(&json!({"type": "string", "maxLength": 3})), json!("exa"));
+        let schema = json!({"type": "object", "required": ["city"], "properties": {"city": {"type": "string"}}});
+        assert_eq!(example_value(&schema), json!({"city": "Paris"}));
+    }
+
+    #[test]
+    fn numbers_honour_their_bounds() {
+        assert_eq!(example_value(&json!({"type": "integer"})), json!(1));
+        assert_eq!(example_value(&json!({"type": "integer", "minimum": 5, "maximum": 9})), json!(5));
+        assert_eq!(example_value(&json!({"type": "integer", "maximum": -3})), json!(-3));
+        assert_eq!(example_value(&json!({"type": "integer", "exclusiveMinimum": 1})), json!(2));
+        assert_eq!(example_value(&json!({"type": "integer", "minimum": 3, "multipleOf": 5})), json!(5));
+        assert_eq!(example_value(&json!({"type": "number", "minimum": 0.5, "maximum": 0.75})), json!(0.75));
+        assert_eq!(example_value(&json!({"type": "number", "minimum": 2.5})), json!(2.5));
+        assert_eq!(example_value(&json!({"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1})), json!(0.5));
+        assert_eq!(example_value(&json!({"type": "boolean"})), json!(true));
+        assert_eq!(example_value(&json!({"type": ["null", "integer"]})), json!(1));
+    }
+
+    #[test]
+    fn arrays_objects_refs_and_branches() {
+        let schema = json!({"type": "array", "minItems": 2, "items": {"type": "integer", "minimum": 3}});
+        assert_eq!(example_value(&schema), json!([3, 3]));
+        assert_eq!(example_value(&json!({"type": "array", "items": {"type": "boolean"}})), json!([true]));
+        let schema = json!({
+            "type": "object",
+            "required": ["where", "when"],
+            "properties": {
+                "where": {"$ref": "#/$defs/place"},
+                "when": {"anyOf": [{"type": "string", "format": "date"}, {"type": "null"}]},
+                "optional": {"type": "string"}
+            },
+            "$defs": {"place": {"type": "object", "required": ["city", "zip"], "properties": {
+                "city": {"type": "string"}, "zip": {"oneOf": [{"type": "integer", "minimum": 10000}, {"type": "string"}]}
+            }}}
+        });
+        assert_eq!(example_value(&schema), json!({"where": {"city": "Paris", "zip": 10000}, "when": "2026-01-15"}));
+        let recursive = json!({"$defs": {"node": {"type": "object", "required": ["next"], "properties": {"next": {"$ref": "#/$defs/node"}}}}, "$ref": "#/$defs/node"});
+        // Bounded: the innermost level gives up with null, and nothing overflows.
+        let value = example_value(&recursive);
+        assert!(value.pointer("/next/next/next").is_some(), "{value}");
+    }
+
+    #[test]
+    fn ids_are_valid_and_unique() {
+        let mut used = HashSet::new();
+        assert_eq!(case_id("get_current_time", &mut used), "get_current_time");
+        assert_eq!(case_id("get_current_time", &mut used), "get_current_time-2");
+        assert_eq!(case_id("getWeather", &mut used), "get-weather");
+        assert_eq!(case_id("Search Files!", &mut used), "search-files");
+        assert_eq!(case_id("__private", &mut used), "private");
+        assert_eq!(case_id("", &mut used), "tool");
+        assert_eq!(case_id("日本", &mut used), "tool-2");
+        let long = "a".repeat(100);
+        let first = case_id(&long, &mut used);
+        let second = case_id(&long, &mut used);
+        assert_eq!(first.len(), 64);
+        assert_eq!(second.len(), 64);
+        assert!(second.ends_with("-2"));
+        assert_ne!(first, second);
+    }
+
+    fn tool(name: &str, schema: Value) -> ToolView {
+        ToolView {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema: schema,
+            output_schema: None,
+            annotations: None,
+        }
+    }
+
+    #[test]
+    fn awkward_strings_round_trip_through_the_loader() {
+        let awkward =
+            "quote \" backslash \\ newline\n tab\t colon: # hash {brace} [x] 'single' \u{7f}\u{85}\u{2028} é 🌊 *star";
+        let mut weird = tool(
+            awkward,
+            json!({"type": "object", "required": [awkward], "properties": {awkward: {"type": "string", "const": awkward}}}),
+        );
+        weird.title = Some(format!("Title: {awkward}"));
+        weird.description = Some("- starts like a list item".into());
+        let surface = ToolSurface { tools: vec![weird, tool("plain", json!({}))], skipped: 0 };
+        let rendered = render(&surface);
+        let set = super::super::load::parse(Path::new("tasks.yaml"), &rendered.text)
+            .unwrap_or_else(|problems| panic!("{problems:?}\n{}", rendered.text));
+        assert_eq!(set.cases.len(), 5, "{}", rendered.text);
+        let first = &set.cases[0].resolved;
+        assert_eq!(first["expect_tool"], json!(awkward));
+        assert_eq!(first["expect_args"][awkward]["value"], json!(awkward));
+        assert!(first["prompt"][0].as_str().is_some_and(|prompt| prompt.contains(awkward)), "{first}");
+        assert_eq!(rendered.text.matches(DRAFT).count(), 5);
+        assert!(set.cases[2..].iter().all(|case| case.resolved["negative"] == json!(true)));
+    }
+
+    #[test]
+    fn arguments_that_do_not_validate_are_dropped_but_the_tool_kept() {
+        let schema = json!({"type": "object", "required": ["code"], "properties": {"code": {"type": "string", "pattern": "^[0-9]{4}$"}}});
+        let mut delete = tool(
+            "delete_file",
+            json!({"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}),
+        );
+        delete.annotations = Some(Map::new());
+        let surface = ToolSurface { tools: vec![tool("lookup", schema), delete], skipped: 0 };
+        let rendered = render(&surface);
+        assert_eq!(rendered.dropped_args.len(), 1);
+        assert_eq!(rendered.dropped_args[0].0, "lookup");
+        assert_eq!(rendered.destructive, vec!["delete_file".to_owned()]);
+        assert!(rendered.text.contains("point mcp-eval at a test deployment"));
+        let set = super::super::load::parse(Path::new("tasks.yaml"), &rendered.text).expect("loads");
+        assert_eq!(set.cases[0].resolved["expect_tool"], json!("lookup"));
+        assert!(set.cases[0].resolved.get("expect_args").is_none());
+        assert_eq!(set.cases[1].resolved["expect_args"]["path"]["value"], json!("example"));
+        assert_eq!(set.cases[1].resolved["prompt"][0], json!("Use the delete_file tool with path example."));
+        let mut described = tool(
+            "get_weather",
+            json!({"type": "object", "required": ["city"], "properties": {"city": {"type": "string"}}}),
+        );
+        described.title = Some("Weather Tool".into());
+        described.description = Some("Returns the weather of a city.  Uses   a paid API.".into());
+        assert_eq!(
+            prompt(&described, Some(&json!({"city": "Paris"}).as_object().cloned().unwrap_or_default())),
+            "Use the Weather Tool (returns the weather of a city) with city Paris."
+        );
+    }
+
+    #[test]
+    fn a_value_with_a_match_key_stays_a_value() {
+        let schema = json!({"type": "object", "required": ["filter"], "properties": {"filter": {"type": "object", "required": ["match"], "properties": {"match": {"type": "string"}}}}});
+        let rendered = render(&ToolSurface { tools: vec![tool("find", schema)], skipped: 0 });
+        let set = super::super::load::parse(Path::new("tasks.yaml"), &rendered.text).expect("loads");
+        assert_eq!(
+            set.cases[0].resolved["expect_args"]["filter"],
+            json!({"match": "exact", "value": {"match": "example"}})
+        );
+    }
+}
