@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Records the demo's cassettes (golden/cassettes/demo_scripted.json) from the demo model, a
 # scripted stand-in for a good model (`mcp-eval demo-model`), against the embedded demo server.
+# The demo model also answers as the judge of the rubric case (demo_judge.json).
 # `mcp-eval run --demo` replays them with no key and no network. Run it after changing
 # golden/demo.yaml or the demo server's tools, then rebuild.
 set -euo pipefail
@@ -23,9 +24,9 @@ providers:
     base_url: $url/v1
 YAML
 
-rm -f golden/cassettes/demo_scripted.json
+rm -f golden/cassettes/demo_scripted.json golden/cassettes/demo_judge.json
 # One run at a time, so the wrong call lands on the same run every time.
 "$bin" run --demo --layers 1 --golden-set golden/demo.yaml --config "$work/config.yaml" \
-  --model demo:scripted --cassettes golden/cassettes --record --concurrency 1 \
+  --model demo:scripted --judge-model demo:judge --cassettes golden/cassettes --record --concurrency 1 \
   --out "$work/report" --quiet || status=$?
-echo "recorded: $(grep -c '"key"' golden/cassettes/demo_scripted.json) model calls (run exit status ${status:-0})"
+echo "recorded: $(grep -c '"key"' golden/cassettes/demo_scripted.json) model calls and $(grep -c '"key"' golden/cassettes/demo_judge.json) judge calls (run exit status ${status:-0})"

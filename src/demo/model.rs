@@ -98,6 +98,11 @@ impl DemoModel {
             .map(str::to_owned)
             .collect();
         let model = body["model"].as_str().unwrap_or("demo").to_owned();
+        // Asked to judge (the verdict tool is offered): pass every criterion, quoting the last
+        // tool result of the trace (or the answer) as evidence — a scripted judge, no model.
+        if tools.iter().any(|tool| tool == crate::scoring::judge::VERDICT_TOOL) {
+            return judge_reply(wire, &model, first_user.as_deref().unwrap_or(""));
+        }
         // Calls made so far in this conversation.
         let made = messages
             .iter()
@@ -193,6 +198,24 @@ fn relative_date(value: &Value, today: chrono::NaiveDate) -> Value {
         Some(days) => json!((today + chrono::Duration::days(days)).to_string()),
         None => value.clone(),
     }
+}
+
+/// The scripted judge's answer: one `pass` per criterion line (`- ID [must]: …`) of the
+/// request, with the last `result: …` line of the trace (else its `answer: …`) as the quote.
+fn judge_reply(wire: Wire, model: &str, request: &str) -> Value {
+    let evidence = request
+        .lines()
+        .rev()
+        .find_map(|line| line.strip_prefix("result: "))
+        .or_else(|| request.lines().rev().find_map(|line| line.strip_prefix("answer: ")))
+        .unwrap_or("")
+        .to_owned();
+    let verdicts: Vec<Value> = request
+        .lines()
+        .filter_map(|line| line.strip_prefix("- ")?.split_once(" ["))
+        .map(|(id, _)| json!({"criterion_id": id, "verdict": "pass", "evidence": evidence, "reason": "the trace shows it"}))
+        .collect();
+    call_reply(wire, model, crate::scoring::judge::VERDICT_TOOL, &json!({"verdicts": verdicts}), 0)
 }
 
 fn usage(wire: Wire) -> Value {

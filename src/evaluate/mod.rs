@@ -310,11 +310,15 @@ async fn layer1(
             Ok(set) => set,
             Err(problems) => return not_run(format!("the demo golden set is broken: {}", problems[0])),
         };
-        let cassettes = match Cassettes::from_texts(&[("demo_scripted.json", DEMO_CASSETTES)]) {
+        let cassettes = match Cassettes::from_texts(&[
+            ("demo_scripted.json", DEMO_CASSETTES),
+            ("demo_judge.json", DEMO_JUDGE_CASSETTES),
+        ]) {
             Ok(cassettes) => cassettes,
             Err(error) => return not_run(format!("the demo cassettes are broken: {error}")),
         };
         layer1.models = vec![ModelRef { provider: "replay".into(), model: DEMO_RECORDED_MODEL.into() }];
+        layer1.judge_model = Some(ModelRef { provider: "replay".into(), model: DEMO_RECORDED_JUDGE.into() });
         if !layer1.providers.iter().any(|provider| provider.id == "replay") {
             layer1.providers.push(ProviderDef {
                 id: "replay".into(),
@@ -632,6 +636,12 @@ pub(crate) const DEMO_CASSETTES: &str = include_str!("../../golden/cassettes/dem
 
 /// The label the demo's cassettes were recorded under.
 pub(crate) const DEMO_RECORDED_MODEL: &str = "demo:scripted";
+
+/// The demo's judge cassettes: the demo model judging the rubric case.
+pub(crate) const DEMO_JUDGE_CASSETTES: &str = include_str!("../../golden/cassettes/demo_judge.json");
+
+/// The label the demo's judge cassettes were recorded under.
+pub(crate) const DEMO_RECORDED_JUDGE: &str = "demo:judge";
 
 /// True when layer 1 of this run is the demo's: the embedded demo server with neither a golden
 /// set nor a model given.
