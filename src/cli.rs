@@ -100,13 +100,13 @@ pub enum GoldenCommand {
     Init(GoldenInitArgs),
 }
 
-/// Flags of `mcp-eval golden init`.
-#[derive(Debug, Args)]
-pub struct GoldenInitArgs {
-    /// List the tools of this Streamable HTTP endpoint
-    #[arg(long, value_name = "URL", conflicts_with = "server_cmd", required_unless_present = "server_cmd")]
+/// The server flags of the `golden` subcommands (the `run` flags of the same names).
+#[derive(Debug, Clone, Default, Args)]
+pub struct GoldenServerArgs {
+    /// A Streamable HTTP endpoint to list the tools of
+    #[arg(long, value_name = "URL", conflicts_with = "server_cmd")]
     pub server_url: Option<String>,
-    /// List the tools of this stdio server (started through `sh -c`)
+    /// A stdio server to list the tools of (started through `sh -c`)
     #[arg(long, value_name = "CMD")]
     pub server_cmd: Option<String>,
     /// Extra HTTP header for every request, 'Name: value' (repeatable); values are secrets
@@ -118,6 +118,14 @@ pub struct GoldenInitArgs {
     /// Per-request timeout in seconds [default 30]
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub timeout_seconds: Option<String>,
+}
+
+/// Flags of `mcp-eval golden init`.
+#[derive(Debug, Args)]
+pub struct GoldenInitArgs {
+    /// The server whose tools the set is written from (a URL or a command is required)
+    #[command(flatten)]
+    pub server: GoldenServerArgs,
     /// Where to write the set
     #[arg(long, value_name = "FILE", default_value = golden::init::DEFAULT_OUT)]
     pub out: std::path::PathBuf,
@@ -131,21 +139,9 @@ pub struct GoldenInitArgs {
 pub struct GoldenCheckArgs {
     /// The golden-set YAML file
     pub file: std::path::PathBuf,
-    /// Check tool names against this Streamable HTTP endpoint
-    #[arg(long, value_name = "URL", conflicts_with = "server_cmd")]
-    pub server_url: Option<String>,
-    /// Check tool names against this stdio server (started through `sh -c`)
-    #[arg(long, value_name = "CMD")]
-    pub server_cmd: Option<String>,
-    /// Extra HTTP header for every request, 'Name: value' (repeatable); values are secrets
-    #[arg(long = "header", value_name = "'NAME: VALUE'")]
-    pub headers: Vec<String>,
-    /// An environment variable for the stdio server, NAME=VALUE or NAME to pass ours (repeatable)
-    #[arg(long = "server-env", value_name = "NAME[=VALUE]")]
-    pub server_env: Vec<String>,
-    /// Per-request timeout in seconds [default 30 for `golden check`]
-    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
-    pub timeout_seconds: Option<String>,
+    /// With a server, every tool name of the set is checked against its `tools/list`
+    #[command(flatten)]
+    pub server: GoldenServerArgs,
 }
 
 /// Flags of `mcp-eval run`.
@@ -413,17 +409,10 @@ fn environment(error: UserError) -> ExitStatus {
 
 /// `mcp-eval golden check`.
 pub async fn golden_check(args: GoldenCheckArgs) -> ExitStatus {
-    if args.server_url.is_none() && args.server_cmd.is_none() {
+    if args.server.server_url.is_none() && args.server.server_cmd.is_none() {
         return golden::check(args.file, None).await;
     }
-    let server = ServerFlags {
-        url: args.server_url,
-        command: args.server_cmd,
-        headers: args.headers,
-        env: args.server_env,
-        timeout_seconds: args.timeout_seconds,
-    };
-    match server_target(server) {
+    match server_target(args.server) {
         Ok(target) => golden::check(args.file, target).await,
         Err(status) => status,
     }
@@ -431,14 +420,7 @@ pub async fn golden_check(args: GoldenCheckArgs) -> ExitStatus {
 
 /// `mcp-eval golden init`.
 pub async fn golden_init(args: GoldenInitArgs) -> ExitStatus {
-    let server = ServerFlags {
-        url: args.server_url,
-        command: args.server_cmd,
-        headers: args.headers,
-        env: args.server_env,
-        timeout_seconds: args.timeout_seconds,
-    };
-    match server_target(server) {
+    match server_target(args.server) {
         Ok(Some(target)) => golden::init::init(target, &args.out, args.force).await,
         Ok(None) => {
             say!(
@@ -452,23 +434,14 @@ pub async fn golden_init(args: GoldenInitArgs) -> ExitStatus {
     }
 }
 
-/// The server flags of the `golden` subcommands.
-struct ServerFlags {
-    url: Option<String>,
-    command: Option<String>,
-    headers: Vec<String>,
-    env: Vec<String>,
-    timeout_seconds: Option<String>,
-}
-
 /// The server to connect to, through the one settings path (validation, secrets, scrubbed
 /// env); every problem is printed and gives exit status 2.
-fn server_target(server: ServerFlags) -> Result<Option<crate::mcp::era::Target>, ExitStatus> {
+fn server_target(server: GoldenServerArgs) -> Result<Option<crate::mcp::era::Target>, ExitStatus> {
     let flags = SettingsArgs {
-        server_url: server.url,
-        server_command: server.command,
+        server_url: server.server_url,
+        server_command: server.server_cmd,
         headers: server.headers,
-        server_env: server.env,
+        server_env: server.server_env,
         timeout_seconds: Some(server.timeout_seconds.unwrap_or_else(|| "30".to_owned())),
         ..SettingsArgs::default()
     };
