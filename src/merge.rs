@@ -280,27 +280,10 @@ fn positions(section: &EvalsSection) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::evals::{EvalStatus, GoldenSetInfo, ShardInfo};
+    use crate::report::evals::{GoldenSetInfo, ShardInfo};
 
     fn eval(case: &str, model: &str) -> EvalResult {
-        EvalResult {
-            case: case.into(),
-            model: model.into(),
-            kind: "soft".into(),
-            runs: 1,
-            passed: 1,
-            completed: 1,
-            status: EvalStatus::Pass,
-            threshold: 1,
-            wilson_95: [0.0, 1.0],
-            case_sha256: String::new(),
-            graders: BTreeMap::new(),
-            reason: None,
-            flaky: false,
-            sampling: serde_json::json!({}),
-            traces: Vec::new(),
-            cached: None,
-        }
+        EvalResult { case_sha256: String::new(), ..EvalResult::for_tests(case, model, false, 1, 1, 1) }
     }
 
     /// The report of shard `index`/`count` of `cases` × `models` (every model ran).

@@ -749,22 +749,9 @@ mod tests {
     fn eval_of(case: &str, model: &str, hard: bool, passed: usize, runs: usize) -> EvalResult {
         let threshold = if hard { runs } else { runs - runs / 5 };
         EvalResult {
-            case: case.to_owned(),
-            model: model.to_owned(),
-            kind: if hard { "hard" } else { "soft" }.to_owned(),
-            runs,
-            passed,
-            completed: runs,
-            status: if passed >= threshold { EvalStatus::Pass } else { EvalStatus::Fail },
-            threshold,
             wilson_95: [0.0, 1.0],
-            case_sha256: format!("sha256:{case}"),
-            graders: BTreeMap::new(),
-            reason: None,
             flaky: false,
-            sampling: serde_json::Value::Null,
-            traces: Vec::new(),
-            cached: None,
+            ..EvalResult::for_tests(case, model, hard, passed, runs, threshold)
         }
     }
 

@@ -183,29 +183,9 @@ pub(crate) fn should_store(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::evals::EvalsSection;
 
     fn eval(case: &str, passed: usize) -> EvalResult {
-        let mut section = EvalsSection::default();
-        section.evals.push(EvalResult {
-            case: case.into(),
-            model: "openai:m".into(),
-            kind: "soft".into(),
-            runs: 5,
-            passed,
-            completed: 5,
-            status: if passed >= 4 { EvalStatus::Pass } else { EvalStatus::Fail },
-            threshold: 4,
-            wilson_95: [0.0, 1.0],
-            case_sha256: format!("sha256:{case}"),
-            graders: Default::default(),
-            reason: None,
-            flaky: false,
-            sampling: json!({}),
-            traces: Vec::new(),
-            cached: None,
-        });
-        section.evals.remove(0)
+        EvalResult::for_tests(case, "openai:m", false, passed, 5, 4)
     }
 
     fn endpoint(_: &str) -> String {

@@ -1,29 +1,9 @@
 //! Tests of the verdict cache: keys, hits, misses, corrupt entries, concurrent writers, eviction.
 
 use super::*;
-use crate::report::evals::{EvalStatus, EvalsSection};
 
 fn eval(case: &str) -> EvalResult {
-    let mut section = EvalsSection::default();
-    section.evals.push(EvalResult {
-        case: case.into(),
-        model: "openai:m".into(),
-        kind: "soft".into(),
-        runs: 5,
-        passed: 4,
-        completed: 5,
-        status: EvalStatus::Pass,
-        threshold: 4,
-        wilson_95: [0.3755, 0.9638],
-        case_sha256: format!("sha256:{case}"),
-        graders: Default::default(),
-        reason: Some("4 of 5".into()),
-        flaky: true,
-        sampling: json!({"temperature": 0.0}),
-        traces: Vec::new(),
-        cached: None,
-    });
-    section.evals.remove(0)
+    EvalResult { reason: Some("4 of 5".into()), ..EvalResult::for_tests(case, "openai:m", false, 4, 5, 4) }
 }
 
 fn parts<'a>(case: &'a str, server_key: Option<&'a str>) -> KeyParts<'a> {

@@ -551,6 +551,32 @@ pub fn metrics_of(model: &str, evals: &[&EvalResult]) -> EvalMetrics {
     }
 }
 
+impl EvalResult {
+    /// A case × model for the tests of other modules: `passed` of `runs` (every run completed),
+    /// `pass` when `passed ≥ threshold`, case hash `sha256:CASE`, no traces.
+    #[cfg(test)]
+    pub(crate) fn for_tests(case: &str, model: &str, hard: bool, passed: usize, runs: usize, threshold: usize) -> Self {
+        EvalResult {
+            case: case.to_owned(),
+            model: model.to_owned(),
+            kind: if hard { "hard" } else { "soft" }.to_owned(),
+            runs,
+            passed,
+            completed: runs,
+            status: if passed >= threshold { EvalStatus::Pass } else { EvalStatus::Fail },
+            threshold,
+            wilson_95: wilson_95(passed, runs),
+            case_sha256: format!("sha256:{case}"),
+            graders: BTreeMap::new(),
+            reason: None,
+            flaky: passed > 0 && passed < runs,
+            sampling: Value::Null,
+            traces: Vec::new(),
+            cached: None,
+        }
+    }
+}
+
 /// The 95 % Wilson score interval of k successes in n trials, `[lo, hi]` (`[0, 1]` for n = 0).
 pub fn wilson_95(k: usize, n: usize) -> [f64; 2] {
     if n == 0 {

@@ -313,7 +313,10 @@ fn the_demo_shows_a_whole_layer_1_report_replayed_with_no_key() {
     let rubric = evals.iter().find(|eval| eval["case"] == "temperature-stated").expect("the rubric case");
     assert_eq!(rubric["status"], "pass", "judged: {rubric}");
     let criteria = rubric["traces"][0]["criteria"].to_string();
-    assert!(criteria.contains("judge:has_value") && criteria.contains("evidence"), "judge verdicts with quoted evidence: {criteria}");
+    assert!(
+        criteria.contains("judge:has_value") && criteria.contains("evidence"),
+        "judge verdicts with quoted evidence: {criteria}"
+    );
     let soft = evals.iter().find(|eval| eval["case"] == "progress-report").expect("the soft case");
     assert_eq!(
         (soft["passed"].as_u64(), soft["runs"].as_u64(), soft["status"].as_str()),
