@@ -906,14 +906,10 @@ fn the_eval_label_runs_layer_1_with_the_golden_set_and_models_and_masks_the_keys
     let demo = DemoServer::start(&[]);
     let github = FakeGithub::start(Mode::Normal, 0, 0);
     let dir = tempfile::tempdir().expect("temp dir");
-    let workspace = dir.path().join("ws");
-    std::fs::create_dir_all(workspace.join("golden")).expect("golden dir");
-    let set = workspace.join("golden/tasks.yaml");
-    std::fs::write(
-        &set,
+    let (workspace, set) = workspace_with_set(
+        dir.path(),
         "version: 1\ndefaults: {runs: 3}\ncases:\n  - id: region\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n  - id: thanks\n    prompt: \"Thanks!\"\n    negative: true\n",
-    )
-    .expect("write the set");
+    );
     let model = ScriptedModel::start(&set);
     let key = "sk-action-canary-5e1f0c";
     let base_url = format!("{}/v1", model.url);
@@ -1047,14 +1043,10 @@ fn a_scheduled_run_stores_the_baseline_and_a_pull_request_that_regresses_fails_t
     let demo = DemoServer::start(&[]);
     let github = FakeGithub::start(Mode::Normal, 0, 0);
     let dir = tempfile::tempdir().expect("temp dir");
-    let workspace = dir.path().join("ws");
-    std::fs::create_dir_all(workspace.join("golden")).expect("golden dir");
-    let set = workspace.join("golden/tasks.yaml");
-    std::fs::write(
-        &set,
+    let (workspace, set) = workspace_with_set(
+        dir.path(),
         "version: 1\ndefaults: {runs: 5}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n  - id: c1\n    prompt: \"Give me the short text.\"\n    expect_tool: test_simple_text\n  - id: c2\n    prompt: \"What is the temperature?\"\n    expect_tool: test_structured\n",
-    )
-    .expect("write the set");
+    );
     // One port for both models: the baseline is kept per endpoint.
     let port =
         std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port().to_string();
@@ -1104,11 +1096,10 @@ fn a_push_to_the_default_branch_that_passes_its_gate_stores_the_baseline() {
     let demo = DemoServer::start(&[]);
     let github = FakeGithub::start(Mode::Normal, 0, 0);
     let dir = tempfile::tempdir().expect("temp dir");
-    let workspace = dir.path().join("ws");
-    std::fs::create_dir_all(workspace.join("golden")).expect("golden dir");
-    let set = workspace.join("golden/tasks.yaml");
-    std::fs::write(&set, "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n")
-        .expect("write the set");
+    let (workspace, set) = workspace_with_set(
+        dir.path(),
+        "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n",
+    );
     let model = ScriptedModel::start(&set);
     let base = format!("{}/v1", model.url);
     let run = run_action_with_env(
@@ -1130,4 +1121,13 @@ fn a_push_to_the_default_branch_that_passes_its_gate_stores_the_baseline() {
         std::fs::read_to_string(workspace.join(".mcp-eval-cache/baselines.json")).expect("the baseline was stored");
     assert!(stored.contains("\"reason\":\"push\""), "{stored}");
     assert_eq!(run.outputs()["gate"], "no-baseline", "the first run had nothing to compare with");
+}
+
+/// A workspace `DIR/ws` holding `golden/tasks.yaml` with `set`; the workspace and the set's path.
+fn workspace_with_set(dir: &Path, set: &str) -> (PathBuf, PathBuf) {
+    let workspace = dir.join("ws");
+    std::fs::create_dir_all(workspace.join("golden")).expect("golden dir");
+    let path = workspace.join("golden/tasks.yaml");
+    std::fs::write(&path, set).expect("write the set");
+    (workspace, path)
 }
