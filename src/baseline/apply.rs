@@ -158,8 +158,23 @@ pub(crate) fn gate_section(
     let drift = (fell && unchanged_set && baseline.tools.is_some() && tool_changes.is_empty()).then(|| {
         "the golden set and the tool definitions are unchanged since the baseline, yet the pass rate fell: the model or the server's behaviour moved, not the tool definitions".to_owned()
     });
+    // Every verdict reused from the cache: nothing a verdict depends on changed since it was
+    // measured, which is "no change", not "no baseline".
+    let all_reused = !comparison.not_comparable.is_empty()
+        && comparison.pairs.is_empty()
+        && comparison.not_comparable.iter().all(|case| case.reason == gate::Reason::Cached);
+    let (result, lines) = if all_reused && layer1.result == gate::GateResult::NoBaseline {
+        let models: Vec<String> = comparison
+            .models
+            .iter()
+            .map(|model| format!("`{model}`: no change — every verdict was reused from the cache"))
+            .collect();
+        ("pass".to_owned(), models)
+    } else {
+        (layer1.result.as_str().to_owned(), lines)
+    };
     let out = Layer1GateSection {
-        result: layer1.result.as_str().to_owned(),
+        result,
         policy: policy.as_str().to_owned(),
         fails: layer1.fails,
         baseline: baseline_label,

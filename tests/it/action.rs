@@ -1089,6 +1089,19 @@ fn a_scheduled_run_stores_the_baseline_and_a_pull_request_that_regresses_fails_t
     assert!(comment.contains("layer 0 since the baseline: no change"), "layer 0 against the baseline too: {comment}");
     let stored = std::fs::read_to_string(workspace.join(".mcp-eval-cache/baselines.json")).expect("baseline");
     assert!(!stored.contains("sk-gate-canary"));
+    drop(worse);
+
+    // A pull request that changes nothing the verdicts depend on: every verdict reused, zero
+    // model calls, and the gate says "no change".
+    let good = ScriptedModel::start_with(&set, &["--port", &port]);
+    let unchanged = run("pull_request", "pull_request_labeled_eval.json", &good, "server-v1");
+    assert_eq!(unchanged.code(), 0, "{}", unchanged.stdout());
+    assert_eq!(unchanged.outputs()["gate"], "pass");
+    let report: serde_json::Value =
+        serde_json::from_str(&unchanged.file("mcp-eval-report/report.json")).expect("report.json");
+    assert_eq!(report["model_calls"], 0);
+    let comment = github.ours().last().expect("a comment").body.clone();
+    assert!(comment.contains("no change — every verdict was reused from the cache"), "{comment}");
 }
 
 #[test]
