@@ -196,6 +196,7 @@ pub(crate) fn gate_section(
         }),
         pass_rate: first.map(|model| model.rate_now).filter(|_| first.is_some_and(|model| model.cases > 0)),
         pass_rate_delta: first.filter(|model| model.cases > 0).map(|model| -model.drop),
+        minimum_detectable_drop: first.and_then(|model| model.minimum_detectable_drop),
     };
     (out, to_confirm)
 }

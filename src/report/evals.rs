@@ -80,6 +80,10 @@ pub struct Layer1GateSection {
     /// Layer 0 against the baseline's: new failures and fixes, in one line (when both ran it).
     #[serde(default)]
     pub layer0_delta: Option<String>,
+    /// The smallest drop in pass rate this suite detects with 80 % power (first model), in 0..1:
+    /// when it is large, the golden set is too small to catch small regressions.
+    #[serde(default)]
+    pub minimum_detectable_drop: Option<f64>,
     /// The mean per-case pass rate now, over comparable cases (the first model).
     pub pass_rate: Option<f64>,
     /// That rate minus the baseline's (negative: worse).

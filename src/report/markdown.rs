@@ -347,6 +347,13 @@ fn layer1_section(evals: &EvalsSection) -> String {
         for line in gate.lines.iter().take(20) {
             let _ = writeln!(out, "- {}", message(&truncate(line, CELL_CHARS * 2)));
         }
+        if let Some(drop) = gate.minimum_detectable_drop {
+            let _ = writeln!(
+                out,
+                "- This suite detects a drop of {:.0} points or more (80 % power); smaller drops pass as noise — add cases or runs to see them",
+                drop * 100.0
+            );
+        }
         if !gate.not_comparable.is_empty() {
             let reasons: Vec<String> =
                 gate.not_comparable.iter().map(|(reason, count)| format!("{count} {}", escape(reason))).collect();
