@@ -4,8 +4,8 @@
 //! The key ([`CacheKey::new`]) is SHA-256 over the canonical JSON of everything a verdict
 //! depends on: the case hash (sampling included), the fingerprint of the tools the case can
 //! see (name, title, description, `inputSchema`, `outputSchema`, annotations), the model, the
-//! provider's wire and base URL, the number of runs, mcp-eval's version and the version of its
-//! agent loop and graders, and a **server key** (`--cache-key`: the hash of the workspace in the
+//! provider's wire and base URL, the number of runs, the judge settings when a rubric applies,
+//! mcp-eval's version and the version of its agent loop and graders, and a **server key** (`--cache-key`: the hash of the workspace in the
 //! Action, so a change to the server's code re-runs its cases; `none` leaves it out).
 //!
 //! Entries are files `DIR/ab/abcdef….json` written atomically; one that cannot be read is
@@ -59,6 +59,9 @@ pub(crate) struct KeyParts<'a> {
     pub runs: usize,
     /// The server key, when there is one.
     pub server_key: Option<&'a str>,
+    /// The judge settings when a rubric applies: the judge model, its samples and the judge
+    /// prompt version (the rubric itself is in the case hash).
+    pub judge: Option<String>,
 }
 
 /// A cache key: `sha256:…`.
@@ -77,6 +80,7 @@ impl CacheKey {
             "base_url": parts.base_url,
             "runs": parts.runs,
             "server_key": parts.server_key,
+            "judge": parts.judge,
             "mcp_eval": env!("CARGO_PKG_VERSION"),
             "graders": GRADER_VERSION,
         });

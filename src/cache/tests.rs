@@ -15,6 +15,7 @@ fn parts<'a>(case: &'a str, server_key: Option<&'a str>) -> KeyParts<'a> {
         base_url: "https://api.example/v1",
         runs: 5,
         server_key,
+        judge: None,
     }
 }
 
@@ -36,6 +37,9 @@ fn every_part_of_the_key_changes_it() {
     let mut url = parts("sha256:1", Some("k"));
     url.base_url = "http://127.0.0.1:8080/v1";
     changed.push(CacheKey::new(&url));
+    let mut judged = parts("sha256:1", Some("k"));
+    judged.judge = Some("openai:judge|samples 1|prompt v1".into());
+    changed.push(CacheKey::new(&judged));
     for key in changed {
         assert_ne!(key, base);
     }

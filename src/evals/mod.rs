@@ -393,6 +393,14 @@ pub(crate) async fn run(
                     base_url: &def.base_url,
                     runs: runs_of(spec),
                     server_key: cache.server_key.as_deref(),
+                    judge: judge_caller.as_ref().filter(|_| rubrics[case_index].is_some()).map(|judge| {
+                        format!(
+                            "{}|samples {}|prompt v{}",
+                            judge.label(),
+                            input.settings.judge_samples,
+                            judge::JUDGE_PROMPT_VERSION
+                        )
+                    }),
                 });
                 match cache.store.get(&key) {
                     Ok(Some((mut eval, from))) => {
