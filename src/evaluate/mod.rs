@@ -459,7 +459,16 @@ fn regression_gate(
         reruns,
         layer0,
     );
+    let sharded = layer1.shard.is_some();
     section.eval_gate = Some(gate);
+    if sharded {
+        // A shard holds a slice: the merge job gates and stores the whole run.
+        if let Some(gate) = section.eval_gate.as_mut() {
+            gate.fails = false;
+            gate.lines.push("this is one shard: the merge job gates the whole run and stores its baseline".into());
+        }
+        return Vec::new();
+    }
     // The policy `never` reports only: no confirmation re-run is worth its model calls.
     if reruns.is_none() && !confirm.is_empty() && layer1.fail_on_evals != crate::baseline::gate::FailOnEvals::Never {
         return confirm;
@@ -481,6 +490,61 @@ fn regression_gate(
         }
     }
     Vec::new()
+}
+
+/// The regression gate of a merged report (the merge job of a shard matrix): the merged
+/// verdicts against the stored baseline of the cache directory (or `--baseline FILE`), and the
+/// baseline stored from the whole run when the rules say so. No confirmation re-run (the merge
+/// job has no server) and no tool-surface diff (it has no `tools/list`).
+pub(crate) fn gate_merged(report: &mut RunReport, layer1: &crate::settings::layer1::Layer1Settings) {
+    use crate::baseline::apply;
+    let checks = report.checks.clone();
+    let has_layer0 = report.layers.contains(&0);
+    let Some(section) = report.evals.as_mut().filter(|section| section.layer1_not_run.is_none()) else { return };
+    let endpoint = |label: &str| -> String {
+        let provider = label.split_once(':').map_or(label, |(provider, _)| provider);
+        layer1.providers.iter().find(|def| def.id == provider).map_or_else(String::new, |def| def.base_url.clone())
+    };
+    let stored_path = layer1.cache_dir.as_deref().map(crate::baseline::store::Baseline::path_in);
+    let source = match (&layer1.baseline_file, &stored_path) {
+        (Some(file), _) => apply::Source::File(file),
+        (None, Some(path)) => apply::Source::Stored(path),
+        (None, None) => apply::Source::Nothing,
+    };
+    let (baseline, label, warning) = apply::load(&source, &endpoint);
+    if let Some(warning) = warning {
+        section.layer1_notes.push(warning);
+    }
+    let tools = baseline.tools.clone().unwrap_or_else(|| "[]".into());
+    let layer0 = has_layer0.then_some(checks.as_slice());
+    let (gate, _) = apply::gate_section(
+        section,
+        &baseline,
+        label,
+        &endpoint,
+        layer1.fail_on_evals,
+        &tools,
+        &|_, _| false,
+        None,
+        layer0,
+    );
+    section.eval_gate = Some(gate);
+    if let (Some(context), Some(path)) = (&layer1.store_context, &stored_path) {
+        let measured_at = report.started_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        if let Some(note) = apply::maybe_store(
+            path,
+            section,
+            &endpoint,
+            tools,
+            &context.event,
+            context.on_default_branch,
+            layer1.accept_baseline,
+            &measured_at,
+            layer0,
+        ) {
+            section.layer1_notes.push(note);
+        }
+    }
 }
 
 /// The verdict cache of this run, when one is asked for (`--cache-dir`, the Action's default)

@@ -1009,6 +1009,7 @@ fn merge_reports_joins_the_shards_and_posts_one_comment() {
     let outputs = run.outputs();
     assert_eq!(outputs["layers-run"], "0,1");
     assert_ne!(outputs["cases-passed"], "");
+    assert_eq!(outputs["gate"], "no-baseline", "the merge job gates the whole run (nothing stored yet)");
     assert!(run.file("mcp-eval-report/junit.xml").contains("<testsuite"));
     assert_eq!(github.ours().len(), 1, "one comment for the merged run");
 
