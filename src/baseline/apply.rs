@@ -69,6 +69,7 @@ pub(crate) fn gate_section(
     baseline_label: String,
     endpoint: &dyn Fn(&str) -> String,
     policy: FailOnEvals,
+    max_drop: f64,
     tools_now: &str,
     sees: &dyn Fn(&str, &str) -> bool,
     reruns: Option<&[EvalResult]>,
@@ -86,12 +87,13 @@ pub(crate) fn gate_section(
     let baseline_runs: Vec<BaselineRun<'_>> =
         runs.iter().map(|evals| BaselineRun { golden_set_sha256: &golden, evals }).collect();
     let mut comparison = gate::compare(&section.evals, &baseline_runs, |eval| eval.cached.is_some());
-    let mut decision = gate::decide(&comparison, &GateSettings::default());
+    let settings = GateSettings { max_drop, ..GateSettings::default() };
+    let mut decision = gate::decide(&comparison, &settings);
     let mut to_confirm = Vec::new();
     match reruns {
         Some(reruns) => {
             comparison.pool_confirmation(reruns);
-            decision = gate::decide(&comparison, &GateSettings::default());
+            decision = gate::decide(&comparison, &settings);
         }
         None => to_confirm = decision.to_confirm(),
     }

@@ -72,6 +72,8 @@ pub(crate) const INPUT_ACCEPT_BASELINE: &str = "accept-baseline";
 pub(crate) const INPUT_FAIL_ON_EVALS: &str = "fail-on-evals";
 /// Input `judge-model`: the `PROVIDER:MODEL` that grades rubrics.
 pub(crate) const INPUT_JUDGE_MODEL: &str = "judge-model";
+/// Input `max-drop`: the smallest drop of the mean pass rate that can fail the gate (0..1).
+pub(crate) const INPUT_MAX_DROP: &str = "max-drop";
 /// Input `shard`: `INDEX/COUNT`, the slice of layer 1's case × model list this job runs.
 pub(crate) const INPUT_SHARD: &str = "shard";
 /// Input `merge-reports`: a glob of report directories; when set, the Action merges them instead
@@ -80,7 +82,7 @@ pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 32] = [
+pub(crate) const ALL_INPUTS: [&str; 33] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -113,6 +115,7 @@ pub(crate) const ALL_INPUTS: [&str; 32] = [
     INPUT_ACCEPT_BASELINE,
     INPUT_FAIL_ON_EVALS,
     INPUT_JUDGE_MODEL,
+    INPUT_MAX_DROP,
 ];
 
 /// The API root of the built-in `openai` provider (default `https://api.openai.com/v1`).

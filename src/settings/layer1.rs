@@ -88,7 +88,7 @@ pub(crate) const DEFAULT_CONCURRENCY: usize = 4;
 pub(crate) const DEFAULT_MAX_MODEL_CALLS: u64 = 2_000;
 
 /// Everything layer 1 reads besides the golden set.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Layer1Settings {
     /// The models, in the order given (`--model`, input `models`, config `models`).
     pub models: Vec<ModelRef>,
@@ -129,6 +129,9 @@ pub(crate) struct Layer1Settings {
     pub allow_self_judge: bool,
     /// `--judge-samples`: judge calls per run, majority vote.
     pub judge_samples: usize,
+    /// `--max-drop`: the smallest drop of the mean per-case pass rate that can fail the gate,
+    /// as a rate in 0..1 (default 0.02: two points).
+    pub max_drop: f64,
 }
 
 /// The event of a run and whether it is on the repository's default branch: what decides
@@ -211,6 +214,7 @@ impl Default for Layer1Settings {
             judge_model: None,
             allow_self_judge: false,
             judge_samples: 1,
+            max_drop: crate::baseline::gate::DEFAULT_MAX_DROP,
         }
     }
 }

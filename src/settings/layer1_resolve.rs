@@ -183,6 +183,21 @@ pub(super) fn resolve(
         }
     };
 
+    let max_drop = match sources.pick(&flags.max_drop, "--max-drop", env_vars::INPUT_MAX_DROP, None) {
+        None => crate::baseline::gate::DEFAULT_MAX_DROP,
+        Some((source, text)) => match text.trim().parse::<f64>() {
+            Ok(value) if (0.0..=1.0).contains(&value) => value,
+            _ => {
+                problems.push(Problem::new(
+                    &source,
+                    format!("`{text}` is not a fraction from 0 to 1"),
+                    "e.g. 0.02 (two points of pass rate)",
+                ));
+                crate::baseline::gate::DEFAULT_MAX_DROP
+            }
+        },
+    };
+
     // The verdict cache: the Action keeps one by default, the CLI only when asked.
     let in_action = sources.front_end == super::FrontEnd::Action;
     let cache_dir = match sources.pick(&flags.cache_dir, "--cache-dir", env_vars::INPUT_CACHE_DIR, None) {
@@ -257,6 +272,7 @@ pub(super) fn resolve(
         judge_model,
         allow_self_judge: flags.allow_self_judge,
         judge_samples,
+        max_drop,
         shard,
     }
 }

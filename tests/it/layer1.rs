@@ -888,6 +888,14 @@ fn the_regression_gate_passes_noise_and_fails_a_real_regression_naming_the_cases
     assert!(summary.contains("`c0` on `openai:demo`: pass 5/5 → fail 0/5"), "the flips are named: {summary}");
     assert!(summary.contains("This suite detects a drop of"), "the suite's power is stated: {summary}");
 
+    // A team that accepts drops up to 0.9 (`--max-drop`): the same runs pass the gate.
+    let tolerant = run_against(
+        &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"],
+        &["--baseline", utf8(&baseline), "--fail-on-evals", "regression", "--max-drop", "0.9"],
+    );
+    assert_eq!(tolerant.code(), 0, "{}", tolerant.stderr());
+    assert_eq!(tolerant.report()["eval_gate"]["result"], "pass");
+
     // `never` reports the same regression without failing.
     let reported = run_against(
         &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"],
