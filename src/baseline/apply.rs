@@ -57,6 +57,22 @@ pub(crate) fn load(source: &Source<'_>, endpoint: &dyn Fn(&str) -> String) -> (B
     }
 }
 
+/// The baseline of a run's layer-1 settings: `--baseline FILE` when given, else the one stored
+/// in the cache directory; with its label, a warning when it could not be read, and the stored
+/// baseline's path (where this run may store its own).
+pub(crate) fn load_for(
+    layer1: &crate::settings::layer1::Layer1Settings,
+) -> (Baseline, String, Option<String>, Option<std::path::PathBuf>) {
+    let stored_path = layer1.cache_dir.as_deref().map(Baseline::path_in);
+    let source = match (&layer1.baseline_file, &stored_path) {
+        (Some(file), _) => Source::File(file),
+        (None, Some(path)) => Source::Stored(path),
+        (None, None) => Source::Nothing,
+    };
+    let (baseline, label, warning) = load(&source, &|model| layer1.endpoint_of(model));
+    (baseline, label, warning, stored_path)
+}
+
 /// The gate of `section` against `baseline` under `policy`, with the tool-surface diff
 /// (`tools_now`: the canonical surface of this run; `sees(case, tool)`). `reruns` are the
 /// results of a confirmation re-run, pooled into the current counts before the (final)

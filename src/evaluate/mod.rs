@@ -430,17 +430,8 @@ fn regression_gate(
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Vec<crate::baseline::gate::CaseKey> {
     use crate::baseline::apply;
-    let endpoint = |label: &str| -> String {
-        let model = layer1.models.iter().find(|model| model.label() == label);
-        model.and_then(|model| layer1.provider(model)).map_or_else(String::new, |provider| provider.base_url.clone())
-    };
-    let stored_path = layer1.cache_dir.as_deref().map(crate::baseline::store::Baseline::path_in);
-    let source = match (&layer1.baseline_file, &stored_path) {
-        (Some(file), _) => apply::Source::File(file),
-        (None, Some(path)) => apply::Source::Stored(path),
-        (None, None) => apply::Source::Nothing,
-    };
-    let (baseline, label, warning) = apply::load(&source, &endpoint);
+    let endpoint = |label: &str| layer1.endpoint_of(label);
+    let (baseline, label, warning, stored_path) = apply::load_for(layer1);
     if let Some(warning) = warning {
         events(&RunEvent::Notice { text: format!("layer 1: {warning}") });
     }
@@ -502,17 +493,8 @@ pub(crate) fn gate_merged(report: &mut RunReport, layer1: &crate::settings::laye
     let checks = report.checks.clone();
     let has_layer0 = report.layers.contains(&0);
     let Some(section) = report.evals.as_mut().filter(|section| section.layer1_not_run.is_none()) else { return };
-    let endpoint = |label: &str| -> String {
-        let provider = label.split_once(':').map_or(label, |(provider, _)| provider);
-        layer1.providers.iter().find(|def| def.id == provider).map_or_else(String::new, |def| def.base_url.clone())
-    };
-    let stored_path = layer1.cache_dir.as_deref().map(crate::baseline::store::Baseline::path_in);
-    let source = match (&layer1.baseline_file, &stored_path) {
-        (Some(file), _) => apply::Source::File(file),
-        (None, Some(path)) => apply::Source::Stored(path),
-        (None, None) => apply::Source::Nothing,
-    };
-    let (baseline, label, warning) = apply::load(&source, &endpoint);
+    let endpoint = |label: &str| layer1.endpoint_of(label);
+    let (baseline, label, warning, stored_path) = apply::load_for(layer1);
     if let Some(warning) = warning {
         section.layer1_notes.push(warning);
     }

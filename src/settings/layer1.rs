@@ -220,6 +220,13 @@ impl Default for Layer1Settings {
 }
 
 impl Layer1Settings {
+    /// The base URL of the provider a `PROVIDER:MODEL` label names (empty when none is
+    /// defined): the endpoint part of a baseline's comparability key.
+    pub(crate) fn endpoint_of(&self, label: &str) -> String {
+        let provider = label.split_once(':').map_or(label, |(provider, _)| provider);
+        self.providers.iter().find(|def| def.id == provider).map_or_else(String::new, |def| def.base_url.clone())
+    }
+
     /// The provider a model names.
     pub(crate) fn provider(&self, model: &ModelRef) -> Option<&ProviderDef> {
         self.providers.iter().find(|provider| provider.id == model.provider)
