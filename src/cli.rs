@@ -86,6 +86,30 @@ pub struct MergeArgs {
     /// Also write junit.xml here
     #[arg(long, value_name = "FILE")]
     pub junit_path: Option<std::path::PathBuf>,
+    /// The YAML config file (its providers name the endpoints baselines are compared on; gate.fail_on)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<String>,
+    /// When layer 0's findings fail the merged run: must, should or never [default: the shards' own]
+    #[arg(long, value_name = "WHEN")]
+    pub fail_on: Option<String>,
+    /// When layer 1 fails the merged run: regression (the gate against the baseline), failure (any failed case) or never [default failure]
+    #[arg(long, value_name = "WHEN")]
+    pub fail_on_evals: Option<String>,
+    /// The verdict cache directory whose stored baseline the merged run is gated against
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<String>,
+    /// A report.json to gate the merged run against, instead of the stored baseline
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<String>,
+    /// Store the merged run as the baseline in --cache-dir, whatever the gate says
+    #[arg(long)]
+    pub accept_baseline: bool,
+    /// The smallest drop of the mean pass rate that can fail the gate, 0..1 [default 0.02]
+    #[arg(long, value_name = "FRACTION")]
+    pub max_drop: Option<String>,
+    /// The golden set the shards ran: names the cases that see each changed tool
+    #[arg(long, value_name = "FILE")]
+    pub golden_set: Option<String>,
 }
 
 /// `mcp-eval golden …`.
@@ -227,7 +251,8 @@ pub fn main() -> i32 {
 
 /// `mcp-eval run`: resolve, evaluate, print; returns the exit status.
 pub async fn run(args: RunArgs) -> ExitStatus {
-    let request = settings::Request { flags: args.settings, action: ActionFlags::default(), demo: args.demo };
+    let request =
+        settings::Request { flags: args.settings, action: ActionFlags::default(), demo: args.demo, merging: false };
     // The CLI reads no `INPUT_*`/`GITHUB_*` variables (resolve ignores them for it); the lookup
     // serves the variables `--server-env NAME` passes through to a stdio server.
     let settings = match settings::resolve(&request, FrontEnd::Cli, &|name| std::env::var(name).ok()) {
@@ -267,16 +292,41 @@ pub async fn run(args: RunArgs) -> ExitStatus {
 /// `mcp-eval merge`: read the shards, join them, write the reports; the exit status is the
 /// gate's on the merged report (2 when the shards do not belong together).
 pub fn merge(args: &MergeArgs) -> ExitStatus {
+    // The gate's settings go through the resolver `run` uses: the same defaults, the same
+    // config file, the same messages.
+    let flags = settings::SettingsArgs {
+        config: args.config.clone(),
+        fail_on: args.fail_on.clone(),
+        fail_on_evals: args.fail_on_evals.clone(),
+        cache_dir: args.cache_dir.clone(),
+        baseline: args.baseline.clone(),
+        accept_baseline: args.accept_baseline,
+        max_drop: args.max_drop.clone(),
+        golden_set: args.golden_set.clone(),
+        ..settings::SettingsArgs::default()
+    };
+    let request = settings::Request { flags, merging: true, ..settings::Request::default() };
+    let settings = match settings::resolve(&request, FrontEnd::Cli, &|name| std::env::var(name).ok()) {
+        Ok(settings) => settings,
+        Err(problems) => {
+            for problem in problems {
+                say!("{}", problem.into_error());
+            }
+            return ExitStatus::InvalidInput;
+        }
+    };
     let merged = crate::merge::read_parts(&args.dirs).and_then(crate::merge::merge);
-    let report = match merged {
+    let mut report = match merged {
         Ok(report) => report,
         Err(error) => {
             say!("{error}");
             return error.exit_status();
         }
     };
+    crate::evaluate::gate_merged(&mut report, &settings);
     let out = args.out.clone().unwrap_or_else(|| settings::DEFAULT_REPORT_DIR.into());
-    let evaluation = crate::merge::finish(report, None, &out, args.junit_path.as_deref());
+    let fail_on = args.fail_on.is_some().then_some(settings.fail_on);
+    let evaluation = crate::merge::finish(report, fail_on, &out, args.junit_path.as_deref());
     match &evaluation.written {
         Ok(written) => say!(
             "mcp-eval: merged {} report(s) into {}: result {}",
@@ -445,7 +495,7 @@ fn server_target(server: GoldenServerArgs) -> Result<Option<crate::mcp::era::Tar
         timeout_seconds: Some(server.timeout_seconds.unwrap_or_else(|| "30".to_owned())),
         ..SettingsArgs::default()
     };
-    let request = settings::Request { flags, action: ActionFlags::default(), demo: false };
+    let request = settings::Request { flags, action: ActionFlags::default(), demo: false, merging: false };
     match settings::resolve(&request, FrontEnd::Cli, &|name| std::env::var(name).ok()) {
         Ok(settings) => Ok(evaluate::wire_target(&settings)),
         Err(problems) => {

@@ -10,7 +10,8 @@
 //!   first report that has checks); `model_status` is merged, `model_calls` summed,
 //!   `call_cap_reached` OR'ed.
 //!
-//! The merged report has no `shard` member: it covers the whole list.
+//! The merged report has no `shard` member: it covers the whole list. It keeps the shards'
+//! `tool_surface` (the first shard's), which its gate diffs against the baseline's.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -181,6 +182,28 @@ fn join_evals(parts: &[Part]) -> Option<EvalsSection> {
         },
         ..EvalsSection::default()
     };
+    // The tools the shards saw (for the merge gate's tool-surface diff): shard 1's; shards that
+    // listed other tools (the server changed during the matrix) are named.
+    section.tool_surface = sections.iter().find_map(|section| section.tool_surface.clone());
+    if let Some(first_surface) = &section.tool_surface {
+        let differing: Vec<&str> = parts
+            .iter()
+            .filter(|part| {
+                part.report
+                    .evals
+                    .as_ref()
+                    .and_then(|evals| evals.tool_surface.as_ref())
+                    .is_some_and(|surface| surface != first_surface)
+            })
+            .map(|part| part.label.as_str())
+            .collect();
+        if !differing.is_empty() {
+            section.layer1_notes.push(format!(
+                "the server listed other tools in {} than in the first shard: the tool-surface diff uses the first shard's",
+                differing.join(", ")
+            ));
+        }
+    }
     for note in sections.iter().flat_map(|section| &section.layer1_notes) {
         if !note.starts_with(crate::evaluate::SHARD_LAYER0_NOTE) && !section.layer1_notes.contains(note) {
             section.layer1_notes.push(note.clone());

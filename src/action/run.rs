@@ -36,7 +36,7 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
         let _ = writeln!(out, "{line}");
         let _ = out.flush();
     };
-    let request = settings::Request { flags: args.settings, action: args.action, demo: false };
+    let request = settings::Request { flags: args.settings, action: args.action, demo: false, merging: false };
     // Mask first: nothing below may print a secret before the runner knows it.
     let masked = settings::raw_secrets(&request, lookup);
     for secret in &masked {
@@ -247,7 +247,7 @@ async fn merge_reports(after: &After<'_>, pattern: &str, say: &(dyn Fn(&str) + S
     };
     say(&format!("mcp-eval: merging {} report(s) matching `{pattern}`", dirs.len()));
     let mut report = report;
-    crate::evaluate::gate_merged(&mut report, &after.settings.layer1);
+    crate::evaluate::gate_merged(&mut report, after.settings);
     let junit = after.settings.junit_path.as_ref().map(|(path, _)| path.as_path());
     let evaluation = crate::merge::finish(report, Some(after.settings.fail_on), &after.settings.out_dir, junit);
     let decision = Decision {

@@ -39,13 +39,13 @@ pub(crate) fn load(source: &Source<'_>, endpoint: &dyn Fn(&str) -> String) -> (B
                 .and_then(|text| crate::report::json::parse(&text).map_err(|error| error.to_string()));
             match read {
                 Ok(report) => {
-                    let evals = report.evals.map(|section| section.evals).unwrap_or_default();
+                    let section = report.evals.unwrap_or_default();
                     let measured_at = report.started_at.to_rfc3339();
-                    (
-                        Baseline::from_evals(&evals, endpoint, &measured_at),
-                        format!("{} (--baseline)", path.display()),
-                        None,
-                    )
+                    let mut baseline = Baseline::from_evals(&section.evals, endpoint, &measured_at);
+                    // The tools it saw, for the tool-surface diff (reports of mcp-eval 0.x
+                    // before `tool_surface` have none: no diff then).
+                    baseline.tools = section.tool_surface.as_ref().map(crate::mcp::tools::canonical);
+                    (baseline, format!("{} (--baseline)", path.display()), None)
                 }
                 Err(error) => (
                     Baseline::default(),
@@ -74,7 +74,8 @@ pub(crate) fn load_for(
 }
 
 /// The gate of `section` against `baseline` under `policy`, with the tool-surface diff
-/// (`tools_now`: the canonical surface of this run; `sees(case, tool)`). `reruns` are the
+/// (`tools_now`: the canonical surface of this run; `sees(case, tool)`, `None` when the golden
+/// set is not at hand to say which cases see a tool). `reruns` are the
 /// results of a confirmation re-run, pooled into the current counts before the (final)
 /// decision; the second value lists the cases × models to re-run when the gate tripped and no
 /// re-run was given yet.
@@ -87,7 +88,7 @@ pub(crate) fn gate_section(
     policy: FailOnEvals,
     max_drop: f64,
     tools_now: &str,
-    sees: &dyn Fn(&str, &str) -> bool,
+    sees: Option<super::surface::Sees<'_>>,
     reruns: Option<&[EvalResult]>,
     layer0: Option<&[crate::report::model::CheckResult]>,
 ) -> (Layer1GateSection, Vec<gate::CaseKey>) {
@@ -258,6 +259,9 @@ pub(crate) fn maybe_store(
         });
     }
     Some(match baseline.save(path) {
+        Ok(()) if event == crate::settings::layer1::CLI_EVENT => {
+            "this run's layer-1 results were stored as the baseline (--accept-baseline)".to_owned()
+        }
         Ok(()) => format!("this run's layer-1 results were stored as the baseline ({event} on the default branch)"),
         Err(error) => format!("the baseline could not be stored: {error}"),
     })

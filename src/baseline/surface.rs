@@ -65,9 +65,12 @@ pub(crate) fn diff(before: &str, now: &str) -> Vec<ToolChange> {
     changes
 }
 
+/// Whether a case (by id) can see a tool (by MCP name).
+pub(crate) type Sees<'a> = &'a dyn Fn(&str, &str) -> bool;
+
 /// One line per change, with the cases that can see the tool (`sees(case, tool)`), for the
 /// summary and the pull-request comment.
-pub(crate) fn lines(changes: &[ToolChange], cases: &[String], sees: &dyn Fn(&str, &str) -> bool) -> Vec<String> {
+pub(crate) fn lines(changes: &[ToolChange], cases: &[String], sees: Option<Sees<'_>>) -> Vec<String> {
     changes
         .iter()
         .map(|change| {
@@ -75,6 +78,12 @@ pub(crate) fn lines(changes: &[ToolChange], cases: &[String], sees: &dyn Fn(&str
                 Change::Added => "added".to_owned(),
                 Change::Removed => "removed".to_owned(),
                 Change::Changed(fields) => format!("changed ({})", fields.join(", ")),
+            };
+            let Some(sees) = sees else {
+                return format!(
+                    "`{}` {what}; the cases that see it are not known (no golden set at hand)",
+                    change.name
+                );
             };
             let seen: Vec<&str> = cases.iter().filter(|case| sees(case, &change.name)).map(String::as_str).collect();
             let seen = match seen.len() {
@@ -109,8 +118,10 @@ mod tests {
         );
         assert!(diff(now, now).is_empty());
         let cases = vec!["lookup".to_owned(), "other".to_owned()];
-        let lines = lines(&changes, &cases, &|case, tool| case == "lookup" && tool == "a");
+        let lines = lines(&changes, &cases, Some(&|case, tool| case == "lookup" && tool == "a"));
         assert_eq!(lines[0], "`a` changed (description, inputSchema); seen by lookup");
         assert_eq!(lines[1], "`b` removed; no case sees it");
+        let unknown = super::lines(&changes, &cases, None);
+        assert_eq!(unknown[2], "`c` added; the cases that see it are not known (no golden set at hand)");
     }
 }

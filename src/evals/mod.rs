@@ -195,6 +195,9 @@ pub(crate) async fn run(
         }),
         models: input.settings.models.iter().map(ModelRef::label).collect(),
         shard: input.settings.shard.map(|shard| ShardInfo { index: shard.index, count: shard.count }),
+        // The tools it saw: a later run given this report as `--baseline`, and the merge job of
+        // shards, diff them against their own.
+        tool_surface: serde_json::from_str(&input.surface.canonical_text()).ok(),
         ..EvalsSection::default()
     };
     // With `--shard`, only the pairs of its slice run (and are reported).

@@ -447,7 +447,7 @@ fn regression_gate(
         layer1.fail_on_evals,
         layer1.max_drop,
         &tools_now,
-        &sees,
+        Some(&sees),
         reruns,
         layer0,
     );
@@ -486,10 +486,13 @@ fn regression_gate(
 
 /// The regression gate of a merged report (the merge job of a shard matrix): the merged
 /// verdicts against the stored baseline of the cache directory (or `--baseline FILE`), and the
-/// baseline stored from the whole run when the rules say so. No confirmation re-run (the merge
-/// job has no server) and no tool-surface diff (it has no `tools/list`).
-pub(crate) fn gate_merged(report: &mut RunReport, layer1: &crate::settings::layer1::Layer1Settings) {
+/// baseline stored from the whole run when the rules say so. The tool-surface diff uses the
+/// tools the shards listed (`tool_surface`) and, for the cases that see each tool, the golden
+/// set (`--golden-set`, else the path the shards name) when it is at hand and has the shards'
+/// hash. No confirmation re-run: the merge job runs no model; a tripped gate says so.
+pub(crate) fn gate_merged(report: &mut RunReport, settings: &Settings) {
     use crate::baseline::apply;
+    let layer1 = &settings.layer1;
     let checks = report.checks.clone();
     let has_layer0 = report.layers.contains(&0);
     let Some(section) = report.evals.as_mut().filter(|section| section.layer1_not_run.is_none()) else { return };
@@ -498,9 +501,35 @@ pub(crate) fn gate_merged(report: &mut RunReport, layer1: &crate::settings::laye
     if let Some(warning) = warning {
         section.layer1_notes.push(warning);
     }
-    let tools = baseline.tools.clone().unwrap_or_else(|| "[]".into());
+    let tools = match &section.tool_surface {
+        Some(surface) => crate::mcp::tools::canonical(surface),
+        None => {
+            if baseline.tools.is_some() {
+                section.layer1_notes.push(
+                    "no tool-surface diff: the shards' reports hold no tool list (written by an older mcp-eval)".into(),
+                );
+            }
+            baseline.tools.clone().unwrap_or_else(|| "[]".into())
+        }
+    };
+    // The golden set, to say which cases see a changed tool: only the one the shards ran.
+    let shards_hash = section.golden_set.as_ref().map(|set| set.sha256.clone());
+    let candidates = settings
+        .golden_set
+        .clone()
+        .into_iter()
+        .chain(section.golden_set.as_ref().map(|set| std::path::PathBuf::from(&set.path)));
+    let golden = candidates
+        .filter_map(|path| crate::golden::load::load(&path).ok())
+        .find(|set| Some(&set.hash) == shards_hash.as_ref());
+    let specs: std::collections::BTreeMap<String, crate::agent::CaseSpec> = golden
+        .iter()
+        .flat_map(|set| set.cases.iter())
+        .map(|case| (case.id.clone(), crate::agent::CaseSpec::from_case(case)))
+        .collect();
+    let sees = |case: &str, tool: &str| specs.get(case).is_some_and(|spec| spec.sees(tool));
     let layer0 = has_layer0.then_some(checks.as_slice());
-    let (gate, _) = apply::gate_section(
+    let (mut gate, to_confirm) = apply::gate_section(
         section,
         &baseline,
         label,
@@ -508,10 +537,16 @@ pub(crate) fn gate_merged(report: &mut RunReport, layer1: &crate::settings::laye
         layer1.fail_on_evals,
         layer1.max_drop,
         &tools,
-        &|_, _| false,
+        golden.is_some().then_some(&sees as crate::baseline::surface::Sees<'_>),
         None,
         layer0,
     );
+    if !to_confirm.is_empty() {
+        gate.lines.push(format!(
+            "the gate tripped and was not confirmed by a re-run ({} worsened case(s) × model(s)): the merge job runs no model",
+            to_confirm.len()
+        ));
+    }
     section.eval_gate = Some(gate);
     if let (Some(context), Some(path)) = (&layer1.store_context, &stored_path) {
         let measured_at = report.started_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);

@@ -3,11 +3,6 @@
 //! fingerprint). Read leniently: an entry without a string `name` is skipped and counted, never
 //! an error (layer 0 grades malformed definitions; this view only serves the later layers).
 
-#![allow(
-    dead_code,
-    reason = "the tool-surface fingerprint of the verdict cache (the next issue) reads canonical_text; tested here"
-)]
-
 use serde_json::{Map, Value};
 
 /// One tool as listed: the fields a model sees and a cache key covers.
@@ -49,6 +44,7 @@ impl ToolSurface {
     }
 
     /// The tool called `name`.
+    #[cfg(test)]
     pub(crate) fn get(&self, name: &str) -> Option<&ToolView> {
         self.tools.iter().find(|tool| tool.name == name)
     }

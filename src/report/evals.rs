@@ -41,6 +41,12 @@ pub struct EvalsSection {
     /// took the whole list (a run without `--shard`, or a merged report).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardInfo>,
+    /// The tools the server listed, canonical (`name`, `title`, `description`, `inputSchema`,
+    /// `outputSchema`, `annotations`; sorted by name) when layer 1 ran: a run that takes this
+    /// report as its `--baseline`, and the merge job of shards (which lists no tools itself),
+    /// diff their surface against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_surface: Option<Value>,
 }
 
 /// One shard of a run split across jobs (`--shard INDEX/COUNT`).

@@ -356,6 +356,7 @@ pub(super) fn sample_evals() -> EvalsSection {
         call_cap_reached: true,
         model_calls: 60,
         shard: None,
+        tool_surface: None,
     }
 }
 

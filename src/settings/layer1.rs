@@ -144,6 +144,10 @@ pub(crate) struct StoreContext {
     pub on_default_branch: bool,
 }
 
+/// The event name of a command-line run in a [`StoreContext`]: it stores a baseline only with
+/// `--accept-baseline` ([`crate::baseline::store::should_store`]).
+pub(crate) const CLI_EVENT: &str = "command-line";
+
 /// The largest shard count `--shard` accepts.
 pub(crate) const MAX_SHARDS: u32 = 256;
 

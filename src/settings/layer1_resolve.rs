@@ -222,6 +222,14 @@ pub(super) fn resolve(
         || sources
             .input(env_vars::INPUT_ACCEPT_BASELINE)
             .is_some_and(|(_, text)| matches!(text.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"));
+    if accept_baseline && cache_dir.is_none() {
+        // On the command line (the Action always has a cache directory): nowhere to store.
+        problems.push(Problem::new(
+            &Source::Flag("--accept-baseline".into()),
+            "has nowhere to store the baseline",
+            "add --cache-dir DIR: the baseline is stored there, beside the verdict cache",
+        ));
+    }
     let fail_on_evals = match sources.pick(&flags.fail_on_evals, "--fail-on-evals", env_vars::INPUT_FAIL_ON_EVALS, None)
     {
         None if in_action => crate::baseline::gate::FailOnEvals::Regression,
@@ -268,7 +276,10 @@ pub(super) fn resolve(
         baseline_file,
         accept_baseline,
         fail_on_evals,
-        store_context: None,
+        // The command line stores a baseline only when asked (`--accept-baseline`); the Action
+        // replaces this with its event and branch.
+        store_context: (!in_action)
+            .then(|| super::layer1::StoreContext { event: super::layer1::CLI_EVENT.into(), on_default_branch: true }),
         judge_model,
         allow_self_judge: flags.allow_self_judge,
         judge_samples,

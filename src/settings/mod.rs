@@ -212,6 +212,9 @@ pub(crate) struct Request {
     pub action: ActionFlags,
     /// `mcp-eval run --demo`: evaluate the embedded demo server.
     pub demo: bool,
+    /// `mcp-eval merge`: shards are merged, no server is evaluated (the Action says so with
+    /// its input `merge-reports`).
+    pub merging: bool,
 }
 
 /// Where a value came from; shown in front of every problem with it.
@@ -556,8 +559,9 @@ pub(crate) fn resolve(
             config.map(|config| (in_workspace(path), config))
         }
     };
-    let merging = front_end == FrontEnd::Action
-        && bare.action(&request.action.merge_reports, env_vars::INPUT_MERGE_REPORTS).is_some();
+    let merging = request.merging
+        || (front_end == FrontEnd::Action
+            && bare.action(&request.action.merge_reports, env_vars::INPUT_MERGE_REPORTS).is_some());
     let sources =
         Sources::new(request, front_end, lookup, config.as_ref().map(|(path, config)| (path.as_path(), config)));
     let file = config.as_ref().map(|(_, config)| config);

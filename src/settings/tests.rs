@@ -67,6 +67,7 @@ fn flags_win_over_inputs_and_inputs_over_the_file() {
         },
         action: ActionFlags { github_api_url: Some("http://127.0.0.1:3".into()), ..ActionFlags::default() },
         demo: false,
+        merging: false,
     };
     let settings = action(
         &[
@@ -833,4 +834,22 @@ fn a_model_may_judge_itself_only_when_allowed() {
     let other =
         cli(SettingsArgs { judge_model: Some("anthropic:claude".into()), ..args(false) }).expect("another judge");
     assert_eq!(other.layer1.judge_samples, 1);
+}
+
+#[test]
+fn the_command_line_stores_a_baseline_only_when_asked_and_needs_a_cache_dir_for_it() {
+    let server = || SettingsArgs { server_url: Some("http://127.0.0.1:9/mcp".into()), ..SettingsArgs::default() };
+    let problems = cli(SettingsArgs { accept_baseline: true, ..server() }).expect_err("nowhere to store");
+    let text = rendered(&problems);
+    assert!(text.contains("--accept-baseline") && text.contains("--cache-dir"), "{text}");
+
+    let settings =
+        cli(SettingsArgs { accept_baseline: true, cache_dir: Some("cache".into()), ..server() }).expect("valid");
+    let context = settings.layer1.store_context.expect("the command line has a store context");
+    assert_eq!(context.event, super::layer1::CLI_EVENT);
+    assert!(crate::baseline::store::should_store(&context.event, context.on_default_branch, true, true, true));
+    assert!(
+        !crate::baseline::store::should_store(&context.event, context.on_default_branch, true, false, false),
+        "without --accept-baseline a command-line run never stores"
+    );
 }

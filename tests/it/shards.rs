@@ -39,11 +39,17 @@ fn run_set(set: &Path, server: &DemoServer, extra: &[&str]) -> Run {
 
 /// `mcp-eval merge DIRS --out OUT`.
 fn merge(dirs: &[&Path], out: &Path) -> Output {
+    merge_with(dirs, out, &[])
+}
+
+/// `mcp-eval merge DIRS --out OUT EXTRA…`.
+fn merge_with(dirs: &[&Path], out: &Path, extra: &[&str]) -> Output {
     Command::new(binary())
         .arg("merge")
         .args(dirs)
         .arg("--out")
         .arg(out)
+        .args(extra)
         .stdin(Stdio::null())
         .output()
         .expect("run mcp-eval merge")
@@ -168,4 +174,86 @@ fn a_bad_shard_is_an_input_error_naming_the_flag() {
         assert!(run.stderr().contains("--shard"), "{bad}: {}", run.stderr());
         assert!(run.stderr().contains("INDEX/COUNT"), "{bad}: {}", run.stderr());
     }
+}
+
+#[test]
+fn merge_gates_the_whole_run_against_a_baseline_and_diffs_the_tools_on_the_command_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SET);
+    let server = DemoServer::start(&[]);
+    let whole = run_set(&set, &server, &[]);
+    let whole_report = whole.report();
+    let surface = whole_report["tool_surface"].as_array().expect("a run with layer 1 writes the tools it saw");
+    assert!(surface.iter().any(|tool| tool["name"] == "test_header_param"), "{surface:?}");
+
+    // A baseline where every case passed 5/5, and whose server listed one tool less and described
+    // `test_header_param` otherwise: the merged run dropped and its tools changed since.
+    let mut baseline = whole_report.clone();
+    for eval in baseline["evals"].as_array_mut().expect("evals") {
+        let runs = eval["runs"].clone();
+        eval["passed"] = runs.clone();
+        eval["completed"] = runs;
+        eval["status"] = json!("pass");
+    }
+    let tools = baseline["tool_surface"].as_array_mut().expect("tools");
+    tools.retain(|tool| tool["name"] != "test_structured");
+    for tool in tools.iter_mut().filter(|tool| tool["name"] == "test_header_param") {
+        tool["description"] = json!("an older description");
+    }
+    let baseline_file = dir.path().join("baseline.json");
+    std::fs::write(&baseline_file, baseline.to_string()).expect("write baseline");
+
+    let shards: Vec<Run> = (1..=2).map(|index| run_set(&set, &server, &["--shard", &format!("{index}/2")])).collect();
+    let dirs: Vec<&Path> = shards.iter().map(|shard| shard.dir.path()).collect();
+    let out = dir.path().join("merged");
+    let output = merge_with(
+        &dirs,
+        &out,
+        &["--fail-on-evals", "regression", "--baseline", utf8(&baseline_file), "--golden-set", utf8(&set)],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "the drop fails the merged gate: {stderr}");
+    let merged = read_report(&out);
+    let gate = &merged["eval_gate"];
+    assert_eq!(gate["result"], "fail", "{gate}");
+    assert_eq!(gate["policy"], "regression");
+    assert!(gate["flips"].to_string().contains("`wrong` on `openai:demo`: pass 5/5 → fail"), "{gate}");
+    assert!(gate["lines"].to_string().contains("not confirmed by a re-run"), "{gate}");
+    let changes = gate["tool_changes"].to_string();
+    assert!(changes.contains("`test_structured` added; seen by"), "{changes}");
+    assert!(changes.contains("`test_header_param` changed (description); seen by"), "{changes}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary");
+    assert!(summary.contains("regression"), "{summary}");
+
+    // `never` reports the same gate and does not fail on it.
+    let output = merge_with(
+        &dirs,
+        &out,
+        &["--fail-on-evals", "never", "--baseline", utf8(&baseline_file), "--golden-set", utf8(&set)],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(read_report(&out)["eval_gate"]["result"], "fail");
+
+    // `--accept-baseline` stores the merged run; merged again against what it stored, nothing
+    // dropped and the tools are the same.
+    let cache = dir.path().join("cache");
+    let output =
+        merge_with(&dirs, &out, &["--fail-on-evals", "never", "--cache-dir", utf8(&cache), "--accept-baseline"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(cache.join("baselines.json").is_file(), "stored");
+    assert!(read_report(&out)["layer1_notes"].to_string().contains("stored as the baseline (--accept-baseline)"));
+    let output = merge_with(&dirs, &out, &["--fail-on-evals", "regression", "--cache-dir", utf8(&cache)]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let gate = read_report(&out)["eval_gate"].clone();
+    assert_eq!(gate["result"], "pass", "{gate}");
+    assert_eq!(gate["tool_changes"], json!([]), "{gate}");
+}
+
+#[test]
+fn a_bad_merge_flag_is_an_input_error_naming_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = merge_with(&[dir.path()], &dir.path().join("out"), &["--fail-on-evals", "sometimes"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--fail-on-evals"), "{stderr}");
 }
