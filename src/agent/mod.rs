@@ -191,6 +191,8 @@ pub(crate) struct RunRecord {
     pub judge: Option<crate::scoring::JudgeResult>,
     /// The judge's verdict on each criterion (`id: verdict — reason`), for the trace.
     pub judge_lines: Vec<String>,
+    /// The judge's part of the trace: judge, prompt version, rubric hash, voted criteria.
+    pub judge_trace: Option<crate::report::evals::JudgeTrace>,
 }
 
 impl RunRecord {
@@ -247,6 +249,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
         model_latencies_ms: Vec::new(),
         judge: None,
         judge_lines: Vec::new(),
+        judge_trace: None,
     };
     let mut messages: Vec<Message> = Vec::new();
     let mut inputs = case.inputs.as_ref().map(input::InputScript::session);

@@ -238,6 +238,7 @@ fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> Ru
         _ => None,
     };
     RunTrace {
+        judge: run.judge_trace.clone(),
         run: run.run,
         status,
         reason,

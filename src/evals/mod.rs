@@ -41,7 +41,9 @@ use crate::providers::names::{NameRule, ToolNames};
 use crate::providers::openai::{self, OpenAiProvider};
 use crate::providers::schema::{self, ArgumentValidator, Family, Validation};
 use crate::providers::{EndpointConfig, Provider, ProviderError, ToolSpec};
-use crate::report::evals::{EvalsSection, GoldenSetInfo, ModelOutcome, ModelStatus, ShardInfo};
+use crate::report::evals::{
+    EvalsSection, GoldenSetInfo, JudgeTrace, JudgedCriterion, ModelOutcome, ModelStatus, ShardInfo,
+};
 use crate::scoring::judge;
 use crate::settings::layer1::{Api, Layer1Settings, ModelRef, ProviderDef, Shard};
 use caller::{Budget, LiveModel, RetryPolicy, Source};
@@ -666,6 +668,11 @@ async fn judge_run(record: &mut RunRecord, case: &CaseSpec, rubric: &judge::Rubr
         match verdicts {
             Ok(verdicts) => samples.push(verdicts),
             Err(reason) => {
+                record.judge_trace = Some(JudgeTrace {
+                    verdict: "judge_error".into(),
+                    reason: Some(reason.clone()),
+                    ..judge_trace(judge, rubric, Vec::new())
+                });
                 record.judge = Some(crate::scoring::JudgeResult::Error(reason));
                 return;
             }
@@ -689,10 +696,44 @@ async fn judge_run(record: &mut RunRecord, case: &CaseSpec, rubric: &judge::Rubr
             )
         })
         .collect();
-    record.judge = Some(match judge::run_passes(rubric, &voted) {
+    let passes = judge::run_passes(rubric, &voted);
+    record.judge_trace = Some(JudgeTrace {
+        verdict: if passes.is_ok() { "pass" } else { "fail" }.into(),
+        reason: passes.clone().err(),
+        ..judge_trace(judge, rubric, voted)
+    });
+    record.judge = Some(match passes {
         Ok(()) => crate::scoring::JudgeResult::Pass,
         Err(reason) => crate::scoring::JudgeResult::Fail(reason),
     });
+}
+
+/// The judge's part of a run's trace, its verdict still to fill in.
+fn judge_trace(judge: Judge<'_>, rubric: &judge::Rubric, voted: Vec<judge::Judged>) -> JudgeTrace {
+    JudgeTrace {
+        model: judge.caller.label().to_owned(),
+        prompt_version: judge::JUDGE_PROMPT_VERSION,
+        rubric_sha256: rubric.sha256(),
+        samples: judge.samples,
+        verdict: String::new(),
+        reason: None,
+        criteria: voted
+            .into_iter()
+            .map(|judged| JudgedCriterion {
+                must: rubric.criteria.iter().any(|criterion| criterion.id == judged.id && criterion.must),
+                verdict: match judged.verdict {
+                    judge::CriterionVerdict::Pass => "pass",
+                    judge::CriterionVerdict::Fail => "fail",
+                    judge::CriterionVerdict::Unknown => "unknown",
+                }
+                .into(),
+                evidence: crate::text::clip(&judged.evidence, 200),
+                criterion_id: judged.id,
+                reason: judged.reason,
+                downgraded: judged.downgraded,
+            })
+            .collect(),
+    }
 }
 
 /// The provider for `model`, `None` when its key is needed but not set.

@@ -445,6 +445,14 @@ async fn the_judge_grades_a_rubric_from_the_trace_and_a_quote_not_in_it_is_unkno
     assert_eq!(calls, 2, "one judge call per run");
     let lines: Vec<&str> = greet.traces[0].criteria.iter().map(|criterion| criterion.criterion.as_str()).collect();
     assert!(lines.contains(&"judge") && lines.contains(&"judge:helped"), "{lines:?}");
+    let judged = greet.traces[0].judge.as_ref().expect("the judge's part of the trace");
+    assert_eq!((judged.model.as_str(), judged.verdict.as_str(), judged.samples), ("judge:j", "pass", 1));
+    assert_eq!(judged.prompt_version, crate::scoring::judge::JUDGE_PROMPT_VERSION);
+    assert!(judged.rubric_sha256.starts_with("sha256:") && judged.rubric_sha256.len() == 71, "{judged:?}");
+    assert_eq!(judged.criteria.len(), 1);
+    let criterion = &judged.criteria[0];
+    assert_eq!((criterion.criterion_id.as_str(), criterion.must), ("helped", true));
+    assert_eq!((criterion.verdict.as_str(), criterion.evidence.as_str()), ("pass", "Glad to help."));
     assert!(
         section.layer1_notes.iter().any(|note| note.contains("rubrics judged by judge:j")),
         "{:?}",
@@ -454,6 +462,9 @@ async fn the_judge_grades_a_rubric_from_the_trace_and_a_quote_not_in_it_is_unkno
     let (section, _) = judged_section(vec![judge_answer("pass", "I found 3 results."); 2]).await;
     let greet = eval(&section, "greet", "openai:demo-good");
     assert_eq!((greet.status, greet.passed), (EvalStatus::Fail, 0), "an invented quote is not evidence");
+    let judged = greet.traces[0].judge.as_ref().expect("judged");
+    assert_eq!(judged.verdict, "fail");
+    assert!(judged.criteria[0].downgraded && judged.criteria[0].verdict == "unknown", "{judged:?}");
     let reason = greet.traces[0].reason.clone().unwrap_or_default();
     assert!(reason.contains("must `helped` could not be shown from the trace"), "{reason}");
 }
@@ -464,6 +475,9 @@ async fn a_judge_that_fails_is_a_judge_error_never_a_pass_or_a_fail() {
     let (section, _) = judged_section(vec![broken; 4]).await;
     let greet = eval(&section, "greet", "openai:demo-good");
     assert_eq!(greet.status, EvalStatus::Error, "{greet:?}");
+    let judged = greet.traces[0].judge.as_ref().expect("a judge error is traced too");
+    assert_eq!(judged.verdict, "judge_error");
+    assert!(judged.reason.as_deref().is_some_and(|reason| reason.contains("judge")), "{judged:?}");
     assert!(
         greet.traces.iter().all(|run| run.reason.as_deref().is_some_and(|reason| reason.contains("judge_error"))),
         "{greet:?}"

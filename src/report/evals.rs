@@ -380,6 +380,49 @@ pub struct RunTrace {
     pub model_latencies_ms: Vec<u64>,
     /// Each criterion's verdict and reason.
     pub criteria: Vec<CriterionOut>,
+    /// The rubric judge's part of this run (absent when the case has no rubric or no judge
+    /// model was given): which judge, prompt and rubric, and each criterion's voted verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeTrace>,
+}
+
+/// What the rubric judge said of one run: enough to tell which judge, prompt and rubric gave
+/// the verdict, and to check each `pass` against its quote.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeTrace {
+    /// The judge model, `PROVIDER:MODEL`.
+    pub model: String,
+    /// The judge prompt's version (`JUDGE_PROMPT_VERSION`).
+    pub prompt_version: u32,
+    /// `"sha256:"` and 64 hex digits over the rubric as judged (criteria ids, texts, must or
+    /// should, in order, and `min_should`).
+    pub rubric_sha256: String,
+    /// Judge calls per run (`--judge-samples`), majority vote.
+    pub samples: usize,
+    /// `pass`, `fail` or `judge_error` (the judge failed: neither a pass nor a fail).
+    pub verdict: String,
+    /// Why it failed, or what the judge error was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Each criterion's voted verdict (empty on `judge_error`).
+    pub criteria: Vec<JudgedCriterion>,
+}
+
+/// One criterion as the judge voted it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgedCriterion {
+    /// The criterion's id in the rubric.
+    pub criterion_id: String,
+    /// `must` (true) or `should` (false).
+    pub must: bool,
+    /// `pass`, `fail` or `unknown`.
+    pub verdict: String,
+    /// The judge's quote from the trace (at most 200 characters kept).
+    pub evidence: String,
+    /// The judge's reason.
+    pub reason: String,
+    /// A `pass` whose quote is not in the trace, downgraded to `unknown`.
+    pub downgraded: bool,
 }
 
 /// The text of one model turn.

@@ -144,6 +144,7 @@ fn run(number: usize, status: RunStatus, reason: Option<&str>, tool: Option<&str
         RunStatus::Error | RunStatus::Skipped => "skipped",
     };
     RunTrace {
+        judge: None,
         run: number,
         status,
         reason: reason.map(str::to_owned),

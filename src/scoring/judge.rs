@@ -74,6 +74,23 @@ impl Rubric {
     }
 }
 
+impl Rubric {
+    /// `"sha256:"` and 64 hex digits over the rubric as the judge sees it: each criterion's id,
+    /// text and kind in order, and `min_should` (canonical JSON), so a trace and a calibration
+    /// say exactly which rubric they were judged on.
+    pub(crate) fn sha256(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let criteria: Vec<Value> = self
+            .criteria
+            .iter()
+            .map(|criterion| json!({"id": criterion.id, "text": criterion.text, "must": criterion.must}))
+            .collect();
+        let text = crate::mcp::tools::canonical(&json!({"criteria": criteria, "min_should": self.min_should}));
+        let digest = Sha256::digest(text.as_bytes());
+        format!("sha256:{}", digest.iter().map(|byte| format!("{byte:02x}")).collect::<String>())
+    }
+}
+
 /// The verdict tool's definition: one entry per criterion.
 pub(crate) fn verdict_tool() -> ToolSpec {
     ToolSpec {
@@ -372,6 +389,25 @@ mod tests {
         use CriterionVerdict::{Fail, Pass, Unknown};
         let voted = majority(&[sample(Pass, Pass), sample(Pass, Fail), sample(Fail, Unknown)]);
         assert_eq!((voted[0].verdict, voted[1].verdict), (Pass, Unknown));
+    }
+
+    #[test]
+    fn the_rubric_hash_changes_with_any_criterion_and_with_min_should_only() {
+        let rubric = Rubric {
+            criteria: vec![RubricCriterion { id: "a".into(), text: "Is it right?".into(), must: true }],
+            min_should: 0,
+        };
+        let hash = rubric.sha256();
+        assert_eq!(hash, rubric.clone().sha256(), "stable");
+        let mut other = rubric.clone();
+        other.criteria[0].must = false;
+        assert_ne!(other.sha256(), hash);
+        let mut other = rubric.clone();
+        other.criteria[0].text.push('!');
+        assert_ne!(other.sha256(), hash);
+        let mut other = rubric.clone();
+        other.min_should = 1;
+        assert_ne!(other.sha256(), hash);
     }
 
     #[test]

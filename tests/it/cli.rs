@@ -317,6 +317,10 @@ fn the_demo_shows_a_whole_layer_1_report_replayed_with_no_key() {
         criteria.contains("judge:has_value") && criteria.contains("evidence"),
         "judge verdicts with quoted evidence: {criteria}"
     );
+    let judged = &rubric["traces"][0]["judge"];
+    assert_eq!(judged["verdict"], "pass", "{judged}");
+    assert!(judged["rubric_sha256"].as_str().is_some_and(|hash| hash.starts_with("sha256:")), "{judged}");
+    assert!(judged["prompt_version"].as_u64().is_some() && judged["criteria"][0]["evidence"] != "", "{judged}");
     let soft = evals.iter().find(|eval| eval["case"] == "progress-report").expect("the soft case");
     assert_eq!(
         (soft["passed"].as_u64(), soft["runs"].as_u64(), soft["status"].as_str()),
