@@ -317,7 +317,13 @@ mod tests {
             cases.iter().flat_map(|case| models.iter().map(move |model| eval(case, model))).collect();
         let evals = all.into_iter().enumerate().filter(|(p, _)| p % count as usize == index as usize - 1);
         report.evals = Some(EvalsSection {
-            golden_set: Some(GoldenSetInfo { path: "g.yaml".into(), sha256: sha.into(), cases: cases.len() }),
+            golden_set: Some(GoldenSetInfo {
+                path: "g.yaml".into(),
+                sha256: sha.into(),
+                cases: cases.len(),
+                today: None,
+                timezone: None,
+            }),
             models: models.iter().map(|model| (*model).to_owned()).collect(),
             model_status: models
                 .iter()

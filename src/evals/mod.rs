@@ -194,6 +194,8 @@ pub(crate) async fn run(
             path: input.set_label.clone(),
             sha256: set.hash.clone(),
             cases: set.cases.len(),
+            today: Some(input.today.to_string()),
+            timezone: Some(set.timezone().name().to_owned()),
         }),
         models: input.settings.models.iter().map(ModelRef::label).collect(),
         shard: input.settings.shard.map(|shard| ShardInfo { index: shard.index, count: shard.count }),

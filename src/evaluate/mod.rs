@@ -366,7 +366,7 @@ async fn layer1(
         set_label: set.path.display().to_string(),
         surface: &surface,
         tools: &tools,
-        today: Utc::now().date_naive(),
+        today: set.today_at(Utc::now()),
         retry: crate::evals::caller::RetryPolicy::default(),
         cassettes: cassettes.clone(),
         cache: cache_use(settings, &layer1, set, events),

@@ -377,22 +377,16 @@ impl Reader {
 
     fn timezone(&mut self, node: &Node) -> Option<String> {
         let name = self.string(node, "defaults.timezone")?;
-        let plausible = name == "UTC"
-            || (name.contains('/')
-                && name.split('/').all(|part| {
-                    !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || "_-+".contains(c))
-                }));
-        if plausible {
-            Some(name)
-        } else {
-            self.report(
-                node,
-                "defaults.timezone",
-                format!("`{name}` is not an IANA time zone name"),
-                "e.g. `UTC` or `Europe/Paris`",
-            );
-            None
+        if name.parse::<chrono_tz::Tz>().is_ok() {
+            return Some(name);
         }
+        let nearest = crate::suggest::nearest(&name, chrono_tz::TZ_VARIANTS.iter().map(|zone| zone.name()));
+        let hint = match nearest {
+            Some(zone) => format!("did you mean `{zone}`? (an IANA time zone name, e.g. `UTC` or `Europe/Paris`)"),
+            None => "give an IANA time zone name, e.g. `UTC` or `Europe/Paris`".to_owned(),
+        };
+        self.report(node, "defaults.timezone", format!("`{name}` is not an IANA time zone name"), &hint);
+        None
     }
 
     /// `rubrics:`: id → the resolved rubric (criteria, or the file's text with LF line ends).

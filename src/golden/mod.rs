@@ -47,6 +47,23 @@ pub(crate) struct GoldenSet {
     pub cases: Vec<Case>,
 }
 
+impl GoldenSet {
+    /// The set's `defaults.timezone` (IANA, validated at load; UTC when not given): relative
+    /// dates (`today`, `tomorrow`, `+3d`) resolve in it.
+    pub(crate) fn timezone(&self) -> chrono_tz::Tz {
+        self.cases
+            .iter()
+            .find_map(|case| case.resolved.get("timezone").and_then(serde_json::Value::as_str))
+            .and_then(|name| name.parse().ok())
+            .unwrap_or(chrono_tz::UTC)
+    }
+
+    /// The date at `now` in the set's time zone: what `today` means for this run.
+    pub(crate) fn today_at(&self, now: chrono::DateTime<chrono::Utc>) -> chrono::NaiveDate {
+        now.with_timezone(&self.timezone()).date_naive()
+    }
+}
+
 /// One case, resolved.
 #[derive(Debug, Clone)]
 pub(crate) struct Case {

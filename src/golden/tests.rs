@@ -491,3 +491,28 @@ fn the_example_set_of_the_repository_is_valid() {
     let set = super::load::load(&path).unwrap_or_else(|problems| panic!("{problems:#?}"));
     assert!(set.cases.len() >= 5);
 }
+
+#[test]
+fn a_time_zone_name_is_checked_against_the_iana_database_with_the_nearest_suggested() {
+    let typo = only("version: 1\ndefaults: {timezone: Europe/Pariss}\ncases: [{id: a, prompt: p, negative: true}]\n");
+    assert_eq!(typo.field.as_deref(), Some("defaults.timezone"));
+    assert!(typo.hint.contains("did you mean `Europe/Paris`"), "{typo:?}");
+    // Well formed, yet no such zone: the old shape check let it through.
+    let unknown = only("version: 1\ndefaults: {timezone: Mars/Olympus}\ncases: [{id: a, prompt: p, negative: true}]\n");
+    assert!(unknown.message.contains("not an IANA time zone name"), "{unknown:?}");
+}
+
+#[test]
+fn today_is_the_date_in_the_sets_time_zone() {
+    let now = chrono::DateTime::parse_from_rfc3339("2026-11-30T12:30:00Z").expect("time").to_utc();
+    let set = |zone: &str| {
+        ok(&format!("version: 1\ndefaults: {{timezone: {zone}}}\ncases: [{{id: a, prompt: p, negative: true}}]\n"))
+    };
+    let date = |text: &str| chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").expect("date");
+    assert_eq!(set("UTC").today_at(now), date("2026-11-30"));
+    assert_eq!(set("Pacific/Kiritimati").today_at(now), date("2026-12-01"), "UTC+14: already tomorrow");
+    let early = chrono::DateTime::parse_from_rfc3339("2026-11-30T05:00:00Z").expect("time").to_utc();
+    assert_eq!(set("America/Los_Angeles").today_at(early), date("2026-11-29"), "UTC-8: still yesterday");
+    let unset = ok("version: 1\ncases: [{id: a, prompt: p, negative: true}]\n");
+    assert_eq!(unset.timezone(), chrono_tz::UTC);
+}

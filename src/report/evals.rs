@@ -105,6 +105,13 @@ pub struct GoldenSetInfo {
     pub sha256: String,
     /// Number of cases in the set.
     pub cases: usize,
+    /// The date relative dates (`today`, `tomorrow`, `+Nd`) resolved to, `YYYY-MM-DD`, fixed
+    /// at the run's start in `timezone`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub today: Option<String>,
+    /// The set's `defaults.timezone` (IANA name; `UTC` when not given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
 }
 
 /// Whether a model ran, and why not.

@@ -324,6 +324,8 @@ pub(super) fn sample_evals() -> EvalsSection {
             path: "evals/golden.yaml".to_owned(),
             sha256: "sha256:3f1c9a7be20d45e6a8b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9".to_owned(),
             cases: 7,
+            today: None,
+            timezone: None,
         }),
         models: vec!["openai:gpt-4.1-mini".to_owned(), "anthropic:claude-sonnet-4-5".to_owned()],
         model_status: vec![

@@ -11,7 +11,7 @@
 //! tables in the build), so `é` written as one character and as `e` plus a combining accent
 //! differ. `regex` is anchored at both ends. `number` takes an absolute `tolerance` or a
 //! `rel_tolerance` (× |value|), inclusive, else equality. `datetime` resolves relative days
-//! against the run's start date and compares dates (the default for a date) or times to the
+//! against the run's start date (in the set's `defaults.timezone`) and compares dates (the default for a date) or times to the
 //! second. `set` is an array in any order with the same items as many times; `subset` an object
 //! with at least the listed keys. `fuzzy` is one minus the normalised edit distance of the two
 //! texts (lower case, punctuation as spaces, spaces collapsed), against `threshold` (0.85).
