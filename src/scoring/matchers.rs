@@ -7,9 +7,9 @@
 //! and `normalized` for a string (no tool schema is read here). `normalized` is BFCL's
 //! standardisation (spaces and `, . / - _ * ^` removed, lower case, `'` as `"`) extended to
 //! Unicode: every Unicode space, Unicode lower case, full-width ASCII folded to ASCII and curly
-//! quotes to straight ones. It does not compose or decompose accents (no Unicode normalisation
-//! tables in the build), so `é` written as one character and as `e` plus a combining accent
-//! differ. `regex` is anchored at both ends. `number` takes an absolute `tolerance` or a
+//! quotes to straight ones, after Unicode canonical composition (NFC), so `é` written as one
+//! character and as `e` plus a combining accent are one; accents themselves stay (`Zürich` is not
+//! `Zurich`). `fuzzy` composes the same way. `regex` is anchored at both ends. `number` takes an absolute `tolerance` or a
 //! `rel_tolerance` (× |value|), inclusive, else equality. `datetime` resolves relative days
 //! against the run's start date (in the set's `defaults.timezone`) and compares dates (the default for a date) or times to the
 //! second. `set` is an array in any order with the same items as many times; `subset` an object
@@ -196,8 +196,9 @@ fn exact(expected: &Value, actual: &Value) -> Checked {
 
 /// BFCL's standardisation, extended to Unicode (see the module docs).
 pub(crate) fn standardize(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for c in text.nfc() {
         let c = match c {
             '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
             '\u{3000}' => ' ',
@@ -427,8 +428,9 @@ fn subset(expected: &Value, actual: &Value) -> Checked {
 
 /// Lower case, spaces collapsed, BFCL's punctuation removed: the text `fuzzy` compares.
 fn fuzzy_text(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
     let cleaned: String = text
-        .chars()
+        .nfc()
         .map(|c| if matches!(c, ',' | '.' | '/' | '-' | '_' | '*' | '^' | '\'' | '"') { ' ' } else { c })
         .flat_map(char::to_lowercase)
         .collect();

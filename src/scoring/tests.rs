@@ -58,6 +58,8 @@ fn normalized_ignores_case_space_punctuation_and_unicode_width() {
     assert!(passes(matcher("a_b*c^d/e"), json!("ABCDE")));
     assert!(!passes(matcher("Paris"), json!("Pariss")));
     assert!(!passes(matcher("Zürich"), json!("Zurich")), "accents stay");
+    assert!(passes(matcher("Zu\u{0308}rich"), json!("Zürich")), "a combining accent composes (NFC)");
+    assert!(passes(matcher("Café"), json!("CAFE\u{0301}")), "composed after the case folds too");
     assert_eq!(standardize(" Ä\tB.c "), "äbc");
     let reason = why(matcher("Paris"), json!("Lyon"));
     assert!(reason.contains("`paris` vs `lyon`") && reason.starts_with("`x`: "), "{reason}");
