@@ -499,10 +499,12 @@ pub(crate) fn render_with(surface: &ToolSurface, authoring: Option<&Authoring>) 
         let (prompt_text, args) = match (authoring, by_model) {
             (Some(authoring), Some(Authored::Model { prompt, args })) => {
                 rendered.by_model += 1;
-                author = format!(
-                    "  # written by the model {}: the prompt and the arguments (they satisfy the tool's inputSchema)\n",
-                    one_line(&authoring.model, 200)
-                );
+                let what = if args.is_empty() {
+                    "the prompt (no arguments)"
+                } else {
+                    "the prompt and the arguments (they satisfy the tool's inputSchema)"
+                };
+                author = format!("  # written by the model {}: {what}\n", one_line(&authoring.model, 200));
                 (prompt.clone(), Some(args.clone()))
             }
             (authoring, by_model) => {

@@ -572,6 +572,26 @@ mod tests {
         assert_eq!(set.cases[6].resolved["negative"], json!(true));
     }
 
+    #[test]
+    fn a_model_case_without_arguments_says_so_and_has_no_expect_args() {
+        let authoring = Authoring {
+            model: "scripted:m".into(),
+            tools: vec![Authored::Model { prompt: "Which units can you give?".into(), args: Map::new() }],
+            negatives: Vec::new(),
+            negatives_note: Some("none asked".into()),
+        };
+        let surface = ToolSurface { tools: vec![unit_tool()], skipped: 0 };
+        let rendered = super::super::init::render_with(&surface, Some(&authoring));
+        assert!(
+            rendered.text.contains("# written by the model scripted:m: the prompt (no arguments)\n"),
+            "{}",
+            rendered.text
+        );
+        let set = super::super::load::parse(Path::new("tasks.yaml"), &rendered.text).expect("loads");
+        assert!(set.cases[0].resolved.get("expect_args").is_none());
+        assert_eq!(set.cases.len(), 4, "three small-talk negatives, no model negative");
+    }
+
     #[tokio::test]
     async fn a_refused_key_stops_before_the_other_tools_are_asked() {
         let refused = ProviderError::Unauthorized { status: 401, message: "bad key".into() };
