@@ -95,8 +95,9 @@ pub enum GoldenCommand {
     /// every tool name of the set against the server's `tools/list`.
     Check(GoldenCheckArgs),
     /// Write a starter golden set from a server's `tools/list`: one draft case per tool (its
-    /// required arguments filled with schema-valid examples) and a few negative cases; prints
-    /// the path and the set hash.
+    /// required arguments filled with schema-valid examples, or with `--model` a model's prompt
+    /// and arguments, checked against the schema) and a few negative cases; prints the path and
+    /// the set hash.
     Init(GoldenInitArgs),
 }
 
