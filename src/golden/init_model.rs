@@ -593,6 +593,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_call_cap_leaves_the_remaining_tools_to_the_template() {
+        let retry = RetryPolicy { attempts: 2, base: Duration::from_millis(1), max_wait: Duration::from_millis(5) };
+        let answers = ByTool(vec![(
+            "Tool name:",
+            Ok(called(PROPOSE_TOOL, json!({"prompt": "Is it cold? Answer in celsius.", "arguments": {}}))),
+        )]);
+        let model =
+            LiveModel::new("scripted:m".into(), Source::Live(Arc::new(answers)), Arc::new(Budget::new(1)), retry);
+        let Drafted::Written(authoring) = draft(&model, &surface(), Family::OpenAi).await else { panic!("written") };
+        assert!(matches!(authoring.tools[0], Authored::Model { .. }));
+        for authored in &authoring.tools[1..] {
+            assert!(
+                matches!(authored, Authored::Template { reason } if reason.contains("--max-model-calls")),
+                "{authored:?}"
+            );
+        }
+        assert!(authoring.negatives.is_empty());
+        assert!(authoring.negatives_note.as_deref().is_some_and(|note| note.contains("--max-model-calls")));
+    }
+
+    #[tokio::test]
     async fn a_refused_key_stops_before_the_other_tools_are_asked() {
         let refused = ProviderError::Unauthorized { status: 401, message: "bad key".into() };
         let model = model(vec![("Tool name:", Err(refused.clone())), ("The tools:", Err(refused.clone()))]);

@@ -308,6 +308,13 @@ fn a_refused_key_is_exit_5_and_a_missing_key_exit_2_and_neither_writes_a_file() 
     );
     assert!(!out.exists());
 
+    // A model that is not PROVIDER:MODEL is an input error naming the flag.
+    let output = mcp_eval(&["golden", "init", "--server-url", &server.url, "--out", out_path, "--model", "gpt4"], &[]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--model") && stderr.contains("`gpt4` is not PROVIDER:MODEL"), "{stderr}");
+    assert!(!out.exists());
+
     // Model flags without --model are refused by the parser.
     let output = mcp_eval(&["golden", "init", "--server-url", &server.url, "--out", out_path, "--cassettes", "x"], &[]);
     assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
