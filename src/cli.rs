@@ -119,8 +119,9 @@ pub enum GoldenCommand {
     /// every tool name of the set against the server's `tools/list`.
     Check(GoldenCheckArgs),
     /// Write a starter golden set from a server's `tools/list`: one draft case per tool (its
-    /// required arguments filled with schema-valid examples) and a few negative cases; prints
-    /// the path and the set hash.
+    /// required arguments filled with schema-valid examples, or with `--model` a model's prompt
+    /// and arguments, checked against the schema) and a few negative cases; prints the path and
+    /// the set hash.
     Init(GoldenInitArgs),
 }
 
@@ -156,6 +157,23 @@ pub struct GoldenInitArgs {
     /// Replace the file when it exists
     #[arg(long)]
     pub force: bool,
+    /// Have this model write each tool's prompt and arguments, PROVIDER:MODEL (providers as for
+    /// `run --model`); its arguments are checked against the tool's inputSchema, and the
+    /// template writes the case when they fail
+    #[arg(long, value_name = "PROVIDER:MODEL")]
+    pub model: Option<String>,
+    /// The YAML config file, for the `providers:` a --model may name
+    #[arg(long, value_name = "FILE", requires = "model")]
+    pub config: Option<String>,
+    /// Replay the model's answers from this directory instead of calling it
+    #[arg(long, value_name = "DIR", requires = "model")]
+    pub cassettes: Option<String>,
+    /// With --cassettes: call the model and write what it answered into the directory
+    #[arg(long, requires = "cassettes")]
+    pub record: bool,
+    /// Hard cap on model calls, retries included [default 2000]
+    #[arg(long, value_name = "N", requires = "model", allow_hyphen_values = true)]
+    pub max_model_calls: Option<String>,
 }
 
 /// Flags of `mcp-eval golden check`.
@@ -468,36 +486,62 @@ pub async fn golden_check(args: GoldenCheckArgs) -> ExitStatus {
     }
 }
 
-/// `mcp-eval golden init`.
+/// `mcp-eval golden init`: the server (and, with `--model`, the model) resolved through the
+/// settings code `run` uses.
 pub async fn golden_init(args: GoldenInitArgs) -> ExitStatus {
-    match server_target(args.server) {
-        Ok(Some(target)) => golden::init::init(target, &args.out, args.force).await,
-        Ok(None) => {
-            say!(
-                "{}",
-                UserError::new(Kind::InvalidInput, "no server given")
-                    .with_hint("pass --server-url URL or --server-cmd CMD")
-            );
-            ExitStatus::InvalidInput
-        }
-        Err(status) => status,
-    }
+    let extra = SettingsArgs {
+        models: args.model.iter().cloned().collect(),
+        config: args.config.clone(),
+        cassettes: args.cassettes.clone(),
+        record: args.record,
+        max_model_calls: args.max_model_calls.clone(),
+        ..SettingsArgs::default()
+    };
+    let settings = match resolve_golden(args.server, extra) {
+        Ok(settings) => settings,
+        Err(status) => return status,
+    };
+    let Some(target) = evaluate::wire_target(&settings) else {
+        say!(
+            "{}",
+            UserError::new(Kind::InvalidInput, "no server given")
+                .with_hint("pass --server-url URL or --server-cmd CMD")
+        );
+        return ExitStatus::InvalidInput;
+    };
+    let plan = match settings.layer1.models.first().filter(|_| args.model.is_some()) {
+        None => None,
+        Some(model) => match golden::init_model::plan(&settings.layer1, model) {
+            Ok(plan) => Some(plan),
+            Err(error) => {
+                say!("{error}");
+                return error.exit_status();
+            }
+        },
+    };
+    golden::init::init(target, &args.out, args.force, plan).await
 }
 
 /// The server to connect to, through the one settings path (validation, secrets, scrubbed
 /// env); every problem is printed and gives exit status 2.
 fn server_target(server: GoldenServerArgs) -> Result<Option<crate::mcp::era::Target>, ExitStatus> {
+    resolve_golden(server, SettingsArgs::default()).map(|settings| evaluate::wire_target(&settings))
+}
+
+/// The settings of a `golden` subcommand: its server flags (timeout 30 s unless given) on top
+/// of `extra`; every problem is printed and gives exit status 2.
+fn resolve_golden(server: GoldenServerArgs, extra: SettingsArgs) -> Result<settings::Settings, ExitStatus> {
     let flags = SettingsArgs {
         server_url: server.server_url,
         server_command: server.server_cmd,
         headers: server.headers,
         server_env: server.server_env,
         timeout_seconds: Some(server.timeout_seconds.unwrap_or_else(|| "30".to_owned())),
-        ..SettingsArgs::default()
+        ..extra
     };
     let request = settings::Request { flags, action: ActionFlags::default(), demo: false, merging: false };
     match settings::resolve(&request, FrontEnd::Cli, &|name| std::env::var(name).ok()) {
-        Ok(settings) => Ok(evaluate::wire_target(&settings)),
+        Ok(settings) => Ok(settings),
         Err(problems) => {
             for problem in problems {
                 say!("{}", problem.into_error());

@@ -225,7 +225,7 @@ pub(crate) async fn run(
             });
             continue;
         };
-        match model_source(def, model, input) {
+        match model_source(def, model, input.settings, input.cassettes.as_ref()) {
             Ok(Some(source)) => {
                 let caller = Arc::new(LiveModel::new(label.clone(), source, budget.clone(), input.retry));
                 ready.push(Ready { index, label, api: def.api, caller });
@@ -325,7 +325,10 @@ pub(crate) async fn run(
     // The rubric judge, when one is given: rubric-only cases then run too.
     let judge_caller: Option<Arc<LiveModel>> = input.settings.judge_model.as_ref().and_then(|model| {
         let label = model.label();
-        let source = input.settings.provider(model).map(|def| model_source(def, model, input));
+        let source = input
+            .settings
+            .provider(model)
+            .map(|def| model_source(def, model, input.settings, input.cassettes.as_ref()));
         match source {
             Some(Ok(Some(source))) => Some(Arc::new(LiveModel::new(label, source, budget.clone(), input.retry))),
             Some(Ok(None)) => {
@@ -599,14 +602,23 @@ pub(crate) async fn run(
     Ok(section)
 }
 
-/// Where `model`'s answers come from: the live provider, recording into the cassettes, or the
-/// cassettes alone; `None` when its key is needed but not set.
-fn model_source(def: &ProviderDef, model: &ModelRef, input: &Layer1Input<'_>) -> Result<Option<Source>, ProviderError> {
+/// Where `model`'s answers come from: the live provider, recording into `cassettes` (with
+/// `settings.record`), or the cassettes alone; `None` when its key is needed but not set (its
+/// variable is `def.api_key_env`). Also used by `golden init --model`.
+///
+/// # Errors
+/// A `replay:` model without cassettes, or an endpoint the HTTP client refuses.
+pub(crate) fn model_source(
+    def: &ProviderDef,
+    model: &ModelRef,
+    settings: &Layer1Settings,
+    cassettes: Option<&Arc<Cassettes>>,
+) -> Result<Option<Source>, ProviderError> {
     // `replay:LABEL` replays what was recorded under LABEL; any other model given with
     // `--cassettes` (and no `--record`) replays under its own label.
     let recorded_as = if def.api == Api::Replay { model.model.clone() } else { model.label() };
-    match (build_provider(def, model), &input.cassettes) {
-        (Ok(Some(provider)), Some(cassettes)) if input.settings.record => {
+    match (build_provider(def, model), cassettes) {
+        (Ok(Some(provider)), Some(cassettes)) if settings.record => {
             Ok(Some(Source::Record(provider, cassettes.clone(), recorded_as)))
         }
         // Cassettes without `--record` replay, key or no key: no model is called.

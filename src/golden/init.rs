@@ -6,6 +6,10 @@
 //! talk that must not call any tool. Every case is marked as a draft to edit. The pure parts
 //! ([`example_value`], [`case_id`], [`yaml_string`], [`render`]) are separate from the command
 //! ([`init`]), which lists the tools, writes the file and loads it back to print its hash.
+//!
+//! With `--model`, [`super::init_model`] asks a model for each tool's prompt and arguments, and
+//! [`render_with`] writes its drafts where they passed the checks and the template's elsewhere;
+//! each case's comment then says which wrote it.
 
 use std::collections::HashSet;
 use std::io::Write as _;
@@ -18,6 +22,8 @@ use crate::gate::ExitStatus;
 use crate::mcp::era::Target;
 use crate::mcp::tools::{ToolSurface, ToolView};
 use crate::providers::schema::{ArgumentValidator, Validation};
+
+use super::init_model::{Authored, Authoring, Drafted, ModelPlan, draft, one_line};
 
 /// The default path of the written set.
 pub(crate) const DEFAULT_OUT: &str = "golden/tasks.yaml";
@@ -53,6 +59,10 @@ pub(crate) struct Rendered {
     pub destructive: Vec<String>,
     /// Tools left out because their name is empty.
     pub skipped: usize,
+    /// With a model: the cases it wrote.
+    pub by_model: usize,
+    /// With a model: the tools whose case the template wrote instead, with the reason.
+    pub by_template: Vec<(String, String)>,
 }
 
 /// A schema-valid example value for `schema` (best effort: the caller validates it). `enum` →
@@ -451,33 +461,63 @@ fn prompt(tool: &ToolView, args: Option<&Map<String, Value>>) -> String {
 }
 
 /// The YAML text of a starter set for these tools (pure; see the module documentation).
+#[cfg(test)]
 pub(crate) fn render(surface: &ToolSurface) -> Rendered {
+    render_with(surface, None)
+}
+
+/// [`render`], with the model's drafts where `authoring` has them: a tool the model wrote gets
+/// its prompt and its arguments as `expect_args` (already checked against the schema); any
+/// other tool gets the template's prompt and arguments. With `authoring`, every case's comment
+/// also says who wrote it (and why the template did), and the model's negative prompts follow
+/// the small-talk ones.
+pub(crate) fn render_with(surface: &ToolSurface, authoring: Option<&Authoring>) -> Rendered {
     let mut rendered = Rendered::default();
     let mut used = HashSet::new();
     let mut out = String::from(
         "# A starter golden set written by `mcp-eval golden init` from the server's tools/list.\n\
          # Every case is a draft: edit the prompts and expectations before trusting a score.\n\
-         # Layer 1 calls the server's tools for real: point it at a test deployment.\n\
-         version: 1\n\ncases:\n",
+         # Layer 1 calls the server's tools for real: point it at a test deployment.\n",
     );
+    if let Some(authoring) = authoring {
+        out.push_str(&format!(
+            "# Prompts and arguments marked as such were written by the model {}; the rest by the template.\n",
+            one_line(&authoring.model, 200)
+        ));
+    }
+    out.push_str("version: 1\n\ncases:\n");
     // Negative ids are reserved after the tools' ids, so a tool keeps its own name.
     let mut cases = Vec::new();
-    for tool in &surface.tools {
+    for (index, tool) in surface.tools.iter().enumerate() {
         if tool.name.trim().is_empty() {
             rendered.skipped += 1;
             continue;
         }
         let id = case_id(&tool.name, &mut used);
-        let arguments = example_value(&tool.input_schema);
-        let args = match ArgumentValidator::new(&tool.input_schema).validate(&arguments) {
-            Validation::Valid => arguments.as_object().cloned(),
-            Validation::Invalid(errors) => {
-                rendered.dropped_args.push((tool.name.clone(), errors.join("; ")));
-                None
+        let by_model = authoring.and_then(|authoring| authoring.tools.get(index));
+        let mut author = String::new();
+        let (prompt_text, args) = match (authoring, by_model) {
+            (Some(authoring), Some(Authored::Model { prompt, args })) => {
+                rendered.by_model += 1;
+                let what = if args.is_empty() {
+                    "the prompt (no arguments)"
+                } else {
+                    "the prompt and the arguments (they satisfy the tool's inputSchema)"
+                };
+                author = format!("  # written by the model {}: {what}\n", one_line(&authoring.model, 200));
+                (prompt.clone(), Some(args.clone()))
             }
-            Validation::SchemaUnusable(reason) => {
-                rendered.dropped_args.push((tool.name.clone(), reason));
-                None
+            (authoring, by_model) => {
+                if authoring.is_some() {
+                    let reason = match by_model {
+                        Some(Authored::Template { reason }) => reason.as_str(),
+                        _ => "the model was not asked",
+                    };
+                    rendered.by_template.push((tool.name.clone(), reason.to_owned()));
+                    author = format!("  # written by the template: {}\n", one_line(reason, 300));
+                }
+                let args = template_args(tool, &mut rendered);
+                (prompt(tool, args.as_ref()), args)
             }
         };
         let mut case = String::new();
@@ -488,8 +528,8 @@ pub(crate) fn render(surface: &ToolSurface) -> Rendered {
                  # point mcp-eval at a test deployment, never at production.\n",
             );
         }
-        case.push_str(&format!("  {DRAFT}\n  - id: {}\n", yaml_string(&id)));
-        case.push_str(&format!("    prompt: {}\n", yaml_string(&prompt(tool, args.as_ref()))));
+        case.push_str(&format!("  {DRAFT}\n{author}  - id: {}\n", yaml_string(&id)));
+        case.push_str(&format!("    prompt: {}\n", yaml_string(&prompt_text)));
         case.push_str(&format!("    expect_tool: {}\n", yaml_string(&tool.name)));
         if let Some(args) = args.filter(|args| !args.is_empty()) {
             case.push_str("    expect_args:\n");
@@ -506,10 +546,20 @@ pub(crate) fn render(surface: &ToolSurface) -> Rendered {
         }
         cases.push(case);
     }
+    let template_author = if authoring.is_some() { "  # written by the template: small talk\n" } else { "" };
     for (id, text) in NEGATIVES {
         let id = case_id(id, &mut used);
         cases.push(format!(
-            "  {DRAFT}\n  - id: {}\n    prompt: {}\n    negative: true\n",
+            "  {DRAFT}\n{template_author}  - id: {}\n    prompt: {}\n    negative: true\n",
+            yaml_string(&id),
+            yaml_string(text)
+        ));
+    }
+    for (number, text) in authoring.iter().flat_map(|authoring| authoring.negatives.iter()).enumerate() {
+        let id = case_id(&format!("model-negative-{}", number + 1), &mut used);
+        let model = authoring.map(|authoring| one_line(&authoring.model, 200)).unwrap_or_default();
+        cases.push(format!(
+            "  {DRAFT}\n  # written by the model {model}: a request that needs none of the tools\n  - id: {}\n    prompt: {}\n    negative: true\n",
             yaml_string(&id),
             yaml_string(text)
         ));
@@ -519,10 +569,29 @@ pub(crate) fn render(surface: &ToolSurface) -> Rendered {
     rendered
 }
 
+/// The template's arguments for `tool` (its required ones, from [`example_value`]) when they
+/// satisfy its schema; else `None`, noted in `rendered.dropped_args`.
+fn template_args(tool: &ToolView, rendered: &mut Rendered) -> Option<Map<String, Value>> {
+    let arguments = example_value(&tool.input_schema);
+    match ArgumentValidator::new(&tool.input_schema).validate(&arguments) {
+        Validation::Valid => arguments.as_object().cloned(),
+        Validation::Invalid(errors) => {
+            rendered.dropped_args.push((tool.name.clone(), errors.join("; ")));
+            None
+        }
+        Validation::SchemaUnusable(reason) => {
+            rendered.dropped_args.push((tool.name.clone(), reason));
+            None
+        }
+    }
+}
+
 /// `mcp-eval golden init`: refuses an existing `out` without `force` (exit 2), lists the
-/// server's tools (exit 3 when it cannot), writes the set, loads it back and prints its path and
-/// hash.
-pub(crate) async fn init(target: Target, out: &Path, force: bool) -> ExitStatus {
+/// server's tools (exit 3 when it cannot), asks `model` for the drafts when one is given (exit 5,
+/// nothing written, when its provider refuses the first calls), writes the set, loads it back
+/// and prints its path and hash; saves the recorded cassettes (exit 4 when they cannot be
+/// written).
+pub(crate) async fn init(target: Target, out: &Path, force: bool, model: Option<ModelPlan>) -> ExitStatus {
     let mut stderr = std::io::stderr();
     if !force && out.exists() {
         let error = UserError::new(Kind::InvalidInput, format!("{} exists already", out.display()))
@@ -537,7 +606,25 @@ pub(crate) async fn init(target: Target, out: &Path, force: bool) -> ExitStatus 
             return ExitStatus::Unreachable;
         }
     };
-    let rendered = render(&surface);
+    let authoring = match &model {
+        None => None,
+        Some(plan) => match draft(&plan.caller, &surface, plan.family).await {
+            Drafted::Written(authoring) => Some(authoring),
+            Drafted::Refused(error) => {
+                let error = UserError::new(
+                    Kind::Provider,
+                    format!(
+                        "the model {} refused the first call before answering any: {error}; nothing was written",
+                        plan.caller.label()
+                    ),
+                )
+                .with_hint(plan.refused_hint.clone());
+                let _ = writeln!(stderr, "{error}");
+                return ExitStatus::Provider;
+            }
+        },
+    };
+    let rendered = render_with(&surface, authoring.as_ref());
     if let Some(parent) = out.parent().filter(|parent| !parent.as_os_str().is_empty())
         && let Err(error) = fs_err::create_dir_all(parent)
     {
@@ -554,6 +641,9 @@ pub(crate) async fn init(target: Target, out: &Path, force: bool) -> ExitStatus 
         Ok(set) => set,
         Err(problems) => return super::report(problems),
     };
+    for (tool, reason) in &rendered.by_template {
+        let _ = writeln!(stderr, "note: tool `{tool}`: the template wrote its case: {reason}");
+    }
     for (tool, reason) in &rendered.dropped_args {
         let _ = writeln!(
             stderr,
@@ -569,15 +659,46 @@ pub(crate) async fn init(target: Target, out: &Path, force: bool) -> ExitStatus 
     if rendered.skipped > 0 {
         let _ = writeln!(stderr, "note: {} tool(s) without a name left out", rendered.skipped);
     }
+    let mut status = ExitStatus::Passed;
+    let mut authors = String::new();
+    if let (Some(plan), Some(authoring)) = (&model, &authoring) {
+        if let Some(note) = &authoring.negatives_note {
+            let _ = writeln!(stderr, "note: the model wrote no negative case: {note}");
+        }
+        for note in plan.caller.notes() {
+            let _ = writeln!(stderr, "note: {note}");
+        }
+        authors = format!(
+            " ({} by the model {}, {} by the template)",
+            rendered.by_model + authoring.negatives.len(),
+            authoring.model,
+            rendered.by_template.len() + NEGATIVES.len()
+        );
+        if let Some(cassettes) = plan.cassettes.as_ref().filter(|_| plan.record) {
+            match cassettes.save() {
+                Ok(paths) => {
+                    for path in paths {
+                        let _ = writeln!(stderr, "recorded {}", path.display());
+                    }
+                }
+                Err(error) => {
+                    let error =
+                        UserError::new(Kind::Environment, "the cassettes could not be written").caused_by(error);
+                    let _ = writeln!(stderr, "{error}");
+                    status = ExitStatus::Environment;
+                }
+            }
+        }
+    }
     let text = format!(
-        "wrote {}: {} case(s) from {} tool(s), all drafts to edit\nset {}\n",
+        "wrote {}: {} case(s) from {} tool(s){authors}, all drafts to edit\nset {}\n",
         out.display(),
         set.cases.len(),
         surface.tools.len() - rendered.skipped,
         set.hash
     );
     let _ = std::io::stdout().write_all(text.as_bytes());
-    ExitStatus::Passed
+    status
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 //! included) come with a later issue; this module only reads, checks and hashes.
 
 pub(crate) mod init;
+pub(crate) mod init_model;
 pub(crate) mod jcs;
 pub(crate) mod load;
 pub(crate) mod tree;

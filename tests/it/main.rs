@@ -6,6 +6,7 @@ mod aimock;
 mod cli;
 mod faults;
 mod golden;
+mod golden_model;
 mod interop;
 mod layer1;
 mod robustness;
