@@ -1,6 +1,6 @@
 //! A golden case as the agent loop reads it: the typed view of [`crate::golden::Case::resolved`]
 //! (prompt turns, system text, limits, the tools the model may see, tool choice, sampling), and
-//! why a case cannot run in this version yet (a rubric-only case, scripted input requests).
+//! why a case cannot run as configured (a case only a rubric grades, run without a judge model).
 
 use std::time::Duration;
 
@@ -66,7 +66,7 @@ impl CaseSpec {
             ["expect_tool", "expect_sequence", "forbid_tools"].iter().any(|key| resolved.get(*key).is_some())
                 || resolved.get("negative") == Some(&Value::Bool(true));
         let deferred = if !graded_now {
-            Some("only a rubric grades this case, and the judge comes with a later version".into())
+            Some("only a rubric grades this case, and no judge model was given (--judge-model)".into())
         } else {
             None
         };

@@ -190,10 +190,6 @@ pub(crate) enum ToolChoice {
     /// The model must not call a tool.
     None,
     /// The model must call this tool (MCP name).
-    #[allow(
-        dead_code,
-        reason = "the adapters map it (and their tests use it); the rubric judge of the next issue forces its verdict tool with it"
-    )]
     Named(String),
 }
 
