@@ -72,6 +72,9 @@ pub struct DemoModelArgs {
     /// CASE:N — every Nth run of the case calls a wrong tool (repeatable)
     #[arg(long, value_name = "CASE:N")]
     pub flaky: Vec<String>,
+    /// CASE:N — every Nth final answer of the case quotes the last tool result (repeatable)
+    #[arg(long, value_name = "CASE:N")]
+    pub quote_result: Vec<String>,
 }
 
 /// Flags of `mcp-eval merge`.
@@ -362,21 +365,14 @@ pub async fn demo_model(args: DemoModelArgs) -> ExitStatus {
             return ExitStatus::InvalidInput;
         }
     };
-    let mut flaky = Vec::new();
-    for entry in &args.flaky {
-        match entry.rsplit_once(':').and_then(|(case, every)| Some((case.to_owned(), every.parse::<usize>().ok()?))) {
-            Some((case, every)) if every > 0 => flaky.push((case, every)),
-            _ => {
-                say!(
-                    "{}",
-                    UserError::new(Kind::InvalidInput, format!("invalid --flaky `{entry}`"))
-                        .with_hint("write CASE:N, e.g. --flaky lookup:5")
-                );
-                return ExitStatus::InvalidInput;
-            }
+    let (flaky, quote) = match (case_every("--flaky", &args.flaky), case_every("--quote-result", &args.quote_result)) {
+        (Ok(flaky), Ok(quote)) => (flaky, quote),
+        (Err(error), _) | (_, Err(error)) => {
+            say!("{error}");
+            return ExitStatus::InvalidInput;
         }
-    }
-    let mut model = demo::model::DemoModel::new(&set, &flaky, chrono::Utc::now().date_naive());
+    };
+    let mut model = demo::model::DemoModel::new(&set, &flaky, &quote, chrono::Utc::now().date_naive());
     model.delay = std::time::Duration::from_millis(args.delay_ms);
     let listener = match listen(args.port, "").await {
         Ok(listener) => listener,
@@ -386,6 +382,21 @@ pub async fn demo_model(args: DemoModelArgs) -> ExitStatus {
         () = demo::model::serve(listener, Arc::new(model)) => ExitStatus::Passed,
         _ = tokio::signal::ctrl_c() => ExitStatus::Passed,
     }
+}
+
+/// `CASE:N` entries of a demo-model flag (N ≥ 1).
+fn case_every(flag: &str, entries: &[String]) -> Result<Vec<(String, usize)>, UserError> {
+    entries
+        .iter()
+        .map(|entry| {
+            match entry.rsplit_once(':').and_then(|(case, every)| Some((case.to_owned(), every.parse::<usize>().ok()?)))
+            {
+                Some((case, every)) if every > 0 => Ok((case, every)),
+                _ => Err(UserError::new(Kind::InvalidInput, format!("invalid {flag} `{entry}`"))
+                    .with_hint(format!("write CASE:N, e.g. {flag} lookup:5"))),
+            }
+        })
+        .collect()
 }
 
 /// Listens on 127.0.0.1:`port` (0: a free one) and prints `http://ADDRESS{path}` on stdout, for
