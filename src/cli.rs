@@ -1,5 +1,6 @@
-//! The command line: clap definitions of `run`, `action`, `merge`, `golden check`, `golden init` and
-//! `demo-server`, the `golden check` and `golden init` front ends ([`crate::golden`]), and the `run` front end (flags →
+//! The command line: clap definitions of `run`, `action`, `merge`, `golden check`, `golden init`,
+//! `judge calibrate` ([`crate::calibration`]) and `demo-server`, the `golden check` and `golden
+//! init` front ends ([`crate::golden`]), and the `run` front end (flags →
 //! [`crate::settings::resolve`] → [`crate::evaluate`] → exit status).
 //! The Action's front end is [`crate::action`].
 
@@ -50,6 +51,9 @@ pub enum Command {
     /// Golden sets (layer 1): check a golden-set file, or write a starter one from a server.
     #[command(subcommand)]
     Golden(GoldenCommand),
+    /// The rubric judge (layer 1): measure it against hand-labelled runs.
+    #[command(subcommand)]
+    Judge(JudgeCommand),
     /// Serve the demo model: a scripted stand-in for a good model, written from a golden set, on
     /// both wires (Chat Completions at `URL/v1`, Messages at `URL`); prints the URL. For the
     /// demo's cassettes, the layer-1 benchmark and tests; it is no model.
@@ -89,6 +93,47 @@ pub struct MergeArgs {
     /// Also write junit.xml here
     #[arg(long, value_name = "FILE")]
     pub junit_path: Option<std::path::PathBuf>,
+}
+
+/// `mcp-eval judge …`.
+#[derive(Debug, Subcommand)]
+pub enum JudgeCommand {
+    /// Re-judge hand-labelled runs (LABELS.yaml names a report.json and its golden set) with
+    /// --judge-model, print the judge's TPR, TNR and n, and write a calibration file for
+    /// --judge-calibration.
+    Calibrate(JudgeCalibrateArgs),
+}
+
+/// Flags of `mcp-eval judge calibrate`.
+#[derive(Debug, Args)]
+pub struct JudgeCalibrateArgs {
+    /// The labels file (YAML: `report`, `golden_set`, `labels: [{case, model, run, criterion, human}]`)
+    #[arg(value_name = "LABELS.yaml")]
+    pub labels: std::path::PathBuf,
+    /// The judge to measure, PROVIDER:MODEL (the one your runs use)
+    #[arg(long, value_name = "PROVIDER:MODEL")]
+    pub judge_model: String,
+    /// Judge calls per run, majority vote [default 1]
+    #[arg(long, value_name = "N")]
+    pub judge_samples: Option<String>,
+    /// The golden set whose rubrics are judged, instead of the labels file's `golden_set`
+    #[arg(long, value_name = "FILE")]
+    pub golden_set: Option<std::path::PathBuf>,
+    /// Replay the judge's answers from this directory of cassettes (or record into it with --record)
+    #[arg(long, value_name = "DIR")]
+    pub cassettes: Option<String>,
+    /// Call the real judge and write what it answered into --cassettes
+    #[arg(long)]
+    pub record: bool,
+    /// A config file (for providers beyond openai, anthropic and replay)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<String>,
+    /// The hard cap on judge calls [default 2000]
+    #[arg(long, value_name = "N")]
+    pub max_model_calls: Option<String>,
+    /// Where to write the calibration file (JSON)
+    #[arg(long, value_name = "FILE", default_value = "judge-calibration.json")]
+    pub out: std::path::PathBuf,
 }
 
 /// `mcp-eval golden …`.
@@ -222,6 +267,7 @@ pub fn main() -> i32 {
         Command::Golden(GoldenCommand::Check(args)) => runtime.block_on(golden_check(args)),
         Command::Golden(GoldenCommand::Init(args)) => runtime.block_on(golden_init(args)),
         Command::Merge(args) => merge(&args),
+        Command::Judge(JudgeCommand::Calibrate(args)) => runtime.block_on(judge_calibrate(args)),
         Command::DemoModel(args) => runtime.block_on(demo_model(args)),
     };
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -352,6 +398,27 @@ pub async fn demo_server(args: DemoArgs) -> ExitStatus {
         },
         _ = tokio::signal::ctrl_c() => ExitStatus::Passed,
     }
+}
+
+/// `mcp-eval judge calibrate`: TPR, TNR and n on stdout, the calibration file written.
+pub async fn judge_calibrate(args: JudgeCalibrateArgs) -> ExitStatus {
+    let flags = SettingsArgs {
+        judge_model: Some(args.judge_model),
+        judge_samples: args.judge_samples,
+        cassettes: args.cassettes,
+        record: args.record,
+        config: args.config,
+        max_model_calls: args.max_model_calls,
+        ..SettingsArgs::default()
+    };
+    let request = crate::calibration::CalibrateRequest {
+        labels: args.labels,
+        golden_set: args.golden_set,
+        out: args.out,
+        flags,
+        retry: crate::evals::caller::RetryPolicy::default(),
+    };
+    crate::calibration::calibrate(request, &mut std::io::stdout()).await
 }
 
 /// `mcp-eval demo-model`: serve until SIGINT.

@@ -218,7 +218,7 @@ pub(crate) async fn run(
             });
             continue;
         };
-        match model_source(def, model, input) {
+        match model_source(def, model, input.settings, input.cassettes.as_ref()) {
             Ok(Some(source)) => {
                 let caller = Arc::new(LiveModel::new(label.clone(), source, budget.clone(), input.retry));
                 ready.push(Ready { index, label, api: def.api, caller });
@@ -318,7 +318,10 @@ pub(crate) async fn run(
     // The rubric judge, when one is given: rubric-only cases then run too.
     let judge_caller: Option<Arc<LiveModel>> = input.settings.judge_model.as_ref().and_then(|model| {
         let label = model.label();
-        let source = input.settings.provider(model).map(|def| model_source(def, model, input));
+        let source = input
+            .settings
+            .provider(model)
+            .map(|def| model_source(def, model, input.settings, input.cassettes.as_ref()));
         match source {
             Some(Ok(Some(source))) => Some(Arc::new(LiveModel::new(label, source, budget.clone(), input.retry))),
             Some(Ok(None)) => {
@@ -334,6 +337,30 @@ pub(crate) async fn run(
     });
     let rubrics: Vec<Option<judge::Rubric>> =
         set.cases.iter().map(|case| case.resolved.get("rubric").and_then(judge::Rubric::from_resolved)).collect();
+    // The judge's calibration (`--judge-calibration`): read even when no judge runs, so a bad
+    // file is an input error either way.
+    let calibration = match &input.settings.judge_calibration {
+        Some(path) => Some((crate::calibration::load(path)?, path.display().to_string())),
+        None => None,
+    };
+    let calibration_note = match (&judge_caller, &calibration) {
+        (None, Some((_, name))) => {
+            section.layer1_notes.push(format!("--judge-calibration {name} is not used: no judge graded rubrics"));
+            String::new()
+        }
+        (None, None) => String::new(),
+        (Some(_), None) => {
+            "; judge pass rates are uncalibrated (no --judge-calibration file; `mcp-eval judge calibrate` measures one)"
+                .to_owned()
+        }
+        (Some(judge), Some((file, name))) => match crate::calibration::mismatch(file, judge.label()) {
+            Some(reason) => format!("; judge pass rates are uncalibrated: {name}: {reason}"),
+            None => format!(
+                "; judge pass rates are also given Rogan–Gladen corrected with {name} (TPR {:.2}, TNR {:.2}, n = {} + {}, measured {})",
+                file.tpr, file.tnr, file.positives, file.negatives, file.measured_at
+            ),
+        },
+    };
     if let Some(judge) = &judge_caller {
         for (spec, rubric) in specs.iter_mut().zip(&rubrics) {
             if rubric.is_some() {
@@ -342,11 +369,15 @@ pub(crate) async fn run(
         }
         let judged_by_itself = input.settings.models.iter().any(|model| model.label() == judge.label());
         section.layer1_notes.push(format!(
-            "rubrics judged by {} ({} sample(s) per run, majority vote; judge prompt v{}){}; judge pass rates are uncalibrated",
+            "rubrics judged by {} ({} sample(s) per run, majority vote; judge prompt v{}){}{calibration_note}",
             judge.label(),
             input.settings.judge_samples,
             judge::JUDGE_PROMPT_VERSION,
-            if judged_by_itself { "; ⚠️ it also is a model under test: it judges its own runs (--allow-self-judge)" } else { "" }
+            if judged_by_itself {
+                "; ⚠️ it also is a model under test: it judges its own runs (--allow-self-judge)"
+            } else {
+                ""
+            }
         ));
     }
     let judge_for = |case_index: usize| -> Option<(Judge<'_>, &judge::Rubric)> {
@@ -562,6 +593,10 @@ pub(crate) async fn run(
             shard,
         },
     );
+    if let Some(judge) = &judge_caller {
+        let calibration = calibration.as_ref().map(|(file, name)| (file, name.as_str()));
+        section.judge_calibration = Some(crate::calibration::for_report(&section, judge.label(), calibration));
+    }
     if let Some(cache) = &input.cache {
         store_verdicts(cache, &section, &keys, input.settings, set, events);
         if !reused.is_empty() {
@@ -592,14 +627,19 @@ pub(crate) async fn run(
     Ok(section)
 }
 
-/// Where `model`'s answers come from: the live provider, recording into the cassettes, or the
-/// cassettes alone; `None` when its key is needed but not set.
-fn model_source(def: &ProviderDef, model: &ModelRef, input: &Layer1Input<'_>) -> Result<Option<Source>, ProviderError> {
+/// Where `model`'s answers come from: the live provider, recording into `cassettes`
+/// (`settings.record`), or the cassettes alone; `None` when its key is needed but not set.
+pub(crate) fn model_source(
+    def: &ProviderDef,
+    model: &ModelRef,
+    settings: &Layer1Settings,
+    cassettes: Option<&Arc<Cassettes>>,
+) -> Result<Option<Source>, ProviderError> {
     // `replay:LABEL` replays what was recorded under LABEL; any other model given with
     // `--cassettes` (and no `--record`) replays under its own label.
     let recorded_as = if def.api == Api::Replay { model.model.clone() } else { model.label() };
-    match (build_provider(def, model), &input.cassettes) {
-        (Ok(Some(provider)), Some(cassettes)) if input.settings.record => {
+    match (build_provider(def, model), cassettes) {
+        (Ok(Some(provider)), Some(cassettes)) if settings.record => {
             Ok(Some(Source::Record(provider, cassettes.clone(), recorded_as)))
         }
         // Cassettes without `--record` replay, key or no key: no model is called.
@@ -611,6 +651,18 @@ fn model_source(def: &ProviderDef, model: &ModelRef, input: &Layer1Input<'_>) ->
         (Ok(None), None) => Ok(None),
         (Err(error), _) => Err(error),
     }
+}
+
+/// The cassettes of `--cassettes DIR` (to record into with `--record`), `None` without the flag;
+/// `Err` (exit status 2) when the directory cannot be read as cassettes.
+pub(crate) fn open_cassettes(settings: &Layer1Settings) -> Result<Option<Arc<Cassettes>>, UserError> {
+    use crate::providers::cassette::Mode;
+    let Some(dir) = &settings.cassettes else { return Ok(None) };
+    let mode = if settings.record { Mode::Record } else { Mode::Replay };
+    Cassettes::open(dir, mode).map(|cassettes| Some(Arc::new(cassettes))).map_err(|error| {
+        UserError::new(Kind::InvalidInput, format!("--cassettes: {error}"))
+            .with_hint("point --cassettes at a directory of cassettes (or add --record to write one)")
+    })
 }
 
 /// The rubric judge as a run uses it.

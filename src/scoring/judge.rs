@@ -254,7 +254,6 @@ pub(crate) fn run_passes(rubric: &Rubric, judged: &[Judged]) -> Result<(), Strin
 /// The Rogan–Gladen correction of an observed judge pass rate for a judge with true-positive
 /// rate `tpr` and true-negative rate `tnr`: `(observed + tnr − 1) / (tpr + tnr − 1)`, clipped to
 /// [0, 1]; `None` when the judge is no better than chance (`tpr + tnr ≤ 1`).
-#[allow(dead_code, reason = "used by `mcp-eval judge calibrate`, the next step of this issue; tested here")]
 pub(crate) fn rogan_gladen(observed: f64, tpr: f64, tnr: f64) -> Option<f64> {
     let informedness = tpr + tnr - 1.0;
     (informedness > 0.0).then(|| ((observed + tnr - 1.0) / informedness).clamp(0.0, 1.0))

@@ -145,6 +145,9 @@ pub struct SettingsArgs {
     /// Judge calls per run, majority vote [default 1]
     #[arg(long, value_name = "N")]
     pub judge_samples: Option<String>,
+    /// What `mcp-eval judge calibrate` measured of the judge (a JSON file): judge pass rates are then also reported Rogan–Gladen corrected [Action input: judge-calibration; config: judge_calibration]
+    #[arg(long, value_name = "FILE")]
+    pub judge_calibration: Option<String>,
     /// The smallest drop of the mean pass rate that can fail the gate, 0..1 [Action input: max-drop; default 0.02]
     #[arg(long, value_name = "FRACTION")]
     pub max_drop: Option<String>,
