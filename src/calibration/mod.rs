@@ -198,16 +198,15 @@ async fn calibrate_inner(
         .with_hint("label runs the rubric should pass and runs it should fail (about as many of each)")]);
     }
 
-    // The judge, through the same settings as `run`.
+    // The judge, through the same settings as `run` (no server: a config file's is not used).
     let settings_request = crate::settings::Request {
         flags: request.flags.clone(),
         action: crate::settings::ActionFlags::default(),
-        demo: true,
+        demo: false,
     };
     let lookup = |name: &str| std::env::var(name).ok();
-    let settings = crate::settings::resolve(&settings_request, crate::settings::FrontEnd::Cli, &lookup)
+    let layer1 = &crate::settings::resolve_layer1(&settings_request, &lookup)
         .map_err(|problems| problems.into_iter().map(|problem| problem.into_error()).collect::<Vec<_>>())?;
-    let layer1 = &settings.layer1;
     let Some(judge_model) = layer1.judge_model.clone() else {
         return Err(vec![
             UserError::new(Kind::InvalidInput, "no judge model was given")

@@ -79,7 +79,8 @@ fn fixture(labels: &str, model_url: &str) -> (tempfile::TempDir, CalibrateReques
     std::fs::write(dir.path().join("labels.yaml"), labels).expect("write labels");
     std::fs::write(
         dir.path().join("config.yaml"),
-        format!("providers:\n  - id: demo\n    api: openai\n    base_url: {model_url}/v1\n"),
+        // A config file of a real project names its server too: calibration evaluates none.
+        format!("server: {{url: 'http://127.0.0.1:1/mcp'}}\nproviders:\n  - id: demo\n    api: openai\n    base_url: {model_url}/v1\n"),
     )
     .expect("write config");
     let request = CalibrateRequest {
