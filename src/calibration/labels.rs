@@ -428,14 +428,13 @@ pub(crate) fn resolve<'a>(
 /// answers are as the report kept them (see `--trace-results`): label reports written with
 /// `--trace-results full` so the judge reads what it read in the run.
 pub(crate) fn judge_text(trace: &RunTrace) -> String {
-    let mut text = String::new();
-    for call in &trace.calls {
-        text.push_str(&format!("call {} {}\n", call.name, call.arguments));
-        let result = call.result.as_deref().or(call.error.as_deref()).unwrap_or("(not kept in the report)");
-        text.push_str(&format!("result{}: {result}\n", if call.is_error { " (isError)" } else { "" }));
-    }
-    text.push_str(&format!("answer: {}\n", trace.answer.as_deref().unwrap_or("(none)")));
-    text
+    crate::scoring::judge::trace_text(
+        trace.calls.iter().map(|call| {
+            let result = call.result.as_deref().or(call.error.as_deref()).unwrap_or("(not kept in the report)");
+            (call.name.as_str(), &call.arguments, call.is_error, result)
+        }),
+        trace.answer.as_deref(),
+    )
 }
 
 #[cfg(test)]

@@ -103,6 +103,23 @@ pub(crate) fn verdict_tool() -> ToolSpec {
     }
 }
 
+/// The trace as the judge reads it: per tool call `call NAME ARGUMENTS` and `result: TEXT` (or
+/// `result (isError): TEXT`), then `answer: TEXT` (`(none)` without one). `calls` gives each
+/// call's name, arguments, whether its result was an error, and the result text. One format for
+/// a run being judged and a labelled run re-judged from its report (`judge calibrate`).
+pub(crate) fn trace_text<'a>(
+    calls: impl Iterator<Item = (&'a str, &'a Value, bool, &'a str)>,
+    answer: Option<&str>,
+) -> String {
+    let mut text = String::new();
+    for (name, arguments, is_error, result) in calls {
+        text.push_str(&format!("call {name} {arguments}\n"));
+        text.push_str(&format!("result{}: {result}\n", if is_error { " (isError)" } else { "" }));
+    }
+    text.push_str(&format!("answer: {}\n", answer.unwrap_or("(none)")));
+    text
+}
+
 /// The judge's request: the task, the rubric, the trace and the answer; temperature 0 (dropped
 /// by the caller for a model that refuses it); the verdict tool forced.
 pub(crate) fn judge_request(task: &str, rubric: &Rubric, trace: &str) -> CompletionRequest {
