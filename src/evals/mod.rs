@@ -356,8 +356,17 @@ pub(crate) async fn run(
         (Some(judge), Some((file, name))) => match crate::calibration::mismatch(file, judge.label()) {
             Some(reason) => format!("; judge pass rates are uncalibrated: {name}: {reason}"),
             None => format!(
-                "; judge pass rates are also given Rogan–Gladen corrected with {name} (TPR {:.2}, TNR {:.2}, n = {} + {}, measured {})",
-                file.tpr, file.tnr, file.positives, file.negatives, file.measured_at
+                "; judge pass rates are also given Rogan–Gladen corrected with {name} (TPR {:.2}, TNR {:.2}, n = {} + {}, measured {}){}",
+                file.tpr,
+                file.tnr,
+                file.positives,
+                file.negatives,
+                file.measured_at,
+                if file.golden_set_sha256 == set.hash {
+                    ""
+                } else {
+                    "; ⚠️ it was measured on another version of the golden set: if the rubrics changed, measure again"
+                }
             ),
         },
     };

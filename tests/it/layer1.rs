@@ -973,8 +973,22 @@ fn the_demo_reports_its_judge_rate_corrected_with_a_matching_calibration_and_unc
     assert!((rate["corrected"].as_f64().expect("corrected") - 1.0).abs() < 1e-12, "{rate}");
     assert!(run.file("summary.md").contains("Rogan–Gladen corrected: **100%** (TPR 1.00, TNR 0.33, n = 6 + 18"));
 
-    // The same numbers measured on another judge do not apply to this one.
+    let notes = run.report()["layer1_notes"].to_string();
+    assert!(!notes.contains("another version of the golden set"), "{notes}");
+
+    // Measured on another version of the set: still applied, with a warning.
     let dir = tempfile::tempdir().expect("temp dir");
+    let mut moved: Value = serde_json::from_str(&std::fs::read_to_string(&shipped).expect("shipped")).expect("JSON");
+    moved["golden_set_sha256"] = json!("sha256:0000");
+    let moved_path = dir.path().join("moved.json");
+    std::fs::write(&moved_path, moved.to_string()).expect("write");
+    let run =
+        run_with_env(&["--demo", "--layers", "1", "--judge-calibration", moved_path.to_str().expect("utf-8")], &[]);
+    assert_eq!(run.report()["judge_calibration"]["calibrated"], true);
+    let notes = run.report()["layer1_notes"].to_string();
+    assert!(notes.contains("measured on another version of the golden set"), "{notes}");
+
+    // The same numbers measured on another judge do not apply to this one.
     let mut other: Value = serde_json::from_str(&std::fs::read_to_string(&shipped).expect("shipped")).expect("JSON");
     other["judge_model"] = json!("openai:gpt-4.1");
     let other_path = dir.path().join("other.json");
