@@ -22,10 +22,8 @@ pub(crate) enum Kind {
     /// Our own environment failed: a runtime, a report file, a port (exit 4).
     Environment,
     /// A model provider is unusable (exit 5; layers 1–3).
-    #[allow(dead_code, reason = "raised by the model providers of layers 1-3, which come next")]
     Provider,
     /// A budget or call cap stopped the run early (exit 6; layers 1–3).
-    #[allow(dead_code, reason = "raised by the budget of layers 1-3, which come next")]
     Budget,
 }
 

@@ -333,10 +333,13 @@ async fn calibrate_inner(
         let _ = writeln!(std::io::stderr(), "error: the judge could not judge {line}");
     }
     let Some((tpr, tnr)) = confusion.rates() else {
-        return Err(vec![UserError::new(
-            Kind::Provider,
-            "no calibration written: the judge judged no run of a human pass, or none of a human fail",
-        )]);
+        return Err(vec![
+            UserError::new(
+                if cap_reached { Kind::Budget } else { Kind::Provider },
+                "no calibration written: the judge judged no run of a human pass, or none of a human fail",
+            )
+            .with_hint_opt(cap_reached.then(|| "raise --max-model-calls".to_owned())),
+        ]);
     };
     let calibration = CalibrationFile {
         format: CALIBRATION_FORMAT,

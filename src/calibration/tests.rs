@@ -146,6 +146,19 @@ async fn a_judge_that_cannot_answer_is_exit_5_and_its_labels_are_errors() {
 }
 
 #[tokio::test]
+async fn the_call_cap_stops_the_calibration_with_exit_6() {
+    let (_model, url) = demo_judge().await;
+    let labels = format!(
+        "{HEAD}  - {{case: lookup, model: 'p:m', run: 1, criterion: named, human: pass}}\n  - {{case: lookup, model: 'p:m', run: 2, criterion: named, human: fail}}\n"
+    );
+    let (_dir, mut request) = fixture(&labels, &url);
+    request.flags.max_model_calls = Some("1".into());
+    // Run 1 is judged; the cap leaves run 2, the only human fail, unjudged: no TNR.
+    assert_eq!(calibrate(request.clone(), &mut Vec::new()).await, ExitStatus::Budget);
+    assert!(!request.out.exists());
+}
+
+#[tokio::test]
 async fn labels_that_name_what_the_set_or_report_lacks_are_input_errors_with_their_line() {
     let labels = format!(
         "{HEAD}  - {{case: lookup, model: 'p:m', run: 1, criterion: nmed, human: pass}}\n  - {{case: lookup, model: 'q:x', run: 1, criterion: named, human: fail}}\n  - {{case: lookup, model: 'p:m', run: 7, criterion: named, human: fail}}\n"
