@@ -1,5 +1,6 @@
-//! The command line: clap definitions of `run`, `action`, `merge`, `golden check`, `golden init` and
-//! `demo-server`, the `golden check` and `golden init` front ends ([`crate::golden`]), and the `run` front end (flags →
+//! The command line: clap definitions of `run`, `action`, `merge`, `golden check`, `golden init`,
+//! `judge calibrate` ([`crate::calibration`]) and `demo-server`, the `golden check` and `golden
+//! init` front ends ([`crate::golden`]), and the `run` front end (flags →
 //! [`crate::settings::resolve`] → [`crate::evaluate`] → exit status).
 //! The Action's front end is [`crate::action`].
 
@@ -50,6 +51,9 @@ pub enum Command {
     /// Golden sets (layer 1): check a golden-set file, or write a starter one from a server.
     #[command(subcommand)]
     Golden(GoldenCommand),
+    /// The rubric judge (layer 1): measure it against hand-labelled runs.
+    #[command(subcommand)]
+    Judge(JudgeCommand),
     /// Serve the demo model: a scripted stand-in for a good model, written from a golden set, on
     /// both wires (Chat Completions at `URL/v1`, Messages at `URL`); prints the URL. For the
     /// demo's cassettes, the layer-1 benchmark and tests; it is no model.
@@ -72,6 +76,9 @@ pub struct DemoModelArgs {
     /// CASE:N — every Nth run of the case calls a wrong tool (repeatable)
     #[arg(long, value_name = "CASE:N")]
     pub flaky: Vec<String>,
+    /// CASE:N — every Nth final answer of the case quotes the last tool result (repeatable)
+    #[arg(long, value_name = "CASE:N")]
+    pub quote_result: Vec<String>,
 }
 
 /// Flags of `mcp-eval merge`.
@@ -110,6 +117,47 @@ pub struct MergeArgs {
     /// The golden set the shards ran: names the cases that see each changed tool
     #[arg(long, value_name = "FILE")]
     pub golden_set: Option<String>,
+}
+
+/// `mcp-eval judge …`.
+#[derive(Debug, Subcommand)]
+pub enum JudgeCommand {
+    /// Re-judge hand-labelled runs (LABELS.yaml names a report.json and its golden set) with
+    /// --judge-model, print the judge's TPR, TNR and n, and write a calibration file for
+    /// --judge-calibration.
+    Calibrate(JudgeCalibrateArgs),
+}
+
+/// Flags of `mcp-eval judge calibrate`.
+#[derive(Debug, Args)]
+pub struct JudgeCalibrateArgs {
+    /// The labels file (YAML: `report`, `golden_set`, `labels: [{case, model, run, criterion, human}]`)
+    #[arg(value_name = "LABELS.yaml")]
+    pub labels: std::path::PathBuf,
+    /// The judge to measure, PROVIDER:MODEL (the one your runs use)
+    #[arg(long, value_name = "PROVIDER:MODEL")]
+    pub judge_model: String,
+    /// Judge calls per run, majority vote [default 1]
+    #[arg(long, value_name = "N")]
+    pub judge_samples: Option<String>,
+    /// The golden set whose rubrics are judged, instead of the labels file's `golden_set`
+    #[arg(long, value_name = "FILE")]
+    pub golden_set: Option<std::path::PathBuf>,
+    /// Replay the judge's answers from this directory of cassettes (or record into it with --record)
+    #[arg(long, value_name = "DIR")]
+    pub cassettes: Option<String>,
+    /// Call the real judge and write what it answered into --cassettes
+    #[arg(long)]
+    pub record: bool,
+    /// A config file (for providers beyond openai, anthropic and replay)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<String>,
+    /// The hard cap on judge calls [default 2000]
+    #[arg(long, value_name = "N")]
+    pub max_model_calls: Option<String>,
+    /// Where to write the calibration file (JSON)
+    #[arg(long, value_name = "FILE", default_value = "judge-calibration.json")]
+    pub out: std::path::PathBuf,
 }
 
 /// `mcp-eval golden …`.
@@ -261,6 +309,7 @@ pub fn main() -> i32 {
         Command::Golden(GoldenCommand::Check(args)) => runtime.block_on(golden_check(args)),
         Command::Golden(GoldenCommand::Init(args)) => runtime.block_on(golden_init(args)),
         Command::Merge(args) => merge(&args),
+        Command::Judge(JudgeCommand::Calibrate(args)) => runtime.block_on(judge_calibrate(args)),
         Command::DemoModel(args) => runtime.block_on(demo_model(args)),
     };
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -419,6 +468,27 @@ pub async fn demo_server(args: DemoArgs) -> ExitStatus {
     }
 }
 
+/// `mcp-eval judge calibrate`: TPR, TNR and n on stdout, the calibration file written.
+pub async fn judge_calibrate(args: JudgeCalibrateArgs) -> ExitStatus {
+    let flags = SettingsArgs {
+        judge_model: Some(args.judge_model),
+        judge_samples: args.judge_samples,
+        cassettes: args.cassettes,
+        record: args.record,
+        config: args.config,
+        max_model_calls: args.max_model_calls,
+        ..SettingsArgs::default()
+    };
+    let request = crate::calibration::CalibrateRequest {
+        labels: args.labels,
+        golden_set: args.golden_set,
+        out: args.out,
+        flags,
+        retry: crate::evals::caller::RetryPolicy::default(),
+    };
+    crate::calibration::calibrate(request, &mut std::io::stdout()).await
+}
+
 /// `mcp-eval demo-model`: serve until SIGINT.
 pub async fn demo_model(args: DemoModelArgs) -> ExitStatus {
     let set = match golden::load::load(&args.golden_set) {
@@ -430,21 +500,14 @@ pub async fn demo_model(args: DemoModelArgs) -> ExitStatus {
             return ExitStatus::InvalidInput;
         }
     };
-    let mut flaky = Vec::new();
-    for entry in &args.flaky {
-        match entry.rsplit_once(':').and_then(|(case, every)| Some((case.to_owned(), every.parse::<usize>().ok()?))) {
-            Some((case, every)) if every > 0 => flaky.push((case, every)),
-            _ => {
-                say!(
-                    "{}",
-                    UserError::new(Kind::InvalidInput, format!("invalid --flaky `{entry}`"))
-                        .with_hint("write CASE:N, e.g. --flaky lookup:5")
-                );
-                return ExitStatus::InvalidInput;
-            }
+    let (flaky, quote) = match (case_every("--flaky", &args.flaky), case_every("--quote-result", &args.quote_result)) {
+        (Ok(flaky), Ok(quote)) => (flaky, quote),
+        (Err(error), _) | (_, Err(error)) => {
+            say!("{error}");
+            return ExitStatus::InvalidInput;
         }
-    }
-    let mut model = demo::model::DemoModel::new(&set, &flaky, chrono::Utc::now().date_naive());
+    };
+    let mut model = demo::model::DemoModel::new(&set, &flaky, &quote, chrono::Utc::now().date_naive());
     model.delay = std::time::Duration::from_millis(args.delay_ms);
     let listener = match listen(args.port, "").await {
         Ok(listener) => listener,
@@ -454,6 +517,21 @@ pub async fn demo_model(args: DemoModelArgs) -> ExitStatus {
         () = demo::model::serve(listener, Arc::new(model)) => ExitStatus::Passed,
         _ = tokio::signal::ctrl_c() => ExitStatus::Passed,
     }
+}
+
+/// `CASE:N` entries of a demo-model flag (N ≥ 1).
+fn case_every(flag: &str, entries: &[String]) -> Result<Vec<(String, usize)>, UserError> {
+    entries
+        .iter()
+        .map(|entry| {
+            match entry.rsplit_once(':').and_then(|(case, every)| Some((case.to_owned(), every.parse::<usize>().ok()?)))
+            {
+                Some((case, every)) if every > 0 => Ok((case, every)),
+                _ => Err(UserError::new(Kind::InvalidInput, format!("invalid {flag} `{entry}`"))
+                    .with_hint(format!("write CASE:N, e.g. {flag} lookup:5"))),
+            }
+        })
+        .collect()
 }
 
 /// Listens on 127.0.0.1:`port` (0: a free one) and prints `http://ADDRESS{path}` on stdout, for

@@ -24,7 +24,6 @@ pub(crate) enum Kind {
     /// A model provider is unusable (exit 5; layers 1–3).
     Provider,
     /// A budget or call cap stopped the run early (exit 6; layers 1–3).
-    #[allow(dead_code, reason = "the call cap is reported through the gate (exit 6), not raised as an error yet")]
     Budget,
 }
 

@@ -19,6 +19,7 @@ pub(crate) mod agent;
 pub(crate) mod atomic;
 pub(crate) mod baseline;
 pub(crate) mod cache;
+pub(crate) mod calibration;
 pub mod cli;
 pub(crate) mod conformance;
 pub(crate) mod demo;

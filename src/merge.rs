@@ -234,6 +234,12 @@ fn join_evals(parts: &[Part]) -> Option<EvalsSection> {
             section.eval_metrics.push(metrics_of(model, &own));
         }
     }
+    // The judge's rates over the joined runs, with the calibration the shards applied.
+    if let Some(mut calibration) = sections.iter().find_map(|section| section.judge_calibration.clone()) {
+        let rates = calibration.calibrated.then_some(calibration.tpr.zip(calibration.tnr)).flatten();
+        calibration.rates = crate::calibration::judge_rates(&section, rates);
+        section.judge_calibration = Some(calibration);
+    }
     Some(section)
 }
 
@@ -359,6 +365,45 @@ mod tests {
         assert_eq!(evals.shard, None);
         assert_eq!(evals.eval_metrics.len(), 2);
         assert_eq!(evals.eval_metrics[0].cases.get("pass"), Some(&5));
+    }
+
+    #[test]
+    fn the_judge_rates_are_recomputed_over_the_joined_runs_with_the_shards_calibration() {
+        let calibration = crate::report::evals::JudgeCalibration {
+            judge_model: "p:judge".into(),
+            calibrated: true,
+            reason: None,
+            file: Some("cal.json".into()),
+            tpr: Some(0.9),
+            tnr: Some(0.8),
+            positives: Some(10),
+            negatives: Some(10),
+            measured_at: Some("2026-11-30".into()),
+            rates: Vec::new(),
+        };
+        let parts: Vec<Part> = [(1, "pass"), (2, "fail")]
+            .into_iter()
+            .map(|(index, verdict)| {
+                let mut part = shard_report(&["a", "b"], &["m1"], Some((index, 2)), "sha256:1");
+                let section = part.report.evals.as_mut().expect("layer 1");
+                section.evals[0].traces = vec![
+                    serde_json::from_value(serde_json::json!({
+                        "run": 1, "status": "pass", "reason": null, "ending": "answer", "turns": 1,
+                        "model_calls": 1, "duration_ms": 1, "calls": [], "answer": null, "stop_reasons": [],
+                        "input_tokens": null, "output_tokens": null,
+                        "criteria": [{"criterion": "judge", "verdict": verdict, "reason": ""}]
+                    }))
+                    .expect("a trace"),
+                ];
+                section.judge_calibration = Some(calibration.clone());
+                part
+            })
+            .collect();
+        let merged = merge(parts).expect("merges");
+        let joined = merged.evals.as_ref().and_then(|evals| evals.judge_calibration.clone()).expect("kept");
+        // 1 of 2 judged runs passed: (0.5 + 0.8 − 1) / (0.9 + 0.8 − 1) = 0.3 / 0.7.
+        assert_eq!((joined.rates[0].judged_runs, joined.rates[0].passed_runs), (2, 1));
+        assert!((joined.rates[0].corrected.expect("corrected") - 0.3 / 0.7).abs() < 1e-12, "{joined:?}");
     }
 
     #[test]

@@ -437,12 +437,9 @@ impl RunRecord {
     /// The run as the judge reads it: each tool call (name, arguments, result, `isError`) and
     /// the final answer, whole.
     pub(crate) fn judge_text(&self) -> String {
-        let mut text = String::new();
-        for call in &self.calls {
-            text.push_str(&format!("call {} {}\n", call.name, call.arguments));
-            text.push_str(&format!("result{}: {}\n", if call.is_error { " (isError)" } else { "" }, call.result));
-        }
-        text.push_str(&format!("answer: {}\n", self.answer.as_deref().unwrap_or("(none)")));
-        text
+        crate::scoring::judge::trace_text(
+            self.calls.iter().map(|call| (call.name.as_str(), &call.arguments, call.is_error, call.result.as_str())),
+            self.answer.as_deref(),
+        )
     }
 }

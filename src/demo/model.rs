@@ -37,8 +37,12 @@ struct CaseScript {
     user_turns: usize,
     /// Every Nth first turn calls a wrong tool.
     flaky_every: Option<usize>,
+    /// Every Nth final answer quotes the last tool result instead of only saying it is done.
+    quote_every: Option<usize>,
     /// First turns seen so far.
     seen: AtomicUsize,
+    /// Final answers given so far.
+    answered: AtomicUsize,
 }
 
 /// The demo model's script: the golden set's cases, by their first user turn.
@@ -60,7 +64,15 @@ pub(crate) enum Wire {
 
 impl DemoModel {
     /// The script of `set`; `flaky` lists `(case id, N)`: every Nth run of the case goes wrong.
-    pub(crate) fn new(set: &GoldenSet, flaky: &[(String, usize)], today: chrono::NaiveDate) -> Self {
+    /// `quote` lists `(case id, N)`: every Nth final answer of the case quotes the last tool
+    /// result (`The tool answered: …`) instead of `Done: the tools answered.` — answers a
+    /// human labeller can tell apart (the judge calibration set is made of them).
+    pub(crate) fn new(
+        set: &GoldenSet,
+        flaky: &[(String, usize)],
+        quote: &[(String, usize)],
+        today: chrono::NaiveDate,
+    ) -> Self {
         let mut cases = BTreeMap::new();
         for case in &set.cases {
             let resolved = &case.resolved;
@@ -75,8 +87,19 @@ impl DemoModel {
                 }
             }
             let flaky_every = flaky.iter().find(|(id, _)| *id == case.id).map(|(_, every)| (*every).max(1));
+            let quote_every = quote.iter().find(|(id, _)| *id == case.id).map(|(_, every)| (*every).max(1));
             let user_turns = resolved["prompt"].as_array().map_or(1, Vec::len);
-            cases.insert(first.to_owned(), CaseScript { steps, user_turns, flaky_every, seen: AtomicUsize::new(0) });
+            cases.insert(
+                first.to_owned(),
+                CaseScript {
+                    steps,
+                    user_turns,
+                    flaky_every,
+                    quote_every,
+                    seen: AtomicUsize::new(0),
+                    answered: AtomicUsize::new(0),
+                },
+            );
         }
         DemoModel { cases, delay: Duration::ZERO }
     }
@@ -98,8 +121,8 @@ impl DemoModel {
             .map(str::to_owned)
             .collect();
         let model = body["model"].as_str().unwrap_or("demo").to_owned();
-        // Asked to judge (the verdict tool is offered): pass every criterion, quoting the last
-        // tool result of the trace (or the answer) as evidence — a scripted judge, no model.
+        // Asked to judge (the verdict tool is offered): a scripted judge, no model (see
+        // `judge_reply`).
         if tools.iter().any(|tool| tool == crate::scoring::judge::VERDICT_TOOL) {
             return judge_reply(wire, &model, first_user.as_deref().unwrap_or(""));
         }
@@ -134,7 +157,15 @@ impl DemoModel {
         match script.steps.get(made) {
             Some((tool, arguments)) => call_reply(wire, &model, &wire_name(tool, &tools), arguments, made),
             None if script.steps.is_empty() => text_reply(wire, &model, "Glad to help. Nothing to look up."),
-            None => text_reply(wire, &model, "Done: the tools answered."),
+            None => {
+                let answered = script.answered.fetch_add(1, Ordering::SeqCst) + 1;
+                match last_tool_result(wire, &messages)
+                    .filter(|_| script.quote_every.is_some_and(|every| answered % every == 0))
+                {
+                    Some(result) => text_reply(wire, &model, &format!("The tool answered: {result}")),
+                    None => text_reply(wire, &model, "Done: the tools answered."),
+                }
+            }
         }
     }
 }
@@ -147,6 +178,21 @@ fn wire_name(mcp: &str, offered: &[String]) -> String {
     let cleaned: String =
         mcp.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
     offered.iter().find(|name| name.starts_with(&cleaned[..cleaned.len().min(20)])).cloned().unwrap_or(cleaned)
+}
+
+/// The text of the last tool result in the conversation, when there is one.
+fn last_tool_result(wire: Wire, messages: &[Value]) -> Option<String> {
+    messages.iter().rev().find_map(|message| match wire {
+        Wire::OpenAi => (message["role"] == "tool").then(|| user_text(wire, message)),
+        Wire::Anthropic => {
+            message["content"].as_array()?.iter().rev().find(|block| block["type"] == "tool_result").map(|block| {
+                match &block["content"] {
+                    Value::String(text) => text.clone(),
+                    other => user_text(wire, &json!({"content": other})),
+                }
+            })
+        }
+    })
 }
 
 fn is_tool_result(wire: Wire, message: &Value) -> bool {
@@ -200,20 +246,49 @@ fn relative_date(value: &Value, today: chrono::NaiveDate) -> Value {
     }
 }
 
-/// The scripted judge's answer: one `pass` per criterion line (`- ID [must]: …`) of the
-/// request, with the last `result: …` line of the trace (else its `answer: …`) as the quote.
+/// The scripted judge's answer to a judge request (`- ID [must]: TEXT` criterion lines, then
+/// the trace's `call NAME ARGS` / `result: …` / `result (isError): …` lines and its `answer: …`).
+/// Per criterion: when its text names tools (words with an underscore, like `test_structured`),
+/// `pass` quoting the last result one of them gave without error, else `fail`; a criterion
+/// naming no tool passes quoting the last result any tool gave without error, and fails when
+/// none did. It never reads the answer, so it passes a run whose answer states nothing: a
+/// lenient judge, which is what its calibration measures (`golden/calibration/`).
 fn judge_reply(wire: Wire, model: &str, request: &str) -> Value {
-    let evidence = request
-        .lines()
-        .rev()
-        .find_map(|line| line.strip_prefix("result: "))
-        .or_else(|| request.lines().rev().find_map(|line| line.strip_prefix("answer: ")))
-        .unwrap_or("")
-        .to_owned();
+    // (tool, result text) of every call that returned without error, in order.
+    let mut results: Vec<(&str, &str)> = Vec::new();
+    let mut last_call = "";
+    for line in request.lines() {
+        if let Some(rest) = line.strip_prefix("call ") {
+            last_call = rest.split_whitespace().next().unwrap_or_default();
+        } else if let Some(result) = line.strip_prefix("result: ") {
+            results.push((last_call, result));
+        }
+    }
+    let answer = request.lines().rev().find_map(|line| line.strip_prefix("answer: ")).unwrap_or_default();
     let verdicts: Vec<Value> = request
         .lines()
         .filter_map(|line| line.strip_prefix("- ")?.split_once(" ["))
-        .map(|(id, _)| json!({"criterion_id": id, "verdict": "pass", "evidence": evidence, "reason": "the trace shows it"}))
+        .map(|(id, rest)| {
+            let text = rest.split_once("]: ").map_or("", |(_, text)| text);
+            let named: Vec<&str> = text
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                .filter(|word| word.contains('_'))
+                .collect();
+            let found = results.iter().rev().find(|(tool, _)| named.is_empty() || named.contains(tool));
+            match found {
+                Some((_, result)) => {
+                    json!({"criterion_id": id, "verdict": "pass", "evidence": result, "reason": "the trace shows it"})
+                }
+                None => {
+                    let reason = if named.is_empty() {
+                        "no tool returned a result without error".to_owned()
+                    } else {
+                        format!("`{}` returned no result without error", named.join("`, `"))
+                    };
+                    json!({"criterion_id": id, "verdict": "fail", "evidence": answer, "reason": reason})
+                }
+            }
+        })
         .collect();
     call_reply(wire, model, crate::scoring::judge::VERDICT_TOOL, &json!({"verdicts": verdicts}), 0)
 }
@@ -304,7 +379,12 @@ mod tests {
             "version: 1\ncases:\n  - id: one\n    prompt: Echo eu\n    expect_tool: echo\n    expect_args: {region: {match: normalized, one_of: [eu, europe]}, when: {match: datetime, value: tomorrow}}\n  - id: two\n    prompt: Two steps\n    expect_sequence: {order: strict, steps: [{tool: a}, {tool: b, args: {n: 2}}]}\n  - id: three\n    prompt: Thanks\n    negative: true\n",
         )
         .expect("valid");
-        DemoModel::new(&set, &[("one".into(), 2)], chrono::NaiveDate::from_ymd_opt(2026, 11, 30).expect("date"))
+        DemoModel::new(
+            &set,
+            &[("one".into(), 2)],
+            &[("one".into(), 2)],
+            chrono::NaiveDate::from_ymd_opt(2026, 11, 30).expect("date"),
+        )
     }
 
     fn openai(messages: Value) -> Value {
@@ -354,5 +434,56 @@ mod tests {
             (thanks["stop_reason"].as_str(), thanks["content"][0]["type"].as_str()),
             (Some("end_turn"), Some("text"))
         );
+    }
+
+    #[test]
+    fn every_nth_final_answer_quotes_the_last_tool_result() {
+        let model = model();
+        let done = json!([
+            {"role": "user", "content": "Echo eu"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "x", "type": "function", "function": {"name": "echo", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "x", "content": "{\"region\":\"eu\"}"}]);
+        let text = |reply: Value| reply["choices"][0]["message"]["content"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(text(model.answer(Wire::OpenAi, &openai(done.clone()))), "Done: the tools answered.");
+        assert_eq!(text(model.answer(Wire::OpenAi, &openai(done))), "The tool answered: {\"region\":\"eu\"}");
+    }
+
+    #[test]
+    fn the_scripted_judge_passes_a_named_tool_only_when_it_returned_without_error() {
+        let model = model();
+        let judge = |trace: &str| {
+            let request = format!(
+                "## The criteria\n- value [must]: Does it give what test_structured returned?\n- any [should]: Is there a result?\n\n## The trace (tool calls, results and the final answer)\n{trace}"
+            );
+            let body = json!({"model": "judge", "messages": [{"role": "user", "content": request}],
+                "tools": [{"type": "function", "function": {"name": crate::scoring::judge::VERDICT_TOOL}}]});
+            let reply = model.answer(Wire::OpenAi, &body);
+            let arguments = reply["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let verdicts: Value = serde_json::from_str(&arguments).expect("JSON arguments");
+            verdicts["verdicts"]
+                .as_array()
+                .expect("a list")
+                .iter()
+                .map(|verdict| {
+                    (
+                        verdict["verdict"].as_str().unwrap_or_default().to_owned(),
+                        verdict["evidence"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let right = judge("call test_structured {}\nresult: {\"t\":21}\nanswer: Done.\n");
+        assert_eq!(
+            right,
+            [("pass".into(), "{\"t\":21}".into()), ("pass".into(), "{\"t\":21}".into())],
+            "the answer is never read"
+        );
+        let wrong = judge("call test_after_call {}\nresult: ok\nanswer: Done.\n");
+        assert_eq!((wrong[0].0.as_str(), wrong[1].0.as_str()), ("fail", "pass"), "the named tool was not called");
+        let failed = judge("call test_structured {}\nresult (isError): bad\nanswer: Done.\n");
+        assert_eq!((failed[0].0.as_str(), failed[1].0.as_str()), ("fail", "fail"), "no result without error");
     }
 }

@@ -344,6 +344,39 @@ pub(crate) async fn run(
     });
     let rubrics: Vec<Option<judge::Rubric>> =
         set.cases.iter().map(|case| case.resolved.get("rubric").and_then(judge::Rubric::from_resolved)).collect();
+    // The judge's calibration (`--judge-calibration`): read even when no judge runs, so a bad
+    // file is an input error either way.
+    let calibration = match &input.settings.judge_calibration {
+        Some(path) => Some((crate::calibration::load(path)?, path.display().to_string())),
+        None => None,
+    };
+    let calibration_note = match (&judge_caller, &calibration) {
+        (None, Some((_, name))) => {
+            section.layer1_notes.push(format!("--judge-calibration {name} is not used: no judge graded rubrics"));
+            String::new()
+        }
+        (None, None) => String::new(),
+        (Some(_), None) => {
+            "; judge pass rates are uncalibrated (no --judge-calibration file; `mcp-eval judge calibrate` measures one)"
+                .to_owned()
+        }
+        (Some(judge), Some((file, name))) => match crate::calibration::mismatch(file, judge.label()) {
+            Some(reason) => format!("; judge pass rates are uncalibrated: {name}: {reason}"),
+            None => format!(
+                "; judge pass rates are also given Rogan–Gladen corrected with {name} (TPR {:.2}, TNR {:.2}, n = {} + {}, measured {}){}",
+                file.tpr,
+                file.tnr,
+                file.positives,
+                file.negatives,
+                file.measured_at,
+                if file.golden_set_sha256 == set.hash {
+                    ""
+                } else {
+                    "; ⚠️ it was measured on another version of the golden set: if the rubrics changed, measure again"
+                }
+            ),
+        },
+    };
     if let Some(judge) = &judge_caller {
         for (spec, rubric) in specs.iter_mut().zip(&rubrics) {
             if rubric.is_some() {
@@ -352,11 +385,15 @@ pub(crate) async fn run(
         }
         let judged_by_itself = input.settings.models.iter().any(|model| model.label() == judge.label());
         section.layer1_notes.push(format!(
-            "rubrics judged by {} ({} sample(s) per run, majority vote; judge prompt v{}){}; judge pass rates are uncalibrated",
+            "rubrics judged by {} ({} sample(s) per run, majority vote; judge prompt v{}){}{calibration_note}",
             judge.label(),
             input.settings.judge_samples,
             judge::JUDGE_PROMPT_VERSION,
-            if judged_by_itself { "; ⚠️ it also is a model under test: it judges its own runs (--allow-self-judge)" } else { "" }
+            if judged_by_itself {
+                "; ⚠️ it also is a model under test: it judges its own runs (--allow-self-judge)"
+            } else {
+                ""
+            }
         ));
     }
     let judge_for = |case_index: usize| -> Option<(Judge<'_>, &judge::Rubric)> {
@@ -572,6 +609,10 @@ pub(crate) async fn run(
             shard,
         },
     );
+    if let Some(judge) = &judge_caller {
+        let calibration = calibration.as_ref().map(|(file, name)| (file, name.as_str()));
+        section.judge_calibration = Some(crate::calibration::for_report(&section, judge.label(), calibration));
+    }
     if let Some(cache) = &input.cache {
         store_verdicts(cache, &section, &keys, input.settings, set, events);
         if !reused.is_empty() {
@@ -630,6 +671,18 @@ pub(crate) fn model_source(
         (Ok(None), None) => Ok(None),
         (Err(error), _) => Err(error),
     }
+}
+
+/// The cassettes of `--cassettes DIR` (to record into with `--record`), `None` without the flag;
+/// `Err` (exit status 2) when the directory cannot be read as cassettes.
+pub(crate) fn open_cassettes(settings: &Layer1Settings) -> Result<Option<Arc<Cassettes>>, UserError> {
+    use crate::providers::cassette::Mode;
+    let Some(dir) = &settings.cassettes else { return Ok(None) };
+    let mode = if settings.record { Mode::Record } else { Mode::Replay };
+    Cassettes::open(dir, mode).map(|cassettes| Some(Arc::new(cassettes))).map_err(|error| {
+        UserError::new(Kind::InvalidInput, format!("--cassettes: {error}"))
+            .with_hint("point --cassettes at a directory of cassettes (or add --record to write one)")
+    })
 }
 
 /// The rubric judge as a run uses it.

@@ -71,7 +71,7 @@ async fn fixture_with(text: &str, flaky: &[(&str, usize)], faults: &[&str]) -> F
     let config = crate::demo::DemoConfig::with_faults(faults.iter().copied());
     let mcp = tokio::spawn(crate::demo::serve_http(listener, Arc::new(config)));
     let flaky: Vec<(String, usize)> = flaky.iter().map(|(id, every)| ((*id).to_owned(), *every)).collect();
-    let model = Arc::new(DemoModel::new(&set, &flaky, chrono::Utc::now().date_naive()));
+    let model = Arc::new(DemoModel::new(&set, &flaky, &[], chrono::Utc::now().date_naive()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let model_url = format!("http://{}", listener.local_addr().expect("addr"));
     let model_task = tokio::spawn(crate::demo::model::serve(listener, model));

@@ -47,6 +47,57 @@ pub struct EvalsSection {
     /// diff their surface against it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_surface: Option<Value>,
+    /// The rubric judge's pass rates and whether they are calibrated (`--judge-calibration`):
+    /// present when a judge graded rubrics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_calibration: Option<JudgeCalibration>,
+}
+
+/// The rubric judge's pass rates, raw and — with a calibration file measured on this judge —
+/// Rogan–Gladen corrected: `(observed + TNR − 1) / (TPR + TNR − 1)`, clipped to [0, 1].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeCalibration {
+    /// The judge, `PROVIDER:MODEL` as the run named it.
+    pub judge_model: String,
+    /// A calibration file of this judge (model and prompt version) was applied.
+    pub calibrated: bool,
+    /// Why the rates are uncalibrated (no file; a file of another judge or prompt version);
+    /// `null` when calibrated.
+    pub reason: Option<String>,
+    /// The calibration file as given, when one was.
+    pub file: Option<String>,
+    /// The judge's true-positive rate (judge pass | human pass), 0..1, when calibrated.
+    pub tpr: Option<f64>,
+    /// The judge's true-negative rate (judge fail | human fail), 0..1, when calibrated.
+    pub tnr: Option<f64>,
+    /// Labels a human passed that TPR was measured on, when calibrated.
+    pub positives: Option<usize>,
+    /// Labels a human failed that TNR was measured on, when calibrated.
+    pub negatives: Option<usize>,
+    /// When the calibration was measured (`YYYY-MM-DD`), when calibrated.
+    pub measured_at: Option<String>,
+    /// One entry per model with judged runs.
+    pub rates: Vec<JudgeRate>,
+}
+
+/// One model's judge pass rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeRate {
+    /// `PROVIDER:MODEL` under test.
+    pub model: String,
+    /// Runs the judge graded (its rubric verdict pass or fail; judge errors left out).
+    pub judged_runs: usize,
+    /// Of those, runs whose rubric the judge passed.
+    pub passed_runs: usize,
+    /// `passed_runs / judged_runs`, 0..1.
+    pub observed: f64,
+    /// The Rogan–Gladen corrected rate, 0..1; `null` when uncalibrated or when the judge is no
+    /// better than chance.
+    pub corrected: Option<f64>,
+    /// Calibrated, but TPR + TNR ≤ 1: the judge is no better than chance and its rate cannot be
+    /// corrected.
+    #[serde(default)]
+    pub no_better_than_chance: bool,
 }
 
 /// One shard of a run split across jobs (`--shard INDEX/COUNT`).

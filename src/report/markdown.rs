@@ -48,6 +48,8 @@ const LAYER1_TABLE_CHARS: usize = 10_000;
 const LAYER1_RESERVE: usize = 1_000;
 /// Most lines in the layer-1 Failing runs list.
 const MAX_FAILING_RUNS: usize = 20;
+/// Models whose judge pass rate the summary shows (the rest are in `report.json`).
+const MAX_JUDGE_LINES: usize = 10;
 
 /// Renders `summary.md`.
 pub fn render(report: &RunReport) -> String {
@@ -484,6 +486,9 @@ fn layer1_section(evals: &EvalsSection) -> String {
             out.push_str(&row);
         }
     }
+    if let Some(calibration) = &evals.judge_calibration {
+        out.push_str(&judge_lines(calibration));
+    }
     if evals.any_at_temperature_zero() {
         out.push_str(
             "\nRuns at temperature 0 are not independent draws: k/N and its 95 % interval (in `report.json`) are indicative only.\n",
@@ -516,6 +521,48 @@ fn layer1_section(evals: &EvalsSection) -> String {
             }
             out.push_str(&line);
         }
+    }
+    out
+}
+
+/// The judge pass rate of each model, Rogan–Gladen corrected when a calibration of this judge
+/// applies (with its TPR, TNR and n), else marked uncalibrated with the reason.
+fn judge_lines(calibration: &crate::report::evals::JudgeCalibration) -> String {
+    let mut out = String::new();
+    let judge = table_code(&truncate(&calibration.judge_model, 100));
+    for rate in calibration.rates.iter().take(MAX_JUDGE_LINES) {
+        let percent = |value: f64| format!("{}%", (value * 1000.0).round() / 10.0);
+        let mut line = format!(
+            "\n- **Judge pass rate** of {} (judged by {judge}): {}/{} runs ({})",
+            table_code(&truncate(&rate.model, 100)),
+            rate.passed_runs,
+            rate.judged_runs,
+            percent(rate.observed)
+        );
+        match (calibration.calibrated, rate.corrected) {
+            (true, Some(corrected)) => line.push_str(&format!(
+                "; Rogan–Gladen corrected: **{}** (TPR {:.2}, TNR {:.2}, n = {} + {}, measured {})",
+                percent(corrected),
+                calibration.tpr.unwrap_or_default(),
+                calibration.tnr.unwrap_or_default(),
+                calibration.positives.unwrap_or_default(),
+                calibration.negatives.unwrap_or_default(),
+                escape(calibration.measured_at.as_deref().unwrap_or("?"))
+            )),
+            (true, None) => line.push_str(&format!(
+                "; not corrected: the judge is no better than chance (TPR {:.2} + TNR {:.2} ≤ 1)",
+                calibration.tpr.unwrap_or_default(),
+                calibration.tnr.unwrap_or_default()
+            )),
+            (false, _) => line.push_str(&format!(
+                "; uncalibrated: {}",
+                message(&truncate(calibration.reason.as_deref().unwrap_or("no calibration"), CELL_CHARS * 2))
+            )),
+        }
+        out.push_str(&line);
+    }
+    if !out.is_empty() {
+        out.push('\n');
     }
     out
 }
@@ -970,6 +1017,60 @@ mod tests {
         assert!(md.contains("model-call cap stopped the run"));
         assert!(md.contains("temperature 0"));
         assert!(md.contains("- `openai:gpt-4.1-mini` refused `top_p`"));
+    }
+
+    #[test]
+    fn judge_pass_rates_are_corrected_when_calibrated_and_say_why_when_not() {
+        use crate::report::evals::{JudgeCalibration, JudgeRate};
+        let mut report = crate::report::test_support::sample_evals_report();
+        let rate = JudgeRate {
+            model: "openai:gpt-4.1-mini".into(),
+            judged_runs: 4,
+            passed_runs: 3,
+            observed: 0.75,
+            corrected: Some(0.55 / 0.7),
+            no_better_than_chance: false,
+        };
+        let calibrated = JudgeCalibration {
+            judge_model: "anthropic:claude".into(),
+            calibrated: true,
+            reason: None,
+            file: Some("cal.json".into()),
+            tpr: Some(0.9),
+            tnr: Some(0.8),
+            positives: Some(40),
+            negatives: Some(60),
+            measured_at: Some("2026-11-30".into()),
+            rates: vec![rate.clone()],
+        };
+        report.evals.as_mut().unwrap().judge_calibration = Some(calibrated.clone());
+        let md = render(&report);
+        assert!(
+            md.contains("- **Judge pass rate** of `openai:gpt-4.1-mini` (judged by `anthropic:claude`): 3/4 runs (75%); Rogan–Gladen corrected: **78.6%** (TPR 0.90, TNR 0.80, n = 40 + 60, measured 2026-11-30)"),
+            "{md}"
+        );
+        let chance = JudgeCalibration {
+            rates: vec![JudgeRate { corrected: None, no_better_than_chance: true, ..rate.clone() }],
+            tpr: Some(0.6),
+            tnr: Some(0.3),
+            ..calibrated.clone()
+        };
+        report.evals.as_mut().unwrap().judge_calibration = Some(chance);
+        assert!(
+            render(&report).contains("not corrected: the judge is no better than chance (TPR 0.60 + TNR 0.30 ≤ 1)")
+        );
+        let uncalibrated = JudgeCalibration {
+            calibrated: false,
+            reason: Some("the calibration file measured `openai:gpt-4.1`, not the judge".into()),
+            ..calibrated
+        };
+        report.evals.as_mut().unwrap().judge_calibration = Some(uncalibrated);
+        let md = render(&report);
+        assert!(
+            md.contains("(75%); uncalibrated: the calibration file measured `openai:gpt-4.1`, not the judge"),
+            "{md}"
+        );
+        assert!(!md.contains("Rogan–Gladen corrected"));
     }
 
     #[test]

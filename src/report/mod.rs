@@ -13,7 +13,7 @@ pub mod wire;
 #[cfg(test)]
 mod snapshot_tests;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -340,6 +340,7 @@ pub(super) fn sample_evals() -> EvalsSection {
         ],
         evals,
         eval_gate: None,
+        judge_calibration: None,
         eval_metrics: vec![EvalMetrics {
             model: "openai:gpt-4.1-mini".to_owned(),
             pass_rate: Rate::new(2, 5),
@@ -365,7 +366,7 @@ pub(super) fn sample_evals() -> EvalsSection {
 
 /// A completed run whose layer 0 passes (the failing check removed from [`sample_report`]) and
 /// whose layer 1 ([`sample_evals`]) fails three cases.
-pub(super) fn sample_evals_report() -> RunReport {
+pub(crate) fn sample_evals_report() -> RunReport {
     let mut report = sample_report();
     report.checks.retain(|check| check.status != Status::Fail);
     report.layers = vec![0, 1];

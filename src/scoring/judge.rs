@@ -120,6 +120,23 @@ pub(crate) fn verdict_tool() -> ToolSpec {
     }
 }
 
+/// The trace as the judge reads it: per tool call `call NAME ARGUMENTS` and `result: TEXT` (or
+/// `result (isError): TEXT`), then `answer: TEXT` (`(none)` without one). `calls` gives each
+/// call's name, arguments, whether its result was an error, and the result text. One format for
+/// a run being judged and a labelled run re-judged from its report (`judge calibrate`).
+pub(crate) fn trace_text<'a>(
+    calls: impl Iterator<Item = (&'a str, &'a Value, bool, &'a str)>,
+    answer: Option<&str>,
+) -> String {
+    let mut text = String::new();
+    for (name, arguments, is_error, result) in calls {
+        text.push_str(&format!("call {name} {arguments}\n"));
+        text.push_str(&format!("result{}: {result}\n", if is_error { " (isError)" } else { "" }));
+    }
+    text.push_str(&format!("answer: {}\n", answer.unwrap_or("(none)")));
+    text
+}
+
 /// The judge's request: the task, the rubric, the trace and the answer; temperature 0 (dropped
 /// by the caller for a model that refuses it); the verdict tool forced.
 pub(crate) fn judge_request(task: &str, rubric: &Rubric, trace: &str) -> CompletionRequest {
@@ -271,7 +288,6 @@ pub(crate) fn run_passes(rubric: &Rubric, judged: &[Judged]) -> Result<(), Strin
 /// The Rogan–Gladen correction of an observed judge pass rate for a judge with true-positive
 /// rate `tpr` and true-negative rate `tnr`: `(observed + tnr − 1) / (tpr + tnr − 1)`, clipped to
 /// [0, 1]; `None` when the judge is no better than chance (`tpr + tnr ≤ 1`).
-#[allow(dead_code, reason = "used by `mcp-eval judge calibrate`, the next step of this issue; tested here")]
 pub(crate) fn rogan_gladen(observed: f64, tpr: f64, tnr: f64) -> Option<f64> {
     let informedness = tpr + tnr - 1.0;
     (informedness > 0.0).then(|| ((observed + tnr - 1.0) / informedness).clamp(0.0, 1.0))

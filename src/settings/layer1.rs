@@ -129,6 +129,9 @@ pub(crate) struct Layer1Settings {
     pub allow_self_judge: bool,
     /// `--judge-samples`: judge calls per run, majority vote.
     pub judge_samples: usize,
+    /// `--judge-calibration FILE`: what `mcp-eval judge calibrate` measured of the judge; its
+    /// judge pass rates are then also reported Rogan–Gladen corrected.
+    pub judge_calibration: Option<PathBuf>,
     /// `--max-drop`: the smallest drop of the mean per-case pass rate that can fail the gate,
     /// as a rate in 0..1 (default 0.02: two points).
     pub max_drop: f64,
@@ -218,6 +221,7 @@ impl Default for Layer1Settings {
             judge_model: None,
             allow_self_judge: false,
             judge_samples: 1,
+            judge_calibration: None,
             max_drop: crate::baseline::gate::DEFAULT_MAX_DROP,
         }
     }

@@ -183,6 +183,17 @@ pub(super) fn resolve(
         }
     };
 
+    let judge_calibration = sources
+        .pick(
+            &flags.judge_calibration,
+            "--judge-calibration",
+            env_vars::INPUT_JUDGE_CALIBRATION,
+            file.and_then(|c| c.judge_calibration.as_ref()).map(|value| (value, "judge_calibration")),
+        )
+        .map(|(_, text)| text.trim().to_owned())
+        .filter(|text| !text.is_empty())
+        .map(|text| in_workspace(&text));
+
     let max_drop = match sources.pick(&flags.max_drop, "--max-drop", env_vars::INPUT_MAX_DROP, None) {
         None => crate::baseline::gate::DEFAULT_MAX_DROP,
         Some((source, text)) => match text.trim().parse::<f64>() {
@@ -283,6 +294,7 @@ pub(super) fn resolve(
         judge_model,
         allow_self_judge: flags.allow_self_judge,
         judge_samples,
+        judge_calibration,
         max_drop,
         shard,
     }

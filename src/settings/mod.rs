@@ -145,6 +145,9 @@ pub struct SettingsArgs {
     /// Judge calls per run, majority vote [default 1]
     #[arg(long, value_name = "N")]
     pub judge_samples: Option<String>,
+    /// What `mcp-eval judge calibrate` measured of the judge (a JSON file): judge pass rates are then also reported Rogan–Gladen corrected [Action input: judge-calibration; config: judge_calibration]
+    #[arg(long, value_name = "FILE")]
+    pub judge_calibration: Option<String>,
     /// The smallest drop of the mean pass rate that can fail the gate, 0..1 [Action input: max-drop; default 0.02]
     #[arg(long, value_name = "FRACTION")]
     pub max_drop: Option<String>,
@@ -511,6 +514,43 @@ pub(crate) fn github_context(request: &Request, lookup: &dyn Fn(&str) -> Option<
     }
 }
 
+/// A problem of the config file as a settings problem, with its position.
+fn config_problem(problem: config_file::FileProblem) -> Problem {
+    let source = match problem.position {
+        Some((line, column)) => {
+            Source::File { path: problem.path.clone(), line, column, field: problem.field.clone().unwrap_or_default() }
+        }
+        None => Source::Flag(format!("config file `{}`", problem.path.display())),
+    };
+    Problem::new(&source, problem.message, problem.hint)
+}
+
+/// Only layer 1's settings, for a command line that evaluates no server (`judge calibrate`):
+/// the flags, the keys from the environment, and the providers and limits of the config file
+/// (`--config`); the file's other sections, its server included, are not used.
+///
+/// # Errors
+/// Every problem found, each naming its source and the fix (exit status 2).
+pub(crate) fn resolve_layer1(
+    request: &Request,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<layer1::Layer1Settings, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let config_path = request.flags.config.as_deref().map(str::trim).filter(|path| !path.is_empty());
+    let config = config_path.and_then(|path| {
+        let (config, file_problems) = config_file::load(Path::new(path));
+        problems.extend(file_problems.into_iter().map(config_problem));
+        config.map(|config| (PathBuf::from(path), config))
+    });
+    let sources =
+        Sources::new(request, FrontEnd::Cli, lookup, config.as_ref().map(|(path, file)| (path.as_path(), file)));
+    let file_unread = config_path.is_some() && config.is_none();
+    let mut notices = Vec::new();
+    let layer1 =
+        layer1_resolve::resolve(&sources, &|path: &str| PathBuf::from(path), file_unread, &mut problems, &mut notices);
+    if problems.is_empty() { Ok(layer1) } else { Err(problems) }
+}
+
 /// Resolves the settings of `front_end` from the request's flags, the environment seen through
 /// `lookup` (Action inputs and `GITHUB_*`, read by the Action only; and, for every front end,
 /// the variables a `server-env` entry `NAME` passes through to a stdio server) and the config
@@ -543,19 +583,8 @@ pub(crate) fn resolve(
         None => None,
         Some(path) => {
             let (config, file_problems) = config_file::load(&in_workspace(path));
-            for problem in file_problems {
-                let source = match problem.position {
-                    Some((line, column)) => Source::File {
-                        path: problem.path.clone(),
-                        line,
-                        column,
-                        field: problem.field.clone().unwrap_or_default(),
-                    },
-                    None => Source::Flag(format!("config file `{}`", problem.path.display())),
-                };
-                problems.push(Problem::new(&source, problem.message, problem.hint));
-                config_failed = true;
-            }
+            config_failed = !file_problems.is_empty();
+            problems.extend(file_problems.into_iter().map(config_problem));
             config.map(|config| (in_workspace(path), config))
         }
     };

@@ -853,3 +853,32 @@ fn the_command_line_stores_a_baseline_only_when_asked_and_needs_a_cache_dir_for_
         "without --accept-baseline a command-line run never stores"
     );
 }
+
+#[test]
+fn judge_calibration_comes_from_the_flag_the_input_or_the_file_in_that_order() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = write_config(&dir, "server: {url: 'http://h/mcp'}\njudge_calibration: from-file.json\n");
+    let from_file = cli(SettingsArgs { config: Some(config.clone()), ..SettingsArgs::default() }).expect("valid");
+    assert_eq!(from_file.layer1.judge_calibration.as_deref(), Some(Path::new("from-file.json")));
+    let flag = cli(SettingsArgs {
+        config: Some(config.clone()),
+        judge_calibration: Some("flag.json".into()),
+        ..SettingsArgs::default()
+    })
+    .expect("valid");
+    assert_eq!(flag.layer1.judge_calibration.as_deref(), Some(Path::new("flag.json")));
+    let input = action(
+        &[
+            ("INPUT_SERVER-URL", "http://h/mcp"),
+            ("GITHUB_WORKSPACE", "/ws"),
+            ("INPUT_JUDGE-CALIBRATION", "cal/judge.json"),
+            ("INPUT_CONFIG", &config),
+        ],
+        Request::default(),
+    )
+    .expect("valid");
+    assert_eq!(input.layer1.judge_calibration.as_deref(), Some(Path::new("/ws/cal/judge.json")), "in the workspace");
+    let none = action(&[("INPUT_SERVER-URL", "http://h/mcp"), ("INPUT_JUDGE-CALIBRATION", "")], Request::default())
+        .expect("valid");
+    assert_eq!(none.layer1.judge_calibration, None, "an empty input is no file");
+}

@@ -23,7 +23,7 @@ const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
 const PAGE_SIZE: usize = 2;
 
 /// Every input of action.yml, set to the empty string as the runner does for inputs not given.
-const ALL_INPUTS: [&str; 24] = [
+const ALL_INPUTS: [&str; 25] = [
     "SERVER-URL",
     "SERVER-COMMAND",
     "SERVER-HEADERS",
@@ -47,6 +47,7 @@ const ALL_INPUTS: [&str; 24] = [
     "ACCEPT-BASELINE",
     "FAIL-ON-EVALS",
     "JUDGE-MODEL",
+    "JUDGE-CALIBRATION",
     "MAX-DROP",
 ];
 

@@ -904,3 +904,110 @@ fn the_regression_gate_passes_noise_and_fails_a_real_regression_naming_the_cases
     assert_eq!(reported.code(), 0, "{}", reported.stderr());
     assert_eq!(reported.report()["eval_gate"]["result"], "fail");
 }
+
+/// Runs `mcp-eval judge calibrate ARGS` from the repository root.
+fn calibrate(args: &[&str]) -> std::process::Output {
+    Command::new(binary())
+        .args(["judge", "calibrate"])
+        .args(args)
+        .current_dir(crate::support::repo_root())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-eval judge calibrate")
+}
+
+#[test]
+fn the_shipped_calibration_set_replays_offline_to_its_recorded_numbers() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("calibration.json");
+    let output = calibrate(&[
+        "golden/calibration/demo-labels.yaml",
+        "--judge-model",
+        "replay:demo:judge",
+        "--cassettes",
+        "golden/calibration/cassettes",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("TPR 1.000  judge pass | human pass: 6 of 6"), "{stdout}");
+    assert!(stdout.contains("TNR 0.333  judge fail | human fail: 6 of 18"), "{stdout}");
+    let measured: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("written")).expect("JSON");
+    let shipped: Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::support::repo_root().join("golden/calibration/demo-judge-calibration.json"))
+            .expect("shipped"),
+    )
+    .expect("JSON");
+    for key in ["judge_model", "judge_prompt_version", "tpr", "tnr", "positives", "negatives", "rubrics_sha256"] {
+        assert_eq!(measured[key], shipped[key], "{key}");
+    }
+}
+
+#[test]
+fn a_labels_file_with_a_bad_field_is_exit_2_naming_file_line_and_field() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let labels = dir.path().join("labels.yaml");
+    std::fs::write(
+        &labels,
+        "version: 1\nreport: runs.json\nlabels:\n  - {case: c, model: 'p:m', run: one, criterion: x, human: pass}\n",
+    )
+    .expect("write");
+    let output = calibrate(&[labels.to_str().expect("utf-8"), "--judge-model", "replay:demo:judge"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("labels.yaml:4:34: labels[0].run: expected a run number (1 or more)"), "{stderr}");
+}
+
+#[test]
+fn the_demo_reports_its_judge_rate_corrected_with_a_matching_calibration_and_uncalibrated_otherwise() {
+    let root = crate::support::repo_root();
+    let shipped = root.join("golden/calibration/demo-judge-calibration.json");
+    let run = run_with_env(&["--demo", "--layers", "1", "--judge-calibration", shipped.to_str().expect("utf-8")], &[]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let calibration = &run.report()["judge_calibration"];
+    assert_eq!(calibration["calibrated"], true, "{calibration}");
+    // The demo judge passed 5 of 5 runs: (1 + 1/3 − 1) / (1 + 1/3 − 1) = 1.
+    let rate = &calibration["rates"][0];
+    assert_eq!((rate["judged_runs"].as_u64(), rate["passed_runs"].as_u64()), (Some(5), Some(5)), "{rate}");
+    assert!((rate["corrected"].as_f64().expect("corrected") - 1.0).abs() < 1e-12, "{rate}");
+    assert!(run.file("summary.md").contains("Rogan–Gladen corrected: **100%** (TPR 1.00, TNR 0.33, n = 6 + 18"));
+
+    let notes = run.report()["layer1_notes"].to_string();
+    assert!(!notes.contains("another version of the golden set"), "{notes}");
+
+    // Measured on another version of the set: still applied, with a warning.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut moved: Value = serde_json::from_str(&std::fs::read_to_string(&shipped).expect("shipped")).expect("JSON");
+    moved["golden_set_sha256"] = json!("sha256:0000");
+    let moved_path = dir.path().join("moved.json");
+    std::fs::write(&moved_path, moved.to_string()).expect("write");
+    let run =
+        run_with_env(&["--demo", "--layers", "1", "--judge-calibration", moved_path.to_str().expect("utf-8")], &[]);
+    assert_eq!(run.report()["judge_calibration"]["calibrated"], true);
+    let notes = run.report()["layer1_notes"].to_string();
+    assert!(notes.contains("measured on another version of the golden set"), "{notes}");
+
+    // The same numbers measured on another judge do not apply to this one.
+    let mut other: Value = serde_json::from_str(&std::fs::read_to_string(&shipped).expect("shipped")).expect("JSON");
+    other["judge_model"] = json!("openai:gpt-4.1");
+    let other_path = dir.path().join("other.json");
+    std::fs::write(&other_path, other.to_string()).expect("write");
+    let run =
+        run_with_env(&["--demo", "--layers", "1", "--judge-calibration", other_path.to_str().expect("utf-8")], &[]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let calibration = &run.report()["judge_calibration"];
+    assert_eq!(calibration["calibrated"], false);
+    assert_eq!(
+        calibration["reason"], "the calibration file measured openai:gpt-4.1, not the judge replay:demo:judge",
+        "{calibration}"
+    );
+    assert!(calibration["rates"][0]["corrected"].is_null());
+    assert!(run.file("summary.md").contains("uncalibrated: the calibration file measured openai:gpt-4.1"));
+
+    // A file that is no calibration is an input error.
+    std::fs::write(&other_path, "[]").expect("write");
+    let run =
+        run_with_env(&["--demo", "--layers", "1", "--judge-calibration", other_path.to_str().expect("utf-8")], &[]);
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+}

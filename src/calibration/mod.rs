@@ -1,0 +1,577 @@
+//! Judge calibration: `mcp-eval judge calibrate LABELS.yaml` re-judges hand-labelled
+//! runs ([`labels`]) with `--judge-model` and measures how often the judge agrees with the human —
+//! TPR (judge `pass` | human `pass`) and TNR (judge `fail` | human `fail`) — then writes a
+//! calibration file ([`CalibrationFile`], JSON). A run given `--judge-calibration FILE` whose judge
+//! (model, prompt version) is the one measured reports its judge pass rates also Rogan–Gladen
+//! corrected ([`for_report`]); without a file, or with one measured on another judge, the report
+//! says "uncalibrated" and why.
+//!
+//! Counting: one judge call (or `--judge-samples` calls, majority vote) per labelled run; each
+//! label compares the human verdict with the judge's verdict on that criterion. A criterion the
+//! judge leaves `unknown` counts as not passed — as the rubric rule treats it — and is counted
+//! in `unknown`; a run the judge could not judge (a provider error, a missing cassette, an
+//! unreadable answer) leaves its labels out of TPR and TNR and counts them in `errors`.
+
+pub(crate) mod labels;
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::agent::{ModelCaller, ModelFailure, TurnKey};
+use crate::error::{Kind, UserError};
+use crate::evals::caller::{Budget, LiveModel, RetryPolicy};
+use crate::gate::ExitStatus;
+use crate::golden::GoldenSet;
+use crate::report::evals::{EvalsSection, JudgeCalibration, JudgeRate};
+use crate::scoring::judge::{self, CriterionVerdict, Rubric};
+
+/// The only calibration file format.
+pub(crate) const CALIBRATION_FORMAT: u32 = 1;
+
+/// What `mcp-eval judge calibrate` measured: the calibration file (`--out`, JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct CalibrationFile {
+    /// Always 1.
+    pub format: u32,
+    /// The judge measured, `PROVIDER:MODEL` — a `replay:LABEL` judge is recorded as `LABEL`,
+    /// whose answers it replays.
+    pub judge_model: String,
+    /// The judge prompt version measured (`JUDGE_PROMPT_VERSION`); another version is another
+    /// judge.
+    pub judge_prompt_version: u32,
+    /// Judge calls per run (majority vote).
+    pub judge_samples: usize,
+    /// `sha256:…` of the golden set whose rubrics were judged.
+    pub golden_set_sha256: String,
+    /// `sha256:…` over the resolved rubrics of the labelled cases (canonical JSON, by case id).
+    pub rubrics_sha256: String,
+    /// The labels file, as given.
+    pub labels: String,
+    /// True-positive rate: judge `pass` among the labels a human passed, in 0..1.
+    pub tpr: f64,
+    /// True-negative rate: judge not `pass` among the labels a human failed, in 0..1.
+    pub tnr: f64,
+    /// Labels a human passed (judged; errors left out).
+    pub positives: usize,
+    /// Labels a human failed (judged; errors left out).
+    pub negatives: usize,
+    /// Of the positives, those the judge passed.
+    pub true_positives: usize,
+    /// Of the negatives, those the judge did not pass.
+    pub true_negatives: usize,
+    /// Labels whose criterion the judge left `unknown` (counted as not passed).
+    pub unknown: usize,
+    /// Labels of runs the judge could not judge (left out of every rate).
+    pub errors: usize,
+    /// The day it was measured (UTC), `YYYY-MM-DD`.
+    pub measured_at: String,
+}
+
+/// The judge a label names: `replay:LABEL` replays what `LABEL` answered, so it is `LABEL`.
+pub(crate) fn judge_identity(label: &str) -> &str {
+    label.strip_prefix("replay:").unwrap_or(label)
+}
+
+/// Agreement counts of judge and human.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Confusion {
+    /// Human pass, judge pass.
+    pub true_positives: usize,
+    /// Human pass, judge fail or unknown.
+    pub false_negatives: usize,
+    /// Human fail, judge fail or unknown.
+    pub true_negatives: usize,
+    /// Human fail, judge pass.
+    pub false_positives: usize,
+    /// Judge `unknown` (inside the counts above, as not passed).
+    pub unknown: usize,
+    /// Labels of runs the judge could not judge (outside the counts above).
+    pub errors: usize,
+}
+
+impl Confusion {
+    /// Adds one label: the human verdict and the judge's (`None`: the run was not judged).
+    pub(crate) fn add(&mut self, human: bool, judged: Option<CriterionVerdict>) {
+        let Some(verdict) = judged else {
+            self.errors += 1;
+            return;
+        };
+        if verdict == CriterionVerdict::Unknown {
+            self.unknown += 1;
+        }
+        match (human, verdict == CriterionVerdict::Pass) {
+            (true, true) => self.true_positives += 1,
+            (true, false) => self.false_negatives += 1,
+            (false, false) => self.true_negatives += 1,
+            (false, true) => self.false_positives += 1,
+        }
+    }
+
+    /// Human passes judged.
+    pub(crate) fn positives(&self) -> usize {
+        self.true_positives + self.false_negatives
+    }
+
+    /// Human fails judged.
+    pub(crate) fn negatives(&self) -> usize {
+        self.true_negatives + self.false_positives
+    }
+
+    /// TPR and TNR; `None` when a class has no judged label.
+    pub(crate) fn rates(&self) -> Option<(f64, f64)> {
+        let (positives, negatives) = (self.positives(), self.negatives());
+        (positives > 0 && negatives > 0)
+            .then(|| (self.true_positives as f64 / positives as f64, self.true_negatives as f64 / negatives as f64))
+    }
+}
+
+/// `mcp-eval judge calibrate` as the command line gives it.
+#[derive(Debug, Clone)]
+pub(crate) struct CalibrateRequest {
+    /// The labels file.
+    pub labels: PathBuf,
+    /// `--golden-set`, overriding the file's `golden_set:`.
+    pub golden_set: Option<PathBuf>,
+    /// Where to write the calibration file.
+    pub out: PathBuf,
+    /// The settings flags it shares with `run` (`--judge-model`, `--judge-samples`,
+    /// `--cassettes`, `--record`, `--config`, `--max-model-calls`).
+    pub flags: crate::settings::SettingsArgs,
+    /// Replaces the default retry policy (tests).
+    pub retry: RetryPolicy,
+}
+
+/// `mcp-eval judge calibrate`: prints TPR, TNR and n on stdout and writes the calibration file;
+/// every problem on stderr. Exit 2 for bad input (the labels, the golden set, the report, the
+/// flags), 5 when the judge could not judge some labelled run (the file is still written when
+/// both rates could be measured), 6 when the call cap stopped it, 4 when the file cannot be
+/// written.
+pub(crate) async fn calibrate(request: CalibrateRequest, out: &mut dyn std::io::Write) -> ExitStatus {
+    match calibrate_inner(&request, out).await {
+        Ok(status) => status,
+        Err(errors) => {
+            let mut status = ExitStatus::Passed;
+            for error in errors {
+                let _ = writeln!(std::io::stderr(), "{error}");
+                status = status.max(error.exit_status());
+            }
+            status
+        }
+    }
+}
+
+async fn calibrate_inner(
+    request: &CalibrateRequest,
+    out: &mut dyn std::io::Write,
+) -> Result<ExitStatus, Vec<UserError>> {
+    let into_errors = |problems: Vec<crate::golden::Problem>| -> Vec<UserError> {
+        problems.into_iter().map(crate::golden::Problem::into_error).collect()
+    };
+    let file = labels::load(&request.labels).map_err(into_errors)?;
+    let set_path = request.golden_set.clone().or_else(|| file.golden_set.clone()).ok_or_else(|| {
+        vec![
+            UserError::new(Kind::InvalidInput, format!("{}: no golden set is named", request.labels.display()))
+                .with_hint("add `golden_set: FILE` to the labels file (relative to it), or give --golden-set FILE"),
+        ]
+    })?;
+    let set = crate::golden::load::load(&set_path).map_err(into_errors)?;
+    let report = read_report(&file.report)?;
+    let rubrics: Vec<Option<Rubric>> =
+        set.cases.iter().map(|case| case.resolved.get("rubric").and_then(Rubric::from_resolved)).collect();
+    let resolved = labels::resolve(&file, &set, &rubrics, &report).map_err(into_errors)?;
+    let (human_pass, human_fail) = resolved
+        .iter()
+        .fold((0, 0), |(pass, fail), item| if item.label.human { (pass + 1, fail) } else { (pass, fail + 1) });
+    if human_pass == 0 || human_fail == 0 {
+        return Err(vec![UserError::new(
+            Kind::InvalidInput,
+            format!(
+                "{}: the labels have {human_pass} human pass(es) and {human_fail} human fail(s): TPR and TNR need both",
+                request.labels.display()
+            ),
+        )
+        .with_hint("label runs the rubric should pass and runs it should fail (about as many of each)")]);
+    }
+
+    // The judge, through the same settings as `run` (no server: a config file's is not used).
+    let settings_request = crate::settings::Request {
+        flags: request.flags.clone(),
+        action: crate::settings::ActionFlags::default(),
+        demo: false,
+        merging: false,
+    };
+    let lookup = |name: &str| std::env::var(name).ok();
+    let layer1 = &crate::settings::resolve_layer1(&settings_request, &lookup)
+        .map_err(|problems| problems.into_iter().map(|problem| problem.into_error()).collect::<Vec<_>>())?;
+    let Some(judge_model) = layer1.judge_model.clone() else {
+        return Err(vec![
+            UserError::new(Kind::InvalidInput, "no judge model was given")
+                .with_hint("give --judge-model PROVIDER:MODEL, the judge your runs use"),
+        ]);
+    };
+    let judge_label = judge_model.label();
+    let cassettes = crate::evals::open_cassettes(layer1).map_err(|error| vec![error])?;
+    let def = layer1.provider(&judge_model).ok_or_else(|| {
+        vec![UserError::new(Kind::InvalidInput, format!("no provider `{}` is defined", judge_model.provider))]
+    })?;
+    let source = match crate::evals::model_source(def, &judge_model, layer1, cassettes.as_ref()) {
+        Ok(Some(source)) => source,
+        Ok(None) => {
+            return Err(vec![
+                UserError::new(
+                    Kind::InvalidInput,
+                    format!(
+                        "the judge {judge_label} needs an API key: `{}` is unset or empty",
+                        def.api_key_env.clone().unwrap_or_default()
+                    ),
+                )
+                .with_hint("set the key, or replay recorded judge answers with --cassettes DIR"),
+            ]);
+        }
+        Err(error) => {
+            return Err(vec![UserError::new(Kind::Provider, format!("cannot use the judge {judge_label}: {error}"))]);
+        }
+    };
+    let budget = Arc::new(Budget::new(layer1.max_model_calls));
+    let caller = LiveModel::new(judge_label.clone(), source, budget.clone(), request.retry);
+    let samples = layer1.judge_samples.max(1);
+
+    // One judge request per labelled run; every label of the run compares with its verdicts.
+    let mut runs: BTreeMap<(usize, &str, usize), Vec<&labels::Resolved<'_>>> = BTreeMap::new();
+    for item in &resolved {
+        runs.entry((item.case_index, item.label.model.as_str(), item.label.run)).or_default().push(item);
+    }
+    let mut confusion = Confusion::default();
+    let mut disagreements = Vec::new();
+    let mut failures = Vec::new();
+    let mut cap_reached = false;
+    for ((case_index, model, run), items) in &runs {
+        let case = &set.cases[*case_index];
+        let Some(rubric) = rubrics[*case_index].as_ref() else { continue };
+        let trace_text = labels::judge_text(items[0].trace);
+        let task: Vec<String> = case.resolved["prompt"]
+            .as_array()
+            .map(|turns| turns.iter().filter_map(|turn| turn.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default();
+        let judge_request = judge::judge_request(&task.join("\n"), rubric, &trace_text);
+        let mut judged = Vec::new();
+        let mut failure = None;
+        for sample in 0..samples {
+            let key = TurnKey {
+                case: format!("calibrate:{}:{model}", case.id),
+                run: u32::try_from(*run).unwrap_or(u32::MAX),
+                turn: u32::try_from(sample).unwrap_or(u32::MAX),
+            };
+            match ModelCaller::call(&caller, key, &judge_request).await {
+                Ok(reply) => match judge::parse_verdicts(&reply.completion, rubric, &trace_text) {
+                    Ok(verdicts) => judged.push(verdicts),
+                    Err(reason) => failure = Some(reason),
+                },
+                Err(ModelFailure::Provider { error, .. }) => failure = Some(format!("the judge model failed: {error}")),
+                Err(ModelFailure::CapReached) => {
+                    cap_reached = true;
+                    failure = Some("the model-call cap was reached".into());
+                }
+                Err(ModelFailure::NoRecording(reason)) => failure = Some(reason),
+            }
+            if failure.is_some() {
+                break;
+            }
+        }
+        let voted = if failure.is_none() { judge::majority(&judged) } else { Vec::new() };
+        if let Some(reason) = failure {
+            failures.push(format!("{} run {run} on {model}: {reason}", case.id));
+        }
+        for item in items {
+            let verdict = voted.iter().find(|judged| judged.id == item.label.criterion);
+            confusion.add(item.label.human, verdict.map(|judged| judged.verdict));
+            if let Some(judged) =
+                verdict.filter(|judged| (judged.verdict == CriterionVerdict::Pass) != item.label.human)
+            {
+                disagreements.push(format!(
+                    "{} run {run} on {model}, `{}`: human {}, judge {} ({})",
+                    case.id,
+                    item.label.criterion,
+                    if item.label.human { "pass" } else { "fail" },
+                    match judged.verdict {
+                        CriterionVerdict::Pass => "pass",
+                        CriterionVerdict::Fail => "fail",
+                        CriterionVerdict::Unknown => "unknown",
+                    },
+                    crate::text::clip(&judged.reason, 120)
+                ));
+            }
+        }
+    }
+    if let Some(cassettes) = cassettes.as_ref().filter(|_| layer1.record) {
+        match cassettes.save() {
+            Ok(paths) => {
+                for path in paths {
+                    let _ = writeln!(std::io::stderr(), "recorded {}", path.display());
+                }
+            }
+            Err(error) => {
+                return Err(vec![
+                    UserError::new(Kind::Environment, "the cassettes could not be written").caused_by(error),
+                ]);
+            }
+        }
+    }
+
+    let _ = write!(out, "{}", render(&file, &set, &judge_label, samples, &confusion, resolved.len(), runs.len()));
+    for line in disagreements.iter().take(20) {
+        let _ = writeln!(out, "  disagree: {line}");
+    }
+    if disagreements.len() > 20 {
+        let _ = writeln!(out, "  …and {} more disagreements", disagreements.len() - 20);
+    }
+    for line in &failures {
+        let _ = writeln!(std::io::stderr(), "error: the judge could not judge {line}");
+    }
+    let Some((tpr, tnr)) = confusion.rates() else {
+        return Err(vec![
+            UserError::new(
+                if cap_reached { Kind::Budget } else { Kind::Provider },
+                "no calibration written: the judge judged no run of a human pass, or none of a human fail",
+            )
+            .with_hint_opt(cap_reached.then(|| "raise --max-model-calls".to_owned())),
+        ]);
+    };
+    let calibration = CalibrationFile {
+        format: CALIBRATION_FORMAT,
+        judge_model: judge_identity(&judge_label).to_owned(),
+        judge_prompt_version: judge::JUDGE_PROMPT_VERSION,
+        judge_samples: samples,
+        golden_set_sha256: set.hash.clone(),
+        rubrics_sha256: rubrics_hash(&set, &rubrics, resolved.iter().map(|item| item.case_index)),
+        labels: request.labels.display().to_string(),
+        tpr,
+        tnr,
+        positives: confusion.positives(),
+        negatives: confusion.negatives(),
+        true_positives: confusion.true_positives,
+        true_negatives: confusion.true_negatives,
+        unknown: confusion.unknown,
+        errors: confusion.errors,
+        measured_at: chrono::Utc::now().date_naive().to_string(),
+    };
+    let text = serde_json::to_string_pretty(&calibration).unwrap_or_default() + "\n";
+    if let Err(error) = crate::atomic::write_atomic(&request.out, &text) {
+        return Err(vec![
+            UserError::new(Kind::Environment, format!("cannot write the calibration file `{}`", request.out.display()))
+                .caused_by(error),
+        ]);
+    }
+    let _ = writeln!(out, "wrote {}", request.out.display());
+    Ok(if cap_reached {
+        ExitStatus::Budget
+    } else if failures.is_empty() {
+        ExitStatus::Passed
+    } else {
+        ExitStatus::Provider
+    })
+}
+
+/// The printed result: the judge, TPR, TNR, n and how unknowns and errors were counted.
+fn render(
+    file: &labels::LabelsFile,
+    set: &GoldenSet,
+    judge: &str,
+    samples: usize,
+    confusion: &Confusion,
+    labels: usize,
+    runs: usize,
+) -> String {
+    let rate = |k: usize, n: usize| if n == 0 { "—".to_owned() } else { format!("{:.3}", k as f64 / n as f64) };
+    let mut text = format!(
+        "judge {judge} (prompt v{}, {samples} sample(s) per run): {labels} label(s) on {runs} run(s) of {}, rubrics of {}\n",
+        judge::JUDGE_PROMPT_VERSION,
+        file.report.display(),
+        set.path.display()
+    );
+    text.push_str(&format!(
+        "  TPR {}  judge pass | human pass: {} of {}\n",
+        rate(confusion.true_positives, confusion.positives()),
+        confusion.true_positives,
+        confusion.positives()
+    ));
+    text.push_str(&format!(
+        "  TNR {}  judge fail | human fail: {} of {}\n",
+        rate(confusion.true_negatives, confusion.negatives()),
+        confusion.true_negatives,
+        confusion.negatives()
+    ));
+    text.push_str(&format!(
+        "  n {} ({} human pass, {} human fail); judge unknown: {} (counted as fail); judge errors: {} (left out)\n",
+        confusion.positives() + confusion.negatives(),
+        confusion.positives(),
+        confusion.negatives(),
+        confusion.unknown,
+        confusion.errors
+    ));
+    if let Some((tpr, tnr)) = confusion.rates() {
+        let informedness = tpr + tnr - 1.0;
+        if informedness <= 0.0 {
+            text.push_str(&format!(
+                "  TPR + TNR − 1 = {informedness:.3}: this judge is no better than chance; reports will not correct its rates\n"
+            ));
+        } else {
+            text.push_str(&format!(
+                "  TPR + TNR − 1 = {informedness:.3}: a judge pass rate p is reported as (p + TNR − 1) / {informedness:.3}\n"
+            ));
+        }
+    }
+    text
+}
+
+/// `sha256:…` over the resolved rubrics of the cases at `indices`, by case id.
+fn rubrics_hash(set: &GoldenSet, rubrics: &[Option<Rubric>], indices: impl Iterator<Item = usize>) -> String {
+    let mut by_case = serde_json::Map::new();
+    for index in indices {
+        if rubrics[index].is_some() {
+            let case = &set.cases[index];
+            by_case.insert(case.id.clone(), case.resolved.get("rubric").cloned().unwrap_or_default());
+        }
+    }
+    crate::golden::jcs::hash(&json!(by_case))
+}
+
+/// The layer-1 section of the report the labels name.
+fn read_report(path: &Path) -> Result<EvalsSection, Vec<UserError>> {
+    let text = fs_err::read_to_string(path).map_err(|error| {
+        vec![
+            UserError::new(Kind::InvalidInput, format!("cannot read the labelled report `{}`", path.display()))
+                .caused_by(error.kind())
+                .with_hint("the labels file's `report:` names a report.json, relative to the labels file"),
+        ]
+    })?;
+    let report = crate::report::json::parse(&text).map_err(|error| {
+        vec![
+            UserError::new(Kind::InvalidInput, format!("`{}` is not a readable report.json", path.display()))
+                .caused_by(error)
+                .with_hint("name the report.json an `mcp-eval run` wrote (layer 1 with traces)"),
+        ]
+    })?;
+    report.evals.ok_or_else(|| {
+        vec![
+            UserError::new(Kind::InvalidInput, format!("the report `{}` has no layer-1 results", path.display()))
+                .with_hint("label the report of a run with a golden set and a model (`--trace-results full`)"),
+        ]
+    })
+}
+
+/// Reads a calibration file (`--judge-calibration`); `Err` is an input error (exit 2).
+pub(crate) fn load(path: &Path) -> Result<CalibrationFile, UserError> {
+    let text = fs_err::read_to_string(path).map_err(|error| {
+        UserError::new(Kind::InvalidInput, format!("--judge-calibration: cannot read `{}`", path.display()))
+            .caused_by(error.kind())
+            .with_hint("give the file `mcp-eval judge calibrate` wrote")
+    })?;
+    let file: CalibrationFile = serde_json::from_str(&text).map_err(|error| {
+        UserError::new(
+            Kind::InvalidInput,
+            format!("--judge-calibration: `{}` line {}: not a calibration file", path.display(), error.line()),
+        )
+        .caused_by(error)
+        .with_hint("give the file `mcp-eval judge calibrate` wrote (format 1)")
+    })?;
+    if file.format != CALIBRATION_FORMAT || !(0.0..=1.0).contains(&file.tpr) || !(0.0..=1.0).contains(&file.tnr) {
+        return Err(UserError::new(
+            Kind::InvalidInput,
+            format!(
+                "--judge-calibration: `{}`: format {} with TPR {} and TNR {}",
+                path.display(),
+                file.format,
+                file.tpr,
+                file.tnr
+            ),
+        )
+        .with_hint("this build reads format 1 with rates from 0 to 1; measure again with `mcp-eval judge calibrate`"));
+    }
+    Ok(file)
+}
+
+/// Why `file` does not calibrate the judge `judge` (its label) of this build: another judge
+/// model or another judge prompt version; `None` when it applies.
+pub(crate) fn mismatch(file: &CalibrationFile, judge: &str) -> Option<String> {
+    if file.judge_model != judge_identity(judge) {
+        return Some(format!("the calibration file measured {}, not the judge {judge}", file.judge_model));
+    }
+    if file.judge_prompt_version != judge::JUDGE_PROMPT_VERSION {
+        return Some(format!(
+            "the calibration file measured judge prompt v{}, this build's is v{}",
+            file.judge_prompt_version,
+            judge::JUDGE_PROMPT_VERSION
+        ));
+    }
+    None
+}
+
+/// Each model's judge pass rate over `section`'s runs — runs whose rubric the judge passed, of
+/// the runs it judged (pass or fail; judge errors left out) — and, with `calibration` (TPR,
+/// TNR), that rate Rogan–Gladen corrected. Models without a judged run are left out.
+pub(crate) fn judge_rates(section: &EvalsSection, calibration: Option<(f64, f64)>) -> Vec<JudgeRate> {
+    let mut rates = Vec::new();
+    for model in section.models_with_results() {
+        let (mut judged, mut passed) = (0, 0);
+        for trace in section.evals.iter().filter(|eval| eval.model == model).flat_map(|eval| &eval.traces) {
+            match trace.criteria.iter().find(|criterion| criterion.criterion == "judge").map(|c| c.verdict.as_str()) {
+                Some("pass") => (judged, passed) = (judged + 1, passed + 1),
+                Some("fail") => judged += 1,
+                _ => {}
+            }
+        }
+        if judged == 0 {
+            continue;
+        }
+        let observed = passed as f64 / judged as f64;
+        let corrected = calibration.map(|(tpr, tnr)| judge::rogan_gladen(observed, tpr, tnr));
+        rates.push(JudgeRate {
+            model: model.to_owned(),
+            judged_runs: judged,
+            passed_runs: passed,
+            observed,
+            corrected: corrected.flatten(),
+            no_better_than_chance: corrected.is_some_and(|value| value.is_none()),
+        });
+    }
+    rates
+}
+
+/// The report's judge calibration for a run judged by `judge`: each model's judge pass rate
+/// (runs whose rubric the judge passed, of the runs it judged), and — when `calibration` (the
+/// file and how it was named) applies — that rate Rogan–Gladen corrected; "uncalibrated" with
+/// the reason otherwise.
+pub(crate) fn for_report(
+    section: &EvalsSection,
+    judge: &str,
+    calibration: Option<(&CalibrationFile, &str)>,
+) -> JudgeCalibration {
+    let applies = calibration.map(|(file, name)| (file, name, mismatch(file, judge)));
+    let reason = match &applies {
+        None => Some("no calibration file was given (--judge-calibration)".to_owned()),
+        Some((_, _, mismatch)) => mismatch.clone(),
+    };
+    let used = applies.as_ref().filter(|(_, _, mismatch)| mismatch.is_none()).map(|(file, _, _)| *file);
+    let rates = judge_rates(section, used.map(|file| (file.tpr, file.tnr)));
+    JudgeCalibration {
+        judge_model: judge.to_owned(),
+        calibrated: used.is_some(),
+        reason,
+        file: applies.as_ref().map(|(_, name, _)| (*name).to_owned()),
+        tpr: used.map(|file| file.tpr),
+        tnr: used.map(|file| file.tnr),
+        positives: used.map(|file| file.positives),
+        negatives: used.map(|file| file.negatives),
+        measured_at: used.map(|file| file.measured_at.clone()),
+        rates,
+    }
+}
+
+#[cfg(test)]
+mod tests;
