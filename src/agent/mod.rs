@@ -191,6 +191,9 @@ pub(crate) struct RunRecord {
     pub judge: Option<crate::scoring::JudgeResult>,
     /// The judge's verdict on each criterion (`id: verdict — reason`), for the trace.
     pub judge_lines: Vec<String>,
+    /// What the models said of the run's `embedding` and `judge` argument checks (resolved
+    /// after the run, before scoring).
+    pub semantic: crate::scoring::semantic::SemanticVerdicts,
 }
 
 impl RunRecord {
@@ -208,7 +211,7 @@ impl RunRecord {
         };
         let calls =
             self.calls.iter().map(|call| Call::new(call.name.clone(), call.arguments.clone(), call.turn - 1)).collect();
-        Trace { calls, ending }
+        Trace { calls, ending, semantic: self.semantic.clone() }
     }
 }
 
@@ -247,6 +250,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
         model_latencies_ms: Vec::new(),
         judge: None,
         judge_lines: Vec::new(),
+        semantic: crate::scoring::semantic::SemanticVerdicts::new(),
     };
     let mut messages: Vec<Message> = Vec::new();
     let mut inputs = case.inputs.as_ref().map(input::InputScript::session);

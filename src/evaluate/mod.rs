@@ -39,15 +39,57 @@ pub(crate) const SHARD_LAYER0_NOTE: &str = "layer 0 runs in shard 1 only";
 pub(crate) const LAYERS_AVAILABLE: [u8; 2] = [0, 1];
 
 /// Reads the golden set when layer 1 is among `layers` and one is given: every problem of the
-/// file at once (exit status 2, before any connection).
+/// file at once (exit status 2, before any connection), including matchers that need a model
+/// that is not configured ([`unconfigured_matchers`]).
 pub(crate) fn load_golden(
     settings: &Settings,
     layers: &[u8],
 ) -> Result<Option<GoldenSet>, Vec<crate::golden::Problem>> {
     match &settings.golden_set {
-        Some(path) if layers.contains(&1) => crate::golden::load::load(path).map(Some),
+        Some(path) if layers.contains(&1) => {
+            let set = crate::golden::load::load(path)?;
+            let problems = unconfigured_matchers(&set, &settings.layer1);
+            if problems.is_empty() { Ok(Some(set)) } else { Err(problems) }
+        }
         _ => Ok(None),
     }
+}
+
+/// Every `embedding` matcher of `set` when no `--embedding-model` is given, and every `judge`
+/// matcher when no `--judge-model` is, each with its file, line and column and the fix. Nothing
+/// when no model is given (layer 1 does not run then).
+pub(crate) fn unconfigured_matchers(
+    set: &GoldenSet,
+    layer1: &crate::settings::layer1::Layer1Settings,
+) -> Vec<crate::golden::Problem> {
+    if layer1.models.is_empty() {
+        return Vec::new();
+    }
+    let mut problems = Vec::new();
+    for matcher in set.cases.iter().flat_map(|case| &case.semantic) {
+        let (configured, message, hint) = match matcher.mode.as_str() {
+            "embedding" => (
+                layer1.embedding_model.is_some(),
+                "an `embedding` matcher needs an embeddings model, and none is given",
+                "give --embedding-model PROVIDER:MODEL (Action input `embedding-model`, config `embedding_model`) on an OpenAI-compatible provider, e.g. openai:text-embedding-3-small; or use `match: fuzzy`",
+            ),
+            _ => (
+                layer1.judge_model.is_some(),
+                "a `judge` matcher needs the judge model, and none is given",
+                "give --judge-model PROVIDER:MODEL (Action input `judge-model`), a model other than those under test; or use another matcher",
+            ),
+        };
+        if !configured {
+            problems.push(crate::golden::Problem {
+                path: set.path.clone(),
+                position: Some((matcher.line, matcher.column)),
+                field: Some(matcher.field.clone()),
+                message: message.to_owned(),
+                hint: hint.to_owned(),
+            });
+        }
+    }
+    problems
 }
 
 /// What an evaluation produced.

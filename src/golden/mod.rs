@@ -59,6 +59,22 @@ pub(crate) struct Case {
     pub hash: String,
     /// Every tool name the case mentions, with its position.
     pub tools: Vec<ToolRef>,
+    /// Every `embedding` or `judge` matcher of the case, with its position: what needs an
+    /// embeddings model or the judge model before the case can be graded.
+    pub semantic: Vec<MatcherRef>,
+}
+
+/// An argument matcher that needs a model to grade (`embedding` or `judge`), where it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MatcherRef {
+    /// `embedding` or `judge`.
+    pub mode: String,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column.
+    pub column: u64,
+    /// Where in the case (`cases[0].expect_args.city`).
+    pub field: String,
 }
 
 /// A tool name (or glob) written in a case.

@@ -11,7 +11,8 @@
 //! - `gate: {fail_on}`: when the run fails;
 //! - layer 1: `models` (a list of `PROVIDER:MODEL` strings), `providers: [{id, api, base_url,
 //!   api_key_env}]` (endpoints beyond the built-in `openai`, `anthropic` and `replay`), `runs`,
-//!   `concurrency`, `max_model_calls` and `trace_results`.
+//!   `concurrency`, `max_model_calls`, `trace_results` and `embedding_model` (the
+//!   `PROVIDER:MODEL` whose embeddings grade `embedding` matchers).
 //!
 //! Header values (secrets) have no place in the file: they come from flags or inputs only. A
 //! secret for a stdio server is best passed through by name (`server.env: [API_KEY]`) rather
@@ -75,6 +76,9 @@ pub(crate) struct ConfigFile {
     /// How much of tool results and model text the traces keep: `full`, `truncated` or `none`.
     #[serde(default)]
     pub trace_results: Option<Located<Value>>,
+    /// The `PROVIDER:MODEL` whose embeddings grade `embedding` matchers (layer 1).
+    #[serde(default)]
+    pub embedding_model: Option<Located<Value>>,
 }
 
 /// One entry of `providers:`. Every field is optional here; [`super::resolve`] reports a missing
@@ -179,6 +183,7 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("concurrency", Shape::Scalar),
     ("max_model_calls", Shape::Scalar),
     ("trace_results", Shape::Scalar),
+    ("embedding_model", Shape::Scalar),
 ];
 
 /// Keys of list entries whose value must be a string: `(list, key)`. The structural pass names

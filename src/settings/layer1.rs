@@ -129,6 +129,9 @@ pub(crate) struct Layer1Settings {
     pub allow_self_judge: bool,
     /// `--judge-samples`: judge calls per run, majority vote.
     pub judge_samples: usize,
+    /// `--embedding-model`: the model whose `/embeddings` grade `embedding` argument matchers
+    /// (a provider of the OpenAI wire).
+    pub embedding_model: Option<ModelRef>,
     /// `--max-drop`: the smallest drop of the mean per-case pass rate that can fail the gate,
     /// as a rate in 0..1 (default 0.02: two points).
     pub max_drop: f64,
@@ -214,6 +217,7 @@ impl Default for Layer1Settings {
             judge_model: None,
             allow_self_judge: false,
             judge_samples: 1,
+            embedding_model: None,
             max_drop: crate::baseline::gate::DEFAULT_MAX_DROP,
         }
     }

@@ -145,6 +145,9 @@ pub struct SettingsArgs {
     /// Judge calls per run, majority vote [default 1]
     #[arg(long, value_name = "N")]
     pub judge_samples: Option<String>,
+    /// The model whose embeddings grade `embedding` argument matchers, PROVIDER:MODEL on an OpenAI-compatible provider [Action input: embedding-model]
+    #[arg(long, value_name = "PROVIDER:MODEL")]
+    pub embedding_model: Option<String>,
     /// The smallest drop of the mean pass rate that can fail the gate, 0..1 [Action input: max-drop; default 0.02]
     #[arg(long, value_name = "FRACTION")]
     pub max_drop: Option<String>,

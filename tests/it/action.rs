@@ -23,7 +23,7 @@ const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
 const PAGE_SIZE: usize = 2;
 
 /// Every input of action.yml, set to the empty string as the runner does for inputs not given.
-const ALL_INPUTS: [&str; 24] = [
+const ALL_INPUTS: [&str; 25] = [
     "SERVER-URL",
     "SERVER-COMMAND",
     "SERVER-HEADERS",
@@ -48,6 +48,7 @@ const ALL_INPUTS: [&str; 24] = [
     "FAIL-ON-EVALS",
     "JUDGE-MODEL",
     "MAX-DROP",
+    "EMBEDDING-MODEL",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
