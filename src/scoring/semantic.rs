@@ -222,3 +222,48 @@ pub(crate) fn parse_argument_verdict(
     let reason = call.arguments.get("reason").and_then(Value::as_str).unwrap_or("no reason given").trim();
     Ok((verdict, crate::text::clip(reason, 300)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::{Completion, FinishReason, Message, ToolCall, ToolChoice};
+    use serde_json::json;
+
+    fn answer(arguments: Value) -> Completion {
+        Completion {
+            text: None,
+            tool_calls: vec![ToolCall::new("v", ARGUMENT_VERDICT_TOOL, arguments)],
+            finish: FinishReason::ToolCalls,
+            usage: None,
+        }
+    }
+
+    #[test]
+    fn the_argument_judge_is_forced_to_its_tool_and_reads_task_argument_and_both_values() {
+        let key = SemanticKey::new(SemanticMode::Judge, "city", &json!({"value": "a city in France"}), &json!("Lyon"));
+        let request = argument_judge_request("Book me a hotel in Lyon.", &key);
+        assert_eq!(request.tool_choice, ToolChoice::Named(ARGUMENT_VERDICT_TOOL.into()));
+        assert_eq!(request.sampling.temperature, Some(0.0));
+        let Message::User(text) = &request.messages[0] else { panic!("a user message") };
+        for part in ["Book me a hotel in Lyon.", "`city`", "a city in France", "Lyon"] {
+            assert!(text.contains(part), "{part} in {text}");
+        }
+    }
+
+    #[test]
+    fn a_verdict_is_read_and_anything_else_is_an_error() {
+        assert_eq!(
+            parse_argument_verdict(&answer(json!({"verdict": "pass", "reason": " same city "}))),
+            Ok((JudgeVerdict::Pass, "same city".into()))
+        );
+        assert_eq!(
+            parse_argument_verdict(&answer(json!({"verdict": "unknown", "reason": "?"}))).map(|(verdict, _)| verdict),
+            Ok(JudgeVerdict::Unknown)
+        );
+        assert!(parse_argument_verdict(&answer(json!({"verdict": "maybe"}))).is_err());
+        assert!(parse_argument_verdict(&answer(json!({"reason": "no verdict"}))).is_err());
+        let words =
+            Completion { text: Some("pass".into()), tool_calls: Vec::new(), finish: FinishReason::Stop, usage: None };
+        assert!(parse_argument_verdict(&words).is_err(), "an answer in words is no verdict");
+    }
+}
