@@ -11,8 +11,10 @@
 //! - [`init`]: `mcp-eval golden init`, a starter set of draft cases written from a server's
 //!   `tools/list`.
 //!
-//! Grading runs against models (the `rubric`, `input_responses`, `embedding` and `judge` parts
-//! included) come with a later issue; this module only reads, checks and hashes.
+//! This module only reads, checks and hashes: layer 1 (`crate::evals`) runs the cases against
+//! models and grades them. Each case lists its `embedding` and `judge` matchers with their
+//! position ([`MatcherRef`]), so a set that needs a model nobody configured is refused at the
+//! start, at the matcher's line.
 
 pub(crate) mod init;
 pub(crate) mod jcs;

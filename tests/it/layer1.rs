@@ -668,6 +668,24 @@ fn a_golden_set_with_a_yaml_error_is_an_input_error_with_its_position() {
 }
 
 #[test]
+fn an_embedding_matcher_without_an_embeddings_model_is_an_input_error_at_its_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(
+        dir.path(),
+        "version: 1\ncases:\n  - id: a\n    prompt: hi\n    expect_tool: test_header_param\n    expect_args:\n      region: {match: embedding, value: Europe}\n",
+    );
+    let run = run_layer1(&["--demo", "--golden-set", utf8(&set), "--model", "openai:x"], &[]);
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains(&format!("{}:7:15: cases[0].expect_args.region: an `embedding` matcher needs", set.display())),
+        "file:line:col and the field: {stderr}"
+    );
+    assert!(stderr.contains("--embedding-model"), "the fix: {stderr}");
+    assert!(!stderr.contains("layer 0"), "nothing ran: {stderr}");
+}
+
+#[test]
 fn a_golden_set_naming_a_missing_tool_is_an_input_error_naming_the_case_and_nearest_tool() {
     let dir = tempfile::tempdir().expect("temp dir");
     let set =
