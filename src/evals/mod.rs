@@ -392,7 +392,7 @@ pub(crate) async fn run(
     let uses_mode = |mode: &str| set.cases.iter().flat_map(|case| &case.semantic).any(|matcher| matcher.mode == mode);
     if let Some(embedder) = embedder.as_ref().filter(|_| uses_mode("embedding")) {
         section.layer1_notes.push(format!(
-            "`embedding` matchers graded by the cosine of {}'s embeddings against their threshold (default {})",
+            "`embedding` matchers graded by {} (the cosine of the two texts' embeddings against the matcher's threshold, default {})",
             embedder.label(),
             crate::scoring::matchers::EMBEDDING_THRESHOLD
         ));

@@ -355,12 +355,14 @@ async fn layer1(
         let cassettes = match Cassettes::from_texts(&[
             ("demo_scripted.json", DEMO_CASSETTES),
             ("demo_judge.json", DEMO_JUDGE_CASSETTES),
+            ("demo_embeddings.json", DEMO_EMBEDDING_CASSETTES),
         ]) {
             Ok(cassettes) => cassettes,
             Err(error) => return not_run(format!("the demo cassettes are broken: {error}")),
         };
         layer1.models = vec![ModelRef { provider: "replay".into(), model: DEMO_RECORDED_MODEL.into() }];
         layer1.judge_model = Some(ModelRef { provider: "replay".into(), model: DEMO_RECORDED_JUDGE.into() });
+        layer1.embedding_model = Some(ModelRef { provider: "replay".into(), model: DEMO_RECORDED_EMBEDDINGS.into() });
         if !layer1.providers.iter().any(|provider| provider.id == "replay") {
             layer1.providers.push(ProviderDef {
                 id: "replay".into(),
@@ -732,6 +734,13 @@ pub(crate) const DEMO_JUDGE_CASSETTES: &str = include_str!("../../golden/cassett
 
 /// The label the demo's judge cassettes were recorded under.
 pub(crate) const DEMO_RECORDED_JUDGE: &str = "demo:judge";
+
+/// The demo's embeddings cassette: the demo model's bag-of-words vectors of the texts the
+/// `embedding` matcher compares.
+pub(crate) const DEMO_EMBEDDING_CASSETTES: &str = include_str!("../../golden/cassettes/demo_embeddings.json");
+
+/// The label the demo's embeddings were recorded under.
+pub(crate) const DEMO_RECORDED_EMBEDDINGS: &str = "demo:embeddings";
 
 /// True when layer 1 of this run is the demo's: the embedded demo server with neither a golden
 /// set nor a model given.

@@ -380,7 +380,17 @@ fn arguments(
             ungraded.get_or_insert(checks);
             continue;
         }
-        let reason = "every expected argument matched".to_owned();
+        // A model-graded match says what the model said (the cosine, the judge's reason).
+        let graded: Vec<String> = checks
+            .iter()
+            .filter(|check| matches!(check.mode.as_str(), "embedding" | "judge"))
+            .map(|check| format!("`{}`: {}", check.name, check.reason))
+            .collect();
+        let reason = if graded.is_empty() {
+            "every expected argument matched".to_owned()
+        } else {
+            format!("every expected argument matched; {}", graded.join("; "))
+        };
         return Criterion { kind, verdict: Verdict::Pass, reason, args: checks };
     }
     if let Some(checks) = ungraded {

@@ -349,7 +349,10 @@ fn extra_args_forbid_fails_the_run_and_a_model_that_failed_makes_it_an_error() {
         trace.semantic = resolved(SemanticMode::Embedding, "rain", json!("showers"), answer);
         run(&embedding, &trace)
     };
-    assert_eq!(with(Resolved::Cosine(0.9), 1).verdict, RunVerdict::Pass);
+    let passed = with(Resolved::Cosine(0.9), 1);
+    assert_eq!(passed.verdict, RunVerdict::Pass);
+    let reason = &criterion(&passed, CriterionKind::Arguments).reason;
+    assert!(reason.contains("`q`: embedding: cosine 0.900 ≥ 0.85"), "the pass says the cosine: {reason}");
     assert_eq!(with(Resolved::Cosine(0.2), 1).verdict, RunVerdict::Fail);
     let spoiled = with(Resolved::Error("the embeddings model failed: HTTP 503".into()), 1);
     assert_eq!(spoiled.verdict, RunVerdict::Error, "{spoiled:?}");
