@@ -133,6 +133,9 @@ impl Embedder {
                     return Err(format!("{} vectors for {} texts from {}", vectors.len(), texts.len(), self.label));
                 }
                 Err(CassetteError::Provider(error)) => error,
+                Err(miss @ CassetteError::EmbeddingMiss { .. }) => {
+                    return Err(format!("{}: {miss}", semantic::REPLAY_MISS));
+                }
                 Err(other) => return Err(other.to_string()),
             };
             if !error.is_retryable() || attempts >= self.retry.attempts {
@@ -179,7 +182,7 @@ impl ArgumentJudge {
             Err(ModelFailure::CapReached) => {
                 Resolved::Error("the model-call cap was reached before the judge answered".into())
             }
-            Err(ModelFailure::NoRecording(reason)) => Resolved::Error(reason),
+            Err(ModelFailure::NoRecording(reason)) => Resolved::Error(format!("{}: {reason}", semantic::REPLAY_MISS)),
         }
     }
 }

@@ -593,6 +593,7 @@ async fn an_embeddings_http_error_is_an_error_never_a_pass() {
     assert_eq!(region.status, EvalStatus::Error, "{region:?}");
     let reason = region.traces[0].reason.clone().unwrap_or_default();
     assert!(reason.contains("could not be graded") && reason.contains("this model does not embed"), "{reason}");
+    assert!(section.provider_failed(), "a spoiled argument check counts as the provider's (exit status 5)");
 }
 
 async fn judged_argument(
@@ -667,4 +668,5 @@ async fn embeddings_are_recorded_then_replayed_without_the_network_and_a_miss_is
     assert_eq!(region.status, EvalStatus::Error, "{region:?}");
     let reason = region.traces[0].reason.clone().unwrap_or_default();
     assert!(reason.contains("no recording of the embedding of \"Europe\""), "{reason}");
+    assert!(missed.provider_failed(), "a replay miss is exit status 5, as a model's");
 }

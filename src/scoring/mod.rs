@@ -274,7 +274,7 @@ fn verdict_of(criteria: &[Criterion]) -> (RunVerdict, Option<String>) {
     if failed {
         (RunVerdict::Fail, None)
     } else if let Some(error) = error {
-        (RunVerdict::Error, Some(format!("argument_check_error: {}", error.reason)))
+        (RunVerdict::Error, Some(format!("{}: {}", semantic::ARGUMENT_CHECK_ERROR, error.reason)))
     } else if graded {
         (RunVerdict::Pass, None)
     } else {
