@@ -670,3 +670,22 @@ async fn embeddings_are_recorded_then_replayed_without_the_network_and_a_miss_is
     assert!(reason.contains("no recording of the embedding of \"Europe\""), "{reason}");
     assert!(missed.provider_failed(), "a replay miss is exit status 5, as a model's");
 }
+
+#[tokio::test]
+async fn a_case_whose_embeddings_model_has_no_key_is_skipped_with_the_reason_and_costs_no_call() {
+    let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
+    let model = ScriptedServer::start(region_script("the European Union", 1)).await;
+    let mut settings = matcher_settings(&fixture, &model.base_url, "http://127.0.0.1:9/v1", None);
+    // `nokey` needs NOKEY_API_KEY, which is not set.
+    settings.embedding_model = Some(ModelRef { provider: "nokey".into(), model: "e".into() });
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    let region = eval(&section, "region", "model:m");
+    assert_eq!(region.status, EvalStatus::Skipped, "{region:?}");
+    assert!(region.reason.as_deref().is_some_and(|reason| reason.contains("`embedding` matchers need")), "{region:?}");
+    assert!(
+        section.layer1_notes.iter().any(|note| note.contains("nokey:e did not run: no API key")),
+        "{:?}",
+        section.layer1_notes
+    );
+    assert!(model.received().is_empty(), "the case did not run");
+}

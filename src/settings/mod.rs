@@ -136,7 +136,7 @@ pub struct SettingsArgs {
     /// When layer 1 fails the run: regression, failure or never [Action input: fail-on-evals; default: failure for the CLI, regression for the Action]
     #[arg(long, value_name = "WHEN")]
     pub fail_on_evals: Option<String>,
-    /// The model that grades rubrics, PROVIDER:MODEL; it must differ from the models under test [Action input: judge-model]
+    /// The model that grades rubrics and `judge` argument matchers, PROVIDER:MODEL; it must differ from the models under test [Action input: judge-model]
     #[arg(long, value_name = "PROVIDER:MODEL")]
     pub judge_model: Option<String>,
     /// Let a model judge its own runs (flagged in the report)
