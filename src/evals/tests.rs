@@ -689,3 +689,29 @@ async fn a_case_whose_embeddings_model_has_no_key_is_skipped_with_the_reason_and
     );
     assert!(model.received().is_empty(), "the case did not run");
 }
+
+#[tokio::test]
+async fn a_cached_verdict_of_an_embedding_case_is_reused_only_with_the_same_embeddings_model() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = || CacheUse {
+        store: crate::cache::VerdictCache::new(dir.path().to_path_buf(), crate::cache::Mode::ReadWrite),
+        server_key: None,
+        measured_at: "2026-11-30T10:00:00Z".into(),
+    };
+    let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
+    let model = ScriptedServer::start(region_script("the European Union", 2)).await;
+    let embeddings = vectors_server(Vec::new()).await;
+    let mut settings = matcher_settings(&fixture, &model.base_url, &embeddings.base_url, None);
+    let first = run_layer1_cached(&fixture, &settings, Some(cache())).await.expect("ran");
+    assert_eq!(eval(&first, "region", "model:m").status, EvalStatus::Pass);
+    let again = run_layer1_cached(&fixture, &settings, Some(cache())).await.expect("ran");
+    assert!(eval(&again, "region", "model:m").cached.is_some(), "same embeddings model: reused");
+    assert_eq!(again.model_calls, 0);
+
+    settings.embedding_model = Some(ModelRef { provider: "emb".into(), model: "e-large".into() });
+    let other = run_layer1_cached(&fixture, &settings, Some(cache())).await.expect("ran");
+    let region = eval(&other, "region", "model:m");
+    assert!(region.cached.is_none(), "another embeddings model measures afresh: {region:?}");
+    assert_eq!(region.status, EvalStatus::Pass);
+    assert_eq!(embeddings.received().len(), 2, "one embeddings request per model");
+}
