@@ -109,7 +109,11 @@ pub(crate) fn check_arg(
     let outcome = match (SemanticMode::of(matcher), actual) {
         (Some(semantic_mode), Some(actual)) => {
             let key = SemanticKey::new(semantic_mode, name, matcher, actual);
-            model_graded(&key, matcher, semantic.get(&key))
+            if semantic_mode == SemanticMode::Embedding && key.actual.trim().is_empty() {
+                Outcome::Fail(format!("the value is empty: nothing to compare with {}", quoted(&key.expected)))
+            } else {
+                model_graded(&key, matcher, semantic.get(&key))
+            }
         }
         _ => evaluate(&mode, matcher, actual, today),
     };

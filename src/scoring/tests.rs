@@ -200,6 +200,9 @@ fn embedding_passes_at_the_threshold_and_states_the_cosine() {
     assert_eq!(check.verdict, Verdict::Fail);
     assert!(check.reason.contains("cosine 0.120, below the threshold 0.85"), "{}", check.reason);
 
+    let empty = check_arg("q", &matcher, Some(&json!("  ")), today(), &SemanticVerdicts::new());
+    assert_eq!(empty.verdict, Verdict::Fail, "an empty text fails without a model: {empty:?}");
+
     let strict = json!({"match": "embedding", "value": "rain tomorrow", "threshold": 0.95});
     let check = check_arg("q", &strict, Some(&json!("showers on the next day")), today(), &close);
     assert_eq!(check.verdict, Verdict::Fail, "the matcher's own threshold applies");
@@ -372,6 +375,7 @@ fn the_requests_are_the_checks_scoring_will_read_once_each() {
         call("x", json!({"q": "ignored"})),
         call("w", json!({"q": "showers"})),
         call("w", json!({"q": 3})),
+        call("w", json!({"q": ""})),
     ]);
     let keys = semantic::requests(&case, &trace);
     let listed: Vec<(SemanticMode, &str)> = keys.iter().map(|key| (key.mode, key.actual.as_str())).collect();
@@ -381,7 +385,8 @@ fn the_requests_are_the_checks_scoring_will_read_once_each() {
             (SemanticMode::Embedding, "showers"),
             (SemanticMode::Embedding, "3"),
             (SemanticMode::Judge, "showers"),
-            (SemanticMode::Judge, "3")
+            (SemanticMode::Judge, "3"),
+            (SemanticMode::Judge, "")
         ]
     );
     let first = case_with_position("first");
