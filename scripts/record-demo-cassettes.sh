@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Records the demo's cassettes (golden/cassettes/demo_scripted.json) from the demo model, a
 # scripted stand-in for a good model (`mcp-eval demo-model`), against the embedded demo server.
-# The demo model also answers as the judge of the rubric case (demo_judge.json).
+# The demo model also answers as the judge of the rubric case (demo_judge.json) and as the
+# embeddings model of the `embedding` matcher (demo_embeddings.json).
 # `mcp-eval run --demo` replays them with no key and no network. Run it after changing
 # golden/demo.yaml or the demo server's tools, then rebuild.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --quiet
-bin=target/debug/mcp-eval
+bin=${CARGO_TARGET_DIR:-target}/debug/mcp-eval
 work=$(mktemp -d)
 trap 'kill "$model_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 
@@ -24,9 +25,10 @@ providers:
     base_url: $url/v1
 YAML
 
-rm -f golden/cassettes/demo_scripted.json golden/cassettes/demo_judge.json
+rm -f golden/cassettes/demo_scripted.json golden/cassettes/demo_judge.json golden/cassettes/demo_embeddings.json
 # One run at a time, so the wrong call lands on the same run every time.
 "$bin" run --demo --layers 1 --golden-set golden/demo.yaml --config "$work/config.yaml" \
-  --model demo:scripted --judge-model demo:judge --cassettes golden/cassettes --record --concurrency 1 \
+  --model demo:scripted --judge-model demo:judge --embedding-model demo:embeddings \
+  --cassettes golden/cassettes --record --concurrency 1 \
   --out "$work/report" --quiet || status=$?
-echo "recorded: $(grep -c '"key"' golden/cassettes/demo_scripted.json) model calls and $(grep -c '"key"' golden/cassettes/demo_judge.json) judge calls (run exit status ${status:-0})"
+echo "recorded: $(grep -c '"key"' golden/cassettes/demo_scripted.json) model calls, $(grep -c '"key"' golden/cassettes/demo_judge.json) judge calls and $(grep -c '"text"' golden/cassettes/demo_embeddings.json) embedded texts (run exit status ${status:-0})"

@@ -193,6 +193,9 @@ pub(crate) struct RunRecord {
     pub judge_lines: Vec<String>,
     /// The judge's part of the trace: judge, prompt version, rubric hash, voted criteria.
     pub judge_trace: Option<crate::report::evals::JudgeTrace>,
+    /// What the models said of the run's `embedding` and `judge` argument checks (resolved
+    /// after the run, before scoring).
+    pub semantic: crate::scoring::semantic::SemanticVerdicts,
 }
 
 impl RunRecord {
@@ -210,7 +213,7 @@ impl RunRecord {
         };
         let calls =
             self.calls.iter().map(|call| Call::new(call.name.clone(), call.arguments.clone(), call.turn - 1)).collect();
-        Trace { calls, ending }
+        Trace { calls, ending, semantic: self.semantic.clone() }
     }
 }
 
@@ -250,6 +253,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
         judge: None,
         judge_lines: Vec::new(),
         judge_trace: None,
+        semantic: crate::scoring::semantic::SemanticVerdicts::new(),
     };
     let mut messages: Vec<Message> = Vec::new();
     let mut inputs = case.inputs.as_ref().map(input::InputScript::session);

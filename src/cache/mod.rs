@@ -5,6 +5,7 @@
 //! depends on: the case hash (sampling included), the fingerprint of the tools the case can
 //! see (name, title, description, `inputSchema`, `outputSchema`, annotations), the model, the
 //! provider's wire and base URL, the number of runs, the judge settings when a rubric applies,
+//! the embeddings model and the argument judge when `embedding` or `judge` matchers do,
 //! mcp-eval's version and the version of its agent loop and graders, and a **server key** (`--cache-key`: the hash of the workspace in the
 //! Action, so a change to the server's code re-runs its cases; `none` leaves it out).
 //!
@@ -62,6 +63,10 @@ pub(crate) struct KeyParts<'a> {
     /// The judge settings when a rubric applies: the judge model, its samples and the judge
     /// prompt version (the rubric itself is in the case hash).
     pub judge: Option<String>,
+    /// When the case has `embedding` or `judge` argument matchers: the embeddings model and its
+    /// endpoint, the judge and the argument prompt version. Left out of the key when `None`, so
+    /// the keys of other cases stay as they were.
+    pub matchers: Option<String>,
 }
 
 /// A cache key: `sha256:…`.
@@ -71,7 +76,7 @@ pub(crate) struct CacheKey(pub String);
 impl CacheKey {
     /// The key of `parts`.
     pub(crate) fn new(parts: &KeyParts<'_>) -> Self {
-        let value = json!({
+        let mut value = json!({
             "v": 1,
             "case": parts.case_sha256,
             "tools": crate::golden::jcs::hash(&serde_json::from_str::<Value>(parts.tools).unwrap_or(Value::Null)),
@@ -84,6 +89,9 @@ impl CacheKey {
             "mcp_eval": env!("CARGO_PKG_VERSION"),
             "graders": GRADER_VERSION,
         });
+        if let Some(matchers) = &parts.matchers {
+            value["matchers"] = json!(matchers);
+        }
         CacheKey(crate::golden::jcs::hash(&value))
     }
 

@@ -16,6 +16,7 @@ fn parts<'a>(case: &'a str, server_key: Option<&'a str>) -> KeyParts<'a> {
         runs: 5,
         server_key,
         judge: None,
+        matchers: None,
     }
 }
 
@@ -40,9 +41,27 @@ fn every_part_of_the_key_changes_it() {
     let mut judged = parts("sha256:1", Some("k"));
     judged.judge = Some("openai:judge|samples 1|prompt v1".into());
     changed.push(CacheKey::new(&judged));
-    for key in changed {
-        assert_ne!(key, base);
+    let mut embedded = parts("sha256:1", Some("k"));
+    embedded.matchers = Some("embedding openai:text-embedding-3-small@https://api.example/v1".into());
+    changed.push(CacheKey::new(&embedded));
+    embedded.matchers = Some("embedding openai:text-embedding-3-large@https://api.example/v1".into());
+    changed.push(CacheKey::new(&embedded));
+    for (index, key) in changed.iter().enumerate() {
+        assert_ne!(*key, base);
+        assert!(!changed[..index].contains(key), "part {index} collides with an earlier one");
     }
+}
+
+#[test]
+fn a_case_without_model_graded_matchers_keeps_the_key_it_had() {
+    // The key recipe before `matchers` existed: cached verdicts of such cases stay valid.
+    let before = json!({
+        "v": 1, "case": "sha256:1",
+        "tools": crate::golden::jcs::hash(&serde_json::from_str::<Value>(r#"[{"name":"a"}]"#).expect("json")),
+        "model": "openai:m", "wire": "openai", "base_url": "https://api.example/v1", "runs": 5,
+        "server_key": "k", "judge": null, "mcp_eval": env!("CARGO_PKG_VERSION"), "graders": GRADER_VERSION,
+    });
+    assert_eq!(CacheKey::new(&parts("sha256:1", Some("k"))).0, crate::golden::jcs::hash(&before));
 }
 
 #[test]

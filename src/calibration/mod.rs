@@ -50,6 +50,11 @@ pub(crate) struct CalibrationFile {
     pub golden_set_sha256: String,
     /// `sha256:…` over the resolved rubrics of the labelled cases (canonical JSON, by case id).
     pub rubrics_sha256: String,
+    /// The ids of those cases: a run recomputes the hash over them, so a calibration stays
+    /// valid while its rubrics do, whatever other cases the set gains (absent from files of
+    /// the first builds: the whole set's hash decides then).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rubric_cases: Vec<String>,
     /// The labels file, as given.
     pub labels: String,
     /// True-positive rate: judge `pass` among the labels a human passed, in 0..1.
@@ -349,6 +354,14 @@ async fn calibrate_inner(
         judge_samples: samples,
         golden_set_sha256: set.hash.clone(),
         rubrics_sha256: rubrics_hash(&set, &rubrics, resolved.iter().map(|item| item.case_index)),
+        rubric_cases: {
+            let indices: std::collections::BTreeSet<usize> = resolved.iter().map(|item| item.case_index).collect();
+            indices
+                .into_iter()
+                .filter(|&index| rubrics[index].is_some())
+                .map(|index| set.cases[index].id.clone())
+                .collect()
+        },
         labels: request.labels.display().to_string(),
         tpr,
         tnr,
@@ -427,6 +440,23 @@ fn render(
         }
     }
     text
+}
+
+/// Whether `file` was measured on the rubrics `set` has now: the hash over its `rubric_cases`
+/// recomputed on `set` (a case gone counts as changed); files without `rubric_cases` compare
+/// the whole set's hash.
+pub(crate) fn same_rubrics(file: &CalibrationFile, set: &GoldenSet) -> bool {
+    if file.rubric_cases.is_empty() {
+        return file.golden_set_sha256 == set.hash;
+    }
+    let rubrics: Vec<Option<Rubric>> =
+        set.cases.iter().map(|case| case.resolved.get("rubric").and_then(Rubric::from_resolved)).collect();
+    let indices: Option<Vec<usize>> = file
+        .rubric_cases
+        .iter()
+        .map(|id| set.cases.iter().position(|case| &case.id == id).filter(|&index| rubrics[index].is_some()))
+        .collect();
+    indices.is_some_and(|indices| rubrics_hash(set, &rubrics, indices.into_iter()) == file.rubrics_sha256)
 }
 
 /// `sha256:…` over the resolved rubrics of the cases at `indices`, by case id.

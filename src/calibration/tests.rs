@@ -204,6 +204,7 @@ fn calibration(judge: &str, tpr: f64, tnr: f64) -> CalibrationFile {
         judge_samples: 1,
         golden_set_sha256: "sha256:set".into(),
         rubrics_sha256: "sha256:rubrics".into(),
+        rubric_cases: Vec::new(),
         labels: "labels.yaml".into(),
         tpr,
         tnr,

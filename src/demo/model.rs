@@ -5,7 +5,11 @@
 //! that tool with arguments built from `expect_args`, for `expect_sequence` one step per turn, for
 //! a negative case it answers in words; once the expected calls are made it answers in words.
 //! `flaky` makes every Nth first turn of a case call a wrong tool, so a soft case shows a failing
-//! run.
+//! run. For an `embedding` matcher it sends the expected text with `Note: ` in front (a
+//! paraphrase that passes). It also answers as the rubric judge and the argument judge (`pass`),
+//! and serves `POST /v1/embeddings` with a hashed bag-of-words vector of each text (64
+//! dimensions: each lower-case word adds one to the dimension its FNV-1a hash picks), so texts
+//! sharing words have a high cosine — deterministic, and no model.
 //!
 //! It is no model and claims to be none: the demo's cassettes are recorded from it
 //! (`mcp-eval demo-model`, hidden), the layer-1 benchmark measures the harness against it, and
@@ -126,6 +130,10 @@ impl DemoModel {
         if tools.iter().any(|tool| tool == crate::scoring::judge::VERDICT_TOOL) {
             return judge_reply(wire, &model, first_user.as_deref().unwrap_or(""));
         }
+        if tools.iter().any(|tool| tool == crate::scoring::semantic::ARGUMENT_VERDICT_TOOL) {
+            let verdict = json!({"verdict": "pass", "reason": "the scripted judge accepts every value"});
+            return call_reply(wire, &model, crate::scoring::semantic::ARGUMENT_VERDICT_TOOL, &verdict, 0);
+        }
         // Calls made so far in this conversation.
         let made = messages
             .iter()
@@ -223,6 +231,7 @@ fn arguments_for(expected: Option<&Value>, today: chrono::NaiveDate) -> Value {
             }),
             "normalized" if matcher.get("one_of").is_some() => matcher["one_of"].get(0).cloned(),
             "datetime" => matcher.get("value").map(|value| relative_date(value, today)),
+            "embedding" => matcher.get("value").and_then(Value::as_str).map(|text| json!(format!("Note: {text}"))),
             _ => matcher.get("value").cloned(),
         };
         if let Some(value) = value {
@@ -230,6 +239,44 @@ fn arguments_for(expected: Option<&Value>, today: chrono::NaiveDate) -> Value {
         }
     }
     Value::Object(out)
+}
+
+/// The dimensions of the demo model's embeddings.
+const EMBEDDING_DIMENSIONS: usize = 64;
+
+/// A hashed bag-of-words vector of `text`: each lower-case word (letters and digits) adds one to
+/// the dimension its FNV-1a hash picks; a text without words gets one in dimension 0.
+pub(crate) fn embedding_of(text: &str) -> Vec<f64> {
+    let mut vector = vec![0.0; EMBEDDING_DIMENSIONS];
+    let lower = text.to_lowercase();
+    let mut words = 0;
+    for word in lower.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
+        let hash = word
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3));
+        vector[(hash % EMBEDDING_DIMENSIONS as u64) as usize] += 1.0;
+        words += 1;
+    }
+    if words == 0 {
+        vector[0] = 1.0;
+    }
+    vector
+}
+
+/// The answer to an embeddings request: one vector per text of `input` (a string or a list).
+fn embeddings_reply(body: &Value) -> Value {
+    let texts: Vec<&str> = match &body["input"] {
+        Value::String(text) => vec![text.as_str()],
+        Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let data: Vec<Value> = texts
+        .iter()
+        .enumerate()
+        .map(|(index, text)| json!({"object": "embedding", "index": index, "embedding": embedding_of(text)}))
+        .collect();
+    let words: usize = texts.iter().map(|text| text.split_whitespace().count()).sum();
+    json!({"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": words, "total_tokens": words}})
 }
 
 fn relative_date(value: &Value, today: chrono::NaiveDate) -> Value {
@@ -342,6 +389,7 @@ pub(crate) async fn serve(listener: TcpListener, model: Arc<DemoModel>) {
             let service = service_fn(move |request: Request<Incoming>| {
                 let model = Arc::clone(&model);
                 async move {
+                    let embeddings = request.uri().path() == "/v1/embeddings";
                     let wire = match request.uri().path() {
                         "/v1/chat/completions" => Some(Wire::OpenAi),
                         "/v1/messages" => Some(Wire::Anthropic),
@@ -349,6 +397,7 @@ pub(crate) async fn serve(listener: TcpListener, model: Arc<DemoModel>) {
                     };
                     let body = request.into_body().collect().await.map(|body| body.to_bytes()).unwrap_or_default();
                     let (status, answer) = match (wire, serde_json::from_slice::<Value>(&body)) {
+                        (None, Ok(body)) if embeddings => (200, embeddings_reply(&body)),
                         (Some(wire), Ok(body)) => {
                             tokio::time::sleep(model.delay).await;
                             (200, model.answer(wire, &body))
@@ -411,6 +460,18 @@ mod tests {
         // The second first-turn of case `one` goes wrong (flaky every 2nd).
         let wrong = model.answer(Wire::OpenAi, &openai(json!([{"role": "user", "content": "Echo eu"}])));
         assert_ne!(wrong["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "echo");
+    }
+
+    #[test]
+    fn its_embeddings_are_deterministic_bags_of_words() {
+        let cosine =
+            |a: &str, b: &str| crate::scoring::semantic::cosine(&embedding_of(a), &embedding_of(b)).expect("defined");
+        assert!((cosine("The weather in Paris", "the WEATHER, in paris!") - 1.0).abs() < 1e-12, "case and punctuation");
+        assert!(cosine("The weather in Paris is sunny today", "Note: The weather in Paris is sunny today") >= 0.85);
+        assert!(cosine("The weather in Paris", "stock prices fell") < 0.5);
+        let reply = embeddings_reply(&json!({"model": "e", "input": ["a b", "c"]}));
+        assert_eq!(reply["data"][1]["index"], 1);
+        assert_eq!(reply["data"][0]["embedding"].as_array().map(Vec::len), Some(EMBEDDING_DIMENSIONS));
     }
 
     #[test]

@@ -173,7 +173,7 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                                 tally.graded += 1;
                             }
                             Verdict::Fail => tally.graded += 1,
-                            Verdict::Skipped => {}
+                            Verdict::Skipped | Verdict::Error => {}
                         }
                     }
                 }
@@ -290,6 +290,7 @@ fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> Ru
                             Verdict::Pass => "pass",
                             Verdict::Fail => "fail",
                             Verdict::Skipped => "skipped",
+                            Verdict::Error => "error",
                         }
                         .to_owned(),
                         reason: criterion.reason.clone(),

@@ -11,12 +11,16 @@
 //!   cap stopped the run; the cases it cut are `skipped`).
 //! - Runs spoiled by the provider (still failing after the retries) are `error`, never `fail`,
 //!   and are tried once more at the end.
+//! - `embedding` and `judge` argument matchers are resolved after each run, before scoring, by
+//!   the embeddings model and the judge ([`semantic`]); a case that needs one of them while it
+//!   cannot run (no API key) is `skipped`.
 //! - Before any model call, every tool name of the set is checked against the server's
 //!   `tools/list`, and a case that would offer more tools than the provider accepts is refused:
 //!   both are input errors (exit status 2) naming the case.
 
 pub(crate) mod assemble;
 pub(crate) mod caller;
+pub(crate) mod semantic;
 
 #[cfg(test)]
 mod tests;
@@ -369,10 +373,10 @@ pub(crate) async fn run(
                 file.positives,
                 file.negatives,
                 file.measured_at,
-                if file.golden_set_sha256 == set.hash {
+                if crate::calibration::same_rubrics(file, set) {
                     ""
                 } else {
-                    "; ⚠️ it was measured on another version of the golden set: if the rubrics changed, measure again"
+                    "; ⚠️ it was measured on other rubrics than this golden set's: measure again"
                 }
             ),
         },
@@ -396,6 +400,59 @@ pub(crate) async fn run(
             }
         ));
     }
+    // The models of `embedding` and `judge` argument matchers.
+    let embedder = input.settings.embedding_model.as_ref().and_then(|model| {
+        let label = model.label();
+        let Some(def) = input.settings.provider(model) else {
+            section
+                .layer1_notes
+                .push(format!("the embeddings model {label} cannot be used: no provider `{}`", model.provider));
+            return None;
+        };
+        match embed_source(def, model, input) {
+            Ok(Some(source)) => {
+                let recorded_as = if def.api == Api::Replay { model.model.clone() } else { label };
+                Some(semantic::Embedder::new(recorded_as, source, budget.clone(), input.retry))
+            }
+            Ok(None) => {
+                section.layer1_notes.push(format!("the embeddings model {label} did not run: no API key"));
+                None
+            }
+            Err(error) => {
+                section.layer1_notes.push(format!("the embeddings model {label} cannot be used: {error}"));
+                None
+            }
+        }
+    });
+    for (spec, case) in specs.iter_mut().zip(&set.cases) {
+        let uses = |mode: &str| case.semantic.iter().any(|matcher| matcher.mode == mode);
+        if spec.deferred.is_some() {
+            continue;
+        }
+        if uses("embedding") && embedder.is_none() {
+            spec.deferred =
+                Some("its `embedding` matchers need the embeddings model, which cannot run (see the notes)".into());
+        } else if uses("judge") && judge_caller.is_none() {
+            spec.deferred = Some("its `judge` matchers need the judge model, which cannot run (see the notes)".into());
+        }
+    }
+    let uses_mode = |mode: &str| set.cases.iter().flat_map(|case| &case.semantic).any(|matcher| matcher.mode == mode);
+    if let Some(embedder) = embedder.as_ref().filter(|_| uses_mode("embedding")) {
+        section.layer1_notes.push(format!(
+            "`embedding` matchers graded by {} (the cosine of the two texts' embeddings against the matcher's threshold, default {})",
+            embedder.label(),
+            crate::scoring::matchers::EMBEDDING_THRESHOLD
+        ));
+    }
+    if let Some(judge) = judge_caller.as_ref().filter(|_| uses_mode("judge")) {
+        section.layer1_notes.push(format!(
+            "`judge` matchers graded by {} (argument prompt v{}; `unknown` counts as a failure)",
+            judge.label(),
+            crate::scoring::semantic::ARGUMENT_JUDGE_PROMPT_VERSION
+        ));
+    }
+    let semantic = semantic::Semantic { embedder, judge: judge_caller.clone().map(semantic::ArgumentJudge::new) };
+    let semantic = &semantic;
     let judge_for = |case_index: usize| -> Option<(Judge<'_>, &judge::Rubric)> {
         let caller = judge_caller.as_deref()?;
         Some((Judge { caller, samples: input.settings.judge_samples.max(1) }, rubrics[case_index].as_ref()?))
@@ -448,6 +505,7 @@ pub(crate) async fn run(
                             judge::JUDGE_PROMPT_VERSION
                         )
                     }),
+                    matchers: matcher_key(&set.cases[case_index], input.settings),
                 });
                 match cache.store.get(&key) {
                     Ok(Some((mut eval, from))) => {
@@ -496,11 +554,22 @@ pub(crate) async fn run(
             let (caller, tools) = context_for(by_index[&model_index], case_index);
             let case = &specs[case_index];
             let checker = &checker;
+            let graded = Graded { semantic, resolved: &set.cases[case_index].resolved };
             async move {
                 let mut done = Vec::new();
                 for run in runs {
                     done.push(
-                        one_run(case, run, caller.as_ref(), input.tools, &tools, checker, judge_for(case_index)).await,
+                        one_run(
+                            case,
+                            run,
+                            caller.as_ref(),
+                            input.tools,
+                            &tools,
+                            checker,
+                            judge_for(case_index),
+                            graded,
+                        )
+                        .await,
                     );
                 }
                 ((model_index, case_index), done)
@@ -550,11 +619,12 @@ pub(crate) async fn run(
                 let (caller, tools) = context_for(by_index[&model_index], case_index);
                 let case = &specs[case_index];
                 let checker = &checker;
+                let graded = Graded { semantic, resolved: &set.cases[case_index].resolved };
                 async move {
                     let judge = judge_for(case_index);
                     (
                         (model_index, case_index),
-                        one_run(case, run, caller.as_ref(), input.tools, &tools, checker, judge).await,
+                        one_run(case, run, caller.as_ref(), input.tools, &tools, checker, judge, graded).await,
                     )
                 }
             })
@@ -685,6 +755,69 @@ pub(crate) fn open_cassettes(settings: &Layer1Settings) -> Result<Option<Arc<Cas
     })
 }
 
+/// Where the embeddings model of `embedding` matchers answers from (the endpoint, recording, or
+/// the cassettes alone); `None` when its key is needed but not set.
+fn embed_source(
+    def: &ProviderDef,
+    model: &ModelRef,
+    input: &Layer1Input<'_>,
+) -> Result<Option<semantic::EmbedSource>, ProviderError> {
+    if def.api == Api::Anthropic {
+        return Err(ProviderError::InvalidRequest(format!(
+            "provider `{}` speaks the Anthropic Messages API, which has no embeddings endpoint",
+            def.id
+        )));
+    }
+    let needs_key = def.api_key_env.is_some() && def.api_key.is_none();
+    let client = if def.api == Api::OpenAi && !needs_key {
+        Some(Arc::new(crate::providers::embeddings::EmbeddingsClient::new(EndpointConfig {
+            base_url: def.base_url.clone(),
+            api_key: def.api_key.clone(),
+            model: model.model.clone(),
+            timeout: MODEL_REQUEST_TIMEOUT,
+        })?))
+    } else {
+        None
+    };
+    Ok(match (client, &input.cassettes) {
+        (Some(client), Some(cassettes)) if input.settings.record => {
+            Some(semantic::EmbedSource::Record(client, cassettes.clone()))
+        }
+        (_, Some(cassettes)) => Some(semantic::EmbedSource::Replay(cassettes.clone())),
+        (Some(client), None) => Some(semantic::EmbedSource::Live(client)),
+        (None, None) if def.api == Api::Replay => {
+            return Err(ProviderError::InvalidRequest(
+                "`replay:` models answer from cassettes only: give --cassettes DIR".into(),
+            ));
+        }
+        (None, None) => None,
+    })
+}
+
+/// What a case's verdict depends on through its `embedding` and `judge` matchers (the
+/// embeddings model and its endpoint; the judge and the argument prompt version), for the
+/// verdict cache key; `None` when it has none.
+fn matcher_key(case: &crate::golden::Case, settings: &Layer1Settings) -> Option<String> {
+    let uses = |mode: &str| case.semantic.iter().any(|matcher| matcher.mode == mode);
+    let mut parts = Vec::new();
+    if uses("embedding")
+        && let Some(model) = &settings.embedding_model
+    {
+        let endpoint = settings.provider(model).map(|def| def.base_url.as_str()).unwrap_or_default();
+        parts.push(format!("embedding {}@{endpoint}", model.label()));
+    }
+    if uses("judge")
+        && let Some(model) = &settings.judge_model
+    {
+        parts.push(format!(
+            "judge {}|argument prompt v{}",
+            model.label(),
+            crate::scoring::semantic::ARGUMENT_JUDGE_PROMPT_VERSION
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("|"))
+}
+
 /// The rubric judge as a run uses it.
 #[derive(Clone, Copy)]
 struct Judge<'a> {
@@ -692,6 +825,15 @@ struct Judge<'a> {
     samples: usize,
 }
 
+/// What grades a run's `embedding` and `judge` matchers, and the case they read.
+#[derive(Clone, Copy)]
+struct Graded<'a> {
+    semantic: &'a semantic::Semantic,
+    /// The case's resolved JSON.
+    resolved: &'a serde_json::Value,
+}
+
+#[allow(clippy::too_many_arguments, reason = "one run's inputs, each a separate borrow of the runner's state")]
 async fn one_run(
     case: &CaseSpec,
     run: usize,
@@ -700,6 +842,7 @@ async fn one_run(
     specs: &[ToolSpec],
     arguments: &dyn ArgumentCheck,
     judge: Option<(Judge<'_>, &judge::Rubric)>,
+    graded: Graded<'_>,
 ) -> RunRecord {
     let context = RunContext { model, tools, specs, arguments };
     let mut record = agent::run_case(case, run, &context).await;
@@ -707,6 +850,12 @@ async fn one_run(
         record.ending,
         RunEnding::ProviderError(_) | RunEnding::NoRecording(_) | RunEnding::ServerError(_) | RunEnding::CapReached
     );
+    if judged {
+        let keys = crate::scoring::semantic::requests(graded.resolved, &record.trace());
+        if !keys.is_empty() {
+            record.semantic = graded.semantic.resolve(&case.id, &case.prompt.join("\n"), keys).await;
+        }
+    }
     if let Some((judge, rubric)) = judge.filter(|_| judged) {
         judge_run(&mut record, case, rubric, judge).await;
     }

@@ -114,6 +114,15 @@ async fn run_layer1_cached(
     settings: &Layer1Settings,
     cache: Option<CacheUse>,
 ) -> Result<EvalsSection, UserError> {
+    run_layer1_full(fixture, settings, cache, None).await
+}
+
+async fn run_layer1_full(
+    fixture: &Fixture,
+    settings: &Layer1Settings,
+    cache: Option<CacheUse>,
+    cassettes: Option<Arc<Cassettes>>,
+) -> Result<EvalsSection, UserError> {
     let target = Target::Http(HttpSettings {
         url: fixture.mcp_url.clone(),
         extra_headers: Vec::new(),
@@ -130,7 +139,7 @@ async fn run_layer1_cached(
         tools: &tools,
         today: chrono::Utc::now().date_naive(),
         retry: RetryPolicy { attempts: 2, base: Duration::from_millis(1), max_wait: Duration::from_millis(10) },
-        cassettes: None,
+        cassettes,
         cache,
     };
     let result = run(&input, &Progress::default(), &|_| {}).await;
@@ -482,4 +491,241 @@ async fn a_judge_that_fails_is_a_judge_error_never_a_pass_or_a_fail() {
         greet.traces.iter().all(|run| run.reason.as_deref().is_some_and(|reason| reason.contains("judge_error"))),
         "{greet:?}"
     );
+}
+
+// ---- `embedding` and `judge` argument matchers ----
+
+use crate::providers::test_server::{Canned, ScriptedServer};
+
+/// A Chat Completions answer calling `tool` with `arguments`.
+fn chat_call(tool: &str, arguments: &serde_json::Value) -> Canned {
+    let body = json!({
+        "id": "c", "object": "chat.completion", "model": "m",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "t", "type": "function", "function": {"name": tool, "arguments": arguments.to_string()}}]}}],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 5}
+    });
+    Canned::json(200, &body.to_string())
+}
+
+/// A Chat Completions answer in words.
+fn chat_text(text: &str) -> Canned {
+    let body = json!({
+        "id": "c", "object": "chat.completion", "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 5}
+    });
+    Canned::json(200, &body.to_string())
+}
+
+/// A judge answer on one argument.
+fn argument_verdict(verdict: &str, reason: &str) -> Canned {
+    chat_call(crate::scoring::semantic::ARGUMENT_VERDICT_TOOL, &json!({"verdict": verdict, "reason": reason}))
+}
+
+/// The vectors of the embeddings server: "Europe" and a paraphrase close together, "Asia" apart.
+const VECTORS: [(&str, [f64; 3]); 3] =
+    [("Europe", [1.0, 0.0, 0.0]), ("the European Union", [0.95, 0.1, 0.0]), ("Asia", [0.0, 1.0, 0.0])];
+
+async fn vectors_server(script: Vec<Canned>) -> ScriptedServer {
+    let table: Vec<(&str, Vec<f64>)> = VECTORS.iter().map(|(text, vector)| (*text, vector.to_vec())).collect();
+    ScriptedServer::with_vectors(script, &table).await
+}
+
+/// A set of one case whose `region` argument is graded by `matcher` (YAML), run `runs` times.
+fn matcher_set(matcher: &str, runs: usize) -> String {
+    format!(
+        "version: 1\ndefaults: {{runs: {runs}}}\ncases:\n  - id: region\n    prompt: \"Echo my region, Europe.\"\n    expect_tool: test_header_param\n    expect_args:\n      region: {matcher}\n"
+    )
+}
+
+/// Settings for a scripted model `model:m` (one run at a time), an embeddings model `emb:e` and
+/// a judge `judge:j`, each on its own server.
+fn matcher_settings(fixture: &Fixture, model: &str, embeddings: &str, judge: Option<&str>) -> Layer1Settings {
+    let endpoint = |id: &str, base_url: &str| ProviderDef {
+        id: id.into(),
+        api: Api::OpenAi,
+        base_url: base_url.into(),
+        api_key_env: None,
+        api_key: None,
+    };
+    let mut settings = settings(fixture, &["model:m"]);
+    settings.providers.push(endpoint("model", model));
+    settings.providers.push(endpoint("emb", embeddings));
+    settings.embedding_model = Some(ModelRef { provider: "emb".into(), model: "e".into() });
+    if let Some(judge) = judge {
+        settings.providers.push(endpoint("judge", judge));
+        settings.judge_model = Some(ModelRef { provider: "judge".into(), model: "j".into() });
+    }
+    settings.concurrency = 1;
+    settings
+}
+
+/// The script of a model that calls the tool with `region` then answers, `runs` times.
+fn region_script(region: &str, runs: usize) -> Vec<Canned> {
+    (0..runs).flat_map(|_| [chat_call("test_header_param", &json!({"region": region})), chat_text("Done.")]).collect()
+}
+
+#[tokio::test]
+async fn an_embedding_matcher_passes_a_paraphrase_once_per_pair_and_fails_an_unrelated_value_with_the_cosine() {
+    let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 3), &[]).await;
+    let model = ScriptedServer::start(region_script("the European Union", 3)).await;
+    let embeddings = vectors_server(Vec::new()).await;
+    let settings = matcher_settings(&fixture, &model.base_url, &embeddings.base_url, None);
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    let region = eval(&section, "region", "model:m");
+    assert_eq!((region.status, region.passed), (EvalStatus::Pass, 3), "{region:?}");
+    let requests = embeddings.received();
+    assert_eq!(requests.len(), 1, "one request for the one pair of three runs");
+    assert_eq!(requests[0].json()["input"], json!(["Europe", "the European Union"]), "both texts in one request");
+    assert_eq!(section.model_calls, 6 + 1, "the embeddings call counts against the cap");
+    assert!(
+        section.layer1_notes.iter().any(|note| note.contains("`embedding` matchers graded")),
+        "{:?}",
+        section.layer1_notes
+    );
+
+    let model = ScriptedServer::start(region_script("Asia", 1)).await;
+    let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
+    let settings = matcher_settings(&fixture, &model.base_url, &embeddings.base_url, None);
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    let region = eval(&section, "region", "model:m");
+    assert_eq!(region.status, EvalStatus::Fail, "{region:?}");
+    let reason = region.traces[0].reason.clone().unwrap_or_default();
+    assert!(reason.contains("cosine 0.000, below the threshold 0.85"), "{reason}");
+}
+
+#[tokio::test]
+async fn an_embeddings_http_error_is_an_error_never_a_pass() {
+    let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
+    let model = ScriptedServer::start(region_script("the European Union", 1)).await;
+    let refused = Canned::json(400, r#"{"error":{"message":"this model does not embed"}}"#);
+    let embeddings = ScriptedServer::start(vec![refused]).await;
+    let settings = matcher_settings(&fixture, &model.base_url, &embeddings.base_url, None);
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    let region = eval(&section, "region", "model:m");
+    assert_eq!(region.status, EvalStatus::Error, "{region:?}");
+    let reason = region.traces[0].reason.clone().unwrap_or_default();
+    assert!(reason.contains("could not be graded") && reason.contains("this model does not embed"), "{reason}");
+    assert!(section.provider_failed(), "a spoiled argument check counts as the provider's (exit status 5)");
+}
+
+async fn judged_argument(
+    verdict: Canned,
+) -> (crate::report::evals::EvalResult, Vec<crate::providers::test_server::Received>) {
+    let fixture = fixture_of(&matcher_set("{match: judge, value: \"a region in Europe\"}", 1), &[]).await;
+    let model = ScriptedServer::start(region_script("eu", 1)).await;
+    let judge = ScriptedServer::start(vec![verdict]).await;
+    let settings = matcher_settings(&fixture, &model.base_url, "http://127.0.0.1:9/v1", Some(&judge.base_url));
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    (eval(&section, "region", "model:m").clone(), judge.received())
+}
+
+#[tokio::test]
+async fn a_judge_matcher_passes_fails_and_a_judge_error_is_an_error() {
+    let (passed, asked) = judged_argument(argument_verdict("pass", "eu is Europe")).await;
+    assert_eq!(passed.status, EvalStatus::Pass, "{passed:?}");
+    let request = asked[0].json();
+    assert_eq!(request["tool_choice"]["function"]["name"], json!(crate::scoring::semantic::ARGUMENT_VERDICT_TOOL));
+    let question = request["messages"][1]["content"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        question.contains("Echo my region, Europe.")
+            && question.contains("a region in Europe")
+            && question.contains("eu"),
+        "{question}"
+    );
+
+    let (failed, _) = judged_argument(argument_verdict("fail", "eu is not a city")).await;
+    assert_eq!(failed.status, EvalStatus::Fail, "{failed:?}");
+    let reason = failed.traces[0].reason.clone().unwrap_or_default();
+    assert!(reason.contains("does not satisfy") && reason.contains("eu is not a city"), "{reason}");
+
+    let (unknown, _) = judged_argument(argument_verdict("unknown", "cannot tell")).await;
+    assert_eq!(unknown.status, EvalStatus::Fail, "unknown is never a pass: {unknown:?}");
+
+    let (broken, _) = judged_argument(Canned::json(400, r#"{"error":{"message":"bad request"}}"#)).await;
+    assert_eq!(broken.status, EvalStatus::Error, "{broken:?}");
+    let (no_tool, _) = judged_argument(chat_text("pass")).await;
+    assert_eq!(no_tool.status, EvalStatus::Error, "an answer without the verdict tool: {no_tool:?}");
+}
+
+#[tokio::test]
+async fn embeddings_are_recorded_then_replayed_without_the_network_and_a_miss_is_an_error() {
+    use crate::providers::cassette::Mode;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
+    let model = ScriptedServer::start(region_script("the European Union", 1)).await;
+    let embeddings = vectors_server(Vec::new()).await;
+    let mut settings = matcher_settings(&fixture, &model.base_url, &embeddings.base_url, None);
+    settings.record = true;
+    let cassettes = Arc::new(Cassettes::open(dir.path(), Mode::Record).expect("opened"));
+    let recorded = run_layer1_full(&fixture, &settings, None, Some(cassettes.clone())).await.expect("ran");
+    assert_eq!(eval(&recorded, "region", "model:m").status, EvalStatus::Pass);
+    let written = cassettes.save().expect("saved");
+    let file = dir.path().join("emb_e.json");
+    assert!(written.contains(&file), "{written:?}");
+    let text = std::fs::read_to_string(&file).expect("the embeddings cassette");
+    assert!(text.contains("\"embeddings\"") && text.contains("the European Union"), "{text}");
+
+    // Replay: the servers are gone, the answers come from the files.
+    let (model_url, embeddings_url) = (model.base_url.clone(), embeddings.base_url.clone());
+    drop((model, embeddings));
+    let settings = Layer1Settings { record: false, ..matcher_settings(&fixture, &model_url, &embeddings_url, None) };
+    let replay = Arc::new(Cassettes::open(dir.path(), Mode::Replay).expect("opened"));
+    let replayed = run_layer1_full(&fixture, &settings, None, Some(replay)).await.expect("ran");
+    assert_eq!(eval(&replayed, "region", "model:m").status, EvalStatus::Pass, "{replayed:?}");
+
+    std::fs::remove_file(&file).expect("removed");
+    let replay = Arc::new(Cassettes::open(dir.path(), Mode::Replay).expect("opened"));
+    let missed = run_layer1_full(&fixture, &settings, None, Some(replay)).await.expect("ran");
+    let region = eval(&missed, "region", "model:m");
+    assert_eq!(region.status, EvalStatus::Error, "{region:?}");
+    let reason = region.traces[0].reason.clone().unwrap_or_default();
+    assert!(reason.contains("no recording of the embedding of \"Europe\""), "{reason}");
+    assert!(missed.provider_failed(), "a replay miss is exit status 5, as a model's");
+}
+
+#[tokio::test]
+async fn a_case_whose_embeddings_model_has_no_key_is_skipped_with_the_reason_and_costs_no_call() {
+    let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
+    let model = ScriptedServer::start(region_script("the European Union", 1)).await;
+    let mut settings = matcher_settings(&fixture, &model.base_url, "http://127.0.0.1:9/v1", None);
+    // `nokey` needs NOKEY_API_KEY, which is not set.
+    settings.embedding_model = Some(ModelRef { provider: "nokey".into(), model: "e".into() });
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    let region = eval(&section, "region", "model:m");
+    assert_eq!(region.status, EvalStatus::Skipped, "{region:?}");
+    assert!(region.reason.as_deref().is_some_and(|reason| reason.contains("`embedding` matchers need")), "{region:?}");
+    assert!(
+        section.layer1_notes.iter().any(|note| note.contains("nokey:e did not run: no API key")),
+        "{:?}",
+        section.layer1_notes
+    );
+    assert!(model.received().is_empty(), "the case did not run");
+}
+
+#[tokio::test]
+async fn a_cached_verdict_of_an_embedding_case_is_reused_only_with_the_same_embeddings_model() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = || CacheUse {
+        store: crate::cache::VerdictCache::new(dir.path().to_path_buf(), crate::cache::Mode::ReadWrite),
+        server_key: None,
+        measured_at: "2026-11-30T10:00:00Z".into(),
+    };
+    let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
+    let model = ScriptedServer::start(region_script("the European Union", 2)).await;
+    let embeddings = vectors_server(Vec::new()).await;
+    let mut settings = matcher_settings(&fixture, &model.base_url, &embeddings.base_url, None);
+    let first = run_layer1_cached(&fixture, &settings, Some(cache())).await.expect("ran");
+    assert_eq!(eval(&first, "region", "model:m").status, EvalStatus::Pass);
+    let again = run_layer1_cached(&fixture, &settings, Some(cache())).await.expect("ran");
+    assert!(eval(&again, "region", "model:m").cached.is_some(), "same embeddings model: reused");
+    assert_eq!(again.model_calls, 0);
+
+    settings.embedding_model = Some(ModelRef { provider: "emb".into(), model: "e-large".into() });
+    let other = run_layer1_cached(&fixture, &settings, Some(cache())).await.expect("ran");
+    let region = eval(&other, "region", "model:m");
+    assert!(region.cached.is_none(), "another embeddings model measures afresh: {region:?}");
+    assert_eq!(region.status, EvalStatus::Pass);
+    assert_eq!(embeddings.received().len(), 2, "one embeddings request per model");
 }

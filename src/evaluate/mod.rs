@@ -39,15 +39,57 @@ pub(crate) const SHARD_LAYER0_NOTE: &str = "layer 0 runs in shard 1 only";
 pub(crate) const LAYERS_AVAILABLE: [u8; 2] = [0, 1];
 
 /// Reads the golden set when layer 1 is among `layers` and one is given: every problem of the
-/// file at once (exit status 2, before any connection).
+/// file at once (exit status 2, before any connection), including matchers that need a model
+/// that is not configured ([`unconfigured_matchers`]).
 pub(crate) fn load_golden(
     settings: &Settings,
     layers: &[u8],
 ) -> Result<Option<GoldenSet>, Vec<crate::golden::Problem>> {
     match &settings.golden_set {
-        Some(path) if layers.contains(&1) => crate::golden::load::load(path).map(Some),
+        Some(path) if layers.contains(&1) => {
+            let set = crate::golden::load::load(path)?;
+            let problems = unconfigured_matchers(&set, &settings.layer1);
+            if problems.is_empty() { Ok(Some(set)) } else { Err(problems) }
+        }
         _ => Ok(None),
     }
+}
+
+/// Every `embedding` matcher of `set` when no `--embedding-model` is given, and every `judge`
+/// matcher when no `--judge-model` is, each with its file, line and column and the fix. Nothing
+/// when no model is given (layer 1 does not run then).
+pub(crate) fn unconfigured_matchers(
+    set: &GoldenSet,
+    layer1: &crate::settings::layer1::Layer1Settings,
+) -> Vec<crate::golden::Problem> {
+    if layer1.models.is_empty() {
+        return Vec::new();
+    }
+    let mut problems = Vec::new();
+    for matcher in set.cases.iter().flat_map(|case| &case.semantic) {
+        let (configured, message, hint) = match matcher.mode.as_str() {
+            "embedding" => (
+                layer1.embedding_model.is_some(),
+                "an `embedding` matcher needs an embeddings model, and none is given",
+                "give --embedding-model PROVIDER:MODEL (Action input `embedding-model`, config `embedding_model`) on an OpenAI-compatible provider, e.g. openai:text-embedding-3-small; or use `match: fuzzy`",
+            ),
+            _ => (
+                layer1.judge_model.is_some(),
+                "a `judge` matcher needs the judge model, and none is given",
+                "give --judge-model PROVIDER:MODEL (Action input `judge-model`), a model other than those under test; or use another matcher",
+            ),
+        };
+        if !configured {
+            problems.push(crate::golden::Problem {
+                path: set.path.clone(),
+                position: Some((matcher.line, matcher.column)),
+                field: Some(matcher.field.clone()),
+                message: message.to_owned(),
+                hint: hint.to_owned(),
+            });
+        }
+    }
+    problems
 }
 
 /// What an evaluation produced.
@@ -313,12 +355,14 @@ async fn layer1(
         let cassettes = match Cassettes::from_texts(&[
             ("demo_scripted.json", DEMO_CASSETTES),
             ("demo_judge.json", DEMO_JUDGE_CASSETTES),
+            ("demo_embeddings.json", DEMO_EMBEDDING_CASSETTES),
         ]) {
             Ok(cassettes) => cassettes,
             Err(error) => return not_run(format!("the demo cassettes are broken: {error}")),
         };
         layer1.models = vec![ModelRef { provider: "replay".into(), model: DEMO_RECORDED_MODEL.into() }];
         layer1.judge_model = Some(ModelRef { provider: "replay".into(), model: DEMO_RECORDED_JUDGE.into() });
+        layer1.embedding_model = Some(ModelRef { provider: "replay".into(), model: DEMO_RECORDED_EMBEDDINGS.into() });
         if !layer1.providers.iter().any(|provider| provider.id == "replay") {
             layer1.providers.push(ProviderDef {
                 id: "replay".into(),
@@ -726,6 +770,13 @@ pub(crate) const DEMO_JUDGE_CASSETTES: &str = include_str!("../../golden/cassett
 /// The label the demo's judge cassettes were recorded under.
 pub(crate) const DEMO_RECORDED_JUDGE: &str = "demo:judge";
 
+/// The demo's embeddings cassette: the demo model's bag-of-words vectors of the texts the
+/// `embedding` matcher compares.
+pub(crate) const DEMO_EMBEDDING_CASSETTES: &str = include_str!("../../golden/cassettes/demo_embeddings.json");
+
+/// The label the demo's embeddings were recorded under.
+pub(crate) const DEMO_RECORDED_EMBEDDINGS: &str = "demo:embeddings";
+
 /// True when layer 1 of this run is the demo's: the embedded demo server with neither a golden
 /// set nor a model given.
 fn demo_layer1(settings: &Settings, golden: Option<&GoldenSet>) -> bool {
@@ -809,4 +860,39 @@ fn redact_report(mut report: RunReport, redactor: &Redactor) -> RunReport {
     }
     report.server.target = redactor.redact(&report.server.target);
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::layer1::{Layer1Settings, ModelRef};
+
+    fn model(label: &str) -> ModelRef {
+        let (provider, model) = label.split_once(':').expect("PROVIDER:MODEL");
+        ModelRef { provider: provider.into(), model: model.into() }
+    }
+
+    #[test]
+    fn a_model_graded_matcher_without_its_model_is_a_problem_at_its_line() {
+        let text = "version: 1\ncases:\n  - id: a\n    prompt: p\n    expect_tool: t\n    expect_args:\n      city: {match: embedding, value: Paris}\n      note: {match: judge, value: a greeting}\n";
+        let set = crate::golden::load::parse(std::path::Path::new("golden.yaml"), text).expect("valid set");
+        let mut layer1 = Layer1Settings { models: vec![model("openai:gpt-4o")], ..Layer1Settings::default() };
+        let problems: Vec<String> = unconfigured_matchers(&set, &layer1)
+            .iter()
+            .map(|problem| format!("{problem} / {}", problem.hint))
+            .collect();
+        assert_eq!(problems.len(), 2, "{problems:#?}");
+        assert!(
+            problems[0].contains("golden.yaml:7:13") && problems[0].contains("--embedding-model"),
+            "{}",
+            problems[0]
+        );
+        assert!(problems[1].contains("golden.yaml:8:13") && problems[1].contains("--judge-model"), "{}", problems[1]);
+
+        layer1.embedding_model = Some(model("openai:text-embedding-3-small"));
+        layer1.judge_model = Some(model("openai:gpt-4.1"));
+        assert!(unconfigured_matchers(&set, &layer1).is_empty(), "both models given");
+        let without_models = Layer1Settings::default();
+        assert!(unconfigured_matchers(&set, &without_models).is_empty(), "layer 1 does not run without a model");
+    }
 }

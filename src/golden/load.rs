@@ -97,7 +97,7 @@ pub(crate) fn load(path: &Path) -> Result<GoldenSet, Vec<Problem>> {
 
 /// Checks the text of a golden set (`path` names it in messages and locates rubric files).
 pub(crate) fn parse(path: &Path, text: &str) -> Result<GoldenSet, Vec<Problem>> {
-    let mut reader = Reader { path: path.to_owned(), problems: Vec::new() };
+    let mut reader = Reader { path: path.to_owned(), problems: Vec::new(), semantic: Vec::new() };
     let root = match tree::parse(text) {
         Ok(Some(root)) => root,
         Ok(None) => {
@@ -142,6 +142,8 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<GoldenSet, Vec<Problem>> 
 struct Reader {
     path: PathBuf,
     problems: Vec<Problem>,
+    /// The `embedding` and `judge` matchers of the case being read.
+    semantic: Vec<super::MatcherRef>,
 }
 
 /// The keys of a mapping, checked against the known ones.
@@ -604,6 +606,7 @@ impl Reader {
         let before = self.problems.len();
         let mut resolved = Map::new();
         let mut tools = Vec::new();
+        self.semantic.clear();
         let at = |key: &str| format!("{field}.{key}");
 
         let id = match fields.get("id") {
@@ -865,7 +868,8 @@ impl Reader {
             return None;
         }
         let value = Value::Object(resolved);
-        Some(Case { id: id?, hash: super::jcs::hash(&value), resolved: value, tools })
+        let semantic = std::mem::take(&mut self.semantic);
+        Some(Case { id: id?, hash: super::jcs::hash(&value), resolved: value, tools, semantic })
     }
 
     /// `sampling`: the defaults' keys, overridden key by key by the case's.
@@ -926,6 +930,7 @@ impl Reader {
     fn matcher(&mut self, node: &Node, field: &str, arg_match: &str) -> Option<Value> {
         let is_matcher = matches!(&node.value, NodeValue::Map(entries) if entries.iter().any(|(key, _)| key.as_str() == Some("match")));
         if !is_matcher {
+            self.note_semantic(arg_match, node, field);
             return Some(json!({"match": arg_match, "value": node.to_json()}));
         }
         let NodeValue::Map(entries) = &node.value else { return None };
@@ -933,6 +938,7 @@ impl Reader {
         let names: Vec<&str> = MATCHERS.iter().map(|(name, _, _)| *name).collect();
         let mode = self.choice(mode_node, &format!("{field}.match"), &names)?;
         let (_, required, optional) = MATCHERS.iter().find(|(name, _, _)| *name == mode)?;
+        self.note_semantic(&mode, node, field);
         let known: Vec<&str> = ["match"].iter().chain(required.iter()).chain(optional.iter()).copied().collect();
         let fields = self.fields(node, field, &known, "")?;
         let before = self.problems.len();
@@ -1026,6 +1032,18 @@ impl Reader {
             return None;
         }
         Some(node.to_json())
+    }
+
+    /// Remembers an `embedding` or `judge` matcher of the current case, with its position.
+    fn note_semantic(&mut self, mode: &str, node: &Node, field: &str) {
+        if matches!(mode, "embedding" | "judge") {
+            self.semantic.push(super::MatcherRef {
+                mode: mode.to_owned(),
+                line: node.line,
+                column: node.column,
+                field: field.to_owned(),
+            });
+        }
     }
 
     fn nonempty_list(&mut self, node: &Node, field: &str) {

@@ -11,8 +11,10 @@
 //! - [`init`]: `mcp-eval golden init`, a starter set of draft cases written from a server's
 //!   `tools/list`.
 //!
-//! Grading runs against models (the `rubric`, `input_responses`, `embedding` and `judge` parts
-//! included) come with a later issue; this module only reads, checks and hashes.
+//! This module only reads, checks and hashes: layer 1 (`crate::evals`) runs the cases against
+//! models and grades them. Each case lists its `embedding` and `judge` matchers with their
+//! position ([`MatcherRef`]), so a set that needs a model nobody configured is refused at the
+//! start, at the matcher's line.
 
 pub(crate) mod init;
 pub(crate) mod init_model;
@@ -77,6 +79,22 @@ pub(crate) struct Case {
     pub hash: String,
     /// Every tool name the case mentions, with its position.
     pub tools: Vec<ToolRef>,
+    /// Every `embedding` or `judge` matcher of the case, with its position: what needs an
+    /// embeddings model or the judge model before the case can be graded.
+    pub semantic: Vec<MatcherRef>,
+}
+
+/// An argument matcher that needs a model to grade (`embedding` or `judge`), where it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MatcherRef {
+    /// `embedding` or `judge`.
+    pub mode: String,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column.
+    pub column: u64,
+    /// Where in the case (`cases[0].expect_args.city`).
+    pub field: String,
 }
 
 /// A tool name (or glob) written in a case.

@@ -516,3 +516,23 @@ fn today_is_the_date_in_the_sets_time_zone() {
     let unset = ok("version: 1\ncases: [{id: a, prompt: p, negative: true}]\n");
     assert_eq!(unset.timezone(), chrono_tz::UTC);
 }
+
+#[test]
+fn embedding_and_judge_matchers_are_listed_with_their_position() {
+    let text = "version: 1\ndefaults: {arg_match: judge}\ncases:\n  - id: a\n    prompt: p\n    expect_tool: t\n    expect_args:\n      city: {match: embedding, value: Paris}\n      note: a kind greeting\n      n: {match: exact, value: 1}\n    expect_sequence:\n      steps:\n        - tool: t\n          args: {q: {match: judge, value: weather}}\n  - id: b\n    prompt: p\n    expect_tool: t\n    expect_args: {n: {match: exact, value: 1}}\n";
+    let set = ok(text);
+    let listed: Vec<(&str, u64, u64, &str)> = set.cases[0]
+        .semantic
+        .iter()
+        .map(|matcher| (matcher.mode.as_str(), matcher.line, matcher.column, matcher.field.as_str()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("embedding", 8, 13, "cases[0].expect_args.city"),
+            ("judge", 9, 13, "cases[0].expect_args.note"),
+            ("judge", 14, 21, "cases[0].expect_sequence.steps[0].args.q"),
+        ]
+    );
+    assert!(set.cases[1].semantic.is_empty(), "a case without them lists none");
+}

@@ -23,6 +23,12 @@
 //!
 //! Interactions are sorted by case, run and turn and the file is written pretty, with a fixed
 //! field order, so a re-recording reads well as a diff.
+//!
+//! An embeddings model (`--embedding-model`) has a file of its own whose `embeddings` list holds
+//! one `{"text", "vector", "recorded_at"}` per text, sorted by text ([`Cassettes::embed`]): a
+//! vector depends on the model and the text alone, so replay looks each text up, whatever
+//! request (and order of concurrent runs) first asked for it. Files without the list read as
+//! before.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -67,6 +73,17 @@ pub(crate) enum Mode {
 /// Why a call through the cassettes, or reading or writing them, failed.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum CassetteError {
+    /// Replay found no recorded embedding of a text.
+    #[error(
+        "embeddings model {model}: no recording of the embedding of {text:?}; record it with --record \
+         (--cassettes DIR and the live --embedding-model)"
+    )]
+    EmbeddingMiss {
+        /// The embeddings model label.
+        model: String,
+        /// The text (its first 80 characters).
+        text: String,
+    },
     /// Replay found no recording of this request.
     #[error(
         "model {model}, case {case:?}, run {run}, turn {turn}: no recording matches this request; {}",
@@ -175,6 +192,8 @@ struct Tape {
     interactions: BTreeMap<(String, u32, u32), Interaction>,
     /// Something was recorded in this session (so [`Cassettes::save`] writes it).
     recorded: bool,
+    /// An embeddings model's vectors by text, with when each was recorded.
+    vectors: BTreeMap<String, (Vec<f64>, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -264,6 +283,51 @@ impl Cassettes {
                 let completion = live.complete(request).await?;
                 self.record(model, key, hash, canonical, &completion);
                 Ok(completion)
+            }
+        }
+    }
+
+    /// The embeddings of `texts` from the embeddings model `model`: replay reads each text's
+    /// recorded vector without touching `live`; Record asks `live` (one request for all the
+    /// texts) and keeps each vector.
+    ///
+    /// # Errors
+    /// [`CassetteError::EmbeddingMiss`] in replay for a text never recorded;
+    /// [`CassetteError::NoLiveProvider`] in record without `live`; [`CassetteError::Provider`]
+    /// when the live endpoint fails (nothing is recorded).
+    pub(crate) async fn embed(
+        &self,
+        model: &str,
+        live: Option<&super::embeddings::EmbeddingsClient>,
+        texts: &[String],
+    ) -> Result<Vec<Vec<f64>>, CassetteError> {
+        match self.mode {
+            Mode::Replay => {
+                let state = sync::lock(&self.state);
+                let tape = state.tapes.get(model);
+                texts
+                    .iter()
+                    .map(|text| {
+                        tape.and_then(|tape| tape.vectors.get(text)).map(|(vector, _)| vector.clone()).ok_or_else(
+                            || CassetteError::EmbeddingMiss {
+                                model: model.to_owned(),
+                                text: text.chars().take(80).collect(),
+                            },
+                        )
+                    })
+                    .collect()
+            }
+            Mode::Record => {
+                let live = live.ok_or_else(|| CassetteError::NoLiveProvider { model: model.to_owned() })?;
+                let answer = live.embed(texts).await?;
+                let recorded_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                let mut state = sync::lock(&self.state);
+                let tape = state.tapes.entry(model.to_owned()).or_default();
+                tape.recorded = true;
+                for (text, vector) in texts.iter().zip(&answer.vectors) {
+                    tape.vectors.insert(text.clone(), (vector.clone(), recorded_at.clone()));
+                }
+                Ok(answer.vectors)
             }
         }
     }
@@ -499,6 +563,15 @@ struct FileForm {
     format: u32,
     model: String,
     interactions: Vec<InteractionForm>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    embeddings: Vec<EmbeddingForm>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EmbeddingForm {
+    text: String,
+    vector: Vec<f64>,
+    recorded_at: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -647,7 +720,16 @@ fn parse(path: &Path, text: &str) -> Result<(String, Tape), CassetteError> {
             return Err(corrupt(format!("{at}: a second recording of this case, run and turn")));
         }
     }
-    Ok((file.model, Tape { source: Some(path.to_path_buf()), interactions, recorded: false }))
+    let mut vectors = BTreeMap::new();
+    for (index, stored) in file.embeddings.into_iter().enumerate() {
+        if stored.vector.is_empty() {
+            return Err(corrupt(format!("embeddings[{index}] (text {:?}): the vector is empty", stored.text)));
+        }
+        if vectors.insert(stored.text.clone(), (stored.vector, stored.recorded_at)).is_some() {
+            return Err(corrupt(format!("embeddings[{index}]: a second recording of the text {:?}", stored.text)));
+        }
+    }
+    Ok((file.model, Tape { source: Some(path.to_path_buf()), interactions, recorded: false, vectors }))
 }
 
 /// The file's text: pretty JSON with a final newline, interactions by (case, run, turn).
@@ -666,6 +748,15 @@ fn render(label: &str, tape: &Tape) -> Result<String, std::io::Error> {
                 request: interaction.request.clone(),
                 response: response_form(&interaction.response),
                 recorded_at: interaction.recorded_at.clone(),
+            })
+            .collect(),
+        embeddings: tape
+            .vectors
+            .iter()
+            .map(|(text, (vector, recorded_at))| EmbeddingForm {
+                text: text.clone(),
+                vector: vector.clone(),
+                recorded_at: recorded_at.clone(),
             })
             .collect(),
     };

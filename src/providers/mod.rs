@@ -8,6 +8,7 @@
 //! - [`openai`]: OpenAI Chat Completions and the servers that speak it;
 //! - [`anthropic`]: the Anthropic Messages API;
 //! - [`cassette`]: recorded exchanges, replayed instead of a live model (and `--record`);
+//! - [`embeddings`]: OpenAI-compatible `/embeddings`, for the `embedding` argument matcher;
 //! - [`schema`]: tool input schemas as each provider accepts them, and the model's arguments
 //!   validated against the original.
 //!
@@ -15,6 +16,7 @@
 
 pub(crate) mod anthropic;
 pub(crate) mod cassette;
+pub(crate) mod embeddings;
 pub(crate) mod names;
 pub(crate) mod openai;
 pub(crate) mod schema;

@@ -253,7 +253,7 @@ pub(super) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Durati
 }
 
 /// The error for a non-2xx answer.
-fn error_for(status: u16, retry_after: Option<Duration>, body: &[u8], redactor: &Redactor) -> ProviderError {
+pub(super) fn error_for(status: u16, retry_after: Option<Duration>, body: &[u8], redactor: &Redactor) -> ProviderError {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     // `{"error": {"message", "type", "code"}}`, `{"error": "text"}` or `{"message": …}`.
     let error = parsed.as_ref().and_then(|value| value.get("error"));

@@ -1,6 +1,10 @@
 //! A scripted model server for the adapter tests: it listens on 127.0.0.1 (a free port), answers
 //! each request with the next canned response (status, headers, body bytes exactly as given) and
 //! records what it received, so a test asserts the bytes we send. No network, no key.
+//!
+//! Started with a table of vectors ([`ScriptedServer::with_vectors`]), it answers `POST
+//! …/embeddings` itself: each text of `input` gets its vector from the table (in input order, with
+//! `index`), a text not in the table a 400; other paths still take the script.
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -66,6 +70,14 @@ pub(crate) struct ScriptedServer {
 impl ScriptedServer {
     /// Starts a server that gives `script` in order, then 500s.
     pub(crate) async fn start(script: Vec<Canned>) -> Self {
+        Self::with_vectors(script, &[]).await
+    }
+
+    /// Starts a server that answers `…/embeddings` from `vectors` (text → vector) when the table
+    /// is not empty, and everything else with `script` in order, then 500s.
+    pub(crate) async fn with_vectors(script: Vec<Canned>, vectors: &[(&str, Vec<f64>)]) -> Self {
+        let vectors: Arc<Vec<(String, Vec<f64>)>> =
+            Arc::new(vectors.iter().map(|(text, vector)| ((*text).to_owned(), vector.clone())).collect());
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
         let base_url = format!("http://{}/v1", listener.local_addr().expect("bound address"));
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -74,10 +86,10 @@ impl ScriptedServer {
         let task = tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else { continue };
-                let (log, script) = (Arc::clone(&log), Arc::clone(&script));
+                let (log, script, vectors) = (Arc::clone(&log), Arc::clone(&script), Arc::clone(&vectors));
                 tokio::spawn(async move {
                     let service = service_fn(move |request: Request<Incoming>| {
-                        let (log, script) = (Arc::clone(&log), Arc::clone(&script));
+                        let (log, script, vectors) = (Arc::clone(&log), Arc::clone(&script), Arc::clone(&vectors));
                         async move {
                             let (parts, body) = request.into_parts();
                             let body = body.collect().await.map(|body| body.to_bytes().to_vec()).unwrap_or_default();
@@ -91,12 +103,16 @@ impl ScriptedServer {
                                         (name.to_string(), String::from_utf8_lossy(value.as_bytes()).into_owned())
                                     })
                                     .collect(),
-                                body,
+                                body: body.clone(),
                             });
                             let canned =
-                                script.lock().expect("script lock").next().unwrap_or_else(|| {
-                                    Canned::json(500, r#"{"error":{"message":"script exhausted"}}"#)
-                                });
+                                if !vectors.is_empty() && parts.uri.path().ends_with("/embeddings") {
+                                    embeddings_answer(&vectors, &body)
+                                } else {
+                                    script.lock().expect("script lock").next().unwrap_or_else(|| {
+                                        Canned::json(500, r#"{"error":{"message":"script exhausted"}}"#)
+                                    })
+                                };
                             let mut response = Response::builder().status(canned.status);
                             for (name, value) in &canned.headers {
                                 response = response.header(name, value);
@@ -123,6 +139,26 @@ impl Drop for ScriptedServer {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// The answer of an embeddings request from the table: one vector per text of `input`.
+fn embeddings_answer(vectors: &[(String, Vec<f64>)], body: &[u8]) -> Canned {
+    let request: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let texts: Vec<&str> = request["input"]
+        .as_array()
+        .map(|list| list.iter().filter_map(serde_json::Value::as_str).collect())
+        .unwrap_or_default();
+    let mut data = Vec::new();
+    for (index, text) in texts.iter().enumerate() {
+        let Some((_, vector)) = vectors.iter().find(|(known, _)| known == text) else {
+            let error = serde_json::json!({"error": {"message": format!("no vector for {text:?}")}});
+            return Canned::json(400, &error.to_string());
+        };
+        data.push(serde_json::json!({"object": "embedding", "index": index, "embedding": vector}));
+    }
+    let answer = serde_json::json!({"object": "list", "data": data, "model": request["model"],
+                                    "usage": {"prompt_tokens": texts.len(), "total_tokens": texts.len()}});
+    Canned::json(200, &answer.to_string())
 }
 
 /// The tools of the adapters' tests: a name each provider must rewrite (`files.read`) and one it

@@ -209,14 +209,17 @@ impl EvalsSection {
     }
 
     /// Runs the model provider spoiled (`ending: provider_error`, after the retries and the
-    /// second try) and runs started, over every case × model.
+    /// second try, or an `embedding`/`judge` argument check whose model failed) and runs started,
+    /// over every case × model.
     pub fn run_errors(&self) -> (usize, usize) {
         let started = self.evals.iter().map(|eval| eval.traces.len()).sum();
         let errors = self
             .evals
             .iter()
             .flat_map(|eval| &eval.traces)
-            .filter(|run| run.status == RunStatus::Error && run.ending == "provider_error")
+            .filter(|run| {
+                run.status == RunStatus::Error && (run.ending == "provider_error" || argument_check_error(run))
+            })
             .count();
         (errors, started)
     }
@@ -227,9 +230,24 @@ impl EvalsSection {
     /// nothing about the provider.
     pub fn provider_failed(&self) -> bool {
         let (errors, started) = self.run_errors();
-        let missed = self.evals.iter().flat_map(|eval| &eval.traces).any(|run| run.ending == "replay_miss");
+        let missed = self.evals.iter().flat_map(|eval| &eval.traces).any(|run| {
+            run.ending == "replay_miss"
+                || (argument_check_error(run)
+                    && run
+                        .reason
+                        .as_deref()
+                        .is_some_and(|reason| reason.contains(crate::scoring::semantic::REPLAY_MISS)))
+        });
         self.model_status.iter().any(|model| model.status == ModelOutcome::Unusable) || missed || errors * 5 > started
     }
+}
+
+/// True for a run that is `error` because an `embedding` or `judge` argument check's model
+/// failed (its reason reads `error: argument_check_error: …`).
+fn argument_check_error(run: &RunTrace) -> bool {
+    let marked =
+        |reason: &str| reason.trim_start_matches("error: ").starts_with(crate::scoring::semantic::ARGUMENT_CHECK_ERROR);
+    run.status == RunStatus::Error && run.reason.as_deref().is_some_and(marked)
 }
 
 impl EvalStatus {

@@ -15,9 +15,13 @@
 //! second. `set` is an array in any order with the same items as many times; `subset` an object
 //! with at least the listed keys. `fuzzy` is one minus the normalised edit distance of the two
 //! texts (lower case, punctuation as spaces, spaces collapsed), against `threshold` (0.85).
-//! `present` accepts any value, `null` included. `embedding` and `judge` are skipped: a later
-//! version grades them.
+//! `present` accepts any value, `null` included. `embedding` and `judge` read what a model said
+//! of the pair (resolved before scoring, see [`super::semantic`]): `embedding` passes when the
+//! cosine of the two texts' embeddings reaches `threshold` (0.85), `judge` when the judge model
+//! says the value satisfies the description (`unknown` fails); a model that could not answer
+//! makes the check `error`, never a pass.
 
+use super::semantic::{JudgeVerdict, Resolved, SemanticKey, SemanticMode, SemanticVerdicts};
 use crate::text::json_kind;
 use chrono::{DateTime, Days, FixedOffset, NaiveDate, NaiveDateTime};
 use serde_json::{Map, Value};
@@ -31,6 +35,9 @@ pub(crate) enum Verdict {
     Fail,
     /// It was not graded (the reason says why).
     Skipped,
+    /// It could not be graded because a model failed (an `embedding` or `judge` matcher): the
+    /// run is `error`, neither a pass nor a fail.
+    Error,
 }
 
 /// The verdict on one argument (or on an unexpected one, mode `extra_args`).
@@ -46,16 +53,18 @@ pub(crate) struct ArgCheck {
     pub reason: String,
 }
 
-/// The reason every `embedding` or `judge` matcher gives.
-pub(crate) const LATER: &str = "graded by a later version";
+/// The default `threshold` of an `embedding` matcher (a cosine).
+pub(crate) const EMBEDDING_THRESHOLD: f64 = 0.85;
 
 /// Checks the arguments of one call against `expected` (arg name → resolved matcher); with
-/// `forbid_extra`, every argument `expected` does not name fails too.
+/// `forbid_extra`, every argument `expected` does not name fails too. `semantic` holds what the
+/// models said of the run's `embedding` and `judge` checks.
 pub(crate) fn check_args(
     expected: &Map<String, Value>,
     actual: &Value,
     forbid_extra: bool,
     today: NaiveDate,
+    semantic: &SemanticVerdicts,
 ) -> Vec<ArgCheck> {
     // No arguments at all (`null`) is an empty object.
     let none = Map::new();
@@ -68,8 +77,10 @@ pub(crate) fn check_args(
             reason: format!("the arguments are not a JSON object: {}", short(actual)),
         }];
     };
-    let mut checks: Vec<ArgCheck> =
-        expected.iter().map(|(name, matcher)| check_arg(name, matcher, actual_map.get(name), today)).collect();
+    let mut checks: Vec<ArgCheck> = expected
+        .iter()
+        .map(|(name, matcher)| check_arg(name, matcher, actual_map.get(name), today, semantic))
+        .collect();
     if forbid_extra {
         for name in actual_map.keys().filter(|name| !expected.contains_key(*name)) {
             checks.push(ArgCheck {
@@ -87,13 +98,29 @@ pub(crate) fn check_args(
 }
 
 /// Checks one argument (`actual` is `None` when the call does not have it).
-pub(crate) fn check_arg(name: &str, matcher: &Value, actual: Option<&Value>, today: NaiveDate) -> ArgCheck {
+pub(crate) fn check_arg(
+    name: &str,
+    matcher: &Value,
+    actual: Option<&Value>,
+    today: NaiveDate,
+    semantic: &SemanticVerdicts,
+) -> ArgCheck {
     let mode = matcher.get("match").and_then(Value::as_str).unwrap_or("auto").to_owned();
-    let outcome = evaluate(&mode, matcher, actual, today);
+    let outcome = match (SemanticMode::of(matcher), actual) {
+        (Some(semantic_mode), Some(actual)) => {
+            let key = SemanticKey::new(semantic_mode, name, matcher, actual);
+            if semantic_mode == SemanticMode::Embedding && key.actual.trim().is_empty() {
+                Outcome::Fail(format!("the value is empty: nothing to compare with {}", quoted(&key.expected)))
+            } else {
+                model_graded(&key, matcher, semantic.get(&key))
+            }
+        }
+        _ => evaluate(&mode, matcher, actual, today),
+    };
     let (verdict, reason) = match outcome {
         Outcome::Pass(why) => (Verdict::Pass, why),
         Outcome::Fail(why) => (Verdict::Fail, format!("`{name}`: {why}")),
-        Outcome::Skipped(why) => (Verdict::Skipped, why),
+        Outcome::Error(why) => (Verdict::Error, format!("`{name}`: {why}")),
     };
     ArgCheck { name: name.to_owned(), mode, verdict, reason }
 }
@@ -102,7 +129,44 @@ pub(crate) fn check_arg(name: &str, matcher: &Value, actual: Option<&Value>, tod
 enum Outcome {
     Pass(String),
     Fail(String),
-    Skipped(String),
+    Error(String),
+}
+
+/// An `embedding` or `judge` check from what the model said of it (`None`: nothing was
+/// resolved for it, an error).
+fn model_graded(key: &SemanticKey, matcher: &Value, resolved: Option<&Resolved>) -> Outcome {
+    let (expected, actual) = (quoted(&key.expected), quoted(&key.actual));
+    match resolved {
+        None => Outcome::Error(format!(
+            "`{}` could not be graded: no model answer was resolved for {actual}",
+            key.mode.name()
+        )),
+        Some(Resolved::Error(why)) => Outcome::Error(format!("`{}` could not be graded: {why}", key.mode.name())),
+        Some(Resolved::Cosine(cosine)) => {
+            let threshold = matcher.get("threshold").and_then(Value::as_f64).unwrap_or(EMBEDDING_THRESHOLD);
+            if *cosine >= threshold {
+                Outcome::Pass(format!("embedding: cosine {cosine:.3} ≥ {threshold} between {actual} and {expected}"))
+            } else {
+                Outcome::Fail(format!(
+                    "{actual} is not close enough in meaning to {expected}: cosine {cosine:.3}, below the threshold {threshold}"
+                ))
+            }
+        }
+        Some(Resolved::Judged(JudgeVerdict::Pass, why)) => {
+            Outcome::Pass(format!("judge: {actual} satisfies {expected} ({why})"))
+        }
+        Some(Resolved::Judged(JudgeVerdict::Fail, why)) => {
+            Outcome::Fail(format!("the judge says {actual} does not satisfy {expected}: {why}"))
+        }
+        Some(Resolved::Judged(JudgeVerdict::Unknown, why)) => Outcome::Fail(format!(
+            "the judge could not tell whether {actual} satisfies {expected} (graded as a failure): {why}"
+        )),
+    }
+}
+
+/// A text in quotes, cut to 80 characters.
+fn quoted(text: &str) -> String {
+    short(&Value::String(text.to_owned()))
 }
 
 fn evaluate(mode: &str, matcher: &Value, actual: Option<&Value>, today: NaiveDate) -> Outcome {
@@ -119,7 +183,6 @@ fn evaluate(mode: &str, matcher: &Value, actual: Option<&Value>, today: NaiveDat
                 Some(value) => Outcome::Fail(format!("expected no such argument, got {}", short(value))),
             };
         }
-        "embedding" | "judge" => return Outcome::Skipped(format!("`{mode}`: {LATER}")),
         _ => {}
     }
     let Some(actual) = actual else {

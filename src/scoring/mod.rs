@@ -12,7 +12,9 @@
 //! - `arguments` (`expect_args`, see [`matchers`]): checked on the call the selection accepted
 //!   (`first`: the first call; `any`: every call to the tool, passing when one matches — the first
 //!   call's checks explain a failure); with `extra_args: forbid` an argument the case does not
-//!   name fails. `embedding` and `judge` matchers are skipped ("graded by a later version").
+//!   name fails. `embedding` and `judge` matchers read the models' answers resolved before
+//!   scoring ([`semantic`], carried in the [`Trace`]); when a model could not answer, the check
+//!   is `error` and so is the run (unless another criterion failed): never a pass.
 //! - `sequence` (`expect_sequence`): `strict` — exactly these calls, in this order; `subsequence`
 //!   — these calls in this order, others allowed between them; `unordered` — each step matched
 //!   by a different call, in any order, others allowed. In every mode the calls of one model turn
@@ -28,6 +30,7 @@
 
 pub(crate) mod judge;
 pub(crate) mod matchers;
+pub(crate) mod semantic;
 
 #[cfg(test)]
 mod tests;
@@ -78,6 +81,9 @@ pub(crate) struct Trace {
     pub calls: Vec<Call>,
     /// How the run ended.
     pub ending: Ending,
+    /// What the models said of the run's `embedding` and `judge` checks
+    /// ([`semantic::requests`], resolved by the runner); empty when the case has none.
+    pub semantic: semantic::SemanticVerdicts,
 }
 
 /// The criteria a run is graded on.
@@ -172,6 +178,7 @@ pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunSco
     }
     let forbid_extra = case["extra_args"] == "forbid";
     let calls = &trace.calls;
+    let semantic = &trace.semantic;
     let mut criteria = Vec::new();
     criteria.push(match trace.ending {
         Ending::MaxTurns => Criterion::new(
@@ -203,11 +210,11 @@ pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunSco
         let (selection, accepted) = selection(tool, any, calls);
         criteria.push(selection);
         if let Some(expected) = case.get("expect_args").and_then(Value::as_object) {
-            criteria.push(arguments(tool, expected, &accepted, forbid_extra, today));
+            criteria.push(arguments(tool, expected, &accepted, forbid_extra, today, semantic));
         }
     }
     if let Some(sequence) = case.get("expect_sequence") {
-        criteria.push(sequence_criterion(sequence, calls, forbid_extra, today));
+        criteria.push(sequence_criterion(sequence, calls, forbid_extra, today, semantic));
     }
     if case["negative"] == true {
         criteria.push(if calls.is_empty() {
@@ -251,22 +258,27 @@ pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunSco
         criteria.push(Criterion::new(CriterionKind::Judge, Verdict::Skipped, "judge: a later version"));
     }
 
-    RunScore { verdict: verdict_of(&criteria), criteria, error: None }
+    let (verdict, error) = verdict_of(&criteria);
+    RunScore { verdict, criteria, error }
 }
 
-/// A run's verdict from its criteria: `fail` when one failed, `pass` when one besides
-/// `finished` passed, else ungraded.
-fn verdict_of(criteria: &[Criterion]) -> RunVerdict {
+/// A run's verdict from its criteria: `fail` when one failed, else `error` (with its reason)
+/// when a model-graded check could not be graded, `pass` when one besides `finished` passed,
+/// else ungraded.
+fn verdict_of(criteria: &[Criterion]) -> (RunVerdict, Option<String>) {
     let failed = criteria.iter().any(|criterion| criterion.verdict == Verdict::Fail);
+    let error = criteria.iter().find(|criterion| criterion.verdict == Verdict::Error);
     let graded = criteria
         .iter()
         .any(|criterion| criterion.kind != CriterionKind::Finished && criterion.verdict == Verdict::Pass);
     if failed {
-        RunVerdict::Fail
+        (RunVerdict::Fail, None)
+    } else if let Some(error) = error {
+        (RunVerdict::Error, Some(format!("{}: {}", semantic::ARGUMENT_CHECK_ERROR, error.reason)))
     } else if graded {
-        RunVerdict::Pass
+        (RunVerdict::Pass, None)
     } else {
-        RunVerdict::Ungraded
+        (RunVerdict::Ungraded, None)
     }
 }
 
@@ -301,7 +313,7 @@ impl RunScore {
                 JudgeResult::Error(_) => unreachable!("handled above"),
             };
         }
-        self.verdict = verdict_of(&self.criteria);
+        (self.verdict, self.error) = verdict_of(&self.criteria);
         self
     }
 }
@@ -341,35 +353,50 @@ fn selection<'a>(tool: &str, any: bool, calls: &'a [Call]) -> (Criterion, Vec<&'
     (Criterion::new(kind, Verdict::Fail, reason), Vec::new())
 }
 
-/// The arguments criterion over the accepted calls: passes when one of them matches.
+/// The arguments criterion over the accepted calls: passes when one of them matches; `error`
+/// when none matched and one could not be graded (a model-graded check without an answer)
+/// though nothing else of it failed.
 fn arguments(
     tool: &str,
     expected: &Map<String, Value>,
     accepted: &[&Call],
     forbid_extra: bool,
     today: NaiveDate,
+    semantic: &semantic::SemanticVerdicts,
 ) -> Criterion {
     let kind = CriterionKind::Arguments;
     if accepted.is_empty() {
         return Criterion::new(kind, Verdict::Skipped, format!("not checked: no accepted call to `{tool}`"));
     }
     let mut first_checks = None;
+    let mut ungraded = None;
     for call in accepted {
-        let checks = matchers::check_args(expected, &call.arguments, forbid_extra, today);
-        if checks.iter().all(|check| check.verdict != Verdict::Fail) {
-            let skipped = checks.iter().filter(|check| check.verdict == Verdict::Skipped).count();
-            if skipped > 0 && skipped == checks.len() {
-                let reason = format!("not checked: every expected argument is {}", matchers::LATER);
-                return Criterion { kind, verdict: Verdict::Skipped, reason, args: checks };
-            }
-            let reason = if skipped == 0 {
-                "every expected argument matched".to_owned()
-            } else {
-                format!("every graded argument matched ({skipped} skipped: {})", matchers::LATER)
-            };
-            return Criterion { kind, verdict: Verdict::Pass, reason, args: checks };
+        let checks = matchers::check_args(expected, &call.arguments, forbid_extra, today, semantic);
+        if checks.iter().any(|check| check.verdict == Verdict::Fail) {
+            first_checks.get_or_insert(checks);
+            continue;
         }
-        first_checks.get_or_insert(checks);
+        if checks.iter().any(|check| check.verdict == Verdict::Error) {
+            ungraded.get_or_insert(checks);
+            continue;
+        }
+        // A model-graded match says what the model said (the cosine, the judge's reason).
+        let graded: Vec<String> = checks
+            .iter()
+            .filter(|check| matches!(check.mode.as_str(), "embedding" | "judge"))
+            .map(|check| format!("`{}`: {}", check.name, check.reason))
+            .collect();
+        let reason = if graded.is_empty() {
+            "every expected argument matched".to_owned()
+        } else {
+            format!("every expected argument matched; {}", graded.join("; "))
+        };
+        return Criterion { kind, verdict: Verdict::Pass, reason, args: checks };
+    }
+    if let Some(checks) = ungraded {
+        let errors: Vec<&str> =
+            checks.iter().filter(|check| check.verdict == Verdict::Error).map(|check| check.reason.as_str()).collect();
+        return Criterion { kind, verdict: Verdict::Error, reason: errors.join("; "), args: checks };
     }
     let checks = first_checks.unwrap_or_default();
     let failures: Vec<&str> =
@@ -383,15 +410,26 @@ fn arguments(
 }
 
 /// Does `call` satisfy `step` (its tool and, when given, its arguments)?
-fn step_matches(step: &Value, call: &Call, forbid_extra: bool, today: NaiveDate) -> bool {
+/// `Err` with the reason when it cannot tell (a model-graded check without an answer, and no
+/// check of the step failed).
+fn step_matches(
+    step: &Value,
+    call: &Call,
+    forbid_extra: bool,
+    today: NaiveDate,
+    semantic: &semantic::SemanticVerdicts,
+) -> Result<bool, String> {
     if step["tool"].as_str() != Some(call.name.as_str()) {
-        return false;
+        return Ok(false);
     }
-    match step.get("args").and_then(Value::as_object) {
-        Some(args) => matchers::check_args(args, &call.arguments, forbid_extra, today)
-            .iter()
-            .all(|check| check.verdict != Verdict::Fail),
-        None => true,
+    let Some(args) = step.get("args").and_then(Value::as_object) else { return Ok(true) };
+    let checks = matchers::check_args(args, &call.arguments, forbid_extra, today, semantic);
+    if checks.iter().any(|check| check.verdict == Verdict::Fail) {
+        return Ok(false);
+    }
+    match checks.iter().find(|check| check.verdict == Verdict::Error) {
+        Some(error) => Err(error.reason.clone()),
+        None => Ok(true),
     }
 }
 
@@ -473,13 +511,33 @@ fn in_order(fits: &[Vec<bool>], calls: &[Call]) -> (bool, usize) {
 }
 
 /// The sequence criterion.
-fn sequence_criterion(sequence: &Value, calls: &[Call], forbid_extra: bool, today: NaiveDate) -> Criterion {
+fn sequence_criterion(
+    sequence: &Value,
+    calls: &[Call],
+    forbid_extra: bool,
+    today: NaiveDate,
+    semantic: &semantic::SemanticVerdicts,
+) -> Criterion {
     let kind = CriterionKind::Sequence;
     let order = sequence["order"].as_str().unwrap_or("strict");
     let steps = sequence["steps"].as_array().map(Vec::as_slice).unwrap_or_default();
+    // A step whose model-graded check could not be graded does not fit; when the sequence then
+    // fails, the criterion is `error` (it cannot tell), not `fail`.
+    let mut ungraded: Option<String> = None;
     let fits: Vec<Vec<bool>> = steps
         .iter()
-        .map(|step| calls.iter().map(|call| step_matches(step, call, forbid_extra, today)).collect())
+        .map(|step| {
+            calls
+                .iter()
+                .map(|call| match step_matches(step, call, forbid_extra, today, semantic) {
+                    Ok(fits) => fits,
+                    Err(reason) => {
+                        ungraded.get_or_insert(reason);
+                        false
+                    }
+                })
+                .collect()
+        })
         .collect();
     let wanted: Vec<String> = steps.iter().map(|step| format!("`{}`", step["tool"].as_str().unwrap_or("?"))).collect();
     let made = if calls.is_empty() { "no call".to_owned() } else { names(calls.iter()) };
@@ -524,7 +582,10 @@ fn sequence_criterion(sequence: &Value, calls: &[Call], forbid_extra: bool, toda
             wanted.join(if order == "unordered" { ", " } else { " → " }),
         )
     };
-    Criterion::new(kind, Verdict::Fail, reason)
+    match ungraded {
+        Some(error) => Criterion::new(kind, Verdict::Error, format!("{error} (the sequence did not match without it)")),
+        None => Criterion::new(kind, Verdict::Fail, reason),
+    }
 }
 
 /// k of n, as a fraction.

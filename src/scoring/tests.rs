@@ -5,6 +5,7 @@ use chrono::NaiveDate;
 use serde_json::{Value, json};
 
 use super::matchers::{check_arg, check_args, standardize};
+use super::semantic::{JudgeVerdict, Resolved, SemanticKey, SemanticMode, SemanticVerdicts};
 use super::*;
 
 fn today() -> NaiveDate {
@@ -13,7 +14,7 @@ fn today() -> NaiveDate {
 
 /// The verdict of one matcher on one value (`None`: the argument is missing).
 fn verdict(matcher: Value, actual: Option<Value>) -> Verdict {
-    check_arg("x", &matcher, actual.as_ref(), today()).verdict
+    check_arg("x", &matcher, actual.as_ref(), today(), &SemanticVerdicts::new()).verdict
 }
 
 fn passes(matcher: Value, actual: Value) -> bool {
@@ -22,7 +23,7 @@ fn passes(matcher: Value, actual: Value) -> bool {
 
 /// The failure reason of one matcher on one value.
 fn why(matcher: Value, actual: Value) -> String {
-    let check = check_arg("x", &matcher, Some(&actual), today());
+    let check = check_arg("x", &matcher, Some(&actual), today(), &SemanticVerdicts::new());
     assert_eq!(check.verdict, Verdict::Fail, "{matcher} on {actual} should fail");
     check.reason
 }
@@ -166,19 +167,77 @@ fn fuzzy_thresholds() {
 }
 
 #[test]
-fn present_absent_missing_and_later_matchers() {
+fn present_absent_and_missing_arguments() {
     assert_eq!(verdict(json!({"match": "present"}), Some(json!(null))), Verdict::Pass);
     assert_eq!(verdict(json!({"match": "present"}), None), Verdict::Fail);
     assert_eq!(verdict(json!({"match": "absent"}), None), Verdict::Pass);
     assert_eq!(verdict(json!({"match": "absent"}), Some(json!(1))), Verdict::Fail);
-    let missing = check_arg("city", &json!({"match": "auto", "value": "Paris"}), None, today());
+    let missing =
+        check_arg("city", &json!({"match": "auto", "value": "Paris"}), None, today(), &SemanticVerdicts::new());
     assert_eq!(missing.verdict, Verdict::Fail);
     assert!(missing.reason.contains("`city`: missing"), "{}", missing.reason);
     for mode in ["embedding", "judge"] {
-        let check = check_arg("q", &json!({"match": mode, "value": "x"}), Some(&json!("y")), today());
-        assert_eq!(check.verdict, Verdict::Skipped);
-        assert!(check.reason.contains("graded by a later version"), "{}", check.reason);
+        let check = check_arg("q", &json!({"match": mode, "value": "x"}), None, today(), &SemanticVerdicts::new());
+        assert_eq!(check.verdict, Verdict::Fail, "a missing argument needs no model: {check:?}");
     }
+}
+
+/// The resolved checks of one `q` argument.
+fn resolved(mode: SemanticMode, expected: &str, actual: Value, answer: Resolved) -> SemanticVerdicts {
+    let key = SemanticKey::new(mode, "q", &json!({"value": expected}), &actual);
+    SemanticVerdicts::from([(key, answer)])
+}
+
+#[test]
+fn embedding_passes_at_the_threshold_and_states_the_cosine() {
+    let matcher = json!({"match": "embedding", "value": "rain tomorrow"});
+    let close =
+        resolved(SemanticMode::Embedding, "rain tomorrow", json!("showers on the next day"), Resolved::Cosine(0.91));
+    let check = check_arg("q", &matcher, Some(&json!("showers on the next day")), today(), &close);
+    assert_eq!(check.verdict, Verdict::Pass, "{check:?}");
+    assert!(check.reason.contains("cosine 0.910 ≥ 0.85"), "{}", check.reason);
+
+    let far = resolved(SemanticMode::Embedding, "rain tomorrow", json!("stock prices"), Resolved::Cosine(0.12));
+    let check = check_arg("q", &matcher, Some(&json!("stock prices")), today(), &far);
+    assert_eq!(check.verdict, Verdict::Fail);
+    assert!(check.reason.contains("cosine 0.120, below the threshold 0.85"), "{}", check.reason);
+
+    let empty = check_arg("q", &matcher, Some(&json!("  ")), today(), &SemanticVerdicts::new());
+    assert_eq!(empty.verdict, Verdict::Fail, "an empty text fails without a model: {empty:?}");
+
+    let strict = json!({"match": "embedding", "value": "rain tomorrow", "threshold": 0.95});
+    let check = check_arg("q", &strict, Some(&json!("showers on the next day")), today(), &close);
+    assert_eq!(check.verdict, Verdict::Fail, "the matcher's own threshold applies");
+}
+
+#[test]
+fn a_non_string_value_is_compared_as_its_json_text() {
+    let matcher = json!({"match": "embedding", "value": "five items"});
+    let key = SemanticKey::new(SemanticMode::Embedding, "q", &matcher, &json!(5));
+    assert_eq!(key.actual, "5");
+    let object = SemanticKey::new(SemanticMode::Judge, "q", &matcher, &json!({"city": "Paris"}));
+    assert_eq!((object.actual.as_str(), object.argument.as_str()), (r#"{"city":"Paris"}"#, "q"));
+    assert_eq!(key.argument, "", "an embedding's cosine does not depend on the argument's name");
+}
+
+#[test]
+fn judge_pass_fail_unknown_and_error() {
+    let matcher = json!({"match": "judge", "value": "a city in France"});
+    let check = |answer: Resolved| {
+        let verdicts = resolved(SemanticMode::Judge, "a city in France", json!("Lyon"), answer);
+        check_arg("q", &matcher, Some(&json!("Lyon")), today(), &verdicts)
+    };
+    assert_eq!(check(Resolved::Judged(JudgeVerdict::Pass, "Lyon is in France".into())).verdict, Verdict::Pass);
+    let failed = check(Resolved::Judged(JudgeVerdict::Fail, "not a city".into()));
+    assert_eq!(failed.verdict, Verdict::Fail);
+    assert!(failed.reason.contains("does not satisfy") && failed.reason.contains("not a city"), "{}", failed.reason);
+    let unknown = check(Resolved::Judged(JudgeVerdict::Unknown, "cannot tell".into()));
+    assert_eq!(unknown.verdict, Verdict::Fail, "unknown is not shown to satisfy: {unknown:?}");
+    let error = check(Resolved::Error("the judge model failed: HTTP 500".into()));
+    assert_eq!(error.verdict, Verdict::Error);
+    assert!(error.reason.contains("could not be graded: the judge model failed: HTTP 500"), "{}", error.reason);
+    let nothing = check_arg("q", &matcher, Some(&json!("Lyon")), today(), &SemanticVerdicts::new());
+    assert_eq!(nothing.verdict, Verdict::Error, "no answer resolved is never a pass");
 }
 
 #[test]
@@ -186,14 +245,18 @@ fn extra_args_policy_and_non_object_arguments() {
     let expected = json!({"city": {"match": "auto", "value": "Paris"}});
     let expected = expected.as_object().expect("an object");
     let actual = json!({"city": "Paris", "units": "c"});
-    assert!(check_args(expected, &actual, false, today()).iter().all(|check| check.verdict == Verdict::Pass));
-    let checks = check_args(expected, &actual, true, today());
+    assert!(
+        check_args(expected, &actual, false, today(), &SemanticVerdicts::new())
+            .iter()
+            .all(|check| check.verdict == Verdict::Pass)
+    );
+    let checks = check_args(expected, &actual, true, today(), &SemanticVerdicts::new());
     let extra = checks.iter().find(|check| check.mode == "extra_args").expect("the extra argument");
     assert_eq!((extra.name.as_str(), extra.verdict), ("units", Verdict::Fail));
     assert!(extra.reason.contains("extra_args: forbid"), "{}", extra.reason);
-    let nothing = check_args(expected, &Value::Null, false, today());
+    let nothing = check_args(expected, &Value::Null, false, today(), &SemanticVerdicts::new());
     assert!(nothing[0].reason.contains("`city`: missing"), "null arguments are no arguments: {nothing:?}");
-    let garbled = check_args(expected, &json!("{city: Paris"), false, today());
+    let garbled = check_args(expected, &json!("{city: Paris"), false, today(), &SemanticVerdicts::new());
     assert_eq!(garbled[0].verdict, Verdict::Fail);
     assert!(garbled[0].reason.contains("not a JSON object"));
 }
@@ -215,7 +278,7 @@ fn case(fields: Value) -> Value {
 }
 
 fn answered(calls: Vec<Call>) -> Trace {
-    Trace { calls, ending: Ending::Answer }
+    Trace { calls, ending: Ending::Answer, semantic: SemanticVerdicts::new() }
 }
 
 fn call(name: &str, arguments: Value) -> Call {
@@ -279,21 +342,89 @@ fn arguments_on_the_accepted_call() {
 }
 
 #[test]
-fn extra_args_forbid_fails_the_run_and_embedding_is_skipped() {
+fn extra_args_forbid_fails_the_run_and_a_model_that_failed_makes_it_an_error() {
     let forbid = case(json!({"expect_tool": "w", "expect_tool_position": "first", "extra_args": "forbid",
         "expect_args": {"city": {"match": "auto", "value": "Paris"}}}));
     assert_eq!(run(&forbid, &answered(vec![call("w", json!({"city": "Paris"}))])).verdict, RunVerdict::Pass);
     assert_eq!(run(&forbid, &answered(vec![call("w", json!({"city": "Paris", "x": 1}))])).verdict, RunVerdict::Fail);
     let embedding = case(json!({"expect_tool": "w", "expect_tool_position": "first",
         "expect_args": {"q": {"match": "embedding", "value": "rain"}, "n": {"match": "auto", "value": 1}}}));
-    let score = run(&embedding, &answered(vec![call("w", json!({"q": "showers", "n": 1}))]));
-    assert_eq!(score.verdict, RunVerdict::Pass);
-    assert!(criterion(&score, CriterionKind::Arguments).reason.contains("1 skipped"));
-    let only_judge = case(json!({"expect_tool": "w", "expect_tool_position": "first",
-        "expect_args": {"q": {"match": "judge", "value": "rain"}}}));
-    let score = run(&only_judge, &answered(vec![call("w", json!({"q": "showers"}))]));
-    assert_eq!(criterion(&score, CriterionKind::Arguments).verdict, Verdict::Skipped);
-    assert_eq!(score.verdict, RunVerdict::Pass, "the selection was graded and passed");
+    let with = |answer: Resolved, n: i64| {
+        let mut trace = answered(vec![call("w", json!({"q": "showers", "n": n}))]);
+        trace.semantic = resolved(SemanticMode::Embedding, "rain", json!("showers"), answer);
+        run(&embedding, &trace)
+    };
+    let passed = with(Resolved::Cosine(0.9), 1);
+    assert_eq!(passed.verdict, RunVerdict::Pass);
+    let reason = &criterion(&passed, CriterionKind::Arguments).reason;
+    assert!(reason.contains("`q`: embedding: cosine 0.900 ≥ 0.85"), "the pass says the cosine: {reason}");
+    assert_eq!(with(Resolved::Cosine(0.2), 1).verdict, RunVerdict::Fail);
+    let spoiled = with(Resolved::Error("the embeddings model failed: HTTP 503".into()), 1);
+    assert_eq!(spoiled.verdict, RunVerdict::Error, "{spoiled:?}");
+    assert_eq!(criterion(&spoiled, CriterionKind::Arguments).verdict, Verdict::Error);
+    assert!(spoiled.error.as_deref().is_some_and(|error| error.contains("HTTP 503")), "{spoiled:?}");
+    let failed_anyway = with(Resolved::Error("HTTP 503".into()), 2);
+    assert_eq!(failed_anyway.verdict, RunVerdict::Fail, "another argument failed: a fail whatever the model says");
+}
+
+#[test]
+fn the_requests_are_the_checks_scoring_will_read_once_each() {
+    let case = case(json!({"expect_tool": "w", "expect_tool_position": "any",
+        "expect_args": {"q": {"match": "embedding", "value": "rain"}, "n": {"match": "auto", "value": 1}},
+        "expect_sequence": {"order": "subsequence", "steps": [{"tool": "w", "args": {"q": {"match": "judge", "value": "weather"}}}]}}));
+    let trace = answered(vec![
+        call("w", json!({"q": "showers"})),
+        call("x", json!({"q": "ignored"})),
+        call("w", json!({"q": "showers"})),
+        call("w", json!({"q": 3})),
+        call("w", json!({"q": ""})),
+    ]);
+    let keys = semantic::requests(&case, &trace);
+    let listed: Vec<(SemanticMode, &str)> = keys.iter().map(|key| (key.mode, key.actual.as_str())).collect();
+    assert_eq!(
+        listed,
+        [
+            (SemanticMode::Embedding, "showers"),
+            (SemanticMode::Embedding, "3"),
+            (SemanticMode::Judge, "showers"),
+            (SemanticMode::Judge, "3"),
+            (SemanticMode::Judge, "")
+        ]
+    );
+    let first = case_with_position("first");
+    assert_eq!(
+        semantic::requests(&first, &answered(vec![call("x", json!({"q": "a"}))])),
+        Vec::new(),
+        "first call is not `w`"
+    );
+}
+
+fn case_with_position(position: &str) -> Value {
+    case(json!({"expect_tool": "w", "expect_tool_position": position,
+        "expect_args": {"q": {"match": "embedding", "value": "rain"}}}))
+}
+
+#[test]
+fn a_sequence_step_that_could_not_be_graded_is_an_error_not_a_fail() {
+    let case = case(json!({"expect_sequence": {"order": "strict", "steps": [
+        {"tool": "w", "args": {"q": {"match": "judge", "value": "weather"}}}]}}));
+    let mut trace = answered(vec![call("w", json!({"q": "rain"}))]);
+    trace.semantic =
+        resolved(SemanticMode::Judge, "weather", json!("rain"), Resolved::Error("the judge model failed".into()));
+    let score = run(&case, &trace);
+    assert_eq!(criterion(&score, CriterionKind::Sequence).verdict, Verdict::Error, "{score:?}");
+    assert_eq!(score.verdict, RunVerdict::Error);
+    trace.semantic =
+        resolved(SemanticMode::Judge, "weather", json!("rain"), Resolved::Judged(JudgeVerdict::Pass, "it is".into()));
+    assert_eq!(run(&case, &trace).verdict, RunVerdict::Pass);
+}
+
+#[test]
+fn cosine_is_one_for_parallel_vectors_and_none_for_mismatched_ones() {
+    assert!((semantic::cosine(&[1.0, 2.0], &[2.0, 4.0]).expect("defined") - 1.0).abs() < 1e-12);
+    assert!(semantic::cosine(&[1.0, 0.0], &[0.0, 1.0]).expect("defined").abs() < 1e-12);
+    assert_eq!(semantic::cosine(&[1.0], &[1.0, 0.0]), None);
+    assert_eq!(semantic::cosine(&[0.0, 0.0], &[1.0, 0.0]), None);
 }
 
 fn sequence_case(order: &str) -> Value {
@@ -381,14 +512,18 @@ fn forbid_tools_with_globs() {
 #[test]
 fn endings_rubric_and_errors() {
     let plain = case(json!({"expect_tool": "w", "expect_tool_position": "first"}));
-    let looped = Trace { calls: vec![call("w", json!({}))], ending: Ending::MaxTurns };
+    let looped =
+        Trace { calls: vec![call("w", json!({}))], ending: Ending::MaxTurns, semantic: SemanticVerdicts::new() };
     let score = run(&plain, &looped);
     assert_eq!(score.verdict, RunVerdict::Fail);
     assert!(criterion(&score, CriterionKind::Finished).reason.contains("max_turns (8)"));
     assert_eq!(criterion(&score, CriterionKind::Selection).verdict, Verdict::Pass, "the calls are still graded");
-    let slow = run(&plain, &Trace { calls: vec![], ending: Ending::Timeout });
+    let slow = run(&plain, &Trace { calls: vec![], ending: Ending::Timeout, semantic: SemanticVerdicts::new() });
     assert!(criterion(&slow, CriterionKind::Finished).reason.contains("120000 ms"));
-    let broken = run(&plain, &Trace { calls: vec![], ending: Ending::Error("HTTP 503".into()) });
+    let broken = run(
+        &plain,
+        &Trace { calls: vec![], ending: Ending::Error("HTTP 503".into()), semantic: SemanticVerdicts::new() },
+    );
     assert_eq!((broken.verdict, broken.error.as_deref()), (RunVerdict::Error, Some("HTTP 503")));
     assert!(broken.criteria.is_empty());
     let rubric = case(json!({"rubric": {"id": "r", "criteria": [], "min_should": 0}}));
@@ -406,7 +541,7 @@ fn scores(case: &Value, traces: &[Trace]) -> Vec<RunScore> {
 }
 
 fn error_trace() -> Trace {
-    Trace { calls: vec![], ending: Ending::Error("provider down".into()) }
+    Trace { calls: vec![], ending: Ending::Error("provider down".into()), semantic: SemanticVerdicts::new() }
 }
 
 #[test]

@@ -11,8 +11,9 @@
 //! - `gate: {fail_on}`: when the run fails;
 //! - layer 1: `models` (a list of `PROVIDER:MODEL` strings), `providers: [{id, api, base_url,
 //!   api_key_env}]` (endpoints beyond the built-in `openai`, `anthropic` and `replay`), `runs`,
-//!   `concurrency`, `max_model_calls`, `trace_results` and `judge_calibration` (the file
-//!   `mcp-eval judge calibrate` wrote).
+//!   `concurrency`, `max_model_calls`, `trace_results`, `judge_calibration` (the file
+//!   `mcp-eval judge calibrate` wrote) and `embedding_model` (the `PROVIDER:MODEL` whose
+//!   embeddings grade `embedding` matchers).
 //!
 //! Header values (secrets) have no place in the file: they come from flags or inputs only. A
 //! secret for a stdio server is best passed through by name (`server.env: [API_KEY]`) rather
@@ -79,6 +80,9 @@ pub(crate) struct ConfigFile {
     /// The judge's calibration file (`mcp-eval judge calibrate`).
     #[serde(default)]
     pub judge_calibration: Option<Located<Value>>,
+    /// The `PROVIDER:MODEL` whose embeddings grade `embedding` matchers (layer 1).
+    #[serde(default)]
+    pub embedding_model: Option<Located<Value>>,
 }
 
 /// One entry of `providers:`. Every field is optional here; [`super::resolve`] reports a missing
@@ -184,6 +188,7 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("max_model_calls", Shape::Scalar),
     ("trace_results", Shape::Scalar),
     ("judge_calibration", Shape::Scalar),
+    ("embedding_model", Shape::Scalar),
 ];
 
 /// Keys of list entries whose value must be a string: `(list, key)`. The structural pass names

@@ -74,6 +74,8 @@ pub(crate) const INPUT_FAIL_ON_EVALS: &str = "fail-on-evals";
 pub(crate) const INPUT_JUDGE_MODEL: &str = "judge-model";
 /// Input `judge-calibration`: the file `mcp-eval judge calibrate` wrote.
 pub(crate) const INPUT_JUDGE_CALIBRATION: &str = "judge-calibration";
+/// Input `embedding-model`: the `PROVIDER:MODEL` whose embeddings grade `embedding` matchers.
+pub(crate) const INPUT_EMBEDDING_MODEL: &str = "embedding-model";
 /// Input `max-drop`: the smallest drop of the mean pass rate that can fail the gate (0..1).
 pub(crate) const INPUT_MAX_DROP: &str = "max-drop";
 /// Input `shard`: `INDEX/COUNT`, the slice of layer 1's case × model list this job runs.
@@ -84,7 +86,7 @@ pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 34] = [
+pub(crate) const ALL_INPUTS: [&str; 35] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -119,6 +121,7 @@ pub(crate) const ALL_INPUTS: [&str; 34] = [
     INPUT_JUDGE_MODEL,
     INPUT_JUDGE_CALIBRATION,
     INPUT_MAX_DROP,
+    INPUT_EMBEDDING_MODEL,
 ];
 
 /// The API root of the built-in `openai` provider (default `https://api.openai.com/v1`).

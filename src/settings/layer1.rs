@@ -132,6 +132,9 @@ pub(crate) struct Layer1Settings {
     /// `--judge-calibration FILE`: what `mcp-eval judge calibrate` measured of the judge; its
     /// judge pass rates are then also reported Rogan–Gladen corrected.
     pub judge_calibration: Option<PathBuf>,
+    /// `--embedding-model`: the model whose `/embeddings` grade `embedding` argument matchers
+    /// (a provider of the OpenAI wire).
+    pub embedding_model: Option<ModelRef>,
     /// `--max-drop`: the smallest drop of the mean per-case pass rate that can fail the gate,
     /// as a rate in 0..1 (default 0.02: two points).
     pub max_drop: f64,
@@ -222,6 +225,7 @@ impl Default for Layer1Settings {
             allow_self_judge: false,
             judge_samples: 1,
             judge_calibration: None,
+            embedding_model: None,
             max_drop: crate::baseline::gate::DEFAULT_MAX_DROP,
         }
     }

@@ -175,6 +175,45 @@ pub(super) fn resolve(
             Some(judge)
         },
     );
+    // The embeddings model of `embedding` matchers: an OpenAI-compatible provider (Anthropic's
+    // API has no embeddings endpoint).
+    let embedding_model = sources
+        .pick(
+            &flags.embedding_model,
+            "--embedding-model",
+            env_vars::INPUT_EMBEDDING_MODEL,
+            file.and_then(|c| c.embedding_model.as_ref()).map(|value| (value, "embedding_model")),
+        )
+        .and_then(|(source, text)| {
+            let Some((provider, model)) = text.trim().split_once(':').filter(|(p, m)| !p.is_empty() && !m.is_empty())
+            else {
+                problems.push(Problem::new(
+                    &source,
+                    format!("`{text}` is not PROVIDER:MODEL"),
+                    "e.g. openai:text-embedding-3-small",
+                ));
+                return None;
+            };
+            let Some(def) = providers.iter().find(|defined| defined.id == provider) else {
+                if !file_unread {
+                    problems.push(Problem::new(
+                        &source,
+                        format!("no provider `{provider}` is defined"),
+                        "use openai, replay or an OpenAI-compatible provider of the config file",
+                    ));
+                }
+                return None;
+            };
+            if def.api == Api::Anthropic {
+                problems.push(Problem::new(
+                    &source,
+                    format!("provider `{provider}` speaks the Anthropic Messages API, which has no embeddings endpoint"),
+                    "use an OpenAI-compatible provider (`api: openai` in the config file: OpenAI, Azure OpenAI, Ollama, vLLM, llama.cpp), e.g. openai:text-embedding-3-small",
+                ));
+                return None;
+            }
+            Some(ModelRef { provider: provider.to_owned(), model: model.to_owned() })
+        });
     let judge_samples = match flags.judge_samples.as_deref().map(str::trim).filter(|text| !text.is_empty()) {
         None => 1,
         Some(text) => {
@@ -295,6 +334,7 @@ pub(super) fn resolve(
         allow_self_judge: flags.allow_self_judge,
         judge_samples,
         judge_calibration,
+        embedding_model,
         max_drop,
         shard,
     }

@@ -136,7 +136,7 @@ pub struct SettingsArgs {
     /// When layer 1 fails the run: regression, failure or never [Action input: fail-on-evals; default: failure for the CLI, regression for the Action]
     #[arg(long, value_name = "WHEN")]
     pub fail_on_evals: Option<String>,
-    /// The model that grades rubrics, PROVIDER:MODEL; it must differ from the models under test [Action input: judge-model]
+    /// The model that grades rubrics and `judge` argument matchers, PROVIDER:MODEL; it must differ from the models under test [Action input: judge-model]
     #[arg(long, value_name = "PROVIDER:MODEL")]
     pub judge_model: Option<String>,
     /// Let a model judge its own runs (flagged in the report)
@@ -148,6 +148,9 @@ pub struct SettingsArgs {
     /// What `mcp-eval judge calibrate` measured of the judge (a JSON file): judge pass rates are then also reported Rogan–Gladen corrected [Action input: judge-calibration; config: judge_calibration]
     #[arg(long, value_name = "FILE")]
     pub judge_calibration: Option<String>,
+    /// The model whose embeddings grade `embedding` argument matchers, PROVIDER:MODEL on an OpenAI-compatible provider [Action input: embedding-model]
+    #[arg(long, value_name = "PROVIDER:MODEL")]
+    pub embedding_model: Option<String>,
     /// The smallest drop of the mean pass rate that can fail the gate, 0..1 [Action input: max-drop; default 0.02]
     #[arg(long, value_name = "FRACTION")]
     pub max_drop: Option<String>,

@@ -882,3 +882,44 @@ fn judge_calibration_comes_from_the_flag_the_input_or_the_file_in_that_order() {
         .expect("valid");
     assert_eq!(none.layer1.judge_calibration, None, "an empty input is no file");
 }
+
+#[test]
+fn the_embedding_model_needs_a_provider_with_an_embeddings_endpoint() {
+    let args = |text: &str| SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        models: vec!["openai:gpt-4o".into()],
+        embedding_model: Some(text.into()),
+        ..SettingsArgs::default()
+    };
+    let settings = cli(args("openai:text-embedding-3-small")).expect("an OpenAI embeddings model");
+    assert_eq!(settings.layer1.embedding_model, Some(model("openai", "text-embedding-3-small")));
+    let refused = rendered(&cli(args("anthropic:claude-sonnet-4-5")).expect_err("the Messages API has no embeddings"));
+    assert!(refused.contains("--embedding-model") && refused.contains("has no embeddings endpoint"), "{refused}");
+    let unknown = rendered(&cli(args("nowhere:e")).expect_err("no such provider"));
+    assert!(unknown.contains("no provider `nowhere` is defined"), "{unknown}");
+    let bare = rendered(&cli(args("text-embedding-3-small")).expect_err("no provider"));
+    assert!(bare.contains("is not PROVIDER:MODEL"), "{bare}");
+}
+
+#[test]
+fn the_embedding_model_comes_from_the_input_or_the_config_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("mcp-eval.yaml");
+    std::fs::write(&config, "server:\n  url: http://h/mcp\nembedding_model: openai:text-embedding-3-large\n")
+        .expect("write");
+    let settings =
+        cli(SettingsArgs { config: Some(config.display().to_string()), ..SettingsArgs::default() }).expect("valid");
+    assert_eq!(settings.layer1.embedding_model, Some(model("openai", "text-embedding-3-large")));
+    std::fs::write(&config, "server:\n  url: http://h/mcp\nembedding_model: anthropic:x\n").expect("write");
+    let problems = rendered(
+        &cli(SettingsArgs { config: Some(config.display().to_string()), ..SettingsArgs::default() })
+            .expect_err("refused"),
+    );
+    assert!(problems.contains("mcp-eval.yaml:3:18: embedding_model"), "{problems}");
+    let settings = action(
+        &[("INPUT_SERVER-URL", "http://h/mcp"), ("INPUT_EMBEDDING-MODEL", "openai:text-embedding-3-small")],
+        Request::default(),
+    )
+    .expect("valid");
+    assert_eq!(settings.layer1.embedding_model, Some(model("openai", "text-embedding-3-small")));
+}

@@ -23,7 +23,7 @@ const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
 const PAGE_SIZE: usize = 2;
 
 /// Every input of action.yml, set to the empty string as the runner does for inputs not given.
-const ALL_INPUTS: [&str; 25] = [
+const ALL_INPUTS: [&str; 26] = [
     "SERVER-URL",
     "SERVER-COMMAND",
     "SERVER-HEADERS",
@@ -49,6 +49,7 @@ const ALL_INPUTS: [&str; 25] = [
     "JUDGE-MODEL",
     "JUDGE-CALIBRATION",
     "MAX-DROP",
+    "EMBEDDING-MODEL",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

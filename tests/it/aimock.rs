@@ -155,6 +155,11 @@ fn final_answer(wire: Wire) -> Value {
 /// Runs layer 1 of `mcp-eval` against the demo server with the model behind aimock, `runs`
 /// runs of one case that expects `test_header_param` with `region: eu`.
 fn run_layer1(wire: Wire, fixtures: &[Value], runs: u32) -> Run {
+    run_layer1_with(wire, fixtures, runs, "{ match: exact, value: eu }", &[])
+}
+
+/// [`run_layer1`] with the `region` argument graded by `matcher` (YAML) and more flags.
+fn run_layer1_with(wire: Wire, fixtures: &[Value], runs: u32, matcher: &str, flags: &[&str]) -> Run {
     let dir = tempfile::tempdir().expect("temp dir");
     let aimock = Aimock::start(dir.path(), &json!({ "fixtures": fixtures }));
     let server = DemoServer::start(&[]);
@@ -162,7 +167,7 @@ fn run_layer1(wire: Wire, fixtures: &[Value], runs: u32) -> Run {
     std::fs::write(
         &set,
         format!(
-            "version: 1\ncases:\n  - id: region-echo\n    prompt: \"Echo my region back to me ({PROMPT_TAG}).\"\n    kind: hard\n    expect_tool: test_header_param\n    expect_args:\n      region: {{ match: exact, value: eu }}\n"
+            "version: 1\ncases:\n  - id: region-echo\n    prompt: \"Echo my region back to me ({PROMPT_TAG}).\"\n    kind: hard\n    expect_tool: test_header_param\n    expect_args:\n      region: {matcher}\n"
         ),
     )
     .expect("write the golden set");
@@ -178,23 +183,22 @@ fn run_layer1(wire: Wire, fixtures: &[Value], runs: u32) -> Run {
     .expect("write the config");
     let model = format!("aimock:{}", wire.model());
     let runs = runs.to_string();
-    let run = run_with_env(
-        &[
-            "--server-url",
-            &server.url,
-            "--layers",
-            "1",
-            "--golden-set",
-            set.to_str().expect("utf-8 path"),
-            "--model",
-            &model,
-            "--config",
-            config.to_str().expect("utf-8 path"),
-            "--runs",
-            &runs,
-        ],
-        &[(KEY_VAR, KEY)],
-    );
+    let mut args = vec![
+        "--server-url",
+        &server.url,
+        "--layers",
+        "1",
+        "--golden-set",
+        set.to_str().expect("utf-8 path"),
+        "--model",
+        &model,
+        "--config",
+        config.to_str().expect("utf-8 path"),
+        "--runs",
+        &runs,
+    ];
+    args.extend_from_slice(flags);
+    let run = run_with_env(&args, &[(KEY_VAR, KEY)]);
     assert!(!run.stderr().contains("panicked"), "mcp-eval crashed: {}", run.stderr());
     assert!(!run.everything().contains(KEY), "the key leaked");
     drop(aimock);
@@ -311,4 +315,32 @@ fn openai_a_malformed_body_is_a_provider_error_with_exit_5() {
 #[test]
 fn anthropic_a_malformed_body_is_a_provider_error_with_exit_5() {
     a_malformed_body_is_a_provider_error(Wire::Anthropic);
+}
+
+/// The `embedding` matcher against aimock's `/v1/embeddings`: aimock gives every text of a
+/// request the fixture's one vector, so the texts `Europe` and `eu` (sent in one request) have
+/// cosine 1 and the case passes; an error fixture (400, not retried) makes the case `error`,
+/// never a pass.
+#[test]
+fn openai_embeddings_from_aimock_grade_an_embedding_matcher_and_an_error_is_no_pass() {
+    let wire = Wire::OpenAi;
+    let matcher = "{ match: embedding, value: Europe }";
+    let flags = ["--embedding-model", "aimock:text-embedding-test"];
+    let script = [json!({"match": first_turn(wire), "response": tool_call(wire)}), final_answer(wire)];
+    let vector = json!({"match": {"inputText": "Europe"}, "response": {"embedding": [0.25, -0.5, 0.75]}});
+    let fixtures: Vec<Value> = script.iter().cloned().chain([vector]).collect();
+    let run = run_layer1_with(wire, &fixtures, 1, matcher, &flags);
+    let eval = the_eval(&run);
+    assert_eq!((run.code(), eval["status"].as_str()), (0, Some("pass")), "{eval:#}\n{}", run.stderr());
+    let criteria = eval["traces"][0]["criteria"].to_string();
+    assert!(criteria.contains("cosine 1.000"), "{criteria}");
+
+    let refused = json!({"match": {"inputText": "Europe"}, "response": {
+        "error": {"message": "embeddings are switched off", "type": "invalid_request_error"}, "status": 400}});
+    let fixtures: Vec<Value> = script.iter().cloned().chain([refused]).collect();
+    let run = run_layer1_with(wire, &fixtures, 1, matcher, &flags);
+    let eval = the_eval(&run);
+    assert_eq!((run.code(), eval["status"].as_str()), (5, Some("error")), "{eval:#}\n{}", run.stderr());
+    let reason = eval["traces"][0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("could not be graded") && reason.contains("embeddings are switched off"), "{reason}");
 }

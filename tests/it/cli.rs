@@ -321,6 +321,13 @@ fn the_demo_shows_a_whole_layer_1_report_replayed_with_no_key() {
     assert_eq!(judged["verdict"], "pass", "{judged}");
     assert!(judged["rubric_sha256"].as_str().is_some_and(|hash| hash.starts_with("sha256:")), "{judged}");
     assert!(judged["prompt_version"].as_u64().is_some() && judged["criteria"][0]["evidence"] != "", "{judged}");
+    let note = evals.iter().find(|eval| eval["case"] == "weather-note").expect("the embedding case");
+    assert_eq!(note["status"], "pass", "{note}");
+    let arguments = note["traces"][0]["criteria"].to_string();
+    assert!(
+        arguments.contains("embedding: cosine") && arguments.contains("≥ 0.85"),
+        "the cosine is reported: {arguments}"
+    );
     let soft = evals.iter().find(|eval| eval["case"] == "progress-report").expect("the soft case");
     assert_eq!(
         (soft["passed"].as_u64(), soft["runs"].as_u64(), soft["status"].as_str()),

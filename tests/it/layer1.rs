@@ -668,6 +668,24 @@ fn a_golden_set_with_a_yaml_error_is_an_input_error_with_its_position() {
 }
 
 #[test]
+fn an_embedding_matcher_without_an_embeddings_model_is_an_input_error_at_its_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(
+        dir.path(),
+        "version: 1\ncases:\n  - id: a\n    prompt: hi\n    expect_tool: test_header_param\n    expect_args:\n      region: {match: embedding, value: Europe}\n",
+    );
+    let run = run_layer1(&["--demo", "--golden-set", utf8(&set), "--model", "openai:x"], &[]);
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains(&format!("{}:7:15: cases[0].expect_args.region: an `embedding` matcher needs", set.display())),
+        "file:line:col and the field: {stderr}"
+    );
+    assert!(stderr.contains("--embedding-model"), "the fix: {stderr}");
+    assert!(!stderr.contains("layer 0"), "nothing ran: {stderr}");
+}
+
+#[test]
 fn a_golden_set_naming_a_missing_tool_is_an_input_error_naming_the_case_and_nearest_tool() {
     let dir = tempfile::tempdir().expect("temp dir");
     let set =
@@ -974,19 +992,21 @@ fn the_demo_reports_its_judge_rate_corrected_with_a_matching_calibration_and_unc
     assert!(run.file("summary.md").contains("Rogan–Gladen corrected: **100%** (TPR 1.00, TNR 0.33, n = 6 + 18"));
 
     let notes = run.report()["layer1_notes"].to_string();
-    assert!(!notes.contains("another version of the golden set"), "{notes}");
+    // The demo set gained cases since the file was measured (its hash differs), but not the
+    // rubric it was measured on: no warning.
+    assert!(!notes.contains("measured on other rubrics"), "{notes}");
 
-    // Measured on another version of the set: still applied, with a warning.
+    // Measured on another version of the rubric: still applied, with a warning.
     let dir = tempfile::tempdir().expect("temp dir");
     let mut moved: Value = serde_json::from_str(&std::fs::read_to_string(&shipped).expect("shipped")).expect("JSON");
-    moved["golden_set_sha256"] = json!("sha256:0000");
+    moved["rubrics_sha256"] = json!("sha256:0000");
     let moved_path = dir.path().join("moved.json");
     std::fs::write(&moved_path, moved.to_string()).expect("write");
     let run =
         run_with_env(&["--demo", "--layers", "1", "--judge-calibration", moved_path.to_str().expect("utf-8")], &[]);
     assert_eq!(run.report()["judge_calibration"]["calibrated"], true);
     let notes = run.report()["layer1_notes"].to_string();
-    assert!(notes.contains("measured on another version of the golden set"), "{notes}");
+    assert!(notes.contains("measured on other rubrics than this golden set's"), "{notes}");
 
     // The same numbers measured on another judge do not apply to this one.
     let mut other: Value = serde_json::from_str(&std::fs::read_to_string(&shipped).expect("shipped")).expect("JSON");
