@@ -265,9 +265,27 @@ pub(super) fn resolve(
     let event =
         sources.request.action.github_event_name.clone().or_else(|| (sources.lookup)(env_vars::GITHUB_EVENT_NAME));
     let scheduled = in_action && event.as_deref().map(str::trim) == Some("schedule");
-    let baseline_file = sources
-        .pick(&flags.baseline, "--baseline", env_vars::INPUT_BASELINE, None)
-        .map(|(_, text)| in_workspace(&text));
+    // A baseline the user named must be there: a typo would otherwise turn the gate off
+    // unnoticed, after the model calls were spent.
+    let baseline_file = sources.pick(&flags.baseline, "--baseline", env_vars::INPUT_BASELINE, None).and_then(
+        |(source, text)| {
+            let path = in_workspace(&text);
+            let read = std::fs::read_to_string(&path)
+                .map_err(|error| format!("cannot be read: {error}"))
+                .and_then(|text| crate::report::json::parse(&text).map(|_| ()).map_err(|error| format!("is not a report.json: {error}")));
+            match read {
+                Ok(()) => Some(path),
+                Err(why) => {
+                    problems.push(Problem::new(
+                        &source,
+                        format!("`{}` {why}", path.display()),
+                        "give the report.json of an earlier run (a committed file, a release asset or a downloaded artifact)",
+                    ));
+                    None
+                }
+            }
+        },
+    );
     let accept_baseline = flags.accept_baseline
         || sources
             .input(env_vars::INPUT_ACCEPT_BASELINE)

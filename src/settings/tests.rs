@@ -923,3 +923,18 @@ fn the_embedding_model_comes_from_the_input_or_the_config_file() {
     .expect("valid");
     assert_eq!(settings.layer1.embedding_model, Some(model("openai", "text-embedding-3-small")));
 }
+
+#[test]
+fn a_baseline_file_that_is_missing_or_not_a_report_is_an_input_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = || SettingsArgs { server_url: Some("http://127.0.0.1:9/mcp".into()), ..SettingsArgs::default() };
+    let missing = dir.path().join("nowhere.json").display().to_string();
+    let text = rendered(&cli(SettingsArgs { baseline: Some(missing), ..server() }).expect_err("missing"));
+    assert!(text.contains("--baseline") && text.contains("cannot be read"), "{text}");
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "{\"not\": \"a report\"}").expect("write");
+    let text = rendered(
+        &cli(SettingsArgs { baseline: Some(junk.display().to_string()), ..server() }).expect_err("not a report"),
+    );
+    assert!(text.contains("is not a report.json"), "{text}");
+}
