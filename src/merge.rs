@@ -120,6 +120,13 @@ pub(crate) fn merge(mut parts: Vec<Part>) -> Result<RunReport, UserError> {
     // Every shard once.
     let shard = |part: &Part| part.report.evals.as_ref().and_then(|evals| evals.shard);
     let with_shard: Vec<&Part> = parts.iter().filter(|part| shard(part).is_some()).collect();
+    if with_shard.is_empty() && parts.len() > 1 {
+        // Whole runs, not shards: joining them would count every case twice.
+        return refuse(format!(
+            "{} are whole runs, not shards of one (none holds a `shard`): merging them would count every case more than once",
+            listed(&parts.iter().collect::<Vec<_>>())
+        ));
+    }
     if !with_shard.is_empty() {
         if with_shard.len() != parts.len() {
             let without: Vec<&Part> = parts.iter().filter(|part| shard(part).is_none()).collect();
@@ -444,5 +451,12 @@ mod tests {
             shard_report(&cases, &["m"], Some((1, 2)), "sha256:1"),
         ];
         assert!(merge(twice).unwrap_err().message.contains("given twice"));
+
+        let whole_runs =
+            vec![shard_report(&cases, &["m"], None, "sha256:1"), shard_report(&cases, &["m"], None, "sha256:1")];
+        let error = merge(whole_runs).unwrap_err();
+        assert!(error.message.contains("whole runs, not shards"), "{}", error.message);
+        let one = vec![shard_report(&cases, &["m"], None, "sha256:1")];
+        assert_eq!(pairs(&merge(one).expect("one whole run is itself")).len(), 2);
     }
 }

@@ -566,6 +566,21 @@ pub(crate) fn gate_merged(report: &mut RunReport, settings: &Settings) {
     let golden = candidates
         .filter_map(|path| crate::golden::load::load(&path).ok())
         .find(|set| Some(&set.hash) == shards_hash.as_ref());
+    if let Some(given) = &settings.golden_set {
+        let matches = crate::golden::load::load(given).is_ok_and(|set| Some(&set.hash) == shards_hash.as_ref());
+        if !matches {
+            section.layer1_notes.push(format!(
+                "the golden set {} is not the one the shards ran (it does not load, or its hash is not {}): {}",
+                given.display(),
+                shards_hash.as_deref().unwrap_or("none"),
+                if golden.is_some() {
+                    "the cases that see a changed tool are named from the set at the path the shards recorded"
+                } else {
+                    "the cases that see a changed tool are not named"
+                }
+            ));
+        }
+    }
     let specs: std::collections::BTreeMap<String, crate::agent::CaseSpec> = golden
         .iter()
         .flat_map(|set| set.cases.iter())

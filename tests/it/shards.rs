@@ -247,6 +247,20 @@ fn merge_gates_the_whole_run_against_a_baseline_and_diffs_the_tools_on_the_comma
     let gate = read_report(&out)["eval_gate"].clone();
     assert_eq!(gate["result"], "pass", "{gate}");
     assert_eq!(gate["tool_changes"], json!([]), "{gate}");
+
+    // A golden set that is not the shards' is said to be so, not silently ignored.
+    std::fs::create_dir(dir.path().join("other")).expect("mkdir");
+    let other = write_set(&dir.path().join("other"), &SET.replace("Echo my region, eu.", "Echo my region, us."));
+    let output = merge_with(
+        &dirs,
+        &out,
+        &["--fail-on-evals", "never", "--baseline", utf8(&baseline_file), "--golden-set", utf8(&other)],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let merged = read_report(&out);
+    assert!(merged["layer1_notes"].to_string().contains("is not the one the shards ran"), "{}", merged["layer1_notes"]);
+    // The shards' own set is still at the path they recorded: it names the cases.
+    assert!(merged["eval_gate"]["tool_changes"].to_string().contains("seen by"), "{}", merged["eval_gate"]);
 }
 
 #[test]
