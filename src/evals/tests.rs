@@ -484,6 +484,8 @@ async fn a_judge_that_fails_is_a_judge_error_never_a_pass_or_a_fail() {
     let (section, _) = judged_section(vec![broken; 4]).await;
     let greet = eval(&section, "greet", "openai:demo-good");
     assert_eq!(greet.status, EvalStatus::Error, "{greet:?}");
+    let criterion = greet.traces[0].criteria.iter().find(|criterion| criterion.criterion == "judge").expect("judge");
+    assert!(criterion.reason.starts_with("judge_error: "), "the criterion says what happened: {criterion:?}");
     let judged = greet.traces[0].judge.as_ref().expect("a judge error is traced too");
     assert_eq!(judged.verdict, "judge_error");
     assert!(judged.reason.as_deref().is_some_and(|reason| reason.contains("judge")), "{judged:?}");

@@ -22,7 +22,7 @@
 //!   only when its arguments do (and `extra_args: forbid` applies).
 //! - `no_tool_call` (`negative: true`): any tool call is over-triggering and fails.
 //! - `forbidden` (`forbid_tools`): any call to a listed tool (or glob) fails.
-//! - `judge` (`rubric`): skipped ("judge: a later version").
+//! - `judge` (`rubric`): skipped until the judge grades the run ([`NO_JUDGE`] when none does).
 //!
 //! A case counts the passes k among the N runs that completed (not `error`); it passes when
 //! k ≥ its threshold (`hard`: every requested run; `soft`: `pass_threshold`), and is `error` when
@@ -255,7 +255,7 @@ pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunSco
         });
     }
     if case.get("rubric").is_some() {
-        criteria.push(Criterion::new(CriterionKind::Judge, Verdict::Skipped, "judge: a later version"));
+        criteria.push(Criterion::new(CriterionKind::Judge, Verdict::Skipped, NO_JUDGE));
     }
 
     let (verdict, error) = verdict_of(&criteria);
@@ -300,6 +300,9 @@ impl RunScore {
             return self;
         }
         if let JudgeResult::Error(reason) = judged {
+            for criterion in self.criteria.iter_mut().filter(|criterion| criterion.kind == CriterionKind::Judge) {
+                criterion.reason = format!("judge_error: {reason}");
+            }
             return RunScore {
                 verdict: RunVerdict::Error,
                 criteria: self.criteria,
@@ -317,6 +320,10 @@ impl RunScore {
         self
     }
 }
+
+/// The rubric criterion's reason until the judge has graded the run (and for good when no
+/// judge model was given).
+pub(crate) const NO_JUDGE: &str = "the rubric is not graded: no judge model was given (--judge-model)";
 
 /// `` `a`, `b` `` for a list of calls.
 fn names<'a>(calls: impl Iterator<Item = &'a Call>) -> String {
@@ -669,7 +676,7 @@ pub(crate) fn score_case(case: &Value, runs: &[RunScore]) -> CaseScore {
             ),
         )
     } else if completed.iter().all(|run| run.verdict == RunVerdict::Ungraded) {
-        (CaseVerdict::Ungraded, "nothing was graded: every criterion of this case is graded by a later version".into())
+        (CaseVerdict::Ungraded, "nothing was graded: every criterion of this case was skipped (each says why)".into())
     } else if k >= threshold {
         (CaseVerdict::Pass, format!("{k} of {n} completed run(s) passed ({rule})"))
     } else {

@@ -529,7 +529,7 @@ fn endings_rubric_and_errors() {
     let rubric = case(json!({"rubric": {"id": "r", "criteria": [], "min_should": 0}}));
     let score = run(&rubric, &answered(vec![]));
     assert_eq!(score.verdict, RunVerdict::Ungraded);
-    assert_eq!(criterion(&score, CriterionKind::Judge).reason, "judge: a later version");
+    assert_eq!(criterion(&score, CriterionKind::Judge).reason, super::NO_JUDGE);
     let with_tool = case(json!({"expect_tool": "w", "expect_tool_position": "first", "rubric": {"id": "r"}}));
     assert_eq!(run(&with_tool, &answered(vec![call("w", json!({}))])).verdict, RunVerdict::Pass);
 }
