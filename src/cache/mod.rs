@@ -231,34 +231,41 @@ impl VerdictCache {
 }
 
 /// The server key of `--cache-key auto`: SHA-256 over the workspace's files (paths and
-/// contents, sorted by path), leaving out `.git/` and the paths in `skip` (the golden-set
-/// directory, the cache and report directories). Symlinks are not followed.
+/// contents, sorted by path) as git would track them — `.gitignore` files (and
+/// `.git/info/exclude`) are honoured, so build outputs and installed dependencies that the
+/// repository ignores are left out — leaving out `.git/`, the paths in `skip` (the golden-set
+/// directory, the cache and report directories) and any directory that holds an mcp-eval
+/// report (`report.json` beside `summary.md`: earlier runs' `--out`). Symlinks are not
+/// followed.
 pub(crate) fn workspace_key(root: &Path, skip: &[PathBuf]) -> std::io::Result<String> {
     use sha2::{Digest, Sha256};
-    let mut files = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let entry = entry?;
+    let skip = skip.to_vec();
+    let walk = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .parents(false)
+        .git_global(false)
+        .require_git(false)
+        .follow_links(false)
+        .sort_by_file_path(Ord::cmp)
+        .filter_entry(move |entry| {
             let path = entry.path();
-            if entry.file_name() == ".git" || skip.iter().any(|skipped| path.starts_with(skipped)) {
-                continue;
-            }
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                stack.push(path);
-            } else if kind.is_file() {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
+            let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
+            !(entry.file_name() == ".git"
+                || skip.iter().any(|skipped| path.starts_with(skipped))
+                || (is_dir && path.join("report.json").is_file() && path.join("summary.md").is_file()))
+        })
+        .build();
     let mut hasher = Sha256::new();
-    for path in files {
-        let relative = path.strip_prefix(root).unwrap_or(&path);
+    for entry in walk {
+        let entry = entry.map_err(std::io::Error::other)?;
+        if !entry.file_type().is_some_and(|kind| kind.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let relative = path.strip_prefix(root).unwrap_or(path);
         hasher.update(relative.to_string_lossy().as_bytes());
         hasher.update([0]);
-        hasher.update(Sha256::digest(std::fs::read(&path)?));
+        hasher.update(Sha256::digest(std::fs::read(path)?));
     }
     Ok(format!("sha256:{:x}", hasher.finalize()))
 }

@@ -143,3 +143,31 @@ fn the_workspace_key_changes_with_the_servers_code_but_not_with_skipped_director
     std::fs::write(root.join("src/server.py"), "print(2)").expect("write");
     assert_ne!(workspace_key(root, &skip).expect("hashed"), before, "the server's code is in");
 }
+
+#[test]
+fn the_workspace_key_leaves_out_what_git_ignores_and_earlier_reports() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    for sub in ["src", "build", "old-report", "deep/nested"] {
+        std::fs::create_dir_all(root.join(sub)).expect("dirs");
+    }
+    std::fs::write(root.join(".gitignore"), "build/\n*.log\n").expect("write");
+    std::fs::write(root.join("src/server.py"), "print(1)").expect("write");
+    std::fs::write(root.join(".env.example"), "A=1").expect("write");
+    let before = workspace_key(root, &[]).expect("hashed");
+
+    std::fs::write(root.join("build/server.bin"), "compiled").expect("write");
+    std::fs::write(root.join("run.log"), "noise").expect("write");
+    for file in ["report.json", "summary.md", "junit.xml"] {
+        std::fs::write(root.join("old-report").join(file), "{}").expect("write");
+    }
+    assert_eq!(workspace_key(root, &[]).expect("hashed"), before, "ignored files and an old report are left out");
+
+    std::fs::write(root.join(".env.example"), "A=2").expect("write");
+    let hidden = workspace_key(root, &[]).expect("hashed");
+    assert_ne!(hidden, before, "a hidden file that git would track is in");
+    std::fs::write(root.join("deep/nested/tool.py"), "x").expect("write");
+    assert_ne!(workspace_key(root, &[]).expect("hashed"), hidden, "nested files are in");
+    std::fs::write(root.join(".gitignore"), "build/\n").expect("write");
+    assert_ne!(workspace_key(root, &[]).expect("hashed"), hidden, "the ignore file itself is in, and run.log now too");
+}

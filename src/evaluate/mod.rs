@@ -626,8 +626,9 @@ pub(crate) fn gate_merged(report: &mut RunReport, settings: &Settings) {
 }
 
 /// The verdict cache of this run, when one is asked for (`--cache-dir`, the Action's default)
-/// and not `off`; the server key of `--cache-key auto` hashes the workspace, leaving out `.git/`,
-/// the golden set's directory and the cache and report directories.
+/// and not `off`; the server key of `--cache-key auto` hashes the workspace as git would track
+/// it ([`crate::cache::workspace_key`]), leaving out the golden set's directory and the cache
+/// and report directories.
 fn cache_use(
     settings: &Settings,
     layer1: &crate::settings::layer1::Layer1Settings,

@@ -121,7 +121,7 @@ pub struct SettingsArgs {
     /// The layer-1 verdict cache directory: unchanged cases × models are reused, zero model calls [Action input: cache-dir; default: none for the CLI, .mcp-eval-cache for the Action]
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<String>,
-    /// What cached verdicts are also keyed on: auto (a hash of the working directory), none, or a text [Action input: cache-key; default: none for the CLI, auto for the Action]
+    /// What cached verdicts are also keyed on: auto (a hash of the working directory's files as git would track them), none, or a text [Action input: cache-key; default: none for the CLI, auto for the Action]
     #[arg(long, value_name = "KEY")]
     pub cache_key: Option<String>,
     /// read-write, write-only or off [Action input: cache; default read-write, write-only on schedule]
