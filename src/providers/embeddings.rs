@@ -50,15 +50,7 @@ impl EmbeddingsClient {
             )));
         }
         let body = json!({"model": self.http.config.model, "input": texts});
-        let mut builder = self
-            .http
-            .client
-            .post(&self.http.url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string());
-        if let Some(key) = &self.http.config.api_key {
-            builder = builder.bearer_auth(key);
-        }
+        let builder = self.http.post_json_bearer(body.to_string());
         let value = super::wire::send_json(builder, &self.http.redactor, super::openai::error_for).await?;
         parse_embeddings(&value, texts.len())
     }

@@ -53,15 +53,7 @@ impl OpenAiProvider {
     async fn call(&self, request: &CompletionRequest) -> Result<Completion, ProviderError> {
         let names = tool_names(request)?;
         let body = request_body(&self.http.config.model, request, &names)?;
-        let mut builder = self
-            .http
-            .client
-            .post(&self.http.url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string());
-        if let Some(key) = &self.http.config.api_key {
-            builder = builder.bearer_auth(key);
-        }
+        let builder = self.http.post_json_bearer(body.to_string());
         let value = super::wire::send_json(builder, &self.http.redactor, error_for).await?;
         let turn = request.messages.iter().filter(|message| matches!(message, Message::Assistant { .. })).count();
         parse_completion(&value, &names, turn)

@@ -88,4 +88,14 @@ impl Endpoint {
         let redactor = Redactor::new(config.api_key.iter().cloned());
         Ok(Self { config, url, client, redactor })
     }
+
+    /// A POST of the JSON `body` to the method's URL, with the key (if any) as a bearer token:
+    /// how every OpenAI-compatible method authenticates.
+    pub(super) fn post_json_bearer(&self, body: String) -> reqwest::RequestBuilder {
+        let builder = self.client.post(&self.url).header(reqwest::header::CONTENT_TYPE, "application/json").body(body);
+        match &self.config.api_key {
+            Some(key) => builder.bearer_auth(key),
+            None => builder,
+        }
+    }
 }

@@ -3,12 +3,11 @@
 //! against the same server. Cassettes recorded from it replay without it.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -99,38 +98,9 @@ fn call(tool: &str, arguments: &Value) -> Value {
     })
 }
 
-/// Reads one request's body (after the head, `content-length` bytes).
+/// The body of one HTTP request (the layer-1 tests' reader).
 fn read_body(stream: &mut TcpStream) -> Option<String> {
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    let mut data = Vec::new();
-    let mut buffer = [0u8; 8192];
-    let end = loop {
-        if let Some(end) = data.windows(4).position(|window| window == b"\r\n\r\n") {
-            break end;
-        }
-        let read = stream.read(&mut buffer).ok()?;
-        if read == 0 {
-            return None;
-        }
-        data.extend_from_slice(&buffer[..read]);
-    };
-    let head = String::from_utf8_lossy(&data[..end]).into_owned();
-    let length = head
-        .lines()
-        .find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("content-length").then(|| value.trim().parse::<usize>().ok())?
-        })
-        .unwrap_or(0);
-    let mut body = data[end + 4..].to_vec();
-    while body.len() < length {
-        let read = stream.read(&mut buffer).ok()?;
-        if read == 0 {
-            break;
-        }
-        body.extend_from_slice(&buffer[..read]);
-    }
-    Some(String::from_utf8_lossy(&body).into_owned())
+    crate::layer1::read_request(stream).map(|request| request.body)
 }
 
 /// `mcp-eval golden init ARGS` (or `golden check`) with the OpenAI variables set to `vars`

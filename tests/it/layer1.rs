@@ -107,10 +107,10 @@ impl Drop for DemoModel {
 
 /// A request the scripted provider received.
 #[derive(Debug, Clone)]
-struct Received {
+pub(crate) struct Received {
     at: Instant,
     head: String,
-    body: String,
+    pub(crate) body: String,
 }
 
 /// One canned HTTP answer.
@@ -174,7 +174,7 @@ impl ScriptedProvider {
 }
 
 /// Reads one request (head and a `content-length` body).
-fn read_request(stream: &mut TcpStream) -> Option<Received> {
+pub(crate) fn read_request(stream: &mut TcpStream) -> Option<Received> {
     stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
     let mut data = Vec::new();
     let mut buffer = [0u8; 4096];
