@@ -923,6 +923,54 @@ fn the_regression_gate_passes_noise_and_fails_a_real_regression_naming_the_cases
     assert_eq!(reported.report()["eval_gate"]["result"], "fail");
 }
 
+#[test]
+fn a_regression_replayed_from_cassettes_is_not_re_run_to_confirm_and_says_so() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), FIVE_CASES);
+    let cassettes = dir.path().join("cassettes");
+    let server = DemoServer::start(&[]);
+    let common = ["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
+    let live = |flaky: &[&str], extra: &[&str]| -> Run {
+        let model = DemoModel::start(&set, flaky);
+        let mut args = common.to_vec();
+        args.extend_from_slice(extra);
+        run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)])
+    };
+    let green = live(&[], &[]);
+    assert_eq!(green.code(), 0, "{}", green.stderr());
+    let baseline = dir.path().join("green.json");
+    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    // Three cases 5/5 → 0/5, recorded without a baseline (no gate, no re-run while recording).
+    let recorded = live(
+        &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"],
+        &["--cassettes", utf8(&cassettes), "--record", "--fail-on-evals", "never"],
+    );
+    assert_eq!(recorded.code(), 0, "{}", recorded.stderr());
+
+    let mut args = common.to_vec();
+    args.extend_from_slice(&[
+        "--cassettes",
+        utf8(&cassettes),
+        "--baseline",
+        utf8(&baseline),
+        "--fail-on-evals",
+        "regression",
+    ]);
+    let replayed = run_layer1(&args, &[]);
+    assert_eq!(replayed.code(), 1, "the unconfirmed regression still fails: {}", replayed.stderr());
+    let report = replayed.report();
+    let gate = &report["eval_gate"];
+    assert_eq!((gate["result"].as_str(), gate["fails"].as_bool()), (Some("fail"), Some(true)), "{gate}");
+    assert_eq!(report["model_calls"], recorded.report()["model_calls"], "no confirming runs: {gate}");
+    let lines: Vec<&str> = gate["lines"].as_array().expect("lines").iter().filter_map(Value::as_str).collect();
+    assert!(
+        lines.iter().any(|line| line.contains("not confirmed by a re-run (3 worsened case(s) × model(s))")
+            && line.contains("replayed from cassettes")),
+        "{lines:?}"
+    );
+    assert!(!lines.iter().any(|line| line.contains("was confirmed by re-running")), "{lines:?}");
+}
+
 /// Runs `mcp-eval judge calibrate ARGS` from the repository root.
 fn calibrate(args: &[&str]) -> std::process::Output {
     Command::new(binary())
