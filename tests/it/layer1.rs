@@ -971,6 +971,72 @@ fn a_regression_replayed_from_cassettes_is_not_re_run_to_confirm_and_says_so() {
     assert!(!lines.iter().any(|line| line.contains("was confirmed by re-running")), "{lines:?}");
 }
 
+#[test]
+fn a_local_cache_without_a_baseline_claims_no_pass_and_an_edited_case_is_a_changed_case() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let two = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n  - id: c1\n    prompt: \"Give me the short text.\"\n    expect_tool: test_simple_text\n";
+    let set = write_set(dir.path(), two);
+    let cache = dir.path().join("cache");
+    let server = DemoServer::start(&[]);
+    // One model for every run: the cache and the baseline are kept per endpoint.
+    let model = DemoModel::start(&set, &[]);
+    let run = |extra: &[&str]| -> Run {
+        let mut args = vec![
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--layers",
+            "1",
+            "--cache-dir",
+            utf8(&cache),
+        ];
+        args.extend_from_slice(extra);
+        let run = run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)]);
+        assert_eq!(run.code(), 0, "{}", run.stderr());
+        run
+    };
+    let first = run(&[]);
+    let gate = &first.report()["eval_gate"];
+    assert_eq!(gate["result"], "no-baseline", "{gate}");
+    assert_eq!(gate["baseline"], "none stored yet (--accept-baseline stores this run's results as one)", "{gate}");
+
+    // Every verdict reused, nothing stored: no change since they were measured, but no pass.
+    let reused = run(&[]);
+    let gate = &reused.report()["eval_gate"];
+    assert_eq!(reused.report()["model_calls"], 0);
+    assert_eq!(gate["result"], "no-baseline", "{gate}");
+    assert_eq!(
+        gate["lines"],
+        json!([
+            "`openai:demo`: no change since these verdicts were measured (every verdict reused from the cache); no baseline to compare with"
+        ])
+    );
+    let summary = reused.file("summary.md");
+    assert!(!summary.contains("**Since the baseline:**"), "{summary}");
+
+    // Accepted, then reused against what was accepted: no change, a pass.
+    run(&["--accept-baseline"]);
+    let accepted = run(&[]);
+    let gate = &accepted.report()["eval_gate"];
+    assert_eq!(gate["result"], "pass", "{gate}");
+    assert_eq!(gate["lines"], json!(["`openai:demo`: no change — every verdict was reused from the cache"]));
+    let label = gate["baseline"].as_str().unwrap_or_default();
+    assert!(
+        label.starts_with("the last 1 stored run(s) (1 accepted with --accept-baseline / input accept-baseline)"),
+        "{label}"
+    );
+
+    // One case edited: it is a changed case, not a new one (the model, scripted from the set
+    // as it was, fails it: `never` keeps the exit status 0).
+    std::fs::write(&set, two.replace("Give me the short text.", "Give me the short text, please.")).expect("edit");
+    let edited = run(&["--fail-on-evals", "never"]);
+    let gate = &edited.report()["eval_gate"];
+    assert_eq!(gate["not_comparable"], json!({"cached": 1, "changed case": 1}), "{gate}");
+}
+
 /// Runs `mcp-eval judge calibrate ARGS` from the repository root.
 fn calibrate(args: &[&str]) -> std::process::Output {
     Command::new(binary())
