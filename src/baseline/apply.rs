@@ -19,17 +19,70 @@ pub(crate) enum Source<'a> {
     Nothing,
 }
 
-/// Reads the baseline; a warning when one was expected but could not be read.
-pub(crate) fn load(source: &Source<'_>, endpoint: &dyn Fn(&str) -> String) -> (Baseline, String, Option<String>) {
+/// Who reads the baseline: the label says how one gets stored, and that differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reader {
+    /// `mcp-eval run` or `merge` on the command line: only `--accept-baseline` stores one.
+    CommandLine,
+    /// The Action: the default branch stores one (schedule, push, `workflow_dispatch`), and
+    /// `accept-baseline: true` does whatever the gate says.
+    Action,
+}
+
+/// The label of a stored baseline: how many runs it holds of the golden set stored last, why
+/// each was stored ([`StoredRun::reason`]) and when the newest was, e.g. `the last 2 stored
+/// run(s) (1 scheduled run of the default branch, 1 accepted with --accept-baseline / input
+/// accept-baseline), the newest measured 2026-11-30T02:00:00Z`.
+fn stored_label(baseline: &Baseline) -> String {
+    let Some(runs) = baseline.runs.values().max_by(|a, b| {
+        let newest = |runs: &Vec<StoredRun>| runs.first().map(|run| run.measured_at.clone()).unwrap_or_default();
+        newest(a).cmp(&newest(b))
+    }) else {
+        return "stored verdicts (no record of the runs that stored them)".to_owned();
+    };
+    let mut reasons: Vec<(&str, usize)> = Vec::new();
+    for run in runs {
+        match reasons.iter_mut().find(|(reason, _)| *reason == run.reason) {
+            Some((_, count)) => *count += 1,
+            None => reasons.push((&run.reason, 1)),
+        }
+    }
+    let why: Vec<String> = reasons
+        .iter()
+        .map(|(reason, count)| match *reason {
+            "schedule" => format!("{count} scheduled run(s) of the default branch"),
+            "push" => format!("{count} push run(s) of the default branch"),
+            "workflow_dispatch" => format!("{count} workflow_dispatch run(s) of the default branch"),
+            "accept-baseline" => format!("{count} accepted with --accept-baseline / input accept-baseline"),
+            other => format!("{count} stored on {other}"),
+        })
+        .collect();
+    let newest = runs.first().map(|run| run.measured_at.as_str()).unwrap_or_default();
+    format!("the last {} stored run(s) ({}), the newest measured {newest}", runs.len(), why.join(", "))
+}
+
+/// Reads the baseline; a warning when one was expected but could not be read. `reader` picks
+/// the wording of the empty state (how a baseline gets stored).
+pub(crate) fn load(
+    source: &Source<'_>,
+    endpoint: &dyn Fn(&str) -> String,
+    reader: Reader,
+) -> (Baseline, String, Option<String>) {
     match source {
         Source::Nothing => (Baseline::default(), "none (no cache directory and no --baseline)".into(), None),
         Source::Stored(path) => match Baseline::load(path) {
             Ok(baseline) if baseline.verdicts.is_empty() => {
-                (baseline, "none stored yet (the default branch stores one when it runs layer 1 green)".into(), None)
+                let how = match reader {
+                    Reader::CommandLine => "none stored yet (--accept-baseline stores this run's results as one)",
+                    Reader::Action => {
+                        "none stored yet (the default branch stores one when layer 1 runs clean there — on schedule, or on push and workflow_dispatch with the gate passing — and accept-baseline: true stores one whatever the gate says)"
+                    }
+                };
+                (baseline, how.into(), None)
             }
             Ok(baseline) => {
-                let runs = baseline.runs.values().map(Vec::len).max().unwrap_or(0);
-                (baseline, format!("the last {runs} green run(s) of the default branch (stored)"), None)
+                let label = stored_label(&baseline);
+                (baseline, label, None)
             }
             Err(warning) => (Baseline::default(), "none (unreadable)".into(), Some(warning)),
         },
@@ -69,7 +122,11 @@ pub(crate) fn load_for(
         (None, Some(path)) => Source::Stored(path),
         (None, None) => Source::Nothing,
     };
-    let (baseline, label, warning) = load(&source, &|model| layer1.endpoint_of(model));
+    let reader = match &layer1.store_context {
+        Some(context) if context.event != crate::settings::layer1::CLI_EVENT => Reader::Action,
+        _ => Reader::CommandLine,
+    };
+    let (baseline, label, warning) = load(&source, &|model| layer1.endpoint_of(model), reader);
     (baseline, label, warning, stored_path)
 }
 
@@ -104,6 +161,17 @@ pub(crate) fn gate_section(
     let baseline_runs: Vec<BaselineRun<'_>> =
         runs.iter().map(|evals| BaselineRun { golden_set_sha256: &golden, evals }).collect();
     let mut comparison = gate::compare(&section.evals, &baseline_runs, |eval| eval.cached.is_some());
+    // The runs above hold only the verdicts stored under this run's case hashes, so `compare`
+    // cannot see an edited case: ask the whole baseline why a case has no record.
+    for case in &mut comparison.not_comparable {
+        if matches!(case.reason, gate::Reason::NewCase | gate::Reason::OtherModel) {
+            let known =
+                baseline.reason_without_record(&case.key.case, &case.key.model, &case.key.case_sha256, endpoint);
+            if known == gate::Reason::ChangedCase || case.reason == gate::Reason::NewCase {
+                case.reason = known;
+            }
+        }
+    }
     let settings = GateSettings { max_drop, ..GateSettings::default() };
     let mut decision = gate::decide(&comparison, &settings);
     let mut to_confirm = Vec::new();
@@ -178,17 +246,41 @@ pub(crate) fn gate_section(
         "the golden set and the tool definitions are unchanged since the baseline, yet the pass rate fell: the model or the server's behaviour moved, not the tool definitions".to_owned()
     });
     // Every verdict reused from the cache: nothing a verdict depends on changed since it was
-    // measured, which is "no change", not "no baseline".
+    // measured. Against a baseline that holds those verdicts' cases that is "no change"
+    // (`pass`); without one nothing was compared, so the result stays `no-baseline` and the line
+    // says what is known: no change since the verdicts were measured.
     let all_reused = !comparison.not_comparable.is_empty()
         && comparison.pairs.is_empty()
         && comparison.not_comparable.iter().all(|case| case.reason == gate::Reason::Cached);
     let (result, lines) = if all_reused && layer1.result == gate::GateResult::NoBaseline {
+        let mut known_anywhere = false;
         let models: Vec<String> = comparison
             .models
             .iter()
-            .map(|model| format!("`{model}`: no change — every verdict was reused from the cache"))
+            .map(|model| {
+                let reused: Vec<&EvalResult> = section.evals.iter().filter(|eval| eval.model == *model).collect();
+                let known = reused
+                    .iter()
+                    .filter(|eval| !baseline.comparable(eval, &endpoint(&eval.model)).is_empty())
+                    .count();
+                known_anywhere |= known > 0;
+                if known == 0 {
+                    format!(
+                        "`{model}`: no change since these verdicts were measured (every verdict reused from the cache); no baseline to compare with"
+                    )
+                } else if known < reused.len() {
+                    format!(
+                        "`{model}`: no change — every verdict was reused from the cache; {} of {} have no record in the baseline",
+                        reused.len() - known,
+                        reused.len()
+                    )
+                } else {
+                    format!("`{model}`: no change — every verdict was reused from the cache")
+                }
+            })
             .collect();
-        ("pass".to_owned(), models)
+        let result = if known_anywhere { gate::GateResult::Pass } else { gate::GateResult::NoBaseline };
+        (result.as_str().to_owned(), models)
     } else {
         (layer1.result.as_str().to_owned(), lines)
     };
@@ -265,4 +357,123 @@ pub(crate) fn maybe_store(
         Ok(()) => format!("this run's layer-1 results were stored as the baseline ({event} on the default branch)"),
         Err(error) => format!("the baseline could not be stored: {error}"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::evals::CachedFrom;
+
+    const MODEL: &str = "openai:m";
+    const OTHER: &str = "openai:other";
+
+    fn endpoint(_: &str) -> String {
+        "https://api.example/v1".into()
+    }
+
+    /// Case `case` at hash `sha256:HASH` on `model`, 5 of 5 passed.
+    fn eval(case: &str, hash: &str, model: &str) -> EvalResult {
+        EvalResult { case_sha256: format!("sha256:{hash}"), ..EvalResult::for_tests(case, model, false, 5, 5, 4) }
+    }
+
+    fn reused(mut eval: EvalResult) -> EvalResult {
+        eval.cached = Some(CachedFrom {
+            key: "sha256:k".into(),
+            measured_at: "2026-11-30T00:00:00Z".into(),
+            server_key: "none".into(),
+        });
+        eval
+    }
+
+    fn gate(evals: Vec<EvalResult>, baseline: &Baseline) -> Layer1GateSection {
+        let section = EvalsSection { evals, ..EvalsSection::default() };
+        let policy = FailOnEvals::Regression;
+        gate_section(&section, baseline, "label".into(), &endpoint, policy, 0.02, "[]", None, None, None).0
+    }
+
+    fn stored(evals: &[EvalResult], reason: &str, at: &str) -> Baseline {
+        let mut baseline = Baseline::default();
+        let run = StoredRun { measured_at: at.into(), reason: reason.into() };
+        baseline.store(evals, &endpoint, "sha256:set", None, run);
+        baseline
+    }
+
+    #[test]
+    fn an_edited_case_is_a_changed_case_and_an_unknown_id_a_new_case_for_both_baselines() {
+        let before = [eval("edited", "v1", MODEL), eval("same", "same", MODEL), eval("moved", "moved", OTHER)];
+        let now = vec![
+            eval("edited", "v2", MODEL),
+            eval("fresh", "fresh", MODEL),
+            eval("same", "same", MODEL),
+            eval("moved", "moved", MODEL),
+        ];
+        let from_file = Baseline::from_evals(&before, &endpoint, "2026-11-29T00:00:00Z");
+        for baseline in [stored(&before, "push", "2026-11-29T00:00:00Z"), from_file] {
+            let gate = gate(now.clone(), &baseline);
+            let reasons: Vec<(&str, usize)> =
+                gate.not_comparable.iter().map(|(reason, count)| (reason.as_str(), *count)).collect();
+            assert_eq!(reasons, [("changed case", 1), ("new case", 1), ("other model", 1)], "{gate:?}");
+        }
+    }
+
+    #[test]
+    fn an_edited_case_on_another_endpoint_is_not_a_changed_case() {
+        let baseline = stored(&[eval("edited", "v1", MODEL)], "push", "2026-11-29T00:00:00Z");
+        let elsewhere = |_: &str| "http://127.0.0.1:8080/v1".to_owned();
+        assert_eq!(baseline.reason_without_record("edited", MODEL, "sha256:v2", &endpoint), gate::Reason::ChangedCase);
+        assert_eq!(baseline.reason_without_record("edited", MODEL, "sha256:v2", &elsewhere), gate::Reason::OtherModel);
+        assert_eq!(baseline.reason_without_record("other", MODEL, "sha256:v2", &endpoint), gate::Reason::NewCase);
+    }
+
+    #[test]
+    fn every_verdict_reused_without_a_baseline_is_no_baseline_not_a_pass() {
+        let now = vec![reused(eval("a", "a", MODEL)), reused(eval("b", "b", MODEL))];
+        let gate = gate(now, &Baseline::default());
+        assert_eq!(gate.result, "no-baseline");
+        assert_eq!(
+            gate.lines,
+            [
+                "`openai:m`: no change since these verdicts were measured (every verdict reused from the cache); no baseline to compare with"
+            ]
+        );
+    }
+
+    #[test]
+    fn every_verdict_reused_with_a_baseline_is_no_change_and_a_pass() {
+        let baseline = stored(&[eval("a", "a", MODEL), eval("b", "b", MODEL)], "schedule", "2026-11-29T00:00:00Z");
+        let all = gate(vec![reused(eval("a", "a", MODEL)), reused(eval("b", "b", MODEL))], &baseline);
+        assert_eq!(all.result, "pass");
+        assert_eq!(all.lines, ["`openai:m`: no change — every verdict was reused from the cache"]);
+        let partly = gate(vec![reused(eval("a", "a", MODEL)), reused(eval("c", "c", MODEL))], &baseline);
+        assert_eq!(partly.result, "pass");
+        assert_eq!(
+            partly.lines,
+            ["`openai:m`: no change — every verdict was reused from the cache; 1 of 2 have no record in the baseline"]
+        );
+    }
+
+    #[test]
+    fn the_stored_baseline_is_labelled_by_why_its_runs_were_stored() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = Baseline::path_in(dir.path());
+        let label = |reader| load(&Source::Stored(&path), &endpoint, reader).1;
+        assert_eq!(label(Reader::CommandLine), "none stored yet (--accept-baseline stores this run's results as one)");
+        assert!(label(Reader::Action).contains("accept-baseline: true stores one"), "{}", label(Reader::Action));
+
+        let mut baseline = stored(&[eval("a", "a", MODEL)], "accept-baseline", "2026-11-28T00:00:00Z");
+        baseline.save(&path).expect("saved");
+        assert_eq!(
+            label(Reader::CommandLine),
+            "the last 1 stored run(s) (1 accepted with --accept-baseline / input accept-baseline), the newest measured 2026-11-28T00:00:00Z"
+        );
+        for (reason, at) in [("schedule", "2026-11-29T00:00:00Z"), ("push", "2026-11-30T00:00:00Z")] {
+            let run = StoredRun { measured_at: at.into(), reason: reason.into() };
+            baseline.store(&[eval("a", "a", MODEL)], &endpoint, "sha256:set", None, run);
+        }
+        baseline.save(&path).expect("saved");
+        assert_eq!(
+            label(Reader::Action),
+            "the last 3 stored run(s) (1 push run(s) of the default branch, 1 scheduled run(s) of the default branch, 1 accepted with --accept-baseline / input accept-baseline), the newest measured 2026-11-30T00:00:00Z"
+        );
+    }
 }

@@ -218,7 +218,7 @@ pub(crate) enum Reason {
     NewCase,
     /// The baseline has this case id with another case hash: the case was edited.
     ChangedCase,
-    /// The baseline has this case, but not for this model.
+    /// The baseline has this case, but not for this model (or not on this model's endpoint).
     OtherModel,
     /// It has no verdict in this run (`error` or `skipped`: the call cap, a provider failure).
     NotRun(EvalStatus),

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::gate::Reason;
 use crate::report::evals::{EvalResult, EvalStatus};
 
 /// Stored runs kept per comparability key (the gate pools them).
@@ -143,6 +144,32 @@ impl Baseline {
     pub(crate) fn comparable(&self, eval: &EvalResult, endpoint: &str) -> &[StoredVerdict] {
         let key = comparability_key(&eval.case_sha256, &eval.model, endpoint);
         self.verdicts.get(&key).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    /// Why a case × model with no comparable stored verdict (none under its case hash, model
+    /// and endpoint) has none: [`Reason::ChangedCase`] when the same case id × model × endpoint
+    /// is stored under another case hash (the case was edited), [`Reason::OtherModel`] when the
+    /// case id is stored only for other models or endpoints, [`Reason::NewCase`] when the id was
+    /// never stored. `endpoint` maps `PROVIDER:MODEL` to its provider endpoint.
+    pub(crate) fn reason_without_record(
+        &self,
+        case: &str,
+        model: &str,
+        case_sha256: &str,
+        endpoint: &dyn Fn(&str) -> String,
+    ) -> Reason {
+        let mut reason = Reason::NewCase;
+        for (key, kept) in &self.verdicts {
+            for stored in kept.iter().filter(|stored| stored.eval.case == case) {
+                let same_place = stored.eval.model == model
+                    && *key == comparability_key(&stored.eval.case_sha256, model, &endpoint(model));
+                if same_place && stored.eval.case_sha256 != case_sha256 {
+                    return Reason::ChangedCase;
+                }
+                reason = Reason::OtherModel;
+            }
+        }
+        reason
     }
 
     /// Writes the file atomically.

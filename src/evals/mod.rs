@@ -686,7 +686,9 @@ pub(crate) async fn run(
     if let Some(cache) = &input.cache {
         store_verdicts(cache, &section, &keys, input.settings, set, events);
         if !reused.is_empty() {
-            let saved: usize = reused.values().flat_map(|eval| &eval.traces).map(|run| run.model_calls).sum();
+            let matchers =
+                reused.keys().any(|(_, case)| set.cases.get(*case).is_some_and(|case| !case.semantic.is_empty()));
+            let saved = saved_calls(reused.values(), matchers);
             let keyed_on = match cache.server_key.as_deref() {
                 Some(key) => format!("the server key `{}`", crate::text::clip(key, 24)),
                 None => "no server key (--cache-key none: a change to the server's code that keeps the tool surface reuses them; stale by design)".to_owned(),
@@ -694,7 +696,7 @@ pub(crate) async fn run(
             section.layer1_notes.insert(
                 0,
                 format!(
-                    "{} of {} cases × models reused from the verdict cache (~{saved} model calls saved); keyed on the case, the tools it sees, the model, the endpoint, the runs and {keyed_on}",
+                    "{} of {} cases × models reused from the verdict cache ({saved}); keyed on the case, the tools it sees, the model, the endpoint, the runs and {keyed_on}",
                     reused.len(),
                     section.evals.len()
                 ),
@@ -711,6 +713,32 @@ pub(crate) async fn run(
         });
     }
     Ok(section)
+}
+
+/// What reusing `reused` saved, for the cache note: `~N model calls saved`, N the calls the
+/// runs of those verdicts made when they were measured (each trace's `model_calls`, retries
+/// included) plus the rubric judge's (`samples` calls per run it judged; its retries are not
+/// recorded, hence the `~`), split in two when the judge took part. The argument matchers'
+/// embeddings and judge calls are shared between runs and recorded nowhere: when `matchers`
+/// (a reused case has `embedding` or `judge` matchers) the text says they are not counted.
+pub(crate) fn saved_calls<'a>(
+    reused: impl Iterator<Item = &'a crate::report::evals::EvalResult>,
+    matchers: bool,
+) -> String {
+    let (mut runs, mut judge) = (0, 0);
+    for trace in reused.flat_map(|eval| &eval.traces) {
+        runs += trace.model_calls;
+        judge +=
+            trace.judge.as_ref().filter(|judged| judged.verdict != "judge_error").map_or(0, |judged| judged.samples);
+    }
+    let mut text = format!("~{} model calls saved", runs + judge);
+    if judge > 0 {
+        text.push_str(&format!(": {runs} by the runs under test, {judge} by the rubric judge"));
+    }
+    if matchers {
+        text.push_str("; the argument matchers' embeddings and judge calls are not counted");
+    }
+    text
 }
 
 /// Where `model`'s answers come from: the live provider, recording into `cassettes` (with

@@ -723,6 +723,11 @@ async fn a_cached_verdict_of_an_embedding_case_is_reused_only_with_the_same_embe
     let again = run_layer1_cached(&fixture, &settings, Some(cache())).await.expect("ran");
     assert!(eval(&again, "region", "model:m").cached.is_some(), "same embeddings model: reused");
     assert_eq!(again.model_calls, 0);
+    assert!(
+        again.layer1_notes[0].contains("the argument matchers' embeddings and judge calls are not counted"),
+        "{:?}",
+        again.layer1_notes
+    );
 
     settings.embedding_model = Some(ModelRef { provider: "emb".into(), model: "e-large".into() });
     let other = run_layer1_cached(&fixture, &settings, Some(cache())).await.expect("ran");
@@ -730,4 +735,37 @@ async fn a_cached_verdict_of_an_embedding_case_is_reused_only_with_the_same_embe
     assert!(region.cached.is_none(), "another embeddings model measures afresh: {region:?}");
     assert_eq!(region.status, EvalStatus::Pass);
     assert_eq!(embeddings.received().len(), 2, "one embeddings request per model");
+}
+
+/// A run of `calls` model calls, judged `samples` times with `verdict` when given.
+fn judged_trace(calls: usize, judge: Option<(&str, usize)>) -> crate::report::evals::RunTrace {
+    let judge = judge.map(|(verdict, samples)| {
+        json!({"model": "judge:j", "prompt_version": 1, "rubric_sha256": "sha256:r", "samples": samples,
+            "verdict": verdict, "criteria": []})
+    });
+    serde_json::from_value(json!({
+        "run": 1, "status": "pass", "reason": null, "ending": "answer", "turns": calls, "model_calls": calls,
+        "duration_ms": 1, "calls": [], "answer": null, "stop_reasons": [], "input_tokens": null,
+        "output_tokens": null, "criteria": [], "judge": judge
+    }))
+    .expect("a trace")
+}
+
+#[test]
+fn the_calls_a_reused_verdict_saved_count_the_rubric_judge_and_say_what_is_not_counted() {
+    let mut plain = crate::report::evals::EvalResult::for_tests("a", "m:x", false, 2, 2, 2);
+    plain.traces = vec![judged_trace(2, None), judged_trace(3, None)];
+    assert_eq!(saved_calls([&plain].into_iter(), false), "~5 model calls saved");
+    let mut judged = plain.clone();
+    judged.traces = vec![judged_trace(2, Some(("pass", 3))), judged_trace(2, Some(("fail", 3)))];
+    let mut errored = plain.clone();
+    errored.traces = vec![judged_trace(1, Some(("judge_error", 3)))];
+    assert_eq!(
+        saved_calls([&plain, &judged, &errored].into_iter(), false),
+        "~16 model calls saved: 10 by the runs under test, 6 by the rubric judge"
+    );
+    assert_eq!(
+        saved_calls([&plain].into_iter(), true),
+        "~5 model calls saved; the argument matchers' embeddings and judge calls are not counted"
+    );
 }

@@ -417,7 +417,10 @@ async fn layer1(
     };
     let mut section = crate::evals::run(&input, progress, events).await?;
     if section.layer1_not_run.is_none() {
-        let confirm = regression_gate(&mut section, &layer1, set, &surface, None, layer0, events);
+        // Answers replayed from cassettes (`--cassettes` without `--record`, or the demo): a
+        // confirmation re-run would replay the same recorded answers, so there is none.
+        let replayed = cassettes.is_some() && !layer1.record;
+        let confirm = regression_gate(&mut section, &layer1, set, &surface, None, replayed, layer0, events);
         // The gate tripped: re-run only the cases that got worse (5 more runs each), pool them
         // and decide again.
         if !confirm.is_empty() {
@@ -443,7 +446,7 @@ async fn layer1(
                 .filter(|eval| confirm.iter().any(|key| key.case == eval.case && key.model == eval.model))
                 .collect();
             section.model_calls += rerun.model_calls;
-            regression_gate(&mut section, &layer1, set, &surface, Some(&reruns), layer0, events);
+            regression_gate(&mut section, &layer1, set, &surface, Some(&reruns), false, layer0, events);
         }
     }
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
@@ -463,13 +466,18 @@ async fn layer1(
 }
 
 /// Compares layer 1 with its baseline and gates it (`--fail-on-evals`), and stores this run as
-/// the baseline when the Action runs on the default branch and the rules say so.
+/// the baseline when the Action runs on the default branch and the rules say so. Returns the
+/// cases × models a confirmation re-run should repeat (then nothing is stored yet); none when
+/// `reruns` are given, or when `replayed` (the answers come from cassettes: a re-run would
+/// replay the same answers, so the decision stands unconfirmed and a gate line says so).
+#[allow(clippy::too_many_arguments, reason = "one argument per input of the gate")]
 fn regression_gate(
     section: &mut crate::report::evals::EvalsSection,
     layer1: &crate::settings::layer1::Layer1Settings,
     set: &GoldenSet,
     surface: &crate::mcp::tools::ToolSurface,
     reruns: Option<&[crate::report::evals::EvalResult]>,
+    replayed: bool,
     layer0: Option<&[crate::report::model::CheckResult]>,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Vec<crate::baseline::gate::CaseKey> {
@@ -507,7 +515,15 @@ fn regression_gate(
     }
     // The policy `never` reports only: no confirmation re-run is worth its model calls.
     if reruns.is_none() && !confirm.is_empty() && layer1.fail_on_evals != crate::baseline::gate::FailOnEvals::Never {
-        return confirm;
+        if !replayed {
+            return confirm;
+        }
+        if let Some(gate) = section.eval_gate.as_mut() {
+            gate.lines.push(format!(
+                "the gate tripped and was not confirmed by a re-run ({} worsened case(s) × model(s)): the model's answers are replayed from cassettes, and a re-run would replay the same ones; the decision stands on the unconfirmed counts",
+                confirm.len()
+            ));
+        }
     }
     if let (Some(context), Some(path)) = (&layer1.store_context, &stored_path) {
         let measured_at = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);

@@ -923,6 +923,120 @@ fn the_regression_gate_passes_noise_and_fails_a_real_regression_naming_the_cases
     assert_eq!(reported.report()["eval_gate"]["result"], "fail");
 }
 
+#[test]
+fn a_regression_replayed_from_cassettes_is_not_re_run_to_confirm_and_says_so() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), FIVE_CASES);
+    let cassettes = dir.path().join("cassettes");
+    let server = DemoServer::start(&[]);
+    let common = ["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
+    let live = |flaky: &[&str], extra: &[&str]| -> Run {
+        let model = DemoModel::start(&set, flaky);
+        let mut args = common.to_vec();
+        args.extend_from_slice(extra);
+        run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)])
+    };
+    let green = live(&[], &[]);
+    assert_eq!(green.code(), 0, "{}", green.stderr());
+    let baseline = dir.path().join("green.json");
+    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    // Three cases 5/5 → 0/5, recorded without a baseline (no gate, no re-run while recording).
+    let recorded = live(
+        &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"],
+        &["--cassettes", utf8(&cassettes), "--record", "--fail-on-evals", "never"],
+    );
+    assert_eq!(recorded.code(), 0, "{}", recorded.stderr());
+
+    let mut args = common.to_vec();
+    args.extend_from_slice(&[
+        "--cassettes",
+        utf8(&cassettes),
+        "--baseline",
+        utf8(&baseline),
+        "--fail-on-evals",
+        "regression",
+    ]);
+    let replayed = run_layer1(&args, &[]);
+    assert_eq!(replayed.code(), 1, "the unconfirmed regression still fails: {}", replayed.stderr());
+    let report = replayed.report();
+    let gate = &report["eval_gate"];
+    assert_eq!((gate["result"].as_str(), gate["fails"].as_bool()), (Some("fail"), Some(true)), "{gate}");
+    assert_eq!(report["model_calls"], recorded.report()["model_calls"], "no confirming runs: {gate}");
+    let lines: Vec<&str> = gate["lines"].as_array().expect("lines").iter().filter_map(Value::as_str).collect();
+    assert!(
+        lines.iter().any(|line| line.contains("not confirmed by a re-run (3 worsened case(s) × model(s))")
+            && line.contains("replayed from cassettes")),
+        "{lines:?}"
+    );
+    assert!(!lines.iter().any(|line| line.contains("was confirmed by re-running")), "{lines:?}");
+}
+
+#[test]
+fn a_local_cache_without_a_baseline_claims_no_pass_and_an_edited_case_is_a_changed_case() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let two = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n  - id: c1\n    prompt: \"Give me the short text.\"\n    expect_tool: test_simple_text\n";
+    let set = write_set(dir.path(), two);
+    let cache = dir.path().join("cache");
+    let server = DemoServer::start(&[]);
+    // One model for every run: the cache and the baseline are kept per endpoint.
+    let model = DemoModel::start(&set, &[]);
+    let run = |extra: &[&str]| -> Run {
+        let mut args = vec![
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--layers",
+            "1",
+            "--cache-dir",
+            utf8(&cache),
+        ];
+        args.extend_from_slice(extra);
+        let run = run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)]);
+        assert_eq!(run.code(), 0, "{}", run.stderr());
+        run
+    };
+    let first = run(&[]);
+    let gate = &first.report()["eval_gate"];
+    assert_eq!(gate["result"], "no-baseline", "{gate}");
+    assert_eq!(gate["baseline"], "none stored yet (--accept-baseline stores this run's results as one)", "{gate}");
+
+    // Every verdict reused, nothing stored: no change since they were measured, but no pass.
+    let reused = run(&[]);
+    let gate = &reused.report()["eval_gate"];
+    assert_eq!(reused.report()["model_calls"], 0);
+    assert_eq!(gate["result"], "no-baseline", "{gate}");
+    assert_eq!(
+        gate["lines"],
+        json!([
+            "`openai:demo`: no change since these verdicts were measured (every verdict reused from the cache); no baseline to compare with"
+        ])
+    );
+    let summary = reused.file("summary.md");
+    assert!(!summary.contains("**Since the baseline:**"), "{summary}");
+
+    // Accepted, then reused against what was accepted: no change, a pass.
+    run(&["--accept-baseline"]);
+    let accepted = run(&[]);
+    let gate = &accepted.report()["eval_gate"];
+    assert_eq!(gate["result"], "pass", "{gate}");
+    assert_eq!(gate["lines"], json!(["`openai:demo`: no change — every verdict was reused from the cache"]));
+    let label = gate["baseline"].as_str().unwrap_or_default();
+    assert!(
+        label.starts_with("the last 1 stored run(s) (1 accepted with --accept-baseline / input accept-baseline)"),
+        "{label}"
+    );
+
+    // One case edited: it is a changed case, not a new one (the model, scripted from the set
+    // as it was, fails it: `never` keeps the exit status 0).
+    std::fs::write(&set, two.replace("Give me the short text.", "Give me the short text, please.")).expect("edit");
+    let edited = run(&["--fail-on-evals", "never"]);
+    let gate = &edited.report()["eval_gate"];
+    assert_eq!(gate["not_comparable"], json!({"cached": 1, "changed case": 1}), "{gate}");
+}
+
 /// Runs `mcp-eval judge calibrate ARGS` from the repository root.
 fn calibrate(args: &[&str]) -> std::process::Output {
     Command::new(binary())
