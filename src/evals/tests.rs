@@ -729,3 +729,14 @@ async fn a_cached_verdict_of_an_embedding_case_is_reused_only_with_the_same_embe
     assert_eq!(region.status, EvalStatus::Pass);
     assert_eq!(embeddings.received().len(), 2, "one embeddings request per model");
 }
+
+#[test]
+fn a_missing_key_says_which_variable_to_set_the_action_input_and_the_replay_way_out() {
+    let detail = no_key_detail("OPENAI_API_KEY");
+    for part in ["`OPENAI_API_KEY` is unset or empty", "input `openai-api-key`", "--cassettes DIR", "forks"] {
+        assert!(detail.contains(part), "{part:?} missing from {detail}");
+    }
+    assert!(no_key_detail("ANTHROPIC_API_KEY").contains("input `anthropic-api-key`"));
+    let custom = no_key_detail("ACME_KEY");
+    assert!(custom.contains("set `ACME_KEY`") && !custom.contains("Action, the input"), "{custom}");
+}
