@@ -161,7 +161,7 @@ pub(crate) async fn evaluate(
         Some("no golden set was given (--golden-set, Action input `golden-set`, config `golden_set`)")
     } else if settings.layer1.models.is_empty() {
         Some(
-            "no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`; or --demo for the demo's replayed model)",
+            "no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`; `--demo` alone replays the demo's own golden set and model)",
         )
     } else {
         None
