@@ -733,13 +733,21 @@ pub(crate) async fn run(
 }
 
 /// The [`RunEvent::ReplayMiss`] of the first run (cases in file order, then models, then runs)
-/// that ended with `replay_miss`, counting them all; `None` when no run missed.
+/// that missed a recording — it ended with `replay_miss`, or an `embedding`/`judge` argument
+/// check's request was not recorded — counting them all; `None` when no run missed.
 pub(crate) fn first_replay_miss(section: &EvalsSection) -> Option<RunEvent> {
+    let missed_check = |run: &crate::report::evals::RunTrace| {
+        run.status == crate::report::evals::RunStatus::Error
+            && run.reason.as_deref().is_some_and(|reason| {
+                reason.contains(crate::scoring::semantic::ARGUMENT_CHECK_ERROR)
+                    && reason.contains(crate::scoring::semantic::REPLAY_MISS)
+            })
+    };
     let mut missed = section
         .evals
         .iter()
         .flat_map(|eval| eval.traces.iter().map(move |run| (eval, run)))
-        .filter(|(_, run)| run.ending == "replay_miss");
+        .filter(|(_, run)| run.ending == "replay_miss" || missed_check(run));
     let (eval, run) = missed.next()?;
     let reason = run.reason.as_deref().unwrap_or("no recording answers this request; record it with --record");
     Some(RunEvent::ReplayMiss {

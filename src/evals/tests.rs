@@ -683,6 +683,13 @@ async fn embeddings_are_recorded_then_replayed_without_the_network_and_a_miss_is
     let reason = region.traces[0].reason.clone().unwrap_or_default();
     assert!(reason.contains("no recording of the embedding of \"Europe\""), "{reason}");
     assert!(missed.provider_failed(), "a replay miss is exit status 5, as a model's");
+    match first_replay_miss(&missed) {
+        Some(RunEvent::ReplayMiss { case, run, reason, .. }) => {
+            assert_eq!((case.as_str(), run), ("region", 1));
+            assert!(reason.contains("no recording of the embedding"), "{reason}");
+        }
+        other => panic!("the embedding's miss is said on stderr too: {other:?}"),
+    }
 }
 
 #[tokio::test]
@@ -739,4 +746,9 @@ fn a_missing_key_says_which_variable_to_set_the_action_input_and_the_replay_way_
     assert!(no_key_detail("ANTHROPIC_API_KEY").contains("input `anthropic-api-key`"));
     let custom = no_key_detail("ACME_KEY");
     assert!(custom.contains("set `ACME_KEY`") && !custom.contains("Action, the input"), "{custom}");
+}
+
+#[test]
+fn no_replay_miss_is_said_when_no_run_missed() {
+    assert_eq!(first_replay_miss(&EvalsSection::default()), None);
 }
