@@ -410,7 +410,7 @@ pub fn merge(args: &MergeArgs) -> ExitStatus {
 fn print_event(event: &RunEvent, quiet: bool) {
     match event {
         RunEvent::InputError { text } | RunEvent::Failure { text } => say!("{text}"),
-        RunEvent::ProviderUnusable { .. } => {
+        RunEvent::ProviderUnusable { .. } | RunEvent::ReplayMiss { .. } => {
             if let Some(line) = event.line() {
                 say!("error: {line}");
             }

@@ -146,7 +146,8 @@ pub(crate) struct Decision {
 /// The verdict of a run: `error` when the server was unreachable or mcp-eval itself failed (an
 /// `INTERNAL` row); `fail` when any check failed or a layer-1 case × model failed its threshold
 /// (also on an interrupted run); `error` when the run was interrupted, stopped by the model-call
-/// cap or had an unusable provider, without a failure (an incomplete run never passes); `pass`
+/// cap, had an unusable provider or layer 1 refused its input (a tool the server does not list),
+/// without a failure (an incomplete run never passes); `pass`
 /// otherwise. Other
 /// checks with status `error`, `warn` or `not_applicable` do not fail the verdict.
 pub(crate) fn verdict(
@@ -159,8 +160,10 @@ pub(crate) fn verdict(
     let layer1_failed =
         evals.is_some_and(|evals| evals.eval_gate.as_ref().map_or_else(|| evals.any_failed(), |gate| gate.fails));
     let failed = checks.iter().any(|check| check.status == Status::Fail) || layer1_failed;
-    // Layer 1 stopped by the call cap or an unusable provider is incomplete: never a pass.
-    let incomplete = evals.is_some_and(|evals| evals.call_cap_reached || evals.provider_failed());
+    // Layer 1 stopped by the call cap or an unusable provider, or refused its input, is
+    // incomplete: never a pass.
+    let incomplete =
+        evals.is_some_and(|evals| evals.call_cap_reached || evals.provider_failed() || evals.input_refused());
     let internal = checks.iter().any(|check| check.id == INTERNAL_CHECK_ID);
     match outcome {
         RunOutcome::Unreachable | RunOutcome::NeedsCredentials => Verdict::Error,
@@ -176,16 +179,18 @@ pub(crate) fn verdict(
 pub(crate) fn decide(report: &RunReport, input: GateInput) -> Decision {
     let verdict = verdict(report.outcome, &report.checks, report.evals.as_ref());
     let warned = report.checks.iter().any(|check| check.status == Status::Warn);
+    // `result` is what the exit status follows: under `fail-on: never` findings never fail the
+    // run, so a failed verdict is a `pass` there (the verdict itself still says `fail`).
     let result = match verdict {
         Verdict::Error => RunResult::Error,
+        Verdict::Fail if input.fail_on == FailOn::Never => RunResult::Pass,
         Verdict::Fail => RunResult::Fail,
         Verdict::Pass if input.fail_on == FailOn::Should && warned => RunResult::Fail,
         Verdict::Pass => RunResult::Pass,
     };
-    let mut exit = match (result, input.fail_on) {
-        (RunResult::Fail, FailOn::Never) | (RunResult::Pass, _) => ExitStatus::Passed,
-        (RunResult::Fail, _) => ExitStatus::VerdictFailed,
-        (RunResult::Error, _) => ExitStatus::Passed,
+    let mut exit = match result {
+        RunResult::Fail => ExitStatus::VerdictFailed,
+        RunResult::Pass | RunResult::Error => ExitStatus::Passed,
     };
     if matches!(report.outcome, RunOutcome::Unreachable | RunOutcome::NeedsCredentials) {
         exit = exit.max(ExitStatus::Unreachable);
@@ -286,7 +291,21 @@ mod tests {
         );
         let never = GateInput { fail_on: FailOn::Never, ..MUST };
         let decision = decide_on(RunOutcome::Completed, &[Status::Fail], never);
-        assert_eq!((decision.result, decision.exit), (RunResult::Fail, ExitStatus::Passed));
+        assert_eq!(
+            (decision.verdict, decision.result, decision.exit),
+            (Verdict::Fail, RunResult::Pass, ExitStatus::Passed),
+            "under never the result is what the exit status follows: a pass"
+        );
+    }
+
+    #[test]
+    fn fail_on_never_still_reports_errors_and_signals() {
+        let never = GateInput { fail_on: FailOn::Never, ..MUST };
+        let decision = decide_on(RunOutcome::Unreachable, &[Status::Error], never);
+        assert_eq!((decision.result, decision.exit), (RunResult::Error, ExitStatus::Unreachable));
+        let interrupted = GateInput { interrupt: Some(Interrupt::Int), ..never };
+        let decision = decide_on(RunOutcome::Interrupted, &[Status::Fail], interrupted);
+        assert_eq!((decision.verdict, decision.exit), (Verdict::Fail, ExitStatus::Interrupted));
     }
 
     #[test]
@@ -360,6 +379,18 @@ mod tests {
         });
         let unusable = decide(&report, input);
         assert_eq!((unusable.verdict, unusable.exit), (Verdict::Error, ExitStatus::Provider));
+        report.evals = Some(EvalsSection {
+            layer1_not_run: Some(format!(
+                "{}case `a`: no tool `x` on the server",
+                crate::report::evals::INVALID_INPUT_PREFIX
+            )),
+            ..EvalsSection::default()
+        });
+        let refused = decide(&report, input);
+        assert_eq!((refused.verdict, refused.result), (Verdict::Error, RunResult::Error), "a refused golden set");
+        report.evals =
+            Some(EvalsSection { layer1_not_run: Some("no model was given".into()), ..EvalsSection::default() });
+        assert_eq!(decide(&report, input).verdict, Verdict::Pass, "layer 1 not asked to run is no error");
         report.evals = Some(EvalsSection::default());
         assert_eq!(decide(&report, input).verdict, Verdict::Pass, "layer 1 with nothing wrong");
     }

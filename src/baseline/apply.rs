@@ -306,10 +306,18 @@ pub(crate) fn gate_section(
                 .replace("**Since the previous run:**", "layer 0 since the baseline:")
         }),
         pass_rate: first.map(|model| model.rate_now).filter(|_| first.is_some_and(|model| model.cases > 0)),
-        pass_rate_delta: first.filter(|model| model.cases > 0).map(|model| -model.drop),
+        pass_rate_delta: first.filter(|model| model.cases > 0).map(|model| delta_of_drop(model.drop)),
         minimum_detectable_drop: first.and_then(|model| model.minimum_detectable_drop),
     };
     (out, to_confirm)
+}
+
+/// `pass_rate_delta` from a drop in pass rate (both 0..1): the drop negated, with no drop written
+/// as `0.0`, never `-0.0` (which JSON readers and the Action's `pass-rate-delta` output would show as
+/// a negative zero).
+fn delta_of_drop(drop: f64) -> f64 {
+    let delta = -drop;
+    if delta == 0.0 { 0.0 } else { delta }
 }
 
 /// Stores this run as the baseline when the rules say so; the note to report, if any.
@@ -475,5 +483,21 @@ mod tests {
             label(Reader::Action),
             "the last 3 stored run(s) (1 push run(s) of the default branch, 1 scheduled run(s) of the default branch, 1 accepted with --accept-baseline / input accept-baseline), the newest measured 2026-11-30T00:00:00Z"
         );
+    }
+
+    #[test]
+    fn no_drop_is_a_positive_zero_delta() {
+        for drop in [0.0, -0.0] {
+            let delta = delta_of_drop(drop);
+            assert!(delta == 0.0 && delta.is_sign_positive(), "{drop} gave {delta}");
+            assert_eq!(serde_json::to_string(&delta).unwrap(), "0.0");
+            assert_eq!(format!("{delta:+.4}"), "+0.0000");
+        }
+    }
+
+    #[test]
+    fn a_drop_is_a_negative_delta_and_a_gain_a_positive_one() {
+        assert_eq!(delta_of_drop(0.25), -0.25);
+        assert_eq!(delta_of_drop(-0.1), 0.1);
     }
 }

@@ -22,6 +22,24 @@ pub(crate) mod assemble;
 pub(crate) mod caller;
 pub(crate) mod semantic;
 
+/// The `model_status.detail` of a model whose key variable `variable` (e.g. `OPENAI_API_KEY`) is
+/// unset or empty: what to do about it — set the variable (or the Action input that fills it), or
+/// replay recorded answers — and why it happens on pull requests from forks.
+pub(crate) fn no_key_detail(variable: &str) -> String {
+    let input = match variable {
+        "OPENAI_API_KEY" => Some(crate::settings::env_vars::INPUT_OPENAI_API_KEY),
+        "ANTHROPIC_API_KEY" => Some(crate::settings::env_vars::INPUT_ANTHROPIC_API_KEY),
+        _ => None,
+    };
+    let set = match input {
+        Some(input) => format!("set `{variable}` (in the Action, the input `{input}` from a secret)"),
+        None => format!("set `{variable}`"),
+    };
+    format!(
+        "`{variable}` is unset or empty: {set}, or replay recorded answers with `--cassettes DIR` (command line); pull requests from forks and Dependabot get no secrets"
+    )
+}
+
 #[cfg(test)]
 mod tests;
 
@@ -235,9 +253,7 @@ pub(crate) async fn run(
                 ready.push(Ready { index, label, api: def.api, caller });
             }
             Ok(None) => {
-                let variable = def.api_key_env.clone().unwrap_or_default();
-                let detail =
-                    format!("`{variable}` is unset or empty (pull requests from forks and Dependabot get no secrets)");
+                let detail = no_key_detail(def.api_key_env.as_deref().unwrap_or_default());
                 events(&RunEvent::Notice { text: format!("layer 1: {label}: not run, no API key: {detail}") });
                 section.model_status.push(ModelStatus {
                     model: label,
@@ -712,6 +728,9 @@ pub(crate) async fn run(
             runs: eval.runs,
         });
     }
+    if let Some(miss) = first_replay_miss(&section) {
+        events(&miss);
+    }
     Ok(section)
 }
 
@@ -739,6 +758,33 @@ pub(crate) fn saved_calls<'a>(
         text.push_str("; the argument matchers' embeddings and judge calls are not counted");
     }
     text
+}
+
+/// The [`RunEvent::ReplayMiss`] of the first run (cases in file order, then models, then runs)
+/// that missed a recording — it ended with `replay_miss`, or an `embedding`/`judge` argument
+/// check's request was not recorded — counting them all; `None` when no run missed.
+pub(crate) fn first_replay_miss(section: &EvalsSection) -> Option<RunEvent> {
+    let missed_check = |run: &crate::report::evals::RunTrace| {
+        run.status == crate::report::evals::RunStatus::Error
+            && run.reason.as_deref().is_some_and(|reason| {
+                reason.contains(crate::scoring::semantic::ARGUMENT_CHECK_ERROR)
+                    && reason.contains(crate::scoring::semantic::REPLAY_MISS)
+            })
+    };
+    let mut missed = section
+        .evals
+        .iter()
+        .flat_map(|eval| eval.traces.iter().map(move |run| (eval, run)))
+        .filter(|(_, run)| run.ending == "replay_miss" || missed_check(run));
+    let (eval, run) = missed.next()?;
+    let reason = run.reason.as_deref().unwrap_or("no recording answers this request; record it with --record");
+    Some(RunEvent::ReplayMiss {
+        model: eval.model.clone(),
+        case: eval.case.clone(),
+        run: run.run,
+        reason: reason.trim_start_matches("error: ").to_owned(),
+        count: 1 + missed.count(),
+    })
 }
 
 /// Where `model`'s answers come from: the live provider, recording into `cassettes` (with

@@ -685,6 +685,13 @@ async fn embeddings_are_recorded_then_replayed_without_the_network_and_a_miss_is
     let reason = region.traces[0].reason.clone().unwrap_or_default();
     assert!(reason.contains("no recording of the embedding of \"Europe\""), "{reason}");
     assert!(missed.provider_failed(), "a replay miss is exit status 5, as a model's");
+    match first_replay_miss(&missed) {
+        Some(RunEvent::ReplayMiss { case, run, reason, .. }) => {
+            assert_eq!((case.as_str(), run), ("region", 1));
+            assert!(reason.contains("no recording of the embedding"), "{reason}");
+        }
+        other => panic!("the embedding's miss is said on stderr too: {other:?}"),
+    }
 }
 
 #[tokio::test]
@@ -768,4 +775,20 @@ fn the_calls_a_reused_verdict_saved_count_the_rubric_judge_and_say_what_is_not_c
         saved_calls([&plain].into_iter(), true),
         "~5 model calls saved; the argument matchers' embeddings and judge calls are not counted"
     );
+}
+
+#[test]
+fn a_missing_key_says_which_variable_to_set_the_action_input_and_the_replay_way_out() {
+    let detail = no_key_detail("OPENAI_API_KEY");
+    for part in ["`OPENAI_API_KEY` is unset or empty", "input `openai-api-key`", "--cassettes DIR", "forks"] {
+        assert!(detail.contains(part), "{part:?} missing from {detail}");
+    }
+    assert!(no_key_detail("ANTHROPIC_API_KEY").contains("input `anthropic-api-key`"));
+    let custom = no_key_detail("ACME_KEY");
+    assert!(custom.contains("set `ACME_KEY`") && !custom.contains("Action, the input"), "{custom}");
+}
+
+#[test]
+fn no_replay_miss_is_said_when_no_run_missed() {
+    assert_eq!(first_replay_miss(&EvalsSection::default()), None);
 }

@@ -93,6 +93,21 @@ pub(crate) enum RunEvent {
         /// Why, with the fix.
         detail: String,
     },
+    /// Replaying, a request had no recording (exit status 5). Sent once per run, for the first
+    /// such run, so that the fix (record again) is on stderr and not only in the reports; front
+    /// ends show it even when quiet.
+    ReplayMiss {
+        /// `PROVIDER:MODEL` of the first run that missed.
+        model: String,
+        /// Its case id.
+        case: String,
+        /// Its run number (from 1).
+        run: usize,
+        /// The miss's message, with what changed and the hint (`record it with --record`).
+        reason: String,
+        /// Runs that missed a recording, over every case × model.
+        count: usize,
+    },
     /// Something failed on our side that does not stop the run (cassettes not written): exit
     /// status 4. Front ends show it even when quiet.
     Failure {
@@ -158,6 +173,13 @@ impl RunEvent {
                 layers.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
             )),
             RunEvent::ProviderUnusable { model, detail } => Some(format!("layer 1: {model} cannot be used: {detail}")),
+            RunEvent::ReplayMiss { model, case, run, reason, count } => {
+                let others = match count {
+                    0 | 1 => String::new(),
+                    n => format!(" ({} more run(s) missed too: see report.json)", n - 1),
+                };
+                Some(format!("layer 1: replay miss on {model}, case `{case}` run {run}: {reason}{others}"))
+            }
             RunEvent::Notice { text } | RunEvent::InputError { text } | RunEvent::Failure { text } => {
                 Some(text.clone())
             }

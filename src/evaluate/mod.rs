@@ -160,7 +160,9 @@ pub(crate) async fn evaluate(
     } else if golden.is_none() {
         Some("no golden set was given (--golden-set, Action input `golden-set`, config `golden_set`)")
     } else if settings.layer1.models.is_empty() {
-        Some("no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`)")
+        Some(
+            "no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`; `--demo` alone replays the demo's own golden set and model)",
+        )
     } else {
         None
     };
@@ -263,8 +265,8 @@ pub(crate) async fn evaluate(
                     });
                 }
                 if let Some(layer1) = layer1 {
-                    // Layer 1 ran only when some model ran.
-                    if layer1.as_ref().is_ok_and(|section| section.layer1_not_run.is_some()) {
+                    // Layer 1 ran only when some model ran (and not when it refused its input).
+                    if layer1.as_ref().map_or(true, |section| section.layer1_not_run.is_some()) {
                         report.layers.retain(|layer| *layer != 1);
                     }
                     report.evals = Some(match layer1 {
@@ -276,7 +278,12 @@ pub(crate) async fn evaluate(
                             input_error = true;
                             events(&RunEvent::InputError { text: redactor.redact(&error.to_string()) });
                             crate::report::evals::EvalsSection {
-                                layer1_not_run: Some(format!("invalid input: {}", error.message)),
+                                layer1_not_run: Some(format!(
+                                    "{}{}",
+                                    crate::report::evals::INVALID_INPUT_PREFIX,
+                                    error.message
+                                )),
+                                models: settings.layer1.models.iter().map(|model| model.label()).collect(),
                                 ..crate::report::evals::EvalsSection::default()
                             }
                         }
@@ -360,6 +367,9 @@ async fn layer1(
             Ok(cassettes) => cassettes,
             Err(error) => return not_run(format!("the demo cassettes are broken: {error}")),
         };
+        for note in demo_ignores(&layer1) {
+            events(&RunEvent::Notice { text: note });
+        }
         layer1.models = vec![ModelRef { provider: "replay".into(), model: DEMO_RECORDED_MODEL.into() }];
         layer1.judge_model = Some(ModelRef { provider: "replay".into(), model: DEMO_RECORDED_JUDGE.into() });
         layer1.embedding_model = Some(ModelRef { provider: "replay".into(), model: DEMO_RECORDED_EMBEDDINGS.into() });
@@ -775,12 +785,13 @@ fn same_path(a: &Path, b: &Path) -> bool {
 }
 
 /// The layers to run: an explicit list, or `auto` (the default outside the Action): layer 0,
-/// and layer 1 when a golden set and a model are given — or for the demo, which needs neither
-/// (its layer 1 replays recorded cassettes).
+/// and layer 1 when a golden set or a model is given — or for the demo, which needs neither
+/// (its layer 1 replays recorded cassettes). With only one of the two, layer 1 is asked for but
+/// does not run: the run says which is missing (a notice, and `layer1_not_run`).
 pub(crate) fn layers_outside_the_action(settings: &Settings) -> Vec<u8> {
     match &settings.layers {
         LayersInput::Auto if settings.server == Server::Demo && settings.golden_set.is_none() => vec![0, 1],
-        LayersInput::Auto if settings.golden_set.is_some() && !settings.layer1.models.is_empty() => vec![0, 1],
+        LayersInput::Auto if settings.golden_set.is_some() || !settings.layer1.models.is_empty() => vec![0, 1],
         LayersInput::Auto => vec![0],
         LayersInput::Explicit(list) => list.clone(),
     }
@@ -808,6 +819,25 @@ pub(crate) const DEMO_EMBEDDING_CASSETTES: &str = include_str!("../../golden/cas
 
 /// The label the demo's embeddings were recorded under.
 pub(crate) const DEMO_RECORDED_EMBEDDINGS: &str = "demo:embeddings";
+
+/// What the demo's layer 1 ignores of `layer1` (it replays its own judge and embeddings model),
+/// one notice each: `--judge-model` and `--embedding-model` given with `--demo`.
+fn demo_ignores(layer1: &crate::settings::layer1::Layer1Settings) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(judge) = &layer1.judge_model {
+        notes.push(format!(
+            "layer 1 (demo): --judge-model {} is ignored: the demo replays its own recorded judge (replay:{DEMO_RECORDED_JUDGE}); give --golden-set and --model to use your judge",
+            judge.label()
+        ));
+    }
+    if let Some(embeddings) = &layer1.embedding_model {
+        notes.push(format!(
+            "layer 1 (demo): --embedding-model {} is ignored: the demo replays its own recorded embeddings (replay:{DEMO_RECORDED_EMBEDDINGS}); give --golden-set and --model to use yours",
+            embeddings.label()
+        ));
+    }
+    notes
+}
 
 /// True when layer 1 of this run is the demo's: the embedded demo server with neither a golden
 /// set nor a model given.
@@ -902,6 +932,20 @@ mod tests {
     fn model(label: &str) -> ModelRef {
         let (provider, model) = label.split_once(':').expect("PROVIDER:MODEL");
         ModelRef { provider: provider.into(), model: model.into() }
+    }
+
+    #[test]
+    fn the_demo_says_it_ignores_a_judge_and_an_embeddings_model_given_to_it() {
+        assert!(demo_ignores(&Layer1Settings::default()).is_empty(), "nothing given, nothing ignored");
+        let given = Layer1Settings {
+            judge_model: Some(model("openai:gpt-4o")),
+            embedding_model: Some(model("openai:text-embedding-3-small")),
+            ..Layer1Settings::default()
+        };
+        let notes = demo_ignores(&given);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].contains("--judge-model openai:gpt-4o is ignored"), "{notes:?}");
+        assert!(notes[1].contains("--embedding-model openai:text-embedding-3-small is ignored"), "{notes:?}");
     }
 
     #[test]

@@ -26,7 +26,8 @@ pub struct EvalsSection {
     pub evals: Vec<EvalResult>,
     /// Suite metrics per model that ran.
     pub eval_metrics: Vec<EvalMetrics>,
-    /// Why layer 1 did not run at all, when it did not (no golden set, no model, no key).
+    /// Why layer 1 did not run at all, when it did not (no golden set, no model, no model could
+    /// run, or [`INVALID_INPUT_PREFIX`] and the input it refused).
     pub layer1_not_run: Option<String>,
     /// Things the reader should know: dropped sampling parameters, renamed tools, the call cap.
     pub layer1_notes: Vec<String>,
@@ -202,7 +203,18 @@ pub enum EvalStatus {
     Skipped,
 }
 
+/// How `layer1_not_run` starts when layer 1 refused its input (a golden set naming a tool the
+/// server does not list, more tools than a provider takes): the run has no verdict (`error`) and
+/// exit status 2. Read back from a stored report too, so its verdict is recomputed the same.
+pub const INVALID_INPUT_PREFIX: &str = "invalid input: ";
+
 impl EvalsSection {
+    /// True when layer 1 refused its input: `layer1_not_run` starts with
+    /// [`INVALID_INPUT_PREFIX`]. Such a run never passes.
+    pub fn input_refused(&self) -> bool {
+        self.layer1_not_run.as_deref().is_some_and(|why| why.starts_with(INVALID_INPUT_PREFIX))
+    }
+
     /// True when a case × model failed its threshold.
     pub fn any_failed(&self) -> bool {
         self.evals.iter().any(|eval| eval.status == EvalStatus::Fail)
@@ -427,8 +439,8 @@ pub struct RunTrace {
     pub status: RunStatus,
     /// Why it failed or errored, in one line.
     pub reason: Option<String>,
-    /// How it ended: `answer`, `max_turns`, `timeout`, `provider_error`, `server_error` or
-    /// `call_cap` (`RunEnding::as_str` in the agent module).
+    /// How it ended: `answer`, `max_turns`, `timeout`, `finding`, `provider_error`,
+    /// `replay_miss`, `server_error` or `call_cap` (`RunEnding::as_str` in the agent module).
     pub ending: String,
     /// Model turns taken.
     pub turns: usize,

@@ -56,7 +56,8 @@ pub fn render(report: &RunReport) -> String {
     let mut out = String::new();
     write_header(report, &mut out);
     // Layer 1 comes after layer 0 but is written first, so layer 0's lists leave room for it.
-    let layer1 = report.evals.as_ref().map(layer1_section).unwrap_or_default();
+    let reports_only = report.gate.as_ref().is_some_and(|gate| gate.fail_on == "never");
+    let layer1 = report.evals.as_ref().map(|evals| layer1_section(evals, reports_only)).unwrap_or_default();
     let tail_reserve = TAIL_RESERVE + layer1.len();
 
     let sections = [
@@ -119,6 +120,20 @@ pub fn render(report: &RunReport) -> String {
     out
 }
 
+/// The title of a completed run without a verdict: why there is none, in a few words.
+fn no_verdict_title(report: &RunReport) -> String {
+    let why = match &report.evals {
+        _ if report.checks.iter().any(|check| check.id == crate::report::model::INTERNAL_CHECK_ID) => {
+            "mcp-eval itself failed"
+        }
+        Some(evals) if evals.input_refused() => "layer 1 refused its input",
+        Some(evals) if evals.call_cap_reached => "the model-call cap stopped layer 1",
+        Some(evals) if evals.provider_failed() => "a model provider failed",
+        _ => "no verdict",
+    };
+    format!("⚠️ error: {why}")
+}
+
 /// Title, server section, counts line and outcome detail.
 fn write_header(report: &RunReport, out: &mut String) {
     let counts = report.counts();
@@ -128,7 +143,8 @@ fn write_header(report: &RunReport, out: &mut String) {
         (RunOutcome::Interrupted, Verdict::Fail) => format!("⚠️ interrupted, {} so far", failed_text(report)),
         (RunOutcome::Interrupted, _) => "⚠️ interrupted".to_owned(),
         (RunOutcome::Completed, Verdict::Fail) => format!("❌ fail: {}", failed_text(report)),
-        (RunOutcome::Completed, _) => "✅ pass".to_owned(),
+        (RunOutcome::Completed, Verdict::Error) => no_verdict_title(report),
+        (RunOutcome::Completed, Verdict::Pass) => "✅ pass".to_owned(),
     };
     let legacy = report.server.era.as_deref().is_some_and(|era| era != report.spec_revision);
     if legacy {
@@ -329,8 +345,9 @@ fn write_table(report: &RunReport, keep_free: usize, out: &mut String) {
 
 /// The layer-1 section, at most [`LAYER1_CHARS`] bytes: the golden set, the models that did not
 /// run, a cases × models table, the metrics per model and one line per failing case × model.
-/// Never a tool's result or the model's answer: only our one-line reasons.
-fn layer1_section(evals: &EvalsSection) -> String {
+/// Never a tool's result or the model's answer: only our one-line reasons. `reports_only` is
+/// `fail-on: never`, under which layer 1 fails nothing even when its gate says it would.
+fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
     let mut out = String::from("\n### 🧪 Layer 1 — golden set\n\n");
     // The answer first: the regression gate against the baseline.
     if let Some(gate) = &evals.eval_gate {
@@ -343,7 +360,11 @@ fn layer1_section(evals: &EvalsSection) -> String {
             out,
             "**Gate ({}):** {verdict}{} · baseline: {}\n",
             escape(&gate.policy),
-            if gate.fails { " — fails the check" } else { "" },
+            match (gate.fails, reports_only) {
+                (true, false) => " — fails the check",
+                (true, true) => " — would fail the check, but `fail-on: never` only reports",
+                (false, _) => "",
+            },
             message(&truncate(&gate.baseline, CELL_CHARS)),
         );
         for line in gate.lines.iter().take(20) {
@@ -854,6 +875,31 @@ mod tests {
     }
 
     #[test]
+    fn a_completed_run_without_a_verdict_is_titled_error_with_the_reason_never_pass() {
+        let mut report = sample_report();
+        report.checks.retain(|c| c.status != Status::Fail);
+        report.evals = Some(crate::report::evals::EvalsSection {
+            layer1_not_run: Some(format!("{}case `a`: no tool `x`", crate::report::evals::INVALID_INPUT_PREFIX)),
+            ..Default::default()
+        });
+        assert!(render(&report).starts_with("## ⚠️ error: layer 1 refused its input"), "{}", render(&report));
+        report.evals = Some(crate::report::evals::EvalsSection { call_cap_reached: true, ..Default::default() });
+        assert!(render(&report).starts_with("## ⚠️ error: the model-call cap stopped layer 1"));
+    }
+
+    #[test]
+    fn fail_on_never_keeps_the_failed_title_and_says_the_run_passes() {
+        let mut report = sample_report();
+        report.gate = Some(crate::report::model::GateSection { fail_on: "never".into(), result: "pass".into() });
+        let md = render(&report);
+        assert!(md.starts_with("## ❌ fail"), "the title is the verdict: {md}");
+        assert!(
+            md.contains("**Gate:** with `fail-on: never` the run is a **pass**: findings never fail the run."),
+            "{md}"
+        );
+    }
+
+    #[test]
     fn pass_title() {
         let mut report = sample_report();
         report.checks.retain(|c| c.status != Status::Fail);
@@ -995,6 +1041,27 @@ mod tests {
             evals.shard = Some(crate::report::evals::ShardInfo { index: 2, count: 3 });
         }
         assert!(render(&report).contains("- **Shard:** 2 of 3: this report holds that slice"));
+    }
+
+    #[test]
+    fn a_failing_layer1_gate_fails_the_check_unless_fail_on_never() {
+        let mut report = crate::report::test_support::sample_evals_report();
+        if let Some(evals) = report.evals.as_mut() {
+            evals.eval_gate = Some(crate::report::evals::Layer1GateSection {
+                result: "fail".into(),
+                policy: "regression".into(),
+                fails: true,
+                baseline: "stored".into(),
+                ..Default::default()
+            });
+        }
+        report.gate = Some(crate::report::model::GateSection { fail_on: "must".into(), result: "fail".into() });
+        let md = render(&report);
+        assert!(md.contains("**Gate (regression):** ❌ regression — fails the check ·"), "{md}");
+        report.gate = Some(crate::report::model::GateSection { fail_on: "never".into(), result: "pass".into() });
+        let md = render(&report);
+        assert!(!md.contains("fails the check"), "{md}");
+        assert!(md.contains("❌ regression — would fail the check, but `fail-on: never` only reports ·"), "{md}");
     }
 
     #[test]

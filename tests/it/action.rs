@@ -614,7 +614,10 @@ fn a_retry_after_longer_than_the_cap_gives_up_at_once_with_a_warning() {
 fn fail_on_decides_the_exit_status_and_reports_are_written_either_way() {
     let demo = DemoServer::start(&["d-2"]);
     let dir = tempfile::tempdir().expect("temp dir");
-    for (index, (fail_on, code)) in [("", 1), ("must", 1), ("never", 0)].into_iter().enumerate() {
+    // `result` is what the exit status follows: under `never` a failed verdict is a pass.
+    for (index, (fail_on, code, result)) in
+        [("", 1, "fail"), ("must", 1, "fail"), ("never", 0, "pass")].into_iter().enumerate()
+    {
         let run = run_action(
             &dir.path().join(index.to_string()),
             "push",
@@ -624,10 +627,14 @@ fn fail_on_decides_the_exit_status_and_reports_are_written_either_way() {
         );
         assert_eq!(run.code(), code, "fail-on {fail_on:?}: {}", run.stdout());
         let outputs = run.outputs();
-        assert_eq!(outputs["result"], "fail");
+        assert_eq!(outputs["result"], result, "fail-on {fail_on:?}");
         assert_ne!(outputs["failures"], "0");
-        assert!(run.file("reports/junit-out.xml").contains("<testsuite"));
-        assert!(run.file("mcp-eval-report/report.json").contains("\"D-2\""));
+        let junit = run.file("reports/junit-out.xml");
+        assert!(junit.contains(&format!(r#"<property name="gate.result" value="{result}"/>"#)), "{junit}");
+        let report = run.file("mcp-eval-report/report.json");
+        assert!(report.contains("\"D-2\""));
+        let report: serde_json::Value = serde_json::from_str(&report).expect("report.json");
+        assert_eq!((report["verdict"].as_str(), report["gate"]["result"].as_str()), (Some("fail"), Some(result)));
         let stdout = run.stdout();
         let annotation = stdout
             .lines()

@@ -481,6 +481,9 @@ fn a_model_without_a_key_is_not_run_and_the_run_passes() {
     assert_eq!(model_statuses(&run), vec![("openai:x".to_owned(), "no_api_key".to_owned())]);
     let detail = report["model_status"][0]["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("OPENAI_API_KEY"), "{detail}");
+    assert!(detail.contains("openai-api-key") && detail.contains("--cassettes DIR"), "says what to do: {detail}");
+    let not_run = report["layer1_not_run"].as_str().unwrap_or_default();
+    assert!(not_run.contains("no model could run") && not_run.contains("openai:x: no API key"), "{not_run}");
     assert_eq!(report["evals"], json!([]));
     assert_eq!(report["model_calls"], 0);
     let summary = run.file("summary.md");
@@ -654,6 +657,12 @@ fn recorded_cassettes_replay_without_a_key_or_the_model_and_a_changed_prompt_mis
         }
     }
     assert_eq!(outcome(&missed, "soft", "openai:demo"), outcome_of("fail", 3, 5), "unchanged cases still replay");
+    // stderr says what missed and how to fix it, once for the whole run (not once per run).
+    let stderr = missed.stderr();
+    let said: Vec<&str> = stderr.lines().filter(|line| line.contains("replay miss on")).collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(said[0].starts_with("error: layer 1: replay miss on openai:demo, case `select` run 1:"), "{stderr}");
+    assert!(said[0].contains("re-record with --record") && said[0].contains("(9 more run(s) missed too"), "{stderr}");
 }
 
 #[test]
@@ -921,6 +930,20 @@ fn the_regression_gate_passes_noise_and_fails_a_real_regression_naming_the_cases
     );
     assert_eq!(reported.code(), 0, "{}", reported.stderr());
     assert_eq!(reported.report()["eval_gate"]["result"], "fail");
+
+    // `--fail-on never` overrides a gate that fails: exit 0, and nothing says the check fails.
+    let overridden = run_against(
+        &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"],
+        &["--baseline", utf8(&baseline), "--fail-on-evals", "regression", "--fail-on", "never"],
+    );
+    assert_eq!(overridden.code(), 0, "{}", overridden.stderr());
+    let report = overridden.report();
+    assert_eq!((report["eval_gate"]["fails"].as_bool(), report["verdict"].as_str()), (Some(true), Some("fail")));
+    assert_eq!(report["gate"]["result"], "pass", "{}", report["gate"]);
+    let summary = overridden.file("summary.md");
+    assert!(!summary.contains("fails the check"), "{summary}");
+    assert!(summary.contains("would fail the check, but `fail-on: never` only reports"), "{summary}");
+    assert!(summary.contains("**Gate:** with `fail-on: never` the run is a **pass**"), "{summary}");
 }
 
 #[test]
@@ -1144,4 +1167,71 @@ fn the_demo_reports_its_judge_rate_corrected_with_a_matching_calibration_and_unc
     let run =
         run_with_env(&["--demo", "--layers", "1", "--judge-calibration", other_path.to_str().expect("utf-8")], &[]);
     assert_eq!(run.code(), 2, "{}", run.stderr());
+}
+
+/// `mcp-eval run ARGS` without `--quiet` (its notices and last line on stderr), with no provider
+/// key set unless `vars` sets one.
+fn run_loud(args: &[&str], vars: &[(&str, &str)]) -> Run {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().to_str().expect("utf-8 path").to_owned();
+    let output = Command::new(binary())
+        .arg("run")
+        .args(args)
+        .args(["--out", &out])
+        .envs([("OPENAI_API_KEY", ""), ("ANTHROPIC_API_KEY", ""), ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")])
+        .envs(vars.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-eval");
+    let report =
+        std::fs::read_to_string(dir.path().join("report.json")).ok().and_then(|text| serde_json::from_str(&text).ok());
+    Run { output, report, dir }
+}
+
+#[test]
+fn a_golden_set_naming_a_tool_the_server_lacks_reports_an_error_never_a_pass() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), &ONE_CASE.replace("test_header_param", "test_header_parm"));
+    let server = DemoServer::start(&[]);
+    let run = run_loud(
+        &["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:x"],
+        &[("OPENAI_API_KEY", OPENAI_CANARY)],
+    );
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    let report = run.report();
+    assert_eq!(report["verdict"], "error", "{report}");
+    assert_eq!(report["layers"], json!([0]), "layer 1 did not run");
+    assert_eq!(report["models"], json!(["openai:x"]), "the models asked for are listed");
+    let not_run = report["layer1_not_run"].as_str().unwrap_or_default();
+    assert!(not_run.starts_with("invalid input: ") && not_run.contains("test_header_parm"), "{not_run}");
+    let stderr = run.stderr();
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with("mcp-eval: error:") && !last.contains("pass:"), "{stderr}");
+    assert!(run.file("summary.md").starts_with("## ⚠️ error: layer 1 refused its input"));
+}
+
+#[test]
+fn a_golden_set_without_a_model_says_layer_1_did_not_run_and_why() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), ONE_CASE);
+    let server = DemoServer::start(&[]);
+    let run = run_loud(&["--server-url", &server.url, "--golden-set", utf8(&set)], &[]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let stderr = run.stderr();
+    assert!(stderr.contains("layer 1 did not run: no model was given (--model PROVIDER:MODEL"), "{stderr}");
+    let report = run.report();
+    assert_eq!(report["layers"], json!([0]));
+    assert!(
+        report["layer1_not_run"].as_str().is_some_and(|why| why.starts_with("no model was given")),
+        "{}",
+        report["layer1_not_run"]
+    );
+}
+
+#[test]
+fn the_demo_says_it_ignores_the_judge_model_given() {
+    let run = run_loud(&["--demo", "--judge-model", "openai:gpt-4o"], &[]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let stderr = run.stderr();
+    assert!(stderr.contains("--judge-model openai:gpt-4o is ignored"), "{stderr}");
 }
