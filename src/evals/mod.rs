@@ -771,11 +771,13 @@ pub(crate) fn first_replay_miss(section: &EvalsSection) -> Option<RunEvent> {
                     && reason.contains(crate::scoring::semantic::REPLAY_MISS)
             })
     };
-    let mut missed = section
-        .evals
-        .iter()
-        .flat_map(|eval| eval.traces.iter().map(move |run| (eval, run)))
-        .filter(|(_, run)| run.ending == "replay_miss" || missed_check(run));
+    let mut missed =
+        section.evals.iter().flat_map(|eval| eval.traces.iter().map(move |run| (eval, run))).filter(|(_, run)| {
+            run.ending == "replay_miss"
+                || missed_check(run)
+                || crate::report::evals::judge_error(run)
+                    .is_some_and(|reason| reason.starts_with(crate::scoring::semantic::REPLAY_MISS))
+        });
     let (eval, run) = missed.next()?;
     let reason = run.reason.as_deref().unwrap_or("no recording answers this request; record it with --record");
     Some(RunEvent::ReplayMiss {
@@ -950,10 +952,10 @@ async fn judge_run(record: &mut RunRecord, case: &CaseSpec, rubric: &judge::Rubr
         let verdicts = match agent::ModelCaller::call(judge.caller, key, &request).await {
             Ok(reply) => judge::parse_verdicts(&reply.completion, rubric, &trace),
             Err(agent::ModelFailure::Provider { error, .. }) => Err(format!("the judge model failed: {error}")),
-            Err(agent::ModelFailure::CapReached) => {
-                Err("the model-call cap was reached before the judge answered".into())
+            Err(agent::ModelFailure::CapReached) => Err(crate::report::evals::JUDGE_CAP_REACHED.into()),
+            Err(agent::ModelFailure::NoRecording(reason)) => {
+                Err(format!("{}: {reason}", crate::scoring::semantic::REPLAY_MISS))
             }
-            Err(agent::ModelFailure::NoRecording(reason)) => Err(reason),
         };
         match verdicts {
             Ok(verdicts) => samples.push(verdicts),

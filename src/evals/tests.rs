@@ -792,3 +792,35 @@ fn a_missing_key_says_which_variable_to_set_the_action_input_and_the_replay_way_
 fn no_replay_miss_is_said_when_no_run_missed() {
     assert_eq!(first_replay_miss(&EvalsSection::default()), None);
 }
+
+/// A run the rubric judge could not judge, for `reason`.
+fn judge_error_trace(reason: &str) -> crate::report::evals::RunTrace {
+    serde_json::from_value(json!({
+        "run": 1, "status": "error", "reason": format!("judge_error: {reason}"), "ending": "answer", "turns": 1,
+        "model_calls": 1, "duration_ms": 1, "calls": [], "answer": null, "stop_reasons": [], "input_tokens": null,
+        "output_tokens": null, "criteria": [],
+        "judge": {"model": "judge:j", "prompt_version": 1, "rubric_sha256": "sha256:r", "samples": 1,
+            "verdict": "judge_error", "reason": reason, "criteria": []}
+    }))
+    .expect("a trace")
+}
+
+#[test]
+fn a_judge_replay_miss_is_a_provider_failure_said_once_and_a_failing_judge_counts_as_spoiled_runs() {
+    let section_of = |traces: Vec<crate::report::evals::RunTrace>| {
+        let mut eval = crate::report::evals::EvalResult::for_tests("a", "m:x", false, 0, traces.len(), 1);
+        eval.traces = traces;
+        EvalsSection { evals: vec![eval], ..EvalsSection::default() }
+    };
+    let missed = section_of(vec![judge_error_trace("replay miss: model judge:j, case \"judge:a\": no recording")]);
+    assert!(missed.provider_failed(), "one judge replay miss is exit 5, as a model's is");
+    assert!(matches!(first_replay_miss(&missed), Some(RunEvent::ReplayMiss { count: 1, .. })));
+
+    let broken = section_of(vec![judge_error_trace("the judge model failed: HTTP 500"); 2]);
+    assert_eq!(broken.run_errors(), (2, 2));
+    assert!(broken.provider_failed(), "a judge that fails every run spoils more than a fifth");
+    assert_eq!(first_replay_miss(&broken), None);
+
+    let capped = section_of(vec![judge_error_trace(crate::report::evals::JUDGE_CAP_REACHED); 2]);
+    assert_eq!(capped.run_errors(), (0, 2), "the call cap is its own exit status, not the provider's");
+}

@@ -221,7 +221,8 @@ impl EvalsSection {
     }
 
     /// Runs the model provider spoiled (`ending: provider_error`, after the retries and the
-    /// second try, or an `embedding`/`judge` argument check whose model failed) and runs started,
+    /// second try, an `embedding`/`judge` argument check whose model failed, or a rubric judge
+    /// that failed: `judge_error`, the call cap aside) and runs started,
     /// over every case × model.
     pub fn run_errors(&self) -> (usize, usize) {
         let started = self.evals.iter().map(|eval| eval.traces.len()).sum();
@@ -230,7 +231,8 @@ impl EvalsSection {
             .iter()
             .flat_map(|eval| &eval.traces)
             .filter(|run| {
-                run.status == RunStatus::Error && (run.ending == "provider_error" || argument_check_error(run))
+                run.status == RunStatus::Error
+                    && (run.ending == "provider_error" || argument_check_error(run) || judge_error(run).is_some())
             })
             .count();
         (errors, started)
@@ -249,10 +251,22 @@ impl EvalsSection {
                         .reason
                         .as_deref()
                         .is_some_and(|reason| reason.contains(crate::scoring::semantic::REPLAY_MISS)))
+                || judge_error(run).is_some_and(|reason| reason.starts_with(crate::scoring::semantic::REPLAY_MISS))
         });
         self.model_status.iter().any(|model| model.status == ModelOutcome::Unusable) || missed || errors * 5 > started
     }
 }
+
+/// The reason of a run that is `error` because its rubric judge failed (`judge_error`), unless
+/// the call cap stopped the judge (that is the cap's exit status, not the provider's).
+pub(crate) fn judge_error(run: &RunTrace) -> Option<&str> {
+    let judged = run.judge.as_ref().filter(|judged| judged.verdict == "judge_error")?;
+    let reason = judged.reason.as_deref().unwrap_or_default();
+    (run.status == RunStatus::Error && !reason.contains(JUDGE_CAP_REACHED)).then_some(reason)
+}
+
+/// The judge error of a judge the model-call cap stopped.
+pub(crate) const JUDGE_CAP_REACHED: &str = "the model-call cap was reached before the judge answered";
 
 /// True for a run that is `error` because an `embedding` or `judge` argument check's model
 /// failed (its reason reads `error: argument_check_error: …`).
