@@ -256,31 +256,49 @@ fn failure_reason(failure: ModelFailure) -> String {
     one_line(&text, MAX_REASON)
 }
 
-/// Asks `model` for every tool's draft, one tool after another, then for the negative prompts
-/// (see the module documentation). [`Drafted::Refused`] as soon as the provider refuses before
-/// answering any call; the tools not asked yet are not asked.
+/// One tool's draft: the model's, or the template's with the reason; `Err` when the provider
+/// refused before answering any call.
+async fn ask_one(model: &LiveModel, tool: &ToolView, family: Family) -> Result<Authored, ProviderError> {
+    if tool.name.trim().is_empty() {
+        return Ok(Authored::Template { reason: "the tool has no name".into() });
+    }
+    let key = TurnKey { case: format!("init:{}", tool.name), run: 1, turn: 0 };
+    match model.call(key, &propose_request(tool, family)).await {
+        Ok(reply) => Ok(match read_proposal(&reply.completion, tool) {
+            Ok((prompt, args)) => Authored::Model { prompt, args },
+            Err(reason) => Authored::Template { reason: one_line(&reason, MAX_REASON) },
+        }),
+        Err(failure) => match model.refused() {
+            Some(error) => Err(error),
+            None => Ok(Authored::Template { reason: failure_reason(failure) }),
+        },
+    }
+}
+
+/// How many tools' drafts are asked for at once, after the first.
+const CONCURRENT_DRAFTS: usize = 4;
+
+/// Asks `model` for every tool's draft — the first tool alone (so a refused key costs one call),
+/// then up to [`CONCURRENT_DRAFTS`] at once, kept in the server's order — then for the negative
+/// prompts (see the module documentation). [`Drafted::Refused`] as soon as the provider refuses
+/// before answering any call; the tools not asked yet are not asked.
 pub(crate) async fn draft(model: &LiveModel, surface: &ToolSurface, family: Family) -> Drafted {
+    use futures_util::StreamExt;
+    let ask = |tool| ask_one(model, tool, family);
     let mut tools = Vec::with_capacity(surface.tools.len());
-    for tool in &surface.tools {
-        if tool.name.trim().is_empty() {
-            tools.push(Authored::Template { reason: "the tool has no name".into() });
-            continue;
+    let mut rest = surface.tools.iter();
+    if let Some(first) = rest.next() {
+        match ask(first).await {
+            Ok(authored) => tools.push(authored),
+            Err(error) => return Drafted::Refused(error),
         }
-        let key = TurnKey { case: format!("init:{}", tool.name), run: 1, turn: 0 };
-        let request = propose_request(tool, family);
-        let authored = match model.call(key, &request).await {
-            Ok(reply) => match read_proposal(&reply.completion, tool) {
-                Ok((prompt, args)) => Authored::Model { prompt, args },
-                Err(reason) => Authored::Template { reason: one_line(&reason, MAX_REASON) },
-            },
-            Err(failure) => {
-                if let Some(error) = model.refused() {
-                    return Drafted::Refused(error);
-                }
-                Authored::Template { reason: failure_reason(failure) }
-            }
-        };
-        tools.push(authored);
+    }
+    let answers: Vec<_> = futures_util::stream::iter(rest).map(ask).buffered(CONCURRENT_DRAFTS).collect().await;
+    for answer in answers {
+        match answer {
+            Ok(authored) => tools.push(authored),
+            Err(error) => return Drafted::Refused(error),
+        }
     }
     let (negatives, negatives_note) = if tools.is_empty() {
         (Vec::new(), Some("the server lists no tools".to_owned()))
