@@ -1,5 +1,5 @@
 //! Small text helpers for messages shared by several modules: clipping a text to a number of
-//! characters, and naming a JSON value's type.
+//! characters, naming a JSON value's type, and showing a path as the user gave it.
 
 use serde_json::Value;
 
@@ -12,6 +12,21 @@ pub(crate) fn clip(text: &str, max: usize) -> String {
         short.push('…');
         short
     }
+}
+
+/// `path` as reports show it: relative to `base` (the working directory, which is the workspace
+/// in the Action) when it lies below it, so a report or a pull-request comment never shows the
+/// runner's directories; as given otherwise.
+pub(crate) fn shown_path(path: &std::path::Path, base: Option<&std::path::Path>) -> String {
+    match base.and_then(|base| path.strip_prefix(base).ok()) {
+        Some(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+/// [`shown_path`] against the current working directory.
+pub(crate) fn shown(path: &std::path::Path) -> String {
+    shown_path(path, std::env::current_dir().ok().as_deref())
 }
 
 /// The JSON type of a value, for messages: "null", "a boolean", "a number", "a string", "an
@@ -30,6 +45,17 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_below_the_workspace_is_shown_relative_and_any_other_as_given() {
+        use std::path::Path;
+        let workspace = Path::new("/github/workspace");
+        assert_eq!(shown_path(Path::new("/github/workspace/golden/tasks.yaml"), Some(workspace)), "golden/tasks.yaml");
+        assert_eq!(shown_path(Path::new("/elsewhere/tasks.yaml"), Some(workspace)), "/elsewhere/tasks.yaml");
+        assert_eq!(shown_path(Path::new("golden/tasks.yaml"), Some(workspace)), "golden/tasks.yaml");
+        assert_eq!(shown_path(workspace, Some(workspace)), "/github/workspace");
+        assert_eq!(shown_path(Path::new("/a/b"), None), "/a/b");
+    }
 
     #[test]
     fn clip_counts_characters_not_bytes() {

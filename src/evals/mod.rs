@@ -367,7 +367,7 @@ pub(crate) async fn run(
     // The judge's calibration (`--judge-calibration`): read even when no judge runs, so a bad
     // file is an input error either way.
     let calibration = match &input.settings.judge_calibration {
-        Some(path) => Some((crate::calibration::load(path)?, path.display().to_string())),
+        Some(path) => Some((crate::calibration::load(path)?, crate::text::shown(path))),
         None => None,
     };
     let calibration_note = match (&judge_caller, &calibration) {

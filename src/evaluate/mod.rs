@@ -417,7 +417,10 @@ async fn layer1(
     let input = crate::evals::Layer1Input {
         settings: &layer1,
         set,
-        set_label: set.path.display().to_string(),
+        set_label: match &settings.action {
+            Some(action) => crate::text::shown_path(&set.path, Some(&action.github.workspace)),
+            None => crate::text::shown(&set.path),
+        },
         surface: &surface,
         tools: &tools,
         today: set.today_at(Utc::now()),

@@ -956,6 +956,11 @@ fn the_eval_label_runs_layer_1_with_the_golden_set_and_models_and_masks_the_keys
         run.file("mcp-eval-report/junit.xml")
     );
     assert!(!everything.contains(key), "the key leaked into a report or the comment");
+    let report: serde_json::Value =
+        serde_json::from_str(&run.file("mcp-eval-report/report.json")).expect("report.json");
+    assert_eq!(report["golden_set"]["path"], "golden/tasks.yaml", "as given, not the runner's workspace path");
+    let workspace_path = workspace.display().to_string();
+    assert!(!everything.contains(&workspace_path), "the runner's workspace path is shown nowhere");
     let masked_stdout = run.stdout().replace(&format!("::add-mask::{key}"), "");
     assert!(!masked_stdout.contains(key), "the key appears in the log beyond its mask command");
 }
