@@ -29,6 +29,18 @@ pub(crate) fn shown(path: &std::path::Path) -> String {
     shown_path(path, std::env::current_dir().ok().as_deref())
 }
 
+/// Why a file could not be read, in words a user acts on: "no such file", "permission denied",
+/// "it is a directory", else the system's description of the error kind.
+pub(crate) fn io_reason(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => "no such file".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        std::io::ErrorKind::IsADirectory => "it is a directory".into(),
+        std::io::ErrorKind::InvalidData => "it is not UTF-8 text".into(),
+        kind => kind.to_string(),
+    }
+}
+
 /// The JSON type of a value, for messages: "null", "a boolean", "a number", "a string", "an
 /// array" or "an object".
 pub(crate) fn json_kind(value: &Value) -> &'static str {
@@ -55,6 +67,12 @@ mod tests {
         assert_eq!(shown_path(Path::new("golden/tasks.yaml"), Some(workspace)), "golden/tasks.yaml");
         assert_eq!(shown_path(workspace, Some(workspace)), "/github/workspace");
         assert_eq!(shown_path(Path::new("/a/b"), None), "/a/b");
+    }
+
+    #[test]
+    fn a_missing_file_reads_as_no_such_file() {
+        let error = std::fs::read_to_string("/nonexistent/file/for/a/test").expect_err("missing");
+        assert_eq!(io_reason(&error), "no such file");
     }
 
     #[test]

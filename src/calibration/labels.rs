@@ -70,7 +70,7 @@ pub(crate) fn load(path: &Path) -> Result<LabelsFile, Vec<Problem>> {
             path: path.to_owned(),
             position: None,
             field: None,
-            message: format!("cannot read the labels file: {}", error.kind()),
+            message: format!("cannot read the labels file: {}", crate::text::io_reason(&error)),
             hint: "check the path of the labels file".into(),
         }]),
     }

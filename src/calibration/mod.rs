@@ -476,7 +476,7 @@ fn read_report(path: &Path) -> Result<EvalsSection, Vec<UserError>> {
     let text = fs_err::read_to_string(path).map_err(|error| {
         vec![
             UserError::new(Kind::InvalidInput, format!("cannot read the labelled report `{}`", path.display()))
-                .caused_by(error.kind())
+                .caused_by(crate::text::io_reason(&error))
                 .with_hint("the labels file's `report:` names a report.json, relative to the labels file"),
         ]
     })?;
@@ -499,7 +499,7 @@ fn read_report(path: &Path) -> Result<EvalsSection, Vec<UserError>> {
 pub(crate) fn load(path: &Path) -> Result<CalibrationFile, UserError> {
     let text = fs_err::read_to_string(path).map_err(|error| {
         UserError::new(Kind::InvalidInput, format!("--judge-calibration: cannot read `{}`", path.display()))
-            .caused_by(error.kind())
+            .caused_by(crate::text::io_reason(&error))
             .with_hint("give the file `mcp-eval judge calibrate` wrote")
     })?;
     let file: CalibrationFile = serde_json::from_str(&text).map_err(|error| {

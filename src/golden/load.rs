@@ -89,7 +89,7 @@ pub(crate) fn load(path: &Path) -> Result<GoldenSet, Vec<Problem>> {
             path: path.to_owned(),
             position: None,
             field: None,
-            message: format!("cannot read the golden set: {}", error.kind()),
+            message: format!("cannot read the golden set: {}", crate::text::io_reason(&error)),
             hint: "check the path of the golden-set file".into(),
         }]),
     }
@@ -542,7 +542,7 @@ impl Reader {
                 self.report(
                     node,
                     field,
-                    format!("cannot read `{}`: {}", path.display(), error.kind()),
+                    format!("cannot read `{}`: {}", path.display(), crate::text::io_reason(&error)),
                     "the path is relative to the golden-set file",
                 );
                 return None;

@@ -215,7 +215,7 @@ pub(crate) fn load(path: &Path) -> Loaded {
                     path: path.to_owned(),
                     position: None,
                     field: None,
-                    message: format!("cannot read the config file: {}", error.kind()),
+                    message: format!("cannot read the config file: {}", crate::text::io_reason(&error)),
                     hint: "check the path given to --config (input `config`; relative to the workspace in the Action)"
                         .into(),
                 }],

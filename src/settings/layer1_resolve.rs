@@ -229,9 +229,26 @@ pub(super) fn resolve(
             env_vars::INPUT_JUDGE_CALIBRATION,
             file.and_then(|c| c.judge_calibration.as_ref()).map(|value| (value, "judge_calibration")),
         )
-        .map(|(_, text)| text.trim().to_owned())
-        .filter(|text| !text.is_empty())
-        .map(|text| in_workspace(&text));
+        .map(|(source, text)| (source, text.trim().to_owned()))
+        .filter(|(_, text)| !text.is_empty())
+        .and_then(|(source, text)| {
+            // Read at start, with every other problem: not after the evaluation's model calls.
+            let path = in_workspace(&text);
+            match crate::calibration::load(&path) {
+                Ok(_) => Some(path),
+                Err(error) => {
+                    let why =
+                        if error.causes.is_empty() { String::new() } else { format!(" ({})", error.causes.join(": ")) };
+                    let message = error.message.trim_start_matches("--judge-calibration: ").to_owned();
+                    problems.push(Problem::new(
+                        &source,
+                        format!("{message}{why}"),
+                        error.hint.as_deref().unwrap_or("give the file `mcp-eval judge calibrate` wrote"),
+                    ));
+                    None
+                }
+            }
+        });
 
     let max_drop = match sources.pick(&flags.max_drop, "--max-drop", env_vars::INPUT_MAX_DROP, None) {
         None => crate::baseline::gate::DEFAULT_MAX_DROP,

@@ -857,30 +857,56 @@ fn the_command_line_stores_a_baseline_only_when_asked_and_needs_a_cache_dir_for_
 #[test]
 fn judge_calibration_comes_from_the_flag_the_input_or_the_file_in_that_order() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = write_config(&dir, "server: {url: 'http://h/mcp'}\njudge_calibration: from-file.json\n");
+    let calibration = r#"{"format": 1, "judge_model": "p:j", "judge_prompt_version": 1, "judge_samples": 1,
+        "golden_set_sha256": "sha256:s", "rubrics_sha256": "sha256:r", "labels": "l.yaml", "tpr": 0.9, "tnr": 0.8,
+        "positives": 10, "negatives": 10, "true_positives": 9, "true_negatives": 8, "unknown": 0, "errors": 0,
+        "measured_at": "2026-11-30"}"#;
+    for name in ["from-file.json", "flag.json", "cal/judge.json"] {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, calibration).expect("write");
+    }
+    let at = |name: &str| dir.path().join(name);
+    let config = write_config(
+        &dir,
+        &format!("server: {{url: 'http://h/mcp'}}\njudge_calibration: {}\n", at("from-file.json").display()),
+    );
     let from_file = cli(SettingsArgs { config: Some(config.clone()), ..SettingsArgs::default() }).expect("valid");
-    assert_eq!(from_file.layer1.judge_calibration.as_deref(), Some(Path::new("from-file.json")));
+    assert_eq!(from_file.layer1.judge_calibration, Some(at("from-file.json")));
     let flag = cli(SettingsArgs {
         config: Some(config.clone()),
-        judge_calibration: Some("flag.json".into()),
+        judge_calibration: Some(at("flag.json").display().to_string()),
         ..SettingsArgs::default()
     })
     .expect("valid");
-    assert_eq!(flag.layer1.judge_calibration.as_deref(), Some(Path::new("flag.json")));
+    assert_eq!(flag.layer1.judge_calibration, Some(at("flag.json")));
+    let workspace = dir.path().display().to_string();
     let input = action(
         &[
             ("INPUT_SERVER-URL", "http://h/mcp"),
-            ("GITHUB_WORKSPACE", "/ws"),
+            ("GITHUB_WORKSPACE", &workspace),
             ("INPUT_JUDGE-CALIBRATION", "cal/judge.json"),
             ("INPUT_CONFIG", &config),
         ],
         Request::default(),
     )
     .expect("valid");
-    assert_eq!(input.layer1.judge_calibration.as_deref(), Some(Path::new("/ws/cal/judge.json")), "in the workspace");
+    assert_eq!(input.layer1.judge_calibration, Some(at("cal/judge.json")), "in the workspace");
     let none = action(&[("INPUT_SERVER-URL", "http://h/mcp"), ("INPUT_JUDGE-CALIBRATION", "")], Request::default())
         .expect("valid");
     assert_eq!(none.layer1.judge_calibration, None, "an empty input is no file");
+
+    // A file that is not there is an input error at start, with the others, naming its source.
+    let problems = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        judge_calibration: Some(at("nope.json").display().to_string()),
+        runs: Some("0".into()),
+        ..SettingsArgs::default()
+    })
+    .expect_err("missing");
+    let text = rendered(&problems);
+    assert!(text.contains("--judge-calibration") && text.contains("no such file"), "{text}");
+    assert!(text.contains("--runs"), "reported with the other problems: {text}");
 }
 
 #[test]
