@@ -72,6 +72,10 @@ pub(crate) const INPUT_ACCEPT_BASELINE: &str = "accept-baseline";
 pub(crate) const INPUT_FAIL_ON_EVALS: &str = "fail-on-evals";
 /// Input `judge-model`: the `PROVIDER:MODEL` that grades rubrics.
 pub(crate) const INPUT_JUDGE_MODEL: &str = "judge-model";
+/// Input `judge-samples`: judge calls per run, majority vote (1 to 9).
+pub(crate) const INPUT_JUDGE_SAMPLES: &str = "judge-samples";
+/// Input `allow-self-judge`: `true` lets a model under test judge its own runs (flagged).
+pub(crate) const INPUT_ALLOW_SELF_JUDGE: &str = "allow-self-judge";
 /// Input `judge-calibration`: the file `mcp-eval judge calibrate` wrote.
 pub(crate) const INPUT_JUDGE_CALIBRATION: &str = "judge-calibration";
 /// Input `embedding-model`: the `PROVIDER:MODEL` whose embeddings grade `embedding` matchers.
@@ -86,7 +90,7 @@ pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 35] = [
+pub(crate) const ALL_INPUTS: [&str; 37] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -119,6 +123,8 @@ pub(crate) const ALL_INPUTS: [&str; 35] = [
     INPUT_ACCEPT_BASELINE,
     INPUT_FAIL_ON_EVALS,
     INPUT_JUDGE_MODEL,
+    INPUT_JUDGE_SAMPLES,
+    INPUT_ALLOW_SELF_JUDGE,
     INPUT_JUDGE_CALIBRATION,
     INPUT_MAX_DROP,
     INPUT_EMBEDDING_MODEL,

@@ -149,6 +149,10 @@ pub(super) fn resolve(
     let models = models(sources, &providers, file_unread, problems, notices);
 
     // The rubric judge.
+    let allow_self_judge = flags.allow_self_judge
+        || sources
+            .input(env_vars::INPUT_ALLOW_SELF_JUDGE)
+            .is_some_and(|(_, text)| matches!(text.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"));
     let judge_model = sources.pick(&flags.judge_model, "--judge-model", env_vars::INPUT_JUDGE_MODEL, None).and_then(
         |(source, text)| {
             let Some((provider, model)) = text.trim().split_once(':').filter(|(p, m)| !p.is_empty() && !m.is_empty())
@@ -165,11 +169,11 @@ pub(super) fn resolve(
                 ));
                 return None;
             }
-            if models.contains(&judge) && !flags.allow_self_judge {
+            if models.contains(&judge) && !allow_self_judge {
                 problems.push(Problem::new(
                     &source,
                     format!("`{text}` is also a model under test"),
-                    "judge with another model, or pass --allow-self-judge (the report then flags it)",
+                    "judge with another model, or allow it with --allow-self-judge (input `allow-self-judge: true`; the report then flags it)",
                 ));
             }
             Some(judge)
@@ -214,11 +218,13 @@ pub(super) fn resolve(
             }
             Some(ModelRef { provider: provider.to_owned(), model: model.to_owned() })
         });
-    let judge_samples = match flags.judge_samples.as_deref().map(str::trim).filter(|text| !text.is_empty()) {
+    let judge_samples = match sources
+        .pick(&flags.judge_samples, "--judge-samples", env_vars::INPUT_JUDGE_SAMPLES, None)
+        .filter(|(_, text)| !text.trim().is_empty())
+    {
         None => 1,
-        Some(text) => {
-            whole_number(text, 1, 9, &Source::Flag("--judge-samples".into()), "judge samples", "e.g. 3", problems)
-                .map_or(1, |n| n as usize)
+        Some((source, text)) => {
+            whole_number(text.trim(), 1, 9, &source, "judge samples", "e.g. 3", problems).map_or(1, |n| n as usize)
         }
     };
 
@@ -366,7 +372,7 @@ pub(super) fn resolve(
         store_context: (!in_action)
             .then(|| super::layer1::StoreContext { event: super::layer1::CLI_EVENT.into(), on_default_branch: true }),
         judge_model,
-        allow_self_judge: flags.allow_self_judge,
+        allow_self_judge,
         judge_samples,
         judge_calibration,
         embedding_model,
@@ -388,7 +394,8 @@ fn whole_number(
     example: &str,
     problems: &mut Vec<Problem>,
 ) -> Option<u64> {
-    match text.trim().parse::<u64>() {
+    let parsed = text.trim().parse::<u64>();
+    match parsed {
         Ok(value) if (low..=high).contains(&value) => Some(value),
         _ => {
             let range = if high == u64::MAX {
@@ -396,11 +403,11 @@ fn whole_number(
             } else {
                 format!("a whole number from {low} to {high}")
             };
-            problems.push(Problem::new(
-                source,
-                format!("`{text}` is not a number of {what}"),
-                format!("give {range}; {example}"),
-            ));
+            let message = match parsed {
+                Ok(_) => format!("`{text}` {what} is out of range"),
+                Err(_) => format!("`{text}` is not a number of {what}"),
+            };
+            problems.push(Problem::new(source, message, format!("give {range}; {example}")));
             None
         }
     }

@@ -579,9 +579,9 @@ fn bad_layer1_flags_name_the_flag_and_the_fix_all_at_once() {
         "--model: `:gpt` is not PROVIDER:MODEL",
         "--model: `openai:` is not PROVIDER:MODEL",
         "--model: `openi` in `openi:gpt-4.1` is not a provider\n  hint: did you mean `openai:gpt-4.1`? the providers are openai, anthropic, replay",
-        "--runs: `0` is not a number of runs\n  hint: give a whole number from 1 to 100",
-        "--concurrency: `65` is not a number of runs in flight\n  hint: give a whole number from 1 to 64",
-        "--max-model-calls: `0` is not a number of model calls\n  hint: give a whole number of at least 1",
+        "--runs: `0` runs is out of range\n  hint: give a whole number from 1 to 100",
+        "--concurrency: `65` runs in flight is out of range\n  hint: give a whole number from 1 to 64",
+        "--max-model-calls: `0` model calls is out of range\n  hint: give a whole number of at least 1",
         "--record: needs --cassettes DIR\n  hint: give --cassettes DIR",
         "--trace-results: `some` is not a trace setting\n  hint: use full",
     ] {
@@ -606,7 +606,7 @@ fn bad_layer1_inputs_and_file_values_name_their_source() {
     .expect_err("invalid");
     let all = rendered(&problems).replace(&dir.path().display().to_string(), "[dir]");
     for part in [
-        "input `runs` (INPUT_RUNS): `101` is not a number of runs",
+        "input `runs` (INPUT_RUNS): `101` runs is out of range",
         "input `max-model-calls` (INPUT_MAX-MODEL-CALLS): `-5`",
         "[dir]/mcp-eval.yaml:1:16: trace_results: `all` is not a trace setting",
         "[dir]/mcp-eval.yaml:2:14: concurrency: `many`",
@@ -834,6 +834,26 @@ fn a_model_may_judge_itself_only_when_allowed() {
     let other =
         cli(SettingsArgs { judge_model: Some("anthropic:claude".into()), ..args(false) }).expect("another judge");
     assert_eq!(other.layer1.judge_samples, 1);
+}
+
+#[test]
+fn the_action_sets_judge_samples_and_allows_self_judging_through_its_inputs() {
+    let base = [
+        ("INPUT_SERVER-URL", "http://h/mcp"),
+        ("INPUT_MODELS", "openai:gpt-4o"),
+        ("INPUT_JUDGE-MODEL", "openai:gpt-4o"),
+    ];
+    let refused = action(&base, Request::default()).expect_err("self-judging refused");
+    assert!(rendered(&refused).contains("input `allow-self-judge: true`"), "{}", rendered(&refused));
+    let mut allowed = base.to_vec();
+    allowed.extend([("INPUT_ALLOW-SELF-JUDGE", "true"), ("INPUT_JUDGE-SAMPLES", "3")]);
+    let settings = action(&allowed, Request::default()).expect("allowed");
+    assert!(settings.layer1.allow_self_judge);
+    assert_eq!(settings.layer1.judge_samples, 3);
+    let mut bad = allowed.clone();
+    bad.push(("INPUT_JUDGE-SAMPLES", "12"));
+    let text = rendered(&action(&bad, Request::default()).expect_err("out of range"));
+    assert!(text.contains("input `judge-samples`") && text.contains("out of range"), "{text}");
 }
 
 #[test]

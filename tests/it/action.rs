@@ -23,7 +23,7 @@ const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
 const PAGE_SIZE: usize = 2;
 
 /// Every input of action.yml, set to the empty string as the runner does for inputs not given.
-const ALL_INPUTS: [&str; 26] = [
+const ALL_INPUTS: [&str; 28] = [
     "SERVER-URL",
     "SERVER-COMMAND",
     "SERVER-HEADERS",
@@ -47,6 +47,8 @@ const ALL_INPUTS: [&str; 26] = [
     "ACCEPT-BASELINE",
     "FAIL-ON-EVALS",
     "JUDGE-MODEL",
+    "JUDGE-SAMPLES",
+    "ALLOW-SELF-JUDGE",
     "JUDGE-CALIBRATION",
     "MAX-DROP",
     "EMBEDDING-MODEL",
