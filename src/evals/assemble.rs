@@ -238,7 +238,7 @@ fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> Ru
         _ => None,
     };
     RunTrace {
-        judge: run.judge_trace.clone(),
+        judge: run.judge_trace.clone().map(|judged| judge_kept(judged, keep)),
         run: run.run,
         status,
         reason,
@@ -298,16 +298,32 @@ fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> Ru
                     .chain(run.judge_lines.iter().map(|line| {
                         let (id, rest) = line.split_once(": ").unwrap_or((line.as_str(), ""));
                         let verdict = rest.split_whitespace().next().unwrap_or("unknown");
-                        CriterionOut {
-                            criterion: format!("judge:{id}"),
-                            verdict: verdict.to_owned(),
-                            reason: rest.to_owned(),
-                        }
+                        // The judge's reason and quote come from the trace: kept as the results are.
+                        let reason = match keep {
+                            TraceResults::None => format!("{verdict} ({NOT_KEPT})"),
+                            _ => rest.to_owned(),
+                        };
+                        CriterionOut { criterion: format!("judge:{id}"), verdict: verdict.to_owned(), reason }
                     }))
                     .collect()
             })
             .unwrap_or_default(),
     }
+}
+
+/// What stands for the judge's quotes and reasons with `--trace-results none`.
+const NOT_KEPT: &str = "the judge's evidence and reason are not kept: --trace-results none";
+
+/// The judge's part of a trace as `--trace-results` allows: its quotes and reasons repeat the
+/// tool results and the answer, so `none` keeps only the verdicts.
+fn judge_kept(mut judged: crate::report::evals::JudgeTrace, keep: TraceResults) -> crate::report::evals::JudgeTrace {
+    if keep == TraceResults::None {
+        for criterion in &mut judged.criteria {
+            criterion.evidence = String::new();
+            criterion.reason = NOT_KEPT.to_owned();
+        }
+    }
+    judged
 }
 
 #[cfg(test)]
@@ -334,5 +350,20 @@ mod tests {
         );
         assert_eq!(bounded(&long, TraceResults::None), None);
         assert_eq!(bounded(&long, TraceResults::Full), Some(long));
+    }
+
+    #[test]
+    fn trace_results_none_keeps_the_judges_verdicts_but_not_its_quotes() {
+        let judged: crate::report::evals::JudgeTrace = serde_json::from_value(json!({
+            "model": "p:j", "prompt_version": 1, "rubric_sha256": "sha256:r", "samples": 1, "verdict": "pass",
+            "criteria": [{"criterion_id": "c", "must": true, "verdict": "pass",
+                "evidence": "{\"temperature\": 21.5}", "reason": "the result says 21.5", "downgraded": false}]
+        }))
+        .expect("a judge trace");
+        let kept = judge_kept(judged.clone(), TraceResults::Truncated);
+        assert_eq!(kept, judged);
+        let none = judge_kept(judged, TraceResults::None);
+        assert_eq!(none.criteria[0].verdict, "pass");
+        assert!(none.criteria[0].evidence.is_empty() && !none.criteria[0].reason.contains("21.5"), "{none:?}");
     }
 }
