@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::gate::{self, BaselineRun, FailOnEvals, GateSettings};
 use super::store::{Baseline, StoredRun};
-use crate::report::evals::{EvalResult, EvalsSection, Layer1GateSection};
+use crate::report::evals::{EvalResult, EvalStatus, EvalsSection, Layer1GateSection};
 
 /// Where the baseline comes from.
 pub(crate) enum Source<'a> {
@@ -160,7 +160,18 @@ pub(crate) fn gate_section(
     runs.retain(|run| !run.is_empty());
     let baseline_runs: Vec<BaselineRun<'_>> =
         runs.iter().map(|evals| BaselineRun { golden_set_sha256: &golden, evals }).collect();
-    let mut comparison = gate::compare(&section.evals, &baseline_runs, |eval| eval.cached.is_some());
+    // A reused verdict is "no change by construction" only when the baseline holds that very
+    // measurement; one measured on other code (this pull request's earlier run, say) is
+    // compared like a fresh one, so a cached regression still fails the gate.
+    let same_measurement = |eval: &EvalResult| {
+        eval.cached.as_ref().is_some_and(|from| {
+            baseline
+                .comparable(eval, &endpoint(&eval.model))
+                .iter()
+                .any(|stored| stored.measured_at == from.measured_at)
+        })
+    };
+    let mut comparison = gate::compare(&section.evals, &baseline_runs, same_measurement);
     // The runs above hold only the verdicts stored under this run's case hashes, so `compare`
     // cannot see an edited case: ask the whole baseline why a case has no record.
     for case in &mut comparison.not_comparable {
@@ -245,42 +256,47 @@ pub(crate) fn gate_section(
     let drift = (fell && unchanged_set && baseline.tools.is_some() && tool_changes.is_empty()).then(|| {
         "the golden set and the tool definitions are unchanged since the baseline, yet the pass rate fell: the model or the server's behaviour moved, not the tool definitions".to_owned()
     });
-    // Every verdict reused from the cache: nothing a verdict depends on changed since it was
-    // measured. Against a baseline that holds those verdicts' cases that is "no change"
-    // (`pass`); without one nothing was compared, so the result stays `no-baseline` and the line
-    // says what is known: no change since the verdicts were measured.
-    let all_reused = !comparison.not_comparable.is_empty()
+    // Every verdict reused from the cache, each the very measurement the baseline holds:
+    // nothing a verdict depends on changed since the baseline, "no change" (`pass`). Every
+    // verdict reused but nothing compared and nothing failing (no baseline): `no-baseline`, and
+    // the line says what is known. A reused verdict measured on other code is compared like a
+    // fresh one above, so a cached regression still fails.
+    let as_the_baseline = !comparison.not_comparable.is_empty()
         && comparison.pairs.is_empty()
         && comparison.not_comparable.iter().all(|case| case.reason == gate::Reason::Cached);
-    let (result, lines) = if all_reused && layer1.result == gate::GateResult::NoBaseline {
-        let mut known_anywhere = false;
-        let models: Vec<String> = comparison
-            .models
+    let every_reused = section.evals.iter().any(|eval| eval.cached.is_some())
+        && section
+            .evals
             .iter()
-            .map(|model| {
-                let reused: Vec<&EvalResult> = section.evals.iter().filter(|eval| eval.model == *model).collect();
-                let known = reused
-                    .iter()
-                    .filter(|eval| !baseline.comparable(eval, &endpoint(&eval.model)).is_empty())
-                    .count();
-                known_anywhere |= known > 0;
-                if known == 0 {
-                    format!(
-                        "`{model}`: no change since these verdicts were measured (every verdict reused from the cache); no baseline to compare with"
-                    )
-                } else if known < reused.len() {
-                    format!(
-                        "`{model}`: no change — every verdict was reused from the cache; {} of {} have no record in the baseline",
-                        reused.len() - known,
-                        reused.len()
-                    )
-                } else {
-                    format!("`{model}`: no change — every verdict was reused from the cache")
-                }
-            })
-            .collect();
-        let result = if known_anywhere { gate::GateResult::Pass } else { gate::GateResult::NoBaseline };
-        (result.as_str().to_owned(), models)
+            .filter(|eval| matches!(eval.status, EvalStatus::Pass | EvalStatus::Fail))
+            .all(|eval| eval.cached.is_some());
+    let per_model =
+        |line: &str| -> Vec<String> { comparison.models.iter().map(|model| format!("`{model}`: {line}")).collect() };
+    let (result, lines) = if as_the_baseline {
+        (
+            gate::GateResult::Pass.as_str().to_owned(),
+            per_model("no change — every verdict was reused from the cache, as the baseline measured it"),
+        )
+    } else if every_reused && layer1.result == gate::GateResult::NoBaseline {
+        // Some may be the baseline's own measurements, the rest have no record in it.
+        let known = comparison.not_comparable.iter().filter(|case| case.reason == gate::Reason::Cached).count();
+        let all = comparison.not_comparable.len();
+        if known == 0 {
+            (
+                gate::GateResult::NoBaseline.as_str().to_owned(),
+                per_model(
+                    "no change since these verdicts were measured (every verdict reused from the cache); no baseline to compare with",
+                ),
+            )
+        } else {
+            (
+                gate::GateResult::Pass.as_str().to_owned(),
+                per_model(&format!(
+                    "no change — every verdict was reused from the cache; {} of {all} have no record in the baseline",
+                    all - known
+                )),
+            )
+        }
     } else {
         (layer1.result.as_str().to_owned(), lines)
     };
@@ -447,17 +463,54 @@ mod tests {
     }
 
     #[test]
-    fn every_verdict_reused_with_a_baseline_is_no_change_and_a_pass() {
-        let baseline = stored(&[eval("a", "a", MODEL), eval("b", "b", MODEL)], "schedule", "2026-11-29T00:00:00Z");
+    fn every_verdict_reused_as_the_baseline_measured_it_is_no_change_and_a_pass() {
+        // The baseline holds the very measurements the cache gives back (the same time).
+        let baseline = stored(&[eval("a", "a", MODEL), eval("b", "b", MODEL)], "schedule", "2026-11-30T00:00:00Z");
         let all = gate(vec![reused(eval("a", "a", MODEL)), reused(eval("b", "b", MODEL))], &baseline);
         assert_eq!(all.result, "pass");
-        assert_eq!(all.lines, ["`openai:m`: no change — every verdict was reused from the cache"]);
+        assert_eq!(
+            all.lines,
+            ["`openai:m`: no change — every verdict was reused from the cache, as the baseline measured it"]
+        );
         let partly = gate(vec![reused(eval("a", "a", MODEL)), reused(eval("c", "c", MODEL))], &baseline);
         assert_eq!(partly.result, "pass");
         assert_eq!(
             partly.lines,
             ["`openai:m`: no change — every verdict was reused from the cache; 1 of 2 have no record in the baseline"]
         );
+    }
+
+    #[test]
+    fn a_reused_regression_measured_on_other_code_still_fails_the_gate() {
+        // The baseline passed 5/5; the cache gives back this pull request's earlier, failing
+        // measurement (another time than the baseline's): compared like a fresh verdict.
+        let cases = ["a", "b", "c", "d"];
+        let passing: Vec<EvalResult> = cases.iter().map(|case| eval(case, case, MODEL)).collect();
+        let baseline = stored(&passing, "schedule", "2026-11-29T00:00:00Z");
+        let failing: Vec<EvalResult> = cases
+            .iter()
+            .map(|case| {
+                reused(EvalResult {
+                    case_sha256: format!("sha256:{case}"),
+                    ..EvalResult::for_tests(case, MODEL, false, 0, 5, 4)
+                })
+            })
+            .collect();
+        let gate = gate(failing, &baseline);
+        assert_eq!(gate.result, "fail", "{gate:?}");
+        assert!(gate.fails);
+        assert!(gate.not_comparable.is_empty(), "every reused verdict was compared: {gate:?}");
+    }
+
+    #[test]
+    fn one_measurement_reused_run_after_run_is_stored_once() {
+        let mut baseline = stored(&[eval("a", "a", MODEL)], "schedule", "2026-11-30T00:00:00Z");
+        for at in ["2026-12-01T00:00:00Z", "2026-12-02T00:00:00Z"] {
+            let run = StoredRun { measured_at: at.into(), reason: "push".into() };
+            baseline.store(&[reused(eval("a", "a", MODEL))], &endpoint, "sha256:set", None, run);
+        }
+        let kept = baseline.comparable(&eval("a", "a", MODEL), &endpoint(MODEL));
+        assert_eq!(kept.len(), 1, "the reused verdict is the stored measurement, not a new one: {kept:?}");
     }
 
     #[test]

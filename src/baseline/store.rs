@@ -106,13 +106,20 @@ impl Baseline {
     }
 
     /// Adds the verdicts of a run (pass and fail only; reused ones too, they are still this
-    /// code's verdicts), newest first, keeping [`KEPT_RUNS`] per key.
+    /// code's verdicts), newest first, keeping [`KEPT_RUNS`] per key. A verdict is stored under
+    /// the time it was measured — `measured_at` for this run's, the original measurement's for a
+    /// reused one — and one measurement is stored once: a verdict reused run after run does not
+    /// fill the pool with copies of itself (they would understate the noise).
     fn add(&mut self, evals: &[EvalResult], endpoint: &dyn Fn(&str) -> String, measured_at: &str) {
         for eval in evals.iter().filter(|eval| matches!(eval.status, EvalStatus::Pass | EvalStatus::Fail)) {
             let key = comparability_key(&eval.case_sha256, &eval.model, &endpoint(&eval.model));
             let kept = self.verdicts.entry(key).or_default();
+            let at = eval.cached.as_ref().map_or(measured_at, |from| from.measured_at.as_str());
+            if kept.iter().any(|stored| stored.measured_at == at) {
+                continue;
+            }
             let stored = StoredVerdict {
-                measured_at: measured_at.to_owned(),
+                measured_at: at.to_owned(),
                 eval: EvalResult { traces: Vec::new(), cached: None, ..eval.clone() },
             };
             kept.insert(0, stored);

@@ -414,6 +414,9 @@ async fn layer1(
         Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
     };
     let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
+    // When this run's verdicts were measured: the time the cache and the baseline both store,
+    // so a verdict reused later is known for the baseline's own measurement.
+    let measured_at = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let input = crate::evals::Layer1Input {
         settings: &layer1,
         set,
@@ -426,14 +429,15 @@ async fn layer1(
         today: set.today_at(Utc::now()),
         retry: crate::evals::caller::RetryPolicy::default(),
         cassettes: cassettes.clone(),
-        cache: cache_use(settings, &layer1, set, events),
+        cache: cache_use(settings, &layer1, set, &measured_at, events),
     };
     let mut section = crate::evals::run(&input, progress, events).await?;
     if section.layer1_not_run.is_none() {
         // Answers replayed from cassettes (`--cassettes` without `--record`, or the demo): a
         // confirmation re-run would replay the same recorded answers, so there is none.
         let replayed = cassettes.is_some() && !layer1.record;
-        let confirm = regression_gate(&mut section, &layer1, set, &surface, None, replayed, layer0, events);
+        let confirm =
+            regression_gate(&mut section, &layer1, set, &surface, None, replayed, &measured_at, layer0, events);
         // The gate tripped: re-run only the cases that got worse (5 more runs each), pool them
         // and decide again.
         if !confirm.is_empty() {
@@ -459,7 +463,7 @@ async fn layer1(
                 .filter(|eval| confirm.iter().any(|key| key.case == eval.case && key.model == eval.model))
                 .collect();
             section.model_calls += rerun.model_calls;
-            regression_gate(&mut section, &layer1, set, &surface, Some(&reruns), false, layer0, events);
+            regression_gate(&mut section, &layer1, set, &surface, Some(&reruns), false, &measured_at, layer0, events);
         }
     }
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
@@ -491,6 +495,7 @@ fn regression_gate(
     surface: &crate::mcp::tools::ToolSurface,
     reruns: Option<&[crate::report::evals::EvalResult]>,
     replayed: bool,
+    measured_at: &str,
     layer0: Option<&[crate::report::model::CheckResult]>,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Vec<crate::baseline::gate::CaseKey> {
@@ -539,7 +544,6 @@ fn regression_gate(
         }
     }
     if let (Some(context), Some(path)) = (&layer1.store_context, &stored_path) {
-        let measured_at = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         if let Some(note) = apply::maybe_store(
             path,
             section,
@@ -548,7 +552,7 @@ fn regression_gate(
             &context.event,
             context.on_default_branch,
             layer1.accept_baseline,
-            &measured_at,
+            measured_at,
             layer0,
         ) {
             section.layer1_notes.push(note);
@@ -662,6 +666,7 @@ fn cache_use(
     settings: &Settings,
     layer1: &crate::settings::layer1::Layer1Settings,
     set: &GoldenSet,
+    measured_at: &str,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Option<crate::evals::CacheUse> {
     use crate::settings::layer1::CacheKeySetting;
@@ -699,7 +704,7 @@ fn cache_use(
     Some(crate::evals::CacheUse {
         store: crate::cache::VerdictCache::new(dir, layer1.cache_mode),
         server_key,
-        measured_at: Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        measured_at: measured_at.to_owned(),
     })
 }
 

@@ -1045,7 +1045,10 @@ fn a_local_cache_without_a_baseline_claims_no_pass_and_an_edited_case_is_a_chang
     let accepted = run(&[]);
     let gate = &accepted.report()["eval_gate"];
     assert_eq!(gate["result"], "pass", "{gate}");
-    assert_eq!(gate["lines"], json!(["`openai:demo`: no change — every verdict was reused from the cache"]));
+    assert_eq!(
+        gate["lines"],
+        json!(["`openai:demo`: no change — every verdict was reused from the cache, as the baseline measured it"])
+    );
     let label = gate["baseline"].as_str().unwrap_or_default();
     assert!(
         label.starts_with("the last 1 stored run(s) (1 accepted with --accept-baseline / input accept-baseline)"),
