@@ -171,3 +171,17 @@ fn the_workspace_key_leaves_out_what_git_ignores_and_earlier_reports() {
     std::fs::write(root.join(".gitignore"), "build/\n").expect("write");
     assert_ne!(workspace_key(root, &[]).expect("hashed"), hidden, "the ignore file itself is in, and run.log now too");
 }
+
+#[test]
+fn a_golden_set_at_the_top_of_the_workspace_is_left_out_by_its_own_path() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    std::fs::write(root.join("server.py"), "print(1)").expect("write");
+    std::fs::write(root.join("tasks.yaml"), "version: 1").expect("write");
+    let skip = [root.join("tasks.yaml")];
+    let before = workspace_key(root, &skip).expect("hashed");
+    std::fs::write(root.join("tasks.yaml"), "version: 1\n# an edited case").expect("write");
+    assert_eq!(workspace_key(root, &skip).expect("hashed"), before, "editing the set is not a server change");
+    std::fs::write(root.join("server.py"), "print(2)").expect("write");
+    assert_ne!(workspace_key(root, &skip).expect("hashed"), before);
+}

@@ -680,8 +680,13 @@ fn cache_use(
                 .as_ref()
                 .map_or_else(|| std::path::PathBuf::from("."), |action| action.github.workspace.clone());
             let mut skip = vec![dir.clone(), settings.out_dir.clone()];
-            if let Some(golden_dir) = set.path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-                skip.push(golden_dir.to_path_buf());
+            // The golden set's directory (its rubric files live there too); the file itself when
+            // it sits at the top of the workspace, where its directory is the whole workspace.
+            match set.path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+                Some(golden_dir) if golden_dir != root.as_path() && golden_dir != std::path::Path::new(".") => {
+                    skip.push(golden_dir.to_path_buf());
+                }
+                _ => skip.push(set.path.clone()),
             }
             let clean = |path: &std::path::Path| -> std::path::PathBuf {
                 path.components().filter(|part| !matches!(part, std::path::Component::CurDir)).collect()
