@@ -370,6 +370,12 @@ pub(crate) async fn run(
         Some(path) => Some((crate::calibration::load(path)?, crate::text::shown(path))),
         None => None,
     };
+    if judge_caller.is_none() && input.settings.judge_samples > 1 {
+        section.layer1_notes.push(format!(
+            "--judge-samples {} is not used: no judge model grades rubrics (--judge-model)",
+            input.settings.judge_samples
+        ));
+    }
     let calibration_note = match (&judge_caller, &calibration) {
         (None, Some((_, name))) => {
             section.layer1_notes.push(format!("--judge-calibration {name} is not used: no judge graded rubrics"));
@@ -382,6 +388,10 @@ pub(crate) async fn run(
         }
         (Some(judge), Some((file, name))) => match crate::calibration::mismatch(file, judge.label()) {
             Some(reason) => format!("; judge pass rates are uncalibrated: {name}: {reason}"),
+            None if file.tpr + file.tnr <= 1.0 => format!(
+                "; judge pass rates are not corrected: {name} measured this judge no better than chance (TPR {:.2}, TNR {:.2}, n = {} + {})",
+                file.tpr, file.tnr, file.positives, file.negatives
+            ),
             None => format!(
                 "; judge pass rates are also given Rogan–Gladen corrected with {name} (TPR {:.2}, TNR {:.2}, n = {} + {}, measured {}){}",
                 file.tpr,

@@ -426,6 +426,14 @@ fn judge_answer(verdict: &str, evidence: &str) -> crate::providers::test_server:
 }
 
 async fn judged_section(script: Vec<crate::providers::test_server::Canned>) -> (EvalsSection, usize) {
+    judged_section_with(script, |_| {}).await
+}
+
+/// [`judged_section`] with the settings changed by `tweak` first.
+async fn judged_section_with(
+    script: Vec<crate::providers::test_server::Canned>,
+    tweak: impl FnOnce(&mut crate::settings::layer1::Layer1Settings),
+) -> (EvalsSection, usize) {
     let fixture = fixture_of(
         "version: 1\ndefaults: {runs: 2}\nrubrics:\n  r:\n    criteria: [{id: helped, text: \"Does the answer offer help?\", must: true}]\ncases:\n  - id: greet\n    prompt: \"Hello there.\"\n    rubric: r\n",
         &[],
@@ -441,8 +449,47 @@ async fn judged_section(script: Vec<crate::providers::test_server::Canned>) -> (
         api_key: None,
     });
     settings.judge_model = Some(ModelRef { provider: "judge".into(), model: "j".into() });
+    tweak(&mut settings);
     let section = run_layer1(&fixture, &settings).await.expect("ran");
     (section, judge.received().len())
+}
+
+#[tokio::test]
+async fn a_calibration_of_a_judge_no_better_than_chance_is_said_not_to_correct_in_the_notes_too() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("cal.json");
+    std::fs::write(
+        &file,
+        r#"{"format": 1, "judge_model": "judge:j", "judge_prompt_version": 1, "judge_samples": 1,
+            "golden_set_sha256": "sha256:s", "rubrics_sha256": "sha256:r", "labels": "l.yaml", "tpr": 0.5,
+            "tnr": 0.4, "positives": 10, "negatives": 10, "true_positives": 5, "true_negatives": 4, "unknown": 0,
+            "errors": 0, "measured_at": "2026-11-30"}"#,
+    )
+    .expect("write");
+    let (section, _) = judged_section_with(vec![judge_answer("pass", "Glad to help."); 2], |settings| {
+        settings.judge_calibration = Some(file.clone());
+    })
+    .await;
+    let notes = section.layer1_notes.join("\n");
+    assert!(notes.contains("not corrected") && notes.contains("no better than chance"), "{notes}");
+    assert!(!notes.contains("also given Rogan–Gladen corrected"), "{notes}");
+}
+
+#[tokio::test]
+async fn judge_samples_without_a_judge_say_they_are_not_used() {
+    let fixture = fixture_of(
+        "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: greet\n    prompt: \"Hello there.\"\n    negative: true\n",
+        &[],
+    )
+    .await;
+    let mut settings = settings(&fixture, &["openai:demo-good"]);
+    settings.judge_samples = 3;
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    assert!(
+        section.layer1_notes.iter().any(|note| note.contains("--judge-samples 3 is not used")),
+        "{:?}",
+        section.layer1_notes
+    );
 }
 
 #[tokio::test]
