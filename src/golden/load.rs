@@ -1064,7 +1064,13 @@ impl Reader {
                 node,
                 field,
                 format!("invalid regular expression: {last}"),
-                "check the pattern (Rust `regex` syntax; the match is anchored)",
+                // An input request's `match.message` is searched; a `regex` argument matcher is
+                // anchored at both ends.
+                if field.ends_with(".message") {
+                    "check the pattern (Rust `regex` syntax; it may match anywhere in the message: anchor it with ^…$)"
+                } else {
+                    "check the pattern (Rust `regex` syntax; the match is anchored at both ends)"
+                },
             );
         }
     }

@@ -536,3 +536,13 @@ fn embedding_and_judge_matchers_are_listed_with_their_position() {
     );
     assert!(set.cases[1].semantic.is_empty(), "a case without them lists none");
 }
+
+#[test]
+fn a_bad_message_pattern_of_an_input_response_says_it_is_searched_not_anchored() {
+    let text = "version: 1\ncases:\n  - id: a\n    prompt: p\n    negative: true\n    input_responses:\n      - match: {method: elicitation/create, message: \"(\"}\n        respond: {action: decline}\n";
+    let problem = only(text);
+    assert!(problem.message.starts_with("invalid regular expression"), "{problem:?}");
+    assert!(problem.hint.contains("anywhere in the message"), "{problem:?}");
+    let anchored = only(&case("    expect_tool: t\n    expect_args:\n      x: {match: regex, pattern: \"(\"}\n"));
+    assert!(anchored.hint.contains("anchored at both ends"), "{anchored:?}");
+}
