@@ -427,6 +427,12 @@ pub(crate) fn resolve<'a>(
 /// the judge (`call NAME ARGS`, `result: …` or `result (isError): …`, `answer: …`). Results and
 /// answers are as the report kept them (see `--trace-results`): label reports written with
 /// `--trace-results full` so the judge reads what it read in the run.
+/// True when a run made tool calls whose results the report did not keep
+/// (`--trace-results none`): neither a result nor an error text is there.
+pub(crate) fn results_not_kept(trace: &RunTrace) -> bool {
+    trace.calls.iter().any(|call| call.result.is_none() && call.error.is_none())
+}
+
 pub(crate) fn judge_text(trace: &RunTrace) -> String {
     crate::scoring::judge::trace_text(
         trace.calls.iter().map(|call| {

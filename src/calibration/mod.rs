@@ -203,6 +203,31 @@ async fn calibrate_inner(
         .with_hint("label runs the rubric should pass and runs it should fail (about as many of each)")]);
     }
 
+    // The judge reads the trace as the report kept it: runs whose tool results were not kept
+    // (`--trace-results none`) would be judged blind.
+    let labelled_runs: BTreeMap<(usize, &str, usize), &crate::report::evals::RunTrace> = resolved
+        .iter()
+        .map(|item| ((item.case_index, item.label.model.as_str(), item.label.run), item.trace))
+        .collect();
+    let blind = labelled_runs.values().filter(|trace| labels::results_not_kept(trace)).count();
+    if blind > 0 && blind == labelled_runs.len() {
+        return Err(vec![UserError::new(
+            Kind::InvalidInput,
+            format!(
+                "{}: the tool results of the labelled runs are not in the report (written with --trace-results none): the judge would grade them blind",
+                file.report.display()
+            ),
+        )
+        .with_hint("label the runs of a report written with --trace-results full")]);
+    }
+    if blind > 0 {
+        let _ = writeln!(
+            out,
+            "warning: {blind} of {} labelled run(s) have tool results the report did not keep: the judge grades them without",
+            labelled_runs.len()
+        );
+    }
+
     // The judge, through the same settings as `run` (no server: a config file's is not used).
     let settings_request = crate::settings::Request {
         flags: request.flags.clone(),

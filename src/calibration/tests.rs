@@ -270,3 +270,23 @@ fn a_calibration_file_that_is_not_one_is_an_input_error_naming_it() {
     assert_eq!(error.exit_status(), ExitStatus::InvalidInput);
     assert!(error.message.contains("cal.json") && error.message.contains("line 1"), "{error}");
 }
+
+#[tokio::test]
+async fn labelled_runs_whose_results_were_not_kept_are_refused_not_judged_blind() {
+    let labels = format!(
+        "{HEAD}  - {{case: lookup, model: 'p:m', run: 1, criterion: named, human: pass}}\n  - {{case: lookup, model: 'p:m', run: 2, criterion: named, human: fail}}\n"
+    );
+    // Nothing listens: the refusal must come before any judge call.
+    let (dir, request) = fixture(&labels, "http://127.0.0.1:9");
+    let path = dir.path().join("report.json");
+    let mut report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("report")).expect("JSON");
+    for run in report["evals"][0]["traces"].as_array_mut().expect("traces") {
+        run["calls"][0]["result"] = serde_json::Value::Null;
+    }
+    std::fs::write(&path, report.to_string()).expect("rewrite");
+    let mut printed = Vec::new();
+    let status = calibrate(request.clone(), &mut printed).await;
+    assert_eq!(status, ExitStatus::InvalidInput, "{}", String::from_utf8_lossy(&printed));
+    assert!(!request.out.exists(), "no calibration written");
+}
