@@ -441,28 +441,62 @@ async fn layer1(
         // The gate tripped: re-run only the cases that got worse (5 more runs each), pool them
         // and decide again.
         if !confirm.is_empty() {
-            let ids: std::collections::BTreeSet<&str> = confirm.iter().map(|key| key.case.as_str()).collect();
-            let subset = GoldenSet {
-                cases: set.cases.iter().filter(|case| ids.contains(case.id.as_str())).cloned().collect(),
-                ..set.clone()
-            };
-            let mut confirming = layer1.clone();
-            confirming.runs = Some(5);
-            confirming.models.retain(|model| confirm.iter().any(|key| key.model == model.label()));
             events(&RunEvent::Notice {
                 text: format!(
                     "layer 1: the gate tripped; re-running {} worsened case(s) × model(s) to confirm",
                     confirm.len()
                 ),
             });
-            let again = crate::evals::Layer1Input { settings: &confirming, set: &subset, cache: None, ..input };
-            let rerun = crate::evals::run(&again, &crate::evals::Progress::default(), &|_| {}).await?;
-            let reruns: Vec<crate::report::evals::EvalResult> = rerun
-                .evals
-                .into_iter()
-                .filter(|eval| confirm.iter().any(|key| key.case == eval.case && key.model == eval.model))
+            // Per model, only its own worsened cases (5 more runs each): a case that got worse
+            // on one model is not re-run on the others. The models' re-runs go at once.
+            let plans: Vec<(crate::settings::layer1::Layer1Settings, GoldenSet)> = layer1
+                .models
+                .iter()
+                .filter_map(|model| {
+                    let ids: std::collections::BTreeSet<&str> =
+                        confirm.iter().filter(|key| key.model == model.label()).map(|key| key.case.as_str()).collect();
+                    if ids.is_empty() {
+                        return None;
+                    }
+                    let mut confirming = layer1.clone();
+                    confirming.runs = Some(5);
+                    confirming.models = vec![model.clone()];
+                    let subset = GoldenSet {
+                        cases: set.cases.iter().filter(|case| ids.contains(case.id.as_str())).cloned().collect(),
+                        ..set.clone()
+                    };
+                    Some((confirming, subset))
+                })
                 .collect();
-            section.model_calls += rerun.model_calls;
+            let inputs: Vec<crate::evals::Layer1Input<'_>> = plans
+                .iter()
+                .map(|(confirming, subset)| crate::evals::Layer1Input {
+                    settings: confirming,
+                    set: subset,
+                    set_label: input.set_label.clone(),
+                    surface: input.surface,
+                    tools: input.tools,
+                    today: input.today,
+                    retry: input.retry,
+                    cassettes: input.cassettes.clone(),
+                    cache: None,
+                })
+                .collect();
+            let quiet = |_: &RunEvent| {};
+            let progress: Vec<crate::evals::Progress> =
+                inputs.iter().map(|_| crate::evals::Progress::default()).collect();
+            let runs = inputs.iter().zip(&progress).map(|(again, progress)| crate::evals::run(again, progress, &quiet));
+            let mut reruns: Vec<crate::report::evals::EvalResult> = Vec::new();
+            for rerun in futures_util::future::join_all(runs).await {
+                let rerun = rerun?;
+                section.model_calls += rerun.model_calls;
+                reruns.extend(
+                    rerun
+                        .evals
+                        .into_iter()
+                        .filter(|eval| confirm.iter().any(|key| key.case == eval.case && key.model == eval.model)),
+                );
+            }
             regression_gate(&mut section, &layer1, set, &surface, Some(&reruns), false, &measured_at, layer0, events);
         }
     }
@@ -533,12 +567,17 @@ fn regression_gate(
     }
     // The policy `never` reports only: no confirmation re-run is worth its model calls.
     if reruns.is_none() && !confirm.is_empty() && layer1.fail_on_evals != crate::baseline::gate::FailOnEvals::Never {
-        if !replayed {
+        if !replayed && layer1.confirm {
             return confirm;
         }
+        let why = if replayed {
+            "the model's answers are replayed from cassettes, and a re-run would replay the same ones"
+        } else {
+            "confirmation is off (--confirm false)"
+        };
         if let Some(gate) = section.eval_gate.as_mut() {
             gate.lines.push(format!(
-                "the gate tripped and was not confirmed by a re-run ({} worsened case(s) × model(s)): the model's answers are replayed from cassettes, and a re-run would replay the same ones; the decision stands on the unconfirmed counts",
+                "the gate tripped and was not confirmed by a re-run ({} worsened case(s) × model(s)): {why}; the decision stands on the unconfirmed counts",
                 confirm.len()
             ));
         }

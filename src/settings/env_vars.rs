@@ -80,6 +80,8 @@ pub(crate) const INPUT_ALLOW_SELF_JUDGE: &str = "allow-self-judge";
 pub(crate) const INPUT_JUDGE_CALIBRATION: &str = "judge-calibration";
 /// Input `embedding-model`: the `PROVIDER:MODEL` whose embeddings grade `embedding` matchers.
 pub(crate) const INPUT_EMBEDDING_MODEL: &str = "embedding-model";
+/// Input `confirm`: `false` turns the gate's confirmation re-run off.
+pub(crate) const INPUT_CONFIRM: &str = "confirm";
 /// Input `max-drop`: the smallest drop of the mean pass rate that can fail the gate (0..1).
 pub(crate) const INPUT_MAX_DROP: &str = "max-drop";
 /// Input `shard`: `INDEX/COUNT`, the slice of layer 1's case × model list this job runs.
@@ -90,7 +92,7 @@ pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 37] = [
+pub(crate) const ALL_INPUTS: [&str; 38] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -127,6 +129,7 @@ pub(crate) const ALL_INPUTS: [&str; 37] = [
     INPUT_ALLOW_SELF_JUDGE,
     INPUT_JUDGE_CALIBRATION,
     INPUT_MAX_DROP,
+    INPUT_CONFIRM,
     INPUT_EMBEDDING_MODEL,
 ];
 

@@ -135,6 +135,9 @@ pub(crate) struct Layer1Settings {
     /// `--embedding-model`: the model whose `/embeddings` grade `embedding` argument matchers
     /// (a provider of the OpenAI wire).
     pub embedding_model: Option<ModelRef>,
+    /// `--confirm`: when the gate trips, re-run the worsened cases (5 more runs each) and decide
+    /// again (default true).
+    pub confirm: bool,
     /// `--max-drop`: the smallest drop of the mean per-case pass rate that can fail the gate,
     /// as a rate in 0..1 (default 0.02: two points).
     pub max_drop: f64,
@@ -227,6 +230,7 @@ impl Default for Layer1Settings {
             judge_calibration: None,
             embedding_model: None,
             max_drop: crate::baseline::gate::DEFAULT_MAX_DROP,
+            confirm: true,
         }
     }
 }

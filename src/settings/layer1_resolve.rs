@@ -271,6 +271,18 @@ pub(super) fn resolve(
         },
     };
 
+    let confirm = match sources.pick(&flags.confirm, "--confirm", env_vars::INPUT_CONFIRM, None) {
+        None => true,
+        Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
+            "" | "true" | "yes" | "on" | "1" => true,
+            "false" | "no" | "off" | "0" => false,
+            _ => {
+                problems.push(Problem::new(&source, format!("`{text}` is not true or false"), "e.g. false"));
+                true
+            }
+        },
+    };
+
     // The verdict cache: the Action keeps one by default, the CLI only when asked.
     let in_action = sources.front_end == super::FrontEnd::Action;
     let cache_dir = match sources.pick(&flags.cache_dir, "--cache-dir", env_vars::INPUT_CACHE_DIR, None) {
@@ -377,6 +389,7 @@ pub(super) fn resolve(
         judge_calibration,
         embedding_model,
         max_drop,
+        confirm,
         shard,
     }
 }

@@ -154,6 +154,9 @@ pub struct SettingsArgs {
     /// The smallest drop of the mean pass rate that can fail the gate, 0..1 [Action input: max-drop; default 0.02]
     #[arg(long, value_name = "FRACTION")]
     pub max_drop: Option<String>,
+    /// When the gate trips, re-run the worsened cases (5 more runs each) and decide again: true or false [Action input: confirm; default true]
+    #[arg(long, value_name = "BOOL")]
+    pub confirm: Option<String>,
     /// Run one slice of layer 1's case × model list, INDEX/COUNT (1 ≤ INDEX ≤ COUNT ≤ 256), e.g. 2/3; layer 0 runs in shard 1 only; join the shards with `mcp-eval merge` [Action input: shard]
     #[arg(long, value_name = "INDEX/COUNT")]
     pub shard: Option<String>,

@@ -23,7 +23,7 @@ const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
 const PAGE_SIZE: usize = 2;
 
 /// Every input of action.yml, set to the empty string as the runner does for inputs not given.
-const ALL_INPUTS: [&str; 28] = [
+const ALL_INPUTS: [&str; 29] = [
     "SERVER-URL",
     "SERVER-COMMAND",
     "SERVER-HEADERS",
@@ -51,6 +51,7 @@ const ALL_INPUTS: [&str; 28] = [
     "ALLOW-SELF-JUDGE",
     "JUDGE-CALIBRATION",
     "MAX-DROP",
+    "CONFIRM",
     "EMBEDDING-MODEL",
 ];
 

@@ -915,6 +915,19 @@ fn the_regression_gate_passes_noise_and_fails_a_real_regression_naming_the_cases
     assert!(summary.contains("`c0` on `openai:demo`: pass 5/5 → fail 0/5"), "the flips are named: {summary}");
     assert!(summary.contains("This suite detects a drop of"), "the suite's power is stated: {summary}");
 
+    // `--confirm false`: the same regression decided on the first runs, no re-run, and said so.
+    let unconfirmed = run_against(
+        &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"],
+        &["--baseline", utf8(&baseline), "--fail-on-evals", "regression", "--confirm", "false"],
+    );
+    assert_eq!(unconfirmed.code(), 1, "{}", unconfirmed.stderr());
+    assert_eq!(unconfirmed.report()["model_calls"].as_u64(), Some(50), "no confirmation runs");
+    assert!(
+        unconfirmed.report()["eval_gate"]["lines"].to_string().contains("confirmation is off (--confirm false)"),
+        "{}",
+        unconfirmed.report()["eval_gate"]
+    );
+
     // A team that accepts drops up to 0.9 (`--max-drop`): the same runs pass the gate.
     let tolerant = run_against(
         &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"],
@@ -1237,4 +1250,53 @@ fn the_demo_says_it_ignores_the_judge_model_given() {
     assert_eq!(run.code(), 0, "{}", run.stderr());
     let stderr = run.stderr();
     assert!(stderr.contains("--judge-model openai:gpt-4o is ignored"), "{stderr}");
+}
+
+#[test]
+fn a_confirmation_re_runs_each_model_on_its_own_worsened_cases_only() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), FIVE_CASES);
+    let server = DemoServer::start(&[]);
+    // Two models on two wires, each with its own demo model, made worse on different cases.
+    let run_against = |openai_flaky: &[&str], anthropic_flaky: &[&str], extra: &[&str]| -> Run {
+        let for_openai = DemoModel::start(&set, openai_flaky);
+        let for_anthropic = DemoModel::start(&set, anthropic_flaky);
+        let mut args = vec![
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--model",
+            "anthropic:demo",
+            "--layers",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        run_layer1(
+            &args,
+            &[
+                ("OPENAI_BASE_URL", &for_openai.openai_url()),
+                ("OPENAI_API_KEY", OPENAI_CANARY),
+                ("ANTHROPIC_BASE_URL", &for_anthropic.url),
+                ("ANTHROPIC_API_KEY", "sk-confirm-test-anthropic"),
+            ],
+        )
+    };
+    let green = run_against(&[], &[], &[]);
+    assert_eq!(green.code(), 0, "{}", green.stderr());
+    let baseline = dir.path().join("green.json");
+    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    let first_calls = green.report()["model_calls"].as_u64().expect("calls");
+
+    let worse = run_against(
+        &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"],
+        &["--flaky", "c1:1"],
+        &["--baseline", utf8(&baseline), "--fail-on-evals", "regression"],
+    );
+    assert_eq!(worse.code(), 1, "{}", worse.stderr());
+    // c0, c2, c4 on openai:demo and c1 on anthropic:demo: 4 pairs × 5 runs × 2 calls — not the
+    // 4 cases on both models (80 calls).
+    assert_eq!(worse.report()["model_calls"].as_u64(), Some(first_calls + 40), "{}", worse.report()["eval_gate"]);
 }
