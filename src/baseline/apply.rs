@@ -310,6 +310,16 @@ pub(crate) fn gate_section(
             .into_iter()
             .map(|(reason, count)| (reason.as_str().to_owned(), count))
             .collect(),
+        not_comparable_cases: {
+            let mut named: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+            for case in comparison.not_comparable.iter().filter(|case| case.reason != gate::Reason::Cached) {
+                let list = named.entry(case.reason.as_str().to_owned()).or_default();
+                if list.len() < crate::report::evals::NOT_COMPARABLE_NAMED {
+                    list.push(format!("`{}` on `{}`", case.key.case, case.key.model));
+                }
+            }
+            named
+        },
         tool_changes,
         flips,
         drift,

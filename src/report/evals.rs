@@ -101,6 +101,9 @@ pub struct JudgeRate {
     pub no_better_than_chance: bool,
 }
 
+/// How many pairs `eval_gate.not_comparable_cases` names per reason.
+pub const NOT_COMPARABLE_NAMED: usize = 20;
+
 /// One shard of a run split across jobs (`--shard INDEX/COUNT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShardInfo {
@@ -125,6 +128,11 @@ pub struct Layer1GateSection {
     pub lines: Vec<String>,
     /// Cases × models without a comparable baseline, by reason (new case, changed case, …).
     pub not_comparable: BTreeMap<String, usize>,
+    /// The same pairs named, by reason: `` `case` on `model` ``, at most
+    /// [`NOT_COMPARABLE_NAMED`] per reason (the count above is the whole). `cached` pairs, the
+    /// baseline's own measurements, are not named.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_comparable_cases: BTreeMap<String, Vec<String>>,
     /// Tools added, removed or changed since the baseline, and the cases that see them.
     pub tool_changes: Vec<String>,
     /// Cases × models whose verdict flipped since the baseline (pass → fail, fail → pass), with

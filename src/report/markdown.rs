@@ -378,8 +378,21 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
             );
         }
         if !gate.not_comparable.is_empty() {
-            let reasons: Vec<String> =
-                gate.not_comparable.iter().map(|(reason, count)| format!("{count} {}", escape(reason))).collect();
+            let reasons: Vec<String> = gate
+                .not_comparable
+                .iter()
+                .map(|(reason, count)| {
+                    let named = gate.not_comparable_cases.get(reason).filter(|named| !named.is_empty());
+                    match named {
+                        Some(named) => {
+                            let more = count.saturating_sub(named.len());
+                            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+                            format!("{count} {} ({}{more})", escape(reason), named.join(", "))
+                        }
+                        None => format!("{count} {}", escape(reason)),
+                    }
+                })
+                .collect();
             let _ = writeln!(out, "- Not compared: {}", reasons.join(", "));
         }
         if let Some(drift) = &gate.drift {

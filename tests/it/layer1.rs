@@ -1074,6 +1074,9 @@ fn a_local_cache_without_a_baseline_claims_no_pass_and_an_edited_case_is_a_chang
     let edited = run(&["--fail-on-evals", "never"]);
     let gate = &edited.report()["eval_gate"];
     assert_eq!(gate["not_comparable"], json!({"cached": 1, "changed case": 1}), "{gate}");
+    assert_eq!(gate["not_comparable_cases"], json!({"changed case": ["`c1` on `openai:demo`"]}), "{gate}");
+    let summary = edited.file("summary.md");
+    assert!(summary.contains("1 changed case (`c1` on `openai:demo`)"), "the summary names it: {summary}");
 }
 
 /// Runs `mcp-eval judge calibrate ARGS` from the repository root.
