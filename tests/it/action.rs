@@ -22,38 +22,22 @@ const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
 /// comments already need pagination.
 const PAGE_SIZE: usize = 2;
 
-/// Every input of action.yml, set to the empty string as the runner does for inputs not given.
-const ALL_INPUTS: [&str; 29] = [
-    "SERVER-URL",
-    "SERVER-COMMAND",
-    "SERVER-HEADERS",
-    "SERVER-ENV",
-    "LAYERS",
-    "EVAL-LABEL",
-    "GOLDEN-SET",
-    "JUNIT-PATH",
-    "REPORT-PATH",
-    "COMMENT",
-    "COMMENT-ID",
-    "GITHUB-TOKEN",
-    "FAIL-ON",
-    "TIMEOUT-SECONDS",
-    "CONFIG",
-    "REQUIRE-ERA",
-    "CACHE-DIR",
-    "CACHE-KEY",
-    "CACHE",
-    "BASELINE",
-    "ACCEPT-BASELINE",
-    "FAIL-ON-EVALS",
-    "JUDGE-MODEL",
-    "JUDGE-SAMPLES",
-    "ALLOW-SELF-JUDGE",
-    "JUDGE-CALIBRATION",
-    "MAX-DROP",
-    "CONFIRM",
-    "EMBEDDING-MODEL",
-];
+/// Every input of action.yml (read from it, so a new input is never missed), upper case as the
+/// runner names its variable; each is set to the empty string as the runner does for inputs not
+/// given.
+fn all_inputs() -> Vec<String> {
+    let text = std::fs::read_to_string(crate::support::repo_root().join("action.yml")).expect("action.yml");
+    let inputs = text.split("\ninputs:\n").nth(1).expect("an inputs: section");
+    let inputs = inputs.split("\noutputs:").next().unwrap_or(inputs);
+    let names: Vec<String> = inputs
+        .lines()
+        .filter_map(|line| line.strip_prefix("  ").filter(|rest| !rest.starts_with(' ')))
+        .filter_map(|line| line.strip_suffix(':'))
+        .map(str::to_ascii_uppercase)
+        .collect();
+    assert!(names.len() > 30, "every input read: {names:?}");
+    names
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -352,7 +336,7 @@ fn run_action_with_env(
     if let Some(path) = std::env::var_os("PATH") {
         command.env("PATH", path);
     }
-    for input in ALL_INPUTS {
+    for input in all_inputs() {
         command.env(format!("INPUT_{input}"), "");
     }
     for (name, value) in inputs {
