@@ -580,6 +580,7 @@ fn inverse_sum(baseline: Counts, current: Counts) -> f64 {
 /// with `runs_baseline` baseline runs and `runs_now` current runs per case:
 /// `sqrt(rate (1 − rate) (1/runs_baseline + 1/runs_now) / cases)`. For a given mean rate this
 /// is the largest σ (cases that all share the rate are the worst case). 0 when `cases` is 0.
+#[cfg(test)]
 pub(crate) fn noise_sigma(rate: f64, runs_baseline: usize, runs_now: usize, cases: usize) -> f64 {
     if cases == 0 || runs_baseline == 0 || runs_now == 0 {
         return 0.0;
@@ -608,6 +609,7 @@ pub(crate) fn minimum_detectable_drop(sigma: f64, settings: &GateSettings) -> f6
 /// The number of cases (each at true rate `rate`, with `runs_baseline` baseline and `runs_now`
 /// current runs) a suite needs for its [`minimum_detectable_drop`] to be at most `drop` (rates in
 /// 0..1). `None` when no suite size can: `drop` is not above `max_drop`, or a run count is 0.
+#[cfg(test)]
 pub(crate) fn cases_needed(
     drop: f64,
     rate: f64,

@@ -5,7 +5,6 @@
 //! the stored baseline, [`surface`] the tool-surface diff, and [`apply`] wires them for
 //! `evaluate::regression_gate`.
 
-#[allow(dead_code, reason = "the layer-1 gate is wired into the runner and the summary by the baseline integration")]
 pub(crate) mod gate;
 
 pub(crate) mod apply;

@@ -9,8 +9,6 @@
 //! which restore the base branch's cache, find it without an API call. It is written atomically;
 //! one that cannot be read is ignored with a warning (no baseline, never a wrong one).
 
-#![allow(dead_code, reason = "wired with the regression gate in the next commits of this issue")]
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

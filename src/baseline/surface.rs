@@ -2,8 +2,6 @@
 //! output schema, annotations, title) since the baseline, and which golden cases can see each —
 //! so a drop in a pass rate is attributed to the change that caused it.
 
-#![allow(dead_code, reason = "wired with the regression gate in the next commits of this issue")]
-
 use std::collections::BTreeMap;
 
 use serde_json::Value;
