@@ -45,8 +45,9 @@ pub enum Command {
     /// The GitHub Action entrypoint: reads INPUT_* and GITHUB_* (or these flags), evaluates,
     /// writes the reports, outputs and job summary, and upserts the pull request comment.
     Action(Box<ActionArgs>),
-    /// Join the reports of shards (`--shard i/n`) into one report.json, junit.xml and summary.md;
-    /// refuses shards of different golden sets or models, or a shard missing or given twice.
+    /// Join the reports of shards (`--shard i/n`), and of legs that ran other models, into one
+    /// report.json, junit.xml and summary.md; refuses different golden sets, a model in two
+    /// legs' lists, or a shard missing or given twice.
     Merge(MergeArgs),
     /// Golden sets (layer 1): check a golden-set file, or write a starter one from a server.
     #[command(subcommand)]

@@ -1,14 +1,21 @@
 //! `mcp-eval merge`: joins the reports of the shards of one run (`--shard i/n`, one job each of
-//! an Actions matrix) into one report, as if the run had not been split.
+//! an Actions matrix) into one report, as if the run had not been split. The matrix may split by
+//! model as well: legs that ran different `models` lists (each list whole, or in shards) join
+//! into one run of all of them.
 //!
-//! - Shards of different golden sets (`golden_set.sha256`), of different `models`, or with a
-//!   shard index missing or given twice are refused (an input error, exit status 2, naming the
-//!   files).
-//! - `evals` are joined in the unsplit order (cases in golden-set order, then models in the order
-//!   given) and `eval_metrics` recomputed from them ([`crate::report::evals::metrics_of`]).
-//! - Layer 0 (`checks`, `server`) comes from shard 1, the one shard that runs it (or from the
-//!   first report that has checks); `model_status` is merged, `model_calls` summed,
-//!   `call_cap_reached` OR'ed.
+//! - Reports of different golden sets (`golden_set.sha256`) are refused. The others are grouped
+//!   by their `models` list; within a group, a shard index missing or given twice, shards of
+//!   different counts, or two whole (unsharded) runs are refused; across groups, a model in two
+//!   lists is refused (its cases would count twice). Each refusal is an input error, exit
+//!   status 2, naming the files.
+//! - The merged `models` are the groups' lists one after the other, the groups in the order of
+//!   their lists sorted by name (the first model, then the next, …), each list in its own order.
+//! - `evals` are joined in the unsplit order (cases in golden-set order, then models in the
+//!   merged order) and `eval_metrics` recomputed from them ([`crate::report::evals::metrics_of`]).
+//! - Layer 0 (`checks`, `server`) comes from shard 1 of the first group (or from the first
+//!   report that has checks); when several reports ran it (each group's shard 1 does) and a
+//!   check's status differs, a note in `layer1_notes` names the checks and files. `model_status`
+//!   is merged, `model_calls` summed, `call_cap_reached` OR'ed.
 //!
 //! The merged report has no `shard` member: it covers the whole list. It keeps the shards'
 //! `tool_surface` (the first shard's), which its gate diffs against the baseline's.
@@ -79,11 +86,19 @@ pub(crate) fn glob_dirs(base: &Path, pattern: &str) -> Vec<PathBuf> {
     found
 }
 
-/// Merges the shards. `Err` is an input error (exit status 2) naming the files.
-pub(crate) fn merge(mut parts: Vec<Part>) -> Result<RunReport, UserError> {
+/// Merges the shards, of one `models` list or of several (a matrix by model as well as by
+/// shard). `Err` is an input error (exit status 2) naming the files.
+///
+/// The parts are grouped by their `models` list. Within a group the shard rules hold: all
+/// sharded or none, one count, every index once; a group of one unsharded report is that
+/// list's whole run, two are refused (every case would count twice). Across groups the golden
+/// set must be the same and the model lists disjoint. The groups are taken in the order of their
+/// `models` lists sorted by name (so the directories' names and the order given do not matter),
+/// and within a group in shard order.
+pub(crate) fn merge(parts: Vec<Part>) -> Result<RunReport, UserError> {
     let refuse = |message: String| {
         Err(UserError::new(Kind::InvalidInput, message).with_hint(
-            "merge the report directories of one run: the same golden set, the same models, every shard once",
+            "merge the report directories of one run: the same golden set, every shard of each `models` list once, each model in one list only",
         ))
     };
     if parts.is_empty() {
@@ -91,7 +106,7 @@ pub(crate) fn merge(mut parts: Vec<Part>) -> Result<RunReport, UserError> {
     }
     let listed = |parts: &[&Part]| parts.iter().map(|part| part.label.as_str()).collect::<Vec<_>>().join(", ");
 
-    // The same golden set and the same models in every shard.
+    // The same golden set in every report.
     let golden = |part: &Part| {
         part.report.evals.as_ref().and_then(|evals| evals.golden_set.as_ref()).map(|set| set.sha256.clone())
     };
@@ -106,53 +121,37 @@ pub(crate) fn merge(mut parts: Vec<Part>) -> Result<RunReport, UserError> {
             .collect();
         return refuse(format!("the shards ran different golden sets: {}", groups.join("; ")));
     }
-    let models = |part: &Part| part.report.evals.as_ref().map(|evals| evals.models.clone()).unwrap_or_default();
-    let mut by_models: BTreeMap<Vec<String>, Vec<&Part>> = BTreeMap::new();
-    for part in &parts {
-        by_models.entry(models(part)).or_default().push(part);
-    }
-    if by_models.len() > 1 {
-        let groups: Vec<String> =
-            by_models.iter().map(|(models, parts)| format!("[{}] in {}", models.join(", "), listed(parts))).collect();
-        return refuse(format!("the shards ran different models: {}", groups.join("; ")));
-    }
 
-    // Every shard once.
-    let shard = |part: &Part| part.report.evals.as_ref().and_then(|evals| evals.shard);
-    let with_shard: Vec<&Part> = parts.iter().filter(|part| shard(part).is_some()).collect();
-    if with_shard.is_empty() && parts.len() > 1 {
-        // Whole runs, not shards: joining them would count every case twice.
+    // One group per `models` list; a model in two lists would count twice.
+    let models = |part: &Part| part.report.evals.as_ref().map(|evals| evals.models.clone()).unwrap_or_default();
+    let mut by_models: BTreeMap<Vec<String>, Vec<Part>> = BTreeMap::new();
+    for part in parts {
+        by_models.entry(models(&part)).or_default().push(part);
+    }
+    let mut lists_of: BTreeMap<&str, Vec<&Vec<String>>> = BTreeMap::new();
+    for list in by_models.keys() {
+        for model in list {
+            lists_of.entry(model.as_str()).or_default().push(list);
+        }
+    }
+    if let Some((model, lists)) = lists_of.iter().find(|(_, lists)| lists.len() > 1) {
+        let groups: Vec<String> = lists
+            .iter()
+            .map(|list| format!("[{}] in {}", list.join(", "), listed(&by_models[*list].iter().collect::<Vec<_>>())))
+            .collect();
         return refuse(format!(
-            "{} are whole runs, not shards of one (none holds a `shard`): merging them would count every case more than once",
-            listed(&parts.iter().collect::<Vec<_>>())
+            "`{model}` is in more than one `models` list ({}): merging them would count its cases more than once",
+            groups.join("; ")
         ));
     }
-    if !with_shard.is_empty() {
-        if with_shard.len() != parts.len() {
-            let without: Vec<&Part> = parts.iter().filter(|part| shard(part).is_none()).collect();
-            return refuse(format!("{} hold(s) no shard, unlike {}", listed(&without), listed(&with_shard)));
+    let mut parts = Vec::new();
+    for (models, mut group) in by_models {
+        if let Err(message) = check_shards(&models, &mut group) {
+            return refuse(message);
         }
-        let counts: std::collections::BTreeSet<u32> = parts.iter().filter_map(shard).map(|s| s.count).collect();
-        if counts.len() > 1 {
-            return refuse(format!("the shards were split in different counts ({counts:?}): {}", listed(&with_shard)));
-        }
-        let count = counts.into_iter().next().unwrap_or(1);
-        let mut by_index: BTreeMap<u32, Vec<&Part>> = BTreeMap::new();
-        for part in &parts {
-            by_index.entry(shard(part).map_or(0, |s| s.index)).or_default().push(part);
-        }
-        if let Some((index, twice)) = by_index.iter().find(|(_, parts)| parts.len() > 1) {
-            return refuse(format!("shard {index}/{count} is given twice: {}", listed(twice)));
-        }
-        let missing: Vec<String> =
-            (1..=count).filter(|index| !by_index.contains_key(index)).map(|index| format!("{index}/{count}")).collect();
-        if !missing.is_empty() {
-            return refuse(format!("shard(s) {} missing among {}", missing.join(", "), listed(&with_shard)));
-        }
-        parts.sort_by_key(|part| shard(part).map_or(0, |s| s.index));
+        parts.extend(group);
     }
-
-    // Layer 0 from shard 1, or from the first report that has checks.
+    // Layer 0 from the first group's shard 1, or from the first report that has checks.
     let base_at = parts.iter().position(|part| !part.report.checks.is_empty()).unwrap_or(0);
     let mut merged = parts[base_at].report.clone();
     merged.started_at = parts.iter().map(|part| part.report.started_at).min().unwrap_or(merged.started_at);
@@ -169,14 +168,107 @@ pub(crate) fn merge(mut parts: Vec<Part>) -> Result<RunReport, UserError> {
         }
     }
     merged.evals = join_evals(&parts);
+    if let Some(note) = layer0_differs(&parts, base_at) {
+        if let Some(evals) = merged.evals.as_mut() {
+            evals.layer1_notes.push(note);
+        }
+    }
     Ok(merged)
+}
+
+/// Checks the shard rules within the reports of one `models` list and puts them in shard order:
+/// all sharded or none, one count, every index once; of unsharded reports, only one (a whole
+/// run). `Err` is the sentence naming the files.
+fn check_shards(models: &[String], group: &mut [Part]) -> Result<(), String> {
+    let listed = |parts: &[&Part]| parts.iter().map(|part| part.label.as_str()).collect::<Vec<_>>().join(", ");
+    let of = if models.is_empty() { "no model".to_owned() } else { format!("models [{}]", models.join(", ")) };
+    let shard = |part: &Part| part.report.evals.as_ref().and_then(|evals| evals.shard);
+    let with_shard: Vec<&Part> = group.iter().filter(|part| shard(part).is_some()).collect();
+    if with_shard.is_empty() {
+        if group.len() > 1 {
+            // Whole runs of the same models, not shards: joining them would count every case twice.
+            return Err(format!(
+                "{} are whole runs of {of}, not shards of one (none holds a `shard`): merging them would count every case more than once",
+                listed(&group.iter().collect::<Vec<_>>())
+            ));
+        }
+        return Ok(());
+    }
+    if with_shard.len() != group.len() {
+        let without: Vec<&Part> = group.iter().filter(|part| shard(part).is_none()).collect();
+        return Err(format!("{} hold(s) no shard, unlike {} ({of})", listed(&without), listed(&with_shard)));
+    }
+    let counts: std::collections::BTreeSet<u32> = group.iter().filter_map(shard).map(|s| s.count).collect();
+    if counts.len() > 1 {
+        return Err(format!("the shards of {of} were split in different counts ({counts:?}): {}", listed(&with_shard)));
+    }
+    let count = counts.into_iter().next().unwrap_or(1);
+    let mut by_index: BTreeMap<u32, Vec<&Part>> = BTreeMap::new();
+    for part in group.iter() {
+        by_index.entry(shard(part).map_or(0, |s| s.index)).or_default().push(part);
+    }
+    if let Some((index, twice)) = by_index.iter().find(|(_, parts)| parts.len() > 1) {
+        return Err(format!("shard {index}/{count} of {of} is given twice: {}", listed(twice)));
+    }
+    let missing: Vec<String> =
+        (1..=count).filter(|index| !by_index.contains_key(index)).map(|index| format!("{index}/{count}")).collect();
+    if !missing.is_empty() {
+        return Err(format!("shard(s) {} missing for {of} among {}", missing.join(", "), listed(&with_shard)));
+    }
+    group.sort_by_key(|part| shard(part).map_or(0, |s| s.index));
+    Ok(())
+}
+
+/// A note when layer 0 ran in more than one report (each `models` list's shard 1 runs it) and
+/// a check's status differs from the one the merged report keeps (`parts[base_at]`'s): the
+/// checks that differ and the files. `None` when they agree or only one report ran layer 0.
+fn layer0_differs(parts: &[Part], base_at: usize) -> Option<String> {
+    let base = parts.get(base_at)?;
+    let statuses =
+        |part: &Part| part.report.checks.iter().map(|check| (check.id.clone(), check.status)).collect::<Vec<_>>();
+    let kept = statuses(base);
+    let mut ids: Vec<String> = Vec::new();
+    let mut files: Vec<&str> = Vec::new();
+    for part in parts.iter().filter(|part| !part.report.checks.is_empty()) {
+        let other = statuses(part);
+        if other == kept {
+            continue;
+        }
+        files.push(part.label.as_str());
+        for (id, status) in &other {
+            let same = kept.iter().any(|(kept_id, kept_status)| kept_id == id && kept_status == status);
+            if !same && !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
+        for (id, _) in &kept {
+            if !other.iter().any(|(other_id, _)| other_id == id) && !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
+    }
+    if files.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "layer 0 ran in more than one report and its results differ ({}) in {}: the merged report keeps those of {}",
+        ids.join(", "),
+        files.join(", "),
+        base.label
+    ))
 }
 
 /// The joined layer-1 section, `None` when no shard has one.
 fn join_evals(parts: &[Part]) -> Option<EvalsSection> {
     let sections: Vec<&EvalsSection> = parts.iter().filter_map(|part| part.report.evals.as_ref()).collect();
     let first = *sections.first()?;
-    let models = first.models.clone();
+    // The groups' models, in the order the parts come (grouped, groups sorted): disjoint lists.
+    let mut models: Vec<String> = Vec::new();
+    for model in sections.iter().flat_map(|section| &section.models) {
+        if !models.contains(model) {
+            models.push(model.clone());
+        }
+    }
     let mut section = EvalsSection {
         golden_set: sections.iter().find_map(|section| section.golden_set.clone()),
         models: models.clone(),
@@ -227,11 +319,22 @@ fn join_evals(parts: &[Part]) -> Option<EvalsSection> {
             section.model_status.push((*status).clone());
         }
     }
-    let mut evals: Vec<(usize, EvalResult)> = Vec::new();
-    for section in &sections {
-        evals.extend(positions(section).into_iter().zip(section.evals.iter().cloned()));
+    // Cases in golden-set order, then models in the merged order: a shard's position p in its
+    // own list is case p / (its models) and model p % (its models).
+    let mut evals: Vec<((usize, usize, usize), EvalResult)> = Vec::new();
+    for (at, section) in sections.iter().enumerate() {
+        let own = section.models.len().max(1);
+        let keys = positions(section).into_iter().enumerate().map(|(nth, position)| {
+            let model = section.evals.get(nth).and_then(|eval| models.iter().position(|name| *name == eval.model));
+            match model {
+                Some(model) if position < usize::MAX / 2 => (position / own, model, 0),
+                // Not a pair `--shard` writes: kept, after every listed pair.
+                _ => (usize::MAX, at, nth),
+            }
+        });
+        evals.extend(keys.zip(section.evals.iter().cloned()));
     }
-    evals.sort_by_key(|(position, _)| *position);
+    evals.sort_by_key(|(key, _)| *key);
     section.evals = evals.into_iter().map(|(_, eval)| eval).collect();
     for model in &models {
         let ran =
@@ -437,11 +540,13 @@ mod tests {
         assert!(error.message.contains("different golden sets"), "{}", error.message);
         assert!(error.message.contains("shard1/report.json") && error.message.contains("shard2/report.json"));
 
+        // Other models are another group, where each list is missing a shard.
         let models = vec![
             shard_report(&cases, &["m"], Some((1, 2)), "sha256:1"),
             shard_report(&cases, &["n"], Some((2, 2)), "sha256:1"),
         ];
-        assert!(merge(models).unwrap_err().message.contains("different models"));
+        let error = merge(models).unwrap_err();
+        assert!(error.message.contains("shard(s) 2/2 missing for models [m]"), "{}", error.message);
 
         let missing = vec![shard_report(&cases, &["m"], Some((1, 3)), "sha256:1")];
         assert!(merge(missing).unwrap_err().message.contains("shard(s) 2/3, 3/3 missing"));
@@ -455,8 +560,147 @@ mod tests {
         let whole_runs =
             vec![shard_report(&cases, &["m"], None, "sha256:1"), shard_report(&cases, &["m"], None, "sha256:1")];
         let error = merge(whole_runs).unwrap_err();
-        assert!(error.message.contains("whole runs, not shards"), "{}", error.message);
+        assert!(error.message.contains("whole runs of models [m], not shards"), "{}", error.message);
         let one = vec![shard_report(&cases, &["m"], None, "sha256:1")];
         assert_eq!(pairs(&merge(one).expect("one whole run is itself")).len(), 2);
+    }
+
+    /// [`shard_report`] with layer 0's one check (`D-1`, passed) in every report that runs
+    /// layer 0, and a label naming the leg (`m1-shard2/report.json`, `m1-whole/report.json`).
+    fn leg(cases: &[&str], models: &[&str], shard: Option<(u32, u32)>) -> Part {
+        let mut part = shard_report(cases, models, shard, "sha256:1");
+        if part.report.layers.contains(&0) {
+            part.report.checks = vec![crate::report::model::CheckResult {
+                id: "D-1".into(),
+                title: "a check".into(),
+                level: crate::report::model::Level::Must,
+                status: crate::report::model::Status::Pass,
+                message: String::new(),
+                spec: String::new(),
+                evidence: Vec::new(),
+                duration_ms: 0,
+                migration: false,
+            }];
+        }
+        let which = shard.map_or("whole".to_owned(), |(index, _)| format!("shard{index}"));
+        part.label = format!("{}-{which}/report.json", models.join("+"));
+        part
+    }
+
+    fn notes(report: &RunReport) -> String {
+        report.evals.as_ref().map(|evals| evals.layer1_notes.join(" | ")).unwrap_or_default()
+    }
+
+    #[test]
+    fn legs_by_model_and_by_shard_join_in_any_order_into_the_unsplit_run() {
+        let cases = ["a", "b", "c"];
+        let whole = leg(&cases, &["m1", "m2"], None).report;
+        let legs = vec![
+            leg(&cases, &["m2"], Some((2, 2))),
+            leg(&cases, &["m1"], Some((1, 2))),
+            leg(&cases, &["m2"], Some((1, 2))),
+            leg(&cases, &["m1"], Some((2, 2))),
+        ];
+        for rotation in 0..legs.len() {
+            for reversed in [false, true] {
+                let mut given = legs.clone();
+                given.rotate_left(rotation);
+                if reversed {
+                    given.reverse();
+                }
+                let order: Vec<String> = given.iter().map(|part| part.label.clone()).collect();
+                let merged = merge(given).expect("merges");
+                assert_eq!(pairs(&merged), pairs(&whole), "{order:?}");
+                let evals = merged.evals.as_ref().unwrap();
+                assert_eq!(evals.models, ["m1", "m2"], "{order:?}");
+                assert_eq!(evals.shard, None);
+                assert_eq!(evals.model_calls, 4 * 3, "summed over the four legs");
+                let status: Vec<&str> = evals.model_status.iter().map(|status| status.model.as_str()).collect();
+                assert_eq!(status, ["m1", "m2"]);
+                let metrics: Vec<(&str, Option<&usize>)> = evals
+                    .eval_metrics
+                    .iter()
+                    .map(|metrics| (metrics.model.as_str(), metrics.cases.get("pass")))
+                    .collect();
+                assert_eq!(metrics, [("m1", Some(&3)), ("m2", Some(&3))], "{order:?}");
+                assert_eq!(merged.layers, [0, 1]);
+                assert_eq!(merged.checks.len(), 1, "layer 0 from a shard 1");
+                assert_eq!(notes(&merged), "", "the layer-0 results agree: no note");
+            }
+        }
+    }
+
+    #[test]
+    fn a_whole_run_of_one_model_joins_the_shards_of_another() {
+        let cases = ["a", "b", "c", "d"];
+        let whole = leg(&cases, &["m1", "m2", "m3"], None).report;
+        let legs = vec![
+            leg(&cases, &["m3"], Some((2, 2))),
+            leg(&cases, &["m1", "m2"], None),
+            leg(&cases, &["m3"], Some((1, 2))),
+        ];
+        let merged = merge(legs).expect("merges");
+        assert_eq!(pairs(&merged), pairs(&whole));
+        assert_eq!(merged.evals.as_ref().unwrap().models, ["m1", "m2", "m3"]);
+    }
+
+    #[test]
+    fn a_model_in_two_lists_is_refused_naming_the_files() {
+        let cases = ["a", "b"];
+        let legs = vec![leg(&cases, &["m1"], None), leg(&cases, &["m1", "m2"], None)];
+        let error = merge(legs).unwrap_err();
+        assert_eq!(error.kind, Kind::InvalidInput);
+        assert!(error.message.contains("`m1` is in more than one `models` list"), "{}", error.message);
+        assert!(error.message.contains("m1-whole/report.json"), "{}", error.message);
+        assert!(error.message.contains("m1+m2-whole/report.json"), "{}", error.message);
+
+        // Sharded the same: still the same model twice.
+        let legs = vec![
+            leg(&cases, &["m1"], Some((1, 2))),
+            leg(&cases, &["m1"], Some((2, 2))),
+            leg(&cases, &["m2", "m1"], Some((1, 1))),
+        ];
+        assert!(merge(legs).unwrap_err().message.contains("`m1` is in more than one"));
+    }
+
+    #[test]
+    fn the_shard_rules_hold_within_each_models_list() {
+        let cases = ["a", "b", "c"];
+        let counts =
+            vec![leg(&cases, &["m1"], Some((1, 2))), leg(&cases, &["m1"], Some((2, 3))), leg(&cases, &["m2"], None)];
+        let error = merge(counts).unwrap_err();
+        assert!(
+            error.message.contains("the shards of models [m1] were split in different counts"),
+            "{}",
+            error.message
+        );
+
+        let missing = vec![leg(&cases, &["m1"], Some((1, 2))), leg(&cases, &["m2"], Some((1, 2)))];
+        let error = merge(missing).unwrap_err();
+        assert!(error.message.contains("shard(s) 2/2 missing for models [m1]"), "{}", error.message);
+
+        let mixed =
+            vec![leg(&cases, &["m1"], Some((1, 2))), leg(&cases, &["m1"], None), leg(&cases, &["m1"], Some((2, 2)))];
+        assert!(merge(mixed).unwrap_err().message.contains("m1-whole/report.json hold(s) no shard"));
+
+        // Two whole runs of the same models stay refused beside another list.
+        let twice = vec![leg(&cases, &["m1"], None), leg(&cases, &["m1"], None), leg(&cases, &["m2"], None)];
+        let error = merge(twice).unwrap_err();
+        assert!(error.message.contains("whole runs of models [m1], not shards"), "{}", error.message);
+    }
+
+    #[test]
+    fn layer0_results_that_differ_between_the_lists_are_noted_and_the_first_kept() {
+        let cases = ["a"];
+        let mut other = leg(&cases, &["m2"], None);
+        other.report.checks[0].status = crate::report::model::Status::Fail;
+        let merged = merge(vec![other, leg(&cases, &["m1"], None)]).expect("merges");
+        assert_eq!(merged.checks[0].status, crate::report::model::Status::Pass, "m1's list comes first");
+        let notes = notes(&merged);
+        assert!(
+            notes.contains("layer 0 ran in more than one report and its results differ (D-1) in m2-whole/report.json"),
+            "{notes}"
+        );
+        assert!(notes.contains("keeps those of m1-whole/report.json"), "{notes}");
     }
 }

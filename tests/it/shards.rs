@@ -1,6 +1,7 @@
 //! Shards end to end through the binary: the same golden set run whole and as three shards
 //! (`--shard i/3`, each against a fresh demo model), the shards joined by `mcp-eval merge`, and
-//! the merged verdicts compared with the whole run's. Every exchange stays on 127.0.0.1.
+//! the merged verdicts compared with the whole run's; likewise a matrix by model and by shard
+//! (one model per leg, two shards each). Every exchange stays on 127.0.0.1.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -35,6 +36,21 @@ fn run_set(set: &Path, server: &DemoServer, extra: &[&str]) -> Run {
             ("ANTHROPIC_API_KEY", "sk-shard-test-anthropic"),
         ],
     )
+}
+
+/// `mcp-eval run` of [`SET`] on one model (`openai:demo` or `anthropic:demo`, against a fresh
+/// demo model on its wire): one leg of a matrix by model, with `extra` flags.
+fn run_leg(set: &Path, server: &DemoServer, model: &str, extra: &[&str]) -> Run {
+    let demo = DemoModel::start(set, &FLAKY);
+    let mut args = vec!["--server-url", &server.url, "--golden-set", utf8(set), "--model", model];
+    args.extend_from_slice(extra);
+    let openai_url = demo.openai_url();
+    let env: [(&str, &str); 2] = if model.starts_with("openai:") {
+        [("OPENAI_BASE_URL", &openai_url), ("OPENAI_API_KEY", "sk-shard-test-openai")]
+    } else {
+        [("ANTHROPIC_BASE_URL", &demo.url), ("ANTHROPIC_API_KEY", "sk-shard-test-anthropic")]
+    };
+    run_layer1(&args, &env)
 }
 
 /// `mcp-eval merge DIRS --out OUT`.
@@ -133,6 +149,58 @@ fn three_shards_merge_to_the_unsharded_verdicts() {
         }
     }
     assert!(out.join("junit.xml").is_file() && out.join("summary.md").is_file());
+}
+
+#[test]
+fn a_matrix_by_model_and_by_shard_merges_to_the_unsplit_verdicts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SET);
+    let server = DemoServer::start(&[]);
+    let whole = run_set(&set, &server, &[]);
+    let whole_report = whole.report();
+    // The merge orders the legs' models lists by name: anthropic's before openai's.
+    let mut expected = verdicts(whole_report);
+    let first_at = |case: &str| expected.iter().position(|(name, ..)| name == case);
+    let mut keyed: Vec<(usize, String, _)> = expected
+        .iter()
+        .map(|verdict| (first_at(&verdict.0).unwrap_or(0), verdict.1.clone(), verdict.clone()))
+        .collect();
+    keyed.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    expected = keyed.into_iter().map(|(.., verdict)| verdict).collect();
+
+    let legs: Vec<Run> = ["openai:demo", "anthropic:demo"]
+        .into_iter()
+        .flat_map(|model| [1, 2].map(|index| (model, index)))
+        .map(|(model, index)| run_leg(&set, &server, model, &["--shard", &format!("{index}/2")]))
+        .collect();
+    let dirs: Vec<&Path> = legs.iter().map(|leg| leg.dir.path()).collect();
+    let out = dir.path().join("merged");
+    let output = merge(&dirs, &out);
+    assert_eq!(output.status.code(), Some(1), "the merged run fails like the whole one: {output:?}");
+    let merged = read_report(&out);
+    assert_eq!(merged["models"], json!(["anthropic:demo", "openai:demo"]));
+    assert_eq!(verdicts(&merged), expected);
+    assert_eq!(merged["layers"], json!([0, 1]));
+    assert_eq!(merged["counts"], whole_report["counts"], "layer 0 from the first list's shard 1");
+    assert_eq!(merged["model_calls"], whole_report["model_calls"], "summed over the four legs");
+    let notes = merged["layer1_notes"].to_string();
+    assert!(!notes.contains("layer 0 ran in more than one report"), "both shard 1s saw the same server: {notes}");
+    for model in ["anthropic:demo", "openai:demo"] {
+        let metrics = |report: &Value| {
+            report["eval_metrics"].as_array().expect("metrics").iter().find(|m| m["model"] == model).cloned()
+        };
+        let (got, want) = (metrics(&merged).expect("merged"), metrics(whole_report).expect("whole"));
+        for key in ["pass_rate", "tool_selection_accuracy", "argument_accuracy", "cases"] {
+            assert_eq!(got[key], want[key], "{model} {key}");
+        }
+    }
+
+    // The same model in two legs' lists is refused, naming both files.
+    let output = merge(&[legs[0].dir.path(), legs[1].dir.path(), whole.dir.path()], &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`openai:demo` is in more than one `models` list"), "{stderr}");
+    assert!(stderr.contains(&whole.dir.path().join("report.json").display().to_string()), "{stderr}");
 }
 
 #[test]
