@@ -72,7 +72,9 @@ impl AnthropicProvider {
         }
         let value = super::wire::send_json(builder, &self.http.redactor, error_for).await?;
         let turn = request.messages.iter().filter(|message| matches!(message, Message::Assistant { .. })).count();
-        parse_completion(&value, &names, turn)
+        let mut completion = parse_completion(&value, &names, turn)?;
+        super::wire::redact_reported(&mut completion, &self.http.redactor);
+        Ok(completion)
     }
 }
 

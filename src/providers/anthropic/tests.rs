@@ -394,4 +394,9 @@ async fn the_reported_model_version_is_kept_and_there_is_no_fingerprint() {
     let without = json!({"content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"});
     let (result, _server) = complete_once(Canned::json(200, &without.to_string())).await;
     assert_eq!(result.expect("a completion").reported_model, None, "a lenient stand-in may leave it out");
+
+    // One that echoes the key does not carry it on.
+    let echo = json!({"model": KEY, "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"});
+    let (result, _server) = complete_once(Canned::json(200, &echo.to_string())).await;
+    assert_eq!(result.expect("a completion").reported_model.as_deref(), Some("***"));
 }

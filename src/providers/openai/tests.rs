@@ -386,3 +386,15 @@ async fn a_missing_null_or_empty_fingerprint_is_unknown_and_a_long_one_is_bounde
         assert_eq!((completion.reported_model, completion.system_fingerprint), (model, fingerprint), "{fields}");
     }
 }
+
+#[tokio::test]
+async fn a_reported_model_that_echoes_the_key_is_redacted() {
+    // A proxy that echoes what it was sent must not put the key into a report or a cassette.
+    let body = json!({"model": format!("proxy/{KEY}"), "system_fingerprint": format!("fp_{KEY}"),
+                      "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
+                                   "finish_reason": "stop"}]});
+    let (result, _server) = complete_once(Canned::json(200, &body.to_string())).await;
+    let completion = result.expect("a completion");
+    assert_eq!(completion.reported_model.as_deref(), Some("proxy/***"));
+    assert_eq!(completion.system_fingerprint.as_deref(), Some("fp_***"));
+}
