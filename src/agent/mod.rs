@@ -196,6 +196,8 @@ pub(crate) struct RunRecord {
     /// What the models said of the run's `embedding` and `judge` argument checks (resolved
     /// after the run, before scoring).
     pub semantic: crate::scoring::semantic::SemanticVerdicts,
+    /// The model versions and fingerprints the provider reported for the run's turns.
+    pub reported_models: std::collections::BTreeSet<crate::report::evals::ReportedModel>,
 }
 
 impl RunRecord {
@@ -254,6 +256,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
         judge_lines: Vec::new(),
         judge_trace: None,
         semantic: crate::scoring::semantic::SemanticVerdicts::new(),
+        reported_models: std::collections::BTreeSet::new(),
     };
     let mut messages: Vec<Message> = Vec::new();
     let mut inputs = case.inputs.as_ref().map(input::InputScript::session);
@@ -291,6 +294,10 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                 record.model_latencies_ms.push(reply.latency_ms);
                 let completion = reply.completion;
                 record.stop_reasons.push(finish_name(&completion.finish));
+                record.reported_models.extend(crate::report::evals::ReportedModel::of(
+                    completion.reported_model.as_deref(),
+                    completion.system_fingerprint.as_deref(),
+                ));
                 let usage = completion.usage.unwrap_or_default();
                 record.input_tokens = record.input_tokens.zip(usage.input_tokens).map(|(a, b)| a + b);
                 record.output_tokens = record.output_tokens.zip(usage.output_tokens).map(|(a, b)| a + b);
@@ -420,7 +427,14 @@ where
 /// A completion with only text (tests).
 #[cfg(test)]
 pub(crate) fn text_answer(text: &str) -> Completion {
-    Completion { text: Some(text.into()), tool_calls: Vec::new(), finish: FinishReason::Stop, usage: None }
+    Completion {
+        text: Some(text.into()),
+        tool_calls: Vec::new(),
+        finish: FinishReason::Stop,
+        usage: None,
+        reported_model: None,
+        system_fingerprint: None,
+    }
 }
 
 /// A completion with tool calls (tests).
@@ -431,6 +445,8 @@ pub(crate) fn calls_answer(calls: Vec<crate::providers::ToolCall>) -> Completion
         tool_calls: calls,
         finish: FinishReason::ToolCalls,
         usage: Some(crate::providers::Usage { input_tokens: Some(10), output_tokens: Some(2) }),
+        reported_model: None,
+        system_fingerprint: None,
     }
 }
 

@@ -3,11 +3,12 @@
 //! ([`super::gate`]), the tool-surface diff ([`super::surface`]), and this run stored as the new
 //! baseline when the rules of [`super::store::should_store`] say so.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::gate::{self, BaselineRun, FailOnEvals, GateSettings};
 use super::store::{Baseline, StoredRun};
-use crate::report::evals::{EvalResult, EvalStatus, EvalsSection, Layer1GateSection};
+use crate::report::evals::{EvalResult, EvalStatus, EvalsSection, Layer1GateSection, ReportedModel};
 
 /// Where the baseline comes from.
 pub(crate) enum Source<'a> {
@@ -254,7 +255,34 @@ pub(crate) fn gate_section(
         .iter()
         .any(|model| model.cases > 0 && model.drop > 0.0 && model.verdict == gate::ModelVerdict::Regression);
     let drift = (fell && unchanged_set && baseline.tools.is_some() && tool_changes.is_empty()).then(|| {
-        "the golden set and the tool definitions are unchanged since the baseline, yet the pass rate fell: the model or the server's behaviour moved, not the tool definitions".to_owned()
+        // The evidence, per model that fell: what the provider reported serving the compared
+        // cases in the pooled baseline runs and in this run (confirmation runs included).
+        let paired = |eval: &EvalResult, model: &str| {
+            eval.model == model
+                && comparison.pairs.iter().any(|pair| {
+                    pair.key.model == eval.model
+                        && pair.key.case == eval.case
+                        && pair.key.case_sha256 == eval.case_sha256
+                })
+        };
+        let evidence: Vec<String> = decision
+            .models
+            .iter()
+            .filter(|model| model.cases > 0 && model.drop > 0.0 && model.verdict == gate::ModelVerdict::Regression)
+            .map(|model| {
+                let before = reported(
+                    runs.iter().take(gate::POOLED_BASELINES).flatten().filter(|eval| paired(eval, &model.model)),
+                );
+                let now = reported(
+                    section.evals.iter().chain(reruns.unwrap_or_default()).filter(|eval| paired(eval, &model.model)),
+                );
+                format!("`{}`: {}", model.model, drift_evidence(&before, &now))
+            })
+            .collect();
+        format!(
+            "the golden set and the tool definitions are unchanged since the baseline, yet the pass rate fell: the model or the server's behaviour moved, not the tool definitions; {}",
+            evidence.join("; ")
+        )
     });
     // Every verdict reused from the cache, each the very measurement the baseline holds:
     // nothing a verdict depends on changed since the baseline, "no change" (`pass`). Every
@@ -336,6 +364,40 @@ pub(crate) fn gate_section(
         minimum_detectable_drop: first.and_then(|model| model.minimum_detectable_drop),
     };
     (out, to_confirm)
+}
+
+/// The distinct model versions and fingerprints `evals` report, sorted.
+fn reported<'a>(evals: impl Iterator<Item = &'a EvalResult>) -> BTreeSet<&'a ReportedModel> {
+    evals.flat_map(|eval| eval.reported_models.iter()).collect()
+}
+
+/// The most reported versions named on each side of a drift line; more are counted.
+const SHOWN_REPORTED: usize = 3;
+
+/// What the provider's reports say about a fall in the pass rate, as part of one line: a
+/// different version or fingerprint (the model moved), the same one (the server's behaviour, or
+/// sampling noise, moved), or none reported (no evidence either way).
+fn drift_evidence(before: &BTreeSet<&ReportedModel>, now: &BTreeSet<&ReportedModel>) -> String {
+    let list = |reported: &BTreeSet<&ReportedModel>| {
+        if reported.is_empty() {
+            return "no version".to_owned();
+        }
+        let shown: Vec<String> = reported.iter().take(SHOWN_REPORTED).map(ToString::to_string).collect();
+        match reported.len().checked_sub(SHOWN_REPORTED).filter(|more| *more > 0) {
+            Some(more) => format!("{} and {more} more", shown.join(", ")),
+            None => shown.join(", "),
+        }
+    };
+    if before.is_empty() && now.is_empty() {
+        "the provider reported no model version or fingerprint, in the baseline or now, so there is no evidence of which moved".to_owned()
+    } else if before == now {
+        format!(
+            "the provider reported the same version in the baseline and now ({}), so the server's behaviour (or sampling noise) moved",
+            list(now)
+        )
+    } else {
+        format!("the provider reported {} in the baseline and {} now", list(before), list(now))
+    }
 }
 
 /// `pass_rate_delta` from a drop in pass rate (both 0..1): the drop negated, with no drop written
@@ -546,6 +608,111 @@ mod tests {
             label(Reader::Action),
             "the last 3 stored run(s) (1 push run(s) of the default branch, 1 scheduled run(s) of the default branch, 1 accepted with --accept-baseline / input accept-baseline), the newest measured 2026-11-30T00:00:00Z"
         );
+    }
+
+    const TOOLS: &str = r#"[{"name":"search","description":"Finds things"}]"#;
+
+    /// Cases a–d at 5/5, on `model`, each reporting `reported` (model version, fingerprint).
+    fn suite(model: &str, passed: usize, reported: &[(&str, Option<&str>)]) -> Vec<EvalResult> {
+        ["a", "b", "c", "d"]
+            .iter()
+            .map(|case| EvalResult {
+                case_sha256: format!("sha256:{case}"),
+                reported_models: reported
+                    .iter()
+                    .filter_map(|(version, fingerprint)| ReportedModel::of(Some(version), *fingerprint))
+                    .collect(),
+                ..EvalResult::for_tests(case, model, false, passed, 5, 4)
+            })
+            .collect()
+    }
+
+    /// The gate of `now` against `before` stored with the tool surface [`TOOLS`], when this run
+    /// saw `tools_now`.
+    fn gate_on_surface(before: &[EvalResult], now: Vec<EvalResult>, tools_now: &str) -> Layer1GateSection {
+        let mut baseline = Baseline::default();
+        let run = StoredRun { measured_at: "2026-11-29T00:00:00Z".into(), reason: "schedule".into() };
+        baseline.store(before, &endpoint, "sha256:set", Some(TOOLS.into()), run);
+        let section = EvalsSection { evals: now, ..EvalsSection::default() };
+        let policy = FailOnEvals::Regression;
+        gate_section(&section, &baseline, "label".into(), &endpoint, policy, 0.02, tools_now, None, None, None).0
+    }
+
+    #[test]
+    fn a_falling_rate_with_the_golden_set_and_tools_unchanged_is_reported_as_drift() {
+        let gate = gate_on_surface(&suite(MODEL, 5, &[]), suite(MODEL, 0, &[]), TOOLS);
+        assert_eq!(gate.result, "fail", "{gate:?}");
+        assert_eq!(
+            gate.drift.as_deref(),
+            Some(
+                "the golden set and the tool definitions are unchanged since the baseline, yet the pass rate fell: the model or the server's behaviour moved, not the tool definitions; `openai:m`: the provider reported no model version or fingerprint, in the baseline or now, so there is no evidence of which moved"
+            )
+        );
+    }
+
+    #[test]
+    fn no_drift_is_reported_when_the_rate_holds_or_the_tools_changed() {
+        let steady = gate_on_surface(&suite(MODEL, 5, &[]), suite(MODEL, 5, &[]), TOOLS);
+        assert_eq!(steady.drift, None, "{steady:?}");
+        let edited = r#"[{"name":"search","description":"Finds other things"}]"#;
+        let moved_tools = gate_on_surface(&suite(MODEL, 5, &[]), suite(MODEL, 0, &[]), edited);
+        assert_eq!(moved_tools.result, "fail");
+        assert!(!moved_tools.tool_changes.is_empty(), "{moved_tools:?}");
+        assert_eq!(moved_tools.drift, None, "the tool change explains the fall: {moved_tools:?}");
+        // A baseline that does not know its tools cannot rule them out.
+        let unknown = gate(suite(MODEL, 0, &[]), &stored(&suite(MODEL, 5, &[]), "push", "2026-11-29T00:00:00Z"));
+        assert_eq!(unknown.result, "fail");
+        assert_eq!(unknown.drift, None, "{unknown:?}");
+    }
+
+    #[test]
+    fn the_drift_line_names_the_versions_the_provider_reported_when_they_differ() {
+        let before = suite(MODEL, 5, &[("gpt-4.1-2025-04-14", Some("fp_abc"))]);
+        let now = suite(MODEL, 0, &[("gpt-4.1-2025-06-01", Some("fp_def"))]);
+        let drift = gate_on_surface(&before, now, TOOLS).drift.expect("drift");
+        assert!(
+            drift.ends_with(
+                "; `openai:m`: the provider reported gpt-4.1-2025-04-14 (fp_abc) in the baseline and gpt-4.1-2025-06-01 (fp_def) now"
+            ),
+            "{drift}"
+        );
+        assert!(!drift.contains('\n'), "one line: {drift}");
+    }
+
+    #[test]
+    fn the_drift_line_says_when_the_provider_reported_the_same_version() {
+        let same = [("claude-sonnet-4-5-20250929", None)];
+        let drift = gate_on_surface(&suite(MODEL, 5, &same), suite(MODEL, 0, &same), TOOLS).drift.expect("drift");
+        assert!(
+            drift.ends_with(
+                "; `openai:m`: the provider reported the same version in the baseline and now (claude-sonnet-4-5-20250929), so the server's behaviour (or sampling noise) moved"
+            ),
+            "{drift}"
+        );
+    }
+
+    #[test]
+    fn a_baseline_stored_before_versions_were_recorded_says_so_and_long_lists_are_counted() {
+        let many = [("m-1", Some("fp_1")), ("m-1", Some("fp_2")), ("m-1", Some("fp_3")), ("m-1", Some("fp_4"))];
+        let drift = gate_on_surface(&suite(MODEL, 5, &[]), suite(MODEL, 0, &many), TOOLS).drift.expect("drift");
+        assert!(
+            drift.ends_with(
+                "the provider reported no version in the baseline and m-1 (fp_1), m-1 (fp_2), m-1 (fp_3) and 1 more now"
+            ),
+            "{drift}"
+        );
+    }
+
+    #[test]
+    fn the_drift_evidence_reads_only_the_model_that_fell() {
+        // `openai:other` holds steady on another version; only `openai:m` fell.
+        let mut before = suite(MODEL, 5, &[("v1", None)]);
+        before.extend(suite(OTHER, 5, &[("other-v1", None)]));
+        let mut now = suite(MODEL, 0, &[("v2", None)]);
+        now.extend(suite(OTHER, 5, &[("other-v2", None)]));
+        let drift = gate_on_surface(&before, now, TOOLS).drift.expect("drift");
+        assert!(drift.ends_with("; `openai:m`: the provider reported v1 in the baseline and v2 now"), "{drift}");
+        assert!(!drift.contains("other-v"), "{drift}");
     }
 
     #[test]

@@ -247,6 +247,26 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_verdict_keeps_the_model_versions_the_provider_reported() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = Baseline::path_in(dir.path());
+        let reported = crate::report::evals::ReportedModel::of(Some("gpt-4.1-2025-04-14"), Some("fp_abc"));
+        let served = EvalResult { reported_models: reported.into_iter().collect(), ..eval("a", 5) };
+        let mut baseline = Baseline::default();
+        baseline.store(std::slice::from_ref(&served), &endpoint, "sha256:set", None, run("t0"));
+        baseline.save(&path).expect("saved");
+        let loaded = Baseline::load(&path).expect("readable");
+        let kept = loaded.comparable(&served, &endpoint(""));
+        assert_eq!(kept[0].eval.reported_models, served.reported_models);
+
+        // A baseline file written before versions were kept reads with none.
+        let text = std::fs::read_to_string(&path).expect("file").replace("\"reported_models\"", "\"ignored\"");
+        std::fs::write(&path, text).expect("write");
+        let old = Baseline::load(&path).expect("readable");
+        assert!(old.comparable(&served, &endpoint(""))[0].eval.reported_models.is_empty());
+    }
+
+    #[test]
     fn an_unreadable_baseline_is_ignored_with_a_warning() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = Baseline::path_in(dir.path());

@@ -107,6 +107,7 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 sampling: Value::Object(sampling_out),
                 traces: Vec::new(),
                 cached: None,
+                reported_models: Vec::new(),
             };
             if let Some(eval) = inputs.reused.get(&(*model_index, case_index)) {
                 evals.push((key, eval.clone()));
@@ -179,6 +180,13 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 }
                 eval.traces.push(trace_of(run, score, inputs.trace_results));
             }
+            // Distinct and sorted: a set's order.
+            eval.reported_models = runs
+                .iter()
+                .flat_map(|run| run.reported_models.iter().cloned())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
             evals.push((key, eval));
         }
     }

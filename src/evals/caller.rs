@@ -279,7 +279,14 @@ mod tests {
     }
 
     fn answer() -> Completion {
-        Completion { text: Some("ok".into()), tool_calls: Vec::new(), finish: FinishReason::Stop, usage: None }
+        Completion {
+            text: Some("ok".into()),
+            tool_calls: Vec::new(),
+            finish: FinishReason::Stop,
+            usage: None,
+            reported_model: None,
+            system_fingerprint: None,
+        }
     }
 
     fn live(answers: Vec<Result<Completion, ProviderError>>, cap: u64) -> (LiveModel, Arc<Sequence>) {

@@ -871,3 +871,43 @@ fn a_judge_replay_miss_is_a_provider_failure_said_once_and_a_failing_judge_count
     let capped = section_of(vec![judge_error_trace(crate::report::evals::JUDGE_CAP_REACHED); 2]);
     assert_eq!(capped.run_errors(), (0, 2), "the call cap is its own exit status, not the provider's");
 }
+
+/// `canned`'s JSON body with the provider's `model` and `system_fingerprint` set.
+fn reporting(canned: &Canned, model: &str, fingerprint: &str) -> Canned {
+    let mut body: serde_json::Value = serde_json::from_str(&canned.body).expect("json");
+    body["model"] = json!(model);
+    body["system_fingerprint"] = json!(fingerprint);
+    Canned::json(200, &body.to_string())
+}
+
+#[tokio::test]
+async fn each_eval_lists_the_distinct_model_versions_its_runs_were_served_by_sorted() {
+    let fixture = fixture_of(&matcher_set("Europe", 3), &[]).await;
+    let call = chat_call("test_header_param", &json!({"region": "Europe"}));
+    let done = chat_text("Done.");
+    // Run 1 on fp_b, run 2 on fp_a (both turns), run 3 on fp_b again: two distinct pairs.
+    let script = vec![
+        reporting(&call, "gpt-x-2026-01-01", "fp_b"),
+        reporting(&done, "gpt-x-2026-01-01", "fp_b"),
+        reporting(&call, "gpt-x-2026-01-01", "fp_a"),
+        reporting(&done, "gpt-x-2026-01-01", "fp_a"),
+        reporting(&call, "gpt-x-2026-01-01", "fp_b"),
+        done,
+    ];
+    let model = ScriptedServer::start(script).await;
+    let embeddings = vectors_server(Vec::new()).await;
+    let settings = matcher_settings(&fixture, &model.base_url, &embeddings.base_url, None);
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    let region = eval(&section, "region", "model:m");
+    assert_eq!((region.status, region.passed), (EvalStatus::Pass, 3), "{region:?}");
+    let shown: Vec<String> = region.reported_models.iter().map(ToString::to_string).collect();
+    // The last answer's `"model": "m"` is a third version.
+    assert_eq!(shown, ["gpt-x-2026-01-01 (fp_a)", "gpt-x-2026-01-01 (fp_b)", "m"]);
+    let written = serde_json::to_value(region).expect("json");
+    assert_eq!(
+        written["reported_models"][0],
+        json!({"model": "gpt-x-2026-01-01", "system_fingerprint": "fp_a"}),
+        "{written}"
+    );
+    assert_eq!(written["reported_models"][2], json!({"model": "m"}), "no fingerprint, no member");
+}

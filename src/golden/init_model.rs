@@ -441,6 +441,8 @@ mod tests {
             tool_calls: vec![ToolCall::new("c1", name, arguments)],
             finish: FinishReason::ToolCalls,
             usage: None,
+            reported_model: None,
+            system_fingerprint: None,
         }
     }
 

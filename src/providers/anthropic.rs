@@ -13,7 +13,8 @@
 //! What we read: `content` blocks (`text` joined, `tool_use` with `input` as an object — or, from a
 //! lenient server, as JSON text, kept and flagged when it is not JSON), missing call ids generated
 //! (`toolu_<turn>_<index>`, the same for the same conversation), `stop_reason`, and `usage` whose
-//! input count includes the cache reads and writes (Anthropic's `input_tokens` leaves them out).
+//! input count includes the cache reads and writes (Anthropic's `input_tokens` leaves them out),
+//! and the response's `model` (the version that answered; Messages has no fingerprint).
 //!
 //! Errors (`{"type": "error", "error": {"type", "message"}}`): 401/403 → `Unauthorized`, 404
 //! `not_found_error` → `ModelNotFound`, 429 → `RateLimited` with `retry-after` (or
@@ -71,7 +72,9 @@ impl AnthropicProvider {
         }
         let value = super::wire::send_json(builder, &self.http.redactor, error_for).await?;
         let turn = request.messages.iter().filter(|message| matches!(message, Message::Assistant { .. })).count();
-        parse_completion(&value, &names, turn)
+        let mut completion = parse_completion(&value, &names, turn)?;
+        super::wire::redact_reported(&mut completion, &self.http.redactor);
+        Ok(completion)
     }
 }
 
@@ -215,7 +218,14 @@ pub(crate) fn parse_completion(value: &Value, names: &ToolNames, turn: usize) ->
         });
         Usage { input_tokens, output_tokens: count("output_tokens") }
     });
-    Ok(Completion { text: Some(text).filter(|text| !text.is_empty()), tool_calls, finish, usage })
+    Ok(Completion {
+        text: Some(text).filter(|text| !text.is_empty()),
+        tool_calls,
+        finish,
+        usage,
+        reported_model: super::reported_text(value.get("model")),
+        system_fingerprint: None,
+    })
 }
 
 fn parse_tool_use(block: &Value, names: &ToolNames, turn: usize, index: usize) -> Result<ToolCall, ProviderError> {

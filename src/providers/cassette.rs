@@ -17,9 +17,14 @@
 //!  "interactions": [{"key": "sha256:…", "case": "…", "run": 1, "turn": 0,
 //!                    "request": {…the canonical request…},
 //!                    "response": {"text": …, "tool_calls": [{"id", "name", "arguments"}],
-//!                                 "finish": "tool_calls", "usage": {…} or null},
+//!                                 "finish": "tool_calls", "usage": {…} or null,
+//!                                 "model": "…", "system_fingerprint": "…"},
 //!                    "recorded_at": "2026-01-01T00:00:00Z"}]}
 //! ```
+//!
+//! `model` and `system_fingerprint` are what the provider reported (the drift gate's evidence);
+//! each is left out when it reported none, and files recorded before they were kept read as
+//! before. They are no part of a key.
 //!
 //! Interactions are sorted by case, run and turn and the file is written pretty, with a fixed
 //! field order, so a re-recording reads well as a diff.
@@ -591,6 +596,12 @@ struct ResponseForm {
     tool_calls: Vec<ToolCallForm>,
     finish: String,
     usage: Option<UsageForm>,
+    /// Absent in files recorded before it was kept, and when the provider reported none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
+    /// Likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    system_fingerprint: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -635,6 +646,8 @@ fn response_form(completion: &Completion) -> ResponseForm {
         usage: completion
             .usage
             .map(|usage| UsageForm { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens }),
+        model: completion.reported_model.clone(),
+        system_fingerprint: completion.system_fingerprint.clone(),
     }
 }
 
@@ -655,6 +668,8 @@ fn completion_from_form(form: ResponseForm) -> Completion {
             .collect(),
         finish: finish_from_text(&form.finish),
         usage: form.usage.map(|usage| Usage { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens }),
+        reported_model: form.model,
+        system_fingerprint: form.system_fingerprint,
     }
 }
 

@@ -206,6 +206,24 @@ pub(crate) struct Completion {
     pub finish: FinishReason,
     /// Token counts, when reported (`None` is unknown, never zero).
     pub usage: Option<Usage>,
+    /// The model version the provider says answered (`model` of the response, e.g.
+    /// `gpt-4.1-2025-04-14` for the alias `gpt-4.1`), at most [`MAX_REPORTED_CHARS`] characters;
+    /// `None` when it said none. Evidence of a model change between runs, never a key.
+    pub reported_model: Option<String>,
+    /// OpenAI's `system_fingerprint` (the backend configuration that served the call), at most
+    /// [`MAX_REPORTED_CHARS`] characters; `None` when not reported (Anthropic never reports one).
+    pub system_fingerprint: Option<String>,
+}
+
+/// The most characters kept of a reported model version or fingerprint.
+pub(crate) const MAX_REPORTED_CHARS: usize = 128;
+
+/// A reported model version or fingerprint as kept: a non-empty string, trimmed and bounded to
+/// [`MAX_REPORTED_CHARS`] characters; anything else (absent, `null`, empty, not a string) is
+/// `None`.
+pub(crate) fn reported_text(value: Option<&Value>) -> Option<String> {
+    let text = value.and_then(Value::as_str).map(str::trim).filter(|text| !text.is_empty())?;
+    Some(openai::bounded(text, MAX_REPORTED_CHARS))
 }
 
 /// Why the model stopped.

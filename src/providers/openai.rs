@@ -11,7 +11,8 @@
 //! as an object (text that is not JSON is kept and flagged, never an error), missing or empty
 //! call ids (generated: `call_<turn>_<index>`, the same for the same conversation), `usage`
 //! missing or `null` (unknown, not zero), tool calls with any `finish_reason`, `content` as text
-//! or as text parts.
+//! or as text parts. The response's `model` (the dated version behind an alias) and
+//! `system_fingerprint` are kept when present (either may be missing), as evidence of drift.
 //!
 //! Errors: 401/403 → `Unauthorized`, 404 naming a model → `ModelNotFound`, 429 → `RateLimited`
 //! with `Retry-After`/`retry-after-ms` (or `QuotaExhausted` for `insufficient_quota`), 408/5xx →
@@ -56,7 +57,9 @@ impl OpenAiProvider {
         let builder = self.http.post_json_bearer(body.to_string());
         let value = super::wire::send_json(builder, &self.http.redactor, error_for).await?;
         let turn = request.messages.iter().filter(|message| matches!(message, Message::Assistant { .. })).count();
-        parse_completion(&value, &names, turn)
+        let mut completion = parse_completion(&value, &names, turn)?;
+        super::wire::redact_reported(&mut completion, &self.http.redactor);
+        Ok(completion)
     }
 }
 
@@ -198,7 +201,14 @@ pub(crate) fn parse_completion(value: &Value, names: &ToolNames, turn: usize) ->
         input_tokens: usage.get("prompt_tokens").and_then(Value::as_u64),
         output_tokens: usage.get("completion_tokens").and_then(Value::as_u64),
     });
-    Ok(Completion { text, tool_calls, finish, usage })
+    Ok(Completion {
+        text,
+        tool_calls,
+        finish,
+        usage,
+        reported_model: super::reported_text(value.get("model")),
+        system_fingerprint: super::reported_text(value.get("system_fingerprint")),
+    })
 }
 
 fn parse_tool_call(call: &Value, names: &ToolNames, turn: usize, index: usize) -> Result<ToolCall, ProviderError> {

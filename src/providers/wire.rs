@@ -99,3 +99,13 @@ impl Endpoint {
         }
     }
 }
+
+/// The reported model version and fingerprint of `completion` with the key taken out: they are
+/// copied into reports and cassettes, and a proxy that echoes what it was sent must not leak it.
+pub(super) fn redact_reported(completion: &mut super::Completion, redactor: &Redactor) {
+    for field in [&mut completion.reported_model, &mut completion.system_fingerprint] {
+        if let Some(text) = field.as_mut() {
+            *text = redactor.redact(text);
+        }
+    }
+}

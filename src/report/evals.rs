@@ -415,6 +415,45 @@ pub struct EvalResult {
     /// (no model call, no `tools/call`): where it came from and what it was keyed on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached: Option<CachedFrom>,
+    /// The distinct model versions and fingerprints the provider reported answering this case's
+    /// runs, sorted; empty (absent from `report.json`) when it reported none. The drift line of
+    /// the gate compares them with the baseline's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reported_models: Vec<ReportedModel>,
+}
+
+/// What a provider said served a model call: `model` of the response (the dated version behind
+/// an alias) and OpenAI's `system_fingerprint`; at least one is set. Ordered by model, then
+/// fingerprint (absent first).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ReportedModel {
+    /// The model version, when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The system fingerprint, when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_fingerprint: Option<String>,
+}
+
+impl ReportedModel {
+    /// The pair, or `None` when the provider reported neither.
+    pub fn of(model: Option<&str>, system_fingerprint: Option<&str>) -> Option<Self> {
+        (model.is_some() || system_fingerprint.is_some()).then(|| Self {
+            model: model.map(str::to_owned),
+            system_fingerprint: system_fingerprint.map(str::to_owned),
+        })
+    }
+}
+
+impl std::fmt::Display for ReportedModel {
+    /// `gpt-4.1-2025-04-14 (fp_abc)`, `gpt-4.1-2025-04-14`, or `unnamed model (fp_abc)`.
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.model.as_deref().unwrap_or("unnamed model"))?;
+        match &self.system_fingerprint {
+            Some(fingerprint) => write!(formatter, " ({fingerprint})"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Where a reused verdict came from.
@@ -736,6 +775,7 @@ impl EvalResult {
             sampling: Value::Null,
             traces: Vec::new(),
             cached: None,
+            reported_models: Vec::new(),
         }
     }
 }

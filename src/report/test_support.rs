@@ -203,6 +203,7 @@ fn eval(
         sampling: serde_json::json!({"temperature": 0.0}),
         traces,
         cached: None,
+        reported_models: Vec::new(),
     }
 }
 

@@ -316,6 +316,8 @@ mod tests {
             tool_calls: vec![ToolCall::new("j", VERDICT_TOOL, json!({"verdicts": verdicts}))],
             finish: FinishReason::ToolCalls,
             usage: None,
+            reported_model: None,
+            system_fingerprint: None,
         }
     }
 
@@ -357,8 +359,14 @@ mod tests {
 
     #[test]
     fn a_judge_that_does_not_call_its_tool_is_a_judge_error() {
-        let text =
-            Completion { text: Some("pass".into()), tool_calls: Vec::new(), finish: FinishReason::Stop, usage: None };
+        let text = Completion {
+            text: Some("pass".into()),
+            tool_calls: Vec::new(),
+            finish: FinishReason::Stop,
+            usage: None,
+            reported_model: None,
+            system_fingerprint: None,
+        };
         assert!(parse_verdicts(&text, &rubric(), TRACE).is_err());
         assert!(parse_verdicts(&answer(json!("not a list")), &rubric(), TRACE).is_err());
     }

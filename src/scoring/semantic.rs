@@ -247,6 +247,8 @@ mod tests {
             tool_calls: vec![ToolCall::new("v", ARGUMENT_VERDICT_TOOL, arguments)],
             finish: FinishReason::ToolCalls,
             usage: None,
+            reported_model: None,
+            system_fingerprint: None,
         }
     }
 
@@ -274,8 +276,14 @@ mod tests {
         );
         assert!(parse_argument_verdict(&answer(json!({"verdict": "maybe"}))).is_err());
         assert!(parse_argument_verdict(&answer(json!({"reason": "no verdict"}))).is_err());
-        let words =
-            Completion { text: Some("pass".into()), tool_calls: Vec::new(), finish: FinishReason::Stop, usage: None };
+        let words = Completion {
+            text: Some("pass".into()),
+            tool_calls: Vec::new(),
+            finish: FinishReason::Stop,
+            usage: None,
+            reported_model: None,
+            system_fingerprint: None,
+        };
         assert!(parse_argument_verdict(&words).is_err(), "an answer in words is no verdict");
     }
 }

@@ -352,6 +352,8 @@ fn a_golden_set_grades_five_outcomes_on_both_wires_and_fails_the_run() {
 
         let select = eval(&run, "select", model);
         assert_eq!(select["wilson_95"], json!([0.5655, 1.0]));
+        // The demo model answers with the `model` asked for, on both wires, and no fingerprint.
+        assert_eq!(select["reported_models"], json!([{"model": "demo"}]), "{model}");
         assert_eq!(select["flaky"], false);
         let call = &select["traces"][0]["calls"][0];
         assert_eq!(call["name"], "test_header_param");
@@ -623,6 +625,10 @@ fn recorded_cassettes_replay_without_a_key_or_the_model_and_a_changed_prompt_mis
                 .collect()
         };
         assert_eq!(runs(now), runs(was), "{case}: every run replayed as recorded");
+        // The version the demo model reported (it echoes the `model` asked for) is recorded
+        // and replayed with the answers.
+        assert_eq!(was["reported_models"], json!([{"model": "demo"}]), "{case}");
+        assert_eq!(now["reported_models"], was["reported_models"], "{case}");
     }
     assert_eq!(outcome(&replayed, "soft", "openai:demo"), outcome_of("fail", 3, 5));
     assert_eq!(replayed.report()["model_calls"], recorded.report()["model_calls"]);

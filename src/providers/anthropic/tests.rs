@@ -380,3 +380,23 @@ async fn a_closed_port_is_a_network_error_without_the_key() {
     assert!(matches!(&error, ProviderError::Network(_)) && error.is_retryable(), "{error:?}");
     assert!(!error.to_string().contains(KEY));
 }
+
+#[tokio::test]
+async fn the_reported_model_version_is_kept_and_there_is_no_fingerprint() {
+    let body = json!({"id": "msg_2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+                      "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn",
+                      "usage": {"input_tokens": 3, "output_tokens": 1}});
+    let (result, _server) = complete_once(Canned::json(200, &body.to_string())).await;
+    let completion = result.expect("a completion");
+    assert_eq!(completion.reported_model.as_deref(), Some("claude-sonnet-4-5-20250929"));
+    assert_eq!(completion.system_fingerprint, None);
+
+    let without = json!({"content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"});
+    let (result, _server) = complete_once(Canned::json(200, &without.to_string())).await;
+    assert_eq!(result.expect("a completion").reported_model, None, "a lenient stand-in may leave it out");
+
+    // One that echoes the key does not carry it on.
+    let echo = json!({"model": KEY, "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"});
+    let (result, _server) = complete_once(Canned::json(200, &echo.to_string())).await;
+    assert_eq!(result.expect("a completion").reported_model.as_deref(), Some("***"));
+}

@@ -14,7 +14,8 @@ const MODEL: &str = "openai:gpt-4.1-mini";
 const CANARY: &str = "sk-canary-7f3a9c2e5b1d4e6f8a0b";
 
 /// A model that calls `files.read` once (with an id it makes up anew each time, as an adapter
-/// does for a model that sent none), then answers with the tool's text. It holds a key, as a real
+/// does for a model that sent none), then answers with the tool's text, reporting the model
+/// version and fingerprint that served it. It holds a key, as a real
 /// adapter does, and counts its calls.
 #[derive(Debug)]
 struct FakeModel {
@@ -58,6 +59,9 @@ impl Provider for FakeModel {
                     tool_calls: Vec::new(),
                     finish: FinishReason::Stop,
                     usage: Some(Usage { input_tokens: Some(120), output_tokens: Some(9) }),
+                    // What the provider said served the answer (the first turn reports nothing).
+                    reported_model: Some("gpt-4.1-mini-2025-04-14".into()),
+                    system_fingerprint: Some("fp_fake01".into()),
                 }),
                 _ => {
                     let mut tool_call =
@@ -68,6 +72,8 @@ impl Provider for FakeModel {
                         tool_calls: vec![tool_call],
                         finish: FinishReason::ToolCalls,
                         usage: Some(Usage { input_tokens: Some(100), output_tokens: None }),
+                        reported_model: None,
+                        system_fingerprint: None,
                     })
                 }
             }
@@ -156,11 +162,22 @@ async fn record_then_replay_gives_identical_completions_without_a_live_model() {
     assert_eq!(recorded[1].text.as_deref(), Some("The file says: 127.0.0.1 localhost"));
     let paths = recorder.save().expect("saved");
     assert_eq!(paths, [dir.path().join("openai_gpt-4.1-mini.json")]);
+    // The reported version and fingerprint are stored with the answer that carried them, and
+    // left out of the one that carried none.
+    let file = saved(dir.path());
+    assert_eq!(file["interactions"][1]["response"]["model"], "gpt-4.1-mini-2025-04-14");
+    assert_eq!(file["interactions"][1]["response"]["system_fingerprint"], "fp_fake01");
+    let first = file["interactions"][0]["response"].as_object().expect("object");
+    assert!(!first.contains_key("model") && !first.contains_key("system_fingerprint"), "{first:?}");
 
     let player = Cassettes::open(dir.path(), Mode::Replay).expect("open for replay");
     assert_eq!(player.mode(), Mode::Replay);
     let replayed = run_case(&player, None, "hosts", 0, "127.0.0.1 localhost", false).await.expect("replayed");
     assert_eq!(replayed, recorded);
+    assert_eq!(
+        (replayed[1].reported_model.as_deref(), replayed[1].system_fingerprint.as_deref()),
+        (Some("gpt-4.1-mini-2025-04-14"), Some("fp_fake01"))
+    );
     // A live model given to replay is not asked either.
     let again = run_case(&player, Some(&live), "hosts", 0, "127.0.0.1 localhost", false).await.expect("replayed");
     assert_eq!(again, recorded);
@@ -176,6 +193,7 @@ async fn record_then_replay_gives_identical_completions_without_a_live_model() {
 
 #[tokio::test]
 async fn a_hand_written_cassette_replays_its_exact_response() {
+    // Written in the form of files recorded before `model` and `system_fingerprint` were kept.
     let call_key = key("weather", 2, 0);
     let request = first_request();
     let canonical = canonical_request(MODEL, &call_key, &request);
@@ -201,6 +219,8 @@ async fn a_hand_written_cassette_replays_its_exact_response() {
             tool_calls: vec![expected_call],
             finish: FinishReason::Other("end_turn".into()),
             usage: None,
+            reported_model: None,
+            system_fingerprint: None,
         }
     );
 }
@@ -491,8 +511,14 @@ async fn re_recording_a_run_drops_its_stale_turns() {
     let dir = tempfile::tempdir().expect("temp dir");
     record(dir.path(), 2).await;
     // Now the model answers at once: run 0 takes one turn.
-    let direct =
-        Completion { text: Some("No need.".into()), tool_calls: Vec::new(), finish: FinishReason::Stop, usage: None };
+    let direct = Completion {
+        text: Some("No need.".into()),
+        tool_calls: Vec::new(),
+        finish: FinishReason::Stop,
+        usage: None,
+        reported_model: None,
+        system_fingerprint: None,
+    };
     let recorder = Cassettes::open(dir.path(), Mode::Record).expect("open");
     assert_eq!(sync::lock(&recorder.state).tapes[MODEL].interactions.len(), 4);
     let canonical = canonical_request(MODEL, &key("hosts", 0, 0), &first_request());

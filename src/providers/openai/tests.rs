@@ -353,3 +353,48 @@ async fn the_debug_form_of_a_provider_hides_the_key() {
     let text = format!("{:?}", provider(&server));
     assert!(!text.contains(KEY) && text.contains(r#"api_key: Some("***")"#), "{text}");
 }
+
+#[tokio::test]
+async fn the_reported_model_version_and_system_fingerprint_are_kept() {
+    let body = json!({"id": "chatcmpl-2", "object": "chat.completion", "model": "gpt-4.1-2025-04-14",
+                      "system_fingerprint": "fp_abc123",
+                      "choices": [{"index": 0, "message": {"role": "assistant", "content": "Done."},
+                                   "finish_reason": "stop"}]});
+    let (result, _server) = complete_once(Canned::json(200, &body.to_string())).await;
+    let completion = result.expect("a completion");
+    assert_eq!(completion.reported_model.as_deref(), Some("gpt-4.1-2025-04-14"));
+    assert_eq!(completion.system_fingerprint.as_deref(), Some("fp_abc123"));
+}
+
+#[tokio::test]
+async fn a_missing_null_or_empty_fingerprint_is_unknown_and_a_long_one_is_bounded() {
+    // Compatible servers leave the fingerprint out, send `null` or `""`, or echo odd values.
+    let long = "x".repeat(500);
+    let cases = [
+        (json!({}), None, None),
+        (json!({"model": null, "system_fingerprint": null}), None, None),
+        (json!({"model": " ", "system_fingerprint": ""}), None, None),
+        (json!({"model": 7, "system_fingerprint": "fp_1"}), None, Some("fp_1".to_owned())),
+        (json!({"model": long}), Some(format!("{}…", "x".repeat(crate::providers::MAX_REPORTED_CHARS))), None),
+    ];
+    for (fields, model, fingerprint) in cases {
+        let mut body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
+                                           "finish_reason": "stop"}]});
+        body.as_object_mut().expect("object").extend(fields.as_object().expect("object").clone());
+        let (result, _server) = complete_once(Canned::json(200, &body.to_string())).await;
+        let completion = result.expect("a completion");
+        assert_eq!((completion.reported_model, completion.system_fingerprint), (model, fingerprint), "{fields}");
+    }
+}
+
+#[tokio::test]
+async fn a_reported_model_that_echoes_the_key_is_redacted() {
+    // A proxy that echoes what it was sent must not put the key into a report or a cassette.
+    let body = json!({"model": format!("proxy/{KEY}"), "system_fingerprint": format!("fp_{KEY}"),
+                      "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
+                                   "finish_reason": "stop"}]});
+    let (result, _server) = complete_once(Canned::json(200, &body.to_string())).await;
+    let completion = result.expect("a completion");
+    assert_eq!(completion.reported_model.as_deref(), Some("proxy/***"));
+    assert_eq!(completion.system_fingerprint.as_deref(), Some("fp_***"));
+}
