@@ -352,7 +352,11 @@ pub(crate) async fn run(
         match source {
             Some(Ok(Some(source))) => Some(Arc::new(LiveModel::new(label, source, budget.clone(), input.retry))),
             Some(Ok(None)) => {
-                section.layer1_notes.push(format!("the judge {label} did not run: no API key; rubrics are not graded"));
+                let variable = input.settings.provider(model).and_then(|def| def.api_key_env.clone());
+                let how = variable.map(|variable| format!(" ({})", no_key_detail(&variable))).unwrap_or_default();
+                section
+                    .layer1_notes
+                    .push(format!("the judge {label} did not run: no API key{how}; rubrics are not graded"));
                 None
             }
             Some(Err(error)) => {
@@ -441,7 +445,12 @@ pub(crate) async fn run(
                 Some(semantic::Embedder::new(recorded_as, source, budget.clone(), input.retry))
             }
             Ok(None) => {
-                section.layer1_notes.push(format!("the embeddings model {label} did not run: no API key"));
+                let how = def
+                    .api_key_env
+                    .as_deref()
+                    .map(|variable| format!(" ({})", no_key_detail(variable)))
+                    .unwrap_or_default();
+                section.layer1_notes.push(format!("the embeddings model {label} did not run: no API key{how}"));
                 None
             }
             Err(error) => {

@@ -753,7 +753,10 @@ async fn a_case_whose_embeddings_model_has_no_key_is_skipped_with_the_reason_and
     assert_eq!(region.status, EvalStatus::Skipped, "{region:?}");
     assert!(region.reason.as_deref().is_some_and(|reason| reason.contains("`embedding` matchers need")), "{region:?}");
     assert!(
-        section.layer1_notes.iter().any(|note| note.contains("nokey:e did not run: no API key")),
+        section
+            .layer1_notes
+            .iter()
+            .any(|note| note.contains("nokey:e did not run: no API key") && note.contains("set `NOKEY_API_KEY`")),
         "{:?}",
         section.layer1_notes
     );
