@@ -539,8 +539,7 @@ fn regression_gate(
     if let Some(warning) = warning {
         events(&RunEvent::Notice { text: format!("layer 1: {warning}") });
     }
-    let specs: std::collections::BTreeMap<String, crate::agent::CaseSpec> =
-        set.cases.iter().map(|case| (case.id.clone(), crate::agent::CaseSpec::from_case(case))).collect();
+    let specs = case_specs(set);
     let sees = |case: &str, tool: &str| specs.get(case).is_some_and(|spec| spec.sees(tool));
     let tools_now = surface.canonical_text();
     let (gate, confirm) = apply::gate_section(
@@ -600,6 +599,12 @@ fn regression_gate(
     Vec::new()
 }
 
+/// Each case of `set` as the agent loop reads it, by id: what the tool-surface diff asks which
+/// cases see a tool.
+fn case_specs(set: &GoldenSet) -> std::collections::BTreeMap<String, crate::agent::CaseSpec> {
+    set.cases.iter().map(|case| (case.id.clone(), crate::agent::CaseSpec::from_case(case))).collect()
+}
+
 /// The regression gate of a merged report (the merge job of a shard matrix): the merged
 /// verdicts against the stored baseline of the cache directory (or `--baseline FILE`), and the
 /// baseline stored from the whole run when the rules say so. The tool-surface diff uses the
@@ -630,34 +635,27 @@ pub(crate) fn gate_merged(report: &mut RunReport, settings: &Settings) {
     };
     // The golden set, to say which cases see a changed tool: only the one the shards ran.
     let shards_hash = section.golden_set.as_ref().map(|set| set.sha256.clone());
-    let candidates = settings
-        .golden_set
-        .clone()
-        .into_iter()
-        .chain(section.golden_set.as_ref().map(|set| std::path::PathBuf::from(&set.path)));
-    let golden = candidates
-        .filter_map(|path| crate::golden::load::load(&path).ok())
-        .find(|set| Some(&set.hash) == shards_hash.as_ref());
-    if let Some(given) = &settings.golden_set {
-        let matches = crate::golden::load::load(given).is_ok_and(|set| Some(&set.hash) == shards_hash.as_ref());
-        if !matches {
-            section.layer1_notes.push(format!(
-                "the golden set {} is not the one the shards ran (it does not load, or its hash is not {}): {}",
-                given.display(),
-                shards_hash.as_deref().unwrap_or("none"),
-                if golden.is_some() {
-                    "the cases that see a changed tool are named from the set at the path the shards recorded"
-                } else {
-                    "the cases that see a changed tool are not named"
-                }
-            ));
-        }
+    let ran_by_shards = |set: &GoldenSet| Some(&set.hash) == shards_hash.as_ref();
+    // The set given (`--golden-set`), read once; else the one at the path the shards recorded.
+    let given = settings.golden_set.as_ref().map(|path| crate::golden::load::load(path).ok().filter(ran_by_shards));
+    let given_is_theirs = matches!(given, None | Some(Some(_)));
+    let golden = given.flatten().or_else(|| {
+        let recorded = section.golden_set.as_ref().map(|set| std::path::PathBuf::from(&set.path))?;
+        crate::golden::load::load(&recorded).ok().filter(ran_by_shards)
+    });
+    if let (Some(path), false) = (&settings.golden_set, given_is_theirs) {
+        section.layer1_notes.push(format!(
+            "the golden set {} is not the one the shards ran (it does not load, or its hash is not {}): {}",
+            path.display(),
+            shards_hash.as_deref().unwrap_or("none"),
+            if golden.is_some() {
+                "the cases that see a changed tool are named from the set at the path the shards recorded"
+            } else {
+                "the cases that see a changed tool are not named"
+            }
+        ));
     }
-    let specs: std::collections::BTreeMap<String, crate::agent::CaseSpec> = golden
-        .iter()
-        .flat_map(|set| set.cases.iter())
-        .map(|case| (case.id.clone(), crate::agent::CaseSpec::from_case(case)))
-        .collect();
+    let specs = golden.as_ref().map(case_specs).unwrap_or_default();
     let sees = |case: &str, tool: &str| specs.get(case).is_some_and(|spec| spec.sees(tool));
     let layer0 = has_layer0.then_some(checks.as_slice());
     let (mut gate, to_confirm) = apply::gate_section(
