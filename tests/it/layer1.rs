@@ -241,6 +241,17 @@ pub(crate) fn utf8(path: &Path) -> &str {
 
 /// `mcp-eval run` with the layer-1 flags; the keys of both built-in providers are cleared
 /// unless `vars` sets them (the base URLs always point at loopback).
+/// The variables that point both wires at demo models — Chat Completions at `openai` (a URL
+/// ending in `/v1`), Messages at `anthropic` — with the canary keys.
+fn both_wires<'a>(openai: &'a str, anthropic: &'a str) -> [(&'static str, &'a str); 4] {
+    [
+        ("OPENAI_BASE_URL", openai),
+        ("OPENAI_API_KEY", OPENAI_CANARY),
+        ("ANTHROPIC_BASE_URL", anthropic),
+        ("ANTHROPIC_API_KEY", ANTHROPIC_CANARY),
+    ]
+}
+
 pub(crate) fn run_layer1(args: &[&str], vars: &[(&str, &str)]) -> Run {
     let mut all: Vec<(&str, &str)> = vec![
         ("OPENAI_API_KEY", ""),
@@ -321,12 +332,7 @@ fn a_golden_set_grades_five_outcomes_on_both_wires_and_fails_the_run() {
             "--model",
             "anthropic:demo",
         ],
-        &[
-            ("OPENAI_BASE_URL", &for_openai.openai_url()),
-            ("OPENAI_API_KEY", OPENAI_CANARY),
-            ("ANTHROPIC_BASE_URL", &for_anthropic.url),
-            ("ANTHROPIC_API_KEY", ANTHROPIC_CANARY),
-        ],
+        &both_wires(&for_openai.openai_url(), &for_anthropic.url),
     );
     assert_eq!(run.code(), 1, "a failing case fails the run: {}", run.stderr());
     let report = run.report();
@@ -449,12 +455,7 @@ fn provider_keys_appear_in_no_output_report_or_cassette() {
             "full",
             "--json",
         ],
-        &[
-            ("OPENAI_BASE_URL", &model.openai_url()),
-            ("OPENAI_API_KEY", OPENAI_CANARY),
-            ("ANTHROPIC_BASE_URL", &model.url),
-            ("ANTHROPIC_API_KEY", ANTHROPIC_CANARY),
-        ],
+        &both_wires(&model.openai_url(), &model.url),
     );
     assert_eq!(run.code(), 1, "{}", run.stderr());
     assert_eq!(
@@ -1283,15 +1284,7 @@ fn a_confirmation_re_runs_each_model_on_its_own_worsened_cases_only() {
             "1",
         ];
         args.extend_from_slice(extra);
-        run_layer1(
-            &args,
-            &[
-                ("OPENAI_BASE_URL", &for_openai.openai_url()),
-                ("OPENAI_API_KEY", OPENAI_CANARY),
-                ("ANTHROPIC_BASE_URL", &for_anthropic.url),
-                ("ANTHROPIC_API_KEY", "sk-confirm-test-anthropic"),
-            ],
-        )
+        run_layer1(&args, &both_wires(&for_openai.openai_url(), &for_anthropic.url))
     };
     let green = run_against(&[], &[], &[]);
     assert_eq!(green.code(), 0, "{}", green.stderr());
