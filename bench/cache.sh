@@ -17,21 +17,9 @@
 #
 # Loopback only. It prints figures; it asserts nothing.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
 DELAY_MS=20
-TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-BIN="$TARGET_DIR/release/mcp-eval"
-WORK="$(mktemp -d)"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-cargo build --release --quiet
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # The golden set: 25 distinct cases on three read-only tools of the demo server, 3 runs each.
 python3 - "$WORK/set.yaml" <<'PY'
@@ -56,14 +44,7 @@ with open(sys.argv[1], "w") as out:
         out.write(f"  - {json.dumps(case)}\n")
 PY
 
-wait_url() { # FILE
-  for _ in $(seq 200); do [ -s "$1" ] && break; sleep 0.05; done
-  head -n1 "$1"
-}
-
-"$BIN" demo-server --port 0 >"$WORK/server.url" 2>"$WORK/server.log" &
-PIDS+=($!)
-SERVER_URL="$(wait_url "$WORK/server.url")"
+start_demo_server
 "$BIN" demo-model --golden-set "$WORK/set.yaml" --delay-ms "$DELAY_MS" --port 0 >"$WORK/model.url" 2>"$WORK/model.log" &
 PIDS+=($!)
 MODEL_URL="$(wait_url "$WORK/model.url")"

@@ -23,22 +23,10 @@
 # Cases that do not all pass are reported (the figures are then not comparable). Loopback only.
 # It prints figures; it asserts nothing.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
 CONCURRENCY="${1:-8}"
 DELAY_MS=200
-TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-BIN="$TARGET_DIR/release/mcp-eval"
-WORK="$(mktemp -d)"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-cargo build --release --quiet
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # The golden set: 10 distinct cases on the demo server's read-only tools, 5 runs each.
 python3 - "$WORK/set.yaml" <<'PY'
@@ -60,14 +48,7 @@ with open(sys.argv[1], "w") as out:
         out.write(f"  - {json.dumps(case)}\n")
 PY
 
-wait_url() { # FILE
-  for _ in $(seq 200); do [ -s "$1" ] && break; sleep 0.05; done
-  head -n1 "$1"
-}
-
-"$BIN" demo-server --port 0 >"$WORK/server.url" 2>"$WORK/server.log" &
-PIDS+=($!)
-SERVER_URL="$(wait_url "$WORK/server.url")"
+start_demo_server
 
 bench() { # DELAY_MS
   local delay="$1" out="$WORK/out-$1"
