@@ -300,13 +300,16 @@ pub fn main() -> i32 {
         }
     };
     let status = match cli.command {
-        Command::Run(args) => runtime.block_on(Box::pin(run(*args))),
+        Command::Run(args) => runtime.block_on(async {
+            // Before anything can block: a signal from here on is kept (the reports say it).
+            crate::evaluate::signals::install();
+            Box::pin(run(*args)).await
+        }),
         Command::DemoServer(args) => runtime.block_on(demo_server(args)),
-        Command::Action(args) => runtime.block_on(Box::pin(crate::action::run(
-            *args,
-            &|name| std::env::var(name).ok(),
-            Box::new(std::io::stdout()),
-        ))),
+        Command::Action(args) => runtime.block_on(async {
+            crate::evaluate::signals::install();
+            Box::pin(crate::action::run(*args, &|name| std::env::var(name).ok(), Box::new(std::io::stdout()))).await
+        }),
         Command::Golden(GoldenCommand::Check(args)) => runtime.block_on(golden_check(args)),
         Command::Golden(GoldenCommand::Init(args)) => runtime.block_on(golden_init(args)),
         Command::Merge(args) => merge(&args),

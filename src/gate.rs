@@ -97,6 +97,14 @@ impl Interrupt {
             Interrupt::Term => "SIGTERM",
         }
     }
+
+    /// The exit status it ends a run with: 130 for SIGINT, 143 for SIGTERM.
+    pub(crate) fn exit_status(self) -> ExitStatus {
+        match self {
+            Interrupt::Int => ExitStatus::Interrupted,
+            Interrupt::Term => ExitStatus::Terminated,
+        }
+    }
 }
 
 /// The Action's `result` output.
@@ -206,10 +214,8 @@ pub(crate) fn decide(report: &RunReport, input: GateInput) -> Decision {
     if input.reports_failed || report.checks.iter().any(|check| check.id == INTERNAL_CHECK_ID) {
         exit = exit.max(ExitStatus::Environment);
     }
-    match input.interrupt {
-        Some(Interrupt::Int) => exit = exit.max(ExitStatus::Interrupted),
-        Some(Interrupt::Term) => exit = exit.max(ExitStatus::Terminated),
-        None => {}
+    if let Some(signal) = input.interrupt {
+        exit = exit.max(signal.exit_status());
     }
     Decision { verdict, result, exit }
 }

@@ -1,7 +1,8 @@
 //! `mcp-eval action` end to end: mask the secrets, resolve the settings, decide the layers,
 //! run the evaluation (layer 0), write the reports, annotations, step outputs and job summary,
 //! then upsert the pull request comment. The exit status follows `fail-on` and the evaluation,
-//! never the comment.
+//! never the comment's fate, with one exception: a signal while the comment is posted ends the
+//! run with 130/143 and `result=error` (the job is being cancelled).
 //!
 //! Everything this prints goes to one console stream, in order: `::add-mask::` lines first,
 //! then our own lines, and every line that may hold text from the server under test inside a
@@ -22,6 +23,24 @@ use crate::github::client::{self, CommentErrorKind, CommentTarget, RetryPolicy};
 use crate::github::comment::{self, CommentParts};
 use crate::report::model::{RunReport, Status, Verdict};
 use crate::settings::{self, ActionSettings, FrontEnd, GithubContext, Settings};
+
+/// Every output action.yml declares, in its order: each path writes every one (empty where
+/// there is nothing to say), so a later step never reads a missing output.
+pub(crate) const OUTPUTS: [&str; 13] = [
+    "result",
+    "layers-requested",
+    "layers-run",
+    "cases-passed",
+    "gate",
+    "pass-rate",
+    "pass-rate-delta",
+    "cases-failed",
+    "failures",
+    "warnings",
+    "junit-path",
+    "report-path",
+    "comment-url",
+];
 
 /// Where the action writes its log lines (stdout in the container).
 pub(crate) type Console = Box<dyn Write + Send>;
@@ -208,15 +227,48 @@ async fn after_evaluation(
     let summary_with_notes = insert_after_title(&summary, &notes);
     append_summary(&action.github, &summary_with_notes, say);
 
-    let comment_url = if matches!(exit, ExitStatus::Interrupted | ExitStatus::Terminated) {
+    let comment = if matches!(exit, ExitStatus::Interrupted | ExitStatus::Terminated) {
         // The runner is stopping the job: exit now, with what is known written.
         say("mcp-eval: comment: skipped, the run was interrupted");
-        None
+        Comment::NotPosted
     } else {
         post_comment(settings, action, payload, &evaluation.report, &summary, &notes, &report_location, say).await
     };
-    write_outputs(&action.github, &[("comment-url", comment_url.unwrap_or_default())], say);
-    exit
+    match comment {
+        Comment::Posted(url) => {
+            write_outputs(&action.github, &[("comment-url", url)], say);
+            exit
+        }
+        Comment::NotPosted => {
+            write_outputs(&action.github, &[("comment-url", String::new())], say);
+            exit
+        }
+        Comment::Interrupted(signal) => {
+            // The one case where the comment changes the exit status: the runner is cancelling
+            // the job, and a pass would claim a check that was cut short. The later `result`
+            // entry wins over the one written above.
+            write_outputs(&action.github, &[("comment-url", String::new()), ("result", "error".into())], say);
+            append_summary(
+                &action.github,
+                &format!(
+                    "\n> **⚠️ error: interrupted while posting the comment** ({}): the reports above are complete; the pull request comment may be missing or out of date.\n",
+                    signal.name()
+                ),
+                say,
+            );
+            signal.exit_status()
+        }
+    }
+}
+
+/// What became of the pull request comment.
+enum Comment {
+    /// Created or updated, at this URL.
+    Posted(String),
+    /// Not asked for, not possible, or refused (a warning says why).
+    NotPosted,
+    /// A signal arrived while it was being posted.
+    Interrupted(crate::gate::Interrupt),
 }
 
 /// Input `merge-reports`: merge the report directories the glob matches (relative to the
@@ -277,20 +329,15 @@ fn input_error(github: &GithubContext, problems: &[settings::Problem], say: &dyn
         }));
     }
     let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
-    write_outputs(
-        github,
-        &[
-            ("result", "error".into()),
-            ("layers-requested", String::new()),
-            ("layers-run", String::new()),
-            ("failures", "0".into()),
-            ("warnings", "0".into()),
-            ("junit-path", String::new()),
-            ("report-path", String::new()),
-            ("comment-url", String::new()),
-        ],
-        say,
-    );
+    let outputs: Vec<(&str, String)> = OUTPUTS
+        .iter()
+        .map(|&name| match name {
+            "result" => (name, "error".to_owned()),
+            "failures" | "warnings" => (name, "0".to_owned()),
+            _ => (name, String::new()),
+        })
+        .collect();
+    write_outputs(github, &outputs, say);
     let mut summary = String::from("## ⚠️ error: invalid input — mcp-eval\n\n");
     for problem in problems {
         summary.push_str(&format!("```\n{}\n```\n", problem.replace("```", "'''")));
@@ -445,7 +492,8 @@ fn pull_request_number(event_name: &str, payload: &Value) -> Option<u64> {
 }
 
 /// Upserts the comment when asked to and possible; a failure becomes a warning and the job
-/// summary carries the comment's content. Returns the comment's URL.
+/// summary carries the comment's content. Says whether it was posted (and its URL) or a signal
+/// cut it short.
 #[allow(clippy::too_many_arguments, reason = "the comment needs every part of the run")]
 async fn post_comment(
     settings: &Settings,
@@ -456,10 +504,10 @@ async fn post_comment(
     notes: &[String],
     report_location: &str,
     say: &(dyn Fn(&str) + Sync),
-) -> Option<String> {
+) -> Comment {
     if !action.comment {
         say("mcp-eval: comment: off (input `comment`)");
-        return None;
+        return Comment::NotPosted;
     }
     let Some(number) = pull_request_number(&action.github.event_name, payload) else {
         if action.github.event_name.is_empty() {
@@ -467,17 +515,17 @@ async fn post_comment(
         } else {
             say(&format!("mcp-eval: comment: skipped, event `{}` is not a pull request", action.github.event_name));
         }
-        return None;
+        return Comment::NotPosted;
     };
     if action.token.as_deref().is_none_or(|token| token.trim().is_empty()) {
         say(
             "::warning title=mcp-eval comment::no token given (input `github-token`): the comment was skipped; the job summary carries the report",
         );
-        return None;
+        return Comment::NotPosted;
     }
     let Some((owner, repo)) = action.github.repository.as_deref().and_then(|r| r.split_once('/')) else {
         say("::warning title=mcp-eval comment::GITHUB_REPOSITORY is not set; the comment was not posted");
-        return None;
+        return Comment::NotPosted;
     };
     let state = crate::baseline::State::of(report);
     let run_url = match (&action.github.server_url, &action.github.repository, &action.github.run_id) {
@@ -507,16 +555,16 @@ async fn post_comment(
     let log = |line: &str| say(&format!("mcp-eval: {line}"));
     let upsert = client::upsert(&target, &render, RetryPolicy::default(), &log);
     let outcome = tokio::select! {
-        outcome = upsert => Some(outcome),
-        () = interrupted() => None,
+        outcome = upsert => Ok(outcome),
+        signal = crate::evaluate::signals::interrupt_signal() => Err(signal),
     };
     match outcome {
-        Some(Ok(upserted)) => {
+        Ok(Ok(upserted)) => {
             let verb = if upserted.created { "created" } else { "updated" };
             say(&format!("mcp-eval: comment {verb}: {}", upserted.url));
-            Some(upserted.url)
+            Comment::Posted(upserted.url)
         }
-        Some(Err(error)) => {
+        Ok(Err(error)) => {
             let why = match error.kind {
                 CommentErrorKind::Forbidden => {
                     "the token may not comment here (a pull request from a fork gets a read-only token, or the job lacks `pull-requests: write`)"
@@ -539,25 +587,16 @@ async fn post_comment(
                 &format!("\n---\n\n### The pull request comment (not posted: {why})\n\n{body}"),
                 say,
             );
-            None
+            Comment::NotPosted
         }
-        None => {
-            say("mcp-eval: interrupted while posting the comment; the reports, outputs and summary are written");
-            None
+        Err(signal) => {
+            say(&format!(
+                "mcp-eval: interrupted by {} while posting the comment; the reports are written; exit status {}",
+                signal.name(),
+                signal.exit_status().code()
+            ));
+            Comment::Interrupted(signal)
         }
-    }
-}
-
-async fn interrupted() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
-        (Ok(mut interrupt), Ok(mut terminate)) => {
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
-            }
-        }
-        _ => std::future::pending::<()>().await,
     }
 }
 
@@ -572,6 +611,19 @@ mod tests {
         assert_eq!(pull_request_number("pull_request", &payload), Some(5));
         assert_eq!(pull_request_number("pull_request_target", &json!({"number": 6})), Some(6));
         assert_eq!(pull_request_number("push", &payload), None);
+    }
+
+    #[test]
+    fn the_outputs_are_those_action_yml_declares() {
+        let text = include_str!("../../action.yml");
+        let section = text.split("\noutputs:\n").nth(1).expect("an outputs: section");
+        let section = section.split("\nruns:").next().unwrap_or(section);
+        let declared: Vec<&str> = section
+            .lines()
+            .filter_map(|line| line.strip_prefix("  ").filter(|rest| !rest.starts_with(' ')))
+            .filter_map(|line| line.strip_suffix(':'))
+            .collect();
+        assert_eq!(declared, OUTPUTS);
     }
 
     #[test]

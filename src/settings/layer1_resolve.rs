@@ -2,8 +2,6 @@
 //! inputs / environment > the config file > defaults), reporting every problem with its source
 //! and a hint. Keys are read through the resolver's `lookup`, never written into a message.
 
-use std::path::PathBuf;
-
 use super::config_file::ProviderEntry;
 use super::layer1::{
     Api, CacheKeySetting, DEFAULT_CONCURRENCY, DEFAULT_MAX_MODEL_CALLS, Layer1Settings, ModelRef, ProviderDef,
@@ -57,13 +55,14 @@ pub(super) fn raw_keys(sources: &Sources<'_>) -> Vec<String> {
 /// a problem of its own: the file may define it.
 pub(super) fn resolve(
     sources: &Sources<'_>,
-    in_workspace: &dyn Fn(&str) -> PathBuf,
+    workspace: &super::workspace::Workspace,
     file_unread: bool,
     problems: &mut Vec<Problem>,
     notices: &mut Vec<String>,
 ) -> Layer1Settings {
     let flags = &sources.request.flags;
     let file = sources.file.map(|(_, config)| config);
+    let in_workspace = |text: &str| workspace.join(text);
 
     let runs = sources
         .pick(
@@ -228,12 +227,15 @@ pub(super) fn resolve(
         }
     };
 
-    let judge_calibration = sources
-        .pick(
-            &flags.judge_calibration,
-            "--judge-calibration",
-            env_vars::INPUT_JUDGE_CALIBRATION,
-            file.and_then(|c| c.judge_calibration.as_ref()).map(|value| (value, "judge_calibration")),
+    let judge_calibration = workspace
+        .shared(
+            sources.pick(
+                &flags.judge_calibration,
+                "--judge-calibration",
+                env_vars::INPUT_JUDGE_CALIBRATION,
+                file.and_then(|c| c.judge_calibration.as_ref()).map(|value| (value, "judge_calibration")),
+            ),
+            problems,
         )
         .map(|(source, text)| (source, text.trim().to_owned()))
         .filter(|(_, text)| !text.is_empty())
@@ -285,9 +287,11 @@ pub(super) fn resolve(
 
     // The verdict cache: the Action keeps one by default, the CLI only when asked.
     let in_action = sources.front_end == super::FrontEnd::Action;
-    let cache_dir = match sources.pick(&flags.cache_dir, "--cache-dir", env_vars::INPUT_CACHE_DIR, None) {
+    let cache_dir_picked = sources.pick(&flags.cache_dir, "--cache-dir", env_vars::INPUT_CACHE_DIR, None);
+    let cache_refused = cache_dir_picked.is_some();
+    let cache_dir = match workspace.shared(cache_dir_picked, problems) {
         Some((_, text)) => Some(in_workspace(&text)),
-        None if in_action => Some(in_workspace(DEFAULT_CACHE_DIR)),
+        None if in_action && !cache_refused => Some(in_workspace(DEFAULT_CACHE_DIR)),
         None => None,
     };
     let cache_key = match sources.pick(&flags.cache_key, "--cache-key", env_vars::INPUT_CACHE_KEY, None) {
@@ -302,7 +306,7 @@ pub(super) fn resolve(
     let scheduled = in_action && event.as_deref().map(str::trim) == Some("schedule");
     // A baseline the user named must be there: a typo would otherwise turn the gate off
     // unnoticed, after the model calls were spent.
-    let baseline_file = sources.pick(&flags.baseline, "--baseline", env_vars::INPUT_BASELINE, None).and_then(
+    let baseline_file = workspace.shared(sources.pick(&flags.baseline, "--baseline", env_vars::INPUT_BASELINE, None), problems).and_then(
         |(source, text)| {
             let path = in_workspace(&text);
             let read = std::fs::read_to_string(&path)

@@ -14,6 +14,7 @@ pub(crate) mod env_vars;
 pub(crate) mod layer1;
 mod layer1_resolve;
 pub(crate) mod secrets;
+pub(crate) mod workspace;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -553,7 +554,7 @@ pub(crate) fn resolve_layer1(
     let file_unread = config_path.is_some() && config.is_none();
     let mut notices = Vec::new();
     let layer1 =
-        layer1_resolve::resolve(&sources, &|path: &str| PathBuf::from(path), file_unread, &mut problems, &mut notices);
+        layer1_resolve::resolve(&sources, &workspace::Workspace::default(), file_unread, &mut problems, &mut notices);
     if problems.is_empty() { Ok(layer1) } else { Err(problems) }
 }
 
@@ -571,20 +572,20 @@ pub(crate) fn resolve(
 ) -> Result<Settings, Vec<Problem>> {
     let mut problems = Vec::new();
     let github = (front_end == FrontEnd::Action).then(|| github_context(request, lookup));
-    let workspace = github.as_ref().map(|github| github.workspace.clone());
-    let in_workspace = |path: &str| -> PathBuf {
-        let path = Path::new(path);
-        match &workspace {
-            Some(workspace) if !path.is_absolute() => workspace.join(path),
-            _ => path.to_path_buf(),
-        }
-    };
+    let workspace = workspace::Workspace::new(github.as_ref().map(|github| github.workspace.clone()));
+    let in_workspace = |path: &str| -> PathBuf { workspace.join(path) };
 
     // The config file first: its values are the lowest source but one.
     let bare = Sources::new(request, front_end, lookup, None);
-    let config_path = bare.pick(&request.flags.config, "--config", env_vars::INPUT_CONFIG, None).map(|(_, path)| path);
+    let mut config_path = bare.pick(&request.flags.config, "--config", env_vars::INPUT_CONFIG, None);
     // A file that cannot be read may hold the server: then "no server" would be a false problem.
     let mut config_failed = false;
+    if let Some(problem) = config_path.as_ref().and_then(|(source, path)| workspace.refuse_outside(source, path)) {
+        problems.push(problem);
+        config_path = None;
+        config_failed = true;
+    }
+    let config_path = config_path.map(|(_, path)| path);
     let config = match &config_path {
         None => None,
         Some(path) => {
@@ -777,29 +778,40 @@ pub(crate) fn resolve(
     };
 
     // Paths.
-    let out_dir_label = sources
-        .pick(
-            &request.flags.out,
-            "--out",
-            env_vars::INPUT_REPORT_PATH,
-            file.and_then(|config| config.report_dir.as_ref()).map(|value| (value, "report_dir")),
+    // Paths. In a Docker action only the workspace is shared with the runner: a path outside it
+    // is refused (a report written there would be lost with the container).
+    let out_dir_label = workspace
+        .shared(
+            sources.pick(
+                &request.flags.out,
+                "--out",
+                env_vars::INPUT_REPORT_PATH,
+                file.and_then(|config| config.report_dir.as_ref()).map(|value| (value, "report_dir")),
+            ),
+            &mut problems,
         )
-        .map_or_else(|| DEFAULT_REPORT_DIR.to_owned(), |(_, text)| text);
-    let junit_label = sources
-        .pick(
-            &request.flags.junit_path,
-            "--junit-path",
-            env_vars::INPUT_JUNIT_PATH,
-            file.and_then(|config| config.junit_path.as_ref()).map(|value| (value, "junit_path")),
+        .map_or_else(|| DEFAULT_REPORT_DIR.to_owned(), |(_, text)| workspace.label(&text));
+    let junit_label = workspace
+        .shared(
+            sources.pick(
+                &request.flags.junit_path,
+                "--junit-path",
+                env_vars::INPUT_JUNIT_PATH,
+                file.and_then(|config| config.junit_path.as_ref()).map(|value| (value, "junit_path")),
+            ),
+            &mut problems,
         )
-        .map(|(_, text)| text)
+        .map(|(_, text)| workspace.label(&text))
         .or_else(|| (front_end == FrontEnd::Action).then(|| DEFAULT_JUNIT_PATH.to_owned()));
-    let golden_set = sources
-        .pick(
-            &request.flags.golden_set,
-            "--golden-set",
-            env_vars::INPUT_GOLDEN_SET,
-            file.and_then(|config| config.golden_set.as_ref()).map(|value| (value, "golden_set")),
+    let golden_set = workspace
+        .shared(
+            sources.pick(
+                &request.flags.golden_set,
+                "--golden-set",
+                env_vars::INPUT_GOLDEN_SET,
+                file.and_then(|config| config.golden_set.as_ref()).map(|value| (value, "golden_set")),
+            ),
+            &mut problems,
         )
         .map(|(_, text)| in_workspace(&text));
 
@@ -863,7 +875,7 @@ pub(crate) fn resolve(
     // Layer 1: models, providers and their keys, limits.
     // A file that could not be read may define the providers the models name.
     let file_unread = config_path.is_some() && config.is_none();
-    let layer1 = layer1_resolve::resolve(&sources, &in_workspace, file_unread, &mut problems, &mut notices);
+    let layer1 = layer1_resolve::resolve(&sources, &workspace, file_unread, &mut problems, &mut notices);
 
     // The Action's own settings.
     let action = match &github {

@@ -229,6 +229,59 @@ fn action_paths_are_resolved_against_the_workspace() {
 }
 
 #[test]
+fn in_the_container_handler_every_path_input_outside_the_workspace_is_refused() {
+    // actions/runner's container handler shares only /github/workspace: a report written to
+    // /tmp would be deleted with the container while the run exits 0.
+    let inputs = [
+        ("INPUT_REPORT-PATH", "/tmp/report"),
+        ("INPUT_JUNIT-PATH", "/tmp/junit.xml"),
+        ("INPUT_CACHE-DIR", "../cache"),
+        ("INPUT_GOLDEN-SET", "/elsewhere/tasks.yaml"),
+        ("INPUT_BASELINE", "/tmp/report.json"),
+        ("INPUT_JUDGE-CALIBRATION", "/tmp/calibration.json"),
+        ("INPUT_CONFIG", "/tmp/mcp-eval.yaml"),
+    ];
+    for (input, path) in inputs {
+        let problems = action(
+            &[("INPUT_SERVER-URL", "http://h/mcp"), ("GITHUB_WORKSPACE", "/github/workspace"), (input, path)],
+            Request::default(),
+        )
+        .expect_err(input);
+        let text = rendered(&problems);
+        assert_eq!(problems.len(), 1, "{text}");
+        assert!(text.contains(input) && text.contains("shares only the workspace"), "{text}");
+    }
+}
+
+#[test]
+fn on_the_runner_itself_a_path_outside_the_workspace_is_used() {
+    let settings = action(
+        &[("INPUT_SERVER-URL", "http://h/mcp"), ("GITHUB_WORKSPACE", "/ws"), ("INPUT_REPORT-PATH", "/tmp/report")],
+        Request::default(),
+    )
+    .expect("valid");
+    assert_eq!(settings.out_dir, Path::new("/tmp/report"));
+    assert_eq!(settings.out_dir_label, "/tmp/report");
+}
+
+#[test]
+fn action_outputs_name_absolute_paths_inside_the_workspace_relative_to_it() {
+    let settings = action(
+        &[
+            ("INPUT_SERVER-URL", "http://h/mcp"),
+            ("GITHUB_WORKSPACE", "/github/workspace"),
+            ("INPUT_REPORT-PATH", "/github/workspace/out"),
+            ("INPUT_JUNIT-PATH", "/github/workspace/out/../junit.xml"),
+        ],
+        Request::default(),
+    )
+    .expect("valid");
+    assert_eq!(settings.out_dir, Path::new("/github/workspace/out"));
+    assert_eq!(settings.out_dir_label, "out");
+    assert_eq!(settings.junit_path.expect("junit").1, "junit.xml");
+}
+
+#[test]
 fn raw_secrets_include_malformed_header_lines_and_the_token() {
     let vars = env(&[
         ("INPUT_SERVER-HEADERS", "no colon secret-value\nX-Key: k2"),

@@ -39,6 +39,21 @@ fn all_inputs() -> Vec<String> {
     names
 }
 
+/// Every output action.yml declares (read from it).
+fn declared_outputs() -> Vec<String> {
+    let text = std::fs::read_to_string(crate::support::repo_root().join("action.yml")).expect("action.yml");
+    let outputs = text.split("\noutputs:\n").nth(1).expect("an outputs: section");
+    let outputs = outputs.split("\nruns:").next().unwrap_or(outputs);
+    let names: Vec<String> = outputs
+        .lines()
+        .filter_map(|line| line.strip_prefix("  ").filter(|rest| !rest.starts_with(' ')))
+        .filter_map(|line| line.strip_suffix(':'))
+        .map(str::to_owned)
+        .collect();
+    assert!(names.len() >= 13, "every output read: {names:?}");
+    names
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
     Normal,
@@ -330,6 +345,20 @@ fn run_action_with_env(
     inputs: &[(&str, &str)],
     vars: &[(&str, &str)],
 ) -> ActionRun {
+    let mut command = action_command(workspace, event_name, event_file, api_url, inputs, vars);
+    let output = command.output().expect("run mcp-eval action");
+    ActionRun { output, workspace: workspace.to_path_buf() }
+}
+
+/// The `mcp-eval action` command [`run_action_with_env`] runs, not started yet.
+fn action_command(
+    workspace: &Path,
+    event_name: &str,
+    event_file: &str,
+    api_url: &str,
+    inputs: &[(&str, &str)],
+    vars: &[(&str, &str)],
+) -> Command {
     std::fs::create_dir_all(workspace).expect("workspace");
     let mut command = Command::new(binary());
     command.arg("action").env_clear().current_dir(workspace).stdin(Stdio::null());
@@ -354,8 +383,7 @@ fn run_action_with_env(
         .env("GITHUB_WORKSPACE", workspace)
         .env("GITHUB_OUTPUT", workspace.join("github_output.txt"))
         .env("GITHUB_STEP_SUMMARY", workspace.join("step_summary.md"));
-    let output = command.output().expect("run mcp-eval action");
-    ActionRun { output, workspace: workspace.to_path_buf() }
+    command
 }
 
 /// Parses `$GITHUB_OUTPUT` strictly: only `name<<DELIM` … `DELIM` entries, each closed, no
@@ -448,6 +476,39 @@ fn run_on_opened_pull_request(
     inputs.extend_from_slice(extra);
     let run = run_action(dir.path(), "pull_request", "pull_request_opened.json", &github.url, &inputs);
     (github, run, dir)
+}
+
+#[test]
+fn sigterm_while_the_comment_is_posted_exits_143_with_result_error() {
+    // A GitHub API that accepts the connection and never answers: the upsert hangs until the
+    // runner cancels the job with SIGTERM.
+    let api = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let api_url = format!("http://{}", api.local_addr().expect("address"));
+    let demo = DemoServer::start(&[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let inputs = [("SERVER-URL", demo.url.as_str()), ("GITHUB-TOKEN", "ghs_fake"), ("TIMEOUT-SECONDS", "60")];
+    let mut child = action_command(dir.path(), "pull_request", "pull_request_opened.json", &api_url, &inputs, &[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start mcp-eval action");
+    // The upsert's first request is the listing of the comments: held open, unanswered.
+    let (_held, _) = api.accept().expect("the comment upsert connects");
+    std::thread::sleep(Duration::from_millis(100));
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("run kill");
+    assert!(killed.success());
+    let status = child.wait().expect("wait");
+    let run =
+        ActionRun { output: Output { status, stdout: Vec::new(), stderr: Vec::new() }, workspace: dir.path().into() };
+    assert_eq!(run.code(), 143);
+    // `result` was written as `pass` before the comment; the later `error` entry wins.
+    assert_eq!(run.outputs()["result"], "error", "{:?}", run.outputs());
+    assert!(
+        run.file("step_summary.md").contains("interrupted while posting the comment"),
+        "{}",
+        run.file("step_summary.md")
+    );
+    assert!(run.file("mcp-eval-report/report.json").contains("\"verdict\": \"pass\""), "the reports are complete");
 }
 
 #[test]
@@ -616,6 +677,9 @@ fn fail_on_decides_the_exit_status_and_reports_are_written_either_way() {
         let outputs = run.outputs();
         assert_eq!(outputs["result"], result, "fail-on {fail_on:?}");
         assert_ne!(outputs["failures"], "0");
+        assert_eq!(outputs["junit-path"], "reports/junit-out.xml");
+        let missing: Vec<String> = declared_outputs().into_iter().filter(|name| !outputs.contains_key(name)).collect();
+        assert!(missing.is_empty(), "outputs missing: {missing:?}");
         let junit = run.file("reports/junit-out.xml");
         assert!(junit.contains(&format!(r#"<property name="gate.result" value="{result}"/>"#)), "{junit}");
         let report = run.file("mcp-eval-report/report.json");
@@ -658,11 +722,11 @@ fn invalid_inputs_exit_2_and_still_write_outputs_and_summary() {
     assert!(run.stdout().contains("::error title=mcp-eval input::"), "{}", run.stdout());
     assert!(run.stdout().contains("INPUT_FAIL-ON"));
     assert_eq!(run.outputs()["result"], "error");
-    // Every output is written on every path (empty where there is nothing to say).
-    for output in ["layers-requested", "layers-run", "failures", "warnings", "junit-path", "report-path", "comment-url"]
-    {
-        assert!(run.outputs().contains_key(output), "{output} missing: {:?}", run.outputs());
-    }
+    // Every output action.yml declares is written on every path (empty where there is nothing
+    // to say).
+    let missing: Vec<String> =
+        declared_outputs().into_iter().filter(|output| !run.outputs().contains_key(output)).collect();
+    assert!(missing.is_empty(), "outputs missing: {missing:?} of {:?}", run.outputs());
     assert!(run.file("step_summary.md").contains("invalid input"));
 }
 
