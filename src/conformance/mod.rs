@@ -189,11 +189,17 @@ pub(crate) async fn run(
         walk(&client, "resources/list", "resources", &list_resources, true),
         walk(&client, "resources/templates/list", "resourceTemplates", &list_templates, true),
     );
-    events(&RunEvent::ServerListed {
+    let listed = crate::report::model::Listed {
         tools: tools.items.len(),
         prompts: prompts.items.len(),
         resources: resources.items.len(),
-        templates: templates.items.len(),
+        resource_templates: templates.items.len(),
+    };
+    events(&RunEvent::ServerListed {
+        tools: listed.tools,
+        prompts: listed.prompts,
+        resources: listed.resources,
+        templates: listed.resource_templates,
     });
     if let Connection::Http(http) = client.connection() {
         record_param_headers(http, &tools.items);
@@ -314,6 +320,7 @@ pub(crate) async fn run(
         server_info,
         capabilities: Some(capabilities),
         stderr_tail,
+        listed: Some(listed),
     };
     Outcome0 { server, checks }
 }
@@ -374,6 +381,7 @@ fn blocked_server(connected: &Connected, stderr_tail: Option<String>) -> ServerS
         server_info: None,
         capabilities: None,
         stderr_tail,
+        listed: None,
     }
 }
 

@@ -113,6 +113,14 @@ pub(crate) async fn evaluate(
 ) -> Evaluation {
     let started = Instant::now();
     let started_at = Utc::now();
+    // What layer 0 has said so far (the era, the sizes of the lists): a signal that arrives
+    // before its outcome keeps them in the report instead of "era unknown".
+    let known = std::sync::Mutex::new(ServerSection::default());
+    let noting = |event: &RunEvent| {
+        note(&known, event);
+        events(event);
+    };
+    let events: &(dyn Fn(&RunEvent) + Sync) = &noting;
     let redactor = Redactor::new(settings.secrets());
     for notice in &settings.notices {
         events(&RunEvent::Notice { text: redactor.redact(notice) });
@@ -319,7 +327,14 @@ pub(crate) async fn evaluate(
                     server.target = label;
                     outcome.checks
                 }
-                None => Vec::new(),
+                None => {
+                    // No outcome yet: keep what layer 0 had said before the signal.
+                    let known = crate::mcp::sync::lock(&known);
+                    server.era = server.era.take().or_else(|| known.era.clone());
+                    server.era_evidence = server.era_evidence.take().or_else(|| known.era_evidence.clone());
+                    server.listed = server.listed.or(known.listed);
+                    Vec::new()
+                }
             };
             let layers: Vec<u8> = ran.iter().copied().filter(|layer| *layer != 1 || layer1.is_some()).collect();
             let mut report = RunReport::new(started_at, elapsed_ms(started), layers, RunOutcome::Interrupted, Some(detail), server, checks);
@@ -330,6 +345,26 @@ pub(crate) async fn evaluate(
     drop(demo_task);
     let environment_failed = cassettes_failed.load(std::sync::atomic::Ordering::SeqCst);
     finish(settings, report, interrupt, Ending { environment_failed, input_error }, &redactor, events)
+}
+
+/// Keeps in `known` what `event` says about the server (the era and the sizes of its lists).
+fn note(known: &std::sync::Mutex<ServerSection>, event: &RunEvent) {
+    match event {
+        RunEvent::EraDetected { era, evidence } => {
+            let mut known = crate::mcp::sync::lock(known);
+            known.era = Some(era.clone());
+            known.era_evidence = Some(evidence.clone());
+        }
+        RunEvent::ServerListed { tools, prompts, resources, templates } => {
+            crate::mcp::sync::lock(known).listed = Some(crate::report::model::Listed {
+                tools: *tools,
+                prompts: *prompts,
+                resources: *resources,
+                resource_templates: *templates,
+            });
+        }
+        _ => {}
+    }
 }
 
 /// Runs layer 1 over the open session, or says why it cannot run.

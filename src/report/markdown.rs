@@ -209,18 +209,26 @@ fn write_header(report: &RunReport, out: &mut String) {
         let list = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
         let _ = writeln!(out, "- **Capabilities:** {list}");
     }
+    if let Some(listed) = &server.listed {
+        let _ = writeln!(
+            out,
+            "- **Listed:** {} · {} · {} · {}",
+            plural(listed.tools, "tool"),
+            plural(listed.prompts, "prompt"),
+            plural(listed.resources, "resource"),
+            plural(listed.resource_templates, "resource template"),
+        );
+    }
 
-    let _ = writeln!(
-        out,
-        "\n**Checks:** {} pass · {} fail · {} warn · {} not applicable · {} error · {} in {}",
-        counts.pass,
-        counts.fail,
-        counts.warn,
-        counts.not_applicable,
-        counts.error,
-        plural(report.checks.len(), "check"),
-        duration(report.duration_ms),
-    );
+    if report.checks.is_empty() && report.outcome == RunOutcome::Interrupted {
+        let _ = writeln!(
+            out,
+            "\n**Checks:** none had finished when the run was interrupted, after {}",
+            duration(report.duration_ms)
+        );
+    } else {
+        checks_line(out, report, counts);
+    }
     if let Some(evals) = report.evals.as_ref().filter(|evals| !evals.evals.is_empty()) {
         let count = |status: EvalStatus| evals.evals.iter().filter(|eval| eval.status == status).count();
         let _ = writeln!(
@@ -836,6 +844,21 @@ fn longest_backtick_run(text: &str) -> usize {
         }
     }
     longest
+}
+
+/// The `**Checks:**` line: the counts by status, the number of checks and the run's time.
+fn checks_line(out: &mut String, report: &RunReport, counts: crate::report::model::Counts) {
+    let _ = writeln!(
+        out,
+        "\n**Checks:** {} pass · {} fail · {} warn · {} not applicable · {} error · {} in {}",
+        counts.pass,
+        counts.fail,
+        counts.warn,
+        counts.not_applicable,
+        counts.error,
+        plural(report.checks.len(), "check"),
+        duration(report.duration_ms),
+    );
 }
 
 #[cfg(test)]

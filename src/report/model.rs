@@ -108,6 +108,23 @@ pub struct ServerSection {
     pub capabilities: Option<serde_json::Value>,
     /// The last lines the server wrote to stderr (stdio only), bounded.
     pub stderr_tail: Option<String>,
+    /// How many items the server's lists held (every page walked); `None` when layer 0 did not
+    /// get that far. Kept when a signal cuts the run short after the lists were walked.
+    #[serde(default)]
+    pub listed: Option<Listed>,
+}
+
+/// The sizes of the server's lists, as layer 0 walked them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Listed {
+    /// `tools/list` items.
+    pub tools: usize,
+    /// `prompts/list` items.
+    pub prompts: usize,
+    /// `resources/list` items.
+    pub resources: usize,
+    /// `resources/templates/list` items.
+    pub resource_templates: usize,
 }
 
 /// How the run ended.

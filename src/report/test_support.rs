@@ -74,6 +74,7 @@ pub(super) fn sample_report() -> RunReport {
             server_info: Some(serde_json::json!({"name": "demo-server", "version": "1.2.3"})),
             capabilities: Some(serde_json::json!({"tools": {}})),
             stderr_tail: None,
+            listed: Some(crate::report::model::Listed { tools: 5, prompts: 1, resources: 1, resource_templates: 1 }),
         },
         vec![
             pass,

@@ -427,3 +427,49 @@ fn sigterm_during_layer_1_keeps_the_finished_runs() {
     );
     assert!(run.report["outcome_detail"].as_str().is_some_and(|detail| detail.contains("during layer 1")));
 }
+
+#[test]
+fn sigint_during_a_stdio_layer_0_keeps_the_era_and_the_lists_it_had_printed() {
+    // 5,000 tools in pages keep the probes busy for seconds after the lists are walked: SIGINT
+    // right after the `lists:` line lands before any check is graded.
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut child = Command::new(binary())
+        .args(["run", "--server-cmd", &demo_stdio_command(&["chaos-5000-tools-paged"]), "--out"])
+        .arg(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mcp-eval");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap_or_default();
+        let listed = line.contains("lists: ");
+        seen.push(line);
+        if listed {
+            break;
+        }
+    }
+    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
+    assert!(killed.success());
+    let _rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(130), "{seen:?}");
+    let report = check_reports(dir.path());
+    assert_eq!(report["outcome"], "interrupted");
+    assert!(
+        report["outcome_detail"].as_str().unwrap_or_default().contains("abandoned"),
+        "{}",
+        report["outcome_detail"]
+    );
+    assert_eq!(report["server"]["era"], "2026-07-28", "{}", report["server"]);
+    assert_eq!(report["server"]["listed"]["tools"], 5000, "{}", report["server"]);
+    let summary = std::fs::read_to_string(dir.path().join("summary.md")).expect("summary.md");
+    assert!(summary.contains("**Era:** `2026-07-28`"), "{summary}");
+    assert!(summary.contains("**Listed:** 5000 tools"), "{summary}");
+    assert!(summary.contains("none had finished when the run was interrupted"), "{summary}");
+    assert!(!summary.contains("0 checks in"), "{summary}");
+}
