@@ -69,7 +69,7 @@ impl Workspace {
             format!(
                 "`{text}` is outside the workspace: this Docker action runs in a container that shares only the workspace ({CONTAINER_WORKSPACE}) with the runner, so a file elsewhere is the container's own and is lost with it"
             ),
-            "give a path relative to the workspace, e.g. mcp-eval-report (upload it from there with actions/upload-artifact)",
+            "give a path relative to the workspace, e.g. mcp-eval-report, and upload it from there with actions/upload-artifact (`${{ github.workspace }}` and `${{ runner.temp }}` name the runner's directories, which the container does not see)",
         ))
     }
 }
