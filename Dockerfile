@@ -4,8 +4,8 @@
 # with buildx):
 #   docker build -t mcp-eval-action .
 #
-# TLS is rustls with the *ring* crypto provider (reqwest for the server under test, octocrab for
-# the GitHub API), not aws-lc-rs: ring needs only a C compiler, while aws-lc-sys needs cmake (and
+# TLS is rustls with the *ring* crypto provider (reqwest and the raw header probes for the server
+# under test, octocrab for the GitHub API), not aws-lc-rs: ring needs only a C compiler, while aws-lc-sys needs cmake (and
 # often clang/Go) in the builder. So the builder is Alpine's Rust image plus musl-dev, and the
 # binary is fully static on musl for x86_64 and aarch64 alike.
 

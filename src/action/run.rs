@@ -571,6 +571,7 @@ async fn post_comment(
                 }
                 CommentErrorKind::Transient => "GitHub kept failing after retries",
                 CommentErrorKind::RateLimited => "GitHub's rate limit asks for a longer wait than this action allows",
+                CommentErrorKind::Tls => "the TLS connection to GitHub's API failed",
                 CommentErrorKind::Other => "GitHub's answer was unexpected",
             };
             say(&format!(

@@ -951,6 +951,14 @@ pub(crate) fn wire_target(settings: &Settings) -> Option<Target> {
 
 async fn target_of(settings: &Settings, demo_task: &mut Option<DemoTask>) -> Result<Target, UserError> {
     if let Some(target) = wire_target(settings) {
+        if let Target::Http(http) = &target {
+            // An `https://` server needs CA certificates to be trusted; an `http://` one none.
+            if url::Url::parse(&http.url).is_ok_and(|url| url.scheme() == "https") {
+                crate::mcp::tls::roots()
+                    .require()
+                    .map_err(|error| UserError::new(Kind::Environment, error.to_string()))?;
+            }
+        }
         return Ok(target);
     }
     // The embedded demo server, started on loopback for this run.

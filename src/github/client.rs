@@ -10,7 +10,8 @@
 //!
 //! Any other 401 or 403, or a 404 (a fork's read-only token, a missing `pull-requests: write`
 //! permission), is returned as [`CommentErrorKind::Forbidden`] for the caller to turn into a
-//! warning. The token never appears in an error: messages are redacted before they leave this
+//! warning; so is a TLS certificate the API's connection did not accept
+//! ([`CommentErrorKind::Tls`]), which no retry would change. The token never appears in an error: messages are redacted before they leave this
 //! module.
 
 use std::time::Duration;
@@ -98,6 +99,9 @@ pub(crate) enum CommentErrorKind {
     Transient,
     /// Rate limited, and GitHub asked for a longer wait than [`RetryPolicy::max_wait`].
     RateLimited,
+    /// The API's TLS certificate was not accepted (an unknown issuer, expired, another name):
+    /// not transient, so never retried; the message names the problem and `SSL_CERT_FILE`.
+    Tls,
     /// Anything else (a malformed answer, an invalid URL).
     Other,
 }
@@ -317,6 +321,19 @@ fn classify(error: octocrab::Error) -> Failure {
             let message: String = source.message.chars().take(300).collect();
             let server_wait = if kind == CommentErrorKind::Transient { headers.wait(Utc::now()) } else { None };
             Failure { error: CommentError { kind, message: format!("HTTP {status}: {message}") }, server_wait }
+        }
+        octocrab::Error::Hyper { .. } | octocrab::Error::Service { .. } | octocrab::Error::Http { .. }
+            if crate::mcp::tls::certificate_problem(&error).is_some() =>
+        {
+            let problem = crate::mcp::tls::certificate_problem(&error).unwrap_or_default();
+            CommentError {
+                kind: CommentErrorKind::Tls,
+                message: format!(
+                    "TLS certificate problem: {problem}; if the API's certificate is issued by a private CA, set {} to that CA's certificate (PEM)",
+                    crate::mcp::tls::CERT_FILE_VAR
+                ),
+            }
+            .into()
         }
         octocrab::Error::Hyper { .. } | octocrab::Error::Service { .. } | octocrab::Error::Http { .. } => {
             CommentError {

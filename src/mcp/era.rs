@@ -313,10 +313,11 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
     // is not an MCP endpoint, and grading it as a broken MCP server would only mislead.
     if !mcp_shaped(&discover) && !mcp_shaped(&initialize) {
         let path_hint = match url::Url::parse(&settings.url) {
-            Ok(url) if url.path() == "/" || url.path().is_empty() => {
-                " The URL has no path: MCP servers usually serve at `/mcp` (e.g. http://host:port/mcp)."
-            }
-            _ => " Is the path right? `/mcp` is the usual one.",
+            Ok(url) if url.path() == "/" || url.path().is_empty() => format!(
+                " The URL has no path: MCP servers usually serve at `/mcp` (e.g. {}://host:port/mcp).",
+                url.scheme()
+            ),
+            _ => " Is the path right? `/mcp` is the usual one.".to_owned(),
         };
         return Err(Unreachable {
             reason: format!(

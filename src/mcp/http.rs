@@ -3,7 +3,8 @@
 //! response stream is cut before its final response.
 //!
 //! Requests go through reqwest, except those marked [`Outgoing::raw`], which use the raw
-//! HTTP/1.1 writer of [`super::raw`] (exact header-name case, bytes reqwest refuses).
+//! HTTP/1.1 writer of [`super::raw`] (exact header-name case, bytes reqwest refuses). Both
+//! speak `http://` and `https://` and trust the same roots ([`super::tls`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -62,11 +63,13 @@ pub(crate) struct HttpTransport {
 }
 
 impl HttpTransport {
-    /// A transport for these settings. Building the reqwest client can only fail when the TLS
-    /// backend cannot initialise, which is an environment failure.
+    /// A transport for these settings, its TLS configuration that of [`super::tls`] (ALPN `h2`
+    /// and `http/1.1`). Building the reqwest client can only fail when the TLS backend cannot
+    /// initialise, which is an environment failure.
     pub(crate) fn new(settings: HttpSettings, redactor: Redactor) -> Result<Arc<Self>, String> {
         install_crypto_provider();
         let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(super::tls::reqwest_config()?)
             .timeout(settings.timeout)
             .connect_timeout(settings.timeout)
             .redirect(reqwest::redirect::Policy::none())
@@ -180,7 +183,10 @@ impl HttpTransport {
                 exchange.failure = Some(if error.is_timeout() {
                     Failure::Timeout
                 } else if error.is_connect() {
-                    Failure::Connect(root_cause(&error))
+                    Failure::Connect(match super::tls::certificate_problem(&error) {
+                        Some(problem) => super::tls::untrusted(&problem),
+                        None => root_cause(&error),
+                    })
                 } else {
                     Failure::Closed(root_cause(&error))
                 });

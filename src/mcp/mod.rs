@@ -2,7 +2,8 @@
 //!
 //! It speaks MCP 2026-07-28 (stateless: per-request `_meta`, `Mcp-Method`/`Mcp-Name` headers)
 //! over Streamable HTTP ([`http`], with a raw HTTP/1.1 writer in [`raw`] for bytes an HTTP
-//! library will not send) and stdio ([`stdio`]), and the 2025-11-25 `initialize` handshake
+//! library will not send; both over `http://` and `https://`, trusting the roots of [`tls`])
+//! and stdio ([`stdio`]), and the 2025-11-25 `initialize` handshake
 //! for legacy servers ([`era`]). Nothing here smooths a server's errors over: every request
 //! yields an [`exchange::Exchange`] that records what was sent and what came back, and a
 //! misbehaving server is data for the checks, never an `Err`.
@@ -23,5 +24,6 @@ pub(crate) mod raw;
 pub mod sse;
 pub(crate) mod stdio;
 pub(crate) mod sync;
+pub(crate) mod tls;
 pub(crate) mod tools;
 pub(crate) mod transport;

@@ -1,12 +1,19 @@
 //! A minimal HTTP/1.1 client over a TCP stream, for probes that need bytes an HTTP library will
 //! not send: header names in a chosen case, header values with invalid characters. It speaks
-//! plain `http://` only, sends `Connection: close`, and reads the response with a size cap
-//! (Content-Length, chunked, or until close).
+//! `http://` and `https://` (TLS with ALPN `http/1.1` only, trusting the roots of
+//! [`super::tls`]: the same as reqwest's), sends `Connection: close`, and reads the response
+//! with a size cap (Content-Length, chunked, or until close). TLS changes nothing of the bytes:
+//! the request is written exactly as over plain TCP.
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::exchange::Failure;
+
+/// A connection the raw writer talks over: plain TCP or TLS over TCP.
+trait Wire: AsyncRead + AsyncWrite + Unpin + Send {}
+
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Wire for T {}
 
 /// A raw response.
 #[derive(Debug)]
@@ -21,15 +28,17 @@ pub(crate) struct RawResponse {
     pub complete: bool,
 }
 
-/// The parts of an `http://[user:password@]host:port/path` URL.
+/// The parts of an `http(s)://[user:password@]host:port/path` URL.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct UrlParts {
+    /// True for `https://`: the request goes over TLS.
+    pub tls: bool,
     /// `user:password` from the URL, when present (sent as Basic credentials, as an HTTP
     /// library does).
     pub userinfo: Option<String>,
     /// Host name or address (IPv6 without brackets).
     pub host: String,
-    /// Port (80 when absent).
+    /// Port (80 for `http://`, 443 for `https://` when absent).
     pub port: u16,
     /// Path and query, `/` when absent.
     pub path: String,
@@ -37,13 +46,15 @@ pub(crate) struct UrlParts {
     pub authority: String,
 }
 
-/// Splits a plain `http://` URL (parsed by the `url` crate); `None` for other schemes or
-/// malformed URLs.
+/// Splits an `http://` or `https://` URL (parsed by the `url` crate); `None` for other schemes
+/// or malformed URLs.
 pub(crate) fn split_url(url: &str) -> Option<UrlParts> {
     let parsed = url::Url::parse(url).ok()?;
-    if parsed.scheme() != "http" {
-        return None;
-    }
+    let tls = match parsed.scheme() {
+        "http" => false,
+        "https" => true,
+        _ => return None,
+    };
     let host = match parsed.host()? {
         url::Host::Domain(domain) => domain.to_owned(),
         url::Host::Ipv4(address) => address.to_string(),
@@ -65,7 +76,7 @@ pub(crate) fn split_url(url: &str) -> Option<UrlParts> {
         Some(port) => format!("{host_text}:{port}"),
         None => host_text.to_owned(),
     };
-    Some(UrlParts { userinfo, host, port, path, authority })
+    Some(UrlParts { tls, userinfo, host, port, path, authority })
 }
 
 /// Sends one request exactly as given (header names keep their case; values are written as
@@ -77,11 +88,9 @@ pub(crate) async fn send(
     body: &[u8],
     max_bytes: usize,
 ) -> Result<RawResponse, Failure> {
-    let parts =
-        split_url(url).ok_or_else(|| Failure::Connect(format!("raw probes need a plain http:// URL, not `{url}`")))?;
-    let mut stream = TcpStream::connect((parts.host.as_str(), parts.port))
-        .await
-        .map_err(|error| Failure::Connect(error.to_string()))?;
+    let parts = split_url(url)
+        .ok_or_else(|| Failure::Connect(format!("raw probes need an http:// or https:// URL, not `{url}`")))?;
+    let mut stream = connect(&parts).await?;
     let mut request = Vec::with_capacity(512 + body.len());
     request.extend_from_slice(format!("{method} {} HTTP/1.1\r\n", parts.path).as_bytes());
     // A probe may set its own Host (H-26); otherwise the URL's authority is sent.
@@ -104,12 +113,14 @@ pub(crate) async fn send(
     request.extend_from_slice(format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len()).as_bytes());
     request.extend_from_slice(body);
     stream.write_all(&request).await.map_err(|error| Failure::Closed(error.to_string()))?;
+    // TLS buffers records: send them all before waiting for the answer.
+    stream.flush().await.map_err(|error| Failure::Closed(error.to_string()))?;
 
     let mut buffer = Vec::with_capacity(8192);
     let mut chunk = [0u8; 16384];
     // Read the head.
     let (status, headers, head_len) = loop {
-        let read = stream.read(&mut chunk).await.map_err(|error| Failure::Closed(error.to_string()))?;
+        let read = read_some(&mut stream, &mut chunk).await.map_err(|error| Failure::Closed(error.to_string()))?;
         if read == 0 {
             return Err(Failure::Closed("connection closed before the response head".into()));
         }
@@ -155,7 +166,7 @@ pub(crate) async fn send(
             if body.len() > max_bytes {
                 return Err(Failure::TooLarge(max_bytes));
             }
-            match stream.read(&mut chunk).await {
+            match read_some(&mut stream, &mut chunk).await {
                 Ok(0) => {
                     complete = length.is_none() && !chunked;
                     break;
@@ -174,6 +185,38 @@ pub(crate) async fn send(
         body = dechunk(&body);
     }
     Ok(RawResponse { status, headers, body, complete })
+}
+
+/// Opens the connection: TCP, then TLS for `https://` (SNI and the certificate check on the
+/// URL's host, ALPN `http/1.1`). A refused connection or a certificate the roots of
+/// [`super::tls`] do not vouch for is a [`Failure::Connect`].
+async fn connect(parts: &UrlParts) -> Result<Box<dyn Wire>, Failure> {
+    let tcp = TcpStream::connect((parts.host.as_str(), parts.port))
+        .await
+        .map_err(|error| Failure::Connect(error.to_string()))?;
+    if !parts.tls {
+        return Ok(Box::new(tcp));
+    }
+    let config = super::tls::raw_config().map_err(Failure::Connect)?;
+    let name = rustls::pki_types::ServerName::try_from(parts.host.clone())
+        .map_err(|error| Failure::Connect(format!("`{}` is not a TLS server name: {error}", parts.host)))?;
+    let tls = tokio_rustls::TlsConnector::from(config).connect(name, tcp).await.map_err(|error| {
+        Failure::Connect(match super::tls::certificate_problem(&error) {
+            Some(problem) => super::tls::untrusted(&problem),
+            None => format!("TLS handshake failed: {error}"),
+        })
+    })?;
+    Ok(Box::new(tls))
+}
+
+/// Reads what is there; a TLS peer that closes without `close_notify` has ended the stream
+/// like a TCP close (0 bytes), as HTTP/1.1 clients treat it, so the body rules decide whether
+/// it was complete.
+async fn read_some(stream: &mut Box<dyn Wire>, buffer: &mut [u8]) -> std::io::Result<usize> {
+    match stream.read(buffer).await {
+        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => Ok(0),
+        other => other,
+    }
 }
 
 /// Decodes `%XX` escapes (userinfo in URLs).
@@ -249,6 +292,7 @@ mod tests {
         assert_eq!(
             split_url("http://127.0.0.1:8080/mcp"),
             Some(UrlParts {
+                tls: false,
                 userinfo: None,
                 host: "127.0.0.1".into(),
                 port: 8080,
@@ -257,13 +301,25 @@ mod tests {
             })
         );
         assert_eq!(split_url("http://[::1]:9/x").map(|parts| parts.host), Some("::1".into()));
-        assert_eq!(split_url("https://example.com/"), None);
+        assert_eq!(split_url("ftp://example.com/"), None);
         let parts = split_url("http://alice:p%40ss@127.0.0.1:9/mcp?k=v").expect("valid");
         assert_eq!(
             (parts.userinfo.as_deref(), parts.host.as_str(), parts.path.as_str()),
             (Some("alice:p%40ss"), "127.0.0.1", "/mcp?k=v")
         );
         assert_eq!(percent_decode("alice:p%40ss"), b"alice:p@ss");
+    }
+
+    #[test]
+    fn https_urls_are_split_with_tls_and_port_443_by_default() {
+        let parts = split_url("https://mcp.example.com/mcp").expect("an https URL");
+        assert_eq!(
+            (parts.tls, parts.host.as_str(), parts.port, parts.authority.as_str()),
+            (true, "mcp.example.com", 443, "mcp.example.com")
+        );
+        let parts = split_url("https://[::1]:8443/mcp").expect("an https URL on loopback");
+        assert_eq!((parts.tls, parts.host.as_str(), parts.port), (true, "::1", 8443));
+        assert_eq!(split_url("http://h/").map(|parts| (parts.tls, parts.port)), Some((false, 80)));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::support::{DemoServer, binary, env_dumping_stdio_command, env_dumps, repo_root};
+use crate::support::{DemoServer, TestCa, TlsFront, binary, env_dumping_stdio_command, env_dumps, port_of, repo_root};
 
 const OWNER_REPO: &str = "octo/mcp-server";
 const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
@@ -625,6 +625,39 @@ fn a_429_with_retry_after_waits_what_github_asks_then_posts_once() {
     assert!(waited < Duration::from_secs(4), "waited {waited:?}: the server's wait, not more");
     let posts = requests.iter().filter(|r| r.method == "POST").count();
     assert_eq!(posts, 2, "the rate-limited create, then the one that worked: {requests:?}");
+}
+
+#[test]
+fn a_certificate_error_talking_to_github_is_one_warning_naming_it_and_not_retried() {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Normal, 0, 0);
+    // GitHub's API behind TLS with a certificate of a CA that the action does not trust.
+    let ca = TestCa::new("a CA nobody trusts");
+    let trusted = TestCa::new("the CA the action trusts");
+    let front = TlsFront::start(&ca, port_of(&github.url));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = run_action_with_env(
+        dir.path(),
+        "pull_request",
+        "pull_request_opened.json",
+        &front.url_for(&github.url),
+        &[("SERVER-URL", demo.url.as_str()), ("GITHUB-TOKEN", "t0ken-tls")],
+        &[("SSL_CERT_FILE", trusted.pem_path())],
+    );
+    assert_eq!(run.code(), 0, "the exit status follows the evaluation, never the comment: {}", run.stdout());
+    let stdout = run.stdout();
+    let warning = stdout
+        .lines()
+        .find(|line| line.starts_with("::warning title=mcp-eval comment not posted::"))
+        .unwrap_or_else(|| panic!("a warning: {stdout}"));
+    assert!(warning.contains("TLS") && warning.contains("UnknownIssuer"), "names the TLS cause: {warning}");
+    assert!(warning.contains("SSL_CERT_FILE"), "says how to trust a private CA: {warning}");
+    assert!(!warning.contains("kept failing after retries"), "a certificate error is not transient: {warning}");
+    assert!(!stdout.contains("(attempt 1 of"), "no retry of our own: {stdout}");
+    assert_eq!(front.accepted.load(Ordering::SeqCst), 1, "one connection, no retry: {stdout}");
+    assert!(github.requests().is_empty(), "nothing reached the API");
+    assert!(run.file("step_summary.md").contains("The pull request comment (not posted"));
+    assert_eq!(run.outputs()["comment-url"], "");
 }
 
 #[test]

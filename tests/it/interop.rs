@@ -35,13 +35,15 @@ fn free_port() -> u16 {
 
 /// An HTTP server started with `servers.sh start NAME PORT`, in its own process group; the whole
 /// group (mcp-proxy's child included) is killed on drop.
-struct HttpServer {
+pub(crate) struct HttpServer {
     child: Child,
-    url: String,
+    /// Its endpoint URL (`http://127.0.0.1:PORT/mcp`).
+    pub(crate) url: String,
 }
 
 impl HttpServer {
-    fn start(name: &str) -> Self {
+    /// Starts `servers.sh start NAME PORT` on a free loopback port and waits until it listens.
+    pub(crate) fn start(name: &str) -> Self {
         let script = servers_script();
         let port = free_port();
         let child = Command::new("bash")
@@ -89,7 +91,7 @@ pub(crate) fn stdio_command(name: &str) -> String {
 }
 
 /// A `--config` file that makes `get_current_time {timezone: UTC}` callable (T-5/T-6).
-fn time_config() -> tempfile::NamedTempFile {
+pub(crate) fn time_config() -> tempfile::NamedTempFile {
     let file = tempfile::NamedTempFile::new().expect("temp file");
     std::fs::write(file.path(), "safe_tools:\n  - name: get_current_time\n    arguments: {timezone: UTC}\n")
         .expect("write config");

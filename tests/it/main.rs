@@ -7,6 +7,7 @@ mod cli;
 mod faults;
 mod golden;
 mod golden_model;
+mod https;
 mod interop;
 mod layer1;
 mod robustness;

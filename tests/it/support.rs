@@ -160,3 +160,132 @@ pub(crate) fn env_dumps(dir: &Path) -> Vec<String> {
 pub(crate) fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
+
+/// A test certificate authority made in the test (rcgen): its PEM goes into `SSL_CERT_FILE` of
+/// the `mcp-eval` under test; it issues the loopback certificate of a [`TlsFront`].
+pub(crate) struct TestCa {
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+    /// The CA certificate as PEM, written to a file.
+    pub pem_file: tempfile::NamedTempFile,
+}
+
+impl TestCa {
+    /// A fresh CA named `name`.
+    pub(crate) fn new(name: &str) -> Self {
+        let key = rcgen::KeyPair::generate().expect("a CA key");
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA parameters");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.distinguished_name.push(rcgen::DnType::CommonName, name);
+        params.key_usages = vec![rcgen::KeyUsagePurpose::KeyCertSign, rcgen::KeyUsagePurpose::CrlSign];
+        let certificate = params.self_signed(&key).expect("the CA certificate");
+        let pem_file = tempfile::NamedTempFile::new().expect("temp file");
+        std::fs::write(pem_file.path(), certificate.pem()).expect("write the CA PEM");
+        Self { issuer: rcgen::Issuer::new(params, key), pem_file }
+    }
+
+    /// The path of the CA's PEM, as text.
+    pub(crate) fn pem_path(&self) -> &str {
+        self.pem_file.path().to_str().expect("utf-8 path")
+    }
+
+    /// A server certificate for `localhost`, 127.0.0.1 and ::1, signed by this CA, with its key.
+    fn loopback_certificate(
+        &self,
+    ) -> (rustls::pki_types::CertificateDer<'static>, rustls::pki_types::PrivateKeyDer<'static>) {
+        let key = rcgen::KeyPair::generate().expect("a server key");
+        let mut params = rcgen::CertificateParams::new(vec!["localhost".to_owned()]).expect("server parameters");
+        params.subject_alt_names.push(rcgen::SanType::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()));
+        params.subject_alt_names.push(rcgen::SanType::IpAddress(std::net::Ipv6Addr::LOCALHOST.into()));
+        params.distinguished_name.push(rcgen::DnType::CommonName, "mcp-eval test server");
+        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
+        let certificate = params.signed_by(&key, &self.issuer).expect("the server certificate");
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+        (certificate.der().clone(), key)
+    }
+}
+
+/// A TLS-terminating front on 127.0.0.1: accepts TLS (a certificate of a [`TestCa`]) and copies
+/// the bytes both ways to a plain backend port on loopback. Runs in a thread with its own tokio
+/// runtime; stops on drop.
+pub(crate) struct TlsFront {
+    /// The front's port.
+    pub port: u16,
+    /// TLS handshakes completed or attempted so far (one per connection accepted).
+    pub accepted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TlsFront {
+    /// A front for 127.0.0.1:`backend_port` with a certificate issued by `ca`.
+    pub(crate) fn start(ca: &TestCa, backend_port: u16) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let (chain, key) = ca.loopback_certificate();
+        let mut config =
+            rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .expect("TLS versions")
+                .with_no_client_auth()
+                .with_single_cert(vec![chain], key)
+                .expect("the server certificate");
+        // The backends speak HTTP/1.1 only.
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the TLS front");
+        listener.set_nonblocking(true).expect("non-blocking listener");
+        let port = listener.local_addr().expect("the front's address").port();
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let counter = accepted.clone();
+        let thread = std::thread::spawn(move || {
+            let runtime =
+                tokio::runtime::Builder::new_current_thread().enable_all().build().expect("the front's runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("a tokio listener");
+                loop {
+                    let (client, _) = tokio::select! {
+                        accepted = listener.accept() => match accepted { Ok(pair) => pair, Err(_) => continue },
+                        _ = &mut stopped => break,
+                    };
+                    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let acceptor = acceptor.clone();
+                    tokio::spawn(async move {
+                        let Ok(mut tls) = acceptor.accept(client).await else { return };
+                        let Ok(mut backend) = tokio::net::TcpStream::connect(("127.0.0.1", backend_port)).await else {
+                            return;
+                        };
+                        let _ = tokio::io::copy_bidirectional(&mut tls, &mut backend).await;
+                    });
+                }
+            });
+        });
+        Self { port, accepted, stop: Some(stop), thread: Some(thread) }
+    }
+
+    /// The front's URL for a backend URL `http://127.0.0.1:PORT/PATH`: `https://127.0.0.1:FRONT/PATH`.
+    pub(crate) fn url_for(&self, backend_url: &str) -> String {
+        let parsed = url::Url::parse(backend_url).expect("a backend URL");
+        let mut front = format!("https://127.0.0.1:{}{}", self.port, parsed.path());
+        if let Some(query) = parsed.query() {
+            front.push('?');
+            front.push_str(query);
+        }
+        front
+    }
+}
+
+impl Drop for TlsFront {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The port of a `http://HOST:PORT/…` URL.
+pub(crate) fn port_of(url: &str) -> u16 {
+    url::Url::parse(url).ok().and_then(|parsed| parsed.port()).unwrap_or_else(|| panic!("no port in {url}"))
+}
