@@ -23,8 +23,10 @@ use super::sse;
 pub(crate) const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 /// How long we wait after a final SSE response for the stream to end (H-16).
 const STREAM_END_GRACE: Duration = Duration::from_millis(250);
-/// How long the body of a GET/DELETE probe is read: only its status matters.
-const NON_POST_BODY_GRACE: Duration = Duration::from_millis(20);
+/// How long an SSE stream that answers a GET/DELETE probe is read: a legacy server may hold it
+/// open for good, and the probe needs its status. Any other body is read to its end within the
+/// request's timeout (through a proxy or a TLS front the body often arrives after the head).
+const NON_POST_STREAM_GRACE: Duration = Duration::from_millis(20);
 /// How many requests one transport has in flight at most: enough to overlap round trips, few
 /// enough that kept-alive connections are reused instead of opening one per request.
 const MAX_IN_FLIGHT: usize = 8;
@@ -199,10 +201,10 @@ impl HttpTransport {
             .iter()
             .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
             .collect();
-        if outgoing.http_method != "POST" {
+        if outgoing.http_method != "POST" && exchange.content_type().as_deref() == Some("text/event-stream") {
             // GET/DELETE probes need the status; a legacy server may answer GET with a stream
-            // that never ends, so the body gets only a short look.
-            deadline = deadline.min(Instant::now() + NON_POST_BODY_GRACE);
+            // that never ends, so a stream gets only a short look.
+            deadline = deadline.min(Instant::now() + NON_POST_STREAM_GRACE);
         }
         let mut assembler = Assembler::new(&exchange, id.as_ref());
         let mut stream = response.bytes_stream();
@@ -541,6 +543,39 @@ mod tests {
         assert_eq!(encode_header_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
         assert_eq!(encode_header_value(" padded"), "=?base64?IHBhZGRlZA==?=");
         assert!(encode_header_value("=?base64?abc?=").starts_with("=?base64?PT9i"));
+    }
+
+    #[tokio::test]
+    async fn a_json_body_that_arrives_after_the_head_of_a_get_is_read() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        // The head at once, the body 150 ms later: what a proxy or TLS front in front of a
+        // server that writes them apart looks like.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+        let server = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.expect("accept");
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request).await;
+            let body = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no session"}}"#;
+            let head = format!(
+                "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).await.expect("head");
+            stream.flush().await.expect("flush");
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            stream.write_all(body).await.expect("body");
+        });
+        let settings = HttpSettings { url, extra_headers: Vec::new(), timeout: Duration::from_secs(5) };
+        let transport = HttpTransport::new(settings, Redactor::new(Vec::<String>::new())).expect("transport");
+        let mut get = Outgoing::request(serde_json::json!({"jsonrpc": "2.0", "method": "server/discover"}));
+        get.body = Body::Empty;
+        get.http_method = "GET";
+        let exchange = transport.send(&get, None).await;
+        server.await.expect("server");
+        assert_eq!(exchange.status, Some(400));
+        assert!(exchange.failure.is_none(), "{:?}", exchange.failure);
+        assert_eq!(exchange.describe(), r#"HTTP 400, JSON-RPC error -32600 "no session""#);
     }
 
     /// Feeds `chunks` to an assembler for a response with this content type and request id 1.
