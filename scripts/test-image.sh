@@ -80,13 +80,13 @@ CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
 [ "$(id -u)" = 0 ] || skip "needs root (rootful podman, files chowned to the runner's uid 1001)"
 
 # What the engine writes outside its configurable directories (the image library's blob-info
-# cache under /var/lib/containers, runc's state in /run/runc, /var/tmp) goes to tmpfs mounts in
-# a private mount namespace, gone when the script ends. A directory missing on the host is made
-# for the mount and removed afterwards.
+# cache under /var/lib/containers, network state in /run/containers, runc's state in /run/runc,
+# /var/tmp) goes to tmpfs mounts in a private mount namespace, gone when the script ends. A
+# directory missing on the host is made for the mount and removed afterwards.
 if [ -z "${MCP_EVAL_IMAGE_TEST_NAMESPACE:-}" ] && command -v unshare >/dev/null 2>&1 \
   && unshare --mount --propagation private true 2>/dev/null; then
   made=()
-  for dir in /var/lib/containers /run/runc /var/tmp; do
+  for dir in /var/lib/containers /run/containers /run/runc /var/tmp; do
     if [ ! -d "$dir" ]; then mkdir -p "$dir" && made+=("$dir"); fi
   done
   status=0
@@ -97,6 +97,7 @@ fi
 if [ "${MCP_EVAL_IMAGE_TEST_NAMESPACE:-}" = 1 ]; then
   mount -t tmpfs -o mode=0700 tmpfs /var/lib/containers
   mount -t tmpfs -o mode=0700 tmpfs /run/runc
+  mount -t tmpfs -o mode=0755 tmpfs /run/containers
   mount -t tmpfs -o mode=1777 tmpfs /var/tmp
 else
   log "no private mount namespace (unshare): the engine may touch /var/lib/containers/cache and /run/runc"
