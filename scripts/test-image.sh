@@ -119,7 +119,6 @@ fi
 S="$(mktemp -d "${TMPDIR:-/tmp}/mcp-eval-image.XXXXXX")"
 chmod 755 "$S"
 mkdir -p "$S/storage" "$S/run" "$S/tmp" "$S/net" "$S/jobs" "$S/rootfs" "$S/ctx"
-BACKGROUND=()
 # The engine's own state, all inside $S: CONTAINERS_CONF replaces the system's containers.conf
 # (file locks instead of the shared-memory segment, tmp_dir, events), CONTAINERS_STORAGE_CONF
 # the storage location, CONTAINERS_REGISTRIES_CONF the registries (none: nothing is pulled).
@@ -161,7 +160,8 @@ fi
 
 cleanup() {
   local pid
-  for pid in "${BACKGROUND[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # Only this shell's own background jobs still running (the fake API, a podman client).
+  for pid in $(jobs -p); do kill "$pid" 2>/dev/null || true; done
   "${PODMAN[@]}" rm --all --force --time 0 >/dev/null 2>&1 || true
   "${PODMAN[@]}" rmi --all --force >/dev/null 2>&1 || true
   # Anything the engine left mounted under the scratch directory, deepest first.
@@ -242,8 +242,8 @@ log "engine: $(podman --version), runc, $STORAGE_DRIVER storage"
 tar -C "$S/builder" -c mcp-eval | "${PODMAN[@]}" import - "$BUILDER" >/dev/null 2>&1
 
 # --- check 1: the stand-in Dockerfile is the real runtime stage but for FROM and RUN apk -----
-last_from="$(grep -n '^FROM ' Dockerfile | tail -n 1 | cut -d: -f1)"
-tail -n "+$last_from" Dockerfile > "$S/runtime.real"
+last_from="$(grep -n '^FROM ' Dockerfile | tail -n 1 | cut -d: -f1 || true)"
+tail -n "+${last_from:-1}" Dockerfile > "$S/runtime.real"
 apk_line="$(grep '^RUN apk add' "$S/runtime.real" || true)"
 # What each Alpine package of the RUN apk line puts in the image, as the stand-in's RUN checks it.
 declare -A PROVIDES=([ca-certificates]="test -s /etc/ssl/certs/ca-certificates.crt" [tini]="test -x /sbin/tini")
@@ -349,7 +349,6 @@ start_job() {
   "${PODMAN[@]}" run --rm --name "$JOB_NAME" --network host --workdir /github/workspace "${ULIMITS[@]}" \
     "${MOUNTS[@]}" "${ENV_ARGS[@]}" "$@" "$IMAGE" > "$JOB/log" 2>&1 &
   RUN_PID=$!
-  BACKGROUND+=("$RUN_PID")
 }
 finish_job() {
   RC=0
@@ -366,6 +365,8 @@ missing_outputs() {
   done < "$S/outputs-declared"
   echo "${missing# }"
 }
+# files_in DIR FORMAT: the files under DIR (find -printf FORMAT), at most 400 characters.
+files_in() { (cd "$1" && find . -type f -printf "$2") 2>/dev/null | head -c 400 || true; }
 log_tail() { grep -v '^::add-mask::' "$JOB/log" | tail -n "${1:-8}"; }
 # readable_by_runner FILE: the runner's user (uid 1001) can read FILE on the host.
 readable_by_runner() { setpriv --reuid 1001 --regid 1001 --clear-groups test -r "$1"; }
@@ -392,7 +393,7 @@ done
 [ -z "$missing" ] || problems+=("outputs missing from \$GITHUB_OUTPUT: $missing")
 evidence="exit $RC; result=$(output result), layers-run=$(output layers-run), report-path=$report_dir, junit-path=$junit
 $(( DECLARED_COUNT - $(wc -w <<<"$missing") )) of $DECLARED_COUNT declared outputs written
-workspace: $(cd "$JOB/workspace" && find . -type f -printf '%P (%u, %m) ' | head -c 400)"
+workspace: $(files_in "$JOB/workspace" '%P (%u, %m) ')"
 if [ ${#problems[@]} -eq 0 ]; then
   verdict "2 layer-0 run on the stdio demo server: exit 0, reports in the workspace, every output" ok "$evidence"
 else
@@ -418,7 +419,7 @@ for path in "$(output report-path)" "$(output junit-path)" "${annotated[@]}"; do
 done
 evidence="exit $RC; report-path=$(output report-path), junit-path=$(output junit-path)
 annotation files: ${annotated[*]}
-$(grep -m 2 -E '^::(error|warning) ' "$JOB/log" | cut -c 1-160)"
+$(grep -m 2 -E '^::(error|warning) ' "$JOB/log" | cut -c 1-160 || true)"
 if [ ${#problems[@]} -eq 0 ]; then
   verdict "3 outputs and annotations give workspace-relative paths" ok "$evidence"
 else
@@ -482,7 +483,7 @@ zombie_probe() { # zombie_probe [podman run options...]: sets ZOMBIES (evidence)
   [ -e "$JOB/workspace/.orphan-exited" ] && grep -q '^1 (' <<<"$first" && PROBE_OK=1
   ZOMBIES="$(awk 'NR == FNR { if ($0 ~ /\) Z /) z[$1] = 1; next } ($1 in z) && /\) Z / { print }' \
     <(printf '%s\n' "$first") <(printf '%s\n' "$second") | cut -d' ' -f1-5)"
-  PID1="$(grep '^1 (' <<<"$first" | cut -d' ' -f1-3)"
+  PID1="$(grep '^1 (' <<<"$first" | cut -d' ' -f1-3 || true)"
   finish_job
 }
 log "check 5: zombies under the image's entrypoint (tini), and without tini (control)"
@@ -539,7 +540,7 @@ problems=()
 for file in mcp-eval-report/report.json mcp-eval-report/junit.xml; do
   [ -f "$JOB/workspace/$file" ] || problems+=("$file was not written")
 done
-evidence="exit $RC; result=$(output result); workspace: $(cd "$JOB/workspace" && find . -type f -printf '%P ' | head -c 300)"
+evidence="exit $RC; result=$(output result); workspace: $(files_in "$JOB/workspace" '%P ')"
 if [ ${#problems[@]} -eq 0 ]; then
   verdict "6 SIGTERM while the stdio server hangs: report and JUnit written, exit 143" ok "$evidence"
 else
@@ -549,7 +550,6 @@ fi
 
 log "check 6: SIGTERM during the comment upsert (a fake GitHub API on loopback that never answers)"
 "${HELPER[@]}" hang-api "$S/api.port" "$S/api.seen" &
-BACKGROUND+=("$!")
 waited=0
 while [ ! -s "$S/api.port" ] && [ "$waited" -lt 50 ]; do sleep 0.1; waited=$((waited + 1)); done
 new_job sigterm-comment "INPUT_SERVER-COMMAND=mcp-eval demo-server --stdio" "${layer_inputs[@]}" \
@@ -562,7 +562,7 @@ wait_for "$S/api.seen" . 60 && seen=yes
 sleep 0.5
 terminate 20
 outputs_of
-evidence="fake API saw a request: $seen ($(head -n 1 "$S/api.seen" 2>/dev/null | cut -c 1-80)); exit $RC; result=$(output result)"
+evidence="fake API saw a request: $seen ($(head -n 1 "$S/api.seen" 2>/dev/null | cut -c 1-80 || true)); exit $RC; result=$(output result)"
 if [ "$seen" = yes ] && [ "$RC" = 143 ] && [ "$(output result)" = error ]; then
   verdict "6 SIGTERM during the comment upsert: exit 143 and result=error" ok "$evidence"
 else
