@@ -573,7 +573,7 @@ fi
 echo "== figures (the stand-in image: Debian's busybox, tini and glibc libraries, and the stripped"
 echo "   glibc binary cargo built, not the real Alpine image with the static musl release binary)"
 size="$("${PODMAN[@]}" image inspect --format '{{.Size}}' "$IMAGE")"
-gzipped="$("${PODMAN[@]}" save "$IMAGE" 2>/dev/null | gzip -c | wc -c)"
+gzipped="$("${PODMAN[@]}" save "$IMAGE" 2>/dev/null | gzip -c | wc -c || true)"
 awk -v size="$size" -v gz="$gzipped" 'BEGIN {
   printf "stand-in image size: %.1f MB uncompressed (podman image inspect), %.1f MB gzipped (podman save | gzip)\n", size / 1e6, gz / 1e6 }'
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "median %.0f ms (min %.0f, max %.0f, %d runs)", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR], NR }'; }
@@ -583,11 +583,12 @@ container_cmd=("${PODMAN[@]}" run --rm --network host --workdir /github/workspac
 mkdir -p "$S/bare-workspace"
 bare_cmd=(env -i "PATH=/usr/bin:/bin" "INPUT_SERVER-URL=http://127.0.0.1:{port}/mcp" INPUT_TIMEOUT-SECONDS=1
   INPUT_COMMENT=false GITHUB_EVENT_NAME=push "GITHUB_WORKSPACE=$S/bare-workspace" "$STANDIN_BIN" action)
-"${HELPER[@]}" first-request 1 "${container_cmd[@]}" > /dev/null # warm-up
-container_ms="$("${HELPER[@]}" first-request "$RUNS" "${container_cmd[@]}" | median)"
-bare_ms="$(cd "$S/bare-workspace" && "${HELPER[@]}" first-request "$RUNS" "${bare_cmd[@]}" | median)"
-echo "start to first request on a loopback listener: container (podman run --rm --network host, $STORAGE_DRIVER storage) $container_ms"
-echo "start to first request on a loopback listener: bare binary (the same binary, mcp-eval action) $bare_ms"
+"${HELPER[@]}" first-request 1 "${container_cmd[@]}" > /dev/null 2>&1 || true # warm-up
+container_ms="$("${HELPER[@]}" first-request "$RUNS" "${container_cmd[@]}" 2>/dev/null | median || true)"
+bare_ms="$(cd "$S/bare-workspace" || exit; "${HELPER[@]}" first-request "$RUNS" "${bare_cmd[@]}" 2>/dev/null | median || true)"
+not_measured="not measured (no request within 60 s)"
+echo "start to first request on a loopback listener: container (podman run --rm --network host, $STORAGE_DRIVER storage) ${container_ms:-$not_measured}"
+echo "start to first request on a loopback listener: bare binary (the same binary, mcp-eval action) ${bare_ms:-$not_measured}"
 
 if [ ${#FAILED_NAMES[@]} -gt 0 ]; then
   echo "failed:"
