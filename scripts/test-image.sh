@@ -90,7 +90,8 @@ if [ -z "${MCP_EVAL_IMAGE_TEST_NAMESPACE:-}" ] && command -v unshare >/dev/null 
     if [ ! -d "$dir" ]; then mkdir -p "$dir" && made+=("$dir"); fi
   done
   status=0
-  MCP_EVAL_IMAGE_TEST_NAMESPACE=1 unshare --mount --propagation private bash "$0" "$@" || status=$?
+  MCP_EVAL_IMAGE_TEST_NAMESPACE=1 unshare --mount --propagation private bash "$ROOT/scripts/test-image.sh" "$@" \
+    || status=$?
   for dir in "${made[@]}"; do rmdir "$dir" 2>/dev/null || true; done
   exit "$status"
 fi
@@ -103,11 +104,12 @@ else
   log "no private mount namespace (unshare): the engine may touch /var/lib/containers/cache and /run/runc"
 fi
 
-# The binary the tests built (glibc): MCP_EVAL_BIN, else release, else debug, else build it.
+# The binary the tests built (glibc): MCP_EVAL_BIN, else the newer of release and debug, else
+# build it.
 BIN="${MCP_EVAL_BIN:-}"
 if [ -z "$BIN" ]; then
   for candidate in "$TARGET_DIR/release/mcp-eval" "$TARGET_DIR/debug/mcp-eval"; do
-    if [ -x "$candidate" ]; then BIN="$candidate"; break; fi
+    if [ -x "$candidate" ] && { [ -z "$BIN" ] || [ "$candidate" -nt "$BIN" ]; }; then BIN="$candidate"; fi
   done
 fi
 if [ -z "$BIN" ]; then
@@ -116,6 +118,7 @@ if [ -z "$BIN" ]; then
   BIN="$TARGET_DIR/debug/mcp-eval"
 fi
 
+log "binary: $BIN (a stripped copy goes into the stand-in image)"
 S="$(mktemp -d "${TMPDIR:-/tmp}/mcp-eval-image.XXXXXX")"
 chmod 755 "$S"
 mkdir -p "$S/storage" "$S/run" "$S/tmp" "$S/net" "$S/jobs" "$S/rootfs" "$S/ctx"
