@@ -21,11 +21,16 @@ RUN target="$(uname -m)-unknown-linux-musl" \
  && /mcp-eval --version
 
 # The runtime keeps a shell because `server-command` is started through `sh -c`; it adds only
-# the CA certificates (for https servers under test and the GitHub API) to Alpine's base.
+# the CA certificates (for https servers under test and the GitHub API) and tini to Alpine's base.
 FROM alpine:3.22
 # hadolint ignore=DL3018
-RUN apk add --no-cache ca-certificates
-COPY --from=builder /mcp-eval /mcp-eval
+RUN apk add --no-cache ca-certificates tini
+# On PATH, so that a `server-command` can start `mcp-eval demo-server --stdio` (or any other
+# mcp-eval subcommand) by name.
+COPY --from=builder /mcp-eval /usr/local/bin/mcp-eval
 # The runner mounts the workspace and runs the container as root (GitHub's rule for Docker
-# actions), so there is no USER here. Exec form: mcp-eval is PID 1 and receives SIGTERM itself.
-ENTRYPOINT ["/mcp-eval", "action"]
+# actions), so there is no USER here. tini is PID 1: the processes a stdio server leaves behind
+# are re-parented to PID 1, and tini reaps them (mcp-eval as PID 1 would leave them zombies); it
+# forwards SIGTERM and SIGINT to mcp-eval and exits with mcp-eval's exit status.
+# scripts/test-image.sh runs this stage (on a stand-in for Alpine) the way the runner does.
+ENTRYPOINT ["/sbin/tini", "--", "/usr/local/bin/mcp-eval", "action"]
