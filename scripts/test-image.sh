@@ -565,11 +565,13 @@ wait_for "$S/api.seen" . 60 && seen=yes
 sleep 0.5
 terminate 20
 outputs_of
-evidence="fake API saw a request: $seen ($(head -n 1 "$S/api.seen" 2>/dev/null | cut -c 1-80 || true)); exit $RC; result=$(output result)"
-if [ "$seen" = yes ] && [ "$RC" = 143 ] && [ "$(output result)" = error ]; then
-  verdict "6 SIGTERM during the comment upsert: exit 143 and result=error" ok "$evidence"
+said=no
+grep -q "interrupted while posting the comment" "$JOB/file_commands/step_summary_$STEP_ID" 2>/dev/null && said=yes
+evidence="fake API saw a request: $seen ($(head -n 1 "$S/api.seen" 2>/dev/null | cut -c 1-80 || true)); exit $RC; result=$(output result); summary says so: $said"
+if [ "$seen" = yes ] && [ "$RC" = 143 ] && [ "$(output result)" = error ] && [ "$said" = yes ]; then
+  verdict "6 SIGTERM during the comment upsert: exit 143, result=error, the summary says so" ok "$evidence"
 else
-  verdict "6 SIGTERM during the comment upsert: exit 143 and result=error" fail "$evidence"$'\n'"$(log_tail 4)"
+  verdict "6 SIGTERM during the comment upsert: exit 143, result=error, the summary says so" fail "$evidence"$'\n'"$(log_tail 4)"
 fi
 
 # --- figures -----------------------------------------------------------------------------

@@ -142,11 +142,12 @@ def first_request(runs, command):
             connection.close()
         finally:
             listener.close()
-        try:
-            child.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+            # Also when no request came: the child is ours to end.
+            try:
+                child.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
         print(f"{elapsed:.1f}")
 
 

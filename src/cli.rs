@@ -303,7 +303,13 @@ pub fn main() -> i32 {
         Command::Run(args) => runtime.block_on(async {
             // Before anything can block: a signal from here on is kept (the reports say it).
             crate::evaluate::signals::install();
-            Box::pin(run(*args)).await
+            let status = Box::pin(run(*args)).await;
+            // A signal outside the evaluation (while the settings or the golden set were read)
+            // still ends the run as interrupted.
+            match crate::evaluate::signals::received() {
+                Some(signal) => status.max(signal.exit_status()),
+                None => status,
+            }
         }),
         Command::DemoServer(args) => runtime.block_on(demo_server(args)),
         Command::Action(args) => runtime.block_on(async {

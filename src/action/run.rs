@@ -46,7 +46,8 @@ pub(crate) const OUTPUTS: [&str; 13] = [
 pub(crate) type Console = Box<dyn Write + Send>;
 
 /// Runs the action with flags `args`, the environment seen through `lookup`, and `console`
-/// for the log. Returns the exit status.
+/// for the log. Returns the exit status: 130/143 with `result=error` whenever SIGINT/SIGTERM
+/// arrived (see [`crate::evaluate::signals`]), whichever stage it cut short.
 pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String>, console: Console) -> ExitStatus {
     let console = Mutex::new(console);
     let say = |line: &str| {
@@ -56,6 +57,37 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
         let _ = out.flush();
     };
     let request = settings::Request { flags: args.settings, action: args.action, demo: false, merging: false };
+    let github = settings::github_context(&request, lookup);
+    let exit = Box::pin(stages(request, lookup, &say)).await;
+    // The evaluation and the comment select on the signal themselves; one that arrived in any
+    // other stage (reading the inputs, a merge, writing the outputs) still ends the run as the
+    // job's cancellation, not with the stage's own status.
+    match crate::evaluate::signals::received() {
+        Some(signal) if !matches!(exit, ExitStatus::Interrupted | ExitStatus::Terminated) => {
+            say(&format!(
+                "mcp-eval: interrupted by {}; what was written stands; exit status {}",
+                signal.name(),
+                signal.exit_status().code()
+            ));
+            write_outputs(&github, &[("result", "error".into())], &say);
+            append_summary(
+                &github,
+                &format!("\n> **⚠️ error: interrupted by {}** before the run could finish.\n", signal.name()),
+                &say,
+            );
+            signal.exit_status()
+        }
+        _ => exit,
+    }
+}
+
+/// The action's stages, in order: masks, settings, the evaluation or the merge, the reports and
+/// the comment. Returns the exit status.
+async fn stages(
+    request: settings::Request,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    say: &(dyn Fn(&str) + Sync),
+) -> ExitStatus {
     // Mask first: nothing below may print a secret before the runner knows it.
     let masked = settings::raw_secrets(&request, lookup);
     for secret in &masked {

@@ -48,6 +48,11 @@ pub(crate) fn install() {
     });
 }
 
+/// The first signal received since [`install`], if any (`None` without [`install`]).
+pub(crate) fn received() -> Option<Interrupt> {
+    RECEIVED.get().and_then(|receiver| *receiver.borrow())
+}
+
 /// Resolves when SIGINT or SIGTERM arrives, or at once when one arrived since [`install`];
 /// never resolves where signals cannot be handled. Without [`install`] (library tests), the
 /// handlers are registered by this call and see only later signals.

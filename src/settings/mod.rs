@@ -928,8 +928,9 @@ pub(crate) fn resolve(
                     "leave it to the runner, which sets it",
                 ));
             }
-            let merge_reports =
-                sources.action(&flags.merge_reports, env_vars::INPUT_MERGE_REPORTS).map(|(_, text)| text);
+            let merge_reports = workspace
+                .shared(sources.action(&flags.merge_reports, env_vars::INPUT_MERGE_REPORTS), &mut problems)
+                .map(|(_, text)| text);
             Some(ActionSettings { eval_label, comment, comment_id, token, github: github.clone(), merge_reports })
         }
     };

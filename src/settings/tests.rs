@@ -240,6 +240,7 @@ fn in_the_container_handler_every_path_input_outside_the_workspace_is_refused() 
         ("INPUT_BASELINE", "/tmp/report.json"),
         ("INPUT_JUDGE-CALIBRATION", "/tmp/calibration.json"),
         ("INPUT_CONFIG", "/tmp/mcp-eval.yaml"),
+        ("INPUT_MERGE-REPORTS", "/home/runner/work/_temp/reports/*"),
     ];
     for (input, path) in inputs {
         let problems = action(

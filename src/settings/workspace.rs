@@ -83,7 +83,8 @@ impl Workspace {
         problems: &mut Vec<Problem>,
     ) -> Option<(Source, String)> {
         let (source, text) = picked?;
-        match self.refuse_outside(&source, text.trim()) {
+        let text = text.trim().to_owned();
+        match self.refuse_outside(&source, &text) {
             Some(problem) => {
                 problems.push(problem);
                 None

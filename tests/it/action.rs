@@ -512,6 +512,34 @@ fn sigterm_while_the_comment_is_posted_exits_143_with_result_error() {
 }
 
 #[test]
+fn sigterm_while_the_inputs_are_read_exits_143_with_result_error_not_2() {
+    // The config file is a FIFO: reading the settings blocks until the test writes it, so the
+    // signal lands in that stage, before any evaluation. The file then turns out bad (exit 2
+    // on its own), but the job is being cancelled: 143 and `result=error` it is.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fifo = dir.path().join("mcp-eval.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("run mkfifo");
+    assert!(made.success());
+    let inputs = [("SERVER-URL", "http://127.0.0.1:9/mcp"), ("CONFIG", "mcp-eval.yaml")];
+    let mut child = action_command(dir.path(), "push", "push.json", "http://127.0.0.1:9", &inputs, &[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start mcp-eval action");
+    std::thread::sleep(Duration::from_millis(500));
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("run kill");
+    assert!(killed.success());
+    std::thread::sleep(Duration::from_millis(100));
+    std::fs::write(&fifo, "timeout_seconds: [\n").expect("write the FIFO");
+    let status = child.wait().expect("wait");
+    let run =
+        ActionRun { output: Output { status, stdout: Vec::new(), stderr: Vec::new() }, workspace: dir.path().into() };
+    assert_eq!(run.code(), 143);
+    assert_eq!(run.outputs()["result"], "error", "{:?}", run.outputs());
+    assert!(run.file("step_summary.md").contains("interrupted by SIGTERM"), "{}", run.file("step_summary.md"));
+}
+
+#[test]
 fn without_a_token_the_comment_is_skipped_and_github_is_not_called() {
     let (github, run, _dir) = run_on_opened_pull_request(Mode::Normal, 0, 0, &[("GITHUB-TOKEN", "")]);
     assert_eq!(run.code(), 0, "{}", run.stdout());
