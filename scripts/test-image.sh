@@ -405,9 +405,11 @@ else
 fi
 
 # --- check 3: workspace-relative paths in outputs and annotations --------------------------
-log "check 3: workspace-relative paths (a failing rule, fail-on never, report-path out)"
+# The paths are given as the container sees them (/github/workspace/…): the outputs and the
+# annotations must still name them relative to the workspace, which is what the runner can open.
+log "check 3: workspace-relative paths (a failing rule, fail-on never, report-path /github/workspace/out)"
 new_job paths "INPUT_SERVER-COMMAND=mcp-eval demo-server --stdio --fault m-7" "${layer_inputs[@]}" \
-  INPUT_FAIL-ON=never INPUT_REPORT-PATH=out
+  INPUT_FAIL-ON=never INPUT_REPORT-PATH=/github/workspace/out INPUT_JUNIT-PATH=/github/workspace/out/junit.xml
 run_job
 outputs_of
 mapfile -t annotated < <(grep -oE '^::(error|warning|notice) [^:]*file=[^,:]*' "$JOB/log" | sed 's/.*file=//' | sort -u || true)
