@@ -183,8 +183,16 @@ engine_limit() { # engine_limit 'Max processes' HOST_VALUE
   local events_pid value
   "${PODMAN[@]}" events --stream >/dev/null 2>&1 &
   events_pid=$!
-  sleep 1
-  value="$(awk -v what="$1" 'index($0, what) == 1 { print $(NF - 1) }' "/proc/$events_pid/limits" 2>/dev/null || true)"
+  # Poll (up to 10 s) until the process is podman itself and its limit is readable: on a busy
+  # machine one fixed wait could read the limits of the shell that was about to exec it.
+  value=""
+  for _ in $(seq 1 100); do
+    sleep 0.1
+    [ -r "/proc/$events_pid/limits" ] || break
+    [ "$(cat "/proc/$events_pid/comm" 2>/dev/null)" = podman ] || continue
+    value="$(awk -v what="$1" 'index($0, what) == 1 { print $(NF - 1) }' "/proc/$events_pid/limits" 2>/dev/null || true)"
+    [ -n "$value" ] && [ "$value" != "$2" ] && break
+  done
   kill "$events_pid" 2>/dev/null || true
   wait "$events_pid" 2>/dev/null || true
   if [[ "$value" =~ ^[0-9]+$ ]] && { [ "$2" = unlimited ] || [ "$value" -lt "$2" ]; }; then echo "$value"; else echo "$2"; fi
