@@ -22,34 +22,32 @@ const PR_COMMENTS: &str = "/repos/octo/mcp-server/issues/7/comments";
 /// comments already need pagination.
 const PAGE_SIZE: usize = 2;
 
+/// The keys of one top-level section of action.yml (`inputs:` or `outputs:`), up to the next
+/// section `until`, in the file's order.
+fn action_yml_keys(section: &str, until: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(crate::support::repo_root().join("action.yml")).expect("action.yml");
+    let body = text.split(&format!("\n{section}:\n")).nth(1).unwrap_or_else(|| panic!("a {section}: section"));
+    let body = body.split(&format!("\n{until}:")).next().unwrap_or(body);
+    body.lines()
+        .filter_map(|line| line.strip_prefix("  ").filter(|rest| !rest.starts_with(' ')))
+        .filter_map(|line| line.strip_suffix(':'))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Every input of action.yml (read from it, so a new input is never missed), upper case as the
 /// runner names its variable; each is set to the empty string as the runner does for inputs not
 /// given.
 fn all_inputs() -> Vec<String> {
-    let text = std::fs::read_to_string(crate::support::repo_root().join("action.yml")).expect("action.yml");
-    let inputs = text.split("\ninputs:\n").nth(1).expect("an inputs: section");
-    let inputs = inputs.split("\noutputs:").next().unwrap_or(inputs);
-    let names: Vec<String> = inputs
-        .lines()
-        .filter_map(|line| line.strip_prefix("  ").filter(|rest| !rest.starts_with(' ')))
-        .filter_map(|line| line.strip_suffix(':'))
-        .map(str::to_ascii_uppercase)
-        .collect();
+    let names: Vec<String> =
+        action_yml_keys("inputs", "outputs").iter().map(|name| name.to_ascii_uppercase()).collect();
     assert!(names.len() > 30, "every input read: {names:?}");
     names
 }
 
 /// Every output action.yml declares (read from it).
 fn declared_outputs() -> Vec<String> {
-    let text = std::fs::read_to_string(crate::support::repo_root().join("action.yml")).expect("action.yml");
-    let outputs = text.split("\noutputs:\n").nth(1).expect("an outputs: section");
-    let outputs = outputs.split("\nruns:").next().unwrap_or(outputs);
-    let names: Vec<String> = outputs
-        .lines()
-        .filter_map(|line| line.strip_prefix("  ").filter(|rest| !rest.starts_with(' ')))
-        .filter_map(|line| line.strip_suffix(':'))
-        .map(str::to_owned)
-        .collect();
+    let names = action_yml_keys("outputs", "runs");
     assert!(names.len() >= 13, "every output read: {names:?}");
     names
 }

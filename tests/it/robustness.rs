@@ -320,16 +320,20 @@ fn a_stdio_server_that_fails_every_request_passes_nothing_that_was_not_exercised
     assert!(vacuous.is_empty(), "passed without evidence: {vacuous:#?}");
 }
 
-#[test]
-fn a_signal_while_the_server_shuts_down_keeps_every_finished_check() {
-    // The server ignores stdin EOF (x-4) and SIGTERM, so ending it takes the whole shutdown
-    // grace; SIGTERM to mcp-eval arrives in that window, after every check was graded.
+/// Runs `mcp-eval run --server-cmd SERVER --out OUT`, reads its stderr until a line `is_the_line`,
+/// waits `pause`, sends `signal` (`-TERM`, `-INT`) and waits for the end. Returns the exit code
+/// and the lines seen up to that one.
+fn signal_after_line(
+    server: &str,
+    out: &Path,
+    is_the_line: impl Fn(&str) -> bool,
+    pause: Duration,
+    signal: &str,
+) -> (Option<i32>, Vec<String>) {
     use std::io::BufRead as _;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let server = format!("sh -c \"trap '' TERM; exec {}\"", demo_stdio_command(&["x-4"]).replace('\'', ""));
     let mut child = Command::new(binary())
-        .args(["run", "--server-cmd", &server, "--out"])
-        .arg(dir.path())
+        .args(["run", "--server-cmd", server, "--out"])
+        .arg(out)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -340,19 +344,29 @@ fn a_signal_while_the_server_shuts_down_keeps_every_finished_check() {
     let mut seen = Vec::new();
     for line in lines.by_ref() {
         let line = line.unwrap_or_default();
-        let done = line.contains("layer 0: done") || line.contains("probes: done");
+        let found = is_the_line(&line);
         seen.push(line);
-        if done {
+        if found {
             break;
         }
     }
-    // "probes: done" comes before grading; give grading a moment, then signal.
-    std::thread::sleep(Duration::from_millis(200));
-    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("run kill");
+    std::thread::sleep(pause);
+    let killed = Command::new("kill").args([signal, &child.id().to_string()]).status().expect("run kill");
     assert!(killed.success());
     let _rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let status = child.wait().expect("wait");
-    assert_eq!(status.code(), Some(143), "{seen:?}");
+    (child.wait().expect("wait").code(), seen)
+}
+
+#[test]
+fn a_signal_while_the_server_shuts_down_keeps_every_finished_check() {
+    // The server ignores stdin EOF (x-4) and SIGTERM, so ending it takes the whole shutdown
+    // grace; SIGTERM to mcp-eval arrives in that window, after every check was graded.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = format!("sh -c \"trap '' TERM; exec {}\"", demo_stdio_command(&["x-4"]).replace('\'', ""));
+    // "probes: done" comes before grading; give grading a moment, then signal.
+    let done = |line: &str| line.contains("layer 0: done") || line.contains("probes: done");
+    let (code, seen) = signal_after_line(&server, dir.path(), done, Duration::from_millis(200), "-TERM");
+    assert_eq!(code, Some(143), "{seen:?}");
     let report = check_reports(dir.path());
     assert_eq!(report["outcome"], "interrupted");
     let checks = report["checks"].as_array().map_or(0, Vec::len);
@@ -432,32 +446,11 @@ fn sigterm_during_layer_1_keeps_the_finished_runs() {
 fn sigint_during_a_stdio_layer_0_keeps_the_era_and_the_lists_it_had_printed() {
     // 5,000 tools in pages keep the probes busy for seconds after the lists are walked: SIGINT
     // right after the `lists:` line lands before any check is graded.
-    use std::io::BufRead as _;
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut child = Command::new(binary())
-        .args(["run", "--server-cmd", &demo_stdio_command(&["chaos-5000-tools-paged"]), "--out"])
-        .arg(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mcp-eval");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = std::io::BufReader::new(stderr).lines();
-    let mut seen = Vec::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap_or_default();
-        let listed = line.contains("lists: ");
-        seen.push(line);
-        if listed {
-            break;
-        }
-    }
-    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
-    assert!(killed.success());
-    let _rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let status = child.wait().expect("wait");
-    assert_eq!(status.code(), Some(130), "{seen:?}");
+    let server = demo_stdio_command(&["chaos-5000-tools-paged"]);
+    let listed = |line: &str| line.contains("lists: ");
+    let (code, seen) = signal_after_line(&server, dir.path(), listed, Duration::ZERO, "-INT");
+    assert_eq!(code, Some(130), "{seen:?}");
     let report = check_reports(dir.path());
     assert_eq!(report["outcome"], "interrupted");
     assert!(
