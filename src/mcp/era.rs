@@ -187,7 +187,7 @@ fn unreadable_answer(exchange: &Exchange) -> Option<String> {
             if open { " (and the stream stayed open)" } else { "" }
         ));
     }
-    if matches!(exchange.failure, Some(Failure::NotJsonRpc(_))) {
+    if matches!(exchange.failure, Some(Failure::NotJsonRpc(_))) && payload_shaped(body) {
         if body.contains("'jsonrpc'") {
             return Some(
                 "the body is not JSON: it uses single quotes, like a language's printed dictionary (serialize with a JSON encoder)"
@@ -215,8 +215,18 @@ fn mcp_shaped(exchange: &Exchange) -> bool {
     exchange.response.as_ref().is_some_and(has_jsonrpc)
         || !exchange.messages.is_empty()
         || (success && matches!(content_type.as_str(), "application/json" | "text/event-stream"))
-        || exchange.body_excerpt.contains("\"jsonrpc\"")
-        || exchange.body_excerpt.contains("'jsonrpc'")
+        || (payload_shaped(&exchange.body_excerpt)
+            && (exchange.body_excerpt.contains("\"jsonrpc\"") || exchange.body_excerpt.contains("'jsonrpc'")))
+}
+
+/// True when `body` starts like a JSON value (`{`, `[`) or an SSE stream (a field or a comment
+/// line), the only shapes in which a `jsonrpc` inside it can be a message: an HTML or plain-text
+/// error page that quotes the request it refused (a server that did not read the body and then
+/// parsed it as the next request does) is not one.
+fn payload_shaped(body: &str) -> bool {
+    let start = body.trim_start();
+    start.starts_with(['{', '[', ':'])
+        || ["data:", "event:", "id:", "retry:"].iter().any(|field| start.starts_with(field))
 }
 
 fn discover_succeeded(exchange: &Exchange) -> bool {
@@ -317,6 +327,9 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
                 " The URL has no path: MCP servers usually serve at `/mcp` (e.g. {}://host:port/mcp).",
                 url.scheme()
             ),
+            Ok(url) if url.path().trim_end_matches('/').ends_with("/mcp") => {
+                " Is this the server's address? Nothing on it speaks MCP.".to_owned()
+            }
             _ => " Is the path right? `/mcp` is the usual one.".to_owned(),
         };
         return Err(Unreachable {
@@ -329,6 +342,8 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             evidence: vec![
                 ("request".into(), discover.request_excerpt.clone()),
                 ("response".into(), discover.body_excerpt.clone()),
+                ("initialize request".into(), initialize.request_excerpt.clone()),
+                ("initialize response".into(), initialize.body_excerpt.clone()),
             ],
             stderr_tail: None,
             needs_credentials: false,

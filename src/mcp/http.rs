@@ -388,6 +388,47 @@ fn body_bytes(outgoing: &Outgoing, id: Option<&Value>) -> Vec<u8> {
     }
 }
 
+/// What a body that is not JSON says, in the words a person reads, on one line of at most 60
+/// characters: an HTML page by its `<title>` (else its text without the tags), any other body
+/// as it is.
+fn not_json_text(body: &str) -> String {
+    let lower = body.to_ascii_lowercase();
+    let html = lower.trim_start().starts_with('<') && (lower.contains("<html") || lower.contains("<!doctype"));
+    let (kind, text) = if html {
+        let title = lower
+            .find("<title")
+            .and_then(|open| lower[open..].find('>').map(|end| open + end + 1))
+            .and_then(|start| lower[start..].find("</title").map(|end| &body[start..start + end]))
+            .filter(|title| !title.trim().is_empty());
+        let text = match title {
+            Some(title) => title.to_owned(),
+            None => {
+                let mut text = String::new();
+                let mut in_tag = false;
+                for character in body.chars() {
+                    match character {
+                        '<' => in_tag = true,
+                        '>' if in_tag => {
+                            in_tag = false;
+                            text.push(' ');
+                        }
+                        _ if !in_tag => text.push(character),
+                        _ => {}
+                    }
+                }
+                text
+            }
+        };
+        ("an HTML page: ", text)
+    } else {
+        ("", body.to_owned())
+    };
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let short: String = one_line.chars().take(60).collect();
+    let ellipsis = if short.len() < one_line.len() { "…" } else { "" };
+    format!("the body is {kind}\"{short}{ellipsis}\"")
+}
+
 fn root_cause(error: &dyn std::error::Error) -> String {
     let mut message = error.to_string();
     let mut source = error.source();
@@ -514,10 +555,7 @@ impl Assembler {
                         Err(_) => {
                             // Say what came instead (plain text, an HTML page, …), on one line.
                             let text = redactor.redact(&String::from_utf8_lossy(trimmed));
-                            let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-                            let short: String = one_line.chars().take(60).collect();
-                            let ellipsis = if short.len() < one_line.len() { "…" } else { "" };
-                            exchange.failure = Some(Failure::NotJsonRpc(format!("the body is \"{short}{ellipsis}\"")));
+                            exchange.failure = Some(Failure::NotJsonRpc(not_json_text(&text)));
                         }
                     }
                 }
@@ -611,9 +649,20 @@ mod tests {
 
     #[test]
     fn a_body_that_is_not_json_is_named_on_one_line() {
+        let exchange = assemble("text/plain", &[b"404 page\n   not found\n"], true);
+        let Some(Failure::NotJsonRpc(detail)) = &exchange.failure else { panic!("{:?}", exchange.failure) };
+        assert_eq!(detail, "the body is \"404 page not found\"");
+    }
+
+    #[test]
+    fn an_html_page_is_named_by_its_title_or_its_text_not_its_markup() {
+        let page = b"<!DOCTYPE html><html><head><title>501 Not\n Implemented</title></head><body>x</body></html>";
+        let exchange = assemble("text/html", &[page], true);
+        let Some(Failure::NotJsonRpc(detail)) = &exchange.failure else { panic!("{:?}", exchange.failure) };
+        assert_eq!(detail, "the body is an HTML page: \"501 Not Implemented\"");
         let exchange = assemble("text/html", &[b"<html>\n<h1>Bad   Gateway</h1>\n</html>"], true);
         let Some(Failure::NotJsonRpc(detail)) = &exchange.failure else { panic!("{:?}", exchange.failure) };
-        assert_eq!(detail, "the body is \"<html> <h1>Bad Gateway</h1> </html>\"");
+        assert_eq!(detail, "the body is an HTML page: \"Bad Gateway\"");
     }
 
     #[test]

@@ -466,3 +466,70 @@ fn sigint_during_a_stdio_layer_0_keeps_the_era_and_the_lists_it_had_printed() {
     assert!(summary.contains("none had finished when the run was interrupted"), "{summary}");
     assert!(!summary.contains("0 checks in"), "{summary}");
 }
+
+/// A web server that is no MCP server and does not read request bodies: each connection's first
+/// request gets a plain-text 404 (keep-alive); whatever comes next on it — the unread JSON body,
+/// taken as the next request — gets an HTML 501 page quoting it, as Python's `http.server` does.
+/// Returns the base URL (`http://127.0.0.1:PORT`).
+fn body_ignoring_web_server() -> String {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    std::thread::spawn(move || {
+        for stream in listener.incoming().map_while(Result::ok) {
+            std::thread::spawn(move || {
+                let mut stream = stream;
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut buffer = vec![0u8; 65536];
+                let mut first = true;
+                while let Ok(read) = stream.read(&mut buffer) {
+                    if read == 0 {
+                        break;
+                    }
+                    let received = String::from_utf8_lossy(&buffer[..read]).into_owned();
+                    let reply = if first {
+                        "HTTP/1.1 404 Not Found\r\ncontent-type: text/plain\r\ncontent-length: 14\r\n\r\n404 Not Found\n".to_owned()
+                    } else {
+                        let quoted: String = received.chars().take(200).collect();
+                        let page = format!(
+                            "<!DOCTYPE HTML>\n<html lang=\"en\"><head><title>Error response</title></head><body><h1>Error response</h1><p>Error code: 501</p><p>Message: Unsupported method ('{quoted}').</p></body></html>\n"
+                        );
+                        format!(
+                            "HTTP/1.1 501 Unsupported method\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\r\n{page}",
+                            page.len()
+                        )
+                    };
+                    first = false;
+                    if stream.write_all(reply.as_bytes()).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    base
+}
+
+#[test]
+fn a_web_server_whose_error_page_quotes_the_request_is_no_mcp_endpoint() {
+    // The 501 page quotes our JSON request (`"jsonrpc"` and all): that is not JSON-RPC coming
+    // back. It used to be graded as a broken MCP server: 23 failures, exit 1.
+    let base = body_ignoring_web_server();
+    for (path, hint) in [("/", "The URL has no path"), ("/mcp", "Is this the server's address?")] {
+        let url = format!("{base}{path}");
+        let run = run_bounded(&["--server-url", &url], QUICK);
+        assert_eq!(run.code, 3, "{path}: {}", run.report);
+        assert_eq!(run.report["outcome"], "unreachable");
+        let detail = run.report["outcome_detail"].as_str().unwrap_or_default();
+        assert!(detail.starts_with("no MCP endpoint at"), "{detail}");
+        assert!(detail.contains(hint), "{path}: {detail}");
+        assert!(!detail.contains("`/mcp` is the usual one") || path != "/mcp", "{detail}");
+        assert!(detail.contains("HTTP 404") && detail.contains("\"404 Not Found\""), "{detail}");
+        assert!(!detail.contains("<!DOCTYPE"), "the page is named by its title: {detail}");
+        let labels: Vec<&str> = run.report["checks"][0]["evidence"]
+            .as_array()
+            .map(|evidence| evidence.iter().filter_map(|item| item["label"].as_str()).collect())
+            .unwrap_or_default();
+        assert!(labels.contains(&"initialize response"), "both answers are the evidence: {labels:?}");
+    }
+}
