@@ -264,6 +264,22 @@ fn py_time_over_http() {
 }
 
 #[test]
+fn without_safe_tools_h27_names_the_arguments_it_sent_and_the_fix() {
+    // Without the config file our generated `timezone` is refused with `isError: true`: H-27
+    // cannot be graded, and the row says what was sent and where to give arguments that work.
+    let server = HttpServer::start("py-time-http");
+    let run = run(&["--server-url", &server.url]);
+    assert_eq!(run.status("H-27"), "not_applicable");
+    let message = run.check("H-27")["message"].as_str().unwrap_or_default().to_owned();
+    assert!(message.contains("`get_current_time` with arguments `{\"timezone\":"), "{message}");
+    assert!(message.contains("`isError: true`") && message.contains("`safe_tools`"), "{message}");
+    assert!(
+        run.check("H-27")["evidence"].as_array().is_some_and(|evidence| !evidence.is_empty()),
+        "the call is the evidence"
+    );
+}
+
+#[test]
 fn py_time_over_stdio() {
     let config = time_config();
     let run =

@@ -192,7 +192,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     };
     // Whether each tool answered its valid arguments with a successful result (asked once).
     let mut working: Vec<(String, bool)> = Vec::new();
-    let mut first_failure: Option<(String, Exchange)> = None;
+    let mut first_failure: Option<(String, Value, Exchange)> = None;
     let mut attempts: Vec<Attempt> = Vec::new();
     let templates = [
         Kind::JsonString,
@@ -214,7 +214,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
                     let baseline = call(&tool.name, tool.arguments.clone()).await;
                     let works = succeeded(&baseline);
                     if !works && first_failure.is_none() {
-                        first_failure = Some((tool.name.clone(), baseline));
+                        first_failure = Some((tool.name.clone(), tool.arguments.clone(), baseline));
                     }
                     working.push((tool.name.clone(), works));
                     works
@@ -235,14 +235,24 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
         }
     }
     if attempts.is_empty() {
-        let reason = match &first_failure {
-            Some((name, exchange)) => format!(
-                "no callable tool answered its valid arguments with a successful result (`{name}` got {}), so an answer to invalid arguments could not be told apart",
-                answer(exchange)
-            ),
-            None => "no callable tool answered its valid arguments with a successful result".into(),
+        if !is_http {
+            return Vec::new();
+        }
+        // Say what was sent and the fix: the arguments are ours (generated from the schema) or
+        // the config file's, and `safe_tools` is where the user gives ones the tool accepts.
+        let finding = match &first_failure {
+            Some((name, arguments, exchange)) => Finding::not_applicable(
+                "H-27",
+                format!(
+                    "no callable tool answered its valid arguments with a successful result (`{name}` with arguments `{}` got {}), so an answer to invalid arguments could not be told apart; give the tool arguments it accepts under `safe_tools` in the config file (--config, e.g. `safe_tools: [{{name: {name}, arguments: {{…}}}}]`)",
+                    crate::text::clip(&arguments.to_string(), 200),
+                    answer(exchange)
+                ),
+            )
+            .with(exchange),
+            None => Finding::not_applicable("H-27", "no callable tool answered its valid arguments with a successful result"),
         };
-        return if is_http { vec![Finding::not_applicable("H-27", reason)] } else { Vec::new() };
+        return vec![finding];
     }
     grade(&attempts, survival, is_http, ctx.era)
 }
