@@ -248,9 +248,8 @@ pub(crate) async fn run(
 
     events(&RunEvent::ProbesStarted);
     let mut groups: Vec<(Vec<Finding>, u64)> = Vec::new();
-    if era == Era::Modern {
-        groups.push((probes::discovery::discover_result(&ctx), discover.elapsed_ms));
-    }
+    // A legacy server's failed discover is graded too: D-1 heads its migration list.
+    groups.push((probes::discovery::discover_result(&ctx), discover.elapsed_ms));
     groups.push((probes::lists::walks(&ctx), 0));
     groups.push((probes::lists::tool_definitions(&ctx), 0));
     // From here on only the tools we call and the first that declares `x-mcp-header` are
