@@ -206,6 +206,14 @@ fn handle_request(
 ) -> Reply {
     match check_request(state, id, method, params, http) {
         Ok(reply) => reply,
+        Err(error) if http.is_none() && method == "initialize" && state.fault("m-10-x-5") => {
+            // The right code, a malformed error: `message` must be a string.
+            let mut reply = error_reply(state, id, error);
+            if let Some(message) = reply.messages.last_mut() {
+                message.message["error"]["message"] = json!(METHOD_NOT_FOUND);
+            }
+            reply
+        }
         Err(error) => error_reply(state, id, error),
     }
 }

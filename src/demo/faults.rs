@@ -150,6 +150,7 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
     ("x-3", "stdio: notifications/cancelled is ignored; progress and the result keep coming"),
     ("x-4", "stdio: the server ignores stdin EOF and keeps running"),
     ("x-5", "stdio: ping is answered with an empty result instead of -32601"),
+    ("m-10-x-5", "stdio: `initialize` gets -32601 whose `message` is a number, not a string (M-10 on the X-5 probe)"),
     ("x-6", "stdio: the server exits after the first error response it writes"),
     (
         "x-6-invalid-arguments",

@@ -88,6 +88,7 @@ matrix! {
     m_8_http => ("m-8", Http, "fail", "-32003"),
     m_9_http => ("m-9", Http, "warn", "traceparent"),
     m_10_http => ("m-10", Http, "fail", "src"),
+    m_10_x_5_stdio => ("m-10-x-5", Stdio, "fail", "X-5 probe"),
     m_11_http => ("m-11", Http, "fail", "\"1\""),
     m_11_stdio => ("m-11", Stdio, "fail", "do not echo"),
     m_11_batch_http => ("m-11-batch", Http, "fail", "the body is a JSON array (a batch), not a single response object", blocked),

@@ -444,6 +444,17 @@ pub(crate) async fn legacy_handshake(
             .with(exchange),
         ];
     }
+    if exchange.error().is_some_and(|error| error.get("message").is_some_and(|message| !message.is_string())) {
+        // The refusal is malformed: that is M-10's finding, and no text can name versions.
+        return vec![
+            Finding::not_applicable(
+                "B-3",
+                "the refusal of `initialize` has no string `message` to name versions in (see M-10)",
+            )
+            .with(exchange),
+            Finding::not_applicable("B-4", "modern-only server (initialize refused)"),
+        ];
+    }
     let text = exchange.error().map(Value::to_string).unwrap_or_else(|| exchange.body_excerpt.clone());
     let b3 = if text.contains(PROTOCOL_VERSION) {
         Finding::kept("B-3", "a modern-only server: its answer to `initialize` names its supported versions")

@@ -106,7 +106,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
                     Finding::broken(
                         "M-10",
                         format!(
-                            "`initialize` (X-5 probe) error: {}",
+                            "the error that answered `initialize` is not a valid JSON-RPC error: {}. It was sent by the X-5 probe (a 2026-07-28 server must answer the removed `initialize` with -32601), which runs on stdio only, to a second server process; fix the server's error for unknown methods: an integer `code`, a string `message`, optional `data`",
                             crate::conformance::problem::join(&problems, "M-10")
                         ),
                     )
