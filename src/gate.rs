@@ -174,7 +174,7 @@ pub(crate) fn verdict(
         evals.is_some_and(|evals| evals.call_cap_reached || evals.provider_failed() || evals.input_refused());
     let internal = checks.iter().any(|check| check.id == INTERNAL_CHECK_ID);
     match outcome {
-        RunOutcome::Unreachable | RunOutcome::NeedsCredentials => Verdict::Error,
+        RunOutcome::Unreachable | RunOutcome::NeedsCredentials | RunOutcome::Environment => Verdict::Error,
         _ if internal => Verdict::Error,
         _ if failed => Verdict::Fail,
         RunOutcome::Interrupted => Verdict::Error,

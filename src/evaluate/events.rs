@@ -149,7 +149,11 @@ impl RunEvent {
     /// The event as one log line (no prefix), or `None` for events too fine for a log.
     pub(crate) fn line(&self) -> Option<String> {
         match self {
-            RunEvent::Connecting { target, transport } => Some(format!("connecting to {target} ({transport})")),
+            RunEvent::Connecting { target, transport } => {
+                // `http` names the transport (Streamable HTTP), not the URL's scheme.
+                let transport = if transport == "http" { "Streamable HTTP" } else { transport.as_str() };
+                Some(format!("connecting to {target} ({transport})"))
+            }
             RunEvent::LayerStarted { .. } | RunEvent::CheckGraded { .. } => None,
             RunEvent::EraDetected { era, evidence } => Some(format!("era: {era} ({evidence})")),
             RunEvent::ServerListed { tools, prompts, resources, templates } => {

@@ -145,7 +145,7 @@ pub(crate) async fn evaluate(
         Ok(target) => target,
         Err(error) => {
             let reason = error.to_string().trim_start_matches("error: ").to_owned();
-            let report = RunReport::unreachable(started_at, elapsed_ms(started), server, reason, Vec::new());
+            let report = RunReport::environment(started_at, elapsed_ms(started), server, reason);
             return finish(
                 settings,
                 report,

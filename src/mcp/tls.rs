@@ -64,12 +64,16 @@ fn looked_in() -> Vec<String> {
     let file = std::env::var_os(CERT_FILE_VAR);
     let dirs = std::env::var_os(CERT_DIR_VAR);
     if file.is_some() || dirs.is_some() {
+        // Say when a path named there does not exist: the usual reason nothing was found.
+        let missing = |path: &std::ffi::OsStr, what: &str| {
+            if std::path::Path::new(path).exists() { String::new() } else { format!(" (no such {what})") }
+        };
         let mut places = Vec::new();
         if let Some(file) = file {
-            places.push(format!("{CERT_FILE_VAR}={}", file.to_string_lossy()));
+            places.push(format!("{CERT_FILE_VAR}={}{}", file.to_string_lossy(), missing(&file, "file")));
         }
         if let Some(dirs) = dirs {
-            places.push(format!("{CERT_DIR_VAR}={}", dirs.to_string_lossy()));
+            places.push(format!("{CERT_DIR_VAR}={}{}", dirs.to_string_lossy(), missing(&dirs, "directory")));
         }
         return places;
     }

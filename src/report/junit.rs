@@ -62,8 +62,11 @@ pub fn to_junit(report: &RunReport) -> Report {
     // With `fail-on: should` a warning fails the run, so it is a failure here too.
     let warnings_fail = report.gate.as_ref().is_some_and(|gate| gate.fail_on == "should");
     for check in &report.checks {
-        // An unreachable run is one error: the `run` case below carries it with the stderr tail.
-        if report.outcome == RunOutcome::Unreachable && check.id == CONNECT_CHECK_ID {
+        // An unreachable run (or one whose environment failed) is one error: the `run` case below
+        // carries it with the stderr tail.
+        if (report.outcome == RunOutcome::Unreachable && check.id == CONNECT_CHECK_ID)
+            || (report.outcome == RunOutcome::Environment && check.id == crate::report::model::INTERNAL_CHECK_ID)
+        {
             continue;
         }
         suite.add_test_case(check_case(check, &classname_root, warnings_fail));
@@ -312,6 +315,7 @@ fn outcome_case(report: &RunReport, classname_root: &str) -> Option<TestCase> {
     let (what, ty) = match report.outcome {
         RunOutcome::Completed => return None,
         RunOutcome::Unreachable => ("the server could not be reached or started", "unreachable"),
+        RunOutcome::Environment => ("mcp-eval's own environment failed before any request was sent", "environment"),
         RunOutcome::Interrupted => ("the run was interrupted; later checks did not run", "interrupted"),
         RunOutcome::NeedsCredentials => {
             ("the server requires credentials; only the authorization rows could be graded", "needs_credentials")

@@ -139,6 +139,7 @@ fn write_header(report: &RunReport, out: &mut String) {
     let counts = report.counts();
     let title = match (report.outcome, report.verdict()) {
         (RunOutcome::Unreachable, _) => "⚠️ error: server unreachable".to_owned(),
+        (RunOutcome::Environment, _) => "⚠️ error: mcp-eval could not run here".to_owned(),
         (RunOutcome::NeedsCredentials, _) => "⚠️ error: the server requires credentials".to_owned(),
         (RunOutcome::Interrupted, Verdict::Fail) => format!("⚠️ interrupted, {} so far", failed_text(report)),
         (RunOutcome::Interrupted, _) => "⚠️ interrupted".to_owned(),
@@ -256,6 +257,9 @@ fn write_header(report: &RunReport, out: &mut String) {
     if report.outcome != RunOutcome::Completed {
         let what = match report.outcome {
             RunOutcome::Unreachable => "The server could not be reached or started; no check ran.",
+            RunOutcome::Environment => {
+                "mcp-eval's own environment failed before any request was sent (nothing is wrong with the server as far as this run knows); no check ran."
+            }
             RunOutcome::NeedsCredentials => {
                 "The server refuses every request without credentials: the authorization rows were graded without any; pass `--header 'Authorization: …'` (input `server-headers`) to run the rest."
             }
@@ -319,7 +323,7 @@ fn render_item(check: &CheckResult) -> String {
 /// The folded table of every check, bounded by the space left.
 fn write_table(report: &RunReport, keep_free: usize, out: &mut String) {
     // An unreachable run has only its `CONNECT` row, already shown under Errors.
-    if report.checks.is_empty() || report.outcome == RunOutcome::Unreachable {
+    if report.checks.is_empty() || matches!(report.outcome, RunOutcome::Unreachable | RunOutcome::Environment) {
         return;
     }
     let _ = write!(

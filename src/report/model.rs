@@ -140,6 +140,9 @@ pub enum RunOutcome {
     /// The server refuses every request without credentials: the authorization rows were graded
     /// without any, every other check is `not_applicable` until credentials are given.
     NeedsCredentials,
+    /// mcp-eval's own environment failed before any request was sent (no CA certificates for an
+    /// `https://` server, no loopback port for the demo); no check ran. Exit status 4.
+    Environment,
 }
 
 /// Counts of checks by status.
@@ -215,6 +218,7 @@ impl RunOutcome {
             RunOutcome::Unreachable => "unreachable",
             RunOutcome::Interrupted => "interrupted",
             RunOutcome::NeedsCredentials => "needs_credentials",
+            RunOutcome::Environment => "environment",
         }
     }
 }
@@ -310,6 +314,18 @@ impl RunReport {
             migration: false,
         };
         Self::new(started_at, duration_ms, vec![0], RunOutcome::Unreachable, Some(reason), server, vec![check])
+    }
+
+    /// A run that could not start because mcp-eval's own environment failed (`reason`, with the
+    /// fix): one `INTERNAL` row carrying it, outcome [`RunOutcome::Environment`].
+    pub(crate) fn environment(
+        started_at: DateTime<Utc>,
+        duration_ms: u64,
+        server: ServerSection,
+        reason: String,
+    ) -> Self {
+        let check = Self::internal_error_check(reason.clone());
+        Self::new(started_at, duration_ms, vec![0], RunOutcome::Environment, Some(reason), server, vec![check])
     }
 
     /// The row that says mcp-eval itself failed during the run (see [`INTERNAL_CHECK_ID`]).

@@ -109,10 +109,11 @@ fn an_https_server_without_any_ca_certificate_is_an_environment_error() {
     let front = TlsFront::start(&ca, port_of(&demo.url));
     let run = run_with_env(&["--server-url", &front.url_for(&demo.url)], &NO_CA_BUNDLE);
     assert_eq!(run.code(), 4, "exit 4 (environment): {}", run.stderr());
-    let expected =
-        "no CA certificates found (looked in SSL_CERT_FILE=/nonexistent, SSL_CERT_DIR=/nonexistent; set SSL_CERT_FILE)";
+    let expected = "no CA certificates found (looked in SSL_CERT_FILE=/nonexistent (no such file), SSL_CERT_DIR=/nonexistent (no such directory); set SSL_CERT_FILE)";
     assert!(run.stderr().contains(expected), "{}", run.stderr());
-    assert_eq!(run.report()["outcome"], "unreachable");
+    // Our environment failed, not the server: the report says so, not "server unreachable".
+    assert_eq!(run.report()["outcome"], "environment");
+    assert!(run.file("summary.md").contains("mcp-eval could not run here"), "{}", run.file("summary.md"));
     assert!(run.report()["outcome_detail"].as_str().unwrap_or_default().contains(expected), "{}", run.report());
     assert_eq!(front.accepted.load(std::sync::atomic::Ordering::SeqCst), 0, "nothing was sent");
 }
