@@ -174,6 +174,9 @@ pub(crate) struct StdioTransport {
     command: String,
     child: Mutex<Option<Child>>,
     pid: Option<u32>,
+    /// True once [`StdioTransport::shutdown`] has reaped the server and signalled its group for
+    /// the last time: its process-group id may since belong to someone else, so `Drop` leaves it.
+    ended: std::sync::atomic::AtomicBool,
     stdin: tokio::sync::Mutex<Option<ChildStdin>>,
     pending: PendingMap,
     sent: SentIds,
@@ -253,6 +256,7 @@ impl StdioTransport {
             command: command.to_owned(),
             child: Mutex::new(Some(child)),
             pid,
+            ended: std::sync::atomic::AtomicBool::new(false),
             stdin: tokio::sync::Mutex::new(stdin),
             pending,
             sent,
@@ -464,7 +468,9 @@ impl StdioTransport {
         let child = crate::mcp::sync::lock(&self.child).take();
         let Some(mut child) = child else { return };
         if tokio::time::timeout(Duration::from_millis(500), child.wait()).await.is_ok() {
+            // Children of the server may outlive it; the group goes with it.
             signal_group(self.pid, libc::SIGKILL);
+            self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
             return;
         }
         signal_group(self.pid, libc::SIGTERM);
@@ -472,14 +478,22 @@ impl StdioTransport {
             signal_group(self.pid, libc::SIGKILL);
             let _ = child.wait().await;
         }
-        // Children of the server may outlive it; the group goes with it.
         signal_group(self.pid, libc::SIGKILL);
+        self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The signal `Drop` sends the server's group: SIGKILL while the server may still run,
+    /// none once [`StdioTransport::shutdown`] ended it (the group id may have been reused).
+    fn signal_on_drop(&self) -> Option<libc::c_int> {
+        (!self.ended.load(std::sync::atomic::Ordering::SeqCst)).then_some(libc::SIGKILL)
     }
 }
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
-        signal_group(self.pid, libc::SIGKILL);
+        if let Some(signal) = self.signal_on_drop() {
+            signal_group(self.pid, signal);
+        }
     }
 }
 
@@ -1158,6 +1172,16 @@ mod tests {
 
     /// End to end through a process: a server that answers in `Content-Length` framing ends
     /// the request at once (not at its timeout), as misframed.
+    #[tokio::test]
+    async fn after_a_clean_shutdown_drop_signals_no_process_group() {
+        let transport =
+            StdioTransport::spawn("cat >/dev/null", &[], Duration::from_secs(5), Redactor::default()).unwrap();
+        assert_eq!(transport.signal_on_drop(), Some(libc::SIGKILL), "a running server is killed on drop");
+        transport.shutdown().await;
+        // The server was reaped: its group id may belong to another process by now.
+        assert_eq!(transport.signal_on_drop(), None);
+    }
+
     #[tokio::test]
     async fn a_misframed_answer_ends_the_request_at_once() {
         let command =
