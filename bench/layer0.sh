@@ -7,7 +7,11 @@
 # tools/list round trip on a kept-alive connection), the median wall time of a whole `mcp-eval run`
 # and of a whole official `server --requirements 2026-07-28` run (start-up included), the ratio,
 # the requirement ids each exercised, and our peak RSS (/usr/bin/time -v, our process only).
-# Also a 5,000-tool fixture (the demo server with `--fault chaos-5000-tools`).
+# Also a 5,000-tool fixture (the demo server with `--fault chaos-5000-tools`), and stdio vs HTTP
+# on the same server (the Python SDK's time server): the median wall time of a whole run each way,
+# how many processes the stdio run started (`server.stdio_starts` in report.json), the median time
+# of one process start (spawn to its answer to one `server/discover`), and the target
+# stdio <= 3 x HTTP + one start per process started.
 # This prints figures; it asserts nothing (targets are in the README and the issue).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -133,3 +137,53 @@ for name in py-time-http ts-proxy-everything ts-everything-http ts-v2-basic-http
 done
 printf '\nfloor_ms: one tools/list round trip (the server itself); *_ms: whole commands incl. start-up;\n'
 printf 'ids: requirement ids exercised (ours: checks with a verdict; official: check ids with SUCCESS/FAILURE/WARNING).\n'
+
+# stdio vs HTTP on the same server.
+start_ms() { # COMMAND → median milliseconds from spawning the stdio server to its first answer
+  python3 - "$1" <<'PY'
+import json, statistics, subprocess, sys, time
+meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}) + "\n"
+samples = []
+for _ in range(3):
+    started = time.perf_counter()
+    child = subprocess.Popen(["sh", "-c", sys.argv[1]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    child.stdin.write(line)
+    child.stdin.flush()
+    child.stdout.readline()
+    samples.append((time.perf_counter() - started) * 1000)
+    child.stdin.close()
+    child.wait(timeout=10)
+print(f"{statistics.median(samples):.0f}")
+PY
+}
+
+wall_ms() { # OUT-DIR ARGS… → median wall milliseconds of RUNS whole runs (the last run's reports in OUT-DIR)
+  local out="$1" times=() start end
+  shift
+  for _ in $(seq "$RUNS"); do
+    start=$(now_ns)
+    "$BIN" run "$@" --out "$out" --quiet >/dev/null 2>&1 || true
+    end=$(now_ns)
+    times+=($(( (end - start) / 1000000 )))
+  done
+  printf '%s\n' "${times[@]}" | median
+}
+
+STDIO_CMD="$(bash scripts/servers.sh cmd py-time-stdio)"
+if [ -n "${URLS[py-time-http]:-}" ]; then
+  http_ms=$(wall_ms "$WORK/vs-http" --server-url "${URLS[py-time-http]}")
+  stdio_ms=$(wall_ms "$WORK/vs-stdio" --server-cmd "$STDIO_CMD")
+  starts=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["server"].get("stdio_starts", [])))' "$WORK/vs-stdio/report.json")
+  one_start=$(start_ms "$STDIO_CMD")
+  target=$(awk -v h="$http_ms" -v n="$starts" -v s="$one_start" 'BEGIN { printf "%.0f", 3 * h + n * s }')
+  printf '\nstdio vs HTTP, the Python SDK time server (median of %s whole runs each):\n' "$RUNS"
+  printf '  http %s ms; stdio %s ms (%sx); stdio processes started: %s; one start: %s ms\n' "$http_ms" "$stdio_ms" \
+    "$(awk -v a="$stdio_ms" -v b="$http_ms" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }')" "$starts" "$one_start"
+  printf '  target: stdio <= 3 x http + %s x one start = %s ms: %s\n' "$starts" "$target" \
+    "$(awk -v a="$stdio_ms" -v t="$target" 'BEGIN { print (a <= t ? "met" : "NOT met") }')"
+  python3 -c 'import json,sys; [print("    start:", reason) for reason in json.load(open(sys.argv[1]))["server"].get("stdio_starts", [])]' "$WORK/vs-stdio/report.json"
+else
+  printf '\nstdio vs HTTP: not measured (py-time-http is not available)\n'
+fi

@@ -2,7 +2,10 @@
 # SSE benchmark: the parser alone (cargo bench --bench sse: a 16 MiB event and 16 MiB of small
 # events), then a whole layer-0 run against the demo server with `--fault chaos-80000-tools-sse`
 # (tools/list is one SSE event of about 18 MB, 80,000 tools), RUNS times: wall time, peak RSS,
-# and whether any check reported a timeout. Prints figures; asserts nothing.
+# and whether any check reported a timeout; beside them the floor: the server's time for one
+# tools/list times the number of tools/list requests layer 0 sends (counted by one run through a
+# byte-level loopback proxy, not timed), and the target (layer 0 <= 2 x that floor, peak RSS
+# <= 100 MB). Prints figures; asserts nothing.
 #
 #   bench/sse.sh [RUNS]        (default 3)
 #   BASELINE_BIN=path/to/older/mcp-eval bench/sse.sh   also times an older build, side by side
@@ -28,7 +31,7 @@ SERVER_PID=$!
 for _ in $(seq 100); do [ -s "$WORK/url" ] && break; sleep 0.05; done
 URL="$(head -n1 "$WORK/url")"
 
-python3 - "$URL" <<'PY'
+ONE_LIST_MS=$(python3 - "$URL" <<'PY'
 import http.client, json, sys, time, urllib.parse
 url = urllib.parse.urlparse(sys.argv[1])
 meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
@@ -40,8 +43,52 @@ started = time.perf_counter()
 connection.request("POST", url.path, body, headers)
 response = connection.getresponse()
 data = response.read()
-print(f"server floor: one tools/list = {len(data) / 1e6:.1f} MB of {response.getheader('content-type')} in {(time.perf_counter() - started) * 1000:.0f} ms")
+elapsed = (time.perf_counter() - started) * 1000
+print(f"server floor: one tools/list = {len(data) / 1e6:.1f} MB of {response.getheader('content-type')} in {elapsed:.0f} ms", file=sys.stderr)
+print(f"{elapsed:.0f}")
 PY
+)
+
+# How many tools/list requests one layer-0 run sends: one run through a loopback proxy that
+# forwards bytes unchanged and counts `"method":"tools/list"` in what the client sends.
+LISTS=$(python3 - "$URL" "$BIN" "$WORK/count" <<'PY'
+import asyncio, subprocess, sys, urllib.parse
+url, binary, out = sys.argv[1], sys.argv[2], sys.argv[3]
+target = urllib.parse.urlparse(url)
+count = 0
+async def pipe(reader, writer, counting):
+    global count
+    tail = b""
+    try:
+        while data := await reader.read(1 << 16):
+            if counting:
+                window = tail + data
+                count += window.count(b'"method":"tools/list"') - tail.count(b'"method":"tools/list"')
+                tail = window[-32:]
+            writer.write(data)
+            await writer.drain()
+    except (ConnectionError, asyncio.CancelledError):
+        pass
+    finally:
+        writer.close()
+async def handle(client_reader, client_writer):
+    server_reader, server_writer = await asyncio.open_connection(target.hostname, target.port)
+    await asyncio.gather(pipe(client_reader, server_writer, True), pipe(server_reader, client_writer, False))
+async def main():
+    proxy = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = proxy.sockets[0].getsockname()[1]
+    run = await asyncio.create_subprocess_exec(binary, "run", "--quiet", "--server-url",
+        f"http://127.0.0.1:{port}{target.path}", "--out", out,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    await run.wait()
+    proxy.close()
+asyncio.run(main())
+print(count)
+PY
+)
+FLOOR_MS=$(( ONE_LIST_MS * LISTS ))
+printf 'floor: one tools/list %s ms x %s tools/list requests per layer-0 run = %s ms; target: layer 0 <= %s ms, peak RSS <= 100 MB\n' \
+  "$ONE_LIST_MS" "$LISTS" "$FLOOR_MS" "$(( 2 * FLOOR_MS ))"
 
 time_runs() { # LABEL BINARY
   for run in $(seq "$RUNS"); do
@@ -52,8 +99,8 @@ time_runs() { # LABEL BINARY
     end=$(date +%s%N)
     rss=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$WORK/time-$1-$run")
     timeouts=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(",".join(c["id"] for c in r["checks"] if "within the timeout" in c["message"]) or "none")' "$out/report.json")
-    printf '%s layer-0 run %d: %d ms, exit %d, peak RSS %.1f MB, checks reporting a timeout: %s\n' \
-      "$1" "$run" $(( (end - start) / 1000000 )) "$code" "$(echo "$rss / 1024" | bc -l)" "$timeouts"
+    printf '%s layer-0 run %d: %d ms (target %d ms), exit %d, peak RSS %.1f MB (target 100 MB), checks reporting a timeout: %s\n' \
+      "$1" "$run" $(( (end - start) / 1000000 )) $(( 2 * FLOOR_MS )) "$code" "$(echo "$rss / 1024" | bc -l)" "$timeouts"
   done
 }
 time_runs this "$BIN"

@@ -11,6 +11,7 @@ use crate::mcp::era::{self, Era, Target};
 use crate::mcp::evidence::Redactor;
 use crate::mcp::exchange::{Exchange, Outgoing};
 use crate::mcp::jsonrpc;
+use crate::mcp::stdio::StartLog;
 
 /// A tool the user allows us to call, with the arguments to call it with.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,8 +84,8 @@ pub(crate) struct Context {
     pub big_lists: tokio::sync::Semaphore,
     /// Where the server is (to open a second connection or process).
     pub target: Target,
-    /// Redacts secrets from evidence.
-    pub redactor: Redactor,
+    /// The second connections (stdio: processes) that checks need.
+    pub seconds: Seconds,
 }
 
 impl Context {
@@ -203,4 +204,123 @@ pub(crate) async fn walk(
     }
     walk.problems.push(format!("`{method}` still had more pages after {MAX_PAGES}"));
     walk
+}
+
+/// What a second connection serves. Over HTTP every call opens a new connection (they are cheap
+/// and families run at once); over stdio each is a process started once, when the probes start,
+/// so that its start-up (seconds for an interpreter) overlaps the other probes, and every start
+/// is recorded in the [`StartLog`] with its reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// P-3's walks, then X-5's `server/discover` and modern `initialize`, then X-4 closes its
+    /// stdin: one process, used in that order (stdio families run one after another). Users
+    /// of it must not shut it down; [`Seconds::shutdown`] does.
+    Shared,
+    /// B-3's legacy `initialize`, on a process of its own: a dual-era server may lock a process
+    /// to 2025-11-25 after it, and X-5's modern `initialize` must not meet that state. The one
+    /// user takes it and shuts it down.
+    Handshake,
+}
+
+/// The second connections of a layer-0 run (see [`Purpose`]).
+pub(crate) struct Seconds {
+    target: Target,
+    redactor: Redactor,
+    starts: StartLog,
+    shared: std::sync::Mutex<Option<Result<Arc<Client>, String>>>,
+    handshake: std::sync::Mutex<Option<Result<Arc<Client>, String>>>,
+}
+
+impl Seconds {
+    /// Second connections to `target`; stdio starts are recorded in `starts`. Nothing is opened
+    /// yet.
+    pub(crate) fn new(target: Target, redactor: Redactor, starts: StartLog) -> Self {
+        Seconds {
+            target,
+            redactor,
+            starts,
+            shared: std::sync::Mutex::new(None),
+            handshake: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// stdio: starts the processes of the purposes given now (each at most once), so that they
+    /// start up while other probes run. Over HTTP nothing happens.
+    pub(crate) fn start_early(&self, purposes: &[Purpose]) {
+        if !self.is_stdio() {
+            return;
+        }
+        for purpose in purposes {
+            let mut slot = crate::mcp::sync::lock(self.slot(*purpose));
+            if slot.is_none() {
+                *slot = Some(self.open(reason(*purpose)).map(Arc::new));
+            }
+        }
+    }
+
+    /// The connection for `purpose`: over HTTP a new one; over stdio the process started for
+    /// it (started now if [`Seconds::start_early`] did not). `Handshake` hands its process over
+    /// (a second call starts another); `Shared` lends the same one every time. The error says
+    /// why no connection could be opened.
+    pub(crate) fn get(&self, purpose: Purpose) -> Result<Arc<Client>, String> {
+        if !self.is_stdio() {
+            return self.open("").map(Arc::new);
+        }
+        let mut slot = crate::mcp::sync::lock(self.slot(purpose));
+        let opened = slot.take().unwrap_or_else(|| self.open(reason(purpose)).map(Arc::new));
+        if purpose == Purpose::Shared {
+            *slot = Some(opened.clone());
+        }
+        opened
+    }
+
+    /// Ends a connection `get` gave: HTTP and `Handshake` connections end here; the `Shared`
+    /// stdio process stays for the next check.
+    pub(crate) async fn done(&self, purpose: Purpose, client: &Client) {
+        if !self.is_stdio() || purpose == Purpose::Handshake {
+            client.shutdown().await;
+        }
+    }
+
+    /// A new connection (stdio: a new process, recorded with `reason`) to the server.
+    pub(crate) fn open(&self, reason: &str) -> Result<Client, String> {
+        let opened = crate::conformance::open_second(&self.target, &self.redactor);
+        if opened.is_ok() && self.is_stdio() {
+            self.starts.record(reason);
+        }
+        opened
+    }
+
+    /// Ends every process still held.
+    pub(crate) async fn shutdown(&self) {
+        for slot in [&self.shared, &self.handshake] {
+            let held = crate::mcp::sync::lock(slot).take();
+            if let Some(Ok(client)) = held {
+                client.shutdown().await;
+            }
+        }
+    }
+
+    fn slot(&self, purpose: Purpose) -> &std::sync::Mutex<Option<Result<Arc<Client>, String>>> {
+        match purpose {
+            Purpose::Shared => &self.shared,
+            Purpose::Handshake => &self.handshake,
+        }
+    }
+
+    fn is_stdio(&self) -> bool {
+        matches!(self.target, Target::Stdio { .. })
+    }
+}
+
+/// The reason recorded for the process of `purpose`.
+fn reason(purpose: Purpose) -> &'static str {
+    match purpose {
+        Purpose::Shared => {
+            "a second process: P-3 lists the tools there, then X-5 sends `initialize` to it, then X-4 closes its stdin"
+        }
+        Purpose::Handshake => {
+            "a process for B-3's legacy `initialize` alone (a dual-era server may lock that process to 2025-11-25)"
+        }
+    }
 }

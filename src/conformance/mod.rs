@@ -30,7 +30,7 @@ use crate::mcp::exchange::Outgoing;
 use crate::mcp::http::HttpTransport;
 use crate::mcp::stdio::StdioTransport;
 use crate::report::model::{CheckResult, Evidence, Level, ServerSection, Status};
-use context::{Context, SafeTool, walk};
+use context::{Context, Purpose, SafeTool, Seconds, walk};
 use finding::{Finding, Outcome, grade};
 use passive::Passive;
 use requirements::{REQUIREMENTS, Scope};
@@ -58,13 +58,9 @@ pub(crate) fn read_only(tool: &Value) -> bool {
     tool.pointer("/annotations/readOnlyHint") == Some(&json!(true))
 }
 
-/// Opens a second connection to the same server (stdio: a second process), modern era.
-pub(crate) async fn second_client(ctx: &Context) -> Result<Client, String> {
-    open_second(&ctx.target, &ctx.redactor).await
-}
-
-/// [`second_client`] from the target itself.
-pub(crate) async fn open_second(target: &Target, redactor: &Redactor) -> Result<Client, String> {
+/// Opens a second connection to the same server (stdio: a second process, not recorded: use
+/// [`context::Seconds`], which records why), modern era. The error says why it could not.
+pub(crate) fn open_second(target: &Target, redactor: &Redactor) -> Result<Client, String> {
     match target {
         Target::Http(settings) => HttpTransport::new(settings.clone(), redactor.clone())
             .map(|transport| Client::new(Connection::Http(transport))),
@@ -124,19 +120,13 @@ pub(crate) async fn run(
             true,
         );
     }
+    let seconds = Seconds::new(target.clone(), redactor.clone(), connected.starts.clone());
     let modern = match era {
         Era::Modern => client.clone(),
         Era::Legacy => {
-            let fresh = match &target {
-                Target::Http(settings) => HttpTransport::new(settings.clone(), redactor.clone())
-                    .map(|transport| Client::new(Connection::Http(transport))),
-                Target::Stdio { command, env, timeout } => {
-                    StdioTransport::spawn(command, env, *timeout, redactor.clone())
-                        .map(|transport| Client::new(Connection::Stdio(transport)))
-                        .map_err(|error| error.to_string())
-                }
-            }
-            .unwrap_or_else(|_| Client::new(client.connection().clone()));
+            let fresh = seconds
+                .open("a modern client for a legacy server: the 2026-07-28 probes, apart from the legacy session")
+                .unwrap_or_else(|_| Client::new(client.connection().clone()));
             let observer = passive.clone();
             fresh.set_observer(Some(Arc::new(move |outgoing: &Outgoing, exchange| {
                 observer.observe(outgoing, exchange, true)
@@ -243,8 +233,12 @@ pub(crate) async fn run(
         safe_tools,
         big_lists: tokio::sync::Semaphore::new(1),
         target: target.clone(),
-        redactor: redactor.clone(),
+        seconds,
     };
+    // stdio: the second processes start now, so that their start-up overlaps the probes.
+    let early: &[Purpose] =
+        if era == Era::Modern { &[Purpose::Shared, Purpose::Handshake] } else { &[Purpose::Shared] };
+    ctx.seconds.start_early(early);
 
     events(&RunEvent::ProbesStarted);
     let mut groups: Vec<(Vec<Finding>, u64)> = Vec::new();
@@ -264,38 +258,45 @@ pub(crate) async fn run(
     ctx.tools.items.shrink_to_fit();
     let ctx = ctx;
     type Family<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = (Vec<Finding>, u64)> + 'a>>;
-    let families: Vec<Family<'_>> = vec![
-        Box::pin(timed(probes::discovery::capabilities_match(&ctx))),
-        Box::pin(timed(probes::discovery::completion(&ctx))),
-        Box::pin(timed(probes::discovery::request_meta(&ctx))),
-        Box::pin(timed(probes::discovery::versions(&ctx))),
-        Box::pin(timed(probes::discovery::tasks(&ctx))),
-        Box::pin(timed(probes::http::run(&ctx))),
-        Box::pin(timed(probes::errors::run(&ctx))),
-        Box::pin(timed(probes::lists::read_and_get(&ctx))),
-        Box::pin(timed(probes::lists::across_connections(&ctx))),
-        Box::pin(timed(probes::lists::concurrency(&ctx))),
-        Box::pin(timed(probes::lists::ordering(&ctx))),
-        Box::pin(timed(probes::calls::run(&ctx))),
-        Box::pin(timed(probes::subscriptions::run(&ctx))),
-        Box::pin(timed(probes::discovery::legacy_handshake(&ctx, None))),
-        Box::pin(timed(probes::auth::run(&ctx))),
+    let families: Vec<(&str, Family<'_>)> = vec![
+        ("the advertised capabilities", Box::pin(timed(probes::discovery::capabilities_match(&ctx)))),
+        ("completion", Box::pin(timed(probes::discovery::completion(&ctx)))),
+        ("request `_meta`", Box::pin(timed(probes::discovery::request_meta(&ctx)))),
+        ("versions", Box::pin(timed(probes::discovery::versions(&ctx)))),
+        ("K-2..K-4 (tasks)", Box::pin(timed(probes::discovery::tasks(&ctx)))),
+        ("the HTTP rules", Box::pin(timed(probes::http::run(&ctx)))),
+        ("the error rules", Box::pin(timed(probes::errors::run(&ctx)))),
+        ("reads and gets", Box::pin(timed(probes::lists::read_and_get(&ctx)))),
+        ("P-3 (a second connection's tools/list)", Box::pin(timed(probes::lists::across_connections(&ctx)))),
+        ("concurrent requests", Box::pin(timed(probes::lists::concurrency(&ctx)))),
+        ("P-1 (a second tools/list walk)", Box::pin(timed(probes::lists::ordering(&ctx)))),
+        ("tool calls", Box::pin(timed(probes::calls::run(&ctx)))),
+        ("subscriptions", Box::pin(timed(probes::subscriptions::run(&ctx)))),
+        ("B-3 (a legacy `initialize`)", Box::pin(timed(probes::discovery::legacy_handshake(&ctx, None)))),
+        ("authorization", Box::pin(timed(probes::auth::run(&ctx)))),
+        ("X-3..X-7 (the stdio rules)", Box::pin(timed(probes::stdio::run(&ctx)))),
+        // Invalid tool arguments come last: a server they kill takes no other check down with it.
+        // Before the framing check, which reads what stdout carried during the whole run.
+        ("invalid tool arguments", Box::pin(timed(probes::arguments::run(&ctx)))),
     ];
+    let total = families.len();
+    let progress = Progress { started, total, events };
+    let (at_once, last): (Vec<_>, Vec<_>) = families.into_iter().enumerate().partition(|(index, _)| *index + 2 < total);
     if ctx.is_http() {
         // Streamable HTTP requests are independent (2026-07-28 is stateless): run every family
-        // at once.
-        groups.extend(futures_util::future::join_all(families).await);
+        // at once (but the last two, in order, as on stdio).
+        let all = futures_util::future::join_all(at_once.into_iter().map(|(_, (_, family))| family));
+        groups.extend(progress.watch("every family", 0, all).await);
     } else {
         // On stdio, notifications carry no request id: a log or progress message can only be
         // attributed while few requests are in flight, so families run one after another.
-        for family in families {
-            groups.push(family.await);
+        for (done, (name, family)) in at_once {
+            groups.push(progress.watch(name, done, family).await);
         }
     }
-    groups.push(timed(Box::pin(probes::stdio::run(&ctx))).await);
-    // Invalid tool arguments come last: a server they kill takes no other check down with it.
-    // Before the framing check, which reads what stdout carried during the whole run.
-    groups.push(timed(Box::pin(probes::arguments::run(&ctx))).await);
+    for (done, (name, family)) in last {
+        groups.push(progress.watch(name, done, family).await);
+    }
     groups.push((probes::stdio::framing(&ctx), 0));
     groups.push((passive.findings(), 0));
     events(&RunEvent::ProbesFinished { duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) });
@@ -310,6 +311,7 @@ pub(crate) async fn run(
     if !Arc::ptr_eq(&client, &modern) {
         modern.shutdown().await;
     }
+    ctx.seconds.shutdown().await;
     let server = ServerSection {
         transport: client.transport_name().into(),
         target: String::new(),
@@ -320,6 +322,7 @@ pub(crate) async fn run(
         capabilities: Some(capabilities),
         stderr_tail,
         listed: Some(listed),
+        stdio_starts: connected.starts.reasons(),
     };
     Outcome0 { server, checks }
 }
@@ -359,7 +362,14 @@ async fn blocked_by_framing(
         .into_iter()
         .filter(|finding| finding.outcome != finding::Outcome::Kept)
         .collect();
-    let exit = timed(async { vec![probes::stdio::exits_on_eof(target, redactor).await] }).await;
+    let seconds = Seconds::new(target.clone(), redactor.clone(), connected.starts.clone());
+    let exit = timed(async {
+        vec![
+            probes::stdio::exits_on_eof(seconds.open("X-4: a process whose stdin is closed at once").map(Arc::new))
+                .await,
+        ]
+    })
+    .await;
     let groups = vec![(framing, 0), exit];
     events(&RunEvent::ProbesFinished { duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) });
     let mut checks = grade_all(&groups, era, client.is_http(), Some(BLOCKED_BY_FRAMING));
@@ -381,6 +391,7 @@ fn blocked_server(connected: &Connected, stderr_tail: Option<String>) -> ServerS
         capabilities: None,
         stderr_tail,
         listed: None,
+        stdio_starts: connected.starts.reasons(),
     }
 }
 
@@ -409,6 +420,36 @@ fn blocked_by_unreadable(connected: &Connected, why: &str, events: &(dyn Fn(&Run
     }
     let checks = grade_all(&[(findings, discover.elapsed_ms)], era, true, Some(BLOCKED_BY_UNREADABLE));
     Outcome0 { server: blocked_server(connected, None), checks }
+}
+
+/// How often [`Progress::watch`] says that probes are still running.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Progress reports of the probe families of one run.
+struct Progress<'a> {
+    started: Instant,
+    total: usize,
+    events: &'a (dyn Fn(&RunEvent) + Sync),
+}
+
+impl Progress<'_> {
+    /// Awaits `future` (the family `name`, after `done` others), sending
+    /// [`RunEvent::ProbesRunning`] every [`PROGRESS_EVERY`] while it runs.
+    async fn watch<T>(&self, name: &str, done: usize, future: impl std::future::Future<Output = T>) -> T {
+        let mut future = std::pin::pin!(future);
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+        loop {
+            tokio::select! {
+                output = &mut future => return output,
+                _ = ticks.tick() => (self.events)(&RunEvent::ProbesRunning {
+                    running: name.to_owned(),
+                    done,
+                    total: self.total,
+                    elapsed_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                }),
+            }
+        }
+    }
 }
 
 /// Runs a probe family and measures its wall time in milliseconds.

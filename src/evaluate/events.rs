@@ -43,6 +43,19 @@ pub(crate) enum RunEvent {
     },
     /// The probe families of layer 0 started.
     ProbesStarted,
+    /// Layer 0's probes are still running: sent every few seconds while a probe family takes
+    /// long (a slow stdio server, a huge list), so that a long wait is never silent.
+    ProbesRunning {
+        /// The checks of the family in flight (`P-3`, `X-3..X-7`, …), or `every family` when
+        /// they run at once.
+        running: String,
+        /// Families finished so far.
+        done: usize,
+        /// Families in all.
+        total: usize,
+        /// Milliseconds since the probes started.
+        elapsed_ms: u64,
+    },
     /// The probe families of layer 0 finished.
     ProbesFinished {
         /// Wall time of the probes in milliseconds.
@@ -167,6 +180,10 @@ impl RunEvent {
                 ))
             }
             RunEvent::ProbesStarted => Some("probes: running".into()),
+            RunEvent::ProbesRunning { running, done, total, elapsed_ms } => Some(format!(
+                "probes: {done} of {total} families done, {:.0} s in; waiting on {running}",
+                *elapsed_ms as f64 / 1000.0
+            )),
             RunEvent::ProbesFinished { duration_ms } => Some(format!("probes: done in {duration_ms} ms")),
             RunEvent::CaseGraded { case, model, status, passed, runs } => {
                 Some(format!("layer 1: {case} on {model}: {} ({passed}/{runs})", status.as_str()))

@@ -230,6 +230,7 @@ pub(crate) async fn evaluate(
             || ServerSection {
                 era: Some(connected.era.revision().to_owned()),
                 era_evidence: Some(connected.evidence.clone()),
+                stdio_starts: connected.starts.reasons(),
                 ..ServerSection::default()
             },
             |layer0| layer0.server.clone(),

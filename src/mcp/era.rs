@@ -24,7 +24,7 @@ use super::evidence::Redactor;
 use super::exchange::{Exchange, Failure, Outgoing};
 use super::http::{HttpSettings, HttpTransport};
 use super::jsonrpc::{self, LEGACY_VERSION, PROTOCOL_VERSION};
-use super::stdio::StdioTransport;
+use super::stdio::{StartLog, StdioTransport};
 
 /// The protocol era of a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +85,9 @@ pub(crate) struct Connected {
     /// one message in its framing (a batch array, single quotes, an SSE event never ended):
     /// M-11 grades it and the checks that need an answer are blocked. The text says what came.
     pub unreadable: Option<String>,
+    /// stdio: every process of the server started so far and why (the session's, a restart
+    /// after silence); layer 0 adds the ones its checks need. Empty over HTTP.
+    pub starts: StartLog,
 }
 
 impl Connected {
@@ -115,6 +118,7 @@ impl Connected {
             initialize: None,
             framing_blocked: false,
             unreadable: None,
+            starts: StartLog::default(),
         }
     }
 
@@ -141,7 +145,12 @@ pub(crate) struct Unreachable {
 pub(crate) async fn connect(target: &Target, redactor: Redactor) -> Result<Connected, Unreachable> {
     match target {
         Target::Http(settings) => connect_http(settings, redactor).await,
-        Target::Stdio { command, env, timeout } => connect_stdio(command, env, *timeout, redactor).await,
+        Target::Stdio { command, env, timeout } => {
+            let starts = StartLog::default();
+            connect_stdio(command, env, *timeout, redactor, &starts)
+                .await
+                .map(|connected| Connected { starts, ..connected })
+        }
     }
 }
 
@@ -358,16 +367,21 @@ async fn connect_stdio(
     env: &[(String, String)],
     timeout: Duration,
     redactor: Redactor,
+    starts: &StartLog,
 ) -> Result<Connected, Unreachable> {
-    let spawn = |redactor: Redactor| {
-        StdioTransport::spawn(command, env, timeout, redactor).map_err(|error| Unreachable {
+    let spawn = |redactor: Redactor, reason: &str| {
+        let spawned = StdioTransport::spawn(command, env, timeout, redactor);
+        if spawned.is_ok() {
+            starts.record(reason);
+        }
+        spawned.map_err(|error| Unreachable {
             reason: format!("cannot start `{command}`: {error}"),
             evidence: Vec::new(),
             stderr_tail: None,
             needs_credentials: false,
         })
     };
-    let transport = spawn(redactor.clone())?;
+    let transport = spawn(redactor.clone(), "the session: the era probe, then every layer's requests")?;
     let client = Client::new(Connection::Stdio(transport.clone()));
     // The first request also waits for the server to start: an interpreter that imports for
     // seconds before it reads stdin is slow, not silent. Only the whole per-request timeout
@@ -390,7 +404,10 @@ async fn connect_stdio(
     let first = transport.clone();
     let (client, transport) = if restart {
         client.shutdown().await;
-        let transport = spawn(redactor)?;
+        let transport = spawn(
+            redactor,
+            "a restart for the legacy handshake: the first process was silent on `server/discover` or exited",
+        )?;
         (Client::new(Connection::Stdio(transport.clone())), transport)
     } else {
         (client, transport)
@@ -500,6 +517,7 @@ async fn misframed(client: Client, discover: Exchange) -> Connected {
         initialize,
         framing_blocked: true,
         unreadable: None,
+        starts: StartLog::default(),
     };
     if discover_succeeded(&read) || modern_error(&read) {
         let evidence = format!(

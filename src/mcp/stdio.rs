@@ -195,6 +195,25 @@ impl std::fmt::Debug for StdioTransport {
     }
 }
 
+/// Why each process of the stdio server under test was started during a run, in start order:
+/// one reason (a sentence naming the checks it serves) per process. Clones share the list, so
+/// the connection code and layer 0 write into the same one; the report carries it
+/// (`server.stdio_starts`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StartLog(Arc<Mutex<Vec<String>>>);
+
+impl StartLog {
+    /// Records one process start and why it was needed.
+    pub(crate) fn record(&self, reason: impl Into<String>) {
+        crate::mcp::sync::lock(&self.0).push(reason.into());
+    }
+
+    /// The reasons so far, one per process started, in order.
+    pub(crate) fn reasons(&self) -> Vec<String> {
+        crate::mcp::sync::lock(&self.0).clone()
+    }
+}
+
 impl StdioTransport {
     /// Starts `command` through `sh -c` in a new process group, with a scrubbed environment:
     /// the variables of [`INHERITED_VARS`] that are set in ours, then `env` (name, value), which

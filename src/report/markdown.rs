@@ -220,6 +220,10 @@ fn write_header(report: &RunReport, out: &mut String) {
             plural(listed.resource_templates, "resource template"),
         );
     }
+    if !server.stdio_starts.is_empty() {
+        let reasons: Vec<String> = server.stdio_starts.iter().map(|reason| escape(reason)).collect();
+        let _ = writeln!(out, "- **Server processes started:** {} ({})", server.stdio_starts.len(), reasons.join("; "));
+    }
 
     if report.checks.is_empty() && report.outcome == RunOutcome::Interrupted {
         let _ = writeln!(

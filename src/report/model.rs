@@ -112,6 +112,11 @@ pub struct ServerSection {
     /// get that far. Kept when a signal cuts the run short after the lists were walked.
     #[serde(default)]
     pub listed: Option<Listed>,
+    /// stdio: one entry per process of the server started during the run, in start order,
+    /// saying why it was needed (the session, a restart, the checks that need a process of
+    /// their own); its length is the number of starts. Empty, and left out, over HTTP.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stdio_starts: Vec<String>,
 }
 
 /// The sizes of the server's lists, as layer 0 walked them.

@@ -75,6 +75,7 @@ pub(super) fn sample_report() -> RunReport {
             capabilities: Some(serde_json::json!({"tools": {}})),
             stderr_tail: None,
             listed: Some(crate::report::model::Listed { tools: 5, prompts: 1, resources: 1, resource_templates: 1 }),
+            stdio_starts: Vec::new(),
         },
         vec![
             pass,

@@ -337,3 +337,62 @@ fn the_demo_shows_a_whole_layer_1_report_replayed_with_no_key() {
     assert!(summary.contains("#### Failing runs") && summary.contains("progress-report"), "{summary}");
     assert!(summary.contains("| thanks-no-tool | hard | ✅ 5/5 |"), "{summary}");
 }
+
+#[test]
+fn a_stdio_server_is_started_once_for_the_session_and_once_per_process_a_check_needs_and_the_report_says_why() {
+    let dumps = tempfile::tempdir().expect("temp dir");
+    let run = run(&["--server-cmd", &env_dumping_stdio_command(dumps.path())]);
+    assert_eq!(run.code(), 0, "{}\n{}", run.stderr(), run.file("summary.md"));
+    let started = env_dumps(dumps.path()).len();
+    let reasons: Vec<String> = run.report()["server"]["stdio_starts"]
+        .as_array()
+        .expect("server.stdio_starts")
+        .iter()
+        .map(|reason| reason.as_str().expect("a reason").to_owned())
+        .collect();
+    // The session, one second process shared by P-3, X-5 and X-4, one for B-3's legacy
+    // `initialize`: three, not one per check (five before).
+    assert_eq!(started, 3, "processes started: {reasons:#?}");
+    assert_eq!(reasons.len(), started, "one reason per process started: {reasons:#?}");
+    assert!(reasons[0].starts_with("the session"), "{reasons:#?}");
+    for id in ["P-3", "X-5", "X-4", "B-3"] {
+        assert!(reasons.iter().any(|reason| reason.contains(id)), "{id} is named: {reasons:#?}");
+    }
+    for id in ["P-3", "X-4", "X-5", "B-3"] {
+        assert_eq!(run.status(id), "pass", "{id}: {}", run.check(id)["message"]);
+    }
+    assert!(run.file("summary.md").contains("**Server processes started:** 3 ("), "{}", run.file("summary.md"));
+}
+
+#[test]
+fn an_http_report_has_no_stdio_starts() {
+    let server = DemoServer::start(&[]);
+    let run = run(&["--server-url", &server.url]);
+    assert_eq!(run.code(), 0, "{}", run.file("summary.md"));
+    assert!(run.report()["server"].get("stdio_starts").is_none(), "{}", run.report()["server"]);
+    assert!(!run.file("summary.md").contains("Server processes started"));
+}
+
+#[test]
+fn a_probe_waiting_on_a_slow_second_stdio_process_prints_progress_while_it_waits() {
+    // The first process starts at once; every later one takes 4 s to start (an interpreter
+    // importing), so P-3's walk on the second process waits longer than one progress period.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let marker = dir.path().join("started");
+    let command = format!(
+        "if [ -e '{marker}' ]; then sleep 4; fi; touch '{marker}'; exec {demo}",
+        marker = marker.display(),
+        demo = demo_stdio_command(&[])
+    );
+    let out = tempfile::tempdir().expect("out dir");
+    let output = std::process::Command::new(crate::support::binary())
+        .args(["run", "--server-cmd", &command, "--out", out.path().to_str().expect("utf-8")])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run mcp-eval");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let progress: Vec<&str> = stderr.lines().filter(|line| line.contains("families done")).collect();
+    assert!(!progress.is_empty(), "no progress line while a probe waited: {stderr}");
+    assert!(progress.iter().any(|line| line.contains("waiting on P-3")), "{progress:#?}");
+}

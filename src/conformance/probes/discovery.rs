@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{modern, modern_with_meta};
-use crate::conformance::context::Context;
+use crate::conformance::context::{Context, Purpose};
 use crate::conformance::expect;
 use crate::conformance::finding::Finding;
 use crate::mcp::era::{self, Era};
@@ -420,7 +420,7 @@ pub(crate) async fn legacy_handshake(
     let exchange = match initialize {
         Some(exchange) => exchange,
         None => {
-            let Ok(connection) = crate::conformance::second_client(ctx).await else {
+            let Ok(connection) = ctx.seconds.get(Purpose::Handshake) else {
                 return vec![Finding::not_applicable(
                     "B-3",
                     "could not open a second connection for the `initialize` probe",
@@ -429,7 +429,7 @@ pub(crate) async fn legacy_handshake(
             owned = connection
                 .send(Outgoing::request(era::initialize_request()).remove("MCP-Protocol-Version").remove("Mcp-Method"))
                 .await;
-            connection.shutdown().await;
+            ctx.seconds.done(Purpose::Handshake, &connection).await;
             &owned
         }
     };

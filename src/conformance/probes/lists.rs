@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::conformance::context::{Context, ListWalk, walk};
+use crate::conformance::context::{Context, ListWalk, Purpose, walk};
 use crate::conformance::finding::{Finding, Outcome};
 use crate::conformance::schema::{self, Severity};
 
@@ -141,7 +141,7 @@ pub(crate) async fn across_connections(ctx: &Context) -> Vec<Finding> {
     if !ctx.tools.ok() {
         return vec![Finding::not_applicable("P-3", "tools/list failed")];
     }
-    let Ok(second) = crate::conformance::second_client(ctx).await else {
+    let Ok(second) = ctx.seconds.get(Purpose::Shared) else {
         return vec![Finding::not_applicable("P-3", "could not open a second connection")];
     };
     let request = |params: Value| crate::conformance::probes::modern("tools/list", params);
@@ -159,7 +159,7 @@ pub(crate) async fn across_connections(ctx: &Context) -> Vec<Finding> {
         let _permit = ctx.big_lists.acquire().await;
         called = Some((tool.name.clone(), walk(&second, "tools/list", "tools", &request, false).await));
     }
-    second.shutdown().await;
+    ctx.seconds.done(Purpose::Shared, &second).await;
     let names = |walk: &ListWalk| {
         let mut names = walk.names.clone();
         names.sort();

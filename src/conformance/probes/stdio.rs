@@ -5,12 +5,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::conformance::context::{Context, SafeTool};
+use crate::conformance::context::{Context, Purpose, SafeTool};
 use crate::conformance::finding::Finding;
 use crate::conformance::shapes;
 use crate::mcp::client::{Client, Connection};
-use crate::mcp::era::{Era, Target};
-use crate::mcp::evidence::Redactor;
+use crate::mcp::era::Era;
 use crate::mcp::exchange::{Exchange, Outgoing};
 use crate::mcp::jsonrpc::{self, METHOD_NOT_FOUND};
 use crate::mcp::stdio::{Framing, StdoutViolations};
@@ -85,7 +84,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     // fresh connection, and the running one stays untouched.
     if ctx.era == Era::Modern {
         let ping = ctx.client.send(super::modern("ping", json!({}))).await;
-        let second = crate::conformance::second_client(ctx).await;
+        let second = ctx.seconds.get(Purpose::Shared);
         let initialize = match &second {
             Ok(client) => {
                 client.send(super::modern("server/discover", json!({}))).await;
@@ -94,8 +93,8 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
             }
             Err(_) => None,
         };
-        if let Ok(client) = second {
-            client.shutdown().await;
+        if let Ok(client) = &second {
+            ctx.seconds.done(Purpose::Shared, client).await;
         }
         findings.push(removed_methods(&ping, initialize.as_ref()));
         // The reply to `initialize` is a message the server sent: M-10 applies to it too (the
@@ -117,14 +116,28 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     } else {
         findings.push(Finding::not_applicable("X-5", "graded for 2026-07-28 servers"));
     }
-    findings.push(exits_on_eof(&ctx.target, &ctx.redactor).await);
+    // X-4 closes the stdin of the shared second process, unless it has already exited (then
+    // its exit would prove nothing): a process of its own then.
+    let shared = ctx.seconds.get(Purpose::Shared).ok().filter(|client| match client.connection() {
+        Connection::Stdio(stdio) => stdio.exit_reason().is_none(),
+        Connection::Http(_) => false,
+    });
+    let process = match shared {
+        Some(client) => Ok(client),
+        None => ctx
+            .seconds
+            .open("X-4: a process of its own, because the shared second process had already exited")
+            .map(std::sync::Arc::new),
+    };
+    findings.push(exits_on_eof(process).await);
     findings
 }
 
-/// a second process, stdin closed at once. Needs no answer from the server, so it is
-/// graded even when the server's stdout framing blocks every other probe.
-pub(crate) async fn exits_on_eof(target: &Target, redactor: &Redactor) -> Finding {
-    match crate::conformance::open_second(target, redactor).await {
+/// the stdin of a running second process is closed; the server should exit. Needs no
+/// answer from the server, so it is graded even when the server's stdout framing blocks every
+/// other probe. `process` is the process, or why none could be started.
+pub(crate) async fn exits_on_eof(process: Result<std::sync::Arc<Client>, String>) -> Finding {
+    match process {
         Err(_) => Finding::not_applicable("X-4", "could not start a second process"),
         Ok(client) => {
             let exited = match client.connection() {
