@@ -31,12 +31,16 @@ pub(crate) struct Finding {
     pub message: String,
     /// Evidence excerpts.
     pub evidence: Vec<Evidence>,
+    /// Set when an exchange given as evidence ([`Finding::with`]) got an answer that cannot be
+    /// read as one JSON-RPC message (M-11): the method, and that it was not sent when an earlier
+    /// answer was held open. A broken finding with it is blocked, not failed.
+    pub unreadable: Option<String>,
 }
 
 impl Finding {
     /// A finding with no evidence.
     pub(crate) fn new(id: &'static str, outcome: Outcome, message: impl Into<String>) -> Self {
-        Self { id, outcome, message: message.into(), evidence: Vec::new() }
+        Self { id, outcome, message: message.into(), evidence: Vec::new(), unreadable: None }
     }
 
     /// The rule was kept.
@@ -62,6 +66,18 @@ impl Finding {
     /// Adds the request and response of an exchange as evidence.
     pub(crate) fn with(mut self, exchange: &Exchange) -> Self {
         self.evidence.extend(evidence_of(exchange));
+        if self.unreadable.is_none() && exchange.unreadable().is_some() {
+            let Some(method) = exchange.method.as_deref() else {
+                self.unreadable = Some("the answer to a malformed request could not be read".into());
+                return self;
+            };
+            self.unreadable = Some(match &exchange.failure {
+                Some(crate::mcp::exchange::Failure::Skipped(_)) => format!(
+                    "`{method}` was not sent: an earlier `{method}` answer was held open unreadable, so it would only have waited for the timeout"
+                ),
+                _ => format!("the answer to `{method}` could not be read"),
+            });
+        }
         self
     }
 
