@@ -32,8 +32,10 @@ pub(crate) struct Finding {
     /// Evidence excerpts.
     pub evidence: Vec<Evidence>,
     /// Set when an exchange given as evidence ([`Finding::with`]) got an answer that cannot be
-    /// read as one JSON-RPC message (M-11): the method, and that it was not sent when an earlier
-    /// answer was held open. A broken finding with it is blocked, not failed.
+    /// read as one JSON-RPC message: the blocked reason, naming the method (and that it was not
+    /// sent when an earlier answer was held open) and the rule that grades it, `(see M-11)` or,
+    /// for a stdio answer in another framing, `()`. A broken finding with it is blocked,
+    /// not failed.
     pub unreadable: Option<String>,
 }
 
@@ -66,18 +68,28 @@ impl Finding {
     /// Adds the request and response of an exchange as evidence.
     pub(crate) fn with(mut self, exchange: &Exchange) -> Self {
         self.evidence.extend(evidence_of(exchange));
-        if self.unreadable.is_none() && exchange.unreadable().is_some() {
-            let Some(method) = exchange.method.as_deref() else {
-                self.unreadable = Some("the answer to a malformed request could not be read".into());
-                return self;
-            };
-            self.unreadable = Some(match &exchange.failure {
-                Some(crate::mcp::exchange::Failure::Skipped(_)) => format!(
-                    "`{method}` was not sent: an earlier `{method}` answer was held open unreadable, so it would only have waited for the timeout"
-                ),
-                _ => format!("the answer to `{method}` could not be read"),
-            });
+        if self.unreadable.is_some() {
+            return self;
         }
+        let method = exchange.method.as_deref();
+        if let Some(crate::mcp::exchange::Failure::Misframed { framing, .. }) = &exchange.failure {
+            // stdio: the answer came in another framing than one message per line (X-1's).
+            self.unreadable = Some(format!(
+                "the answer to `{}` was not one line of JSON ({framing}) (see X-1)",
+                method.unwrap_or("a request")
+            ));
+            return self;
+        }
+        if exchange.unreadable().is_none() {
+            return self;
+        }
+        self.unreadable = Some(match (method, &exchange.failure) {
+            (None, _) => "the answer to a malformed request could not be read (see M-11)".into(),
+            (Some(method), Some(crate::mcp::exchange::Failure::Skipped(_))) => format!(
+                "`{method}` was not sent: an earlier `{method}` answer was held open unreadable, so it would only have waited for the timeout (see M-11)"
+            ),
+            (Some(method), _) => format!("the answer to `{method}` could not be read (see M-11)"),
+        });
         self
     }
 

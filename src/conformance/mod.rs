@@ -501,7 +501,7 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool, blocked: O
             // (M-11 grades it once): the row is blocked, unless another finding is broken on
             // what could be read.
             let mut unread: Vec<&str> = Vec::new();
-            if !matches!(requirement.id, "M-11" | "H-16") {
+            if !matches!(requirement.id, "M-11" | "H-16" | "X-1") {
                 mine.retain(|(finding, _)| match &finding.unreadable {
                     Some(why) if finding.outcome >= Outcome::Ambiguous => {
                         if !unread.contains(&why.as_str()) {
@@ -518,12 +518,7 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool, blocked: O
             } else if !unread.is_empty() && !broken_on_what_was_read {
                 let shown: Vec<&str> = unread.iter().take(3).copied().collect();
                 let more = if unread.len() > 3 { format!("; and {} more", unread.len() - 3) } else { String::new() };
-                (
-                    Outcome::NotApplicable,
-                    format!("{BLOCKED_PREFIX}{}{more} (see M-11)", shown.join("; ")),
-                    Vec::new(),
-                    0,
-                )
+                (Outcome::NotApplicable, format!("{BLOCKED_PREFIX}{}{more}", shown.join("; ")), Vec::new(), 0)
             } else if mine.is_empty() {
                 let reason = blocked.unwrap_or_else(|| not_exercised(requirement.id));
                 (Outcome::NotApplicable, reason.to_owned(), Vec::new(), 0)
@@ -637,7 +632,7 @@ mod tests {
     #[test]
     fn a_row_broken_only_on_an_unreadable_answer_is_blocked_and_names_it() {
         let unread = |id| Finding {
-            unreadable: Some("the answer to `tools/list` could not be read".into()),
+            unreadable: Some("the answer to `tools/list` could not be read (see M-11)".into()),
             ..Finding::broken(id, "tools/list failed")
         };
         let findings = vec![

@@ -161,6 +161,7 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
         "stdio: messages are framed LSP-style: `Content-Length: N`, a blank line, then the message with no newline after it",
     ),
     ("x-1-pretty", "stdio: messages are pretty-printed over several lines"),
+    ("x-1-pretty-later", "stdio: every message but the server/discover result is pretty-printed over several lines"),
     ("x-1-concatenated", "stdio: messages are written with no newline after them (back to back)"),
     ("x-1-bom", "stdio: stdout starts with a UTF-8 byte order mark, as .NET's UTF-8 console writer does"),
     ("x-2", "stdio: a JSON-RPC request (ping) is written to stdout before each response"),

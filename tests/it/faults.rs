@@ -216,6 +216,7 @@ matrix! {
     x_1_stdio => ("x-1", Stdio, "fail", "not JSON-RPC"),
     x_1_content_length_stdio => ("x-1-content-length", Stdio, "fail", "`Content-Length` headers as LSP does", blocked),
     x_1_pretty_stdio => ("x-1-pretty", Stdio, "fail", "pretty-prints messages over several lines", blocked),
+    x_1_pretty_later_stdio => ("x-1-pretty-later", Stdio, "fail", "pretty-prints messages over several lines", sole),
     x_1_concatenated_stdio => ("x-1-concatenated", Stdio, "fail", "messages are not separated by newlines", blocked),
     x_1_bom_stdio => ("x-1-bom", Stdio, "fail", "byte order mark"),
     x_2_stdio => ("x-2", Stdio, "fail", "requests"),
@@ -333,9 +334,10 @@ fn blocked_problems(report: &serde_json::Value, id: &str) -> Vec<String> {
 }
 
 /// What is wrong with a run where some answers after a readable `server/discover` could not be
-/// read: the faulted check `id` fails alone (verdict `fail`), the checks that needed those
-/// answers are `not_applicable` with a `blocked: … (see M-11)` reason, the rest pass or are
-/// `not_applicable` (H-16 may warn), and D-1 passes on the discover answer that was read.
+/// read: the faulted check `id` (M-11, or X-1 on stdio) fails alone (verdict `fail`), the
+/// checks that needed those answers are `not_applicable` with a `blocked: … (see ID)` reason,
+/// the rest pass or are `not_applicable` (H-16 may warn), and D-1 passes on the discover answer
+/// that was read.
 fn sole_problems(report: &serde_json::Value, id: &str) -> Vec<String> {
     let mut problems = Vec::new();
     if report["outcome"] != "completed" || report["verdict"] != "fail" {
@@ -358,11 +360,11 @@ fn sole_problems(report: &serde_json::Value, id: &str) -> Vec<String> {
         .iter()
         .filter(|check| {
             let message = check["message"].as_str().unwrap_or_default();
-            message.starts_with("blocked: ") && message.ends_with("(see M-11)")
+            message.starts_with("blocked: ") && message.ends_with(&format!("(see {id})"))
         })
         .count();
     if blocked == 0 {
-        problems.push("no check carries a blocked reason naming M-11".into());
+        problems.push(format!("no check carries a blocked reason naming {id}"));
     }
     if let Some(d1) = checks.iter().find(|check| check["id"] == "D-1") {
         if d1["status"] != "pass" {
