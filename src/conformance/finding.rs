@@ -31,12 +31,18 @@ pub(crate) struct Finding {
     pub message: String,
     /// Evidence excerpts.
     pub evidence: Vec<Evidence>,
+    /// Set when an exchange given as evidence ([`Finding::with`]) got an answer that cannot be
+    /// read as one JSON-RPC message: the blocked reason, naming the method (and that it was not
+    /// sent when an earlier answer was held open) and the rule that grades it, `(see M-11)` or,
+    /// for a stdio answer in another framing, `()`. A broken finding with it is blocked,
+    /// not failed.
+    pub unreadable: Option<String>,
 }
 
 impl Finding {
     /// A finding with no evidence.
     pub(crate) fn new(id: &'static str, outcome: Outcome, message: impl Into<String>) -> Self {
-        Self { id, outcome, message: message.into(), evidence: Vec::new() }
+        Self { id, outcome, message: message.into(), evidence: Vec::new(), unreadable: None }
     }
 
     /// The rule was kept.
@@ -62,6 +68,28 @@ impl Finding {
     /// Adds the request and response of an exchange as evidence.
     pub(crate) fn with(mut self, exchange: &Exchange) -> Self {
         self.evidence.extend(evidence_of(exchange));
+        if self.unreadable.is_some() {
+            return self;
+        }
+        let method = exchange.method.as_deref();
+        if let Some(crate::mcp::exchange::Failure::Misframed { framing, .. }) = &exchange.failure {
+            // stdio: the answer came in another framing than one message per line (X-1's).
+            self.unreadable = Some(format!(
+                "the answer to `{}` was not one line of JSON ({framing}) (see X-1)",
+                method.unwrap_or("a request")
+            ));
+            return self;
+        }
+        if exchange.unreadable().is_none() {
+            return self;
+        }
+        self.unreadable = Some(match (method, &exchange.failure) {
+            (None, _) => "the answer to a malformed request could not be read (see M-11)".into(),
+            (Some(method), Some(crate::mcp::exchange::Failure::Skipped(_))) => format!(
+                "`{method}` was not sent: an earlier `{method}` answer was held open unreadable, so it would only have waited for the timeout (see M-11)"
+            ),
+            (Some(method), _) => format!("the answer to `{method}` could not be read (see M-11)"),
+        });
         self
     }
 

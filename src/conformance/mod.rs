@@ -74,6 +74,9 @@ pub(crate) fn open_second(target: &Target, redactor: &Redactor) -> Result<Client
 /// exercised (its probes could read no answer). Reasons of checks blocked by another check's
 /// failure start with `blocked:` and name that check.
 pub(crate) const BLOCKED_BY_FRAMING: &str = "blocked: the server's stdout is not newline-delimited JSON (see X-1)";
+/// How the reason of a check starts when some answers it needed could not be read, while
+/// others could (M-11 fails and names them): the rest names those answers.
+pub(crate) const BLOCKED_PREFIX: &str = "blocked: ";
 /// The reason of the checks an unreadable HTTP answer blocks (M-11 fails).
 pub(crate) const BLOCKED_BY_UNREADABLE: &str = "blocked: the server's responses are unreadable (see M-11)";
 
@@ -534,8 +537,28 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool, blocked: O
                 Scope::Stdio if is_http => Some("a stdio rule; the server under test speaks Streamable HTTP"),
                 _ => None,
             };
+            // A finding broken only because its answer could not be read is that answer's
+            // (M-11 grades it once): the row is blocked, unless another finding is broken on
+            // what could be read.
+            let mut unread: Vec<&str> = Vec::new();
+            if !matches!(requirement.id, "M-11" | "H-16" | "X-1") {
+                mine.retain(|(finding, _)| match &finding.unreadable {
+                    Some(why) if finding.outcome >= Outcome::Ambiguous => {
+                        if !unread.contains(&why.as_str()) {
+                            unread.push(why);
+                        }
+                        false
+                    }
+                    _ => true,
+                });
+            }
+            let broken_on_what_was_read = mine.iter().any(|(finding, _)| finding.outcome >= Outcome::Ambiguous);
             let (outcome, message, evidence, duration_ms) = if let Some(reason) = wrong_transport {
                 (Outcome::NotApplicable, reason.to_owned(), Vec::new(), 0)
+            } else if !unread.is_empty() && !broken_on_what_was_read {
+                let shown: Vec<&str> = unread.iter().take(3).copied().collect();
+                let more = if unread.len() > 3 { format!("; and {} more", unread.len() - 3) } else { String::new() };
+                (Outcome::NotApplicable, format!("{BLOCKED_PREFIX}{}{more}", shown.join("; ")), Vec::new(), 0)
             } else if mine.is_empty() {
                 let reason = blocked.unwrap_or_else(|| not_exercised(requirement.id));
                 (Outcome::NotApplicable, reason.to_owned(), Vec::new(), 0)
@@ -644,6 +667,30 @@ mod tests {
         let d1 = row(&checks, "D-1");
         assert_eq!((d1.status, d1.message.as_str()), (Status::NotApplicable, BLOCKED_BY_FRAMING));
         assert!(row(&checks, "H-1").message.contains("Streamable HTTP rule"), "the transport's reason comes first");
+    }
+
+    #[test]
+    fn a_row_broken_only_on_an_unreadable_answer_is_blocked_and_names_it() {
+        let unread = |id| Finding {
+            unreadable: Some("the answer to `tools/list` could not be read (see M-11)".into()),
+            ..Finding::broken(id, "tools/list failed")
+        };
+        let findings = vec![
+            unread("D-4"),
+            Finding::kept("D-4", "prompts/list answered"),
+            unread("E-5"),
+            Finding::broken("E-5", "an invalid cursor was accepted on prompts/list"),
+            unread("M-11"),
+        ];
+        let checks = grade_all(&[(findings, 0)], Era::Modern, true, None);
+        let d4 = row(&checks, "D-4");
+        assert_eq!(
+            (d4.status, d4.message.as_str()),
+            (Status::NotApplicable, "blocked: the answer to `tools/list` could not be read (see M-11)")
+        );
+        let e5 = row(&checks, "E-5");
+        assert_eq!((e5.status, e5.message.as_str()), (Status::Warn, "an invalid cursor was accepted on prompts/list"));
+        assert_eq!(row(&checks, "M-11").status, Status::Fail, "M-11 itself is never blocked");
     }
 
     #[test]

@@ -33,10 +33,22 @@ struct Tally {
     examples: Vec<(String, Vec<Evidence>)>,
 }
 
+/// The unreadable answers of a run, by method.
+#[derive(Debug, Default)]
+struct Unreadable {
+    by_method: BTreeMap<String, (usize, String, Vec<Evidence>)>,
+    held_open: bool,
+    not_sent: usize,
+}
+
 /// Collects passive observations during a run.
 #[derive(Debug, Default)]
 pub(crate) struct Passive {
     tallies: Mutex<BTreeMap<&'static str, Tally>>,
+    /// The answers that could not be read as one JSON-RPC message (M-11): per method, how
+    /// many, why (the first), and the evidence of the first; and how many requests were not
+    /// sent because an earlier answer of theirs was held open.
+    unreadable: Mutex<Unreadable>,
     /// The server is legacy: modern probes sent to it (the migration list) are not graded on
     /// the era-independent rules, which its legacy exchanges are graded on.
     legacy: bool,
@@ -45,7 +57,7 @@ pub(crate) struct Passive {
 impl Passive {
     /// A collector for a server of this era.
     pub(crate) fn new(legacy: bool) -> Self {
-        Self { tallies: Mutex::default(), legacy }
+        Self { tallies: Mutex::default(), unreadable: Mutex::default(), legacy }
     }
 
     fn note(&self, id: &'static str, violation: Option<String>, exchange: &Exchange) {
@@ -117,10 +129,30 @@ impl Passive {
             }
         }
 
+        // An answer that came but cannot be read as one JSON-RPC message (whatever the probe)
+        // is one M-11 finding for the run, naming each method and what came; the checks that
+        // needed it are blocked, not failed. (Timeouts and refused connections are not
+        // counted: no answer came.)
+        if let Some(why) = exchange.unreadable() {
+            if !(self.legacy && modern) {
+                let mut unreadable = crate::mcp::sync::lock(&self.unreadable);
+                if matches!(exchange.failure, Some(Failure::Skipped(_))) {
+                    unreadable.not_sent += 1;
+                } else {
+                    unreadable.held_open |= exchange.sse_unread == Some(crate::mcp::exchange::SseUnread::Unterminated);
+                    let entry = unreadable
+                        .by_method
+                        .entry(method.to_owned())
+                        .or_insert_with(|| (0, why, super::finding::evidence_of(exchange)));
+                    entry.0 += 1;
+                }
+            }
+            return;
+        }
         let Some(response) = &exchange.response else {
-            // A response that came but could not be read is a broken envelope (M-11), not an
-            // exchange the rules may skip: counting only what could be read would pass them on
-            // no evidence. (Timeouts and refused connections are not counted: no answer came.)
+            // A body that is not JSON-RPC and not recognisably broken JSON-RPC either (an
+            // HTML page, plain text) is a broken envelope too, not an exchange the rules may
+            // skip: counting only what could be read would pass them on no evidence.
             let unread = matches!(&exchange.failure, Some(Failure::NotJsonRpc(_)))
                 || matches!(&exchange.failure, Some(Failure::Closed(detail)) if detail.contains("unparsable SSE frame"));
             let header_probe = modern && exchange.status.is_some() && !outgoing.header_edits.is_empty();
@@ -307,36 +339,77 @@ impl Passive {
 
     /// Findings for every requirement observed, with examples of violations.
     pub(crate) fn findings(&self) -> Vec<Finding> {
+        let mut findings = self.unreadable_findings();
         let tallies = crate::mcp::sync::lock(&self.tallies);
-        tallies
-            .iter()
-            .map(|(id, tally)| {
-                if tally.violations == 0 {
-                    return Finding::kept(
-                        id,
-                        match tally.observed {
-                            1 => "kept in the 1 response observed".to_owned(),
-                            n => format!("kept in all {n} responses observed"),
-                        },
-                    );
-                }
-                let mut finding = Finding::new(
+        findings.extend(tallies.iter().map(|(id, tally)| {
+            if tally.violations == 0 {
+                return Finding::kept(
                     id,
-                    Outcome::Broken,
-                    format!(
-                        "{} of {} responses observed break this rule; first: {}",
-                        tally.violations,
-                        tally.observed,
-                        tally.examples.first().map(|(message, _)| message.as_str()).unwrap_or("")
-                    ),
+                    match tally.observed {
+                        1 => "kept in the 1 response observed".to_owned(),
+                        n => format!("kept in all {n} responses observed"),
+                    },
                 );
-                for (message, evidence) in tally.examples.iter().take(2) {
-                    finding.evidence.push(Evidence { label: "finding".into(), text: message.clone() });
-                    finding.evidence.extend(evidence.iter().cloned());
-                }
-                finding
-            })
-            .collect()
+            }
+            let mut finding = Finding::new(
+                id,
+                Outcome::Broken,
+                format!(
+                    "{} of {} responses observed break this rule; first: {}",
+                    tally.violations,
+                    tally.observed,
+                    tally.examples.first().map(|(message, _)| message.as_str()).unwrap_or("")
+                ),
+            );
+            for (message, evidence) in tally.examples.iter().take(2) {
+                finding.evidence.push(Evidence { label: "finding".into(), text: message.clone() });
+                finding.evidence.extend(evidence.iter().cloned());
+            }
+            finding
+        }));
+        findings
+    }
+
+    /// The one M-11 finding of the answers that could not be read (none when all could),
+    /// and H-16's warning when such a stream stayed open.
+    fn unreadable_findings(&self) -> Vec<Finding> {
+        let unreadable = crate::mcp::sync::lock(&self.unreadable);
+        if unreadable.by_method.is_empty() {
+            return Vec::new();
+        }
+        let answers: usize = unreadable.by_method.values().map(|(count, ..)| count).sum();
+        let mut whys: Vec<(Vec<String>, &str)> = Vec::new();
+        for (method, (count, why, _)) in &unreadable.by_method {
+            let named = format!("`{method}` ({})", super::finding::count(*count, "answer", "answers"));
+            match whys.iter_mut().find(|(_, known)| *known == why.as_str()) {
+                Some((methods, _)) => methods.push(named),
+                None => whys.push((vec![named], why)),
+            }
+        }
+        let reasons: Vec<String> = whys.iter().map(|(methods, why)| format!("{}: {why}", methods.join(", "))).collect();
+        let not_sent = match unreadable.not_sent {
+            0 => String::new(),
+            n => format!(
+                "; {} not sent once an earlier answer of its method was held open for the whole timeout (their checks are blocked)",
+                super::finding::count(n, "later request was", "later requests were")
+            ),
+        };
+        let mut m11 = Finding::broken(
+            "M-11",
+            format!(
+                "{} cannot be read as one JSON-RPC message: {}{not_sent}",
+                super::finding::count(answers, "answer", "answers"),
+                reasons.join("; ")
+            ),
+        );
+        for (_, _, evidence) in unreadable.by_method.values().take(2) {
+            m11.evidence.extend(evidence.iter().cloned());
+        }
+        let mut findings = vec![m11];
+        if unreadable.held_open {
+            findings.push(Finding::ambiguous("H-16", "the SSE stream stayed open after the (unterminated) response"));
+        }
+        findings
     }
 }
 

@@ -11,7 +11,8 @@
 /// rule can be broken in several ways a checker must tell apart, a fault for each further way is
 /// named by the id and a suffix (`x-1-pretty`: X-1 broken by pretty-printed messages); it too
 /// breaks that rule only. Ids starting with `chaos-` are robustness fixtures instead: they break
-/// the server as a whole.
+/// the server as a whole (`chaos-sse-multiline-data` instead frames every answer in a rare but
+/// valid way the evaluator must accept).
 pub(crate) const FAULTS: &[(&str, &str)] = &[
     // Discovery.
     ("d-1", "server/discover is not implemented: it answers -32601"),
@@ -40,6 +41,22 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
     (
         "m-11-sse-unterminated",
         "HTTP: every response is an SSE event without its blank-line terminator, and the stream stays open",
+    ),
+    (
+        "m-11-sse-unterminated-later",
+        "HTTP: every response but server/discover's is an SSE event without its blank-line terminator, and the stream stays open",
+    ),
+    (
+        "m-11-sse-unterminated-tools-list",
+        "HTTP: tools/list responses alone are an SSE event without its blank-line terminator, and the stream stays open",
+    ),
+    (
+        "m-11-sse-cut-later",
+        "HTTP: every response but server/discover's is an SSE stream cut in the middle of its event",
+    ),
+    (
+        "m-11-sse-continuation",
+        "HTTP: every response but server/discover's is an SSE event of pretty-printed JSON whose lines after the first have no `data:` prefix",
     ),
     ("m-11-int32", "integer ids beyond 32 bits are echoed truncated (ids kept in 32-bit integers)"),
     ("m-12", "non-ASCII characters in echoed string ids are replaced by '?'"),
@@ -144,6 +161,7 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
         "stdio: messages are framed LSP-style: `Content-Length: N`, a blank line, then the message with no newline after it",
     ),
     ("x-1-pretty", "stdio: messages are pretty-printed over several lines"),
+    ("x-1-pretty-later", "stdio: every message but the server/discover result is pretty-printed over several lines"),
     ("x-1-concatenated", "stdio: messages are written with no newline after them (back to back)"),
     ("x-1-bom", "stdio: stdout starts with a UTF-8 byte order mark, as .NET's UTF-8 console writer does"),
     ("x-2", "stdio: a JSON-RPC request (ping) is written to stdout before each response"),
@@ -158,7 +176,8 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
     ),
     ("x-7", "stdio: notifications/cancelled for an unknown id is answered with an error"),
     // Chaos modes: not requirement faults, but misbehaviour the evaluator must survive (no
-    // crash, no hang, reports always written). Ids start with `chaos-`.
+    // crash, no hang, reports always written), or a rare but valid framing it must accept.
+    // Ids start with `chaos-`.
     ("chaos-hang", "accepts connections (HTTP) or reads stdin (stdio) and never answers anything"),
     ("chaos-sse-cut", "HTTP: every POST gets SSE headers and half an event, then the connection closes"),
     ("chaos-html-500", "HTTP: every request gets status 500 with an HTML page"),
@@ -168,6 +187,10 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
     (
         "chaos-80000-tools-sse",
         "tools/list lists 80,000 tools on one page (about 18 MB), and every response is an SSE stream",
+    ),
+    (
+        "chaos-sse-multiline-data",
+        "every response is an SSE event of pretty-printed JSON, one `data:` line per line (valid SSE: everything must pass)",
     ),
     ("chaos-error-everything", "every request is answered with a -32603 internal error (id echoed, HTTP 200)"),
     ("chaos-50mb", "every response is a 50 MB JSON body (HTTP) or a 50 MB line (stdio)"),

@@ -304,6 +304,10 @@ impl HttpServer {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
 
+        // The method of the request, for the faults that break only some methods' answers.
+        let method = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|message| message.get("method").and_then(Value::as_str).map(str::to_owned));
         let reply = match serde_json::from_slice::<Value>(&body) {
             Ok(message) => {
                 let view = HttpRequestView::new(headers.iter().map(|(name, value)| (name.as_str(), value.as_bytes())));
@@ -324,7 +328,7 @@ impl HttpServer {
             // tool arguments does; the connection closes unanswered and nothing listens after.
             std::process::exit(70);
         }
-        let mut response = self.render(reply);
+        let mut response = self.render(reply, method.as_deref());
         if self.fault("h-19") {
             let session =
                 headers.get("mcp-session-id").cloned().unwrap_or_else(|| HeaderValue::from_static("demo-session-1"));
@@ -371,7 +375,8 @@ impl HttpServer {
         None
     }
 
-    fn render(&self, reply: Reply) -> Response<Body> {
+    /// The HTTP response of a reply to a request of this JSON-RPC `method` (`None`: no method).
+    fn render(&self, reply: Reply, method: Option<&str>) -> Response<Body> {
         let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
         if status == StatusCode::INTERNAL_SERVER_ERROR && self.fault("h-14-html-500") {
             // The fault: invalid tool arguments get the framework's HTML error page (the only
@@ -388,20 +393,32 @@ impl HttpServer {
             *response.status_mut() = status;
             return response;
         }
-        if self.fault("m-11-sse-unterminated") {
-            // Every response is an SSE event without its blank-line terminator, and the stream
-            // stays open: a client never gets a complete event.
-            let event = format!("event: message\ndata: {}\n", reply.last().map(Value::to_string).unwrap_or_default());
-            let frames = futures_util::StreamExt::chain(
-                futures_util::stream::iter([Ok::<_, Infallible>(Frame::data(Bytes::from(event)))]),
-                futures_util::stream::pending(),
-            );
-            let mut response = Response::new(BodyExt::boxed_unsync(StreamBody::new(frames)));
-            *response.status_mut() = status;
-            response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-            return response;
+        // The faults that break the answers of every method but `server/discover` (the run gets
+        // its era and capabilities, then nothing it can read), or of `tools/list` alone.
+        let later = method != Some("server/discover");
+        let last = reply.last().map(Value::to_string).unwrap_or_default();
+        if self.fault("m-11-sse-unterminated")
+            || (later && self.fault("m-11-sse-unterminated-later"))
+            || (method == Some("tools/list") && self.fault("m-11-sse-unterminated-tools-list"))
+        {
+            // An SSE event without its blank-line terminator, and the stream stays open: a
+            // client never gets a complete event.
+            return sse_response(status, format!("event: message\ndata: {last}\n"), true);
         }
-        if reply.stream && !self.fault("m-11-batch") && !self.fault("m-11-single-quotes") {
+        if later && self.fault("m-11-sse-cut-later") {
+            // The stream ends in the middle of the event's JSON.
+            let half: String = last.chars().take(last.chars().count() / 2).collect();
+            return sse_response(status, format!("event: message\ndata: {half}"), false);
+        }
+        if later && self.fault("m-11-sse-continuation") {
+            // Pretty-printed JSON whose first line alone has the `data:` prefix: SSE ignores
+            // the other lines, so the event's data is `{`.
+            let pretty =
+                reply.last().and_then(|message| serde_json::to_string_pretty(message).ok()).unwrap_or_default();
+            return sse_response(status, format!("event: message\ndata: {pretty}\n\n"), false);
+        }
+        let multiline = self.fault("chaos-sse-multiline-data");
+        if (reply.stream || multiline) && !self.fault("m-11-batch") && !self.fault("m-11-single-quotes") {
             return self.render_stream(status, reply.messages);
         }
         let mut body = reply.last().map(Value::to_string).unwrap_or_default();
@@ -422,7 +439,14 @@ impl HttpServer {
         let mut steps: VecDeque<(Duration, Bytes)> = messages
             .into_iter()
             .map(|outgoing| {
-                let frame = format!("event: message\ndata: {}\n\n", outgoing.message);
+                let frame = if self.fault("chaos-sse-multiline-data") {
+                    // Valid SSE: the pretty-printed JSON, one `data:` line per line of it.
+                    let pretty = serde_json::to_string_pretty(&outgoing.message).unwrap_or_default();
+                    let lines: Vec<String> = pretty.lines().map(|line| format!("data: {line}\n")).collect();
+                    format!("event: message\n{}\n", lines.concat())
+                } else {
+                    format!("event: message\ndata: {}\n\n", outgoing.message)
+                };
                 (outgoing.delay, Bytes::from(frame))
             })
             .collect();
@@ -476,6 +500,22 @@ const CHAOS_SSE_CHUNK: usize = 16 * 1024;
 /// Marks the writes of that mode after the first: the stream yields to the runtime between them,
 /// so each write goes out on its own.
 const CHAOS_SSE_PAUSE: Duration = Duration::from_nanos(1);
+
+/// An SSE response whose body is `text`, then the end of the stream or (`held_open`) nothing
+/// more, ever.
+fn sse_response(status: StatusCode, text: String, held_open: bool) -> Response<Body> {
+    let first = futures_util::stream::iter([Ok::<_, Infallible>(Frame::data(Bytes::from(text)))]);
+    let body = if held_open {
+        BodyExt::boxed_unsync(StreamBody::new(futures_util::StreamExt::chain(first, futures_util::stream::pending())))
+    } else {
+        BodyExt::boxed_unsync(StreamBody::new(first))
+    };
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
 
 fn full(bytes: Bytes) -> Body {
     BodyExt::boxed_unsync(Full::new(bytes))

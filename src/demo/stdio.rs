@@ -90,6 +90,8 @@ where
         Framing::ContentLength
     } else if state.fault("x-1-pretty") {
         Framing::Pretty
+    } else if state.fault("x-1-pretty-later") {
+        Framing::PrettyLater
     } else if state.fault("x-1-concatenated") {
         Framing::Concatenated
     } else if state.fault("x-1-bom") {
@@ -251,6 +253,9 @@ enum Framing {
     ContentLength,
     /// `x-1-pretty`: each message pretty-printed over several lines.
     Pretty,
+    /// `x-1-pretty-later`: one line for the `server/discover` result (the one that carries
+    /// `supportedVersions`), every other message pretty-printed over several lines.
+    PrettyLater,
     /// `x-1-concatenated`: no newline after a message.
     Concatenated,
     /// `x-1-bom`: a UTF-8 byte order mark before the first message, then one message per line.
@@ -266,6 +271,12 @@ impl Framing {
             Framing::Pretty => match serde_json::from_str::<Value>(&line) {
                 Ok(message) => serde_json::to_string_pretty(&message).unwrap_or(line) + "\n",
                 Err(_) => line + "\n",
+            },
+            Framing::PrettyLater => match serde_json::from_str::<Value>(&line) {
+                Ok(message) if message.pointer("/result/supportedVersions").is_none() => {
+                    serde_json::to_string_pretty(&message).unwrap_or(line) + "\n"
+                }
+                _ => line + "\n",
             },
             Framing::Concatenated => line,
             Framing::Bom if first => format!("\u{feff}{line}\n"),

@@ -167,49 +167,6 @@ fn modern_error(exchange: &Exchange) -> bool {
     }
 }
 
-/// What makes an HTTP answer that is recognisably JSON-RPC unreadable as one message in its
-/// framing, if anything does: a JSON array (a batch) instead of one response object, a body
-/// that is not JSON though it carries `jsonrpc` (single quotes: a language's printed dict), or an
-/// SSE event that carried the response but was never ended by a blank line.
-fn unreadable_answer(exchange: &Exchange) -> Option<String> {
-    if exchange.response.as_ref().is_some_and(Value::is_array) {
-        return Some("the body is a JSON array (a batch), not a single response object".into());
-    }
-    let body = &exchange.body_excerpt;
-    let sse = exchange.content_type().as_deref() == Some("text/event-stream");
-    if sse
-        && exchange.response.is_none()
-        && exchange.messages.is_empty()
-        && body.contains("data:")
-        && body.contains("jsonrpc")
-    {
-        let cut = matches!(&exchange.failure, Some(Failure::Closed(detail)) if detail.contains("unparsable SSE frame"));
-        if cut {
-            return Some(
-                "the SSE stream ended in the middle of the event carrying the response: its data is not complete JSON"
-                    .into(),
-            );
-        }
-        let open = matches!(exchange.failure, Some(Failure::Timeout));
-        return Some(format!(
-            "the SSE event carrying the response was never ended by a blank line{}, so it was never dispatched: each event must end with an empty line",
-            if open { " (and the stream stayed open)" } else { "" }
-        ));
-    }
-    if matches!(exchange.failure, Some(Failure::NotJsonRpc(_))) && payload_shaped(body) {
-        if body.contains("'jsonrpc'") {
-            return Some(
-                "the body is not JSON: it uses single quotes, like a language's printed dictionary (serialize with a JSON encoder)"
-                    .into(),
-            );
-        }
-        if body.contains("\"jsonrpc\"") {
-            return Some("the body carries `jsonrpc` but is not one valid JSON value".into());
-        }
-    }
-    None
-}
-
 /// True when an answer resembles JSON-RPC, even a broken one: a JSON body with a `jsonrpc`
 /// member (also inside a batch), a JSON or SSE content type on a 2xx, or `jsonrpc` in the body.
 /// An HTML or plain-text page, or an empty body, is not.
@@ -224,18 +181,8 @@ fn mcp_shaped(exchange: &Exchange) -> bool {
     exchange.response.as_ref().is_some_and(has_jsonrpc)
         || !exchange.messages.is_empty()
         || (success && matches!(content_type.as_str(), "application/json" | "text/event-stream"))
-        || (payload_shaped(&exchange.body_excerpt)
+        || (crate::mcp::exchange::payload_shaped(&exchange.body_excerpt)
             && (exchange.body_excerpt.contains("\"jsonrpc\"") || exchange.body_excerpt.contains("'jsonrpc'")))
-}
-
-/// True when `body` starts like a JSON value (`{`, `[`) or an SSE stream (a field or a comment
-/// line), the only shapes in which a `jsonrpc` inside it can be a message: an HTML or plain-text
-/// error page that quotes the request it refused (a server that did not read the body and then
-/// parsed it as the next request does) is not one.
-fn payload_shaped(body: &str) -> bool {
-    let start = body.trim_start();
-    start.starts_with(['{', '[', ':'])
-        || ["data:", "event:", "id:", "retry:"].iter().any(|field| start.starts_with(field))
 }
 
 fn discover_succeeded(exchange: &Exchange) -> bool {
@@ -287,7 +234,7 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             needs_credentials: !gave_credentials,
         });
     }
-    if let Some(why) = unreadable_answer(&discover) {
+    if let Some(why) = discover.unreadable() {
         // JSON-RPC came back, in a form no client can read: one finding (M-11), not twenty.
         let evidence = format!(
             "`server/discover` got an answer that is recognisably JSON-RPC but cannot be read as one message: {why}; graded as 2026-07-28"

@@ -134,6 +134,9 @@ pub(crate) enum Failure {
     NotJsonRpc(String),
     /// The stdio server process has exited.
     Exited(String),
+    /// Not sent: an earlier answer to the same method was held open and unreadable, so this
+    /// request would only have waited for its timeout too. The text names that answer.
+    Skipped(String),
     /// stdio: the server answered, but not as newline-delimited JSON (spec-notes §7). The answer
     /// was found in another framing and is kept for the record only: a client that reads one
     /// message per line never sees it, so it is not the exchange's response.
@@ -154,11 +157,27 @@ impl std::fmt::Display for Failure {
             Failure::TooLarge(limit) => write!(formatter, "response larger than the {limit}-byte cap"),
             Failure::NotJsonRpc(detail) => write!(formatter, "response is not JSON-RPC: {detail}"),
             Failure::Exited(detail) => write!(formatter, "server process exited: {detail}"),
+            Failure::Skipped(detail) => write!(formatter, "not sent: {detail}"),
             Failure::Misframed { framing, .. } => {
                 write!(formatter, "answered, but not as newline-delimited JSON ({framing}); the answer is not used")
             }
         }
     }
+}
+
+/// SSE only: why the events that came could not be read as the final response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SseUnread {
+    /// An event with JSON-RPC data was never ended by a blank line, and the stream stayed open
+    /// until the timeout.
+    Unterminated,
+    /// The stream ended inside an event carrying JSON-RPC: its data is not complete JSON.
+    Cut,
+    /// An event's JSON continued on lines without a `data:` prefix, which SSE ignores (the
+    /// first such line).
+    Continuation(String),
+    /// An event's data is not one JSON value (the parse error and the data's start).
+    Invalid(String),
 }
 
 /// What came back for one [`Outgoing`].
@@ -188,6 +207,8 @@ pub(crate) struct Exchange {
     pub stream_closed_after_final: Option<bool>,
     /// Wall time of the exchange in milliseconds.
     pub elapsed_ms: u64,
+    /// SSE only, when there is no final response: why what came could not be read.
+    pub sse_unread: Option<SseUnread>,
 }
 
 impl Exchange {
@@ -217,6 +238,64 @@ impl Exchange {
         self.error()?.get("code")?.as_i64()
     }
 
+    /// What makes an answer that is recognisably JSON-RPC unreadable as one message in its
+    /// framing, in words, if anything does (M-11): a JSON array (a batch) instead of one
+    /// response object to one request, a body that carries `jsonrpc` but is not JSON (single quotes: a
+    /// language's printed dict), an SSE event never ended, cut, continued without `data:`, or
+    /// whose data is not JSON; or a request not sent because an earlier answer to its method
+    /// was held open that way ([`Failure::Skipped`]). `None` for a readable answer, and for no
+    /// answer at all (a timeout with nothing, a refused connection).
+    pub(crate) fn unreadable(&self) -> Option<String> {
+        // An array answers one request only when one was sent (a batch probe's raw body has
+        // no method: an array is its answer, graded by H-24).
+        if self.method.is_some() && self.response.as_ref().is_some_and(Value::is_array) {
+            return Some("the body is a JSON array (a batch), not a single response object".into());
+        }
+        if self.response.is_some() {
+            return None;
+        }
+        if let Some(Failure::Skipped(detail)) = &self.failure {
+            return Some(format!("not sent: {detail}"));
+        }
+        match &self.sse_unread {
+            Some(SseUnread::Unterminated) => {
+                return Some(
+                    "the SSE event carrying the response was never ended by a blank line (and the stream stayed open), so it was never dispatched: each event must end with an empty line"
+                        .into(),
+                );
+            }
+            Some(SseUnread::Cut) => {
+                return Some(
+                    "the SSE stream ended in the middle of the event carrying the response: its data is not complete JSON"
+                        .into(),
+                );
+            }
+            Some(SseUnread::Continuation(line)) => {
+                return Some(format!(
+                    "the SSE event's JSON continues on lines without a `data:` prefix (`{}`), which SSE ignores, so its data is not JSON: every line of a multi-line JSON needs its own `data:` prefix (or send it on one line)",
+                    line.trim()
+                ));
+            }
+            Some(SseUnread::Invalid(detail)) => {
+                return Some(format!("an SSE event carrying JSON-RPC has data that is not one JSON value ({detail})"));
+            }
+            None => {}
+        }
+        if matches!(self.failure, Some(Failure::NotJsonRpc(_))) && payload_shaped(&self.body_excerpt) {
+            let body = &self.body_excerpt;
+            if body.contains("'jsonrpc'") {
+                return Some(
+                    "the body is not JSON: it uses single quotes, like a language's printed dictionary (serialize with a JSON encoder)"
+                        .into(),
+                );
+            }
+            if body.contains("\"jsonrpc\"") {
+                return Some("the body carries `jsonrpc` but is not one valid JSON value".into());
+            }
+        }
+        None
+    }
+
     /// A one-line description of the answer for messages: status, code or failure.
     pub(crate) fn describe(&self) -> String {
         let mut parts = Vec::new();
@@ -241,4 +320,14 @@ impl Exchange {
         }
         parts.join(", ")
     }
+}
+
+/// True when `body` starts like a JSON value (`{`, `[`) or an SSE stream (a field or a comment
+/// line), the only shapes in which a `jsonrpc` inside it can be a message: an HTML or plain-text
+/// error page that quotes the request it refused (a server that did not read the body and then
+/// parsed it as the next request does) is not one.
+pub(crate) fn payload_shaped(body: &str) -> bool {
+    let start = body.trim_start();
+    start.starts_with(['{', '[', ':'])
+        || ["data:", "event:", "id:", "retry:"].iter().any(|field| start.starts_with(field))
 }

@@ -15,7 +15,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::evidence::Redactor;
-use super::exchange::{Body, Exchange, Failure, HeaderEdit, Outgoing};
+use super::exchange::{Body, Exchange, Failure, HeaderEdit, Outgoing, SseUnread};
 use super::jsonrpc::{self, PROTOCOL_VERSION};
 use super::sse;
 
@@ -62,6 +62,11 @@ pub(crate) struct HttpTransport {
     pub protocol_version: RwLock<String>,
     /// Bounds the requests in flight (a subscription holds a permit only while it is open).
     in_flight: tokio::sync::Semaphore,
+    /// The methods (see `request_kind`) whose answer was an
+    /// SSE event carrying JSON-RPC that was never ended while the stream stayed open for the
+    /// whole timeout, with how long it waited (ms): later requests of the same kind are not
+    /// sent ([`Failure::Skipped`]), since they would only wait as long.
+    held_open: std::sync::Mutex<HashMap<String, u64>>,
 }
 
 impl HttpTransport {
@@ -86,6 +91,7 @@ impl HttpTransport {
             param_headers: RwLock::new(HashMap::new()),
             protocol_version: RwLock::new(PROTOCOL_VERSION.to_owned()),
             in_flight: tokio::sync::Semaphore::new(MAX_IN_FLIGHT),
+            held_open: std::sync::Mutex::new(HashMap::new()),
         }))
     }
 
@@ -107,7 +113,14 @@ impl HttpTransport {
     /// recorded in the [`Exchange`].
     pub(crate) async fn send(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
         let started = Instant::now();
+        let kind = request_kind(outgoing);
+        if let Some(skipped) = self.skipped(kind.as_deref(), outgoing, id.as_ref()) {
+            return skipped;
+        }
         let _permit = self.in_flight.acquire().await;
+        if let Some(skipped) = self.skipped(kind.as_deref(), outgoing, id.as_ref()) {
+            return skipped;
+        }
         let mut exchange = self.send_once(outgoing, id.clone()).await;
         // A stream cut before the final response: the request is lost and MUST be re-issued
         // as a new request with a new id (spec-notes §6.4).
@@ -126,7 +139,29 @@ impl HttpTransport {
             exchange = retried;
         }
         exchange.elapsed_ms = started.elapsed().as_millis() as u64;
+        if let Some(kind) = kind {
+            if matches!(exchange.failure, Some(Failure::Timeout))
+                && exchange.sse_unread == Some(super::exchange::SseUnread::Unterminated)
+            {
+                crate::mcp::sync::lock(&self.held_open).entry(kind).or_insert(exchange.elapsed_ms);
+            }
+        }
         exchange
+    }
+
+    /// The exchange of a request that is not sent because an earlier one of the same
+    /// `kind` was held open unreadable (see `held_open`), or `None` to send it.
+    fn skipped(&self, kind: Option<&str>, outgoing: &Outgoing, id: Option<&Value>) -> Option<Exchange> {
+        let waited = *crate::mcp::sync::lock(&self.held_open).get(kind?)?;
+        Some(Exchange {
+            method: outgoing.method().map(str::to_owned),
+            id: id.cloned(),
+            failure: Some(Failure::Skipped(format!(
+                "an earlier `{}` answer was an SSE event never ended while the stream stayed open ({waited} ms), so this request of the same method would only have waited as long",
+                kind.unwrap_or_default()
+            ))),
+            ..Exchange::default()
+        })
     }
 
     async fn send_once(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
@@ -145,14 +180,18 @@ impl HttpTransport {
         };
         let timeout = outgoing.timeout.unwrap_or(self.settings.timeout);
         if outgoing.raw {
-            let result = tokio::time::timeout(
-                timeout,
+            // The body is read until the deadline (what came by then is kept: a stream held
+            // open is read as such); the head, until a little after it.
+            let deadline = tokio::time::Instant::now() + timeout;
+            let result = tokio::time::timeout_at(
+                deadline + Duration::from_millis(100),
                 super::raw::send(
                     outgoing.url.as_deref().unwrap_or(&self.settings.url),
                     outgoing.http_method,
                     &headers,
                     &body,
                     MAX_RESPONSE_BYTES,
+                    deadline,
                 ),
             )
             .await;
@@ -164,7 +203,14 @@ impl HttpTransport {
                     exchange.headers = raw.headers;
                     let mut assembler = Assembler::new(&exchange, id.as_ref());
                     assembler.push(&raw.body);
-                    assembler.finish(&mut exchange, &self.redactor, raw.complete);
+                    if raw.timed_out && !assembler.final_seen() {
+                        exchange.failure = Some(Failure::Timeout);
+                        exchange.body_excerpt = self.redactor.excerpt(&assembler.excerpt);
+                        exchange.sse_unread = assembler.unread_so_far(true);
+                        exchange.messages = std::mem::take(&mut assembler.messages);
+                    } else {
+                        assembler.finish(&mut exchange, &self.redactor, raw.complete);
+                    }
                 }
             }
             return exchange;
@@ -254,6 +300,7 @@ impl HttpTransport {
             assembler.finish(&mut exchange, &self.redactor, complete);
         } else {
             exchange.body_excerpt = self.redactor.excerpt(&assembler.excerpt);
+            exchange.sse_unread = assembler.unread_so_far(matches!(exchange.failure, Some(Failure::Timeout)));
             exchange.messages = std::mem::take(&mut assembler.messages);
             exchange.response = assembler.response.take();
             if exchange.response.is_some() {
@@ -439,6 +486,21 @@ fn root_cause(error: &dyn std::error::Error) -> String {
     message
 }
 
+/// The kind of a JSON-RPC request POSTed to the endpoint, whatever headers or params it varies:
+/// its method. `None` for notifications,
+/// raw bodies, other URLs and HTTP methods, and subscription streams (held open by design).
+fn request_kind(outgoing: &Outgoing) -> Option<String> {
+    let Body::Json(body) = &outgoing.body else { return None };
+    if outgoing.notification
+        || outgoing.http_method != "POST"
+        || outgoing.url.is_some()
+        || outgoing.settle_after_first.is_some()
+    {
+        return None;
+    }
+    body.get("method")?.as_str().map(str::to_owned)
+}
+
 fn install_crypto_provider() {
     // Installing twice is harmless; the first provider wins.
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -456,6 +518,8 @@ pub(crate) struct Assembler {
     pub(crate) response: Option<Value>,
     after_final: Vec<Value>,
     invalid_frames: Vec<String>,
+    /// Why the first unreadable event carrying JSON-RPC could not be read.
+    unread: Option<SseUnread>,
     /// When the first SSE message arrived.
     pub(crate) first_message_at: Option<Instant>,
 }
@@ -473,6 +537,7 @@ impl Assembler {
             response: None,
             after_final: Vec::new(),
             invalid_frames: Vec::new(),
+            unread: None,
             first_message_at: None,
         }
     }
@@ -494,14 +559,16 @@ impl Assembler {
         match &mut self.sse {
             Some(parser) => {
                 let events = parser.feed(bytes);
-                self.take_events(events);
+                self.take_events(events, false);
             }
             None => self.json_body.extend_from_slice(bytes),
         }
         true
     }
 
-    fn take_events(&mut self, events: Vec<sse::Event>) {
+    /// Reads dispatched events; `at_end`: they were dispatched by the end of the stream, not
+    /// by a blank line.
+    fn take_events(&mut self, events: Vec<sse::Event>, at_end: bool) {
         for event in events {
             if event.data.trim().is_empty() {
                 continue;
@@ -520,6 +587,15 @@ impl Assembler {
                     }
                 }
                 Err(error) => {
+                    let jsonrpc = event.data.contains("jsonrpc")
+                        || event.ignored.as_deref().is_some_and(|line| line.contains("jsonrpc"));
+                    if jsonrpc && self.unread.is_none() {
+                        self.unread = Some(match &event.ignored {
+                            Some(line) => SseUnread::Continuation(line.clone()),
+                            None if at_end => SseUnread::Cut,
+                            None => SseUnread::Invalid(error.to_string()),
+                        });
+                    }
                     self.invalid_frames.push(format!("{error}: {}", event.data.chars().take(200).collect::<String>()))
                 }
             }
@@ -531,7 +607,7 @@ impl Assembler {
         match &mut self.sse {
             Some(parser) => {
                 let events = parser.finish();
-                self.take_events(events);
+                self.take_events(events, true);
                 if self.response.is_some() {
                     if exchange.stream_closed_after_final.is_none() {
                         exchange.stream_closed_after_final = Some(stream_complete);
@@ -564,6 +640,23 @@ impl Assembler {
         self.messages.append(&mut self.after_final);
         exchange.messages = std::mem::take(&mut self.messages);
         exchange.response = self.response.take();
+        if exchange.response.is_none() {
+            exchange.sse_unread = self.unread.take();
+        }
+    }
+
+    /// Why an exchange that ended without its final response (a timeout, a broken connection)
+    /// could not read what came: an unreadable event, or one carrying JSON-RPC that was never
+    /// ended by a blank line (`timed_out`: the stream stayed open; otherwise it broke off).
+    pub(crate) fn unread_so_far(&mut self, timed_out: bool) -> Option<SseUnread> {
+        if self.response.is_some() {
+            return None;
+        }
+        self.unread.take().or_else(|| {
+            let pending = self.sse.as_ref()?.pending()?;
+            let why = if timed_out { SseUnread::Unterminated } else { SseUnread::Cut };
+            pending.contains("jsonrpc").then_some(why)
+        })
     }
 }
 
@@ -629,6 +722,48 @@ mod tests {
         }
         assembler.finish(&mut exchange, &Redactor::new(Vec::<String>::new()), complete);
         exchange
+    }
+
+    #[test]
+    fn an_sse_json_continued_without_data_prefixes_is_unreadable_and_names_the_line() {
+        let exchange = assemble(
+            "text/event-stream",
+            &[b"event: message\ndata: {\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n  \"result\": {}\n}\n\n"],
+            true,
+        );
+        assert_eq!(exchange.sse_unread, Some(SseUnread::Continuation("  \"jsonrpc\": \"2.0\",".into())));
+        let why = exchange.unreadable().expect("unreadable");
+        assert!(why.contains("without a `data:` prefix (`\"jsonrpc\": \"2.0\",`)"), "{why}");
+    }
+
+    #[test]
+    fn an_sse_json_split_over_several_data_lines_is_the_response() {
+        let exchange = assemble(
+            "text/event-stream",
+            &[b"event: message\ndata: {\ndata:   \"jsonrpc\": \"2.0\",\ndata:   \"id\": 1,\ndata:   \"result\": {}\ndata: }\n\n"],
+            true,
+        );
+        assert_eq!(exchange.response, Some(serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}})));
+        assert_eq!((exchange.sse_unread.clone(), exchange.unreadable()), (None, None));
+    }
+
+    #[test]
+    fn an_sse_stream_cut_inside_a_json_rpc_event_is_cut() {
+        let exchange = assemble("text/event-stream", &[b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"], true);
+        assert_eq!(exchange.sse_unread, Some(SseUnread::Cut));
+        assert!(exchange.unreadable().expect("unreadable").contains("ended in the middle of the event"));
+    }
+
+    #[test]
+    fn an_sse_event_held_open_without_its_blank_line_is_unterminated() {
+        let exchange =
+            Exchange { headers: vec![("content-type".into(), "text/event-stream".into())], ..Exchange::default() };
+        let mut assembler = Assembler::new(&exchange, Some(&serde_json::json!(1)));
+        assembler.push(b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+        assert_eq!(assembler.unread_so_far(true), Some(SseUnread::Unterminated));
+        let mut quiet = Assembler::new(&exchange, Some(&serde_json::json!(1)));
+        quiet.push(b": keep-alive\n\n");
+        assert_eq!(quiet.unread_so_far(true), None, "no JSON-RPC came: a plain timeout");
     }
 
     #[test]

@@ -24,8 +24,11 @@ pub(crate) struct RawResponse {
     pub headers: Vec<(String, String)>,
     /// The body (de-chunked).
     pub body: Vec<u8>,
-    /// False when the body ended early (connection closed mid-body).
+    /// False when the body ended early (connection closed mid-body, or the deadline came).
     pub complete: bool,
+    /// True when the deadline came while the body was still being read (a stream held open):
+    /// `body` is what had come by then.
+    pub timed_out: bool,
 }
 
 /// The parts of an `http(s)://[user:password@]host:port/path` URL.
@@ -87,6 +90,7 @@ pub(crate) async fn send(
     headers: &[(String, String)],
     body: &[u8],
     max_bytes: usize,
+    deadline: tokio::time::Instant,
 ) -> Result<RawResponse, Failure> {
     let parts = split_url(url)
         .ok_or_else(|| Failure::Connect(format!("raw probes need an http:// or https:// URL, not `{url}`")))?;
@@ -152,6 +156,7 @@ pub(crate) async fn send(
     let length: Option<usize> = header("content-length").and_then(|value| value.trim().parse().ok());
     let no_body = method == "HEAD" || status == 204 || status == 304 || (100..200).contains(&status);
     let mut complete = true;
+    let mut timed_out = false;
     if !no_body {
         loop {
             if let Some(length) = length.filter(|_| !chunked) {
@@ -166,14 +171,18 @@ pub(crate) async fn send(
             if body.len() > max_bytes {
                 return Err(Failure::TooLarge(max_bytes));
             }
-            match read_some(&mut stream, &mut chunk).await {
-                Ok(0) => {
+            match tokio::time::timeout_at(deadline, read_some(&mut stream, &mut chunk)).await {
+                Ok(Ok(0)) => {
                     complete = length.is_none() && !chunked;
                     break;
                 }
-                Ok(read) => body.extend_from_slice(&chunk[..read]),
-                Err(_) => {
+                Ok(Ok(read)) => body.extend_from_slice(&chunk[..read]),
+                Ok(Err(_)) => {
                     complete = false;
+                    break;
+                }
+                Err(_) => {
+                    (complete, timed_out) = (false, true);
                     break;
                 }
             }
@@ -184,7 +193,7 @@ pub(crate) async fn send(
     if chunked {
         body = dechunk(&body);
     }
-    Ok(RawResponse { status, headers, body, complete })
+    Ok(RawResponse { status, headers, body, complete, timed_out })
 }
 
 /// Opens the connection: TCP, then TLS for `https://` (SNI and the certificate check on the

@@ -13,6 +13,9 @@ pub struct Event {
     pub event: Option<String>,
     /// The `data:` lines joined with `\n`.
     pub data: String,
+    /// The first line of the event that is neither a known field (`data`, `event`, `id`,
+    /// `retry`) nor a comment: SSE ignores it (e.g. JSON continued without a `data:` prefix).
+    pub ignored: Option<String>,
 }
 
 /// Feeds bytes in, takes events out.
@@ -24,6 +27,7 @@ pub struct Parser {
     scanned: usize,
     data: Option<String>,
     event: Option<String>,
+    ignored: Option<String>,
 }
 
 impl Parser {
@@ -58,6 +62,17 @@ impl Parser {
         events
     }
 
+    /// The data of an event not yet ended by a blank line (its `data:` lines so far and the
+    /// unfinished line), when it has any.
+    pub fn pending(&self) -> Option<String> {
+        let rest = String::from_utf8_lossy(&self.buffer);
+        match (&self.data, rest.is_empty()) {
+            (None, true) => None,
+            (None, false) => rest.starts_with("data").then(|| rest.into_owned()),
+            (Some(data), _) => Some(format!("{data}\n{rest}")),
+        }
+    }
+
     /// Ends the stream: an event with data but no closing blank line is dispatched too, since
     /// servers that close right after the last `data:` line are common.
     pub fn finish(&mut self) -> Vec<Event> {
@@ -80,9 +95,10 @@ impl Parser {
     fn line(&mut self, line: &str, events: &mut Vec<Event>) {
         if line.is_empty() {
             if let Some(data) = self.data.take() {
-                events.push(Event { event: self.event.take(), data });
+                events.push(Event { event: self.event.take(), data, ignored: self.ignored.take() });
             }
             self.event = None;
+            self.ignored = None;
             return;
         }
         if line.starts_with(':') {
@@ -101,7 +117,10 @@ impl Parser {
                 None => self.data = Some(value.to_owned()),
             },
             "event" => self.event = Some(value.to_owned()),
-            _ => {}
+            "id" | "retry" => {}
+            _ => {
+                self.ignored.get_or_insert_with(|| line.chars().take(120).collect());
+            }
         }
     }
 }
@@ -133,6 +152,24 @@ mod tests {
     #[test]
     fn multi_line_data_is_joined_with_newlines() {
         check(&["data: a\ndata: b\n\n"], &["a\nb"]);
+    }
+
+    #[test]
+    fn lines_without_a_field_are_ignored_and_the_first_is_kept() {
+        let mut parser = Parser::default();
+        let events = parser.feed(b"data: {\n  \"jsonrpc\": \"2.0\"\n}\n\ndata: x\nid: 1\n\n");
+        assert_eq!(events[0].data, "{");
+        assert_eq!(events[0].ignored.as_deref(), Some("  \"jsonrpc\": \"2.0\""));
+        assert_eq!((events[1].data.as_str(), events[1].ignored.as_deref()), ("x", None));
+    }
+
+    #[test]
+    fn an_event_not_yet_ended_is_pending() {
+        let mut parser = Parser::default();
+        assert!(parser.feed(b"event: message\ndata: {\"id\":1}\n").is_empty());
+        assert_eq!(parser.pending().as_deref(), Some("{\"id\":1}\n"));
+        parser.feed(b"\n");
+        assert_eq!(parser.pending(), None);
     }
 
     #[test]

@@ -19,7 +19,10 @@
 //! X-1, unreadable HTTP bodies for M-11): there the run must complete with verdict `fail` and exit
 //! 1 (not "unreachable"), and every other check must be `not_applicable` with the blocked reason
 //! (or its transport's reason), except X-4 on stdio, which needs no answer and passes, and H-16 on
-//! HTTP, which warns when the stream stayed open.
+//! HTTP, which warns when the stream stayed open. Rows marked `sole` break later answers only
+//! (`server/discover`'s is readable): the faulted check fails alone, the checks that needed those
+//! answers are blocked with a reason naming them, and everything else still passes or is
+//! `not_applicable`.
 //!
 //! Each row is its own test, `faults::matrix::<fault>_<transport>` (e.g. `faults::matrix::d_1_http`),
 //! so a failure names its row and the harness runs rows in parallel. A row is an I/O-bound
@@ -41,17 +44,19 @@ use Transport::{Http, Stdio};
 /// row's fault id and transport (`d_1_http`), so a failure names its row and the harness runs
 /// rows in parallel.
 macro_rules! matrix {
-    (@blocked) => { false };
-    (@blocked blocked) => { true };
+    (@blocked) => { Mode::Alone };
+    (@blocked blocked) => { Mode::Blocked };
+    (@blocked sole) => { Mode::Sole };
     ($($name:ident => ($fault:literal, $transport:ident, $expected:literal, $text:literal $(, $blocked:ident)?),)*) => {
         /// `(fault id, transport, expected status of the check with that id, text the message
-        /// contains, whether the fault blocks every other check)`. An empty text means the
+        /// contains, what the fault does to the other checks)`. An empty text means the
         /// message is only required to be non-empty.
-        const MATRIX: &[(&str, Transport, &str, &str, bool)] =
+        const MATRIX: &[(&str, Transport, &str, &str, Mode)] =
             &[$(($fault, $transport, $expected, $text, matrix!(@blocked $($blocked)?))),*];
 
         /// One test per row of [`MATRIX`].
         mod matrix {
+            use super::Mode;
             use super::Transport::{Http, Stdio};
             $(
                 #[test]
@@ -61,6 +66,19 @@ macro_rules! matrix {
             )*
         }
     };
+}
+
+/// What a row's fault does to the checks other than its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Nothing is asserted about them.
+    Alone,
+    /// Every answer is unreadable: every other check is blocked (`blocked`).
+    Blocked,
+    /// Some answers are unreadable, `server/discover`'s is not (`sole`): the checks those answers
+    /// blocked are `not_applicable` with a reason naming them, every other check passes or is
+    /// `not_applicable` (H-16 may warn: the stream stayed open), D-1 passes.
+    Sole,
 }
 
 /// The reason of a check that a stdio server's framing blocked (`src/conformance/mod.rs`).
@@ -94,6 +112,10 @@ matrix! {
     m_11_batch_http => ("m-11-batch", Http, "fail", "the body is a JSON array (a batch), not a single response object", blocked),
     m_11_single_quotes_http => ("m-11-single-quotes", Http, "fail", "it uses single quotes", blocked),
     m_11_sse_unterminated_http => ("m-11-sse-unterminated", Http, "fail", "never ended by a blank line", blocked),
+    m_11_sse_unterminated_later_http => ("m-11-sse-unterminated-later", Http, "fail", "never ended by a blank line (and the stream stayed open)", sole),
+    m_11_sse_unterminated_tools_list_http => ("m-11-sse-unterminated-tools-list", Http, "fail", "1 answer cannot be read as one JSON-RPC message: `tools/list` (1 answer): the SSE event carrying the response was never ended", sole),
+    m_11_sse_cut_later_http => ("m-11-sse-cut-later", Http, "fail", "the SSE stream ended in the middle of the event carrying the response", sole),
+    m_11_sse_continuation_http => ("m-11-sse-continuation", Http, "fail", "continues on lines without a `data:` prefix (`\"jsonrpc\": \"2.0\",`)", sole),
     m_11_digits_http => ("m-11-digits", Http, "fail", "sent the string \"7\", got back the number 7"),
     m_11_digits_stdio => ("m-11-digits", Stdio, "fail", "another JSON type"),
     m_11_int32_http => ("m-11-int32", Http, "fail", "sent the number 9007199254740991, got back the number 4294967295"),
@@ -195,6 +217,7 @@ matrix! {
     x_1_stdio => ("x-1", Stdio, "fail", "not JSON-RPC"),
     x_1_content_length_stdio => ("x-1-content-length", Stdio, "fail", "`Content-Length` headers as LSP does", blocked),
     x_1_pretty_stdio => ("x-1-pretty", Stdio, "fail", "pretty-prints messages over several lines", blocked),
+    x_1_pretty_later_stdio => ("x-1-pretty-later", Stdio, "fail", "pretty-prints messages over several lines", sole),
     x_1_concatenated_stdio => ("x-1-concatenated", Stdio, "fail", "messages are not separated by newlines", blocked),
     x_1_bom_stdio => ("x-1-bom", Stdio, "fail", "byte order mark"),
     x_2_stdio => ("x-2", Stdio, "fail", "requests"),
@@ -218,13 +241,18 @@ fn check_id(fault: &str) -> String {
 }
 
 /// Runs one row; `Err` describes the mismatch.
-fn check_row(fault: &str, transport: Transport, expected: &str, text: &str, blocked: bool) -> Result<(), String> {
+fn check_row(fault: &str, transport: Transport, expected: &str, text: &str, mode: Mode) -> Result<(), String> {
     // A fault id is the requirement id, with a suffix when one requirement has several faults
     // (`m-11-digits` breaks M-11 another way, `x-1-pretty` X-1).
     let id = check_id(fault);
     // Where the fault makes responses unmatchable (ids not echoed on stdio), every request waits
     // for its timeout: a short one keeps the row quick.
-    let timeout = if matches!((fault, transport), ("m-6" | "m-11", Stdio)) { "1" } else { "5" };
+    // Where later answers are held open, each waits for its timeout too.
+    let timeout = match (fault, transport) {
+        ("m-6" | "m-11", Stdio) => "1",
+        ("m-11-sse-unterminated-later" | "m-11-sse-unterminated-tools-list", Http) => "2",
+        _ => "5",
+    };
     let _server;
     let outcome = match transport {
         Http => {
@@ -257,8 +285,10 @@ fn check_row(fault: &str, transport: Transport, expected: &str, text: &str, bloc
     if expected == "fail" && outcome.code() != 1 {
         problems.push(format!("exit {} (a MUST failure exits 1)", outcome.code()));
     }
-    if blocked {
-        problems.extend(blocked_problems(report, &id));
+    match mode {
+        Mode::Alone => {}
+        Mode::Blocked => problems.extend(blocked_problems(report, &id)),
+        Mode::Sole => problems.extend(sole_problems(report, &id)),
     }
     if problems.is_empty() { Ok(()) } else { Err(format!("{}; message: {message}", problems.join("; "))) }
 }
@@ -304,12 +334,54 @@ fn blocked_problems(report: &serde_json::Value, id: &str) -> Vec<String> {
     problems
 }
 
+/// What is wrong with a run where some answers after a readable `server/discover` could not be
+/// read: the faulted check `id` (M-11, or X-1 on stdio) fails alone (verdict `fail`), the
+/// checks that needed those answers are `not_applicable` with a `blocked: … (see ID)` reason,
+/// the rest pass or are `not_applicable` (H-16 may warn), and D-1 passes on the discover answer
+/// that was read.
+fn sole_problems(report: &serde_json::Value, id: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if report["outcome"] != "completed" || report["verdict"] != "fail" {
+        problems.push(format!(
+            "outcome {} and verdict {}, expected completed and fail",
+            report["outcome"], report["verdict"]
+        ));
+    }
+    let checks: Vec<&serde_json::Value> = report["checks"].as_array().into_iter().flatten().collect();
+    for check in &checks {
+        let (check_id, status) =
+            (check["id"].as_str().unwrap_or_default(), check["status"].as_str().unwrap_or_default());
+        let fine =
+            check_id == id || matches!(status, "pass" | "not_applicable") || (check_id == "H-16" && status == "warn");
+        if !fine {
+            problems.push(format!("{check_id} is {status} ({}), expected it blocked or passing", check["message"]));
+        }
+    }
+    let blocked = checks
+        .iter()
+        .filter(|check| {
+            let message = check["message"].as_str().unwrap_or_default();
+            message.starts_with("blocked: ") && message.ends_with(&format!("(see {id})"))
+        })
+        .count();
+    if blocked == 0 {
+        problems.push(format!("no check carries a blocked reason naming {id}"));
+    }
+    if let Some(d1) = checks.iter().find(|check| check["id"] == "D-1") {
+        if d1["status"] != "pass" {
+            problems
+                .push(format!("D-1 is {} ({}), expected pass on the readable discover", d1["status"], d1["message"]));
+        }
+    }
+    problems
+}
+
 /// Runs one row as its own test; panics with the mismatch. `test_name` must be the row's fault id
 /// and transport (`d_1_http`), which keeps the test names unique and findable.
-fn check(test_name: &str, fault: &str, transport: Transport, expected: &str, text: &str, blocked: bool) {
+fn check(test_name: &str, fault: &str, transport: Transport, expected: &str, text: &str, mode: Mode) {
     let row_name = format!("{}_{}", fault.replace('-', "_"), format!("{transport:?}").to_lowercase());
     assert_eq!(test_name, row_name, "a row's test is named after its fault id and transport");
-    if let Err(problem) = check_row(fault, transport, expected, text, blocked) {
+    if let Err(problem) = check_row(fault, transport, expected, text, mode) {
         panic!("{fault} over {transport:?}: {problem}");
     }
 }

@@ -123,6 +123,44 @@ fn sse_streams_cut_mid_event_fail_checks_without_hanging() {
 }
 
 #[test]
+fn a_server_that_holds_every_later_stream_open_ends_in_bounded_time_with_one_finding() {
+    // Every answer but `server/discover`'s is an SSE event never ended, its stream held open: each
+    // request waits for the 2 s timeout. Layer 0 sends about 40 requests, 8 at a time, so the run
+    // must end within ⌈40 ÷ 8⌉ × 2 s = 10 s (it took 18–20 s when each probe of a method waited
+    // on its own); later requests of a method already held open are not sent, and say so.
+    let server = DemoServer::start(&["m-11-sse-unterminated-later"]);
+    let run = run_bounded(&["--server-url", &server.url], QUICK);
+    assert_eq!(run.code, 1, "{}", run.report);
+    assert!(run.elapsed < Duration::from_secs(10), "took {:?}", run.elapsed);
+    let checks = run.report["checks"].as_array().cloned().unwrap_or_default();
+    let check = |id: &str| checks.iter().find(|check| check["id"] == id).cloned().unwrap_or_default();
+    assert_eq!(run.report["counts"]["fail"], 1, "one broken thing, one finding: {}", run.report["checks"]);
+    let m11 = check("M-11");
+    let message = m11["message"].as_str().unwrap_or_default();
+    assert!(message.contains("`tools/list` (") && message.contains("never ended by a blank line"), "{message}");
+    assert!(message.contains("not sent once an earlier answer of its method was held open"), "{message}");
+    assert_eq!(check("D-1")["status"], "pass", "the readable discover still grades D-1");
+    let skipped = checks
+        .iter()
+        .filter(|check| check["message"].as_str().unwrap_or_default().contains("was not sent: an earlier"))
+        .count();
+    assert!(skipped > 0, "a row blocked without waiting says which request was not sent");
+}
+
+#[test]
+fn json_split_over_several_data_lines_is_valid_sse_and_passes() {
+    // The same pretty-printed JSON as `m-11-sse-continuation`, but every line with its own
+    // `data:` prefix: SSE joins them with newlines, which is valid JSON whitespace.
+    let server = DemoServer::start(&["chaos-sse-multiline-data"]);
+    let run = run_bounded(&["--server-url", &server.url], QUICK);
+    assert_eq!(run.code, 0, "{}", run.report);
+    assert_eq!(run.report["counts"]["fail"], 0, "{}", run.report["checks"]);
+    assert_eq!(run.report["counts"]["warn"], 0, "{}", run.report["checks"]);
+    let m11 = run.report["checks"].as_array().and_then(|checks| checks.iter().find(|check| check["id"] == "M-11"));
+    assert_eq!(m11.map(|check| check["status"].clone()), Some(Value::from("pass")));
+}
+
+#[test]
 fn an_endpoint_that_answers_html_500_to_everything_is_no_mcp_endpoint() {
     // Nothing resembling JSON-RPC comes back: not a failing MCP server, no MCP server at all
     // (issue 7 §6; this row used to expect exit 1 and a completed run).

@@ -159,16 +159,32 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     );
 
     // E-9: params that break the request schema.
+    // At once: against a server that holds every answer open, one after another would take
+    // one timeout each. An answer that cannot be read is M-11's: it breaks E-9 only when
+    // nothing else does.
+    let methods = ["tools/call", "resources/read", "prompts/get"];
+    let exchanges =
+        futures_util::future::join_all(methods.iter().map(|&method| client.send(super::modern(method, json!({})))))
+            .await;
     let mut broken = Vec::new();
     let mut evidence = None;
-    for method in ["tools/call", "resources/read", "prompts/get"] {
-        let exchange = client.send(super::modern(method, json!({}))).await;
+    let mut unread = None;
+    for (method, exchange) in methods.into_iter().zip(exchanges) {
         let ok = exchange.error_code() == Some(INVALID_PARAMS)
             || (ctx.is_http() && exchange.error_code() == Some(HEADER_MISMATCH));
         if !ok {
-            broken.push(format!("`{method}` without its required param: {}", exchange.describe()));
+            let message = format!("`{method}` without its required param: {}", exchange.describe());
+            if exchange.unreadable().is_some() {
+                unread = unread.or(Some((message, exchange)));
+                continue;
+            }
+            broken.push(message);
             evidence = evidence.or(Some(exchange));
         }
+    }
+    if let (true, Some((message, exchange))) = (broken.is_empty(), unread) {
+        broken.push(message);
+        evidence = Some(exchange);
     }
     let e9 = if broken.is_empty() {
         Finding::kept(

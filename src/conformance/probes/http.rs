@@ -170,10 +170,9 @@ async fn version_and_method(ctx: &Context) -> Vec<Finding> {
         Box::pin(async {
             let mut findings = Vec::new();
             // H-13: unknown and removed methods → 404 + -32601. A dual-era server may answer initialize.
-            let mut broken = Vec::new();
-            let mut dual_era = false;
-            let mut evidence = None;
-            for method in [
+            // The methods are probed at once: against a server that holds every answer open,
+            // one after another would take one timeout each.
+            let methods = [
                 "initialize",
                 "ping",
                 "logging/setLevel",
@@ -182,21 +181,38 @@ async fn version_and_method(ctx: &Context) -> Vec<Finding> {
                 "tasks/list",
                 "tasks/result",
                 "foo/bar",
-            ] {
+            ];
+            let exchanges = futures_util::future::join_all(methods.iter().map(|&method| {
                 let params = if method == "initialize" {
                     json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": jsonrpc::client_info()})
                 } else {
                     json!({})
                 };
-                let exchange = client.send(modern(method, params)).await;
+                client.send(modern(method, params))
+            }))
+            .await;
+            let mut broken = Vec::new();
+            let mut dual_era = false;
+            let mut evidence = None;
+            // An answer that cannot be read is M-11's: it breaks H-13 only when nothing else does.
+            let mut unread = None;
+            for (method, exchange) in methods.into_iter().zip(exchanges) {
                 if method == "initialize" && exchange.result().is_some() {
                     dual_era = true;
                     continue;
                 }
                 if let Err(message) = expect::error(&exchange, METHOD_NOT_FOUND, Some(404)) {
+                    if exchange.unreadable().is_some() {
+                        unread = unread.or(Some((format!("`{method}`: {message}"), exchange)));
+                        continue;
+                    }
                     broken.push(format!("`{method}`: {message}"));
                     evidence = evidence.or(Some(exchange));
                 }
+            }
+            if let (true, Some((message, exchange))) = (broken.is_empty(), unread) {
+                broken.push(message);
+                evidence = Some(exchange);
             }
             let note = if dual_era { " (`initialize` was answered: dual-era, recorded, not a failure)" } else { "" };
             let h13 = if broken.is_empty() {

@@ -43,7 +43,9 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     findings.push(if after.result().is_some() && error.error().is_some() {
         Finding::kept("X-6", format!("after `foo/bar` got {}, the next request was served", error.describe()))
     } else {
+        // The error's exchange first: an answer in another framing makes this X-1's, not X-6's.
         Finding::broken("X-6", format!("`foo/bar` got {}; the next request got {}", error.describe(), after.describe()))
+            .with(&error)
             .with(&after)
     });
     // cancellation of a request that was never sent.
