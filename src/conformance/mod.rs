@@ -188,12 +188,7 @@ pub(crate) async fn run(
         resources: resources.items.len(),
         resource_templates: templates.items.len(),
     };
-    events(&RunEvent::ServerListed {
-        tools: listed.tools,
-        prompts: listed.prompts,
-        resources: listed.resources,
-        templates: listed.resource_templates,
-    });
+    events(&RunEvent::ServerListed(listed));
     if let Connection::Http(http) = client.connection() {
         record_param_headers(http, &tools.items);
     }

@@ -30,17 +30,8 @@ pub(crate) enum RunEvent {
         /// How it was decided, in words.
         evidence: String,
     },
-    /// The server's lists were walked (every page).
-    ServerListed {
-        /// Tools listed.
-        tools: usize,
-        /// Prompts listed.
-        prompts: usize,
-        /// Resources listed.
-        resources: usize,
-        /// Resource templates listed.
-        templates: usize,
-    },
+    /// The server's lists were walked (every page): how many items each held.
+    ServerListed(crate::report::model::Listed),
     /// The probe families of layer 0 started.
     ProbesStarted,
     /// Layer 0's probes are still running: sent every few seconds while a probe family takes
@@ -169,14 +160,14 @@ impl RunEvent {
             }
             RunEvent::LayerStarted { .. } | RunEvent::CheckGraded { .. } => None,
             RunEvent::EraDetected { era, evidence } => Some(format!("era: {era} ({evidence})")),
-            RunEvent::ServerListed { tools, prompts, resources, templates } => {
+            RunEvent::ServerListed(listed) => {
                 let count = |n: usize, noun: &str| format!("{n} {noun}{}", if n == 1 { "" } else { "s" });
                 Some(format!(
                     "lists: {}, {}, {}, {}",
-                    count(*tools, "tool"),
-                    count(*prompts, "prompt"),
-                    count(*resources, "resource"),
-                    count(*templates, "template")
+                    count(listed.tools, "tool"),
+                    count(listed.prompts, "prompt"),
+                    count(listed.resources, "resource"),
+                    count(listed.resource_templates, "template")
                 ))
             }
             RunEvent::ProbesStarted => Some("probes: running".into()),

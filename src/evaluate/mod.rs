@@ -356,14 +356,7 @@ fn note(known: &std::sync::Mutex<ServerSection>, event: &RunEvent) {
             known.era = Some(era.clone());
             known.era_evidence = Some(evidence.clone());
         }
-        RunEvent::ServerListed { tools, prompts, resources, templates } => {
-            crate::mcp::sync::lock(known).listed = Some(crate::report::model::Listed {
-                tools: *tools,
-                prompts: *prompts,
-                resources: *resources,
-                resource_templates: *templates,
-            });
-        }
+        RunEvent::ServerListed(listed) => crate::mcp::sync::lock(known).listed = Some(*listed),
         _ => {}
     }
 }
