@@ -1,8 +1,8 @@
 //! `mcp-eval action` end to end: mask the secrets, resolve the settings, decide the layers,
 //! run the evaluation (layer 0), write the reports, annotations, step outputs and job summary,
 //! then upsert the pull request comment. The exit status follows `fail-on` and the evaluation,
-//! never the comment's fate, with one exception: a signal while the comment is posted ends the
-//! run with 130/143 and `result=error` (the job is being cancelled).
+//! never the comment's fate, with one exception: a signal in any stage, the comment's upsert
+//! included, ends the run with 130/143 and `result=error` (the job is being cancelled).
 //!
 //! Everything this prints goes to one console stream, in order: `::add-mask::` lines first,
 //! then our own lines, and every line that may hold text from the server under test inside a
@@ -59,8 +59,8 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
     let request = settings::Request { flags: args.settings, action: args.action, demo: false, merging: false };
     let github = settings::github_context(&request, lookup);
     let exit = Box::pin(stages(request, lookup, &say)).await;
-    // The evaluation and the comment select on the signal themselves; one that arrived in any
-    // other stage (reading the inputs, a merge, writing the outputs) still ends the run as the
+    // The evaluation ends itself on a signal (with 130/143); one that arrived in any other stage
+    // (reading the inputs, a merge, the comment, writing the outputs) still ends the run as the
     // job's cancellation, not with the stage's own status.
     match crate::evaluate::signals::received() {
         Some(signal) if !matches!(exit, ExitStatus::Interrupted | ExitStatus::Terminated) => {
@@ -259,48 +259,17 @@ async fn after_evaluation(
     let summary_with_notes = insert_after_title(&summary, &notes);
     append_summary(&action.github, &summary_with_notes, say);
 
-    let comment = if matches!(exit, ExitStatus::Interrupted | ExitStatus::Terminated) {
+    let comment_url = if matches!(exit, ExitStatus::Interrupted | ExitStatus::Terminated) {
         // The runner is stopping the job: exit now, with what is known written.
         say("mcp-eval: comment: skipped, the run was interrupted");
-        Comment::NotPosted
+        None
     } else {
         post_comment(settings, action, payload, &evaluation.report, &summary, &notes, &report_location, say).await
     };
-    match comment {
-        Comment::Posted(url) => {
-            write_outputs(&action.github, &[("comment-url", url)], say);
-            exit
-        }
-        Comment::NotPosted => {
-            write_outputs(&action.github, &[("comment-url", String::new())], say);
-            exit
-        }
-        Comment::Interrupted(signal) => {
-            // The one case where the comment changes the exit status: the runner is cancelling
-            // the job, and a pass would claim a check that was cut short. The later `result`
-            // entry wins over the one written above.
-            write_outputs(&action.github, &[("comment-url", String::new()), ("result", "error".into())], say);
-            append_summary(
-                &action.github,
-                &format!(
-                    "\n> **⚠️ error: interrupted while posting the comment** ({}): the reports above are complete; the pull request comment may be missing or out of date.\n",
-                    signal.name()
-                ),
-                say,
-            );
-            signal.exit_status()
-        }
-    }
-}
-
-/// What became of the pull request comment.
-enum Comment {
-    /// Created or updated, at this URL.
-    Posted(String),
-    /// Not asked for, not possible, or refused (a warning says why).
-    NotPosted,
-    /// A signal arrived while it was being posted.
-    Interrupted(crate::gate::Interrupt),
+    write_outputs(&action.github, &[("comment-url", comment_url.unwrap_or_default())], say);
+    // A signal while the comment was posted: `run` turns the status into 130/143 and `result`
+    // into `error`, as for a signal in any stage outside the evaluation.
+    exit
 }
 
 /// Input `merge-reports`: merge the report directories the glob matches (relative to the
@@ -524,8 +493,8 @@ fn pull_request_number(event_name: &str, payload: &Value) -> Option<u64> {
 }
 
 /// Upserts the comment when asked to and possible; a failure becomes a warning and the job
-/// summary carries the comment's content. Says whether it was posted (and its URL) or a signal
-/// cut it short.
+/// summary carries the comment's content. Returns the comment's URL; a signal while it is posted
+/// is said in the summary (and `run` ends the run with 130/143).
 #[allow(clippy::too_many_arguments, reason = "the comment needs every part of the run")]
 async fn post_comment(
     settings: &Settings,
@@ -536,10 +505,10 @@ async fn post_comment(
     notes: &[String],
     report_location: &str,
     say: &(dyn Fn(&str) + Sync),
-) -> Comment {
+) -> Option<String> {
     if !action.comment {
         say("mcp-eval: comment: off (input `comment`)");
-        return Comment::NotPosted;
+        return None;
     }
     let Some(number) = pull_request_number(&action.github.event_name, payload) else {
         if action.github.event_name.is_empty() {
@@ -547,17 +516,17 @@ async fn post_comment(
         } else {
             say(&format!("mcp-eval: comment: skipped, event `{}` is not a pull request", action.github.event_name));
         }
-        return Comment::NotPosted;
+        return None;
     };
     if action.token.as_deref().is_none_or(|token| token.trim().is_empty()) {
         say(
             "::warning title=mcp-eval comment::no token given (input `github-token`): the comment was skipped; the job summary carries the report",
         );
-        return Comment::NotPosted;
+        return None;
     }
     let Some((owner, repo)) = action.github.repository.as_deref().and_then(|r| r.split_once('/')) else {
         say("::warning title=mcp-eval comment::GITHUB_REPOSITORY is not set; the comment was not posted");
-        return Comment::NotPosted;
+        return None;
     };
     let state = crate::baseline::State::of(report);
     let run_url = match (&action.github.server_url, &action.github.repository, &action.github.run_id) {
@@ -594,7 +563,7 @@ async fn post_comment(
         Ok(Ok(upserted)) => {
             let verb = if upserted.created { "created" } else { "updated" };
             say(&format!("mcp-eval: comment {verb}: {}", upserted.url));
-            Comment::Posted(upserted.url)
+            Some(upserted.url)
         }
         Ok(Err(error)) => {
             let why = match error.kind {
@@ -620,15 +589,19 @@ async fn post_comment(
                 &format!("\n---\n\n### The pull request comment (not posted: {why})\n\n{body}"),
                 say,
             );
-            Comment::NotPosted
+            None
         }
         Err(signal) => {
             say(&format!(
-                "mcp-eval: interrupted by {} while posting the comment; the reports are written; exit status {}",
-                signal.name(),
-                signal.exit_status().code()
+                "mcp-eval: interrupted by {} while posting the comment; the reports are written",
+                signal.name()
             ));
-            Comment::Interrupted(signal)
+            append_summary(
+                &action.github,
+                "\n> **⚠️ error: interrupted while posting the comment:** the reports above are complete; the pull request comment may be missing or out of date.\n",
+                say,
+            );
+            None
         }
     }
 }
