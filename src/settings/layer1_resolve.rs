@@ -288,10 +288,11 @@ pub(super) fn resolve(
     // The verdict cache: the Action keeps one by default, the CLI only when asked.
     let in_action = sources.front_end == super::FrontEnd::Action;
     let cache_dir_picked = sources.pick(&flags.cache_dir, "--cache-dir", env_vars::INPUT_CACHE_DIR, None);
-    let cache_refused = cache_dir_picked.is_some();
+    // Given but refused (outside a shared-only workspace): no default in its place.
+    let cache_dir_given = cache_dir_picked.is_some();
     let cache_dir = match workspace.shared(cache_dir_picked, problems) {
         Some((_, text)) => Some(in_workspace(&text)),
-        None if in_action && !cache_refused => Some(in_workspace(DEFAULT_CACHE_DIR)),
+        None if in_action && !cache_dir_given => Some(in_workspace(DEFAULT_CACHE_DIR)),
         None => None,
     };
     let cache_key = match sources.pick(&flags.cache_key, "--cache-key", env_vars::INPUT_CACHE_KEY, None) {
