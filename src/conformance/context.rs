@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::mcp::client::Client;
+use crate::mcp::entries::Entries;
 use crate::mcp::era::{self, Era, Target};
 use crate::mcp::evidence::Redactor;
 use crate::mcp::exchange::{Exchange, Outgoing};
@@ -27,8 +28,9 @@ pub(crate) struct SafeTool {
 pub(crate) struct ListWalk {
     /// The list method (`tools/list`, …).
     pub method: &'static str,
-    /// Every item of every page, in order (empty when the walk was made without keeping items).
-    pub items: Vec<Value>,
+    /// Every item of every page, in order, kept as text and parsed when read (empty when the
+    /// walk was made without keeping items).
+    pub items: Entries,
     /// The `name` (or `uri`) of every item, in order.
     pub names: Vec<String>,
     /// A hash of every item's full definition, in order (to compare walks without keeping them).
@@ -116,7 +118,7 @@ impl Context {
     }
 
     /// The first tool listed with `x-mcp-header` declarations, when any.
-    pub(crate) fn header_tool(&self) -> Option<&Value> {
+    pub(crate) fn header_tool(&self) -> Option<Value> {
         self.tools.items.iter().find(|tool| {
             tool.pointer("/inputSchema/properties")
                 .and_then(Value::as_object)
@@ -153,13 +155,18 @@ pub(crate) async fn walk(
             }
             return walk;
         }
-        // Move the parsed page out of the exchange: a huge list is never held twice.
-        let mut result = exchange.response.take().and_then(|mut response| response.get_mut("result").map(Value::take));
+        // Move the page out of the exchange: a huge list is never held twice.
+        let result = exchange.response.take().and_then(|mut response| response.get_mut("result").map(Value::take));
+        let result = result.expect("checked above: the response is a result");
+        let entries = exchange.entries.take().or_else(|| {
+            // Read whole (a list method sent another way): split the same way.
+            let mut message = json!({"result": result.clone()});
+            crate::mcp::entries::split(&mut message, key)
+        });
         exchange.messages.clear();
-        let result = result.as_mut().expect("checked above: the response is a result");
-        match result.get_mut(key).map(Value::take) {
-            Some(Value::Array(items)) => {
-                for item in &items {
+        match entries {
+            Some(entries) => {
+                for item in entries.iter() {
                     let name = item.get("name").or_else(|| item.get("uri")).and_then(Value::as_str).unwrap_or("");
                     walk.names.push(name.to_owned());
                     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -167,10 +174,10 @@ pub(crate) async fn walk(
                     walk.digests.push(std::hash::Hasher::finish(&hasher));
                 }
                 if keep_items {
-                    walk.items.extend(items);
+                    walk.items.append(entries);
                 }
             }
-            _ => walk.problems.push(format!("page {} of `{method}` has no `{key}` array", walk.pages)),
+            None => walk.problems.push(format!("page {} of `{method}` has no `{key}` array", walk.pages)),
         }
         walk.scopes.push(result.get("cacheScope").cloned());
         let next = result.get("nextCursor").cloned();

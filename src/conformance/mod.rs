@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 
 use crate::evaluate::RunEvent;
 use crate::mcp::client::{Client, Connection};
+use crate::mcp::entries::Entries;
 use crate::mcp::era::{self, Connected, Era, Target};
 use crate::mcp::evidence::Redactor;
 use crate::mcp::exchange::Outgoing;
@@ -196,15 +197,16 @@ pub(crate) async fn run(
         record_param_headers(http, &tools.items);
     }
     let mut safe_tools = options.safe_tools.clone();
-    for tool in &tools.items {
+    for tool in tools.items.iter() {
         let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
-        if read_only(tool) && !safe_tools.iter().any(|safe| safe.name == name) {
-            safe_tools.push(SafeTool { name: name.to_owned(), arguments: probes::calls::sample_arguments(tool) });
+        if read_only(&tool) && !safe_tools.iter().any(|safe| safe.name == name) {
+            safe_tools.push(SafeTool { name: name.to_owned(), arguments: probes::calls::sample_arguments(&tool) });
         }
     }
     // Tools the user listed but the server does not offer are dropped.
+    let offered: std::collections::HashSet<&str> = tools.names.iter().map(String::as_str).collect();
     for safe in &safe_tools {
-        if !tools.items.iter().any(|tool| tool.get("name").and_then(Value::as_str) == Some(safe.name.as_str())) {
+        if !offered.contains(safe.name.as_str()) {
             events(&RunEvent::Notice {
                 text: format!(
                     "warning: the config file lists the safe tool `{}`, which the server does not offer; it is ignored",
@@ -213,9 +215,7 @@ pub(crate) async fn run(
             });
         }
     }
-    safe_tools.retain(|safe| {
-        tools.items.iter().any(|tool| tool.get("name").and_then(Value::as_str) == Some(safe.name.as_str()))
-    });
+    safe_tools.retain(|safe| offered.contains(safe.name.as_str()));
 
     let mut ctx = Context {
         client: client.clone(),
@@ -245,15 +245,15 @@ pub(crate) async fn run(
     groups.push((probes::lists::walks(&ctx), 0));
     groups.push((probes::lists::tool_definitions(&ctx), 0));
     // From here on only the tools we call and the first that declares `x-mcp-header` are
-    // needed whole: keeping a 5,000-tool list parsed would cost ~10x its JSON size in memory.
+    // needed: the rest of the list's text is let go (and later lookups parse a few entries, not
+    // thousands).
     ctx.safe_tools.truncate(probes::calls::MAX_TOOLS);
-    let header_tool = ctx.header_tool().and_then(|tool| tool.get("name")).cloned();
+    let header_tool = ctx.header_tool().and_then(|tool| tool.get("name").cloned());
     let keep: std::collections::HashSet<String> = ctx.safe_tools.iter().map(|tool| tool.name.clone()).collect();
     ctx.tools.items.retain(|tool| {
         let name = tool.get("name");
         name == header_tool.as_ref() || name.and_then(Value::as_str).is_some_and(|name| keep.contains(name))
     });
-    ctx.tools.items.shrink_to_fit();
     let ctx = ctx;
     type Family<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = (Vec<Finding>, u64)> + 'a>>;
     let families: Vec<(&str, Family<'_>)> = vec![
@@ -459,9 +459,9 @@ async fn timed(future: impl std::future::Future<Output = Vec<Finding>>) -> (Vec<
 
 /// Records the tools' `x-mcp-header` declarations on the HTTP transport, so every later
 /// `tools/call` mirrors those arguments into `Mcp-Param-*` headers.
-pub(crate) fn record_param_headers(http: &HttpTransport, tools: &[Value]) {
+pub(crate) fn record_param_headers(http: &HttpTransport, tools: &Entries) {
     let mut map = crate::mcp::http::ParamHeaders::new();
-    for tool in tools {
+    for tool in tools.iter() {
         let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
         let Some(properties) = tool.pointer("/inputSchema/properties").and_then(Value::as_object) else { continue };
         let declared: Vec<(String, String)> = properties

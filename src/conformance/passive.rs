@@ -303,7 +303,7 @@ impl Passive {
                 );
             }
         }
-        let shape = shapes::own(shapes::check_result(method, result));
+        let shape = shapes::own(shapes::check_answer(method, result, exchange.entries.as_ref()));
         self.note(
             "M-10",
             (!shape.is_empty()).then(|| format!("`{method}`: {}", problem::join(&shape, shapes::SHAPE_ID))),

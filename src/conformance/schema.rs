@@ -73,20 +73,20 @@ impl Default for Limits {
 /// - **H-12** (Fail): `x-mcp-header` annotations in `inputSchema` are non-empty RFC 9110
 ///   tokens, case-insensitively unique, only on `integer`/`string`/`boolean` properties, and
 ///   only on properties reached from the root through `properties` alone.
-pub(crate) fn check_tools(tools: &[Value], limits: &Limits) -> Vec<(String, Problem)> {
+pub(crate) fn check_tools(tools: impl IntoIterator<Item = Value>, limits: &Limits) -> Vec<(String, Problem)> {
     let mut budget = Budget { deadline: Instant::now().checked_add(limits.max_time), reported: false };
     let mut out = Vec::new();
-    let mut first_seen: HashMap<&str, usize> = HashMap::new();
-    for (index, tool) in tools.iter().enumerate() {
+    let mut first_seen: HashMap<String, usize> = HashMap::new();
+    for (index, tool) in tools.into_iter().enumerate() {
         let name = tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty());
         let label = name.map_or_else(|| format!("tools[{index}]"), str::to_owned);
         let mut problems = Vec::new();
-        check_tool(tool, limits, &mut budget, &mut problems);
+        check_tool(&tool, limits, &mut budget, &mut problems);
         if let Some(name) = name {
             if let Some(first) = first_seen.get(name) {
                 problems.push(warn("T-8", format!("duplicate tool name `{name}` (first used by tools[{first}])")));
             } else {
-                first_seen.insert(name, index);
+                first_seen.insert(name.to_owned(), index);
             }
         }
         out.extend(problems.into_iter().map(|p| (label.clone(), p)));
@@ -708,7 +708,7 @@ mod tests {
     /// Checks one tool and compares the sorted, de-duplicated problem ids.
     #[track_caller]
     fn check(tool: Value, expected: &[&str]) -> Vec<Problem> {
-        let found = check_tools(&[tool], &Limits::default());
+        let found = check_tools([tool], &Limits::default());
         let mut ids: Vec<&str> = found.iter().map(|(_, p)| p.id).collect();
         ids.sort_unstable();
         ids.dedup();
@@ -922,7 +922,7 @@ mod tests {
             .spawn(|| {
                 let deep = tool(nested(10_000));
                 let started = Instant::now();
-                let found = check_tools(std::slice::from_ref(&deep), &Limits::default());
+                let found = check_tools([deep.clone()], &Limits::default());
                 assert!(started.elapsed() < Duration::from_secs(1));
                 let ids: Vec<&str> = found.iter().map(|(_, p)| p.id).collect();
                 assert_eq!(ids, vec!["T-4"]);
@@ -933,7 +933,7 @@ mod tests {
                 }
                 let mut schema = Map::new();
                 schema.insert("type".to_owned(), deep_value);
-                let found = check_tools(&[tool(Value::Object(schema))], &Limits::default());
+                let found = check_tools([tool(Value::Object(schema))], &Limits::default());
                 let ids: Vec<&str> = found.iter().map(|(_, p)| p.id).collect();
                 assert_eq!(ids, vec!["T-1", "T-4"]);
                 assert!(found[0].1.message.contains("found an array"));
@@ -951,7 +951,7 @@ mod tests {
         }
         let schema = json!({"type": "object", "properties": props});
         let limits = Limits { max_subschemas: 20, ..Limits::default() };
-        let found = check_tools(&[tool(schema.clone())], &limits);
+        let found = check_tools([tool(schema.clone())], &limits);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].1.id, "T-4");
         assert!(found[0].1.message.contains("20 subschemas"));
@@ -962,7 +962,7 @@ mod tests {
     fn t4_time_budget_is_reported_once() {
         let limits = Limits { max_time: Duration::ZERO, ..Limits::default() };
         let tools = vec![tool(json!({"type": "object"})), json!({"name": "u", "inputSchema": {"type": "object"}})];
-        let found = check_tools(&tools, &limits);
+        let found = check_tools(tools.clone(), &limits);
         let ids: Vec<&str> = found.iter().map(|(_, p)| p.id).collect();
         assert_eq!(ids, vec!["T-4"]);
     }
@@ -1000,7 +1000,7 @@ mod tests {
             tool(json!({"type": "object"})),
             json!({"inputSchema": {"type": "object"}}),
         ];
-        let found = check_tools(&tools, &Limits::default());
+        let found = check_tools(tools.clone(), &Limits::default());
         assert_eq!(found.len(), 2, "{found:#?}");
         assert_eq!(found[0].0, "t");
         assert_eq!(found[0].1.id, "T-8");
@@ -1009,7 +1009,7 @@ mod tests {
         assert_eq!(found[1].0, "tools[3]");
         // Case-sensitive: `T` and `t` are different tools.
         let tools = vec![tool(json!({"type": "object"})), json!({"name": "T", "inputSchema": {"type": "object"}})];
-        assert!(check_tools(&tools, &Limits::default()).is_empty());
+        assert!(check_tools(tools.clone(), &Limits::default()).is_empty());
     }
 
     // ---- T-9 ----

@@ -23,6 +23,8 @@
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
+use crate::mcp::entries::Entries;
+
 pub(crate) use super::problem::Problem;
 
 /// The requirement the shape checks grade (M-10: every message matches the schema); problems
@@ -42,6 +44,13 @@ pub(crate) fn own(problems: Vec<Problem>) -> Vec<Problem> {
 /// generic `Result` checks only. A missing `resultType` is reported (prefixed) and the result is
 /// then checked as a complete one.
 pub(crate) fn check_result(method: &str, result: &Value) -> Vec<Problem> {
+    check_answer(method, result, None)
+}
+
+/// [`check_result`] for an answer whose list entries were kept apart
+/// ([`crate::mcp::exchange::Exchange::entries`]): `entries` stands for the result's `tools`,
+/// `prompts`, … array, and each entry is parsed and checked in turn.
+pub(crate) fn check_answer(method: &str, result: &Value, entries: Option<&Entries>) -> Vec<Problem> {
     let mut ck = Ck::default();
     let path = "result";
     let Some(obj) = ck.obj(result, path) else {
@@ -60,7 +69,7 @@ pub(crate) fn check_result(method: &str, result: &Value) -> Vec<Problem> {
         }
     };
     match result_type {
-        "complete" => complete_result(&mut ck, method, obj, path),
+        "complete" => complete_result(&mut ck, method, obj, path, entries),
         "input_required" => {
             if !matches!(method, "tools/call" | "prompts/get" | "resources/read") {
                 ck.push_for(
@@ -260,7 +269,25 @@ const CACHEABLE: &[&str] =
 
 const LOG_LEVELS: &[&str] = &["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
-fn complete_result(ck: &mut Ck, method: &str, obj: &Map<String, Value>, path: &str) {
+fn complete_result(ck: &mut Ck, method: &str, obj: &Map<String, Value>, path: &str, entries: Option<&Entries>) {
+    // A list whose entries were kept apart: each is parsed and checked in turn.
+    if let (Some(entries), Some(key)) = (entries, crate::mcp::entries::list_key(method)) {
+        let item: fn(&mut Ck, &Value, &str) = match key {
+            "tools" => tool,
+            "prompts" => prompt,
+            "resources" => resource,
+            _ => resource_template,
+        };
+        if CACHEABLE.contains(&method) {
+            caching_hints(ck, obj, path);
+        }
+        ck.field(obj, path, "nextCursor", Kind::Str, false);
+        let list = join(path, key);
+        for (index, entry) in entries.iter().enumerate() {
+            item(ck, &entry, &format!("{list}[{index}]"));
+        }
+        return;
+    }
     if CACHEABLE.contains(&method) {
         caching_hints(ck, obj, path);
     }

@@ -262,6 +262,6 @@ pub(crate) async fn list_tools_on(connected: &era::Connected) -> Result<ToolSurf
         crate::conformance::record_param_headers(http, &listed.items);
     }
     let mut surface = ToolSurface::default();
-    surface.add_page(&json!({"tools": listed.items}));
+    surface.add_page(&json!({"tools": listed.items.to_value()}));
     Ok(surface)
 }

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::mcp::entries::Entries;
+
 /// The body of an outgoing message.
 #[derive(Debug, Clone)]
 pub(crate) enum Body {
@@ -201,6 +203,11 @@ pub(crate) struct Exchange {
     /// The final response: the message whose id equals the request id, or the single JSON
     /// body of a non-SSE response (whatever its id).
     pub response: Option<Value>,
+    /// The answer to a list method (`tools/list`, …) with a result: the entries of its list,
+    /// taken out of `response` (whose `result` then has no `tools`, `prompts`, … key) and kept
+    /// as text, parsed one at a time ([`crate::mcp::entries`]). `None` for other answers and
+    /// when the result holds no such array (the result is then as it came).
+    pub entries: Option<Entries>,
     /// Why there is no final response, when there is none.
     pub failure: Option<Failure>,
     /// SSE only: whether the stream ended right after the final response (H-16).

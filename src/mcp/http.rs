@@ -14,6 +14,7 @@ use base64::Engine;
 use futures_util::StreamExt;
 use serde_json::Value;
 
+use super::entries::{self, Entries};
 use super::evidence::Redactor;
 use super::exchange::{Body, Exchange, Failure, HeaderEdit, Outgoing, SseUnread};
 use super::jsonrpc::{self, PROTOCOL_VERSION};
@@ -303,6 +304,7 @@ impl HttpTransport {
             exchange.sse_unread = assembler.unread_so_far(matches!(exchange.failure, Some(Failure::Timeout)));
             exchange.messages = std::mem::take(&mut assembler.messages);
             exchange.response = assembler.response.take();
+            exchange.entries = assembler.entries.take();
             if exchange.response.is_some() {
                 exchange.failure = None;
             }
@@ -516,6 +518,11 @@ pub(crate) struct Assembler {
     request_id: Option<Value>,
     pub(crate) messages: Vec<Value>,
     pub(crate) response: Option<Value>,
+    /// The entries of the final response when the request is a list method (see
+    /// [`Exchange::entries`]).
+    pub(crate) entries: Option<Entries>,
+    /// The list key of the request's method, when it is a list method.
+    list_key: Option<&'static str>,
     after_final: Vec<Value>,
     invalid_frames: Vec<String>,
     /// Why the first unreadable event carrying JSON-RPC could not be read.
@@ -535,6 +542,8 @@ impl Assembler {
             request_id: request_id.cloned(),
             messages: Vec::new(),
             response: None,
+            entries: None,
+            list_key: exchange.method.as_deref().and_then(entries::list_key),
             after_final: Vec::new(),
             invalid_frames: Vec::new(),
             unread: None,
@@ -573,21 +582,28 @@ impl Assembler {
             if event.data.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str::<Value>(&event.data) {
-                Ok(message) => {
+            match entries::read_message(event.data, self.list_key) {
+                Ok((mut message, listed)) => {
                     self.first_message_at.get_or_insert_with(Instant::now);
                     let is_final = jsonrpc::is_response(&message)
                         && (self.request_id.is_none() || message.get("id") == self.request_id.as_ref());
+                    if is_final && self.response.is_none() {
+                        self.response = Some(message);
+                        self.entries = listed;
+                        continue;
+                    }
+                    // Only the final response keeps its entries apart.
+                    if let (Some(key), Some(listed)) = (self.list_key, listed) {
+                        entries::restore(&mut message, key, listed);
+                    }
                     if self.response.is_some() {
                         self.after_final.push(message);
-                    } else if is_final {
-                        self.response = Some(message);
                     } else {
                         self.messages.push(message);
                     }
                 }
-                Err(error) => {
-                    let jsonrpc = event.data.contains("jsonrpc")
+                Err(entries::Unread { error, text: data }) => {
+                    let jsonrpc = data.contains("jsonrpc")
                         || event.ignored.as_deref().is_some_and(|line| line.contains("jsonrpc"));
                     if jsonrpc && self.unread.is_none() {
                         self.unread = Some(match &event.ignored {
@@ -596,7 +612,7 @@ impl Assembler {
                             None => SseUnread::Invalid(error.to_string()),
                         });
                     }
-                    self.invalid_frames.push(format!("{error}: {}", event.data.chars().take(200).collect::<String>()))
+                    self.invalid_frames.push(format!("{error}: {}", data.chars().take(200).collect::<String>()))
                 }
             }
         }
@@ -622,15 +638,23 @@ impl Assembler {
             }
             None => {
                 let body = std::mem::take(&mut self.json_body);
-                let trimmed = body.trim_ascii();
-                if trimmed.is_empty() {
+                if body.trim_ascii().is_empty() {
                     // An empty body (202, 405, …) is a fact, not a failure.
                 } else {
-                    match serde_json::from_slice::<Value>(trimmed) {
-                        Ok(message) => self.response = Some(message),
-                        Err(_) => {
+                    let read = match String::from_utf8(body) {
+                        Ok(text) => {
+                            entries::read_message(text, self.list_key).map_err(|unread| unread.text.into_bytes())
+                        }
+                        Err(error) => Err(error.into_bytes()),
+                    };
+                    match read {
+                        Ok((message, listed)) => {
+                            self.response = Some(message);
+                            self.entries = listed;
+                        }
+                        Err(body) => {
                             // Say what came instead (plain text, an HTML page, …), on one line.
-                            let text = redactor.redact(&String::from_utf8_lossy(trimmed));
+                            let text = redactor.redact(&String::from_utf8_lossy(body.trim_ascii()));
                             exchange.failure = Some(Failure::NotJsonRpc(not_json_text(&text)));
                         }
                     }
@@ -640,6 +664,7 @@ impl Assembler {
         self.messages.append(&mut self.after_final);
         exchange.messages = std::mem::take(&mut self.messages);
         exchange.response = self.response.take();
+        exchange.entries = self.entries.take();
         if exchange.response.is_none() {
             exchange.sse_unread = self.unread.take();
         }

@@ -15,6 +15,7 @@
 //! LLMs or GitHub.
 
 pub(crate) mod client;
+pub(crate) mod entries;
 pub(crate) mod era;
 pub(crate) mod evidence;
 pub(crate) mod exchange;

@@ -18,6 +18,9 @@ pub struct Event {
     pub ignored: Option<String>,
 }
 
+/// Buffer capacity (bytes) above which a mostly empty buffer is shrunk after a line is read.
+const SHRINK_ABOVE: usize = 1 << 20;
+
 /// Feeds bytes in, takes events out.
 #[derive(Debug, Default)]
 pub struct Parser {
@@ -58,6 +61,10 @@ impl Parser {
         if start > 0 {
             self.buffer.drain(..start);
             self.scanned -= start;
+            // A huge line leaves a huge buffer behind: give it back once the line is read.
+            if self.buffer.capacity() > SHRINK_ABOVE && self.buffer.len() < self.buffer.capacity() / 4 {
+                self.buffer.shrink_to(self.buffer.len().max(64 * 1024));
+            }
         }
         events
     }

@@ -32,6 +32,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{oneshot, watch};
 
+use super::entries;
 use super::evidence::Redactor;
 use super::exchange::{Body, Exchange, Failure, Outgoing};
 use super::jsonrpc;
@@ -406,9 +407,13 @@ impl StdioTransport {
             }
         };
         match outcome {
-            Some(Ok((messages, response))) => {
+            Some(Ok((messages, mut response))) => {
                 exchange.body_excerpt = self.redactor.excerpt(response.to_string().as_bytes());
                 exchange.messages = messages;
+                // A list's entries are kept apart as over HTTP (read whole first here: stdio
+                // lines are parsed before it is known which request they answer).
+                let key = exchange.method.as_deref().and_then(entries::list_key);
+                exchange.entries = key.and_then(|key| entries::split(&mut response, key));
                 exchange.response = Some(response);
             }
             Some(Err((messages, failure))) => {

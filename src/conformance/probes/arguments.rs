@@ -206,7 +206,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
                 .items
                 .iter()
                 .find(|item| item.get("name").and_then(Value::as_str) == Some(tool.name.as_str()));
-            let schema = definition.and_then(|definition| definition.get("inputSchema")).cloned().unwrap_or(json!({}));
+            let schema = definition.and_then(|definition| definition.get("inputSchema").cloned()).unwrap_or(json!({}));
             let Some(kind) = Kind::for_schema(template, &schema, &tool.arguments) else { continue };
             let works = match working.iter().find(|(name, _)| *name == tool.name) {
                 Some((_, works)) => *works,

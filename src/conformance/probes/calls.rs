@@ -82,7 +82,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
         }
         t7.push(call_shape(&tool.name, result, &exchange));
         if result.get("isError").and_then(Value::as_bool) != Some(true) {
-            if let Some(output_schema) = definition.and_then(|definition| definition.get("outputSchema")) {
+            if let Some(output_schema) = definition.as_ref().and_then(|definition| definition.get("outputSchema")) {
                 t5.push(output_conformance(&tool.name, output_schema, result, &exchange));
             }
         }

@@ -387,7 +387,7 @@ async fn param_headers(ctx: &Context) -> Vec<Finding> {
             return vec![Finding::broken("H-11", format!("tool `{name}`: a {what} `{header_name}` while `{property}` is in the body must get HTTP 400 + -32020; got {}", exchange.describe())).with(exchange)];
         }
     }
-    if safe.is_none() && !crate::conformance::read_only(tool) {
+    if safe.is_none() && !crate::conformance::read_only(&tool) {
         return vec![Finding::kept("H-11", format!("tool `{name}`: missing, mismatched and invalid `{header_name}` were rejected (accept probes skipped: the tool is not read-only)")).with(&missing)];
     }
     let text = crate::mcp::http::header_text(&sample).unwrap_or_default();

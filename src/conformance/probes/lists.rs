@@ -50,30 +50,30 @@ pub(crate) fn walks(ctx: &Context) -> Vec<Finding> {
     });
     // P-6: listed entries are well-formed.
     let mut p6 = Vec::new();
-    for resource in &ctx.resources.items {
+    for resource in ctx.resources.items.iter() {
         let uri = resource.get("uri").and_then(Value::as_str);
         match uri {
             Some(uri) if is_uri(uri) => {}
-            _ => p6.push(format!("resource {} has no RFC 3986 `uri`", short(resource))),
+            _ => p6.push(format!("resource {} has no RFC 3986 `uri`", short(&resource))),
         }
         if !resource.get("name").is_some_and(Value::is_string) {
-            p6.push(format!("resource {} has no `name`", short(resource)));
+            p6.push(format!("resource {} has no `name`", short(&resource)));
         }
     }
-    for template in &ctx.templates.items {
+    for template in ctx.templates.items.iter() {
         if !template.get("uriTemplate").is_some_and(Value::is_string)
             || !template.get("name").is_some_and(Value::is_string)
         {
-            p6.push(format!("template {} needs `uriTemplate` and `name`", short(template)));
+            p6.push(format!("template {} needs `uriTemplate` and `name`", short(&template)));
         }
     }
-    for prompt in &ctx.prompts.items {
+    for prompt in ctx.prompts.items.iter() {
         if !prompt.get("name").is_some_and(Value::is_string) {
-            p6.push(format!("prompt {} has no `name`", short(prompt)));
+            p6.push(format!("prompt {} has no `name`", short(&prompt)));
         }
         if let Some(arguments) = prompt.get("arguments").and_then(Value::as_array) {
             if arguments.iter().any(|argument| !argument.get("name").is_some_and(Value::is_string)) {
-                p6.push(format!("prompt {} has an argument without `name`", short(prompt)));
+                p6.push(format!("prompt {} has an argument without `name`", short(&prompt)));
             }
         }
     }
@@ -253,11 +253,11 @@ async fn read_listed(ctx: &Context, uri: &str) -> Finding {
 /// P-4, P-5: read the first listed resources and get the first prompt.
 pub(crate) async fn read_and_get(ctx: &Context) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let uris: Vec<&str> = ctx
+    let uris: Vec<String> = ctx
         .resources
         .items
         .iter()
-        .filter_map(|resource| resource.get("uri").and_then(Value::as_str))
+        .filter_map(|resource| resource.get("uri").and_then(Value::as_str).map(str::to_owned))
         .take(MAX_READS)
         .collect();
     if uris.is_empty() {
@@ -355,7 +355,7 @@ pub(crate) fn tool_definitions(ctx: &Context) -> Vec<Finding> {
             .map(|id| Finding::not_applicable(id, "the server lists no tools"))
             .collect();
     }
-    let problems = schema::check_tools(&ctx.tools.items, &schema::Limits::default());
+    let problems = schema::check_tools(ctx.tools.items.iter(), &schema::Limits::default());
     let n_tools = ctx.tools.items.len();
     ["T-1", "T-2", "T-3", "T-4", "T-8", "T-9", "H-12"]
         .into_iter()
