@@ -11,6 +11,11 @@
 //! stop reasons, token usage as reported (unknown stays unknown) and how the run ended; scoring
 //! reads it through [`RunRecord::trace`].
 //!
+//! Call ids are made unique in the conversation before it goes back to the model
+//! ([`crate::providers::make_call_ids_unique`]): some OpenAI-compatible servers give parallel
+//! calls one id, and the real APIs refuse a history that repeats one. Each result goes back
+//! under its own call's id.
+//!
 //! The model is behind [`ModelCaller`] (retries, the call cap, cassettes and the sampling a model
 //! refuses are the caller's business, see `crate::evals`), so this loop is a pure sequence of
 //! awaits, tested with scripted models and tools.
@@ -259,6 +264,8 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
         reported_models: std::collections::BTreeSet::new(),
     };
     let mut messages: Vec<Message> = Vec::new();
+    // Every call id of the conversation so far: the history echoed to the model repeats none.
+    let mut call_ids = std::collections::HashSet::new();
     let mut inputs = case.inputs.as_ref().map(input::InputScript::session);
     record.ending = 'run: {
         for user_turn in &case.prompt {
@@ -313,11 +320,10 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                     messages.push(Message::Assistant { text: completion.text.clone(), tool_calls: Vec::new() });
                     break;
                 }
-                messages.push(Message::Assistant {
-                    text: completion.text.clone(),
-                    tool_calls: completion.tool_calls.clone(),
-                });
-                for call in &completion.tool_calls {
+                let mut calls = completion.tool_calls.clone();
+                crate::providers::make_call_ids_unique(&mut calls, &mut call_ids);
+                messages.push(Message::Assistant { text: completion.text.clone(), tool_calls: calls.clone() });
+                for call in &calls {
                     let mut made = CallRecord {
                         turn: record.turns,
                         name: call.name.clone(),
