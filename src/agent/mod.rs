@@ -159,6 +159,9 @@ pub(crate) struct CallRecord {
     pub result: String,
     /// It was an error result.
     pub is_error: bool,
+    /// Bytes of the text the server's result made, when it was cut for the model (`result` is
+    /// the cut copy).
+    pub server_bytes: Option<usize>,
     /// Wall time of the `tools/call` in milliseconds.
     pub latency_ms: u64,
     /// The multi round-trip rounds the call took (input requests answered from the script).
@@ -332,6 +335,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                         error: None,
                         result: String::new(),
                         is_error: true,
+                        server_bytes: None,
                         latency_ms: 0,
                         rounds: Vec::new(),
                     };
@@ -368,8 +372,9 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                         };
                         made.sent = true;
                         match outcome {
-                            ToolOutcome::Result { text, is_error, latency_ms, note, rounds } => {
+                            ToolOutcome::Result { text, is_error, latency_ms, note, server_bytes, rounds } => {
                                 made.result = text;
+                                made.server_bytes = server_bytes;
                                 made.is_error = is_error;
                                 made.latency_ms = latency_ms;
                                 made.error = note;

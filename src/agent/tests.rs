@@ -29,6 +29,7 @@ impl ToolExecutor for FakeTools {
                     is_error: false,
                     latency_ms: 2,
                     note: None,
+                    server_bytes: None,
                     rounds: Vec::new(),
                 },
                 "slow" => {
@@ -38,6 +39,7 @@ impl ToolExecutor for FakeTools {
                         is_error: false,
                         latency_ms: 5000,
                         note: None,
+                        server_bytes: None,
                         rounds: Vec::new(),
                     }
                 }

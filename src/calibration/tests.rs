@@ -44,6 +44,7 @@ fn trace(run: usize, tool: &str, is_error: bool, judge: &str) -> RunTrace {
             error: None,
             result: Some(format!("value {run}")),
             is_error,
+            result_cut: None,
             latency_ms: 1,
             input_rounds: Vec::new(),
         }],

@@ -468,6 +468,9 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
     if evals.model_calls > 0 || evals.golden_set.is_some() {
         let _ = writeln!(out, "- **Model calls:** {}", evals.model_calls);
     }
+    if let Some(line) = cut_results_line(evals) {
+        out.push_str(&line);
+    }
     if let Some(why) = &evals.layer1_not_run {
         let _ = writeln!(out, "\n> **Layer 1 did not run:** {}", message(&truncate(why, MESSAGE_CHARS)));
     }
@@ -573,6 +576,40 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         }
     }
     out
+}
+
+/// The most tools [`cut_results_line`] names.
+const MAX_CUT_TOOLS: usize = 5;
+
+/// One line naming the tools whose results were cut for the model (longer than a model is
+/// given), each with the largest result it sent; `None` when no result was cut. Hosts cut long
+/// results too, so the server's author should know.
+fn cut_results_line(evals: &EvalsSection) -> Option<String> {
+    let mut largest: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for call in evals.evals.iter().flat_map(|eval| &eval.traces).flat_map(|run| &run.calls) {
+        if let Some(cut) = call.result_cut {
+            let entry = largest.entry(call.name.as_str()).or_default();
+            *entry = (*entry).max(cut.server_bytes);
+        }
+    }
+    if largest.is_empty() {
+        return None;
+    }
+    let mut named: Vec<String> = largest
+        .iter()
+        .take(MAX_CUT_TOOLS)
+        .map(|(tool, bytes)| {
+            format!("{} sent results of up to {:.1} MB", code_span(&truncate(tool, 100)), *bytes as f64 / 1_048_576.0)
+        })
+        .collect();
+    if largest.len() > MAX_CUT_TOOLS {
+        named.push(format!("{} more tools too (see `result_cut` in `report.json`)", largest.len() - MAX_CUT_TOOLS));
+    }
+    Some(format!(
+        "- **Results cut for the model:** {}; a model is given the first {} KiB of a result, so it saw part of them (hosts cut long results too)\n",
+        named.join(", "),
+        crate::agent::tools::MODEL_RESULT_BYTES / 1024
+    ))
 }
 
 /// The judge pass rate of each model, Rogan–Gladen corrected when a calibration of this judge
