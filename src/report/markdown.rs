@@ -372,15 +372,24 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
             "pass" => "✅ no regression",
             _ => "➖ no baseline to compare with",
         };
+        // What layer 1 does to the check, and why when it is not the regression this line leads
+        // with: under `fail-on-evals: failure` a case below its threshold fails the run whatever
+        // the baseline says. The policy is named as the setting it is, never as a result.
+        let why = match gate.policy.as_str() {
+            "failure" => ": a case failed its threshold (`fail-on-evals: failure`)",
+            _ => "",
+        };
+        let effect = match (gate.fails, reports_only) {
+            (true, false) => format!(" · fails the check{why}"),
+            (true, true) => format!(" · would fail the check{why}, but `fail-on: never` only reports"),
+            (false, _) if gate.result == "fail" => {
+                format!(" · does not fail the check (`fail-on-evals: {}`)", escape(&gate.policy))
+            }
+            (false, _) => String::new(),
+        };
         let _ = writeln!(
             out,
-            "**Gate ({}):** {verdict}{} · baseline: {}\n",
-            escape(&gate.policy),
-            match (gate.fails, reports_only) {
-                (true, false) => " — fails the check",
-                (true, true) => " — would fail the check, but `fail-on: never` only reports",
-                (false, _) => "",
-            },
+            "**Regression gate:** {verdict}{effect} · baseline: {}\n",
             message(&truncate(&gate.baseline, CELL_CHARS)),
         );
         for line in gate.lines.iter().take(20) {
@@ -1125,6 +1134,29 @@ mod tests {
     }
 
     #[test]
+    fn the_gate_line_says_that_a_case_failed_its_threshold_and_shows_no_policy_as_a_result() {
+        let mut report = crate::report::test_support::sample_evals_report();
+        if let Some(evals) = report.evals.as_mut() {
+            evals.eval_gate = Some(crate::report::evals::Layer1GateSection {
+                result: "pass".into(),
+                policy: "failure".into(),
+                fails: true,
+                baseline: "stored".into(),
+                ..Default::default()
+            });
+        }
+        report.gate = Some(crate::report::model::GateSection { fail_on: "must".into(), result: "fail".into() });
+        let md = render(&report);
+        assert!(!md.contains("(failure)"), "the policy is no result: {md}");
+        assert!(
+            md.contains(
+                "**Regression gate:** ✅ no regression · fails the check: a case failed its threshold (`fail-on-evals: failure`) ·"
+            ),
+            "{md}"
+        );
+    }
+
+    #[test]
     fn a_failing_layer1_gate_fails_the_check_unless_fail_on_never() {
         let mut report = crate::report::test_support::sample_evals_report();
         if let Some(evals) = report.evals.as_mut() {
@@ -1138,11 +1170,11 @@ mod tests {
         }
         report.gate = Some(crate::report::model::GateSection { fail_on: "must".into(), result: "fail".into() });
         let md = render(&report);
-        assert!(md.contains("**Gate (regression):** ❌ regression — fails the check ·"), "{md}");
+        assert!(md.contains("**Regression gate:** ❌ regression · fails the check ·"), "{md}");
         report.gate = Some(crate::report::model::GateSection { fail_on: "never".into(), result: "pass".into() });
         let md = render(&report);
-        assert!(!md.contains("fails the check"), "{md}");
-        assert!(md.contains("❌ regression — would fail the check, but `fail-on: never` only reports ·"), "{md}");
+        assert!(!md.contains("· fails the check"), "{md}");
+        assert!(md.contains("❌ regression · would fail the check, but `fail-on: never` only reports ·"), "{md}");
     }
 
     #[test]

@@ -920,7 +920,7 @@ fn the_regression_gate_passes_noise_and_fails_a_real_regression_naming_the_cases
     );
     assert_eq!(worse.report()["model_calls"].as_u64(), Some(50 + 30), "25 runs, then 15 confirming runs, 2 calls each");
     let summary = worse.file("summary.md");
-    assert!(summary.contains("**Gate (regression):** ❌ regression — fails the check"), "{summary}");
+    assert!(summary.contains("**Regression gate:** ❌ regression · fails the check"), "{summary}");
     assert!(summary.contains("**Since the baseline:** `openai:demo`: pass rate"), "the answer leads: {summary}");
     assert!(summary.contains("`c0` on `openai:demo`: pass 5/5 → fail 0/5"), "the flips are named: {summary}");
     assert!(summary.contains("This suite detects a drop of"), "the suite's power is stated: {summary}");
