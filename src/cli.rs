@@ -590,12 +590,10 @@ pub async fn golden_init(args: GoldenInitArgs) -> ExitStatus {
         Err(status) => return status,
     };
     let Some(target) = evaluate::wire_target(&settings) else {
-        say!(
-            "{}",
-            UserError::new(Kind::InvalidInput, "no server given")
-                .with_hint("pass --server-url URL or --server-cmd CMD")
+        return golden::refuse(
+            &UserError::new(Kind::InvalidInput, "no server given")
+                .with_hint("pass --server-url URL or --server-cmd CMD"),
         );
-        return ExitStatus::InvalidInput;
     };
     let plan = match settings.layer1.models.first().filter(|_| args.model.is_some()) {
         None => None,
@@ -631,10 +629,13 @@ fn resolve_golden(server: GoldenServerArgs, extra: SettingsArgs) -> Result<setti
     match settings::resolve(&request, FrontEnd::Cli, &|name| std::env::var(name).ok()) {
         Ok(settings) => Ok(settings),
         Err(problems) => {
+            let mut met = crate::gate::Met::nothing();
             for problem in problems {
-                say!("{}", problem.into_error());
+                let error = problem.into_error();
+                say!("{error}");
+                met.add(error.kind);
             }
-            Err(ExitStatus::InvalidInput)
+            Err(met.exit_status())
         }
     }
 }

@@ -19,6 +19,9 @@ use crate::gate::ExitStatus;
 pub(crate) enum Kind {
     /// A flag, input, environment variable or file is invalid (exit 2).
     InvalidInput,
+    /// The server could not be reached, started or its tools listed, outside an evaluation
+    /// (`golden check --server-url`, `golden init`; exit 3).
+    Unreachable,
     /// Our own environment failed: a runtime, a report file, a port (exit 4).
     Environment,
     /// A model provider is unusable (exit 5; layers 1–3).
@@ -28,14 +31,9 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    /// The exit status this kind maps to.
+    /// The exit status the table gives this kind alone ([`crate::gate::Met`]).
     pub(crate) fn exit_status(self) -> ExitStatus {
-        match self {
-            Kind::InvalidInput => ExitStatus::InvalidInput,
-            Kind::Environment => ExitStatus::Environment,
-            Kind::Provider => ExitStatus::Provider,
-            Kind::Budget => ExitStatus::Budget,
-        }
+        crate::gate::Met::of(self).exit_status()
     }
 }
 

@@ -15,6 +15,11 @@
 //! | 130 / 143 | interrupted by SIGINT / SIGTERM; the reports were written |
 //!
 //! When several apply, the first in this order wins: 130/143 > 2 > 4 > 3 > 5 > 6 > 1 > 0.
+//!
+//! Every front end reaches its status through [`Met`], the table's rows as facts: [`decide`]
+//! fills one from a report (`run`, `action`, `merge`), and the commands that write no report
+//! (`golden check`, `golden init`, `judge calibrate`) fill one with what they met (the kinds of
+//! their [`crate::error::UserError`]s among them). No front end names a status by hand.
 
 use crate::report::evals::EvalsSection;
 use crate::report::model::{INTERNAL_CHECK_ID, RunOutcome, RunReport, Status, Verdict};
@@ -77,6 +82,66 @@ impl ExitStatus {
     #[must_use]
     pub fn max(self, other: ExitStatus) -> ExitStatus {
         if other.rank() > self.rank() { other } else { self }
+    }
+}
+
+/// What a command met, one field per row of the exit table; [`Met::exit_status`] is the status
+/// the table gives (the first row that applies, in the module's order).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Met {
+    /// The verdict failed (1).
+    pub verdict_failed: bool,
+    /// A flag, input, environment variable or file is invalid (2).
+    pub invalid_input: bool,
+    /// The server could not be reached, started, listed or evaluated without credentials (3).
+    pub unreachable: bool,
+    /// Our own environment failed: a report, a cassette or a file could not be written (4).
+    pub environment: bool,
+    /// A model provider is unusable, or spoiled runs (5).
+    pub provider: bool,
+    /// The model-call cap stopped it early (6).
+    pub budget: bool,
+    /// The signal that stopped it (130/143).
+    pub interrupt: Option<Interrupt>,
+}
+
+impl Met {
+    /// Nothing met: passed.
+    pub(crate) fn nothing() -> Self {
+        Self::default()
+    }
+
+    /// Only the row of an expected failure of this kind.
+    pub(crate) fn of(kind: crate::error::Kind) -> Self {
+        let mut met = Self::default();
+        met.add(kind);
+        met
+    }
+
+    /// Adds the row of an expected failure of this kind.
+    pub(crate) fn add(&mut self, kind: crate::error::Kind) {
+        use crate::error::Kind;
+        match kind {
+            Kind::InvalidInput => self.invalid_input = true,
+            Kind::Unreachable => self.unreachable = true,
+            Kind::Environment => self.environment = true,
+            Kind::Provider => self.provider = true,
+            Kind::Budget => self.budget = true,
+        }
+    }
+
+    /// The exit status the table gives: of every row met, the first in the module's order.
+    pub(crate) fn exit_status(self) -> ExitStatus {
+        let rows = [
+            (self.verdict_failed, ExitStatus::VerdictFailed),
+            (self.budget, ExitStatus::Budget),
+            (self.provider, ExitStatus::Provider),
+            (self.unreachable, ExitStatus::Unreachable),
+            (self.environment, ExitStatus::Environment),
+            (self.invalid_input, ExitStatus::InvalidInput),
+        ];
+        let status = rows.iter().filter(|(met, _)| *met).fold(ExitStatus::Passed, |status, (_, row)| status.max(*row));
+        self.interrupt.map_or(status, |signal| status.max(signal.exit_status()))
     }
 }
 
@@ -196,28 +261,16 @@ pub(crate) fn decide(report: &RunReport, input: GateInput) -> Decision {
         Verdict::Pass if input.fail_on == FailOn::Should && warned => RunResult::Fail,
         Verdict::Pass => RunResult::Pass,
     };
-    let mut exit = match result {
-        RunResult::Fail => ExitStatus::VerdictFailed,
-        RunResult::Pass | RunResult::Error => ExitStatus::Passed,
+    let met = Met {
+        verdict_failed: result == RunResult::Fail,
+        invalid_input: false,
+        unreachable: matches!(report.outcome, RunOutcome::Unreachable | RunOutcome::NeedsCredentials),
+        environment: input.reports_failed || report.checks.iter().any(|check| check.id == INTERNAL_CHECK_ID),
+        provider: report.evals.as_ref().is_some_and(EvalsSection::provider_failed),
+        budget: report.evals.as_ref().is_some_and(|evals| evals.call_cap_reached),
+        interrupt: input.interrupt,
     };
-    if matches!(report.outcome, RunOutcome::Unreachable | RunOutcome::NeedsCredentials) {
-        exit = exit.max(ExitStatus::Unreachable);
-    }
-    if let Some(evals) = &report.evals {
-        if evals.call_cap_reached {
-            exit = exit.max(ExitStatus::Budget);
-        }
-        if evals.provider_failed() {
-            exit = exit.max(ExitStatus::Provider);
-        }
-    }
-    if input.reports_failed || report.checks.iter().any(|check| check.id == INTERNAL_CHECK_ID) {
-        exit = exit.max(ExitStatus::Environment);
-    }
-    if let Some(signal) = input.interrupt {
-        exit = exit.max(signal.exit_status());
-    }
-    Decision { verdict, result, exit }
+    Decision { verdict, result, exit: met.exit_status() }
 }
 
 #[cfg(test)]
@@ -266,6 +319,31 @@ mod tests {
         .map(|status| status.code())
         .collect();
         assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 130, 143]);
+    }
+
+    #[test]
+    fn what_a_command_met_exits_through_the_table_in_its_order() {
+        use crate::error::Kind;
+        assert_eq!(Met::nothing().exit_status(), ExitStatus::Passed);
+        assert_eq!(Met::of(Kind::Unreachable).exit_status(), ExitStatus::Unreachable);
+        let mut met = Met::of(Kind::Budget);
+        met.add(Kind::Provider);
+        assert_eq!(met.exit_status(), ExitStatus::Provider, "5 over 6");
+        met.add(Kind::Environment);
+        assert_eq!(met.exit_status(), ExitStatus::Environment, "4 over 5");
+        met.interrupt = Some(Interrupt::Int);
+        assert_eq!(met.exit_status(), ExitStatus::Interrupted);
+    }
+
+    #[test]
+    fn the_commands_without_a_report_name_no_exit_status_by_hand() {
+        for (file, text) in [
+            ("golden/mod.rs", include_str!("golden/mod.rs")),
+            ("golden/init.rs", include_str!("golden/init.rs")),
+            ("calibration/mod.rs", include_str!("calibration/mod.rs")),
+        ] {
+            assert!(!text.contains("ExitStatus::"), "{file} chooses an exit status by hand: go through `Met`");
+        }
     }
 
     #[test]

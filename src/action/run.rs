@@ -124,7 +124,13 @@ async fn stages(
     let default_branch = payload.pointer("/repository/default_branch").and_then(Value::as_str);
     let on_default_branch = event == "schedule"
         || default_branch
-            .zip(lookup("GITHUB_REF").or_else(|| payload.get("ref").and_then(Value::as_str).map(str::to_owned)))
+            .zip(
+                action
+                    .github
+                    .reference
+                    .clone()
+                    .or_else(|| payload.get("ref").and_then(Value::as_str).map(str::to_owned)),
+            )
             .is_some_and(|(branch, reference)| reference == format!("refs/heads/{branch}"));
     settings.layer1.store_context = Some(crate::settings::layer1::StoreContext { event, on_default_branch });
     if let Some(pattern) = action.merge_reports.clone() {

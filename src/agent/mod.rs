@@ -11,6 +11,11 @@
 //! stop reasons, token usage as reported (unknown stays unknown) and how the run ended; scoring
 //! reads it through [`RunRecord::trace`].
 //!
+//! Call ids are made unique in the conversation before it goes back to the model
+//! ([`crate::providers::make_call_ids_unique`]): some OpenAI-compatible servers give parallel
+//! calls one id, and the real APIs refuse a history that repeats one. Each result goes back
+//! under its own call's id.
+//!
 //! The model is behind [`ModelCaller`] (retries, the call cap, cassettes and the sampling a model
 //! refuses are the caller's business, see `crate::evals`), so this loop is a pure sequence of
 //! awaits, tested with scripted models and tools.
@@ -154,6 +159,9 @@ pub(crate) struct CallRecord {
     pub result: String,
     /// It was an error result.
     pub is_error: bool,
+    /// Bytes of the text the server's result made, when it was cut for the model (`result` is
+    /// the cut copy).
+    pub server_bytes: Option<usize>,
     /// Wall time of the `tools/call` in milliseconds.
     pub latency_ms: u64,
     /// The multi round-trip rounds the call took (input requests answered from the script).
@@ -259,6 +267,8 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
         reported_models: std::collections::BTreeSet::new(),
     };
     let mut messages: Vec<Message> = Vec::new();
+    // Every call id of the conversation so far: the history echoed to the model repeats none.
+    let mut call_ids = std::collections::HashSet::new();
     let mut inputs = case.inputs.as_ref().map(input::InputScript::session);
     record.ending = 'run: {
         for user_turn in &case.prompt {
@@ -313,11 +323,10 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                     messages.push(Message::Assistant { text: completion.text.clone(), tool_calls: Vec::new() });
                     break;
                 }
-                messages.push(Message::Assistant {
-                    text: completion.text.clone(),
-                    tool_calls: completion.tool_calls.clone(),
-                });
-                for call in &completion.tool_calls {
+                let mut calls = completion.tool_calls.clone();
+                crate::providers::make_call_ids_unique(&mut calls, &mut call_ids);
+                messages.push(Message::Assistant { text: completion.text.clone(), tool_calls: calls.clone() });
+                for call in &calls {
                     let mut made = CallRecord {
                         turn: record.turns,
                         name: call.name.clone(),
@@ -326,6 +335,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                         error: None,
                         result: String::new(),
                         is_error: true,
+                        server_bytes: None,
                         latency_ms: 0,
                         rounds: Vec::new(),
                     };
@@ -362,8 +372,9 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                         };
                         made.sent = true;
                         match outcome {
-                            ToolOutcome::Result { text, is_error, latency_ms, note, rounds } => {
+                            ToolOutcome::Result { text, is_error, latency_ms, note, server_bytes, rounds } => {
                                 made.result = text;
+                                made.server_bytes = server_bytes;
                                 made.is_error = is_error;
                                 made.latency_ms = latency_ms;
                                 made.error = note;

@@ -29,6 +29,7 @@ impl ToolExecutor for FakeTools {
                     is_error: false,
                     latency_ms: 2,
                     note: None,
+                    server_bytes: None,
                     rounds: Vec::new(),
                 },
                 "slow" => {
@@ -38,6 +39,7 @@ impl ToolExecutor for FakeTools {
                         is_error: false,
                         latency_ms: 5000,
                         note: None,
+                        server_bytes: None,
                         rounds: Vec::new(),
                     }
                 }
@@ -211,4 +213,164 @@ async fn a_server_that_gives_no_answer_and_a_failing_provider_end_the_run_in_an_
 
     let record = run_with(&case(&["hi"]), &tools, |_, _| Err(ModelFailure::CapReached)).await;
     assert_eq!(record.ending, RunEnding::CapReached);
+}
+
+/// A model behind a real adapter, without retries or a cap.
+struct Adapter<P>(P);
+
+impl<P: crate::providers::Provider> ModelCaller for Adapter<P> {
+    fn call<'a>(
+        &'a self,
+        _key: TurnKey,
+        request: &'a CompletionRequest,
+    ) -> BoxFuture<'a, Result<ModelReply, ModelFailure>> {
+        Box::pin(async move {
+            self.0
+                .complete(request)
+                .await
+                .map(|completion| ModelReply { completion, attempts: 1, latency_ms: 1 })
+                .map_err(|error| ModelFailure::Provider { error, attempts: 1 })
+        })
+    }
+}
+
+/// Runs `case` through `provider` against `server`; returns the record and the second request's
+/// body (the one that echoes the first turn's calls and results).
+async fn parallel_calls_through<P: crate::providers::Provider>(
+    provider: P,
+    server: &crate::providers::test_server::ScriptedServer,
+) -> (RunRecord, Value) {
+    let tools = FakeTools::default();
+    let model = Adapter(provider);
+    let specs = specs();
+    let context = RunContext { model: &model, tools: &tools, specs: &specs, arguments: &NoEmptyText };
+    let record = run_case(&case(&["echo a and b"]), 1, &context).await;
+    let received = server.received();
+    assert_eq!(received.len(), 2, "two model turns: {received:?}");
+    (record, received[1].json())
+}
+
+fn endpoint(base_url: String) -> crate::providers::EndpointConfig {
+    crate::providers::EndpointConfig {
+        base_url,
+        api_key: Some("sk-test".into()),
+        model: "m".into(),
+        timeout: Duration::from_secs(10),
+    }
+}
+
+#[tokio::test]
+async fn parallel_calls_sharing_one_id_are_echoed_with_unique_ids_on_the_openai_wire() {
+    use crate::providers::test_server::{Canned, ScriptedServer};
+    // What DeepSeek and GLM send: two parallel calls under one id.
+    let call = |text: &str| {
+        json!({"id": "call_0", "type": "function",
+               "function": {"name": "echo", "arguments": json!({"text": text}).to_string()}})
+    };
+    let first = json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": null, "tool_calls": [call("a"), call("b")]}}]});
+    let last = json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": "a and b"}}]});
+    let server =
+        ScriptedServer::start(vec![Canned::json(200, &first.to_string()), Canned::json(200, &last.to_string())]).await;
+    let provider = crate::providers::openai::OpenAiProvider::new(endpoint(server.base_url.clone())).expect("client");
+    let (record, body) = parallel_calls_through(provider, &server).await;
+    assert_eq!(record.ending, RunEnding::Answer, "the echoed history was refused: {:?}", record.ending);
+    let messages = body["messages"].as_array().expect("messages");
+    let calls = messages.iter().find_map(|message| message["tool_calls"].as_array()).expect("the assistant's calls");
+    let ids: Vec<&str> = calls.iter().filter_map(|call| call["id"].as_str()).collect();
+    assert!(ids.len() == 2 && ids[0] != ids[1], "{ids:?}");
+    // Each result under its own call's id, with its own text.
+    for call in calls {
+        let text: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+        let result = messages.iter().find(|message| message["tool_call_id"] == call["id"]).expect("its result");
+        assert_eq!(result["content"], text["text"], "{body}");
+    }
+}
+
+#[tokio::test]
+async fn parallel_calls_sharing_one_id_are_echoed_with_unique_ids_on_the_anthropic_wire() {
+    use crate::providers::test_server::{Canned, ScriptedServer};
+    let call = |text: &str| json!({"type": "tool_use", "id": "toolu_0", "name": "echo", "input": {"text": text}});
+    let first = json!({"type": "message", "role": "assistant", "stop_reason": "tool_use",
+                       "content": [call("a"), call("b")]});
+    let last = json!({"type": "message", "role": "assistant", "stop_reason": "end_turn",
+                      "content": [{"type": "text", "text": "a and b"}]});
+    let server =
+        ScriptedServer::start(vec![Canned::json(200, &first.to_string()), Canned::json(200, &last.to_string())]).await;
+    let root = server.base_url.trim_end_matches("/v1").to_owned();
+    let provider = crate::providers::anthropic::AnthropicProvider::new(endpoint(root)).expect("client");
+    let (record, body) = parallel_calls_through(provider, &server).await;
+    assert_eq!(record.ending, RunEnding::Answer, "the echoed history was refused: {:?}", record.ending);
+    let blocks: Vec<&Value> =
+        body["messages"].as_array().expect("messages").iter().flat_map(|m| m["content"].as_array()).flatten().collect();
+    let uses: Vec<&&Value> = blocks.iter().filter(|block| block["type"] == "tool_use").collect();
+    assert!(uses.len() == 2 && uses[0]["id"] != uses[1]["id"], "{body}");
+    for used in uses {
+        let result = blocks.iter().find(|block| block["tool_use_id"] == used["id"]).expect("its result");
+        assert_eq!(result["content"], used["input"]["text"], "{body}");
+    }
+}
+
+#[tokio::test]
+async fn the_scripted_servers_refuse_a_repeated_tool_call_id_as_the_real_apis_do() {
+    use crate::demo::model::{Wire, duplicate_id_refusal};
+    let openai = json!({"messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "echo", "arguments": "{}"}},
+            {"id": "c", "type": "function", "function": {"name": "echo", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "a"},
+        {"role": "tool", "tool_call_id": "c", "content": "b"}]});
+    let (status, error) = duplicate_id_refusal(Wire::OpenAi, &openai).expect("refused");
+    assert_eq!(status, 400);
+    assert!(error["error"]["message"].as_str().unwrap().contains("Duplicate value for 'tool_call_id'"), "{error}");
+    let anthropic = json!({"messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "echo", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "a"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "echo", "input": {}}]}]});
+    let (status, error) = duplicate_id_refusal(Wire::Anthropic, &anthropic).expect("refused");
+    assert_eq!(status, 400);
+    assert!(error["error"]["message"].as_str().unwrap().contains("`tool_use` ids must be unique"), "{error}");
+    // A paired call and result share their id: that is no repetition.
+    let paired = json!({"messages": [
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "echo", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "a"}]});
+    assert_eq!(duplicate_id_refusal(Wire::OpenAi, &paired), None);
+}
+
+#[tokio::test]
+async fn a_call_id_an_earlier_turn_used_goes_back_under_a_new_one() {
+    let tools = FakeTools::default();
+    let seen = Mutex::new(Vec::new());
+    run_with(&case(&["twice"]), &tools, |key, request| {
+        seen.lock().unwrap().push(request.messages.clone());
+        // A server that restarts its numbering every turn.
+        Ok(match key.turn {
+            0 | 1 => calls_answer(vec![ToolCall::new("call_0", "echo", json!({"text": key.turn.to_string()}))]),
+            _ => text_answer("done"),
+        })
+    })
+    .await;
+    let last = seen.lock().unwrap().last().cloned().expect("a third request");
+    let ids: Vec<(String, bool)> = last
+        .iter()
+        .filter_map(|message| match message {
+            Message::Assistant { tool_calls, .. } => {
+                tool_calls.first().map(|call| (call.id.clone(), call.id_generated))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, vec![("call_0".to_owned(), false), ("call_0_2".to_owned(), true)]);
+    let results: Vec<(String, String)> = last
+        .iter()
+        .filter_map(|message| match message {
+            Message::ToolResult(result) => Some((result.call_id.clone(), result.content.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, vec![("call_0".to_owned(), "0".to_owned()), ("call_0_2".to_owned(), "1".to_owned())]);
 }

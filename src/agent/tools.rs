@@ -1,7 +1,8 @@
 //! Tool calls of layer 1 made for real: the [`ToolExecutor`] seam, and [`McpTools`], which sends
 //! each call as a `tools/call` over the session layer 0 opened (modern: with `_meta`,
 //! `Mcp-Method` and `Mcp-Name`; legacy: inside the `initialize` session), and turns the result
-//! into the text a model reads.
+//! into the text a model reads: at most [`MODEL_RESULT_BYTES`] of it, cut with a marker that
+//! gives the size the tool sent (the outcome keeps that size for the trace and the summary).
 
 use std::sync::Arc;
 
@@ -30,6 +31,9 @@ pub(crate) enum ToolOutcome {
         latency_ms: u64,
         /// Something the trace should say about it (a result the model cannot use).
         note: Option<String>,
+        /// Bytes of the text the server's result made, when it was longer than
+        /// [`MODEL_RESULT_BYTES`] and `text` is the cut copy.
+        server_bytes: Option<usize>,
         /// The multi round-trip rounds before the result.
         rounds: Vec<Round>,
     },
@@ -170,6 +174,7 @@ pub(crate) fn outcome_of_result(result: &Value, latency_ms: u64, rounds: Vec<Rou
             is_error: true,
             latency_ms,
             note: Some("the server answered `resultType: input_required` (a multi round-trip request); this case scripts no input responses".into()),
+            server_bytes: None,
             rounds,
         };
     }
@@ -200,15 +205,16 @@ pub(crate) fn outcome_of_result(result: &Value, latency_ms: u64, rounds: Vec<Rou
         Some(structured) if !has_text => structured.to_string(),
         _ => parts.join("\n"),
     };
-    if text.len() > MODEL_RESULT_BYTES {
+    let server_bytes = (text.len() > MODEL_RESULT_BYTES).then_some(text.len());
+    if let Some(sent) = server_bytes {
         let mut cut = MODEL_RESULT_BYTES;
         while !text.is_char_boundary(cut) {
             cut -= 1;
         }
         text.truncate(cut);
-        text.push_str("\n[… cut by mcp-eval]");
+        text.push_str(&format!("\n[… cut by mcp-eval: these are the first {cut} bytes; the tool sent {sent} bytes]"));
     }
-    ToolOutcome::Result { text, is_error, latency_ms, note: None, rounds }
+    ToolOutcome::Result { text, is_error, latency_ms, note: None, server_bytes, rounds }
 }
 
 #[cfg(test)]
@@ -242,6 +248,7 @@ mod tests {
     fn a_huge_result_is_cut_for_the_model() {
         let long = "é".repeat(MODEL_RESULT_BYTES);
         let (text, _) = text_of(json!({"content": [{"type": "text", "text": long}]}));
-        assert!(text.len() <= MODEL_RESULT_BYTES + 40 && text.ends_with("[… cut by mcp-eval]"));
+        assert!(text.len() <= MODEL_RESULT_BYTES + 100, "{}", text.len());
+        assert!(text.ends_with(&format!("the tool sent {} bytes]", long.len())), "{}", &text[text.len() - 100..]);
     }
 }

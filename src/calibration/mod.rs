@@ -25,7 +25,7 @@ use serde_json::json;
 use crate::agent::{ModelCaller, ModelFailure, TurnKey};
 use crate::error::{Kind, UserError};
 use crate::evals::caller::{Budget, LiveModel, RetryPolicy};
-use crate::gate::ExitStatus;
+use crate::gate::{ExitStatus, Met};
 use crate::golden::GoldenSet;
 use crate::report::evals::{EvalsSection, JudgeCalibration, JudgeRate};
 use crate::scoring::judge::{self, CriterionVerdict, Rubric};
@@ -155,25 +155,23 @@ pub(crate) struct CalibrateRequest {
 /// every problem on stderr. Exit 2 for bad input (the labels, the golden set, the report, the
 /// flags), 5 when the judge could not judge some labelled run (the file is still written when
 /// both rates could be measured), 6 when the call cap stopped it, 4 when the file cannot be
-/// written.
+/// written; when several apply, the exit table's order decides ([`Met`]: 5 over 6, as for `run`).
 pub(crate) async fn calibrate(request: CalibrateRequest, out: &mut dyn std::io::Write) -> ExitStatus {
-    match calibrate_inner(&request, out).await {
-        Ok(status) => status,
-        Err(errors) => {
-            let mut status = ExitStatus::Passed;
-            for error in errors {
-                let _ = writeln!(std::io::stderr(), "{error}");
-                status = status.max(error.exit_status());
-            }
-            status
-        }
+    let (Ok(errors) | Err(errors)) = calibrate_inner(&request, out).await;
+    let mut met = Met::nothing();
+    for error in errors {
+        let _ = writeln!(std::io::stderr(), "{error}");
+        met.add(error.kind);
     }
+    met.exit_status()
 }
 
+/// Calibrates; `Ok` with the labelled runs the judge could not judge (the file was still
+/// written), `Err` with why nothing was written. Each error's kind is what the exit table reads.
 async fn calibrate_inner(
     request: &CalibrateRequest,
     out: &mut dyn std::io::Write,
-) -> Result<ExitStatus, Vec<UserError>> {
+) -> Result<Vec<UserError>, Vec<UserError>> {
     let into_errors = |problems: Vec<crate::golden::Problem>| -> Vec<UserError> {
         problems.into_iter().map(crate::golden::Problem::into_error).collect()
     };
@@ -300,22 +298,27 @@ async fn calibrate_inner(
             match ModelCaller::call(&caller, key, &judge_request).await {
                 Ok(reply) => match judge::parse_verdicts(&reply.completion, rubric, &trace_text) {
                     Ok(verdicts) => judged.push(verdicts),
-                    Err(reason) => failure = Some(reason),
+                    Err(reason) => failure = Some((Kind::Provider, reason)),
                 },
-                Err(ModelFailure::Provider { error, .. }) => failure = Some(format!("the judge model failed: {error}")),
+                Err(ModelFailure::Provider { error, .. }) => {
+                    failure = Some((Kind::Provider, format!("the judge model failed: {error}")));
+                }
                 Err(ModelFailure::CapReached) => {
                     cap_reached = true;
-                    failure = Some("the model-call cap was reached".into());
+                    failure = Some((Kind::Budget, "the model-call cap was reached".into()));
                 }
-                Err(ModelFailure::NoRecording(reason)) => failure = Some(reason),
+                Err(ModelFailure::NoRecording(reason)) => failure = Some((Kind::Provider, reason)),
             }
             if failure.is_some() {
                 break;
             }
         }
         let voted = if failure.is_none() { judge::majority(&judged) } else { Vec::new() };
-        if let Some(reason) = failure {
-            failures.push(format!("{} run {run} on {model}: {reason}", case.id));
+        if let Some((kind, reason)) = failure {
+            failures.push(UserError::new(
+                kind,
+                format!("the judge could not judge {} run {run} on {model}: {reason}", case.id),
+            ));
         }
         for item in items {
             let verdict = voted.iter().find(|judged| judged.id == item.label.criterion);
@@ -346,9 +349,8 @@ async fn calibrate_inner(
                 }
             }
             Err(error) => {
-                return Err(vec![
-                    UserError::new(Kind::Environment, "the cassettes could not be written").caused_by(error),
-                ]);
+                failures.push(UserError::new(Kind::Environment, "the cassettes could not be written").caused_by(error));
+                return Err(failures);
             }
         }
     }
@@ -360,17 +362,16 @@ async fn calibrate_inner(
     if disagreements.len() > 20 {
         let _ = writeln!(out, "  …and {} more disagreements", disagreements.len() - 20);
     }
-    for line in &failures {
-        let _ = writeln!(std::io::stderr(), "error: the judge could not judge {line}");
-    }
     let Some((tpr, tnr)) = confusion.rates() else {
-        return Err(vec![
+        // The cap, or a judge that could not judge (failed, or judged every such run unknown).
+        failures.push(
             UserError::new(
                 if cap_reached { Kind::Budget } else { Kind::Provider },
                 "no calibration written: the judge judged no run of a human pass, or none of a human fail",
             )
             .with_hint_opt(cap_reached.then(|| "raise --max-model-calls".to_owned())),
-        ]);
+        );
+        return Err(failures);
     };
     let calibration = CalibrationFile {
         format: CALIBRATION_FORMAT,
@@ -406,13 +407,7 @@ async fn calibrate_inner(
         ]);
     }
     let _ = writeln!(out, "wrote {}", request.out.display());
-    Ok(if cap_reached {
-        ExitStatus::Budget
-    } else if failures.is_empty() {
-        ExitStatus::Passed
-    } else {
-        ExitStatus::Provider
-    })
+    Ok(failures)
 }
 
 /// The printed result: the judge, TPR, TNR, n and how unknowns and errors were counted.

@@ -44,6 +44,7 @@ fn trace(run: usize, tool: &str, is_error: bool, judge: &str) -> RunTrace {
             error: None,
             result: Some(format!("value {run}")),
             is_error,
+            result_cut: None,
             latency_ms: 1,
             input_rounds: Vec::new(),
         }],
@@ -289,4 +290,40 @@ async fn labelled_runs_whose_results_were_not_kept_are_refused_not_judged_blind(
     let status = calibrate(request.clone(), &mut printed).await;
     assert_eq!(status, ExitStatus::InvalidInput, "{}", String::from_utf8_lossy(&printed));
     assert!(!request.out.exists(), "no calibration written");
+}
+
+/// A Chat Completions answer of the judge: `named` and `any` both `verdict`, quoting `evidence`.
+fn judge_answer(verdict: &str, evidence: &str) -> crate::providers::test_server::Canned {
+    let verdicts: Vec<serde_json::Value> = ["named", "any"]
+        .iter()
+        .map(|id| json!({"criterion_id": id, "verdict": verdict, "evidence": evidence, "reason": "read"}))
+        .collect();
+    let arguments = json!({"verdicts": verdicts});
+    let body = json!({
+        "id": "j", "object": "chat.completion", "model": "judge",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "v", "type": "function",
+                "function": {"name": judge::VERDICT_TOOL, "arguments": arguments.to_string()}}]}}],
+        "usage": {"prompt_tokens": 300, "completion_tokens": 40}
+    });
+    crate::providers::test_server::Canned::json(200, &body.to_string())
+}
+
+#[tokio::test]
+async fn a_judge_that_failed_a_run_and_hit_the_cap_exits_5_as_the_exit_table_ranks_them() {
+    use crate::providers::test_server::{Canned, ScriptedServer};
+    // Run 1 is judged; the judge refuses run 2 (a provider failure); the cap leaves run 3.
+    let script = vec![
+        judge_answer("pass", "value 1"),
+        Canned::json(400, r#"{"error": {"message": "the request was refused"}}"#),
+    ];
+    let server = ScriptedServer::start(script).await;
+    let labels = format!(
+        "{HEAD}  - {{case: lookup, model: 'p:m', run: 1, criterion: named, human: pass}}\n  - {{case: lookup, model: 'p:m', run: 2, criterion: named, human: fail}}\n  - {{case: lookup, model: 'p:m', run: 3, criterion: named, human: fail}}\n"
+    );
+    let (_dir, mut request) = fixture(&labels, server.base_url.trim_end_matches("/v1"));
+    request.flags.max_model_calls = Some("2".into());
+    // Both 5 (a provider failed) and 6 (the cap) apply: the table's order says 5, as for `run`.
+    assert_eq!(calibrate(request.clone(), &mut Vec::new()).await, ExitStatus::Provider);
+    assert_eq!(server.received().len(), 2, "the cap held");
 }

@@ -187,6 +187,10 @@ pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
     tools
 }
 
+/// The size in bytes of `test_simple_text`'s text under `chaos-big-result`: 2.5 MB, ten times
+/// what a model is given of a tool result.
+pub(crate) const BIG_RESULT_BYTES: usize = 2_621_440;
+
 /// How many tools the `chaos-5000-tools` modes list.
 pub(crate) const CHAOS_TOOL_COUNT: usize = 5000;
 /// How many tools the `chaos-80000-tools-sse` mode lists (an SSE `tools/list` of about 18 MB).
@@ -230,6 +234,9 @@ pub(crate) fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcErro
         "test_progress" => Ok(progress(context)),
         "test_logging_tool" => Ok(logging(context)),
         "test_missing_capability" | "test_input_required_result" => elicit_confirmation(context, name, arguments),
+        "test_simple_text" if context.fault("chaos-big-result") => {
+            Ok(Handled::result(text_result(&"big result ".repeat(BIG_RESULT_BYTES / 11 + 1)[..BIG_RESULT_BYTES])))
+        }
         _ => {
             let text = arguments.get("text").and_then(Value::as_str).unwrap_or("Hello from the mcp-eval demo server.");
             let mut result = text_result(text);

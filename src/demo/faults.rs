@@ -195,6 +195,10 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
     ("chaos-error-everything", "every request is answered with a -32603 internal error (id echoed, HTTP 200)"),
     ("chaos-50mb", "every response is a 50 MB JSON body (HTTP) or a 50 MB line (stdio)"),
     (
+        "chaos-big-result",
+        "test_simple_text answers with a 2.5 MB text (2,621,440 bytes), more than a model is given of a tool result",
+    ),
+    (
         "chaos-ask-forever",
         "the confirmation tools answer every retry with another input_required (a multi round-trip that never ends)",
     ),

@@ -23,6 +23,8 @@ pub(crate) mod stdio;
 
 use std::collections::BTreeSet;
 
+#[cfg(test)]
+pub(crate) use catalog::BIG_RESULT_BYTES;
 pub(crate) use faults::parse_fault;
 pub(crate) use http::serve_http;
 pub(crate) use stdio::serve_stdio;

@@ -13,7 +13,8 @@
 //!
 //! It is no model and claims to be none: the demo's cassettes are recorded from it
 //! (`mcp-eval demo-model`, hidden), the layer-1 benchmark measures the harness against it, and
-//! end-to-end tests run both wires through it. It never leaves 127.0.0.1.
+//! end-to-end tests run both wires through it. It never leaves 127.0.0.1. Like the real APIs, it
+//! refuses a conversation that repeats a tool call id ([`duplicate_id_refusal`]).
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -380,6 +381,57 @@ fn call_reply(wire: Wire, model: &str, tool: &str, arguments: &Value, index: usi
     }
 }
 
+/// The refusal a real API gives a conversation that repeats a tool call id, as `(status, body)`:
+/// OpenAI answers 400 `Duplicate value for 'tool_call_id'` when two tool calls of the assistant
+/// messages, or two `tool` messages, share an id; Anthropic answers 400 `` `tool_use` ids must be
+/// unique `` when two `tool_use` blocks of the conversation share one. `None` when every id is
+/// unique. Both the demo model and the adapters' scripted server refuse with it, so a harness that
+/// echoes a repeated id fails there as it would against the real API.
+pub(crate) fn duplicate_id_refusal(wire: Wire, body: &Value) -> Option<(u16, Value)> {
+    let messages = body["messages"].as_array()?;
+    let mut calls = std::collections::BTreeSet::new();
+    let mut results = std::collections::BTreeSet::new();
+    for (at, message) in messages.iter().enumerate() {
+        match wire {
+            Wire::OpenAi => {
+                let called =
+                    message["tool_calls"].as_array().into_iter().flatten().filter_map(|call| call["id"].as_str());
+                let repeated = called
+                    .filter(|id| !calls.insert((*id).to_owned()))
+                    .chain(
+                        message
+                            .get("tool_call_id")
+                            .and_then(Value::as_str)
+                            .filter(|id| !results.insert((*id).to_owned())),
+                    )
+                    .next();
+                if let Some(id) = repeated {
+                    {
+                        let text = format!(
+                            "Invalid parameter: Duplicate value for 'tool_call_id' of {id} in message[{at}]. Please ensure all tool call ids are unique."
+                        );
+                        let error = json!({"error": {"message": text, "type": "invalid_request_error",
+                                                     "param": format!("messages.[{at}].tool_call_id"), "code": null}});
+                        return Some((400, error));
+                    }
+                }
+            }
+            Wire::Anthropic => {
+                for (index, block) in message["content"].as_array().into_iter().flatten().enumerate() {
+                    let Some(id) = block["id"].as_str().filter(|_| block["type"] == "tool_use") else { continue };
+                    if !calls.insert(id.to_owned()) {
+                        let text = format!("messages.{at}.content.{index}: `tool_use` ids must be unique");
+                        let error =
+                            json!({"type": "error", "error": {"type": "invalid_request_error", "message": text}});
+                        return Some((400, error));
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Serves `model` on `listener` until the task is dropped.
 pub(crate) async fn serve(listener: TcpListener, model: Arc<DemoModel>) {
     loop {
@@ -398,10 +450,13 @@ pub(crate) async fn serve(listener: TcpListener, model: Arc<DemoModel>) {
                     let body = request.into_body().collect().await.map(|body| body.to_bytes()).unwrap_or_default();
                     let (status, answer) = match (wire, serde_json::from_slice::<Value>(&body)) {
                         (None, Ok(body)) if embeddings => (200, embeddings_reply(&body)),
-                        (Some(wire), Ok(body)) => {
-                            tokio::time::sleep(model.delay).await;
-                            (200, model.answer(wire, &body))
-                        }
+                        (Some(wire), Ok(body)) => match duplicate_id_refusal(wire, &body) {
+                            Some(refusal) => refusal,
+                            None => {
+                                tokio::time::sleep(model.delay).await;
+                                (200, model.answer(wire, &body))
+                            }
+                        },
                         (None, _) => (404, json!({"error": {"message": "unknown path"}})),
                         (_, Err(error)) => (400, json!({"error": {"message": format!("not JSON: {error}")}})),
                     };

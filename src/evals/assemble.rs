@@ -232,6 +232,24 @@ fn bounded(text: &str, keep: TraceResults) -> Option<String> {
     }
 }
 
+/// A tool result as `--trace-results` keeps it. A result that was cut for the model keeps the
+/// model's copy, and when `truncated` shortens it further, its marker gives both sizes (the cut
+/// copy's length alone would hide what the server sent).
+fn bounded_result(call: &crate::agent::CallRecord, keep: TraceResults) -> Option<String> {
+    let (Some(sent), TraceResults::Truncated) = (call.server_bytes, keep) else {
+        return bounded(&call.result, keep);
+    };
+    let mut cut = TRUNCATED_BYTES.min(call.result.len());
+    while !call.result.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    Some(format!(
+        "{}… [the model saw {} bytes, cut by mcp-eval; the server sent {sent} bytes]",
+        &call.result[..cut],
+        call.result.len()
+    ))
+}
+
 fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> RunTrace {
     let status = match (score.map(|score| score.verdict), &run.ending) {
         (_, RunEnding::CapReached) | (None, _) => RunStatus::Skipped,
@@ -263,8 +281,12 @@ fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> Ru
                 arguments: call.arguments.clone(),
                 sent: call.sent,
                 error: call.error.clone(),
-                result: bounded(&call.result, keep),
+                result: bounded_result(call, keep),
                 is_error: call.is_error,
+                result_cut: call.server_bytes.map(|server_bytes| crate::report::evals::ResultCut {
+                    server_bytes,
+                    model_bytes: call.result.len(),
+                }),
                 latency_ms: call.latency_ms,
                 input_rounds: call
                     .rounds

@@ -745,6 +745,7 @@ pub(crate) async fn run(
             status: eval.status,
             passed: eval.passed,
             runs: eval.runs,
+            cached: eval.cached.is_some(),
         });
     }
     if let Some(miss) = first_replay_miss(&section) {

@@ -914,3 +914,38 @@ async fn each_eval_lists_the_distinct_model_versions_its_runs_were_served_by_sor
     );
     assert_eq!(written["reported_models"][2], json!({"model": "m"}), "no fingerprint, no member");
 }
+
+#[tokio::test]
+async fn a_result_over_256_kib_is_cut_and_the_trace_and_summary_say_what_the_server_sent() {
+    let set = "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: big\n    prompt: \"Give me the short text.\"\n    expect_tool: test_simple_text\n";
+    let fixture = fixture_with(set, &[], &["chaos-big-result"]).await;
+    let mut settings = settings(&fixture, &["openai:demo-good"]);
+    settings.trace_results = TraceResults::Full;
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    let big = eval(&section, "big", "openai:demo-good");
+    assert_eq!(big.status, EvalStatus::Pass, "{big:?}");
+    let call = &big.traces[0].calls[0];
+    let cut = call.result_cut.expect("the trace says the result was cut");
+    assert_eq!(cut.server_bytes, crate::demo::BIG_RESULT_BYTES, "the size the server sent, 2.5 MB");
+    let result = call.result.as_deref().expect("kept in full");
+    assert_eq!(cut.model_bytes, result.len(), "the size the model saw");
+    assert!(cut.model_bytes < crate::agent::tools::MODEL_RESULT_BYTES + 200, "{cut:?}");
+    assert!(
+        result.ends_with(&format!("the tool sent {} bytes]", cut.server_bytes)),
+        "{}",
+        &result[result.len() - 120..]
+    );
+    // Truncated traces say both sizes too, not the cut copy's length alone.
+    settings.trace_results = TraceResults::Truncated;
+    let section = run_layer1(&fixture, &settings).await.expect("ran");
+    let call = &eval(&section, "big", "openai:demo-good").traces[0].calls[0];
+    let result = call.result.as_deref().expect("kept in part");
+    assert!(result.contains(&format!("the server sent {} bytes", crate::demo::BIG_RESULT_BYTES)), "{result}");
+    assert!(result.contains(&format!("the model saw {}", call.result_cut.expect("cut").model_bytes)), "{result}");
+    // The summary names the tool whose results were cut.
+    let mut report = crate::report::model::RunReport::empty_for_tests();
+    report.layers = vec![1];
+    report.evals = Some(section);
+    let summary = crate::report::markdown::render(&report);
+    assert!(summary.contains("`test_simple_text` sent results of up to 2.5 MB"), "{summary}");
+}

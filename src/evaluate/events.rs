@@ -71,6 +71,8 @@ pub(crate) enum RunEvent {
         passed: usize,
         /// Runs asked for.
         runs: usize,
+        /// The verdict was reused from the verdict cache, not measured by this run.
+        cached: bool,
     },
     /// A layer finished.
     LayerFinished {
@@ -176,9 +178,11 @@ impl RunEvent {
                 *elapsed_ms as f64 / 1000.0
             )),
             RunEvent::ProbesFinished { duration_ms } => Some(format!("probes: done in {duration_ms} ms")),
-            RunEvent::CaseGraded { case, model, status, passed, runs } => {
-                Some(format!("layer 1: {case} on {model}: {} ({passed}/{runs})", status.as_str()))
-            }
+            RunEvent::CaseGraded { case, model, status, passed, runs, cached } => Some(format!(
+                "layer 1: {case} on {model}: {} ({passed}/{runs}{})",
+                status.as_str(),
+                if *cached { ", cached" } else { "" }
+            )),
             RunEvent::LayerFinished { layer, duration_ms } => Some(format!("layer {layer}: done in {duration_ms} ms")),
             RunEvent::LayersUnavailable { layers } => Some(format!(
                 "layer(s) {} were requested but are not available in this version",
@@ -222,5 +226,24 @@ impl RunEvent {
                 ))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verdict_reused_from_the_cache_is_marked_on_its_line() {
+        let graded = |cached| RunEvent::CaseGraded {
+            case: "c0".into(),
+            model: "openai:demo".into(),
+            status: crate::report::evals::EvalStatus::Pass,
+            passed: 5,
+            runs: 5,
+            cached,
+        };
+        assert_eq!(graded(true).line().as_deref(), Some("layer 1: c0 on openai:demo: pass (5/5, cached)"));
+        assert_eq!(graded(false).line().as_deref(), Some("layer 1: c0 on openai:demo: pass (5/5)"));
     }
 }

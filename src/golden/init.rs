@@ -18,7 +18,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::error::{Kind, UserError};
-use crate::gate::ExitStatus;
+use crate::gate::{ExitStatus, Met};
 use crate::mcp::era::Target;
 use crate::mcp::tools::{ToolSurface, ToolView};
 use crate::providers::schema::{ArgumentValidator, Validation};
@@ -596,15 +596,11 @@ pub(crate) async fn init(target: Target, out: &Path, force: bool, model: Option<
     if !force && out.exists() {
         let error = UserError::new(Kind::InvalidInput, format!("{} exists already", out.display()))
             .with_hint("pass --force to replace it, or --out another path");
-        let _ = writeln!(stderr, "{error}");
-        return ExitStatus::InvalidInput;
+        return super::refuse(&error);
     }
     let surface = match super::list_tools(&target).await {
         Ok(surface) => surface,
-        Err(error) => {
-            let _ = writeln!(stderr, "{error}");
-            return ExitStatus::Unreachable;
-        }
+        Err(error) => return super::refuse(&error),
     };
     let authoring = match &model {
         None => None,
@@ -619,8 +615,7 @@ pub(crate) async fn init(target: Target, out: &Path, force: bool, model: Option<
                     ),
                 )
                 .with_hint(plan.refused_hint.clone());
-                let _ = writeln!(stderr, "{error}");
-                return ExitStatus::Provider;
+                return super::refuse(&error);
             }
         },
     };
@@ -628,14 +623,11 @@ pub(crate) async fn init(target: Target, out: &Path, force: bool, model: Option<
     if let Some(parent) = out.parent().filter(|parent| !parent.as_os_str().is_empty())
         && let Err(error) = fs_err::create_dir_all(parent)
     {
-        let _ =
-            writeln!(stderr, "{}", UserError::new(Kind::Environment, "cannot create the directory").caused_by(error));
-        return ExitStatus::Environment;
+        return super::refuse(&UserError::new(Kind::Environment, "cannot create the directory").caused_by(error));
     }
     if let Err(error) = crate::atomic::write_atomic(out, &rendered.text) {
         let error = UserError::new(Kind::Environment, format!("cannot write {}", out.display())).caused_by(error);
-        let _ = writeln!(stderr, "{error}");
-        return ExitStatus::Environment;
+        return super::refuse(&error);
     }
     let set = match super::load::load(out) {
         Ok(set) => set,
@@ -659,7 +651,7 @@ pub(crate) async fn init(target: Target, out: &Path, force: bool, model: Option<
     if rendered.skipped > 0 {
         let _ = writeln!(stderr, "note: {} tool(s) without a name left out", rendered.skipped);
     }
-    let mut status = ExitStatus::Passed;
+    let mut met = Met::nothing();
     let mut authors = String::new();
     if let (Some(plan), Some(authoring)) = (&model, &authoring) {
         if let Some(note) = &authoring.negatives_note {
@@ -685,7 +677,7 @@ pub(crate) async fn init(target: Target, out: &Path, force: bool, model: Option<
                     let error =
                         UserError::new(Kind::Environment, "the cassettes could not be written").caused_by(error);
                     let _ = writeln!(stderr, "{error}");
-                    status = ExitStatus::Environment;
+                    met.add(error.kind);
                 }
             }
         }
@@ -698,7 +690,7 @@ pub(crate) async fn init(target: Target, out: &Path, force: bool, model: Option<
         set.hash
     );
     let _ = std::io::stdout().write_all(text.as_bytes());
-    status
+    met.exit_status()
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ use serde_json::{Value, json};
 
 use crate::conformance::context::walk;
 use crate::error::{Kind, UserError};
-use crate::gate::ExitStatus;
+use crate::gate::{ExitStatus, Met};
 use crate::mcp::era::{self, Era, Target};
 use crate::mcp::evidence::Redactor;
 use crate::mcp::exchange::Outgoing;
@@ -156,10 +156,7 @@ pub(crate) async fn check(path: PathBuf, server: Option<Target>) -> ExitStatus {
     if let Some(target) = server {
         let surface = match list_tools(&target).await {
             Ok(surface) => surface,
-            Err(error) => {
-                let _ = writeln!(std::io::stderr(), "{error}");
-                return ExitStatus::Unreachable;
-            }
+            Err(error) => return refuse(&error),
         };
         let names: Vec<&str> = surface.tools.iter().map(|tool| tool.name.as_str()).collect();
         let problems = unknown_tools(&set, &names);
@@ -172,7 +169,13 @@ pub(crate) async fn check(path: PathBuf, server: Option<Target>) -> ExitStatus {
         out.push_str(&format!("case {} {}\n", case.id, case.hash));
     }
     let _ = std::io::stdout().write_all(out.as_bytes());
-    ExitStatus::Passed
+    Met::nothing().exit_status()
+}
+
+/// Prints `error` (stderr) and gives the status the exit table gives its kind.
+pub(crate) fn refuse(error: &UserError) -> ExitStatus {
+    let _ = writeln!(std::io::stderr(), "{error}");
+    error.exit_status()
 }
 
 /// Prints every problem (stderr) and gives exit status 2.
@@ -183,7 +186,7 @@ fn report(problems: Vec<Problem>) -> ExitStatus {
         let _ = writeln!(stderr, "{}", problem.into_error());
     }
     let _ = writeln!(stderr, "the golden set has {count} problem(s)");
-    ExitStatus::InvalidInput
+    Met::of(Kind::InvalidInput).exit_status()
 }
 
 /// Every tool name of the set that the server does not list (a glob that matches none of its
@@ -234,13 +237,13 @@ pub(crate) fn glob_matches(pattern: &str, name: &str) -> bool {
 /// server could not be reached or listed (exit status 3).
 async fn list_tools(target: &Target) -> Result<ToolSurface, UserError> {
     let connected = era::connect(target, Redactor::new(Vec::new())).await.map_err(|unreachable| {
-        UserError::new(Kind::InvalidInput, format!("cannot reach the server: {}", unreachable.reason))
+        UserError::new(Kind::Unreachable, format!("cannot reach the server: {}", unreachable.reason))
             .with_hint("check --server-url / --server-cmd (`mcp-eval run` against it says more)")
     })?;
     let listed = list_tools_on(&connected).await;
     connected.shutdown().await;
     listed.map_err(|problem| {
-        UserError::new(Kind::InvalidInput, format!("cannot list the server's tools: {problem}"))
+        UserError::new(Kind::Unreachable, format!("cannot list the server's tools: {problem}"))
             .with_hint("`mcp-eval run` against the server grades its tools/list")
     })
 }

@@ -12,7 +12,8 @@
 //!
 //! What we read: `content` blocks (`text` joined, `tool_use` with `input` as an object — or, from a
 //! lenient server, as JSON text, kept and flagged when it is not JSON), missing call ids generated
-//! (`toolu_<turn>_<index>`, the same for the same conversation), `stop_reason`, and `usage` whose
+//! (`toolu_<turn>_<index>`, the same for the same conversation; a repeated id is made unique by
+//! the agent loop, `super::make_call_ids_unique`), `stop_reason`, and `usage` whose
 //! input count includes the cache reads and writes (Anthropic's `input_tokens` leaves them out),
 //! and the response's `model` (the version that answered; Messages has no fingerprint).
 //!

@@ -108,12 +108,35 @@ pub(crate) struct ToolCall {
     /// The arguments: a JSON value, or the raw text when it was not JSON (see
     /// `arguments_unparsable`).
     pub arguments: Value,
-    /// The model sent no id (or an empty one) and this one was generated.
+    /// The model sent no id (or an empty one), or one an earlier call of the conversation has,
+    /// and this one was generated ([`make_call_ids_unique`]).
     pub id_generated: bool,
     /// The arguments text was not JSON; `arguments` is that text as a JSON string.
     pub arguments_unparsable: bool,
     /// The model named a tool that was not offered.
     pub unknown_tool: bool,
+}
+
+/// Gives each call of `calls` an id no other call of the conversation has: `seen` holds the ids
+/// used so far and gains these. A repeated id (OpenAI-compatible servers such as DeepSeek's and
+/// GLM's give parallel calls one id; some restart their numbering each turn) becomes
+/// `<id>_<n>`, the smallest `n` from 2 that is free, and is marked `id_generated`. The real APIs
+/// refuse a history that repeats an id (OpenAI: `Duplicate value for 'tool_call_id'`,
+/// Anthropic: `` `tool_use` ids must be unique ``), so the conversation echoed to the model
+/// carries these ids, each result under its own call's.
+pub(crate) fn make_call_ids_unique(calls: &mut [ToolCall], seen: &mut std::collections::HashSet<String>) {
+    for call in calls {
+        if seen.insert(call.id.clone()) {
+            continue;
+        }
+        let fresh = (2u64..)
+            .map(|n| format!("{}_{n}", call.id))
+            .find(|id| !seen.contains(id))
+            .expect("an unbounded range has a free id");
+        seen.insert(fresh.clone());
+        call.id = fresh;
+        call.id_generated = true;
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@
 //!
 //! Lenient in what we read, because compatible servers deviate: `arguments` as a JSON string or
 //! as an object (text that is not JSON is kept and flagged, never an error), missing or empty
-//! call ids (generated: `call_<turn>_<index>`, the same for the same conversation), `usage`
+//! call ids (generated: `call_<turn>_<index>`, the same for the same conversation; an id the
+//! conversation already has is made unique by the agent loop, `super::make_call_ids_unique`), `usage`
 //! missing or `null` (unknown, not zero), tool calls with any `finish_reason`, `content` as text
 //! or as text parts. The response's `model` (the dated version behind an alias) and
 //! `system_fingerprint` are kept when present (either may be missing), as evidence of drift.

@@ -2,6 +2,9 @@
 //! each request with the next canned response (status, headers, body bytes exactly as given) and
 //! records what it received, so a test asserts the bytes we send. No network, no key.
 //!
+//! Like the real APIs, it refuses (400, with their error body) a Chat Completions or Messages
+//! request whose conversation repeats a tool call id, without taking an answer of the script.
+//!
 //! Started with a table of vectors ([`ScriptedServer::with_vectors`]), it answers `POST
 //! …/embeddings` itself: each text of `input` gets its vector from the table (in input order, with
 //! `index`), a text not in the table a 400; other paths still take the script.
@@ -106,7 +109,9 @@ impl ScriptedServer {
                                 body: body.clone(),
                             });
                             let canned =
-                                if !vectors.is_empty() && parts.uri.path().ends_with("/embeddings") {
+                                if let Some((status, error)) = refusal(parts.uri.path(), &body) {
+                                    Canned::json(status, &error.to_string())
+                                } else if !vectors.is_empty() && parts.uri.path().ends_with("/embeddings") {
                                     embeddings_answer(&vectors, &body)
                                 } else {
                                     script.lock().expect("script lock").next().unwrap_or_else(|| {
@@ -139,6 +144,21 @@ impl Drop for ScriptedServer {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// What the real API would refuse in a request to `path` before reading it: a conversation that
+/// repeats a tool call id ([`crate::demo::model::duplicate_id_refusal`]). The refused request
+/// takes no answer of the script.
+fn refusal(path: &str, body: &[u8]) -> Option<(u16, serde_json::Value)> {
+    use crate::demo::model::{Wire, duplicate_id_refusal};
+    let wire = if path.ends_with("/chat/completions") {
+        Wire::OpenAi
+    } else if path.ends_with("/messages") {
+        Wire::Anthropic
+    } else {
+        return None;
+    };
+    duplicate_id_refusal(wire, &serde_json::from_slice(body).ok()?)
 }
 
 /// The answer of an embeddings request from the table: one vector per text of `input`.

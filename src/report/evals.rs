@@ -601,12 +601,25 @@ pub struct TraceCall {
     pub result: Option<String>,
     /// The result had `isError: true`.
     pub is_error: bool,
+    /// Set when the result was cut for the model (over 256 KiB of text): what the server sent
+    /// and what the model saw. `result` is then (a part of) the model's copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_cut: Option<ResultCut>,
     /// Wall time of the `tools/call` in milliseconds (0 when not sent), every round included.
     pub latency_ms: u64,
     /// The multi round-trip rounds of the call: what the server asked (`inputRequests` keys and
     /// methods) and what the case's `input_responses` answered. The model never sees them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub input_rounds: Vec<InputRound>,
+}
+
+/// A tool result cut for the model: its text was longer than a model is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResultCut {
+    /// Bytes of the result's text as the server sent it.
+    pub server_bytes: usize,
+    /// Bytes of the text the model saw: the first part and the marker that says it was cut.
+    pub model_bytes: usize,
 }
 
 /// One multi round-trip round of a tool call.

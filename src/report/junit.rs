@@ -2,8 +2,9 @@
 //! EnricoMi/publish-unit-test-result-action and dorny/test-reporter, GitLab, Jenkins).
 //!
 //! Layout: one `<testsuites name="mcp-eval">` holding one `<testsuite>` per layer
-//! (`layer-0 conformance`), one `<testcase>` per check named `"<id> <title>"` with classname
-//! `mcp-eval.layer<N>.<id prefix>` and a `time` in seconds on every testcase. Status mapping:
+//! (`layer-0 conformance`, absent when layer 0 did not run and there is no `run` error to hold),
+//! one `<testcase>` per check named `"<id> <title>"` with classname
+//! `mcp-eval.layer0.<id prefix>` and a `time` in seconds on every testcase. Status mapping:
 //!
 //! | check status     | JUnit                                                          |
 //! |------------------|----------------------------------------------------------------|
@@ -17,8 +18,10 @@
 //! `<error>` describing the outcome, so the file is valid and visibly red even with no checks.
 //!
 //! Layer 1 adds a suite per model, `layer-1 golden set · PROVIDER:MODEL`, with a testcase per
-//! case named `"<case> (<k>/<N>)"`: `pass` is a success, `fail` a `<failure>` naming the graders
-//! that failed and the first failing run, `error` an `<error>`, `skipped` a `<skipped>`. A model
+//! case named by the case id alone, stable from run to run (the score `k of N runs passed, T
+//! needed` is in the message, or a pass's `<system-out>`): `pass` is a success, `fail` a
+//! `<failure>` naming the graders that failed and the first failing run, `error` an `<error>`,
+//! `skipped` a `<skipped>`. A model
 //! that did not run has one testcase saying why (skipped without an API key, an error when the
 //! provider was unusable). No tool result or model answer is written here, only our reasons.
 
@@ -39,11 +42,11 @@ pub fn render(report: &RunReport) -> String {
 
 /// Builds the quick-junit model that [`render`] serializes.
 pub fn to_junit(report: &RunReport) -> Report {
-    // The checks carry no layer of their own yet: every check belongs to the first layer run.
-    let layer = report.layers.first().copied().unwrap_or(0);
-    let classname_root = format!("{REPORT_NAME}.layer{layer}");
+    // Every check is layer 0's (conformance): a run of other layers only has none, and writes no
+    // conformance suite unless it holds a testcase (a `run` error: the server was unreachable).
+    let classname_root = format!("{REPORT_NAME}.layer0");
 
-    let mut suite = TestSuite::new(format!("layer-{layer} conformance"));
+    let mut suite = TestSuite::new("layer-0 conformance");
     suite.add_properties([
         Property::new("server.target", clean(&report.server.target)),
         Property::new("server.transport", clean(&report.server.transport)),
@@ -84,7 +87,9 @@ pub fn to_junit(report: &RunReport) -> Report {
     let stamp = report.started_at.fixed_offset();
     junit.timestamp = Some(stamp);
     suite.timestamp = Some(stamp);
-    junit.add_test_suite(suite);
+    if report.layers.contains(&0) || !suite.test_cases.is_empty() {
+        junit.add_test_suite(suite);
+    }
     if let Some(evals) = &report.evals {
         for mut suite in layer1_suites(evals) {
             suite.timestamp = Some(stamp);
@@ -181,7 +186,9 @@ fn model_not_run_case(outcome: ModelOutcome, detail: Option<&str>) -> TestCase {
     case
 }
 
-/// The testcase of one case × model, named `<case> (<k>/<N>)`.
+/// The testcase of one case × model, named by the case alone (a name that stays the same from
+/// run to run, so CI test-history views follow it); the score is in the message of a failure or
+/// an error and in the output of a pass.
 fn eval_case(eval: &EvalResult) -> TestCase {
     let status = match eval.status {
         EvalStatus::Pass => TestCaseStatus::success(),
@@ -200,8 +207,10 @@ fn eval_case(eval: &EvalResult) -> TestCase {
             status
         }
     };
-    let name = format!("{} ({}/{})", eval.case, eval.passed, eval.runs);
-    let mut case = TestCase::new(clean(&name), status);
+    let mut case = TestCase::new(clean(&eval.case), status);
+    if eval.status == EvalStatus::Pass {
+        case.set_system_out(score(eval));
+    }
     let time: u64 = eval.traces.iter().map(|run| run.duration_ms).sum();
     case.set_classname(LAYER1_CLASSNAME).set_time(Duration::from_millis(time)).add_properties([
         Property::new("mcp-eval.case", clean(&eval.case)),
@@ -220,14 +229,20 @@ fn eval_case(eval: &EvalResult) -> TestCase {
     case
 }
 
-/// The one-line message of a failed or errored case: the count against the threshold, the
-/// graders that failed a run, and the first bad run's reason.
-fn eval_message(eval: &EvalResult) -> String {
-    let mut parts = vec![if eval.status == EvalStatus::Error {
+/// The score of a case against its threshold: `k of N runs passed, T needed` (`completed` for
+/// an error).
+fn score(eval: &EvalResult) -> String {
+    if eval.status == EvalStatus::Error {
         format!("{} of {} runs completed, {} needed", eval.completed, eval.runs, eval.threshold)
     } else {
         format!("{} of {} runs passed, {} needed", eval.passed, eval.runs, eval.threshold)
-    }];
+    }
+}
+
+/// The one-line message of a failed or errored case: the count against the threshold, the
+/// graders that failed a run, and the first bad run's reason.
+fn eval_message(eval: &EvalResult) -> String {
+    let mut parts = vec![score(eval)];
     let failing: Vec<String> = eval
         .failing_graders()
         .into_iter()
@@ -511,6 +526,38 @@ mod tests {
     }
 
     #[test]
+    fn layer1_testcase_names_stay_the_same_when_the_score_changes_and_the_score_is_in_the_message() {
+        use crate::report::test_support::sample_evals_report;
+        let report = sample_evals_report();
+        let parsed = parse(&render(&report));
+        let suite = &parsed.test_suites[1];
+        let names: Vec<&str> = suite.test_cases.iter().map(|c| c.name.as_str()).collect();
+        assert!(names.iter().all(|name| !name.contains('/') && !name.contains('(')), "{names:?}");
+        assert_eq!(names[0], "lookup-weather");
+        // A pass says its score too: in its output, since a success has no message.
+        let out = suite.test_cases[0].system_out.as_ref().map(|out| out.as_str().to_owned()).unwrap_or_default();
+        assert!(out.contains("5 of 5 runs passed"), "{out:?}");
+        match &suite.test_cases[1].status {
+            TestCaseStatus::NonSuccess { message, .. } => {
+                assert!(message.as_ref().unwrap().as_str().starts_with("0 of 5 runs passed"), "{message:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn layer_1_alone_writes_no_empty_conformance_suite() {
+        use crate::report::test_support::sample_evals_report;
+        let mut report = sample_evals_report();
+        report.layers = vec![1];
+        report.checks.clear();
+        let parsed = parse(&render(&report));
+        let names: Vec<&str> = parsed.test_suites.iter().map(|suite| suite.name.as_str()).collect();
+        assert!(names.iter().all(|name| !name.contains("conformance")), "{names:?}");
+        assert!(parsed.test_suites.iter().all(|suite| suite.tests > 0), "no empty suite: {names:?}");
+    }
+
+    #[test]
     fn layer1_has_a_suite_per_model_and_a_testcase_per_case() {
         use crate::report::evals::ModelStatus;
         use crate::report::test_support::{TRACE_ONLY_TEXT, sample_evals_report};
@@ -524,8 +571,8 @@ mod tests {
         assert_eq!(suite.name.as_str(), "layer-1 golden set · openai:gpt-4.1-mini");
         assert_eq!((suite.tests, suite.failures, suite.errors, suite.disabled), (7, 3, 1, 1));
         let names: Vec<&str> = suite.test_cases.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names[0], "lookup-weather (5/5)");
-        assert_eq!(names[2], "search-docs (3/5)");
+        assert_eq!(names[0], "lookup-weather");
+        assert_eq!(names[2], "search-docs");
         match &suite.test_cases[2].status {
             TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, message, ty, .. } => {
                 let message = message.as_ref().unwrap().as_str();

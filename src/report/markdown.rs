@@ -372,15 +372,24 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
             "pass" => "✅ no regression",
             _ => "➖ no baseline to compare with",
         };
+        // What layer 1 does to the check, and why when it is not the regression this line leads
+        // with: under `fail-on-evals: failure` a case below its threshold fails the run whatever
+        // the baseline says. The policy is named as the setting it is, never as a result.
+        let why = match gate.policy.as_str() {
+            "failure" => ": a case failed its threshold (`fail-on-evals: failure`)",
+            _ => "",
+        };
+        let effect = match (gate.fails, reports_only) {
+            (true, false) => format!(" · fails the check{why}"),
+            (true, true) => format!(" · would fail the check{why}, but `fail-on: never` only reports"),
+            (false, _) if gate.result == "fail" => {
+                format!(" · does not fail the check (`fail-on-evals: {}`)", escape(&gate.policy))
+            }
+            (false, _) => String::new(),
+        };
         let _ = writeln!(
             out,
-            "**Gate ({}):** {verdict}{} · baseline: {}\n",
-            escape(&gate.policy),
-            match (gate.fails, reports_only) {
-                (true, false) => " — fails the check",
-                (true, true) => " — would fail the check, but `fail-on: never` only reports",
-                (false, _) => "",
-            },
+            "**Regression gate:** {verdict}{effect} · baseline: {}\n",
             message(&truncate(&gate.baseline, CELL_CHARS)),
         );
         for line in gate.lines.iter().take(20) {
@@ -467,6 +476,9 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
     }
     if evals.model_calls > 0 || evals.golden_set.is_some() {
         let _ = writeln!(out, "- **Model calls:** {}", evals.model_calls);
+    }
+    if let Some(line) = cut_results_line(evals) {
+        out.push_str(&line);
     }
     if let Some(why) = &evals.layer1_not_run {
         let _ = writeln!(out, "\n> **Layer 1 did not run:** {}", message(&truncate(why, MESSAGE_CHARS)));
@@ -573,6 +585,40 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         }
     }
     out
+}
+
+/// The most tools [`cut_results_line`] names.
+const MAX_CUT_TOOLS: usize = 5;
+
+/// One line naming the tools whose results were cut for the model (longer than a model is
+/// given), each with the largest result it sent; `None` when no result was cut. Hosts cut long
+/// results too, so the server's author should know.
+fn cut_results_line(evals: &EvalsSection) -> Option<String> {
+    let mut largest: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for call in evals.evals.iter().flat_map(|eval| &eval.traces).flat_map(|run| &run.calls) {
+        if let Some(cut) = call.result_cut {
+            let entry = largest.entry(call.name.as_str()).or_default();
+            *entry = (*entry).max(cut.server_bytes);
+        }
+    }
+    if largest.is_empty() {
+        return None;
+    }
+    let mut named: Vec<String> = largest
+        .iter()
+        .take(MAX_CUT_TOOLS)
+        .map(|(tool, bytes)| {
+            format!("{} sent results of up to {:.1} MB", code_span(&truncate(tool, 100)), *bytes as f64 / 1_048_576.0)
+        })
+        .collect();
+    if largest.len() > MAX_CUT_TOOLS {
+        named.push(format!("{} more tools too (see `result_cut` in `report.json`)", largest.len() - MAX_CUT_TOOLS));
+    }
+    Some(format!(
+        "- **Results cut for the model:** {}; a model is given the first {} KiB of a result, so it saw part of them (hosts cut long results too)\n",
+        named.join(", "),
+        crate::agent::tools::MODEL_RESULT_BYTES / 1024
+    ))
 }
 
 /// The judge pass rate of each model, Rogan–Gladen corrected when a calibration of this judge
@@ -1088,6 +1134,29 @@ mod tests {
     }
 
     #[test]
+    fn the_gate_line_says_that_a_case_failed_its_threshold_and_shows_no_policy_as_a_result() {
+        let mut report = crate::report::test_support::sample_evals_report();
+        if let Some(evals) = report.evals.as_mut() {
+            evals.eval_gate = Some(crate::report::evals::Layer1GateSection {
+                result: "pass".into(),
+                policy: "failure".into(),
+                fails: true,
+                baseline: "stored".into(),
+                ..Default::default()
+            });
+        }
+        report.gate = Some(crate::report::model::GateSection { fail_on: "must".into(), result: "fail".into() });
+        let md = render(&report);
+        assert!(!md.contains("(failure)"), "the policy is no result: {md}");
+        assert!(
+            md.contains(
+                "**Regression gate:** ✅ no regression · fails the check: a case failed its threshold (`fail-on-evals: failure`) ·"
+            ),
+            "{md}"
+        );
+    }
+
+    #[test]
     fn a_failing_layer1_gate_fails_the_check_unless_fail_on_never() {
         let mut report = crate::report::test_support::sample_evals_report();
         if let Some(evals) = report.evals.as_mut() {
@@ -1101,11 +1170,11 @@ mod tests {
         }
         report.gate = Some(crate::report::model::GateSection { fail_on: "must".into(), result: "fail".into() });
         let md = render(&report);
-        assert!(md.contains("**Gate (regression):** ❌ regression — fails the check ·"), "{md}");
+        assert!(md.contains("**Regression gate:** ❌ regression · fails the check ·"), "{md}");
         report.gate = Some(crate::report::model::GateSection { fail_on: "never".into(), result: "pass".into() });
         let md = render(&report);
-        assert!(!md.contains("fails the check"), "{md}");
-        assert!(md.contains("❌ regression — would fail the check, but `fail-on: never` only reports ·"), "{md}");
+        assert!(!md.contains("· fails the check"), "{md}");
+        assert!(md.contains("❌ regression · would fail the check, but `fail-on: never` only reports ·"), "{md}");
     }
 
     #[test]

@@ -136,6 +136,7 @@ fn run(number: usize, status: RunStatus, reason: Option<&str>, tool: Option<&str
             error: None,
             result: Some(format!("{TRACE_ONLY_TEXT}: 18 °C, light rain")),
             is_error: false,
+            result_cut: None,
             latency_ms: 42,
             input_rounds: Vec::new(),
         })

@@ -156,6 +156,9 @@ pub(crate) const GITHUB_SERVER_URL: &str = "GITHUB_SERVER_URL";
 pub(crate) const GITHUB_RUN_ID: &str = "GITHUB_RUN_ID";
 /// The commit the run is for.
 pub(crate) const GITHUB_SHA: &str = "GITHUB_SHA";
+/// The ref the run is for (`refs/heads/main`): with the payload's default branch, whether the
+/// run may store the layer-1 baseline.
+pub(crate) const GITHUB_REF: &str = "GITHUB_REF";
 /// The checkout directory; relative paths are resolved against it.
 pub(crate) const GITHUB_WORKSPACE: &str = "GITHUB_WORKSPACE";
 /// The file that receives step outputs.

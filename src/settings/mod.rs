@@ -199,6 +199,9 @@ pub struct ActionFlags {
     /// The commit [env: GITHUB_SHA]
     #[arg(long, value_name = "SHA")]
     pub github_sha: Option<String>,
+    /// The ref the run is for, e.g. refs/heads/main [env: GITHUB_REF]
+    #[arg(long, value_name = "REF")]
+    pub github_ref: Option<String>,
     /// Directory relative paths are resolved against [env: GITHUB_WORKSPACE]
     #[arg(long, value_name = "DIR")]
     pub github_workspace: Option<String>,
@@ -373,6 +376,8 @@ pub(crate) struct GithubContext {
     pub run_id: Option<String>,
     /// `GITHUB_SHA`.
     pub sha: Option<String>,
+    /// `GITHUB_REF`: the ref the run is for (`refs/heads/BRANCH`, `refs/pull/N/merge`, …).
+    pub reference: Option<String>,
     /// `GITHUB_WORKSPACE`, or the current directory.
     pub workspace: PathBuf,
     /// `GITHUB_OUTPUT`.
@@ -515,6 +520,7 @@ pub(crate) fn github_context(request: &Request, lookup: &dyn Fn(&str) -> Option<
         server_url: text(&flags.github_server_url, env_vars::GITHUB_SERVER_URL),
         run_id: text(&flags.github_run_id, env_vars::GITHUB_RUN_ID),
         sha: text(&flags.github_sha, env_vars::GITHUB_SHA),
+        reference: text(&flags.github_ref, env_vars::GITHUB_REF),
         workspace: path(&flags.github_workspace, env_vars::GITHUB_WORKSPACE).unwrap_or_else(|| PathBuf::from(".")),
         output_file: path(&flags.github_output, env_vars::GITHUB_OUTPUT),
         step_summary: path(&flags.github_step_summary, env_vars::GITHUB_STEP_SUMMARY),

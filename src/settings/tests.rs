@@ -1038,3 +1038,41 @@ fn a_baseline_file_that_is_missing_or_not_a_report_is_an_input_error() {
     );
     assert!(text.contains("is not a report.json"), "{text}");
 }
+
+#[test]
+fn the_ref_of_the_run_is_read_here_with_the_other_github_variables() {
+    let vars = env(&[("GITHUB_REF", "refs/heads/main"), ("GITHUB_EVENT_NAME", "push")]);
+    let lookup = |name: &str| vars.get(name).cloned();
+    let context = github_context(&Request::default(), &lookup);
+    assert_eq!(context.reference.as_deref(), Some("refs/heads/main"));
+    let mut request = Request::default();
+    request.action.github_ref = Some("refs/heads/release".into());
+    assert_eq!(github_context(&request, &lookup).reference.as_deref(), Some("refs/heads/release"), "the flag wins");
+}
+
+#[test]
+fn only_settings_reads_github_and_input_variables() {
+    // The invariant of ARCHITECTURE.md: no module outside `src/settings/` names a `GITHUB_*` or
+    // `INPUT_*` variable in code (comments may).
+    fn walk(dir: &Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).expect("a source directory") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|name| name != "settings") {
+                    walk(&path, found);
+                }
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                let text = std::fs::read_to_string(&path).expect("a source file");
+                for (line, code) in text.lines().enumerate() {
+                    let code = code.trim_start();
+                    if !code.starts_with("//") && (code.contains("\"GITHUB_") || code.contains("\"INPUT_")) {
+                        found.push(format!("{}:{}: {code}", path.display(), line + 1));
+                    }
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut found);
+    assert!(found.is_empty(), "read outside settings:\n{}", found.join("\n"));
+}
