@@ -8,12 +8,15 @@
 //!   lowest precedence (flags > inputs/environment > this file > defaults); `server.env` is a
 //!   list of `NAME=VALUE` or `NAME` strings (a stdio server's environment, `--server-env`);
 //! - `safe_tools: [{name, arguments}]`: tools that are safe to call (layer 0);
-//! - `gate: {fail_on}`: when the run fails;
+//! - `gate: {fail_on, fail_on_evals, max_drop}`: when the run fails;
 //! - layer 1: `models` (a list of `PROVIDER:MODEL` strings), `providers: [{id, api, base_url,
 //!   api_key_env}]` (endpoints beyond the built-in `openai`, `anthropic` and `replay`), `runs`,
 //!   `concurrency`, `max_model_calls`, `trace_results`, `judge_calibration` (the file
-//!   `mcp-eval judge calibrate` wrote) and `embedding_model` (the `PROVIDER:MODEL` whose
-//!   embeddings grade `embedding` matchers).
+//!   `mcp-eval judge calibrate` wrote), `embedding_model` (the `PROVIDER:MODEL` whose
+//!   embeddings grade `embedding` matchers), `judge_model`, `judge_samples`, `allow_self_judge`,
+//!   `confirm`, `cassettes`, and the cache: `cache_dir`, `cache_key`, `cache_mode`, `baseline`.
+//!
+//! `FLAG_KEYS` says where each flag of `run` lives here, or why it does not.
 //!
 //! Header values (secrets) have no place in the file: they come from flags or inputs only. A
 //! secret for a stdio server is best passed through by name (`server.env: [API_KEY]`) rather
@@ -83,6 +86,33 @@ pub(crate) struct ConfigFile {
     /// The `PROVIDER:MODEL` whose embeddings grade `embedding` matchers (layer 1).
     #[serde(default)]
     pub embedding_model: Option<Located<Value>>,
+    /// The directory of recorded model answers (layer 1, `--cassettes`).
+    #[serde(default)]
+    pub cassettes: Option<Located<Value>>,
+    /// The verdict cache's directory (`--cache-dir`).
+    #[serde(default)]
+    pub cache_dir: Option<Located<Value>>,
+    /// What the cache key covers besides the golden set (`--cache-key`).
+    #[serde(default)]
+    pub cache_key: Option<Located<Value>>,
+    /// How the cache is used (`--cache-mode`).
+    #[serde(default)]
+    pub cache_mode: Option<Located<Value>>,
+    /// A report.json to compare with instead of the stored baseline (`--baseline`).
+    #[serde(default)]
+    pub baseline: Option<Located<Value>>,
+    /// The rubric judge's `PROVIDER:MODEL` (`--judge-model`).
+    #[serde(default)]
+    pub judge_model: Option<Located<Value>>,
+    /// How many times the judge grades each run (`--judge-samples`).
+    #[serde(default)]
+    pub judge_samples: Option<Located<Value>>,
+    /// `true` lets a model judge its own runs (`--allow-self-judge`).
+    #[serde(default)]
+    pub allow_self_judge: Option<Located<Value>>,
+    /// How borderline results are confirmed (`--confirm`).
+    #[serde(default)]
+    pub confirm: Option<Located<Value>>,
 }
 
 /// One entry of `providers:`. Every field is optional here; [`super::resolve`] reports a missing
@@ -133,6 +163,12 @@ pub(crate) struct GateSection {
     /// `must`, `should` or `never`.
     #[serde(default)]
     pub fail_on: Option<Located<Value>>,
+    /// When layer 1 fails the run (`--fail-on-evals`).
+    #[serde(default)]
+    pub fail_on_evals: Option<Located<Value>>,
+    /// The largest pass-rate drop against the baseline that is not a regression (`--max-drop`).
+    #[serde(default)]
+    pub max_drop: Option<Located<Value>>,
 }
 
 /// What is wrong with a config file, where, and how to fix it.
@@ -180,7 +216,7 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("require_era", Shape::Scalar),
     ("golden_set", Shape::Scalar),
     ("safe_tools", Shape::ListOf(&["name", "arguments"])),
-    ("gate", Shape::Mapping(&["fail_on"])),
+    ("gate", Shape::Mapping(&["fail_on", "fail_on_evals", "max_drop"])),
     ("models", Shape::Strings),
     ("providers", Shape::ListOf(&["id", "api", "base_url", "api_key_env"])),
     ("runs", Shape::Scalar),
@@ -189,6 +225,73 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("trace_results", Shape::Scalar),
     ("judge_calibration", Shape::Scalar),
     ("embedding_model", Shape::Scalar),
+    ("cassettes", Shape::Scalar),
+    ("cache_dir", Shape::Scalar),
+    ("cache_key", Shape::Scalar),
+    ("cache_mode", Shape::Scalar),
+    ("baseline", Shape::Scalar),
+    ("judge_model", Shape::Scalar),
+    ("judge_samples", Shape::Scalar),
+    ("allow_self_judge", Shape::Scalar),
+    ("confirm", Shape::Scalar),
+];
+
+/// True when the file accepts `key` (a top-level key, or `section.key` below a mapping).
+#[cfg(test)]
+pub(crate) fn has_key(key: &str) -> bool {
+    let (top, below) = match key.split_once('.') {
+        Some((top, below)) => (top, Some(below)),
+        None => (key, None),
+    };
+    SCHEMA.iter().any(|(name, shape)| {
+        *name == top
+            && match (below, shape) {
+                (None, _) => true,
+                (Some(below), Shape::Mapping(keys)) => keys.contains(&below),
+                _ => false,
+            }
+    })
+}
+
+/// Where each flag of `run` lives in the file: its key (dotted below a section), or why it has
+/// none. A test walks the flags and fails on one missing here, so a new flag gets a key or a
+/// reason.
+#[cfg(test)]
+pub(crate) const FLAG_KEYS: &[(&str, Result<&str, &str>)] = &[
+    ("server-url", Ok("server.url")),
+    ("server-cmd", Ok("server.command")),
+    ("server-env", Ok("server.env")),
+    ("header", Err("a header may hold a secret, and secrets have no place in the file")),
+    ("server-headers", Err("headers may hold secrets, and secrets have no place in the file")),
+    ("layers", Ok("layers")),
+    ("out", Ok("report_dir")),
+    ("junit-path", Ok("junit_path")),
+    ("timeout-seconds", Ok("timeout_seconds")),
+    ("config", Err("it names the file itself")),
+    ("require-era", Ok("require_era")),
+    ("fail-on", Ok("gate.fail_on")),
+    ("golden-set", Ok("golden_set")),
+    ("model", Ok("models")),
+    ("runs", Ok("runs")),
+    ("concurrency", Ok("concurrency")),
+    ("max-model-calls", Ok("max_model_calls")),
+    ("cassettes", Ok("cassettes")),
+    ("record", Err("a one-off: it re-records the cassettes, which a standing key would do on every run")),
+    ("trace-results", Ok("trace_results")),
+    ("cache-dir", Ok("cache_dir")),
+    ("cache-key", Ok("cache_key")),
+    ("cache-mode", Ok("cache_mode")),
+    ("baseline", Ok("baseline")),
+    ("accept-baseline", Err("a one-off decision about one run's results")),
+    ("fail-on-evals", Ok("gate.fail_on_evals")),
+    ("judge-model", Ok("judge_model")),
+    ("allow-self-judge", Ok("allow_self_judge")),
+    ("judge-samples", Ok("judge_samples")),
+    ("judge-calibration", Ok("judge_calibration")),
+    ("embedding-model", Ok("embedding_model")),
+    ("max-drop", Ok("gate.max_drop")),
+    ("confirm", Ok("confirm")),
+    ("shard", Err("it differs from job to job of a matrix: give it per job")),
 ];
 
 /// Keys of list entries whose value must be a string: `(list, key)`. The structural pass names

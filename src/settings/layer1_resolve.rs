@@ -135,7 +135,13 @@ pub(super) fn resolve(
             }
         }
     });
-    let cassettes = flags.cassettes.as_deref().map(str::trim).filter(|dir| !dir.is_empty()).map(in_workspace);
+    let cassettes = sources
+        .flag_or_file(
+            &flags.cassettes,
+            "--cassettes",
+            file.and_then(|config| config.cassettes.as_ref()).map(|value| (value, "cassettes")),
+        )
+        .map(|(_, text)| in_workspace(&text));
     if flags.record && cassettes.is_none() {
         problems.push(Problem::new(
             &Source::Flag("--record".into()),
@@ -150,9 +156,14 @@ pub(super) fn resolve(
     // The rubric judge.
     let allow_self_judge = flags.allow_self_judge
         || sources
-            .input(env_vars::INPUT_ALLOW_SELF_JUDGE)
+            .pick(
+                &None,
+                "--allow-self-judge",
+                env_vars::INPUT_ALLOW_SELF_JUDGE,
+                file.and_then(|config| config.allow_self_judge.as_ref()).map(|value| (value, "allow_self_judge")),
+            )
             .is_some_and(|(_, text)| matches!(text.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"));
-    let judge_model = sources.pick(&flags.judge_model, "--judge-model", env_vars::INPUT_JUDGE_MODEL, None).and_then(
+    let judge_model = sources.pick(&flags.judge_model, "--judge-model", env_vars::INPUT_JUDGE_MODEL, file.and_then(|config| config.judge_model.as_ref()).map(|value| (value, "judge_model"))).and_then(
         |(source, text)| {
             let Some((provider, model)) = text.trim().split_once(':').filter(|(p, m)| !p.is_empty() && !m.is_empty())
             else {
@@ -218,7 +229,12 @@ pub(super) fn resolve(
             Some(ModelRef { provider: provider.to_owned(), model: model.to_owned() })
         });
     let judge_samples = match sources
-        .pick(&flags.judge_samples, "--judge-samples", env_vars::INPUT_JUDGE_SAMPLES, None)
+        .pick(
+            &flags.judge_samples,
+            "--judge-samples",
+            env_vars::INPUT_JUDGE_SAMPLES,
+            file.and_then(|config| config.judge_samples.as_ref()).map(|value| (value, "judge_samples")),
+        )
         .filter(|(_, text)| !text.trim().is_empty())
     {
         None => 1,
@@ -258,7 +274,14 @@ pub(super) fn resolve(
             }
         });
 
-    let max_drop = match sources.pick(&flags.max_drop, "--max-drop", env_vars::INPUT_MAX_DROP, None) {
+    let max_drop = match sources.pick(
+        &flags.max_drop,
+        "--max-drop",
+        env_vars::INPUT_MAX_DROP,
+        file.and_then(|config| config.gate.as_ref())
+            .and_then(|gate| gate.max_drop.as_ref())
+            .map(|value| (value, "gate.max_drop")),
+    ) {
         None => crate::baseline::gate::DEFAULT_MAX_DROP,
         Some((source, text)) => match text.trim().parse::<f64>() {
             Ok(value) if (0.0..=1.0).contains(&value) => value,
@@ -273,7 +296,12 @@ pub(super) fn resolve(
         },
     };
 
-    let confirm = match sources.pick(&flags.confirm, "--confirm", env_vars::INPUT_CONFIRM, None) {
+    let confirm = match sources.pick(
+        &flags.confirm,
+        "--confirm",
+        env_vars::INPUT_CONFIRM,
+        file.and_then(|config| config.confirm.as_ref()).map(|value| (value, "confirm")),
+    ) {
         None => true,
         Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
             "" | "true" | "yes" | "on" | "1" => true,
@@ -287,7 +315,12 @@ pub(super) fn resolve(
 
     // The verdict cache: the Action keeps one by default, the CLI only when asked.
     let in_action = sources.front_end == super::FrontEnd::Action;
-    let cache_dir_picked = sources.pick(&flags.cache_dir, "--cache-dir", env_vars::INPUT_CACHE_DIR, None);
+    let cache_dir_picked = sources.pick(
+        &flags.cache_dir,
+        "--cache-dir",
+        env_vars::INPUT_CACHE_DIR,
+        file.and_then(|config| config.cache_dir.as_ref()).map(|value| (value, "cache_dir")),
+    );
     // Given but refused (outside a shared-only workspace): no default in its place.
     let cache_dir_given = cache_dir_picked.is_some();
     let cache_dir = match workspace.shared(cache_dir_picked, problems) {
@@ -295,7 +328,12 @@ pub(super) fn resolve(
         None if in_action && !cache_dir_given => Some(in_workspace(DEFAULT_CACHE_DIR)),
         None => None,
     };
-    let cache_key = match sources.pick(&flags.cache_key, "--cache-key", env_vars::INPUT_CACHE_KEY, None) {
+    let cache_key = match sources.pick(
+        &flags.cache_key,
+        "--cache-key",
+        env_vars::INPUT_CACHE_KEY,
+        file.and_then(|config| config.cache_key.as_ref()).map(|value| (value, "cache_key")),
+    ) {
         Some((_, text)) if text.trim() == "auto" => CacheKeySetting::Auto,
         Some((_, text)) if text.trim() == "none" => CacheKeySetting::None,
         Some((_, text)) => CacheKeySetting::Text(text.trim().to_owned()),
@@ -307,7 +345,7 @@ pub(super) fn resolve(
     let scheduled = in_action && event.as_deref().map(str::trim) == Some("schedule");
     // A baseline the user named must be there: a typo would otherwise turn the gate off
     // unnoticed, after the model calls were spent.
-    let baseline_file = workspace.shared(sources.pick(&flags.baseline, "--baseline", env_vars::INPUT_BASELINE, None), problems).and_then(
+    let baseline_file = workspace.shared(sources.pick(&flags.baseline, "--baseline", env_vars::INPUT_BASELINE, file.and_then(|config| config.baseline.as_ref()).map(|value| (value, "baseline"))), problems).and_then(
         |(source, text)| {
             let path = in_workspace(&text);
             let read = std::fs::read_to_string(&path)
@@ -338,8 +376,14 @@ pub(super) fn resolve(
             "add --cache-dir DIR: the baseline is stored there, beside the verdict cache",
         ));
     }
-    let fail_on_evals = match sources.pick(&flags.fail_on_evals, "--fail-on-evals", env_vars::INPUT_FAIL_ON_EVALS, None)
-    {
+    let fail_on_evals = match sources.pick(
+        &flags.fail_on_evals,
+        "--fail-on-evals",
+        env_vars::INPUT_FAIL_ON_EVALS,
+        file.and_then(|config| config.gate.as_ref())
+            .and_then(|gate| gate.fail_on_evals.as_ref())
+            .map(|value| (value, "gate.fail_on_evals")),
+    ) {
         None if in_action => crate::baseline::gate::FailOnEvals::Regression,
         None => crate::baseline::gate::FailOnEvals::Failure,
         Some((source, text)) => crate::baseline::gate::FailOnEvals::parse(text.trim()).unwrap_or_else(|| {
@@ -351,7 +395,12 @@ pub(super) fn resolve(
             crate::baseline::gate::FailOnEvals::Failure
         }),
     };
-    let cache_mode = match sources.pick(&flags.cache_mode, "--cache-mode", env_vars::INPUT_CACHE, None) {
+    let cache_mode = match sources.pick(
+        &flags.cache_mode,
+        "--cache-mode",
+        env_vars::INPUT_CACHE,
+        file.and_then(|config| config.cache_mode.as_ref()).map(|value| (value, "cache_mode")),
+    ) {
         None if scheduled => crate::cache::Mode::WriteOnly,
         None => crate::cache::Mode::ReadWrite,
         Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {

@@ -1062,6 +1062,22 @@ impl<'a> Sources<'a> {
         })
     }
 
+    /// A setting with no Action input: the flag, else the config-file value.
+    fn flag_or_file(
+        &self,
+        flag: &Option<String>,
+        flag_name: &str,
+        file: Option<(&Located<Value>, &str)>,
+    ) -> Option<(Source, String)> {
+        if let Some(value) = flag.as_deref().filter(|value| !value.trim().is_empty()) {
+            return Some((Source::Flag(flag_name.to_owned()), value.trim().to_owned()));
+        }
+        let (path, _) = self.file?;
+        let (value, field) = file?;
+        let text = config_file::scalar_text(&value.value).unwrap_or_else(|| value.value.to_string());
+        Some((file_source(path, value, field), text))
+    }
+
     /// The first of: the flag, the input, the config-file value.
     fn pick(
         &self,
@@ -1070,16 +1086,9 @@ impl<'a> Sources<'a> {
         input: &str,
         file: Option<(&Located<Value>, &str)>,
     ) -> Option<(Source, String)> {
-        if let Some(value) = flag.as_deref().filter(|value| !value.trim().is_empty()) {
-            return Some((Source::Flag(flag_name.to_owned()), value.trim().to_owned()));
-        }
-        if let Some(found) = self.input(input) {
-            return Some(found);
-        }
-        let (path, _) = self.file?;
-        let (value, field) = file?;
-        let text = config_file::scalar_text(&value.value).unwrap_or_else(|| value.value.to_string());
-        Some((file_source(path, value, field), text))
+        self.flag_or_file(flag, flag_name, None)
+            .or_else(|| self.input(input))
+            .or_else(|| self.flag_or_file(&None, flag_name, file))
     }
 
     /// An Action-only setting: its flag, then its input.

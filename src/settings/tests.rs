@@ -1076,3 +1076,62 @@ fn only_settings_reads_github_and_input_variables() {
     walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut found);
     assert!(found.is_empty(), "read outside settings:\n{}", found.join("\n"));
 }
+
+#[test]
+fn every_flag_of_run_has_a_config_key_or_a_stated_reason() {
+    use clap::Args as _;
+    let keys = config_file::FLAG_KEYS;
+    let flags: Vec<String> = SettingsArgs::augment_args(clap::Command::new("run"))
+        .get_arguments()
+        .filter_map(|arg| arg.get_long().map(str::to_owned))
+        .collect();
+    for flag in &flags {
+        let Some((_, key)) = keys.iter().find(|(name, _)| name == flag) else {
+            panic!("--{flag} has neither a config key nor a reason in config_file::FLAG_KEYS");
+        };
+        match key {
+            Ok(key) => assert!(
+                config_file::has_key(key),
+                "--{flag}'s key `{key}` is not one the file accepts (config_file::SCHEMA)"
+            ),
+            Err(reason) => assert!(!reason.trim().is_empty(), "--{flag} needs a reason"),
+        }
+    }
+    for (name, _) in keys {
+        assert!(flags.iter().any(|flag| flag == name), "FLAG_KEYS names --{name}, which `run` does not have");
+    }
+}
+
+#[test]
+fn the_cache_judge_and_eval_gate_settings_are_read_from_the_config_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = write_config(
+        &dir,
+        "server:\n  url: http://h/mcp\nmodels: [openai:gpt-4.1-mini]\ncache_dir: .verdicts\ncache_key: release-7\ncache_mode: write-only\njudge_model: anthropic:claude-sonnet-4-5\njudge_samples: 3\nallow_self_judge: true\nconfirm: false\ncassettes: tapes\ngate:\n  fail_on_evals: never\n  max_drop: 0.25\n",
+    );
+    let settings = cli_with_env(
+        SettingsArgs { config: Some(config), ..SettingsArgs::default() },
+        &[("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")],
+    )
+    .expect("valid");
+    let layer1 = &settings.layer1;
+    assert!(layer1.cache_dir.as_ref().is_some_and(|dir| dir.ends_with(".verdicts")), "{:?}", layer1.cache_dir);
+    assert_eq!(layer1.cache_key, super::layer1::CacheKeySetting::Text("release-7".into()));
+    assert_eq!(layer1.cache_mode, crate::cache::Mode::WriteOnly);
+    assert_eq!(layer1.judge_model, Some(model("anthropic", "claude-sonnet-4-5")));
+    assert_eq!((layer1.judge_samples, layer1.allow_self_judge, layer1.confirm), (3, true, false));
+    assert!(layer1.cassettes.as_ref().is_some_and(|dir| dir.ends_with("tapes")), "{:?}", layer1.cassettes);
+    assert_eq!(layer1.fail_on_evals, crate::baseline::gate::FailOnEvals::Never);
+    assert_eq!(layer1.max_drop, 0.25);
+
+    // A flag still wins over the file, and a bad value names the file's line and key.
+    let config = write_config(&dir, "gate:\n  max_drop: lots\n");
+    let problems = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        config: Some(config),
+        cache_mode: Some("off".into()),
+        ..SettingsArgs::default()
+    })
+    .expect_err("bad max_drop");
+    assert!(rendered(&problems).contains("mcp-eval.yaml:2:13: gate.max_drop: "), "{}", rendered(&problems));
+}
