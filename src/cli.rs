@@ -189,9 +189,13 @@ pub struct GoldenServerArgs {
     /// An environment variable for the stdio server, NAME=VALUE or NAME to pass ours (repeatable)
     #[arg(long = "server-env", value_name = "NAME[=VALUE]")]
     pub server_env: Vec<String>,
-    /// Per-request timeout in seconds [default 30]
+    /// Per-request timeout in seconds [default 30, or the config file's `timeout_seconds`]
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub timeout_seconds: Option<String>,
+    /// The YAML config file `run` reads: its `server` (when no --server-url or --server-cmd is
+    /// given), `timeout_seconds`, and the `providers:` a --model may name
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<String>,
 }
 
 /// Flags of `mcp-eval golden init`.
@@ -211,9 +215,6 @@ pub struct GoldenInitArgs {
     /// template writes the case when they fail
     #[arg(long, value_name = "PROVIDER:MODEL")]
     pub model: Option<String>,
-    /// The YAML config file, for the `providers:` a --model may name
-    #[arg(long, value_name = "FILE", requires = "model")]
-    pub config: Option<String>,
     /// Replay the model's answers from this directory instead of calling it
     #[arg(long, value_name = "DIR", requires = "model")]
     pub cassettes: Option<String>,
@@ -565,7 +566,7 @@ fn environment(error: UserError) -> ExitStatus {
 
 /// `mcp-eval golden check`.
 pub async fn golden_check(args: GoldenCheckArgs) -> ExitStatus {
-    if args.server.server_url.is_none() && args.server.server_cmd.is_none() {
+    if args.server.server_url.is_none() && args.server.server_cmd.is_none() && args.server.config.is_none() {
         return golden::check(args.file, None).await;
     }
     match server_target(args.server) {
@@ -579,7 +580,6 @@ pub async fn golden_check(args: GoldenCheckArgs) -> ExitStatus {
 pub async fn golden_init(args: GoldenInitArgs) -> ExitStatus {
     let extra = SettingsArgs {
         models: args.model.iter().cloned().collect(),
-        config: args.config.clone(),
         cassettes: args.cassettes.clone(),
         record: args.record,
         max_model_calls: args.max_model_calls.clone(),
@@ -592,7 +592,7 @@ pub async fn golden_init(args: GoldenInitArgs) -> ExitStatus {
     let Some(target) = evaluate::wire_target(&settings) else {
         return golden::refuse(
             &UserError::new(Kind::InvalidInput, "no server given")
-                .with_hint("pass --server-url URL or --server-cmd CMD"),
+                .with_hint("pass --server-url URL or --server-cmd CMD, or a --config whose `server` names one"),
         );
     };
     let plan = match settings.layer1.models.first().filter(|_| args.model.is_some()) {
@@ -614,15 +614,18 @@ fn server_target(server: GoldenServerArgs) -> Result<Option<crate::mcp::era::Tar
     resolve_golden(server, SettingsArgs::default()).map(|settings| evaluate::wire_target(&settings))
 }
 
-/// The settings of a `golden` subcommand: its server flags (timeout 30 s unless given) on top
-/// of `extra`; every problem is printed and gives exit status 2.
+/// The settings of a `golden` subcommand: its server flags on top of `extra`, then the config
+/// file (timeout 30 s unless a flag or the file gives one); every problem is printed and gives
+/// exit status 2.
 fn resolve_golden(server: GoldenServerArgs, extra: SettingsArgs) -> Result<settings::Settings, ExitStatus> {
+    let timeout = server.timeout_seconds.or_else(|| server.config.is_none().then(|| "30".to_owned()));
     let flags = SettingsArgs {
         server_url: server.server_url,
         server_command: server.server_cmd,
         headers: server.headers,
         server_env: server.server_env,
-        timeout_seconds: Some(server.timeout_seconds.unwrap_or_else(|| "30".to_owned())),
+        timeout_seconds: timeout,
+        config: server.config,
         ..extra
     };
     let request = settings::Request { flags, action: ActionFlags::default(), demo: false, merging: false };

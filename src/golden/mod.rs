@@ -153,6 +153,7 @@ pub(crate) async fn check(path: PathBuf, server: Option<Target>) -> ExitStatus {
         Ok(set) => set,
         Err(problems) => return report(problems),
     };
+    let mut checked = None;
     if let Some(target) = server {
         let surface = match list_tools(&target).await {
             Ok(surface) => surface,
@@ -163,11 +164,18 @@ pub(crate) async fn check(path: PathBuf, server: Option<Target>) -> ExitStatus {
         if !problems.is_empty() {
             return report(problems);
         }
+        checked = Some(names.len());
     }
     let mut out = format!("golden set {}: {} case(s)\nset {}\n", set.path.display(), set.cases.len(), set.hash);
     for case in &set.cases {
         out.push_str(&format!("case {} {}\n", case.id, case.hash));
     }
+    out.push_str(&match checked {
+        Some(listed) => {
+            format!("tool names: every one the set names is listed by the server ({listed} tool(s) listed)\n")
+        }
+        None => "tool names: not checked against a server (give --server-url, --server-cmd or --config)\n".into(),
+    });
     let _ = std::io::stdout().write_all(out.as_bytes());
     Met::nothing().exit_status()
 }

@@ -217,6 +217,32 @@ fn init_refuses_to_overwrite_without_force() {
 }
 
 #[test]
+fn both_commands_take_the_server_from_the_config_file_and_check_says_what_it_checked() {
+    let server = DemoServer::start(&[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("mcp-eval.yaml");
+    std::fs::write(&config, format!("server:\n  url: {}\ntimeout_seconds: 20\n", server.url))
+        .expect("write the config");
+    let config = config.to_str().expect("utf-8 path");
+    let set = dir.path().join("tasks.yaml");
+    let file = set.to_str().expect("utf-8 path");
+    let output = golden_init(&["--config", config, "--out", file]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+
+    let output = golden_check(&[file, "--config", config]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{}", text(&output.stderr));
+    assert!(stdout.contains("tool names: every one the set names is listed by the server ("), "{stdout}");
+    // Without a server the hashes are the same, and the output says the names were not checked.
+    let alone = text(&golden_check(&[file]).stdout);
+    assert!(alone.contains("tool names: not checked against a server"), "{alone}");
+    assert_eq!(
+        alone.lines().filter(|line| line.starts_with("set ")).collect::<Vec<_>>(),
+        stdout.lines().filter(|line| line.starts_with("set ")).collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn init_on_the_everything_server_over_stdio() {
     let command = crate::interop::stdio_command("ts-everything-stdio");
     let written = init_then_check(&["--server-cmd", &command], &["echo", "get-sum"]);
