@@ -28,6 +28,65 @@ pub(crate) fn nearest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) 
     (distance <= 2 || found.starts_with(name) || name.starts_with(found)).then_some(found)
 }
 
+/// The known name most like `name`, for a hint that always names one (`None` only when `known`
+/// is empty): a likely typo ([`nearest`]) first; else the one sharing the most words with it
+/// (`get_time` → `get_current_time`, not the fewer edits of `convert_time`), then the longest
+/// common substring, then the fewest edits. Words are split at `_`, `-`, `.`, `/`, spaces and
+/// lower-to-upper case changes, compared case-insensitively.
+pub(crate) fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str> + Clone) -> Option<&'a str> {
+    if let Some(near) = nearest(name, known.clone()) {
+        return Some(near);
+    }
+    let mine = words(name);
+    known.into_iter().max_by_key(|candidate| {
+        let theirs = words(candidate);
+        let shared = mine.iter().filter(|word| theirs.contains(word)).count();
+        (
+            shared,
+            common_substring(&name.to_lowercase(), &candidate.to_lowercase()),
+            std::cmp::Reverse(edit_distance(name, candidate)),
+        )
+    })
+}
+
+/// The lowercased words of a name (see [`closest`]).
+fn words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for character in name.chars() {
+        let boundary = matches!(character, '_' | '-' | '.' | '/' | ' ') || (previous_lower && character.is_uppercase());
+        if boundary && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        if !matches!(character, '_' | '-' | '.' | '/' | ' ') {
+            current.extend(character.to_lowercase());
+        }
+        previous_lower = character.is_lowercase() || character.is_ascii_digit();
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+/// The length in characters of the longest substring `a` and `b` share.
+fn common_substring(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut best = 0;
+    let mut row = vec![0usize; b.len() + 1];
+    for ca in &a {
+        let mut previous = 0;
+        for (j, cb) in b.iter().enumerate() {
+            let current = row[j + 1];
+            row[j + 1] = if ca == cb { previous + 1 } else { 0 };
+            best = best.max(row[j + 1]);
+            previous = current;
+        }
+    }
+    best
+}
+
 /// The hint for an unknown key: the nearest known key, and the list of them.
 pub(crate) fn unknown_key_hint(key: &str, known: &[&str]) -> String {
     match nearest(key, known.iter().copied()) {
@@ -47,5 +106,16 @@ mod tests {
         assert_eq!(nearest("colour", ["server", "gate"]), None);
         assert!(unknown_key_hint("runz", &["runs", "kind"]).starts_with("did you mean `runs`?"));
         assert_eq!(nearest("api_key", ["api", "api_key_env"]), Some("api_key_env"), "a tie goes to the longer name");
+    }
+
+    #[test]
+    fn the_closest_name_shares_the_most_words_not_the_fewest_edits() {
+        let tools = ["convert_time", "get_current_time", "list_zones"];
+        assert_eq!(closest("get_time", tools), Some("get_current_time"));
+        assert_eq!(closest("getTime", tools), Some("get_current_time"), "camelCase words count too");
+        assert_eq!(closest("get_current_tme", tools), Some("get_current_time"), "a typo stays a typo");
+        assert_eq!(closest("zones", tools), Some("list_zones"));
+        assert_eq!(closest("weather", ["forecast", "alerts"]).map(|_| ()), Some(()), "always one when any is known");
+        assert_eq!(closest("x", std::iter::empty::<&str>()), None);
     }
 }

@@ -208,9 +208,7 @@ pub(crate) fn unknown_tools(set: &GoldenSet, listed: &[&str]) -> Vec<Problem> {
             if listed.iter().any(|name| glob_matches(&tool.name, name)) || !reported.insert((tool.line, tool.column)) {
                 continue;
             }
-            let hint = match crate::suggest::nearest(&tool.name, listed.iter().copied())
-                .or_else(|| listed.iter().copied().min_by_key(|name| crate::suggest::edit_distance(&tool.name, name)))
-            {
+            let hint = match crate::suggest::closest(&tool.name, listed.iter().copied()) {
                 Some(near) => format!("the nearest tool the server lists is `{near}`"),
                 None => "the server lists no tools".into(),
             };
