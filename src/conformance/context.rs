@@ -7,8 +7,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::mcp::client::Client;
+use crate::mcp::client::Connection;
 use crate::mcp::entries::Entries;
-use crate::mcp::era::{self, Era, Target};
+use crate::mcp::era::{self, Era, Spare, Target};
 use crate::mcp::evidence::Redactor;
 use crate::mcp::exchange::{Exchange, Outgoing};
 use crate::mcp::jsonrpc;
@@ -213,10 +214,16 @@ pub(crate) async fn walk(
     walk
 }
 
+/// How many processes of its own layer 0 needs on a stdio server besides the session, started
+/// as spares with it ([`era::connect`]): a modern server's [`Purpose::Shared`] and
+/// [`Purpose::Handshake`], or a legacy server's modern client and [`Purpose::Shared`].
+pub(crate) const SPARES: usize = 2;
+
 /// What a second connection serves. Over HTTP every call opens a new connection (they are cheap
-/// and families run at once); over stdio each is a process started once, when the probes start,
-/// so that its start-up (seconds for an interpreter) overlaps the other probes, and every start
-/// is recorded in the [`StartLog`] with its reason.
+/// and families run at once); over stdio each is a process started once, as a spare with the
+/// session's ([`era::connect`]), so that its start-up (seconds for an interpreter) overlaps the
+/// session's and the other probes, and every start is recorded in the [`StartLog`] with its
+/// reason. A spare is fresh: nothing was sent to it before its check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Purpose {
     /// P-3's walks, then X-5's `server/discover` and modern `initialize`, then X-4 closes its
@@ -225,7 +232,8 @@ pub(crate) enum Purpose {
     Shared,
     /// B-3's legacy `initialize`, on a process of its own: a dual-era server may lock a process
     /// to 2025-11-25 after it, and X-5's modern `initialize` must not meet that state. The one
-    /// user takes it and shuts it down.
+    /// user takes it and gives it back to [`Seconds::done`], which ends it in the background
+    /// (a server can take a while to exit; [`Seconds::shutdown`] waits for it).
     Handshake,
 }
 
@@ -234,25 +242,29 @@ pub(crate) struct Seconds {
     target: Target,
     redactor: Redactor,
     starts: StartLog,
+    spares: std::sync::Mutex<std::collections::VecDeque<Spare>>,
     shared: std::sync::Mutex<Option<Result<Arc<Client>, String>>>,
     handshake: std::sync::Mutex<Option<Result<Arc<Client>, String>>>,
+    ending: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl Seconds {
-    /// Second connections to `target`; stdio starts are recorded in `starts`. Nothing is opened
-    /// yet.
-    pub(crate) fn new(target: Target, redactor: Redactor, starts: StartLog) -> Self {
+    /// Second connections to `target`; stdio starts are recorded in `starts`, and the `spares`
+    /// started with the session are used, in order, before any new process is started.
+    pub(crate) fn new(target: Target, redactor: Redactor, starts: StartLog, spares: Vec<Spare>) -> Self {
         Seconds {
             target,
             redactor,
             starts,
+            spares: std::sync::Mutex::new(spares.into()),
             shared: std::sync::Mutex::new(None),
             handshake: std::sync::Mutex::new(None),
+            ending: std::sync::Mutex::default(),
         }
     }
 
-    /// stdio: starts the processes of the purposes given now (each at most once), so that they
-    /// start up while other probes run. Over HTTP nothing happens.
+    /// stdio: gives the processes of the purposes given (each at most once) now, a spare or a
+    /// new one, so that they start up while other probes run. Over HTTP nothing happens.
     pub(crate) fn start_early(&self, purposes: &[Purpose]) {
         if !self.is_stdio() {
             return;
@@ -281,16 +293,37 @@ impl Seconds {
         opened
     }
 
-    /// Ends a connection `get` gave: HTTP and `Handshake` connections end here; the `Shared`
-    /// stdio process stays for the next check.
-    pub(crate) async fn done(&self, purpose: Purpose, client: &Client) {
-        if !self.is_stdio() || purpose == Purpose::Handshake {
+    /// Ends a connection `get` gave: HTTP connections end here; the `Handshake` stdio process
+    /// ends in the background (its exit is waited for by [`Seconds::shutdown`], not by the
+    /// check); the `Shared` stdio process stays for the next check.
+    pub(crate) async fn done(&self, purpose: Purpose, client: &Arc<Client>) {
+        if !self.is_stdio() {
             client.shutdown().await;
+        } else if purpose == Purpose::Handshake {
+            let client = client.clone();
+            let ending = tokio::spawn(async move { client.shutdown().await });
+            crate::mcp::sync::lock(&self.ending).push(ending);
         }
     }
 
-    /// A new connection (stdio: a new process, recorded with `reason`) to the server.
+    /// A fresh connection to the server: stdio: a spare still running (its start is recorded
+    /// again with `reason`), else a new process (recorded with `reason`).
     pub(crate) fn open(&self, reason: &str) -> Result<Client, String> {
+        while let Some(spare) = self.take_spare() {
+            let running = match spare.client.connection() {
+                Connection::Stdio(stdio) => stdio.exit_reason().is_none(),
+                Connection::Http(_) => true,
+            };
+            if running {
+                self.starts.explain(spare.entry, format!("{reason} ({})", spare.when));
+                return Ok(spare.client);
+            }
+            // A spare that exited on its own would prove nothing (X-4 waits for an exit): a new one.
+            self.starts
+                .explain(spare.entry, format!("a spare process ({}); it exited before a check needed it", spare.when));
+            let ending = tokio::spawn(async move { spare.client.shutdown().await });
+            crate::mcp::sync::lock(&self.ending).push(ending);
+        }
         let opened = crate::conformance::open_second(&self.target, &self.redactor);
         if opened.is_ok() && self.is_stdio() {
             self.starts.record(reason);
@@ -298,13 +331,26 @@ impl Seconds {
         opened
     }
 
-    /// Ends every process still held.
+    fn take_spare(&self) -> Option<Spare> {
+        crate::mcp::sync::lock(&self.spares).pop_front()
+    }
+
+    /// Ends every process still held, and the spares no check needed (their reasons say so);
+    /// waits for the ones ending in the background.
     pub(crate) async fn shutdown(&self) {
+        let mut ending: Vec<tokio::task::JoinHandle<()>> = std::mem::take(&mut *crate::mcp::sync::lock(&self.ending));
         for slot in [&self.shared, &self.handshake] {
             let held = crate::mcp::sync::lock(slot).take();
             if let Some(Ok(client)) = held {
-                client.shutdown().await;
+                ending.push(tokio::spawn(async move { client.shutdown().await }));
             }
+        }
+        while let Some(spare) = self.take_spare() {
+            self.starts.explain(spare.entry, era::unused_reason(spare.when));
+            ending.push(tokio::spawn(async move { spare.client.shutdown().await }));
+        }
+        for end in ending {
+            let _ = end.await;
         }
     }
 

@@ -124,7 +124,7 @@ pub(crate) async fn run(
             true,
         );
     }
-    let seconds = Seconds::new(target.clone(), redactor.clone(), connected.starts.clone());
+    let seconds = Seconds::new(target.clone(), redactor.clone(), connected.starts.clone(), connected.take_spares());
     let modern = match era {
         Era::Modern => client.clone(),
         Era::Legacy => {
@@ -233,7 +233,8 @@ pub(crate) async fn run(
         target: target.clone(),
         seconds,
     };
-    // stdio: the second processes start now, so that their start-up overlaps the probes.
+    // stdio: the second processes are given their uses now (spares started with the session,
+    // so that their start-up overlapped it; a new process only when no spare is left).
     let early: &[Purpose] =
         if era == Era::Modern { &[Purpose::Shared, Purpose::Handshake] } else { &[Purpose::Shared] };
     ctx.seconds.start_early(early);
@@ -306,10 +307,12 @@ pub(crate) async fn run(
     let stderr_tail = stderr_tail(&client);
     // The session is the caller's: stop observing it, end only the connection opened here.
     client.set_observer(None);
-    if !Arc::ptr_eq(&client, &modern) {
-        modern.shutdown().await;
-    }
-    ctx.seconds.shutdown().await;
+    let modern_ends = async {
+        if !Arc::ptr_eq(&client, &modern) {
+            modern.shutdown().await;
+        }
+    };
+    tokio::join!(modern_ends, ctx.seconds.shutdown());
     let server = ServerSection {
         transport: client.transport_name().into(),
         target: String::new(),
@@ -360,7 +363,7 @@ async fn blocked_by_framing(
         .into_iter()
         .filter(|finding| finding.outcome != finding::Outcome::Kept)
         .collect();
-    let seconds = Seconds::new(target.clone(), redactor.clone(), connected.starts.clone());
+    let seconds = Seconds::new(target.clone(), redactor.clone(), connected.starts.clone(), connected.take_spares());
     let exit = timed(async {
         vec![
             probes::stdio::exits_on_eof(seconds.open("X-4: a process whose stdin is closed at once").map(Arc::new))
@@ -368,6 +371,7 @@ async fn blocked_by_framing(
         ]
     })
     .await;
+    seconds.shutdown().await;
     let groups = vec![(framing, 0), exit];
     events(&RunEvent::ProbesFinished { duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) });
     let mut checks = grade_all(&groups, era, client.is_http(), Some(BLOCKED_BY_FRAMING));

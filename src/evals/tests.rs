@@ -128,7 +128,8 @@ async fn run_layer1_full(
         extra_headers: Vec::new(),
         timeout: Duration::from_secs(10),
     });
-    let connected = era::connect(&target, Redactor::new(vec![CANARY_KEY.into()])).await.expect("demo server reachable");
+    let connected =
+        era::connect(&target, Redactor::new(vec![CANARY_KEY.into()]), 0).await.expect("demo server reachable");
     let surface = crate::golden::list_tools_on(&connected).await.expect("tools listed");
     let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
     let input = Layer1Input {

@@ -201,7 +201,9 @@ pub(crate) async fn evaluate(
     let work = async {
         // The session is owned here and lent to each layer in turn; dropping this future (on a
         // signal) drops the session, which ends a stdio server's process group.
-        let connected = Box::pin(era::connect(&target, redactor.clone())).await?;
+        // Layer 0 needs processes of its own on a stdio server: started with the session's.
+        let spares = if ran.contains(&0) { conformance::context::SPARES } else { 0 };
+        let connected = Box::pin(era::connect(&target, redactor.clone(), spares)).await?;
         if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some() {
             panic!("{PANIC_FOR_TESTS_VAR} is set");
         }

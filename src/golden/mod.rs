@@ -242,7 +242,7 @@ pub(crate) fn glob_matches(pattern: &str, name: &str) -> bool {
 /// Connects (layer-0 era detection) and walks every `tools/list` page; an error means the
 /// server could not be reached or listed (exit status 3).
 async fn list_tools(target: &Target) -> Result<ToolSurface, UserError> {
-    let connected = era::connect(target, Redactor::new(Vec::new())).await.map_err(|unreachable| {
+    let connected = era::connect(target, Redactor::new(Vec::new()), 0).await.map_err(|unreachable| {
         UserError::new(Kind::Unreachable, format!("cannot reach the server: {}", unreachable.reason))
             .with_hint("check --server-url / --server-cmd (`mcp-eval run` against it says more)")
     })?;

@@ -12,6 +12,12 @@
 //! (2026-07-28 otherwise), and the connection is marked [`Connected::framing_blocked`]: X-1
 //! fails and the checks that need an answer are blocked. So is a server that answered neither
 //! probe, is still running and wrote other output on stdout (stdout had bytes, but no message).
+//!
+//! stdio: the processes layer 0 needs besides the session ([`Connected::spares`]) start with
+//! the session's, so that their start-up (seconds for an interpreter) overlaps it and era
+//! detection; only for a command that may install the server on its first start (`npx`, …)
+//! do they wait until the session answered, because concurrent first installs into one package
+//! cache can break one another ([`installs_on_first_start`]).
 
 use std::time::Duration;
 
@@ -86,9 +92,29 @@ pub(crate) struct Connected {
     /// M-11 grades it and the checks that need an answer are blocked. The text says what came.
     pub unreadable: Option<String>,
     /// stdio: every process of the server started so far and why (the session's, a restart
-    /// after silence); layer 0 adds the ones its checks need. Empty over HTTP.
+    /// after silence, the spares); layer 0 adds the ones its checks need. Empty over HTTP.
     pub starts: StartLog,
+    /// stdio: fresh processes started with the session, to which nothing has been sent, for
+    /// layer 0 to give to the checks that need a process of their own (see
+    /// [`Connected::take_spares`]). Empty over HTTP.
+    pub spares: std::sync::Mutex<Vec<Spare>>,
 }
+
+/// A process of the stdio server started before any check needed it (with the session's, so
+/// that its start-up overlaps the session's), to which nothing has been sent yet. Its entry in
+/// the [`StartLog`] says so until the process is given a use.
+#[derive(Debug)]
+pub(crate) struct Spare {
+    /// The client over the process.
+    pub client: Client,
+    /// Its entry in the [`StartLog`].
+    pub entry: usize,
+    /// When it was started, in words, for its reason (`started with the session, …`).
+    pub when: &'static str,
+}
+
+/// The reason a spare is recorded with until it is given a use.
+const SPARE_REASON: &str = "a spare process for a check that needs a process of its own";
 
 impl Connected {
     /// Neither `server/discover` nor `initialize` succeeded, but the server answered something
@@ -119,13 +145,29 @@ impl Connected {
             framing_blocked: false,
             unreadable: None,
             starts: StartLog::default(),
+            spares: std::sync::Mutex::default(),
         }
     }
 
-    /// Ends the session (stdio: the server's whole process group).
-    pub(crate) async fn shutdown(&self) {
-        self.client.shutdown().await;
+    /// The spare processes, for layer 0 (see [`Connected::spares`]); later calls get none.
+    pub(crate) fn take_spares(&self) -> Vec<Spare> {
+        std::mem::take(&mut *crate::mcp::sync::lock(&self.spares))
     }
+
+    /// Ends the session (stdio: the server's whole process group) and any spare no layer took.
+    pub(crate) async fn shutdown(&self) {
+        let unused = self.take_spares();
+        let spares = futures_util::future::join_all(unused.iter().map(|spare| {
+            self.starts.explain(spare.entry, unused_reason(spare.when));
+            spare.client.shutdown()
+        }));
+        tokio::join!(self.client.shutdown(), spares);
+    }
+}
+
+/// The reason of a spare that no check needed.
+pub(crate) fn unused_reason(when: &str) -> String {
+    format!("{SPARE_REASON} ({when}); no check needed it: ended unused")
 }
 
 /// Why a server could not be evaluated at all.
@@ -141,17 +183,75 @@ pub(crate) struct Unreachable {
     pub needs_credentials: bool,
 }
 
-/// Connects and decides the era.
-pub(crate) async fn connect(target: &Target, redactor: Redactor) -> Result<Connected, Unreachable> {
+/// Connects and decides the era. stdio: `spares` more processes are started for the checks
+/// that need a process of their own (layer 0 needs [`crate::conformance::context::SPARES`];
+/// nothing else needs any) — with the session's process, or, for a command that may install
+/// the server on its first start, as soon as the session answered (see the module docs). A
+/// server that cannot be reached takes its spares down with it. Over HTTP `spares` is ignored.
+pub(crate) async fn connect(target: &Target, redactor: Redactor, spares: usize) -> Result<Connected, Unreachable> {
     match target {
         Target::Http(settings) => connect_http(settings, redactor).await,
         Target::Stdio { command, env, timeout } => {
             let starts = StartLog::default();
-            connect_stdio(command, env, *timeout, redactor, &starts)
-                .await
-                .map(|connected| Connected { starts, ..connected })
+            let spawn_spares = |when: &'static str| -> Vec<Spare> {
+                (0..spares)
+                    .filter_map(|_| StdioTransport::spawn(command, env, *timeout, redactor.clone()).ok())
+                    .map(|transport| Spare {
+                        client: Client::new(Connection::Stdio(transport)),
+                        entry: starts.record(format!("{SPARE_REASON} ({when})")),
+                        when,
+                    })
+                    .collect()
+            };
+            let early = spares > 0 && !installs_on_first_start(command);
+            let started = std::sync::Mutex::new(Vec::new());
+            // Right after the session's process, before its first request.
+            let with_session = || {
+                if early {
+                    *crate::mcp::sync::lock(&started) = spawn_spares(SPARES_WITH_SESSION);
+                }
+            };
+            let connected = connect_stdio(command, env, *timeout, redactor.clone(), &starts, &with_session).await;
+            let mut started = std::mem::take(&mut *crate::mcp::sync::lock(&started));
+            match connected {
+                Ok(connected) => {
+                    if !early {
+                        started = spawn_spares(SPARES_AFTER_ANSWER);
+                    }
+                    Ok(Connected { starts, spares: std::sync::Mutex::new(started), ..connected })
+                }
+                Err(unreachable) => {
+                    futures_util::future::join_all(started.iter().map(|spare| spare.client.shutdown())).await;
+                    Err(unreachable)
+                }
+            }
         }
     }
+}
+
+/// When spares started with the session were started, in words.
+const SPARES_WITH_SESSION: &str = "started with the session, so that its start-up overlaps the session's";
+/// When spares of a command that may install the server on its first start were started.
+const SPARES_AFTER_ANSWER: &str = "started when the session had answered: the command may install the server on its first start, and concurrent first installs into one package cache can break one another";
+
+/// True when `command` may install the server on its first start: it runs a package runner
+/// that fetches into a shared cache without a lock against concurrent runs (`npx`, `npm exec`,
+/// `pnpm dlx`, `yarn dlx`, `bunx`, `pipx run`). Such a command's spare processes start only
+/// after the session's process answered, when the package is in the cache. Erring on the side
+/// of `true` only costs time.
+pub(crate) fn installs_on_first_start(command: &str) -> bool {
+    let words: Vec<&str> = command
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '`' | '"' | '\''))
+        .filter(|word| !word.is_empty())
+        .map(|word| word.rsplit('/').next().unwrap_or(word))
+        .collect();
+    words.iter().enumerate().any(|(index, word)| {
+        let next = words.get(index + 1).copied().unwrap_or("");
+        matches!(*word, "npx" | "pnpx" | "bunx")
+            || (*word == "npm" && matches!(next, "exec" | "x"))
+            || (matches!(*word, "pnpm" | "yarn") && next == "dlx")
+            || (*word == "pipx" && next == "run")
+    })
 }
 
 /// True when an error response is one only a modern server sends (spec-notes §17).
@@ -315,6 +415,7 @@ async fn connect_stdio(
     timeout: Duration,
     redactor: Redactor,
     starts: &StartLog,
+    with_session: &dyn Fn(),
 ) -> Result<Connected, Unreachable> {
     let spawn = |redactor: Redactor, reason: &str| {
         let spawned = StdioTransport::spawn(command, env, timeout, redactor);
@@ -329,6 +430,7 @@ async fn connect_stdio(
         })
     };
     let transport = spawn(redactor.clone(), "the session: the era probe, then every layer's requests")?;
+    with_session();
     let client = Client::new(Connection::Stdio(transport.clone()));
     // The first request also waits for the server to start: an interpreter that imports for
     // seconds before it reads stdin is slow, not silent. Only the whole per-request timeout
@@ -465,6 +567,7 @@ async fn misframed(client: Client, discover: Exchange) -> Connected {
         framing_blocked: true,
         unreadable: None,
         starts: StartLog::default(),
+        spares: std::sync::Mutex::default(),
     };
     if discover_succeeded(&read) || modern_error(&read) {
         let evidence = format!(
@@ -521,7 +624,27 @@ mod tests {
 
     async fn connect_to(command: &str) -> Result<Connected, Unreachable> {
         let target = Target::Stdio { command: command.into(), env: Vec::new(), timeout: Duration::from_millis(400) };
-        connect(&target, Redactor::default()).await
+        connect(&target, Redactor::default(), 0).await
+    }
+
+    #[test]
+    fn package_runners_that_install_on_first_start_are_recognised_anywhere_in_the_command() {
+        for command in [
+            "npx -y @modelcontextprotocol/server-everything stdio",
+            "/usr/local/bin/npx server",
+            "FOO=1 npm exec -- server",
+            "cd app && pnpm dlx server",
+            "yarn dlx server",
+            "bunx server",
+            "pipx run mcp-server-time",
+            "sh -c 'npx server'",
+        ] {
+            assert!(installs_on_first_start(command), "{command}");
+        }
+        for command in ["node dist/index.js", "uvx mcp-server-time", "python -m server", "my-npx-wrapper", "npm start"]
+        {
+            assert!(!installs_on_first_start(command), "{command}");
+        }
     }
 
     #[tokio::test]

@@ -204,9 +204,20 @@ impl std::fmt::Debug for StdioTransport {
 pub(crate) struct StartLog(Arc<Mutex<Vec<String>>>);
 
 impl StartLog {
-    /// Records one process start and why it was needed.
-    pub(crate) fn record(&self, reason: impl Into<String>) {
-        crate::mcp::sync::lock(&self.0).push(reason.into());
+    /// Records one process start and why it was needed; the number returned names the entry
+    /// for [`StartLog::explain`].
+    pub(crate) fn record(&self, reason: impl Into<String>) -> usize {
+        let mut log = crate::mcp::sync::lock(&self.0);
+        log.push(reason.into());
+        log.len() - 1
+    }
+
+    /// Replaces the reason of the start `entry` (a spare process, started before its use was
+    /// known, once it is given one).
+    pub(crate) fn explain(&self, entry: usize, reason: impl Into<String>) {
+        if let Some(slot) = crate::mcp::sync::lock(&self.0).get_mut(entry) {
+            *slot = reason.into();
+        }
     }
 
     /// The reasons so far, one per process started, in order.

@@ -373,15 +373,96 @@ fn an_http_report_has_no_stdio_starts() {
     assert!(!run.file("summary.md").contains("Server processes started"));
 }
 
+/// The stdio reasons of a run's report, one per process started.
+fn stdio_starts(run: &crate::support::Run) -> Vec<String> {
+    run.report()["server"]["stdio_starts"]
+        .as_array()
+        .expect("server.stdio_starts")
+        .iter()
+        .map(|reason| reason.as_str().expect("a reason").to_owned())
+        .collect()
+}
+
+/// A stdio command that appends its start time (nanoseconds since the epoch) to `stamps`, waits
+/// `delay` (an interpreter importing), then runs the demo server with `faults`. `wrap` names a
+/// shell function the command runs the server through (`npx`: a package runner), when given.
+fn stamping_stdio_command(stamps: &std::path::Path, delay: &str, faults: &[&str], wrap: Option<&str>) -> String {
+    let body = format!("date +%s%N >> '{}'; sleep {delay}; exec {}", stamps.display(), demo_stdio_command(faults));
+    match wrap {
+        Some(name) => format!("{name}() {{ {body}; }}; {name}"),
+        None => body,
+    }
+}
+
+/// The start times `stamping_stdio_command` wrote, in seconds, in order.
+fn stamps(path: &std::path::Path) -> Vec<f64> {
+    let text = std::fs::read_to_string(path).expect("the start stamps");
+    #[allow(clippy::cast_precision_loss, reason = "seconds since the epoch, to the microsecond")]
+    text.lines().map(|line| line.trim().parse::<u128>().expect("nanoseconds") as f64 / 1e9).collect()
+}
+
+#[test]
+fn a_stdio_runs_second_processes_start_with_the_session_not_after_its_first_answer() {
+    // Every process takes 2 s to start: were the second ones started after the session had
+    // answered, they would start 2 s after it.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("stamps");
+    let run = run(&["--server-cmd", &stamping_stdio_command(&path, "2", &[], None)]);
+    assert_eq!(run.code(), 0, "{}\n{}", run.stderr(), run.file("summary.md"));
+    let started = stamps(&path);
+    let reasons = stdio_starts(&run);
+    assert_eq!((started.len(), reasons.len()), (3, 3), "{reasons:#?}");
+    let spread = started.iter().copied().fold(f64::MIN, f64::max) - started.iter().copied().fold(f64::MAX, f64::min);
+    assert!(spread < 1.8, "the processes started {spread:.2} s apart: {reasons:#?}");
+    assert!(reasons[0].starts_with("the session"), "{reasons:#?}");
+    for reason in &reasons[1..] {
+        assert!(reason.contains("started with the session"), "{reasons:#?}");
+    }
+    for id in ["P-3", "X-4", "X-5", "B-3"] {
+        assert_eq!(run.status(id), "pass", "{id}: {}", run.check(id)["message"]);
+    }
+}
+
+#[test]
+fn a_command_that_may_install_the_server_on_its_first_start_gets_its_second_processes_after_the_session_answered() {
+    // `npx` (here a shell function that takes 1 s to start the server) installs into a cache
+    // that concurrent first runs can break: its second processes start once the session answered.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("stamps");
+    let run = run(&["--server-cmd", &stamping_stdio_command(&path, "1", &[], Some("npx"))]);
+    assert_eq!(run.code(), 0, "{}\n{}", run.stderr(), run.file("summary.md"));
+    let started = stamps(&path);
+    let reasons = stdio_starts(&run);
+    assert_eq!((started.len(), reasons.len()), (3, 3), "{reasons:#?}");
+    for later in &started[1..] {
+        assert!(later - started[0] >= 0.99, "a second process started {:.2} s after the session", later - started[0]);
+    }
+    for reason in &reasons[1..] {
+        assert!(reason.contains("may install the server on its first start"), "{reasons:#?}");
+    }
+}
+
+#[test]
+fn a_second_process_no_check_needed_is_ended_and_the_report_says_it_was_unused() {
+    // A stdio framing that blocks every answer: only X-4 needs a process of its own.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("stamps");
+    let run = run(&["--server-cmd", &stamping_stdio_command(&path, "0", &["x-1-pretty"], None)]);
+    assert_eq!(run.code(), 1, "{}\n{}", run.stderr(), run.file("summary.md"));
+    assert_eq!(run.status("X-4"), "pass", "{}", run.check("X-4")["message"]);
+    let reasons = stdio_starts(&run);
+    assert_eq!(reasons.len(), stamps(&path).len(), "one reason per process started: {reasons:#?}");
+    assert_eq!(reasons.iter().filter(|reason| reason.contains("X-4")).count(), 1, "{reasons:#?}");
+    assert_eq!(reasons.iter().filter(|reason| reason.contains("ended unused")).count(), 1, "{reasons:#?}");
+}
+
 #[test]
 fn a_probe_waiting_on_a_slow_second_stdio_process_prints_progress_while_it_waits() {
-    // The first process starts at once; every later one takes 4 s to start (an interpreter
-    // importing), so P-3's walk on the second process waits longer than one progress period.
-    let dir = tempfile::tempdir().expect("temp dir");
-    let marker = dir.path().join("started");
+    // A process whose first request is `tools/list` (P-3's walk on the second process: the
+    // session's first is `server/discover`, B-3's `initialize`) answers it after 4 s, longer
+    // than one progress period.
     let command = format!(
-        "if [ -e '{marker}' ]; then sleep 4; fi; touch '{marker}'; exec {demo}",
-        marker = marker.display(),
+        "{{ IFS= read -r line; case \"$line\" in *'\"tools/list\"'*) sleep 4;; esac; printf '%s\\n' \"$line\"; exec cat; }} | {demo}",
         demo = demo_stdio_command(&[])
     );
     let out = tempfile::tempdir().expect("out dir");
