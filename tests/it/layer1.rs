@@ -862,6 +862,7 @@ cases:
   - id: c0
     prompt: "Echo my region, eu."
     expect_tool: test_header_param
+    expect_args: {region: eu}
   - id: c1
     prompt: "Give me the short text."
     expect_tool: test_simple_text
@@ -1020,7 +1021,7 @@ fn a_regression_replayed_from_cassettes_is_not_re_run_to_confirm_and_says_so() {
 #[test]
 fn a_local_cache_without_a_baseline_claims_no_pass_and_an_edited_case_is_a_changed_case() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let two = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n  - id: c1\n    prompt: \"Give me the short text.\"\n    expect_tool: test_simple_text\n";
+    let two = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n  - id: c1\n    prompt: \"Give me the short text.\"\n    expect_tool: test_simple_text\n";
     let set = write_set(dir.path(), two);
     let cache = dir.path().join("cache");
     let server = DemoServer::start(&[]);
