@@ -7,7 +7,9 @@
 //! A call is not sent to the server, and the model gets an error result instead, when it names
 //! a tool that was not offered, when its arguments are not JSON or do not satisfy the tool's
 //! original `inputSchema` ([`ArgumentCheck`]), or when the case forbids the tool
-//! (`forbid_tools`: destructive tools are never called). The run's record keeps every call, the
+//! (`forbid_tools`: destructive tools are never called). A call refused for its arguments is
+//! marked so in the record and in the [`Trace`]: scoring fails the arguments grader on it unless
+//! the model corrected it with a sent call of the same tool. The run's record keeps every call, the
 //! stop reasons, token usage as reported (unknown stays unknown) and how the run ended; scoring
 //! reads it through [`RunRecord::trace`].
 //!
@@ -155,6 +157,10 @@ pub(crate) struct CallRecord {
     pub sent: bool,
     /// Why it was not sent, or what went wrong.
     pub error: Option<String>,
+    /// Set when it was not sent because its arguments were not JSON or broke the tool's
+    /// original `inputSchema`: the refusal, as in `error` (scoring fails the arguments grader
+    /// on it, see [`crate::scoring::Call::refused`]).
+    pub refused_arguments: Option<String>,
     /// The text the model got back (whole; the report bounds it).
     pub result: String,
     /// It was an error result.
@@ -221,8 +227,17 @@ impl RunRecord {
             RunEnding::CapReached => Ending::Error("the model-call cap was reached".into()),
             RunEnding::Finding(reason) => Ending::Broken(reason.clone()),
         };
-        let calls =
-            self.calls.iter().map(|call| Call::new(call.name.clone(), call.arguments.clone(), call.turn - 1)).collect();
+        let calls = self
+            .calls
+            .iter()
+            .map(|call| {
+                let made = Call::new(call.name.clone(), call.arguments.clone(), call.turn - 1);
+                match &call.refused_arguments {
+                    Some(reason) => made.refused_with(reason.clone()),
+                    None => made,
+                }
+            })
+            .collect();
         Trace { calls, ending, semantic: self.semantic.clone() }
     }
 }
@@ -333,25 +348,28 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                         arguments: call.arguments.clone(),
                         sent: false,
                         error: None,
+                        refused_arguments: None,
                         result: String::new(),
                         is_error: true,
                         server_bytes: None,
                         latency_ms: 0,
                         rounds: Vec::new(),
                     };
+                    // (why it is not sent, whether it is the arguments' fault)
                     let refusal = if call.unknown_tool || !context.specs.iter().any(|spec| spec.name == call.name) {
-                        Some(format!("no tool named `{}` is offered", call.name))
+                        Some((format!("no tool named `{}` is offered", call.name), false))
                     } else if call.arguments_unparsable {
-                        Some("the arguments are not a JSON object".to_owned())
+                        Some(("the arguments are not a JSON object".to_owned(), true))
                     } else if case.forbids(&call.name) {
-                        Some(format!("`{}` is forbidden in this case (forbid_tools): not called", call.name))
+                        Some((format!("`{}` is forbidden in this case (forbid_tools): not called", call.name), false))
                     } else if let Err(reason) = context.arguments.check(&call.name, &call.arguments) {
-                        Some(format!("the arguments do not satisfy the tool's inputSchema: {reason}"))
+                        Some((format!("the arguments do not satisfy the tool's inputSchema: {reason}"), true))
                     } else {
                         None
                     };
-                    if let Some(reason) = refusal {
+                    if let Some((reason, arguments)) = refusal {
                         made.result = format!("error: {reason}");
+                        made.refused_arguments = arguments.then(|| reason.clone());
                         made.error = Some(reason);
                     } else {
                         let outcome = match tokio::time::timeout_at(

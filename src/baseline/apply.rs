@@ -513,6 +513,43 @@ mod tests {
     }
 
     #[test]
+    fn records_graded_by_another_version_are_not_compared_never_a_regression() {
+        // Stored and `--baseline` records of the old graders, 5/5; now 0/5 under the new ones.
+        let old_graders =
+            |case: &str| EvalResult { grader_version: crate::cache::GRADER_VERSION - 1, ..eval(case, case, MODEL) };
+        let before: Vec<EvalResult> = ["a", "b", "c", "d"].iter().map(|case| old_graders(case)).collect();
+        let now: Vec<EvalResult> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|case| EvalResult {
+                case_sha256: format!("sha256:{case}"),
+                ..EvalResult::for_tests(case, MODEL, false, 0, 5, 4)
+            })
+            .collect();
+        let from_file = Baseline::from_evals(&before, &endpoint, "2026-11-29T00:00:00Z");
+        for baseline in [stored(&before, "push", "2026-11-29T00:00:00Z"), from_file] {
+            let gate = gate(now.clone(), &baseline);
+            assert_eq!((gate.result.as_str(), gate.fails), ("no-baseline", false), "{gate:?}");
+            let reasons: Vec<(&str, usize)> =
+                gate.not_comparable.iter().map(|(reason, count)| (reason.as_str(), *count)).collect();
+            assert_eq!(reasons, [("graded by another version", 4)], "{gate:?}");
+            assert!(gate.flips.is_empty() && gate.drift.is_none(), "{gate:?}");
+            let mut report = crate::report::model::RunReport::empty_for_tests();
+            report.layers = vec![1];
+            report.evals = Some(EvalsSection { evals: now.clone(), eval_gate: Some(gate), ..EvalsSection::default() });
+            let summary = crate::report::markdown::render(&report);
+            assert!(summary.contains("Not compared: 4 graded by another version (`a` on `openai:m`"), "{summary}");
+            assert!(!summary.contains("regression ·"), "{summary}");
+        }
+        // A pool that holds both versions compares with this version's records only.
+        let mut mixed = stored(&before, "push", "2026-11-28T00:00:00Z");
+        let current: Vec<EvalResult> = ["a", "b", "c", "d"].iter().map(|case| eval(case, case, MODEL)).collect();
+        let run = StoredRun { measured_at: "2026-11-29T00:00:00Z".into(), reason: "push".into() };
+        mixed.store(&current, &endpoint, "sha256:set", None, run);
+        let gate = gate(now.clone(), &mixed);
+        assert_eq!(gate.result, "fail", "this version's 5/5 → 0/5 is a regression: {gate:?}");
+    }
+
+    #[test]
     fn an_edited_case_on_another_endpoint_is_not_a_changed_case() {
         let baseline = stored(&[eval("edited", "v1", MODEL)], "push", "2026-11-29T00:00:00Z");
         let elsewhere = |_: &str| "http://127.0.0.1:8080/v1".to_owned();

@@ -6,8 +6,8 @@
 //! The steps, in order:
 //!
 //! 1. [`compare`] pairs every case × model of this run with the baseline by `(case_sha256,
-//!    model)`, pooling up to three green baseline runs of one golden-set hash, and lists the
-//!    cases that cannot be compared with the reason ([`Reason`]).
+//!    model)` and grader version, pooling up to three green baseline runs of one golden-set
+//!    hash, and lists the cases that cannot be compared with the reason ([`Reason`]).
 //! 2. [`decide`] computes per model the mean per-case pass rate before and now over the
 //!    comparable cases, the drop Δ, its noise SE, the threshold `max(max_drop, z·SE)` and the
 //!    verdict ([`ModelVerdict`]); it also names the cases a confirmation re-run should repeat.
@@ -224,6 +224,10 @@ pub(crate) enum Reason {
     NotRun(EvalStatus),
     /// The baseline has it, but without a verdict (`error` or `skipped` in every pooled run).
     NotRunInBaseline,
+    /// The baseline has it, but graded by another version of the agent loop and graders
+    /// ([`EvalResult::grader_version`]): the verdicts are not comparable, so a change of grading
+    /// is never reported as a regression.
+    OtherGraderVersion,
     /// Its verdict was reused from the cache: unchanged by construction, so it is left out of
     /// both the drop and the noise estimate.
     Cached,
@@ -239,6 +243,7 @@ impl Reason {
             Reason::NotRun(EvalStatus::Skipped) => "skipped",
             Reason::NotRun(_) => "error",
             Reason::NotRunInBaseline => "no verdict in the baseline",
+            Reason::OtherGraderVersion => "graded by another version",
             Reason::Cached => "cached",
         }
     }
@@ -294,7 +299,8 @@ pub(crate) fn select_baselines<'a>(baselines: &[BaselineRun<'a>]) -> Vec<Baselin
 /// golden-set hash are pooled ([`select_baselines`]): a case's baseline counts are the sums over
 /// the pooled runs where it has a verdict. `cached` says which results were reused from the
 /// verdict cache. A result is comparable when it has a verdict now (pass or fail), was not
-/// cached, and the pooled baseline has a verdict for the same case hash and model; otherwise it
+/// cached, and the pooled baseline has a verdict for the same case hash and model graded by the
+/// same grader version (records of another version are left out of the pool); otherwise it
 /// is listed in [`Comparison::not_comparable`] with the first reason that applies, in the order
 /// not run, cached, then what the baseline lacks.
 pub(crate) fn compare(
@@ -325,11 +331,15 @@ pub(crate) fn compare(
             continue;
         }
         let records: Vec<&EvalResult> = baseline_evals().filter(|old| key.matches(old)).collect();
+        let graded_alike: Vec<&EvalResult> =
+            records.iter().copied().filter(|old| old.grader_version == eval.grader_version).collect();
         let usable: Vec<&EvalResult> =
-            records.iter().copied().filter(|old| has_verdict(old.status) && old.completed > 0).collect();
+            graded_alike.iter().copied().filter(|old| has_verdict(old.status) && old.completed > 0).collect();
         if usable.is_empty() {
-            let reason = if !records.is_empty() {
+            let reason = if !graded_alike.is_empty() {
                 Reason::NotRunInBaseline
+            } else if !records.is_empty() {
+                Reason::OtherGraderVersion
             } else if baseline_evals().any(|old| old.case == eval.case && old.case_sha256 != eval.case_sha256) {
                 Reason::ChangedCase
             } else if baseline_evals().any(|old| old.case == eval.case) {
@@ -755,6 +765,27 @@ mod tests {
             flaky: false,
             ..EvalResult::for_tests(case, model, hard, passed, runs, threshold)
         }
+    }
+
+    #[test]
+    fn a_baseline_graded_by_another_version_is_not_compared_and_a_failing_hard_case_is_no_regression() {
+        let old = |case: &str, hard: bool| EvalResult {
+            grader_version: crate::cache::GRADER_VERSION - 1,
+            ..eval(case, MODEL, hard, 5)
+        };
+        let before = vec![old("soft", false), old("hard", true)];
+        let now = vec![eval("soft", MODEL, false, 0), eval("hard", MODEL, true, 0)];
+        let baselines = [BaselineRun { golden_set_sha256: "sha256:set", evals: &before }];
+        let comparison = compare(&now, &baselines, |_| false);
+        assert!(comparison.pairs.is_empty(), "{comparison:?}");
+        let reasons: Vec<Reason> = comparison.not_comparable.iter().map(|case| case.reason).collect();
+        assert_eq!(reasons, [Reason::OtherGraderVersion, Reason::OtherGraderVersion]);
+        assert_eq!(Reason::OtherGraderVersion.as_str(), "graded by another version");
+        let decision = decide(&comparison, &GateSettings::default());
+        assert_eq!(decision.models[0].verdict, ModelVerdict::NoBaseline);
+        assert!(decision.hard_without_baseline.is_empty(), "a record exists, of other graders: {decision:?}");
+        let gate = layer1_gate(&decision, &now, FailOnEvals::Regression);
+        assert_eq!((gate.result, gate.fails), (GateResult::NoBaseline, false));
     }
 
     fn soft_suite(passed: &[usize]) -> Vec<EvalResult> {

@@ -22,8 +22,10 @@ use serde_json::{Value, json};
 use crate::report::evals::{CachedFrom, EvalResult};
 
 /// The version of the agent loop and graders: bump it when a change could change a verdict, so
-/// no cached verdict of the old logic is reused.
-pub(crate) const GRADER_VERSION: u32 = 1;
+/// no cached verdict of the old logic is reused, and the gate compares no verdict with a
+/// baseline record graded by the old logic (each [`EvalResult`] carries the version that graded
+/// it). 2: a call the harness refused for its arguments fails the arguments grader.
+pub(crate) const GRADER_VERSION: u32 = 2;
 
 /// The format of an entry file.
 const ENTRY_FORMAT: u32 = 1;

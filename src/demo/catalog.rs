@@ -164,6 +164,9 @@ pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
             "annotations": read_only(),
         }));
     }
+    if state.fault("chaos-strict-schemas") {
+        tools.extend(strict_tools());
+    }
     let chaos_count = if state.fault("chaos-80000-tools-sse") {
         CHAOS_SSE_TOOL_COUNT
     } else if state.fault("chaos-5000-tools") || state.fault("chaos-5000-tools-paged") {
@@ -185,6 +188,43 @@ pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
         }
     }
     tools
+}
+
+/// The tools `chaos-strict-schemas` adds: schemas that a model's arguments easily break, for the
+/// layer-1 tests of calls the harness refuses to send. Each answers with its arguments as JSON.
+fn strict_tools() -> [Value; 3] {
+    [
+        json!({
+            "name": "test_lookup",
+            "description": "Looks a user up by id or by email (one of them is required).",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"id": {"type": "string"}, "email": {"type": "string"}},
+                "anyOf": [{"required": ["id"]}, {"required": ["email"]}],
+            },
+            "annotations": read_only(),
+        }),
+        json!({
+            "name": "test_search",
+            "description": "Searches the orders matching a filter object.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"filter": {"type": "object", "properties": {"status": {"type": "string"}}}},
+                "required": ["filter"],
+            },
+            "annotations": read_only(),
+        }),
+        json!({
+            "name": "test_order",
+            "description": "Shows an order by its code: ORD- and six digits.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"code": {"type": "string", "pattern": "^ORD-[0-9]{6}$"}},
+                "required": ["code"],
+            },
+            "annotations": read_only(),
+        }),
+    ]
 }
 
 /// The size in bytes of `test_simple_text`'s text under `chaos-big-result`: 2.5 MB, ten times
@@ -230,6 +270,9 @@ pub(crate) fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcErro
             // `region` is a required string: the schema check above saw to it.
             let region = arguments.get("region").and_then(Value::as_str).unwrap_or_default();
             Ok(Handled::result(text_result(&format!("Region: {region}"))))
+        }
+        "test_lookup" | "test_search" | "test_order" => {
+            Ok(Handled::result(text_result(&Value::Object(arguments.clone()).to_string())))
         }
         "test_progress" => Ok(progress(context)),
         "test_logging_tool" => Ok(logging(context)),

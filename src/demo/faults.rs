@@ -199,6 +199,10 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
         "test_simple_text answers with a 2.5 MB text (2,621,440 bytes), more than a model is given of a tool result",
     ),
     (
+        "chaos-strict-schemas",
+        "lists three more tools whose inputSchema a model's arguments easily break: test_lookup (a top-level anyOf of two required fields), test_search (an object argument) and test_order (a pattern)",
+    ),
+    (
         "chaos-ask-forever",
         "the confirmation tools answer every retry with another input_required (a multi round-trip that never ends)",
     ),

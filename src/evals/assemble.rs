@@ -101,6 +101,7 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 threshold,
                 wilson_95: [0.0, 1.0],
                 case_sha256: case.hash.clone(),
+                grader_version: crate::cache::GRADER_VERSION,
                 graders: BTreeMap::new(),
                 reason: None,
                 flaky: false,

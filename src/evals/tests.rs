@@ -950,3 +950,81 @@ async fn a_result_over_256_kib_is_cut_and_the_trace_and_summary_say_what_the_ser
     let summary = crate::report::markdown::render(&report);
     assert!(summary.contains("`test_simple_text` sent results of up to 2.5 MB"), "{summary}");
 }
+
+// ---- calls the harness refused to send ----
+
+/// Settings for the scripted model `model:m` at `base_url`, one run at a time.
+fn scripted_settings(fixture: &Fixture, base_url: &str) -> Layer1Settings {
+    let mut settings = settings(fixture, &["model:m"]);
+    settings.providers.push(ProviderDef {
+        id: "model".into(),
+        api: Api::OpenAi,
+        base_url: base_url.into(),
+        api_key_env: None,
+        api_key: None,
+    });
+    settings.concurrency = 1;
+    settings.trace_results = TraceResults::Full;
+    settings
+}
+
+/// One run of a case that expects `tool` (no `expect_args`), against the demo server with the
+/// strict-schema tools, the model answering with `script`.
+async fn strict_case(tool: &str, script: Vec<Canned>) -> crate::report::evals::EvalResult {
+    let set = format!(
+        "version: 1\ndefaults: {{runs: 1}}\ncases:\n  - id: strict\n    prompt: \"Use {tool}.\"\n    expect_tool: {tool}\n"
+    );
+    let fixture = fixture_with(&set, &[], &["chaos-strict-schemas"]).await;
+    let model = ScriptedServer::start(script).await;
+    let section = run_layer1(&fixture, &scripted_settings(&fixture, &model.base_url)).await.expect("ran");
+    eval(&section, "strict", "model:m").clone()
+}
+
+/// The arguments criterion of a run's trace: (verdict, reason).
+fn arguments_criterion(trace: &crate::report::evals::RunTrace) -> (String, String) {
+    let criterion = trace.criteria.iter().find(|criterion| criterion.criterion == "arguments");
+    let criterion = criterion.unwrap_or_else(|| panic!("no arguments criterion: {trace:?}"));
+    (criterion.verdict.clone(), criterion.reason.clone())
+}
+
+#[tokio::test]
+async fn a_call_refused_for_its_schema_fails_the_arguments_grader_with_the_schema_error() {
+    // `{}` for a top-level anyOf of two required fields, an object argument sent as a JSON
+    // string, a value that breaks a pattern: none is sent, and none passes without expect_args.
+    let refused = [
+        ("test_lookup", json!({}), "anyOf"),
+        ("test_search", json!({"filter": "{\"status\": \"open\"}"}), "\"object\""),
+        ("test_order", json!({"code": "12345"}), "^ORD-[0-9]{6}$"),
+    ];
+    for (tool, arguments, error) in refused {
+        let script = vec![chat_call(tool, &arguments), chat_text("Sorry, that did not work.")];
+        let strict = strict_case(tool, script).await;
+        assert_eq!((strict.status, strict.passed), (EvalStatus::Fail, 0), "{tool}: {strict:?}");
+        let trace = &strict.traces[0];
+        assert_eq!(trace.status, RunStatus::Fail, "{tool}: {trace:?}");
+        assert!(!trace.calls[0].sent, "{tool}: the call was not sent: {trace:?}");
+        let (verdict, reason) = arguments_criterion(trace);
+        assert_eq!(verdict, "fail", "{tool}: {reason}");
+        assert!(reason.contains("inputSchema") && reason.contains(error), "{tool}: the schema error: {reason}");
+        assert_eq!(strict.graders["arguments"], crate::report::evals::GraderTally { passed: 0, graded: 1 }, "{tool}");
+        assert_eq!(strict.graders["selection"].passed, 1, "{tool}: selection accepted the call");
+        assert!(trace.reason.as_deref().is_some_and(|why| why.starts_with("arguments:")), "{tool}: {trace:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_refused_call_the_model_corrects_with_a_sent_call_passes_with_a_note() {
+    let script = vec![
+        chat_call("test_order", &json!({"code": "12345"})),
+        chat_call("test_order", &json!({"code": "ORD-123456"})),
+        chat_text("Here is your order."),
+    ];
+    let strict = strict_case("test_order", script).await;
+    assert_eq!((strict.status, strict.passed), (EvalStatus::Pass, 1), "{strict:?}");
+    let trace = &strict.traces[0];
+    assert_eq!((trace.calls[0].sent, trace.calls[1].sent), (false, true), "{trace:?}");
+    let (verdict, reason) = arguments_criterion(trace);
+    assert_eq!(verdict, "pass", "{reason}");
+    assert!(reason.contains("note: call 1 to `test_order` was not sent"), "{reason}");
+    assert!(reason.contains("^ORD-[0-9]{6}$") && reason.contains("call 2 to `test_order` was sent"), "{reason}");
+}

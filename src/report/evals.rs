@@ -400,6 +400,11 @@ pub struct EvalResult {
     pub wilson_95: [f64; 2],
     /// `sha256:…` of the resolved case (the cache and baseline key on it).
     pub case_sha256: String,
+    /// The version of the agent loop and graders that measured this verdict
+    /// ([`crate::cache::GRADER_VERSION`]): the gate compares a verdict only with baseline
+    /// records graded by the same version. Reports written before it was recorded read as 1.
+    #[serde(default = "first_grader_version")]
+    pub grader_version: u32,
     /// Per grader (`selection`, `arguments`, `sequence`, `no_tool_call`, `forbidden`,
     /// `finished`): runs it passed of the runs it graded.
     pub graders: BTreeMap<String, GraderTally>,
@@ -420,6 +425,11 @@ pub struct EvalResult {
     /// the gate compares them with the baseline's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reported_models: Vec<ReportedModel>,
+}
+
+/// The grader version of a verdict that does not say (written before it was recorded).
+fn first_grader_version() -> u32 {
+    1
 }
 
 /// What a provider said served a model call: `model` of the response (the dated version behind
@@ -782,6 +792,7 @@ impl EvalResult {
             threshold,
             wilson_95: wilson_95(passed, runs),
             case_sha256: format!("sha256:{case}"),
+            grader_version: crate::cache::GRADER_VERSION,
             graders: BTreeMap::new(),
             reason: None,
             flaky: passed > 0 && passed < runs,

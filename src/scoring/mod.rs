@@ -15,6 +15,14 @@
 //!   name fails. `embedding` and `judge` matchers read the models' answers resolved before
 //!   scoring ([`semantic`], carried in the [`Trace`]); when a model could not answer, the check
 //!   is `error` and so is the run (unless another criterion failed): never a pass.
+//!
+//!   The tool's own `inputSchema` is an expectation of every case with `expect_tool`, with or
+//!   without `expect_args`: when the accepted call was refused by the harness (its arguments were
+//!   not JSON or broke the schema: [`Call::refused`]), the criterion fails with the schema error
+//!   as its reason, unless the model corrected it — a later call of the same tool that was sent
+//!   (`first`), or another accepted call that was sent (`any`). A corrected refusal is a note in
+//!   the criterion's reason, not a failure, and `expect_args` is checked on the sent call(s)
+//!   only. Without a refusal and without `expect_args`, the criterion does not apply.
 //! - `sequence` (`expect_sequence`): `strict` — exactly these calls, in this order; `subsequence`
 //!   — these calls in this order, others allowed between them; `unordered` — each step matched
 //!   by a different call, in any order, others allowed. In every mode the calls of one model turn
@@ -50,12 +58,20 @@ pub(crate) struct Call {
     pub arguments: Value,
     /// The model turn (0-based) it came in: calls of one turn were emitted together.
     pub turn: usize,
+    /// Set when the harness refused to send it because its arguments were not JSON or broke the
+    /// tool's original `inputSchema`: the refusal in words (the schema error included).
+    pub refused: Option<String>,
 }
 
 impl Call {
-    /// A call of turn `turn`.
+    /// A call of turn `turn` that was sent (or could have been: nothing refused its arguments).
     pub(crate) fn new(name: impl Into<String>, arguments: Value, turn: usize) -> Self {
-        Self { name: name.into(), arguments, turn }
+        Self { name: name.into(), arguments, turn, refused: None }
+    }
+
+    /// The same call, refused for its arguments with `reason`.
+    pub(crate) fn refused_with(self, reason: impl Into<String>) -> Self {
+        Self { refused: Some(reason.into()), ..self }
     }
 }
 
@@ -209,8 +225,10 @@ pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunSco
         let any = case["expect_tool_position"] == "any";
         let (selection, accepted) = selection(tool, any, calls);
         criteria.push(selection);
-        if let Some(expected) = case.get("expect_args").and_then(Value::as_object) {
-            criteria.push(arguments(tool, expected, &accepted, forbid_extra, today, semantic));
+        let expected = case.get("expect_args").and_then(Value::as_object);
+        let checked = Checked::of(tool, &accepted, calls);
+        if expected.is_some() || !checked.refused.is_empty() {
+            criteria.push(arguments(tool, expected, &checked, forbid_extra, today, semantic));
         }
     }
     if let Some(sequence) = case.get("expect_sequence") {
@@ -360,21 +378,92 @@ fn selection<'a>(tool: &str, any: bool, calls: &'a [Call]) -> (Criterion, Vec<&'
     (Criterion::new(kind, Verdict::Fail, reason), Vec::new())
 }
 
-/// The arguments criterion over the accepted calls: passes when one of them matches; `error`
-/// when none matched and one could not be graded (a model-graded check without an answer)
-/// though nothing else of it failed.
+/// The calls the arguments criterion reads: the accepted calls that were sent, and the refused
+/// ones (1-based call number, call) with what corrected them.
+struct Checked<'a> {
+    /// Accepted calls that were sent, and for `first` a refused first call's correction (the
+    /// next call of the same tool that was sent).
+    sent: Vec<&'a Call>,
+    /// Accepted calls refused for their arguments: (1-based position in the run, the call).
+    refused: Vec<(usize, &'a Call)>,
+    /// The 1-based positions of the calls in `sent`.
+    sent_at: Vec<usize>,
+}
+
+impl<'a> Checked<'a> {
+    fn of(tool: &str, accepted: &[&'a Call], calls: &'a [Call]) -> Self {
+        let position = |call: &Call| calls.iter().position(|other| std::ptr::eq(other, call)).unwrap_or(0) + 1;
+        let mut checked = Checked { sent: Vec::new(), refused: Vec::new(), sent_at: Vec::new() };
+        for call in accepted {
+            match call.refused {
+                Some(_) => checked.refused.push((position(call), call)),
+                None => {
+                    checked.sent_at.push(position(call));
+                    checked.sent.push(call);
+                }
+            }
+        }
+        // `first` accepts one call: when it was refused, the correction is the next call of the
+        // same tool that was sent (`any` accepts every call to the tool: it is among them).
+        if checked.sent.is_empty() {
+            if let Some(&(at, _)) = checked.refused.first() {
+                if let Some(offset) = calls[at..].iter().position(|call| call.name == tool && call.refused.is_none()) {
+                    checked.sent_at.push(at + offset + 1);
+                    checked.sent.push(&calls[at + offset]);
+                }
+            }
+        }
+        checked
+    }
+
+    /// The note on refused calls that a sent call corrected, or `None` when nothing was refused.
+    fn note(&self, tool: &str) -> Option<String> {
+        let (at, call) = self.refused.first()?;
+        let reason = call.refused.as_deref().unwrap_or_default();
+        let more = match self.refused.len() {
+            1 => String::new(),
+            n => format!(" (and {} more refused call(s))", n - 1),
+        };
+        let fixed = self.sent_at.iter().map(|at| format!("call {at}")).collect::<Vec<_>>().join(", ");
+        Some(format!("note: call {at} to `{tool}` was not sent ({reason}){more}; {fixed} to `{tool}` was sent"))
+    }
+}
+
+/// The arguments criterion over the accepted calls. A refused call that no sent call corrected
+/// fails it with the refusal (the schema error). Otherwise, with `expect_args`, it passes when
+/// one sent call matches; `error` when none matched and one could not be graded (a model-graded
+/// check without an answer) though nothing else of it failed. A corrected refusal is a note in
+/// the reason.
 fn arguments(
     tool: &str,
-    expected: &Map<String, Value>,
-    accepted: &[&Call],
+    expected: Option<&Map<String, Value>>,
+    checked: &Checked<'_>,
     forbid_extra: bool,
     today: NaiveDate,
     semantic: &semantic::SemanticVerdicts,
 ) -> Criterion {
     let kind = CriterionKind::Arguments;
+    let accepted = &checked.sent;
     if accepted.is_empty() {
+        if let Some((at, call)) = checked.refused.first() {
+            let reason = call.refused.as_deref().unwrap_or_default();
+            let more = match checked.refused.len() {
+                1 => String::new(),
+                n => format!("; {} call(s) to `{tool}` were refused, none was sent", n),
+            };
+            return Criterion::new(kind, Verdict::Fail, format!("call {at} to `{tool}` was not sent: {reason}{more}"));
+        }
         return Criterion::new(kind, Verdict::Skipped, format!("not checked: no accepted call to `{tool}`"));
     }
+    let note = checked.note(tool);
+    let noted = |reason: String| match &note {
+        Some(note) => format!("{reason}; {note}"),
+        None => reason,
+    };
+    let Some(expected) = expected else {
+        // Only a corrected refusal brings the criterion in without `expect_args`.
+        return Criterion::new(kind, Verdict::Pass, noted(format!("the corrected call to `{tool}` was sent")));
+    };
     let mut first_checks = None;
     let mut ungraded = None;
     for call in accepted {
@@ -398,12 +487,12 @@ fn arguments(
         } else {
             format!("every expected argument matched; {}", graded.join("; "))
         };
-        return Criterion { kind, verdict: Verdict::Pass, reason, args: checks };
+        return Criterion { kind, verdict: Verdict::Pass, reason: noted(reason), args: checks };
     }
     if let Some(checks) = ungraded {
         let errors: Vec<&str> =
             checks.iter().filter(|check| check.verdict == Verdict::Error).map(|check| check.reason.as_str()).collect();
-        return Criterion { kind, verdict: Verdict::Error, reason: errors.join("; "), args: checks };
+        return Criterion { kind, verdict: Verdict::Error, reason: noted(errors.join("; ")), args: checks };
     }
     let checks = first_checks.unwrap_or_default();
     let failures: Vec<&str> =
@@ -413,7 +502,7 @@ fn arguments(
     } else {
         String::new()
     };
-    Criterion { kind, verdict: Verdict::Fail, reason: format!("{prefix}{}", failures.join("; ")), args: checks }
+    Criterion { kind, verdict: Verdict::Fail, reason: noted(format!("{prefix}{}", failures.join("; "))), args: checks }
 }
 
 /// Does `call` satisfy `step` (its tool and, when given, its arguments)?

@@ -658,3 +658,61 @@ fn subsequence_with_parallel_calls_between_turns() {
     assert_eq!(score.verdict, RunVerdict::Fail);
     assert!(criterion(&score, CriterionKind::Sequence).reason.contains("step 3 (`c`) matched no call after step 2"));
 }
+
+const SCHEMA_ERROR: &str = "the arguments do not satisfy the tool's inputSchema: `/code`: \"1\" does not match \"^O\"";
+
+fn refused(name: &str, arguments: Value, turn: usize) -> Call {
+    Call::new(name, arguments, turn).refused_with(SCHEMA_ERROR)
+}
+
+#[test]
+fn a_refused_accepted_call_fails_the_arguments_criterion_with_or_without_expect_args() {
+    for fields in [
+        json!({"expect_tool": "order"}),
+        json!({"expect_tool": "order", "expect_args": {"code": {"match": "auto", "value": "1"}}}),
+        json!({"expect_tool": "order", "expect_tool_position": "any"}),
+    ] {
+        let score = run(&case(fields.clone()), &answered(vec![refused("order", json!({"code": "1"}), 0)]));
+        assert_eq!(score.verdict, RunVerdict::Fail, "{fields}: {score:?}");
+        let arguments = criterion(&score, CriterionKind::Arguments);
+        assert_eq!(arguments.verdict, Verdict::Fail, "{fields}");
+        assert_eq!(arguments.reason, format!("call 1 to `order` was not sent: {SCHEMA_ERROR}"), "{fields}");
+    }
+    // A refused call that selection did not accept (not the first call) does not apply.
+    let later = run(
+        &case(json!({"expect_tool": "order"})),
+        &answered(vec![call("order", json!({})), refused("order", json!({"code": "1"}), 1)]),
+    );
+    assert_eq!(later.verdict, RunVerdict::Pass, "{later:?}");
+    assert!(later.criterion(CriterionKind::Arguments).is_none(), "{later:?}");
+}
+
+#[test]
+fn a_refused_call_corrected_by_a_sent_call_of_the_tool_is_a_note_and_the_correction_is_checked() {
+    let trace =
+        answered(vec![refused("order", json!({"code": "1"}), 0), Call::new("order", json!({"code": "ORD-1"}), 1)]);
+    let plain = run(&case(json!({"expect_tool": "order"})), &trace);
+    assert_eq!(plain.verdict, RunVerdict::Pass, "{plain:?}");
+    let reason = &criterion(&plain, CriterionKind::Arguments).reason;
+    assert!(reason.contains("note: call 1 to `order` was not sent") && reason.contains("call 2 to `order` was sent"));
+
+    let matching = run(
+        &case(json!({"expect_tool": "order", "expect_args": {"code": {"match": "auto", "value": "ORD-1"}}})),
+        &trace,
+    );
+    assert_eq!(matching.verdict, RunVerdict::Pass, "{matching:?}");
+    let arguments = criterion(&matching, CriterionKind::Arguments);
+    assert!(arguments.reason.starts_with("every expected argument matched; note:"), "{}", arguments.reason);
+
+    // The correction is what `expect_args` checks: a wrong correction fails, with the note.
+    let wrong = run(
+        &case(json!({"expect_tool": "order", "expect_args": {"code": {"match": "auto", "value": "ORD-2"}}})),
+        &trace,
+    );
+    assert_eq!(wrong.verdict, RunVerdict::Fail, "{wrong:?}");
+    assert!(criterion(&wrong, CriterionKind::Arguments).reason.contains("note: call 1"), "{wrong:?}");
+
+    // `any`: a sent call of the tool anywhere in the run keeps the refusal a note.
+    let any = run(&case(json!({"expect_tool": "order", "expect_tool_position": "any"})), &trace);
+    assert_eq!(any.verdict, RunVerdict::Pass, "{any:?}");
+}

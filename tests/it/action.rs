@@ -1171,7 +1171,7 @@ fn a_scheduled_run_stores_the_baseline_and_a_pull_request_that_regresses_fails_t
     let dir = tempfile::tempdir().expect("temp dir");
     let (workspace, set) = workspace_with_set(
         dir.path(),
-        "version: 1\ndefaults: {runs: 5}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n  - id: c1\n    prompt: \"Give me the short text.\"\n    expect_tool: test_simple_text\n  - id: c2\n    prompt: \"What is the temperature?\"\n    expect_tool: test_structured\n",
+        "version: 1\ndefaults: {runs: 5}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n  - id: c1\n    prompt: \"Give me the short text.\"\n    expect_tool: test_simple_text\n  - id: c2\n    prompt: \"What is the temperature?\"\n    expect_tool: test_structured\n",
     );
     // One port for both models: the baseline is kept per endpoint.
     let port =
@@ -1237,7 +1237,7 @@ fn a_push_to_the_default_branch_that_passes_its_gate_stores_the_baseline() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (workspace, set) = workspace_with_set(
         dir.path(),
-        "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n",
+        "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n",
     );
     let model = ScriptedModel::start(&set);
     let base = format!("{}/v1", model.url);

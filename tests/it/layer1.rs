@@ -862,6 +862,7 @@ cases:
   - id: c0
     prompt: "Echo my region, eu."
     expect_tool: test_header_param
+    expect_args: {region: eu}
   - id: c1
     prompt: "Give me the short text."
     expect_tool: test_simple_text
@@ -1020,7 +1021,7 @@ fn a_regression_replayed_from_cassettes_is_not_re_run_to_confirm_and_says_so() {
 #[test]
 fn a_local_cache_without_a_baseline_claims_no_pass_and_an_edited_case_is_a_changed_case() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let two = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n  - id: c1\n    prompt: \"Give me the short text.\"\n    expect_tool: test_simple_text\n";
+    let two = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n  - id: c1\n    prompt: \"Give me the short text.\"\n    expect_tool: test_simple_text\n";
     let set = write_set(dir.path(), two);
     let cache = dir.path().join("cache");
     let server = DemoServer::start(&[]);
@@ -1304,4 +1305,41 @@ fn a_confirmation_re_runs_each_model_on_its_own_worsened_cases_only() {
     // c0, c2, c4 on openai:demo and c1 on anthropic:demo: 4 pairs × 5 runs × 2 calls — not the
     // 4 cases on both models (80 calls).
     assert_eq!(worse.report()["model_calls"].as_u64(), Some(first_calls + 40), "{}", worse.report()["eval_gate"]);
+}
+
+#[test]
+fn a_baseline_graded_by_another_version_is_not_compared_never_a_regression() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), ONE_CASE);
+    let server = DemoServer::start(&[]);
+    let run_against = |flaky: &[&str], extra: &[&str]| -> Run {
+        let model = DemoModel::start(&set, flaky);
+        let mut args =
+            vec!["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
+        args.extend_from_slice(extra);
+        run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)])
+    };
+    let green = run_against(&[], &[]);
+    assert_eq!(green.code(), 0, "{}", green.stderr());
+    let mut report: Value = serde_json::from_str(&green.file("report.json")).expect("report.json");
+    let version = report["evals"][0]["grader_version"].as_u64().expect("each verdict says its grader version");
+    assert!(version >= 2, "refused calls are graded since version 2: {version}");
+    // The same green report, as the graders before this version would have written it.
+    for eval in report["evals"].as_array_mut().expect("evals") {
+        eval["grader_version"] = json!(version - 1);
+    }
+    let baseline = dir.path().join("old-graders.json");
+    std::fs::write(&baseline, report.to_string()).expect("write the baseline");
+
+    // 2/2 → 0/2 would be a regression against records of this version; not against these.
+    let worse =
+        run_against(&["--flaky", "select:1"], &["--baseline", utf8(&baseline), "--fail-on-evals", "regression"]);
+    assert_eq!(outcome(&worse, "select", "openai:demo"), outcome_of("fail", 0, 2));
+    assert_eq!(worse.code(), 0, "no regression is reported: {}", worse.stderr());
+    let gate = &worse.report()["eval_gate"];
+    assert_eq!(gate["result"], "no-baseline", "{gate}");
+    assert_eq!(gate["not_comparable"], json!({"graded by another version": 1}), "{gate}");
+    let summary = worse.file("summary.md");
+    assert!(summary.contains("Not compared: 1 graded by another version (`select` on `openai:demo`)"), "{summary}");
+    assert!(!summary.contains("pass 2/2 → fail 0/2"), "no flip against another version: {summary}");
 }
