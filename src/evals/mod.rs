@@ -93,6 +93,10 @@ pub(crate) struct Layer1Input<'a> {
     pub cassettes: Option<Arc<Cassettes>>,
     /// The verdict cache, when one is used.
     pub cache: Option<CacheUse>,
+    /// The evaluation's one model-call budget (`--max-model-calls`), shared by every call of
+    /// this run — trials, the judge, argument matchers, embeddings — and by any confirmation
+    /// re-run given the same budget: the cap holds for the whole evaluation.
+    pub budget: Arc<Budget>,
 }
 
 /// The verdict cache as a run uses it.
@@ -233,7 +237,7 @@ pub(crate) async fn run(
         section.layer1_not_run = Some("no model was given (--model PROVIDER:MODEL, Action input `models`)".into());
         return Ok(section);
     }
-    let budget = Arc::new(Budget::new(input.settings.max_model_calls));
+    let budget = input.budget.clone();
     let mut ready = Vec::new();
     for (index, model) in input.settings.models.iter().enumerate() {
         let label = model.label();
@@ -686,6 +690,7 @@ pub(crate) async fn run(
         section.layer1_notes.extend(model.caller.notes());
     }
     section.model_status.sort_by_key(|status| section.models.iter().position(|model| *model == status.model));
+    // The evaluation's calls so far (a confirmation re-run shares the budget).
     section.model_calls = budget.used();
     section.call_cap_reached = records.values().flatten().any(|run| run.ending == RunEnding::CapReached);
     if section.call_cap_reached {

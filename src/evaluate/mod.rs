@@ -446,6 +446,9 @@ async fn layer1(
     // When this run's verdicts were measured: the time the cache and the baseline both store,
     // so a verdict reused later is known for the baseline's own measurement.
     let measured_at = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    // One budget for the whole evaluation: the first runs, the judge and the matchers, and every
+    // confirmation re-run draw on it, so `--max-model-calls` is a cap on all of them.
+    let budget = std::sync::Arc::new(crate::evals::caller::Budget::new(layer1.max_model_calls));
     let input = crate::evals::Layer1Input {
         settings: &layer1,
         set,
@@ -459,6 +462,7 @@ async fn layer1(
         retry: crate::evals::caller::RetryPolicy::default(),
         cassettes: cassettes.clone(),
         cache: cache_use(settings, &layer1, set, &measured_at, events),
+        budget: budget.clone(),
     };
     let mut section = crate::evals::run(&input, progress, events).await?;
     if section.layer1_not_run.is_none() {
@@ -509,6 +513,7 @@ async fn layer1(
                     retry: input.retry,
                     cassettes: input.cassettes.clone(),
                     cache: None,
+                    budget: budget.clone(),
                 })
                 .collect();
             let quiet = |_: &RunEvent| {};
@@ -518,7 +523,13 @@ async fn layer1(
             let mut reruns: Vec<crate::report::evals::EvalResult> = Vec::new();
             for rerun in futures_util::future::join_all(runs).await {
                 let rerun = rerun?;
-                section.model_calls += rerun.model_calls;
+                if rerun.call_cap_reached && !section.call_cap_reached {
+                    section.call_cap_reached = true;
+                    section.layer1_notes.push(format!(
+                        "the model-call cap ({} calls, --max-model-calls) was reached during the confirmation re-run: the confirmation runs it cut did not run",
+                        layer1.max_model_calls
+                    ));
+                }
                 reruns.extend(
                     rerun
                         .evals
@@ -526,6 +537,8 @@ async fn layer1(
                         .filter(|eval| confirm.iter().any(|key| key.case == eval.case && key.model == eval.model)),
                 );
             }
+            // Every call of the evaluation: the first runs and the confirmation runs.
+            section.model_calls = budget.used();
             regression_gate(&mut section, &layer1, set, &surface, Some(&reruns), false, &measured_at, layer0, events);
         }
     }

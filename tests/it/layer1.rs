@@ -1305,3 +1305,33 @@ fn a_confirmation_re_runs_each_model_on_its_own_worsened_cases_only() {
     // 4 cases on both models (80 calls).
     assert_eq!(worse.report()["model_calls"].as_u64(), Some(first_calls + 40), "{}", worse.report()["eval_gate"]);
 }
+
+#[test]
+fn the_model_call_cap_holds_across_the_confirmation_re_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), FIVE_CASES);
+    let server = DemoServer::start(&[]);
+    let run_against = |flaky: &[&str], extra: &[&str]| -> Run {
+        let model = DemoModel::start(&set, flaky);
+        let mut args =
+            vec!["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
+        args.extend_from_slice(extra);
+        run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)])
+    };
+    let green = run_against(&[], &[]);
+    assert_eq!(green.code(), 0, "{}", green.stderr());
+    let baseline = dir.path().join("green.json");
+    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    // The first runs take 50 calls of the 60; the confirmation of the three worsened cases would
+    // take 30 more (80 in all): one budget stops it at 60.
+    let capped = run_against(
+        &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"],
+        &["--baseline", utf8(&baseline), "--fail-on-evals", "regression", "--max-model-calls", "60"],
+    );
+    let report = capped.report();
+    assert_eq!(report["model_calls"].as_u64(), Some(60), "{}", capped.stderr());
+    assert_eq!(report["call_cap_reached"], true, "{report}");
+    assert_eq!(capped.code(), 6, "the cap stopped the confirmation: {}", capped.stderr());
+    let notes = report["layer1_notes"].to_string();
+    assert!(notes.contains("model-call cap (60 calls"), "{notes}");
+}
