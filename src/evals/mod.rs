@@ -155,8 +155,9 @@ impl Progress {
         lock(&self.0).as_ref().map(|snapshot| snapshot.records.clone()).unwrap_or_default()
     }
 
-    /// The layer-1 section of the runs finished before a signal `signal` stopped the run (cases
-    /// with runs missing are `skipped`); `None` when no model had started.
+    /// The layer-1 section of the runs finished before `signal` stopped the run — a signal
+    /// (`SIGINT`) or a panic, named in a note — (cases with runs missing are `skipped`); `None`
+    /// when no model had started.
     pub(crate) fn interrupted(&self, signal: &str) -> Option<EvalsSection> {
         let mut guard = lock(&self.0);
         let snapshot = guard.as_mut()?;

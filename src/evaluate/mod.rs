@@ -28,9 +28,15 @@ use crate::report::{self, WrittenFiles};
 use crate::settings::{LayersInput, Server, Settings};
 pub(crate) use events::RunEvent;
 
-/// A failpoint for the tests: when this variable is set, layer 0 panics right after connecting,
-/// so the tests can show that a panic still writes the reports (an `INTERNAL` row, exit 4).
+/// A failpoint for the tests: when this variable is set, the run panics, so the tests can show
+/// that a panic still writes the reports (an `INTERNAL` row naming the layer, exit 4) and keeps
+/// what had finished. With the value `layer1` the panic is inside layer 1, once its first runs
+/// have finished (before any confirmation re-run); with any other value, in layer 0 right after
+/// connecting.
 pub const PANIC_FOR_TESTS_VAR: &str = "MCP_EVAL_PANIC_FOR_TESTS";
+
+/// The value of [`PANIC_FOR_TESTS_VAR`] that panics inside layer 1.
+const PANIC_IN_LAYER1: &str = "layer1";
 
 /// The note of a shard other than the first, whose layer 0 did not run.
 pub(crate) const SHARD_LAYER0_NOTE: &str = "layer 0 runs in shard 1 only";
@@ -198,11 +204,13 @@ pub(crate) async fn evaluate(
     // Layer 1's finished runs, likewise.
     let progress = crate::evals::Progress::default();
     let cassettes_failed = std::sync::atomic::AtomicBool::new(false);
+    // The layer running now (0 until layer 1 starts): what a panic's `INTERNAL` row names.
+    let running = std::sync::atomic::AtomicU8::new(0);
     let work = async {
         // The session is owned here and lent to each layer in turn; dropping this future (on a
         // signal) drops the session, which ends a stdio server's process group.
         let connected = Box::pin(era::connect(&target, redactor.clone())).await?;
-        if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some() {
+        if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some_and(|value| value != PANIC_IN_LAYER1) {
             panic!("{PANIC_FOR_TESTS_VAR} is set");
         }
         let layer0 = if ran.contains(&0) {
@@ -216,6 +224,7 @@ pub(crate) async fn evaluate(
             None
         };
         let layer1 = if ran.contains(&1) {
+            running.store(1, std::sync::atomic::Ordering::SeqCst);
             events(&RunEvent::LayerStarted { layer: 1 });
             let layer1_started = Instant::now();
             let checks0 = layer0.as_ref().map(|outcome: &conformance::Outcome0| outcome.checks.as_slice());
@@ -244,12 +253,26 @@ pub(crate) async fn evaluate(
     let (report, interrupt) = tokio::select! {
         result = work => match result {
             Err(panic) => {
+                // Like a signal: what had finished (layer 0's checks, layer 1's runs) is kept.
+                let layer = running.load(std::sync::atomic::Ordering::SeqCst);
+                let layer1 = progress.interrupted("a panic inside mcp-eval");
+                let mut checks = partial_checks(&mut server, &finished, &known);
                 let message = format!(
-                    "mcp-eval failed inside layer 0 (a panic: {}); no verdict. Please report it with the server's name and version",
-                    panic_text(panic.as_ref())
+                    "mcp-eval failed inside layer {layer} (a panic: {}); no verdict. {}Please report it with the server's name and version",
+                    panic_text(panic.as_ref()),
+                    match (checks.is_empty(), layer1.is_some()) {
+                        (false, true) => "Layer 0's checks and layer 1's finished runs are kept; the cases with runs missing are skipped. ",
+                        (false, false) => "Layer 0's checks are kept. ",
+                        (true, true) => "Layer 1's finished runs are kept; the cases with runs missing are skipped. ",
+                        (true, false) => "",
+                    }
                 );
-                let checks = vec![RunReport::internal_error_check(message)];
-                (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Completed, None, server, checks), None)
+                checks.push(RunReport::internal_error_check(message));
+                let layers: Vec<u8> = ran.iter().copied().filter(|layer| *layer != 1 || layer1.is_some()).collect();
+                let layers = if layers.is_empty() { vec![0] } else { layers };
+                let mut report = RunReport::new(started_at, elapsed_ms(started), layers, RunOutcome::Completed, None, server, checks);
+                report.evals = layer1;
+                (report, None)
             }
             Ok(Ok((found, checks, layer1))) => {
                 let label = std::mem::take(&mut server.target);
@@ -313,30 +336,15 @@ pub(crate) async fn evaluate(
         },
         signal = signals::interrupt_signal() => {
             let layer1 = progress.interrupted(signal.name());
-            let outcome = crate::mcp::sync::lock(&finished).take();
+            let graded = crate::mcp::sync::lock(&finished).is_some();
             let elapsed = started.elapsed().as_millis();
-            let detail = match (&outcome, &layer1) {
+            let detail = match (graded, &layer1) {
                 (_, Some(_)) => format!("interrupted by {} after {elapsed} ms during layer 1; its finished runs are reported and the cases with runs missing are skipped", signal.name()),
                 // Every check had finished; only the server's shutdown was cut short.
-                (Some(_), None) => format!("interrupted by {} after {elapsed} ms, while the server was being shut down; every check had finished", signal.name()),
-                (None, None) => format!("interrupted by {} after {elapsed} ms; checks still running were abandoned", signal.name()),
+                (true, None) => format!("interrupted by {} after {elapsed} ms, while the server was being shut down; every check had finished", signal.name()),
+                (false, None) => format!("interrupted by {} after {elapsed} ms; checks still running were abandoned", signal.name()),
             };
-            let checks = match outcome {
-                Some(outcome) => {
-                    let label = std::mem::take(&mut server.target);
-                    server = outcome.server;
-                    server.target = label;
-                    outcome.checks
-                }
-                None => {
-                    // No outcome yet: keep what layer 0 had said before the signal.
-                    let known = crate::mcp::sync::lock(&known);
-                    server.era = server.era.take().or_else(|| known.era.clone());
-                    server.era_evidence = server.era_evidence.take().or_else(|| known.era_evidence.clone());
-                    server.listed = server.listed.or(known.listed);
-                    Vec::new()
-                }
-            };
+            let checks = partial_checks(&mut server, &finished, &known);
             let layers: Vec<u8> = ran.iter().copied().filter(|layer| *layer != 1 || layer1.is_some()).collect();
             let mut report = RunReport::new(started_at, elapsed_ms(started), layers, RunOutcome::Interrupted, Some(detail), server, checks);
             report.evals = layer1;
@@ -346,6 +354,31 @@ pub(crate) async fn evaluate(
     drop(demo_task);
     let environment_failed = cassettes_failed.load(std::sync::atomic::Ordering::SeqCst);
     finish(settings, report, interrupt, Ending { environment_failed, input_error }, &redactor, events)
+}
+
+/// Layer 0's checks when its outcome was graded before the run stopped (a signal, a panic), with
+/// the server section it found (the target label kept); otherwise none, and `server` keeps what
+/// layer 0 had said so far (`known`: the era, the sizes of the lists).
+fn partial_checks(
+    server: &mut ServerSection,
+    finished: &std::sync::Mutex<Option<conformance::Outcome0>>,
+    known: &std::sync::Mutex<ServerSection>,
+) -> Vec<crate::report::model::CheckResult> {
+    match crate::mcp::sync::lock(finished).take() {
+        Some(outcome) => {
+            let label = std::mem::take(&mut server.target);
+            *server = outcome.server;
+            server.target = label;
+            outcome.checks
+        }
+        None => {
+            let known = crate::mcp::sync::lock(known);
+            server.era = server.era.take().or_else(|| known.era.clone());
+            server.era_evidence = server.era_evidence.take().or_else(|| known.era_evidence.clone());
+            server.listed = server.listed.or(known.listed);
+            Vec::new()
+        }
+    }
 }
 
 /// Keeps in `known` what `event` says about the server (the era and the sizes of its lists).
@@ -465,6 +498,9 @@ async fn layer1(
         budget: budget.clone(),
     };
     let mut section = crate::evals::run(&input, progress, events).await?;
+    if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some_and(|value| value == PANIC_IN_LAYER1) {
+        panic!("{PANIC_FOR_TESTS_VAR} is set to {PANIC_IN_LAYER1}");
+    }
     if section.layer1_not_run.is_none() {
         // Answers replayed from cassettes (`--cassettes` without `--record`, or the demo): a
         // confirmation re-run would replay the same recorded answers, so there is none.
