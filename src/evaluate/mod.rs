@@ -527,8 +527,8 @@ async fn layer1(
                     if ids.is_empty() {
                         return None;
                     }
+                    // Each case runs its own effective trial count again (`--runs` when given).
                     let mut confirming = layer1.clone();
-                    confirming.runs = Some(5);
                     confirming.models = vec![model.clone()];
                     let subset = GoldenSet {
                         cases: set.cases.iter().filter(|case| ids.contains(case.id.as_str())).cloned().collect(),
@@ -575,7 +575,28 @@ async fn layer1(
             }
             // Every call of the evaluation: the first runs and the confirmation runs.
             section.model_calls = budget.used();
-            regression_gate(&mut section, &layer1, set, &surface, Some(&reruns), false, &measured_at, layer0, events);
+            // The re-runs are pooled into the evals (counts, threshold, traces), which the report,
+            // JUnit and the summary show; the gate pairs the first runs and adds the re-runs.
+            let first = section.evals.clone();
+            for rerun in &reruns {
+                if let Some(eval) =
+                    section.evals.iter_mut().find(|eval| eval.case == rerun.case && eval.model == rerun.model)
+                {
+                    crate::evals::assemble::pool_confirmation(eval, rerun);
+                }
+            }
+            section.eval_metrics = section
+                .models
+                .iter()
+                .filter(|model| section.eval_metrics.iter().any(|metrics| metrics.model == **model))
+                .map(|model| {
+                    let own: Vec<&crate::report::evals::EvalResult> =
+                        section.evals.iter().filter(|eval| eval.model == *model).collect();
+                    crate::report::evals::metrics_of(model, &own)
+                })
+                .collect();
+            let confirmed = crate::baseline::apply::Confirmed { first: &first, reruns: &reruns };
+            regression_gate(&mut section, &layer1, set, &surface, Some(confirmed), false, &measured_at, layer0, events);
         }
     }
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
@@ -605,7 +626,7 @@ fn regression_gate(
     layer1: &crate::settings::layer1::Layer1Settings,
     set: &GoldenSet,
     surface: &crate::mcp::tools::ToolSurface,
-    reruns: Option<&[crate::report::evals::EvalResult]>,
+    reruns: Option<crate::baseline::apply::Confirmed<'_>>,
     replayed: bool,
     measured_at: &str,
     layer0: Option<&[crate::report::model::CheckResult]>,
