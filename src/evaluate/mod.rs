@@ -507,8 +507,8 @@ async fn layer1(
         let replayed = cassettes.is_some() && !layer1.record;
         let confirm =
             regression_gate(&mut section, &layer1, set, &surface, None, replayed, &measured_at, layer0, events);
-        // The gate tripped: re-run only the cases that got worse (5 more runs each), pool them
-        // and decide again.
+        // The gate tripped: re-run only the cases that got worse (each its own runs again), pool
+        // them into the evals and decide again.
         if !confirm.is_empty() {
             events(&RunEvent::Notice {
                 text: format!(
@@ -516,7 +516,7 @@ async fn layer1(
                     confirm.len()
                 ),
             });
-            // Per model, only its own worsened cases (5 more runs each): a case that got worse
+            // Per model, only its own worsened cases (their runs again): a case that got worse
             // on one model is not re-run on the others. The models' re-runs go at once.
             let plans: Vec<(crate::settings::layer1::Layer1Settings, GoldenSet)> = layer1
                 .models
