@@ -131,12 +131,22 @@ pub(crate) fn load_for(
     (baseline, label, warning, stored_path)
 }
 
+/// A confirmation re-run, for the final decision of [`gate_section`]: `section.evals` then pool
+/// the re-run's runs (what the report shows), and the gate pairs the first runs with the
+/// baseline and adds the re-run's counts to them (k + k′ of n + n′).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Confirmed<'a> {
+    /// The evals of the first runs, before the re-run was pooled in.
+    pub first: &'a [EvalResult],
+    /// The results of the re-run, one per case × model re-run.
+    pub reruns: &'a [EvalResult],
+}
+
 /// The gate of `section` against `baseline` under `policy`, with the tool-surface diff
 /// (`tools_now`: the canonical surface of this run; `sees(case, tool)`, `None` when the golden
-/// set is not at hand to say which cases see a tool). `reruns` are the
-/// results of a confirmation re-run, pooled into the current counts before the (final)
-/// decision; the second value lists the cases × models to re-run when the gate tripped and no
-/// re-run was given yet.
+/// set is not at hand to say which cases see a tool). `confirmed` is a confirmation re-run,
+/// pooled into the current counts before the (final) decision ([`Confirmed`]); the second value
+/// lists the cases × models to re-run when the gate tripped and no re-run was given yet.
 #[allow(clippy::too_many_arguments, reason = "one argument per input of the gate")]
 pub(crate) fn gate_section(
     section: &EvalsSection,
@@ -147,9 +157,11 @@ pub(crate) fn gate_section(
     max_drop: f64,
     tools_now: &str,
     sees: Option<super::surface::Sees<'_>>,
-    reruns: Option<&[EvalResult]>,
+    confirmed: Option<Confirmed<'_>>,
     layer0: Option<&[crate::report::model::CheckResult]>,
 ) -> (Layer1GateSection, Vec<gate::CaseKey>) {
+    let reruns = confirmed.map(|confirmed| confirmed.reruns);
+    let first = confirmed.map_or(section.evals.as_slice(), |confirmed| confirmed.first);
     // The stored verdicts as up to three runs, newest first, of this golden set.
     let golden = section.golden_set.as_ref().map(|set| set.sha256.clone()).unwrap_or_default();
     let mut runs: Vec<Vec<EvalResult>> = vec![Vec::new(); super::store::KEPT_RUNS];
@@ -172,7 +184,7 @@ pub(crate) fn gate_section(
                 .any(|stored| stored.measured_at == from.measured_at)
         })
     };
-    let mut comparison = gate::compare(&section.evals, &baseline_runs, same_measurement);
+    let mut comparison = gate::compare(first, &baseline_runs, same_measurement);
     // The runs above hold only the verdicts stored under this run's case hashes, so `compare`
     // cannot see an edited case: ask the whole baseline why a case has no record.
     for case in &mut comparison.not_comparable {
@@ -232,14 +244,14 @@ pub(crate) fn gate_section(
                     pair.key.case,
                     pair.key.model,
                     counts(pair.baseline),
-                    counts(pair.now)
+                    counts(pair.current())
                 )),
                 (false, false) if now == crate::report::evals::EvalStatus::Pass => Some(format!(
                     "`{}` on `{}`: fail {} → pass {}",
                     pair.key.case,
                     pair.key.model,
                     counts(pair.baseline),
-                    counts(pair.now)
+                    counts(pair.current())
                 )),
                 _ => None,
             }
@@ -274,7 +286,8 @@ pub(crate) fn gate_section(
                     runs.iter().take(gate::POOLED_BASELINES).flatten().filter(|eval| paired(eval, &model.model)),
                 );
                 let now = reported(
-                    section.evals.iter().chain(reruns.unwrap_or_default()).filter(|eval| paired(eval, &model.model)),
+                    // The evals pool the confirmation runs, their reported models included.
+                    section.evals.iter().filter(|eval| paired(eval, &model.model)),
                 );
                 format!("`{}`: {}", model.model, drift_evidence(&before, &now))
             })

@@ -199,6 +199,79 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
     section.evals.extend(evals.into_iter().map(|(_, eval)| eval));
 }
 
+/// Pools the confirmation re-run `rerun` of a case × model into `eval`, its first runs, as one
+/// sample: the re-run's runs join the traces numbered after the first ones, the counts add up
+/// (k + k′ passed of n + n′ completed, N + N′ runs), the threshold is scaled to the pooled N (a
+/// soft 4 of 5 needs 8 of 10; a hard case needs every run), and the verdict, the Wilson
+/// interval, the grader tallies, the flakiness and the reason are those of the pooled runs.
+/// Runs the model-call cap cut from the re-run are not counted in N′ (their traces stay, as
+/// `call_cap`). A re-run with no run that ran changes nothing.
+pub(crate) fn pool_confirmation(eval: &mut EvalResult, rerun: &EvalResult) {
+    let cut = |trace: &RunTrace| trace.ending == "call_cap";
+    let ran = if rerun.status == EvalStatus::Skipped {
+        rerun.traces.iter().filter(|trace| !cut(trace)).count()
+    } else {
+        rerun.runs
+    };
+    if ran == 0 || eval.runs == 0 {
+        return;
+    }
+    let first_runs = eval.runs;
+    let runs = first_runs + ran;
+    let threshold =
+        if eval.kind == "hard" { runs } else { (eval.threshold * runs).div_ceil(first_runs).clamp(1, runs) };
+    eval.runs = runs;
+    eval.threshold = threshold;
+    eval.passed += rerun.passed;
+    eval.completed += rerun.completed;
+    for (name, tally) in &rerun.graders {
+        let pooled = eval.graders.entry(name.clone()).or_default();
+        pooled.passed += tally.passed;
+        pooled.graded += tally.graded;
+    }
+    eval.traces.extend(rerun.traces.iter().cloned().map(|trace| RunTrace { run: trace.run + first_runs, ..trace }));
+    eval.reported_models = eval
+        .reported_models
+        .iter()
+        .chain(&rerun.reported_models)
+        .cloned()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let (k, n) = (eval.passed, eval.completed);
+    eval.wilson_95 = wilson_95(k, n);
+    eval.flaky = k > 0 && k < n;
+    let rule = if eval.kind == "hard" {
+        "hard: every run must pass".to_owned()
+    } else {
+        format!("soft: {threshold} of {runs} must pass")
+    };
+    let pooled = format!("{ran} of them in the confirmation re-run");
+    let (status, verdict) = if n < threshold.max(1) {
+        (
+            EvalStatus::Error,
+            format!(
+                "only {n} of {runs} run(s) completed ({} ended in an error; {pooled}), fewer than the {threshold} needed for a verdict ({rule})",
+                runs.saturating_sub(n)
+            ),
+        )
+    } else if k >= threshold {
+        (EvalStatus::Pass, format!("{k} of {n} completed run(s) passed ({rule}; {pooled})"))
+    } else {
+        (EvalStatus::Fail, format!("{k} of {n} completed run(s) passed, {threshold} needed ({rule}; {pooled})"))
+    };
+    eval.status = status;
+    let first_failure = eval
+        .traces
+        .iter()
+        .find(|trace| matches!(trace.status, RunStatus::Fail | RunStatus::Error) && !cut(trace))
+        .map(|trace| format!("run {}: {}", trace.run, trace.reason.as_deref().unwrap_or("failed")));
+    eval.reason = Some(match first_failure {
+        Some(failure) if status != EvalStatus::Pass => format!("{verdict}; {failure}"),
+        _ => verdict,
+    });
+}
+
 /// A failed or errored run in one line: the error, or the first failing criterion's reason.
 fn run_reason(score: &RunScore) -> String {
     if let Some(error) = &score.error {
@@ -360,6 +433,70 @@ fn judge_kept(mut judged: crate::report::evals::JudgeTrace, keep: TraceResults) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `passed` of `runs` with a trace per run (the passing ones first), case `c`.
+    fn traced(hard: bool, passed: usize, runs: usize, threshold: usize) -> EvalResult {
+        use crate::report::test_support::run;
+        let traces = (1..=runs)
+            .map(|number| {
+                if number <= passed {
+                    run(number, RunStatus::Pass, None, Some("t"))
+                } else {
+                    run(number, RunStatus::Fail, Some("called another tool"), Some("u"))
+                }
+            })
+            .collect();
+        EvalResult { traces, ..EvalResult::for_tests("c", "openai:m", hard, passed, runs, threshold) }
+    }
+
+    #[test]
+    fn a_pooled_confirmation_is_judged_against_the_threshold_scaled_to_the_pooled_runs() {
+        // Soft 4 of 5: 4/5 then 4/5 is 8 of 10 with 8 needed; 4/5 then 3/5 fails at 7 of 10.
+        let mut borderline = traced(false, 4, 5, 4);
+        pool_confirmation(&mut borderline, &traced(false, 4, 5, 4));
+        assert_eq!(
+            (borderline.status, borderline.passed, borderline.completed, borderline.runs, borderline.threshold),
+            (EvalStatus::Pass, 8, 10, 10, 8)
+        );
+        let runs: Vec<usize> = borderline.traces.iter().map(|trace| trace.run).collect();
+        assert_eq!(runs, (1..=10).collect::<Vec<_>>(), "the re-run's runs are numbered after the first ones");
+        let reason = borderline.reason.clone().unwrap_or_default();
+        assert!(reason.contains("8 of 10") && reason.contains("5 of them in the confirmation re-run"), "{reason}");
+        let mut fell = traced(false, 4, 5, 4);
+        pool_confirmation(&mut fell, &traced(false, 3, 5, 4));
+        assert_eq!((fell.status, fell.passed, fell.threshold), (EvalStatus::Fail, 7, 8));
+        let reason = fell.reason.unwrap_or_default();
+        assert!(reason.contains("7 of 10 completed run(s) passed, 8 needed") && reason.contains("run 5: "), "{reason}");
+        // Hard: every pooled run must pass.
+        let mut hard = traced(true, 4, 5, 5);
+        pool_confirmation(&mut hard, &traced(true, 5, 5, 5));
+        assert_eq!((hard.status, hard.passed, hard.threshold), (EvalStatus::Fail, 9, 10));
+    }
+
+    #[test]
+    fn a_confirmation_the_call_cap_cut_pools_only_the_runs_that_ran() {
+        let mut eval = traced(false, 4, 5, 4);
+        // Two runs of five ran before the cap; the third was cut.
+        let mut cut = traced(false, 2, 3, 4);
+        cut.traces[2].ending = "call_cap".into();
+        cut.traces[2].status = RunStatus::Skipped;
+        cut.completed = 2;
+        cut.runs = 5;
+        cut.status = EvalStatus::Skipped;
+        pool_confirmation(&mut eval, &cut);
+        // 6 of 7 ran, threshold ⌈4 · 7 / 5⌉ = 6.
+        assert_eq!(
+            (eval.status, eval.passed, eval.completed, eval.runs, eval.threshold),
+            (EvalStatus::Pass, 6, 7, 7, 6)
+        );
+        let mut unchanged = traced(false, 4, 5, 4);
+        let before = unchanged.clone();
+        pool_confirmation(
+            &mut unchanged,
+            &EvalResult { status: EvalStatus::Skipped, ..EvalResult::for_tests("c", "openai:m", false, 0, 5, 4) },
+        );
+        assert_eq!(unchanged, before, "a re-run the cap cut before any run changes nothing");
+    }
 
     #[test]
     fn runs_override_scales_a_soft_threshold_and_sets_a_hard_one() {

@@ -93,6 +93,10 @@ pub(crate) struct Layer1Input<'a> {
     pub cassettes: Option<Arc<Cassettes>>,
     /// The verdict cache, when one is used.
     pub cache: Option<CacheUse>,
+    /// The evaluation's one model-call budget (`--max-model-calls`), shared by every call of
+    /// this run — trials, the judge, argument matchers, embeddings — and by any confirmation
+    /// re-run given the same budget: the cap holds for the whole evaluation.
+    pub budget: Arc<Budget>,
 }
 
 /// The verdict cache as a run uses it.
@@ -151,8 +155,9 @@ impl Progress {
         lock(&self.0).as_ref().map(|snapshot| snapshot.records.clone()).unwrap_or_default()
     }
 
-    /// The layer-1 section of the runs finished before a signal `signal` stopped the run (cases
-    /// with runs missing are `skipped`); `None` when no model had started.
+    /// The layer-1 section of the runs finished before `signal` stopped the run — a signal
+    /// (`SIGINT`) or a panic, named in a note — (cases with runs missing are `skipped`); `None`
+    /// when no model had started.
     pub(crate) fn interrupted(&self, signal: &str) -> Option<EvalsSection> {
         let mut guard = lock(&self.0);
         let snapshot = guard.as_mut()?;
@@ -233,7 +238,7 @@ pub(crate) async fn run(
         section.layer1_not_run = Some("no model was given (--model PROVIDER:MODEL, Action input `models`)".into());
         return Ok(section);
     }
-    let budget = Arc::new(Budget::new(input.settings.max_model_calls));
+    let budget = input.budget.clone();
     let mut ready = Vec::new();
     for (index, model) in input.settings.models.iter().enumerate() {
         let label = model.label();
@@ -686,6 +691,7 @@ pub(crate) async fn run(
         section.layer1_notes.extend(model.caller.notes());
     }
     section.model_status.sort_by_key(|status| section.models.iter().position(|model| *model == status.model));
+    // The evaluation's calls so far (a confirmation re-run shares the budget).
     section.model_calls = budget.used();
     section.call_cap_reached = records.values().flatten().any(|run| run.ending == RunEnding::CapReached);
     if section.call_cap_reached {

@@ -142,6 +142,7 @@ async fn run_layer1_full(
         retry: RetryPolicy { attempts: 2, base: Duration::from_millis(1), max_wait: Duration::from_millis(10) },
         cassettes,
         cache,
+        budget: Arc::new(caller::Budget::new(settings.max_model_calls)),
     };
     let result = run(&input, &Progress::default(), &|_| {}).await;
     connected.shutdown().await;

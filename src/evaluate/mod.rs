@@ -28,9 +28,15 @@ use crate::report::{self, WrittenFiles};
 use crate::settings::{LayersInput, Server, Settings};
 pub(crate) use events::RunEvent;
 
-/// A failpoint for the tests: when this variable is set, layer 0 panics right after connecting,
-/// so the tests can show that a panic still writes the reports (an `INTERNAL` row, exit 4).
+/// A failpoint for the tests: when this variable is set, the run panics, so the tests can show
+/// that a panic still writes the reports (an `INTERNAL` row naming the layer, exit 4) and keeps
+/// what had finished. With the value `layer1` the panic is inside layer 1, once its first runs
+/// have finished (before any confirmation re-run); with any other value, in layer 0 right after
+/// connecting.
 pub const PANIC_FOR_TESTS_VAR: &str = "MCP_EVAL_PANIC_FOR_TESTS";
+
+/// The value of [`PANIC_FOR_TESTS_VAR`] that panics inside layer 1.
+const PANIC_IN_LAYER1: &str = "layer1";
 
 /// The note of a shard other than the first, whose layer 0 did not run.
 pub(crate) const SHARD_LAYER0_NOTE: &str = "layer 0 runs in shard 1 only";
@@ -198,13 +204,15 @@ pub(crate) async fn evaluate(
     // Layer 1's finished runs, likewise.
     let progress = crate::evals::Progress::default();
     let cassettes_failed = std::sync::atomic::AtomicBool::new(false);
+    // The layer running now (0 until layer 1 starts): what a panic's `INTERNAL` row names.
+    let running = std::sync::atomic::AtomicU8::new(0);
     let work = async {
         // The session is owned here and lent to each layer in turn; dropping this future (on a
         // signal) drops the session, which ends a stdio server's process group.
         // Layer 0 needs processes of its own on a stdio server: started with the session's.
         let spares = if ran.contains(&0) { conformance::context::SPARES } else { 0 };
         let connected = Box::pin(era::connect(&target, redactor.clone(), spares)).await?;
-        if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some() {
+        if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some_and(|value| value != PANIC_IN_LAYER1) {
             panic!("{PANIC_FOR_TESTS_VAR} is set");
         }
         let layer0 = if ran.contains(&0) {
@@ -218,6 +226,7 @@ pub(crate) async fn evaluate(
             None
         };
         let layer1 = if ran.contains(&1) {
+            running.store(1, std::sync::atomic::Ordering::SeqCst);
             events(&RunEvent::LayerStarted { layer: 1 });
             let layer1_started = Instant::now();
             let checks0 = layer0.as_ref().map(|outcome: &conformance::Outcome0| outcome.checks.as_slice());
@@ -246,12 +255,26 @@ pub(crate) async fn evaluate(
     let (report, interrupt) = tokio::select! {
         result = work => match result {
             Err(panic) => {
+                // Like a signal: what had finished (layer 0's checks, layer 1's runs) is kept.
+                let layer = running.load(std::sync::atomic::Ordering::SeqCst);
+                let layer1 = progress.interrupted("a panic inside mcp-eval");
+                let mut checks = partial_checks(&mut server, &finished, &known);
                 let message = format!(
-                    "mcp-eval failed inside layer 0 (a panic: {}); no verdict. Please report it with the server's name and version",
-                    panic_text(panic.as_ref())
+                    "mcp-eval failed inside layer {layer} (a panic: {}); no verdict. {}Please report it with the server's name and version",
+                    panic_text(panic.as_ref()),
+                    match (checks.is_empty(), layer1.is_some()) {
+                        (false, true) => "Layer 0's checks and layer 1's finished runs are kept; the cases with runs missing are skipped. ",
+                        (false, false) => "Layer 0's checks are kept. ",
+                        (true, true) => "Layer 1's finished runs are kept; the cases with runs missing are skipped. ",
+                        (true, false) => "",
+                    }
                 );
-                let checks = vec![RunReport::internal_error_check(message)];
-                (RunReport::new(started_at, elapsed_ms(started), vec![0], RunOutcome::Completed, None, server, checks), None)
+                checks.push(RunReport::internal_error_check(message));
+                let layers: Vec<u8> = ran.iter().copied().filter(|layer| *layer != 1 || layer1.is_some()).collect();
+                let layers = if layers.is_empty() { vec![0] } else { layers };
+                let mut report = RunReport::new(started_at, elapsed_ms(started), layers, RunOutcome::Completed, None, server, checks);
+                report.evals = layer1;
+                (report, None)
             }
             Ok(Ok((found, checks, layer1))) => {
                 let label = std::mem::take(&mut server.target);
@@ -315,30 +338,15 @@ pub(crate) async fn evaluate(
         },
         signal = signals::interrupt_signal() => {
             let layer1 = progress.interrupted(signal.name());
-            let outcome = crate::mcp::sync::lock(&finished).take();
+            let graded = crate::mcp::sync::lock(&finished).is_some();
             let elapsed = started.elapsed().as_millis();
-            let detail = match (&outcome, &layer1) {
+            let detail = match (graded, &layer1) {
                 (_, Some(_)) => format!("interrupted by {} after {elapsed} ms during layer 1; its finished runs are reported and the cases with runs missing are skipped", signal.name()),
                 // Every check had finished; only the server's shutdown was cut short.
-                (Some(_), None) => format!("interrupted by {} after {elapsed} ms, while the server was being shut down; every check had finished", signal.name()),
-                (None, None) => format!("interrupted by {} after {elapsed} ms; checks still running were abandoned", signal.name()),
+                (true, None) => format!("interrupted by {} after {elapsed} ms, while the server was being shut down; every check had finished", signal.name()),
+                (false, None) => format!("interrupted by {} after {elapsed} ms; checks still running were abandoned", signal.name()),
             };
-            let checks = match outcome {
-                Some(outcome) => {
-                    let label = std::mem::take(&mut server.target);
-                    server = outcome.server;
-                    server.target = label;
-                    outcome.checks
-                }
-                None => {
-                    // No outcome yet: keep what layer 0 had said before the signal.
-                    let known = crate::mcp::sync::lock(&known);
-                    server.era = server.era.take().or_else(|| known.era.clone());
-                    server.era_evidence = server.era_evidence.take().or_else(|| known.era_evidence.clone());
-                    server.listed = server.listed.or(known.listed);
-                    Vec::new()
-                }
-            };
+            let checks = partial_checks(&mut server, &finished, &known);
             let layers: Vec<u8> = ran.iter().copied().filter(|layer| *layer != 1 || layer1.is_some()).collect();
             let mut report = RunReport::new(started_at, elapsed_ms(started), layers, RunOutcome::Interrupted, Some(detail), server, checks);
             report.evals = layer1;
@@ -348,6 +356,31 @@ pub(crate) async fn evaluate(
     drop(demo_task);
     let environment_failed = cassettes_failed.load(std::sync::atomic::Ordering::SeqCst);
     finish(settings, report, interrupt, Ending { environment_failed, input_error }, &redactor, events)
+}
+
+/// Layer 0's checks when its outcome was graded before the run stopped (a signal, a panic), with
+/// the server section it found (the target label kept); otherwise none, and `server` keeps what
+/// layer 0 had said so far (`known`: the era, the sizes of the lists).
+fn partial_checks(
+    server: &mut ServerSection,
+    finished: &std::sync::Mutex<Option<conformance::Outcome0>>,
+    known: &std::sync::Mutex<ServerSection>,
+) -> Vec<crate::report::model::CheckResult> {
+    match crate::mcp::sync::lock(finished).take() {
+        Some(outcome) => {
+            let label = std::mem::take(&mut server.target);
+            *server = outcome.server;
+            server.target = label;
+            outcome.checks
+        }
+        None => {
+            let known = crate::mcp::sync::lock(known);
+            server.era = server.era.take().or_else(|| known.era.clone());
+            server.era_evidence = server.era_evidence.take().or_else(|| known.era_evidence.clone());
+            server.listed = server.listed.or(known.listed);
+            Vec::new()
+        }
+    }
 }
 
 /// Keeps in `known` what `event` says about the server (the era and the sizes of its lists).
@@ -448,6 +481,9 @@ async fn layer1(
     // When this run's verdicts were measured: the time the cache and the baseline both store,
     // so a verdict reused later is known for the baseline's own measurement.
     let measured_at = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    // One budget for the whole evaluation: the first runs, the judge and the matchers, and every
+    // confirmation re-run draw on it, so `--max-model-calls` is a cap on all of them.
+    let budget = std::sync::Arc::new(crate::evals::caller::Budget::new(layer1.max_model_calls));
     let input = crate::evals::Layer1Input {
         settings: &layer1,
         set,
@@ -461,16 +497,20 @@ async fn layer1(
         retry: crate::evals::caller::RetryPolicy::default(),
         cassettes: cassettes.clone(),
         cache: cache_use(settings, &layer1, set, &measured_at, events),
+        budget: budget.clone(),
     };
     let mut section = crate::evals::run(&input, progress, events).await?;
+    if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some_and(|value| value == PANIC_IN_LAYER1) {
+        panic!("{PANIC_FOR_TESTS_VAR} is set to {PANIC_IN_LAYER1}");
+    }
     if section.layer1_not_run.is_none() {
         // Answers replayed from cassettes (`--cassettes` without `--record`, or the demo): a
         // confirmation re-run would replay the same recorded answers, so there is none.
         let replayed = cassettes.is_some() && !layer1.record;
         let confirm =
             regression_gate(&mut section, &layer1, set, &surface, None, replayed, &measured_at, layer0, events);
-        // The gate tripped: re-run only the cases that got worse (5 more runs each), pool them
-        // and decide again.
+        // The gate tripped: re-run only the cases that got worse (each its own runs again), pool
+        // them into the evals and decide again.
         if !confirm.is_empty() {
             events(&RunEvent::Notice {
                 text: format!(
@@ -478,7 +518,7 @@ async fn layer1(
                     confirm.len()
                 ),
             });
-            // Per model, only its own worsened cases (5 more runs each): a case that got worse
+            // Per model, only its own worsened cases (their runs again): a case that got worse
             // on one model is not re-run on the others. The models' re-runs go at once.
             let plans: Vec<(crate::settings::layer1::Layer1Settings, GoldenSet)> = layer1
                 .models
@@ -489,8 +529,8 @@ async fn layer1(
                     if ids.is_empty() {
                         return None;
                     }
+                    // Each case runs its own effective trial count again (`--runs` when given).
                     let mut confirming = layer1.clone();
-                    confirming.runs = Some(5);
                     confirming.models = vec![model.clone()];
                     let subset = GoldenSet {
                         cases: set.cases.iter().filter(|case| ids.contains(case.id.as_str())).cloned().collect(),
@@ -511,6 +551,7 @@ async fn layer1(
                     retry: input.retry,
                     cassettes: input.cassettes.clone(),
                     cache: None,
+                    budget: budget.clone(),
                 })
                 .collect();
             let quiet = |_: &RunEvent| {};
@@ -520,7 +561,13 @@ async fn layer1(
             let mut reruns: Vec<crate::report::evals::EvalResult> = Vec::new();
             for rerun in futures_util::future::join_all(runs).await {
                 let rerun = rerun?;
-                section.model_calls += rerun.model_calls;
+                if rerun.call_cap_reached && !section.call_cap_reached {
+                    section.call_cap_reached = true;
+                    section.layer1_notes.push(format!(
+                        "the model-call cap ({} calls, --max-model-calls) was reached during the confirmation re-run: the confirmation runs it cut did not run",
+                        layer1.max_model_calls
+                    ));
+                }
                 reruns.extend(
                     rerun
                         .evals
@@ -528,7 +575,30 @@ async fn layer1(
                         .filter(|eval| confirm.iter().any(|key| key.case == eval.case && key.model == eval.model)),
                 );
             }
-            regression_gate(&mut section, &layer1, set, &surface, Some(&reruns), false, &measured_at, layer0, events);
+            // Every call of the evaluation: the first runs and the confirmation runs.
+            section.model_calls = budget.used();
+            // The re-runs are pooled into the evals (counts, threshold, traces), which the report,
+            // JUnit and the summary show; the gate pairs the first runs and adds the re-runs.
+            let first = section.evals.clone();
+            for rerun in &reruns {
+                if let Some(eval) =
+                    section.evals.iter_mut().find(|eval| eval.case == rerun.case && eval.model == rerun.model)
+                {
+                    crate::evals::assemble::pool_confirmation(eval, rerun);
+                }
+            }
+            section.eval_metrics = section
+                .models
+                .iter()
+                .filter(|model| section.eval_metrics.iter().any(|metrics| metrics.model == **model))
+                .map(|model| {
+                    let own: Vec<&crate::report::evals::EvalResult> =
+                        section.evals.iter().filter(|eval| eval.model == *model).collect();
+                    crate::report::evals::metrics_of(model, &own)
+                })
+                .collect();
+            let confirmed = crate::baseline::apply::Confirmed { first: &first, reruns: &reruns };
+            regression_gate(&mut section, &layer1, set, &surface, Some(confirmed), false, &measured_at, layer0, events);
         }
     }
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
@@ -558,7 +628,7 @@ fn regression_gate(
     layer1: &crate::settings::layer1::Layer1Settings,
     set: &GoldenSet,
     surface: &crate::mcp::tools::ToolSurface,
-    reruns: Option<&[crate::report::evals::EvalResult]>,
+    reruns: Option<crate::baseline::apply::Confirmed<'_>>,
     replayed: bool,
     measured_at: &str,
     layer0: Option<&[crate::report::model::CheckResult]>,

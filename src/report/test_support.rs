@@ -124,7 +124,7 @@ pub(super) fn unreachable_report() -> RunReport {
 pub(super) const TRACE_ONLY_TEXT: &str = "TRACE-ONLY-TEXT";
 
 /// One run of a case: a tool call (or none), the answer, and the criteria as given.
-fn run(number: usize, status: RunStatus, reason: Option<&str>, tool: Option<&str>) -> RunTrace {
+pub(crate) fn run(number: usize, status: RunStatus, reason: Option<&str>, tool: Option<&str>) -> RunTrace {
     let ending = if status == RunStatus::Error { "error" } else { "answer" };
     let calls: Vec<TraceCall> = tool
         .into_iter()

@@ -1211,7 +1211,10 @@ fn a_scheduled_run_stores_the_baseline_and_a_pull_request_that_regresses_fails_t
     assert!(outputs["pass-rate-delta"].starts_with('-'), "{outputs:?}");
     let comment = github.ours().last().expect("a comment").body.clone();
     assert!(comment.contains("**Since the baseline:**"), "{comment}");
-    assert!(comment.contains("`c0` on `openai:scripted`: pass 5/5 → fail 0/5"), "{comment}");
+    assert!(
+        comment.contains("`c0` on `openai:scripted`: pass 5/5 → fail 0/10"),
+        "the confirmation runs pooled: {comment}"
+    );
     assert!(comment.contains("layer 0 since the baseline: no change"), "layer 0 against the baseline too: {comment}");
     let stored = std::fs::read_to_string(workspace.join(".mcp-eval-cache/baselines.json")).expect("baseline");
     assert!(!stored.contains("sk-gate-canary"));

@@ -923,7 +923,10 @@ fn the_regression_gate_passes_noise_and_fails_a_real_regression_naming_the_cases
     let summary = worse.file("summary.md");
     assert!(summary.contains("**Regression gate:** ❌ regression · fails the check"), "{summary}");
     assert!(summary.contains("**Since the baseline:** `openai:demo`: pass rate"), "the answer leads: {summary}");
-    assert!(summary.contains("`c0` on `openai:demo`: pass 5/5 → fail 0/5"), "the flips are named: {summary}");
+    assert!(
+        summary.contains("`c0` on `openai:demo`: pass 5/5 → fail 0/10"),
+        "the flips are named, confirmation runs pooled: {summary}"
+    );
     assert!(summary.contains("This suite detects a drop of"), "the suite's power is stated: {summary}");
 
     // `--confirm false`: the same regression decided on the first runs, no re-run, and said so.
@@ -1342,4 +1345,83 @@ fn a_baseline_graded_by_another_version_is_not_compared_never_a_regression() {
     let summary = worse.file("summary.md");
     assert!(summary.contains("Not compared: 1 graded by another version (`select` on `openai:demo`)"), "{summary}");
     assert!(!summary.contains("pass 2/2 → fail 0/2"), "no flip against another version: {summary}");
+}
+
+#[test]
+fn the_model_call_cap_holds_across_the_confirmation_re_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), FIVE_CASES);
+    let server = DemoServer::start(&[]);
+    let run_against = |flaky: &[&str], extra: &[&str]| -> Run {
+        let model = DemoModel::start(&set, flaky);
+        let mut args =
+            vec!["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
+        args.extend_from_slice(extra);
+        run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)])
+    };
+    let green = run_against(&[], &[]);
+    assert_eq!(green.code(), 0, "{}", green.stderr());
+    let baseline = dir.path().join("green.json");
+    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    // The first runs take 50 calls of the 60; the confirmation of the three worsened cases would
+    // take 30 more (80 in all): one budget stops it at 60.
+    let capped = run_against(
+        &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"],
+        &["--baseline", utf8(&baseline), "--fail-on-evals", "regression", "--max-model-calls", "60"],
+    );
+    let report = capped.report();
+    assert_eq!(report["model_calls"].as_u64(), Some(60), "{}", capped.stderr());
+    assert_eq!(report["call_cap_reached"], true, "{report}");
+    assert_eq!(capped.code(), 6, "the cap stopped the confirmation: {}", capped.stderr());
+    let notes = report["layer1_notes"].to_string();
+    assert!(notes.contains("model-call cap (60 calls"), "{notes}");
+}
+
+#[test]
+fn a_confirmed_borderline_soft_case_shows_its_pooled_counts_in_the_report_junit_and_summary() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), FIVE_CASES);
+    let server = DemoServer::start(&[]);
+    let run_against = |flaky: &[&str], extra: &[&str]| -> Run {
+        let model = DemoModel::start(&set, flaky);
+        let mut args =
+            vec!["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
+        args.extend_from_slice(extra);
+        run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)])
+    };
+    let green = run_against(&[], &[]);
+    assert_eq!(green.code(), 0, "{}", green.stderr());
+    let baseline = dir.path().join("green.json");
+    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    // Three cases fall to 0/5 and trip the gate; `c1` goes wrong on its 5th and 10th run: 4/5 at
+    // first (worse than 5/5, so confirmed too), then 4/5 again — 8 of 10 pooled, 8 needed.
+    let worse = run_against(
+        &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1", "--flaky", "c1:5"],
+        &["--baseline", utf8(&baseline), "--fail-on-evals", "regression"],
+    );
+    assert_eq!(worse.code(), 1, "{}", worse.stderr());
+    let report = worse.report();
+    assert_eq!(report["model_calls"].as_u64(), Some(50 + 40), "four cases confirmed: {}", report["eval_gate"]);
+    let borderline = eval(&worse, "c1", "openai:demo");
+    let counts = |eval: &Value| {
+        (
+            eval["status"].as_str().unwrap_or_default().to_owned(),
+            eval["passed"].as_u64(),
+            eval["completed"].as_u64(),
+            eval["runs"].as_u64(),
+            eval["threshold"].as_u64(),
+        )
+    };
+    assert_eq!(counts(borderline), ("pass".into(), Some(8), Some(10), Some(10), Some(8)), "{borderline}");
+    let runs: Vec<u64> =
+        borderline["traces"].as_array().expect("traces").iter().filter_map(|trace| trace["run"].as_u64()).collect();
+    assert_eq!(runs, (1..=10).collect::<Vec<u64>>(), "the confirmation runs are pooled into the traces");
+    let fallen = eval(&worse, "c0", "openai:demo");
+    assert_eq!(counts(fallen), ("fail".into(), Some(0), Some(10), Some(10), Some(8)), "{fallen}");
+    let junit = worse.file("junit.xml");
+    assert!(junit.contains("8 of 10 runs passed, 8 needed"), "{junit}");
+    assert!(junit.contains("0 of 10 runs passed, 8 needed"), "{junit}");
+    let summary = worse.file("summary.md");
+    assert!(summary.contains("✅ 8/10") && summary.contains("❌ 0/10"), "{summary}");
+    assert!(summary.contains("`c0` on `openai:demo`: pass 5/5 → fail 0/10"), "{summary}");
 }

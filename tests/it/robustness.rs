@@ -303,6 +303,37 @@ fn a_panic_inside_mcp_eval_still_writes_the_reports_and_is_never_a_pass() {
 }
 
 #[test]
+fn a_panic_inside_layer_1_keeps_the_layer_0_checks_and_the_finished_runs_and_names_layer_1() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // The demo: layer 0, then layer 1 replayed from its cassettes; the failpoint panics in layer 1
+    // once its runs have finished.
+    let output = Command::new(binary())
+        .args(["run", "--demo", "--quiet", "--out", dir.path().to_str().expect("utf-8")])
+        .env(mcp_eval::PANIC_FOR_TESTS_VAR, "layer1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-eval");
+    assert_eq!(output.status.code(), Some(4), "{}", String::from_utf8_lossy(&output.stderr));
+    let report = check_reports(dir.path());
+    assert_eq!(report["verdict"], "error");
+    let checks = report["checks"].as_array().expect("checks");
+    let internal = checks.iter().find(|check| check["id"] == "INTERNAL").expect("an INTERNAL row");
+    let message = internal["message"].as_str().unwrap_or_default();
+    assert!(message.contains("inside layer 1") && !message.contains("layer 0"), "{message}");
+    assert!(checks.len() > 10, "layer 0's finished checks are kept: {report}");
+    assert!(checks.iter().any(|check| check["status"] == "pass"), "{report}");
+    assert_eq!(report["layers"], serde_json::json!([0, 1]), "{report}");
+    let evals = report["evals"].as_array().expect("layer 1's finished runs are kept");
+    assert!(!evals.is_empty(), "{report}");
+    assert!(
+        evals.iter().any(|eval| eval["traces"].as_array().is_some_and(|traces| !traces.is_empty())),
+        "the finished runs keep their traces: {report}"
+    );
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).expect("junit.xml");
+    assert!(junit.contains("inside layer 1"), "{junit}");
+}
+
+#[test]
 fn a_server_that_fails_every_request_passes_nothing_that_was_not_exercised() {
     // Every request gets -32603. The only rules such a server can show it keeps are the ones
     // its error responses and its HTTP layer are evidence for; every other check must be a
