@@ -184,7 +184,7 @@ pub(crate) struct Unreachable {
 }
 
 /// Connects and decides the era. stdio: `spares` more processes are started for the checks
-/// that need a process of their own (layer 0 needs [`crate::conformance::context::SPARES`];
+/// that need a process of their own (layer 0 asks for two;
 /// nothing else needs any) — with the session's process, or, for a command that may install
 /// the server on its first start, as soon as the session answered (see the module docs). A
 /// server that cannot be reached takes its spares down with it. Over HTTP `spares` is ignored.
