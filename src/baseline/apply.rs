@@ -74,12 +74,12 @@ pub(crate) fn load(
         Source::Stored(path) => match Baseline::load(path) {
             Ok(baseline) if baseline.verdicts.is_empty() => {
                 let how = match reader {
-                    Reader::CommandLine => "none stored yet (--accept-baseline stores this run's results as one)",
+                    Reader::CommandLine => "--accept-baseline stores this run's results as one",
                     Reader::Action => {
-                        "none stored yet (the default branch stores one when layer 1 runs clean there — on schedule, or on push and workflow_dispatch with the gate passing — and accept-baseline: true stores one whatever the gate says)"
+                        "the default branch stores one when layer 1 runs clean there — on schedule, or on push and workflow_dispatch with the gate passing — and accept-baseline: true stores one whatever the gate says"
                     }
                 };
-                (baseline, how.into(), None)
+                (baseline, format!("{NONE_STORED} ({how})"), None)
             }
             Ok(baseline) => {
                 let label = stored_label(&baseline);
@@ -421,9 +421,44 @@ fn delta_of_drop(drop: f64) -> f64 {
     if delta == 0.0 { 0.0 } else { delta }
 }
 
-/// Stores this run as the baseline when the rules say so; the note to report, if any.
+/// Stores this run as the baseline when the rules say so, and says so in `section`: a note, and,
+/// when there was no baseline before, the gate's baseline line says this run is now the
+/// baseline (not "none stored yet" above a note that says it was stored).
 #[allow(clippy::too_many_arguments, reason = "one argument per fact the storing rule reads")]
 pub(crate) fn maybe_store(
+    path: &Path,
+    section: &mut EvalsSection,
+    endpoint: &dyn Fn(&str) -> String,
+    tools_now: String,
+    event: &str,
+    on_default_branch: bool,
+    accept: bool,
+    measured_at: &str,
+    layer0: Option<&[crate::report::model::CheckResult]>,
+) {
+    let Some((note, saved)) =
+        store(path, section, endpoint, tools_now, event, on_default_branch, accept, measured_at, layer0)
+    else {
+        return;
+    };
+    if saved {
+        if let Some(gate) = section.eval_gate.as_mut().filter(|gate| gate.result == "no-baseline") {
+            if gate.baseline.starts_with(NONE_STORED) {
+                gate.baseline =
+                    "none before this run: this run's layer-1 results are now stored as the baseline".into();
+            }
+        }
+    }
+    section.layer1_notes.push(note);
+}
+
+/// How the baseline line of an empty store begins.
+const NONE_STORED: &str = "none stored yet";
+
+/// Stores this run as the baseline when the rules say so: the note to report, and whether it was
+/// stored.
+#[allow(clippy::too_many_arguments, reason = "one argument per fact the storing rule reads")]
+fn store(
     path: &Path,
     section: &EvalsSection,
     endpoint: &dyn Fn(&str) -> String,
@@ -433,7 +468,7 @@ pub(crate) fn maybe_store(
     accept: bool,
     measured_at: &str,
     layer0: Option<&[crate::report::model::CheckResult]>,
-) -> Option<String> {
+) -> Option<(String, bool)> {
     let clean = section.layer1_not_run.is_none()
         && !section.call_cap_reached
         && !section.provider_failed()
@@ -461,10 +496,12 @@ pub(crate) fn maybe_store(
     }
     Some(match baseline.save(path) {
         Ok(()) if event == crate::settings::layer1::CLI_EVENT => {
-            "this run's layer-1 results were stored as the baseline (--accept-baseline)".to_owned()
+            ("this run's layer-1 results were stored as the baseline (--accept-baseline)".to_owned(), true)
         }
-        Ok(()) => format!("this run's layer-1 results were stored as the baseline ({event} on the default branch)"),
-        Err(error) => format!("the baseline could not be stored: {error}"),
+        Ok(()) => {
+            (format!("this run's layer-1 results were stored as the baseline ({event} on the default branch)"), true)
+        }
+        Err(error) => (format!("the baseline could not be stored: {error}"), false),
     })
 }
 

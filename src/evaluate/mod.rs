@@ -683,7 +683,7 @@ fn regression_gate(
         }
     }
     if let (Some(context), Some(path)) = (&layer1.store_context, &stored_path) {
-        if let Some(note) = apply::maybe_store(
+        apply::maybe_store(
             path,
             section,
             &endpoint,
@@ -693,9 +693,7 @@ fn regression_gate(
             layer1.accept_baseline,
             measured_at,
             layer0,
-        ) {
-            section.layer1_notes.push(note);
-        }
+        );
     }
     Vec::new()
 }
@@ -780,7 +778,7 @@ pub(crate) fn gate_merged(report: &mut RunReport, settings: &Settings) {
     section.eval_gate = Some(gate);
     if let (Some(context), Some(path)) = (&layer1.store_context, &stored_path) {
         let measured_at = report.started_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        if let Some(note) = apply::maybe_store(
+        apply::maybe_store(
             path,
             section,
             &endpoint,
@@ -790,9 +788,7 @@ pub(crate) fn gate_merged(report: &mut RunReport, settings: &Settings) {
             layer1.accept_baseline,
             &measured_at,
             layer0,
-        ) {
-            section.layer1_notes.push(note);
-        }
+        );
     }
 }
 

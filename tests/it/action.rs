@@ -1200,7 +1200,15 @@ fn a_scheduled_run_stores_the_baseline_and_a_pull_request_that_regresses_fails_t
     let nightly = run("schedule", "schedule.json", &good, "server-v1");
     assert_eq!(nightly.code(), 0, "{}", nightly.stdout());
     assert!(workspace.join(".mcp-eval-cache/baselines.json").is_file(), "the scheduled run stored the baseline");
-    assert!(nightly.file("step_summary.md").contains("stored as the baseline"), "{}", nightly.file("step_summary.md"));
+    let summary = nightly.file("step_summary.md");
+    assert!(summary.contains("stored as the baseline"), "{summary}");
+    // The baseline line does not contradict the note: there was none before this run, and now
+    // there is.
+    assert!(!summary.contains("none stored yet"), "{summary}");
+    assert!(
+        summary.contains("none before this run: this run's layer-1 results are now stored as the baseline"),
+        "{summary}"
+    );
     drop(good);
 
     let worse = ScriptedModel::start_with(&set, &["--port", &port, "--flaky", "c0:1", "--flaky", "c2:1"]);
