@@ -587,7 +587,10 @@ mod tests {
             report.layers = vec![1];
             report.evals = Some(EvalsSection { evals: now.clone(), eval_gate: Some(gate), ..EvalsSection::default() });
             let summary = crate::report::markdown::render(&report);
-            assert!(summary.contains("Not compared: 4 graded by another version (`a` on `openai:m`"), "{summary}");
+            assert!(
+                summary.contains("Not compared: 4 graded by another version (`a`, `b`, `c`, `d` on `openai:m`)"),
+                "{summary}"
+            );
             assert!(!summary.contains("regression ·"), "{summary}");
         }
         // A pool that holds both versions compares with this version's records only.

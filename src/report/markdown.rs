@@ -402,7 +402,12 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
                 drop * 100.0
             );
         }
-        if !gate.not_comparable.is_empty() {
+        let all_new = gate.not_comparable.keys().all(|reason| reason == "new case");
+        if !gate.not_comparable.is_empty() && gate.result == "no-baseline" && all_new {
+            // Nothing to compare with at all: say that, not every case by name.
+            let pairs: usize = gate.not_comparable.values().sum();
+            let _ = writeln!(out, "- Not compared: no baseline yet ({})", plural(pairs, "case × model pair"));
+        } else if !gate.not_comparable.is_empty() {
             let reasons: Vec<String> = gate
                 .not_comparable
                 .iter()
@@ -410,9 +415,10 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
                     let named = gate.not_comparable_cases.get(reason).filter(|named| !named.is_empty());
                     match named {
                         Some(named) => {
-                            let more = count.saturating_sub(named.len());
+                            let shown = &named[..named.len().min(NAMED_PER_REASON)];
+                            let more = count.saturating_sub(shown.len());
                             let more = if more > 0 { format!(" and {more} more") } else { String::new() };
-                            format!("{count} {} ({}{more})", escape(reason), named.join(", "))
+                            format!("{count} {} ({}{more})", escape(reason), by_model(shown))
                         }
                         None => format!("{count} {}", escape(reason)),
                     }
@@ -900,6 +906,31 @@ fn longest_backtick_run(text: &str) -> usize {
     longest
 }
 
+/// How many not-compared pairs the summary names per reason (report.json keeps more).
+const NAMED_PER_REASON: usize = 6;
+
+/// `` `case` on `model` `` pairs with each model said once: `` `a`, `b` on `m` ``, in the order
+/// the models first appear; pairs of another shape are kept as they are.
+fn by_model(named: &[String]) -> String {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for pair in named {
+        let (case, model) = pair.rsplit_once(" on ").unwrap_or((pair.as_str(), ""));
+        match groups.iter_mut().find(|(known, _)| *known == model) {
+            Some((_, cases)) => cases.push(case),
+            None => groups.push((model, vec![case])),
+        }
+    }
+    groups
+        .iter()
+        .map(
+            |(model, cases)| {
+                if model.is_empty() { cases.join(", ") } else { format!("{} on {model}", cases.join(", ")) }
+            },
+        )
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// The `**Checks:**` line: the counts by status, the number of checks and the run's time.
 fn checks_line(out: &mut String, report: &RunReport, counts: crate::report::model::Counts) {
     let _ = writeln!(
@@ -920,6 +951,28 @@ mod tests {
     use super::*;
     use crate::report::model::{Evidence, Level};
     use crate::report::test_support::{check, sample_report, unreachable_report};
+
+    #[test]
+    fn not_compared_pairs_say_each_model_once_and_no_baseline_is_said_in_words() {
+        assert_eq!(
+            by_model(&["`a` on `m`".into(), "`b` on `m`".into(), "`a` on `n`".into()]),
+            "`a`, `b` on `m`; `a` on `n`"
+        );
+        let mut report = crate::report::model::RunReport::empty_for_tests();
+        report.layers = vec![1];
+        let mut gate = crate::report::evals::Layer1GateSection {
+            result: "no-baseline".into(),
+            baseline: "none stored yet".into(),
+            ..Default::default()
+        };
+        gate.not_comparable.insert("new case".into(), 40);
+        gate.not_comparable_cases
+            .insert("new case".into(), (0..20).map(|case| format!("`case-{case}` on `openai:gpt-4.1-mini`")).collect());
+        report.evals = Some(crate::report::evals::EvalsSection { eval_gate: Some(gate), ..Default::default() });
+        let summary = render(&report);
+        assert!(summary.contains("- Not compared: no baseline yet (40 case × model pairs)"), "{summary}");
+        assert!(!summary.contains("case-0"), "{summary}");
+    }
 
     const HOSTILE: &str = "</details><script>x</script> | `` ``` ``";
 
