@@ -365,6 +365,29 @@ impl EvalResult {
         }
     }
 
+    /// Every failing (for an `error` eval: errored, then failing) run of the eval, in the order
+    /// [`EvalResult::first_bad_run`] picks its first, as (run number, reason on one line); for an
+    /// eval with no kept run, its reason alone (run `None`). Empty for a pass without a failed
+    /// run and for a skipped eval.
+    pub fn bad_runs(&self) -> Vec<(Option<usize>, String)> {
+        let wanted: &[RunStatus] = match self.status {
+            EvalStatus::Fail | EvalStatus::Pass => &[RunStatus::Fail],
+            EvalStatus::Error => &[RunStatus::Error, RunStatus::Fail],
+            EvalStatus::Skipped => return Vec::new(),
+        };
+        let runs: Vec<(Option<usize>, String)> = wanted
+            .iter()
+            .flat_map(|status| self.traces.iter().filter(move |run| run.status == *status))
+            .map(|run| {
+                (Some(run.run), run.reason.as_deref().map(one_line).unwrap_or_else(|| "no reason given".to_owned()))
+            })
+            .collect();
+        if runs.is_empty() {
+            return self.first_bad_run().into_iter().collect();
+        }
+        runs
+    }
+
     /// True when the sampling parameters sent had `temperature` 0.
     pub fn at_temperature_zero(&self) -> bool {
         self.sampling.get("temperature").and_then(Value::as_f64) == Some(0.0)

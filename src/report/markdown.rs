@@ -46,6 +46,8 @@ const LAYER1_CHARS: usize = 20_000;
 const LAYER1_TABLE_CHARS: usize = 10_000;
 /// Bytes of the layer-1 section kept free for the truncation notes and the sentences at its end.
 const LAYER1_RESERVE: usize = 1_000;
+/// Failing runs the summary shows per case × model (the rest are counted).
+const RUNS_PER_CASE: usize = 3;
 /// Most lines in the layer-1 Failing runs list.
 const MAX_FAILING_RUNS: usize = 20;
 /// Models whose judge pass rate the summary shows (the rest are in `report.json`).
@@ -568,14 +570,16 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         evals.evals.iter().filter(|eval| matches!(eval.status, EvalStatus::Fail | EvalStatus::Error)).collect();
     bad.extend(evals.evals.iter().filter(|eval| eval.status == EvalStatus::Pass && eval.first_bad_run().is_some()));
     if !bad.is_empty() {
-        let _ = write!(out, "\n#### Failing runs ({})\n\n", bad.len());
-        for (shown, eval) in bad.iter().enumerate() {
-            let line = failing_run_line(eval);
+        // One line per failing run, at most [`RUNS_PER_CASE`] per case × model.
+        let lines: Vec<String> = bad.iter().flat_map(|eval| failing_run_lines(eval)).collect();
+        let runs: usize = bad.iter().map(|eval| eval.bad_runs().len().max(1)).sum();
+        let _ = write!(out, "\n#### Failing runs ({})\n\n", plural(runs, "run"));
+        for (shown, line) in lines.iter().enumerate() {
             if shown == MAX_FAILING_RUNS || out.len() + line.len() + LAYER1_RESERVE > LAYER1_CHARS {
-                let _ = writeln!(out, "- …and {} more: see `report.json`", bad.len() - shown);
+                let _ = writeln!(out, "- …and {} more lines: see `report.json`", lines.len() - shown);
                 break;
             }
-            out.push_str(&line);
+            out.push_str(line);
         }
     }
 
@@ -687,23 +691,33 @@ fn eval_cell(eval: &EvalResult) -> String {
 }
 
 /// One line of the Failing runs list: case, model, run and the run's one-line reason.
-fn failing_run_line(eval: &EvalResult) -> String {
+fn failing_run_lines(eval: &EvalResult) -> Vec<String> {
     let what = match eval.status {
         EvalStatus::Error => "error",
         EvalStatus::Pass => "passed despite it",
         _ => "fail",
     };
-    let (run, reason) = match eval.first_bad_run() {
-        Some((Some(run), reason)) => (format!("run {run}"), reason),
-        Some((None, reason)) => ("no run kept".to_owned(), reason),
-        None => ("no run kept".to_owned(), "no reason given".to_owned()),
-    };
-    format!(
-        "- **{}** · {} · {what} · {run}: {}\n",
-        escape(&truncate(&eval.case, 80)),
-        code_span(&truncate(&eval.model, 100)),
-        message(&truncate(&reason, CELL_CHARS)),
-    )
+    let mut runs = eval.bad_runs();
+    if runs.is_empty() {
+        runs.push((None, "no reason given".to_owned()));
+    }
+    let mut lines: Vec<String> = runs
+        .iter()
+        .take(RUNS_PER_CASE)
+        .map(|(run, reason)| {
+            let run = run.map_or_else(|| "no run kept".to_owned(), |run| format!("run {run}"));
+            format!(
+                "- **{}** · {} · {what} · {run}: {}\n",
+                escape(&truncate(&eval.case, 80)),
+                code_span(&truncate(&eval.model, 100)),
+                message(&truncate(reason, CELL_CHARS)),
+            )
+        })
+        .collect();
+    if runs.len() > RUNS_PER_CASE {
+        lines.push(format!("  - +{} more failing runs of this case: see `report.json`\n", runs.len() - RUNS_PER_CASE));
+    }
+    lines
 }
 
 /// A code span for a table cell: a `|` inside a code span would still end the cell, so it is
@@ -1236,7 +1250,7 @@ mod tests {
         let table = md.find("All checks").unwrap();
         let layer1 = md.find("### 🧪 Layer 1 — golden set").unwrap();
         let metrics = md.find("| Model | Pass rate |").unwrap();
-        let failing = md.find("#### Failing runs (4)").unwrap();
+        let failing = md.find("#### Failing runs (12 runs)").unwrap();
         assert!(table < layer1 && layer1 < metrics && metrics < failing);
         assert!(md.contains("- **Golden set:** `evals/golden.yaml` · `3f1c9a7be20d` · 7 cases"));
         assert!(md.contains("- `anthropic:claude-sonnet-4-5`: not run — no API key (ANTHROPIC\\_API\\_KEY is not set"));
@@ -1247,6 +1261,10 @@ mod tests {
         assert!(md.contains(
             "- **convert-units** · `openai:gpt-4.1-mini` · fail · run 1: called `get_weather`, expected `convert_units`"
         ));
+        // One line per failing run, at most three per case, then the rest counted.
+        assert!(md.contains(
+            "- **convert-units** · `openai:gpt-4.1-mini` · fail · run 3: called `get_weather`, expected `convert_units`\n  - +2 more failing runs of this case: see `report.json`"
+        ), "{md}");
         assert!(md.contains("model-call cap stopped the run"));
         assert!(md.contains("temperature 0"));
         assert!(md.contains("- `openai:gpt-4.1-mini` refused `top_p`"));
@@ -1367,9 +1385,18 @@ mod tests {
         assert!(md.contains("more cases not shown here: see `report.json`"), "{md}");
         // A `|` in a model name does not add a column.
         assert!(md.contains("| Case | Kind | `openai:gpt-4.1-mini` | `x:a\\|b` |"), "{md}");
-        let failing = md.lines().filter(|l| l.starts_with("- **") && l.contains(" · run ")).count();
-        assert_eq!(failing, MAX_FAILING_RUNS);
-        assert!(md.contains(&format!("- …and {} more: see `report.json`", 304 - MAX_FAILING_RUNS)), "{md}");
+        let lines =
+            md.lines().filter(|l| (l.starts_with("- **") && l.contains(" · run ")) || l.starts_with("  - +")).count();
+        assert_eq!(lines, MAX_FAILING_RUNS, "{md}");
+        let evals = report.evals.as_ref().expect("evals");
+        let total: usize = evals
+            .evals
+            .iter()
+            .filter(|eval| eval.status != EvalStatus::Skipped)
+            .filter(|eval| eval.status != EvalStatus::Pass || eval.first_bad_run().is_some())
+            .map(|eval| failing_run_lines(eval).len())
+            .sum();
+        assert!(md.contains(&format!("- …and {} more lines: see `report.json`", total - MAX_FAILING_RUNS)), "{md}");
     }
 
     #[test]
