@@ -436,46 +436,13 @@ pub(crate) fn maybe_store(
     measured_at: &str,
     layer0: Option<&[crate::report::model::CheckResult]>,
 ) {
-    let Some((note, saved)) =
-        store(path, section, endpoint, tools_now, event, on_default_branch, accept, measured_at, layer0)
-    else {
-        return;
-    };
-    if saved {
-        if let Some(gate) = section.eval_gate.as_mut().filter(|gate| gate.result == "no-baseline") {
-            if gate.baseline.starts_with(NONE_STORED) {
-                gate.baseline =
-                    "none before this run: this run's layer-1 results are now stored as the baseline".into();
-            }
-        }
-    }
-    section.layer1_notes.push(note);
-}
-
-/// How the baseline line of an empty store begins.
-const NONE_STORED: &str = "none stored yet";
-
-/// Stores this run as the baseline when the rules say so: the note to report, and whether it was
-/// stored.
-#[allow(clippy::too_many_arguments, reason = "one argument per fact the storing rule reads")]
-fn store(
-    path: &Path,
-    section: &EvalsSection,
-    endpoint: &dyn Fn(&str) -> String,
-    tools_now: String,
-    event: &str,
-    on_default_branch: bool,
-    accept: bool,
-    measured_at: &str,
-    layer0: Option<&[crate::report::model::CheckResult]>,
-) -> Option<(String, bool)> {
     let clean = section.layer1_not_run.is_none()
         && !section.call_cap_reached
         && !section.provider_failed()
         && section.evals.iter().all(|eval| eval.status != crate::report::evals::EvalStatus::Error);
     let gate_failed = section.eval_gate.as_ref().is_some_and(|gate| gate.result == "fail");
     if !super::store::should_store(event, on_default_branch, clean, gate_failed, accept) {
-        return None;
+        return;
     }
     let mut baseline = Baseline::load(path).unwrap_or_default();
     let golden = section.golden_set.as_ref().map(|set| set.sha256.clone()).unwrap_or_default();
@@ -494,16 +461,27 @@ fn store(
             warning: state.warning.into_iter().collect(),
         });
     }
-    Some(match baseline.save(path) {
-        Ok(()) if event == crate::settings::layer1::CLI_EVENT => {
-            ("this run's layer-1 results were stored as the baseline (--accept-baseline)".to_owned(), true)
-        }
+    let note = match baseline.save(path) {
+        Err(error) => format!("the baseline could not be stored: {error}"),
         Ok(()) => {
-            (format!("this run's layer-1 results were stored as the baseline ({event} on the default branch)"), true)
+            if let Some(gate) = section.eval_gate.as_mut().filter(|gate| gate.result == "no-baseline") {
+                if gate.baseline.starts_with(NONE_STORED) {
+                    gate.baseline =
+                        "none before this run: this run's layer-1 results are now stored as the baseline".into();
+                }
+            }
+            if event == crate::settings::layer1::CLI_EVENT {
+                "this run's layer-1 results were stored as the baseline (--accept-baseline)".to_owned()
+            } else {
+                format!("this run's layer-1 results were stored as the baseline ({event} on the default branch)")
+            }
         }
-        Err(error) => (format!("the baseline could not be stored: {error}"), false),
-    })
+    };
+    section.layer1_notes.push(note);
 }
+
+/// How the baseline line of an empty store begins.
+const NONE_STORED: &str = "none stored yet";
 
 #[cfg(test)]
 mod tests {

@@ -159,11 +159,8 @@ pub(crate) async fn walk(
         // Move the page out of the exchange: a huge list is never held twice.
         let result = exchange.response.take().and_then(|mut response| response.get_mut("result").map(Value::take));
         let result = result.expect("checked above: the response is a result");
-        let entries = exchange.entries.take().or_else(|| {
-            // Read whole (a list method sent another way): split the same way.
-            let mut message = json!({"result": result.clone()});
-            crate::mcp::entries::split(&mut message, key)
-        });
+        // The client keeps a list method's entries apart whenever they are an array.
+        let entries = exchange.entries.take();
         exchange.messages.clear();
         match entries {
             Some(entries) => {

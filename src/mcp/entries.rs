@@ -44,9 +44,7 @@ impl Entries {
         let mut text = String::from("[");
         let mut spans = Vec::new();
         for value in values {
-            if spans.is_empty() {
-                text.push('\n');
-            } else {
+            if !spans.is_empty() {
                 text.push(',');
             }
             let start = text.len();
