@@ -26,7 +26,8 @@ use crate::gate::ExitStatus;
 use crate::golden;
 use crate::settings::{self, ActionFlags, FrontEnd, SettingsArgs};
 
-/// Evaluates MCP servers: layer-0 conformance to MCP 2026-07-28.
+/// Evaluates MCP servers: layer 0 conformance to MCP 2026-07-28, layer 1 behaviour of models on
+/// a golden set (layers 2 and 3 are not in this version).
 #[derive(Debug, Parser)]
 #[command(name = "mcp-eval", version, about, long_about = None)]
 pub struct Cli {

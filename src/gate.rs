@@ -1,7 +1,7 @@
 //! The gate: turns what a run produced into the verdict, the Action's `result` and the exit
 //! status. Pure (no IO, no clock), and the only place in the product where that policy lives.
 //!
-//! The exit statuses, one table for every front end (documented in the README):
+//! The exit statuses, one table for every front end (documented in docs/exit-status.md):
 //!
 //! | status | meaning |
 //! |---|---|

@@ -93,7 +93,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<LabelsFile, Vec<Problem>>
                 Some((1, 1)),
                 None,
                 "the file is empty".into(),
-                "start with `version: 1`, `report:`, `golden_set:` and `labels:` (see the README's judge section)",
+                "start with `version: 1`, `report:`, `golden_set:` and `labels:` (see docs/scoring.md#calibrating-the-judge)",
             )]);
         }
         Err((position, message)) => {

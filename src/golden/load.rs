@@ -105,7 +105,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<GoldenSet, Vec<Problem>> 
                 Some((1, 1)),
                 None,
                 "the file is empty".into(),
-                "start with `version: 1` and `cases:` (see the README's golden sets section)".into(),
+                "start with `version: 1` and `cases:` (see docs/golden-sets.md#the-format)".into(),
             ));
             return Err(reader.problems);
         }
@@ -294,7 +294,7 @@ impl Reader {
 
     fn set(&mut self, root: &Node) -> GoldenSet {
         let mut set = GoldenSet { path: self.path.clone(), hash: String::new(), cases: Vec::new() };
-        let example = "a golden set is a mapping: `version: 1`, then `cases:` (see the README's golden sets section)";
+        let example = "a golden set is a mapping: `version: 1`, then `cases:` (see docs/golden-sets.md#the-format)";
         let Some(top) = self.fields(root, "", TOP_KEYS, example) else { return set };
         match top.get("version") {
             None => self.report(root, "version", "missing", "add `version: 1` at the top"),

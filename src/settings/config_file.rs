@@ -380,7 +380,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Loaded {
             Some((1, 1)),
             None,
             format!("the file holds {}, not a mapping of keys", kind(other)),
-            "start with keys such as `server:`, `safe_tools:` or `gate:` (see the README's config file section)".into(),
+            "start with keys such as `server:`, `safe_tools:` or `gate:` (see docs/config-file.md)".into(),
         )),
     }
     // Unknown keys do not stop the typed parse (it ignores them), so the values of the known keys
@@ -396,7 +396,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Loaded {
                 position,
                 position.and_then(|(line, _)| field_at(text, line)),
                 saphyr_message(&error.to_string()),
-                "see the README's config file section for the shape of each key".into(),
+                "see docs/config-file.md for the shape of each key".into(),
             ));
             (None, problems)
         }
@@ -420,7 +420,7 @@ fn check_shape(
             locate(text, &[key]),
             key.to_owned(),
             format!("expected a single value, found {}", kind(other)),
-            format!("write it as `{key}: VALUE` (see the README's config file section)"),
+            format!("write it as `{key}: VALUE` (see docs/config-file.md)"),
         ),
         (Shape::Mapping(keys), Value::Object(map)) => {
             for child in map.keys().filter(|child| !keys.contains(&child.as_str())) {

@@ -4,6 +4,7 @@
 mod action;
 mod aimock;
 mod cli;
+mod docs;
 mod faults;
 mod golden;
 mod golden_model;
