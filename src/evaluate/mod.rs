@@ -201,6 +201,9 @@ pub(crate) async fn evaluate(
     // Layer 0's outcome as soon as it is graded, so a signal during layer 1 or the session's
     // shutdown (a stdio server can take seconds to exit) keeps every check instead of losing them.
     let finished: std::sync::Mutex<Option<conformance::Outcome0>> = std::sync::Mutex::new(None);
+    // Layer 0's own wall time (its checks, not the connection or layer 1), once it finished:
+    // what the summary's `N checks in T` says.
+    let layer0_time: std::sync::Mutex<Option<u64>> = std::sync::Mutex::new(None);
     // Layer 1's finished runs, likewise.
     let progress = crate::evals::Progress::default();
     let cassettes_failed = std::sync::atomic::AtomicBool::new(false);
@@ -217,10 +220,13 @@ pub(crate) async fn evaluate(
         }
         let layer0 = if ran.contains(&0) {
             events(&RunEvent::LayerStarted { layer: 0 });
+            let layer0_started = Instant::now();
             let layer0 =
                 Box::pin(conformance::run(&connected, target.clone(), redactor.clone(), &options, events)).await;
+            let layer0_ms = elapsed_ms(layer0_started);
             *crate::mcp::sync::lock(&finished) = Some(layer0.clone());
-            events(&RunEvent::LayerFinished { layer: 0, duration_ms: elapsed_ms(started) });
+            *crate::mcp::sync::lock(&layer0_time) = Some(layer0_ms);
+            events(&RunEvent::LayerFinished { layer: 0, duration_ms: layer0_ms });
             Some(layer0)
         } else {
             None
@@ -353,6 +359,8 @@ pub(crate) async fn evaluate(
             (report, Some(signal))
         }
     };
+    let mut report = report;
+    report.layer0_duration_ms = *crate::mcp::sync::lock(&layer0_time);
     drop(demo_task);
     let environment_failed = cassettes_failed.load(std::sync::atomic::Ordering::SeqCst);
     finish(settings, report, interrupt, Ending { environment_failed, input_error }, &redactor, events)

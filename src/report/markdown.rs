@@ -945,18 +945,25 @@ fn by_model(named: &[String]) -> String {
         .join("; ")
 }
 
-/// The `**Checks:**` line: the counts by status, the number of checks and the run's time.
+/// The `**Checks:**` line: the counts by status, the number of checks and layer 0's own time
+/// (`layer0_duration_ms`: the checks alone, not layer 1 nor the connection). A report without
+/// it (an older mcp-eval, an unreachable server) shows the run's time when layer 0 was asked
+/// for, and no time when it was not (layer 1 alone, a later shard).
 fn checks_line(out: &mut String, report: &RunReport, counts: crate::report::model::Counts) {
+    let time = match report.layer0_duration_ms {
+        Some(ms) => format!(" in {}", duration(ms)),
+        None if report.layers.contains(&0) => format!(" in {}", duration(report.duration_ms)),
+        None => String::new(),
+    };
     let _ = writeln!(
         out,
-        "\n**Checks:** {} pass · {} fail · {} warn · {} not applicable · {} error · {} in {}",
+        "\n**Checks:** {} pass · {} fail · {} warn · {} not applicable · {} error · {}{time}",
         counts.pass,
         counts.fail,
         counts.warn,
         counts.not_applicable,
         counts.error,
         plural(report.checks.len(), "check"),
-        duration(report.duration_ms),
     );
 }
 
@@ -986,6 +993,27 @@ mod tests {
         let summary = render(&report);
         assert!(summary.contains("- Not compared: no baseline yet (40 case × model pairs)"), "{summary}");
         assert!(!summary.contains("case-0"), "{summary}");
+    }
+
+    #[test]
+    fn the_checks_line_times_layer_0_alone_when_layer_1_ran_too() {
+        let mut report = sample_report();
+        report.layers = vec![0, 1];
+        // 311 ms of checks in a run of 42 s, layer 1's model calls included.
+        report.duration_ms = 42_000;
+        report.layer0_duration_ms = Some(311);
+        let summary = render(&report);
+        assert!(summary.contains(" · 5 checks in 311 ms\n"), "{summary}");
+        assert!(!summary.contains("42.0 s"), "the whole run's time is not the checks' time: {summary}");
+
+        // An older report without layer 0's own time shows the run's, as it did.
+        report.layer0_duration_ms = None;
+        assert!(render(&report).contains(" · 5 checks in 42.0 s\n"));
+        // Layer 1 alone: no checks ran, so no time is given for them.
+        report.layers = vec![1];
+        report.checks.clear();
+        let summary = render(&report);
+        assert!(summary.contains(" · 0 checks\n"), "{summary}");
     }
 
     const HOSTILE: &str = "</details><script>x</script> | `` ``` ``";

@@ -334,6 +334,15 @@ fn the_demo_shows_a_whole_layer_1_report_replayed_with_no_key() {
         (Some(4), Some(5), Some("pass"))
     );
     let summary = run.file("summary.md");
+    // The checks line times layer 0 alone, not the run with layer 1's replayed model calls.
+    let layer0_ms = report["layer0_duration_ms"].as_u64().expect("layer 0's own time");
+    assert!(layer0_ms <= report["duration_ms"].as_u64().expect("the run's time"), "{report}");
+    let shown = if layer0_ms < 1_000 {
+        format!("{layer0_ms} ms")
+    } else {
+        format!("{}.{} s", layer0_ms / 1_000, (layer0_ms % 1_000) / 100)
+    };
+    assert!(summary.contains(&format!(" checks in {shown}\n")), "{summary}");
     assert!(summary.contains("#### Failing runs") && summary.contains("progress-report"), "{summary}");
     assert!(summary.contains("| thanks-no-tool | hard | ✅ 5/5 |"), "{summary}");
 }
