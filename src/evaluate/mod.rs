@@ -802,8 +802,10 @@ pub(crate) fn gate_merged(report: &mut RunReport, settings: &Settings) {
 
 /// The verdict cache of this run, when one is asked for (`--cache-dir`, the Action's default)
 /// and not `off`; the server key of `--cache-key auto` hashes the workspace as git would track
-/// it ([`crate::cache::workspace_key`]), leaving out the golden set's directory and the cache
-/// and report directories.
+/// it ([`crate::cache::workspace_manifest`]), leaving out the golden set's directory and the
+/// cache and report directories. With `auto`, a key that differs from the one of the manifest
+/// stored last is a notice naming the paths that moved it (`read-write` only: `write-only`
+/// reuses nothing anyway); an unreadable manifest is a short notice, a missing one says nothing.
 fn cache_use(
     settings: &Settings,
     layer1: &crate::settings::layer1::Layer1Settings,
@@ -813,6 +815,8 @@ fn cache_use(
 ) -> Option<crate::evals::CacheUse> {
     use crate::settings::layer1::CacheKeySetting;
     let dir = layer1.cache_dir.clone().filter(|_| layer1.cache_mode != crate::cache::Mode::Off)?;
+    let store = crate::cache::VerdictCache::new(dir.clone(), layer1.cache_mode);
+    let mut manifest = None;
     let server_key = match &layer1.cache_key {
         CacheKeySetting::None => None,
         CacheKeySetting::Text(text) => Some(text.clone()),
@@ -835,8 +839,25 @@ fn cache_use(
             };
             let skip: Vec<std::path::PathBuf> =
                 skip.iter().map(|path| root.join(clean(path.strip_prefix(&root).unwrap_or(path)))).collect();
-            match crate::cache::workspace_key(&root, &skip) {
-                Ok(key) => Some(key),
+            match crate::cache::workspace_manifest(&root, &skip) {
+                Ok(now) => {
+                    let last = store.last_manifest();
+                    let reusing = layer1.cache_mode == crate::cache::Mode::ReadWrite;
+                    let notice = match &last {
+                        Ok(Some(before)) => now.moved_since(before),
+                        Ok(None) => None,
+                        Err(warning) => Some(format!("{warning}; the paths that moved the cache key are not named")),
+                    };
+                    if let Some(text) = notice.filter(|_| reusing) {
+                        events(&RunEvent::Notice { text: format!("layer 1: {text}") });
+                    }
+                    let key = now.key.clone();
+                    // Written again only when it says something new.
+                    if !matches!(&last, Ok(Some(before)) if before.key == now.key) {
+                        manifest = Some(now);
+                    }
+                    Some(key)
+                }
                 Err(error) => {
                     events(&RunEvent::Notice {
                         text: format!(
@@ -848,11 +869,7 @@ fn cache_use(
             }
         }
     };
-    Some(crate::evals::CacheUse {
-        store: crate::cache::VerdictCache::new(dir, layer1.cache_mode),
-        server_key,
-        measured_at: measured_at.to_owned(),
-    })
+    Some(crate::evals::CacheUse { store, server_key, measured_at: measured_at.to_owned(), manifest })
 }
 
 /// How the run ended besides the report, for the exit status.
