@@ -1,16 +1,59 @@
 //! Small text helpers for messages shared by several modules: clipping a text to a number of
-//! characters, naming a JSON value's type, and showing a path as the user gave it.
+//! characters at a word boundary ([`clip`]) or at any character ([`clip_chars`]), naming a JSON
+//! value's type, and showing a path as the user gave it.
 
 use serde_json::Value;
 
-/// `text` cut to at most `max` characters, with `…` when cut.
+/// What a clipped text does not end on before its `…`: a dangling opening bracket or quote, a
+/// separator or a dash left by the word cut after it.
+const DANGLING: &[char] = &['(', '[', '{', '"', '\'', '“', '‘', ',', ';', ':', '—', '–', '-', '/', '='];
+
+/// `text` cut to at most `max` characters (not bytes; never inside a UTF-8 sequence), with `…`
+/// when cut, so a sentence never ends mid-word. The cut is at a word boundary (whitespace: a
+/// hyphen joins `accept-baseline` into one word), and never inside an inline code span (text
+/// between single backticks, as [`crate::report`] renders them): a cut that would land in
+/// one goes before the span, whole. A dangling bracket, quote, separator or dash before the
+/// cut is dropped too ("see (" before a span cut away becomes "see…"). Two exceptions keep a
+/// text from losing most of its room: a word longer than half of `max` is cut inside itself,
+/// and a code span that opens the text and is longer than `max` is cut inside and closed
+/// after the `…`, so the markdown stays balanced.
 pub(crate) fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let mut short: String = text.chars().take(max).collect();
-        short.push('…');
-        short
+    let Some((end, _)) = text.char_indices().nth(max) else { return text.to_owned() };
+    let head = &text[..end];
+    let mut cut =
+        if text[end..].starts_with(char::is_whitespace) { end } else { head.rfind(char::is_whitespace).unwrap_or(0) };
+    if head[..cut].chars().count() < max / 2 {
+        cut = end;
+    }
+    if let Some(open) = open_code_span(&text[..cut]) {
+        cut = open;
+    }
+    let kept = text[..cut].trim_end_matches(|c: char| c.is_whitespace() || DANGLING.contains(&c));
+    if !kept.is_empty() {
+        return format!("{kept}…");
+    }
+    match open_code_span(head) {
+        Some(_) => format!("{head}…`"),
+        None => format!("{head}…"),
+    }
+}
+
+/// The byte index of the backtick that opens a code span `text` leaves open (an odd number of
+/// backticks), if any.
+fn open_code_span(text: &str) -> Option<usize> {
+    let mut open = None;
+    for (index, _) in text.char_indices().filter(|(_, c)| *c == '`') {
+        open = if open.is_some() { None } else { Some(index) };
+    }
+    open
+}
+
+/// `text` cut to its first `max` characters, with `…` when cut: for raw data shown as data
+/// (evidence in a code block), where a word boundary means nothing.
+pub(crate) fn clip_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
     }
 }
 
@@ -79,6 +122,49 @@ mod tests {
     fn clip_counts_characters_not_bytes() {
         assert_eq!(clip("ééé", 3), "ééé");
         assert_eq!(clip("éééé", 3), "ééé…");
+        assert_eq!(clip("ééé éééé", 6), "ééé…");
+        assert_eq!(clip_chars("éééé", 3), "ééé…");
         assert_eq!(json_kind(&serde_json::json!([1])), "an array");
+    }
+
+    #[test]
+    fn a_cut_inside_a_code_span_goes_before_the_span() {
+        let text = "the recordings are missing: record them again with `--cassettes DIR` and `--record`";
+        let inside = |needle: &str| text.find(needle).expect("in the text") + 2;
+        // The limit inside `--cassettes`, then inside `DIR` (after the space in the span).
+        for limit in [inside("--cassettes"), inside("DIR")] {
+            let clipped = clip(text, limit);
+            assert_eq!(clipped, "the recordings are missing: record them again with…", "limit {limit}");
+            assert_eq!(clipped.matches('`').count() % 2, 0, "no span left open: {clipped}");
+        }
+        // Past the span: it is kept whole.
+        let after = text.find(" and").expect("and") + 4;
+        assert_eq!(clip(text, after), "the recordings are missing: record them again with `--cassettes DIR` and…");
+        // In parentheses: the dangling bracket goes with the span; so does a dangling comma.
+        assert_eq!(clip("see (`--cassettes DIR`)", 9), "see…");
+        assert_eq!(clip("one, two, three", 9), "one, two…");
+    }
+
+    #[test]
+    fn a_cut_inside_a_hyphenated_word_keeps_the_whole_words_before_it() {
+        let text = "no baseline yet: store this run as the baseline on the default branch and accept-baseline it";
+        let at = text.find("accept-").expect("accept") + "accept-".len();
+        for limit in [at - 3, at, at + 4] {
+            let clipped = clip(text, limit);
+            assert_eq!(
+                clipped, "no baseline yet: store this run as the baseline on the default branch and…",
+                "{limit}"
+            );
+        }
+        // A limit on a word's end keeps that word.
+        assert_eq!(clip("alpha beta gamma", 10), "alpha beta…");
+        assert_eq!(clip("alpha beta gamma", 16), "alpha beta gamma");
+    }
+
+    #[test]
+    fn a_word_longer_than_half_the_limit_or_an_opening_code_span_is_cut_inside() {
+        assert_eq!(clip(&format!("a {}", "x".repeat(40)), 10), format!("a {}…", "x".repeat(8)));
+        assert_eq!(clip("sha256:0123456789abcdef", 10), "sha256:012…");
+        assert_eq!(clip("`a-very-long-command --with flags` and more", 10), "`a-very-lo…`");
     }
 }

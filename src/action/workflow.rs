@@ -104,11 +104,11 @@ pub(crate) fn annotation(annotation: &Annotation) -> String {
     if let Some(line) = annotation.line {
         properties.push(format!("line={line}"));
     }
-    properties.push(format!("title={}", escape_property(&truncate(&annotation.title, MAX_TITLE_CHARS))));
+    properties.push(format!("title={}", escape_property(&crate::text::clip(&annotation.title, MAX_TITLE_CHARS))));
     format!(
         "::{command} {}::{}",
         properties.join(","),
-        escape_data(&truncate(&annotation.message, MAX_ANNOTATION_CHARS))
+        escape_data(&crate::text::clip(&annotation.message, MAX_ANNOTATION_CHARS))
     )
 }
 
@@ -120,14 +120,6 @@ pub(crate) fn output_entry(name: &str, value: &str, delimiter: &str) -> String {
         delimiter.push('_');
     }
     format!("{name}<<{delimiter}\n{value}\n{delimiter}\n")
-}
-
-/// The first `max` characters of `text`, with `…` when something was cut.
-fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-    }
 }
 
 #[cfg(test)]

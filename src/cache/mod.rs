@@ -13,6 +13,11 @@
 //! skipped with a warning (never a crash, never a wrong verdict); several writers may share the
 //! directory (a file is either the old or the new entry); the directory is kept under a size
 //! bound by evicting the least recently used entries first.
+//!
+//! With `--cache-key auto`, `DIR/workspace-manifest.json` ([`Manifest`]) keeps the paths and
+//! content digests the last run hashed, so that a run whose key changed can name the paths that
+//! changed it ([`Manifest::moved_since`]); a missing or unreadable manifest only leaves them
+//! unnamed.
 
 use std::path::{Path, PathBuf};
 
@@ -232,14 +237,132 @@ impl VerdictCache {
     }
 }
 
-/// The server key of `--cache-key auto`: SHA-256 over the workspace's files (paths and
-/// contents, sorted by path) as git would track them — `.gitignore` files (and
-/// `.git/info/exclude`) are honoured, so build outputs and installed dependencies that the
-/// repository ignores are left out — leaving out `.git/`, the paths in `skip` (the golden-set
-/// directory, the cache and report directories) and any directory that holds an mcp-eval
-/// report (`report.json` beside `summary.md`: earlier runs' `--out`). Symlinks are not
-/// followed.
-pub(crate) fn workspace_key(root: &Path, skip: &[PathBuf]) -> std::io::Result<String> {
+/// The file of the cache directory that keeps the workspace [`Manifest`] of the last run that
+/// stored or reused verdicts with `--cache-key auto` (beside `baselines.json` and the entry
+/// shards; eviction never removes it).
+pub(crate) const MANIFEST_FILE: &str = "workspace-manifest.json";
+
+/// The most paths a [`Manifest`] names. Past it the manifest keeps only the key and the number
+/// of files: a changed key is then said with the two counts, without naming the paths that
+/// moved it (the file stays under about 400 KB).
+pub(crate) const MANIFEST_MAX_PATHS: usize = 5_000;
+
+/// The format of the manifest file.
+const MANIFEST_FORMAT: u32 = 1;
+
+/// How many moved paths [`Manifest::moved_since`] names; the rest are counted (`+N more`).
+const NAMED_PATHS: usize = 5;
+
+/// What `--cache-key auto` hashed: the server key, and each file's path with a digest of its
+/// contents (never the contents), so the next run can say which paths moved the key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Manifest {
+    /// [`MANIFEST_FORMAT`].
+    format: u32,
+    /// The server key: `sha256:…` over every file ([`workspace_manifest`]).
+    pub key: String,
+    /// The number of files hashed.
+    pub files: usize,
+    /// Each file's workspace-relative path (`/` separators) → the first 16 hex digits of the
+    /// SHA-256 of its contents; `None` when the workspace has more than [`MANIFEST_MAX_PATHS`]
+    /// files.
+    pub paths: Option<std::collections::BTreeMap<String, String>>,
+}
+
+impl Manifest {
+    /// The sentence that says why the key changed since `before` (no `layer 1:` prefix), or
+    /// `None` when it did not. It names at most five paths that moved it — added first, then
+    /// changed, then removed, each sorted by path — and counts the rest (`+N more`); past
+    /// [`MANIFEST_MAX_PATHS`] on either side it gives the two file counts instead.
+    pub(crate) fn moved_since(&self, before: &Manifest) -> Option<String> {
+        if self.key == before.key {
+            return None;
+        }
+        let head = "the cache key (auto) changed since the last stored run";
+        let tail = "; cached verdicts keyed on the old workspace are not reused";
+        let (Some(now), Some(then)) = (&self.paths, &before.paths) else {
+            return Some(format!(
+                "{head}: the workspace has {} files ({} then), more than the {MANIFEST_MAX_PATHS} a manifest names, so the paths that moved it are not named{tail}",
+                self.files, before.files
+            ));
+        };
+        let added = now.keys().filter(|path| !then.contains_key(*path)).map(|path| (path, "added"));
+        let changed = now
+            .iter()
+            .filter(|(path, digest)| then.get(*path).is_some_and(|old| old != *digest))
+            .map(|(path, _)| (path, "changed"));
+        let removed = then.keys().filter(|path| !now.contains_key(*path)).map(|path| (path, "removed"));
+        let moved: Vec<(&String, &str)> = added.chain(changed).chain(removed).collect();
+        if moved.is_empty() {
+            // The same paths and contents under another key (another version of the recipe).
+            return Some(format!("{head}{tail}"));
+        }
+        let named: Vec<String> =
+            moved.iter().take(NAMED_PATHS).map(|(path, how)| format!("`{}` {how}", shown_path(path))).collect();
+        let more = match moved.len().saturating_sub(NAMED_PATHS) {
+            0 => String::new(),
+            rest => format!(" (+{rest} more)"),
+        };
+        Some(format!("{head}: {}{more}{tail}", named.join(", ")))
+    }
+}
+
+/// A manifest path as a notice shows it: on one line (control characters escaped), at most 120
+/// characters.
+fn shown_path(path: &str) -> String {
+    let escaped: String =
+        path.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect();
+    crate::text::clip_chars(&escaped, 120)
+}
+
+impl VerdictCache {
+    fn manifest_path(&self) -> PathBuf {
+        self.dir.join(MANIFEST_FILE)
+    }
+
+    /// The manifest the last run that stored or reused verdicts here wrote: `Ok(None)` when
+    /// there is none; `Err` with a warning when the file cannot be read or is of another
+    /// format (it is then ignored, and replaced by the next run that stores).
+    pub(crate) fn last_manifest(&self) -> Result<Option<Manifest>, String> {
+        let path = self.manifest_path();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(format!("cannot read the workspace manifest {}: {error}", path.display())),
+        };
+        match serde_json::from_str::<Manifest>(&text) {
+            Ok(manifest) if manifest.format == MANIFEST_FORMAT => Ok(Some(manifest)),
+            Ok(_) => Err(format!("the workspace manifest {} is of another format", path.display())),
+            Err(error) => Err(format!("the workspace manifest {} is not readable ({error})", path.display())),
+        }
+    }
+
+    /// Writes `manifest` as the last one (atomically, the directory created when needed).
+    pub(crate) fn put_manifest(&self, manifest: &Manifest) -> Result<(), String> {
+        if self.mode == Mode::Off {
+            return Ok(());
+        }
+        let text = serde_json::to_string(manifest).map_err(|error| error.to_string())?;
+        std::fs::create_dir_all(&self.dir).map_err(|error| format!("cannot create {}: {error}", self.dir.display()))?;
+        let path = self.manifest_path();
+        crate::atomic::write_atomic(&path, &text).map_err(|error| format!("cannot write {}: {error}", path.display()))
+    }
+}
+
+/// The server key of `--cache-key auto` and its [`Manifest`]: the key is SHA-256 over the
+/// workspace's files (paths and contents, sorted by path) as git would track them — `.gitignore`
+/// files (and `.git/info/exclude`) are honoured, so build outputs and installed dependencies
+/// that the repository ignores are left out — leaving out `.git/`, the paths in `skip` (the
+/// golden-set directory, the cache and report directories) and any directory that holds an
+/// mcp-eval report (`report.json` beside `summary.md`: earlier runs' `--out`). Symlinks are not
+/// followed. The manifest names at most [`MANIFEST_MAX_PATHS`] paths. Errors: a directory or
+/// file that cannot be read.
+pub(crate) fn workspace_manifest(root: &Path, skip: &[PathBuf]) -> std::io::Result<Manifest> {
+    manifest_capped(root, skip, MANIFEST_MAX_PATHS)
+}
+
+/// [`workspace_manifest`] with the bound on named paths given (tests use a small one).
+fn manifest_capped(root: &Path, skip: &[PathBuf], max_paths: usize) -> std::io::Result<Manifest> {
     use sha2::{Digest, Sha256};
     let skip = skip.to_vec();
     let walk = ignore::WalkBuilder::new(root)
@@ -258,6 +381,8 @@ pub(crate) fn workspace_key(root: &Path, skip: &[PathBuf]) -> std::io::Result<St
         })
         .build();
     let mut hasher = Sha256::new();
+    let mut files = 0;
+    let mut paths = Some(std::collections::BTreeMap::new());
     for entry in walk {
         let entry = entry.map_err(std::io::Error::other)?;
         if !entry.file_type().is_some_and(|kind| kind.is_file()) {
@@ -265,11 +390,21 @@ pub(crate) fn workspace_key(root: &Path, skip: &[PathBuf]) -> std::io::Result<St
         }
         let path = entry.path();
         let relative = path.strip_prefix(root).unwrap_or(path);
+        let digest = Sha256::digest(std::fs::read(path)?);
         hasher.update(relative.to_string_lossy().as_bytes());
         hasher.update([0]);
-        hasher.update(Sha256::digest(std::fs::read(path)?));
+        hasher.update(digest);
+        files += 1;
+        if files > max_paths {
+            paths = None;
+        }
+        if let Some(paths) = paths.as_mut() {
+            let shown: Vec<String> =
+                relative.components().map(|part| part.as_os_str().to_string_lossy().into_owned()).collect();
+            paths.insert(shown.join("/"), format!("{digest:x}")[..16].to_owned());
+        }
     }
-    Ok(format!("sha256:{:x}", hasher.finalize()))
+    Ok(Manifest { format: MANIFEST_FORMAT, key: format!("sha256:{:x}", hasher.finalize()), files, paths })
 }
 
 #[cfg(test)]

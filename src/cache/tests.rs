@@ -1,6 +1,19 @@
-//! Tests of the verdict cache: keys, hits, misses, corrupt entries, concurrent writers, eviction.
+//! Tests of the verdict cache: keys, hits, misses, corrupt entries, concurrent writers, eviction,
+//! and the workspace manifest of `--cache-key auto`.
 
 use super::*;
+
+/// The server key of `--cache-key auto` alone.
+fn workspace_key(root: &Path, skip: &[PathBuf]) -> std::io::Result<String> {
+    workspace_manifest(root, skip).map(|manifest| manifest.key)
+}
+
+/// Writes `text` at `relative` below `root`, creating its directories.
+fn put_file(root: &Path, relative: &str, text: &str) {
+    let path = root.join(relative);
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("dirs");
+    std::fs::write(path, text).expect("write");
+}
 
 fn eval(case: &str) -> EvalResult {
     EvalResult { reason: Some("4 of 5".into()), ..EvalResult::for_tests(case, "openai:m", false, 4, 5, 4) }
@@ -184,4 +197,107 @@ fn a_golden_set_at_the_top_of_the_workspace_is_left_out_by_its_own_path() {
     assert_eq!(workspace_key(root, &skip).expect("hashed"), before, "editing the set is not a server change");
     std::fs::write(root.join("server.py"), "print(2)").expect("write");
     assert_ne!(workspace_key(root, &skip).expect("hashed"), before);
+}
+
+#[test]
+fn the_workspace_key_is_the_recipe_cached_verdicts_were_keyed_on() {
+    use sha2::{Digest, Sha256};
+    let dir = tempfile::tempdir().expect("temp dir");
+    put_file(dir.path(), "a.txt", "x");
+    put_file(dir.path(), "src/b.py", "y");
+    let mut hasher = Sha256::new();
+    for (path, text) in [("a.txt", "x"), ("src/b.py", "y")] {
+        hasher.update(path.as_bytes());
+        hasher.update([0]);
+        hasher.update(Sha256::digest(text));
+    }
+    let manifest = workspace_manifest(dir.path(), &[]).expect("hashed");
+    assert_eq!(manifest.key, format!("sha256:{:x}", hasher.finalize()), "keys of stored verdicts stay valid");
+    assert_eq!(manifest.files, 2);
+    let paths = manifest.paths.expect("named");
+    assert_eq!(paths.keys().collect::<Vec<_>>(), ["a.txt", "src/b.py"], "workspace-relative, `/` separators");
+    assert_eq!(paths["a.txt"], format!("{:x}", Sha256::digest("x"))[..16], "a digest, never the contents");
+}
+
+#[test]
+fn a_changed_workspace_key_names_the_paths_added_changed_and_removed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    put_file(root, "src/server.py", "print(1)");
+    put_file(root, "old.txt", "old");
+    let before = workspace_manifest(root, &[]).expect("hashed");
+    assert_eq!(workspace_manifest(root, &[]).expect("hashed").moved_since(&before), None, "unchanged: nothing said");
+
+    put_file(root, "logs/run.log", "noise");
+    put_file(root, "src/server.py", "print(2)");
+    std::fs::remove_file(root.join("old.txt")).expect("remove");
+    let now = workspace_manifest(root, &[]).expect("hashed");
+    assert_eq!(
+        now.moved_since(&before).as_deref(),
+        Some(
+            "the cache key (auto) changed since the last stored run: `logs/run.log` added, `src/server.py` changed, `old.txt` removed; cached verdicts keyed on the old workspace are not reused"
+        )
+    );
+}
+
+#[test]
+fn more_than_five_moved_paths_name_five_and_count_the_rest() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    put_file(root, "server.py", "print(1)");
+    let before = workspace_manifest(root, &[]).expect("hashed");
+    for index in 0..8 {
+        put_file(root, &format!("out/file-{index}.txt"), "x");
+    }
+    let text = workspace_manifest(root, &[]).expect("hashed").moved_since(&before).expect("changed");
+    assert!(
+        text.starts_with(
+            "the cache key (auto) changed since the last stored run: `out/file-0.txt` added, `out/file-1.txt` added, `out/file-2.txt` added, `out/file-3.txt` added, `out/file-4.txt` added (+3 more);"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("file-5"), "{text}");
+}
+
+#[test]
+fn past_the_bound_a_manifest_keeps_only_the_key_and_the_count() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    put_file(root, "a.txt", "1");
+    put_file(root, "b.txt", "2");
+    let before = manifest_capped(root, &[], 2).expect("hashed");
+    assert!(before.paths.is_some(), "two files fit a bound of two");
+    put_file(root, "c.txt", "3");
+    let now = manifest_capped(root, &[], 2).expect("hashed");
+    assert_eq!((now.files, now.paths.is_none()), (3, true));
+    assert_eq!(now.key, workspace_key(root, &[]).expect("hashed"), "the bound changes the manifest, not the key");
+    let text = now.moved_since(&before).expect("changed");
+    assert!(text.contains("the workspace has 3 files (2 then)") && text.contains("are not named"), "{text}");
+}
+
+#[test]
+fn a_path_with_a_line_break_stays_on_one_line_in_the_notice() {
+    let mut paths = std::collections::BTreeMap::new();
+    let before = Manifest { format: MANIFEST_FORMAT, key: "sha256:1".into(), files: 0, paths: Some(paths.clone()) };
+    paths.insert("evil\n::error::x".to_owned(), "0123456789abcdef".to_owned());
+    let now = Manifest { format: MANIFEST_FORMAT, key: "sha256:2".into(), files: 1, paths: Some(paths) };
+    let text = now.moved_since(&before).expect("changed");
+    assert!(!text.contains('\n') && text.contains("`evil\\n::error::x` added"), "{text}");
+}
+
+#[test]
+fn the_manifest_reads_back_and_a_missing_or_corrupt_one_is_no_failure() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = VerdictCache::new(dir.path().join("cache"), Mode::ReadWrite);
+    assert_eq!(cache.last_manifest(), Ok(None), "none yet");
+    put_file(dir.path(), "ws/a.txt", "x");
+    let manifest = workspace_manifest(&dir.path().join("ws"), &[]).expect("hashed");
+    cache.put_manifest(&manifest).expect("written");
+    assert_eq!(cache.last_manifest(), Ok(Some(manifest)));
+    std::fs::write(dir.path().join("cache").join(MANIFEST_FILE), "{not json").expect("corrupt");
+    let warning = cache.last_manifest().expect_err("unreadable");
+    assert!(warning.contains("workspace-manifest.json is not readable"), "{warning}");
+    std::fs::write(dir.path().join("cache").join(MANIFEST_FILE), r#"{"format":9,"key":"k","files":0,"paths":null}"#)
+        .expect("write");
+    assert!(cache.last_manifest().expect_err("another format").contains("of another format"));
 }

@@ -1054,15 +1054,7 @@ fn found(v: &Value) -> String {
     match v {
         Value::Array(_) => "an array".to_owned(),
         Value::Object(_) => "an object".to_owned(),
-        scalar => {
-            let text = scalar.to_string();
-            if text.chars().count() > 60 {
-                let short: String = text.chars().take(60).collect();
-                format!("{short}…")
-            } else {
-                text
-            }
-        }
+        scalar => crate::text::clip(&scalar.to_string(), 60),
     }
 }
 

@@ -108,6 +108,10 @@ pub(crate) struct CacheUse {
     pub server_key: Option<String>,
     /// When this run started (RFC 3339): what a stored verdict says it was measured at.
     pub measured_at: String,
+    /// The workspace manifest of `--cache-key auto` to write once this run stores or reuses a
+    /// verdict ([`crate::cache::VerdictCache::put_manifest`]); `None` with another key, or when
+    /// the manifest stored last has this run's key already.
+    pub manifest: Option<crate::cache::Manifest>,
 }
 
 /// What layer 1 has finished so far, shared with the caller: a signal that stops the run
@@ -725,7 +729,13 @@ pub(crate) async fn run(
         section.judge_calibration = Some(crate::calibration::for_report(&section, judge.label(), calibration));
     }
     if let Some(cache) = &input.cache {
-        store_verdicts(cache, &section, &keys, input.settings, set, events);
+        let stored = store_verdicts(cache, &section, &keys, input.settings, set, events);
+        // The workspace this run's cache use was keyed on, for the next run to compare with.
+        if let Some(manifest) = cache.manifest.as_ref().filter(|_| stored > 0 || !reused.is_empty()) {
+            if let Err(warning) = cache.store.put_manifest(manifest) {
+                events(&RunEvent::Notice { text: format!("layer 1: the verdict cache: {warning}") });
+            }
+        }
         if !reused.is_empty() {
             let matchers =
                 reused.keys().any(|(_, case)| set.cases.get(*case).is_some_and(|case| !case.semantic.is_empty()));
@@ -1130,7 +1140,8 @@ fn wire_name(api: Api) -> &'static str {
     }
 }
 
-/// Stores the verdicts measured in this run (pass or fail, not reused) in the cache.
+/// Stores the verdicts measured in this run (pass or fail, not reused) in the cache; returns
+/// how many were stored (a failed write is a notice, not counted).
 fn store_verdicts(
     cache: &CacheUse,
     section: &EvalsSection,
@@ -1138,7 +1149,8 @@ fn store_verdicts(
     settings: &Layer1Settings,
     set: &GoldenSet,
     events: &(dyn Fn(&RunEvent) + Sync),
-) {
+) -> usize {
+    let mut stored = 0;
     use crate::report::evals::EvalStatus;
     for eval in section.evals.iter().filter(|eval| eval.cached.is_none()) {
         if !matches!(eval.status, EvalStatus::Pass | EvalStatus::Fail) {
@@ -1147,8 +1159,10 @@ fn store_verdicts(
         let model_index = settings.models.iter().position(|model| model.label() == eval.model);
         let case_index = set.cases.iter().position(|case| case.id == eval.case);
         let Some(key) = model_index.zip(case_index).and_then(|index| keys.get(&index)) else { continue };
-        if let Err(warning) = cache.store.put(key, eval, &cache.measured_at, cache.server_key.as_deref()) {
-            events(&RunEvent::Notice { text: format!("layer 1: the verdict cache: {warning}") });
+        match cache.store.put(key, eval, &cache.measured_at, cache.server_key.as_deref()) {
+            Ok(()) => stored += 1,
+            Err(warning) => events(&RunEvent::Notice { text: format!("layer 1: the verdict cache: {warning}") }),
         }
     }
+    stored
 }

@@ -380,6 +380,7 @@ async fn an_unchanged_set_is_reused_from_the_cache_with_zero_model_calls_and_one
         store: crate::cache::VerdictCache::new(dir.path().to_path_buf(), crate::cache::Mode::ReadWrite),
         server_key: Some(server_key.to_owned()),
         measured_at: "2026-11-30T10:00:00Z".into(),
+        manifest: None,
     };
     let fixture = fixture(&[]).await;
     let settings = settings(&fixture, &["openai:demo-good"]);
@@ -772,6 +773,7 @@ async fn a_cached_verdict_of_an_embedding_case_is_reused_only_with_the_same_embe
         store: crate::cache::VerdictCache::new(dir.path().to_path_buf(), crate::cache::Mode::ReadWrite),
         server_key: None,
         measured_at: "2026-11-30T10:00:00Z".into(),
+        manifest: None,
     };
     let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
     let model = ScriptedServer::start(region_script("the European Union", 2)).await;

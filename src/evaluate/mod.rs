@@ -201,6 +201,9 @@ pub(crate) async fn evaluate(
     // Layer 0's outcome as soon as it is graded, so a signal during layer 1 or the session's
     // shutdown (a stdio server can take seconds to exit) keeps every check instead of losing them.
     let finished: std::sync::Mutex<Option<conformance::Outcome0>> = std::sync::Mutex::new(None);
+    // Layer 0's own wall time (its checks, not the connection or layer 1), once it finished:
+    // what the summary's `N checks in T` says.
+    let layer0_time: std::sync::Mutex<Option<u64>> = std::sync::Mutex::new(None);
     // Layer 1's finished runs, likewise.
     let progress = crate::evals::Progress::default();
     let cassettes_failed = std::sync::atomic::AtomicBool::new(false);
@@ -217,10 +220,13 @@ pub(crate) async fn evaluate(
         }
         let layer0 = if ran.contains(&0) {
             events(&RunEvent::LayerStarted { layer: 0 });
+            let layer0_started = Instant::now();
             let layer0 =
                 Box::pin(conformance::run(&connected, target.clone(), redactor.clone(), &options, events)).await;
+            let layer0_ms = elapsed_ms(layer0_started);
             *crate::mcp::sync::lock(&finished) = Some(layer0.clone());
-            events(&RunEvent::LayerFinished { layer: 0, duration_ms: elapsed_ms(started) });
+            *crate::mcp::sync::lock(&layer0_time) = Some(layer0_ms);
+            events(&RunEvent::LayerFinished { layer: 0, duration_ms: layer0_ms });
             Some(layer0)
         } else {
             None
@@ -353,6 +359,8 @@ pub(crate) async fn evaluate(
             (report, Some(signal))
         }
     };
+    let mut report = report;
+    report.layer0_duration_ms = *crate::mcp::sync::lock(&layer0_time);
     drop(demo_task);
     let environment_failed = cassettes_failed.load(std::sync::atomic::Ordering::SeqCst);
     finish(settings, report, interrupt, Ending { environment_failed, input_error }, &redactor, events)
@@ -794,8 +802,10 @@ pub(crate) fn gate_merged(report: &mut RunReport, settings: &Settings) {
 
 /// The verdict cache of this run, when one is asked for (`--cache-dir`, the Action's default)
 /// and not `off`; the server key of `--cache-key auto` hashes the workspace as git would track
-/// it ([`crate::cache::workspace_key`]), leaving out the golden set's directory and the cache
-/// and report directories.
+/// it ([`crate::cache::workspace_manifest`]), leaving out the golden set's directory and the
+/// cache and report directories. With `auto`, a key that differs from the one of the manifest
+/// stored last is a notice naming the paths that moved it (`read-write` only: `write-only`
+/// reuses nothing anyway); an unreadable manifest is a short notice, a missing one says nothing.
 fn cache_use(
     settings: &Settings,
     layer1: &crate::settings::layer1::Layer1Settings,
@@ -805,6 +815,8 @@ fn cache_use(
 ) -> Option<crate::evals::CacheUse> {
     use crate::settings::layer1::CacheKeySetting;
     let dir = layer1.cache_dir.clone().filter(|_| layer1.cache_mode != crate::cache::Mode::Off)?;
+    let store = crate::cache::VerdictCache::new(dir.clone(), layer1.cache_mode);
+    let mut manifest = None;
     let server_key = match &layer1.cache_key {
         CacheKeySetting::None => None,
         CacheKeySetting::Text(text) => Some(text.clone()),
@@ -827,8 +839,25 @@ fn cache_use(
             };
             let skip: Vec<std::path::PathBuf> =
                 skip.iter().map(|path| root.join(clean(path.strip_prefix(&root).unwrap_or(path)))).collect();
-            match crate::cache::workspace_key(&root, &skip) {
-                Ok(key) => Some(key),
+            match crate::cache::workspace_manifest(&root, &skip) {
+                Ok(now) => {
+                    let last = store.last_manifest();
+                    let reusing = layer1.cache_mode == crate::cache::Mode::ReadWrite;
+                    let notice = match &last {
+                        Ok(Some(before)) => now.moved_since(before),
+                        Ok(None) => None,
+                        Err(warning) => Some(format!("{warning}; the paths that moved the cache key are not named")),
+                    };
+                    if let Some(text) = notice.filter(|_| reusing) {
+                        events(&RunEvent::Notice { text: format!("layer 1: {text}") });
+                    }
+                    let key = now.key.clone();
+                    // Written again only when it says something new.
+                    if !matches!(&last, Ok(Some(before)) if before.key == now.key) {
+                        manifest = Some(now);
+                    }
+                    Some(key)
+                }
                 Err(error) => {
                     events(&RunEvent::Notice {
                         text: format!(
@@ -840,11 +869,7 @@ fn cache_use(
             }
         }
     };
-    Some(crate::evals::CacheUse {
-        store: crate::cache::VerdictCache::new(dir, layer1.cache_mode),
-        server_key,
-        measured_at: measured_at.to_owned(),
-    })
+    Some(crate::evals::CacheUse { store, server_key, measured_at: measured_at.to_owned(), manifest })
 }
 
 /// How the run ended besides the report, for the exit status.

@@ -427,11 +427,7 @@ fn first_sentence(description: &str) -> String {
     let flat = description.split_whitespace().collect::<Vec<_>>().join(" ");
     let end = flat.find(". ").map_or(flat.len(), |index| index + 1);
     let sentence = flat[..end].trim_end_matches('.');
-    let mut out: String = sentence.chars().take(200).collect();
-    if sentence.chars().count() > 200 {
-        out.push('…');
-    }
-    out
+    crate::text::clip(sentence, 200)
 }
 
 /// The prompt of a tool's positive case: "Use the TITLE tool (what it does) with ARG VALUE and …".

@@ -315,9 +315,7 @@ impl Exchange {
             // One line, whatever the server put in it (some send pretty-printed validation
             // dumps); the full text stays in the evidence.
             let one_line = message.split_whitespace().collect::<Vec<_>>().join(" ");
-            let short: String = one_line.chars().take(120).collect();
-            let ellipsis = if short.len() < one_line.len() { "…" } else { "" };
-            parts.push(format!("JSON-RPC error {code} \"{short}{ellipsis}\""));
+            parts.push(format!("JSON-RPC error {code} \"{}\"", crate::text::clip(&one_line, 120)));
         } else if self.result().is_some() {
             parts.push("a result".into());
         } else if let Some(failure) = &self.failure {

@@ -473,9 +473,7 @@ fn not_json_text(body: &str) -> String {
         ("", body.to_owned())
     };
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let short: String = one_line.chars().take(60).collect();
-    let ellipsis = if short.len() < one_line.len() { "…" } else { "" };
-    format!("the body is {kind}\"{short}{ellipsis}\"")
+    format!("the body is {kind}\"{}\"", crate::text::clip(&one_line, 60))
 }
 
 fn root_cause(error: &dyn std::error::Error) -> String {

@@ -281,12 +281,10 @@ pub(super) fn error_for(status: u16, retry_after: Option<Duration>, body: &[u8],
     }
 }
 
-/// `text` cut to at most `limit` characters, with `…` when cut.
+/// `text` cut to at most `limit` characters, with `…` when cut, at a word boundary
+/// ([`crate::text::clip`]).
 pub(super) fn bounded(text: &str, limit: usize) -> String {
-    match text.char_indices().nth(limit) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
+    crate::text::clip(text, limit)
 }
 
 #[cfg(test)]

@@ -179,6 +179,20 @@ mod tests {
     }
 
     #[test]
+    fn layer_0s_own_time_is_written_after_the_runs_time_only_when_known_and_reads_back() {
+        let mut report = sample_report();
+        assert!(to_value(&report).get("layer0_duration_ms").is_none(), "absent when unknown");
+        report.layer0_duration_ms = Some(311);
+        let text = render(&report);
+        let value: Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(value["layer0_duration_ms"], 311);
+        let keys: Vec<&String> = value.as_object().expect("object").keys().collect();
+        let at = |key: &str| keys.iter().position(|k| *k == key).expect("key");
+        assert_eq!(at("layer0_duration_ms"), at("duration_ms") + 1);
+        assert_eq!(parse(&text).expect("reads back"), report);
+    }
+
+    #[test]
     fn the_layer1_section_round_trips_at_the_top_level() {
         let report = crate::report::test_support::sample_evals_report();
         let text = render(&report);

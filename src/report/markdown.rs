@@ -11,12 +11,14 @@
 //! markdown structure (`<`, `>`, `&` become entities; markdown punctuation is backslash-escaped;
 //! newlines become spaces), and inside code blocks the fence is longer than any backtick run in
 //! the text. The whole output stays under [`MAX_CHARS`]; long lists end with a line pointing to
-//! `report.json`.
+//! `report.json`. Long text is shortened by [`crate::text::clip`], at a word boundary and never
+//! inside a code span; evidence in a code block is raw data and is cut at any character.
 
 use std::fmt::Write as _;
 
 use super::evals::{EvalResult, EvalStatus, EvalsSection, ModelOutcome, Rate};
 use super::model::{CheckResult, RunOutcome, RunReport, Status, Verdict};
+use crate::text::clip;
 
 /// Upper bound of the rendered summary, in bytes (so also in characters). GitHub caps a
 /// comment at 65,536 characters.
@@ -99,9 +101,9 @@ pub fn render(report: &RunReport) -> String {
         for check in migration {
             let line = format!(
                 "- **{}** {} — {}\n",
-                escape(&truncate(&check.id, 64)),
-                escape(&truncate(&check.title, 80)),
-                message(&truncate(
+                escape(&clip(&check.id, 64)),
+                escape(&clip(&check.title, 80)),
+                message(&clip(
                     check.message.trim_start_matches("2026-07-28 migration: would not meet this requirement: "),
                     CELL_CHARS
                 ))
@@ -153,7 +155,7 @@ fn write_header(report: &RunReport, out: &mut String) {
     if legacy {
         // A legacy server passes or fails on what applies to its own revision; say so in the
         // headline rather than suggest it meets the current one.
-        let era = escape(&truncate(report.server.era.as_deref().unwrap_or(""), FIELD_CHARS));
+        let era = escape(&clip(report.server.era.as_deref().unwrap_or(""), FIELD_CHARS));
         let _ = writeln!(
             out,
             "## {title} — legacy MCP {era} server (graded on what applies to {era}; 2026-07-28 migration list below)\n"
@@ -164,7 +166,7 @@ fn write_header(report: &RunReport, out: &mut String) {
         let _ = writeln!(
             out,
             "## {title} — MCP {} conformance{golden}\n",
-            escape(&truncate(&report.spec_revision, FIELD_CHARS))
+            escape(&clip(&report.spec_revision, FIELD_CHARS))
         );
     }
 
@@ -178,34 +180,34 @@ fn write_header(report: &RunReport, out: &mut String) {
             let _ = writeln!(
                 out,
                 "**Gate:** with `fail-on: {}` the run is a **{}**: {why}.\n",
-                escape(&truncate(&gate.fail_on, 16)),
-                escape(&truncate(&gate.result, 16))
+                escape(&clip(&gate.fail_on, 16)),
+                escape(&clip(&gate.result, 16))
             );
         }
     }
     let server = &report.server;
-    let _ = writeln!(out, "- **Target:** {}", code_span(&truncate(&server.target, FIELD_CHARS)));
+    let _ = writeln!(out, "- **Target:** {}", code_span(&clip(&server.target, FIELD_CHARS)));
     let era = match server.era.as_deref() {
-        Some(era) => code_span(&truncate(era, FIELD_CHARS)),
+        Some(era) => code_span(&clip(era, FIELD_CHARS)),
         None => "unknown".to_owned(),
     };
-    let _ = writeln!(out, "- **Transport:** {} · **Era:** {era}", escape(&truncate(&server.transport, FIELD_CHARS)));
+    let _ = writeln!(out, "- **Transport:** {} · **Era:** {era}", escape(&clip(&server.transport, FIELD_CHARS)));
     if let Some(evidence) = &server.era_evidence {
-        let _ = writeln!(out, "- **Era evidence:** {}", message(&truncate(evidence, FIELD_CHARS)));
+        let _ = writeln!(out, "- **Era evidence:** {}", message(&clip(evidence, FIELD_CHARS)));
     }
     if let Some(info) = &server.server_info {
         let _ = writeln!(out, "- **Server:** {}", server_info_text(info));
     }
     if !server.supported_versions.is_empty() {
         let mut versions: Vec<String> =
-            server.supported_versions.iter().take(MAX_VERSIONS).map(|v| code_span(&truncate(v, 64))).collect();
+            server.supported_versions.iter().take(MAX_VERSIONS).map(|v| code_span(&clip(v, 64))).collect();
         if server.supported_versions.len() > MAX_VERSIONS {
             versions.push(format!("…{} more", server.supported_versions.len() - MAX_VERSIONS));
         }
         let _ = writeln!(out, "- **Supported versions:** {}", versions.join(", "));
     }
     if let Some(serde_json::Value::Object(caps)) = &server.capabilities {
-        let mut names: Vec<String> = caps.keys().take(MAX_VERSIONS).map(|k| code_span(&truncate(k, 64))).collect();
+        let mut names: Vec<String> = caps.keys().take(MAX_VERSIONS).map(|k| code_span(&clip(k, 64))).collect();
         if caps.len() > MAX_VERSIONS {
             names.push(format!("…{} more", caps.len() - MAX_VERSIONS));
         }
@@ -249,13 +251,13 @@ fn write_header(report: &RunReport, out: &mut String) {
         // The answer first: the regression gate, one line per model (details in layer 1 below).
         if let Some(gate) = evals.eval_gate.as_ref().filter(|gate| gate.result != "no-baseline") {
             for line in gate.lines.iter().take(5) {
-                let _ = writeln!(out, "\n**Since the baseline:** {}", message(&truncate(line, CELL_CHARS * 2)));
+                let _ = writeln!(out, "\n**Since the baseline:** {}", message(&clip(line, CELL_CHARS * 2)));
             }
             if !gate.flips.is_empty() {
                 let _ = writeln!(out, "\n**Flipped:** {} case(s) × model(s) (listed under layer 1)", gate.flips.len());
             }
             if let Some(layer0) = &gate.layer0_delta {
-                let _ = writeln!(out, "\n{}", message(&truncate(layer0, CELL_CHARS * 2)));
+                let _ = writeln!(out, "\n{}", message(&clip(layer0, CELL_CHARS * 2)));
             }
         }
     }
@@ -273,7 +275,7 @@ fn write_header(report: &RunReport, out: &mut String) {
         };
         let _ = writeln!(out, "\n> **{what}**");
         if let Some(detail) = &report.outcome_detail {
-            let _ = writeln!(out, "> Detail: {}", escape(&truncate(detail, MESSAGE_CHARS)));
+            let _ = writeln!(out, "> Detail: {}", escape(&clip(detail, MESSAGE_CHARS)));
         }
         if let Some(tail) = &report.server.stderr_tail {
             let _ = write!(
@@ -303,9 +305,9 @@ fn render_item(check: &CheckResult) -> String {
     let _ = writeln!(
         item,
         "\n**{}** {} — {}\n",
-        escape(&truncate(&check.id, 64)),
-        escape(&truncate(&check.title, FIELD_CHARS)),
-        message(&truncate(&check.message, MESSAGE_CHARS)),
+        escape(&clip(&check.id, 64)),
+        escape(&clip(&check.title, FIELD_CHARS)),
+        message(&clip(&check.message, MESSAGE_CHARS)),
     );
     let _ = writeln!(item, "{} · spec: {}", check.level.as_str(), spec_reference(&check.spec));
     if !check.evidence.is_empty() {
@@ -317,9 +319,9 @@ fn render_item(check: &CheckResult) -> String {
                 break;
             }
             let limit = budget.min(EVIDENCE_CHARS);
-            let text = truncate(&evidence.text, limit);
+            let text = crate::text::clip_chars(&evidence.text, limit);
             budget -= text.chars().count().min(budget);
-            let _ = write!(item, "\n{}:\n\n{}", escape(&truncate(&evidence.label, 64)), code_block(&text));
+            let _ = write!(item, "\n{}:\n\n{}", escape(&clip(&evidence.label, 64)), code_block(&text));
         }
         item.push_str("\n</details>\n");
     }
@@ -342,11 +344,11 @@ fn write_table(report: &RunReport, keep_free: usize, out: &mut String) {
     for (shown, check) in report.checks.iter().enumerate() {
         let row = format!(
             "| {} | {} | {} | {} | {} |\n",
-            escape(&truncate(&check.id, 64)),
-            escape(&truncate(&check.title, 80)),
+            escape(&clip(&check.id, 64)),
+            escape(&clip(&check.title, 80)),
             check.level.as_str(),
             status_label(check.status),
-            message(&truncate(&check.message, CELL_CHARS)).replace('|', "\\|").replace("\\\\|", "\\|"),
+            message(&clip(&check.message, CELL_CHARS)).replace('|', "\\|").replace("\\\\|", "\\|"),
         );
         if out.len() + row.len() + reserve > MAX_CHARS {
             let _ = write!(
@@ -392,10 +394,10 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         let _ = writeln!(
             out,
             "**Regression gate:** {verdict}{effect} · baseline: {}\n",
-            message(&truncate(&gate.baseline, CELL_CHARS)),
+            message(&clip(&gate.baseline, CELL_CHARS)),
         );
         for line in gate.lines.iter().take(20) {
-            let _ = writeln!(out, "- {}", message(&truncate(line, CELL_CHARS * 2)));
+            let _ = writeln!(out, "- {}", message(&clip(line, CELL_CHARS * 2)));
         }
         if let Some(drop) = gate.minimum_detectable_drop {
             let _ = writeln!(
@@ -434,7 +436,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         if !gate.flips.is_empty() {
             let _ = writeln!(out, "- Flipped since the baseline:");
             for flip in gate.flips.iter().take(15) {
-                let _ = writeln!(out, "  - {}", message(&truncate(flip, CELL_CHARS)));
+                let _ = writeln!(out, "  - {}", message(&clip(flip, CELL_CHARS)));
             }
             if gate.flips.len() > 15 {
                 let _ = writeln!(out, "  - …and {} more: see `report.json`", gate.flips.len() - 15);
@@ -443,7 +445,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         if !gate.tool_changes.is_empty() {
             let _ = writeln!(out, "- Tools changed since the baseline:");
             for change in gate.tool_changes.iter().take(10) {
-                let _ = writeln!(out, "  - {}", message(&truncate(change, CELL_CHARS)));
+                let _ = writeln!(out, "  - {}", message(&clip(change, CELL_CHARS)));
             }
         }
         out.push('\n');
@@ -453,7 +455,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         let _ = writeln!(
             out,
             "- **Golden set:** {} · `{}` · {}",
-            code_span(&truncate(&golden.path, FIELD_CHARS)),
+            code_span(&clip(&golden.path, FIELD_CHARS)),
             escape(&hash.chars().take(12).collect::<String>()),
             plural(golden.cases, "case"),
         );
@@ -474,13 +476,9 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
             ModelOutcome::NoApiKey => "no API key",
             _ => "the provider is unusable",
         };
-        let detail = status.detail.as_deref().map(|d| format!(" ({})", message(&truncate(d, CELL_CHARS))));
-        let _ = writeln!(
-            out,
-            "- {}: not run — {why}{}",
-            code_span(&truncate(&status.model, 100)),
-            detail.unwrap_or_default()
-        );
+        let detail = status.detail.as_deref().map(|d| format!(" ({})", message(&clip(d, CELL_CHARS))));
+        let _ =
+            writeln!(out, "- {}: not run — {why}{}", code_span(&clip(&status.model, 100)), detail.unwrap_or_default());
     }
     if evals.model_calls > 0 || evals.golden_set.is_some() {
         let _ = writeln!(out, "- **Model calls:** {}", evals.model_calls);
@@ -489,7 +487,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         out.push_str(&line);
     }
     if let Some(why) = &evals.layer1_not_run {
-        let _ = writeln!(out, "\n> **Layer 1 did not run:** {}", message(&truncate(why, MESSAGE_CHARS)));
+        let _ = writeln!(out, "\n> **Layer 1 did not run:** {}", message(&clip(why, MESSAGE_CHARS)));
     }
     if evals.call_cap_reached {
         out.push_str("\n> **The model-call cap stopped the run:** the cases that did not run are marked skipped.\n");
@@ -500,7 +498,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
     if !models.is_empty() {
         out.push_str("\n| Case | Kind |");
         for model in &models {
-            let _ = write!(out, " {} |", table_code(&truncate(model, 100)));
+            let _ = write!(out, " {} |", table_code(&clip(model, 100)));
         }
         out.push_str("\n| --- | --- |");
         out.push_str(&" --- |".repeat(models.len()));
@@ -513,9 +511,9 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
             let first = results.iter().flatten().next();
             let kind = first.map_or(String::new(), |eval| match eval.kind.as_str() {
                 "soft" => format!("soft ≥ {}/{}", eval.threshold, eval.runs),
-                kind => escape(&truncate(kind, 16)),
+                kind => escape(&clip(kind, 16)),
             });
-            let mut row = format!("| {} | {kind} |", escape(&truncate(case, 80)));
+            let mut row = format!("| {} | {kind} |", escape(&clip(case, 80)));
             for result in results {
                 let _ = write!(row, " {} |", result.map_or("—".to_owned(), eval_cell));
             }
@@ -537,7 +535,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         for metrics in &evals.eval_metrics {
             let mut row = format!(
                 "| {} | {} | {} | {} | {} | {} |",
-                table_code(&truncate(&metrics.model, 100)),
+                table_code(&clip(&metrics.model, 100)),
                 rate(&metrics.pass_rate),
                 rate(&metrics.tool_selection_accuracy),
                 rate(&metrics.over_triggering_rate),
@@ -586,7 +584,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
     if !evals.layer1_notes.is_empty() {
         out.push_str("\n**Notes:**\n\n");
         for (shown, note) in evals.layer1_notes.iter().enumerate() {
-            let line = format!("- {}\n", message(&truncate(note, CELL_CHARS * 2)));
+            let line = format!("- {}\n", message(&clip(note, CELL_CHARS * 2)));
             if out.len() + line.len() + LAYER1_RESERVE > LAYER1_CHARS {
                 let _ = writeln!(out, "- …and {} more notes: see `report.json`", evals.layer1_notes.len() - shown);
                 break;
@@ -618,7 +616,7 @@ fn cut_results_line(evals: &EvalsSection) -> Option<String> {
         .iter()
         .take(MAX_CUT_TOOLS)
         .map(|(tool, bytes)| {
-            format!("{} sent results of up to {:.1} MB", code_span(&truncate(tool, 100)), *bytes as f64 / 1_048_576.0)
+            format!("{} sent results of up to {:.1} MB", code_span(&clip(tool, 100)), *bytes as f64 / 1_048_576.0)
         })
         .collect();
     if largest.len() > MAX_CUT_TOOLS {
@@ -635,12 +633,12 @@ fn cut_results_line(evals: &EvalsSection) -> Option<String> {
 /// applies (with its TPR, TNR and n), else marked uncalibrated with the reason.
 fn judge_lines(calibration: &crate::report::evals::JudgeCalibration) -> String {
     let mut out = String::new();
-    let judge = table_code(&truncate(&calibration.judge_model, 100));
+    let judge = table_code(&clip(&calibration.judge_model, 100));
     for rate in calibration.rates.iter().take(MAX_JUDGE_LINES) {
         let percent = |value: f64| format!("{}%", (value * 1000.0).round() / 10.0);
         let mut line = format!(
             "\n- **Judge pass rate** of {} (judged by {judge}): {}/{} runs ({})",
-            table_code(&truncate(&rate.model, 100)),
+            table_code(&clip(&rate.model, 100)),
             rate.passed_runs,
             rate.judged_runs,
             percent(rate.observed)
@@ -662,7 +660,7 @@ fn judge_lines(calibration: &crate::report::evals::JudgeCalibration) -> String {
             )),
             (false, _) => line.push_str(&format!(
                 "; uncalibrated: {}",
-                message(&truncate(calibration.reason.as_deref().unwrap_or("no calibration"), CELL_CHARS * 2))
+                message(&clip(calibration.reason.as_deref().unwrap_or("no calibration"), CELL_CHARS * 2))
             )),
         }
         out.push_str(&line);
@@ -708,9 +706,9 @@ fn failing_run_lines(eval: &EvalResult) -> Vec<String> {
             let run = run.map_or_else(|| "no run kept".to_owned(), |run| format!("run {run}"));
             format!(
                 "- **{}** · {} · {what} · {run}: {}\n",
-                escape(&truncate(&eval.case, 80)),
-                code_span(&truncate(&eval.model, 100)),
-                message(&truncate(reason, CELL_CHARS)),
+                escape(&clip(&eval.case, 80)),
+                code_span(&clip(&eval.model, 100)),
+                message(&clip(reason, CELL_CHARS)),
             )
         })
         .collect();
@@ -754,7 +752,7 @@ fn spec_reference(spec: &str) -> String {
     match page {
         // The text is checked above: letters, digits, `/-_.#` only, nothing to escape.
         Some(url) => format!("[{spec}]({url})"),
-        None => code_span(&truncate(spec, FIELD_CHARS)),
+        None => code_span(&clip(spec, FIELD_CHARS)),
     }
 }
 
@@ -763,7 +761,7 @@ fn write_footer(report: &RunReport, out: &mut String) {
     let _ = writeln!(
         out,
         "\n<sub>{} · started {} · full details in `report.json` and `junit.xml`</sub>",
-        escape(&truncate(&report.tool, 100)),
+        escape(&clip(&report.tool, 100)),
         report.started_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     );
 }
@@ -773,19 +771,19 @@ fn server_info_text(info: &serde_json::Value) -> String {
     let field = |key: &str| info.get(key).and_then(serde_json::Value::as_str);
     match (field("name"), field("version")) {
         (Some(name), version) => {
-            let mut text = escape(&truncate(name, FIELD_CHARS));
+            let mut text = escape(&clip(name, FIELD_CHARS));
             if let Some(version) = version {
                 text.push(' ');
-                text.push_str(&escape(&truncate(version, 64)));
+                text.push_str(&escape(&clip(version, 64)));
             }
             if let Some(title) = field("title") {
                 text.push_str(" (");
-                text.push_str(&escape(&truncate(title, FIELD_CHARS)));
+                text.push_str(&escape(&clip(title, FIELD_CHARS)));
                 text.push(')');
             }
             text
         }
-        _ => code_span(&truncate(&info.to_string(), FIELD_CHARS)),
+        _ => code_span(&clip(&info.to_string(), FIELD_CHARS)),
     }
 }
 
@@ -808,18 +806,6 @@ fn plural(n: usize, noun: &str) -> String {
 /// A duration in milliseconds, for people: `850 ms`, `2.5 s`.
 fn duration(ms: u64) -> String {
     if ms < 1_000 { format!("{ms} ms") } else { format!("{}.{} s", ms / 1_000, (ms % 1_000) / 100) }
-}
-
-/// The first `max` characters of `text`, with `…` when something was cut.
-fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some((cut, _)) => {
-            let mut kept = text[..cut].to_owned();
-            kept.push('…');
-            kept
-        }
-    }
 }
 
 /// The last `max` characters of `text`, with `…` in front when something was cut.
@@ -945,18 +931,25 @@ fn by_model(named: &[String]) -> String {
         .join("; ")
 }
 
-/// The `**Checks:**` line: the counts by status, the number of checks and the run's time.
+/// The `**Checks:**` line: the counts by status, the number of checks and layer 0's own time
+/// (`layer0_duration_ms`: the checks alone, not layer 1 nor the connection). A report without
+/// it (an older mcp-eval, an unreachable server) shows the run's time when layer 0 was asked
+/// for, and no time when it was not (layer 1 alone, a later shard).
 fn checks_line(out: &mut String, report: &RunReport, counts: crate::report::model::Counts) {
+    let time = match report.layer0_duration_ms {
+        Some(ms) => format!(" in {}", duration(ms)),
+        None if report.layers.contains(&0) => format!(" in {}", duration(report.duration_ms)),
+        None => String::new(),
+    };
     let _ = writeln!(
         out,
-        "\n**Checks:** {} pass · {} fail · {} warn · {} not applicable · {} error · {} in {}",
+        "\n**Checks:** {} pass · {} fail · {} warn · {} not applicable · {} error · {}{time}",
         counts.pass,
         counts.fail,
         counts.warn,
         counts.not_applicable,
         counts.error,
         plural(report.checks.len(), "check"),
-        duration(report.duration_ms),
     );
 }
 
@@ -986,6 +979,27 @@ mod tests {
         let summary = render(&report);
         assert!(summary.contains("- Not compared: no baseline yet (40 case × model pairs)"), "{summary}");
         assert!(!summary.contains("case-0"), "{summary}");
+    }
+
+    #[test]
+    fn the_checks_line_times_layer_0_alone_when_layer_1_ran_too() {
+        let mut report = sample_report();
+        report.layers = vec![0, 1];
+        // 311 ms of checks in a run of 42 s, layer 1's model calls included.
+        report.duration_ms = 42_000;
+        report.layer0_duration_ms = Some(311);
+        let summary = render(&report);
+        assert!(summary.contains(" · 5 checks in 311 ms\n"), "{summary}");
+        assert!(!summary.contains("42.0 s"), "the whole run's time is not the checks' time: {summary}");
+
+        // An older report without layer 0's own time shows the run's, as it did.
+        report.layer0_duration_ms = None;
+        assert!(render(&report).contains(" · 5 checks in 42.0 s\n"));
+        // Layer 1 alone: no checks ran, so no time is given for them.
+        report.layers = vec![1];
+        report.checks.clear();
+        let summary = render(&report);
+        assert!(summary.contains(" · 0 checks\n"), "{summary}");
     }
 
     const HOSTILE: &str = "</details><script>x</script> | `` ``` ``";
@@ -1401,8 +1415,8 @@ mod tests {
 
     #[test]
     fn helpers() {
-        assert_eq!(truncate("abcdef", 3), "abc…");
-        assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(clip("abcdef", 3), "abc…");
+        assert_eq!(clip("abc", 3), "abc");
         assert_eq!(truncate_start("abcdef", 2), "…ef");
         assert_eq!(code_span("a`b"), "``a`b``");
         assert_eq!(code_span("`a"), "`` `a ``");

@@ -252,6 +252,11 @@ pub struct RunReport {
     pub started_at: DateTime<Utc>,
     /// Wall time of the whole run, in milliseconds.
     pub duration_ms: u64,
+    /// Wall time of layer 0's conformance checks alone, in milliseconds: from the start of its
+    /// probes (the session already open) to its last graded check. `None` when layer 0 did not
+    /// finish in this run (not asked for, a later shard, interrupted, unreachable) or the report
+    /// was written by an older mcp-eval; the summary then falls back to [`Self::duration_ms`].
+    pub layer0_duration_ms: Option<u64>,
     /// The layers that ran (`[0]` for now).
     pub layers: Vec<u8>,
     /// How the run ended.
@@ -288,6 +293,7 @@ impl RunReport {
             spec_revision: crate::mcp::jsonrpc::PROTOCOL_VERSION.into(),
             started_at: started_at.trunc_subsecs(0),
             duration_ms,
+            layer0_duration_ms: None,
             layers,
             outcome,
             outcome_detail,

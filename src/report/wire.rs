@@ -20,6 +20,8 @@ pub struct ReportOut<'a> {
     #[serde(serialize_with = "seconds")]
     started_at: &'a DateTime<Utc>,
     duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    layer0_duration_ms: Option<u64>,
     layers: &'a [u8],
     outcome: RunOutcome,
     outcome_detail: Option<&'a str>,
@@ -42,6 +44,7 @@ impl<'a> ReportOut<'a> {
             spec_revision: &report.spec_revision,
             started_at: &report.started_at,
             duration_ms: report.duration_ms,
+            layer0_duration_ms: report.layer0_duration_ms,
             layers: &report.layers,
             outcome: report.outcome,
             outcome_detail: report.outcome_detail.as_deref(),
@@ -68,6 +71,8 @@ pub struct ReportIn {
     spec_revision: String,
     started_at: DateTime<Utc>,
     duration_ms: u64,
+    #[serde(default)]
+    layer0_duration_ms: Option<u64>,
     layers: Vec<u8>,
     outcome: RunOutcome,
     #[serde(default)]
@@ -88,6 +93,7 @@ impl From<ReportIn> for RunReport {
             spec_revision: wire.spec_revision,
             started_at: wire.started_at,
             duration_ms: wire.duration_ms,
+            layer0_duration_ms: wire.layer0_duration_ms,
             layers: wire.layers,
             outcome: wire.outcome,
             outcome_detail: wire.outcome_detail,

@@ -222,7 +222,7 @@ type Checked = Result<(), String>;
 /// A value as a short JSON text for a message.
 pub(crate) fn short(value: &Value) -> String {
     let text = value.to_string();
-    if text.chars().count() <= 80 { text } else { format!("{}…", text.chars().take(79).collect::<String>()) }
+    if text.chars().count() <= 80 { text } else { crate::text::clip(&text, 79) }
 }
 
 /// `exact` for every value but a string, `normalized` for a string.

@@ -217,6 +217,74 @@ fn a_closed_stdout_with_json_is_not_a_crash() {
     assert!(!String::from_utf8_lossy(&output.stderr).contains("panicked"));
 }
 
+/// Runs `mcp-eval ARGS` from the repository root with its stdout read by a reader that stops
+/// after `lines` lines (0: at once, `| head -0`; 1: `| head -1`) and closes the pipe, so every
+/// later write meets a closed pipe (EPIPE, or SIGPIPE were it not ignored).
+fn with_stdout_closed_after(args: &[&str], lines: usize) -> std::process::Output {
+    use std::io::BufRead as _;
+    std::process::Command::new(crate::support::binary())
+        .args(args)
+        .current_dir(crate::support::repo_root())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            let stdout = child.stdout.take().expect("stdout");
+            let mut reader = std::io::BufReader::new(stdout);
+            for _ in 0..lines {
+                let mut line = String::new();
+                if reader.read_line(&mut line)? == 0 {
+                    break;
+                }
+            }
+            drop(reader); // the reader went away
+            child.wait_with_output()
+        })
+        .expect("run mcp-eval")
+}
+
+/// The command ended by itself, status 0, with no panic and no broken-pipe text on stderr.
+fn ended_quietly(output: &std::process::Output, what: &str) {
+    use std::os::unix::process::ExitStatusExt as _;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.signal(), None, "{what}: killed by a signal (141 is SIGPIPE): {stderr}");
+    assert_eq!(output.status.code(), Some(0), "{what}: {stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.to_lowercase().contains("broken pipe"), "{what}: {stderr}");
+}
+
+#[test]
+fn judge_calibrate_piped_into_a_reader_that_closes_early_exits_0_without_a_panic() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("calibration.json");
+    let args = [
+        "judge",
+        "calibrate",
+        "golden/calibration/demo-labels.yaml",
+        "--judge-model",
+        "replay:demo:judge",
+        "--cassettes",
+        "golden/calibration/cassettes",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ];
+    for lines in [0, 1] {
+        ended_quietly(&with_stdout_closed_after(&args, lines), &format!("judge calibrate | head -{lines}"));
+        assert!(out.is_file(), "the calibration file is still written");
+        std::fs::remove_file(&out).expect("remove");
+    }
+    ended_quietly(&with_stdout_closed_after(&["judge", "calibrate", "--help"], 1), "judge calibrate --help | head -1");
+}
+
+#[test]
+fn output_only_commands_piped_into_a_reader_that_closes_early_exit_0_without_a_panic() {
+    for args in [&["golden", "check", "golden/demo.yaml"][..], &["--help"], &["golden", "init", "--help"]] {
+        for lines in [0, 1] {
+            ended_quietly(&with_stdout_closed_after(args, lines), &format!("{} | head -{lines}", args.join(" ")));
+        }
+    }
+}
+
 #[test]
 fn a_closed_stderr_does_not_stop_the_run_or_the_reports() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -334,6 +402,15 @@ fn the_demo_shows_a_whole_layer_1_report_replayed_with_no_key() {
         (Some(4), Some(5), Some("pass"))
     );
     let summary = run.file("summary.md");
+    // The checks line times layer 0 alone, not the run with layer 1's replayed model calls.
+    let layer0_ms = report["layer0_duration_ms"].as_u64().expect("layer 0's own time");
+    assert!(layer0_ms <= report["duration_ms"].as_u64().expect("the run's time"), "{report}");
+    let shown = if layer0_ms < 1_000 {
+        format!("{layer0_ms} ms")
+    } else {
+        format!("{}.{} s", layer0_ms / 1_000, (layer0_ms % 1_000) / 100)
+    };
+    assert!(summary.contains(&format!(" checks in {shown}\n")), "{summary}");
     assert!(summary.contains("#### Failing runs") && summary.contains("progress-report"), "{summary}");
     assert!(summary.contains("| thanks-no-tool | hard | ✅ 5/5 |"), "{summary}");
 }

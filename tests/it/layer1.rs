@@ -1093,6 +1093,82 @@ fn a_local_cache_without_a_baseline_claims_no_pass_and_an_edited_case_is_a_chang
     assert!(summary.contains("1 changed case (`c1` on `openai:demo`)"), "the summary names it: {summary}");
 }
 
+#[test]
+fn cache_key_auto_names_the_paths_that_changed_it_since_the_last_stored_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir_all(workspace.join("golden")).expect("dirs");
+    std::fs::create_dir_all(workspace.join("src")).expect("dirs");
+    std::fs::write(workspace.join("src/server.py"), "print('the server')").expect("write");
+    let set = workspace.join("golden/tasks.yaml");
+    std::fs::write(&set, ONE_CASE).expect("set");
+    let server = DemoServer::start(&[]);
+    let model = DemoModel::start(&set, &[]);
+    let out = dir.path().join("out");
+    // From the workspace, as the Action runs: `auto` hashes the working directory.
+    let run = || -> String {
+        let output = Command::new(binary())
+            .current_dir(&workspace)
+            .args(["run", "--server-url", &server.url, "--golden-set", "golden/tasks.yaml", "--model", "openai:demo"])
+            .args(["--layers", "1", "--cache-dir", ".mcp-eval-cache", "--cache-key", "auto", "--out"])
+            .arg(&out)
+            .envs([("OPENAI_BASE_URL", model.openai_url().as_str()), ("OPENAI_API_KEY", OPENAI_CANARY)])
+            .envs([("ANTHROPIC_API_KEY", ""), ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run mcp-eval");
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        stderr
+    };
+    let first = run();
+    assert!(!first.contains("cache key (auto)"), "no run stored before this one: {first}");
+    let manifest = std::fs::read_to_string(workspace.join(".mcp-eval-cache/workspace-manifest.json"))
+        .expect("the manifest is stored beside the verdicts");
+    assert!(
+        manifest.contains("\"src/server.py\"") && !manifest.contains("the server"),
+        "paths, not contents: {manifest}"
+    );
+
+    // One log file appears in the working directory: the key moves, and the run says why.
+    std::fs::create_dir_all(workspace.join("logs")).expect("dirs");
+    std::fs::write(workspace.join("logs/run.log"), "a log line").expect("write");
+    let second = run();
+    assert!(
+        second.contains(
+            "layer 1: the cache key (auto) changed since the last stored run: `logs/run.log` added; cached verdicts keyed on the old workspace are not reused"
+        ),
+        "{second}"
+    );
+    assert!(!second.contains(", cached)"), "nothing reused: {second}");
+
+    // Unchanged since the run that stored: reused, and nothing new is said.
+    let third = run();
+    assert!(!third.contains("cache key (auto)"), "{third}");
+    assert!(third.contains("pass (2/2, cached)"), "reused: {third}");
+
+    // Seven paths move it: five named, the rest counted.
+    for index in 0..7 {
+        std::fs::write(workspace.join(format!("src/tool_{index}.py")), format!("# tool {index}")).expect("write");
+    }
+    let fourth = run();
+    assert!(
+        fourth.contains(
+            "layer 1: the cache key (auto) changed since the last stored run: `src/tool_0.py` added, `src/tool_1.py` added, `src/tool_2.py` added, `src/tool_3.py` added, `src/tool_4.py` added (+2 more); cached verdicts keyed on the old workspace are not reused"
+        ),
+        "{fourth}"
+    );
+
+    // A corrupt manifest never fails the run: a short notice, and the run stores a new one.
+    std::fs::write(workspace.join(".mcp-eval-cache/workspace-manifest.json"), "{not json").expect("corrupt");
+    std::fs::write(workspace.join("src/server.py"), "print('changed')").expect("write");
+    let fifth = run();
+    assert!(fifth.contains("workspace-manifest.json is not readable"), "{fifth}");
+    assert!(fifth.contains("the paths that moved the cache key are not named"), "{fifth}");
+    let rewritten = std::fs::read_to_string(workspace.join(".mcp-eval-cache/workspace-manifest.json")).expect("read");
+    assert!(rewritten.contains("\"src/tool_6.py\""), "replaced by this run's: {rewritten}");
+}
+
 /// Runs `mcp-eval judge calibrate ARGS` from the repository root.
 fn calibrate(args: &[&str]) -> std::process::Output {
     Command::new(binary())

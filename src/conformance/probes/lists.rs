@@ -96,13 +96,9 @@ fn is_uri(text: &str) -> bool {
         && !text.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
+/// A value as JSON text for a message, at most 80 characters ([`crate::text::clip`]).
 fn short(value: &Value) -> String {
-    let text = value.to_string();
-    if text.len() > 80 {
-        format!("{}…", &text[..text.char_indices().nth(80).map(|(i, _)| i).unwrap_or(text.len())])
-    } else {
-        text
-    }
+    crate::text::clip(&value.to_string(), 80)
 }
 
 /// P-1: two walks give the same order (and the same definitions). The second walk keeps only
