@@ -91,6 +91,19 @@ impl McpTools {
     }
 }
 
+/// Why a `tools/call` got no answer, in words; a timeout names the setting a slow tool needs.
+fn no_answer(name: &str, exchange: &crate::mcp::exchange::Exchange) -> String {
+    let hint = if matches!(exchange.failure, Some(crate::mcp::exchange::Failure::Timeout)) {
+        format!(
+            " ({} s: raise `--timeout-seconds`, input `timeout-seconds`, for a tool that takes longer)",
+            (exchange.elapsed_ms + 500) / 1000
+        )
+    } else {
+        String::new()
+    };
+    format!("`tools/call {name}` got no answer: {}{hint}", exchange.describe())
+}
+
 impl ToolExecutor for McpTools {
     fn call<'a>(
         &'a self,
@@ -127,10 +140,7 @@ impl ToolExecutor for McpTools {
                     };
                 }
                 let Some(result) = exchange.result() else {
-                    return ToolOutcome::Failed {
-                        reason: format!("`tools/call {name}` got no answer: {}", exchange.describe()),
-                        latency_ms,
-                    };
+                    return ToolOutcome::Failed { reason: no_answer(name, &exchange), latency_ms };
                 };
                 let asking = result.get("resultType").and_then(Value::as_str) == Some("input_required");
                 let Some(session) = inputs.as_deref_mut().filter(|_| asking) else {
@@ -226,6 +236,22 @@ mod tests {
             ToolOutcome::Result { text, is_error, .. } => (text, is_error),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_tool_call_that_timed_out_names_the_timeout_setting() {
+        let timed_out = crate::mcp::exchange::Exchange {
+            failure: Some(crate::mcp::exchange::Failure::Timeout),
+            elapsed_ms: 10_004,
+            ..Default::default()
+        };
+        let reason = no_answer("slow", &timed_out);
+        assert!(reason.contains("(10 s: raise `--timeout-seconds`, input `timeout-seconds`"), "{reason}");
+        let refused = crate::mcp::exchange::Exchange {
+            failure: Some(crate::mcp::exchange::Failure::Connect("refused".into())),
+            ..Default::default()
+        };
+        assert!(!no_answer("slow", &refused).contains("timeout-seconds"));
     }
 
     #[test]

@@ -201,9 +201,6 @@ impl RunEvent {
             }
             RunEvent::EndedEarly { detail, .. } => Some(detail.clone()),
             RunEvent::Finished { counts, fail_on, failing, decision, out_dir, cases } => {
-                let cases = cases.map_or_else(String::new, |[pass, fail, error, skipped]| {
-                    format!("; cases: {pass} pass, {fail} fail, {error} error, {skipped} skipped")
-                });
                 let gate = if decision.result.as_str() == decision.verdict.as_str() {
                     String::new()
                 } else {
@@ -214,8 +211,17 @@ impl RunEvent {
                     n if n <= 10 => format!(" ({})", failing.join(", ")),
                     n => format!(" ({}, and {} more)", failing[..10].join(", "), n - 10),
                 };
+                // A run that failed on layer 1 alone says so before its layer-0 counts ("0 fail").
+                let which = match cases {
+                    _ if counts.fail > 0 || decision.verdict.as_str() != "fail" => "",
+                    Some([_, failed_cases, ..]) if *failed_cases > 0 => " (layer 1)",
+                    _ => "",
+                };
+                let cases = cases.map_or_else(String::new, |[pass, fail, error, skipped]| {
+                    format!("; cases: {pass} pass, {fail} fail, {error} error, {skipped} skipped")
+                });
                 Some(format!(
-                    "{}: {} pass, {} fail{failed}, {} warn, {} not applicable, {} error{cases}{gate}{}",
+                    "{}{which}: checks: {} pass, {} fail{failed}, {} warn, {} not applicable, {} error{cases}{gate}{}",
                     decision.verdict.as_str(),
                     counts.pass,
                     counts.fail,
@@ -245,5 +251,27 @@ mod tests {
         };
         assert_eq!(graded(true).line().as_deref(), Some("layer 1: c0 on openai:demo: pass (5/5, cached)"));
         assert_eq!(graded(false).line().as_deref(), Some("layer 1: c0 on openai:demo: pass (5/5)"));
+    }
+
+    #[test]
+    fn a_run_failed_by_layer_1_alone_says_so_before_its_check_counts() {
+        use crate::report::model::{Counts, Verdict};
+        let finished = |fail: usize, cases: [usize; 4]| RunEvent::Finished {
+            counts: Counts { pass: 94, fail, ..Counts::default() },
+            fail_on: crate::settings::FailOn::Must,
+            failing: (0..fail).map(|i| format!("T-{i}")).collect(),
+            decision: crate::gate::Decision {
+                verdict: Verdict::Fail,
+                result: crate::gate::RunResult::Fail,
+                exit: crate::gate::ExitStatus::VerdictFailed,
+            },
+            out_dir: None,
+            cases: Some(cases),
+        };
+        let line = finished(0, [9, 1, 0, 0]).line().expect("a line");
+        assert!(line.starts_with("fail (layer 1): checks: 94 pass, 0 fail"), "{line}");
+        assert!(line.contains("; cases: 9 pass, 1 fail"), "{line}");
+        let both = finished(1, [9, 1, 0, 0]).line().expect("a line");
+        assert!(both.starts_with("fail: checks: 94 pass, 1 fail (T-0)"), "{both}");
     }
 }

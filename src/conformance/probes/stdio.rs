@@ -107,8 +107,9 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
                     Finding::broken(
                         "M-10",
                         format!(
-                            "the error that answered `initialize` is not a valid JSON-RPC error: {}. It was sent by the X-5 probe (a 2026-07-28 server must answer the removed `initialize` with -32601), which runs on stdio only, to a second server process; fix the server's error for unknown methods: an integer `code`, a string `message`, optional `data`",
-                            crate::conformance::problem::join(&problems, "M-10")
+                            "the error that answered `initialize` is not a valid JSON-RPC error: {}. It was sent by the X-5 probe (a 2026-07-28 server must answer the removed `initialize` with -32601), which runs on stdio only, to a second server process; {}",
+                            crate::conformance::problem::join(&problems, "M-10"),
+                            initialize_fix(initialize.as_ref().and_then(|exchange| exchange.error())),
                         ),
                     )
                     .with(initialize.as_ref().expect("an initialize exchange")),
@@ -445,10 +446,29 @@ pub(crate) fn framing_of(client: &Client, era: Era) -> Vec<Finding> {
     findings
 }
 
+/// How to fix the error that answered X-5's `initialize`, by its code: a -32022 must carry the
+/// versions, any other error the JSON-RPC shape.
+fn initialize_fix(error: Option<&Value>) -> &'static str {
+    match error.and_then(|error| error.get("code")).and_then(Value::as_i64) {
+        Some(-32022) => {
+            "the server answered -32022 (unsupported protocol version): that error must carry `data.supported` (a list of the versions it speaks) and `data.requested` (the version the request asked for, a string)"
+        }
+        _ => "fix the server's error for unknown methods: an integer `code`, a string `message`, optional `data`",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::conformance::finding::Outcome;
+
+    #[test]
+    fn the_fix_for_a_bad_initialize_error_follows_its_code() {
+        let versions = initialize_fix(Some(&json!({"code": -32022, "message": "Unsupported protocol version"})));
+        assert!(versions.contains("data.requested") && versions.contains("data.supported"), "{versions}");
+        let other = initialize_fix(Some(&json!({"code": "x"})));
+        assert!(other.contains("unknown methods"), "{other}");
+    }
 
     #[test]
     fn x1_accepts_crlf_line_ends_and_says_so() {
