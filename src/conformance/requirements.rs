@@ -261,6 +261,46 @@ pub(crate) const REQUIREMENTS: &[Requirement] = &[
     row("K-2", Must, Any, "tasks methods without the extension get -32021", "seps/2663-tasks-extension.md"),
     row("K-3", Must, Any, "tasks/get of an unknown taskId gets -32602", "seps/2663-tasks-extension.md"),
     row("K-4", Must, Http, "Mcp-Name must equal taskId", "seps/2663-tasks-extension.md"),
+    // The static scan of the tool surface (not a rule of the specification: docs/security-scan.md
+    // says why each row fails or warns). Every era.
+    both_eras(row("SEC-1", Must, Any, "no Unicode tag characters hide text", "docs/security-scan.md#sec-1")),
+    both_eras(row(
+        "SEC-2",
+        Should,
+        Any,
+        "no hidden bidirectional, zero-width or control characters",
+        "docs/security-scan.md#sec-2",
+    )),
+    both_eras(row(
+        "SEC-3",
+        Must,
+        Any,
+        "no instruction hides things from the user or overrides others",
+        "docs/security-scan.md#sec-3",
+    )),
+    both_eras(row(
+        "SEC-4",
+        Should,
+        Any,
+        "no direction to read local secrets or send data elsewhere",
+        "docs/security-scan.md#sec-4",
+    )),
+    both_eras(row(
+        "SEC-5",
+        Should,
+        Any,
+        "no directions for tools the server does not list",
+        "docs/security-scan.md#sec-5",
+    )),
+    both_eras(row("SEC-6", Should, Any, "no look-alike or mixed-script names", "docs/security-scan.md#sec-6")),
+    both_eras(row(
+        "SEC-7",
+        Should,
+        Any,
+        "no parameter asks for a secret or the conversation",
+        "docs/security-scan.md#sec-7",
+    )),
+    both_eras(row("SEC-8", Should, Any, "no text longer than 10,000 characters", "docs/security-scan.md#sec-8")),
 ];
 
 /// The full spec source of a requirement, with the path prefix of the spec repository.
