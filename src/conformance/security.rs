@@ -410,17 +410,12 @@ fn joins_in_script(c: char) -> bool {
 }
 
 fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || c.is_mark()
+    c.is_alphanumeric() || is_mark(c)
 }
 
-trait MarkExt {
-    fn is_mark(self) -> bool;
-}
-
-impl MarkExt for char {
-    fn is_mark(self) -> bool {
-        matches!(self.script(), Script::Inherited) && !is_variation_selector(self) && !is_zero_width(self)
-    }
+/// A combining mark (script Inherited), but not the hidden characters that share that script.
+fn is_mark(c: char) -> bool {
+    matches!(c.script(), Script::Inherited) && !is_variation_selector(c) && !is_zero_width(c)
 }
 
 fn code_points(chars: &[char]) -> String {
@@ -576,7 +571,9 @@ fn regex(pattern: &str) -> Regex {
     Regex::new(pattern).expect("the scan's patterns compile")
 }
 
-/// Concealment and override phrases (SEC-3), by language.
+/// Concealment and override phrases (SEC-3), by language. Phrases that as often describe what
+/// a tool itself does ("suspends the account without notifying the user", "lets you override
+/// the system prompt") are left out, or need an imperative ([`WITHOUT_TELLING`]).
 static CONCEAL: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     let never = r"(?:do\s+not|don't|dont|never|must\s+not|mustn't|should\s+not|shouldn't|you\s+must\s+not)";
     let user = r"(?:the\s+)?(?:user|human|requester|operator)s?";
@@ -588,22 +585,24 @@ static CONCEAL: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         regex(&format!(
             r"(?i)\b{never}\s+(?:mention|reveal|disclose|show|say|explain|report)\s+(?:this|that|it|these|them|anything|any\s+of\s+this)\b[^.!?\n]{{0,40}}?\bto\s+{user}\b"
         )),
-        regex(&format!(r"(?i)\bwithout\s+(?:telling|informing|notifying|alerting|warning|letting)\s+{user}\b")),
         regex(&format!(r"(?i)\b{never}\s+let\s+{user}\s+(?:know|see|notice|find\s+out)\b")),
         regex(&format!(r"(?i)\b(?:keep|hide)\s+(?:this|it|that|these|them)\s+(?:secret\s+|hidden\s+)?from\s+{user}\b")),
         regex(&format!(
             r"(?i)\b{user}\s+(?:must|should|need|needs|is|are)\s+(?:not|never)\s+(?:to\s+)?(?:know|see|notice|be\s+told|be\s+informed|find\s+out)\b"
         )),
         regex(
-            r"(?i)(?:^|[.!?:]\s+|\b(?:you|assistant|model|agent|ai)\s+(?:must|should|will|need\s+to|have\s+to|are\s+to)?\s*)(?:silently|secretly|covertly|surreptitiously|quietly)\s+(?:send|call|invoke|run|execute|read|include|add|append|forward|upload|pass|copy|post|share|email|use|collect|gather|attach|insert|transmit)\b",
+            r"(?i)(?:^|[.!?:]\s+|\b(?:you|assistant|model|agent|ai)\s+(?:must|should|will|need\s+to|have\s+to|are\s+to)?\s*)(?:silently|secretly|covertly|surreptitiously|quietly)\s+(?:send|include|add|append|forward|upload|pass|copy|post|share|email|collect|gather|attach|insert|transmit|exfiltrate)\b",
         ),
         regex(
-            r"(?i)\b(?:do|perform|execute|call|run|send|include|pass|add|forward|upload|append|read|copy)\s+(?:this|it|that|them|these)\s+(?:silently|secretly|covertly|surreptitiously)\b",
+            r"(?i)\b(?:do|perform|send|include|pass|add|forward|upload|append|copy)\s+(?:this|it|that|them|these)\s+(?:silently|secretly|covertly|surreptitiously)\b",
         ),
         regex(r"(?i)\bbehind\s+the\s+user'?s\s+back\b"),
         // English: override.
         regex(
-            r"(?i)\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|other|any\s+other|all\s+other|existing|original|system|safety)\s+(?:instructions?|prompts?|rules|directions|directives|guidelines|guardrails|tools?|messages|commands|constraints|policies)\b",
+            r"(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|other|any\s+other|all\s+other)\s+(?:instructions?|prompts?|rules|directions|directives|guidelines|guardrails|tools?)\b",
+        ),
+        regex(
+            r"(?i)\b(?:ignore|disregard|forget|bypass)\s+(?:all\s+)?(?:of\s+)?(?:your|the)\s+(?:system\s+(?:prompt|instructions)|safety\s+(?:guidelines|rules|instructions)|guardrails)\b",
         ),
         regex(
             r"(?i)\b(?:takes?|has|have)\s+precedence\s+over\s+(?:all\s+|any\s+)?(?:other|previous|prior|system|the\s+system|user)\s+(?:instructions|tools|rules|prompts?|messages)\b",
@@ -613,10 +612,7 @@ static CONCEAL: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         ),
         // French.
         regex(
-            r"(?i)\bne\s+(?:le\s+|lui\s+|leur\s+|rien\s+)?(?:dites|dis|dire|mentionnez|mentionne|révélez|révèle|signalez|informez)\s+(?:pas|jamais|rien)(?:\s+rien)?\s+(?:à|a)\s+l'utilisat(?:eur|rice)",
-        ),
-        regex(
-            r"(?i)\bsans\s+(?:en\s+)?(?:informer|prévenir|avertir|notifier|le\s+dire\s+à|le\s+signaler\s+à)\s+l'utilisat(?:eur|rice)",
+            r"(?i)(?:\bne\s+|\bn')(?:le\s+|lui\s+|leur\s+|rien\s+|en\s+)?(?:dites|dis|dire|mentionnez|mentionne|révélez|révèle|signalez|informez|informe|prévenez|avertissez)\s+(?:pas|jamais|rien)(?:\s+rien)?\s+(?:(?:à|a)\s+)?l'utilisat(?:eur|rice)",
         ),
         regex(
             r"(?i)\bignore[rz]?\s+(?:toutes\s+)?les\s+(?:instructions|consignes|règles)\s+(?:précédentes|antérieures)",
@@ -625,22 +621,32 @@ static CONCEAL: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         regex(
             r"(?i)\bno\s+(?:le\s+)?(?:digas|diga|informes|informe|menciones|mencione|reveles|revele)\s+(?:nada\s+)?al\s+usuario",
         ),
-        regex(r"(?i)\bsin\s+(?:informar|avisar|notificar|decirle|decir)\s+(?:nada\s+)?al\s+usuario"),
         regex(r"(?i)\bignora\s+(?:todas\s+)?las\s+instrucciones\s+(?:anteriores|previas)"),
         // German.
         regex(
             r"(?i)\b(?:sag|sage|sagen\s+sie|erzähl|erzähle|erzählen\s+sie|informiere|informieren\s+sie)\s+(?:dem|den)\s+(?:benutzer|nutzer|anwender)\s+(?:nichts|nicht)\b",
         ),
-        regex(r"(?i)\bohne\s+(?:den|dem)\s+(?:benutzer|nutzer|anwender)\s+zu\s+(?:informieren|benachrichtigen|warnen)"),
         regex(
             r"(?i)\bignorier(?:e|en\s+sie)\s+(?:alle\s+)?(?:vorherigen|bisherigen|früheren|anderen)\s+(?:anweisungen|instruktionen|regeln)",
         ),
         // Chinese.
-        regex(r"(?:不要|别|不得|切勿|禁止)(?:告诉|告知|通知|提醒|透露给)用户"),
-        regex(r"(?:不要|别|不得|切勿)让用户(?:知道|发现|看到)"),
-        regex(r"(?:在)?不(?:告知|告诉|通知)用户的?情况下"),
+        regex(r"(?:不要|别|不得|切勿|请勿|禁止)(?:告诉|告知|透露给)用户"),
+        regex(r"(?:不要|别|不得|切勿|请勿|禁止)向用户(?:透露|提及|说明|告知|提起)"),
+        regex(r"(?:不要|别|不得|切勿|请勿)让用户(?:知道|发现|看到)"),
         regex(r"忽略(?:之前|以前|先前|上面|上述|其他|所有)的?(?:所有)?(?:指令|指示|说明|规则|工具)"),
     ]
+});
+
+/// "Without telling the user": concealment only when the sentence tells the model to act.
+static WITHOUT_TELLING: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"(?i)\bwithout\s+(?:telling|informing|letting)\s+(?:the\s+)?users?\b"));
+
+/// A sentence addressed to the model: it opens with an imperative, or names the model with a
+/// modal verb.
+static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)^\s*(?:please\s+|always\s+|then\s+|also\s+|now\s+|first,?\s+)?(?:send|call|read|include|add|append|pass|forward|upload|use|run|execute|fetch|get|write|copy|post|share|collect|gather|attach|insert|transmit|delete|do|make|perform|return|respond|answer|reply|save|store|change|update|remove|proceed|continue)\b|\b(?:you|assistant|model|agent)\s+(?:must|should|will|need\s+to|have\s+to|are\s+to|can)\b",
+    )
 });
 
 /// Blocks a renderer hides or a model obeys: `<IMPORTANT>`-style tags and HTML comments.
@@ -659,6 +665,15 @@ static DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// SEC-3: the first concealment or override phrase of a text, as evidence.
 fn concealment(text: &str) -> Option<String> {
+    for found in WITHOUT_TELLING.find_iter(text) {
+        let sentence_start = text[..found.start()].rfind(['.', '!', '?', '\n']).map_or(0, |i| i + 1);
+        if IMPERATIVE.is_match(&text[sentence_start..found.start()]) {
+            return Some(format!(
+                "an instruction that hides something from the user or overrides other instructions: {}",
+                excerpt(text, found.range())
+            ));
+        }
+    }
     for pattern in CONCEAL.iter() {
         if let Some(found) = pattern.find(text) {
             let start = text[found.start()..]
@@ -702,7 +717,7 @@ static READ_SECRETS: LazyLock<Regex> = LazyLock::new(|| {
 /// Sending data somewhere else.
 static SEND_ELSEWHERE: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"(?i)\b(?:send|post|forward|upload|transmit|exfiltrate|email|e-mail|leak|report|copy|sync|mirror)\s+(?:\w+\s+){0,5}?(?:to|at)\s+(?:https?://[^\s)]+|[\w.+-]+@[\w-]+\.[\w.]+|(?:an?\s+|the\s+|this\s+|our\s+)?(?:external|remote|third[- ]party|following|attacker'?s?|backup)\s+(?:server|url|endpoint|address|e-?mail|webhook|host|domain|site))",
+        r"(?i)\b(?:send|post|forward|upload|transmit|exfiltrate|email|e-mail|leak)\s+(?:\w+\s+){0,5}?(?:to|at)\s+(?:https?://[^\s)]+|[\w.+-]+@[\w-]+\.[\w.]+|(?:an?\s+|the\s+|this\s+|our\s+)?(?:external|third[- ]party|following|attacker'?s?)\s+(?:server|url|endpoint|address|e-?mail|webhook|host|domain|site))",
     )
 });
 
@@ -763,6 +778,16 @@ fn tool_like(token: &str) -> bool {
     snake || camel
 }
 
+/// A kebab-case name of two words or more, each of two letters or more (`send-email`, not
+/// `e-mail`).
+fn kebab(token: &str) -> bool {
+    let parts: Vec<&str> = token.split('-').collect();
+    parts.len() >= 2
+        && parts
+            .iter()
+            .all(|part| part.len() >= 2 && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+}
+
 /// Tool-like names a text gives directions for, with an excerpt each (resolved in
 /// [`Scanner::finish`]).
 fn tool_mentions(text: &str) -> Vec<(String, String)> {
@@ -770,10 +795,15 @@ fn tool_mentions(text: &str) -> Vec<(String, String)> {
     for captures in MENTION.captures_iter(text) {
         let Some(name) = captures.get(1).or(captures.get(2)).or(captures.get(3)) else { continue };
         let backticked = captures.get(2).is_some();
-        if !(tool_like(name.as_str()) || backticked && name.as_str().contains(['_', '-'])) {
+        let whole = captures.get(0).expect("a match");
+        let lead = whole.as_str().to_ascii_lowercase();
+        let called = lead.starts_with("call") || lead.starts_with("invok");
+        if !(tool_like(name.as_str())
+            || backticked && name.as_str().contains(['_', '-'])
+            || called && kebab(name.as_str()))
+        {
             continue;
         }
-        let whole = captures.get(0).expect("a match");
         out.push((name.as_str().to_owned(), excerpt(text, whole.range())));
         if out.len() >= 20 {
             break;

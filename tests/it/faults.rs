@@ -445,3 +445,22 @@ fn the_matrix_covers_every_requirement_fault() {
         .collect();
     assert!(missing.is_empty(), "faults without a row: {missing:?}");
 }
+
+/// A finding of the static scan that the config file suppresses no longer warns, and the row
+/// names it with its reason.
+#[test]
+fn a_suppressed_scan_finding_passes_and_is_named_with_its_reason() {
+    let server = DemoServer::start(&["sec-7"]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("mcp-eval.yaml");
+    std::fs::write(
+        &config,
+        "suppress:\n  - rule: SEC-7\n    element: tools[test_simple_text]\n    path: .inputSchema.properties.api_key\n    reason: the demo's key is a fixture\n",
+    )
+    .expect("write the config");
+    let outcome = run(&["--server-url", &server.url, "--config", config.to_str().expect("utf-8"), "--layers", "0"]);
+    assert_eq!(outcome.status("SEC-7"), "pass", "{}", outcome.check("SEC-7")["message"]);
+    let message = outcome.check("SEC-7")["message"].as_str().unwrap_or_default().to_owned();
+    assert!(message.contains("suppressed by the config file"), "{message}");
+    assert!(message.contains("the demo's key is a fixture"), "{message}");
+}
