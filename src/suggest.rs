@@ -50,7 +50,7 @@ pub(crate) fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str> +
 }
 
 /// The lowercased words of a name (see [`closest`]).
-fn words(name: &str) -> Vec<String> {
+pub(crate) fn words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();
     let mut previous_lower = false;

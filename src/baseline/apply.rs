@@ -368,6 +368,7 @@ pub(crate) fn gate_section(
             let before = super::State {
                 failing: before.failing.iter().cloned().collect(),
                 warning: before.warning.iter().cloned().collect(),
+                catalogue: before.catalogue,
             };
             super::delta_line(super::Previous::Run(&before), &super::State::of_checks(checks))
                 .replace("**Since the previous run:**", "layer 0 since the baseline:")
@@ -459,6 +460,7 @@ pub(crate) fn maybe_store(
         baseline.layer0 = Some(super::store::Layer0State {
             failing: state.failing.into_iter().collect(),
             warning: state.warning.into_iter().collect(),
+            catalogue: state.catalogue,
         });
     }
     let note = match baseline.save(path) {

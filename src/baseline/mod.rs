@@ -16,12 +16,26 @@ use std::collections::BTreeSet;
 use crate::report::model::{RunReport, Status};
 
 /// The check ids of one run that matter for the next run's delta.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct State {
     /// Ids of checks that failed.
     pub failing: BTreeSet<String>,
     /// Ids of checks that warned.
     pub warning: BTreeSet<String>,
+    /// The catalogue generation of the run ([`crate::conformance::requirements::CATALOGUE`]);
+    /// 1 for a state written before generations were recorded.
+    pub catalogue: u8,
+}
+
+impl Default for State {
+    /// No failing or warning id, of this version's catalogue.
+    fn default() -> Self {
+        State {
+            failing: BTreeSet::new(),
+            warning: BTreeSet::new(),
+            catalogue: crate::conformance::requirements::CATALOGUE,
+        }
+    }
 }
 
 /// What changed since the previous run of this pull request.
@@ -35,6 +49,8 @@ pub(crate) struct Delta {
     pub new_warnings: Vec<String>,
     /// Warning before, not now.
     pub resolved_warnings: Vec<String>,
+    /// Failing or warning now, under a rule the previous run's catalogue did not have.
+    pub new_rules: Vec<String>,
 }
 
 impl State {
@@ -48,7 +64,11 @@ impl State {
         let ids = |status: Status| {
             checks.iter().filter(|check| check.status == status).map(|check| check.id.clone()).collect()
         };
-        State { failing: ids(Status::Fail), warning: ids(Status::Warn) }
+        State {
+            failing: ids(Status::Fail),
+            warning: ids(Status::Warn),
+            catalogue: crate::conformance::requirements::CATALOGUE,
+        }
     }
 }
 
@@ -72,11 +92,20 @@ impl<'a> From<Option<&'a State>> for Previous<'a> {
 /// The delta between the previous run's state and this one's.
 pub(crate) fn delta(previous: &State, current: &State) -> Delta {
     let minus = |a: &BTreeSet<String>, b: &BTreeSet<String>| a.difference(b).cloned().collect::<Vec<_>>();
+    // A row the previous run's catalogue did not have is a new rule, not a regression.
+    let new_rule = |id: &String| crate::conformance::requirements::since(id) > previous.catalogue;
+    let (new_rules_failing, new_failures): (Vec<String>, Vec<String>) =
+        minus(&current.failing, &previous.failing).into_iter().partition(new_rule);
+    let (new_rules_warning, new_warnings): (Vec<String>, Vec<String>) =
+        minus(&current.warning, &previous.warning).into_iter().partition(new_rule);
+    let mut new_rules = new_rules_failing;
+    new_rules.extend(new_rules_warning);
     Delta {
-        new_failures: minus(&current.failing, &previous.failing),
+        new_failures,
         fixed: minus(&previous.failing, &current.failing),
-        new_warnings: minus(&current.warning, &previous.warning),
+        new_warnings,
         resolved_warnings: minus(&previous.warning, &current.warning),
+        new_rules,
     }
 }
 
@@ -100,6 +129,13 @@ pub(crate) fn delta_line(previous: Previous<'_>, current: &State) -> String {
     }
     if !delta.new_warnings.is_empty() {
         parts.push(format!("⚠️ {} new warning(s): {}", delta.new_warnings.len(), ids(&delta.new_warnings)));
+    }
+    if !delta.new_rules.is_empty() {
+        parts.push(format!(
+            "🆕 {} rule(s) new in this version, not in the previous run: {}",
+            delta.new_rules.len(),
+            ids(&delta.new_rules)
+        ));
     }
     if !delta.resolved_warnings.is_empty() {
         parts.push(format!("{} warning(s) resolved: {}", delta.resolved_warnings.len(), ids(&delta.resolved_warnings)));

@@ -65,6 +65,13 @@ pub(crate) struct Layer0State {
     pub failing: Vec<String>,
     /// Warning check ids.
     pub warning: Vec<String>,
+    /// The catalogue generation of the stored run (1 when the file predates the field).
+    #[serde(default = "first_catalogue")]
+    pub catalogue: u8,
+}
+
+fn first_catalogue() -> u8 {
+    1
 }
 
 /// The comparability key of a case × model on an endpoint.

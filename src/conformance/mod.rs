@@ -15,6 +15,7 @@ pub(crate) mod probes;
 pub(crate) mod problem;
 pub(crate) mod requirements;
 pub(crate) mod schema;
+pub(crate) mod security;
 pub(crate) mod shapes;
 
 use std::sync::Arc;
@@ -43,6 +44,8 @@ pub(crate) struct Options {
     pub safe_tools: Vec<SafeTool>,
     /// Fail a legacy server (`--require-era 2026-07-28`).
     pub require_modern: bool,
+    /// Findings of the static scan the config file suppresses (`security.suppress`).
+    pub suppressions: Vec<probes::security::Suppression>,
 }
 
 /// The outcome of a layer-0 run: the server section and one check per requirement.
@@ -240,11 +243,14 @@ pub(crate) async fn run(
     ctx.seconds.start_early(early);
 
     events(&RunEvent::ProbesStarted);
-    let mut groups: Vec<(Vec<Finding>, u64)> = Vec::new();
-    // A legacy server's failed discover is graded too: D-1 heads its migration list.
-    groups.push((probes::discovery::discover_result(&ctx), discover.elapsed_ms));
-    groups.push((probes::lists::walks(&ctx), 0));
-    groups.push((probes::lists::tool_definitions(&ctx), 0));
+    let mut groups: Vec<(Vec<Finding>, u64)> = vec![
+        // A legacy server's failed discover is graded too: D-1 heads its migration list.
+        (probes::discovery::discover_result(&ctx), discover.elapsed_ms),
+        (probes::lists::walks(&ctx), 0),
+        (probes::lists::tool_definitions(&ctx), 0),
+        // The static scan reads every listed element, before the tool list is let go below.
+        (probes::security::scan(&ctx, &options.suppressions), 0),
+    ];
     // From here on only the tools we call and the first that declares `x-mcp-header` are
     // needed: the rest of the list's text is let go (and later lookups parse a few entries, not
     // thousands).

@@ -36,13 +36,30 @@ pub(crate) struct Requirement {
     pub scope: Scope,
     /// True when the requirement also binds 2025-11-25 servers (graded on legacy servers too).
     pub era_independent: bool,
+    /// The catalogue generation that added the row ([`CATALOGUE`]): a run compared with one of
+    /// an older generation shows the rows added since as new rules, not as new failures.
+    pub since: u8,
+}
+
+/// The catalogue's generation, raised whenever rows are added: 1 for the conformance rows,
+/// 2 since the static scan (SEC-1…SEC-8).
+pub(crate) const CATALOGUE: u8 = 2;
+
+/// The generation that added a row (1 for an id the catalogue does not know).
+pub(crate) fn since(id: &str) -> u8 {
+    REQUIREMENTS.iter().find(|requirement| requirement.id == id).map_or(1, |requirement| requirement.since)
 }
 
 use Level::{Info, Must, Should};
 use Scope::{Any, Http, Stdio};
 
 const fn row(id: &'static str, level: Level, scope: Scope, title: &'static str, spec: &'static str) -> Requirement {
-    Requirement { id, level, title, spec, scope, era_independent: false }
+    Requirement { id, level, title, spec, scope, era_independent: false, since: 1 }
+}
+
+/// A row of the static scan: every era, catalogue generation 2.
+const fn scan(id: &'static str, level: Level, title: &'static str, spec: &'static str) -> Requirement {
+    Requirement { id, level, title, spec, scope: Scope::Any, era_independent: true, since: 2 }
 }
 
 const fn both_eras(requirement: Requirement) -> Requirement {
@@ -261,6 +278,41 @@ pub(crate) const REQUIREMENTS: &[Requirement] = &[
     row("K-2", Must, Any, "tasks methods without the extension get -32021", "seps/2663-tasks-extension.md"),
     row("K-3", Must, Any, "tasks/get of an unknown taskId gets -32602", "seps/2663-tasks-extension.md"),
     row("K-4", Must, Http, "Mcp-Name must equal taskId", "seps/2663-tasks-extension.md"),
+    // The static scan of the tool surface (not a rule of the specification: docs/security-scan.md
+    // says why each row fails or warns). Every era.
+    scan("SEC-1", Must, "no Unicode tag characters hide text", "docs/security-scan.md#sec-1 (OWASP MCP03)"),
+    scan(
+        "SEC-2",
+        Should,
+        "no hidden bidirectional, zero-width or control characters",
+        "docs/security-scan.md#sec-2 (OWASP MCP03)",
+    ),
+    scan(
+        "SEC-3",
+        Must,
+        "no instruction hides things from the user or overrides others",
+        "docs/security-scan.md#sec-3 (OWASP MCP03)",
+    ),
+    scan(
+        "SEC-4",
+        Should,
+        "no direction to read local secrets or send data elsewhere",
+        "docs/security-scan.md#sec-4 (OWASP MCP03, MCP10)",
+    ),
+    scan(
+        "SEC-5",
+        Should,
+        "no directions for tools the server does not list",
+        "docs/security-scan.md#sec-5 (OWASP MCP03)",
+    ),
+    scan("SEC-6", Should, "no look-alike or mixed-script names", "docs/security-scan.md#sec-6 (OWASP MCP03)"),
+    scan(
+        "SEC-7",
+        Should,
+        "no parameter asks for a secret or the conversation",
+        "docs/security-scan.md#sec-7 (OWASP MCP01, MCP10)",
+    ),
+    scan("SEC-8", Should, "no text longer than 10,000 characters", "docs/security-scan.md#sec-8 (OWASP MCP03)"),
 ];
 
 /// The full spec source of a requirement, with the path prefix of the spec repository.

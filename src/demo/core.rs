@@ -543,7 +543,7 @@ fn dispatch(context: &RequestContext<'_>, method: &str) -> Result<Handled, RpcEr
             catalog::call_tool(context)
         }
         "prompts/list" => {
-            let mut result = list_page(context, "prompts", catalog::prompts(), "prompts/list", 0)?;
+            let mut result = list_page(context, "prompts", catalog::prompts(state), "prompts/list", 0)?;
             if state.fault("c-1") {
                 if let Some(object) = result.as_object_mut() {
                     object.remove("ttlMs");

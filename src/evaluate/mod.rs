@@ -167,7 +167,11 @@ pub(crate) async fn evaluate(
     }
     events(&RunEvent::Connecting { target: server.target.clone(), transport: server.transport.clone() });
 
-    let options = Options { safe_tools: settings.safe_tools.clone(), require_modern: settings.require_modern };
+    let options = Options {
+        safe_tools: settings.safe_tools.clone(),
+        require_modern: settings.require_modern,
+        suppressions: settings.suppressions.clone(),
+    };
     // Layer 1 runs only with a golden set and a model; otherwise the report says why not.
     let layer1_missing = if !layers.contains(&1) || demo_layer1(settings, golden) {
         None

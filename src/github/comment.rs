@@ -48,7 +48,12 @@ pub(crate) fn is_ours(body: &str, comment_id: &str) -> bool {
 /// The hidden line holding the state.
 pub(crate) fn render_state(state: &State) -> String {
     let list = |ids: &BTreeSet<String>| ids.iter().take(MAX_STATE_IDS).cloned().collect::<Vec<_>>().join(",");
-    format!("<!-- mcp-eval-state v1 fail={} warn={} -->", list(&state.failing), list(&state.warning))
+    format!(
+        "<!-- mcp-eval-state v1 fail={} warn={} rules={} -->",
+        list(&state.failing),
+        list(&state.warning),
+        state.catalogue
+    )
 }
 
 /// Reads the state back from a previous comment's body; `None` when absent or unreadable.
@@ -56,7 +61,8 @@ pub(crate) fn render_state(state: &State) -> String {
 pub(crate) fn parse_state(body: &str) -> Option<State> {
     let line = body.lines().find(|line| line.starts_with("<!-- mcp-eval-state v1 "))?;
     let inner = line.strip_prefix("<!-- mcp-eval-state v1 ")?.strip_suffix(" -->")?;
-    let mut state = State::default();
+    // A state written before catalogue generations were recorded is of the first one.
+    let mut state = State { catalogue: 1, ..State::default() };
     for field in inner.split(' ') {
         let (key, value) = field.split_once('=')?;
         let ids = value
@@ -67,6 +73,7 @@ pub(crate) fn parse_state(body: &str) -> Option<State> {
         match key {
             "fail" => state.failing.extend(ids),
             "warn" => state.warning.extend(ids),
+            "rules" => state.catalogue = value.parse().unwrap_or(1),
             _ => {}
         }
     }
@@ -153,6 +160,7 @@ mod tests {
         State {
             failing: fail.iter().map(|id| (*id).to_owned()).collect(),
             warning: warn.iter().map(|id| (*id).to_owned()).collect(),
+            ..State::default()
         }
     }
 
@@ -170,9 +178,23 @@ mod tests {
     fn state_round_trips_and_hostile_ids_are_dropped() {
         let current = state(&["D-1", "H-4"], &["P-2"]);
         assert_eq!(parse_state(&format!("x\n{}\n", render_state(&current))), Some(current));
-        let hostile = "<!-- mcp-eval-state v1 fail=D-1,<script>,`x` warn= -->";
+        let hostile = "<!-- mcp-eval-state v1 fail=D-1,<script>,`x` warn= rules=2 -->";
         assert_eq!(parse_state(hostile), Some(state(&["D-1"], &[])));
         assert_eq!(parse_state("no state here"), None);
+    }
+
+    #[test]
+    fn rows_added_since_the_previous_run_are_new_rules_not_new_failures() {
+        let before_the_scan = parse_state("<!-- mcp-eval-state v1 fail=D-1 warn= -->").expect("a state");
+        assert_eq!(before_the_scan.catalogue, 1, "a state without `rules=` is of the first catalogue");
+        let current = state(&["D-1", "SEC-3", "H-4"], &["SEC-7"]);
+        let line = delta_line(Previous::Run(&before_the_scan), &current);
+        assert!(line.contains("1 new failure(s): `H-4`"), "{line}");
+        assert!(line.contains("2 rule(s) new in this version, not in the previous run: `SEC-3`, `SEC-7`"), "{line}");
+        assert!(!line.contains("new warning"), "{line}");
+        let since_the_scan = state(&["D-1"], &[]);
+        let line = delta_line(Previous::Run(&since_the_scan), &current);
+        assert!(line.contains("2 new failure(s): `H-4`, `SEC-3`"), "{line}");
     }
 
     #[test]

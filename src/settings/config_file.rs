@@ -8,6 +8,8 @@
 //!   lowest precedence (flags > inputs/environment > this file > defaults); `server.env` is a
 //!   list of `NAME=VALUE` or `NAME` strings (a stdio server's environment, `--server-env`);
 //! - `safe_tools: [{name, arguments}]`: tools that are safe to call (layer 0);
+//! - `suppress: [{rule, element, path, reason}]`: findings of the static scan (SEC rows) the
+//!   user has reviewed, each with its reason;
 //! - `gate: {fail_on, fail_on_evals, max_drop}`: when the run fails;
 //! - layer 1: `models` (a list of `PROVIDER:MODEL` strings), `providers: [{id, api, base_url,
 //!   api_key_env}]` (endpoints beyond the built-in `openai`, `anthropic` and `replay`), `runs`,
@@ -59,6 +61,9 @@ pub(crate) struct ConfigFile {
     /// Tools that are safe to call, with their arguments.
     #[serde(default)]
     pub safe_tools: Vec<Located<SafeToolEntry>>,
+    /// Reviewed findings of the static scan, not to be reported again.
+    #[serde(default)]
+    pub suppress: Vec<Located<SuppressEntry>>,
     /// The gate policy.
     #[serde(default)]
     pub gate: Option<GateSection>,
@@ -157,6 +162,20 @@ pub(crate) struct SafeToolEntry {
     pub arguments: Option<serde_json::Map<String, Value>>,
 }
 
+/// One entry of `suppress:`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct SuppressEntry {
+    /// The row, `SEC-1`…`SEC-8`.
+    pub rule: String,
+    /// The element as the report names it, e.g. `tools[connect]`.
+    pub element: String,
+    /// A field path under the element, e.g. `.inputSchema.properties.password`.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Why the finding is not a problem here.
+    pub reason: String,
+}
+
 /// `gate:`.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct GateSection {
@@ -216,6 +235,7 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("require_era", Shape::Scalar),
     ("golden_set", Shape::Scalar),
     ("safe_tools", Shape::ListOf(&["name", "arguments"])),
+    ("suppress", Shape::ListOf(&["rule", "element", "path", "reason"])),
     ("gate", Shape::Mapping(&["fail_on", "fail_on_evals", "max_drop"])),
     ("models", Shape::Strings),
     ("providers", Shape::ListOf(&["id", "api", "base_url", "api_key_env"])),

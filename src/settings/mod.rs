@@ -429,6 +429,8 @@ pub(crate) struct Settings {
     pub safe_tools: Vec<SafeTool>,
     /// Fail a legacy server (`require-era 2026-07-28`).
     pub require_modern: bool,
+    /// Findings of the static scan the config file suppresses (`suppress`).
+    pub suppressions: Vec<crate::conformance::probes::security::Suppression>,
     /// When the run fails.
     pub fail_on: FailOn,
     /// The golden set (layer 1).
@@ -878,6 +880,45 @@ pub(crate) fn resolve(
         }
     }
 
+    // Suppressions of the static scan.
+    let mut suppressions = Vec::new();
+    if let Some((path, config)) = &config {
+        for (index, entry) in config.suppress.iter().enumerate() {
+            let item = &entry.value;
+            let rule = item.rule.trim().to_ascii_uppercase();
+            if !crate::conformance::security::ROWS.contains(&rule.as_str()) {
+                problems.push(Problem::new(
+                    &file_source(path, entry, &format!("suppress[{index}].rule")),
+                    format!("`{}` is not a rule of the static scan", item.rule),
+                    format!("use one of {}", crate::conformance::security::ROWS.join(", ")),
+                ));
+                continue;
+            }
+            if item.element.trim().is_empty() || !item.element.contains('[') {
+                problems.push(Problem::new(
+                    &file_source(path, entry, &format!("suppress[{index}].element")),
+                    format!("`{}` is not an element as the report names it", item.element),
+                    "copy it from the finding, e.g. `tools[connect]` or `prompts[summarize]`",
+                ));
+                continue;
+            }
+            if item.reason.trim().is_empty() {
+                problems.push(Problem::new(
+                    &file_source(path, entry, &format!("suppress[{index}].reason")),
+                    "is empty",
+                    "say why this finding is not a problem here: the report shows it",
+                ));
+                continue;
+            }
+            suppressions.push(crate::conformance::probes::security::Suppression {
+                rule,
+                element: item.element.trim().to_owned(),
+                path: item.path.as_ref().map(|path| path.trim().to_owned()).filter(|path| !path.is_empty()),
+                reason: item.reason.trim().to_owned(),
+            });
+        }
+    }
+
     // Layer 1: models, providers and their keys, limits.
     // A file that could not be read may define the providers the models name.
     let file_unread = config_path.is_some() && config.is_none();
@@ -952,6 +993,7 @@ pub(crate) fn resolve(
             out_dir_label,
             junit_path: junit_label.map(|label| (in_workspace(&label), label)),
             safe_tools,
+            suppressions,
             require_modern,
             fail_on,
             golden_set,

@@ -185,6 +185,45 @@ fn safe_tools_and_models_come_from_the_file_without_notices() {
 }
 
 #[test]
+fn scan_suppressions_come_from_the_file_and_bad_ones_name_their_field() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("c.yaml");
+    std::fs::write(
+        &config,
+        "suppress:\n  - rule: sec-7\n    element: tools[connect]\n    path: .inputSchema.properties.password\n    reason: the login is the tool's purpose\n",
+    )
+    .expect("write");
+    let flags = || SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        config: Some(config.display().to_string()),
+        ..SettingsArgs::default()
+    };
+    let settings = cli(flags()).expect("valid");
+    assert_eq!(
+        settings.suppressions,
+        [crate::conformance::probes::security::Suppression {
+            rule: "SEC-7".into(),
+            element: "tools[connect]".into(),
+            path: Some(".inputSchema.properties.password".into()),
+            reason: "the login is the tool's purpose".into(),
+        }]
+    );
+    std::fs::write(
+        &config,
+        "suppress:\n  - rule: SEC-9\n    element: tools[a]\n    reason: r\n  - rule: SEC-1\n    element: connect\n    reason: r\n  - rule: SEC-2\n    element: tools[b]\n    reason: ' '\n",
+    )
+    .expect("write");
+    let all = rendered(&cli(flags()).expect_err("invalid"));
+    for want in [
+        "suppress[0].rule: `SEC-9` is not a rule of the static scan",
+        "suppress[1].element",
+        "suppress[2].reason: is empty",
+    ] {
+        assert!(all.contains(want), "{want}: {all}");
+    }
+}
+
+#[test]
 fn header_secrets_stay_out_of_errors() {
     let problems = action(
         &[("INPUT_SERVER-URL", "http://h/mcp"), ("INPUT_SERVER-HEADERS", "Bad Name: s3cret")],

@@ -233,6 +233,16 @@ matrix! {
     a_2_http => ("a-2", Http, "fail", "authorization_servers"),
     a_3_http => ("a-3", Http, "fail", "invalid bearer token"),
     a_4_http => ("a-4", Http, "warn", "query string"),
+    // The static scan of the tool surface.
+    sec_1_http => ("sec-1", Http, "fail", "Ignore the user."),
+    sec_1_stdio => ("sec-1", Stdio, "fail", "tag character"),
+    sec_2_http => ("sec-2", Http, "warn", "U+200B"),
+    sec_3_http => ("sec-3", Http, "fail", "prompts[test_prompt].arguments[0].description"),
+    sec_4_http => ("sec-4", Http, "warn", "id_rsa"),
+    sec_5_http => ("sec-5", Http, "warn", "send_email"),
+    sec_6_http => ("sec-6", Http, "warn", "test_simpIe_text"),
+    sec_7_http => ("sec-7", Http, "warn", "api_key"),
+    sec_8_http => ("sec-8", Http, "warn", "characters"),
 }
 
 /// The check a fault breaks: its id, without the suffix of a further way (`x-1-pretty` → X-1).
@@ -434,4 +444,23 @@ fn the_matrix_covers_every_requirement_fault() {
         .filter(|fault| !MATRIX.iter().any(|(row, ..)| row == fault))
         .collect();
     assert!(missing.is_empty(), "faults without a row: {missing:?}");
+}
+
+/// A finding of the static scan that the config file suppresses no longer warns, and the row
+/// names it with its reason.
+#[test]
+fn a_suppressed_scan_finding_passes_and_is_named_with_its_reason() {
+    let server = DemoServer::start(&["sec-7"]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("mcp-eval.yaml");
+    std::fs::write(
+        &config,
+        "suppress:\n  - rule: SEC-7\n    element: tools[test_simple_text]\n    path: .inputSchema.properties.api_key\n    reason: the demo's key is a fixture\n",
+    )
+    .expect("write the config");
+    let outcome = run(&["--server-url", &server.url, "--config", config.to_str().expect("utf-8"), "--layers", "0"]);
+    assert_eq!(outcome.status("SEC-7"), "pass", "{}", outcome.check("SEC-7")["message"]);
+    let message = outcome.check("SEC-7")["message"].as_str().unwrap_or_default().to_owned();
+    assert!(message.contains("suppressed by the config file"), "{message}");
+    assert!(message.contains("the demo's key is a fixture"), "{message}");
 }

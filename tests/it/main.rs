@@ -12,5 +12,6 @@ mod https;
 mod interop;
 mod layer1;
 mod robustness;
+mod scan;
 mod shards;
 mod support;

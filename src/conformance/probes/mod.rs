@@ -10,6 +10,7 @@ pub(crate) mod discovery;
 pub(crate) mod errors;
 pub(crate) mod http;
 pub(crate) mod lists;
+pub(crate) mod security;
 pub(crate) mod stdio;
 pub(crate) mod subscriptions;
 
