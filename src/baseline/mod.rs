@@ -11,7 +11,7 @@ pub(crate) mod apply;
 pub(crate) mod store;
 pub(crate) mod surface;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::report::model::{RunReport, Status};
 
@@ -25,6 +25,16 @@ pub(crate) struct State {
     /// The catalogue generation of the run ([`crate::conformance::requirements::CATALOGUE`]);
     /// 1 for a state written before generations were recorded.
     pub catalogue: u8,
+    /// Listed element → the digest of its texts ([`crate::report::model::ServerSection::descriptions`]);
+    /// carried in the comment as a short hash of the element's name → a short digest, so only
+    /// the current run's names can be named. Empty when unknown.
+    pub descriptions: BTreeMap<String, String>,
+}
+
+/// The first 8 hex digits of the SHA-256 of `text`: how the comment keys an element.
+pub(crate) fn short_hash(text: &str) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(text.as_bytes()).iter().take(4).map(|byte| format!("{byte:02x}")).collect()
 }
 
 impl Default for State {
@@ -34,6 +44,7 @@ impl Default for State {
             failing: BTreeSet::new(),
             warning: BTreeSet::new(),
             catalogue: crate::conformance::requirements::CATALOGUE,
+            descriptions: BTreeMap::new(),
         }
     }
 }
@@ -51,12 +62,16 @@ pub(crate) struct Delta {
     pub resolved_warnings: Vec<String>,
     /// Failing or warning now, under a rule the previous run's catalogue did not have.
     pub new_rules: Vec<String>,
+    /// Listed elements whose texts changed since the previous run (both runs digested them).
+    pub changed_descriptions: Vec<String>,
+    /// Listed elements the previous run did not list (when it digested any).
+    pub new_elements: Vec<String>,
 }
 
 impl State {
     /// The state of a report: its failing and warning check ids.
     pub(crate) fn of(report: &RunReport) -> Self {
-        Self::of_checks(&report.checks)
+        State { descriptions: report.server.descriptions.clone(), ..Self::of_checks(&report.checks) }
     }
 
     /// The state of a list of checks.
@@ -64,11 +79,7 @@ impl State {
         let ids = |status: Status| {
             checks.iter().filter(|check| check.status == status).map(|check| check.id.clone()).collect()
         };
-        State {
-            failing: ids(Status::Fail),
-            warning: ids(Status::Warn),
-            catalogue: crate::conformance::requirements::CATALOGUE,
-        }
+        State { failing: ids(Status::Fail), warning: ids(Status::Warn), ..State::default() }
     }
 }
 
@@ -100,13 +111,39 @@ pub(crate) fn delta(previous: &State, current: &State) -> Delta {
         minus(&current.warning, &previous.warning).into_iter().partition(new_rule);
     let mut new_rules = new_rules_failing;
     new_rules.extend(new_rules_warning);
+    // The previous state keys elements by a short hash of the name; a state of either form is
+    // compared the same way.
+    let before: BTreeMap<String, String> = previous
+        .descriptions
+        .iter()
+        .map(|(element, digest)| (hashed_key(element), digest.chars().take(8).collect()))
+        .collect();
+    let (mut changed_descriptions, mut new_elements) = (Vec::new(), Vec::new());
+    if !before.is_empty() {
+        for (element, digest) in &current.descriptions {
+            match before.get(&short_hash(element)) {
+                Some(old) if *old != digest.chars().take(8).collect::<String>() => {
+                    changed_descriptions.push(element.clone())
+                }
+                Some(_) => {}
+                None => new_elements.push(element.clone()),
+            }
+        }
+    }
     Delta {
         new_failures,
         fixed: minus(&previous.failing, &current.failing),
         new_warnings,
         resolved_warnings: minus(&previous.warning, &current.warning),
         new_rules,
+        changed_descriptions,
+        new_elements,
     }
+}
+
+/// A state read back from a comment holds `#HASH` keys; one built from a report holds names.
+fn hashed_key(element: &str) -> String {
+    element.strip_prefix('#').map_or_else(|| short_hash(element), str::to_owned)
 }
 
 /// The delta as one Markdown line.
@@ -120,6 +157,13 @@ pub(crate) fn delta_line(previous: Previous<'_>, current: &State) -> String {
     };
     let delta = delta(previous, current);
     let ids = |ids: &[String]| ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ");
+    // Element names come from the server: escaped into code spans, at most five named.
+    let named = |elements: &[String]| {
+        let shown: Vec<String> =
+            elements.iter().take(5).map(|element| format!("`{}`", element.replace('`', "'"))).collect();
+        let more = if elements.len() > 5 { format!(" and {} more", elements.len() - 5) } else { String::new() };
+        format!("{}{more}", shown.join(", "))
+    };
     let mut parts = Vec::new();
     if !delta.new_failures.is_empty() {
         parts.push(format!("🆕 {} new failure(s): {}", delta.new_failures.len(), ids(&delta.new_failures)));
@@ -136,6 +180,16 @@ pub(crate) fn delta_line(previous: Previous<'_>, current: &State) -> String {
             delta.new_rules.len(),
             ids(&delta.new_rules)
         ));
+    }
+    if !delta.changed_descriptions.is_empty() {
+        parts.push(format!(
+            "🔎 {} description(s) changed, review what the model will read: {}",
+            delta.changed_descriptions.len(),
+            named(&delta.changed_descriptions)
+        ));
+    }
+    if !delta.new_elements.is_empty() {
+        parts.push(format!("🔎 {} newly listed: {}", delta.new_elements.len(), named(&delta.new_elements)));
     }
     if !delta.resolved_warnings.is_empty() {
         parts.push(format!("{} warning(s) resolved: {}", delta.resolved_warnings.len(), ids(&delta.resolved_warnings)));

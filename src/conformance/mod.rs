@@ -243,13 +243,14 @@ pub(crate) async fn run(
     ctx.seconds.start_early(early);
 
     events(&RunEvent::ProbesStarted);
+    // The static scan reads every listed element, before the tool list is let go below.
+    let (scan, descriptions) = probes::security::scan(&ctx, &options.suppressions);
     let mut groups: Vec<(Vec<Finding>, u64)> = vec![
         // A legacy server's failed discover is graded too: D-1 heads its migration list.
         (probes::discovery::discover_result(&ctx), discover.elapsed_ms),
         (probes::lists::walks(&ctx), 0),
         (probes::lists::tool_definitions(&ctx), 0),
-        // The static scan reads every listed element, before the tool list is let go below.
-        (probes::security::scan(&ctx, &options.suppressions), 0),
+        (scan, 0),
     ];
     // From here on only the tools we call and the first that declares `x-mcp-header` are
     // needed: the rest of the list's text is let go (and later lookups parse a few entries, not
@@ -330,6 +331,7 @@ pub(crate) async fn run(
         stderr_tail,
         listed: Some(listed),
         stdio_starts: connected.starts.reasons(),
+        descriptions,
     };
     Outcome0 { server, checks }
 }
@@ -400,6 +402,7 @@ fn blocked_server(connected: &Connected, stderr_tail: Option<String>) -> ServerS
         stderr_tail,
         listed: None,
         stdio_starts: connected.starts.reasons(),
+        descriptions: std::collections::BTreeMap::new(),
     }
 }
 

@@ -44,6 +44,8 @@ pub(crate) const MAX_DEPTH: usize = 32;
 pub(crate) const MAX_TEXTS: usize = 5_000;
 /// A text longer than this many characters is SEC-8.
 pub(crate) const LONG_TEXT_CHARS: usize = 10_000;
+/// The most elements whose texts are digested for the report ([`Scanner::digests`]).
+pub(crate) const MAX_DIGESTS: usize = 1_000;
 
 /// Every row of the scan, in report order.
 pub(crate) const ROWS: [&str; 8] = ["SEC-1", "SEC-2", "SEC-3", "SEC-4", "SEC-5", "SEC-6", "SEC-7", "SEC-8"];
@@ -128,6 +130,8 @@ pub(crate) struct Scanner {
     prompt_names: Vec<String>,
     elements: usize,
     texts: usize,
+    /// Element → a digest of every text of it the scan read (at most [`MAX_DIGESTS`]).
+    digests: BTreeMap<String, String>,
 }
 
 impl Scanner {
@@ -196,6 +200,18 @@ impl Scanner {
         }
         texts.truncate(MAX_TEXTS);
         self.texts += texts.len();
+        if self.digests.len() < MAX_DIGESTS {
+            use sha2::Digest as _;
+            let mut hasher = sha2::Sha256::new();
+            for text in &texts {
+                hasher.update(text.path.as_bytes());
+                hasher.update([0]);
+                hasher.update(text.text.as_bytes());
+                hasher.update([0]);
+            }
+            let digest: String = hasher.finalize().iter().take(8).map(|byte| format!("{byte:02x}")).collect();
+            self.digests.insert(element.clone(), digest);
+        }
         let own_names: Vec<&str> = own.iter().map(String::as_str).collect();
         for text in &texts {
             if text.role == Role::Identifier {
@@ -203,6 +219,12 @@ impl Scanner {
             }
             self.read(&element, text, &own_names);
         }
+    }
+
+    /// Element (`tools[read_file]`) → the first 16 hex digits of the SHA-256 of every text of it
+    /// the scan read, with its path: a description that changes between runs changes its digest.
+    pub(crate) fn digests(&self) -> &BTreeMap<String, String> {
+        &self.digests
     }
 
     /// How many elements and texts were read (the evidence of a row that found nothing).

@@ -16,6 +16,8 @@ const _: () = assert!(MAX_COMMENT_CHARS < GITHUB_COMMENT_LIMIT);
 pub(crate) const MAX_COMMENT_CHARS: usize = 65_000;
 /// Most ids kept per list in the hidden state.
 const MAX_STATE_IDS: usize = 500;
+/// The most listed elements whose description digests the hidden state carries (18 bytes each).
+const MAX_STATE_DESCRIPTIONS: usize = 300;
 
 /// What the comment shows besides the summary.
 #[derive(Debug, Clone)]
@@ -48,11 +50,23 @@ pub(crate) fn is_ours(body: &str, comment_id: &str) -> bool {
 /// The hidden line holding the state.
 pub(crate) fn render_state(state: &State) -> String {
     let list = |ids: &BTreeSet<String>| ids.iter().take(MAX_STATE_IDS).cloned().collect::<Vec<_>>().join(",");
+    // Each element as a short hash of its name and a short digest of its texts: names come from
+    // the server and could hold anything, hashes cannot end the comment.
+    let descriptions: Vec<String> = state
+        .descriptions
+        .iter()
+        .take(MAX_STATE_DESCRIPTIONS)
+        .map(|(element, digest)| {
+            let key = element.strip_prefix('#').map_or_else(|| crate::baseline::short_hash(element), str::to_owned);
+            format!("{key}:{}", digest.chars().take(8).collect::<String>())
+        })
+        .collect();
     format!(
-        "<!-- mcp-eval-state v1 fail={} warn={} rules={} -->",
+        "<!-- mcp-eval-state v1 fail={} warn={} rules={} desc={} -->",
         list(&state.failing),
         list(&state.warning),
-        state.catalogue
+        state.catalogue,
+        descriptions.join(",")
     )
 }
 
@@ -74,6 +88,14 @@ pub(crate) fn parse_state(body: &str) -> Option<State> {
             "fail" => state.failing.extend(ids),
             "warn" => state.warning.extend(ids),
             "rules" => state.catalogue = value.parse().unwrap_or(1),
+            "desc" => {
+                let hex = |text: &str| text.len() == 8 && text.chars().all(|c| c.is_ascii_hexdigit());
+                for entry in value.split(',').take(MAX_STATE_DESCRIPTIONS) {
+                    if let Some((key, digest)) = entry.split_once(':').filter(|(key, digest)| hex(key) && hex(digest)) {
+                        state.descriptions.insert(format!("#{key}"), digest.to_owned());
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -195,6 +217,36 @@ mod tests {
         let since_the_scan = state(&["D-1"], &[]);
         let line = delta_line(Previous::Run(&since_the_scan), &current);
         assert!(line.contains("2 new failure(s): `H-4`, `SEC-3`"), "{line}");
+    }
+
+    #[test]
+    fn a_description_changed_since_the_previous_run_is_called_out_for_review() {
+        let with = |pairs: &[(&str, &str)]| State {
+            descriptions: pairs.iter().map(|(element, digest)| ((*element).to_owned(), (*digest).to_owned())).collect(),
+            ..state(&[], &[])
+        };
+        let previous = with(&[("tools[read_file]", "0123456789abcdef"), ("tools[list]", "aaaaaaaabbbbbbbb")]);
+        // As the next run reads it back from the comment: hashed names, short digests.
+        let carried = parse_state(&render_state(&previous)).expect("a state");
+        assert_eq!(carried.descriptions.len(), 2);
+        assert!(carried.descriptions.keys().all(|key| key.starts_with('#')), "{:?}", carried.descriptions);
+        let current = with(&[
+            ("tools[read_file]", "ffffffff89abcdef"),
+            ("tools[list]", "aaaaaaaa00000000"),
+            ("tools[new --> tool]", "1111111111111111"),
+        ]);
+        let line = delta_line(Previous::Run(&carried), &current);
+        assert!(
+            line.contains("🔎 1 description(s) changed, review what the model will read: `tools[read_file]`"),
+            "{line}"
+        );
+        assert!(line.contains("🔎 1 newly listed: `tools[new --> tool]`"), "{line}");
+        assert!(!render_state(&current).contains("new -->"), "names never enter the hidden line");
+        let unknown = parse_state("<!-- mcp-eval-state v1 fail= warn= rules=2 -->").expect("a state");
+        assert!(
+            delta_line(Previous::Run(&unknown), &current).contains("no change"),
+            "no digests before: nothing to say"
+        );
     }
 
     #[test]

@@ -117,6 +117,10 @@ pub struct ServerSection {
     /// their own); its length is the number of starts. Empty, and left out, over HTTP.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stdio_starts: Vec<String>,
+    /// Every listed element the static scan read (`tools[read_file]`, at most 1,000) → the
+    /// first 16 hex digits of the SHA-256 of its texts: a changed description changes it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub descriptions: std::collections::BTreeMap<String, String>,
 }
 
 /// The sizes of the server's lists, as layer 0 walked them.

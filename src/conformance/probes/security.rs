@@ -2,6 +2,8 @@
 //! ([`crate::conformance::security`]), graded like every layer-0 row, with the config file's
 //! suppressions applied (each named in the row's message).
 
+use std::collections::BTreeMap;
+
 use crate::conformance::context::Context;
 use crate::conformance::finding::Finding;
 use crate::conformance::security::{Hit, Kind, ROWS, Scanner};
@@ -43,8 +45,9 @@ fn kept_text(id: &str) -> &'static str {
     }
 }
 
-/// The eight rows over every listed element.
-pub(crate) fn scan(ctx: &Context, suppressions: &[Suppression]) -> Vec<Finding> {
+/// The eight rows over every listed element, and the digest of each element's texts
+/// ([`Scanner::digests`]) for the report.
+pub(crate) fn scan(ctx: &Context, suppressions: &[Suppression]) -> (Vec<Finding>, BTreeMap<String, String>) {
     let mut scanner = Scanner::default();
     for (kind, walk) in [
         (Kind::Tool, &ctx.tools),
@@ -63,10 +66,12 @@ pub(crate) fn scan(ctx: &Context, suppressions: &[Suppression]) -> Vec<Finding> 
         } else {
             "tools/list could not be read, and nothing else was listed: there is nothing to scan"
         };
-        return ROWS.iter().map(|id| Finding::not_applicable(id, reason)).collect();
+        return (ROWS.iter().map(|id| Finding::not_applicable(id, reason)).collect(), BTreeMap::new());
     }
+    let digests = scanner.digests().clone();
     let hits = scanner.finish();
-    ROWS.iter()
+    let findings = ROWS
+        .iter()
         .map(|&id| {
             let (suppressed, mine): (Vec<&Hit>, Vec<&Hit>) =
                 hits.iter().filter(|hit| hit.id == id).partition(|hit| suppressions.iter().any(|s| s.covers(hit)));
@@ -98,5 +103,6 @@ pub(crate) fn scan(ctx: &Context, suppressions: &[Suppression]) -> Vec<Finding> 
                 mine.iter().take(50).map(|hit| format!("{}{}: {}", hit.element, hit.path, hit.evidence)).collect();
             Finding::broken(id, format!("{}{more}{note}", shown.join("; "))).with_text("found", all.join("\n"))
         })
-        .collect()
+        .collect();
+    (findings, digests)
 }
