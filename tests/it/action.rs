@@ -459,6 +459,33 @@ fn two_runs_leave_exactly_one_comment_updated_in_place() {
     assert!(summary.contains("**Layers:** requested 0"));
 }
 
+/// A push to the pull request that changes what a tool says gets that tool named for review in
+/// the comment, beside the scan's own finding.
+#[test]
+fn a_description_changed_between_two_runs_is_called_out_in_the_comment() {
+    let github = FakeGithub::start(Mode::Normal, 0, 0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let before = DemoServer::start(&[]);
+    let inputs = [("SERVER-URL", before.url.as_str()), ("GITHUB-TOKEN", "ghs_faketoken")];
+    let first =
+        run_action(&dir.path().join("one"), "pull_request", "pull_request_synchronize.json", &github.url, &inputs);
+    assert_eq!(first.code(), 0, "{}\n{}", first.stdout(), first.stderr());
+    // The same server with one description grown past 10,000 characters (SEC-8).
+    let after = DemoServer::start(&["sec-8"]);
+    let inputs = [("SERVER-URL", after.url.as_str()), ("GITHUB-TOKEN", "ghs_faketoken")];
+    let second =
+        run_action(&dir.path().join("two"), "pull_request", "pull_request_synchronize.json", &github.url, &inputs);
+    assert_eq!(second.code(), 0, "a warning does not fail the run: {}", second.stdout());
+    let body = github.ours()[0].body.clone();
+    assert!(
+        body.contains(
+            "🔎 1 description(s) changed, review what the model will read: `tools[test_input_required_result]`"
+        ),
+        "{body}"
+    );
+    assert!(body.contains("new warning(s): `SEC-8`"), "{body}");
+}
+
 /// The action on an opened pull request, against the demo server and a fake GitHub started with
 /// `mode`, `fail_first` and `foreign_comments`, with `extra` inputs (the token among them).
 fn run_on_opened_pull_request(
