@@ -1,10 +1,12 @@
 //! The static scan (SEC-1…SEC-8) on real servers' own descriptions, installed pinned by
 //! `scripts/install-servers.sh` into `.interop/node-scan` and `.interop/venv-scan`: the official
-//! reference servers, Playwright's (25 tools), and servers whose descriptions are in Chinese or
-//! French. False positives make people switch a scan off, so every one of them must give zero
-//! failing SEC rows, and each warning is listed here with the reason it is right (today there is
-//! none). Only servers whose read-only tools stay on this machine are in the set: layer 0 calls
-//! those tools, and a test sends nothing past loopback.
+//! reference servers (filesystem, memory, sequential-thinking, and everything from the interop
+//! set), Playwright's (25 tools), and servers whose descriptions are in Chinese or French.
+//! False positives make people switch a scan off, so every one of them must give zero failing
+//! SEC rows, and each warning is listed here with the reason it is right (today there is none).
+//! Only servers whose read-only tools stay on this machine are in the set: layer 0 calls those
+//! tools, and a test sends nothing past loopback (so the reference fetch server, and vendor
+//! servers that call their APIs, such as Notion's, are not).
 
 use std::path::PathBuf;
 
@@ -95,6 +97,21 @@ fn the_reference_memory_and_sequential_thinking_servers_pass_the_scan() {
         &[],
         &[],
     );
+}
+
+#[test]
+fn the_reference_everything_server_passes_the_scan() {
+    // Installed with the interop set (`.interop/node`), a 2025-11-25 server over stdio: the scan
+    // runs on every era.
+    let (modules, _) = scan_servers();
+    let everything = modules
+        .parent()
+        .and_then(std::path::Path::parent)
+        .expect("the .interop directory")
+        .join("node")
+        .join("node_modules")
+        .join("@modelcontextprotocol/server-everything/dist/index.js");
+    calibrate("server-everything", &format!("node {} stdio", everything.display()), &[], &[]);
 }
 
 #[test]
