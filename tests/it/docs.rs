@@ -226,20 +226,29 @@ fn the_anchor_rule_matches_github_on_headings_with_code_and_punctuation() {
     assert!(broken(&root().join("README.md"), "docs/no-such-page.md").is_some());
 }
 
-/// Every `docs/PAGE.md` or `docs/PAGE.md#anchor` that the source names (error hints, `--help`).
-#[test]
-fn every_docs_page_the_messages_point_at_exists() {
-    let pattern = regex::Regex::new(r"docs/[a-z0-9_-]+\.md(#[a-z0-9_-]+)?").expect("regex");
-    let mut problems = Vec::new();
-    let mut count = 0;
+/// Every file under `src/`, and `action.yml`: where messages and descriptions are written.
+fn message_sources() -> Vec<PathBuf> {
+    let mut files = Vec::new();
     let mut stack = vec![root().join("src"), root().join("action.yml")];
     while let Some(path) = stack.pop() {
         if path.is_dir() {
             for entry in std::fs::read_dir(&path).expect("directory is readable") {
                 stack.push(entry.expect("directory entry").path());
             }
-            continue;
+        } else {
+            files.push(path);
         }
+    }
+    files
+}
+
+/// Every `docs/PAGE.md` or `docs/PAGE.md#anchor` that the source names (error hints, `--help`).
+#[test]
+fn every_docs_page_the_messages_point_at_exists() {
+    let pattern = regex::Regex::new(r"docs/[a-z0-9_-]+\.md(#[a-z0-9_-]+)?").expect("regex");
+    let mut problems = Vec::new();
+    let mut count = 0;
+    for path in message_sources() {
         if path.extension().is_none_or(|ext| ext != "rs" && ext != "yml") {
             continue;
         }
@@ -263,14 +272,7 @@ fn every_docs_page_the_messages_point_at_exists() {
 #[test]
 fn no_message_points_at_a_readme_section() {
     let mut problems = Vec::new();
-    let mut stack = vec![root().join("src"), root().join("action.yml")];
-    while let Some(path) = stack.pop() {
-        if path.is_dir() {
-            for entry in std::fs::read_dir(&path).expect("directory is readable") {
-                stack.push(entry.expect("directory entry").path());
-            }
-            continue;
-        }
+    for path in message_sources() {
         for (index, line) in read(&path).lines().enumerate() {
             let code = line.trim_start();
             if code.starts_with("//") {
