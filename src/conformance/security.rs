@@ -46,6 +46,11 @@ pub(crate) const MAX_TEXTS: usize = 5_000;
 pub(crate) const LONG_TEXT_CHARS: usize = 10_000;
 /// The most elements whose texts are digested for the report ([`Scanner::digests`]).
 pub(crate) const MAX_DIGESTS: usize = 1_000;
+/// The most hits kept per row; the rest are counted ([`Scanner::finish`]), so a server of
+/// 80,000 poisoned tools costs bounded memory.
+pub(crate) const MAX_HITS_PER_ROW: usize = 200;
+/// The most tool mentions kept for SEC-5's check against the server's names.
+const MAX_MENTIONS: usize = 5_000;
 
 /// Every row of the scan, in report order.
 pub(crate) const ROWS: [&str; 8] = ["SEC-1", "SEC-2", "SEC-3", "SEC-4", "SEC-5", "SEC-6", "SEC-7", "SEC-8"];
@@ -86,6 +91,15 @@ pub(crate) struct Hit {
     /// What was found, in words, with the evidence (code points, or an excerpt with the phrase
     /// marked `«…»`).
     pub evidence: String,
+}
+
+/// What the scan found: the hits kept, and how many each row found in all.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Scan {
+    /// At most [`MAX_HITS_PER_ROW`] per row, in row order.
+    pub hits: Vec<Hit>,
+    /// Row → every hit it found, the ones not kept included.
+    pub counts: BTreeMap<&'static str, usize>,
 }
 
 /// How a text is read.
@@ -132,6 +146,8 @@ pub(crate) struct Scanner {
     texts: usize,
     /// Element → a digest of every text of it the scan read (at most [`MAX_DIGESTS`]).
     digests: BTreeMap<String, String>,
+    /// Hits per row, kept or not.
+    counts: BTreeMap<&'static str, usize>,
 }
 
 impl Scanner {
@@ -232,39 +248,49 @@ impl Scanner {
         (self.elements, self.texts)
     }
 
-    /// The hits of every row, after the rules that need every name (SEC-5, SEC-6).
-    pub(crate) fn finish(mut self) -> Vec<Hit> {
-        let known: HashSet<&str> = self
-            .tool_names
-            .iter()
-            .chain(&self.prompt_names)
-            .map(String::as_str)
-            .chain(self.identifiers.iter().map(String::as_str))
-            .collect();
-        for mention in std::mem::take(&mut self.mentions) {
-            if known.contains(mention.name.as_str()) {
-                continue;
-            }
-            self.hits.push(Hit {
-                id: "SEC-5",
-                element: mention.element,
-                path: mention.path,
-                evidence: format!(
-                    "gives directions for a tool `{}` that this server does not list: {}",
-                    visible(&mention.name),
-                    mention.excerpt
-                ),
-            });
+    /// The hits of every row, after the rules that need every name (SEC-5, SEC-6): at most
+    /// [`MAX_HITS_PER_ROW`] per row, and how many each row found in all.
+    pub(crate) fn finish(mut self) -> Scan {
+        let unknown: Vec<Mention> = {
+            let known: HashSet<&str> = self
+                .tool_names
+                .iter()
+                .chain(&self.prompt_names)
+                .map(String::as_str)
+                .chain(self.identifiers.iter().map(String::as_str))
+                .collect();
+            std::mem::take(&mut self.mentions)
+                .into_iter()
+                .filter(|mention| !known.contains(mention.name.as_str()))
+                .collect()
+        };
+        for mention in unknown {
+            let evidence = format!(
+                "gives directions for a tool `{}` that this server does not list: {}",
+                visible(&mention.name),
+                mention.excerpt
+            );
+            self.hit("SEC-5", &mention.element, &mention.path, evidence);
         }
-        for (kind, names) in [(Kind::Tool, &self.tool_names), (Kind::Prompt, &self.prompt_names)] {
-            self.hits.extend(look_alikes(kind, names));
+        let names = [
+            (Kind::Tool, std::mem::take(&mut self.tool_names)),
+            (Kind::Prompt, std::mem::take(&mut self.prompt_names)),
+        ];
+        for (kind, names) in names {
+            for hit in look_alikes(kind, &names) {
+                self.hit(hit.id, &hit.element, &hit.path, hit.evidence);
+            }
         }
         self.hits.sort_by_key(|hit| ROWS.iter().position(|row| *row == hit.id));
-        self.hits
+        Scan { hits: self.hits, counts: self.counts }
     }
 
     fn hit(&mut self, id: &'static str, element: &str, path: &str, evidence: String) {
-        self.hits.push(Hit { id, element: element.to_owned(), path: path.to_owned(), evidence });
+        let count = self.counts.entry(id).or_insert(0);
+        *count += 1;
+        if *count <= MAX_HITS_PER_ROW {
+            self.hits.push(Hit { id, element: element.to_owned(), path: path.to_owned(), evidence });
+        }
     }
 
     fn read(&mut self, element: &str, text: &Text<'_>, own_names: &[&str]) {
@@ -300,7 +326,9 @@ impl Scanner {
                 if own_names.contains(&name.as_str()) {
                     continue;
                 }
-                self.mentions.push(Mention { element: element.to_owned(), path: text.path.clone(), name, excerpt });
+                if self.mentions.len() < MAX_MENTIONS {
+                    self.mentions.push(Mention { element: element.to_owned(), path: text.path.clone(), name, excerpt });
+                }
             }
         }
         let secret = match text.role {

@@ -69,7 +69,8 @@ pub(crate) fn scan(ctx: &Context, suppressions: &[Suppression]) -> (Vec<Finding>
         return (ROWS.iter().map(|id| Finding::not_applicable(id, reason)).collect(), BTreeMap::new());
     }
     let digests = scanner.digests().clone();
-    let hits = scanner.finish();
+    let scan = scanner.finish();
+    let hits = scan.hits;
     let findings = ROWS
         .iter()
         .map(|&id| {
@@ -98,7 +99,10 @@ pub(crate) fn scan(ctx: &Context, suppressions: &[Suppression]) -> (Vec<Finding>
             }
             let shown: Vec<String> =
                 mine.iter().take(5).map(|hit| format!("`{}{}`: {}", hit.element, hit.path, hit.evidence)).collect();
-            let more = if mine.len() > 5 { format!(" (and {} more)", mine.len() - 5) } else { String::new() };
+            // Every hit of the row counts, the ones past the kept bound included.
+            let found = scan.counts.get(id).copied().unwrap_or(mine.len()).max(mine.len() + suppressed.len());
+            let unsuppressed = found - suppressed.len();
+            let more = if unsuppressed > 5 { format!(" (and {} more)", unsuppressed - 5) } else { String::new() };
             let all: Vec<String> =
                 mine.iter().take(50).map(|hit| format!("{}{}: {}", hit.element, hit.path, hit.evidence)).collect();
             Finding::broken(id, format!("{}{more}{note}", shown.join("; "))).with_text("found", all.join("\n"))
