@@ -141,8 +141,9 @@ pub(crate) fn delta(previous: &State, current: &State) -> Delta {
     }
 }
 
-/// A state read back from a comment holds `#HASH` keys; one built from a report holds names.
-fn hashed_key(element: &str) -> String {
+/// How a state keys an element in the comment: a state read back from a comment holds `#HASH`
+/// keys already; one built from a report holds names, hashed here.
+pub(crate) fn hashed_key(element: &str) -> String {
     element.strip_prefix('#').map_or_else(|| short_hash(element), str::to_owned)
 }
 

@@ -306,7 +306,7 @@ impl Scanner {
                 format!("{chars} characters (more than {LONG_TEXT_CHARS}): room to bury instructions a reviewer will not read"),
             );
         }
-        let (normal, _) = normalize(text.text);
+        let normal = normalize(text.text);
         let phrase_text = match text.role {
             Role::Name => return,
             Role::Identifier => crate::suggest::words(&normal).join(" "),
@@ -567,26 +567,24 @@ fn hidden(text: &str) -> Vec<(&'static str, String)> {
     out
 }
 
+/// A character that [`normalize`] drops and [`visible`] escapes: tag, bidirectional control,
+/// zero-width, variation selector or control character.
+fn is_hidden(c: char) -> bool {
+    is_tag(c) || is_bidi_control(c) || is_zero_width(c) || is_variation_selector(c) || is_control(c)
+}
+
 /// The text with hidden characters dropped (so they cannot split a phrase) and curly quotes
-/// straightened; the second value maps each byte of the result to the byte it came from.
-fn normalize(text: &str) -> (String, Vec<usize>) {
-    let mut out = String::with_capacity(text.len());
-    let mut map = Vec::with_capacity(text.len());
-    for (at, c) in text.char_indices() {
-        if is_tag(c) || is_bidi_control(c) || is_zero_width(c) || is_variation_selector(c) || is_control(c) {
-            continue;
-        }
-        let c = match c {
+/// straightened.
+fn normalize(text: &str) -> String {
+    text.chars()
+        .filter(|c| !is_hidden(*c))
+        .map(|c| match c {
             '\u{2018}' | '\u{2019}' | '\u{02BC}' => '\'',
             '\u{201C}' | '\u{201D}' => '"',
             '\u{00A0}' => ' ',
             other => other,
-        };
-        let start = out.len();
-        out.push(c);
-        map.extend(std::iter::repeat_n(at, out.len() - start));
-    }
-    (out, map)
+        })
+        .collect()
 }
 
 /// An excerpt of `text` around `range`, the match marked `«…»`, at most about 80 characters
@@ -994,7 +992,7 @@ fn scripts_of(name: &str) -> String {
 pub(crate) fn visible(text: &str) -> String {
     let mut out = String::new();
     for c in text.chars().take(80) {
-        if is_tag(c) || is_bidi_control(c) || is_zero_width(c) || is_variation_selector(c) || is_control(c) {
+        if is_hidden(c) {
             out.push_str(&format!("\\u{{{:X}}}", c as u32));
         } else {
             out.push(c);

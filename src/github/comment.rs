@@ -57,8 +57,7 @@ pub(crate) fn render_state(state: &State) -> String {
         .iter()
         .take(MAX_STATE_DESCRIPTIONS)
         .map(|(element, digest)| {
-            let key = element.strip_prefix('#').map_or_else(|| crate::baseline::short_hash(element), str::to_owned);
-            format!("{key}:{}", digest.chars().take(8).collect::<String>())
+            format!("{}:{}", crate::baseline::hashed_key(element), digest.chars().take(8).collect::<String>())
         })
         .collect();
     format!(
