@@ -23,8 +23,8 @@ use crate::demo::{self, DemoConfig};
 use crate::error::{Kind, UserError};
 use crate::evaluate::{self, RunEvent};
 use crate::gate::ExitStatus;
-use crate::golden;
 use crate::settings::{self, ActionFlags, FrontEnd, SettingsArgs};
+use crate::{authoring, golden};
 
 /// Evaluates MCP servers: layer 0 conformance to MCP 2026-07-28, layer 1 behaviour of models on
 /// a golden set (layers 2 and 3 are not in this version).
@@ -206,7 +206,7 @@ pub struct GoldenInitArgs {
     #[command(flatten)]
     pub server: GoldenServerArgs,
     /// Where to write the set
-    #[arg(long, value_name = "FILE", default_value = golden::init::DEFAULT_OUT)]
+    #[arg(long, value_name = "FILE", default_value = authoring::init::DEFAULT_OUT)]
     pub out: std::path::PathBuf,
     /// Replace the file when it exists
     #[arg(long)]
@@ -491,14 +491,14 @@ pub async fn judge_calibrate(args: JudgeCalibrateArgs) -> ExitStatus {
         max_model_calls: args.max_model_calls,
         ..SettingsArgs::default()
     };
-    let request = crate::calibration::CalibrateRequest {
+    let request = crate::authoring::calibrate::CalibrateRequest {
         labels: args.labels,
         golden_set: args.golden_set,
         out: args.out,
         flags,
         retry: crate::evals::caller::RetryPolicy::default(),
     };
-    crate::calibration::calibrate(request, &mut std::io::stdout()).await
+    crate::authoring::calibrate::calibrate(request, &mut std::io::stdout()).await
 }
 
 /// `mcp-eval demo-model`: serve until SIGINT.
@@ -568,10 +568,10 @@ fn environment(error: UserError) -> ExitStatus {
 /// `mcp-eval golden check`.
 pub async fn golden_check(args: GoldenCheckArgs) -> ExitStatus {
     if args.server.server_url.is_none() && args.server.server_cmd.is_none() && args.server.config.is_none() {
-        return golden::check(args.file, None).await;
+        return authoring::check(args.file, None).await;
     }
     match server_target(args.server) {
-        Ok(target) => golden::check(args.file, target).await,
+        Ok(target) => authoring::check(args.file, target).await,
         Err(status) => status,
     }
 }
@@ -591,14 +591,14 @@ pub async fn golden_init(args: GoldenInitArgs) -> ExitStatus {
         Err(status) => return status,
     };
     let Some(target) = evaluate::wire_target(&settings) else {
-        return golden::refuse(
+        return authoring::refuse(
             &UserError::new(Kind::InvalidInput, "no server given")
                 .with_hint("pass --server-url URL or --server-cmd CMD, or a --config whose `server` names one"),
         );
     };
     let plan = match settings.layer1.models.first().filter(|_| args.model.is_some()) {
         None => None,
-        Some(model) => match golden::init_model::plan(&settings.layer1, model) {
+        Some(model) => match authoring::init_model::plan(&settings.layer1, model) {
             Ok(plan) => Some(plan),
             Err(error) => {
                 say!("{error}");
@@ -606,7 +606,7 @@ pub async fn golden_init(args: GoldenInitArgs) -> ExitStatus {
             }
         },
     };
-    golden::init::init(target, &args.out, args.force, plan).await
+    authoring::init::init(target, &args.out, args.force, plan).await
 }
 
 /// The server to connect to, through the one settings path (validation, secrets, scrubbed

@@ -7,12 +7,11 @@
 //!   hint: give a number of seconds greater than 0 and at most 3600, e.g. 10
 //! ```
 //!
-//! and maps to its exit status through [`crate::gate::ExitStatus`]. A misbehaving server under
+//! and maps to its exit status through the exit table (`Kind::exit_status`, kept beside the
+//! table in `gate`, so that this module depends on nothing). A misbehaving server under
 //! test is never a `UserError`: it is a finding in the report.
 
 use std::fmt;
-
-use crate::gate::ExitStatus;
 
 /// What kind of expected failure; decides the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,13 +27,6 @@ pub(crate) enum Kind {
     Provider,
     /// A budget or call cap stopped the run early (exit 6; layers 1–3).
     Budget,
-}
-
-impl Kind {
-    /// The exit status the table gives this kind alone ([`crate::gate::Met`]).
-    pub(crate) fn exit_status(self) -> ExitStatus {
-        crate::gate::Met::of(self).exit_status()
-    }
 }
 
 /// An expected failure with its rendering parts; never holds a secret (callers redact first).
@@ -75,11 +67,6 @@ impl UserError {
     pub(crate) fn with_hint_opt(mut self, hint: Option<String>) -> Self {
         self.hint = hint;
         self
-    }
-
-    /// The exit status.
-    pub(crate) fn exit_status(&self) -> ExitStatus {
-        self.kind.exit_status()
     }
 }
 

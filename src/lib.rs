@@ -3,7 +3,7 @@
 //!
 //! Code map: [`cli`] defines the command line and the `run` front end, [`settings`] resolves
 //! every setting from flags, Action inputs, the config file and defaults, [`evaluate`] runs one
-//! evaluation end to end and emits [`evaluate::RunEvent`]s, [`gate`] decides the verdict and the
+//! evaluation end to end and emits [`events::RunEvent`]s, [`gate`] decides the verdict and the
 //! exit status (the product's one exit table), [`error`] renders expected failures; [`mcp`] is our
 //! MCP client (the wire), [`conformance`] is layer 0 (requirements, probes, grading), [`report`]
 //! holds the run report, its wire format and renderers, [`baseline`] the delta against a previous
@@ -17,6 +17,7 @@
 pub(crate) mod action;
 pub(crate) mod agent;
 pub(crate) mod atomic;
+pub(crate) mod authoring;
 pub(crate) mod baseline;
 pub(crate) mod cache;
 pub(crate) mod calibration;
@@ -26,9 +27,11 @@ pub(crate) mod demo;
 pub(crate) mod error;
 pub(crate) mod evals;
 pub(crate) mod evaluate;
+pub(crate) mod events;
 pub(crate) mod gate;
 pub(crate) mod github;
 pub(crate) mod golden;
+pub(crate) mod jcs;
 pub(crate) mod mcp;
 pub(crate) mod merge;
 pub(crate) mod providers;
@@ -43,38 +46,4 @@ pub use evaluate::PANIC_FOR_TESTS_VAR;
 pub use mcp::sse;
 
 #[cfg(test)]
-mod tidy {
-    //! Repository hygiene that is cheap to check: every source file opens with a `//!` doc
-    //! saying what it is for.
-
-    use std::path::Path;
-
-    fn rust_files(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
-        for entry in std::fs::read_dir(dir).expect("readable source dir").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                rust_files(&path, found);
-            } else if path.extension().is_some_and(|extension| extension == "rs") {
-                found.push(path);
-            }
-        }
-    }
-
-    #[test]
-    fn every_source_file_opens_with_a_module_doc() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut files = Vec::new();
-        for dir in ["src", "tests", "benches"] {
-            rust_files(&root.join(dir), &mut files);
-        }
-        let missing: Vec<String> = files
-            .iter()
-            .filter(|path| {
-                let text = std::fs::read_to_string(path).unwrap_or_default();
-                !text.lines().find(|line| !line.trim().is_empty()).is_some_and(|line| line.starts_with("//!"))
-            })
-            .map(|path| path.display().to_string())
-            .collect();
-        assert!(missing.is_empty(), "files without a `//!` module doc: {missing:?}");
-    }
-}
+mod tidy;

@@ -97,6 +97,17 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
     }
 }
 
+/// The YAML parser's message without its own `error: line N column M:` prefix (the position is
+/// shown once, as `file:line:col`).
+pub(crate) fn saphyr_message(text: &str) -> String {
+    let first = text.lines().next().unwrap_or_default();
+    let rest = first.strip_prefix("error: ").unwrap_or(first);
+    match rest.strip_prefix("line ").and_then(|rest| rest.split_once(": ")) {
+        Some((position, message)) if position.contains("column") => message.to_owned(),
+        _ => rest.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,8 +15,8 @@ use crate::mcp::exchange::Outgoing;
 use crate::mcp::jsonrpc;
 use crate::mcp::transport::BoxFuture;
 
-/// The most bytes of a tool result a model is given; the rest is cut with a marker.
-pub(crate) const MODEL_RESULT_BYTES: usize = 256 * 1024;
+/// The most bytes of a tool result a model is given (kept with the report, which states it).
+pub(crate) use crate::report::evals::MODEL_RESULT_BYTES;
 
 /// What one tool call gave.
 #[derive(Debug, Clone, PartialEq)]

@@ -76,8 +76,7 @@ pub(crate) const Z_ONE_SIDED_95: f64 = 1.644_853_626_951_472_2;
 /// to trip four times in five.
 pub(crate) const Z_POWER_80: f64 = 0.841_621_233_572_914_3;
 
-/// `max-drop`'s default: no more than two points below the last green run (a rate in 0..1).
-pub(crate) const DEFAULT_MAX_DROP: f64 = 0.02;
+pub(crate) use crate::settings::layer1::DEFAULT_MAX_DROP;
 
 /// How many green baseline runs of one golden-set hash are pooled.
 pub(crate) const POOLED_BASELINES: usize = 3;
@@ -635,35 +634,7 @@ pub(crate) fn cases_needed(
     Some(((per_case / sigma).powi(2).ceil() as usize).max(1))
 }
 
-/// `fail-on-evals`: when layer 1 fails the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FailOnEvals {
-    /// Fail on the regression gate (the Action's default); without a baseline, only on a
-    /// failing hard case.
-    Regression,
-    /// Fail on any case that failed its threshold (the CLI's default).
-    Failure,
-    /// Report only.
-    Never,
-}
-
-impl FailOnEvals {
-    /// `regression`, `failure` or `never`, as the user spells it.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            FailOnEvals::Regression => "regression",
-            FailOnEvals::Failure => "failure",
-            FailOnEvals::Never => "never",
-        }
-    }
-
-    /// The policy spelled `text`, or `None`.
-    pub(crate) fn parse(text: &str) -> Option<Self> {
-        [FailOnEvals::Regression, FailOnEvals::Failure, FailOnEvals::Never]
-            .into_iter()
-            .find(|policy| policy.as_str() == text)
-    }
-}
+pub(crate) use crate::settings::layer1::FailOnEvals;
 
 /// The `gate` output of the Action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -76,7 +76,7 @@ fn first_catalogue() -> u8 {
 
 /// The comparability key of a case × model on an endpoint.
 pub(crate) fn comparability_key(case_sha256: &str, model: &str, endpoint: &str) -> String {
-    crate::golden::jcs::hash(&json!({"case": case_sha256, "model": model, "endpoint": endpoint}))
+    crate::jcs::hash(&json!({"case": case_sha256, "model": model, "endpoint": endpoint}))
 }
 
 impl Baseline {

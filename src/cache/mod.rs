@@ -26,11 +26,8 @@ use serde_json::{Value, json};
 
 use crate::report::evals::{CachedFrom, EvalResult};
 
-/// The version of the agent loop and graders: bump it when a change could change a verdict, so
-/// no cached verdict of the old logic is reused, and the gate compares no verdict with a
-/// baseline record graded by the old logic (each [`EvalResult`] carries the version that graded
-/// it). 2: a call the harness refused for its arguments fails the arguments grader.
-pub(crate) const GRADER_VERSION: u32 = 2;
+/// The version of the agent loop and graders (kept with the report that carries it).
+pub(crate) use crate::report::evals::GRADER_VERSION;
 
 /// The format of an entry file.
 const ENTRY_FORMAT: u32 = 1;
@@ -86,7 +83,7 @@ impl CacheKey {
         let mut value = json!({
             "v": 1,
             "case": parts.case_sha256,
-            "tools": crate::golden::jcs::hash(&serde_json::from_str::<Value>(parts.tools).unwrap_or(Value::Null)),
+            "tools": crate::jcs::hash(&serde_json::from_str::<Value>(parts.tools).unwrap_or(Value::Null)),
             "model": parts.model,
             "wire": parts.wire,
             "base_url": parts.base_url,
@@ -99,7 +96,7 @@ impl CacheKey {
         if let Some(matchers) = &parts.matchers {
             value["matchers"] = json!(matchers);
         }
-        CacheKey(crate::golden::jcs::hash(&value))
+        CacheKey(crate::jcs::hash(&value))
     }
 
     fn hex(&self) -> &str {

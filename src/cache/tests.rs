@@ -70,11 +70,11 @@ fn a_case_without_model_graded_matchers_keeps_the_key_it_had() {
     // The key recipe before `matchers` existed: cached verdicts of such cases stay valid.
     let before = json!({
         "v": 1, "case": "sha256:1",
-        "tools": crate::golden::jcs::hash(&serde_json::from_str::<Value>(r#"[{"name":"a"}]"#).expect("json")),
+        "tools": crate::jcs::hash(&serde_json::from_str::<Value>(r#"[{"name":"a"}]"#).expect("json")),
         "model": "openai:m", "wire": "openai", "base_url": "https://api.example/v1", "runs": 5,
         "server_key": "k", "judge": null, "mcp_eval": env!("CARGO_PKG_VERSION"), "graders": GRADER_VERSION,
     });
-    assert_eq!(CacheKey::new(&parts("sha256:1", Some("k"))).0, crate::golden::jcs::hash(&before));
+    assert_eq!(CacheKey::new(&parts("sha256:1", Some("k"))).0, crate::jcs::hash(&before));
 }
 
 #[test]

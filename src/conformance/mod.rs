@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::evaluate::RunEvent;
+use crate::events::RunEvent;
 use crate::mcp::client::{Client, Connection};
 use crate::mcp::entries::Entries;
 use crate::mcp::era::{self, Connected, Era, Target};
@@ -31,6 +31,7 @@ use crate::mcp::evidence::Redactor;
 use crate::mcp::exchange::Outgoing;
 use crate::mcp::http::HttpTransport;
 use crate::mcp::stdio::StdioTransport;
+use crate::mcp::tools::ToolSurface;
 use crate::report::model::{CheckResult, Evidence, Level, ServerSection, Status};
 use context::{Context, Purpose, SafeTool, Seconds, walk};
 use finding::{Finding, Outcome, grade};
@@ -649,6 +650,27 @@ fn not_exercised(id: &str) -> &'static str {
         "B-4" => "not exercised: the server is not dual-era",
         _ => "not exercised on this server (nothing observed that this requirement applies to)",
     }
+}
+
+/// Walks every `tools/list` page over an open session, in its era's request shape, and records
+/// the tools' `Mcp-Param-*` declarations for later `tools/call`s; `Err` with the first problem
+/// of the walk.
+pub(crate) async fn list_tools_on(connected: &era::Connected) -> Result<ToolSurface, String> {
+    let era = connected.era;
+    let request = move |params: Value| match era {
+        Era::Modern => Outgoing::request(crate::mcp::jsonrpc::modern_request("tools/list", params)),
+        Era::Legacy => era::legacy("tools/list", params),
+    };
+    let listed = walk(&connected.client, "tools/list", "tools", &request, true).await;
+    if let Some(problem) = listed.problems.first() {
+        return Err(problem.to_string());
+    }
+    if let crate::mcp::client::Connection::Http(http) = connected.client.connection() {
+        record_param_headers(http, &listed.items);
+    }
+    let mut surface = ToolSurface::default();
+    surface.add_page(&json!({"tools": listed.items.to_value()}));
+    Ok(surface)
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ use futures_util::StreamExt as _;
 use crate::agent::tools::ToolExecutor;
 use crate::agent::{self, ArgumentCheck, CaseSpec, RunContext, RunEnding, RunRecord};
 use crate::error::{Kind, UserError};
-use crate::evaluate::RunEvent;
+use crate::events::RunEvent;
 use crate::golden::GoldenSet;
 use crate::mcp::sync::lock;
 use crate::mcp::tools::ToolSurface;

@@ -168,7 +168,7 @@ impl ArgumentJudge {
     async fn ask(&self, case: &str, task: &str, key: &SemanticKey) -> Resolved {
         let request = semantic::argument_judge_request(task, key);
         let check = serde_json::json!({"argument": key.argument, "expected": key.expected, "actual": key.actual});
-        let hash = crate::golden::jcs::hash(&check);
+        let hash = crate::jcs::hash(&check);
         let short = hash.trim_start_matches("sha256:").chars().take(16).collect::<String>();
         let turn_key = TurnKey { case: format!("judge-arg:{case}:{short}"), run: 0, turn: 0 };
         match ModelCaller::call(self.caller.as_ref(), turn_key, &request).await {

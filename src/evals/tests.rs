@@ -130,7 +130,7 @@ async fn run_layer1_full(
     });
     let connected =
         era::connect(&target, Redactor::new(vec![CANARY_KEY.into()]), 0).await.expect("demo server reachable");
-    let surface = crate::golden::list_tools_on(&connected).await.expect("tools listed");
+    let surface = crate::conformance::list_tools_on(&connected).await.expect("tools listed");
     let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
     let input = Layer1Input {
         settings,

@@ -4,9 +4,8 @@
 //! `summary.md` on every path (pass, fail, unreachable server, server crash, timeout,
 //! SIGINT/SIGTERM), and let [`crate::gate`] decide the verdict and the exit status.
 //!
-//! Progress is a [`RunEvent`] stream ([`events`]); signals are in [`signals`].
+//! Progress is a [`RunEvent`] stream ([`crate::events`]); signals are in [`signals`].
 
-pub(crate) mod events;
 pub(crate) mod signals;
 
 use std::path::Path;
@@ -18,6 +17,7 @@ use futures_util::FutureExt as _;
 
 use crate::conformance::{self, Options};
 use crate::error::{Kind, UserError};
+pub(crate) use crate::events::RunEvent;
 use crate::gate::{self, Decision, GateInput, Interrupt};
 use crate::golden::GoldenSet;
 use crate::mcp::era::{self, Target};
@@ -26,7 +26,6 @@ use crate::mcp::http::HttpSettings;
 use crate::report::model::{Evidence, GateSection, RunOutcome, RunReport, ServerSection};
 use crate::report::{self, WrittenFiles};
 use crate::settings::{LayersInput, Server, Settings};
-pub(crate) use events::RunEvent;
 
 /// A failpoint for the tests: when this variable is set, the run panics, so the tests can show
 /// that a panic still writes the reports (an `INTERNAL` row naming the layer, exit 4) and keeps
@@ -485,7 +484,7 @@ async fn layer1(
             text: "recording: cassettes keep the prompts, the model's answers and the tool results of this run (bounded by nothing): review them before committing".into(),
         });
     }
-    let surface = match crate::golden::list_tools_on(connected).await {
+    let surface = match crate::conformance::list_tools_on(connected).await {
         Ok(surface) => surface,
         Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
     };

@@ -373,7 +373,7 @@ impl Reader {
             }
         }
         let hashes: Vec<Value> = set.cases.iter().map(|case| Value::String(case.hash.clone())).collect();
-        set.hash = super::jcs::hash(&Value::Array(hashes));
+        set.hash = crate::jcs::hash(&Value::Array(hashes));
         set
     }
 
@@ -869,7 +869,7 @@ impl Reader {
         }
         let value = Value::Object(resolved);
         let semantic = std::mem::take(&mut self.semantic);
-        Some(Case { id: id?, hash: super::jcs::hash(&value), resolved: value, tools, semantic })
+        Some(Case { id: id?, hash: crate::jcs::hash(&value), resolved: value, tools, semantic })
     }
 
     /// `sampling`: the defaults' keys, overridden key by key by the case's.

@@ -5,7 +5,7 @@
 //! - [`load`]: the structural pass (every unknown key, wrong type and broken rule of a file at
 //!   once, as `file:line:col: field: message` with a hint) and the resolution of each case
 //!   (defaults applied, rubric files inlined) into plain JSON;
-//! - [`jcs`]: RFC 8785 canonical JSON and SHA-256, for the case and set hashes;
+//! - the case and set hashes are RFC 8785 canonical JSON and SHA-256 ([`crate::jcs`]);
 //! - [`check`]: `mcp-eval golden check`, which also checks every tool name of the set against a
 //!   server's `tools/list` when one is given;
 //! - [`init`]: `mcp-eval golden init`, a starter set of draft cases written from a server's
@@ -16,9 +16,6 @@
 //! position ([`MatcherRef`]), so a set that needs a model nobody configured is refused at the
 //! start, at the matcher's line.
 
-pub(crate) mod init;
-pub(crate) mod init_model;
-pub(crate) mod jcs;
 pub(crate) mod load;
 pub(crate) mod tree;
 
@@ -26,18 +23,11 @@ pub(crate) mod tree;
 mod tests;
 
 use std::fmt;
-use std::io::Write as _;
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::conformance::context::walk;
 use crate::error::{Kind, UserError};
-use crate::gate::{ExitStatus, Met};
-use crate::mcp::era::{self, Era, Target};
-use crate::mcp::evidence::Redactor;
-use crate::mcp::exchange::Outgoing;
-use crate::mcp::tools::ToolSurface;
 
 /// A checked golden set.
 #[derive(Debug, Clone)]
@@ -146,57 +136,6 @@ impl Problem {
     }
 }
 
-/// `mcp-eval golden check FILE [--server-url URL | --server-cmd CMD]`: prints the set hash and
-/// each case hash on stdout, or every problem on stderr (exit 2).
-pub(crate) async fn check(path: PathBuf, server: Option<Target>) -> ExitStatus {
-    let set = match load::load(&path) {
-        Ok(set) => set,
-        Err(problems) => return report(problems),
-    };
-    let mut checked = None;
-    if let Some(target) = server {
-        let surface = match list_tools(&target).await {
-            Ok(surface) => surface,
-            Err(error) => return refuse(&error),
-        };
-        let names: Vec<&str> = surface.tools.iter().map(|tool| tool.name.as_str()).collect();
-        let problems = unknown_tools(&set, &names);
-        if !problems.is_empty() {
-            return report(problems);
-        }
-        checked = Some(names.len());
-    }
-    let mut out = format!("golden set {}: {} case(s)\nset {}\n", set.path.display(), set.cases.len(), set.hash);
-    for case in &set.cases {
-        out.push_str(&format!("case {} {}\n", case.id, case.hash));
-    }
-    out.push_str(&match checked {
-        Some(listed) => {
-            format!("tool names: every one the set names is listed by the server ({listed} tool(s) listed)\n")
-        }
-        None => "tool names: not checked against a server (give --server-url, --server-cmd or --config)\n".into(),
-    });
-    let _ = std::io::stdout().write_all(out.as_bytes());
-    Met::nothing().exit_status()
-}
-
-/// Prints `error` (stderr) and gives the status the exit table gives its kind.
-pub(crate) fn refuse(error: &UserError) -> ExitStatus {
-    let _ = writeln!(std::io::stderr(), "{error}");
-    error.exit_status()
-}
-
-/// Prints every problem (stderr) and gives exit status 2.
-fn report(problems: Vec<Problem>) -> ExitStatus {
-    let mut stderr = std::io::stderr();
-    let count = problems.len();
-    for problem in problems {
-        let _ = writeln!(stderr, "{}", problem.into_error());
-    }
-    let _ = writeln!(stderr, "the golden set has {count} problem(s)");
-    Met::of(Kind::InvalidInput).exit_status()
-}
-
 /// Every tool name of the set that the server does not list (a glob that matches none of its
 /// tools), with the nearest listed tool as the hint.
 pub(crate) fn unknown_tools(set: &GoldenSet, listed: &[&str]) -> Vec<Problem> {
@@ -237,40 +176,4 @@ pub(crate) fn glob_matches(pattern: &str, name: &str) -> bool {
     let pattern: Vec<char> = pattern.chars().collect();
     let name: Vec<char> = name.chars().collect();
     matches(&pattern, &name)
-}
-
-/// Connects (layer-0 era detection) and walks every `tools/list` page; an error means the
-/// server could not be reached or listed (exit status 3).
-async fn list_tools(target: &Target) -> Result<ToolSurface, UserError> {
-    let connected = era::connect(target, Redactor::new(Vec::new()), 0).await.map_err(|unreachable| {
-        UserError::new(Kind::Unreachable, format!("cannot reach the server: {}", unreachable.reason))
-            .with_hint("check --server-url / --server-cmd (`mcp-eval run` against it says more)")
-    })?;
-    let listed = list_tools_on(&connected).await;
-    connected.shutdown().await;
-    listed.map_err(|problem| {
-        UserError::new(Kind::Unreachable, format!("cannot list the server's tools: {problem}"))
-            .with_hint("`mcp-eval run` against the server grades its tools/list")
-    })
-}
-
-/// Walks every `tools/list` page over an open session, in its era's request shape, and records
-/// the tools' `Mcp-Param-*` declarations for later `tools/call`s; `Err` with the first problem
-/// of the walk.
-pub(crate) async fn list_tools_on(connected: &era::Connected) -> Result<ToolSurface, String> {
-    let era = connected.era;
-    let request = move |params: Value| match era {
-        Era::Modern => Outgoing::request(crate::mcp::jsonrpc::modern_request("tools/list", params)),
-        Era::Legacy => era::legacy("tools/list", params),
-    };
-    let listed = walk(&connected.client, "tools/list", "tools", &request, true).await;
-    if let Some(problem) = listed.problems.first() {
-        return Err(problem.to_string());
-    }
-    if let crate::mcp::client::Connection::Http(http) = connected.client.connection() {
-        crate::conformance::record_param_headers(http, &listed.items);
-    }
-    let mut surface = ToolSurface::default();
-    surface.add_page(&json!({"tools": listed.items.to_value()}));
-    Ok(surface)
 }

@@ -445,7 +445,7 @@ fn the_hash_ignores_key_order_comments_number_spelling_tags_and_crlf() {
     assert_eq!(first.cases[0].hash, second.cases[1].hash);
     assert_ne!(first.hash, second.hash);
     let hashes: Vec<Value> = first.cases.iter().map(|case| json!(case.hash)).collect();
-    assert_eq!(first.hash, super::jcs::hash(&Value::Array(hashes)));
+    assert_eq!(first.hash, crate::jcs::hash(&Value::Array(hashes)));
 }
 
 #[test]

@@ -179,7 +179,7 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
     let options = serde_saphyr::options! { strict_booleans: true };
     serde_saphyr::from_str_with_options::<Option<Node>>(text, options).map_err(|error| {
         let position = error.location().map(|location| (location.line(), location.column()));
-        (position, crate::settings::config_file::saphyr_message(&error.to_string()))
+        (position, crate::text::saphyr_message(&error.to_string()))
     })
 }
 

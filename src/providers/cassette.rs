@@ -45,7 +45,7 @@ use serde_json::{Value, json};
 use super::{
     Completion, CompletionRequest, FinishReason, Message, Provider, ProviderError, ToolCall, ToolChoice, Usage,
 };
-use crate::golden::jcs;
+use crate::jcs;
 use crate::mcp::sync;
 
 /// The version of the cassette file format this build reads and writes.

@@ -41,7 +41,7 @@ use crate::text::{clip, json_kind};
 use serde_json::{Map, Value, json};
 
 use crate::conformance::schema::{compile_bounded, validate_instance};
-use crate::golden::jcs;
+use crate::jcs;
 
 /// The most `$ref`s inlined inside one another.
 pub(crate) const MAX_REF_DEPTH: usize = 32;

@@ -42,7 +42,7 @@ fn a_plain_object_schema_is_kept_as_is_without_notes() {
     let lowered = openai(schema.clone());
     assert_eq!(lowered.schema, schema);
     assert!(lowered.notes.is_empty(), "{:?}", lowered.notes);
-    assert_eq!(lowered.sha256, crate::golden::jcs::hash(&schema));
+    assert_eq!(lowered.sha256, crate::jcs::hash(&schema));
     assert!(lowered.sha256.starts_with("sha256:") && lowered.sha256.len() == 71);
 }
 
@@ -232,7 +232,7 @@ fn recursion_is_unrolled_then_cut_for_anthropic() {
         });
     }
     assert_eq!(lowered.schema, json!({"type": "object", "properties": {"root": level}, "required": ["root"]}));
-    assert!(!crate::golden::jcs::canonical(&lowered.schema).contains("$ref"));
+    assert!(!crate::jcs::canonical(&lowered.schema).contains("$ref"));
     assert!(has_note(&lowered.notes, "recursive `$ref` `#/$defs/node`: unrolled 3 levels"), "{:?}", lowered.notes);
 }
 
@@ -311,7 +311,7 @@ fn inlining_is_bounded_in_size_and_time() {
     let started = Instant::now();
     for family in [Family::OpenAi, Family::Anthropic] {
         let lowered = lower(&schema, family);
-        let size = crate::golden::jcs::canonical(&lowered.schema).len();
+        let size = crate::jcs::canonical(&lowered.schema).len();
         assert!(size < 2 * MAX_INLINED_BYTES, "{size}");
         assert!(
             has_note(&lowered.notes, "nested deeper than 32 levels") || has_note(&lowered.notes, "size cap of 256 KiB"),
@@ -423,7 +423,7 @@ fn non_portable_keywords_are_dropped_but_property_names_are_kept() {
     assert!(has_note(&notes, "removed `x-mcp-header` at `/properties/x-id`"), "{notes:?}");
     assert!(has_note(&notes, "removed `$id` at the root"), "{notes:?}");
     assert!(has_note(&notes, "removed `$comment` in 2 places, the first at the root"), "{notes:?}");
-    assert!(!crate::golden::jcs::canonical(&schema).contains("\"strict\":true"));
+    assert!(!crate::jcs::canonical(&schema).contains("\"strict\":true"));
 }
 
 #[test]

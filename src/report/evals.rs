@@ -161,7 +161,7 @@ pub struct Layer1GateSection {
 pub struct GoldenSetInfo {
     /// The file as given.
     pub path: String,
-    /// `sha256:…` over the case hashes (see `golden::jcs`).
+    /// `sha256:…` over the case hashes (see `crate::jcs`).
     pub sha256: String,
     /// Number of cases in the set.
     pub cases: usize,
@@ -255,15 +255,28 @@ impl EvalsSection {
         let missed = self.evals.iter().flat_map(|eval| &eval.traces).any(|run| {
             run.ending == "replay_miss"
                 || (argument_check_error(run)
-                    && run
-                        .reason
-                        .as_deref()
-                        .is_some_and(|reason| reason.contains(crate::scoring::semantic::REPLAY_MISS)))
-                || judge_error(run).is_some_and(|reason| reason.starts_with(crate::scoring::semantic::REPLAY_MISS))
+                    && run.reason.as_deref().is_some_and(|reason| reason.contains(REPLAY_MISS)))
+                || judge_error(run).is_some_and(|reason| reason.starts_with(REPLAY_MISS))
         });
         self.model_status.iter().any(|model| model.status == ModelOutcome::Unusable) || missed || errors * 5 > started
     }
 }
+
+/// The version of the agent loop and graders: bump it when a change could change a verdict, so
+/// no cached verdict of the old logic is reused, and the gate compares no verdict with a
+/// baseline record graded by the old logic (each [`EvalResult`] carries the version that graded
+/// it). 2: a call the harness refused for its arguments fails the arguments grader.
+pub(crate) const GRADER_VERSION: u32 = 2;
+
+/// The most bytes of a tool result a model is given; the rest is cut with a marker.
+pub(crate) const MODEL_RESULT_BYTES: usize = 256 * 1024;
+
+/// How the reason of a run whose model-graded check could not be graded starts.
+pub(crate) const ARGUMENT_CHECK_ERROR: &str = "argument_check_error";
+
+/// What the reason of such a check says when a cassette had no recording for it (a replay miss,
+/// deterministic like a model's).
+pub(crate) const REPLAY_MISS: &str = "replay miss";
 
 /// The reason of a run that is `error` because its rubric judge failed (`judge_error`), unless
 /// the call cap stopped the judge (that is the cap's exit status, not the provider's).
@@ -279,8 +292,7 @@ pub(crate) const JUDGE_CAP_REACHED: &str = "the model-call cap was reached befor
 /// True for a run that is `error` because an `embedding` or `judge` argument check's model
 /// failed (its reason reads `error: argument_check_error: …`).
 fn argument_check_error(run: &RunTrace) -> bool {
-    let marked =
-        |reason: &str| reason.trim_start_matches("error: ").starts_with(crate::scoring::semantic::ARGUMENT_CHECK_ERROR);
+    let marked = |reason: &str| reason.trim_start_matches("error: ").starts_with(ARGUMENT_CHECK_ERROR);
     run.status == RunStatus::Error && run.reason.as_deref().is_some_and(marked)
 }
 
@@ -424,7 +436,7 @@ pub struct EvalResult {
     /// `sha256:…` of the resolved case (the cache and baseline key on it).
     pub case_sha256: String,
     /// The version of the agent loop and graders that measured this verdict
-    /// ([`crate::cache::GRADER_VERSION`]): the gate compares a verdict only with baseline
+    /// ([`GRADER_VERSION`]): the gate compares a verdict only with baseline
     /// records graded by the same version. Reports written before it was recorded read as 1.
     #[serde(default = "first_grader_version")]
     pub grader_version: u32,
@@ -815,7 +827,7 @@ impl EvalResult {
             threshold,
             wilson_95: wilson_95(passed, runs),
             case_sha256: format!("sha256:{case}"),
-            grader_version: crate::cache::GRADER_VERSION,
+            grader_version: GRADER_VERSION,
             graders: BTreeMap::new(),
             reason: None,
             flaky: passed > 0 && passed < runs,

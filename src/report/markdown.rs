@@ -625,7 +625,7 @@ fn cut_results_line(evals: &EvalsSection) -> Option<String> {
     Some(format!(
         "- **Results cut for the model:** {}; a model is given the first {} KiB of a result, so it saw part of them (hosts cut long results too)\n",
         named.join(", "),
-        crate::agent::tools::MODEL_RESULT_BYTES / 1024
+        crate::report::evals::MODEL_RESULT_BYTES / 1024
     ))
 }
 

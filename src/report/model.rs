@@ -378,11 +378,6 @@ impl RunReport {
         self.gate.as_ref().is_some_and(|gate| gate.result != self.verdict().as_str())
     }
 
-    /// The verdict of this report, as [`crate::gate::verdict`] decides it.
-    pub fn verdict(&self) -> Verdict {
-        crate::gate::verdict(self.outcome, &self.checks, self.evals.as_ref())
-    }
-
     /// A minimal completed report with no checks, for unit tests of other modules.
     #[cfg(test)]
     pub(crate) fn empty_for_tests() -> Self {

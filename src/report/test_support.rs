@@ -201,7 +201,7 @@ fn eval(
         threshold,
         wilson_95: wilson_95(passed, completed),
         case_sha256: format!("sha256:{}", hash_digit.to_string().repeat(64)),
-        grader_version: crate::cache::GRADER_VERSION,
+        grader_version: crate::report::evals::GRADER_VERSION,
         graders: graders(tallies),
         reason: reason.map(str::to_owned),
         flaky: passed > 0 && passed < completed,

@@ -163,12 +163,7 @@ pub(crate) fn cosine(a: &[f64], b: &[f64]) -> Option<f64> {
     (na > 0.0 && nb > 0.0).then(|| (dot / (na * nb)).clamp(-1.0, 1.0))
 }
 
-/// How the reason of a run whose model-graded check could not be graded starts.
-pub(crate) const ARGUMENT_CHECK_ERROR: &str = "argument_check_error";
-
-/// What the reason of such a check says when a cassette had no recording for it (a replay miss,
-/// deterministic like a model's).
-pub(crate) const REPLAY_MISS: &str = "replay miss";
+pub(crate) use crate::report::evals::{ARGUMENT_CHECK_ERROR, REPLAY_MISS};
 
 /// The version of the argument judge's prompt: part of a verdict's cache key.
 pub(crate) const ARGUMENT_JUDGE_PROMPT_VERSION: u32 = 1;

@@ -370,7 +370,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Loaded {
                 vec![problem(
                     position,
                     None,
-                    saphyr_message(&error.to_string()),
+                    crate::text::saphyr_message(&error.to_string()),
                     "the file is not valid YAML there; check indentation (spaces, not tabs) and quoting".into(),
                 )],
             );
@@ -415,7 +415,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Loaded {
             problems.push(problem(
                 position,
                 position.and_then(|(line, _)| field_at(text, line)),
-                saphyr_message(&error.to_string()),
+                crate::text::saphyr_message(&error.to_string()),
                 "see docs/config-file.md for the shape of each key".into(),
             ));
             (None, problems)
@@ -559,17 +559,6 @@ fn kind(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "a list",
         Value::Object(_) => "a mapping",
-    }
-}
-
-/// The YAML parser's message without its own `error: line N column M:` prefix (the position is
-/// shown once, as `file:line:col`).
-pub(crate) fn saphyr_message(text: &str) -> String {
-    let first = text.lines().next().unwrap_or_default();
-    let rest = first.strip_prefix("error: ").unwrap_or(first);
-    match rest.strip_prefix("line ").and_then(|rest| rest.split_once(": ")) {
-        Some((position, message)) if position.contains("column") => message.to_owned(),
-        _ => rest.to_owned(),
     }
 }
 

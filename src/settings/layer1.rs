@@ -119,7 +119,7 @@ pub(crate) struct Layer1Settings {
     /// `--accept-baseline`: store this run's results as the baseline whatever the gate says.
     pub accept_baseline: bool,
     /// `--fail-on-evals`: when layer 1 fails the run.
-    pub fail_on_evals: crate::baseline::gate::FailOnEvals,
+    pub fail_on_evals: FailOnEvals,
     /// Where the run stands for storing a baseline (the Action sets it: the event and whether
     /// it runs on the default branch); `None` never stores.
     pub store_context: Option<StoreContext>,
@@ -222,14 +222,14 @@ impl Default for Layer1Settings {
             shard: None,
             baseline_file: None,
             accept_baseline: false,
-            fail_on_evals: crate::baseline::gate::FailOnEvals::Failure,
+            fail_on_evals: FailOnEvals::Failure,
             store_context: None,
             judge_model: None,
             allow_self_judge: false,
             judge_samples: 1,
             judge_calibration: None,
             embedding_model: None,
-            max_drop: crate::baseline::gate::DEFAULT_MAX_DROP,
+            max_drop: DEFAULT_MAX_DROP,
             confirm: true,
         }
     }
@@ -251,6 +251,39 @@ impl Layer1Settings {
     /// Every key (secrets to redact).
     pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
         self.providers.iter().filter_map(|provider| provider.api_key.as_deref())
+    }
+}
+
+/// `max-drop`'s default: no more than two points below the last green run (a rate in 0..1).
+pub(crate) const DEFAULT_MAX_DROP: f64 = 0.02;
+
+/// `fail-on-evals`: when layer 1 fails the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FailOnEvals {
+    /// Fail on the regression gate (the Action's default); without a baseline, only on a
+    /// failing hard case.
+    Regression,
+    /// Fail on any case that failed its threshold (the CLI's default).
+    Failure,
+    /// Report only.
+    Never,
+}
+
+impl FailOnEvals {
+    /// `regression`, `failure` or `never`, as the user spells it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            FailOnEvals::Regression => "regression",
+            FailOnEvals::Failure => "failure",
+            FailOnEvals::Never => "never",
+        }
+    }
+
+    /// The policy spelled `text`, or `None`.
+    pub(crate) fn parse(text: &str) -> Option<Self> {
+        [FailOnEvals::Regression, FailOnEvals::Failure, FailOnEvals::Never]
+            .into_iter()
+            .find(|policy| policy.as_str() == text)
     }
 }
 

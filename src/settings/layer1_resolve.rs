@@ -282,7 +282,7 @@ pub(super) fn resolve(
             .and_then(|gate| gate.max_drop.as_ref())
             .map(|value| (value, "gate.max_drop")),
     ) {
-        None => crate::baseline::gate::DEFAULT_MAX_DROP,
+        None => super::layer1::DEFAULT_MAX_DROP,
         Some((source, text)) => match text.trim().parse::<f64>() {
             Ok(value) if (0.0..=1.0).contains(&value) => value,
             _ => {
@@ -291,7 +291,7 @@ pub(super) fn resolve(
                     format!("`{text}` is not a fraction from 0 to 1"),
                     "e.g. 0.02 (two points of pass rate)",
                 ));
-                crate::baseline::gate::DEFAULT_MAX_DROP
+                super::layer1::DEFAULT_MAX_DROP
             }
         },
     };
@@ -384,15 +384,15 @@ pub(super) fn resolve(
             .and_then(|gate| gate.fail_on_evals.as_ref())
             .map(|value| (value, "gate.fail_on_evals")),
     ) {
-        None if in_action => crate::baseline::gate::FailOnEvals::Regression,
-        None => crate::baseline::gate::FailOnEvals::Failure,
-        Some((source, text)) => crate::baseline::gate::FailOnEvals::parse(text.trim()).unwrap_or_else(|| {
+        None if in_action => super::layer1::FailOnEvals::Regression,
+        None => super::layer1::FailOnEvals::Failure,
+        Some((source, text)) => super::layer1::FailOnEvals::parse(text.trim()).unwrap_or_else(|| {
             problems.push(Problem::new(
                 &source,
                 format!("`{text}` is not a layer-1 policy"),
                 "use regression (the gate on the drop against the baseline), failure (any failed case) or never",
             ));
-            crate::baseline::gate::FailOnEvals::Failure
+            super::layer1::FailOnEvals::Failure
         }),
     };
     let cache_mode = match sources.pick(

@@ -337,27 +337,7 @@ pub(crate) enum LayersInput {
     Explicit(Vec<u8>),
 }
 
-/// When the run fails (the exit status); reports and outputs are written either way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FailOn {
-    /// A MUST failure fails the run (the default).
-    Must,
-    /// A MUST failure or a SHOULD warning fails the run.
-    Should,
-    /// Findings never fail the run (errors such as an unreachable server still do).
-    Never,
-}
-
-impl FailOn {
-    /// `must`, `should` or `never`, as the user spells it.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            FailOn::Must => "must",
-            FailOn::Should => "should",
-            FailOn::Never => "never",
-        }
-    }
-}
+pub(crate) use crate::gate::FailOn;
 
 /// The workflow run's context, from the `GITHUB_*` variables (or the Action's flags).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
+use crate::calibration::*;
 use crate::report::evals::{CriterionOut, EvalResult, RunStatus, RunTrace, TraceCall};
 
 /// One case with a two-criterion rubric: `named` names the tool `lookup_tool` (the scripted

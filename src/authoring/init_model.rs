@@ -578,7 +578,7 @@ mod tests {
         // The written set: the model's case has its prompt and arguments, the others the
         // template's (the rejected "mars" appears nowhere), and it loads.
         let rendered = super::super::init::render_with(&surface(), Some(&authoring));
-        let set = super::super::load::parse(Path::new("tasks.yaml"), &rendered.text)
+        let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text)
             .unwrap_or_else(|problems| panic!("{problems:?}\n{}", rendered.text));
         assert_eq!(set.cases.len(), 3 + 3 + 1, "{}", rendered.text);
         assert_eq!(set.cases[0].resolved["prompt"][0], json!("Is it cold? Answer in celsius."));
@@ -607,7 +607,7 @@ mod tests {
             "{}",
             rendered.text
         );
-        let set = super::super::load::parse(Path::new("tasks.yaml"), &rendered.text).expect("loads");
+        let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text).expect("loads");
         assert!(set.cases[0].resolved.get("expect_args").is_none());
         assert_eq!(set.cases.len(), 4, "three small-talk negatives, no model negative");
     }

@@ -3,8 +3,8 @@
 //! prose strings built deep in the layers.
 
 use crate::gate::Decision;
+use crate::gate::FailOn;
 use crate::report::model::{Counts, Status};
-use crate::settings::FailOn;
 
 /// One thing that happened during a run. Texts in events may hold text from the server under
 /// test (already redacted); front ends that interpret their output (the Action's workflow
@@ -258,7 +258,7 @@ mod tests {
         use crate::report::model::{Counts, Verdict};
         let finished = |fail: usize, cases: [usize; 4]| RunEvent::Finished {
             counts: Counts { pass: 94, fail, ..Counts::default() },
-            fail_on: crate::settings::FailOn::Must,
+            fail_on: crate::gate::FailOn::Must,
             failing: (0..fail).map(|i| format!("T-{i}")).collect(),
             decision: crate::gate::Decision {
                 verdict: Verdict::Fail,

@@ -625,7 +625,7 @@ pub(crate) async fn init(target: Target, out: &Path, force: bool, model: Option<
         let error = UserError::new(Kind::Environment, format!("cannot write {}", out.display())).caused_by(error);
         return super::refuse(&error);
     }
-    let set = match super::load::load(out) {
+    let set = match crate::golden::load::load(out) {
         Ok(set) => set,
         Err(problems) => return super::report(problems),
     };
@@ -794,7 +794,7 @@ mod tests {
         weird.description = Some("- starts like a list item".into());
         let surface = ToolSurface { tools: vec![weird, tool("plain", json!({}))], skipped: 0 };
         let rendered = render(&surface);
-        let set = super::super::load::parse(Path::new("tasks.yaml"), &rendered.text)
+        let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text)
             .unwrap_or_else(|problems| panic!("{problems:?}\n{}", rendered.text));
         assert_eq!(set.cases.len(), 5, "{}", rendered.text);
         let first = &set.cases[0].resolved;
@@ -819,7 +819,7 @@ mod tests {
         assert_eq!(rendered.dropped_args[0].0, "lookup");
         assert_eq!(rendered.destructive, vec!["delete_file".to_owned()]);
         assert!(rendered.text.contains("point mcp-eval at a test deployment"));
-        let set = super::super::load::parse(Path::new("tasks.yaml"), &rendered.text).expect("loads");
+        let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text).expect("loads");
         assert_eq!(set.cases[0].resolved["expect_tool"], json!("lookup"));
         assert!(set.cases[0].resolved.get("expect_args").is_none());
         assert_eq!(set.cases[1].resolved["expect_args"]["path"]["value"], json!("example"));
@@ -840,7 +840,7 @@ mod tests {
     fn a_value_with_a_match_key_stays_a_value() {
         let schema = json!({"type": "object", "required": ["filter"], "properties": {"filter": {"type": "object", "required": ["match"], "properties": {"match": {"type": "string"}}}}});
         let rendered = render(&ToolSurface { tools: vec![tool("find", schema)], skipped: 0 });
-        let set = super::super::load::parse(Path::new("tasks.yaml"), &rendered.text).expect("loads");
+        let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text).expect("loads");
         assert_eq!(
             set.cases[0].resolved["expect_args"]["filter"],
             json!({"match": "exact", "value": {"match": "example"}})

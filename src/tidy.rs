@@ -1,0 +1,273 @@
+//! Repository hygiene that is cheap to check, run with the unit tests: every source file opens
+//! with a `//!` doc, and the house keeps its floors — the `crate::…` imports between the
+//! top-level modules of `src/` form no circle of more than two modules and never run up to a
+//! higher floor, except the imports ARCHITECTURE.md lists with their reason.
+//!
+//! The floors and the exceptions are read from ARCHITECTURE.md ("Floors of the code"): a fenced
+//! block of lines `N module module …` (floor N, 0 the ground), then lines `` - `a → b`: reason ``.
+//! Imports are read as text: `crate::NAME` and `crate::{NAME, …}` outside comments, in every
+//! file of `src/` but the test modules (`tests.rs`, `*_tests.rs`, files declared under
+//! `#[cfg(test)]`, and a file's own `#[cfg(test)] mod tests { … }` at its end).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("readable source dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, found);
+        } else if path.extension().is_some_and(|extension| extension == "rs") {
+            found.push(path);
+        }
+    }
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn every_source_file_opens_with_a_module_doc() {
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "benches"] {
+        rust_files(&root().join(dir), &mut files);
+    }
+    let missing: Vec<String> = files
+        .iter()
+        .filter(|path| {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            !text.lines().find(|line| !line.trim().is_empty()).is_some_and(|line| line.starts_with("//!"))
+        })
+        .map(|path| path.display().to_string())
+        .collect();
+    assert!(missing.is_empty(), "files without a `//!` module doc: {missing:?}");
+}
+
+/// The top-level modules of `src/` (a file `x.rs` or a folder `x/`), `lib` and `main` aside.
+fn top_level_modules() -> BTreeSet<String> {
+    let mut modules = BTreeSet::new();
+    for entry in std::fs::read_dir(root().join("src")).expect("src").flatten() {
+        let path = entry.path();
+        let name = path.file_stem().and_then(|stem| stem.to_str()).unwrap_or_default().to_owned();
+        let source = path.extension().is_some_and(|extension| extension == "rs") && !is_test_file(&path);
+        if path.is_dir() || (source && name != "lib" && name != "main") {
+            modules.insert(name);
+        }
+    }
+    modules
+}
+
+/// True for a file that only tests compile: by its name, or declared under `#[cfg(test)]` by
+/// the file that names it.
+fn is_test_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+    if ["tests.rs", "test_support.rs", "test_server.rs"].contains(&name) || name.ends_with("_tests.rs") {
+        return true;
+    }
+    let stem = name.trim_end_matches(".rs");
+    let Some(dir) = path.parent() else { return false };
+    if stem == "mod" {
+        return false;
+    }
+    let parent = if dir == root().join("src") {
+        dir.join("lib.rs")
+    } else if dir.join("mod.rs").exists() {
+        dir.join("mod.rs")
+    } else {
+        dir.with_extension("rs")
+    };
+    let text = std::fs::read_to_string(parent).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    lines.windows(2).any(|pair| {
+        pair[0] == "#[cfg(test)]"
+            && [format!("mod {stem};"), format!("pub(crate) mod {stem};")].iter().any(|line| pair[1] == line)
+    })
+}
+
+/// The code of a file without its comments and its trailing `#[cfg(test)] mod tests { … }`.
+fn code_of(text: &str) -> String {
+    let text = match text.find("\n#[cfg(test)]\nmod tests {") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    text.lines().map(|line| line.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n")
+}
+
+/// The top-level modules `code` names through `crate::`.
+fn imports_of(code: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let word = |text: &str| -> String { text.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect() };
+    for (at, _) in code.match_indices("crate::") {
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = group.split('}').next().unwrap_or_default();
+            for part in group.split(',') {
+                found.insert(word(part.trim()));
+            }
+        } else {
+            found.insert(word(rest));
+        }
+    }
+    found.retain(|name| modules.contains(name));
+    found
+}
+
+/// Every import between two top-level modules: (from, to) → the files that make it.
+fn import_graph(modules: &BTreeSet<String>) -> BTreeMap<(String, String), BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut graph: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    for path in files {
+        let relative = path.strip_prefix(root().join("src")).expect("under src").to_path_buf();
+        let first = relative.components().next().and_then(|part| part.as_os_str().to_str()).unwrap_or_default();
+        let from = first.trim_end_matches(".rs").to_owned();
+        if !modules.contains(&from) || is_test_file(&path) {
+            continue;
+        }
+        let code = code_of(&std::fs::read_to_string(&path).expect("readable"));
+        for to in imports_of(&code, modules) {
+            if to != from {
+                graph.entry((from.clone(), to)).or_default().insert(relative.display().to_string());
+            }
+        }
+    }
+    graph
+}
+
+/// The floors and the listed exceptions of ARCHITECTURE.md.
+fn floors_and_exceptions() -> (BTreeMap<String, u32>, BTreeMap<(String, String), String>) {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let section = text.split("## Floors of the code").nth(1).expect("ARCHITECTURE.md has `## Floors of the code`");
+    let section = section.split("\n## ").next().unwrap_or_default();
+    let block = section.split("```").nth(1).expect("a fenced block of floors");
+    let mut floors = BTreeMap::new();
+    for line in block.lines().filter(|line| !line.trim().is_empty()) {
+        let mut words = line.split_whitespace();
+        let floor: u32 = words.next().and_then(|word| word.parse().ok()).expect("a floor number first");
+        for module in words {
+            assert!(floors.insert(module.to_owned(), floor).is_none(), "`{module}` is on two floors");
+        }
+    }
+    let mut exceptions = BTreeMap::new();
+    for line in section.lines().filter_map(|line| line.strip_prefix("- `")) {
+        let Some((pair, reason)) = line.split_once("`:") else { continue };
+        let Some((from, to)) = pair.split_once(" → ") else { continue };
+        assert!(!reason.trim().is_empty(), "the exception `{pair}` gives no reason");
+        exceptions.insert((from.to_owned(), to.to_owned()), reason.trim().to_owned());
+    }
+    (floors, exceptions)
+}
+
+/// The strongly connected components of more than one module (Tarjan).
+fn circles(graph: &BTreeMap<(String, String), BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct State<'a> {
+        edges: BTreeMap<&'a str, Vec<&'a str>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        found: Vec<Vec<String>>,
+    }
+    fn visit<'a>(state: &mut State<'a>, node: &'a str) {
+        let next = state.index.len();
+        state.index.insert(node, next);
+        state.low.insert(node, next);
+        state.stack.push(node);
+        for to in state.edges.get(node).cloned().unwrap_or_default() {
+            if !state.index.contains_key(to) {
+                visit(state, to);
+                let low = state.low[node].min(state.low[to]);
+                state.low.insert(node, low);
+            } else if state.stack.contains(&to) {
+                let low = state.low[node].min(state.index[to]);
+                state.low.insert(node, low);
+            }
+        }
+        if state.low[node] == state.index[node] {
+            let mut component = Vec::new();
+            while let Some(top) = state.stack.pop() {
+                component.push(top.to_owned());
+                if top == node {
+                    break;
+                }
+            }
+            if component.len() > 1 {
+                component.sort();
+                state.found.push(component);
+            }
+        }
+    }
+    let mut edges: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (from, to) in graph.keys() {
+        edges.entry(from).or_default().push(to);
+    }
+    let nodes: Vec<&str> = edges.keys().copied().collect();
+    let mut state = State { edges, index: BTreeMap::new(), low: BTreeMap::new(), stack: Vec::new(), found: Vec::new() };
+    for node in nodes {
+        if !state.index.contains_key(node) {
+            visit(&mut state, node);
+        }
+    }
+    state.found
+}
+
+#[test]
+#[allow(clippy::print_stderr, reason = "the counts are the test's report, shown with --nocapture")]
+fn the_imports_between_top_level_modules_keep_to_their_floors() {
+    let modules = top_level_modules();
+    let graph = import_graph(&modules);
+    let (floors, exceptions) = floors_and_exceptions();
+    let unplaced: Vec<&String> = modules.iter().filter(|module| !floors.contains_key(*module)).collect();
+    assert!(
+        unplaced.is_empty(),
+        "put these modules on a floor in ARCHITECTURE.md (`## Floors of the code`): {unplaced:?}"
+    );
+    let gone: Vec<&String> = floors.keys().filter(|module| !modules.contains(*module)).collect();
+    assert!(gone.is_empty(), "ARCHITECTURE.md places modules that no longer exist: {gone:?}");
+
+    let up: Vec<String> = graph
+        .iter()
+        .filter(|((from, to), _)| floors[from] < floors[to] && !exceptions.contains_key(&(from.clone(), to.clone())))
+        .map(|((from, to), files)| {
+            format!("{from} (floor {}) → {to} (floor {}) in {files:?}", floors[from], floors[to])
+        })
+        .collect();
+    assert!(
+        up.is_empty(),
+        "imports that run up a floor, not listed in ARCHITECTURE.md with a reason:\n{}",
+        up.join("\n")
+    );
+    let stale: Vec<String> = exceptions
+        .keys()
+        .filter(|(from, to)| !graph.contains_key(&(from.clone(), to.clone())) || floors[from] >= floors[to])
+        .map(|(from, to)| format!("{from} → {to}"))
+        .collect();
+    assert!(stale.is_empty(), "ARCHITECTURE.md lists exceptions no import needs any more: {stale:?}");
+
+    let big: Vec<Vec<String>> = circles(&graph).into_iter().filter(|circle| circle.len() > 2).collect();
+    assert!(big.is_empty(), "circles of more than two modules: {big:?}");
+    let listed_up = graph.keys().filter(|(from, to)| floors[from] < floors[to]).count();
+    eprintln!(
+        "{} modules, {} imports between them, {listed_up} up a floor (listed), largest circle {} modules",
+        modules.len(),
+        graph.len(),
+        circles(&graph).iter().map(Vec::len).max().unwrap_or(1)
+    );
+}
+
+#[test]
+fn the_import_reader_sees_grouped_and_plain_paths_but_not_comments() {
+    let modules: BTreeSet<String> = ["mcp", "report", "gate"].into_iter().map(str::to_owned).collect();
+    let code =
+        code_of("use crate::{mcp, report::model};\n// crate::gate is only named here\nlet x = crate::report::x;");
+    let found: Vec<String> = imports_of(&code, &modules).into_iter().collect();
+    assert_eq!(found, ["mcp", "report"]);
+    let graph: BTreeMap<(String, String), BTreeSet<String>> =
+        [("a", "b"), ("b", "c"), ("c", "a"), ("d", "e"), ("e", "d")]
+            .into_iter()
+            .map(|(from, to)| ((from.to_owned(), to.to_owned()), BTreeSet::new()))
+            .collect();
+    let mut found = circles(&graph);
+    found.sort();
+    assert_eq!(found, [vec!["a", "b", "c"], vec!["d", "e"]]);
+}
