@@ -1,9 +1,23 @@
 //! What a run reports while it runs: a typed [`RunEvent`] stream that every front end consumes
-//! (the CLI prints lines to stderr, the Action to its log, a progress bar later), instead of
-//! prose strings built deep in the layers.
+//! (the CLI prints lines to stderr, the Action to its log), instead of prose strings built deep
+//! in the layers; and [`EventLog`], the same stream as JSON lines (`--events FILE`), each event
+//! stamped with the time it happened ([`Event`]). The file's format is `docs/events-format.md`.
+//!
+//! Layer 1's agent loop reports each trial's model calls and tool calls here ([`TrialRef`]
+//! names the trial): their latency, attempts, token usage as reported (`null` when not) and
+//! outcome — never a tool result or model text. Layers 2 and 3 consume the same stream.
 
-use crate::gate::Decision;
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
 use crate::gate::FailOn;
+use crate::gate::{Decision, ExitStatus};
+use crate::mcp::evidence::Redactor;
+use crate::mcp::sync::lock;
 use crate::report::model::{Counts, Status};
 
 /// One thing that happened during a run. Texts in events may hold text from the server under
@@ -73,6 +87,69 @@ pub(crate) enum RunEvent {
         runs: usize,
         /// The verdict was reused from the verdict cache, not measured by this run.
         cached: bool,
+    },
+    /// A trial (one repetition of a case on a model) started.
+    TrialStarted {
+        /// Which.
+        trial: TrialRef,
+    },
+    /// A trial ended (before it was graded).
+    TrialFinished {
+        /// Which.
+        trial: TrialRef,
+        /// How it ended (`RunEnding::as_str`: `answer`, `max_turns`, `timeout`, …).
+        ending: &'static str,
+        /// Model turns taken.
+        turns: usize,
+        /// Wall time in milliseconds.
+        duration_ms: u64,
+    },
+    /// A model call of a trial ended.
+    ModelCallFinished {
+        /// The trial.
+        trial: TrialRef,
+        /// 0-based model turn.
+        turn: usize,
+        /// `answer`, `provider_error`, `replay_miss`, `call_cap` or `timeout`.
+        outcome: &'static str,
+        /// HTTP attempts (retries included; 0 when replayed or not made).
+        attempts: u32,
+        /// Wall time in milliseconds, retries included (`None` when it gave no reply).
+        latency_ms: Option<u64>,
+        /// Tokens read, as the provider reported them (`None` when it did not).
+        input_tokens: Option<u64>,
+        /// Tokens written, as reported (`None` when not).
+        output_tokens: Option<u64>,
+    },
+    /// A tool call of a trial is about to be sent to the server.
+    ToolCallStarted {
+        /// The trial.
+        trial: TrialRef,
+        /// 1-based model turn that made it.
+        turn: usize,
+        /// The MCP tool name.
+        tool: String,
+    },
+    /// A tool call of a trial ended (sent or not).
+    ToolCallFinished {
+        /// The trial.
+        trial: TrialRef,
+        /// 1-based model turn that made it.
+        turn: usize,
+        /// The tool name (the MCP name, or the name the model used for a tool not offered).
+        tool: String,
+        /// `result`, `error_result` (`isError: true`), `jsonrpc_error`, `stopped` (input
+        /// requests that could not be answered), `failed` (no answer), `timeout` (the trial's
+        /// time ran out) or `not_sent` (refused before sending).
+        outcome: &'static str,
+        /// Whether it reached the server.
+        sent: bool,
+        /// Whether a layer injected its outcome instead of the server (layer 2; `false` today).
+        injected: bool,
+        /// Wall time of the `tools/call` in milliseconds (0 when not sent).
+        latency_ms: u64,
+        /// Bytes of the result text the server's answer made (`None` when there was none).
+        server_bytes: Option<usize>,
     },
     /// A layer finished.
     LayerFinished {
@@ -160,7 +237,13 @@ impl RunEvent {
                 let transport = if transport == "http" { "Streamable HTTP" } else { transport.as_str() };
                 Some(format!("connecting to {target} ({transport})"))
             }
-            RunEvent::LayerStarted { .. } | RunEvent::CheckGraded { .. } => None,
+            RunEvent::LayerStarted { .. }
+            | RunEvent::CheckGraded { .. }
+            | RunEvent::TrialStarted { .. }
+            | RunEvent::TrialFinished { .. }
+            | RunEvent::ModelCallFinished { .. }
+            | RunEvent::ToolCallStarted { .. }
+            | RunEvent::ToolCallFinished { .. } => None,
             RunEvent::EraDetected { era, evidence } => Some(format!("era: {era} ({evidence})")),
             RunEvent::ServerListed(listed) => {
                 let count = |n: usize, noun: &str| format!("{n} {noun}{}", if n == 1 { "" } else { "s" });
@@ -232,6 +315,195 @@ impl RunEvent {
                 ))
             }
         }
+    }
+}
+
+/// Which trial an event belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TrialRef {
+    /// The case id.
+    pub case: String,
+    /// `PROVIDER:MODEL`.
+    pub model: String,
+    /// 1-based trial number.
+    pub trial: usize,
+}
+
+impl TrialRef {
+    fn json(&self) -> Value {
+        json!({"case": self.case, "model": self.model, "trial": self.trial})
+    }
+}
+
+/// The version of the `--events` file's format (`docs/events-format.md`): raised when a field
+/// changes meaning or goes; new kinds and new fields do not raise it.
+pub(crate) const EVENTS_FORMAT: u32 = 1;
+
+/// One event as the events file holds it: when it happened, and what.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Event<'a> {
+    /// When, UTC.
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// Milliseconds since the evaluation started.
+    pub elapsed_ms: u64,
+    /// What.
+    pub kind: &'a RunEvent,
+}
+
+impl Event<'_> {
+    /// The JSON line (no newline): `{"v", "at", "elapsed_ms", "kind", …fields}`.
+    pub(crate) fn to_line(&self) -> String {
+        let (kind, fields) = self.kind.fields();
+        let mut line = serde_json::Map::new();
+        line.insert("v".into(), json!(EVENTS_FORMAT));
+        line.insert("at".into(), json!(self.at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)));
+        line.insert("elapsed_ms".into(), json!(self.elapsed_ms));
+        line.insert("kind".into(), json!(kind));
+        if let Value::Object(fields) = fields {
+            line.extend(fields);
+        }
+        Value::Object(line).to_string()
+    }
+}
+
+impl RunEvent {
+    /// The event's kind in the events file and its fields (an object).
+    fn fields(&self) -> (&'static str, Value) {
+        match self {
+            RunEvent::Connecting { target, transport } => {
+                ("connecting", json!({"target": target, "transport": transport}))
+            }
+            RunEvent::LayerStarted { layer } => ("layer_started", json!({"layer": layer})),
+            RunEvent::EraDetected { era, evidence } => ("era_detected", json!({"era": era, "evidence": evidence})),
+            RunEvent::ServerListed(listed) => ("server_listed", json!(listed)),
+            RunEvent::ProbesStarted => ("probes_started", json!({})),
+            RunEvent::ProbesRunning { running, done, total, elapsed_ms } => (
+                "probes_running",
+                json!({"running": running, "done": done, "total": total, "probes_elapsed_ms": elapsed_ms}),
+            ),
+            RunEvent::ProbesFinished { duration_ms } => ("probes_finished", json!({"duration_ms": duration_ms})),
+            RunEvent::CheckGraded { id, status } => ("check_graded", json!({"id": id, "status": status})),
+            RunEvent::CaseGraded { case, model, status, passed, runs, cached } => (
+                "case_graded",
+                json!({"case": case, "model": model, "status": status, "passed": passed, "trials": runs, "cached": cached}),
+            ),
+            RunEvent::TrialStarted { trial } => ("trial_started", json!({"trial": trial.json()})),
+            RunEvent::TrialFinished { trial, ending, turns, duration_ms } => (
+                "trial_finished",
+                json!({"trial": trial.json(), "ending": ending, "turns": turns, "duration_ms": duration_ms}),
+            ),
+            RunEvent::ModelCallFinished { trial, turn, outcome, attempts, latency_ms, input_tokens, output_tokens } => {
+                (
+                    "model_call_finished",
+                    json!({"trial": trial.json(), "turn": turn, "outcome": outcome, "attempts": attempts,
+                       "latency_ms": latency_ms, "input_tokens": input_tokens, "output_tokens": output_tokens}),
+                )
+            }
+            RunEvent::ToolCallStarted { trial, turn, tool } => {
+                ("tool_call_started", json!({"trial": trial.json(), "turn": turn, "tool": tool}))
+            }
+            RunEvent::ToolCallFinished { trial, turn, tool, outcome, sent, injected, latency_ms, server_bytes } => (
+                "tool_call_finished",
+                json!({"trial": trial.json(), "turn": turn, "tool": tool, "outcome": outcome, "sent": sent,
+                       "injected": injected, "latency_ms": latency_ms, "server_bytes": server_bytes}),
+            ),
+            RunEvent::LayerFinished { layer, duration_ms } => {
+                ("layer_finished", json!({"layer": layer, "duration_ms": duration_ms}))
+            }
+            RunEvent::LayersUnavailable { layers } => ("layers_unavailable", json!({"layers": layers})),
+            RunEvent::InputError { text } => ("input_error", json!({"text": text})),
+            RunEvent::ProviderUnusable { model, detail } => {
+                ("provider_unusable", json!({"model": model, "detail": detail}))
+            }
+            RunEvent::ReplayMiss { model, case, run, reason, count } => {
+                ("replay_miss", json!({"model": model, "case": case, "trial": run, "reason": reason, "count": count}))
+            }
+            RunEvent::Failure { text } => ("failure", json!({"text": text})),
+            RunEvent::Notice { text } => ("notice", json!({"text": text})),
+            RunEvent::EndedEarly { interrupted, detail, stderr_tail } => {
+                ("ended_early", json!({"interrupted": interrupted, "detail": detail, "stderr_tail": stderr_tail}))
+            }
+            RunEvent::Finished { counts, fail_on, failing, decision, out_dir, cases } => (
+                "finished",
+                json!({"counts": counts, "fail_on": fail_on.as_str(), "failing": failing,
+                       "verdict": decision.verdict.as_str(), "result": decision.result.as_str(),
+                       "exit_status": decision.exit.code(), "out_dir": out_dir,
+                       "cases": cases.map(|[pass, fail, error, skipped]| json!({"pass": pass, "fail": fail, "error": error, "skipped": skipped}))}),
+            ),
+        }
+    }
+}
+
+/// The `--events FILE` stream: every event as one JSON line, stamped as it is written, redacted,
+/// flushed per line (a reader tailing the file sees each event as it happens). The last line is
+/// `{"kind": "closed", …}` on every path: after `finished`, or from [`Drop`] when the evaluation
+/// was cut short before it (`"complete": false`). A write that fails stops the log and is kept
+/// for [`EventLog::failure`]; the run goes on.
+pub(crate) struct EventLog {
+    out: Mutex<Option<std::io::BufWriter<std::fs::File>>>,
+    failure: Mutex<Option<String>>,
+    started: Instant,
+    redactor: Redactor,
+}
+
+impl EventLog {
+    /// Creates (or truncates) `path`, its parent directories too.
+    ///
+    /// # Errors
+    /// The file cannot be created.
+    pub(crate) fn create(path: &Path, redactor: Redactor, started: Instant) -> std::io::Result<Self> {
+        if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)?;
+        }
+        let file = std::fs::File::create(path)?;
+        Ok(Self { out: Mutex::new(Some(std::io::BufWriter::new(file))), failure: Mutex::new(None), started, redactor })
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn write_line(&self, line: &str) {
+        let mut out = lock(&self.out);
+        let Some(writer) = out.as_mut() else { return };
+        let line = self.redactor.redact(line);
+        let written =
+            writer.write_all(line.as_bytes()).and_then(|()| writer.write_all(b"\n")).and_then(|()| writer.flush());
+        if let Err(error) = written {
+            *lock(&self.failure) = Some(crate::text::io_reason(&error));
+            *out = None;
+        }
+    }
+
+    /// Writes `event`, stamped now; after [`RunEvent::Finished`], the closing line too.
+    pub(crate) fn record(&self, event: &RunEvent) {
+        let stamped = Event { at: chrono::Utc::now(), elapsed_ms: self.elapsed_ms(), kind: event };
+        self.write_line(&stamped.to_line());
+        if let RunEvent::Finished { decision, .. } = event {
+            self.close(true, Some(decision.exit));
+        }
+    }
+
+    fn close(&self, complete: bool, exit: Option<ExitStatus>) {
+        if lock(&self.out).is_none() {
+            return;
+        }
+        let line = json!({"v": EVENTS_FORMAT, "at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                          "elapsed_ms": self.elapsed_ms(), "kind": "closed", "complete": complete,
+                          "exit_status": exit.map(ExitStatus::code)});
+        self.write_line(&line.to_string());
+        *lock(&self.out) = None;
+    }
+
+    /// Why the log stopped writing, when a write failed.
+    pub(crate) fn failure(&self) -> Option<String> {
+        lock(&self.failure).clone()
+    }
+}
+
+impl Drop for EventLog {
+    fn drop(&mut self) {
+        self.close(false, None);
     }
 }
 

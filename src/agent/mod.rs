@@ -33,6 +33,7 @@ use serde_json::Value;
 pub(crate) use case::CaseSpec;
 use tools::{ToolExecutor, ToolOutcome};
 
+use crate::events::{RunEvent, TrialRef};
 use crate::mcp::transport::BoxFuture;
 use crate::providers::{
     Completion, CompletionRequest, FinishReason, Message, ProviderError, ToolChoice, ToolResult, ToolSpec,
@@ -103,6 +104,10 @@ pub(crate) struct RunContext<'a> {
     pub specs: &'a [ToolSpec],
     /// The argument check.
     pub arguments: &'a dyn ArgumentCheck,
+    /// Where the loop reports each model call and tool call.
+    pub events: &'a (dyn Fn(&RunEvent) + Sync),
+    /// The trial the events name.
+    pub trial: TrialRef,
 }
 
 /// How a run ended.
@@ -304,15 +309,41 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                     run: u32::try_from(run).unwrap_or(u32::MAX),
                     turn: u32::try_from(record.turns).unwrap_or(u32::MAX),
                 };
-                let reply = match tokio::time::timeout_at(deadline, context.model.call(key, &request)).await {
-                    Err(_) => break 'run RunEnding::Timeout,
-                    Ok(Err(ModelFailure::CapReached)) => break 'run RunEnding::CapReached,
-                    Ok(Err(ModelFailure::NoRecording(reason))) => break 'run RunEnding::NoRecording(reason),
+                let answered = tokio::time::timeout_at(deadline, context.model.call(key, &request)).await;
+                let model_call = |outcome: &'static str, attempts: u32, reply: Option<&ModelReply>| {
+                    let usage = reply.and_then(|reply| reply.completion.usage);
+                    (context.events)(&RunEvent::ModelCallFinished {
+                        trial: context.trial.clone(),
+                        turn: record.turns,
+                        outcome,
+                        attempts,
+                        latency_ms: reply.map(|reply| reply.latency_ms),
+                        input_tokens: usage.and_then(|usage| usage.input_tokens),
+                        output_tokens: usage.and_then(|usage| usage.output_tokens),
+                    });
+                };
+                let reply = match answered {
+                    Err(_) => {
+                        model_call("timeout", 0, None);
+                        break 'run RunEnding::Timeout;
+                    }
+                    Ok(Err(ModelFailure::CapReached)) => {
+                        model_call("call_cap", 0, None);
+                        break 'run RunEnding::CapReached;
+                    }
+                    Ok(Err(ModelFailure::NoRecording(reason))) => {
+                        model_call("replay_miss", 0, None);
+                        break 'run RunEnding::NoRecording(reason);
+                    }
                     Ok(Err(ModelFailure::Provider { error, attempts })) => {
+                        model_call("provider_error", attempts, None);
                         record.model_calls += u64::from(attempts);
                         break 'run RunEnding::ProviderError(format!("after {attempts} attempt(s): {error}"));
                     }
-                    Ok(Ok(reply)) => reply,
+                    Ok(Ok(reply)) => {
+                        model_call("answer", reply.attempts, Some(&reply));
+                        reply
+                    }
                 };
                 record.turns += 1;
                 record.model_calls += u64::from(reply.attempts);
@@ -367,11 +398,29 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                     } else {
                         None
                     };
+                    let tool_call = |made: &CallRecord, outcome: &'static str, server_bytes: Option<usize>| {
+                        (context.events)(&RunEvent::ToolCallFinished {
+                            trial: context.trial.clone(),
+                            turn: made.turn,
+                            tool: made.name.clone(),
+                            outcome,
+                            sent: made.sent,
+                            injected: false,
+                            latency_ms: made.latency_ms,
+                            server_bytes,
+                        });
+                    };
                     if let Some((reason, arguments)) = refusal {
                         made.result = format!("error: {reason}");
                         made.refused_arguments = arguments.then(|| reason.clone());
                         made.error = Some(reason);
+                        tool_call(&made, "not_sent", None);
                     } else {
+                        (context.events)(&RunEvent::ToolCallStarted {
+                            trial: context.trial.clone(),
+                            turn: made.turn,
+                            tool: made.name.clone(),
+                        });
                         let outcome = match tokio::time::timeout_at(
                             deadline,
                             context.tools.call(&call.name, &call.arguments, inputs.as_mut()),
@@ -380,40 +429,47 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                         {
                             Ok(outcome) => outcome,
                             Err(_) => {
-                                record.calls.push(CallRecord {
+                                let made = CallRecord {
                                     sent: true,
                                     error: Some("the run's time ran out during this call".into()),
                                     ..made
-                                });
+                                };
+                                tool_call(&made, "timeout", None);
+                                record.calls.push(made);
                                 break 'run RunEnding::Timeout;
                             }
                         };
                         made.sent = true;
                         match outcome {
                             ToolOutcome::Result { text, is_error, latency_ms, note, server_bytes, rounds } => {
+                                let bytes = server_bytes.unwrap_or(text.len());
                                 made.result = text;
                                 made.server_bytes = server_bytes;
                                 made.is_error = is_error;
                                 made.latency_ms = latency_ms;
                                 made.error = note;
                                 made.rounds = rounds;
+                                tool_call(&made, if is_error { "error_result" } else { "result" }, Some(bytes));
                             }
                             ToolOutcome::Error { message, latency_ms, rounds } => {
                                 made.result = format!("error: {message}");
                                 made.error = Some(message);
                                 made.latency_ms = latency_ms;
                                 made.rounds = rounds;
+                                tool_call(&made, "jsonrpc_error", None);
                             }
                             ToolOutcome::Stopped { reason, latency_ms, rounds } => {
                                 made.error = Some(reason.clone());
                                 made.latency_ms = latency_ms;
                                 made.rounds = rounds;
+                                tool_call(&made, "stopped", None);
                                 record.calls.push(made);
                                 break 'run RunEnding::Finding(reason);
                             }
                             ToolOutcome::Failed { reason, latency_ms } => {
                                 made.error = Some(reason.clone());
                                 made.latency_ms = latency_ms;
+                                tool_call(&made, "failed", None);
                                 record.calls.push(made);
                                 break 'run RunEnding::ServerError(reason);
                             }

@@ -92,7 +92,14 @@ where
 {
     let model = ScriptedModel(script);
     let specs = specs();
-    let context = RunContext { model: &model, tools, specs: &specs, arguments: &NoEmptyText };
+    let context = RunContext {
+        model: &model,
+        tools,
+        specs: &specs,
+        arguments: &NoEmptyText,
+        events: &|_| {},
+        trial: crate::events::TrialRef { case: case.id.clone(), model: "scripted".into(), trial: 1 },
+    };
     run_case(case, 1, &context).await
 }
 
@@ -243,7 +250,14 @@ async fn parallel_calls_through<P: crate::providers::Provider>(
     let tools = FakeTools::default();
     let model = Adapter(provider);
     let specs = specs();
-    let context = RunContext { model: &model, tools: &tools, specs: &specs, arguments: &NoEmptyText };
+    let context = RunContext {
+        model: &model,
+        tools: &tools,
+        specs: &specs,
+        arguments: &NoEmptyText,
+        events: &|_| {},
+        trial: crate::events::TrialRef { case: "parallel".into(), model: "scripted".into(), trial: 1 },
+    };
     let record = run_case(&case(&["echo a and b"]), 1, &context).await;
     let received = server.received();
     assert_eq!(received.len(), 2, "two model turns: {received:?}");

@@ -598,7 +598,7 @@ pub(crate) async fn run(
             let (caller, tools) = context_for(by_index[&model_index], case_index);
             let case = &specs[case_index];
             let checker = &checker;
-            let graded = Graded { semantic, resolved: &set.cases[case_index].resolved };
+            let graded = Graded { semantic, resolved: &set.cases[case_index].resolved, events };
             async move {
                 let mut done = Vec::new();
                 for run in runs {
@@ -663,7 +663,7 @@ pub(crate) async fn run(
                 let (caller, tools) = context_for(by_index[&model_index], case_index);
                 let case = &specs[case_index];
                 let checker = &checker;
-                let graded = Graded { semantic, resolved: &set.cases[case_index].resolved };
+                let graded = Graded { semantic, resolved: &set.cases[case_index].resolved, events };
                 async move {
                     let judge = judge_for(case_index);
                     (
@@ -943,6 +943,8 @@ struct Graded<'a> {
     semantic: &'a semantic::Semantic,
     /// The case's resolved JSON.
     resolved: &'a serde_json::Value,
+    /// Where the trial's events go.
+    events: &'a (dyn Fn(&RunEvent) + Sync),
 }
 
 #[allow(clippy::too_many_arguments, reason = "one run's inputs, each a separate borrow of the runner's state")]
@@ -956,8 +958,16 @@ async fn one_run(
     judge: Option<(Judge<'_>, &judge::Rubric)>,
     graded: Graded<'_>,
 ) -> RunRecord {
-    let context = RunContext { model, tools, specs, arguments };
+    let trial = crate::events::TrialRef { case: case.id.clone(), model: model.label().to_owned(), trial: run };
+    (graded.events)(&RunEvent::TrialStarted { trial: trial.clone() });
+    let context = RunContext { model, tools, specs, arguments, events: graded.events, trial: trial.clone() };
     let mut record = agent::run_case(case, run, &context).await;
+    (graded.events)(&RunEvent::TrialFinished {
+        trial,
+        ending: record.ending.as_str(),
+        turns: record.turns,
+        duration_ms: record.duration_ms,
+    });
     let judged = !matches!(
         record.ending,
         RunEnding::ProviderError(_) | RunEnding::NoRecording(_) | RunEnding::ServerError(_) | RunEnding::CapReached

@@ -121,12 +121,30 @@ pub(crate) async fn evaluate(
     // What layer 0 has said so far (the era, the sizes of the lists): a signal that arrives
     // before its outcome keeps them in the report instead of "era unknown".
     let known = std::sync::Mutex::new(ServerSection::default());
+    let redactor = Redactor::new(settings.secrets());
+    // `--events FILE`: every event below goes there too, stamped; a file that cannot be
+    // created is our environment failing (exit status 4), and the run goes on without it.
+    let (log, log_error) = match &settings.events_path {
+        Some((path, label)) => match crate::events::EventLog::create(path, redactor.clone(), started) {
+            Ok(log) => (Some(log), None),
+            Err(error) => (
+                None,
+                Some(format!("error: cannot write the events file `{label}`: {}", crate::text::io_reason(&error))),
+            ),
+        },
+        None => (None, None),
+    };
     let noting = |event: &RunEvent| {
         note(&known, event);
+        if let Some(log) = &log {
+            log.record(event);
+        }
         events(event);
     };
     let events: &(dyn Fn(&RunEvent) + Sync) = &noting;
-    let redactor = Redactor::new(settings.secrets());
+    if let Some(text) = &log_error {
+        events(&RunEvent::Failure { text: text.clone() });
+    }
     for notice in &settings.notices {
         events(&RunEvent::Notice { text: redactor.redact(notice) });
     }
@@ -365,7 +383,12 @@ pub(crate) async fn evaluate(
     let mut report = report;
     report.layer0_duration_ms = *crate::mcp::sync::lock(&layer0_time);
     drop(demo_task);
-    let environment_failed = cassettes_failed.load(std::sync::atomic::Ordering::SeqCst);
+    let log_failed = log.as_ref().and_then(crate::events::EventLog::failure);
+    if let Some(reason) = &log_failed {
+        events(&RunEvent::Failure { text: format!("error: the events file stopped being written: {reason}") });
+    }
+    let environment_failed =
+        cassettes_failed.load(std::sync::atomic::Ordering::SeqCst) || log_error.is_some() || log_failed.is_some();
     finish(settings, report, interrupt, Ending { environment_failed, input_error }, &redactor, events)
 }
 

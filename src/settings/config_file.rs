@@ -3,7 +3,7 @@
 //!
 //! One struct holds every section; a later issue adds a section by adding a field here and a
 //! resolver in [`super`], without new parsing code. Sections:
-//! - `server: {url, command, env}`, `layers`, `timeout_seconds`, `report_dir`, `junit_path`,
+//! - `server: {url, command, env}`, `layers`, `timeout_seconds`, `report_dir`, `junit_path`, `events_path`,
 //!   `require_era`, `golden_set`: the same settings as the flags and Action inputs, at the
 //!   lowest precedence (flags > inputs/environment > this file > defaults); `server.env` is a
 //!   list of `NAME=VALUE` or `NAME` strings (a stdio server's environment, `--server-env`);
@@ -52,6 +52,9 @@ pub(crate) struct ConfigFile {
     /// A second place to write junit.xml.
     #[serde(default)]
     pub junit_path: Option<Located<Value>>,
+    /// Where to write the events file (`--events`).
+    #[serde(default)]
+    pub events_path: Option<Located<Value>>,
     /// `2026-07-28` fails a legacy server.
     #[serde(default)]
     pub require_era: Option<Located<Value>>,
@@ -232,6 +235,7 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("timeout_seconds", Shape::Scalar),
     ("report_dir", Shape::Scalar),
     ("junit_path", Shape::Scalar),
+    ("events_path", Shape::Scalar),
     ("require_era", Shape::Scalar),
     ("golden_set", Shape::Scalar),
     ("safe_tools", Shape::ListOf(&["name", "arguments"])),
@@ -286,6 +290,7 @@ pub(crate) const FLAG_KEYS: &[(&str, Result<&str, &str>)] = &[
     ("layers", Ok("layers")),
     ("out", Ok("report_dir")),
     ("junit-path", Ok("junit_path")),
+    ("events", Ok("events_path")),
     ("timeout-seconds", Ok("timeout_seconds")),
     ("config", Err("it names the file itself")),
     ("require-era", Ok("require_era")),

@@ -25,6 +25,8 @@ pub(crate) const INPUT_EVAL_LABEL: &str = "eval-label";
 pub(crate) const INPUT_GOLDEN_SET: &str = "golden-set";
 /// Input `junit-path`: where the JUnit file is written.
 pub(crate) const INPUT_JUNIT_PATH: &str = "junit-path";
+/// Input `events-path`: where the events file (JSON lines) is written; empty: none.
+pub(crate) const INPUT_EVENTS_PATH: &str = "events-path";
 /// Input `report-path`: the directory for `report.json`, `junit.xml` and `summary.md`.
 pub(crate) const INPUT_REPORT_PATH: &str = "report-path";
 /// Input `comment`: post (and update) the pull request comment.
@@ -92,7 +94,7 @@ pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 38] = [
+pub(crate) const ALL_INPUTS: [&str; 39] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -101,6 +103,7 @@ pub(crate) const ALL_INPUTS: [&str; 38] = [
     INPUT_EVAL_LABEL,
     INPUT_GOLDEN_SET,
     INPUT_JUNIT_PATH,
+    INPUT_EVENTS_PATH,
     INPUT_REPORT_PATH,
     INPUT_COMMENT,
     INPUT_COMMENT_ID,

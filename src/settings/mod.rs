@@ -83,6 +83,9 @@ pub struct SettingsArgs {
     /// Also write junit.xml here [Action input: junit-path; config: junit_path]
     #[arg(long, value_name = "FILE")]
     pub junit_path: Option<String>,
+    /// Also write the run's events here, one JSON line each (docs/events-format.md) [Action input: events-path; config: events_path]
+    #[arg(long = "events", visible_alias = "events-path", value_name = "FILE")]
+    pub events: Option<String>,
     /// Per-request timeout in seconds [Action input: timeout-seconds; config: timeout_seconds; default 10]
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub timeout_seconds: Option<String>,
@@ -405,6 +408,8 @@ pub(crate) struct Settings {
     pub out_dir_label: String,
     /// A second place for junit.xml, and how the user wrote it.
     pub junit_path: Option<(PathBuf, String)>,
+    /// Where the events file (`--events`) is written, and how the user wrote it; `None`: none.
+    pub events_path: Option<(PathBuf, String)>,
     /// Tools that are safe to call (config file `safe_tools`).
     pub safe_tools: Vec<SafeTool>,
     /// Fail a legacy server (`require-era 2026-07-28`).
@@ -791,6 +796,17 @@ pub(crate) fn resolve(
         )
         .map(|(_, text)| workspace.label(&text))
         .or_else(|| (front_end == FrontEnd::Action).then(|| DEFAULT_JUNIT_PATH.to_owned()));
+    let events_label = workspace
+        .shared(
+            sources.pick(
+                &request.flags.events,
+                "--events",
+                env_vars::INPUT_EVENTS_PATH,
+                file.and_then(|config| config.events_path.as_ref()).map(|value| (value, "events_path")),
+            ),
+            &mut problems,
+        )
+        .map(|(_, text)| workspace.label(&text));
     let golden_set = workspace
         .shared(
             sources.pick(
@@ -972,6 +988,7 @@ pub(crate) fn resolve(
             out_dir: in_workspace(&out_dir_label),
             out_dir_label,
             junit_path: junit_label.map(|label| (in_workspace(&label), label)),
+            events_path: events_label.map(|label| (in_workspace(&label), label)),
             safe_tools,
             suppressions,
             require_modern,

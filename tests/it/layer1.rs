@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::support::{DemoServer, Run, binary, demo_stdio_command, run_with_env};
 
-const OPENAI_CANARY: &str = "sk-canary-openai-5f0c2d9a71";
+pub(crate) const OPENAI_CANARY: &str = "sk-canary-openai-5f0c2d9a71";
 const ANTHROPIC_CANARY: &str = "sk-ant-canary-b81e4c6f03";
 
 /// Five cases, one of each outcome when the demo model runs with [`FLAKY`]: `select` 5/5,
@@ -243,7 +243,7 @@ pub(crate) fn utf8(path: &Path) -> &str {
 /// unless `vars` sets them (the base URLs always point at loopback).
 /// The variables that point both wires at demo models — Chat Completions at `openai` (a URL
 /// ending in `/v1`), Messages at `anthropic` — with the canary keys.
-fn both_wires<'a>(openai: &'a str, anthropic: &'a str) -> [(&'static str, &'a str); 4] {
+pub(crate) fn both_wires<'a>(openai: &'a str, anthropic: &'a str) -> [(&'static str, &'a str); 4] {
     [
         ("OPENAI_BASE_URL", openai),
         ("OPENAI_API_KEY", OPENAI_CANARY),

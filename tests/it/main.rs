@@ -5,6 +5,7 @@ mod action;
 mod aimock;
 mod cli;
 mod docs;
+mod events;
 mod faults;
 mod golden;
 mod golden_model;

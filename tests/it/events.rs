@@ -1,0 +1,133 @@
+//! `--events FILE`: the run's events as JSON lines, stamped, with each trial's model calls and
+//! tool calls, no tool result or model text, no secret, and a closing line.
+
+use serde_json::Value;
+
+use crate::layer1::{DemoModel, FLAKY, OPENAI_CANARY, SET, both_wires, run_layer1, utf8, write_set};
+use crate::support::DemoServer;
+
+fn lines(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("the events file");
+    text.lines().map(|line| serde_json::from_str(line).unwrap_or_else(|error| panic!("{error}: {line}"))).collect()
+}
+
+#[test]
+fn a_layer_1_run_writes_every_trial_model_call_and_tool_call_as_a_stamped_json_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SET);
+    let events = dir.path().join("logs").join("events.jsonl");
+    let server = DemoServer::start(&[]);
+    let model = DemoModel::start(&set, &FLAKY);
+    let run = run_layer1(
+        &[
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--runs",
+            "2",
+            "--events",
+            utf8(&events),
+        ],
+        &both_wires(&model.openai_url(), &model.url),
+    );
+    assert_eq!(run.code(), 1, "{}", run.stderr());
+    let all = lines(&events);
+    let kinds: Vec<&str> = all.iter().map(|line| line["kind"].as_str().expect("a kind")).collect();
+    assert_eq!(kinds.first(), Some(&"connecting"), "{kinds:?}");
+    assert_eq!(&kinds[kinds.len() - 2..], ["finished", "closed"], "{kinds:?}");
+    let mut previous = 0;
+    for line in &all {
+        assert_eq!(line["v"], 1, "{line}");
+        assert!(line["at"].as_str().is_some_and(|at| at.ends_with('Z') && at.contains('T')), "{line}");
+        let elapsed = line["elapsed_ms"].as_u64().expect("elapsed_ms");
+        assert!(elapsed >= previous, "elapsed_ms never goes back: {line}");
+        previous = elapsed;
+    }
+    let closed = all.last().expect("a closing line");
+    assert_eq!(closed["complete"], true);
+    assert_eq!(closed["exit_status"], run.code());
+
+    // Every trial the report counts started and finished, and names its case, model and number.
+    let evals = run.report()["evals"].as_array().expect("evals").clone();
+    let trials: usize = evals.iter().map(|eval| eval["traces"].as_array().map_or(0, Vec::len)).sum();
+    let count = |kind: &str| kinds.iter().filter(|seen| **seen == kind).count();
+    assert!(trials > 0);
+    assert_eq!(count("trial_started"), trials, "{kinds:?}");
+    assert_eq!(count("trial_finished"), trials, "{kinds:?}");
+    let of = |kind: &'static str| all.iter().filter(move |line| line["kind"] == kind);
+    for line in of("trial_finished") {
+        assert_eq!(line["trial"]["model"], "openai:demo", "{line}");
+        assert!(line["trial"]["trial"].as_u64().is_some_and(|trial| (1..=2).contains(&trial)), "{line}");
+        assert!(line["ending"].is_string() && line["duration_ms"].is_u64(), "{line}");
+    }
+    // Model calls: as many as the report's turns, with attempts, latency and usage as reported.
+    let turns: u64 = evals
+        .iter()
+        .flat_map(|eval| eval["traces"].as_array().cloned().unwrap_or_default())
+        .map(|trace| trace["turns"].as_u64().unwrap_or(0))
+        .sum();
+    let answered = of("model_call_finished").filter(|line| line["outcome"] == "answer").count();
+    assert_eq!(answered as u64, turns);
+    for line in of("model_call_finished") {
+        assert!(line["attempts"].is_u64() && line["latency_ms"].is_u64(), "{line}");
+        assert!(line.get("input_tokens").is_some() && line.get("output_tokens").is_some(), "{line}");
+    }
+    // Tool calls: every call the report traces, sent ones timed and sized, none injected.
+    let calls: usize = evals
+        .iter()
+        .flat_map(|eval| eval["traces"].as_array().cloned().unwrap_or_default())
+        .map(|trace| trace["calls"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(of("tool_call_finished").count(), calls);
+    assert!(calls > 0);
+    for line in of("tool_call_finished") {
+        assert_eq!(line["injected"], false, "{line}");
+        assert!(line["tool"].is_string() && line["turn"].as_u64().is_some_and(|turn| turn >= 1), "{line}");
+        if line["sent"] == true && line["outcome"] == "result" {
+            assert!(line["server_bytes"].as_u64().is_some_and(|bytes| bytes > 0), "{line}");
+        }
+    }
+    assert_eq!(of("tool_call_started").count(), of("tool_call_finished").filter(|line| line["sent"] == true).count());
+    // No tool result, no model text, no key.
+    let text = std::fs::read_to_string(&events).expect("events");
+    for trace in evals.iter().flat_map(|eval| eval["traces"].as_array().cloned().unwrap_or_default()) {
+        if let Some(answer) = trace["answer"].as_str().filter(|answer| answer.len() > 12) {
+            assert!(!text.contains(answer), "the model's text is in the events: {answer}");
+        }
+    }
+    assert!(!text.contains(OPENAI_CANARY), "the key leaked");
+    for line in of("tool_call_finished") {
+        let mut keys: Vec<&str> = line.as_object().expect("an object").keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        let documented = [
+            "at",
+            "elapsed_ms",
+            "injected",
+            "kind",
+            "latency_ms",
+            "outcome",
+            "sent",
+            "server_bytes",
+            "tool",
+            "trial",
+            "turn",
+            "v",
+        ];
+        assert_eq!(keys, documented, "a tool call's line holds only what the format documents");
+    }
+}
+
+#[test]
+fn an_events_file_that_cannot_be_written_is_exit_4_and_the_reports_are_still_written() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, "not a directory").expect("write");
+    let events = blocker.join("events.jsonl");
+    let run = crate::support::run_with_env(&["--demo", "--events", utf8(&events)], &[]);
+    assert_eq!(run.code(), 4, "{}", run.stderr());
+    assert!(run.stderr().contains("cannot write the events file"), "{}", run.stderr());
+    assert!(run.report.is_some(), "report.json is written all the same");
+}
