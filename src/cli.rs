@@ -22,8 +22,8 @@ macro_rules! say {
 use crate::demo::{self, DemoConfig};
 use crate::error::{Kind, UserError};
 use crate::evaluate::{self, RunEvent};
-use crate::gate::ExitStatus;
 use crate::settings::{self, ActionFlags, FrontEnd, SettingsArgs};
+use crate::verdict::ExitStatus;
 use crate::{authoring, golden};
 
 /// Evaluates MCP servers: layer 0 conformance to MCP 2026-07-28, layer 1 behaviour of models on
@@ -284,7 +284,7 @@ pub struct DemoArgs {
 }
 
 /// The whole process: parses the command line, runs the subcommand on a two-thread runtime, and
-/// returns the exit code decided by [`crate::gate`]. The binary's `main` only exits with it.
+/// returns the exit code decided by [`crate::verdict`]. The binary's `main` only exits with it.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -633,7 +633,7 @@ fn resolve_golden(server: GoldenServerArgs, extra: SettingsArgs) -> Result<setti
     match settings::resolve(&request, FrontEnd::Cli, &|name| std::env::var(name).ok()) {
         Ok(settings) => Ok(settings),
         Err(problems) => {
-            let mut met = crate::gate::Met::nothing();
+            let mut met = crate::verdict::Met::nothing();
             for problem in problems {
                 let error = problem.into_error();
                 say!("{error}");

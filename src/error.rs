@@ -8,7 +8,7 @@
 //! ```
 //!
 //! and maps to its exit status through the exit table (`Kind::exit_status`, kept beside the
-//! table in `gate`, so that this module depends on nothing). A misbehaving server under
+//! table in `verdict`, so that this module depends on nothing). A misbehaving server under
 //! test is never a `UserError`: it is a finding in the report.
 
 use std::fmt;

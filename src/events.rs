@@ -14,11 +14,11 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::gate::FailOn;
-use crate::gate::{Decision, ExitStatus};
 use crate::mcp::evidence::Redactor;
 use crate::mcp::sync::lock;
 use crate::report::model::{Counts, Status};
+use crate::verdict::FailOn;
+use crate::verdict::{Decision, ExitStatus};
 
 /// One thing that happened during a run. Texts in events may hold text from the server under
 /// test (already redacted); front ends that interpret their output (the Action's workflow
@@ -530,12 +530,12 @@ mod tests {
         use crate::report::model::{Counts, Verdict};
         let finished = |fail: usize, cases: [usize; 4]| RunEvent::Finished {
             counts: Counts { pass: 94, fail, ..Counts::default() },
-            fail_on: crate::gate::FailOn::Must,
+            fail_on: crate::verdict::FailOn::Must,
             failing: (0..fail).map(|i| format!("T-{i}")).collect(),
-            decision: crate::gate::Decision {
+            decision: crate::verdict::Decision {
                 verdict: Verdict::Fail,
-                result: crate::gate::RunResult::Fail,
-                exit: crate::gate::ExitStatus::VerdictFailed,
+                result: crate::verdict::RunResult::Fail,
+                exit: crate::verdict::ExitStatus::VerdictFailed,
             },
             out_dir: None,
             cases: Some(cases),

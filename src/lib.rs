@@ -3,7 +3,7 @@
 //!
 //! Code map: [`cli`] defines the command line and the `run` front end, [`settings`] resolves
 //! every setting from flags, Action inputs, the config file and defaults, [`evaluate`] runs one
-//! evaluation end to end and emits [`events::RunEvent`]s, [`gate`] decides the verdict and the
+//! evaluation end to end and emits [`events::RunEvent`]s, [`verdict`] decides the verdict and the
 //! exit status (the product's one exit table), [`error`] renders expected failures; [`mcp`] is our
 //! MCP client (the wire), [`conformance`] is layer 0 (requirements, probes, grading), [`report`]
 //! holds the run report, its wire format and renderers, [`baseline`] the delta against a previous
@@ -28,7 +28,6 @@ pub(crate) mod error;
 pub(crate) mod evals;
 pub(crate) mod evaluate;
 pub(crate) mod events;
-pub(crate) mod gate;
 pub(crate) mod github;
 pub(crate) mod golden;
 pub(crate) mod jcs;
@@ -40,6 +39,7 @@ pub(crate) mod scoring;
 pub(crate) mod settings;
 pub(crate) mod suggest;
 pub(crate) mod text;
+pub(crate) mod verdict;
 
 pub use demo::DEMO_TOKEN;
 pub use evaluate::PANIC_FOR_TESTS_VAR;

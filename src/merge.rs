@@ -24,11 +24,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Kind, UserError};
-use crate::gate::{self, ExitStatus, GateInput};
 use crate::report::evals::{EvalResult, EvalsSection, ModelOutcome, ModelStatus, metrics_of};
 use crate::report::model::GateSection;
 use crate::report::model::{RunOutcome, RunReport};
 use crate::settings::FailOn;
+use crate::verdict::{self, ExitStatus, GateInput};
 
 /// One report to merge: where it was read from (for messages) and what it holds.
 #[derive(Debug, Clone)]
@@ -367,7 +367,7 @@ pub(crate) fn finish(
         Some("never") => FailOn::Never,
         _ => FailOn::Must,
     });
-    let mut decision = gate::decide(&report, GateInput { fail_on, interrupt: None, reports_failed: false });
+    let mut decision = verdict::decide(&report, GateInput { fail_on, interrupt: None, reports_failed: false });
     report.gate =
         Some(GateSection { fail_on: fail_on.as_str().to_owned(), result: decision.result.as_str().to_owned() });
     let written = crate::report::write_all(&report, out_dir)

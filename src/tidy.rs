@@ -259,7 +259,7 @@ fn the_imports_between_top_level_modules_keep_to_their_floors() {
 fn the_import_reader_sees_grouped_and_plain_paths_but_not_comments() {
     let modules: BTreeSet<String> = ["mcp", "report", "gate"].into_iter().map(str::to_owned).collect();
     let code =
-        code_of("use crate::{mcp, report::model};\n// crate::gate is only named here\nlet x = crate::report::x;");
+        code_of("use crate::{mcp, report::model};\n// crate::verdict is only named here\nlet x = crate::report::x;");
     let found: Vec<String> = imports_of(&code, &modules).into_iter().collect();
     assert_eq!(found, ["mcp", "report"]);
     let graph: BTreeMap<(String, String), BTreeSet<String>> =

@@ -18,11 +18,11 @@ use super::trigger::{self, Decision};
 use super::workflow::{self, Annotation, Severity};
 use crate::cli::ActionArgs;
 use crate::evaluate::{self, LAYERS_AVAILABLE, RunEvent};
-use crate::gate::ExitStatus;
 use crate::github::client::{self, CommentErrorKind, CommentTarget, RetryPolicy};
 use crate::github::comment::{self, CommentParts};
 use crate::report::model::{RunReport, Status, Verdict};
 use crate::settings::{self, ActionSettings, FrontEnd, GithubContext, Settings};
+use crate::verdict::ExitStatus;
 
 /// Every output action.yml declares, in its order: each path writes every one (empty where
 /// there is nothing to say), so a later step never reads a missing output.

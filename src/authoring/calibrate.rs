@@ -12,10 +12,10 @@ use crate::agent::{ModelCaller, ModelFailure, TurnKey};
 use crate::calibration::{CALIBRATION_FORMAT, CalibrationFile, Confusion, judge_identity, rubrics_hash};
 use crate::error::{Kind, UserError};
 use crate::evals::caller::{Budget, LiveModel, RetryPolicy};
-use crate::gate::{ExitStatus, Met};
 use crate::golden::GoldenSet;
 use crate::report::evals::EvalsSection;
 use crate::scoring::judge::{self, CriterionVerdict, Rubric};
+use crate::verdict::{ExitStatus, Met};
 
 /// `mcp-eval judge calibrate` as the command line gives it.
 #[derive(Debug, Clone)]

@@ -18,10 +18,10 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::error::{Kind, UserError};
-use crate::gate::{ExitStatus, Met};
 use crate::mcp::era::Target;
 use crate::mcp::tools::{ToolSurface, ToolView};
 use crate::providers::schema::{ArgumentValidator, Validation};
+use crate::verdict::{ExitStatus, Met};
 
 use super::init_model::{Authored, Authoring, Drafted, ModelPlan, draft, one_line};
 

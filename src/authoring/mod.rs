@@ -14,11 +14,11 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use crate::error::{Kind, UserError};
-use crate::gate::{ExitStatus, Met};
 use crate::golden::{Problem, load, unknown_tools};
 use crate::mcp::era::{self, Target};
 use crate::mcp::evidence::Redactor;
 use crate::mcp::tools::ToolSurface;
+use crate::verdict::{ExitStatus, Met};
 
 /// `mcp-eval golden check FILE [--server-url URL | --server-cmd CMD]`: prints the set hash and
 /// each case hash on stdout, or every problem on stderr (exit 2).

@@ -235,7 +235,7 @@ async fn an_unknown_tool_in_the_set_is_an_input_error_naming_the_case() {
     )
     .expect("valid");
     let error = run_layer1(&fixture, &settings(&fixture, &["openai:demo-good"])).await.expect_err("refused");
-    assert_eq!(error.exit_status(), crate::gate::ExitStatus::InvalidInput);
+    assert_eq!(error.exit_status(), crate::verdict::ExitStatus::InvalidInput);
     assert!(error.message.contains("golden.yaml:5:18") && error.message.contains("typo"), "{error}");
     assert!(error.message.contains("test_header_param"), "nearest tool named: {error}");
 }

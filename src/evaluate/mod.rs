@@ -2,7 +2,7 @@
 //! asked, connect to the server under test (the session is owned here and lent to each layer in
 //! turn), run layer 0, build the [`RunReport`], write `report.json`, `junit.xml` and
 //! `summary.md` on every path (pass, fail, unreachable server, server crash, timeout,
-//! SIGINT/SIGTERM), and let [`crate::gate`] decide the verdict and the exit status.
+//! SIGINT/SIGTERM), and let [`crate::verdict`] decide the verdict and the exit status.
 //!
 //! Progress is a [`RunEvent`] stream ([`crate::events`]); signals are in [`signals`].
 
@@ -18,7 +18,6 @@ use futures_util::FutureExt as _;
 use crate::conformance::{self, Options};
 use crate::error::{Kind, UserError};
 pub(crate) use crate::events::RunEvent;
-use crate::gate::{self, Decision, GateInput, Interrupt};
 use crate::golden::GoldenSet;
 use crate::mcp::era::{self, Target};
 use crate::mcp::evidence::Redactor;
@@ -26,6 +25,7 @@ use crate::mcp::http::HttpSettings;
 use crate::report::model::{Evidence, GateSection, RunOutcome, RunReport, ServerSection};
 use crate::report::{self, WrittenFiles};
 use crate::settings::{LayersInput, Server, Settings};
+use crate::verdict::{self, Decision, GateInput, Interrupt};
 
 /// A failpoint for the tests: when this variable is set, the run panics, so the tests can show
 /// that a panic still writes the reports (an `INTERNAL` row naming the layer, exit 4) and keeps
@@ -925,7 +925,8 @@ fn finish(
         });
     }
     let mut report = report;
-    let mut decision = gate::decide(&report, GateInput { fail_on: settings.fail_on, interrupt, reports_failed: false });
+    let mut decision =
+        verdict::decide(&report, GateInput { fail_on: settings.fail_on, interrupt, reports_failed: false });
     report.gate = Some(GateSection {
         fail_on: settings.fail_on.as_str().to_owned(),
         result: decision.result.as_str().to_owned(),
@@ -936,13 +937,13 @@ fn finish(
         )
     });
     if written.is_err() {
-        decision.exit = decision.exit.max(gate::ExitStatus::Environment);
+        decision.exit = decision.exit.max(verdict::ExitStatus::Environment);
     }
     if ending.environment_failed {
-        decision.exit = decision.exit.max(gate::ExitStatus::Environment);
+        decision.exit = decision.exit.max(verdict::ExitStatus::Environment);
     }
     if ending.input_error {
-        decision.exit = decision.exit.max(gate::ExitStatus::InvalidInput);
+        decision.exit = decision.exit.max(verdict::ExitStatus::InvalidInput);
     }
     events(&RunEvent::Finished {
         counts: report.counts(),

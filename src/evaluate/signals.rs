@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use tokio::sync::watch;
 
-use crate::gate::Interrupt;
+use crate::verdict::Interrupt;
 
 /// The first signal received since [`install`], `None` before one arrives.
 static RECEIVED: OnceLock<watch::Receiver<Option<Interrupt>>> = OnceLock::new();

@@ -7,7 +7,7 @@
 //!
 //! The model is plain data: building it does no IO and reads no clock (timestamps and durations
 //! arrive as values), so renderers are deterministic and testable. The verdict and the counts
-//! are not stored: [`crate::gate`] computes them from the checks whenever they are asked for, and
+//! are not stored: [`crate::verdict`] computes them from the checks whenever they are asked for, and
 //! [`crate::report::wire`] writes them into `report.json`.
 
 use chrono::{DateTime, Utc};
@@ -170,7 +170,7 @@ pub struct Counts {
 }
 
 /// The overall verdict of a run, as written to `report.json` (`verdict`) and shown in
-/// `summary.md`. Computed from the checks and the outcome by [`crate::gate::verdict`].
+/// `summary.md`. Computed from the checks and the outcome by [`crate::verdict::verdict`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {

@@ -340,7 +340,7 @@ pub(crate) enum LayersInput {
     Explicit(Vec<u8>),
 }
 
-pub(crate) use crate::gate::FailOn;
+pub(crate) use crate::verdict::FailOn;
 
 /// The workflow run's context, from the `GITHUB_*` variables (or the Action's flags).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
