@@ -1,12 +1,12 @@
 //! Layer 1 against its baseline, end to end: the baseline read (the stored runs beside the
 //! verdict cache, or `--baseline FILE`), this run compared and gated
-//! ([`super::gate`]), the tool-surface diff ([`super::surface`]), and this run stored as the new
+//! ([`super::regression`]), the tool-surface diff ([`super::surface`]), and this run stored as the new
 //! baseline when the rules of [`super::store::should_store`] say so.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::gate::{self, BaselineRun, FailOnEvals, GateSettings};
+use super::regression::{self, BaselineRun, FailOnEvals, GateSettings};
 use super::store::{Baseline, StoredRun};
 use crate::report::evals::{EvalResult, EvalStatus, EvalsSection, Layer1GateSection, ReportedModel};
 
@@ -159,7 +159,7 @@ pub(crate) fn gate_section(
     sees: Option<super::surface::Sees<'_>>,
     confirmed: Option<Confirmed<'_>>,
     layer0: Option<&[crate::report::model::CheckResult]>,
-) -> (Layer1GateSection, Vec<gate::CaseKey>) {
+) -> (Layer1GateSection, Vec<regression::CaseKey>) {
     let reruns = confirmed.map(|confirmed| confirmed.reruns);
     let first = confirmed.map_or(section.evals.as_slice(), |confirmed| confirmed.first);
     // The stored verdicts as up to three runs, newest first, of this golden set.
@@ -184,29 +184,29 @@ pub(crate) fn gate_section(
                 .any(|stored| stored.measured_at == from.measured_at)
         })
     };
-    let mut comparison = gate::compare(first, &baseline_runs, same_measurement);
+    let mut comparison = regression::compare(first, &baseline_runs, same_measurement);
     // The runs above hold only the verdicts stored under this run's case hashes, so `compare`
     // cannot see an edited case: ask the whole baseline why a case has no record.
     for case in &mut comparison.not_comparable {
-        if matches!(case.reason, gate::Reason::NewCase | gate::Reason::OtherModel) {
+        if matches!(case.reason, regression::Reason::NewCase | regression::Reason::OtherModel) {
             let known =
                 baseline.reason_without_record(&case.key.case, &case.key.model, &case.key.case_sha256, endpoint);
-            if known == gate::Reason::ChangedCase || case.reason == gate::Reason::NewCase {
+            if known == regression::Reason::ChangedCase || case.reason == regression::Reason::NewCase {
                 case.reason = known;
             }
         }
     }
     let settings = GateSettings { max_drop, ..GateSettings::default() };
-    let mut decision = gate::decide(&comparison, &settings);
+    let mut decision = regression::decide(&comparison, &settings);
     let mut to_confirm = Vec::new();
     match reruns {
         Some(reruns) => {
             comparison.pool_confirmation(reruns);
-            decision = gate::decide(&comparison, &settings);
+            decision = regression::decide(&comparison, &settings);
         }
         None => to_confirm = decision.to_confirm(),
     }
-    let layer1 = gate::layer1_gate(&decision, &section.evals, policy);
+    let layer1 = regression::layer1_gate(&decision, &section.evals, policy);
     let first = decision.models.first();
     let cases: Vec<String> = section
         .evals
@@ -228,7 +228,7 @@ pub(crate) fn gate_section(
         ));
     }
     // Flips: a comparable case whose verdict changed since the baseline.
-    let status_now = |key: &gate::CaseKey| {
+    let status_now = |key: &regression::CaseKey| {
         section.evals.iter().find(|eval| eval.case == key.case && eval.model == key.model).map(|eval| eval.status)
     };
     let flips: Vec<String> = comparison
@@ -237,7 +237,7 @@ pub(crate) fn gate_section(
         .filter_map(|pair| {
             let now = status_now(&pair.key)?;
             let failed_now = now == crate::report::evals::EvalStatus::Fail;
-            let counts = |counts: gate::Counts| format!("{}/{}", counts.passed, counts.completed);
+            let counts = |counts: regression::Counts| format!("{}/{}", counts.passed, counts.completed);
             match (pair.baseline_passed, failed_now) {
                 (true, true) => Some(format!(
                     "`{}` on `{}`: pass {} → fail {}",
@@ -261,11 +261,11 @@ pub(crate) fn gate_section(
     let unchanged_set = !comparison
         .not_comparable
         .iter()
-        .any(|case| matches!(case.reason, gate::Reason::NewCase | gate::Reason::ChangedCase));
+        .any(|case| matches!(case.reason, regression::Reason::NewCase | regression::Reason::ChangedCase));
     let fell = decision
         .models
         .iter()
-        .any(|model| model.cases > 0 && model.drop > 0.0 && model.verdict == gate::ModelVerdict::Regression);
+        .any(|model| model.cases > 0 && model.drop > 0.0 && model.verdict == regression::ModelVerdict::Regression);
     let drift = (fell && unchanged_set && baseline.tools.is_some() && tool_changes.is_empty()).then(|| {
         // The evidence, per model that fell: what the provider reported serving the compared
         // cases in the pooled baseline runs and in this run (confirmation runs included).
@@ -280,10 +280,10 @@ pub(crate) fn gate_section(
         let evidence: Vec<String> = decision
             .models
             .iter()
-            .filter(|model| model.cases > 0 && model.drop > 0.0 && model.verdict == gate::ModelVerdict::Regression)
+            .filter(|model| model.cases > 0 && model.drop > 0.0 && model.verdict == regression::ModelVerdict::Regression)
             .map(|model| {
                 let before = reported(
-                    runs.iter().take(gate::POOLED_BASELINES).flatten().filter(|eval| paired(eval, &model.model)),
+                    runs.iter().take(regression::POOLED_BASELINES).flatten().filter(|eval| paired(eval, &model.model)),
                 );
                 let now = reported(
                     // The evals pool the confirmation runs, their reported models included.
@@ -304,7 +304,7 @@ pub(crate) fn gate_section(
     // fresh one above, so a cached regression still fails.
     let as_the_baseline = !comparison.not_comparable.is_empty()
         && comparison.pairs.is_empty()
-        && comparison.not_comparable.iter().all(|case| case.reason == gate::Reason::Cached);
+        && comparison.not_comparable.iter().all(|case| case.reason == regression::Reason::Cached);
     let every_reused = section.evals.iter().any(|eval| eval.cached.is_some())
         && section
             .evals
@@ -315,23 +315,23 @@ pub(crate) fn gate_section(
         |line: &str| -> Vec<String> { comparison.models.iter().map(|model| format!("`{model}`: {line}")).collect() };
     let (result, lines) = if as_the_baseline {
         (
-            gate::GateResult::Pass.as_str().to_owned(),
+            regression::GateResult::Pass.as_str().to_owned(),
             per_model("no change — every verdict was reused from the cache, as the baseline measured it"),
         )
-    } else if every_reused && layer1.result == gate::GateResult::NoBaseline {
+    } else if every_reused && layer1.result == regression::GateResult::NoBaseline {
         // Some may be the baseline's own measurements, the rest have no record in it.
-        let known = comparison.not_comparable.iter().filter(|case| case.reason == gate::Reason::Cached).count();
+        let known = comparison.not_comparable.iter().filter(|case| case.reason == regression::Reason::Cached).count();
         let all = comparison.not_comparable.len();
         if known == 0 {
             (
-                gate::GateResult::NoBaseline.as_str().to_owned(),
+                regression::GateResult::NoBaseline.as_str().to_owned(),
                 per_model(
                     "no change since these verdicts were measured (every verdict reused from the cache); no baseline to compare with",
                 ),
             )
         } else {
             (
-                gate::GateResult::Pass.as_str().to_owned(),
+                regression::GateResult::Pass.as_str().to_owned(),
                 per_model(&format!(
                     "no change — every verdict was reused from the cache; {} of {all} have no record in the baseline",
                     all - known
@@ -347,13 +347,13 @@ pub(crate) fn gate_section(
         fails: layer1.fails,
         baseline: baseline_label,
         lines,
-        not_comparable: gate::not_comparable_counts(&comparison)
+        not_comparable: regression::not_comparable_counts(&comparison)
             .into_iter()
             .map(|(reason, count)| (reason.as_str().to_owned(), count))
             .collect(),
         not_comparable_cases: {
             let mut named: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
-            for case in comparison.not_comparable.iter().filter(|case| case.reason != gate::Reason::Cached) {
+            for case in comparison.not_comparable.iter().filter(|case| case.reason != regression::Reason::Cached) {
                 let list = named.entry(case.reason.as_str().to_owned()).or_default();
                 if list.len() < crate::report::evals::NOT_COMPARABLE_NAMED {
                     list.push(format!("`{}` on `{}`", case.key.case, case.key.model));
@@ -589,9 +589,15 @@ mod tests {
     fn an_edited_case_on_another_endpoint_is_not_a_changed_case() {
         let baseline = stored(&[eval("edited", "v1", MODEL)], "push", "2026-11-29T00:00:00Z");
         let elsewhere = |_: &str| "http://127.0.0.1:8080/v1".to_owned();
-        assert_eq!(baseline.reason_without_record("edited", MODEL, "sha256:v2", &endpoint), gate::Reason::ChangedCase);
-        assert_eq!(baseline.reason_without_record("edited", MODEL, "sha256:v2", &elsewhere), gate::Reason::OtherModel);
-        assert_eq!(baseline.reason_without_record("other", MODEL, "sha256:v2", &endpoint), gate::Reason::NewCase);
+        assert_eq!(
+            baseline.reason_without_record("edited", MODEL, "sha256:v2", &endpoint),
+            regression::Reason::ChangedCase
+        );
+        assert_eq!(
+            baseline.reason_without_record("edited", MODEL, "sha256:v2", &elsewhere),
+            regression::Reason::OtherModel
+        );
+        assert_eq!(baseline.reason_without_record("other", MODEL, "sha256:v2", &endpoint), regression::Reason::NewCase);
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! The baseline a run is compared with, and the delta against it: which checks fail or warn now
 //! and did not before, and which were fixed. Pure (no IO). Today the baseline is the previous
-//! run of the same pull request, carried in the sticky comment. [`gate`] holds layer 1's
+//! run of the same pull request, carried in the sticky comment. [`regression`] holds layer 1's
 //! regression gate against the last green runs of the base branch (pure functions), [`store`]
 //! the stored baseline, [`surface`] the tool-surface diff, and [`apply`] wires them for
 //! `evaluate::regression_gate`.
 
-pub(crate) mod gate;
+pub(crate) mod regression;
 
 pub(crate) mod apply;
 pub(crate) mod store;

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::gate::Reason;
+use super::regression::Reason;
 use crate::report::evals::{EvalResult, EvalStatus};
 
 /// Stored runs kept per comparability key (the gate pools them).

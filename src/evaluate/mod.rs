@@ -667,7 +667,7 @@ fn regression_gate(
     measured_at: &str,
     layer0: Option<&[crate::report::model::CheckResult]>,
     events: &(dyn Fn(&RunEvent) + Sync),
-) -> Vec<crate::baseline::gate::CaseKey> {
+) -> Vec<crate::baseline::regression::CaseKey> {
     use crate::baseline::apply;
     let endpoint = |label: &str| layer1.endpoint_of(label);
     let (baseline, label, warning, stored_path) = apply::load_for(layer1);
@@ -700,7 +700,10 @@ fn regression_gate(
         return Vec::new();
     }
     // The policy `never` reports only: no confirmation re-run is worth its model calls.
-    if reruns.is_none() && !confirm.is_empty() && layer1.fail_on_evals != crate::baseline::gate::FailOnEvals::Never {
+    if reruns.is_none()
+        && !confirm.is_empty()
+        && layer1.fail_on_evals != crate::baseline::regression::FailOnEvals::Never
+    {
         if !replayed && layer1.confirm {
             return confirm;
         }

@@ -1160,7 +1160,7 @@ fn the_cache_judge_and_eval_gate_settings_are_read_from_the_config_file() {
     assert_eq!(layer1.judge_model, Some(model("anthropic", "claude-sonnet-4-5")));
     assert_eq!((layer1.judge_samples, layer1.allow_self_judge, layer1.confirm), (3, true, false));
     assert!(layer1.cassettes.as_ref().is_some_and(|dir| dir.ends_with("tapes")), "{:?}", layer1.cassettes);
-    assert_eq!(layer1.fail_on_evals, crate::baseline::gate::FailOnEvals::Never);
+    assert_eq!(layer1.fail_on_evals, crate::baseline::regression::FailOnEvals::Never);
     assert_eq!(layer1.max_drop, 0.25);
 
     // A flag still wins over the file, and a bad value names the file's line and key.
