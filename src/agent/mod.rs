@@ -212,6 +212,8 @@ pub(crate) struct RunRecord {
     pub judge_lines: Vec<String>,
     /// The judge's part of the trace: judge, prompt version, rubric hash, voted criteria.
     pub judge_trace: Option<crate::report::evals::JudgeTrace>,
+    /// Why the judge gave no verdict, when it failed.
+    pub judge_cause: Option<crate::report::evals::ErrorCause>,
     /// What the models said of the run's `embedding` and `judge` argument checks (resolved
     /// after the run, before scoring).
     pub semantic: crate::scoring::semantic::SemanticVerdicts,
@@ -283,6 +285,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
         judge: None,
         judge_lines: Vec::new(),
         judge_trace: None,
+        judge_cause: None,
         semantic: crate::scoring::semantic::SemanticVerdicts::new(),
         reported_models: std::collections::BTreeSet::new(),
     };

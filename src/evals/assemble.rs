@@ -11,8 +11,8 @@ use super::caller::LiveModel;
 use crate::agent::{CaseSpec, RunEnding, RunRecord};
 use crate::golden::GoldenSet;
 use crate::report::evals::{
-    CriterionOut, EvalResult, EvalStatus, EvalsSection, InputRound, ModelText, RunStatus, RunTrace, TraceCall,
-    metrics_of, wilson_95,
+    CriterionOut, ErrorCause, EvalResult, EvalStatus, EvalsSection, InputRound, ModelText, RunStatus, RunTrace,
+    TraceCall, metrics_of, wilson_95,
 };
 use crate::scoring::{self, CaseVerdict, RunScore, RunVerdict, Verdict};
 use crate::settings::layer1::{Shard, TRUNCATED_BYTES, TraceResults};
@@ -324,6 +324,29 @@ fn bounded_result(call: &crate::agent::CallRecord, keep: TraceResults) -> Option
     ))
 }
 
+/// Why `run` is `error` or was cut, from the typed parts of its record: how it ended, then a
+/// model-graded argument check that could not be graded (scoring keeps that over the judge),
+/// then the judge's failure.
+fn cause_of(run: &RunRecord, score: Option<&RunScore>, status: RunStatus) -> Option<ErrorCause> {
+    let ended = match &run.ending {
+        RunEnding::ProviderError(_) => Some(ErrorCause::Provider),
+        RunEnding::NoRecording(_) => Some(ErrorCause::ReplayMiss),
+        RunEnding::ServerError(_) => Some(ErrorCause::Server),
+        RunEnding::CapReached => Some(ErrorCause::CallCap),
+        RunEnding::Answer | RunEnding::MaxTurns | RunEnding::Timeout | RunEnding::Finding(_) => None,
+    };
+    if ended.is_some() || status != RunStatus::Error {
+        return ended;
+    }
+    let argument_error =
+        score.is_some_and(|score| score.criteria.iter().any(|criterion| criterion.verdict == Verdict::Error));
+    if argument_error {
+        let missed = run.semantic.values().any(|resolved| matches!(resolved, scoring::semantic::Resolved::Missed(_)));
+        return Some(if missed { ErrorCause::ArgumentJudgeReplayMiss } else { ErrorCause::ArgumentJudge });
+    }
+    run.judge_cause
+}
+
 fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> RunTrace {
     let status = match (score.map(|score| score.verdict), &run.ending) {
         (_, RunEnding::CapReached) | (None, _) => RunStatus::Skipped,
@@ -332,6 +355,7 @@ fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> Ru
         (Some(RunVerdict::Error), _) => RunStatus::Error,
         (Some(RunVerdict::Ungraded), _) => RunStatus::Skipped,
     };
+    let cause = cause_of(run, score, status);
     let reason = match status {
         RunStatus::Fail | RunStatus::Error => score.map(run_reason),
         RunStatus::Skipped if run.ending == RunEnding::CapReached => Some("call cap reached".into()),
@@ -339,6 +363,7 @@ fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> Ru
     };
     RunTrace {
         judge: run.judge_trace.clone().map(|judged| judge_kept(judged, keep)),
+        cause,
         run: run.run,
         status,
         reason,

@@ -797,23 +797,15 @@ pub(crate) fn saved_calls<'a>(
 }
 
 /// The [`RunEvent::ReplayMiss`] of the first run (cases in file order, then models, then runs)
-/// that missed a recording — it ended with `replay_miss`, or an `embedding`/`judge` argument
-/// check's request was not recorded — counting them all; `None` when no run missed.
+/// that missed a recording — its cause is a replay miss of the model under test, its judge or
+/// an argument check's model ([`crate::report::evals::ErrorCause::replay_miss`]) — counting them
+/// all; `None` when no run missed.
 pub(crate) fn first_replay_miss(section: &EvalsSection) -> Option<RunEvent> {
-    let missed_check = |run: &crate::report::evals::RunTrace| {
-        run.status == crate::report::evals::RunStatus::Error
-            && run.reason.as_deref().is_some_and(|reason| {
-                reason.contains(crate::scoring::semantic::ARGUMENT_CHECK_ERROR)
-                    && reason.contains(crate::scoring::semantic::REPLAY_MISS)
-            })
-    };
-    let mut missed =
-        section.evals.iter().flat_map(|eval| eval.traces.iter().map(move |run| (eval, run))).filter(|(_, run)| {
-            run.ending == "replay_miss"
-                || missed_check(run)
-                || crate::report::evals::judge_error(run)
-                    .is_some_and(|reason| reason.starts_with(crate::scoring::semantic::REPLAY_MISS))
-        });
+    let mut missed = section
+        .evals
+        .iter()
+        .flat_map(|eval| eval.traces.iter().map(move |run| (eval, run)))
+        .filter(|(_, run)| run.cause.is_some_and(crate::report::evals::ErrorCause::replay_miss));
     let (eval, run) = missed.next()?;
     let reason = run.reason.as_deref().unwrap_or("no recording answers this request; record it with --record");
     Some(RunEvent::ReplayMiss {
@@ -995,17 +987,25 @@ async fn judge_run(record: &mut RunRecord, case: &CaseSpec, rubric: &judge::Rubr
             run: u32::try_from(record.run).unwrap_or(u32::MAX),
             turn: u32::try_from(sample).unwrap_or(u32::MAX),
         };
+        use crate::report::evals::ErrorCause;
         let verdicts = match agent::ModelCaller::call(judge.caller, key, &request).await {
-            Ok(reply) => judge::parse_verdicts(&reply.completion, rubric, &trace),
-            Err(agent::ModelFailure::Provider { error, .. }) => Err(format!("the judge model failed: {error}")),
-            Err(agent::ModelFailure::CapReached) => Err(crate::report::evals::JUDGE_CAP_REACHED.into()),
+            Ok(reply) => {
+                judge::parse_verdicts(&reply.completion, rubric, &trace).map_err(|reason| (ErrorCause::Judge, reason))
+            }
+            Err(agent::ModelFailure::Provider { error, .. }) => {
+                Err((ErrorCause::Judge, format!("the judge model failed: {error}")))
+            }
+            Err(agent::ModelFailure::CapReached) => {
+                Err((ErrorCause::CallCap, crate::report::evals::JUDGE_CAP_REACHED.into()))
+            }
             Err(agent::ModelFailure::NoRecording(reason)) => {
-                Err(format!("{}: {reason}", crate::scoring::semantic::REPLAY_MISS))
+                Err((ErrorCause::JudgeReplayMiss, format!("{}: {reason}", crate::scoring::semantic::REPLAY_MISS)))
             }
         };
         match verdicts {
             Ok(verdicts) => samples.push(verdicts),
-            Err(reason) => {
+            Err((cause, reason)) => {
+                record.judge_cause = Some(cause);
                 record.judge_trace = Some(JudgeTrace {
                     verdict: "judge_error".into(),
                     reason: Some(reason.clone()),

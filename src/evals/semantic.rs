@@ -95,7 +95,7 @@ impl Embedder {
                         known.insert(text, vector);
                     }
                 }
-                Err(reason) => return Resolved::Error(reason),
+                Err(unresolved) => return unresolved,
             }
         }
         let known = lock(&self.vectors);
@@ -115,11 +115,13 @@ impl Embedder {
 
     /// One request for `texts`, tried again on 429/5xx/network errors; every attempt takes one
     /// call of the cap.
-    async fn fetch(&self, texts: &[String]) -> Result<Vec<Vec<f64>>, String> {
+    async fn fetch(&self, texts: &[String]) -> Result<Vec<Vec<f64>>, Resolved> {
         let mut attempts = 0;
         loop {
             if !self.budget.take() {
-                return Err("the model-call cap was reached before the embeddings were fetched".into());
+                return Err(Resolved::Error(
+                    "the model-call cap was reached before the embeddings were fetched".into(),
+                ));
             }
             attempts += 1;
             let answer = match &self.source {
@@ -130,17 +132,22 @@ impl Embedder {
             let error = match answer {
                 Ok(vectors) if vectors.len() == texts.len() => return Ok(vectors),
                 Ok(vectors) => {
-                    return Err(format!("{} vectors for {} texts from {}", vectors.len(), texts.len(), self.label));
+                    return Err(Resolved::Error(format!(
+                        "{} vectors for {} texts from {}",
+                        vectors.len(),
+                        texts.len(),
+                        self.label
+                    )));
                 }
                 Err(CassetteError::Provider(error)) => error,
                 Err(miss @ CassetteError::EmbeddingMiss { .. }) => {
-                    return Err(format!("{}: {miss}", semantic::REPLAY_MISS));
+                    return Err(Resolved::Missed(format!("{}: {miss}", semantic::REPLAY_MISS)));
                 }
-                Err(other) => return Err(other.to_string()),
+                Err(other) => return Err(Resolved::Error(other.to_string())),
             };
             if !error.is_retryable() || attempts >= self.retry.attempts {
                 let tries = if attempts > 1 { format!(" (after {attempts} attempts)") } else { String::new() };
-                return Err(format!("the embeddings model {} failed{tries}: {error}", self.label));
+                return Err(Resolved::Error(format!("the embeddings model {} failed{tries}: {error}", self.label)));
             }
             tokio::time::sleep(self.retry.wait(attempts, &error)).await;
         }
@@ -182,7 +189,7 @@ impl ArgumentJudge {
             Err(ModelFailure::CapReached) => {
                 Resolved::Error("the model-call cap was reached before the judge answered".into())
             }
-            Err(ModelFailure::NoRecording(reason)) => Resolved::Error(format!("{}: {reason}", semantic::REPLAY_MISS)),
+            Err(ModelFailure::NoRecording(reason)) => Resolved::Missed(format!("{}: {reason}", semantic::REPLAY_MISS)),
         }
     }
 }

@@ -847,10 +847,10 @@ fn no_replay_miss_is_said_when_no_run_missed() {
     assert_eq!(first_replay_miss(&EvalsSection::default()), None);
 }
 
-/// A run the rubric judge could not judge, for `reason`.
-fn judge_error_trace(reason: &str) -> crate::report::evals::RunTrace {
+/// A run the rubric judge could not judge, for `reason` (of that `cause`).
+fn judge_error_trace(cause: &str, reason: &str) -> crate::report::evals::RunTrace {
     serde_json::from_value(json!({
-        "run": 1, "status": "error", "reason": format!("judge_error: {reason}"), "ending": "answer", "turns": 1,
+        "run": 1, "status": "error", "reason": format!("judge_error: {reason}"), "cause": cause, "ending": "answer", "turns": 1,
         "model_calls": 1, "duration_ms": 1, "calls": [], "answer": null, "stop_reasons": [], "input_tokens": null,
         "output_tokens": null, "criteria": [],
         "judge": {"model": "judge:j", "prompt_version": 1, "rubric_sha256": "sha256:r", "samples": 1,
@@ -866,16 +866,19 @@ fn a_judge_replay_miss_is_a_provider_failure_said_once_and_a_failing_judge_count
         eval.traces = traces;
         EvalsSection { evals: vec![eval], ..EvalsSection::default() }
     };
-    let missed = section_of(vec![judge_error_trace("replay miss: model judge:j, case \"judge:a\": no recording")]);
+    let missed = section_of(vec![judge_error_trace(
+        "judge_replay_miss",
+        "replay miss: model judge:j, case \"judge:a\": no recording",
+    )]);
     assert!(missed.provider_failed(), "one judge replay miss is exit 5, as a model's is");
     assert!(matches!(first_replay_miss(&missed), Some(RunEvent::ReplayMiss { count: 1, .. })));
 
-    let broken = section_of(vec![judge_error_trace("the judge model failed: HTTP 500"); 2]);
+    let broken = section_of(vec![judge_error_trace("judge", "the judge model failed: HTTP 500"); 2]);
     assert_eq!(broken.run_errors(), (2, 2));
     assert!(broken.provider_failed(), "a judge that fails every run spoils more than a fifth");
     assert_eq!(first_replay_miss(&broken), None);
 
-    let capped = section_of(vec![judge_error_trace(crate::report::evals::JUDGE_CAP_REACHED); 2]);
+    let capped = section_of(vec![judge_error_trace("call_cap", crate::report::evals::JUDGE_CAP_REACHED); 2]);
     assert_eq!(capped.run_errors(), (0, 2), "the call cap is its own exit status, not the provider's");
 }
 
@@ -1030,4 +1033,22 @@ async fn a_refused_call_the_model_corrects_with_a_sent_call_passes_with_a_note()
     assert_eq!(verdict, "pass", "{reason}");
     assert!(reason.contains("note: call 1 to `test_order` was not sent"), "{reason}");
     assert!(reason.contains("^ORD-[0-9]{6}$") && reason.contains("call 2 to `test_order` was sent"), "{reason}");
+}
+
+#[test]
+fn the_exit_status_reads_a_runs_typed_cause_never_its_message() {
+    let section_of = |trace: crate::report::evals::RunTrace| {
+        let mut eval = crate::report::evals::EvalResult::for_tests("a", "m:x", false, 0, 1, 1);
+        eval.traces = vec![trace];
+        EvalsSection { evals: vec![eval], ..EvalsSection::default() }
+    };
+    // A message that reads like a replay miss, from a run the server spoiled: not the provider's.
+    let server = section_of(judge_error_trace("server", "replay miss: argument_check_error: judge_error"));
+    assert_eq!(server.run_errors(), (0, 1));
+    assert!(!server.provider_failed());
+    assert_eq!(first_replay_miss(&server), None);
+    // A replay miss whatever its message says.
+    let missed = section_of(judge_error_trace("replay_miss", "no recording"));
+    assert!(missed.provider_failed());
+    assert!(matches!(first_replay_miss(&missed), Some(RunEvent::ReplayMiss { count: 1, .. })));
 }

@@ -238,10 +238,7 @@ impl EvalsSection {
             .evals
             .iter()
             .flat_map(|eval| &eval.traces)
-            .filter(|run| {
-                run.status == RunStatus::Error
-                    && (run.ending == "provider_error" || argument_check_error(run) || judge_error(run).is_some())
-            })
+            .filter(|run| run.status == RunStatus::Error && run.cause.is_some_and(ErrorCause::spoiled_by_provider))
             .count();
         (errors, started)
     }
@@ -252,12 +249,8 @@ impl EvalsSection {
     /// nothing about the provider.
     pub fn provider_failed(&self) -> bool {
         let (errors, started) = self.run_errors();
-        let missed = self.evals.iter().flat_map(|eval| &eval.traces).any(|run| {
-            run.ending == "replay_miss"
-                || (argument_check_error(run)
-                    && run.reason.as_deref().is_some_and(|reason| reason.contains(REPLAY_MISS)))
-                || judge_error(run).is_some_and(|reason| reason.starts_with(REPLAY_MISS))
-        });
+        let missed =
+            self.evals.iter().flat_map(|eval| &eval.traces).any(|run| run.cause.is_some_and(ErrorCause::replay_miss));
         self.model_status.iter().any(|model| model.status == ModelOutcome::Unusable) || missed || errors * 5 > started
     }
 }
@@ -278,23 +271,8 @@ pub(crate) const ARGUMENT_CHECK_ERROR: &str = "argument_check_error";
 /// deterministic like a model's).
 pub(crate) const REPLAY_MISS: &str = "replay miss";
 
-/// The reason of a run that is `error` because its rubric judge failed (`judge_error`), unless
-/// the call cap stopped the judge (that is the cap's exit status, not the provider's).
-pub(crate) fn judge_error(run: &RunTrace) -> Option<&str> {
-    let judged = run.judge.as_ref().filter(|judged| judged.verdict == "judge_error")?;
-    let reason = judged.reason.as_deref().unwrap_or_default();
-    (run.status == RunStatus::Error && !reason.contains(JUDGE_CAP_REACHED)).then_some(reason)
-}
-
 /// The judge error of a judge the model-call cap stopped.
 pub(crate) const JUDGE_CAP_REACHED: &str = "the model-call cap was reached before the judge answered";
-
-/// True for a run that is `error` because an `embedding` or `judge` argument check's model
-/// failed (its reason reads `error: argument_check_error: …`).
-fn argument_check_error(run: &RunTrace) -> bool {
-    let marked = |reason: &str| reason.trim_start_matches("error: ").starts_with(ARGUMENT_CHECK_ERROR);
-    run.status == RunStatus::Error && run.reason.as_deref().is_some_and(marked)
-}
 
 impl EvalStatus {
     /// `pass`, `fail`, `error` or `skipped`.
@@ -578,6 +556,53 @@ pub struct RunTrace {
     /// model was given): which judge, prompt and rubric, and each criterion's voted verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeTrace>,
+    /// Why the run is `error` (or was cut by the call cap), typed: what the exit status reads.
+    /// Absent on a run that passed or failed, and in reports written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<ErrorCause>,
+}
+
+/// Why a run is `error` or was cut: the exit table reads this, never a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCause {
+    /// The provider of the model under test failed after its retries (`provider_error`).
+    Provider,
+    /// Replaying, no recording answered the model under test (`replay_miss`).
+    ReplayMiss,
+    /// The rubric judge failed: its provider, or an answer that could not be read.
+    Judge,
+    /// Replaying, no recording answered the rubric judge.
+    JudgeReplayMiss,
+    /// The model of an `embedding` or `judge` argument check failed.
+    ArgumentJudge,
+    /// Replaying, no recording answered the model of an argument check.
+    ArgumentJudgeReplayMiss,
+    /// The model-call cap stopped the run or its judge (exit status 6, not the provider's).
+    CallCap,
+    /// The server under test gave no answer to a tool call (`server_error`).
+    Server,
+    /// A fault a layer injected ended the run (layer 2).
+    InjectedFault,
+}
+
+impl ErrorCause {
+    /// A model provider spoiled the run (counts toward the fifth of runs that is exit status 5).
+    pub fn spoiled_by_provider(self) -> bool {
+        matches!(
+            self,
+            ErrorCause::Provider
+                | ErrorCause::Judge
+                | ErrorCause::JudgeReplayMiss
+                | ErrorCause::ArgumentJudge
+                | ErrorCause::ArgumentJudgeReplayMiss
+        )
+    }
+
+    /// A recording was missing (deterministic: one is exit status 5, and the fix is to record).
+    pub fn replay_miss(self) -> bool {
+        matches!(self, ErrorCause::ReplayMiss | ErrorCause::JudgeReplayMiss | ErrorCause::ArgumentJudgeReplayMiss)
+    }
 }
 
 /// What the rubric judge said of one run: enough to tell which judge, prompt and rubric gave

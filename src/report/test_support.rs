@@ -149,6 +149,7 @@ pub(crate) fn run(number: usize, status: RunStatus, reason: Option<&str>, tool: 
     };
     RunTrace {
         judge: None,
+        cause: None,
         run: number,
         status,
         reason: reason.map(str::to_owned),

@@ -141,7 +141,9 @@ fn model_graded(key: &SemanticKey, matcher: &Value, resolved: Option<&Resolved>)
             "`{}` could not be graded: no model answer was resolved for {actual}",
             key.mode.name()
         )),
-        Some(Resolved::Error(why)) => Outcome::Error(format!("`{}` could not be graded: {why}", key.mode.name())),
+        Some(Resolved::Error(why) | Resolved::Missed(why)) => {
+            Outcome::Error(format!("`{}` could not be graded: {why}", key.mode.name()))
+        }
         Some(Resolved::Cosine(cosine)) => {
             let threshold = matcher.get("threshold").and_then(Value::as_f64).unwrap_or(EMBEDDING_THRESHOLD);
             if *cosine >= threshold {

@@ -99,9 +99,12 @@ pub(crate) enum Resolved {
     Cosine(f64),
     /// The judge's verdict and its reason.
     Judged(JudgeVerdict, String),
-    /// The model could not answer (HTTP error, replay miss, call cap, unreadable answer): the
-    /// check is `error`, never a pass.
+    /// The model could not answer (HTTP error, call cap, unreadable answer): the check is
+    /// `error`, never a pass.
     Error(String),
+    /// Replaying, no recording answers the request (deterministic: record again): `error`
+    /// like [`Resolved::Error`], told apart for the exit status.
+    Missed(String),
 }
 
 /// The resolved checks of one run.

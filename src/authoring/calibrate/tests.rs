@@ -30,6 +30,7 @@ cases:
 fn trace(run: usize, tool: &str, is_error: bool, judge: &str) -> RunTrace {
     RunTrace {
         judge: None,
+        cause: None,
         run,
         status: RunStatus::Pass,
         reason: None,
