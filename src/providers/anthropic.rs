@@ -29,7 +29,7 @@ use serde_json::{Map, Value, json};
 
 use super::EndpointConfig;
 use super::names::{NameRule, ToolNames};
-use super::openai::{MAX_MESSAGE_CHARS, bounded};
+use super::wire::{MAX_MESSAGE_CHARS, bounded};
 use super::{
     BoxFuture, Completion, CompletionRequest, FinishReason, Message, Provider, ProviderError, ToolCall, ToolChoice,
     Usage,

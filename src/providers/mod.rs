@@ -246,7 +246,7 @@ pub(crate) const MAX_REPORTED_CHARS: usize = 128;
 /// `None`.
 pub(crate) fn reported_text(value: Option<&Value>) -> Option<String> {
     let text = value.and_then(Value::as_str).map(str::trim).filter(|text| !text.is_empty())?;
-    Some(openai::bounded(text, MAX_REPORTED_CHARS))
+    Some(wire::bounded(text, MAX_REPORTED_CHARS))
 }
 
 /// Why the model stopped.

@@ -34,11 +34,7 @@ use crate::mcp::evidence::Redactor;
 /// The most tools one request may carry (OpenAI refuses more).
 pub(crate) const MAX_TOOLS: usize = 128;
 
-/// The most bytes of a response body read.
-pub(super) const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
-
-/// The most characters of an API error message kept.
-pub(super) const MAX_MESSAGE_CHARS: usize = 512;
+use super::wire::{MAX_MESSAGE_CHARS, bounded};
 
 /// The Chat Completions adapter. Its `Debug` shows the config (key hidden), not the redactor.
 #[derive(Debug)]
@@ -242,19 +238,6 @@ fn parse_tool_call(call: &Value, names: &ToolNames, turn: usize, index: usize) -
     Ok(ToolCall { id, name, arguments, id_generated, arguments_unparsable, unknown_tool })
 }
 
-/// `Retry-After` in seconds, or `retry-after-ms` (OpenAI), when present and readable (an HTTP
-/// date is not read: no wait is known then).
-pub(super) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let seconds = |name: &str, scale: f64| {
-        headers
-            .get(name)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.trim().parse::<f64>().ok())
-            .and_then(|value| Duration::try_from_secs_f64(value / scale).ok())
-    };
-    seconds("retry-after-ms", 1000.0).or_else(|| seconds("retry-after", 1.0))
-}
-
 /// The error for a non-2xx answer.
 pub(super) fn error_for(status: u16, retry_after: Option<Duration>, body: &[u8], redactor: &Redactor) -> ProviderError {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
@@ -279,12 +262,6 @@ pub(super) fn error_for(status: u16, retry_after: Option<Duration>, body: &[u8],
         408 | 500.. => ProviderError::Server { status, message },
         _ => ProviderError::Rejected { status, message },
     }
-}
-
-/// `text` cut to at most `limit` characters, with `…` when cut, at a word boundary
-/// ([`crate::text::clip`]).
-pub(super) fn bounded(text: &str, limit: usize) -> String {
-    crate::text::clip(text, limit)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::mcp::evidence::Redactor;
 pub(super) type ErrorFor = fn(u16, Option<std::time::Duration>, &[u8], &Redactor) -> ProviderError;
 
 /// Sends a built request and reads the JSON answer: the body bounded by
-/// [`MAX_RESPONSE_BYTES`](super::openai::MAX_RESPONSE_BYTES), a non-2xx status mapped by the
+/// [`MAX_RESPONSE_BYTES`], a non-2xx status mapped by the
 /// provider's `error_for`, an unreadable body a [`ProviderError::BadResponse`] with a bounded,
 /// redacted excerpt. Shared by every adapter.
 pub(super) async fn send_json(
@@ -18,7 +18,6 @@ pub(super) async fn send_json(
     redactor: &Redactor,
     error_for: ErrorFor,
 ) -> Result<Value, ProviderError> {
-    use super::openai::{MAX_MESSAGE_CHARS, MAX_RESPONSE_BYTES, bounded, retry_after};
     let mut response = builder.send().await.map_err(|error| network(&error, redactor))?;
     let status = response.status().as_u16();
     let retry_after = retry_after(response.headers());
@@ -42,7 +41,6 @@ pub(super) async fn send_json(
 
 /// A network failure with its causes, redacted and bounded.
 fn network(error: &reqwest::Error, redactor: &Redactor) -> ProviderError {
-    use super::openai::{MAX_MESSAGE_CHARS, bounded};
     let mut message = if error.is_timeout() { "timed out".to_owned() } else { error.to_string() };
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
@@ -108,4 +106,29 @@ pub(super) fn redact_reported(completion: &mut super::Completion, redactor: &Red
             *text = redactor.redact(text);
         }
     }
+}
+
+/// The most bytes of a response body read.
+pub(super) const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The most characters of an API error message kept.
+pub(super) const MAX_MESSAGE_CHARS: usize = 512;
+
+/// `Retry-After` in seconds, or `retry-after-ms` (OpenAI), when present and readable (an HTTP
+/// date is not read: no wait is known then).
+pub(super) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<std::time::Duration> {
+    let seconds = |name: &str, scale: f64| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.trim().parse::<f64>().ok())
+            .and_then(|value| std::time::Duration::try_from_secs_f64(value / scale).ok())
+    };
+    seconds("retry-after-ms", 1000.0).or_else(|| seconds("retry-after", 1.0))
+}
+
+/// `text` cut to at most `limit` characters, with `…` when cut, at a word boundary
+/// ([`crate::text::clip`]).
+pub(super) fn bounded(text: &str, limit: usize) -> String {
+    crate::text::clip(text, limit)
 }

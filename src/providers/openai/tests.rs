@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::providers::test_server::{Canned, ScriptedServer};
+use crate::providers::wire::retry_after;
 use crate::providers::{Sampling, ToolResult, ToolSpec};
 
 const KEY: &str = "sk-test-0123456789abcdef";
