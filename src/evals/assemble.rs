@@ -15,7 +15,7 @@ use crate::report::evals::{
     TraceCall, metrics_of, wilson_95,
 };
 use crate::scoring::{self, CaseVerdict, RunScore, RunVerdict, Verdict};
-use crate::settings::layer1::{Shard, TRUNCATED_BYTES, TraceResults};
+use crate::settings::layer1::{TRUNCATED_BYTES, TraceResults};
 
 /// What [`fill`] reads.
 pub(crate) struct Inputs<'a> {
@@ -37,8 +37,8 @@ pub(crate) struct Inputs<'a> {
     pub cut: Cut,
     /// Verdicts reused from the cache, by (model index, case index): reported as they are.
     pub reused: &'a BTreeMap<(usize, usize), EvalResult>,
-    /// The slice of the case × model list this run took, and how many models were given.
-    pub shard: Option<(Shard, usize)>,
+    /// The case × model pairs the plan covers (a shard's slice, a confirmation's pairs).
+    pub scope: &'a super::plan::Scope,
 }
 
 /// What cut the cases with runs missing (they are `skipped`).
@@ -64,16 +64,14 @@ pub(crate) fn with_runs(resolved: &Value, runs: Option<u32>) -> Value {
     case
 }
 
-/// Fills `section.evals` (cases in file order, then models in the order given; with a shard, the
-/// pairs of its slice only) and `section.eval_metrics` (computed from those evals).
+/// Fills `section.evals` (cases in file order, then models in the order given; the pairs of the
+/// plan's scope only) and `section.eval_metrics` (computed from those evals).
 pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
     let mut evals: Vec<((usize, usize), EvalResult)> = Vec::new();
     for (model_index, label, caller) in inputs.models {
         for (case_index, (case, spec)) in inputs.set.cases.iter().zip(inputs.specs).enumerate() {
-            if let Some((shard, models)) = inputs.shard {
-                if !shard.contains(case_index, *model_index, models) {
-                    continue;
-                }
+            if !inputs.scope.contains(case_index, *model_index) {
+                continue;
             }
             let key = (case_index, *model_index);
             let resolved = with_runs(&case.resolved, inputs.runs_override);

@@ -12,7 +12,7 @@ use crate::mcp::era::{self, Target};
 use crate::mcp::evidence::Redactor;
 use crate::mcp::http::HttpSettings;
 use crate::report::evals::{EvalStatus, RunStatus};
-use crate::settings::layer1::{Layer1Settings, TraceResults};
+use crate::settings::layer1::{Api, Layer1Settings, ModelRef, ProviderDef, TraceResults};
 
 const SET: &str = r#"version: 1
 defaults: {runs: 5, sampling: {temperature: 0}}

@@ -552,63 +552,20 @@ async fn layer1(
                     confirm.len()
                 ),
             });
-            // Per model, only its own worsened cases (their runs again): a case that got worse
-            // on one model is not re-run on the others. The models' re-runs go at once.
-            let plans: Vec<(crate::settings::layer1::Layer1Settings, GoldenSet)> = layer1
-                .models
-                .iter()
-                .filter_map(|model| {
-                    let ids: std::collections::BTreeSet<&str> =
-                        confirm.iter().filter(|key| key.model == model.label()).map(|key| key.case.as_str()).collect();
-                    if ids.is_empty() {
-                        return None;
-                    }
-                    // Each case runs its own effective trial count again (`--runs` when given).
-                    let mut confirming = layer1.clone();
-                    confirming.models = vec![model.clone()];
-                    let subset = GoldenSet {
-                        cases: set.cases.iter().filter(|case| ids.contains(case.id.as_str())).cloned().collect(),
-                        ..set.clone()
-                    };
-                    Some((confirming, subset))
-                })
-                .collect();
-            let inputs: Vec<crate::evals::Layer1Input<'_>> = plans
-                .iter()
-                .map(|(confirming, subset)| crate::evals::Layer1Input {
-                    settings: confirming,
-                    set: subset,
-                    set_label: input.set_label.clone(),
-                    surface: input.surface,
-                    tools: input.tools,
-                    today: input.today,
-                    retry: input.retry,
-                    cassettes: input.cassettes.clone(),
-                    cache: None,
-                    budget: budget.clone(),
-                })
-                .collect();
-            let quiet = |_: &RunEvent| {};
-            let progress: Vec<crate::evals::Progress> =
-                inputs.iter().map(|_| crate::evals::Progress::default()).collect();
-            let runs = inputs.iter().zip(&progress).map(|(again, progress)| crate::evals::run(again, progress, &quiet));
-            let mut reruns: Vec<crate::report::evals::EvalResult> = Vec::new();
-            for rerun in futures_util::future::join_all(runs).await {
-                let rerun = rerun?;
-                if rerun.call_cap_reached && !section.call_cap_reached {
-                    section.call_cap_reached = true;
-                    section.layer1_notes.push(format!(
-                        "the model-call cap ({} calls, --max-model-calls) was reached during the confirmation re-run: the confirmation runs it cut did not run",
-                        layer1.max_model_calls
-                    ));
-                }
-                reruns.extend(
-                    rerun
-                        .evals
-                        .into_iter()
-                        .filter(|eval| confirm.iter().any(|key| key.case == eval.case && key.model == eval.model)),
-                );
+            // A second plan over the worsened pairs only: a case that got worse on one model is
+            // not re-run on the others; each runs its own number of trials again.
+            let pairs: std::collections::BTreeSet<(String, String)> =
+                confirm.iter().map(|key| (key.model.clone(), key.case.clone())).collect();
+            let again = crate::evals::Layer1Input { cache: None, set_label: input.set_label.clone(), ..input };
+            let rerun = crate::evals::confirm(&again, &pairs).await?;
+            if rerun.call_cap_reached && !section.call_cap_reached {
+                section.call_cap_reached = true;
+                section.layer1_notes.push(format!(
+                    "the model-call cap ({} calls, --max-model-calls) was reached during the confirmation re-run: the confirmation runs it cut did not run",
+                    layer1.max_model_calls
+                ));
             }
+            let reruns = rerun.evals;
             // Every call of the evaluation: the first runs and the confirmation runs.
             section.model_calls = budget.used();
             // The re-runs are pooled into the evals (counts, threshold, traces), which the report,

@@ -1,0 +1,292 @@
+//! Runs a [`Plan`]'s trials: concurrently up to `--concurrency`, each through the agent loop
+//! ([`crate::agent::run_case`]) then its argument matchers and the rubric judge; a model whose
+//! provider refused its first calls is unusable; trials the provider spoiled get one more try.
+//! Every finished trial goes to [`Progress`] as it ends, so a signal still reports it.
+
+use std::collections::BTreeMap;
+
+use futures_util::StreamExt as _;
+
+use super::Progress;
+use super::caller::LiveModel;
+use super::plan::{Plan, Ready, Work};
+use super::semantic;
+use crate::agent::tools::ToolExecutor;
+use crate::agent::{self, ArgumentCheck, CaseSpec, RunContext, RunEnding, RunRecord};
+use crate::events::RunEvent;
+use crate::providers::{ProviderError, ToolSpec};
+use crate::report::evals::{JudgeTrace, JudgedCriterion};
+use crate::scoring::judge;
+use crate::settings::layer1::Layer1Settings;
+
+/// What executing a plan left: every trial's record, and the models found unusable.
+pub(crate) struct Executed {
+    /// Records by (model index, case index), trials in order.
+    pub records: BTreeMap<(usize, usize), Vec<RunRecord>>,
+    /// The unusable models by index: what refused them and the fix.
+    pub unusable: BTreeMap<usize, String>,
+}
+
+/// Runs every trial of `plan`, reporting each to `progress` as it ends and the trials' events
+/// to `events`. A provider that refuses the first calls (a refused key, an unknown model, no
+/// quota, no connection) is asked nothing more: the trials in flight then are all it costs.
+pub(crate) async fn execute(plan: &Plan<'_>, progress: &Progress, events: &(dyn Fn(&RunEvent) + Sync)) -> Executed {
+    progress.begin(plan);
+    let concurrency = plan.input.settings.concurrency.max(1);
+    futures_util::stream::iter(plan.work.iter().cloned())
+        .map(|work| async move {
+            let mut done = Vec::new();
+            for &trial in &work.trials {
+                done.push(trial_of(plan, &work, trial, events).await);
+            }
+            ((work.model, work.case), done)
+        })
+        .buffer_unordered(concurrency)
+        .for_each(|(key, done)| {
+            if !done.is_empty() {
+                progress.add(key, done);
+            }
+            std::future::ready(())
+        })
+        .await;
+    let mut unusable = BTreeMap::new();
+    for model in &plan.ready {
+        let Some(error) = model.caller.refused() else { continue };
+        if let Some(fix) = unusable_fix(&error, model, plan.input.settings) {
+            unusable.insert(model.index, format!("{error}; {fix}"));
+        }
+    }
+    for (index, detail) in &unusable {
+        let model = plan.input.settings.models[*index].label();
+        events(&RunEvent::ProviderUnusable { model, detail: detail.clone() });
+    }
+    try_spoiled_again(plan, &unusable, progress, events).await;
+    let mut records = progress.records();
+    for runs in records.values_mut() {
+        runs.sort_by_key(|run| run.run);
+    }
+    Executed { records, unusable }
+}
+
+/// Runs once more each trial the provider spoiled (of a model still usable), while the budget
+/// lasts; the new record replaces the old one, its model calls added.
+async fn try_spoiled_again(
+    plan: &Plan<'_>,
+    unusable: &BTreeMap<usize, String>,
+    progress: &Progress,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) {
+    let retry: Vec<Work> = progress
+        .records()
+        .iter()
+        .filter(|(key, _)| !unusable.contains_key(&key.0))
+        .flat_map(|(key, runs)| {
+            runs.iter().filter(|run| matches!(run.ending, RunEnding::ProviderError(_))).map(move |run| Work {
+                model: key.0,
+                case: key.1,
+                trials: vec![run.run],
+            })
+        })
+        .collect();
+    if retry.is_empty() || plan.input.budget.exhausted() {
+        return;
+    }
+    events(&RunEvent::Notice {
+        text: format!("layer 1: trying {} run(s) spoiled by the provider once more", retry.len()),
+    });
+    futures_util::stream::iter(retry)
+        .map(|work| async move { ((work.model, work.case), trial_of(plan, &work, work.trials[0], events).await) })
+        .buffer_unordered(plan.input.settings.concurrency.max(1))
+        .for_each(|(key, record)| {
+            progress.replace(key, record);
+            std::future::ready(())
+        })
+        .await;
+}
+
+/// Trial `trial` of `work`'s case on its model, with what the plan gives it.
+async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&RunEvent) + Sync)) -> RunRecord {
+    let model = plan.ready.iter().find(|model| model.index == work.model).expect("work names a ready model");
+    let offered: &[ToolSpec] = plan.offered.get(&(work.model, work.case)).map(Vec::as_slice).unwrap_or_default();
+    let judge = plan.judge.as_deref().and_then(|caller| {
+        let samples = plan.input.settings.judge_samples.max(1);
+        Some((Judge { caller, samples }, plan.rubrics[work.case].as_ref()?))
+    });
+    let graded = Graded { semantic: &plan.semantic, resolved: &plan.input.set.cases[work.case].resolved, events };
+    let spec = &plan.specs[work.case];
+    one_run(spec, trial, model.caller.as_ref(), plan.input.tools, offered, &plan.checker, judge, graded).await
+}
+
+/// The rubric judge as a trial uses it.
+#[derive(Clone, Copy)]
+struct Judge<'a> {
+    caller: &'a LiveModel,
+    samples: usize,
+}
+
+/// What grades a trial's `embedding` and `judge` matchers, and the case they read.
+#[derive(Clone, Copy)]
+struct Graded<'a> {
+    semantic: &'a semantic::Semantic,
+    /// The case's resolved JSON.
+    resolved: &'a serde_json::Value,
+    /// Where the trial's events go.
+    events: &'a (dyn Fn(&RunEvent) + Sync),
+}
+
+#[allow(clippy::too_many_arguments, reason = "one trial's inputs, each a separate borrow of the plan")]
+async fn one_run(
+    case: &CaseSpec,
+    run: usize,
+    model: &LiveModel,
+    tools: &dyn ToolExecutor,
+    specs: &[ToolSpec],
+    arguments: &dyn ArgumentCheck,
+    judge: Option<(Judge<'_>, &judge::Rubric)>,
+    graded: Graded<'_>,
+) -> RunRecord {
+    let trial = crate::events::TrialRef { case: case.id.clone(), model: model.label().to_owned(), trial: run };
+    (graded.events)(&RunEvent::TrialStarted { trial: trial.clone() });
+    let context = RunContext { model, tools, specs, arguments, events: graded.events, trial: trial.clone() };
+    let mut record = agent::run_case(case, run, &context).await;
+    (graded.events)(&RunEvent::TrialFinished {
+        trial,
+        ending: record.ending.as_str(),
+        turns: record.turns,
+        duration_ms: record.duration_ms,
+    });
+    let judged = !matches!(
+        record.ending,
+        RunEnding::ProviderError(_) | RunEnding::NoRecording(_) | RunEnding::ServerError(_) | RunEnding::CapReached
+    );
+    if judged {
+        let keys = crate::scoring::semantic::requests(graded.resolved, &record.trace());
+        if !keys.is_empty() {
+            record.semantic = graded.semantic.resolve(&case.id, &case.prompt.join("\n"), keys).await;
+        }
+    }
+    if let Some((judge, rubric)) = judge.filter(|_| judged) {
+        judge_run(&mut record, case, rubric, judge).await;
+    }
+    record
+}
+
+/// Asks the judge about a finished run (`samples` times, majority vote) and records its result.
+async fn judge_run(record: &mut RunRecord, case: &CaseSpec, rubric: &judge::Rubric, judge: Judge<'_>) {
+    let trace = record.judge_text();
+    let request = judge::judge_request(&case.prompt.join("\n"), rubric, &trace);
+    let mut samples = Vec::new();
+    for sample in 0..judge.samples {
+        let key = agent::TurnKey {
+            case: format!("judge:{}", case.id),
+            run: u32::try_from(record.run).unwrap_or(u32::MAX),
+            turn: u32::try_from(sample).unwrap_or(u32::MAX),
+        };
+        use crate::report::evals::ErrorCause;
+        let verdicts = match agent::ModelCaller::call(judge.caller, key, &request).await {
+            Ok(reply) => {
+                judge::parse_verdicts(&reply.completion, rubric, &trace).map_err(|reason| (ErrorCause::Judge, reason))
+            }
+            Err(agent::ModelFailure::Provider { error, .. }) => {
+                Err((ErrorCause::Judge, format!("the judge model failed: {error}")))
+            }
+            Err(agent::ModelFailure::CapReached) => {
+                Err((ErrorCause::CallCap, crate::report::evals::JUDGE_CAP_REACHED.into()))
+            }
+            Err(agent::ModelFailure::NoRecording(reason)) => {
+                Err((ErrorCause::JudgeReplayMiss, format!("{}: {reason}", crate::scoring::semantic::REPLAY_MISS)))
+            }
+        };
+        match verdicts {
+            Ok(verdicts) => samples.push(verdicts),
+            Err((cause, reason)) => {
+                record.judge_cause = Some(cause);
+                record.judge_trace = Some(JudgeTrace {
+                    verdict: "judge_error".into(),
+                    reason: Some(reason.clone()),
+                    ..judge_trace(judge, rubric, Vec::new())
+                });
+                record.judge = Some(crate::scoring::JudgeResult::Error(reason));
+                return;
+            }
+        }
+    }
+    let voted = judge::majority(&samples);
+    record.judge_lines = voted
+        .iter()
+        .map(|judged| {
+            let verdict = match judged.verdict {
+                judge::CriterionVerdict::Pass => "pass",
+                judge::CriterionVerdict::Fail => "fail",
+                judge::CriterionVerdict::Unknown if judged.downgraded => "unknown (its quote is not in the trace)",
+                judge::CriterionVerdict::Unknown => "unknown",
+            };
+            format!(
+                "{}: {verdict} — {} [evidence: \"{}\"]",
+                judged.id,
+                judged.reason,
+                crate::text::clip(&judged.evidence, 200)
+            )
+        })
+        .collect();
+    let passes = judge::run_passes(rubric, &voted);
+    record.judge_trace = Some(JudgeTrace {
+        verdict: if passes.is_ok() { "pass" } else { "fail" }.into(),
+        reason: passes.clone().err(),
+        ..judge_trace(judge, rubric, voted)
+    });
+    record.judge = Some(match passes {
+        Ok(()) => crate::scoring::JudgeResult::Pass,
+        Err(reason) => crate::scoring::JudgeResult::Fail(reason),
+    });
+}
+
+/// The judge's part of a run's trace, its verdict still to fill in.
+fn judge_trace(judge: Judge<'_>, rubric: &judge::Rubric, voted: Vec<judge::Judged>) -> JudgeTrace {
+    JudgeTrace {
+        model: judge.caller.label().to_owned(),
+        prompt_version: judge::JUDGE_PROMPT_VERSION,
+        rubric_sha256: rubric.sha256(),
+        samples: judge.samples,
+        verdict: String::new(),
+        reason: None,
+        criteria: voted
+            .into_iter()
+            .map(|judged| JudgedCriterion {
+                must: rubric.criteria.iter().any(|criterion| criterion.id == judged.id && criterion.must),
+                verdict: match judged.verdict {
+                    judge::CriterionVerdict::Pass => "pass",
+                    judge::CriterionVerdict::Fail => "fail",
+                    judge::CriterionVerdict::Unknown => "unknown",
+                }
+                .into(),
+                evidence: crate::text::clip(&judged.evidence, 200),
+                criterion_id: judged.id,
+                reason: judged.reason,
+                downgraded: judged.downgraded,
+            })
+            .collect(),
+    }
+}
+
+/// When a first run's provider error means the provider cannot be used at all: the fix.
+fn unusable_fix(error: &ProviderError, model: &Ready, settings: &Layer1Settings) -> Option<String> {
+    let def = settings.provider(&settings.models[model.index])?;
+    let key = def.api_key_env.as_deref().unwrap_or("the key");
+    match error {
+        ProviderError::Unauthorized { .. } => {
+            Some(format!("provider `{}` refused the key for model `{}`: check `{key}`", def.id, model.label))
+        }
+        ProviderError::ModelNotFound(_) => Some(format!(
+            "provider `{}` does not know model `{}`: check the name after `{}:`, and that this key may use it",
+            def.id, model.label, def.id
+        )),
+        ProviderError::QuotaExhausted(_) => {
+            Some(format!("provider `{}`: the account behind `{key}` has no quota or credit left", def.id))
+        }
+        ProviderError::Network(_) => {
+            Some(format!("provider `{}`: check the base URL `{}` and the network", def.id, def.base_url))
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,747 @@
+//! The plan of a layer-1 run, built once before any model call: the models that can run (and
+//! why the others cannot), the tool specs each case offers each model's wire, the rubric judge
+//! and the embeddings model, the cache keys and the verdicts reused, and the list of trials.
+//! [`super::execute`] runs the plan; [`super::finish`] turns its records into the report.
+//!
+//! A confirmation re-run is a second plan, scoped to the worsened case × model pairs
+//! ([`Scope::only`]), built from the same input.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use super::caller::{LiveModel, Source};
+use super::semantic;
+use super::{Layer1Input, MODEL_REQUEST_TIMEOUT, no_key_detail};
+use crate::agent::{ArgumentCheck, CaseSpec};
+use crate::calibration::CalibrationFile;
+use crate::error::{Kind, UserError};
+use crate::events::RunEvent;
+use crate::golden::GoldenSet;
+use crate::mcp::tools::ToolSurface;
+use crate::providers::anthropic::AnthropicProvider;
+use crate::providers::cassette::Cassettes;
+use crate::providers::names::{NameRule, ToolNames};
+use crate::providers::openai::{self, OpenAiProvider};
+use crate::providers::schema::{self, ArgumentValidator, Family, Validation};
+use crate::providers::{EndpointConfig, Provider, ProviderError, ToolSpec};
+use crate::report::evals::{EvalResult, EvalsSection, GoldenSetInfo, ModelOutcome, ModelStatus, ShardInfo};
+use crate::scoring::judge;
+use crate::settings::layer1::{Api, Layer1Settings, ModelRef, ProviderDef, Shard};
+
+/// Which case × model pairs a plan covers: the shard's slice (`--shard`), and for a
+/// confirmation re-run only the worsened pairs.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Scope {
+    /// The slice of the case × model list, and how many models were given.
+    pub shard: Option<(Shard, usize)>,
+    /// Only these (model index, case index) pairs, when set.
+    pub only: Option<BTreeSet<(usize, usize)>>,
+}
+
+impl Scope {
+    /// True when the pair (case `case`, model `model`) is in the plan.
+    pub(crate) fn contains(&self, case: usize, model: usize) -> bool {
+        self.shard.is_none_or(|(shard, models)| shard.contains(case, model, models))
+            && self.only.as_ref().is_none_or(|only| only.contains(&(model, case)))
+    }
+}
+
+/// One model ready to run.
+pub(crate) struct Ready {
+    /// Its index in the settings' models.
+    pub index: usize,
+    /// `PROVIDER:MODEL`.
+    pub label: String,
+    /// Its wire.
+    pub api: Api,
+    /// Its caller (budget, retries, refusals).
+    pub caller: Arc<LiveModel>,
+}
+
+/// One unit of work: the trials (1-based) of case `case` on model `model` that run one after
+/// another — one trial, or every trial of a case with `sequential_runs`.
+#[derive(Debug, Clone)]
+pub(crate) struct Work {
+    /// The model's index in the settings.
+    pub model: usize,
+    /// The case's index in the golden set.
+    pub case: usize,
+    /// The trials, in order.
+    pub trials: Vec<usize>,
+}
+
+/// What a run does, decided before it starts.
+pub(crate) struct Plan<'a> {
+    /// What it runs on.
+    pub input: &'a Layer1Input<'a>,
+    /// The section so far: the golden set, the models and their status, the notes.
+    pub section: EvalsSection,
+    /// The cases as the agent loop reads them (set order); `deferred` says why one cannot run.
+    pub specs: Vec<CaseSpec>,
+    /// The models that can run.
+    pub ready: Vec<Ready>,
+    /// The tools each case offers each model, by (model index, case index).
+    pub offered: BTreeMap<(usize, usize), Vec<ToolSpec>>,
+    /// The rubric judge, when one can run.
+    pub judge: Option<Arc<LiveModel>>,
+    /// Each case's rubric (set order).
+    pub rubrics: Vec<Option<judge::Rubric>>,
+    /// The judge's calibration file and its shown path (`--judge-calibration`).
+    pub calibration: Option<(CalibrationFile, String)>,
+    /// The models of `embedding` and `judge` argument matchers.
+    pub semantic: semantic::Semantic,
+    /// Arguments checked against each tool's own `inputSchema`.
+    pub checker: SchemaCheck,
+    /// The cache key of every pair looked up, by (model index, case index).
+    pub keys: BTreeMap<(usize, usize), crate::cache::CacheKey>,
+    /// The verdicts reused from the cache, by (model index, case index): not run.
+    pub reused: BTreeMap<(usize, usize), EvalResult>,
+    /// The pairs covered.
+    pub scope: Scope,
+    /// Every trial to run, in order (models, then cases, then trials).
+    pub work: Vec<Work>,
+}
+
+/// A plan, or the section of a run that cannot start (no model given, none can run).
+pub(crate) enum Planned<'a> {
+    /// Trials to run.
+    Run(Box<Plan<'a>>),
+    /// Nothing runs: the section says why (`layer1_not_run`).
+    NotRun(Box<EvalsSection>),
+}
+
+impl<'a> Plan<'a> {
+    /// Plans the pairs of `scope` over `input`, sending the planning's notices to `events`.
+    ///
+    /// # Errors
+    /// Input errors (exit status 2): a tool name the server does not list, a case that offers
+    /// more tools than a provider accepts, an unreadable calibration file.
+    pub(crate) fn build(
+        input: &'a Layer1Input<'a>,
+        scope: Scope,
+        events: &(dyn Fn(&RunEvent) + Sync),
+    ) -> Result<Planned<'a>, UserError> {
+        check_tool_names(input.set, input.surface)?;
+        let mut specs: Vec<CaseSpec> = input.set.cases.iter().map(CaseSpec::from_case).collect();
+        let mut section = first_section(input);
+        if input.settings.models.is_empty() {
+            section.layer1_not_run = Some("no model was given (--model PROVIDER:MODEL, Action input `models`)".into());
+            return Ok(Planned::NotRun(Box::new(section)));
+        }
+        let ready = ready_models(input, &mut section, events);
+        let offered = offer_tools(input, &ready, &specs, &mut section)?;
+        if ready.is_empty() {
+            section.layer1_not_run = Some(format!("no model could run ({})", why_none_ran(&section)));
+            return Ok(Planned::NotRun(Box::new(section)));
+        }
+        let judge = rubric_judge(input, &mut section);
+        let rubrics: Vec<Option<judge::Rubric>> = input
+            .set
+            .cases
+            .iter()
+            .map(|case| case.resolved.get("rubric").and_then(judge::Rubric::from_resolved))
+            .collect();
+        // Read even when no judge runs, so a bad file is an input error either way.
+        let calibration = match &input.settings.judge_calibration {
+            Some(path) => Some((crate::calibration::load(path)?, crate::text::shown(path))),
+            None => None,
+        };
+        judge_notes(input, judge.as_deref(), calibration.as_ref(), &mut section);
+        if judge.is_some() {
+            for (spec, rubric) in specs.iter_mut().zip(&rubrics) {
+                if rubric.is_some() {
+                    spec.deferred = None;
+                }
+            }
+        }
+        let embedder = embeddings_model(input, &mut section);
+        defer_unresolvable(&mut specs, input.set, embedder.is_some(), judge.is_some());
+        matcher_notes(input.set, embedder.as_ref(), judge.as_deref(), &mut section);
+        let semantic = semantic::Semantic { embedder, judge: judge.clone().map(semantic::ArgumentJudge::new) };
+        let mut plan = Plan {
+            input,
+            section,
+            specs,
+            ready,
+            offered,
+            judge,
+            rubrics,
+            calibration,
+            semantic,
+            checker: SchemaCheck::new(input.surface),
+            keys: BTreeMap::new(),
+            reused: BTreeMap::new(),
+            scope,
+            work: Vec::new(),
+        };
+        plan.look_up_verdicts(events);
+        plan.work = plan.trials();
+        Ok(Planned::Run(Box::new(plan)))
+    }
+
+    /// The number of trials of `case`: `--runs` when given, else the case's own.
+    pub(crate) fn trials_of(&self, case: &CaseSpec) -> usize {
+        self.input.settings.runs.map_or(case.runs, |runs| runs as usize)
+    }
+
+    /// The cases that can run: not deferred (set order).
+    fn runnable(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.specs.len()).filter(|&index| self.specs[index].deferred.is_none())
+    }
+
+    /// Looks up the verdict of every runnable pair in the cache (when one is used): one held for
+    /// exactly this case, tool surface, model, endpoint, trials and server key is reused, and
+    /// its pair does not run. A cache that cannot be read is a notice.
+    fn look_up_verdicts(&mut self, events: &(dyn Fn(&RunEvent) + Sync)) {
+        let input = self.input;
+        let Some(cache) = &input.cache else { return };
+        let mut found = Vec::new();
+        for model in &self.ready {
+            let Some(def) = input.settings.provider(&input.settings.models[model.index]) else { continue };
+            for case_index in self.runnable().filter(|&case_index| self.scope.contains(case_index, model.index)) {
+                let spec = &self.specs[case_index];
+                let case = &input.set.cases[case_index];
+                let tools =
+                    crate::cache::tool_fingerprint(input.surface.tools.iter().filter(|tool| spec.sees(&tool.name)));
+                let key = crate::cache::CacheKey::new(&crate::cache::KeyParts {
+                    case_sha256: &case.hash,
+                    tools: &tools,
+                    model: &model.label,
+                    wire: wire_name(def.api),
+                    base_url: &def.base_url,
+                    runs: self.trials_of(spec),
+                    server_key: cache.server_key.as_deref(),
+                    judge: self.judge.as_ref().filter(|_| self.rubrics[case_index].is_some()).map(|judge| {
+                        format!(
+                            "{}|samples {}|prompt v{}",
+                            judge.label(),
+                            input.settings.judge_samples,
+                            judge::JUDGE_PROMPT_VERSION
+                        )
+                    }),
+                    matchers: matcher_key(case, input.settings),
+                });
+                found.push(((model.index, case_index), key));
+            }
+        }
+        for (pair, key) in found {
+            match cache.store.get(&key) {
+                Ok(Some((mut eval, from))) => {
+                    eval.cached = Some(from);
+                    self.reused.insert(pair, eval);
+                }
+                Ok(None) => {}
+                Err(warning) => events(&RunEvent::Notice { text: format!("layer 1: {warning}") }),
+            }
+            self.keys.insert(pair, key);
+        }
+    }
+
+    /// Every trial to run: the runnable pairs of the scope whose verdict is not reused, each
+    /// trial its own unit of work, but the trials of a `sequential_runs` case one unit.
+    fn trials(&self) -> Vec<Work> {
+        let mut work = Vec::new();
+        for model in &self.ready {
+            for case in self.runnable() {
+                if !self.scope.contains(case, model.index) || self.reused.contains_key(&(model.index, case)) {
+                    continue;
+                }
+                let spec = &self.specs[case];
+                let trials: Vec<usize> = (1..=self.trials_of(spec)).collect();
+                if spec.sequential {
+                    work.push(Work { model: model.index, case, trials });
+                } else {
+                    work.extend(trials.into_iter().map(|trial| Work { model: model.index, case, trials: vec![trial] }));
+                }
+            }
+        }
+        work
+    }
+}
+
+/// Every tool name of the set must be one the server lists.
+fn check_tool_names(set: &GoldenSet, surface: &ToolSurface) -> Result<(), UserError> {
+    let listed: Vec<&str> = surface.tools.iter().map(|tool| tool.name.as_str()).collect();
+    let unknown = crate::golden::unknown_tools(set, &listed);
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let count = unknown.len();
+    let lines: Vec<String> = unknown.into_iter().map(|problem| problem.into_error().to_string()).collect();
+    Err(UserError::new(
+        Kind::InvalidInput,
+        format!("the golden set names {count} tool(s) the server does not list:\n{}", lines.join("\n")),
+    )
+    .with_hint("fix the names in the golden set (MCP names, as `tools/list` gives them)"))
+}
+
+/// The section's head: the golden set, the models asked for, the shard and the tool surface.
+fn first_section(input: &Layer1Input<'_>) -> EvalsSection {
+    let set = input.set;
+    EvalsSection {
+        golden_set: Some(GoldenSetInfo {
+            path: input.set_label.clone(),
+            sha256: set.hash.clone(),
+            cases: set.cases.len(),
+            today: Some(input.today.to_string()),
+            timezone: Some(set.timezone().name().to_owned()),
+        }),
+        models: input.settings.models.iter().map(ModelRef::label).collect(),
+        shard: input.settings.shard.map(|shard| ShardInfo { index: shard.index, count: shard.count }),
+        // The tools it saw: a later run given this report as `--baseline`, and the merge job of
+        // shards, diff them against their own.
+        tool_surface: serde_json::from_str(&input.surface.canonical_text()).ok(),
+        ..EvalsSection::default()
+    }
+}
+
+/// The models that can run; each other model gets its status (no provider, no API key, a
+/// provider that cannot be used) in `section` and an event.
+fn ready_models(
+    input: &Layer1Input<'_>,
+    section: &mut EvalsSection,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) -> Vec<Ready> {
+    let mut ready = Vec::new();
+    for (index, model) in input.settings.models.iter().enumerate() {
+        let label = model.label();
+        let Some(def) = input.settings.provider(model) else {
+            let detail = format!("no provider `{}` is defined", model.provider);
+            events(&RunEvent::ProviderUnusable { model: label.clone(), detail: detail.clone() });
+            section.model_status.push(ModelStatus {
+                model: label,
+                status: ModelOutcome::Unusable,
+                detail: Some(detail),
+            });
+            continue;
+        };
+        match model_source(def, model, input.settings, input.cassettes.as_ref()) {
+            Ok(Some(source)) => {
+                let caller = Arc::new(LiveModel::new(label.clone(), source, input.budget.clone(), input.retry));
+                ready.push(Ready { index, label, api: def.api, caller });
+            }
+            Ok(None) => {
+                let detail = no_key_detail(def.api_key_env.as_deref().unwrap_or_default());
+                events(&RunEvent::Notice { text: format!("layer 1: {label}: not run, no API key: {detail}") });
+                section.model_status.push(ModelStatus {
+                    model: label,
+                    status: ModelOutcome::NoApiKey,
+                    detail: Some(detail),
+                });
+            }
+            Err(error) => {
+                let detail = format!("cannot use the provider: {error}");
+                events(&RunEvent::ProviderUnusable { model: label.clone(), detail: detail.clone() });
+                section.model_status.push(ModelStatus {
+                    model: label,
+                    status: ModelOutcome::Unusable,
+                    detail: Some(detail),
+                });
+            }
+        }
+    }
+    ready
+}
+
+/// What each case offers each model's wire, by (model index, case index): the schemas lowered
+/// for the provider, with a note for each change a model reads and for tool names rewritten.
+///
+/// # Errors
+/// A case that would offer an OpenAI model more tools than it accepts.
+fn offer_tools(
+    input: &Layer1Input<'_>,
+    ready: &[Ready],
+    specs: &[CaseSpec],
+    section: &mut EvalsSection,
+) -> Result<BTreeMap<(usize, usize), Vec<ToolSpec>>, UserError> {
+    let mut offered = BTreeMap::new();
+    let mut lowered_notes = BTreeSet::new();
+    for model in ready {
+        let family = match model.api {
+            Api::Anthropic => Family::Anthropic,
+            Api::OpenAi | Api::Replay => Family::OpenAi,
+        };
+        let mut lowered: BTreeMap<&str, ToolSpec> = BTreeMap::new();
+        for tool in &input.surface.tools {
+            let result = schema::lower(&tool.input_schema, family);
+            // Dropped keywords (`$defs` once inlined, `x-*` annotations) and an added empty
+            // `properties` change nothing a model reads: only the other changes are worth a note.
+            for note in result
+                .notes
+                .iter()
+                .filter(|note| !note.starts_with("removed `") && !note.starts_with("the root had no `properties`"))
+            {
+                lowered_notes.insert(format!("{}: tool `{}`: {note}", model.label, tool.name));
+            }
+            lowered.insert(&tool.name, ToolSpec { input_schema: result.schema, ..ToolSpec::from(tool) });
+        }
+        if let Some(note) = renamed_note(input.surface, model) {
+            section.layer1_notes.push(note);
+        }
+        for (case_index, case) in specs.iter().enumerate() {
+            let tools: Vec<ToolSpec> =
+                lowered.iter().filter(|(name, _)| case.sees(name)).map(|(_, spec)| spec.clone()).collect();
+            if model.api == Api::OpenAi && tools.len() > openai::MAX_TOOLS {
+                return Err(UserError::new(
+                    Kind::InvalidInput,
+                    format!(
+                        "case `{}` would offer {} tools to {}; OpenAI accepts at most {}",
+                        case.id,
+                        tools.len(),
+                        model.label,
+                        openai::MAX_TOOLS
+                    ),
+                )
+                .with_hint("narrow what the model sees with the case's `tools:` field (or `defaults.tools`), e.g. `tools: [\"search_*\"]`"));
+            }
+            offered.insert((model.index, case_index), tools);
+        }
+    }
+    section.layer1_notes.extend(lowered_notes);
+    Ok(offered)
+}
+
+/// The note on the tool names rewritten for `model`'s provider, when any are.
+fn renamed_note(surface: &ToolSurface, model: &Ready) -> Option<String> {
+    let rule = if model.api == Api::Anthropic { NameRule::ANTHROPIC } else { NameRule::OPENAI };
+    let names = ToolNames::new(surface.tools.iter().map(|tool| tool.name.as_str()), rule).ok()?;
+    let renamed: Vec<String> =
+        names.renamed().iter().map(|rename| format!("`{}` → `{}`", rename.mcp, rename.wire)).collect();
+    (!renamed.is_empty()).then(|| {
+        format!(
+            "{}: {} tool name(s) rewritten for the provider (the model sees the new names): {}",
+            model.label,
+            renamed.len(),
+            renamed.join(", ")
+        )
+    })
+}
+
+/// Why no model could run, one part per model (`label: no API key`, `label: detail`).
+fn why_none_ran(section: &EvalsSection) -> String {
+    let why: Vec<String> = section
+        .model_status
+        .iter()
+        .map(|status| match status.status {
+            ModelOutcome::NoApiKey => format!("{}: no API key", status.model),
+            _ => format!("{}: {}", status.model, status.detail.as_deref().unwrap_or("unusable")),
+        })
+        .collect();
+    why.join("; ")
+}
+
+/// The rubric judge (`--judge-model`), when one is given and can run; a note says why a given
+/// one cannot.
+fn rubric_judge(input: &Layer1Input<'_>, section: &mut EvalsSection) -> Option<Arc<LiveModel>> {
+    let model = input.settings.judge_model.as_ref()?;
+    let label = model.label();
+    let def = input.settings.provider(model)?;
+    match model_source(def, model, input.settings, input.cassettes.as_ref()) {
+        Ok(Some(source)) => Some(Arc::new(LiveModel::new(label, source, input.budget.clone(), input.retry))),
+        Ok(None) => {
+            let how = def.api_key_env.as_deref().map(|variable| format!(" ({})", no_key_detail(variable)));
+            section.layer1_notes.push(format!(
+                "the judge {label} did not run: no API key{}; rubrics are not graded",
+                how.unwrap_or_default()
+            ));
+            None
+        }
+        Err(error) => {
+            section.layer1_notes.push(format!("the judge {label} cannot be used: {error}; rubrics are not graded"));
+            None
+        }
+    }
+}
+
+/// The notes on the rubric judge: flags that go unused without one, and which judge grades
+/// rubrics, how, and whether its pass rates are calibrated.
+fn judge_notes(
+    input: &Layer1Input<'_>,
+    judge: Option<&LiveModel>,
+    calibration: Option<&(CalibrationFile, String)>,
+    section: &mut EvalsSection,
+) {
+    let settings = input.settings;
+    if judge.is_none() && settings.judge_samples > 1 {
+        section.layer1_notes.push(format!(
+            "--judge-samples {} is not used: no judge model grades rubrics (--judge-model)",
+            settings.judge_samples
+        ));
+    }
+    let Some(judge) = judge else {
+        if let Some((_, name)) = calibration {
+            section.layer1_notes.push(format!("--judge-calibration {name} is not used: no judge graded rubrics"));
+        }
+        return;
+    };
+    let calibration_note = match calibration {
+        None => {
+            "; judge pass rates are uncalibrated (no --judge-calibration file; `mcp-eval judge calibrate` measures one)"
+                .to_owned()
+        }
+        Some((file, name)) => match crate::calibration::mismatch(file, judge.label()) {
+            Some(reason) => format!("; judge pass rates are uncalibrated: {name}: {reason}"),
+            None if file.tpr + file.tnr <= 1.0 => format!(
+                "; judge pass rates are not corrected: {name} measured this judge no better than chance (TPR {:.2}, TNR {:.2}, n = {} + {})",
+                file.tpr, file.tnr, file.positives, file.negatives
+            ),
+            None => format!(
+                "; judge pass rates are also given Rogan–Gladen corrected with {name} (TPR {:.2}, TNR {:.2}, n = {} + {}, measured {}){}",
+                file.tpr,
+                file.tnr,
+                file.positives,
+                file.negatives,
+                file.measured_at,
+                if crate::calibration::same_rubrics(file, input.set) {
+                    ""
+                } else {
+                    "; ⚠️ it was measured on other rubrics than this golden set's: measure again"
+                }
+            ),
+        },
+    };
+    let judged_by_itself = settings.models.iter().any(|model| model.label() == judge.label());
+    section.layer1_notes.push(format!(
+        "rubrics judged by {} ({} sample(s) per run, majority vote; judge prompt v{}){}{calibration_note}",
+        judge.label(),
+        settings.judge_samples,
+        judge::JUDGE_PROMPT_VERSION,
+        if judged_by_itself {
+            "; ⚠️ it also is a model under test: it judges its own runs (--allow-self-judge)"
+        } else {
+            ""
+        }
+    ));
+}
+
+/// The embeddings model of `embedding` argument matchers (`--embedding-model`), when one is
+/// given and can run; a note says why a given one cannot.
+fn embeddings_model(input: &Layer1Input<'_>, section: &mut EvalsSection) -> Option<semantic::Embedder> {
+    let model = input.settings.embedding_model.as_ref()?;
+    let label = model.label();
+    let Some(def) = input.settings.provider(model) else {
+        section
+            .layer1_notes
+            .push(format!("the embeddings model {label} cannot be used: no provider `{}`", model.provider));
+        return None;
+    };
+    match embed_source(def, model, input) {
+        Ok(Some(source)) => {
+            let recorded_as = if def.api == Api::Replay { model.model.clone() } else { label };
+            Some(semantic::Embedder::new(recorded_as, source, input.budget.clone(), input.retry))
+        }
+        Ok(None) => {
+            let how = def
+                .api_key_env
+                .as_deref()
+                .map(|variable| format!(" ({})", no_key_detail(variable)))
+                .unwrap_or_default();
+            section.layer1_notes.push(format!("the embeddings model {label} did not run: no API key{how}"));
+            None
+        }
+        Err(error) => {
+            section.layer1_notes.push(format!("the embeddings model {label} cannot be used: {error}"));
+            None
+        }
+    }
+}
+
+/// Defers (skips, with the reason) each case whose `embedding` or `judge` matchers need a model
+/// that cannot run.
+fn defer_unresolvable(specs: &mut [CaseSpec], set: &GoldenSet, embedder: bool, judge: bool) {
+    for (spec, case) in specs.iter_mut().zip(&set.cases) {
+        let uses = |mode: &str| case.semantic.iter().any(|matcher| matcher.mode == mode);
+        if spec.deferred.is_some() {
+            continue;
+        }
+        if uses("embedding") && !embedder {
+            spec.deferred =
+                Some("its `embedding` matchers need the embeddings model, which cannot run (see the notes)".into());
+        } else if uses("judge") && !judge {
+            spec.deferred = Some("its `judge` matchers need the judge model, which cannot run (see the notes)".into());
+        }
+    }
+}
+
+/// The notes on which models grade the set's `embedding` and `judge` matchers, when it has any.
+fn matcher_notes(
+    set: &GoldenSet,
+    embedder: Option<&semantic::Embedder>,
+    judge: Option<&LiveModel>,
+    section: &mut EvalsSection,
+) {
+    let uses_mode = |mode: &str| set.cases.iter().flat_map(|case| &case.semantic).any(|matcher| matcher.mode == mode);
+    if let Some(embedder) = embedder.filter(|_| uses_mode("embedding")) {
+        section.layer1_notes.push(format!(
+            "`embedding` matchers graded by {} (the cosine of the two texts' embeddings against the matcher's threshold, default {})",
+            embedder.label(),
+            crate::scoring::matchers::EMBEDDING_THRESHOLD
+        ));
+    }
+    if let Some(judge) = judge.filter(|_| uses_mode("judge")) {
+        section.layer1_notes.push(format!(
+            "`judge` matchers graded by {} (argument prompt v{}; `unknown` counts as a failure)",
+            judge.label(),
+            crate::scoring::semantic::ARGUMENT_JUDGE_PROMPT_VERSION
+        ));
+    }
+}
+
+/// Where `model`'s answers come from: the live provider, recording into `cassettes` (with
+/// `settings.record`), or the cassettes alone; `None` when its key is needed but not set (its
+/// variable is `def.api_key_env`). Also used by `golden init --model`.
+///
+/// # Errors
+/// A `replay:` model without cassettes, or an endpoint the HTTP client refuses.
+pub(crate) fn model_source(
+    def: &ProviderDef,
+    model: &ModelRef,
+    settings: &Layer1Settings,
+    cassettes: Option<&Arc<Cassettes>>,
+) -> Result<Option<Source>, ProviderError> {
+    // `replay:LABEL` replays what was recorded under LABEL; any other model given with
+    // `--cassettes` (and no `--record`) replays under its own label.
+    let recorded_as = if def.api == Api::Replay { model.model.clone() } else { model.label() };
+    match (build_provider(def, model), cassettes) {
+        (Ok(Some(provider)), Some(cassettes)) if settings.record => {
+            Ok(Some(Source::Record(provider, cassettes.clone(), recorded_as)))
+        }
+        // Cassettes without `--record` replay, key or no key: no model is called.
+        (Ok(_), Some(cassettes)) => Ok(Some(Source::Replay(cassettes.clone(), recorded_as))),
+        (Ok(Some(provider)), None) => Ok(Some(Source::Live(provider))),
+        (Ok(None), None) if def.api == Api::Replay => Err(ProviderError::InvalidRequest(
+            "`replay:` models answer from cassettes only: give --cassettes DIR".into(),
+        )),
+        (Ok(None), None) => Ok(None),
+        (Err(error), _) => Err(error),
+    }
+}
+
+/// The cassettes of `--cassettes DIR` (to record into with `--record`), `None` without the flag;
+/// `Err` (exit status 2) when the directory cannot be read as cassettes.
+pub(crate) fn open_cassettes(settings: &Layer1Settings) -> Result<Option<Arc<Cassettes>>, UserError> {
+    use crate::providers::cassette::Mode;
+    let Some(dir) = &settings.cassettes else { return Ok(None) };
+    let mode = if settings.record { Mode::Record } else { Mode::Replay };
+    Cassettes::open(dir, mode).map(|cassettes| Some(Arc::new(cassettes))).map_err(|error| {
+        UserError::new(Kind::InvalidInput, format!("--cassettes: {error}"))
+            .with_hint("point --cassettes at a directory of cassettes (or add --record to write one)")
+    })
+}
+
+/// Where the embeddings model of `embedding` matchers answers from (the endpoint, recording, or
+/// the cassettes alone); `None` when its key is needed but not set.
+fn embed_source(
+    def: &ProviderDef,
+    model: &ModelRef,
+    input: &Layer1Input<'_>,
+) -> Result<Option<semantic::EmbedSource>, ProviderError> {
+    if def.api == Api::Anthropic {
+        return Err(ProviderError::InvalidRequest(format!(
+            "provider `{}` speaks the Anthropic Messages API, which has no embeddings endpoint",
+            def.id
+        )));
+    }
+    let needs_key = def.api_key_env.is_some() && def.api_key.is_none();
+    let client = if def.api == Api::OpenAi && !needs_key {
+        Some(Arc::new(crate::providers::embeddings::EmbeddingsClient::new(EndpointConfig {
+            base_url: def.base_url.clone(),
+            api_key: def.api_key.clone(),
+            model: model.model.clone(),
+            timeout: MODEL_REQUEST_TIMEOUT,
+        })?))
+    } else {
+        None
+    };
+    Ok(match (client, &input.cassettes) {
+        (Some(client), Some(cassettes)) if input.settings.record => {
+            Some(semantic::EmbedSource::Record(client, cassettes.clone()))
+        }
+        (_, Some(cassettes)) => Some(semantic::EmbedSource::Replay(cassettes.clone())),
+        (Some(client), None) => Some(semantic::EmbedSource::Live(client)),
+        (None, None) if def.api == Api::Replay => {
+            return Err(ProviderError::InvalidRequest(
+                "`replay:` models answer from cassettes only: give --cassettes DIR".into(),
+            ));
+        }
+        (None, None) => None,
+    })
+}
+
+/// The provider for `model`, `None` when its key is needed but not set.
+fn build_provider(def: &ProviderDef, model: &ModelRef) -> Result<Option<Arc<dyn Provider>>, ProviderError> {
+    if def.api_key_env.is_some() && def.api_key.is_none() {
+        return Ok(None);
+    }
+    let config = EndpointConfig {
+        base_url: def.base_url.clone(),
+        api_key: def.api_key.clone(),
+        model: model.model.clone(),
+        timeout: MODEL_REQUEST_TIMEOUT,
+    };
+    Ok(match def.api {
+        Api::OpenAi => Some(Arc::new(OpenAiProvider::new(config)?)),
+        Api::Anthropic => Some(Arc::new(AnthropicProvider::new(config)?)),
+        Api::Replay => None,
+    })
+}
+
+/// What a case's verdict depends on through its `embedding` and `judge` matchers (the
+/// embeddings model and its endpoint; the judge and the argument prompt version), for the
+/// verdict cache key; `None` when it has none.
+fn matcher_key(case: &crate::golden::Case, settings: &Layer1Settings) -> Option<String> {
+    let uses = |mode: &str| case.semantic.iter().any(|matcher| matcher.mode == mode);
+    let mut parts = Vec::new();
+    if uses("embedding")
+        && let Some(model) = &settings.embedding_model
+    {
+        let endpoint = settings.provider(model).map(|def| def.base_url.as_str()).unwrap_or_default();
+        parts.push(format!("embedding {}@{endpoint}", model.label()));
+    }
+    if uses("judge")
+        && let Some(model) = &settings.judge_model
+    {
+        parts.push(format!(
+            "judge {}|argument prompt v{}",
+            model.label(),
+            crate::scoring::semantic::ARGUMENT_JUDGE_PROMPT_VERSION
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("|"))
+}
+
+/// `openai`, `anthropic` or `replay`: the wire in a cache key.
+fn wire_name(api: Api) -> &'static str {
+    match api {
+        Api::OpenAi => "openai",
+        Api::Anthropic => "anthropic",
+        Api::Replay => "replay",
+    }
+}
+
+/// Checks arguments against each tool's original `inputSchema` (compiled once). A schema that
+/// cannot be compiled checks nothing: the call is sent, and layer 0 reports the schema.
+pub(crate) struct SchemaCheck {
+    validators: BTreeMap<String, ArgumentValidator>,
+}
+
+impl SchemaCheck {
+    fn new(surface: &ToolSurface) -> Self {
+        Self {
+            validators: surface
+                .tools
+                .iter()
+                .map(|tool| (tool.name.clone(), ArgumentValidator::new(&tool.input_schema)))
+                .collect(),
+        }
+    }
+}
+
+impl ArgumentCheck for SchemaCheck {
+    fn check(&self, tool: &str, arguments: &serde_json::Value) -> Result<(), String> {
+        match self.validators.get(tool).map(|validator| validator.validate(arguments)) {
+            Some(Validation::Invalid(problems)) => Err(problems.join("; ")),
+            _ => Ok(()),
+        }
+    }
+}
