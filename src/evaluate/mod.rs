@@ -440,9 +440,7 @@ async fn layer1(
     layer0: Option<&[crate::report::model::CheckResult]>,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<crate::report::evals::EvalsSection, UserError> {
-    use crate::providers::cassette::{Cassettes, Mode};
     use crate::report::evals::EvalsSection;
-    use crate::settings::layer1::{Api, ModelRef, ProviderDef};
 
     let not_run = |reason: String| {
         events(&RunEvent::Notice { text: format!("layer 1 did not run: {reason}") });
@@ -453,54 +451,15 @@ async fn layer1(
     let demo_set;
     let mut layer1 = settings.layer1.clone();
     let (set, cassettes) = if demo {
-        demo_set = match crate::golden::load::parse(std::path::Path::new("golden/demo.yaml"), DEMO_GOLDEN_SET) {
-            Ok(set) => set,
-            Err(problems) => return not_run(format!("the demo golden set is broken: {}", problems[0])),
+        let cassettes;
+        (demo_set, cassettes) = match demo_inputs(&mut layer1, events) {
+            Ok(inputs) => inputs,
+            Err(reason) => return not_run(reason),
         };
-        let cassettes = match Cassettes::from_texts(&[
-            ("demo_scripted.json", DEMO_CASSETTES),
-            ("demo_judge.json", DEMO_JUDGE_CASSETTES),
-            ("demo_embeddings.json", DEMO_EMBEDDING_CASSETTES),
-        ]) {
-            Ok(cassettes) => cassettes,
-            Err(error) => return not_run(format!("the demo cassettes are broken: {error}")),
-        };
-        for note in demo_ignores(&layer1) {
-            events(&RunEvent::Notice { text: note });
-        }
-        layer1.models = vec![ModelRef { provider: "replay".into(), model: DEMO_RECORDED_MODEL.into() }];
-        layer1.judge_model = Some(ModelRef { provider: "replay".into(), model: DEMO_RECORDED_JUDGE.into() });
-        layer1.embedding_model = Some(ModelRef { provider: "replay".into(), model: DEMO_RECORDED_EMBEDDINGS.into() });
-        if !layer1.providers.iter().any(|provider| provider.id == "replay") {
-            layer1.providers.push(ProviderDef {
-                id: "replay".into(),
-                api: Api::Replay,
-                base_url: String::new(),
-                api_key_env: None,
-                api_key: None,
-            });
-        }
-        events(&RunEvent::Notice {
-            text: "layer 1 (demo): golden/demo.yaml replayed from cassettes recorded from the demo model, a scripted stand-in for a good model — no key, no network".into(),
-        });
-        (&demo_set, Some(std::sync::Arc::new(cassettes)))
+        (&demo_set, Some(cassettes))
     } else {
         let Some(set) = golden else { return not_run("no golden set was given".into()) };
-        let cassettes = match &layer1.cassettes {
-            None => None,
-            Some(dir) => {
-                let mode = if layer1.record { Mode::Record } else { Mode::Replay };
-                match Cassettes::open(dir, mode) {
-                    Ok(cassettes) => Some(std::sync::Arc::new(cassettes)),
-                    Err(error) => {
-                        return Err(UserError::new(Kind::InvalidInput, format!("--cassettes: {error}")).with_hint(
-                            "point --cassettes at a directory of cassettes (or add --record to write one)",
-                        ));
-                    }
-                }
-            }
-        };
-        (set, cassettes)
+        (set, crate::evals::open_cassettes(&layer1)?)
     };
     if layer1.record {
         events(&RunEvent::Notice {
@@ -568,26 +527,7 @@ async fn layer1(
             let reruns = rerun.evals;
             // Every call of the evaluation: the first runs and the confirmation runs.
             section.model_calls = budget.used();
-            // The re-runs are pooled into the evals (counts, threshold, traces), which the report,
-            // JUnit and the summary show; the gate pairs the first runs and adds the re-runs.
-            let first = section.evals.clone();
-            for rerun in &reruns {
-                if let Some(eval) =
-                    section.evals.iter_mut().find(|eval| eval.case == rerun.case && eval.model == rerun.model)
-                {
-                    crate::evals::assemble::pool_confirmation(eval, rerun);
-                }
-            }
-            section.eval_metrics = section
-                .models
-                .iter()
-                .filter(|model| section.eval_metrics.iter().any(|metrics| metrics.model == **model))
-                .map(|model| {
-                    let own: Vec<&crate::report::evals::EvalResult> =
-                        section.evals.iter().filter(|eval| eval.model == *model).collect();
-                    crate::report::evals::metrics_of(model, &own)
-                })
-                .collect();
+            let first = pool_reruns(&mut section, &reruns);
             let confirmed = crate::baseline::apply::Confirmed { first: &first, reruns: &reruns };
             regression_gate(&mut section, &layer1, set, &surface, Some(confirmed), false, &measured_at, layer0, events);
         }
@@ -606,6 +546,69 @@ async fn layer1(
         }
     }
     Ok(section)
+}
+
+/// The demo's layer 1: its own golden set and the cassettes in the binary, with `layer1`'s
+/// models, judge and embeddings model replaced by the recorded ones (a notice names each
+/// setting that is then ignored). `Err` says what of the binary is broken.
+fn demo_inputs(
+    layer1: &mut crate::settings::layer1::Layer1Settings,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) -> Result<(GoldenSet, std::sync::Arc<crate::providers::cassette::Cassettes>), String> {
+    use crate::settings::layer1::{Api, ModelRef, ProviderDef};
+    let set = crate::golden::load::parse(std::path::Path::new("golden/demo.yaml"), DEMO_GOLDEN_SET)
+        .map_err(|problems| format!("the demo golden set is broken: {}", problems[0]))?;
+    let cassettes = crate::providers::cassette::Cassettes::from_texts(&[
+        ("demo_scripted.json", DEMO_CASSETTES),
+        ("demo_judge.json", DEMO_JUDGE_CASSETTES),
+        ("demo_embeddings.json", DEMO_EMBEDDING_CASSETTES),
+    ])
+    .map_err(|error| format!("the demo cassettes are broken: {error}"))?;
+    for note in demo_ignores(layer1) {
+        events(&RunEvent::Notice { text: note });
+    }
+    layer1.models = vec![ModelRef { provider: "replay".into(), model: DEMO_RECORDED_MODEL.into() }];
+    layer1.judge_model = Some(ModelRef { provider: "replay".into(), model: DEMO_RECORDED_JUDGE.into() });
+    layer1.embedding_model = Some(ModelRef { provider: "replay".into(), model: DEMO_RECORDED_EMBEDDINGS.into() });
+    if !layer1.providers.iter().any(|provider| provider.id == "replay") {
+        layer1.providers.push(ProviderDef {
+            id: "replay".into(),
+            api: Api::Replay,
+            base_url: String::new(),
+            api_key_env: None,
+            api_key: None,
+        });
+    }
+    events(&RunEvent::Notice {
+        text: "layer 1 (demo): golden/demo.yaml replayed from cassettes recorded from the demo model, a scripted stand-in for a good model — no key, no network".into(),
+    });
+    Ok((set, std::sync::Arc::new(cassettes)))
+}
+
+/// Pools the confirmation `reruns` into `section`'s evals (counts, threshold, traces: what the
+/// report, JUnit and the summary show) and recomputes each model's metrics; returns the evals
+/// as they were before, which the gate pairs with the baseline.
+fn pool_reruns(
+    section: &mut crate::report::evals::EvalsSection,
+    reruns: &[crate::report::evals::EvalResult],
+) -> Vec<crate::report::evals::EvalResult> {
+    let first = section.evals.clone();
+    for rerun in reruns {
+        if let Some(eval) = section.evals.iter_mut().find(|eval| eval.case == rerun.case && eval.model == rerun.model) {
+            crate::evals::assemble::pool_confirmation(eval, rerun);
+        }
+    }
+    section.eval_metrics = section
+        .models
+        .iter()
+        .filter(|model| section.eval_metrics.iter().any(|metrics| metrics.model == **model))
+        .map(|model| {
+            let own: Vec<&crate::report::evals::EvalResult> =
+                section.evals.iter().filter(|eval| eval.model == *model).collect();
+            crate::report::evals::metrics_of(model, &own)
+        })
+        .collect();
+    first
 }
 
 /// Compares layer 1 with its baseline and gates it (`--fail-on-evals`), and stores this run as
