@@ -2,6 +2,8 @@
 //! inputs / environment > the config file > defaults), reporting every problem with its source
 //! and a hint. Keys are read through the resolver's `lookup`, never written into a message.
 
+use std::path::{Path, PathBuf};
+
 use super::config_file::ProviderEntry;
 use super::layer1::{
     Api, CacheKeySetting, DEFAULT_CONCURRENCY, DEFAULT_MAX_MODEL_CALLS, Layer1Settings, ModelRef, ProviderDef,
@@ -53,6 +55,11 @@ pub(super) fn raw_keys(sources: &Sources<'_>) -> Vec<String> {
 /// Layer 1's settings; problems and notices are appended to the resolver's. With `file_unread`
 /// (the config file was given but could not be read), a model naming an unknown provider is not
 /// a problem of its own: the file may define it.
+///
+/// # Errors
+/// Adds to `problems` what every step finds, in this order: [`run_limits`], [`trace_results`],
+/// [`shard`], [`cassettes`], [`providers`], [`models`], [`judging`], [`max_drop`], [`confirm`],
+/// [`cache_and_baseline`]; every problem is collected, none stops the others.
 pub(super) fn resolve(
     sources: &Sources<'_>,
     workspace: &super::workspace::Workspace,
@@ -61,9 +68,69 @@ pub(super) fn resolve(
     notices: &mut Vec<String>,
 ) -> Layer1Settings {
     let flags = &sources.request.flags;
-    let file = sources.file.map(|(_, config)| config);
-    let in_workspace = |text: &str| workspace.join(text);
+    let in_action = sources.front_end == super::FrontEnd::Action;
 
+    let limits = run_limits(sources, problems);
+    let trace_results = trace_results(sources, problems);
+    let shard = shard(sources, problems);
+    let cassettes = cassettes(sources, workspace, problems);
+    let providers = providers(sources, problems);
+    let models = models(sources, &providers, file_unread, problems, notices);
+    let judging = judging(sources, workspace, &providers, &models, file_unread, problems);
+    let max_drop = max_drop(sources, problems);
+    let confirm = confirm(sources, problems);
+    let store = cache_and_baseline(sources, workspace, in_action, problems);
+
+    Layer1Settings {
+        models,
+        providers,
+        runs: limits.runs,
+        concurrency: limits.concurrency,
+        max_model_calls: limits.max_model_calls,
+        record: flags.record && cassettes.is_some(),
+        cassettes,
+        trace_results,
+        cache_dir: store.cache_dir,
+        cache_key: store.cache_key,
+        cache_mode: store.cache_mode,
+        baseline_file: store.baseline_file,
+        accept_baseline: store.accept_baseline,
+        fail_on_evals: store.fail_on_evals,
+        // The command line stores a baseline only when asked (`--accept-baseline`); the Action
+        // replaces this with its event and branch.
+        store_context: (!in_action)
+            .then(|| super::layer1::StoreContext { event: super::layer1::CLI_EVENT.into(), on_default_branch: true }),
+        judge_model: judging.judge_model,
+        allow_self_judge: judging.allow_self_judge,
+        judge_samples: judging.judge_samples,
+        judge_calibration: judging.judge_calibration,
+        embedding_model: judging.embedding_model,
+        max_drop,
+        confirm,
+        shard,
+    }
+}
+
+/// The counts and caps of a layer-1 run, as [`run_limits`] found them.
+struct RunLimits {
+    /// Runs of every case (`None`: the golden set's).
+    runs: Option<u32>,
+    /// Runs in flight at once.
+    concurrency: usize,
+    /// The cap on model calls.
+    max_model_calls: u64,
+}
+
+/// `runs` (1 to [`MAX_RUNS`], else the golden set's), `concurrency` (1 to [`MAX_CONCURRENCY`],
+/// default [`DEFAULT_CONCURRENCY`]) and `max-model-calls` (at least 1, default
+/// [`DEFAULT_MAX_MODEL_CALLS`]), in that order.
+///
+/// # Errors
+/// Adds to `problems` every value that is not a whole number in its range (the setting is then
+/// as if not given).
+fn run_limits(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> RunLimits {
+    let flags = &sources.request.flags;
+    let file = sources.config();
     let runs = sources
         .pick(
             &flags.runs,
@@ -100,11 +167,20 @@ pub(super) fn resolve(
             whole_number(&text, 1, u64::MAX, &source, "model calls", &hint, problems)
         })
         .unwrap_or(DEFAULT_MAX_MODEL_CALLS);
-    let trace_results = match sources.pick(
-        &flags.trace_results,
+    RunLimits { runs, concurrency, max_model_calls }
+}
+
+/// How much of tool results and model text the traces keep (`--trace-results`, input
+/// `trace-results`, `trace_results`); [`TraceResults::default`] when none is given.
+///
+/// # Errors
+/// Adds to `problems` a value other than full, truncated or none (then the default).
+fn trace_results(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> TraceResults {
+    match sources.pick(
+        &sources.request.flags.trace_results,
         "--trace-results",
         env_vars::INPUT_TRACE_RESULTS,
-        file.and_then(|c| c.trace_results.as_ref()).map(|value| (value, "trace_results")),
+        sources.config().and_then(|c| c.trace_results.as_ref()).map(|value| (value, "trace_results")),
     ) {
         None => TraceResults::default(),
         Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
@@ -120,9 +196,16 @@ pub(super) fn resolve(
                 TraceResults::default()
             }
         },
-    };
+    }
+}
 
-    let shard = sources.pick(&flags.shard, "--shard", env_vars::INPUT_SHARD, None).and_then(|(source, text)| {
+/// The slice of the case × model list this run evaluates (`--shard`, input `shard`); `None`:
+/// all of it.
+///
+/// # Errors
+/// Adds to `problems` a value [`super::layer1::Shard::parse`] refuses (then `None`).
+fn shard(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> Option<super::layer1::Shard> {
+    sources.pick(&sources.request.flags.shard, "--shard", env_vars::INPUT_SHARD, None).and_then(|(source, text)| {
         match super::layer1::Shard::parse(&text) {
             Ok(shard) => Some(shard),
             Err(message) => {
@@ -134,14 +217,27 @@ pub(super) fn resolve(
                 None
             }
         }
-    });
+    })
+}
+
+/// The cassette directory model exchanges are replayed from (`--cassettes`, `cassettes`),
+/// below the workspace.
+///
+/// # Errors
+/// Adds to `problems` `--record` without a cassette directory.
+fn cassettes(
+    sources: &Sources<'_>,
+    workspace: &super::workspace::Workspace,
+    problems: &mut Vec<Problem>,
+) -> Option<PathBuf> {
+    let flags = &sources.request.flags;
     let cassettes = sources
         .flag_or_file(
             &flags.cassettes,
             "--cassettes",
-            file.and_then(|config| config.cassettes.as_ref()).map(|value| (value, "cassettes")),
+            sources.config().and_then(|config| config.cassettes.as_ref()).map(|value| (value, "cassettes")),
         )
-        .map(|(_, text)| in_workspace(&text));
+        .map(|(_, text)| workspace.join(&text));
     if flags.record && cassettes.is_none() {
         problems.push(Problem::new(
             &Source::Flag("--record".into()),
@@ -149,22 +245,77 @@ pub(super) fn resolve(
             "give --cassettes DIR: --record calls the real providers and writes what they answered there",
         ));
     }
+    cassettes
+}
 
-    let providers = providers(sources, problems);
-    let models = models(sources, &providers, file_unread, problems, notices);
+/// The judge and embedding settings, as [`judging`] found them.
+struct Judging {
+    /// The model that grades rubrics and `judge` matchers.
+    judge_model: Option<ModelRef>,
+    /// A model may judge its own runs.
+    allow_self_judge: bool,
+    /// Judge calls per run.
+    judge_samples: usize,
+    /// The judge's calibration file.
+    judge_calibration: Option<PathBuf>,
+    /// The model of `embedding` matchers.
+    embedding_model: Option<ModelRef>,
+}
 
-    // The rubric judge.
-    let allow_self_judge = flags.allow_self_judge
+/// The rubric judge and the embeddings model, in this order: `allow-self-judge`,
+/// `judge-model`, `embedding-model`, `judge-samples`, `judge-calibration`.
+///
+/// # Errors
+/// Adds to `problems` what [`judge_model`], [`embedding_model`], [`judge_samples`] and
+/// [`judge_calibration`] find, in that order.
+fn judging(
+    sources: &Sources<'_>,
+    workspace: &super::workspace::Workspace,
+    providers: &[ProviderDef],
+    models: &[ModelRef],
+    file_unread: bool,
+    problems: &mut Vec<Problem>,
+) -> Judging {
+    let allow_self_judge = sources.request.flags.allow_self_judge
         || sources
             .pick(
                 &None,
                 "--allow-self-judge",
                 env_vars::INPUT_ALLOW_SELF_JUDGE,
-                file.and_then(|config| config.allow_self_judge.as_ref()).map(|value| (value, "allow_self_judge")),
+                sources
+                    .config()
+                    .and_then(|config| config.allow_self_judge.as_ref())
+                    .map(|value| (value, "allow_self_judge")),
             )
             .is_some_and(|(_, text)| matches!(text.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"));
-    let judge_model = sources.pick(&flags.judge_model, "--judge-model", env_vars::INPUT_JUDGE_MODEL, file.and_then(|config| config.judge_model.as_ref()).map(|value| (value, "judge_model"))).and_then(
-        |(source, text)| {
+    let judge_model = judge_model(sources, providers, models, allow_self_judge, problems);
+    let embedding_model = embedding_model(sources, providers, file_unread, problems);
+    let judge_samples = judge_samples(sources, problems);
+    let judge_calibration = judge_calibration(sources, workspace, problems);
+    Judging { judge_model, allow_self_judge, judge_samples, judge_calibration, embedding_model }
+}
+
+/// The model that grades rubrics and `judge` matchers (`--judge-model`, input `judge-model`,
+/// `judge_model`), PROVIDER:MODEL.
+///
+/// # Errors
+/// Adds to `problems` the first of: not PROVIDER:MODEL, a provider not defined (both then
+/// `None`); and a model under test without `allow_self_judge` (the judge is still returned).
+fn judge_model(
+    sources: &Sources<'_>,
+    providers: &[ProviderDef],
+    models: &[ModelRef],
+    allow_self_judge: bool,
+    problems: &mut Vec<Problem>,
+) -> Option<ModelRef> {
+    sources
+        .pick(
+            &sources.request.flags.judge_model,
+            "--judge-model",
+            env_vars::INPUT_JUDGE_MODEL,
+            sources.config().and_then(|config| config.judge_model.as_ref()).map(|value| (value, "judge_model")),
+        )
+        .and_then(|(source, text)| {
             let Some((provider, model)) = text.trim().split_once(':').filter(|(p, m)| !p.is_empty() && !m.is_empty())
             else {
                 problems.push(Problem::new(&source, format!("`{text}` is not PROVIDER:MODEL"), "e.g. openai:gpt-4.1"));
@@ -187,16 +338,28 @@ pub(super) fn resolve(
                 ));
             }
             Some(judge)
-        },
-    );
-    // The embeddings model of `embedding` matchers: an OpenAI-compatible provider (Anthropic's
-    // API has no embeddings endpoint).
-    let embedding_model = sources
+        })
+}
+
+/// The embeddings model of `embedding` matchers (`--embedding-model`, input
+/// `embedding-model`, `embedding_model`): an OpenAI-compatible provider (Anthropic's API has no
+/// embeddings endpoint). With `file_unread`, an unknown provider is not a problem of its own.
+///
+/// # Errors
+/// Adds to `problems` the first of: not PROVIDER:MODEL, a provider not defined, a provider that
+/// speaks the Anthropic API (each then `None`).
+fn embedding_model(
+    sources: &Sources<'_>,
+    providers: &[ProviderDef],
+    file_unread: bool,
+    problems: &mut Vec<Problem>,
+) -> Option<ModelRef> {
+    sources
         .pick(
-            &flags.embedding_model,
+            &sources.request.flags.embedding_model,
             "--embedding-model",
             env_vars::INPUT_EMBEDDING_MODEL,
-            file.and_then(|c| c.embedding_model.as_ref()).map(|value| (value, "embedding_model")),
+            sources.config().and_then(|c| c.embedding_model.as_ref()).map(|value| (value, "embedding_model")),
         )
         .and_then(|(source, text)| {
             let Some((provider, model)) = text.trim().split_once(':').filter(|(p, m)| !p.is_empty() && !m.is_empty())
@@ -227,13 +390,21 @@ pub(super) fn resolve(
                 return None;
             }
             Some(ModelRef { provider: provider.to_owned(), model: model.to_owned() })
-        });
-    let judge_samples = match sources
+        })
+}
+
+/// Judge calls per run (`--judge-samples`, input `judge-samples`, `judge_samples`), 1 to 9;
+/// 1 when none is given.
+///
+/// # Errors
+/// Adds to `problems` a value that is not a whole number from 1 to 9 (then 1).
+fn judge_samples(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> usize {
+    match sources
         .pick(
-            &flags.judge_samples,
+            &sources.request.flags.judge_samples,
             "--judge-samples",
             env_vars::INPUT_JUDGE_SAMPLES,
-            file.and_then(|config| config.judge_samples.as_ref()).map(|value| (value, "judge_samples")),
+            sources.config().and_then(|config| config.judge_samples.as_ref()).map(|value| (value, "judge_samples")),
         )
         .filter(|(_, text)| !text.trim().is_empty())
     {
@@ -241,15 +412,28 @@ pub(super) fn resolve(
         Some((source, text)) => {
             whole_number(text.trim(), 1, 9, &source, "judge samples", "e.g. 3", problems).map_or(1, |n| n as usize)
         }
-    };
+    }
+}
 
-    let judge_calibration = workspace
+/// The judge's calibration file (`--judge-calibration`, input `judge-calibration`,
+/// `judge_calibration`), below the workspace; read now, with every other problem, not after the
+/// evaluation's model calls.
+///
+/// # Errors
+/// Adds to `problems` a path outside a shared-only workspace, or a file
+/// [`crate::calibration::load`] refuses (both then `None`).
+fn judge_calibration(
+    sources: &Sources<'_>,
+    workspace: &super::workspace::Workspace,
+    problems: &mut Vec<Problem>,
+) -> Option<PathBuf> {
+    workspace
         .shared(
             sources.pick(
-                &flags.judge_calibration,
+                &sources.request.flags.judge_calibration,
                 "--judge-calibration",
                 env_vars::INPUT_JUDGE_CALIBRATION,
-                file.and_then(|c| c.judge_calibration.as_ref()).map(|value| (value, "judge_calibration")),
+                sources.config().and_then(|c| c.judge_calibration.as_ref()).map(|value| (value, "judge_calibration")),
             ),
             problems,
         )
@@ -257,7 +441,7 @@ pub(super) fn resolve(
         .filter(|(_, text)| !text.is_empty())
         .and_then(|(source, text)| {
             // Read at start, with every other problem: not after the evaluation's model calls.
-            let path = in_workspace(&text);
+            let path = workspace.join(&text);
             match crate::calibration::load(&path) {
                 Ok(_) => Some(path),
                 Err(error) => {
@@ -272,13 +456,22 @@ pub(super) fn resolve(
                     None
                 }
             }
-        });
+        })
+}
 
-    let max_drop = match sources.pick(
-        &flags.max_drop,
+/// The smallest drop of the mean pass rate that can fail the gate (`--max-drop`, input
+/// `max-drop`, `gate.max_drop`); [`super::layer1::DEFAULT_MAX_DROP`] when none is given.
+///
+/// # Errors
+/// Adds to `problems` a value that is not a fraction from 0 to 1 (then the default).
+fn max_drop(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> f64 {
+    match sources.pick(
+        &sources.request.flags.max_drop,
         "--max-drop",
         env_vars::INPUT_MAX_DROP,
-        file.and_then(|config| config.gate.as_ref())
+        sources
+            .config()
+            .and_then(|config| config.gate.as_ref())
             .and_then(|gate| gate.max_drop.as_ref())
             .map(|value| (value, "gate.max_drop")),
     ) {
@@ -294,13 +487,20 @@ pub(super) fn resolve(
                 super::layer1::DEFAULT_MAX_DROP
             }
         },
-    };
+    }
+}
 
-    let confirm = match sources.pick(
-        &flags.confirm,
+/// Whether a tripped gate re-runs the worsened cases and decides again (`--confirm`, input
+/// `confirm`, `confirm`); `true` when none is given.
+///
+/// # Errors
+/// Adds to `problems` a value that is not true or false (then `true`).
+fn confirm(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> bool {
+    match sources.pick(
+        &sources.request.flags.confirm,
         "--confirm",
         env_vars::INPUT_CONFIRM,
-        file.and_then(|config| config.confirm.as_ref()).map(|value| (value, "confirm")),
+        sources.config().and_then(|config| config.confirm.as_ref()).map(|value| (value, "confirm")),
     ) {
         None => true,
         Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
@@ -311,28 +511,44 @@ pub(super) fn resolve(
                 true
             }
         },
-    };
+    }
+}
 
-    // The verdict cache: the Action keeps one by default, the CLI only when asked.
-    let in_action = sources.front_end == super::FrontEnd::Action;
-    let cache_dir_picked = sources.pick(
-        &flags.cache_dir,
-        "--cache-dir",
-        env_vars::INPUT_CACHE_DIR,
-        file.and_then(|config| config.cache_dir.as_ref()).map(|value| (value, "cache_dir")),
-    );
-    // Given but refused (outside a shared-only workspace): no default in its place.
-    let cache_dir_given = cache_dir_picked.is_some();
-    let cache_dir = match workspace.shared(cache_dir_picked, problems) {
-        Some((_, text)) => Some(in_workspace(&text)),
-        None if in_action && !cache_dir_given => Some(in_workspace(DEFAULT_CACHE_DIR)),
-        None => None,
-    };
+/// The verdict cache and the baseline, as [`cache_and_baseline`] found them.
+struct Store {
+    /// The verdict cache directory.
+    cache_dir: Option<PathBuf>,
+    /// What cached verdicts are also keyed on.
+    cache_key: CacheKeySetting,
+    /// How the cache is used.
+    cache_mode: crate::cache::Mode,
+    /// The report.json layer 1 is compared with instead of the stored baseline.
+    baseline_file: Option<PathBuf>,
+    /// Store this run's results as the baseline whatever the gate says.
+    accept_baseline: bool,
+    /// When layer 1 fails the run.
+    fail_on_evals: super::layer1::FailOnEvals,
+}
+
+/// The verdict cache (the Action keeps one by default, the CLI only when asked), the baseline
+/// and layer 1's gate policy, in this order: `cache-dir`, `cache-key`, `baseline`,
+/// `accept-baseline`, `fail-on-evals`, `cache`.
+///
+/// # Errors
+/// Adds to `problems` what [`cache_dir`], [`baseline_file`], [`accept_baseline`],
+/// [`fail_on_evals`] and [`cache_mode`] find, in that order.
+fn cache_and_baseline(
+    sources: &Sources<'_>,
+    workspace: &super::workspace::Workspace,
+    in_action: bool,
+    problems: &mut Vec<Problem>,
+) -> Store {
+    let cache_dir = cache_dir(sources, workspace, in_action, problems);
     let cache_key = match sources.pick(
-        &flags.cache_key,
+        &sources.request.flags.cache_key,
         "--cache-key",
         env_vars::INPUT_CACHE_KEY,
-        file.and_then(|config| config.cache_key.as_ref()).map(|value| (value, "cache_key")),
+        sources.config().and_then(|config| config.cache_key.as_ref()).map(|value| (value, "cache_key")),
     ) {
         Some((_, text)) if text.trim() == "auto" => CacheKeySetting::Auto,
         Some((_, text)) if text.trim() == "none" => CacheKeySetting::None,
@@ -340,35 +556,88 @@ pub(super) fn resolve(
         None if in_action => CacheKeySetting::Auto,
         None => CacheKeySetting::None,
     };
-    let event =
-        sources.request.action.github_event_name.clone().or_else(|| (sources.lookup)(env_vars::GITHUB_EVENT_NAME));
-    let scheduled = in_action && event.as_deref().map(str::trim) == Some("schedule");
-    // A baseline the user named must be there: a typo would otherwise turn the gate off
-    // unnoticed, after the model calls were spent.
-    let baseline_file = workspace.shared(sources.pick(&flags.baseline, "--baseline", env_vars::INPUT_BASELINE, file.and_then(|config| config.baseline.as_ref()).map(|value| (value, "baseline"))), problems).and_then(
-        |(source, text)| {
-            let path = in_workspace(&text);
-            let read = std::fs::read_to_string(&path)
-                .map_err(|error| format!("cannot be read: {error}"))
-                .and_then(|text| crate::report::json::parse(&text).map(|_| ()).map_err(|error| format!("is not a report.json: {error}")));
-            match read {
-                Ok(()) => Some(path),
-                Err(why) => {
-                    problems.push(Problem::new(
-                        &source,
-                        format!("`{}` {why}", path.display()),
-                        "give the report.json of an earlier run (a committed file, a release asset or a downloaded artifact)",
-                    ));
-                    None
-                }
-            }
-        },
+    let baseline_file = baseline_file(sources, workspace, problems);
+    let accept_baseline = accept_baseline(sources, cache_dir.is_some(), problems);
+    let fail_on_evals = fail_on_evals(sources, in_action, problems);
+    let cache_mode = cache_mode(sources, in_action, problems);
+    Store { cache_dir, cache_key, cache_mode, baseline_file, accept_baseline, fail_on_evals }
+}
+
+/// The verdict cache directory (`--cache-dir`, input `cache-dir`, `cache_dir`), below the
+/// workspace; [`DEFAULT_CACHE_DIR`] in the Action when none is given, else none.
+///
+/// # Errors
+/// Adds to `problems` a path outside a shared-only workspace (then none, not the default).
+fn cache_dir(
+    sources: &Sources<'_>,
+    workspace: &super::workspace::Workspace,
+    in_action: bool,
+    problems: &mut Vec<Problem>,
+) -> Option<PathBuf> {
+    let cache_dir_picked = sources.pick(
+        &sources.request.flags.cache_dir,
+        "--cache-dir",
+        env_vars::INPUT_CACHE_DIR,
+        sources.config().and_then(|config| config.cache_dir.as_ref()).map(|value| (value, "cache_dir")),
     );
-    let accept_baseline = flags.accept_baseline
+    // Given but refused (outside a shared-only workspace): no default in its place.
+    let cache_dir_given = cache_dir_picked.is_some();
+    match workspace.shared(cache_dir_picked, problems) {
+        Some((_, text)) => Some(workspace.join(&text)),
+        None if in_action && !cache_dir_given => Some(workspace.join(DEFAULT_CACHE_DIR)),
+        None => None,
+    }
+}
+
+/// The report.json layer 1 is compared with (`--baseline`, input `baseline`, `baseline`),
+/// below the workspace. A baseline the user named must be there: a typo would otherwise turn
+/// the gate off unnoticed, after the model calls were spent.
+///
+/// # Errors
+/// Adds to `problems` a path outside a shared-only workspace, or a file that cannot be read or
+/// is not a report.json (both then `None`).
+fn baseline_file(
+    sources: &Sources<'_>,
+    workspace: &super::workspace::Workspace,
+    problems: &mut Vec<Problem>,
+) -> Option<PathBuf> {
+    let picked = sources.pick(
+        &sources.request.flags.baseline,
+        "--baseline",
+        env_vars::INPUT_BASELINE,
+        sources.config().and_then(|config| config.baseline.as_ref()).map(|value| (value, "baseline")),
+    );
+    workspace.shared(picked, problems).and_then(|(source, text)| {
+        let path = workspace.join(&text);
+        let read = std::fs::read_to_string(&path).map_err(|error| format!("cannot be read: {error}")).and_then(|text| {
+            crate::report::json::parse(&text).map(|_| ()).map_err(|error| format!("is not a report.json: {error}"))
+        });
+        match read {
+            Ok(()) => Some(path),
+            Err(why) => {
+                problems.push(Problem::new(
+                    &source,
+                    format!("`{}` {why}", path.display()),
+                    "give the report.json of an earlier run (a committed file, a release asset or a downloaded artifact)",
+                ));
+                None
+            }
+        }
+    })
+}
+
+/// Whether this run's results are stored as the baseline whatever the gate says
+/// (`--accept-baseline`, input `accept-baseline`).
+///
+/// # Errors
+/// Adds to `problems` `--accept-baseline` without a cache directory (`has_cache_dir`) to store
+/// the baseline in (it is still returned).
+fn accept_baseline(sources: &Sources<'_>, has_cache_dir: bool, problems: &mut Vec<Problem>) -> bool {
+    let accept_baseline = sources.request.flags.accept_baseline
         || sources
             .input(env_vars::INPUT_ACCEPT_BASELINE)
             .is_some_and(|(_, text)| matches!(text.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"));
-    if accept_baseline && cache_dir.is_none() {
+    if accept_baseline && !has_cache_dir {
         // On the command line (the Action always has a cache directory): nowhere to store.
         problems.push(Problem::new(
             &Source::Flag("--accept-baseline".into()),
@@ -376,11 +645,23 @@ pub(super) fn resolve(
             "add --cache-dir DIR: the baseline is stored there, beside the verdict cache",
         ));
     }
-    let fail_on_evals = match sources.pick(
-        &flags.fail_on_evals,
+    accept_baseline
+}
+
+/// When layer 1 fails the run (`--fail-on-evals`, input `fail-on-evals`,
+/// `gate.fail_on_evals`); regression in the Action and failure on the command line when none is
+/// given.
+///
+/// # Errors
+/// Adds to `problems` a value other than regression, failure or never (then failure).
+fn fail_on_evals(sources: &Sources<'_>, in_action: bool, problems: &mut Vec<Problem>) -> super::layer1::FailOnEvals {
+    match sources.pick(
+        &sources.request.flags.fail_on_evals,
         "--fail-on-evals",
         env_vars::INPUT_FAIL_ON_EVALS,
-        file.and_then(|config| config.gate.as_ref())
+        sources
+            .config()
+            .and_then(|config| config.gate.as_ref())
             .and_then(|gate| gate.fail_on_evals.as_ref())
             .map(|value| (value, "gate.fail_on_evals")),
     ) {
@@ -394,12 +675,23 @@ pub(super) fn resolve(
             ));
             super::layer1::FailOnEvals::Failure
         }),
-    };
-    let cache_mode = match sources.pick(
-        &flags.cache_mode,
+    }
+}
+
+/// How the verdict cache is used (`--cache-mode`, input `cache`, `cache_mode`); write-only on
+/// the Action's scheduled runs and read-write otherwise when none is given.
+///
+/// # Errors
+/// Adds to `problems` a value other than read-write, write-only or off (then read-write).
+fn cache_mode(sources: &Sources<'_>, in_action: bool, problems: &mut Vec<Problem>) -> crate::cache::Mode {
+    let event =
+        sources.request.action.github_event_name.clone().or_else(|| (sources.lookup)(env_vars::GITHUB_EVENT_NAME));
+    let scheduled = in_action && event.as_deref().map(str::trim) == Some("schedule");
+    match sources.pick(
+        &sources.request.flags.cache_mode,
         "--cache-mode",
         env_vars::INPUT_CACHE,
-        file.and_then(|config| config.cache_mode.as_ref()).map(|value| (value, "cache_mode")),
+        sources.config().and_then(|config| config.cache_mode.as_ref()).map(|value| (value, "cache_mode")),
     ) {
         None if scheduled => crate::cache::Mode::WriteOnly,
         None => crate::cache::Mode::ReadWrite,
@@ -416,35 +708,6 @@ pub(super) fn resolve(
                 crate::cache::Mode::ReadWrite
             }
         },
-    };
-
-    Layer1Settings {
-        models,
-        providers,
-        runs,
-        concurrency,
-        max_model_calls,
-        record: flags.record && cassettes.is_some(),
-        cassettes,
-        trace_results,
-        cache_dir,
-        cache_key,
-        cache_mode,
-        baseline_file,
-        accept_baseline,
-        fail_on_evals,
-        // The command line stores a baseline only when asked (`--accept-baseline`); the Action
-        // replaces this with its event and branch.
-        store_context: (!in_action)
-            .then(|| super::layer1::StoreContext { event: super::layer1::CLI_EVENT.into(), on_default_branch: true }),
-        judge_model,
-        allow_self_judge,
-        judge_samples,
-        judge_calibration,
-        embedding_model,
-        max_drop,
-        confirm,
-        shard,
     }
 }
 
@@ -481,149 +744,216 @@ fn whole_number(
 }
 
 /// The built-in providers, then the config file's.
+///
+/// # Errors
+/// Adds to `problems` what [`ProviderCheck`] finds in every entry of the config file's
+/// `providers:`, entry by entry; an entry with a problem is left out.
 fn providers(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> Vec<ProviderDef> {
-    let lookup =
-        |var: &str| (sources.lookup)(var).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
-    let mut providers: Vec<ProviderDef> = BUILT_INS
+    let mut providers = built_in_providers(sources);
+    let Some((path, file)) = sources.file else { return providers };
+    let mut defined: Vec<(String, String)> = Vec::new();
+    for (index, entry) in file.providers.iter().enumerate() {
+        let ProviderEntry { id, api, base_url, api_key_env } = &entry.value;
+        let entry_source = file_source(path, entry, &format!("providers[{index}]"));
+        let mut check = ProviderCheck { path, index, entry_source, valid: true, problems: &mut *problems };
+        let id_text = check.id(id, &mut defined);
+        let api_value = check.api(api);
+        let url = check.base_url(base_url);
+        let key_var = check.api_key_env(api_key_env);
+        if let (true, Some(id)) = (check.valid, id_text) {
+            let api_key = key_var.as_deref().and_then(|var| env_value(sources, var));
+            providers.push(ProviderDef { id, api: api_value, base_url: url, api_key_env: key_var, api_key });
+        }
+    }
+    providers
+}
+
+/// A variable seen through the resolver's `lookup`, trimmed; empty is unset.
+fn env_value(sources: &Sources<'_>, var: &str) -> Option<String> {
+    (sources.lookup)(var).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty())
+}
+
+/// The built-in providers ([`BUILT_INS`]): each base URL from its variable or the public API,
+/// each key from its input, else its variable. Never an error: a base URL is checked when a
+/// model uses it ([`models`]).
+fn built_in_providers(sources: &Sources<'_>) -> Vec<ProviderDef> {
+    BUILT_INS
         .iter()
         .map(|built_in| {
             let (base_url, api_key_env, api_key) = match (built_in.base_url, built_in.key) {
                 (Some((url_var, default)), Some((input, key_var))) => (
-                    lookup(url_var).unwrap_or_else(|| default.to_owned()),
+                    env_value(sources, url_var).unwrap_or_else(|| default.to_owned()),
                     Some(key_var.to_owned()),
-                    sources.input(input).map(|(_, key)| key).or_else(|| lookup(key_var)),
+                    sources.input(input).map(|(_, key)| key).or_else(|| env_value(sources, key_var)),
                 ),
                 _ => (String::new(), None, None),
             };
             ProviderDef { id: built_in.id.to_owned(), api: built_in.api, base_url, api_key_env, api_key }
         })
-        .collect();
-    let Some((path, file)) = sources.file else { return providers };
-    let mut defined: Vec<(String, String)> = Vec::new();
-    for (index, entry) in file.providers.iter().enumerate() {
-        let field = |name: &str| format!("providers[{index}].{name}");
-        let entry_source = file_source(path, entry, &format!("providers[{index}]"));
-        let ProviderEntry { id, api, base_url, api_key_env } = &entry.value;
-        let text = |value: &Option<Located<String>>| value.as_ref().map(|value| value.value.trim().to_owned());
-        let at = |value: &Option<Located<String>>, name: &str| match value {
-            Some(value) => file_source(path, value, &field(name)),
-            None => entry_source.clone(),
-        };
-        let mut valid = true;
+        .collect()
+}
 
-        let id_text = text(id).filter(|id| !id.is_empty());
+/// The checks of one entry of the config file's `providers:`, field by field; every problem
+/// found is added to `problems` and makes the entry invalid.
+struct ProviderCheck<'p> {
+    /// The config file.
+    path: &'p Path,
+    /// The entry's index in `providers:`.
+    index: usize,
+    /// The entry itself, for a field it lacks.
+    entry_source: Source,
+    /// No problem was found yet.
+    valid: bool,
+    /// The resolver's problems.
+    problems: &'p mut Vec<Problem>,
+}
+
+impl ProviderCheck<'_> {
+    /// Where the field `name` is (`value`), or the entry when the field is missing.
+    fn at(&self, value: &Option<Located<String>>, name: &str) -> Source {
+        match value {
+            Some(value) => file_source(self.path, value, &self.field(name)),
+            None => self.entry_source.clone(),
+        }
+    }
+
+    /// The key of the field `name` of this entry (`providers[2].id`).
+    fn field(&self, name: &str) -> String {
+        format!("providers[{}].{name}", self.index)
+    }
+
+    /// Adds a problem and marks the entry invalid.
+    fn refuse(&mut self, source: &Source, message: impl Into<String>, hint: impl Into<String>) {
+        self.valid = false;
+        self.problems.push(Problem::new(source, message, hint));
+    }
+
+    /// The entry's `id`, trimmed; a new id is added to `defined` with its field.
+    ///
+    /// # Errors
+    /// Refuses a missing or empty id (then `None`), an id with characters other than letters,
+    /// digits, `-`, `_` and `.`, the id of a built-in provider, or one already defined.
+    fn id(&mut self, id: &Option<Located<String>>, defined: &mut Vec<(String, String)>) -> Option<String> {
+        let id_text = located_text(id).filter(|id| !id.is_empty());
+        let source = self.at(id, "id");
         match &id_text {
-            None => {
-                valid = false;
-                problems.push(Problem::new(
-                    &at(id, "id"),
-                    if id.is_some() { "the id is empty" } else { "has no `id`" },
-                    "give the provider an id, the name before `:` in its models (e.g. `id: myvllm` for myvllm:qwen3-8b)",
-                ));
-            }
-            Some(name) if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) => {
-                valid = false;
-                problems.push(Problem::new(
-                    &at(id, "id"),
+            None => self.refuse(
+                &source,
+                if id.is_some() { "the id is empty" } else { "has no `id`" },
+                "give the provider an id, the name before `:` in its models (e.g. `id: myvllm` for myvllm:qwen3-8b)",
+            ),
+            Some(name) if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) => self
+                .refuse(
+                    &source,
                     format!("`{name}` is not a provider id"),
                     "an id is letters, digits, `-`, `_` and `.` (it is written before the `:` of a model)",
-                ));
-            }
-            Some(name) if BUILT_INS.iter().any(|built_in| built_in.id == name) => {
-                valid = false;
-                problems.push(Problem::new(
-                    &at(id, "id"),
-                    format!("`{name}` is a built-in provider"),
-                    format!(
-                        "choose another id, e.g. `{name}-local`; the built-in openai and anthropic take their URL from OPENAI_BASE_URL and ANTHROPIC_BASE_URL"
-                    ),
-                ));
-            }
+                ),
+            Some(name) if BUILT_INS.iter().any(|built_in| built_in.id == name) => self.refuse(
+                &source,
+                format!("`{name}` is a built-in provider"),
+                format!(
+                    "choose another id, e.g. `{name}-local`; the built-in openai and anthropic take their URL from OPENAI_BASE_URL and ANTHROPIC_BASE_URL"
+                ),
+            ),
             Some(name) => {
                 if let Some((_, first)) = defined.iter().find(|(other, _)| other == name) {
-                    valid = false;
-                    problems.push(Problem::new(
-                        &at(id, "id"),
-                        format!("`{name}` is already the id of {first}"),
-                        "give every provider its own id",
-                    ));
+                    let message = format!("`{name}` is already the id of {first}");
+                    self.refuse(&source, message, "give every provider its own id");
                 } else {
-                    defined.push((name.clone(), field("id")));
+                    defined.push((name.clone(), self.field("id")));
                 }
             }
         }
+        id_text
+    }
 
-        let api_value = match text(api) {
+    /// The entry's wire format (`api`).
+    ///
+    /// # Errors
+    /// Refuses a missing `api` or one other than openai or anthropic (then [`Api::OpenAi`]).
+    fn api(&mut self, api: &Option<Located<String>>) -> Api {
+        let source = self.at(api, "api");
+        match located_text(api) {
             None => {
-                valid = false;
-                problems.push(Problem::new(
-                    &at(api, "api"),
+                self.refuse(
+                    &source,
                     "has no `api`",
                     "add `api: openai` (Chat Completions: vLLM, Ollama, llama.cpp, OpenRouter, …) or `api: anthropic` (Messages)",
-                ));
+                );
                 Api::OpenAi
             }
             Some(name) => match name.to_ascii_lowercase().as_str() {
                 "openai" => Api::OpenAi,
                 "anthropic" => Api::Anthropic,
                 other => {
-                    valid = false;
                     let guess = crate::suggest::nearest(other, ["openai", "anthropic"])
                         .map(|guess| format!("did you mean `{guess}`? "))
                         .unwrap_or_default();
-                    problems.push(Problem::new(
-                        &at(api, "api"),
+                    self.refuse(
+                        &source,
                         format!("`{name}` is not an API"),
                         format!(
                             "{guess}use openai (Chat Completions: OpenAI, vLLM, Ollama, llama.cpp, OpenRouter, …) or anthropic (Messages)"
                         ),
-                    ));
+                    );
                     Api::OpenAi
                 }
             },
-        };
+        }
+    }
 
-        let url = match text(base_url).filter(|url| !url.is_empty()) {
+    /// The entry's API root (`base_url`).
+    ///
+    /// # Errors
+    /// Refuses a missing or empty URL (then empty) or one that is not a usable http(s) URL.
+    fn base_url(&mut self, base_url: &Option<Located<String>>) -> String {
+        let source = self.at(base_url, "base_url");
+        match located_text(base_url).filter(|url| !url.is_empty()) {
             None => {
-                valid = false;
-                problems.push(Problem::new(
-                    &at(base_url, "base_url"),
+                self.refuse(
+                    &source,
                     "has no `base_url`",
                     "add the API root, e.g. `base_url: http://127.0.0.1:8000/v1`",
-                ));
+                );
                 String::new()
             }
             Some(url) => {
                 if let Err(why) = check_url(&url) {
-                    valid = false;
-                    problems.push(Problem::new(
-                        &at(base_url, "base_url"),
+                    self.refuse(
+                        &source,
                         format!("`{}` is not a usable API URL{why}", secrets::url_without_secrets(&url)),
                         "give the API root with http:// or https://, e.g. http://127.0.0.1:8000/v1",
-                    ));
+                    );
                 }
                 url
             }
-        };
-
-        let key_var = text(api_key_env).filter(|var| !var.is_empty());
-        if let Some(var) = &key_var {
-            if !secrets::valid_env_name(var) {
-                valid = false;
-                problems.push(Problem::new(
-                    &at(api_key_env, "api_key_env"),
-                    "is not a variable name (not shown: it may be the key itself)",
-                    "give the name of the variable that holds the key (letters, digits and `_`, not starting with a digit), not the key itself",
-                ));
-            }
-        }
-
-        if let (true, Some(id)) = (valid, id_text) {
-            let api_key = key_var.as_deref().and_then(lookup);
-            providers.push(ProviderDef { id, api: api_value, base_url: url, api_key_env: key_var, api_key });
         }
     }
-    providers
+
+    /// The name of the variable that holds the entry's key (`api_key_env`); `None` when not
+    /// given or empty.
+    ///
+    /// # Errors
+    /// Refuses a value that is not a variable name (without showing it: it may be the key).
+    fn api_key_env(&mut self, api_key_env: &Option<Located<String>>) -> Option<String> {
+        let key_var = located_text(api_key_env).filter(|var| !var.is_empty());
+        if let Some(var) = &key_var {
+            if !secrets::valid_env_name(var) {
+                let source = self.at(api_key_env, "api_key_env");
+                self.refuse(
+                    &source,
+                    "is not a variable name (not shown: it may be the key itself)",
+                    "give the name of the variable that holds the key (letters, digits and `_`, not starting with a digit), not the key itself",
+                );
+            }
+        }
+        key_var
+    }
+}
+
+/// The text of an optional field of the config file, trimmed.
+fn located_text(value: &Option<Located<String>>) -> Option<String> {
+    value.as_ref().map(|value| value.value.trim().to_owned())
 }
 
 /// The models: every `--model`, else the input's lines, else the config file's list. A model

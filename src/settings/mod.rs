@@ -566,37 +566,119 @@ pub(crate) fn resolve(
     let mut problems = Vec::new();
     let github = (front_end == FrontEnd::Action).then(|| github_context(request, lookup));
     let workspace = workspace::Workspace::new(github.as_ref().map(|github| github.workspace.clone()));
-    let in_workspace = |path: &str| -> PathBuf { workspace.join(path) };
 
     // The config file first: its values are the lowest source but one.
     let bare = Sources::new(request, front_end, lookup, None);
-    let mut config_path = bare.pick(&request.flags.config, "--config", env_vars::INPUT_CONFIG, None);
+    let config = load_config(&bare, &workspace, &mut problems);
+    let merging = is_merging(&bare);
+    let sources =
+        Sources::new(request, front_end, lookup, config.file.as_ref().map(|(path, file)| (path.as_path(), file)));
+
+    let server = resolve_server(&sources, config.failed, merging, &mut problems);
+    let headers = resolve_headers(&sources, server.as_ref(), &mut problems);
+    let mut notices = Vec::new();
+    let server_env = resolve_server_env(&sources, server.as_ref(), &mut problems, &mut notices);
+    let layers = resolve_layers(&sources, &mut problems);
+    let timeout = resolve_timeout(&sources, &mut problems);
+    let paths = resolve_paths(&sources, &workspace, &mut problems);
+    let require_modern = resolve_require_era(&sources, &mut problems);
+    let fail_on = resolve_fail_on(&sources, &mut problems);
+    let safe_tools = resolve_safe_tools(&sources, &mut problems);
+    let suppressions = resolve_suppressions(&sources, &mut problems);
+
+    // Layer 1: models, providers and their keys, limits.
+    // A file that could not be read may define the providers the models name.
+    let file_unread = config.named && config.file.is_none();
+    let layer1 = layer1_resolve::resolve(&sources, &workspace, file_unread, &mut problems, &mut notices);
+
+    let action = github.map(|github| resolve_action(&sources, &workspace, github, &mut problems));
+
+    match server {
+        Some(server) if problems.is_empty() => Ok(Settings {
+            server,
+            headers,
+            server_env,
+            layers,
+            timeout,
+            out_dir: workspace.join(&paths.out_dir_label),
+            out_dir_label: paths.out_dir_label,
+            junit_path: paths.junit_label.map(|label| (workspace.join(&label), label)),
+            events_path: paths.events_label.map(|label| (workspace.join(&label), label)),
+            safe_tools,
+            suppressions,
+            require_modern,
+            fail_on,
+            golden_set: paths.golden_set,
+            layer1,
+            action,
+            notices,
+        }),
+        _ => Err(problems),
+    }
+}
+
+/// The config file as [`load_config`] found it.
+struct LoadedConfig {
+    /// A config file was named (and not refused as outside a shared-only workspace).
+    named: bool,
+    /// The file, where it lies and what it holds; `None` when none was named or it could not
+    /// be read.
+    file: Option<(PathBuf, ConfigFile)>,
+    /// The file was refused or had problems: it may hold the server, so "no server" would be a
+    /// false problem.
+    failed: bool,
+}
+
+/// Loads the config file that `--config` (input `config`) names, against the workspace.
+///
+/// # Errors
+/// Adds to `problems` a path outside a shared-only workspace (the file is then not read), or
+/// every problem of the file as [`config_file::load`] reports them.
+fn load_config(bare: &Sources<'_>, workspace: &workspace::Workspace, problems: &mut Vec<Problem>) -> LoadedConfig {
+    let mut config_path = bare.pick(&bare.request.flags.config, "--config", env_vars::INPUT_CONFIG, None);
     // A file that cannot be read may hold the server: then "no server" would be a false problem.
-    let mut config_failed = false;
+    let mut failed = false;
     if let Some(problem) = config_path.as_ref().and_then(|(source, path)| workspace.refuse_outside(source, path)) {
         problems.push(problem);
         config_path = None;
-        config_failed = true;
+        failed = true;
     }
     let config_path = config_path.map(|(_, path)| path);
-    let config = match &config_path {
+    let file = match &config_path {
         None => None,
         Some(path) => {
-            let (config, file_problems) = config_file::load(&in_workspace(path));
-            config_failed = !file_problems.is_empty();
+            let (config, file_problems) = config_file::load(&workspace.join(path));
+            failed = !file_problems.is_empty();
             problems.extend(file_problems.into_iter().map(config_problem));
-            config.map(|config| (in_workspace(path), config))
+            config.map(|config| (workspace.join(path), config))
         }
     };
-    let merging = request.merging
-        || (front_end == FrontEnd::Action
-            && bare.action(&request.action.merge_reports, env_vars::INPUT_MERGE_REPORTS).is_some());
-    let sources =
-        Sources::new(request, front_end, lookup, config.as_ref().map(|(path, config)| (path.as_path(), config)));
-    let file = config.as_ref().map(|(_, config)| config);
-    let file_server = file.and_then(|config| config.server.as_ref());
+    LoadedConfig { named: config_path.is_some(), file, failed }
+}
 
-    // The server.
+/// Whether shards are merged instead of a server evaluated: `mcp-eval merge`, or the Action's
+/// input `merge-reports`. Never an error.
+fn is_merging(bare: &Sources<'_>) -> bool {
+    bare.request.merging
+        || (bare.front_end == FrontEnd::Action
+            && bare.action(&bare.request.action.merge_reports, env_vars::INPUT_MERGE_REPORTS).is_some())
+}
+
+/// The server under test: `--demo`, a URL (`server-url`, `server.url`) or a command
+/// (`server-command`, `server.command`). With none given, merging shards gets a placeholder that
+/// is never started, and a config file that failed (`config_failed`) adds no problem of its own.
+///
+/// # Errors
+/// Adds to `problems` (and returns `None`): a URL or command set together with `--demo`, a URL
+/// that is not a usable endpoint, an empty command, both a URL and a command, or no server.
+fn resolve_server(
+    sources: &Sources<'_>,
+    config_failed: bool,
+    merging: bool,
+    problems: &mut Vec<Problem>,
+) -> Option<Server> {
+    let request = sources.request;
+    let file_server = sources.config().and_then(|config| config.server.as_ref());
     let url = sources.pick(
         &request.flags.server_url,
         "--server-url",
@@ -609,7 +691,7 @@ pub(crate) fn resolve(
         env_vars::INPUT_SERVER_COMMAND,
         file_server.and_then(|server| server.command.as_ref()).map(|value| (value, "server.command")),
     );
-    let server = match (request.demo, url, command) {
+    match (request.demo, url, command) {
         (true, None, None) => Some(Server::Demo),
         (true, Some((source, _)), _) | (true, None, Some((source, _))) => {
             problems.push(Problem::new(
@@ -654,7 +736,7 @@ pub(crate) fn resolve(
         // Merging shards evaluates no server: the placeholder is never started.
         (false, None, None) if merging => Some(Server::Demo),
         (false, None, None) => {
-            let hint = match front_end {
+            let hint = match sources.front_end {
                 FrontEnd::Cli => "pass --server-url URL (Streamable HTTP), --server-cmd 'CMD ARGS' (stdio) or --demo",
                 FrontEnd::Action => "set input `server-url` (Streamable HTTP) or input `server-command` (stdio)",
             };
@@ -665,9 +747,20 @@ pub(crate) fn resolve(
             });
             None
         }
-    };
+    }
+}
 
-    // Headers.
+/// The extra HTTP headers: `--header`, `--server-headers` or input `server-headers`, one
+/// `Name: value` a line.
+///
+/// # Errors
+/// Adds to `problems` every line that is not a header, then, when headers are given for a stdio
+/// server, that they apply to a URL only.
+fn resolve_headers(
+    sources: &Sources<'_>,
+    server: Option<&Server>,
+    problems: &mut Vec<Problem>,
+) -> Vec<(String, String)> {
     let header_lines = sources.header_lines();
     let mut headers = Vec::new();
     for (source, line) in &header_lines {
@@ -688,15 +781,27 @@ pub(crate) fn resolve(
             "pass credentials to a stdio server through its own environment or flags",
         ));
     }
+    headers
+}
 
-    // The stdio server's environment: `NAME=VALUE` sets, `NAME` passes ours through (if set).
-    let mut notices = Vec::new();
+/// The stdio server's environment: `NAME=VALUE` sets, `NAME` passes ours through (if set; a
+/// notice says when it is not).
+///
+/// # Errors
+/// Adds to `problems` every malformed entry, then, when entries are given for a URL or the demo
+/// server, that they apply to a stdio server only.
+fn resolve_server_env(
+    sources: &Sources<'_>,
+    server: Option<&Server>,
+    problems: &mut Vec<Problem>,
+    notices: &mut Vec<String>,
+) -> Vec<(String, String)> {
     let env_entries = sources.server_env_entries();
     let mut server_env = Vec::new();
     for (source, entry) in &env_entries {
         match secrets::parse_env_entry(entry) {
             Ok(secrets::EnvEntry::Set(name, value)) => server_env.push((name, value)),
-            Ok(secrets::EnvEntry::PassThrough(name)) => match lookup(&name) {
+            Ok(secrets::EnvEntry::PassThrough(name)) => match (sources.lookup)(&name) {
                 Some(value) => server_env.push((name, value)),
                 None => notices.push(format!("{source}: `{name}` is not set in mcp-eval's environment, so the server does not get it")),
             },
@@ -714,13 +819,19 @@ pub(crate) fn resolve(
             "give an HTTP server its credentials in headers (--header, input `server-headers`)",
         ));
     }
+    server_env
+}
 
-    // Layers.
-    let layers = match sources.pick(
-        &request.flags.layers,
+/// The layers asked for (`--layers`, input `layers`, `layers`); `auto` when none is given.
+///
+/// # Errors
+/// Adds to `problems` an empty value or one [`parse_layers`] refuses (layer 0 is then used).
+fn resolve_layers(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> LayersInput {
+    match sources.pick(
+        &sources.request.flags.layers,
         "--layers",
         env_vars::INPUT_LAYERS,
-        file.and_then(|config| config.layers.as_ref()).map(|value| (value, "layers")),
+        sources.config().and_then(|config| config.layers.as_ref()).map(|value| (value, "layers")),
     ) {
         None => LayersInput::Auto,
         Some((source, text)) if text.trim().is_empty() => {
@@ -745,14 +856,21 @@ pub(crate) fn resolve(
                 LayersInput::Explicit(vec![0])
             }
         },
-    };
+    }
+}
 
-    // Timeout.
-    let timeout = match sources.pick(
-        &request.flags.timeout_seconds,
+/// The per-request timeout (`--timeout-seconds`, input `timeout-seconds`, `timeout_seconds`);
+/// [`DEFAULT_TIMEOUT_SECONDS`] when none is given.
+///
+/// # Errors
+/// Adds to `problems` a value that is not a number of seconds above 0 and at most
+/// [`MAX_TIMEOUT_SECONDS`] (the default is then used).
+fn resolve_timeout(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> Duration {
+    match sources.pick(
+        &sources.request.flags.timeout_seconds,
         "--timeout-seconds",
         env_vars::INPUT_TIMEOUT_SECONDS,
-        file.and_then(|config| config.timeout_seconds.as_ref()).map(|value| (value, "timeout_seconds")),
+        sources.config().and_then(|config| config.timeout_seconds.as_ref()).map(|value| (value, "timeout_seconds")),
     ) {
         None => Duration::from_secs_f64(DEFAULT_TIMEOUT_SECONDS),
         Some((source, text)) => match text.trim().parse::<f64>() {
@@ -768,63 +886,93 @@ pub(crate) fn resolve(
                 Duration::from_secs_f64(DEFAULT_TIMEOUT_SECONDS)
             }
         },
-    };
+    }
+}
 
-    // Paths.
-    // Paths. In a Docker action only the workspace is shared with the runner: a path outside it
-    // is refused (a report written there would be lost with the container).
+/// The paths [`resolve_paths`] found: the outputs as labels (how outputs and messages name
+/// them), the golden set as a path.
+struct Paths {
+    /// The report directory.
+    out_dir_label: String,
+    /// The second junit.xml (by default one in the Action).
+    junit_label: Option<String>,
+    /// The events file.
+    events_label: Option<String>,
+    /// The golden set, below the workspace.
+    golden_set: Option<PathBuf>,
+}
+
+/// The report directory (`--out`, default [`DEFAULT_REPORT_DIR`]), the second junit.xml
+/// (`--junit-path`, default [`DEFAULT_JUNIT_PATH`] in the Action), the events file (`--events`)
+/// and the golden set (`--golden-set`), in that order. In a Docker action only the workspace is
+/// shared with the runner: a path outside it is refused (a report written there would be lost
+/// with the container).
+///
+/// # Errors
+/// Adds to `problems` every path outside a shared-only workspace ([`workspace::Workspace::shared`]);
+/// the setting is then as if not given.
+fn resolve_paths(sources: &Sources<'_>, workspace: &workspace::Workspace, problems: &mut Vec<Problem>) -> Paths {
+    let flags = &sources.request.flags;
+    let file = sources.config();
     let out_dir_label = workspace
         .shared(
             sources.pick(
-                &request.flags.out,
+                &flags.out,
                 "--out",
                 env_vars::INPUT_REPORT_PATH,
                 file.and_then(|config| config.report_dir.as_ref()).map(|value| (value, "report_dir")),
             ),
-            &mut problems,
+            problems,
         )
         .map_or_else(|| DEFAULT_REPORT_DIR.to_owned(), |(_, text)| workspace.label(&text));
     let junit_label = workspace
         .shared(
             sources.pick(
-                &request.flags.junit_path,
+                &flags.junit_path,
                 "--junit-path",
                 env_vars::INPUT_JUNIT_PATH,
                 file.and_then(|config| config.junit_path.as_ref()).map(|value| (value, "junit_path")),
             ),
-            &mut problems,
+            problems,
         )
         .map(|(_, text)| workspace.label(&text))
-        .or_else(|| (front_end == FrontEnd::Action).then(|| DEFAULT_JUNIT_PATH.to_owned()));
+        .or_else(|| (sources.front_end == FrontEnd::Action).then(|| DEFAULT_JUNIT_PATH.to_owned()));
     let events_label = workspace
         .shared(
             sources.pick(
-                &request.flags.events,
+                &flags.events,
                 "--events",
                 env_vars::INPUT_EVENTS_PATH,
                 file.and_then(|config| config.events_path.as_ref()).map(|value| (value, "events_path")),
             ),
-            &mut problems,
+            problems,
         )
         .map(|(_, text)| workspace.label(&text));
     let golden_set = workspace
         .shared(
             sources.pick(
-                &request.flags.golden_set,
+                &flags.golden_set,
                 "--golden-set",
                 env_vars::INPUT_GOLDEN_SET,
                 file.and_then(|config| config.golden_set.as_ref()).map(|value| (value, "golden_set")),
             ),
-            &mut problems,
+            problems,
         )
-        .map(|(_, text)| in_workspace(&text));
+        .map(|(_, text)| workspace.join(&text));
+    Paths { out_dir_label, junit_label, events_label, golden_set }
+}
 
-    // Era and gate.
-    let require_modern = match sources.pick(
-        &request.flags.require_era,
+/// Whether a legacy server fails (`--require-era`, input `require-era`, `require_era`); `false`
+/// when none is given.
+///
+/// # Errors
+/// Adds to `problems` a revision other than the one that can be required (then `false`).
+fn resolve_require_era(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> bool {
+    match sources.pick(
+        &sources.request.flags.require_era,
         "--require-era",
         env_vars::INPUT_REQUIRE_ERA,
-        file.and_then(|config| config.require_era.as_ref()).map(|value| (value, "require_era")),
+        sources.config().and_then(|config| config.require_era.as_ref()).map(|value| (value, "require_era")),
     ) {
         None => false,
         Some((_, text)) if text.trim() == crate::mcp::jsonrpc::PROTOCOL_VERSION => true,
@@ -836,12 +984,22 @@ pub(crate) fn resolve(
             ));
             false
         }
-    };
-    let fail_on = match sources.pick(
-        &request.flags.fail_on,
+    }
+}
+
+/// When the run fails (`--fail-on`, input `fail-on`, `gate.fail_on`); [`FailOn::Must`] when
+/// none is given.
+///
+/// # Errors
+/// Adds to `problems` a value other than must, should or never (then [`FailOn::Must`]).
+fn resolve_fail_on(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> FailOn {
+    match sources.pick(
+        &sources.request.flags.fail_on,
         "--fail-on",
         env_vars::INPUT_FAIL_ON,
-        file.and_then(|config| config.gate.as_ref())
+        sources
+            .config()
+            .and_then(|config| config.gate.as_ref())
             .and_then(|gate| gate.fail_on.as_ref())
             .map(|value| (value, "gate.fail_on")),
     ) {
@@ -855,11 +1013,16 @@ pub(crate) fn resolve(
                 FailOn::Must
             }
         },
-    };
+    }
+}
 
-    // Safe tools.
+/// The tools that are safe to call: the config file's `safe_tools`, in order.
+///
+/// # Errors
+/// Adds to `problems` every entry whose name is empty (the entry is left out).
+fn resolve_safe_tools(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> Vec<SafeTool> {
     let mut safe_tools = Vec::new();
-    if let Some((path, config)) = &config {
+    if let Some((path, config)) = sources.file {
         for (index, entry) in config.safe_tools.iter().enumerate() {
             if entry.value.name.trim().is_empty() {
                 problems.push(Problem::new(
@@ -875,10 +1038,20 @@ pub(crate) fn resolve(
             });
         }
     }
+    safe_tools
+}
 
-    // Suppressions of the static scan.
+/// The findings of the static scan the config file suppresses (`suppress`), in order.
+///
+/// # Errors
+/// Adds to `problems`, for every entry, the first of: a rule the scan does not have, an element
+/// not named as the report names it, an empty reason (the entry is left out).
+fn resolve_suppressions(
+    sources: &Sources<'_>,
+    problems: &mut Vec<Problem>,
+) -> Vec<crate::conformance::probes::security::Suppression> {
     let mut suppressions = Vec::new();
-    if let Some((path, config)) = &config {
+    if let Some((path, config)) = sources.file {
         for (index, entry) in config.suppress.iter().enumerate() {
             let item = &entry.value;
             let rule = item.rule.trim().to_ascii_uppercase();
@@ -914,91 +1087,81 @@ pub(crate) fn resolve(
             });
         }
     }
+    suppressions
+}
 
-    // Layer 1: models, providers and their keys, limits.
-    // A file that could not be read may define the providers the models name.
-    let file_unread = config_path.is_some() && config.is_none();
-    let layer1 = layer1_resolve::resolve(&sources, &workspace, file_unread, &mut problems, &mut notices);
-
-    // The Action's own settings.
-    let action = match &github {
-        None => None,
-        Some(github) => {
-            let flags = &request.action;
-            let eval_label = sources
-                .action(&flags.eval_label, env_vars::INPUT_EVAL_LABEL)
-                .map_or_else(|| DEFAULT_EVAL_LABEL.to_owned(), |(_, text)| text);
-            let comment = match sources.action(&flags.comment, env_vars::INPUT_COMMENT) {
-                None => true,
-                Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
-                    "true" | "yes" | "on" | "1" => true,
-                    "false" | "no" | "off" | "0" => false,
-                    _ => {
-                        problems.push(Problem::new(&source, format!("`{text}` is not a boolean"), "use true or false"));
-                        true
-                    }
-                },
-            };
-            let comment_id = match sources.action(&flags.comment_id, env_vars::INPUT_COMMENT_ID) {
-                None => DEFAULT_COMMENT_ID.to_owned(),
-                Some((source, text)) => {
-                    let valid = text.chars().count() <= 100
-                        && text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ' '));
-                    if !valid {
-                        problems.push(Problem::new(
-                            &source,
-                            format!("`{text}` has characters other than letters, digits, `-`, `_`, `.`, `/` and spaces, or is longer than 100"),
-                            "e.g. comment-id: ${{ matrix.server }}",
-                        ));
-                    }
-                    text
-                }
-            };
-            let token = sources.action(&flags.github_token, env_vars::INPUT_GITHUB_TOKEN).map(|(_, text)| text);
-            if let Some(repository) = &github.repository {
-                if repository.split('/').filter(|part| !part.is_empty()).count() != 2 {
-                    problems.push(Problem::new(
-                        &Source::Env(env_vars::GITHUB_REPOSITORY.into()),
-                        format!("`{repository}` is not `owner/name`"),
-                        "leave it to the runner, which sets it",
-                    ));
-                }
+/// The Action's own settings: the eval label, the comment and its id, the token, the workflow
+/// run's context (`github`) and `merge-reports`.
+///
+/// # Errors
+/// Adds to `problems`, in this order: a `comment` that is not a boolean, a `comment-id` with
+/// other characters or too long, a `GITHUB_REPOSITORY` that is not `owner/name`, a
+/// `GITHUB_API_URL` that is not http(s), a `merge-reports` outside a shared-only workspace.
+fn resolve_action(
+    sources: &Sources<'_>,
+    workspace: &workspace::Workspace,
+    github: GithubContext,
+    problems: &mut Vec<Problem>,
+) -> ActionSettings {
+    let flags = &sources.request.action;
+    let eval_label = sources
+        .action(&flags.eval_label, env_vars::INPUT_EVAL_LABEL)
+        .map_or_else(|| DEFAULT_EVAL_LABEL.to_owned(), |(_, text)| text);
+    let comment = match sources.action(&flags.comment, env_vars::INPUT_COMMENT) {
+        None => true,
+        Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" | "1" => true,
+            "false" | "no" | "off" | "0" => false,
+            _ => {
+                problems.push(Problem::new(&source, format!("`{text}` is not a boolean"), "use true or false"));
+                true
             }
-            if !(github.api_url.starts_with("http://") || github.api_url.starts_with("https://")) {
+        },
+    };
+    let comment_id = resolve_comment_id(sources, problems);
+    let token = sources.action(&flags.github_token, env_vars::INPUT_GITHUB_TOKEN).map(|(_, text)| text);
+    if let Some(repository) = &github.repository {
+        if repository.split('/').filter(|part| !part.is_empty()).count() != 2 {
+            problems.push(Problem::new(
+                &Source::Env(env_vars::GITHUB_REPOSITORY.into()),
+                format!("`{repository}` is not `owner/name`"),
+                "leave it to the runner, which sets it",
+            ));
+        }
+    }
+    if !(github.api_url.starts_with("http://") || github.api_url.starts_with("https://")) {
+        problems.push(Problem::new(
+            &Source::Env(env_vars::GITHUB_API_URL.into()),
+            format!("`{}` is not an http(s) URL", github.api_url),
+            "leave it to the runner, which sets it",
+        ));
+    }
+    let merge_reports = workspace
+        .shared(sources.action(&flags.merge_reports, env_vars::INPUT_MERGE_REPORTS), problems)
+        .map(|(_, text)| text);
+    ActionSettings { eval_label, comment, comment_id, token, github, merge_reports }
+}
+
+/// The Action's `comment-id` (flag, then input); [`DEFAULT_COMMENT_ID`] when none is given.
+///
+/// # Errors
+/// Adds to `problems` an id with characters other than letters, digits, `-`, `_`, `.`, `/` and
+/// spaces, or longer than 100 (the id is still returned).
+fn resolve_comment_id(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> String {
+    match sources.action(&sources.request.action.comment_id, env_vars::INPUT_COMMENT_ID) {
+        None => DEFAULT_COMMENT_ID.to_owned(),
+        Some((source, text)) => {
+            let valid = text.chars().count() <= 100
+                && text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ' '));
+            if !valid {
                 problems.push(Problem::new(
-                    &Source::Env(env_vars::GITHUB_API_URL.into()),
-                    format!("`{}` is not an http(s) URL", github.api_url),
-                    "leave it to the runner, which sets it",
+                    &source,
+                    format!("`{text}` has characters other than letters, digits, `-`, `_`, `.`, `/` and spaces, or is longer than 100"),
+                    "e.g. comment-id: ${{ matrix.server }}",
                 ));
             }
-            let merge_reports = workspace
-                .shared(sources.action(&flags.merge_reports, env_vars::INPUT_MERGE_REPORTS), &mut problems)
-                .map(|(_, text)| text);
-            Some(ActionSettings { eval_label, comment, comment_id, token, github: github.clone(), merge_reports })
+            text
         }
-    };
-
-    match server {
-        Some(server) if problems.is_empty() => Ok(Settings {
-            server,
-            headers,
-            server_env,
-            layers,
-            timeout,
-            out_dir: in_workspace(&out_dir_label),
-            out_dir_label,
-            junit_path: junit_label.map(|label| (in_workspace(&label), label)),
-            events_path: events_label.map(|label| (in_workspace(&label), label)),
-            safe_tools,
-            suppressions,
-            require_modern,
-            fail_on,
-            golden_set,
-            layer1,
-            action,
-            notices,
-        }),
-        _ => Err(problems),
     }
 }
 
@@ -1087,6 +1250,11 @@ impl<'a> Sources<'a> {
         file: Option<(&'a Path, &'a ConfigFile)>,
     ) -> Self {
         Self { request, front_end, lookup, file }
+    }
+
+    /// The config file's values, when a file was read.
+    fn config(&self) -> Option<&'a ConfigFile> {
+        self.file.map(|(_, file)| file)
     }
 
     /// An Action input, as the runner spells its variable or with underscores; empty is unset.
