@@ -91,7 +91,51 @@ fn code_of(text: &str) -> String {
         Some(at) => &text[..at],
         None => text,
     };
-    text.lines().map(|line| line.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n")
+    without_line_comments(text)
+}
+
+/// `text` without its `//` comments (doc comments too); a `//` inside a string literal (a URL)
+/// is code, and so is what follows it on the line. Char literals such as `'"'` do not open a
+/// string.
+fn without_line_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut in_comment) = (false, false);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_comment {
+            if c == '\n' {
+                in_comment = false;
+                out.push(c);
+            }
+            continue;
+        }
+        match c {
+            '\\' if in_string => {
+                out.push(c);
+                out.extend(chars.next());
+                continue;
+            }
+            '"' => in_string = !in_string,
+            '\'' if !in_string => {
+                // A char literal: `'x'`, `'"'`, `'\''`; a lifetime has no closing quote.
+                let ahead: String = chars.clone().take(3).collect();
+                let quoted = ahead.starts_with("\\") || ahead.chars().nth(1) == Some('\'');
+                if quoted {
+                    out.push(c);
+                    let escaped = chars.peek() == Some(&'\\');
+                    out.extend(chars.by_ref().take(if escaped { 3 } else { 2 }));
+                    continue;
+                }
+            }
+            '/' if !in_string && chars.peek() == Some(&'/') => {
+                in_comment = true;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The top-level modules `code` names through `crate::`.
@@ -270,4 +314,14 @@ fn the_import_reader_sees_grouped_and_plain_paths_but_not_comments() {
     let mut found = circles(&graph);
     found.sort();
     assert_eq!(found, [vec!["a", "b", "c"], vec!["d", "e"]]);
+}
+
+#[test]
+fn a_double_slash_inside_a_string_is_code_and_a_comment_after_it_is_not() {
+    let modules: BTreeSet<String> = ["mcp", "report", "verdict", "text"].into_iter().map(str::to_owned).collect();
+    let code = code_of(
+        "let url = \"https://example.test/a\"; let m = crate::mcp::x; // crate::verdict\nlet q = '\"'; let r = crate::report::y;\nlet s = \"a \\\" // b\"; crate::text::z(); fn f<'a>(x: &'a str) {}\n",
+    );
+    let found: Vec<String> = imports_of(&code, &modules).into_iter().collect();
+    assert_eq!(found, ["mcp", "report", "text"]);
 }
