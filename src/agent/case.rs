@@ -18,8 +18,6 @@ pub(crate) struct CaseSpec {
     pub prompt: Vec<String>,
     /// The system text, when the case has one.
     pub system: Option<String>,
-    /// Runs asked for.
-    pub runs: usize,
     /// Model turns per run (model calls, whatever the user turn).
     pub max_turns: usize,
     /// Wall time per run.
@@ -74,7 +72,6 @@ impl CaseSpec {
             id: case.id.clone(),
             prompt: strings("prompt").filter(|turns| !turns.is_empty()).unwrap_or_else(|| vec![String::new()]),
             system: resolved.get("system").and_then(Value::as_str).map(str::to_owned),
-            runs: usize::try_from(number("runs", 5)).unwrap_or(5).max(1),
             max_turns: usize::try_from(number("max_turns", 8)).unwrap_or(8).max(1),
             timeout: Duration::from_millis(number("timeout_ms", 120_000)),
             visible: strings("tools"),
@@ -114,7 +111,7 @@ mod tests {
         );
         assert_eq!(case.prompt, vec!["hi".to_owned(), "now echo".to_owned()]);
         assert_eq!(case.system.as_deref(), Some("be brief"));
-        assert_eq!((case.runs, case.max_turns, case.timeout), (3, 4, Duration::from_secs(2)));
+        assert_eq!((case.max_turns, case.timeout), (4, Duration::from_secs(2)));
         assert_eq!(case.tool_choice, ToolChoice::Required);
         assert_eq!(case.sampling.temperature, Some(0.0));
         assert!(case.sees("echo_upper") && !case.sees("delete"));

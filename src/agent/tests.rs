@@ -73,7 +73,6 @@ fn case(prompt: &[&str]) -> CaseSpec {
         id: "c".into(),
         prompt: prompt.iter().map(|turn| (*turn).to_owned()).collect(),
         system: Some("be brief".into()),
-        runs: 1,
         max_turns: 4,
         timeout: Duration::from_secs(2),
         visible: None,

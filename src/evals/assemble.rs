@@ -50,17 +50,14 @@ pub(crate) enum Cut {
     Interrupted,
 }
 
-/// The resolved case with `--runs` applied (runs replaced, a soft threshold scaled).
+/// The resolved case with `--runs` applied (`runs` and `pass_threshold` those of
+/// [`crate::golden::Trials::effective`]): what the run's scoring reads.
 pub(crate) fn with_runs(resolved: &Value, runs: Option<u32>) -> Value {
-    let Some(runs) = runs else { return resolved.clone() };
+    let Some(override_runs) = runs else { return resolved.clone() };
+    let trials = crate::golden::Trials::of_resolved(resolved).effective(Some(override_runs));
     let mut case = resolved.clone();
-    let old_runs = case["runs"].as_u64().unwrap_or(5).max(1);
-    let old_threshold = case["pass_threshold"].as_u64().unwrap_or(old_runs);
-    let runs = u64::from(runs);
-    let threshold =
-        if case["kind"] == "hard" { runs } else { (old_threshold * runs).div_ceil(old_runs).clamp(1, runs) };
-    case["runs"] = json!(runs);
-    case["pass_threshold"] = json!(threshold);
+    case["runs"] = json!(trials.runs);
+    case["pass_threshold"] = json!(trials.threshold);
     case
 }
 
@@ -75,8 +72,8 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
             }
             let key = (case_index, *model_index);
             let resolved = with_runs(&case.resolved, inputs.runs_override);
-            let requested = resolved["runs"].as_u64().unwrap_or(5) as usize;
-            let threshold = resolved["pass_threshold"].as_u64().unwrap_or(requested as u64) as usize;
+            let trials = case.trials.effective(inputs.runs_override);
+            let (requested, threshold) = (trials.runs, trials.threshold);
             let sampling = caller.effective(spec.sampling);
             let mut sampling_out = serde_json::Map::new();
             if let Some(value) = sampling.temperature {
@@ -91,7 +88,7 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
             let mut eval = EvalResult {
                 case: case.id.clone(),
                 model: label.clone(),
-                kind: resolved["kind"].as_str().unwrap_or("soft").to_owned(),
+                kind: if trials.hard { "hard" } else { "soft" }.to_owned(),
                 runs: requested,
                 passed: 0,
                 completed: 0,

@@ -179,9 +179,10 @@ impl<'a> Plan<'a> {
         Ok(Planned::Run(Box::new(plan)))
     }
 
-    /// The number of trials of `case`: `--runs` when given, else the case's own.
-    pub(crate) fn trials_of(&self, case: &CaseSpec) -> usize {
-        self.input.settings.runs.map_or(case.runs, |runs| runs as usize)
+    /// The number of trials of case `case` (its index): `--runs` when given, else the case's
+    /// own ([`crate::golden::Trials::effective`]).
+    pub(crate) fn trials_of(&self, case: usize) -> usize {
+        self.input.set.cases[case].trials.effective(self.input.settings.runs).runs
     }
 
     /// The cases that can run: not deferred (set order).
@@ -209,7 +210,7 @@ impl<'a> Plan<'a> {
                     model: &model.label,
                     wire: wire_name(def.api),
                     base_url: &def.base_url,
-                    runs: self.trials_of(spec),
+                    runs: self.trials_of(case_index),
                     server_key: cache.server_key.as_deref(),
                     judge: self.judge.as_ref().filter(|_| self.rubrics[case_index].is_some()).map(|judge| {
                         format!(
@@ -247,7 +248,7 @@ impl<'a> Plan<'a> {
                     continue;
                 }
                 let spec = &self.specs[case];
-                let trials: Vec<usize> = (1..=self.trials_of(spec)).collect();
+                let trials: Vec<usize> = (1..=self.trials_of(case)).collect();
                 if spec.sequential {
                     work.push(Work { model: model.index, case, trials });
                 } else {

@@ -678,8 +678,8 @@ impl Reader {
         };
         resolved.insert("kind".into(), json!(kind));
         let runs = match pick("runs") {
-            Some((node, name)) => self.integer(node, &name, 1, 50).unwrap_or(5),
-            None => 5,
+            Some((node, name)) => self.integer(node, &name, 1, 50).unwrap_or(super::DEFAULT_TRIALS as i64),
+            None => super::DEFAULT_TRIALS as i64,
         };
         resolved.insert("runs".into(), json!(runs));
         let threshold = if kind == "hard" {
@@ -869,7 +869,8 @@ impl Reader {
         }
         let value = Value::Object(resolved);
         let semantic = std::mem::take(&mut self.semantic);
-        Some(Case { id: id?, hash: crate::jcs::hash(&value), resolved: value, tools, semantic })
+        let trials = super::Trials::of_resolved(&value);
+        Some(Case { id: id?, hash: crate::jcs::hash(&value), trials, resolved: value, tools, semantic })
     }
 
     /// `sampling`: the defaults' keys, overridden key by key by the case's.

@@ -546,3 +546,24 @@ fn a_bad_message_pattern_of_an_input_response_says_it_is_searched_not_anchored()
     let anchored = only(&case("    expect_tool: t\n    expect_args:\n      x: {match: regex, pattern: \"(\"}\n"));
     assert!(anchored.hint.contains("anchored at both ends"), "{anchored:?}");
 }
+
+#[test]
+fn a_case_s_trials_are_typed_once_with_the_format_s_defaults() {
+    let text = "version: 1\ncases:\n  - id: plain\n    prompt: p\n    expect_tool: t\n  - id: three\n    prompt: p\n    expect_tool: t\n    runs: 3\n  - id: hard\n    prompt: p\n    expect_tool: t\n    kind: hard\n    runs: 4\n  - id: two_of_six\n    prompt: p\n    expect_tool: t\n    runs: 6\n    pass_threshold: 2\n";
+    let trials: Vec<super::Trials> = ok(text).cases.iter().map(|case| case.trials).collect();
+    let new = super::Trials::new;
+    assert_eq!(trials, [new(5, Some(4), false), new(3, Some(3), false), new(4, None, true), new(6, Some(2), false)]);
+    assert_eq!((trials[0].runs, trials[0].threshold), (super::DEFAULT_TRIALS, 4), "4 of 5 by default");
+    assert_eq!(trials[2].threshold, 4, "a hard case needs every trial");
+}
+
+#[test]
+fn runs_given_on_the_command_line_scale_a_soft_threshold_and_set_a_hard_one() {
+    let soft = super::Trials::new(5, Some(4), false);
+    assert_eq!(soft.effective(Some(10)), super::Trials { runs: 10, threshold: 8, hard: false });
+    assert_eq!(soft.effective(Some(3)).threshold, 3, "rounded up");
+    assert_eq!(soft.effective(Some(1)).threshold, 1);
+    assert_eq!(soft.effective(None), soft, "without --runs the case's own");
+    let hard = super::Trials::new(5, None, true);
+    assert_eq!(hard.effective(Some(3)), super::Trials { runs: 3, threshold: 3, hard: true });
+}

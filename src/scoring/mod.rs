@@ -737,9 +737,8 @@ pub(crate) struct CaseScore {
 
 /// Scores a case (its resolved JSON) from the scores of its runs.
 pub(crate) fn score_case(case: &Value, runs: &[RunScore]) -> CaseScore {
-    let requested = case["runs"].as_u64().map_or(runs.len(), |runs| runs as usize);
-    let hard = case["kind"] == "hard";
-    let threshold = if hard { requested } else { case["pass_threshold"].as_u64().map_or(requested, |k| k as usize) };
+    let trials = crate::golden::Trials::of_resolved(case);
+    let (requested, hard, threshold) = (trials.runs, trials.hard, trials.threshold);
     let completed: Vec<&RunScore> = runs.iter().filter(|run| run.verdict != RunVerdict::Error).collect();
     let errors = runs.len() - completed.len();
     let n = completed.len();
