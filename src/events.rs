@@ -368,7 +368,7 @@ impl Event<'_> {
 
 impl RunEvent {
     /// The event's kind in the events file and its fields (an object).
-    fn fields(&self) -> (&'static str, Value) {
+    pub(crate) fn fields(&self) -> (&'static str, Value) {
         match self {
             RunEvent::Connecting { target, transport } => {
                 ("connecting", json!({"target": target, "transport": transport}))

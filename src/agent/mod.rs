@@ -24,6 +24,7 @@
 
 pub(crate) mod case;
 pub(crate) mod input;
+pub(crate) mod observe;
 pub(crate) mod tools;
 
 use std::time::Instant;
@@ -313,40 +314,28 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                     turn: u32::try_from(record.turns).unwrap_or(u32::MAX),
                 };
                 let answered = tokio::time::timeout_at(deadline, context.model.call(key, &request)).await;
-                let model_call = |outcome: &'static str, attempts: u32, reply: Option<&ModelReply>| {
-                    let usage = reply.and_then(|reply| reply.completion.usage);
-                    (context.events)(&RunEvent::ModelCallFinished {
-                        trial: context.trial.clone(),
-                        turn: record.turns,
-                        outcome,
-                        attempts,
-                        latency_ms: reply.map(|reply| reply.latency_ms),
-                        input_tokens: usage.and_then(|usage| usage.input_tokens),
-                        output_tokens: usage.and_then(|usage| usage.output_tokens),
-                    });
-                };
+                // The model caller's decorator reports the calls it saw end; a call the
+                // deadline cut is the loop's to report.
                 let reply = match answered {
                     Err(_) => {
-                        model_call("timeout", 0, None);
+                        (context.events)(&RunEvent::ModelCallFinished {
+                            trial: context.trial.clone(),
+                            turn: record.turns,
+                            outcome: "timeout",
+                            attempts: 0,
+                            latency_ms: None,
+                            input_tokens: None,
+                            output_tokens: None,
+                        });
                         break 'run RunEnding::Timeout;
                     }
-                    Ok(Err(ModelFailure::CapReached)) => {
-                        model_call("call_cap", 0, None);
-                        break 'run RunEnding::CapReached;
-                    }
-                    Ok(Err(ModelFailure::NoRecording(reason))) => {
-                        model_call("replay_miss", 0, None);
-                        break 'run RunEnding::NoRecording(reason);
-                    }
+                    Ok(Err(ModelFailure::CapReached)) => break 'run RunEnding::CapReached,
+                    Ok(Err(ModelFailure::NoRecording(reason))) => break 'run RunEnding::NoRecording(reason),
                     Ok(Err(ModelFailure::Provider { error, attempts })) => {
-                        model_call("provider_error", attempts, None);
                         record.model_calls += u64::from(attempts);
                         break 'run RunEnding::ProviderError(format!("after {attempts} attempt(s): {error}"));
                     }
-                    Ok(Ok(reply)) => {
-                        model_call("answer", reply.attempts, Some(&reply));
-                        reply
-                    }
+                    Ok(Ok(reply)) => reply,
                 };
                 record.turns += 1;
                 record.model_calls += u64::from(reply.attempts);
@@ -401,7 +390,9 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                     } else {
                         None
                     };
-                    let tool_call = |made: &CallRecord, outcome: &'static str, server_bytes: Option<usize>| {
+                    // What the loop decides it reports itself (a call not sent, a call the
+                    // deadline cut); the tool executor's decorator reports the calls it made.
+                    let tool_call = |made: &CallRecord, outcome: &'static str| {
                         (context.events)(&RunEvent::ToolCallFinished {
                             trial: context.trial.clone(),
                             turn: made.turn,
@@ -410,23 +401,19 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                             sent: made.sent,
                             injected: false,
                             latency_ms: made.latency_ms,
-                            server_bytes,
+                            server_bytes: None,
                         });
                     };
                     if let Some((reason, arguments)) = refusal {
                         made.result = format!("error: {reason}");
                         made.refused_arguments = arguments.then(|| reason.clone());
                         made.error = Some(reason);
-                        tool_call(&made, "not_sent", None);
+                        tool_call(&made, "not_sent");
                     } else {
-                        (context.events)(&RunEvent::ToolCallStarted {
-                            trial: context.trial.clone(),
-                            turn: made.turn,
-                            tool: made.name.clone(),
-                        });
+                        let at = tools::CallSite { trial: &context.trial, turn: made.turn };
                         let outcome = match tokio::time::timeout_at(
                             deadline,
-                            context.tools.call(&call.name, &call.arguments, inputs.as_mut()),
+                            context.tools.call(at, &call.name, &call.arguments, inputs.as_mut()),
                         )
                         .await
                         {
@@ -437,7 +424,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                                     error: Some("the run's time ran out during this call".into()),
                                     ..made
                                 };
-                                tool_call(&made, "timeout", None);
+                                tool_call(&made, "timeout");
                                 record.calls.push(made);
                                 break 'run RunEnding::Timeout;
                             }
@@ -445,34 +432,29 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                         made.sent = true;
                         match outcome {
                             ToolOutcome::Result { text, is_error, latency_ms, note, server_bytes, rounds } => {
-                                let bytes = server_bytes.unwrap_or(text.len());
                                 made.result = text;
                                 made.server_bytes = server_bytes;
                                 made.is_error = is_error;
                                 made.latency_ms = latency_ms;
                                 made.error = note;
                                 made.rounds = rounds;
-                                tool_call(&made, if is_error { "error_result" } else { "result" }, Some(bytes));
                             }
                             ToolOutcome::Error { message, latency_ms, rounds } => {
                                 made.result = format!("error: {message}");
                                 made.error = Some(message);
                                 made.latency_ms = latency_ms;
                                 made.rounds = rounds;
-                                tool_call(&made, "jsonrpc_error", None);
                             }
                             ToolOutcome::Stopped { reason, latency_ms, rounds } => {
                                 made.error = Some(reason.clone());
                                 made.latency_ms = latency_ms;
                                 made.rounds = rounds;
-                                tool_call(&made, "stopped", None);
                                 record.calls.push(made);
                                 break 'run RunEnding::Finding(reason);
                             }
                             ToolOutcome::Failed { reason, latency_ms } => {
                                 made.error = Some(reason.clone());
                                 made.latency_ms = latency_ms;
-                                tool_call(&made, "failed", None);
                                 record.calls.push(made);
                                 break 'run RunEnding::ServerError(reason);
                             }

@@ -17,6 +17,7 @@ struct FakeTools {
 impl ToolExecutor for FakeTools {
     fn call<'a>(
         &'a self,
+        _at: tools::CallSite<'a>,
         name: &'a str,
         arguments: &'a Value,
         _inputs: Option<&'a mut input::Session<'_>>,

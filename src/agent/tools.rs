@@ -65,12 +65,23 @@ pub(crate) enum ToolOutcome {
     },
 }
 
-/// Makes tool calls on the server under test.
+/// Which call of which trial a tool call is: what decorators name in their events.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallSite<'a> {
+    /// The trial.
+    pub trial: &'a crate::events::TrialRef,
+    /// The model turn (from 1) whose answer asked for the call.
+    pub turn: usize,
+}
+
+/// Makes tool calls on the server under test: the seam layers wrap (telemetry around the real
+/// tools, [`super::observe::ObservedTools`]; layer 2's faults around that).
 pub(crate) trait ToolExecutor: Send + Sync {
-    /// Calls `name` with `arguments`, answering input requests from `inputs` when the case
-    /// scripts them.
+    /// Calls `name` with `arguments` for the call `at`, answering input requests from `inputs`
+    /// when the case scripts them.
     fn call<'a>(
         &'a self,
+        at: CallSite<'a>,
         name: &'a str,
         arguments: &'a Value,
         inputs: Option<&'a mut Session<'_>>,
@@ -107,6 +118,7 @@ fn no_answer(name: &str, exchange: &crate::mcp::exchange::Exchange) -> String {
 impl ToolExecutor for McpTools {
     fn call<'a>(
         &'a self,
+        _at: CallSite<'a>,
         name: &'a str,
         arguments: &'a Value,
         mut inputs: Option<&'a mut Session<'_>>,

@@ -11,6 +11,7 @@ use super::Progress;
 use super::caller::LiveModel;
 use super::plan::{Plan, Ready, Work};
 use super::semantic;
+use crate::agent::observe::{ObservedModel, ObservedTools};
 use crate::agent::tools::ToolExecutor;
 use crate::agent::{self, ArgumentCheck, CaseSpec, RunContext, RunEnding, RunRecord};
 use crate::events::RunEvent;
@@ -147,7 +148,18 @@ async fn one_run(
 ) -> RunRecord {
     let trial = crate::events::TrialRef { case: case.id.clone(), model: model.label().to_owned(), trial: run };
     (graded.events)(&RunEvent::TrialStarted { trial: trial.clone() });
-    let context = RunContext { model, tools, specs, arguments, events: graded.events, trial: trial.clone() };
+    // Telemetry wraps the real tools and the model caller directly, so the times it reports
+    // are the server's and the provider's; a layer that injects faults would wrap these.
+    let observed_tools = ObservedTools { inner: tools, events: graded.events };
+    let observed_model = ObservedModel { inner: model, trial: &trial, events: graded.events };
+    let context = RunContext {
+        model: &observed_model,
+        tools: &observed_tools,
+        specs,
+        arguments,
+        events: graded.events,
+        trial: trial.clone(),
+    };
     let mut record = agent::run_case(case, run, &context).await;
     (graded.events)(&RunEvent::TrialFinished {
         trial,
