@@ -107,3 +107,71 @@ impl Client {
         self.transport.shutdown().await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::mcp::evidence::Redactor;
+    use crate::mcp::http::HttpSettings;
+    use crate::mcp::transport::BoxFuture;
+
+    /// A wire-level layer: answers every request itself (never the server) and keeps the
+    /// methods and ids it saw.
+    #[derive(Debug, Default)]
+    struct Answering {
+        seen: Mutex<Vec<(Option<String>, Option<Value>)>>,
+    }
+
+    impl Transport for Answering {
+        fn name(&self) -> &'static str {
+            "answering"
+        }
+
+        fn send<'a>(&'a self, outgoing: &'a Outgoing, id: Option<Value>) -> BoxFuture<'a, Exchange> {
+            self.seen.lock().unwrap().push((outgoing.method().map(str::to_owned), id.clone()));
+            Box::pin(async move {
+                Exchange {
+                    response: Some(json!({"jsonrpc": "2.0", "id": id, "result": {"injected": true}})),
+                    ..Exchange::default()
+                }
+            })
+        }
+
+        fn shutdown(&self) -> BoxFuture<'_, ()> {
+            Box::pin(async {})
+        }
+    }
+
+    #[tokio::test]
+    async fn a_wrapped_transport_carries_every_request_and_its_exchange_is_what_the_caller_sees() {
+        // Port 9 on loopback: nothing listens, so an answer can only come from the wrapper.
+        let settings = HttpSettings {
+            url: "http://127.0.0.1:9/mcp".into(),
+            extra_headers: Vec::new(),
+            timeout: Duration::from_secs(1),
+        };
+        let http = crate::mcp::http::HttpTransport::new(settings, Redactor::new(Vec::new())).expect("a client");
+        let layer = Arc::new(Answering::default());
+        let client = Client::wrapped(Connection::Http(http), layer.clone());
+        let seen_by_observer = Arc::new(Mutex::new(0));
+        let count = seen_by_observer.clone();
+        client.set_observer(Some(Arc::new(move |_: &Outgoing, _: &Exchange| *count.lock().unwrap() += 1)));
+        let first = client.request("tools/list", json!({})).await;
+        let second = client.request("tools/call", json!({"name": "echo"})).await;
+        assert_eq!(first.response.as_ref().map(|response| &response["result"]), Some(&json!({"injected": true})));
+        assert_eq!(second.response.as_ref().map(|response| &response["id"]), Some(&json!(2)));
+        let seen = layer.seen.lock().unwrap().clone();
+        assert_eq!(seen, [(Some("tools/list".into()), Some(json!(1))), (Some("tools/call".into()), Some(json!(2)))]);
+        assert_eq!(*seen_by_observer.lock().unwrap(), 2, "the observer sees the wrapper's exchanges");
+        assert_eq!(
+            (client.transport_name(), client.is_http()),
+            ("answering", true),
+            "probes still see the HTTP connection"
+        );
+    }
+}
