@@ -49,9 +49,9 @@ pub(crate) struct Options {
     pub suppressions: Vec<probes::security::Suppression>,
 }
 
-/// The outcome of a layer-0 run: the server section and one check per requirement.
+/// What layer 0 found: the server section and one check per requirement.
 #[derive(Debug, Clone)]
-pub(crate) struct Outcome0 {
+pub(crate) struct Layer0Result {
     /// What is known about the server.
     pub server: ServerSection,
     /// Every check, in catalogue order.
@@ -103,7 +103,7 @@ pub(crate) async fn run(
     redactor: Redactor,
     options: &Options,
     events: &(dyn Fn(&RunEvent) + Sync),
-) -> Outcome0 {
+) -> Layer0Result {
     if connected.framing_blocked {
         return blocked_by_framing(connected, &target, &redactor, options, events).await;
     }
@@ -334,7 +334,7 @@ pub(crate) async fn run(
         stdio_starts: connected.starts.reasons(),
         descriptions,
     };
-    Outcome0 { server, checks }
+    Layer0Result { server, checks }
 }
 
 /// The stderr tail of a stdio server, when it wrote anything.
@@ -359,7 +359,7 @@ async fn blocked_by_framing(
     redactor: &Redactor,
     options: &Options,
     events: &(dyn Fn(&RunEvent) + Sync),
-) -> Outcome0 {
+) -> Layer0Result {
     let started = Instant::now();
     let (client, era) = (&connected.client, connected.era);
     events(&RunEvent::EraDetected { era: era.revision().into(), evidence: connected.evidence.clone() });
@@ -387,7 +387,7 @@ async fn blocked_by_framing(
     if era == Era::Legacy {
         checks.push(era_check(options.require_modern, &connected.evidence));
     }
-    Outcome0 { server: blocked_server(connected, stderr_tail(client)), checks }
+    Layer0Result { server: blocked_server(connected, stderr_tail(client)), checks }
 }
 
 /// The server section of a blocked run: the era and its evidence, nothing read from answers.
@@ -412,7 +412,7 @@ fn blocked_server(connected: &Connected, stderr_tail: Option<String>) -> ServerS
 /// evidence; H-16 warns as well when the stream stayed open; every other check is
 /// `not_applicable` with [`BLOCKED_BY_UNREADABLE`] — not a failure of its own rule. The verdict
 /// is `fail`: a server whose responses cannot be read never passes.
-fn blocked_by_unreadable(connected: &Connected, why: &str, events: &(dyn Fn(&RunEvent) + Sync)) -> Outcome0 {
+fn blocked_by_unreadable(connected: &Connected, why: &str, events: &(dyn Fn(&RunEvent) + Sync)) -> Layer0Result {
     let era = connected.era;
     events(&RunEvent::EraDetected { era: era.revision().into(), evidence: connected.evidence.clone() });
     events(&RunEvent::Notice {
@@ -431,7 +431,7 @@ fn blocked_by_unreadable(connected: &Connected, why: &str, events: &(dyn Fn(&Run
         );
     }
     let checks = grade_all(&[(findings, discover.elapsed_ms)], era, true, Some(BLOCKED_BY_UNREADABLE));
-    Outcome0 { server: blocked_server(connected, None), checks }
+    Layer0Result { server: blocked_server(connected, None), checks }
 }
 
 /// How often [`Progress::watch`] says that probes are still running.

@@ -221,7 +221,7 @@ pub(crate) async fn evaluate(
         .collect();
     // Layer 0's outcome as soon as it is graded, so a signal during layer 1 or the session's
     // shutdown (a stdio server can take seconds to exit) keeps every check instead of losing them.
-    let finished: std::sync::Mutex<Option<conformance::Outcome0>> = std::sync::Mutex::new(None);
+    let finished: std::sync::Mutex<Option<conformance::Layer0Result>> = std::sync::Mutex::new(None);
     // Layer 0's own wall time (its checks, not the connection or layer 1), once it finished:
     // what the summary's `N checks in T` says.
     let layer0_time: std::sync::Mutex<Option<u64>> = std::sync::Mutex::new(None);
@@ -256,7 +256,7 @@ pub(crate) async fn evaluate(
             running.store(1, std::sync::atomic::Ordering::SeqCst);
             events(&RunEvent::LayerStarted { layer: 1 });
             let layer1_started = Instant::now();
-            let checks0 = layer0.as_ref().map(|outcome: &conformance::Outcome0| outcome.checks.as_slice());
+            let checks0 = layer0.as_ref().map(|outcome: &conformance::Layer0Result| outcome.checks.as_slice());
             let layer1 =
                 Box::pin(layer1(settings, golden, &connected, &progress, &cassettes_failed, checks0, events)).await;
             events(&RunEvent::LayerFinished { layer: 1, duration_ms: elapsed_ms(layer1_started) });
@@ -397,7 +397,7 @@ pub(crate) async fn evaluate(
 /// layer 0 had said so far (`known`: the era, the sizes of the lists).
 fn partial_checks(
     server: &mut ServerSection,
-    finished: &std::sync::Mutex<Option<conformance::Outcome0>>,
+    finished: &std::sync::Mutex<Option<conformance::Layer0Result>>,
     known: &std::sync::Mutex<ServerSection>,
 ) -> Vec<crate::report::model::CheckResult> {
     match crate::mcp::sync::lock(finished).take() {
