@@ -124,16 +124,7 @@ pub(crate) async fn evaluate(
     let redactor = Redactor::new(settings.secrets());
     // `--events FILE`: every event below goes there too, stamped; a file that cannot be
     // created is our environment failing (exit status 4), and the run goes on without it.
-    let (log, log_error) = match &settings.events_path {
-        Some((path, label)) => match crate::events::EventLog::create(path, redactor.clone(), started) {
-            Ok(log) => (Some(log), None),
-            Err(error) => (
-                None,
-                Some(format!("error: cannot write the events file `{label}`: {}", crate::text::io_reason(&error))),
-            ),
-        },
-        None => (None, None),
-    };
+    let (log, log_error) = open_events_log(settings, &redactor, started);
     let noting = |event: &RunEvent| {
         note(&known, event);
         if let Some(log) = &log {
@@ -189,36 +180,7 @@ pub(crate) async fn evaluate(
         require_modern: settings.require_modern,
         suppressions: settings.suppressions.clone(),
     };
-    // Layer 1 runs only with a golden set and a model; otherwise the report says why not.
-    let layer1_missing = if !layers.contains(&1) || demo_layer1(settings, golden) {
-        None
-    } else if golden.is_none() {
-        Some("no golden set was given (--golden-set, Action input `golden-set`, config `golden_set`)")
-    } else if settings.layer1.models.is_empty() {
-        Some(
-            "no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`; `--demo` alone replays the demo's own golden set and model)",
-        )
-    } else {
-        None
-    };
-    if let Some(reason) = layer1_missing {
-        events(&RunEvent::Notice { text: format!("layer 1 did not run: {reason}") });
-    }
-    // With `--shard`, layer 0 runs in shard 1 only (`merge` takes its checks from there).
-    let shard_note = settings
-        .layer1
-        .shard
-        .filter(|shard| shard.index > 1 && layers.contains(&0))
-        .map(|shard| format!("{SHARD_LAYER0_NOTE} (this is shard {}/{})", shard.index, shard.count));
-    if let Some(note) = &shard_note {
-        events(&RunEvent::Notice { text: note.clone() });
-    }
-    let ran: Vec<u8> = layers
-        .iter()
-        .copied()
-        .filter(|layer| LAYERS_AVAILABLE.contains(layer) && !(*layer == 1 && layer1_missing.is_some()))
-        .filter(|layer| !(*layer == 0 && shard_note.is_some()))
-        .collect();
+    let LayerPlan { ran, layer1_missing, shard_note } = plan_layers(settings, layers, golden, events);
     // Layer 0's outcome as soon as it is graded, so a signal during layer 1 or the session's
     // shutdown (a stdio server can take seconds to exit) keeps every check instead of losing them.
     let finished: std::sync::Mutex<Option<conformance::Layer0Result>> = std::sync::Mutex::new(None);
@@ -304,52 +266,9 @@ pub(crate) async fn evaluate(
                 (report, None)
             }
             Ok(Ok((found, checks, layer1))) => {
-                let label = std::mem::take(&mut server.target);
-                let transport = std::mem::take(&mut server.transport);
-                server = found;
-                server.target = label;
-                server.transport = transport;
-                for check in &checks {
-                    events(&RunEvent::CheckGraded { id: check.id.clone(), status: check.status });
-                }
-                let mut checks = checks;
-                if crate::mcp::sync::poisoned() {
-                    checks.push(RunReport::internal_error_check(
-                        "a panic inside mcp-eval poisoned shared state during the run: the results above may be missing findings; no verdict".into(),
-                    ));
-                }
-                let mut report = RunReport::new(started_at, elapsed_ms(started), ran.clone(), RunOutcome::Completed, None, server, checks);
-                if let Some(reason) = layer1_missing {
-                    report.evals = Some(crate::report::evals::EvalsSection {
-                        layer1_not_run: Some(reason.to_owned()),
-                        ..crate::report::evals::EvalsSection::default()
-                    });
-                }
-                if let Some(layer1) = layer1 {
-                    // Layer 1 ran only when some model ran (and not when it refused its input).
-                    if layer1.as_ref().map_or(true, |section| section.layer1_not_run.is_some()) {
-                        report.layers.retain(|layer| *layer != 1);
-                    }
-                    report.evals = Some(match layer1 {
-                        Ok(mut section) => {
-                            section.layer1_notes.extend(shard_note.clone());
-                            section
-                        }
-                        Err(error) => {
-                            input_error = true;
-                            events(&RunEvent::InputError { text: redactor.redact(&error.to_string()) });
-                            crate::report::evals::EvalsSection {
-                                layer1_not_run: Some(format!(
-                                    "{}{}",
-                                    crate::report::evals::INVALID_INPUT_PREFIX,
-                                    error.message
-                                )),
-                                models: settings.layer1.models.iter().map(|model| model.label()).collect(),
-                                ..crate::report::evals::EvalsSection::default()
-                            }
-                        }
-                    });
-                }
+                let done = Completed { found, checks, layer1, layer1_missing, shard_note: shard_note.clone() };
+                let (report, refused) = completed_report(settings, done, server, &ran, (started_at, started), &redactor, events);
+                input_error = refused;
                 (report, None)
             }
             Ok(Err(unreachable)) if unreachable.needs_credentials => {
@@ -390,6 +309,149 @@ pub(crate) async fn evaluate(
     let environment_failed =
         cassettes_failed.load(std::sync::atomic::Ordering::SeqCst) || log_error.is_some() || log_failed.is_some();
     finish(settings, report, interrupt, Ending { environment_failed, input_error }, &redactor, events)
+}
+
+/// What the layers gave on a run that completed.
+struct Completed {
+    /// The server section layer 0 (or the connection) found.
+    found: ServerSection,
+    /// Layer 0's checks.
+    checks: Vec<crate::report::model::CheckResult>,
+    /// Layer 1's section, or the input error that stopped it; `None` when it did not run.
+    layer1: Option<Result<crate::report::evals::EvalsSection, UserError>>,
+    /// Why layer 1 did not run although asked for.
+    layer1_missing: Option<&'static str>,
+    /// The note of a shard after the first.
+    shard_note: Option<String>,
+}
+
+/// The report of a run whose layers completed, and whether layer 1 refused its input (exit
+/// status 2). `server` keeps the target label and transport; an event goes out per check.
+fn completed_report(
+    settings: &Settings,
+    done: Completed,
+    mut server: ServerSection,
+    ran: &[u8],
+    (started_at, started): (chrono::DateTime<Utc>, Instant),
+    redactor: &Redactor,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) -> (RunReport, bool) {
+    let Completed { found, checks, layer1, layer1_missing, shard_note } = done;
+    let mut input_error = false;
+    let label = std::mem::take(&mut server.target);
+    let transport = std::mem::take(&mut server.transport);
+    server = found;
+    server.target = label;
+    server.transport = transport;
+    for check in &checks {
+        events(&RunEvent::CheckGraded { id: check.id.clone(), status: check.status });
+    }
+    let mut checks = checks;
+    if crate::mcp::sync::poisoned() {
+        checks.push(RunReport::internal_error_check(
+            "a panic inside mcp-eval poisoned shared state during the run: the results above may be missing findings; no verdict".into(),
+        ));
+    }
+    let mut report =
+        RunReport::new(started_at, elapsed_ms(started), ran.to_vec(), RunOutcome::Completed, None, server, checks);
+    if let Some(reason) = layer1_missing {
+        report.evals = Some(crate::report::evals::EvalsSection {
+            layer1_not_run: Some(reason.to_owned()),
+            ..crate::report::evals::EvalsSection::default()
+        });
+    }
+    if let Some(layer1) = layer1 {
+        // Layer 1 ran only when some model ran (and not when it refused its input).
+        if layer1.as_ref().map_or(true, |section| section.layer1_not_run.is_some()) {
+            report.layers.retain(|layer| *layer != 1);
+        }
+        report.evals = Some(match layer1 {
+            Ok(mut section) => {
+                section.layer1_notes.extend(shard_note.clone());
+                section
+            }
+            Err(error) => {
+                input_error = true;
+                events(&RunEvent::InputError { text: redactor.redact(&error.to_string()) });
+                crate::report::evals::EvalsSection {
+                    layer1_not_run: Some(format!("{}{}", crate::report::evals::INVALID_INPUT_PREFIX, error.message)),
+                    models: settings.layer1.models.iter().map(|model| model.label()).collect(),
+                    ..crate::report::evals::EvalsSection::default()
+                }
+            }
+        });
+    }
+    (report, input_error)
+}
+
+/// `--events FILE`: the log, or the failure line saying why it cannot be created (the run
+/// goes on without it, and exits 4); neither without the flag.
+fn open_events_log(
+    settings: &Settings,
+    redactor: &Redactor,
+    started: Instant,
+) -> (Option<crate::events::EventLog>, Option<String>) {
+    match &settings.events_path {
+        Some((path, label)) => match crate::events::EventLog::create(path, redactor.clone(), started) {
+            Ok(log) => (Some(log), None),
+            Err(error) => (
+                None,
+                Some(format!("error: cannot write the events file `{label}`: {}", crate::text::io_reason(&error))),
+            ),
+        },
+        None => (None, None),
+    }
+}
+
+/// Which layers run, and why some do not.
+struct LayerPlan {
+    /// The layers that run, in order.
+    ran: Vec<u8>,
+    /// Why layer 1 does not run although it was asked for, when it does not.
+    layer1_missing: Option<&'static str>,
+    /// The note of a shard after the first: layer 0 runs in shard 1 only.
+    shard_note: Option<String>,
+}
+
+/// Decides which of `layers` run (the caller resolved `auto`), sending a notice for each asked
+/// for that does not.
+fn plan_layers(
+    settings: &Settings,
+    layers: &[u8],
+    golden: Option<&GoldenSet>,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) -> LayerPlan {
+    // Layer 1 runs only with a golden set and a model; otherwise the report says why not.
+    let layer1_missing = if !layers.contains(&1) || demo_layer1(settings, golden) {
+        None
+    } else if golden.is_none() {
+        Some("no golden set was given (--golden-set, Action input `golden-set`, config `golden_set`)")
+    } else if settings.layer1.models.is_empty() {
+        Some(
+            "no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`; `--demo` alone replays the demo's own golden set and model)",
+        )
+    } else {
+        None
+    };
+    if let Some(reason) = layer1_missing {
+        events(&RunEvent::Notice { text: format!("layer 1 did not run: {reason}") });
+    }
+    // With `--shard`, layer 0 runs in shard 1 only (`merge` takes its checks from there).
+    let shard_note = settings
+        .layer1
+        .shard
+        .filter(|shard| shard.index > 1 && layers.contains(&0))
+        .map(|shard| format!("{SHARD_LAYER0_NOTE} (this is shard {}/{})", shard.index, shard.count));
+    if let Some(note) = &shard_note {
+        events(&RunEvent::Notice { text: note.clone() });
+    }
+    let ran: Vec<u8> = layers
+        .iter()
+        .copied()
+        .filter(|layer| LAYERS_AVAILABLE.contains(layer) && !(*layer == 1 && layer1_missing.is_some()))
+        .filter(|layer| !(*layer == 0 && shard_note.is_some()))
+        .collect();
+    LayerPlan { ran, layer1_missing, shard_note }
 }
 
 /// Layer 0's checks when its outcome was graded before the run stopped (a signal, a panic), with
