@@ -7,7 +7,7 @@
 //! names the trial): their latency, attempts, token usage as reported (`null` when not) and
 //! outcome — never a tool result or model text. Layers 2 and 3 consume the same stream.
 
-use std::io::Write as _;
+use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -440,7 +440,7 @@ impl RunEvent {
 /// was cut short before it (`"complete": false`). A write that fails stops the log and is kept
 /// for [`EventLog::failure`]; the run goes on.
 pub(crate) struct EventLog {
-    out: Mutex<Option<std::io::BufWriter<std::fs::File>>>,
+    out: Mutex<Option<Box<dyn Write + Send>>>,
     failure: Mutex<Option<String>>,
     started: Instant,
     redactor: Redactor,
@@ -456,7 +456,12 @@ impl EventLog {
             std::fs::create_dir_all(parent)?;
         }
         let file = std::fs::File::create(path)?;
-        Ok(Self { out: Mutex::new(Some(std::io::BufWriter::new(file))), failure: Mutex::new(None), started, redactor })
+        Ok(Self::to_writer(Box::new(std::io::BufWriter::new(file)), redactor, started))
+    }
+
+    /// A log written to `out` (each line flushed).
+    fn to_writer(out: Box<dyn Write + Send>, redactor: Redactor, started: Instant) -> Self {
+        Self { out: Mutex::new(Some(out)), failure: Mutex::new(None), started, redactor }
     }
 
     fn elapsed_ms(&self) -> u64 {
@@ -510,6 +515,51 @@ impl Drop for EventLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Takes `lines` lines, then fails every write as a full disk does.
+    struct FillsUp {
+        lines: usize,
+        written: std::sync::Arc<Mutex<Vec<u8>>>,
+    }
+
+    impl Write for FillsUp {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            if self.lines == 0 {
+                return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
+            }
+            self.lines -= bytes.iter().filter(|byte| **byte == b'\n').count();
+            lock(&self.written).extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_write_that_fails_on_the_finished_line_is_kept_as_the_log_s_failure() {
+        let written = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let out = Box::new(FillsUp { lines: 1, written: written.clone() });
+        let log = EventLog::to_writer(out, Redactor::new(Vec::new()), Instant::now());
+        log.record(&RunEvent::LayerStarted { layer: 0 });
+        assert_eq!(log.failure(), None);
+        log.record(&RunEvent::Finished {
+            counts: crate::report::model::Counts::default(),
+            fail_on: crate::verdict::FailOn::Must,
+            failing: Vec::new(),
+            decision: crate::verdict::Decision {
+                verdict: crate::report::model::Verdict::Pass,
+                result: crate::verdict::RunResult::Pass,
+                exit: crate::verdict::ExitStatus::Passed,
+            },
+            out_dir: None,
+            cases: None,
+        });
+        assert!(log.failure().is_some(), "the finished line could not be written: the log says so");
+        let text = String::from_utf8(lock(&written).clone()).expect("utf-8");
+        assert_eq!(text.lines().count(), 1, "{text}");
+    }
 
     #[test]
     fn a_verdict_reused_from_the_cache_is_marked_on_its_line() {

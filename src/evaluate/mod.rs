@@ -308,7 +308,17 @@ pub(crate) async fn evaluate(
     }
     let environment_failed =
         cassettes_failed.load(std::sync::atomic::Ordering::SeqCst) || log_error.is_some() || log_failed.is_some();
-    finish(settings, report, interrupt, Ending { environment_failed, input_error }, &redactor, events)
+    let mut evaluation =
+        finish(settings, report, interrupt, Ending { environment_failed, input_error }, &redactor, events);
+    // The last lines (`finished`, `closed`) are written as the run finishes: a write that fails
+    // there still makes the events file incomplete, which is our environment failing too.
+    if log_failed.is_none()
+        && let Some(reason) = log.as_ref().and_then(crate::events::EventLog::failure)
+    {
+        events(&RunEvent::Failure { text: format!("error: the events file stopped being written: {reason}") });
+        evaluation.decision.exit = evaluation.decision.exit.max(verdict::ExitStatus::Environment);
+    }
+    evaluation
 }
 
 /// What the layers gave on a run that completed.

@@ -131,3 +131,15 @@ fn an_events_file_that_cannot_be_written_is_exit_4_and_the_reports_are_still_wri
     assert!(run.stderr().contains("cannot write the events file"), "{}", run.stderr());
     assert!(run.report.is_some(), "report.json is written all the same");
 }
+
+#[test]
+fn an_events_file_on_a_full_disk_is_exit_4_with_the_reason_and_the_reports_are_still_written() {
+    // /dev/full opens for writing and fails every write with "no space left on device".
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let run = crate::support::run_with_env(&["--demo", "--layers", "0", "--events", "/dev/full"], &[]);
+    assert_eq!(run.code(), 4, "{}", run.stderr());
+    assert!(run.stderr().contains("the events file stopped being written"), "{}", run.stderr());
+    assert!(run.report.is_some(), "report.json is written all the same");
+}
