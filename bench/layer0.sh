@@ -7,7 +7,7 @@
 # tools/list round trip on a kept-alive connection), the median wall time of a whole `mcp-eval run`
 # and of a whole official `server --requirements 2026-07-28` run (start-up included), the ratio,
 # the requirement ids each exercised, and our peak RSS (/usr/bin/time -v, our process only).
-# Also a 5,000-tool fixture (the demo server with `--fault chaos-5000-tools`), and stdio vs HTTP
+# Also a 5,000-tool fixture (the demo server with `--break chaos-5000-tools`), and stdio vs HTTP
 # on the same server (the Python SDK's time server): the median wall time of a whole run each way,
 # how many processes the stdio run started (`server.stdio_starts` in report.json), the median time
 # of one process start (spawn to its answer to one `server/discover`), and the target
@@ -45,7 +45,7 @@ start_real() { # NAME PORT
 }
 
 start_fixture() { # PORT-FILE
-  setsid "$BIN" demo-server --port 0 --fault chaos-5000-tools >"$1" 2>/dev/null &
+  setsid "$BIN" demo-server --port 0 --break chaos-5000-tools >"$1" 2>/dev/null &
   PIDS+=($!)
   for _ in $(seq 100); do [ -s "$1" ] && break; sleep 0.05; done
 }

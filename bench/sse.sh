@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SSE benchmark: the parser alone (cargo bench --bench sse: a 16 MiB event and 16 MiB of small
-# events), then a whole layer-0 run against the demo server with `--fault chaos-80000-tools-sse`
+# events), then a whole layer-0 run against the demo server with `--break chaos-80000-tools-sse`
 # (tools/list is one SSE event of about 18 MB, 80,000 tools), RUNS times: wall time, peak RSS,
 # and whether any check reported a timeout; beside them the floor: the server's time for one
 # tools/list times the number of tools/list requests layer 0 sends (counted by one run through a
@@ -26,7 +26,7 @@ trap cleanup EXIT
 cargo bench --quiet --bench sse 2>/dev/null | grep '^sse '
 cargo build --release --quiet
 
-"$BIN" demo-server --port 0 --fault chaos-80000-tools-sse >"$WORK/url" 2>/dev/null &
+"$BIN" demo-server --port 0 --break chaos-80000-tools-sse >"$WORK/url" 2>/dev/null &
 SERVER_PID=$!
 for _ in $(seq 100); do [ -s "$WORK/url" ] && break; sleep 0.05; done
 URL="$(head -n1 "$WORK/url")"

@@ -416,7 +416,7 @@ fi
 # The paths are given as the container sees them (/github/workspace/…): the outputs and the
 # annotations must still name them relative to the workspace, which is what the runner can open.
 log "check 3: workspace-relative paths (a failing rule, fail-on never, report-path /github/workspace/out)"
-new_job paths "INPUT_SERVER-COMMAND=mcp-eval demo-server --stdio --fault m-7" "${layer_inputs[@]}" \
+new_job paths "INPUT_SERVER-COMMAND=mcp-eval demo-server --stdio --break m-7" "${layer_inputs[@]}" \
   INPUT_FAIL-ON=never INPUT_REPORT-PATH=/github/workspace/out INPUT_JUNIT-PATH=/github/workspace/out/junit.xml
 run_job
 outputs_of
@@ -541,7 +541,7 @@ terminate() {
   fi
 }
 log "check 6: SIGTERM during a run against a stdio server that never answers"
-new_job sigterm-server "INPUT_SERVER-COMMAND=mcp-eval demo-server --stdio --fault chaos-hang" "${layer_inputs[@]}" \
+new_job sigterm-server "INPUT_SERVER-COMMAND=mcp-eval demo-server --stdio --break chaos-hang" "${layer_inputs[@]}" \
   INPUT_TIMEOUT-SECONDS=120
 start_job
 wait_for "$JOB/log" 'connecting to' 30 || true

@@ -41,7 +41,7 @@ pub struct Cli {
 pub enum Command {
     /// Evaluate one server and write report.json, junit.xml and summary.md.
     Run(Box<RunArgs>),
-    /// Serve the embedded demo server (a correct 2026-07-28 server; `--fault ID` breaks one rule).
+    /// Serve the embedded demo server (a correct 2026-07-28 server; `--break ID` breaks one rule).
     DemoServer(DemoArgs),
     /// The GitHub Action entrypoint: reads INPUT_* and GITHUB_* (or these flags), evaluates,
     /// writes the reports, outputs and job summary, and upserts the pull request comment.
@@ -276,8 +276,10 @@ pub struct DemoArgs {
     #[arg(long)]
     pub stdio: bool,
     /// Break one rule (a lowercase requirement id, e.g. h-4); repeatable
-    #[arg(long = "fault", value_name = "ID")]
-    pub faults: Vec<String>,
+    // `--fault` is the former, deprecated name (layer 2 owns the word "fault"): a hidden alias
+    // so that existing scripts keep working.
+    #[arg(long = "break", alias = "fault", value_name = "ID")]
+    pub breaks: Vec<String>,
     /// Require `Authorization: Bearer TOKEN` on HTTP (and serve protected-resource metadata)
     #[arg(long, value_name = "TOKEN")]
     pub require_token: Option<String>,
@@ -448,19 +450,19 @@ fn print_event(event: &RunEvent, quiet: bool) {
 
 /// `mcp-eval demo-server`: serve until stdin closes (stdio) or SIGINT (HTTP).
 pub async fn demo_server(args: DemoArgs) -> ExitStatus {
-    let mut faults = BTreeSet::new();
-    for fault in &args.faults {
-        match demo::parse_fault(fault) {
+    let mut breaks = BTreeSet::new();
+    for given in &args.breaks {
+        match demo::parse_break(given) {
             Ok(id) => {
-                faults.insert(id);
+                breaks.insert(id);
             }
             Err(message) => {
-                say!("{}", UserError::new(Kind::InvalidInput, format!("invalid --fault `{fault}`: {message}")));
+                say!("{}", UserError::new(Kind::InvalidInput, format!("invalid --break `{given}`: {message}")));
                 return ExitStatus::InvalidInput;
             }
         }
     }
-    let config = Arc::new(DemoConfig { faults, bearer_token: args.require_token.clone() });
+    let config = Arc::new(DemoConfig { breaks, bearer_token: args.require_token.clone() });
     if args.stdio {
         return match demo::serve_stdio(config).await {
             Ok(()) => ExitStatus::Passed,

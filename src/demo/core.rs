@@ -70,7 +70,7 @@ pub(crate) struct Reply {
     /// Whether HTTP must answer with `text/event-stream` instead of a single JSON body.
     pub stream: bool,
     /// The front end must stop serving at once without answering, as a crashed server would
-    /// (faults `h-27`, `x-6-invalid-arguments`): the HTTP server exits, the stdio loop ends.
+    /// (breaks `h-27`, `x-6-invalid-arguments`): the HTTP server exits, the stdio loop ends.
     pub crash: bool,
 }
 
@@ -110,7 +110,7 @@ pub(crate) fn handle(state: &ServerState, message: &Value, http: Option<&HttpReq
     if id.is_some() && !id_is_valid {
         return invalid_request(state, &Value::Null, "id must be a string or an integer");
     }
-    if state.fault("chaos-error-everything") {
+    if state.breaks("chaos-error-everything") {
         // Every request fails inside the server: nothing here is evidence that a rule is kept,
         // beyond the error responses themselves.
         return match id {
@@ -125,7 +125,7 @@ pub(crate) fn handle(state: &ServerState, message: &Value, http: Option<&HttpReq
 }
 
 fn handle_batch(state: &ServerState, items: &[Value], http: Option<&HttpRequestView>) -> Reply {
-    if !state.fault("h-24") {
+    if !state.breaks("h-24") {
         return invalid_request(state, &Value::Null, "batches are not supported");
     }
     let responses: Vec<Value> = items.iter().filter_map(|item| handle(state, item, http).last().cloned()).collect();
@@ -133,7 +133,7 @@ fn handle_batch(state: &ServerState, items: &[Value], http: Option<&HttpRequestV
 }
 
 fn invalid_request(state: &ServerState, id: &Value, why: &str) -> Reply {
-    if state.fault("e-7") {
+    if state.breaks("e-7") {
         let error = RpcError::new(INTERNAL_ERROR, "Internal error").with_status(500);
         return error_reply(state, id, error);
     }
@@ -149,20 +149,20 @@ fn handle_notification(
 ) -> Reply {
     // Cancellation of in-flight stdio requests is the front end's business; whatever reaches
     // the core refers to nothing we are doing and is ignored (spec-notes §15, X-7).
-    if http.is_none() && state.fault("x-7") && method == "notifications/cancelled" {
+    if http.is_none() && state.breaks("x-7") && method == "notifications/cancelled" {
         let request_id =
             object.get("params").and_then(|params| params.get("requestId")).cloned().unwrap_or(Value::Null);
         let error = RpcError::invalid_params("Unknown request id");
         return error_reply(state, &request_id, error);
     }
-    if http.is_some() && state.fault("h-22") {
+    if http.is_some() && state.breaks("h-22") {
         return Reply::single(200, json!({"jsonrpc": "2.0", "id": null, "result": {"resultType": "complete"}}));
     }
     Reply { status: 202, messages: Vec::new(), stream: false, crash: false }
 }
 
 fn error_reply(state: &ServerState, id: &Value, error: RpcError) -> Reply {
-    let id = if state.fault("m-6") { &Value::Null } else { id };
+    let id = if state.breaks("m-6") { &Value::Null } else { id };
     let status = error.status;
     Reply::single(status, error_message(id, error.code, &error.message, error.data))
 }
@@ -206,7 +206,7 @@ fn handle_request(
 ) -> Reply {
     match check_request(state, id, method, params, http) {
         Ok(reply) => reply,
-        Err(error) if http.is_none() && method == "initialize" && state.fault("m-10-x-5") => {
+        Err(error) if http.is_none() && method == "initialize" && state.breaks("m-10-x-5") => {
             // The right code, a malformed error: `message` must be a string.
             let mut reply = error_reply(state, id, error);
             if let Some(message) = reply.messages.last_mut() {
@@ -225,8 +225,8 @@ fn check_request(
     params: Option<&Value>,
     http: Option<&HttpRequestView>,
 ) -> Result<Reply, RpcError> {
-    let stdio_ping = http.is_none() && method == "ping" && state.fault("x-5");
-    let implemented = METHODS.contains(&method) && !(method == "server/discover" && state.fault("d-1"));
+    let stdio_ping = http.is_none() && method == "ping" && state.breaks("x-5");
+    let implemented = METHODS.contains(&method) && !(method == "server/discover" && state.breaks("d-1"));
     if !implemented && !stdio_ping {
         return Err(method_not_found(state, method));
     }
@@ -234,7 +234,7 @@ fn check_request(
     let empty = Map::new();
     let params = match params {
         Some(Value::Object(params)) => params,
-        None if state.fault("m-1") => &empty,
+        None if state.breaks("m-1") => &empty,
         Some(_) => return Err(meta_error("params must be an object")),
         None => return Err(meta_error("params is required (with _meta)")),
     };
@@ -246,10 +246,10 @@ fn check_request(
 
     if http.is_some() {
         match &header_version {
-            None if !state.fault("h-2") => {
+            None if !state.breaks("h-2") => {
                 return Err(RpcError::header_mismatch("Missing required header MCP-Protocol-Version"));
             }
-            Some(header) if *header != meta.version && !state.fault("h-1") => {
+            Some(header) if *header != meta.version && !state.breaks("h-1") => {
                 return Err(RpcError::header_mismatch(format!(
                     "MCP-Protocol-Version header `{header}` does not match _meta protocolVersion `{}`",
                     meta.version
@@ -259,7 +259,7 @@ fn check_request(
         }
     }
     if meta.version != PROTOCOL_VERSION {
-        if state.fault("v-1") {
+        if state.breaks("v-1") {
             return Err(meta_error("Unsupported protocol version"));
         }
         return Err(RpcError::new(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version")
@@ -284,7 +284,7 @@ fn check_request(
 }
 
 fn method_not_found(state: &ServerState, method: &str) -> RpcError {
-    let message = if method == "initialize" && !state.fault("b-3") {
+    let message = if method == "initialize" && !state.breaks("b-3") {
         format!(
             "Method not found: initialize. This server speaks only MCP {PROTOCOL_VERSION} \
              (supported versions: {PROTOCOL_VERSION}); send server/discover with per-request _meta"
@@ -292,7 +292,7 @@ fn method_not_found(state: &ServerState, method: &str) -> RpcError {
     } else {
         format!("Method not found: {method}")
     };
-    let status = if state.fault("h-13") { 400 } else { 404 };
+    let status = if state.breaks("h-13") { 400 } else { 404 };
     RpcError::new(METHOD_NOT_FOUND, message).with_status(status)
 }
 
@@ -309,27 +309,27 @@ fn parse_meta(
     let empty = Map::new();
     let meta = match params.get("_meta") {
         Some(Value::Object(meta)) => meta,
-        None if state.fault("m-1") => &empty,
+        None if state.breaks("m-1") => &empty,
         Some(_) => return Err(meta_error("params._meta must be an object")),
         None => return Err(meta_error("params._meta is required")),
     };
     let lenient_default = || header_version.unwrap_or(PROTOCOL_VERSION).to_string();
     let version = match meta.get(META_PROTOCOL_VERSION) {
         Some(Value::String(version)) => version.clone(),
-        None if state.fault("m-2") || (meta.is_empty() && state.fault("m-1")) => lenient_default(),
+        None if state.breaks("m-2") || (meta.is_empty() && state.breaks("m-1")) => lenient_default(),
         _ => {
             return Err(meta_error(format!("_meta[\"{META_PROTOCOL_VERSION}\"] is required and must be a string")));
         }
     };
     let client_capabilities = match meta.get(META_CLIENT_CAPABILITIES) {
         Some(Value::Object(capabilities)) => capabilities.clone(),
-        None if state.fault("m-3") || (meta.is_empty() && state.fault("m-1")) => Map::new(),
+        None if state.breaks("m-3") || (meta.is_empty() && state.breaks("m-1")) => Map::new(),
         _ => {
             return Err(meta_error(format!("_meta[\"{META_CLIENT_CAPABILITIES}\"] is required and must be an object")));
         }
     };
     match meta.get(META_CLIENT_INFO) {
-        None if state.fault("m-4") => {
+        None if state.breaks("m-4") => {
             return Err(meta_error(format!("_meta[\"{META_CLIENT_INFO}\"] is required")));
         }
         None | Some(Value::Object(_)) => {}
@@ -341,7 +341,7 @@ fn parse_meta(
         None => None,
         Some(level) => match level.as_str().and_then(LogLevel::parse) {
             Some(level) => Some(level),
-            None if state.fault("e-6") => None,
+            None if state.breaks("e-6") => None,
             None => {
                 return Err(RpcError::invalid_params(format!(
                     "Invalid log level {level}: expected one of debug, info, notice, warning, \
@@ -358,10 +358,10 @@ fn parse_meta(
             return Err(RpcError::invalid_params("progressToken must be a string or an integer"));
         }
     };
-    if state.fault("m-9") && meta.contains_key("traceparent") {
+    if state.breaks("m-9") && meta.contains_key("traceparent") {
         return Err(meta_error("Unexpected _meta key traceparent"));
     }
-    if state.fault("m-13") {
+    if state.breaks("m-13") {
         const KNOWN: &[&str] = &[
             META_PROTOCOL_VERSION,
             META_CLIENT_CAPABILITIES,
@@ -399,7 +399,7 @@ fn header_text(view: &HttpRequestView, name: &str) -> Result<Option<String>, Rpc
 
 /// Decodes a `=?base64?…?=` sentinel value (spec-notes §6.2); other values are returned as is.
 fn decode_header_value(state: &ServerState, name: &str, raw: &str) -> Result<String, RpcError> {
-    if state.fault("h-9") {
+    if state.breaks("h-9") {
         return Ok(raw.to_string());
     }
     let Some(encoded) = raw.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) else {
@@ -417,8 +417,8 @@ fn header_matches(state: &ServerState, name: &str, raw: &str, expected: &str) ->
     if decode_header_value(state, name, raw)? == expected {
         return Ok(true);
     }
-    if state.fault("h-25") {
-        // The fault: decode values that are not exactly in sentinel form.
+    if state.breaks("h-25") {
+        // The break: decode values that are not exactly in sentinel form.
         let candidate = raw.strip_prefix("=?base64?").unwrap_or(raw);
         let candidate = candidate.strip_suffix("?=").unwrap_or(candidate);
         let decoded = STANDARD
@@ -438,13 +438,13 @@ fn check_standard_headers(
     params: &Map<String, Value>,
 ) -> Result<(), RpcError> {
     match header_text(view, "mcp-method")? {
-        None if state.fault("h-3") => {}
+        None if state.breaks("h-3") => {}
         None => {
             return Err(RpcError::header_mismatch("Missing required header Mcp-Method"));
         }
         Some(header) => {
-            let equal = if state.fault("h-5") { header.eq_ignore_ascii_case(method) } else { header == method };
-            if !equal && !state.fault("h-4") {
+            let equal = if state.breaks("h-5") { header.eq_ignore_ascii_case(method) } else { header == method };
+            if !equal && !state.breaks("h-4") {
                 return Err(RpcError::header_mismatch(format!(
                     "Mcp-Method header `{header}` does not match the body method `{method}`"
                 )));
@@ -460,12 +460,12 @@ fn check_standard_headers(
     // A body without the field is a params error (-32602 from the handler, check E-9).
     if let Some(expected) = name_field.and_then(|field| params.get(field)?.as_str()) {
         match header_text(view, "mcp-name")? {
-            None if state.fault("h-8") => {}
+            None if state.breaks("h-8") => {}
             None => {
                 return Err(RpcError::header_mismatch("Missing required header Mcp-Name"));
             }
             Some(header) => {
-                if !header_matches(state, "Mcp-Name", &header, expected)? && !state.fault("h-7") {
+                if !header_matches(state, "Mcp-Name", &header, expected)? && !state.breaks("h-7") {
                     return Err(RpcError::header_mismatch(format!(
                         "Mcp-Name header does not match the body value `{expected}`"
                     )));
@@ -474,7 +474,7 @@ fn check_standard_headers(
         }
     }
 
-    if method == "tools/call" && !state.fault("h-11") {
+    if method == "tools/call" && !state.breaks("h-11") {
         let tool = params.get("name").and_then(Value::as_str).unwrap_or_default();
         let arguments = params.get("arguments").and_then(Value::as_object);
         for (property, header_name) in catalog::header_params(tool) {
@@ -527,9 +527,9 @@ fn dispatch(context: &RequestContext<'_>, method: &str) -> Result<Handled, RpcEr
         "server/discover" => Ok(Handled::result(discover(state))),
         "tools/list" => {
             let rotation =
-                if state.fault("p-1") && context.params.get("cursor").is_none() { state.next_tool_walk() } else { 0 };
+                if state.breaks("p-1") && context.params.get("cursor").is_none() { state.next_tool_walk() } else { 0 };
             let mut result = list_page(context, "tools", catalog::tools(state), "tools/list", rotation)?;
-            if state.fault("m-7") {
+            if state.breaks("m-7") {
                 if let Some(object) = result.as_object_mut() {
                     object.remove("resultType");
                 }
@@ -537,14 +537,14 @@ fn dispatch(context: &RequestContext<'_>, method: &str) -> Result<Handled, RpcEr
             Ok(Handled::result(result))
         }
         "tools/call" => {
-            if state.fault("p-3") {
+            if state.breaks("p-3") {
                 state.note_tool_call();
             }
             catalog::call_tool(context)
         }
         "prompts/list" => {
             let mut result = list_page(context, "prompts", catalog::prompts(state), "prompts/list", 0)?;
-            if state.fault("c-1") {
+            if state.breaks("c-1") {
                 if let Some(object) = result.as_object_mut() {
                     object.remove("ttlMs");
                     object.remove("cacheScope");
@@ -555,7 +555,7 @@ fn dispatch(context: &RequestContext<'_>, method: &str) -> Result<Handled, RpcEr
         "prompts/get" => catalog::get_prompt(context),
         "resources/list" => {
             let mut result = list_page(context, "resources", catalog::resources(), "resources/list", 0)?;
-            if state.fault("c-2") {
+            if state.breaks("c-2") {
                 result["ttlMs"] = json!(60000.5);
             }
             Ok(Handled::result(result))
@@ -582,7 +582,7 @@ fn discover(state: &ServerState) -> Value {
         "completions": {},
         "logging": {},
     });
-    if state.fault("d-4") {
+    if state.breaks("d-4") {
         if let Some(object) = capabilities.as_object_mut() {
             object.remove("completions");
         }
@@ -595,7 +595,7 @@ fn discover(state: &ServerState) -> Value {
         "ttlMs": 60000,
         "cacheScope": "public",
     });
-    if state.fault("d-2") {
+    if state.breaks("d-2") {
         if let Some(object) = result.as_object_mut() {
             object.remove("ttlMs");
         }
@@ -614,9 +614,9 @@ fn list_page(
     let state = context.state;
     let (offset, rotation) = match context.params.get("cursor") {
         None => (0, first_rotation),
-        Some(cursor) => match parse_cursor(cursor, method, items.len(), state.fault("p-2"), page_size(state)) {
+        Some(cursor) => match parse_cursor(cursor, method, items.len(), state.breaks("p-2"), page_size(state)) {
             Some(position) => position,
-            None if state.fault("e-5") => (0, first_rotation),
+            None if state.breaks("e-5") => (0, first_rotation),
             None => return Err(RpcError::invalid_params(format!("Invalid cursor {cursor}"))),
         },
     };
@@ -626,11 +626,11 @@ fn list_page(
     }
     let end = offset.saturating_add(page_size(state)).min(items.len());
     let page: Vec<Value> = items[offset..end].to_vec();
-    let scope = if state.fault("c-4") && offset > 0 { "private" } else { "public" };
+    let scope = if state.breaks("c-4") && offset > 0 { "private" } else { "public" };
     let mut result = json!({"resultType": "complete"});
     result[field] = Value::Array(page);
     if end < items.len() {
-        result["nextCursor"] = if state.fault("p-2") {
+        result["nextCursor"] = if state.breaks("p-2") {
             json!(end)
         } else {
             let raw = format!("{method}:{end}:{rotation}");
@@ -645,9 +645,9 @@ fn list_page(
 /// Entries per page: [`PAGE_SIZE`], or the page sizes of the `chaos-5000-tools` modes (every
 /// entry on one page, or pages of 100).
 fn page_size(state: &ServerState) -> usize {
-    if state.fault("chaos-5000-tools") || state.fault("chaos-80000-tools-sse") {
+    if state.breaks("chaos-5000-tools") || state.breaks("chaos-80000-tools-sse") {
         usize::MAX
-    } else if state.fault("chaos-5000-tools-paged") {
+    } else if state.breaks("chaos-5000-tools-paged") {
         100
     } else {
         PAGE_SIZE
@@ -683,7 +683,7 @@ fn listen(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
             uris.iter().filter(|uri| uri.as_str().is_some_and(catalog::resource_exists)).cloned().collect();
         honoured.insert("resourceSubscriptions".to_string(), Value::Array(known));
     }
-    if context.fault("s-1") {
+    if context.breaks("s-1") {
         for key in ["toolsListChanged", "promptsListChanged", "resourcesListChanged"] {
             honoured.insert(key.to_string(), Value::Bool(true));
         }
@@ -702,7 +702,7 @@ fn listen(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
     }];
     let step = Duration::from_millis(50);
     let mut elapsed = Duration::ZERO;
-    if context.fault("s-2") {
+    if context.breaks("s-2") {
         let kind = first_requested.unwrap_or("tools");
         notifications.push(Outgoing {
             delay: step,
@@ -710,7 +710,7 @@ fn listen(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
         });
         elapsed += step;
     }
-    if context.fault("s-3") {
+    if context.breaks("s-3") {
         let kind = ["prompts", "resources", "tools"]
             .into_iter()
             .find(|kind| filter.get(&format!("{kind}ListChanged")) != Some(&Value::Bool(true)))
@@ -721,7 +721,7 @@ fn listen(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
         });
         elapsed += step;
     }
-    if context.fault("s-4") {
+    if context.breaks("s-4") {
         notifications.push(Outgoing {
             delay: step,
             message: notification(
@@ -731,7 +731,7 @@ fn listen(context: &RequestContext<'_>) -> Result<Handled, RpcError> {
         });
         elapsed += step;
     }
-    let result = (!context.fault("s-6")).then(|| json!({"resultType": "complete", "_meta": tag}));
+    let result = (!context.breaks("s-6")).then(|| json!({"resultType": "complete", "_meta": tag}));
     Ok(Handled {
         notifications,
         result,
@@ -747,10 +747,10 @@ fn assemble(context: &RequestContext<'_>, handled: Handled, is_http: bool) -> Re
     let stream = handled.stream
         || context.progress_token.is_some()
         || context.log_level.is_some()
-        || state.fault("chaos-80000-tools-sse");
+        || state.breaks("chaos-80000-tools-sse");
     let mut messages = handled.notifications;
     if let Some(mut result) = handled.result {
-        if !state.fault("d-3") {
+        if !state.breaks("d-3") {
             let server_info = json!({"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")});
             if let Some(object) = result.as_object_mut() {
                 let meta = object.entry("_meta").or_insert_with(|| json!({}));
@@ -759,7 +759,7 @@ fn assemble(context: &RequestContext<'_>, handled: Handled, is_http: bool) -> Re
                 }
             }
         }
-        let server_request = (is_http && stream && state.fault("h-15")) || (!is_http && state.fault("x-2"));
+        let server_request = (is_http && stream && state.breaks("h-15")) || (!is_http && state.breaks("x-2"));
         if server_request {
             messages.push(Outgoing {
                 delay: Duration::ZERO,
@@ -776,19 +776,19 @@ fn assemble(context: &RequestContext<'_>, handled: Handled, is_http: bool) -> Re
 
 fn result_id(state: &ServerState, id: &Value) -> Value {
     match id {
-        Value::Number(number) if state.fault("m-11") => Value::String(number.to_string()),
+        Value::Number(number) if state.breaks("m-11") => Value::String(number.to_string()),
         // A server that keeps ids in 32-bit integers truncates larger ones.
-        Value::Number(number) if state.fault("m-11-int32") => match number.as_u64() {
-            #[allow(clippy::cast_possible_truncation, reason = "the truncation is the fault")]
+        Value::Number(number) if state.breaks("m-11-int32") => match number.as_u64() {
+            #[allow(clippy::cast_possible_truncation, reason = "the truncation is the break")]
             Some(big) if big > u64::from(u32::MAX) => Value::from(big as u32),
             _ => id.clone(),
         },
         Value::String(text)
-            if state.fault("m-11-digits") && !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit()) =>
+            if state.breaks("m-11-digits") && !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit()) =>
         {
             text.parse::<u64>().map_or_else(|_| id.clone(), Value::from)
         }
-        Value::String(text) if state.fault("m-12") => {
+        Value::String(text) if state.breaks("m-12") => {
             Value::String(text.chars().map(|character| if character.is_ascii() { character } else { '?' }).collect())
         }
         other => other.clone(),
@@ -853,8 +853,8 @@ mod tests {
         HttpRequestView::new(headers)
     }
 
-    fn state(faults: &[&str]) -> ServerState {
-        ServerState::new(Arc::new(DemoConfig::with_faults(faults.iter().copied())))
+    fn state(breaks: &[&str]) -> ServerState {
+        ServerState::new(Arc::new(DemoConfig::with_breaks(breaks.iter().copied())))
     }
 
     /// Whether every key of `expected` is in `actual` with a matching value (objects and
@@ -873,43 +873,43 @@ mod tests {
 
     /// Runs `message` (over HTTP when `http` is given) and checks status and final message.
     fn check_with(
-        faults: &[&str],
+        breaks: &[&str],
         message: &Value,
         http: Option<&HttpRequestView>,
         status: u16,
         expected: Value,
     ) -> Reply {
-        let reply = handle(&state(faults), message, http);
+        let reply = handle(&state(breaks), message, http);
         let last = reply.last().cloned().unwrap_or(Value::Null);
         assert!(
             subset(&expected, &last),
-            "faults {faults:?}, request {message}\nexpected ⊆ {expected}\nactual     {last}"
+            "breaks {breaks:?}, request {message}\nexpected ⊆ {expected}\nactual     {last}"
         );
         assert_eq!(reply.status, status, "status for {message}: {last}");
         reply
     }
 
     /// Runs `message` on stdio and checks the final message.
-    fn check(faults: &[&str], message: Value, expected: Value) -> Reply {
-        let reply = handle(&state(faults), &message, None);
+    fn check(breaks: &[&str], message: Value, expected: Value) -> Reply {
+        let reply = handle(&state(breaks), &message, None);
         let last = reply.last().cloned().unwrap_or(Value::Null);
         assert!(
             subset(&expected, &last),
-            "faults {faults:?}, request {message}\nexpected ⊆ {expected}\nactual     {last}"
+            "breaks {breaks:?}, request {message}\nexpected ⊆ {expected}\nactual     {last}"
         );
         reply
     }
 
     /// Runs `message` over HTTP with correct headers changed by `changes`.
     fn check_http(
-        faults: &[&str],
+        breaks: &[&str],
         message: Value,
         changes: &[(&str, Option<&str>)],
         status: u16,
         expected: Value,
     ) -> Reply {
         let view = headers_with(&message, changes);
-        check_with(faults, &message, Some(&view), status, expected)
+        check_with(breaks, &message, Some(&view), status, expected)
     }
 
     fn error(code: i64) -> Value {
@@ -940,7 +940,7 @@ mod tests {
     }
 
     #[test]
-    fn discover_faults() {
+    fn discover_breaks() {
         let discover = || request("server/discover", json!({}));
         let result = check(&["d-2"], discover(), json!({"result": {"cacheScope": "public"}}));
         assert!(result.last().unwrap()["result"].get("ttlMs").is_none());
@@ -959,12 +959,12 @@ mod tests {
         let no_params = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"});
         check(&[], no_params, error(INVALID_PARAMS));
 
-        for (key, fault) in [(META_PROTOCOL_VERSION, "m-2"), (META_CLIENT_CAPABILITIES, "m-3")] {
+        for (key, break_id) in [(META_PROTOCOL_VERSION, "m-2"), (META_CLIENT_CAPABILITIES, "m-3")] {
             let mut partial = meta();
             partial.as_object_mut().unwrap().remove(key);
             let message = request("server/discover", json!({"_meta": partial}));
             check_http(&[], message.clone(), &[], 400, error(INVALID_PARAMS));
-            check_http(&[fault], message, &[], 200, json!({"result": {}}));
+            check_http(&[break_id], message, &[], 200, json!({"result": {}}));
         }
 
         let mut anonymous = meta();
@@ -1144,7 +1144,7 @@ mod tests {
     }
 
     #[test]
-    fn arguments_that_break_the_input_schema_are_refused_or_break_as_a_fault_says() {
+    fn arguments_that_break_the_input_schema_are_refused_or_handled_as_a_break_says() {
         let tool_error = json!({"result": {"resultType": "complete", "isError": true}});
         // A missing required argument, a wrong type, an argument the schema does not allow: tool
         // execution errors (SEP-1303, spec-notes §12.3).
@@ -1155,13 +1155,13 @@ mod tests {
         check(&[], tool_call("test_simple_text", json!("{}")), error(INVALID_PARAMS));
         let valid = check(&[], tool_call("test_simple_text", json!({"text": "hi"})), json!({"result": {}}));
         assert!(valid.last().unwrap()["result"].get("isError").is_none());
-        // The faults: an HTML 500 page (rendered by the HTTP front end from the status), a crash.
+        // The breaks: an HTML 500 page (rendered by the HTTP front end from the status), a crash.
         check_http(&["h-14-html-500"], tool_call("test_simple_text", json!("{}")), &[], 500, error(INTERNAL_ERROR));
-        for fault in ["h-27", "x-6-invalid-arguments"] {
-            let reply = handle(&state(&[fault]), &tool_call("test_simple_text", json!({"text": 1})), None);
-            assert!(reply.crash && reply.messages.is_empty(), "{fault}: {reply:?}");
-            let valid = handle(&state(&[fault]), &tool_call("test_simple_text", json!({})), None);
-            assert!(!valid.crash, "{fault}");
+        for break_id in ["h-27", "x-6-invalid-arguments"] {
+            let reply = handle(&state(&[break_id]), &tool_call("test_simple_text", json!({"text": 1})), None);
+            assert!(reply.crash && reply.messages.is_empty(), "{break_id}: {reply:?}");
+            let valid = handle(&state(&[break_id]), &tool_call("test_simple_text", json!({})), None);
+            assert!(!valid.crash, "{break_id}");
         }
     }
 
@@ -1210,7 +1210,7 @@ mod tests {
     }
 
     #[test]
-    fn list_faults() {
+    fn list_breaks() {
         let first_names = |server: &ServerState| {
             let reply = handle(server, &request("tools/list", json!({})), None);
             reply.last().unwrap()["result"]["tools"][0]["name"].clone()
@@ -1245,9 +1245,9 @@ mod tests {
     }
 
     #[test]
-    fn tool_definition_faults() {
-        let all_tools = |faults: &[&str]| {
-            let server = state(faults);
+    fn tool_definition_breaks() {
+        let all_tools = |breaks: &[&str]| {
+            let server = state(breaks);
             catalog::tools(&server)
         };
         assert!(all_tools(&["t-1"])[0]["inputSchema"].get("type").is_none());
@@ -1317,13 +1317,13 @@ mod tests {
 
     #[test]
     fn logging_respects_the_level() {
-        let levels = |faults: &[&str], level: Option<&str>| {
+        let levels = |breaks: &[&str], level: Option<&str>| {
             let mut request_meta = meta();
             if let Some(level) = level {
                 request_meta[META_LOG_LEVEL] = json!(level);
             }
             let message = request("tools/call", json!({"name": "test_logging_tool", "_meta": request_meta}));
-            let reply = handle(&state(faults), &message, None);
+            let reply = handle(&state(breaks), &message, None);
             reply
                 .messages
                 .iter()
@@ -1402,7 +1402,7 @@ mod tests {
     }
 
     #[test]
-    fn input_required_faults() {
+    fn input_required_breaks() {
         let request_state_of = |server: &ServerState| {
             let reply = handle(server, &mrtr_call(json!({})), None);
             reply.last().unwrap()["result"]["requestState"].as_str().unwrap().to_string()
@@ -1523,8 +1523,8 @@ mod tests {
             &closing.message
         ));
 
-        let methods = |faults: &[&str]| {
-            let reply = handle(&state(faults), &message, None);
+        let methods = |breaks: &[&str]| {
+            let reply = handle(&state(breaks), &message, None);
             reply.messages.iter().map(|outgoing| outgoing.message.clone()).collect::<Vec<_>>()
         };
         assert_eq!(methods(&["s-1"])[0]["params"]["notifications"]["promptsListChanged"], true);

@@ -52,7 +52,7 @@ pub(crate) async fn serve_http(listener: TcpListener, config: Arc<DemoConfig>) -
             Err(error) => return Err(error),
         };
         let server = Arc::clone(&server);
-        if server.fault("chaos-hang") {
+        if server.breaks("chaos-hang") {
             // Read whatever the client sends, answer nothing, keep the connection open.
             connections.spawn(async move {
                 let mut stream = stream;
@@ -63,9 +63,9 @@ pub(crate) async fn serve_http(listener: TcpListener, config: Arc<DemoConfig>) -
         }
         connections.spawn(async move {
             // hyper lower-cases header names and trims values before we see them, so the two
-            // faults about raw header bytes (h-6, h-10) look at the request head first.
-            let raw_faults = server.fault("h-6") || server.fault("h-10");
-            let stream = if raw_faults {
+            // breaks about raw header bytes (h-6, h-10) look at the request head first.
+            let raw_breaks = server.breaks("h-6") || server.breaks("h-10");
+            let stream = if raw_breaks {
                 match RawHead::read(stream).await {
                     Some(RawHead { head, stream }) => match raw_header_refusal(&server, &head, stream).await {
                         Ok(stream) => Rewind { prefix: head, position: 0, inner: stream },
@@ -90,7 +90,7 @@ pub(crate) async fn serve_http(listener: TcpListener, config: Arc<DemoConfig>) -
     }
 }
 
-/// The head of a request read off the socket before hyper parses it (faults h-6, h-10).
+/// The head of a request read off the socket before hyper parses it (breaks h-6, h-10).
 struct RawHead {
     head: Vec<u8>,
     stream: tokio::net::TcpStream,
@@ -127,15 +127,15 @@ async fn raw_header_refusal(
     let text = String::from_utf8_lossy(head);
     let refuse = text.lines().skip(1).take_while(|line| !line.is_empty()).any(|line| {
         let Some((name, value)) = line.split_once(':') else { return false };
-        let case_fault = server.fault("h-6")
+        let case_break = server.breaks("h-6")
             && name.eq_ignore_ascii_case("mcp-method")
             && name != "Mcp-Method"
             && name != "mcp-method";
         let value = value.strip_prefix(' ').unwrap_or(value);
-        let space_fault = server.fault("h-10")
+        let space_break = server.breaks("h-10")
             && name.eq_ignore_ascii_case("mcp-name")
             && (value.starts_with([' ', '\t']) || value.trim_end_matches('\r').ends_with([' ', '\t']));
-        case_fault || space_fault
+        case_break || space_break
     });
     if !refuse {
         return Ok(stream);
@@ -211,7 +211,7 @@ fn is_connection_error(error: &io::Error) -> bool {
 
 struct HttpServer {
     state: ServerState,
-    /// Requests being processed (fault h-23 refuses concurrent ones).
+    /// Requests being processed (break h-23 refuses concurrent ones).
     in_flight: AtomicUsize,
 }
 
@@ -225,8 +225,8 @@ impl Drop for InFlight<'_> {
 }
 
 impl HttpServer {
-    fn fault(&self, id: &str) -> bool {
-        self.state.fault(id)
+    fn breaks(&self, id: &str) -> bool {
+        self.state.breaks(id)
     }
 
     async fn respond(&self, request: Request<Incoming>) -> Response<Body> {
@@ -242,14 +242,14 @@ impl HttpServer {
         }
         let headers = request.headers().clone();
         if let Some(origin) = headers.get(header::ORIGIN) {
-            if !self.fault("h-21") && !origin_allowed(origin) {
+            if !self.breaks("h-21") && !origin_allowed(origin) {
                 return transport_error(StatusCode::FORBIDDEN, "Forbidden: invalid Origin");
             }
         }
         // The demo binds loopback only, so a foreign Host means DNS rebinding (H-26).
         if let Some(host) = headers.get(header::HOST) {
             let as_origin = host.to_str().ok().and_then(|host| HeaderValue::from_str(&format!("http://{host}")).ok());
-            if !self.fault("h-26") && !as_origin.as_ref().is_some_and(origin_allowed) {
+            if !self.breaks("h-26") && !as_origin.as_ref().is_some_and(origin_allowed) {
                 return plain(StatusCode::MISDIRECTED_REQUEST, "misdirected request: invalid Host header");
             }
         }
@@ -260,7 +260,7 @@ impl HttpServer {
         }
         match *request.method() {
             Method::POST => {}
-            Method::GET | Method::DELETE if self.fault("h-18") => {
+            Method::GET | Method::DELETE if self.breaks("h-18") => {
                 return plain(StatusCode::NOT_FOUND, "not found");
             }
             _ => {
@@ -284,7 +284,7 @@ impl HttpServer {
                 "Not Acceptable: Accept must list application/json and text/event-stream",
             );
         }
-        if self.fault("h-20") && headers.contains_key("last-event-id") {
+        if self.breaks("h-20") && headers.contains_key("last-event-id") {
             return transport_error(StatusCode::BAD_REQUEST, "Resumption is not supported");
         }
         let body = match Limited::new(request.into_body(), MAX_BODY_BYTES).collect().await {
@@ -296,7 +296,7 @@ impl HttpServer {
 
         let previous = self.in_flight.fetch_add(1, Ordering::SeqCst);
         let _in_flight = InFlight(&self.in_flight);
-        if self.fault("h-23") {
+        if self.breaks("h-23") {
             if previous > 0 {
                 return plain(StatusCode::SERVICE_UNAVAILABLE, "busy: one request at a time");
             }
@@ -304,7 +304,7 @@ impl HttpServer {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
 
-        // The method of the request, for the faults that break only some methods' answers.
+        // The method of the request, for the breaks that spoil only some methods' answers.
         let method = serde_json::from_slice::<Value>(&body)
             .ok()
             .and_then(|message| message.get("method").and_then(Value::as_str).map(str::to_owned));
@@ -313,7 +313,7 @@ impl HttpServer {
                 let view = HttpRequestView::new(headers.iter().map(|(name, value)| (name.as_str(), value.as_bytes())));
                 core::handle(&self.state, &message, Some(&view))
             }
-            Err(_) if self.fault("e-8") => {
+            Err(_) if self.breaks("e-8") => {
                 let mut response = Response::new(full(Bytes::from_static(
                     b"<html><body><h1>500 Internal Server Error</h1></body></html>",
                 )));
@@ -324,12 +324,12 @@ impl HttpServer {
             Err(_) => core::parse_error_reply(),
         };
         if reply.crash {
-            // The fault: the process dies on this request, as a server that panics on invalid
+            // The break: the process dies on this request, as a server that panics on invalid
             // tool arguments does; the connection closes unanswered and nothing listens after.
             std::process::exit(70);
         }
         let mut response = self.render(reply, method.as_deref());
-        if self.fault("h-19") {
+        if self.breaks("h-19") {
             let session =
                 headers.get("mcp-session-id").cloned().unwrap_or_else(|| HeaderValue::from_static("demo-session-1"));
             response.headers_mut().insert("mcp-session-id", session);
@@ -339,7 +339,7 @@ impl HttpServer {
 
     /// The chaos modes that answer every request the same broken way.
     fn chaos(&self, request: &Request<Incoming>) -> Option<Response<Body>> {
-        if self.fault("chaos-html-500") {
+        if self.breaks("chaos-html-500") {
             let mut response = Response::new(full(Bytes::from_static(
                 b"<!DOCTYPE html><html><body><h1>500 Internal Server Error</h1></body></html>",
             )));
@@ -350,7 +350,7 @@ impl HttpServer {
         if request.method() != Method::POST {
             return None;
         }
-        if self.fault("chaos-sse-cut") {
+        if self.breaks("chaos-sse-cut") {
             let partial = Bytes::from_static(b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":");
             let frames = futures_util::stream::iter([Ok::<_, Infallible>(Frame::data(partial))]);
             let mut response = Response::new(BodyExt::boxed_unsync(StreamBody::new(frames)));
@@ -358,7 +358,7 @@ impl HttpServer {
             response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
             return Some(response);
         }
-        if self.fault("chaos-50mb") {
+        if self.breaks("chaos-50mb") {
             // A valid JSON result padded to 50 MB, streamed in 1 MiB chunks of one shared buffer.
             let chunk = Bytes::from(vec![b'x'; 1 << 20]);
             let mut parts = vec![Bytes::from_static(
@@ -378,9 +378,9 @@ impl HttpServer {
     /// The HTTP response of a reply to a request of this JSON-RPC `method` (`None`: no method).
     fn render(&self, reply: Reply, method: Option<&str>) -> Response<Body> {
         let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
-        if status == StatusCode::INTERNAL_SERVER_ERROR && self.fault("h-14-html-500") {
-            // The fault: invalid tool arguments get the framework's HTML error page (the only
-            // status-500 reply of the core under this fault), not a JSON-RPC response.
+        if status == StatusCode::INTERNAL_SERVER_ERROR && self.breaks("h-14-html-500") {
+            // The break: invalid tool arguments get the framework's HTML error page (the only
+            // status-500 reply of the core under this break), not a JSON-RPC response.
             let mut response = Response::new(full(Bytes::from_static(
                 b"<!DOCTYPE html><html><body><h1>500 Internal Server Error</h1><p>TypeError: arguments.get is not a function</p></body></html>",
             )));
@@ -393,44 +393,44 @@ impl HttpServer {
             *response.status_mut() = status;
             return response;
         }
-        // The faults that break the answers of every method but `server/discover` (the run gets
+        // The breaks that spoil the answers of every method but `server/discover` (the run gets
         // its era and capabilities, then nothing it can read), or of `tools/list` alone.
         let later = method != Some("server/discover");
         let last = reply.last().map(Value::to_string).unwrap_or_default();
-        if self.fault("m-11-sse-unterminated")
-            || (later && self.fault("m-11-sse-unterminated-later"))
-            || (method == Some("tools/list") && self.fault("m-11-sse-unterminated-tools-list"))
+        if self.breaks("m-11-sse-unterminated")
+            || (later && self.breaks("m-11-sse-unterminated-later"))
+            || (method == Some("tools/list") && self.breaks("m-11-sse-unterminated-tools-list"))
         {
             // An SSE event without its blank-line terminator, and the stream stays open: a
             // client never gets a complete event.
             return sse_response(status, format!("event: message\ndata: {last}\n"), true);
         }
-        if later && self.fault("m-11-sse-cut-later") {
+        if later && self.breaks("m-11-sse-cut-later") {
             // The stream ends in the middle of the event's JSON.
             let half: String = last.chars().take(last.chars().count() / 2).collect();
             return sse_response(status, format!("event: message\ndata: {half}"), false);
         }
-        if later && self.fault("m-11-sse-continuation") {
+        if later && self.breaks("m-11-sse-continuation") {
             // Pretty-printed JSON whose first line alone has the `data:` prefix: SSE ignores
             // the other lines, so the event's data is `{`.
             let pretty =
                 reply.last().and_then(|message| serde_json::to_string_pretty(message).ok()).unwrap_or_default();
             return sse_response(status, format!("event: message\ndata: {pretty}\n\n"), false);
         }
-        let multiline = self.fault("chaos-sse-multiline-data");
-        if (reply.stream || multiline) && !self.fault("m-11-batch") && !self.fault("m-11-single-quotes") {
+        let multiline = self.breaks("chaos-sse-multiline-data");
+        if (reply.stream || multiline) && !self.breaks("m-11-batch") && !self.breaks("m-11-single-quotes") {
             return self.render_stream(status, reply.messages);
         }
         let mut body = reply.last().map(Value::to_string).unwrap_or_default();
-        if self.fault("m-11-batch") {
+        if self.breaks("m-11-batch") {
             body = format!("[{body}]");
-        } else if self.fault("m-11-single-quotes") {
+        } else if self.breaks("m-11-single-quotes") {
             // A language's printed dictionary, not JSON.
             body = body.replace('"', "'");
         }
         let mut response = Response::new(full(Bytes::from(body)));
         *response.status_mut() = status;
-        let content_type = if self.fault("h-14") { "text/plain" } else { "application/json" };
+        let content_type = if self.breaks("h-14") { "text/plain" } else { "application/json" };
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         response
     }
@@ -439,7 +439,7 @@ impl HttpServer {
         let mut steps: VecDeque<(Duration, Bytes)> = messages
             .into_iter()
             .map(|outgoing| {
-                let frame = if self.fault("chaos-sse-multiline-data") {
+                let frame = if self.breaks("chaos-sse-multiline-data") {
                     // Valid SSE: the pretty-printed JSON, one `data:` line per line of it.
                     let pretty = serde_json::to_string_pretty(&outgoing.message).unwrap_or_default();
                     let lines: Vec<String> = pretty.lines().map(|line| format!("data: {line}\n")).collect();
@@ -450,12 +450,12 @@ impl HttpServer {
                 (outgoing.delay, Bytes::from(frame))
             })
             .collect();
-        if self.fault("h-16") {
+        if self.breaks("h-16") {
             for _ in 0..5 {
                 steps.push_back((Duration::from_secs(1), Bytes::from_static(b": keep-alive\n\n")));
             }
         }
-        if self.fault("chaos-80000-tools-sse") {
+        if self.breaks("chaos-80000-tools-sse") {
             // Written as a server behind a write buffer would: 16 KiB at a time, each its own
             // write, so the client reads the event in many chunks (the case a parser that rescans
             // its buffer handles in quadratic time).
@@ -488,7 +488,7 @@ impl HttpServer {
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        if !self.fault("h-17") {
+        if !self.breaks("h-17") {
             headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
         }
         response
@@ -539,19 +539,19 @@ impl HttpServer {
         if header == Some(expected.as_str()) {
             return None;
         }
-        if self.fault("a-3") && header.is_some_and(|value| value.starts_with("Bearer ")) {
+        if self.breaks("a-3") && header.is_some_and(|value| value.starts_with("Bearer ")) {
             return None;
         }
         let in_query = request
             .uri()
             .query()
             .is_some_and(|query| query.split('&').any(|pair| pair == format!("access_token={token}")));
-        if self.fault("a-4") && in_query {
+        if self.breaks("a-4") && in_query {
             return None;
         }
         let mut response = transport_error(StatusCode::UNAUTHORIZED, "Unauthorized: a bearer token is required");
         let host = request.headers().get(header::HOST).and_then(|value| value.to_str().ok()).unwrap_or("127.0.0.1");
-        let challenge = if self.fault("a-1") {
+        let challenge = if self.breaks("a-1") {
             "Bearer".to_owned()
         } else {
             format!("Bearer resource_metadata=\"http://{host}{METADATA_PATH}{ENDPOINT_PATH}\"")
@@ -562,14 +562,14 @@ impl HttpServer {
         Some(response)
     }
 
-    /// The protected-resource metadata document (A-2), or 404 under fault a-1.
+    /// The protected-resource metadata document (A-2), or 404 under break a-1.
     fn protected_resource_metadata(&self, request: &Request<Incoming>) -> Response<Body> {
-        if self.fault("a-1") {
+        if self.breaks("a-1") {
             return plain(StatusCode::NOT_FOUND, "not found");
         }
         let host = request.headers().get(header::HOST).and_then(|value| value.to_str().ok()).unwrap_or("127.0.0.1");
         let mut document = json!({"resource": format!("http://{host}{ENDPOINT_PATH}"), "authorization_servers": ["https://auth.example.invalid"]});
-        if self.fault("a-2") {
+        if self.breaks("a-2") {
             document.as_object_mut().map(|object| object.remove("authorization_servers"));
         }
         let mut response = Response::new(full(Bytes::from(document.to_string())));
@@ -632,10 +632,10 @@ mod tests {
     use crate::demo::protocol::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 
     /// Starts a demo server on an ephemeral loopback port; it stops when the test's runtime ends.
-    async fn start(faults: &[&str]) -> String {
+    async fn start(breaks: &[&str]) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
-        let config = Arc::new(DemoConfig::with_faults(faults.iter().copied()));
+        let config = Arc::new(DemoConfig::with_breaks(breaks.iter().copied()));
         tokio::spawn(serve_http(listener, config));
         format!("http://{address}{ENDPOINT_PATH}")
     }
@@ -730,7 +730,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn fault_h_14_html_500_answers_invalid_arguments_with_an_html_page() {
+    async fn break_h_14_html_500_answers_invalid_arguments_with_an_html_page() {
         let url = start(&["h-14-html-500"]).await;
         let client = client();
         let call =
@@ -776,7 +776,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn faults_change_only_their_rule() {
+    async fn breaks_change_only_their_rule() {
         let url = start(&["h-4", "h-14"]).await;
         let client = client();
         let discover = body("server/discover", 1, json!({}));

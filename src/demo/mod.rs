@@ -1,8 +1,8 @@
 //! The embedded demo server: a small, correct MCP 2026-07-28 server (modern only: no
 //! `initialize`, no sessions) that doubles as the fixture server for our own tests.
 //!
-//! Every rule of the conformance checklist that the server can break on purpose is a *fault*,
-//! named by the lowercase checklist id (`h-4`, `m-7`, …) and listed in [`FAULTS`]. With no fault
+//! Every rule of the conformance checklist that the server can break on purpose is a *break*,
+//! named by the lowercase checklist id (`h-4`, `m-7`, …) and listed in [`BREAKS`]. With no break
 //! set the server follows the spec; with one set it breaks exactly that rule.
 //!
 //! Layout: [`core`] holds the whole protocol as a pure function from one parsed message (plus,
@@ -12,9 +12,9 @@
 //! `protocol` only; [`http`] and [`stdio`] are thin front ends that only move bytes and honour
 //! timing and cancellation. This module is *not* the CLI: wiring `mcp-eval demo-server` lives elsewhere.
 
+pub(crate) mod breaks;
 pub(crate) mod catalog;
 pub(crate) mod core;
-pub(crate) mod faults;
 pub(crate) mod http;
 pub(crate) mod model;
 pub(crate) mod protocol;
@@ -23,45 +23,43 @@ pub(crate) mod stdio;
 
 use std::collections::BTreeSet;
 
+pub(crate) use breaks::parse_break;
 #[cfg(test)]
 pub(crate) use catalog::BIG_RESULT_BYTES;
-pub(crate) use faults::parse_fault;
 pub(crate) use http::serve_http;
 pub(crate) use stdio::serve_stdio;
 
-/// How a demo server instance behaves: which faults are switched on.
+/// How a demo server instance behaves: which breaks are switched on.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DemoConfig {
-    /// Fault ids (lowercase checklist ids, e.g. `"h-4"`), each validated by [`parse_fault`].
-    pub faults: BTreeSet<String>,
+    /// Break ids (lowercase checklist ids, e.g. `"h-4"`), each validated by [`parse_break`].
+    pub breaks: BTreeSet<String>,
     /// When set, HTTP requests need `Authorization: Bearer <token>` (the A-* rows); an `a-*`
-    /// fault switches this on with [`DEMO_TOKEN`].
+    /// break switches this on with [`DEMO_TOKEN`].
     pub bearer_token: Option<String>,
 }
 
-/// The token an `a-*` fault makes the demo require.
+/// The token an `a-*` break makes the demo require.
 pub const DEMO_TOKEN: &str = "mcp-eval-demo-token";
 
 impl DemoConfig {
-    /// A configuration with the given faults switched on (ids are not validated here; tests).
+    /// A configuration with the given breaks switched on (ids are not validated here; tests).
     #[cfg(test)]
-    pub(crate) fn with_faults<I, S>(faults: I) -> Self
+    pub(crate) fn with_breaks<I, S>(breaks: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        DemoConfig { faults: faults.into_iter().map(Into::into).collect(), bearer_token: None }
+        DemoConfig { breaks: breaks.into_iter().map(Into::into).collect(), bearer_token: None }
     }
 
     /// The bearer token HTTP requests need, if any.
     pub(crate) fn token(&self) -> Option<&str> {
-        self.bearer_token
-            .as_deref()
-            .or_else(|| self.faults.iter().any(|fault| fault.starts_with("a-")).then_some(DEMO_TOKEN))
+        self.bearer_token.as_deref().or_else(|| self.breaks.iter().any(|id| id.starts_with("a-")).then_some(DEMO_TOKEN))
     }
 
-    /// Whether the fault `id` (lowercase, e.g. `"d-2"`) is switched on.
+    /// Whether the break `id` (lowercase, e.g. `"d-2"`) is switched on.
     pub(crate) fn has(&self, id: &str) -> bool {
-        self.faults.contains(id)
+        self.breaks.contains(id)
     }
 }

@@ -27,21 +27,21 @@ pub(crate) use crate::mcp::jsonrpc::{
 pub(crate) struct Outgoing {
     /// How long to wait before sending this message.
     pub delay: Duration,
-    /// The JSON-RPC message (notification, response, or with fault h-24 an array).
+    /// The JSON-RPC message (notification, response, or with break h-24 an array).
     pub message: Value,
 }
 
-/// Shared state of one server instance: its configuration and the little state that faults
+/// Shared state of one server instance: its configuration and the little state that breaks
 /// need (the correct server is stateless apart from the `requestState` key).
 #[derive(Debug)]
 pub(crate) struct ServerState {
     config: Arc<DemoConfig>,
     signer: StateSigner,
-    /// Counts first pages of `tools/list` (fault p-1 rotates the order per walk).
+    /// Counts first pages of `tools/list` (break p-1 rotates the order per walk).
     tool_walks: AtomicUsize,
-    /// Whether any `tools/call` happened (fault p-3).
+    /// Whether any `tools/call` happened (break p-3).
     tools_called: AtomicBool,
-    /// Whether any request declared elicitation (fault m-5).
+    /// Whether any request declared elicitation (break m-5).
     elicitation_seen: AtomicBool,
 }
 
@@ -62,8 +62,8 @@ impl ServerState {
         &self.config
     }
 
-    /// Whether fault `id` is on.
-    pub(crate) fn fault(&self, id: &str) -> bool {
+    /// Whether break `id` is on.
+    pub(crate) fn breaks(&self, id: &str) -> bool {
         self.config.has(id)
     }
 
@@ -72,27 +72,27 @@ impl ServerState {
         &self.signer
     }
 
-    /// Whether any `tools/call` has been served (only tracked for fault p-3).
+    /// Whether any `tools/call` has been served (only tracked for break p-3).
     pub(crate) fn tools_called(&self) -> bool {
         self.tools_called.load(Ordering::Relaxed)
     }
 
-    /// Whether any earlier request declared elicitation (only used by fault m-5).
+    /// Whether any earlier request declared elicitation (only used by break m-5).
     pub(crate) fn elicitation_seen(&self) -> bool {
         self.elicitation_seen.load(Ordering::Relaxed)
     }
 
-    /// Records that a request declared elicitation (for fault m-5; the dispatcher calls it).
+    /// Records that a request declared elicitation (for break m-5; the dispatcher calls it).
     pub(super) fn note_elicitation_declared(&self) {
         self.elicitation_seen.store(true, Ordering::Relaxed);
     }
 
-    /// Counts one more first page of `tools/list` and returns the count before it (fault p-1).
+    /// Counts one more first page of `tools/list` and returns the count before it (break p-1).
     pub(super) fn next_tool_walk(&self) -> usize {
         self.tool_walks.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Records that a `tools/call` was served (fault p-3; the dispatcher calls it).
+    /// Records that a `tools/call` was served (break p-3; the dispatcher calls it).
     pub(super) fn note_tool_call(&self) {
         self.tools_called.store(true, Ordering::Relaxed);
     }
@@ -202,9 +202,9 @@ pub(crate) struct RequestContext<'a> {
 }
 
 impl RequestContext<'_> {
-    /// Whether fault `id` is on.
-    pub(crate) fn fault(&self, id: &str) -> bool {
-        self.state.fault(id)
+    /// Whether break `id` is on.
+    pub(crate) fn breaks(&self, id: &str) -> bool {
+        self.state.breaks(id)
     }
 }
 
@@ -219,7 +219,7 @@ pub(crate) struct Handled {
     pub final_delay: Duration,
     /// Whether the reply must be an SSE stream even without progress or logging.
     pub stream: bool,
-    /// The server stops serving at once, without answering: a crash (faults `h-27`,
+    /// The server stops serving at once, without answering: a crash (breaks `h-27`,
     /// `x-6-invalid-arguments`).
     pub crash: bool,
 }

@@ -5,7 +5,7 @@
 //! others. All output goes through one writer task, so lines never interleave. This module owns
 //! framing, cancellation (`notifications/cancelled` for an in-flight request stops its
 //! messages) and shutdown (return on stdin EOF after in-flight requests finish); protocol rules
-//! live in [`super::core`]. stdout carries only MCP messages (unless a stdio fault says
+//! live in [`super::core`]. stdout carries only MCP messages (unless a stdio break says
 //! otherwise); nothing is logged.
 
 use std::collections::HashMap;
@@ -86,15 +86,15 @@ where
 {
     let state = Arc::new(ServerState::new(config));
     let (sender, receiver) = mpsc::unbounded_channel::<String>();
-    let framing = if state.fault("x-1-content-length") {
+    let framing = if state.breaks("x-1-content-length") {
         Framing::ContentLength
-    } else if state.fault("x-1-pretty") {
+    } else if state.breaks("x-1-pretty") {
         Framing::Pretty
-    } else if state.fault("x-1-pretty-later") {
+    } else if state.breaks("x-1-pretty-later") {
         Framing::PrettyLater
-    } else if state.fault("x-1-concatenated") {
+    } else if state.breaks("x-1-concatenated") {
         Framing::Concatenated
-    } else if state.fault("x-1-bom") {
+    } else if state.breaks("x-1-bom") {
         Framing::Bom
     } else {
         Framing::Lines
@@ -103,7 +103,7 @@ where
     let in_flight: Arc<Mutex<HashMap<String, Arc<AtomicBool>>>> = Arc::default();
     let mut requests = JoinSet::new();
     let mut line = Vec::new();
-    if state.fault("chaos-hang") {
+    if state.breaks("chaos-hang") {
         // Read everything, answer nothing; return on EOF.
         while reader.read_until(b'\n', &mut line).await? > 0 {
             line.clear();
@@ -111,7 +111,7 @@ where
         drop(sender);
         return writer_task.await.unwrap_or(Ok(()));
     }
-    let flood = state.fault("chaos-flood").then(|| {
+    let flood = state.breaks("chaos-flood").then(|| {
         let sender = sender.clone();
         tokio::spawn(async move {
             loop {
@@ -125,7 +125,7 @@ where
             }
         })
     });
-    let huge = state.fault("chaos-50mb");
+    let huge = state.breaks("chaos-50mb");
 
     loop {
         line.clear();
@@ -147,7 +147,7 @@ where
             Err(_) => (None, core::parse_error_reply()),
         };
         if reply.crash {
-            // The fault: stop serving on this request without answering it, as a server that
+            // The break: stop serving on this request without answering it, as a server that
             // crashes on invalid tool arguments does (the process exits).
             drop(sender);
             return writer_task.await.unwrap_or(Ok(()));
@@ -155,8 +155,8 @@ where
         if reply.messages.is_empty() {
             continue;
         }
-        if state.fault("x-6") && is_error_reply(&reply) {
-            // The fault: write the error, then stop serving.
+        if state.breaks("x-6") && is_error_reply(&reply) {
+            // The break: write the error, then stop serving.
             for outgoing in reply.messages {
                 let _ = sender.send(outgoing.message.to_string());
             }
@@ -170,7 +170,7 @@ where
         }
         let sender = sender.clone();
         let in_flight = Arc::clone(&in_flight);
-        let noisy = state.fault("x-1");
+        let noisy = state.breaks("x-1");
         requests.spawn(async move {
             for outgoing in reply.messages {
                 if !outgoing.delay.is_zero() {
@@ -195,7 +195,7 @@ where
         });
     }
 
-    if state.fault("x-4") {
+    if state.breaks("x-4") {
         std::future::pending::<()>().await;
     }
     // EOF: let in-flight requests finish (they are short), then flush and return.
@@ -233,7 +233,7 @@ fn cancel_in_flight(state: &ServerState, in_flight: &Mutex<HashMap<String, Arc<A
     let Some(flag) = lock(in_flight).get(&request_id.to_string()).cloned() else {
         return false;
     };
-    if !state.fault("x-3") {
+    if !state.breaks("x-3") {
         flag.store(true, Ordering::SeqCst);
     }
     true
@@ -244,7 +244,7 @@ fn is_error_reply(reply: &Reply) -> bool {
 }
 
 /// How messages are written on stdout: newline-delimited JSON, or one of the ways the `x-1-*`
-/// faults break it.
+/// breaks get it wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Framing {
     /// One message per line (spec-notes §7).
@@ -316,14 +316,14 @@ mod tests {
     }
 
     /// Feeds `input` line by line (with `pause` before each), closes stdin, returns stdout.
-    async fn run(faults: &[&str], input: &[(Duration, String)]) -> Vec<String> {
+    async fn run(breaks: &[&str], input: &[(Duration, String)]) -> Vec<String> {
         let (mut client_in, server_in) = tokio::io::duplex(64 * 1024);
         let (server_out, mut client_out) = tokio::io::duplex(64 * 1024);
-        let config = Arc::new(DemoConfig::with_faults(faults.iter().copied()));
+        let config = Arc::new(DemoConfig::with_breaks(breaks.iter().copied()));
         let server = tokio::spawn(serve_lines(config, BufReader::new(server_in), server_out));
         for (pause, line) in input {
             tokio::time::sleep(*pause).await;
-            // The server may have exited already (fault x-6).
+            // The server may have exited already (break x-6).
             let _ = client_in.write_all(line.as_bytes()).await;
         }
         drop(client_in);
@@ -372,7 +372,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn stdio_faults() {
+    async fn stdio_breaks() {
         let discover = request("server/discover", json!(1), json!({}));
         let lines = run(&["x-1"], &[(Duration::ZERO, discover.clone())]).await;
         assert!(serde_json::from_str::<Value>(&lines[0]).is_err());
@@ -385,7 +385,7 @@ mod tests {
     }
 
     #[test]
-    fn framing_faults_write_each_message_their_way() {
+    fn framing_breaks_write_each_message_their_way() {
         let message = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_string();
         let framed = |framing: Framing, first| framing.frame(message.clone(), first);
         assert_eq!(framed(Framing::Lines, true), format!("{message}\n"));

@@ -64,11 +64,11 @@ async fn fixture_of(text: &str, flaky: &[(&str, usize)]) -> Fixture {
     fixture_with(text, flaky, &[]).await
 }
 
-async fn fixture_with(text: &str, flaky: &[(&str, usize)], faults: &[&str]) -> Fixture {
+async fn fixture_with(text: &str, flaky: &[(&str, usize)], breaks: &[&str]) -> Fixture {
     let set = crate::golden::load::parse(std::path::Path::new("golden.yaml"), text).expect("valid set");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let mcp_url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
-    let config = crate::demo::DemoConfig::with_faults(faults.iter().copied());
+    let config = crate::demo::DemoConfig::with_breaks(breaks.iter().copied());
     let mcp = tokio::spawn(crate::demo::serve_http(listener, Arc::new(config)));
     let flaky: Vec<(String, usize)> = flaky.iter().map(|(id, every)| ((*id).to_owned(), *every)).collect();
     let model = Arc::new(DemoModel::new(&set, &flaky, &[], chrono::Utc::now().date_naive()));

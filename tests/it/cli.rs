@@ -461,10 +461,10 @@ fn stdio_starts(run: &crate::support::Run) -> Vec<String> {
 }
 
 /// A stdio command that appends its start time (nanoseconds since the epoch) to `stamps`, waits
-/// `delay` (an interpreter importing), then runs the demo server with `faults`. `wrap` names a
+/// `delay` (an interpreter importing), then runs the demo server with `breaks`. `wrap` names a
 /// shell function the command runs the server through (`npx`: a package runner), when given.
-fn stamping_stdio_command(stamps: &std::path::Path, delay: &str, faults: &[&str], wrap: Option<&str>) -> String {
-    let body = format!("date +%s%N >> '{}'; sleep {delay}; exec {}", stamps.display(), demo_stdio_command(faults));
+fn stamping_stdio_command(stamps: &std::path::Path, delay: &str, breaks: &[&str], wrap: Option<&str>) -> String {
+    let body = format!("date +%s%N >> '{}'; sleep {delay}; exec {}", stamps.display(), demo_stdio_command(breaks));
     match wrap {
         Some(name) => format!("{name}() {{ {body}; }}; {name}"),
         None => body,

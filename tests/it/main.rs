@@ -3,10 +3,10 @@
 
 mod action;
 mod aimock;
+mod breaks;
 mod cli;
 mod docs;
 mod events;
-mod faults;
 mod golden;
 mod golden_model;
 mod https;

@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests: run `mcp-eval`, start the embedded demo server
-//! (optionally with faults), read the reports back.
+//! (optionally with breaks), read the reports back.
 
 #![allow(dead_code, reason = "each test module uses a different subset")]
 
@@ -102,9 +102,9 @@ pub(crate) struct DemoServer {
 }
 
 impl DemoServer {
-    /// Starts `mcp-eval demo-server --port 0` with these faults and waits for its URL.
-    pub(crate) fn start(faults: &[&str]) -> Self {
-        let args: Vec<String> = faults.iter().flat_map(|fault| ["--fault".to_owned(), (*fault).to_owned()]).collect();
+    /// Starts `mcp-eval demo-server --port 0` with these breaks and waits for its URL.
+    pub(crate) fn start(breaks: &[&str]) -> Self {
+        let args: Vec<String> = breaks.iter().flat_map(|id| ["--break".to_owned(), (*id).to_owned()]).collect();
         Self::start_with(&args.iter().map(String::as_str).collect::<Vec<_>>())
     }
 
@@ -129,11 +129,11 @@ impl Drop for DemoServer {
     }
 }
 
-/// The command line that starts the demo server over stdio with these faults.
-pub(crate) fn demo_stdio_command(faults: &[&str]) -> String {
+/// The command line that starts the demo server over stdio with these breaks.
+pub(crate) fn demo_stdio_command(breaks: &[&str]) -> String {
     let mut command = format!("'{}' demo-server --stdio", binary().display());
-    for fault in faults {
-        command.push_str(&format!(" --fault {fault}"));
+    for id in breaks {
+        command.push_str(&format!(" --break {id}"));
     }
     command
 }

@@ -1,19 +1,20 @@
-//! The catalogue of faults the demo server can switch on, one per checklist id of the
-//! 2026-07-28 conformance checklist (spec-notes §21, §21.2), and the parser for fault ids.
+//! The catalogue of breaks the demo server can switch on (rules of the spec it deliberately
+//! breaks), one per checklist id of the 2026-07-28 conformance checklist (spec-notes §21, §21.2),
+//! and the parser for break ids.
 //!
-//! This module only names and describes faults; the behaviour of each lives where the rule it
+//! This module only names and describes breaks; the behaviour of each lives where the rule it
 //! breaks is implemented (mostly [`super::core`], transport rules in the front ends).
 
-/// Every fault the demo server supports: `(fault id, the rule it breaks and how)`.
+/// Every break the demo server supports: `(break id, the rule it breaks and how)`.
 ///
-/// A fault id is the lowercase checklist id. Each fault breaks that one rule, in the way the
+/// A break id is the lowercase checklist id. Each break breaks that one rule, in the way the
 /// checklist's "how to provoke" probe observes it, and leaves everything else correct. Where a
-/// rule can be broken in several ways a checker must tell apart, a fault for each further way is
+/// rule can be broken in several ways a checker must tell apart, a break for each further way is
 /// named by the id and a suffix (`x-1-pretty`: X-1 broken by pretty-printed messages); it too
 /// breaks that rule only. Ids starting with `chaos-` are robustness fixtures instead: they break
 /// the server as a whole (`chaos-sse-multiline-data` instead frames every answer in a rare but
 /// valid way the evaluator must accept).
-pub(crate) const FAULTS: &[(&str, &str)] = &[
+pub(crate) const BREAKS: &[(&str, &str)] = &[
     // Discovery.
     ("d-1", "server/discover is not implemented: it answers -32601"),
     ("d-2", "the server/discover result omits ttlMs"),
@@ -184,7 +185,7 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
     ("sec-6", "an extra tool `test_simpIe_text` (a capital I for the l) looks like test_simple_text"),
     ("sec-7", "test_simple_text has an `api_key` parameter"),
     ("sec-8", "test_input_required_result's description is over 10,000 characters"),
-    // Chaos modes: not requirement faults, but misbehaviour the evaluator must survive (no
+    // Chaos modes: not requirement breaks, but misbehaviour the evaluator must survive (no
     // crash, no hang, reports always written), or a rare but valid framing it must accept.
     // Ids start with `chaos-`.
     ("chaos-hang", "accepts connections (HTTP) or reads stdin (stdio) and never answers anything"),
@@ -217,22 +218,22 @@ pub(crate) const FAULTS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Validates a fault id against [`FAULTS`] and returns it in canonical (lowercase) form.
+/// Validates a break id against [`BREAKS`] and returns it in canonical (lowercase) form.
 ///
 /// The error lists every valid id, so a CLI can print it as is.
-pub(crate) fn parse_fault(id: &str) -> Result<String, UnknownFault> {
+pub(crate) fn parse_break(id: &str) -> Result<String, UnknownBreak> {
     let canonical = id.trim().to_ascii_lowercase();
-    if FAULTS.iter().any(|(fault_id, _)| *fault_id == canonical) {
+    if BREAKS.iter().any(|(break_id, _)| *break_id == canonical) {
         Ok(canonical)
     } else {
-        Err(UnknownFault { id: id.to_owned() })
+        Err(UnknownBreak { id: id.to_owned() })
     }
 }
 
-/// A fault id that is not in [`FAULTS`].
+/// A break id that is not in [`BREAKS`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown fault `{id}` (valid faults: {})", FAULTS.iter().map(|(fault_id, _)| *fault_id).collect::<Vec<_>>().join(", "))]
-pub(crate) struct UnknownFault {
+#[error("unknown break `{id}` (valid breaks: {})", BREAKS.iter().map(|(break_id, _)| *break_id).collect::<Vec<_>>().join(", "))]
+pub(crate) struct UnknownBreak {
     /// The id as given.
     pub id: String,
 }
@@ -242,36 +243,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parse_fault_accepts_known_ids_in_any_case() {
-        assert_eq!(parse_fault("H-4"), Ok("h-4".to_string()));
-        assert_eq!(parse_fault("x-1"), Ok("x-1".to_string()));
+    fn parse_break_accepts_known_ids_in_any_case() {
+        assert_eq!(parse_break("H-4"), Ok("h-4".to_string()));
+        assert_eq!(parse_break("x-1"), Ok("x-1".to_string()));
     }
 
     #[test]
-    fn parse_fault_lists_valid_ids_on_error() {
-        let error = parse_fault("z-9").unwrap_err().to_string();
+    fn parse_break_lists_valid_ids_on_error() {
+        let error = parse_break("z-9").unwrap_err().to_string();
         assert!(error.contains("`z-9`"));
         assert!(error.contains("d-2, "));
     }
 
-    /// Every listed fault is consulted somewhere in the server (a cheap guard against a fault
+    /// Every listed break is consulted somewhere in the server (a cheap guard against a break
     /// that is documented but does nothing).
     #[test]
-    fn every_fault_is_implemented() {
+    fn every_break_is_implemented() {
         let sources =
             [include_str!("core.rs"), include_str!("catalog.rs"), include_str!("http.rs"), include_str!("stdio.rs")]
                 .concat();
-        for (id, _) in FAULTS {
-            assert!(sources.contains(&format!("fault(\"{id}\")")), "fault {id} is never consulted");
+        for (id, _) in BREAKS {
+            assert!(sources.contains(&format!("breaks(\"{id}\")")), "break {id} is never consulted");
         }
     }
 
     #[test]
-    fn fault_ids_are_unique_and_lowercase() {
+    fn break_ids_are_unique_and_lowercase() {
         let mut seen = std::collections::BTreeSet::new();
-        for (id, description) in FAULTS {
+        for (id, description) in BREAKS {
             assert_eq!(*id, id.to_ascii_lowercase());
-            assert!(seen.insert(*id), "duplicate fault {id}");
+            assert!(seen.insert(*id), "duplicate break {id}");
             assert!(!description.is_empty());
         }
     }

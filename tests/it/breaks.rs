@@ -1,32 +1,32 @@
-//! The fault matrix: every check is shown to FAIL (MUST) or WARN (SHOULD/INFO) on a demo server
-//! with exactly the one fault that breaks its rule (`mcp-eval demo-server --fault ID`), and the
-//! un-faulted demo passes every check (see `cli.rs` for HTTP and stdio).
+//! The break matrix: every check is shown to FAIL (MUST) or WARN (SHOULD/INFO) on a demo server
+//! with exactly the one break of its rule switched on (`mcp-eval demo-server --break ID`), and the
+//! demo with no break passes every check (see `cli.rs` for HTTP and stdio).
 //!
-//! Every requirement fault of `src/demo/faults.rs` is a row below, over HTTP, stdio or both.
+//! Every requirement break of `src/demo/breaks.rs` is a row below, over HTTP, stdio or both.
 //! Checks without a row:
 //! - D-5, R-5 and B-4 are INFO rows about what the harness can do with the server (its version is
-//!   listed, the retry round trip works, the server is dual-era); no fault of a single rule breaks
+//!   listed, the retry round trip works, the server is dual-era); no break of a single rule breaks
 //!   them on their own (D-5 fails with D-1, R-5 with, B-4 needs a dual-era server).
 //! - V-2 (a retry with a supported version succeeds), S-5 (list_changed is delivered) and K-1..K-4
-//!   (tasks) have no demo fault: the demo does not implement the tasks extension, so those rows
-//!   are `not_applicable` on it. The `a-*` faults make the demo require a bearer token, and their
+//!   (tasks) have no demo break: the demo does not implement the tasks extension, so those rows
+//!   are `not_applicable` on it. The `a-*` breaks make the demo require a bearer token, and their
 //!   rows pass that token with `--header`.
 //! - H-6 (header names are case-insensitive) and H-10 (surrounding whitespace is trimmed) are
-//!   broken by faults that read the raw request head before hyper normalises it.
+//!   broken by breaks that read the raw request head before hyper normalises it.
 //!
-//! A fault named by an id and a suffix (`x-1-pretty`) breaks that id's rule in another way; its
+//! A break named by an id and a suffix (`x-1-pretty`) breaks that id's rule in another way; its
 //! row checks that id. Rows marked `blocked` are answers no client can read (stdio framings for
 //! X-1, unreadable HTTP bodies for M-11): there the run must complete with verdict `fail` and exit
 //! 1 (not "unreachable"), and every other check must be `not_applicable` with the blocked reason
 //! (or its transport's reason), except X-4 on stdio, which needs no answer and passes, and H-16 on
 //! HTTP, which warns when the stream stayed open. Rows marked `sole` break later answers only
-//! (`server/discover`'s is readable): the faulted check fails alone, the checks that needed those
+//! (`server/discover`'s is readable): the broken check fails alone, the checks that needed those
 //! answers are blocked with a reason naming them, and everything else still passes or is
 //! `not_applicable`.
 //!
-//! Each row is its own test, `faults::matrix::<fault>_<transport>` (e.g. `faults::matrix::d_1_http`),
+//! Each row is its own test, `breaks::matrix::<break>_<transport>` (e.g. `breaks::matrix::d_1_http`),
 //! so a failure names its row and the harness runs rows in parallel. A row is an I/O-bound
-//! subprocess run, so `scripts/test.sh` runs `faults::matrix::` with 8 test threads (the rest of
+//! subprocess run, so `scripts/test.sh` runs `breaks::matrix::` with 8 test threads (the rest of
 //! the suite keeps the default), and `.config/nextest.toml` lets nextest run 8 of them at once.
 
 use crate::support::{DemoServer, demo_stdio_command, run};
@@ -41,18 +41,18 @@ enum Transport {
 use Transport::{Http, Stdio};
 
 /// Declares the matrix: [`MATRIX`], every row as data, and one `#[test]` per row, named after the
-/// row's fault id and transport (`d_1_http`), so a failure names its row and the harness runs
+/// row's break id and transport (`d_1_http`), so a failure names its row and the harness runs
 /// rows in parallel.
 macro_rules! matrix {
     (@blocked) => { Mode::Alone };
     (@blocked blocked) => { Mode::Blocked };
     (@blocked sole) => { Mode::Sole };
-    ($($name:ident => ($fault:literal, $transport:ident, $expected:literal, $text:literal $(, $blocked:ident)?),)*) => {
-        /// `(fault id, transport, expected status of the check with that id, text the message
-        /// contains, what the fault does to the other checks)`. An empty text means the
+    ($($name:ident => ($break_id:literal, $transport:ident, $expected:literal, $text:literal $(, $blocked:ident)?),)*) => {
+        /// `(break id, transport, expected status of the check with that id, text the message
+        /// contains, what the break does to the other checks)`. An empty text means the
         /// message is only required to be non-empty.
         const MATRIX: &[(&str, Transport, &str, &str, Mode)] =
-            &[$(($fault, $transport, $expected, $text, matrix!(@blocked $($blocked)?))),*];
+            &[$(($break_id, $transport, $expected, $text, matrix!(@blocked $($blocked)?))),*];
 
         /// One test per row of [`MATRIX`].
         mod matrix {
@@ -61,14 +61,14 @@ macro_rules! matrix {
             $(
                 #[test]
                 fn $name() {
-                    super::check(stringify!($name), $fault, $transport, $expected, $text, matrix!(@blocked $($blocked)?));
+                    super::check(stringify!($name), $break_id, $transport, $expected, $text, matrix!(@blocked $($blocked)?));
                 }
             )*
         }
     };
 }
 
-/// What a row's fault does to the checks other than its own.
+/// What a row's break does to the checks other than its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
     /// Nothing is asserted about them.
@@ -227,7 +227,7 @@ matrix! {
     x_6_stdio => ("x-6", Stdio, "warn", "foo/bar"),
     x_6_invalid_arguments_stdio => ("x-6-invalid-arguments", Stdio, "warn", "stopped answering after invalid arguments: `test_simple_text` with arguments as a JSON string"),
     x_7_stdio => ("x-7", Stdio, "fail", "replied"),
-    // Authorization (the demo requires a bearer token when an `a-*` fault is on).
+    // Authorization (the demo requires a bearer token when an `a-*` break is on).
     // A-1 warns: a server may sit behind a static API key (issue 7 §4; this row was a failure).
     a_1_http => ("a-1", Http, "warn", "resource_metadata"),
     a_2_http => ("a-2", Http, "fail", "authorization_servers"),
@@ -245,20 +245,20 @@ matrix! {
     sec_8_http => ("sec-8", Http, "warn", "characters"),
 }
 
-/// The check a fault breaks: its id, without the suffix of a further way (`x-1-pretty` → X-1).
-fn check_id(fault: &str) -> String {
-    fault.splitn(3, '-').take(2).collect::<Vec<_>>().join("-").to_uppercase()
+/// The check a break breaks: its id, without the suffix of a further way (`x-1-pretty` → X-1).
+fn check_id(break_id: &str) -> String {
+    break_id.splitn(3, '-').take(2).collect::<Vec<_>>().join("-").to_uppercase()
 }
 
 /// Runs one row; `Err` describes the mismatch.
-fn check_row(fault: &str, transport: Transport, expected: &str, text: &str, mode: Mode) -> Result<(), String> {
-    // A fault id is the requirement id, with a suffix when one requirement has several faults
+fn check_row(break_id: &str, transport: Transport, expected: &str, text: &str, mode: Mode) -> Result<(), String> {
+    // A break id is the requirement id, with a suffix when one requirement has several breaks
     // (`m-11-digits` breaks M-11 another way, `x-1-pretty` X-1).
-    let id = check_id(fault);
-    // Where the fault makes responses unmatchable (ids not echoed on stdio), every request waits
+    let id = check_id(break_id);
+    // Where the break makes responses unmatchable (ids not echoed on stdio), every request waits
     // for its timeout: a short one keeps the row quick.
     // Where later answers are held open, each waits for its timeout too.
-    let timeout = match (fault, transport) {
+    let timeout = match (break_id, transport) {
         ("m-6" | "m-11", Stdio) => "1",
         ("m-11-sse-unterminated-later" | "m-11-sse-unterminated-tools-list", Http) => "2",
         _ => "5",
@@ -266,15 +266,15 @@ fn check_row(fault: &str, transport: Transport, expected: &str, text: &str, mode
     let _server;
     let outcome = match transport {
         Http => {
-            _server = DemoServer::start(&[fault]);
+            _server = DemoServer::start(&[break_id]);
             let credentials = format!("Authorization: Bearer {}", mcp_eval::DEMO_TOKEN);
-            if fault.starts_with("a-") {
+            if break_id.starts_with("a-") {
                 run(&["--server-url", &_server.url, "--timeout-seconds", timeout, "--header", &credentials])
             } else {
                 run(&["--server-url", &_server.url, "--timeout-seconds", timeout])
             }
         }
-        Stdio => run(&["--server-cmd", &demo_stdio_command(&[fault]), "--timeout-seconds", timeout]),
+        Stdio => run(&["--server-cmd", &demo_stdio_command(&[break_id]), "--timeout-seconds", timeout]),
     };
     let Some(report) = &outcome.report else {
         return Err(format!("no report.json (exit {}); stderr: {}", outcome.code(), outcome.stderr()));
@@ -303,8 +303,8 @@ fn check_row(fault: &str, transport: Transport, expected: &str, text: &str, mode
     if problems.is_empty() { Ok(()) } else { Err(format!("{}; message: {message}", problems.join("; "))) }
 }
 
-/// What is wrong with a run that a stdio framing fault blocked: it must complete with verdict
-/// `fail`, the faulted check `id` failing, X-4 passing, and every other check `not_applicable`
+/// What is wrong with a run that a stdio framing break blocked: it must complete with verdict
+/// `fail`, the broken check `id` failing, X-4 passing, and every other check `not_applicable`
 /// with the blocked reason (or, for the other transport's rules, that transport's reason).
 fn blocked_problems(report: &serde_json::Value, id: &str) -> Vec<String> {
     let mut problems = Vec::new();
@@ -345,7 +345,7 @@ fn blocked_problems(report: &serde_json::Value, id: &str) -> Vec<String> {
 }
 
 /// What is wrong with a run where some answers after a readable `server/discover` could not be
-/// read: the faulted check `id` (M-11, or X-1 on stdio) fails alone (verdict `fail`), the
+/// read: the broken check `id` (M-11, or X-1 on stdio) fails alone (verdict `fail`), the
 /// checks that needed those answers are `not_applicable` with a `blocked: … (see ID)` reason,
 /// the rest pass or are `not_applicable` (H-16 may warn), and D-1 passes on the discover answer
 /// that was read.
@@ -386,31 +386,31 @@ fn sole_problems(report: &serde_json::Value, id: &str) -> Vec<String> {
     problems
 }
 
-/// Runs one row as its own test; panics with the mismatch. `test_name` must be the row's fault id
+/// Runs one row as its own test; panics with the mismatch. `test_name` must be the row's break id
 /// and transport (`d_1_http`), which keeps the test names unique and findable.
-fn check(test_name: &str, fault: &str, transport: Transport, expected: &str, text: &str, mode: Mode) {
-    let row_name = format!("{}_{}", fault.replace('-', "_"), format!("{transport:?}").to_lowercase());
-    assert_eq!(test_name, row_name, "a row's test is named after its fault id and transport");
-    if let Err(problem) = check_row(fault, transport, expected, text, mode) {
-        panic!("{fault} over {transport:?}: {problem}");
+fn check(test_name: &str, break_id: &str, transport: Transport, expected: &str, text: &str, mode: Mode) {
+    let row_name = format!("{}_{}", break_id.replace('-', "_"), format!("{transport:?}").to_lowercase());
+    assert_eq!(test_name, row_name, "a row's test is named after its break id and transport");
+    if let Err(problem) = check_row(break_id, transport, expected, text, mode) {
+        panic!("{break_id} over {transport:?}: {problem}");
     }
 }
 
-/// The faults about invalid tool arguments break their one rule and nothing else: one broken
+/// The breaks about invalid tool arguments break their one rule and nothing else: one broken
 /// thing is one finding (an HTML 500 page is H-14's, a server that stops answering is H-27's or
 /// X-6's; E-9 keeps its pass from the refusals it did see).
 #[test]
-fn invalid_argument_faults_break_only_their_rule() {
-    for (fault, transport, id) in
+fn invalid_argument_breaks_break_only_their_rule() {
+    for (break_id, transport, id) in
         [("h-14-html-500", Http, "H-14"), ("h-27", Http, "H-27"), ("x-6-invalid-arguments", Stdio, "X-6")]
     {
         let _server;
         let outcome = match transport {
             Http => {
-                _server = DemoServer::start(&[fault]);
+                _server = DemoServer::start(&[break_id]);
                 run(&["--server-url", &_server.url, "--timeout-seconds", "5"])
             }
-            Stdio => run(&["--server-cmd", &demo_stdio_command(&[fault]), "--timeout-seconds", "5"]),
+            Stdio => run(&["--server-cmd", &demo_stdio_command(&[break_id]), "--timeout-seconds", "5"]),
         };
         let not_passing: Vec<String> = outcome.report()["checks"]
             .as_array()
@@ -421,29 +421,53 @@ fn invalid_argument_faults_break_only_their_rule() {
             .collect();
         assert!(
             not_passing.len() == 1 && not_passing[0].starts_with(&format!("\"{id}\" ")),
-            "{fault}: only {id} may be broken, got {not_passing:#?}"
+            "{break_id}: only {id} may be broken, got {not_passing:#?}"
         );
-        assert_eq!(outcome.status("E-9"), "pass", "{fault}: {}", outcome.check("E-9")["message"]);
+        assert_eq!(outcome.status("E-9"), "pass", "{break_id}: {}", outcome.check("E-9")["message"]);
     }
 }
 
-/// Every requirement fault of the demo server is a row of the matrix.
+/// Every requirement break of the demo server is a row of the matrix.
 #[test]
-fn the_matrix_covers_every_requirement_fault() {
+fn the_matrix_covers_every_requirement_break() {
     let output = std::process::Command::new(crate::support::binary())
-        .args(["demo-server", "--fault", "no-such-fault"])
+        .args(["demo-server", "--break", "no-such-break"])
         .output()
         .expect("run the demo server");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let list = stderr.split("valid faults: ").nth(1).expect("the error lists the valid faults");
+    let list = stderr.split("valid breaks: ").nth(1).expect("the error lists the valid breaks");
     let list = list.split(')').next().unwrap_or_default();
     let missing: Vec<&str> = list
         .split(", ")
         .map(str::trim)
-        .filter(|fault| !fault.starts_with("chaos-"))
-        .filter(|fault| !MATRIX.iter().any(|(row, ..)| row == fault))
+        .filter(|break_id| !break_id.starts_with("chaos-"))
+        .filter(|break_id| !MATRIX.iter().any(|(row, ..)| row == break_id))
         .collect();
-    assert!(missing.is_empty(), "faults without a row: {missing:?}");
+    assert!(missing.is_empty(), "breaks without a row: {missing:?}");
+}
+
+/// `--fault`, the former name of `--break`, still switches a break on (a hidden alias kept so
+/// that existing scripts keep working); the help shows `--break` only, and a bad id is named as
+/// a `--break`.
+#[test]
+fn the_former_fault_flag_is_a_hidden_alias_of_break() {
+    let server = DemoServer::start_with(&["--fault", "m-7"]);
+    let outcome = run(&["--server-url", &server.url, "--layers", "0"]);
+    assert_eq!(outcome.status("M-7"), "fail", "{}", outcome.check("M-7")["message"]);
+
+    let binary = crate::support::binary();
+    let help = std::process::Command::new(&binary).args(["demo-server", "--help"]).output().expect("run the help");
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("--break <ID>"), "{help}");
+    assert!(!help.contains("--fault"), "{help}");
+
+    let output = std::process::Command::new(&binary)
+        .args(["demo-server", "--fault", "no-such-break"])
+        .output()
+        .expect("run the demo server");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("invalid --break `no-such-break`"), "{stderr}");
+    assert!(!output.status.success());
 }
 
 /// A finding of the static scan that the config file suppresses no longer warns, and the row
