@@ -498,7 +498,7 @@ pub async fn judge_calibrate(args: JudgeCalibrateArgs) -> ExitStatus {
         golden_set: args.golden_set,
         out: args.out,
         flags,
-        retry: crate::evals::caller::RetryPolicy::default(),
+        retry: crate::trials::caller::RetryPolicy::default(),
     };
     crate::authoring::calibrate::calibrate(request, &mut std::io::stdout()).await
 }

@@ -25,7 +25,6 @@ pub mod cli;
 pub(crate) mod conformance;
 pub(crate) mod demo;
 pub(crate) mod error;
-pub(crate) mod evals;
 pub(crate) mod evaluate;
 pub(crate) mod events;
 pub(crate) mod github;
@@ -39,6 +38,7 @@ pub(crate) mod scoring;
 pub(crate) mod settings;
 pub(crate) mod suggest;
 pub(crate) mod text;
+pub(crate) mod trials;
 pub(crate) mod verdict;
 
 pub use demo::DEMO_TOKEN;

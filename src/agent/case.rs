@@ -29,7 +29,7 @@ pub(crate) struct CaseSpec {
     /// `tool_choice` on the first model turn (later turns are `auto`, so the model can answer).
     pub tool_choice: ToolChoice,
     /// `sampling`, with temperature 0 when the set gives none (the usual advice for evals; a
-    /// model that refuses it gets it dropped, see `crate::evals::caller`).
+    /// model that refuses it gets it dropped, see `crate::trials::caller`).
     pub sampling: Sampling,
     /// The case's runs go one after another (`sequential_runs: true`).
     pub sequential: bool,

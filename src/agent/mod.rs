@@ -19,7 +19,7 @@
 //! under its own call's id.
 //!
 //! The model is behind [`ModelCaller`] (retries, the call cap, cassettes and the sampling a model
-//! refuses are the caller's business, see `crate::evals`), so this loop is a pure sequence of
+//! refuses are the caller's business, see `crate::trials`), so this loop is a pure sequence of
 //! awaits, tested with scripted models and tools.
 
 pub(crate) mod case;

@@ -11,10 +11,10 @@ use super::labels;
 use crate::agent::{ModelCaller, ModelFailure, TurnKey};
 use crate::calibration::{CALIBRATION_FORMAT, CalibrationFile, Confusion, judge_identity, rubrics_hash};
 use crate::error::{Kind, UserError};
-use crate::evals::caller::{Budget, LiveModel, RetryPolicy};
 use crate::golden::GoldenSet;
 use crate::report::evals::EvalsSection;
 use crate::scoring::judge::{self, CriterionVerdict, Rubric};
+use crate::trials::caller::{Budget, LiveModel, RetryPolicy};
 use crate::verdict::{ExitStatus, Met};
 
 /// `mcp-eval judge calibrate` as the command line gives it.
@@ -125,11 +125,11 @@ async fn calibrate_inner(
         ]);
     };
     let judge_label = judge_model.label();
-    let cassettes = crate::evals::open_cassettes(layer1).map_err(|error| vec![error])?;
+    let cassettes = crate::trials::open_cassettes(layer1).map_err(|error| vec![error])?;
     let def = layer1.provider(&judge_model).ok_or_else(|| {
         vec![UserError::new(Kind::InvalidInput, format!("no provider `{}` is defined", judge_model.provider))]
     })?;
-    let source = match crate::evals::model_source(def, &judge_model, layer1, cassettes.as_ref()) {
+    let source = match crate::trials::model_source(def, &judge_model, layer1, cassettes.as_ref()) {
         Ok(Some(source)) => source,
         Ok(None) => {
             return Err(vec![

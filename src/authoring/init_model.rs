@@ -24,12 +24,12 @@ use serde_json::{Map, Value, json};
 
 use crate::agent::{ModelCaller, ModelFailure, TurnKey};
 use crate::error::{Kind, UserError};
-use crate::evals::caller::{Budget, LiveModel, RetryPolicy};
 use crate::mcp::tools::{ToolSurface, ToolView};
 use crate::providers::cassette::{Cassettes, Mode};
 use crate::providers::schema::{self, ArgumentValidator, Family, Validation};
 use crate::providers::{Completion, CompletionRequest, Message, ProviderError, Sampling, ToolChoice, ToolSpec};
 use crate::settings::layer1::{Api, Layer1Settings, ModelRef};
+use crate::trials::caller::{Budget, LiveModel, RetryPolicy};
 
 /// The tool the model must call with its proposal for one tool.
 pub(crate) const PROPOSE_TOOL: &str = "propose_case";
@@ -361,7 +361,7 @@ pub(crate) fn plan(layer1: &Layer1Settings, model: &ModelRef) -> Result<ModelPla
         }
     };
     let variable = def.api_key_env.clone().unwrap_or_default();
-    let source = match crate::evals::model_source(def, model, layer1, cassettes.as_ref()) {
+    let source = match crate::trials::model_source(def, model, layer1, cassettes.as_ref()) {
         Ok(Some(source)) => source,
         Ok(None) => {
             return Err(UserError::new(
@@ -407,9 +407,9 @@ pub(crate) fn plan(layer1: &Layer1Settings, model: &ModelRef) -> Result<ModelPla
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evals::caller::Source;
     use crate::mcp::transport::BoxFuture;
     use crate::providers::{FinishReason, Provider, ToolCall};
+    use crate::trials::caller::Source;
     use std::path::Path;
     use std::time::Duration;
 

@@ -188,7 +188,7 @@ pub(crate) async fn evaluate(
     // what the summary's `N checks in T` says.
     let layer0_time: std::sync::Mutex<Option<u64>> = std::sync::Mutex::new(None);
     // Layer 1's finished runs, likewise.
-    let progress = crate::evals::Progress::default();
+    let progress = crate::trials::Progress::default();
     let cassettes_failed = std::sync::atomic::AtomicBool::new(false);
     // The layer running now (0 until layer 1 starts): what a panic's `INTERNAL` row names.
     let running = std::sync::atomic::AtomicU8::new(0);
@@ -507,7 +507,7 @@ async fn layer1(
     settings: &Settings,
     golden: Option<&GoldenSet>,
     connected: &era::Connected,
-    progress: &crate::evals::Progress,
+    progress: &crate::trials::Progress,
     cassettes_failed: &std::sync::atomic::AtomicBool,
     layer0: Option<&[crate::report::model::CheckResult]>,
     events: &(dyn Fn(&RunEvent) + Sync),
@@ -531,7 +531,7 @@ async fn layer1(
         (&demo_set, Some(cassettes))
     } else {
         let Some(set) = golden else { return not_run("no golden set was given".into()) };
-        (set, crate::evals::open_cassettes(&layer1)?)
+        (set, crate::trials::open_cassettes(&layer1)?)
     };
     if layer1.record {
         events(&RunEvent::Notice {
@@ -548,8 +548,8 @@ async fn layer1(
     let measured_at = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     // One budget for the whole evaluation: the first runs, the judge and the matchers, and every
     // confirmation re-run draw on it, so `--max-model-calls` is a cap on all of them.
-    let budget = std::sync::Arc::new(crate::evals::caller::Budget::new(layer1.max_model_calls));
-    let input = crate::evals::Layer1Input {
+    let budget = std::sync::Arc::new(crate::trials::caller::Budget::new(layer1.max_model_calls));
+    let input = crate::trials::Layer1Input {
         settings: &layer1,
         set,
         set_label: match &settings.action {
@@ -559,12 +559,12 @@ async fn layer1(
         surface: &surface,
         tools: &tools,
         today: set.today_at(Utc::now()),
-        retry: crate::evals::caller::RetryPolicy::default(),
+        retry: crate::trials::caller::RetryPolicy::default(),
         cassettes: cassettes.clone(),
         cache: cache_use(settings, &layer1, set, &measured_at, events),
         budget: budget.clone(),
     };
-    let mut section = crate::evals::run(&input, progress, events).await?;
+    let mut section = crate::trials::run(&input, progress, events).await?;
     if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some_and(|value| value == PANIC_IN_LAYER1) {
         panic!("{PANIC_FOR_TESTS_VAR} is set to {PANIC_IN_LAYER1}");
     }
@@ -587,8 +587,8 @@ async fn layer1(
             // not re-run on the others; each runs its own number of trials again.
             let pairs: std::collections::BTreeSet<(String, String)> =
                 confirm.iter().map(|key| (key.model.clone(), key.case.clone())).collect();
-            let again = crate::evals::Layer1Input { cache: None, set_label: input.set_label.clone(), ..input };
-            let rerun = crate::evals::confirm(&again, &pairs).await?;
+            let again = crate::trials::Layer1Input { cache: None, set_label: input.set_label.clone(), ..input };
+            let rerun = crate::trials::confirm(&again, &pairs).await?;
             if rerun.call_cap_reached && !section.call_cap_reached {
                 section.call_cap_reached = true;
                 section.layer1_notes.push(format!(
@@ -667,7 +667,7 @@ fn pool_reruns(
     let first = section.evals.clone();
     for rerun in reruns {
         if let Some(eval) = section.evals.iter_mut().find(|eval| eval.case == rerun.case && eval.model == rerun.model) {
-            crate::evals::assemble::pool_confirmation(eval, rerun);
+            crate::trials::assemble::pool_confirmation(eval, rerun);
         }
     }
     section.eval_metrics = section
@@ -873,7 +873,7 @@ fn cache_use(
     set: &GoldenSet,
     measured_at: &str,
     events: &(dyn Fn(&RunEvent) + Sync),
-) -> Option<crate::evals::CacheUse> {
+) -> Option<crate::trials::CacheUse> {
     use crate::settings::layer1::CacheKeySetting;
     let dir = layer1.cache_dir.clone().filter(|_| layer1.cache_mode != crate::cache::Mode::Off)?;
     let store = crate::cache::VerdictCache::new(dir.clone(), layer1.cache_mode);
@@ -930,7 +930,7 @@ fn cache_use(
             }
         }
     };
-    Some(crate::evals::CacheUse { store, server_key, measured_at: measured_at.to_owned(), manifest })
+    Some(crate::trials::CacheUse { store, server_key, measured_at: measured_at.to_owned(), manifest })
 }
 
 /// How the run ended besides the report, for the exit status.

@@ -11,7 +11,7 @@
 //! - [`init`]: `mcp-eval golden init`, a starter set of draft cases written from a server's
 //!   `tools/list`.
 //!
-//! This module only reads, checks and hashes: layer 1 (`crate::evals`) runs the cases against
+//! This module only reads, checks and hashes: layer 1 (`crate::trials`) runs the cases against
 //! models and grades them. Each case lists its `embedding` and `judge` matchers with their
 //! position ([`MatcherRef`]), so a set that needs a model nobody configured is refused at the
 //! start, at the matcher's line.

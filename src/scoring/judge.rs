@@ -6,7 +6,7 @@
 //! `should` criteria pass), and the Rogan–Gladen correction of a judge pass rate for a judge of
 //! known true-positive and true-negative rates. No 1–10 score takes part in any gate.
 //!
-//! The runner (`crate::evals`) asks `--judge-model` after each finished run of a case with a
+//! The runner (`crate::trials`) asks `--judge-model` after each finished run of a case with a
 //! rubric (`--judge-samples` times), through the same retries, call cap and cassettes as any
 //! model; a judge that fails is `judge_error` for that run, never a pass or a fail.
 

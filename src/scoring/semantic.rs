@@ -1,7 +1,7 @@
 //! The argument checks that need a model — `embedding` (cosine of two embedding vectors) and
 //! `judge` (the judge model asked whether a value satisfies a description) — split so that
 //! scoring stays pure: [`requests`] lists what a run needs resolved (pure), the runner resolves
-//! each request with a model (`crate::evals::semantic`), and [`score_run`](super::score_run)
+//! each request with a model (`crate::trials::semantic`), and [`score_run`](super::score_run)
 //! reads the answers from the [`SemanticVerdicts`] of the run's [`Trace`].
 //!
 //! A request is keyed by its content ([`SemanticKey`]: the mode, the argument — for `judge`
