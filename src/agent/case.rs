@@ -1,10 +1,9 @@
-//! A golden case as the agent loop reads it: the typed view of [`crate::golden::Case::resolved`]
-//! (prompt turns, system text, limits, the tools the model may see, tool choice, sampling), and
-//! why a case cannot run as configured (a case only a rubric grades, run without a judge model).
+//! A golden case as the agent loop reads it: the loader's typed fields ([`crate::golden::CaseRun`]:
+//! prompt turns, system text, limits, the tools the model may see, tool choice, sampling), its
+//! scripted input answers, and why a case cannot run as configured (a case only a rubric grades,
+//! run without a judge model).
 
 use std::time::Duration;
-
-use serde_json::Value;
 
 use crate::golden::{Case, glob_matches};
 use crate::providers::{Sampling, ToolChoice};
@@ -45,41 +44,24 @@ fn with_default_temperature(sampling: Sampling) -> Sampling {
 }
 
 impl CaseSpec {
-    /// Reads a resolved case (checked by the loader; missing fields take the format's defaults).
+    /// The loop's view of `case` (typed by the loader), with temperature 0 unless the set
+    /// gives one, and its scripted input answers.
     pub(crate) fn from_case(case: &Case) -> Self {
-        let resolved = &case.resolved;
-        let strings = |key: &str| -> Option<Vec<String>> {
-            resolved
-                .get(key)
-                .and_then(Value::as_array)
-                .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-        };
-        let number = |key: &str, default: u64| resolved.get(key).and_then(Value::as_u64).unwrap_or(default);
-        let tool_choice = match resolved.get("tool_choice").and_then(Value::as_str) {
-            Some("required") => ToolChoice::Required,
-            Some("none") => ToolChoice::None,
-            _ => ToolChoice::Auto,
-        };
-        let graded_now =
-            ["expect_tool", "expect_sequence", "forbid_tools"].iter().any(|key| resolved.get(*key).is_some())
-                || resolved.get("negative") == Some(&Value::Bool(true));
-        let deferred = if !graded_now {
-            Some("only a rubric grades this case, and no judge model was given (--judge-model)".into())
-        } else {
-            None
-        };
+        let run = &case.run;
+        let deferred = (!run.graded_without_judge)
+            .then(|| "only a rubric grades this case, and no judge model was given (--judge-model)".to_owned());
         CaseSpec {
             id: case.id.clone(),
-            prompt: strings("prompt").filter(|turns| !turns.is_empty()).unwrap_or_else(|| vec![String::new()]),
-            system: resolved.get("system").and_then(Value::as_str).map(str::to_owned),
-            max_turns: usize::try_from(number("max_turns", 8)).unwrap_or(8).max(1),
-            timeout: Duration::from_millis(number("timeout_ms", 120_000)),
-            visible: strings("tools"),
-            forbidden: strings("forbid_tools").unwrap_or_default(),
-            tool_choice,
-            sampling: with_default_temperature(Sampling::from_case(resolved.get("sampling").unwrap_or(&Value::Null))),
-            sequential: resolved.get("sequential_runs") == Some(&Value::Bool(true)),
-            inputs: super::input::InputScript::from_case(resolved),
+            prompt: run.prompt.clone(),
+            system: run.system.clone(),
+            max_turns: run.max_turns,
+            timeout: Duration::from_millis(run.timeout_ms),
+            visible: run.visible.clone(),
+            forbidden: run.forbidden.clone(),
+            tool_choice: run.tool_choice.clone(),
+            sampling: with_default_temperature(run.sampling),
+            sequential: run.sequential,
+            inputs: super::input::InputScript::from_case(&case.resolved),
             deferred,
         }
     }

@@ -16,6 +16,7 @@
 //! position ([`MatcherRef`]), so a set that needs a model nobody configured is refused at the
 //! start, at the matcher's line.
 
+pub(crate) mod case;
 pub(crate) mod load;
 pub(crate) mod tree;
 
@@ -28,6 +29,8 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::error::{Kind, UserError};
+
+pub(crate) use case::{CaseRun, DEFAULT_TRIALS, Sampling, ToolChoice, Trials};
 
 /// A checked golden set.
 #[derive(Debug, Clone)]
@@ -69,52 +72,14 @@ pub(crate) struct Case {
     pub hash: String,
     /// How many trials it asks for, and how many must pass.
     pub trials: Trials,
+    /// What the trials of the case do (turns, limits, the tools the model sees, tool choice,
+    /// sampling), typed once by the loader from [`Case::resolved`].
+    pub run: CaseRun,
     /// Every tool name the case mentions, with its position.
     pub tools: Vec<ToolRef>,
     /// Every `embedding` or `judge` matcher of the case, with its position: what needs an
     /// embeddings model or the judge model before the case can be graded.
     pub semantic: Vec<MatcherRef>,
-}
-
-/// The trials a case asks for when it gives no `runs`.
-pub(crate) const DEFAULT_TRIALS: usize = 5;
-
-/// How many trials of a case run and how many must pass: the one place that decides the
-/// effective number of trials (`runs`, `--runs`) and the threshold that goes with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Trials {
-    /// Trials asked for (`runs`; 1 to 50, default [`DEFAULT_TRIALS`]).
-    pub runs: usize,
-    /// Passes needed (`pass_threshold`; a hard case's is `runs`, a soft one's defaults to 4 of
-    /// 5, rounded up).
-    pub threshold: usize,
-    /// `kind: hard`: every trial must pass.
-    pub hard: bool,
-}
-
-impl Trials {
-    /// A case of `runs` trials (at least 1); `threshold` `None` takes the kind's default.
-    pub(crate) fn new(runs: usize, threshold: Option<usize>, hard: bool) -> Self {
-        let runs = runs.max(1);
-        let threshold = if hard { runs } else { threshold.unwrap_or((runs * 4).div_ceil(5)).clamp(1, runs) };
-        Self { runs, threshold, hard }
-    }
-
-    /// Read from a resolved case's JSON (`runs`, `pass_threshold`, `kind`), the loader's
-    /// defaults for what is missing.
-    pub(crate) fn of_resolved(case: &Value) -> Self {
-        let number = |key: &str| case.get(key).and_then(Value::as_u64).and_then(|value| usize::try_from(value).ok());
-        Self::new(number("runs").unwrap_or(DEFAULT_TRIALS), number("pass_threshold"), case["kind"] == "hard")
-    }
-
-    /// With `--runs N` (`runs`): N trials, a hard case's threshold N and a soft one's scaled
-    /// to N, rounded up, at least 1; without it, the case's own.
-    pub(crate) fn effective(self, runs: Option<u32>) -> Self {
-        let Some(runs) = runs.and_then(|runs| usize::try_from(runs).ok()) else { return self };
-        let runs = runs.max(1);
-        let threshold = if self.hard { runs } else { (self.threshold * runs).div_ceil(self.runs).clamp(1, runs) };
-        Self { runs, threshold, hard: self.hard }
-    }
 }
 
 /// An argument matcher that needs a model to grade (`embedding` or `judge`), where it is written.

@@ -567,3 +567,22 @@ fn runs_given_on_the_command_line_scale_a_soft_threshold_and_set_a_hard_one() {
     let hard = super::Trials::new(5, None, true);
     assert_eq!(hard.effective(Some(3)), super::Trials { runs: 3, threshold: 3, hard: true });
 }
+
+#[test]
+fn what_a_trial_does_is_typed_once_with_the_format_s_defaults() {
+    let text = "version: 1\ncases:\n  - id: plain\n    prompt: p\n    expect_tool: t\n  - id: set\n    prompt: [a, b]\n    system: s\n    max_turns: 3\n    timeout_ms: 2000\n    tools: [\"t*\"]\n    forbid_tools: [rm]\n    tool_choice: required\n    sampling: {temperature: 0.5}\n    sequential_runs: true\n    negative: true\n";
+    let set = ok(text);
+    let (plain, given) = (&set.cases[0].run, &set.cases[1].run);
+    assert_eq!((plain.max_turns, plain.timeout_ms, plain.sequential), (8, 120_000, false));
+    assert_eq!((&plain.visible, plain.forbidden.is_empty()), (&None, true), "every tool, none forbidden");
+    assert_eq!((&plain.tool_choice, plain.sampling), (&super::ToolChoice::Auto, super::Sampling::default()));
+    assert!(plain.graded_without_judge);
+    assert_eq!(
+        (given.prompt.as_slice(), given.system.as_deref()),
+        (["a".to_owned(), "b".to_owned()].as_slice(), Some("s"))
+    );
+    assert_eq!((given.max_turns, given.timeout_ms, given.sequential), (3, 2000, true));
+    assert_eq!((given.visible.clone(), given.forbidden.clone()), (Some(vec!["t*".to_owned()]), vec!["rm".to_owned()]));
+    assert_eq!((&given.tool_choice, given.sampling.temperature), (&super::ToolChoice::Required, Some(0.5)));
+    assert!(given.graded_without_judge, "negative: true grades without a judge");
+}

@@ -182,41 +182,8 @@ impl From<&ToolView> for ToolSpec {
     }
 }
 
-/// Sampling settings (a golden case's `sampling`); `None` leaves the provider's default.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(crate) struct Sampling {
-    /// `temperature`.
-    pub temperature: Option<f64>,
-    /// `top_p`.
-    pub top_p: Option<f64>,
-    /// The most tokens the model may write.
-    pub max_output_tokens: Option<u64>,
-}
-
-impl Sampling {
-    /// From a resolved golden case's `sampling` object (already checked by the loader).
-    pub(crate) fn from_case(sampling: &Value) -> Self {
-        Self {
-            temperature: sampling.get("temperature").and_then(Value::as_f64),
-            top_p: sampling.get("top_p").and_then(Value::as_f64),
-            max_output_tokens: sampling.get("max_output_tokens").and_then(Value::as_u64),
-        }
-    }
-}
-
-/// Whether and which tool the model must call.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) enum ToolChoice {
-    /// The model decides.
-    #[default]
-    Auto,
-    /// The model must call at least one tool.
-    Required,
-    /// The model must not call a tool.
-    None,
-    /// The model must call this tool (MCP name).
-    Named(String),
-}
+/// Sampling settings and tool choice: a golden case's, sent as they are.
+pub(crate) use crate::golden::{Sampling, ToolChoice};
 
 /// The model's answer.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,143 @@
+//! A golden case's typed fields, read once by the loader from the resolved JSON it has just
+//! built and checked ([`super::Case::resolved`], which stays the text that is hashed): how many
+//! trials and how many must pass ([`Trials`], the one place `--runs` scales them), and what each
+//! trial does ([`CaseRun`]: turns, limits, the tools the model sees and may call, tool choice,
+//! sampling). The graders read the criteria (`expect_*`, the rubric) from the resolved JSON.
+
+use serde_json::Value;
+
+/// The trials a case asks for when it gives no `runs`.
+pub(crate) const DEFAULT_TRIALS: usize = 5;
+
+/// How many trials of a case run and how many must pass: the one place that decides the
+/// effective number of trials (`runs`, `--runs`) and the threshold that goes with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Trials {
+    /// Trials asked for (`runs`; 1 to 50, default [`DEFAULT_TRIALS`]).
+    pub runs: usize,
+    /// Passes needed (`pass_threshold`; a hard case's is `runs`, a soft one's defaults to 4 of
+    /// 5, rounded up).
+    pub threshold: usize,
+    /// `kind: hard`: every trial must pass.
+    pub hard: bool,
+}
+
+impl Trials {
+    /// A case of `runs` trials (at least 1); `threshold` `None` takes the kind's default.
+    pub(crate) fn new(runs: usize, threshold: Option<usize>, hard: bool) -> Self {
+        let runs = runs.max(1);
+        let threshold = if hard { runs } else { threshold.unwrap_or((runs * 4).div_ceil(5)).clamp(1, runs) };
+        Self { runs, threshold, hard }
+    }
+
+    /// Read from a resolved case's JSON (`runs`, `pass_threshold`, `kind`), the loader's
+    /// defaults for what is missing.
+    pub(crate) fn of_resolved(case: &Value) -> Self {
+        let number = |key: &str| case.get(key).and_then(Value::as_u64).and_then(|value| usize::try_from(value).ok());
+        Self::new(number("runs").unwrap_or(DEFAULT_TRIALS), number("pass_threshold"), case["kind"] == "hard")
+    }
+
+    /// With `--runs N` (`runs`): N trials, a hard case's threshold N and a soft one's scaled
+    /// to N, rounded up, at least 1; without it, the case's own.
+    pub(crate) fn effective(self, runs: Option<u32>) -> Self {
+        let Some(runs) = runs.and_then(|runs| usize::try_from(runs).ok()) else { return self };
+        let runs = runs.max(1);
+        let threshold = if self.hard { runs } else { (self.threshold * runs).div_ceil(self.runs).clamp(1, runs) };
+        Self { runs, threshold, hard: self.hard }
+    }
+}
+
+/// Sampling settings (a case's `sampling`); `None` leaves the provider's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Sampling {
+    /// `temperature`.
+    pub temperature: Option<f64>,
+    /// `top_p`.
+    pub top_p: Option<f64>,
+    /// The most tokens the model may write.
+    pub max_output_tokens: Option<u64>,
+}
+
+impl Sampling {
+    /// From a resolved case's `sampling` object (already checked by the loader).
+    pub(crate) fn from_case(sampling: &Value) -> Self {
+        Self {
+            temperature: sampling.get("temperature").and_then(Value::as_f64),
+            top_p: sampling.get("top_p").and_then(Value::as_f64),
+            max_output_tokens: sampling.get("max_output_tokens").and_then(Value::as_u64),
+        }
+    }
+}
+
+/// Whether and which tool the model must call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// The model must call at least one tool.
+    Required,
+    /// The model must not call a tool.
+    None,
+    /// The model must call this tool (MCP name).
+    Named(String),
+}
+
+/// What each trial of a case does.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CaseRun {
+    /// The user turns, in order (at least one).
+    pub prompt: Vec<String>,
+    /// The system text, when the case has one.
+    pub system: Option<String>,
+    /// Model turns per trial (`max_turns`, default 8).
+    pub max_turns: usize,
+    /// Wall time per trial in ms (`timeout_ms`, default 120 000).
+    pub timeout_ms: u64,
+    /// Globs of the tools the model may see (`tools:`); `None` is every tool.
+    pub visible: Option<Vec<String>>,
+    /// Globs of tools never called for real (`forbid_tools:`).
+    pub forbidden: Vec<String>,
+    /// `tool_choice` on the first model turn.
+    pub tool_choice: ToolChoice,
+    /// `sampling`, as the set gives it.
+    pub sampling: Sampling,
+    /// The case's trials go one after another (`sequential_runs: true`).
+    pub sequential: bool,
+    /// Something grades the trials without a judge: `expect_tool`, `expect_sequence`,
+    /// `forbid_tools` or `negative: true` (otherwise only a rubric does).
+    pub graded_without_judge: bool,
+}
+
+impl CaseRun {
+    /// Read from a resolved case's JSON, the format's defaults for what is missing.
+    pub(crate) fn of_resolved(resolved: &Value) -> Self {
+        let strings = |key: &str| -> Option<Vec<String>> {
+            resolved
+                .get(key)
+                .and_then(Value::as_array)
+                .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        };
+        let number = |key: &str, default: u64| resolved.get(key).and_then(Value::as_u64).unwrap_or(default);
+        let tool_choice = match resolved.get("tool_choice").and_then(Value::as_str) {
+            Some("required") => ToolChoice::Required,
+            Some("none") => ToolChoice::None,
+            _ => ToolChoice::Auto,
+        };
+        Self {
+            prompt: strings("prompt").filter(|turns| !turns.is_empty()).unwrap_or_else(|| vec![String::new()]),
+            system: resolved.get("system").and_then(Value::as_str).map(str::to_owned),
+            max_turns: usize::try_from(number("max_turns", 8)).unwrap_or(8).max(1),
+            timeout_ms: number("timeout_ms", 120_000),
+            visible: strings("tools"),
+            forbidden: strings("forbid_tools").unwrap_or_default(),
+            tool_choice,
+            sampling: Sampling::from_case(resolved.get("sampling").unwrap_or(&Value::Null)),
+            sequential: resolved.get("sequential_runs") == Some(&Value::Bool(true)),
+            graded_without_judge: ["expect_tool", "expect_sequence", "forbid_tools"]
+                .iter()
+                .any(|key| resolved.get(*key).is_some())
+                || resolved.get("negative") == Some(&Value::Bool(true)),
+        }
+    }
+}
