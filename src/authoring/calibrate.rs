@@ -66,8 +66,7 @@ async fn calibrate_inner(
     })?;
     let set = crate::golden::load::load(&set_path).map_err(into_errors)?;
     let report = read_report(&file.report)?;
-    let rubrics: Vec<Option<Rubric>> =
-        set.cases.iter().map(|case| case.resolved.get("rubric").and_then(Rubric::from_resolved)).collect();
+    let rubrics: Vec<Option<Rubric>> = set.cases.iter().map(|case| case.rubric.clone()).collect();
     let resolved = labels::resolve(&file, &set, &rubrics, &report).map_err(into_errors)?;
     let (human_pass, human_fail) = resolved
         .iter()

@@ -134,8 +134,7 @@ pub(crate) fn same_rubrics(file: &CalibrationFile, set: &GoldenSet) -> bool {
     if file.rubric_cases.is_empty() {
         return file.golden_set_sha256 == set.hash;
     }
-    let rubrics: Vec<Option<Rubric>> =
-        set.cases.iter().map(|case| case.resolved.get("rubric").and_then(Rubric::from_resolved)).collect();
+    let rubrics: Vec<Option<Rubric>> = set.cases.iter().map(|case| case.rubric.clone()).collect();
     let indices: Option<Vec<usize>> = file
         .rubric_cases
         .iter()

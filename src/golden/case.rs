@@ -2,9 +2,10 @@
 //! built and checked ([`super::Case::resolved`], which stays the text that is hashed): how many
 //! trials and how many must pass ([`Trials`], the one place `--runs` scales them), and what each
 //! trial does ([`CaseRun`]: turns, limits, the tools the model sees and may call, tool choice,
-//! sampling). The graders read the criteria (`expect_*`, the rubric) from the resolved JSON.
+//! sampling), and its rubric ([`Rubric`]). The graders read the other criteria (`expect_*`) from
+//! the resolved JSON.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The trials a case asks for when it gives no `runs`.
 pub(crate) const DEFAULT_TRIALS: usize = 5;
@@ -139,5 +140,76 @@ impl CaseRun {
                 .any(|key| resolved.get(*key).is_some())
                 || resolved.get("negative") == Some(&Value::Bool(true)),
         }
+    }
+}
+
+/// One criterion of a rubric.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RubricCriterion {
+    /// Its id (given, or `c1`, `c2`, … for a rubric file's lines).
+    pub id: String,
+    /// The question, answerable from the trace.
+    pub text: String,
+    /// `must` (true) or `should`.
+    pub must: bool,
+}
+
+/// A resolved rubric.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Rubric {
+    /// The criteria, in order.
+    pub criteria: Vec<RubricCriterion>,
+    /// `should` criteria that must pass.
+    pub min_should: usize,
+}
+
+impl Rubric {
+    /// From a resolved case's `rubric` (`{criteria: [{id, text, must}], min_should}` or
+    /// `{file_text, min_should}` with one `- [must] …` / `- [should] …` line per criterion).
+    pub(crate) fn from_resolved(rubric: &Value) -> Option<Self> {
+        let min_should = rubric.get("min_should").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let criteria = if let Some(list) = rubric.get("criteria").and_then(Value::as_array) {
+            list.iter()
+                .map(|criterion| RubricCriterion {
+                    id: criterion["id"].as_str().unwrap_or_default().to_owned(),
+                    text: criterion["text"].as_str().unwrap_or_default().to_owned(),
+                    must: criterion["must"] == true,
+                })
+                .collect()
+        } else {
+            let text = rubric.get("file_text")?.as_str()?;
+            text.lines()
+                .filter_map(|line| {
+                    let line = line.trim_start().strip_prefix("- [")?;
+                    let (kind, text) = line.split_once(']')?;
+                    let must = match kind.trim().to_ascii_lowercase().as_str() {
+                        "must" => true,
+                        "should" => false,
+                        _ => return None,
+                    };
+                    Some((must, text.trim().to_owned()))
+                })
+                .enumerate()
+                .map(|(index, (must, text))| RubricCriterion { id: format!("c{}", index + 1), text, must })
+                .collect()
+        };
+        Some(Self { criteria, min_should })
+    }
+}
+
+impl Rubric {
+    /// `"sha256:"` and 64 hex digits over the rubric as the judge sees it: each criterion's id,
+    /// text and kind in order, and `min_should` (canonical JSON), so a trace and a calibration
+    /// say exactly which rubric they were judged on.
+    pub(crate) fn sha256(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let criteria: Vec<Value> = self
+            .criteria
+            .iter()
+            .map(|criterion| json!({"id": criterion.id, "text": criterion.text, "must": criterion.must}))
+            .collect();
+        let text = crate::mcp::tools::canonical(&json!({"criteria": criteria, "min_should": self.min_should}));
+        let digest = Sha256::digest(text.as_bytes());
+        format!("sha256:{}", digest.iter().map(|byte| format!("{byte:02x}")).collect::<String>())
     }
 }

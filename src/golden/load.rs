@@ -870,7 +870,8 @@ impl Reader {
         let value = Value::Object(resolved);
         let semantic = std::mem::take(&mut self.semantic);
         let (trials, run) = (super::Trials::of_resolved(&value), super::CaseRun::of_resolved(&value));
-        Some(Case { id: id?, hash: crate::jcs::hash(&value), trials, run, resolved: value, tools, semantic })
+        let rubric = value.get("rubric").and_then(super::Rubric::from_resolved);
+        Some(Case { id: id?, hash: crate::jcs::hash(&value), trials, run, rubric, resolved: value, tools, semantic })
     }
 
     /// `sampling`: the defaults' keys, overridden key by key by the case's.

@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use crate::error::{Kind, UserError};
 
-pub(crate) use case::{CaseRun, DEFAULT_TRIALS, Sampling, ToolChoice, Trials};
+pub(crate) use case::{CaseRun, DEFAULT_TRIALS, Rubric, Sampling, ToolChoice, Trials};
 
 /// A checked golden set.
 #[derive(Debug, Clone)]
@@ -75,6 +75,8 @@ pub(crate) struct Case {
     /// What the trials of the case do (turns, limits, the tools the model sees, tool choice,
     /// sampling), typed once by the loader from [`Case::resolved`].
     pub run: CaseRun,
+    /// Its rubric (inline, named or from a file), when it has one.
+    pub rubric: Option<Rubric>,
     /// Every tool name the case mentions, with its position.
     pub tools: Vec<ToolRef>,
     /// Every `embedding` or `judge` matcher of the case, with its position: what needs an

@@ -20,76 +20,8 @@ pub(crate) const JUDGE_PROMPT_VERSION: u32 = 1;
 /// The tool the judge must call to give its verdicts.
 pub(crate) const VERDICT_TOOL: &str = "record_verdicts";
 
-/// One criterion of a rubric.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RubricCriterion {
-    /// Its id (given, or `c1`, `c2`, … for a rubric file's lines).
-    pub id: String,
-    /// The question, answerable from the trace.
-    pub text: String,
-    /// `must` (true) or `should`.
-    pub must: bool,
-}
-
-/// A resolved rubric.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Rubric {
-    /// The criteria, in order.
-    pub criteria: Vec<RubricCriterion>,
-    /// `should` criteria that must pass.
-    pub min_should: usize,
-}
-
-impl Rubric {
-    /// From a resolved case's `rubric` (`{criteria: [{id, text, must}], min_should}` or
-    /// `{file_text, min_should}` with one `- [must] …` / `- [should] …` line per criterion).
-    pub(crate) fn from_resolved(rubric: &Value) -> Option<Self> {
-        let min_should = rubric.get("min_should").and_then(Value::as_u64).unwrap_or(0) as usize;
-        let criteria = if let Some(list) = rubric.get("criteria").and_then(Value::as_array) {
-            list.iter()
-                .map(|criterion| RubricCriterion {
-                    id: criterion["id"].as_str().unwrap_or_default().to_owned(),
-                    text: criterion["text"].as_str().unwrap_or_default().to_owned(),
-                    must: criterion["must"] == true,
-                })
-                .collect()
-        } else {
-            let text = rubric.get("file_text")?.as_str()?;
-            text.lines()
-                .filter_map(|line| {
-                    let line = line.trim_start().strip_prefix("- [")?;
-                    let (kind, text) = line.split_once(']')?;
-                    let must = match kind.trim().to_ascii_lowercase().as_str() {
-                        "must" => true,
-                        "should" => false,
-                        _ => return None,
-                    };
-                    Some((must, text.trim().to_owned()))
-                })
-                .enumerate()
-                .map(|(index, (must, text))| RubricCriterion { id: format!("c{}", index + 1), text, must })
-                .collect()
-        };
-        Some(Self { criteria, min_should })
-    }
-}
-
-impl Rubric {
-    /// `"sha256:"` and 64 hex digits over the rubric as the judge sees it: each criterion's id,
-    /// text and kind in order, and `min_should` (canonical JSON), so a trace and a calibration
-    /// say exactly which rubric they were judged on.
-    pub(crate) fn sha256(&self) -> String {
-        use sha2::{Digest, Sha256};
-        let criteria: Vec<Value> = self
-            .criteria
-            .iter()
-            .map(|criterion| json!({"id": criterion.id, "text": criterion.text, "must": criterion.must}))
-            .collect();
-        let text = crate::mcp::tools::canonical(&json!({"criteria": criteria, "min_should": self.min_should}));
-        let digest = Sha256::digest(text.as_bytes());
-        format!("sha256:{}", digest.iter().map(|byte| format!("{byte:02x}")).collect::<String>())
-    }
-}
+/// A resolved rubric and its criteria: typed by the golden-set loader.
+pub(crate) use crate::golden::Rubric;
 
 /// The verdict tool's definition: one entry per criterion.
 pub(crate) fn verdict_tool() -> ToolSpec {
@@ -296,6 +228,7 @@ pub(crate) fn rogan_gladen(observed: f64, tpr: f64, tnr: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::golden::case::RubricCriterion;
     use crate::providers::{FinishReason, ToolCall};
 
     fn rubric() -> Rubric {

@@ -135,12 +135,7 @@ impl<'a> Plan<'a> {
             return Ok(Planned::NotRun(Box::new(section)));
         }
         let judge = rubric_judge(input, &mut section);
-        let rubrics: Vec<Option<judge::Rubric>> = input
-            .set
-            .cases
-            .iter()
-            .map(|case| case.resolved.get("rubric").and_then(judge::Rubric::from_resolved))
-            .collect();
+        let rubrics: Vec<Option<judge::Rubric>> = input.set.cases.iter().map(|case| case.rubric.clone()).collect();
         // Read even when no judge runs, so a bad file is an input error either way.
         let calibration = match &input.settings.judge_calibration {
             Some(path) => Some((crate::calibration::load(path)?, crate::text::shown(path))),

@@ -170,8 +170,7 @@ async fn labels_that_name_what_the_set_or_report_lacks_are_input_errors_with_the
     let (dir, request) = fixture(&labels, "http://127.0.0.1:9");
     let file = labels::load(&request.labels).expect("well formed");
     let set = crate::golden::load::load(&dir.path().join("set.yaml")).expect("set");
-    let rubrics: Vec<Option<Rubric>> =
-        set.cases.iter().map(|case| case.resolved.get("rubric").and_then(Rubric::from_resolved)).collect();
+    let rubrics: Vec<Option<Rubric>> = set.cases.iter().map(|case| case.rubric.clone()).collect();
     let report = read_report(&file.report).expect("report");
     let problems: Vec<String> = labels::resolve(&file, &set, &rubrics, &report)
         .expect_err("broken references")
