@@ -104,11 +104,13 @@ pub(crate) enum RunEvent {
         /// Wall time in milliseconds.
         duration_ms: u64,
     },
-    /// A model call of a trial ended.
+    /// A model call of a trial ended: the model under test's, or the rubric judge's.
     ModelCallFinished {
         /// The trial.
         trial: TrialRef,
-        /// 0-based model turn.
+        /// Who was asked: `model` (the model under test) or `judge` (the rubric judge).
+        role: &'static str,
+        /// 0-based model turn (the judge: its sample).
         turn: usize,
         /// `answer`, `provider_error`, `replay_miss`, `call_cap` or `timeout`.
         outcome: &'static str,
@@ -392,13 +394,20 @@ impl RunEvent {
                 "trial_finished",
                 json!({"trial": trial.json(), "ending": ending, "turns": turns, "duration_ms": duration_ms}),
             ),
-            RunEvent::ModelCallFinished { trial, turn, outcome, attempts, latency_ms, input_tokens, output_tokens } => {
-                (
-                    "model_call_finished",
-                    json!({"trial": trial.json(), "turn": turn, "outcome": outcome, "attempts": attempts,
+            RunEvent::ModelCallFinished {
+                trial,
+                role,
+                turn,
+                outcome,
+                attempts,
+                latency_ms,
+                input_tokens,
+                output_tokens,
+            } => (
+                "model_call_finished",
+                json!({"trial": trial.json(), "role": role, "turn": turn, "outcome": outcome, "attempts": attempts,
                        "latency_ms": latency_ms, "input_tokens": input_tokens, "output_tokens": output_tokens}),
-                )
-            }
+            ),
             RunEvent::ToolCallStarted { trial, turn, tool } => {
                 ("tool_call_started", json!({"trial": trial.json(), "turn": turn, "tool": tool}))
             }

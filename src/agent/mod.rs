@@ -320,6 +320,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                     Err(_) => {
                         (context.events)(&RunEvent::ModelCallFinished {
                             trial: context.trial.clone(),
+                            role: "model",
                             turn: record.turns,
                             outcome: "timeout",
                             attempts: 0,

@@ -74,6 +74,8 @@ pub(crate) struct ObservedModel<'a> {
     pub inner: &'a dyn ModelCaller,
     /// The trial the calls belong to.
     pub trial: &'a TrialRef,
+    /// Who is asked: `model` (the model under test) or `judge` (the rubric judge).
+    pub role: &'static str,
     /// Where the events go.
     pub events: Sink<'a>,
 }
@@ -96,6 +98,7 @@ impl ModelCaller for ObservedModel<'_> {
             let usage = reply.and_then(|reply| reply.completion.usage);
             (self.events)(&RunEvent::ModelCallFinished {
                 trial: self.trial.clone(),
+                role: self.role,
                 turn,
                 outcome,
                 attempts,
@@ -185,7 +188,7 @@ mod tests {
             _ => Err(ModelFailure::CapReached),
         });
         let trial = trial();
-        let model = ObservedModel { inner: &scripted, trial: &trial, events: &events };
+        let model = ObservedModel { inner: &scripted, trial: &trial, role: "judge", events: &events };
         let request = CompletionRequest {
             system: None,
             messages: Vec::new(),
@@ -207,6 +210,7 @@ mod tests {
             "unknown usage is null"
         );
         assert_eq!((&seen[1]["outcome"], &seen[1]["latency_ms"]), (&json!("call_cap"), &Value::Null));
+        assert!(seen.iter().all(|event| event["role"] == "judge"), "{seen:?}");
         assert!(!seen.iter().any(|event| event.to_string().contains("the model's words")), "{seen:?}");
     }
 }

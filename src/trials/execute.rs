@@ -151,7 +151,7 @@ async fn one_run(
     // Telemetry wraps the real tools and the model caller directly, so the times it reports
     // are the server's and the provider's; a layer that injects faults would wrap these.
     let observed_tools = ObservedTools { inner: tools, events: graded.events };
-    let observed_model = ObservedModel { inner: model, trial: &trial, events: graded.events };
+    let observed_model = ObservedModel { inner: model, trial: &trial, role: "model", events: graded.events };
     let context = RunContext {
         model: &observed_model,
         tools: &observed_tools,
@@ -161,12 +161,6 @@ async fn one_run(
         trial: trial.clone(),
     };
     let mut record = agent::run_case(case, run, &context).await;
-    (graded.events)(&RunEvent::TrialFinished {
-        trial,
-        ending: record.ending.as_str(),
-        turns: record.turns,
-        duration_ms: record.duration_ms,
-    });
     let judged = !matches!(
         record.ending,
         RunEnding::ProviderError(_) | RunEnding::NoRecording(_) | RunEnding::ServerError(_) | RunEnding::CapReached
@@ -178,13 +172,28 @@ async fn one_run(
         }
     }
     if let Some((judge, rubric)) = judge.filter(|_| judged) {
-        judge_run(&mut record, case, rubric, judge).await;
+        let asked = ObservedModel { inner: judge.caller, trial: &trial, role: "judge", events: graded.events };
+        judge_run(&mut record, case, rubric, judge, &asked).await;
     }
+    // Last, after the judge's calls: a reader sees every call of the trial before its end.
+    (graded.events)(&RunEvent::TrialFinished {
+        trial,
+        ending: record.ending.as_str(),
+        turns: record.turns,
+        duration_ms: record.duration_ms,
+    });
     record
 }
 
 /// Asks the judge about a finished run (`samples` times, majority vote) and records its result.
-async fn judge_run(record: &mut RunRecord, case: &CaseSpec, rubric: &judge::Rubric, judge: Judge<'_>) {
+/// `asked` is the judge's caller as the trial's events see it.
+async fn judge_run(
+    record: &mut RunRecord,
+    case: &CaseSpec,
+    rubric: &judge::Rubric,
+    judge: Judge<'_>,
+    asked: &dyn agent::ModelCaller,
+) {
     let trace = record.judge_text();
     let request = judge::judge_request(&case.prompt.join("\n"), rubric, &trace);
     let mut samples = Vec::new();
@@ -195,7 +204,7 @@ async fn judge_run(record: &mut RunRecord, case: &CaseSpec, rubric: &judge::Rubr
             turn: u32::try_from(sample).unwrap_or(u32::MAX),
         };
         use crate::report::evals::ErrorCause;
-        let verdicts = match agent::ModelCaller::call(judge.caller, key, &request).await {
+        let verdicts = match asked.call(key, &request).await {
             Ok(reply) => {
                 judge::parse_verdicts(&reply.completion, rubric, &trace).map_err(|reason| (ErrorCause::Judge, reason))
             }

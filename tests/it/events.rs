@@ -69,9 +69,11 @@ fn a_layer_1_run_writes_every_trial_model_call_and_tool_call_as_a_stamped_json_l
         .flat_map(|eval| eval["traces"].as_array().cloned().unwrap_or_default())
         .map(|trace| trace["turns"].as_u64().unwrap_or(0))
         .sum();
-    let answered = of("model_call_finished").filter(|line| line["outcome"] == "answer").count();
+    let answered =
+        of("model_call_finished").filter(|line| line["outcome"] == "answer" && line["role"] == "model").count();
     assert_eq!(answered as u64, turns);
     for line in of("model_call_finished") {
+        assert!(line["role"] == "model" || line["role"] == "judge", "{line}");
         assert!(line["attempts"].is_u64() && line["latency_ms"].is_u64(), "{line}");
         assert!(line.get("input_tokens").is_some() && line.get("output_tokens").is_some(), "{line}");
     }
@@ -91,6 +93,11 @@ fn a_layer_1_run_writes_every_trial_model_call_and_tool_call_as_a_stamped_json_l
         }
     }
     assert_eq!(of("tool_call_started").count(), of("tool_call_finished").filter(|line| line["sent"] == true).count());
+    // A trial's `trial_finished` is its last line: every call of it (the judge's too) comes before.
+    for (at, line) in all.iter().enumerate().filter(|(_, line)| line["kind"] == "trial_finished") {
+        let later = all[at + 1..].iter().find(|other| other.get("trial") == line.get("trial"));
+        assert!(later.is_none(), "{later:?} after {line}");
+    }
     // No tool result, no model text, no key.
     let text = std::fs::read_to_string(&events).expect("events");
     for trace in evals.iter().flat_map(|eval| eval["traces"].as_array().cloned().unwrap_or_default()) {
@@ -142,4 +149,26 @@ fn an_events_file_on_a_full_disk_is_exit_4_with_the_reason_and_the_reports_are_s
     assert_eq!(run.code(), 4, "{}", run.stderr());
     assert!(run.stderr().contains("the events file stopped being written"), "{}", run.stderr());
     assert!(run.report.is_some(), "report.json is written all the same");
+}
+
+#[test]
+fn the_rubric_judge_s_calls_are_model_calls_of_the_trial_they_judge() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let events = dir.path().join("events.jsonl");
+    let run = crate::support::run_with_env(&["--demo", "--events", utf8(&events)], &[]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let all: Vec<Value> = std::fs::read_to_string(&events)
+        .expect("events")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("JSON"))
+        .collect();
+    let judged: Vec<&Value> =
+        all.iter().filter(|line| line["kind"] == "model_call_finished" && line["role"] == "judge").collect();
+    assert!(!judged.is_empty(), "the demo's judge grades its rubric cases");
+    for call in judged {
+        assert_eq!(call["outcome"], "answer", "{call}");
+        let finished = all.iter().position(|line| line["kind"] == "trial_finished" && line["trial"] == call["trial"]);
+        let at = all.iter().position(|line| std::ptr::eq(line, call));
+        assert!(finished > at, "the judge's call {call} comes before its trial's end");
+    }
 }
