@@ -57,7 +57,7 @@ pub(crate) struct TurnKey {
 pub(crate) struct ModelReply {
     /// The answer.
     pub completion: Completion,
-    /// HTTP attempts it took (retries included; 0 when replayed).
+    /// HTTP attempts it took (retries included; an answer replayed from a cassette counts 1).
     pub attempts: u32,
     /// Wall time of the call in milliseconds, retries included.
     pub latency_ms: u64,

@@ -209,6 +209,10 @@ pub(crate) async fn evaluate(
             let layer0_ms = elapsed_ms(layer0_started);
             *crate::mcp::sync::lock(&finished) = Some(layer0.clone());
             *crate::mcp::sync::lock(&layer0_time) = Some(layer0_ms);
+            // As soon as layer 0 is graded, before layer 1 starts: a reader of the events sees them then.
+            for check in &layer0.checks {
+                events(&RunEvent::CheckGraded { id: check.id.clone(), status: check.status });
+            }
             events(&RunEvent::LayerFinished { layer: 0, duration_ms: layer0_ms });
             Some(layer0)
         } else {
@@ -304,7 +308,9 @@ pub(crate) async fn evaluate(
     drop(demo_task);
     let log_failed = log.as_ref().and_then(crate::events::EventLog::failure);
     if let Some(reason) = &log_failed {
-        events(&RunEvent::Failure { text: format!("error: the events file stopped being written: {reason}") });
+        events(&RunEvent::Failure {
+            text: format!("error: the events file `{}` stopped being written: {reason}", events_label(settings)),
+        });
     }
     let environment_failed =
         cassettes_failed.load(std::sync::atomic::Ordering::SeqCst) || log_error.is_some() || log_failed.is_some();
@@ -315,7 +321,9 @@ pub(crate) async fn evaluate(
     if log_failed.is_none()
         && let Some(reason) = log.as_ref().and_then(crate::events::EventLog::failure)
     {
-        events(&RunEvent::Failure { text: format!("error: the events file stopped being written: {reason}") });
+        events(&RunEvent::Failure {
+            text: format!("error: the events file `{}` stopped being written: {reason}", events_label(settings)),
+        });
         evaluation.decision.exit = evaluation.decision.exit.max(verdict::ExitStatus::Environment);
     }
     evaluation
@@ -353,9 +361,6 @@ fn completed_report(
     server = found;
     server.target = label;
     server.transport = transport;
-    for check in &checks {
-        events(&RunEvent::CheckGraded { id: check.id.clone(), status: check.status });
-    }
     let mut checks = checks;
     if crate::mcp::sync::poisoned() {
         checks.push(RunReport::internal_error_check(
@@ -392,6 +397,11 @@ fn completed_report(
         });
     }
     (report, input_error)
+}
+
+/// The events file as the user named it (`--events`), for messages.
+fn events_label(settings: &Settings) -> &str {
+    settings.events_path.as_ref().map_or("", |(_, label)| label.as_str())
 }
 
 /// `--events FILE`: the log, or the failure line saying why it cannot be created (the run

@@ -147,7 +147,7 @@ fn an_events_file_on_a_full_disk_is_exit_4_with_the_reason_and_the_reports_are_s
     }
     let run = crate::support::run_with_env(&["--demo", "--layers", "0", "--events", "/dev/full"], &[]);
     assert_eq!(run.code(), 4, "{}", run.stderr());
-    assert!(run.stderr().contains("the events file stopped being written"), "{}", run.stderr());
+    assert!(run.stderr().contains("the events file `/dev/full` stopped being written"), "{}", run.stderr());
     assert!(run.report.is_some(), "report.json is written all the same");
 }
 
@@ -165,6 +165,14 @@ fn the_rubric_judge_s_calls_are_model_calls_of_the_trial_they_judge() {
     let judged: Vec<&Value> =
         all.iter().filter(|line| line["kind"] == "model_call_finished" && line["role"] == "judge").collect();
     assert!(!judged.is_empty(), "the demo's judge grades its rubric cases");
+    // Layer 0's checks are graded lines as soon as it ends, before layer 1 starts.
+    let layer1 = all.iter().position(|line| line["kind"] == "layer_started" && line["layer"] == 1).expect("layer 1");
+    let graded: Vec<usize> =
+        all.iter().enumerate().filter(|(_, line)| line["kind"] == "check_graded").map(|(at, _)| at).collect();
+    assert!(
+        !graded.is_empty() && graded.iter().all(|at| *at < layer1),
+        "check_graded at {graded:?}, layer 1 at {layer1}"
+    );
     for call in judged {
         assert_eq!(call["outcome"], "answer", "{call}");
         let finished = all.iter().position(|line| line["kind"] == "trial_finished" && line["trial"] == call["trial"]);
