@@ -532,12 +532,24 @@ async fn layer1(
     let demo = demo_layer1(settings, golden);
     let demo_set;
     let mut layer1 = settings.layer1.clone();
+    let mut lowered = None;
     let (set, cassettes) = if demo {
         let cassettes;
         (demo_set, cassettes) = match demo_inputs(&mut layer1, events) {
             Ok(inputs) => inputs,
             Err(reason) => return not_run(reason),
         };
+        // The recordings hold the set's own trials: more would be replay misses no one can record.
+        let recorded =
+            demo_set.cases.iter().map(|case| case.trials.runs).min().unwrap_or(crate::golden::DEFAULT_TRIALS);
+        if let Some(runs) = layer1.runs.filter(|runs| *runs as usize > recorded) {
+            let note = format!(
+                "layer 1 (demo): --runs {runs} is lowered to {recorded}: the demo's recordings hold {recorded} trials per case"
+            );
+            events(&RunEvent::Notice { text: note.clone() });
+            lowered = Some(note);
+            layer1.runs = u32::try_from(recorded).ok();
+        }
         (&demo_set, Some(cassettes))
     } else {
         let Some(set) = golden else { return not_run("no golden set was given".into()) };
@@ -575,6 +587,7 @@ async fn layer1(
         budget: budget.clone(),
     };
     let mut section = crate::trials::run(&input, progress, events).await?;
+    section.layer1_notes.extend(lowered);
     if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some_and(|value| value == PANIC_IN_LAYER1) {
         panic!("{PANIC_FOR_TESTS_VAR} is set to {PANIC_IN_LAYER1}");
     }
@@ -649,6 +662,7 @@ fn demo_inputs(
     for note in demo_ignores(layer1) {
         events(&RunEvent::Notice { text: note });
     }
+
     layer1.models = vec![ModelRef { provider: "replay".into(), model: DEMO_RECORDED_MODEL.into() }];
     layer1.judge_model = Some(ModelRef { provider: "replay".into(), model: DEMO_RECORDED_JUDGE.into() });
     layer1.embedding_model = Some(ModelRef { provider: "replay".into(), model: DEMO_RECORDED_EMBEDDINGS.into() });

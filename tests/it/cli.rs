@@ -364,6 +364,20 @@ fn a_bad_server_env_name_is_an_input_error_that_hides_the_value() {
 }
 
 #[test]
+fn the_demo_lowers_runs_beyond_its_recordings_with_a_notice_instead_of_missing_replays() {
+    let run = run_with_env(&["--demo", "--runs", "7"], &[]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let report = run.report();
+    let notes = report["layer1_notes"].to_string();
+    assert!(notes.contains("--runs 7 is lowered to 5: the demo's recordings hold 5 trials per case"), "{notes}");
+    let evals = report["evals"].as_array().cloned().expect("layer 1");
+    assert!(evals.iter().all(|eval| eval["runs"] == 5 && eval["status"] != "error"), "{evals:?}");
+    let fewer = run_with_env(&["--demo", "--runs", "2"], &[]);
+    assert!(!fewer.report()["layer1_notes"].to_string().contains("lowered"));
+    assert!(fewer.report()["evals"].as_array().expect("layer 1").iter().all(|eval| eval["runs"] == 2));
+}
+
+#[test]
 fn the_demo_shows_a_whole_layer_1_report_replayed_with_no_key() {
     let run = run_with_env(&["--demo"], &[("OPENAI_API_KEY", ""), ("ANTHROPIC_API_KEY", "")]);
     assert_eq!(run.code(), 0, "{}", run.stderr());
