@@ -275,9 +275,9 @@ impl RunEvent {
             RunEvent::ReplayMiss { model, case, run, reason, count } => {
                 let others = match count {
                     0 | 1 => String::new(),
-                    n => format!(" ({} more run(s) missed too: see report.json)", n - 1),
+                    n => format!(" ({} more trial(s) missed too: see report.json)", n - 1),
                 };
-                Some(format!("layer 1: replay miss on {model}, case `{case}` run {run}: {reason}{others}"))
+                Some(format!("layer 1: replay miss on {model}, case `{case}` trial {run}: {reason}{others}"))
             }
             RunEvent::Notice { text } | RunEvent::InputError { text } | RunEvent::Failure { text } => {
                 Some(text.clone())

@@ -421,7 +421,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                             Err(_) => {
                                 let made = CallRecord {
                                     sent: true,
-                                    error: Some("the run's time ran out during this call".into()),
+                                    error: Some("the trial's time ran out during this call".into()),
                                     ..made
                                 };
                                 tool_call(&made, "timeout");

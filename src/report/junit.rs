@@ -233,9 +233,9 @@ fn eval_case(eval: &EvalResult) -> TestCase {
 /// an error).
 fn score(eval: &EvalResult) -> String {
     if eval.status == EvalStatus::Error {
-        format!("{} of {} runs completed, {} needed", eval.completed, eval.runs, eval.threshold)
+        format!("{} of {} trials completed, {} needed", eval.completed, eval.runs, eval.threshold)
     } else {
-        format!("{} of {} runs passed, {} needed", eval.passed, eval.runs, eval.threshold)
+        format!("{} of {} trials passed, {} needed", eval.passed, eval.runs, eval.threshold)
     }
 }
 
@@ -252,7 +252,7 @@ fn eval_message(eval: &EvalResult) -> String {
         parts.push(format!("failing: {}", failing.join(", ")));
     }
     match eval.first_bad_run() {
-        Some((Some(run), reason)) => parts.push(format!("run {run}: {reason}")),
+        Some((Some(run), reason)) => parts.push(format!("trial {run}: {reason}")),
         Some((None, reason)) => parts.push(reason),
         None => {}
     }
@@ -264,13 +264,13 @@ fn eval_message(eval: &EvalResult) -> String {
 fn eval_details(eval: &EvalResult) -> String {
     let mut text = eval.reason.clone().unwrap_or_else(|| eval_message(eval));
     if !eval.graders.is_empty() {
-        text.push_str("\n\n--- graders (runs passed / graded) ---");
+        text.push_str("\n\n--- graders (trials passed / graded) ---");
         for (name, tally) in &eval.graders {
             text.push_str(&format!("\n{name}: {}/{}", tally.passed, tally.graded));
         }
     }
     if !eval.traces.is_empty() {
-        text.push_str("\n\n--- runs ---");
+        text.push_str("\n\n--- trials ---");
         for run in &eval.traces {
             let status = match run.status {
                 RunStatus::Pass => "pass",
@@ -278,7 +278,7 @@ fn eval_details(eval: &EvalResult) -> String {
                 RunStatus::Error => "error",
                 RunStatus::Skipped => "skipped",
             };
-            text.push_str(&format!("\nrun {}: {status}", run.run));
+            text.push_str(&format!("\ntrial {}: {status}", run.run));
             if let Some(reason) = &run.reason {
                 text.push_str(" — ");
                 text.push_str(&reason.replace(['\r', '\n'], " "));
@@ -536,10 +536,10 @@ mod tests {
         assert_eq!(names[0], "lookup-weather");
         // A pass says its score too: in its output, since a success has no message.
         let out = suite.test_cases[0].system_out.as_ref().map(|out| out.as_str().to_owned()).unwrap_or_default();
-        assert!(out.contains("5 of 5 runs passed"), "{out:?}");
+        assert!(out.contains("5 of 5 trials passed"), "{out:?}");
         match &suite.test_cases[1].status {
             TestCaseStatus::NonSuccess { message, .. } => {
-                assert!(message.as_ref().unwrap().as_str().starts_with("0 of 5 runs passed"), "{message:?}");
+                assert!(message.as_ref().unwrap().as_str().starts_with("0 of 5 trials passed"), "{message:?}");
             }
             other => panic!("{other:?}"),
         }
@@ -578,7 +578,7 @@ mod tests {
                 let message = message.as_ref().unwrap().as_str();
                 assert!(message.contains("failing: arguments 3/5"), "{message}");
                 assert!(!message.contains("selection"), "a grader that passed every run is not named: {message}");
-                assert!(message.contains("run 2: argument `query`"), "{message}");
+                assert!(message.contains("trial 2: argument `query`"), "{message}");
                 assert_eq!(ty.as_ref().unwrap().as_str(), "soft");
             }
             other => panic!("fail maps to failure, got {other:?}"),

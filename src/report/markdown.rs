@@ -402,7 +402,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         if let Some(drop) = gate.minimum_detectable_drop {
             let _ = writeln!(
                 out,
-                "- This suite detects a drop of {:.0} points or more (80 % power); smaller drops pass as noise — add cases or runs to see them",
+                "- This suite detects a drop of {:.0} points or more (80 % power); smaller drops pass as noise — add cases or trials to see them",
                 drop * 100.0
             );
         }
@@ -559,7 +559,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
     }
     if evals.any_at_temperature_zero() {
         out.push_str(
-            "\nRuns at temperature 0 are not independent draws: k/N and its 95 % interval (in `report.json`) are indicative only.\n",
+            "\nTrials at temperature 0 are not independent draws: k/N and its 95 % interval (in `report.json`) are indicative only.\n",
         );
     }
 
@@ -571,7 +571,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         // One line per failing run, at most [`RUNS_PER_CASE`] per case × model.
         let lines: Vec<String> = bad.iter().flat_map(|eval| failing_run_lines(eval)).collect();
         let runs: usize = bad.iter().map(|eval| eval.bad_runs().len().max(1)).sum();
-        let _ = write!(out, "\n#### Failing runs ({})\n\n", plural(runs, "run"));
+        let _ = write!(out, "\n#### Failing trials ({})\n\n", plural(runs, "trial"));
         for (shown, line) in lines.iter().enumerate() {
             if shown == MAX_FAILING_RUNS || out.len() + line.len() + LAYER1_RESERVE > LAYER1_CHARS {
                 let _ = writeln!(out, "- …and {} more lines: see `report.json`", lines.len() - shown);
@@ -637,7 +637,7 @@ fn judge_lines(calibration: &crate::report::evals::JudgeCalibration) -> String {
     for rate in calibration.rates.iter().take(MAX_JUDGE_LINES) {
         let percent = |value: f64| format!("{}%", (value * 1000.0).round() / 10.0);
         let mut line = format!(
-            "\n- **Judge pass rate** of {} (judged by {judge}): {}/{} runs ({})",
+            "\n- **Judge pass rate** of {} (judged by {judge}): {}/{} trials ({})",
             table_code(&clip(&rate.model, 100)),
             rate.passed_runs,
             rate.judged_runs,
@@ -703,7 +703,7 @@ fn failing_run_lines(eval: &EvalResult) -> Vec<String> {
         .iter()
         .take(RUNS_PER_CASE)
         .map(|(run, reason)| {
-            let run = run.map_or_else(|| "no run kept".to_owned(), |run| format!("run {run}"));
+            let run = run.map_or_else(|| "no trial kept".to_owned(), |run| format!("trial {run}"));
             format!(
                 "- **{}** · {} · {what} · {run}: {}\n",
                 escape(&clip(&eval.case, 80)),
@@ -713,7 +713,8 @@ fn failing_run_lines(eval: &EvalResult) -> Vec<String> {
         })
         .collect();
     if runs.len() > RUNS_PER_CASE {
-        lines.push(format!("  - +{} more failing runs of this case: see `report.json`\n", runs.len() - RUNS_PER_CASE));
+        lines
+            .push(format!("  - +{} more failing trials of this case: see `report.json`\n", runs.len() - RUNS_PER_CASE));
     }
     lines
 }
@@ -1264,7 +1265,7 @@ mod tests {
         let table = md.find("All checks").unwrap();
         let layer1 = md.find("### 🧪 Layer 1 — golden set").unwrap();
         let metrics = md.find("| Model | Pass rate |").unwrap();
-        let failing = md.find("#### Failing runs (12 runs)").unwrap();
+        let failing = md.find("#### Failing trials (12 trials)").unwrap();
         assert!(table < layer1 && layer1 < metrics && metrics < failing);
         assert!(md.contains("- **Golden set:** `evals/golden.yaml` · `3f1c9a7be20d` · 7 cases"));
         assert!(md.contains("- `anthropic:claude-sonnet-4-5`: not run — no API key (ANTHROPIC\\_API\\_KEY is not set"));
@@ -1273,11 +1274,11 @@ mod tests {
         assert!(md.contains("| weekly-digest | hard | ⏭️ skipped |"));
         assert!(md.contains("| 2/5 (40%) | 16/21 (76.2%) | 0/5 (0%) |"));
         assert!(md.contains(
-            "- **convert-units** · `openai:gpt-4.1-mini` · fail · run 1: called `get_weather`, expected `convert_units`"
+            "- **convert-units** · `openai:gpt-4.1-mini` · fail · trial 1: called `get_weather`, expected `convert_units`"
         ));
         // One line per failing run, at most three per case, then the rest counted.
         assert!(md.contains(
-            "- **convert-units** · `openai:gpt-4.1-mini` · fail · run 3: called `get_weather`, expected `convert_units`\n  - +2 more failing runs of this case: see `report.json`"
+            "- **convert-units** · `openai:gpt-4.1-mini` · fail · trial 3: called `get_weather`, expected `convert_units`\n  - +2 more failing trials of this case: see `report.json`"
         ), "{md}");
         assert!(md.contains("model-call cap stopped the run"));
         assert!(md.contains("temperature 0"));
@@ -1311,7 +1312,7 @@ mod tests {
         report.evals.as_mut().unwrap().judge_calibration = Some(calibrated.clone());
         let md = render(&report);
         assert!(
-            md.contains("- **Judge pass rate** of `openai:gpt-4.1-mini` (judged by `anthropic:claude`): 3/4 runs (75%); Rogan–Gladen corrected: **78.6%** (TPR 0.90, TNR 0.80, n = 40 + 60, measured 2026-11-30)"),
+            md.contains("- **Judge pass rate** of `openai:gpt-4.1-mini` (judged by `anthropic:claude`): 3/4 trials (75%); Rogan–Gladen corrected: **78.6%** (TPR 0.90, TNR 0.80, n = 40 + 60, measured 2026-11-30)"),
             "{md}"
         );
         let chance = JudgeCalibration {
@@ -1400,7 +1401,7 @@ mod tests {
         // A `|` in a model name does not add a column.
         assert!(md.contains("| Case | Kind | `openai:gpt-4.1-mini` | `x:a\\|b` |"), "{md}");
         let lines =
-            md.lines().filter(|l| (l.starts_with("- **") && l.contains(" · run ")) || l.starts_with("  - +")).count();
+            md.lines().filter(|l| (l.starts_with("- **") && l.contains(" · trial ")) || l.starts_with("  - +")).count();
         assert_eq!(lines, MAX_FAILING_RUNS, "{md}");
         let evals = report.evals.as_ref().expect("evals");
         let total: usize = evals

@@ -237,7 +237,7 @@ pub(super) fn sample_evals() -> EvalsSection {
             5,
             EvalStatus::Pass,
             &[("arguments", 5, 5), ("finished", 5, 5), ("selection", 5, 5)],
-            Some("5 of 5 runs passed (5 needed)"),
+            Some("5 of 5 trials passed (5 needed)"),
             runs(&[], "", "get_weather", None),
             'a',
         ),
@@ -247,7 +247,7 @@ pub(super) fn sample_evals() -> EvalsSection {
             5,
             EvalStatus::Fail,
             &[("finished", 5, 5), ("selection", 0, 5)],
-            Some("0 of 5 runs passed (5 needed)\nrun 1: called `get_weather`, expected `convert_units`"),
+            Some("0 of 5 trials passed (5 needed)\ntrial 1: called `get_weather`, expected `convert_units`"),
             runs(
                 &[1, 2, 3, 4, 5],
                 "called `get_weather`, expected `convert_units`",
@@ -262,7 +262,7 @@ pub(super) fn sample_evals() -> EvalsSection {
             4,
             EvalStatus::Fail,
             &[("arguments", 3, 5), ("selection", 5, 5)],
-            Some("3 of 5 runs passed (4 needed)\nrun 2: argument `query`: expected \"rate limits\", got \"rate\""),
+            Some("3 of 5 trials passed (4 needed)\ntrial 2: argument `query`: expected \"rate limits\", got \"rate\""),
             runs(&[2, 5], "argument `query`: expected \"rate limits\", got \"rate\"", "search_docs", None),
             'c',
         ),
@@ -273,7 +273,7 @@ pub(super) fn sample_evals() -> EvalsSection {
             EvalStatus::Fail,
             &[("selection", 5, 5), ("sequence", 4, 5)],
             Some(
-                "4 of 5 runs passed (5 needed)\nrun 3: sequence: expected `book_slot` then `confirm_booking`, got `book_slot` only",
+                "4 of 5 trials passed (5 needed)\ntrial 3: sequence: expected `book_slot` then `confirm_booking`, got `book_slot` only",
             ),
             runs(
                 &[3],
@@ -289,7 +289,7 @@ pub(super) fn sample_evals() -> EvalsSection {
             5,
             EvalStatus::Pass,
             &[("no_tool_call", 5, 5)],
-            Some("5 of 5 runs passed (5 needed)"),
+            Some("5 of 5 trials passed (5 needed)"),
             (1..=5).map(|n| run(n, RunStatus::Pass, None, None)).collect(),
             'e',
         ),
@@ -299,7 +299,7 @@ pub(super) fn sample_evals() -> EvalsSection {
             3,
             EvalStatus::Error,
             &[("selection", 1, 1)],
-            Some("1 of 5 runs completed (3 needed for a verdict)\nrun 2: the provider answered 503 three times"),
+            Some("1 of 5 trials completed (3 needed for a verdict)\ntrial 2: the provider answered 503 three times"),
             (1..=5)
                 .map(|n| {
                     if n == 1 {

@@ -201,7 +201,7 @@ pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunSco
             CriterionKind::Finished,
             Verdict::Fail,
             format!(
-                "the run hit max_turns ({}) before a final answer (after {} tool call(s)); the model may be \
+                "the trial hit max_turns ({}) before a final answer (after {} tool call(s)); the model may be \
                  looping — check the tool results, or raise `max_turns`",
                 case["max_turns"],
                 calls.len()
@@ -211,14 +211,14 @@ pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunSco
             CriterionKind::Finished,
             Verdict::Fail,
             format!(
-                "the run timed out after {} ms before a final answer; raise `timeout_ms` or check for slow tools",
+                "the trial timed out after {} ms before a final answer; raise `timeout_ms` or check for slow tools",
                 case["timeout_ms"]
             ),
         ),
         Ending::Broken(ref reason) => {
-            Criterion::new(CriterionKind::Finished, Verdict::Fail, format!("the run was stopped: {reason}"))
+            Criterion::new(CriterionKind::Finished, Verdict::Fail, format!("the trial was stopped: {reason}"))
         }
-        _ => Criterion::new(CriterionKind::Finished, Verdict::Pass, "the run ended with a final answer"),
+        _ => Criterion::new(CriterionKind::Finished, Verdict::Pass, "the trial ended with a final answer"),
     });
 
     if let Some(tool) = case.get("expect_tool").and_then(Value::as_str) {
@@ -751,7 +751,7 @@ pub(crate) fn score_case(case: &Value, runs: &[RunScore]) -> CaseScore {
     let over_triggering =
         (case["negative"] == true).then(|| Fraction { k: count(CriterionKind::NoToolCall, Verdict::Fail), n });
     let rule = if hard {
-        "hard: every run must pass".to_owned()
+        "hard: every trial must pass".to_owned()
     } else {
         format!("soft: {threshold} of {requested} must pass")
     };
@@ -759,16 +759,16 @@ pub(crate) fn score_case(case: &Value, runs: &[RunScore]) -> CaseScore {
         (
             CaseVerdict::Error,
             format!(
-                "only {n} of {requested} run(s) completed ({errors} ended in an error), fewer than the {threshold} \
+                "only {n} of {requested} trial(s) completed ({errors} ended in an error), fewer than the {threshold} \
                  needed for a verdict ({rule})"
             ),
         )
     } else if completed.iter().all(|run| run.verdict == RunVerdict::Ungraded) {
         (CaseVerdict::Ungraded, "nothing was graded: every criterion of this case was skipped (each says why)".into())
     } else if k >= threshold {
-        (CaseVerdict::Pass, format!("{k} of {n} completed run(s) passed ({rule})"))
+        (CaseVerdict::Pass, format!("{k} of {n} completed trial(s) passed ({rule})"))
     } else {
-        (CaseVerdict::Fail, format!("{k} of {n} completed run(s) passed, {threshold} needed ({rule})"))
+        (CaseVerdict::Fail, format!("{k} of {n} completed trial(s) passed, {threshold} needed ({rule})"))
     };
     CaseScore { verdict, passed: Fraction { k, n }, requested, errors, threshold, selection, over_triggering, reason }
 }

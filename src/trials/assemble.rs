@@ -144,15 +144,15 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 CaseVerdict::Ungraded => EvalStatus::Skipped,
             };
             let first_failure = scored.iter().find_map(|(run, score)| match score.verdict {
-                RunVerdict::Fail | RunVerdict::Error => Some(format!("run {}: {}", run.run, run_reason(score))),
+                RunVerdict::Fail | RunVerdict::Error => Some(format!("trial {}: {}", run.run, run_reason(score))),
                 _ => None,
             });
             eval.reason = Some(match (cut, first_failure) {
                 (true, _) if inputs.cut == Cut::CallCap => format!(
-                    "skipped: call cap reached ({} of {requested} run(s) completed before the cap)",
+                    "skipped: call cap reached ({} of {requested} trial(s) completed before the cap)",
                     scores.len()
                 ),
-                (true, _) => format!("skipped: interrupted ({} of {requested} run(s) completed)", scores.len()),
+                (true, _) => format!("skipped: interrupted ({} of {requested} trial(s) completed)", scores.len()),
                 (false, Some(failure)) if eval.status != EvalStatus::Pass => {
                     format!("{}; {failure}", case_score.reason)
                 }
@@ -237,7 +237,7 @@ pub(crate) fn pool_confirmation(eval: &mut EvalResult, rerun: &EvalResult) {
     eval.wilson_95 = wilson_95(k, n);
     eval.flaky = k > 0 && k < n;
     let rule = if eval.kind == "hard" {
-        "hard: every run must pass".to_owned()
+        "hard: every trial must pass".to_owned()
     } else {
         format!("soft: {threshold} of {runs} must pass")
     };
@@ -246,21 +246,21 @@ pub(crate) fn pool_confirmation(eval: &mut EvalResult, rerun: &EvalResult) {
         (
             EvalStatus::Error,
             format!(
-                "only {n} of {runs} run(s) completed ({} ended in an error; {pooled}), fewer than the {threshold} needed for a verdict ({rule})",
+                "only {n} of {runs} trial(s) completed ({} ended in an error; {pooled}), fewer than the {threshold} needed for a verdict ({rule})",
                 runs.saturating_sub(n)
             ),
         )
     } else if k >= threshold {
-        (EvalStatus::Pass, format!("{k} of {n} completed run(s) passed ({rule}; {pooled})"))
+        (EvalStatus::Pass, format!("{k} of {n} completed trial(s) passed ({rule}; {pooled})"))
     } else {
-        (EvalStatus::Fail, format!("{k} of {n} completed run(s) passed, {threshold} needed ({rule}; {pooled})"))
+        (EvalStatus::Fail, format!("{k} of {n} completed trial(s) passed, {threshold} needed ({rule}; {pooled})"))
     };
     eval.status = status;
     let first_failure = eval
         .traces
         .iter()
         .find(|trace| matches!(trace.status, RunStatus::Fail | RunStatus::Error) && !cut(trace))
-        .map(|trace| format!("run {}: {}", trace.run, trace.reason.as_deref().unwrap_or("failed")));
+        .map(|trace| format!("trial {}: {}", trace.run, trace.reason.as_deref().unwrap_or("failed")));
     eval.reason = Some(match first_failure {
         Some(failure) if status != EvalStatus::Pass => format!("{verdict}; {failure}"),
         _ => verdict,
@@ -486,7 +486,10 @@ mod tests {
         pool_confirmation(&mut fell, &traced(false, 3, 5, 4));
         assert_eq!((fell.status, fell.passed, fell.threshold), (EvalStatus::Fail, 7, 8));
         let reason = fell.reason.unwrap_or_default();
-        assert!(reason.contains("7 of 10 completed run(s) passed, 8 needed") && reason.contains("run 5: "), "{reason}");
+        assert!(
+            reason.contains("7 of 10 completed trial(s) passed, 8 needed") && reason.contains("trial 5: "),
+            "{reason}"
+        );
         // Hard: every pooled run must pass.
         let mut hard = traced(true, 4, 5, 5);
         pool_confirmation(&mut hard, &traced(true, 5, 5, 5));

@@ -93,7 +93,7 @@ async fn try_spoiled_again(
         return;
     }
     events(&RunEvent::Notice {
-        text: format!("layer 1: trying {} run(s) spoiled by the provider once more", retry.len()),
+        text: format!("layer 1: trying {} trial(s) spoiled by the provider once more", retry.len()),
     });
     futures_util::stream::iter(retry)
         .map(|work| async move { ((work.model, work.case), trial_of(plan, &work, work.trials[0], events).await) })

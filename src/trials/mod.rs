@@ -177,7 +177,7 @@ impl Progress {
         let snapshot = guard.as_mut()?;
         let mut section = snapshot.section.clone();
         section.model_calls = snapshot.budget.used();
-        section.layer1_notes.push(format!("{signal} stopped layer 1: the cases with runs missing are skipped"));
+        section.layer1_notes.push(format!("{signal} stopped layer 1: the cases with trials missing are skipped"));
         let models: Vec<(usize, String, &LiveModel)> =
             snapshot.models.iter().map(|(index, label, caller)| (*index, label.clone(), caller.as_ref())).collect();
         for runs in snapshot.records.values_mut() {
@@ -355,7 +355,7 @@ fn cache_notes(cache: &CacheUse, section: &mut EvalsSection, plan: &Plan<'_>, ev
     section.layer1_notes.insert(
         0,
         format!(
-            "{} of {} cases × models reused from the verdict cache ({saved}); keyed on the case, the tools it sees, the model, the endpoint, the runs and {keyed_on}",
+            "{} of {} cases × models reused from the verdict cache ({saved}); keyed on the case, the tools it sees, the model, the endpoint, the number of trials and {keyed_on}",
             reused.len(),
             section.evals.len()
         ),
@@ -380,7 +380,7 @@ pub(crate) fn saved_calls<'a>(
     }
     let mut text = format!("~{} model calls saved", runs + judge);
     if judge > 0 {
-        text.push_str(&format!(": {runs} by the runs under test, {judge} by the rubric judge"));
+        text.push_str(&format!(": {runs} by the trials under test, {judge} by the rubric judge"));
     }
     if matchers {
         text.push_str("; the argument matchers' embeddings and judge calls are not counted");

@@ -175,7 +175,7 @@ async fn a_golden_set_runs_through_both_wires_against_the_demo_server() {
         let wrong = eval(&section, "wrong-tool", model);
         assert_eq!((wrong.status, wrong.passed), (EvalStatus::Fail, 0));
         assert!(
-            wrong.reason.as_deref().is_some_and(|reason| reason.contains("run 1: selection")),
+            wrong.reason.as_deref().is_some_and(|reason| reason.contains("trial 1: selection")),
             "{:?}",
             wrong.reason
         );
@@ -823,7 +823,7 @@ fn the_calls_a_reused_verdict_saved_count_the_rubric_judge_and_say_what_is_not_c
     errored.traces = vec![judged_trace(1, Some(("judge_error", 3)))];
     assert_eq!(
         saved_calls([&plain, &judged, &errored].into_iter(), false),
-        "~16 model calls saved: 10 by the runs under test, 6 by the rubric judge"
+        "~16 model calls saved: 10 by the trials under test, 6 by the rubric judge"
     );
     assert_eq!(
         saved_calls([&plain].into_iter(), true),

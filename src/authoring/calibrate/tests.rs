@@ -134,7 +134,7 @@ async fn calibration_counts_agreements_with_the_human_labels_exactly() {
     assert_eq!((file.judge_model.as_str(), file.judge_prompt_version), ("demo:judge", judge::JUDGE_PROMPT_VERSION));
     assert!(printed.contains("TPR 0.667  judge pass | human pass: 2 of 3"), "{printed}");
     assert!(printed.contains("TNR 0.667  judge fail | human fail: 2 of 3"), "{printed}");
-    assert!(printed.contains("disagree: lookup run 2 on p:m, `any`: human fail, judge pass"), "{printed}");
+    assert!(printed.contains("disagree: lookup trial 2 on p:m, `any`: human fail, judge pass"), "{printed}");
 }
 
 #[tokio::test]
@@ -185,8 +185,8 @@ async fn labels_that_name_what_the_set_or_report_lacks_are_input_errors_with_the
         problems,
         [
             ":5:5: labels[0].criterion: the rubric of `lookup` has no criterion `nmed` | use one of: named, any",
-            ":6:5: labels[1].model: the report has no runs of `lookup` on q:x | the report ran it on: p:m",
-            ":7:5: labels[2].run: the report keeps no run 7 of `lookup` on p:m | it keeps runs 1, 2, 3",
+            ":6:5: labels[1].model: the report has no trials of `lookup` on q:x | the report ran it on: p:m",
+            ":7:5: labels[2].run: the report keeps no trial 7 of `lookup` on p:m | it keeps trials 1, 2, 3",
         ]
     );
     assert_eq!(calibrate(request, &mut Vec::new()).await, ExitStatus::InvalidInput);
