@@ -97,7 +97,7 @@ pub(crate) enum RunEvent {
     TrialFinished {
         /// Which.
         trial: TrialRef,
-        /// How it ended (`RunEnding::as_str`: `answer`, `max_turns`, `timeout`, …).
+        /// How it ended (`TrialEnding::as_str`: `answer`, `max_turns`, `timeout`, …).
         ending: &'static str,
         /// Model turns taken.
         turns: usize,

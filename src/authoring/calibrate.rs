@@ -85,7 +85,7 @@ async fn calibrate_inner(
 
     // The judge reads the trace as the report kept it: runs whose tool results were not kept
     // (`--trace-results none`) would be judged blind.
-    let labelled_runs: BTreeMap<(usize, &str, usize), &crate::report::evals::RunTrace> = resolved
+    let labelled_runs: BTreeMap<(usize, &str, usize), &crate::report::evals::TrialTrace> = resolved
         .iter()
         .map(|item| ((item.case_index, item.label.model.as_str(), item.label.run), item.trace))
         .collect();

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::golden::tree::{self, Node, NodeValue};
 use crate::golden::{GoldenSet, Problem};
-use crate::report::evals::{EvalsSection, RunTrace};
+use crate::report::evals::{EvalsSection, TrialTrace};
 use crate::scoring::judge::Rubric;
 use crate::suggest;
 
@@ -338,7 +338,7 @@ pub(crate) struct Resolved<'a> {
     /// The case's position in the golden set.
     pub case_index: usize,
     /// The labelled run's trace.
-    pub trace: &'a RunTrace,
+    pub trace: &'a TrialTrace,
 }
 
 /// Checks every label against the golden set (case, rubric, criterion) and the report (case ×
@@ -429,11 +429,11 @@ pub(crate) fn resolve<'a>(
 /// `--trace-results full` so the judge reads what it read in the run.
 /// True when a run made tool calls whose results the report did not keep
 /// (`--trace-results none`): neither a result nor an error text is there.
-pub(crate) fn results_not_kept(trace: &RunTrace) -> bool {
+pub(crate) fn results_not_kept(trace: &TrialTrace) -> bool {
     trace.calls.iter().any(|call| call.result.is_none() && call.error.is_none())
 }
 
-pub(crate) fn judge_text(trace: &RunTrace) -> String {
+pub(crate) fn judge_text(trace: &TrialTrace) -> String {
     crate::scoring::judge::trace_text(
         trace.calls.iter().map(|call| {
             let result = call.result.as_deref().or(call.error.as_deref()).unwrap_or("(not kept in the report)");

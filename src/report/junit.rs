@@ -18,9 +18,9 @@
 //! `<error>` describing the outcome, so the file is valid and visibly red even with no checks.
 //!
 //! Layer 1 adds a suite per model, `layer-1 golden set · PROVIDER:MODEL`, with a testcase per
-//! case named by the case id alone, stable from run to run (the score `k of N runs passed, T
+//! case named by the case id alone, stable from run to run (the score `k of N trials passed, T
 //! needed` is in the message, or a pass's `<system-out>`): `pass` is a success, `fail` a
-//! `<failure>` naming the graders that failed and the first failing run, `error` an `<error>`,
+//! `<failure>` naming the graders that failed and the first failing trial, `error` an `<error>`,
 //! `skipped` a `<skipped>`. A model
 //! that did not run has one testcase saying why (skipped without an API key, an error when the
 //! provider was unusable). No tool result or model answer is written here, only our reasons.
@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::evals::{EvalResult, EvalStatus, EvalsSection, ModelOutcome, RunStatus};
+use super::evals::{EvalResult, EvalStatus, EvalsSection, ModelOutcome, TrialStatus};
 use super::model::{CONNECT_CHECK_ID, CheckResult, RunOutcome, RunReport, Status};
 
 /// Name of the root `<testsuites>` element.
@@ -229,7 +229,7 @@ fn eval_case(eval: &EvalResult) -> TestCase {
     case
 }
 
-/// The score of a case against its threshold: `k of N runs passed, T needed` (`completed` for
+/// The score of a case against its threshold: `k of N trials passed, T needed` (`completed` for
 /// an error).
 fn score(eval: &EvalResult) -> String {
     if eval.status == EvalStatus::Error {
@@ -240,7 +240,7 @@ fn score(eval: &EvalResult) -> String {
 }
 
 /// The one-line message of a failed or errored case: the count against the threshold, the
-/// graders that failed a run, and the first bad run's reason.
+/// graders that failed a trial, and the first bad trial's reason.
 fn eval_message(eval: &EvalResult) -> String {
     let mut parts = vec![score(eval)];
     let failing: Vec<String> = eval
@@ -251,7 +251,7 @@ fn eval_message(eval: &EvalResult) -> String {
     if !failing.is_empty() {
         parts.push(format!("failing: {}", failing.join(", ")));
     }
-    match eval.first_bad_run() {
+    match eval.first_bad_trial() {
         Some((Some(run), reason)) => parts.push(format!("trial {run}: {reason}")),
         Some((None, reason)) => parts.push(reason),
         None => {}
@@ -259,7 +259,7 @@ fn eval_message(eval: &EvalResult) -> String {
     parts.join("; ")
 }
 
-/// The text body of a failed or errored case: the verdict, each grader's tally and each run's
+/// The text body of a failed or errored case: the verdict, each grader's tally and each trial's
 /// status and reason (never the model's answer or a tool's result).
 fn eval_details(eval: &EvalResult) -> String {
     let mut text = eval.reason.clone().unwrap_or_else(|| eval_message(eval));
@@ -273,10 +273,10 @@ fn eval_details(eval: &EvalResult) -> String {
         text.push_str("\n\n--- trials ---");
         for run in &eval.traces {
             let status = match run.status {
-                RunStatus::Pass => "pass",
-                RunStatus::Fail => "fail",
-                RunStatus::Error => "error",
-                RunStatus::Skipped => "skipped",
+                TrialStatus::Pass => "pass",
+                TrialStatus::Fail => "fail",
+                TrialStatus::Error => "error",
+                TrialStatus::Skipped => "skipped",
             };
             text.push_str(&format!("\ntrial {}: {status}", run.run));
             if let Some(reason) = &run.reason {
@@ -577,7 +577,7 @@ mod tests {
             TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, message, ty, .. } => {
                 let message = message.as_ref().unwrap().as_str();
                 assert!(message.contains("failing: arguments 3/5"), "{message}");
-                assert!(!message.contains("selection"), "a grader that passed every run is not named: {message}");
+                assert!(!message.contains("selection"), "a grader that passed every trial is not named: {message}");
                 assert!(message.contains("trial 2: argument `query`"), "{message}");
                 assert_eq!(ty.as_ref().unwrap().as_str(), "soft");
             }

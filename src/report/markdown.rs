@@ -44,13 +44,13 @@ const STDERR_CHARS: usize = 4_000;
 /// Upper bound of the layer-1 section, in bytes.
 const LAYER1_CHARS: usize = 20_000;
 /// Where the cases × models table stops, in bytes of the layer-1 section, so that the metrics
-/// and the failing runs after it always have room.
+/// and the failing trials after it always have room.
 const LAYER1_TABLE_CHARS: usize = 10_000;
 /// Bytes of the layer-1 section kept free for the truncation notes and the sentences at its end.
 const LAYER1_RESERVE: usize = 1_000;
-/// Failing runs the summary shows per case × model (the rest are counted).
+/// Failing trials the summary shows per case × model (the rest are counted).
 const RUNS_PER_CASE: usize = 3;
-/// Most lines in the layer-1 Failing runs list.
+/// Most lines in the layer-1 Failing trials list.
 const MAX_FAILING_RUNS: usize = 20;
 /// Models whose judge pass rate the summary shows (the rest are in `report.json`).
 const MAX_JUDGE_LINES: usize = 10;
@@ -563,14 +563,14 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         );
     }
 
-    // Failed and errored cases, then passing cases with a failed run (a soft case at 4/5).
+    // Failed and errored cases, then passing cases with a failed trial (a soft case at 4/5).
     let mut bad: Vec<&EvalResult> =
         evals.evals.iter().filter(|eval| matches!(eval.status, EvalStatus::Fail | EvalStatus::Error)).collect();
-    bad.extend(evals.evals.iter().filter(|eval| eval.status == EvalStatus::Pass && eval.first_bad_run().is_some()));
+    bad.extend(evals.evals.iter().filter(|eval| eval.status == EvalStatus::Pass && eval.first_bad_trial().is_some()));
     if !bad.is_empty() {
-        // One line per failing run, at most [`RUNS_PER_CASE`] per case × model.
-        let lines: Vec<String> = bad.iter().flat_map(|eval| failing_run_lines(eval)).collect();
-        let runs: usize = bad.iter().map(|eval| eval.bad_runs().len().max(1)).sum();
+        // One line per failing trial, at most [`RUNS_PER_CASE`] per case × model.
+        let lines: Vec<String> = bad.iter().flat_map(|eval| failing_trial_lines(eval)).collect();
+        let runs: usize = bad.iter().map(|eval| eval.bad_trials().len().max(1)).sum();
         let _ = write!(out, "\n#### Failing trials ({})\n\n", plural(runs, "trial"));
         for (shown, line) in lines.iter().enumerate() {
             if shown == MAX_FAILING_RUNS || out.len() + line.len() + LAYER1_RESERVE > LAYER1_CHARS {
@@ -688,14 +688,14 @@ fn eval_cell(eval: &EvalResult) -> String {
     cell
 }
 
-/// One line of the Failing runs list: case, model, run and the run's one-line reason.
-fn failing_run_lines(eval: &EvalResult) -> Vec<String> {
+/// One line of the Failing trials list: case, model, trial and the trial's one-line reason.
+fn failing_trial_lines(eval: &EvalResult) -> Vec<String> {
     let what = match eval.status {
         EvalStatus::Error => "error",
         EvalStatus::Pass => "passed despite it",
         _ => "fail",
     };
-    let mut runs = eval.bad_runs();
+    let mut runs = eval.bad_trials();
     if runs.is_empty() {
         runs.push((None, "no reason given".to_owned()));
     }
@@ -1276,7 +1276,7 @@ mod tests {
         assert!(md.contains(
             "- **convert-units** · `openai:gpt-4.1-mini` · fail · trial 1: called `get_weather`, expected `convert_units`"
         ));
-        // One line per failing run, at most three per case, then the rest counted.
+        // One line per failing trial, at most three per case, then the rest counted.
         assert!(md.contains(
             "- **convert-units** · `openai:gpt-4.1-mini` · fail · trial 3: called `get_weather`, expected `convert_units`\n  - +2 more failing trials of this case: see `report.json`"
         ), "{md}");
@@ -1408,8 +1408,8 @@ mod tests {
             .evals
             .iter()
             .filter(|eval| eval.status != EvalStatus::Skipped)
-            .filter(|eval| eval.status != EvalStatus::Pass || eval.first_bad_run().is_some())
-            .map(|eval| failing_run_lines(eval).len())
+            .filter(|eval| eval.status != EvalStatus::Pass || eval.first_bad_trial().is_some())
+            .map(|eval| failing_trial_lines(eval).len())
             .sum();
         assert!(md.contains(&format!("- …and {} more lines: see `report.json`", total - MAX_FAILING_RUNS)), "{md}");
     }

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::*;
 use crate::calibration::*;
-use crate::report::evals::{CriterionOut, EvalResult, RunStatus, RunTrace, TraceCall};
+use crate::report::evals::{CriterionOut, EvalResult, TraceCall, TrialStatus, TrialTrace};
 
 /// One case with a two-criterion rubric: `named` names the tool `lookup_tool` (the scripted
 /// judge passes it only when that tool returned without error), `any` names none (passed when
@@ -27,12 +27,12 @@ cases:
     rubric: used_lookup
 "#;
 
-fn trace(run: usize, tool: &str, is_error: bool, judge: &str) -> RunTrace {
-    RunTrace {
+fn trace(run: usize, tool: &str, is_error: bool, judge: &str) -> TrialTrace {
+    TrialTrace {
         judge: None,
         cause: None,
         run,
-        status: RunStatus::Pass,
+        status: TrialStatus::Pass,
         reason: None,
         ending: "answer".into(),
         turns: 2,
