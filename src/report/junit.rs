@@ -252,7 +252,7 @@ fn eval_message(eval: &EvalResult) -> String {
         parts.push(format!("failing: {}", failing.join(", ")));
     }
     match eval.first_bad_trial() {
-        Some((Some(run), reason)) => parts.push(format!("trial {run}: {reason}")),
+        Some((Some(trial), reason)) => parts.push(format!("trial {trial}: {reason}")),
         Some((None, reason)) => parts.push(reason),
         None => {}
     }
@@ -271,15 +271,15 @@ fn eval_details(eval: &EvalResult) -> String {
     }
     if !eval.traces.is_empty() {
         text.push_str("\n\n--- trials ---");
-        for run in &eval.traces {
-            let status = match run.status {
+        for trial in &eval.traces {
+            let status = match trial.status {
                 TrialStatus::Pass => "pass",
                 TrialStatus::Fail => "fail",
                 TrialStatus::Error => "error",
                 TrialStatus::Skipped => "skipped",
             };
-            text.push_str(&format!("\ntrial {}: {status}", run.run));
-            if let Some(reason) = &run.reason {
+            text.push_str(&format!("\ntrial {}: {status}", trial.run));
+            if let Some(reason) = &trial.reason {
                 text.push_str(" — ");
                 text.push_str(&reason.replace(['\r', '\n'], " "));
             }

@@ -49,9 +49,9 @@ const LAYER1_TABLE_CHARS: usize = 10_000;
 /// Bytes of the layer-1 section kept free for the truncation notes and the sentences at its end.
 const LAYER1_RESERVE: usize = 1_000;
 /// Failing trials the summary shows per case × model (the rest are counted).
-const RUNS_PER_CASE: usize = 3;
+const TRIALS_PER_CASE: usize = 3;
 /// Most lines in the layer-1 Failing trials list.
-const MAX_FAILING_RUNS: usize = 20;
+const MAX_FAILING_TRIALS: usize = 20;
 /// Models whose judge pass rate the summary shows (the rest are in `report.json`).
 const MAX_JUDGE_LINES: usize = 10;
 
@@ -568,12 +568,12 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         evals.evals.iter().filter(|eval| matches!(eval.status, EvalStatus::Fail | EvalStatus::Error)).collect();
     bad.extend(evals.evals.iter().filter(|eval| eval.status == EvalStatus::Pass && eval.first_bad_trial().is_some()));
     if !bad.is_empty() {
-        // One line per failing trial, at most [`RUNS_PER_CASE`] per case × model.
+        // One line per failing trial, at most [`TRIALS_PER_CASE`] per case × model.
         let lines: Vec<String> = bad.iter().flat_map(|eval| failing_trial_lines(eval)).collect();
-        let runs: usize = bad.iter().map(|eval| eval.bad_trials().len().max(1)).sum();
-        let _ = write!(out, "\n#### Failing trials ({})\n\n", plural(runs, "trial"));
+        let trials: usize = bad.iter().map(|eval| eval.bad_trials().len().max(1)).sum();
+        let _ = write!(out, "\n#### Failing trials ({})\n\n", plural(trials, "trial"));
         for (shown, line) in lines.iter().enumerate() {
-            if shown == MAX_FAILING_RUNS || out.len() + line.len() + LAYER1_RESERVE > LAYER1_CHARS {
+            if shown == MAX_FAILING_TRIALS || out.len() + line.len() + LAYER1_RESERVE > LAYER1_CHARS {
                 let _ = writeln!(out, "- …and {} more lines: see `report.json`", lines.len() - shown);
                 break;
             }
@@ -695,26 +695,28 @@ fn failing_trial_lines(eval: &EvalResult) -> Vec<String> {
         EvalStatus::Pass => "passed despite it",
         _ => "fail",
     };
-    let mut runs = eval.bad_trials();
-    if runs.is_empty() {
-        runs.push((None, "no reason given".to_owned()));
+    let mut trials = eval.bad_trials();
+    if trials.is_empty() {
+        trials.push((None, "no reason given".to_owned()));
     }
-    let mut lines: Vec<String> = runs
+    let mut lines: Vec<String> = trials
         .iter()
-        .take(RUNS_PER_CASE)
-        .map(|(run, reason)| {
-            let run = run.map_or_else(|| "no trial kept".to_owned(), |run| format!("trial {run}"));
+        .take(TRIALS_PER_CASE)
+        .map(|(trial, reason)| {
+            let trial = trial.map_or_else(|| "no trial kept".to_owned(), |trial| format!("trial {trial}"));
             format!(
-                "- **{}** · {} · {what} · {run}: {}\n",
+                "- **{}** · {} · {what} · {trial}: {}\n",
                 escape(&clip(&eval.case, 80)),
                 code_span(&clip(&eval.model, 100)),
                 message(&clip(reason, CELL_CHARS)),
             )
         })
         .collect();
-    if runs.len() > RUNS_PER_CASE {
-        lines
-            .push(format!("  - +{} more failing trials of this case: see `report.json`\n", runs.len() - RUNS_PER_CASE));
+    if trials.len() > TRIALS_PER_CASE {
+        lines.push(format!(
+            "  - +{} more failing trials of this case: see `report.json`\n",
+            trials.len() - TRIALS_PER_CASE
+        ));
     }
     lines
 }
@@ -1402,7 +1404,7 @@ mod tests {
         assert!(md.contains("| Case | Kind | `openai:gpt-4.1-mini` | `x:a\\|b` |"), "{md}");
         let lines =
             md.lines().filter(|l| (l.starts_with("- **") && l.contains(" · trial ")) || l.starts_with("  - +")).count();
-        assert_eq!(lines, MAX_FAILING_RUNS, "{md}");
+        assert_eq!(lines, MAX_FAILING_TRIALS, "{md}");
         let evals = report.evals.as_ref().expect("evals");
         let total: usize = evals
             .evals
@@ -1411,7 +1413,7 @@ mod tests {
             .filter(|eval| eval.status != EvalStatus::Pass || eval.first_bad_trial().is_some())
             .map(|eval| failing_trial_lines(eval).len())
             .sum();
-        assert!(md.contains(&format!("- …and {} more lines: see `report.json`", total - MAX_FAILING_RUNS)), "{md}");
+        assert!(md.contains(&format!("- …and {} more lines: see `report.json`", total - MAX_FAILING_TRIALS)), "{md}");
     }
 
     #[test]
