@@ -53,7 +53,7 @@ pub enum Command {
     /// Golden sets (layer 1): check a golden-set file, or write a starter one from a server.
     #[command(subcommand)]
     Golden(GoldenCommand),
-    /// The rubric judge (layer 1): measure it against hand-labelled runs.
+    /// The rubric judge (layer 1): measure it against hand-labelled trials.
     #[command(subcommand)]
     Judge(JudgeCommand),
     /// Serve the demo model: a scripted stand-in for a good model, written from a golden set, on
@@ -75,7 +75,7 @@ pub struct DemoModelArgs {
     /// Wait this long before each answer
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub delay_ms: u64,
-    /// CASE:N — every Nth run of the case calls a wrong tool (repeatable)
+    /// CASE:N — every Nth trial of the case calls a wrong tool (repeatable)
     #[arg(long, value_name = "CASE:N")]
     pub flaky: Vec<String>,
     /// CASE:N — every Nth final answer of the case quotes the last tool result (repeatable)
@@ -124,7 +124,7 @@ pub struct MergeArgs {
 /// `mcp-eval judge …`.
 #[derive(Debug, Subcommand)]
 pub enum JudgeCommand {
-    /// Re-judge hand-labelled runs (LABELS.yaml names a report.json and its golden set) with
+    /// Re-judge hand-labelled trials (LABELS.yaml names a report.json and its golden set) with
     /// --judge-model, print the judge's TPR, TNR and n, and write a calibration file for
     /// --judge-calibration.
     Calibrate(JudgeCalibrateArgs),
@@ -139,7 +139,7 @@ pub struct JudgeCalibrateArgs {
     /// The judge to measure, PROVIDER:MODEL (the one your runs use)
     #[arg(long, value_name = "PROVIDER:MODEL")]
     pub judge_model: String,
-    /// Judge calls per run, majority vote [default 1]
+    /// Judge calls per trial, majority vote [default 1]
     #[arg(long, value_name = "N")]
     pub judge_samples: Option<String>,
     /// The golden set whose rubrics are judged, instead of the labels file's `golden_set`

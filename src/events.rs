@@ -97,7 +97,7 @@ pub(crate) enum RunEvent {
     TrialFinished {
         /// Which.
         trial: TrialRef,
-        /// How it ended (`RunEnding::as_str`: `answer`, `max_turns`, `timeout`, …).
+        /// How it ended (`TrialEnding::as_str`: `answer`, `max_turns`, `timeout`, …).
         ending: &'static str,
         /// Model turns taken.
         turns: usize,
@@ -277,9 +277,9 @@ impl RunEvent {
             RunEvent::ReplayMiss { model, case, run, reason, count } => {
                 let others = match count {
                     0 | 1 => String::new(),
-                    n => format!(" ({} more run(s) missed too: see report.json)", n - 1),
+                    n => format!(" ({} more trial(s) missed too: see report.json)", n - 1),
                 };
-                Some(format!("layer 1: replay miss on {model}, case `{case}` run {run}: {reason}{others}"))
+                Some(format!("layer 1: replay miss on {model}, case `{case}` trial {run}: {reason}{others}"))
             }
             RunEvent::Notice { text } | RunEvent::InputError { text } | RunEvent::Failure { text } => {
                 Some(text.clone())

@@ -17,9 +17,9 @@ pub(crate) struct CaseSpec {
     pub prompt: Vec<String>,
     /// The system text, when the case has one.
     pub system: Option<String>,
-    /// Model turns per run (model calls, whatever the user turn).
+    /// Model turns per trial (model calls, whatever the user turn).
     pub max_turns: usize,
-    /// Wall time per run.
+    /// Wall time per trial.
     pub timeout: Duration,
     /// Globs of the tools the model may see (`tools:`); `None` is every tool.
     pub visible: Option<Vec<String>>,
@@ -30,7 +30,7 @@ pub(crate) struct CaseSpec {
     /// `sampling`, with temperature 0 when the set gives none (the usual advice for evals; a
     /// model that refuses it gets it dropped, see `crate::trials::caller`).
     pub sampling: Sampling,
-    /// The case's runs go one after another (`sequential_runs: true`).
+    /// The case's trials go one after another (`sequential_runs: true`).
     pub sequential: bool,
     /// The answers to the server's input requests (`input_responses`), when the case has them.
     pub inputs: Option<super::input::InputScript>,

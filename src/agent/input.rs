@@ -6,10 +6,10 @@
 //!
 //! An entry answers a request by its `key`, or by `match` (the request's `method`, a regex over
 //! `params.message`, property names of `params.requestedSchema`), at most `times` rounds per
-//! run. A request no entry answers gets `on_unmatched_input_request`: `decline` or `cancel`
-//! (elicitation only), or `fail`, which fails the run. The client declares only the capabilities
+//! trial. A request no entry answers gets `on_unmatched_input_request`: `decline` or `cancel`
+//! (elicitation only), or `fail`, which fails the trial. The client declares only the capabilities
 //! its script can answer; a server that asks for another, or keeps asking past the bound, fails
-//! the run with that reason (a finding about the server).
+//! the trial with that reason (a finding about the server).
 
 use regex::Regex;
 use serde_json::{Map, Value, json};
@@ -23,7 +23,7 @@ const CAPABILITIES: [(&str, &str); 3] =
 pub(crate) struct InputScript {
     entries: Vec<Entry>,
     unmatched: Unmatched,
-    /// Rounds per tool call before the run fails.
+    /// Rounds per tool call before the trial fails.
     pub max_rounds: usize,
 }
 
@@ -56,7 +56,7 @@ pub(crate) struct Round {
     pub request_state: bool,
 }
 
-/// Why the rounds could not go on: the run fails with this reason.
+/// Why the rounds could not go on: the trial fails with this reason.
 pub(crate) type Stop = String;
 
 impl InputScript {
@@ -103,13 +103,13 @@ impl InputScript {
         Value::Object(capabilities)
     }
 
-    /// A fresh per-run state (`times` counts per run).
+    /// A fresh per-trial state (`times` counts per trial).
     pub(crate) fn session(&self) -> Session<'_> {
         Session { script: self, used: vec![0; self.entries.len()] }
     }
 }
 
-/// The script's state within one run.
+/// The script's state within one trial.
 #[derive(Debug)]
 pub(crate) struct Session<'a> {
     script: &'a InputScript,
@@ -127,7 +127,7 @@ impl Session<'_> {
         self.script.capabilities()
     }
 
-    /// Answers every request of one `inputRequests` object, or says why the run must stop.
+    /// Answers every request of one `inputRequests` object, or says why the trial must stop.
     pub(crate) fn answer(&mut self, requests: &Map<String, Value>) -> Result<(Value, Vec<(String, String)>), Stop> {
         let declared = self.script.capabilities();
         let mut responses = Map::new();
@@ -250,7 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn a_capability_that_was_not_declared_stops_the_run() {
+    fn a_capability_that_was_not_declared_stops_the_trial() {
         let script = script("      - match: {method: elicitation/create}\n        respond: {action: accept}\n", "fail");
         let mut session = script.session();
         let stop = session

@@ -1,4 +1,4 @@
-//! The agent loop of layer 1: one run of one golden case on one model. The case's system text
+//! The agent loop of layer 1: one trial of one golden case on one model. The case's system text
 //! and user turn(s) and the tools the case lets the model see go to the model; each tool call it
 //! makes becomes a real `tools/call` on the server ([`tools::ToolExecutor`]); the results go
 //! back to the model; until a final answer (for every user turn), `max_turns` model turns, or
@@ -9,9 +9,9 @@
 //! original `inputSchema` ([`ArgumentCheck`]), or when the case forbids the tool
 //! (`forbid_tools`: destructive tools are never called). A call refused for its arguments is
 //! marked so in the record and in the [`Trace`]: scoring fails the arguments grader on it unless
-//! the model corrected it with a sent call of the same tool. The run's record keeps every call, the
-//! stop reasons, token usage as reported (unknown stays unknown) and how the run ended; scoring
-//! reads it through [`RunRecord::trace`].
+//! the model corrected it with a sent call of the same tool. The trial's record keeps every call, the
+//! stop reasons, token usage as reported (unknown stays unknown) and how the trial ended; scoring
+//! reads it through [`TrialRecord::trace`].
 //!
 //! Call ids are made unique in the conversation before it goes back to the model
 //! ([`crate::providers::make_call_ids_unique`]): some OpenAI-compatible servers give parallel
@@ -41,14 +41,14 @@ use crate::providers::{
 };
 use crate::scoring::{Call, Ending, Trace};
 
-/// Which model turn of which run a call is (the cassette key's context).
+/// Which model turn of which trial a call is (the cassette key's context).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TurnKey {
     /// The case id.
     pub case: String,
-    /// 1-based run.
+    /// 1-based trial.
     pub run: u32,
-    /// 0-based model turn within the run.
+    /// 0-based model turn within the trial.
     pub turn: u32,
 }
 
@@ -95,8 +95,8 @@ pub(crate) trait ArgumentCheck: Send + Sync {
     fn check(&self, tool: &str, arguments: &Value) -> Result<(), String>;
 }
 
-/// What a run needs besides its case.
-pub(crate) struct RunContext<'a> {
+/// What a trial needs besides its case.
+pub(crate) struct TrialContext<'a> {
     /// The model.
     pub model: &'a dyn ModelCaller,
     /// The server's tools.
@@ -111,9 +111,9 @@ pub(crate) struct RunContext<'a> {
     pub trial: TrialRef,
 }
 
-/// How a run ended.
+/// How a trial ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum RunEnding {
+pub(crate) enum TrialEnding {
     /// The model answered every user turn.
     Answer,
     /// `max_turns` model turns were used up.
@@ -126,31 +126,31 @@ pub(crate) enum RunEnding {
     NoRecording(String),
     /// The server gave no answer to a tool call.
     ServerError(String),
-    /// The model-call cap was reached: the run did not complete (not a pass, not a fail).
+    /// The model-call cap was reached: the trial did not complete (not a pass, not a fail).
     CapReached,
-    /// The server broke the run (input requests it may not make, or past the bound): the run
+    /// The server broke the trial (input requests it may not make, or past the bound): the trial
     /// fails with this reason.
     Finding(String),
 }
 
-impl RunEnding {
+impl TrialEnding {
     /// `answer`, `max_turns`, `timeout`, `provider_error`, `replay_miss`, `server_error`,
     /// `call_cap` or `finding`.
     pub(crate) fn as_str(&self) -> &'static str {
         match self {
-            RunEnding::Answer => "answer",
-            RunEnding::MaxTurns => "max_turns",
-            RunEnding::Timeout => "timeout",
-            RunEnding::ProviderError(_) => "provider_error",
-            RunEnding::NoRecording(_) => "replay_miss",
-            RunEnding::ServerError(_) => "server_error",
-            RunEnding::CapReached => "call_cap",
-            RunEnding::Finding(_) => "finding",
+            TrialEnding::Answer => "answer",
+            TrialEnding::MaxTurns => "max_turns",
+            TrialEnding::Timeout => "timeout",
+            TrialEnding::ProviderError(_) => "provider_error",
+            TrialEnding::NoRecording(_) => "replay_miss",
+            TrialEnding::ServerError(_) => "server_error",
+            TrialEnding::CapReached => "call_cap",
+            TrialEnding::Finding(_) => "finding",
         }
     }
 }
 
-/// One tool call of a run, as made.
+/// One tool call of a trial, as made.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CallRecord {
     /// 1-based model turn.
@@ -180,15 +180,15 @@ pub(crate) struct CallRecord {
     pub rounds: Vec<input::Round>,
 }
 
-/// Everything one run did.
+/// Everything one trial did.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct RunRecord {
-    /// 1-based run number.
+pub(crate) struct TrialRecord {
+    /// 1-based trial number.
     pub run: usize,
     /// Tool calls in order.
     pub calls: Vec<CallRecord>,
     /// How it ended.
-    pub ending: RunEnding,
+    pub ending: TrialEnding,
     /// Model turns taken.
     pub turns: usize,
     /// Model calls made (attempts, retries included).
@@ -215,25 +215,25 @@ pub(crate) struct RunRecord {
     pub judge_trace: Option<crate::report::evals::JudgeTrace>,
     /// Why the judge gave no verdict, when it failed.
     pub judge_cause: Option<crate::report::evals::ErrorCause>,
-    /// What the models said of the run's `embedding` and `judge` argument checks (resolved
-    /// after the run, before scoring).
+    /// What the models said of the trial's `embedding` and `judge` argument checks (resolved
+    /// after the trial, before scoring).
     pub semantic: crate::scoring::semantic::SemanticVerdicts,
-    /// The model versions and fingerprints the provider reported for the run's turns.
+    /// The model versions and fingerprints the provider reported for the trial's turns.
     pub reported_models: std::collections::BTreeSet<crate::report::evals::ReportedModel>,
 }
 
-impl RunRecord {
-    /// The run as scoring reads it: calls (0-based turns) and the ending.
+impl TrialRecord {
+    /// The trial as scoring reads it: calls (0-based turns) and the ending.
     pub(crate) fn trace(&self) -> Trace {
         let ending = match &self.ending {
-            RunEnding::Answer => Ending::Answer,
-            RunEnding::MaxTurns => Ending::MaxTurns,
-            RunEnding::Timeout => Ending::Timeout,
-            RunEnding::ProviderError(reason) | RunEnding::NoRecording(reason) | RunEnding::ServerError(reason) => {
-                Ending::Error(reason.clone())
-            }
-            RunEnding::CapReached => Ending::Error("the model-call cap was reached".into()),
-            RunEnding::Finding(reason) => Ending::Broken(reason.clone()),
+            TrialEnding::Answer => Ending::Answer,
+            TrialEnding::MaxTurns => Ending::MaxTurns,
+            TrialEnding::Timeout => Ending::Timeout,
+            TrialEnding::ProviderError(reason)
+            | TrialEnding::NoRecording(reason)
+            | TrialEnding::ServerError(reason) => Ending::Error(reason.clone()),
+            TrialEnding::CapReached => Ending::Error("the model-call cap was reached".into()),
+            TrialEnding::Finding(reason) => Ending::Broken(reason.clone()),
         };
         let calls = self
             .calls
@@ -266,14 +266,14 @@ fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Runs `case` once (run number `run`, 1-based).
-pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'_>) -> RunRecord {
+/// Runs `case` once: trial number `run`, 1-based.
+pub(crate) async fn run_trial(case: &CaseSpec, run: usize, context: &TrialContext<'_>) -> TrialRecord {
     let started = Instant::now();
     let deadline = tokio::time::Instant::now() + case.timeout;
-    let mut record = RunRecord {
+    let mut record = TrialRecord {
         run,
         calls: Vec::new(),
-        ending: RunEnding::Answer,
+        ending: TrialEnding::Answer,
         turns: 0,
         model_calls: 0,
         duration_ms: 0,
@@ -294,12 +294,12 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
     // Every call id of the conversation so far: the history echoed to the model repeats none.
     let mut call_ids = std::collections::HashSet::new();
     let mut inputs = case.inputs.as_ref().map(input::InputScript::session);
-    record.ending = 'run: {
+    record.ending = 'trial: {
         for user_turn in &case.prompt {
             messages.push(Message::User(user_turn.clone()));
             loop {
                 if record.turns >= case.max_turns {
-                    break 'run RunEnding::MaxTurns;
+                    break 'trial TrialEnding::MaxTurns;
                 }
                 let request = CompletionRequest {
                     system: case.system.clone(),
@@ -328,13 +328,13 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                             input_tokens: None,
                             output_tokens: None,
                         });
-                        break 'run RunEnding::Timeout;
+                        break 'trial TrialEnding::Timeout;
                     }
-                    Ok(Err(ModelFailure::CapReached)) => break 'run RunEnding::CapReached,
-                    Ok(Err(ModelFailure::NoRecording(reason))) => break 'run RunEnding::NoRecording(reason),
+                    Ok(Err(ModelFailure::CapReached)) => break 'trial TrialEnding::CapReached,
+                    Ok(Err(ModelFailure::NoRecording(reason))) => break 'trial TrialEnding::NoRecording(reason),
                     Ok(Err(ModelFailure::Provider { error, attempts })) => {
                         record.model_calls += u64::from(attempts);
-                        break 'run RunEnding::ProviderError(format!("after {attempts} attempt(s): {error}"));
+                        break 'trial TrialEnding::ProviderError(format!("after {attempts} attempt(s): {error}"));
                     }
                     Ok(Ok(reply)) => reply,
                 };
@@ -422,12 +422,12 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                             Err(_) => {
                                 let made = CallRecord {
                                     sent: true,
-                                    error: Some("the run's time ran out during this call".into()),
+                                    error: Some("the trial's time ran out during this call".into()),
                                     ..made
                                 };
                                 tool_call(&made, "timeout");
                                 record.calls.push(made);
-                                break 'run RunEnding::Timeout;
+                                break 'trial TrialEnding::Timeout;
                             }
                         };
                         made.sent = true;
@@ -451,13 +451,13 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                                 made.latency_ms = latency_ms;
                                 made.rounds = rounds;
                                 record.calls.push(made);
-                                break 'run RunEnding::Finding(reason);
+                                break 'trial TrialEnding::Finding(reason);
                             }
                             ToolOutcome::Failed { reason, latency_ms } => {
                                 made.error = Some(reason.clone());
                                 made.latency_ms = latency_ms;
                                 record.calls.push(made);
-                                break 'run RunEnding::ServerError(reason);
+                                break 'trial TrialEnding::ServerError(reason);
                             }
                         }
                     }
@@ -470,7 +470,7 @@ pub(crate) async fn run_case(case: &CaseSpec, run: usize, context: &RunContext<'
                 }
             }
         }
-        RunEnding::Answer
+        TrialEnding::Answer
     };
     record.duration_ms = elapsed_ms(started);
     record
@@ -524,8 +524,8 @@ pub(crate) fn calls_answer(calls: Vec<crate::providers::ToolCall>) -> Completion
 #[cfg(test)]
 mod tests;
 
-impl RunRecord {
-    /// The run as the judge reads it: each tool call (name, arguments, result, `isError`) and
+impl TrialRecord {
+    /// The trial as the judge reads it: each tool call (name, arguments, result, `isError`) and
     /// the final answer, whole.
     pub(crate) fn judge_text(&self) -> String {
         crate::scoring::judge::trace_text(

@@ -86,13 +86,13 @@ fn case(prompt: &[&str]) -> CaseSpec {
     }
 }
 
-async fn run_with<F>(case: &CaseSpec, tools: &FakeTools, script: F) -> RunRecord
+async fn run_with<F>(case: &CaseSpec, tools: &FakeTools, script: F) -> TrialRecord
 where
     F: Fn(&TurnKey, &CompletionRequest) -> Result<Completion, ModelFailure> + Send + Sync,
 {
     let model = ScriptedModel(script);
     let specs = specs();
-    let context = RunContext {
+    let context = TrialContext {
         model: &model,
         tools,
         specs: &specs,
@@ -100,7 +100,7 @@ where
         events: &|_| {},
         trial: crate::events::TrialRef { case: case.id.clone(), model: "scripted".into(), trial: 1 },
     };
-    run_case(case, 1, &context).await
+    run_trial(case, 1, &context).await
 }
 
 #[tokio::test]
@@ -115,7 +115,7 @@ async fn a_tool_call_is_made_for_real_and_its_result_goes_back_to_the_model() {
         })
     })
     .await;
-    assert_eq!(record.ending, RunEnding::Answer);
+    assert_eq!(record.ending, TrialEnding::Answer);
     assert_eq!((record.turns, record.model_calls), (2, 2));
     assert_eq!(tools.called.lock().unwrap().clone(), vec![("echo".to_owned(), json!({"text": "hi"}))]);
     assert_eq!(record.calls.len(), 1);
@@ -172,7 +172,7 @@ async fn each_user_turn_gets_its_own_answer() {
         })
     })
     .await;
-    assert_eq!((record.ending.clone(), record.turns, record.calls.len()), (RunEnding::Answer, 3, 1));
+    assert_eq!((record.ending.clone(), record.turns, record.calls.len()), (TrialEnding::Answer, 3, 1));
     assert_eq!(record.calls[0].turn, 2);
 }
 
@@ -183,27 +183,27 @@ async fn a_model_that_never_stops_calling_ends_at_max_turns() {
         Ok(calls_answer(vec![ToolCall::new("x", "echo", json!({"text": "again"}))]))
     })
     .await;
-    assert_eq!((record.ending, record.turns, record.calls.len()), (RunEnding::MaxTurns, 4, 4));
+    assert_eq!((record.ending, record.turns, record.calls.len()), (TrialEnding::MaxTurns, 4, 4));
 }
 
 #[tokio::test]
-async fn a_tool_that_outlives_the_run_ends_it_as_a_timeout() {
+async fn a_tool_that_outlives_the_trial_ends_it_as_a_timeout() {
     let tools = FakeTools::default();
     let mut slow_case = case(&["wait"]);
     slow_case.timeout = Duration::from_millis(100);
     let record =
         run_with(&slow_case, &tools, |_, _| Ok(calls_answer(vec![ToolCall::new("s", "slow", json!({}))]))).await;
-    assert_eq!(record.ending, RunEnding::Timeout);
+    assert_eq!(record.ending, TrialEnding::Timeout);
     assert!(record.duration_ms < 2000, "{}", record.duration_ms);
 }
 
 #[tokio::test]
-async fn a_server_that_gives_no_answer_and_a_failing_provider_end_the_run_in_an_error() {
+async fn a_server_that_gives_no_answer_and_a_failing_provider_end_the_trial_in_an_error() {
     let tools = FakeTools::default();
     let record =
         run_with(&case(&["break"]), &tools, |_, _| Ok(calls_answer(vec![ToolCall::new("s", "broken", json!({}))])))
             .await;
-    assert_eq!(record.ending, RunEnding::ServerError("connection closed".into()));
+    assert_eq!(record.ending, TrialEnding::ServerError("connection closed".into()));
     assert!(matches!(record.trace().ending, Ending::Error(_)));
 
     let record = run_with(&case(&["hi"]), &tools, |_, _| {
@@ -214,12 +214,12 @@ async fn a_server_that_gives_no_answer_and_a_failing_provider_end_the_run_in_an_
     })
     .await;
     assert!(
-        matches!(&record.ending, RunEnding::ProviderError(reason) if reason.contains("after 4 attempt(s)") && reason.contains("503"))
+        matches!(&record.ending, TrialEnding::ProviderError(reason) if reason.contains("after 4 attempt(s)") && reason.contains("503"))
     );
     assert_eq!(record.model_calls, 4);
 
     let record = run_with(&case(&["hi"]), &tools, |_, _| Err(ModelFailure::CapReached)).await;
-    assert_eq!(record.ending, RunEnding::CapReached);
+    assert_eq!(record.ending, TrialEnding::CapReached);
 }
 
 /// A model behind a real adapter, without retries or a cap.
@@ -246,11 +246,11 @@ impl<P: crate::providers::Provider> ModelCaller for Adapter<P> {
 async fn parallel_calls_through<P: crate::providers::Provider>(
     provider: P,
     server: &crate::providers::test_server::ScriptedServer,
-) -> (RunRecord, Value) {
+) -> (TrialRecord, Value) {
     let tools = FakeTools::default();
     let model = Adapter(provider);
     let specs = specs();
-    let context = RunContext {
+    let context = TrialContext {
         model: &model,
         tools: &tools,
         specs: &specs,
@@ -258,7 +258,7 @@ async fn parallel_calls_through<P: crate::providers::Provider>(
         events: &|_| {},
         trial: crate::events::TrialRef { case: "parallel".into(), model: "scripted".into(), trial: 1 },
     };
-    let record = run_case(&case(&["echo a and b"]), 1, &context).await;
+    let record = run_trial(&case(&["echo a and b"]), 1, &context).await;
     let received = server.received();
     assert_eq!(received.len(), 2, "two model turns: {received:?}");
     (record, received[1].json())
@@ -289,7 +289,7 @@ async fn parallel_calls_sharing_one_id_are_echoed_with_unique_ids_on_the_openai_
         ScriptedServer::start(vec![Canned::json(200, &first.to_string()), Canned::json(200, &last.to_string())]).await;
     let provider = crate::providers::openai::OpenAiProvider::new(endpoint(server.base_url.clone())).expect("client");
     let (record, body) = parallel_calls_through(provider, &server).await;
-    assert_eq!(record.ending, RunEnding::Answer, "the echoed history was refused: {:?}", record.ending);
+    assert_eq!(record.ending, TrialEnding::Answer, "the echoed history was refused: {:?}", record.ending);
     let messages = body["messages"].as_array().expect("messages");
     let calls = messages.iter().find_map(|message| message["tool_calls"].as_array()).expect("the assistant's calls");
     let ids: Vec<&str> = calls.iter().filter_map(|call| call["id"].as_str()).collect();
@@ -315,7 +315,7 @@ async fn parallel_calls_sharing_one_id_are_echoed_with_unique_ids_on_the_anthrop
     let root = server.base_url.trim_end_matches("/v1").to_owned();
     let provider = crate::providers::anthropic::AnthropicProvider::new(endpoint(root)).expect("client");
     let (record, body) = parallel_calls_through(provider, &server).await;
-    assert_eq!(record.ending, RunEnding::Answer, "the echoed history was refused: {:?}", record.ending);
+    assert_eq!(record.ending, TrialEnding::Answer, "the echoed history was refused: {:?}", record.ending);
     let blocks: Vec<&Value> =
         body["messages"].as_array().expect("messages").iter().flat_map(|m| m["content"].as_array()).flatten().collect();
     let uses: Vec<&&Value> = blocks.iter().filter(|block| block["type"] == "tool_use").collect();

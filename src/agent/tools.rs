@@ -38,7 +38,7 @@ pub(crate) enum ToolOutcome {
         rounds: Vec<Round>,
     },
     /// The server's input requests could not be answered, or it kept asking past the bound: a
-    /// finding that fails the run.
+    /// finding that fails the trial.
     Stopped {
         /// Why.
         reason: String,
@@ -56,7 +56,7 @@ pub(crate) enum ToolOutcome {
         /// The multi round-trip rounds before the error.
         rounds: Vec<Round>,
     },
-    /// No answer (timeout, closed connection, a server that died): the run cannot go on.
+    /// No answer (timeout, closed connection, a server that died): the trial cannot go on.
     Failed {
         /// What happened.
         reason: String,

@@ -79,12 +79,12 @@ async fn calibrate_inner(
                 request.labels.display()
             ),
         )
-        .with_hint("label runs the rubric should pass and runs it should fail (about as many of each)")]);
+        .with_hint("label trials the rubric should pass and trials it should fail (about as many of each)")]);
     }
 
     // The judge reads the trace as the report kept it: runs whose tool results were not kept
     // (`--trace-results none`) would be judged blind.
-    let labelled_runs: BTreeMap<(usize, &str, usize), &crate::report::evals::RunTrace> = resolved
+    let labelled_runs: BTreeMap<(usize, &str, usize), &crate::report::evals::TrialTrace> = resolved
         .iter()
         .map(|item| ((item.case_index, item.label.model.as_str(), item.label.run), item.trace))
         .collect();
@@ -93,16 +93,16 @@ async fn calibrate_inner(
         return Err(vec![UserError::new(
             Kind::InvalidInput,
             format!(
-                "{}: the tool results of the labelled runs are not in the report (written with --trace-results none): the judge would grade them blind",
+                "{}: the tool results of the labelled trials are not in the report (written with --trace-results none): the judge would grade them blind",
                 file.report.display()
             ),
         )
-        .with_hint("label the runs of a report written with --trace-results full")]);
+        .with_hint("label the trials of a report written with --trace-results full")]);
     }
     if blind > 0 {
         let _ = writeln!(
             out,
-            "warning: {blind} of {} labelled run(s) have tool results the report did not keep: the judge grades them without",
+            "warning: {blind} of {} labelled trial(s) have tool results the report did not keep: the judge grades them without",
             labelled_runs.len()
         );
     }
@@ -198,7 +198,7 @@ async fn calibrate_inner(
         if let Some((kind, reason)) = failure {
             failures.push(UserError::new(
                 kind,
-                format!("the judge could not judge {} run {run} on {model}: {reason}", case.id),
+                format!("the judge could not judge {} trial {run} on {model}: {reason}", case.id),
             ));
         }
         for item in items {
@@ -208,7 +208,7 @@ async fn calibrate_inner(
                 verdict.filter(|judged| (judged.verdict == CriterionVerdict::Pass) != item.label.human)
             {
                 disagreements.push(format!(
-                    "{} run {run} on {model}, `{}`: human {}, judge {} ({})",
+                    "{} trial {run} on {model}, `{}`: human {}, judge {} ({})",
                     case.id,
                     item.label.criterion,
                     if item.label.human { "pass" } else { "fail" },
@@ -248,7 +248,7 @@ async fn calibrate_inner(
         failures.push(
             UserError::new(
                 if cap_reached { Kind::Budget } else { Kind::Provider },
-                "no calibration written: the judge judged no run of a human pass, or none of a human fail",
+                "no calibration written: the judge judged no trial of a human pass, or none of a human fail",
             )
             .with_hint_opt(cap_reached.then(|| "raise --max-model-calls".to_owned())),
         );
@@ -303,7 +303,7 @@ fn render(
 ) -> String {
     let rate = |k: usize, n: usize| if n == 0 { "—".to_owned() } else { format!("{:.3}", k as f64 / n as f64) };
     let mut text = format!(
-        "judge {judge} (prompt v{}, {samples} sample(s) per run): {labels} label(s) on {runs} run(s) of {}, rubrics of {}\n",
+        "judge {judge} (prompt v{}, {samples} sample(s) per trial): {labels} label(s) on {runs} trial(s) of {}, rubrics of {}\n",
         judge::JUDGE_PROMPT_VERSION,
         file.report.display(),
         set.path.display()

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::golden::tree::{self, Node, NodeValue};
 use crate::golden::{GoldenSet, Problem};
-use crate::report::evals::{EvalsSection, RunTrace};
+use crate::report::evals::{EvalsSection, TrialTrace};
 use crate::scoring::judge::Rubric;
 use crate::suggest;
 
@@ -165,7 +165,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<LabelsFile, Vec<Problem>>
             Some((1, 1)),
             Some("report"),
             "missing".into(),
-            "add `report: FILE`: a report.json whose evals[].traces hold the runs you label (relative to this file)",
+            "add `report: FILE`: a report.json whose evals[].traces hold the trials you label (relative to this file)",
         ));
     }
     let mut labels = Vec::new();
@@ -195,10 +195,10 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<LabelsFile, Vec<Problem>>
                 Some(label.position),
                 Some(&label.field),
                 format!(
-                    "run {} of `{}` on {} is labelled twice for `{}`",
+                    "trial {} of `{}` on {} is labelled twice for `{}`",
                     label.run, label.case, label.model, label.criterion
                 ),
-                "keep one label per run and criterion",
+                "keep one label per trial and criterion",
             ));
         }
     }
@@ -274,9 +274,9 @@ fn read_label(node: &Node, field: &str, problems: &mut Vec<Problem>, problem: &M
         }
     };
     let case = text("case", "the case id, as in the golden set");
-    let model = text("model", "the model whose run it is, PROVIDER:MODEL as the report names it");
+    let model = text("model", "the model whose trial it is, PROVIDER:MODEL as the report names it");
     let criterion = text("criterion", "a criterion id of the case's rubric (`c1`, `c2`, … for a rubric file)");
-    let human = text("human", "`pass` or `fail`: your verdict on the criterion for this run");
+    let human = text("human", "`pass` or `fail`: your verdict on the criterion for this trial");
     let human = human.and_then(|verdict| match verdict.to_ascii_lowercase().as_str() {
         "pass" => Some(true),
         "fail" => Some(false),
@@ -286,7 +286,7 @@ fn read_label(node: &Node, field: &str, problems: &mut Vec<Problem>, problem: &M
                 Some(value),
                 Some(&format!("{field}.human")),
                 format!("`{verdict}` is not a verdict"),
-                "write `pass` or `fail` (a run you cannot decide is better left unlabelled)",
+                "write `pass` or `fail` (a trial you cannot decide is better left unlabelled)",
             ));
             None
         }
@@ -300,8 +300,8 @@ fn read_label(node: &Node, field: &str, problems: &mut Vec<Problem>, problem: &M
                 problems.push(problem(
                     Some((value.line, value.column)),
                     Some(&format!("{field}.run")),
-                    format!("expected a run number (1 or more), found {}", value.to_json()),
-                    "the 1-based `run` of the trace in the report",
+                    format!("expected a trial number (1 or more), found {}", value.to_json()),
+                    "the 1-based `run` (trial number) of the trace in the report",
                 ));
                 None
             }
@@ -311,7 +311,7 @@ fn read_label(node: &Node, field: &str, problems: &mut Vec<Problem>, problem: &M
                 Some((node.line, node.column)),
                 Some(&format!("{field}.run")),
                 "missing".into(),
-                "the 1-based `run` of the trace in the report",
+                "the 1-based `run` (trial number) of the trace in the report",
             ));
             None
         }
@@ -338,7 +338,7 @@ pub(crate) struct Resolved<'a> {
     /// The case's position in the golden set.
     pub case_index: usize,
     /// The labelled run's trace.
-    pub trace: &'a RunTrace,
+    pub trace: &'a TrialTrace,
 }
 
 /// Checks every label against the golden set (case, rubric, criterion) and the report (case ×
@@ -374,7 +374,7 @@ pub(crate) fn resolve<'a>(
             problem(
                 "case",
                 format!("case `{}` has no rubric: nothing of it is judged", label.case),
-                "label runs of cases with a `rubric`".into(),
+                "label trials of cases with a `rubric`".into(),
             );
             continue;
         };
@@ -391,11 +391,11 @@ pub(crate) fn resolve<'a>(
             let models: Vec<&str> =
                 report.evals.iter().filter(|eval| eval.case == label.case).map(|eval| eval.model.as_str()).collect();
             let hint = if models.is_empty() {
-                format!("the report `{}` has no run of this case", file.report.display())
+                format!("the report `{}` has no trial of this case", file.report.display())
             } else {
                 format!("the report ran it on: {}", models.join(", "))
             };
-            problem("model", format!("the report has no runs of `{}` on {}", label.case, label.model), hint);
+            problem("model", format!("the report has no trials of `{}` on {}", label.case, label.model), hint);
             continue;
         };
         if eval.case_sha256 != set.cases[case_index].hash {
@@ -413,8 +413,8 @@ pub(crate) fn resolve<'a>(
             let runs: Vec<String> = eval.traces.iter().map(|trace| trace.run.to_string()).collect();
             problem(
                 "run",
-                format!("the report keeps no run {} of `{}` on {}", label.run, label.case, label.model),
-                format!("it keeps runs {}", if runs.is_empty() { "none".to_owned() } else { runs.join(", ") }),
+                format!("the report keeps no trial {} of `{}` on {}", label.run, label.case, label.model),
+                format!("it keeps trials {}", if runs.is_empty() { "none".to_owned() } else { runs.join(", ") }),
             );
             continue;
         };
@@ -429,11 +429,11 @@ pub(crate) fn resolve<'a>(
 /// `--trace-results full` so the judge reads what it read in the run.
 /// True when a run made tool calls whose results the report did not keep
 /// (`--trace-results none`): neither a result nor an error text is there.
-pub(crate) fn results_not_kept(trace: &RunTrace) -> bool {
+pub(crate) fn results_not_kept(trace: &TrialTrace) -> bool {
     trace.calls.iter().any(|call| call.result.is_none() && call.error.is_none())
 }
 
-pub(crate) fn judge_text(trace: &RunTrace) -> String {
+pub(crate) fn judge_text(trace: &TrialTrace) -> String {
     crate::scoring::judge::trace_text(
         trace.calls.iter().map(|call| {
             let result = call.result.as_deref().or(call.error.as_deref()).unwrap_or("(not kept in the report)");
@@ -486,10 +486,10 @@ mod tests {
         assert_eq!(
             found,
             [
-                "cal/labels.yaml:4:34: labels[0].run: expected a run number (1 or more), found 0 | the 1-based `run` of the trace in the report",
+                "cal/labels.yaml:4:34: labels[0].run: expected a trial number (1 or more), found 0 | the 1-based `run` (trial number) of the trace in the report",
                 "cal/labels.yaml:5:37: labels[1].critrion: unknown key | did you mean `criterion`? (the keys here are case, model, run, criterion, human, note)",
                 "cal/labels.yaml:5:5: labels[1].criterion: missing | a criterion id of the case's rubric (`c1`, `c2`, … for a rubric file)",
-                "cal/labels.yaml:5:58: labels[1].human: `maybe` is not a verdict | write `pass` or `fail` (a run you cannot decide is better left unlabelled)",
+                "cal/labels.yaml:5:58: labels[1].human: `maybe` is not a verdict | write `pass` or `fail` (a trial you cannot decide is better left unlabelled)",
             ]
         );
         let twice = problems(
@@ -498,7 +498,7 @@ mod tests {
         assert_eq!(
             twice,
             [
-                "cal/labels.yaml:5:5: labels[1]: run 1 of `a` on p:m is labelled twice for `c1` | keep one label per run and criterion"
+                "cal/labels.yaml:5:5: labels[1]: trial 1 of `a` on p:m is labelled twice for `c1` | keep one label per trial and criterion"
             ]
         );
         let empty = problems("version: 2\nlabels: []\n");

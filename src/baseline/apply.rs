@@ -222,7 +222,7 @@ pub(crate) fn gate_section(
     let mut lines = layer1.lines;
     if let Some(reruns) = reruns {
         lines.push(format!(
-            "the gate tripped and was confirmed by re-running the {} worsened case(s) × model(s) ({} more run(s)) before this verdict",
+            "the gate tripped and was confirmed by re-running the {} worsened case(s) × model(s) ({} more trial(s)) before this verdict",
             reruns.len(),
             reruns.iter().map(|eval| eval.runs).sum::<usize>()
         ));

@@ -256,9 +256,9 @@ pub(crate) async fn evaluate(
                     "mcp-eval failed inside layer {layer} (a panic: {}); no verdict. {}Please report it with the server's name and version",
                     panic_text(panic.as_ref()),
                     match (checks.is_empty(), layer1.is_some()) {
-                        (false, true) => "Layer 0's checks and layer 1's finished runs are kept; the cases with runs missing are skipped. ",
+                        (false, true) => "Layer 0's checks and layer 1's finished trials are kept; the cases with trials missing are skipped. ",
                         (false, false) => "Layer 0's checks are kept. ",
-                        (true, true) => "Layer 1's finished runs are kept; the cases with runs missing are skipped. ",
+                        (true, true) => "Layer 1's finished trials are kept; the cases with trials missing are skipped. ",
                         (true, false) => "",
                     }
                 );
@@ -291,7 +291,7 @@ pub(crate) async fn evaluate(
             let graded = crate::mcp::sync::lock(&finished).is_some();
             let elapsed = started.elapsed().as_millis();
             let detail = match (graded, &layer1) {
-                (_, Some(_)) => format!("interrupted by {} after {elapsed} ms during layer 1; its finished runs are reported and the cases with runs missing are skipped", signal.name()),
+                (_, Some(_)) => format!("interrupted by {} after {elapsed} ms during layer 1; its finished trials are reported and the cases with trials missing are skipped", signal.name()),
                 // Every check had finished; only the server's shutdown was cut short.
                 (true, None) => format!("interrupted by {} after {elapsed} ms, while the server was being shut down; every check had finished", signal.name()),
                 (false, None) => format!("interrupted by {} after {elapsed} ms; checks still running were abandoned", signal.name()),
@@ -615,7 +615,7 @@ async fn layer1(
             if rerun.call_cap_reached && !section.call_cap_reached {
                 section.call_cap_reached = true;
                 section.layer1_notes.push(format!(
-                    "the model-call cap ({} calls, --max-model-calls) was reached during the confirmation re-run: the confirmation runs it cut did not run",
+                    "the model-call cap ({} calls, --max-model-calls) was reached during the confirmation re-run: the confirmation trials it cut did not run",
                     layer1.max_model_calls
                 ));
             }

@@ -687,7 +687,7 @@ impl Reader {
                 self.report(
                     key,
                     &at("pass_threshold"),
-                    "a hard case passes only when every run passes",
+                    "a hard case passes only when every trial passes",
                     "remove `pass_threshold`, or make the case `kind: soft`",
                 );
             }
@@ -699,7 +699,7 @@ impl Reader {
                         self.report(
                             node,
                             &name,
-                            format!("{value} is more than the {runs} runs"),
+                            format!("{value} is more than the {runs} trials"),
                             format!("use at most {runs}, or raise `runs`"),
                         );
                         runs

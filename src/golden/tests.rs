@@ -328,7 +328,7 @@ cases:
             .unwrap_or_default()
     };
     assert_eq!(message("version"), "version 2 is not supported");
-    assert_eq!(message("cases[0].pass_threshold"), "4 is more than the 3 runs");
+    assert_eq!(message("cases[0].pass_threshold"), "4 is more than the 3 trials");
     assert!(message("cases[0].expect_args.x.pattern").starts_with("invalid regular expression"));
     assert!(message("cases[0].rubric").contains("unknown rubric `r2`"));
     assert!(found.iter().any(|problem| problem.hint.contains("did you mean `r1`")));

@@ -91,7 +91,7 @@ pub(crate) enum CassetteError {
     },
     /// Replay found no recording of this request.
     #[error(
-        "model {model}, case {case:?}, run {run}, turn {turn}: no recording matches this request; {}",
+        "model {model}, case {case:?}, trial {run}, turn {turn}: no recording matches this request; {}",
         miss_hint(.nearest.as_deref())
     )]
     Miss {
@@ -163,10 +163,10 @@ pub(crate) enum CassetteError {
 fn miss_hint(nearest: Option<&str>) -> String {
     match nearest {
         Some(difference) => format!(
-            "a recording exists for this case, run and turn, but the request changed: {difference}; \
+            "a recording exists for this case, trial and turn, but the request changed: {difference}; \
              re-record with --record"
         ),
-        None => "nothing is recorded for this case, run and turn; record it with --record".to_owned(),
+        None => "nothing is recorded for this case, trial and turn; record it with --record".to_owned(),
     }
 }
 
@@ -721,7 +721,7 @@ fn parse(path: &Path, text: &str) -> Result<(String, Tape), CassetteError> {
     }
     let mut interactions = BTreeMap::new();
     for (index, stored) in file.interactions.into_iter().enumerate() {
-        let at = format!("interactions[{index}] (case {:?}, run {}, turn {})", stored.case, stored.run, stored.turn);
+        let at = format!("interactions[{index}] (case {:?}, trial {}, turn {})", stored.case, stored.run, stored.turn);
         if jcs::hash(&stored.request) != stored.key {
             return Err(corrupt(format!("{at}: its key is not the hash of its request (edited by hand?)")));
         }
@@ -732,7 +732,7 @@ fn parse(path: &Path, text: &str) -> Result<(String, Tape), CassetteError> {
             recorded_at: stored.recorded_at,
         };
         if interactions.insert((stored.case, stored.run, stored.turn), interaction).is_some() {
-            return Err(corrupt(format!("{at}: a second recording of this case, run and turn")));
+            return Err(corrupt(format!("{at}: a second recording of this case, trial and turn")));
         }
     }
     let mut vectors = BTreeMap::new();

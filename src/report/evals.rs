@@ -1,11 +1,11 @@
 //! Layer 1 in the run report: the golden set that ran, the models, one [`EvalResult`] per
-//! case × model with its bounded run traces, and the suite metrics per model
+//! case × model with its bounded trial traces, and the suite metrics per model
 //! ([`EvalMetrics`]). Plain data like the rest of [`crate::report::model`]: built by the layer-1
 //! runner, rendered by `report.json`, `junit.xml` and `summary.md`, read back by the baseline.
 //!
-//! Tool results and model text appear only in [`RunTrace`] (bounded by `--trace-results`);
+//! Tool results and model text appear only in [`TrialTrace`] (bounded by `--trace-results`);
 //! `summary.md`, the job summary and the pull-request comment never show them, only the
-//! one-line `reason` of a failing run.
+//! one-line `reason` of a failing trial.
 
 use std::collections::BTreeMap;
 
@@ -77,7 +77,7 @@ pub struct JudgeCalibration {
     pub negatives: Option<usize>,
     /// When the calibration was measured (`YYYY-MM-DD`), when calibrated.
     pub measured_at: Option<String>,
-    /// One entry per model with judged runs.
+    /// One entry per model with judged trials.
     pub rates: Vec<JudgeRate>,
 }
 
@@ -86,9 +86,9 @@ pub struct JudgeCalibration {
 pub struct JudgeRate {
     /// `PROVIDER:MODEL` under test.
     pub model: String,
-    /// Runs the judge graded (its rubric verdict pass or fail; judge errors left out).
+    /// Trials the judge graded (its rubric verdict pass or fail; judge errors left out).
     pub judged_runs: usize,
-    /// Of those, runs whose rubric the judge passed.
+    /// Of those, trials whose rubric the judge passed.
     pub passed_runs: usize,
     /// `passed_runs / judged_runs`, 0..1.
     pub observed: f64,
@@ -205,7 +205,7 @@ pub enum EvalStatus {
     Pass,
     /// k < threshold.
     Fail,
-    /// Fewer runs than the threshold completed (provider or server failures): no verdict.
+    /// Fewer trials than the threshold completed (provider or server failures): no verdict.
     Error,
     /// Not run or not graded; `reason` says why (call cap, a rubric the judge grades later).
     Skipped,
@@ -228,9 +228,9 @@ impl EvalsSection {
         self.evals.iter().any(|eval| eval.status == EvalStatus::Fail)
     }
 
-    /// Runs the model provider spoiled (`ending: provider_error`, after the retries and the
+    /// Trials the model provider spoiled (`ending: provider_error`, after the retries and the
     /// second try, an `embedding`/`judge` argument check whose model failed, or a rubric judge
-    /// that failed: `judge_error`, the call cap aside) and runs started,
+    /// that failed: `judge_error`, the call cap aside) and trials started,
     /// over every case × model.
     pub fn run_errors(&self) -> (usize, usize) {
         let started = self.evals.iter().map(|eval| eval.traces.len()).sum();
@@ -238,14 +238,14 @@ impl EvalsSection {
             .evals
             .iter()
             .flat_map(|eval| &eval.traces)
-            .filter(|run| run.status == RunStatus::Error && run.cause.is_some_and(ErrorCause::spoiled_by_provider))
+            .filter(|run| run.status == TrialStatus::Error && run.cause.is_some_and(ErrorCause::spoiled_by_provider))
             .count();
         (errors, started)
     }
 
     /// True when a provider was unusable at the start, a replayed request had no cassette
     /// (`ending: replay_miss`: deterministic, so one is enough), or the provider spoiled more than
-    /// a fifth of all runs (exit status 5). Runs the server spoiled are `error` too, but say
+    /// a fifth of all trials (exit status 5). Trials the server spoiled are `error` too, but say
     /// nothing about the provider.
     pub fn provider_failed(&self) -> bool {
         let (errors, started) = self.run_errors();
@@ -264,7 +264,7 @@ pub(crate) const GRADER_VERSION: u32 = 2;
 /// The most bytes of a tool result a model is given; the rest is cut with a marker.
 pub(crate) const MODEL_RESULT_BYTES: usize = 256 * 1024;
 
-/// How the reason of a run whose model-graded check could not be graded starts.
+/// How the reason of a trial whose model-graded check could not be graded starts.
 pub(crate) const ARGUMENT_CHECK_ERROR: &str = "argument_check_error";
 
 /// What the reason of such a check says when a cassette had no recording for it (a replay miss,
@@ -318,14 +318,14 @@ impl EvalsSection {
             .count()
     }
 
-    /// True when some case ran at temperature 0 (its runs are then not independent draws).
+    /// True when some case ran at temperature 0 (its trials are then not independent draws).
     pub fn any_at_temperature_zero(&self) -> bool {
         self.evals.iter().any(EvalResult::at_temperature_zero)
     }
 }
 
 impl EvalResult {
-    /// The graders that failed a run they graded (passed < graded), in name order.
+    /// The graders that failed a trial they graded (passed < graded), in name order.
     pub fn failing_graders(&self) -> Vec<(&str, GraderTally)> {
         self.graders
             .iter()
@@ -334,14 +334,14 @@ impl EvalResult {
             .collect()
     }
 
-    /// The run that explains a `fail` or an `error`: its number (when a trace is kept) and its
-    /// reason on one line. For `fail` (and a `pass` with a failed run) the first failed run; for
-    /// `error` the first run that ended in an error (else the first failed one). Falls back to
-    /// the last line of `reason`; `None` for a `pass` without a failed run.
-    pub fn first_bad_run(&self) -> Option<(Option<usize>, String)> {
-        let wanted: &[RunStatus] = match self.status {
-            EvalStatus::Fail | EvalStatus::Pass => &[RunStatus::Fail],
-            EvalStatus::Error => &[RunStatus::Error, RunStatus::Fail],
+    /// The trial that explains a `fail` or an `error`: its number (when a trace is kept) and its
+    /// reason on one line. For `fail` (and a `pass` with a failed trial) the first failed trial; for
+    /// `error` the first trial that ended in an error (else the first failed one). Falls back to
+    /// the last line of `reason`; `None` for a `pass` without a failed trial.
+    pub fn first_bad_trial(&self) -> Option<(Option<usize>, String)> {
+        let wanted: &[TrialStatus] = match self.status {
+            EvalStatus::Fail | EvalStatus::Pass => &[TrialStatus::Fail],
+            EvalStatus::Error => &[TrialStatus::Error, TrialStatus::Fail],
             EvalStatus::Skipped => return None,
         };
         let trace = wanted.iter().find_map(|status| self.traces.iter().find(|run| run.status == *status));
@@ -355,14 +355,14 @@ impl EvalResult {
         }
     }
 
-    /// Every failing (for an `error` eval: errored, then failing) run of the eval, in the order
-    /// [`EvalResult::first_bad_run`] picks its first, as (run number, reason on one line); for an
-    /// eval with no kept run, its reason alone (run `None`). Empty for a pass without a failed
-    /// run and for a skipped eval.
-    pub fn bad_runs(&self) -> Vec<(Option<usize>, String)> {
-        let wanted: &[RunStatus] = match self.status {
-            EvalStatus::Fail | EvalStatus::Pass => &[RunStatus::Fail],
-            EvalStatus::Error => &[RunStatus::Error, RunStatus::Fail],
+    /// Every failing (for an `error` eval: errored, then failing) trial of the eval, in the order
+    /// [`EvalResult::first_bad_trial`] picks its first, as (trial number, reason on one line); for an
+    /// eval with no kept trial, its reason alone (run `None`). Empty for a pass without a failed
+    /// trial and for a skipped eval.
+    pub fn bad_trials(&self) -> Vec<(Option<usize>, String)> {
+        let wanted: &[TrialStatus] = match self.status {
+            EvalStatus::Fail | EvalStatus::Pass => &[TrialStatus::Fail],
+            EvalStatus::Error => &[TrialStatus::Error, TrialStatus::Fail],
             EvalStatus::Skipped => return Vec::new(),
         };
         let runs: Vec<(Option<usize>, String)> = wanted
@@ -373,7 +373,7 @@ impl EvalResult {
             })
             .collect();
         if runs.is_empty() {
-            return self.first_bad_run().into_iter().collect();
+            return self.first_bad_trial().into_iter().collect();
         }
         runs
     }
@@ -398,18 +398,18 @@ pub struct EvalResult {
     pub model: String,
     /// `hard` or `soft`.
     pub kind: String,
-    /// Runs asked for (N).
+    /// The number of trials asked for (N).
     pub runs: usize,
-    /// Runs that passed (k).
+    /// Trials that passed (k).
     pub passed: usize,
-    /// Runs that completed (not `error`); k is out of these.
+    /// Trials that completed (not `error`); k is out of these.
     pub completed: usize,
     /// The verdict.
     pub status: EvalStatus,
     /// Passes needed (hard: N; soft: `pass_threshold`).
     pub threshold: usize,
-    /// 95 % Wilson score interval of the pass rate over completed runs, `[lo, hi]` in 0..1
-    /// (`[0, 1]` when none completed). Indicative at temperature 0 (runs are not independent).
+    /// 95 % Wilson score interval of the pass rate over completed trials, `[lo, hi]` in 0..1
+    /// (`[0, 1]` when none completed). Indicative at temperature 0 (trials are not independent).
     pub wilson_95: [f64; 2],
     /// `sha256:…` of the resolved case (the cache and baseline key on it).
     pub case_sha256: String,
@@ -419,22 +419,22 @@ pub struct EvalResult {
     #[serde(default = "first_grader_version")]
     pub grader_version: u32,
     /// Per grader (`selection`, `arguments`, `sequence`, `no_tool_call`, `forbidden`,
-    /// `finished`): runs it passed of the runs it graded.
+    /// `finished`): trials it passed of the trials it graded.
     pub graders: BTreeMap<String, GraderTally>,
-    /// The verdict in one sentence, then the first failing run's reason (one line each).
+    /// The verdict in one sentence, then the first failing trial's reason (one line each).
     pub reason: Option<String>,
     /// 0 < k < completed: the case neither always passes nor always fails.
     pub flaky: bool,
     /// The sampling parameters actually sent (after any the model refused were dropped).
     pub sampling: Value,
-    /// The runs, bounded (see `--trace-results`).
-    pub traces: Vec<RunTrace>,
+    /// The trials, bounded (see `--trace-results`).
+    pub traces: Vec<TrialTrace>,
     /// Set when this verdict was reused from the verdict cache instead of measured in this run
     /// (no model call, no `tools/call`): where it came from and what it was keyed on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached: Option<CachedFrom>,
     /// The distinct model versions and fingerprints the provider reported answering this case's
-    /// runs, sorted; empty (absent from `report.json`) when it reported none. The drift line of
+    /// trials, sorted; empty (absent from `report.json`) when it reported none. The drift line of
     /// the gate compares them with the baseline's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reported_models: Vec<ReportedModel>,
@@ -491,44 +491,44 @@ pub struct CachedFrom {
     pub server_key: String,
 }
 
-/// Runs a grader passed, of the runs it graded.
+/// Trials a grader passed, of the trials it graded.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GraderTally {
-    /// Runs it passed.
+    /// Trials it passed.
     pub passed: usize,
-    /// Runs it graded (skipped ones left out).
+    /// Trials it graded (skipped ones left out).
     pub graded: usize,
 }
 
-/// How one run ended, as graded.
+/// How one trial ended, as graded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RunStatus {
+pub enum TrialStatus {
     /// Every criterion that applies passed.
     Pass,
     /// A criterion failed.
     Fail,
-    /// The run could not complete (provider or server failure, ours): neither pass nor fail.
+    /// The trial could not complete (provider or server failure, ours): neither pass nor fail.
     Error,
     /// Nothing was graded.
     Skipped,
 }
 
-/// One run of a case on a model: what the model said and did, bounded.
+/// One trial of a case on a model: what the model said and did, bounded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunTrace {
-    /// 1-based run number.
+pub struct TrialTrace {
+    /// 1-based trial number.
     pub run: usize,
-    /// The run's verdict.
-    pub status: RunStatus,
+    /// The trial's verdict.
+    pub status: TrialStatus,
     /// Why it failed or errored, in one line.
     pub reason: Option<String>,
     /// How it ended: `answer`, `max_turns`, `timeout`, `finding`, `provider_error`,
-    /// `replay_miss`, `server_error` or `call_cap` (`RunEnding::as_str` in the agent module).
+    /// `replay_miss`, `server_error` or `call_cap` (`TrialEnding::as_str` in the agent module).
     pub ending: String,
     /// Model turns taken.
     pub turns: usize,
-    /// Model calls made for this run (retries included).
+    /// Model calls made for this trial (retries included).
     pub model_calls: usize,
     /// Wall time in milliseconds.
     pub duration_ms: u64,
@@ -546,23 +546,23 @@ pub struct RunTrace {
     pub input_tokens: Option<u64>,
     /// Tokens written, summed over turns; `null` when any turn's count was unknown.
     pub output_tokens: Option<u64>,
-    /// The wall time of each model call of the run, in milliseconds, in order (the latency
-    /// percentiles of `eval_metrics` are computed from them). Absent when the run made none.
+    /// The wall time of each model call of the trial, in milliseconds, in order (the latency
+    /// percentiles of `eval_metrics` are computed from them). Absent when the trial made none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub model_latencies_ms: Vec<u64>,
     /// Each criterion's verdict and reason.
     pub criteria: Vec<CriterionOut>,
-    /// The rubric judge's part of this run (absent when the case has no rubric or no judge
+    /// The rubric judge's part of this trial (absent when the case has no rubric or no judge
     /// model was given): which judge, prompt and rubric, and each criterion's voted verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeTrace>,
-    /// Why the run is `error` (or was cut by the call cap), typed: what the exit status reads.
-    /// Absent on a run that passed or failed, and in reports written before it existed.
+    /// Why the trial is `error` (or was cut by the call cap), typed: what the exit status reads.
+    /// Absent on a trial that passed or failed, and in reports written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<ErrorCause>,
 }
 
-/// Why a run is `error` or was cut: the exit table reads this, never a message.
+/// Why a trial is `error` or was cut: the exit table reads this, never a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCause {
@@ -578,16 +578,16 @@ pub enum ErrorCause {
     ArgumentJudge,
     /// Replaying, no recording answered the model of an argument check.
     ArgumentJudgeReplayMiss,
-    /// The model-call cap stopped the run or its judge (exit status 6, not the provider's).
+    /// The model-call cap stopped the trial or its judge (exit status 6, not the provider's).
     CallCap,
     /// The server under test gave no answer to a tool call (`server_error`).
     Server,
-    /// A fault a layer injected ended the run (layer 2).
+    /// A fault a layer injected ended the trial (layer 2).
     InjectedFault,
 }
 
 impl ErrorCause {
-    /// A model provider spoiled the run (counts toward the fifth of runs that is exit status 5).
+    /// A model provider spoiled the trial (counts toward the fifth of trials that is exit status 5).
     pub fn spoiled_by_provider(self) -> bool {
         matches!(
             self,
@@ -605,7 +605,7 @@ impl ErrorCause {
     }
 }
 
-/// What the rubric judge said of one run: enough to tell which judge, prompt and rubric gave
+/// What the rubric judge said of one trial: enough to tell which judge, prompt and rubric gave
 /// the verdict, and to check each `pass` against its quote.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JudgeTrace {
@@ -616,7 +616,7 @@ pub struct JudgeTrace {
     /// `"sha256:"` and 64 hex digits over the rubric as judged (criteria ids, texts, must or
     /// should, in order, and `min_should`).
     pub rubric_sha256: String,
-    /// Judge calls per run (`--judge-samples`), majority vote.
+    /// Judge calls per trial (`--judge-samples`), majority vote.
     pub samples: usize,
     /// `pass`, `fail` or `judge_error` (the judge failed: neither a pass nor a fail).
     pub verdict: String,
@@ -653,7 +653,7 @@ pub struct ModelText {
     pub text: String,
 }
 
-/// One tool call of a run.
+/// One tool call of a trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceCall {
     /// The model turn (1-based) it came in.
@@ -704,7 +704,7 @@ pub struct InputRound {
     pub request_state: bool,
 }
 
-/// One criterion of a run.
+/// One criterion of a trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CriterionOut {
     /// `selection`, `arguments`, `sequence`, `no_tool_call`, `forbidden`, `finished`, `judge`.
@@ -740,17 +740,17 @@ pub struct EvalMetrics {
     pub model: String,
     /// Cases that passed, of the cases with a verdict (pass or fail).
     pub pass_rate: Rate,
-    /// Runs whose tool selection passed, of the completed runs of cases with `expect_tool`.
+    /// Trials whose tool selection passed, of the completed trials of cases with `expect_tool`.
     pub tool_selection_accuracy: Rate,
-    /// Runs that called a tool, of the completed runs of negative cases.
+    /// Trials that called a tool, of the completed trials of negative cases.
     pub over_triggering_rate: Rate,
-    /// Runs whose arguments passed, of the completed runs of cases with `expect_args`.
+    /// Trials whose arguments passed, of the completed trials of cases with `expect_args`.
     pub argument_accuracy: Rate,
-    /// Runs whose sequence passed, of the completed runs of cases with `expect_sequence`.
+    /// Trials whose sequence passed, of the completed trials of cases with `expect_sequence`.
     pub sequence_accuracy: Rate,
     /// Cases by status.
     pub cases: BTreeMap<String, usize>,
-    /// Runs that ended in an error, of all runs started.
+    /// Trials that ended in an error, of all trials started.
     pub run_errors: Rate,
     /// Tokens read, summed; `null` when any call's count was unknown.
     pub input_tokens: Option<u64>,
@@ -773,8 +773,8 @@ pub fn metrics_of(model: &str, evals: &[&EvalResult]) -> EvalMetrics {
     let mut latencies: Vec<u64> = Vec::new();
     for eval in evals {
         *cases.entry(eval.status.as_str().to_owned()).or_default() += 1;
-        // Every completed run of a case with `expect_tool` is graded on its selection, every
-        // completed run of a negative case on `no_tool_call`.
+        // Every completed trial of a case with `expect_tool` is graded on its selection, every
+        // completed trial of a negative case on `no_tool_call`.
         if let Some(tally) = eval.graders.get("selection") {
             selection.0 += tally.passed;
             selection.1 += tally.graded;
@@ -789,7 +789,7 @@ pub fn metrics_of(model: &str, evals: &[&EvalResult]) -> EvalMetrics {
                 sums.1 += tally.graded;
             }
         }
-        // A verdict reused from the cache counts its status and tallies; its runs, tokens and
+        // A verdict reused from the cache counts its status and tallies; its trials, tokens and
         // latencies were not spent in this run.
         if eval.cached.is_some() {
             continue;
@@ -804,7 +804,7 @@ pub fn metrics_of(model: &str, evals: &[&EvalResult]) -> EvalMetrics {
                 }
                 _ => tokens_unknown = true,
             }
-            if run.status == RunStatus::Error {
+            if run.status == TrialStatus::Error {
                 run_errors += 1;
             }
         }
@@ -837,7 +837,7 @@ pub fn metrics_of(model: &str, evals: &[&EvalResult]) -> EvalMetrics {
 }
 
 impl EvalResult {
-    /// A case × model for the tests of other modules: `passed` of `runs` (every run completed),
+    /// A case × model for the tests of other modules: `passed` of `runs` (every trial completed),
     /// `pass` when `passed ≥ threshold`, case hash `sha256:CASE`, no traces.
     #[cfg(test)]
     pub(crate) fn for_tests(case: &str, model: &str, hard: bool, passed: usize, runs: usize, threshold: usize) -> Self {

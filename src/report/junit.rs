@@ -18,9 +18,9 @@
 //! `<error>` describing the outcome, so the file is valid and visibly red even with no checks.
 //!
 //! Layer 1 adds a suite per model, `layer-1 golden set · PROVIDER:MODEL`, with a testcase per
-//! case named by the case id alone, stable from run to run (the score `k of N runs passed, T
+//! case named by the case id alone, stable from run to run (the score `k of N trials passed, T
 //! needed` is in the message, or a pass's `<system-out>`): `pass` is a success, `fail` a
-//! `<failure>` naming the graders that failed and the first failing run, `error` an `<error>`,
+//! `<failure>` naming the graders that failed and the first failing trial, `error` an `<error>`,
 //! `skipped` a `<skipped>`. A model
 //! that did not run has one testcase saying why (skipped without an API key, an error when the
 //! provider was unusable). No tool result or model answer is written here, only our reasons.
@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::evals::{EvalResult, EvalStatus, EvalsSection, ModelOutcome, RunStatus};
+use super::evals::{EvalResult, EvalStatus, EvalsSection, ModelOutcome, TrialStatus};
 use super::model::{CONNECT_CHECK_ID, CheckResult, RunOutcome, RunReport, Status};
 
 /// Name of the root `<testsuites>` element.
@@ -229,18 +229,18 @@ fn eval_case(eval: &EvalResult) -> TestCase {
     case
 }
 
-/// The score of a case against its threshold: `k of N runs passed, T needed` (`completed` for
+/// The score of a case against its threshold: `k of N trials passed, T needed` (`completed` for
 /// an error).
 fn score(eval: &EvalResult) -> String {
     if eval.status == EvalStatus::Error {
-        format!("{} of {} runs completed, {} needed", eval.completed, eval.runs, eval.threshold)
+        format!("{} of {} trials completed, {} needed", eval.completed, eval.runs, eval.threshold)
     } else {
-        format!("{} of {} runs passed, {} needed", eval.passed, eval.runs, eval.threshold)
+        format!("{} of {} trials passed, {} needed", eval.passed, eval.runs, eval.threshold)
     }
 }
 
 /// The one-line message of a failed or errored case: the count against the threshold, the
-/// graders that failed a run, and the first bad run's reason.
+/// graders that failed a trial, and the first bad trial's reason.
 fn eval_message(eval: &EvalResult) -> String {
     let mut parts = vec![score(eval)];
     let failing: Vec<String> = eval
@@ -251,35 +251,35 @@ fn eval_message(eval: &EvalResult) -> String {
     if !failing.is_empty() {
         parts.push(format!("failing: {}", failing.join(", ")));
     }
-    match eval.first_bad_run() {
-        Some((Some(run), reason)) => parts.push(format!("run {run}: {reason}")),
+    match eval.first_bad_trial() {
+        Some((Some(trial), reason)) => parts.push(format!("trial {trial}: {reason}")),
         Some((None, reason)) => parts.push(reason),
         None => {}
     }
     parts.join("; ")
 }
 
-/// The text body of a failed or errored case: the verdict, each grader's tally and each run's
+/// The text body of a failed or errored case: the verdict, each grader's tally and each trial's
 /// status and reason (never the model's answer or a tool's result).
 fn eval_details(eval: &EvalResult) -> String {
     let mut text = eval.reason.clone().unwrap_or_else(|| eval_message(eval));
     if !eval.graders.is_empty() {
-        text.push_str("\n\n--- graders (runs passed / graded) ---");
+        text.push_str("\n\n--- graders (trials passed / graded) ---");
         for (name, tally) in &eval.graders {
             text.push_str(&format!("\n{name}: {}/{}", tally.passed, tally.graded));
         }
     }
     if !eval.traces.is_empty() {
-        text.push_str("\n\n--- runs ---");
-        for run in &eval.traces {
-            let status = match run.status {
-                RunStatus::Pass => "pass",
-                RunStatus::Fail => "fail",
-                RunStatus::Error => "error",
-                RunStatus::Skipped => "skipped",
+        text.push_str("\n\n--- trials ---");
+        for trial in &eval.traces {
+            let status = match trial.status {
+                TrialStatus::Pass => "pass",
+                TrialStatus::Fail => "fail",
+                TrialStatus::Error => "error",
+                TrialStatus::Skipped => "skipped",
             };
-            text.push_str(&format!("\nrun {}: {status}", run.run));
-            if let Some(reason) = &run.reason {
+            text.push_str(&format!("\ntrial {}: {status}", trial.run));
+            if let Some(reason) = &trial.reason {
                 text.push_str(" — ");
                 text.push_str(&reason.replace(['\r', '\n'], " "));
             }
@@ -536,10 +536,10 @@ mod tests {
         assert_eq!(names[0], "lookup-weather");
         // A pass says its score too: in its output, since a success has no message.
         let out = suite.test_cases[0].system_out.as_ref().map(|out| out.as_str().to_owned()).unwrap_or_default();
-        assert!(out.contains("5 of 5 runs passed"), "{out:?}");
+        assert!(out.contains("5 of 5 trials passed"), "{out:?}");
         match &suite.test_cases[1].status {
             TestCaseStatus::NonSuccess { message, .. } => {
-                assert!(message.as_ref().unwrap().as_str().starts_with("0 of 5 runs passed"), "{message:?}");
+                assert!(message.as_ref().unwrap().as_str().starts_with("0 of 5 trials passed"), "{message:?}");
             }
             other => panic!("{other:?}"),
         }
@@ -577,8 +577,8 @@ mod tests {
             TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, message, ty, .. } => {
                 let message = message.as_ref().unwrap().as_str();
                 assert!(message.contains("failing: arguments 3/5"), "{message}");
-                assert!(!message.contains("selection"), "a grader that passed every run is not named: {message}");
-                assert!(message.contains("run 2: argument `query`"), "{message}");
+                assert!(!message.contains("selection"), "a grader that passed every trial is not named: {message}");
+                assert!(message.contains("trial 2: argument `query`"), "{message}");
                 assert_eq!(ty.as_ref().unwrap().as_str(), "soft");
             }
             other => panic!("fail maps to failure, got {other:?}"),

@@ -44,14 +44,14 @@ const STDERR_CHARS: usize = 4_000;
 /// Upper bound of the layer-1 section, in bytes.
 const LAYER1_CHARS: usize = 20_000;
 /// Where the cases × models table stops, in bytes of the layer-1 section, so that the metrics
-/// and the failing runs after it always have room.
+/// and the failing trials after it always have room.
 const LAYER1_TABLE_CHARS: usize = 10_000;
 /// Bytes of the layer-1 section kept free for the truncation notes and the sentences at its end.
 const LAYER1_RESERVE: usize = 1_000;
-/// Failing runs the summary shows per case × model (the rest are counted).
-const RUNS_PER_CASE: usize = 3;
-/// Most lines in the layer-1 Failing runs list.
-const MAX_FAILING_RUNS: usize = 20;
+/// Failing trials the summary shows per case × model (the rest are counted).
+const TRIALS_PER_CASE: usize = 3;
+/// Most lines in the layer-1 Failing trials list.
+const MAX_FAILING_TRIALS: usize = 20;
 /// Models whose judge pass rate the summary shows (the rest are in `report.json`).
 const MAX_JUDGE_LINES: usize = 10;
 
@@ -402,7 +402,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
         if let Some(drop) = gate.minimum_detectable_drop {
             let _ = writeln!(
                 out,
-                "- This suite detects a drop of {:.0} points or more (80 % power); smaller drops pass as noise — add cases or runs to see them",
+                "- This suite detects a drop of {:.0} points or more (80 % power); smaller drops pass as noise — add cases or trials to see them",
                 drop * 100.0
             );
         }
@@ -559,21 +559,21 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
     }
     if evals.any_at_temperature_zero() {
         out.push_str(
-            "\nRuns at temperature 0 are not independent draws: k/N and its 95 % interval (in `report.json`) are indicative only.\n",
+            "\nTrials at temperature 0 are not independent draws: k/N and its 95 % interval (in `report.json`) are indicative only.\n",
         );
     }
 
-    // Failed and errored cases, then passing cases with a failed run (a soft case at 4/5).
+    // Failed and errored cases, then passing cases with a failed trial (a soft case at 4/5).
     let mut bad: Vec<&EvalResult> =
         evals.evals.iter().filter(|eval| matches!(eval.status, EvalStatus::Fail | EvalStatus::Error)).collect();
-    bad.extend(evals.evals.iter().filter(|eval| eval.status == EvalStatus::Pass && eval.first_bad_run().is_some()));
+    bad.extend(evals.evals.iter().filter(|eval| eval.status == EvalStatus::Pass && eval.first_bad_trial().is_some()));
     if !bad.is_empty() {
-        // One line per failing run, at most [`RUNS_PER_CASE`] per case × model.
-        let lines: Vec<String> = bad.iter().flat_map(|eval| failing_run_lines(eval)).collect();
-        let runs: usize = bad.iter().map(|eval| eval.bad_runs().len().max(1)).sum();
-        let _ = write!(out, "\n#### Failing runs ({})\n\n", plural(runs, "run"));
+        // One line per failing trial, at most [`TRIALS_PER_CASE`] per case × model.
+        let lines: Vec<String> = bad.iter().flat_map(|eval| failing_trial_lines(eval)).collect();
+        let trials: usize = bad.iter().map(|eval| eval.bad_trials().len().max(1)).sum();
+        let _ = write!(out, "\n#### Failing trials ({})\n\n", plural(trials, "trial"));
         for (shown, line) in lines.iter().enumerate() {
-            if shown == MAX_FAILING_RUNS || out.len() + line.len() + LAYER1_RESERVE > LAYER1_CHARS {
+            if shown == MAX_FAILING_TRIALS || out.len() + line.len() + LAYER1_RESERVE > LAYER1_CHARS {
                 let _ = writeln!(out, "- …and {} more lines: see `report.json`", lines.len() - shown);
                 break;
             }
@@ -637,7 +637,7 @@ fn judge_lines(calibration: &crate::report::evals::JudgeCalibration) -> String {
     for rate in calibration.rates.iter().take(MAX_JUDGE_LINES) {
         let percent = |value: f64| format!("{}%", (value * 1000.0).round() / 10.0);
         let mut line = format!(
-            "\n- **Judge pass rate** of {} (judged by {judge}): {}/{} runs ({})",
+            "\n- **Judge pass rate** of {} (judged by {judge}): {}/{} trials ({})",
             table_code(&clip(&rate.model, 100)),
             rate.passed_runs,
             rate.judged_runs,
@@ -688,32 +688,35 @@ fn eval_cell(eval: &EvalResult) -> String {
     cell
 }
 
-/// One line of the Failing runs list: case, model, run and the run's one-line reason.
-fn failing_run_lines(eval: &EvalResult) -> Vec<String> {
+/// One line of the Failing trials list: case, model, trial and the trial's one-line reason.
+fn failing_trial_lines(eval: &EvalResult) -> Vec<String> {
     let what = match eval.status {
         EvalStatus::Error => "error",
         EvalStatus::Pass => "passed despite it",
         _ => "fail",
     };
-    let mut runs = eval.bad_runs();
-    if runs.is_empty() {
-        runs.push((None, "no reason given".to_owned()));
+    let mut trials = eval.bad_trials();
+    if trials.is_empty() {
+        trials.push((None, "no reason given".to_owned()));
     }
-    let mut lines: Vec<String> = runs
+    let mut lines: Vec<String> = trials
         .iter()
-        .take(RUNS_PER_CASE)
-        .map(|(run, reason)| {
-            let run = run.map_or_else(|| "no run kept".to_owned(), |run| format!("run {run}"));
+        .take(TRIALS_PER_CASE)
+        .map(|(trial, reason)| {
+            let trial = trial.map_or_else(|| "no trial kept".to_owned(), |trial| format!("trial {trial}"));
             format!(
-                "- **{}** · {} · {what} · {run}: {}\n",
+                "- **{}** · {} · {what} · {trial}: {}\n",
                 escape(&clip(&eval.case, 80)),
                 code_span(&clip(&eval.model, 100)),
                 message(&clip(reason, CELL_CHARS)),
             )
         })
         .collect();
-    if runs.len() > RUNS_PER_CASE {
-        lines.push(format!("  - +{} more failing runs of this case: see `report.json`\n", runs.len() - RUNS_PER_CASE));
+    if trials.len() > TRIALS_PER_CASE {
+        lines.push(format!(
+            "  - +{} more failing trials of this case: see `report.json`\n",
+            trials.len() - TRIALS_PER_CASE
+        ));
     }
     lines
 }
@@ -1264,7 +1267,7 @@ mod tests {
         let table = md.find("All checks").unwrap();
         let layer1 = md.find("### 🧪 Layer 1 — golden set").unwrap();
         let metrics = md.find("| Model | Pass rate |").unwrap();
-        let failing = md.find("#### Failing runs (12 runs)").unwrap();
+        let failing = md.find("#### Failing trials (12 trials)").unwrap();
         assert!(table < layer1 && layer1 < metrics && metrics < failing);
         assert!(md.contains("- **Golden set:** `evals/golden.yaml` · `3f1c9a7be20d` · 7 cases"));
         assert!(md.contains("- `anthropic:claude-sonnet-4-5`: not run — no API key (ANTHROPIC\\_API\\_KEY is not set"));
@@ -1273,11 +1276,11 @@ mod tests {
         assert!(md.contains("| weekly-digest | hard | ⏭️ skipped |"));
         assert!(md.contains("| 2/5 (40%) | 16/21 (76.2%) | 0/5 (0%) |"));
         assert!(md.contains(
-            "- **convert-units** · `openai:gpt-4.1-mini` · fail · run 1: called `get_weather`, expected `convert_units`"
+            "- **convert-units** · `openai:gpt-4.1-mini` · fail · trial 1: called `get_weather`, expected `convert_units`"
         ));
-        // One line per failing run, at most three per case, then the rest counted.
+        // One line per failing trial, at most three per case, then the rest counted.
         assert!(md.contains(
-            "- **convert-units** · `openai:gpt-4.1-mini` · fail · run 3: called `get_weather`, expected `convert_units`\n  - +2 more failing runs of this case: see `report.json`"
+            "- **convert-units** · `openai:gpt-4.1-mini` · fail · trial 3: called `get_weather`, expected `convert_units`\n  - +2 more failing trials of this case: see `report.json`"
         ), "{md}");
         assert!(md.contains("model-call cap stopped the run"));
         assert!(md.contains("temperature 0"));
@@ -1311,7 +1314,7 @@ mod tests {
         report.evals.as_mut().unwrap().judge_calibration = Some(calibrated.clone());
         let md = render(&report);
         assert!(
-            md.contains("- **Judge pass rate** of `openai:gpt-4.1-mini` (judged by `anthropic:claude`): 3/4 runs (75%); Rogan–Gladen corrected: **78.6%** (TPR 0.90, TNR 0.80, n = 40 + 60, measured 2026-11-30)"),
+            md.contains("- **Judge pass rate** of `openai:gpt-4.1-mini` (judged by `anthropic:claude`): 3/4 trials (75%); Rogan–Gladen corrected: **78.6%** (TPR 0.90, TNR 0.80, n = 40 + 60, measured 2026-11-30)"),
             "{md}"
         );
         let chance = JudgeCalibration {
@@ -1400,17 +1403,17 @@ mod tests {
         // A `|` in a model name does not add a column.
         assert!(md.contains("| Case | Kind | `openai:gpt-4.1-mini` | `x:a\\|b` |"), "{md}");
         let lines =
-            md.lines().filter(|l| (l.starts_with("- **") && l.contains(" · run ")) || l.starts_with("  - +")).count();
-        assert_eq!(lines, MAX_FAILING_RUNS, "{md}");
+            md.lines().filter(|l| (l.starts_with("- **") && l.contains(" · trial ")) || l.starts_with("  - +")).count();
+        assert_eq!(lines, MAX_FAILING_TRIALS, "{md}");
         let evals = report.evals.as_ref().expect("evals");
         let total: usize = evals
             .evals
             .iter()
             .filter(|eval| eval.status != EvalStatus::Skipped)
-            .filter(|eval| eval.status != EvalStatus::Pass || eval.first_bad_run().is_some())
-            .map(|eval| failing_run_lines(eval).len())
+            .filter(|eval| eval.status != EvalStatus::Pass || eval.first_bad_trial().is_some())
+            .map(|eval| failing_trial_lines(eval).len())
             .sum();
-        assert!(md.contains(&format!("- …and {} more lines: see `report.json`", total - MAX_FAILING_RUNS)), "{md}");
+        assert!(md.contains(&format!("- …and {} more lines: see `report.json`", total - MAX_FAILING_TRIALS)), "{md}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::evals::{
     CriterionOut, EvalMetrics, EvalResult, EvalStatus, EvalsSection, GoldenSetInfo, GraderTally, ModelOutcome,
-    ModelStatus, Rate, RunStatus, RunTrace, TraceCall, wilson_95,
+    ModelStatus, Rate, TraceCall, TrialStatus, TrialTrace, wilson_95,
 };
 use super::model::{CheckResult, Evidence, Level, RunOutcome, RunReport, ServerSection, Status};
 
@@ -124,9 +124,9 @@ pub(super) fn unreachable_report() -> RunReport {
 /// `summary.md` or `junit.xml`.
 pub(super) const TRACE_ONLY_TEXT: &str = "TRACE-ONLY-TEXT";
 
-/// One run of a case: a tool call (or none), the answer, and the criteria as given.
-pub(crate) fn run(number: usize, status: RunStatus, reason: Option<&str>, tool: Option<&str>) -> RunTrace {
-    let ending = if status == RunStatus::Error { "error" } else { "answer" };
+/// One trial of a case: a tool call (or none), the answer, and the criteria as given.
+pub(crate) fn run(number: usize, status: TrialStatus, reason: Option<&str>, tool: Option<&str>) -> TrialTrace {
+    let ending = if status == TrialStatus::Error { "error" } else { "answer" };
     let calls: Vec<TraceCall> = tool
         .into_iter()
         .map(|name| TraceCall {
@@ -143,11 +143,11 @@ pub(crate) fn run(number: usize, status: RunStatus, reason: Option<&str>, tool: 
         })
         .collect();
     let verdict = match status {
-        RunStatus::Pass => "pass",
-        RunStatus::Fail => "fail",
-        RunStatus::Error | RunStatus::Skipped => "skipped",
+        TrialStatus::Pass => "pass",
+        TrialStatus::Fail => "fail",
+        TrialStatus::Error | TrialStatus::Skipped => "skipped",
     };
-    RunTrace {
+    TrialTrace {
         judge: None,
         cause: None,
         run: number,
@@ -157,7 +157,7 @@ pub(crate) fn run(number: usize, status: RunStatus, reason: Option<&str>, tool: 
         turns: if calls.is_empty() { 1 } else { 2 },
         model_calls: if calls.is_empty() { 1 } else { 2 },
         duration_ms: 800 + number as u64 * 10,
-        answer: (status != RunStatus::Error).then(|| format!("{TRACE_ONLY_TEXT}: the model's answer")),
+        answer: (status != TrialStatus::Error).then(|| format!("{TRACE_ONLY_TEXT}: the model's answer")),
         model_text: Vec::new(),
         stop_reasons: if calls.is_empty() { vec!["stop".into()] } else { vec!["tool_calls".into(), "stop".into()] },
         input_tokens: Some(1_200),
@@ -177,7 +177,7 @@ fn graders(tallies: &[(&str, usize, usize)]) -> BTreeMap<String, GraderTally> {
     tallies.iter().map(|&(name, passed, graded)| (name.to_owned(), GraderTally { passed, graded })).collect()
 }
 
-/// One case × model from its runs (the counts are taken from the traces).
+/// One case × model from its trials (the counts are taken from the traces).
 #[allow(clippy::too_many_arguments, reason = "test data, one argument per field that varies")]
 fn eval(
     case: &str,
@@ -186,11 +186,11 @@ fn eval(
     status: EvalStatus,
     tallies: &[(&str, usize, usize)],
     reason: Option<&str>,
-    traces: Vec<RunTrace>,
+    traces: Vec<TrialTrace>,
     hash_digit: char,
 ) -> EvalResult {
-    let passed = traces.iter().filter(|run| run.status == RunStatus::Pass).count();
-    let completed = traces.iter().filter(|run| matches!(run.status, RunStatus::Pass | RunStatus::Fail)).count();
+    let passed = traces.iter().filter(|run| run.status == TrialStatus::Pass).count();
+    let completed = traces.iter().filter(|run| matches!(run.status, TrialStatus::Pass | TrialStatus::Fail)).count();
     EvalResult {
         case: case.to_owned(),
         model: "openai:gpt-4.1-mini".to_owned(),
@@ -213,14 +213,14 @@ fn eval(
     }
 }
 
-/// Five runs: those numbered in `failing` fail with `why`, the others pass.
-fn runs(failing: &[usize], why: &str, tool: &str, wrong_tool: Option<&str>) -> Vec<RunTrace> {
+/// Five trials: those numbered in `failing` fail with `why`, the others pass.
+fn runs(failing: &[usize], why: &str, tool: &str, wrong_tool: Option<&str>) -> Vec<TrialTrace> {
     (1..=5)
         .map(|n| {
             if failing.contains(&n) {
-                run(n, RunStatus::Fail, Some(why), Some(wrong_tool.unwrap_or(tool)))
+                run(n, TrialStatus::Fail, Some(why), Some(wrong_tool.unwrap_or(tool)))
             } else {
-                run(n, RunStatus::Pass, None, Some(tool))
+                run(n, TrialStatus::Pass, None, Some(tool))
             }
         })
         .collect()
@@ -237,7 +237,7 @@ pub(super) fn sample_evals() -> EvalsSection {
             5,
             EvalStatus::Pass,
             &[("arguments", 5, 5), ("finished", 5, 5), ("selection", 5, 5)],
-            Some("5 of 5 runs passed (5 needed)"),
+            Some("5 of 5 trials passed (5 needed)"),
             runs(&[], "", "get_weather", None),
             'a',
         ),
@@ -247,7 +247,7 @@ pub(super) fn sample_evals() -> EvalsSection {
             5,
             EvalStatus::Fail,
             &[("finished", 5, 5), ("selection", 0, 5)],
-            Some("0 of 5 runs passed (5 needed)\nrun 1: called `get_weather`, expected `convert_units`"),
+            Some("0 of 5 trials passed (5 needed)\ntrial 1: called `get_weather`, expected `convert_units`"),
             runs(
                 &[1, 2, 3, 4, 5],
                 "called `get_weather`, expected `convert_units`",
@@ -262,7 +262,7 @@ pub(super) fn sample_evals() -> EvalsSection {
             4,
             EvalStatus::Fail,
             &[("arguments", 3, 5), ("selection", 5, 5)],
-            Some("3 of 5 runs passed (4 needed)\nrun 2: argument `query`: expected \"rate limits\", got \"rate\""),
+            Some("3 of 5 trials passed (4 needed)\ntrial 2: argument `query`: expected \"rate limits\", got \"rate\""),
             runs(&[2, 5], "argument `query`: expected \"rate limits\", got \"rate\"", "search_docs", None),
             'c',
         ),
@@ -273,7 +273,7 @@ pub(super) fn sample_evals() -> EvalsSection {
             EvalStatus::Fail,
             &[("selection", 5, 5), ("sequence", 4, 5)],
             Some(
-                "4 of 5 runs passed (5 needed)\nrun 3: sequence: expected `book_slot` then `confirm_booking`, got `book_slot` only",
+                "4 of 5 trials passed (5 needed)\ntrial 3: sequence: expected `book_slot` then `confirm_booking`, got `book_slot` only",
             ),
             runs(
                 &[3],
@@ -289,8 +289,8 @@ pub(super) fn sample_evals() -> EvalsSection {
             5,
             EvalStatus::Pass,
             &[("no_tool_call", 5, 5)],
-            Some("5 of 5 runs passed (5 needed)"),
-            (1..=5).map(|n| run(n, RunStatus::Pass, None, None)).collect(),
+            Some("5 of 5 trials passed (5 needed)"),
+            (1..=5).map(|n| run(n, TrialStatus::Pass, None, None)).collect(),
             'e',
         ),
         eval(
@@ -299,13 +299,13 @@ pub(super) fn sample_evals() -> EvalsSection {
             3,
             EvalStatus::Error,
             &[("selection", 1, 1)],
-            Some("1 of 5 runs completed (3 needed for a verdict)\nrun 2: the provider answered 503 three times"),
+            Some("1 of 5 trials completed (3 needed for a verdict)\ntrial 2: the provider answered 503 three times"),
             (1..=5)
                 .map(|n| {
                     if n == 1 {
-                        run(n, RunStatus::Pass, None, Some("get_status"))
+                        run(n, TrialStatus::Pass, None, Some("get_status"))
                     } else {
-                        run(n, RunStatus::Error, Some("the provider answered 503 three times"), None)
+                        run(n, TrialStatus::Error, Some("the provider answered 503 three times"), None)
                     }
                 })
                 .collect(),
@@ -363,7 +363,7 @@ pub(super) fn sample_evals() -> EvalsSection {
             model_latency_p95_ms: Some(1_900),
         }],
         layer1_not_run: None,
-        layer1_notes: vec!["`openai:gpt-4.1-mini` refused `top_p`; it was dropped for every run".to_owned()],
+        layer1_notes: vec!["`openai:gpt-4.1-mini` refused `top_p`; it was dropped for every trial".to_owned()],
         call_cap_reached: true,
         model_calls: 60,
         shard: None,

@@ -2,13 +2,13 @@
 //! the judge request (the task, the rubric, the whole trace and the final answer, with a forced
 //! call to one verdict tool on either API), the verdicts read back from that call — a `pass`
 //! whose `evidence` quote does not occur in the trace is downgraded to `unknown` — a majority
-//! vote over several samples, the run's verdict (every `must` passes and at least `min_should`
+//! vote over several samples, the trial's verdict (every `must` passes and at least `min_should`
 //! `should` criteria pass), and the Rogan–Gladen correction of a judge pass rate for a judge of
 //! known true-positive and true-negative rates. No 1–10 score takes part in any gate.
 //!
-//! The runner (`crate::trials`) asks `--judge-model` after each finished run of a case with a
+//! The runner (`crate::trials`) asks `--judge-model` after each finished trial of a case with a
 //! rubric (`--judge-samples` times), through the same retries, call cap and cassettes as any
-//! model; a judge that fails is `judge_error` for that run, never a pass or a fail.
+//! model; a judge that fails is `judge_error` for that trial, never a pass or a fail.
 
 use serde_json::{Value, json};
 
@@ -55,7 +55,7 @@ pub(crate) fn verdict_tool() -> ToolSpec {
 /// The trace as the judge reads it: per tool call `call NAME ARGUMENTS` and `result: TEXT` (or
 /// `result (isError): TEXT`), then `answer: TEXT` (`(none)` without one). `calls` gives each
 /// call's name, arguments, whether its result was an error, and the result text. One format for
-/// a run being judged and a labelled run re-judged from its report (`judge calibrate`).
+/// a trial being judged and a labelled trial re-judged from its report (`judge calibrate`).
 pub(crate) fn trace_text<'a>(
     calls: impl Iterator<Item = (&'a str, &'a Value, bool, &'a str)>,
     answer: Option<&str>,
@@ -191,9 +191,9 @@ pub(crate) fn majority(samples: &[Vec<Judged>]) -> Vec<Judged> {
         .collect()
 }
 
-/// Whether a run passes the rubric: every `must` passes and at least `min_should` `should`
+/// Whether a trial passes the rubric: every `must` passes and at least `min_should` `should`
 /// criteria pass; `Err` with the first reason when it does not.
-pub(crate) fn run_passes(rubric: &Rubric, judged: &[Judged]) -> Result<(), String> {
+pub(crate) fn trial_passes(rubric: &Rubric, judged: &[Judged]) -> Result<(), String> {
     let verdict = |id: &str| {
         judged.iter().find(|judged| judged.id == id).map_or(CriterionVerdict::Unknown, |judged| judged.verdict)
     };
@@ -287,7 +287,7 @@ mod tests {
             "quote not in the trace"
         );
         assert_eq!(judged[2].verdict, CriterionVerdict::Unknown, "not answered");
-        assert_eq!(run_passes(&rubric(), &judged), Err("0 should-criteria passed, 1 needed".into()));
+        assert_eq!(trial_passes(&rubric(), &judged), Err("0 should-criteria passed, 1 needed".into()));
     }
 
     #[test]
@@ -305,7 +305,7 @@ mod tests {
     }
 
     #[test]
-    fn the_run_passes_when_every_must_and_enough_shoulds_pass() {
+    fn the_trial_passes_when_every_must_and_enough_shoulds_pass() {
         let verdict = |id: &str, verdict| Judged {
             id: id.into(),
             verdict,
@@ -318,9 +318,9 @@ mod tests {
             verdict("unit", CriterionVerdict::Pass),
             verdict("short", CriterionVerdict::Fail),
         ];
-        assert_eq!(run_passes(&rubric(), &good), Ok(()));
+        assert_eq!(trial_passes(&rubric(), &good), Ok(()));
         let must_failed = vec![verdict("value", CriterionVerdict::Fail), verdict("unit", CriterionVerdict::Pass)];
-        assert!(run_passes(&rubric(), &must_failed).is_err_and(|reason| reason.starts_with("must `value` failed")));
+        assert!(trial_passes(&rubric(), &must_failed).is_err_and(|reason| reason.starts_with("must `value` failed")));
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub(crate) enum Verdict {
     /// It was not graded (the reason says why).
     Skipped,
     /// It could not be graded because a model failed (an `embedding` or `judge` matcher): the
-    /// run is `error`, neither a pass nor a fail.
+    /// trial is `error`, neither a pass nor a fail.
     Error,
 }
 
@@ -58,7 +58,7 @@ pub(crate) const EMBEDDING_THRESHOLD: f64 = 0.85;
 
 /// Checks the arguments of one call against `expected` (arg name → resolved matcher); with
 /// `forbid_extra`, every argument `expected` does not name fails too. `semantic` holds what the
-/// models said of the run's `embedding` and `judge` checks.
+/// models said of the trial's `embedding` and `judge` checks.
 pub(crate) fn check_args(
     expected: &Map<String, Value>,
     actual: &Value,

@@ -1,20 +1,20 @@
 //! Deterministic scoring of layer 1 (golden sets): pure functions from a case's resolved JSON
-//! ([`crate::golden::Case::resolved`]) and a run's [`Trace`] to a [`RunScore`], and from a case's
-//! run scores to a [`CaseScore`]. No IO, no model.
+//! ([`crate::golden::Case::resolved`]) and a trial's [`Trace`] to a [`TrialScore`], and from a case's
+//! trial scores to a [`CaseScore`]. No IO, no model.
 //!
-//! A run passes when every criterion that applies passes (and at least one was graded):
+//! A trial passes when every criterion that applies passes (and at least one was graded):
 //!
-//! - `finished`: the run ended with a final answer; a run stopped by `max_turns` or the timeout
-//!   fails (its calls are still graded). A run that ended in an error (provider, server, ours)
+//! - `finished`: the trial ended with a final answer; a trial stopped by `max_turns` or the timeout
+//!   fails (its calls are still graded). A trial that ended in an error (provider, server, ours)
 //!   is neither a pass nor a fail: it is left out of the case's count.
-//! - `selection` (`expect_tool`): with `expect_tool_position: first` (the default) the run's first
+//! - `selection` (`expect_tool`): with `expect_tool_position: first` (the default) the trial's first
 //!   tool call names the tool; with `any`, some call does.
 //! - `arguments` (`expect_args`, see [`matchers`]): checked on the call the selection accepted
 //!   (`first`: the first call; `any`: every call to the tool, passing when one matches — the first
 //!   call's checks explain a failure); with `extra_args: forbid` an argument the case does not
 //!   name fails. `embedding` and `judge` matchers read the models' answers resolved before
 //!   scoring ([`semantic`], carried in the [`Trace`]); when a model could not answer, the check
-//!   is `error` and so is the run (unless another criterion failed): never a pass.
+//!   is `error` and so is the trial (unless another criterion failed): never a pass.
 //!
 //!   The tool's own `inputSchema` is an expectation of every case with `expect_tool`, with or
 //!   without `expect_args`: when the accepted call was refused by the harness (its arguments were
@@ -30,11 +30,11 @@
 //!   only when its arguments do (and `extra_args: forbid` applies).
 //! - `no_tool_call` (`negative: true`): any tool call is over-triggering and fails.
 //! - `forbidden` (`forbid_tools`): any call to a listed tool (or glob) fails.
-//! - `judge` (`rubric`): skipped until the judge grades the run ([`NO_JUDGE`] when none does).
+//! - `judge` (`rubric`): skipped until the judge grades the trial ([`NO_JUDGE`] when none does).
 //!
-//! A case counts the passes k among the N runs that completed (not `error`); it passes when
-//! k ≥ its threshold (`hard`: every requested run; `soft`: `pass_threshold`), and is `error` when
-//! fewer than the threshold completed, so one run never passes a case that asked for more.
+//! A case counts the passes k among the N trials that completed (not `error`); it passes when
+//! k ≥ its threshold (`hard`: every requested trial; `soft`: `pass_threshold`), and is `error` when
+//! fewer than the threshold completed, so one trial never passes a case that asked for more.
 
 pub(crate) mod judge;
 pub(crate) mod matchers;
@@ -49,7 +49,7 @@ use serde_json::{Map, Value};
 use crate::golden::glob_matches;
 pub(crate) use matchers::{ArgCheck, Verdict};
 
-/// One tool call of a run, in the neutral form scoring reads.
+/// One tool call of a trial, in the neutral form scoring reads.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Call {
     /// The MCP name of the tool.
@@ -75,37 +75,37 @@ impl Call {
     }
 }
 
-/// How a run ended.
+/// How a trial ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Ending {
     /// The model gave a final answer.
     Answer,
-    /// The run hit `max_turns`.
+    /// The trial hit `max_turns`.
     MaxTurns,
-    /// The run hit `timeout_ms`.
+    /// The trial hit `timeout_ms`.
     Timeout,
-    /// The server broke the run (an input request it may not make): it fails with this reason.
+    /// The server broke the trial (an input request it may not make): it fails with this reason.
     Broken(String),
-    /// Something broke (provider, server, harness): the run is neither a pass nor a fail.
+    /// Something broke (provider, server, harness): the trial is neither a pass nor a fail.
     Error(String),
 }
 
-/// What a run did: its tool calls in order and how it ended.
+/// What a trial did: its tool calls in order and how it ended.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Trace {
     /// The tool calls, in the order the model made them.
     pub calls: Vec<Call>,
-    /// How the run ended.
+    /// How the trial ended.
     pub ending: Ending,
-    /// What the models said of the run's `embedding` and `judge` checks
+    /// What the models said of the trial's `embedding` and `judge` checks
     /// ([`semantic::requests`], resolved by the runner); empty when the case has none.
     pub semantic: semantic::SemanticVerdicts,
 }
 
-/// The criteria a run is graded on.
+/// The criteria a trial is graded on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CriterionKind {
-    /// The run ended with a final answer.
+    /// The trial ended with a final answer.
     Finished,
     /// `expect_tool`.
     Selection,
@@ -136,7 +136,7 @@ impl CriterionKind {
     }
 }
 
-/// One criterion of a run: its verdict and why.
+/// One criterion of a trial: its verdict and why.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Criterion {
     /// Which criterion.
@@ -155,42 +155,42 @@ impl Criterion {
     }
 }
 
-/// A run's verdict.
+/// A trial's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RunVerdict {
+pub(crate) enum TrialVerdict {
     /// Every criterion that applies passed.
     Pass,
     /// A criterion failed.
     Fail,
-    /// The run ended in an error: neither pass nor fail.
+    /// The trial ended in an error: neither pass nor fail.
     Error,
     /// Nothing was graded (every criterion skipped, e.g. a case with a rubric only).
     Ungraded,
 }
 
-/// One run, scored.
+/// One trial, scored.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct RunScore {
+pub(crate) struct TrialScore {
     /// The verdict.
-    pub verdict: RunVerdict,
+    pub verdict: TrialVerdict,
     /// Each criterion that applies, in a fixed order.
     pub criteria: Vec<Criterion>,
-    /// For an `error` run, what broke.
+    /// For an `error` trial, what broke.
     pub error: Option<String>,
 }
 
-impl RunScore {
+impl TrialScore {
     /// The criterion of that kind, when it applies.
     pub(crate) fn criterion(&self, kind: CriterionKind) -> Option<&Criterion> {
         self.criteria.iter().find(|criterion| criterion.kind == kind)
     }
 }
 
-/// Scores one run of `case` (its resolved JSON). `today` is the run's start date in the set's
+/// Scores one trial of `case` (its resolved JSON). `today` is the run's start date in the set's
 /// timezone, for relative `datetime` values (`tomorrow`, `+3d`).
-pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunScore {
+pub(crate) fn score_trial(case: &Value, trace: &Trace, today: NaiveDate) -> TrialScore {
     if let Ending::Error(error) = &trace.ending {
-        return RunScore { verdict: RunVerdict::Error, criteria: Vec::new(), error: Some(error.clone()) };
+        return TrialScore { verdict: TrialVerdict::Error, criteria: Vec::new(), error: Some(error.clone()) };
     }
     let forbid_extra = case["extra_args"] == "forbid";
     let calls = &trace.calls;
@@ -201,7 +201,7 @@ pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunSco
             CriterionKind::Finished,
             Verdict::Fail,
             format!(
-                "the run hit max_turns ({}) before a final answer (after {} tool call(s)); the model may be \
+                "the trial hit max_turns ({}) before a final answer (after {} tool call(s)); the model may be \
                  looping — check the tool results, or raise `max_turns`",
                 case["max_turns"],
                 calls.len()
@@ -211,14 +211,14 @@ pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunSco
             CriterionKind::Finished,
             Verdict::Fail,
             format!(
-                "the run timed out after {} ms before a final answer; raise `timeout_ms` or check for slow tools",
+                "the trial timed out after {} ms before a final answer; raise `timeout_ms` or check for slow tools",
                 case["timeout_ms"]
             ),
         ),
         Ending::Broken(ref reason) => {
-            Criterion::new(CriterionKind::Finished, Verdict::Fail, format!("the run was stopped: {reason}"))
+            Criterion::new(CriterionKind::Finished, Verdict::Fail, format!("the trial was stopped: {reason}"))
         }
-        _ => Criterion::new(CriterionKind::Finished, Verdict::Pass, "the run ended with a final answer"),
+        _ => Criterion::new(CriterionKind::Finished, Verdict::Pass, "the trial ended with a final answer"),
     });
 
     if let Some(tool) = case.get("expect_tool").and_then(Value::as_str) {
@@ -277,52 +277,52 @@ pub(crate) fn score_run(case: &Value, trace: &Trace, today: NaiveDate) -> RunSco
     }
 
     let (verdict, error) = verdict_of(&criteria);
-    RunScore { verdict, criteria, error }
+    TrialScore { verdict, criteria, error }
 }
 
-/// A run's verdict from its criteria: `fail` when one failed, else `error` (with its reason)
+/// A trial's verdict from its criteria: `fail` when one failed, else `error` (with its reason)
 /// when a model-graded check could not be graded, `pass` when one besides `finished` passed,
 /// else ungraded.
-fn verdict_of(criteria: &[Criterion]) -> (RunVerdict, Option<String>) {
+fn verdict_of(criteria: &[Criterion]) -> (TrialVerdict, Option<String>) {
     let failed = criteria.iter().any(|criterion| criterion.verdict == Verdict::Fail);
     let error = criteria.iter().find(|criterion| criterion.verdict == Verdict::Error);
     let graded = criteria
         .iter()
         .any(|criterion| criterion.kind != CriterionKind::Finished && criterion.verdict == Verdict::Pass);
     if failed {
-        (RunVerdict::Fail, None)
+        (TrialVerdict::Fail, None)
     } else if let Some(error) = error {
-        (RunVerdict::Error, Some(format!("{}: {}", semantic::ARGUMENT_CHECK_ERROR, error.reason)))
+        (TrialVerdict::Error, Some(format!("{}: {}", semantic::ARGUMENT_CHECK_ERROR, error.reason)))
     } else if graded {
-        (RunVerdict::Pass, None)
+        (TrialVerdict::Pass, None)
     } else {
-        (RunVerdict::Ungraded, None)
+        (TrialVerdict::Ungraded, None)
     }
 }
 
-/// What the rubric judge said of a run.
+/// What the rubric judge said of a trial.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum JudgeResult {
     /// Every must and enough shoulds passed.
     Pass,
     /// The rubric failed, with the reason.
     Fail(String),
-    /// The judge itself failed (`judge_error`): the run is neither a pass nor a fail.
+    /// The judge itself failed (`judge_error`): the trial is neither a pass nor a fail.
     Error(String),
 }
 
-impl RunScore {
-    /// The run's score with the rubric judge's result in its `judge` criterion.
+impl TrialScore {
+    /// The trial's score with the rubric judge's result in its `judge` criterion.
     pub(crate) fn with_judge(mut self, judged: &JudgeResult) -> Self {
-        if self.verdict == RunVerdict::Error {
+        if self.verdict == TrialVerdict::Error {
             return self;
         }
         if let JudgeResult::Error(reason) = judged {
             for criterion in self.criteria.iter_mut().filter(|criterion| criterion.kind == CriterionKind::Judge) {
                 criterion.reason = format!("judge_error: {reason}");
             }
-            return RunScore {
-                verdict: RunVerdict::Error,
+            return TrialScore {
+                verdict: TrialVerdict::Error,
                 criteria: self.criteria,
                 error: Some(format!("judge_error: {reason}")),
             };
@@ -339,7 +339,7 @@ impl RunScore {
     }
 }
 
-/// The rubric criterion's reason until the judge has graded the run (and for good when no
+/// The rubric criterion's reason until the judge has graded the trial (and for good when no
 /// judge model was given).
 pub(crate) const NO_JUDGE: &str = "the rubric is not graded: no judge model was given (--judge-model)";
 
@@ -384,7 +384,7 @@ struct Checked<'a> {
     /// Accepted calls that were sent, and for `first` a refused first call's correction (the
     /// next call of the same tool that was sent).
     sent: Vec<&'a Call>,
-    /// Accepted calls refused for their arguments: (1-based position in the run, the call).
+    /// Accepted calls refused for their arguments: (1-based position in the trial, the call).
     refused: Vec<(usize, &'a Call)>,
     /// The 1-based positions of the calls in `sent`.
     sent_at: Vec<usize>,
@@ -704,45 +704,45 @@ impl Fraction {
 /// A case's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CaseVerdict {
-    /// At least the threshold of runs passed.
+    /// At least the threshold of trials passed.
     Pass,
     /// Fewer did.
     Fail,
-    /// Fewer runs than the threshold completed: no verdict.
+    /// Fewer trials than the threshold completed: no verdict.
     Error,
-    /// Every completed run was ungraded (e.g. a rubric-only case before the judge exists).
+    /// Every completed trial was ungraded (e.g. a rubric-only case before the judge exists).
     Ungraded,
 }
 
-/// One case, scored from its runs.
+/// One case, scored from its trials.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CaseScore {
     /// The verdict.
     pub verdict: CaseVerdict,
-    /// Passed runs (k) of the completed ones (n, `error` runs left out).
+    /// Passed trials (k) of the completed ones (n, `error` trials left out).
     pub passed: Fraction,
-    /// Runs the case asked for.
+    /// Trials the case asked for.
     pub requested: usize,
-    /// Runs that ended in an error.
+    /// Trials that ended in an error.
     pub errors: usize,
     /// Passes needed.
     pub threshold: usize,
-    /// Runs whose `selection` passed, of the completed ones (cases with `expect_tool`).
+    /// Trials whose `selection` passed, of the completed ones (cases with `expect_tool`).
     pub selection: Option<Fraction>,
-    /// Runs that called a tool, of the completed ones (negative cases).
+    /// Trials that called a tool, of the completed ones (negative cases).
     pub over_triggering: Option<Fraction>,
     /// The verdict in one sentence.
     pub reason: String,
 }
 
-/// Scores a case (its resolved JSON) from the scores of its runs.
-pub(crate) fn score_case(case: &Value, runs: &[RunScore]) -> CaseScore {
+/// Scores a case (its resolved JSON) from the scores of its trials.
+pub(crate) fn score_case(case: &Value, runs: &[TrialScore]) -> CaseScore {
     let trials = crate::golden::Trials::of_resolved(case);
     let (requested, hard, threshold) = (trials.runs, trials.hard, trials.threshold);
-    let completed: Vec<&RunScore> = runs.iter().filter(|run| run.verdict != RunVerdict::Error).collect();
+    let completed: Vec<&TrialScore> = runs.iter().filter(|run| run.verdict != TrialVerdict::Error).collect();
     let errors = runs.len() - completed.len();
     let n = completed.len();
-    let k = completed.iter().filter(|run| run.verdict == RunVerdict::Pass).count();
+    let k = completed.iter().filter(|run| run.verdict == TrialVerdict::Pass).count();
     let count = |kind: CriterionKind, verdict: Verdict| {
         completed.iter().filter(|run| run.criterion(kind).is_some_and(|c| c.verdict == verdict)).count()
     };
@@ -751,7 +751,7 @@ pub(crate) fn score_case(case: &Value, runs: &[RunScore]) -> CaseScore {
     let over_triggering =
         (case["negative"] == true).then(|| Fraction { k: count(CriterionKind::NoToolCall, Verdict::Fail), n });
     let rule = if hard {
-        "hard: every run must pass".to_owned()
+        "hard: every trial must pass".to_owned()
     } else {
         format!("soft: {threshold} of {requested} must pass")
     };
@@ -759,16 +759,16 @@ pub(crate) fn score_case(case: &Value, runs: &[RunScore]) -> CaseScore {
         (
             CaseVerdict::Error,
             format!(
-                "only {n} of {requested} run(s) completed ({errors} ended in an error), fewer than the {threshold} \
+                "only {n} of {requested} trial(s) completed ({errors} ended in an error), fewer than the {threshold} \
                  needed for a verdict ({rule})"
             ),
         )
-    } else if completed.iter().all(|run| run.verdict == RunVerdict::Ungraded) {
+    } else if completed.iter().all(|run| run.verdict == TrialVerdict::Ungraded) {
         (CaseVerdict::Ungraded, "nothing was graded: every criterion of this case was skipped (each says why)".into())
     } else if k >= threshold {
-        (CaseVerdict::Pass, format!("{k} of {n} completed run(s) passed ({rule})"))
+        (CaseVerdict::Pass, format!("{k} of {n} completed trial(s) passed ({rule})"))
     } else {
-        (CaseVerdict::Fail, format!("{k} of {n} completed run(s) passed, {threshold} needed ({rule})"))
+        (CaseVerdict::Fail, format!("{k} of {n} completed trial(s) passed, {threshold} needed ({rule})"))
     };
     CaseScore { verdict, passed: Fraction { k, n }, requested, errors, threshold, selection, over_triggering, reason }
 }

@@ -1,12 +1,12 @@
 //! The argument checks that need a model — `embedding` (cosine of two embedding vectors) and
 //! `judge` (the judge model asked whether a value satisfies a description) — split so that
-//! scoring stays pure: [`requests`] lists what a run needs resolved (pure), the runner resolves
-//! each request with a model (`crate::trials::semantic`), and [`score_run`](super::score_run)
-//! reads the answers from the [`SemanticVerdicts`] of the run's [`Trace`].
+//! scoring stays pure: [`requests`] lists what a trial needs resolved (pure), the runner resolves
+//! each request with a model (`crate::trials::semantic`), and [`score_trial`](super::score_trial)
+//! reads the answers from the [`SemanticVerdicts`] of the trial's [`Trace`].
 //!
 //! A request is keyed by its content ([`SemanticKey`]: the mode, the argument — for `judge`
 //! only —, the expected text and the actual value as text), so one pair is resolved once however
-//! many calls, steps or runs show it.
+//! many calls, steps or trials show it.
 //!
 //! The actual value is compared as text: a string as it is, any other JSON value (a number, an
 //! object) as its compact JSON text (`42`, `{"city":"Paris"}`). A missing argument needs no
@@ -107,10 +107,10 @@ pub(crate) enum Resolved {
     Missed(String),
 }
 
-/// The resolved checks of one run.
+/// The resolved checks of one trial.
 pub(crate) type SemanticVerdicts = BTreeMap<SemanticKey, Resolved>;
 
-/// Every model-graded check a run of `case` (its resolved JSON) needs, without duplicates, in
+/// Every model-graded check a trial of `case` (its resolved JSON) needs, without duplicates, in
 /// a fixed order: the `expect_args` of the calls the selection may accept (`first`: the first
 /// call when it names the tool; `any`: every call to it) and each sequence step's `args` on the
 /// calls to its tool.

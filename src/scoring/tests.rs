@@ -1,5 +1,5 @@
-//! Tests of run and case scoring: every matcher (pass, fail, edge cases), sequences in each
-//! mode, negative cases, `forbid_tools`, error runs and thresholds.
+//! Tests of trial and case scoring: every matcher (pass, fail, edge cases), sequences in each
+//! mode, negative cases, `forbid_tools`, error trials and thresholds.
 
 use chrono::NaiveDate;
 use serde_json::{Value, json};
@@ -261,7 +261,7 @@ fn extra_args_policy_and_non_object_arguments() {
     assert!(garbled[0].reason.contains("not a JSON object"));
 }
 
-// ---- runs ----
+// ---- trials ----
 
 /// A resolved case: the defaults `load` applies, then `fields`.
 fn case(fields: Value) -> Value {
@@ -285,11 +285,11 @@ fn call(name: &str, arguments: Value) -> Call {
     Call::new(name, arguments, 0)
 }
 
-fn run(case: &Value, trace: &Trace) -> RunScore {
-    score_run(case, trace, today())
+fn run(case: &Value, trace: &Trace) -> TrialScore {
+    score_trial(case, trace, today())
 }
 
-fn criterion(score: &RunScore, kind: CriterionKind) -> &Criterion {
+fn criterion(score: &TrialScore, kind: CriterionKind) -> &Criterion {
     score.criterion(kind).unwrap_or_else(|| panic!("no {} criterion in {score:?}", kind.name()))
 }
 
@@ -297,9 +297,9 @@ fn criterion(score: &RunScore, kind: CriterionKind) -> &Criterion {
 fn selection_first_or_any() {
     let first = case(json!({"expect_tool": "get_weather", "expect_tool_position": "first"}));
     let good = run(&first, &answered(vec![call("get_weather", json!({})), call("other", json!({}))]));
-    assert_eq!(good.verdict, RunVerdict::Pass);
+    assert_eq!(good.verdict, TrialVerdict::Pass);
     let late = run(&first, &answered(vec![call("other", json!({})), call("get_weather", json!({}))]));
-    assert_eq!(late.verdict, RunVerdict::Fail);
+    assert_eq!(late.verdict, TrialVerdict::Fail);
     let reason = &criterion(&late, CriterionKind::Selection).reason;
     assert!(reason.contains("first call was `other`") && reason.contains("expect_tool_position: any"), "{reason}");
     let none = run(&first, &answered(vec![]));
@@ -308,7 +308,7 @@ fn selection_first_or_any() {
     assert!(criterion(&wrong, CriterionKind::Selection).reason.contains("never called"));
     let any = case(json!({"expect_tool": "get_weather", "expect_tool_position": "any"}));
     let later = run(&any, &answered(vec![call("other", json!({})), call("get_weather", json!({}))]));
-    assert_eq!(later.verdict, RunVerdict::Pass);
+    assert_eq!(later.verdict, TrialVerdict::Pass);
 }
 
 #[test]
@@ -317,10 +317,10 @@ fn arguments_on_the_accepted_call() {
         json!({"city": {"match": "normalized", "value": "Paris"}, "units": {"match": "exact", "value": "celsius"}});
     let first = case(json!({"expect_tool": "w", "expect_tool_position": "first", "expect_args": args}));
     let good = run(&first, &answered(vec![call("w", json!({"city": "PARIS", "units": "celsius"}))]));
-    assert_eq!(good.verdict, RunVerdict::Pass);
+    assert_eq!(good.verdict, TrialVerdict::Pass);
     assert_eq!(criterion(&good, CriterionKind::Arguments).args.len(), 2);
     let bad = run(&first, &answered(vec![call("w", json!({"city": "Paris", "units": "kelvin"}))]));
-    assert_eq!(bad.verdict, RunVerdict::Fail);
+    assert_eq!(bad.verdict, TrialVerdict::Fail);
     let reason = &criterion(&bad, CriterionKind::Arguments).reason;
     assert!(reason.contains("`units`") && reason.contains("\"kelvin\""), "{reason}");
     // `first`: a later good call does not rescue a bad first one.
@@ -328,25 +328,25 @@ fn arguments_on_the_accepted_call() {
         call("w", json!({"city": "Lyon", "units": "celsius"})),
         call("w", json!({"city": "Paris", "units": "celsius"})),
     ]);
-    assert_eq!(run(&first, &retried).verdict, RunVerdict::Fail);
+    assert_eq!(run(&first, &retried).verdict, TrialVerdict::Fail);
     // `any`: one matching call is enough.
     let any = case(json!({"expect_tool": "w", "expect_tool_position": "any", "expect_args": args}));
-    assert_eq!(run(&any, &retried).verdict, RunVerdict::Pass);
+    assert_eq!(run(&any, &retried).verdict, TrialVerdict::Pass);
     let neither = answered(vec![call("w", json!({"city": "Lyon"})), call("w", json!({"city": "Nice"}))]);
     let reason = run(&any, &neither).criterion(CriterionKind::Arguments).map(|c| c.reason.clone()).unwrap_or_default();
     assert!(reason.contains("none of the 2 calls"), "{reason}");
-    // No accepted call: the arguments are not checked, the selection fails the run.
+    // No accepted call: the arguments are not checked, the selection fails the trial.
     let skipped = run(&first, &answered(vec![call("x", json!({}))]));
     assert_eq!(criterion(&skipped, CriterionKind::Arguments).verdict, Verdict::Skipped);
-    assert_eq!(skipped.verdict, RunVerdict::Fail);
+    assert_eq!(skipped.verdict, TrialVerdict::Fail);
 }
 
 #[test]
-fn extra_args_forbid_fails_the_run_and_a_model_that_failed_makes_it_an_error() {
+fn extra_args_forbid_fails_the_trial_and_a_model_that_failed_makes_it_an_error() {
     let forbid = case(json!({"expect_tool": "w", "expect_tool_position": "first", "extra_args": "forbid",
         "expect_args": {"city": {"match": "auto", "value": "Paris"}}}));
-    assert_eq!(run(&forbid, &answered(vec![call("w", json!({"city": "Paris"}))])).verdict, RunVerdict::Pass);
-    assert_eq!(run(&forbid, &answered(vec![call("w", json!({"city": "Paris", "x": 1}))])).verdict, RunVerdict::Fail);
+    assert_eq!(run(&forbid, &answered(vec![call("w", json!({"city": "Paris"}))])).verdict, TrialVerdict::Pass);
+    assert_eq!(run(&forbid, &answered(vec![call("w", json!({"city": "Paris", "x": 1}))])).verdict, TrialVerdict::Fail);
     let embedding = case(json!({"expect_tool": "w", "expect_tool_position": "first",
         "expect_args": {"q": {"match": "embedding", "value": "rain"}, "n": {"match": "auto", "value": 1}}}));
     let with = |answer: Resolved, n: i64| {
@@ -355,16 +355,16 @@ fn extra_args_forbid_fails_the_run_and_a_model_that_failed_makes_it_an_error() {
         run(&embedding, &trace)
     };
     let passed = with(Resolved::Cosine(0.9), 1);
-    assert_eq!(passed.verdict, RunVerdict::Pass);
+    assert_eq!(passed.verdict, TrialVerdict::Pass);
     let reason = &criterion(&passed, CriterionKind::Arguments).reason;
     assert!(reason.contains("`q`: embedding: cosine 0.900 ≥ 0.85"), "the pass says the cosine: {reason}");
-    assert_eq!(with(Resolved::Cosine(0.2), 1).verdict, RunVerdict::Fail);
+    assert_eq!(with(Resolved::Cosine(0.2), 1).verdict, TrialVerdict::Fail);
     let spoiled = with(Resolved::Error("the embeddings model failed: HTTP 503".into()), 1);
-    assert_eq!(spoiled.verdict, RunVerdict::Error, "{spoiled:?}");
+    assert_eq!(spoiled.verdict, TrialVerdict::Error, "{spoiled:?}");
     assert_eq!(criterion(&spoiled, CriterionKind::Arguments).verdict, Verdict::Error);
     assert!(spoiled.error.as_deref().is_some_and(|error| error.contains("HTTP 503")), "{spoiled:?}");
     let failed_anyway = with(Resolved::Error("HTTP 503".into()), 2);
-    assert_eq!(failed_anyway.verdict, RunVerdict::Fail, "another argument failed: a fail whatever the model says");
+    assert_eq!(failed_anyway.verdict, TrialVerdict::Fail, "another argument failed: a fail whatever the model says");
 }
 
 #[test]
@@ -413,10 +413,10 @@ fn a_sequence_step_that_could_not_be_graded_is_an_error_not_a_fail() {
         resolved(SemanticMode::Judge, "weather", json!("rain"), Resolved::Error("the judge model failed".into()));
     let score = run(&case, &trace);
     assert_eq!(criterion(&score, CriterionKind::Sequence).verdict, Verdict::Error, "{score:?}");
-    assert_eq!(score.verdict, RunVerdict::Error);
+    assert_eq!(score.verdict, TrialVerdict::Error);
     trace.semantic =
         resolved(SemanticMode::Judge, "weather", json!("rain"), Resolved::Judged(JudgeVerdict::Pass, "it is".into()));
-    assert_eq!(run(&case, &trace).verdict, RunVerdict::Pass);
+    assert_eq!(run(&case, &trace).verdict, TrialVerdict::Pass);
 }
 
 #[test]
@@ -438,17 +438,17 @@ fn sequence_case(order: &str) -> Value {
 fn sequence_strict() {
     let strict = sequence_case("strict");
     let exact = answered(vec![call("geo", json!({})), call("forecast", json!({"lat": 38.6}))]);
-    assert_eq!(run(&strict, &exact).verdict, RunVerdict::Pass);
+    assert_eq!(run(&strict, &exact).verdict, TrialVerdict::Pass);
     let extra =
         answered(vec![call("geo", json!({})), call("other", json!({})), call("forecast", json!({"lat": 38.6}))]);
     let score = run(&strict, &extra);
-    assert_eq!(score.verdict, RunVerdict::Fail);
+    assert_eq!(score.verdict, TrialVerdict::Fail);
     assert!(criterion(&score, CriterionKind::Sequence).reason.contains("order: subsequence"));
     let swapped = answered(vec![Call::new("forecast", json!({"lat": 38.6}), 0), Call::new("geo", json!({}), 1)]);
-    assert_eq!(run(&strict, &swapped).verdict, RunVerdict::Fail);
+    assert_eq!(run(&strict, &swapped).verdict, TrialVerdict::Fail);
     // Calls of one turn match in any order among themselves.
     let parallel = answered(vec![Call::new("forecast", json!({"lat": 38.6}), 0), Call::new("geo", json!({}), 0)]);
-    assert_eq!(run(&strict, &parallel).verdict, RunVerdict::Pass);
+    assert_eq!(run(&strict, &parallel).verdict, TrialVerdict::Pass);
     let bad_args = answered(vec![call("geo", json!({})), call("forecast", json!({"lat": 40}))]);
     let score = run(&strict, &bad_args);
     let reason = &criterion(&score, CriterionKind::Sequence).reason;
@@ -466,30 +466,30 @@ fn sequence_subsequence_and_unordered() {
     };
     let with_others =
         ordered(vec![("x", json!({})), ("geo", json!({})), ("y", json!({})), ("forecast", json!({"lat": 38.6}))]);
-    assert_eq!(run(&sub, &with_others).verdict, RunVerdict::Pass);
+    assert_eq!(run(&sub, &with_others).verdict, TrialVerdict::Pass);
     let reversed = ordered(vec![("forecast", json!({"lat": 38.6})), ("geo", json!({}))]);
     let score = run(&sub, &reversed);
-    assert_eq!(score.verdict, RunVerdict::Fail);
+    assert_eq!(score.verdict, TrialVerdict::Fail);
     let unordered = sequence_case("unordered");
-    assert_eq!(run(&unordered, &reversed).verdict, RunVerdict::Pass);
-    assert_eq!(run(&unordered, &with_others).verdict, RunVerdict::Pass);
+    assert_eq!(run(&unordered, &reversed).verdict, TrialVerdict::Pass);
+    assert_eq!(run(&unordered, &with_others).verdict, TrialVerdict::Pass);
     let missing = ordered(vec![("geo", json!({})), ("geo", json!({}))]);
     let score = run(&unordered, &missing);
-    assert_eq!(score.verdict, RunVerdict::Fail);
+    assert_eq!(score.verdict, TrialVerdict::Fail);
     assert!(criterion(&score, CriterionKind::Sequence).reason.contains("step 2 (`forecast`"));
     // One call cannot serve two steps.
     let twice = case(json!({"expect_sequence": {"order": "unordered", "steps": [{"tool": "a"}, {"tool": "a"}]}}));
-    assert_eq!(run(&twice, &answered(vec![call("a", json!({}))])).verdict, RunVerdict::Fail);
-    assert_eq!(run(&twice, &answered(vec![call("a", json!({})), call("a", json!({}))])).verdict, RunVerdict::Pass);
+    assert_eq!(run(&twice, &answered(vec![call("a", json!({}))])).verdict, TrialVerdict::Fail);
+    assert_eq!(run(&twice, &answered(vec![call("a", json!({})), call("a", json!({}))])).verdict, TrialVerdict::Pass);
 }
 
 #[test]
 fn negative_cases_fail_on_any_call() {
     let negative = case(json!({"negative": true}));
     let quiet = run(&negative, &answered(vec![]));
-    assert_eq!(quiet.verdict, RunVerdict::Pass);
+    assert_eq!(quiet.verdict, TrialVerdict::Pass);
     let eager = run(&negative, &answered(vec![call("search", json!({}))]));
-    assert_eq!(eager.verdict, RunVerdict::Fail);
+    assert_eq!(eager.verdict, TrialVerdict::Fail);
     assert!(criterion(&eager, CriterionKind::NoToolCall).reason.contains("over-triggering: the model called `search`"));
 }
 
@@ -498,9 +498,9 @@ fn forbid_tools_with_globs() {
     let forbid = case(
         json!({"expect_tool": "files.delete", "expect_tool_position": "first", "forbid_tools": ["files.delete_*"]}),
     );
-    assert_eq!(run(&forbid, &answered(vec![call("files.delete", json!({}))])).verdict, RunVerdict::Pass);
+    assert_eq!(run(&forbid, &answered(vec![call("files.delete", json!({}))])).verdict, TrialVerdict::Pass);
     let score = run(&forbid, &answered(vec![call("files.delete", json!({})), call("files.delete_all", json!({}))]));
-    assert_eq!(score.verdict, RunVerdict::Fail);
+    assert_eq!(score.verdict, TrialVerdict::Fail);
     let reason = &criterion(&score, CriterionKind::Forbidden).reason;
     assert!(reason.contains("`files.delete_all` (matches `files.delete_*`)"), "{reason}");
     let both = case(json!({"negative": true, "forbid_tools": ["rm"]}));
@@ -515,7 +515,7 @@ fn endings_rubric_and_errors() {
     let looped =
         Trace { calls: vec![call("w", json!({}))], ending: Ending::MaxTurns, semantic: SemanticVerdicts::new() };
     let score = run(&plain, &looped);
-    assert_eq!(score.verdict, RunVerdict::Fail);
+    assert_eq!(score.verdict, TrialVerdict::Fail);
     assert!(criterion(&score, CriterionKind::Finished).reason.contains("max_turns (8)"));
     assert_eq!(criterion(&score, CriterionKind::Selection).verdict, Verdict::Pass, "the calls are still graded");
     let slow = run(&plain, &Trace { calls: vec![], ending: Ending::Timeout, semantic: SemanticVerdicts::new() });
@@ -524,19 +524,19 @@ fn endings_rubric_and_errors() {
         &plain,
         &Trace { calls: vec![], ending: Ending::Error("HTTP 503".into()), semantic: SemanticVerdicts::new() },
     );
-    assert_eq!((broken.verdict, broken.error.as_deref()), (RunVerdict::Error, Some("HTTP 503")));
+    assert_eq!((broken.verdict, broken.error.as_deref()), (TrialVerdict::Error, Some("HTTP 503")));
     assert!(broken.criteria.is_empty());
     let rubric = case(json!({"rubric": {"id": "r", "criteria": [], "min_should": 0}}));
     let score = run(&rubric, &answered(vec![]));
-    assert_eq!(score.verdict, RunVerdict::Ungraded);
+    assert_eq!(score.verdict, TrialVerdict::Ungraded);
     assert_eq!(criterion(&score, CriterionKind::Judge).reason, super::NO_JUDGE);
     let with_tool = case(json!({"expect_tool": "w", "expect_tool_position": "first", "rubric": {"id": "r"}}));
-    assert_eq!(run(&with_tool, &answered(vec![call("w", json!({}))])).verdict, RunVerdict::Pass);
+    assert_eq!(run(&with_tool, &answered(vec![call("w", json!({}))])).verdict, TrialVerdict::Pass);
 }
 
 // ---- cases ----
 
-fn scores(case: &Value, traces: &[Trace]) -> Vec<RunScore> {
+fn scores(case: &Value, traces: &[Trace]) -> Vec<TrialScore> {
     traces.iter().map(|trace| run(case, trace)).collect()
 }
 
@@ -545,7 +545,7 @@ fn error_trace() -> Trace {
 }
 
 #[test]
-fn soft_case_threshold_and_error_runs() {
+fn soft_case_threshold_and_error_trials() {
     let soft = case(json!({"expect_tool": "w", "expect_tool_position": "first"}));
     let good = answered(vec![call("w", json!({}))]);
     let bad = answered(vec![call("x", json!({}))]);
@@ -558,22 +558,22 @@ fn soft_case_threshold_and_error_runs() {
     let score = score_case(&soft, &three);
     assert_eq!(score.verdict, CaseVerdict::Fail);
     assert!(score.reason.contains("3 of 5") && score.reason.contains("4 needed"), "{}", score.reason);
-    // An error run is left out of N: 4 of 4 completed passes.
+    // An error trial is left out of N: 4 of 4 completed passes.
     let with_error = scores(&soft, &[good.clone(), good.clone(), good.clone(), good.clone(), error_trace()]);
     let score = score_case(&soft, &with_error);
     assert_eq!((score.verdict, score.passed, score.errors), (CaseVerdict::Pass, Fraction { k: 4, n: 4 }, 1));
-    // Fewer completed runs than the threshold: no verdict.
+    // Fewer completed trials than the threshold: no verdict.
     let too_few = scores(&soft, &[good.clone(), good.clone(), good.clone(), error_trace(), error_trace()]);
     let score = score_case(&soft, &too_few);
     assert_eq!(score.verdict, CaseVerdict::Error);
     assert!(score.reason.contains("only 3 of 5"), "{}", score.reason);
-    // One run never passes a case that asked for five.
+    // One trial never passes a case that asked for five.
     let one = scores(&soft, &[good]);
     assert_eq!(score_case(&soft, &one).verdict, CaseVerdict::Error);
 }
 
 #[test]
-fn hard_case_needs_every_run() {
+fn hard_case_needs_every_trial() {
     let hard = case(json!({"kind": "hard", "pass_threshold": 5, "expect_tool": "w", "expect_tool_position": "first"}));
     let good = answered(vec![call("w", json!({}))]);
     let all = scores(&hard, &vec![good.clone(); 5]);
@@ -584,8 +584,8 @@ fn hard_case_needs_every_run() {
     let mut one_error = vec![good; 4];
     one_error.push(error_trace());
     let score = score_case(&hard, &scores(&hard, &one_error));
-    assert_eq!(score.verdict, CaseVerdict::Error, "a hard case needs all its runs to complete");
-    // Even a hard threshold written lower in the JSON is every requested run.
+    assert_eq!(score.verdict, CaseVerdict::Error, "a hard case needs all its trials to complete");
+    // Even a hard threshold written lower in the JSON is every requested trial.
     let lowered = case(json!({"kind": "hard", "runs": 3, "pass_threshold": 1, "negative": true}));
     let mixed = scores(&lowered, &[answered(vec![]), answered(vec![]), answered(vec![call("w", json!({}))])]);
     let score = score_case(&lowered, &mixed);
@@ -606,8 +606,8 @@ fn ungraded_case_and_a_resolved_golden_case() {
     let resolved = &set.cases[0].resolved;
     let good = answered(vec![call("get_weather", json!({"city": "Paris", "days": 2.0}))]);
     let bad = answered(vec![call("get_weather", json!({"city": "Paris", "days": "2"}))]);
-    assert_eq!(run(resolved, &good).verdict, RunVerdict::Pass);
-    assert_eq!(run(resolved, &bad).verdict, RunVerdict::Fail);
+    assert_eq!(run(resolved, &good).verdict, TrialVerdict::Pass);
+    assert_eq!(run(resolved, &bad).verdict, TrialVerdict::Fail);
     let runs = scores(resolved, &[good.clone(), good.clone(), good.clone(), good, bad]);
     let score = score_case(resolved, &runs);
     assert_eq!((score.verdict, score.passed, score.requested), (CaseVerdict::Pass, Fraction { k: 4, n: 5 }, 5));
@@ -632,7 +632,7 @@ fn sequences_stay_fast_on_many_alike_calls() {
     for order in ["strict", "subsequence", "unordered"] {
         let case = case(json!({"expect_sequence": {"order": order, "steps": steps}}));
         let score = run(&case, &answered(calls.clone()));
-        assert_eq!(score.verdict, RunVerdict::Fail, "{order}");
+        assert_eq!(score.verdict, TrialVerdict::Fail, "{order}");
         let reason = &criterion(&score, CriterionKind::Sequence).reason;
         assert!(reason.contains("step 11 (`b`)"), "{order}: {reason}");
     }
@@ -650,12 +650,12 @@ fn subsequence_with_parallel_calls_between_turns() {
         Call::new("x", json!({}), 1),
         Call::new("c", json!({}), 2),
     ]);
-    assert_eq!(run(&case, &trace).verdict, RunVerdict::Pass);
+    assert_eq!(run(&case, &trace).verdict, TrialVerdict::Pass);
     // c before a and b, in an earlier turn: out of order.
     let trace =
         answered(vec![Call::new("c", json!({}), 0), Call::new("a", json!({}), 1), Call::new("b", json!({}), 1)]);
     let score = run(&case, &trace);
-    assert_eq!(score.verdict, RunVerdict::Fail);
+    assert_eq!(score.verdict, TrialVerdict::Fail);
     assert!(criterion(&score, CriterionKind::Sequence).reason.contains("step 3 (`c`) matched no call after step 2"));
 }
 
@@ -673,7 +673,7 @@ fn a_refused_accepted_call_fails_the_arguments_criterion_with_or_without_expect_
         json!({"expect_tool": "order", "expect_tool_position": "any"}),
     ] {
         let score = run(&case(fields.clone()), &answered(vec![refused("order", json!({"code": "1"}), 0)]));
-        assert_eq!(score.verdict, RunVerdict::Fail, "{fields}: {score:?}");
+        assert_eq!(score.verdict, TrialVerdict::Fail, "{fields}: {score:?}");
         let arguments = criterion(&score, CriterionKind::Arguments);
         assert_eq!(arguments.verdict, Verdict::Fail, "{fields}");
         assert_eq!(arguments.reason, format!("call 1 to `order` was not sent: {SCHEMA_ERROR}"), "{fields}");
@@ -683,7 +683,7 @@ fn a_refused_accepted_call_fails_the_arguments_criterion_with_or_without_expect_
         &case(json!({"expect_tool": "order"})),
         &answered(vec![call("order", json!({})), refused("order", json!({"code": "1"}), 1)]),
     );
-    assert_eq!(later.verdict, RunVerdict::Pass, "{later:?}");
+    assert_eq!(later.verdict, TrialVerdict::Pass, "{later:?}");
     assert!(later.criterion(CriterionKind::Arguments).is_none(), "{later:?}");
 }
 
@@ -692,7 +692,7 @@ fn a_refused_call_corrected_by_a_sent_call_of_the_tool_is_a_note_and_the_correct
     let trace =
         answered(vec![refused("order", json!({"code": "1"}), 0), Call::new("order", json!({"code": "ORD-1"}), 1)]);
     let plain = run(&case(json!({"expect_tool": "order"})), &trace);
-    assert_eq!(plain.verdict, RunVerdict::Pass, "{plain:?}");
+    assert_eq!(plain.verdict, TrialVerdict::Pass, "{plain:?}");
     let reason = &criterion(&plain, CriterionKind::Arguments).reason;
     assert!(reason.contains("note: call 1 to `order` was not sent") && reason.contains("call 2 to `order` was sent"));
 
@@ -700,7 +700,7 @@ fn a_refused_call_corrected_by_a_sent_call_of_the_tool_is_a_note_and_the_correct
         &case(json!({"expect_tool": "order", "expect_args": {"code": {"match": "auto", "value": "ORD-1"}}})),
         &trace,
     );
-    assert_eq!(matching.verdict, RunVerdict::Pass, "{matching:?}");
+    assert_eq!(matching.verdict, TrialVerdict::Pass, "{matching:?}");
     let arguments = criterion(&matching, CriterionKind::Arguments);
     assert!(arguments.reason.starts_with("every expected argument matched; note:"), "{}", arguments.reason);
 
@@ -709,10 +709,10 @@ fn a_refused_call_corrected_by_a_sent_call_of_the_tool_is_a_note_and_the_correct
         &case(json!({"expect_tool": "order", "expect_args": {"code": {"match": "auto", "value": "ORD-2"}}})),
         &trace,
     );
-    assert_eq!(wrong.verdict, RunVerdict::Fail, "{wrong:?}");
+    assert_eq!(wrong.verdict, TrialVerdict::Fail, "{wrong:?}");
     assert!(criterion(&wrong, CriterionKind::Arguments).reason.contains("note: call 1"), "{wrong:?}");
 
-    // `any`: a sent call of the tool anywhere in the run keeps the refusal a note.
+    // `any`: a sent call of the tool anywhere in the trial keeps the refusal a note.
     let any = run(&case(json!({"expect_tool": "order", "expect_tool_position": "any"})), &trace);
-    assert_eq!(any.verdict, RunVerdict::Pass, "{any:?}");
+    assert_eq!(any.verdict, TrialVerdict::Pass, "{any:?}");
 }

@@ -139,7 +139,7 @@ fn run_limits(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> RunLimits {
             file.and_then(|c| c.runs.as_ref()).map(|value| (value, "runs")),
         )
         .and_then(|(source, text)| {
-            let runs = whole_number(&text, 1, MAX_RUNS, &source, "runs", "e.g. 5", problems)?;
+            let runs = whole_number(&text, 1, MAX_RUNS, &source, "trials", "e.g. 5", problems)?;
             u32::try_from(runs).ok()
         });
     let concurrency = sources
@@ -151,7 +151,7 @@ fn run_limits(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> RunLimits {
         )
         .and_then(|(source, text)| {
             let hint = format!("the default is {DEFAULT_CONCURRENCY}");
-            whole_number(&text, 1, MAX_CONCURRENCY, &source, "runs in flight", &hint, problems)
+            whole_number(&text, 1, MAX_CONCURRENCY, &source, "trials in flight", &hint, problems)
         })
         .and_then(|value| usize::try_from(value).ok())
         .unwrap_or(DEFAULT_CONCURRENCY);

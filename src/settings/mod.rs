@@ -104,10 +104,10 @@ pub struct SettingsArgs {
     /// Model for layer 1, PROVIDER:MODEL, e.g. openai:gpt-4.1-mini (repeatable); providers: openai, anthropic, replay and the config file's [Action input: models, one per line; config: models]
     #[arg(long = "model", value_name = "PROVIDER:MODEL")]
     pub models: Vec<String>,
-    /// Runs of every layer-1 case, 1 to 100, overriding the golden set's [Action input: runs; config: runs]
+    /// The number of trials of every layer-1 case, 1 to 100, overriding the golden set's [Action input: runs; config: runs]
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub runs: Option<String>,
-    /// Layer-1 runs in flight at once, 1 to 64 [Action input: concurrency; config: concurrency; default 4]
+    /// Layer-1 trials in flight at once, 1 to 64 [Action input: concurrency; config: concurrency; default 4]
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub concurrency: Option<String>,
     /// Hard cap on model calls in one evaluation, at least 1 [Action input: max-model-calls; config: max_model_calls; default 2000]
@@ -143,10 +143,10 @@ pub struct SettingsArgs {
     /// The model that grades rubrics and `judge` argument matchers, PROVIDER:MODEL; it must differ from the models under test [Action input: judge-model]
     #[arg(long, value_name = "PROVIDER:MODEL")]
     pub judge_model: Option<String>,
-    /// Let a model judge its own runs (flagged in the report)
+    /// Let a model judge its own trials (flagged in the report)
     #[arg(long)]
     pub allow_self_judge: bool,
-    /// Judge calls per run, majority vote [default 1]
+    /// Judge calls per trial, majority vote [default 1]
     #[arg(long, value_name = "N")]
     pub judge_samples: Option<String>,
     /// What `mcp-eval judge calibrate` measured of the judge (a JSON file): judge pass rates are then also reported Rogan–Gladen corrected [Action input: judge-calibration; config: judge_calibration]
@@ -158,7 +158,7 @@ pub struct SettingsArgs {
     /// The smallest drop of the mean pass rate that can fail the gate, 0..1 [Action input: max-drop; default 0.02]
     #[arg(long, value_name = "FRACTION")]
     pub max_drop: Option<String>,
-    /// When the gate trips, re-run the worsened cases (5 more runs each) and decide again: true or false [Action input: confirm; default true]
+    /// When the gate trips, re-run the worsened cases (5 more trials each) and decide again: true or false [Action input: confirm; default true]
     #[arg(long, value_name = "BOOL")]
     pub confirm: Option<String>,
     /// Run one slice of layer 1's case × model list, INDEX/COUNT (1 ≤ INDEX ≤ COUNT ≤ 256), e.g. 2/3; layer 0 runs in shard 1 only; join the shards with `mcp-eval merge` [Action input: shard]

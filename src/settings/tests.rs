@@ -672,8 +672,8 @@ fn bad_layer1_flags_name_the_flag_and_the_fix_all_at_once() {
         "--model: `:gpt` is not PROVIDER:MODEL",
         "--model: `openai:` is not PROVIDER:MODEL",
         "--model: `openi` in `openi:gpt-4.1` is not a provider\n  hint: did you mean `openai:gpt-4.1`? the providers are openai, anthropic, replay",
-        "--runs: `0` runs is out of range\n  hint: give a whole number from 1 to 100",
-        "--concurrency: `65` runs in flight is out of range\n  hint: give a whole number from 1 to 64",
+        "--runs: `0` trials is out of range\n  hint: give a whole number from 1 to 100",
+        "--concurrency: `65` trials in flight is out of range\n  hint: give a whole number from 1 to 64",
         "--max-model-calls: `0` model calls is out of range\n  hint: give a whole number of at least 1",
         "--record: needs --cassettes DIR\n  hint: give --cassettes DIR",
         "--trace-results: `some` is not a trace setting\n  hint: use full",
@@ -699,7 +699,7 @@ fn bad_layer1_inputs_and_file_values_name_their_source() {
     .expect_err("invalid");
     let all = rendered(&problems).replace(&dir.path().display().to_string(), "[dir]");
     for part in [
-        "input `runs` (INPUT_RUNS): `101` runs is out of range",
+        "input `runs` (INPUT_RUNS): `101` trials is out of range",
         "input `max-model-calls` (INPUT_MAX-MODEL-CALLS): `-5`",
         "[dir]/mcp-eval.yaml:1:16: trace_results: `all` is not a trace setting",
         "[dir]/mcp-eval.yaml:2:14: concurrency: `many`",

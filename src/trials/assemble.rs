@@ -1,5 +1,5 @@
-//! From run records to the report: each run scored ([`crate::scoring::score_run`]), each case ×
-//! model scored from its runs ([`crate::scoring::score_case`]), grader tallies, the Wilson
+//! From trial records to the report: each trial scored ([`crate::scoring::score_trial`]), each case ×
+//! model scored from its trials ([`crate::scoring::score_case`]), grader tallies, the Wilson
 //! interval, bounded traces, and the suite metrics per model.
 
 use std::collections::BTreeMap;
@@ -8,13 +8,13 @@ use chrono::NaiveDate;
 use serde_json::{Value, json};
 
 use super::caller::LiveModel;
-use crate::agent::{CaseSpec, RunEnding, RunRecord};
+use crate::agent::{CaseSpec, TrialEnding, TrialRecord};
 use crate::golden::GoldenSet;
 use crate::report::evals::{
-    CriterionOut, ErrorCause, EvalResult, EvalStatus, EvalsSection, InputRound, ModelText, RunStatus, RunTrace,
-    TraceCall, metrics_of, wilson_95,
+    CriterionOut, ErrorCause, EvalResult, EvalStatus, EvalsSection, InputRound, ModelText, TraceCall, TrialStatus,
+    TrialTrace, metrics_of, wilson_95,
 };
-use crate::scoring::{self, CaseVerdict, RunScore, RunVerdict, Verdict};
+use crate::scoring::{self, CaseVerdict, TrialScore, TrialVerdict, Verdict};
 use crate::settings::layer1::{TRUNCATED_BYTES, TraceResults};
 
 /// What [`fill`] reads.
@@ -25,15 +25,15 @@ pub(crate) struct Inputs<'a> {
     pub specs: &'a [CaseSpec],
     /// The models that ran: index in the settings, label, caller.
     pub models: &'a [(usize, String, &'a LiveModel)],
-    /// Runs by (model index, case index).
-    pub records: &'a BTreeMap<(usize, usize), Vec<RunRecord>>,
+    /// Trials by (model index, case index).
+    pub records: &'a BTreeMap<(usize, usize), Vec<TrialRecord>>,
     /// `--runs`, when given.
     pub runs_override: Option<u32>,
     /// For relative dates.
     pub today: NaiveDate,
     /// How much of results and answers to keep.
     pub trace_results: TraceResults,
-    /// What cut the cases with runs missing.
+    /// What cut the cases with trials missing.
     pub cut: Cut,
     /// Verdicts reused from the cache, by (model index, case index): reported as they are.
     pub reused: &'a BTreeMap<(usize, usize), EvalResult>,
@@ -41,7 +41,7 @@ pub(crate) struct Inputs<'a> {
     pub scope: &'a super::plan::Scope,
 }
 
-/// What cut the cases with runs missing (they are `skipped`).
+/// What cut the cases with trials missing (they are `skipped`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cut {
     /// The model-call cap.
@@ -51,7 +51,7 @@ pub(crate) enum Cut {
 }
 
 /// The resolved case with `--runs` applied (`runs` and `pass_threshold` those of
-/// [`crate::golden::Trials::effective`]): what the run's scoring reads.
+/// [`crate::golden::Trials::effective`]): what the trial's scoring reads.
 pub(crate) fn with_runs(resolved: &Value, runs: Option<u32>) -> Value {
     let Some(override_runs) = runs else { return resolved.clone() };
     let trials = crate::golden::Trials::of_resolved(resolved).effective(Some(override_runs));
@@ -115,11 +115,11 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 continue;
             }
             let runs = inputs.records.get(&(*model_index, case_index)).map(Vec::as_slice).unwrap_or_default();
-            let scored: Vec<(&RunRecord, RunScore)> = runs
+            let scored: Vec<(&TrialRecord, TrialScore)> = runs
                 .iter()
-                .filter(|run| run.ending != RunEnding::CapReached)
+                .filter(|run| run.ending != TrialEnding::CapReached)
                 .map(|run| {
-                    let score = scoring::score_run(&resolved, &run.trace(), inputs.today);
+                    let score = scoring::score_trial(&resolved, &run.trace(), inputs.today);
                     (
                         run,
                         match &run.judge {
@@ -129,8 +129,8 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                     )
                 })
                 .collect();
-            let scores: Vec<RunScore> = scored.iter().map(|(_, score)| score.clone()).collect();
-            let cut = runs.len() < requested || runs.iter().any(|run| run.ending == RunEnding::CapReached);
+            let scores: Vec<TrialScore> = scored.iter().map(|(_, score)| score.clone()).collect();
+            let cut = runs.len() < requested || runs.iter().any(|run| run.ending == TrialEnding::CapReached);
             let case_score = scoring::score_case(&resolved, &scores);
             eval.passed = case_score.passed.k;
             eval.completed = case_score.passed.n;
@@ -144,15 +144,15 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 CaseVerdict::Ungraded => EvalStatus::Skipped,
             };
             let first_failure = scored.iter().find_map(|(run, score)| match score.verdict {
-                RunVerdict::Fail | RunVerdict::Error => Some(format!("run {}: {}", run.run, run_reason(score))),
+                TrialVerdict::Fail | TrialVerdict::Error => Some(format!("trial {}: {}", run.run, trial_reason(score))),
                 _ => None,
             });
             eval.reason = Some(match (cut, first_failure) {
                 (true, _) if inputs.cut == Cut::CallCap => format!(
-                    "skipped: call cap reached ({} of {requested} run(s) completed before the cap)",
+                    "skipped: call cap reached ({} of {requested} trial(s) completed before the cap)",
                     scores.len()
                 ),
-                (true, _) => format!("skipped: interrupted ({} of {requested} run(s) completed)", scores.len()),
+                (true, _) => format!("skipped: interrupted ({} of {requested} trial(s) completed)", scores.len()),
                 (false, Some(failure)) if eval.status != EvalStatus::Pass => {
                     format!("{}; {failure}", case_score.reason)
                 }
@@ -160,8 +160,8 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
             });
             let mut scored = scores.iter();
             for run in runs {
-                let score = if run.ending == RunEnding::CapReached { None } else { scored.next() };
-                if let Some(score) = score.filter(|score| score.verdict != RunVerdict::Error) {
+                let score = if run.ending == TrialEnding::CapReached { None } else { scored.next() };
+                if let Some(score) = score.filter(|score| score.verdict != TrialVerdict::Error) {
                     for criterion in &score.criteria {
                         let tally = eval.graders.entry(criterion.kind.name().to_owned()).or_default();
                         match criterion.verdict {
@@ -194,15 +194,15 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
     section.evals.extend(evals.into_iter().map(|(_, eval)| eval));
 }
 
-/// Pools the confirmation re-run `rerun` of a case × model into `eval`, its first runs, as one
-/// sample: the re-run's runs join the traces numbered after the first ones, the counts add up
-/// (k + k′ passed of n + n′ completed, N + N′ runs), the threshold is scaled to the pooled N (a
-/// soft 4 of 5 needs 8 of 10; a hard case needs every run), and the verdict, the Wilson
-/// interval, the grader tallies, the flakiness and the reason are those of the pooled runs.
-/// Runs the model-call cap cut from the re-run are not counted in N′ (their traces stay, as
-/// `call_cap`). A re-run with no run that ran changes nothing.
+/// Pools the confirmation re-run `rerun` of a case × model into `eval`, its first trials, as one
+/// sample: the re-run's trials join the traces numbered after the first ones, the counts add up
+/// (k + k′ passed of n + n′ completed, N + N′ trials), the threshold is scaled to the pooled N (a
+/// soft 4 of 5 needs 8 of 10; a hard case needs every trial), and the verdict, the Wilson
+/// interval, the grader tallies, the flakiness and the reason are those of the pooled trials.
+/// Trials the model-call cap cut from the re-run are not counted in N′ (their traces stay, as
+/// `call_cap`). A re-run with no trial that ran changes nothing.
 pub(crate) fn pool_confirmation(eval: &mut EvalResult, rerun: &EvalResult) {
-    let cut = |trace: &RunTrace| trace.ending == "call_cap";
+    let cut = |trace: &TrialTrace| trace.ending == "call_cap";
     let ran = if rerun.status == EvalStatus::Skipped {
         rerun.traces.iter().filter(|trace| !cut(trace)).count()
     } else {
@@ -224,7 +224,7 @@ pub(crate) fn pool_confirmation(eval: &mut EvalResult, rerun: &EvalResult) {
         pooled.passed += tally.passed;
         pooled.graded += tally.graded;
     }
-    eval.traces.extend(rerun.traces.iter().cloned().map(|trace| RunTrace { run: trace.run + first_runs, ..trace }));
+    eval.traces.extend(rerun.traces.iter().cloned().map(|trace| TrialTrace { run: trace.run + first_runs, ..trace }));
     eval.reported_models = eval
         .reported_models
         .iter()
@@ -237,7 +237,7 @@ pub(crate) fn pool_confirmation(eval: &mut EvalResult, rerun: &EvalResult) {
     eval.wilson_95 = wilson_95(k, n);
     eval.flaky = k > 0 && k < n;
     let rule = if eval.kind == "hard" {
-        "hard: every run must pass".to_owned()
+        "hard: every trial must pass".to_owned()
     } else {
         format!("soft: {threshold} of {runs} must pass")
     };
@@ -246,29 +246,29 @@ pub(crate) fn pool_confirmation(eval: &mut EvalResult, rerun: &EvalResult) {
         (
             EvalStatus::Error,
             format!(
-                "only {n} of {runs} run(s) completed ({} ended in an error; {pooled}), fewer than the {threshold} needed for a verdict ({rule})",
+                "only {n} of {runs} trial(s) completed ({} ended in an error; {pooled}), fewer than the {threshold} needed for a verdict ({rule})",
                 runs.saturating_sub(n)
             ),
         )
     } else if k >= threshold {
-        (EvalStatus::Pass, format!("{k} of {n} completed run(s) passed ({rule}; {pooled})"))
+        (EvalStatus::Pass, format!("{k} of {n} completed trial(s) passed ({rule}; {pooled})"))
     } else {
-        (EvalStatus::Fail, format!("{k} of {n} completed run(s) passed, {threshold} needed ({rule}; {pooled})"))
+        (EvalStatus::Fail, format!("{k} of {n} completed trial(s) passed, {threshold} needed ({rule}; {pooled})"))
     };
     eval.status = status;
     let first_failure = eval
         .traces
         .iter()
-        .find(|trace| matches!(trace.status, RunStatus::Fail | RunStatus::Error) && !cut(trace))
-        .map(|trace| format!("run {}: {}", trace.run, trace.reason.as_deref().unwrap_or("failed")));
+        .find(|trace| matches!(trace.status, TrialStatus::Fail | TrialStatus::Error) && !cut(trace))
+        .map(|trace| format!("trial {}: {}", trace.run, trace.reason.as_deref().unwrap_or("failed")));
     eval.reason = Some(match first_failure {
         Some(failure) if status != EvalStatus::Pass => format!("{verdict}; {failure}"),
         _ => verdict,
     });
 }
 
-/// A failed or errored run in one line: the error, or the first failing criterion's reason.
-fn run_reason(score: &RunScore) -> String {
+/// A failed or errored trial in one line: the error, or the first failing criterion's reason.
+fn trial_reason(score: &TrialScore) -> String {
     if let Some(error) = &score.error {
         return format!("error: {}", one_line(error));
     }
@@ -322,15 +322,15 @@ fn bounded_result(call: &crate::agent::CallRecord, keep: TraceResults) -> Option
 /// Why `run` is `error` or was cut, from the typed parts of its record: how it ended, then a
 /// model-graded argument check that could not be graded (scoring keeps that over the judge),
 /// then the judge's failure.
-fn cause_of(run: &RunRecord, score: Option<&RunScore>, status: RunStatus) -> Option<ErrorCause> {
+fn cause_of(run: &TrialRecord, score: Option<&TrialScore>, status: TrialStatus) -> Option<ErrorCause> {
     let ended = match &run.ending {
-        RunEnding::ProviderError(_) => Some(ErrorCause::Provider),
-        RunEnding::NoRecording(_) => Some(ErrorCause::ReplayMiss),
-        RunEnding::ServerError(_) => Some(ErrorCause::Server),
-        RunEnding::CapReached => Some(ErrorCause::CallCap),
-        RunEnding::Answer | RunEnding::MaxTurns | RunEnding::Timeout | RunEnding::Finding(_) => None,
+        TrialEnding::ProviderError(_) => Some(ErrorCause::Provider),
+        TrialEnding::NoRecording(_) => Some(ErrorCause::ReplayMiss),
+        TrialEnding::ServerError(_) => Some(ErrorCause::Server),
+        TrialEnding::CapReached => Some(ErrorCause::CallCap),
+        TrialEnding::Answer | TrialEnding::MaxTurns | TrialEnding::Timeout | TrialEnding::Finding(_) => None,
     };
-    if ended.is_some() || status != RunStatus::Error {
+    if ended.is_some() || status != TrialStatus::Error {
         return ended;
     }
     let argument_error =
@@ -342,21 +342,21 @@ fn cause_of(run: &RunRecord, score: Option<&RunScore>, status: RunStatus) -> Opt
     run.judge_cause
 }
 
-fn trace_of(run: &RunRecord, score: Option<&RunScore>, keep: TraceResults) -> RunTrace {
+fn trace_of(run: &TrialRecord, score: Option<&TrialScore>, keep: TraceResults) -> TrialTrace {
     let status = match (score.map(|score| score.verdict), &run.ending) {
-        (_, RunEnding::CapReached) | (None, _) => RunStatus::Skipped,
-        (Some(RunVerdict::Pass), _) => RunStatus::Pass,
-        (Some(RunVerdict::Fail), _) => RunStatus::Fail,
-        (Some(RunVerdict::Error), _) => RunStatus::Error,
-        (Some(RunVerdict::Ungraded), _) => RunStatus::Skipped,
+        (_, TrialEnding::CapReached) | (None, _) => TrialStatus::Skipped,
+        (Some(TrialVerdict::Pass), _) => TrialStatus::Pass,
+        (Some(TrialVerdict::Fail), _) => TrialStatus::Fail,
+        (Some(TrialVerdict::Error), _) => TrialStatus::Error,
+        (Some(TrialVerdict::Ungraded), _) => TrialStatus::Skipped,
     };
     let cause = cause_of(run, score, status);
     let reason = match status {
-        RunStatus::Fail | RunStatus::Error => score.map(run_reason),
-        RunStatus::Skipped if run.ending == RunEnding::CapReached => Some("call cap reached".into()),
+        TrialStatus::Fail | TrialStatus::Error => score.map(trial_reason),
+        TrialStatus::Skipped if run.ending == TrialEnding::CapReached => Some("call cap reached".into()),
         _ => None,
     };
-    RunTrace {
+    TrialTrace {
         judge: run.judge_trace.clone().map(|judged| judge_kept(judged, keep)),
         cause,
         run: run.run,
@@ -454,15 +454,15 @@ fn judge_kept(mut judged: crate::report::evals::JudgeTrace, keep: TraceResults) 
 mod tests {
     use super::*;
 
-    /// `passed` of `runs` with a trace per run (the passing ones first), case `c`.
+    /// `passed` of `runs` with a trace per trial (the passing ones first), case `c`.
     fn traced(hard: bool, passed: usize, runs: usize, threshold: usize) -> EvalResult {
         use crate::report::test_support::run;
         let traces = (1..=runs)
             .map(|number| {
                 if number <= passed {
-                    run(number, RunStatus::Pass, None, Some("t"))
+                    run(number, TrialStatus::Pass, None, Some("t"))
                 } else {
-                    run(number, RunStatus::Fail, Some("called another tool"), Some("u"))
+                    run(number, TrialStatus::Fail, Some("called another tool"), Some("u"))
                 }
             })
             .collect();
@@ -470,7 +470,7 @@ mod tests {
     }
 
     #[test]
-    fn a_pooled_confirmation_is_judged_against_the_threshold_scaled_to_the_pooled_runs() {
+    fn a_pooled_confirmation_is_judged_against_the_threshold_scaled_to_the_pooled_trials() {
         // Soft 4 of 5: 4/5 then 4/5 is 8 of 10 with 8 needed; 4/5 then 3/5 fails at 7 of 10.
         let mut borderline = traced(false, 4, 5, 4);
         pool_confirmation(&mut borderline, &traced(false, 4, 5, 4));
@@ -479,27 +479,30 @@ mod tests {
             (EvalStatus::Pass, 8, 10, 10, 8)
         );
         let runs: Vec<usize> = borderline.traces.iter().map(|trace| trace.run).collect();
-        assert_eq!(runs, (1..=10).collect::<Vec<_>>(), "the re-run's runs are numbered after the first ones");
+        assert_eq!(runs, (1..=10).collect::<Vec<_>>(), "the re-run's trials are numbered after the first ones");
         let reason = borderline.reason.clone().unwrap_or_default();
         assert!(reason.contains("8 of 10") && reason.contains("5 of them in the confirmation re-run"), "{reason}");
         let mut fell = traced(false, 4, 5, 4);
         pool_confirmation(&mut fell, &traced(false, 3, 5, 4));
         assert_eq!((fell.status, fell.passed, fell.threshold), (EvalStatus::Fail, 7, 8));
         let reason = fell.reason.unwrap_or_default();
-        assert!(reason.contains("7 of 10 completed run(s) passed, 8 needed") && reason.contains("run 5: "), "{reason}");
-        // Hard: every pooled run must pass.
+        assert!(
+            reason.contains("7 of 10 completed trial(s) passed, 8 needed") && reason.contains("trial 5: "),
+            "{reason}"
+        );
+        // Hard: every pooled trial must pass.
         let mut hard = traced(true, 4, 5, 5);
         pool_confirmation(&mut hard, &traced(true, 5, 5, 5));
         assert_eq!((hard.status, hard.passed, hard.threshold), (EvalStatus::Fail, 9, 10));
     }
 
     #[test]
-    fn a_confirmation_the_call_cap_cut_pools_only_the_runs_that_ran() {
+    fn a_confirmation_the_call_cap_cut_pools_only_the_trials_that_ran() {
         let mut eval = traced(false, 4, 5, 4);
-        // Two runs of five ran before the cap; the third was cut.
+        // Two trials of five ran before the cap; the third was cut.
         let mut cut = traced(false, 2, 3, 4);
         cut.traces[2].ending = "call_cap".into();
-        cut.traces[2].status = RunStatus::Skipped;
+        cut.traces[2].status = TrialStatus::Skipped;
         cut.completed = 2;
         cut.runs = 5;
         cut.status = EvalStatus::Skipped;
@@ -515,7 +518,7 @@ mod tests {
             &mut unchanged,
             &EvalResult { status: EvalStatus::Skipped, ..EvalResult::for_tests("c", "openai:m", false, 0, 5, 4) },
         );
-        assert_eq!(unchanged, before, "a re-run the cap cut before any run changes nothing");
+        assert_eq!(unchanged, before, "a re-run the cap cut before any trial changes nothing");
     }
 
     #[test]

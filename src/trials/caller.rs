@@ -1,4 +1,4 @@
-//! What stands between the agent loop and a model: the model-call cap shared by every run
+//! What stands between the agent loop and a model: the model-call cap shared by every trial
 //! ([`Budget`]), retries with exponential backoff and jitter on 429/5xx/529 and network errors
 //! honouring `Retry-After` ([`RetryPolicy`]), sampling parameters a model refuses (dropped once,
 //! with a note), and cassettes ([`Source`]: replay, or record what the live provider answered).
@@ -123,7 +123,7 @@ pub(crate) struct LiveModel {
     /// quota, no connection after the retries), when one did before any call was answered:
     /// every later call fails at once with it, without a request.
     refused: std::sync::Mutex<Option<ProviderError>>,
-    /// Some call was answered: the provider works (a later refusal spoils runs, it does not
+    /// Some call was answered: the provider works (a later refusal spoils trials, it does not
     /// stop the model).
     answered: std::sync::atomic::AtomicBool,
 }

@@ -1,5 +1,5 @@
 //! Runs a [`Plan`]'s trials: concurrently up to `--concurrency`, each through the agent loop
-//! ([`crate::agent::run_case`]) then its argument matchers and the rubric judge; a model whose
+//! ([`crate::agent::run_trial`]) then its argument matchers and the rubric judge; a model whose
 //! provider refused its first calls is unusable; trials the provider spoiled get one more try.
 //! Every finished trial goes to [`Progress`] as it ends, so a signal still reports it.
 
@@ -13,7 +13,7 @@ use super::plan::{Plan, Ready, Work};
 use super::semantic;
 use crate::agent::observe::{ObservedModel, ObservedTools};
 use crate::agent::tools::ToolExecutor;
-use crate::agent::{self, ArgumentCheck, CaseSpec, RunContext, RunEnding, RunRecord};
+use crate::agent::{self, ArgumentCheck, CaseSpec, TrialContext, TrialEnding, TrialRecord};
 use crate::events::RunEvent;
 use crate::providers::{ProviderError, ToolSpec};
 use crate::report::evals::{JudgeTrace, JudgedCriterion};
@@ -23,7 +23,7 @@ use crate::settings::layer1::Layer1Settings;
 /// What executing a plan left: every trial's record, and the models found unusable.
 pub(crate) struct Executed {
     /// Records by (model index, case index), trials in order.
-    pub records: BTreeMap<(usize, usize), Vec<RunRecord>>,
+    pub records: BTreeMap<(usize, usize), Vec<TrialRecord>>,
     /// The unusable models by index: what refused them and the fix.
     pub unusable: BTreeMap<usize, String>,
 }
@@ -82,7 +82,7 @@ async fn try_spoiled_again(
         .iter()
         .filter(|(key, _)| !unusable.contains_key(&key.0))
         .flat_map(|(key, runs)| {
-            runs.iter().filter(|run| matches!(run.ending, RunEnding::ProviderError(_))).map(move |run| Work {
+            runs.iter().filter(|run| matches!(run.ending, TrialEnding::ProviderError(_))).map(move |run| Work {
                 model: key.0,
                 case: key.1,
                 trials: vec![run.run],
@@ -93,7 +93,7 @@ async fn try_spoiled_again(
         return;
     }
     events(&RunEvent::Notice {
-        text: format!("layer 1: trying {} run(s) spoiled by the provider once more", retry.len()),
+        text: format!("layer 1: trying {} trial(s) spoiled by the provider once more", retry.len()),
     });
     futures_util::stream::iter(retry)
         .map(|work| async move { ((work.model, work.case), trial_of(plan, &work, work.trials[0], events).await) })
@@ -106,7 +106,7 @@ async fn try_spoiled_again(
 }
 
 /// Trial `trial` of `work`'s case on its model, with what the plan gives it.
-async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&RunEvent) + Sync)) -> RunRecord {
+async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&RunEvent) + Sync)) -> TrialRecord {
     let model = plan.ready.iter().find(|model| model.index == work.model).expect("work names a ready model");
     let offered: &[ToolSpec] = plan.offered.get(&(work.model, work.case)).map(Vec::as_slice).unwrap_or_default();
     let judge = plan.judge.as_deref().and_then(|caller| {
@@ -115,7 +115,7 @@ async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&
     });
     let graded = Graded { semantic: &plan.semantic, resolved: &plan.input.set.cases[work.case].resolved, events };
     let spec = &plan.specs[work.case];
-    one_run(spec, trial, model.caller.as_ref(), plan.input.tools, offered, &plan.checker, judge, graded).await
+    one_trial(spec, trial, model.caller.as_ref(), plan.input.tools, offered, &plan.checker, judge, graded).await
 }
 
 /// The rubric judge as a trial uses it.
@@ -136,7 +136,7 @@ struct Graded<'a> {
 }
 
 #[allow(clippy::too_many_arguments, reason = "one trial's inputs, each a separate borrow of the plan")]
-async fn one_run(
+async fn one_trial(
     case: &CaseSpec,
     run: usize,
     model: &LiveModel,
@@ -145,14 +145,14 @@ async fn one_run(
     arguments: &dyn ArgumentCheck,
     judge: Option<(Judge<'_>, &judge::Rubric)>,
     graded: Graded<'_>,
-) -> RunRecord {
+) -> TrialRecord {
     let trial = crate::events::TrialRef { case: case.id.clone(), model: model.label().to_owned(), trial: run };
     (graded.events)(&RunEvent::TrialStarted { trial: trial.clone() });
     // Telemetry wraps the real tools and the model caller directly, so the times it reports
     // are the server's and the provider's; a layer that injects faults would wrap these.
     let observed_tools = ObservedTools { inner: tools, events: graded.events };
     let observed_model = ObservedModel { inner: model, trial: &trial, role: "model", events: graded.events };
-    let context = RunContext {
+    let context = TrialContext {
         model: &observed_model,
         tools: &observed_tools,
         specs,
@@ -160,10 +160,13 @@ async fn one_run(
         events: graded.events,
         trial: trial.clone(),
     };
-    let mut record = agent::run_case(case, run, &context).await;
+    let mut record = agent::run_trial(case, run, &context).await;
     let judged = !matches!(
         record.ending,
-        RunEnding::ProviderError(_) | RunEnding::NoRecording(_) | RunEnding::ServerError(_) | RunEnding::CapReached
+        TrialEnding::ProviderError(_)
+            | TrialEnding::NoRecording(_)
+            | TrialEnding::ServerError(_)
+            | TrialEnding::CapReached
     );
     if judged {
         let keys = crate::scoring::semantic::requests(graded.resolved, &record.trace());
@@ -173,7 +176,7 @@ async fn one_run(
     }
     if let Some((judge, rubric)) = judge.filter(|_| judged) {
         let asked = ObservedModel { inner: judge.caller, trial: &trial, role: "judge", events: graded.events };
-        judge_run(&mut record, case, rubric, judge, &asked).await;
+        judge_trial(&mut record, case, rubric, judge, &asked).await;
     }
     // Last, after the judge's calls: a reader sees every call of the trial before its end.
     (graded.events)(&RunEvent::TrialFinished {
@@ -185,10 +188,10 @@ async fn one_run(
     record
 }
 
-/// Asks the judge about a finished run (`samples` times, majority vote) and records its result.
+/// Asks the judge about a finished trial (`samples` times, majority vote) and records its result.
 /// `asked` is the judge's caller as the trial's events see it.
-async fn judge_run(
-    record: &mut RunRecord,
+async fn judge_trial(
+    record: &mut TrialRecord,
     case: &CaseSpec,
     rubric: &judge::Rubric,
     judge: Judge<'_>,
@@ -250,7 +253,7 @@ async fn judge_run(
             )
         })
         .collect();
-    let passes = judge::run_passes(rubric, &voted);
+    let passes = judge::trial_passes(rubric, &voted);
     record.judge_trace = Some(JudgeTrace {
         verdict: if passes.is_ok() { "pass" } else { "fail" }.into(),
         reason: passes.clone().err(),
@@ -262,7 +265,7 @@ async fn judge_run(
     });
 }
 
-/// The judge's part of a run's trace, its verdict still to fill in.
+/// The judge's part of a trial's trace, its verdict still to fill in.
 fn judge_trace(judge: Judge<'_>, rubric: &judge::Rubric, voted: Vec<judge::Judged>) -> JudgeTrace {
     JudgeTrace {
         model: judge.caller.label().to_owned(),
@@ -290,7 +293,7 @@ fn judge_trace(judge: Judge<'_>, rubric: &judge::Rubric, voted: Vec<judge::Judge
     }
 }
 
-/// When a first run's provider error means the provider cannot be used at all: the fix.
+/// When a first trial's provider error means the provider cannot be used at all: the fix.
 fn unusable_fix(error: &ProviderError, model: &Ready, settings: &Layer1Settings) -> Option<String> {
     let def = settings.provider(&settings.models[model.index])?;
     let key = def.api_key_env.as_deref().unwrap_or("the key");

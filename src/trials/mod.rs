@@ -1,17 +1,17 @@
 //! Layer 1: a golden set run through models against the server under test. For every model
-//! asked for, every case, every run: the agent loop ([`crate::agent`]) with real `tools/call`s,
+//! asked for, every case, every trial: the agent loop ([`crate::agent`]) with real `tools/call`s,
 //! scored by [`crate::scoring`], assembled into the report's layer-1 section ([`assemble`]).
 //!
 //! - A model whose key is unset or empty is "not run: no API key" (never a failure).
-//! - Each model's first run goes first, and its other runs wait for that run's first model call:
+//! - Each model's first trial goes first, and its other trials wait for that trial's first model call:
 //!   a provider that refuses it (401/403, unknown model, out of quota, unreachable) is unusable
-//!   (exit status 5) and its other runs do not run.
-//! - Runs go concurrently up to `--concurrency`; a case with `sequential_runs` runs its runs one
+//!   (exit status 5) and its other trials do not run.
+//! - Trials go concurrently up to `--concurrency`; a case with `sequential_runs` runs its trials one
 //!   after another. Every model call counts against `--max-model-calls` (exit status 6 when the
 //!   cap stopped the run; the cases it cut are `skipped`).
-//! - Runs spoiled by the provider (still failing after the retries) are `error`, never `fail`,
+//! - Trials spoiled by the provider (still failing after the retries) are `error`, never `fail`,
 //!   and are tried once more at the end.
-//! - `embedding` and `judge` argument matchers are resolved after each run, before scoring, by
+//! - `embedding` and `judge` argument matchers are resolved after each trial, before scoring, by
 //!   the embeddings model and the judge ([`semantic`]); a case that needs one of them while it
 //!   cannot run (no API key) is `skipped`.
 //! - Before any model call, every tool name of the set is checked against the server's
@@ -54,7 +54,7 @@ use std::time::Duration;
 use chrono::NaiveDate;
 
 use crate::agent::tools::ToolExecutor;
-use crate::agent::{CaseSpec, RunEnding, RunRecord};
+use crate::agent::{CaseSpec, TrialEnding, TrialRecord};
 use crate::error::UserError;
 use crate::events::RunEvent;
 use crate::golden::GoldenSet;
@@ -112,7 +112,7 @@ pub(crate) struct CacheUse {
 }
 
 /// What layer 1 has finished so far, shared with the caller: a signal that stops the run
-/// (SIGINT/SIGTERM drops the layer's future) still reports every finished run
+/// (SIGINT/SIGTERM drops the layer's future) still reports every finished trial
 /// ([`Progress::interrupted`]).
 #[derive(Default)]
 pub(crate) struct Progress(std::sync::Mutex<Option<Snapshot>>);
@@ -123,7 +123,7 @@ struct Snapshot {
     set: GoldenSet,
     specs: Vec<CaseSpec>,
     models: Vec<(usize, String, Arc<LiveModel>)>,
-    records: BTreeMap<(usize, usize), Vec<RunRecord>>,
+    records: BTreeMap<(usize, usize), Vec<TrialRecord>>,
     runs_override: Option<u32>,
     today: NaiveDate,
     trace_results: crate::settings::layer1::TraceResults,
@@ -150,34 +150,34 @@ impl Progress {
         });
     }
 
-    fn add(&self, key: (usize, usize), done: Vec<RunRecord>) {
+    fn add(&self, key: (usize, usize), done: Vec<TrialRecord>) {
         if let Some(snapshot) = lock(&self.0).as_mut() {
             snapshot.records.entry(key).or_default().extend(done);
         }
     }
 
-    fn replace(&self, key: (usize, usize), record: RunRecord) {
+    fn replace(&self, key: (usize, usize), record: TrialRecord) {
         if let Some(runs) = lock(&self.0).as_mut().and_then(|snapshot| snapshot.records.get_mut(&key)) {
             if let Some(old) = runs.iter_mut().find(|run| run.run == record.run) {
                 let spent = old.model_calls;
-                *old = RunRecord { model_calls: record.model_calls + spent, ..record };
+                *old = TrialRecord { model_calls: record.model_calls + spent, ..record };
             }
         }
     }
 
-    fn records(&self) -> BTreeMap<(usize, usize), Vec<RunRecord>> {
+    fn records(&self) -> BTreeMap<(usize, usize), Vec<TrialRecord>> {
         lock(&self.0).as_ref().map(|snapshot| snapshot.records.clone()).unwrap_or_default()
     }
 
-    /// The layer-1 section of the runs finished before `signal` stopped the run — a signal
-    /// (`SIGINT`) or a panic, named in a note — (cases with runs missing are `skipped`); `None`
+    /// The layer-1 section of the trials finished before `signal` stopped the run — a signal
+    /// (`SIGINT`) or a panic, named in a note — (cases with trials missing are `skipped`); `None`
     /// when no model had started.
     pub(crate) fn interrupted(&self, signal: &str) -> Option<EvalsSection> {
         let mut guard = lock(&self.0);
         let snapshot = guard.as_mut()?;
         let mut section = snapshot.section.clone();
         section.model_calls = snapshot.budget.used();
-        section.layer1_notes.push(format!("{signal} stopped layer 1: the cases with runs missing are skipped"));
+        section.layer1_notes.push(format!("{signal} stopped layer 1: the cases with trials missing are skipped"));
         let models: Vec<(usize, String, &LiveModel)> =
             snapshot.models.iter().map(|(index, label, caller)| (*index, label.clone(), caller.as_ref())).collect();
         for runs in snapshot.records.values_mut() {
@@ -281,7 +281,7 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
     section.model_status.sort_by_key(|status| section.models.iter().position(|model| *model == status.model));
     // The evaluation's calls so far (a confirmation re-run shares the budget).
     section.model_calls = input.budget.used();
-    section.call_cap_reached = records.values().flatten().any(|run| run.ending == RunEnding::CapReached);
+    section.call_cap_reached = records.values().flatten().any(|run| run.ending == TrialEnding::CapReached);
     if section.call_cap_reached {
         section.layer1_notes.push(format!(
             "the model-call cap ({} calls, --max-model-calls) was reached: the cases it cut are skipped",
@@ -355,7 +355,7 @@ fn cache_notes(cache: &CacheUse, section: &mut EvalsSection, plan: &Plan<'_>, ev
     section.layer1_notes.insert(
         0,
         format!(
-            "{} of {} cases × models reused from the verdict cache ({saved}); keyed on the case, the tools it sees, the model, the endpoint, the runs and {keyed_on}",
+            "{} of {} cases × models reused from the verdict cache ({saved}); keyed on the case, the tools it sees, the model, the endpoint, the number of trials and {keyed_on}",
             reused.len(),
             section.evals.len()
         ),
@@ -363,10 +363,10 @@ fn cache_notes(cache: &CacheUse, section: &mut EvalsSection, plan: &Plan<'_>, ev
 }
 
 /// What reusing `reused` saved, for the cache note: `~N model calls saved`, N the calls the
-/// runs of those verdicts made when they were measured (each trace's `model_calls`, retries
-/// included) plus the rubric judge's (`samples` calls per run it judged; its retries are not
+/// trials of those verdicts made when they were measured (each trace's `model_calls`, retries
+/// included) plus the rubric judge's (`samples` calls per trial it judged; its retries are not
 /// recorded, hence the `~`), split in two when the judge took part. The argument matchers'
-/// embeddings and judge calls are shared between runs and recorded nowhere: when `matchers`
+/// embeddings and judge calls are shared between trials and recorded nowhere: when `matchers`
 /// (a reused case has `embedding` or `judge` matchers) the text says they are not counted.
 pub(crate) fn saved_calls<'a>(
     reused: impl Iterator<Item = &'a crate::report::evals::EvalResult>,
@@ -380,7 +380,7 @@ pub(crate) fn saved_calls<'a>(
     }
     let mut text = format!("~{} model calls saved", runs + judge);
     if judge > 0 {
-        text.push_str(&format!(": {runs} by the runs under test, {judge} by the rubric judge"));
+        text.push_str(&format!(": {runs} by the trials under test, {judge} by the rubric judge"));
     }
     if matchers {
         text.push_str("; the argument matchers' embeddings and judge calls are not counted");
@@ -388,10 +388,10 @@ pub(crate) fn saved_calls<'a>(
     text
 }
 
-/// The [`RunEvent::ReplayMiss`] of the first run (cases in file order, then models, then runs)
+/// The [`RunEvent::ReplayMiss`] of the first trial (cases in file order, then models, then trials)
 /// that missed a recording — its cause is a replay miss of the model under test, its judge or
 /// an argument check's model ([`crate::report::evals::ErrorCause::replay_miss`]) — counting them
-/// all; `None` when no run missed.
+/// all; `None` when no trial missed.
 pub(crate) fn first_replay_miss(section: &EvalsSection) -> Option<RunEvent> {
     let mut missed = section
         .evals

@@ -498,12 +498,12 @@ fn judge_notes(
     };
     let judged_by_itself = settings.models.iter().any(|model| model.label() == judge.label());
     section.layer1_notes.push(format!(
-        "rubrics judged by {} ({} sample(s) per run, majority vote; judge prompt v{}){}{calibration_note}",
+        "rubrics judged by {} ({} sample(s) per trial, majority vote; judge prompt v{}){}{calibration_note}",
         judge.label(),
         settings.judge_samples,
         judge::JUDGE_PROMPT_VERSION,
         if judged_by_itself {
-            "; ⚠️ it also is a model under test: it judges its own runs (--allow-self-judge)"
+            "; ⚠️ it also is a model under test: it judges its own trials (--allow-self-judge)"
         } else {
             ""
         }

@@ -1,11 +1,11 @@
-//! Resolves a run's model-graded argument checks after the run and before scoring (which stays
+//! Resolves a trial's model-graded argument checks after the trial and before scoring (which stays
 //! pure): the `embedding` checks through the embeddings model (`--embedding-model`), the `judge`
 //! checks through the judge model (`--judge-model`). [`Semantic::resolve`] takes the checks
 //! [`crate::scoring::semantic::requests`] lists and returns what the models said of each.
 //!
 //! - Embeddings: one vector per distinct text for the whole layer-1 run; a pair whose texts are
 //!   not both known yet costs one request carrying the missing ones (one or two texts). Each
-//!   pair is resolved once, even by concurrent runs. The cosine goes to scoring, which compares
+//!   pair is resolved once, even by concurrent trials. The cosine goes to scoring, which compares
 //!   it with the matcher's threshold.
 //! - The judge: one call per distinct (case, argument, expected, actual), with its own forced
 //!   verdict tool and prompt version; a cassette key names the case and a hash of the check.
@@ -27,7 +27,7 @@ use crate::providers::cassette::{CassetteError, Cassettes};
 use crate::providers::embeddings::EmbeddingsClient;
 use crate::scoring::semantic::{self, Resolved, SemanticKey, SemanticMode, SemanticVerdicts};
 
-/// Each check, resolved once by whoever asks first (concurrent runs wait for that answer).
+/// Each check, resolved once by whoever asks first (concurrent trials wait for that answer).
 type Once<K> = std::sync::Mutex<HashMap<K, Arc<OnceCell<Resolved>>>>;
 
 /// Where the embeddings come from.
@@ -194,7 +194,7 @@ impl ArgumentJudge {
     }
 }
 
-/// What resolves a run's model-graded checks: the embeddings model and the judge, when given.
+/// What resolves a trial's model-graded checks: the embeddings model and the judge, when given.
 #[derive(Default)]
 pub(crate) struct Semantic {
     /// For `embedding` matchers.
@@ -204,7 +204,7 @@ pub(crate) struct Semantic {
 }
 
 impl Semantic {
-    /// Resolves every check of `keys` for a run of case `case` (its id) whose task is `task`;
+    /// Resolves every check of `keys` for a trial of case `case` (its id) whose task is `task`;
     /// a check without its model is an error of that check.
     pub(crate) async fn resolve(&self, case: &str, task: &str, keys: Vec<SemanticKey>) -> SemanticVerdicts {
         let mut verdicts = SemanticVerdicts::new();

@@ -11,7 +11,7 @@ use crate::demo::model::DemoModel;
 use crate::mcp::era::{self, Target};
 use crate::mcp::evidence::Redactor;
 use crate::mcp::http::HttpSettings;
-use crate::report::evals::{EvalStatus, RunStatus};
+use crate::report::evals::{EvalStatus, TrialStatus};
 use crate::settings::layer1::{Api, Layer1Settings, ModelRef, ProviderDef, TraceResults};
 
 const SET: &str = r#"version: 1
@@ -175,21 +175,21 @@ async fn a_golden_set_runs_through_both_wires_against_the_demo_server() {
         let wrong = eval(&section, "wrong-tool", model);
         assert_eq!((wrong.status, wrong.passed), (EvalStatus::Fail, 0));
         assert!(
-            wrong.reason.as_deref().is_some_and(|reason| reason.contains("run 1: selection")),
+            wrong.reason.as_deref().is_some_and(|reason| reason.contains("trial 1: selection")),
             "{:?}",
             wrong.reason
         );
         assert_eq!(wrong.graders["selection"], crate::report::evals::GraderTally { passed: 0, graded: 5 });
     }
-    // The flaky cases share the demo model's counters across both wires (10 runs of each).
+    // The flaky cases share the demo model's counters across both wires (10 trials of each).
     let soft: Vec<_> = section.evals.iter().filter(|eval| eval.case == "flaky-soft").collect();
-    assert_eq!(soft.iter().map(|eval| eval.passed).sum::<usize>(), 8, "every 5th of 10 runs went wrong");
+    assert_eq!(soft.iter().map(|eval| eval.passed).sum::<usize>(), 8, "every 5th of 10 trials went wrong");
     assert!(soft.iter().all(|eval| eval.status == EvalStatus::Pass), "4/5 passes a soft case");
     let hard: Vec<_> = section.evals.iter().filter(|eval| eval.case == "flaky-hard").collect();
     assert!(hard.iter().all(|eval| eval.status == EvalStatus::Fail && eval.passed == 4 && eval.flaky), "{hard:?}");
     let too_flaky: Vec<_> = section.evals.iter().filter(|eval| eval.case == "too-flaky").collect();
     assert!(too_flaky.iter().all(|eval| eval.status == EvalStatus::Fail), "{too_flaky:?}");
-    let failing_run = hard[0].traces.iter().find(|run| run.status == RunStatus::Fail).expect("one failing run");
+    let failing_run = hard[0].traces.iter().find(|run| run.status == TrialStatus::Fail).expect("one failing trial");
     assert!(failing_run.reason.as_deref().is_some_and(|reason| reason.starts_with("selection:")), "{failing_run:?}");
 
     let statuses: Vec<(String, ModelOutcome)> =
@@ -254,7 +254,7 @@ async fn a_refused_key_makes_the_model_unusable_and_costs_only_the_calls_in_flig
     assert_eq!(section.model_status[0].status, ModelOutcome::Unusable);
     let detail = section.model_status[0].detail.clone().unwrap_or_default();
     assert!(detail.contains("OPENAI_API_KEY") && detail.contains("openai:gpt-x"), "{detail}");
-    // 35 runs; only those in flight when the first refusal came (at most the concurrency, 4)
+    // 35 trials; only those in flight when the first refusal came (at most the concurrency, 4)
     // asked; a refused key is never retried.
     assert!((1..=4).contains(&server.received().len()), "{} requests", server.received().len());
     assert!(section.provider_failed());
@@ -262,25 +262,25 @@ async fn a_refused_key_makes_the_model_unusable_and_costs_only_the_calls_in_flig
 }
 
 #[tokio::test]
-async fn a_first_call_the_provider_spoiled_does_not_hold_back_the_other_runs() {
-    // Every answer is a 500: retried, then the run is spoiled, but the provider is not unusable.
+async fn a_first_call_the_provider_spoiled_does_not_hold_back_the_other_trials() {
+    // Every answer is a 500: retried, then the trial is spoiled, but the provider is not unusable.
     let fixture = fixture(&[]).await;
     let server = crate::providers::test_server::ScriptedServer::start(Vec::new()).await;
     let mut settings = settings(&fixture, &["openai:gpt-x"]);
     settings.providers[0].base_url = server.base_url.clone();
     let section = run_layer1(&fixture, &settings).await.expect("ran");
     assert_eq!(section.model_status[0].status, ModelOutcome::Ran, "{:?}", section.model_status);
-    assert!(server.received().len() > 2, "the other runs were tried, not only the first run's 2 attempts");
+    assert!(server.received().len() > 2, "the other trials were tried, not only the first trial's 2 attempts");
 }
 
 #[tokio::test]
-async fn a_first_run_that_never_reaches_the_model_releases_the_other_runs() {
+async fn a_first_trial_that_never_reaches_the_model_releases_the_other_trials() {
     let fixture = fixture(&[]).await;
     let mut settings = settings(&fixture, &["openai:demo-good"]);
     settings.max_model_calls = 0;
     let section = tokio::time::timeout(Duration::from_secs(60), run_layer1(&fixture, &settings))
         .await
-        .expect("no run waits forever for a first call that was never made")
+        .expect("no trial waits forever for a first call that was never made")
         .expect("ran");
     assert!(section.call_cap_reached);
     assert_eq!(section.model_calls, 0);
@@ -334,7 +334,7 @@ cases:
 "#;
 
 #[tokio::test]
-async fn input_requests_are_answered_from_the_script_and_a_server_past_the_bound_fails_the_run() {
+async fn input_requests_are_answered_from_the_script_and_a_server_past_the_bound_fails_the_trial() {
     let fixture = fixture_of(MRTR_SET, &[]).await;
     let section = run_layer1(&fixture, &settings(&fixture, &["openai:demo-good"])).await.expect("ran");
     let call = |case: &str| eval(&section, case, "openai:demo-good").traces[0].calls[0].clone();
@@ -361,7 +361,7 @@ async fn input_requests_are_answered_from_the_script_and_a_server_past_the_bound
 }
 
 #[tokio::test]
-async fn a_server_that_keeps_asking_for_input_fails_the_run_at_the_bound() {
+async fn a_server_that_keeps_asking_for_input_fails_the_trial_at_the_bound() {
     let set = "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: loops\n    prompt: \"Start the task.\"\n    expect_tool: test_input_required_result\n    max_input_rounds: 2\n    input_responses:\n      - key: confirm\n        respond: {action: accept}\n";
     let fixture = fixture_with(set, &[], &["chaos-ask-forever"]).await;
     let section = run_layer1(&fixture, &settings(&fixture, &["openai:demo-good"])).await.expect("ran");
@@ -413,7 +413,7 @@ async fn an_unchanged_set_is_reused_from_the_cache_with_zero_model_calls_and_one
         .collect();
     assert_eq!(ran, vec!["region"]);
     // The model of the first fixture has no script for the edited prompt: it answers in words,
-    // one call per run.
+    // one call per trial.
     assert_eq!(third.model_calls, 5, "the edited case alone ran");
 }
 
@@ -501,7 +501,7 @@ async fn the_judge_grades_a_rubric_from_the_trace_and_a_quote_not_in_it_is_unkno
     let (section, calls) = judged_section(vec![judge_answer("pass", "Glad to help."); 2]).await;
     let greet = eval(&section, "greet", "openai:demo-good");
     assert_eq!((greet.status, greet.passed), (EvalStatus::Pass, 2), "{greet:?}");
-    assert_eq!(calls, 2, "one judge call per run");
+    assert_eq!(calls, 2, "one judge call per trial");
     let lines: Vec<&str> = greet.traces[0].criteria.iter().map(|criterion| criterion.criterion.as_str()).collect();
     assert!(lines.contains(&"judge") && lines.contains(&"judge:helped"), "{lines:?}");
     let judged = greet.traces[0].judge.as_ref().expect("the judge's part of the trace");
@@ -591,7 +591,7 @@ fn matcher_set(matcher: &str, runs: usize) -> String {
     )
 }
 
-/// Settings for a scripted model `model:m` (one run at a time), an embeddings model `emb:e` and
+/// Settings for a scripted model `model:m` (one trial at a time), an embeddings model `emb:e` and
 /// a judge `judge:j`, each on its own server.
 fn matcher_settings(fixture: &Fixture, model: &str, embeddings: &str, judge: Option<&str>) -> Layer1Settings {
     let endpoint = |id: &str, base_url: &str| ProviderDef {
@@ -628,7 +628,7 @@ async fn an_embedding_matcher_passes_a_paraphrase_once_per_pair_and_fails_an_unr
     let region = eval(&section, "region", "model:m");
     assert_eq!((region.status, region.passed), (EvalStatus::Pass, 3), "{region:?}");
     let requests = embeddings.received();
-    assert_eq!(requests.len(), 1, "one request for the one pair of three runs");
+    assert_eq!(requests.len(), 1, "one request for the one pair of three trials");
     assert_eq!(requests[0].json()["input"], json!(["Europe", "the European Union"]), "both texts in one request");
     assert_eq!(section.model_calls, 6 + 1, "the embeddings call counts against the cap");
     assert!(
@@ -798,8 +798,8 @@ async fn a_cached_verdict_of_an_embedding_case_is_reused_only_with_the_same_embe
     assert_eq!(embeddings.received().len(), 2, "one embeddings request per model");
 }
 
-/// A run of `calls` model calls, judged `samples` times with `verdict` when given.
-fn judged_trace(calls: usize, judge: Option<(&str, usize)>) -> crate::report::evals::RunTrace {
+/// A trial of `calls` model calls, judged `samples` times with `verdict` when given.
+fn judged_trace(calls: usize, judge: Option<(&str, usize)>) -> crate::report::evals::TrialTrace {
     let judge = judge.map(|(verdict, samples)| {
         json!({"model": "judge:j", "prompt_version": 1, "rubric_sha256": "sha256:r", "samples": samples,
             "verdict": verdict, "criteria": []})
@@ -823,7 +823,7 @@ fn the_calls_a_reused_verdict_saved_count_the_rubric_judge_and_say_what_is_not_c
     errored.traces = vec![judged_trace(1, Some(("judge_error", 3)))];
     assert_eq!(
         saved_calls([&plain, &judged, &errored].into_iter(), false),
-        "~16 model calls saved: 10 by the runs under test, 6 by the rubric judge"
+        "~16 model calls saved: 10 by the trials under test, 6 by the rubric judge"
     );
     assert_eq!(
         saved_calls([&plain].into_iter(), true),
@@ -843,12 +843,12 @@ fn a_missing_key_says_which_variable_to_set_the_action_input_and_the_replay_way_
 }
 
 #[test]
-fn no_replay_miss_is_said_when_no_run_missed() {
+fn no_replay_miss_is_said_when_no_trial_missed() {
     assert_eq!(first_replay_miss(&EvalsSection::default()), None);
 }
 
-/// A run the rubric judge could not judge, for `reason` (of that `cause`).
-fn judge_error_trace(cause: &str, reason: &str) -> crate::report::evals::RunTrace {
+/// A trial the rubric judge could not judge, for `reason` (of that `cause`).
+fn judge_error_trace(cause: &str, reason: &str) -> crate::report::evals::TrialTrace {
     serde_json::from_value(json!({
         "run": 1, "status": "error", "reason": format!("judge_error: {reason}"), "cause": cause, "ending": "answer", "turns": 1,
         "model_calls": 1, "duration_ms": 1, "calls": [], "answer": null, "stop_reasons": [], "input_tokens": null,
@@ -860,8 +860,8 @@ fn judge_error_trace(cause: &str, reason: &str) -> crate::report::evals::RunTrac
 }
 
 #[test]
-fn a_judge_replay_miss_is_a_provider_failure_said_once_and_a_failing_judge_counts_as_spoiled_runs() {
-    let section_of = |traces: Vec<crate::report::evals::RunTrace>| {
+fn a_judge_replay_miss_is_a_provider_failure_said_once_and_a_failing_judge_counts_as_spoiled_trials() {
+    let section_of = |traces: Vec<crate::report::evals::TrialTrace>| {
         let mut eval = crate::report::evals::EvalResult::for_tests("a", "m:x", false, 0, traces.len(), 1);
         eval.traces = traces;
         EvalsSection { evals: vec![eval], ..EvalsSection::default() }
@@ -875,7 +875,7 @@ fn a_judge_replay_miss_is_a_provider_failure_said_once_and_a_failing_judge_count
 
     let broken = section_of(vec![judge_error_trace("judge", "the judge model failed: HTTP 500"); 2]);
     assert_eq!(broken.run_errors(), (2, 2));
-    assert!(broken.provider_failed(), "a judge that fails every run spoils more than a fifth");
+    assert!(broken.provider_failed(), "a judge that fails every trial spoils more than a fifth");
     assert_eq!(first_replay_miss(&broken), None);
 
     let capped = section_of(vec![judge_error_trace("call_cap", crate::report::evals::JUDGE_CAP_REACHED); 2]);
@@ -891,7 +891,7 @@ fn reporting(canned: &Canned, model: &str, fingerprint: &str) -> Canned {
 }
 
 #[tokio::test]
-async fn each_eval_lists_the_distinct_model_versions_its_runs_were_served_by_sorted() {
+async fn each_eval_lists_the_distinct_model_versions_its_trials_were_served_by_sorted() {
     let fixture = fixture_of(&matcher_set("Europe", 3), &[]).await;
     let call = chat_call("test_header_param", &json!({"region": "Europe"}));
     let done = chat_text("Done.");
@@ -959,7 +959,7 @@ async fn a_result_over_256_kib_is_cut_and_the_trace_and_summary_say_what_the_ser
 
 // ---- calls the harness refused to send ----
 
-/// Settings for the scripted model `model:m` at `base_url`, one run at a time.
+/// Settings for the scripted model `model:m` at `base_url`, one trial at a time.
 fn scripted_settings(fixture: &Fixture, base_url: &str) -> Layer1Settings {
     let mut settings = settings(fixture, &["model:m"]);
     settings.providers.push(ProviderDef {
@@ -974,7 +974,7 @@ fn scripted_settings(fixture: &Fixture, base_url: &str) -> Layer1Settings {
     settings
 }
 
-/// One run of a case that expects `tool` (no `expect_args`), against the demo server with the
+/// One trial of a case that expects `tool` (no `expect_args`), against the demo server with the
 /// strict-schema tools, the model answering with `script`.
 async fn strict_case(tool: &str, script: Vec<Canned>) -> crate::report::evals::EvalResult {
     let set = format!(
@@ -986,8 +986,8 @@ async fn strict_case(tool: &str, script: Vec<Canned>) -> crate::report::evals::E
     eval(&section, "strict", "model:m").clone()
 }
 
-/// The arguments criterion of a run's trace: (verdict, reason).
-fn arguments_criterion(trace: &crate::report::evals::RunTrace) -> (String, String) {
+/// The arguments criterion of a trial's trace: (verdict, reason).
+fn arguments_criterion(trace: &crate::report::evals::TrialTrace) -> (String, String) {
     let criterion = trace.criteria.iter().find(|criterion| criterion.criterion == "arguments");
     let criterion = criterion.unwrap_or_else(|| panic!("no arguments criterion: {trace:?}"));
     (criterion.verdict.clone(), criterion.reason.clone())
@@ -1007,7 +1007,7 @@ async fn a_call_refused_for_its_schema_fails_the_arguments_grader_with_the_schem
         let strict = strict_case(tool, script).await;
         assert_eq!((strict.status, strict.passed), (EvalStatus::Fail, 0), "{tool}: {strict:?}");
         let trace = &strict.traces[0];
-        assert_eq!(trace.status, RunStatus::Fail, "{tool}: {trace:?}");
+        assert_eq!(trace.status, TrialStatus::Fail, "{tool}: {trace:?}");
         assert!(!trace.calls[0].sent, "{tool}: the call was not sent: {trace:?}");
         let (verdict, reason) = arguments_criterion(trace);
         assert_eq!(verdict, "fail", "{tool}: {reason}");
@@ -1036,13 +1036,13 @@ async fn a_refused_call_the_model_corrects_with_a_sent_call_passes_with_a_note()
 }
 
 #[test]
-fn the_exit_status_reads_a_runs_typed_cause_never_its_message() {
-    let section_of = |trace: crate::report::evals::RunTrace| {
+fn the_exit_status_reads_a_trials_typed_cause_never_its_message() {
+    let section_of = |trace: crate::report::evals::TrialTrace| {
         let mut eval = crate::report::evals::EvalResult::for_tests("a", "m:x", false, 0, 1, 1);
         eval.traces = vec![trace];
         EvalsSection { evals: vec![eval], ..EvalsSection::default() }
     };
-    // A message that reads like a replay miss, from a run the server spoiled: not the provider's.
+    // A message that reads like a replay miss, from a trial the server spoiled: not the provider's.
     let server = section_of(judge_error_trace("server", "replay miss: argument_check_error: judge_error"));
     assert_eq!(server.run_errors(), (0, 1));
     assert!(!server.provider_failed());

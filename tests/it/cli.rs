@@ -425,7 +425,7 @@ fn the_demo_shows_a_whole_layer_1_report_replayed_with_no_key() {
         format!("{}.{} s", layer0_ms / 1_000, (layer0_ms % 1_000) / 100)
     };
     assert!(summary.contains(&format!(" checks in {shown}\n")), "{summary}");
-    assert!(summary.contains("#### Failing runs") && summary.contains("progress-report"), "{summary}");
+    assert!(summary.contains("#### Failing trials") && summary.contains("progress-report"), "{summary}");
     assert!(summary.contains("| thanks-no-tool | hard | ✅ 5/5 |"), "{summary}");
 }
 

@@ -61,7 +61,7 @@ fn a_broken_set_gives_every_problem_with_its_position_and_exit_2() {
     for expected in [
         format!("error: {file}:5:5: cases[0].expect_tol: unknown key"),
         "  hint: did you mean `expect_tool`?".to_owned(),
-        format!("error: {file}:7:21: cases[0].pass_threshold: 4 is more than the 3 runs"),
+        format!("error: {file}:7:21: cases[0].pass_threshold: 4 is more than the 3 trials"),
         format!("error: {file}:9:9: cases[1].id: duplicate case id `a`"),
     ] {
         assert!(stderr.contains(&expected), "missing {expected:?} in:\n{stderr}");

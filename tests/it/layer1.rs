@@ -414,8 +414,8 @@ fn a_golden_set_grades_five_outcomes_on_both_wires_and_fails_the_run() {
     for name in ["select", "wrong", "soft", "hard", "negative"] {
         assert_eq!(junit.matches(&format!("name=\"{name}\"")).count(), 2, "{name} once per model: {junit}");
     }
-    assert!(junit.contains("0 of 5 runs passed"), "the score is in the message: {junit}");
-    assert!(junit.contains("3 of 5 runs passed, 4 needed"), "{junit}");
+    assert!(junit.contains("0 of 5 trials passed"), "the score is in the message: {junit}");
+    assert!(junit.contains("3 of 5 trials passed, 4 needed"), "{junit}");
 
     let summary = run.file("summary.md");
     assert!(summary.contains("| Case | Kind | `openai:demo` | `anthropic:demo` |"), "{summary}");
@@ -659,7 +659,7 @@ fn recorded_cassettes_replay_without_a_key_or_the_model_and_a_changed_prompt_mis
             );
             let reason = trace["reason"].as_str().unwrap_or_default();
             let run = trace["run"].as_u64().expect("run");
-            assert!(reason.contains(&format!("case \"{case}\", run {run}, turn 0")), "{reason}");
+            assert!(reason.contains(&format!("case \"{case}\", trial {run}, turn 0")), "{reason}");
             assert!(reason.contains("no recording matches this request"), "{reason}");
             assert!(reason.contains("the request changed: messages[0] differs"), "the difference is named: {reason}");
         }
@@ -669,8 +669,8 @@ fn recorded_cassettes_replay_without_a_key_or_the_model_and_a_changed_prompt_mis
     let stderr = missed.stderr();
     let said: Vec<&str> = stderr.lines().filter(|line| line.contains("replay miss on")).collect();
     assert_eq!(said.len(), 1, "{stderr}");
-    assert!(said[0].starts_with("error: layer 1: replay miss on openai:demo, case `select` run 1:"), "{stderr}");
-    assert!(said[0].contains("re-record with --record") && said[0].contains("(9 more run(s) missed too"), "{stderr}");
+    assert!(said[0].starts_with("error: layer 1: replay miss on openai:demo, case `select` trial 1:"), "{stderr}");
+    assert!(said[0].contains("re-record with --record") && said[0].contains("(9 more trial(s) missed too"), "{stderr}");
 }
 
 #[test]
@@ -797,7 +797,7 @@ fn the_model_call_cap_stops_the_run_with_status_6_and_skips_what_it_cut() {
         ]
     );
     let select = eval(&run, "select", "openai:demo");
-    assert_eq!(select["reason"], "skipped: call cap reached (1 of 5 run(s) completed before the cap)");
+    assert_eq!(select["reason"], "skipped: call cap reached (1 of 5 trial(s) completed before the cap)");
     assert_eq!(select["traces"][0]["status"], "pass");
     let completed: u64 =
         report["evals"].as_array().expect("evals").iter().map(|eval| eval["completed"].as_u64().unwrap_or(99)).sum();
@@ -1220,7 +1220,7 @@ fn a_labels_file_with_a_bad_field_is_exit_2_naming_file_line_and_field() {
     let output = calibrate(&[labels.to_str().expect("utf-8"), "--judge-model", "replay:demo:judge"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("labels.yaml:4:34: labels[0].run: expected a run number (1 or more)"), "{stderr}");
+    assert!(stderr.contains("labels.yaml:4:34: labels[0].run: expected a trial number (1 or more)"), "{stderr}");
 }
 
 #[test]
@@ -1495,8 +1495,8 @@ fn a_confirmed_borderline_soft_case_shows_its_pooled_counts_in_the_report_junit_
     let fallen = eval(&worse, "c0", "openai:demo");
     assert_eq!(counts(fallen), ("fail".into(), Some(0), Some(10), Some(10), Some(8)), "{fallen}");
     let junit = worse.file("junit.xml");
-    assert!(junit.contains("8 of 10 runs passed, 8 needed"), "{junit}");
-    assert!(junit.contains("0 of 10 runs passed, 8 needed"), "{junit}");
+    assert!(junit.contains("8 of 10 trials passed, 8 needed"), "{junit}");
+    assert!(junit.contains("0 of 10 trials passed, 8 needed"), "{junit}");
     let summary = worse.file("summary.md");
     assert!(summary.contains("✅ 8/10") && summary.contains("❌ 0/10"), "{summary}");
     assert!(summary.contains("`c0` on `openai:demo`: pass 5/5 → fail 0/10"), "{summary}");

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::*;
 use crate::calibration::*;
-use crate::report::evals::{CriterionOut, EvalResult, RunStatus, RunTrace, TraceCall};
+use crate::report::evals::{CriterionOut, EvalResult, TraceCall, TrialStatus, TrialTrace};
 
 /// One case with a two-criterion rubric: `named` names the tool `lookup_tool` (the scripted
 /// judge passes it only when that tool returned without error), `any` names none (passed when
@@ -27,12 +27,12 @@ cases:
     rubric: used_lookup
 "#;
 
-fn trace(run: usize, tool: &str, is_error: bool, judge: &str) -> RunTrace {
-    RunTrace {
+fn trace(run: usize, tool: &str, is_error: bool, judge: &str) -> TrialTrace {
+    TrialTrace {
         judge: None,
         cause: None,
         run,
-        status: RunStatus::Pass,
+        status: TrialStatus::Pass,
         reason: None,
         ending: "answer".into(),
         turns: 2,
@@ -134,7 +134,7 @@ async fn calibration_counts_agreements_with_the_human_labels_exactly() {
     assert_eq!((file.judge_model.as_str(), file.judge_prompt_version), ("demo:judge", judge::JUDGE_PROMPT_VERSION));
     assert!(printed.contains("TPR 0.667  judge pass | human pass: 2 of 3"), "{printed}");
     assert!(printed.contains("TNR 0.667  judge fail | human fail: 2 of 3"), "{printed}");
-    assert!(printed.contains("disagree: lookup run 2 on p:m, `any`: human fail, judge pass"), "{printed}");
+    assert!(printed.contains("disagree: lookup trial 2 on p:m, `any`: human fail, judge pass"), "{printed}");
 }
 
 #[tokio::test]
@@ -184,8 +184,8 @@ async fn labels_that_name_what_the_set_or_report_lacks_are_input_errors_with_the
         problems,
         [
             ":5:5: labels[0].criterion: the rubric of `lookup` has no criterion `nmed` | use one of: named, any",
-            ":6:5: labels[1].model: the report has no runs of `lookup` on q:x | the report ran it on: p:m",
-            ":7:5: labels[2].run: the report keeps no run 7 of `lookup` on p:m | it keeps runs 1, 2, 3",
+            ":6:5: labels[1].model: the report has no trials of `lookup` on q:x | the report ran it on: p:m",
+            ":7:5: labels[2].run: the report keeps no trial 7 of `lookup` on p:m | it keeps trials 1, 2, 3",
         ]
     );
     assert_eq!(calibrate(request, &mut Vec::new()).await, ExitStatus::InvalidInput);

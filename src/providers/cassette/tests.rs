@@ -235,8 +235,8 @@ async fn a_miss_names_the_case_run_and_turn() {
     assert_eq!((model.as_str(), case.as_str(), *run, *turn, nearest), (MODEL, "other-case", 3, 0, &None));
     assert_eq!(
         error.to_string(),
-        "model openai:gpt-4.1-mini, case \"other-case\", run 3, turn 0: no recording matches this request; \
-         nothing is recorded for this case, run and turn; record it with --record"
+        "model openai:gpt-4.1-mini, case \"other-case\", trial 3, turn 0: no recording matches this request; \
+         nothing is recorded for this case, trial and turn; record it with --record"
     );
 }
 
@@ -250,7 +250,7 @@ async fn a_changed_tool_result_misses_and_names_the_message() {
     assert_eq!((case.as_str(), *run, *turn), ("hosts", 0, 1));
     assert_eq!(nearest.as_deref(), Some("messages[2] differs (a tool result changed?)"));
     let text = error.to_string();
-    assert!(text.contains("case \"hosts\", run 0, turn 1"), "{text}");
+    assert!(text.contains("case \"hosts\", trial 0, turn 1"), "{text}");
     assert!(text.contains("the request changed: messages[2] differs (a tool result changed?)"), "{text}");
     assert!(text.contains("re-record with --record"), "{text}");
 }
@@ -432,7 +432,7 @@ async fn a_request_edited_by_hand_is_caught_at_open() {
     assert!(
         error
             .to_string()
-            .contains("interactions[0] (case \"hosts\", run 0, turn 0): its key is not the hash of its request"),
+            .contains("interactions[0] (case \"hosts\", trial 0, turn 0): its key is not the hash of its request"),
         "{error}"
     );
 }
