@@ -61,7 +61,7 @@ impl CaseSpec {
             tool_choice: run.tool_choice.clone(),
             sampling: with_default_temperature(run.sampling),
             sequential: run.sequential,
-            inputs: super::input::InputScript::from_case(&case.resolved),
+            inputs: case.inputs.clone(),
             deferred,
         }
     }

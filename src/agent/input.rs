@@ -11,39 +11,14 @@
 //! its script can answer; a server that asks for another, or keeps asking past the bound, fails
 //! the trial with that reason (a finding about the server).
 
-use regex::Regex;
 use serde_json::{Map, Value, json};
+
+/// The script, typed by the golden-set loader; this module plays it.
+pub(crate) use crate::golden::case::{InputEntry, InputScript, Unmatched};
 
 /// The input methods a script can answer, and the client capability each needs.
 const CAPABILITIES: [(&str, &str); 3] =
     [("elicitation/create", "elicitation"), ("sampling/createMessage", "sampling"), ("roots/list", "roots")];
-
-/// A case's script for input requests.
-#[derive(Debug, Clone)]
-pub(crate) struct InputScript {
-    entries: Vec<Entry>,
-    unmatched: Unmatched,
-    /// Rounds per tool call before the trial fails.
-    pub max_rounds: usize,
-}
-
-#[derive(Debug, Clone)]
-struct Entry {
-    key: Option<String>,
-    method: Option<String>,
-    message: Option<Regex>,
-    schema_has: Vec<String>,
-    respond: Value,
-    times: Option<usize>,
-}
-
-/// What an unmatched request gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Unmatched {
-    Fail,
-    Decline,
-    Cancel,
-}
 
 /// One round of a tool call: what the server asked and what we answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,54 +34,20 @@ pub(crate) struct Round {
 /// Why the rounds could not go on: the trial fails with this reason.
 pub(crate) type Stop = String;
 
-impl InputScript {
-    /// The script of a resolved case; `None` when it has no `input_responses`.
-    pub(crate) fn from_case(resolved: &Value) -> Option<Self> {
-        let entries = resolved.get("input_responses")?.as_array()?;
-        let entries = entries
-            .iter()
-            .map(|entry| Entry {
-                key: entry.get("key").and_then(Value::as_str).map(str::to_owned),
-                method: entry.pointer("/match/method").and_then(Value::as_str).map(str::to_owned),
-                message: entry.pointer("/match/message").and_then(Value::as_str).and_then(|text| Regex::new(text).ok()),
-                schema_has: entry
-                    .pointer("/match/schema_has")
-                    .and_then(Value::as_array)
-                    .map(|names| names.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-                    .unwrap_or_default(),
-                respond: entry.get("respond").cloned().unwrap_or_else(|| json!({})),
-                times: entry.get("times").and_then(Value::as_u64).and_then(|times| usize::try_from(times).ok()),
-            })
-            .collect();
-        let unmatched = match resolved.get("on_unmatched_input_request").and_then(Value::as_str) {
-            Some("decline") => Unmatched::Decline,
-            Some("cancel") => Unmatched::Cancel,
-            _ => Unmatched::Fail,
-        };
-        let max_rounds = resolved.get("max_input_rounds").and_then(Value::as_u64).map_or(3, |rounds| rounds as usize);
-        Some(Self { entries, unmatched, max_rounds })
-    }
-
-    /// The client capabilities this script can answer (`_meta` of the request): one per input
-    /// method an entry matches, plus elicitation when unmatched requests are declined or
-    /// cancelled (an elicitation answer).
-    pub(crate) fn capabilities(&self) -> Value {
-        let mut capabilities = Map::new();
-        for (method, capability) in CAPABILITIES {
-            let used = self.entries.iter().any(|entry| entry.answers() == Some(method))
-                || (method == "elicitation/create" && self.unmatched != Unmatched::Fail);
-            if used {
-                let value = if capability == "elicitation" { json!({"form": {}}) } else { json!({}) };
-                capabilities.insert(capability.to_owned(), value);
-            }
+/// The client capabilities this script can answer (`_meta` of the request): one per input
+/// method an entry matches, plus elicitation when unmatched requests are declined or
+/// cancelled (an elicitation answer).
+pub(crate) fn capabilities(script: &InputScript) -> Value {
+    let mut capabilities = Map::new();
+    for (method, capability) in CAPABILITIES {
+        let used = script.entries.iter().any(|entry| answers(entry) == Some(method))
+            || (method == "elicitation/create" && script.unmatched != Unmatched::Fail);
+        if used {
+            let value = if capability == "elicitation" { json!({"form": {}}) } else { json!({}) };
+            capabilities.insert(capability.to_owned(), value);
         }
-        Value::Object(capabilities)
     }
-
-    /// A fresh per-trial state (`times` counts per trial).
-    pub(crate) fn session(&self) -> Session<'_> {
-        Session { script: self, used: vec![0; self.entries.len()] }
-    }
+    Value::Object(capabilities)
 }
 
 /// The script's state within one trial.
@@ -116,7 +57,12 @@ pub(crate) struct Session<'a> {
     used: Vec<usize>,
 }
 
-impl Session<'_> {
+impl<'a> Session<'a> {
+    /// A fresh per-trial state of `script` (`times` counts per trial).
+    pub(crate) fn new(script: &'a InputScript) -> Self {
+        Session { script, used: vec![0; script.entries.len()] }
+    }
+
     /// The most rounds per tool call.
     pub(crate) fn max_rounds(&self) -> usize {
         self.script.max_rounds
@@ -124,12 +70,12 @@ impl Session<'_> {
 
     /// The client capabilities to declare.
     pub(crate) fn capabilities(&self) -> Value {
-        self.script.capabilities()
+        capabilities(self.script)
     }
 
     /// Answers every request of one `inputRequests` object, or says why the trial must stop.
     pub(crate) fn answer(&mut self, requests: &Map<String, Value>) -> Result<(Value, Vec<(String, String)>), Stop> {
-        let declared = self.script.capabilities();
+        let declared = capabilities(self.script);
         let mut responses = Map::new();
         let mut asked = Vec::new();
         for (key, request) in requests {
@@ -176,21 +122,19 @@ impl Session<'_> {
     }
 }
 
-impl Entry {
-    /// The input method this entry answers: its `match.method`, or for a `key` entry the method
-    /// its `respond` is shaped for (`action` → elicitation, `roots` → roots, else sampling).
-    fn answers(&self) -> Option<&str> {
-        match (&self.method, &self.key) {
-            (Some(method), _) => Some(method),
-            (None, Some(_)) if self.respond.get("action").is_some() => Some("elicitation/create"),
-            (None, Some(_)) if self.respond.get("roots").is_some() => Some("roots/list"),
-            (None, Some(_)) => Some("sampling/createMessage"),
-            (None, None) => None,
-        }
+/// The input method `entry` answers: its `match.method`, or for a `key` entry the method its
+/// `respond` is shaped for (`action` → elicitation, `roots` → roots, else sampling).
+fn answers(entry: &InputEntry) -> Option<&str> {
+    match (&entry.method, &entry.key) {
+        (Some(method), _) => Some(method),
+        (None, Some(_)) if entry.respond.get("action").is_some() => Some("elicitation/create"),
+        (None, Some(_)) if entry.respond.get("roots").is_some() => Some("roots/list"),
+        (None, Some(_)) => Some("sampling/createMessage"),
+        (None, None) => None,
     }
 }
 
-fn matches(entry: &Entry, key: &str, method: &str, params: &Value) -> bool {
+fn matches(entry: &InputEntry, key: &str, method: &str, params: &Value) -> bool {
     if let Some(wanted) = &entry.key {
         return wanted == key;
     }
@@ -216,7 +160,7 @@ mod tests {
             "version: 1\ncases:\n  - id: a\n    prompt: p\n    expect_tool: t\n    on_unmatched_input_request: {unmatched}\n    input_responses:\n{yaml_entries}"
         );
         let set = crate::golden::load::parse(std::path::Path::new("s.yaml"), &text).expect("valid");
-        InputScript::from_case(&set.cases[0].resolved).expect("a script")
+        set.cases[0].inputs.clone().expect("a script")
     }
 
     fn elicit(message: &str) -> Value {
@@ -230,8 +174,8 @@ mod tests {
             "      - match: {method: elicitation/create, message: \"(?i)confirm\", schema_has: [confirm]}\n        respond: {action: accept, content: {confirm: true}}\n        times: 1\n",
             "fail",
         );
-        assert_eq!(script.capabilities(), json!({"elicitation": {"form": {}}}));
-        let mut session = script.session();
+        assert_eq!(capabilities(&script), json!({"elicitation": {"form": {}}}));
+        let mut session = Session::new(&script);
         let requests = json!({"ok": elicit("Please confirm the order")});
         let (responses, asked) = session.answer(requests.as_object().unwrap()).expect("answered");
         assert_eq!(responses, json!({"ok": {"action": "accept", "content": {"confirm": true}}}));
@@ -243,7 +187,7 @@ mod tests {
     #[test]
     fn an_unmatched_elicitation_is_declined_when_the_case_says_so() {
         let script = script("      - key: other\n        respond: {action: accept}\n", "decline");
-        let mut session = script.session();
+        let mut session = Session::new(&script);
         let (responses, _) =
             session.answer(json!({"k": elicit("Delete everything?")}).as_object().unwrap()).expect("declined");
         assert_eq!(responses, json!({"k": {"action": "decline"}}));
@@ -252,7 +196,7 @@ mod tests {
     #[test]
     fn a_capability_that_was_not_declared_stops_the_trial() {
         let script = script("      - match: {method: elicitation/create}\n        respond: {action: accept}\n", "fail");
-        let mut session = script.session();
+        let mut session = Session::new(&script);
         let stop = session
             .answer(json!({"s": {"method": "sampling/createMessage", "params": {"messages": []}}}).as_object().unwrap())
             .expect_err("not declared");

@@ -293,7 +293,7 @@ pub(crate) async fn run_trial(case: &CaseSpec, run: usize, context: &TrialContex
     let mut messages: Vec<Message> = Vec::new();
     // Every call id of the conversation so far: the history echoed to the model repeats none.
     let mut call_ids = std::collections::HashSet::new();
-    let mut inputs = case.inputs.as_ref().map(input::InputScript::session);
+    let mut inputs = case.inputs.as_ref().map(input::Session::new);
     record.ending = 'trial: {
         for user_turn in &case.prompt {
             messages.push(Message::User(user_turn.clone()));

@@ -2,9 +2,11 @@
 //! built and checked ([`super::Case::resolved`], which stays the text that is hashed): how many
 //! trials and how many must pass ([`Trials`], the one place `--runs` scales them), and what each
 //! trial does ([`CaseRun`]: turns, limits, the tools the model sees and may call, tool choice,
-//! sampling), and its rubric ([`Rubric`]). The graders read the other criteria (`expect_*`) from
-//! the resolved JSON.
+//! sampling), its rubric ([`Rubric`]) and its answers to input requests ([`InputScript`]; the
+//! agent loop plays them, `crate::agent::input`). The graders read the other criteria
+//! (`expect_*`) from the resolved JSON.
 
+use regex::Regex;
 use serde_json::{Value, json};
 
 /// The trials a case asks for when it gives no `runs`.
@@ -211,5 +213,73 @@ impl Rubric {
         let text = crate::mcp::tools::canonical(&json!({"criteria": criteria, "min_should": self.min_should}));
         let digest = Sha256::digest(text.as_bytes());
         format!("sha256:{}", digest.iter().map(|byte| format!("{byte:02x}")).collect::<String>())
+    }
+}
+
+/// A case's script for input requests.
+#[derive(Debug, Clone)]
+pub(crate) struct InputScript {
+    /// The entries, in order.
+    pub entries: Vec<InputEntry>,
+    /// What an unmatched request gets (`on_unmatched_input_request`).
+    pub unmatched: Unmatched,
+    /// Rounds per tool call before the trial fails.
+    pub max_rounds: usize,
+}
+
+/// One `input_responses` entry.
+#[derive(Debug, Clone)]
+pub(crate) struct InputEntry {
+    /// Answers the request of this key (`key`).
+    pub key: Option<String>,
+    /// Answers requests of this method (`match.method`).
+    pub method: Option<String>,
+    /// …whose `params.message` this regex finds (`match.message`).
+    pub message: Option<Regex>,
+    /// …whose `requestedSchema` has these properties (`match.schema_has`).
+    pub schema_has: Vec<String>,
+    /// The answer sent (`respond`).
+    pub respond: Value,
+    /// At most this many rounds per trial (`times`).
+    pub times: Option<usize>,
+}
+
+/// What an unmatched request gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unmatched {
+    /// The trial fails.
+    Fail,
+    /// An elicitation is declined.
+    Decline,
+    /// An elicitation is cancelled.
+    Cancel,
+}
+
+impl InputScript {
+    /// The script of a resolved case; `None` when it has no `input_responses`.
+    pub(crate) fn of_resolved(resolved: &Value) -> Option<Self> {
+        let entries = resolved.get("input_responses")?.as_array()?;
+        let entries = entries
+            .iter()
+            .map(|entry| InputEntry {
+                key: entry.get("key").and_then(Value::as_str).map(str::to_owned),
+                method: entry.pointer("/match/method").and_then(Value::as_str).map(str::to_owned),
+                message: entry.pointer("/match/message").and_then(Value::as_str).and_then(|text| Regex::new(text).ok()),
+                schema_has: entry
+                    .pointer("/match/schema_has")
+                    .and_then(Value::as_array)
+                    .map(|names| names.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                    .unwrap_or_default(),
+                respond: entry.get("respond").cloned().unwrap_or_else(|| json!({})),
+                times: entry.get("times").and_then(Value::as_u64).and_then(|times| usize::try_from(times).ok()),
+            })
+            .collect();
+        let unmatched = match resolved.get("on_unmatched_input_request").and_then(Value::as_str) {
+            Some("decline") => Unmatched::Decline,
+            Some("cancel") => Unmatched::Cancel,
+            _ => Unmatched::Fail,
+        };
+        let max_rounds = resolved.get("max_input_rounds").and_then(Value::as_u64).map_or(3, |rounds| rounds as usize);
+        Some(Self { entries, unmatched, max_rounds })
     }
 }

@@ -871,7 +871,18 @@ impl Reader {
         let semantic = std::mem::take(&mut self.semantic);
         let (trials, run) = (super::Trials::of_resolved(&value), super::CaseRun::of_resolved(&value));
         let rubric = value.get("rubric").and_then(super::Rubric::from_resolved);
-        Some(Case { id: id?, hash: crate::jcs::hash(&value), trials, run, rubric, resolved: value, tools, semantic })
+        let inputs = super::case::InputScript::of_resolved(&value);
+        Some(Case {
+            id: id?,
+            hash: crate::jcs::hash(&value),
+            trials,
+            run,
+            rubric,
+            inputs,
+            resolved: value,
+            tools,
+            semantic,
+        })
     }
 
     /// `sampling`: the defaults' keys, overridden key by key by the case's.

@@ -77,6 +77,8 @@ pub(crate) struct Case {
     pub run: CaseRun,
     /// Its rubric (inline, named or from a file), when it has one.
     pub rubric: Option<Rubric>,
+    /// Its answers to the server's input requests (`input_responses`), when it has them.
+    pub inputs: Option<case::InputScript>,
     /// Every tool name the case mentions, with its position.
     pub tools: Vec<ToolRef>,
     /// Every `embedding` or `judge` matcher of the case, with its position: what needs an
