@@ -5,33 +5,21 @@
 
 use std::time::Duration;
 
-use crate::golden::{Case, glob_matches};
-use crate::providers::{Sampling, ToolChoice};
+use crate::golden::{Case, CaseRun, glob_matches};
+use crate::providers::Sampling;
 
 /// What the agent loop needs of one case.
 #[derive(Debug, Clone)]
 pub(crate) struct CaseSpec {
     /// The case id.
     pub id: String,
-    /// The user turns, in order (at least one).
-    pub prompt: Vec<String>,
-    /// The system text, when the case has one.
-    pub system: Option<String>,
-    /// Model turns per trial (model calls, whatever the user turn).
-    pub max_turns: usize,
+    /// What each trial does, as the loader typed it, but `sampling` with temperature 0 when the
+    /// set gives none (the usual advice for evals; a model that refuses it gets it dropped, see
+    /// `crate::trials::caller`). `tool_choice` holds on the first model turn only (later turns
+    /// are `auto`, so the model can answer); a forbidden tool's call gets an error result.
+    pub run: CaseRun,
     /// Wall time per trial.
     pub timeout: Duration,
-    /// Globs of the tools the model may see (`tools:`); `None` is every tool.
-    pub visible: Option<Vec<String>>,
-    /// Globs of tools never called for real (`forbid_tools:`): the model gets an error result.
-    pub forbidden: Vec<String>,
-    /// `tool_choice` on the first model turn (later turns are `auto`, so the model can answer).
-    pub tool_choice: ToolChoice,
-    /// `sampling`, with temperature 0 when the set gives none (the usual advice for evals; a
-    /// model that refuses it gets it dropped, see `crate::trials::caller`).
-    pub sampling: Sampling,
-    /// The case's trials go one after another (`sequential_runs: true`).
-    pub sequential: bool,
     /// The answers to the server's input requests (`input_responses`), when the case has them.
     pub inputs: Option<super::input::InputScript>,
     /// Why this version cannot run the case, when it cannot (it is then `skipped`).
@@ -52,15 +40,8 @@ impl CaseSpec {
             .then(|| "only a rubric grades this case, and no judge model was given (--judge-model)".to_owned());
         CaseSpec {
             id: case.id.clone(),
-            prompt: run.prompt.clone(),
-            system: run.system.clone(),
-            max_turns: run.max_turns,
+            run: CaseRun { sampling: with_default_temperature(run.sampling), ..run.clone() },
             timeout: Duration::from_millis(run.timeout_ms),
-            visible: run.visible.clone(),
-            forbidden: run.forbidden.clone(),
-            tool_choice: run.tool_choice.clone(),
-            sampling: with_default_temperature(run.sampling),
-            sequential: run.sequential,
             inputs: case.inputs.clone(),
             deferred,
         }
@@ -68,18 +49,19 @@ impl CaseSpec {
 
     /// True when the model may see the tool called `name`.
     pub(crate) fn sees(&self, name: &str) -> bool {
-        self.visible.as_ref().is_none_or(|globs| globs.iter().any(|glob| glob_matches(glob, name)))
+        self.run.visible.as_ref().is_none_or(|globs| globs.iter().any(|glob| glob_matches(glob, name)))
     }
 
     /// True when `name` is one of the case's forbidden tools.
     pub(crate) fn forbids(&self, name: &str) -> bool {
-        self.forbidden.iter().any(|glob| glob_matches(glob, name))
+        self.run.forbidden.iter().any(|glob| glob_matches(glob, name))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::ToolChoice;
 
     fn spec(yaml: &str) -> CaseSpec {
         let set = crate::golden::load::parse(std::path::Path::new("set.yaml"), yaml).expect("a valid set");
@@ -91,15 +73,15 @@ mod tests {
         let case = spec(
             "version: 1\ndefaults: {runs: 3, max_turns: 4, sampling: {temperature: 0}}\ncases:\n  - id: a\n    prompt: [\"hi\", \"now echo\"]\n    system: be brief\n    tools: [\"echo*\"]\n    tool_choice: required\n    timeout_ms: 2000\n    expect_tool: echo\n",
         );
-        assert_eq!(case.prompt, vec!["hi".to_owned(), "now echo".to_owned()]);
-        assert_eq!(case.system.as_deref(), Some("be brief"));
-        assert_eq!((case.max_turns, case.timeout), (4, Duration::from_secs(2)));
-        assert_eq!(case.tool_choice, ToolChoice::Required);
-        assert_eq!(case.sampling.temperature, Some(0.0));
+        assert_eq!(case.run.prompt, vec!["hi".to_owned(), "now echo".to_owned()]);
+        assert_eq!(case.run.system.as_deref(), Some("be brief"));
+        assert_eq!((case.run.max_turns, case.timeout), (4, Duration::from_secs(2)));
+        assert_eq!(case.run.tool_choice, ToolChoice::Required);
+        assert_eq!(case.run.sampling.temperature, Some(0.0));
         assert!(case.sees("echo_upper") && !case.sees("delete"));
         assert_eq!(case.deferred, None);
         let plain = spec("version: 1\ncases:\n  - id: a\n    prompt: hi\n    expect_tool: t\n");
-        assert_eq!(plain.sampling.temperature, Some(0.0), "temperature 0 unless the set says otherwise");
+        assert_eq!(plain.run.sampling.temperature, Some(0.0), "temperature 0 unless the set says otherwise");
     }
 
     #[test]

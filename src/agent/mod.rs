@@ -295,18 +295,18 @@ pub(crate) async fn run_trial(case: &CaseSpec, run: usize, context: &TrialContex
     let mut call_ids = std::collections::HashSet::new();
     let mut inputs = case.inputs.as_ref().map(input::Session::new);
     record.ending = 'trial: {
-        for user_turn in &case.prompt {
+        for user_turn in &case.run.prompt {
             messages.push(Message::User(user_turn.clone()));
             loop {
-                if record.turns >= case.max_turns {
+                if record.turns >= case.run.max_turns {
                     break 'trial TrialEnding::MaxTurns;
                 }
                 let request = CompletionRequest {
-                    system: case.system.clone(),
+                    system: case.run.system.clone(),
                     messages: messages.clone(),
                     tools: context.specs.to_vec(),
-                    sampling: case.sampling,
-                    tool_choice: if record.turns == 0 { case.tool_choice.clone() } else { ToolChoice::Auto },
+                    sampling: case.run.sampling,
+                    tool_choice: if record.turns == 0 { case.run.tool_choice.clone() } else { ToolChoice::Auto },
                 };
                 let key = TurnKey {
                     case: case.id.clone(),

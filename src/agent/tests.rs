@@ -72,15 +72,19 @@ fn specs() -> Vec<ToolSpec> {
 fn case(prompt: &[&str]) -> CaseSpec {
     CaseSpec {
         id: "c".into(),
-        prompt: prompt.iter().map(|turn| (*turn).to_owned()).collect(),
-        system: Some("be brief".into()),
-        max_turns: 4,
+        run: crate::golden::CaseRun {
+            prompt: prompt.iter().map(|turn| (*turn).to_owned()).collect(),
+            system: Some("be brief".into()),
+            max_turns: 4,
+            timeout_ms: 2000,
+            visible: None,
+            forbidden: vec!["delete".into()],
+            tool_choice: ToolChoice::Required,
+            sampling: crate::providers::Sampling::default(),
+            sequential: false,
+            graded_without_judge: true,
+        },
         timeout: Duration::from_secs(2),
-        visible: None,
-        forbidden: vec!["delete".into()],
-        tool_choice: ToolChoice::Required,
-        sampling: crate::providers::Sampling::default(),
-        sequential: false,
         inputs: None,
         deferred: None,
     }

@@ -74,7 +74,7 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
             let resolved = with_runs(&case.resolved, inputs.runs_override);
             let trials = case.trials.effective(inputs.runs_override);
             let (requested, threshold) = (trials.runs, trials.threshold);
-            let sampling = caller.effective(spec.sampling);
+            let sampling = caller.effective(spec.run.sampling);
             let mut sampling_out = serde_json::Map::new();
             if let Some(value) = sampling.temperature {
                 sampling_out.insert("temperature".into(), json!(value));

@@ -171,7 +171,7 @@ async fn one_trial(
     if judged {
         let keys = crate::scoring::semantic::requests(graded.resolved, &record.trace());
         if !keys.is_empty() {
-            record.semantic = graded.semantic.resolve(&case.id, &case.prompt.join("\n"), keys).await;
+            record.semantic = graded.semantic.resolve(&case.id, &case.run.prompt.join("\n"), keys).await;
         }
     }
     if let Some((judge, rubric)) = judge.filter(|_| judged) {
@@ -198,7 +198,7 @@ async fn judge_trial(
     asked: &dyn agent::ModelCaller,
 ) {
     let trace = record.judge_text();
-    let request = judge::judge_request(&case.prompt.join("\n"), rubric, &trace);
+    let request = judge::judge_request(&case.run.prompt.join("\n"), rubric, &trace);
     let mut samples = Vec::new();
     for sample in 0..judge.samples {
         let key = agent::TurnKey {

@@ -244,7 +244,7 @@ impl<'a> Plan<'a> {
                 }
                 let spec = &self.specs[case];
                 let trials: Vec<usize> = (1..=self.trials_of(case)).collect();
-                if spec.sequential {
+                if spec.run.sequential {
                     work.push(Work { model: model.index, case, trials });
                 } else {
                     work.extend(trials.into_iter().map(|trial| Work { model: model.index, case, trials: vec![trial] }));
