@@ -37,7 +37,7 @@ use tools::{ToolExecutor, ToolOutcome};
 use crate::events::{RunEvent, TrialRef};
 use crate::mcp::transport::BoxFuture;
 use crate::providers::{
-    Completion, CompletionRequest, FinishReason, Message, ProviderError, ToolChoice, ToolResult, ToolSpec,
+    Completion, CompletionRequest, FinishReason, Message, ProviderError, ToolCall, ToolChoice, ToolResult, ToolSpec,
 };
 use crate::scoring::{Call, Ending, Trace};
 
@@ -223,6 +223,31 @@ pub(crate) struct TrialRecord {
 }
 
 impl TrialRecord {
+    /// Trial number `run` (1-based) before its first model call: no calls, no turns, token
+    /// counts 0 (they become `None` once a reply reports none), ending `Answer` until another.
+    fn new(run: usize) -> Self {
+        TrialRecord {
+            run,
+            calls: Vec::new(),
+            ending: TrialEnding::Answer,
+            turns: 0,
+            model_calls: 0,
+            duration_ms: 0,
+            answer: None,
+            texts: Vec::new(),
+            stop_reasons: Vec::new(),
+            input_tokens: Some(0),
+            output_tokens: Some(0),
+            model_latencies_ms: Vec::new(),
+            judge: None,
+            judge_lines: Vec::new(),
+            judge_trace: None,
+            judge_cause: None,
+            semantic: crate::scoring::semantic::SemanticVerdicts::new(),
+            reported_models: std::collections::BTreeSet::new(),
+        }
+    }
+
     /// The trial as scoring reads it: calls (0-based turns) and the ending.
     pub(crate) fn trace(&self) -> Trace {
         let ending = match &self.ending {
@@ -270,26 +295,7 @@ fn elapsed_ms(started: Instant) -> u64 {
 pub(crate) async fn run_trial(case: &CaseSpec, run: usize, context: &TrialContext<'_>) -> TrialRecord {
     let started = Instant::now();
     let deadline = tokio::time::Instant::now() + case.timeout;
-    let mut record = TrialRecord {
-        run,
-        calls: Vec::new(),
-        ending: TrialEnding::Answer,
-        turns: 0,
-        model_calls: 0,
-        duration_ms: 0,
-        answer: None,
-        texts: Vec::new(),
-        stop_reasons: Vec::new(),
-        input_tokens: Some(0),
-        output_tokens: Some(0),
-        model_latencies_ms: Vec::new(),
-        judge: None,
-        judge_lines: Vec::new(),
-        judge_trace: None,
-        judge_cause: None,
-        semantic: crate::scoring::semantic::SemanticVerdicts::new(),
-        reported_models: std::collections::BTreeSet::new(),
-    };
+    let mut record = TrialRecord::new(run);
     let mut messages: Vec<Message> = Vec::new();
     // Every call id of the conversation so far: the history echoed to the model repeats none.
     let mut call_ids = std::collections::HashSet::new();
@@ -308,56 +314,10 @@ pub(crate) async fn run_trial(case: &CaseSpec, run: usize, context: &TrialContex
                     sampling: case.run.sampling,
                     tool_choice: if record.turns == 0 { case.run.tool_choice.clone() } else { ToolChoice::Auto },
                 };
-                let key = TurnKey {
-                    case: case.id.clone(),
-                    run: u32::try_from(run).unwrap_or(u32::MAX),
-                    turn: u32::try_from(record.turns).unwrap_or(u32::MAX),
+                let completion = match ask_model(case, run, &request, deadline, &mut record, context).await {
+                    Ok(completion) => completion,
+                    Err(ending) => break 'trial ending,
                 };
-                let answered = tokio::time::timeout_at(deadline, context.model.call(key, &request)).await;
-                // The model caller's decorator reports the calls it saw end; a call the
-                // deadline cut is the loop's to report.
-                let reply = match answered {
-                    Err(_) => {
-                        (context.events)(&RunEvent::ModelCallFinished {
-                            trial: context.trial.clone(),
-                            role: "model",
-                            turn: record.turns,
-                            outcome: "timeout",
-                            attempts: 0,
-                            latency_ms: None,
-                            input_tokens: None,
-                            output_tokens: None,
-                        });
-                        break 'trial TrialEnding::Timeout;
-                    }
-                    Ok(Err(ModelFailure::CapReached)) => break 'trial TrialEnding::CapReached,
-                    Ok(Err(ModelFailure::NoRecording(reason))) => break 'trial TrialEnding::NoRecording(reason),
-                    Ok(Err(ModelFailure::Provider { error, attempts })) => {
-                        record.model_calls += u64::from(attempts);
-                        break 'trial TrialEnding::ProviderError(format!("after {attempts} attempt(s): {error}"));
-                    }
-                    Ok(Ok(reply)) => reply,
-                };
-                record.turns += 1;
-                record.model_calls += u64::from(reply.attempts);
-                record.model_latencies_ms.push(reply.latency_ms);
-                let completion = reply.completion;
-                record.stop_reasons.push(finish_name(&completion.finish));
-                record.reported_models.extend(crate::report::evals::ReportedModel::of(
-                    completion.reported_model.as_deref(),
-                    completion.system_fingerprint.as_deref(),
-                ));
-                let usage = completion.usage.unwrap_or_default();
-                record.input_tokens = record.input_tokens.zip(usage.input_tokens).map(|(a, b)| a + b);
-                record.output_tokens = record.output_tokens.zip(usage.output_tokens).map(|(a, b)| a + b);
-                if completion.usage.is_none() {
-                    record.input_tokens = None;
-                    record.output_tokens = None;
-                }
-                if let Some(text) = completion.text.as_ref().filter(|text| !text.is_empty()) {
-                    record.answer = Some(text.clone());
-                    record.texts.push((record.turns, text.clone()));
-                }
                 if completion.tool_calls.is_empty() {
                     messages.push(Message::Assistant { text: completion.text.clone(), tool_calls: Vec::new() });
                     break;
@@ -366,107 +326,19 @@ pub(crate) async fn run_trial(case: &CaseSpec, run: usize, context: &TrialContex
                 crate::providers::make_call_ids_unique(&mut calls, &mut call_ids);
                 messages.push(Message::Assistant { text: completion.text.clone(), tool_calls: calls.clone() });
                 for call in &calls {
-                    let mut made = CallRecord {
-                        turn: record.turns,
-                        name: call.name.clone(),
-                        arguments: call.arguments.clone(),
-                        sent: false,
-                        error: None,
-                        refused_arguments: None,
-                        result: String::new(),
-                        is_error: true,
-                        server_bytes: None,
-                        latency_ms: 0,
-                        rounds: Vec::new(),
-                    };
-                    // (why it is not sent, whether it is the arguments' fault)
-                    let refusal = if call.unknown_tool || !context.specs.iter().any(|spec| spec.name == call.name) {
-                        Some((format!("no tool named `{}` is offered", call.name), false))
-                    } else if call.arguments_unparsable {
-                        Some(("the arguments are not a JSON object".to_owned(), true))
-                    } else if case.forbids(&call.name) {
-                        Some((format!("`{}` is forbidden in this case (forbid_tools): not called", call.name), false))
-                    } else if let Err(reason) = context.arguments.check(&call.name, &call.arguments) {
-                        Some((format!("the arguments do not satisfy the tool's inputSchema: {reason}"), true))
-                    } else {
-                        None
-                    };
-                    // What the loop decides it reports itself (a call not sent, a call the
-                    // deadline cut); the tool executor's decorator reports the calls it made.
-                    let tool_call = |made: &CallRecord, outcome: &'static str| {
-                        (context.events)(&RunEvent::ToolCallFinished {
-                            trial: context.trial.clone(),
-                            turn: made.turn,
-                            tool: made.name.clone(),
-                            outcome,
-                            sent: made.sent,
-                            injected: false,
-                            latency_ms: made.latency_ms,
-                            server_bytes: None,
-                        });
-                    };
-                    if let Some((reason, arguments)) = refusal {
-                        made.result = format!("error: {reason}");
-                        made.refused_arguments = arguments.then(|| reason.clone());
-                        made.error = Some(reason);
-                        tool_call(&made, "not_sent");
-                    } else {
-                        let at = tools::CallSite { trial: &context.trial, turn: made.turn };
-                        let outcome = match tokio::time::timeout_at(
-                            deadline,
-                            context.tools.call(at, &call.name, &call.arguments, inputs.as_mut()),
-                        )
-                        .await
-                        {
-                            Ok(outcome) => outcome,
-                            Err(_) => {
-                                let made = CallRecord {
-                                    sent: true,
-                                    error: Some("the trial's time ran out during this call".into()),
-                                    ..made
-                                };
-                                tool_call(&made, "timeout");
-                                record.calls.push(made);
-                                break 'trial TrialEnding::Timeout;
-                            }
-                        };
-                        made.sent = true;
-                        match outcome {
-                            ToolOutcome::Result { text, is_error, latency_ms, note, server_bytes, rounds } => {
-                                made.result = text;
-                                made.server_bytes = server_bytes;
-                                made.is_error = is_error;
-                                made.latency_ms = latency_ms;
-                                made.error = note;
-                                made.rounds = rounds;
-                            }
-                            ToolOutcome::Error { message, latency_ms, rounds } => {
-                                made.result = format!("error: {message}");
-                                made.error = Some(message);
-                                made.latency_ms = latency_ms;
-                                made.rounds = rounds;
-                            }
-                            ToolOutcome::Stopped { reason, latency_ms, rounds } => {
-                                made.error = Some(reason.clone());
-                                made.latency_ms = latency_ms;
-                                made.rounds = rounds;
-                                record.calls.push(made);
-                                break 'trial TrialEnding::Finding(reason);
-                            }
-                            ToolOutcome::Failed { reason, latency_ms } => {
-                                made.error = Some(reason.clone());
-                                made.latency_ms = latency_ms;
-                                record.calls.push(made);
-                                break 'trial TrialEnding::ServerError(reason);
-                            }
-                        }
+                    let turn = record.turns;
+                    let (made, ending) = make_call(case, call, turn, deadline, inputs.as_mut(), context).await;
+                    if ending.is_none() {
+                        messages.push(Message::ToolResult(ToolResult {
+                            call_id: call.id.clone(),
+                            content: made.result.clone(),
+                            is_error: made.is_error,
+                        }));
                     }
-                    messages.push(Message::ToolResult(ToolResult {
-                        call_id: call.id.clone(),
-                        content: made.result.clone(),
-                        is_error: made.is_error,
-                    }));
                     record.calls.push(made);
+                    if let Some(ending) = ending {
+                        break 'trial ending;
+                    }
                 }
             }
         }
@@ -474,6 +346,169 @@ pub(crate) async fn run_trial(case: &CaseSpec, run: usize, context: &TrialContex
     };
     record.duration_ms = elapsed_ms(started);
     record
+}
+
+/// One model turn within the trial's deadline: the completion, its cost, usage and text added
+/// to `record`; `Err` is the ending of a trial the call could not go on from (the deadline, the
+/// cap, a replay miss, a provider failure).
+async fn ask_model(
+    case: &CaseSpec,
+    run: usize,
+    request: &CompletionRequest,
+    deadline: tokio::time::Instant,
+    record: &mut TrialRecord,
+    context: &TrialContext<'_>,
+) -> Result<Completion, TrialEnding> {
+    let key = TurnKey {
+        case: case.id.clone(),
+        run: u32::try_from(run).unwrap_or(u32::MAX),
+        turn: u32::try_from(record.turns).unwrap_or(u32::MAX),
+    };
+    // The model caller's decorator reports the calls it saw end; a call the deadline cut is
+    // the loop's to report.
+    let reply = match tokio::time::timeout_at(deadline, context.model.call(key, request)).await {
+        Err(_) => {
+            (context.events)(&RunEvent::ModelCallFinished {
+                trial: context.trial.clone(),
+                role: "model",
+                turn: record.turns,
+                outcome: "timeout",
+                attempts: 0,
+                latency_ms: None,
+                input_tokens: None,
+                output_tokens: None,
+            });
+            return Err(TrialEnding::Timeout);
+        }
+        Ok(Err(ModelFailure::CapReached)) => return Err(TrialEnding::CapReached),
+        Ok(Err(ModelFailure::NoRecording(reason))) => return Err(TrialEnding::NoRecording(reason)),
+        Ok(Err(ModelFailure::Provider { error, attempts })) => {
+            record.model_calls += u64::from(attempts);
+            return Err(TrialEnding::ProviderError(format!("after {attempts} attempt(s): {error}")));
+        }
+        Ok(Ok(reply)) => reply,
+    };
+    record.turns += 1;
+    record.model_calls += u64::from(reply.attempts);
+    record.model_latencies_ms.push(reply.latency_ms);
+    let completion = reply.completion;
+    record.stop_reasons.push(finish_name(&completion.finish));
+    record.reported_models.extend(crate::report::evals::ReportedModel::of(
+        completion.reported_model.as_deref(),
+        completion.system_fingerprint.as_deref(),
+    ));
+    let usage = completion.usage.unwrap_or_default();
+    record.input_tokens = record.input_tokens.zip(usage.input_tokens).map(|(a, b)| a + b);
+    record.output_tokens = record.output_tokens.zip(usage.output_tokens).map(|(a, b)| a + b);
+    if completion.usage.is_none() {
+        record.input_tokens = None;
+        record.output_tokens = None;
+    }
+    if let Some(text) = completion.text.as_ref().filter(|text| !text.is_empty()) {
+        record.answer = Some(text.clone());
+        record.texts.push((record.turns, text.clone()));
+    }
+    Ok(completion)
+}
+
+/// Why the loop does not send `call`, when it does not: the reason the model reads, and
+/// whether it is the arguments' fault.
+fn refusal(case: &CaseSpec, call: &ToolCall, context: &TrialContext<'_>) -> Option<(String, bool)> {
+    if call.unknown_tool || !context.specs.iter().any(|spec| spec.name == call.name) {
+        Some((format!("no tool named `{}` is offered", call.name), false))
+    } else if call.arguments_unparsable {
+        Some(("the arguments are not a JSON object".to_owned(), true))
+    } else if case.forbids(&call.name) {
+        Some((format!("`{}` is forbidden in this case (forbid_tools): not called", call.name), false))
+    } else if let Err(reason) = context.arguments.check(&call.name, &call.arguments) {
+        Some((format!("the arguments do not satisfy the tool's inputSchema: {reason}"), true))
+    } else {
+        None
+    }
+}
+
+/// One tool call the model asked for at model turn `turn`: refused, or sent within the trial's
+/// deadline. The record of the call, and the trial's ending when the call ends it (the
+/// deadline, input requests that could not be answered, no answer from the server).
+async fn make_call(
+    case: &CaseSpec,
+    call: &ToolCall,
+    turn: usize,
+    deadline: tokio::time::Instant,
+    inputs: Option<&mut input::Session<'_>>,
+    context: &TrialContext<'_>,
+) -> (CallRecord, Option<TrialEnding>) {
+    let mut made = CallRecord {
+        turn,
+        name: call.name.clone(),
+        arguments: call.arguments.clone(),
+        sent: false,
+        error: None,
+        refused_arguments: None,
+        result: String::new(),
+        is_error: true,
+        server_bytes: None,
+        latency_ms: 0,
+        rounds: Vec::new(),
+    };
+    // What the loop decides it reports itself (a call not sent, a call the deadline cut); the
+    // tool executor's decorator reports the calls it made.
+    let decided = |made: &CallRecord, outcome: &'static str| {
+        (context.events)(&RunEvent::ToolCallFinished {
+            trial: context.trial.clone(),
+            turn: made.turn,
+            tool: made.name.clone(),
+            outcome,
+            sent: made.sent,
+            injected: false,
+            latency_ms: made.latency_ms,
+            server_bytes: None,
+        });
+    };
+    if let Some((reason, arguments)) = refusal(case, call, context) {
+        made.result = format!("error: {reason}");
+        made.refused_arguments = arguments.then(|| reason.clone());
+        made.error = Some(reason);
+        decided(&made, "not_sent");
+        return (made, None);
+    }
+    let at = tools::CallSite { trial: &context.trial, turn };
+    let sent = context.tools.call(at, &call.name, &call.arguments, inputs);
+    let Ok(outcome) = tokio::time::timeout_at(deadline, sent).await else {
+        let made = CallRecord { sent: true, error: Some("the trial's time ran out during this call".into()), ..made };
+        decided(&made, "timeout");
+        return (made, Some(TrialEnding::Timeout));
+    };
+    made.sent = true;
+    match outcome {
+        ToolOutcome::Result { text, is_error, latency_ms, note, server_bytes, rounds } => {
+            made.result = text;
+            made.server_bytes = server_bytes;
+            made.is_error = is_error;
+            made.latency_ms = latency_ms;
+            made.error = note;
+            made.rounds = rounds;
+            (made, None)
+        }
+        ToolOutcome::Error { message, latency_ms, rounds } => {
+            made.result = format!("error: {message}");
+            made.error = Some(message);
+            made.latency_ms = latency_ms;
+            made.rounds = rounds;
+            (made, None)
+        }
+        ToolOutcome::Stopped { reason, latency_ms, rounds } => {
+            made.error = Some(reason.clone());
+            made.latency_ms = latency_ms;
+            made.rounds = rounds;
+            (made, Some(TrialEnding::Finding(reason)))
+        }
+        ToolOutcome::Failed { reason, latency_ms } => {
+            made.error = Some(reason.clone());
+            made.latency_ms = latency_ms;
+            (made, Some(TrialEnding::ServerError(reason)))
+        }
+    }
 }
 
 /// A scripted model for tests: answers each turn from a function of the key and the request.

@@ -252,16 +252,7 @@ pub(crate) async fn evaluate(
                 let layer = running.load(std::sync::atomic::Ordering::SeqCst);
                 let layer1 = progress.interrupted("a panic inside mcp-eval");
                 let mut checks = partial_checks(&mut server, &finished, &known);
-                let message = format!(
-                    "mcp-eval failed inside layer {layer} (a panic: {}); no verdict. {}Please report it with the server's name and version",
-                    panic_text(panic.as_ref()),
-                    match (checks.is_empty(), layer1.is_some()) {
-                        (false, true) => "Layer 0's checks and layer 1's finished trials are kept; the cases with trials missing are skipped. ",
-                        (false, false) => "Layer 0's checks are kept. ",
-                        (true, true) => "Layer 1's finished trials are kept; the cases with trials missing are skipped. ",
-                        (true, false) => "",
-                    }
-                );
+                let message = panic_message(layer, &panic_text(panic.as_ref()), !checks.is_empty(), layer1.is_some());
                 checks.push(RunReport::internal_error_check(message));
                 let layers: Vec<u8> = ran.iter().copied().filter(|layer| *layer != 1 || layer1.is_some()).collect();
                 let layers = if layers.is_empty() { vec![0] } else { layers };
@@ -289,13 +280,7 @@ pub(crate) async fn evaluate(
         signal = signals::interrupt_signal() => {
             let layer1 = progress.interrupted(signal.name());
             let graded = crate::mcp::sync::lock(&finished).is_some();
-            let elapsed = started.elapsed().as_millis();
-            let detail = match (graded, &layer1) {
-                (_, Some(_)) => format!("interrupted by {} after {elapsed} ms during layer 1; its finished trials are reported and the cases with trials missing are skipped", signal.name()),
-                // Every check had finished; only the server's shutdown was cut short.
-                (true, None) => format!("interrupted by {} after {elapsed} ms, while the server was being shut down; every check had finished", signal.name()),
-                (false, None) => format!("interrupted by {} after {elapsed} ms; checks still running were abandoned", signal.name()),
-            };
+            let detail = interrupt_detail(signal.name(), started.elapsed().as_millis(), graded, layer1.is_some());
             let checks = partial_checks(&mut server, &finished, &known);
             let layers: Vec<u8> = ran.iter().copied().filter(|layer| *layer != 1 || layer1.is_some()).collect();
             let mut report = RunReport::new(started_at, elapsed_ms(started), layers, RunOutcome::Interrupted, Some(detail), server, checks);
@@ -327,6 +312,37 @@ pub(crate) async fn evaluate(
         evaluation.decision.exit = evaluation.decision.exit.max(verdict::ExitStatus::Environment);
     }
     evaluation
+}
+
+/// The `INTERNAL` row's message for a panic in layer `layer` (`text`: what it said), saying what
+/// of the run is kept.
+fn panic_message(layer: u8, text: &str, checks_kept: bool, trials_kept: bool) -> String {
+    let kept = match (checks_kept, trials_kept) {
+        (true, true) => {
+            "Layer 0's checks and layer 1's finished trials are kept; the cases with trials missing are skipped. "
+        }
+        (true, false) => "Layer 0's checks are kept. ",
+        (false, true) => "Layer 1's finished trials are kept; the cases with trials missing are skipped. ",
+        (false, false) => "",
+    };
+    format!(
+        "mcp-eval failed inside layer {layer} (a panic: {text}); no verdict. {kept}Please report it with the server's name and version"
+    )
+}
+
+/// The report's `outcome_detail` for a run `signal` stopped after `elapsed` ms: during layer 1
+/// (`trials_kept`), while the server shut down (every check `graded`), or during the checks.
+fn interrupt_detail(signal: &str, elapsed: u128, graded: bool, trials_kept: bool) -> String {
+    match (graded, trials_kept) {
+        (_, true) => format!(
+            "interrupted by {signal} after {elapsed} ms during layer 1; its finished trials are reported and the cases with trials missing are skipped"
+        ),
+        // Every check had finished; only the server's shutdown was cut short.
+        (true, false) => format!(
+            "interrupted by {signal} after {elapsed} ms, while the server was being shut down; every check had finished"
+        ),
+        (false, false) => format!("interrupted by {signal} after {elapsed} ms; checks still running were abandoned"),
+    }
 }
 
 /// What the layers gave on a run that completed.
