@@ -81,9 +81,9 @@ pub(crate) enum RunEvent {
         model: String,
         /// Its verdict.
         status: crate::report::evals::EvalStatus,
-        /// Runs passed.
+        /// Trials passed.
         passed: usize,
-        /// Runs asked for.
+        /// Trials asked for (`runs`).
         runs: usize,
         /// The verdict was reused from the verdict cache, not measured by this run.
         cached: bool,
@@ -114,7 +114,7 @@ pub(crate) enum RunEvent {
         turn: usize,
         /// `answer`, `provider_error`, `replay_miss`, `call_cap` or `timeout`.
         outcome: &'static str,
-        /// HTTP attempts (retries included; 0 when replayed or not made).
+        /// HTTP attempts (retries included; a replayed answer counts 1; 0 when not made).
         attempts: u32,
         /// Wall time in milliseconds, retries included (`None` when it gave no reply).
         latency_ms: Option<u64>,
@@ -178,19 +178,19 @@ pub(crate) enum RunEvent {
         /// Why, with the fix.
         detail: String,
     },
-    /// Replaying, a request had no recording (exit status 5). Sent once per run, for the first
-    /// such run, so that the fix (record again) is on stderr and not only in the reports; front
+    /// Replaying, a request had no recording (exit status 5). Sent once per evaluation, for the
+    /// first trial that missed, so that the fix (record again) is on stderr and not only in the reports; front
     /// ends show it even when quiet.
     ReplayMiss {
-        /// `PROVIDER:MODEL` of the first run that missed.
+        /// `PROVIDER:MODEL` of the first trial that missed.
         model: String,
         /// Its case id.
         case: String,
-        /// Its run number (from 1).
+        /// Its trial number (from 1).
         run: usize,
         /// The miss's message, with what changed and the hint (`record it with --record`).
         reason: String,
-        /// Runs that missed a recording, over every case × model.
+        /// Trials that missed a recording, over every case × model.
         count: usize,
     },
     /// Something failed on our side that does not stop the run (cassettes not written): exit
@@ -213,15 +213,15 @@ pub(crate) enum RunEvent {
         /// The last lines of a stdio server's stderr, when any.
         stderr_tail: Option<String>,
     },
-    /// The run is over and the gate decided.
+    /// The run is over and its verdict decided.
     Finished {
         /// Counts of checks by status.
         counts: Counts,
-        /// The gate's policy.
+        /// When findings fail the run (`--fail-on`).
         fail_on: FailOn,
         /// Ids of the failed checks, in report order.
         failing: Vec<String>,
-        /// The gate's decision.
+        /// The verdict, `result` and exit status.
         decision: Decision,
         /// The report directory, when the reports were written.
         out_dir: Option<String>,
@@ -353,8 +353,8 @@ pub(crate) struct Event<'a> {
 }
 
 impl Event<'_> {
-    /// The JSON line (no newline): `{"v", "at", "elapsed_ms", "kind", …fields}`.
-    pub(crate) fn to_line(&self) -> String {
+    /// The line as a JSON object: `{"v", "at", "elapsed_ms", "kind", …fields}`.
+    fn to_value(&self) -> Value {
         let (kind, fields) = self.kind.fields();
         let mut line = serde_json::Map::new();
         line.insert("v".into(), json!(EVENTS_FORMAT));
@@ -364,7 +364,19 @@ impl Event<'_> {
         if let Value::Object(fields) = fields {
             line.extend(fields);
         }
-        Value::Object(line).to_string()
+        Value::Object(line)
+    }
+}
+
+/// `value` with every secret removed from its strings (object keys are ours): redacting the
+/// values, never the serialized line, keeps numbers, `true` and the JSON's quoting intact
+/// whatever a secret's text, and finds a secret that JSON would have escaped.
+fn redact_strings(value: &mut Value, redactor: &Redactor) {
+    match value {
+        Value::String(text) => *text = redactor.redact(text),
+        Value::Array(items) => items.iter_mut().for_each(|item| redact_strings(item, redactor)),
+        Value::Object(fields) => fields.values_mut().for_each(|field| redact_strings(field, redactor)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
 }
 
@@ -480,7 +492,6 @@ impl EventLog {
     fn write_line(&self, line: &str) {
         let mut out = lock(&self.out);
         let Some(writer) = out.as_mut() else { return };
-        let line = self.redactor.redact(line);
         let written =
             writer.write_all(line.as_bytes()).and_then(|()| writer.write_all(b"\n")).and_then(|()| writer.flush());
         if let Err(error) = written {
@@ -492,7 +503,9 @@ impl EventLog {
     /// Writes `event`, stamped now; after [`RunEvent::Finished`], the closing line too.
     pub(crate) fn record(&self, event: &RunEvent) {
         let stamped = Event { at: chrono::Utc::now(), elapsed_ms: self.elapsed_ms(), kind: event };
-        self.write_line(&stamped.to_line());
+        let mut line = stamped.to_value();
+        redact_strings(&mut line, &self.redactor);
+        self.write_line(&line.to_string());
         if let RunEvent::Finished { decision, .. } = event {
             self.close(true, Some(decision.exit));
         }
@@ -544,6 +557,21 @@ mod tests {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+
+    #[test]
+    fn secrets_are_redacted_in_the_values_so_every_line_stays_json() {
+        let written = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let out = Box::new(FillsUp { lines: 10, written: written.clone() });
+        // A server-env value such as `PORT=8080` or `DEBUG=true` is a secret too.
+        let secrets = vec!["8080".to_owned(), "true".to_owned(), "s\"cr\\et".to_owned()];
+        let log = EventLog::to_writer(out, Redactor::new(secrets), Instant::now());
+        log.record(&RunEvent::LayerFinished { layer: 0, duration_ms: 18_080 });
+        log.record(&RunEvent::Notice { text: "port 8080, flag true, key s\"cr\\et".into() });
+        let text = String::from_utf8(lock(&written).clone()).expect("utf-8");
+        let lines: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect();
+        assert_eq!(lines[0]["duration_ms"], 18_080, "numbers are not secrets' text");
+        assert_eq!(lines[1]["text"], "port ***, flag ***, key ***", "{text}");
     }
 
     #[test]

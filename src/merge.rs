@@ -28,7 +28,7 @@ use crate::report::evals::{EvalResult, EvalsSection, ModelOutcome, ModelStatus, 
 use crate::report::model::GateSection;
 use crate::report::model::{RunOutcome, RunReport};
 use crate::settings::FailOn;
-use crate::verdict::{self, ExitStatus, GateInput};
+use crate::verdict::{self, ExitStatus, VerdictInput};
 
 /// One report to merge: where it was read from (for messages) and what it holds.
 #[derive(Debug, Clone)]
@@ -367,7 +367,7 @@ pub(crate) fn finish(
         Some("never") => FailOn::Never,
         _ => FailOn::Must,
     });
-    let mut decision = verdict::decide(&report, GateInput { fail_on, interrupt: None, reports_failed: false });
+    let mut decision = verdict::decide(&report, VerdictInput { fail_on, interrupt: None, reports_failed: false });
     report.gate =
         Some(GateSection { fail_on: fail_on.as_str().to_owned(), result: decision.result.as_str().to_owned() });
     let written = crate::report::write_all(&report, out_dir)

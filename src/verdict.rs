@@ -1,5 +1,5 @@
-//! The gate: turns what a run produced into the verdict, the Action's `result` and the exit
-//! status. Pure (no IO, no clock), and the only place in the product where that policy lives.
+//! The verdict and the exit table: turns what a run produced into the verdict, the Action's
+//! `result` and the exit status. Pure (no IO, no clock), and the only place in the product where that policy lives.
 //!
 //! The exit statuses, one table for every front end (documented in docs/exit-status.md):
 //!
@@ -10,7 +10,7 @@
 //! | 2 | invalid input: a flag, input, environment variable or file |
 //! | 3 | the server could not be reached, started, or evaluated without credentials, or the URL is not an MCP endpoint |
 //! | 4 | our own environment failed (the reports could not be written, no runtime, no port) |
-//! | 5 | layer 1: a model provider is unusable at the start, or spoiled more than a fifth of the runs |
+//! | 5 | layer 1: a model provider is unusable at the start, or spoiled more than a fifth of the trials |
 //! | 6 | layer 1: the model-call cap stopped the run early; what ran is reported |
 //! | 130 / 143 | interrupted by SIGINT / SIGTERM; the reports were written |
 //!
@@ -142,7 +142,7 @@ pub(crate) struct Met {
     pub unreachable: bool,
     /// Our own environment failed: a report, a cassette or a file could not be written (4).
     pub environment: bool,
-    /// A model provider is unusable, or spoiled runs (5).
+    /// A model provider is unusable, or spoiled trials (5).
     pub provider: bool,
     /// The model-call cap stopped it early (6).
     pub budget: bool,
@@ -239,9 +239,9 @@ impl RunResult {
     }
 }
 
-/// What the gate is given besides the report.
+/// What the verdict is decided on besides the report.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct GateInput {
+pub(crate) struct VerdictInput {
     /// When findings fail the run.
     pub fail_on: FailOn,
     /// The signal that stopped the run, if one did.
@@ -250,7 +250,7 @@ pub(crate) struct GateInput {
     pub reports_failed: bool,
 }
 
-/// What the gate decided.
+/// What was decided: the verdict, the Action's `result` and the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Decision {
     /// The verdict of the evaluation (independent of `fail-on`).
@@ -294,7 +294,7 @@ pub(crate) fn verdict(
 }
 
 /// Decides the verdict, the `result` output and the exit status of a run.
-pub(crate) fn decide(report: &RunReport, input: GateInput) -> Decision {
+pub(crate) fn decide(report: &RunReport, input: VerdictInput) -> Decision {
     let verdict = verdict(report.outcome, &report.checks, report.evals.as_ref());
     let warned = report.checks.iter().any(|check| check.status == Status::Warn);
     // `result` is what the exit status follows: under `fail-on: never` findings never fail the
@@ -337,7 +337,7 @@ mod tests {
         }
     }
 
-    fn decide_on(outcome: RunOutcome, statuses: &[Status], input: GateInput) -> Decision {
+    fn decide_on(outcome: RunOutcome, statuses: &[Status], input: VerdictInput) -> Decision {
         let checks: Vec<CheckResult> = statuses.iter().copied().map(check).collect();
         let mut report = crate::report::model::RunReport::empty_for_tests();
         report.outcome = outcome;
@@ -345,7 +345,7 @@ mod tests {
         decide(&report, input)
     }
 
-    const MUST: GateInput = GateInput { fail_on: FailOn::Must, interrupt: None, reports_failed: false };
+    const MUST: VerdictInput = VerdictInput { fail_on: FailOn::Must, interrupt: None, reports_failed: false };
 
     #[test]
     fn the_exit_table_has_one_code_per_status() {
@@ -419,7 +419,7 @@ mod tests {
             (decision.verdict, decision.result, decision.exit),
             (Verdict::Fail, RunResult::Fail, ExitStatus::VerdictFailed)
         );
-        let never = GateInput { fail_on: FailOn::Never, ..MUST };
+        let never = VerdictInput { fail_on: FailOn::Never, ..MUST };
         let decision = decide_on(RunOutcome::Completed, &[Status::Fail], never);
         assert_eq!(
             (decision.verdict, decision.result, decision.exit),
@@ -430,10 +430,10 @@ mod tests {
 
     #[test]
     fn fail_on_never_still_reports_errors_and_signals() {
-        let never = GateInput { fail_on: FailOn::Never, ..MUST };
+        let never = VerdictInput { fail_on: FailOn::Never, ..MUST };
         let decision = decide_on(RunOutcome::Unreachable, &[Status::Error], never);
         assert_eq!((decision.result, decision.exit), (RunResult::Error, ExitStatus::Unreachable));
-        let interrupted = GateInput { interrupt: Some(Interrupt::Int), ..never };
+        let interrupted = VerdictInput { interrupt: Some(Interrupt::Int), ..never };
         let decision = decide_on(RunOutcome::Interrupted, &[Status::Fail], interrupted);
         assert_eq!((decision.verdict, decision.exit), (Verdict::Fail, ExitStatus::Interrupted));
     }
@@ -442,7 +442,7 @@ mod tests {
     fn warnings_fail_only_with_fail_on_should() {
         let decision = decide_on(RunOutcome::Completed, &[Status::Warn, Status::NotApplicable], MUST);
         assert_eq!((decision.verdict, decision.exit), (Verdict::Pass, ExitStatus::Passed));
-        let should = GateInput { fail_on: FailOn::Should, ..MUST };
+        let should = VerdictInput { fail_on: FailOn::Should, ..MUST };
         let decision = decide_on(RunOutcome::Completed, &[Status::Warn], should);
         assert_eq!(
             (decision.verdict, decision.result, decision.exit),
@@ -453,9 +453,9 @@ mod tests {
     #[test]
     fn an_unreachable_server_is_an_error_with_status_3_whatever_fail_on_says() {
         for fail_on in [FailOn::Must, FailOn::Should, FailOn::Never] {
-            let decision = decide_on(RunOutcome::Unreachable, &[Status::Error], GateInput { fail_on, ..MUST });
+            let decision = decide_on(RunOutcome::Unreachable, &[Status::Error], VerdictInput { fail_on, ..MUST });
             assert_eq!(decision.exit, ExitStatus::Unreachable);
-            let decision = decide_on(RunOutcome::NeedsCredentials, &[Status::Pass], GateInput { fail_on, ..MUST });
+            let decision = decide_on(RunOutcome::NeedsCredentials, &[Status::Pass], VerdictInput { fail_on, ..MUST });
             assert_eq!(
                 (decision.verdict, decision.result, decision.exit),
                 (Verdict::Error, RunResult::Error, ExitStatus::Unreachable)
@@ -465,10 +465,10 @@ mod tests {
 
     #[test]
     fn an_interrupted_run_never_passes_and_exits_with_the_signal() {
-        let term = GateInput { interrupt: Some(Interrupt::Term), ..MUST };
+        let term = VerdictInput { interrupt: Some(Interrupt::Term), ..MUST };
         let decision = decide_on(RunOutcome::Interrupted, &[Status::Pass], term);
         assert_eq!((decision.verdict, decision.exit), (Verdict::Error, ExitStatus::Terminated));
-        let int = GateInput { interrupt: Some(Interrupt::Int), ..MUST };
+        let int = VerdictInput { interrupt: Some(Interrupt::Int), ..MUST };
         let decision = decide_on(RunOutcome::Interrupted, &[Status::Fail], int);
         assert_eq!((decision.verdict, decision.exit), (Verdict::Fail, ExitStatus::Interrupted));
     }
@@ -486,7 +486,7 @@ mod tests {
 
     #[test]
     fn reports_that_cannot_be_written_exit_4_even_over_a_failure() {
-        let input = GateInput { reports_failed: true, ..MUST };
+        let input = VerdictInput { reports_failed: true, ..MUST };
         assert_eq!(decide_on(RunOutcome::Completed, &[Status::Fail], input).exit, ExitStatus::Environment);
         assert_eq!(decide_on(RunOutcome::Completed, &[Status::Pass], input).exit, ExitStatus::Environment);
     }
@@ -494,7 +494,7 @@ mod tests {
     #[test]
     fn layer_1_stopped_by_the_cap_or_an_unusable_provider_is_never_a_pass() {
         use crate::report::evals::{EvalsSection, ModelOutcome, ModelStatus};
-        let input = GateInput { fail_on: FailOn::Must, interrupt: None, reports_failed: false };
+        let input = VerdictInput { fail_on: FailOn::Must, interrupt: None, reports_failed: false };
         let mut report = crate::report::model::RunReport::empty_for_tests();
         report.checks = vec![check(Status::Pass)];
         report.evals = Some(EvalsSection { call_cap_reached: true, ..EvalsSection::default() });

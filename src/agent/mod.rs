@@ -225,7 +225,7 @@ pub(crate) struct TrialRecord {
 impl TrialRecord {
     /// Trial number `run` (1-based) before its first model call: no calls, no turns, token
     /// counts 0 (they become `None` once a reply reports none), ending `Answer` until another.
-    fn new(run: usize) -> Self {
+    pub(crate) fn new(run: usize) -> Self {
         TrialRecord {
             run,
             calls: Vec::new(),
@@ -473,9 +473,15 @@ async fn make_call(
         return (made, None);
     }
     let at = tools::CallSite { trial: &context.trial, turn };
+    let sent_at = Instant::now();
     let sent = context.tools.call(at, &call.name, &call.arguments, inputs);
     let Ok(outcome) = tokio::time::timeout_at(deadline, sent).await else {
-        let made = CallRecord { sent: true, error: Some("the trial's time ran out during this call".into()), ..made };
+        let made = CallRecord {
+            sent: true,
+            error: Some("the trial's time ran out during this call".into()),
+            latency_ms: elapsed_ms(sent_at),
+            ..made
+        };
         decided(&made, "timeout");
         return (made, Some(TrialEnding::Timeout));
     };

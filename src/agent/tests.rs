@@ -199,6 +199,8 @@ async fn a_tool_that_outlives_the_trial_ends_it_as_a_timeout() {
         run_with(&slow_case, &tools, |_, _| Ok(calls_answer(vec![ToolCall::new("s", "slow", json!({}))]))).await;
     assert_eq!(record.ending, TrialEnding::Timeout);
     assert!(record.duration_ms < 2000, "{}", record.duration_ms);
+    let cut = &record.calls[0];
+    assert!(cut.sent && cut.latency_ms >= 50, "the call is timed until the deadline cut it: {cut:?}");
 }
 
 #[tokio::test]

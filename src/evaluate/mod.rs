@@ -25,7 +25,7 @@ use crate::mcp::http::HttpSettings;
 use crate::report::model::{Evidence, GateSection, RunOutcome, RunReport, ServerSection};
 use crate::report::{self, WrittenFiles};
 use crate::settings::{LayersInput, Server, Settings};
-use crate::verdict::{self, Decision, GateInput, Interrupt};
+use crate::verdict::{self, Decision, Interrupt, VerdictInput};
 
 /// A failpoint for the tests: when this variable is set, the run panics, so the tests can show
 /// that a panic still writes the reports (an `INTERNAL` row naming the layer, exit 4) and keeps
@@ -360,7 +360,7 @@ struct Completed {
 }
 
 /// The report of a run whose layers completed, and whether layer 1 refused its input (exit
-/// status 2). `server` keeps the target label and transport; an event goes out per check.
+/// status 2). `server` keeps the target label and transport.
 fn completed_report(
     settings: &Settings,
     done: Completed,
@@ -1001,7 +1001,7 @@ fn finish(
     }
     let mut report = report;
     let mut decision =
-        verdict::decide(&report, GateInput { fail_on: settings.fail_on, interrupt, reports_failed: false });
+        verdict::decide(&report, VerdictInput { fail_on: settings.fail_on, interrupt, reports_failed: false });
     report.gate = Some(GateSection {
         fail_on: settings.fail_on.as_str().to_owned(),
         result: decision.result.as_str().to_owned(),

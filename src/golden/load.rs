@@ -707,7 +707,8 @@ impl Reader {
                     Some(value) => value,
                     None => runs,
                 },
-                None => (runs * 4 + 4) / 5,
+                // A soft case's default: 4 of 5, rounded up ([`super::Trials`] decides it).
+                None => super::Trials::new(usize::try_from(runs).unwrap_or(1), None, false).threshold as i64,
             }
         };
         resolved.insert("pass_threshold".into(), json!(threshold));

@@ -78,16 +78,19 @@ pub(crate) enum Mode {
 /// Why a call through the cassettes, or reading or writing them, failed.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum CassetteError {
-    /// Replay found no recorded embedding of a text.
+    /// Replay found no recorded embedding of a text. The text itself is not quoted (it may be
+    /// what a model wrote, and this message reaches the events file): its size and digest are.
     #[error(
-        "embeddings model {model}: no recording of the embedding of {text:?}; record it with --record \
-         (--cassettes DIR and the live --embedding-model)"
+        "embeddings model {model}: no recording of the embedding of a text of {chars} characters ({digest}); \
+         record it with --record (--cassettes DIR and the live --embedding-model)"
     )]
     EmbeddingMiss {
         /// The embeddings model label.
         model: String,
-        /// The text (its first 80 characters).
-        text: String,
+        /// The text's length in characters.
+        chars: usize,
+        /// `sha256:` and the first 12 hex digits of the text's SHA-256.
+        digest: String,
     },
     /// Replay found no recording of this request.
     #[error(
@@ -316,7 +319,11 @@ impl Cassettes {
                         tape.and_then(|tape| tape.vectors.get(text)).map(|(vector, _)| vector.clone()).ok_or_else(
                             || CassetteError::EmbeddingMiss {
                                 model: model.to_owned(),
-                                text: text.chars().take(80).collect(),
+                                chars: text.chars().count(),
+                                digest: crate::jcs::hash(&serde_json::Value::String(text.clone()))
+                                    .chars()
+                                    .take("sha256:".len() + 12)
+                                    .collect(),
                             },
                         )
                     })

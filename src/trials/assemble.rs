@@ -333,6 +333,11 @@ fn cause_of(run: &TrialRecord, score: Option<&TrialScore>, status: TrialStatus) 
     if ended.is_some() || status != TrialStatus::Error {
         return ended;
     }
+    // A replay miss of the judge is deterministic (exit status 5) whatever else erred: it
+    // comes before an argument check's own error.
+    if run.judge_cause == Some(ErrorCause::JudgeReplayMiss) {
+        return run.judge_cause;
+    }
     let argument_error =
         score.is_some_and(|score| score.criteria.iter().any(|criterion| criterion.verdict == Verdict::Error));
     if argument_error {
@@ -529,6 +534,22 @@ mod tests {
         let hard = json!({"kind": "hard", "runs": 5, "pass_threshold": 5});
         assert_eq!(with_runs(&hard, Some(3))["pass_threshold"], json!(3));
         assert_eq!(with_runs(&soft, None), soft);
+    }
+
+    #[test]
+    fn a_judge_replay_miss_is_the_cause_even_when_an_argument_check_erred_too() {
+        let mut run = TrialRecord::new(1);
+        run.judge_cause = Some(ErrorCause::JudgeReplayMiss);
+        let erred = crate::scoring::Criterion {
+            kind: crate::scoring::CriterionKind::Arguments,
+            verdict: Verdict::Error,
+            reason: "the argument judge failed".into(),
+            args: Vec::new(),
+        };
+        let score = TrialScore { verdict: TrialVerdict::Error, criteria: vec![erred], error: None };
+        assert_eq!(cause_of(&run, Some(&score), TrialStatus::Error), Some(ErrorCause::JudgeReplayMiss));
+        run.judge_cause = Some(ErrorCause::Judge);
+        assert_eq!(cause_of(&run, Some(&score), TrialStatus::Error), Some(ErrorCause::ArgumentJudge));
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! scored by [`crate::scoring`], assembled into the report's layer-1 section ([`assemble`]).
 //!
 //! - A model whose key is unset or empty is "not run: no API key" (never a failure).
-//! - Each model's first trial goes first, and its other trials wait for that trial's first model call:
-//!   a provider that refuses it (401/403, unknown model, out of quota, unreachable) is unusable
-//!   (exit status 5) and its other trials do not run.
+//! - A provider that refuses a model's calls before answering any (401/403, unknown model, out
+//!   of quota, unreachable) is unusable (exit status 5): its later calls fail at once without a
+//!   request ([`caller::LiveModel::refused`]), so the trials in flight are all it costs.
 //! - Trials go concurrently up to `--concurrency`; a case with `sequential_runs` runs its trials one
 //!   after another. Every model call counts against `--max-model-calls` (exit status 6 when the
 //!   cap stopped the run; the cases it cut are `skipped`).
