@@ -273,6 +273,7 @@ fn join_evals(parts: &[Part]) -> Option<EvalsSection> {
         golden_set: sections.iter().find_map(|section| section.golden_set.clone()),
         models: models.clone(),
         call_cap_reached: sections.iter().any(|section| section.call_cap_reached),
+        input_refused: sections.iter().any(|section| section.input_refused),
         model_calls: sections.iter().map(|section| section.model_calls).sum(),
         layer1_not_run: if sections.iter().all(|section| section.layer1_not_run.is_some()) {
             first.layer1_not_run.clone()

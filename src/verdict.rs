@@ -514,10 +514,15 @@ mod tests {
                 "{}case `a`: no tool `x` on the server",
                 crate::report::evals::INVALID_INPUT_PREFIX
             )),
+            input_refused: true,
             ..EvalsSection::default()
         });
         let refused = decide(&report, input);
         assert_eq!((refused.verdict, refused.result), (Verdict::Error, RunResult::Error), "a refused golden set");
+        if let Some(evals) = report.evals.as_mut() {
+            evals.input_refused = false;
+        }
+        assert_eq!(decide(&report, input).verdict, Verdict::Pass, "the typed field decides, never the text");
         report.evals =
             Some(EvalsSection { layer1_not_run: Some("no model was given".into()), ..EvalsSection::default() });
         assert_eq!(decide(&report, input).verdict, Verdict::Pass, "layer 1 not asked to run is no error");

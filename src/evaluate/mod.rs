@@ -406,6 +406,7 @@ fn completed_report(
                 events(&RunEvent::InputError { text: redactor.redact(&error.to_string()) });
                 crate::report::evals::EvalsSection {
                     layer1_not_run: Some(format!("{}{}", crate::report::evals::INVALID_INPUT_PREFIX, error.message)),
+                    input_refused: true,
                     models: settings.layer1.models.iter().map(|model| model.label()).collect(),
                     ..crate::report::evals::EvalsSection::default()
                 }

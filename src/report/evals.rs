@@ -29,6 +29,10 @@ pub struct EvalsSection {
     /// Why layer 1 did not run at all, when it did not (no golden set, no model, no model could
     /// run, or [`INVALID_INPUT_PREFIX`] and the input it refused).
     pub layer1_not_run: Option<String>,
+    /// Layer 1 refused its input (a golden set naming a tool the server does not list, more
+    /// tools than a provider takes): no verdict (`error`), exit status 2. Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub input_refused: bool,
     /// Things the reader should know: dropped sampling parameters, renamed tools, the call cap.
     pub layer1_notes: Vec<String>,
     /// The model-call cap stopped the run: the cases that did not run are `skipped`.
@@ -211,16 +215,15 @@ pub enum EvalStatus {
     Skipped,
 }
 
-/// How `layer1_not_run` starts when layer 1 refused its input (a golden set naming a tool the
-/// server does not list, more tools than a provider takes): the run has no verdict (`error`) and
-/// exit status 2. Read back from a stored report too, so its verdict is recomputed the same.
+/// How `layer1_not_run` reads when layer 1 refused its input ([`EvalsSection::input_refused`]
+/// says so, typed): for the reader, never parsed.
 pub const INVALID_INPUT_PREFIX: &str = "invalid input: ";
 
 impl EvalsSection {
-    /// True when layer 1 refused its input: `layer1_not_run` starts with
-    /// [`INVALID_INPUT_PREFIX`]. Such a run never passes.
+    /// True when layer 1 refused its input ([`EvalsSection::input_refused`], the typed field,
+    /// never the text of `layer1_not_run`). Such a run never passes.
     pub fn input_refused(&self) -> bool {
-        self.layer1_not_run.as_deref().is_some_and(|why| why.starts_with(INVALID_INPUT_PREFIX))
+        self.input_refused
     }
 
     /// True when a case × model failed its threshold.

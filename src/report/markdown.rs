@@ -1054,6 +1054,7 @@ mod tests {
         report.checks.retain(|c| c.status != Status::Fail);
         report.evals = Some(crate::report::evals::EvalsSection {
             layer1_not_run: Some(format!("{}case `a`: no tool `x`", crate::report::evals::INVALID_INPUT_PREFIX)),
+            input_refused: true,
             ..Default::default()
         });
         assert!(render(&report).starts_with("## ⚠️ error: layer 1 refused its input"), "{}", render(&report));

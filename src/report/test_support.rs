@@ -363,6 +363,7 @@ pub(super) fn sample_evals() -> EvalsSection {
             model_latency_p95_ms: Some(1_900),
         }],
         layer1_not_run: None,
+        input_refused: false,
         layer1_notes: vec!["`openai:gpt-4.1-mini` refused `top_p`; it was dropped for every trial".to_owned()],
         call_cap_reached: true,
         model_calls: 60,
