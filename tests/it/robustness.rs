@@ -471,6 +471,7 @@ fn sigterm_during_layer_1_keeps_the_finished_runs() {
     )
     .expect("write the config");
     let server = DemoServer::start(&[]);
+    let events = scratch.path().join("events.jsonl");
     let started = Instant::now();
     let sent = std::sync::atomic::AtomicBool::new(false);
     let args = [
@@ -486,6 +487,8 @@ fn sigterm_during_layer_1_keeps_the_finished_runs() {
         "scripted:good",
         "--concurrency",
         "2",
+        "--events",
+        events.to_str().expect("utf-8"),
     ];
     let run = run_bounded_with(&args, QUICK, |pid| {
         if started.elapsed() > Duration::from_millis(2500) && !sent.swap(true, std::sync::atomic::Ordering::SeqCst) {
@@ -509,6 +512,17 @@ fn sigterm_during_layer_1_keeps_the_finished_runs() {
         "{evals:?}"
     );
     assert!(run.report["outcome_detail"].as_str().is_some_and(|detail| detail.contains("during layer 1")));
+    // The events file ends as documented on SIGTERM too: `finished`, then `closed` with 143.
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&events)
+        .expect("the events file")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("every line is JSON"))
+        .collect();
+    let kinds: Vec<&str> = lines.iter().filter_map(|line| line["kind"].as_str()).collect();
+    assert_eq!(&kinds[kinds.len() - 2..], ["finished", "closed"], "{kinds:?}");
+    let closed = &lines[lines.len() - 1];
+    assert_eq!((&closed["complete"], &closed["exit_status"]), (&serde_json::json!(true), &serde_json::json!(143)));
+    assert!(kinds.contains(&"trial_finished") && kinds.contains(&"ended_early"), "{kinds:?}");
 }
 
 #[test]
