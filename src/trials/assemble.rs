@@ -50,11 +50,9 @@ pub(crate) enum Cut {
     Interrupted,
 }
 
-/// The resolved case with `--runs` applied (`runs` and `pass_threshold` those of
-/// [`crate::golden::Trials::effective`]): what the trial's scoring reads.
-pub(crate) fn with_runs(resolved: &Value, runs: Option<u32>) -> Value {
-    let Some(override_runs) = runs else { return resolved.clone() };
-    let trials = crate::golden::Trials::of_resolved(resolved).effective(Some(override_runs));
+/// The resolved case with its effective `trials` written in (`runs`, `pass_threshold`; with
+/// `--runs`, [`crate::golden::Trials::effective`]): what the trial's scoring reads.
+pub(crate) fn with_trials(resolved: &Value, trials: crate::golden::Trials) -> Value {
     let mut case = resolved.clone();
     case["runs"] = json!(trials.runs);
     case["pass_threshold"] = json!(trials.threshold);
@@ -71,8 +69,8 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 continue;
             }
             let key = (case_index, *model_index);
-            let resolved = with_runs(&case.resolved, inputs.runs_override);
             let trials = case.trials.effective(inputs.runs_override);
+            let resolved = with_trials(&case.resolved, trials);
             let (requested, threshold) = (trials.runs, trials.threshold);
             let sampling = caller.effective(spec.run.sampling);
             let mut sampling_out = serde_json::Map::new();
@@ -528,6 +526,8 @@ mod tests {
 
     #[test]
     fn runs_override_scales_a_soft_threshold_and_sets_a_hard_one() {
+        let with_runs =
+            |case: &Value, runs| with_trials(case, crate::golden::Trials::of_resolved(case).effective(runs));
         let soft = json!({"kind": "soft", "runs": 5, "pass_threshold": 4});
         let scaled = with_runs(&soft, Some(10));
         assert_eq!((scaled["runs"].as_u64(), scaled["pass_threshold"].as_u64()), (Some(10), Some(8)));
