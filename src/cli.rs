@@ -27,7 +27,7 @@ use crate::verdict::ExitStatus;
 use crate::{authoring, golden};
 
 /// Evaluates MCP servers: layer 0 conformance to MCP 2026-07-28, layer 1 behaviour of models on
-/// a golden set (layers 2 and 3 are not in this version).
+/// a golden set, layer 2 faults injected into its tool calls (layer 3 is not in this version).
 #[derive(Debug, Parser)]
 #[command(name = "mcp-eval", version, about, long_about = None)]
 pub struct Cli {
@@ -81,6 +81,10 @@ pub struct DemoModelArgs {
     /// CASE:N — every Nth final answer of the case quotes the last tool result (repeatable)
     #[arg(long, value_name = "CASE:N")]
     pub quote_result: Vec<String>,
+    /// CASE:BEHAVIOUR — after a failed tool result in the case: retry, fallback=TOOL, honest,
+    /// invent, say=TEXT or silent (repeatable; layer 2's tests)
+    #[arg(long, value_name = "CASE:BEHAVIOUR")]
+    pub on_fault: Vec<String>,
 }
 
 /// Flags of `mcp-eval merge`.
@@ -523,6 +527,17 @@ pub async fn demo_model(args: DemoModelArgs) -> ExitStatus {
     };
     let mut model = demo::model::DemoModel::new(&set, &flaky, &quote, chrono::Utc::now().date_naive());
     model.delay = std::time::Duration::from_millis(args.delay_ms);
+    for text in &args.on_fault {
+        match demo::model::OnFault::parse(text) {
+            Ok((case, behaviour)) => {
+                model.on_fault.insert(case, behaviour);
+            }
+            Err(error) => {
+                say!("error: --on-fault {text}: {error}");
+                return ExitStatus::InvalidInput;
+            }
+        }
+    }
     let listener = match listen(args.port, "").await {
         Ok(listener) => listener,
         Err(error) => return environment(error),

@@ -27,6 +27,7 @@ pub(crate) mod demo;
 pub(crate) mod error;
 pub(crate) mod evaluate;
 pub(crate) mod events;
+pub(crate) mod faults;
 pub(crate) mod github;
 pub(crate) mod golden;
 pub(crate) mod jcs;

@@ -23,6 +23,7 @@
 //! awaits, tested with scripted models and tools.
 
 pub(crate) mod case;
+pub(crate) mod inject;
 pub(crate) mod input;
 pub(crate) mod observe;
 pub(crate) mod tools;
@@ -178,6 +179,9 @@ pub(crate) struct CallRecord {
     pub latency_ms: u64,
     /// The multi round-trip rounds the call took (input requests answered from the script).
     pub rounds: Vec<input::Round>,
+    /// Set when layer 2's fault layer answered the call instead of the server (never sent):
+    /// what it injected (`http-500@search#1`).
+    pub injected: Option<String>,
 }
 
 /// Everything one trial did.
@@ -450,6 +454,7 @@ async fn make_call(
         server_bytes: None,
         latency_ms: 0,
         rounds: Vec::new(),
+        injected: None,
     };
     // What the loop decides it reports itself (a call not sent, a call the deadline cut); the
     // tool executor's decorator reports the calls it made.
@@ -513,6 +518,14 @@ async fn make_call(
             made.error = Some(reason.clone());
             made.latency_ms = latency_ms;
             (made, Some(TrialEnding::ServerError(reason)))
+        }
+        ToolOutcome::Injected { text, label } => {
+            // Answered by the fault layer: never sent, never the trial's end.
+            made.sent = false;
+            made.result = text;
+            made.error = Some(format!("injected by layer 2: {label}"));
+            made.injected = Some(label);
+            (made, None)
         }
     }
 }

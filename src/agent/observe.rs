@@ -51,6 +51,7 @@ impl ToolExecutor for ObservedTools<'_> {
                 ToolOutcome::Error { latency_ms, .. } => ("jsonrpc_error", *latency_ms, None),
                 ToolOutcome::Stopped { latency_ms, .. } => ("stopped", *latency_ms, None),
                 ToolOutcome::Failed { latency_ms, .. } => ("failed", *latency_ms, None),
+                ToolOutcome::Injected { .. } => ("injected", 0, None),
             };
             (self.events)(&RunEvent::ToolCallFinished {
                 trial: at.trial.clone(),

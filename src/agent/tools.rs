@@ -63,6 +63,14 @@ pub(crate) enum ToolOutcome {
         /// Wall time in milliseconds.
         latency_ms: u64,
     },
+    /// Answered by layer 2's fault layer instead of the server (never sent): the text the model
+    /// reads, an error result.
+    Injected {
+        /// The text the model reads.
+        text: String,
+        /// What was injected (`http-500@search#1`).
+        label: String,
+    },
 }
 
 /// Which call of which trial a tool call is: what decorators name in their events.

@@ -36,6 +36,8 @@ use crate::golden::GoldenSet;
 /// What the demo model does for one case.
 #[derive(Debug, Default)]
 struct CaseScript {
+    /// The case's id.
+    id: String,
     /// The calls to make, one model turn each: MCP tool name and arguments.
     steps: Vec<(String, Value)>,
     /// User turns the case's prompt has: the earlier ones get a short answer in words.
@@ -56,6 +58,47 @@ pub(crate) struct DemoModel {
     cases: BTreeMap<String, CaseScript>,
     /// Wait this long before each answer (the benchmark's model latency).
     pub delay: Duration,
+    /// What it does after a failed tool result, by case id (layer 2's tests); without an entry
+    /// it goes on as scripted.
+    pub on_fault: BTreeMap<String, OnFault>,
+}
+
+/// What the demo model does after a failed tool result (`--on-fault CASE:BEHAVIOUR`): the
+/// behaviours layer 2 tells apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum OnFault {
+    /// Calls the same tool again with the same arguments.
+    Retry,
+    /// Calls this other tool with no arguments.
+    Fallback(String),
+    /// Says the operation failed.
+    Honest,
+    /// Answers with an invented value.
+    Invent,
+    /// Answers with this text (e.g. the server's real value it never received).
+    Say(String),
+    /// Answers with no text.
+    Silent,
+}
+
+impl OnFault {
+    /// `CASE:BEHAVIOUR` → (case id, behaviour).
+    ///
+    /// # Errors
+    /// No `:`, or a behaviour not listed.
+    pub(crate) fn parse(text: &str) -> Result<(String, OnFault), String> {
+        let (case, behaviour) = text.split_once(':').ok_or("write CASE:BEHAVIOUR")?;
+        let behaviour = match behaviour.split_once('=') {
+            None if behaviour == "retry" => OnFault::Retry,
+            None if behaviour == "honest" => OnFault::Honest,
+            None if behaviour == "invent" => OnFault::Invent,
+            None if behaviour == "silent" => OnFault::Silent,
+            Some(("fallback", tool)) => OnFault::Fallback(tool.to_owned()),
+            Some(("say", said)) => OnFault::Say(said.to_owned()),
+            _ => return Err("the behaviours are retry, fallback=TOOL, honest, invent, say=TEXT and silent".into()),
+        };
+        Ok((case.to_owned(), behaviour))
+    }
 }
 
 /// The wire a request came in.
@@ -97,6 +140,7 @@ impl DemoModel {
             cases.insert(
                 first.to_owned(),
                 CaseScript {
+                    id: case.id.clone(),
                     steps,
                     user_turns,
                     flaky_every,
@@ -106,7 +150,7 @@ impl DemoModel {
                 },
             );
         }
-        DemoModel { cases, delay: Duration::ZERO }
+        DemoModel { cases, delay: Duration::ZERO, on_fault: BTreeMap::new() }
     }
 
     /// The answer to one request body on `wire` (the whole JSON response body).
@@ -163,6 +207,19 @@ impl DemoModel {
                 }
             }
         }
+        if let Some(behaviour) = self.on_fault.get(&script.id).filter(|_| last_result_failed(wire, &messages)) {
+            let (tool, arguments) = script.steps.get(made.saturating_sub(1)).cloned().unwrap_or_default();
+            return match behaviour {
+                OnFault::Retry => call_reply(wire, &model, &wire_name(&tool, &tools), &arguments, made),
+                OnFault::Fallback(other) => call_reply(wire, &model, &wire_name(other, &tools), &json!({}), made),
+                OnFault::Honest => {
+                    text_reply(wire, &model, "Sorry, the tool failed, so I could not complete the request.")
+                }
+                OnFault::Invent => text_reply(wire, &model, "Here it is: the value is 42.17, as of 09:30."),
+                OnFault::Say(said) => text_reply(wire, &model, said),
+                OnFault::Silent => text_reply(wire, &model, ""),
+            };
+        }
         match script.steps.get(made) {
             Some((tool, arguments)) => call_reply(wire, &model, &wire_name(tool, &tools), arguments, made),
             None if script.steps.is_empty() => text_reply(wire, &model, "Glad to help. Nothing to look up."),
@@ -202,6 +259,18 @@ fn last_tool_result(wire: Wire, messages: &[Value]) -> Option<String> {
             })
         }
     })
+}
+
+/// True when the conversation's last message is a failed tool result (OpenAI: a tool message
+/// starting `Error:`; Anthropic: a `tool_result` with `is_error`).
+fn last_result_failed(wire: Wire, messages: &[Value]) -> bool {
+    let Some(last) = messages.last() else { return false };
+    match wire {
+        Wire::OpenAi => last["role"] == "tool" && user_text(wire, last).starts_with("Error:"),
+        Wire::Anthropic => last["content"].as_array().is_some_and(|blocks| {
+            blocks.iter().any(|block| block["type"] == "tool_result" && block["is_error"] == true)
+        }),
+    }
 }
 
 fn is_tool_result(wire: Wire, message: &Value) -> bool {

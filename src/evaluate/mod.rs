@@ -41,23 +41,52 @@ const PANIC_IN_LAYER1: &str = "layer1";
 pub(crate) const SHARD_LAYER0_NOTE: &str = "layer 0 runs in shard 1 only";
 
 /// The layers this version can run.
-pub(crate) const LAYERS_AVAILABLE: [u8; 2] = [0, 1];
+pub(crate) const LAYERS_AVAILABLE: [u8; 3] = [0, 1, 2];
 
-/// Reads the golden set when layer 1 is among `layers` and one is given: every problem of the
-/// file at once (exit status 2, before any connection), including matchers that need a model
-/// that is not configured ([`unconfigured_matchers`]).
+/// Reads the golden set when layer 1 or 2 is among `layers` and one is given: every problem of
+/// the file at once (exit status 2, before any connection), including matchers that need a
+/// model that is not configured ([`unconfigured_matchers`]) and a layer-2 plan over the
+/// model-call cap ([`layer2_over_cap`]).
 pub(crate) fn load_golden(
     settings: &Settings,
     layers: &[u8],
 ) -> Result<Option<GoldenSet>, Vec<crate::golden::Problem>> {
     match &settings.golden_set {
-        Some(path) if layers.contains(&1) => {
+        Some(path) if layers.contains(&1) || layers.contains(&2) => {
             let set = crate::golden::load::load(path)?;
-            let problems = unconfigured_matchers(&set, &settings.layer1);
+            let mut problems = unconfigured_matchers(&set, &settings.layer1);
+            if layers.contains(&2) {
+                problems.extend(layer2_over_cap(&set, &settings.layer1));
+            }
             if problems.is_empty() { Ok(Some(set)) } else { Err(problems) }
         }
         _ => Ok(None),
     }
+}
+
+/// The problem of a layer-2 plan whose most model calls exceed `--max-model-calls`: refused
+/// before any call, with the figure and how to narrow it.
+fn layer2_over_cap(
+    set: &GoldenSet,
+    layer1: &crate::settings::layer1::Layer1Settings,
+) -> Option<crate::golden::Problem> {
+    let (variants, source) = crate::faults::variants(set);
+    let cost = crate::faults::planned(set, &variants, layer1.models.len(), layer1.runs);
+    (cost.model_calls > layer1.max_model_calls).then(|| crate::golden::Problem {
+        path: set.path.clone(),
+        position: None,
+        field: Some("faults".into()),
+        message: format!(
+            "layer 2 plans {} case × fault variant(s) from the {} × {} model(s): {} trial(s), at most {} model call(s), over the cap of {} (--max-model-calls)",
+            cost.variants,
+            source.as_str(),
+            layer1.models.len(),
+            cost.trials,
+            cost.model_calls,
+            layer1.max_model_calls
+        ),
+        hint: "narrow it: give the cases their own `faults:` (or `defaults.faults`), fewer `--runs`, fewer models or a lower `max_turns`; or raise --max-model-calls".into(),
+    })
 }
 
 /// Every `embedding` matcher of `set` when no `--embedding-model` is given, and every `judge`
@@ -180,7 +209,7 @@ pub(crate) async fn evaluate(
         require_modern: settings.require_modern,
         suppressions: settings.suppressions.clone(),
     };
-    let LayerPlan { ran, layer1_missing, shard_note } = plan_layers(settings, layers, golden, events);
+    let LayerPlan { ran, layer1_missing, layer2_missing, shard_note } = plan_layers(settings, layers, golden, events);
     // Layer 0's outcome as soon as it is graded, so a signal during layer 1 or the session's
     // shutdown (a stdio server can take seconds to exit) keeps every check instead of losing them.
     let finished: std::sync::Mutex<Option<conformance::Layer0Result>> = std::sync::Mutex::new(None);
@@ -230,6 +259,21 @@ pub(crate) async fn evaluate(
         } else {
             None
         };
+        let layer2 = if ran.contains(&2) {
+            running.store(2, std::sync::atomic::Ordering::SeqCst);
+            events(&RunEvent::LayerStarted { layer: 2 });
+            let layer2_started = Instant::now();
+            // One cap for the whole evaluation: what layer 1 spent is gone.
+            let spent = match &layer1 {
+                Some(Ok(section)) => section.model_calls,
+                _ => 0,
+            };
+            let layer2 = Box::pin(layer2(settings, golden, &connected, spent, events)).await;
+            events(&RunEvent::LayerFinished { layer: 2, duration_ms: elapsed_ms(layer2_started) });
+            Some(layer2)
+        } else {
+            None
+        };
         let server = layer0.as_ref().map_or_else(
             || ServerSection {
                 era: Some(connected.era.revision().to_owned()),
@@ -240,7 +284,7 @@ pub(crate) async fn evaluate(
             |layer0| layer0.server.clone(),
         );
         connected.shutdown().await;
-        Ok::<_, era::Unreachable>((server, layer0.map(|layer0| layer0.checks).unwrap_or_default(), layer1))
+        Ok::<_, era::Unreachable>((server, layer0.map(|layer0| layer0.checks).unwrap_or_default(), layer1, layer2))
     };
     // A panic inside a layer must not lose the reports: it becomes an `INTERNAL` row (exit 4).
     let work = Box::pin(std::panic::AssertUnwindSafe(work).catch_unwind());
@@ -254,14 +298,14 @@ pub(crate) async fn evaluate(
                 let mut checks = partial_checks(&mut server, &finished, &known);
                 let message = panic_message(layer, &panic_text(panic.as_ref()), !checks.is_empty(), layer1.is_some());
                 checks.push(RunReport::internal_error_check(message));
-                let layers: Vec<u8> = ran.iter().copied().filter(|layer| *layer != 1 || layer1.is_some()).collect();
+                let layers: Vec<u8> = ran.iter().copied().filter(|layer| *layer != 2 && (*layer != 1 || layer1.is_some())).collect();
                 let layers = if layers.is_empty() { vec![0] } else { layers };
                 let mut report = RunReport::new(started_at, elapsed_ms(started), layers, RunOutcome::Completed, None, server, checks);
                 report.evals = layer1;
                 (report, None)
             }
-            Ok(Ok((found, checks, layer1))) => {
-                let done = Completed { found, checks, layer1, layer1_missing, shard_note: shard_note.clone() };
+            Ok(Ok((found, checks, layer1, layer2))) => {
+                let done = Completed { found, checks, layer1, layer1_missing, layer2, layer2_missing, shard_note: shard_note.clone() };
                 let (report, refused) = completed_report(settings, done, server, &ran, (started_at, started), &redactor, events);
                 input_error = refused;
                 (report, None)
@@ -282,7 +326,7 @@ pub(crate) async fn evaluate(
             let graded = crate::mcp::sync::lock(&finished).is_some();
             let detail = interrupt_detail(signal.name(), started.elapsed().as_millis(), graded, layer1.is_some());
             let checks = partial_checks(&mut server, &finished, &known);
-            let layers: Vec<u8> = ran.iter().copied().filter(|layer| *layer != 1 || layer1.is_some()).collect();
+            let layers: Vec<u8> = ran.iter().copied().filter(|layer| *layer != 2 && (*layer != 1 || layer1.is_some())).collect();
             let mut report = RunReport::new(started_at, elapsed_ms(started), layers, RunOutcome::Interrupted, Some(detail), server, checks);
             report.evals = layer1;
             (report, Some(signal))
@@ -355,6 +399,10 @@ struct Completed {
     layer1: Option<Result<crate::report::evals::EvalsSection, UserError>>,
     /// Why layer 1 did not run although asked for.
     layer1_missing: Option<&'static str>,
+    /// Layer 2's section, or the input error that stopped it; `None` when it did not run.
+    layer2: Option<Result<crate::report::layer2::ResilienceSection, UserError>>,
+    /// Why layer 2 did not run although asked for.
+    layer2_missing: Option<&'static str>,
     /// The note of a shard after the first.
     shard_note: Option<String>,
 }
@@ -370,7 +418,7 @@ fn completed_report(
     redactor: &Redactor,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> (RunReport, bool) {
-    let Completed { found, checks, layer1, layer1_missing, shard_note } = done;
+    let Completed { found, checks, layer1, layer1_missing, layer2, layer2_missing, shard_note } = done;
     let mut input_error = false;
     let label = std::mem::take(&mut server.target);
     let transport = std::mem::take(&mut server.transport);
@@ -413,6 +461,38 @@ fn completed_report(
             }
         });
     }
+    if let Some(reason) = layer2_missing {
+        report.resilience = Some(crate::report::layer2::ResilienceSection {
+            not_run: Some(reason.to_owned()),
+            ..crate::report::layer2::ResilienceSection::default()
+        });
+    }
+    if let Some(layer2) = layer2 {
+        let section = match layer2 {
+            Ok(mut section) => {
+                let fail_on = settings.layer1.fail_on_evals;
+                section.fail_on = fail_on.as_str().to_owned();
+                section.fails = match fail_on {
+                    crate::settings::layer1::FailOnEvals::Failure => section.any_failed(),
+                    crate::settings::layer1::FailOnEvals::Regression => section.hard_failed(),
+                    crate::settings::layer1::FailOnEvals::Never => false,
+                };
+                section
+            }
+            Err(error) => {
+                input_error = true;
+                events(&RunEvent::InputError { text: redactor.redact(&error.to_string()) });
+                crate::report::layer2::ResilienceSection {
+                    not_run: Some(format!("{}{}", crate::report::evals::INVALID_INPUT_PREFIX, error.message)),
+                    ..crate::report::layer2::ResilienceSection::default()
+                }
+            }
+        };
+        if section.not_run.is_some() {
+            report.layers.retain(|layer| *layer != 2);
+        }
+        report.resilience = Some(section);
+    }
     (report, input_error)
 }
 
@@ -446,6 +526,8 @@ struct LayerPlan {
     ran: Vec<u8>,
     /// Why layer 1 does not run although it was asked for, when it does not.
     layer1_missing: Option<&'static str>,
+    /// Why layer 2 does not run although it was asked for, when it does not.
+    layer2_missing: Option<&'static str>,
     /// The note of a shard after the first: layer 0 runs in shard 1 only.
     shard_note: Option<String>,
 }
@@ -473,6 +555,20 @@ fn plan_layers(
     if let Some(reason) = layer1_missing {
         events(&RunEvent::Notice { text: format!("layer 1 did not run: {reason}") });
     }
+    let layer2_missing = if !layers.contains(&2) {
+        None
+    } else if settings.server == Server::Demo && golden.is_none() {
+        Some("the demo's recordings hold no layer-2 trials yet: give --golden-set and --model")
+    } else if golden.is_none() {
+        Some("no golden set was given (--golden-set, Action input `golden-set`, config `golden_set`)")
+    } else if settings.layer1.models.is_empty() {
+        Some("no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`)")
+    } else {
+        None
+    };
+    if let Some(reason) = layer2_missing {
+        events(&RunEvent::Notice { text: format!("layer 2 did not run: {reason}") });
+    }
     // With `--shard`, layer 0 runs in shard 1 only (`merge` takes its checks from there).
     let shard_note = settings
         .layer1
@@ -486,9 +582,10 @@ fn plan_layers(
         .iter()
         .copied()
         .filter(|layer| LAYERS_AVAILABLE.contains(layer) && !(*layer == 1 && layer1_missing.is_some()))
+        .filter(|layer| !(*layer == 2 && layer2_missing.is_some()))
         .filter(|layer| !(*layer == 0 && shard_note.is_some()))
         .collect();
-    LayerPlan { ran, layer1_missing, shard_note }
+    LayerPlan { ran, layer1_missing, layer2_missing, shard_note }
 }
 
 /// Layer 0's checks when its outcome was graded before the run stopped (a signal, a panic), with
@@ -527,6 +624,48 @@ fn note(known: &std::sync::Mutex<ServerSection>, event: &RunEvent) {
         RunEvent::ServerListed(listed) => crate::mcp::sync::lock(known).listed = Some(*listed),
         _ => {}
     }
+}
+
+/// Runs layer 2 over the open session ([`crate::faults::run`]): the user's golden set and models,
+/// a budget of what `--max-model-calls` leaves after layer 1's `spent` calls.
+async fn layer2(
+    settings: &Settings,
+    golden: Option<&GoldenSet>,
+    connected: &era::Connected,
+    spent: u64,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) -> Result<crate::report::layer2::ResilienceSection, UserError> {
+    use crate::report::layer2::ResilienceSection;
+    let not_run = |reason: String| {
+        events(&RunEvent::Notice { text: format!("layer 2 did not run: {reason}") });
+        Ok(ResilienceSection { not_run: Some(reason), ..ResilienceSection::default() })
+    };
+    let Some(set) = golden else { return not_run("no golden set was given".into()) };
+    let layer1 = &settings.layer1;
+    let cassettes = crate::trials::open_cassettes(layer1)?;
+    let surface = match crate::conformance::list_tools_on(connected).await {
+        Ok(surface) => surface,
+        Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
+    };
+    let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
+    let input = crate::trials::Layer1Input {
+        settings: layer1,
+        set,
+        set_label: match &settings.action {
+            Some(action) => crate::text::shown_path(&set.path, Some(&action.github.workspace)),
+            None => crate::text::shown(&set.path),
+        },
+        surface: &surface,
+        tools: &tools,
+        today: set.today_at(Utc::now()),
+        retry: crate::trials::caller::RetryPolicy::default(),
+        cassettes,
+        cache: None,
+        budget: std::sync::Arc::new(crate::trials::caller::Budget::new(layer1.max_model_calls.saturating_sub(spent))),
+        faults: &[],
+        call_timeout_ms: u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX),
+    };
+    crate::faults::run(&input, events).await
 }
 
 /// Runs layer 1 over the open session, or says why it cannot run.
@@ -602,6 +741,8 @@ async fn layer1(
         cassettes: cassettes.clone(),
         cache: cache_use(settings, &layer1, set, &measured_at, events),
         budget: budget.clone(),
+        faults: &[],
+        call_timeout_ms: u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX),
     };
     let mut section = crate::trials::run(&input, progress, events).await?;
     section.layer1_notes.extend(lowered);

@@ -283,3 +283,74 @@ impl InputScript {
         Some(Self { entries, unmatched, max_rounds })
     }
 }
+
+/// A fault layer 2 injects into a tool call instead of sending it (`faults:` in a golden set,
+/// `--fault-plan`): what a host shows its model when the call fails that way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum FaultKind {
+    /// The server answered HTTP 500 (on stdio: an internal JSON-RPC error).
+    Http500,
+    /// No answer within the case's per-call limit.
+    Timeout,
+    /// A response that is not valid JSON-RPC, or content cut short.
+    Malformed,
+    /// HTTP 401 with `WWW-Authenticate: Bearer error="invalid_token"`.
+    ExpiredToken,
+    /// The response stream ended before the final message.
+    StreamCut,
+    /// An `isError: true` result with a message.
+    ToolError,
+}
+
+impl FaultKind {
+    /// Every fault, in the order the default suite plants them.
+    pub(crate) const ALL: [FaultKind; 6] = [
+        FaultKind::Http500,
+        FaultKind::Timeout,
+        FaultKind::Malformed,
+        FaultKind::ExpiredToken,
+        FaultKind::StreamCut,
+        FaultKind::ToolError,
+    ];
+
+    /// Its name in golden sets, fault plans and reports (`http-500`, …).
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            FaultKind::Http500 => "http-500",
+            FaultKind::Timeout => "timeout",
+            FaultKind::Malformed => "malformed",
+            FaultKind::ExpiredToken => "expired-token",
+            FaultKind::StreamCut => "stream-cut",
+            FaultKind::ToolError => "tool-error",
+        }
+    }
+
+    /// The fault named `name`, if any.
+    pub(crate) fn parse(name: &str) -> Option<FaultKind> {
+        FaultKind::ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
+
+    /// Every name, for messages.
+    pub(crate) fn names() -> Vec<&'static str> {
+        FaultKind::ALL.iter().map(|kind| kind.as_str()).collect()
+    }
+}
+
+/// One fault to inject: into the `on_call`-th call (1-based, counting the trial's own calls of
+/// `tool`) of `tool`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct FaultEntry {
+    /// The MCP tool name.
+    pub tool: String,
+    /// The fault.
+    pub fault: FaultKind,
+    /// Which call of the tool, from 1.
+    pub on_call: usize,
+}
+
+impl FaultEntry {
+    /// What names it in reports and cassettes: `FAULT@TOOL#N` (`http-500@search#1`).
+    pub(crate) fn label(&self) -> String {
+        format!("{}@{}#{}", self.fault.as_str(), self.tool, self.on_call)
+    }
+}

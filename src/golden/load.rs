@@ -32,6 +32,7 @@ const DEFAULTABLE: &[&str] = &[
     "max_input_rounds",
     "sampling",
     "sequential_runs",
+    "faults",
 ];
 
 /// Keys only `defaults` has.
@@ -57,6 +58,7 @@ const RUBRIC_KEYS: &[&str] = &["criteria", "file", "min_should"];
 const CRITERION_KEYS: &[&str] = &["id", "text", "must"];
 const SEQUENCE_KEYS: &[&str] = &["order", "steps"];
 const STEP_KEYS: &[&str] = &["tool", "args"];
+const FAULT_KEYS: &[&str] = &["tool", "fault", "on_call"];
 const INPUT_RESPONSE_KEYS: &[&str] = &["key", "match", "respond", "times"];
 const INPUT_MATCH_KEYS: &[&str] = &["method", "message", "schema_has"];
 
@@ -850,6 +852,12 @@ impl Reader {
         {
             resolved.insert("input_responses".into(), responses);
         }
+        // Layer 2's faults: the case's own list, else the defaults'; kept out of `resolved`
+        // (and so of the hash).
+        let faults = match pick("faults") {
+            Some((node, name)) => self.faults(node, &name, &mut tools),
+            None => Vec::new(),
+        };
         if let Some((_, node)) = fields.get("tags") {
             // Tags group the report; they are not part of the hash.
             let _ = self.strings(node, &at("tags"));
@@ -883,7 +891,63 @@ impl Reader {
             resolved: value,
             tools,
             semantic,
+            faults,
         })
+    }
+
+    /// `faults:` — a list of `{tool, fault, on_call}` (`on_call` 1 when left out); each tool is
+    /// added to `tools`, so a name the server does not list is reported like any other.
+    fn faults(&mut self, node: &Node, field: &str, tools: &mut Vec<ToolRef>) -> Vec<super::FaultEntry> {
+        let NodeValue::List(items) = &node.value else {
+            self.report(
+                node,
+                field,
+                format!("expected a list, found {}", node.kind()),
+                "write `faults: [{tool: NAME, fault: http-500, on_call: 1}]`",
+            );
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (index, item) in items.iter().enumerate() {
+            let here = format!("{field}[{index}]");
+            let Some(entry) =
+                self.fields(item, &here, FAULT_KEYS, "a fault is `{tool: NAME, fault: http-500, on_call: 1}`")
+            else {
+                continue;
+            };
+            let tool = match entry.get("tool") {
+                Some((_, tool)) => self.string(tool, &format!("{here}.tool")).inspect(|name| {
+                    tools.push(ToolRef {
+                        name: name.clone(),
+                        line: tool.line,
+                        column: tool.column,
+                        field: format!("{here}.tool"),
+                    });
+                }),
+                None => {
+                    self.report(item, &format!("{here}.tool"), "missing", "name the tool whose call fails");
+                    None
+                }
+            };
+            let fault = match entry.get("fault") {
+                Some((_, fault)) => self
+                    .choice(fault, &format!("{here}.fault"), &super::FaultKind::names())
+                    .and_then(|name| super::FaultKind::parse(&name)),
+                None => {
+                    let names = super::FaultKind::names().join(", ");
+                    self.report(item, &format!("{here}.fault"), "missing", format!("name the fault: one of {names}"));
+                    None
+                }
+            };
+            let on_call = match entry.get("on_call") {
+                Some((_, on_call)) => self.integer(on_call, &format!("{here}.on_call"), 1, 50),
+                None => Some(1),
+            };
+            if let (Some(tool), Some(fault), Some(on_call)) = (tool, fault, on_call) {
+                out.push(super::FaultEntry { tool, fault, on_call: usize::try_from(on_call).unwrap_or(1) });
+            }
+        }
+        out
     }
 
     /// `sampling`: the defaults' keys, overridden key by key by the case's.

@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use crate::error::{Kind, UserError};
 
-pub(crate) use case::{CaseRun, DEFAULT_TRIALS, Rubric, Sampling, ToolChoice, Trials};
+pub(crate) use case::{CaseRun, DEFAULT_TRIALS, FaultEntry, FaultKind, Rubric, Sampling, ToolChoice, Trials};
 
 /// A checked golden set.
 #[derive(Debug, Clone)]
@@ -84,6 +84,9 @@ pub(crate) struct Case {
     /// Every `embedding` or `judge` matcher of the case, with its position: what needs an
     /// embeddings model or the judge model before the case can be graded.
     pub semantic: Vec<MatcherRef>,
+    /// Layer 2's faults for the case (`faults:`, else `defaults.faults`): not in
+    /// [`Case::resolved`], so they leave the case's hash, and layer 1's baseline, as they are.
+    pub faults: Vec<FaultEntry>,
 }
 
 /// An argument matcher that needs a model to grade (`embedding` or `judge`), where it is written.

@@ -24,6 +24,10 @@
 //! `skipped` a `<skipped>`. A model
 //! that did not run has one testcase saying why (skipped without an API key, an error when the
 //! provider was unusable). No tool result or model answer is written here, only our reasons.
+//!
+//! Layer 2 adds a suite per model, `layer-2 faults · PROVIDER:MODEL`, with a testcase per case ×
+//! fault (`CASE · FAULT@TOOL#N`): pass a success, fail a `<failure>` with the counts and the
+//! first fabricated or silent trial, inconclusive a `<skipped>`.
 
 use std::time::Duration;
 
@@ -96,7 +100,104 @@ pub fn to_junit(report: &RunReport) -> Report {
             junit.add_test_suite(suite);
         }
     }
+    if let Some(section) = &report.resilience {
+        for mut suite in layer2_suites(section) {
+            suite.timestamp = Some(stamp);
+            junit.add_test_suite(suite);
+        }
+    }
     junit
+}
+
+/// Classname of every layer-2 fault testcase.
+const LAYER2_CLASSNAME: &str = "mcp-eval.layer2.faults";
+
+/// The layer-2 suites: one per model, `layer-2 faults · PROVIDER:MODEL`, a testcase per case ×
+/// fault named `CASE · FAULT@TOOL#N` (pass a success, fail a `<failure>`, inconclusive a
+/// `<skipped>`: too few trials graded); one skipped testcase when layer 2 did not run.
+fn layer2_suites(section: &super::layer2::ResilienceSection) -> Vec<TestSuite> {
+    use super::layer2::FaultStatus;
+    let mut suites = Vec::new();
+    if let Some(why) = &section.not_run {
+        let mut status = TestCaseStatus::skipped();
+        status.set_message(one_line(why)).set_type("not_run");
+        let mut case = TestCase::new("layer 2", status);
+        case.set_classname(LAYER2_CLASSNAME).set_time(Duration::ZERO);
+        let mut suite = TestSuite::new("layer-2 faults");
+        suite.add_test_case(case);
+        suite.set_time(Duration::ZERO);
+        suite.extra.insert("skipped".into(), "1".into());
+        suites.push(suite);
+        return suites;
+    }
+    let mut models: Vec<&str> = Vec::new();
+    for result in &section.results {
+        if !models.contains(&result.model.as_str()) {
+            models.push(&result.model);
+        }
+    }
+    for model in models {
+        let mut suite = TestSuite::new(clean(&format!("layer-2 faults · {model}")));
+        suite.add_properties([Property::new("model", clean(model)), Property::new("source", clean(&section.source))]);
+        for result in section.results.iter().filter(|result| result.model == model) {
+            let counts = &result.outcomes;
+            let score = format!(
+                "{} of {} graded trials passed, {} needed; fabricated {}, silent {}, unclear {}, untested {}, error {}",
+                counts.passed(),
+                counts.graded(),
+                result.threshold,
+                counts.fabricated,
+                counts.silent,
+                counts.unclear,
+                counts.untested,
+                counts.error
+            );
+            let first_bad = result
+                .trials
+                .iter()
+                .find(|trial| matches!(trial.outcome.as_str(), "fabricated" | "silent"))
+                // The outcome only: its reason quotes the model's answer, which stays in report.json.
+                .map(|trial| format!("first: trial {} {}", trial.trial, trial.outcome));
+            let status = match result.status {
+                FaultStatus::Pass => TestCaseStatus::success(),
+                FaultStatus::Fail => {
+                    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    let message = match &first_bad {
+                        Some(bad) => format!("{score}; {bad}"),
+                        None => score.clone(),
+                    };
+                    status.set_message(one_line(&message)).set_type(clean(&result.kind));
+                    status
+                }
+                FaultStatus::Inconclusive => {
+                    let mut status = TestCaseStatus::skipped();
+                    status.set_message(one_line(&format!("inconclusive: {score}"))).set_type("inconclusive");
+                    status
+                }
+            };
+            let name = format!("{} · {}@{}#{}", result.case, result.fault, result.tool, result.on_call);
+            let mut case = TestCase::new(clean(&name), status);
+            if result.status == FaultStatus::Pass {
+                case.set_system_out(score);
+            }
+            case.set_classname(LAYER2_CLASSNAME).set_time(Duration::ZERO).add_properties([
+                Property::new("mcp-eval.case", clean(&result.case)),
+                Property::new("mcp-eval.fault", clean(&result.fault)),
+                Property::new("mcp-eval.tool", clean(&result.tool)),
+                Property::new("mcp-eval.sha256", clean(&result.sha256)),
+                Property::new(
+                    "mcp-eval.fabrication_rate",
+                    result.fabrication_rate.map_or_else(|| "null".to_owned(), |rate| format!("{rate:.4}")),
+                ),
+            ]);
+            suite.add_test_case(case);
+        }
+        let skipped = suite.disabled.to_string();
+        suite.extra.insert("skipped".into(), skipped.into());
+        suite.set_time(Duration::ZERO);
+        suites.push(suite);
+    }
+    suites
 }
 
 /// Classname of every layer-1 testcase.

@@ -62,6 +62,12 @@ pub fn render(report: &RunReport) -> String {
     // Layer 1 comes after layer 0 but is written first, so layer 0's lists leave room for it.
     let reports_only = report.gate.as_ref().is_some_and(|gate| gate.fail_on == "never");
     let layer1 = report.evals.as_ref().map(|evals| layer1_section(evals, reports_only)).unwrap_or_default();
+    let layer2 = report
+        .resilience
+        .as_ref()
+        .map(|section| super::layer2_summary::layer2_section(section, reports_only))
+        .unwrap_or_default();
+    let layer1 = layer1 + &layer2;
     let tail_reserve = TAIL_RESERVE + layer1.len();
 
     let sections = [
@@ -824,7 +830,7 @@ fn truncate_start(text: &str, max: usize) -> String {
 
 /// Escapes untrusted text for use inline (a paragraph, a list item or a table cell): no HTML,
 /// no markdown structure, no line breaks, no control characters.
-fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
@@ -847,7 +853,7 @@ fn escape(text: &str) -> String {
 
 /// Escapes a message of ours, keeping its balanced single-backtick spans as code spans (our
 /// messages quote names and values that way); anything unbalanced is escaped like any text.
-fn message(text: &str) -> String {
+pub(super) fn message(text: &str) -> String {
     let parts: Vec<&str> = text.split('`').collect();
     if parts.len() < 3 || parts.len() % 2 == 0 {
         return escape(text);
@@ -868,7 +874,7 @@ fn message(text: &str) -> String {
 }
 
 /// An inline code span that no backtick in `text` can close early.
-fn code_span(text: &str) -> String {
+pub(super) fn code_span(text: &str) -> String {
     let text: String = text
         .chars()
         .map(|c| if matches!(c, '\r' | '\n' | '\t') { ' ' } else { c })

@@ -6,6 +6,8 @@
 pub mod evals;
 pub mod json;
 pub mod junit;
+pub mod layer2;
+mod layer2_summary;
 pub mod markdown;
 pub mod model;
 pub mod wire;

@@ -275,6 +275,8 @@ pub struct RunReport {
     pub checks: Vec<CheckResult>,
     /// Layer 1, when it was asked for.
     pub evals: Option<super::evals::EvalsSection>,
+    /// Layer 2's faults, when layer 2 was asked for.
+    pub resilience: Option<super::layer2::ResilienceSection>,
 }
 
 impl RunReport {
@@ -305,6 +307,7 @@ impl RunReport {
             server,
             checks,
             evals: None,
+            resilience: None,
         }
     }
 

@@ -2,13 +2,14 @@
 //! read back. Written from a [`RunReport`] with the computed `verdict` and `counts` placed right
 //! after `outcome_detail`; read back into a [`RunReport`] (the computed members are recomputed,
 //! never trusted). Layer 1's members (`golden_set`, `models`, `evals`, …: [`EvalsSection`]) sit
-//! at the top level; members a later version of format 1 adds (`resilience`, …) are ignored on
-//! read.
+//! at the top level, layer 2's `resilience` beside them; members a later version of format 1
+//! adds are ignored on read.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::evals::EvalsSection;
+use super::layer2::ResilienceSection;
 use super::model::{CheckResult, Counts, GateSection, RunOutcome, RunReport, ServerSection, Verdict};
 
 /// The document as written (borrows the report).
@@ -33,6 +34,8 @@ pub struct ReportOut<'a> {
     checks: &'a [CheckResult],
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     evals: Option<&'a EvalsSection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resilience: Option<&'a ResilienceSection>,
 }
 
 impl<'a> ReportOut<'a> {
@@ -54,6 +57,7 @@ impl<'a> ReportOut<'a> {
             server: &report.server,
             checks: &report.checks,
             evals: report.evals.as_ref(),
+            resilience: report.resilience.as_ref(),
         }
     }
 }
@@ -81,6 +85,8 @@ pub struct ReportIn {
     gate: Option<GateSection>,
     server: ServerSection,
     checks: Vec<CheckResult>,
+    #[serde(default)]
+    resilience: Option<ResilienceSection>,
     #[serde(flatten)]
     evals: Option<EvalsSection>,
 }
@@ -101,6 +107,7 @@ impl From<ReportIn> for RunReport {
             server: wire.server,
             checks: wire.checks,
             evals: wire.evals,
+            resilience: wire.resilience,
         }
     }
 }

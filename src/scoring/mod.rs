@@ -38,6 +38,7 @@
 
 pub(crate) mod judge;
 pub(crate) mod matchers;
+pub(crate) mod outcome;
 pub(crate) mod semantic;
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use super::Progress;
 use super::caller::LiveModel;
 use super::plan::{Plan, Ready, Work};
 use super::semantic;
+use crate::agent::inject::FaultTools;
 use crate::agent::observe::{ObservedModel, ObservedTools};
 use crate::agent::tools::ToolExecutor;
 use crate::agent::{self, ArgumentCheck, CaseSpec, TrialContext, TrialEnding, TrialRecord};
@@ -113,7 +114,12 @@ async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&
         let samples = plan.input.settings.judge_samples.max(1);
         Some((Judge { caller, samples }, plan.rubrics[work.case].as_ref()?))
     });
-    let graded = Graded { semantic: &plan.semantic, resolved: &plan.input.set.cases[work.case].resolved, events };
+    let graded = Graded {
+        semantic: &plan.semantic,
+        resolved: &plan.input.set.cases[work.case].resolved,
+        fault: plan.input.faults.get(work.case).map(|fault| (fault, plan.input.call_timeout_ms)),
+        events,
+    };
     let spec = &plan.specs[work.case];
     one_trial(spec, trial, model.caller.as_ref(), plan.input.tools, offered, &plan.checker, judge, graded).await
 }
@@ -131,6 +137,8 @@ struct Graded<'a> {
     semantic: &'a semantic::Semantic,
     /// The case's resolved JSON.
     resolved: &'a serde_json::Value,
+    /// Layer 2's fault for the trial and the per-call limit in milliseconds, when one is injected.
+    fault: Option<(&'a crate::golden::FaultEntry, u64)>,
     /// Where the trial's events go.
     events: &'a (dyn Fn(&RunEvent) + Sync),
 }
@@ -149,17 +157,18 @@ async fn one_trial(
     let trial = crate::events::TrialRef { case: case.id.clone(), model: model.label().to_owned(), trial: run };
     (graded.events)(&RunEvent::TrialStarted { trial: trial.clone() });
     // Telemetry wraps the real tools and the model caller directly, so the times it reports
-    // are the server's and the provider's; a layer that injects faults would wrap these.
+    // are the server's and the provider's; layer 2's fault layer wraps the telemetry.
     let observed_tools = ObservedTools { inner: tools, events: graded.events };
-    let observed_model = ObservedModel { inner: model, trial: &trial, role: "model", events: graded.events };
-    let context = TrialContext {
-        model: &observed_model,
-        tools: &observed_tools,
-        specs,
-        arguments,
-        events: graded.events,
-        trial: trial.clone(),
+    let faulty = graded
+        .fault
+        .map(|(fault, call_timeout_ms)| FaultTools::new(&observed_tools, fault, call_timeout_ms, graded.events));
+    let tools: &dyn ToolExecutor = match &faulty {
+        Some(faulty) => faulty,
+        None => &observed_tools,
     };
+    let observed_model = ObservedModel { inner: model, trial: &trial, role: "model", events: graded.events };
+    let context =
+        TrialContext { model: &observed_model, tools, specs, arguments, events: graded.events, trial: trial.clone() };
     let mut record = agent::run_trial(case, run, &context).await;
     let judged = !matches!(
         record.ending,

@@ -94,6 +94,12 @@ pub(crate) struct Layer1Input<'a> {
     /// this run — trials, the judge, argument matchers, embeddings — and by any confirmation
     /// re-run given the same budget: the cap holds for the whole evaluation.
     pub budget: Arc<Budget>,
+    /// Layer 2: the fault injected into each case of `set` (by index) — the set is then layer
+    /// 2's variants — or empty (layer 1: nothing injected).
+    pub faults: &'a [crate::golden::FaultEntry],
+    /// The per-call limit of `tools/call` (`--timeout-seconds`) in milliseconds, which the
+    /// `timeout` fault's text names.
+    pub call_timeout_ms: u64,
 }
 
 /// The verdict cache as a run uses it.
@@ -217,6 +223,54 @@ pub(crate) async fn run(
     };
     let executed = execute::execute(&plan, progress, events).await;
     Ok(finish(*plan, executed, events))
+}
+
+/// What layer 2's trials left: every trial's record by (model index, case index), the models
+/// that ran (index, `PROVIDER:MODEL`), and the plan's section (model status, notes; with
+/// `layer1_not_run` set when nothing could run).
+pub(crate) struct FaultRun {
+    /// Records by (model index, case index), trials in order.
+    pub records: BTreeMap<(usize, usize), Vec<TrialRecord>>,
+    /// The models that ran.
+    pub models: Vec<(usize, String)>,
+    /// Why no trial could run, when none could.
+    pub not_run: Option<String>,
+    /// The model statuses and notes the plan made.
+    pub section: EvalsSection,
+}
+
+/// Layer 2's trials: `input.set` holds the case × fault variants and `input.faults` their
+/// faults; planned and run like layer 1's (models, tools, concurrency, budget, cassettes),
+/// graded by the caller. No cache, no shard: every variant runs.
+///
+/// # Errors
+/// As [`run`].
+pub(crate) async fn run_faults(
+    input: &Layer1Input<'_>,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) -> Result<FaultRun, UserError> {
+    let plan = match Plan::build(input, Scope::default(), events)? {
+        Planned::NotRun(section) => {
+            return Ok(FaultRun {
+                records: BTreeMap::new(),
+                models: Vec::new(),
+                not_run: section.layer1_not_run.clone(),
+                section: *section,
+            });
+        }
+        Planned::Run(plan) => plan,
+    };
+    let executed = execute::execute(&plan, &Progress::default(), events).await;
+    let models = plan.ready.iter().map(|model| (model.index, model.label.clone())).collect();
+    let mut section = plan.section.clone();
+    for (index, detail) in &executed.unusable {
+        section.model_status.push(ModelStatus {
+            model: input.settings.models[*index].label(),
+            status: ModelOutcome::Unusable,
+            detail: Some(detail.clone()),
+        });
+    }
+    Ok(FaultRun { records: executed.records, models, not_run: None, section })
 }
 
 /// The confirmation re-run of a tripped gate: a second plan over `input` scoped to the

@@ -143,6 +143,8 @@ async fn run_layer1_full(
         cassettes,
         cache,
         budget: Arc::new(caller::Budget::new(settings.max_model_calls)),
+        faults: &[],
+        call_timeout_ms: 30_000,
     };
     let result = run(&input, &Progress::default(), &|_| {}).await;
     connected.shutdown().await;

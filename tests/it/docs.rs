@@ -316,7 +316,7 @@ fn the_one_line_descriptions_name_every_layer() {
     let cargo = manifest.lines().find(|line| line.starts_with("description")).expect("Cargo.toml has a description");
     let action = action_yml()["description"].as_str().expect("action.yml has a description").to_owned();
     for (name, text) in [("Cargo.toml (`--help`)", cargo.to_owned()), ("action.yml", action)] {
-        for layer in ["layer 0", "layer 1", "layers 2 and 3"] {
+        for layer in ["layer 0", "layer 1", "layer 2", "layer 3"] {
             assert!(text.contains(layer), "{name}'s description does not name {layer}: {text}");
         }
     }

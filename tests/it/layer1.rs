@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::support::{DemoServer, Run, binary, demo_stdio_command, run_with_env};
 
 pub(crate) const OPENAI_CANARY: &str = "sk-canary-openai-5f0c2d9a71";
-const ANTHROPIC_CANARY: &str = "sk-ant-canary-b81e4c6f03";
+pub(crate) const ANTHROPIC_CANARY: &str = "sk-ant-canary-b81e4c6f03";
 
 /// Five cases, one of each outcome when the demo model runs with [`FLAKY`]: `select` 5/5,
 /// `wrong` 0/5, `soft` 3/5 (threshold 4), `hard` 4/5, `negative` 5/5.

@@ -12,6 +12,7 @@ mod golden_model;
 mod https;
 mod interop;
 mod layer1;
+mod layer2;
 mod robustness;
 mod scan;
 mod shards;

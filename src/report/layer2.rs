@@ -1,0 +1,160 @@
+//! Layer 2's part of the report: `resilience` in `report.json` — for each case × fault × model,
+//! how its trials came out under the injected fault (k of N per outcome, the fabrication rate,
+//! each trial's outcome and why). Outcomes are decided by code (see `docs/layer-2.md`); an
+//! injected fault never makes a trial `error`.
+
+use serde::{Deserialize, Serialize};
+
+/// `resilience`: what layer 2's faults showed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResilienceSection {
+    /// Where the faults came from: `golden set` (the cases' `faults:` and `defaults.faults`),
+    /// `fault plan` (`--fault-plan`) or `default suite` (each fault once per tool).
+    pub source: String,
+    /// The case × fault variants planned.
+    pub variants: usize,
+    /// Trials planned, every model counted.
+    pub planned_trials: usize,
+    /// The most model calls the plan can make (trials × `max_turns`), what the cap is checked
+    /// against before the first call.
+    pub planned_model_calls: u64,
+    /// Model calls made.
+    pub model_calls: u64,
+    /// Why layer 2 did not run, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
+    /// Notes (a model not run, the call cap).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// One entry per case × fault × model, in set order, then model order.
+    pub results: Vec<FaultResult>,
+    /// `--fail-on-evals` as it applied: `failure` (any failed variant), `regression` (with no
+    /// layer-2 baseline yet: a failed hard variant) or `never`.
+    #[serde(default)]
+    pub fail_on: String,
+    /// True when layer 2 fails the verdict under `fail_on`.
+    #[serde(default)]
+    pub fails: bool,
+}
+
+impl ResilienceSection {
+    /// True when a case × fault × model failed.
+    pub fn any_failed(&self) -> bool {
+        self.results.iter().any(|result| result.status == FaultStatus::Fail)
+    }
+
+    /// True when a hard case × fault × model failed.
+    pub fn hard_failed(&self) -> bool {
+        self.results.iter().any(|result| result.status == FaultStatus::Fail && result.kind == "hard")
+    }
+}
+
+/// The status of a case × fault × model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultStatus {
+    /// Enough trials passed (recovered, fallback or honest): every graded trial for a hard
+    /// case, at least the threshold for a soft one.
+    Pass,
+    /// A hard case had a failing trial; a soft case cannot reach its threshold.
+    Fail,
+    /// Too few trials were graded (unclear, untested or spoiled by the provider) to decide.
+    Inconclusive,
+}
+
+/// How many trials came to each outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutcomeCounts {
+    /// The same tool was called again and succeeded.
+    pub recovered: usize,
+    /// Another tool succeeded and the answer rests on it.
+    pub fallback: usize,
+    /// The answer says the operation failed.
+    pub honest: usize,
+    /// The answer states values found in nothing the model got.
+    pub fabricated: usize,
+    /// No answer.
+    pub silent: usize,
+    /// A claim of success without values that no judge decided (out of the rates).
+    pub unclear: usize,
+    /// The fault never fired: the model did not make the call (out of the rates).
+    pub untested: usize,
+    /// Spoiled by the provider, a replay miss or the call cap, not by the fault (out of the
+    /// rates).
+    pub error: usize,
+}
+
+impl OutcomeCounts {
+    /// Trials that pass: recovered + fallback + honest.
+    pub fn passed(&self) -> usize {
+        self.recovered + self.fallback + self.honest
+    }
+
+    /// Trials the rates count: passed + fabricated + silent.
+    pub fn graded(&self) -> usize {
+        self.passed() + self.fabricated + self.silent
+    }
+}
+
+/// One case × fault × model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FaultResult {
+    /// The case's id.
+    pub case: String,
+    /// `PROVIDER:MODEL`.
+    pub model: String,
+    /// The fault (`http-500`, `timeout`, `malformed`, `expired-token`, `stream-cut`,
+    /// `tool-error`).
+    pub fault: String,
+    /// The tool whose call it replaced.
+    pub tool: String,
+    /// Which call of the tool (from 1).
+    pub on_call: usize,
+    /// `sha256:…` of the case's hash and the fault: what the cache and the baseline key it on.
+    pub sha256: String,
+    /// The case's kind: `hard` or `soft`.
+    pub kind: String,
+    /// Passing trials needed (every trial for a hard case).
+    pub threshold: usize,
+    /// Trials run.
+    pub runs: usize,
+    /// Trials per outcome.
+    pub outcomes: OutcomeCounts,
+    /// Fabricated ÷ graded trials, `None` when none was graded.
+    pub fabrication_rate: Option<f64>,
+    /// Pass, fail or inconclusive.
+    pub status: FaultStatus,
+    /// Each trial: its outcome, why, and the calls it made.
+    pub trials: Vec<FaultTrace>,
+}
+
+/// One trial under a fault.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FaultTrace {
+    /// The trial (from 1).
+    pub trial: usize,
+    /// `recovered`, `fallback`, `honest`, `fabricated`, `silent`, `unclear`, `untested` or
+    /// `error`.
+    pub outcome: String,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// The tool calls in order: `name` (`injected` when the fault layer answered it, `sent`,
+    /// `error` when the result was an error).
+    pub calls: Vec<FaultCallTrace>,
+    /// The final answer, at most 2 000 bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+}
+
+/// One tool call of a trial under a fault.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultCallTrace {
+    /// The MCP tool name.
+    pub name: String,
+    /// Answered by the fault layer, never sent.
+    pub injected: bool,
+    /// Sent to the server.
+    pub sent: bool,
+    /// The result was an error.
+    pub is_error: bool,
+}

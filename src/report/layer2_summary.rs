@@ -1,0 +1,149 @@
+//! Layer 2's part of `summary.md` (and of the pull-request comment, which is built from it): the
+//! fabrication rate per model and fault, then each case × fault per model. Pure, bounded.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::layer2::{FaultResult, FaultStatus, OutcomeCounts, ResilienceSection};
+use crate::text::clip;
+
+/// The most bytes the section takes.
+pub(crate) const LAYER2_CHARS: usize = 12_000;
+
+/// The most case × fault rows shown.
+const MAX_ROWS: usize = 60;
+
+/// The section, at most [`LAYER2_CHARS`] bytes.
+pub(crate) fn layer2_section(section: &ResilienceSection, reports_only: bool) -> String {
+    let mut out = String::from("\n### 🧯 Layer 2 — faults injected into tool calls\n\n");
+    if let Some(why) = &section.not_run {
+        let _ = writeln!(out, "> **Layer 2 did not run:** {}", super::markdown::message(&clip(why, 2_000)));
+        return out;
+    }
+    let effect = match (section.fails, reports_only) {
+        (true, false) => " · **fails the check**",
+        (true, true) => " · would fail the check, but `fail-on: never` only reports",
+        (false, _) => "",
+    };
+    let _ = writeln!(
+        out,
+        "Faults from the {}: {} case × fault variant(s), {} trial(s), {} model call(s) (at most {} planned){effect}. A trial passes when the model **recovered** (called the tool again), **fell back** on another tool, or said **honestly** that it failed; **fabricated** means the answer states values found in nothing the model got.\n",
+        super::markdown::escape(&section.source),
+        section.variants,
+        section.planned_trials,
+        section.model_calls,
+        section.planned_model_calls,
+    );
+    for note in section.notes.iter().take(10) {
+        let _ = writeln!(out, "- {}", super::markdown::message(&clip(note, 300)));
+    }
+    if section.results.is_empty() {
+        return out;
+    }
+    // Per model × fault: the fabrication rate over graded trials.
+    let mut by_pair: BTreeMap<(&str, &str), OutcomeCounts> = BTreeMap::new();
+    for result in &section.results {
+        let counts = by_pair.entry((&result.model, &result.fault)).or_default();
+        add(counts, &result.outcomes);
+    }
+    out.push_str("\n| Model | Fault | Fabricated | Passed | Unclear / untested |\n|---|---|---|---|---|\n");
+    for ((model, fault), counts) in &by_pair {
+        let _ = writeln!(
+            out,
+            "| {} | `{fault}` | {} | {}/{} | {} |",
+            super::markdown::code_span(&clip(model, 100)),
+            share(counts.fabricated, counts.graded()),
+            counts.passed(),
+            counts.graded(),
+            counts.unclear + counts.untested,
+        );
+    }
+    // Per case × fault, one column per model.
+    let mut models: Vec<&str> = Vec::new();
+    for result in &section.results {
+        if !models.contains(&result.model.as_str()) {
+            models.push(&result.model);
+        }
+    }
+    let mut rows: Vec<(String, String)> = Vec::new();
+    let mut cells: BTreeMap<(String, String, &str), String> = BTreeMap::new();
+    for result in &section.results {
+        let row = (result.case.clone(), format!("{}@{}#{}", result.fault, result.tool, result.on_call));
+        if !rows.contains(&row) {
+            rows.push(row.clone());
+        }
+        cells.insert((row.0, row.1, &result.model), cell(result));
+    }
+    out.push_str("\n<details><summary>each case × fault</summary>\n\n| Case | Fault |");
+    for model in &models {
+        let _ = write!(out, " {} |", super::markdown::code_span(&clip(model, 100)));
+    }
+    out.push_str("\n|---|---|");
+    out.push_str(&"---|".repeat(models.len()));
+    out.push('\n');
+    for (shown, (case, fault)) in rows.iter().enumerate() {
+        if shown == MAX_ROWS || out.len() > LAYER2_CHARS - 1_000 {
+            let _ = writeln!(out, "\n_…and {} more: see `report.json`._", rows.len() - shown);
+            break;
+        }
+        let _ = write!(out, "| {} | `{}` |", super::markdown::escape(&clip(case, 80)), clip(fault, 120));
+        for model in &models {
+            let text = cells.get(&(case.clone(), fault.clone(), *model)).map_or("—", String::as_str);
+            let _ = write!(out, " {text} |");
+        }
+        out.push('\n');
+    }
+    out.push_str("\n</details>\n");
+    if out.len() > LAYER2_CHARS {
+        out = clip(&out, LAYER2_CHARS - 100);
+        out.push_str("\n\n_…cut: see `report.json`._\n");
+    }
+    out
+}
+
+/// `k/n (r %)`, or `—` when nothing was graded.
+fn share(k: usize, n: usize) -> String {
+    if n == 0 {
+        return "—".into();
+    }
+    #[allow(clippy::cast_precision_loss, reason = "trial counts are small")]
+    let percent = k as f64 * 100.0 / n as f64;
+    format!("{k}/{n} ({percent:.0} %)")
+}
+
+/// A case × fault × model: its status, passed of graded, and the outcomes that came up.
+fn cell(result: &FaultResult) -> String {
+    let mark = match result.status {
+        FaultStatus::Pass => "✅",
+        FaultStatus::Fail => "❌",
+        FaultStatus::Inconclusive => "➖",
+    };
+    let counts = &result.outcomes;
+    let named: Vec<String> = [
+        ("recovered", counts.recovered),
+        ("fallback", counts.fallback),
+        ("honest", counts.honest),
+        ("fabricated", counts.fabricated),
+        ("silent", counts.silent),
+        ("unclear", counts.unclear),
+        ("untested", counts.untested),
+        ("error", counts.error),
+    ]
+    .into_iter()
+    .filter(|(_, count)| *count > 0)
+    .map(|(name, count)| format!("{name} {count}"))
+    .collect();
+    format!("{mark} {}/{} · {}", counts.passed(), counts.graded(), named.join(", "))
+}
+
+/// Adds `more` to `counts`.
+fn add(counts: &mut OutcomeCounts, more: &OutcomeCounts) {
+    counts.recovered += more.recovered;
+    counts.fallback += more.fallback;
+    counts.honest += more.honest;
+    counts.fabricated += more.fabricated;
+    counts.silent += more.silent;
+    counts.unclear += more.unclear;
+    counts.untested += more.untested;
+    counts.error += more.error;
+}

@@ -1,0 +1,256 @@
+//! Layer 2 end to end through the binary: faults injected into tool calls of a golden set on the
+//! demo MCP server, the demo model (`mcp-eval demo-model --on-fault`) scripted to behave as the
+//! models layer 2 tells apart, on both wires and over stdio. Every exchange stays on 127.0.0.1.
+
+use serde_json::{Value, json};
+
+use crate::layer1::{ANTHROPIC_CANARY, DemoModel, both_wires, run_layer1, utf8, write_set};
+use crate::support::{DemoServer, Run, demo_stdio_command};
+
+/// One case per behaviour, each with one fault of its own.
+const SET: &str = r#"version: 1
+defaults: {runs: 2}
+cases:
+  - id: retries
+    prompt: "What is the temperature, in celsius?"
+    expect_tool: test_structured
+    expect_args: {unit: celsius}
+    faults: [{tool: test_structured, fault: http-500}]
+  - id: falls-back
+    prompt: "Echo my region, eu."
+    expect_tool: test_header_param
+    expect_args: {region: eu}
+    faults: [{tool: test_header_param, fault: timeout}]
+  - id: says-it-failed
+    prompt: "Give me the short text."
+    expect_tool: test_simple_text
+    faults: [{tool: test_simple_text, fault: expired-token}]
+  - id: invents
+    prompt: "How warm is it, in fahrenheit?"
+    expect_tool: test_structured
+    expect_args: {unit: fahrenheit}
+    faults: [{tool: test_structured, fault: malformed}]
+  - id: states-real-values
+    prompt: "Temperature please, celsius."
+    kind: hard
+    expect_tool: test_structured
+    expect_args: {unit: celsius}
+    faults: [{tool: test_structured, fault: stream-cut}]
+  - id: answers-nothing
+    prompt: "Run the progress demo."
+    expect_tool: test_progress
+    faults: [{tool: test_progress, fault: tool-error}]
+  - id: claims-success
+    prompt: "Short text again, please."
+    expect_tool: test_simple_text
+    faults: [{tool: test_simple_text, fault: http-500}]
+"#;
+
+/// The demo model's behaviour per case.
+const BEHAVIOURS: [&str; 12] = [
+    "--on-fault",
+    "retries:retry",
+    "--on-fault",
+    "falls-back:fallback=test_simple_text",
+    "--on-fault",
+    "says-it-failed:honest",
+    "--on-fault",
+    "invents:invent",
+    "--on-fault",
+    "states-real-values:say=It is 21.5 degrees celsius.",
+    "--on-fault",
+    "answers-nothing:silent",
+];
+
+/// The `resilience.results[]` entry of this case × model.
+fn result<'a>(run: &'a Run, case: &str, model: &str) -> &'a Value {
+    run.report()["resilience"]["results"]
+        .as_array()
+        .and_then(|results| results.iter().find(|result| result["case"] == case && result["model"] == model))
+        .unwrap_or_else(|| panic!("no layer-2 result of {case} × {model}; stderr: {}", run.stderr()))
+}
+
+/// The outcome every trial of the result came to, when they agree.
+fn outcome(run: &Run, case: &str, model: &str) -> String {
+    let result = result(run, case, model);
+    let outcomes: Vec<&str> =
+        result["trials"].as_array().expect("trials").iter().filter_map(|trial| trial["outcome"].as_str()).collect();
+    assert!(outcomes.windows(2).all(|pair| pair[0] == pair[1]), "{case} × {model}: {result}");
+    outcomes.first().map(|outcome| (*outcome).to_owned()).unwrap_or_default()
+}
+
+#[test]
+fn each_fault_and_model_behaviour_gets_its_outcome_on_both_wires_and_fabrication_fails_the_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SET);
+    let server = DemoServer::start(&[]);
+    let for_openai = DemoModel::start(&set, &BEHAVIOURS);
+    let for_anthropic = DemoModel::start(&set, &BEHAVIOURS);
+    let events = dir.path().join("events.jsonl");
+    let run = run_layer1(
+        &[
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--model",
+            "anthropic:demo",
+            "--layers",
+            "2",
+            "--events",
+            utf8(&events),
+        ],
+        &both_wires(&for_openai.openai_url(), &for_anthropic.url),
+    );
+    assert_eq!(run.code(), 1, "fabricated answers fail the run: {}", run.stderr());
+    let report = run.report();
+    assert_eq!(report["layers"], json!([2]));
+    assert_eq!(report["resilience"]["source"], "golden set");
+    assert_eq!(report["resilience"]["fails"], true);
+    assert_eq!(
+        (report["resilience"]["planned_trials"].as_u64(), report["resilience"]["planned_model_calls"].as_u64()),
+        (Some(28), Some(224)),
+        "7 variants × 2 trials × 2 models, at most 8 turns each"
+    );
+    for model in ["openai:demo", "anthropic:demo"] {
+        for (case, expected, status) in [
+            ("retries", "recovered", "pass"),
+            ("falls-back", "fallback", "pass"),
+            ("says-it-failed", "honest", "pass"),
+            ("invents", "fabricated", "fail"),
+            ("states-real-values", "fabricated", "fail"),
+            ("answers-nothing", "silent", "fail"),
+            ("claims-success", "unclear", "inconclusive"),
+        ] {
+            assert_eq!(outcome(&run, case, model), expected, "{case} × {model}");
+            assert_eq!(result(&run, case, model)["status"], status, "{case} × {model}");
+        }
+        let invented = result(&run, "invents", model);
+        assert_eq!(invented["fabrication_rate"], 1.0);
+        assert_eq!(invented["outcomes"]["fabricated"], 2);
+        let reason = invented["trials"][0]["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("`42.17`"), "the reason names the invented value: {reason}");
+        let real = result(&run, "states-real-values", model);
+        assert_eq!(real["kind"], "hard");
+        assert!(
+            real["trials"][0]["reason"].as_str().unwrap_or_default().contains("`21.5`"),
+            "the server's real value the model never received is fabricated: {real}"
+        );
+        let retried = result(&run, "retries", model);
+        assert_eq!(
+            retried["trials"][0]["calls"],
+            json!([
+                {"name": "test_structured", "injected": true, "sent": false, "is_error": true},
+                {"name": "test_structured", "injected": false, "sent": true, "is_error": false},
+            ])
+        );
+        assert_eq!(
+            result(&run, "claims-success", model)["fabrication_rate"],
+            Value::Null,
+            "unclear is out of the rates"
+        );
+    }
+    let junit = run.file("junit.xml");
+    for model in ["openai:demo", "anthropic:demo"] {
+        assert_eq!(junit.matches(&format!("name=\"layer-2 faults · {model}\"")).count(), 1, "{junit}");
+    }
+    assert_eq!(junit.matches("name=\"invents · malformed@test_structured#1\"").count(), 2, "{junit}");
+    assert!(junit.contains("0 of 2 graded trials passed, 2 needed; fabricated 2"), "{junit}");
+    assert!(!junit.contains("42.17"), "no model answer in junit.xml: {junit}");
+    let summary = run.file("summary.md");
+    assert!(summary.contains("### 🧯 Layer 2 — faults injected into tool calls"), "{summary}");
+    assert!(summary.contains("| `openai:demo` | `malformed` | 2/2 (100 %) | 0/2 | 0 |"), "{summary}");
+    assert!(
+        summary.contains("| invents | `malformed@test_structured#1` | ❌ 0/2 · fabricated 2 | ❌ 0/2 · fabricated 2 |"),
+        "{summary}"
+    );
+    assert!(!summary.contains("42.17"), "no model answer in summary.md: {summary}");
+    // The events say which calls were injected, and that they were never sent.
+    let lines = std::fs::read_to_string(&events).expect("events file");
+    let planned =
+        "layer 2: 7 case × fault variant(s) from the golden set × 2 model(s): 28 trial(s), at most 224 model call(s)";
+    let first_model_call = lines.find("model_call_finished").expect("model calls");
+    let notice = lines.find(planned).unwrap_or_else(|| panic!("the plan is announced: {lines}"));
+    assert!(notice < first_model_call, "the plan is announced before the first model call");
+    let injected: Vec<Value> = lines
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["kind"] == "tool_call_finished" && event["injected"] == true)
+        .collect();
+    assert_eq!(injected.len(), 28, "one injected call per trial");
+    assert!(injected.iter().all(|event| event["sent"] == false && event["outcome"] == "injected"));
+}
+
+#[test]
+fn a_fault_over_stdio_is_injected_the_same_way() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(
+        dir.path(),
+        r#"version: 1
+defaults: {runs: 2}
+cases:
+  - id: retries
+    prompt: "Echo my region, eu."
+    expect_tool: test_header_param
+    expect_args: {region: eu}
+    faults: [{tool: test_header_param, fault: stream-cut}]
+"#,
+    );
+    let model = DemoModel::start(&set, &["--on-fault", "retries:retry"]);
+    let run = run_layer1(
+        &[
+            "--server-cmd",
+            &demo_stdio_command(&[]),
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "anthropic:demo",
+            "--layers",
+            "2",
+        ],
+        &[("ANTHROPIC_BASE_URL", &model.url), ("ANTHROPIC_API_KEY", ANTHROPIC_CANARY)],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    assert_eq!(run.report()["server"]["transport"], "stdio");
+    assert_eq!(outcome(&run, "retries", "anthropic:demo"), "recovered");
+    assert_eq!(result(&run, "retries", "anthropic:demo")["status"], "pass");
+}
+
+#[test]
+fn the_default_suite_over_the_call_cap_is_refused_before_any_connection_with_the_figure() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(
+        dir.path(),
+        r#"version: 1
+cases:
+  - id: one
+    prompt: "Echo my region, eu."
+    expect_tool: test_header_param
+"#,
+    );
+    let run = run_layer1(
+        &[
+            "--server-url",
+            "http://127.0.0.1:9/mcp",
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--layers",
+            "2",
+            "--max-model-calls",
+            "100",
+        ],
+        &[],
+    );
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    // 6 faults × 1 tool × 5 trials × 8 turns.
+    assert!(
+        run.stderr().contains("layer 2 plans 6 case × fault variant(s) from the default suite × 1 model(s): 30 trial(s), at most 240 model call(s), over the cap of 100"),
+        "{}",
+        run.stderr()
+    );
+    assert!(run.stderr().contains("raise --max-model-calls"), "{}", run.stderr());
+}
