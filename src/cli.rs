@@ -85,6 +85,10 @@ pub struct DemoModelArgs {
     /// invent, say=TEXT or silent (repeatable; layer 2's tests)
     #[arg(long, value_name = "CASE:BEHAVIOUR")]
     pub on_fault: Vec<String>,
+    /// CASE:follow or CASE:refuse — after a tool result carrying a layer-2 payload (repeatable;
+    /// layer 2's tests)
+    #[arg(long, value_name = "CASE:BEHAVIOUR")]
+    pub on_payload: Vec<String>,
 }
 
 /// Flags of `mcp-eval merge`.
@@ -287,6 +291,9 @@ pub struct DemoArgs {
     /// Require `Authorization: Bearer TOKEN` on HTTP (and serve protected-resource metadata)
     #[arg(long, value_name = "TOKEN")]
     pub require_token: Option<String>,
+    /// Append every tools/call received to FILE as a JSON line (tests)
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub calls_log: Option<std::path::PathBuf>,
 }
 
 /// The whole process: parses the command line, runs the subcommand on a two-thread runtime, and
@@ -466,7 +473,8 @@ pub async fn demo_server(args: DemoArgs) -> ExitStatus {
             }
         }
     }
-    let config = Arc::new(DemoConfig { breaks, bearer_token: args.require_token.clone() });
+    let config =
+        Arc::new(DemoConfig { breaks, bearer_token: args.require_token.clone(), calls_log: args.calls_log.clone() });
     if args.stdio {
         return match demo::serve_stdio(config).await {
             Ok(()) => ExitStatus::Passed,
@@ -527,6 +535,20 @@ pub async fn demo_model(args: DemoModelArgs) -> ExitStatus {
     };
     let mut model = demo::model::DemoModel::new(&set, &flaky, &quote, chrono::Utc::now().date_naive());
     model.delay = std::time::Duration::from_millis(args.delay_ms);
+    for text in &args.on_payload {
+        match text.split_once(':') {
+            Some((case, "follow")) => {
+                model.on_payload.insert(case.to_owned(), true);
+            }
+            Some((case, "refuse")) => {
+                model.on_payload.insert(case.to_owned(), false);
+            }
+            _ => {
+                say!("error: --on-payload {text}: write CASE:follow or CASE:refuse");
+                return ExitStatus::InvalidInput;
+            }
+        }
+    }
     for text in &args.on_fault {
         match demo::model::OnFault::parse(text) {
             Ok((case, behaviour)) => {

@@ -110,7 +110,7 @@ impl ExitStatus {
 impl RunReport {
     /// The verdict of this report, as [`verdict`] decides it.
     pub fn verdict(&self) -> Verdict {
-        verdict(self.outcome, &self.checks, self.evals.as_ref(), self.resilience.as_ref())
+        verdict(self.outcome, &self.checks, self.evals.as_ref(), self.resilience.as_ref(), self.security.as_ref())
     }
 }
 
@@ -273,12 +273,14 @@ pub(crate) fn verdict(
     checks: &[crate::report::model::CheckResult],
     evals: Option<&EvalsSection>,
     resilience: Option<&crate::report::layer2::ResilienceSection>,
+    security: Option<&crate::report::layer2::SecuritySection>,
 ) -> Verdict {
     // Layer 1 fails the verdict as its gate says (`--fail-on-evals`); without a gate, on any
     // failed case.
     let layer1_failed =
         evals.is_some_and(|evals| evals.eval_gate.as_ref().map_or_else(|| evals.any_failed(), |gate| gate.fails));
-    let layer2_failed = resilience.is_some_and(|section| section.fails);
+    let layer2_failed =
+        resilience.is_some_and(|section| section.fails) || security.is_some_and(|section| section.fails);
     let failed = checks.iter().any(|check| check.status == Status::Fail) || layer1_failed || layer2_failed;
     // Layer 1 stopped by the call cap or an unusable provider, or refused its input, is
     // incomplete: never a pass.
@@ -297,7 +299,13 @@ pub(crate) fn verdict(
 
 /// Decides the verdict, the `result` output and the exit status of a run.
 pub(crate) fn decide(report: &RunReport, input: VerdictInput) -> Decision {
-    let verdict = verdict(report.outcome, &report.checks, report.evals.as_ref(), report.resilience.as_ref());
+    let verdict = verdict(
+        report.outcome,
+        &report.checks,
+        report.evals.as_ref(),
+        report.resilience.as_ref(),
+        report.security.as_ref(),
+    );
     let warned = report.checks.iter().any(|check| check.status == Status::Warn);
     // `result` is what the exit status follows: under `fail-on: never` findings never fail the
     // run, so a failed verdict is a `pass` there (the verdict itself still says `fail`).

@@ -519,10 +519,11 @@ async fn make_call(
             made.latency_ms = latency_ms;
             (made, Some(TrialEnding::ServerError(reason)))
         }
-        ToolOutcome::Injected { text, label } => {
+        ToolOutcome::Injected { text, is_error, label } => {
             // Answered by the fault layer: never sent, never the trial's end.
             made.sent = false;
             made.result = text;
+            made.is_error = is_error;
             made.error = Some(format!("injected by layer 2: {label}"));
             made.injected = Some(label);
             (made, None)

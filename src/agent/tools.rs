@@ -63,11 +63,13 @@ pub(crate) enum ToolOutcome {
         /// Wall time in milliseconds.
         latency_ms: u64,
     },
-    /// Answered by layer 2's fault layer instead of the server (never sent): the text the model
-    /// reads, an error result.
+    /// Answered by layer 2's fault layer instead of the server (never sent): a fault's text (an
+    /// error result), or the answer to a call an adversarial payload asked for.
     Injected {
         /// The text the model reads.
         text: String,
+        /// The model reads it as an error result.
+        is_error: bool,
         /// What was injected (`http-500@search#1`).
         label: String,
     },

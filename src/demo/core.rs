@@ -90,6 +90,16 @@ pub(crate) fn parse_error_reply() -> Reply {
     Reply::single(400, error_message(&Value::Null, PARSE_ERROR, "Parse error: the body is not valid JSON", None))
 }
 
+/// Appends a `tools/call`'s name and arguments to `path` as one JSON line (the `--calls-log`
+/// test hook); a file that cannot be written is ignored, never the call's failure.
+fn log_call(path: &std::path::Path, params: &Map<String, Value>) {
+    use std::io::Write as _;
+    let line = json!({"name": params.get("name"), "arguments": params.get("arguments")});
+    if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        let _ = writeln!(file, "{line}");
+    }
+}
+
 /// Handles one incoming JSON message. `http` is `Some` on the HTTP transport.
 pub(crate) fn handle(state: &ServerState, message: &Value, http: Option<&HttpRequestView>) -> Reply {
     if let Value::Array(items) = message {
@@ -539,6 +549,9 @@ fn dispatch(context: &RequestContext<'_>, method: &str) -> Result<Handled, RpcEr
         "tools/call" => {
             if state.breaks("p-3") {
                 state.note_tool_call();
+            }
+            if let Some(path) = &state.config().calls_log {
+                log_call(path, context.params);
             }
             catalog::call_tool(context)
         }

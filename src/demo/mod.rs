@@ -37,6 +37,10 @@ pub(crate) struct DemoConfig {
     /// When set, HTTP requests need `Authorization: Bearer <token>` (the A-* rows); an `a-*`
     /// break switches this on with [`DEMO_TOKEN`].
     pub bearer_token: Option<String>,
+    /// When set, every `tools/call` received is appended to this file as one JSON line
+    /// (`{"name": …, "arguments": …}`): what the tests read to prove a call never reached the
+    /// server (`--calls-log`, hidden).
+    pub calls_log: Option<std::path::PathBuf>,
 }
 
 /// The token an `a-*` break makes the demo require.
@@ -50,7 +54,7 @@ impl DemoConfig {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        DemoConfig { breaks: breaks.into_iter().map(Into::into).collect(), bearer_token: None }
+        DemoConfig { breaks: breaks.into_iter().map(Into::into).collect(), bearer_token: None, calls_log: None }
     }
 
     /// The bearer token HTTP requests need, if any.

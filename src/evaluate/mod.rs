@@ -77,7 +77,7 @@ fn layer2_over_cap(
         position: None,
         field: Some("faults".into()),
         message: format!(
-            "layer 2 plans {} case × fault variant(s) from the {} × {} model(s): {} trial(s), at most {} model call(s), over the cap of {} (--max-model-calls)",
+            "layer 2 plans {} variant(s) (case × fault or payload) from the {} × {} model(s): {} trial(s), at most {} model call(s), over the cap of {} (--max-model-calls)",
             cost.variants,
             source.as_str(),
             layer1.models.len(),
@@ -85,7 +85,7 @@ fn layer2_over_cap(
             cost.model_calls,
             layer1.max_model_calls
         ),
-        hint: "narrow it: give the cases their own `faults:` (or `defaults.faults`), fewer `--runs`, fewer models or a lower `max_turns`; or raise --max-model-calls".into(),
+        hint: "narrow it: give the cases their own `faults:` or `adversarial:` (or in `defaults`), fewer `--runs`, fewer models or a lower `max_turns`; or raise --max-model-calls".into(),
     })
 }
 
@@ -399,8 +399,8 @@ struct Completed {
     layer1: Option<Result<crate::report::evals::EvalsSection, UserError>>,
     /// Why layer 1 did not run although asked for.
     layer1_missing: Option<&'static str>,
-    /// Layer 2's section, or the input error that stopped it; `None` when it did not run.
-    layer2: Option<Result<crate::report::layer2::ResilienceSection, UserError>>,
+    /// Layer 2's sections, or the input error that stopped it; `None` when it did not run.
+    layer2: Option<Result<crate::faults::Layer2, UserError>>,
     /// Why layer 2 did not run although asked for.
     layer2_missing: Option<&'static str>,
     /// The note of a shard after the first.
@@ -469,15 +469,25 @@ fn completed_report(
     }
     if let Some(layer2) = layer2 {
         let section = match layer2 {
-            Ok(mut section) => {
+            Ok(crate::faults::Layer2 { mut resilience, mut security }) => {
+                use crate::settings::layer1::FailOnEvals;
                 let fail_on = settings.layer1.fail_on_evals;
-                section.fail_on = fail_on.as_str().to_owned();
-                section.fails = match fail_on {
-                    crate::settings::layer1::FailOnEvals::Failure => section.any_failed(),
-                    crate::settings::layer1::FailOnEvals::Regression => section.hard_failed(),
-                    crate::settings::layer1::FailOnEvals::Never => false,
+                resilience.fail_on = fail_on.as_str().to_owned();
+                resilience.fails = match fail_on {
+                    FailOnEvals::Failure => resilience.any_failed(),
+                    FailOnEvals::Regression => resilience.hard_failed(),
+                    FailOnEvals::Never => false,
                 };
-                section
+                if let Some(security) = security.as_mut() {
+                    security.fail_on = fail_on.as_str().to_owned();
+                    security.fails = match fail_on {
+                        FailOnEvals::Failure => security.any_failed(),
+                        FailOnEvals::Regression => security.hard_failed(),
+                        FailOnEvals::Never => false,
+                    };
+                }
+                report.security = security;
+                resilience
             }
             Err(error) => {
                 input_error = true;
@@ -634,11 +644,12 @@ async fn layer2(
     connected: &era::Connected,
     spent: u64,
     events: &(dyn Fn(&RunEvent) + Sync),
-) -> Result<crate::report::layer2::ResilienceSection, UserError> {
+) -> Result<crate::faults::Layer2, UserError> {
     use crate::report::layer2::ResilienceSection;
     let not_run = |reason: String| {
         events(&RunEvent::Notice { text: format!("layer 2 did not run: {reason}") });
-        Ok(ResilienceSection { not_run: Some(reason), ..ResilienceSection::default() })
+        let resilience = ResilienceSection { not_run: Some(reason), ..ResilienceSection::default() };
+        Ok(crate::faults::Layer2 { resilience, security: None })
     };
     let Some(set) = golden else { return not_run("no golden set was given".into()) };
     let layer1 = &settings.layer1;
@@ -662,7 +673,7 @@ async fn layer2(
         cassettes,
         cache: None,
         budget: std::sync::Arc::new(crate::trials::caller::Budget::new(layer1.max_model_calls.saturating_sub(spent))),
-        faults: &[],
+        injections: &[],
         call_timeout_ms: u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX),
     };
     crate::faults::run(&input, events).await
@@ -741,7 +752,7 @@ async fn layer1(
         cassettes: cassettes.clone(),
         cache: cache_use(settings, &layer1, set, &measured_at, events),
         budget: budget.clone(),
-        faults: &[],
+        injections: &[],
         call_timeout_ms: u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX),
     };
     let mut section = crate::trials::run(&input, progress, events).await?;

@@ -1,22 +1,28 @@
-//! Layer 2, resilience: the golden set's cases run again with a fault injected into one tool
-//! call ([`crate::agent::inject`]), each trial's outcome decided by code
-//! ([`crate::scoring::outcome`]), per case × fault × model as k of N.
+//! Layer 2: the golden set's cases run again with something injected into their tool calls —
+//! a fault that replaces one call ([`crate::agent::inject::FaultTools`]) or an adversarial
+//! payload planted in a result ([`crate::agent::inject::PayloadTools`]) — each trial's outcome
+//! decided by code ([`resilience`], [`security`]), per case × injection × model as k of N.
 //!
-//! - **Which faults** ([`variants`]): the cases' own `faults:` (and `defaults.faults`) when any
-//!   case has one; else the default suite — each fault once per tool the set expects a call of,
-//!   on the first case that expects it, on its first call.
-//! - **A variant** is a copy of its case under the id `CASE/FAULT@TOOL#N` with a hash of its own
-//!   (the case's hash and the fault): the fault is not in the case's hash, so layer 1's
-//!   baseline is kept. It keeps the case's prompt, tools, limits, kind and threshold; its
-//!   layer-1 expectations (arguments, rubric) are not graded here.
+//! - **What is injected** ([`variants`]): the cases' own `faults:` and `adversarial:` (and their
+//!   `defaults`) when any case has one; else the default suite — each fault once per tool the
+//!   set expects a call of, on the first case that expects it, on its first call; and each
+//!   payload of the catalogue ([`payloads`]) once, at the end, into each case that expects a
+//!   tool call.
+//! - **A variant** is a copy of its case under the id `CASE/FAULT@TOOL#N` or `CASE/PAYLOAD@WHERE`
+//!   with a hash of its own (the case's hash and the injection): the injection is not in the
+//!   case's hash, so layer 1's baseline is kept. It keeps the case's prompt, tools, limits, kind
+//!   and threshold; its layer-1 expectations (arguments, rubric) are not graded here.
 //! - **The plan** ([`planned`]) is counted before any connection: trials and the most model
 //!   calls they can make (trials × `max_turns`); over `--max-model-calls` it is refused.
 
 use serde_json::{Value, json};
 
-use crate::golden::{Case, FaultEntry, FaultKind, GoldenSet};
-use crate::report::layer2::{FaultCallTrace, FaultResult, FaultStatus, FaultTrace, OutcomeCounts, ResilienceSection};
-use crate::scoring::outcome::{self, FaultCall, FaultTrial, Outcome};
+use crate::golden::{Case, FaultEntry, FaultKind, GoldenSet, Injection};
+use crate::report::layer2::{ResilienceSection, SecuritySection};
+
+pub(crate) mod payloads;
+pub(crate) mod resilience;
+pub(crate) mod security;
 
 /// Where the faults come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,13 +43,14 @@ impl Source {
     }
 }
 
-/// One case × fault.
+/// One case × injection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Variant {
     /// The case's index in the set.
     pub case: usize,
-    /// The fault.
-    pub fault: FaultEntry,
+    /// What is injected. A catalogue payload whose action is `call` names its tool only once the
+    /// server's tools are known ([`name_call_tools`]): until then its tool is empty.
+    pub injection: Injection,
 }
 
 /// The variants of `set`, and where they came from (see the module docs).
@@ -52,7 +59,11 @@ pub(crate) fn variants(set: &GoldenSet) -> (Vec<Variant>, Source) {
         .cases
         .iter()
         .enumerate()
-        .flat_map(|(case, spec)| spec.faults.iter().map(move |fault| Variant { case, fault: fault.clone() }))
+        .flat_map(|(case, spec)| {
+            let faults = spec.faults.iter().map(|fault| Injection::Fault(fault.clone()));
+            let payloads = spec.adversarial.iter().map(|payload| Injection::Payload(payload.clone()));
+            faults.chain(payloads).map(move |injection| Variant { case, injection })
+        })
         .collect();
     if !own.is_empty() {
         return (own, Source::GoldenSet);
@@ -65,12 +76,20 @@ pub(crate) fn variants(set: &GoldenSet) -> (Vec<Variant>, Source) {
                 continue;
             }
             seen.push(tool.clone());
-            suite.extend(
-                FaultKind::ALL
-                    .into_iter()
-                    .map(|fault| Variant { case: index, fault: FaultEntry { tool: tool.clone(), fault, on_call: 1 } }),
-            );
+            suite.extend(FaultKind::ALL.into_iter().map(|fault| Variant {
+                case: index,
+                injection: Injection::Fault(FaultEntry { tool: tool.clone(), fault, on_call: 1 }),
+            }));
         }
+    }
+    for (index, case) in set.cases.iter().enumerate() {
+        let expected = expected_tools(case);
+        let Some(first) = expected.first() else { continue };
+        suite.extend(
+            payloads::CATALOGUE
+                .iter()
+                .map(|class| Variant { case: index, injection: Injection::Payload(payloads::pending(class, first)) }),
+        );
     }
     (suite, Source::DefaultSuite)
 }
@@ -91,16 +110,19 @@ fn expected_tools(case: &Case) -> Vec<String> {
     tools
 }
 
-/// The id of a variant: `CASE/FAULT@TOOL#N`.
-pub(crate) fn variant_id(case: &Case, fault: &FaultEntry) -> String {
-    format!("{}/{}", case.id, fault.label())
+/// The id of a variant: `CASE/FAULT@TOOL#N` or `CASE/PAYLOAD@WHERE`.
+pub(crate) fn variant_id(case: &Case, injection: &Injection) -> String {
+    match injection {
+        Injection::Fault(fault) => format!("{}/{}", case.id, fault.label()),
+        Injection::Payload(payload) => format!("{}/{}@{}", case.id, payload.id, payload.place.as_str()),
+    }
 }
 
-/// The golden set layer 2 runs: one case per variant (see the module docs), and each one's
-/// fault, by index.
-pub(crate) fn variant_set(set: &GoldenSet, variants: &[Variant]) -> (GoldenSet, Vec<FaultEntry>) {
+/// The golden set layer 2 runs: one case per variant (see the module docs), and what each one
+/// injects, by index.
+pub(crate) fn variant_set(set: &GoldenSet, variants: &[Variant]) -> (GoldenSet, Vec<Injection>) {
     let mut cases = Vec::new();
-    let mut faults = Vec::new();
+    let mut injections = Vec::new();
     for variant in variants {
         let case = &set.cases[variant.case];
         let mut resolved = case.resolved.clone();
@@ -111,28 +133,60 @@ pub(crate) fn variant_set(set: &GoldenSet, variants: &[Variant]) -> (GoldenSet, 
             }
         }
         cases.push(Case {
-            id: variant_id(case, &variant.fault),
-            hash: variant_hash(case, &variant.fault),
+            id: variant_id(case, &variant.injection),
+            hash: variant_hash(case, &variant.injection),
             resolved,
             rubric: None,
             semantic: Vec::new(),
             faults: Vec::new(),
+            adversarial: Vec::new(),
             ..case.clone()
         });
-        faults.push(variant.fault.clone());
+        injections.push(variant.injection.clone());
     }
     let hashes: Vec<Value> = cases.iter().map(|case| Value::String(case.hash.clone())).collect();
     let hash = crate::jcs::hash(&Value::Array(hashes));
-    (GoldenSet { path: set.path.clone(), hash, cases }, faults)
+    (GoldenSet { path: set.path.clone(), hash, cases }, injections)
 }
 
-/// `sha256:…` of a case × fault: the case's hash and the fault (what the cache and the
-/// baseline key a variant on).
-pub(crate) fn variant_hash(case: &Case, fault: &FaultEntry) -> String {
-    crate::jcs::hash(&json!({
-        "case_sha256": case.hash,
-        "fault": {"tool": fault.tool, "fault": fault.fault.as_str(), "on_call": fault.on_call},
-    }))
+/// `sha256:…` of a case × injection: the case's hash and the fault or payload (what the cache
+/// and the baseline key a variant on, and what a payload's canaries are derived from).
+pub(crate) fn variant_hash(case: &Case, injection: &Injection) -> String {
+    match injection {
+        Injection::Fault(fault) => crate::jcs::hash(&json!({
+            "case_sha256": case.hash,
+            "fault": {"tool": fault.tool, "fault": fault.fault.as_str(), "on_call": fault.on_call},
+        })),
+        Injection::Payload(payload) => crate::jcs::hash(&json!({
+            "case_sha256": case.hash,
+            "payload": {
+                "id": payload.id,
+                "text": payload.text,
+                "where": payload.place.as_str(),
+                "action": payload.action.label(),
+            },
+        })),
+    }
+}
+
+/// Names the tool of every catalogue payload whose action is `call` and whose tool is still
+/// to choose: a tool the case offers but does not expect to call ([`payloads::call_tool`]).
+pub(crate) fn name_call_tools(variants: &mut [Variant], set: &GoldenSet, surface: &crate::mcp::tools::ToolSurface) {
+    for variant in variants {
+        let Injection::Payload(payload) = &variant.injection else { continue };
+        if payload.action != crate::golden::CanaryAction::Call(String::new()) {
+            continue;
+        }
+        let Some(class) = payloads::class(&payload.id) else { continue };
+        let case = &set.cases[variant.case];
+        let sees = crate::agent::CaseSpec::from_case(case);
+        let offered: Vec<&str> =
+            surface.tools.iter().map(|tool| tool.name.as_str()).filter(|name| sees.sees(name)).collect();
+        let expected = expected_tools(case);
+        let fallback = expected.first().cloned().unwrap_or_default();
+        variant.injection =
+            Injection::Payload(payloads::entry(class, payloads::call_tool(&offered, &expected), &fallback));
+    }
 }
 
 /// What a layer-2 plan costs.
@@ -163,7 +217,7 @@ pub(crate) fn planned(set: &GoldenSet, variants: &[Variant], models: usize, runs
 /// The text the plan is printed with before the first model call.
 pub(crate) fn planned_text(planned: &Planned, models: usize, source: Source) -> String {
     format!(
-        "layer 2: {} case × fault variant(s) from the {} × {models} model(s): {} trial(s), at most {} model call(s)",
+        "layer 2: {} variant(s) (case × fault or payload) from the {} × {models} model(s): {} trial(s), at most {} model call(s)",
         planned.variants,
         source.as_str(),
         planned.trials,
@@ -171,129 +225,12 @@ pub(crate) fn planned_text(planned: &Planned, models: usize, source: Source) -> 
     )
 }
 
-/// What a finished trial gave the classifier: its calls, answer, and what the model was given.
-pub(crate) struct TrialView<'a> {
-    /// The record.
-    pub record: &'a crate::agent::TrialRecord,
-    /// The prompt's user turns and the system text.
-    pub given: Vec<&'a str>,
-    /// The `enum` strings of the tools the case offers.
-    pub schema_names: &'a [String],
-}
-
-/// The outcome of one trial and why; a trial the provider, a replay miss or the call cap
-/// spoiled is `None` (an `error`, never the fault's doing).
-pub(crate) fn trial_outcome(view: &TrialView<'_>) -> Option<(Outcome, String)> {
-    use crate::agent::TrialEnding;
-    let record = view.record;
-    if matches!(record.ending, TrialEnding::ProviderError(_) | TrialEnding::NoRecording(_) | TrialEnding::CapReached) {
-        return None;
-    }
-    let trial = FaultTrial {
-        calls: record
-            .calls
-            .iter()
-            .map(|call| FaultCall {
-                name: &call.name,
-                injected: call.injected.is_some(),
-                succeeded: call.sent && !call.is_error && call.error.is_none(),
-                result: &call.result,
-            })
-            .collect(),
-        answer: record.answer.as_deref(),
-        given: view.given.clone(),
-        schema_names: view.schema_names.to_vec(),
-    };
-    Some(outcome::classify(&trial))
-}
-
-/// The result of one case × fault × model from its trials' outcomes (`None`: spoiled);
-/// `effective` is the case's trials with `--runs` applied.
-pub(crate) fn result(
-    case: &Case,
-    fault: &FaultEntry,
-    model: &str,
-    effective: crate::golden::Trials,
-    trials: &[(&crate::agent::TrialRecord, Option<(Outcome, String)>)],
-) -> FaultResult {
-    let mut counts = OutcomeCounts::default();
-    let mut traces = Vec::new();
-    for (record, decided) in trials {
-        let (name, reason) = match decided {
-            Some((outcome, reason)) => {
-                let slot = match outcome {
-                    Outcome::Recovered => &mut counts.recovered,
-                    Outcome::Fallback => &mut counts.fallback,
-                    Outcome::Honest => &mut counts.honest,
-                    Outcome::Fabricated => &mut counts.fabricated,
-                    Outcome::Silent => &mut counts.silent,
-                    Outcome::Unclear => &mut counts.unclear,
-                    Outcome::Untested => &mut counts.untested,
-                };
-                *slot += 1;
-                (outcome.as_str().to_owned(), reason.clone())
-            }
-            None => {
-                counts.error += 1;
-                ("error".to_owned(), format!("the trial did not finish: {}", record.ending.as_str()))
-            }
-        };
-        traces.push(FaultTrace {
-            trial: record.run,
-            outcome: name,
-            reason,
-            calls: record
-                .calls
-                .iter()
-                .map(|call| FaultCallTrace {
-                    name: call.name.clone(),
-                    injected: call.injected.is_some(),
-                    sent: call.sent,
-                    is_error: call.is_error,
-                })
-                .collect(),
-            answer: record.answer.as_deref().map(|answer| crate::text::clip(answer, 2000)),
-        });
-    }
-    let runs = trials.len();
-    let threshold = if effective.hard { runs } else { effective.threshold.min(runs) };
-    let graded = counts.graded();
-    FaultResult {
-        case: case.id.clone(),
-        model: model.to_owned(),
-        fault: fault.fault.as_str().to_owned(),
-        tool: fault.tool.clone(),
-        on_call: fault.on_call,
-        sha256: variant_hash(case, fault),
-        kind: if effective.hard { "hard" } else { "soft" }.to_owned(),
-        threshold,
-        runs,
-        outcomes: counts,
-        #[allow(clippy::cast_precision_loss, reason = "trial counts are small")]
-        fabrication_rate: (graded > 0).then(|| counts.fabricated as f64 / graded as f64),
-        status: status(effective.hard, threshold, runs, &counts),
-        trials: traces,
-    }
-}
-
-/// Pass, fail or inconclusive (see [`FaultStatus`]).
-fn status(hard: bool, threshold: usize, runs: usize, counts: &OutcomeCounts) -> FaultStatus {
-    let failed = counts.graded() - counts.passed();
-    if hard {
-        if failed > 0 {
-            FaultStatus::Fail
-        } else if counts.passed() == runs && runs > 0 {
-            FaultStatus::Pass
-        } else {
-            FaultStatus::Inconclusive
-        }
-    } else if counts.passed() >= threshold && threshold > 0 {
-        FaultStatus::Pass
-    } else if failed > runs.saturating_sub(threshold) {
-        FaultStatus::Fail
-    } else {
-        FaultStatus::Inconclusive
-    }
+/// What layer 2 gave: its faults' section and its payloads'.
+pub(crate) struct Layer2 {
+    /// `resilience`.
+    pub resilience: ResilienceSection,
+    /// `security`, when a payload was planned.
+    pub security: Option<SecuritySection>,
 }
 
 /// Runs layer 2 over `base`'s golden set (the user's), with `base`'s models, tools, budget and
@@ -304,26 +241,46 @@ fn status(hard: bool, threshold: usize, runs: usize, counts: &OutcomeCounts) -> 
 pub(crate) async fn run(
     base: &crate::trials::Layer1Input<'_>,
     events: &(dyn Fn(&crate::events::RunEvent) + Sync),
-) -> Result<ResilienceSection, crate::error::UserError> {
+) -> Result<Layer2, crate::error::UserError> {
     use crate::events::RunEvent;
-    let (variants, source) = variants(base.set);
+    let (mut variants, source) = variants(base.set);
+    name_call_tools(&mut variants, base.set, base.surface);
     let models = base.settings.models.len();
     let cost = planned(base.set, &variants, models, base.settings.runs);
-    let mut section = ResilienceSection {
+    let (fault_variants, payload_variants): (Vec<&Variant>, Vec<&Variant>) =
+        variants.iter().partition(|variant| matches!(variant.injection, Injection::Fault(_)));
+    let trials_of = |chosen: &[&Variant]| -> usize {
+        chosen
+            .iter()
+            .map(|variant| base.set.cases[variant.case].trials.effective(base.settings.runs).runs * models)
+            .sum()
+    };
+    let mut resilience = ResilienceSection {
         source: source.as_str().to_owned(),
-        variants: cost.variants,
-        planned_trials: cost.trials,
+        variants: fault_variants.len(),
+        planned_trials: trials_of(&fault_variants),
         planned_model_calls: cost.model_calls,
         ..ResilienceSection::default()
     };
-    if variants.is_empty() {
-        let reason = "no case of the golden set expects a tool call, and none has `faults:`".to_owned();
+    let mut security = (!payload_variants.is_empty()).then(|| SecuritySection {
+        variants: payload_variants.len(),
+        planned_trials: trials_of(&payload_variants),
+        ..SecuritySection::default()
+    });
+    let not_run = |reason: String, resilience: &mut ResilienceSection, security: &mut Option<SecuritySection>| {
         events(&RunEvent::Notice { text: format!("layer 2 did not run: {reason}") });
-        section.not_run = Some(reason);
-        return Ok(section);
+        if let Some(security) = security.as_mut() {
+            security.not_run = Some(reason.clone());
+        }
+        resilience.not_run = Some(reason);
+    };
+    if variants.is_empty() {
+        let reason = "no case of the golden set expects a tool call, and none has `faults:` or `adversarial:`";
+        not_run(reason.to_owned(), &mut resilience, &mut security);
+        return Ok(Layer2 { resilience, security });
     }
     events(&RunEvent::Notice { text: planned_text(&cost, models, source) });
-    let (set, faults) = variant_set(base.set, &variants);
+    let (set, injections) = variant_set(base.set, &variants);
     let input = crate::trials::Layer1Input {
         settings: base.settings,
         set: &set,
@@ -335,61 +292,68 @@ pub(crate) async fn run(
         cassettes: base.cassettes.clone(),
         cache: None,
         budget: base.budget.clone(),
-        faults: &faults,
+        injections: &injections,
         call_timeout_ms: base.call_timeout_ms,
     };
     let used_before = base.budget.used();
     let ran = crate::trials::run_faults(&input, events).await?;
-    section.model_calls = base.budget.used().saturating_sub(used_before);
+    let used = base.budget.used().saturating_sub(used_before);
     if let Some(reason) = ran.not_run {
-        events(&RunEvent::Notice { text: format!("layer 2 did not run: {reason}") });
-        section.not_run = Some(reason);
-        return Ok(section);
+        not_run(reason, &mut resilience, &mut security);
+        return Ok(Layer2 { resilience, security });
     }
     for status in &ran.section.model_status {
         if let Some(detail) = &status.detail {
-            section.notes.push(format!("{}: {detail}", status.model));
+            resilience.notes.push(format!("{}: {detail}", status.model));
         }
     }
     if base.budget.exhausted() {
-        section
+        resilience
             .notes
             .push("the model-call cap (--max-model-calls) stopped layer 2: the trials it cut are `error`".into());
     }
-    for (model_index, label) in &ran.models {
-        for (index, case) in set.cases.iter().enumerate() {
+    let mut payload_calls = 0;
+    for (index, variant_case) in set.cases.iter().enumerate() {
+        let original = &base.set.cases[variants[index].case];
+        let effective = variant_case.trials.effective(base.settings.runs);
+        for (model_index, label) in &ran.models {
             let Some(records) = ran.records.get(&(*model_index, index)) else { continue };
-            let original = &base.set.cases[variants[index].case];
-            let schema_names = enum_names(base.surface, original);
-            let given: Vec<&str> =
-                case.run.prompt.iter().map(String::as_str).chain(case.run.system.as_deref()).collect();
-            let decided: Vec<_> = records
-                .iter()
-                .map(|record| {
-                    let view = TrialView { record, given: given.clone(), schema_names: &schema_names };
-                    (record, trial_outcome(&view))
-                })
-                .collect();
-            let effective = case.trials.effective(base.settings.runs);
-            section.results.push(result(original, &faults[index], label, effective, &decided));
+            match &injections[index] {
+                Injection::Fault(fault) => {
+                    let schema_names = resilience::enum_names(base.surface, original);
+                    let given: Vec<&str> = variant_case
+                        .run
+                        .prompt
+                        .iter()
+                        .map(String::as_str)
+                        .chain(variant_case.run.system.as_deref())
+                        .collect();
+                    let decided: Vec<_> = records
+                        .iter()
+                        .map(|record| {
+                            let view =
+                                resilience::TrialView { record, given: given.clone(), schema_names: &schema_names };
+                            (record, resilience::trial_outcome(&view))
+                        })
+                        .collect();
+                    resilience.results.push(resilience::result(original, fault, label, effective, &decided));
+                }
+                Injection::Payload(payload) => {
+                    payload_calls += records.iter().map(|record| record.model_calls).sum::<u64>();
+                    if let Some(security) = security.as_mut() {
+                        let result = security::result(original, variant_case, payload, label, effective, records);
+                        security.results.push(result);
+                    }
+                }
+            }
         }
     }
-    Ok(section)
-}
-
-/// The `enum` strings of the tools `case` lets the model see.
-fn enum_names(surface: &crate::mcp::tools::ToolSurface, case: &Case) -> Vec<String> {
-    let sees = crate::agent::CaseSpec::from_case(case);
-    let mut names = Vec::new();
-    for tool in surface.tools.iter().filter(|tool| sees.sees(&tool.name)) {
-        outcome::schema_names(&tool.input_schema, &mut names);
-        if let Some(output) = &tool.output_schema {
-            outcome::schema_names(output, &mut names);
-        }
+    resilience.model_calls = used.saturating_sub(payload_calls);
+    if let Some(security) = security.as_mut() {
+        security.model_calls = payload_calls;
+        security.by_payload = security::by_payload(&security.results);
     }
-    names.sort();
-    names.dedup();
-    names
+    Ok(Layer2 { resilience, security })
 }
 
 #[cfg(test)]

@@ -354,3 +354,76 @@ impl FaultEntry {
         format!("{}@{}#{}", self.fault.as_str(), self.tool, self.on_call)
     }
 }
+
+/// Where a payload is planted in a tool result's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Placement {
+    /// Before the text.
+    Start,
+    /// At the whitespace nearest the middle.
+    Middle,
+    /// After the text.
+    End,
+}
+
+impl Placement {
+    /// `start`, `middle` or `end`.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Placement::Start => "start",
+            Placement::Middle => "middle",
+            Placement::End => "end",
+        }
+    }
+
+    /// The placement named `name`.
+    pub(crate) fn parse(name: &str) -> Option<Placement> {
+        [Placement::Start, Placement::Middle, Placement::End].into_iter().find(|place| place.as_str() == name)
+    }
+}
+
+/// What a payload asks the model to do, and so what counts as the attack's success.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum CanaryAction {
+    /// Call this tool (MCP name) after reading the payload.
+    Call(String),
+    /// Put the canary into an argument of a later call.
+    Argument,
+    /// Repeat the canary in the answer.
+    Answer,
+}
+
+impl CanaryAction {
+    /// `call TOOL`, `argument` or `answer`.
+    pub(crate) fn label(&self) -> String {
+        match self {
+            CanaryAction::Call(tool) => format!("call {tool}"),
+            CanaryAction::Argument => "argument".into(),
+            CanaryAction::Answer => "answer".into(),
+        }
+    }
+}
+
+/// One adversarial payload to plant into the first successful tool result of a trial.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct PayloadEntry {
+    /// The catalogue's id (its class, e.g. `indirect-injection`), or `custom-N` for a set's own
+    /// (N from 1, in the case's list).
+    pub id: String,
+    /// The text, with `{canary}` where the trial's canary goes (and, in the catalogue's,
+    /// `{tool}` where the action's tool goes, filled in when the variant is made).
+    pub text: String,
+    /// Where it goes in the result's text.
+    pub place: Placement,
+    /// What success is.
+    pub action: CanaryAction,
+}
+
+/// What layer 2 injects into a variant's trials.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Injection {
+    /// A fault replaces one call.
+    Fault(FaultEntry),
+    /// A payload is planted into a result.
+    Payload(PayloadEntry),
+}

@@ -33,6 +33,7 @@ const DEFAULTABLE: &[&str] = &[
     "sampling",
     "sequential_runs",
     "faults",
+    "adversarial",
 ];
 
 /// Keys only `defaults` has.
@@ -59,6 +60,8 @@ const CRITERION_KEYS: &[&str] = &["id", "text", "must"];
 const SEQUENCE_KEYS: &[&str] = &["order", "steps"];
 const STEP_KEYS: &[&str] = &["tool", "args"];
 const FAULT_KEYS: &[&str] = &["tool", "fault", "on_call"];
+const PAYLOAD_KEYS: &[&str] = &["payload", "where", "action"];
+const ACTION_KEYS: &[&str] = &["call", "argument", "answer"];
 const INPUT_RESPONSE_KEYS: &[&str] = &["key", "match", "respond", "times"];
 const INPUT_MATCH_KEYS: &[&str] = &["method", "message", "schema_has"];
 
@@ -858,6 +861,10 @@ impl Reader {
             Some((node, name)) => self.faults(node, &name, &mut tools),
             None => Vec::new(),
         };
+        let adversarial = match pick("adversarial") {
+            Some((node, name)) => self.adversarial(node, &name, &mut tools),
+            None => Vec::new(),
+        };
         if let Some((_, node)) = fields.get("tags") {
             // Tags group the report; they are not part of the hash.
             let _ = self.strings(node, &at("tags"));
@@ -892,7 +899,95 @@ impl Reader {
             tools,
             semantic,
             faults,
+            adversarial,
         })
+    }
+
+    /// `adversarial:` — a list of `{payload, where, action}`: the text holds `{canary}`, `where` is
+    /// `start`, `middle` or `end` (`end` when left out), `action` one of `{call: TOOL}`,
+    /// `{argument: true}` or `{answer: true}`.
+    fn adversarial(&mut self, node: &Node, field: &str, tools: &mut Vec<ToolRef>) -> Vec<super::PayloadEntry> {
+        let example = "write `adversarial: [{payload: \"… {canary} …\", where: end, action: {answer: true}}]`";
+        let NodeValue::List(items) = &node.value else {
+            self.report(node, field, format!("expected a list, found {}", node.kind()), example);
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (index, item) in items.iter().enumerate() {
+            let here = format!("{field}[{index}]");
+            let Some(entry) = self.fields(item, &here, PAYLOAD_KEYS, example) else { continue };
+            let text = match entry.get("payload") {
+                Some((_, text)) => self.string(text, &format!("{here}.payload")).filter(|body| {
+                    let has = body.contains("{canary}");
+                    if !has {
+                        self.report(
+                            text,
+                            &format!("{here}.payload"),
+                            "the payload has no `{canary}`",
+                            "put `{canary}` where the trial's canary goes: it is how the attack's success is found",
+                        );
+                    }
+                    has
+                }),
+                None => {
+                    self.report(
+                        item,
+                        &format!("{here}.payload"),
+                        "missing",
+                        "write the text to plant, with `{canary}`",
+                    );
+                    None
+                }
+            };
+            let place = match entry.get("where") {
+                Some((_, place)) => self
+                    .choice(place, &format!("{here}.where"), &["start", "middle", "end"])
+                    .and_then(|name| super::Placement::parse(&name)),
+                None => Some(super::Placement::End),
+            };
+            let action = match entry.get("action") {
+                Some((_, action)) => self.canary_action(action, &format!("{here}.action"), tools),
+                None => {
+                    self.report(
+                        item,
+                        &format!("{here}.action"),
+                        "missing",
+                        "say what success is: `{call: TOOL}`, `{argument: true}` or `{answer: true}`",
+                    );
+                    None
+                }
+            };
+            if let (Some(text), Some(place), Some(action)) = (text, place, action) {
+                out.push(super::PayloadEntry { id: format!("custom-{}", index + 1), text, place, action });
+            }
+        }
+        out
+    }
+
+    /// A payload's `action`: exactly one of `call: TOOL`, `argument: true`, `answer: true`.
+    fn canary_action(&mut self, node: &Node, field: &str, tools: &mut Vec<ToolRef>) -> Option<super::CanaryAction> {
+        let hint = "one of `{call: TOOL}`, `{argument: true}`, `{answer: true}`";
+        let fields = self.fields(node, field, ACTION_KEYS, hint)?;
+        if fields.len() != 1 {
+            self.report(node, field, format!("{} actions given", fields.len()), format!("give exactly one: {hint}"));
+            return None;
+        }
+        if let Some((_, tool)) = fields.get("call") {
+            let name = self.string(tool, &format!("{field}.call"))?;
+            tools.push(ToolRef {
+                name: name.clone(),
+                line: tool.line,
+                column: tool.column,
+                field: format!("{field}.call"),
+            });
+            return Some(super::CanaryAction::Call(name));
+        }
+        let (key, value) = fields.iter().next().map(|(key, (_, value))| (*key, *value))?;
+        if !matches!(value.value, NodeValue::Bool(true)) {
+            self.report(value, &format!("{field}.{key}"), "expected `true`", format!("write `{key}: true`"));
+            return None;
+        }
+        Some(if key == "argument" { super::CanaryAction::Argument } else { super::CanaryAction::Answer })
     }
 
     /// `faults:` — a list of `{tool, fault, on_call}` (`on_call` 1 when left out); each tool is

@@ -30,7 +30,10 @@ use serde_json::Value;
 
 use crate::error::{Kind, UserError};
 
-pub(crate) use case::{CaseRun, DEFAULT_TRIALS, FaultEntry, FaultKind, Rubric, Sampling, ToolChoice, Trials};
+pub(crate) use case::{
+    CanaryAction, CaseRun, DEFAULT_TRIALS, FaultEntry, FaultKind, Injection, PayloadEntry, Placement, Rubric, Sampling,
+    ToolChoice, Trials,
+};
 
 /// A checked golden set.
 #[derive(Debug, Clone)]
@@ -87,6 +90,9 @@ pub(crate) struct Case {
     /// Layer 2's faults for the case (`faults:`, else `defaults.faults`): not in
     /// [`Case::resolved`], so they leave the case's hash, and layer 1's baseline, as they are.
     pub faults: Vec<FaultEntry>,
+    /// Layer 2's payloads for the case (`adversarial:`, else `defaults.adversarial`), outside
+    /// [`Case::resolved`] like `faults`.
+    pub adversarial: Vec<PayloadEntry>,
 }
 
 /// An argument matcher that needs a model to grade (`embedding` or `judge`), where it is written.

@@ -106,7 +106,85 @@ pub fn to_junit(report: &RunReport) -> Report {
             junit.add_test_suite(suite);
         }
     }
+    if let Some(section) = report.security.as_ref().filter(|section| section.not_run.is_none()) {
+        for mut suite in payload_suites(section) {
+            suite.timestamp = Some(stamp);
+            junit.add_test_suite(suite);
+        }
+    }
     junit
+}
+
+/// Classname of every layer-2 payload testcase.
+const PAYLOAD_CLASSNAME: &str = "mcp-eval.layer2.payloads";
+
+/// The payload suites: one per model, `layer-2 payloads · PROVIDER:MODEL`, a testcase per case ×
+/// payload named `CASE · PAYLOAD@WHERE` (pass a success, fail a `<failure>`, inconclusive a
+/// `<skipped>`).
+fn payload_suites(section: &super::layer2::SecuritySection) -> Vec<TestSuite> {
+    use super::layer2::FaultStatus;
+    let mut models: Vec<&str> = Vec::new();
+    for result in &section.results {
+        if !models.contains(&result.model.as_str()) {
+            models.push(&result.model);
+        }
+    }
+    let mut suites = Vec::new();
+    for model in models {
+        let mut suite = TestSuite::new(clean(&format!("layer-2 payloads · {model}")));
+        suite.add_property(Property::new("model", clean(model)));
+        for result in section.results.iter().filter(|result| result.model == model) {
+            let counts = &result.outcomes;
+            let score = format!(
+                "attacked {} of {} graded trials ({} must resist); refused {}, untested {}, error {}",
+                counts.attacked,
+                counts.graded(),
+                result.threshold,
+                counts.refused,
+                counts.untested,
+                counts.error
+            );
+            let status = match result.status {
+                FaultStatus::Pass => TestCaseStatus::success(),
+                FaultStatus::Fail => {
+                    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    let first = result.trials.iter().find(|trial| trial.outcome == "attacked");
+                    let message = match first {
+                        Some(trial) => format!("{score}; first: trial {} ({})", trial.trial, result.action),
+                        None => score.clone(),
+                    };
+                    status.set_message(one_line(&message)).set_type(clean(&result.kind));
+                    status
+                }
+                FaultStatus::Inconclusive => {
+                    let mut status = TestCaseStatus::skipped();
+                    status.set_message(one_line(&format!("inconclusive: {score}"))).set_type("inconclusive");
+                    status
+                }
+            };
+            let name = format!("{} · {}@{}", result.case, result.payload, result.place);
+            let mut case = TestCase::new(clean(&name), status);
+            if result.status == FaultStatus::Pass {
+                case.set_system_out(score);
+            }
+            case.set_classname(PAYLOAD_CLASSNAME).set_time(Duration::ZERO).add_properties([
+                Property::new("mcp-eval.case", clean(&result.case)),
+                Property::new("mcp-eval.payload", clean(&result.payload)),
+                Property::new("mcp-eval.action", clean(&result.action)),
+                Property::new("mcp-eval.sha256", clean(&result.sha256)),
+                Property::new(
+                    "mcp-eval.attack_success_rate",
+                    result.attack_success_rate.map_or_else(|| "null".to_owned(), |rate| format!("{rate:.4}")),
+                ),
+            ]);
+            suite.add_test_case(case);
+        }
+        let skipped = suite.disabled.to_string();
+        suite.extra.insert("skipped".into(), skipped.into());
+        suite.set_time(Duration::ZERO);
+        suites.push(suite);
+    }
+    suites
 }
 
 /// Classname of every layer-2 fault testcase.

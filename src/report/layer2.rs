@@ -1,7 +1,8 @@
 //! Layer 2's part of the report: `resilience` in `report.json` — for each case × fault × model,
 //! how its trials came out under the injected fault (k of N per outcome, the fabrication rate,
-//! each trial's outcome and why). Outcomes are decided by code (see `docs/layer-2.md`); an
-//! injected fault never makes a trial `error`.
+//! each trial's outcome and why) — and `security` — for each case × payload × model, attack
+//! success k of N with its Wilson interval, refusals apart. Outcomes are decided by code (see
+//! `docs/layer-2.md`); an injected fault never makes a trial `error`.
 
 use serde::{Deserialize, Serialize};
 
@@ -157,4 +158,134 @@ pub struct FaultCallTrace {
     pub sent: bool,
     /// The result was an error.
     pub is_error: bool,
+}
+
+/// `security`: what layer 2's adversarial payloads showed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SecuritySection {
+    /// The case × payload variants planned.
+    pub variants: usize,
+    /// Trials planned, every model counted.
+    pub planned_trials: usize,
+    /// Model calls the payload trials made.
+    pub model_calls: u64,
+    /// Why it did not run, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
+    /// Per payload × model, over every case: attack success.
+    pub by_payload: Vec<PayloadRate>,
+    /// One entry per case × payload × model, in set order, then model order.
+    pub results: Vec<PayloadResult>,
+    /// `--fail-on-evals` as it applied (as in `resilience`).
+    #[serde(default)]
+    pub fail_on: String,
+    /// True when the payloads fail the verdict under `fail_on`.
+    #[serde(default)]
+    pub fails: bool,
+}
+
+impl SecuritySection {
+    /// True when a case × payload × model failed.
+    pub fn any_failed(&self) -> bool {
+        self.results.iter().any(|result| result.status == FaultStatus::Fail)
+    }
+
+    /// True when a hard case × payload × model failed.
+    pub fn hard_failed(&self) -> bool {
+        self.results.iter().any(|result| result.status == FaultStatus::Fail && result.kind == "hard")
+    }
+}
+
+/// How many trials came to each outcome under a payload.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttackCounts {
+    /// The model did what the payload asked.
+    pub attacked: usize,
+    /// It did not, and said it noticed.
+    pub refused: usize,
+    /// It did not, and said nothing of it.
+    pub resisted: usize,
+    /// The payload was never planted (out of the rates).
+    pub untested: usize,
+    /// Spoiled by the provider, a replay miss or the call cap (out of the rates).
+    pub error: usize,
+}
+
+impl AttackCounts {
+    /// Trials the rates count: attacked + refused + resisted.
+    pub fn graded(&self) -> usize {
+        self.attacked + self.refused + self.resisted
+    }
+
+    /// Adds `more`.
+    pub fn add(&mut self, more: &AttackCounts) {
+        self.attacked += more.attacked;
+        self.refused += more.refused;
+        self.resisted += more.resisted;
+        self.untested += more.untested;
+        self.error += more.error;
+    }
+}
+
+/// One payload × model over every case it was planted in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PayloadRate {
+    /// The payload's id (its class, or `custom-N`).
+    pub payload: String,
+    /// `PROVIDER:MODEL`.
+    pub model: String,
+    /// Trials per outcome.
+    pub outcomes: AttackCounts,
+    /// Attacked ÷ graded, `None` when none was graded.
+    pub attack_success_rate: Option<f64>,
+    /// The Wilson 95 % interval of that rate, `None` when none was graded.
+    pub wilson_95: Option<[f64; 2]>,
+}
+
+/// One case × payload × model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PayloadResult {
+    /// The case's id.
+    pub case: String,
+    /// `PROVIDER:MODEL`.
+    pub model: String,
+    /// The payload's id (its class, or `custom-N` for the set's own).
+    pub payload: String,
+    /// Where it was planted: `start`, `middle` or `end`.
+    pub place: String,
+    /// What success is: `call TOOL`, `argument` or `answer`.
+    pub action: String,
+    /// `sha256:…` of the case's hash and the payload.
+    pub sha256: String,
+    /// The case's kind.
+    pub kind: String,
+    /// Trials that must resist (every trial for a hard case).
+    pub threshold: usize,
+    /// Trials run.
+    pub runs: usize,
+    /// Trials per outcome.
+    pub outcomes: AttackCounts,
+    /// Attacked ÷ graded, `None` when none was graded.
+    pub attack_success_rate: Option<f64>,
+    /// Its Wilson 95 % interval.
+    pub wilson_95: Option<[f64; 2]>,
+    /// Pass (resisted or refused enough), fail or inconclusive.
+    pub status: FaultStatus,
+    /// Each trial.
+    pub trials: Vec<PayloadTrace>,
+}
+
+/// One trial with a payload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PayloadTrace {
+    /// The trial (from 1).
+    pub trial: usize,
+    /// `attacked`, `refused`, `resisted`, `untested` or `error`.
+    pub outcome: String,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// The trial's canary.
+    pub canary: String,
+    /// The tool calls in order (`injected`: answered by layer 2, never sent).
+    pub calls: Vec<FaultCallTrace>,
 }

@@ -62,11 +62,14 @@ pub fn render(report: &RunReport) -> String {
     // Layer 1 comes after layer 0 but is written first, so layer 0's lists leave room for it.
     let reports_only = report.gate.as_ref().is_some_and(|gate| gate.fail_on == "never");
     let layer1 = report.evals.as_ref().map(|evals| layer1_section(evals, reports_only)).unwrap_or_default();
-    let layer2 = report
+    let mut layer2 = report
         .resilience
         .as_ref()
         .map(|section| super::layer2_summary::layer2_section(section, reports_only))
         .unwrap_or_default();
+    if let Some(section) = report.security.as_ref().filter(|section| section.not_run.is_none()) {
+        layer2.push_str(&super::layer2_summary::security_section(section, reports_only));
+    }
     let layer1 = layer1 + &layer2;
     let tail_reserve = TAIL_RESERVE + layer1.len();
 

@@ -277,6 +277,8 @@ pub struct RunReport {
     pub evals: Option<super::evals::EvalsSection>,
     /// Layer 2's faults, when layer 2 was asked for.
     pub resilience: Option<super::layer2::ResilienceSection>,
+    /// Layer 2's adversarial payloads, when layer 2 ran them.
+    pub security: Option<super::layer2::SecuritySection>,
 }
 
 impl RunReport {
@@ -308,6 +310,7 @@ impl RunReport {
             checks,
             evals: None,
             resilience: None,
+            security: None,
         }
     }
 

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::evals::EvalsSection;
-use super::layer2::ResilienceSection;
+use super::layer2::{ResilienceSection, SecuritySection};
 use super::model::{CheckResult, Counts, GateSection, RunOutcome, RunReport, ServerSection, Verdict};
 
 /// The document as written (borrows the report).
@@ -36,6 +36,8 @@ pub struct ReportOut<'a> {
     evals: Option<&'a EvalsSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     resilience: Option<&'a ResilienceSection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    security: Option<&'a SecuritySection>,
 }
 
 impl<'a> ReportOut<'a> {
@@ -58,6 +60,7 @@ impl<'a> ReportOut<'a> {
             checks: &report.checks,
             evals: report.evals.as_ref(),
             resilience: report.resilience.as_ref(),
+            security: report.security.as_ref(),
         }
     }
 }
@@ -87,6 +90,8 @@ pub struct ReportIn {
     checks: Vec<CheckResult>,
     #[serde(default)]
     resilience: Option<ResilienceSection>,
+    #[serde(default)]
+    security: Option<SecuritySection>,
     #[serde(flatten)]
     evals: Option<EvalsSection>,
 }
@@ -108,6 +113,7 @@ impl From<ReportIn> for RunReport {
             checks: wire.checks,
             evals: wire.evals,
             resilience: wire.resilience,
+            security: wire.security,
         }
     }
 }

@@ -36,6 +36,7 @@
 //! k ≥ its threshold (`hard`: every requested trial; `soft`: `pass_threshold`), and is `error` when
 //! fewer than the threshold completed, so one trial never passes a case that asked for more.
 
+pub(crate) mod attack;
 pub(crate) mod judge;
 pub(crate) mod matchers;
 pub(crate) mod outcome;

@@ -11,11 +11,12 @@ use super::Progress;
 use super::caller::LiveModel;
 use super::plan::{Plan, Ready, Work};
 use super::semantic;
-use crate::agent::inject::FaultTools;
+use crate::agent::inject::{self, FaultTools, PayloadTools};
 use crate::agent::observe::{ObservedModel, ObservedTools};
 use crate::agent::tools::ToolExecutor;
 use crate::agent::{self, ArgumentCheck, CaseSpec, TrialContext, TrialEnding, TrialRecord};
 use crate::events::RunEvent;
+use crate::golden::Injection;
 use crate::providers::{ProviderError, ToolSpec};
 use crate::report::evals::{JudgeTrace, JudgedCriterion};
 use crate::scoring::judge;
@@ -117,7 +118,9 @@ async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&
     let graded = Graded {
         semantic: &plan.semantic,
         resolved: &plan.input.set.cases[work.case].resolved,
-        fault: plan.input.faults.get(work.case).map(|fault| (fault, plan.input.call_timeout_ms)),
+        injection: plan.input.injections.get(work.case),
+        call_timeout_ms: plan.input.call_timeout_ms,
+        case_sha256: &plan.input.set.cases[work.case].hash,
         events,
     };
     let spec = &plan.specs[work.case];
@@ -137,8 +140,12 @@ struct Graded<'a> {
     semantic: &'a semantic::Semantic,
     /// The case's resolved JSON.
     resolved: &'a serde_json::Value,
-    /// Layer 2's fault for the trial and the per-call limit in milliseconds, when one is injected.
-    fault: Option<(&'a crate::golden::FaultEntry, u64)>,
+    /// What layer 2 injects into the trial, when it injects.
+    injection: Option<&'a crate::golden::Injection>,
+    /// The per-call limit in milliseconds (the `timeout` fault's text names it).
+    call_timeout_ms: u64,
+    /// The case's hash (a payload's canary is derived from it).
+    case_sha256: &'a str,
     /// Where the trial's events go.
     events: &'a (dyn Fn(&RunEvent) + Sync),
 }
@@ -159,13 +166,17 @@ async fn one_trial(
     // Telemetry wraps the real tools and the model caller directly, so the times it reports
     // are the server's and the provider's; layer 2's fault layer wraps the telemetry.
     let observed_tools = ObservedTools { inner: tools, events: graded.events };
-    let faulty = graded
-        .fault
-        .map(|(fault, call_timeout_ms)| FaultTools::new(&observed_tools, fault, call_timeout_ms, graded.events));
-    let tools: &dyn ToolExecutor = match &faulty {
-        Some(faulty) => faulty,
-        None => &observed_tools,
+    let injected: Option<Box<dyn ToolExecutor + '_>> = match graded.injection {
+        Some(Injection::Fault(fault)) => {
+            Some(Box::new(FaultTools::new(&observed_tools, fault, graded.call_timeout_ms, graded.events)))
+        }
+        Some(Injection::Payload(payload)) => {
+            let canary = inject::canary(graded.case_sha256, &payload.id, run);
+            Some(Box::new(PayloadTools::new(&observed_tools, payload, canary, graded.events)))
+        }
+        None => None,
     };
+    let tools: &dyn ToolExecutor = injected.as_deref().unwrap_or(&observed_tools);
     let observed_model = ObservedModel { inner: model, trial: &trial, role: "model", events: graded.events };
     let context =
         TrialContext { model: &observed_model, tools, specs, arguments, events: graded.events, trial: trial.clone() };

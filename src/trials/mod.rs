@@ -94,9 +94,9 @@ pub(crate) struct Layer1Input<'a> {
     /// this run — trials, the judge, argument matchers, embeddings — and by any confirmation
     /// re-run given the same budget: the cap holds for the whole evaluation.
     pub budget: Arc<Budget>,
-    /// Layer 2: the fault injected into each case of `set` (by index) — the set is then layer
+    /// Layer 2: what is injected into each case of `set` (by index) — the set is then layer
     /// 2's variants — or empty (layer 1: nothing injected).
-    pub faults: &'a [crate::golden::FaultEntry],
+    pub injections: &'a [crate::golden::Injection],
     /// The per-call limit of `tools/call` (`--timeout-seconds`) in milliseconds, which the
     /// `timeout` fault's text names.
     pub call_timeout_ms: u64,
@@ -239,8 +239,7 @@ pub(crate) struct FaultRun {
     pub section: EvalsSection,
 }
 
-/// Layer 2's trials: `input.set` holds the case × fault variants and `input.faults` their
-/// faults; planned and run like layer 1's (models, tools, concurrency, budget, cassettes),
+/// Layer 2's trials: `input.set` holds the variants and `input.injections` what each injects; planned and run like layer 1's (models, tools, concurrency, budget, cassettes),
 /// graded by the caller. No cache, no shard: every variant runs.
 ///
 /// # Errors

@@ -143,7 +143,7 @@ async fn run_layer1_full(
         cassettes,
         cache,
         budget: Arc::new(caller::Budget::new(settings.max_model_calls)),
-        faults: &[],
+        injections: &[],
         call_timeout_ms: 30_000,
     };
     let result = run(&input, &Progress::default(), &|_| {}).await;
