@@ -10,8 +10,8 @@
 //! | 2 | invalid input: a flag, input, environment variable or file |
 //! | 3 | the server could not be reached, started, or evaluated without credentials, or the URL is not an MCP endpoint |
 //! | 4 | our own environment failed (the reports could not be written, no runtime, no port) |
-//! | 5 | layer 1: a model provider is unusable at the start, or spoiled more than a fifth of the trials |
-//! | 6 | layer 1: the model-call cap stopped the run early; what ran is reported |
+//! | 5 | layer 1 or 2: a model provider is unusable at the start, or spoiled more than a fifth of the trials |
+//! | 6 | layer 1 or 2: the model-call cap stopped the run early; what ran is reported |
 //! | 130 / 143 | interrupted by SIGINT / SIGTERM; the reports were written |
 //!
 //! When several apply, the first in this order wins: 130/143 > 2 > 4 > 3 > 5 > 6 > 1 > 0.
@@ -284,8 +284,9 @@ pub(crate) fn verdict(
     let failed = checks.iter().any(|check| check.status == Status::Fail) || layer1_failed || layer2_failed;
     // Layer 1 stopped by the call cap or an unusable provider, or refused its input, is
     // incomplete: never a pass.
-    let incomplete =
-        evals.is_some_and(|evals| evals.call_cap_reached || evals.provider_failed() || evals.input_refused());
+    let incomplete = evals
+        .is_some_and(|evals| evals.call_cap_reached || evals.provider_failed() || evals.input_refused())
+        || resilience.is_some_and(|section| section.call_cap_reached || section.provider_failed);
     let internal = checks.iter().any(|check| check.id == INTERNAL_CHECK_ID);
     match outcome {
         RunOutcome::Unreachable | RunOutcome::NeedsCredentials | RunOutcome::Environment => Verdict::Error,
@@ -321,8 +322,10 @@ pub(crate) fn decide(report: &RunReport, input: VerdictInput) -> Decision {
         invalid_input: false,
         unreachable: matches!(report.outcome, RunOutcome::Unreachable | RunOutcome::NeedsCredentials),
         environment: input.reports_failed || report.checks.iter().any(|check| check.id == INTERNAL_CHECK_ID),
-        provider: report.evals.as_ref().is_some_and(EvalsSection::provider_failed),
-        budget: report.evals.as_ref().is_some_and(|evals| evals.call_cap_reached),
+        provider: report.evals.as_ref().is_some_and(EvalsSection::provider_failed)
+            || report.resilience.as_ref().is_some_and(|section| section.provider_failed),
+        budget: report.evals.as_ref().is_some_and(|evals| evals.call_cap_reached)
+            || report.resilience.as_ref().is_some_and(|section| section.call_cap_reached),
         interrupt: input.interrupt,
     };
     Decision { verdict, result, exit: met.exit_status() }

@@ -254,8 +254,10 @@ impl DemoModel {
             None if script.steps.is_empty() => text_reply(wire, &model, "Glad to help. Nothing to look up."),
             None => {
                 let answered = script.answered.fetch_add(1, Ordering::SeqCst) + 1;
+                // After a fallback its answer rests on the other tool's result: it quotes it.
+                let fell_back = matches!(self.on_fault.get(&script.id), Some(OnFault::Fallback(_)));
                 match last_tool_result(wire, &messages)
-                    .filter(|_| script.quote_every.is_some_and(|every| answered % every == 0))
+                    .filter(|_| fell_back || script.quote_every.is_some_and(|every| answered % every == 0))
                 {
                     Some(result) => text_reply(wire, &model, &format!("The tool answered: {result}")),
                     None => text_reply(wire, &model, "Done: the tools answered."),

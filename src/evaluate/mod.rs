@@ -56,7 +56,7 @@ pub(crate) fn load_golden(
             let set = crate::golden::load::load(path)?;
             let mut problems = unconfigured_matchers(&set, &settings.layer1);
             if layers.contains(&2) {
-                problems.extend(layer2_over_cap(&set, &settings.layer1));
+                problems.extend(layer2_over_cap(&set, &settings.layer1, layers.contains(&1)));
             }
             if problems.is_empty() { Ok(Some(set)) } else { Err(problems) }
         }
@@ -64,23 +64,34 @@ pub(crate) fn load_golden(
     }
 }
 
-/// The problem of a layer-2 plan whose most model calls exceed `--max-model-calls`: refused
-/// before any call, with the figure and how to narrow it.
+/// The problem of a layer-2 plan whose most model calls, with layer 1's when it runs too (one
+/// cap for the evaluation), exceed `--max-model-calls`: refused before any call, with the
+/// figure and how to narrow it. Retries and layer 1's judge are not counted.
 fn layer2_over_cap(
     set: &GoldenSet,
     layer1: &crate::settings::layer1::Layer1Settings,
+    with_layer1: bool,
 ) -> Option<crate::golden::Problem> {
     let (variants, source) = crate::faults::variants(set);
-    let cost = crate::faults::planned(set, &variants, layer1.models.len(), layer1.runs);
-    (cost.model_calls > layer1.max_model_calls).then(|| crate::golden::Problem {
+    let models = layer1.models.len();
+    let cost = crate::faults::planned(set, &variants, models, layer1.runs);
+    let before: u64 = if with_layer1 {
+        set.cases
+            .iter()
+            .map(|case| (case.trials.effective(layer1.runs).runs * models * case.run.max_turns) as u64)
+            .sum()
+    } else {
+        0
+    };
+    let layer1_share = if with_layer1 { format!(", after layer 1's at most {before}") } else { String::new() };
+    (before + cost.model_calls > layer1.max_model_calls).then(|| crate::golden::Problem {
         path: set.path.clone(),
         position: None,
         field: Some("faults".into()),
         message: format!(
-            "layer 2 plans {} variant(s) (case × fault or payload) from the {} × {} model(s): {} trial(s), at most {} model call(s), over the cap of {} (--max-model-calls)",
+            "layer 2 plans {} variant(s) (case × fault or payload) from the {} × {models} model(s): {} trial(s), at most {} model call(s){layer1_share}: over the cap of {} (--max-model-calls)",
             cost.variants,
             source.as_str(),
-            layer1.models.len(),
             cost.trials,
             cost.model_calls,
             layer1.max_model_calls
@@ -268,7 +279,7 @@ pub(crate) async fn evaluate(
                 Some(Ok(section)) => section.model_calls,
                 _ => 0,
             };
-            let layer2 = Box::pin(layer2(settings, golden, &connected, spent, events)).await;
+            let layer2 = Box::pin(layer2(settings, golden, &connected, spent, &cassettes_failed, events)).await;
             events(&RunEvent::LayerFinished { layer: 2, duration_ms: elapsed_ms(layer2_started) });
             Some(layer2)
         } else {
@@ -573,6 +584,10 @@ fn plan_layers(
         Some("no golden set was given (--golden-set, Action input `golden-set`, config `golden_set`)")
     } else if settings.layer1.models.is_empty() {
         Some("no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`)")
+    } else if settings.layer1.shard.is_some() {
+        Some(
+            "layer 2 does not run in a sharded run yet (its variants are not split across shards): run it in a job without --shard",
+        )
     } else {
         None
     };
@@ -643,6 +658,7 @@ async fn layer2(
     golden: Option<&GoldenSet>,
     connected: &era::Connected,
     spent: u64,
+    cassettes_failed: &std::sync::atomic::AtomicBool,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<crate::faults::Layer2, UserError> {
     use crate::report::layer2::ResilienceSection;
@@ -670,13 +686,29 @@ async fn layer2(
         tools: &tools,
         today: set.today_at(Utc::now()),
         retry: crate::trials::caller::RetryPolicy::default(),
-        cassettes,
+        cassettes: cassettes.clone(),
         cache: None,
         budget: std::sync::Arc::new(crate::trials::caller::Budget::new(layer1.max_model_calls.saturating_sub(spent))),
         injections: &[],
         call_timeout_ms: u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX),
     };
-    crate::faults::run(&input, events).await
+    let ran = crate::faults::run(&input, events).await;
+    // Recorded as layer 1's are: the files layer 1 wrote were read back when they were opened
+    // again here, so saving keeps both.
+    if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
+        match cassettes.save() {
+            Ok(paths) => {
+                for path in paths {
+                    events(&RunEvent::Notice { text: format!("recorded {} (layer 2)", path.display()) });
+                }
+            }
+            Err(error) => {
+                cassettes_failed.store(true, std::sync::atomic::Ordering::SeqCst);
+                events(&RunEvent::Failure { text: format!("error: the cassettes could not be written: {error}") });
+            }
+        }
+    }
+    ran
 }
 
 /// Runs layer 1 over the open session, or says why it cannot run.

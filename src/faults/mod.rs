@@ -64,7 +64,13 @@ pub(crate) fn variants(set: &GoldenSet) -> (Vec<Variant>, Source) {
             let payloads = spec.adversarial.iter().map(|payload| Injection::Payload(payload.clone()));
             faults.chain(payloads).map(move |injection| Variant { case, injection })
         })
-        .collect();
+        .fold(Vec::new(), |mut kept: Vec<Variant>, variant| {
+            // An entry given twice is one variant (its id and hash would be the same).
+            if !kept.contains(&variant) {
+                kept.push(variant);
+            }
+            kept
+        });
     if !own.is_empty() {
         return (own, Source::GoldenSet);
     }
@@ -128,7 +134,7 @@ pub(crate) fn variant_set(set: &GoldenSet, variants: &[Variant]) -> (GoldenSet, 
         let mut resolved = case.resolved.clone();
         if let Some(object) = resolved.as_object_mut() {
             // Layer 1's expectations are not graded under a fault: no judge, no argument model.
-            for key in ["rubric", "expect_args"] {
+            for key in ["rubric", "expect_args", "expect_sequence"] {
                 object.remove(key);
             }
         }
@@ -307,11 +313,7 @@ pub(crate) async fn run(
             resilience.notes.push(format!("{}: {detail}", status.model));
         }
     }
-    if base.budget.exhausted() {
-        resilience
-            .notes
-            .push("the model-call cap (--max-model-calls) stopped layer 2: the trials it cut are `error`".into());
-    }
+    incomplete(&ran, &mut resilience);
     let mut payload_calls = 0;
     for (index, variant_case) in set.cases.iter().enumerate() {
         let original = &base.set.cases[variants[index].case];
@@ -321,12 +323,14 @@ pub(crate) async fn run(
             match &injections[index] {
                 Injection::Fault(fault) => {
                     let schema_names = resilience::enum_names(base.surface, original);
+                    let offered = resilience::offered_texts(base.surface, original);
                     let given: Vec<&str> = variant_case
                         .run
                         .prompt
                         .iter()
                         .map(String::as_str)
                         .chain(variant_case.run.system.as_deref())
+                        .chain(offered.iter().map(String::as_str))
                         .collect();
                     let decided: Vec<_> = records
                         .iter()
@@ -353,7 +357,40 @@ pub(crate) async fn run(
         security.model_calls = payload_calls;
         security.by_payload = security::by_payload(&security.results);
     }
+    let decided =
+        |status: crate::report::layer2::FaultStatus| status != crate::report::layer2::FaultStatus::Inconclusive;
+    let any_decided = resilience.results.iter().any(|result| decided(result.status))
+        || security.iter().flat_map(|section| &section.results).any(|result| decided(result.status));
+    if !any_decided {
+        resilience.notes.push(
+            "no variant could be decided (every trial unclear, untested or spoiled): layer 2 shows nothing about this server here".into(),
+        );
+    }
     Ok(Layer2 { resilience, security })
+}
+
+/// Marks `resilience` incomplete as layer 1 would be: the call cap cut a trial (exit 6); a
+/// provider was unusable, a replay missed, or the provider spoiled more than a fifth of the
+/// trials (exit 5). Each with its note.
+fn incomplete(ran: &crate::trials::FaultRun, resilience: &mut ResilienceSection) {
+    use crate::agent::TrialEnding;
+    let endings: Vec<&TrialEnding> = ran.records.values().flatten().map(|record| &record.ending).collect();
+    if endings.iter().any(|ending| matches!(ending, TrialEnding::CapReached)) {
+        resilience.call_cap_reached = true;
+        resilience
+            .notes
+            .push("the model-call cap (--max-model-calls) stopped layer 2: the trials it cut are `error`".into());
+    }
+    let unusable =
+        ran.section.model_status.iter().any(|status| status.status == crate::report::evals::ModelOutcome::Unusable);
+    let missed = endings.iter().any(|ending| matches!(ending, TrialEnding::NoRecording(_)));
+    let spoiled = endings.iter().filter(|ending| matches!(ending, TrialEnding::ProviderError(_))).count();
+    if unusable || missed || spoiled * 5 > endings.len() {
+        resilience.provider_failed = true;
+        if missed {
+            resilience.notes.push("a replayed request had no recording: record layer 2 with --record".into());
+        }
+    }
 }
 
 #[cfg(test)]

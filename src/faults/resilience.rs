@@ -20,21 +20,38 @@ pub(crate) struct TrialView<'a> {
 pub(crate) fn trial_outcome(view: &TrialView<'_>) -> Option<(Outcome, String)> {
     use crate::agent::TrialEnding;
     let record = view.record;
-    if matches!(record.ending, TrialEnding::ProviderError(_) | TrialEnding::NoRecording(_) | TrialEnding::CapReached) {
+    // Spoiled by the provider, a replay miss or the cap; or by the server itself (no answer to a
+    // call, input requests it may not make): a finding of its own, never the model's outcome.
+    if matches!(
+        record.ending,
+        TrialEnding::ProviderError(_)
+            | TrialEnding::NoRecording(_)
+            | TrialEnding::CapReached
+            | TrialEnding::ServerError(_)
+            | TrialEnding::Finding(_)
+    ) {
         return None;
     }
+    // The answer is the last turn's text of a trial that ended with one; a trial whose turns or
+    // time ran out has none (an earlier turn's "let me try again" is no answer).
+    let answer = match (&record.ending, record.texts.last()) {
+        (TrialEnding::Answer, Some((turn, text))) if *turn == record.turns => Some(text.as_str()),
+        _ => None,
+    };
     let trial = FaultTrial {
         calls: record
             .calls
             .iter()
             .map(|call| FaultCall {
                 name: &call.name,
+                turn: call.turn,
                 injected: call.injected.is_some(),
+                arguments: call.arguments.to_string(),
                 succeeded: call.sent && !call.is_error && call.error.is_none(),
                 result: &call.result,
             })
             .collect(),
-        answer: record.answer.as_deref(),
+        answer,
         given: view.given.clone(),
         schema_names: view.schema_names.to_vec(),
     };
@@ -129,6 +146,18 @@ pub(super) fn status(hard: bool, threshold: usize, runs: usize, passed: usize, f
     } else {
         FaultStatus::Inconclusive
     }
+}
+
+/// The names and descriptions of the tools `case` lets the model see: what the model was given.
+pub(super) fn offered_texts(surface: &crate::mcp::tools::ToolSurface, case: &Case) -> Vec<String> {
+    let sees = crate::agent::CaseSpec::from_case(case);
+    surface
+        .tools
+        .iter()
+        .filter(|tool| sees.sees(&tool.name))
+        .flat_map(|tool| [Some(tool.name.clone()), tool.title.clone(), tool.description.clone()])
+        .flatten()
+        .collect()
 }
 
 /// The `enum` strings of the tools `case` lets the model see.

@@ -1011,14 +1011,28 @@ impl Reader {
                 continue;
             };
             let tool = match entry.get("tool") {
-                Some((_, tool)) => self.string(tool, &format!("{here}.tool")).inspect(|name| {
-                    tools.push(ToolRef {
-                        name: name.clone(),
-                        line: tool.line,
-                        column: tool.column,
-                        field: format!("{here}.tool"),
-                    });
-                }),
+                Some((_, tool)) => self
+                    .string(tool, &format!("{here}.tool"))
+                    .filter(|name| {
+                        let glob = name.contains(['*', '?']);
+                        if glob {
+                            self.report(
+                                tool,
+                                &format!("{here}.tool"),
+                                format!("`{name}` is a glob: a fault replaces a call of one tool"),
+                                "name the tool exactly, as `tools/list` gives it",
+                            );
+                        }
+                        !glob
+                    })
+                    .inspect(|name| {
+                        tools.push(ToolRef {
+                            name: name.clone(),
+                            line: tool.line,
+                            column: tool.column,
+                            field: format!("{here}.tool"),
+                        });
+                    }),
                 None => {
                     self.report(item, &format!("{here}.tool"), "missing", "name the tool whose call fails");
                     None

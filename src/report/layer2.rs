@@ -36,6 +36,15 @@ pub struct ResilienceSection {
     /// True when layer 2 fails the verdict under `fail_on`.
     #[serde(default)]
     pub fails: bool,
+    /// True when the model-call cap stopped layer 2 (a trial ended on it): exit status 6, and the
+    /// verdict is never a pass.
+    #[serde(default)]
+    pub call_cap_reached: bool,
+    /// True when a provider was unusable, a replayed request had no recording, or the provider
+    /// spoiled more than a fifth of layer 2's trials: exit status 5, and the verdict is never a
+    /// pass.
+    #[serde(default)]
+    pub provider_failed: bool,
 }
 
 impl ResilienceSection {
