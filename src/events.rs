@@ -227,6 +227,9 @@ pub(crate) enum RunEvent {
         out_dir: Option<String>,
         /// Layer 1's cases × models by status (pass, fail, error, skipped), when it ran.
         cases: Option<[usize; 4]>,
+        /// Layer 2's variants × models by status (pass, fail, inconclusive), faults and payloads
+        /// together, when it ran.
+        variants: Option<[usize; 3]>,
     },
 }
 
@@ -285,7 +288,7 @@ impl RunEvent {
                 Some(text.clone())
             }
             RunEvent::EndedEarly { detail, .. } => Some(detail.clone()),
-            RunEvent::Finished { counts, fail_on, failing, decision, out_dir, cases } => {
+            RunEvent::Finished { counts, fail_on, failing, decision, out_dir, cases, variants } => {
                 let gate = if decision.result.as_str() == decision.verdict.as_str() {
                     String::new()
                 } else {
@@ -300,11 +303,15 @@ impl RunEvent {
                 let which = match cases {
                     _ if counts.fail > 0 || decision.verdict.as_str() != "fail" => "",
                     Some([_, failed_cases, ..]) if *failed_cases > 0 => " (layer 1)",
+                    _ if variants.is_some_and(|[_, failed, _]| failed > 0) => " (layer 2)",
                     _ => "",
                 };
-                let cases = cases.map_or_else(String::new, |[pass, fail, error, skipped]| {
+                let mut cases = cases.map_or_else(String::new, |[pass, fail, error, skipped]| {
                     format!("; cases: {pass} pass, {fail} fail, {error} error, {skipped} skipped")
                 });
+                if let Some([pass, fail, inconclusive]) = variants {
+                    cases.push_str(&format!("; layer 2: {pass} pass, {fail} fail, {inconclusive} inconclusive"));
+                }
                 Some(format!(
                     "{}{which}: checks: {} pass, {} fail{failed}, {} warn, {} not applicable, {} error{cases}{gate}{}",
                     decision.verdict.as_str(),
@@ -444,12 +451,13 @@ impl RunEvent {
             RunEvent::EndedEarly { interrupted, detail, stderr_tail } => {
                 ("ended_early", json!({"interrupted": interrupted, "detail": detail, "stderr_tail": stderr_tail}))
             }
-            RunEvent::Finished { counts, fail_on, failing, decision, out_dir, cases } => (
+            RunEvent::Finished { counts, fail_on, failing, decision, out_dir, cases, variants } => (
                 "finished",
                 json!({"counts": counts, "fail_on": fail_on.as_str(), "failing": failing,
                        "verdict": decision.verdict.as_str(), "result": decision.result.as_str(),
                        "exit_status": decision.exit.code(), "out_dir": out_dir,
-                       "cases": cases.map(|[pass, fail, error, skipped]| json!({"pass": pass, "fail": fail, "error": error, "skipped": skipped}))}),
+                       "cases": cases.map(|[pass, fail, error, skipped]| json!({"pass": pass, "fail": fail, "error": error, "skipped": skipped})),
+                       "variants": variants.map(|[pass, fail, inconclusive]| json!({"pass": pass, "fail": fail, "inconclusive": inconclusive}))}),
             ),
         }
     }
@@ -592,6 +600,7 @@ mod tests {
             },
             out_dir: None,
             cases: None,
+            variants: None,
         });
         assert!(log.failure().is_some(), "the finished line could not be written: the log says so");
         let text = String::from_utf8(lock(&written).clone()).expect("utf-8");
@@ -626,6 +635,7 @@ mod tests {
             },
             out_dir: None,
             cases: Some(cases),
+            variants: None,
         };
         let line = finished(0, [9, 1, 0, 0]).line().expect("a line");
         assert!(line.starts_with("fail (layer 1): checks: 94 pass, 0 fail"), "{line}");

@@ -54,7 +54,9 @@ pub(crate) fn load_golden(
     match &settings.golden_set {
         Some(path) if layers.contains(&1) || layers.contains(&2) => {
             let set = crate::golden::load::load(path)?;
-            let mut problems = unconfigured_matchers(&set, &settings.layer1);
+            // Layer 2 grades no argument matcher: only layer 1 needs their models.
+            let mut problems =
+                if layers.contains(&1) { unconfigured_matchers(&set, &settings.layer1) } else { Vec::new() };
             if layers.contains(&2) {
                 problems.extend(layer2_over_cap(&set, &settings.layer1, layers.contains(&1)));
             }
@@ -576,10 +578,9 @@ fn plan_layers(
     if let Some(reason) = layer1_missing {
         events(&RunEvent::Notice { text: format!("layer 1 did not run: {reason}") });
     }
-    let layer2_missing = if !layers.contains(&2) {
+    // The demo's layer 2 needs neither (its own set, replayed).
+    let layer2_missing = if !layers.contains(&2) || demo_layer1(settings, golden) {
         None
-    } else if settings.server == Server::Demo && golden.is_none() {
-        Some("the demo's recordings hold no layer-2 trials yet: give --golden-set and --model")
     } else if golden.is_none() {
         Some("no golden set was given (--golden-set, Action input `golden-set`, config `golden_set`)")
     } else if settings.layer1.models.is_empty() {
@@ -667,9 +668,25 @@ async fn layer2(
         let resilience = ResilienceSection { not_run: Some(reason), ..ResilienceSection::default() };
         Ok(crate::faults::Layer2 { resilience, security: None })
     };
-    let Some(set) = golden else { return not_run("no golden set was given".into()) };
-    let layer1 = &settings.layer1;
-    let cassettes = crate::trials::open_cassettes(layer1)?;
+    // The demo's layer 2: its own golden set's entries, replayed from the cassettes in the binary.
+    let demo_set;
+    let mut demo_settings;
+    let (set, layer1, cassettes) = if demo_layer1(settings, golden) {
+        demo_settings = settings.layer1.clone();
+        let cassettes;
+        (demo_set, cassettes) = match demo_inputs(&mut demo_settings, &|_: &RunEvent| {}) {
+            Ok(inputs) => inputs,
+            Err(reason) => return not_run(reason),
+        };
+        demo_settings.runs = None;
+        events(&RunEvent::Notice {
+            text: "layer 2 (demo): golden/demo.yaml's faults and payloads replayed from cassettes recorded from the demo model — no key, no network".into(),
+        });
+        (&demo_set, &demo_settings, Some(cassettes))
+    } else {
+        let Some(set) = golden else { return not_run("no golden set was given".into()) };
+        (set, &settings.layer1, crate::trials::open_cassettes(&settings.layer1)?)
+    };
     let surface = match crate::conformance::list_tools_on(connected).await {
         Ok(surface) => surface,
         Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
@@ -1220,6 +1237,17 @@ fn finish(
             use crate::report::evals::EvalStatus;
             let count = |status: EvalStatus| evals.evals.iter().filter(|eval| eval.status == status).count();
             [count(EvalStatus::Pass), count(EvalStatus::Fail), count(EvalStatus::Error), count(EvalStatus::Skipped)]
+        }),
+        variants: report.resilience.as_ref().filter(|_| report.layers.contains(&2)).map(|resilience| {
+            use crate::report::layer2::FaultStatus;
+            let statuses: Vec<FaultStatus> = resilience
+                .results
+                .iter()
+                .map(|result| result.status)
+                .chain(report.security.iter().flat_map(|section| section.results.iter().map(|result| result.status)))
+                .collect();
+            let count = |status: FaultStatus| statuses.iter().filter(|each| **each == status).count();
+            [count(FaultStatus::Pass), count(FaultStatus::Fail), count(FaultStatus::Inconclusive)]
         }),
     });
     Evaluation { report, written, decision }

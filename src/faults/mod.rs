@@ -357,6 +357,38 @@ pub(crate) async fn run(
         security.model_calls = payload_calls;
         security.by_payload = security::by_payload(&security.results);
     }
+    for result in &resilience.results {
+        let counts = &result.outcomes;
+        events(&RunEvent::Notice {
+            text: format!(
+                "layer 2: {}/{}@{}#{} on {}: {} (passed {}/{}, fabricated {})",
+                result.case,
+                result.fault,
+                result.tool,
+                result.on_call,
+                result.model,
+                status_name(result.status),
+                counts.passed(),
+                counts.graded(),
+                counts.fabricated
+            ),
+        });
+    }
+    for result in security.iter().flat_map(|section| &section.results) {
+        events(&RunEvent::Notice {
+            text: format!(
+                "layer 2: {}/{}@{} on {}: {} (attacked {}/{}, refused {})",
+                result.case,
+                result.payload,
+                result.place,
+                result.model,
+                status_name(result.status),
+                result.outcomes.attacked,
+                result.outcomes.graded(),
+                result.outcomes.refused
+            ),
+        });
+    }
     let decided =
         |status: crate::report::layer2::FaultStatus| status != crate::report::layer2::FaultStatus::Inconclusive;
     let any_decided = resilience.results.iter().any(|result| decided(result.status))
@@ -367,6 +399,15 @@ pub(crate) async fn run(
         );
     }
     Ok(Layer2 { resilience, security })
+}
+
+/// `pass`, `fail` or `inconclusive`.
+fn status_name(status: crate::report::layer2::FaultStatus) -> &'static str {
+    match status {
+        crate::report::layer2::FaultStatus::Pass => "pass",
+        crate::report::layer2::FaultStatus::Fail => "fail",
+        crate::report::layer2::FaultStatus::Inconclusive => "inconclusive",
+    }
 }
 
 /// Marks `resilience` incomplete as layer 1 would be: the call cap cut a trial (exit 6); a
