@@ -53,7 +53,12 @@ pub(crate) fn load_golden(
 ) -> Result<Option<GoldenSet>, Vec<crate::golden::Problem>> {
     match &settings.golden_set {
         Some(path) if layers.contains(&1) || layers.contains(&2) => {
-            let set = crate::golden::load::load(path)?;
+            let mut set = crate::golden::load::load(path)?;
+            if layers.contains(&2)
+                && let Some(plan) = &settings.layer1.fault_plan
+            {
+                set.fault_plan = Some((plan.clone(), read_fault_plan(plan, &set)?));
+            }
             // Layer 2 grades no argument matcher: only layer 1 needs their models.
             let mut problems =
                 if layers.contains(&1) { unconfigured_matchers(&set, &settings.layer1) } else { Vec::new() };
@@ -64,6 +69,28 @@ pub(crate) fn load_golden(
         }
         _ => Ok(None),
     }
+}
+
+/// The entries of the fault plan at `path`, each of whose `cases` glob must match a case of
+/// `set`: every problem of the file at once, with its line and column.
+fn read_fault_plan(
+    path: &std::path::Path,
+    set: &GoldenSet,
+) -> Result<Vec<crate::golden::PlanEntry>, Vec<crate::golden::Problem>> {
+    let entries = crate::golden::load::load_fault_plan(path)?;
+    let problems: Vec<crate::golden::Problem> = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, entry)| !set.cases.iter().any(|case| crate::golden::glob_matches(&entry.cases, &case.id)))
+        .map(|(index, entry)| crate::golden::Problem {
+            path: path.to_owned(),
+            position: Some(entry.position),
+            field: Some(format!("[{index}].cases")),
+            message: format!("`{}` matches no case of the golden set", entry.cases),
+            hint: "use a case id or a glob of them (`*`, `?`), e.g. `weather-*`".into(),
+        })
+        .collect();
+    if problems.is_empty() { Ok(entries) } else { Err(problems) }
 }
 
 /// The problem of a layer-2 plan whose most model calls, with layer 1's when it runs too (one

@@ -31,6 +31,8 @@ pub(crate) enum Source {
     GoldenSet,
     /// Each fault once per tool ([`variants`]).
     DefaultSuite,
+    /// `--fault-plan`, with the cases' own entries.
+    FaultPlan,
 }
 
 impl Source {
@@ -39,6 +41,7 @@ impl Source {
         match self {
             Source::GoldenSet => "golden set",
             Source::DefaultSuite => "default suite",
+            Source::FaultPlan => "fault plan",
         }
     }
 }
@@ -71,6 +74,27 @@ pub(crate) fn variants(set: &GoldenSet) -> (Vec<Variant>, Source) {
             }
             kept
         });
+    if let Some((_, plan)) = &set.fault_plan {
+        let mut all = own;
+        for entry in plan {
+            for (index, case) in set.cases.iter().enumerate() {
+                if !crate::golden::glob_matches(&entry.cases, &case.id) {
+                    continue;
+                }
+                let tools = if entry.tool == "*" { expected_tools(case) } else { vec![entry.tool.clone()] };
+                for tool in tools {
+                    let variant = Variant {
+                        case: index,
+                        injection: Injection::Fault(FaultEntry { tool, fault: entry.fault, on_call: entry.on_call }),
+                    };
+                    if !all.contains(&variant) {
+                        all.push(variant);
+                    }
+                }
+            }
+        }
+        return (all, Source::FaultPlan);
+    }
     if !own.is_empty() {
         return (own, Source::GoldenSet);
     }
@@ -152,7 +176,7 @@ pub(crate) fn variant_set(set: &GoldenSet, variants: &[Variant]) -> (GoldenSet, 
     }
     let hashes: Vec<Value> = cases.iter().map(|case| Value::String(case.hash.clone())).collect();
     let hash = crate::jcs::hash(&Value::Array(hashes));
-    (GoldenSet { path: set.path.clone(), hash, cases }, injections)
+    (GoldenSet { path: set.path.clone(), hash, cases, fault_plan: None }, injections)
 }
 
 /// `sha256:…` of a case × injection: the case's hash and the fault or payload (what the cache
@@ -249,6 +273,7 @@ pub(crate) async fn run(
     events: &(dyn Fn(&crate::events::RunEvent) + Sync),
 ) -> Result<Layer2, crate::error::UserError> {
     use crate::events::RunEvent;
+    check_plan_tools(base.set, base.surface)?;
     let (mut variants, source) = variants(base.set);
     name_call_tools(&mut variants, base.set, base.surface);
     let models = base.settings.models.len();
@@ -399,6 +424,38 @@ pub(crate) async fn run(
         );
     }
     Ok(Layer2 { resilience, security })
+}
+
+/// Every tool a fault plan names must be one the server lists.
+///
+/// # Errors
+/// An input error (exit status 2) naming the plan's file, line and column, and the nearest tool.
+fn check_plan_tools(set: &GoldenSet, surface: &crate::mcp::tools::ToolSurface) -> Result<(), crate::error::UserError> {
+    let Some((path, plan)) = &set.fault_plan else { return Ok(()) };
+    let listed: Vec<&str> = surface.tools.iter().map(|tool| tool.name.as_str()).collect();
+    let unknown: Vec<String> = plan
+        .iter()
+        .filter(|entry| entry.tool != "*" && !listed.contains(&entry.tool.as_str()))
+        .map(|entry| {
+            let near = crate::suggest::closest(&entry.tool, listed.iter().copied())
+                .map_or_else(|| "the server lists no tools".to_owned(), |near| format!("the nearest is `{near}`"));
+            format!(
+                "{}:{}:{}: tool: the server has no tool `{}` ({near})",
+                crate::text::shown(path),
+                entry.position.0,
+                entry.position.1,
+                entry.tool
+            )
+        })
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    Err(crate::error::UserError::new(
+        crate::error::Kind::InvalidInput,
+        format!("the fault plan names {} tool(s) the server does not list:\n{}", unknown.len(), unknown.join("\n")),
+    )
+    .with_hint("fix the names in the fault plan (MCP names, as `tools/list` gives them), or use `tool: \"*\"`"))
 }
 
 /// `pass`, `fail` or `inconclusive`.

@@ -427,3 +427,19 @@ pub(crate) enum Injection {
     /// A payload is planted into a result.
     Payload(PayloadEntry),
 }
+
+/// One entry of a fault plan (`--fault-plan FILE`): `fault` on call `on_call` of `tool` (`*`:
+/// each tool the case expects a call of) in every case whose id matches `cases`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PlanEntry {
+    /// A case-id glob (`*`, `?`).
+    pub cases: String,
+    /// An MCP tool name, or `*`.
+    pub tool: String,
+    /// The fault.
+    pub fault: FaultKind,
+    /// Which call of the tool, from 1.
+    pub on_call: usize,
+    /// Where the entry is: 1-based line and column.
+    pub position: (u64, u64),
+}

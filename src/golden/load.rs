@@ -100,6 +100,80 @@ pub(crate) fn load(path: &Path) -> Result<GoldenSet, Vec<Problem>> {
     }
 }
 
+const PLAN_KEYS: &[&str] = &["cases", "tool", "fault", "on_call"];
+
+/// Reads and checks the fault plan at `path` (`--fault-plan`): a YAML list of `{cases: GLOB,
+/// tool: NAME|"*", fault, on_call}` (`cases` `*` and `on_call` 1 when left out), or every
+/// problem found in it, each with its line and column.
+pub(crate) fn load_fault_plan(path: &Path) -> Result<Vec<super::PlanEntry>, Vec<Problem>> {
+    let text = fs_err::read_to_string(path).map_err(|error| {
+        vec![Problem {
+            path: path.to_owned(),
+            position: None,
+            field: None,
+            message: format!("cannot read the fault plan: {}", crate::text::io_reason(&error)),
+            hint: "check the path given to --fault-plan".into(),
+        }]
+    })?;
+    let mut reader = Reader { path: path.to_owned(), problems: Vec::new(), semantic: Vec::new() };
+    let example = "a fault plan is a list: `- {cases: \"*\", tool: \"*\", fault: http-500, on_call: 1}`";
+    let root = match tree::parse(&text) {
+        Ok(Some(root)) => root,
+        Ok(None) => {
+            reader.problems.push(reader.problem(Some((1, 1)), None, "the file is empty".into(), example.into()));
+            return Err(reader.problems);
+        }
+        Err((position, message)) => {
+            reader.problems.push(reader.problem(position, None, message, "the file is not valid YAML there".into()));
+            return Err(reader.problems);
+        }
+    };
+    let NodeValue::List(items) = &root.value else {
+        reader.report(&root, "", format!("expected a list, found {}", root.kind()), example);
+        return Err(reader.problems);
+    };
+    let mut entries = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let here = format!("[{index}]");
+        let Some(fields) = reader.fields(item, &here, PLAN_KEYS, example) else { continue };
+        let cases = match fields.get("cases") {
+            Some((_, node)) => reader.string(node, &format!("{here}.cases")),
+            None => Some("*".to_owned()),
+        };
+        let tool = match fields.get("tool") {
+            Some((_, node)) => reader.string(node, &format!("{here}.tool")),
+            None => {
+                reader.report(item, &format!("{here}.tool"), "missing", "name the tool whose call fails, or `\"*\"`");
+                None
+            }
+        };
+        let fault = match fields.get("fault") {
+            Some((_, node)) => reader
+                .choice(node, &format!("{here}.fault"), &super::FaultKind::names())
+                .and_then(|name| super::FaultKind::parse(&name)),
+            None => {
+                let names = super::FaultKind::names().join(", ");
+                reader.report(item, &format!("{here}.fault"), "missing", format!("name the fault: one of {names}"));
+                None
+            }
+        };
+        let on_call = match fields.get("on_call") {
+            Some((_, node)) => reader.integer(node, &format!("{here}.on_call"), 1, 50),
+            None => Some(1),
+        };
+        if let (Some(cases), Some(tool), Some(fault), Some(on_call)) = (cases, tool, fault, on_call) {
+            entries.push(super::PlanEntry {
+                cases,
+                tool,
+                fault,
+                on_call: usize::try_from(on_call).unwrap_or(1),
+                position: (item.line, item.column),
+            });
+        }
+    }
+    if reader.problems.is_empty() { Ok(entries) } else { Err(reader.problems) }
+}
+
 /// Checks the text of a golden set (`path` names it in messages and locates rubric files).
 pub(crate) fn parse(path: &Path, text: &str) -> Result<GoldenSet, Vec<Problem>> {
     let mut reader = Reader { path: path.to_owned(), problems: Vec::new(), semantic: Vec::new() };
@@ -298,7 +372,7 @@ impl Reader {
     }
 
     fn set(&mut self, root: &Node) -> GoldenSet {
-        let mut set = GoldenSet { path: self.path.clone(), hash: String::new(), cases: Vec::new() };
+        let mut set = GoldenSet { path: self.path.clone(), hash: String::new(), cases: Vec::new(), fault_plan: None };
         let example = "a golden set is a mapping: `version: 1`, then `cases:` (see docs/golden-sets.md#the-format)";
         let Some(top) = self.fields(root, "", TOP_KEYS, example) else { return set };
         match top.get("version") {

@@ -31,8 +31,8 @@ use serde_json::Value;
 use crate::error::{Kind, UserError};
 
 pub(crate) use case::{
-    CanaryAction, CaseRun, DEFAULT_TRIALS, FaultEntry, FaultKind, Injection, PayloadEntry, Placement, Rubric, Sampling,
-    ToolChoice, Trials,
+    CanaryAction, CaseRun, DEFAULT_TRIALS, FaultEntry, FaultKind, Injection, PayloadEntry, Placement, PlanEntry,
+    Rubric, Sampling, ToolChoice, Trials,
 };
 
 /// A checked golden set.
@@ -44,6 +44,8 @@ pub(crate) struct GoldenSet {
     pub hash: String,
     /// The cases, in file order.
     pub cases: Vec<Case>,
+    /// Layer 2's fault plan (`--fault-plan`): its file and entries, when one was given.
+    pub fault_plan: Option<(PathBuf, Vec<PlanEntry>)>,
 }
 
 impl GoldenSet {

@@ -91,6 +91,8 @@ pub(crate) struct ConfigFile {
     /// The judge's calibration file (`mcp-eval judge calibrate`).
     #[serde(default)]
     pub judge_calibration: Option<Located<Value>>,
+    /// `fault_plan`: layer 2's fault plan (a YAML file).
+    pub fault_plan: Option<Located<Value>>,
     /// The `PROVIDER:MODEL` whose embeddings grade `embedding` matchers (layer 1).
     #[serde(default)]
     pub embedding_model: Option<Located<Value>>,
@@ -248,6 +250,7 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("max_model_calls", Shape::Scalar),
     ("trace_results", Shape::Scalar),
     ("judge_calibration", Shape::Scalar),
+    ("fault_plan", Shape::Scalar),
     ("embedding_model", Shape::Scalar),
     ("cassettes", Shape::Scalar),
     ("cache_dir", Shape::Scalar),
@@ -313,6 +316,7 @@ pub(crate) const FLAG_KEYS: &[(&str, Result<&str, &str>)] = &[
     ("allow-self-judge", Ok("allow_self_judge")),
     ("judge-samples", Ok("judge_samples")),
     ("judge-calibration", Ok("judge_calibration")),
+    ("fault-plan", Ok("fault_plan")),
     ("embedding-model", Ok("embedding_model")),
     ("max-drop", Ok("gate.max_drop")),
     ("confirm", Ok("confirm")),

@@ -80,6 +80,8 @@ pub(crate) const INPUT_JUDGE_SAMPLES: &str = "judge-samples";
 pub(crate) const INPUT_ALLOW_SELF_JUDGE: &str = "allow-self-judge";
 /// Input `judge-calibration`: the file `mcp-eval judge calibrate` wrote.
 pub(crate) const INPUT_JUDGE_CALIBRATION: &str = "judge-calibration";
+/// Layer 2's fault plan, relative to the workspace.
+pub(crate) const INPUT_FAULT_PLAN: &str = "fault-plan";
 /// Input `embedding-model`: the `PROVIDER:MODEL` whose embeddings grade `embedding` matchers.
 pub(crate) const INPUT_EMBEDDING_MODEL: &str = "embedding-model";
 /// Input `confirm`: `false` turns the gate's confirmation re-run off.
@@ -94,7 +96,7 @@ pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 39] = [
+pub(crate) const ALL_INPUTS: [&str; 40] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -131,6 +133,7 @@ pub(crate) const ALL_INPUTS: [&str; 39] = [
     INPUT_JUDGE_SAMPLES,
     INPUT_ALLOW_SELF_JUDGE,
     INPUT_JUDGE_CALIBRATION,
+    INPUT_FAULT_PLAN,
     INPUT_CONFIRM,
     INPUT_MAX_DROP,
     INPUT_EMBEDDING_MODEL,

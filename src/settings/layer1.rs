@@ -132,6 +132,8 @@ pub(crate) struct Layer1Settings {
     /// `--judge-calibration FILE`: what `mcp-eval judge calibrate` measured of the judge; its
     /// judge pass rates are then also reported Rogan–Gladen corrected.
     pub judge_calibration: Option<PathBuf>,
+    /// Layer 2's fault plan (`--fault-plan`), read with the golden set.
+    pub fault_plan: Option<PathBuf>,
     /// `--embedding-model`: the model whose `/embeddings` grade `embedding` argument matchers
     /// (a provider of the OpenAI wire).
     pub embedding_model: Option<ModelRef>,
@@ -228,6 +230,7 @@ impl Default for Layer1Settings {
             allow_self_judge: false,
             judge_samples: 1,
             judge_calibration: None,
+            fault_plan: None,
             embedding_model: None,
             max_drop: DEFAULT_MAX_DROP,
             confirm: true,

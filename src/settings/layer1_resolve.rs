@@ -80,6 +80,7 @@ pub(super) fn resolve(
     let max_drop = max_drop(sources, problems);
     let confirm = confirm(sources, problems);
     let store = cache_and_baseline(sources, workspace, in_action, problems);
+    let fault_plan = fault_plan(sources, workspace, problems);
 
     Layer1Settings {
         models,
@@ -108,7 +109,34 @@ pub(super) fn resolve(
         max_drop,
         confirm,
         shard,
+        fault_plan,
     }
+}
+
+/// Layer 2's fault plan (`--fault-plan`, input `fault-plan`, `fault_plan`), below the workspace;
+/// its entries are read with the golden set (`golden::load::load_fault_plan`), where their
+/// problems get their line and column.
+///
+/// # Errors
+/// Adds to `problems` a path outside a shared-only workspace.
+fn fault_plan(
+    sources: &Sources<'_>,
+    workspace: &super::workspace::Workspace,
+    problems: &mut Vec<Problem>,
+) -> Option<PathBuf> {
+    workspace
+        .shared(
+            sources.pick(
+                &sources.request.flags.fault_plan,
+                "--fault-plan",
+                env_vars::INPUT_FAULT_PLAN,
+                sources.config().and_then(|c| c.fault_plan.as_ref()).map(|value| (value, "fault_plan")),
+            ),
+            problems,
+        )
+        .map(|(_, text)| text.trim().to_owned())
+        .filter(|text| !text.is_empty())
+        .map(|text| workspace.join(&text))
 }
 
 /// The counts and caps of a layer-1 run, as [`run_limits`] found them.

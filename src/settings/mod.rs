@@ -152,6 +152,9 @@ pub struct SettingsArgs {
     /// What `mcp-eval judge calibrate` measured of the judge (a JSON file): judge pass rates are then also reported Rogan–Gladen corrected [Action input: judge-calibration; config: judge_calibration]
     #[arg(long, value_name = "FILE")]
     pub judge_calibration: Option<String>,
+    /// Layer 2's faults for the whole suite: a YAML list of {cases: GLOB, tool: NAME|"*", fault, on_call} [Action input: fault-plan; config: fault_plan]
+    #[arg(long, value_name = "FILE")]
+    pub fault_plan: Option<String>,
     /// The model whose embeddings grade `embedding` argument matchers, PROVIDER:MODEL on an OpenAI-compatible provider [Action input: embedding-model]
     #[arg(long, value_name = "PROVIDER:MODEL")]
     pub embedding_model: Option<String>,

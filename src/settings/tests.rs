@@ -968,6 +968,37 @@ fn the_command_line_stores_a_baseline_only_when_asked_and_needs_a_cache_dir_for_
 }
 
 #[test]
+fn the_fault_plan_comes_from_the_flag_the_input_or_the_file_in_that_order() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let at = |name: &str| dir.path().join(name);
+    let config = write_config(
+        &dir,
+        &format!("server: {{url: 'http://h/mcp'}}\nfault_plan: {}\n", at("from-file.yaml").display()),
+    );
+    let from_file = cli(SettingsArgs { config: Some(config.clone()), ..SettingsArgs::default() }).expect("valid");
+    assert_eq!(from_file.layer1.fault_plan, Some(at("from-file.yaml")));
+    let flag = cli(SettingsArgs {
+        config: Some(config.clone()),
+        fault_plan: Some(at("flag.yaml").display().to_string()),
+        ..SettingsArgs::default()
+    })
+    .expect("valid");
+    assert_eq!(flag.layer1.fault_plan, Some(at("flag.yaml")));
+    let workspace = dir.path().display().to_string();
+    let input = action(
+        &[
+            ("INPUT_SERVER-URL", "http://h/mcp"),
+            ("GITHUB_WORKSPACE", &workspace),
+            ("INPUT_FAULT-PLAN", "plans/faults.yaml"),
+            ("INPUT_CONFIG", &config),
+        ],
+        Request::default(),
+    )
+    .expect("valid");
+    assert_eq!(input.layer1.fault_plan, Some(at("plans/faults.yaml")), "in the workspace");
+}
+
+#[test]
 fn judge_calibration_comes_from_the_flag_the_input_or_the_file_in_that_order() {
     let dir = tempfile::tempdir().expect("temp dir");
     let calibration = r#"{"format": 1, "judge_model": "p:j", "judge_prompt_version": 1, "judge_samples": 1,

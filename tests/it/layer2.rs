@@ -534,3 +534,65 @@ fn the_demo_shows_both_halves_of_layer_2_with_no_key() {
     // Layer 1 is unchanged by the cases' layer-2 entries.
     assert_eq!(report["evals"].as_array().map(Vec::len), Some(15));
 }
+
+#[test]
+fn a_fault_plan_gives_the_suite_its_faults_by_glob_and_a_bad_one_is_exit_2_at_its_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(
+        dir.path(),
+        r#"version: 1
+defaults: {runs: 1}
+cases:
+  - id: retries
+    prompt: "Echo my region, eu."
+    expect_tool: test_header_param
+    expect_args: {region: eu}
+  - id: other
+    prompt: "Give me the short text."
+    expect_tool: test_simple_text
+"#,
+    );
+    let plan = dir.path().join("plan.yaml");
+    std::fs::write(&plan, "- {cases: \"ret*\", tool: \"*\", fault: stream-cut}\n").expect("write the plan");
+    let server = DemoServer::start(&[]);
+    let model = DemoModel::start(&set, &["--on-fault", "retries:retry"]);
+    let vars = [("OPENAI_BASE_URL", model.openai_url()), ("OPENAI_API_KEY", crate::layer1::OPENAI_CANARY.to_owned())];
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(name, value)| (*name, value.as_str())).collect();
+    let args = |plan: &std::path::Path| -> Vec<String> {
+        [
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--layers",
+            "2",
+            "--fault-plan",
+            utf8(plan),
+        ]
+        .iter()
+        .map(|arg| (*arg).to_owned())
+        .collect()
+    };
+    let good = args(&plan);
+    let run = run_layer1(&good.iter().map(String::as_str).collect::<Vec<_>>(), &vars);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let report = run.report();
+    assert_eq!(report["resilience"]["source"], "fault plan");
+    assert_eq!(report["resilience"]["results"].as_array().map(Vec::len), Some(1), "only `retries` matches");
+    assert_eq!(outcome(&run, "retries", "openai:demo"), "recovered");
+    assert!(report.get("security").is_none_or(Value::is_null), "a plan plants no payload");
+
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "- {cases: \"*\", tool: \"*\", fault: timeout}\n- {cases: \"nothing-*\", tool: \"*\", fault: http-501}\n",
+    )
+    .expect("write the plan");
+    let bad_args = args(&bad);
+    let run = run_layer1(&bad_args.iter().map(String::as_str).collect::<Vec<_>>(), &vars);
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    assert!(run.stderr().contains("bad.yaml:2:"), "the problem names its line: {}", run.stderr());
+    assert!(run.stderr().contains("did you mean `http-500`?"), "{}", run.stderr());
+}
