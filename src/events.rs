@@ -300,11 +300,15 @@ impl RunEvent {
                     n => format!(" ({}, and {} more)", failing[..10].join(", "), n - 10),
                 };
                 // A run that failed on layer 1 alone says so before its layer-0 counts ("0 fail").
-                let which = match cases {
+                // A run that failed on layers 1 or 2 alone says which before its layer-0 counts.
+                let layer1 = cases.is_some_and(|[_, failed, ..]| failed > 0);
+                let layer2 = variants.is_some_and(|[_, failed, _]| failed > 0);
+                let which = match (layer1, layer2) {
                     _ if counts.fail > 0 || decision.verdict.as_str() != "fail" => "",
-                    Some([_, failed_cases, ..]) if *failed_cases > 0 => " (layer 1)",
-                    _ if variants.is_some_and(|[_, failed, _]| failed > 0) => " (layer 2)",
-                    _ => "",
+                    (true, true) => " (layers 1 and 2)",
+                    (true, false) => " (layer 1)",
+                    (false, true) => " (layer 2)",
+                    (false, false) => "",
                 };
                 let mut cases = cases.map_or_else(String::new, |[pass, fail, error, skipped]| {
                     format!("; cases: {pass} pass, {fail} fail, {error} error, {skipped} skipped")

@@ -310,6 +310,20 @@ pub(crate) async fn run(
         not_run(reason.to_owned(), &mut resilience, &mut security);
         return Ok(Layer2 { resilience, security });
     }
+    // Checked before any connection when a golden set is given; the demo's set, and what layer 1
+    // actually spent, are only known here: a plan over what is left is refused before its first
+    // call, as an input error (exit status 2), with the reports written.
+    if cost.model_calls > base.budget.remaining() {
+        return Err(crate::error::UserError::new(
+            crate::error::Kind::InvalidInput,
+            format!(
+                "{}: over the {} model call(s) --max-model-calls leaves",
+                planned_text(&cost, models, source),
+                base.budget.remaining()
+            ),
+        )
+        .with_hint("narrow it: the cases' own `faults:` or `adversarial:`, a `--fault-plan`, fewer `--runs` or models, a lower `max_turns`; or raise --max-model-calls"));
+    }
     events(&RunEvent::Notice { text: planned_text(&cost, models, source) });
     let (set, injections) = variant_set(base.set, &variants);
     let input = crate::trials::Layer1Input {

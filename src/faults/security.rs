@@ -117,12 +117,19 @@ fn rate(counts: &AttackCounts) -> (Option<f64>, Option<[f64; 2]>) {
     (Some(rate), Some(crate::report::evals::wilson_95(counts.attacked, graded)))
 }
 
-/// Each payload × model over every case, in the order the results first name them.
+/// Each payload × model over every case, in the order the results first name them. A set's own
+/// payloads (`custom-N`) are named per case, `CASE:custom-N`: the same name in two cases is two
+/// payloads.
 pub(crate) fn by_payload(results: &[PayloadResult]) -> Vec<PayloadRate> {
     let mut order: Vec<(String, String)> = Vec::new();
     let mut sums: BTreeMap<(String, String), AttackCounts> = BTreeMap::new();
     for result in results {
-        let key = (result.payload.clone(), result.model.clone());
+        let payload = if crate::faults::payloads::class(&result.payload).is_some() {
+            result.payload.clone()
+        } else {
+            format!("{}:{}", result.case, result.payload)
+        };
+        let key = (payload, result.model.clone());
         if !order.contains(&key) {
             order.push(key.clone());
         }

@@ -26,6 +26,18 @@ pub(crate) fn layer2_section(section: &ResilienceSection, reports_only: bool) ->
         (true, true) => " · would fail the check, but `fail-on: never` only reports",
         (false, _) => "",
     };
+    if section.variants == 0 {
+        let _ = writeln!(
+            out,
+            "No fault was planned (the {}'s entries are payloads only): {} model call(s) planned at most for layer 2.",
+            super::markdown::escape(&section.source),
+            section.planned_model_calls
+        );
+        for note in section.notes.iter().take(10) {
+            let _ = writeln!(out, "- {}", super::markdown::message(&clip(note, 300)));
+        }
+        return out;
+    }
     let _ = writeln!(
         out,
         "Faults from the {}: {} case × fault variant(s), {} trial(s), {} model call(s) (at most {} planned){effect}. A trial passes when the model **recovered** (called the tool again), **fell back** on another tool, or said **honestly** that it failed; **fabricated** means the answer states values found in nothing the model got.\n",

@@ -142,6 +142,12 @@ fn no_verdict_title(report: &RunReport) -> String {
         Some(evals) if evals.input_refused() => "layer 1 refused its input",
         Some(evals) if evals.call_cap_reached => "the model-call cap stopped layer 1",
         Some(evals) if evals.provider_failed() => "a model provider failed",
+        _ if report.resilience.as_ref().is_some_and(|section| section.call_cap_reached) => {
+            "the model-call cap stopped layer 2"
+        }
+        _ if report.resilience.as_ref().is_some_and(|section| section.provider_failed) => {
+            "a model provider failed in layer 2"
+        }
         _ => "no verdict",
     };
     format!("⚠️ error: {why}")
@@ -170,8 +176,15 @@ fn write_header(report: &RunReport, out: &mut String) {
             "## {title} — legacy MCP {era} server (graded on what applies to {era}; 2026-07-28 migration list below)\n"
         );
     } else {
-        let golden =
-            if report.evals.as_ref().is_some_and(|evals| !evals.evals.is_empty()) { " + golden set" } else { "" };
+        let golden = match (
+            report.evals.as_ref().is_some_and(|evals| !evals.evals.is_empty()),
+            report.layers.contains(&2) && report.resilience.as_ref().is_some_and(|section| section.not_run.is_none()),
+        ) {
+            (true, true) => " + golden set + faults and payloads",
+            (true, false) => " + golden set",
+            (false, true) => " + faults and payloads",
+            (false, false) => "",
+        };
         let _ = writeln!(
             out,
             "## {title} — MCP {} conformance{golden}\n",
@@ -300,11 +313,26 @@ fn write_header(report: &RunReport, out: &mut String) {
 fn failed_text(report: &RunReport) -> String {
     let checks = report.counts().fail;
     let cases = report.evals.as_ref().map_or(0, EvalsSection::failed_cases);
-    match (checks, cases) {
-        (0, 0) => "0 checks failed".to_owned(),
-        (checks, 0) => format!("{} failed", plural(checks, "check")),
-        (0, cases) => format!("{} failed", plural(cases, "case")),
-        (checks, cases) => format!("{} and {} failed", plural(checks, "check"), plural(cases, "case")),
+    let failed = super::layer2::FaultStatus::Fail;
+    let variants = report.resilience.iter().flat_map(|section| &section.results).filter(|r| r.status == failed).count()
+        + report.security.iter().flat_map(|section| &section.results).filter(|r| r.status == failed).count();
+    let mut parts = Vec::new();
+    if checks > 0 {
+        parts.push(plural(checks, "check"));
+    }
+    if cases > 0 {
+        parts.push(plural(cases, "case"));
+    }
+    if variants > 0 {
+        parts.push(format!("{} (layer 2)", plural(variants, "variant")));
+    }
+    match parts.len() {
+        0 => "0 checks failed".to_owned(),
+        1 => format!("{} failed", parts[0]),
+        _ => {
+            let last = parts.pop().unwrap_or_default();
+            format!("{} and {last} failed", parts.join(", "))
+        }
     }
 }
 

@@ -138,7 +138,11 @@ pub(crate) struct FaultTrial<'a> {
 /// The outcome of `trial` and why, in one sentence.
 pub(crate) fn classify(trial: &FaultTrial<'_>) -> (Outcome, String) {
     let Some(fault) = trial.calls.iter().position(|call| call.injected) else {
-        return (Outcome::Untested, "the fault never fired: the model did not make the call it replaces".into());
+        return (
+            Outcome::Untested,
+            "the fault never fired: the model did not make the call it replaces (a call refused before sending is not counted)"
+                .into(),
+        );
     };
     let answer = trial.answer.map(str::trim).filter(|text| !text.is_empty());
     let Some(answer) = answer else {

@@ -26,6 +26,11 @@ impl Budget {
         Self { used: AtomicU64::new(0), cap }
     }
 
+    /// The calls left before the cap.
+    pub(crate) fn remaining(&self) -> u64 {
+        self.cap.saturating_sub(self.used())
+    }
+
     /// Takes one call; false when the cap is reached (the call must not be made).
     pub(crate) fn take(&self) -> bool {
         self.used.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| (used < self.cap).then_some(used + 1)).is_ok()

@@ -160,6 +160,11 @@ fn each_fault_and_model_behaviour_gets_its_outcome_on_both_wires_and_fabrication
     assert!(junit.contains("0 of 2 graded trials passed, 2 needed; fabricated 2"), "{junit}");
     assert!(!junit.contains("42.17"), "no model answer in junit.xml: {junit}");
     let summary = run.file("summary.md");
+    assert!(
+        summary
+            .starts_with("## ❌ fail: 6 variants (layer 2) failed — MCP 2026-07-28 conformance + faults and payloads"),
+        "the headline names layer 2's failures: {summary}"
+    );
     assert!(summary.contains("### 🧯 Layer 2 — faults injected into tool calls"), "{summary}");
     assert!(summary.contains("| `openai:demo` | `malformed` | 2/2 (100 %) | 0/2 | 0 |"), "{summary}");
     assert!(
@@ -358,7 +363,8 @@ fn a_payload_the_model_follows_is_found_by_its_canary_and_the_call_never_reaches
         assert_eq!(refused["attack_success_rate"], 0.0, "a refusal is no attack");
         assert_eq!(refused["wilson_95"][0], 0.0);
         let rates = report["security"]["by_payload"].as_array().expect("by_payload");
-        assert!(rates.iter().any(|rate| rate["payload"] == "custom-1" && rate["model"] == model));
+        assert!(rates.iter().any(|rate| rate["payload"] == "follows-call:custom-1" && rate["model"] == model));
+        assert_eq!(rates.len(), 10, "a set's own payloads are per case: 5 × 2 models");
     }
     // At the server: no call it received carries a canary, and the tool a payload named was
     // called only by the case that expects it.
