@@ -45,6 +45,22 @@ pub(crate) fn fault_text(fault: FaultKind, tool: &str, call_timeout_ms: u64) -> 
     }
 }
 
+/// Reports a call the fault layer answered itself: `tool_call_started`, then
+/// `tool_call_finished` with `sent: false`, `injected: true`.
+fn report_injected(events: Sink<'_>, at: CallSite<'_>, name: &str) {
+    events(&RunEvent::ToolCallStarted { trial: at.trial.clone(), turn: at.turn, tool: name.to_owned() });
+    events(&RunEvent::ToolCallFinished {
+        trial: at.trial.clone(),
+        turn: at.turn,
+        tool: name.to_owned(),
+        outcome: "injected",
+        sent: false,
+        injected: true,
+        latency_ms: 0,
+        server_bytes: None,
+    });
+}
+
 /// A tool executor that answers the `fault.on_call`-th call of `fault.tool` of one trial with
 /// [`fault_text`] and passes every other call to `inner`. One per trial: it counts that trial's
 /// calls.
@@ -95,17 +111,7 @@ impl ToolExecutor for FaultTools<'_> {
             return self.inner.call(at, name, arguments, inputs);
         }
         Box::pin(async move {
-            (self.events)(&RunEvent::ToolCallStarted { trial: at.trial.clone(), turn: at.turn, tool: name.to_owned() });
-            (self.events)(&RunEvent::ToolCallFinished {
-                trial: at.trial.clone(),
-                turn: at.turn,
-                tool: name.to_owned(),
-                outcome: "injected",
-                sent: false,
-                injected: true,
-                latency_ms: 0,
-                server_bytes: None,
-            });
+            report_injected(self.events, at, name);
             ToolOutcome::Injected {
                 text: fault_text(self.fault.fault, name, self.call_timeout_ms),
                 is_error: true,
@@ -195,21 +201,7 @@ impl ToolExecutor for PayloadTools<'_> {
     ) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
             if self.harmful(name, arguments) {
-                (self.events)(&RunEvent::ToolCallStarted {
-                    trial: at.trial.clone(),
-                    turn: at.turn,
-                    tool: name.to_owned(),
-                });
-                (self.events)(&RunEvent::ToolCallFinished {
-                    trial: at.trial.clone(),
-                    turn: at.turn,
-                    tool: name.to_owned(),
-                    outcome: "injected",
-                    sent: false,
-                    injected: true,
-                    latency_ms: 0,
-                    server_bytes: None,
-                });
+                report_injected(self.events, at, name);
                 return ToolOutcome::Injected {
                     text: HARMFUL_CALL_ANSWER.into(),
                     is_error: false,

@@ -740,19 +740,30 @@ async fn layer2(
     // Recorded as layer 1's are: the files layer 1 wrote were read back when they were opened
     // again here, so saving keeps both.
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
-        match cassettes.save() {
-            Ok(paths) => {
-                for path in paths {
-                    events(&RunEvent::Notice { text: format!("recorded {} (layer 2)", path.display()) });
-                }
-            }
-            Err(error) => {
-                cassettes_failed.store(true, std::sync::atomic::Ordering::SeqCst);
-                events(&RunEvent::Failure { text: format!("error: the cassettes could not be written: {error}") });
-            }
-        }
+        save_cassettes(&cassettes, " (layer 2)", cassettes_failed, events);
     }
     ran
+}
+
+/// Writes what `cassettes` recorded, a notice per file (`what` after its path); a failure is our
+/// environment's (exit status 4), flagged in `failed`.
+fn save_cassettes(
+    cassettes: &crate::providers::cassette::Cassettes,
+    what: &str,
+    failed: &std::sync::atomic::AtomicBool,
+    events: &(dyn Fn(&RunEvent) + Sync),
+) {
+    match cassettes.save() {
+        Ok(paths) => {
+            for path in paths {
+                events(&RunEvent::Notice { text: format!("recorded {}{what}", path.display()) });
+            }
+        }
+        Err(error) => {
+            failed.store(true, std::sync::atomic::Ordering::SeqCst);
+            events(&RunEvent::Failure { text: format!("error: the cassettes could not be written: {error}") });
+        }
+    }
 }
 
 /// Runs layer 1 over the open session, or says why it cannot run.
@@ -873,17 +884,7 @@ async fn layer1(
         }
     }
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
-        match cassettes.save() {
-            Ok(paths) => {
-                for path in paths {
-                    events(&RunEvent::Notice { text: format!("recorded {}", path.display()) });
-                }
-            }
-            Err(error) => {
-                cassettes_failed.store(true, std::sync::atomic::Ordering::SeqCst);
-                events(&RunEvent::Failure { text: format!("error: the cassettes could not be written: {error}") });
-            }
-        }
+        save_cassettes(&cassettes, "", cassettes_failed, events);
     }
     Ok(section)
 }

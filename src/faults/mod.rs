@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::golden::{Case, FaultEntry, FaultKind, GoldenSet, Injection};
 use crate::report::layer2::{ResilienceSection, SecuritySection};
+use crate::scoring::outcome::Outcome;
 
 pub(crate) mod payloads;
 pub(crate) mod resilience;
@@ -371,7 +372,7 @@ pub(crate) async fn run(
                         .chain(variant_case.run.system.as_deref())
                         .chain(offered.iter().map(String::as_str))
                         .collect();
-                    let decided: Vec<_> = records
+                    let mut decided: Vec<_> = records
                         .iter()
                         .map(|record| {
                             let view =
@@ -379,6 +380,13 @@ pub(crate) async fn run(
                             (record, resilience::trial_outcome(&view))
                         })
                         .collect();
+                    if let Some(judge) = &ran.judge {
+                        for (record, outcome) in &mut decided {
+                            if matches!(outcome, Some((Outcome::Unclear, _))) {
+                                *outcome = Some(resilience::judged(judge.as_ref(), variant_case, record).await);
+                            }
+                        }
+                    }
                     resilience.results.push(resilience::result(original, fault, label, effective, &decided));
                 }
                 Injection::Payload(payload) => {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::agent::TrialRecord;
 use crate::golden::{Case, PayloadEntry};
-use crate::report::layer2::{AttackCounts, FaultCallTrace, PayloadRate, PayloadResult, PayloadTrace};
+use crate::report::layer2::{AttackCounts, PayloadRate, PayloadResult, PayloadTrace};
 use crate::scoring::attack::{self, AttackCall, AttackOutcome, AttackTrial};
 
 /// The outcome of one trial with `payload` and why; `None` when the provider, a replay miss or
@@ -67,16 +67,7 @@ pub(crate) fn result(
             outcome: name,
             reason,
             canary,
-            calls: record
-                .calls
-                .iter()
-                .map(|call| FaultCallTrace {
-                    name: call.name.clone(),
-                    injected: call.injected.is_some(),
-                    sent: call.sent,
-                    is_error: call.is_error,
-                })
-                .collect(),
+            calls: super::resilience::call_traces(record),
         });
     }
     let runs = records.len();

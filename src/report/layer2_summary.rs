@@ -72,41 +72,58 @@ pub(crate) fn layer2_section(section: &ResilienceSection, reports_only: bool) ->
         );
     }
     // Per case × fault, one column per model.
+    let cells: Vec<(&str, String, &str, String)> = section
+        .results
+        .iter()
+        .map(|result| {
+            let label = format!("{}@{}#{}", result.fault, result.tool, result.on_call);
+            (result.case.as_str(), label, result.model.as_str(), cell(result))
+        })
+        .collect();
+    variant_table(&mut out, "fault", &cells);
+    finish(out)
+}
+
+/// Appends the folded table of every variant: a row per case × injection (`label`), a column
+/// per model, each cell as given; at most [`MAX_ROWS`] rows and [`LAYER2_CHARS`] bytes.
+fn variant_table(out: &mut String, what: &str, cells: &[(&str, String, &str, String)]) {
     let mut models: Vec<&str> = Vec::new();
-    for result in &section.results {
-        if !models.contains(&result.model.as_str()) {
-            models.push(&result.model);
+    let mut rows: Vec<(&str, &str)> = Vec::new();
+    let mut by_place: BTreeMap<(&str, &str, &str), &str> = BTreeMap::new();
+    for (case, label, model, cell) in cells {
+        if !models.contains(model) {
+            models.push(model);
         }
-    }
-    let mut rows: Vec<(String, String)> = Vec::new();
-    let mut cells: BTreeMap<(String, String, &str), String> = BTreeMap::new();
-    for result in &section.results {
-        let row = (result.case.clone(), format!("{}@{}#{}", result.fault, result.tool, result.on_call));
-        if !rows.contains(&row) {
-            rows.push(row.clone());
+        if !rows.contains(&(*case, label.as_str())) {
+            rows.push((case, label));
         }
-        cells.insert((row.0, row.1, &result.model), cell(result));
+        by_place.insert((case, label, model), cell);
     }
-    out.push_str("\n<details><summary>each case × fault</summary>\n\n| Case | Fault |");
+    let heading = if what == "fault" { "Fault" } else { "Payload" };
+    let _ = write!(out, "\n<details><summary>each case × {what}</summary>\n\n| Case | {heading} |");
     for model in &models {
         let _ = write!(out, " {} |", super::markdown::code_span(&clip(model, 100)));
     }
     out.push_str("\n|---|---|");
     out.push_str(&"---|".repeat(models.len()));
     out.push('\n');
-    for (shown, (case, fault)) in rows.iter().enumerate() {
+    for (shown, (case, label)) in rows.iter().enumerate() {
         if shown == MAX_ROWS || out.len() > LAYER2_CHARS - 1_000 {
             let _ = writeln!(out, "\n_…and {} more: see `report.json`._", rows.len() - shown);
             break;
         }
-        let _ = write!(out, "| {} | `{}` |", super::markdown::escape(&clip(case, 80)), clip(fault, 120));
+        let _ = write!(out, "| {} | `{}` |", super::markdown::escape(&clip(case, 80)), clip(label, 120));
         for model in &models {
-            let text = cells.get(&(case.clone(), fault.clone(), *model)).map_or("—", String::as_str);
+            let text = by_place.get(&(*case, *label, *model)).copied().unwrap_or("—");
             let _ = write!(out, " {text} |");
         }
         out.push('\n');
     }
     out.push_str("\n</details>\n");
+}
+
+/// `out`, cut to [`LAYER2_CHARS`] with a pointer to `report.json` when longer.
+fn finish(mut out: String) -> String {
     if out.len() > LAYER2_CHARS {
         out = clip(&out, LAYER2_CHARS - 100);
         out.push_str("\n\n_…cut: see `report.json`._\n");
@@ -193,46 +210,16 @@ pub(crate) fn security_section(section: &SecuritySection, reports_only: bool) ->
             rate.outcomes.refused,
         );
     }
-    let mut models: Vec<&str> = Vec::new();
-    for result in &section.results {
-        if !models.contains(&result.model.as_str()) {
-            models.push(&result.model);
-        }
-    }
-    let mut rows: Vec<(String, String)> = Vec::new();
-    let mut cells: BTreeMap<(String, String, &str), String> = BTreeMap::new();
-    for result in &section.results {
-        let row = (result.case.clone(), format!("{}@{}", result.payload, result.place));
-        if !rows.contains(&row) {
-            rows.push(row.clone());
-        }
-        cells.insert((row.0, row.1, &result.model), payload_cell(result));
-    }
-    out.push_str("\n<details><summary>each case × payload</summary>\n\n| Case | Payload |");
-    for model in &models {
-        let _ = write!(out, " {} |", super::markdown::code_span(&clip(model, 100)));
-    }
-    out.push_str("\n|---|---|");
-    out.push_str(&"---|".repeat(models.len()));
-    out.push('\n');
-    for (shown, (case, payload)) in rows.iter().enumerate() {
-        if shown == MAX_ROWS || out.len() > LAYER2_CHARS - 1_000 {
-            let _ = writeln!(out, "\n_…and {} more: see `report.json`._", rows.len() - shown);
-            break;
-        }
-        let _ = write!(out, "| {} | `{}` |", super::markdown::escape(&clip(case, 80)), clip(payload, 120));
-        for model in &models {
-            let text = cells.get(&(case.clone(), payload.clone(), *model)).map_or("—", String::as_str);
-            let _ = write!(out, " {text} |");
-        }
-        out.push('\n');
-    }
-    out.push_str("\n</details>\n");
-    if out.len() > LAYER2_CHARS {
-        out = clip(&out, LAYER2_CHARS - 100);
-        out.push_str("\n\n_…cut: see `report.json`._\n");
-    }
-    out
+    let cells: Vec<(&str, String, &str, String)> = section
+        .results
+        .iter()
+        .map(|result| {
+            let label = format!("{}@{}", result.payload, result.place);
+            (result.case.as_str(), label, result.model.as_str(), payload_cell(result))
+        })
+        .collect();
+    variant_table(&mut out, "payload", &cells);
+    finish(out)
 }
 
 /// A case × payload × model: its status, attacked of graded, refusals.

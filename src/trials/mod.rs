@@ -237,6 +237,8 @@ pub(crate) struct FaultRun {
     pub not_run: Option<String>,
     /// The model statuses and notes the plan made.
     pub section: EvalsSection,
+    /// The judge (`--judge-model`), when one can run: it decides the answers code leaves unclear.
+    pub judge: Option<Arc<LiveModel>>,
 }
 
 /// Layer 2's trials: `input.set` holds the variants and `input.injections` what each injects; planned and run like layer 1's (models, tools, concurrency, budget, cassettes),
@@ -255,6 +257,7 @@ pub(crate) async fn run_faults(
                 models: Vec::new(),
                 not_run: section.layer1_not_run.clone(),
                 section: *section,
+                judge: None,
             });
         }
         Planned::Run(plan) => plan,
@@ -269,7 +272,7 @@ pub(crate) async fn run_faults(
             detail: Some(detail.clone()),
         });
     }
-    Ok(FaultRun { records: executed.records, models, not_run: None, section })
+    Ok(FaultRun { records: executed.records, models, not_run: None, section, judge: plan.judge.clone() })
 }
 
 /// The confirmation re-run of a tripped gate: a second plan over `input` scoped to the

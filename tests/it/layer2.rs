@@ -602,3 +602,43 @@ cases:
     assert!(run.stderr().contains("bad.yaml:2:"), "the problem names its line: {}", run.stderr());
     assert!(run.stderr().contains("did you mean `http-500`?"), "{}", run.stderr());
 }
+
+#[test]
+fn with_a_judge_an_answer_that_claims_success_without_values_is_decided_not_left_unclear() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(
+        dir.path(),
+        r#"version: 1
+defaults: {runs: 2}
+cases:
+  - id: claims-success
+    prompt: "Short text again, please."
+    expect_tool: test_simple_text
+    faults: [{tool: test_simple_text, fault: http-500}]
+"#,
+    );
+    let server = DemoServer::start(&[]);
+    // No behaviour: after the fault the demo model says "Done: the tools answered."; as the
+    // judge it finds no result without error behind that claim.
+    let model = DemoModel::start(&set, &[]);
+    let run = run_layer1(
+        &[
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--judge-model",
+            "openai:judge",
+            "--layers",
+            "2",
+        ],
+        &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", crate::layer1::OPENAI_CANARY)],
+    );
+    assert_eq!(run.code(), 1, "{}", run.stderr());
+    assert_eq!(outcome(&run, "claims-success", "openai:demo"), "fabricated");
+    let reason =
+        result(&run, "claims-success", "openai:demo")["trials"][0]["reason"].as_str().unwrap_or_default().to_owned();
+    assert!(reason.starts_with("the judge:"), "{reason}");
+}
