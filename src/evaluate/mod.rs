@@ -259,6 +259,8 @@ pub(crate) async fn evaluate(
     // Layer 1's finished runs, likewise.
     let progress = crate::trials::Progress::default();
     let cassettes_failed = std::sync::atomic::AtomicBool::new(false);
+    // Layer 1's section once it finished, as layer 0's outcome above.
+    let layer1_done: std::sync::Mutex<Option<crate::report::evals::EvalsSection>> = std::sync::Mutex::new(None);
     // The layer running now (0 until layer 1 starts): what a panic's `INTERNAL` row names.
     let running = std::sync::atomic::AtomicU8::new(0);
     let work = async {
@@ -295,6 +297,10 @@ pub(crate) async fn evaluate(
             let layer1 =
                 Box::pin(layer1(settings, golden, &connected, &progress, &cassettes_failed, checks0, events)).await;
             events(&RunEvent::LayerFinished { layer: 1, duration_ms: elapsed_ms(layer1_started) });
+            // Kept whole (gate included) for a signal or a panic during layer 2.
+            if let Ok(section) = &layer1 {
+                *crate::mcp::sync::lock(&layer1_done) = Some(section.clone());
+            }
             Some(layer1)
         } else {
             None
@@ -334,7 +340,9 @@ pub(crate) async fn evaluate(
             Err(panic) => {
                 // Like a signal: what had finished (layer 0's checks, layer 1's runs) is kept.
                 let layer = running.load(std::sync::atomic::Ordering::SeqCst);
-                let layer1 = progress.interrupted("a panic inside mcp-eval");
+                let layer1 = crate::mcp::sync::lock(&layer1_done)
+                    .take()
+                    .or_else(|| progress.interrupted("a panic inside mcp-eval"));
                 let mut checks = partial_checks(&mut server, &finished, &known);
                 let message = panic_message(layer, &panic_text(panic.as_ref()), !checks.is_empty(), layer1.is_some());
                 checks.push(RunReport::internal_error_check(message));
@@ -342,6 +350,7 @@ pub(crate) async fn evaluate(
                 let layers = if layers.is_empty() { vec![0] } else { layers };
                 let mut report = RunReport::new(started_at, elapsed_ms(started), layers, RunOutcome::Completed, None, server, checks);
                 report.evals = layer1;
+                report.resilience = (layer == 2).then(|| layer2_cut("a panic inside mcp-eval"));
                 (report, None)
             }
             Ok(Ok((found, checks, layer1, layer2))) => {
@@ -362,13 +371,23 @@ pub(crate) async fn evaluate(
             }
         },
         signal = signals::interrupt_signal() => {
-            let layer1 = progress.interrupted(signal.name());
+            let in_layer2 = running.load(std::sync::atomic::Ordering::SeqCst) == 2;
+            let layer1 = crate::mcp::sync::lock(&layer1_done).take().or_else(|| progress.interrupted(signal.name()));
             let graded = crate::mcp::sync::lock(&finished).is_some();
-            let detail = interrupt_detail(signal.name(), started.elapsed().as_millis(), graded, layer1.is_some());
+            let detail = if in_layer2 {
+                format!(
+                    "interrupted by {} after {} ms during layer 2; layers 0 and 1 are reported whole, layer 2's trials are not kept",
+                    signal.name(),
+                    started.elapsed().as_millis()
+                )
+            } else {
+                interrupt_detail(signal.name(), started.elapsed().as_millis(), graded, layer1.is_some())
+            };
             let checks = partial_checks(&mut server, &finished, &known);
             let layers: Vec<u8> = ran.iter().copied().filter(|layer| *layer != 2 && (*layer != 1 || layer1.is_some())).collect();
             let mut report = RunReport::new(started_at, elapsed_ms(started), layers, RunOutcome::Interrupted, Some(detail), server, checks);
             report.evals = layer1;
+            report.resilience = in_layer2.then(|| layer2_cut(signal.name()));
             (report, Some(signal))
         }
     };
@@ -426,6 +445,14 @@ fn interrupt_detail(signal: &str, elapsed: u128, graded: bool, trials_kept: bool
             "interrupted by {signal} after {elapsed} ms, while the server was being shut down; every check had finished"
         ),
         (false, false) => format!("interrupted by {signal} after {elapsed} ms; checks still running were abandoned"),
+    }
+}
+
+/// Layer 2's section when `what` (a signal, a panic) stopped it: not run, and why.
+fn layer2_cut(what: &str) -> crate::report::layer2::ResilienceSection {
+    crate::report::layer2::ResilienceSection {
+        not_run: Some(format!("{what} stopped layer 2: its finished trials are not kept")),
+        ..crate::report::layer2::ResilienceSection::default()
     }
 }
 

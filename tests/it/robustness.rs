@@ -616,3 +616,74 @@ fn a_web_server_whose_error_page_quotes_the_request_is_no_mcp_endpoint() {
         assert!(labels.contains(&"initialize response"), "both answers are the evidence: {labels:?}");
     }
 }
+
+#[test]
+fn sigterm_during_layer_2_keeps_layer_1_whole_and_says_layer_2_was_cut() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let set = scratch.path().join("golden.yaml");
+    let faults = "[{tool: test_simple_text, fault: http-500}, {tool: test_simple_text, fault: timeout}, \
+                  {tool: test_simple_text, fault: malformed}, {tool: test_simple_text, fault: stream-cut}]";
+    std::fs::write(
+        &set,
+        format!(
+            "version: 1\ndefaults: {{runs: 3}}\ncases:\n  - id: echo\n    prompt: \"Echo a note.\"\n    expect_tool: test_simple_text\n    faults: {faults}\n"
+        ),
+    )
+    .expect("write the set");
+    // Answers after 300 ms: layer 1's 3 trials take about 2 s, layer 2's 12 trials about 4 s more.
+    let mut model = Command::new(binary())
+        .args(["demo-model", "--golden-set", set.to_str().expect("utf-8"), "--delay-ms", "300"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the demo model");
+    let mut url = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(model.stdout.take().expect("stdout")), &mut url)
+        .expect("read the demo model's URL");
+    let config = scratch.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!("providers:\n  - id: scripted\n    api: openai\n    base_url: {}/v1\n", url.trim()),
+    )
+    .expect("write the config");
+    let server = DemoServer::start(&[]);
+    let events = scratch.path().join("events.jsonl");
+    let sent = std::sync::atomic::AtomicBool::new(false);
+    let args = [
+        "--server-url",
+        &server.url,
+        "--layers",
+        "1,2",
+        "--golden-set",
+        set.to_str().expect("utf-8"),
+        "--config",
+        config.to_str().expect("utf-8"),
+        "--model",
+        "scripted:good",
+        "--concurrency",
+        "2",
+        "--events",
+        events.to_str().expect("utf-8"),
+    ];
+    let run = run_bounded_with(&args, QUICK, |pid| {
+        let in_layer2 =
+            std::fs::read_to_string(&events).is_ok_and(|text| text.contains("\"kind\":\"layer_started\",\"layer\":2"));
+        if in_layer2 && !sent.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(500));
+            let killed = Command::new("kill").args(["-TERM", &pid.to_string()]).status().expect("run kill");
+            assert!(killed.success());
+        }
+    });
+    let _ = model.kill();
+    let _ = model.wait();
+    assert_eq!(run.code, 143, "{}", run.report);
+    assert_eq!(run.report["outcome"], "interrupted");
+    assert_eq!(run.report["layers"], serde_json::json!([1]));
+    let evals = run.report["evals"].as_array().expect("layer 1 reported");
+    assert_eq!(evals[0]["status"], "pass", "layer 1 had finished: it is kept whole, not skipped: {evals:?}");
+    assert!(run.report["eval_gate"].is_object(), "with its gate");
+    let detail = run.report["outcome_detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("during layer 2"), "{detail}");
+    let cut = run.report["resilience"]["not_run"].as_str().unwrap_or_default();
+    assert!(cut.contains("SIGTERM stopped layer 2"), "{}", run.report["resilience"]);
+}
