@@ -9,6 +9,7 @@ pub mod junit;
 pub mod layer2;
 mod layer2_summary;
 pub mod markdown;
+mod md;
 pub mod model;
 pub mod wire;
 
