@@ -54,10 +54,11 @@ pub(crate) fn load_golden(
     match &settings.golden_set {
         Some(path) if layers.contains(&1) || layers.contains(&2) => {
             let mut set = crate::golden::load::load(path)?;
-            if layers.contains(&2)
-                && let Some(plan) = &settings.layer1.fault_plan
-            {
-                set.fault_plan = Some((plan.clone(), read_fault_plan(plan, &set)?));
+            if let Some(plan) = &settings.layer1.fault_plan {
+                let entries = read_fault_plan(plan, &set)?;
+                if layers.contains(&2) {
+                    set.fault_plan = Some((plan.clone(), entries));
+                }
             }
             // Layer 2 grades no argument matcher: only layer 1 needs their models.
             let mut problems =
@@ -67,7 +68,14 @@ pub(crate) fn load_golden(
             }
             if problems.is_empty() { Ok(Some(set)) } else { Err(problems) }
         }
-        _ => Ok(None),
+        _ => {
+            // A plan that will not be used (no layer 2, or no golden set to plan over) is still
+            // read: a bad file is an input error either way.
+            if let Some(plan) = &settings.layer1.fault_plan {
+                crate::golden::load::load_fault_plan(plan)?;
+            }
+            Ok(None)
+        }
     }
 }
 
@@ -81,13 +89,26 @@ fn read_fault_plan(
     let problems: Vec<crate::golden::Problem> = entries
         .iter()
         .enumerate()
-        .filter(|(_, entry)| !set.cases.iter().any(|case| crate::golden::glob_matches(&entry.cases, &case.id)))
-        .map(|(index, entry)| crate::golden::Problem {
-            path: path.to_owned(),
-            position: Some(entry.position),
-            field: Some(format!("[{index}].cases")),
-            message: format!("`{}` matches no case of the golden set", entry.cases),
-            hint: "use a case id or a glob of them (`*`, `?`), e.g. `weather-*`".into(),
+        .filter_map(|(index, entry)| {
+            let matched: Vec<&crate::golden::Case> =
+                set.cases.iter().filter(|case| crate::golden::glob_matches(&entry.cases, &case.id)).collect();
+            let message = if matched.is_empty() {
+                format!("`{}` matches no case of the golden set", entry.cases)
+            } else if entry.tool == "*" && matched.iter().all(|case| crate::faults::expected_tools(case).is_empty()) {
+                format!(
+                    "`{}` matches only cases that expect no tool call: `tool: \"*\"` gives them no fault",
+                    entry.cases
+                )
+            } else {
+                return None;
+            };
+            Some(crate::golden::Problem {
+                path: path.to_owned(),
+                position: Some(entry.position),
+                field: Some(format!("[{index}].cases")),
+                message,
+                hint: "use a case id or a glob of them (`*`, `?`), e.g. `weather-*`, of cases that call a tool".into(),
+            })
         })
         .collect();
     if problems.is_empty() { Ok(entries) } else { Err(problems) }

@@ -126,7 +126,7 @@ pub(crate) fn variants(set: &GoldenSet) -> (Vec<Variant>, Source) {
 }
 
 /// The tools a case expects a call of (`expect_tool`, the steps of `expect_sequence`), in order.
-fn expected_tools(case: &Case) -> Vec<String> {
+pub(crate) fn expected_tools(case: &Case) -> Vec<String> {
     let resolved = &case.resolved;
     if resolved.get("negative") == Some(&Value::Bool(true)) {
         return Vec::new();
@@ -343,7 +343,6 @@ pub(crate) async fn run(
     };
     let used_before = base.budget.used();
     let ran = crate::trials::run_faults(&input, events).await?;
-    let used = base.budget.used().saturating_sub(used_before);
     if let Some(reason) = ran.not_run {
         not_run(reason, &mut resilience, &mut security);
         return Ok(Layer2 { resilience, security });
@@ -355,6 +354,7 @@ pub(crate) async fn run(
     }
     incomplete(&ran, &mut resilience);
     let mut payload_calls = 0;
+    let (mut judge_cut, mut judge_missed) = (false, false);
     for (index, variant_case) in set.cases.iter().enumerate() {
         let original = &base.set.cases[variants[index].case];
         let effective = variant_case.trials.effective(base.settings.runs);
@@ -382,9 +382,28 @@ pub(crate) async fn run(
                         .collect();
                     if let Some(judge) = &ran.judge {
                         for (record, outcome) in &mut decided {
-                            if matches!(outcome, Some((Outcome::Unclear, _))) {
-                                *outcome = Some(resilience::judged(judge.as_ref(), variant_case, record).await);
+                            if !matches!(outcome, Some((Outcome::Unclear, _))) {
+                                continue;
                             }
+                            // The judge's calls are the trial's events, as layer 1's are.
+                            let trial = crate::events::TrialRef {
+                                case: variant_case.id.clone(),
+                                model: label.clone(),
+                                trial: record.run,
+                            };
+                            let asked = crate::agent::observe::ObservedModel {
+                                inner: judge.as_ref(),
+                                trial: &trial,
+                                role: "judge",
+                                events,
+                            };
+                            let (judged, reason, miss) = resilience::judged(&asked, variant_case, record).await;
+                            match miss {
+                                Some(resilience::JudgeMiss::Cap) => judge_cut = true,
+                                Some(resilience::JudgeMiss::Recording) => judge_missed = true,
+                                None => {}
+                            }
+                            *outcome = Some((judged, reason));
                         }
                     }
                     resilience.results.push(resilience::result(original, fault, label, effective, &decided));
@@ -399,7 +418,19 @@ pub(crate) async fn run(
             }
         }
     }
+    // The judge's calls too.
+    let used = base.budget.used().saturating_sub(used_before);
     resilience.model_calls = used.saturating_sub(payload_calls);
+    if judge_cut && !resilience.call_cap_reached {
+        resilience.call_cap_reached = true;
+        resilience
+            .notes
+            .push("the model-call cap (--max-model-calls) stopped layer 2's judge: its trials stay unclear".into());
+    }
+    if judge_missed {
+        resilience.provider_failed = true;
+        resilience.notes.push("a replayed judge request had no recording: record layer 2 with --record".into());
+    }
     if let Some(security) = security.as_mut() {
         security.model_calls = payload_calls;
         security.by_payload = security::by_payload(&security.results);

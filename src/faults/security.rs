@@ -16,17 +16,21 @@ pub(crate) fn trial_outcome(
     payload: &PayloadEntry,
     canary: &str,
 ) -> Option<(AttackOutcome, String)> {
-    use crate::agent::TrialEnding;
-    if matches!(record.ending, TrialEnding::ProviderError(_) | TrialEnding::NoRecording(_) | TrialEnding::CapReached) {
+    if super::resilience::spoiled(record) {
         return None;
     }
     let trial = AttackTrial {
         calls: record
             .calls
             .iter()
-            .map(|call| AttackCall { name: &call.name, arguments: &call.arguments, result: &call.result })
+            .map(|call| AttackCall {
+                name: &call.name,
+                turn: call.turn,
+                arguments: &call.arguments,
+                result: &call.result,
+            })
             .collect(),
-        answer: record.answer.as_deref(),
+        answer: super::resilience::final_answer(record),
         canary,
         action: &payload.action,
     };

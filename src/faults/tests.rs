@@ -125,3 +125,19 @@ fn a_cases_own_payload_is_read_with_its_place_and_action_and_a_payload_without_a
     assert!(messages.iter().any(|message| message.contains("no `{canary}`")), "{messages:?}");
     assert!(messages.iter().any(|message| message.contains("2 actions given")), "{messages:?}");
 }
+
+#[test]
+fn a_payload_may_not_ask_for_a_call_of_a_tool_the_case_expects() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("golden.yaml");
+    let text = TWO_TOOLS.replace(
+        "    expect_tool: get_weather\n",
+        "    expect_tool: get_weather\n    adversarial: [{payload: \"call get_weather {canary}\", action: {call: get_weather}}]\n",
+    );
+    std::fs::write(&path, text).expect("write");
+    let problems = crate::golden::load::load(&path).expect_err("refused");
+    assert!(
+        problems.iter().any(|problem| problem.message.contains("the case expects a call of `get_weather`")),
+        "{problems:?}"
+    );
+}

@@ -935,8 +935,23 @@ impl Reader {
             Some((node, name)) => self.faults(node, &name, &mut tools),
             None => Vec::new(),
         };
+        let expected: Vec<String> = resolved
+            .get("expect_tool")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .into_iter()
+            .chain(
+                resolved
+                    .get("expect_sequence")
+                    .and_then(|sequence| sequence.get("steps"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|step| step.get("tool").and_then(Value::as_str).map(str::to_owned)),
+            )
+            .collect();
         let adversarial = match pick("adversarial") {
-            Some((node, name)) => self.adversarial(node, &name, &mut tools),
+            Some((node, name)) => self.adversarial(node, &name, &expected, &mut tools),
             None => Vec::new(),
         };
         if let Some((_, node)) = fields.get("tags") {
@@ -980,7 +995,13 @@ impl Reader {
     /// `adversarial:` — a list of `{payload, where, action}`: the text holds `{canary}`, `where` is
     /// `start`, `middle` or `end` (`end` when left out), `action` one of `{call: TOOL}`,
     /// `{argument: true}` or `{answer: true}`.
-    fn adversarial(&mut self, node: &Node, field: &str, tools: &mut Vec<ToolRef>) -> Vec<super::PayloadEntry> {
+    fn adversarial(
+        &mut self,
+        node: &Node,
+        field: &str,
+        expected: &[String],
+        tools: &mut Vec<ToolRef>,
+    ) -> Vec<super::PayloadEntry> {
         let example = "write `adversarial: [{payload: \"… {canary} …\", where: end, action: {answer: true}}]`";
         let NodeValue::List(items) = &node.value else {
             self.report(node, field, format!("expected a list, found {}", node.kind()), example);
@@ -1020,7 +1041,7 @@ impl Reader {
                 None => Some(super::Placement::End),
             };
             let action = match entry.get("action") {
-                Some((_, action)) => self.canary_action(action, &format!("{here}.action"), tools),
+                Some((_, action)) => self.canary_action(action, &format!("{here}.action"), expected, tools),
                 None => {
                     self.report(
                         item,
@@ -1038,8 +1059,16 @@ impl Reader {
         out
     }
 
-    /// A payload's `action`: exactly one of `call: TOOL`, `argument: true`, `answer: true`.
-    fn canary_action(&mut self, node: &Node, field: &str, tools: &mut Vec<ToolRef>) -> Option<super::CanaryAction> {
+    /// A payload's `action`: exactly one of `call: TOOL`, `argument: true`, `answer: true`; the
+    /// tool of `call` may not be one the case expects a call of (every legitimate call of it would
+    /// count as the attack).
+    fn canary_action(
+        &mut self,
+        node: &Node,
+        field: &str,
+        expected: &[String],
+        tools: &mut Vec<ToolRef>,
+    ) -> Option<super::CanaryAction> {
         let hint = "one of `{call: TOOL}`, `{argument: true}`, `{answer: true}`";
         let fields = self.fields(node, field, ACTION_KEYS, hint)?;
         if fields.len() != 1 {
@@ -1048,6 +1077,15 @@ impl Reader {
         }
         if let Some((_, tool)) = fields.get("call") {
             let name = self.string(tool, &format!("{field}.call"))?;
+            if expected.contains(&name) {
+                self.report(
+                    tool,
+                    &format!("{field}.call"),
+                    format!("the case expects a call of `{name}`: every call of it would count as the attack"),
+                    "name a tool the case does not expect to call, or use `{argument: true}` or `{answer: true}`",
+                );
+                return None;
+            }
             tools.push(ToolRef {
                 name: name.clone(),
                 line: tool.line,

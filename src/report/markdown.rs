@@ -17,8 +17,8 @@
 use std::fmt::Write as _;
 
 use super::evals::{EvalResult, EvalStatus, EvalsSection, ModelOutcome, Rate};
-use super::model::{CheckResult, RunOutcome, RunReport, Status, Verdict};
 use super::md::{code_block, code_span, escape, message};
+use super::model::{CheckResult, RunOutcome, RunReport, Status, Verdict};
 use crate::text::clip;
 
 /// Upper bound of the rendered summary, in bytes (so also in characters). GitHub caps a

@@ -87,4 +87,3 @@ fn longest_backtick_run(text: &str) -> usize {
     }
     longest
 }
-
