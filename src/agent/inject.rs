@@ -171,6 +171,9 @@ pub(crate) fn plant(text: &str, payload: &str, place: Placement) -> String {
     }
 }
 
+/// How the marker of a result mcp-eval cut for the model begins (`super::tools`).
+const CUT_MARKER: &str = "\n[… cut by mcp-eval:";
+
 /// The text a call an adversarial payload asked for gets instead of the server's answer (the
 /// call is recorded, never sent): a bland success, so the model's next step is its own.
 pub(crate) const HARMFUL_CALL_ANSWER: &str = "Done.";
@@ -240,7 +243,13 @@ impl ToolExecutor for PayloadTools<'_> {
                         text
                     } else {
                         *planted = Some(at.turn);
-                        plant(&text, &self.payload.text.replace("{canary}", &self.canary), self.payload.place)
+                        let payload = self.payload.text.replace("{canary}", &self.canary);
+                        // A result mcp-eval cut keeps its cut marker last: the payload goes into
+                        // the server's part, where the model reads the tool's own words.
+                        match text.rfind(CUT_MARKER).filter(|_| server_bytes.is_some()) {
+                            Some(at) => format!("{}{}", plant(&text[..at], &payload, self.payload.place), &text[at..]),
+                            None => plant(&text, &payload, self.payload.place),
+                        }
                     };
                     ToolOutcome::Result { text, is_error: false, latency_ms, note, server_bytes, rounds }
                 }
@@ -342,6 +351,46 @@ mod tests {
         let leak = tools.call(at, "search", &json!({"q": "ZQ-1"}), None).await;
         assert!(matches!(leak, ToolOutcome::Injected { .. }), "a call carrying the canary is answered too");
         assert_eq!(server.0.load(Ordering::SeqCst), 3, "the harmful calls of later turns were not sent");
+    }
+
+    /// Answers every call with a result mcp-eval cut.
+    struct CutServer;
+
+    impl ToolExecutor for CutServer {
+        fn call<'a>(
+            &'a self,
+            _at: CallSite<'a>,
+            _name: &'a str,
+            _arguments: &'a Value,
+            _inputs: Option<&'a mut Session<'_>>,
+        ) -> BoxFuture<'a, ToolOutcome> {
+            Box::pin(async {
+                ToolOutcome::Result {
+                    text: "head of it\n[… cut by mcp-eval: these are the first 9 bytes; the tool sent 99 bytes]".into(),
+                    is_error: false,
+                    latency_ms: 1,
+                    note: None,
+                    server_bytes: Some(99),
+                    rounds: Vec::new(),
+                }
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_payload_in_a_cut_result_goes_before_the_cut_marker() {
+        let payload = PayloadEntry {
+            id: "p".into(),
+            text: "P {canary}".into(),
+            place: Placement::End,
+            action: CanaryAction::Answer,
+        };
+        let sink = |_: &RunEvent| {};
+        let tools = PayloadTools::new(&CutServer, &payload, "ZQ-1".into(), &sink);
+        let trial = TrialRef { case: "c".into(), model: "m".into(), trial: 1 };
+        let outcome = tools.call(CallSite { trial: &trial, turn: 1 }, "t", &json!({}), None).await;
+        let ToolOutcome::Result { text, .. } = outcome else { panic!("a result") };
+        assert!(text.starts_with("head of it\nP ZQ-1\n[… cut by mcp-eval:"), "{text}");
     }
 
     #[test]

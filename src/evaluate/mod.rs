@@ -326,7 +326,14 @@ pub(crate) async fn evaluate(
         } else {
             None
         };
-        let layer2 = if ran.contains(&2) {
+        let layer2 = if ran.contains(&2) && matches!(layer1, Some(Err(_))) {
+            // The same set, refused once (exit status 2): said once, not again by layer 2.
+            let resilience = crate::report::layer2::ResilienceSection {
+                not_run: Some("layer 1 refused the golden set (above): layer 2 runs on the same set".into()),
+                ..crate::report::layer2::ResilienceSection::default()
+            };
+            Some(Ok(crate::faults::Layer2 { resilience, security: None }))
+        } else if ran.contains(&2) {
             running.store(2, std::sync::atomic::Ordering::SeqCst);
             events(&RunEvent::LayerStarted { layer: 2 });
             let layer2_started = Instant::now();
