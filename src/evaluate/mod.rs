@@ -761,6 +761,8 @@ async fn layer2(
             Err(reason) => return not_run(reason),
         };
         demo_settings.runs = None;
+        // The demo's recordings hold no layer-2 judge calls: its outcomes are code's.
+        demo_settings.judge_model = None;
         events(&RunEvent::Notice {
             text: "layer 2 (demo): golden/demo.yaml's faults and payloads replayed from cassettes recorded from the demo model — no key, no network".into(),
         });
