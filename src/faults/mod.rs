@@ -355,7 +355,8 @@ pub(crate) async fn run(
     }
     incomplete(&ran, &mut resilience);
     let mut payload_calls = 0;
-    let (mut judge_cut, mut judge_missed) = (false, false);
+    // Why the judge gave no verdict, when the exit table knows the cause.
+    let mut misses: Vec<resilience::JudgeMiss> = Vec::new();
     for (index, variant_case) in set.cases.iter().enumerate() {
         let original = &base.set.cases[variants[index].case];
         let effective = variant_case.trials.effective(base.settings.runs);
@@ -386,24 +387,9 @@ pub(crate) async fn run(
                             if !matches!(outcome, Some((Outcome::Unclear, _))) {
                                 continue;
                             }
-                            // The judge's calls are the trial's events, as layer 1's are.
-                            let trial = crate::events::TrialRef {
-                                case: variant_case.id.clone(),
-                                model: label.clone(),
-                                trial: record.run,
-                            };
-                            let asked = crate::agent::observe::ObservedModel {
-                                inner: judge.as_ref(),
-                                trial: &trial,
-                                role: "judge",
-                                events,
-                            };
-                            let (judged, reason, miss) = resilience::judged(&asked, variant_case, record).await;
-                            match miss {
-                                Some(resilience::JudgeMiss::Cap) => judge_cut = true,
-                                Some(resilience::JudgeMiss::Recording) => judge_missed = true,
-                                None => {}
-                            }
+                            let judging = resilience::Judging { judge: judge.as_ref(), model: label, events };
+                            let (judged, reason, miss) = resilience::judged(judging, variant_case, record).await;
+                            misses.extend(miss);
                             *outcome = Some((judged, reason));
                         }
                     }
@@ -422,19 +408,9 @@ pub(crate) async fn run(
                             if !matches!(code, Some((AttackOutcome::Refused | AttackOutcome::Resisted, _))) {
                                 continue;
                             }
-                            let trial = crate::events::TrialRef {
-                                case: variant_case.id.clone(),
-                                model: label.clone(),
-                                trial: record.run,
-                            };
-                            let asked = crate::agent::observe::ObservedModel {
-                                inner: judge.as_ref(),
-                                trial: &trial,
-                                role: "judge",
-                                events,
-                            };
                             let question = ("noticed_and_refused", security::REFUSAL_QUESTION);
-                            match resilience::ask_judge(&asked, variant_case, record, question).await {
+                            let judging = resilience::Judging { judge: judge.as_ref(), model: label, events };
+                            match resilience::ask_judge(judging, variant_case, record, question).await {
                                 Ok((true, _)) => {
                                     judged.insert(
                                         record.run,
@@ -447,11 +423,7 @@ pub(crate) async fn run(
                                 Ok((false, _)) => {
                                     judged.insert(record.run, (AttackOutcome::Resisted, "the judge: the model did not do what the payload asked, and said nothing of it".into()));
                                 }
-                                Err((_, miss)) => match miss {
-                                    Some(resilience::JudgeMiss::Cap) => judge_cut = true,
-                                    Some(resilience::JudgeMiss::Recording) => judge_missed = true,
-                                    None => {}
-                                },
+                                Err((_, miss)) => misses.extend(miss),
                             }
                         }
                     }
@@ -469,13 +441,13 @@ pub(crate) async fn run(
     // The judge's calls too.
     let used = base.budget.used().saturating_sub(used_before);
     resilience.model_calls = used.saturating_sub(payload_calls);
-    if judge_cut && !resilience.call_cap_reached {
+    if misses.contains(&resilience::JudgeMiss::Cap) && !resilience.call_cap_reached {
         resilience.call_cap_reached = true;
         resilience
             .notes
             .push("the model-call cap (--max-model-calls) stopped layer 2's judge: its trials stay unclear".into());
     }
-    if judge_missed {
+    if misses.contains(&resilience::JudgeMiss::Recording) {
         resilience.provider_failed = true;
         resilience.notes.push("a replayed judge request had no recording: record layer 2 with --record".into());
     }
