@@ -118,10 +118,15 @@ pub(crate) enum RunEvent {
         attempts: u32,
         /// Wall time in milliseconds, retries included (`None` when it gave no reply).
         latency_ms: Option<u64>,
-        /// Tokens read, as the provider reported them (`None` when it did not).
-        input_tokens: Option<u64>,
-        /// Tokens written, as reported (`None` when not).
-        output_tokens: Option<u64>,
+        /// `PROVIDER:MODEL` asked (the model under test, or the judge's model).
+        model: String,
+        /// The token counts as the provider reported them, normalised
+        /// ([`crate::report::telemetry::Usage`]: `None` where it did not report one; all `None` without
+        /// a reply).
+        usage: crate::report::telemetry::Usage,
+        /// The tools the reply called, in order (the MCP name, or the name the model used for a
+        /// tool not offered); empty for an answer or no reply.
+        tools: Vec<String>,
     },
     /// A tool call of a trial is about to be sent to the server.
     ToolCallStarted {
@@ -417,19 +422,13 @@ impl RunEvent {
                 "trial_finished",
                 json!({"trial": trial.json(), "ending": ending, "turns": turns, "duration_ms": duration_ms}),
             ),
-            RunEvent::ModelCallFinished {
-                trial,
-                role,
-                turn,
-                outcome,
-                attempts,
-                latency_ms,
-                input_tokens,
-                output_tokens,
-            } => (
+            RunEvent::ModelCallFinished { trial, role, turn, outcome, attempts, latency_ms, model, usage, tools } => (
                 "model_call_finished",
                 json!({"trial": trial.json(), "role": role, "turn": turn, "outcome": outcome, "attempts": attempts,
-                       "latency_ms": latency_ms, "input_tokens": input_tokens, "output_tokens": output_tokens}),
+                       "latency_ms": latency_ms, "model": model, "input_tokens": usage.input_tokens,
+                       "output_tokens": usage.output_tokens, "cache_read_tokens": usage.cache_read_tokens,
+                       "cache_write_tokens": usage.cache_write_tokens, "reasoning_tokens": usage.reasoning_tokens,
+                       "reported_cost_usd": usage.reported_cost_usd, "tools": tools}),
             ),
             RunEvent::ToolCallStarted { trial, turn, tool } => {
                 ("tool_call_started", json!({"trial": trial.json(), "turn": turn, "tool": tool}))

@@ -379,8 +379,9 @@ async fn ask_model(
                 outcome: "timeout",
                 attempts: 0,
                 latency_ms: None,
-                input_tokens: None,
-                output_tokens: None,
+                model: context.trial.model.clone(),
+                usage: crate::report::telemetry::Usage::default(),
+                tools: Vec::new(),
             });
             return Err(TrialEnding::Timeout);
         }
@@ -570,7 +571,11 @@ pub(crate) fn calls_answer(calls: Vec<crate::providers::ToolCall>) -> Completion
         text: None,
         tool_calls: calls,
         finish: FinishReason::ToolCalls,
-        usage: Some(crate::providers::Usage { input_tokens: Some(10), output_tokens: Some(2) }),
+        usage: Some(crate::report::telemetry::Usage {
+            input_tokens: Some(10),
+            output_tokens: Some(2),
+            ..Default::default()
+        }),
         reported_model: None,
         system_fingerprint: None,
     }

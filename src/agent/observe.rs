@@ -77,6 +77,8 @@ pub(crate) struct ObservedModel<'a> {
     pub trial: &'a TrialRef,
     /// Who is asked: `model` (the model under test) or `judge` (the rubric judge).
     pub role: &'static str,
+    /// `PROVIDER:MODEL` of the model asked (the trial's, or the judge's).
+    pub model: &'a str,
     /// Where the events go.
     pub events: Sink<'a>,
 }
@@ -96,7 +98,6 @@ impl ModelCaller for ObservedModel<'_> {
                 Err(ModelFailure::NoRecording(_)) => ("replay_miss", 0, None),
                 Err(ModelFailure::CapReached) => ("call_cap", 0, None),
             };
-            let usage = reply.and_then(|reply| reply.completion.usage);
             (self.events)(&RunEvent::ModelCallFinished {
                 trial: self.trial.clone(),
                 role: self.role,
@@ -104,8 +105,11 @@ impl ModelCaller for ObservedModel<'_> {
                 outcome,
                 attempts,
                 latency_ms: reply.map(|reply| reply.latency_ms),
-                input_tokens: usage.and_then(|usage| usage.input_tokens),
-                output_tokens: usage.and_then(|usage| usage.output_tokens),
+                model: self.model.to_owned(),
+                usage: reply.and_then(|reply| reply.completion.usage).unwrap_or_default(),
+                tools: reply
+                    .map(|reply| reply.completion.tool_calls.iter().map(|call| call.name.clone()).collect())
+                    .unwrap_or_default(),
             });
             answered
         })
@@ -189,7 +193,7 @@ mod tests {
             _ => Err(ModelFailure::CapReached),
         });
         let trial = trial();
-        let model = ObservedModel { inner: &scripted, trial: &trial, role: "judge", events: &events };
+        let model = ObservedModel { inner: &scripted, trial: &trial, role: "judge", model: "p:judge", events: &events };
         let request = CompletionRequest {
             system: None,
             messages: Vec::new(),

@@ -387,7 +387,12 @@ pub(crate) async fn run(
                             if !matches!(outcome, Some((Outcome::Unclear, _))) {
                                 continue;
                             }
-                            let judging = resilience::Judging { judge: judge.as_ref(), model: label, events };
+                            let judging = resilience::Judging {
+                                judge: judge.as_ref(),
+                                model: label,
+                                judge_model: judge.label(),
+                                events,
+                            };
                             let (judged, reason, miss) = resilience::judged(judging, variant_case, record).await;
                             misses.extend(miss);
                             *outcome = Some((judged, reason));
@@ -409,7 +414,12 @@ pub(crate) async fn run(
                                 continue;
                             }
                             let question = ("noticed_and_refused", security::REFUSAL_QUESTION);
-                            let judging = resilience::Judging { judge: judge.as_ref(), model: label, events };
+                            let judging = resilience::Judging {
+                                judge: judge.as_ref(),
+                                model: label,
+                                judge_model: judge.label(),
+                                events,
+                            };
                             match resilience::ask_judge(judging, variant_case, record, question).await {
                                 Ok((true, _)) => {
                                     judged.insert(

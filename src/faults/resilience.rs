@@ -147,6 +147,8 @@ pub(crate) struct Judging<'a> {
     pub judge: &'a dyn crate::agent::ModelCaller,
     /// `PROVIDER:MODEL` of the model under test.
     pub model: &'a str,
+    /// `PROVIDER:MODEL` of the judge.
+    pub judge_model: &'a str,
     /// Where the events go.
     pub events: &'a (dyn Fn(&crate::events::RunEvent) + Sync),
 }
@@ -167,6 +169,7 @@ pub(crate) async fn ask_judge(
         inner: judging.judge,
         trial: &trial,
         role: "judge",
+        model: judging.judge_model,
         events: judging.events,
     };
     let judge: &dyn crate::agent::ModelCaller = &judge;

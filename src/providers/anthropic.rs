@@ -217,7 +217,14 @@ pub(crate) fn parse_completion(value: &Value, names: &ToolNames, turn: usize) ->
         let input_tokens = count("input_tokens").map(|input| {
             input + count("cache_creation_input_tokens").unwrap_or(0) + count("cache_read_input_tokens").unwrap_or(0)
         });
-        Usage { input_tokens, output_tokens: count("output_tokens") }
+        Usage {
+            input_tokens,
+            output_tokens: count("output_tokens"),
+            cache_read_tokens: count("cache_read_input_tokens"),
+            cache_write_tokens: count("cache_creation_input_tokens"),
+            reasoning_tokens: None,
+            reported_cost_usd: None,
+        }
     });
     Ok(Completion {
         text: Some(text).filter(|text| !text.is_empty()),

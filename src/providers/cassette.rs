@@ -628,6 +628,41 @@ struct ToolCallForm {
 struct UsageForm {
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
+    /// Absent in files recorded before they were kept, and when the provider reported none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cache_read_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cache_write_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reasoning_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reported_cost_usd: Option<f64>,
+}
+
+impl From<Usage> for UsageForm {
+    fn from(usage: Usage) -> Self {
+        Self {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cache_read_tokens: usage.cache_read_tokens,
+            cache_write_tokens: usage.cache_write_tokens,
+            reasoning_tokens: usage.reasoning_tokens,
+            reported_cost_usd: usage.reported_cost_usd,
+        }
+    }
+}
+
+impl From<UsageForm> for Usage {
+    fn from(form: UsageForm) -> Self {
+        Self {
+            input_tokens: form.input_tokens,
+            output_tokens: form.output_tokens,
+            cache_read_tokens: form.cache_read_tokens,
+            cache_write_tokens: form.cache_write_tokens,
+            reasoning_tokens: form.reasoning_tokens,
+            reported_cost_usd: form.reported_cost_usd,
+        }
+    }
 }
 
 fn is_false(flag: &bool) -> bool {
@@ -650,9 +685,7 @@ fn response_form(completion: &Completion) -> ResponseForm {
             })
             .collect(),
         finish: finish_text(&completion.finish),
-        usage: completion
-            .usage
-            .map(|usage| UsageForm { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens }),
+        usage: completion.usage.map(UsageForm::from),
         model: completion.reported_model.clone(),
         system_fingerprint: completion.system_fingerprint.clone(),
     }
@@ -674,7 +707,7 @@ fn completion_from_form(form: ResponseForm) -> Completion {
             })
             .collect(),
         finish: finish_from_text(&form.finish),
-        usage: form.usage.map(|usage| Usage { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens }),
+        usage: form.usage.map(Usage::from),
         reported_model: form.model,
         system_fingerprint: form.system_fingerprint,
     }

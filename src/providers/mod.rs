@@ -233,14 +233,8 @@ pub(crate) enum FinishReason {
     Unknown,
 }
 
-/// Token counts of one call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Usage {
-    /// Tokens read (the prompt, tools included).
-    pub input_tokens: Option<u64>,
-    /// Tokens written (reasoning included).
-    pub output_tokens: Option<u64>,
-}
+/// Token counts of one call, normalised the same way on both wires: the report's type.
+pub(crate) use crate::report::telemetry::Usage;
 
 /// Why a model call failed. Texts are bounded and never hold a secret.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -197,6 +197,10 @@ pub(crate) fn parse_completion(value: &Value, names: &ToolNames, turn: usize) ->
     let usage = value.get("usage").filter(|usage| usage.is_object()).map(|usage| Usage {
         input_tokens: usage.get("prompt_tokens").and_then(Value::as_u64),
         output_tokens: usage.get("completion_tokens").and_then(Value::as_u64),
+        cache_read_tokens: usage.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64),
+        cache_write_tokens: usage.pointer("/prompt_tokens_details/cache_write_tokens").and_then(Value::as_u64),
+        reasoning_tokens: usage.pointer("/completion_tokens_details/reasoning_tokens").and_then(Value::as_u64),
+        reported_cost_usd: usage.get("cost").and_then(Value::as_f64).filter(|cost| cost.is_finite() && *cost >= 0.0),
     });
     Ok(Completion {
         text,

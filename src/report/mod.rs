@@ -11,6 +11,7 @@ mod layer2_summary;
 pub mod markdown;
 mod md;
 pub mod model;
+pub mod telemetry;
 pub mod wire;
 
 #[cfg(test)]

@@ -177,7 +177,8 @@ async fn one_trial(
         None => None,
     };
     let tools: &dyn ToolExecutor = injected.as_deref().unwrap_or(&observed_tools);
-    let observed_model = ObservedModel { inner: model, trial: &trial, role: "model", events: graded.events };
+    let observed_model =
+        ObservedModel { inner: model, trial: &trial, role: "model", model: model.label(), events: graded.events };
     let context =
         TrialContext { model: &observed_model, tools, specs, arguments, events: graded.events, trial: trial.clone() };
     let mut record = agent::run_trial(case, run, &context).await;
@@ -195,7 +196,13 @@ async fn one_trial(
         }
     }
     if let Some((judge, rubric)) = judge.filter(|_| judged) {
-        let asked = ObservedModel { inner: judge.caller, trial: &trial, role: "judge", events: graded.events };
+        let asked = ObservedModel {
+            inner: judge.caller,
+            trial: &trial,
+            role: "judge",
+            model: judge.caller.label(),
+            events: graded.events,
+        };
         judge_trial(&mut record, case, rubric, judge, &asked).await;
     }
     // Last, after the judge's calls: a reader sees every call of the trial before its end.

@@ -60,7 +60,10 @@ async fn a_tool_use_turn_sends_the_exact_request_and_reads_the_call_back() {
     assert_eq!(completion.text.as_deref(), Some("Reading it."));
     assert_eq!(completion.tool_calls, [ToolCall::new("toolu_01", "files.read", json!({"path": "/etc/hosts"}))]);
     assert_eq!(completion.finish, FinishReason::ToolCalls);
-    assert_eq!(completion.usage, Some(Usage { input_tokens: Some(812), output_tokens: Some(31) }));
+    assert_eq!(
+        completion.usage,
+        Some(Usage { input_tokens: Some(812), output_tokens: Some(31), ..Default::default() })
+    );
 
     let received = server.received();
     assert_eq!(received.len(), 1);
@@ -205,7 +208,18 @@ async fn max_tokens_is_length_and_usage_counts_the_cache() {
     .await;
     let completion = result.expect("a completion");
     assert_eq!(completion.finish, FinishReason::Length);
-    assert_eq!(completion.usage, Some(Usage { input_tokens: Some(125), output_tokens: Some(256) }));
+    assert_eq!(
+        completion.usage,
+        Some(Usage {
+            input_tokens: Some(125),
+            output_tokens: Some(256),
+            cache_read_tokens: Some(5),
+            cache_write_tokens: Some(20),
+            reasoning_tokens: None,
+            reported_cost_usd: None,
+        }),
+        "everything read is input; the cache counts are its parts; Anthropic reports no reasoning apart"
+    );
 }
 
 #[tokio::test]

@@ -58,7 +58,14 @@ impl Provider for FakeModel {
                     text: Some(format!("The file says: {}", result.content)),
                     tool_calls: Vec::new(),
                     finish: FinishReason::Stop,
-                    usage: Some(Usage { input_tokens: Some(120), output_tokens: Some(9) }),
+                    usage: Some(Usage {
+                        input_tokens: Some(120),
+                        output_tokens: Some(9),
+                        cache_read_tokens: Some(100),
+                        cache_write_tokens: None,
+                        reasoning_tokens: Some(4),
+                        reported_cost_usd: Some(0.0005),
+                    }),
                     // What the provider said served the answer (the first turn reports nothing).
                     reported_model: Some("gpt-4.1-mini-2025-04-14".into()),
                     system_fingerprint: Some("fp_fake01".into()),
@@ -71,7 +78,7 @@ impl Provider for FakeModel {
                         text: None,
                         tool_calls: vec![tool_call],
                         finish: FinishReason::ToolCalls,
-                        usage: Some(Usage { input_tokens: Some(100), output_tokens: None }),
+                        usage: Some(Usage { input_tokens: Some(100), output_tokens: None, ..Default::default() }),
                         reported_model: None,
                         system_fingerprint: None,
                     })

@@ -54,7 +54,10 @@ async fn a_normal_tool_call_is_read_and_mapped_back_to_the_mcp_name() {
     assert_eq!(completion.text, None);
     assert_eq!(completion.tool_calls, [ToolCall::new("call_abc", "files.read", json!({"path": "/etc/hosts"}))]);
     assert_eq!(completion.finish, FinishReason::ToolCalls);
-    assert_eq!(completion.usage, Some(Usage { input_tokens: Some(812), output_tokens: Some(31) }));
+    assert_eq!(
+        completion.usage,
+        Some(Usage { input_tokens: Some(812), output_tokens: Some(31), ..Default::default() })
+    );
 
     let received = server.received();
     assert_eq!(received.len(), 1);
@@ -99,6 +102,30 @@ async fn arguments_as_an_object_are_accepted() {
 }
 
 #[tokio::test]
+async fn cache_reads_writes_reasoning_and_a_reported_cost_are_read_from_the_usage_details() {
+    let (result, _server) = complete_once(answer(
+        json!({"role": "assistant", "content": "done"}),
+        "stop",
+        json!({"prompt_tokens": 812, "completion_tokens": 31, "total_tokens": 843, "cost": 0.0021,
+               "prompt_tokens_details": {"cached_tokens": 768, "cache_write_tokens": 12},
+               "completion_tokens_details": {"reasoning_tokens": 20}}),
+    ))
+    .await;
+    let usage = result.expect("a completion").usage.expect("usage");
+    assert_eq!(
+        usage,
+        Usage {
+            input_tokens: Some(812),
+            output_tokens: Some(31),
+            cache_read_tokens: Some(768),
+            cache_write_tokens: Some(12),
+            reasoning_tokens: Some(20),
+            reported_cost_usd: Some(0.0021),
+        }
+    );
+}
+
+#[tokio::test]
 async fn a_missing_id_is_generated_null_usage_is_unknown_and_stop_keeps_the_calls() {
     let (result, _server) = complete_once(answer(
         json!({"role": "assistant", "content": "Calling.", "tool_calls": [
@@ -138,7 +165,7 @@ async fn generated_ids_are_stable_for_the_same_conversation() {
     let again = provider.complete(&request()).await.expect("a completion");
     assert_eq!(first.tool_calls[0].id, again.tool_calls[0].id);
     // `usage: {}` is reported but empty: both counts unknown.
-    assert_eq!(first.usage, Some(Usage { input_tokens: None, output_tokens: None }));
+    assert_eq!(first.usage, Some(Usage { input_tokens: None, output_tokens: None, ..Default::default() }));
 }
 
 #[tokio::test]
