@@ -27,7 +27,7 @@ use crate::verdict::ExitStatus;
 use crate::{authoring, golden};
 
 /// Evaluates MCP servers: layer 0 conformance to MCP 2026-07-28, layer 1 behaviour of models on
-/// a golden set, layer 2 faults injected into its tool calls (layer 3 is not in this version).
+/// a golden set, layer 2 faults injected into its tool calls, layer 3 latency, tokens and cost.
 #[derive(Debug, Parser)]
 #[command(name = "mcp-eval", version, about, long_about = None)]
 pub struct Cli {

@@ -38,6 +38,7 @@ pub mod report;
 pub(crate) mod scoring;
 pub(crate) mod settings;
 pub(crate) mod suggest;
+pub(crate) mod telemetry;
 pub(crate) mod text;
 pub(crate) mod trials;
 pub(crate) mod verdict;

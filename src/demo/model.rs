@@ -156,8 +156,17 @@ impl DemoModel {
         DemoModel { cases, delay: Duration::ZERO, on_fault: BTreeMap::new(), on_payload: BTreeMap::new() }
     }
 
-    /// The answer to one request body on `wire` (the whole JSON response body).
+    /// The answer to one request body on `wire` (the whole JSON response body), with a usage
+    /// that reads like a real API's: tokens read about a quarter of the request's bytes, the
+    /// conversation before the last message read from the prompt cache, and the cache parts
+    /// and reasoning as each wire reports them.
     pub(crate) fn answer(&self, wire: Wire, body: &Value) -> Value {
+        let mut answer = self.reply(wire, body);
+        answer["usage"] = demo_usage(wire, body, &answer);
+        answer
+    }
+
+    fn reply(&self, wire: Wire, body: &Value) -> Value {
         let messages = body["messages"].as_array().cloned().unwrap_or_default();
         let first_user =
             messages.iter().find(|message| message["role"] == "user").map(|message| user_text(wire, message));
@@ -457,6 +466,23 @@ fn judge_reply(wire: Wire, model: &str, request: &str) -> Value {
         })
         .collect();
     call_reply(wire, model, crate::scoring::judge::VERDICT_TOOL, &json!({"verdicts": verdicts}), 0)
+}
+
+/// The usage of `answer` to `body`: deterministic, from the sizes of the request and the answer.
+fn demo_usage(wire: Wire, body: &Value, answer: &Value) -> Value {
+    let messages = body["messages"].as_array().map_or(&[][..], Vec::as_slice);
+    let read = (body.to_string().len() as u64).div_ceil(4);
+    let last = messages.last().map_or(0, |message| (message.to_string().len() as u64).div_ceil(4));
+    // The prefix before the last message was sent before: cached from the second turn on.
+    let cached = if messages.len() > 1 { read.saturating_sub(last) * 4 / 5 } else { 0 };
+    let written = (answer.to_string().len() as u64).div_ceil(16).max(4);
+    match wire {
+        Wire::OpenAi => json!({"prompt_tokens": read, "completion_tokens": written, "total_tokens": read + written,
+                                "prompt_tokens_details": {"cached_tokens": cached},
+                                "completion_tokens_details": {"reasoning_tokens": 0}}),
+        Wire::Anthropic => json!({"input_tokens": read - cached, "output_tokens": written,
+                                   "cache_read_input_tokens": cached, "cache_creation_input_tokens": 0}),
+    }
 }
 
 fn usage(wire: Wire) -> Value {

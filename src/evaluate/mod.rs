@@ -41,7 +41,7 @@ const PANIC_IN_LAYER1: &str = "layer1";
 pub(crate) const SHARD_LAYER0_NOTE: &str = "layer 0 runs in shard 1 only";
 
 /// The layers this version can run.
-pub(crate) const LAYERS_AVAILABLE: [u8; 3] = [0, 1, 2];
+pub(crate) const LAYERS_AVAILABLE: [u8; 4] = [0, 1, 2, 3];
 
 /// Reads the golden set when layer 1 or 2 is among `layers` and one is given: every problem of
 /// the file at once (exit status 2, before any connection), including matchers that need a
@@ -215,8 +215,13 @@ pub(crate) async fn evaluate(
     // `--events FILE`: every event below goes there too, stamped; a file that cannot be
     // created is our environment failing (exit status 4), and the run goes on without it.
     let (log, log_error) = open_events_log(settings, &redactor, started);
+    // Layer 3 only reads: it keeps what the events of layers 1 and 2 say.
+    let telemetry = layers.contains(&3).then(crate::telemetry::Collector::default);
     let noting = |event: &RunEvent| {
         note(&known, event);
+        if let Some(collector) = &telemetry {
+            collector.observe(event);
+        }
         if let Some(log) = &log {
             log.record(event);
         }
@@ -421,6 +426,19 @@ pub(crate) async fn evaluate(
     };
     let mut report = report;
     report.layer0_duration_ms = *crate::mcp::sync::lock(&layer0_time);
+    if let Some(collector) = &telemetry {
+        // The demo's layers 1 and 2 run its own set.
+        let demo_set = demo_layer1(settings, golden)
+            .then(|| crate::golden::load::parse(Path::new("golden/demo.yaml"), DEMO_GOLDEN_SET).ok())
+            .flatten();
+        let section = layer3(collector, &report, demo_set.as_ref().or(golden), layers);
+        if section.not_run.is_some() {
+            report.layers.retain(|layer| *layer != 3);
+        } else if !report.layers.contains(&3) {
+            report.layers.push(3);
+        }
+        report.telemetry = Some(section);
+    }
     drop(demo_task);
     let log_failed = log.as_ref().and_then(crate::events::EventLog::failure);
     if let Some(reason) = &log_failed {
@@ -444,6 +462,29 @@ pub(crate) async fn evaluate(
     }
     evaluation
 }
+
+/// Layer 3's section of a run: what `collector` kept of layers 1 and 2's events, or why there
+/// is nothing to measure.
+fn layer3(
+    collector: &crate::telemetry::Collector,
+    report: &RunReport,
+    golden: Option<&GoldenSet>,
+    layers: &[u8],
+) -> crate::report::telemetry::TelemetrySection {
+    let cached_pairs =
+        report.evals.as_ref().map_or(0, |evals| evals.evals.iter().filter(|eval| eval.cached.is_some()).count());
+    let unpriced = |_: &str, _: &crate::report::telemetry::Usage| None;
+    let inputs = crate::telemetry::Inputs { golden, price: &unpriced, cached_pairs };
+    let mut section = crate::telemetry::section(collector, &inputs);
+    if !layers.contains(&1) && !layers.contains(&2) {
+        section.not_run = Some(LAYER3_ALONE.into());
+    }
+    section
+}
+
+/// Why layer 3 alone measures nothing.
+pub(crate) const LAYER3_ALONE: &str =
+    "layer 3 measures the trials of layers 1 and 2: ask for one of them too (`--layers 1,3`)";
 
 /// The `INTERNAL` row's message for a panic in layer `layer` (`text`: what it said), saying what
 /// of the run is kept.

@@ -113,12 +113,13 @@ impl HttpTransport {
     /// Sends one message and collects what comes back. Never fails: a misbehaving server is
     /// recorded in the [`Exchange`].
     pub(crate) async fn send(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
-        let started = Instant::now();
         let kind = request_kind(outgoing);
         if let Some(skipped) = self.skipped(kind.as_deref(), outgoing, id.as_ref()) {
             return skipped;
         }
         let _permit = self.in_flight.acquire().await;
+        // Timed from here: the wait for a permit is our queue, not the server's time.
+        let started = Instant::now();
         if let Some(skipped) = self.skipped(kind.as_deref(), outgoing, id.as_ref()) {
             return skipped;
         }

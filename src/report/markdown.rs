@@ -17,7 +17,7 @@
 use std::fmt::Write as _;
 
 use super::evals::{EvalResult, EvalStatus, EvalsSection, ModelOutcome, Rate};
-use super::md::{code_block, code_span, escape, message};
+use super::md::{code_block, code_span, escape, message, table_code};
 use super::model::{CheckResult, RunOutcome, RunReport, Status, Verdict};
 use crate::text::clip;
 
@@ -70,6 +70,9 @@ pub fn render(report: &RunReport) -> String {
         .unwrap_or_default();
     if let Some(section) = report.security.as_ref().filter(|section| section.not_run.is_none()) {
         layer2.push_str(&super::layer2_summary::security_section(section, reports_only));
+    }
+    if let Some(section) = &report.telemetry {
+        layer2.push_str(&super::telemetry_summary::telemetry_section(section));
     }
     let layer1 = layer1 + &layer2;
     let tail_reserve = TAIL_RESERVE + layer1.len();
@@ -757,12 +760,6 @@ fn failing_trial_lines(eval: &EvalResult) -> Vec<String> {
         ));
     }
     lines
-}
-
-/// A code span for a table cell: a `|` inside a code span would still end the cell, so it is
-/// escaped (GitHub shows `\|` in a table's code span as `|`).
-fn table_code(text: &str) -> String {
-    code_span(text).replace('|', "\\|")
 }
 
 /// `k/n (pct%)`, or `—` when n is 0.

@@ -61,6 +61,12 @@ pub(crate) fn code_span(text: &str) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
+/// A code span for a table cell: a `|` inside a code span would still end the cell, so it is
+/// escaped (GitHub shows `\|` in a table's code span as `|`).
+pub(crate) fn table_code(text: &str) -> String {
+    code_span(text).replace('|', "\\|")
+}
+
 /// A fenced code block whose fence is longer than any backtick run in `text`, ending with a
 /// newline.
 pub(crate) fn code_block(text: &str) -> String {

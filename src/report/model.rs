@@ -279,6 +279,8 @@ pub struct RunReport {
     pub resilience: Option<super::layer2::ResilienceSection>,
     /// Layer 2's adversarial payloads, when layer 2 ran them.
     pub security: Option<super::layer2::SecuritySection>,
+    /// Layer 3's telemetry, when layer 3 was asked for.
+    pub telemetry: Option<super::telemetry::TelemetrySection>,
 }
 
 impl RunReport {
@@ -311,6 +313,7 @@ impl RunReport {
             evals: None,
             resilience: None,
             security: None,
+            telemetry: None,
         }
     }
 

@@ -1,7 +1,27 @@
-//! Layer 3's part of the report: `telemetry` in `report.json`. For now the token counts of a
-//! model call as every layer keeps them ([`Usage`]).
+//! Layer 3's part of the report: `telemetry` in `report.json` — per tool the server's latency
+//! (count, p50, p95, max), its error rates and result sizes; per model call its latency and
+//! tokens; tokens and cost attributed to tools, cases, trials and models; the tool-surface
+//! footprint; selection accuracy per tool and the confusion pairs. Built from the event stream
+//! by `crate::telemetry`; the methods it uses are stated in the section itself
+//! ([`PERCENTILE_METHOD`], [`TOKEN_COUNTS`], [`ATTRIBUTION`]) and in `docs/layer-3.md`.
 
 use serde::{Deserialize, Serialize};
+
+/// How p50 and p95 are computed, as the report states it.
+pub const PERCENTILE_METHOD: &str =
+    "nearest rank: the p-th percentile of n samples is the ceil(p/100 * n)-th smallest; max is the largest";
+
+/// How token counts are normalised, as the report states it.
+pub const TOKEN_COUNTS: &str = "input_tokens: read and not from the prompt cache (cache writes included); \
+cache_read_tokens: read from the cache; cache_write_tokens: written to the cache (part of input_tokens); \
+output_tokens: written, reasoning included; reasoning_tokens: the part of output the wire reports apart \
+(null on Anthropic); null: the provider did not report it, never 0; a sum with an unknown part is null; \
+unknown_calls counts the calls that lacked input or output";
+
+/// How tokens and cost are attributed, as the report states it.
+pub const ATTRIBUTION: &str = "a model turn's tokens and cost go to the tool calls it produced, split \
+equally among them, or to the answer when it produced none; a tool result's tokens are counted once, \
+as input of the next turn; the judge's calls go to the case they judged, apart";
 
 /// Token counts of one call, normalised the same way on both wires (`None`: the provider did
 /// not report it, never 0).
@@ -26,4 +46,268 @@ pub struct Usage {
     /// The cost the provider reported for the call in USD (OpenRouter's `usage.cost`), kept
     /// beside ours.
     pub reported_cost_usd: Option<f64>,
+}
+
+/// `telemetry`: what layer 3 measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TelemetrySection {
+    /// [`PERCENTILE_METHOD`].
+    pub percentiles: String,
+    /// [`TOKEN_COUNTS`].
+    pub token_counts: String,
+    /// [`ATTRIBUTION`].
+    pub attribution: String,
+    /// Why layer 3 measured nothing, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
+    /// Notes (trials reused from the verdict cache are not measured, an unpriced model, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The price table costs come from (`None`: no table was given; every cost is unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_table: Option<PriceTableInfo>,
+    /// Everything this run's model calls took, every role.
+    pub total: Spend,
+    /// Per tool, every model and layer together, in name order.
+    pub tools: Vec<ToolTelemetry>,
+    /// Per model asked (the models under test, then the judge), in the order they were asked.
+    pub models: Vec<ModelTelemetry>,
+    /// Per case × model, in case order.
+    pub cases: Vec<CaseTelemetry>,
+    /// Per trial.
+    pub trials: Vec<TrialTelemetry>,
+    /// Every model call, in the order they finished.
+    pub model_calls: Vec<ModelCallTelemetry>,
+    /// The tokens of each tool definition as each model's provider receives it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub footprint: Vec<FootprintEntry>,
+}
+
+/// The price table a run used.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PriceTableInfo {
+    /// The file as given.
+    pub path: String,
+    /// SHA-256 of its bytes (hex): a delta can tell a changed table from a changed run.
+    pub sha256: String,
+    /// Its `as_of` date.
+    pub as_of: String,
+    /// Its `source`, when it gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// Latency figures of a set of samples, in milliseconds (`None` without samples).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Samples.
+    pub count: usize,
+    /// Median (nearest rank).
+    pub p50_ms: Option<u64>,
+    /// 95th percentile (nearest rank).
+    pub p95_ms: Option<u64>,
+    /// The slowest.
+    pub max_ms: Option<u64>,
+}
+
+/// Tokens and cost summed over model calls (or attributed shares of them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spend {
+    /// Model calls counted (whole calls; a share of a call counts 1).
+    pub model_calls: usize,
+    /// Read, not from the cache (`None` when a call did not report it).
+    pub input_tokens: Option<f64>,
+    /// Read from the cache.
+    pub cache_read_tokens: Option<f64>,
+    /// Written to the cache.
+    pub cache_write_tokens: Option<f64>,
+    /// Written, reasoning included.
+    pub output_tokens: Option<f64>,
+    /// Reasoning, where the wire reports it apart.
+    pub reasoning_tokens: Option<f64>,
+    /// Calls that lacked the input or the output count (a sum with an unknown part is `None`).
+    pub unknown_calls: usize,
+    /// Cost in USD from the price table (`None` when any call is unpriced or lacked a count
+    /// the price needs).
+    pub cost_usd: Option<f64>,
+    /// Calls with no cost: no price for the model, or no input or output count.
+    pub unpriced_calls: usize,
+    /// What the providers reported the calls cost (USD), when every call reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_cost_usd: Option<f64>,
+}
+
+/// One tool's figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolTelemetry {
+    /// The MCP tool name.
+    pub tool: String,
+    /// `tools/call` round trips sent to the server (request sent → final response, after our
+    /// in-flight limit): the latency's samples.
+    pub latency: Latency,
+    /// Results with `isError: true`.
+    pub error_results: usize,
+    /// JSON-RPC errors, no answer, input requests left unanswered or the trial's time running
+    /// out: transport errors, apart from `isError` results.
+    pub transport_errors: usize,
+    /// `error_results` ÷ sent (`None` when none was sent).
+    pub error_result_rate: Option<f64>,
+    /// `transport_errors` ÷ sent.
+    pub transport_error_rate: Option<f64>,
+    /// Bytes of result text the server sent, summed over the results.
+    pub result_bytes: u64,
+    /// The largest result, in bytes.
+    pub max_result_bytes: Option<u64>,
+    /// Calls a layer answered itself (layer 2's faults and payloads): left out of the figures above.
+    pub injected: usize,
+    /// Calls refused before sending (unknown tool, invalid arguments).
+    pub not_sent: usize,
+    /// The tokens and cost of the turns that called it (their attributed shares).
+    pub spend: Spend,
+}
+
+/// One model's figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelTelemetry {
+    /// `PROVIDER:MODEL`.
+    pub model: String,
+    /// `model` (under test) or `judge`.
+    pub role: String,
+    /// Latency of its answered calls (retries included).
+    pub latency: Latency,
+    /// What its calls took.
+    pub spend: Spend,
+    /// Selection precision and recall per expected tool, from layer 1's trials.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accuracy: Vec<ToolAccuracy>,
+    /// The tool confusion matrix: each expected tool × the tool a trial called instead, with
+    /// the cases it happened in (correct selections are not listed; see `accuracy`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confusion: Vec<Confusion>,
+}
+
+/// Selection accuracy of one tool on one model, treating tool selection as multi-class
+/// classification over layer 1's trials (`(none)` is the class of calling no tool).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolAccuracy {
+    /// The tool, or `(none)`.
+    pub tool: String,
+    /// Trials that expected it.
+    pub expected: usize,
+    /// Trials whose selection was it.
+    pub selected: usize,
+    /// Trials that expected it and selected it.
+    pub correct: usize,
+    /// `correct ÷ selected` (`None` when never selected).
+    pub precision: Option<f64>,
+    /// `correct ÷ expected` (`None` when never expected).
+    pub recall: Option<f64>,
+}
+
+/// One cell off the diagonal of a confusion matrix.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Confusion {
+    /// The tool the case expected, or `(none)` (a case that expects no call).
+    pub expected: String,
+    /// The tool the trials selected instead, or `(none)`.
+    pub selected: String,
+    /// Trials.
+    pub count: usize,
+    /// The cases, in set order.
+    pub cases: Vec<String>,
+}
+
+/// One case on one model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CaseTelemetry {
+    /// The case id (layer 2: the variant id).
+    pub case: String,
+    /// `PROVIDER:MODEL` under test.
+    pub model: String,
+    /// 1 or 2.
+    pub layer: u8,
+    /// Trials measured.
+    pub trials: usize,
+    /// What the model under test's calls took.
+    pub spend: Spend,
+    /// What the judge's calls about its trials took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<Spend>,
+}
+
+/// One trial.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrialTelemetry {
+    /// The case id (layer 2: the variant id).
+    pub case: String,
+    /// `PROVIDER:MODEL` under test.
+    pub model: String,
+    /// 1-based.
+    pub trial: usize,
+    /// 1 or 2.
+    pub layer: u8,
+    /// Tool calls sent to the server.
+    pub tool_calls: usize,
+    /// Their latencies summed, in milliseconds.
+    pub tool_latency_ms: u64,
+    /// What the model under test's calls took.
+    pub spend: Spend,
+    /// The part of `spend` attributed to the final answer (turns that called no tool).
+    pub answer: Spend,
+}
+
+/// One model call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelCallTelemetry {
+    /// The case id (layer 2: the variant id).
+    pub case: String,
+    /// `PROVIDER:MODEL` under test.
+    pub model: String,
+    /// 1-based trial.
+    pub trial: usize,
+    /// 1 or 2.
+    pub layer: u8,
+    /// `model` or `judge`.
+    pub role: String,
+    /// `PROVIDER:MODEL` asked (the judge's model for `judge`).
+    pub asked: String,
+    /// 0-based turn (the judge: its sample).
+    pub turn: usize,
+    /// `answer`, `provider_error`, `replay_miss`, `call_cap` or `timeout`.
+    pub outcome: String,
+    /// Wall time in milliseconds, retries included (`None` without a reply).
+    pub latency_ms: Option<u64>,
+    /// Read, not from the cache.
+    pub input_tokens: Option<u64>,
+    /// Read from the cache.
+    pub cache_read_tokens: Option<u64>,
+    /// Written to the cache.
+    pub cache_write_tokens: Option<u64>,
+    /// Written, reasoning included.
+    pub output_tokens: Option<u64>,
+    /// Reasoning, where the wire reports it apart.
+    pub reasoning_tokens: Option<u64>,
+    /// Cost in USD from the price table (`None`: unpriced or a count missing).
+    pub cost_usd: Option<f64>,
+    /// What the provider reported it cost (USD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_cost_usd: Option<f64>,
+    /// The tools the reply called, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+}
+
+/// The tokens of one tool definition as one model's provider receives it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FootprintEntry {
+    /// The MCP tool name.
+    pub tool: String,
+    /// `PROVIDER:MODEL`.
+    pub model: String,
+    /// Tokens.
+    pub tokens: u64,
+    /// How they were counted: `tokenizer` (a real tokenizer of the model family over the
+    /// definition as we send it; the provider renders tools its own way), `count_tokens` (the
+    /// provider's count-tokens endpoint) or `estimated` (bytes ÷ 4).
+    pub method: String,
 }

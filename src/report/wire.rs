@@ -2,7 +2,7 @@
 //! read back. Written from a [`RunReport`] with the computed `verdict` and `counts` placed right
 //! after `outcome_detail`; read back into a [`RunReport`] (the computed members are recomputed,
 //! never trusted). Layer 1's members (`golden_set`, `models`, `evals`, …: [`EvalsSection`]) sit
-//! at the top level, layer 2's `resilience` beside them; members a later version of format 1
+//! at the top level, layer 2's `resilience` and `security` and layer 3's `telemetry` beside them; members a later version of format 1
 //! adds are ignored on read.
 
 use chrono::{DateTime, Utc};
@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::evals::EvalsSection;
 use super::layer2::{ResilienceSection, SecuritySection};
 use super::model::{CheckResult, Counts, GateSection, RunOutcome, RunReport, ServerSection, Verdict};
+use super::telemetry::TelemetrySection;
 
 /// The document as written (borrows the report).
 #[derive(Debug, Serialize)]
@@ -38,6 +39,8 @@ pub struct ReportOut<'a> {
     resilience: Option<&'a ResilienceSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     security: Option<&'a SecuritySection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    telemetry: Option<&'a TelemetrySection>,
 }
 
 impl<'a> ReportOut<'a> {
@@ -61,6 +64,7 @@ impl<'a> ReportOut<'a> {
             evals: report.evals.as_ref(),
             resilience: report.resilience.as_ref(),
             security: report.security.as_ref(),
+            telemetry: report.telemetry.as_ref(),
         }
     }
 }
@@ -92,6 +96,8 @@ pub struct ReportIn {
     resilience: Option<ResilienceSection>,
     #[serde(default)]
     security: Option<SecuritySection>,
+    #[serde(default)]
+    telemetry: Option<TelemetrySection>,
     #[serde(flatten)]
     evals: Option<EvalsSection>,
 }
@@ -114,6 +120,7 @@ impl From<ReportIn> for RunReport {
             evals: wire.evals,
             resilience: wire.resilience,
             security: wire.security,
+            telemetry: wire.telemetry,
         }
     }
 }

@@ -591,8 +591,8 @@ fn the_eval_label_requests_every_layer_and_the_missing_ones_are_named() {
     assert_eq!(outputs["layers-requested"], "0,1,2,3");
     assert_eq!(outputs["layers-run"], "0");
     assert!(run.stdout().contains("layers requested: 0,1,2,3 (the pull request was just labelled `run-evals`)"));
-    let note = "Layer(s) 3 were requested but are not available in this version";
-    assert!(run.file("step_summary.md").contains(note));
+    let note = "Layer 3 did not run:** no trial of layer 1 or 2 ran";
+    assert!(run.file("step_summary.md").contains(note), "{}", run.file("step_summary.md"));
     assert!(github.ours()[0].body.contains(note));
     let layer1 = "Layer 1 did not run: no golden set was given";
     assert!(run.file("step_summary.md").contains(layer1), "{}", run.file("step_summary.md"));
@@ -1078,7 +1078,7 @@ fn the_eval_label_runs_layer_1_with_the_golden_set_and_models_and_masks_the_keys
     );
     assert_eq!(run.code(), 0, "{}", run.stdout());
     let outputs = run.outputs();
-    assert_eq!(outputs["layers-run"], "0,1,2", "layer 2 runs wherever layer 1 runs");
+    assert_eq!(outputs["layers-run"], "0,1,2,3", "layers 2 and 3 run wherever layer 1 runs");
     assert_eq!(outputs["cases-passed"], "2");
     assert_eq!(outputs["cases-failed"], "0");
     assert!(run.stdout().contains(&format!("::add-mask::{key}")), "the key is masked first");

@@ -1,0 +1,229 @@
+//! Layer 3's part of `summary.md` (and of the pull-request comment): the spend of the run, p50
+//! and p95 per tool, tokens and cost per model and per case, the tool-surface footprint, and the
+//! tool pairs each model confuses. Pure, bounded to [`LAYER3_CHARS`].
+
+use std::fmt::Write as _;
+
+use super::md::{code_span, escape, message, table_code};
+use super::telemetry::{Spend, TelemetrySection};
+use crate::text::clip;
+
+/// The most bytes the section takes.
+pub(crate) const LAYER3_CHARS: usize = 10_000;
+
+/// The most rows of a table.
+const MAX_ROWS: usize = 25;
+
+/// USD as the summary shows it: `$0`, six decimals under a cent, four above; `—` unknown.
+pub(crate) fn usd(cost: Option<f64>) -> String {
+    match cost {
+        None => "—".into(),
+        Some(0.0) => "$0".into(),
+        Some(cost) if cost < 0.01 => format!("${cost:.6}"),
+        Some(cost) => format!("${cost:.4}"),
+    }
+}
+
+/// Tokens as the summary shows them (shares of a turn can be fractions); `—` unknown.
+fn tokens(count: Option<f64>) -> String {
+    match count {
+        None => "—".into(),
+        Some(count) if (count - count.round()).abs() < 0.05 => format!("{count:.0}"),
+        Some(count) => format!("{count:.1}"),
+    }
+}
+
+fn ms(value: Option<u64>) -> String {
+    value.map_or_else(|| "—".into(), |value| format!("{value} ms"))
+}
+
+/// `input / cached / output`, with the unknown calls when some lacked a count.
+fn spend_tokens(spend: &Spend) -> String {
+    let mut text = format!(
+        "{} / {} / {}",
+        tokens(spend.input_tokens),
+        tokens(spend.cache_read_tokens),
+        tokens(spend.output_tokens)
+    );
+    if spend.unknown_calls > 0 {
+        let _ = write!(text, " ({} call(s) unreported)", spend.unknown_calls);
+    }
+    text
+}
+
+fn cost(spend: &Spend) -> String {
+    let mut text = usd(spend.cost_usd);
+    if spend.cost_usd.is_none() && spend.unpriced_calls > 0 {
+        let _ = write!(text, " ({} unpriced)", spend.unpriced_calls);
+    }
+    text
+}
+
+/// The section, at most [`LAYER3_CHARS`] bytes.
+pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
+    let mut out = String::from("\n### 📈 Layer 3 — latency, tokens and cost\n\n");
+    if let Some(why) = &section.not_run {
+        let _ = writeln!(out, "> **Layer 3 did not run:** {}", message(&clip(why, 2_000)));
+        return out;
+    }
+    let total = &section.total;
+    let _ = writeln!(
+        out,
+        "{} model call(s): tokens in / cached / out {}; cost {}{}. Latency is nearest-rank p50 and p95; tokens and cost of a turn go to the tool calls it made, split equally.\n",
+        total.model_calls,
+        spend_tokens(total),
+        cost(total),
+        match &section.price_table {
+            Some(table) => format!(" (prices as of {} from {})", escape(&table.as_of), code_span(&table.path)),
+            None => " (no price table: `--prices FILE`)".into(),
+        }
+    );
+    for note in section.notes.iter().take(10) {
+        let _ = writeln!(out, "- {}", message(&clip(note, 300)));
+    }
+    if !section.tools.is_empty() {
+        out.push_str("\n| Tool | Calls | p50 | p95 | Max | `isError` | Transport errors | Injected | Tokens in / out per call | Cost per call |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for tool in section.tools.iter().take(MAX_ROWS) {
+            let calls = tool.spend.model_calls.max(1) as f64;
+            let per = |count: Option<f64>| tokens(count.map(|count| count / calls));
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |",
+                table_code(&clip(&tool.tool, 64)),
+                tool.latency.count,
+                ms(tool.latency.p50_ms),
+                ms(tool.latency.p95_ms),
+                ms(tool.latency.max_ms),
+                tool.error_results,
+                tool.transport_errors,
+                tool.injected,
+                per(tool.spend.input_tokens),
+                per(tool.spend.output_tokens),
+                if tool.spend.model_calls == 0 {
+                    "—".into()
+                } else {
+                    usd(tool.spend.cost_usd.map(|cost| cost / calls))
+                },
+            );
+        }
+        more(&mut out, section.tools.len());
+    }
+    if !section.models.is_empty() {
+        out.push_str("\n| Model | Role | Calls | p50 | p95 | Tokens in / cached / out | Cost |\n|---|---|---:|---:|---:|---:|---:|\n");
+        for model in section.models.iter().take(MAX_ROWS) {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                table_code(&clip(&model.model, 80)),
+                escape(&model.role),
+                model.spend.model_calls,
+                ms(model.latency.p50_ms),
+                ms(model.latency.p95_ms),
+                spend_tokens(&model.spend),
+                cost(&model.spend),
+            );
+        }
+    }
+    if !section.cases.is_empty() {
+        out.push_str("\n<details><summary>tokens and cost per case</summary>\n\n| Case | Model | Layer | Trials | Tokens in / cached / out | Cost | Judge |\n|---|---|---:|---:|---:|---:|---:|\n");
+        for case in section.cases.iter().take(MAX_ROWS * 2) {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                table_code(&clip(&case.case, 80)),
+                table_code(&clip(&case.model, 80)),
+                case.layer,
+                case.trials,
+                spend_tokens(&case.spend),
+                cost(&case.spend),
+                case.judge.as_ref().map_or_else(|| "—".into(), cost),
+            );
+        }
+        more(&mut out, section.cases.len().saturating_sub(MAX_ROWS));
+        out.push_str("\n</details>\n");
+    }
+    if !section.footprint.is_empty() {
+        out.push_str("\n<details><summary>tool-surface footprint (tokens per tool definition)</summary>\n\n| Tool | Model | Tokens | Counted by |\n|---|---|---:|---|\n");
+        for entry in section.footprint.iter().take(MAX_ROWS * 2) {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                table_code(&clip(&entry.tool, 64)),
+                table_code(&clip(&entry.model, 80)),
+                entry.tokens,
+                escape(&entry.method)
+            );
+        }
+        more(&mut out, section.footprint.len().saturating_sub(MAX_ROWS));
+        out.push_str("\n</details>\n");
+    }
+    let confused: Vec<_> = section.models.iter().filter(|model| !model.confusion.is_empty()).collect();
+    if !confused.is_empty() {
+        out.push_str("\n**Tools the model confused** (expected → called instead; compare the two descriptions):\n\n");
+        for model in confused.iter().take(MAX_ROWS) {
+            for pair in model.confusion.iter().take(5) {
+                let cases: Vec<String> = pair.cases.iter().take(5).map(|case| code_span(&clip(case, 64))).collect();
+                let _ = writeln!(
+                    out,
+                    "- {}: {} → {} in {} trial(s) ({})",
+                    code_span(&clip(&model.model, 80)),
+                    code_span(&clip(&pair.expected, 64)),
+                    code_span(&clip(&pair.selected, 64)),
+                    pair.count,
+                    cases.join(", ")
+                );
+            }
+        }
+    }
+    if out.len() > LAYER3_CHARS {
+        out = clip(&out, LAYER3_CHARS - 100);
+        out.push_str("\n\n_…cut: see `report.json`._\n");
+    }
+    out
+}
+
+fn more(out: &mut String, total: usize) {
+    if total > MAX_ROWS {
+        let _ = writeln!(out, "\n_…and {} more in `report.json`._", total - MAX_ROWS);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::telemetry::{Confusion, ModelTelemetry};
+
+    #[test]
+    fn an_unknown_cost_is_a_dash_never_zero_and_small_costs_keep_their_digits() {
+        assert_eq!(usd(None), "—");
+        assert_eq!(usd(Some(0.0)), "$0");
+        assert_eq!(usd(Some(0.000_123)), "$0.000123");
+        assert_eq!(usd(Some(1.5)), "$1.5000");
+        let spend = Spend { model_calls: 2, unpriced_calls: 2, ..Spend::default() };
+        assert_eq!(cost(&spend), "— (2 unpriced)");
+    }
+
+    #[test]
+    fn the_confusion_pairs_name_the_model_both_tools_and_the_cases_escaped() {
+        let section = TelemetrySection {
+            models: vec![ModelTelemetry {
+                model: "openai:m".into(),
+                role: "model".into(),
+                confusion: vec![Confusion {
+                    expected: "get_weather".into(),
+                    selected: "get_`forecast`".into(),
+                    count: 3,
+                    cases: vec!["weather|1".into()],
+                }],
+                ..ModelTelemetry::default()
+            }],
+            ..TelemetrySection::default()
+        };
+        let text = telemetry_section(&section);
+        assert!(text.contains("Tools the model confused"), "{text}");
+        assert!(text.contains("in 3 trial(s)"), "{text}");
+        assert!(text.contains("`get_weather` → `` get_`forecast` `` in 3 trial(s) (`weather|1`)"), "{text}");
+        let not_run = TelemetrySection { not_run: Some("nothing ran".into()), ..TelemetrySection::default() };
+        assert!(telemetry_section(&not_run).contains("**Layer 3 did not run:** nothing ran"));
+    }
+}
