@@ -188,6 +188,8 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
     let mut trials: BTreeMap<TrialKey, TrialAcc> = BTreeMap::new();
     let key_of = |layer: u8, trial: &TrialRef| (layer, trial.case.clone(), trial.model.clone(), trial.trial);
     let mut judges: BTreeMap<(u8, String, String), Tally> = BTreeMap::new();
+    // A case's spend: the sum of its trials' calls to the model under test.
+    let mut case_spend: BTreeMap<(u8, String, String), Tally> = BTreeMap::new();
     let mut models: BTreeMap<(&'static str, String), (Vec<u64>, Tally)> = BTreeMap::new();
     let mut total = Tally::default();
     for sample in &samples {
@@ -251,6 +253,7 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
                     judges.entry((*layer, trial.case.clone(), trial.model.clone())).or_default().add(&part, 1.0);
                     continue;
                 }
+                case_spend.entry((*layer, trial.case.clone(), trial.model.clone())).or_default().add(&part, 1.0);
                 let entry = trials.entry(key_of(*layer, trial)).or_default();
                 entry.spend.add(&part, 1.0);
                 if called.is_empty() {
@@ -339,28 +342,10 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
             answer: acc.answer.spend(),
         });
     }
-    // A case's spend is the sum of its trials' calls.
-    let mut case_tallies: BTreeMap<(u8, String, String), Tally> = BTreeMap::new();
-    for call in section.model_calls.iter().filter(|call| call.role == "model") {
-        let part = Part {
-            input: call.input_tokens,
-            cache_read: call.cache_read_tokens,
-            cache_write: call.cache_write_tokens,
-            output: call.output_tokens,
-            reasoning: call.reasoning_tokens,
-            cost: call.cost_usd,
-            reported_cost: call.reported_cost_usd,
-        };
-        case_tallies.entry((call.layer, call.case.clone(), call.model.clone())).or_default().add(&part, 1.0);
-    }
-    for ((layer, _, case, model), row) in &mut cases {
-        let _ = layer;
-        if let Some(tally) = case_tallies.get(&(row.layer, case.clone(), model.clone())) {
-            row.spend = tally.spend();
-        } else {
-            row.spend = Tally::default().spend();
-        }
-        row.judge = judges.get(&(row.layer, case.clone(), model.clone())).map(Tally::spend);
+    for row in cases.values_mut() {
+        let key = (row.layer, row.case.clone(), row.model.clone());
+        row.spend = case_spend.get(&key).map_or_else(|| Tally::default().spend(), Tally::spend);
+        row.judge = judges.get(&key).map(Tally::spend);
     }
     section.cases = cases.into_values().collect();
     section
