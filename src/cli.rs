@@ -370,7 +370,18 @@ pub async fn run(args: RunArgs) -> ExitStatus {
             return ExitStatus::InvalidInput;
         }
     };
-    let evaluation = evaluate::evaluate(&settings, &layers, golden.as_ref(), &events).await;
+    let prices = match evaluate::load_prices(&settings, &layers) {
+        Ok(prices) => prices,
+        Err(problems) => {
+            let count = problems.len();
+            for problem in problems {
+                say!("{}", problem.into_error());
+            }
+            say!("the price table has {count} problem(s)");
+            return ExitStatus::InvalidInput;
+        }
+    };
+    let evaluation = evaluate::evaluate(&settings, &layers, golden.as_ref(), prices.as_ref(), &events).await;
     if let Err(error) = &evaluation.written {
         say!("{error}");
     }

@@ -146,28 +146,11 @@ async fn stages(
 
     let golden = match evaluate::load_golden(&settings, &decision.layers) {
         Ok(golden) => golden,
-        Err(problems) => {
-            let problems: Vec<settings::Problem> = problems
-                .into_iter()
-                .map(|problem| settings::Problem {
-                    source: match problem.position {
-                        Some((line, column)) => settings::Source::File {
-                            path: problem.path.clone(),
-                            line,
-                            column,
-                            field: problem.field.clone().unwrap_or_default(),
-                        },
-                        None => settings::Source::Default,
-                    },
-                    message: match problem.position {
-                        Some(_) => problem.message.clone(),
-                        None => problem.to_string(),
-                    },
-                    hint: (!problem.hint.is_empty()).then(|| problem.hint.clone()),
-                })
-                .collect();
-            return input_error(&github, &problems, &say);
-        }
+        Err(problems) => return input_error(&github, &file_problems(problems), &say),
+    };
+    let prices = match evaluate::load_prices(&settings, &decision.layers) {
+        Ok(prices) => prices,
+        Err(problems) => return input_error(&github, &file_problems(problems), &say),
     };
 
     let token = workflow::random_token();
@@ -187,7 +170,7 @@ async fn stages(
             }
         }
     };
-    let evaluation = evaluate::evaluate(&settings, &decision.layers, golden.as_ref(), &events).await;
+    let evaluation = evaluate::evaluate(&settings, &decision.layers, golden.as_ref(), prices.as_ref(), &events).await;
     say(&workflow::resume_commands(&token));
 
     let after = After { settings: &settings, action: &action, payload: &payload, redactor: &redactor };
@@ -610,6 +593,30 @@ async fn post_comment(
             None
         }
     }
+}
+
+/// The problems of an input file (the golden set, the fault plan, the price table) as settings
+/// problems: each names its file, line, column and field.
+fn file_problems(problems: Vec<crate::golden::Problem>) -> Vec<settings::Problem> {
+    problems
+        .into_iter()
+        .map(|problem| settings::Problem {
+            source: match problem.position {
+                Some((line, column)) => settings::Source::File {
+                    path: problem.path.clone(),
+                    line,
+                    column,
+                    field: problem.field.clone().unwrap_or_default(),
+                },
+                None => settings::Source::Default,
+            },
+            message: match problem.position {
+                Some(_) => problem.message.clone(),
+                None => problem.to_string(),
+            },
+            hint: (!problem.hint.is_empty()).then(|| problem.hint.clone()),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 pub(crate) mod signals;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -77,6 +77,53 @@ pub(crate) fn load_golden(
             Ok(None)
         }
     }
+}
+
+/// Layer 3's price table: the file `--prices` names, else for the demo's own layer 1 the
+/// example table in the binary (`golden/demo-prices.yaml`), else none. With a budget
+/// (`--max-cost-usd`) every model asked must be priced unless `--allow-unpriced`.
+///
+/// # Errors
+/// Every problem of the file at once (exit status 2, before any connection), and each model a
+/// budget cannot count.
+pub(crate) fn load_prices(
+    settings: &Settings,
+    layers: &[u8],
+) -> Result<Option<crate::telemetry::prices::PriceTable>, Vec<crate::golden::Problem>> {
+    let table = match &settings.layer1.price_table {
+        Some(path) => Some(crate::telemetry::prices::load(path)?),
+        None if settings.server == Server::Demo && settings.layer1.models.is_empty() => {
+            let mut table = crate::telemetry::prices::parse(Path::new(DEMO_PRICES_PATH), DEMO_PRICES)?;
+            table.info.sha256 = format!("{:x}", <sha2::Sha256 as sha2::Digest>::digest(DEMO_PRICES.as_bytes()));
+            Some(table)
+        }
+        None => None,
+    };
+    let Some(table) = table else { return Ok(None) };
+    let runs_models = layers.iter().any(|layer| matches!(layer, 1 | 2));
+    if settings.layer1.max_cost_usd.is_some() && !settings.layer1.allow_unpriced && runs_models {
+        let layer1 = &settings.layer1;
+        let asked = layer1.models.iter().chain(&layer1.judge_model).chain(&layer1.embedding_model);
+        let problems: Vec<crate::golden::Problem> = asked
+            .map(|model| format!("{}:{}", model.provider, model.model))
+            .filter(|label| table.price(label).is_none())
+            .map(|label| crate::golden::Problem {
+                path: PathBuf::from(&table.info.path),
+                position: None,
+                field: None,
+                message: format!("the price table prices no `{label}`: a cost budget cannot count its calls"),
+                hint: format!(
+                    "add an entry `- match: {{provider: {}, model: \"{}\"}}` with its `input:` and `output:` prices, or pass --allow-unpriced (input `allow-unpriced: true`) to count its calls as free",
+                    label.split(':').next().unwrap_or_default(),
+                    label.split_once(':').map_or("", |(_, model)| model)
+                ),
+            })
+            .collect();
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+    }
+    Ok(Some(table))
 }
 
 /// The entries of the fault plan at `path`, each of whose `cases` glob must match a case of
@@ -204,6 +251,7 @@ pub(crate) async fn evaluate(
     settings: &Settings,
     layers: &[u8],
     golden: Option<&GoldenSet>,
+    prices: Option<&crate::telemetry::prices::PriceTable>,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Evaluation {
     let started = Instant::now();
@@ -431,7 +479,7 @@ pub(crate) async fn evaluate(
         let demo_set = demo_layer1(settings, golden)
             .then(|| crate::golden::load::parse(Path::new("golden/demo.yaml"), DEMO_GOLDEN_SET).ok())
             .flatten();
-        let section = layer3(collector, &report, demo_set.as_ref().or(golden), layers);
+        let section = layer3(collector, &report, demo_set.as_ref().or(golden), prices, layers);
         if section.not_run.is_some() {
             report.layers.retain(|layer| *layer != 3);
         } else if !report.layers.contains(&3) {
@@ -469,12 +517,14 @@ fn layer3(
     collector: &crate::telemetry::Collector,
     report: &RunReport,
     golden: Option<&GoldenSet>,
+    prices: Option<&crate::telemetry::prices::PriceTable>,
     layers: &[u8],
 ) -> crate::report::telemetry::TelemetrySection {
     let cached_pairs =
         report.evals.as_ref().map_or(0, |evals| evals.evals.iter().filter(|eval| eval.cached.is_some()).count());
-    let unpriced = |_: &str, _: &crate::report::telemetry::Usage| None;
-    let inputs = crate::telemetry::Inputs { golden, price: &unpriced, cached_pairs };
+    let price =
+        |label: &str, usage: &crate::report::telemetry::Usage| prices.and_then(|table| table.cost(label, usage));
+    let inputs = crate::telemetry::Inputs { golden, price: &price, prices, cached_pairs };
     let mut section = crate::telemetry::section(collector, &inputs);
     if !layers.contains(&1) && !layers.contains(&2) {
         section.not_run = Some(LAYER3_ALONE.into());
@@ -1412,6 +1462,11 @@ pub(crate) fn layers_outside_the_action(settings: &Settings) -> Vec<u8> {
 
 /// The demo's golden set (`golden/demo.yaml`), built into the binary.
 pub(crate) const DEMO_GOLDEN_SET: &str = include_str!("../../golden/demo.yaml");
+
+/// The example price table the demo prices its scripted models with.
+pub(crate) const DEMO_PRICES: &str = include_str!("../../golden/demo-prices.yaml");
+/// Its path in the repository, as the report names it.
+const DEMO_PRICES_PATH: &str = "golden/demo-prices.yaml";
 
 /// The demo's cassettes: the demo model (`mcp-eval demo-model`, a scripted stand-in for a good
 /// model) answering the demo golden set, recorded with `scripts/record-demo-cassettes.sh`.

@@ -218,28 +218,48 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<GoldenSet, Vec<Problem>> 
 }
 
 /// The structural pass: collects problems and builds the resolved cases.
-struct Reader {
+/// Checks the values of a YAML tree against their expected shapes, gathering every problem
+/// with its position (shared by the golden set, the fault plan and the price table).
+pub(crate) struct Reader {
     path: PathBuf,
-    problems: Vec<Problem>,
+    /// What is wrong so far.
+    pub(crate) problems: Vec<Problem>,
     /// The `embedding` and `judge` matchers of the case being read.
     semantic: Vec<super::MatcherRef>,
 }
 
 /// The keys of a mapping, checked against the known ones.
-type Fields<'a> = BTreeMap<&'a str, (&'a Node, &'a Node)>;
+pub(crate) type Fields<'a> = BTreeMap<&'a str, (&'a Node, &'a Node)>;
 
 impl Reader {
-    fn problem(&self, position: Option<(u64, u64)>, field: Option<String>, message: String, hint: String) -> Problem {
+    /// A reader of the file at `path` (named in messages).
+    pub(crate) fn new(path: &Path) -> Self {
+        Self { path: path.to_owned(), problems: Vec::new(), semantic: Vec::new() }
+    }
+
+    pub(crate) fn problem(
+        &self,
+        position: Option<(u64, u64)>,
+        field: Option<String>,
+        message: String,
+        hint: String,
+    ) -> Problem {
         Problem { path: self.path.clone(), position, field, message, hint }
     }
 
-    fn report(&mut self, node: &Node, field: &str, message: impl Into<String>, hint: impl Into<String>) {
+    pub(crate) fn report(&mut self, node: &Node, field: &str, message: impl Into<String>, hint: impl Into<String>) {
         let problem = self.problem(Some((node.line, node.column)), Some(field.to_owned()), message.into(), hint.into());
         self.problems.push(problem);
     }
 
     /// The entries of a mapping; every unknown key is reported (with the nearest known key).
-    fn fields<'a>(&mut self, node: &'a Node, field: &str, known: &[&str], example: &str) -> Option<Fields<'a>> {
+    pub(crate) fn fields<'a>(
+        &mut self,
+        node: &'a Node,
+        field: &str,
+        known: &[&str],
+        example: &str,
+    ) -> Option<Fields<'a>> {
         let NodeValue::Map(entries) = &node.value else {
             self.report(node, field, format!("expected a mapping, found {}", node.kind()), example.to_owned());
             return None;
@@ -258,7 +278,7 @@ impl Reader {
         Some(fields)
     }
 
-    fn integer(&mut self, node: &Node, field: &str, min: i64, max: i64) -> Option<i64> {
+    pub(crate) fn integer(&mut self, node: &Node, field: &str, min: i64, max: i64) -> Option<i64> {
         let value = match &node.value {
             NodeValue::Number(number) => number.as_i64(),
             _ => None,
@@ -286,7 +306,7 @@ impl Reader {
         }
     }
 
-    fn number(&mut self, node: &Node, field: &str, min: f64, max: f64) -> Option<f64> {
+    pub(crate) fn number(&mut self, node: &Node, field: &str, min: f64, max: f64) -> Option<f64> {
         match &node.value {
             NodeValue::Number(number) => {
                 let value = number.as_f64().unwrap_or(f64::NAN);
@@ -314,7 +334,7 @@ impl Reader {
         }
     }
 
-    fn boolean(&mut self, node: &Node, field: &str) -> Option<bool> {
+    pub(crate) fn boolean(&mut self, node: &Node, field: &str) -> Option<bool> {
         match &node.value {
             NodeValue::Bool(flag) => Some(*flag),
             _ => {
@@ -329,7 +349,7 @@ impl Reader {
         }
     }
 
-    fn string(&mut self, node: &Node, field: &str) -> Option<String> {
+    pub(crate) fn string(&mut self, node: &Node, field: &str) -> Option<String> {
         match &node.value {
             NodeValue::String(text) if !text.trim().is_empty() => Some(text.clone()),
             NodeValue::String(_) => {
@@ -343,7 +363,7 @@ impl Reader {
         }
     }
 
-    fn choice(&mut self, node: &Node, field: &str, allowed: &[&str]) -> Option<String> {
+    pub(crate) fn choice(&mut self, node: &Node, field: &str, allowed: &[&str]) -> Option<String> {
         let text = self.string(node, field)?;
         if allowed.contains(&text.as_str()) {
             return Some(text);

@@ -68,6 +68,15 @@ pub struct TelemetrySection {
     pub price_table: Option<PriceTableInfo>,
     /// Everything this run's model calls took, every role.
     pub total: Spend,
+    /// What the providers' prompt caches saved, in USD: the priced calls' cost with their cache
+    /// reads priced as fresh input, minus their cost (`None` without a price table or when no
+    /// call was priced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_saved_usd: Option<f64>,
+    /// Case × model pairs whose verdicts the verdict cache reused: their trials made no model
+    /// call (what the cache saved in calls).
+    #[serde(default)]
+    pub verdicts_reused: usize,
     /// Per tool, every model and layer together, in name order.
     pub tools: Vec<ToolTelemetry>,
     /// Per model asked (the models under test, then the judge), in the order they were asked.

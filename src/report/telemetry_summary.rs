@@ -78,6 +78,22 @@ pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
             None => " (no price table: `--prices FILE`)".into(),
         }
     );
+    let mut saved = Vec::new();
+    if let Some(usd_saved) = section.prompt_cache_saved_usd.filter(|usd| *usd > 0.0) {
+        saved.push(format!(
+            "the providers' prompt caches saved {} (cache reads priced as fresh input)",
+            usd(Some(usd_saved))
+        ));
+    }
+    if section.verdicts_reused > 0 {
+        saved.push(format!(
+            "the verdict cache reused {} case × model pair(s): no model call for them",
+            section.verdicts_reused
+        ));
+    }
+    if !saved.is_empty() {
+        let _ = writeln!(out, "What the caches saved: {}.\n", saved.join("; "));
+    }
     for note in section.notes.iter().take(10) {
         let _ = writeln!(out, "- {}", message(&clip(note, 300)));
     }

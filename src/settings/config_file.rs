@@ -93,6 +93,15 @@ pub(crate) struct ConfigFile {
     pub judge_calibration: Option<Located<Value>>,
     /// `fault_plan`: layer 2's fault plan (a YAML file).
     pub fault_plan: Option<Located<Value>>,
+    /// `price_table`: layer 3's price table (a YAML file).
+    #[serde(default)]
+    pub price_table: Option<Located<Value>>,
+    /// `max_cost_usd`: the most the run's model calls may cost, in USD.
+    #[serde(default)]
+    pub max_cost_usd: Option<Located<Value>>,
+    /// `allow_unpriced`: a budget may start with unpriced models.
+    #[serde(default)]
+    pub allow_unpriced: Option<Located<Value>>,
     /// The `PROVIDER:MODEL` whose embeddings grade `embedding` matchers (layer 1).
     #[serde(default)]
     pub embedding_model: Option<Located<Value>>,
@@ -251,6 +260,9 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("trace_results", Shape::Scalar),
     ("judge_calibration", Shape::Scalar),
     ("fault_plan", Shape::Scalar),
+    ("price_table", Shape::Scalar),
+    ("max_cost_usd", Shape::Scalar),
+    ("allow_unpriced", Shape::Scalar),
     ("embedding_model", Shape::Scalar),
     ("cassettes", Shape::Scalar),
     ("cache_dir", Shape::Scalar),
@@ -317,6 +329,9 @@ pub(crate) const FLAG_KEYS: &[(&str, Result<&str, &str>)] = &[
     ("judge-samples", Ok("judge_samples")),
     ("judge-calibration", Ok("judge_calibration")),
     ("fault-plan", Ok("fault_plan")),
+    ("prices", Ok("price_table")),
+    ("max-cost-usd", Ok("max_cost_usd")),
+    ("allow-unpriced", Ok("allow_unpriced")),
     ("embedding-model", Ok("embedding_model")),
     ("max-drop", Ok("gate.max_drop")),
     ("confirm", Ok("confirm")),

@@ -82,6 +82,12 @@ pub(crate) const INPUT_ALLOW_SELF_JUDGE: &str = "allow-self-judge";
 pub(crate) const INPUT_JUDGE_CALIBRATION: &str = "judge-calibration";
 /// Layer 2's fault plan, relative to the workspace.
 pub(crate) const INPUT_FAULT_PLAN: &str = "fault-plan";
+/// Input `price-table`: layer 3's price table, relative to the workspace.
+pub(crate) const INPUT_PRICE_TABLE: &str = "price-table";
+/// Input `max-cost-usd`: the most the run's model calls may cost, in USD.
+pub(crate) const INPUT_MAX_COST_USD: &str = "max-cost-usd";
+/// Input `allow-unpriced`: `true` lets a budget start with models the price table does not price.
+pub(crate) const INPUT_ALLOW_UNPRICED: &str = "allow-unpriced";
 /// Input `embedding-model`: the `PROVIDER:MODEL` whose embeddings grade `embedding` matchers.
 pub(crate) const INPUT_EMBEDDING_MODEL: &str = "embedding-model";
 /// Input `confirm`: `false` turns the gate's confirmation re-run off.
@@ -96,7 +102,7 @@ pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 40] = [
+pub(crate) const ALL_INPUTS: [&str; 43] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -137,6 +143,9 @@ pub(crate) const ALL_INPUTS: [&str; 40] = [
     INPUT_CONFIRM,
     INPUT_MAX_DROP,
     INPUT_EMBEDDING_MODEL,
+    INPUT_PRICE_TABLE,
+    INPUT_MAX_COST_USD,
+    INPUT_ALLOW_UNPRICED,
 ];
 
 /// The API root of the built-in `openai` provider (default `https://api.openai.com/v1`).

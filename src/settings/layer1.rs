@@ -134,6 +134,12 @@ pub(crate) struct Layer1Settings {
     pub judge_calibration: Option<PathBuf>,
     /// Layer 2's fault plan (`--fault-plan`), read with the golden set.
     pub fault_plan: Option<PathBuf>,
+    /// Layer 3's price table (`--prices`), read before any connection.
+    pub price_table: Option<PathBuf>,
+    /// `--max-cost-usd`: the most the model calls may cost, USD (`None`: no budget).
+    pub max_cost_usd: Option<f64>,
+    /// `--allow-unpriced`: a budget may start with models the price table does not price.
+    pub allow_unpriced: bool,
     /// `--embedding-model`: the model whose `/embeddings` grade `embedding` argument matchers
     /// (a provider of the OpenAI wire).
     pub embedding_model: Option<ModelRef>,
@@ -231,6 +237,9 @@ impl Default for Layer1Settings {
             judge_samples: 1,
             judge_calibration: None,
             fault_plan: None,
+            price_table: None,
+            max_cost_usd: None,
+            allow_unpriced: false,
             embedding_model: None,
             max_drop: DEFAULT_MAX_DROP,
             confirm: true,

@@ -81,6 +81,7 @@ pub(super) fn resolve(
     let confirm = confirm(sources, problems);
     let store = cache_and_baseline(sources, workspace, in_action, problems);
     let fault_plan = fault_plan(sources, workspace, problems);
+    let spending = spending(sources, workspace, problems);
 
     Layer1Settings {
         models,
@@ -110,7 +111,79 @@ pub(super) fn resolve(
         confirm,
         shard,
         fault_plan,
+        price_table: spending.price_table,
+        max_cost_usd: spending.max_cost_usd,
+        allow_unpriced: spending.allow_unpriced,
     }
+}
+
+/// What [`spending`] found.
+struct Spending {
+    price_table: Option<PathBuf>,
+    max_cost_usd: Option<f64>,
+    allow_unpriced: bool,
+}
+
+/// Layer 3's price table (`--prices`, input `price-table`, `price_table`; below the workspace;
+/// its entries are read before any connection, by `telemetry::prices::load`), the budget
+/// (`--max-cost-usd`, input `max-cost-usd`, `max_cost_usd`) and `--allow-unpriced`.
+///
+/// # Errors
+/// Adds to `problems` a table path outside a shared-only workspace, a budget that is not a
+/// number of USD above 0, and a budget without a price table.
+fn spending(sources: &Sources<'_>, workspace: &super::workspace::Workspace, problems: &mut Vec<Problem>) -> Spending {
+    let flags = &sources.request.flags;
+    let price_table = workspace
+        .shared(
+            sources.pick(
+                &flags.prices,
+                "--prices",
+                env_vars::INPUT_PRICE_TABLE,
+                sources.config().and_then(|c| c.price_table.as_ref()).map(|value| (value, "price_table")),
+            ),
+            problems,
+        )
+        .map(|(_, text)| text.trim().to_owned())
+        .filter(|text| !text.is_empty())
+        .map(|text| workspace.join(&text));
+    let max_cost_usd = sources
+        .pick(
+            &flags.max_cost_usd,
+            "--max-cost-usd",
+            env_vars::INPUT_MAX_COST_USD,
+            sources.config().and_then(|c| c.max_cost_usd.as_ref()).map(|value| (value, "max_cost_usd")),
+        )
+        .filter(|(_, text)| !text.trim().is_empty())
+        .and_then(|(source, text)| match text.trim().trim_start_matches('$').parse::<f64>() {
+            Ok(usd) if usd.is_finite() && usd > 0.0 && usd <= 1_000_000.0 => {
+                if price_table.is_none() {
+                    problems.push(Problem::new(
+                        &source,
+                        "a cost budget needs a price table to count against",
+                        "give --prices FILE (input `price-table`, config `price_table`): USD per 1M tokens of each model (see docs/layer-3.md#the-price-table)",
+                    ));
+                }
+                Some(usd)
+            }
+            _ => {
+                problems.push(Problem::new(
+                    &source,
+                    format!("`{text}` is not a budget in USD"),
+                    "give a number of US dollars above 0, e.g. 2.50",
+                ));
+                None
+            }
+        });
+    let allow_unpriced = flags.allow_unpriced
+        || sources
+            .pick(
+                &None,
+                "--allow-unpriced",
+                env_vars::INPUT_ALLOW_UNPRICED,
+                sources.config().and_then(|c| c.allow_unpriced.as_ref()).map(|value| (value, "allow_unpriced")),
+            )
+            .is_some_and(|(_, text)| matches!(text.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"));
+    Spending { price_table, max_cost_usd, allow_unpriced }
 }
 
 /// Layer 2's fault plan (`--fault-plan`, input `fault-plan`, `fault_plan`), below the workspace;

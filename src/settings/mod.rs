@@ -155,6 +155,15 @@ pub struct SettingsArgs {
     /// Layer 2's faults for the whole suite: a YAML list of {cases: GLOB, tool: NAME|"*", fault, on_call} [Action input: fault-plan; config: fault_plan]
     #[arg(long, value_name = "FILE")]
     pub fault_plan: Option<String>,
+    /// Layer 3's price table: a YAML file of USD prices per 1M tokens by provider and model glob; without one every cost is unknown [Action input: price-table; config: price_table]
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<String>,
+    /// The most the run's model calls may cost, in USD (needs --prices): an estimate over it refuses to start (exit 6), and a call that would pass it is not made [Action input: max-cost-usd; config: max_cost_usd]
+    #[arg(long, value_name = "USD", allow_hyphen_values = true)]
+    pub max_cost_usd: Option<String>,
+    /// With --max-cost-usd: start even when the price table does not price every model asked (their calls count as free against the budget) [Action input: allow-unpriced; config: allow_unpriced]
+    #[arg(long)]
+    pub allow_unpriced: bool,
     /// The model whose embeddings grade `embedding` argument matchers, PROVIDER:MODEL on an OpenAI-compatible provider [Action input: embedding-model]
     #[arg(long, value_name = "PROVIDER:MODEL")]
     pub embedding_model: Option<String>,

@@ -999,6 +999,58 @@ fn the_fault_plan_comes_from_the_flag_the_input_or_the_file_in_that_order() {
 }
 
 #[test]
+fn the_price_table_and_the_budget_come_from_the_flag_the_input_or_the_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let at = |name: &str| dir.path().join(name);
+    let config = write_config(
+        &dir,
+        &format!(
+            "server: {{url: 'http://h/mcp'}}\nprice_table: {}\nmax_cost_usd: 2.5\nallow_unpriced: true\n",
+            at("from-file.yaml").display()
+        ),
+    );
+    let from_file = cli(SettingsArgs { config: Some(config.clone()), ..SettingsArgs::default() }).expect("valid");
+    assert_eq!(from_file.layer1.price_table, Some(at("from-file.yaml")));
+    assert_eq!((from_file.layer1.max_cost_usd, from_file.layer1.allow_unpriced), (Some(2.5), true));
+    let flag = cli(SettingsArgs {
+        config: Some(config.clone()),
+        prices: Some(at("flag.yaml").display().to_string()),
+        max_cost_usd: Some("$0.75".into()),
+        ..SettingsArgs::default()
+    })
+    .expect("valid");
+    assert_eq!((flag.layer1.price_table, flag.layer1.max_cost_usd), (Some(at("flag.yaml")), Some(0.75)));
+    let workspace = dir.path().display().to_string();
+    let input = action(
+        &[
+            ("INPUT_SERVER-URL", "http://h/mcp"),
+            ("GITHUB_WORKSPACE", &workspace),
+            ("INPUT_PRICE-TABLE", "prices/models.yaml"),
+            ("INPUT_MAX-COST-USD", "1"),
+        ],
+        Request::default(),
+    )
+    .expect("valid");
+    assert_eq!(input.layer1.price_table, Some(at("prices/models.yaml")), "in the workspace");
+    assert!(!input.layer1.allow_unpriced);
+}
+
+#[test]
+fn a_budget_without_a_price_table_or_that_is_not_a_sum_of_dollars_is_refused() {
+    let server = || SettingsArgs { server_url: Some("http://127.0.0.1:9/mcp".into()), ..SettingsArgs::default() };
+    let problems = cli(SettingsArgs { max_cost_usd: Some("5".into()), ..server() }).expect_err("a budget needs prices");
+    assert!(problems.iter().any(|problem| problem.message.contains("needs a price table")), "{problems:?}");
+    for bad in ["0", "-1", "five", "inf"] {
+        let problems = cli(SettingsArgs { prices: Some("p.yaml".into()), max_cost_usd: Some(bad.into()), ..server() })
+            .expect_err(bad);
+        assert!(
+            problems.iter().any(|problem| problem.message.contains("is not a budget in USD")),
+            "{bad}: {problems:?}"
+        );
+    }
+}
+
+#[test]
 fn judge_calibration_comes_from_the_flag_the_input_or_the_file_in_that_order() {
     let dir = tempfile::tempdir().expect("temp dir");
     let calibration = r#"{"format": 1, "judge_model": "p:j", "judge_prompt_version": 1, "judge_samples": 1,

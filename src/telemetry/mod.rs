@@ -10,6 +10,7 @@
 //! Trials whose verdicts were reused from the verdict cache made no calls and are not measured
 //! (a note says how many). Memory grows with the calls made, which the call cap bounds.
 
+pub(crate) mod prices;
 mod stats;
 
 use std::collections::BTreeMap;
@@ -123,6 +124,9 @@ pub(crate) struct Inputs<'a> {
     pub golden: Option<&'a GoldenSet>,
     /// Prices a call.
     pub price: Pricer<'a>,
+    /// The price table `price` reads, for the report's `price_table` and notes (`None`: no
+    /// table; every cost is unknown).
+    pub prices: Option<&'a prices::PriceTable>,
     /// Verdicts reused from the cache (case × model pairs not measured).
     pub cached_pairs: usize,
 }
@@ -157,11 +161,18 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
         attribution: ATTRIBUTION.into(),
         ..TelemetrySection::default()
     };
+    section.verdicts_reused = inputs.cached_pairs;
     if inputs.cached_pairs > 0 {
         section.notes.push(format!(
             "{} case × model pair(s) reused their verdicts from the verdict cache: their trials made no calls and are not measured",
             inputs.cached_pairs
         ));
+    }
+    section.price_table = inputs.prices.map(|table| table.info.clone());
+    if inputs.prices.is_none() {
+        section.notes.push(
+            "no price table was given (--prices, input `price-table`): every cost is unknown (—), never 0".into(),
+        );
     }
     if samples.is_empty() {
         section.not_run = Some("no trial of layer 1 or 2 ran: there was nothing to measure".into());
@@ -192,6 +203,7 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
     let mut case_spend: BTreeMap<(u8, String, String), Tally> = BTreeMap::new();
     let mut models: BTreeMap<(&'static str, String), (Vec<u64>, Tally)> = BTreeMap::new();
     let mut total = Tally::default();
+    let mut saved: Option<f64> = None;
     for sample in &samples {
         match sample {
             Sample::Tool { layer, trial, tool, outcome, sent, injected, latency_ms, bytes } => {
@@ -222,6 +234,11 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
             Sample::Model { layer, trial, role, turn, outcome, latency_ms, asked, usage, tools: called } => {
                 let answered = *outcome == "answer";
                 let cost = if answered { (inputs.price)(asked, usage) } else { None };
+                if let Some(cost) = cost
+                    && let Some(uncached) = (inputs.price)(asked, &Usage { cache_read_tokens: Some(0), ..*usage })
+                {
+                    saved = Some(saved.unwrap_or(0.0) + (uncached - cost).max(0.0));
+                }
                 let part = part(usage, cost);
                 let (latencies, tally) = models.entry((role, asked.clone())).or_default();
                 latencies.extend(latency_ms);
@@ -272,6 +289,20 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
         }
     }
     section.total = total.spend();
+    section.prompt_cache_saved_usd = saved.map(stats::round_usd);
+    if let Some(table) = inputs.prices {
+        let mut unpriced: BTreeMap<&str, usize> = BTreeMap::new();
+        for call in &section.model_calls {
+            if table.price(&call.asked).is_none() {
+                *unpriced.entry(call.asked.as_str()).or_default() += 1;
+            }
+        }
+        for (label, calls) in unpriced {
+            section.notes.push(format!(
+                "the price table has no entry for `{label}`: its {calls} call(s) have an unknown cost, and so does every sum over them"
+            ));
+        }
+    }
     section.tools = tools
         .into_iter()
         .map(|(tool, acc)| {

@@ -99,7 +99,7 @@ fn a_turn_with_two_calls_splits_its_tokens_and_cost_equally_and_the_answer_keeps
         ],
     );
     let golden = set(SET);
-    let section = section(&collector, &Inputs { golden: Some(&golden), price: &price, cached_pairs: 0 });
+    let section = section(&collector, &Inputs { golden: Some(&golden), price: &price, prices: None, cached_pairs: 0 });
     // Turn 0: input 60 + 4 (cache) + 20 (output) = $84; turn 1: 100 + 10 + 40 = $150.
     assert_eq!(section.total.cost_usd, Some(234.0));
     assert_eq!(section.total.input_tokens, Some(160.0), "read minus cache reads");
@@ -126,7 +126,7 @@ fn injected_calls_are_counted_apart_and_left_out_of_the_latency_figures() {
     events.push(tool_call("weather", 5, "get_weather", "injected", 0));
     events.push(tool_call("weather", 6, "get_weather", "jsonrpc_error", 5));
     stream(&collector, &events);
-    let section = section(&collector, &Inputs { golden: None, price: &price, cached_pairs: 0 });
+    let section = section(&collector, &Inputs { golden: None, price: &price, prices: None, cached_pairs: 0 });
     let tool = &section.tools[0];
     assert_eq!(
         (tool.latency.count, tool.latency.p50_ms, tool.latency.p95_ms, tool.latency.max_ms),
@@ -145,7 +145,7 @@ fn usage_missing_on_one_call_makes_the_sums_unknown_with_the_call_counted_and_an
         &collector,
         &[model_call("weather", 1, 0, usage(100, 0, 10), &[]), model_call("weather", 2, 0, unknown, &[])],
     );
-    let section = section(&collector, &Inputs { golden: None, price: &price, cached_pairs: 2 });
+    let section = section(&collector, &Inputs { golden: None, price: &price, prices: None, cached_pairs: 2 });
     assert_eq!((section.total.input_tokens, section.total.output_tokens), (None, Some(15.0)));
     assert_eq!((section.total.unknown_calls, section.total.cost_usd, section.total.unpriced_calls), (1, None, 1));
     assert_eq!(section.model_calls[1].input_tokens, None, "never 0");
@@ -153,7 +153,7 @@ fn usage_missing_on_one_call_makes_the_sums_unknown_with_the_call_counted_and_an
     let none = |_: &str, _: &Usage| None;
     let collector = Collector::default();
     stream(&collector, &[model_call("weather", 1, 0, usage(100, 0, 10), &[])]);
-    let section = super::section(&collector, &Inputs { golden: None, price: &none, cached_pairs: 0 });
+    let section = super::section(&collector, &Inputs { golden: None, price: &none, prices: None, cached_pairs: 0 });
     assert_eq!((section.total.cost_usd, section.total.unpriced_calls), (None, 1), "unknown, never $0");
 }
 
@@ -177,7 +177,7 @@ fn the_confusion_matrix_names_the_tool_called_instead_and_precision_and_recall_f
         ],
     );
     let golden = set(SET);
-    let section = section(&collector, &Inputs { golden: Some(&golden), price: &price, cached_pairs: 0 });
+    let section = section(&collector, &Inputs { golden: Some(&golden), price: &price, prices: None, cached_pairs: 0 });
     let model = &section.models[0];
     assert_eq!(model.confusion.len(), 2);
     assert_eq!(
@@ -204,7 +204,7 @@ fn the_confusion_matrix_names_the_tool_called_instead_and_precision_and_recall_f
 fn events_outside_layers_1_and_2_are_not_kept_and_nothing_measured_says_so() {
     let collector = Collector::default();
     collector.observe(&tool_call("weather", 1, "get_weather", "result", 3));
-    let section = section(&collector, &Inputs { golden: None, price: &price, cached_pairs: 0 });
+    let section = section(&collector, &Inputs { golden: None, price: &price, prices: None, cached_pairs: 0 });
     assert!(section.tools.is_empty());
     assert!(section.not_run.is_some());
 }
