@@ -11,7 +11,7 @@
 //! | 3 | the server could not be reached, started, or evaluated without credentials, or the URL is not an MCP endpoint |
 //! | 4 | our own environment failed (the reports could not be written, no runtime, no port) |
 //! | 5 | layer 1 or 2: a model provider is unusable at the start, or spoiled more than a fifth of the trials |
-//! | 6 | layer 1 or 2: the model-call cap stopped the run early; what ran is reported |
+//! | 6 | layer 1 or 2: a limit — the model-call cap or the cost budget — stopped the run; what ran is reported |
 //! | 130 / 143 | interrupted by SIGINT / SIGTERM; the reports were written |
 //!
 //! When several apply, the first in this order wins: 130/143 > 2 > 4 > 3 > 5 > 6 > 1 > 0.
@@ -61,7 +61,7 @@ pub enum ExitStatus {
     Environment,
     /// 5: a model provider is unusable.
     Provider,
-    /// 6: a budget or call cap stopped the run early.
+    /// 6: a limit — the model-call cap or the cost budget — stopped the run.
     Budget,
     /// 130: SIGINT.
     Interrupted,
@@ -110,7 +110,13 @@ impl ExitStatus {
 impl RunReport {
     /// The verdict of this report, as [`verdict`] decides it.
     pub fn verdict(&self) -> Verdict {
-        verdict(self.outcome, &self.checks, self.evals.as_ref(), self.resilience.as_ref(), self.security.as_ref())
+        let verdict =
+            verdict(self.outcome, &self.checks, self.evals.as_ref(), self.resilience.as_ref(), self.security.as_ref());
+        // A run the cost budget stopped is incomplete: never a pass.
+        match verdict {
+            Verdict::Pass if self.budget.as_ref().is_some_and(|budget| budget.stopped.is_some()) => Verdict::Error,
+            verdict => verdict,
+        }
     }
 }
 
@@ -144,7 +150,7 @@ pub(crate) struct Met {
     pub environment: bool,
     /// A model provider is unusable, or spoiled trials (5).
     pub provider: bool,
-    /// The model-call cap stopped it early (6).
+    /// A limit — the model-call cap or the cost budget — stopped it (6).
     pub budget: bool,
     /// The signal that stopped it (130/143).
     pub interrupt: Option<Interrupt>,
@@ -300,13 +306,8 @@ pub(crate) fn verdict(
 
 /// Decides the verdict, the `result` output and the exit status of a run.
 pub(crate) fn decide(report: &RunReport, input: VerdictInput) -> Decision {
-    let verdict = verdict(
-        report.outcome,
-        &report.checks,
-        report.evals.as_ref(),
-        report.resilience.as_ref(),
-        report.security.as_ref(),
-    );
+    let budget_stopped = report.budget.as_ref().is_some_and(|budget| budget.stopped.is_some());
+    let verdict = report.verdict();
     let warned = report.checks.iter().any(|check| check.status == Status::Warn);
     // `result` is what the exit status follows: under `fail-on: never` findings never fail the
     // run, so a failed verdict is a `pass` there (the verdict itself still says `fail`).
@@ -325,7 +326,8 @@ pub(crate) fn decide(report: &RunReport, input: VerdictInput) -> Decision {
         provider: report.evals.as_ref().is_some_and(EvalsSection::provider_failed)
             || report.resilience.as_ref().is_some_and(|section| section.provider_failed),
         budget: report.evals.as_ref().is_some_and(|evals| evals.call_cap_reached)
-            || report.resilience.as_ref().is_some_and(|section| section.call_cap_reached),
+            || report.resilience.as_ref().is_some_and(|section| section.call_cap_reached)
+            || budget_stopped,
         interrupt: input.interrupt,
     };
     Decision { verdict, result, exit: met.exit_status() }

@@ -25,6 +25,7 @@ use crate::mcp::http::HttpSettings;
 use crate::report::model::{Evidence, GateSection, RunOutcome, RunReport, ServerSection};
 use crate::report::{self, WrittenFiles};
 use crate::settings::{LayersInput, Server, Settings};
+use crate::telemetry::budget::CostLimit;
 use crate::verdict::{self, Decision, Interrupt, VerdictInput};
 
 /// A failpoint for the tests: when this variable is set, the run panics, so the tests can show
@@ -263,6 +264,13 @@ pub(crate) async fn evaluate(
     // `--events FILE`: every event below goes there too, stamped; a file that cannot be
     // created is our environment failing (exit status 4), and the run goes on without it.
     let (log, log_error) = open_events_log(settings, &redactor, started);
+    // The cost budget, shared by layers 1 and 2 (and their judges).
+    let cost = settings
+        .layer1
+        .max_cost_usd
+        .zip(prices)
+        .filter(|_| layers.iter().any(|layer| matches!(layer, 1 | 2)))
+        .map(|(limit, table)| Arc::new(CostLimit::new(limit, Arc::new(table.clone()))));
     // Layer 3 only reads: it keeps what the events of layers 1 and 2 say.
     let telemetry = layers.contains(&3).then(crate::telemetry::Collector::default);
     let noting = |event: &RunEvent| {
@@ -368,8 +376,9 @@ pub(crate) async fn evaluate(
             events(&RunEvent::LayerStarted { layer: 1 });
             let layer1_started = Instant::now();
             let checks0 = layer0.as_ref().map(|outcome: &conformance::Layer0Result| outcome.checks.as_slice());
-            let layer1 =
-                Box::pin(layer1(settings, golden, &connected, &progress, &cassettes_failed, checks0, events)).await;
+            let limits =
+                Limits { cost: cost.clone(), with_layer2: ran.contains(&2), cassettes_failed: &cassettes_failed };
+            let layer1 = Box::pin(layer1(settings, golden, &connected, &progress, checks0, &limits, events)).await;
             events(&RunEvent::LayerFinished { layer: 1, duration_ms: elapsed_ms(layer1_started) });
             // Kept whole (gate included) for a signal or a panic during layer 2.
             if let Ok(section) = &layer1 {
@@ -395,7 +404,8 @@ pub(crate) async fn evaluate(
                 Some(Ok(section)) => section.model_calls,
                 _ => 0,
             };
-            let layer2 = Box::pin(layer2(settings, golden, &connected, spent, &cassettes_failed, events)).await;
+            let limits = Limits { cost: cost.clone(), with_layer2: true, cassettes_failed: &cassettes_failed };
+            let layer2 = Box::pin(layer2(settings, golden, &connected, spent, &limits, events)).await;
             events(&RunEvent::LayerFinished { layer: 2, duration_ms: elapsed_ms(layer2_started) });
             Some(layer2)
         } else {
@@ -474,6 +484,12 @@ pub(crate) async fn evaluate(
     };
     let mut report = report;
     report.layer0_duration_ms = *crate::mcp::sync::lock(&layer0_time);
+    report.budget = cost.as_ref().map(|limit| limit.section());
+    if let Some(budget) = &report.budget
+        && budget.stopped.is_some()
+    {
+        events(&RunEvent::Notice { text: budget_stop(budget) });
+    }
     if let Some(collector) = &telemetry {
         // The demo's layers 1 and 2 run its own set.
         let demo_set = demo_layer1(settings, golden)
@@ -825,6 +841,75 @@ fn note(known: &std::sync::Mutex<ServerSection>, event: &RunEvent) {
     }
 }
 
+/// What layers 1 and 2 share with the evaluation: the cost budget and the flag a cassette that
+/// could not be written raises.
+struct Limits<'a> {
+    /// The budget, when `--max-cost-usd` is set.
+    cost: Option<Arc<CostLimit>>,
+    /// Layer 2 runs after layer 1: layer 1's up-front estimate covers its trials too.
+    with_layer2: bool,
+    /// Set when cassettes could not be saved (exit 4).
+    cassettes_failed: &'a std::sync::atomic::AtomicBool,
+}
+
+impl Limits<'_> {
+    /// Makes the up-front estimate before the first model call (once: the first layer to run
+    /// makes it, over every trial of layers 1 and 2 it knows); the reason the run stops when it
+    /// is over the budget.
+    fn refuse(
+        &self,
+        set: &GoldenSet,
+        surface: &crate::mcp::tools::ToolSurface,
+        layer1: &crate::settings::layer1::Layer1Settings,
+        in_layer1: bool,
+    ) -> Option<String> {
+        let limit = self.cost.as_deref()?;
+        if limit.started() {
+            return None;
+        }
+        let models: Vec<String> = layer1.models.iter().map(crate::settings::layer1::ModelRef::label).collect();
+        let judge = layer1.judge_model.as_ref().map(|model| (model.label(), layer1.judge_samples));
+        let mut trials = Vec::new();
+        if in_layer1 {
+            let judge = judge.as_ref().map(|(label, samples)| (label.as_str(), *samples));
+            trials = crate::telemetry::budget::plan(set, &surface.tools, &models, layer1.runs, judge);
+        }
+        if !in_layer1 || self.with_layer2 {
+            let (variants, _) = crate::faults::variants(set);
+            let (variant_set, _) = crate::faults::variant_set(set, &variants);
+            trials.extend(crate::telemetry::budget::plan(&variant_set, &surface.tools, &models, layer1.runs, None));
+        }
+        let estimate = limit.estimate(&trials);
+        (!limit.start(estimate)).then(|| {
+            format!(
+                "the estimated cost of the run, {} for {} trial(s), is over the cost budget of {} (--max-cost-usd): no model call was made",
+                crate::report::telemetry_summary::usd(Some(estimate)),
+                trials.len(),
+                crate::report::telemetry_summary::usd(Some(limit.limit_usd()))
+            )
+        })
+    }
+}
+
+/// The line saying the cost budget stopped the run.
+fn budget_stop(budget: &crate::report::telemetry::BudgetSection) -> String {
+    let usd = |value: f64| crate::report::telemetry_summary::usd(Some(value));
+    match budget.stopped.as_deref() {
+        Some("estimate") => format!(
+            "the cost budget ({}, --max-cost-usd) stopped the run before any model call: the estimate was {}",
+            usd(budget.max_cost_usd),
+            crate::report::telemetry_summary::usd(budget.estimate_usd)
+        ),
+        _ => format!(
+            "the cost budget ({}, --max-cost-usd) stopped the run: {} spent, {} call(s) not made, overshoot {}; the trials it cut are skipped",
+            usd(budget.max_cost_usd),
+            usd(budget.spent_usd),
+            budget.calls_refused,
+            usd(budget.overshoot_usd)
+        ),
+    }
+}
+
 /// Runs layer 2 over the open session ([`crate::faults::run`]): the user's golden set and models,
 /// a budget of what `--max-model-calls` leaves after layer 1's `spent` calls.
 async fn layer2(
@@ -832,7 +917,7 @@ async fn layer2(
     golden: Option<&GoldenSet>,
     connected: &era::Connected,
     spent: u64,
-    cassettes_failed: &std::sync::atomic::AtomicBool,
+    limits: &Limits<'_>,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<crate::faults::Layer2, UserError> {
     use crate::report::layer2::ResilienceSection;
@@ -862,10 +947,16 @@ async fn layer2(
         let Some(set) = golden else { return not_run("no golden set was given".into()) };
         (set, &settings.layer1, crate::trials::open_cassettes(&settings.layer1)?)
     };
+    if limits.cost.as_deref().is_some_and(CostLimit::stopped) {
+        return not_run("the cost budget (--max-cost-usd) stopped the run before layer 2".into());
+    }
     let surface = match crate::conformance::list_tools_on(connected).await {
         Ok(surface) => surface,
         Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
     };
+    if let Some(reason) = limits.refuse(set, &surface, layer1, false) {
+        return not_run(reason);
+    }
     let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
     let input = crate::trials::Layer1Input {
         settings: layer1,
@@ -880,7 +971,10 @@ async fn layer2(
         retry: crate::trials::caller::RetryPolicy::default(),
         cassettes: cassettes.clone(),
         cache: None,
-        budget: std::sync::Arc::new(crate::trials::caller::Budget::new(layer1.max_model_calls.saturating_sub(spent))),
+        budget: std::sync::Arc::new(crate::trials::caller::Budget::with_cost(
+            layer1.max_model_calls.saturating_sub(spent),
+            limits.cost.clone(),
+        )),
         injections: &[],
         call_timeout_ms: u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX),
     };
@@ -888,7 +982,7 @@ async fn layer2(
     // Recorded as layer 1's are: the files layer 1 wrote were read back when they were opened
     // again here, so saving keeps both.
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
-        save_cassettes(&cassettes, " (layer 2)", cassettes_failed, events);
+        save_cassettes(&cassettes, " (layer 2)", limits.cassettes_failed, events);
     }
     ran
 }
@@ -920,8 +1014,8 @@ async fn layer1(
     golden: Option<&GoldenSet>,
     connected: &era::Connected,
     progress: &crate::trials::Progress,
-    cassettes_failed: &std::sync::atomic::AtomicBool,
     layer0: Option<&[crate::report::model::CheckResult]>,
+    limits: &Limits<'_>,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<crate::report::evals::EvalsSection, UserError> {
     use crate::report::evals::EvalsSection;
@@ -966,13 +1060,17 @@ async fn layer1(
         Ok(surface) => surface,
         Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
     };
+    if let Some(reason) = limits.refuse(set, &surface, &layer1, true) {
+        return not_run(reason);
+    }
     let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
     // When this run's verdicts were measured: the time the cache and the baseline both store,
     // so a verdict reused later is known for the baseline's own measurement.
     let measured_at = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     // One budget for the whole evaluation: the first runs, the judge and the matchers, and every
     // confirmation re-run draw on it, so `--max-model-calls` is a cap on all of them.
-    let budget = std::sync::Arc::new(crate::trials::caller::Budget::new(layer1.max_model_calls));
+    let budget =
+        std::sync::Arc::new(crate::trials::caller::Budget::with_cost(layer1.max_model_calls, limits.cost.clone()));
     let input = crate::trials::Layer1Input {
         settings: &layer1,
         set,
@@ -1032,7 +1130,7 @@ async fn layer1(
         }
     }
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
-        save_cassettes(&cassettes, "", cassettes_failed, events);
+        save_cassettes(&cassettes, "", limits.cassettes_failed, events);
     }
     Ok(section)
 }

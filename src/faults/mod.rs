@@ -353,7 +353,7 @@ pub(crate) async fn run(
             resilience.notes.push(format!("{}: {detail}", status.model));
         }
     }
-    incomplete(&ran, &mut resilience);
+    incomplete(&ran, &mut resilience, base.budget.cost_stopped());
     let mut payload_calls = 0;
     // Why the judge gave no verdict, when the exit table knows the cause.
     let mut misses: Vec<resilience::JudgeMiss> = Vec::new();
@@ -553,14 +553,16 @@ fn status_name(status: crate::report::layer2::FaultStatus) -> &'static str {
 /// Marks `resilience` incomplete as layer 1 would be: the call cap cut a trial (exit 6); a
 /// provider was unusable, a replay missed, or the provider spoiled more than a fifth of the
 /// trials (exit 5). Each with its note.
-fn incomplete(ran: &crate::trials::FaultRun, resilience: &mut ResilienceSection) {
+fn incomplete(ran: &crate::trials::FaultRun, resilience: &mut ResilienceSection, cost_stopped: bool) {
     use crate::agent::TrialEnding;
     let endings: Vec<&TrialEnding> = ran.records.values().flatten().map(|record| &record.ending).collect();
     if endings.iter().any(|ending| matches!(ending, TrialEnding::CapReached)) {
         resilience.call_cap_reached = true;
-        resilience
-            .notes
-            .push("the model-call cap (--max-model-calls) stopped layer 2: the trials it cut are `error`".into());
+        resilience.notes.push(if cost_stopped {
+            "the cost budget (--max-cost-usd) stopped layer 2: the trials it cut are `error`".into()
+        } else {
+            "the model-call cap (--max-model-calls) stopped layer 2: the trials it cut are `error`".into()
+        });
     }
     let unusable =
         ran.section.model_status.iter().any(|status| status.status == crate::report::evals::ModelOutcome::Unusable);

@@ -62,7 +62,9 @@ pub fn render(report: &RunReport) -> String {
     write_header(report, &mut out);
     // Layer 1 comes after layer 0 but is written first, so layer 0's lists leave room for it.
     let reports_only = report.gate.as_ref().is_some_and(|gate| gate.fail_on == "never");
-    let layer1 = report.evals.as_ref().map(|evals| layer1_section(evals, reports_only)).unwrap_or_default();
+    let budget_stopped = report.budget.as_ref().is_some_and(|budget| budget.stopped.is_some());
+    let layer1 =
+        report.evals.as_ref().map(|evals| layer1_section(evals, reports_only, budget_stopped)).unwrap_or_default();
     let mut layer2 = report
         .resilience
         .as_ref()
@@ -73,6 +75,9 @@ pub fn render(report: &RunReport) -> String {
     }
     if let Some(section) = &report.telemetry {
         layer2.push_str(&super::telemetry_summary::telemetry_section(section));
+    }
+    if let Some(budget) = &report.budget {
+        layer2.push_str(&super::telemetry_summary::budget_line(budget));
     }
     let layer1 = layer1 + &layer2;
     let tail_reserve = TAIL_RESERVE + layer1.len();
@@ -144,6 +149,7 @@ fn no_verdict_title(report: &RunReport) -> String {
             "mcp-eval itself failed"
         }
         Some(evals) if evals.input_refused() => "layer 1 refused its input",
+        _ if report.budget.as_ref().is_some_and(|budget| budget.stopped.is_some()) => "the cost budget stopped the run",
         Some(evals) if evals.call_cap_reached => "the model-call cap stopped layer 1",
         Some(evals) if evals.provider_failed() => "a model provider failed",
         _ if report.resilience.as_ref().is_some_and(|section| section.call_cap_reached) => {
@@ -408,7 +414,7 @@ fn write_table(report: &RunReport, keep_free: usize, out: &mut String) {
 /// run, a cases × models table, the metrics per model and one line per failing case × model.
 /// Never a tool's result or the model's answer: only our one-line reasons. `reports_only` is
 /// `fail-on: never`, under which layer 1 fails nothing even when its gate says it would.
-fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
+fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool) -> String {
     let mut out = String::from("\n### 🧪 Layer 1 — golden set\n\n");
     // The answer first: the regression gate against the baseline.
     if let Some(gate) = &evals.eval_gate {
@@ -530,7 +536,9 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool) -> String {
     if let Some(why) = &evals.layer1_not_run {
         let _ = writeln!(out, "\n> **Layer 1 did not run:** {}", message(&clip(why, MESSAGE_CHARS)));
     }
-    if evals.call_cap_reached {
+    if evals.call_cap_reached && budget_stopped {
+        out.push_str("\n> **The cost budget stopped the run:** the cases that did not run are marked skipped.\n");
+    } else if evals.call_cap_reached {
         out.push_str("\n> **The model-call cap stopped the run:** the cases that did not run are marked skipped.\n");
     }
 

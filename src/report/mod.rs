@@ -12,7 +12,7 @@ pub mod markdown;
 mod md;
 pub mod model;
 pub mod telemetry;
-mod telemetry_summary;
+pub(crate) mod telemetry_summary;
 pub mod wire;
 
 #[cfg(test)]

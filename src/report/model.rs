@@ -281,6 +281,9 @@ pub struct RunReport {
     pub security: Option<super::layer2::SecuritySection>,
     /// Layer 3's telemetry, when layer 3 was asked for.
     pub telemetry: Option<super::telemetry::TelemetrySection>,
+    /// The cost budget (`--max-cost-usd`) and the spend against it, when one was set and a
+    /// model ran or was about to.
+    pub budget: Option<super::telemetry::BudgetSection>,
 }
 
 impl RunReport {
@@ -314,6 +317,7 @@ impl RunReport {
             resilience: None,
             security: None,
             telemetry: None,
+            budget: None,
         }
     }
 

@@ -92,6 +92,27 @@ pub struct TelemetrySection {
     pub footprint: Vec<FootprintEntry>,
 }
 
+/// `budget`: the cost budget (`--max-cost-usd`) and what the run spent against it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BudgetSection {
+    /// The budget, USD.
+    pub max_cost_usd: f64,
+    /// The up-front estimate, USD (`None`: the run stopped before it was made).
+    pub estimate_usd: Option<f64>,
+    /// How the estimate is made, in words.
+    pub estimate_method: String,
+    /// What the answered calls cost, USD (a call that reported no usage counts its estimate).
+    pub spent_usd: f64,
+    /// `spent_usd` beyond the budget (calls in flight finish), USD; 0 within it.
+    pub overshoot_usd: f64,
+    /// Calls not made because their estimate exceeded what was left.
+    pub calls_refused: usize,
+    /// What stopped the run: `estimate` (before any call; nothing spent) or `budget` (during
+    /// it: the remaining trials are skipped); `None`: it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
+
 /// The price table a run used.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PriceTableInfo {

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::md::{code_span, escape, message, table_code};
-use super::telemetry::{Spend, TelemetrySection};
+use super::telemetry::{BudgetSection, Spend, TelemetrySection};
 use crate::text::clip;
 
 /// The most bytes the section takes.
@@ -57,6 +57,30 @@ fn cost(spend: &Spend) -> String {
         let _ = write!(text, " ({} unpriced)", spend.unpriced_calls);
     }
     text
+}
+
+/// The cost budget's line: the spend against it, the estimate, and what stopped the run.
+pub(crate) fn budget_line(budget: &BudgetSection) -> String {
+    let mut out = format!(
+        "\n**💵 Cost budget:** {} spent of {} (up-front estimate {})",
+        usd(Some(budget.spent_usd)),
+        usd(Some(budget.max_cost_usd)),
+        usd(budget.estimate_usd)
+    );
+    match budget.stopped.as_deref() {
+        Some("estimate") => out.push_str(": **the estimate is over the budget: no model call was made** (exit 6)"),
+        Some(_) => {
+            let _ = write!(
+                out,
+                ": **the budget stopped the run**: {} call(s) not made, the trials they cut are skipped; overshoot {} (exit 6)",
+                budget.calls_refused,
+                usd(Some(budget.overshoot_usd))
+            );
+        }
+        None => {}
+    }
+    out.push_str(".\n");
+    out
 }
 
 /// The section, at most [`LAYER3_CHARS`] bytes.

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::evals::EvalsSection;
 use super::layer2::{ResilienceSection, SecuritySection};
 use super::model::{CheckResult, Counts, GateSection, RunOutcome, RunReport, ServerSection, Verdict};
-use super::telemetry::TelemetrySection;
+use super::telemetry::{BudgetSection, TelemetrySection};
 
 /// The document as written (borrows the report).
 #[derive(Debug, Serialize)]
@@ -41,6 +41,8 @@ pub struct ReportOut<'a> {
     security: Option<&'a SecuritySection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     telemetry: Option<&'a TelemetrySection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    budget: Option<&'a BudgetSection>,
 }
 
 impl<'a> ReportOut<'a> {
@@ -65,6 +67,7 @@ impl<'a> ReportOut<'a> {
             resilience: report.resilience.as_ref(),
             security: report.security.as_ref(),
             telemetry: report.telemetry.as_ref(),
+            budget: report.budget.as_ref(),
         }
     }
 }
@@ -98,6 +101,8 @@ pub struct ReportIn {
     security: Option<SecuritySection>,
     #[serde(default)]
     telemetry: Option<TelemetrySection>,
+    #[serde(default)]
+    budget: Option<BudgetSection>,
     #[serde(flatten)]
     evals: Option<EvalsSection>,
 }
@@ -121,6 +126,7 @@ impl From<ReportIn> for RunReport {
             resilience: wire.resilience,
             security: wire.security,
             telemetry: wire.telemetry,
+            budget: wire.budget,
         }
     }
 }

@@ -156,7 +156,8 @@ fn spending(sources: &Sources<'_>, workspace: &super::workspace::Workspace, prob
         .filter(|(_, text)| !text.trim().is_empty())
         .and_then(|(source, text)| match text.trim().trim_start_matches('$').parse::<f64>() {
             Ok(usd) if usd.is_finite() && usd > 0.0 && usd <= 1_000_000.0 => {
-                if price_table.is_none() {
+                // The demo prices its own models with the example table in the binary.
+                if price_table.is_none() && !sources.request.demo {
                     problems.push(Problem::new(
                         &source,
                         "a cost budget needs a price table to count against",

@@ -10,6 +10,7 @@
 //! Trials whose verdicts were reused from the verdict cache made no calls and are not measured
 //! (a note says how many). Memory grows with the calls made, which the call cap bounds.
 
+pub(crate) mod budget;
 pub(crate) mod prices;
 mod stats;
 

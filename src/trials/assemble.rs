@@ -46,6 +46,8 @@ pub(crate) struct Inputs<'a> {
 pub(crate) enum Cut {
     /// The model-call cap.
     CallCap,
+    /// The cost budget (`--max-cost-usd`).
+    CostBudget,
     /// A signal.
     Interrupted,
 }
@@ -150,6 +152,10 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                     "skipped: call cap reached ({} of {requested} trial(s) completed before the cap)",
                     scores.len()
                 ),
+                (true, _) if inputs.cut == Cut::CostBudget => format!(
+                    "skipped: cost budget reached ({} of {requested} trial(s) completed before the budget ran out)",
+                    scores.len()
+                ),
                 (true, _) => format!("skipped: interrupted ({} of {requested} trial(s) completed)", scores.len()),
                 (false, Some(failure)) if eval.status != EvalStatus::Pass => {
                     format!("{}; {failure}", case_score.reason)
@@ -172,7 +178,7 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                         }
                     }
                 }
-                eval.traces.push(trace_of(run, score, inputs.trace_results));
+                eval.traces.push(trace_of(run, score, inputs.trace_results, inputs.cut));
             }
             // Distinct and sorted: a set's order.
             eval.reported_models = runs
@@ -345,7 +351,7 @@ fn cause_of(run: &TrialRecord, score: Option<&TrialScore>, status: TrialStatus) 
     run.judge_cause
 }
 
-fn trace_of(run: &TrialRecord, score: Option<&TrialScore>, keep: TraceResults) -> TrialTrace {
+fn trace_of(run: &TrialRecord, score: Option<&TrialScore>, keep: TraceResults, cut: Cut) -> TrialTrace {
     let status = match (score.map(|score| score.verdict), &run.ending) {
         (_, TrialEnding::CapReached) | (None, _) => TrialStatus::Skipped,
         (Some(TrialVerdict::Pass), _) => TrialStatus::Pass,
@@ -356,6 +362,9 @@ fn trace_of(run: &TrialRecord, score: Option<&TrialScore>, keep: TraceResults) -
     let cause = cause_of(run, score, status);
     let reason = match status {
         TrialStatus::Fail | TrialStatus::Error => score.map(trial_reason),
+        TrialStatus::Skipped if run.ending == TrialEnding::CapReached && cut == Cut::CostBudget => {
+            Some("cost budget reached".into())
+        }
         TrialStatus::Skipped if run.ending == TrialEnding::CapReached => Some("call cap reached".into()),
         _ => None,
     };

@@ -12,18 +12,36 @@ use crate::mcp::sync::lock;
 use crate::mcp::transport::BoxFuture;
 use crate::providers::cassette::{CallKey, CassetteError, Cassettes};
 use crate::providers::{CompletionRequest, Provider, ProviderError, Sampling};
+use crate::telemetry::budget::CostLimit;
 
-/// The hard cap on model calls in one evaluation (`--max-model-calls`), shared by every model.
+/// The limits on model calls in one evaluation, shared by every model: the hard cap on their
+/// number (`--max-model-calls`) and, when set, the cost budget (`--max-cost-usd`).
 #[derive(Debug)]
 pub(crate) struct Budget {
     used: AtomicU64,
     cap: u64,
+    cost: Option<Arc<CostLimit>>,
 }
 
 impl Budget {
     /// A budget of `cap` calls.
     pub(crate) fn new(cap: u64) -> Self {
-        Self { used: AtomicU64::new(0), cap }
+        Self { used: AtomicU64::new(0), cap, cost: None }
+    }
+
+    /// A budget of `cap` calls and, when given, `cost`.
+    pub(crate) fn with_cost(cap: u64, cost: Option<Arc<CostLimit>>) -> Self {
+        Self { used: AtomicU64::new(0), cap, cost }
+    }
+
+    /// The cost budget, when one is set.
+    pub(crate) fn cost(&self) -> Option<&CostLimit> {
+        self.cost.as_deref()
+    }
+
+    /// True when the cost budget stopped the run (its calls were refused).
+    pub(crate) fn cost_stopped(&self) -> bool {
+        self.cost().is_some_and(CostLimit::stopped)
     }
 
     /// The calls left before the cap.
@@ -207,31 +225,45 @@ impl LiveModel {
         let key = CallKey { case: key.case, run: key.run, turn: key.turn };
         loop {
             request.sampling = self.effective(request.sampling);
+            // The cost budget first: a call whose estimate exceeds what is left is not made.
+            let reservation = match self.budget.cost() {
+                Some(limit) => match limit.reserve(&self.label, &request) {
+                    Some(reservation) => Some((limit, reservation)),
+                    None => return Err(ModelFailure::CapReached),
+                },
+                None => None,
+            };
             if !self.budget.take() {
+                if let Some((limit, reservation)) = reservation {
+                    limit.settle(reservation, &self.label, None);
+                }
                 return Err(ModelFailure::CapReached);
             }
             attempts += 1;
-            let answer = match &self.source {
-                Source::Live(provider) => provider.complete(&request).await,
-                Source::Record(provider, cassettes, label) => {
-                    match cassettes.complete(label, Some(provider.as_ref()), &key, &request).await {
-                        Ok(completion) => Ok(completion),
-                        Err(CassetteError::Provider(error)) => Err(error),
-                        Err(other) => return Err(ModelFailure::NoRecording(other.to_string())),
-                    }
-                }
-                Source::Replay(cassettes, label) => match cassettes.complete(label, None, &key, &request).await {
-                    Ok(completion) => Ok(completion),
-                    Err(CassetteError::Provider(error)) => Err(error),
-                    Err(other) => return Err(ModelFailure::NoRecording(other.to_string())),
-                },
+            // `Err(Err(_))`: no recording answers the request.
+            let recorded = |result: Result<_, CassetteError>| match result {
+                Ok(completion) => Ok(completion),
+                Err(CassetteError::Provider(error)) => Err(Ok(error)),
+                Err(other) => Err(Err(other.to_string())),
             };
+            let answer = match &self.source {
+                Source::Live(provider) => provider.complete(&request).await.map_err(Ok),
+                Source::Record(provider, cassettes, label) => {
+                    recorded(cassettes.complete(label, Some(provider.as_ref()), &key, &request).await)
+                }
+                Source::Replay(cassettes, label) => recorded(cassettes.complete(label, None, &key, &request).await),
+            };
+            if let Some((limit, reservation)) = reservation {
+                let usage = answer.as_ref().ok().map(|completion| completion.usage.as_ref());
+                limit.settle(reservation, &self.label, usage);
+            }
             let error = match answer {
                 Ok(completion) => {
                     let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
                     return Ok(ModelReply { completion, attempts, latency_ms });
                 }
-                Err(error) => error,
+                Err(Err(missing)) => return Err(ModelFailure::NoRecording(missing)),
+                Err(Ok(error)) => error,
             };
             if let Some(parameter) = refused_parameter(&error, &request.sampling) {
                 let mut dropped = lock(&self.dropped);

@@ -338,7 +338,12 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
     // The evaluation's calls so far (a confirmation re-run shares the budget).
     section.model_calls = input.budget.used();
     section.call_cap_reached = records.values().flatten().any(|run| run.ending == TrialEnding::CapReached);
-    if section.call_cap_reached {
+    let cost_stopped = input.budget.cost_stopped();
+    if section.call_cap_reached && cost_stopped {
+        section.layer1_notes.push(
+            "the cost budget (--max-cost-usd) was reached: the calls it would have passed were not made, the cases it cut are skipped".into(),
+        );
+    } else if section.call_cap_reached {
         section.layer1_notes.push(format!(
             "the model-call cap ({} calls, --max-model-calls) was reached: the cases it cut are skipped",
             input.settings.max_model_calls
@@ -360,7 +365,7 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
             runs_override: input.settings.runs,
             today: input.today,
             trace_results: input.settings.trace_results,
-            cut: assemble::Cut::CallCap,
+            cut: if cost_stopped { assemble::Cut::CostBudget } else { assemble::Cut::CallCap },
             reused: &plan.reused,
             scope: &plan.scope,
         },

@@ -1,0 +1,348 @@
+//! The cost budget (`--max-cost-usd`): what a run's model calls may cost in USD, counted with
+//! the price table.
+//!
+//! Before the first model call the run's cost is estimated ([`estimate`]); over the budget, the
+//! run stops there (exit 6) and nothing is spent. During the run every call reserves its own
+//! estimate ([`CostLimit::reserve`]) and is not made when that exceeds what is left; when it
+//! is answered the reservation becomes its cost from the usage it reported
+//! ([`CostLimit::settle`]). Calls in flight finish, so the spend can pass the budget by what they
+//! cost beyond their estimates: the overshoot, reported.
+//!
+//! Token estimates: a request reads its bytes (system text, messages, tool definitions) ÷
+//! [`BYTES_PER_TOKEN`] and writes its `max_output_tokens`, else [`ESTIMATED_OUTPUT_TOKENS`].
+
+use std::sync::{Arc, Mutex};
+
+use super::prices::PriceTable;
+use crate::golden::{Case, GoldenSet};
+use crate::mcp::sync::lock;
+use crate::mcp::tools::ToolView;
+use crate::providers::{CompletionRequest, Message};
+use crate::report::telemetry::{BudgetSection, Usage};
+
+/// Bytes per token in every estimate (a model's tokenizer averages about 4 bytes of English or
+/// JSON per token).
+pub(crate) const BYTES_PER_TOKEN: u64 = 4;
+
+/// Tokens a call is assumed to write when the request sets no `max_output_tokens`.
+pub(crate) const ESTIMATED_OUTPUT_TOKENS: u64 = 256;
+
+/// How the up-front estimate is made, as the report states it.
+pub(crate) const ESTIMATE_METHOD: &str = "every trial of layers 1 and 2 on every model: one model turn per \
+expected tool call plus the answer (at most max_turns), each reading the case's prompt and the tool \
+definitions (bytes / 4) plus 100 tokens per earlier turn, and writing max_output_tokens (else 256); one \
+judge call per judge sample of a rubric case's trial, reading 1,000 tokens more; priced with the table \
+(an unpriced model counts 0)";
+
+/// Tokens of `bytes` bytes, estimated (rounded up).
+pub(crate) fn tokens_of(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(BYTES_PER_TOKEN)
+}
+
+/// The tokens `request` reads and writes, estimated.
+pub(crate) fn request_tokens(request: &CompletionRequest) -> (u64, u64) {
+    let mut bytes = request.system.as_ref().map_or(0, String::len);
+    for message in &request.messages {
+        bytes += match message {
+            Message::User(text) => text.len(),
+            Message::Assistant { text, tool_calls } => {
+                text.as_ref().map_or(0, String::len)
+                    + tool_calls.iter().map(|call| call.name.len() + call.arguments.to_string().len()).sum::<usize>()
+            }
+            Message::ToolResult(result) => result.content.len() + result.call_id.len(),
+        };
+    }
+    for tool in &request.tools {
+        bytes +=
+            tool.name.len() + tool.description.as_ref().map_or(0, String::len) + tool.input_schema.to_string().len();
+    }
+    let output = request.sampling.max_output_tokens.unwrap_or(ESTIMATED_OUTPUT_TOKENS);
+    (tokens_of(bytes), output)
+}
+
+/// The USD cost of reading `input` and writing `output` tokens on `label`; 0 when unpriced.
+pub(crate) fn priced(table: &PriceTable, label: &str, input: u64, output: u64) -> f64 {
+    let usage = Usage {
+        input_tokens: Some(input),
+        output_tokens: Some(output),
+        cache_read_tokens: Some(0),
+        cache_write_tokens: Some(0),
+        reasoning_tokens: None,
+        reported_cost_usd: None,
+    };
+    table.cost(label, &usage).unwrap_or(0.0)
+}
+
+/// One planned trial for the up-front estimate.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PlannedTrial {
+    /// `PROVIDER:MODEL` under test.
+    pub model: String,
+    /// Model turns: expected tool calls + 1, at most the case's `max_turns`.
+    pub turns: u64,
+    /// Tokens one turn reads before any tool result: the prompt and the tool definitions.
+    pub input_tokens: u64,
+    /// Tokens one turn writes.
+    pub output_tokens: u64,
+    /// Judge calls about it (rubric cases × judge samples) and the judge's `PROVIDER:MODEL`.
+    pub judge: Option<(String, u64)>,
+}
+
+/// Model calls a trial of `case` is expected to make: one per expected tool call (its
+/// `expect_tool`, its `expect_sequence` steps; none for `negative: true`) and the answer, at
+/// most its `max_turns`.
+fn expected_turns(case: &Case) -> u64 {
+    let resolved = &case.resolved;
+    let calls = if resolved.get("negative") == Some(&serde_json::Value::Bool(true)) {
+        0
+    } else {
+        let steps =
+            resolved.pointer("/expect_sequence/steps").and_then(serde_json::Value::as_array).map_or(0, Vec::len);
+        steps.max(usize::from(resolved.get("expect_tool").is_some()))
+    };
+    (calls as u64 + 1).min(case.run.max_turns.max(1) as u64)
+}
+
+/// The trials of `set` on each of `models` (`PROVIDER:MODEL`; `runs` overrides the set's
+/// trials), offered `tools`; with `judge` (`PROVIDER:MODEL`, samples) a rubric case's trials
+/// each ask the judge that many times.
+pub(crate) fn plan(
+    set: &GoldenSet,
+    tools: &[ToolView],
+    models: &[String],
+    runs: Option<u32>,
+    judge: Option<(&str, usize)>,
+) -> Vec<PlannedTrial> {
+    let tool_bytes: usize = tools
+        .iter()
+        .map(|tool| {
+            tool.name.len() + tool.description.as_ref().map_or(0, String::len) + tool.input_schema.to_string().len()
+        })
+        .sum();
+    let mut trials = Vec::new();
+    for case in &set.cases {
+        let prompt: usize =
+            case.run.prompt.iter().map(String::len).sum::<usize>() + case.run.system.as_ref().map_or(0, String::len);
+        let output = case.run.sampling.max_output_tokens.unwrap_or(ESTIMATED_OUTPUT_TOKENS);
+        let judged = judge.filter(|_| case.rubric.is_some()).map(|(label, samples)| (label.to_owned(), samples as u64));
+        for model in models {
+            for _ in 0..case.trials.effective(runs).runs {
+                trials.push(PlannedTrial {
+                    model: model.clone(),
+                    turns: expected_turns(case),
+                    input_tokens: tokens_of(prompt + tool_bytes),
+                    output_tokens: output,
+                    judge: judged.clone(),
+                });
+            }
+        }
+    }
+    trials
+}
+
+/// The up-front estimate in USD of `trials` at `table`'s prices ([`ESTIMATE_METHOD`]).
+pub(crate) fn estimate(table: &PriceTable, trials: &[PlannedTrial]) -> f64 {
+    let mut usd = 0.0;
+    for trial in trials {
+        for turn in 0..trial.turns {
+            usd += priced(table, &trial.model, trial.input_tokens + 100 * turn, trial.output_tokens);
+        }
+        if let Some((judge, calls)) = &trial.judge {
+            let one = priced(table, judge, trial.input_tokens + 1_000, ESTIMATED_OUTPUT_TOKENS);
+            usd += one * *calls as f64;
+        }
+    }
+    usd
+}
+
+/// What the budget has seen so far.
+#[derive(Debug, Default)]
+struct State {
+    /// The cost of the answered calls.
+    spent: f64,
+    /// The estimates of the calls in flight.
+    reserved: f64,
+    /// Calls not made because their estimate exceeded what was left.
+    refused: usize,
+    /// The up-front estimate, once made.
+    estimate: Option<f64>,
+    /// What stopped the run: `estimate` (before any call) or `budget` (during it).
+    stopped: Option<&'static str>,
+}
+
+/// A call's reservation: its estimate, held until it is settled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Reservation {
+    usd: f64,
+}
+
+/// The cost budget of one evaluation, shared by every model, the judge and both layers.
+#[derive(Debug)]
+pub(crate) struct CostLimit {
+    limit_usd: f64,
+    table: Arc<PriceTable>,
+    state: Mutex<State>,
+}
+
+impl CostLimit {
+    /// A budget of `limit_usd` counted with `table`.
+    pub(crate) fn new(limit_usd: f64, table: Arc<PriceTable>) -> Self {
+        Self { limit_usd, table, state: Mutex::new(State::default()) }
+    }
+
+    /// Records the up-front estimate; false (the run must stop, nothing spent) when it is over
+    /// the budget.
+    pub(crate) fn start(&self, estimate_usd: f64) -> bool {
+        let mut state = lock(&self.state);
+        state.estimate = Some(estimate_usd);
+        if estimate_usd > self.limit_usd {
+            state.stopped = Some("estimate");
+            return false;
+        }
+        true
+    }
+
+    /// The budget, USD.
+    pub(crate) fn limit_usd(&self) -> f64 {
+        self.limit_usd
+    }
+
+    /// The up-front estimate of `trials` in USD at this budget's prices.
+    pub(crate) fn estimate(&self, trials: &[PlannedTrial]) -> f64 {
+        estimate(&self.table, trials)
+    }
+
+    /// True once the up-front estimate was made.
+    pub(crate) fn started(&self) -> bool {
+        lock(&self.state).estimate.is_some()
+    }
+
+    /// True once the budget stopped the run (before it or during it).
+    pub(crate) fn stopped(&self) -> bool {
+        lock(&self.state).stopped.is_some()
+    }
+
+    /// Reserves the estimate of a call of `label` with `request`; `None` when it exceeds what is
+    /// left (the call must not be made; the budget then stops the run).
+    pub(crate) fn reserve(&self, label: &str, request: &CompletionRequest) -> Option<Reservation> {
+        let (input, output) = request_tokens(request);
+        let usd = priced(&self.table, label, input, output);
+        let mut state = lock(&self.state);
+        if state.stopped.is_some() || state.spent + state.reserved + usd > self.limit_usd {
+            state.refused += 1;
+            state.stopped.get_or_insert("budget");
+            return None;
+        }
+        state.reserved += usd;
+        Some(Reservation { usd })
+    }
+
+    /// Settles a reservation: the call of `label` cost what its `usage` says at the table's
+    /// prices; its estimate when it reported no usage or the table cannot price it; nothing when
+    /// it was not answered (`None`).
+    pub(crate) fn settle(&self, reservation: Reservation, label: &str, usage: Option<Option<&Usage>>) {
+        let cost = match usage {
+            None => 0.0,
+            Some(usage) => usage.and_then(|usage| self.table.cost(label, usage)).unwrap_or(reservation.usd),
+        };
+        let mut state = lock(&self.state);
+        state.reserved = (state.reserved - reservation.usd).max(0.0);
+        state.spent += cost;
+    }
+
+    /// The report's `budget`.
+    pub(crate) fn section(&self) -> BudgetSection {
+        let state = lock(&self.state);
+        BudgetSection {
+            max_cost_usd: self.limit_usd,
+            estimate_usd: state.estimate.map(super::stats::round_usd),
+            estimate_method: ESTIMATE_METHOD.into(),
+            spent_usd: super::stats::round_usd(state.spent),
+            overshoot_usd: super::stats::round_usd((state.spent - self.limit_usd).max(0.0)),
+            calls_refused: state.refused,
+            stopped: state.stopped.map(str::to_owned),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::{Sampling, ToolSpec};
+
+    fn table() -> Arc<PriceTable> {
+        let text = "as_of: 2026-11-29\nper: 1K_tokens\nmodels:\n  - match: {provider: p, model: m}\n    input: 1\n    output: 10\n";
+        Arc::new(super::super::prices::parse(std::path::Path::new("p.yaml"), text).expect("valid"))
+    }
+
+    fn request(bytes: usize, max_output: u64) -> CompletionRequest {
+        CompletionRequest {
+            messages: vec![Message::User("x".repeat(bytes))],
+            sampling: Sampling { max_output_tokens: Some(max_output), ..Sampling::default() },
+            ..CompletionRequest::default()
+        }
+    }
+
+    #[test]
+    fn a_request_reads_its_bytes_over_four_and_writes_its_output_limit() {
+        let mut asked = request(400, 50);
+        asked.tools.push(ToolSpec {
+            name: "abcd".into(),
+            description: Some("d".repeat(96)),
+            input_schema: serde_json::json!({}),
+        });
+        assert_eq!(request_tokens(&asked), (100 + 25 + 1, 50), "400 + 4 + 96 + 2 bytes");
+        let unbounded =
+            CompletionRequest { messages: vec![Message::User("abc".into())], ..CompletionRequest::default() };
+        assert_eq!(request_tokens(&unbounded), (1, ESTIMATED_OUTPUT_TOKENS));
+    }
+
+    #[test]
+    fn the_estimate_sums_every_turn_and_the_judge_and_an_unpriced_model_counts_zero() {
+        let trial = PlannedTrial {
+            model: "p:m".into(),
+            turns: 2,
+            input_tokens: 1_000,
+            output_tokens: 100,
+            judge: Some(("other:judge".into(), 3)),
+        };
+        // Turn 0: 1,000 in, 100 out = $1 + $1; turn 1: 1,100 in = $1.1 + $1; the judge is unpriced.
+        assert!((estimate(&table(), &[trial]) - 4.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_call_over_what_is_left_is_not_made_and_the_spend_says_the_overshoot() {
+        let limit = CostLimit::new(1.0, table());
+        assert!(limit.start(0.5));
+        // 4,000 bytes = 1,000 tokens in ($1/1K) + 0 out: $1.00, all of the budget.
+        let first = limit.reserve("p:m", &request(4_000, 0)).expect("fits exactly");
+        assert!(limit.reserve("p:m", &request(4, 0)).is_none(), "nothing left while the first is in flight");
+        // It reported more than estimated: 1,200 in and 10 out = $1.30.
+        let usage = Usage { input_tokens: Some(1_200), output_tokens: Some(10), ..Usage::default() };
+        limit.settle(first, "p:m", Some(Some(&usage)));
+        let section = limit.section();
+        assert_eq!((section.spent_usd, section.overshoot_usd, section.calls_refused), (1.3, 0.3, 1));
+        assert_eq!(section.stopped.as_deref(), Some("budget"));
+        assert_eq!(section.estimate_usd, Some(0.5));
+    }
+
+    #[test]
+    fn an_estimate_over_the_budget_stops_before_any_call() {
+        let limit = CostLimit::new(1.0, table());
+        assert!(!limit.start(1.5));
+        assert_eq!(limit.section().stopped.as_deref(), Some("estimate"));
+        assert!(limit.reserve("p:m", &request(4, 0)).is_none());
+        assert_eq!(limit.section().spent_usd, 0.0);
+    }
+
+    #[test]
+    fn a_call_that_failed_costs_nothing_and_an_unreported_usage_costs_its_estimate() {
+        let limit = CostLimit::new(10.0, table());
+        let failed = limit.reserve("p:m", &request(4_000, 0)).expect("fits");
+        limit.settle(failed, "p:m", None);
+        assert_eq!(limit.section().spent_usd, 0.0);
+        let unreported = limit.reserve("p:m", &request(4_000, 0)).expect("fits");
+        limit.settle(unreported, "p:m", Some(None));
+        assert_eq!(limit.section().spent_usd, 1.0);
+    }
+}
