@@ -213,6 +213,10 @@ pub(crate) const BREAKS: &[(&str, &str)] = &[
         "lists three more tools whose inputSchema a model's arguments easily break: test_lookup (a top-level anyOf of two required fields), test_search (an object argument) and test_order (a pattern)",
     ),
     (
+        "chaos-slow-tools",
+        "every tools/call result (isError and input_required ones too) is sent 200 ms late, over HTTP and stdio",
+    ),
+    (
         "chaos-ask-forever",
         "the confirmation tools answer every retry with another input_required (a multi round-trip that never ends)",
     ),
@@ -265,6 +269,14 @@ mod tests {
         for (id, _) in BREAKS {
             assert!(sources.contains(&format!("breaks(\"{id}\")")), "break {id} is never consulted");
         }
+    }
+
+    /// The description of `chaos-slow-tools` states the delay the server adds.
+    #[test]
+    fn the_slow_tools_break_names_its_delay() {
+        let (_, description) = BREAKS.iter().find(|(id, _)| *id == "chaos-slow-tools").expect("the break is listed");
+        let delay = format!("{} ms", crate::demo::core::SLOW_TOOLS_DELAY.as_millis());
+        assert!(description.contains(&delay), "{description} does not say {delay}");
     }
 
     #[test]

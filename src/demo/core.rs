@@ -34,6 +34,9 @@ pub(crate) const SERVER_NAME: &str = "mcp-eval-demo";
 pub(crate) const PAGE_SIZE: usize = 3;
 /// How long a `subscriptions/listen` stays open before the server ends it gracefully.
 pub(crate) const LISTEN_DURATION: Duration = Duration::from_millis(40);
+/// How much later than it is ready every `tools/call` result is sent under `chaos-slow-tools`
+/// (a slow backend behind every tool: the fixture of layer 3's latency tests).
+pub(crate) const SLOW_TOOLS_DELAY: Duration = Duration::from_millis(200);
 
 /// The HTTP request headers the core validates, with lowercase names and raw values.
 #[derive(Debug, Clone, Default)]
@@ -553,7 +556,13 @@ fn dispatch(context: &RequestContext<'_>, method: &str) -> Result<Handled, RpcEr
             if let Some(path) = &state.config().calls_log {
                 log_call(path, context.params);
             }
-            catalog::call_tool(context)
+            let mut handled = catalog::call_tool(context)?;
+            if state.breaks("chaos-slow-tools") {
+                // A slow backend: whatever the tool answers leaves that much later, after the
+                // notifications it sends first, on either transport.
+                handled.final_delay += SLOW_TOOLS_DELAY;
+            }
+            Ok(handled)
         }
         "prompts/list" => {
             let mut result = list_page(context, "prompts", catalog::prompts(state), "prompts/list", 0)?;
@@ -1548,5 +1557,34 @@ mod tests {
         assert_eq!(methods(&["s-3"])[1]["method"], "notifications/prompts/list_changed");
         assert!(methods(&["s-6"]).iter().all(|message| message.get("id").is_none()));
         check(&[], request("subscriptions/listen", json!({})), error(INVALID_PARAMS));
+    }
+
+    #[test]
+    fn slow_tools_send_every_tool_result_late_and_nothing_else() {
+        let final_delay = |breaks: &[&str], message: &Value| {
+            let reply = handle(&state(breaks), message, None);
+            reply.messages.last().map(|outgoing| outgoing.delay).unwrap_or_default()
+        };
+        let slow = &["chaos-slow-tools"][..];
+        let simple = tool_call("test_simple_text", json!({}));
+        assert_eq!(final_delay(&[], &simple), Duration::ZERO);
+        assert_eq!(final_delay(slow, &simple), SLOW_TOOLS_DELAY);
+        // An isError result is a result too; the delay comes after the tool's own.
+        assert_eq!(final_delay(slow, &tool_call("test_header_param", json!({}))), SLOW_TOOLS_DELAY);
+        let mut progress = tool_call("test_progress", json!({}));
+        progress["params"]["_meta"]["progressToken"] = json!("tok");
+        assert_eq!(final_delay(slow, &progress), final_delay(&[], &progress) + SLOW_TOOLS_DELAY);
+        // So is every round of a multi round-trip call.
+        let mut ask = tool_call("test_input_required_result", json!({}));
+        ask["params"]["_meta"][META_CLIENT_CAPABILITIES] = json!({"elicitation": {}});
+        let reply = check(slow, ask, json!({"result": {"resultType": "input_required"}}));
+        assert_eq!(reply.messages.last().map(|outgoing| outgoing.delay), Some(SLOW_TOOLS_DELAY));
+        // The same reply on HTTP.
+        let view = headers_with(&simple, &[]);
+        let reply = handle(&state(slow), &simple, Some(&view));
+        assert_eq!(reply.messages.last().map(|outgoing| outgoing.delay), Some(SLOW_TOOLS_DELAY));
+        // Other methods, and JSON-RPC errors of tools/call, are not slowed.
+        assert_eq!(final_delay(slow, &request("tools/list", json!({}))), Duration::ZERO);
+        assert_eq!(final_delay(slow, &tool_call("no_such_tool", json!({}))), Duration::ZERO);
     }
 }

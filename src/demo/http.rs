@@ -328,7 +328,7 @@ impl HttpServer {
             // tool arguments does; the connection closes unanswered and nothing listens after.
             std::process::exit(70);
         }
-        let mut response = self.render(reply, method.as_deref());
+        let mut response = self.render(reply, method.as_deref()).await;
         if self.breaks("h-19") {
             let session =
                 headers.get("mcp-session-id").cloned().unwrap_or_else(|| HeaderValue::from_static("demo-session-1"));
@@ -375,8 +375,10 @@ impl HttpServer {
         None
     }
 
-    /// The HTTP response of a reply to a request of this JSON-RPC `method` (`None`: no method).
-    fn render(&self, reply: Reply, method: Option<&str>) -> Response<Body> {
+    /// The HTTP response of a reply to a request of this JSON-RPC `method` (`None`: no method),
+    /// ready when the reply's delays say: a stream sends each message when it is due, a JSON body
+    /// (its last message) when that message is due.
+    async fn render(&self, reply: Reply, method: Option<&str>) -> Response<Body> {
         let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
         if status == StatusCode::INTERNAL_SERVER_ERROR && self.breaks("h-14-html-500") {
             // The break: invalid tool arguments get the framework's HTML error page (the only
@@ -420,6 +422,11 @@ impl HttpServer {
         let multiline = self.breaks("chaos-sse-multiline-data");
         if (reply.stream || multiline) && !self.breaks("m-11-batch") && !self.breaks("m-11-single-quotes") {
             return self.render_stream(status, reply.messages);
+        }
+        // One body for the whole reply: it leaves when its last message would have on a stream.
+        let due: Duration = reply.messages.iter().map(|outgoing| outgoing.delay).sum();
+        if !due.is_zero() {
+            tokio::time::sleep(due).await;
         }
         let mut body = reply.last().map(Value::to_string).unwrap_or_default();
         if self.breaks("m-11-batch") {
@@ -762,6 +769,19 @@ mod tests {
         assert_eq!(progress, vec![json!(1), json!(2), json!(3)]);
         assert_eq!(messages[3]["id"], 3);
         assert_eq!(messages.len(), 4);
+    }
+
+    #[tokio::test]
+    async fn slow_tools_send_a_json_result_no_sooner_than_the_delay() {
+        let url = start(&["chaos-slow-tools"]).await;
+        let message = body("tools/call", 4, json!({"name": "test_simple_text"}));
+        let request = post(&client(), &url, &message).header("mcp-name", "test_simple_text");
+        let started = std::time::Instant::now();
+        let response = request.send().await.unwrap();
+        assert_eq!(response.headers()["content-type"], "application/json");
+        let reply: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        assert!(started.elapsed() >= crate::demo::core::SLOW_TOOLS_DELAY, "answered after {:?}", started.elapsed());
+        assert_eq!((reply["id"].clone(), reply["result"]["resultType"].clone()), (json!(4), json!("complete")));
     }
 
     #[tokio::test]

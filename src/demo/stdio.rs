@@ -372,6 +372,16 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn slow_tools_write_a_result_no_sooner_than_the_delay() {
+        let call = request("tools/call", json!(6), json!({"name": "test_simple_text"}));
+        let started = std::time::Instant::now();
+        let lines = run(&["chaos-slow-tools"], &[(Duration::ZERO, call)]).await;
+        assert!(started.elapsed() >= crate::demo::core::SLOW_TOOLS_DELAY, "answered after {:?}", started.elapsed());
+        let reply: Value = serde_json::from_str(&lines[0]).unwrap();
+        assert_eq!((reply["id"].clone(), reply["result"]["resultType"].clone()), (json!(6), json!("complete")));
+    }
+
+    #[tokio::test]
     async fn stdio_breaks() {
         let discover = request("server/discover", json!(1), json!({}));
         let lines = run(&["x-1"], &[(Duration::ZERO, discover.clone())]).await;

@@ -13,6 +13,7 @@ mod https;
 mod interop;
 mod layer1;
 mod layer2;
+mod layer3;
 mod robustness;
 mod scan;
 mod shards;
