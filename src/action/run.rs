@@ -143,6 +143,15 @@ async fn stages(
     }
     let decision = trigger::decide(&action.github.event_name, &payload, &settings.layers, &action.eval_label);
     say(&format!("mcp-eval: layers requested: {} ({})", trigger::join(&decision.layers), decision.reason));
+    let labels: Vec<String> = settings.layer1.models.iter().map(crate::settings::layer1::ModelRef::label).collect();
+    let choice = trigger::models(&action.github.event_name, &payload, action.full_matrix_schedule.as_deref(), &labels);
+    if choice.primary_only {
+        settings.layer1.models.truncate(1);
+    }
+    if let Some(reason) = choice.reason {
+        say(&format!("mcp-eval: models: {reason}"));
+        settings.layer1.models_note = Some(reason);
+    }
 
     let golden = match evaluate::load_golden(&settings, &decision.layers) {
         Ok(golden) => golden,

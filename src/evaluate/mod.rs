@@ -1090,6 +1090,7 @@ async fn layer1(
     };
     let mut section = crate::trials::run(&input, progress, events).await?;
     section.layer1_notes.extend(lowered);
+    section.layer1_notes.extend(layer1.models_note.clone());
     if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some_and(|value| value == PANIC_IN_LAYER1) {
         panic!("{PANIC_FOR_TESTS_VAR} is set to {PANIC_IN_LAYER1}");
     }

@@ -88,6 +88,8 @@ pub(crate) const INPUT_PRICE_TABLE: &str = "price-table";
 pub(crate) const INPUT_MAX_COST_USD: &str = "max-cost-usd";
 /// Input `allow-unpriced`: `true` lets a budget start with models the price table does not price.
 pub(crate) const INPUT_ALLOW_UNPRICED: &str = "allow-unpriced";
+/// Input `full-matrix-schedule`: the cron string of the schedule that runs every model.
+pub(crate) const INPUT_FULL_MATRIX_SCHEDULE: &str = "full-matrix-schedule";
 /// Input `embedding-model`: the `PROVIDER:MODEL` whose embeddings grade `embedding` matchers.
 pub(crate) const INPUT_EMBEDDING_MODEL: &str = "embedding-model";
 /// Input `confirm`: `false` turns the gate's confirmation re-run off.
@@ -102,7 +104,7 @@ pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 43] = [
+pub(crate) const ALL_INPUTS: [&str; 44] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -146,6 +148,7 @@ pub(crate) const ALL_INPUTS: [&str; 43] = [
     INPUT_PRICE_TABLE,
     INPUT_MAX_COST_USD,
     INPUT_ALLOW_UNPRICED,
+    INPUT_FULL_MATRIX_SCHEDULE,
 ];
 
 /// The API root of the built-in `openai` provider (default `https://api.openai.com/v1`).

@@ -140,6 +140,9 @@ pub(crate) struct Layer1Settings {
     pub max_cost_usd: Option<f64>,
     /// `--allow-unpriced`: a budget may start with models the price table does not price.
     pub allow_unpriced: bool,
+    /// Which of the models run and why, when the Action's schedule split chose (a note of
+    /// layer 1's).
+    pub models_note: Option<String>,
     /// `--embedding-model`: the model whose `/embeddings` grade `embedding` argument matchers
     /// (a provider of the OpenAI wire).
     pub embedding_model: Option<ModelRef>,
@@ -240,6 +243,7 @@ impl Default for Layer1Settings {
             price_table: None,
             max_cost_usd: None,
             allow_unpriced: false,
+            models_note: None,
             embedding_model: None,
             max_drop: DEFAULT_MAX_DROP,
             confirm: true,

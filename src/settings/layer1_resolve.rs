@@ -114,6 +114,7 @@ pub(super) fn resolve(
         price_table: spending.price_table,
         max_cost_usd: spending.max_cost_usd,
         allow_unpriced: spending.allow_unpriced,
+        models_note: None,
     }
 }
 

@@ -184,6 +184,9 @@ pub struct ActionFlags {
     /// The pull request label that asks for every layer [Action input: eval-label; default run-evals]
     #[arg(long, value_name = "LABEL")]
     pub eval_label: Option<String>,
+    /// The cron string of the schedule that runs every model; other schedules run only the first of `models` [Action input: full-matrix-schedule]
+    #[arg(long, value_name = "CRON")]
+    pub full_matrix_schedule: Option<String>,
     /// Post and update the pull request comment: true or false [Action input: comment; default true]
     #[arg(long, value_name = "BOOL")]
     pub comment: Option<String>,
@@ -381,11 +384,19 @@ pub(crate) struct GithubContext {
     pub step_summary: Option<PathBuf>,
 }
 
+/// A cron string with its fields separated by single spaces, for comparison.
+pub(crate) fn normalise_cron(cron: &str) -> String {
+    cron.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// What only the Action needs.
 #[derive(Debug, Clone)]
 pub(crate) struct ActionSettings {
     /// The label that asks for every layer.
     pub eval_label: String,
+    /// `full-matrix-schedule`: the cron string of the schedule that runs every model (other
+    /// schedules run the first model only); `None`: every schedule runs every model.
+    pub full_matrix_schedule: Option<String>,
     /// Whether to post the comment.
     pub comment: bool,
     /// The comment's id among several jobs.
@@ -1131,6 +1142,22 @@ fn resolve_action(
         },
     };
     let comment_id = resolve_comment_id(sources, problems);
+    let full_matrix_schedule = sources
+        .action(&flags.full_matrix_schedule, env_vars::INPUT_FULL_MATRIX_SCHEDULE)
+        .filter(|(_, text)| !text.trim().is_empty())
+        .and_then(|(source, text)| {
+            let fields = text.split_whitespace().count();
+            if fields == 5 {
+                Some(normalise_cron(&text))
+            } else {
+                problems.push(Problem::new(
+                    &source,
+                    format!("`{text}` is not a cron string ({fields} field(s), not 5)"),
+                    "copy the `cron:` of the workflow's weekly schedule, e.g. \"0 3 * * 0\"",
+                ));
+                None
+            }
+        });
     let token = sources.action(&flags.github_token, env_vars::INPUT_GITHUB_TOKEN).map(|(_, text)| text);
     if let Some(repository) = &github.repository {
         if repository.split('/').filter(|part| !part.is_empty()).count() != 2 {
@@ -1151,7 +1178,7 @@ fn resolve_action(
     let merge_reports = workspace
         .shared(sources.action(&flags.merge_reports, env_vars::INPUT_MERGE_REPORTS), problems)
         .map(|(_, text)| text);
-    ActionSettings { eval_label, comment, comment_id, token, github, merge_reports }
+    ActionSettings { eval_label, full_matrix_schedule, comment, comment_id, token, github, merge_reports }
 }
 
 /// The Action's `comment-id` (flag, then input); [`DEFAULT_COMMENT_ID`] when none is given.

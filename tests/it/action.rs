@@ -1104,6 +1104,52 @@ fn the_eval_label_runs_layer_1_with_the_golden_set_and_models_and_masks_the_keys
     assert!(!masked_stdout.contains(key), "the key appears in the log beyond its mask command");
 }
 
+#[test]
+fn the_full_matrix_schedule_runs_every_model_and_another_schedule_only_the_first() {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Normal, 0, 0);
+    for (cron, models_run) in
+        [("17 3 * * *", &["openai:scripted", "anthropic:claude-test"][..]), ("0 3 * * 0", &["openai:scripted"][..])]
+    {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (workspace, set) = workspace_with_set(
+            dir.path(),
+            "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: thanks\n    prompt: \"Thanks!\"\n    negative: true\n",
+        );
+        let model = ScriptedModel::start(&set);
+        let base_url = format!("{}/v1", model.url);
+        // The payload's cron is `17 3 * * *`.
+        let run = run_action_with_env(
+            &workspace,
+            "schedule",
+            "schedule.json",
+            &github.url,
+            &[
+                ("SERVER-URL", &demo.url),
+                ("GOLDEN-SET", "golden/tasks.yaml"),
+                ("MODELS", "openai:scripted\nanthropic:claude-test\n"),
+                ("OPENAI-API-KEY", "sk-schedule-test"),
+                ("FULL-MATRIX-SCHEDULE", cron),
+                ("LAYERS", "1"),
+            ],
+            &[("OPENAI_BASE_URL", &base_url)],
+        );
+        let report: serde_json::Value =
+            serde_json::from_str(&run.file("mcp-eval-report/report.json")).expect("report.json");
+        let models: Vec<&str> =
+            report["models"].as_array().expect("models").iter().filter_map(|m| m.as_str()).collect();
+        assert_eq!(models, models_run, "full-matrix-schedule {cron}: {}", run.stdout());
+        let summary = run.file("step_summary.md");
+        let why = if models_run.len() == 2 {
+            "is the full-matrix schedule"
+        } else {
+            "only the primary model `openai:scripted` runs"
+        };
+        assert!(summary.contains(why), "{cron}: {summary}");
+        assert!(run.stdout().contains("mcp-eval: models: "), "{}", run.stdout());
+    }
+}
+
 /// `mcp-eval run --demo --out OUT` with `extra` flags; the exit status.
 fn run_demo_into(out: &Path, extra: &[&str]) -> i32 {
     let output = Command::new(binary())

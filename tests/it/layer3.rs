@@ -92,3 +92,183 @@ fn without_a_delay_every_called_tool_still_has_its_latency_figures() {
     let measured = latencies(&run);
     assert!(measured.len() >= CALLED_TOOLS.len(), "{measured:?}");
 }
+
+/// `golden/demo-prices.yaml` in the repository, as a path.
+fn demo_prices() -> String {
+    utf8(&crate::support::repo_root().join("golden/demo-prices.yaml")).to_owned()
+}
+
+/// Runs the demo's layers 0, 1 and 3 with `extra` flags.
+fn run_demo(extra: &[&str]) -> Run {
+    let mut args = vec!["--demo", "--layers", "0,1,3"];
+    args.extend_from_slice(extra);
+    run_layer1(&args, &[])
+}
+
+#[test]
+fn the_demo_prices_its_calls_from_the_example_table_and_records_its_hash() {
+    let run = run_demo(&[]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let telemetry = &run.report()["telemetry"];
+    let table = &telemetry["price_table"];
+    assert_eq!(table["path"], "golden/demo-prices.yaml");
+    assert_eq!(table["as_of"], "2026-12-01");
+    let bytes = std::fs::read(demo_prices()).expect("the example table");
+    let sha = {
+        use sha2::Digest as _;
+        format!("{:x}", sha2::Sha256::digest(&bytes))
+    };
+    assert_eq!(table["sha256"], sha.as_str());
+    let total = telemetry["total"]["cost_usd"].as_f64().expect("every demo model is priced");
+    assert!(total > 0.0, "{total}");
+    assert!(telemetry["prompt_cache_saved_usd"].as_f64().is_some_and(|saved| saved > 0.0), "{telemetry}");
+    let calls = telemetry["model_calls"].as_array().expect("calls");
+    assert!(calls.iter().all(|call| call["cost_usd"].as_f64().is_some()), "every call priced");
+    let summary = run.file("summary.md");
+    assert!(summary.contains("prices as of 2026-12-01") && summary.contains("prompt caches saved"), "{summary}");
+}
+
+#[test]
+fn a_model_the_table_does_not_price_has_an_unknown_cost_and_a_note_naming_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let table = dir.path().join("prices.yaml");
+    // Only the model under test (by a glob); the judge and the embeddings model are unpriced,
+    // and an entry for another provider with a matching glob prices nothing here.
+    std::fs::write(
+        &table,
+        "as_of: 2026-11-30\nmodels:\n  - match: {provider: openai, model: \"demo:*\"}\n    input: 100\n    output: 100\n  - match: {provider: replay, model: \"demo:scr*\"}\n    input: 0.4\n    output: 1.6\n",
+    )
+    .expect("write");
+    let run = run_demo(&["--prices", utf8(&table)]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let telemetry = &run.report()["telemetry"];
+    let models = telemetry["models"].as_array().expect("models");
+    let row = |label: &str| models.iter().find(|row| row["model"] == label).expect(label);
+    assert!(row("replay:demo:scripted")["spend"]["cost_usd"].as_f64().is_some());
+    assert_eq!(row("replay:demo:judge")["spend"]["cost_usd"], Value::Null, "unknown, never 0");
+    assert_eq!(telemetry["total"]["cost_usd"], Value::Null, "a sum with an unpriced part is unknown");
+    let notes = telemetry["notes"].to_string();
+    assert!(notes.contains("no entry for `replay:demo:judge`"), "{notes}");
+    assert!(!notes.contains("replay:demo:scripted"), "{notes}");
+}
+
+#[test]
+fn a_bad_price_table_is_refused_before_any_connection_naming_its_line_and_field() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let table = dir.path().join("prices.yaml");
+    std::fs::write(&table, "as_of: 2026-11-30\nmodels:\n  - match: {provider: openai, model: gpt}\n    input: cheap\n")
+        .expect("write");
+    let run = run_demo(&["--prices", utf8(&table)]);
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    let stderr = run.stderr();
+    assert!(stderr.contains("prices.yaml:4") && stderr.contains("models[0].input"), "{stderr}");
+    assert!(stderr.contains("models[0].output") && stderr.contains("missing"), "{stderr}");
+}
+
+#[test]
+fn a_budget_refuses_to_start_with_an_unpriced_model_unless_allowed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SET);
+    let table = dir.path().join("prices.yaml");
+    std::fs::write(
+        &table,
+        "as_of: 2026-11-30\nmodels:\n  - match: {provider: anthropic, model: \"*\"}\n    input: 1\n    output: 1\n",
+    )
+    .expect("write");
+    let model = DemoModel::start(&set, &[]);
+    let server = DemoServer::start(&[]);
+    let vars = [("OPENAI_BASE_URL", model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY.to_owned())];
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(name, value)| (*name, value.as_str())).collect();
+    let base = ["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--runs", "1"];
+    let mut args = base.to_vec();
+    args.extend_from_slice(&["--prices", utf8(&table), "--max-cost-usd", "5"]);
+    let refused = run_layer1(&args, &vars);
+    assert_eq!(refused.code(), 2, "{}", refused.stderr());
+    assert!(refused.stderr().contains("prices no `openai:demo`"), "{}", refused.stderr());
+    assert!(refused.stderr().contains("--allow-unpriced"), "{}", refused.stderr());
+    args.push("--allow-unpriced");
+    let allowed = run_layer1(&args, &vars);
+    assert_eq!(allowed.code(), 0, "{}", allowed.stderr());
+    let budget = &allowed.report()["budget"];
+    assert_eq!((budget["spent_usd"].as_f64(), budget["stopped"].clone()), (Some(0.0), Value::Null), "{budget}");
+}
+
+#[test]
+fn an_estimate_over_the_budget_stops_the_run_before_any_model_call() {
+    let run = run_demo(&["--max-cost-usd", "0.001"]);
+    assert_eq!(run.code(), 6, "{}", run.stderr());
+    let report = run.report();
+    assert_eq!(report["budget"]["stopped"], "estimate");
+    assert!(report["budget"]["estimate_usd"].as_f64().is_some_and(|estimate| estimate > 0.001));
+    assert_eq!(report["budget"]["spent_usd"], 0.0);
+    assert_eq!(report["verdict"], "error");
+    assert!(report["layer1_not_run"].as_str().is_some_and(|why| why.contains("no model call was made")), "{report}");
+    assert_eq!(report["telemetry"]["model_calls"], json!([]));
+    assert!(run.file("summary.md").contains("Cost budget"));
+    assert!(run.file("junit.xml").contains("<testsuites"), "JUnit is written on this path too");
+}
+
+#[test]
+fn a_budget_the_calls_overrun_stops_the_run_skips_what_it_cut_and_reports_the_overshoot() {
+    // The demo's recordings with every call reporting 1,000 times the input it read: the
+    // estimate (from the requests) fits in the budget, the calls do not.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cassettes = dir.path().join("cassettes");
+    std::fs::create_dir(&cassettes).expect("dir");
+    let recorded = crate::support::repo_root().join("golden/cassettes");
+    for name in ["demo_scripted.json", "demo_judge.json", "demo_embeddings.json"] {
+        let mut cassette: Value =
+            serde_json::from_str(&std::fs::read_to_string(recorded.join(name)).expect("cassette")).expect("json");
+        for interaction in cassette["interactions"].as_array_mut().into_iter().flatten() {
+            if let Some(read) = interaction.pointer_mut("/response/usage/input_tokens") {
+                *read = json!(read.as_u64().unwrap_or(0) * 1000);
+            }
+        }
+        std::fs::write(cassettes.join(name), cassette.to_string()).expect("write");
+    }
+    let golden = crate::support::repo_root().join("golden/demo.yaml");
+    let prices = demo_prices();
+    let run = run_layer1(
+        &[
+            "--demo",
+            "--golden-set",
+            utf8(&golden),
+            "--model",
+            "replay:demo:scripted",
+            "--judge-model",
+            "replay:demo:judge",
+            "--embedding-model",
+            "replay:demo:embeddings",
+            "--cassettes",
+            utf8(&cassettes),
+            "--prices",
+            &prices,
+            "--max-cost-usd",
+            "1",
+            "--layers",
+            "1,3",
+        ],
+        &[],
+    );
+    assert_eq!(run.code(), 6, "{}", run.stderr());
+    let report = run.report();
+    let budget = &report["budget"];
+    assert_eq!(budget["stopped"], "budget", "{budget}");
+    let spent = budget["spent_usd"].as_f64().expect("spent");
+    assert!(spent >= 1.0, "the calls in flight finish: {budget}");
+    assert!((budget["overshoot_usd"].as_f64().expect("overshoot") - (spent - 1.0)).abs() < 1e-6, "{budget}");
+    assert!(budget["calls_refused"].as_u64().is_some_and(|refused| refused > 0), "{budget}");
+    assert!(budget["estimate_usd"].as_f64().is_some_and(|estimate| estimate <= 1.0), "{budget}");
+    let skipped: Vec<&Value> =
+        report["evals"].as_array().expect("evals").iter().filter(|eval| eval["status"] == "skipped").collect();
+    assert!(!skipped.is_empty());
+    assert!(
+        skipped
+            .iter()
+            .all(|eval| eval["reason"].as_str().is_some_and(|why| why.starts_with("skipped: cost budget reached"))),
+        "{skipped:?}"
+    );
+    assert_eq!(report["verdict"], "error");
+    let summary = run.file("summary.md");
+    assert!(summary.contains("the cost budget stopped the run") && summary.contains("overshoot"), "{summary}");
+}
