@@ -271,8 +271,10 @@ pub(crate) async fn evaluate(
         .zip(prices)
         .filter(|_| layers.iter().any(|layer| matches!(layer, 1 | 2)))
         .map(|(limit, table)| Arc::new(CostLimit::new(limit, Arc::new(table.clone()))));
-    // Layer 3 only reads: it keeps what the events of layers 1 and 2 say.
+    // Layer 3 only reads: it keeps what the events of layers 1 and 2 say, and the footprint of
+    // the tools they listed.
     let telemetry = layers.contains(&3).then(crate::telemetry::Collector::default);
+    let footprint = std::sync::Mutex::new(Vec::new());
     let noting = |event: &RunEvent| {
         note(&known, event);
         if let Some(collector) = &telemetry {
@@ -376,8 +378,12 @@ pub(crate) async fn evaluate(
             events(&RunEvent::LayerStarted { layer: 1 });
             let layer1_started = Instant::now();
             let checks0 = layer0.as_ref().map(|outcome: &conformance::Layer0Result| outcome.checks.as_slice());
-            let limits =
-                Limits { cost: cost.clone(), with_layer2: ran.contains(&2), cassettes_failed: &cassettes_failed };
+            let limits = Limits {
+                cost: cost.clone(),
+                with_layer2: ran.contains(&2),
+                cassettes_failed: &cassettes_failed,
+                footprint: telemetry.as_ref().map(|_| &footprint),
+            };
             let layer1 = Box::pin(layer1(settings, golden, &connected, &progress, checks0, &limits, events)).await;
             events(&RunEvent::LayerFinished { layer: 1, duration_ms: elapsed_ms(layer1_started) });
             // Kept whole (gate included) for a signal or a panic during layer 2.
@@ -404,7 +410,12 @@ pub(crate) async fn evaluate(
                 Some(Ok(section)) => section.model_calls,
                 _ => 0,
             };
-            let limits = Limits { cost: cost.clone(), with_layer2: true, cassettes_failed: &cassettes_failed };
+            let limits = Limits {
+                cost: cost.clone(),
+                with_layer2: true,
+                cassettes_failed: &cassettes_failed,
+                footprint: telemetry.as_ref().map(|_| &footprint),
+            };
             let layer2 = Box::pin(layer2(settings, golden, &connected, spent, &limits, events)).await;
             events(&RunEvent::LayerFinished { layer: 2, duration_ms: elapsed_ms(layer2_started) });
             Some(layer2)
@@ -500,6 +511,10 @@ pub(crate) async fn evaluate(
             report.layers.retain(|layer| *layer != 3);
         } else if !report.layers.contains(&3) {
             report.layers.push(3);
+        }
+        let mut section = section;
+        if section.not_run.is_none() {
+            section.footprint = std::mem::take(&mut *crate::mcp::sync::lock(&footprint));
         }
         report.telemetry = Some(section);
     }
@@ -850,9 +865,37 @@ struct Limits<'a> {
     with_layer2: bool,
     /// Set when cassettes could not be saved (exit 4).
     cassettes_failed: &'a std::sync::atomic::AtomicBool,
+    /// Layer 3's tool-surface footprint, filled by the first layer that lists the tools (`None`:
+    /// layer 3 was not asked for).
+    footprint: Option<&'a std::sync::Mutex<Vec<crate::report::telemetry::FootprintEntry>>>,
 }
 
 impl Limits<'_> {
+    /// Counts the footprint of `surface` for `layer1`'s models, once, when layer 3 asks for it.
+    fn measure(&self, surface: &crate::mcp::tools::ToolSurface, layer1: &crate::settings::layer1::Layer1Settings) {
+        use crate::settings::layer1::Api;
+        use crate::telemetry::footprint::{Asked, Wire};
+        let Some(slot) = self.footprint else { return };
+        let mut slot = crate::mcp::sync::lock(slot);
+        if !slot.is_empty() {
+            return;
+        }
+        let asked: Vec<Asked> = layer1
+            .models
+            .iter()
+            .map(|model| Asked {
+                label: model.label(),
+                model: model.model.clone(),
+                wire: match layer1.providers.iter().find(|provider| provider.id == model.provider).map(|p| p.api) {
+                    Some(Api::Anthropic) => Wire::Anthropic,
+                    Some(Api::OpenAi) => Wire::OpenAi,
+                    Some(Api::Replay) | None => Wire::Replay,
+                },
+            })
+            .collect();
+        *slot = crate::telemetry::footprint::footprint(&surface.tools, &asked);
+    }
+
     /// Makes the up-front estimate before the first model call (once: the first layer to run
     /// makes it, over every trial of layers 1 and 2 it knows); the reason the run stops when it
     /// is over the budget.
@@ -954,6 +997,7 @@ async fn layer2(
         Ok(surface) => surface,
         Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
     };
+    limits.measure(&surface, layer1);
     if let Some(reason) = limits.refuse(set, &surface, layer1, false) {
         return not_run(reason);
     }
@@ -1060,6 +1104,7 @@ async fn layer1(
         Ok(surface) => surface,
         Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
     };
+    limits.measure(&surface, &layer1);
     if let Some(reason) = limits.refuse(set, &surface, &layer1, true) {
         return not_run(reason);
     }

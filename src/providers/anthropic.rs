@@ -85,6 +85,15 @@ impl Provider for AnthropicProvider {
     }
 }
 
+/// The tool definitions as a Messages request sends them (its `tools`), in order; `None` when
+/// their names cannot be sent on this wire.
+pub(crate) fn tool_definitions(tools: &[super::ToolSpec]) -> Option<Vec<Value>> {
+    let request = CompletionRequest { tools: tools.to_vec(), ..CompletionRequest::default() };
+    let names = ToolNames::new(request.tools.iter().map(|tool| tool.name.as_str()), NameRule::ANTHROPIC).ok()?;
+    let body = request_body("", &request, &names).ok()?;
+    body.get("tools")?.as_array().cloned()
+}
+
 /// The JSON body of one Messages request.
 ///
 /// When both `temperature` and `top_p` are set only `temperature` is sent: newer models refuse

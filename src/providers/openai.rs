@@ -78,6 +78,15 @@ fn tool_names(request: &CompletionRequest) -> Result<ToolNames, ProviderError> {
         .map_err(|error| ProviderError::InvalidRequest(error.to_string()))
 }
 
+/// The tool definitions as a Chat Completions request sends them (its `tools`), in order;
+/// `None` when their names cannot be sent on this wire.
+pub(crate) fn tool_definitions(tools: &[super::ToolSpec]) -> Option<Vec<Value>> {
+    let request = CompletionRequest { tools: tools.to_vec(), ..CompletionRequest::default() };
+    let names = tool_names(&request).ok()?;
+    let body = request_body("", &request, &names).ok()?;
+    body.get("tools")?.as_array().cloned()
+}
+
 /// The JSON body of one Chat Completions request.
 pub(crate) fn request_body(
     model: &str,

@@ -11,6 +11,7 @@
 //! (a note says how many). Memory grows with the calls made, which the call cap bounds.
 
 pub(crate) mod budget;
+pub(crate) mod footprint;
 pub(crate) mod prices;
 mod stats;
 
