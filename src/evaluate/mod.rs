@@ -100,8 +100,20 @@ pub(crate) fn load_prices(
         }
         None => None,
     };
-    let Some(table) = table else { return Ok(None) };
     let runs_models = layers.iter().any(|layer| matches!(layer, 1 | 2));
+    let Some(table) = table else {
+        // `--demo` with models of its own has no example table to count against.
+        if settings.layer1.max_cost_usd.is_some() && runs_models {
+            return Err(vec![crate::golden::Problem {
+                path: PathBuf::from("--max-cost-usd"),
+                position: None,
+                field: None,
+                message: "a cost budget needs a price table to count against".into(),
+                hint: "give --prices FILE (input `price-table`, config `price_table`): USD per 1M tokens of each model (see docs/layer-3.md#the-price-table)".into(),
+            }]);
+        }
+        return Ok(None);
+    };
     if settings.layer1.max_cost_usd.is_some() && !settings.layer1.allow_unpriced && runs_models {
         let layer1 = &settings.layer1;
         let asked = layer1.models.iter().chain(&layer1.judge_model).chain(&layer1.embedding_model);

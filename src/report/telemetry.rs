@@ -12,7 +12,8 @@ pub const PERCENTILE_METHOD: &str =
     "nearest rank: the p-th percentile of n samples is the ceil(p/100 * n)-th smallest; max is the largest";
 
 /// How token counts are normalised, as the report states it.
-pub const TOKEN_COUNTS: &str = "input_tokens: read and not from the prompt cache (cache writes included); \
+pub const TOKEN_COUNTS: &str = "input_tokens: read and not from the prompt cache (cache writes included; \
+everything read when the provider reported no cache reads); \
 cache_read_tokens: read from the cache; cache_write_tokens: written to the cache (part of input_tokens); \
 output_tokens: written, reasoning included; reasoning_tokens: the part of output the wire reports apart \
 (null on Anthropic); null: the provider did not report it, never 0; a sum with an unknown part is null; \

@@ -3,10 +3,10 @@
 //!
 //! Before the first model call the run's cost is estimated ([`estimate`]); over the budget, the
 //! run stops there (exit 6) and nothing is spent. During the run every call reserves its own
-//! estimate ([`CostLimit::reserve`]) and is not made when that exceeds what is left; when it
-//! is answered the reservation becomes its cost from the usage it reported
-//! ([`CostLimit::settle`]). Calls in flight finish, so the spend can pass the budget by what they
-//! cost beyond their estimates: the overshoot, reported.
+//! estimate ([`CostLimit::reserve`]) and a trial's first call is not made when that exceeds what
+//! is left (the budget then stops the run: no trial starts after it); when a call is answered
+//! its reservation becomes its cost from the usage it reported ([`CostLimit::settle`]). Trials
+//! in flight finish, so the spend can pass the budget: the overshoot, reported.
 //!
 //! Token estimates: a request reads its bytes (system text, messages, tool definitions) ÷
 //! [`BYTES_PER_TOKEN`] and writes its `max_output_tokens`, else [`ESTIMATED_OUTPUT_TOKENS`].
@@ -223,12 +223,15 @@ impl CostLimit {
     }
 
     /// Reserves the estimate of a call of `label` with `request`; `None` when it exceeds what is
-    /// left (the call must not be made; the budget then stops the run).
-    pub(crate) fn reserve(&self, label: &str, request: &CompletionRequest) -> Option<Reservation> {
+    /// left (the call must not be made; the budget then stops the run). A call that continues a
+    /// trial in flight (`in_flight`: not its first turn) is always made once the run has started,
+    /// so the trial finishes; its cost counts, and may overshoot the budget.
+    pub(crate) fn reserve(&self, label: &str, request: &CompletionRequest, in_flight: bool) -> Option<Reservation> {
         let (input, output) = request_tokens(request);
         let usd = priced(&self.table, label, input, output);
         let mut state = lock(&self.state);
-        if state.stopped.is_some() || state.spent + state.reserved + usd > self.limit_usd {
+        let over = state.spent + state.reserved + usd > self.limit_usd;
+        if state.stopped == Some("estimate") || (!in_flight && (over || state.stopped.is_some())) {
             state.refused += 1;
             state.stopped.get_or_insert("budget");
             return None;
@@ -315,8 +318,10 @@ mod tests {
         let limit = CostLimit::new(1.0, table());
         assert!(limit.start(0.5));
         // 4,000 bytes = 1,000 tokens in ($1/1K) + 0 out: $1.00, all of the budget.
-        let first = limit.reserve("p:m", &request(4_000, 0)).expect("fits exactly");
-        assert!(limit.reserve("p:m", &request(4, 0)).is_none(), "nothing left while the first is in flight");
+        let first = limit.reserve("p:m", &request(4_000, 0), false).expect("fits exactly");
+        assert!(limit.reserve("p:m", &request(4, 0), false).is_none(), "nothing left while the first is in flight");
+        let next_turn = limit.reserve("p:m", &request(4, 0), true).expect("a trial in flight finishes");
+        limit.settle(next_turn, "p:m", None);
         // It reported more than estimated: 1,200 in and 10 out = $1.30.
         let usage = Usage { input_tokens: Some(1_200), output_tokens: Some(10), ..Usage::default() };
         limit.settle(first, "p:m", Some(Some(&usage)));
@@ -331,17 +336,17 @@ mod tests {
         let limit = CostLimit::new(1.0, table());
         assert!(!limit.start(1.5));
         assert_eq!(limit.section().stopped.as_deref(), Some("estimate"));
-        assert!(limit.reserve("p:m", &request(4, 0)).is_none());
+        assert!(limit.reserve("p:m", &request(4, 0), true).is_none(), "no trial started");
         assert_eq!(limit.section().spent_usd, 0.0);
     }
 
     #[test]
     fn a_call_that_failed_costs_nothing_and_an_unreported_usage_costs_its_estimate() {
         let limit = CostLimit::new(10.0, table());
-        let failed = limit.reserve("p:m", &request(4_000, 0)).expect("fits");
+        let failed = limit.reserve("p:m", &request(4_000, 0), false).expect("fits");
         limit.settle(failed, "p:m", None);
         assert_eq!(limit.section().spent_usd, 0.0);
-        let unreported = limit.reserve("p:m", &request(4_000, 0)).expect("fits");
+        let unreported = limit.reserve("p:m", &request(4_000, 0), false).expect("fits");
         limit.settle(unreported, "p:m", Some(None));
         assert_eq!(limit.section().spent_usd, 1.0);
     }

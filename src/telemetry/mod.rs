@@ -133,10 +133,11 @@ pub(crate) struct Inputs<'a> {
     pub cached_pairs: usize,
 }
 
-/// A call's counts as the report's parts: input is what was read minus the cache reads.
+/// A call's counts as the report's parts: input is what was read minus the cache reads (all of
+/// it when the provider reported no cache reads: the price table prices it so too).
 pub(crate) fn part(usage: &Usage, cost: Option<f64>) -> Part {
     Part {
-        input: usage.input_tokens.zip(usage.cache_read_tokens).map(|(read, cached)| read.saturating_sub(cached)),
+        input: usage.input_tokens.map(|read| read.saturating_sub(usage.cache_read_tokens.unwrap_or(0))),
         cache_read: usage.cache_read_tokens,
         cache_write: usage.cache_write_tokens,
         output: usage.output_tokens,

@@ -208,3 +208,14 @@ fn events_outside_layers_1_and_2_are_not_kept_and_nothing_measured_says_so() {
     assert!(section.tools.is_empty());
     assert!(section.not_run.is_some());
 }
+
+#[test]
+fn a_call_without_cache_counts_reports_everything_it_read_as_input_and_an_unknown_cache() {
+    let usage = Usage { input_tokens: Some(120), output_tokens: Some(7), ..Usage::default() };
+    let part = super::part(&usage, Some(0.5));
+    assert_eq!((part.input, part.cache_read, part.output), (Some(120), None, Some(7)));
+    let cached = Usage { cache_read_tokens: Some(100), ..usage };
+    assert_eq!(super::part(&cached, None).input, Some(20));
+    let unread = Usage { input_tokens: None, ..cached };
+    assert_eq!(super::part(&unread, None).input, None, "not reported: unknown, never 0");
+}

@@ -227,7 +227,7 @@ impl LiveModel {
             request.sampling = self.effective(request.sampling);
             // The cost budget first: a call whose estimate exceeds what is left is not made.
             let reservation = match self.budget.cost() {
-                Some(limit) => match limit.reserve(&self.label, &request) {
+                Some(limit) => match limit.reserve(&self.label, &request, key.turn > 0) {
                     Some(reservation) => Some((limit, reservation)),
                     None => return Err(ModelFailure::CapReached),
                 },

@@ -194,6 +194,18 @@ fn a_budget_refuses_to_start_with_an_unpriced_model_unless_allowed() {
 }
 
 #[test]
+fn a_budget_on_the_demo_server_with_models_of_ones_own_needs_a_price_table() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SET);
+    let run = run_layer1(
+        &["--demo", "--golden-set", utf8(&set), "--model", "openai:demo", "--max-cost-usd", "1", "--layers", "1"],
+        &[],
+    );
+    assert_eq!(run.code(), 2, "the example table prices the demo's own models only: {}", run.stderr());
+    assert!(run.stderr().contains("needs a price table"), "{}", run.stderr());
+}
+
+#[test]
 fn an_estimate_over_the_budget_stops_the_run_before_any_model_call() {
     let run = run_demo(&["--max-cost-usd", "0.001"]);
     assert_eq!(run.code(), 6, "{}", run.stderr());
