@@ -168,6 +168,18 @@ pub(crate) fn merge(parts: Vec<Part>) -> Result<RunReport, UserError> {
         }
     }
     merged.evals = join_evals(&parts);
+    // Layer 3's figures are one shard's: percentiles do not add up, so a merge keeps none and
+    // says so; the cost budgets' spends do add up.
+    if parts.iter().any(|part| part.report.telemetry.is_some()) {
+        merged.telemetry = None;
+        merged.layers.retain(|layer| *layer != 3);
+        if let Some(evals) = merged.evals.as_mut() {
+            evals.layer1_notes.push(
+                "layer 3 is not merged (percentiles of shards do not add up): each shard's report.json has its own telemetry".into(),
+            );
+        }
+    }
+    merged.budget = join_budgets(&parts);
     if let Some(note) = layer0_differs(&parts, base_at) {
         if let Some(evals) = merged.evals.as_mut() {
             evals.layer1_notes.push(note);
@@ -217,6 +229,25 @@ fn check_shards(models: &[String], group: &mut [Part]) -> Result<(), String> {
     }
     group.sort_by_key(|part| shard(part).map_or(0, |s| s.index));
     Ok(())
+}
+
+/// The shards' cost budgets as one: spends, estimates and refused calls summed against each
+/// shard's own budget; stopped when any shard's budget stopped it.
+fn join_budgets(parts: &[Part]) -> Option<crate::report::telemetry::BudgetSection> {
+    let budgets: Vec<&crate::report::telemetry::BudgetSection> =
+        parts.iter().filter_map(|part| part.report.budget.as_ref()).collect();
+    let first = budgets.first()?;
+    let sum =
+        |value: fn(&crate::report::telemetry::BudgetSection) -> f64| budgets.iter().map(|b| value(b)).sum::<f64>();
+    Some(crate::report::telemetry::BudgetSection {
+        max_cost_usd: first.max_cost_usd,
+        estimate_usd: budgets.iter().map(|budget| budget.estimate_usd).sum(),
+        estimate_method: first.estimate_method.clone(),
+        spent_usd: sum(|budget| budget.spent_usd),
+        overshoot_usd: sum(|budget| budget.overshoot_usd),
+        calls_refused: budgets.iter().map(|budget| budget.calls_refused).sum(),
+        stopped: budgets.iter().find_map(|budget| budget.stopped.clone()),
+    })
 }
 
 /// A note when layer 0 ran in more than one report (each `models` list's shard 1 runs it) and

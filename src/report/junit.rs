@@ -112,7 +112,90 @@ pub fn to_junit(report: &RunReport) -> Report {
             junit.add_test_suite(suite);
         }
     }
+    if report.telemetry.is_some() || report.budget.is_some() {
+        let mut suite = layer3_suite(report);
+        suite.timestamp = Some(stamp);
+        junit.add_test_suite(suite);
+    }
     junit
+}
+
+/// Classname of every layer-3 testcase.
+const LAYER3_CLASSNAME: &str = "mcp-eval.layer3";
+
+/// The `layer-3 telemetry` suite: a testcase per tool (`TOOL · latency`, its time the p50, its
+/// figures in system-out; layer 3 never fails a tool), and `cost budget` when one was set — an
+/// error when the budget stopped the run (exit 6). Layer 3 not run is one skipped testcase.
+fn layer3_suite(report: &RunReport) -> TestSuite {
+    use super::telemetry_summary::usd;
+    let mut suite = TestSuite::new("layer-3 telemetry");
+    if let Some(section) = &report.telemetry {
+        if let Some(table) = &section.price_table {
+            suite.add_properties([
+                Property::new("price_table.as_of", clean(&table.as_of)),
+                Property::new("price_table.sha256", clean(&table.sha256)),
+            ]);
+        }
+        suite.add_properties([
+            Property::new("model_calls", section.total.model_calls.to_string()),
+            Property::new("cost_usd", usd(section.total.cost_usd)),
+        ]);
+        if let Some(why) = &section.not_run {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(one_line(why)).set_type("not_run");
+            let mut case = TestCase::new("layer 3", status);
+            case.set_classname(LAYER3_CLASSNAME).set_time(Duration::ZERO);
+            suite.add_test_case(case);
+        }
+        for tool in section.tools.iter().filter(|tool| tool.latency.count > 0) {
+            let mut case = TestCase::new(clean(&format!("{} · latency", tool.tool)), TestCaseStatus::success());
+            let ms = |value: Option<u64>| value.map_or_else(|| "—".to_owned(), |value| format!("{value} ms"));
+            case.set_classname(LAYER3_CLASSNAME)
+                .set_time(Duration::from_millis(tool.latency.p50_ms.unwrap_or(0)))
+                .set_system_out(format!(
+                    "{} call(s): p50 {}, p95 {}, max {} (nearest rank); isError {}, transport errors {}; {} result bytes; cost per call {}",
+                    tool.latency.count,
+                    ms(tool.latency.p50_ms),
+                    ms(tool.latency.p95_ms),
+                    ms(tool.latency.max_ms),
+                    tool.error_results,
+                    tool.transport_errors,
+                    tool.result_bytes,
+                    usd(tool.spend.cost_usd.map(|cost| cost / tool.spend.model_calls.max(1) as f64)),
+                ));
+            suite.add_test_case(case);
+        }
+    }
+    if let Some(budget) = &report.budget {
+        let text = format!(
+            "{} spent of {} (estimate {}); {} call(s) not made; overshoot {}",
+            usd(Some(budget.spent_usd)),
+            usd(Some(budget.max_cost_usd)),
+            usd(budget.estimate_usd),
+            budget.calls_refused,
+            usd(Some(budget.overshoot_usd))
+        );
+        let status = match budget.stopped.as_deref() {
+            None => TestCaseStatus::success(),
+            Some(stopped) => {
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+                let what = if stopped == "estimate" {
+                    "the estimate is over the cost budget: no model call was made"
+                } else {
+                    "the cost budget stopped the run"
+                };
+                status.set_message(format!("{what}: {text}")).set_type("budget");
+                status
+            }
+        };
+        let mut case = TestCase::new("cost budget", status);
+        case.set_classname(LAYER3_CLASSNAME).set_time(Duration::ZERO).set_system_out(text);
+        suite.add_test_case(case);
+    }
+    let skipped = suite.disabled.to_string();
+    suite.extra.insert("skipped".into(), skipped.into());
+    suite.set_time(Duration::ZERO);
+    suite
 }
 
 /// Classname of every layer-2 payload testcase.

@@ -304,7 +304,7 @@ pub struct ModelCallTelemetry {
     pub asked: String,
     /// 0-based turn (the judge: its sample).
     pub turn: usize,
-    /// `answer`, `provider_error`, `replay_miss`, `call_cap` or `timeout`.
+    /// `answer`: only answered calls are listed (the others have no usage to count).
     pub outcome: String,
     /// Wall time in milliseconds, retries included (`None` without a reply).
     pub latency_ms: Option<u64>,

@@ -34,6 +34,11 @@ fn run_set(server: [&str; 2]) -> Run {
     let summary = run.file("summary.md");
     assert!(summary.contains("Layer 3 — latency, tokens and cost"), "{summary}");
     assert!(summary.contains(LATENCY_TABLE_HEADER), "no latency table in {summary}");
+    let junit = run.file("junit.xml");
+    assert!(junit.contains("<testsuite name=\"layer-3 telemetry\""), "{junit}");
+    for tool in CALLED_TOOLS {
+        assert!(junit.contains(&format!("<testcase name=\"{tool} · latency\"")), "{tool}: {junit}");
+    }
     run
 }
 
@@ -217,7 +222,8 @@ fn an_estimate_over_the_budget_stops_the_run_before_any_model_call() {
     assert!(report["layer1_not_run"].as_str().is_some_and(|why| why.contains("no model call was made")), "{report}");
     assert_eq!(report["telemetry"]["model_calls"], json!([]));
     assert!(run.file("summary.md").contains("Cost budget"));
-    assert!(run.file("junit.xml").contains("<testsuites"), "JUnit is written on this path too");
+    let junit = run.file("junit.xml");
+    assert!(junit.contains("<testcase name=\"cost budget\"") && junit.contains("type=\"budget\""), "{junit}");
 }
 
 #[test]
