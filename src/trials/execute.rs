@@ -192,7 +192,8 @@ async fn one_trial(
     if judged {
         let keys = crate::scoring::semantic::requests(graded.resolved, &record.trace());
         if !keys.is_empty() {
-            record.semantic = graded.semantic.resolve(&case.id, &case.run.prompt.join("\n"), keys).await;
+            record.semantic =
+                graded.semantic.resolve(&case.id, &case.run.prompt.join("\n"), keys, (&trial, graded.events)).await;
         }
     }
     if let Some((judge, rubric)) = judge.filter(|_| judged) {

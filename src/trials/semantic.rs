@@ -21,7 +21,12 @@ use std::sync::Arc;
 use tokio::sync::OnceCell;
 
 use super::caller::{Budget, LiveModel, RetryPolicy};
+use crate::agent::observe::{ObservedModel, Sink};
 use crate::agent::{ModelCaller, ModelFailure, TurnKey};
+use crate::events::TrialRef;
+
+/// The trial a model-graded check is resolved for, and where its calls' events go.
+pub(crate) type Observer<'a> = (&'a TrialRef, Sink<'a>);
 use crate::mcp::sync::lock;
 use crate::providers::cassette::{CassetteError, Cassettes};
 use crate::providers::embeddings::EmbeddingsClient;
@@ -167,18 +172,22 @@ impl ArgumentJudge {
         Self { caller, checks: std::sync::Mutex::new(HashMap::new()) }
     }
 
-    async fn judge(&self, case: &str, task: &str, key: &SemanticKey) -> Resolved {
+    async fn judge(&self, case: &str, task: &str, key: &SemanticKey, observer: Observer<'_>) -> Resolved {
         let cell = lock(&self.checks).entry((case.to_owned(), key.clone())).or_default().clone();
-        cell.get_or_init(|| self.ask(case, task, key)).await.clone()
+        cell.get_or_init(|| self.ask(case, task, key, observer)).await.clone()
     }
 
-    async fn ask(&self, case: &str, task: &str, key: &SemanticKey) -> Resolved {
+    /// Asks once; the call is observed (a `model_call_finished` event of role `judge`, so layer
+    /// 3 prices it) under the first trial that needed the check.
+    async fn ask(&self, case: &str, task: &str, key: &SemanticKey, (trial, events): Observer<'_>) -> Resolved {
         let request = semantic::argument_judge_request(task, key);
         let check = serde_json::json!({"argument": key.argument, "expected": key.expected, "actual": key.actual});
         let hash = crate::jcs::hash(&check);
         let short = hash.trim_start_matches("sha256:").chars().take(16).collect::<String>();
         let turn_key = TurnKey { case: format!("judge-arg:{case}:{short}"), run: 0, turn: 0 };
-        match ModelCaller::call(self.caller.as_ref(), turn_key, &request).await {
+        let label = self.caller.label().to_owned();
+        let observed = ObservedModel { inner: self.caller.as_ref(), trial, role: "judge", model: &label, events };
+        match ModelCaller::call(&observed, turn_key, &request).await {
             Ok(reply) => match semantic::parse_argument_verdict(&reply.completion) {
                 Ok((verdict, reason)) => Resolved::Judged(verdict, reason),
                 Err(reason) => Resolved::Error(reason),
@@ -206,12 +215,18 @@ pub(crate) struct Semantic {
 impl Semantic {
     /// Resolves every check of `keys` for a trial of case `case` (its id) whose task is `task`;
     /// a check without its model is an error of that check.
-    pub(crate) async fn resolve(&self, case: &str, task: &str, keys: Vec<SemanticKey>) -> SemanticVerdicts {
+    pub(crate) async fn resolve(
+        &self,
+        case: &str,
+        task: &str,
+        keys: Vec<SemanticKey>,
+        observer: Observer<'_>,
+    ) -> SemanticVerdicts {
         let mut verdicts = SemanticVerdicts::new();
         for key in keys {
             let resolved = match (key.mode, &self.embedder, &self.judge) {
                 (SemanticMode::Embedding, Some(embedder), _) => embedder.cosine(&key.expected, &key.actual).await,
-                (SemanticMode::Judge, _, Some(judge)) => judge.judge(case, task, &key).await,
+                (SemanticMode::Judge, _, Some(judge)) => judge.judge(case, task, &key, observer).await,
                 (mode, _, _) => Resolved::Error(format!("no model is available for `{}` matchers", mode.name())),
             };
             verdicts.insert(key, resolved);

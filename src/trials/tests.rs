@@ -123,6 +123,17 @@ async fn run_layer1_full(
     cache: Option<CacheUse>,
     cassettes: Option<Arc<Cassettes>>,
 ) -> Result<EvalsSection, UserError> {
+    run_layer1_observed(fixture, settings, cache, cassettes, &|_| {}).await
+}
+
+/// As [`run_layer1_full`], sending the run's events to `events`.
+async fn run_layer1_observed(
+    fixture: &Fixture,
+    settings: &Layer1Settings,
+    cache: Option<CacheUse>,
+    cassettes: Option<Arc<Cassettes>>,
+    events: &(dyn Fn(&crate::events::RunEvent) + Sync),
+) -> Result<EvalsSection, UserError> {
     let target = Target::Http(HttpSettings {
         url: fixture.mcp_url.clone(),
         extra_headers: Vec::new(),
@@ -146,7 +157,7 @@ async fn run_layer1_full(
         injections: &[],
         call_timeout_ms: 30_000,
     };
-    let result = run(&input, &Progress::default(), &|_| {}).await;
+    let result = run(&input, &Progress::default(), events).await;
     connected.shutdown().await;
     result
 }
@@ -701,6 +712,25 @@ async fn a_judge_matcher_passes_fails_and_a_judge_error_is_an_error() {
     assert_eq!(broken.status, EvalStatus::Error, "{broken:?}");
     let (no_tool, _) = judged_argument(chat_text("pass")).await;
     assert_eq!(no_tool.status, EvalStatus::Error, "an answer without the verdict tool: {no_tool:?}");
+}
+
+#[tokio::test]
+async fn an_argument_judge_call_is_an_event_of_role_judge_so_layer_3_prices_it() {
+    let fixture = fixture_of(&matcher_set("{match: judge, value: \"a region in Europe\"}", 1), &[]).await;
+    let model = ScriptedServer::start(region_script("eu", 1)).await;
+    let judge = ScriptedServer::start(vec![argument_verdict("pass", "eu is Europe")]).await;
+    let settings = matcher_settings(&fixture, &model.base_url, "http://127.0.0.1:9/v1", Some(&judge.base_url));
+    let seen = std::sync::Mutex::new(Vec::new());
+    let events = |event: &crate::events::RunEvent| {
+        if let crate::events::RunEvent::ModelCallFinished { trial, role, model, .. } = event {
+            lock(&seen).push((trial.case.clone(), *role, model.clone()));
+        }
+    };
+    run_layer1_observed(&fixture, &settings, None, None, &events).await.expect("ran");
+    let seen = lock(&seen).clone();
+    let judged: Vec<_> = seen.iter().filter(|(_, role, _)| *role == "judge").collect();
+    assert_eq!(judged.len(), 1, "one judge call for the one check: {seen:?}");
+    assert_eq!(judged[0].0, "region", "under the trial that needed it");
 }
 
 #[tokio::test]
