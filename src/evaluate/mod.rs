@@ -927,12 +927,24 @@ impl Limits<'_> {
         let mut trials = Vec::new();
         if in_layer1 {
             let judge = judge.as_ref().map(|(label, samples)| (label.as_str(), *samples));
-            trials = crate::telemetry::budget::plan(set, &surface.tools, &models, layer1.runs, judge);
+            // A shard estimates its own slice of the case × model list.
+            let keep = |case: usize, model: usize| {
+                layer1.shard.is_none_or(|shard| shard.contains(case, model, layer1.models.len()))
+            };
+            trials = crate::telemetry::budget::plan(set, &surface.tools, &models, layer1.runs, judge, &keep);
         }
         if !in_layer1 || self.with_layer2 {
             let (variants, _) = crate::faults::variants(set);
             let (variant_set, _) = crate::faults::variant_set(set, &variants);
-            trials.extend(crate::telemetry::budget::plan(&variant_set, &surface.tools, &models, layer1.runs, None));
+            let every = |_: usize, _: usize| true;
+            trials.extend(crate::telemetry::budget::plan(
+                &variant_set,
+                &surface.tools,
+                &models,
+                layer1.runs,
+                None,
+                &every,
+            ));
         }
         let estimate = limit.estimate(&trials);
         (!limit.start(estimate)).then(|| {

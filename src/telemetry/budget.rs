@@ -104,14 +104,16 @@ fn expected_turns(case: &Case) -> u64 {
 }
 
 /// The trials of `set` on each of `models` (`PROVIDER:MODEL`; `runs` overrides the set's
-/// trials), offered `tools`; with `judge` (`PROVIDER:MODEL`, samples) a rubric case's trials
-/// each ask the judge that many times.
+/// trials), offered `tools`, of the case × model pairs `keep` takes (by index: a shard's
+/// slice); with `judge` (`PROVIDER:MODEL`, samples) a rubric case's trials each ask the judge
+/// that many times.
 pub(crate) fn plan(
     set: &GoldenSet,
     tools: &[ToolView],
     models: &[String],
     runs: Option<u32>,
     judge: Option<(&str, usize)>,
+    keep: &dyn Fn(usize, usize) -> bool,
 ) -> Vec<PlannedTrial> {
     let tool_bytes: usize = tools
         .iter()
@@ -120,12 +122,15 @@ pub(crate) fn plan(
         })
         .sum();
     let mut trials = Vec::new();
-    for case in &set.cases {
+    for (case_index, case) in set.cases.iter().enumerate() {
         let prompt: usize =
             case.run.prompt.iter().map(String::len).sum::<usize>() + case.run.system.as_ref().map_or(0, String::len);
         let output = case.run.sampling.max_output_tokens.unwrap_or(ESTIMATED_OUTPUT_TOKENS);
         let judged = judge.filter(|_| case.rubric.is_some()).map(|(label, samples)| (label.to_owned(), samples as u64));
-        for model in models {
+        for (model_index, model) in models.iter().enumerate() {
+            if !keep(case_index, model_index) {
+                continue;
+            }
             for _ in 0..case.trials.effective(runs).runs {
                 trials.push(PlannedTrial {
                     model: model.clone(),
@@ -298,6 +303,20 @@ mod tests {
         let unbounded =
             CompletionRequest { messages: vec![Message::User("abc".into())], ..CompletionRequest::default() };
         assert_eq!(request_tokens(&unbounded), (1, ESTIMATED_OUTPUT_TOKENS));
+    }
+
+    #[test]
+    fn the_plan_takes_a_turn_per_expected_call_plus_the_answer_and_keeps_a_shards_slice() {
+        let text = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: a\n    prompt: Echo eu.\n    expect_tool: t\n  - id: b\n    prompt: Thanks!\n    negative: true\n";
+        let set = crate::golden::load::parse(std::path::Path::new("g.yaml"), text).expect("valid");
+        let models = vec!["p:m".to_owned(), "p:n".to_owned()];
+        let all = plan(&set, &[], &models, None, None, &|_, _| true);
+        assert_eq!(all.len(), 8, "2 cases x 2 models x 2 trials");
+        assert_eq!((all[0].turns, all[7].turns), (2, 1), "one call and the answer; the answer alone");
+        assert_eq!(all[0].input_tokens, tokens_of("Echo eu.".len()));
+        let first_of_two = plan(&set, &[], &models, Some(1), None, &|case, model| (case * 2 + model) % 2 == 0);
+        let pairs: Vec<&str> = first_of_two.iter().map(|trial| trial.model.as_str()).collect();
+        assert_eq!(pairs, ["p:m", "p:m"], "--runs 1, and only the shard's pairs");
     }
 
     #[test]
