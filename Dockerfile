@@ -15,6 +15,8 @@ RUN apk add --no-cache musl-dev
 WORKDIR /src
 COPY Cargo.toml Cargo.lock rustfmt.toml ./
 COPY src ./src
+# The demo's golden set, cassettes and example price table are compiled into the binary.
+COPY golden ./golden
 RUN target="$(uname -m)-unknown-linux-musl" \
  && cargo build --release --locked --target "$target" \
  && cp "target/$target/release/mcp-eval" /mcp-eval \
