@@ -28,6 +28,47 @@ fn root() -> &'static Path {
 }
 
 #[test]
+fn every_file_the_binary_embeds_is_copied_into_the_image_builder() {
+    // The Dockerfile's builder stage sees only what it COPYs: a file `include_str!`/
+    // `include_bytes!` reads from elsewhere breaks the real image build (the image test builds
+    // the runtime stage only).
+    let dockerfile = std::fs::read_to_string(root().join("Dockerfile")).expect("Dockerfile");
+    let copied: Vec<&str> = dockerfile
+        .lines()
+        .filter_map(|line| line.strip_prefix("COPY "))
+        .filter(|line| !line.starts_with("--from"))
+        .flat_map(|line| {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            parts[..parts.len().saturating_sub(1)].to_vec()
+        })
+        .collect();
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    for file in files.into_iter().filter(|file| !is_test_file(file)) {
+        let text = code_of(&std::fs::read_to_string(&file).expect("readable"));
+        for (index, _) in text.match_indices("include_") {
+            let rest = &text[index..];
+            let Some(rest) = rest.strip_prefix("include_str!(\"").or_else(|| rest.strip_prefix("include_bytes!(\""))
+            else {
+                continue;
+            };
+            let Some(relative) = rest.split('"').next() else { continue };
+            let embedded = file.parent().expect("in a directory").join(relative);
+            let embedded = embedded.canonicalize().unwrap_or(embedded);
+            let inside = embedded.strip_prefix(root().canonicalize().expect("root")).expect("in the repository");
+            let first = inside.components().next().map(|part| part.as_os_str().to_string_lossy().into_owned());
+            assert!(
+                first.as_deref().is_some_and(|first| copied.iter().any(|copy| copy.trim_end_matches('/') == first)),
+                "{} embeds {} but the Dockerfile's builder does not COPY `{}`",
+                file.display(),
+                inside.display(),
+                first.unwrap_or_default()
+            );
+        }
+    }
+}
+
+#[test]
 fn every_source_file_opens_with_a_module_doc() {
     let mut files = Vec::new();
     for dir in ["src", "tests", "benches"] {
