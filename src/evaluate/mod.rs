@@ -324,7 +324,13 @@ pub(crate) async fn evaluate(
         Ok(target) => target,
         Err(error) => {
             let reason = error.to_string().trim_start_matches("error: ").to_owned();
-            let report = RunReport::environment(started_at, elapsed_ms(started), server, reason);
+            let mut report = RunReport::environment(started_at, elapsed_ms(started), server, reason);
+            // Layer 3 asked for, and the budget set, say so even here.
+            report.telemetry = telemetry.as_ref().map(|_| crate::report::telemetry::TelemetrySection {
+                not_run: Some("the run ended before any trial: mcp-eval's own environment failed".into()),
+                ..crate::report::telemetry::TelemetrySection::default()
+            });
+            report.budget = cost.as_ref().map(|limit| limit.section());
             return finish(
                 settings,
                 report,
@@ -448,6 +454,8 @@ pub(crate) async fn evaluate(
     };
     // A panic inside a layer must not lose the reports: it becomes an `INTERNAL` row (exit 4).
     let work = Box::pin(std::panic::AssertUnwindSafe(work).catch_unwind());
+    // A signal or a panic during layer 2 keeps none of its trials: layer 3 forgets them too.
+    let mut layer2_dropped = false;
     let mut input_error = false;
     let (report, interrupt) = tokio::select! {
         result = work => match result {
@@ -465,6 +473,7 @@ pub(crate) async fn evaluate(
                 let mut report = RunReport::new(started_at, elapsed_ms(started), layers, RunOutcome::Completed, None, server, checks);
                 report.evals = layer1;
                 report.resilience = (layer == 2).then(|| layer2_cut("a panic inside mcp-eval"));
+                layer2_dropped = layer == 2;
                 (report, None)
             }
             Ok(Ok((found, checks, layer1, layer2))) => {
@@ -502,6 +511,7 @@ pub(crate) async fn evaluate(
             let mut report = RunReport::new(started_at, elapsed_ms(started), layers, RunOutcome::Interrupted, Some(detail), server, checks);
             report.evals = layer1;
             report.resilience = in_layer2.then(|| layer2_cut(signal.name()));
+            layer2_dropped = in_layer2;
             (report, Some(signal))
         }
     };
@@ -514,6 +524,9 @@ pub(crate) async fn evaluate(
         events(&RunEvent::Notice { text: budget_stop(budget) });
     }
     if let Some(collector) = &telemetry {
+        if layer2_dropped {
+            collector.forget_layer(2);
+        }
         // The demo's layers 1 and 2 run its own set.
         let demo_set = demo_layer1(settings, golden)
             .then(|| crate::golden::load::parse(Path::new("golden/demo.yaml"), DEMO_GOLDEN_SET).ok())

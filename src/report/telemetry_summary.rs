@@ -93,7 +93,7 @@ pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
     let total = &section.total;
     let _ = writeln!(
         out,
-        "{} model call(s): tokens in / cached / out {}; cost {}{}. Latency is nearest-rank p50 and p95; tokens and cost of a turn go to the tool calls it made, split equally.\n",
+        "{} model call(s): tokens in / cached / out {}; cost {}{}. Latency is nearest-rank p50 and p95; tokens and cost of a turn go to the tool calls it made, split equally.",
         total.model_calls,
         spend_tokens(total),
         cost(total),
@@ -116,7 +116,10 @@ pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
         ));
     }
     if !saved.is_empty() {
-        let _ = writeln!(out, "What the caches saved: {}.\n", saved.join("; "));
+        let _ = writeln!(out, "\nWhat the caches saved: {}.", saved.join("; "));
+    }
+    if !section.notes.is_empty() {
+        out.push('\n');
     }
     for note in section.notes.iter().take(10) {
         let _ = writeln!(out, "- {}", message(&clip(note, 300)));

@@ -112,6 +112,15 @@ impl Collector {
         }
     }
 
+    /// Drops what layer `layer` sent (its trials were not kept: a signal or a panic cut it).
+    pub(crate) fn forget_layer(&self, layer: u8) {
+        lock(&self.samples).retain(|sample| {
+            let (Sample::Tool { layer: of, .. } | Sample::Model { layer: of, .. } | Sample::Trial { layer: of, .. }) =
+                sample;
+            *of != layer
+        });
+    }
+
     fn samples(&self) -> Vec<Sample> {
         lock(&self.samples).clone()
     }

@@ -219,3 +219,19 @@ fn a_call_without_cache_counts_reports_everything_it_read_as_input_and_an_unknow
     let unread = Usage { input_tokens: None, ..cached };
     assert_eq!(super::part(&unread, None).input, None, "not reported: unknown, never 0");
 }
+
+#[test]
+fn a_layer_whose_trials_were_not_kept_is_forgotten_and_the_others_stay() {
+    let collector = Collector::default();
+    collector.observe(&RunEvent::LayerStarted { layer: 1 });
+    collector.observe(&tool_call("weather", 1, "get_weather", "result", 40));
+    collector.observe(&RunEvent::LayerStarted { layer: 2 });
+    collector.observe(&tool_call("weather/http-500@get_weather#1", 1, "get_weather", "result", 90));
+    collector.observe(&model_call("weather/http-500@get_weather#1", 1, 0, usage(10, 0, 1), &[]));
+    collector.forget_layer(2);
+    let none = |_: &str, _: &Usage| None;
+    let section = section(&collector, &Inputs { golden: None, price: &none, prices: None, cached_pairs: 0 });
+    assert_eq!(section.tools.len(), 1);
+    assert_eq!((section.tools[0].latency.count, section.tools[0].latency.max_ms), (1, Some(40)));
+    assert!(section.model_calls.is_empty(), "layer 2's call is gone");
+}
