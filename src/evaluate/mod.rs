@@ -116,7 +116,8 @@ pub(crate) fn load_prices(
     };
     if settings.layer1.max_cost_usd.is_some() && !settings.layer1.allow_unpriced && runs_models {
         let layer1 = &settings.layer1;
-        let asked = layer1.models.iter().chain(&layer1.judge_model).chain(&layer1.embedding_model);
+        // Embedding calls are not priced (their usage is not kept), so they need no entry.
+        let asked = layer1.models.iter().chain(&layer1.judge_model);
         let problems: Vec<crate::golden::Problem> = asked
             .map(|model| format!("{}:{}", model.provider, model.model))
             .filter(|label| table.price(label).is_none())
@@ -286,7 +287,7 @@ pub(crate) async fn evaluate(
     // Layer 3 only reads: it keeps what the events of layers 1 and 2 say, and the footprint of
     // the tools they listed.
     let telemetry = layers.contains(&3).then(crate::telemetry::Collector::default);
-    let footprint = std::sync::Mutex::new(Vec::new());
+    let footprint: std::sync::Mutex<Footprint> = std::sync::Mutex::new((Vec::new(), Vec::new()));
     let noting = |event: &RunEvent| {
         note(&known, event);
         if let Some(collector) = &telemetry {
@@ -539,7 +540,9 @@ pub(crate) async fn evaluate(
         }
         let mut section = section;
         if section.not_run.is_none() {
-            section.footprint = std::mem::take(&mut *crate::mcp::sync::lock(&footprint));
+            let (rows, notes) = std::mem::take(&mut *crate::mcp::sync::lock(&footprint));
+            section.footprint = rows;
+            section.notes.extend(notes);
         }
         report.telemetry = Some(section);
     }
@@ -890,19 +893,26 @@ struct Limits<'a> {
     with_layer2: bool,
     /// Set when cassettes could not be saved (exit 4).
     cassettes_failed: &'a std::sync::atomic::AtomicBool,
-    /// Layer 3's tool-surface footprint, filled by the first layer that lists the tools (`None`:
-    /// layer 3 was not asked for).
-    footprint: Option<&'a std::sync::Mutex<Vec<crate::report::telemetry::FootprintEntry>>>,
+    /// Layer 3's tool-surface footprint and its notes, filled by the first layer that lists the
+    /// tools (`None`: layer 3 was not asked for).
+    footprint: Option<&'a std::sync::Mutex<Footprint>>,
 }
 
+/// The footprint's rows and the notes of its counting (a count-tokens request that failed).
+type Footprint = (Vec<crate::report::telemetry::FootprintEntry>, Vec<String>);
+
 impl Limits<'_> {
-    /// Counts the footprint of `surface` for `layer1`'s models, once, when layer 3 asks for it.
-    fn measure(&self, surface: &crate::mcp::tools::ToolSurface, layer1: &crate::settings::layer1::Layer1Settings) {
+    /// Counts the footprint of `surface` for `layer1`'s models, once, when layer 3 asks for it;
+    /// with `--count-tokens`, Anthropic models' through the provider's count-tokens endpoint.
+    async fn measure(
+        &self,
+        surface: &crate::mcp::tools::ToolSurface,
+        layer1: &crate::settings::layer1::Layer1Settings,
+    ) {
         use crate::settings::layer1::Api;
         use crate::telemetry::footprint::{Asked, Wire};
         let Some(slot) = self.footprint else { return };
-        let mut slot = crate::mcp::sync::lock(slot);
-        if !slot.is_empty() {
+        if !crate::mcp::sync::lock(slot).0.is_empty() {
             return;
         }
         let asked: Vec<Asked> = layer1
@@ -918,7 +928,35 @@ impl Limits<'_> {
                 },
             })
             .collect();
-        *slot = crate::telemetry::footprint::footprint(&surface.tools, &asked);
+        let mut rows = crate::telemetry::footprint::footprint(&surface.tools, &asked);
+        let mut notes = Vec::new();
+        for model in layer1.models.iter().filter(|_| layer1.count_tokens) {
+            let Some(def) = layer1.providers.iter().find(|def| def.id == model.provider && def.api == Api::Anthropic)
+            else {
+                continue;
+            };
+            let label = model.label();
+            let config = crate::providers::EndpointConfig {
+                base_url: def.base_url.clone(),
+                api_key: def.api_key.clone(),
+                model: model.model.clone(),
+                timeout: std::time::Duration::from_secs(30),
+            };
+            let counted = match crate::providers::anthropic::AnthropicProvider::new(config) {
+                Ok(provider) => {
+                    let count = |tools: Vec<crate::providers::ToolSpec>| {
+                        let provider = &provider;
+                        async move { provider.count_tokens(&tools).await }
+                    };
+                    crate::telemetry::footprint::count_with(&mut rows, &surface.tools, &label, count).await
+                }
+                Err(error) => Err(error),
+            };
+            if let Err(error) = counted {
+                notes.push(format!("--count-tokens: {label}'s footprint stays estimated: {error}"));
+            }
+        }
+        *crate::mcp::sync::lock(slot) = (rows, notes);
     }
 
     /// Makes the up-front estimate before the first model call (once: the first layer to run
@@ -1034,7 +1072,7 @@ async fn layer2(
         Ok(surface) => surface,
         Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
     };
-    limits.measure(&surface, layer1);
+    limits.measure(&surface, layer1).await;
     if let Some(reason) = limits.refuse(set, &surface, layer1, false) {
         return not_run(reason);
     }
@@ -1141,7 +1179,7 @@ async fn layer1(
         Ok(surface) => surface,
         Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
     };
-    limits.measure(&surface, &layer1);
+    limits.measure(&surface, &layer1).await;
     if let Some(reason) = limits.refuse(set, &surface, &layer1, true) {
         return not_run(reason);
     }

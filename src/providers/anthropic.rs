@@ -79,6 +79,48 @@ impl AnthropicProvider {
     }
 }
 
+impl AnthropicProvider {
+    /// The input tokens a Messages request offering `tools` would read with one short user
+    /// message, as the API's `POST /v1/messages/count_tokens` counts them (free of charge; not
+    /// a model call): what `--count-tokens` measures the footprint with.
+    ///
+    /// # Errors
+    /// The API's errors, as [`Provider::complete`] gives them; a body without `input_tokens`
+    /// is `BadResponse`.
+    pub(crate) async fn count_tokens(&self, tools: &[super::ToolSpec]) -> Result<u64, ProviderError> {
+        let request = CompletionRequest {
+            messages: vec![Message::User("Hi.".into())],
+            tools: tools.to_vec(),
+            ..CompletionRequest::default()
+        };
+        let names = ToolNames::new(request.tools.iter().map(|tool| tool.name.as_str()), NameRule::ANTHROPIC)
+            .map_err(|error| ProviderError::InvalidRequest(error.to_string()))?;
+        let mut body = request_body(&self.http.config.model, &request, &names)?;
+        if let Some(fields) = body.as_object_mut() {
+            // The endpoint counts a request; it takes no output settings.
+            fields.remove("max_tokens");
+        }
+        let mut builder = self
+            .http
+            .client
+            .post(format!("{}/count_tokens", self.http.url))
+            .header("anthropic-version", API_VERSION)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string());
+        if let Some(key) = &self.http.config.api_key {
+            let mut value = reqwest::header::HeaderValue::from_str(key)
+                .map_err(|_| ProviderError::InvalidRequest("the API key is not a valid header value".into()))?;
+            value.set_sensitive(true);
+            builder = builder.header("x-api-key", value);
+        }
+        let value = super::wire::send_json(builder, &self.http.redactor, error_for).await?;
+        value
+            .get("input_tokens")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| ProviderError::BadResponse("the count_tokens answer has no input_tokens".into()))
+    }
+}
+
 impl Provider for AnthropicProvider {
     fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Result<Completion, ProviderError>> {
         Box::pin(self.call(request))

@@ -332,6 +332,7 @@ pub(crate) const FLAG_KEYS: &[(&str, Result<&str, &str>)] = &[
     ("prices", Ok("price_table")),
     ("max-cost-usd", Ok("max_cost_usd")),
     ("allow-unpriced", Ok("allow_unpriced")),
+    ("count-tokens", Err("it sends the tool definitions to the provider on every run: asked for run by run")),
     ("embedding-model", Ok("embedding_model")),
     ("max-drop", Ok("gate.max_drop")),
     ("confirm", Ok("confirm")),

@@ -140,6 +140,8 @@ pub(crate) struct Layer1Settings {
     pub max_cost_usd: Option<f64>,
     /// `--allow-unpriced`: a budget may start with models the price table does not price.
     pub allow_unpriced: bool,
+    /// `--count-tokens`: layer 3 counts Anthropic models' footprint with the provider's endpoint.
+    pub count_tokens: bool,
     /// Which of the models run and why, when the Action's schedule split chose (a note of
     /// layer 1's).
     pub models_note: Option<String>,
@@ -244,6 +246,7 @@ impl Default for Layer1Settings {
             max_cost_usd: None,
             allow_unpriced: false,
             models_note: None,
+            count_tokens: false,
             embedding_model: None,
             max_drop: DEFAULT_MAX_DROP,
             confirm: true,

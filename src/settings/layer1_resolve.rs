@@ -115,6 +115,7 @@ pub(super) fn resolve(
         max_cost_usd: spending.max_cost_usd,
         allow_unpriced: spending.allow_unpriced,
         models_note: None,
+        count_tokens: flags.count_tokens,
     }
 }
 
@@ -171,7 +172,7 @@ fn spending(sources: &Sources<'_>, workspace: &super::workspace::Workspace, prob
                 problems.push(Problem::new(
                     &source,
                     format!("`{text}` is not a budget in USD"),
-                    "give a number of US dollars above 0, e.g. 2.50",
+                    "give a number of US dollars above 0 and at most 1000000, e.g. 2.50",
                 ));
                 None
             }

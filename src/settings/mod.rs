@@ -155,12 +155,15 @@ pub struct SettingsArgs {
     /// Layer 2's faults for the whole suite: a YAML list of {cases: GLOB, tool: NAME|"*", fault, on_call} [Action input: fault-plan; config: fault_plan]
     #[arg(long, value_name = "FILE")]
     pub fault_plan: Option<String>,
-    /// Layer 3's price table: a YAML file of USD prices per 1M tokens by provider and model glob; without one every cost is unknown [Action input: price-table; config: price_table]
+    /// Layer 3's price table: a YAML file of USD prices per 1M (or 1K) tokens by provider and model glob; without one every cost is unknown; it also counts the cost budget [Action input: price-table; config: price_table]
     #[arg(long, value_name = "FILE")]
     pub prices: Option<String>,
-    /// The most the run's model calls may cost, in USD (needs --prices): an estimate over it refuses to start (exit 6), and a call that would pass it is not made [Action input: max-cost-usd; config: max_cost_usd]
+    /// The most the run's model calls may cost, in USD, above 0 and at most 1000000 (needs --prices; the demo has its own): an up-front estimate over it stops the run before any model call (exit 6); during the run no trial starts once it is reached, and the cases left are skipped (exit 6) [Action input: max-cost-usd; config: max_cost_usd]
     #[arg(long, value_name = "USD", allow_hyphen_values = true)]
     pub max_cost_usd: Option<String>,
+    /// Layer 3: count each tool definition's tokens for Anthropic models with the provider's free count-tokens endpoint (one request per tool and model, not a model call) instead of estimating them
+    #[arg(long)]
+    pub count_tokens: bool,
     /// With --max-cost-usd: start even when the price table does not price every model asked (their calls count as free against the budget) [Action input: allow-unpriced; config: allow_unpriced]
     #[arg(long)]
     pub allow_unpriced: bool,

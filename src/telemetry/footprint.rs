@@ -81,6 +81,47 @@ pub(crate) fn footprint(tools: &[ToolView], models: &[Asked]) -> Vec<FootprintEn
     rows.into_iter().map(|(_, _, entry)| entry).collect()
 }
 
+/// The most tools `--count-tokens` counts one by one (each costs a request); a larger surface
+/// keeps its other counts.
+pub(crate) const MAX_COUNTED_TOOLS: usize = 128;
+
+/// Recounts `rows` of `label` (an Anthropic model) with `count` — the input tokens of a request
+/// offering the given tools, from the provider's count-tokens endpoint: each tool's tokens are
+/// what the request with every tool reads beyond the request without it (so the tool-use
+/// preamble the provider adds once is in no tool's count). Method `count_tokens`.
+///
+/// # Errors
+/// The first request that failed; `rows` are then left as they were.
+pub(crate) async fn count_with<F, Fut, E>(
+    rows: &mut [FootprintEntry],
+    tools: &[ToolView],
+    label: &str,
+    count: F,
+) -> Result<(), E>
+where
+    F: Fn(Vec<ToolSpec>) -> Fut,
+    Fut: std::future::Future<Output = Result<u64, E>>,
+{
+    let specs: Vec<ToolSpec> = tools.iter().map(ToolSpec::from).collect();
+    if specs.is_empty() || specs.len() > MAX_COUNTED_TOOLS {
+        return Ok(());
+    }
+    let all = count(specs.clone()).await?;
+    let mut counted = Vec::with_capacity(specs.len());
+    for index in 0..specs.len() {
+        let mut without = specs.clone();
+        without.remove(index);
+        counted.push(all.saturating_sub(count(without).await?));
+    }
+    for (spec, tokens) in specs.iter().zip(counted) {
+        if let Some(row) = rows.iter_mut().find(|row| row.model == label && row.tool == spec.name) {
+            row.tokens = tokens;
+            row.method = "count_tokens".into();
+        }
+    }
+    Ok(())
+}
+
 /// The encodings counted here (the ones OpenAI's current and recent chat models use).
 fn encoding_name(kind: Tokenizer) -> Option<&'static str> {
     match kind {
@@ -146,6 +187,26 @@ mod tests {
         );
         assert_eq!(rows[2].tokens, super::super::budget::tokens_of(definition.len()), "the same JSON, estimated");
         assert!(rows[4].tokens < rows[3].tokens, "a shorter description costs fewer tokens");
+    }
+
+    #[tokio::test]
+    async fn counted_tokens_are_each_tools_share_beyond_the_request_without_it() {
+        let tools = [tool("a", "A."), tool("bb", "Bee.")];
+        let models = [asked("anthropic:claude-x", Wire::Anthropic)];
+        let mut rows = footprint(&tools, &models);
+        // A scripted endpoint: 300 for the tool-use preamble, 10 per character of the tool names.
+        let count = |offered: Vec<ToolSpec>| async move {
+            let names: usize = offered.iter().map(|spec| spec.name.len()).sum();
+            Ok::<u64, String>(if offered.is_empty() { 20 } else { 320 + 10 * names as u64 })
+        };
+        count_with(&mut rows, &tools, "anthropic:claude-x", count).await.expect("counted");
+        let counted: Vec<(&str, u64, &str)> =
+            rows.iter().map(|row| (row.tool.as_str(), row.tokens, row.method.as_str())).collect();
+        assert_eq!(counted, [("a", 10, "count_tokens"), ("bb", 20, "count_tokens")]);
+        let failing = |_: Vec<ToolSpec>| async { Err::<u64, String>("401".into()) };
+        let mut kept = footprint(&tools, &models);
+        assert_eq!(count_with(&mut kept, &tools, "anthropic:claude-x", failing).await, Err("401".into()));
+        assert!(kept.iter().all(|row| row.method == "estimated"), "left as they were");
     }
 
     #[test]

@@ -137,7 +137,14 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<PriceTable, Vec<Problem>>
             return Err(reader.problems);
         }
         Err((position, message)) => {
-            reader.problems.push(reader.problem(position, None, message, "the file is not valid YAML there".into()));
+            let (message, hint) = match message.strip_prefix("duplicate mapping key: ") {
+                Some(rest) => (
+                    format!("duplicate key `{}`", rest.split(", set DuplicateKeyPolicy").next().unwrap_or(rest)),
+                    "a key appears once in its mapping; remove or merge the second one",
+                ),
+                None => (message, "the file is not valid YAML there, or holds a value no price can be (such as .nan)"),
+            };
+            reader.problems.push(reader.problem(position, None, message, hint.into()));
             return Err(reader.problems);
         }
     };

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::providers::test_server::{Canned, ScriptedServer};
-use crate::providers::{Sampling, ToolResult};
+use crate::providers::{Sampling, ToolResult, ToolSpec};
 
 const KEY: &str = "sk-ant-test-0123456789abcdef";
 
@@ -413,4 +413,27 @@ async fn the_reported_model_version_is_kept_and_there_is_no_fingerprint() {
     let echo = json!({"model": KEY, "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"});
     let (result, _server) = complete_once(Canned::json(200, &echo.to_string())).await;
     assert_eq!(result.expect("a completion").reported_model.as_deref(), Some("***"));
+}
+
+#[tokio::test]
+async fn count_tokens_posts_the_tools_to_the_count_endpoint_and_reads_input_tokens() {
+    let server = ScriptedServer::start(vec![
+        Canned::json(200, r#"{"input_tokens": 412}"#),
+        Canned::json(200, r#"{"tokens": 1}"#),
+    ])
+    .await;
+    let tools = vec![ToolSpec {
+        name: "files.read".into(),
+        description: Some("Reads a file.".into()),
+        input_schema: json!({"type": "object"}),
+    }];
+    assert_eq!(provider(&server).count_tokens(&tools).await, Ok(412));
+    let asked = &server.received()[0];
+    assert_eq!(asked.path, "/v1/messages/count_tokens");
+    assert_eq!(asked.header("x-api-key"), Some(KEY));
+    let body = asked.json();
+    assert_eq!(body["model"], "claude-test");
+    assert_eq!(body["tools"][0]["name"], "files_read", "the wire name, as a Messages request sends it");
+    assert!(body.get("max_tokens").is_none(), "{body}");
+    assert!(matches!(provider(&server).count_tokens(&tools).await, Err(ProviderError::BadResponse(_))));
 }
