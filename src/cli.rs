@@ -359,27 +359,22 @@ pub async fn run(args: RunArgs) -> ExitStatus {
     let quiet = args.quiet;
     let events = move |event: &RunEvent| print_event(event, quiet);
     let layers = evaluate::layers_outside_the_action(&settings);
+    // Every problem of an input file, then how many (exit status 2).
+    let refused = |problems: Vec<crate::golden::Problem>, what: &str| {
+        let count = problems.len();
+        for problem in problems {
+            say!("{}", problem.into_error());
+        }
+        say!("the {what} has {count} problem(s)");
+        ExitStatus::InvalidInput
+    };
     let golden = match evaluate::load_golden(&settings, &layers) {
         Ok(golden) => golden,
-        Err(problems) => {
-            let count = problems.len();
-            for problem in problems {
-                say!("{}", problem.into_error());
-            }
-            say!("the golden set has {count} problem(s)");
-            return ExitStatus::InvalidInput;
-        }
+        Err(problems) => return refused(problems, "golden set"),
     };
     let prices = match evaluate::load_prices(&settings, &layers) {
         Ok(prices) => prices,
-        Err(problems) => {
-            let count = problems.len();
-            for problem in problems {
-                say!("{}", problem.into_error());
-            }
-            say!("the price table has {count} problem(s)");
-            return ExitStatus::InvalidInput;
-        }
+        Err(problems) => return refused(problems, "price table"),
     };
     let evaluation = evaluate::evaluate(&settings, &layers, golden.as_ref(), prices.as_ref(), &events).await;
     if let Err(error) = &evaluation.written {

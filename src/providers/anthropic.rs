@@ -49,19 +49,12 @@ pub(crate) struct AnthropicProvider {
 }
 
 impl AnthropicProvider {
-    /// An adapter for `config`. Fails only when the HTTP client cannot be built (the TLS backend).
-    pub(crate) fn new(config: EndpointConfig) -> Result<Self, ProviderError> {
-        Ok(Self { http: super::wire::Endpoint::new(config, "/v1/messages")? })
-    }
-
-    async fn call(&self, request: &CompletionRequest) -> Result<Completion, ProviderError> {
-        let names = ToolNames::new(request.tools.iter().map(|tool| tool.name.as_str()), NameRule::ANTHROPIC)
-            .map_err(|error| ProviderError::InvalidRequest(error.to_string()))?;
-        let body = request_body(&self.http.config.model, request, &names)?;
+    /// A POST of `body` to `url` with the version header and the key (marked sensitive).
+    fn post(&self, url: &str, body: &Value) -> Result<reqwest::RequestBuilder, ProviderError> {
         let mut builder = self
             .http
             .client
-            .post(&self.http.url)
+            .post(url)
             .header("anthropic-version", API_VERSION)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body.to_string());
@@ -71,15 +64,25 @@ impl AnthropicProvider {
             value.set_sensitive(true);
             builder = builder.header("x-api-key", value);
         }
-        let value = super::wire::send_json(builder, &self.http.redactor, error_for).await?;
+        Ok(builder)
+    }
+
+    /// An adapter for `config`. Fails only when the HTTP client cannot be built (the TLS backend).
+    pub(crate) fn new(config: EndpointConfig) -> Result<Self, ProviderError> {
+        Ok(Self { http: super::wire::Endpoint::new(config, "/v1/messages")? })
+    }
+
+    async fn call(&self, request: &CompletionRequest) -> Result<Completion, ProviderError> {
+        let names = ToolNames::new(request.tools.iter().map(|tool| tool.name.as_str()), NameRule::ANTHROPIC)
+            .map_err(|error| ProviderError::InvalidRequest(error.to_string()))?;
+        let body = request_body(&self.http.config.model, request, &names)?;
+        let value = super::wire::send_json(self.post(&self.http.url, &body)?, &self.http.redactor, error_for).await?;
         let turn = request.messages.iter().filter(|message| matches!(message, Message::Assistant { .. })).count();
         let mut completion = parse_completion(&value, &names, turn)?;
         super::wire::redact_reported(&mut completion, &self.http.redactor);
         Ok(completion)
     }
-}
 
-impl AnthropicProvider {
     /// The input tokens a Messages request offering `tools` would read with one short user
     /// message, as the API's `POST /v1/messages/count_tokens` counts them (free of charge; not
     /// a model call): what `--count-tokens` measures the footprint with.
@@ -100,20 +103,8 @@ impl AnthropicProvider {
             // The endpoint counts a request; it takes no output settings.
             fields.remove("max_tokens");
         }
-        let mut builder = self
-            .http
-            .client
-            .post(format!("{}/count_tokens", self.http.url))
-            .header("anthropic-version", API_VERSION)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string());
-        if let Some(key) = &self.http.config.api_key {
-            let mut value = reqwest::header::HeaderValue::from_str(key)
-                .map_err(|_| ProviderError::InvalidRequest("the API key is not a valid header value".into()))?;
-            value.set_sensitive(true);
-            builder = builder.header("x-api-key", value);
-        }
-        let value = super::wire::send_json(builder, &self.http.redactor, error_for).await?;
+        let url = format!("{}/count_tokens", self.http.url);
+        let value = super::wire::send_json(self.post(&url, &body)?, &self.http.redactor, error_for).await?;
         value
             .get("input_tokens")
             .and_then(Value::as_u64)
