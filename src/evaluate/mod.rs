@@ -1141,7 +1141,9 @@ async fn layer1(
 
     let not_run = |reason: String| {
         events(&RunEvent::Notice { text: format!("layer 1 did not run: {reason}") });
-        Ok(EvalsSection { layer1_not_run: Some(reason), ..EvalsSection::default() })
+        // Which models were to run, and why (the schedule split), even so.
+        let layer1_notes = settings.layer1.models_note.clone().into_iter().collect();
+        Ok(EvalsSection { layer1_not_run: Some(reason), layer1_notes, ..EvalsSection::default() })
     };
     // The demo's layer 1: its own golden set, replayed from the cassettes in the binary.
     let demo = demo_layer1(settings, golden);
