@@ -31,7 +31,8 @@ pub(crate) const ESTIMATED_OUTPUT_TOKENS: u64 = 256;
 pub(crate) const ESTIMATE_METHOD: &str = "every trial of layers 1 and 2 on every model: one model turn per \
 expected tool call plus the answer (at most max_turns), each reading the case's prompt and the tool \
 definitions (bytes / 4) plus 100 tokens per earlier turn, and writing max_output_tokens (else 256); one \
-judge call per judge sample of a rubric case's trial, reading 1,000 tokens more; priced with the table \
+judge call per judge sample of a rubric case's trial and one per `judge` argument matcher, reading 1,000 \
+tokens more; priced with the table \
 (an unpriced model counts 0)";
 
 /// Tokens of `bytes` bytes, estimated (rounded up).
@@ -84,7 +85,8 @@ pub(crate) struct PlannedTrial {
     pub input_tokens: u64,
     /// Tokens one turn writes.
     pub output_tokens: u64,
-    /// Judge calls about it (rubric cases × judge samples) and the judge's `PROVIDER:MODEL`.
+    /// Judge calls about it (judge samples of a rubric, plus one per `judge` argument matcher)
+    /// and the judge's `PROVIDER:MODEL`.
     pub judge: Option<(String, u64)>,
 }
 
@@ -106,7 +108,7 @@ fn expected_turns(case: &Case) -> u64 {
 /// The trials of `set` on each of `models` (`PROVIDER:MODEL`; `runs` overrides the set's
 /// trials), offered `tools`, of the case × model pairs `keep` takes (by index: a shard's
 /// slice); with `judge` (`PROVIDER:MODEL`, samples) a rubric case's trials each ask the judge
-/// that many times.
+/// that many times, and once more per `judge` argument matcher.
 pub(crate) fn plan(
     set: &GoldenSet,
     tools: &[ToolView],
@@ -126,7 +128,13 @@ pub(crate) fn plan(
         let prompt: usize =
             case.run.prompt.iter().map(String::len).sum::<usize>() + case.run.system.as_ref().map_or(0, String::len);
         let output = case.run.sampling.max_output_tokens.unwrap_or(ESTIMATED_OUTPUT_TOKENS);
-        let judged = judge.filter(|_| case.rubric.is_some()).map(|(label, samples)| (label.to_owned(), samples as u64));
+        let matchers = case.semantic.iter().filter(|matcher| matcher.mode == "judge").count();
+        let judged = judge
+            .map(|(label, samples)| {
+                let calls = if case.rubric.is_some() { samples } else { 0 } + matchers;
+                (label.to_owned(), calls as u64)
+            })
+            .filter(|(_, calls)| *calls > 0);
         for (model_index, model) in models.iter().enumerate() {
             if !keep(case_index, model_index) {
                 continue;
@@ -317,6 +325,12 @@ mod tests {
         let first_of_two = plan(&set, &[], &models, Some(1), None, &|case, model| (case * 2 + model) % 2 == 0);
         let pairs: Vec<&str> = first_of_two.iter().map(|trial| trial.model.as_str()).collect();
         assert_eq!(pairs, ["p:m", "p:m"], "--runs 1, and only the shard's pairs");
+        assert!(all.iter().all(|trial| trial.judge.is_none()), "no judge given");
+
+        let judged = "version: 1\nrubrics:\n  polite:\n    criteria:\n      - {id: polite, must: true, text: It is polite.}\ncases:\n  - id: a\n    prompt: Echo eu.\n    expect_tool: t\n    expect_args: {region: {match: judge, value: a region in Europe}}\n    rubric: polite\n";
+        let set = crate::golden::load::parse(std::path::Path::new("g.yaml"), judged).expect("valid");
+        let trials = plan(&set, &[], &models[..1], Some(1), Some(("p:judge", 3)), &|_, _| true);
+        assert_eq!(trials[0].judge, Some(("p:judge".to_owned(), 3 + 1)), "3 rubric samples and the matcher");
     }
 
     #[test]
