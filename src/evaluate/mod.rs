@@ -533,8 +533,9 @@ pub(crate) async fn evaluate(
             .then(|| crate::golden::load::parse(Path::new("golden/demo.yaml"), DEMO_GOLDEN_SET).ok())
             .flatten();
         let section = layer3(collector, &report, demo_set.as_ref().or(golden), prices, layers);
-        if section.not_run.is_some() {
+        if let Some(why) = &section.not_run {
             report.layers.retain(|layer| *layer != 3);
+            events(&RunEvent::Notice { text: format!("layer 3 did not run: {why}") });
         } else if !report.layers.contains(&3) {
             report.layers.push(3);
         }

@@ -290,3 +290,19 @@ fn a_budget_the_calls_overrun_stops_the_run_skips_what_it_cut_and_reports_the_ov
     let summary = run.file("summary.md");
     assert!(summary.contains("the cost budget stopped the run") && summary.contains("overshoot"), "{summary}");
 }
+
+#[test]
+fn layer_3_alone_says_on_stderr_that_it_did_not_run_and_why() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = std::process::Command::new(crate::support::binary())
+        .args(["run", "--demo", "--layers", "3", "--out"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run mcp-eval");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("layer 3 did not run: layer 3 measures the trials of layers 1 and 2"), "{stderr}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).expect("report")).expect("json");
+    assert!(report["telemetry"]["not_run"].is_string());
+}
