@@ -94,9 +94,7 @@ pub(crate) fn load_prices(
     let table = match &settings.layer1.price_table {
         Some(path) => Some(crate::telemetry::prices::load(path)?),
         None if settings.server == Server::Demo && settings.layer1.models.is_empty() => {
-            let mut table = crate::telemetry::prices::parse(Path::new(DEMO_PRICES_PATH), DEMO_PRICES)?;
-            table.info.sha256 = format!("{:x}", <sha2::Sha256 as sha2::Digest>::digest(DEMO_PRICES.as_bytes()));
-            Some(table)
+            Some(crate::telemetry::prices::from_bytes(Path::new(DEMO_PRICES_PATH), DEMO_PRICES.as_bytes())?)
         }
         None => None,
     };

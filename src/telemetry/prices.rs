@@ -117,9 +117,16 @@ pub(crate) fn load(path: &Path) -> Result<PriceTable, Vec<Problem>> {
             hint: "check the path given to --prices (input `price-table`)".into(),
         }]
     })?;
-    let text = String::from_utf8_lossy(&bytes);
-    let mut table = parse(path, &text)?;
-    table.info.sha256 = format!("{:x}", <sha2::Sha256 as sha2::Digest>::digest(&bytes));
+    from_bytes(path, &bytes)
+}
+
+/// Checks the bytes of a price table (`path` names it in messages) and records their SHA-256.
+///
+/// # Errors
+/// As [`load`].
+pub(crate) fn from_bytes(path: &Path, bytes: &[u8]) -> Result<PriceTable, Vec<Problem>> {
+    let mut table = parse(path, &String::from_utf8_lossy(bytes))?;
+    table.info.sha256 = format!("{:x}", <sha2::Sha256 as sha2::Digest>::digest(bytes));
     Ok(table)
 }
 
