@@ -110,13 +110,14 @@ impl ExitStatus {
 impl RunReport {
     /// The verdict of this report, as [`verdict`] decides it.
     pub fn verdict(&self) -> Verdict {
-        let verdict =
-            verdict(self.outcome, &self.checks, self.evals.as_ref(), self.resilience.as_ref(), self.security.as_ref());
-        // A run the cost budget stopped is incomplete: never a pass.
-        match verdict {
-            Verdict::Pass if self.budget.as_ref().is_some_and(|budget| budget.stopped.is_some()) => Verdict::Error,
-            verdict => verdict,
-        }
+        verdict(
+            self.outcome,
+            &self.checks,
+            self.evals.as_ref(),
+            self.resilience.as_ref(),
+            self.security.as_ref(),
+            self.budget.as_ref(),
+        )
     }
 }
 
@@ -270,7 +271,7 @@ pub(crate) struct Decision {
 /// The verdict of a run: `error` when the server was unreachable or mcp-eval itself failed (an
 /// `INTERNAL` row); `fail` when any check failed or a layer-1 case × model failed its threshold
 /// (also on an interrupted run); `error` when the run was interrupted, stopped by the model-call
-/// cap, had an unusable provider or layer 1 refused its input (a tool the server does not list),
+/// cap or the cost budget, had an unusable provider or layer 1 refused its input (a tool the server does not list),
 /// without a failure (an incomplete run never passes); `pass`
 /// otherwise. Other
 /// checks with status `error`, `warn` or `not_applicable` do not fail the verdict.
@@ -280,6 +281,7 @@ pub(crate) fn verdict(
     evals: Option<&EvalsSection>,
     resilience: Option<&crate::report::layer2::ResilienceSection>,
     security: Option<&crate::report::layer2::SecuritySection>,
+    budget: Option<&crate::report::telemetry::BudgetSection>,
 ) -> Verdict {
     // Layer 1 fails the verdict as its gate says (`--fail-on-evals`); without a gate, on any
     // failed case.
@@ -288,11 +290,12 @@ pub(crate) fn verdict(
     let layer2_failed =
         resilience.is_some_and(|section| section.fails) || security.is_some_and(|section| section.fails);
     let failed = checks.iter().any(|check| check.status == Status::Fail) || layer1_failed || layer2_failed;
-    // Layer 1 stopped by the call cap or an unusable provider, or refused its input, is
-    // incomplete: never a pass.
+    // Layer 1 stopped by the call cap or an unusable provider, or refused its input, or a run the
+    // cost budget stopped, is incomplete: never a pass.
     let incomplete = evals
         .is_some_and(|evals| evals.call_cap_reached || evals.provider_failed() || evals.input_refused())
-        || resilience.is_some_and(|section| section.call_cap_reached || section.provider_failed);
+        || resilience.is_some_and(|section| section.call_cap_reached || section.provider_failed)
+        || budget.is_some_and(|budget| budget.stopped.is_some());
     let internal = checks.iter().any(|check| check.id == INTERNAL_CHECK_ID);
     match outcome {
         RunOutcome::Unreachable | RunOutcome::NeedsCredentials | RunOutcome::Environment => Verdict::Error,
