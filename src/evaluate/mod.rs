@@ -364,6 +364,13 @@ pub(crate) async fn evaluate(
     let layer1_done: std::sync::Mutex<Option<crate::report::evals::EvalsSection>> = std::sync::Mutex::new(None);
     // The layer running now (0 until layer 1 starts): what a panic's `INTERNAL` row names.
     let running = std::sync::atomic::AtomicU8::new(0);
+    // What layers 1 and 2 share: the budget, the cassettes' failure flag, layer 3's footprint.
+    let limits = Limits {
+        cost: cost.clone(),
+        with_layer2: ran.contains(&2),
+        cassettes_failed: &cassettes_failed,
+        footprint: telemetry.as_ref().map(|_| &footprint),
+    };
     let work = async {
         // The session is owned here and lent to each layer in turn; dropping this future (on a
         // signal) drops the session, which ends a stdio server's process group.
@@ -395,12 +402,6 @@ pub(crate) async fn evaluate(
             events(&RunEvent::LayerStarted { layer: 1 });
             let layer1_started = Instant::now();
             let checks0 = layer0.as_ref().map(|outcome: &conformance::Layer0Result| outcome.checks.as_slice());
-            let limits = Limits {
-                cost: cost.clone(),
-                with_layer2: ran.contains(&2),
-                cassettes_failed: &cassettes_failed,
-                footprint: telemetry.as_ref().map(|_| &footprint),
-            };
             let layer1 = Box::pin(layer1(settings, golden, &connected, &progress, checks0, &limits, events)).await;
             events(&RunEvent::LayerFinished { layer: 1, duration_ms: elapsed_ms(layer1_started) });
             // Kept whole (gate included) for a signal or a panic during layer 2.
@@ -426,12 +427,6 @@ pub(crate) async fn evaluate(
             let spent = match &layer1 {
                 Some(Ok(section)) => section.model_calls,
                 _ => 0,
-            };
-            let limits = Limits {
-                cost: cost.clone(),
-                with_layer2: true,
-                cassettes_failed: &cassettes_failed,
-                footprint: telemetry.as_ref().map(|_| &footprint),
             };
             let layer2 = Box::pin(layer2(settings, golden, &connected, spent, &limits, events)).await;
             events(&RunEvent::LayerFinished { layer: 2, duration_ms: elapsed_ms(layer2_started) });
@@ -530,14 +525,13 @@ pub(crate) async fn evaluate(
         let demo_set = demo_layer1(settings, golden)
             .then(|| crate::golden::load::parse(Path::new("golden/demo.yaml"), DEMO_GOLDEN_SET).ok())
             .flatten();
-        let section = layer3(collector, &report, demo_set.as_ref().or(golden), prices, layers);
+        let mut section = layer3(collector, &report, demo_set.as_ref().or(golden), prices, layers);
         if let Some(why) = &section.not_run {
             report.layers.retain(|layer| *layer != 3);
             events(&RunEvent::Notice { text: format!("layer 3 did not run: {why}") });
         } else if !report.layers.contains(&3) {
             report.layers.push(3);
         }
-        let mut section = section;
         if section.not_run.is_none() {
             let (rows, notes) = std::mem::take(&mut *crate::mcp::sync::lock(&footprint));
             section.footprint = rows;
@@ -888,7 +882,7 @@ fn note(known: &std::sync::Mutex<ServerSection>, event: &RunEvent) {
 struct Limits<'a> {
     /// The budget, when `--max-cost-usd` is set.
     cost: Option<Arc<CostLimit>>,
-    /// Layer 2 runs after layer 1: layer 1's up-front estimate covers its trials too.
+    /// Layer 2 runs in this evaluation: layer 1's up-front estimate covers its trials too.
     with_layer2: bool,
     /// Set when cassettes could not be saved (exit 4).
     cassettes_failed: &'a std::sync::atomic::AtomicBool,
