@@ -127,7 +127,7 @@ const LAYER3_CLASSNAME: &str = "mcp-eval.layer3";
 /// figures in system-out; layer 3 never fails a tool), and `cost budget` when one was set — an
 /// error when the budget stopped the run (exit 6). Layer 3 not run is one skipped testcase.
 fn layer3_suite(report: &RunReport) -> TestSuite {
-    use super::telemetry_summary::usd;
+    use super::telemetry_summary::{ms, usd};
     let mut suite = TestSuite::new("layer-3 telemetry");
     if let Some(section) = &report.telemetry {
         if let Some(table) = &section.price_table {
@@ -149,7 +149,6 @@ fn layer3_suite(report: &RunReport) -> TestSuite {
         }
         for tool in section.tools.iter().filter(|tool| tool.latency.count > 0) {
             let mut case = TestCase::new(clean(&format!("{} · latency", tool.tool)), TestCaseStatus::success());
-            let ms = |value: Option<u64>| value.map_or_else(|| "—".to_owned(), |value| format!("{value} ms"));
             case.set_classname(LAYER3_CLASSNAME)
                 .set_time(Duration::from_millis(tool.latency.p50_ms.unwrap_or(0)))
                 .set_system_out(format!(

@@ -33,7 +33,8 @@ fn tokens(count: Option<f64>) -> String {
     }
 }
 
-fn ms(value: Option<u64>) -> String {
+/// Milliseconds as the summary shows them; `—` without samples.
+pub(crate) fn ms(value: Option<u64>) -> String {
     value.map_or_else(|| "—".into(), |value| format!("{value} ms"))
 }
 
