@@ -106,8 +106,8 @@ pub(crate) fn load_prices(
                 path: PathBuf::from("--max-cost-usd"),
                 position: None,
                 field: None,
-                message: "a cost budget needs a price table to count against".into(),
-                hint: "give --prices FILE (input `price-table`, config `price_table`): USD per 1M tokens of each model (see docs/layer-3.md#the-price-table)".into(),
+                message: crate::settings::BUDGET_WITHOUT_TABLE.0.into(),
+                hint: crate::settings::BUDGET_WITHOUT_TABLE.1.into(),
             }]);
         }
         return Ok(None);

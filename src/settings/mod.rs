@@ -13,6 +13,7 @@ pub(crate) mod config_file;
 pub(crate) mod env_vars;
 pub(crate) mod layer1;
 mod layer1_resolve;
+pub(crate) use layer1_resolve::BUDGET_WITHOUT_TABLE;
 pub(crate) mod secrets;
 pub(crate) mod workspace;
 
