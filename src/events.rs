@@ -92,6 +92,8 @@ pub(crate) enum RunEvent {
     TrialStarted {
         /// Which.
         trial: TrialRef,
+        /// Its W3C trace id (32 hex digits) when layer 3 traces it.
+        trace_id: Option<String>,
     },
     /// A trial ended (before it was graded).
     TrialFinished {
@@ -417,7 +419,9 @@ impl RunEvent {
                 "case_graded",
                 json!({"case": case, "model": model, "status": status, "passed": passed, "trials": runs, "cached": cached}),
             ),
-            RunEvent::TrialStarted { trial } => ("trial_started", json!({"trial": trial.json()})),
+            RunEvent::TrialStarted { trial, trace_id } => {
+                ("trial_started", json!({"trial": trial.json(), "trace_id": trace_id}))
+            }
             RunEvent::TrialFinished { trial, ending, turns, duration_ms } => (
                 "trial_finished",
                 json!({"trial": trial.json(), "ending": ending, "turns": turns, "duration_ms": duration_ms}),

@@ -478,7 +478,7 @@ async fn make_call(
         decided(&made, "not_sent");
         return (made, None);
     }
-    let at = tools::CallSite { trial: &context.trial, turn };
+    let at = tools::CallSite { trial: &context.trial, turn, trace: None };
     let sent_at = Instant::now();
     let sent = context.tools.call(at, &call.name, &call.arguments, inputs);
     let Ok(outcome) = tokio::time::timeout_at(deadline, sent).await else {

@@ -18,6 +18,7 @@ use super::{ModelCaller, ModelFailure, ModelReply, TurnKey};
 use crate::events::{RunEvent, TrialRef};
 use crate::mcp::transport::BoxFuture;
 use crate::providers::CompletionRequest;
+use crate::telemetry::trace::{Attributes, TrialTrace, Value as Attr};
 
 /// Where the decorators send their events.
 pub(crate) type Sink<'a> = &'a (dyn Fn(&RunEvent) + Sync);
@@ -29,6 +30,8 @@ pub(crate) struct ObservedTools<'a> {
     pub inner: &'a dyn ToolExecutor,
     /// Where the events go.
     pub events: Sink<'a>,
+    /// The trial's trace (layer 3): each call sent is a span, its `traceparent` in `_meta`.
+    pub trace: Option<&'a TrialTrace<'a>>,
 }
 
 impl ToolExecutor for ObservedTools<'_> {
@@ -41,6 +44,9 @@ impl ToolExecutor for ObservedTools<'_> {
     ) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
             (self.events)(&RunEvent::ToolCallStarted { trial: at.trial.clone(), turn: at.turn, tool: name.to_owned() });
+            let span = self.trace.map(|trace| (trace, trace.open()));
+            let meta = span.map(|(trace, open)| trace.meta(&open));
+            let at = CallSite { trace: meta.as_ref().or(at.trace), ..at };
             let outcome = self.inner.call(at, name, arguments, inputs).await;
             let (kind, latency_ms, server_bytes) = match &outcome {
                 ToolOutcome::Result { text, is_error, latency_ms, server_bytes, .. } => (
@@ -53,6 +59,23 @@ impl ToolExecutor for ObservedTools<'_> {
                 ToolOutcome::Failed { latency_ms, .. } => ("failed", *latency_ms, None),
                 ToolOutcome::Injected { .. } => ("injected", 0, None),
             };
+            if let Some((trace, open)) = span {
+                let error = match kind {
+                    "result" => None,
+                    "error_result" => Some("tool_error"),
+                    other => Some(other),
+                };
+                let mut attributes: Attributes = vec![
+                    ("mcp.method.name", Attr::from("tools/call")),
+                    ("gen_ai.operation.name", Attr::from("execute_tool")),
+                    ("gen_ai.tool.name", Attr::from(name)),
+                    ("mcp_eval.turn", Attr::from(at.turn)),
+                    ("mcp_eval.outcome", Attr::from(kind)),
+                ];
+                attributes.extend(server_bytes.map(|bytes| ("mcp_eval.result_bytes", Attr::from(bytes))));
+                attributes.extend(error.map(|error| ("error.type", Attr::from(error))));
+                trace.close(open, format!("tools/call {name}"), attributes, error.map(str::to_owned));
+            }
             (self.events)(&RunEvent::ToolCallFinished {
                 trial: at.trial.clone(),
                 turn: at.turn,
@@ -81,6 +104,8 @@ pub(crate) struct ObservedModel<'a> {
     pub model: &'a str,
     /// Where the events go.
     pub events: Sink<'a>,
+    /// The trial's trace (layer 3): each call is a span.
+    pub trace: Option<&'a TrialTrace<'a>>,
 }
 
 impl ModelCaller for ObservedModel<'_> {
@@ -91,6 +116,7 @@ impl ModelCaller for ObservedModel<'_> {
     ) -> BoxFuture<'a, Result<ModelReply, ModelFailure>> {
         Box::pin(async move {
             let turn = usize::try_from(key.turn).unwrap_or(usize::MAX);
+            let span = self.trace.map(|trace| (trace, trace.open()));
             let answered = self.inner.call(key, request).await;
             let (outcome, attempts, reply) = match &answered {
                 Ok(reply) => ("answer", reply.attempts, Some(reply)),
@@ -98,6 +124,24 @@ impl ModelCaller for ObservedModel<'_> {
                 Err(ModelFailure::NoRecording(_)) => ("replay_miss", 0, None),
                 Err(ModelFailure::CapReached) => ("call_cap", 0, None),
             };
+            let usage = reply.and_then(|reply| reply.completion.usage).unwrap_or_default();
+            if let Some((trace, open)) = span {
+                let (provider, model) = self.model.split_once(':').unwrap_or(("", self.model));
+                let mut attributes: Attributes = vec![
+                    ("gen_ai.operation.name", Attr::from("chat")),
+                    ("gen_ai.provider.name", Attr::from(provider)),
+                    ("gen_ai.request.model", Attr::from(model)),
+                    ("mcp_eval.role", Attr::from(self.role)),
+                    ("mcp_eval.turn", Attr::from(turn)),
+                    ("mcp_eval.attempts", Attr::from(attempts)),
+                    ("mcp_eval.outcome", Attr::from(outcome)),
+                ];
+                attributes.extend(usage.input_tokens.map(|tokens| ("gen_ai.usage.input_tokens", Attr::from(tokens))));
+                attributes.extend(usage.output_tokens.map(|tokens| ("gen_ai.usage.output_tokens", Attr::from(tokens))));
+                let error = (outcome != "answer").then_some(outcome);
+                attributes.extend(error.map(|error| ("error.type", Attr::from(error))));
+                trace.close(open, format!("chat {model}"), attributes, error.map(str::to_owned));
+            }
             (self.events)(&RunEvent::ModelCallFinished {
                 trial: self.trial.clone(),
                 role: self.role,
@@ -106,7 +150,7 @@ impl ModelCaller for ObservedModel<'_> {
                 attempts,
                 latency_ms: reply.map(|reply| reply.latency_ms),
                 model: self.model.to_owned(),
-                usage: reply.and_then(|reply| reply.completion.usage).unwrap_or_default(),
+                usage,
                 tools: reply
                     .map(|reply| reply.completion.tool_calls.iter().map(|call| call.name.clone()).collect())
                     .unwrap_or_default(),
@@ -166,12 +210,12 @@ mod tests {
     async fn observed_tools_report_each_call_they_send_with_its_turn_latency_and_bytes_but_not_its_result() {
         let seen = Mutex::new(Vec::new());
         let events = |event: &RunEvent| seen.lock().unwrap().push(line(event));
-        let tools = ObservedTools { inner: &Fixed("secret result"), events: &events };
+        let tools = ObservedTools { inner: &Fixed("secret result"), events: &events, trace: None };
         let trial = trial();
-        let at = CallSite { trial: &trial, turn: 1 };
+        let at = CallSite { trial: &trial, turn: 1, trace: None };
         let outcome = tools.call(at, "echo", &json!({}), None).await;
         assert!(matches!(outcome, ToolOutcome::Result { .. }), "the outcome passes through unchanged");
-        tools.call(CallSite { trial: &trial, turn: 2 }, "down", &json!({}), None).await;
+        tools.call(CallSite { trial: &trial, turn: 2, trace: None }, "down", &json!({}), None).await;
         let seen = seen.into_inner().unwrap();
         let kinds: Vec<&str> = seen.iter().map(|event| event["kind"].as_str().unwrap()).collect();
         assert_eq!(kinds, ["tool_call_started", "tool_call_finished", "tool_call_started", "tool_call_finished"]);
@@ -193,7 +237,14 @@ mod tests {
             _ => Err(ModelFailure::CapReached),
         });
         let trial = trial();
-        let model = ObservedModel { inner: &scripted, trial: &trial, role: "judge", model: "p:judge", events: &events };
+        let model = ObservedModel {
+            inner: &scripted,
+            trial: &trial,
+            role: "judge",
+            model: "p:judge",
+            events: &events,
+            trace: None,
+        };
         let request = CompletionRequest {
             system: None,
             messages: Vec::new(),

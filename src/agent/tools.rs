@@ -82,6 +82,9 @@ pub(crate) struct CallSite<'a> {
     pub trial: &'a crate::events::TrialRef,
     /// The model turn (from 1) whose answer asked for the call.
     pub turn: usize,
+    /// The W3C trace context the request carries in `_meta` (layer 3's span of the call), if
+    /// any.
+    pub trace: Option<&'a jsonrpc::TraceMeta>,
 }
 
 /// Makes tool calls on the server under test: the seam layers wrap (telemetry around the real
@@ -128,7 +131,7 @@ fn no_answer(name: &str, exchange: &crate::mcp::exchange::Exchange) -> String {
 impl ToolExecutor for McpTools {
     fn call<'a>(
         &'a self,
-        _at: CallSite<'a>,
+        at: CallSite<'a>,
         name: &'a str,
         arguments: &'a Value,
         mut inputs: Option<&'a mut Session<'_>>,
@@ -144,9 +147,18 @@ impl ToolExecutor for McpTools {
                         if let Some(session) = inputs.as_deref() {
                             request["params"]["_meta"][jsonrpc::META_CLIENT_CAPABILITIES] = session.capabilities();
                         }
+                        if let Some(trace) = at.trace {
+                            trace.insert_into(&mut request["params"]);
+                        }
                         Outgoing::request(request)
                     }
-                    Era::Legacy => era::legacy("tools/call", params.clone()),
+                    Era::Legacy => {
+                        let mut params = params.clone();
+                        if let Some(trace) = at.trace {
+                            trace.insert_into(&mut params);
+                        }
+                        era::legacy("tools/call", params)
+                    }
                 };
                 // Each round is a new request, so the client gives it a new JSON-RPC id.
                 let exchange = self.client.send(outgoing).await;

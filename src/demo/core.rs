@@ -97,7 +97,15 @@ pub(crate) fn parse_error_reply() -> Reply {
 /// test hook); a file that cannot be written is ignored, never the call's failure.
 fn log_call(path: &std::path::Path, params: &Map<String, Value>) {
     use std::io::Write as _;
-    let line = json!({"name": params.get("name"), "arguments": params.get("arguments")});
+    // With the trace context it carried (layer 3's tests read what the server saw).
+    let meta = params.get("_meta");
+    let line = json!({
+        "name": params.get("name"),
+        "arguments": params.get("arguments"),
+        "traceparent": meta.and_then(|meta| meta.get("traceparent")),
+        "tracestate": meta.and_then(|meta| meta.get("tracestate")),
+        "baggage": meta.and_then(|meta| meta.get("baggage")),
+    });
     if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
         let _ = writeln!(file, "{line}");
     }

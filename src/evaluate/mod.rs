@@ -285,6 +285,10 @@ pub(crate) async fn evaluate(
     // Layer 3 only reads: it keeps what the events of layers 1 and 2 say, and the footprint of
     // the tools they listed.
     let telemetry = layers.contains(&3).then(crate::telemetry::Collector::default);
+    // And traces each trial: one trace, a span per call, the `traceparent` in `_meta`.
+    let spans = telemetry.as_ref().map(|_| {
+        crate::telemetry::trace::Spans::new(settings.trace.trace_state.clone(), settings.trace.baggage.clone())
+    });
     let footprint: std::sync::Mutex<Footprint> = std::sync::Mutex::new((Vec::new(), Vec::new()));
     let noting = |event: &RunEvent| {
         note(&known, event);
@@ -302,6 +306,11 @@ pub(crate) async fn evaluate(
     }
     for notice in &settings.notices {
         events(&RunEvent::Notice { text: redactor.redact(notice) });
+    }
+    if let Some(source) = settings.trace.otlp_source.as_ref().filter(|_| telemetry.is_none()) {
+        events(&RunEvent::Notice {
+            text: format!("layer 3 is not asked for: no span is exported to the OTLP endpoint {source} gives"),
+        });
     }
     let unavailable: Vec<u8> = layers.iter().copied().filter(|layer| !LAYERS_AVAILABLE.contains(layer)).collect();
     if !unavailable.is_empty() {
@@ -370,6 +379,7 @@ pub(crate) async fn evaluate(
         with_layer2: ran.contains(&2),
         cassettes_failed: &cassettes_failed,
         footprint: telemetry.as_ref().map(|_| &footprint),
+        spans: spans.as_ref(),
     };
     let work = async {
         // The session is owned here and lent to each layer in turn; dropping this future (on a
@@ -537,6 +547,14 @@ pub(crate) async fn evaluate(
             section.footprint = rows;
             section.notes.extend(notes);
         }
+        if let Some(spans) = spans.as_ref().filter(|spans| spans.traces() > 0) {
+            section.notes.extend(m9_warning(&report.checks));
+            let trace = trace_section(spans, settings, interrupt.is_some(), &redactor).await;
+            if let Some(export) = &trace.export {
+                events(&RunEvent::Notice { text: export_line(export) });
+            }
+            section.trace = Some(trace);
+        }
         report.telemetry = Some(section);
     }
     drop(demo_task);
@@ -582,6 +600,70 @@ fn layer3(
         section.not_run = Some(LAYER3_ALONE.into());
     }
     section
+}
+
+/// The warning of a server that failed M-9 (a `traceparent` in `_meta` refused or not
+/// tolerated) while layer 3 sent one with every request of layers 1 and 2.
+fn m9_warning(checks: &[crate::report::model::CheckResult]) -> Option<String> {
+    use crate::report::model::Status;
+    checks.iter().find(|check| check.id == "M-9" && matches!(check.status, Status::Fail | Status::Warn)).map(|_| {
+        "the server did not tolerate a `traceparent` in `_meta` (M-9), and layer 3 sends one with every request of layers 1 and 2: their failures may be that; run without layer 3 to compare".to_owned()
+    })
+}
+
+/// Layer 3's trace section: what the trials' traces held, and their export to the OTLP
+/// endpoint when one is given — skipped after a signal (the reports come first), bounded by
+/// its timeout otherwise, a warning when it fails.
+async fn trace_section(
+    spans: &crate::telemetry::trace::Spans,
+    settings: &Settings,
+    interrupted: bool,
+    redactor: &Redactor,
+) -> crate::report::telemetry::TraceSection {
+    use crate::report::telemetry::{TraceExport, TraceSection};
+    let finished = spans.take();
+    let (tracestate, baggage) = spans.carries();
+    let mut section = TraceSection {
+        traces: spans.traces(),
+        spans: finished.len(),
+        dropped: spans.dropped(),
+        tracestate,
+        baggage,
+        export: None,
+    };
+    let Some(target) = &settings.trace.otlp else { return section };
+    let endpoint = crate::settings::secrets::url_without_secrets(&target.url);
+    if interrupted {
+        section.export = Some(TraceExport {
+            endpoint,
+            warning: Some("not exported: the run was interrupted, and the reports come first".into()),
+            ..TraceExport::default()
+        });
+        return section;
+    }
+    let started = Instant::now();
+    let sent = crate::telemetry::otlp::export(target, finished).await;
+    let duration_ms = elapsed_ms(started);
+    section.export = Some(match sent {
+        Ok(exported) => {
+            TraceExport { endpoint, exported: exported.spans, requests: exported.requests, duration_ms, warning: None }
+        }
+        Err(error) => {
+            TraceExport { endpoint, duration_ms, warning: Some(redactor.redact(&error)), ..TraceExport::default() }
+        }
+    });
+    section
+}
+
+/// The log line of an export.
+fn export_line(export: &crate::report::telemetry::TraceExport) -> String {
+    match &export.warning {
+        Some(warning) => format!("warning: layer 3's spans were not all exported to {}: {warning}", export.endpoint),
+        None => format!(
+            "layer 3: {} span(s) exported to {} in {} request(s), {} ms",
+            export.exported, export.endpoint, export.requests, export.duration_ms
+        ),
+    }
 }
 
 /// Why layer 3 alone measures nothing.
@@ -889,6 +971,8 @@ struct Limits<'a> {
     /// Layer 3's tool-surface footprint and its notes, filled by the first layer that lists the
     /// tools (`None`: layer 3 was not asked for).
     footprint: Option<&'a std::sync::Mutex<Footprint>>,
+    /// Layer 3's spans, when it traces the trials (`None`: layer 3 was not asked for).
+    spans: Option<&'a crate::telemetry::trace::Spans>,
 }
 
 /// The footprint's rows and the notes of its counting (a count-tokens request that failed).
@@ -1089,6 +1173,7 @@ async fn layer2(
         )),
         injections: &[],
         call_timeout_ms: u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX),
+        spans: limits.spans,
     };
     let ran = crate::faults::run(&input, events).await;
     // Recorded as layer 1's are: the files layer 1 wrote were read back when they were opened
@@ -1202,6 +1287,7 @@ async fn layer1(
         budget: budget.clone(),
         injections: &[],
         call_timeout_ms: u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX),
+        spans: limits.spans,
     };
     let mut section = crate::trials::run(&input, progress, events).await?;
     section.layer1_notes.extend(lowered);

@@ -341,6 +341,7 @@ pub(crate) async fn run(
         budget: base.budget.clone(),
         injections: &injections,
         call_timeout_ms: base.call_timeout_ms,
+        spans: base.spans,
     };
     let used_before = base.budget.used();
     let ran = crate::trials::run_faults(&input, events).await?;

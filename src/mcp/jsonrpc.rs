@@ -22,6 +22,42 @@ pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key tagging every message of a `subscriptions/listen` stream.
 pub(crate) const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
+/// `_meta` key (SEP-414, unprefixed): the W3C `traceparent` of the request's parent span.
+pub(crate) const META_TRACEPARENT: &str = "traceparent";
+/// `_meta` key (SEP-414): W3C `tracestate`, vendor data carried with the trace.
+pub(crate) const META_TRACESTATE: &str = "tracestate";
+/// `_meta` key (SEP-414): W3C `baggage`, key-value pairs carried with the trace.
+pub(crate) const META_BAGGAGE: &str = "baggage";
+
+/// The W3C trace context one request carries in `_meta` (SEP-414): its `traceparent`, and the
+/// `tracestate` and `baggage` the user gave, sent as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TraceMeta {
+    /// `00-{trace id: 32 hex}-{parent span id: 16 hex}-{flags: 2 hex}`.
+    pub traceparent: String,
+    /// `tracestate`, when given.
+    pub tracestate: Option<String>,
+    /// `baggage`, when given.
+    pub baggage: Option<String>,
+}
+
+impl TraceMeta {
+    /// Sets the trace context's keys in `params._meta`, creating `_meta` when there is none
+    /// (params that are not an object are left alone).
+    pub(crate) fn insert_into(&self, params: &mut Value) {
+        let Some(params) = params.as_object_mut() else { return };
+        let meta = params.entry("_meta").or_insert_with(|| json!({}));
+        let Some(meta) = meta.as_object_mut() else { return };
+        meta.insert(META_TRACEPARENT.into(), json!(self.traceparent));
+        if let Some(state) = &self.tracestate {
+            meta.insert(META_TRACESTATE.into(), json!(state));
+        }
+        if let Some(baggage) = &self.baggage {
+            meta.insert(META_BAGGAGE.into(), json!(baggage));
+        }
+    }
+}
+
 /// JSON-RPC parse error.
 pub(crate) const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC invalid request.

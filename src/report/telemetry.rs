@@ -91,6 +91,48 @@ pub struct TelemetrySection {
     /// The tokens of each tool definition as each model's provider receives it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub footprint: Vec<FootprintEntry>,
+    /// The trace context layer 3 sent and the spans it exported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSection>,
+}
+
+/// `telemetry.trace`: the W3C trace context sent with every request of layers 1 and 2 (one
+/// trace per trial) and the OTLP export of its spans.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceSection {
+    /// Traces begun: one per trial run (a trial tried again is traced again).
+    pub traces: usize,
+    /// Spans finished and kept: each trial's, and one per model call and per tool call sent.
+    pub spans: usize,
+    /// Spans past the bound of 100,000, not kept (not exported).
+    #[serde(default)]
+    pub dropped: usize,
+    /// Requests also carried the `tracestate` given (`--trace-state`).
+    #[serde(default)]
+    pub tracestate: bool,
+    /// Requests also carried the `baggage` given (`--baggage`).
+    #[serde(default)]
+    pub baggage: bool,
+    /// The export (`None`: no OTLP endpoint was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub export: Option<TraceExport>,
+}
+
+/// `telemetry.trace.export`: the OTLP/HTTP export of the spans.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceExport {
+    /// The traces endpoint (secrets removed).
+    pub endpoint: String,
+    /// Spans the collector accepted.
+    pub exported: usize,
+    /// Requests made (batches of 512 spans).
+    pub requests: usize,
+    /// How long the export took, in milliseconds (at most its timeout).
+    pub duration_ms: u64,
+    /// Why spans were not delivered (an unreachable or refusing collector): a warning, never a
+    /// failure of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// `budget`: the cost budget (`--max-cost-usd`) and what the run spent against it.
@@ -285,6 +327,10 @@ pub struct TrialTelemetry {
     pub spend: Spend,
     /// The part of `spend` attributed to the final answer (turns that called no tool).
     pub answer: Spend,
+    /// The trial's W3C trace id (32 hex digits): its spans in the user's tracing backend, and
+    /// the `traceparent` its `tools/call` requests carried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 /// One model call.

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::md::{code_span, escape, message, table_code};
-use super::telemetry::{BudgetSection, Spend, TelemetrySection};
+use super::telemetry::{BudgetSection, Spend, TelemetrySection, TraceSection};
 use crate::text::clip;
 
 /// The most bytes the section takes.
@@ -84,6 +84,47 @@ pub(crate) fn budget_line(budget: &BudgetSection) -> String {
     out
 }
 
+/// What the trace context was and where its spans went, in one line.
+pub(crate) fn trace_line(trace: &TraceSection) -> String {
+    let extra: Vec<&str> = [(trace.tracestate, "`tracestate`"), (trace.baggage, "`baggage`")]
+        .into_iter()
+        .filter_map(|(sent, name)| sent.then_some(name))
+        .collect();
+    let mut line = format!(
+        "Trace context: every `tools/call` carried a W3C `traceparent`{} — {} trace(s), one per trial, {} span(s)",
+        if extra.is_empty() { String::new() } else { format!(" and {}", extra.join(" and ")) },
+        trace.traces,
+        trace.spans,
+    );
+    if trace.dropped > 0 {
+        let _ = write!(line, " ({} more past the bound, not kept)", trace.dropped);
+    }
+    match &trace.export {
+        None => line.push_str("; not exported (no `--otlp-endpoint`)."),
+        Some(export) => match &export.warning {
+            None => {
+                let _ = write!(
+                    line,
+                    "; {} exported to {} in {} request(s), {} ms.",
+                    export.exported,
+                    code_span(&clip(&export.endpoint, 200)),
+                    export.requests,
+                    export.duration_ms
+                );
+            }
+            Some(warning) => {
+                let _ = write!(
+                    line,
+                    "; ⚠️ the export to {} failed (a warning, not a failure): {}",
+                    code_span(&clip(&export.endpoint, 200)),
+                    message(&clip(warning, 300))
+                );
+            }
+        },
+    }
+    line
+}
+
 /// The section, at most [`LAYER3_CHARS`] bytes.
 pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
     let mut out = String::from("\n### 📈 Layer 3 — latency, tokens and cost\n\n");
@@ -118,6 +159,9 @@ pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
     }
     if !saved.is_empty() {
         let _ = writeln!(out, "\nWhat the caches saved: {}.", saved.join("; "));
+    }
+    if let Some(trace) = &section.trace {
+        let _ = writeln!(out, "\n{}", trace_line(trace));
     }
     if !section.notes.is_empty() {
         out.push('\n');

@@ -102,6 +102,15 @@ pub(crate) struct ConfigFile {
     /// `allow_unpriced`: a budget may start with unpriced models.
     #[serde(default)]
     pub allow_unpriced: Option<Located<Value>>,
+    /// `otlp_endpoint`: the OTLP/HTTP collector layer 3 exports spans to (a base URL).
+    #[serde(default)]
+    pub otlp_endpoint: Option<Located<Value>>,
+    /// `trace_state`: the W3C `tracestate` sent beside every `traceparent`.
+    #[serde(default)]
+    pub trace_state: Option<Located<Value>>,
+    /// `baggage`: the W3C `baggage` sent beside every `traceparent`.
+    #[serde(default)]
+    pub baggage: Option<Located<Value>>,
     /// The `PROVIDER:MODEL` whose embeddings grade `embedding` matchers (layer 1).
     #[serde(default)]
     pub embedding_model: Option<Located<Value>>,
@@ -263,6 +272,9 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("price_table", Shape::Scalar),
     ("max_cost_usd", Shape::Scalar),
     ("allow_unpriced", Shape::Scalar),
+    ("otlp_endpoint", Shape::Scalar),
+    ("trace_state", Shape::Scalar),
+    ("baggage", Shape::Scalar),
     ("embedding_model", Shape::Scalar),
     ("cassettes", Shape::Scalar),
     ("cache_dir", Shape::Scalar),
@@ -332,6 +344,10 @@ pub(crate) const FLAG_KEYS: &[(&str, Result<&str, &str>)] = &[
     ("prices", Ok("price_table")),
     ("max-cost-usd", Ok("max_cost_usd")),
     ("allow-unpriced", Ok("allow_unpriced")),
+    ("otlp-endpoint", Ok("otlp_endpoint")),
+    ("otlp-headers", Err("headers may hold secrets, and secrets have no place in the file")),
+    ("trace-state", Ok("trace_state")),
+    ("baggage", Ok("baggage")),
     ("count-tokens", Err("it sends the tool definitions to the provider on every run: asked for run by run")),
     ("embedding-model", Ok("embedding_model")),
     ("max-drop", Ok("gate.max_drop")),

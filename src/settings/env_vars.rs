@@ -90,6 +90,14 @@ pub(crate) const INPUT_MAX_COST_USD: &str = "max-cost-usd";
 pub(crate) const INPUT_ALLOW_UNPRICED: &str = "allow-unpriced";
 /// Input `full-matrix-schedule`: the cron string of the schedule that runs every model.
 pub(crate) const INPUT_FULL_MATRIX_SCHEDULE: &str = "full-matrix-schedule";
+/// Input `otlp-endpoint`: the OTLP/HTTP collector's base URL layer 3 exports spans to.
+pub(crate) const INPUT_OTLP_ENDPOINT: &str = "otlp-endpoint";
+/// Input `otlp-headers`: `key=value,…` headers of the OTLP export; values are secrets.
+pub(crate) const INPUT_OTLP_HEADERS: &str = "otlp-headers";
+/// Input `trace-state`: the W3C `tracestate` sent beside every `traceparent`.
+pub(crate) const INPUT_TRACE_STATE: &str = "trace-state";
+/// Input `baggage`: the W3C `baggage` sent beside every `traceparent`.
+pub(crate) const INPUT_BAGGAGE: &str = "baggage";
 /// Input `embedding-model`: the `PROVIDER:MODEL` whose embeddings grade `embedding` matchers.
 pub(crate) const INPUT_EMBEDDING_MODEL: &str = "embedding-model";
 /// Input `confirm`: `false` turns the gate's confirmation re-run off.
@@ -104,7 +112,7 @@ pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 44] = [
+pub(crate) const ALL_INPUTS: [&str; 48] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -149,6 +157,10 @@ pub(crate) const ALL_INPUTS: [&str; 44] = [
     INPUT_MAX_COST_USD,
     INPUT_ALLOW_UNPRICED,
     INPUT_FULL_MATRIX_SCHEDULE,
+    INPUT_OTLP_ENDPOINT,
+    INPUT_OTLP_HEADERS,
+    INPUT_TRACE_STATE,
+    INPUT_BAGGAGE,
 ];
 
 /// The API root of the built-in `openai` provider (default `https://api.openai.com/v1`).
@@ -159,6 +171,28 @@ pub(crate) const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
 pub(crate) const ANTHROPIC_BASE_URL: &str = "ANTHROPIC_BASE_URL";
 /// The key of the built-in `anthropic` provider.
 pub(crate) const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
+
+/// OpenTelemetry's exporter variables (the OTLP exporter specification), read for layer 3's
+/// export: the traces endpoint used as it is, the base endpoint (`/v1/traces` added), headers
+/// (`key=value,…`; values are secrets), the timeout in milliseconds, the protocol, and the
+/// switch that turns the SDK off.
+pub(crate) const OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
+/// See [`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`].
+pub(crate) const OTEL_EXPORTER_OTLP_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
+/// See [`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`].
+pub(crate) const OTEL_EXPORTER_OTLP_TRACES_HEADERS: &str = "OTEL_EXPORTER_OTLP_TRACES_HEADERS";
+/// See [`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`].
+pub(crate) const OTEL_EXPORTER_OTLP_HEADERS: &str = "OTEL_EXPORTER_OTLP_HEADERS";
+/// See [`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`].
+pub(crate) const OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: &str = "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT";
+/// See [`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`].
+pub(crate) const OTEL_EXPORTER_OTLP_TIMEOUT: &str = "OTEL_EXPORTER_OTLP_TIMEOUT";
+/// See [`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`].
+pub(crate) const OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL";
+/// See [`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`].
+pub(crate) const OTEL_EXPORTER_OTLP_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
+/// See [`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`].
+pub(crate) const OTEL_SDK_DISABLED: &str = "OTEL_SDK_DISABLED";
 
 /// The event that triggered the workflow (`push`, `pull_request`, `schedule`, …).
 pub(crate) const GITHUB_EVENT_NAME: &str = "GITHUB_EVENT_NAME";

@@ -15,6 +15,7 @@ pub(crate) mod layer1;
 mod layer1_resolve;
 pub(crate) use layer1_resolve::BUDGET_WITHOUT_TABLE;
 pub(crate) mod secrets;
+pub(crate) mod trace;
 pub(crate) mod workspace;
 
 use std::fmt;
@@ -165,6 +166,18 @@ pub struct SettingsArgs {
     /// Layer 3: count each tool definition's tokens for Anthropic models with the provider's free count-tokens endpoint (one request per tool and model, not a model call) instead of estimating them
     #[arg(long)]
     pub count_tokens: bool,
+    /// Layer 3: export the trials' spans over OTLP/HTTP (protobuf) to this collector, a base URL to which /v1/traces is added; OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and OTEL_EXPORTER_OTLP_ENDPOINT are honoured when it is not given [Action input: otlp-endpoint; config: otlp_endpoint]
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+    /// The OTLP export's headers, key=value pairs separated by commas, values percent-encoded (secrets); else OTEL_EXPORTER_OTLP_TRACES_HEADERS or OTEL_EXPORTER_OTLP_HEADERS [Action input: otlp-headers]
+    #[arg(long, value_name = "K=V,...", hide_env_values = true)]
+    pub otlp_headers: Option<String>,
+    /// Layer 3: a W3C tracestate sent beside every traceparent [Action input: trace-state; config: trace_state]
+    #[arg(long, value_name = "TRACESTATE")]
+    pub trace_state: Option<String>,
+    /// Layer 3: W3C baggage sent beside every traceparent [Action input: baggage; config: baggage]
+    #[arg(long, value_name = "BAGGAGE")]
+    pub baggage: Option<String>,
     /// With --max-cost-usd: start even when the price table does not price every model asked (their calls count as free against the budget) [Action input: allow-unpriced; config: allow_unpriced]
     #[arg(long)]
     pub allow_unpriced: bool,
@@ -449,6 +462,8 @@ pub(crate) struct Settings {
     pub golden_set: Option<PathBuf>,
     /// Models, providers and limits of layer 1.
     pub layer1: layer1::Layer1Settings,
+    /// Layer 3's trace context and OTLP export.
+    pub trace: trace::TraceSettings,
     /// The Action's own settings (`None` for the CLI).
     pub action: Option<ActionSettings>,
     /// Things the user should know that do not stop the run (a pass-through variable not set, a
@@ -463,6 +478,10 @@ impl Settings {
         let mut secrets: Vec<String> = self.headers.iter().map(|(_, value)| value.clone()).collect();
         secrets.extend(self.server_env.iter().map(|(_, value)| value.clone()));
         secrets.extend(self.layer1.keys().map(str::to_owned));
+        secrets.extend(self.trace.secrets().map(str::to_owned));
+        if let Some(target) = &self.trace.otlp {
+            secrets.extend(secrets::url_secrets(&target.url));
+        }
         for provider in &self.layer1.providers {
             secrets.extend(secrets::url_secrets(&provider.base_url));
         }
@@ -507,6 +526,25 @@ pub(crate) fn raw_secrets(request: &Request, lookup: &dyn Fn(&str) -> Option<Str
         }
     }
     secrets.extend(layer1_resolve::raw_keys(&sources));
+    // The OTLP export's header values, from the input or the variables, before they are parsed.
+    let otlp_headers = sources
+        .pick(&request.flags.otlp_headers, "--otlp-headers", env_vars::INPUT_OTLP_HEADERS, None)
+        .map(|(_, text)| text)
+        .into_iter()
+        .chain(
+            [env_vars::OTEL_EXPORTER_OTLP_TRACES_HEADERS, env_vars::OTEL_EXPORTER_OTLP_HEADERS]
+                .into_iter()
+                .filter_map(lookup),
+        );
+    for text in otlp_headers {
+        for member in text.split(',') {
+            let value = member.split_once('=').map_or(member, |(_, value)| value).trim();
+            if !value.is_empty() {
+                secrets.push(value.to_owned());
+                secrets.extend(trace::parse_headers(member).ok().into_iter().flatten().map(|(_, value)| value));
+            }
+        }
+    }
     for (_, entry) in sources.server_env_entries() {
         let value = match entry.split_once('=') {
             Some((_, value)) => Some(value.to_owned()),
@@ -617,6 +655,7 @@ pub(crate) fn resolve(
     // A file that could not be read may define the providers the models name.
     let file_unread = config.named && config.file.is_none();
     let layer1 = layer1_resolve::resolve(&sources, &workspace, file_unread, &mut problems, &mut notices);
+    let trace = trace::resolve(&sources, &mut problems, &mut notices);
 
     let action = github.map(|github| resolve_action(&sources, &workspace, github, &mut problems));
 
@@ -637,6 +676,7 @@ pub(crate) fn resolve(
             fail_on,
             golden_set: paths.golden_set,
             layer1,
+            trace,
             action,
             notices,
         }),

@@ -12,8 +12,10 @@
 
 pub(crate) mod budget;
 pub(crate) mod footprint;
+pub(crate) mod otlp;
 pub(crate) mod prices;
 mod stats;
+pub(crate) mod trace;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -60,6 +62,12 @@ enum Sample {
         trial: TrialRef,
         ending: &'static str,
     },
+    /// A traced trial began: its trace id.
+    Traced {
+        layer: u8,
+        trial: TrialRef,
+        trace_id: String,
+    },
 }
 
 /// Keeps the events layer 3 reads, tagged with the layer that sent them (layers run one after
@@ -105,6 +113,9 @@ impl Collector {
                 }
             }
             RunEvent::TrialFinished { trial, ending, .. } => Sample::Trial { layer, trial: trial.clone(), ending },
+            RunEvent::TrialStarted { trial, trace_id: Some(trace_id) } => {
+                Sample::Traced { layer, trial: trial.clone(), trace_id: trace_id.clone() }
+            }
             _ => return,
         };
         if layer == 1 || layer == 2 {
@@ -115,8 +126,10 @@ impl Collector {
     /// Drops what layer `layer` sent (its trials were not kept: a signal or a panic cut it).
     pub(crate) fn forget_layer(&self, layer: u8) {
         lock(&self.samples).retain(|sample| {
-            let (Sample::Tool { layer: of, .. } | Sample::Model { layer: of, .. } | Sample::Trial { layer: of, .. }) =
-                sample;
+            let (Sample::Tool { layer: of, .. }
+            | Sample::Model { layer: of, .. }
+            | Sample::Trial { layer: of, .. }
+            | Sample::Traced { layer: of, .. }) = sample;
             *of != layer
         });
     }
@@ -207,6 +220,7 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
         answer: Tally,
         ending: Option<&'static str>,
         selections: Vec<(usize, Vec<String>)>,
+        trace_id: Option<String>,
     }
     let mut trials: BTreeMap<TrialKey, TrialAcc> = BTreeMap::new();
     let key_of = |layer: u8, trial: &TrialRef| (layer, trial.case.clone(), trial.model.clone(), trial.trial);
@@ -298,6 +312,10 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
             Sample::Trial { layer, trial, ending } => {
                 trials.entry(key_of(*layer, trial)).or_default().ending = Some(ending);
             }
+            Sample::Traced { layer, trial, trace_id } => {
+                // A trial tried again is traced again: its last trace is the one kept.
+                trials.entry(key_of(*layer, trial)).or_default().trace_id = Some(trace_id.clone());
+            }
         }
     }
     section.total = total.spend();
@@ -383,6 +401,7 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
             tool_latency_ms: acc.tool_latency_ms,
             spend: acc.spend.spend(),
             answer: acc.answer.spend(),
+            trace_id: acc.trace_id.clone(),
         });
     }
     for row in cases.values_mut() {

@@ -122,6 +122,7 @@ async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&
         call_timeout_ms: plan.input.call_timeout_ms,
         case_sha256: &plan.input.set.cases[work.case].hash,
         events,
+        spans: plan.input.spans,
     };
     let spec = &plan.specs[work.case];
     one_trial(spec, trial, model.caller.as_ref(), plan.input.tools, offered, &plan.checker, judge, graded).await
@@ -148,6 +149,8 @@ struct Graded<'a> {
     case_sha256: &'a str,
     /// Where the trial's events go.
     events: &'a (dyn Fn(&RunEvent) + Sync),
+    /// Layer 3's spans, when it traces the trial.
+    spans: Option<&'a crate::telemetry::trace::Spans>,
 }
 
 #[allow(clippy::too_many_arguments, reason = "one trial's inputs, each a separate borrow of the plan")]
@@ -162,10 +165,16 @@ async fn one_trial(
     graded: Graded<'_>,
 ) -> TrialRecord {
     let trial = crate::events::TrialRef { case: case.id.clone(), model: model.label().to_owned(), trial: run };
-    (graded.events)(&RunEvent::TrialStarted { trial: trial.clone() });
+    // Layer 3 traces the trial: one trace, its calls' spans beneath the trial's.
+    let layer = if graded.injection.is_some() { 2 } else { 1 };
+    let trace = graded.spans.map(|spans| spans.trial(&trial, layer));
+    (graded.events)(&RunEvent::TrialStarted {
+        trial: trial.clone(),
+        trace_id: trace.as_ref().map(crate::telemetry::trace::TrialTrace::trace_id),
+    });
     // Telemetry wraps the real tools and the model caller directly, so the times it reports
     // are the server's and the provider's; layer 2's fault layer wraps the telemetry.
-    let observed_tools = ObservedTools { inner: tools, events: graded.events };
+    let observed_tools = ObservedTools { inner: tools, events: graded.events, trace: trace.as_ref() };
     let injected: Option<Box<dyn ToolExecutor + '_>> = match graded.injection {
         Some(Injection::Fault(fault)) => {
             Some(Box::new(FaultTools::new(&observed_tools, fault, graded.call_timeout_ms, graded.events)))
@@ -177,8 +186,14 @@ async fn one_trial(
         None => None,
     };
     let tools: &dyn ToolExecutor = injected.as_deref().unwrap_or(&observed_tools);
-    let observed_model =
-        ObservedModel { inner: model, trial: &trial, role: "model", model: model.label(), events: graded.events };
+    let observed_model = ObservedModel {
+        inner: model,
+        trial: &trial,
+        role: "model",
+        model: model.label(),
+        events: graded.events,
+        trace: trace.as_ref(),
+    };
     let context =
         TrialContext { model: &observed_model, tools, specs, arguments, events: graded.events, trial: trial.clone() };
     let mut record = agent::run_trial(case, run, &context).await;
@@ -203,10 +218,14 @@ async fn one_trial(
             role: "judge",
             model: judge.caller.label(),
             events: graded.events,
+            trace: trace.as_ref(),
         };
         judge_trial(&mut record, case, rubric, judge, &asked).await;
     }
     // Last, after the judge's calls: a reader sees every call of the trial before its end.
+    if let Some(trace) = &trace {
+        trace.end(record.ending.as_str());
+    }
     (graded.events)(&RunEvent::TrialFinished {
         trial,
         ending: record.ending.as_str(),

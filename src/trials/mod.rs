@@ -100,6 +100,9 @@ pub(crate) struct Layer1Input<'a> {
     /// The per-call limit of `tools/call` (`--timeout-seconds`) in milliseconds, which the
     /// `timeout` fault's text names.
     pub call_timeout_ms: u64,
+    /// Layer 3's spans: each trial is a trace, each call a span, every `tools/call` carries
+    /// its `traceparent` (`None`: layer 3 is off).
+    pub spans: Option<&'a crate::telemetry::trace::Spans>,
 }
 
 /// The verdict cache as a run uses it.

@@ -156,6 +156,7 @@ async fn run_layer1_observed(
         budget: Arc::new(caller::Budget::new(settings.max_model_calls)),
         injections: &[],
         call_timeout_ms: 30_000,
+        spans: None,
     };
     let result = run(&input, &Progress::default(), events).await;
     connected.shutdown().await;
