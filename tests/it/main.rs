@@ -18,3 +18,4 @@ mod robustness;
 mod scan;
 mod shards;
 mod support;
+mod traces;
