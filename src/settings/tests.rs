@@ -1257,3 +1257,50 @@ fn the_cache_judge_and_eval_gate_settings_are_read_from_the_config_file() {
     .expect_err("bad max_drop");
     assert!(rendered(&problems).contains("mcp-eval.yaml:2:13: gate.max_drop: "), "{}", rendered(&problems));
 }
+
+#[test]
+fn the_otlp_endpoint_flag_wins_over_the_traces_variable_and_that_over_the_base_variable() {
+    let demo = || SettingsArgs { server_url: Some("http://127.0.0.1:1/mcp".into()), ..SettingsArgs::default() };
+    let base = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://base:4318");
+    let traces = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:4318/custom");
+    let url = |settings: Settings| settings.trace.otlp.expect("an endpoint").url;
+    assert_eq!(url(cli_with_env(demo(), &[base]).unwrap()), "http://base:4318/v1/traces", "a base URL gets the path");
+    assert_eq!(url(cli_with_env(demo(), &[base, traces]).unwrap()), "http://traces:4318/custom", "used as it is");
+    let flag = SettingsArgs { otlp_endpoint: Some("http://flag:4318".into()), ..demo() };
+    assert_eq!(url(cli_with_env(flag, &[base, traces]).unwrap()), "http://flag:4318/v1/traces");
+    let disabled = cli_with_env(demo(), &[base, ("OTEL_SDK_DISABLED", "true")]).unwrap();
+    assert!(disabled.trace.otlp.is_none());
+    assert!(disabled.notices.iter().any(|notice| notice.contains("OTEL_SDK_DISABLED=true")), "{:?}", disabled.notices);
+    let timed = cli_with_env(demo(), &[base, ("OTEL_EXPORTER_OTLP_TIMEOUT", "2500")]).unwrap();
+    assert_eq!(timed.trace.otlp.unwrap().timeout, std::time::Duration::from_millis(2500));
+    assert!(cli_with_env(demo(), &[]).unwrap().trace.otlp.is_none(), "nothing given, nothing exported");
+}
+
+#[test]
+fn otlp_header_values_are_secrets_masked_before_validation_and_never_in_a_problem() {
+    let vars = env(&[
+        ("INPUT_OTLP-HEADERS", "x-api-key=otlp%2Dsecret,broken"),
+        ("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer env-secret"),
+    ]);
+    let secrets = raw_secrets(&Request::default(), &|name| vars.get(name).cloned());
+    for secret in ["otlp%2Dsecret", "otlp-secret", "Bearer env-secret"] {
+        assert!(secrets.contains(&secret.to_owned()), "{secret} missing in {secrets:?}");
+    }
+    let flags = SettingsArgs {
+        server_url: Some("http://127.0.0.1:1/mcp".into()),
+        otlp_endpoint: Some("http://collector:4318".into()),
+        otlp_headers: Some("bad key=hunter2".into()),
+        ..SettingsArgs::default()
+    };
+    let problems = cli(flags).expect_err("a bad header list");
+    let text = rendered(&problems);
+    assert!(text.contains("--otlp-headers: is not an OTLP header list"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+    let flags = SettingsArgs {
+        server_url: Some("http://127.0.0.1:1/mcp".into()),
+        otlp_endpoint: Some("http://collector:4318".into()),
+        otlp_headers: Some("x-api-key=hunter2".into()),
+        ..SettingsArgs::default()
+    };
+    assert!(cli(flags).unwrap().secrets().contains(&"hunter2".to_owned()));
+}

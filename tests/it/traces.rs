@@ -130,7 +130,10 @@ fn every_tool_call_the_server_saw_is_an_exported_span_of_its_trials_trace() {
     for call in &seen {
         let traceparent = call["traceparent"].as_str().unwrap_or_else(|| panic!("no traceparent: {call}"));
         seen_parents.insert(parts(traceparent));
-        assert_eq!((call["tracestate"].as_str(), call["baggage"].as_str()), (Some("vendor=abc123"), Some("team=payments,env=ci")));
+        assert_eq!(
+            (call["tracestate"].as_str(), call["baggage"].as_str()),
+            (Some("vendor=abc123"), Some("team=payments,env=ci"))
+        );
     }
     assert_eq!(seen_parents.len(), seen.len(), "each call is a span of its own");
 
@@ -138,7 +141,9 @@ fn every_tool_call_the_server_saw_is_an_exported_span_of_its_trials_trace() {
     let spans = receiver.spans();
     let by_id: BTreeMap<(String, String), &Value> = spans
         .iter()
-        .map(|span| ((span["trace_id"].as_str().unwrap().to_owned(), span["span_id"].as_str().unwrap().to_owned()), span))
+        .map(|span| {
+            ((span["trace_id"].as_str().unwrap().to_owned(), span["span_id"].as_str().unwrap().to_owned()), span)
+        })
         .collect();
     assert_eq!(by_id.len(), spans.len(), "span ids are unique");
     let tool_spans: BTreeSet<(String, String)> = by_id
@@ -151,7 +156,11 @@ fn every_tool_call_the_server_saw_is_an_exported_span_of_its_trials_trace() {
         let span = by_id[&(trace.clone(), parent.clone())];
         let tool = span["attributes"]["gen_ai.tool.name"].as_str().expect("a tool name");
         assert_eq!(span["name"], format!("tools/call {tool}"));
-        assert_eq!((span["kind"].as_i64(), span["service"].as_str()), (Some(3), Some("mcp-eval")), "a client span of ours");
+        assert_eq!(
+            (span["kind"].as_i64(), span["service"].as_str()),
+            (Some(3), Some("mcp-eval")),
+            "a client span of ours"
+        );
         let root = by_id
             .get(&(trace.clone(), span["parent_span_id"].as_str().unwrap().to_owned()))
             .unwrap_or_else(|| panic!("the parent of {span} was not exported"));
@@ -161,8 +170,11 @@ fn every_tool_call_the_server_saw_is_an_exported_span_of_its_trials_trace() {
     // One trace per trial, each with one root; the report names each trial's trace.
     let report = run.report();
     let trials = report["telemetry"]["trials"].as_array().expect("trials");
-    let roots: BTreeSet<&str> =
-        spans.iter().filter(|span| span["name"] == "mcp-eval trial").map(|span| span["trace_id"].as_str().unwrap()).collect();
+    let roots: BTreeSet<&str> = spans
+        .iter()
+        .filter(|span| span["name"] == "mcp-eval trial")
+        .map(|span| span["trace_id"].as_str().unwrap())
+        .collect();
     let reported: BTreeSet<&str> = trials.iter().map(|trial| trial["trace_id"].as_str().expect("a trace id")).collect();
     assert_eq!(roots, reported);
     assert_eq!(roots.len(), trials.len());
