@@ -15,7 +15,9 @@ VENV="$INTEROP/venv"
 NODE_PREFIX="$INTEROP/node"
 FORCE="${FORCE:-0}"
 
-PY_PKGS=("mcp-server-time==2026.10.19" "mcp==2.3.0")
+# The OpenTelemetry SDK and its OTLP/HTTP exporter let scripts/py_time_traced.py switch on the
+# Python SDK's own server spans (layer 3's trace test joins them to ours).
+PY_PKGS=("mcp-server-time==2026.10.19" "mcp==2.3.0" "opentelemetry-sdk==1.45.2" "opentelemetry-exporter-otlp-proto-http==1.45.2")
 NPM_PKGS=(
   "mcp-proxy@6.7.19"
   "@modelcontextprotocol/server-everything@2026.8.31"
@@ -98,6 +100,7 @@ fi
 
 # 5. sanity checks
 "$VENV/bin/python" -c 'import mcp_server_time.server, importlib.metadata as m; print("check: mcp", m.version("mcp"), "mcp-server-time", m.version("mcp-server-time"))' >&2
+"$VENV/bin/python" -c 'import opentelemetry.sdk.trace, opentelemetry.exporter.otlp.proto.http.trace_exporter' >&2
 for p in mcp-proxy/dist/bin/mcp-proxy.mjs \
          @modelcontextprotocol/server-everything/dist/index.js \
          @modelcontextprotocol/server-basic-vanillajs/dist/index.js \

@@ -24,7 +24,7 @@ EVERYTHING="$NM/@modelcontextprotocol/server-everything/dist/index.js"
 BASIC="$NM/@modelcontextprotocol/server-basic-vanillajs/dist/index.js"
 PROXY="$NM/mcp-proxy/dist/bin/mcp-proxy.mjs"
 
-NAMES="py-time-http py-time-stdio ts-proxy-everything ts-everything-http ts-everything-stdio ts-v2-basic-http ts-v2-basic-stdio"
+NAMES="py-time-http py-time-stdio py-time-traced-stdio ts-proxy-everything ts-everything-http ts-everything-stdio ts-v2-basic-http ts-v2-basic-stdio"
 
 die() { printf 'servers.sh: %s\n' "$*" >&2; exit 2; }
 
@@ -44,6 +44,8 @@ build() {
       CMD=("$PY" "$SCRIPTS/py_time_http.py" "$port" UTC) ;;
     py-time-stdio)
       CMD=("$INTEROP/venv/bin/mcp-server-time" --local-timezone UTC) ;;
+    py-time-traced-stdio)
+      CMD=("$PY" "$SCRIPTS/py_time_traced.py" UTC) ;;
     ts-proxy-everything)
       need_port "$port" "$name"
       CMD=("$NODE" "$PROXY" --host 127.0.0.1 --port "$port" --server stream -- "$NODE" "$EVERYTHING" stdio) ;;

@@ -296,3 +296,79 @@ fn a_bad_endpoint_or_tracestate_is_refused_naming_the_flag_and_the_fix() {
     assert_eq!(run.code(), 2);
     assert!(run.stderr().contains("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: is not an OTLP endpoint"), "{}", run.stderr());
 }
+
+/// One case for the Python SDK's time server: the demo model calls `get_current_time` as
+/// expected.
+const TIME_SET: &str = r#"version: 1
+defaults: {runs: 2}
+cases:
+  - id: tokyo
+    prompt: "What time is it in Tokyo right now?"
+    expect_tool: get_current_time
+    expect_args: {timezone: Asia/Tokyo}
+"#;
+
+#[test]
+fn a_real_servers_own_spans_join_each_trials_trace_under_its_tool_call_span() {
+    // The Python SDK's time server with its OpenTelemetry middleware exporting to the same
+    // receiver (scripts/py_time_traced.py): what the server saw is what it exported.
+    let receiver = Receiver::start(&[]);
+    let command = crate::interop::stdio_command("py-time-traced-stdio");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), TIME_SET);
+    let model = DemoModel::start(&set, &[]);
+    let server_env = format!("OTEL_EXPORTER_OTLP_ENDPOINT={}", receiver.url);
+    let args = [
+        "--server-cmd",
+        command.as_str(),
+        "--server-env",
+        server_env.as_str(),
+        "--golden-set",
+        utf8(&set),
+        "--model",
+        "openai:demo",
+        "--layers",
+        "1,3",
+        "--otlp-endpoint",
+        receiver.url.as_str(),
+    ];
+    let openai = model.openai_url();
+    let run = run_layer1(&args, &[("OPENAI_BASE_URL", &openai), ("OPENAI_API_KEY", OPENAI_CANARY)]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+
+    let ours = |spans: &[Value]| -> BTreeSet<(String, String)> {
+        spans
+            .iter()
+            .filter(|span| span["service"] == "mcp-eval" && span["name"] == "tools/call get_current_time")
+            .map(|span| (span["trace_id"].as_str().unwrap().to_owned(), span["span_id"].as_str().unwrap().to_owned()))
+            .collect()
+    };
+    let theirs = |spans: &[Value]| -> Vec<Value> {
+        spans
+            .iter()
+            .filter(|span| span["service"] == "mcp-server-time" && span["name"] == "tools/call get_current_time")
+            .cloned()
+            .collect()
+    };
+    // The server exports each span as it ends; our export comes at the end of the run. Both
+    // are in by now, but allow the server's last request a moment.
+    let mut spans = receiver.spans();
+    for _ in 0..50 {
+        if !ours(&spans).is_empty() && theirs(&spans).len() >= ours(&spans).len() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        spans = receiver.spans();
+    }
+    let calls = ours(&spans);
+    assert_eq!(calls.len(), 2, "one call per trial: {spans:?}");
+    let server_spans = theirs(&spans);
+    assert_eq!(server_spans.len(), calls.len(), "the server traced each call: {spans:?}");
+    for span in &server_spans {
+        let parent =
+            (span["trace_id"].as_str().unwrap().to_owned(), span["parent_span_id"].as_str().unwrap().to_owned());
+        assert!(calls.contains(&parent), "the server's span {span} hangs under none of our tool-call spans {calls:?}");
+        assert_eq!(span["kind"].as_i64(), Some(2), "a server span: {span}");
+        assert_eq!(span["attributes"]["mcp.method.name"], "tools/call");
+    }
+}
