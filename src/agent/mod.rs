@@ -62,6 +62,9 @@ pub(crate) struct ModelReply {
     pub attempts: u32,
     /// Wall time of the call in milliseconds, retries included.
     pub latency_ms: u64,
+    /// Replayed from a cassette by the tolerant match over tool results (or a judge's trace)
+    /// that differed from the recording.
+    pub result_changed: bool,
 }
 
 /// Why a model call gave no answer.
@@ -224,6 +227,9 @@ pub(crate) struct TrialRecord {
     pub semantic: crate::scoring::semantic::SemanticVerdicts,
     /// The model versions and fingerprints the provider reported for the trial's turns.
     pub reported_models: std::collections::BTreeSet<crate::report::evals::ReportedModel>,
+    /// Model calls (the judge's included) a cassette answered by the tolerant match over tool
+    /// results that differed from the recording.
+    pub result_changed: usize,
 }
 
 impl TrialRecord {
@@ -249,6 +255,7 @@ impl TrialRecord {
             judge_cause: None,
             semantic: crate::scoring::semantic::SemanticVerdicts::new(),
             reported_models: std::collections::BTreeSet::new(),
+            result_changed: 0,
         }
     }
 
@@ -395,6 +402,7 @@ async fn ask_model(
     };
     record.turns += 1;
     record.model_calls += u64::from(reply.attempts);
+    record.result_changed += usize::from(reply.result_changed);
     record.model_latencies_ms.push(reply.latency_ms);
     let completion = reply.completion;
     record.stop_reasons.push(finish_name(&completion.finish));
@@ -547,7 +555,9 @@ where
         request: &'a CompletionRequest,
     ) -> BoxFuture<'a, Result<ModelReply, ModelFailure>> {
         let answer = (self.0)(&key, request);
-        Box::pin(async move { answer.map(|completion| ModelReply { completion, attempts: 1, latency_ms: 1 }) })
+        Box::pin(async move {
+            answer.map(|completion| ModelReply { completion, attempts: 1, latency_ms: 1, result_changed: false })
+        })
     }
 }
 

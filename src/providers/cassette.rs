@@ -13,8 +13,8 @@
 //! One file per model, named after its label (`openai:gpt-4.1-mini` → `openai_gpt-4.1-mini.json`):
 //!
 //! ```text
-//! {"format": 1, "model": "openai:gpt-4.1-mini",
-//!  "interactions": [{"key": "sha256:…", "case": "…", "run": 1, "turn": 0,
+//! {"format": 2, "model": "openai:gpt-4.1-mini",
+//!  "interactions": [{"key": "sha256:…", "model_key": "sha256:…", "case": "…", "run": 1, "turn": 0,
 //!                    "request": {…the canonical request…},
 //!                    "response": {"text": …, "tool_calls": [{"id", "name", "arguments"}],
 //!                                 "finish": "tool_calls", "usage": {…} or null,
@@ -28,6 +28,16 @@
 //!
 //! Interactions are sorted by case, run and turn and the file is written pretty, with a fixed
 //! field order, so a re-recording reads well as a diff.
+//!
+//! Replay matches in one of two ways ([`Match`]). *Exact*: the request's key must be the
+//! recorded one. *Tolerant* (the default): a request whose key differs is still answered when
+//! its model-side key matches — the `model_key` of format 2, the hash of the canonical request
+//! with every tool result's text left out (its call id and `isError` kept) and a judge's trace
+//! cut at [`super::TRACE_HEADING`]: the same system text, prompt, tools, calls so far and error
+//! flags. The tool results are data the model reads, and a server whose results change (the
+//! time, today's date) would otherwise miss on every run; such an answer is marked
+//! ([`Replayed::result_changed`]) and the trial's trace says so. Format 1 files (no
+//! `model_key`) are read with it computed from their stored requests.
 //!
 //! An embeddings model (`--embedding-model`) has a file of its own whose `embeddings` list holds
 //! one `{"text", "vector", "recorded_at"}` per text, sorted by text ([`Cassettes::embed`]): a
@@ -48,8 +58,9 @@ use super::{
 use crate::jcs;
 use crate::mcp::sync;
 
-/// The version of the cassette file format this build reads and writes.
-const FORMAT: u32 = 1;
+/// The version of the cassette file format this build writes (2: each interaction has its
+/// `model_key`); format 1 is read too.
+const FORMAT: u32 = 2;
 
 /// The version of the key recipe (the `v` field of a canonical request).
 const KEY_VERSION: u32 = 1;
@@ -64,6 +75,28 @@ pub(crate) struct CallKey {
     pub run: u32,
     /// The model call within the run.
     pub turn: u32,
+}
+
+/// How replay matches a request to a recording.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Match {
+    /// The model side must match (system text, prompt, tools, calls so far and their error
+    /// flags); tool-result text that differs from the recording is data, and the answer is
+    /// replayed, marked [`Replayed::result_changed`].
+    #[default]
+    Tolerant,
+    /// The whole request must match, tool results included.
+    Exact,
+}
+
+/// A completion from the cassettes (or the live model when recording).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Replayed {
+    /// The answer.
+    pub completion: Completion,
+    /// Replayed by the tolerant match: the request's tool results (or a judge's trace)
+    /// differed from the recording's.
+    pub result_changed: bool,
 }
 
 /// Whether calls are answered from the cassettes or from the live model.
@@ -178,6 +211,7 @@ fn miss_hint(nearest: Option<&str>) -> String {
 #[derive(Debug)]
 pub(crate) struct Cassettes {
     mode: Mode,
+    matching: Match,
     /// Where [`Cassettes::save`] writes; `None` for embedded cassettes.
     dir: Option<PathBuf>,
     state: Mutex<State>,
@@ -207,6 +241,8 @@ struct Tape {
 #[derive(Debug, Clone)]
 struct Interaction {
     key: String,
+    /// The model-side key ([`model_key`]).
+    model_key: String,
     request: Value,
     response: Completion,
     recorded_at: String,
@@ -259,7 +295,14 @@ impl Cassettes {
     }
 
     fn new(mode: Mode, dir: Option<PathBuf>, state: State) -> Self {
-        Self { mode, dir, state: Mutex::new(state) }
+        Self { mode, matching: Match::default(), dir, state: Mutex::new(state) }
+    }
+
+    /// The same store, replaying with `matching`.
+    #[must_use]
+    pub(crate) fn matching(mut self, matching: Match) -> Self {
+        self.matching = matching;
+        self
     }
 
     /// The mode the store was opened in.
@@ -269,7 +312,8 @@ impl Cassettes {
     }
 
     /// Answers one model call. Replay returns the recorded completion (its tool-call ids as
-    /// recorded) without touching `live`; Record asks `live` and keeps the exchange.
+    /// recorded) without touching `live`, matched as [`Match`] says; Record asks `live` and
+    /// keeps the exchange.
     ///
     /// # Errors
     /// [`CassetteError::Miss`] in replay when nothing recorded matches;
@@ -281,7 +325,7 @@ impl Cassettes {
         live: Option<&dyn Provider>,
         key: &CallKey,
         request: &CompletionRequest,
-    ) -> Result<Completion, CassetteError> {
+    ) -> Result<Replayed, CassetteError> {
         let canonical = canonical_request(model, key, request);
         let hash = jcs::hash(&canonical);
         match self.mode {
@@ -290,7 +334,7 @@ impl Cassettes {
                 let live = live.ok_or_else(|| CassetteError::NoLiveProvider { model: model.to_owned() })?;
                 let completion = live.complete(request).await?;
                 self.record(model, key, hash, canonical, &completion);
-                Ok(completion)
+                Ok(Replayed { completion, result_changed: false })
             }
         }
     }
@@ -344,12 +388,17 @@ impl Cassettes {
         }
     }
 
-    fn replay(&self, model: &str, key: &CallKey, hash: &str, canonical: &Value) -> Result<Completion, CassetteError> {
+    fn replay(&self, model: &str, key: &CallKey, hash: &str, canonical: &Value) -> Result<Replayed, CassetteError> {
         let state = sync::lock(&self.state);
         let stored =
             state.tapes.get(model).and_then(|tape| tape.interactions.get(&(key.case.clone(), key.run, key.turn)));
         match stored {
-            Some(interaction) if interaction.key == hash => Ok(interaction.response.clone()),
+            Some(interaction) if interaction.key == hash => {
+                Ok(Replayed { completion: interaction.response.clone(), result_changed: false })
+            }
+            Some(interaction) if self.matching == Match::Tolerant && interaction.model_key == model_key(canonical) => {
+                Ok(Replayed { completion: interaction.response.clone(), result_changed: true })
+            }
             other => Err(CassetteError::Miss {
                 model: model.to_owned(),
                 case: key.case.clone(),
@@ -373,7 +422,13 @@ impl Cassettes {
         tape.recorded = true;
         tape.interactions.insert(
             (key.case.clone(), key.run, key.turn),
-            Interaction { key: hash, request, response: completion.clone(), recorded_at },
+            Interaction {
+                key: hash,
+                model_key: model_key(&request),
+                request,
+                response: completion.clone(),
+                recorded_at,
+            },
         );
     }
 
@@ -472,6 +527,34 @@ pub(crate) fn canonical_request(model: &str, key: &CallKey, request: &Completion
         "run": key.run,
         "turn": key.turn,
     })
+}
+
+/// The model-side key of a canonical request: its hash with every tool result's `content` left
+/// out (the call id and `is_error` kept) and each user text cut after [`super::TRACE_HEADING`]
+/// (a judge's trace: tool results quoted as data). What tolerant replay matches on.
+pub(crate) fn model_key(canonical: &Value) -> String {
+    let mut side = canonical.clone();
+    if let Some(messages) = side.get_mut("messages").and_then(Value::as_array_mut) {
+        for message in messages {
+            match message.get("role").and_then(Value::as_str) {
+                Some("tool") => {
+                    if let Some(object) = message.as_object_mut() {
+                        object.remove("content");
+                    }
+                }
+                Some("user") => {
+                    let cut = message.get("text").and_then(Value::as_str).and_then(|text| {
+                        text.find(super::TRACE_HEADING).map(|at| text[..at + super::TRACE_HEADING.len()].to_owned())
+                    });
+                    if let Some(cut) = cut {
+                        message["text"] = Value::String(cut);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    jcs::hash(&side)
 }
 
 /// Call ids by order of first appearance.
@@ -589,6 +672,9 @@ struct EmbeddingForm {
 #[derive(Serialize, Deserialize)]
 struct InteractionForm {
     key: String,
+    /// Format 2: the model-side key ([`model_key`]); absent in format 1 files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model_key: Option<String>,
     case: String,
     run: u32,
     turn: u32,
@@ -756,8 +842,8 @@ fn load<'a>(files: impl Iterator<Item = (&'a Path, &'a str)>) -> Result<State, C
 fn parse(path: &Path, text: &str) -> Result<(String, Tape), CassetteError> {
     let corrupt = |reason: String| CassetteError::Corrupt { path: path.to_path_buf(), reason };
     let file: FileForm = serde_json::from_str(text).map_err(|error| corrupt(error.to_string()))?;
-    if file.format != FORMAT {
-        return Err(corrupt(format!("it is format {}, and this version reads format {FORMAT}", file.format)));
+    if !(1..=FORMAT).contains(&file.format) {
+        return Err(corrupt(format!("it is format {}, and this version reads formats 1 to {FORMAT}", file.format)));
     }
     let mut interactions = BTreeMap::new();
     for (index, stored) in file.interactions.into_iter().enumerate() {
@@ -765,8 +851,16 @@ fn parse(path: &Path, text: &str) -> Result<(String, Tape), CassetteError> {
         if jcs::hash(&stored.request) != stored.key {
             return Err(corrupt(format!("{at}: its key is not the hash of its request (edited by hand?)")));
         }
+        let computed = model_key(&stored.request);
+        if stored.model_key.as_ref().is_some_and(|stored| *stored != computed) {
+            return Err(corrupt(format!("{at}: its model_key is not the model side of its request (edited by hand?)")));
+        }
+        if file.format >= 2 && stored.model_key.is_none() {
+            return Err(corrupt(format!("{at}: format {} needs a model_key", file.format)));
+        }
         let interaction = Interaction {
             key: stored.key,
+            model_key: computed,
             request: stored.request,
             response: completion_from_form(stored.response),
             recorded_at: stored.recorded_at,
@@ -797,6 +891,7 @@ fn render(label: &str, tape: &Tape) -> Result<String, std::io::Error> {
             .iter()
             .map(|((case, run, turn), interaction)| InteractionForm {
                 key: interaction.key.clone(),
+                model_key: Some(interaction.model_key.clone()),
                 case: case.clone(),
                 run: *run,
                 turn: *turn,

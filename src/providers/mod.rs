@@ -66,6 +66,11 @@ pub(crate) trait Provider: Send + Sync + std::fmt::Debug {
     fn complete<'a>(&'a self, request: &'a CompletionRequest) -> BoxFuture<'a, Result<Completion, ProviderError>>;
 }
 
+/// The heading after which the rubric judge's request quotes the trial's trace (tool calls,
+/// their results and the final answer): tolerant replay keys a judge's request on the text up
+/// to it (`cassette::model_key`), since the results below it are data.
+pub(crate) const TRACE_HEADING: &str = "## The trace (tool calls, results and the final answer)";
+
 /// Everything one model call needs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct CompletionRequest {

@@ -563,7 +563,19 @@ pub struct TrialTrace {
     /// Absent on a trial that passed or failed, and in reports written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<ErrorCause>,
+    /// Model calls of the trial (the judge's included) that tolerant replay answered although
+    /// the tool results they read differed from the recording: the trace's note "tool result
+    /// differed from the recording". 0 (absent) when none did.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub result_changed: usize,
 }
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
+}
+
+/// The note of a trial replayed over changed tool results.
+pub(crate) const RESULT_CHANGED: &str = "tool result differed from the recording";
 
 /// Why a trial is `error` or was cut: the exit table reads this, never a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

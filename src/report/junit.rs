@@ -544,6 +544,13 @@ fn eval_details(eval: &EvalResult) -> String {
                 text.push_str(" — ");
                 text.push_str(&reason.replace(['\r', '\n'], " "));
             }
+            if trial.result_changed > 0 {
+                text.push_str(&format!(
+                    " ({}: {} model call(s) replayed by the tolerant match)",
+                    crate::report::evals::RESULT_CHANGED,
+                    trial.result_changed
+                ));
+            }
         }
     }
     text.push_str(&format!("\n\ncase_sha256: {}", eval.case_sha256));

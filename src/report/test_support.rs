@@ -150,6 +150,7 @@ pub(crate) fn run(number: usize, status: TrialStatus, reason: Option<&str>, tool
     TrialTrace {
         judge: None,
         cause: None,
+        result_changed: 0,
         run: number,
         status,
         reason: reason.map(str::to_owned),

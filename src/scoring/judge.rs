@@ -84,8 +84,9 @@ pub(crate) fn judge_request(task: &str, rubric: &Rubric, trace: &str) -> Complet
                   `unknown` when the trace does not tell. Judge what happened, not how it is phrased; do not reward length. \
                   Record every verdict with the record_verdicts tool.";
     let user = format!(
-        "## The task\n{task}\n\n## The criteria\n{}\n\n## The trace (tool calls, results and the final answer)\n{trace}",
-        criteria.join("\n")
+        "## The task\n{task}\n\n## The criteria\n{}\n\n{}\n{trace}",
+        criteria.join("\n"),
+        crate::providers::TRACE_HEADING
     );
     CompletionRequest {
         system: Some(system.to_owned()),

@@ -117,6 +117,9 @@ pub(crate) struct ConfigFile {
     /// The directory of recorded model answers (layer 1, `--cassettes`).
     #[serde(default)]
     pub cassettes: Option<Located<Value>>,
+    /// How replay matches a recording: `tolerant` or `exact` (`--replay-match`).
+    #[serde(default)]
+    pub replay_match: Option<Located<Value>>,
     /// The verdict cache's directory (`--cache-dir`).
     #[serde(default)]
     pub cache_dir: Option<Located<Value>>,
@@ -277,6 +280,7 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("baggage", Shape::Scalar),
     ("embedding_model", Shape::Scalar),
     ("cassettes", Shape::Scalar),
+    ("replay_match", Shape::Scalar),
     ("cache_dir", Shape::Scalar),
     ("cache_key", Shape::Scalar),
     ("cache_mode", Shape::Scalar),
@@ -329,6 +333,7 @@ pub(crate) const FLAG_KEYS: &[(&str, Result<&str, &str>)] = &[
     ("max-model-calls", Ok("max_model_calls")),
     ("cassettes", Ok("cassettes")),
     ("record", Err("a one-off: it re-records the cassettes, which a standing key would do on every run")),
+    ("replay-match", Ok("replay_match")),
     ("trace-results", Ok("trace_results")),
     ("cache-dir", Ok("cache_dir")),
     ("cache-key", Ok("cache_key")),

@@ -104,6 +104,8 @@ pub(crate) struct Layer1Settings {
     pub cassettes: Option<PathBuf>,
     /// `--record`: call the real provider and write what it answered into `cassettes`.
     pub record: bool,
+    /// `--replay-match`: how replay matches a recording.
+    pub replay_match: crate::providers::cassette::Match,
     /// `--trace-results`.
     pub trace_results: TraceResults,
     /// `--cache-dir`: the verdict cache (none: no cache).
@@ -227,6 +229,7 @@ impl Default for Layer1Settings {
             concurrency: DEFAULT_CONCURRENCY,
             max_model_calls: DEFAULT_MAX_MODEL_CALLS,
             cassettes: None,
+            replay_match: crate::providers::cassette::Match::default(),
             record: false,
             trace_results: TraceResults::default(),
             cache_dir: None,

@@ -91,6 +91,7 @@ pub(super) fn resolve(
         max_model_calls: limits.max_model_calls,
         record: flags.record && cassettes.is_some(),
         cassettes,
+        replay_match: replay_match(sources, problems),
         trace_results,
         cache_dir: store.cache_dir,
         cache_key: store.cache_key,
@@ -352,6 +353,32 @@ fn cassettes(
         ));
     }
     cassettes
+}
+
+/// `--replay-match` (config `replay_match`): `tolerant` (the default) or `exact`.
+///
+/// # Errors
+/// Adds to `problems` any other value.
+fn replay_match(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> crate::providers::cassette::Match {
+    use crate::providers::cassette::Match;
+    let given = sources.flag_or_file(
+        &sources.request.flags.replay_match,
+        "--replay-match",
+        sources.config().and_then(|config| config.replay_match.as_ref()).map(|value| (value, "replay_match")),
+    );
+    match given {
+        None => Match::Tolerant,
+        Some((_, text)) if text.trim().eq_ignore_ascii_case("tolerant") => Match::Tolerant,
+        Some((_, text)) if text.trim().eq_ignore_ascii_case("exact") => Match::Exact,
+        Some((source, text)) => {
+            problems.push(Problem::new(
+                &source,
+                format!("`{text}` is not a replay match"),
+                "give tolerant (tool results that changed are data: the recorded answer is replayed and noted) or exact (the whole request must match)",
+            ));
+            Match::Tolerant
+        }
+    }
 }
 
 /// The judge and embedding settings, as [`judging`] found them.

@@ -121,6 +121,9 @@ pub struct SettingsArgs {
     /// With --cassettes: call the real providers and write what they answered into the directory
     #[arg(long)]
     pub record: bool,
+    /// How replay matches a recording: tolerant (the model side — system text, prompt, tools, calls so far and their error flags; tool-result text that changed is data, replayed and noted) or exact (the whole request) [config: replay_match; default tolerant]
+    #[arg(long, value_name = "HOW")]
+    pub replay_match: Option<String>,
     /// How much of tool results and model text the traces keep: full, truncated (the first 2048 bytes of each) or none [Action input: trace-results; config: trace_results; default truncated]
     #[arg(long, value_name = "HOW")]
     pub trace_results: Option<String>,

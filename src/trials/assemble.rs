@@ -371,6 +371,7 @@ fn trace_of(run: &TrialRecord, score: Option<&TrialScore>, keep: TraceResults, c
     TrialTrace {
         judge: run.judge_trace.clone().map(|judged| judge_kept(judged, keep)),
         cause,
+        result_changed: run.result_changed,
         run: run.run,
         status,
         reason,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::agent::{ModelCaller, ModelFailure, ModelReply, TurnKey};
 use crate::mcp::sync::lock;
 use crate::mcp::transport::BoxFuture;
-use crate::providers::cassette::{CallKey, CassetteError, Cassettes};
+use crate::providers::cassette::{CallKey, CassetteError, Cassettes, Replayed};
 use crate::providers::{CompletionRequest, Provider, ProviderError, Sampling};
 use crate::telemetry::budget::CostLimit;
 
@@ -247,20 +247,24 @@ impl LiveModel {
                 Err(other) => Err(Err(other.to_string())),
             };
             let answer = match &self.source {
-                Source::Live(provider) => provider.complete(&request).await.map_err(Ok),
+                Source::Live(provider) => provider
+                    .complete(&request)
+                    .await
+                    .map(|completion| Replayed { completion, result_changed: false })
+                    .map_err(Ok),
                 Source::Record(provider, cassettes, label) => {
                     recorded(cassettes.complete(label, Some(provider.as_ref()), &key, &request).await)
                 }
                 Source::Replay(cassettes, label) => recorded(cassettes.complete(label, None, &key, &request).await),
             };
             if let Some((limit, reservation)) = reservation {
-                let usage = answer.as_ref().ok().map(|completion| completion.usage.as_ref());
+                let usage = answer.as_ref().ok().map(|replayed| replayed.completion.usage.as_ref());
                 limit.settle(reservation, &self.label, usage);
             }
             let error = match answer {
-                Ok(completion) => {
+                Ok(Replayed { completion, result_changed }) => {
                     let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                    return Ok(ModelReply { completion, attempts, latency_ms });
+                    return Ok(ModelReply { completion, attempts, latency_ms, result_changed });
                 }
                 Err(Err(missing)) => return Err(ModelFailure::NoRecording(missing)),
                 Err(Ok(error)) => error,

@@ -256,6 +256,7 @@ async fn judge_trial(
         use crate::report::evals::ErrorCause;
         let verdicts = match asked.call(key, &request).await {
             Ok(reply) => {
+                record.result_changed += usize::from(reply.result_changed);
                 judge::parse_verdicts(&reply.completion, rubric, &trace).map_err(|reason| (ErrorCause::Judge, reason))
             }
             Err(agent::ModelFailure::Provider { error, .. }) => {

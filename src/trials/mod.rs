@@ -338,6 +338,12 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
         section.layer1_notes.extend(model.caller.notes());
     }
     section.model_status.sort_by_key(|status| section.models.iter().position(|model| *model == status.model));
+    let changed = records.values().flatten().filter(|run| run.result_changed > 0).count();
+    if changed > 0 {
+        section.layer1_notes.push(format!(
+            "{changed} trial(s) were replayed over tool results that differed from the recording (tolerant replay, `--replay-match tolerant`): the recorded answers prove the model's choices for these prompts and tool descriptions, not how it would react to today's results; `--replay-match exact` refuses them"
+        ));
+    }
     // The evaluation's calls so far (a confirmation re-run shares the budget).
     section.model_calls = input.budget.used();
     section.call_cap_reached = records.values().flatten().any(|run| run.ending == TrialEnding::CapReached);

@@ -619,10 +619,12 @@ pub(crate) fn open_cassettes(settings: &Layer1Settings) -> Result<Option<Arc<Cas
     use crate::providers::cassette::Mode;
     let Some(dir) = &settings.cassettes else { return Ok(None) };
     let mode = if settings.record { Mode::Record } else { Mode::Replay };
-    Cassettes::open(dir, mode).map(|cassettes| Some(Arc::new(cassettes))).map_err(|error| {
-        UserError::new(Kind::InvalidInput, format!("--cassettes: {error}"))
-            .with_hint("point --cassettes at a directory of cassettes (or add --record to write one)")
-    })
+    Cassettes::open(dir, mode).map(|cassettes| Some(Arc::new(cassettes.matching(settings.replay_match)))).map_err(
+        |error| {
+            UserError::new(Kind::InvalidInput, format!("--cassettes: {error}"))
+                .with_hint("point --cassettes at a directory of cassettes (or add --record to write one)")
+        },
+    )
 }
 
 /// Where the embeddings model of `embedding` matchers answers from (the endpoint, recording, or

@@ -1501,3 +1501,56 @@ fn a_confirmed_borderline_soft_case_shows_its_pooled_counts_in_the_report_junit_
     assert!(summary.contains("✅ 8/10") && summary.contains("❌ 0/10"), "{summary}");
     assert!(summary.contains("`c0` on `openai:demo`: pass 5/5 → fail 0/10"), "{summary}");
 }
+
+/// Two cases for the Python SDK's time server, whose `get_current_time` answers with the
+/// current second: a recording of it differs from every later run's result.
+const TIME_SET: &str = r#"version: 1
+defaults: {runs: 2}
+cases:
+  - id: tokyo-now
+    prompt: "What time is it in Tokyo right now?"
+    expect_tool: get_current_time
+    expect_args: {timezone: Asia/Tokyo}
+  - id: no-tool
+    prompt: "Thanks, that's all."
+    negative: true
+"#;
+
+#[test]
+fn a_set_recorded_on_a_server_whose_results_change_replays_tolerantly_and_the_exact_match_misses() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), TIME_SET);
+    let cassettes = dir.path().join("cassettes");
+    let command = crate::interop::stdio_command("py-time-stdio");
+    let model = DemoModel::start(&set, &[]);
+    let common = ["--server-cmd", &command, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
+    let mut record = common.to_vec();
+    record.extend_from_slice(&["--cassettes", utf8(&cassettes), "--record"]);
+    let recorded = run_layer1(&record, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)]);
+    assert_eq!(recorded.code(), 0, "{}", recorded.stderr());
+    model.stop();
+    // The server's answer carries the second: wait for it to change.
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
+
+    let mut replay = common.to_vec();
+    replay.extend_from_slice(&["--cassettes", utf8(&cassettes)]);
+    let tolerant = run_layer1(&replay, &[]);
+    assert_eq!(tolerant.code(), 0, "no key, no model, the results changed: {}", tolerant.stderr());
+    assert_eq!(outcome(&tolerant, "tokyo-now", "openai:demo"), outcome_of("pass", 2, 2));
+    let traces = eval(&tolerant, "tokyo-now", "openai:demo")["traces"].as_array().expect("traces").clone();
+    assert!(traces.iter().all(|trace| trace["result_changed"].as_u64() == Some(1)), "{traces:?}");
+    let untouched = eval(&tolerant, "no-tool", "openai:demo")["traces"].as_array().expect("traces").clone();
+    assert!(untouched.iter().all(|trace| trace.get("result_changed").is_none()), "no tool, no change: {untouched:?}");
+    let notes = tolerant.report()["layer1_notes"].to_string();
+    assert!(notes.contains("2 trial(s) were replayed over tool results that differed from the recording"), "{notes}");
+    assert!(tolerant.file("summary.md").contains("replayed over tool results that differed"));
+
+    replay.extend_from_slice(&["--replay-match", "exact"]);
+    let exact = run_layer1(&replay, &[]);
+    assert_eq!(exact.code(), 5, "the exact match misses on the changed result: {}", exact.stderr());
+    let missed = eval(&exact, "tokyo-now", "openai:demo");
+    assert_eq!(missed["status"], "error", "{missed}");
+    let reason = missed["traces"][0]["reason"].as_str().unwrap_or_default().to_owned();
+    assert!(reason.contains("a tool result changed?"), "{reason}");
+    assert_eq!(outcome(&exact, "no-tool", "openai:demo"), outcome_of("pass", 2, 2), "nothing changed there");
+}

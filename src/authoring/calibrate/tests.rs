@@ -31,6 +31,7 @@ fn trace(run: usize, tool: &str, is_error: bool, judge: &str) -> TrialTrace {
     TrialTrace {
         judge: None,
         cause: None,
+        result_changed: 0,
         run,
         status: TrialStatus::Pass,
         reason: None,

@@ -119,7 +119,7 @@ async fn run_case(
     let mut request = first_request();
     let mut completions = Vec::new();
     for turn in 0..4 {
-        let completion = cassettes.complete(MODEL, live, &key(case, run, turn), &request).await?;
+        let completion = cassettes.complete(MODEL, live, &key(case, run, turn), &request).await?.completion;
         completions.push(completion.clone());
         if completion.tool_calls.is_empty() {
             break;
@@ -216,7 +216,7 @@ async fn a_hand_written_cassette_replays_its_exact_response() {
         }]
     });
     let cassettes = Cassettes::from_texts(&[("weather.json", &file.to_string())]).expect("readable");
-    let completion = cassettes.complete(MODEL, None, &call_key, &request).await.expect("a hit");
+    let completion = cassettes.complete(MODEL, None, &call_key, &request).await.expect("a hit").completion;
     let mut expected_call = ToolCall::new("toolu_01", "files.read", json!({"path": "a"}));
     expected_call.unknown_tool = true;
     assert_eq!(
@@ -248,10 +248,61 @@ async fn a_miss_names_the_case_run_and_turn() {
 }
 
 #[tokio::test]
-async fn a_changed_tool_result_misses_and_names_the_message() {
+async fn a_changed_tool_result_is_replayed_by_the_tolerant_match_and_marked() {
     let dir = tempfile::tempdir().expect("temp dir");
     record(dir.path(), 1).await;
     let player = Cassettes::open(dir.path(), Mode::Replay).expect("open");
+    let changed = run_case(&player, None, "hosts", 0, "10.0.0.1 router", false).await.expect("replayed");
+    assert_eq!(changed.len(), 2, "both turns answered as recorded");
+    assert_eq!(changed[1].text.as_deref(), Some("The file says: 127.0.0.1 localhost"), "the recorded answer");
+
+    // The second turn read a changed result: marked; the first read none: not marked.
+    let mut request = first_request();
+    let first = player.complete(MODEL, None, &key("hosts", 0, 0), &request).await.expect("a hit");
+    assert!(!first.result_changed);
+    request.messages.push(Message::Assistant { text: None, tool_calls: first.completion.tool_calls.clone() });
+    let result = |content: &str, is_error: bool| {
+        Message::ToolResult(ToolResult {
+            call_id: first.completion.tool_calls[0].id.clone(),
+            content: content.into(),
+            is_error,
+        })
+    };
+    let mut same = request.clone();
+    same.messages.push(result("127.0.0.1 localhost", false));
+    assert!(!player.complete(MODEL, None, &key("hosts", 0, 1), &same).await.expect("exact").result_changed);
+    let mut other = request.clone();
+    other.messages.push(result("10.0.0.1 router", false));
+    assert!(player.complete(MODEL, None, &key("hosts", 0, 1), &other).await.expect("tolerant").result_changed);
+
+    // The model side still counts: an error flag that changed, or another prompt, misses.
+    let mut flagged = request.clone();
+    flagged.messages.push(result("127.0.0.1 localhost", true));
+    let error = player.complete(MODEL, None, &key("hosts", 0, 1), &flagged).await.expect_err("a miss");
+    assert!(error.to_string().contains("messages[2] differs"), "{error}");
+    let mut prompt = first_request();
+    prompt.messages[0] = Message::User("What is in /etc/passwd?".into());
+    player.complete(MODEL, None, &key("hosts", 0, 0), &prompt).await.expect_err("another prompt misses");
+}
+
+#[test]
+fn a_judges_trace_is_data_to_the_tolerant_match_and_its_task_is_not() {
+    let judge = |task: &str, trace: &str| {
+        let text = format!("## The task\n{task}\n\n{}\n{trace}", crate::providers::TRACE_HEADING);
+        let request = CompletionRequest { messages: vec![Message::User(text)], ..first_request() };
+        canonical_request(MODEL, &key("judge:hosts", 1, 0), &request)
+    };
+    let recorded = judge("Read the hosts file.", "files.read -> 127.0.0.1");
+    assert_eq!(model_key(&recorded), model_key(&judge("Read the hosts file.", "files.read -> 10.0.0.1")));
+    assert_ne!(jcs::hash(&recorded), jcs::hash(&judge("Read the hosts file.", "files.read -> 10.0.0.1")));
+    assert_ne!(model_key(&recorded), model_key(&judge("Read the passwd file.", "files.read -> 127.0.0.1")));
+}
+
+#[tokio::test]
+async fn a_changed_tool_result_misses_in_exact_mode_and_names_the_message() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    record(dir.path(), 1).await;
+    let player = Cassettes::open(dir.path(), Mode::Replay).expect("open").matching(Match::Exact);
     let error = run_case(&player, None, "hosts", 0, "10.0.0.1 router", false).await.expect_err("a miss");
     let CassetteError::Miss { case, run, turn, nearest, .. } = &error else { panic!("not a miss: {error:?}") };
     assert_eq!((case.as_str(), *run, *turn), ("hosts", 0, 1));
@@ -405,7 +456,7 @@ async fn five_runs_of_one_case_are_five_keys() {
 fn a_corrupt_file_is_named_with_the_line_and_column() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("broken.json");
-    std::fs::write(&path, "{\n  \"format\": 1,\n  \"model\": oops\n}\n").expect("written");
+    std::fs::write(&path, "{\n  \"format\": 2,\n  \"model\": oops\n}\n").expect("written");
     let error = Cassettes::open(dir.path(), Mode::Replay).expect_err("corrupt");
     let CassetteError::Corrupt { path: named, reason } = &error else { panic!("not corrupt: {error:?}") };
     assert_eq!(named, &path);
@@ -413,13 +464,16 @@ fn a_corrupt_file_is_named_with_the_line_and_column() {
     let text = error.to_string();
     assert!(text.contains("broken.json") && text.contains("is corrupt") && text.contains("--record"), "{text}");
 
-    let error = Cassettes::from_texts(&[("embedded.json", "{\"format\": 2, \"model\": \"m\", \"interactions\": []}")])
+    let error = Cassettes::from_texts(&[("embedded.json", "{\"format\": 3, \"model\": \"m\", \"interactions\": []}")])
         .expect_err("unknown format");
     assert_eq!(
         error.to_string(),
-        "cassette embedded.json is corrupt: it is format 2, and this version reads format 1; \
+        "cassette embedded.json is corrupt: it is format 3, and this version reads formats 1 to 2; \
          fix it, or delete it and re-record with --record"
     );
+    // Format 1 (before `model_key`) still reads, and a hand-edited model_key is refused.
+    let format1 = "{\"format\": 1, \"model\": \"m\", \"interactions\": []}";
+    assert!(Cassettes::from_texts(&[("old.json", format1)]).is_ok());
 
     // Other files in the directory are not cassettes and are ignored.
     std::fs::remove_file(&path).expect("removed");
@@ -471,7 +525,7 @@ async fn saving_is_atomic_sorted_and_deterministic() {
 
     let text = String::from_utf8(first).expect("utf-8");
     assert!(
-        text.starts_with("{\n  \"format\": 1,\n  \"model\": \"openai:gpt-4.1-mini\",\n  \"interactions\": ["),
+        text.starts_with("{\n  \"format\": 2,\n  \"model\": \"openai:gpt-4.1-mini\",\n  \"interactions\": ["),
         "{text}"
     );
     assert!(text.ends_with("}\n"));
@@ -495,7 +549,7 @@ async fn saving_is_atomic_sorted_and_deterministic() {
     assert_eq!(order, expected);
     let interaction = &file["interactions"][0];
     let keys: Vec<&str> = interaction.as_object().expect("object").keys().map(String::as_str).collect();
-    assert_eq!(keys, ["key", "case", "run", "turn", "request", "response", "recorded_at"]);
+    assert_eq!(keys, ["key", "model_key", "case", "run", "turn", "request", "response", "recorded_at"]);
     assert_eq!(
         interaction["response"],
         json!({"text": null, "tool_calls": [{"id": interaction["response"]["tool_calls"][0]["id"], "name": "files.read",
