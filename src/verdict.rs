@@ -547,4 +547,31 @@ mod tests {
         report.evals = Some(EvalsSection::default());
         assert_eq!(decide(&report, input).verdict, Verdict::Pass, "layer 1 with nothing wrong");
     }
+
+    #[test]
+    fn a_flagged_rise_in_layer_3_leaves_the_verdict_and_the_exit_status_unchanged() {
+        use crate::report::telemetry::{TelemetryDeltas, TelemetrySection, ToolDelta};
+        for statuses in [&[Status::Pass][..], &[Status::Fail]] {
+            let checks: Vec<CheckResult> = statuses.iter().copied().map(check).collect();
+            let mut report = crate::report::model::RunReport::empty_for_tests();
+            report.checks = checks;
+            report.telemetry = Some(TelemetrySection::default());
+            let before = decide(&report, MUST);
+            let rose = ToolDelta {
+                tool: "search".into(),
+                p95_ms: 900,
+                baseline_p95_ms: 100,
+                delta_ms: 800,
+                spread_ms: 0,
+                stored: 1,
+                rose: true,
+            };
+            report.telemetry = Some(TelemetrySection {
+                deltas: Some(TelemetryDeltas { tools: vec![rose], ..TelemetryDeltas::default() }),
+                ..TelemetrySection::default()
+            });
+            let after = decide(&report, MUST);
+            assert_eq!((after.verdict, after.exit, after.result), (before.verdict, before.exit, before.result));
+        }
+    }
 }

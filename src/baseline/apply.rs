@@ -7,8 +7,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::regression::{self, BaselineRun, FailOnEvals, GateSettings};
-use super::store::{Baseline, StoredRun};
+use super::store::{Baseline, StoredRun, StoredTelemetry};
 use crate::report::evals::{EvalResult, EvalStatus, EvalsSection, Layer1GateSection, ReportedModel};
+use crate::report::telemetry::{TelemetrySection, TrendsSection};
 
 /// Where the baseline comes from.
 pub(crate) enum Source<'a> {
@@ -99,6 +100,13 @@ pub(crate) fn load(
                     // The tools it saw, for the tool-surface diff (reports of mcp-eval 0.x
                     // before `tool_surface` have none: no diff then).
                     baseline.tools = section.tool_surface.as_ref().map(crate::mcp::tools::canonical);
+                    // Its layer-3 figures, for layer 3's deltas (one run: no spread).
+                    baseline.telemetry = report
+                        .telemetry
+                        .iter()
+                        .filter(|telemetry| telemetry.not_run.is_none())
+                        .map(|telemetry| StoredTelemetry::of(telemetry, &measured_at))
+                        .collect();
                     (baseline, format!("{} (--baseline)", path.display()), None)
                 }
                 Err(error) => (
@@ -440,12 +448,7 @@ pub(crate) fn maybe_store(
     measured_at: &str,
     layer0: Option<&[crate::report::model::CheckResult]>,
 ) {
-    let clean = section.layer1_not_run.is_none()
-        && !section.call_cap_reached
-        && !section.provider_failed()
-        && section.evals.iter().all(|eval| eval.status != crate::report::evals::EvalStatus::Error);
-    let gate_failed = section.eval_gate.as_ref().is_some_and(|gate| gate.result == "fail");
-    if !super::store::should_store(event, on_default_branch, clean, gate_failed, accept) {
+    if !admits(section, event, on_default_branch, accept) {
         return;
     }
     let mut baseline = Baseline::load(path).unwrap_or_default();
@@ -483,6 +486,107 @@ pub(crate) fn maybe_store(
         }
     };
     section.layer1_notes.push(note);
+}
+
+/// Whether layer 1's `section` is stored as the baseline ([`super::store::should_store`] over
+/// its facts): layer 1 ran clean (no error, no unusable provider, not cut by the call cap) and
+/// its gate did not fail, as the event requires.
+fn admits(section: &EvalsSection, event: &str, on_default_branch: bool, accept: bool) -> bool {
+    let clean = section.layer1_not_run.is_none()
+        && !section.call_cap_reached
+        && !section.provider_failed()
+        && section.evals.iter().all(|eval| eval.status != crate::report::evals::EvalStatus::Error);
+    let gate_failed = section.eval_gate.as_ref().is_some_and(|gate| gate.result == "fail");
+    super::store::should_store(event, on_default_branch, clean, gate_failed, accept)
+}
+
+/// Layer 3 against its baseline and in the trends, once its section is built: the deltas
+/// against the layer-3 figures of the stored runs (or of the `--baseline` report), the trends
+/// (`trends.json` of the cache directory, and this run), and — when the run stores its baseline
+/// (the same rule as layer 1's, [`maybe_store`], on a run that `completed`) — this run's figures
+/// stored with the baseline and added to the trends. Returns the warnings (an unreadable file,
+/// a failed write). Shown, never enforced: nothing here reaches the verdict.
+pub(crate) fn layer3(
+    section: &mut TelemetrySection,
+    evals: Option<&EvalsSection>,
+    layer1: &crate::settings::layer1::Layer1Settings,
+    completed: bool,
+    measured_at: &str,
+    commit: Option<&str>,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if section.not_run.is_some() {
+        return warnings;
+    }
+    if layer1.shard.is_some() {
+        section.notes.push(
+            "a shard measures a slice of the run: layer 3 is not compared with the baseline nor added to the trends"
+                .into(),
+        );
+        return warnings;
+    }
+    let (baseline, label, warning, stored_path) = load_for(layer1);
+    // Layer 1's gate said it already when it ran.
+    if evals.is_none_or(|evals| evals.eval_gate.is_none()) {
+        warnings.extend(warning);
+    }
+    let label = match &layer1.baseline_file {
+        Some(_) => label,
+        None => match baseline.telemetry.first() {
+            Some(newest) => format!(
+                "the last {} stored run(s) with layer-3 figures, the newest measured {}",
+                baseline.telemetry.len(),
+                newest.measured_at
+            ),
+            None => label,
+        },
+    };
+    section.deltas = super::telemetry_delta::deltas(section, &baseline.telemetry, &label);
+    let stores = completed
+        && stored_path.is_some()
+        && layer1.store_context.as_ref().zip(evals).is_some_and(|(context, evals)| {
+            admits(evals, &context.event, context.on_default_branch, layer1.accept_baseline)
+        });
+    if stores && let Some(path) = &stored_path {
+        let mut stored = Baseline::load(path).unwrap_or_default();
+        stored.store_telemetry(StoredTelemetry::of(section, measured_at));
+        if let Err(error) = stored.save(path) {
+            warnings.push(format!("layer 3's figures could not be stored with the baseline: {error}"));
+        }
+    }
+    let Some(dir) = &layer1.cache_dir else { return warnings };
+    let path = super::trends::Trends::path_in(dir);
+    let (mut trends, writable) = match super::trends::Trends::load(&path) {
+        Ok(trends) => (trends, true),
+        Err(not_read) => {
+            warnings.push(not_read.warning);
+            (super::trends::Trends::default(), not_read.replace)
+        }
+    };
+    let point = super::trends::point_of(section, evals, measured_at, commit);
+    let mut added = false;
+    if stores && writable {
+        trends.push(point.clone());
+        match trends.save(&path) {
+            Ok(()) => {
+                added = true;
+                section.notes.push(format!(
+                    "this run's layer-3 figures were stored with the baseline and added to the trends ({} of the last {} green runs kept)",
+                    trends.runs.len(),
+                    super::trends::KEPT_POINTS
+                ));
+            }
+            Err(error) => warnings.push(format!("the trends could not be written: {error}")),
+        }
+    }
+    let mut points = trends.runs;
+    if !added {
+        points.push(point);
+    }
+    let extra = points.len().saturating_sub(super::trends::KEPT_POINTS);
+    points.drain(..extra);
+    section.trends = Some(TrendsSection { kept: super::trends::KEPT_POINTS, stored: added, points });
+    warnings
 }
 
 /// How the baseline line of an empty store begins.

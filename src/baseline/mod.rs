@@ -2,14 +2,17 @@
 //! and did not before, and which were fixed. Pure (no IO). Today the baseline is the previous
 //! run of the same pull request, carried in the sticky comment. [`regression`] holds layer 1's
 //! regression gate against the last green runs of the base branch (pure functions), [`store`]
-//! the stored baseline, [`surface`] the tool-surface diff, and [`apply`] wires them for
-//! `evaluate::regression_gate`.
+//! the stored baseline, [`surface`] the tool-surface diff, [`telemetry_delta`] layer 3's deltas
+//! against the stored runs (pure), [`trends`] the history of green runs the charts draw, and
+//! [`apply`] wires them for `evaluate::regression_gate` and layer 3.
 
 pub(crate) mod regression;
 
 pub(crate) mod apply;
 pub(crate) mod store;
 pub(crate) mod surface;
+pub(crate) mod telemetry_delta;
+pub(crate) mod trends;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -17,6 +17,7 @@ use serde_json::json;
 
 use super::regression::Reason;
 use crate::report::evals::{EvalResult, EvalStatus};
+use crate::report::telemetry::TelemetrySection;
 
 /// Stored runs kept per comparability key (the gate pools them).
 pub(crate) const KEPT_RUNS: usize = 3;
@@ -56,6 +57,69 @@ pub(crate) struct Baseline {
     /// Layer 0 of the last stored run that ran it: failing and warning check ids.
     #[serde(default)]
     pub layer0: Option<Layer0State>,
+    /// Layer 3's figures of the last [`KEPT_RUNS`] stored runs that ran it, newest first (a file
+    /// written before they were kept has none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub telemetry: Vec<StoredTelemetry>,
+}
+
+/// Layer 3's figures of a stored run: what its deltas are taken against.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StoredTelemetry {
+    /// When the run started (RFC 3339).
+    pub measured_at: String,
+    /// Tool → its p95 latency, ms (tools without samples are absent).
+    pub p95_ms: BTreeMap<String, u64>,
+    /// Per case × model (and layer) measured.
+    pub cases: Vec<StoredCase>,
+}
+
+/// A case × model's spend in a stored run, summed over its trials (`None`: unknown, never 0).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StoredCase {
+    /// The case id (layer 2: the variant id).
+    pub case: String,
+    /// `PROVIDER:MODEL` under test.
+    pub model: String,
+    /// 1 or 2.
+    pub layer: u8,
+    /// Trials measured.
+    pub trials: usize,
+    /// Input tokens (read, not from the cache).
+    pub input_tokens: Option<f64>,
+    /// Output tokens.
+    pub output_tokens: Option<f64>,
+    /// Cost, USD.
+    pub cost_usd: Option<f64>,
+}
+
+impl StoredTelemetry {
+    /// The figures of a layer-3 section measured at `measured_at`: every tool with a p95, every
+    /// case × model with trials measured.
+    pub(crate) fn of(section: &TelemetrySection, measured_at: &str) -> Self {
+        StoredTelemetry {
+            measured_at: measured_at.to_owned(),
+            p95_ms: section
+                .tools
+                .iter()
+                .filter_map(|tool| tool.latency.p95_ms.map(|p95| (tool.tool.clone(), p95)))
+                .collect(),
+            cases: section
+                .cases
+                .iter()
+                .filter(|case| case.trials > 0)
+                .map(|case| StoredCase {
+                    case: case.case.clone(),
+                    model: case.model.clone(),
+                    layer: case.layer,
+                    trials: case.trials,
+                    input_tokens: case.spend.input_tokens,
+                    output_tokens: case.spend.output_tokens,
+                    cost_usd: case.spend.cost_usd,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Layer 0's failing and warning check ids of a stored run.
@@ -149,6 +213,14 @@ impl Baseline {
         if tools.is_some() {
             self.tools = tools;
         }
+    }
+
+    /// Stores a run's layer-3 figures, newest first, keeping [`KEPT_RUNS`].
+    pub(crate) fn store_telemetry(&mut self, figures: StoredTelemetry) {
+        self.format = FORMAT;
+        self.telemetry.retain(|stored| stored.measured_at != figures.measured_at);
+        self.telemetry.insert(0, figures);
+        self.telemetry.truncate(KEPT_RUNS);
     }
 
     /// The stored verdicts comparable with `eval` (same case hash, model and endpoint), newest
@@ -271,6 +343,42 @@ mod tests {
         std::fs::write(&path, text).expect("write");
         let old = Baseline::load(&path).expect("readable");
         assert!(old.comparable(&served, &endpoint(""))[0].eval.reported_models.is_empty());
+    }
+
+    #[test]
+    fn layer_3_figures_keep_the_last_three_runs_and_an_older_file_reads_without_them() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = Baseline::path_in(dir.path());
+        let mut baseline = Baseline::default();
+        baseline.store(&[eval("a", 5)], &endpoint, "sha256:set", None, run("t0"));
+        baseline.save(&path).expect("saved");
+        let text = std::fs::read_to_string(&path).expect("file");
+        assert!(!text.contains("\"telemetry\""), "no figures, no field: {text}");
+        // A file written before layer 3's figures were kept reads with none.
+        let old = Baseline::load(&path).expect("readable");
+        assert!(old.telemetry.is_empty());
+        assert_eq!(old.comparable(&eval("a", 0), &endpoint("")).len(), 1);
+
+        let mut baseline = old;
+        for n in 0..4 {
+            let figures = StoredTelemetry {
+                measured_at: format!("t{n}"),
+                p95_ms: [("search".to_owned(), 100 + n)].into(),
+                cases: vec![StoredCase {
+                    case: "a".into(),
+                    model: "openai:m".into(),
+                    layer: 1,
+                    trials: 1,
+                    ..StoredCase::default()
+                }],
+            };
+            baseline.store_telemetry(figures);
+        }
+        baseline.save(&path).expect("saved");
+        let loaded = Baseline::load(&path).expect("readable");
+        let kept: Vec<&str> = loaded.telemetry.iter().map(|figures| figures.measured_at.as_str()).collect();
+        assert_eq!(kept, ["t3", "t2", "t1"], "newest first, three kept");
+        assert_eq!(loaded.telemetry[0].cases[0].input_tokens, None, "unknown stays unknown");
     }
 
     #[test]

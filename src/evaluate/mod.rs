@@ -555,6 +555,17 @@ pub(crate) async fn evaluate(
             }
             section.trace = Some(trace);
         }
+        // Against the stored baseline and in the trends: shown, never enforced.
+        let completed = report.outcome == RunOutcome::Completed
+            && !report.checks.iter().any(|check| check.id == crate::report::model::INTERNAL_CHECK_ID);
+        let measured_at = report.started_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let commit = settings.action.as_ref().and_then(|action| action.github.sha.as_deref());
+        let evals = report.evals.as_ref();
+        for warning in
+            crate::baseline::apply::layer3(&mut section, evals, &settings.layer1, completed, &measured_at, commit)
+        {
+            events(&RunEvent::Notice { text: format!("layer 3: {warning}") });
+        }
         report.telemetry = Some(section);
     }
     drop(demo_task);

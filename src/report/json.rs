@@ -216,6 +216,69 @@ mod tests {
         assert_eq!(back, report);
     }
 
+    #[test]
+    fn layer_3_deltas_and_trends_round_trip() {
+        use crate::report::telemetry::{
+            CaseDelta, Change, TelemetryDeltas, TelemetrySection, ToolDelta, TrendPoint, TrendsSection,
+        };
+        let mut report = sample_report();
+        report.telemetry = Some(TelemetrySection {
+            deltas: Some(TelemetryDeltas {
+                baseline: "the last 1 stored run(s) with layer-3 figures".into(),
+                stored_runs: 1,
+                measured_at: "2026-12-01T00:00:00Z".into(),
+                rule: crate::report::telemetry::P95_RISE_RULE.into(),
+                tools: vec![ToolDelta {
+                    tool: "t".into(),
+                    p95_ms: 9,
+                    baseline_p95_ms: 4,
+                    delta_ms: 5,
+                    spread_ms: 0,
+                    stored: 1,
+                    rose: true,
+                }],
+                cases: vec![CaseDelta {
+                    case: "c".into(),
+                    model: "openai:m".into(),
+                    layer: 1,
+                    trials: 2,
+                    baseline_trials: 1,
+                    input_tokens: Change::of(Some(10.5), Some(10.0)),
+                    output_tokens: Change::of(None, Some(3.0)),
+                    cost_usd: Change::of(None, None),
+                }],
+            }),
+            trends: Some(TrendsSection {
+                kept: 30,
+                stored: true,
+                points: vec![TrendPoint {
+                    measured_at: "2026-12-01T00:00:00Z".into(),
+                    commit: Some("abc".into()),
+                    pass_rate: [("openai:m".to_owned(), 0.5)].into(),
+                    p95_ms: [("t".to_owned(), 9)].into(),
+                    cost_usd: None,
+                }],
+            }),
+            ..TelemetrySection::default()
+        });
+        let text = render(&report);
+        let value: Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(
+            value["telemetry"]["deltas"]["cases"][0]["output_tokens"],
+            serde_json::json!({"now": null, "baseline": 3.0, "delta": null})
+        );
+        assert_eq!(value["telemetry"]["trends"]["points"][0]["cost_usd"], Value::Null, "unknown, never 0");
+        assert_eq!(parse(&text).expect("reads back"), report);
+        // A report written before they existed reads with none.
+        let mut older = value.clone();
+        older["telemetry"].as_object_mut().expect("object").retain(|key, _| key != "deltas" && key != "trends");
+        let back = parse(&older.to_string()).expect("reads back");
+        assert_eq!(
+            back.telemetry.as_ref().map(|telemetry| (telemetry.deltas.is_none(), telemetry.trends.is_none())),
+            Some((true, true))
+        );
+    }
+
     /// The keys of every object in `value`, by path, so two documents can be compared by shape.
     fn shape(value: &Value, path: &str, out: &mut Vec<String>) {
         match value {

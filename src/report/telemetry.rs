@@ -94,6 +94,14 @@ pub struct TelemetrySection {
     /// The trace context layer 3 sent and the spans it exported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSection>,
+    /// This run's figures against the layer-3 figures of the stored baseline (`None`: no stored
+    /// run holds any). Shown, never enforced: no delta changes the verdict or the exit status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deltas: Option<TelemetryDeltas>,
+    /// The history of green runs (`trends.json` in the cache directory) and this run, for the
+    /// charts (`None`: no cache directory, or layer 3 measured nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trends: Option<TrendsSection>,
 }
 
 /// `telemetry.trace`: the W3C trace context sent with every request of layers 1 and 2 (one
@@ -133,6 +141,118 @@ pub struct TraceExport {
     /// failure of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+}
+
+/// The rule that flags a tool's p95, as the report states it.
+pub const P95_RISE_RULE: &str = "a tool's p95 rose when it is more than 1.5 times the newest stored p95 and \
+the rise is more than the spread (max - min) of the stored p95s (0 with one stored run); shown, never enforced";
+
+/// `telemetry.deltas`: this run against the layer-3 figures of the stored baseline.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TelemetryDeltas {
+    /// Where the stored figures come from (the stored runs, or a `--baseline` report).
+    pub baseline: String,
+    /// The stored runs with layer-3 figures (1 to 3).
+    pub stored_runs: usize,
+    /// When the newest of them was measured (RFC 3339).
+    pub measured_at: String,
+    /// [`P95_RISE_RULE`].
+    pub rule: String,
+    /// Per tool measured now and in a stored run: flagged ones first, then by Δ, largest first.
+    pub tools: Vec<ToolDelta>,
+    /// Per case × model (and layer) measured now and in the newest stored run that has it, per
+    /// trial; the largest Δ cost first, then the largest Δ tokens.
+    pub cases: Vec<CaseDelta>,
+}
+
+/// One tool's p95 against the stored ones.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolDelta {
+    /// The MCP tool name.
+    pub tool: String,
+    /// This run's p95, ms.
+    pub p95_ms: u64,
+    /// The newest stored p95, ms.
+    pub baseline_p95_ms: u64,
+    /// `p95_ms - baseline_p95_ms` (negative: faster).
+    pub delta_ms: i64,
+    /// max - min of the stored p95s, ms (0 with one).
+    pub spread_ms: u64,
+    /// The stored p95s the spread is taken over.
+    pub stored: usize,
+    /// [`P95_RISE_RULE`] holds: more than 1.5 × `baseline_p95_ms` and `delta_ms` > `spread_ms`.
+    pub rose: bool,
+}
+
+/// One case × model's tokens and cost per trial, now and in the baseline.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CaseDelta {
+    /// The case id (layer 2: the variant id).
+    pub case: String,
+    /// `PROVIDER:MODEL` under test.
+    pub model: String,
+    /// 1 or 2.
+    pub layer: u8,
+    /// Trials measured now.
+    pub trials: usize,
+    /// Trials measured in the stored run.
+    pub baseline_trials: usize,
+    /// Input tokens (read, not from the cache) per trial.
+    pub input_tokens: Change,
+    /// Output tokens per trial.
+    pub output_tokens: Change,
+    /// Cost per trial, USD.
+    pub cost_usd: Change,
+}
+
+/// A figure now, in the baseline, and their difference (`None`: unknown; the difference is
+/// unknown when either side is).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// This run's.
+    pub now: Option<f64>,
+    /// The stored run's.
+    pub baseline: Option<f64>,
+    /// `now - baseline`.
+    pub delta: Option<f64>,
+}
+
+impl Change {
+    /// `now` against `baseline`; the difference only when both are known.
+    pub fn of(now: Option<f64>, baseline: Option<f64>) -> Self {
+        Change { now, baseline, delta: now.zip(baseline).map(|(now, before)| now - before) }
+    }
+}
+
+/// `telemetry.trends`: the green runs kept in `trends.json`, oldest first, and this run last.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrendsSection {
+    /// The most runs the file keeps.
+    pub kept: usize,
+    /// Whether this run was added to the file (the runs that store the baseline are).
+    pub stored: bool,
+    /// The runs, oldest first; the last is this run.
+    pub points: Vec<TrendPoint>,
+}
+
+/// One run's summary in the trends: what the charts draw.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrendPoint {
+    /// When it started (RFC 3339).
+    pub measured_at: String,
+    /// The commit it ran on, when known (`GITHUB_SHA`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// `PROVIDER:MODEL` → layer 1's pass rate (cases that passed of the cases with a verdict,
+    /// `eval_metrics.pass_rate`), 0..1; models without a verdict are absent.
+    #[serde(default)]
+    pub pass_rate: std::collections::BTreeMap<String, f64>,
+    /// Tool → its p95 latency, ms; tools without samples are absent.
+    #[serde(default)]
+    pub p95_ms: std::collections::BTreeMap<String, u64>,
+    /// What the run's model calls cost, USD (`telemetry.total.cost_usd`; `None`: unknown).
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
 }
 
 /// `budget`: the cost budget (`--max-cost-usd`) and what the run spent against it.
