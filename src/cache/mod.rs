@@ -202,7 +202,9 @@ impl VerdictCache {
         Ok(())
     }
 
-    /// Deletes the least recently used entries until the directory fits its bound.
+    /// Deletes the least recently used entries until the directory fits its bound. Only the
+    /// entries' shard directories are walked: the files beside them (`baselines.json`,
+    /// `trends.json`, the workspace manifest) are neither removed nor counted.
     fn evict(&self) {
         let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = Vec::new();
         let Ok(shards) = std::fs::read_dir(&self.dir) else { return };

@@ -1,5 +1,6 @@
-//! Tests of the verdict cache: keys, hits, misses, corrupt entries, concurrent writers, eviction,
-//! and the workspace manifest of `--cache-key auto`.
+//! Tests of the verdict cache: keys, hits, misses, corrupt entries, concurrent writers, eviction
+//! (which leaves the files beside the entries alone), and the workspace manifest of `--cache-key
+//! auto`.
 
 use super::*;
 
@@ -138,6 +139,25 @@ fn the_oldest_entries_are_evicted_first_to_stay_under_the_bound() {
     }
     assert_eq!(cache.get(&keys[0]), Ok(None), "the oldest went first");
     assert!(cache.get(&keys[5]).expect("readable").is_some(), "the newest stays");
+}
+
+#[test]
+fn the_files_beside_the_entries_are_neither_evicted_nor_counted() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // The baseline and the trends of layer 3, each larger than the bound by itself.
+    let big = "x".repeat(5_000);
+    for name in ["baselines.json", "trends.json", MANIFEST_FILE] {
+        std::fs::write(dir.path().join(name), &big).expect("write");
+    }
+    let cache = VerdictCache::new(dir.path().to_path_buf(), Mode::ReadWrite).with_max_bytes(1500);
+    let keys: Vec<CacheKey> = (0..3).map(|n| CacheKey::new(&parts(&format!("sha256:{n}"), None))).collect();
+    for (n, key) in keys.iter().enumerate() {
+        cache.put(key, &eval(&format!("c{n}")), "t", None).expect("stored");
+    }
+    assert!(cache.get(&keys[2]).expect("readable").is_some(), "not counted: the newest entry stays");
+    for name in ["baselines.json", "trends.json", MANIFEST_FILE] {
+        assert_eq!(std::fs::read_to_string(dir.path().join(name)).expect(name), big, "{name} is never evicted");
+    }
 }
 
 #[test]
