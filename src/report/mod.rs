@@ -13,6 +13,7 @@ mod md;
 pub mod model;
 pub mod telemetry;
 pub(crate) mod telemetry_summary;
+mod telemetry_trends;
 pub mod wire;
 
 #[cfg(test)]
