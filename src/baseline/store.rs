@@ -218,7 +218,6 @@ impl Baseline {
     /// Stores a run's layer-3 figures, newest first, keeping [`KEPT_RUNS`].
     pub(crate) fn store_telemetry(&mut self, figures: StoredTelemetry) {
         self.format = FORMAT;
-        self.telemetry.retain(|stored| stored.measured_at != figures.measured_at);
         self.telemetry.insert(0, figures);
         self.telemetry.truncate(KEPT_RUNS);
     }
