@@ -154,6 +154,8 @@ struct Chart<'a> {
     decimals: usize,
     /// A fixed top of the y axis (pass rate: 100); else the largest value and a tenth.
     top: Option<f64>,
+    /// One line that needs no name in the legend (the cost of the run).
+    unnamed: bool,
     series: Vec<Series>,
 }
 
@@ -205,7 +207,8 @@ fn render_chart(chart: Chart<'_>, points: &[TrendPoint]) -> Option<String> {
     let values = |line: &Series| -> Vec<f64> { kept.iter().filter_map(|index| line.values[*index]).collect() };
     let largest = series.iter().flat_map(values).fold(0.0_f64, f64::max);
     let top = chart.top.unwrap_or_else(|| {
-        let top = largest * 1.1;
+        let top = largest * 11.0 / 10.0;
+        let top = if chart.decimals == 0 { top.ceil() } else { top };
         if top > 0.0 { top } else { 1.0 }
     });
     let quoted = |text: &str| format!("\"{text}\"");
@@ -224,7 +227,7 @@ fn render_chart(chart: Chart<'_>, points: &[TrendPoint]) -> Option<String> {
             let values = values(line);
             let first = values.first().map_or_else(String::new, |value| number(*value, chart.decimals));
             let last = values.last().map_or_else(String::new, |value| number(*value, chart.decimals));
-            if series.len() == 1 {
+            if chart.unnamed {
                 format!("{first} → {last}")
             } else {
                 format!("{} {first} → {last}", code_span(&clip(&line.name, CHART_NAME_CHARS)))
@@ -264,6 +267,7 @@ pub(crate) fn trends_section(trends: &TrendsSection) -> String {
             unit: "%",
             decimals: 1,
             top: Some(100.0),
+            unnamed: false,
             series: series_of(models, &|point, model| point.pass_rate.get(model).map(|rate| rate * 100.0)),
         },
         Chart {
@@ -271,6 +275,7 @@ pub(crate) fn trends_section(trends: &TrendsSection) -> String {
             unit: "ms",
             decimals: 0,
             top: None,
+            unnamed: false,
             series: series_of(tools, &|point, tool| point.p95_ms.get(tool).map(|p95| *p95 as f64)),
         },
         Chart {
@@ -278,6 +283,7 @@ pub(crate) fn trends_section(trends: &TrendsSection) -> String {
             unit: "USD",
             decimals: 6,
             top: None,
+            unnamed: true,
             series: series_of(vec!["cost".into()], &|point, _| point.cost_usd),
         },
     ];
