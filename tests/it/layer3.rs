@@ -306,3 +306,134 @@ fn layer_3_alone_says_on_stderr_that_it_did_not_run_and_why() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).expect("report")).expect("json");
     assert!(report["telemetry"]["not_run"].is_string());
 }
+
+/// Runs [`SET`] once per case through the demo model on `server`, layers 1 and 3, with `cache`
+/// as the cache directory (write-only: every run measures afresh, so layer 3 has trials to
+/// measure) and a price table for the model; `extra` flags after. The run must exit 0: no
+/// layer-3 delta fails it.
+fn run_stored(
+    server: &DemoServer,
+    set: &std::path::Path,
+    model: &DemoModel,
+    cache: &std::path::Path,
+    extra: &[&str],
+) -> Run {
+    let prices = cache.parent().expect("a parent").join("prices.yaml");
+    std::fs::write(
+        &prices,
+        "as_of: 2026-11-30\nmodels:\n  - match: {provider: openai, model: demo}\n    input: 1\n    output: 2\n",
+    )
+    .expect("write");
+    let mut args = vec![
+        "--server-url",
+        &server.url,
+        "--golden-set",
+        utf8(set),
+        "--model",
+        "openai:demo",
+        "--runs",
+        "1",
+        "--layers",
+        "1,3",
+        "--cache-dir",
+        utf8(cache),
+        "--cache-mode",
+        "write-only",
+        "--prices",
+        utf8(&prices),
+    ];
+    args.extend_from_slice(extra);
+    let run = run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)]);
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    run
+}
+
+/// The labels of the x axis of the chart titled `title` in `summary`.
+fn chart_points(summary: &str, title: &str) -> usize {
+    let chart = summary
+        .split("```mermaid\n")
+        .find(|block| block.contains(&format!("title \"{title}\"")))
+        .unwrap_or_else(|| panic!("no chart {title} in {summary}"));
+    let axis = chart.lines().find(|line| line.trim_start().starts_with("x-axis [")).expect("an x axis");
+    axis.matches('"').count() / 2
+}
+
+#[test]
+fn stored_runs_give_deltas_flagging_a_slower_server_and_trends_drawn_as_mermaid_charts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SET);
+    let cache = dir.path().join("cache");
+    let model = DemoModel::start(&set, &[]);
+    let fast = DemoServer::start(&[]);
+    // Two runs stored as the baseline (the command line's way: --accept-baseline).
+    for _ in 0..2 {
+        let stored = run_stored(&fast, &set, &model, &cache, &["--accept-baseline"]);
+        let trends = &stored.report()["telemetry"]["trends"];
+        assert_eq!(trends["stored"], true, "{trends}");
+    }
+    let baseline: Value =
+        serde_json::from_str(&std::fs::read_to_string(cache.join("baselines.json")).expect("baseline")).expect("json");
+    assert_eq!(baseline["telemetry"].as_array().map(Vec::len), Some(2), "{baseline}");
+
+    // The same set on a server that answers every call 200 ms late: not stored (no
+    // --accept-baseline), compared, drawn, and still a pass.
+    let slow = DemoServer::start(&["chaos-slow-tools"]);
+    let run = run_stored(&slow, &set, &model, &cache, &[]);
+    let report = run.report();
+    assert_eq!(report["verdict"], "pass", "a layer-3 delta is shown, never enforced");
+    let deltas = &report["telemetry"]["deltas"];
+    assert_eq!(deltas["stored_runs"], 2, "{deltas}");
+    assert!(deltas["baseline"].as_str().is_some_and(|label| label.starts_with("the last 2 stored run(s)")), "{deltas}");
+    let tools = deltas["tools"].as_array().expect("tools");
+    for tool in CALLED_TOOLS {
+        assert!(tools.iter().any(|row| row["tool"] == tool), "{tool}: {deltas}");
+    }
+    for row in tools {
+        let figure = |name: &str| row[name].as_u64().unwrap_or_else(|| panic!("{name}: {row}"));
+        let delta = row["delta_ms"].as_i64().expect("delta");
+        assert_eq!(delta, figure("p95_ms") as i64 - figure("baseline_p95_ms") as i64, "{row}");
+        let rule =
+            figure("p95_ms") as f64 > 1.5 * figure("baseline_p95_ms") as f64 && delta > figure("spread_ms") as i64;
+        assert_eq!(row["rose"], rule, "the flag is the rule: {row}");
+        assert_eq!(row["stored"], 2, "{row}");
+    }
+    // The server is 200 ms slower on every call: its tools' p95 rose past 1.5 × and the spread.
+    assert!(tools.iter().any(|row| row["rose"] == true), "{deltas}");
+    let cases = deltas["cases"].as_array().expect("cases");
+    assert!(!cases.is_empty(), "{deltas}");
+    for case in cases {
+        for field in ["input_tokens", "output_tokens", "cost_usd"] {
+            let change = &case[field];
+            let known = change["now"].is_number() && change["baseline"].is_number();
+            assert_eq!(change["delta"].is_number(), known, "a delta only when both sides are known: {case}");
+        }
+    }
+    let trends = &report["telemetry"]["trends"];
+    assert_eq!((trends["stored"].clone(), trends["kept"].clone()), (json!(false), json!(30)), "{trends}");
+    assert_eq!(trends["points"].as_array().map(Vec::len), Some(3), "two stored runs and this one: {trends}");
+    let summary = run.file("summary.md");
+    assert!(summary.contains("#### Layer 3 since the baseline") && summary.contains("⚠️ rose"), "{summary}");
+    assert!(summary.contains("Shown, not enforced"), "{summary}");
+    assert_eq!(summary.matches("```mermaid\nxychart-beta\n").count(), 3, "{summary}");
+    for title in ["Pass rate per model", "p95 latency per tool", "Cost per run"] {
+        assert_eq!(chart_points(&summary, title), 3, "{title}: {summary}");
+    }
+
+    // Stored, the slow run becomes the newest point of the file.
+    let stored = run_stored(&slow, &set, &model, &cache, &["--accept-baseline"]);
+    let trends = &stored.report()["telemetry"]["trends"];
+    assert_eq!(
+        (trends["stored"].clone(), trends["points"].as_array().map(Vec::len)),
+        (json!(true), Some(3)),
+        "{trends}"
+    );
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(cache.join("trends.json")).expect("trends")).expect("json");
+    assert_eq!(file["format"], 1);
+    let runs = file["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 3, "{file}");
+    let newest = &runs[2];
+    assert!(newest["p95_ms"]["test_simple_text"].as_u64().is_some_and(|p95| p95 >= SLOW_TOOLS_DELAY_MS), "{newest}");
+    assert!(newest["cost_usd"].as_f64().is_some_and(|cost| cost > 0.0), "{newest}");
+    assert!(newest["pass_rate"]["openai:demo"].is_number(), "{newest}");
+}
