@@ -292,6 +292,55 @@ mod tests {
     }
 
     #[test]
+    fn the_comment_shows_layer_3_deltas_and_trends_charts() {
+        use crate::report::telemetry::{TelemetryDeltas, TelemetrySection, ToolDelta, TrendPoint, TrendsSection};
+        let mut report = crate::report::model::RunReport::empty_for_tests();
+        let point = |at: &str, p95: u64| TrendPoint {
+            measured_at: at.into(),
+            p95_ms: [("search".to_owned(), p95)].into(),
+            cost_usd: Some(0.01),
+            ..TrendPoint::default()
+        };
+        report.telemetry = Some(TelemetrySection {
+            deltas: Some(TelemetryDeltas {
+                baseline: "the last 1 stored run(s) with layer-3 figures".into(),
+                stored_runs: 1,
+                tools: vec![ToolDelta {
+                    tool: "search".into(),
+                    p95_ms: 400,
+                    baseline_p95_ms: 100,
+                    delta_ms: 300,
+                    spread_ms: 0,
+                    stored: 1,
+                    rose: true,
+                }],
+                ..TelemetryDeltas::default()
+            }),
+            trends: Some(TrendsSection {
+                kept: 30,
+                stored: false,
+                points: vec![point("2026-12-01T00:00:00Z", 100), point("2026-12-02T00:00:00Z", 400)],
+            }),
+            ..TelemetrySection::default()
+        });
+        let summary = crate::report::markdown::render(&report);
+        let current = state(&[], &[]);
+        let parts = CommentParts {
+            comment_id: "default",
+            summary: &summary,
+            notes: &[],
+            state: &current,
+            report_location: "mcp-eval-report/report.json",
+            run_url: None,
+        };
+        let body = render(&parts, Previous::First);
+        assert!(body.contains("| `search` | 400 ms | 100 ms | +300 ms | 0 ms (1) | ⚠️ rose |"), "{body}");
+        assert!(body.contains("```mermaid\nxychart-beta\n    title \"p95 latency per tool\""), "{body}");
+        assert!(body.contains("    line \"search\" [100, 400]"), "{body}");
+        assert_eq!(body.lines().filter(|line| line.starts_with("```")).count() % 2, 0, "{body}");
+    }
+
+    #[test]
     fn a_cut_never_lands_inside_a_code_fence() {
         let text = format!("intro\n\n```\n{}```\nafter\n", "line of code\n".repeat(100));
         let bounded = bound(&text, 400, "r.json");
