@@ -1356,3 +1356,75 @@ fn workspace_with_set(dir: &Path, set: &str) -> (PathBuf, PathBuf) {
     std::fs::write(&path, set).expect("write the set");
     (workspace, path)
 }
+
+#[test]
+fn scheduled_runs_store_layer_3s_trends_and_a_pull_requests_comment_draws_them() {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Normal, 0, 0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (workspace, set) = workspace_with_set(
+        dir.path(),
+        "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: region\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n",
+    );
+    let model = ScriptedModel::start(&set);
+    let base_url = format!("{}/v1", model.url);
+    let inputs = |extra: &[(&'static str, &'static str)]| -> Vec<(&str, String)> {
+        let mut inputs = vec![
+            ("SERVER-URL", demo.url.clone()),
+            ("GITHUB-TOKEN", "t0ken".to_owned()),
+            ("GOLDEN-SET", "golden/tasks.yaml".to_owned()),
+            ("MODELS", "openai:scripted".to_owned()),
+            ("OPENAI-API-KEY", "sk-trends-test".to_owned()),
+            ("LAYERS", "1,3".to_owned()),
+        ];
+        inputs.extend(extra.iter().map(|(name, value)| (*name, (*value).to_owned())));
+        inputs
+    };
+    let report = |run: &ActionRun| -> serde_json::Value {
+        serde_json::from_str(&run.file("mcp-eval-report/report.json")).expect("report.json")
+    };
+    // Two nightly runs of the default branch store the baseline, layer 3's figures with it.
+    for _ in 0..2 {
+        let given = inputs(&[]);
+        let given: Vec<(&str, &str)> = given.iter().map(|(name, value)| (*name, value.as_str())).collect();
+        let run = run_action_with_env(
+            &workspace,
+            "schedule",
+            "schedule.json",
+            &github.url,
+            &given,
+            &[("OPENAI_BASE_URL", &base_url)],
+        );
+        assert_eq!(run.code(), 0, "{}", run.stdout());
+        assert_eq!(report(&run)["telemetry"]["trends"]["stored"], true, "{}", run.stdout());
+    }
+    let trends: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(workspace.join(".mcp-eval-cache/trends.json")).expect("trends"))
+            .expect("json");
+    let commits: Vec<&str> =
+        trends["runs"].as_array().expect("runs").iter().filter_map(|run| run["commit"].as_str()).collect();
+    assert_eq!(commits, ["abc123", "abc123"], "each stored run names its commit: {trends}");
+
+    // A labelled pull request (its verdict cache off, so its trials are measured): compared
+    // with the stored runs, not stored, and its comment draws the three runs.
+    let given = inputs(&[("CACHE", "off")]);
+    let given: Vec<(&str, &str)> = given.iter().map(|(name, value)| (*name, value.as_str())).collect();
+    let run = run_action_with_env(
+        &workspace,
+        "pull_request",
+        "pull_request_labeled_eval.json",
+        &github.url,
+        &given,
+        &[("OPENAI_BASE_URL", &base_url)],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stdout());
+    let telemetry = &report(&run)["telemetry"];
+    assert_eq!(telemetry["deltas"]["stored_runs"], 2, "{telemetry}");
+    assert_eq!(telemetry["trends"]["stored"], false, "a pull request never stores");
+    assert_eq!(telemetry["trends"]["points"].as_array().map(Vec::len), Some(3), "{telemetry}");
+    let comment = &github.ours()[0].body;
+    assert!(comment.contains("#### Layer 3 since the baseline"), "{comment}");
+    assert!(comment.contains("```mermaid\nxychart-beta\n    title \"p95 latency per tool\""), "{comment}");
+    let summary = run.file("step_summary.md");
+    assert!(summary.contains("xychart-beta"), "the job summary draws them too: {summary}");
+}
