@@ -28,6 +28,9 @@ pub const MAX_CHARS: usize = 60_000;
 /// Bytes kept free while adding failures, warnings and errors, so that the check table's
 /// opening, its truncation note, its closing and the footer always fit.
 const TAIL_RESERVE: usize = 3_000;
+/// Bytes kept free after layer 3's deltas and trends: the budget line, the note that they did
+/// not fit, the footer.
+const LAYER3_TAIL: usize = 1_000;
 /// Longest message shown in the Failures / Warnings / Errors sections, in characters.
 const MESSAGE_CHARS: usize = 2_000;
 /// Longest message shown in the check table, in characters.
@@ -75,6 +78,25 @@ pub fn render(report: &RunReport) -> String {
     }
     if let Some(section) = &report.telemetry {
         layer2.push_str(&super::telemetry_summary::telemetry_section(section));
+        // Layer 3's deltas and trends, each bounded on its own and never cut inside a table or
+        // a chart: what does not fit beside everything above is left to `report.json`.
+        let fits = |layer2: &str, more: &str| {
+            out.len() + layer1.len() + layer2.len() + more.len() + TAIL_RESERVE + LAYER3_TAIL <= MAX_CHARS
+        };
+        for more in [
+            section.deltas.as_ref().map(super::telemetry_trends::deltas_section),
+            section.trends.as_ref().map(super::telemetry_trends::trends_section),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if fits(&layer2, &more) {
+                layer2.push_str(&more);
+            } else {
+                layer2.push_str("\n_…layer 3's deltas or trends do not fit here: see `report.json`._\n");
+                break;
+            }
+        }
     }
     if let Some(budget) = &report.budget {
         layer2.push_str(&super::telemetry_summary::budget_line(budget));
@@ -1371,6 +1393,93 @@ mod tests {
             .map(|eval| failing_trial_lines(eval).len())
             .sum();
         assert!(md.contains(&format!("- …and {} more lines: see `report.json`", total - MAX_FAILING_TRIALS)), "{md}");
+    }
+
+    #[test]
+    fn layer_3s_deltas_and_trends_fit_under_the_limit_or_point_to_the_report() {
+        use crate::report::telemetry::{
+            Latency, TelemetryDeltas, TelemetrySection, ToolDelta, ToolTelemetry, TrendPoint, TrendsSection,
+        };
+        let tool = |n: usize| format!("{HOSTILE} tool {n} {}", "x".repeat(100));
+        let section = TelemetrySection {
+            tools: (0..100)
+                .map(|n| ToolTelemetry {
+                    tool: tool(n),
+                    latency: Latency { count: 1, p50_ms: Some(1), p95_ms: Some(1), max_ms: Some(1) },
+                    ..ToolTelemetry::default()
+                })
+                .collect(),
+            deltas: Some(TelemetryDeltas {
+                tools: (0..100)
+                    .map(|n| ToolDelta {
+                        tool: tool(n),
+                        p95_ms: 9,
+                        baseline_p95_ms: 1,
+                        rose: true,
+                        ..ToolDelta::default()
+                    })
+                    .collect(),
+                ..TelemetryDeltas::default()
+            }),
+            trends: Some(TrendsSection {
+                kept: 30,
+                stored: true,
+                points: (0..30)
+                    .map(|n| TrendPoint {
+                        measured_at: format!("2026-12-{:02}T00:00:00Z", n % 28 + 1),
+                        pass_rate: (0..10).map(|m| (format!("{HOSTILE} model {m}"), 0.5)).collect(),
+                        p95_ms: (0..10).map(|t| (tool(t), 1000 + n as u64)).collect(),
+                        cost_usd: Some(0.123_456),
+                        ..TrendPoint::default()
+                    })
+                    .collect(),
+            }),
+            ..TelemetrySection::default()
+        };
+        let fault = |n: usize| crate::report::layer2::FaultResult {
+            case: format!("{HOSTILE} {n} {}", "y".repeat(200)),
+            model: "openai:m".into(),
+            fault: "timeout".into(),
+            tool: tool(n),
+            on_call: 1,
+            sha256: String::new(),
+            kind: "soft".into(),
+            threshold: 1,
+            runs: 1,
+            outcomes: crate::report::layer2::OutcomeCounts::default(),
+            fabrication_rate: None,
+            status: crate::report::layer2::FaultStatus::Fail,
+            trials: Vec::new(),
+        };
+        for crowded in [false, true] {
+            let mut report = crate::report::test_support::sample_evals_report();
+            if crowded {
+                // Every other section at its bound: the deltas and trends may not fit.
+                let evals = report.evals.as_mut().expect("evals");
+                let template = evals.evals[1].clone();
+                for i in 0..300 {
+                    evals.evals.push(EvalResult { case: format!("{HOSTILE} {i}"), ..template.clone() });
+                }
+                report.layers.push(2);
+                report.resilience = Some(crate::report::layer2::ResilienceSection {
+                    results: (0..300).map(fault).collect(),
+                    variants: 300,
+                    notes: vec![format!("{HOSTILE} {}", "z".repeat(400)); 10],
+                    ..crate::report::layer2::ResilienceSection::default()
+                });
+            }
+            report.telemetry = Some(section.clone());
+            let md = render(&report);
+            assert!(md.len() <= MAX_CHARS, "{} bytes", md.len());
+            assert_eq!(md.lines().filter(|line| line.starts_with("```")).count() % 2, 0, "fences balanced");
+            let outside = strip_code_blocks(&md);
+            assert_eq!(outside.matches("<details>").count(), outside.matches("</details>").count());
+            assert!(!outside.contains("<script>"), "{md}");
+            assert!(
+                md.contains("#### Trends") || md.contains("deltas or trends do not fit here"),
+                "drawn, or pointed to: {md}"
+            );
+        }
     }
 
     #[test]

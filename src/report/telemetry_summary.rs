@@ -1,7 +1,7 @@
 //! Layer 3's part of `summary.md` (and of the pull-request comment): the spend of the run, p50
 //! and p95 per tool, tokens and cost per model and per case, the tool-surface footprint, and the
-//! tool pairs each model confuses; then the deltas against the baseline and the trends
-//! ([`super::telemetry_trends`]). Pure, bounded to [`LAYER3_CHARS`] and their own bounds.
+//! tool pairs each model confuses. Pure, bounded to [`LAYER3_CHARS`]. The deltas against the
+//! baseline and the trends follow it ([`super::telemetry_trends`]).
 
 use std::fmt::Write as _;
 
@@ -126,7 +126,7 @@ pub(crate) fn trace_line(trace: &TraceSection) -> String {
     line
 }
 
-/// The section, at most [`LAYER3_CHARS`] bytes, then the deltas and trends (their own bounds).
+/// The section, at most [`LAYER3_CHARS`] bytes.
 pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
     let mut out = String::from("\n### 📈 Layer 3 — latency, tokens and cost\n\n");
     if let Some(why) = &section.not_run {
@@ -267,13 +267,6 @@ pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
     if out.len() > LAYER3_CHARS {
         out = clip(&out, LAYER3_CHARS - 100);
         out.push_str("\n\n_…cut: see `report.json`._\n");
-    }
-    // Bounded on their own, and never cut inside a table or a chart.
-    if let Some(deltas) = &section.deltas {
-        out.push_str(&super::telemetry_trends::deltas_section(deltas));
-    }
-    if let Some(trends) = &section.trends {
-        out.push_str(&super::telemetry_trends::trends_section(trends));
     }
     out
 }
