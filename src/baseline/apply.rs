@@ -1,7 +1,9 @@
 //! Layer 1 against its baseline, end to end: the baseline read (the stored runs beside the
 //! verdict cache, or `--baseline FILE`), this run compared and gated
 //! ([`super::regression`]), the tool-surface diff ([`super::surface`]), and this run stored as the new
-//! baseline when the rules of [`super::store::should_store`] say so.
+//! baseline when the rules of [`super::store::should_store`] say so. Layer 3 likewise
+//! ([`layer3`]): its deltas against the stored runs' figures ([`super::telemetry_delta`]), the
+//! trends ([`super::trends`]), and its figures stored by the same rule; shown, never enforced.
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -3,7 +3,9 @@
 //! case still compares every other case, and a pull request that changes the server or the tool
 //! surface (exactly what must be compared) still finds its baseline. The last three stored runs
 //! of each key are kept (the gate pools them), with a record per golden-set hash naming the runs
-//! and the tool surface of the last one (for the tool-surface diff).
+//! and the tool surface of the last one (for the tool-surface diff), and layer 3's figures of the
+//! last three stored runs that ran it (p95 per tool, tokens and cost per case × model: what
+//! layer 3's deltas compare with, their spread the noise).
 //!
 //! The file lives beside the verdict cache (`CACHE_DIR/baselines.json`), so pull-request runs,
 //! which restore the base branch's cache, find it without an API call. It is written atomically;
