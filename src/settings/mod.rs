@@ -14,6 +14,7 @@ pub(crate) mod env_vars;
 pub(crate) mod layer1;
 mod layer1_resolve;
 pub(crate) use layer1_resolve::BUDGET_WITHOUT_TABLE;
+pub(crate) mod sarif;
 pub(crate) mod secrets;
 pub(crate) mod trace;
 pub(crate) mod workspace;
@@ -82,6 +83,9 @@ pub struct SettingsArgs {
     /// Directory for report.json, junit.xml and summary.md [Action input: report-path; config: report_dir; default mcp-eval-report]
     #[arg(long = "out", visible_alias = "report-path", value_name = "DIR")]
     pub out: Option<String>,
+    /// Also write the layer-0 and static-scan findings as SARIF 2.1.0 here, for GitHub code scanning [Action input: sarif-path; config: sarif_path]
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<String>,
     /// Also write junit.xml here [Action input: junit-path; config: junit_path]
     #[arg(long, value_name = "FILE")]
     pub junit_path: Option<String>,
@@ -451,6 +455,10 @@ pub(crate) struct Settings {
     pub out_dir_label: String,
     /// A second place for junit.xml, and how the user wrote it.
     pub junit_path: Option<(PathBuf, String)>,
+    /// Where SARIF is written (`--sarif`), and how the user wrote it; `None`: nowhere.
+    pub sarif_path: Option<(PathBuf, String)>,
+    /// The location SARIF's results point at, when one is known.
+    pub sarif_location: Option<crate::report::sarif::Location>,
     /// Where the events file (`--events`) is written, and how the user wrote it; `None`: none.
     pub events_path: Option<(PathBuf, String)>,
     /// Tools that are safe to call (config file `safe_tools`).
@@ -661,6 +669,7 @@ pub(crate) fn resolve(
     let trace = trace::resolve(&sources, &mut problems, &mut notices);
 
     let action = github.map(|github| resolve_action(&sources, &workspace, github, &mut problems));
+    let sarif_location = paths.sarif_label.as_ref().and_then(|_| sarif::location(&sources, &workspace.root()));
 
     match server {
         Some(server) if problems.is_empty() => Ok(Settings {
@@ -672,6 +681,8 @@ pub(crate) fn resolve(
             out_dir: workspace.join(&paths.out_dir_label),
             out_dir_label: paths.out_dir_label,
             junit_path: paths.junit_label.map(|label| (workspace.join(&label), label)),
+            sarif_path: paths.sarif_label.map(|label| (workspace.join(&label), label)),
+            sarif_location,
             events_path: paths.events_label.map(|label| (workspace.join(&label), label)),
             safe_tools,
             suppressions,
@@ -970,6 +981,8 @@ struct Paths {
     events_label: Option<String>,
     /// The golden set, below the workspace.
     golden_set: Option<PathBuf>,
+    /// The SARIF file.
+    sarif_label: Option<String>,
 }
 
 /// The report directory (`--out`, default [`DEFAULT_REPORT_DIR`]), the second junit.xml
@@ -1029,7 +1042,18 @@ fn resolve_paths(sources: &Sources<'_>, workspace: &workspace::Workspace, proble
             problems,
         )
         .map(|(_, text)| workspace.join(&text));
-    Paths { out_dir_label, junit_label, events_label, golden_set }
+    let sarif_label = workspace
+        .shared(
+            sources.pick(
+                &flags.sarif,
+                "--sarif",
+                env_vars::INPUT_SARIF_PATH,
+                file.and_then(|config| config.sarif_path.as_ref()).map(|value| (value, "sarif_path")),
+            ),
+            problems,
+        )
+        .map(|(_, text)| workspace.label(&text));
+    Paths { out_dir_label, junit_label, events_label, golden_set, sarif_label }
 }
 
 /// Whether a legacy server fails (`--require-era`, input `require-era`, `require_era`); `false`

@@ -32,6 +32,11 @@ impl Workspace {
         Self { root, shared_only }
     }
 
+    /// The workspace's directory (`.` on the command line).
+    pub(crate) fn root(&self) -> PathBuf {
+        self.root.clone().unwrap_or_else(|| PathBuf::from("."))
+    }
+
     /// `text` as a path: below the workspace when relative, as given otherwise.
     pub(crate) fn join(&self, text: &str) -> PathBuf {
         let path = Path::new(text);

@@ -1428,3 +1428,29 @@ fn scheduled_runs_store_layer_3s_trends_and_a_pull_requests_comment_draws_them()
     let summary = run.file("step_summary.md");
     assert!(summary.contains("xychart-beta"), "the job summary draws them too: {summary}");
 }
+
+#[test]
+fn the_actions_sarif_points_at_the_workflow_step_that_runs_it() {
+    let demo = DemoServer::start(&["t-2"]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let workflows = dir.path().join(".github/workflows");
+    std::fs::create_dir_all(&workflows).expect("workflows");
+    std::fs::write(
+        workflows.join("mcp.yml"),
+        "on: push\njobs:\n  mcp:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - uses: org/mcp-eval-action@v1\n        with:\n          sarif-path: mcp-eval.sarif\n",
+    )
+    .expect("workflow");
+    let run = run_action_with_env(
+        dir.path(),
+        "push",
+        "push.json",
+        "http://127.0.0.1:9",
+        &[("SERVER-URL", &demo.url), ("FAIL-ON", "never"), ("SARIF-PATH", "mcp-eval.sarif")],
+        &[("GITHUB_WORKFLOW_REF", "octo/server/.github/workflows/mcp.yml@refs/heads/main")],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stdout());
+    let log = crate::sarif::read_sarif(&dir.path().join("mcp-eval.sarif"));
+    let results = log["results"].as_array().expect("results");
+    let t2 = results.iter().find(|result| result["rule"] == "T-2").unwrap_or_else(|| panic!("no T-2: {log}"));
+    assert_eq!((t2["uri"].as_str(), t2["line"].as_u64()), (Some(".github/workflows/mcp.yml"), Some(7)), "{t2}");
+}

@@ -15,6 +15,7 @@ mod layer1;
 mod layer2;
 mod layer3;
 mod robustness;
+mod sarif;
 mod scan;
 mod shards;
 mod support;
