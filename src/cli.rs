@@ -174,7 +174,8 @@ pub struct JudgeCalibrateArgs {
 #[derive(Debug, Subcommand)]
 pub enum GoldenCommand {
     /// Validate a golden set and print its hash and each case's hash; with a server, also check
-    /// every tool name of the set against the server's `tools/list`.
+    /// every tool name of the set against the server's `tools/list`, and with `--execute` make
+    /// every expected call of the set on it (no model).
     Check(GoldenCheckArgs),
     /// Write a starter golden set from a server's `tools/list`: one draft case per tool (its
     /// required arguments filled with schema-valid examples, or with `--model` a model's prompt
@@ -243,6 +244,11 @@ pub struct GoldenCheckArgs {
     /// With a server, every tool name of the set is checked against its `tools/list`
     #[command(flatten)]
     pub server: GoldenServerArgs,
+    /// Make every expected call of the set on the server, for real and with no model: the
+    /// expected tool with its exact arguments, once each (needs a server; exit 1 when a call
+    /// fails or returns isError)
+    #[arg(long)]
+    pub execute: bool,
 }
 
 /// Flags of `mcp-eval run`.
@@ -612,13 +618,23 @@ fn environment(error: UserError) -> ExitStatus {
 
 /// `mcp-eval golden check`.
 pub async fn golden_check(args: GoldenCheckArgs) -> ExitStatus {
-    if args.server.server_url.is_none() && args.server.server_cmd.is_none() && args.server.config.is_none() {
-        return authoring::check(args.file, None).await;
+    let given = args.server.server_url.is_some() || args.server.server_cmd.is_some() || args.server.config.is_some();
+    let server = if given {
+        match resolve_golden(args.server, SettingsArgs::default()) {
+            Ok(settings) => evaluate::wire_target(&settings)
+                .map(|target| authoring::CheckServer { target, secrets: settings.secrets() }),
+            Err(status) => return status,
+        }
+    } else {
+        None
+    };
+    if args.execute && server.is_none() {
+        return authoring::refuse(
+            &UserError::new(Kind::InvalidInput, "--execute needs a server to call: none was given")
+                .with_hint("pass --server-url URL or --server-cmd CMD, or a --config whose `server` names one"),
+        );
     }
-    match server_target(args.server) {
-        Ok(target) => authoring::check(args.file, target).await,
-        Err(status) => status,
-    }
+    authoring::check(args.file, server, args.execute).await
 }
 
 /// `mcp-eval golden init`: the server (and, with `--model`, the model) resolved through the
@@ -652,12 +668,6 @@ pub async fn golden_init(args: GoldenInitArgs) -> ExitStatus {
         },
     };
     authoring::init::init(target, &args.out, args.force, plan).await
-}
-
-/// The server to connect to, through the one settings path (validation, secrets, scrubbed
-/// env); every problem is printed and gives exit status 2.
-fn server_target(server: GoldenServerArgs) -> Result<Option<crate::mcp::era::Target>, ExitStatus> {
-    resolve_golden(server, SettingsArgs::default()).map(|settings| evaluate::wire_target(&settings))
 }
 
 /// The settings of a `golden` subcommand: its server flags on top of `extra`, then the config
