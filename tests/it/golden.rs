@@ -2,7 +2,9 @@
 //! every problem as `file:line:col: field: message` (exit 2), and with a server every tool name
 //! of the set is checked against its `tools/list`. `mcp-eval golden init` writes a starter set
 //! from a server's `tools/list` (the demo server and two real ones) that passes `golden check`
-//! against the same server, and never overwrites a file without `--force`.
+//! against the same server, and never overwrites a file without `--force`. `golden check
+//! --execute` makes every expected call of a set on the server (the demo server, the Python time
+//! server) and fails naming the calls that fail.
 
 use std::process::{Command, Output, Stdio};
 
@@ -254,4 +256,199 @@ fn init_on_the_python_time_server_over_stdio() {
     let command = crate::interop::stdio_command("py-time-stdio");
     let written = init_then_check(&["--server-cmd", &command], &["get_current_time", "convert_time"]);
     assert!(written.contains("      \"timezone\": \"Europe/Paris\"\n"), "{written}");
+}
+
+/// Writes `yaml` as `set.yaml` in `dir` and gives its path as text.
+fn write_set(dir: &std::path::Path, yaml: &str) -> String {
+    let path = dir.join("set.yaml");
+    std::fs::write(&path, yaml).expect("write the set");
+    path.to_str().expect("utf-8 path").to_owned()
+}
+
+/// The tools/call names the demo server's `--calls-log` recorded, in order.
+fn logged_calls(path: &std::path::Path) -> Vec<(String, serde_json::Value)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("a JSON line"))
+        .map(|call| (call["name"].as_str().expect("a name").to_owned(), call["arguments"].clone()))
+        .collect()
+}
+
+/// A set of every kind of expected call on the demo server's tools.
+const EXECUTE_SET: &str = r#"version: 1
+cases:
+  - id: select
+    prompt: "Echo my region, eu."
+    expect_tool: test_header_param
+    expect_args: {region: eu, nothing: {match: absent}}
+  - id: flow
+    prompt: "The short text, then the temperature in celsius or fahrenheit."
+    expect_sequence:
+      order: strict
+      steps:
+        - tool: test_simple_text
+          args: {text: {match: exact, value: hello}}
+        - tool: test_structured
+          args: {unit: {match: one_of, values: [celsius, fahrenheit]}}
+        - tool: test_structured
+          args: {unit: fahrenheit}
+  - id: quiet
+    prompt: "Run the progress demo, and do not log anything."
+    expect_tool: test_progress
+    forbid_tools: [test_logging_tool]
+  - id: never-log
+    prompt: "Do not log."
+    forbid_tools: ["test_logging*"]
+  - id: thanks
+    prompt: "Thanks, that's all."
+    negative: true
+"#;
+
+#[test]
+fn execute_sends_each_exact_expected_call_once_and_never_a_forbidden_tool() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), EXECUTE_SET);
+    let calls = dir.path().join("calls.jsonl");
+    let server = DemoServer::start_with(&["--calls-log", calls.to_str().expect("utf-8 path")]);
+    let output = golden_check(&[&set, "--server-url", &server.url, "--execute"]);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stdout: {stdout}\nstderr: {stderr}");
+    // What golden check prints comes first, unchanged.
+    assert!(stdout.contains("tool names: every one the set names is listed by the server ("), "{stdout}");
+    for line in [
+        r#"case select: test_header_param {"region":"eu"} → ok ("#,
+        r#"case flow step 1: test_simple_text {"text":"hello"} → ok ("#,
+        "case flow step 2: test_structured → not executed: no exact value to send for `unit` (a `one_of` matcher)",
+        r#"case flow step 3: test_structured {"unit":"fahrenheit"} → ok ("#,
+        "case quiet: test_progress {} → ok (",
+        "case quiet: forbid_tools `test_logging_tool` → never called",
+        "case never-log: no expected call → nothing sent",
+        "case never-log: forbid_tools `test_logging*` → never called",
+        "case thanks: negative (expects no tool call) → nothing sent",
+        "summary: 5 expected call(s): 4 sent (4 ok, 0 isError, 0 JSON-RPC error, 0 no answer), 0 not sent (the set cannot pass them), 1 not executed",
+    ] {
+        assert!(stdout.lines().any(|got| got.starts_with(line)), "missing {line:?} in:\n{stdout}");
+    }
+    // No tool result is printed: the demo's texts are nowhere in the output.
+    assert!(!stdout.contains("Region: eu") && !stdout.contains("21.5"), "{stdout}");
+    // The server saw exactly the four calls, in file order, and never a forbidden tool.
+    let called = logged_calls(&calls);
+    let names: Vec<&str> = called.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["test_header_param", "test_simple_text", "test_structured", "test_progress"], "{called:?}");
+    assert_eq!(called[0].1, serde_json::json!({"region": "eu"}));
+    assert_eq!(called[2].1, serde_json::json!({"unit": "fahrenheit"}));
+}
+
+#[test]
+fn execute_fails_naming_each_call_that_returns_is_error_an_error_or_no_answer() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(
+        dir.path(),
+        r#"version: 1
+cases:
+  - id: count
+    prompt: "Count to three."
+    expect_tool: test_simple_text
+    expect_args: {count: three}
+  - id: confirm
+    prompt: "Ask me to confirm."
+    expect_tool: test_missing_capability
+  - id: kelvin
+    prompt: "The temperature in kelvin."
+    expect_tool: test_structured
+    expect_args: {unit: kelvin}
+  - id: region
+    prompt: "Echo my region, eu."
+    expect_tool: test_header_param
+    expect_args: {region: eu}
+"#,
+    );
+    // t-2 makes test_simple_text's schema one no validator compiles, so the call is sent as layer 1
+    // would send it, and the demo answers isError for the string count; x-6 makes the stdio
+    // server exit after its first error response, so the last call gets no answer.
+    let server = demo_stdio_command(&["t-2", "x-6"]);
+    let output = golden_check(&[&set, "--server-cmd", &server, "--execute"]);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(1), "stdout: {stdout}\nstderr: {stderr}");
+    for line in [
+        r#"case count: test_simple_text {"count":"three"} → isError: Invalid arguments for tool test_simple_text: argument `count` must be of type integer ("#,
+        "case confirm: test_missing_capability {} → JSON-RPC error -32021: Tool test_missing_capability needs the elicitation client capability (",
+        r#"case kelvin: test_structured → not sent: the set's arguments break the tool's inputSchema (`/unit`: "kelvin" is not one of"#,
+        r#"case region: test_header_param {"region":"eu"} → no answer: "#,
+        "summary: 4 expected call(s): 3 sent (0 ok, 1 isError, 1 JSON-RPC error, 1 no answer), 1 not sent (the set cannot pass them), 0 not executed",
+    ] {
+        assert!(stdout.lines().any(|got| got.starts_with(line)), "missing {line:?} in:\n{stdout}");
+    }
+}
+
+#[test]
+fn execute_on_the_python_time_server_over_stdio_reports_each_call() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // The server's results change every second: only the calls are checked, never what they gave.
+    let set = write_set(
+        dir.path(),
+        r#"version: 1
+cases:
+  - id: tokyo-now
+    prompt: "What time is it in Tokyo?"
+    expect_tool: get_current_time
+    expect_args: {timezone: Asia/Tokyo}
+  - id: new-york-to-london
+    prompt: "It is 16:30 in New York. What time is it in London?"
+    expect_tool: convert_time
+    expect_args: {source_timezone: America/New_York, time: "16:30", target_timezone: Europe/London}
+  - id: somewhere-in-europe
+    prompt: "What time is it somewhere in Europe?"
+    expect_tool: get_current_time
+    expect_args:
+      timezone: {match: regex, pattern: "Europe/.+"}
+  - id: thanks
+    prompt: "Thanks!"
+    negative: true
+"#,
+    );
+    let command = crate::interop::stdio_command("py-time-stdio");
+    let output = golden_check(&[&set, "--server-cmd", &command, "--execute"]);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stdout: {stdout}\nstderr: {stderr}");
+    for line in [
+        r#"case tokyo-now: get_current_time {"timezone":"Asia/Tokyo"} → ok ("#,
+        r#"case new-york-to-london: convert_time {"source_timezone":"America/New_York","time":"16:30","target_timezone":"Europe/London"} → ok ("#,
+        "case somewhere-in-europe: get_current_time → not executed: no exact value to send for `timezone` (a `regex` matcher)",
+        "case thanks: negative (expects no tool call) → nothing sent",
+        "summary: 3 expected call(s): 2 sent (2 ok, 0 isError, 0 JSON-RPC error, 0 no answer), 0 not sent (the set cannot pass them), 1 not executed",
+    ] {
+        assert!(stdout.lines().any(|got| got.starts_with(line)), "missing {line:?} in:\n{stdout}");
+    }
+    assert!(!stdout.contains("datetime"), "no tool result is printed: {stdout}");
+}
+
+#[test]
+fn execute_needs_a_server_and_an_unreachable_one_is_exit_3() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), EXECUTE_SET);
+    let output = golden_check(&[&set, "--execute"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("error: --execute needs a server to call"), "{stderr}");
+    assert!(stderr.contains("hint: pass --server-url URL or --server-cmd CMD"), "{stderr}");
+    assert!(output.stdout.is_empty());
+
+    let output = golden_check(&[&set, "--server-url", "http://127.0.0.1:1/mcp", "--execute"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("cannot reach the server"), "{stderr}");
+    assert!(output.stdout.is_empty(), "nothing is executed");
+
+    // A tool name the server does not list is still exit 2, before any call.
+    let calls = dir.path().join("calls.jsonl");
+    let server = DemoServer::start_with(&["--calls-log", calls.to_str().expect("utf-8 path")]);
+    let typo = write_set(
+        dir.path(),
+        "version: 1\ncases:\n  - id: a\n    prompt: p\n    expect_tool: test_progress\n  - id: b\n    prompt: p\n    expect_tool: test_progres\n",
+    );
+    let output = golden_check(&[&typo, "--server-url", &server.url, "--execute"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(logged_calls(&calls).is_empty(), "no call before the names are checked");
 }
