@@ -210,6 +210,17 @@ impl Tally {
 /// Sends every call [`plan`] allows over `connected`, printing each line on stdout as it is
 /// known, then the summary; secrets in what the server answered are redacted.
 pub(crate) async fn run(set: &GoldenSet, connected: &Connected, surface: &ToolSurface, redactor: &Redactor) -> Tally {
+    run_into(set, connected, surface, redactor, &mut say).await
+}
+
+/// [`run`], each line given to `say` instead of stdout (the Action keeps them for its report).
+pub(crate) async fn run_into(
+    set: &GoldenSet,
+    connected: &Connected,
+    surface: &ToolSurface,
+    redactor: &Redactor,
+    say: &mut (dyn FnMut(&str) + Send),
+) -> Tally {
     let tools = McpTools::new(connected.client.clone(), connected.era);
     let mut tally = Tally::default();
     say("execute: each expected call of the set, sent once for real (no model)");
@@ -219,7 +230,7 @@ pub(crate) async fn run(set: &GoldenSet, connected: &Connected, surface: &ToolSu
     for entry in entries {
         let expected = match entry {
             Entry::Note(text) => {
-                say(&text);
+                (say)(&text);
                 continue;
             }
             Entry::Call(expected) => expected,
@@ -229,12 +240,12 @@ pub(crate) async fn run(set: &GoldenSet, connected: &Connected, surface: &ToolSu
             Action::Send(arguments) => arguments,
             Action::Refused(why) => {
                 tally.refused += 1;
-                say(&format!("{}: {} → {why}", expected.label, expected.tool));
+                (say)(&format!("{}: {} → {why}", expected.label, expected.tool));
                 continue;
             }
             Action::NotExecuted(why) => {
                 tally.not_executed += 1;
-                say(&format!("{}: {} → {why}", expected.label, expected.tool));
+                (say)(&format!("{}: {} → {why}", expected.label, expected.tool));
                 continue;
             }
         };
@@ -270,9 +281,9 @@ pub(crate) async fn run(set: &GoldenSet, connected: &Connected, surface: &ToolSu
             ToolOutcome::Injected { .. } => unreachable!("no fault layer wraps these calls"),
         };
         let shown = crate::text::clip_chars(&arguments.to_string(), ARGUMENTS_SHOWN);
-        say(&format!("{}: {} {shown} → {result}", expected.label, expected.tool));
+        (say)(&format!("{}: {} {shown} → {result}", expected.label, expected.tool));
     }
-    say(&tally.line());
+    (say)(&tally.line());
     tally
 }
 

@@ -29,6 +29,10 @@ pub struct EvalsSection {
     /// Why layer 1 did not run at all, when it did not (no golden set, no model, no model could
     /// run, or [`INVALID_INPUT_PREFIX`] and the input it refused).
     pub layer1_not_run: Option<String>,
+    /// The Action without a model key: `golden check --execute` ran in place of layer 1 (each
+    /// expected call made for real, no model). Shown, never gating.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_calls: Option<ExpectedCalls>,
     /// Layer 1 refused its input (a golden set naming a tool the server does not list, more
     /// tools than a provider takes): no verdict (`error`), exit status 2. Absent when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -572,6 +576,33 @@ pub struct TrialTrace {
 
 fn is_zero(count: &usize) -> bool {
     *count == 0
+}
+
+/// `evals.expected_calls`: what `golden check --execute` found when it ran in place of layer 1.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExpectedCalls {
+    /// Expected calls of the set.
+    pub expected: usize,
+    /// Sent.
+    pub sent: usize,
+    /// Answered with a result that is not `isError`.
+    pub ok: usize,
+    /// Failed: `isError`, a JSON-RPC error, no answer, or not sent because no trial could pass
+    /// them (a schema-breaking value, a forbidden tool).
+    pub failed: usize,
+    /// Not executed (a non-exact matcher, arguments left to the model).
+    pub not_executed: usize,
+    /// One line per expected call and note, as the command prints them (no tool result; an
+    /// error's first line, clipped), at most 200.
+    pub lines: Vec<String>,
+}
+
+/// What `golden check --execute` found in place of layer 1, in one line.
+pub(crate) fn expected_calls_line(calls: &ExpectedCalls) -> String {
+    format!(
+        "`golden check --execute` ran in its place (each expected call made for real, no model): {} expected call(s), {} sent, {} ok, {} failed, {} not executed",
+        calls.expected, calls.sent, calls.ok, calls.failed, calls.not_executed
+    )
 }
 
 /// The note of a trial replayed over changed tool results.

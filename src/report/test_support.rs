@@ -328,6 +328,7 @@ pub(super) fn sample_evals() -> EvalsSection {
         cases.insert(status.to_owned(), count);
     }
     EvalsSection {
+        expected_calls: None,
         golden_set: Some(GoldenSetInfo {
             path: "evals/golden.yaml".to_owned(),
             sha256: "sha256:3f1c9a7be20d45e6a8b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9".to_owned(),

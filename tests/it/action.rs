@@ -1454,3 +1454,43 @@ fn the_actions_sarif_points_at_the_workflow_step_that_runs_it() {
     let t2 = results.iter().find(|result| result["rule"] == "T-2").unwrap_or_else(|| panic!("no T-2: {log}"));
     assert_eq!((t2["uri"].as_str(), t2["line"].as_u64()), (Some(".github/workflows/mcp.yml"), Some(7)), "{t2}");
 }
+
+#[test]
+fn a_fork_pull_request_without_keys_runs_golden_check_execute_in_place_of_layer_1() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let calls = dir.path().join("calls.jsonl");
+    let demo = DemoServer::start_with(&["--calls-log", calls.to_str().expect("utf-8")]);
+    let github = FakeGithub::start(Mode::Normal, 0, 0);
+    let (workspace, _set) = workspace_with_set(
+        dir.path(),
+        "version: 1\ndefaults: {runs: 3}\ncases:\n  - id: region\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n  - id: thanks\n    prompt: \"Thanks!\"\n    negative: true\n",
+    );
+    // A fork's pull request: the secrets are empty.
+    let run = run_action(
+        &workspace,
+        "pull_request",
+        "pull_request_labeled_eval.json",
+        &github.url,
+        &[
+            ("SERVER-URL", &demo.url),
+            ("GITHUB-TOKEN", "t0ken"),
+            ("GOLDEN-SET", "golden/tasks.yaml"),
+            ("MODELS", "openai:gpt-4.1-mini\n"),
+        ],
+    );
+    assert_eq!(run.code(), 0, "no key is not a failure: {}", run.stdout());
+    let report: serde_json::Value =
+        serde_json::from_str(&run.file("mcp-eval-report/report.json")).expect("report.json");
+    let executed = &report["expected_calls"];
+    assert_eq!(
+        (executed["expected"].as_u64(), executed["sent"].as_u64(), executed["ok"].as_u64()),
+        (Some(1), Some(1), Some(1)),
+        "{executed}"
+    );
+    let logged = std::fs::read_to_string(&calls).expect("the calls log");
+    let sent = logged.lines().filter(|line| line.contains("\"test_header_param\"") && line.contains("\"eu\"")).count();
+    assert_eq!(sent, 1, "the expected call, once: {logged}");
+    let summary = run.file("step_summary.md");
+    assert!(summary.contains("**In its place:** `golden check --execute` ran in its place"), "{summary}");
+    assert!(github.ours()[0].body.contains("golden check --execute"), "the comment says so too");
+}
