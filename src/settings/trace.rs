@@ -51,42 +51,28 @@ impl TraceSettings {
 pub(super) fn resolve(sources: &Sources<'_>, problems: &mut Vec<Problem>, notices: &mut Vec<String>) -> TraceSettings {
     let flags = &sources.request.flags;
     let config = sources.config();
-    let trace_state = sources
-        .pick(
+    let trace_state = checked(
+        sources.pick(
             &flags.trace_state,
             "--trace-state",
             env_vars::INPUT_TRACE_STATE,
             config.and_then(|c| c.trace_state.as_ref()).map(|value| (value, "trace_state")),
-        )
-        .and_then(|(source, text)| match check_tracestate(&text) {
-            Ok(()) => Some(text),
-            Err(detail) => {
-                problems.push(Problem::new(
-                    &source,
-                    format!("is not a W3C tracestate: {detail}"),
-                    "give up to 32 `key=value` members separated by commas, e.g. `vendor=abc123`",
-                ));
-                None
-            }
-        });
-    let baggage = sources
-        .pick(
+        ),
+        (check_tracestate, "is not a W3C tracestate"),
+        "give up to 32 `key=value` members separated by commas, e.g. `vendor=abc123`",
+        problems,
+    );
+    let baggage = checked(
+        sources.pick(
             &flags.baggage,
             "--baggage",
             env_vars::INPUT_BAGGAGE,
             config.and_then(|c| c.baggage.as_ref()).map(|value| (value, "baggage")),
-        )
-        .and_then(|(source, text)| match check_baggage(&text) {
-            Ok(()) => Some(text),
-            Err(detail) => {
-                problems.push(Problem::new(
-                    &source,
-                    format!("is not W3C baggage: {detail}"),
-                    "give `key=value` members separated by commas, values percent-encoded, e.g. `team=payments,env=ci`",
-                ));
-                None
-            }
-        });
+        ),
+        (check_baggage, "is not W3C baggage"),
+        "give `key=value` members separated by commas, values percent-encoded, e.g. `team=payments,env=ci`",
+        problems,
+    );
 
     let given = sources.pick(
         &flags.otlp_endpoint,
@@ -154,6 +140,27 @@ pub(super) fn resolve(sources: &Sources<'_>, problems: &mut Vec<Problem>, notice
     settings.otlp_source = Some(source.to_string());
     settings.otlp = Some(Target { url, headers, timeout });
     settings
+}
+
+/// A W3C grammar's check: `Err` says what breaks it.
+type Grammar = fn(&str) -> Result<(), String>;
+
+/// The value `picked` when `check` (and its problem's words) accepts it; else a problem naming
+/// its source with `hint`.
+fn checked(
+    picked: Option<(Source, String)>,
+    (check, what): (Grammar, &str),
+    hint: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<String> {
+    let (source, text) = picked?;
+    match check(&text) {
+        Ok(()) => Some(text),
+        Err(detail) => {
+            problems.push(Problem::new(&source, format!("{what}: {detail}"), hint));
+            None
+        }
+    }
 }
 
 /// A variable of the environment, trimmed; empty is unset.
