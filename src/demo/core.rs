@@ -106,8 +106,9 @@ fn log_call(path: &std::path::Path, params: &Map<String, Value>) {
         "tracestate": meta.and_then(|meta| meta.get("tracestate")),
         "baggage": meta.and_then(|meta| meta.get("baggage")),
     });
+    // One write of the whole line: concurrent calls append whole lines, never pieces of two.
     if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
-        let _ = writeln!(file, "{line}");
+        let _ = file.write_all(format!("{line}\n").as_bytes());
     }
 }
 

@@ -653,15 +653,13 @@ async fn trace_section(
         return section;
     }
     let started = Instant::now();
-    let sent = crate::telemetry::otlp::export(target, finished).await;
-    let duration_ms = elapsed_ms(started);
-    section.export = Some(match sent {
-        Ok(exported) => {
-            TraceExport { endpoint, exported: exported.spans, requests: exported.requests, duration_ms, warning: None }
-        }
-        Err(error) => {
-            TraceExport { endpoint, duration_ms, warning: Some(redactor.redact(&error)), ..TraceExport::default() }
-        }
+    let (exported, failed) = crate::telemetry::otlp::export(target, finished).await;
+    section.export = Some(TraceExport {
+        endpoint,
+        exported: exported.spans,
+        requests: exported.requests,
+        duration_ms: elapsed_ms(started),
+        warning: failed.map(|error| redactor.redact(&error)),
     });
     section
 }

@@ -133,7 +133,7 @@ pub struct TraceExport {
     pub endpoint: String,
     /// Spans the collector accepted.
     pub exported: usize,
-    /// Requests made (batches of 512 spans).
+    /// Requests made or tried (batches of 512 spans).
     pub requests: usize,
     /// How long the export took, in milliseconds (at most its timeout).
     pub duration_ms: u64,

@@ -55,15 +55,20 @@ pub(crate) struct Exported {
     pub requests: usize,
 }
 
-/// Exports `spans` to `target`.
-///
-/// # Errors
-/// Why the spans (or the ones after the first failing batch) were not delivered: the exporter
-/// could not be built (a bad URL), the collector refused a batch or did not answer, or the
-/// timeout passed. The text may name the URL; the caller redacts it.
-pub(crate) async fn export(target: &Target, spans: Vec<FinishedSpan>) -> Result<Exported, String> {
+/// Exports `spans` to `target`: what was delivered, and why the rest was not (the exporter
+/// could not be built — a bad URL —, the collector refused a batch or did not answer, or the
+/// timeout passed; the text may name the URL, the caller redacts it).
+pub(crate) async fn export(target: &Target, spans: Vec<FinishedSpan>) -> (Exported, Option<String>) {
+    let mut exported = Exported { spans: 0, requests: 0 };
+    match send(target, spans, &mut exported).await {
+        Ok(()) => (exported, None),
+        Err(error) => (exported, Some(error)),
+    }
+}
+
+async fn send(target: &Target, spans: Vec<FinishedSpan>, exported: &mut Exported) -> Result<(), String> {
     if spans.is_empty() {
-        return Ok(Exported { spans: 0, requests: 0 });
+        return Ok(());
     }
     // Installing twice is harmless; the first provider wins.
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -90,7 +95,6 @@ pub(crate) async fn export(target: &Target, spans: Vec<FinishedSpan>) -> Result<
             .build(),
     );
     let scope = InstrumentationScope::builder("mcp-eval").with_version(env!("CARGO_PKG_VERSION")).build();
-    let mut exported = Exported { spans: 0, requests: 0 };
     let total = spans.len();
     let mut spans = spans.into_iter().map(|span| span_data(span, &scope)).peekable();
     let sending = async {
@@ -104,7 +108,7 @@ pub(crate) async fn export(target: &Target, spans: Vec<FinishedSpan>) -> Result<
         Ok::<_, String>(())
     };
     match tokio::time::timeout(target.timeout, sending).await {
-        Ok(Ok(())) => Ok(exported),
+        Ok(Ok(())) => Ok(()),
         Ok(Err(error)) => Err(format!("{} of {total} span(s) not delivered: {error}", total - exported.spans)),
         Err(_) => Err(format!(
             "{} of {total} span(s) not delivered: no answer within {} ms",

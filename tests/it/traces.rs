@@ -271,7 +271,13 @@ fn an_unreachable_or_hanging_collector_is_a_warning_and_costs_at_most_its_timeou
     );
     assert_eq!(run.code(), 0, "{}", run.stderr());
     let export = &run.report()["telemetry"]["trace"]["export"];
-    assert!(export["warning"].as_str().is_some_and(|warning| warning.contains("within 1000 ms")), "{export}");
+    // Our bound or the client's (the same second) gives up first: either way nothing was delivered.
+    assert!(export["warning"].as_str().is_some_and(|warning| warning.contains(" span(s) not delivered")), "{export}");
+    assert_eq!(
+        (export["requests"].as_u64(), export["exported"].as_u64()),
+        (Some(1), Some(0)),
+        "one request tried: {export}"
+    );
     // The export's own time: the timeout, not the receiver's 30 s (this bounds the export,
     // measured by the binary, not the test's wall clock).
     assert!(export["duration_ms"].as_u64().is_some_and(|ms| ms < 10_000), "{export}");
