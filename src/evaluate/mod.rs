@@ -642,6 +642,14 @@ async fn trace_section(
         baggage,
         export: None,
     };
+    if settings.trace.disabled {
+        section.export = Some(TraceExport {
+            endpoint: settings.trace.otlp_source.clone().unwrap_or_default(),
+            warning: Some("not exported: OTEL_SDK_DISABLED=true turns the export off".into()),
+            ..TraceExport::default()
+        });
+        return section;
+    }
     let Some(target) = &settings.trace.otlp else { return section };
     let endpoint = crate::settings::secrets::url_without_secrets(&target.url);
     if interrupted {
@@ -659,7 +667,12 @@ async fn trace_section(
         exported: exported.spans,
         requests: exported.requests,
         duration_ms: elapsed_ms(started),
-        warning: failed.map(|error| redactor.redact(&error)),
+        warning: failed.map(|error| {
+            format!(
+                "{}; check that the collector is up and that --otlp-endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT) names its base URL",
+                redactor.redact(&error)
+            )
+        }),
     });
     section
 }

@@ -71,8 +71,10 @@ pub(crate) struct Finding {
     pub fingerprint: String,
 }
 
-/// The SARIF log of `rules` and `findings`, pretty JSON with a final newline.
-pub(crate) fn render(rules: &[Rule], findings: &[Finding]) -> String {
+/// The SARIF log of `rules` and `findings`, pretty JSON with a final newline; `complete`:
+/// whether the run reached its verdicts (`invocations[0].executionSuccessful`: an unreachable
+/// server's empty results are not a clean bill).
+pub(crate) fn render(rules: &[Rule], findings: &[Finding], complete: bool) -> String {
     let index: std::collections::HashMap<&str, usize> =
         rules.iter().enumerate().map(|(at, rule)| (rule.id.as_str(), at)).collect();
     let rules_json: Vec<Value> = rules
@@ -131,6 +133,7 @@ pub(crate) fn render(rules: &[Rule], findings: &[Finding]) -> String {
                 "rules": rules_json,
             }},
             "results": results,
+            "invocations": [{"executionSuccessful": complete}],
         }],
     });
     let mut text = serde_json::to_string_pretty(&log).unwrap_or_default();
@@ -165,7 +168,8 @@ pub(crate) fn of_report(report: &RunReport, location: Option<&Location>) -> Stri
             fingerprint: crate::jcs::hash(&json!({"rule": check.id, "target": report.server.target})),
         });
     }
-    render(&rules, &findings)
+    let complete = report.outcome == crate::report::model::RunOutcome::Completed;
+    render(&rules, &findings, complete)
 }
 
 /// A row with a verdict on the server: not an `INTERNAL` row (ours), a migration hint, or an
@@ -202,11 +206,16 @@ fn rule_of(check: &CheckResult) -> Rule {
 /// `…/basic/index#error-codes`); `None` for a source that is not a page of the specification.
 fn help_uri(spec: &str) -> Option<String> {
     let first = spec.split(';').next().unwrap_or(spec).trim();
+    // As the report names them: a file of the specification's repository.
+    let first = first.strip_prefix("docs/specification/2026-07-28/").unwrap_or(first);
     let (path, section) = match first.split_once('§') {
         Some((path, section)) => (path.trim(), Some(section.trim())),
         None => (first, None),
     };
-    let page = path.strip_suffix(".mdx")?;
+    let page = path.strip_suffix(".mdx").unwrap_or(path);
+    if page.contains('.') || page.contains(' ') {
+        return None;
+    }
     let page = if page.starts_with("transports/") { format!("basic/{page}") } else { page.to_owned() };
     if !["basic/", "server/", "client/"].iter().any(|root| page.starts_with(root)) {
         return None;
@@ -246,6 +255,16 @@ mod tests {
             help_uri("server/utilities/caching.mdx; schema.json").as_deref(),
             Some("https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching")
         );
+        assert_eq!(
+            help_uri("docs/specification/2026-07-28/basic/index.mdx §Error Codes").as_deref(),
+            Some("https://modelcontextprotocol.io/specification/2026-07-28/basic/index#error-codes"),
+            "as report.json names the row's source"
+        );
+        assert_eq!(
+            help_uri("docs/specification/2026-07-28/basic/authorization; RFC 9728").as_deref(),
+            Some("https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization")
+        );
+        assert_eq!(help_uri("RFC 9110 §5.5"), None);
         assert_eq!(help_uri("docs/security-scan.md#sec-1 (OWASP MCP03)"), None);
         assert_eq!(help_uri("seps/2663-tasks-extension.md"), None);
     }

@@ -113,6 +113,9 @@ pub(crate) fn trace_line(trace: &TraceSection) -> String {
                     export.duration_ms
                 );
             }
+            Some(warning) if warning.starts_with("not exported") => {
+                let _ = write!(line, "; {}.", message(&clip(warning, 300)));
+            }
             Some(warning) => {
                 let _ = write!(
                     line,

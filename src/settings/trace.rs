@@ -30,6 +30,8 @@ pub(crate) struct TraceSettings {
     pub otlp: Option<Target>,
     /// Where `otlp`'s URL came from (for messages).
     pub otlp_source: Option<String>,
+    /// `OTEL_SDK_DISABLED=true` turned off the export an endpoint asked for.
+    pub disabled: bool,
     /// `tracestate`, sent as given.
     pub trace_state: Option<String>,
     /// `baggage`, sent as given.
@@ -88,13 +90,15 @@ pub(super) fn resolve(sources: &Sources<'_>, problems: &mut Vec<Problem>, notice
         });
     let disabled =
         env(sources, env_vars::OTEL_SDK_DISABLED).is_some_and(|(_, value)| value.eq_ignore_ascii_case("true"));
-    let mut settings = TraceSettings { otlp: None, otlp_source: None, trace_state, baggage };
+    let mut settings = TraceSettings { otlp: None, otlp_source: None, disabled: false, trace_state, baggage };
     let Some((source, url)) = endpoint else { return settings };
     if disabled {
         notices.push(format!(
             "{}=true: the spans are not exported to the endpoint {source} gives",
             env_vars::OTEL_SDK_DISABLED
         ));
+        settings.otlp_source = Some(source.to_string());
+        settings.disabled = true;
         return settings;
     }
     if let Err(detail) = check_url(&url) {
@@ -171,14 +175,19 @@ fn env(sources: &Sources<'_>, var: &str) -> Option<(Source, String)> {
         .map(|value| (Source::Env(var.to_owned()), value))
 }
 
-/// The traces URL of a base endpoint: `/v1/traces` added to its path (a URL whose path already
-/// ends with it is taken as it is).
+/// The traces URL of a base endpoint: `/v1/traces` added to its path, a query kept after it (a
+/// URL whose path already ends with it is taken as it is).
 pub(crate) fn traces_url(base: &str) -> String {
     let base = base.trim();
-    if base.trim_end_matches('/').ends_with(TRACES_PATH) {
+    let Ok(mut url) = url::Url::parse(base) else {
+        return format!("{}{TRACES_PATH}", base.trim_end_matches('/'));
+    };
+    let path = url.path().trim_end_matches('/').to_owned();
+    if path.ends_with(TRACES_PATH) {
         return base.to_owned();
     }
-    format!("{}{TRACES_PATH}", base.trim_end_matches('/'))
+    url.set_path(&format!("{path}{TRACES_PATH}"));
+    url.to_string()
 }
 
 /// An `http` or `https` URL with a host.
@@ -314,6 +323,7 @@ mod tests {
         assert_eq!(traces_url("http://localhost:4318/"), "http://localhost:4318/v1/traces");
         assert_eq!(traces_url("https://otel.example/base"), "https://otel.example/base/v1/traces");
         assert_eq!(traces_url("http://localhost:4318/v1/traces"), "http://localhost:4318/v1/traces");
+        assert_eq!(traces_url("http://localhost:4318/?tenant=a"), "http://localhost:4318/v1/traces?tenant=a");
     }
 
     #[test]

@@ -200,7 +200,14 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
         );
     }
     if samples.is_empty() {
-        section.not_run = Some("no trial of layer 1 or 2 ran: there was nothing to measure".into());
+        section.not_run = Some(if inputs.cached_pairs > 0 {
+            format!(
+                "every verdict came from the verdict cache ({} case × model pair(s)): no trial ran, there was nothing to measure; `--cache-mode write-only` (input `cache: write-only`) measures afresh",
+                inputs.cached_pairs
+            )
+        } else {
+            "no trial of layer 1 or 2 ran: there was nothing to measure".into()
+        });
     }
 
     // Per tool: the server's figures, from the calls sent and not injected.

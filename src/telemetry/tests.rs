@@ -138,6 +138,17 @@ fn injected_calls_are_counted_apart_and_left_out_of_the_latency_figures() {
 }
 
 #[test]
+fn a_run_whose_every_verdict_was_reused_says_so_and_how_to_measure_afresh() {
+    let collector = Collector::default();
+    let section = section(&collector, &Inputs { golden: None, price: &price, prices: None, cached_pairs: 3 });
+    let why = section.not_run.expect("nothing measured");
+    assert!(why.contains("every verdict came from the verdict cache (3 case × model pair(s))"), "{why}");
+    assert!(why.contains("--cache-mode write-only"), "{why}");
+    let section = super::section(&collector, &Inputs { golden: None, price: &price, prices: None, cached_pairs: 0 });
+    assert_eq!(section.not_run.as_deref(), Some("no trial of layer 1 or 2 ran: there was nothing to measure"));
+}
+
+#[test]
 fn usage_missing_on_one_call_makes_the_sums_unknown_with_the_call_counted_and_an_unpriced_model_has_no_cost() {
     let collector = Collector::default();
     let unknown = Usage { input_tokens: None, ..usage(0, 0, 5) };

@@ -32,7 +32,9 @@ rules = run.tool.driver.rules or []
 ids = [rule.id for rule in rules]
 assert len(ids) == len(set(ids)), "a rule twice"
 assert len(rules) <= 25000 and len(run.results or []) <= 25000
-out = {"rules": ids, "results": []}
+invocations = run.invocations or []
+out = {"rules": ids, "results": [], "help": {rule.id: rule.help_uri for rule in rules if rule.help_uri},
+       "successful": [invocation.execution_successful for invocation in invocations]}
 for rule in rules:
     tags = (rule.properties or {}).get("tags", []) if isinstance(rule.properties, dict) else getattr(rule.properties, "tags", [])
     assert len(tags) <= 20, rule.id
@@ -100,6 +102,25 @@ fn the_cli_writes_sarif_whose_failing_rows_point_at_the_config_line_naming_the_s
     let rules = log["rules"].as_array().expect("rules");
     assert!(rules.iter().any(|rule| rule == "SEC-1"), "the static scan's rows are rules too");
     assert!(rules.len() > 100, "every graded requirement is a rule: {}", rules.len());
+    let help = log["help"].as_object().expect("help links");
+    assert!(
+        help["T-2"]
+            .as_str()
+            .is_some_and(|uri| uri.starts_with("https://modelcontextprotocol.io/specification/2026-07-28/")),
+        "{help:?}"
+    );
+    assert!(help.len() > 50, "the spec's rows link to their sections: {}", help.len());
+    assert_eq!(log["successful"], serde_json::json!([true]));
+}
+
+#[test]
+fn an_unreachable_server_gives_a_run_that_says_it_did_not_execute_successfully() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sarif = dir.path().join("down.sarif");
+    let run = run(&["--server-url", "http://127.0.0.1:9/mcp", "--sarif", sarif.to_str().expect("utf-8")]);
+    assert_eq!(run.code(), 3, "{}", run.stderr());
+    let log = read_sarif(&sarif);
+    assert_eq!(log["successful"], serde_json::json!([false]), "no clean bill for a server that was not reached");
 }
 
 #[test]
