@@ -1,5 +1,5 @@
 //! The command line: clap definitions of `run`, `action`, `merge`, `golden check`, `golden init`,
-//! `judge calibrate` ([`crate::calibration`]) and `demo-server`, the `golden check` and `golden
+//! `judge calibrate` ([`crate::calibration`]), `migrate-scan` ([`crate::migrate`]) and `demo-server`, the `golden check` and `golden
 //! init` front ends ([`crate::golden`]), and the `run` front end (flags →
 //! [`crate::settings::resolve`] → [`crate::evaluate`] → exit status).
 //! The Action's front end is [`crate::action`].
@@ -56,6 +56,10 @@ pub enum Command {
     /// The rubric judge (layer 1): measure it against hand-labelled trials.
     #[command(subcommand)]
     Judge(JudgeCommand),
+    /// Find the 2025-era protocol a repository still uses (removed methods, sessions, the GET
+    /// stream and DELETE, Last-Event-ID, old error codes, SDK pins), each at file:line with its
+    /// 2026-07-28 replacement; walks the files git would track.
+    MigrateScan(MigrateScanArgs),
     /// Serve the demo model: a scripted stand-in for a good model, written from a golden set, on
     /// both wires (Chat Completions at `URL/v1`, Messages at `URL`); prints the URL. For the
     /// demo's cassettes, the layer-1 benchmark and tests; it is no model.
@@ -89,6 +93,23 @@ pub struct DemoModelArgs {
     /// layer 2's tests)
     #[arg(long, value_name = "CASE:BEHAVIOUR")]
     pub on_payload: Vec<String>,
+}
+
+/// Flags of `mcp-eval migrate-scan`.
+#[derive(Debug, Args)]
+pub struct MigrateScanArgs {
+    /// The directory or file to scan
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub path: std::path::PathBuf,
+    /// Also write every finding and note as JSON to FILE
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+    /// Scan the files .gitignore leaves out too
+    #[arg(long)]
+    pub no_ignore: bool,
+    /// Exit 1 when there is a finding (notes never fail)
+    #[arg(long)]
+    pub fail_on_findings: bool,
 }
 
 /// Flags of `mcp-eval merge`.
@@ -341,6 +362,7 @@ pub fn main() -> i32 {
         Command::Golden(GoldenCommand::Init(args)) => runtime.block_on(golden_init(args)),
         Command::Merge(args) => merge(&args),
         Command::Judge(JudgeCommand::Calibrate(args)) => runtime.block_on(judge_calibrate(args)),
+        Command::MigrateScan(args) => migrate_scan(&args),
         Command::DemoModel(args) => runtime.block_on(demo_model(args)),
     };
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -441,6 +463,17 @@ pub fn merge(args: &MergeArgs) -> ExitStatus {
         Err(error) => say!("{error}"),
     }
     evaluation.decision.exit
+}
+
+/// `mcp-eval migrate-scan`: the table on stdout; the exit status from the one table.
+pub fn migrate_scan(args: &MigrateScanArgs) -> ExitStatus {
+    let options = crate::migrate::Options {
+        path: args.path.clone(),
+        json: args.json.clone(),
+        no_ignore: args.no_ignore,
+        fail_on_findings: args.fail_on_findings,
+    };
+    crate::migrate::command(&options, &mut std::io::stdout(), &mut std::io::stderr())
 }
 
 /// Prints one event to stderr: errors always, the rest unless `quiet`.

@@ -8,7 +8,8 @@
 //! MCP client (the wire), [`conformance`] is layer 0 (requirements, probes, grading), [`report`]
 //! holds the run report, its wire format and renderers, [`baseline`] the delta against a previous
 //! run; [`providers`] is the seam to the models layer 1 asks (OpenAI Chat Completions first);
-//! [`merge`] joins the reports of shards; [`demo`] is the embedded demo/fixture server; [`action`] is the GitHub Action entrypoint
+//! [`merge`] joins the reports of shards; [`migrate`] scans a repository for the 2025-era
+//! protocol it still uses (`migrate-scan`); [`demo`] is the embedded demo/fixture server; [`action`] is the GitHub Action entrypoint
 //! and [`github`] its GitHub client and pull request comment.
 
 // The public surface is what the binary, the integration tests and the benchmarks use: the
@@ -33,6 +34,7 @@ pub(crate) mod golden;
 pub(crate) mod jcs;
 pub(crate) mod mcp;
 pub(crate) mod merge;
+pub(crate) mod migrate;
 pub(crate) mod providers;
 pub mod report;
 pub(crate) mod scoring;

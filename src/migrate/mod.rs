@@ -1,0 +1,185 @@
+//! `mcp-eval migrate-scan [PATH]`: finds the 2025-era protocol a repository still uses — the
+//! removed methods and flows, the session header, the GET stream, DELETE, `Last-Event-ID`,
+//! the draft and renumbered error codes, and manifests pinning an SDK that cannot speak
+//! 2026-07-28 — each at `file:line` with its replacement (docs/migration-scan.md).
+//!
+//! [`rules`] is the catalogue (MIG-1…MIG-15), [`scan`] the walk and the matching (on
+//! [`lex`]'s strings and comments), [`manifest`] and [`versions`] the SDK pins. A use is a
+//! [`scan::MigrationFinding`]; `--json FILE` writes them, notes included, for a SARIF or
+//! annotation writer. The exit status goes through the one table ([`crate::verdict::Met`]):
+//! findings fail only with `--fail-on-findings` (notes never), a missing path is invalid input,
+//! a `--json` file that cannot be written is our environment.
+
+pub(crate) mod lex;
+pub(crate) mod manifest;
+pub(crate) mod rules;
+pub(crate) mod scan;
+pub(crate) mod versions;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Kind, UserError};
+use crate::verdict::{ExitStatus, Met};
+
+use scan::{MigrationFinding, Scan};
+
+/// The format of the `--json` file.
+pub(crate) const JSON_FORMAT: u32 = 1;
+
+/// What `migrate-scan` is asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Options {
+    /// The directory or file to scan.
+    pub path: PathBuf,
+    /// Where to write the uses as JSON.
+    pub json: Option<PathBuf>,
+    /// Read the files `.gitignore` leaves out too.
+    pub no_ignore: bool,
+    /// Findings (not notes) fail the scan: exit status 1.
+    pub fail_on_findings: bool,
+}
+
+/// Runs the scan: the table on `out`, problems on `err`; returns the exit status.
+pub(crate) fn command(options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> ExitStatus {
+    if std::fs::symlink_metadata(&options.path).is_err() {
+        let error = UserError::new(Kind::InvalidInput, format!("`{}` does not exist", options.path.display()))
+            .with_hint("give the directory or the file to scan, e.g. `mcp-eval migrate-scan .`");
+        let _ = writeln!(err, "{error}");
+        return Met::of(error.kind).exit_status();
+    }
+    let scan = scan::scan(&options.path, options.no_ignore);
+    let mut met = Met::nothing();
+    for problem in scan.unreadable.iter().take(10) {
+        let _ = writeln!(err, "warning: migrate-scan: cannot read {problem}; skipped");
+    }
+    if scan.unreadable.len() > 10 {
+        let _ = writeln!(err, "warning: migrate-scan: {} more could not be read", scan.unreadable.len() - 10);
+    }
+    let _ = out.write_all(table(&scan).as_bytes());
+    if let Some(path) = &options.json {
+        if let Err(error) = write_json(path, &scan) {
+            let _ = writeln!(err, "{error}");
+            met.add(error.kind);
+        }
+    }
+    met.verdict_failed = options.fail_on_findings && scan.findings().next().is_some();
+    met.exit_status()
+}
+
+/// The table: findings, then notes, then the counts.
+pub(crate) fn table(scan: &Scan) -> String {
+    let location = |found: &MigrationFinding| format!("{}:{}:{}", found.path, found.line, found.column);
+    let width = scan.uses.iter().map(|found| location(found).chars().count()).max().unwrap_or(0).min(60);
+    let mut text = String::new();
+    for found in scan.findings() {
+        let rule = rules::rule(found.rule);
+        text.push_str(&format!(
+            "{:width$}  {:<6}  {} → {}\n",
+            location(found),
+            found.rule,
+            rule.what,
+            rule.replacement
+        ));
+    }
+    if scan.notes().next().is_some() {
+        text.push_str("notes (never a failure):\n");
+        for found in scan.notes() {
+            let why = found.why.as_deref().unwrap_or_default();
+            text.push_str(&format!(
+                "{:width$}  {:<6}  {} ({why})\n",
+                location(found),
+                found.rule,
+                rules::rule(found.rule).what
+            ));
+        }
+    }
+    text.push_str(&counts_line(scan));
+    text.push('\n');
+    text
+}
+
+/// `N finding(s) and M note(s) in F file(s); read …; skipped …`.
+fn counts_line(scan: &Scan) -> String {
+    let files: std::collections::BTreeSet<&str> = scan.findings().map(|found| found.path.as_str()).collect();
+    let mut line = format!(
+        "migrate-scan: {} finding(s) in {} file(s) and {} note(s); read {} source file(s) and {} manifest(s); skipped {} over 2 MiB and {} binary",
+        scan.findings().count(),
+        files.len(),
+        scan.notes().count(),
+        scan.sources,
+        scan.manifests,
+        scan.too_large,
+        scan.binary,
+    );
+    if !scan.unreadable.is_empty() {
+        line.push_str(&format!(", {} unreadable", scan.unreadable.len()));
+    }
+    line.push_str(&format!("; {} other file(s) not read (prose, data)", scan.other));
+    line
+}
+
+/// The `--json` file.
+#[derive(Debug, Serialize)]
+struct JsonScan<'a> {
+    format: u32,
+    findings: &'a [MigrationFinding],
+    counts: JsonCounts,
+    rules: Vec<JsonRule>,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonCounts {
+    findings: usize,
+    notes: usize,
+    sources: usize,
+    manifests: usize,
+    other: usize,
+    too_large: usize,
+    binary: usize,
+    unreadable: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonRule {
+    id: &'static str,
+    what: &'static str,
+    replacement: &'static str,
+    spec: &'static str,
+}
+
+/// The scan as the `--json` file holds it (docs/migration-scan.md).
+pub(crate) fn json(scan: &Scan) -> String {
+    let document = JsonScan {
+        format: JSON_FORMAT,
+        findings: &scan.uses,
+        counts: JsonCounts {
+            findings: scan.findings().count(),
+            notes: scan.notes().count(),
+            sources: scan.sources,
+            manifests: scan.manifests,
+            other: scan.other,
+            too_large: scan.too_large,
+            binary: scan.binary,
+            unreadable: scan.unreadable.len(),
+        },
+        rules: rules::RULES
+            .iter()
+            .map(|rule| JsonRule { id: rule.id, what: rule.what, replacement: rule.replacement, spec: rule.spec })
+            .collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn write_json(path: &Path, scan: &Scan) -> Result<(), UserError> {
+    crate::atomic::write_atomic(path, &json(scan)).map_err(|error| {
+        UserError::new(Kind::Environment, format!("cannot write --json `{}`", path.display())).caused_by(error)
+    })
+}
+
+#[cfg(test)]
+mod tests;
