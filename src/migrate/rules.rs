@@ -2,7 +2,8 @@
 //! replacement, the spec section (a page of the 2026-07-28 specification, relative to
 //! `docs/specification/2026-07-28/`), and the markers of its replacement that make a file
 //! dual-era; then the patterns that find each rule's uses in source files. The manifest rules
-//! (MIG-14, MIG-15) are read by [`super::manifest`].
+//! (MIG-14, MIG-15) are read by [`super::manifest`]. docs/migration-scan.md is the user's view
+//! of this table (a test keeps the two in step).
 
 /// One rule of the scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -332,6 +333,24 @@ mod tests {
             for marker in rule.dual {
                 regex::Regex::new(marker).unwrap_or_else(|error| panic!("{marker}: {error}"));
             }
+        }
+    }
+
+    #[test]
+    fn the_docs_page_lists_every_rule_with_its_replacement_and_spec_section() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/migration-scan.md");
+        let page = std::fs::read_to_string(path).expect("docs/migration-scan.md");
+        for rule in RULES {
+            let row = page
+                .lines()
+                .find(|line| line.starts_with(&format!("| {} |", rule.id)))
+                .unwrap_or_else(|| panic!("docs/migration-scan.md has no row for {}", rule.id));
+            assert!(row.contains(rule.replacement), "{}: the row's replacement is not the catalogue's", rule.id);
+            assert!(
+                row.ends_with(&format!("| {} |", rule.spec)),
+                "{}: the row's spec section is not the catalogue's",
+                rule.id
+            );
         }
     }
 
