@@ -240,8 +240,11 @@ fn char_literal_end(text: &str, at: usize) -> Option<usize> {
     let mut chars = rest.char_indices();
     let (_, first) = chars.next()?;
     if first == '\\' {
-        let close = rest[1..].char_indices().take(12).find(|(_, c)| *c == '\'' || *c == '\n')?;
-        return (close.1 == '\'').then_some(at + 1 + 1 + close.0 + 1);
+        // The escaped character (a quote too), then up to a `\u{…}`'s worth before the close.
+        let (_, escaped) = chars.next()?;
+        let from = 1 + escaped.len_utf8();
+        let close = rest[from..].char_indices().take(12).find(|(_, c)| *c == '\'' || *c == '\n')?;
+        return (close.1 == '\'').then_some(at + 1 + from + close.0 + 1);
     }
     if first == '\'' || first == '\n' {
         return None;
@@ -296,10 +299,15 @@ mod tests {
 
     #[test]
     fn rust_lifetimes_are_code_and_char_and_raw_strings_are_strings() {
-        let found = kinds("fn f<'a>(x: &'a str) -> char { let r = r#\"a \"q\" b\"#; '\\n' } // end", "rs");
+        let found = kinds("fn f<'a>(x: &'a str) -> char { let r = r#\"a \"q\" b\"#; '\\n'; '\\'' } // end", "rs");
         assert_eq!(
             found,
-            vec![(Kind::Str, "r#\"a \"q\" b\"#".into()), (Kind::Str, "'\\n'".into()), (Kind::Comment, "// end".into()),]
+            vec![
+                (Kind::Str, "r#\"a \"q\" b\"#".into()),
+                (Kind::Str, "'\\n'".into()),
+                (Kind::Str, "'\\''".into()),
+                (Kind::Comment, "// end".into()),
+            ]
         );
     }
 

@@ -44,9 +44,13 @@ pub(crate) struct Options {
 
 /// Runs the scan: the table on `out`, problems on `err`; returns the exit status.
 pub(crate) fn command(options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> ExitStatus {
-    if std::fs::symlink_metadata(&options.path).is_err() {
-        let error = UserError::new(Kind::InvalidInput, format!("`{}` does not exist", options.path.display()))
-            .with_hint("give the directory or the file to scan, e.g. `mcp-eval migrate-scan .`");
+    if let Err(cause) = std::fs::symlink_metadata(&options.path) {
+        let shown = options.path.display();
+        let error = match cause.kind() {
+            std::io::ErrorKind::NotFound => UserError::new(Kind::InvalidInput, format!("`{shown}` does not exist")),
+            _ => UserError::new(Kind::InvalidInput, format!("cannot read `{shown}`")).caused_by(cause),
+        }
+        .with_hint("give the directory or the file to scan, e.g. `mcp-eval migrate-scan .`");
         let _ = writeln!(err, "{error}");
         return Met::of(error.kind).exit_status();
     }
