@@ -104,6 +104,9 @@ pub struct MigrateScanArgs {
     /// Also write every finding and note as JSON to FILE
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,
+    /// Also write the findings (not the notes) as SARIF 2.1.0 to FILE, for GitHub code scanning
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<std::path::PathBuf>,
     /// Scan the files .gitignore leaves out too
     #[arg(long)]
     pub no_ignore: bool,
@@ -470,6 +473,7 @@ pub fn migrate_scan(args: &MigrateScanArgs) -> ExitStatus {
     let options = crate::migrate::Options {
         path: args.path.clone(),
         json: args.json.clone(),
+        sarif: args.sarif.clone(),
         no_ignore: args.no_ignore,
         fail_on_findings: args.fail_on_findings,
     };

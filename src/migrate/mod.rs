@@ -36,6 +36,8 @@ pub(crate) struct Options {
     pub path: PathBuf,
     /// Where to write the uses as JSON.
     pub json: Option<PathBuf>,
+    /// Where to write the findings as SARIF 2.1.0 (notes left out).
+    pub sarif: Option<PathBuf>,
     /// Read the files `.gitignore` leaves out too.
     pub no_ignore: bool,
     /// Findings (not notes) fail the scan: exit status 1.
@@ -65,6 +67,14 @@ pub(crate) fn command(options: &Options, out: &mut dyn Write, err: &mut dyn Writ
     let _ = out.write_all(table(&scan).as_bytes());
     if let Some(path) = &options.json {
         if let Err(error) = write_json(path, &scan) {
+            let _ = writeln!(err, "{error}");
+            met.add(error.kind);
+        }
+    }
+    if let Some(path) = &options.sarif {
+        if let Err(error) = crate::atomic::write_atomic(path, &sarif(&scan)).map_err(|error| {
+            UserError::new(Kind::Environment, format!("cannot write --sarif `{}`", path.display())).caused_by(error)
+        }) {
             let _ = writeln!(err, "{error}");
             met.add(error.kind);
         }
@@ -177,6 +187,42 @@ pub(crate) fn json(scan: &Scan) -> String {
     let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// The findings (not the notes) as SARIF 2.1.0: a rule per `MIG-N` of the catalogue (level
+/// `warning`; the replacement and the specification's section in its help), a result per
+/// finding at its file and line (relative to the scanned directory, as the table names them).
+pub(crate) fn sarif(scan: &Scan) -> String {
+    use crate::report::sarif::{Finding, Location, Rule};
+    let rules: Vec<Rule> = rules::RULES
+        .iter()
+        .map(|rule| Rule {
+            id: rule.id.to_owned(),
+            level: "warning",
+            short: format!("2025-era protocol: {}", rule.what),
+            full: format!("{} was removed by MCP 2026-07-28; instead: {}. Stated in {}.", rule.what, rule.replacement, rule.spec),
+            help: format!(
+                "**{}**: {} was removed by MCP 2026-07-28.\n\nInstead: {}.\n\nStated in `{}` (see docs/migration-scan.md).",
+                rule.id, rule.what, rule.replacement, rule.spec
+            ),
+            help_uri: crate::report::sarif::help_uri(rule.spec),
+            tags: vec!["mcp", "migration"],
+            security_severity: None,
+        })
+        .collect();
+    let findings: Vec<Finding> = scan
+        .findings()
+        .map(|found| Finding {
+            rule_id: found.rule.to_owned(),
+            level: "warning",
+            message: format!("{} (`{}`) → {}", rules::rule(found.rule).what, found.text, found.replacement),
+            location: Some(Location { uri: found.path.clone(), line: u64::try_from(found.line).unwrap_or(1) }),
+            fingerprint: crate::jcs::hash(
+                &serde_json::json!({"rule": found.rule, "path": found.path, "text": found.text}),
+            ),
+        })
+        .collect();
+    crate::report::sarif::render(&rules, &findings, true)
 }
 
 fn write_json(path: &Path, scan: &Scan) -> Result<(), UserError> {

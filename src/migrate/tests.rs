@@ -23,7 +23,7 @@ fn run(options: &Options) -> (ExitStatus, String, String) {
 }
 
 fn options(path: &Path) -> Options {
-    Options { path: path.to_owned(), json: None, no_ignore: false, fail_on_findings: false }
+    Options { path: path.to_owned(), json: None, sarif: None, no_ignore: false, fail_on_findings: false }
 }
 
 #[test]

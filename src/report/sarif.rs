@@ -204,7 +204,7 @@ fn rule_of(check: &CheckResult) -> Rule {
 
 /// The specification page (and section) of a row's source (`basic/index.mdx §Error Codes` →
 /// `…/basic/index#error-codes`); `None` for a source that is not a page of the specification.
-fn help_uri(spec: &str) -> Option<String> {
+pub(crate) fn help_uri(spec: &str) -> Option<String> {
     let first = spec.split(';').next().unwrap_or(spec).trim();
     // As the report names them: a file of the specification's repository.
     let first = first.strip_prefix("docs/specification/2026-07-28/").unwrap_or(first);

@@ -321,3 +321,31 @@ fn ignored_files_are_scanned_only_with_no_ignore_and_a_missing_path_exits_2() {
     assert_eq!(missing.code, 2);
     assert!(missing.stderr.contains("no-such-dir` does not exist"), "{}", missing.stderr);
 }
+
+#[test]
+fn the_findings_as_sarif_read_back_by_an_independent_model_one_result_each_at_its_line() {
+    let server = installed("node/node_modules/@modelcontextprotocol/server-everything");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let sarif = dir.path().join("migration.sarif");
+    let output = Command::new(binary())
+        .args(["migrate-scan", "--no-ignore", "--sarif"])
+        .arg(&sarif)
+        .arg(&server)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-eval");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let log = crate::sarif::read_sarif(&sarif);
+    let rules: Vec<&str> = log["rules"].as_array().expect("rules").iter().filter_map(Value::as_str).collect();
+    assert_eq!(rules.first(), Some(&"MIG-1"));
+    assert!(rules.contains(&"MIG-15"), "every rule of the catalogue: {rules:?}");
+    let results = log["results"].as_array().expect("results");
+    assert_eq!(results.len(), 22, "the findings, not the notes: {log}");
+    let teardown =
+        results.iter().find(|result| result["rule"] == "MIG-9").unwrap_or_else(|| panic!("no MIG-9 in {log}"));
+    assert_eq!(
+        (teardown["uri"].as_str(), teardown["line"].as_u64()),
+        (Some("dist/transports/streamableHttp.js"), Some(138))
+    );
+    assert!(results.iter().all(|result| result["level"] == "warning"), "{log}");
+}
