@@ -256,6 +256,9 @@ async fn after_evaluation(
     let summary = crate::report::markdown::render(&evaluation.report);
     let summary_with_notes = insert_after_title(&summary, &notes);
     append_summary(&action.github, &summary_with_notes, say);
+    if action.migration_scan {
+        migration_scan(&action.github, say);
+    }
 
     let comment_url = if matches!(exit, ExitStatus::Interrupted | ExitStatus::Terminated) {
         // The runner is stopping the job: exit now, with what is known written.
@@ -268,6 +271,30 @@ async fn after_evaluation(
     // A signal while the comment was posted: `run` turns the status into 130/143 and `result`
     // into `error`, as for a signal in any stage outside the evaluation.
     exit
+}
+
+/// Input `migration-scan: true`: the workspace scanned as git tracks it, a warning annotation at
+/// each finding (the first [`workflow::MAX_WARNING_ANNOTATIONS`]) and a table in the job summary.
+/// Never changes the exit status.
+fn migration_scan(github: &GithubContext, say: &(dyn Fn(&str) + Sync)) {
+    let scan = crate::migrate::scan::scan(&github.workspace, false);
+    let findings: Vec<_> = scan.findings().collect();
+    for found in findings.iter().take(workflow::MAX_WARNING_ANNOTATIONS) {
+        let rule = crate::migrate::rules::rule(found.rule);
+        say(&workflow::annotation(&Annotation {
+            severity: Severity::Warning,
+            file: Some(found.path.clone()),
+            line: Some(found.line),
+            title: format!("mcp-eval {}", found.rule),
+            message: format!("2025-era protocol: {} → 2026-07-28: {}", rule.what, rule.replacement),
+        }));
+    }
+    say(&format!(
+        "mcp-eval: migration scan: {} finding(s), {} note(s) (never a failure; the job summary lists them)",
+        findings.len(),
+        scan.notes().count()
+    ));
+    append_summary(github, &crate::migrate::summary(&scan), say);
 }
 
 /// Input `merge-reports`: merge the report directories the glob matches (relative to the

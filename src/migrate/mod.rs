@@ -189,6 +189,56 @@ pub(crate) fn json(scan: &Scan) -> String {
     text
 }
 
+/// The most findings the job summary's table lists (the rest are counted).
+pub(crate) const SUMMARY_ROWS: usize = 50;
+
+/// The scan as a section of the job summary: the counts, then a table of the findings (at most
+/// [`SUMMARY_ROWS`]) with each one's location, rule, what and replacement. Cells are escaped:
+/// a repository's file names and text cannot break the table or the page.
+pub(crate) fn summary(scan: &Scan) -> String {
+    let cell = |text: &str| -> String {
+        text.chars()
+            .flat_map(|character| match character {
+                '|' => "\\|".chars().collect::<Vec<_>>(),
+                '<' => "&lt;".chars().collect(),
+                '>' => "&gt;".chars().collect(),
+                '`' => "'".chars().collect(),
+                '\n' | '\r' => " ".chars().collect(),
+                other => vec![other],
+            })
+            .collect()
+    };
+    let findings: Vec<&MigrationFinding> = scan.findings().collect();
+    let notes = scan.notes().count();
+    let mut text = String::from("\n### 🧭 Migration to MCP 2026-07-28 (`mcp-eval migrate-scan`)\n\n");
+    if findings.is_empty() {
+        text.push_str(&format!("No 2025-era protocol found ({notes} note(s): dual-era code or comments).\n"));
+        return text;
+    }
+    text.push_str(&format!(
+        "{} finding(s) and {notes} note(s) (dual-era code or comments, never a failure); each is also an annotation.\n\n| Where | Rule | What | Instead |\n|---|---|---|---|\n",
+        findings.len()
+    ));
+    for found in findings.iter().take(SUMMARY_ROWS) {
+        let rule = rules::rule(found.rule);
+        text.push_str(&format!(
+            "| `{}:{}` | {} | {} | {} |\n",
+            cell(&found.path),
+            found.line,
+            found.rule,
+            cell(rule.what),
+            cell(rule.replacement)
+        ));
+    }
+    if findings.len() > SUMMARY_ROWS {
+        text.push_str(&format!(
+            "\n…and {} more: run `mcp-eval migrate-scan` for all of them.\n",
+            findings.len() - SUMMARY_ROWS
+        ));
+    }
+    text
+}
+
 /// The findings (not the notes) as SARIF 2.1.0: a rule per `MIG-N` of the catalogue (level
 /// `warning`; the replacement and the specification's section in its help), a result per
 /// finding at its file and line (relative to the scanned directory, as the table names them).

@@ -108,13 +108,15 @@ pub(crate) const INPUT_CONFIRM: &str = "confirm";
 pub(crate) const INPUT_MAX_DROP: &str = "max-drop";
 /// Input `shard`: `INDEX/COUNT`, the slice of layer 1's case × model list this job runs.
 pub(crate) const INPUT_SHARD: &str = "shard";
+/// Input `migration-scan`: `true` also scans the workspace for 2025-era protocol.
+pub(crate) const INPUT_MIGRATION_SCAN: &str = "migration-scan";
 /// Input `merge-reports`: a glob of report directories; when set, the Action merges them instead
 /// of evaluating.
 pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 49] = [
+pub(crate) const ALL_INPUTS: [&str; 50] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -164,6 +166,7 @@ pub(crate) const ALL_INPUTS: [&str; 49] = [
     INPUT_OTLP_HEADERS,
     INPUT_TRACE_STATE,
     INPUT_BAGGAGE,
+    INPUT_MIGRATION_SCAN,
 ];
 
 /// The API root of the built-in `openai` provider (default `https://api.openai.com/v1`).

@@ -256,6 +256,9 @@ pub struct ActionFlags {
     /// Merge the reports of shards instead of evaluating: a glob of report directories, e.g. reports/* [Action input: merge-reports]
     #[arg(long, value_name = "GLOB")]
     pub merge_reports: Option<String>,
+    /// Also scan the workspace for 2025-era MCP protocol the 2026-07-28 revision removed (mcp-eval migrate-scan): annotations and a table in the job summary; never fails the job: true or false [Action input: migration-scan; default false]
+    #[arg(long, value_name = "BOOL")]
+    pub migration_scan: Option<String>,
 }
 
 /// Everything a front end hands to [`resolve`].
@@ -431,6 +434,8 @@ pub(crate) struct ActionSettings {
     pub github: GithubContext,
     /// `merge-reports`: a glob of report directories to merge instead of evaluating.
     pub merge_reports: Option<String>,
+    /// `migration-scan`: also scan the workspace for 2025-era protocol (`mcp-eval migrate-scan`).
+    pub migration_scan: bool,
 }
 
 /// Everything an evaluation needs, validated. Paths are absolute or relative to the current
@@ -1201,17 +1206,20 @@ fn resolve_action(
     let eval_label = sources
         .action(&flags.eval_label, env_vars::INPUT_EVAL_LABEL)
         .map_or_else(|| DEFAULT_EVAL_LABEL.to_owned(), |(_, text)| text);
-    let comment = match sources.action(&flags.comment, env_vars::INPUT_COMMENT) {
-        None => true,
+    let boolean = |given: Option<(Source, String)>, default: bool, problems: &mut Vec<Problem>| match given {
+        None => default,
         Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
             "true" | "yes" | "on" | "1" => true,
             "false" | "no" | "off" | "0" => false,
             _ => {
                 problems.push(Problem::new(&source, format!("`{text}` is not a boolean"), "use true or false"));
-                true
+                default
             }
         },
     };
+    let comment = boolean(sources.action(&flags.comment, env_vars::INPUT_COMMENT), true, problems);
+    let migration_scan =
+        boolean(sources.action(&flags.migration_scan, env_vars::INPUT_MIGRATION_SCAN), false, problems);
     let comment_id = resolve_comment_id(sources, problems);
     let full_matrix_schedule = sources
         .action(&flags.full_matrix_schedule, env_vars::INPUT_FULL_MATRIX_SCHEDULE)
@@ -1249,7 +1257,16 @@ fn resolve_action(
     let merge_reports = workspace
         .shared(sources.action(&flags.merge_reports, env_vars::INPUT_MERGE_REPORTS), problems)
         .map(|(_, text)| text);
-    ActionSettings { eval_label, full_matrix_schedule, comment, comment_id, token, github, merge_reports }
+    ActionSettings {
+        eval_label,
+        full_matrix_schedule,
+        comment,
+        comment_id,
+        token,
+        github,
+        merge_reports,
+        migration_scan,
+    }
 }
 
 /// The Action's `comment-id` (flag, then input); [`DEFAULT_COMMENT_ID`] when none is given.

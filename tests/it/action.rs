@@ -1494,3 +1494,40 @@ fn a_fork_pull_request_without_keys_runs_golden_check_execute_in_place_of_layer_
     assert!(summary.contains("**In its place:** `golden check --execute` ran in its place"), "{summary}");
     assert!(github.ours()[0].body.contains("golden check --execute"), "the comment says so too");
 }
+
+#[test]
+fn the_migration_scan_input_annotates_each_finding_and_tables_them_without_failing_the_job() {
+    let demo = DemoServer::start(&[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(workspace.join("src")).expect("src");
+    std::fs::write(
+        workspace.join("src/server.ts"),
+        "import express from \"express\";\nconst app = express();\n// an MCP server\napp.post(\"/mcp\", (req, res) => {\n  const session = req.headers[\"mcp-session-id\"];\n  if (req.body.method === \"initialize\") { res.json({}); }\n});\n",
+    )
+    .expect("server");
+    std::fs::write(
+        workspace.join("package.json"),
+        "{\n  \"name\": \"my-server\",\n  \"dependencies\": {\n    \"@modelcontextprotocol/sdk\": \"^1.20.0\"\n  }\n}\n",
+    )
+    .expect("package.json");
+    let run = run_action(
+        &workspace,
+        "push",
+        "push.json",
+        "http://127.0.0.1:9",
+        &[("SERVER-URL", &demo.url), ("MIGRATION-SCAN", "true")],
+    );
+    assert_eq!(run.code(), 0, "findings never fail the job: {}", run.stdout());
+    let stdout = run.stdout();
+    assert!(stdout.contains("::warning file=package.json,line=4,title=mcp-eval MIG-14::"), "{stdout}");
+    assert!(stdout.contains("file=src/server.ts,line=5,title=mcp-eval MIG-7::"), "{stdout}");
+    assert!(stdout.contains("file=src/server.ts,line=6,title=mcp-eval MIG-1::"), "{stdout}");
+    let summary = run.file("step_summary.md");
+    assert!(summary.contains("### 🧭 Migration to MCP 2026-07-28"), "{summary}");
+    assert!(summary.contains("| `src/server.ts:6` | MIG-1 |"), "{summary}");
+
+    // Off by default.
+    let quiet = run_action(&workspace, "push", "push.json", "http://127.0.0.1:9", &[("SERVER-URL", &demo.url)]);
+    assert!(!quiet.stdout().contains("MIG-"), "{}", quiet.stdout());
+}
