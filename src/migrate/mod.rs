@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Kind, UserError};
+use crate::report::md;
 use crate::verdict::{ExitStatus, Met};
 
 use scan::{MigrationFinding, Scan};
@@ -193,21 +194,10 @@ pub(crate) fn json(scan: &Scan) -> String {
 pub(crate) const SUMMARY_ROWS: usize = 50;
 
 /// The scan as a section of the job summary: the counts, then a table of the findings (at most
-/// [`SUMMARY_ROWS`]) with each one's location, rule, what and replacement. Cells are escaped:
-/// a repository's file names and text cannot break the table or the page.
+/// [`SUMMARY_ROWS`]) with each one's location, rule, what and replacement. Cells are escaped by
+/// the renderers' own helpers (`report::md`): a repository's file names cannot break the table
+/// or the page, and the rules' code spans stay code.
 pub(crate) fn summary(scan: &Scan) -> String {
-    let cell = |text: &str| -> String {
-        text.chars()
-            .flat_map(|character| match character {
-                '|' => "\\|".chars().collect::<Vec<_>>(),
-                '<' => "&lt;".chars().collect(),
-                '>' => "&gt;".chars().collect(),
-                '`' => "'".chars().collect(),
-                '\n' | '\r' => " ".chars().collect(),
-                other => vec![other],
-            })
-            .collect()
-    };
     let findings: Vec<&MigrationFinding> = scan.findings().collect();
     let notes = scan.notes().count();
     let mut text = String::from("\n### 🧭 Migration to MCP 2026-07-28 (`mcp-eval migrate-scan`)\n\n");
@@ -222,12 +212,11 @@ pub(crate) fn summary(scan: &Scan) -> String {
     for found in findings.iter().take(SUMMARY_ROWS) {
         let rule = rules::rule(found.rule);
         text.push_str(&format!(
-            "| `{}:{}` | {} | {} | {} |\n",
-            cell(&found.path),
-            found.line,
+            "| {} | {} | {} | {} |\n",
+            md::table_code(&format!("{}:{}", found.path, found.line)),
             found.rule,
-            cell(rule.what),
-            cell(rule.replacement)
+            md::message(rule.what),
+            md::message(rule.replacement)
         ));
     }
     if findings.len() > SUMMARY_ROWS {

@@ -9,7 +9,7 @@ pub mod junit;
 pub mod layer2;
 mod layer2_summary;
 pub mod markdown;
-mod md;
+pub(crate) mod md;
 pub mod model;
 pub(crate) mod sarif;
 pub mod telemetry;
