@@ -29,6 +29,9 @@ pub(crate) mod error;
 pub(crate) mod evaluate;
 pub(crate) mod events;
 pub(crate) mod faults;
+// The fuzz targets' entry points (fuzz/): compiled for them and for the corpus replay test.
+#[cfg(any(fuzzing, test))]
+pub mod fuzzing;
 pub(crate) mod github;
 pub(crate) mod golden;
 pub(crate) mod jcs;

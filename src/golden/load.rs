@@ -100,6 +100,22 @@ pub(crate) fn load(path: &Path) -> Result<GoldenSet, Vec<Problem>> {
     }
 }
 
+/// The most bytes of a rubric file read (1 MiB): a rubric is a short list, and a path such as
+/// a device or a log file must not be read without end.
+const MAX_RUBRIC_BYTES: u64 = 1024 * 1024;
+
+/// The text of the file at `path`, or `None` when it is longer than `limit` bytes (never more
+/// than `limit + 1` bytes are read). Invalid UTF-8 is an `InvalidData` error.
+fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Option<String>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    fs_err::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Ok(None);
+    }
+    String::from_utf8(bytes).map(Some).map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, error))
+}
+
 const PLAN_KEYS: &[&str] = &["cases", "tool", "fault", "on_call"];
 
 /// Reads and checks the fault plan at `path` (`--fault-plan`): a YAML list of `{cases: GLOB,
@@ -115,9 +131,15 @@ pub(crate) fn load_fault_plan(path: &Path) -> Result<Vec<super::PlanEntry>, Vec<
             hint: "check the path given to --fault-plan".into(),
         }]
     })?;
+    parse_fault_plan(path, &text)
+}
+
+/// Checks the text of a fault plan (`path` names it in messages); what [`load_fault_plan`]
+/// returns, less the reading.
+pub(crate) fn parse_fault_plan(path: &Path, text: &str) -> Result<Vec<super::PlanEntry>, Vec<Problem>> {
     let mut reader = Reader { path: path.to_owned(), problems: Vec::new(), semantic: Vec::new() };
     let example = "a fault plan is a list: `- {cases: \"*\", tool: \"*\", fault: http-500, on_call: 1}`";
-    let root = match tree::parse(&text) {
+    let root = match tree::parse(text) {
         Ok(Some(root)) => root,
         Ok(None) => {
             reader.problems.push(reader.problem(Some((1, 1)), None, "the file is empty".into(), example.into()));
@@ -635,8 +657,17 @@ impl Reader {
     fn rubric_file(&mut self, node: &Node, field: &str) -> Option<(String, usize)> {
         let name = self.string(node, field)?;
         let path = self.path.parent().unwrap_or(Path::new(".")).join(&name);
-        let text = match fs_err::read_to_string(&path) {
-            Ok(text) => text.replace("\r\n", "\n"),
+        let text = match read_bounded(&path, MAX_RUBRIC_BYTES) {
+            Ok(Some(text)) => text.replace("\r\n", "\n"),
+            Ok(None) => {
+                self.report(
+                    node,
+                    field,
+                    format!("`{}` is larger than {MAX_RUBRIC_BYTES} bytes", path.display()),
+                    "a rubric file is a short Markdown list of `- [must] …` and `- [should] …` criteria",
+                );
+                return None;
+            }
             Err(error) => {
                 self.report(
                     node,

@@ -586,3 +586,11 @@ fn what_a_trial_does_is_typed_once_with_the_format_s_defaults() {
     assert_eq!((&given.tool_choice, given.sampling.temperature), (&super::ToolChoice::Required, Some(0.5)));
     assert!(given.graded_without_judge, "negative: true grades without a judge");
 }
+
+#[test]
+fn a_rubric_file_without_end_is_a_problem_not_a_hang() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = "version: 1\nrubrics:\n  endless: {file: /dev/zero, min_should: 0}\ncases:\n  - id: s\n    prompt: p\n    rubric: endless\n";
+    let problems = parse(&dir.path().join("g.yaml"), text).expect_err("a problem");
+    assert!(problems.iter().any(|problem| problem.message.contains("larger than 1048576 bytes")), "{problems:#?}");
+}

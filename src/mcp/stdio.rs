@@ -554,58 +554,90 @@ async fn read_stdout(
     mut reader: StdoutReader,
     exit_sender: watch::Sender<Option<String>>,
 ) {
-    let mut buffer: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut lines = LineSplitter::default();
     let mut chunk = vec![0u8; 64 * 1024];
-    let mut dropping_long_line = false;
-    // The unfinished line in `buffer` has been looked at since it last grew.
-    let mut partial_seen = true;
     loop {
-        let read = if buffer.is_empty() || partial_seen || dropping_long_line {
+        let read = if lines.waits_for_bytes() {
             stdout.read(&mut chunk).await
         } else {
             // `read` is cancel-safe: a timeout loses no bytes.
             match tokio::time::timeout(PARTIAL_IDLE, stdout.read(&mut chunk)).await {
                 Ok(read) => read,
                 Err(_) => {
-                    reader.idle(&mut buffer);
-                    partial_seen = true;
+                    lines.idle(&mut reader);
                     continue;
                 }
             }
         };
-        let read = match read {
+        match read {
             Ok(0) | Err(_) => break,
-            Ok(read) => read,
-        };
+            Ok(read) => lines.feed(&chunk[..read], &mut reader),
+        }
+    }
+    lines.end(&mut reader);
+    let _ = exit_sender.send(Some("stdout closed (the process exited or closed its output)".into()));
+}
+
+/// Cuts stdout into lines for a [`StdoutReader`], dropping lines longer than
+/// [`MAX_LINE_BYTES`] (the buffer never holds more than that plus one read); the IO stays in
+/// [`read_stdout`].
+#[derive(Debug, Default)]
+struct LineSplitter {
+    /// The unfinished line.
+    buffer: Vec<u8>,
+    /// The unfinished line is over [`MAX_LINE_BYTES`]: its bytes are dropped up to its `\n`.
+    dropping_long_line: bool,
+    /// The unfinished line has been looked at ([`LineSplitter::idle`]) since it last grew.
+    partial_seen: bool,
+}
+
+impl LineSplitter {
+    /// True when there is no unfinished line to look at if stdout rests: wait for bytes with
+    /// no timeout.
+    fn waits_for_bytes(&self) -> bool {
+        self.buffer.is_empty() || self.partial_seen || self.dropping_long_line
+    }
+
+    /// The bytes of one read: each complete line to `reader`, the rest kept.
+    fn feed(&mut self, bytes: &[u8], reader: &mut StdoutReader) {
         let mut start = 0;
-        for (index, &byte) in chunk[..read].iter().enumerate() {
+        for (index, &byte) in bytes.iter().enumerate() {
             if byte == b'\n' {
-                if dropping_long_line {
-                    dropping_long_line = false;
+                if self.dropping_long_line {
+                    self.dropping_long_line = false;
                 } else {
-                    buffer.extend_from_slice(&chunk[start..index]);
-                    reader.line(&buffer);
+                    self.buffer.extend_from_slice(&bytes[start..index]);
+                    reader.line(&self.buffer);
                 }
-                buffer.clear();
+                self.buffer.clear();
                 start = index + 1;
             }
         }
-        if !dropping_long_line {
-            buffer.extend_from_slice(&chunk[start..read]);
-            partial_seen = buffer.is_empty();
-            if buffer.len() > MAX_LINE_BYTES {
-                dropping_long_line = true;
-                buffer.clear();
+        if !self.dropping_long_line {
+            self.buffer.extend_from_slice(&bytes[start..]);
+            self.partial_seen = self.buffer.is_empty();
+            if self.buffer.len() > MAX_LINE_BYTES {
+                self.dropping_long_line = true;
+                self.buffer.clear();
                 reader.new_line();
                 reader.too_long();
             }
         }
     }
-    if !buffer.is_empty() && !dropping_long_line {
-        reader.line(&buffer);
+
+    /// stdout rested with an unfinished line.
+    fn idle(&mut self, reader: &mut StdoutReader) {
+        reader.idle(&mut self.buffer);
+        self.partial_seen = true;
     }
-    reader.finish();
-    let _ = exit_sender.send(Some("stdout closed (the process exited or closed its output)".into()));
+
+    /// stdout ended: the unfinished line is a line.
+    fn end(&mut self, reader: &mut StdoutReader) {
+        if !self.buffer.is_empty() && !self.dropping_long_line {
+            reader.line(&self.buffer);
+        }
+        reader.finish();
+    }
 }
 
 /// Classifies and routes what the server writes on stdout, line by line.
@@ -1054,6 +1086,41 @@ impl StdoutReader {
             }
         }
     }
+}
+
+/// What `chunks` of stdout come to, read as [`read_stdout`] reads them, with requests 1, 2 and
+/// 3 waiting: the violations (`Debug`) and what each request was delivered (`Debug`, or
+/// `waiting`), in id order. `idle_after[i]`: stdout rests after chunk `i`. For the fuzz targets.
+#[cfg(any(fuzzing, test))]
+pub(crate) fn read_for_fuzzing(chunks: &[&[u8]], idle_after: &[bool]) -> (String, Vec<String>) {
+    let pending: PendingMap = Arc::default();
+    let mut receivers = Vec::new();
+    for id in 1..=3 {
+        let (sender, receiver) = oneshot::channel();
+        let waiting = Pending { messages: Vec::new(), progress_token: None, log_level: false, sender };
+        crate::mcp::sync::lock(&pending).insert(id_key(&Value::from(id)), waiting);
+        receivers.push(receiver);
+    }
+    let sent: SentIds = Arc::new(Mutex::new((1..=3).map(|id| id_key(&Value::from(id))).collect()));
+    let violations = Arc::new(Mutex::new(StdoutViolations::default()));
+    let mut reader = StdoutReader::new(pending, sent, violations.clone(), Redactor::new([]));
+    let mut lines = LineSplitter::default();
+    for (index, chunk) in chunks.iter().enumerate() {
+        lines.feed(chunk, &mut reader);
+        if idle_after.get(index).copied().unwrap_or(false) && !lines.waits_for_bytes() {
+            lines.idle(&mut reader);
+        }
+    }
+    lines.end(&mut reader);
+    let delivered = receivers
+        .into_iter()
+        .map(|mut receiver| match receiver.try_recv() {
+            Ok(delivery) => format!("{delivery:?}"),
+            Err(_) => "waiting".to_owned(),
+        })
+        .collect();
+    let seen = format!("{:?}", crate::mcp::sync::lock(&violations));
+    (seen, delivered)
 }
 
 #[cfg(test)]

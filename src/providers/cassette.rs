@@ -839,6 +839,18 @@ fn load<'a>(files: impl Iterator<Item = (&'a Path, &'a str)>) -> Result<State, C
     Ok(state)
 }
 
+/// The text one cassette file reads back as: parsed as [`Cassettes::open`] reads it, then
+/// written as [`Cassettes::save`] writes it (the fuzz targets' round trip).
+///
+/// # Errors
+/// What reading the file gives ([`CassetteError::Corrupt`]).
+#[cfg(any(fuzzing, test))]
+pub(crate) fn reread(path: &Path, text: &str) -> Result<String, CassetteError> {
+    let (label, tape) = parse(path, text)?;
+    render(&label, &tape)
+        .map_err(|error| CassetteError::Corrupt { path: path.to_path_buf(), reason: error.to_string() })
+}
+
 fn parse(path: &Path, text: &str) -> Result<(String, Tape), CassetteError> {
     let corrupt = |reason: String| CassetteError::Corrupt { path: path.to_path_buf(), reason };
     let file: FileForm = serde_json::from_str(text).map_err(|error| corrupt(error.to_string()))?;
