@@ -337,7 +337,14 @@ pub fn main() -> i32 {
             return status.code();
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        // As much stack as the main thread: the readers of nested input (YAML to 64 levels, JSON to
+        // serde_json's 128) may run on a worker.
+        .thread_stack_size(8 * 1024 * 1024)
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             say!("{}", UserError::new(Kind::Environment, "cannot start the async runtime").caused_by(error));

@@ -102,6 +102,9 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
 pub(crate) fn saphyr_message(text: &str) -> String {
     let first = text.lines().next().unwrap_or_default();
     let rest = first.strip_prefix("error: ").unwrap_or(first);
+    if rest.contains("budget breached: Depth") {
+        return "nested deeper than 64 levels, the most a YAML file here may nest".to_owned();
+    }
     match rest.strip_prefix("line ").and_then(|rest| rest.split_once(": ")) {
         Some((position, message)) if position.contains("column") => message.to_owned(),
         _ => rest.to_owned(),

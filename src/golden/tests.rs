@@ -594,3 +594,21 @@ fn a_rubric_file_without_end_is_a_problem_not_a_hang() {
     let problems = parse(&dir.path().join("g.yaml"), text).expect_err("a problem");
     assert!(problems.iter().any(|problem| problem.message.contains("larger than 1048576 bytes")), "{problems:#?}");
 }
+
+#[test]
+fn yaml_nested_past_64_levels_is_one_problem_that_names_the_bound() {
+    let mut text = String::from("version: 1\ncases:\n");
+    for depth in 1..=100 {
+        text.push_str(&format!("{}- \n", "  ".repeat(depth)));
+    }
+    // A test thread's 2 MiB of stack is less than 64 levels take in a debug build; the binary
+    // parses with 8 MiB.
+    let worker = std::thread::Builder::new().stack_size(8 * 1024 * 1024);
+    let problems = worker
+        .spawn(move || parse(Path::new("g.yaml"), &text).expect_err("a problem"))
+        .expect("a thread")
+        .join()
+        .expect("no panic");
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(problems[0].message.contains("nested deeper than 64 levels"), "{problems:#?}");
+}
