@@ -245,8 +245,13 @@ impl DemoModel {
                 _ => text_reply(wire, &model, &format!("Done: the tools answered. Reference {canary}.")),
             };
         }
+        // The step the script is at: one per call made, except that a call retried after a
+        // failed result stays at its step (the retry makes it again).
+        let retries = matches!(self.on_fault.get(&script.id), Some(OnFault::Retry));
+        let step = if retries { made - failed_results(wire, &messages).min(made) } else { made };
         if let Some(behaviour) = self.on_fault.get(&script.id).filter(|_| last_result_failed(wire, &messages)) {
-            let (tool, arguments) = script.steps.get(made.saturating_sub(1)).cloned().unwrap_or_default();
+            let at = if retries { step } else { made.saturating_sub(1) };
+            let (tool, arguments) = script.steps.get(at).cloned().unwrap_or_default();
             return match behaviour {
                 OnFault::Retry => call_reply(wire, &model, &wire_name(&tool, &tools), &arguments, made),
                 OnFault::Fallback(other) => call_reply(wire, &model, &wire_name(other, &tools), &json!({}), made),
@@ -258,7 +263,7 @@ impl DemoModel {
                 OnFault::Silent => text_reply(wire, &model, ""),
             };
         }
-        match script.steps.get(made) {
+        match script.steps.get(step) {
             Some((tool, arguments)) => call_reply(wire, &model, &wire_name(tool, &tools), arguments, made),
             None if script.steps.is_empty() => text_reply(wire, &model, "Glad to help. Nothing to look up."),
             None => {
@@ -329,6 +334,19 @@ fn last_result_failed(wire: Wire, messages: &[Value]) -> bool {
             blocks.iter().any(|block| block["type"] == "tool_result" && block["is_error"] == true)
         }),
     }
+}
+
+/// The failed tool results of the conversation (as [`last_result_failed`] reads one).
+fn failed_results(wire: Wire, messages: &[Value]) -> usize {
+    messages
+        .iter()
+        .map(|message| match wire {
+            Wire::OpenAi => usize::from(message["role"] == "tool" && user_text(wire, message).starts_with("Error:")),
+            Wire::Anthropic => message["content"].as_array().map_or(0, |blocks| {
+                blocks.iter().filter(|block| block["type"] == "tool_result" && block["is_error"] == true).count()
+            }),
+        })
+        .sum()
 }
 
 fn is_tool_result(wire: Wire, message: &Value) -> bool {
@@ -659,6 +677,30 @@ mod tests {
         // The second first-turn of case `one` goes wrong (flaky every 2nd).
         let wrong = model.answer(Wire::OpenAi, &openai(json!([{"role": "user", "content": "Echo eu"}])));
         assert_ne!(wrong["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "echo");
+    }
+
+    #[test]
+    fn a_retried_step_of_a_sequence_stays_its_step_until_it_succeeds() {
+        let mut model = model();
+        model.on_fault.insert("two".into(), OnFault::Retry);
+        let call = |id: &str, tool: &str| json!({"role": "assistant", "content": "", "tool_calls": [{"id": id, "type": "function", "function": {"name": tool, "arguments": "{}"}}]});
+        let result = |id: &str, text: &str| json!({"role": "tool", "tool_call_id": id, "content": text});
+        let next = |messages: Vec<Value>| {
+            let reply = model.answer(Wire::OpenAi, &openai(Value::Array(messages)));
+            reply["choices"][0]["message"]["tool_calls"][0]["function"]["name"]
+                .as_str()
+                .unwrap_or("(answer)")
+                .to_owned()
+        };
+        let user = json!({"role": "user", "content": "Two steps"});
+        let failed_twice =
+            vec![user.clone(), call("1", "a"), result("1", "Error: down"), call("2", "a"), result("2", "Error: down")];
+        assert_eq!(next(failed_twice.clone()), "a", "a step that failed twice is tried a third time");
+        let mut recovered = failed_twice;
+        recovered.extend([call("3", "a"), result("3", "ok")]);
+        assert_eq!(next(recovered.clone()), "b", "once it succeeds, the next step");
+        recovered.extend([call("4", "b"), result("4", "ok")]);
+        assert_eq!(next(recovered), "(answer)", "then the answer");
     }
 
     #[test]
