@@ -110,7 +110,7 @@ async fn try_spoiled_again(
 /// Trial `trial` of `work`'s case on its model, with what the plan gives it.
 async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&RunEvent) + Sync)) -> TrialRecord {
     let model = plan.ready.iter().find(|model| model.index == work.model).expect("work names a ready model");
-    let offered: &[ToolSpec] = plan.offered.get(&(work.model, work.case)).map(Vec::as_slice).unwrap_or_default();
+    let offered: &[ToolSpec] = plan.offered.get(&(work.model, work.case)).map(|tools| &tools[..]).unwrap_or_default();
     let judge = plan.judge.as_deref().and_then(|caller| {
         let samples = plan.input.settings.judge_samples.max(1);
         Some((Judge { caller, samples }, plan.rubrics[work.case].as_ref()?))

@@ -58,6 +58,9 @@ pub(crate) struct Ready {
     pub caller: Arc<LiveModel>,
 }
 
+/// The tools each case offers each model, by (model index, case index).
+pub(crate) type Offered = BTreeMap<(usize, usize), Arc<[ToolSpec]>>;
+
 /// One unit of work: the trials (1-based) of case `case` on model `model` that run one after
 /// another — one trial, or every trial of a case with `sequential_runs`.
 #[derive(Debug, Clone)]
@@ -80,8 +83,9 @@ pub(crate) struct Plan<'a> {
     pub specs: Vec<CaseSpec>,
     /// The models that can run.
     pub ready: Vec<Ready>,
-    /// The tools each case offers each model, by (model index, case index).
-    pub offered: BTreeMap<(usize, usize), Vec<ToolSpec>>,
+    /// The tools each case offers each model, by (model index, case index): one shared list per
+    /// model and distinct set of visible tools ([`shared_lists`]), not a copy per case.
+    pub offered: Offered,
     /// The rubric judge, when one can run.
     pub judge: Option<Arc<LiveModel>>,
     /// Each case's rubric (set order).
@@ -349,7 +353,7 @@ fn offer_tools(
     ready: &[Ready],
     specs: &[CaseSpec],
     section: &mut EvalsSection,
-) -> Result<BTreeMap<(usize, usize), Vec<ToolSpec>>, UserError> {
+) -> Result<Offered, UserError> {
     let mut offered = BTreeMap::new();
     let mut lowered_notes = BTreeSet::new();
     for model in ready {
@@ -374,9 +378,7 @@ fn offer_tools(
         if let Some(note) = renamed_note(input.surface, model) {
             section.layer1_notes.push(note);
         }
-        for (case_index, case) in specs.iter().enumerate() {
-            let tools: Vec<ToolSpec> =
-                lowered.iter().filter(|(name, _)| case.sees(name)).map(|(_, spec)| spec.clone()).collect();
+        for ((case_index, case), tools) in specs.iter().enumerate().zip(shared_lists(&lowered, specs)) {
             if model.api == Api::OpenAi && tools.len() > openai::MAX_TOOLS {
                 return Err(UserError::new(
                     Kind::InvalidInput,
@@ -395,6 +397,24 @@ fn offer_tools(
     }
     section.layer1_notes.extend(lowered_notes);
     Ok(offered)
+}
+
+/// The tools of `lowered` each case of `specs` sees, in case order. Cases that see the same tools
+/// (most do: every tool, or the set's `defaults.tools`) share one list, so a plan holds a list
+/// per distinct set of visible tools, not a copy of every schema per case (a thousand cases of a
+/// server with a dozen tools held some 25 MB of copies).
+fn shared_lists(lowered: &BTreeMap<&str, ToolSpec>, specs: &[CaseSpec]) -> Vec<Arc<[ToolSpec]>> {
+    let mut lists: BTreeMap<Vec<&str>, Arc<[ToolSpec]>> = BTreeMap::new();
+    specs
+        .iter()
+        .map(|case| {
+            let names: Vec<&str> = lowered.keys().copied().filter(|name| case.sees(name)).collect();
+            let list = lists.entry(names).or_insert_with_key(|names| {
+                names.iter().filter_map(|name| lowered.get(name).cloned()).collect::<Vec<_>>().into()
+            });
+            Arc::clone(list)
+        })
+        .collect()
 }
 
 /// The note on the tool names rewritten for `model`'s provider, when any are.
@@ -741,5 +761,30 @@ impl ArgumentCheck for SchemaCheck {
             Some(Validation::Invalid(problems)) => Err(problems.join("; ")),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_that_see_the_same_tools_share_one_list_of_them() {
+        let set = crate::golden::load::parse(
+            std::path::Path::new("set.yaml"),
+            "version: 1\ncases:\n  - {id: a, prompt: one, expect_tool: echo}\n  - {id: b, prompt: two, expect_tool: echo}\n  - {id: c, prompt: three, expect_tool: echo, tools: [\"e*\"]}\n  - {id: d, prompt: four, expect_tool: echo, tools: [echo]}\n",
+        )
+        .expect("a valid set");
+        let specs: Vec<CaseSpec> = set.cases.iter().map(CaseSpec::from_case).collect();
+        let tool = |name: &str| ToolSpec { name: name.into(), description: None, input_schema: serde_json::json!({}) };
+        let lowered: BTreeMap<&str, ToolSpec> = [("echo", tool("echo")), ("list", tool("list"))].into_iter().collect();
+        let lists = shared_lists(&lowered, &specs);
+        let names = |list: &Arc<[ToolSpec]>| list.iter().map(|tool| tool.name.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            lists.iter().map(names).collect::<Vec<_>>(),
+            [vec!["echo", "list"], vec!["echo", "list"], vec!["echo"], vec!["echo"]]
+        );
+        assert!(Arc::ptr_eq(&lists[0], &lists[1]) && Arc::ptr_eq(&lists[2], &lists[3]), "one list per distinct set");
+        assert!(!Arc::ptr_eq(&lists[0], &lists[2]));
     }
 }
