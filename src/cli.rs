@@ -93,6 +93,13 @@ pub struct DemoModelArgs {
     /// layer 2's tests)
     #[arg(long, value_name = "CASE:BEHAVIOUR")]
     pub on_payload: Vec<String>,
+    /// Answer this share of the requests (0 to 1) with HTTP 429 or 500, drawn from `--seed` per
+    /// (first user turn, model turn, attempt): a test fixture (the soak), hidden
+    #[arg(long, value_name = "SHARE", value_parser = demo::faults::parse_rate, hide = true)]
+    pub fail_rate: Option<f64>,
+    /// The seed of `--fail-rate`'s draws (hidden)
+    #[arg(long, value_name = "N", default_value_t = 0, hide = true)]
+    pub seed: u64,
 }
 
 /// Flags of `mcp-eval migrate-scan`.
@@ -324,6 +331,13 @@ pub struct DemoArgs {
     /// Append every tools/call received to FILE as a JSON line (tests)
     #[arg(long, value_name = "FILE", hide = true)]
     pub calls_log: Option<std::path::PathBuf>,
+    /// Fail this share of the tools/calls (0 to 1), drawn from `--seed` per (tool, arguments,
+    /// attempt): half `isError` results, half -32603 errors; a test fixture (the soak), hidden
+    #[arg(long, value_name = "SHARE", value_parser = demo::faults::parse_rate, hide = true)]
+    pub fail_rate: Option<f64>,
+    /// The seed of `--fail-rate`'s draws (hidden)
+    #[arg(long, value_name = "N", default_value_t = 0, hide = true)]
+    pub seed: u64,
 }
 
 /// The whole process: parses the command line, runs the subcommand on a two-thread runtime, and
@@ -529,8 +543,13 @@ pub async fn demo_server(args: DemoArgs) -> ExitStatus {
             }
         }
     }
-    let config =
-        Arc::new(DemoConfig { breaks, bearer_token: args.require_token.clone(), calls_log: args.calls_log.clone() });
+    let faults = args.fail_rate.map(|rate| Arc::new(demo::faults::Faults::new(rate, args.seed)));
+    let config = Arc::new(DemoConfig {
+        breaks,
+        bearer_token: args.require_token.clone(),
+        calls_log: args.calls_log.clone(),
+        faults,
+    });
     if args.stdio {
         return match demo::serve_stdio(config).await {
             Ok(()) => ExitStatus::Passed,
@@ -591,6 +610,7 @@ pub async fn demo_model(args: DemoModelArgs) -> ExitStatus {
     };
     let mut model = demo::model::DemoModel::new(&set, &flaky, &quote, chrono::Utc::now().date_naive());
     model.delay = std::time::Duration::from_millis(args.delay_ms);
+    model.faults = args.fail_rate.map(|rate| demo::faults::Faults::new(rate, args.seed));
     for text in &args.on_payload {
         match text.split_once(':') {
             Some((case, "follow")) => {

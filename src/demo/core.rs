@@ -565,6 +565,9 @@ fn dispatch(context: &RequestContext<'_>, method: &str) -> Result<Handled, RpcEr
             if let Some(path) = &state.config().calls_log {
                 log_call(path, context.params);
             }
+            if let Some(failed) = catalog::seeded_failure(context) {
+                return failed;
+            }
             let mut handled = catalog::call_tool(context)?;
             if state.breaks("chaos-slow-tools") {
                 // A slow backend: whatever the tool answers leaves that much later, after the
@@ -1293,6 +1296,26 @@ mod tests {
         assert_eq!(all_tools(&["h-12"])[1]["inputSchema"]["properties"]["scale"]["type"], "number");
         assert!(all_tools(&["m-10"])[0]["icons"].is_array());
         assert!(all_tools(&[])[0].get("icons").is_none());
+    }
+
+    #[test]
+    fn seeded_faults_fail_tool_calls_alone() {
+        let config =
+            DemoConfig { faults: Some(Arc::new(crate::demo::faults::Faults::new(1.0, 3))), ..DemoConfig::default() };
+        let server = ServerState::new(Arc::new(config));
+        let failures: Vec<Value> = (0..8)
+            .map(|n| {
+                let reply = handle(&server, &tool_call("test_simple_text", json!({"text": format!("t{n}")})), None);
+                reply.last().cloned().expect("an answer")
+            })
+            .collect();
+        assert!(
+            failures.iter().all(|answer| answer.pointer("/result/isError") == Some(&json!(true))
+                || answer.pointer("/error/code") == Some(&json!(INTERNAL_ERROR))),
+            "{failures:?}"
+        );
+        let listed = handle(&server, &request("tools/list", json!({"_meta": meta()})), None);
+        assert!(listed.last().expect("an answer").get("result").is_some(), "only tools/call fails");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 pub(crate) mod breaks;
 pub(crate) mod catalog;
 pub(crate) mod core;
+pub(crate) mod faults;
 pub(crate) mod http;
 pub(crate) mod model;
 pub(crate) mod protocol;
@@ -41,6 +42,9 @@ pub(crate) struct DemoConfig {
     /// (`{"name": …, "arguments": …}`): what the tests read to prove a call never reached the
     /// server (`--calls-log`, hidden).
     pub calls_log: Option<std::path::PathBuf>,
+    /// When set, a seeded share of `tools/call`s fail (`--fail-rate`, `--seed`, hidden: the
+    /// soak's fixture, see [`faults`]).
+    pub faults: Option<std::sync::Arc<faults::Faults>>,
 }
 
 /// The token an `a-*` break makes the demo require.
@@ -54,7 +58,12 @@ impl DemoConfig {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        DemoConfig { breaks: breaks.into_iter().map(Into::into).collect(), bearer_token: None, calls_log: None }
+        DemoConfig {
+            breaks: breaks.into_iter().map(Into::into).collect(),
+            bearer_token: None,
+            calls_log: None,
+            faults: None,
+        }
     }
 
     /// The bearer token HTTP requests need, if any.

@@ -64,6 +64,9 @@ pub(crate) struct DemoModel {
     /// What it does after a tool result carrying a layer-2 canary (`ZQ-` and 12 hex digits), by
     /// case id: `true` follows the payload, `false` refuses it and says so.
     pub on_payload: BTreeMap<String, bool>,
+    /// When set, a seeded share of the requests fail with HTTP 429 or 500 (`--fail-rate`,
+    /// `--seed`, hidden: the soak's fixture, see [`super::faults`]).
+    pub faults: Option<super::faults::Faults>,
 }
 
 /// What the demo model does after a failed tool result (`--on-fault CASE:BEHAVIOUR`): the
@@ -153,7 +156,7 @@ impl DemoModel {
                 },
             );
         }
-        DemoModel { cases, delay: Duration::ZERO, on_fault: BTreeMap::new(), on_payload: BTreeMap::new() }
+        DemoModel { cases, delay: Duration::ZERO, on_fault: BTreeMap::new(), on_payload: BTreeMap::new(), faults: None }
     }
 
     /// The answer to one request body on `wire` (the whole JSON response body), with a usage
@@ -164,6 +167,38 @@ impl DemoModel {
         let mut answer = self.reply(wire, body);
         answer["usage"] = demo_usage(wire, body, &answer);
         answer
+    }
+
+    /// The seeded failure of a request (`--fail-rate`), as `(status, body)`, or `None` when it
+    /// is answered. The key is the conversation's first user turn and the number of model turns
+    /// before this one (see [`super::faults`]): with a prompt per trial, (case, trial, call
+    /// index), and the attempt counted under it. Half the failures are 429 (sent with
+    /// `Retry-After: 0`), half 500, each in the wire's error shape.
+    pub(crate) fn seeded_failure(&self, wire: Wire, body: &Value) -> Option<(u16, Value)> {
+        let faults = self.faults.as_ref()?;
+        let messages = body["messages"].as_array().map_or(&[][..], Vec::as_slice);
+        let first_user =
+            messages.iter().find(|message| message["role"] == "user").map(|message| user_text(wire, message));
+        let turns = messages.iter().filter(|message| message["role"] == "assistant").count();
+        let pick = faults.fails(&format!("{}\u{1f}{turns}", first_user.unwrap_or_default()))?;
+        let limited = pick & 1 == 0;
+        let (status, kind, text) = if limited {
+            (429, "rate_limit_error", "Rate limit reached for requests (a seeded fault of the demo model).")
+        } else {
+            (
+                500,
+                "api_error",
+                "The server had an error while processing your request (a seeded fault of the demo model).",
+            )
+        };
+        let body = match wire {
+            Wire::OpenAi => {
+                json!({"error": {"message": text, "type": if limited { "requests" } else { "server_error" },
+                                             "param": null, "code": if limited { json!("rate_limit_exceeded") } else { Value::Null }}})
+            }
+            Wire::Anthropic => json!({"type": "error", "error": {"type": kind, "message": text}}),
+        };
+        Some((status, body))
     }
 
     fn reply(&self, wire: Wire, body: &Value) -> Value {
@@ -612,21 +647,24 @@ pub(crate) async fn serve(listener: TcpListener, model: Arc<DemoModel>) {
                     let body = request.into_body().collect().await.map(|body| body.to_bytes()).unwrap_or_default();
                     let (status, answer) = match (wire, serde_json::from_slice::<Value>(&body)) {
                         (None, Ok(body)) if embeddings => (200, embeddings_reply(&body)),
-                        (Some(wire), Ok(body)) => match duplicate_id_refusal(wire, &body) {
-                            Some(refusal) => refusal,
-                            None => {
-                                tokio::time::sleep(model.delay).await;
-                                (200, model.answer(wire, &body))
+                        (Some(wire), Ok(body)) => {
+                            match duplicate_id_refusal(wire, &body).or_else(|| model.seeded_failure(wire, &body)) {
+                                Some(refusal) => refusal,
+                                None => {
+                                    tokio::time::sleep(model.delay).await;
+                                    (200, model.answer(wire, &body))
+                                }
                             }
-                        },
+                        }
                         (None, _) => (404, json!({"error": {"message": "unknown path"}})),
                         (_, Err(error)) => (400, json!({"error": {"message": format!("not JSON: {error}")}})),
                     };
-                    let response = Response::builder()
-                        .status(status)
-                        .header("content-type", "application/json")
-                        .body(Full::new(Bytes::from(answer.to_string())))
-                        .unwrap_or_default();
+                    let mut response = Response::builder().status(status).header("content-type", "application/json");
+                    if status == 429 {
+                        // Retry at once: the soak's rate limits cost no waiting.
+                        response = response.header("retry-after", "0");
+                    }
+                    let response = response.body(Full::new(Bytes::from(answer.to_string()))).unwrap_or_default();
                     Ok::<_, Infallible>(response)
                 }
             });
@@ -701,6 +739,37 @@ mod tests {
         assert_eq!(next(recovered.clone()), "b", "once it succeeds, the next step");
         recovered.extend([call("4", "b"), result("4", "ok")]);
         assert_eq!(next(recovered), "(answer)", "then the answer");
+    }
+
+    #[test]
+    fn seeded_failures_are_429s_and_500s_in_the_wires_shape_keyed_on_the_conversation() {
+        let mut model = model();
+        model.faults = Some(crate::demo::faults::Faults::new(1.0, 5));
+        let body = openai(json!([{"role": "user", "content": "Echo eu"}]));
+        let (status, error) = model.seeded_failure(Wire::OpenAi, &body).expect("a rate of 1 fails everything");
+        assert!(status == 429 || status == 500, "{status}");
+        assert!(error["error"]["message"].as_str().is_some_and(|text| text.contains("seeded fault")));
+        let anthropic = json!({"model": "m", "messages": [{"role": "user", "content": "Thanks"}]});
+        let (_, error) = model.seeded_failure(Wire::Anthropic, &anthropic).expect("fails");
+        assert_eq!(error["type"], "error");
+        // The same seed fails the same attempts of the same requests, whatever else came between.
+        let statuses = |model: &DemoModel, noise: bool| {
+            (0..40)
+                .map(|attempt| {
+                    if noise {
+                        model.seeded_failure(Wire::OpenAi, &openai(json!([{"role": "user", "content": "Thanks"}])));
+                    }
+                    model.seeded_failure(Wire::OpenAi, &body).map(|(status, _)| (attempt, status))
+                })
+                .collect::<Vec<_>>()
+        };
+        let (mut quiet, mut busy) = (self::model(), self::model());
+        quiet.faults = Some(crate::demo::faults::Faults::new(0.3, 9));
+        busy.faults = Some(crate::demo::faults::Faults::new(0.3, 9));
+        let seen = statuses(&quiet, false);
+        assert_eq!(seen, statuses(&busy, true));
+        assert!(seen.iter().any(Option::is_some) && seen.iter().any(Option::is_none), "{seen:?}");
+        assert!(self::model().seeded_failure(Wire::OpenAi, &body).is_none(), "off unless asked for");
     }
 
     #[test]
