@@ -1,6 +1,6 @@
 # The start-up the layer-1 benchmarks share; source it after `set -euo pipefail`:
-#   - ROOT (the repository, also the working directory), BIN (the release binary, built here),
-#     WORK (a scratch directory);
+#   - ROOT (the repository, also the working directory), BIN (the release binary, built here;
+#     BENCH_PROFILE=debug builds and uses the debug one instead), WORK (a scratch directory);
 #   - PIDS: processes to end on exit (append with `PIDS+=($!)`); the trap ends them and removes
 #     WORK;
 #   - wait_url FILE: the first line a started process wrote to FILE (its URL), once it is there;
@@ -8,7 +8,8 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-BIN="$TARGET_DIR/release/mcp-eval"
+PROFILE="${BENCH_PROFILE:-release}"
+BIN="$TARGET_DIR/$PROFILE/mcp-eval"
 WORK="$(mktemp -d)"
 PIDS=()
 cleanup() {
@@ -18,7 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cargo build --release --quiet
+if [ "$PROFILE" = debug ]; then cargo build --quiet; else cargo build --release --quiet; fi
 
 wait_url() { # FILE
   for _ in $(seq 200); do [ -s "$1" ] && break; sleep 0.05; done
