@@ -19,5 +19,6 @@ mod robustness;
 mod sarif;
 mod scan;
 mod shards;
+mod soak;
 mod support;
 mod traces;
