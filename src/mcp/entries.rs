@@ -135,10 +135,19 @@ impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
 /// the message (the result has no `key` then) and returned as [`Entries`] over `text`. Anything
 /// else — another shape, no `key` — is read whole, as `serde_json::from_str` would. The error
 /// is the one a whole read gives.
+///
+/// A message (read whole), or one entry or other member (read lean), beyond a bound of
+/// [`super::limits`] is not parsed: the error is then [`Unread::exceeds`].
 pub(crate) fn read_message(text: String, key: Option<&str>) -> Result<(Value, Option<Entries>), Unread> {
-    let whole = |text: String| match serde_json::from_str(&text) {
-        Ok(value) => Ok((value, None)),
-        Err(error) => Err(Unread { error, text }),
+    let whole = |text: String| {
+        if let Err(why) = super::limits::check(text.as_bytes()) {
+            let error = <serde_json::Error as serde::de::Error>::custom(&why);
+            return Err(Unread { error, text, exceeds: Some(why) });
+        }
+        match serde_json::from_str(&text) {
+            Ok(value) => Ok((value, None)),
+            Err(error) => Err(Unread { error, text, exceeds: None }),
+        }
     };
     let Some(key) = key else { return whole(text) };
     let lean = lean(&text, key);
@@ -162,6 +171,9 @@ pub(crate) struct Unread {
     pub error: serde_json::Error,
     /// The text as it came.
     pub text: String,
+    /// The bound of [`super::limits`] the text exceeds, in words, when that is why it was not
+    /// parsed (`error` then says the same).
+    pub exceeds: Option<String>,
 }
 
 /// Takes `result[key]` out of a message read whole, when it is an array, as [`Entries`] (what
@@ -203,7 +215,9 @@ fn lean(text: &str, key: &str) -> Option<Lean> {
                     let items: Vec<&RawValue> = serde_json::from_str(raw.get()).ok()?;
                     let mut ranges = Vec::with_capacity(items.len());
                     for item in items {
-                        // Each entry must read as a whole value later (escapes included).
+                        // Each entry must read as a whole value later (escapes included),
+                        // within the bounds; else the whole read says what is wrong.
+                        super::limits::check(item.get().as_bytes()).ok()?;
                         serde_json::from_str::<Value>(item.get()).ok()?;
                         let start = item.get().as_ptr() as usize - text.as_ptr() as usize;
                         ranges.push(start..start + item.get().len());
@@ -214,6 +228,7 @@ fn lean(text: &str, key: &str) -> Option<Lean> {
                     if field == key {
                         spans = None;
                     }
+                    super::limits::check(raw.get().as_bytes()).ok()?;
                     result.insert(field, serde_json::from_str(raw.get()).ok()?);
                 }
             }
@@ -222,6 +237,7 @@ fn lean(text: &str, key: &str) -> Option<Lean> {
             if name == "result" {
                 spans = None;
             }
+            super::limits::check(raw.get().as_bytes()).ok()?;
             message.insert(name, serde_json::from_str(raw.get()).ok()?);
         }
     }
@@ -292,6 +308,18 @@ mod tests {
             read_message(text.to_owned(), Some("tools")).map_err(|unread| unread.error.to_string()).err(),
             serde_json::from_str::<Value>(text).map_err(|error| error.to_string()).err()
         );
+    }
+
+    #[test]
+    fn a_list_of_many_small_entries_is_read_but_one_entry_over_the_bounds_is_not() {
+        let entry = r#"{"name":"t","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}}"#;
+        let many = vec![entry; crate::mcp::limits::MAX_JSON_VALUES / 2].join(",");
+        let (_, entries) = read(&format!(r#"{{"id":1,"result":{{"tools":[{many}]}}}}"#));
+        assert_eq!(entries.expect("entries").len(), crate::mcp::limits::MAX_JSON_VALUES / 2, "the bound is per entry");
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let text = format!(r#"{{"id":1,"result":{{"tools":[{{"name":"deep","inputSchema":{deep}}}]}}}}"#);
+        let unread = read_message(text, Some("tools")).expect_err("too deep");
+        assert!(unread.exceeds.expect("a bound").contains("204 levels deep, deeper than the 127 levels"));
     }
 
     #[test]

@@ -134,6 +134,10 @@ pub(crate) enum Failure {
     TooLarge(usize),
     /// The body is neither a JSON-RPC message nor an SSE stream of them.
     NotJsonRpc(String),
+    /// The answer is recognisably a JSON-RPC message but was not parsed: it exceeds one of the
+    /// bounds of [`crate::mcp::limits`] (values, nesting) or is not UTF-8. The text says which,
+    /// with the bound.
+    Unparsable(String),
     /// The stdio server process has exited.
     Exited(String),
     /// Not sent: an earlier answer to the same method was held open and unreadable, so this
@@ -158,6 +162,7 @@ impl std::fmt::Display for Failure {
             Failure::Closed(detail) => write!(formatter, "stream closed before the final response: {detail}"),
             Failure::TooLarge(limit) => write!(formatter, "response larger than the {limit}-byte cap"),
             Failure::NotJsonRpc(detail) => write!(formatter, "response is not JSON-RPC: {detail}"),
+            Failure::Unparsable(detail) => write!(formatter, "response not read: {detail}"),
             Failure::Exited(detail) => write!(formatter, "server process exited: {detail}"),
             Failure::Skipped(detail) => write!(formatter, "not sent: {detail}"),
             Failure::Misframed { framing, .. } => {
@@ -180,6 +185,9 @@ pub(crate) enum SseUnread {
     Continuation(String),
     /// An event's data is not one JSON value (the parse error and the data's start).
     Invalid(String),
+    /// An event's data exceeds a bound of [`crate::mcp::limits`] and was not parsed (which,
+    /// in words).
+    Exceeds(String),
 }
 
 /// What came back for one [`Outgoing`].
@@ -200,6 +208,9 @@ pub(crate) struct Exchange {
     /// Every JSON message received for this request before the final response (notifications,
     /// and anything else the server sent on the stream).
     pub messages: Vec<Value>,
+    /// How many more such messages came than the [`crate::mcp::limits::MAX_MESSAGES_KEPT`]
+    /// kept in `messages` (counted, not kept).
+    pub messages_not_kept: usize,
     /// The final response: the message whose id equals the request id, or the single JSON
     /// body of a non-SSE response (whatever its id).
     pub response: Option<Value>,
@@ -261,8 +272,16 @@ impl Exchange {
         if self.response.is_some() {
             return None;
         }
-        if let Some(Failure::Skipped(detail)) = &self.failure {
-            return Some(format!("not sent: {detail}"));
+        match &self.failure {
+            Some(Failure::Skipped(detail)) => return Some(format!("not sent: {detail}")),
+            Some(Failure::Unparsable(detail)) => return Some(detail.clone()),
+            Some(Failure::TooLarge(limit)) => {
+                return Some(format!(
+                    "the answer is larger than the {limit}-byte ({} MiB) cap on one response: it was cut there and not read",
+                    limit >> 20
+                ));
+            }
+            _ => {}
         }
         match &self.sse_unread {
             Some(SseUnread::Unterminated) => {
@@ -286,6 +305,7 @@ impl Exchange {
             Some(SseUnread::Invalid(detail)) => {
                 return Some(format!("an SSE event carrying JSON-RPC has data that is not one JSON value ({detail})"));
             }
+            Some(SseUnread::Exceeds(detail)) => return Some(format!("an SSE event carrying JSON-RPC: {detail}")),
             None => {}
         }
         if matches!(self.failure, Some(Failure::NotJsonRpc(_))) && payload_shaped(&self.body_excerpt) {

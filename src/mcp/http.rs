@@ -18,6 +18,7 @@ use super::entries::{self, Entries};
 use super::evidence::Redactor;
 use super::exchange::{Body, Exchange, Failure, HeaderEdit, Outgoing, SseUnread};
 use super::jsonrpc::{self, PROTOCOL_VERSION};
+use super::limits;
 use super::sse;
 
 /// The most bytes of one response body we read; the rest is a [`Failure::TooLarge`].
@@ -210,6 +211,7 @@ impl HttpTransport {
                         exchange.body_excerpt = self.redactor.excerpt(&assembler.excerpt);
                         exchange.sse_unread = assembler.unread_so_far(true);
                         exchange.messages = std::mem::take(&mut assembler.messages);
+                        exchange.messages_not_kept = assembler.messages_not_kept;
                     } else {
                         assembler.finish(&mut exchange, &self.redactor, raw.complete);
                     }
@@ -304,6 +306,7 @@ impl HttpTransport {
             exchange.body_excerpt = self.redactor.excerpt(&assembler.excerpt);
             exchange.sse_unread = assembler.unread_so_far(matches!(exchange.failure, Some(Failure::Timeout)));
             exchange.messages = std::mem::take(&mut assembler.messages);
+            exchange.messages_not_kept = assembler.messages_not_kept;
             exchange.response = assembler.response.take();
             exchange.entries = assembler.entries.take();
             if exchange.response.is_some() {
@@ -523,6 +526,8 @@ pub(crate) struct Assembler {
     /// The list key of the request's method, when it is a list method.
     list_key: Option<&'static str>,
     after_final: Vec<Value>,
+    /// Messages beyond [`limits::MAX_MESSAGES_KEPT`]: counted, not kept.
+    pub(crate) messages_not_kept: usize,
     invalid_frames: Vec<String>,
     /// Why the first unreadable event carrying JSON-RPC could not be read.
     unread: Option<SseUnread>,
@@ -544,6 +549,7 @@ impl Assembler {
             entries: None,
             list_key: exchange.method.as_deref().and_then(entries::list_key),
             after_final: Vec::new(),
+            messages_not_kept: 0,
             invalid_frames: Vec::new(),
             unread: None,
             first_message_at: None,
@@ -595,20 +601,24 @@ impl Assembler {
                     if let (Some(key), Some(listed)) = (self.list_key, listed) {
                         entries::restore(&mut message, key, listed);
                     }
-                    if self.response.is_some() {
+                    // Bounded: the first MAX_MESSAGES_KEPT are kept, the rest counted.
+                    if self.messages.len() + self.after_final.len() >= limits::MAX_MESSAGES_KEPT {
+                        self.messages_not_kept += 1;
+                    } else if self.response.is_some() {
                         self.after_final.push(message);
                     } else {
                         self.messages.push(message);
                     }
                 }
-                Err(entries::Unread { error, text: data }) => {
+                Err(entries::Unread { error, text: data, exceeds }) => {
                     let jsonrpc = data.contains("jsonrpc")
                         || event.ignored.as_deref().is_some_and(|line| line.contains("jsonrpc"));
-                    if jsonrpc && self.unread.is_none() {
-                        self.unread = Some(match &event.ignored {
-                            Some(line) => SseUnread::Continuation(line.clone()),
-                            None if at_end => SseUnread::Cut,
-                            None => SseUnread::Invalid(error.to_string()),
+                    if (jsonrpc || exceeds.is_some()) && self.unread.is_none() {
+                        self.unread = Some(match (&exceeds, &event.ignored) {
+                            (Some(why), _) => SseUnread::Exceeds(why.clone()),
+                            (None, Some(line)) => SseUnread::Continuation(line.clone()),
+                            (None, None) if at_end => SseUnread::Cut,
+                            (None, None) => SseUnread::Invalid(error.to_string()),
                         });
                     }
                     self.invalid_frames.push(format!("{error}: {}", data.chars().take(200).collect::<String>()))
@@ -640,16 +650,34 @@ impl Assembler {
                 if body.trim_ascii().is_empty() {
                     // An empty body (202, 405, …) is a fact, not a failure.
                 } else {
+                    // Why a body that is recognisably JSON-RPC was not read: a bound, or bytes
+                    // that are not UTF-8 (JSON text is UTF-8, RFC 8259 §8.1).
+                    let mut unparsable = None;
                     let read = match String::from_utf8(body) {
-                        Ok(text) => {
-                            entries::read_message(text, self.list_key).map_err(|unread| unread.text.into_bytes())
+                        Ok(text) => entries::read_message(text, self.list_key).map_err(|unread| {
+                            unparsable = unread.exceeds;
+                            unread.text.into_bytes()
+                        }),
+                        Err(error) => {
+                            let at = error.utf8_error().valid_up_to();
+                            let body = error.into_bytes();
+                            if super::exchange::payload_shaped(&String::from_utf8_lossy(&body[..body.len().min(4096)]))
+                                && limits::top_level_id(&body).is_some()
+                            {
+                                unparsable = Some(format!(
+                                    "the message is not UTF-8 (byte {at} of the body starts an invalid sequence), and JSON text must be: it was not parsed"
+                                ));
+                            }
+                            Err(body)
                         }
-                        Err(error) => Err(error.into_bytes()),
                     };
                     match read {
                         Ok((message, listed)) => {
                             self.response = Some(message);
                             self.entries = listed;
+                        }
+                        Err(_) if unparsable.is_some() => {
+                            exchange.failure = unparsable.map(Failure::Unparsable);
                         }
                         Err(body) => {
                             // Say what came instead (plain text, an HTML page, …), on one line.
@@ -662,6 +690,7 @@ impl Assembler {
         }
         self.messages.append(&mut self.after_final);
         exchange.messages = std::mem::take(&mut self.messages);
+        exchange.messages_not_kept = self.messages_not_kept;
         exchange.response = self.response.take();
         exchange.entries = self.entries.take();
         if exchange.response.is_none() {

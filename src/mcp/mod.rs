@@ -21,6 +21,7 @@ pub(crate) mod evidence;
 pub(crate) mod exchange;
 pub(crate) mod http;
 pub(crate) mod jsonrpc;
+pub(crate) mod limits;
 pub(crate) mod raw;
 pub mod sse;
 pub(crate) mod stdio;

@@ -36,6 +36,7 @@ use super::entries;
 use super::evidence::Redactor;
 use super::exchange::{Body, Exchange, Failure, Outgoing};
 use super::jsonrpc;
+use super::limits;
 
 /// The most bytes of one stdout line we keep; a longer line is dropped and recorded.
 pub(crate) const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
@@ -116,6 +117,10 @@ pub(crate) struct StdoutViolations {
     pub unattributed: Vec<Value>,
     /// How many messages arrived in all.
     pub message_count: usize,
+    /// How many lines answered a waiting request but were not parsed: over a bound of
+    /// [`limits`] or [`MAX_LINE_BYTES`], or not UTF-8. That request's exchange says why (M-11's
+    /// business); the line is not counted as a framing violation.
+    pub unparsable: usize,
     /// Responses whose id is not one we sent (null, another JSON type, or changed): the first
     /// few, and their count (M-6/M-11; such a response can reach no waiting request).
     pub unechoed: Vec<Value>,
@@ -155,11 +160,15 @@ impl StdoutViolations {
     }
 }
 
-/// What a waiting request gets: its response (and the messages before it), or why it has none.
-type Delivery = Result<(Vec<Value>, Value), (Vec<Value>, Failure)>;
+/// What a waiting request gets: its response (and the messages before it, with how many more
+/// came than were kept), or why it has none.
+type Delivery = Result<(Vec<Value>, usize, Value), (Vec<Value>, usize, Failure)>;
 
 struct Pending {
+    /// The first [`limits::MAX_MESSAGES_KEPT`] messages for the request.
     messages: Vec<Value>,
+    /// How many more came: counted, not kept.
+    not_kept: usize,
     progress_token: Option<Value>,
     /// The request asked for log messages (`_meta` logLevel).
     log_level: bool,
@@ -167,6 +176,9 @@ struct Pending {
 }
 
 type PendingMap = Arc<Mutex<HashMap<String, Pending>>>;
+/// Since when stdout has been inside a line longer than [`MAX_LINE_BYTES`] that has not ended
+/// (its bytes dropped as they come), if it is: no answer can be read until it ends.
+type LongLine = Arc<Mutex<Option<Instant>>>;
 /// The keys of every id we sent a request with.
 type SentIds = Arc<Mutex<HashSet<String>>>;
 
@@ -186,6 +198,7 @@ pub(crate) struct StdioTransport {
     /// True once the server's stderr reached end of file.
     stderr_done: watch::Receiver<bool>,
     exited: watch::Receiver<Option<String>>,
+    long_line: LongLine,
     timeout: Duration,
     redactor: Redactor,
 }
@@ -260,9 +273,10 @@ impl StdioTransport {
         let violations = Arc::new(Mutex::new(StdoutViolations::default()));
         let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
         let (exit_sender, exited) = watch::channel(None);
+        let long_line: LongLine = Arc::default();
         if let Some(stdout) = stdout {
             let reader = StdoutReader::new(pending.clone(), sent.clone(), violations.clone(), redactor.clone());
-            tokio::spawn(read_stdout(stdout, reader, exit_sender));
+            tokio::spawn(read_stdout(stdout, reader, exit_sender, long_line.clone()));
         }
         let (stderr_done_sender, stderr_done) = watch::channel(stderr.is_none());
         if let Some(mut stderr) = stderr {
@@ -295,6 +309,7 @@ impl StdioTransport {
             stderr_tail,
             stderr_done,
             exited,
+            long_line,
             timeout,
             redactor,
         }))
@@ -346,6 +361,17 @@ impl StdioTransport {
             request_excerpt: self.redactor.excerpt(line.as_bytes()),
             ..Exchange::default()
         };
+        let timeout = outgoing.timeout.unwrap_or(self.timeout);
+        let stuck = (*crate::mcp::sync::lock(&self.long_line)).map(|since| since.elapsed());
+        if let Some(stuck) = stuck.filter(|stuck| *stuck >= timeout && id.is_some()) {
+            // A request would only wait for its timeout behind that line, as the last ones did.
+            exchange.failure = Some(Failure::Unparsable(format!(
+                "not sent: stdout has been inside one line longer than the {MAX_LINE_BYTES}-byte ({} MiB) cap for {} ms without its end, so no answer could be read past it",
+                MAX_LINE_BYTES >> 20,
+                stuck.as_millis()
+            )));
+            return exchange;
+        }
         let receiver = id.as_ref().map(|id| {
             let (sender, receiver) = oneshot::channel();
             let progress_token = message.pointer("/params/_meta/progressToken").cloned();
@@ -357,7 +383,10 @@ impl StdioTransport {
             }
             {
                 let mut pending = crate::mcp::sync::lock(&self.pending);
-                pending.insert(id_key(id), Pending { messages: Vec::new(), progress_token, log_level, sender });
+                pending.insert(
+                    id_key(id),
+                    Pending { messages: Vec::new(), not_kept: 0, progress_token, log_level, sender },
+                );
             }
             receiver
         });
@@ -386,7 +415,6 @@ impl StdioTransport {
             exchange.elapsed_ms = started.elapsed().as_millis() as u64;
             return exchange;
         };
-        let timeout = outgoing.timeout.unwrap_or(self.timeout);
         let mut exited = self.exited.clone();
         let settle = outgoing.settle_after_first;
         let pending_map = self.pending.clone();
@@ -418,7 +446,8 @@ impl StdioTransport {
             }
         };
         match outcome {
-            Some(Ok((messages, mut response))) => {
+            Some(Ok((messages, not_kept, mut response))) => {
+                exchange.messages_not_kept = not_kept;
                 exchange.body_excerpt = self.redactor.excerpt(response.to_string().as_bytes());
                 exchange.messages = messages;
                 // A list's entries are kept apart as over HTTP (read whole first here: stdio
@@ -427,7 +456,8 @@ impl StdioTransport {
                 exchange.entries = key.and_then(|key| entries::split(&mut response, key));
                 exchange.response = Some(response);
             }
-            Some(Err((messages, failure))) => {
+            Some(Err((messages, not_kept, failure))) => {
+                exchange.messages_not_kept = not_kept;
                 if let Failure::Misframed { answer, .. } = &failure {
                     exchange.body_excerpt = self.redactor.excerpt(answer.to_string().as_bytes());
                 }
@@ -438,9 +468,15 @@ impl StdioTransport {
                 let pending = id.as_ref().and_then(|id| crate::mcp::sync::lock(&self.pending).remove(&id_key(id)));
                 if let Some(pending) = pending {
                     exchange.messages = pending.messages;
+                    exchange.messages_not_kept = pending.not_kept;
                 }
+                let stuck = crate::mcp::sync::lock(&self.long_line).is_some();
                 exchange.failure = Some(match self.exit_reason() {
                     Some(reason) => Failure::Exited(reason),
+                    None if stuck => Failure::Unparsable(format!(
+                        "no answer could be read: stdout was inside one line longer than the {MAX_LINE_BYTES}-byte ({} MiB) cap that had not ended when the request timed out",
+                        MAX_LINE_BYTES >> 20
+                    )),
                     None => {
                         {
                             let mut violations = crate::mcp::sync::lock(&self.violations);
@@ -553,8 +589,9 @@ async fn read_stdout(
     mut stdout: tokio::process::ChildStdout,
     mut reader: StdoutReader,
     exit_sender: watch::Sender<Option<String>>,
+    long_line: LongLine,
 ) {
-    let mut lines = LineSplitter::default();
+    let mut lines = LineSplitter { long_line, ..LineSplitter::default() };
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
         let read = if lines.waits_for_bytes() {
@@ -589,6 +626,9 @@ struct LineSplitter {
     dropping_long_line: bool,
     /// The unfinished line has been looked at ([`LineSplitter::idle`]) since it last grew.
     partial_seen: bool,
+    /// Since when the line being dropped has lasted (shared with the transport, which stops
+    /// sending behind a line that never ends).
+    long_line: LongLine,
 }
 
 impl LineSplitter {
@@ -605,6 +645,7 @@ impl LineSplitter {
             if byte == b'\n' {
                 if self.dropping_long_line {
                     self.dropping_long_line = false;
+                    *crate::mcp::sync::lock(&self.long_line) = None;
                 } else {
                     self.buffer.extend_from_slice(&bytes[start..index]);
                     reader.line(&self.buffer);
@@ -618,9 +659,10 @@ impl LineSplitter {
             self.partial_seen = self.buffer.is_empty();
             if self.buffer.len() > MAX_LINE_BYTES {
                 self.dropping_long_line = true;
-                self.buffer.clear();
+                *crate::mcp::sync::lock(&self.long_line) = Some(Instant::now());
                 reader.new_line();
-                reader.too_long();
+                reader.too_long(&self.buffer);
+                self.buffer.clear();
             }
         }
     }
@@ -800,14 +842,41 @@ impl StdoutReader {
         violations.example(example);
     }
 
-    /// A line longer than [`MAX_LINE_BYTES`], dropped unread.
-    fn too_long(&mut self) {
+    /// A line longer than [`MAX_LINE_BYTES`] (`start`: its first bytes), dropped unread: the
+    /// request it answers, when its id comes early enough to be read, learns so at once.
+    fn too_long(&mut self, start: &[u8]) {
         self.flush_multiline();
+        let why = Failure::TooLarge(MAX_LINE_BYTES);
+        if self.answer_unparsable(start, why) {
+            return;
+        }
         let mut violations = self.violations();
         violations.non_json_count += 1;
         violations.stray += 1;
         violations.too_long += 1;
         violations.example(format!("a line longer than {MAX_LINE_BYTES} bytes"));
+    }
+
+    /// A line that is recognisably a message (an object with the `id` of a request we sent) but
+    /// was not parsed: to the request waiting for that id, with why, if it still waits; false
+    /// when the id is none of ours (the caller then records the line as stray output).
+    fn answer_unparsable(&self, content: &[u8], why: Failure) -> bool {
+        let Some(id) = limits::top_level_id(content) else { return false };
+        let waiting = crate::mcp::sync::lock(&self.pending).remove(&id_key(&id));
+        // A late answer (its request gave up waiting) is still a message, not stray output.
+        let ours = waiting.is_some() || crate::mcp::sync::lock(&self.sent).contains(&id_key(&id));
+        if !ours {
+            return false;
+        }
+        {
+            let mut violations = self.violations();
+            violations.message_count += 1;
+            violations.unparsable += 1;
+        }
+        if let Some(waiting) = waiting {
+            let _ = waiting.sender.send(Err((waiting.messages, waiting.not_kept, why)));
+        }
+        true
     }
 
     fn count(&self, framing: Framing, messages: usize) {
@@ -840,6 +909,12 @@ impl StdoutReader {
                 self.continue_multiline(raw, content);
                 return;
             }
+        }
+        if let Err(why) = limits::check(content) {
+            if !self.answer_unparsable(content, Failure::Unparsable(why)) {
+                self.not_a_message(raw, None);
+            }
+            return;
         }
         let error = match serde_json::from_slice::<Value>(content) {
             Ok(message @ Value::Object(_)) => {
@@ -891,6 +966,15 @@ impl StdoutReader {
             depth.feed(content);
             self.multiline = Some(Multiline { text: content.to_vec(), examples: vec![raw.to_vec()], lines: 1, depth });
             return;
+        }
+        if let Err(not_utf8) = std::str::from_utf8(content) {
+            let why = format!(
+                "the message is not UTF-8 (byte {} of the line starts an invalid sequence), and JSON text must be: it was not parsed",
+                not_utf8.valid_up_to()
+            );
+            if self.answer_unparsable(content, Failure::Unparsable(why)) {
+                return;
+            }
         }
         self.not_a_message(raw, None);
     }
@@ -1001,7 +1085,7 @@ impl StdoutReader {
             let waiting = crate::mcp::sync::lock(&self.pending).remove(&key);
             if let Some(waiting) = waiting {
                 let failure = Failure::Misframed { framing: framing.name().into(), answer: message };
-                let _ = waiting.sender.send(Err((waiting.messages, failure)));
+                let _ = waiting.sender.send(Err((waiting.messages, waiting.not_kept, failure)));
             }
         }
     }
@@ -1020,7 +1104,7 @@ impl StdoutReader {
         if jsonrpc::is_response(&message) {
             let key = message.get("id").map(id_key).unwrap_or_else(|| "null".into());
             if let Some(waiting) = pending.remove(&key) {
-                let _ = waiting.sender.send(Ok((waiting.messages, message)));
+                let _ = waiting.sender.send(Ok((waiting.messages, waiting.not_kept, message)));
                 return;
             }
             let ours = crate::mcp::sync::lock(sent).contains(&key);
@@ -1073,8 +1157,10 @@ impl StdoutReader {
                 }
             }
             if let Some(waiting) = owner.and_then(|key| pending.get_mut(&key)) {
-                if waiting.messages.len() < 1000 {
+                if waiting.messages.len() < limits::MAX_MESSAGES_KEPT {
                     waiting.messages.push(message);
+                } else {
+                    waiting.not_kept += 1;
                 }
                 return;
             }
@@ -1097,7 +1183,7 @@ pub(crate) fn read_for_fuzzing(chunks: &[&[u8]], idle_after: &[bool]) -> (String
     let mut receivers = Vec::new();
     for id in 1..=3 {
         let (sender, receiver) = oneshot::channel();
-        let waiting = Pending { messages: Vec::new(), progress_token: None, log_level: false, sender };
+        let waiting = Pending { messages: Vec::new(), not_kept: 0, progress_token: None, log_level: false, sender };
         crate::mcp::sync::lock(&pending).insert(id_key(&Value::from(id)), waiting);
         receivers.push(receiver);
     }
@@ -1133,7 +1219,7 @@ mod tests {
     fn waiting_reader() -> (StdoutReader, Arc<Mutex<StdoutViolations>>, oneshot::Receiver<Delivery>) {
         let pending: PendingMap = Arc::default();
         let (sender, receiver) = oneshot::channel();
-        let waiting = Pending { messages: Vec::new(), progress_token: None, log_level: false, sender };
+        let waiting = Pending { messages: Vec::new(), not_kept: 0, progress_token: None, log_level: false, sender };
         crate::mcp::sync::lock(&pending).insert(id_key(&json!(1)), waiting);
         let violations = Arc::new(Mutex::new(StdoutViolations::default()));
         let reader =
@@ -1150,7 +1236,7 @@ mod tests {
     /// The framing the waiting request was told its answer came in.
     fn misframed(mut receiver: oneshot::Receiver<Delivery>) -> Option<String> {
         match receiver.try_recv() {
-            Ok(Err((_, Failure::Misframed { framing, answer }))) => {
+            Ok(Err((_, _, Failure::Misframed { framing, answer }))) => {
                 assert_eq!(answer["id"], 1);
                 Some(framing)
             }
