@@ -217,6 +217,28 @@ pub(crate) const BREAKS: &[(&str, &str)] = &[
         "every tools/call result (isError and input_required ones too) is sent 200 ms late, over HTTP and stdio",
     ),
     (
+        "chaos-endless-tools-list",
+        "tools/list is answered with a tools array that never ends: an endless HTTP body, or an endless stdio line, written as fast as it is read",
+    ),
+    (
+        "chaos-deep-nesting",
+        "tools/list lists one more tool, test_deep, whose inputSchema default is 10,000 nested arrays (past any JSON parser's recursion limit)",
+    ),
+    (
+        "chaos-invalid-utf8",
+        "tools/list lists one more tool, test_latin1, whose description holds bytes that are not UTF-8 (0xFF, Latin-1 0xE9)",
+    ),
+    ("chaos-nul-names", "tools/list lists one more tool whose name and description hold U+0000 (valid JSON: \\u0000)"),
+    (
+        "chaos-10000-notifications",
+        "every result but server/discover's (and a listen stream's) comes after 10,000 notifications of an unknown method (an SSE stream on HTTP, lines on stdio)",
+    ),
+    (
+        "chaos-million-content",
+        "test_simple_text answers with a content array of 1,000,000 text blocks (about 27 MB, under the 32 MiB response cap)",
+    ),
+    ("chaos-stderr-flood", "stdio: writes to stderr without end (about 34 MB/s) while serving normally"),
+    (
         "chaos-ask-forever",
         "the confirmation tools answer every retry with another input_required (a multi round-trip that never ends)",
     ),

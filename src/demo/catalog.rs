@@ -195,6 +195,27 @@ pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
     if state.breaks("chaos-strict-schemas") {
         tools.extend(strict_tools());
     }
+    if state.breaks("chaos-deep-nesting") {
+        tools.push(json!({
+            "name": "test_deep",
+            "description": "A schema whose default nests arrays 10,000 levels deep.",
+            "inputSchema": {"type": "object", "default": super::chaos::DEEP_MARKER},
+        }));
+    }
+    if state.breaks("chaos-invalid-utf8") {
+        tools.push(json!({
+            "name": "test_latin1",
+            "description": super::chaos::BAD_UTF8_MARKER,
+            "inputSchema": no_arguments,
+        }));
+    }
+    if state.breaks("chaos-nul-names") {
+        tools.push(json!({
+            "name": "test_nul\u{0}name",
+            "description": "A name and a description with a NUL in them:\u{0} valid JSON, an invalid tool name.",
+            "inputSchema": no_arguments,
+        }));
+    }
     let chaos_count = if state.breaks("chaos-80000-tools-sse") {
         CHAOS_SSE_TOOL_COUNT
     } else if state.breaks("chaos-5000-tools") || state.breaks("chaos-5000-tools-paged") {
@@ -305,6 +326,10 @@ pub(crate) fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcErro
         "test_progress" => Ok(progress(context)),
         "test_logging_tool" => Ok(logging(context)),
         "test_missing_capability" | "test_input_required_result" => elicit_confirmation(context, name, arguments),
+        "test_simple_text" if context.breaks("chaos-million-content") => Ok(Handled::result(json!({
+            "resultType": "complete",
+            "content": super::chaos::MILLION_CONTENT_MARKER,
+        }))),
         "test_simple_text" if context.breaks("chaos-big-result") => {
             Ok(Handled::result(text_result(&"big result ".repeat(BIG_RESULT_BYTES / 11 + 1)[..BIG_RESULT_BYTES])))
         }

@@ -142,7 +142,15 @@ pub(crate) fn handle(state: &ServerState, message: &Value, http: Option<&HttpReq
     }
     match id {
         None => handle_notification(state, method, object, http),
-        Some(id) => handle_request(state, id, method, object.get("params"), http),
+        Some(id) => {
+            let mut reply = handle_request(state, id, method, object.get("params"), http);
+            if state.breaks("chaos-10000-notifications")
+                && !matches!(method, "server/discover" | "subscriptions/listen")
+            {
+                super::chaos::flood_notifications(&mut reply);
+            }
+            reply
+        }
     }
 }
 

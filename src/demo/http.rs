@@ -308,6 +308,10 @@ impl HttpServer {
         let method = serde_json::from_slice::<Value>(&body)
             .ok()
             .and_then(|message| message.get("method").and_then(Value::as_str).map(str::to_owned));
+        if method.as_deref() == Some("tools/list") && self.breaks("chaos-endless-tools-list") {
+            let id = serde_json::from_slice::<Value>(&body).ok().and_then(|message| message.get("id").cloned());
+            return endless_response(&id.unwrap_or(Value::Null));
+        }
         let reply = match serde_json::from_slice::<Value>(&body) {
             Ok(message) => {
                 let view = HttpRequestView::new(headers.iter().map(|(name, value)| (name.as_str(), value.as_bytes())));
@@ -435,7 +439,7 @@ impl HttpServer {
             // A language's printed dictionary, not JSON.
             body = body.replace('"', "'");
         }
-        let mut response = Response::new(full(Bytes::from(body)));
+        let mut response = Response::new(full(Bytes::from(super::chaos::wire(body))));
         *response.status_mut() = status;
         let content_type = if self.breaks("h-14") { "text/plain" } else { "application/json" };
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -454,7 +458,7 @@ impl HttpServer {
                 } else {
                     format!("event: message\ndata: {}\n\n", outgoing.message)
                 };
-                (outgoing.delay, Bytes::from(frame))
+                (outgoing.delay, Bytes::from(super::chaos::wire(frame)))
             })
             .collect();
         if self.breaks("h-16") {
@@ -500,6 +504,20 @@ impl HttpServer {
         }
         response
     }
+}
+
+/// The answer of `chaos-endless-tools-list` to the `tools/list` request `id`: a JSON body whose
+/// tools array never ends, written as fast as the client reads it.
+fn endless_response(id: &Value) -> Response<Body> {
+    let start = Bytes::from(super::chaos::endless_start(id));
+    let entries = Bytes::from(super::chaos::endless_entries());
+    let frames = futures_util::StreamExt::chain(
+        futures_util::stream::iter([Ok::<_, Infallible>(Frame::data(start))]),
+        futures_util::stream::repeat_with(move || Ok::<_, Infallible>(Frame::data(entries.clone()))),
+    );
+    let mut response = Response::new(BodyExt::boxed_unsync(StreamBody::new(frames)));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
 }
 
 /// The write size of the `chaos-80000-tools-sse` mode.

@@ -14,6 +14,7 @@
 
 pub(crate) mod breaks;
 pub(crate) mod catalog;
+pub(crate) mod chaos;
 pub(crate) mod core;
 pub(crate) mod faults;
 pub(crate) mod http;

@@ -126,6 +126,17 @@ where
         })
     });
     let huge = state.breaks("chaos-50mb");
+    if state.breaks("chaos-stderr-flood") {
+        // A detached thread: it ends with the process (or when stderr is closed).
+        std::thread::spawn(|| {
+            let chunk = "chaos-stderr-flood: the server writes this line to stderr without end\n"
+                .repeat(super::chaos::FLOOD_STEP_BYTES / 70);
+            while std::io::Write::write_all(&mut std::io::stderr(), chunk.as_bytes()).is_ok() {
+                std::thread::sleep(super::chaos::FLOOD_PAUSE);
+            }
+        });
+    }
+    let endless = state.breaks("chaos-endless-tools-list");
 
     loop {
         line.clear();
@@ -171,6 +182,8 @@ where
         let sender = sender.clone();
         let in_flight = Arc::clone(&in_flight);
         let noisy = state.breaks("x-1");
+        let endless = endless
+            && message.as_ref().and_then(|message| message.get("method")).and_then(Value::as_str) == Some("tools/list");
         requests.spawn(async move {
             for outgoing in reply.messages {
                 if !outgoing.delay.is_zero() {
@@ -182,6 +195,11 @@ where
                 let is_response = outgoing.message.get("method").is_none();
                 if noisy && is_response {
                     let _ = sender.send("demo server: sending a response".to_string());
+                }
+                if endless && is_response {
+                    let id = outgoing.message.get("id").cloned().unwrap_or(Value::Null);
+                    let _ = sender.send(format!("{}{}", super::chaos::ENDLESS_LINE, super::chaos::endless_start(&id)));
+                    continue;
                 }
                 if huge && is_response {
                     let _ = sender.send(padded_response(&outgoing.message));
@@ -292,7 +310,17 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 ) -> io::Result<()> {
     let mut first = true;
     while let Some(line) = receiver.recv().await {
-        writer.write_all(framing.frame(line, first).as_bytes()).await?;
+        if let Some(start) = line.strip_prefix(super::chaos::ENDLESS_LINE) {
+            // `chaos-endless-tools-list`: a line that never ends, until the reader goes away.
+            writer.write_all(start.as_bytes()).await?;
+            let entries = super::chaos::endless_entries();
+            loop {
+                writer.write_all(&entries).await?;
+                writer.flush().await?;
+                tokio::task::yield_now().await;
+            }
+        }
+        writer.write_all(&super::chaos::wire(framing.frame(line, first))).await?;
         writer.flush().await?;
         first = false;
     }

@@ -687,3 +687,173 @@ fn sigterm_during_layer_2_keeps_layer_1_whole_and_says_layer_2_was_cut() {
     let cut = run.report["resilience"]["not_run"].as_str().unwrap_or_default();
     assert!(cut.contains("SIGTERM stopped layer 2"), "{}", run.report["resilience"]);
 }
+
+/// The check of this id in a report.
+fn check_of(report: &Value, id: &str) -> Value {
+    report["checks"]
+        .as_array()
+        .and_then(|checks| checks.iter().find(|check| check["id"] == id))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// One broken thing, one finding: exactly one failing check, `id`, whose message holds `says`;
+/// every other check passes, warns of nothing, or is blocked/not applicable.
+fn one_finding(run: &Bounded, id: &str, says: &str) {
+    let failing: Vec<String> = run.report["checks"]
+        .as_array()
+        .map(|checks| {
+            checks
+                .iter()
+                .filter(|check| check["status"] == "fail" || check["status"] == "warn" || check["status"] == "error")
+                .map(|check| format!("{} {}: {}", check["id"], check["status"], check["message"]))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(failing.len(), 1, "one broken thing, one finding: {failing:#?}");
+    let check = check_of(&run.report, id);
+    assert_eq!(check["status"], "fail", "{failing:?}");
+    let message = check["message"].as_str().unwrap_or_default();
+    assert!(message.contains(says), "{id} does not say `{says}`: {message}");
+}
+
+#[test]
+#[allow(clippy::print_stderr, reason = "the wall time and memory of the run are part of the test's output")]
+fn an_endless_tools_list_body_is_cut_at_the_response_cap_with_one_m11_finding() {
+    // `tools/list` answers with a tools array that never ends: each answer is read up to the
+    // 32 MiB cap (`MAX_RESPONSE_BYTES`) and no further. M-11 reports it, naming the cap; the
+    // checks that needed the list are blocked, not failed on their own (D-4, H-3, H-4 and H-5
+    // each used to fail).
+    let server = DemoServer::start(&["chaos-endless-tools-list"]);
+    let run = run_bounded(&["--server-url", &server.url], LOAD);
+    eprintln!("endless tools/list (HTTP): {:.1} s, peak RSS {} MiB", run.elapsed.as_secs_f64(), run.peak_rss_kib >> 10);
+    assert_eq!(run.code, 1, "{}", run.report);
+    one_finding(&run, "M-11", "larger than the 33554432-byte (32 MiB) cap on one response");
+    assert_eq!(check_of(&run.report, "D-4")["status"], "not_applicable", "{}", check_of(&run.report, "D-4"));
+    assert!(run.peak_rss_kib < 512 * 1024, "peak RSS {} KiB", run.peak_rss_kib);
+}
+
+#[test]
+#[allow(clippy::print_stderr, reason = "the wall time and memory of the run are part of the test's output")]
+fn an_endless_stdio_line_is_dropped_past_the_line_cap_and_later_requests_are_not_sent() {
+    // The `tools/list` answer is a line that never ends: past `MAX_LINE_BYTES`
+    // (32 MiB) it is dropped as it comes, and the request it answers (its id comes first) fails
+    // at once. Nothing can be read past that line, so the requests that timed out behind it
+    // say so, and once it has lasted a whole timeout later requests are not sent: one M-11
+    // finding, in bounded time (it took 24 s and 20 findings, each request waiting 2 s).
+    let run = run_bounded(&["--server-cmd", &demo_stdio_command(&["chaos-endless-tools-list"])], LOAD);
+    eprintln!("endless stdio line: {:.1} s, peak RSS {} MiB", run.elapsed.as_secs_f64(), run.peak_rss_kib >> 10);
+    assert_eq!(run.code, 1, "{}", run.report);
+    one_finding(&run, "M-11", "longer than the 33554432-byte (32 MiB) cap");
+    assert!(run.elapsed < Duration::from_secs(20), "took {:?}", run.elapsed);
+    assert!(run.peak_rss_kib < 512 * 1024, "peak RSS {} KiB", run.peak_rss_kib);
+}
+
+#[test]
+fn json_nested_past_the_parsers_recursion_limit_is_one_m11_finding_naming_the_bound() {
+    // One listed tool's schema nests arrays 10,000 deep: serde_json refuses past 128 levels, so
+    // the message is scanned first and not parsed; M-11 names the depth and the bound, over
+    // HTTP and stdio alike (stdio used to fail X-1 and D-4 for it, the line taken for a log).
+    let server = DemoServer::start(&["chaos-deep-nesting"]);
+    let stdio = demo_stdio_command(&["chaos-deep-nesting"]);
+    for args in [["--server-url", server.url.as_str()], ["--server-cmd", stdio.as_str()]] {
+        let run = run_bounded(&args, QUICK);
+        assert_eq!(run.code, 1, "{}", run.report);
+        one_finding(&run, "M-11", "10005 levels deep, deeper than the 127 levels we read");
+        let d4 = check_of(&run.report, "D-4");
+        assert_eq!(d4["status"], "not_applicable", "{args:?}: {d4}");
+        assert!(d4["message"].as_str().unwrap_or_default().contains("(see M-11)"), "{d4}");
+    }
+}
+
+#[test]
+fn a_message_that_is_not_utf8_is_one_m11_finding() {
+    // One tool description holds 0xFF and Latin-1 bytes. JSON text must be UTF-8: the answer is
+    // one M-11 finding saying so, and the checks that needed the list are blocked (over stdio
+    // the line used to count as a stray log line: X-1 and D-4 failed instead).
+    let server = DemoServer::start(&["chaos-invalid-utf8"]);
+    let stdio = demo_stdio_command(&["chaos-invalid-utf8"]);
+    for args in [["--server-url", server.url.as_str()], ["--server-cmd", stdio.as_str()]] {
+        let run = run_bounded(&args, QUICK);
+        assert_eq!(run.code, 1, "{}", run.report);
+        one_finding(&run, "M-11", "the message is not UTF-8");
+        assert_eq!(check_of(&run.report, "D-4")["status"], "not_applicable", "{args:?}");
+        if args[0] == "--server-cmd" {
+            assert_eq!(check_of(&run.report, "X-1")["status"], "pass", "the line was a message, not a log line");
+        }
+    }
+}
+
+#[test]
+fn nul_characters_in_a_tool_name_and_description_are_t8_and_sec2_business_not_a_parse_failure() {
+    // `\u0000` is valid JSON: the list reads, T-8 warns of the name (a SHOULD), the static scan
+    // (SEC-2) of the control characters, and the reports carry no NUL byte (XML 1.0 cannot).
+    let server = DemoServer::start(&["chaos-nul-names"]);
+    let run = run_bounded(&["--server-url", &server.url], QUICK);
+    assert_eq!(run.code, 0, "{}", run.report);
+    assert_eq!(run.report["counts"]["fail"], 0, "{}", run.report["checks"]);
+    assert_eq!(check_of(&run.report, "M-11")["status"], "pass");
+    let t8 = check_of(&run.report, "T-8");
+    assert_eq!(t8["status"], "warn", "{t8}");
+    assert!(t8["message"].as_str().unwrap_or_default().contains("\"\\0\""), "{t8}");
+    assert_eq!(check_of(&run.report, "SEC-2")["status"], "warn");
+    for name in ["junit.xml", "summary.md"] {
+        let text = std::fs::read(run.dir.path().join(name)).expect("written");
+        assert!(!text.contains(&0), "{name} holds a NUL byte");
+    }
+}
+
+#[test]
+#[allow(clippy::print_stderr, reason = "the wall time and memory of the run are part of the test's output")]
+fn ten_thousand_notifications_before_each_result_keep_memory_bounded() {
+    // Every result (but discover's) comes after 10,000 notifications: each exchange keeps the
+    // first `MAX_MESSAGES_KEPT` (1,000) and counts the rest. It peaked at about 170 MB over
+    // HTTP when every one was kept. The notifications are of an unknown method: no rule is
+    // broken, so the run passes.
+    let server = DemoServer::start(&["chaos-10000-notifications"]);
+    let stdio = demo_stdio_command(&["chaos-10000-notifications"]);
+    for (label, args) in [("HTTP", ["--server-url", server.url.as_str()]), ("stdio", ["--server-cmd", stdio.as_str()])]
+    {
+        let run = run_bounded(&args, LOAD);
+        eprintln!(
+            "10,000 notifications before each result ({label}): {:.1} s, peak RSS {} MiB",
+            run.elapsed.as_secs_f64(),
+            run.peak_rss_kib >> 10
+        );
+        assert!(run.peak_rss_kib < 160 * 1024, "{label}: peak RSS {} KiB", run.peak_rss_kib);
+        assert!(matches!(run.code, 0 | 1), "{label}: exit {}: {}", run.code, run.report);
+    }
+}
+
+#[test]
+#[allow(clippy::print_stderr, reason = "the wall time and memory of the run are part of the test's output")]
+fn a_tool_result_of_a_million_content_blocks_is_not_parsed_and_is_one_m11_finding() {
+    // About 27 MB of `{"type":"text","text":"x"}` blocks, under the 32 MiB response cap: parsed,
+    // it took 1.2–3.4 GB and gave no finding. Scanned first, it exceeds `MAX_JSON_VALUES`
+    // (100,000 per message) and is not parsed: one M-11 finding naming the bound.
+    let server = DemoServer::start(&["chaos-million-content"]);
+    let stdio = demo_stdio_command(&["chaos-million-content"]);
+    for (label, args) in [("HTTP", ["--server-url", server.url.as_str()]), ("stdio", ["--server-cmd", stdio.as_str()])]
+    {
+        let run = run_bounded(&args, LOAD);
+        eprintln!(
+            "a million content blocks ({label}): {:.1} s, peak RSS {} MiB",
+            run.elapsed.as_secs_f64(),
+            run.peak_rss_kib >> 10
+        );
+        assert_eq!(run.code, 1, "{label}: {}", run.report);
+        one_finding(&run, "M-11", "more than the 100000 we read in one message");
+        assert!(run.peak_rss_kib < 512 * 1024, "{label}: peak RSS {} KiB", run.peak_rss_kib);
+    }
+}
+
+#[test]
+#[allow(clippy::print_stderr, reason = "the wall time and memory of the run are part of the test's output")]
+fn a_stdio_server_that_floods_stderr_keeps_only_its_tail() {
+    // About 34 MB/s on stderr for the whole run: only the last 8 KiB are kept (the tail shown
+    // when a server fails), so memory stays flat and the run passes as the server does.
+    let run = run_bounded(&["--server-cmd", &demo_stdio_command(&["chaos-stderr-flood"])], QUICK);
+    eprintln!("stderr flood: {:.1} s, peak RSS {} MiB", run.elapsed.as_secs_f64(), run.peak_rss_kib >> 10);
+    assert_eq!(run.code, 0, "{}", run.report);
+    assert!(run.peak_rss_kib < 160 * 1024, "peak RSS {} KiB", run.peak_rss_kib);
+}
