@@ -147,6 +147,45 @@ mod tests {
         assert!(serde_json::from_str::<Value>(&one_more).is_err(), "the parser's limit moved");
     }
 
+    /// docs/limits.md states the figure of every bound of the wire as the code has it.
+    #[test]
+    fn the_limits_page_states_the_bounds_of_the_wire() {
+        let page = include_str!("../../docs/limits.md");
+        let thousands = |number: usize| {
+            let digits = number.to_string();
+            let mut grouped = String::new();
+            for (index, digit) in digits.chars().enumerate() {
+                if index > 0 && (digits.len() - index) % 3 == 0 {
+                    grouped.push(',');
+                }
+                grouped.push(digit);
+            }
+            grouped
+        };
+        for figure in [
+            format!(
+                "{} MiB ({} bytes)",
+                super::super::http::MAX_RESPONSE_BYTES >> 20,
+                thousands(super::super::http::MAX_RESPONSE_BYTES)
+            ),
+            format!(
+                "{} MiB ({} bytes)",
+                super::super::stdio::MAX_LINE_BYTES >> 20,
+                thousands(super::super::stdio::MAX_LINE_BYTES)
+            ),
+            format!("| {}, counted cheaply", thousands(MAX_JSON_VALUES)),
+            format!("| {} levels (the JSON parser's recursion limit is 128)", MAX_NESTING_DEPTH),
+            format!(
+                "final response (notifications, server requests, other answers) | {} |",
+                thousands(MAX_MESSAGES_KEPT)
+            ),
+            format!("| the last {} KiB", super::super::stdio::STDERR_TAIL_BYTES >> 10),
+            format!("| {} (an excerpt", thousands(super::super::evidence::EXCERPT_BYTES)),
+        ] {
+            assert!(page.contains(&figure), "docs/limits.md does not say `{figure}`");
+        }
+    }
+
     #[test]
     fn the_id_is_found_without_parsing_the_rest() {
         let deep =

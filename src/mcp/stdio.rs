@@ -41,7 +41,7 @@ use super::limits;
 /// The most bytes of one stdout line we keep; a longer line is dropped and recorded.
 pub(crate) const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 /// How many bytes of stderr we keep (the tail).
-const STDERR_TAIL_BYTES: usize = 8 * 1024;
+pub(crate) const STDERR_TAIL_BYTES: usize = 8 * 1024;
 /// How long to wait for a failing server's stderr to close before reading its tail.
 const STDERR_SETTLE: Duration = Duration::from_millis(500);
 /// How many framing violations we keep as examples.
