@@ -587,6 +587,14 @@ impl Assembler {
             if event.data.trim().is_empty() {
                 continue;
             }
+            // Past the messages kept, one without an id (a notification) is only counted: a
+            // byte scan, not a parse, so a flood of them costs little time either.
+            let kept = self.messages.len() + self.after_final.len();
+            if kept >= limits::MAX_MESSAGES_KEPT && limits::top_level_id(event.data.as_bytes()).is_none() {
+                self.first_message_at.get_or_insert_with(Instant::now);
+                self.messages_not_kept += 1;
+                continue;
+            }
             match entries::read_message(event.data, self.list_key) {
                 Ok((mut message, listed)) => {
                     self.first_message_at.get_or_insert_with(Instant::now);
@@ -896,6 +904,16 @@ mod tests {
     fn the_last_event_without_a_blank_line_still_counts_when_the_stream_ends() {
         let exchange = assemble("text/event-stream", &[b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"], true);
         assert!(exchange.response.is_some());
+    }
+
+    #[test]
+    fn notifications_past_the_kept_ones_are_counted_and_the_response_still_found() {
+        let notification = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tick\"}\n\n";
+        let mut stream = notification.repeat(limits::MAX_MESSAGES_KEPT + 500);
+        stream.push_str("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n");
+        let exchange = assemble("text/event-stream", &[stream.as_bytes()], true);
+        assert_eq!(exchange.result(), Some(&serde_json::json!({})));
+        assert_eq!((exchange.messages.len(), exchange.messages_not_kept), (limits::MAX_MESSAGES_KEPT, 500));
     }
 
     #[test]

@@ -820,7 +820,7 @@ fn ten_thousand_notifications_before_each_result_keep_memory_bounded() {
             run.elapsed.as_secs_f64(),
             run.peak_rss_kib >> 10
         );
-        assert!(run.peak_rss_kib < 160 * 1024, "{label}: peak RSS {} KiB", run.peak_rss_kib);
+        assert!(run.peak_rss_kib < 80 * 1024, "{label}: peak RSS {} KiB", run.peak_rss_kib);
         assert!(matches!(run.code, 0 | 1), "{label}: exit {}: {}", run.code, run.report);
     }
 }
