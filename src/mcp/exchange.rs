@@ -185,9 +185,9 @@ pub(crate) enum SseUnread {
     Continuation(String),
     /// An event's data is not one JSON value (the parse error and the data's start).
     Invalid(String),
-    /// An event's data exceeds a bound of [`crate::mcp::limits`] and was not parsed (which,
-    /// in words).
-    Exceeds(String),
+    /// An event's data was not parsed: it exceeds a bound of [`crate::mcp::limits`], or it was
+    /// not UTF-8 (which, in words).
+    Unparsable(String),
 }
 
 /// What came back for one [`Outgoing`].
@@ -305,7 +305,7 @@ impl Exchange {
             Some(SseUnread::Invalid(detail)) => {
                 return Some(format!("an SSE event carrying JSON-RPC has data that is not one JSON value ({detail})"));
             }
-            Some(SseUnread::Exceeds(detail)) => return Some(format!("an SSE event carrying JSON-RPC: {detail}")),
+            Some(SseUnread::Unparsable(detail)) => return Some(format!("an SSE event carrying JSON-RPC: {detail}")),
             None => {}
         }
         if matches!(self.failure, Some(Failure::NotJsonRpc(_))) && payload_shaped(&self.body_excerpt) {

@@ -587,6 +587,18 @@ impl Assembler {
             if event.data.trim().is_empty() {
                 continue;
             }
+            if event.not_utf8 && event.data.contains("jsonrpc") {
+                // JSON text must be UTF-8 (RFC 8259 §8.1): the decoder's U+FFFD are not what
+                // the server meant, so the message is not read.
+                self.unread.get_or_insert_with(|| {
+                    SseUnread::Unparsable(
+                        "the message is not UTF-8 (the SSE event holds invalid bytes), and JSON text must be: it was not parsed"
+                            .into(),
+                    )
+                });
+                self.invalid_frames.push("an event whose data is not UTF-8".into());
+                continue;
+            }
             // Past the messages kept, one without an id (a notification) is only counted: a
             // byte scan, not a parse, so a flood of them costs little time either.
             let kept = self.messages.len() + self.after_final.len();
@@ -623,7 +635,7 @@ impl Assembler {
                         || event.ignored.as_deref().is_some_and(|line| line.contains("jsonrpc"));
                     if (jsonrpc || exceeds.is_some()) && self.unread.is_none() {
                         self.unread = Some(match (&exceeds, &event.ignored) {
-                            (Some(why), _) => SseUnread::Exceeds(why.clone()),
+                            (Some(why), _) => SseUnread::Unparsable(why.clone()),
                             (None, Some(line)) => SseUnread::Continuation(line.clone()),
                             (None, None) if at_end => SseUnread::Cut,
                             (None, None) => SseUnread::Invalid(error.to_string()),

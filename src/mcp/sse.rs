@@ -16,6 +16,9 @@ pub struct Event {
     /// The first line of the event that is neither a known field (`data`, `event`, `id`,
     /// `retry`) nor a comment: SSE ignores it (e.g. JSON continued without a `data:` prefix).
     pub ignored: Option<String>,
+    /// A line of the event was not UTF-8: its invalid bytes are U+FFFD in `data` (SSE decodes
+    /// so), but a JSON message in it was not sent as valid JSON text.
+    pub not_utf8: bool,
 }
 
 /// Buffer capacity (bytes) above which a mostly empty buffer is shrunk after a line is read.
@@ -31,6 +34,7 @@ pub struct Parser {
     data: Option<String>,
     event: Option<String>,
     ignored: Option<String>,
+    not_utf8: bool,
 }
 
 impl Parser {
@@ -53,7 +57,9 @@ impl Parser {
             }
             let skip = if self.buffer[end] == b'\r' && self.buffer.get(end + 1) == Some(&b'\n') { 2 } else { 1 };
             let line = std::mem::take(&mut self.buffer);
-            self.line(&String::from_utf8_lossy(&line[start..end]), &mut events);
+            let text = String::from_utf8_lossy(&line[start..end]);
+            self.not_utf8 |= matches!(text, std::borrow::Cow::Owned(_));
+            self.line(&text, &mut events);
             self.buffer = line;
             start = end + skip;
             self.scanned = start;
@@ -87,13 +93,15 @@ impl Parser {
         if self.buffer.last() == Some(&b'\r') {
             // The lone `\r` that waited for a possible `\n` ends its line.
             self.buffer.pop();
-            let rest = String::from_utf8_lossy(&std::mem::take(&mut self.buffer)).into_owned();
-            self.line(&rest, &mut events);
+            let bytes = std::mem::take(&mut self.buffer);
+            self.not_utf8 |= std::str::from_utf8(&bytes).is_err();
+            self.line(&String::from_utf8_lossy(&bytes), &mut events);
         }
         if !self.buffer.is_empty() {
-            let rest = String::from_utf8_lossy(&std::mem::take(&mut self.buffer)).into_owned();
+            let bytes = std::mem::take(&mut self.buffer);
+            self.not_utf8 |= std::str::from_utf8(&bytes).is_err();
             self.scanned = 0;
-            self.line(&rest, &mut events);
+            self.line(&String::from_utf8_lossy(&bytes), &mut events);
         }
         self.line("", &mut events);
         events
@@ -102,10 +110,12 @@ impl Parser {
     fn line(&mut self, line: &str, events: &mut Vec<Event>) {
         if line.is_empty() {
             if let Some(data) = self.data.take() {
-                events.push(Event { event: self.event.take(), data, ignored: self.ignored.take() });
+                let not_utf8 = std::mem::take(&mut self.not_utf8);
+                events.push(Event { event: self.event.take(), data, ignored: self.ignored.take(), not_utf8 });
             }
             self.event = None;
             self.ignored = None;
+            self.not_utf8 = false;
             return;
         }
         if line.starts_with(':') {
@@ -144,6 +154,14 @@ mod tests {
         }
         data.extend(parser.finish().into_iter().map(|event| event.data));
         assert_eq!(data, expected);
+    }
+
+    #[test]
+    fn an_event_with_bytes_that_are_not_utf8_says_so_and_the_next_one_does_not() {
+        let mut parser = Parser::default();
+        let events = parser.feed(b"data: {\"a\":\"\xFF\"}\n\ndata: {\"b\":1}\n\n");
+        let flags: Vec<(String, bool)> = events.into_iter().map(|event| (event.data, event.not_utf8)).collect();
+        assert_eq!(flags, [("{\"a\":\"\u{fffd}\"}".to_owned(), true), ("{\"b\":1}".to_owned(), false)]);
     }
 
     #[test]

@@ -771,9 +771,13 @@ fn a_message_that_is_not_utf8_is_one_m11_finding() {
     // One tool description holds 0xFF and Latin-1 bytes. JSON text must be UTF-8: the answer is
     // one M-11 finding saying so, and the checks that needed the list are blocked (over stdio
     // the line used to count as a stray log line: X-1 and D-4 failed instead).
+    // Over SSE too: the event decoder turns the bytes into U+FFFD, which used to pass unseen.
     let server = DemoServer::start(&["chaos-invalid-utf8"]);
+    let sse = DemoServer::start(&["chaos-invalid-utf8", "chaos-sse-multiline-data"]);
     let stdio = demo_stdio_command(&["chaos-invalid-utf8"]);
-    for args in [["--server-url", server.url.as_str()], ["--server-cmd", stdio.as_str()]] {
+    for args in
+        [["--server-url", server.url.as_str()], ["--server-url", sse.url.as_str()], ["--server-cmd", stdio.as_str()]]
+    {
         let run = run_bounded(&args, QUICK);
         assert_eq!(run.code, 1, "{}", run.report);
         one_finding(&run, "M-11", "the message is not UTF-8");
