@@ -132,6 +132,14 @@ pub(crate) fn evidence_of(exchange: &Exchange) -> Vec<Evidence> {
             response.push_str(&format!("\n({failure})"));
         }
     }
+    if exchange.messages_not_kept > 0 {
+        response.push_str(&format!(
+            "\n({} other messages came for this request: the first {} were kept, the other {} counted)",
+            exchange.messages.len() + exchange.messages_not_kept,
+            exchange.messages.len(),
+            exchange.messages_not_kept
+        ));
+    }
     evidence.push(Evidence { label: "response".into(), text: response });
     evidence
 }
@@ -182,6 +190,22 @@ pub(crate) fn grade(outcome: Outcome, level: Level) -> Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_evidence_counts_the_messages_that_were_not_kept() {
+        let exchange = Exchange {
+            messages: vec![serde_json::json!({"method": "a"}); 3],
+            messages_not_kept: 9997,
+            ..Exchange::default()
+        };
+        let response = evidence_of(&exchange).pop().expect("response evidence").text;
+        assert!(
+            response.ends_with(
+                "(10000 other messages came for this request: the first 3 were kept, the other 9997 counted)"
+            ),
+            "{response}"
+        );
+    }
 
     #[test]
     fn broken_fails_a_must_and_warns_otherwise() {
