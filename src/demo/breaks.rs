@@ -231,7 +231,7 @@ pub(crate) const BREAKS: &[(&str, &str)] = &[
     ("chaos-nul-names", "tools/list lists one more tool whose name and description hold U+0000 (valid JSON: \\u0000)"),
     (
         "chaos-10000-notifications",
-        "every result but server/discover's (and a listen stream's) comes after 10,000 notifications of an unknown method (an SSE stream on HTTP, lines on stdio)",
+        "every result but server/discover's (and a listen stream's) comes after 10,000 notifications of an unknown method (an SSE stream in writes of about 64 KiB on HTTP, lines on stdio)",
     ),
     (
         "chaos-million-content",

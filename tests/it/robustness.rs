@@ -811,9 +811,9 @@ fn nul_characters_in_a_tool_name_and_description_are_t8_and_sec2_business_not_a_
 #[allow(clippy::print_stderr, reason = "the wall time and memory of the run are part of the test's output")]
 fn ten_thousand_notifications_before_each_result_keep_memory_bounded() {
     // Every result (but discover's) comes after 10,000 notifications: each exchange keeps the
-    // first `MAX_MESSAGES_KEPT` (1,000) and counts the rest. It peaked at about 170 MB over
-    // HTTP when every one was kept. The notifications are of an unknown method: no rule is
-    // broken, so the run passes.
+    // first `MAX_MESSAGES_KEPT` (1,000) and counts the rest: 50–67 MiB at peak. Over HTTP it
+    // peaked at 140–170 MB when every one was kept. The notifications are of an unknown
+    // method: no rule is broken, so the run passes unless a request times out on a slow machine.
     let server = DemoServer::start(&["chaos-10000-notifications"]);
     let stdio = demo_stdio_command(&["chaos-10000-notifications"]);
     for (label, args) in [("HTTP", ["--server-url", server.url.as_str()]), ("stdio", ["--server-cmd", stdio.as_str()])]
@@ -824,7 +824,7 @@ fn ten_thousand_notifications_before_each_result_keep_memory_bounded() {
             run.elapsed.as_secs_f64(),
             run.peak_rss_kib >> 10
         );
-        assert!(run.peak_rss_kib < 80 * 1024, "{label}: peak RSS {} KiB", run.peak_rss_kib);
+        assert!(run.peak_rss_kib < 100 * 1024, "{label}: peak RSS {} KiB", run.peak_rss_kib);
         assert!(matches!(run.code, 0 | 1), "{label}: exit {}: {}", run.code, run.report);
     }
 }
