@@ -6,10 +6,12 @@
 #   scripts/fuzz.sh          # 10 minutes a target
 #   scripts/fuzz.sh 60       # one minute a target
 #   scripts/fuzz.sh 0        # replay the corpus only (every input once), as a regression check
+#   scripts/fuzz.sh 600 sse stdio_stream   # only these targets
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT/fuzz"
 SECS="${1:-600}"
+shift || true
 CARGO_FUZZ_VERSION="0.13.2"
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
   echo "fuzz: installing cargo-fuzz $CARGO_FUZZ_VERSION" >&2
@@ -47,4 +49,4 @@ run() {
 export -f run
 export SECS
 cargo fuzz build >&2
-cargo fuzz list | xargs -P 2 -I{} bash -c 'run {}'
+if [ $# -gt 0 ]; then printf '%s\n' "$@"; else cargo fuzz list; fi | xargs -P 2 -I{} bash -c 'run {}'
