@@ -25,24 +25,54 @@ pub(crate) const MAX_NESTING_DEPTH: usize = 127;
 /// before its final response; the rest are counted, not kept.
 pub(crate) const MAX_MESSAGES_KEPT: usize = 1000;
 
+/// What one byte of JSON text is, read in order: the escapes of strings followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Byte {
+    /// Outside every string (structure, numbers, literals, whitespace).
+    Outside,
+    /// The `"` that opens a string.
+    Opens,
+    /// Inside a string.
+    Inside,
+    /// The `"` that closes a string.
+    Closes,
+}
+
+/// Follows JSON strings byte by byte.
+#[derive(Debug, Default)]
+struct Strings {
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Strings {
+    fn step(&mut self, byte: u8) -> Byte {
+        if !self.in_string {
+            self.in_string = byte == b'"';
+            return if self.in_string { Byte::Opens } else { Byte::Outside };
+        }
+        if self.escaped {
+            self.escaped = false;
+        } else if byte == b'\\' {
+            self.escaped = true;
+        } else if byte == b'"' {
+            self.in_string = false;
+            return Byte::Closes;
+        }
+        Byte::Inside
+    }
+}
+
 /// Why a message is not parsed: the bound it exceeds, in words, or `Ok` when it is within every
 /// bound. One pass over the bytes, strings skipped; nothing is allocated.
 pub(crate) fn check(bytes: &[u8]) -> Result<(), String> {
     let (mut values, mut depth, mut deepest) = (0usize, 0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
+    let mut strings = Strings::default();
     for &byte in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
-            }
+        if strings.step(byte) != Byte::Outside {
             continue;
         }
         match byte {
-            b'"' => in_string = true,
             b'{' | b'[' => {
                 values += 1;
                 depth += 1;
@@ -74,42 +104,25 @@ pub(crate) fn top_level_id(bytes: &[u8]) -> Option<Value> {
     if bytes[start] != b'{' {
         return None;
     }
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    let mut string_start = 0;
-    let mut index = start;
-    while index < bytes.len() {
-        let byte = bytes[index];
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
-                // A key of the top-level object: `"id"` then `:`.
-                if depth == 1 && &bytes[string_start..index] == b"id" {
-                    let rest = &bytes[index + 1..];
-                    let colon = rest.iter().position(|byte| !byte.is_ascii_whitespace())?;
-                    if rest[colon] == b':' {
-                        let value = &rest[colon + 1..];
-                        let mut stream = serde_json::Deserializer::from_slice(value).into_iter::<Value>();
-                        return stream.next()?.ok().filter(|id| id.is_string() || id.is_number());
-                    }
+    let (mut depth, mut string_start) = (0usize, 0);
+    let mut strings = Strings::default();
+    for (index, &byte) in bytes.iter().enumerate().skip(start) {
+        match (strings.step(byte), byte) {
+            (Byte::Opens, _) => string_start = index + 1,
+            // A key of the top-level object: `"id"` then `:`.
+            (Byte::Closes, _) if depth == 1 && &bytes[string_start..index] == b"id" => {
+                let rest = &bytes[index + 1..];
+                let colon = rest.iter().position(|byte| !byte.is_ascii_whitespace())?;
+                if rest[colon] == b':' {
+                    let value = &rest[colon + 1..];
+                    let mut stream = serde_json::Deserializer::from_slice(value).into_iter::<Value>();
+                    return stream.next()?.ok().filter(|id| id.is_string() || id.is_number());
                 }
             }
-            index += 1;
-            continue;
-        }
-        match byte {
-            b'"' => {
-                in_string = true;
-                string_start = index + 1;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
+            (Byte::Outside, b'{' | b'[') => depth += 1,
+            (Byte::Outside, b'}' | b']') => depth = depth.saturating_sub(1),
             _ => {}
         }
-        index += 1;
     }
     None
 }
