@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::core::Reply;
 use super::protocol::Outgoing;
 
 /// Stands for [`NESTING_DEPTH`] nested arrays (`chaos-deep-nesting`).
@@ -92,20 +91,21 @@ fn payload(marker: &str, bytes: &mut Vec<u8>) {
     }
 }
 
-/// Puts [`NOTIFICATIONS_BEFORE_RESULT`] notifications before the final result of `reply` and
-/// makes it a stream (SSE on HTTP). A reply whose last message is not a result is left alone.
-pub(crate) fn flood_notifications(reply: &mut Reply) {
-    if reply.last().is_none_or(|message| message.get("result").is_none()) {
-        return;
+/// Puts [`NOTIFICATIONS_BEFORE_RESULT`] notifications before the final result among
+/// `messages` (the reply is then to be a stream: SSE on HTTP); true when it did. Messages whose
+/// last is not a result are left alone.
+pub(crate) fn flood_notifications(messages: &mut Vec<Outgoing>) -> bool {
+    if messages.last().is_none_or(|last| last.message.get("result").is_none()) {
+        return false;
     }
     let ticks = (0..NOTIFICATIONS_BEFORE_RESULT).map(|index| Outgoing {
         delay: Duration::ZERO,
         message: json!({"jsonrpc": "2.0", "method": FLOOD_METHOD, "params": {"tick": index}}),
     });
-    let mut messages: Vec<Outgoing> = ticks.collect();
-    messages.append(&mut reply.messages);
-    reply.messages = messages;
-    reply.stream = true;
+    let mut flooded: Vec<Outgoing> = ticks.collect();
+    flooded.append(messages);
+    *messages = flooded;
+    true
 }
 
 /// The start of an endless `tools/list` answer to the request `id`: the result's `tools` array

@@ -147,7 +147,7 @@ pub(crate) fn handle(state: &ServerState, message: &Value, http: Option<&HttpReq
             if state.breaks("chaos-10000-notifications")
                 && !matches!(method, "server/discover" | "subscriptions/listen")
             {
-                super::chaos::flood_notifications(&mut reply);
+                reply.stream |= super::chaos::flood_notifications(&mut reply.messages);
             }
             reply
         }
