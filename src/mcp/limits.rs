@@ -27,7 +27,7 @@ pub(crate) const MAX_MESSAGES_KEPT: usize = 1000;
 
 /// What one byte of JSON text is, read in order: the escapes of strings followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Byte {
+pub(crate) enum Byte {
     /// Outside every string (structure, numbers, literals, whitespace).
     Outside,
     /// The `"` that opens a string.
@@ -40,13 +40,14 @@ enum Byte {
 
 /// Follows JSON strings byte by byte.
 #[derive(Debug, Default)]
-struct Strings {
+pub(crate) struct Strings {
     in_string: bool,
     escaped: bool,
 }
 
 impl Strings {
-    fn step(&mut self, byte: u8) -> Byte {
+    /// Reads the next byte of the text: where it stands.
+    pub(crate) fn step(&mut self, byte: u8) -> Byte {
         if !self.in_string {
             self.in_string = byte == b'"';
             return if self.in_string { Byte::Opens } else { Byte::Outside };

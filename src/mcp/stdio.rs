@@ -725,26 +725,17 @@ struct Multiline {
 #[derive(Debug, Default)]
 struct Depth {
     depth: usize,
-    in_string: bool,
-    escaped: bool,
+    strings: limits::Strings,
 }
 
 impl Depth {
     /// Reads `bytes`; true when the outermost bracket closed in them.
     fn feed(&mut self, bytes: &[u8]) -> bool {
         for &byte in bytes {
-            if self.in_string {
-                if self.escaped {
-                    self.escaped = false;
-                } else if byte == b'\\' {
-                    self.escaped = true;
-                } else if byte == b'"' {
-                    self.in_string = false;
-                }
+            if self.strings.step(byte) != limits::Byte::Outside {
                 continue;
             }
             match byte {
-                b'"' => self.in_string = true,
                 b'{' | b'[' => self.depth += 1,
                 b'}' | b']' => {
                     self.depth = self.depth.saturating_sub(1);
