@@ -9,7 +9,8 @@ use crate::conformance::context::Context;
 use crate::conformance::expect;
 use crate::conformance::finding::Finding;
 use crate::mcp::era::Era;
-use crate::mcp::jsonrpc::{self, HEADER_MISMATCH, INVALID_PARAMS};
+use crate::mcp::exchange::Exchange;
+use crate::mcp::jsonrpc::{self, HEADER_MISMATCH, INVALID_PARAMS, METHOD_NOT_FOUND};
 
 /// E-1..E-6, E-9, M-6.
 pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
@@ -162,41 +163,133 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     // At once: against a server that holds every answer open, one after another would take
     // one timeout each. An answer that cannot be read is M-11's: it breaks E-9 only when
     // nothing else does.
-    let methods = ["tools/call", "resources/read", "prompts/get"];
-    let exchanges =
-        futures_util::future::join_all(methods.iter().map(|&method| client.send(super::modern(method, json!({})))))
-            .await;
+    // A method of a capability the server does not advertise may be unknown to it: -32601 is
+    // its answer there (D-4 grades capabilities against handlers), not a params error.
+    let methods = [("tools/call", "tools"), ("resources/read", "resources"), ("prompts/get", "prompts")];
+    let exchanges = futures_util::future::join_all(
+        methods.iter().map(|&(method, _)| client.send(super::modern(method, json!({})))),
+    )
+    .await;
+    let answers: Vec<(&str, bool, Exchange)> = methods
+        .into_iter()
+        .zip(exchanges)
+        .map(|((method, capability), exchange)| (method, ctx.has_capability(capability), exchange))
+        .collect();
+    findings.push(grade_e9(answers, ctx.is_http()));
+    findings
+}
+
+/// E-9 from the answers to `tools/call`, `resources/read` and `prompts/get` without their
+/// required param: `(method, its capability advertised, answer)`. -32602 (over HTTP also -32020)
+/// keeps the rule; -32601 to a method whose capability is not advertised is no params answer at
+/// all (the method may be unknown there), so it neither keeps nor breaks it.
+fn grade_e9(answers: Vec<(&str, bool, Exchange)>, is_http: bool) -> Finding {
     let mut broken = Vec::new();
+    let mut refused = Vec::new();
     let mut evidence = None;
     let mut unread = None;
-    for (method, exchange) in methods.into_iter().zip(exchanges) {
+    let mut unadvertised = Vec::new();
+    for (method, advertised, exchange) in answers {
         let ok = exchange.error_code() == Some(INVALID_PARAMS)
-            || (ctx.is_http() && exchange.error_code() == Some(HEADER_MISMATCH));
-        if !ok {
-            let message = format!("`{method}` without its required param: {}", exchange.describe());
-            if exchange.unreadable().is_some() {
-                unread = unread.or(Some((message, exchange)));
-                continue;
-            }
-            broken.push(message);
-            evidence = evidence.or(Some(exchange));
+            || (is_http && exchange.error_code() == Some(HEADER_MISMATCH));
+        if ok {
+            refused.push(method);
+            continue;
         }
+        if !advertised && exchange.error_code() == Some(METHOD_NOT_FOUND) {
+            unadvertised
+                .push(format!("`{method}` got -32601 (its capability is not advertised, so it may be unknown)"));
+            continue;
+        }
+        let message = format!("`{method}` without its required param: {}", exchange.describe());
+        if exchange.unreadable().is_some() {
+            unread = unread.or(Some((message, exchange)));
+            continue;
+        }
+        broken.push(message);
+        evidence = evidence.or(Some(exchange));
     }
     if let (true, Some((message, exchange))) = (broken.is_empty(), unread) {
         broken.push(message);
         evidence = Some(exchange);
     }
-    let e9 = if broken.is_empty() {
+    let also = if unadvertised.is_empty() { String::new() } else { format!("; {}", unadvertised.join("; ")) };
+    let e9 = if !broken.is_empty() {
+        Finding::broken("E-9", format!("SHOULD get -32602: {}", broken.join("; ")))
+    } else if refused.is_empty() {
+        Finding::not_applicable("E-9", format!("no method of an advertised capability to send invalid params to{also}"))
+    } else if unadvertised.is_empty() {
         Finding::kept(
             "E-9",
             "tools/call without name, resources/read without uri and prompts/get without name got -32602 (or -32020)",
         )
     } else {
-        Finding::broken("E-9", format!("SHOULD get -32602: {}", broken.join("; ")))
+        Finding::kept(
+            "E-9",
+            format!("{} without its required param got -32602 (or -32020){also}", refused.join(" and ")),
+        )
     };
-    findings.push(match evidence {
+    match evidence {
         Some(exchange) => e9.with(&exchange),
         None => e9,
-    });
-    findings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::conformance::finding::Outcome;
+
+    fn answer(response: serde_json::Value) -> Exchange {
+        Exchange { response: Some(response), ..Exchange::default() }
+    }
+
+    fn error(code: i64) -> Exchange {
+        answer(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": "m"}}))
+    }
+
+    #[test]
+    fn e9_takes_minus_32601_to_methods_of_unadvertised_capabilities_as_no_params_answer() {
+        // A tools-only server: resources/read and prompts/get are unknown to it.
+        let finding = grade_e9(
+            vec![
+                ("tools/call", true, error(INVALID_PARAMS)),
+                ("resources/read", false, error(METHOD_NOT_FOUND)),
+                ("prompts/get", false, error(METHOD_NOT_FOUND)),
+            ],
+            true,
+        );
+        assert_eq!(finding.outcome, Outcome::Kept, "{}", finding.message);
+        assert!(finding.message.starts_with("tools/call without its required param got -32602"), "{}", finding.message);
+        assert!(finding.message.contains("`prompts/get` got -32601"), "{}", finding.message);
+    }
+
+    #[test]
+    fn e9_still_warns_on_minus_32601_where_the_capability_is_advertised() {
+        let finding = grade_e9(
+            vec![
+                ("tools/call", true, error(INVALID_PARAMS)),
+                ("resources/read", true, error(METHOD_NOT_FOUND)),
+                ("prompts/get", false, error(-32603)),
+            ],
+            false,
+        );
+        assert_eq!(finding.outcome, Outcome::Broken);
+        assert!(finding.message.contains("`resources/read`") && finding.message.contains("`prompts/get`"));
+    }
+
+    #[test]
+    fn e9_without_a_served_method_has_no_evidence_and_is_not_applicable() {
+        let finding = grade_e9(
+            vec![
+                ("tools/call", false, error(METHOD_NOT_FOUND)),
+                ("resources/read", false, error(METHOD_NOT_FOUND)),
+                ("prompts/get", false, error(METHOD_NOT_FOUND)),
+            ],
+            true,
+        );
+        assert_eq!(finding.outcome, Outcome::NotApplicable);
+    }
 }
