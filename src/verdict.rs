@@ -44,6 +44,15 @@ impl FailOn {
             FailOn::Never => "never",
         }
     }
+
+    /// The policy a report's `gate.fail_on` names (`must` for a report without one).
+    pub(crate) fn of_report(report: &RunReport) -> Self {
+        match report.gate.as_ref().map(|gate| gate.fail_on.as_str()) {
+            Some("should") => FailOn::Should,
+            Some("never") => FailOn::Never,
+            _ => FailOn::Must,
+        }
+    }
 }
 
 /// An exit status of `mcp-eval` (see the module table).
@@ -108,9 +117,11 @@ impl ExitStatus {
 
 // The verdict of a report is decided here, not by the report (a floor below).
 impl RunReport {
-    /// The verdict of this report, as [`verdict`] decides it.
+    /// The verdict of this report, as [`verdict`] decides it under the report's own `fail-on`
+    /// (its `gate`): what the headline says and the exit status follows.
     pub fn verdict(&self) -> Verdict {
         verdict(
+            FailOn::of_report(self),
             self.outcome,
             &self.checks,
             self.evals.as_ref(),
@@ -260,22 +271,25 @@ pub(crate) struct VerdictInput {
 /// What was decided: the verdict, the Action's `result` and the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Decision {
-    /// The verdict of the evaluation (independent of `fail-on`).
+    /// The verdict of the evaluation under `fail-on`.
     pub verdict: Verdict,
-    /// The `result` output (`fail-on` applied).
+    /// The `result` output: the verdict, as the Action's output names it.
     pub result: RunResult,
     /// The exit status.
     pub exit: ExitStatus,
 }
 
-/// The verdict of a run: `error` when the server was unreachable or mcp-eval itself failed (an
-/// `INTERNAL` row); `fail` when any check failed or a layer-1 case × model failed its threshold
-/// (also on an interrupted run); `error` when the run was interrupted, stopped by the model-call
-/// cap or the cost budget, had an unusable provider or layer 1 refused its input (a tool the server does not list),
-/// without a failure (an incomplete run never passes); `pass`
-/// otherwise. Other
-/// checks with status `error`, `warn` or `not_applicable` do not fail the verdict.
+/// The verdict of a run under `fail_on`: `error` when the server was unreachable or mcp-eval
+/// itself failed (an `INTERNAL` row); `fail` when a graded check failed or a layer-1 case × model
+/// failed its threshold (also on an interrupted run), or, with `should`, a graded check warned;
+/// `error` when the run was interrupted, stopped by the model-call cap or the cost budget, had an
+/// unusable provider or layer 1 refused its input (a tool the server does not list), without a
+/// failure (an incomplete run never passes); `pass` otherwise. With `never` findings fail
+/// nothing (the rest stands). INFO rows never grade, whatever their status; checks with status
+/// `error` or `not_applicable` do not fail the verdict. The verdict is what the headline says,
+/// `result` is, and the exit status follows: the three agree on every path.
 pub(crate) fn verdict(
+    fail_on: FailOn,
     outcome: RunOutcome,
     checks: &[crate::report::model::CheckResult],
     evals: Option<&EvalsSection>,
@@ -289,7 +303,14 @@ pub(crate) fn verdict(
         evals.is_some_and(|evals| evals.eval_gate.as_ref().map_or_else(|| evals.any_failed(), |gate| gate.fails));
     let layer2_failed =
         resilience.is_some_and(|section| section.fails) || security.is_some_and(|section| section.fails);
-    let failed = checks.iter().any(|check| check.status == Status::Fail) || layer1_failed || layer2_failed;
+    let graded = |status: Status| {
+        checks.iter().any(|check| check.status == status && check.level != crate::report::model::Level::Info)
+    };
+    let failed = match fail_on {
+        FailOn::Never => false,
+        FailOn::Must => graded(Status::Fail) || layer1_failed || layer2_failed,
+        FailOn::Should => graded(Status::Fail) || graded(Status::Warn) || layer1_failed || layer2_failed,
+    };
     // Layer 1 stopped by the call cap or an unusable provider, or refused its input, or a run the
     // cost budget stopped, is incomplete: never a pass.
     let incomplete = evals
@@ -310,15 +331,20 @@ pub(crate) fn verdict(
 /// Decides the verdict, the `result` output and the exit status of a run.
 pub(crate) fn decide(report: &RunReport, input: VerdictInput) -> Decision {
     let budget_stopped = report.budget.as_ref().is_some_and(|budget| budget.stopped.is_some());
-    let verdict = report.verdict();
-    let warned = report.checks.iter().any(|check| check.status == Status::Warn);
-    // `result` is what the exit status follows: under `fail-on: never` findings never fail the
-    // run, so a failed verdict is a `pass` there (the verdict itself still says `fail`).
+    let verdict = verdict(
+        input.fail_on,
+        report.outcome,
+        &report.checks,
+        report.evals.as_ref(),
+        report.resilience.as_ref(),
+        report.security.as_ref(),
+        report.budget.as_ref(),
+    );
+    // `result` is the verdict under the same `fail-on`, so the headline, `verdict`, `result`
+    // and the exit status never disagree.
     let result = match verdict {
         Verdict::Error => RunResult::Error,
-        Verdict::Fail if input.fail_on == FailOn::Never => RunResult::Pass,
         Verdict::Fail => RunResult::Fail,
-        Verdict::Pass if input.fail_on == FailOn::Should && warned => RunResult::Fail,
         Verdict::Pass => RunResult::Pass,
     };
     let met = Met {
@@ -441,8 +467,8 @@ mod tests {
         let decision = decide_on(RunOutcome::Completed, &[Status::Fail], never);
         assert_eq!(
             (decision.verdict, decision.result, decision.exit),
-            (Verdict::Fail, RunResult::Pass, ExitStatus::Passed),
-            "under never the result is what the exit status follows: a pass"
+            (Verdict::Pass, RunResult::Pass, ExitStatus::Passed),
+            "under never findings fail nothing: verdict, result and exit status agree on a pass"
         );
     }
 
@@ -453,7 +479,11 @@ mod tests {
         assert_eq!((decision.result, decision.exit), (RunResult::Error, ExitStatus::Unreachable));
         let interrupted = VerdictInput { interrupt: Some(Interrupt::Int), ..never };
         let decision = decide_on(RunOutcome::Interrupted, &[Status::Fail], interrupted);
-        assert_eq!((decision.verdict, decision.exit), (Verdict::Fail, ExitStatus::Interrupted));
+        assert_eq!(
+            (decision.verdict, decision.exit),
+            (Verdict::Error, ExitStatus::Interrupted),
+            "an interrupted run never passes, and under never its findings fail nothing"
+        );
     }
 
     #[test]
@@ -464,8 +494,49 @@ mod tests {
         let decision = decide_on(RunOutcome::Completed, &[Status::Warn], should);
         assert_eq!(
             (decision.verdict, decision.result, decision.exit),
-            (Verdict::Pass, RunResult::Fail, ExitStatus::VerdictFailed)
+            (Verdict::Fail, RunResult::Fail, ExitStatus::VerdictFailed)
         );
+    }
+
+    fn row(id: &str, level: Level, status: Status) -> CheckResult {
+        CheckResult { id: id.into(), level, ..check(status) }
+    }
+
+    #[test]
+    fn headline_verdict_and_exit_status_agree_for_every_fail_on_and_finding() {
+        let cases: [(&str, Vec<CheckResult>); 3] = [
+            ("a MUST failure", vec![row("D-1", Level::Must, Status::Fail), row("E-5", Level::Should, Status::Warn)]),
+            ("a SHOULD warning", vec![row("D-1", Level::Must, Status::Pass), row("E-5", Level::Should, Status::Warn)]),
+            // H-26 is INFO: its warn row grades nothing.
+            ("INFO only", vec![row("D-1", Level::Must, Status::Pass), row("H-26", Level::Info, Status::Warn)]),
+        ];
+        for (what, checks) in cases {
+            for fail_on in [FailOn::Must, FailOn::Should, FailOn::Never] {
+                let mut report = RunReport::empty_for_tests();
+                report.checks = checks.clone();
+                let decision = decide(&report, VerdictInput { fail_on, ..MUST });
+                report.gate = Some(crate::report::model::GateSection {
+                    fail_on: fail_on.as_str().into(),
+                    result: decision.result.as_str().into(),
+                });
+                let fails = match fail_on {
+                    FailOn::Must => what == "a MUST failure",
+                    FailOn::Should => what != "INFO only",
+                    FailOn::Never => false,
+                };
+                let case = format!("{what} under fail-on {}", fail_on.as_str());
+                let expected = if fails { Verdict::Fail } else { Verdict::Pass };
+                assert_eq!(decision.verdict, expected, "{case}");
+                assert_eq!(decision.exit, if fails { ExitStatus::VerdictFailed } else { ExitStatus::Passed }, "{case}");
+                assert_eq!(decision.result.as_str(), decision.verdict.as_str(), "{case}: result");
+                assert_eq!(report.verdict(), decision.verdict, "{case}: the report's verdict");
+                let json: serde_json::Value = crate::report::json::to_value(&report);
+                assert_eq!(json["verdict"], decision.verdict.as_str(), "{case}: report.json");
+                let summary = crate::report::markdown::render(&report);
+                let headline = if fails { "## ❌ fail" } else { "## ✅ pass" };
+                assert!(summary.starts_with(headline), "{case}: {}", summary.lines().next().unwrap_or(""));
+            }
+        }
     }
 
     #[test]

@@ -561,7 +561,8 @@ fn eval_details(eval: &EvalResult) -> String {
 fn check_case(check: &CheckResult, classname_root: &str, warnings_fail: bool) -> TestCase {
     let level = check.level.as_str();
     let status = match check.status {
-        Status::Warn if warnings_fail => {
+        // An INFO row grades nothing, under `should` too.
+        Status::Warn if warnings_fail && check.level != crate::report::model::Level::Info => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             status.set_message(one_line(&check.message)).set_type(level).set_description(details(check));
             status
@@ -587,7 +588,7 @@ fn check_case(check: &CheckResult, classname_root: &str, warnings_fail: bool) ->
             Property::new("mcp-eval.status", check.status.as_str()),
             Property::new("mcp-eval.spec", clean(&check.spec)),
         ]);
-    if check.status == Status::Warn && !warnings_fail {
+    if check.status == Status::Warn && !(warnings_fail && check.level != crate::report::model::Level::Info) {
         case.set_system_out(format!("WARNING: {}", details(check)));
     }
     case

@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 
 use super::evals::{EvalResult, EvalStatus, EvalsSection, ModelOutcome, Rate};
 use super::md::{code_block, code_span, escape, message, table_code};
-use super::model::{CheckResult, RunOutcome, RunReport, Status, Verdict};
+use super::model::{CheckResult, Level, RunOutcome, RunReport, Status, Verdict};
 use crate::text::clip;
 
 /// Upper bound of the rendered summary, in bytes (so also in characters). GitHub caps a
@@ -196,7 +196,7 @@ fn write_header(report: &RunReport, out: &mut String) {
         (RunOutcome::Interrupted, _) => "⚠️ interrupted".to_owned(),
         (RunOutcome::Completed, Verdict::Fail) => format!("❌ fail: {}", failed_text(report)),
         (RunOutcome::Completed, Verdict::Error) => no_verdict_title(report),
-        (RunOutcome::Completed, Verdict::Pass) => "✅ pass".to_owned(),
+        (RunOutcome::Completed, Verdict::Pass) => pass_title(report),
     };
     let legacy = report.server.era.as_deref().is_some_and(|era| era != report.spec_revision);
     if legacy {
@@ -342,8 +342,29 @@ fn write_header(report: &RunReport, out: &mut String) {
 }
 
 /// What failed, for the title: `1 check failed`, `2 cases failed`, or both.
+/// The `fail-on` the report was gated with (`must` without a gate).
+fn fail_on(report: &RunReport) -> &str {
+    report.gate.as_ref().map_or("must", |gate| gate.fail_on.as_str())
+}
+
+/// The title of a pass: under `fail-on: never` it says what failed and that it does not gate.
+fn pass_title(report: &RunReport) -> String {
+    let failed = failed_text(report);
+    if fail_on(report) == "never" && failed != "0 checks failed" {
+        format!("✅ pass (`fail-on: never`: {failed}, reported only)")
+    } else {
+        "✅ pass".to_owned()
+    }
+}
+
+/// Graded warnings: SHOULD rows that warn (an INFO row grades nothing).
+fn graded_warnings(report: &RunReport) -> usize {
+    report.checks.iter().filter(|check| check.status == Status::Warn && check.level != Level::Info).count()
+}
+
 fn failed_text(report: &RunReport) -> String {
     let checks = report.counts().fail;
+    let warnings = if fail_on(report) == "should" { graded_warnings(report) } else { 0 };
     let cases = report.evals.as_ref().map_or(0, EvalsSection::failed_cases);
     let failed = super::layer2::FaultStatus::Fail;
     let variants = report.resilience.iter().flat_map(|section| &section.results).filter(|r| r.status == failed).count()
@@ -358,13 +379,19 @@ fn failed_text(report: &RunReport) -> String {
     if variants > 0 {
         parts.push(format!("{} (layer 2)", plural(variants, "variant")));
     }
-    match parts.len() {
+    let failed = match parts.len() {
+        0 if warnings > 0 => String::new(),
         0 => "0 checks failed".to_owned(),
         1 => format!("{} failed", parts[0]),
         _ => {
             let last = parts.pop().unwrap_or_default();
             format!("{} and {last} failed", parts.join(", "))
         }
+    };
+    match (warnings, failed.is_empty()) {
+        (0, _) => failed,
+        (_, true) => format!("{} (`fail-on: should`)", plural(warnings, "SHOULD warning")),
+        (_, false) => format!("{failed}, {} (`fail-on: should`)", plural(warnings, "SHOULD warning")),
     }
 }
 
@@ -1030,18 +1057,17 @@ mod tests {
     }
 
     #[test]
-    fn a_gate_that_overrides_the_verdict_is_said_under_the_title() {
+    fn with_fail_on_should_a_warning_makes_the_title_a_fail_that_names_it() {
+        // Was "✅ pass" with a Gate line under it while the run exited 1: the title now is the
+        // verdict under the report's own fail-on, which the exit status follows.
         let mut report = sample_report();
         report.checks.retain(|c| c.status != Status::Fail);
         report.gate = Some(crate::report::model::GateSection { fail_on: "should".into(), result: "fail".into() });
         let md = render(&report);
-        assert!(md.starts_with("## ✅ pass"), "{md}");
-        assert!(
-            md.contains("**Gate:** with `fail-on: should` the run is a **fail**: 1 warning also fail the run."),
-            "{md}"
-        );
+        assert!(md.starts_with("## ❌ fail: 1 SHOULD warning (`fail-on: should`)"), "{md}");
+        assert!(!md.contains("**Gate:**"), "the title and the gate agree: {md}");
         report.gate = Some(crate::report::model::GateSection { fail_on: "must".into(), result: "pass".into() });
-        assert!(!render(&report).contains("**Gate:**"), "no line when the gate agrees");
+        assert!(render(&report).starts_with("## ✅ pass —"), "a warning fails nothing under must");
     }
 
     #[test]
@@ -1059,15 +1085,13 @@ mod tests {
     }
 
     #[test]
-    fn fail_on_never_keeps_the_failed_title_and_says_the_run_passes() {
+    fn fail_on_never_titles_the_run_a_pass_and_says_what_failed() {
+        // The run exits 0 under never: the title agrees, and still names the failure.
         let mut report = sample_report();
         report.gate = Some(crate::report::model::GateSection { fail_on: "never".into(), result: "pass".into() });
         let md = render(&report);
-        assert!(md.starts_with("## ❌ fail"), "the title is the verdict: {md}");
-        assert!(
-            md.contains("**Gate:** with `fail-on: never` the run is a **pass**: findings never fail the run."),
-            "{md}"
-        );
+        assert!(md.starts_with("## ✅ pass (`fail-on: never`: 1 check failed, reported only)"), "{md}");
+        assert!(md.contains("### ❌ Failures (1)"), "{md}");
     }
 
     #[test]

@@ -103,10 +103,11 @@ fn fail_on_should_fails_a_run_with_a_warning() {
     let server = DemoServer::start(&["h-17"]);
     let run = run(&["--server-url", &server.url, "--fail-on", "should"]);
     assert_eq!(run.code(), 1, "{}", run.stderr());
-    // The verdict stays the evaluation's; the gate's result is reported beside it, everywhere.
-    assert_eq!(run.report()["verdict"], "pass");
+    // The headline, `verdict`, the gate's result and the exit status agree (they did not: the
+    // verdict and the headline said pass while the run exited 1).
+    assert_eq!(run.report()["verdict"], "fail");
     assert_eq!(run.report()["gate"], serde_json::json!({"fail_on": "should", "result": "fail"}));
-    assert!(run.file("summary.md").contains("**Gate:** with `fail-on: should` the run is a **fail**"));
+    assert!(run.file("summary.md").starts_with("## ❌ fail: 1 SHOULD warning (`fail-on: should`)"));
     assert!(run.file("junit.xml").contains("type=\"SHOULD\""), "the warning is a JUnit failure");
     let run = crate::support::run(&["--server-url", &server.url]);
     assert_eq!(run.code(), 0, "{}", run.stderr());
