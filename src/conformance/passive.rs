@@ -26,6 +26,44 @@ pub(crate) const CACHEABLE: &[&str] =
 /// Methods on which `input_required` may appear.
 const INPUT_REQUIRED_ALLOWED: &[&str] = &["tools/call", "prompts/get", "resources/read"];
 
+/// The probe whose exchange a passive rule quotes, in words, when it is not an ordinary request:
+/// `from H-2's probe (no MCP-Protocol-Version header): ` for the probes of the header rows, else
+/// the header edits it made, so that evidence never reads as the answer to a plain request
+/// (empty for a request sent as a client sends it).
+fn probe_of(outgoing: &Outgoing) -> String {
+    use crate::mcp::exchange::HeaderEdit;
+    let edits: Vec<String> = outgoing
+        .header_edits
+        .iter()
+        .map(|edit| match edit {
+            HeaderEdit::Remove(name) => format!("no {name} header"),
+            HeaderEdit::Set(name, value) => format!("`{name}: {}`", crate::text::clip(value, 40)),
+        })
+        .collect();
+    if edits.is_empty() && outgoing.http_method == "POST" {
+        return String::new();
+    }
+    // The rows whose probe is this edit alone (probes/http.rs).
+    let row = match outgoing.header_edits.as_slice() {
+        [HeaderEdit::Remove(name)] if name.eq_ignore_ascii_case("mcp-protocol-version") => Some("H-2"),
+        [HeaderEdit::Remove(name)] if name.eq_ignore_ascii_case("mcp-method") => Some("H-3"),
+        [HeaderEdit::Set(name, _)] if name.eq_ignore_ascii_case("mcp-session-id") => Some("H-19"),
+        [HeaderEdit::Set(name, _)] if name.eq_ignore_ascii_case("last-event-id") => Some("H-20"),
+        [HeaderEdit::Set(name, _)] if name.eq_ignore_ascii_case("origin") => Some("H-21"),
+        [] if outgoing.http_method != "POST" => Some("H-18"),
+        _ => None,
+    };
+    let mut what = edits.join(", ");
+    if outgoing.http_method != "POST" {
+        what =
+            if what.is_empty() { outgoing.http_method.to_owned() } else { format!("{}, {what}", outgoing.http_method) };
+    }
+    match row {
+        Some(row) => format!("from {row}'s probe ({what}): "),
+        None => format!("from a probe ({what}): "),
+    }
+}
+
 #[derive(Debug, Default)]
 struct Tally {
     observed: usize,
@@ -123,7 +161,10 @@ impl Passive {
             if modern && exchange.header("mcp-session-id").is_some() {
                 self.note(
                     "H-19",
-                    Some(format!("`{method}`: the response minted an `Mcp-Session-Id` for a stateless request")),
+                    Some(format!(
+                        "{}`{method}`: the response minted an `Mcp-Session-Id` for a stateless request",
+                        probe_of(outgoing)
+                    )),
                     exchange,
                 );
             }
@@ -478,6 +519,29 @@ mod tests {
 
     fn finding<'a>(findings: &'a [Finding], id: &str) -> &'a Finding {
         findings.iter().find(|finding| finding.id == id).unwrap_or_else(|| panic!("no {id} in {findings:?}"))
+    }
+
+    #[test]
+    fn a_session_id_minted_for_another_rows_probe_names_that_probe() {
+        // H-2's probe is sent without MCP-Protocol-Version; quoting its answer as if it were a
+        // plain `server/discover` contradicted the header's "discover answered 200".
+        let passive = Passive::new(false);
+        let mut exchange = http_exchange(
+            1,
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "Missing session ID"}}),
+        );
+        exchange.status = Some(400);
+        exchange.headers.push(("mcp-session-id".into(), "abc".into()));
+        passive.observe(&request("server/discover").remove("MCP-Protocol-Version"), &exchange, true);
+        let findings = passive.findings();
+        let h19 = finding(&findings, "H-19");
+        assert!(
+            h19.message
+                .contains("from H-2's probe (no MCP-Protocol-Version header): `server/discover`: the response minted"),
+            "{}",
+            h19.message
+        );
+        assert_eq!(probe_of(&request("tools/list")), "", "an ordinary request names no probe");
     }
 
     #[test]
