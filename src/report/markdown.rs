@@ -56,6 +56,8 @@ const LAYER1_RESERVE: usize = 1_000;
 const TRIALS_PER_CASE: usize = 3;
 /// Most lines in the layer-1 Failing trials list.
 const MAX_FAILING_TRIALS: usize = 20;
+/// Warnings shown open in the summary; more fold under a one-line count.
+const MAX_OPEN_WARNINGS: usize = 3;
 /// Models whose judge pass rate the summary shows (the rest are in `report.json`).
 const MAX_JUDGE_LINES: usize = 10;
 
@@ -120,6 +122,15 @@ pub fn render(report: &RunReport) -> String {
             continue;
         }
         let _ = write!(out, "\n### {heading} ({})\n{intro}", checks.len());
+        // Many warnings fold under one line, so they do not bury what follows (layer 1).
+        let folded = status == Status::Warn && checks.len() > MAX_OPEN_WARNINGS;
+        if folded {
+            let _ = write!(
+                out,
+                "\n<details><summary>{} (SHOULD and INFO: they fail the run only with <code>fail-on: should</code>, INFO never)</summary>\n",
+                plural(checks.len(), "warning")
+            );
+        }
         for (shown, check) in checks.iter().enumerate() {
             let item = render_item(check);
             if out.len() + item.len() + tail_reserve > MAX_CHARS {
@@ -128,6 +139,9 @@ pub fn render(report: &RunReport) -> String {
                 break;
             }
             out.push_str(&item);
+        }
+        if folded {
+            out.push_str("\n</details>\n");
         }
     }
     // The migration list of a legacy server: the 2026-07-28 requirements it would not meet.
@@ -1092,6 +1106,19 @@ mod tests {
         let md = render(&report);
         assert!(md.starts_with("## ✅ pass (`fail-on: never`: 1 check failed, reported only)"), "{md}");
         assert!(md.contains("### ❌ Failures (1)"), "{md}");
+    }
+
+    #[test]
+    fn more_than_a_few_warnings_fold_under_a_one_line_count() {
+        let mut report = sample_report();
+        let warn = report.checks.iter().find(|c| c.status == Status::Warn).cloned().expect("a warning");
+        report.checks.extend((0..4).map(|n| CheckResult { id: format!("W-{n}"), ..warn.clone() }));
+        let md = render(&report);
+        let at = md.find("### ⚠️ Warnings (5)").expect("warnings");
+        assert!(md[at..].contains("<details><summary>5 warnings (SHOULD and INFO"), "{md}");
+        assert_eq!(md.matches("<details>").count(), md.matches("</details>").count());
+        report.checks.retain(|c| !c.id.starts_with("W-"));
+        assert!(!render(&report).contains("<summary>1 warning"), "a few stay open");
     }
 
     #[test]

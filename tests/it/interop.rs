@@ -399,6 +399,9 @@ fn mcp_proxy_in_front_of_everything() {
             migration: &[],
         },
     );
+    // The H-21 finding names its probe and, for the SDK this is, the fix.
+    let h21 = run.check("H-21")["message"].as_str().unwrap_or_default().to_owned();
+    assert!(h21.starts_with("H-21's probe") && h21.contains("TypeScript SDK v2"), "{h21}");
 }
 
 /// The 2026-07-28 rows every legacy server below fails the same way (discover-based probes).

@@ -383,7 +383,18 @@ pub(crate) async fn versions(ctx: &Context) -> Vec<Finding> {
             format!("version {bad} in header and `_meta` got -32022 with data.supported {supported:?}"),
         )
     } else {
-        Finding::broken("V-1", problems.join("; "))
+        let sdk = if ctx.is_http() || exchange.result().is_none() {
+            ""
+        } else {
+            ". If your server is built on the TypeScript SDK's `serveStdio`, it answers any `server/discover` with a result, whatever the version asked for: check `_meta` protocolVersion against the versions you support and answer -32022 with `data.supported` and `data.requested`"
+        };
+        Finding::broken(
+            "V-1",
+            format!(
+                "V-1's probe (`server/discover` asking for version {bad} in the header and `_meta`): {}{sdk}",
+                problems.join("; ")
+            ),
+        )
     }
     .with(&exchange);
     let v2 = match supported.iter().find(|version| version.as_str() == PROTOCOL_VERSION).or(supported.first()) {

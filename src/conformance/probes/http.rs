@@ -405,6 +405,9 @@ async fn param_headers(ctx: &Context) -> Vec<Finding> {
     vec![Finding::kept("H-11", format!("tool `{name}`: missing, mismatched and invalid `{header_name}` were rejected; the base64 form was accepted")).with(&missing)]
 }
 
+/// The fix for H-21 on the SDKs known to serve a foreign Origin by default (said, not assumed).
+pub(crate) const H21_SDK_HINT: &str = "If your server is built on the TypeScript SDK v2 (`createMcpHandler`), it checks no Origin by default: put the SDK's DNS-rebinding protection in front of it (`createMcpExpressApp()`, or the `hostHeaderValidation(…)` / `localhostHostValidation()` middleware of its Express, Hono or Fastify package) and answer a foreign `Origin` with 403; on the Python SDK, `TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_origins=[…])`";
+
 async fn endpoint(ctx: &Context) -> Vec<Finding> {
     let client = &ctx.modern;
     let blocks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Finding>> + '_>>> = vec![
@@ -475,7 +478,7 @@ async fn endpoint(ctx: &Context) -> Vec<Finding> {
             } else {
                 Finding::broken(
                     "H-21",
-                    format!("`Origin: http://evil.example` must get 403; got {}", exchange.describe()),
+                    format!("H-21's probe (a request with `Origin: http://evil.example`, otherwise valid) must get 403; got {}. {H21_SDK_HINT}", exchange.describe()),
                 )
                 .with(&exchange)
             });
