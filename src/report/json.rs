@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::model::{FORMAT_VERSION, RunReport};
+use super::model::{FORMAT_VERSION, RunReport, WAIVED_FORMAT_VERSION};
 use super::wire::{ReportIn, ReportOut};
 
 /// Renders `report.json`: pretty-printed JSON with a trailing newline, fields in the model's
@@ -30,7 +30,7 @@ pub enum ParseError {
     #[error("not a mcp-eval report: {0}")]
     Shape(#[from] serde_json::Error),
     /// A `format_version` this build does not read.
-    #[error("report format_version {found} is not {FORMAT_VERSION}, the version this build reads")]
+    #[error("report format_version {found} is not {FORMAT_VERSION} or {WAIVED_FORMAT_VERSION}, the versions this build reads")]
     Version {
         /// The version found.
         found: u64,
@@ -45,7 +45,7 @@ pub enum ParseError {
 pub fn parse(text: &str) -> Result<RunReport, ParseError> {
     let value: Value = serde_json::from_str(text)?;
     let found = value.get("format_version").and_then(Value::as_u64).unwrap_or(0);
-    if found != u64::from(FORMAT_VERSION) {
+    if found != u64::from(FORMAT_VERSION) && found != u64::from(WAIVED_FORMAT_VERSION) {
         return Err(ParseError::Version { found });
     }
     Ok(serde_json::from_value::<ReportIn>(value)?.into())
@@ -165,8 +165,8 @@ mod tests {
     #[test]
     fn another_format_version_or_a_foreign_document_is_refused() {
         let mut value = to_value(&sample_report());
-        value["format_version"] = 2.into();
-        assert!(matches!(parse(&value.to_string()), Err(ParseError::Version { found: 2 })));
+        value["format_version"] = 3.into();
+        assert!(matches!(parse(&value.to_string()), Err(ParseError::Version { found: 3 })));
         assert!(matches!(parse("{\"format_version\": 1}"), Err(ParseError::Shape(_))));
         assert!(parse("not json").is_err());
     }

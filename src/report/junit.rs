@@ -578,6 +578,13 @@ fn check_case(check: &CheckResult, classname_root: &str, warnings_fail: bool) ->
             status.set_message(one_line(&check.message)).set_type("not_applicable");
             status
         }
+        // Skipped, never passed: the row did not meet its requirement; the message gives the
+        // waiver's reason, the description the finding.
+        Status::Waived => {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(one_line(&waived_text(check))).set_type("waived").set_description(details(check));
+            status
+        }
     };
     let mut case = TestCase::new(clean(&format!("{} {}", check.id, check.title)), status);
     case.set_classname(format!("{classname_root}.{}", id_prefix(&check.id)))
@@ -591,6 +598,14 @@ fn check_case(check: &CheckResult, classname_root: &str, warnings_fail: bool) ->
         case.set_system_out(format!("WARNING: {}", details(check)));
     }
     case
+}
+
+/// `waived (would fail): REASON (FILE:LINE)`: what a waived row's testcase says.
+fn waived_text(check: &CheckResult) -> String {
+    match &check.waiver {
+        Some(waiver) => format!("waived (would {}): {} ({})", waiver.status.as_str(), waiver.reason, waiver.source),
+        None => "waived".into(),
+    }
 }
 
 /// The extra `run` testcase of a run that did not complete; `None` for a completed run.

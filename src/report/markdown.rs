@@ -113,6 +113,12 @@ pub fn render(report: &RunReport) -> String {
             "errors",
             "\nThese checks have no verdict: the server could not be reached or started (is it running, on this URL or command?), or mcp-eval itself hit a problem.\n",
         ),
+        (
+            Status::Waived,
+            "🙈 Waived",
+            "waived checks",
+            "\nThese checks failed or warned, and a reviewed waiver of the config file covers each (its reason first): they do not fail the run.\n",
+        ),
     ];
     for (status, heading, noun, intro) in sections {
         let checks: Vec<&CheckResult> = report.checks.iter().filter(|c| c.status == status).collect();
@@ -130,6 +136,7 @@ pub fn render(report: &RunReport) -> String {
             out.push_str(&item);
         }
     }
+    write_waiver_notes(report, &mut out);
     // The migration list of a legacy server: the 2026-07-28 requirements it would not meet.
     let migration: Vec<&CheckResult> = report.checks.iter().filter(|check| check.migration).collect();
     if !migration.is_empty() {
@@ -162,6 +169,17 @@ pub fn render(report: &RunReport) -> String {
     write_footer(report, &mut out);
     debug_assert!(out.len() <= MAX_CHARS, "summary.md is {} bytes", out.len());
     out
+}
+
+/// The config file's waivers that matched no row, one line each (file and line first).
+fn write_waiver_notes(report: &RunReport, out: &mut String) {
+    if report.waiver_notes.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n### ⚠️ Waivers that match nothing ({})\n", report.waiver_notes.len());
+    for note in report.waiver_notes.iter().take(20) {
+        let _ = writeln!(out, "- {}", message(&clip(note, CELL_CHARS * 2)));
+    }
 }
 
 /// The title of a completed run without a verdict: why there is none, in a few words.
@@ -881,6 +899,7 @@ fn status_label(status: Status) -> &'static str {
         Status::Warn => "⚠️ warn",
         Status::NotApplicable => "➖ not applicable",
         Status::Error => "🛠️ error",
+        Status::Waived => "🙈 waived",
     }
 }
 
@@ -950,6 +969,9 @@ fn checks_line(out: &mut String, report: &RunReport, counts: crate::report::mode
         counts.error,
         plural(report.checks.len(), "check"),
     );
+    if counts.waived > 0 {
+        let _ = writeln!(out, "\n**Waived:** {} (see below)", plural(counts.waived, "check"));
+    }
 }
 
 #[cfg(test)]

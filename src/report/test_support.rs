@@ -27,6 +27,7 @@ pub(super) fn check(id: &str, title: &str, level: Level, status: Status, message
         evidence: Vec::new(),
         duration_ms: 0,
         migration: false,
+        waiver: None,
     }
 }
 
