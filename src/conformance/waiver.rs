@@ -112,12 +112,7 @@ pub(crate) fn apply(checks: &mut [CheckResult], waivers: &[Waiver], today: Naive
             expire(check, &expired.iter().map(|&at| &waivers[at]).collect::<Vec<_>>());
         }
     }
-    waivers
-        .iter()
-        .zip(matched)
-        .filter(|(_, matched)| !matched)
-        .map(|(waiver, _)| unmatched(waiver, checks))
-        .collect()
+    waivers.iter().zip(matched).filter(|(_, matched)| !matched).map(|(waiver, _)| unmatched(waiver, checks)).collect()
 }
 
 /// A SEC row: each listed finding is covered or not; the row is waived when all are.
@@ -345,7 +340,8 @@ mod tests {
     #[test]
     fn a_scan_row_is_waived_only_when_every_finding_it_lists_is_covered() {
         let scan_row = || {
-            let mut check = row("SEC-7", Status::Warn, "`tools[connect].inputSchema.properties.password`: asks for a secret");
+            let mut check =
+                row("SEC-7", Status::Warn, "`tools[connect].inputSchema.properties.password`: asks for a secret");
             check.evidence.push(Evidence {
                 label: FOUND_LABEL.into(),
                 text: "tools[connect].inputSchema.properties.password: asks for a secret\ntools[mail].inputSchema.properties.token: asks for a secret".into(),
@@ -365,7 +361,10 @@ mod tests {
         let mut checks = [scan_row()];
         apply(&mut checks, &[connect.clone(), mail], day(TODAY));
         assert_eq!(checks[0].status, Status::Waived);
-        assert_eq!(checks[0].waiver.as_ref().map(|note| note.source.as_str()), Some("mcp-eval.yaml:5, mcp-eval.yaml:9"));
+        assert_eq!(
+            checks[0].waiver.as_ref().map(|note| note.source.as_str()),
+            Some("mcp-eval.yaml:5, mcp-eval.yaml:9")
+        );
 
         let mut prefix = connect;
         prefix.element = Some("tools[conn".into());

@@ -30,7 +30,9 @@ pub enum ParseError {
     #[error("not a mcp-eval report: {0}")]
     Shape(#[from] serde_json::Error),
     /// A `format_version` this build does not read.
-    #[error("report format_version {found} is not {FORMAT_VERSION} or {WAIVED_FORMAT_VERSION}, the versions this build reads")]
+    #[error(
+        "report format_version {found} is not {FORMAT_VERSION} or {WAIVED_FORMAT_VERSION}, the versions this build reads"
+    )]
     Version {
         /// The version found.
         found: u64,

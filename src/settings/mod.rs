@@ -1231,8 +1231,13 @@ fn resolve_waivers(sources: &Sources<'_>, root: &Path, problems: &mut Vec<Proble
             Some(rule) if !REQUIREMENTS.iter().any(|requirement| requirement.id == rule) => {
                 let ids = REQUIREMENTS.iter().map(|requirement| requirement.id);
                 let hint = match crate::suggest::nearest(rule, ids) {
-                    Some(near) => format!("did you mean `{near}`? (the ids are the report's rows: docs/requirements.md)"),
-                    None => "use a requirement id as the report shows it, e.g. `M-10` or `SEC-7` (docs/requirements.md)".into(),
+                    Some(near) => {
+                        format!("did you mean `{near}`? (the ids are the report's rows: docs/requirements.md)")
+                    }
+                    None => {
+                        "use a requirement id as the report shows it, e.g. `M-10` or `SEC-7` (docs/requirements.md)"
+                            .into()
+                    }
                 };
                 problems.push(Problem::new(
                     &at(item.rule.as_ref(), "rule"),
