@@ -1232,11 +1232,10 @@ fn resolve_waivers(sources: &Sources<'_>, root: &Path, problems: &mut Vec<Proble
                 let ids = REQUIREMENTS.iter().map(|requirement| requirement.id);
                 let hint = match crate::suggest::nearest(rule, ids) {
                     Some(near) => {
-                        format!("did you mean `{near}`? (the ids are the report's rows: docs/requirements.md)")
+                        format!("did you mean `{near}`? (the ids are the report's rows, listed in docs/layer-0.md)")
                     }
                     None => {
-                        "use a requirement id as the report shows it, e.g. `M-10` or `SEC-7` (docs/requirements.md)"
-                            .into()
+                        "use a requirement id as the report shows it, e.g. `M-10` or `SEC-7` (docs/layer-0.md)".into()
                     }
                 };
                 problems.push(Problem::new(

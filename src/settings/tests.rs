@@ -199,7 +199,8 @@ fn waivers_come_from_the_file_with_their_line_and_expiry() {
         ..SettingsArgs::default()
     })
     .expect("valid");
-    let found: Vec<(&str, Option<&str>, Option<&str>, Option<String>, &str)> = settings
+    type Read<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<String>, &'a str);
+    let found: Vec<Read<'_>> = settings
         .waivers
         .iter()
         .map(|waiver| {
