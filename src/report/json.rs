@@ -165,6 +165,28 @@ mod tests {
     }
 
     #[test]
+    fn a_waived_row_is_written_as_version_2_with_its_waiver_and_reads_back() {
+        let plain = to_value(&sample_report());
+        assert_eq!(plain["format_version"], 1, "a report without waivers keeps version 1");
+        assert!(plain["counts"].get("waived").is_none() && plain.get("waiver_notes").is_none());
+
+        let report = crate::report::test_support::waived_report();
+        let value = to_value(&report);
+        assert_eq!(value["format_version"], 2);
+        assert_eq!((value["verdict"].as_str(), value["counts"]["waived"].as_u64()), (Some("pass"), Some(1)));
+        assert_eq!(value["checks"][1]["status"], "waived");
+        assert_eq!(
+            value["checks"][1]["waiver"],
+            serde_json::json!({"reason": "an upstream SDK's error", "source": "mcp-eval.yaml:3", "status": "fail", "expires": "2027-03-31"})
+        );
+        assert_eq!(
+            value["waiver_notes"][0],
+            "mcp-eval.yaml:7: the waiver of H-4 matches nothing (H-4 is not applicable)"
+        );
+        assert_eq!(parse(&render(&report)).expect("version 2 reads back"), report);
+    }
+
+    #[test]
     fn another_format_version_or_a_foreign_document_is_refused() {
         let mut value = to_value(&sample_report());
         value["format_version"] = 3.into();

@@ -679,6 +679,18 @@ mod tests {
     }
 
     #[test]
+    fn a_waived_row_is_skipped_with_its_reason_never_failed() {
+        let xml = render(&crate::report::test_support::waived_report());
+        let parsed = parse(&xml);
+        assert_eq!((parsed.failures, parsed.errors), (0, 1), "the waived failure no longer fails the suite");
+        assert!(
+            xml.contains("<skipped message=\"waived (would fail): an upstream SDK&apos;s error (mcp-eval.yaml:3)\" type=\"waived\">"),
+            "{xml}"
+        );
+        assert!(xml.contains("<property name=\"mcp-eval.status\" value=\"waived\"/>"), "{xml}");
+    }
+
+    #[test]
     fn parses_back_with_counts_and_statuses() {
         let report = sample_report();
         let xml = render(&report);

@@ -1093,6 +1093,22 @@ mod tests {
     }
 
     #[test]
+    fn a_waived_row_is_listed_with_its_reason_and_an_unmatched_waiver_is_a_warning() {
+        let md = render(&crate::report::test_support::waived_report());
+        assert!(!md.contains("### ❌ Failures"), "{md}");
+        assert!(md.contains("**Waived:** 1 check (see below)"), "{md}");
+        assert!(md.contains("### 🙈 Waived (1)"), "{md}");
+        assert!(md.contains("**D-1** server/discover answers — waived by the config file (mcp-eval.yaml:3): an upstream SDK's error — server/discover returned"), "{md}");
+        assert!(md.contains("| D-1 | server/discover answers | MUST | 🙈 waived |"), "{md}");
+        assert!(
+            md.contains(
+                "### ⚠️ Waivers that match nothing (1)\n\n- mcp-eval.yaml:7: the waiver of H-4 matches nothing"
+            ),
+            "{md}"
+        );
+    }
+
+    #[test]
     fn pass_title() {
         let mut report = sample_report();
         report.checks.retain(|c| c.status != Status::Fail);

@@ -281,6 +281,18 @@ mod tests {
     }
 
     #[test]
+    fn a_waived_row_stays_a_result_suppressed_with_its_reason() {
+        let report = crate::report::test_support::waived_report();
+        let log: Value = serde_json::from_str(&of_report(&report, None)).expect("json");
+        let results = log["runs"][0]["results"].as_array().cloned().unwrap_or_default();
+        let waived = results.iter().find(|result| result["ruleId"] == "D-1").expect("the waived row is a result");
+        assert_eq!(waived["level"], "error", "at the level it had");
+        assert_eq!(waived["suppressions"], json!([{"kind": "external", "justification": "an upstream SDK's error"}]));
+        let others: Vec<&Value> = results.iter().filter(|result| result["ruleId"] != "D-1").collect();
+        assert!(others.iter().all(|result| result.get("suppressions").is_none()), "{others:?}");
+    }
+
+    #[test]
     fn failing_and_warning_rows_are_results_and_every_graded_row_a_rule() {
         let report = crate::report::test_support::sample_report();
         let location = Location { uri: ".github/workflows/ci.yml".into(), line: 12 };
