@@ -324,13 +324,14 @@ impl RunEvent {
                     cases.push_str(&format!("; layer 2: {pass} pass, {fail} fail, {inconclusive} inconclusive"));
                 }
                 Some(format!(
-                    "{}{which}: checks: {} pass, {} fail{failed}, {} warn, {} not applicable, {} error{cases}{gate}{}",
+                    "{}{which}: checks: {} pass, {} fail{failed}, {} warn, {} not applicable, {} error{}{cases}{gate}{}",
                     decision.verdict.as_str(),
                     counts.pass,
                     counts.fail,
                     counts.warn,
                     counts.not_applicable,
                     counts.error,
+                    if counts.waived > 0 { format!(", {} waived", counts.waived) } else { String::new() },
                     out_dir.as_deref().map(|dir| format!("; reports in {dir}")).unwrap_or_default()
                 ))
             }

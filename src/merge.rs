@@ -612,6 +612,7 @@ mod tests {
                 evidence: Vec::new(),
                 duration_ms: 0,
                 migration: false,
+                waiver: None,
             }];
         }
         let which = shard.map_or("whole".to_owned(), |(index, _)| format!("shard{index}"));

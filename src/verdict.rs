@@ -378,6 +378,7 @@ mod tests {
             evidence: Vec::new(),
             duration_ms: 0,
             migration: false,
+            waiver: None,
         }
     }
 

@@ -17,6 +17,7 @@ pub(crate) mod requirements;
 pub(crate) mod schema;
 pub(crate) mod security;
 pub(crate) mod shapes;
+pub(crate) mod waiver;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -45,8 +46,9 @@ pub(crate) struct Options {
     pub safe_tools: Vec<SafeTool>,
     /// Fail a legacy server (`--require-era 2026-07-28`).
     pub require_modern: bool,
-    /// Findings of the static scan the config file suppresses (`security.suppress`).
-    pub suppressions: Vec<probes::security::Suppression>,
+    /// The config file's waivers (`waivers`, `suppress`), applied by [`waiver::apply`] to the
+    /// graded rows.
+    pub waivers: Vec<waiver::Waiver>,
 }
 
 /// What layer 0 found: the server section and one check per requirement.
@@ -56,6 +58,8 @@ pub(crate) struct Layer0Result {
     pub server: ServerSection,
     /// Every check, in catalogue order.
     pub checks: Vec<CheckResult>,
+    /// The waivers that matched no row, one warning each ([`waiver::apply`]).
+    pub waiver_notes: Vec<String>,
 }
 
 /// True when a tool is annotated `readOnlyHint: true`.
@@ -245,7 +249,7 @@ pub(crate) async fn run(
 
     events(&RunEvent::ProbesStarted);
     // The static scan reads every listed element, before the tool list is let go below.
-    let (scan, descriptions) = probes::security::scan(&ctx, &options.suppressions);
+    let (scan, descriptions) = probes::security::scan(&ctx);
     let mut groups: Vec<(Vec<Finding>, u64)> = vec![
         // A legacy server's failed discover is graded too: D-1 heads its migration list.
         (probes::discovery::discover_result(&ctx), discover.elapsed_ms),
@@ -334,7 +338,7 @@ pub(crate) async fn run(
         stdio_starts: connected.starts.reasons(),
         descriptions,
     };
-    Layer0Result { server, checks }
+    Layer0Result { server, checks, waiver_notes: Vec::new() }
 }
 
 /// The stderr tail of a stdio server, when it wrote anything.
@@ -387,7 +391,7 @@ async fn blocked_by_framing(
     if era == Era::Legacy {
         checks.push(era_check(options.require_modern, &connected.evidence));
     }
-    Layer0Result { server: blocked_server(connected, stderr_tail(client)), checks }
+    Layer0Result { server: blocked_server(connected, stderr_tail(client)), checks, waiver_notes: Vec::new() }
 }
 
 /// The server section of a blocked run: the era and its evidence, nothing read from answers.
@@ -431,7 +435,7 @@ fn blocked_by_unreadable(connected: &Connected, why: &str, events: &(dyn Fn(&Run
         );
     }
     let checks = grade_all(&[(findings, discover.elapsed_ms)], era, true, Some(BLOCKED_BY_UNREADABLE));
-    Layer0Result { server: blocked_server(connected, None), checks }
+    Layer0Result { server: blocked_server(connected, None), checks, waiver_notes: Vec::new() }
 }
 
 /// How often [`Progress::watch`] says that probes are still running.
@@ -521,6 +525,7 @@ fn era_check(require_modern: bool, evidence: &str) -> CheckResult {
         evidence: Vec::new(),
         duration_ms: 0,
         migration: false,
+        waiver: None,
     }
 }
 
@@ -611,6 +616,7 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool, blocked: O
                 evidence,
                 duration_ms,
                 migration,
+                waiver: None,
             }
         })
         .collect()

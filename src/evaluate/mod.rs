@@ -357,7 +357,7 @@ pub(crate) async fn evaluate(
     let options = Options {
         safe_tools: settings.safe_tools.clone(),
         require_modern: settings.require_modern,
-        suppressions: settings.suppressions.clone(),
+        waivers: settings.waivers.clone(),
     };
     let LayerPlan { ran, layer1_missing, layer2_missing, shard_note } = plan_layers(settings, layers, golden, events);
     // Layer 0's outcome as soon as it is graded, so a signal during layer 1 or the session's
@@ -393,8 +393,14 @@ pub(crate) async fn evaluate(
         let layer0 = if ran.contains(&0) {
             events(&RunEvent::LayerStarted { layer: 0 });
             let layer0_started = Instant::now();
-            let layer0 =
+            let mut layer0 =
                 Box::pin(conformance::run(&connected, target.clone(), redactor.clone(), &options, events)).await;
+            // The config file's waivers, on today's date (an expired one no longer waives).
+            let today = chrono::Utc::now().date_naive();
+            layer0.waiver_notes = conformance::waiver::apply(&mut layer0.checks, &options.waivers, today);
+            for note in &layer0.waiver_notes {
+                events(&RunEvent::Notice { text: format!("warning: {note}") });
+            }
             let layer0_ms = elapsed_ms(layer0_started);
             *crate::mcp::sync::lock(&finished) = Some(layer0.clone());
             *crate::mcp::sync::lock(&layer0_time) = Some(layer0_ms);
@@ -521,6 +527,8 @@ pub(crate) async fn evaluate(
     };
     let mut report = report;
     report.layer0_duration_ms = *crate::mcp::sync::lock(&layer0_time);
+    report.waiver_notes =
+        crate::mcp::sync::lock(&finished).as_ref().map(|layer0| layer0.waiver_notes.clone()).unwrap_or_default();
     report.budget = cost.as_ref().map(|limit| limit.section());
     if let Some(budget) = &report.budget
         && budget.stopped.is_some()

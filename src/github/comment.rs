@@ -292,6 +292,24 @@ mod tests {
     }
 
     #[test]
+    fn a_waived_row_shows_in_the_comment_with_its_reason() {
+        let summary = crate::report::markdown::render(&crate::report::test_support::waived_report());
+        let current = state(&[], &[]);
+        let parts = CommentParts {
+            comment_id: "default",
+            summary: &summary,
+            notes: &[],
+            state: &current,
+            report_location: "mcp-eval-report/report.json",
+            run_url: None,
+        };
+        let body = render(&parts, Previous::First);
+        assert!(body.contains("### 🙈 Waived (1)"), "{body}");
+        assert!(body.contains("waived by the config file (mcp-eval.yaml:3): an upstream SDK's error"), "{body}");
+        assert!(body.contains("mcp-eval.yaml:7: the waiver of H-4 matches nothing"), "{body}");
+    }
+
+    #[test]
     fn the_comment_shows_layer_3_deltas_and_trends_charts() {
         use crate::report::telemetry::{TelemetryDeltas, TelemetrySection, ToolDelta, TrendPoint, TrendsSection};
         let mut report = crate::report::model::RunReport::empty_for_tests();

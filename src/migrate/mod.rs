@@ -259,6 +259,7 @@ pub(crate) fn sarif(scan: &Scan) -> String {
             fingerprint: crate::jcs::hash(
                 &serde_json::json!({"rule": found.rule, "path": found.path, "text": found.text}),
             ),
+            suppression: None,
         })
         .collect();
     crate::report::sarif::render(&rules, &findings, true)

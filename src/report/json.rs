@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::model::{FORMAT_VERSION, RunReport};
+use super::model::{FORMAT_VERSION, RunReport, WAIVED_FORMAT_VERSION};
 use super::wire::{ReportIn, ReportOut};
 
 /// Renders `report.json`: pretty-printed JSON with a trailing newline, fields in the model's
@@ -30,7 +30,9 @@ pub enum ParseError {
     #[error("not a mcp-eval report: {0}")]
     Shape(#[from] serde_json::Error),
     /// A `format_version` this build does not read.
-    #[error("report format_version {found} is not {FORMAT_VERSION}, the version this build reads")]
+    #[error(
+        "report format_version {found} is not {FORMAT_VERSION} or {WAIVED_FORMAT_VERSION}, the versions this build reads"
+    )]
     Version {
         /// The version found.
         found: u64,
@@ -45,7 +47,7 @@ pub enum ParseError {
 pub fn parse(text: &str) -> Result<RunReport, ParseError> {
     let value: Value = serde_json::from_str(text)?;
     let found = value.get("format_version").and_then(Value::as_u64).unwrap_or(0);
-    if found != u64::from(FORMAT_VERSION) {
+    if found != u64::from(FORMAT_VERSION) && found != u64::from(WAIVED_FORMAT_VERSION) {
         return Err(ParseError::Version { found });
     }
     Ok(serde_json::from_value::<ReportIn>(value)?.into())
@@ -163,10 +165,32 @@ mod tests {
     }
 
     #[test]
+    fn a_waived_row_is_written_as_version_2_with_its_waiver_and_reads_back() {
+        let plain = to_value(&sample_report());
+        assert_eq!(plain["format_version"], 1, "a report without waivers keeps version 1");
+        assert!(plain["counts"].get("waived").is_none() && plain.get("waiver_notes").is_none());
+
+        let report = crate::report::test_support::waived_report();
+        let value = to_value(&report);
+        assert_eq!(value["format_version"], 2);
+        assert_eq!((value["verdict"].as_str(), value["counts"]["waived"].as_u64()), (Some("pass"), Some(1)));
+        assert_eq!(value["checks"][1]["status"], "waived");
+        assert_eq!(
+            value["checks"][1]["waiver"],
+            serde_json::json!({"reason": "an upstream SDK's error", "source": "mcp-eval.yaml:3", "status": "fail", "expires": "2027-03-31"})
+        );
+        assert_eq!(
+            value["waiver_notes"][0],
+            "mcp-eval.yaml:7: the waiver of H-4 matches nothing (H-4 is not applicable)"
+        );
+        assert_eq!(parse(&render(&report)).expect("version 2 reads back"), report);
+    }
+
+    #[test]
     fn another_format_version_or_a_foreign_document_is_refused() {
         let mut value = to_value(&sample_report());
-        value["format_version"] = 2.into();
-        assert!(matches!(parse(&value.to_string()), Err(ParseError::Version { found: 2 })));
+        value["format_version"] = 3.into();
+        assert!(matches!(parse(&value.to_string()), Err(ParseError::Version { found: 3 })));
         assert!(matches!(parse("{\"format_version\": 1}"), Err(ParseError::Shape(_))));
         assert!(parse("not json").is_err());
     }

@@ -115,6 +115,12 @@ pub fn render(report: &RunReport) -> String {
             "errors",
             "\nThese checks have no verdict: the server could not be reached or started (is it running, on this URL or command?), or mcp-eval itself hit a problem.\n",
         ),
+        (
+            Status::Waived,
+            "🙈 Waived",
+            "waived checks",
+            "\nThese checks failed or warned, and a reviewed waiver of the config file covers each (its reason first): they do not fail the run.\n",
+        ),
     ];
     for (status, heading, noun, intro) in sections {
         let checks: Vec<&CheckResult> = report.checks.iter().filter(|c| c.status == status).collect();
@@ -144,6 +150,7 @@ pub fn render(report: &RunReport) -> String {
             out.push_str("\n</details>\n");
         }
     }
+    write_waiver_notes(report, &mut out);
     // The migration list of a legacy server: the 2026-07-28 requirements it would not meet.
     let migration: Vec<&CheckResult> = report.checks.iter().filter(|check| check.migration).collect();
     if !migration.is_empty() {
@@ -176,6 +183,17 @@ pub fn render(report: &RunReport) -> String {
     write_footer(report, &mut out);
     debug_assert!(out.len() <= MAX_CHARS, "summary.md is {} bytes", out.len());
     out
+}
+
+/// The config file's waivers that matched no row, one line each (file and line first).
+fn write_waiver_notes(report: &RunReport, out: &mut String) {
+    if report.waiver_notes.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n### ⚠️ Waivers that match nothing ({})\n", report.waiver_notes.len());
+    for note in report.waiver_notes.iter().take(20) {
+        let _ = writeln!(out, "- {}", message(&clip(note, CELL_CHARS * 2)));
+    }
 }
 
 /// The title of a completed run without a verdict: why there is none, in a few words.
@@ -922,6 +940,7 @@ fn status_label(status: Status) -> &'static str {
         Status::Warn => "⚠️ warn",
         Status::NotApplicable => "➖ not applicable",
         Status::Error => "🛠️ error",
+        Status::Waived => "🙈 waived",
     }
 }
 
@@ -991,6 +1010,9 @@ fn checks_line(out: &mut String, report: &RunReport, counts: crate::report::mode
         counts.error,
         plural(report.checks.len(), "check"),
     );
+    if counts.waived > 0 {
+        let _ = writeln!(out, "\n**Waived:** {} (see below)", plural(counts.waived, "check"));
+    }
 }
 
 #[cfg(test)]
@@ -1119,6 +1141,22 @@ mod tests {
         assert_eq!(md.matches("<details>").count(), md.matches("</details>").count());
         report.checks.retain(|c| !c.id.starts_with("W-"));
         assert!(!render(&report).contains("<summary>1 warning"), "a few stay open");
+    }
+
+    #[test]
+    fn a_waived_row_is_listed_with_its_reason_and_an_unmatched_waiver_is_a_warning() {
+        let md = render(&crate::report::test_support::waived_report());
+        assert!(!md.contains("### ❌ Failures"), "{md}");
+        assert!(md.contains("**Waived:** 1 check (see below)"), "{md}");
+        assert!(md.contains("### 🙈 Waived (1)"), "{md}");
+        assert!(md.contains("**D-1** server/discover answers — waived by the config file (mcp-eval.yaml:3): an upstream SDK's error — server/discover returned"), "{md}");
+        assert!(md.contains("| D-1 | server/discover answers | MUST | 🙈 waived |"), "{md}");
+        assert!(
+            md.contains(
+                "### ⚠️ Waivers that match nothing (1)\n\n- mcp-eval.yaml:7: the waiver of H-4 matches nothing"
+            ),
+            "{md}"
+        );
     }
 
     #[test]

@@ -23,6 +23,11 @@ pub const INTERNAL_CHECK_ID: &str = "INTERNAL";
 /// Version of the `report.json` format. Bump it on any change a reader could notice.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// The version a report is written with when a check has status `waived` (a value version 1
+/// does not know): a reader of version 1 refuses it rather than misreading the row. A report
+/// without a waived row is still written as version 1.
+pub const WAIVED_FORMAT_VERSION: u32 = 2;
+
 /// How strongly the spec states a requirement (RFC 2119 keywords).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Level {
@@ -52,6 +57,27 @@ pub enum Status {
     /// The requirement cannot be exercised on this server (capability absent, fixture tool
     /// needed, other transport); the message says why. Never a pass and never a failure.
     NotApplicable,
+    /// The row failed or warned, and a reviewed waiver of the config file covers it: shown with
+    /// its reason ([`CheckResult::waiver`]), never failing the run. Written in format version 2.
+    Waived,
+}
+
+/// The config file's waiver that covered a row (status `waived`), or that would have but
+/// expired (the row keeps its status and its message says so).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaiverNote {
+    /// The reason the user gave (several waivers' reasons joined with `; `).
+    pub reason: String,
+    /// Where the waiver is written: `FILE:LINE` (several joined with `, `).
+    pub source: String,
+    /// The status the row had before the waiver: `fail` or `warn`.
+    pub status: Status,
+    /// The last day the waiver holds (`YYYY-MM-DD`), when one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+    /// True when the waiver expired: the row keeps its status.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expired: bool,
 }
 
 /// One bounded excerpt of what went over the wire (secrets redacted), kept as evidence.
@@ -86,6 +112,10 @@ pub struct CheckResult {
     /// server would not meet (not graded). Written only when true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub migration: bool,
+    /// The config file's waiver of this row: present on a `waived` row, and on a row whose
+    /// waiver expired. Written only when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiver: Option<WaiverNote>,
 }
 
 /// What is known about the server under test.
@@ -167,6 +197,15 @@ pub struct Counts {
     pub not_applicable: usize,
     /// Checks that hit an error on our side.
     pub error: usize,
+    /// Checks a waiver of the config file covers (left out when 0, so a report without
+    /// waivers keeps its version-1 shape).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waived: usize,
+}
+
+/// Serde's test for a count left out when zero.
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 /// The overall verdict of a run, as written to `report.json` (`verdict`) and shown in
@@ -207,7 +246,7 @@ impl Level {
 }
 
 impl Status {
-    /// The name used in `report.json`: `fail`, `error`, `warn`, `pass` or `not_applicable`.
+    /// The name used in `report.json`: `fail`, `error`, `warn`, `pass`, `not_applicable` or `waived`.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Fail => "fail",
@@ -215,6 +254,7 @@ impl Status {
             Status::Warn => "warn",
             Status::Pass => "pass",
             Status::NotApplicable => "not_applicable",
+            Status::Waived => "waived",
         }
     }
 }
@@ -284,6 +324,9 @@ pub struct RunReport {
     /// The cost budget (`--max-cost-usd`) and the spend against it, when one was set and a
     /// model ran or was about to.
     pub budget: Option<super::telemetry::BudgetSection>,
+    /// Warnings about the config file's waivers: one that matches no row, each naming its file
+    /// and line. Empty when there are none.
+    pub waiver_notes: Vec<String>,
 }
 
 impl RunReport {
@@ -318,6 +361,7 @@ impl RunReport {
             security: None,
             telemetry: None,
             budget: None,
+            waiver_notes: Vec::new(),
         }
     }
 
@@ -340,6 +384,7 @@ impl RunReport {
             evidence,
             duration_ms,
             migration: false,
+            waiver: None,
         };
         Self::new(started_at, duration_ms, vec![0], RunOutcome::Unreachable, Some(reason), server, vec![check])
     }
@@ -368,6 +413,7 @@ impl RunReport {
             evidence: Vec::new(),
             duration_ms: 0,
             migration: false,
+            waiver: None,
         }
     }
 
@@ -381,9 +427,20 @@ impl RunReport {
                 Status::Warn => counts.warn += 1,
                 Status::NotApplicable => counts.not_applicable += 1,
                 Status::Error => counts.error += 1,
+                Status::Waived => counts.waived += 1,
             }
         }
         counts
+    }
+
+    /// The `format_version` this report is written with: [`WAIVED_FORMAT_VERSION`] when a check
+    /// is `waived`, otherwise the version it was built or read with.
+    pub fn wire_version(&self) -> u32 {
+        if self.checks.iter().any(|check| check.status == Status::Waived) {
+            self.format_version.max(WAIVED_FORMAT_VERSION)
+        } else {
+            self.format_version
+        }
     }
 
     /// True when the gate's result differs from the verdict (see [`GateSection`]).

@@ -1,6 +1,8 @@
 //! SARIF 2.1.0 (`--sarif FILE`), for GitHub code scanning (`github/codeql-action/upload-sarif`):
 //! one run of the tool `mcp-eval`, one rule per requirement id the run graded (layer 0's rows
-//! and the static scan's SEC rows), one result per row that failed or warned.
+//! and the static scan's SEC rows), one result per row that failed or warned, and per row a
+//! waiver of the config file covers (`suppressions`: kind `external`, the waiver's reason as
+//! the justification).
 //!
 //! A rule carries its level (MUST → `error`, SHOULD → `warning`), a short description (the
 //! title), a full one (level, title and where the requirement is stated), help text and, for a
@@ -69,6 +71,9 @@ pub(crate) struct Finding {
     pub location: Option<Location>,
     /// A stable fingerprint of the finding (code scanning tracks an alert across runs by it).
     pub fingerprint: String,
+    /// The justification of a finding the user waived in the config file: the result carries
+    /// a `suppressions` entry of kind `external` (code scanning closes the alert as dismissed).
+    pub suppression: Option<String>,
 }
 
 /// The SARIF log of `rules` and `findings`, pretty JSON with a final newline; `complete`:
@@ -110,6 +115,9 @@ pub(crate) fn render(rules: &[Rule], findings: &[Finding], complete: bool) -> St
             });
             if let Some(at) = index.get(finding.rule_id.as_str()) {
                 value["ruleIndex"] = json!(at);
+            }
+            if let Some(justification) = &finding.suppression {
+                value["suppressions"] = json!([{"kind": "external", "justification": justification}]);
             }
             if let Some(location) = &finding.location {
                 value["locations"] = json!([{
@@ -155,7 +163,9 @@ pub(crate) fn of_report(report: &RunReport, location: Option<&Location>) -> Stri
         if !rules.iter().any(|rule| rule.id == check.id) {
             rules.push(rule_of(check));
         }
-        let level = match check.status {
+        // A waived row is a result too, suppressed with the waiver's reason: never dropped.
+        let waived = (check.status == Status::Waived).then_some(check.waiver.as_ref()).flatten();
+        let level = match waived.map_or(check.status, |waiver| waiver.status) {
             Status::Fail => "error",
             Status::Warn => "warning",
             _ => continue,
@@ -166,6 +176,7 @@ pub(crate) fn of_report(report: &RunReport, location: Option<&Location>) -> Stri
             message: format!("{}: {}", check.title, check.message),
             location: location.cloned(),
             fingerprint: crate::jcs::hash(&json!({"rule": check.id, "target": report.server.target})),
+            suppression: waived.map(|waiver| waiver.reason.clone()),
         });
     }
     let complete = report.outcome == crate::report::model::RunOutcome::Completed;
@@ -267,6 +278,18 @@ mod tests {
         assert_eq!(help_uri("RFC 9110 §5.5"), None);
         assert_eq!(help_uri("docs/security-scan.md#sec-1 (OWASP MCP03)"), None);
         assert_eq!(help_uri("seps/2663-tasks-extension.md"), None);
+    }
+
+    #[test]
+    fn a_waived_row_stays_a_result_suppressed_with_its_reason() {
+        let report = crate::report::test_support::waived_report();
+        let log: Value = serde_json::from_str(&of_report(&report, None)).expect("json");
+        let results = log["runs"][0]["results"].as_array().cloned().unwrap_or_default();
+        let waived = results.iter().find(|result| result["ruleId"] == "D-1").expect("the waived row is a result");
+        assert_eq!(waived["level"], "error", "at the level it had");
+        assert_eq!(waived["suppressions"], json!([{"kind": "external", "justification": "an upstream SDK's error"}]));
+        let others: Vec<&Value> = results.iter().filter(|result| result["ruleId"] != "D-1").collect();
+        assert!(others.iter().all(|result| result.get("suppressions").is_none()), "{others:?}");
     }
 
     #[test]

@@ -27,7 +27,26 @@ pub(super) fn check(id: &str, title: &str, level: Level, status: Status, message
         evidence: Vec::new(),
         duration_ms: 0,
         migration: false,
+        waiver: None,
     }
+}
+
+/// [`sample_report`] with its failing row (`D-1`) waived by the config file, as
+/// `conformance::waiver` leaves it, and a waiver that matched nothing.
+pub(crate) fn waived_report() -> RunReport {
+    let mut report = sample_report();
+    let row = &mut report.checks[1];
+    row.message = format!("waived by the config file (mcp-eval.yaml:3): an upstream SDK's error — {}", row.message);
+    row.waiver = Some(super::model::WaiverNote {
+        reason: "an upstream SDK's error".into(),
+        source: "mcp-eval.yaml:3".into(),
+        status: Status::Fail,
+        expires: Some("2027-03-31".into()),
+        expired: false,
+    });
+    row.status = Status::Waived;
+    report.waiver_notes = vec!["mcp-eval.yaml:7: the waiver of H-4 matches nothing (H-4 is not applicable)".into()];
+    report
 }
 
 /// A completed run with one check of every status, in the order pass, fail, warn,

@@ -1,4 +1,4 @@
-//! The `report.json` wire format, `format_version` 1: the top-level document as written and as
+//! The `report.json` wire format, `format_version` 1 (2 when a check is `waived`): the top-level document as written and as
 //! read back. Written from a [`RunReport`] with the computed `verdict` and `counts` placed right
 //! after `outcome_detail`; read back into a [`RunReport`] (the computed members are recomputed,
 //! never trusted). Layer 1's members (`golden_set`, `models`, `evals`, …: [`EvalsSection`]) sit
@@ -43,13 +43,15 @@ pub struct ReportOut<'a> {
     telemetry: Option<&'a TelemetrySection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     budget: Option<&'a BudgetSection>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    waiver_notes: &'a [String],
 }
 
 impl<'a> ReportOut<'a> {
     /// The wire view of `report`.
     pub fn new(report: &'a RunReport) -> Self {
         ReportOut {
-            format_version: report.format_version,
+            format_version: report.wire_version(),
             tool: &report.tool,
             spec_revision: &report.spec_revision,
             started_at: &report.started_at,
@@ -68,6 +70,7 @@ impl<'a> ReportOut<'a> {
             security: report.security.as_ref(),
             telemetry: report.telemetry.as_ref(),
             budget: report.budget.as_ref(),
+            waiver_notes: &report.waiver_notes,
         }
     }
 }
@@ -103,6 +106,8 @@ pub struct ReportIn {
     telemetry: Option<TelemetrySection>,
     #[serde(default)]
     budget: Option<BudgetSection>,
+    #[serde(default)]
+    waiver_notes: Vec<String>,
     #[serde(flatten)]
     evals: Option<EvalsSection>,
 }
@@ -110,7 +115,9 @@ pub struct ReportIn {
 impl From<ReportIn> for RunReport {
     fn from(wire: ReportIn) -> Self {
         RunReport {
-            format_version: wire.format_version,
+            // Version 2 differs from 1 only by the `waived` status, which `wire_version` writes
+            // back from the checks themselves.
+            format_version: wire.format_version.min(super::model::FORMAT_VERSION),
             tool: wire.tool,
             spec_revision: wire.spec_revision,
             started_at: wire.started_at,
@@ -127,6 +134,7 @@ impl From<ReportIn> for RunReport {
             security: wire.security,
             telemetry: wire.telemetry,
             budget: wire.budget,
+            waiver_notes: wire.waiver_notes,
         }
     }
 }

@@ -8,8 +8,10 @@
 //!   lowest precedence (flags > inputs/environment > this file > defaults); `server.env` is a
 //!   list of `NAME=VALUE` or `NAME` strings (a stdio server's environment, `--server-env`);
 //! - `safe_tools: [{name, arguments}]`: tools that are safe to call (layer 0);
-//! - `suppress: [{rule, element, path, reason}]`: findings of the static scan (SEC rows) the
-//!   user has reviewed, each with its reason;
+//! - `waivers: [{rule, element, probe, path, reason, expires}]`: findings of any row the user
+//!   has reviewed, each with its reason (applied by [`crate::conformance::waiver`]);
+//!   `suppress: [{rule, element, path, reason}]`, the older spelling for the static scan's SEC
+//!   rows, is read as waivers too;
 //! - `gate: {fail_on, fail_on_evals, max_drop}`: when the run fails;
 //! - layer 1: `models` (a list of `PROVIDER:MODEL` strings), `providers: [{id, api, base_url,
 //!   api_key_env}]` (endpoints beyond the built-in `openai`, `anthropic` and `replay`), `runs`,
@@ -67,9 +69,13 @@ pub(crate) struct ConfigFile {
     /// Tools that are safe to call, with their arguments.
     #[serde(default)]
     pub safe_tools: Vec<Located<SafeToolEntry>>,
-    /// Reviewed findings of the static scan, not to be reported again.
+    /// Reviewed findings of the static scan, not to be reported again: waivers of SEC rows (the
+    /// older spelling of `waivers`).
     #[serde(default)]
     pub suppress: Vec<Located<SuppressEntry>>,
+    /// Reviewed findings of any row that do not fail the run, each with its reason.
+    #[serde(default)]
+    pub waivers: Vec<Located<WaiverEntry>>,
     /// The gate policy.
     #[serde(default)]
     pub gate: Option<GateSection>,
@@ -205,6 +211,30 @@ pub(crate) struct SuppressEntry {
     pub reason: String,
 }
 
+/// One entry of `waivers:`. Every field is optional here; [`super::resolve`] reports a missing
+/// one with the entry's position.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct WaiverEntry {
+    /// The requirement id (`M-10`, `SEC-7`).
+    #[serde(default)]
+    pub rule: Option<Located<String>>,
+    /// The element the finding is about (`get_weather`, or `tools[connect]` for a SEC row).
+    #[serde(default)]
+    pub element: Option<Located<String>>,
+    /// The probe or evidence the finding names, for a row with several (`X-5`).
+    #[serde(default)]
+    pub probe: Option<Located<String>>,
+    /// SEC rows: a field path under the element.
+    #[serde(default)]
+    pub path: Option<Located<String>>,
+    /// Why the finding is accepted here.
+    #[serde(default)]
+    pub reason: Option<Located<String>>,
+    /// The last day the waiver holds, `YYYY-MM-DD`.
+    #[serde(default)]
+    pub expires: Option<Located<Value>>,
+}
+
 /// `gate:`.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct GateSection {
@@ -267,6 +297,7 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("golden_set", Shape::Scalar),
     ("safe_tools", Shape::ListOf(&["name", "arguments"])),
     ("suppress", Shape::ListOf(&["rule", "element", "path", "reason"])),
+    ("waivers", Shape::ListOf(&["rule", "element", "probe", "path", "reason", "expires"])),
     ("gate", Shape::Mapping(&["fail_on", "fail_on_evals", "max_drop"])),
     ("models", Shape::Strings),
     ("providers", Shape::ListOf(&["id", "api", "base_url", "api_key_env"])),
@@ -367,8 +398,17 @@ pub(crate) const FLAG_KEYS: &[(&str, Result<&str, &str>)] = &[
 
 /// Keys of list entries whose value must be a string: `(list, key)`. The structural pass names
 /// a wrong one with its position, like [`STRING_LISTS`].
-const STRING_FIELDS: &[(&str, &str)] =
-    &[("providers", "id"), ("providers", "api"), ("providers", "base_url"), ("providers", "api_key_env")];
+const STRING_FIELDS: &[(&str, &str)] = &[
+    ("providers", "id"),
+    ("providers", "api"),
+    ("providers", "base_url"),
+    ("providers", "api_key_env"),
+    ("waivers", "rule"),
+    ("waivers", "element"),
+    ("waivers", "probe"),
+    ("waivers", "path"),
+    ("waivers", "reason"),
+];
 
 /// Keys below a top-level mapping whose value must be a list of strings: `(section, key)`. The
 /// structural pass checks them like [`SCHEMA`], so a wrong shape is named with its position.

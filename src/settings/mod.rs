@@ -26,6 +26,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::conformance::context::SafeTool;
+use crate::conformance::waiver::Waiver;
 use crate::error::{self, UserError};
 use config_file::{ConfigFile, Located};
 
@@ -470,8 +471,9 @@ pub(crate) struct Settings {
     pub safe_tools: Vec<SafeTool>,
     /// Fail a legacy server (`require-era 2026-07-28`).
     pub require_modern: bool,
-    /// Findings of the static scan the config file suppresses (`suppress`).
-    pub suppressions: Vec<crate::conformance::probes::security::Suppression>,
+    /// The config file's waivers (`waivers`, and `suppress`, their older spelling for SEC rows),
+    /// in file order: `suppress` first.
+    pub waivers: Vec<crate::conformance::waiver::Waiver>,
     /// When the run fails.
     pub fail_on: FailOn,
     /// The golden set (layer 1).
@@ -665,7 +667,8 @@ pub(crate) fn resolve(
     let require_modern = resolve_require_era(&sources, &mut problems);
     let fail_on = resolve_fail_on(&sources, &mut problems);
     let safe_tools = resolve_safe_tools(&sources, &mut problems);
-    let suppressions = resolve_suppressions(&sources, &mut problems);
+    let mut waivers = resolve_suppressions(&sources, &workspace.root(), &mut problems);
+    waivers.extend(resolve_waivers(&sources, &workspace.root(), &mut problems));
 
     // Layer 1: models, providers and their keys, limits.
     // A file that could not be read may define the providers the models name.
@@ -690,7 +693,7 @@ pub(crate) fn resolve(
             sarif_location,
             events_path: paths.events_label.map(|label| (workspace.join(&label), label)),
             safe_tools,
-            suppressions,
+            waivers,
             require_modern,
             fail_on,
             golden_set: paths.golden_set,
@@ -1140,15 +1143,13 @@ fn resolve_safe_tools(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> Vec
     safe_tools
 }
 
-/// The findings of the static scan the config file suppresses (`suppress`), in order.
+/// The findings of the static scan the config file suppresses (`suppress`, the older spelling
+/// of `waivers` for SEC rows), in order, as waivers.
 ///
 /// # Errors
 /// Adds to `problems`, for every entry, the first of: a rule the scan does not have, an element
 /// not named as the report names it, an empty reason (the entry is left out).
-fn resolve_suppressions(
-    sources: &Sources<'_>,
-    problems: &mut Vec<Problem>,
-) -> Vec<crate::conformance::probes::security::Suppression> {
+fn resolve_suppressions(sources: &Sources<'_>, root: &Path, problems: &mut Vec<Problem>) -> Vec<Waiver> {
     let mut suppressions = Vec::new();
     if let Some((path, config)) = sources.file {
         for (index, entry) in config.suppress.iter().enumerate() {
@@ -1178,15 +1179,124 @@ fn resolve_suppressions(
                 ));
                 continue;
             }
-            suppressions.push(crate::conformance::probes::security::Suppression {
+            suppressions.push(Waiver {
                 rule,
-                element: item.element.trim().to_owned(),
+                element: Some(item.element.trim().to_owned()),
+                probe: None,
                 path: item.path.as_ref().map(|path| path.trim().to_owned()).filter(|path| !path.is_empty()),
                 reason: item.reason.trim().to_owned(),
+                expires: None,
+                source: waiver_source(path, root, entry.referenced.line()),
+                key: "suppress",
             });
         }
     }
     suppressions
+}
+
+/// `FILE:LINE` of a waiver, the file relative to the workspace when it lies in it (the reports
+/// name it as the repository does, not as the runner's disk does).
+fn waiver_source(path: &Path, root: &Path, line: u64) -> String {
+    format!("{}:{line}", path.strip_prefix(root).unwrap_or(path).display())
+}
+
+/// The config file's `waivers`, in order.
+///
+/// # Errors
+/// Adds to `problems`, for every entry, each of: a missing or unknown rule (with the nearest
+/// id), a missing or empty reason, an `expires` that is not a `YYYY-MM-DD` date, a SEC row's
+/// element not named as the report names it (the entry is left out).
+fn resolve_waivers(sources: &Sources<'_>, root: &Path, problems: &mut Vec<Problem>) -> Vec<Waiver> {
+    use crate::conformance::requirements::REQUIREMENTS;
+    let mut waivers = Vec::new();
+    let Some((path, config)) = sources.file else { return waivers };
+    let text = |value: &Option<Located<String>>| {
+        value.as_ref().map(|value| value.value.trim().to_owned()).filter(|value| !value.is_empty())
+    };
+    for (index, entry) in config.waivers.iter().enumerate() {
+        let item = &entry.value;
+        let field = |name: &str| format!("waivers[{index}].{name}");
+        let at = |value: Option<&Located<String>>, name: &str| match value {
+            Some(value) => file_source(path, value, &field(name)),
+            None => file_source(path, entry, &field(name)),
+        };
+        let before = problems.len();
+        let rule = text(&item.rule).map(|rule| rule.to_ascii_uppercase());
+        match &rule {
+            None => problems.push(Problem::new(
+                &at(item.rule.as_ref(), "rule"),
+                "is missing",
+                "name the row to waive by its requirement id, as the report shows it, e.g. `rule: M-10`",
+            )),
+            Some(rule) if !REQUIREMENTS.iter().any(|requirement| requirement.id == rule) => {
+                let ids = REQUIREMENTS.iter().map(|requirement| requirement.id);
+                let hint = match crate::suggest::nearest(rule, ids) {
+                    Some(near) => {
+                        format!("did you mean `{near}`? (the ids are the report's rows, listed in docs/layer-0.md)")
+                    }
+                    None => {
+                        "use a requirement id as the report shows it, e.g. `M-10` or `SEC-7` (docs/layer-0.md)".into()
+                    }
+                };
+                problems.push(Problem::new(
+                    &at(item.rule.as_ref(), "rule"),
+                    format!("`{rule}` is not a requirement id"),
+                    hint,
+                ));
+            }
+            Some(_) => {}
+        }
+        let reason = text(&item.reason);
+        if reason.is_none() {
+            problems.push(Problem::new(
+                &at(item.reason.as_ref(), "reason"),
+                if item.reason.is_some() { "is empty" } else { "is missing" },
+                "say why this finding is accepted here, e.g. `reason: the SDK's error, reported upstream`: every report shows it",
+            ));
+        }
+        let expires = match &item.expires {
+            None => None,
+            Some(value) => {
+                let given = config_file::scalar_text(&value.value).unwrap_or_default();
+                match chrono::NaiveDate::parse_from_str(given.trim(), "%Y-%m-%d") {
+                    Ok(day) => Some(day),
+                    Err(_) => {
+                        problems.push(Problem::new(
+                            &file_source(path, value, &field("expires")),
+                            format!("`{given}` is not a date"),
+                            "write the last day the waiver holds as YYYY-MM-DD, e.g. `expires: 2027-03-31`",
+                        ));
+                        None
+                    }
+                }
+            }
+        };
+        let element = text(&item.element);
+        if let (Some(rule), Some(element)) = (&rule, &element)
+            && rule.starts_with("SEC-")
+            && !element.contains('[')
+        {
+            problems.push(Problem::new(
+                &at(item.element.as_ref(), "element"),
+                format!("`{element}` is not an element as the report names it"),
+                "copy it from the finding, e.g. `tools[connect]` or `prompts[summarize]`",
+            ));
+        }
+        if problems.len() > before {
+            continue;
+        }
+        waivers.push(Waiver {
+            rule: rule.unwrap_or_default(),
+            element,
+            probe: text(&item.probe),
+            path: text(&item.path),
+            reason: reason.unwrap_or_default(),
+            expires,
+            source: waiver_source(path, root, entry.referenced.line()),
+            key: "waivers",
+        });
+    }
+    waivers
 }
 
 /// The Action's own settings: the eval label, the comment and its id, the token, the workflow

@@ -185,6 +185,76 @@ fn safe_tools_and_models_come_from_the_file_without_notices() {
 }
 
 #[test]
+fn waivers_come_from_the_file_with_their_line_and_expiry() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("c.yaml");
+    std::fs::write(
+        &config,
+        "waivers:\n  - rule: m-10\n    probe: X-5\n    reason: the SDK's error, reported upstream\n    expires: 2027-03-31\n  - {rule: T-5, element: get_time, reason: known}\n",
+    )
+    .expect("write");
+    let settings = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        config: Some(config.display().to_string()),
+        ..SettingsArgs::default()
+    })
+    .expect("valid");
+    type Read<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<String>, &'a str);
+    let found: Vec<Read<'_>> = settings
+        .waivers
+        .iter()
+        .map(|waiver| {
+            (
+                waiver.rule.as_str(),
+                waiver.element.as_deref(),
+                waiver.probe.as_deref(),
+                waiver.expires.map(|day| day.to_string()),
+                waiver.source.rsplit(':').next().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [("M-10", None, Some("X-5"), Some("2027-03-31".into()), "2"), ("T-5", Some("get_time"), None, None, "6"),]
+    );
+}
+
+#[test]
+fn a_bad_waiver_names_its_file_line_field_and_fix() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("c.yaml");
+    std::fs::write(
+        &config,
+        "waivers:\n  - rule: M-100\n    reason: r\n  - rule: M-10\n  - rule: M-10\n    reason: r\n    expires: 31/03/2027\n  - reason: r\n  - rule: SEC-7\n    element: connect\n    reason: r\n",
+    )
+    .expect("write");
+    let error = cli(SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        config: Some(config.display().to_string()),
+        ..SettingsArgs::default()
+    })
+    .expect_err("invalid");
+    assert!(
+        error.iter().all(|problem| problem.clone().into_error().kind == crate::error::Kind::InvalidInput),
+        "exit status 2"
+    );
+    let all = rendered(&error);
+    let file = config.display().to_string();
+    for want in [
+        format!("{file}:2:11: waivers[0].rule: `M-100` is not a requirement id"),
+        "did you mean `M-10`?".to_owned(),
+        format!("{file}:4:5: waivers[1].reason: is missing"),
+        "say why this finding is accepted here".to_owned(),
+        format!("{file}:7:14: waivers[2].expires: `31/03/2027` is not a date"),
+        "write the last day the waiver holds as YYYY-MM-DD".to_owned(),
+        format!("{file}:8:5: waivers[3].rule: is missing"),
+        format!("{file}:10:14: waivers[4].element: `connect` is not an element as the report names it"),
+    ] {
+        assert!(all.contains(&want), "{want}\n---\n{all}");
+    }
+}
+
+#[test]
 fn scan_suppressions_come_from_the_file_and_bad_ones_name_their_field() {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = dir.path().join("c.yaml");
@@ -200,12 +270,16 @@ fn scan_suppressions_come_from_the_file_and_bad_ones_name_their_field() {
     };
     let settings = cli(flags()).expect("valid");
     assert_eq!(
-        settings.suppressions,
-        [crate::conformance::probes::security::Suppression {
+        settings.waivers,
+        [crate::conformance::waiver::Waiver {
             rule: "SEC-7".into(),
-            element: "tools[connect]".into(),
+            element: Some("tools[connect]".into()),
+            probe: None,
             path: Some(".inputSchema.properties.password".into()),
             reason: "the login is the tool's purpose".into(),
+            expires: None,
+            source: format!("{}:2", config.display()),
+            key: "suppress",
         }]
     );
     std::fs::write(

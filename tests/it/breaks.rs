@@ -470,8 +470,8 @@ fn the_former_fault_flag_is_a_hidden_alias_of_break() {
     assert!(!output.status.success());
 }
 
-/// A finding of the static scan that the config file suppresses no longer warns, and the row
-/// names it with its reason.
+/// A finding of the static scan that the config file suppresses no longer warns: the row is
+/// waived (`suppress` is the older spelling of a waiver), named with its reason.
 #[test]
 fn a_suppressed_scan_finding_passes_and_is_named_with_its_reason() {
     let server = DemoServer::start(&["sec-7"]);
@@ -483,7 +483,8 @@ fn a_suppressed_scan_finding_passes_and_is_named_with_its_reason() {
     )
     .expect("write the config");
     let outcome = run(&["--server-url", &server.url, "--config", config.to_str().expect("utf-8"), "--layers", "0"]);
-    assert_eq!(outcome.status("SEC-7"), "pass", "{}", outcome.check("SEC-7")["message"]);
+    assert_eq!(outcome.status("SEC-7"), "waived", "{}", outcome.check("SEC-7")["message"]);
+    assert_eq!(outcome.check("SEC-7")["waiver"]["status"], "warn", "the status it had is kept");
     let message = outcome.check("SEC-7")["message"].as_str().unwrap_or_default().to_owned();
     assert!(message.contains("suppressed by the config file"), "{message}");
     assert!(message.contains("the demo's key is a fixture"), "{message}");

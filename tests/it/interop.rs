@@ -279,6 +279,67 @@ fn without_safe_tools_h27_names_the_arguments_it_sent_and_the_fix() {
     );
 }
 
+/// The Python SDK's stdio server fails M-10 (its -32022 lacks `data.requested`): a team that
+/// cannot fix the SDK waives the row with a reason, and the run passes with the row shown as
+/// waived, with the reason, in every report; an unmatched waiver is a warning naming its line.
+#[test]
+fn a_waived_upstream_sdk_finding_passes_the_run_and_every_report_shows_the_reason() {
+    let command = stdio_command("py-time-stdio");
+    let failing = run(&["--server-cmd", &command, "--layers", "0"]);
+    assert_eq!((failing.status("M-10"), failing.code()), ("fail".to_owned(), 1), "M-10 fails on mcp 2.3.0");
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("mcp-eval.yaml");
+    std::fs::write(
+        &config,
+        "waivers:\n  - rule: M-10\n    probe: X-5\n    reason: the Python SDK's -32022 lacks data.requested, reported upstream\n    expires: 2099-12-31\n  - rule: H-4\n    reason: not an HTTP server\n",
+    )
+    .expect("write the config");
+    let sarif = dir.path().join("out.sarif");
+    let waived = run(&[
+        "--server-cmd",
+        &command,
+        "--layers",
+        "0",
+        "--config",
+        config.to_str().expect("utf-8"),
+        "--sarif",
+        sarif.to_str().expect("utf-8"),
+    ]);
+    let reason = "the Python SDK's -32022 lacks data.requested, reported upstream";
+    assert_eq!(waived.code(), 0, "a waived failure does not fail the run: {}", waived.stderr());
+    let report = waived.report();
+    assert_eq!((report["verdict"].as_str(), report["format_version"].as_u64()), (Some("pass"), Some(2)));
+    assert_eq!(report["counts"]["waived"], 1);
+    let row = waived.check("M-10");
+    assert_eq!(row["status"], "waived");
+    assert_eq!(row["waiver"]["reason"], reason);
+    assert_eq!(row["waiver"]["status"], "fail");
+    assert_eq!(row["waiver"]["expires"], "2099-12-31");
+    assert!(row["waiver"]["source"].as_str().is_some_and(|source| source.ends_with("mcp-eval.yaml:2")), "{row}");
+    assert!(row["message"].as_str().is_some_and(|message| message.contains("data.requested")), "the finding is kept");
+
+    let summary = waived.file("summary.md");
+    assert!(summary.contains("### 🙈 Waived (1)"), "{summary}");
+    assert!(summary.contains("| M-10 |") && summary.contains("🙈 waived"), "{summary}");
+    assert!(summary.contains(reason), "{summary}");
+    assert!(summary.contains("mcp-eval.yaml:6: the waiver of H-4 matches nothing"), "{summary}");
+    let notes = report["waiver_notes"].as_array().map(Vec::len);
+    assert_eq!(notes, Some(1), "{}", report["waiver_notes"]);
+
+    let junit = waived.file("junit.xml");
+    assert!(
+        junit.contains("<skipped message=\"waived (would fail): the Python SDK&apos;s -32022 lacks data.requested, reported upstream"),
+        "{junit}"
+    );
+
+    let sarif: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).expect("the SARIF file")).expect("SARIF is JSON");
+    let results = sarif["runs"][0]["results"].as_array().cloned().unwrap_or_default();
+    let m10 = results.iter().find(|result| result["ruleId"] == "M-10").expect("the waived row is a result");
+    assert_eq!(m10["suppressions"], serde_json::json!([{"kind": "external", "justification": reason}]));
+}
+
 #[test]
 fn py_time_over_stdio() {
     let config = time_config();

@@ -1,35 +1,14 @@
 //! SEC-1…SEC-8: the static scan of everything the server lists
-//! ([`crate::conformance::security`]), graded like every layer-0 row, with the config file's
-//! suppressions applied (each named in the row's message).
+//! ([`crate::conformance::security`]), graded like every layer-0 row. The config file's
+//! waivers of them (and `suppress`, their older spelling) are applied to the graded rows by
+//! [`crate::conformance::waiver`], finding by finding, from the `found` evidence written here.
 
 use std::collections::BTreeMap;
 
 use crate::conformance::context::Context;
 use crate::conformance::finding::Finding;
-use crate::conformance::security::{Hit, Kind, ROWS, Scanner};
-
-/// One suppression of the config file: a rule on an element (and, when given, a field path
-/// under it), with the reason the user gave.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Suppression {
-    /// `SEC-1`…`SEC-8`.
-    pub rule: String,
-    /// The element as the report names it, e.g. `tools[connect]`.
-    pub element: String,
-    /// A field path under the element (`.inputSchema.properties.password`), or none for the
-    /// whole element.
-    pub path: Option<String>,
-    /// Why it is not a problem here.
-    pub reason: String,
-}
-
-impl Suppression {
-    fn covers(&self, hit: &Hit) -> bool {
-        self.rule.eq_ignore_ascii_case(hit.id)
-            && self.element == hit.element
-            && self.path.as_deref().is_none_or(|path| hit.path == path || hit.path.starts_with(&format!("{path}.")))
-    }
-}
+use crate::conformance::security::{Kind, ROWS, Scanner};
+use crate::conformance::waiver::{FOUND_LABEL, FOUND_LINES};
 
 /// What each row found nothing of, for a passing row's message.
 fn kept_text(id: &str) -> &'static str {
@@ -47,7 +26,7 @@ fn kept_text(id: &str) -> &'static str {
 
 /// The eight rows over every listed element, and the digest of each element's texts
 /// ([`Scanner::digests`]) for the report.
-pub(crate) fn scan(ctx: &Context, suppressions: &[Suppression]) -> (Vec<Finding>, BTreeMap<String, String>) {
+pub(crate) fn scan(ctx: &Context) -> (Vec<Finding>, BTreeMap<String, String>) {
     let mut scanner = Scanner::default();
     for (kind, walk) in [
         (Kind::Tool, &ctx.tools),
@@ -74,38 +53,26 @@ pub(crate) fn scan(ctx: &Context, suppressions: &[Suppression]) -> (Vec<Finding>
     let findings = ROWS
         .iter()
         .map(|&id| {
-            let (suppressed, mine): (Vec<&Hit>, Vec<&Hit>) =
-                hits.iter().filter(|hit| hit.id == id).partition(|hit| suppressions.iter().any(|s| s.covers(hit)));
-            let note = if suppressed.is_empty() {
-                String::new()
-            } else {
-                let reasons: Vec<String> = suppressed
-                    .iter()
-                    .take(5)
-                    .map(|hit| {
-                        let reason = suppressions.iter().find(|s| s.covers(hit)).map_or("", |s| s.reason.as_str());
-                        format!("`{}{}` ({reason})", hit.element, hit.path)
-                    })
-                    .collect();
-                let more =
-                    if suppressed.len() > 5 { format!(" and {} more", suppressed.len() - 5) } else { String::new() };
-                format!("; suppressed by the config file: {}{more}", reasons.join(", "))
-            };
+            let mine: Vec<_> = hits.iter().filter(|hit| hit.id == id).collect();
             if mine.is_empty() {
-                return Finding::kept(
-                    id,
-                    format!("{} in {texts} texts of {elements} listed elements{note}", kept_text(id)),
-                );
+                return Finding::kept(id, format!("{} in {texts} texts of {elements} listed elements", kept_text(id)));
             }
             let shown: Vec<String> =
                 mine.iter().take(5).map(|hit| format!("`{}{}`: {}", hit.element, hit.path, hit.evidence)).collect();
             // Every hit of the row counts, the ones past the kept bound included.
-            let found = scan.counts.get(id).copied().unwrap_or(mine.len()).max(mine.len() + suppressed.len());
-            let unsuppressed = found - suppressed.len();
-            let more = if unsuppressed > 5 { format!(" (and {} more)", unsuppressed - 5) } else { String::new() };
-            let all: Vec<String> =
-                mine.iter().take(50).map(|hit| format!("{}{}: {}", hit.element, hit.path, hit.evidence)).collect();
-            Finding::broken(id, format!("{}{more}{note}", shown.join("; "))).with_text("found", all.join("\n"))
+            let found = scan.counts.get(id).copied().unwrap_or(mine.len()).max(mine.len());
+            let more = if found > 5 { format!(" (and {} more)", found - 5) } else { String::new() };
+            // One line per hit, `ELEMENTPATH: evidence`: what a waiver of one element matches.
+            let mut all: Vec<String> = mine
+                .iter()
+                .take(FOUND_LINES)
+                .map(|hit| format!("{}{}: {}", hit.element, hit.path, hit.evidence))
+                .collect();
+            if found > all.len() {
+                // No waiver covers this line: a row with findings not listed is never waived whole.
+                all.push(format!("(and {} more not listed)", found - all.len()));
+            }
+            Finding::broken(id, format!("{}{more}", shown.join("; "))).with_text(FOUND_LABEL, all.join("\n"))
         })
         .collect();
     (findings, digests)
