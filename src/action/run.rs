@@ -632,12 +632,14 @@ async fn post_comment(
                     error.message
                 ))
             ));
-            // The comment's body is this summary again (and a delta the unread earlier comments
-            // cannot give): a note, not a second copy of the report.
+            // The comment's body is this summary again with its delta line, which the earlier
+            // comments, unread, cannot give: a note with that line, not a second copy.
+            let delta = crate::baseline::delta_line(crate::baseline::Previous::Unread, &state);
             append_summary(
                 &action.github,
                 &format!(
-                    "\n---\n\n> **The pull request comment was not posted:** {why}. Its content is the summary above.\n"
+                    "\n---\n\n> **The pull request comment was not posted:** {why}. Its content is the summary above; {}\n",
+                    delta.replacen("**Since the previous run:**", "since the previous run:", 1)
                 ),
                 say,
             );
