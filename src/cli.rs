@@ -280,6 +280,10 @@ pub struct GoldenCheckArgs {
     /// fails or returns isError)
     #[arg(long)]
     pub execute: bool,
+    /// With --execute (implied): also call the tools that may change or delete data (not
+    /// annotated `readOnlyHint: true` or `destructiveHint: false`), skipped otherwise
+    #[arg(long)]
+    pub execute_destructive: bool,
 }
 
 /// Flags of `mcp-eval run`.
@@ -692,13 +696,18 @@ pub async fn golden_check(args: GoldenCheckArgs) -> ExitStatus {
     } else {
         None
     };
-    if args.execute && server.is_none() {
+    let execute = match (args.execute, args.execute_destructive) {
+        (_, true) => Some(authoring::execute::Sends::Destructive),
+        (true, false) => Some(authoring::execute::Sends::Safe),
+        (false, false) => None,
+    };
+    if execute.is_some() && server.is_none() {
         return authoring::refuse(
             &UserError::new(Kind::InvalidInput, "--execute needs a server to call: none was given")
                 .with_hint("pass --server-url URL or --server-cmd CMD, or a --config whose `server` names one"),
         );
     }
-    authoring::check(args.file, server, args.execute).await
+    authoring::check(args.file, server, execute).await
 }
 
 /// `mcp-eval golden init`: the server (and, with `--model`, the model) resolved through the

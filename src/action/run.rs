@@ -338,6 +338,7 @@ async fn merge_reports(after: &After<'_>, pattern: &str, say: &(dyn Fn(&str) + S
 /// Invalid input: say every problem (a config-file problem as an annotation on its file and
 /// line), write `result=error`, every output and a summary, exit 2.
 fn input_error(github: &GithubContext, problems: &[settings::Problem], say: &dyn Fn(&str)) -> ExitStatus {
+    let problems = &relative_to_workspace(github, problems);
     for problem in problems {
         let (file, line) = match &problem.source {
             settings::Source::File { path, line, .. } => {
@@ -370,6 +371,30 @@ fn input_error(github: &GithubContext, problems: &[settings::Problem], say: &dyn
     }
     append_summary(github, &summary, say);
     ExitStatus::InvalidInput
+}
+
+/// `problems` with the files of the workspace named by their path in it, as the annotations
+/// name them (`prices.yaml:4:12`, not the runner's absolute path), in the source and the text.
+fn relative_to_workspace(github: &GithubContext, problems: &[settings::Problem]) -> Vec<settings::Problem> {
+    let prefix = format!("{}/", github.workspace.display().to_string().trim_end_matches('/'));
+    let workspace_given = !github.workspace.as_os_str().is_empty() && prefix != "/";
+    problems
+        .iter()
+        .map(|problem| {
+            let mut problem = problem.clone();
+            if !workspace_given {
+                return problem;
+            }
+            if let settings::Source::File { path, .. } = &mut problem.source
+                && let Ok(relative) = path.strip_prefix(&github.workspace)
+            {
+                *path = relative.to_path_buf();
+            }
+            problem.message = problem.message.replace(&prefix, "");
+            problem.hint = problem.hint.map(|hint| hint.replace(&prefix, ""));
+            problem
+        })
+        .collect()
 }
 
 fn read_payload(github: &GithubContext, say: &dyn Fn(&str)) -> Value {
@@ -607,11 +632,15 @@ async fn post_comment(
                     error.message
                 ))
             ));
-            // The earlier comments could not be read: the delta is unknown, not "first run".
-            let body = comment::render(&parts, crate::baseline::Previous::Unread);
+            // The comment's body is this summary again with its delta line, which the earlier
+            // comments, unread, cannot give: a note with that line, not a second copy.
+            let delta = crate::baseline::delta_line(crate::baseline::Previous::Unread, &state);
             append_summary(
                 &action.github,
-                &format!("\n---\n\n### The pull request comment (not posted: {why})\n\n{body}"),
+                &format!(
+                    "\n---\n\n> **The pull request comment was not posted:** {why}. Its content is the summary above; {}\n",
+                    delta.replacen("**Since the previous run:**", "since the previous run:", 1)
+                ),
                 say,
             );
             None
@@ -679,6 +708,35 @@ mod tests {
             .filter_map(|line| line.strip_suffix(':'))
             .collect();
         assert_eq!(declared, OUTPUTS);
+    }
+
+    #[test]
+    fn an_input_problem_names_its_file_by_its_path_in_the_workspace() {
+        let github = GithubContext { workspace: "/home/runner/work/repo".into(), ..GithubContext::default() };
+        let problems = [
+            settings::Problem {
+                source: settings::Source::File {
+                    path: "/home/runner/work/repo/prices.yaml".into(),
+                    line: 4,
+                    column: 12,
+                    field: "models[0].input".into(),
+                },
+                message: "expected a number, found a string".into(),
+                hint: Some("use a number from 0 to 1000000".into()),
+            },
+            settings::Problem {
+                source: settings::Source::Default,
+                message: "/home/runner/work/repo/golden/tasks.yaml: cannot read the golden set: not found".into(),
+                hint: None,
+            },
+        ];
+        let said = std::sync::Mutex::new(Vec::new());
+        let say = |line: &str| said.lock().expect("lines").push(line.to_owned());
+        let _ = input_error(&github, &problems, &say);
+        let said = said.into_inner().expect("lines");
+        assert!(said.iter().all(|line| !line.contains("/home/runner")), "{said:#?}");
+        assert!(said[0].ends_with("::prices.yaml:4:12: models[0].input: expected a number, found a string%0A  hint: use a number from 0 to 1000000"), "{said:#?}");
+        assert!(said[1].ends_with("::golden/tasks.yaml: cannot read the golden set: not found"), "{said:#?}");
     }
 
     #[test]

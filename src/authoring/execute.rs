@@ -16,6 +16,11 @@
 //!   the server lists no tool of exactly that name;
 //! - not executed (neutral): a value under a matcher other than exact equality (no one value to
 //!   send), or arguments the tool needs that the set leaves to the model;
+//! - skipped (neutral): a tool that may change or delete data, unless asked for with
+//!   [`Sends::Destructive`] (`--execute-destructive`). MCP's annotations are hints with
+//!   defaults: `readOnlyHint` false and `destructiveHint` true, so only a tool annotated
+//!   `readOnlyHint: true`, or `destructiveHint: false` (it only adds), is sent by default; an
+//!   unannotated tool is presumed destructive, as the spec says. [`destructive`] decides;
 //! - nothing sent: a negative case, a case with no expected call; the tools of `forbid_tools`
 //!   are never called.
 //!
@@ -61,6 +66,34 @@ pub(crate) enum Action {
     Refused(String),
     /// Not executed, and not a failure: why.
     NotExecuted(String),
+    /// Not sent because the tool may change or delete data, and not a failure: why.
+    Skipped(String),
+}
+
+/// Which of the calls that can be sent are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Sends {
+    /// Only calls of tools that cannot destroy data (the default; the Action's only choice).
+    #[default]
+    Safe,
+    /// Every call, a tool that may change or delete data too (`--execute-destructive`).
+    Destructive,
+}
+
+/// Why a call of `tool` may change or delete data, or `None` when MCP's annotations say it
+/// cannot: `readOnlyHint: true`, or `destructiveHint: false`. The spec's defaults are
+/// `readOnlyHint: false` and `destructiveHint: true`, so a tool without them is presumed
+/// destructive.
+pub(crate) fn destructive(tool: &crate::mcp::tools::ToolView) -> Option<&'static str> {
+    let hint = |key: &str| tool.annotations.as_ref().and_then(|annotations| annotations.get(key));
+    if tool.read_only() || hint("destructiveHint") == Some(&Value::Bool(false)) {
+        return None;
+    }
+    Some(if hint("destructiveHint") == Some(&Value::Bool(true)) {
+        "the tool is annotated `destructiveHint: true`"
+    } else {
+        "the tool is not annotated `readOnlyHint: true` or `destructiveHint: false`, so MCP presumes it may change or delete data"
+    })
 }
 
 /// A line of the report that is no call: a negative case, a case with no expected call, the
@@ -73,8 +106,15 @@ pub(crate) enum Entry {
     Note(String),
 }
 
-/// Every line of the report, in file order, before anything is sent.
+/// Every line of the report, in file order, before anything is sent; a tool that may change or
+/// delete data is skipped ([`Sends::Safe`]).
+#[cfg(test)]
 pub(crate) fn plan(set: &GoldenSet, surface: &ToolSurface) -> Vec<Entry> {
+    plan_with(set, surface, Sends::Safe)
+}
+
+/// [`plan`], with `sends` deciding whether the calls of tools that may destroy data are sent.
+pub(crate) fn plan_with(set: &GoldenSet, surface: &ToolSurface, sends: Sends) -> Vec<Entry> {
     let mut entries = Vec::new();
     for (index, case) in set.cases.iter().enumerate() {
         let label = format!("case {}", case.id);
@@ -95,7 +135,10 @@ pub(crate) fn plan(set: &GoldenSet, surface: &ToolSurface) -> Vec<Entry> {
             entries.push(Entry::Note(format!("{label}: no expected call → nothing sent")));
         }
         for (label, tool, args) in calls {
-            let action = action(case, tool, args, surface);
+            let action = match action(case, tool, args, surface) {
+                Action::Send(arguments) => skip_destructive(tool, surface, sends).unwrap_or(Action::Send(arguments)),
+                other => other,
+            };
             entries.push(Entry::Call(Expected { case: index, label, tool: tool.to_owned(), action }));
         }
         if !case.run.forbidden.is_empty() {
@@ -164,6 +207,19 @@ fn action(case: &Case, tool: &str, args: Option<&Map<String, Value>>, surface: &
     }
 }
 
+/// [`Action::Skipped`] when `tool` may change or delete data and `sends` does not allow it.
+fn skip_destructive(tool: &str, surface: &ToolSurface, sends: Sends) -> Option<Action> {
+    if sends == Sends::Destructive {
+        return None;
+    }
+    let listed = surface.tools.iter().find(|listed| listed.name == tool)?;
+    destructive(listed).map(|why| {
+        Action::Skipped(format!(
+            "skipped: {why}; `golden check --execute-destructive` sends it (against a test deployment)"
+        ))
+    })
+}
+
 /// What the calls gave, counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Tally {
@@ -181,8 +237,10 @@ pub(crate) struct Tally {
     pub no_answer: usize,
     /// Not sent: the set cannot be passed with them.
     pub refused: usize,
-    /// Not executed.
+    /// Not executed, the skipped ones included.
     pub not_executed: usize,
+    /// Of those not executed, skipped: the tool may change or delete data.
+    pub skipped: usize,
 }
 
 impl Tally {
@@ -193,8 +251,16 @@ impl Tally {
 
     /// The summary line.
     fn line(&self) -> String {
+        let skipped = if self.skipped > 0 {
+            format!(
+                " ({} skipped: a tool that may change or delete data; --execute-destructive sends it)",
+                self.skipped
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "summary: {} expected call(s): {} sent ({} ok, {} isError, {} JSON-RPC error, {} no answer), {} not sent (the set cannot pass them), {} not executed",
+            "summary: {} expected call(s): {} sent ({} ok, {} isError, {} JSON-RPC error, {} no answer), {} not sent (the set cannot pass them), {} not executed{skipped}",
             self.expected,
             self.sent,
             self.ok,
@@ -207,13 +273,20 @@ impl Tally {
     }
 }
 
-/// Sends every call [`plan`] allows over `connected`, printing each line on stdout as it is
+/// Sends every call [`plan_with`] allows over `connected`, printing each line on stdout as it is
 /// known, then the summary; secrets in what the server answered are redacted.
-pub(crate) async fn run(set: &GoldenSet, connected: &Connected, surface: &ToolSurface, redactor: &Redactor) -> Tally {
-    run_into(set, connected, surface, redactor, &mut say).await
+pub(crate) async fn run(
+    set: &GoldenSet,
+    connected: &Connected,
+    surface: &ToolSurface,
+    redactor: &Redactor,
+    sends: Sends,
+) -> Tally {
+    run_sending(set, connected, surface, redactor, sends, &mut say).await
 }
 
-/// [`run`], each line given to `say` instead of stdout (the Action keeps them for its report).
+/// [`run`], each line given to `say` instead of stdout, and the calls of tools that may destroy
+/// data skipped (the Action keeps the lines for its report).
 pub(crate) async fn run_into(
     set: &GoldenSet,
     connected: &Connected,
@@ -221,10 +294,22 @@ pub(crate) async fn run_into(
     redactor: &Redactor,
     say: &mut (dyn FnMut(&str) + Send),
 ) -> Tally {
+    run_sending(set, connected, surface, redactor, Sends::Safe, say).await
+}
+
+/// [`run_into`] with `sends` deciding about the tools that may destroy data.
+async fn run_sending(
+    set: &GoldenSet,
+    connected: &Connected,
+    surface: &ToolSurface,
+    redactor: &Redactor,
+    sends: Sends,
+    say: &mut (dyn FnMut(&str) + Send),
+) -> Tally {
     let tools = McpTools::new(connected.client.clone(), connected.era);
     let mut tally = Tally::default();
     say("execute: each expected call of the set, sent once for real (no model)");
-    let entries = plan(set, surface);
+    let entries = plan_with(set, surface, sends);
     let mut sessions: Vec<Option<Session<'_>>> =
         set.cases.iter().map(|case| case.inputs.as_ref().map(Session::new)).collect();
     for entry in entries {
@@ -245,6 +330,12 @@ pub(crate) async fn run_into(
             }
             Action::NotExecuted(why) => {
                 tally.not_executed += 1;
+                (say)(&format!("{}: {} → {why}", expected.label, expected.tool));
+                continue;
+            }
+            Action::Skipped(why) => {
+                tally.not_executed += 1;
+                tally.skipped += 1;
                 (say)(&format!("{}: {} → {why}", expected.label, expected.tool));
                 continue;
             }
@@ -306,8 +397,8 @@ mod tests {
     fn surface() -> ToolSurface {
         let mut surface = ToolSurface::default();
         surface.add_page(&json!({"tools": [
-            {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
-            {"name": "region", "inputSchema": {"type": "object", "properties": {"region": {"type": "string"}, "unit": {"enum": ["c", "f"]}}, "required": ["region"]}},
+            {"name": "echo", "annotations": {"readOnlyHint": true}, "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+            {"name": "region", "annotations": {"readOnlyHint": true}, "inputSchema": {"type": "object", "properties": {"region": {"type": "string"}, "unit": {"enum": ["c", "f"]}}, "required": ["region"]}},
             {"name": "delete_all", "inputSchema": {"type": "object"}},
         ]}));
         surface
@@ -407,5 +498,69 @@ mod tests {
         ] {
             assert!(failed.failed(), "{failed:?}");
         }
+    }
+
+    fn annotated(name: &str, annotations: Option<Value>) -> serde_json::Value {
+        let mut tool =
+            json!({"name": name, "inputSchema": {"type": "object", "properties": {"id": {"type": "integer"}}}});
+        if let Some(annotations) = annotations {
+            tool["annotations"] = annotations;
+        }
+        tool
+    }
+
+    #[test]
+    fn a_tool_that_may_destroy_data_is_skipped_with_its_reason_unless_asked_for() {
+        let mut surface = ToolSurface::default();
+        surface.add_page(&json!({"tools": [
+            annotated("delete_todo", Some(json!({"destructiveHint": true}))),
+            annotated("complete_todo", None),
+            annotated("get_todo", Some(json!({"readOnlyHint": true}))),
+            annotated("add_todo", Some(json!({"destructiveHint": false}))),
+            annotated("purge", Some(json!({"readOnlyHint": true, "destructiveHint": true}))),
+        ]}));
+        let yaml = "version: 1\ncases:\n  - {id: a, prompt: p, expect_tool: delete_todo, expect_args: {id: 7}}\n  - {id: b, prompt: p, expect_tool: complete_todo, expect_args: {id: 7}}\n  - {id: c, prompt: p, expect_tool: get_todo, expect_args: {id: 7}}\n  - {id: d, prompt: p, expect_tool: add_todo, expect_args: {id: 7}}\n  - {id: e, prompt: p, expect_tool: purge}\n";
+        let set = set(yaml);
+        let got: Vec<Action> = plan(&set, &surface)
+            .into_iter()
+            .filter_map(|entry| match entry {
+                Entry::Call(expected) => Some(expected.action),
+                Entry::Note(_) => None,
+            })
+            .collect();
+        assert!(
+            matches!(&got[0], Action::Skipped(why) if why.contains("annotated `destructiveHint: true`") && why.contains("--execute-destructive")),
+            "{got:?}"
+        );
+        // No annotation: MCP presumes a tool that is not read-only may destroy data.
+        assert!(
+            matches!(&got[1], Action::Skipped(why) if why.contains("not annotated `readOnlyHint: true`") && why.contains("--execute-destructive")),
+            "{got:?}"
+        );
+        assert_eq!(got[2], Action::Send(json!({"id": 7})), "read-only");
+        assert_eq!(got[3], Action::Send(json!({"id": 7})), "destructiveHint: false only adds");
+        // readOnlyHint wins: destructiveHint means nothing on a read-only tool.
+        assert_eq!(got[4], Action::Send(json!({})));
+        let all: Vec<Action> = plan_with(&set, &surface, Sends::Destructive)
+            .into_iter()
+            .filter_map(|entry| match entry {
+                Entry::Call(expected) => Some(expected.action),
+                Entry::Note(_) => None,
+            })
+            .collect();
+        assert!(all.iter().all(|action| matches!(action, Action::Send(_))), "{all:?}");
+    }
+
+    #[test]
+    fn a_skipped_call_is_neutral_and_the_summary_counts_it() {
+        let tally = Tally { expected: 2, sent: 1, ok: 1, not_executed: 1, skipped: 1, ..Tally::default() };
+        assert!(!tally.failed());
+        assert!(
+            tally.line().ends_with(
+                ", 1 not executed (1 skipped: a tool that may change or delete data; --execute-destructive sends it)"
+            ),
+            "{}",
+            tally.line()
+        );
     }
 }

@@ -3,7 +3,11 @@
 //! Every tool gets one positive case (an id derived from its name, a prompt built from its
 //! title, description and required arguments, `expect_tool`, and `expect_args` holding
 //! schema-valid example values of the required arguments), and a few negative cases of small
-//! talk that must not call any tool. Every case is marked as a draft to edit. The pure parts
+//! talk that must not call any tool. Every case is marked as a draft to edit. An argument that
+//! names a thing on the server (`id`, `todo_id`, `noteId`, …) gets a made-up value per tool that
+//! likely names nothing there ([`made_up_ids`]), never the same `1` for every tool: a call that
+//! `golden check --execute` repeats must not act on a real record, nor on what another case's
+//! call just changed; its case says to put a real one. The pure parts
 //! ([`example_value`], [`case_id`], [`yaml_string`], [`render`]) are separate from the command
 //! ([`init`]), which lists the tools, writes the file and loads it back to print its hash.
 //!
@@ -44,6 +48,10 @@ const NEGATIVES: &[(&str, &str)] = &[
     ("small-talk-poem", "Write a two-line poem about the sea."),
 ];
 
+/// The first made-up integer id ([`made_up_ids`]): the first tool's is this, the next tool's one
+/// more, and so on, far above the ids a test deployment's first records get.
+const MADE_UP_ID: i64 = 990_001;
+
 /// Words in a tool name that suggest it deletes something.
 const DELETION_WORDS: &[&str] = &["delete", "remove", "drop", "destroy", "purge", "erase", "wipe", "truncate", "kill"];
 
@@ -57,6 +65,8 @@ pub(crate) struct Rendered {
     pub dropped_args: Vec<(String, String)>,
     /// Tools whose case carries the destructive-tool warning.
     pub destructive: Vec<String>,
+    /// Tools whose case has made-up ids to edit, with the arguments that hold them.
+    pub made_up: Vec<(String, Vec<String>)>,
     /// Tools left out because their name is empty.
     pub skipped: usize,
     /// With a model: the cases it wrote.
@@ -492,6 +502,7 @@ pub(crate) fn render_with(surface: &ToolSurface, authoring: Option<&Authoring>) 
         let id = case_id(&tool.name, &mut used);
         let by_model = authoring.and_then(|authoring| authoring.tools.get(index));
         let mut author = String::new();
+        let made_up_before = rendered.made_up.len();
         let (prompt_text, args) = match (authoring, by_model) {
             (Some(authoring), Some(Authored::Model { prompt, args })) => {
                 rendered.by_model += 1;
@@ -512,7 +523,7 @@ pub(crate) fn render_with(surface: &ToolSurface, authoring: Option<&Authoring>) 
                     rendered.by_template.push((tool.name.clone(), reason.to_owned()));
                     author = format!("  # written by the template: {}\n", one_line(reason, 300));
                 }
-                let args = template_args(tool, &mut rendered);
+                let args = template_args(tool, index, &mut rendered);
                 (prompt(tool, args.as_ref()), args)
             }
         };
@@ -524,7 +535,18 @@ pub(crate) fn render_with(surface: &ToolSurface, authoring: Option<&Authoring>) 
                  # point mcp-eval at a test deployment, never at production.\n",
             );
         }
-        case.push_str(&format!("  {DRAFT}\n{author}  - id: {}\n", yaml_string(&id)));
+        case.push_str(&format!("  {DRAFT}\n{author}"));
+        for (_, names) in &rendered.made_up[made_up_before..] {
+            for name in names {
+                let value = args.as_ref().and_then(|args| args.get(name)).map(yaml_flow).unwrap_or_default();
+                case.push_str(&format!(
+                    "  # edit: `{}` is a made-up value ({}) that likely names nothing on your server: put one your test deployment has\n",
+                    one_line(name, 100),
+                    one_line(&value, 100)
+                ));
+            }
+        }
+        case.push_str(&format!("  - id: {}\n", yaml_string(&id)));
         case.push_str(&format!("    prompt: {}\n", yaml_string(&prompt_text)));
         case.push_str(&format!("    expect_tool: {}\n", yaml_string(&tool.name)));
         if let Some(args) = args.filter(|args| !args.is_empty()) {
@@ -565,10 +587,60 @@ pub(crate) fn render_with(surface: &ToolSurface, authoring: Option<&Authoring>) 
     rendered
 }
 
-/// The template's arguments for `tool` (its required ones, from [`example_value`]) when they
-/// satisfy its schema; else `None`, noted in `rendered.dropped_args`.
-fn template_args(tool: &ToolView, rendered: &mut Rendered) -> Option<Map<String, Value>> {
-    let arguments = example_value(&tool.input_schema);
+/// True when an argument called `name` names a record on the server: `id`, `uuid`, or a name
+/// ending in `_id`, `-id`, `Id` or `ID` (`todo_id`, `noteId`).
+fn names_a_record(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    matches!(lower.as_str(), "id" | "uuid")
+        || lower.ends_with("_id")
+        || lower.ends_with("-id")
+        || lower.ends_with("_uuid")
+        || (name.len() > 2 && (name.ends_with("Id") || name.ends_with("ID")))
+}
+
+/// Replaces, in the template's `arguments` for `tool`, each top-level argument that names a
+/// record (and whose schema gives no value of its own: `enum`, `const`, `default`, `examples`)
+/// by a made-up value distinct per tool (`ordinal`) that likely names nothing: an integer from
+/// [`MADE_UP_ID`], a nil-like UUID, or `draft-id-N`. Returns the names replaced.
+pub(crate) fn made_up_ids(tool: &ToolView, ordinal: usize, arguments: &mut Value) -> Vec<String> {
+    let Some(object) = arguments.as_object_mut() else { return Vec::new() };
+    let properties = tool.input_schema.get("properties").and_then(Value::as_object);
+    let mut replaced = Vec::new();
+    for (name, value) in object.iter_mut() {
+        let schema = properties.and_then(|properties| properties.get(name));
+        let given = ["enum", "const", "default", "examples"]
+            .iter()
+            .any(|key| schema.and_then(|schema| schema.get(*key)).is_some());
+        if given || !names_a_record(name) {
+            continue;
+        }
+        let number = i64::try_from(ordinal).unwrap_or(0).saturating_add(MADE_UP_ID);
+        let format = schema.and_then(|schema| schema.get("format")).and_then(Value::as_str);
+        *value = match value {
+            Value::Number(_) => json!(number),
+            Value::String(_) if format == Some("uuid") => json!(format!("00000000-0000-4000-8000-{number:012}")),
+            Value::String(_) => json!(format!("draft-id-{number}")),
+            _ => continue,
+        };
+        replaced.push(name.clone());
+    }
+    replaced
+}
+
+/// The template's arguments for `tool` (its required ones, from [`example_value`], ids made up
+/// by [`made_up_ids`] and noted in `rendered.made_up`) when they satisfy its schema; else
+/// `None`, noted in `rendered.dropped_args`.
+fn template_args(tool: &ToolView, ordinal: usize, rendered: &mut Rendered) -> Option<Map<String, Value>> {
+    let mut arguments = example_value(&tool.input_schema);
+    let made_up = made_up_ids(tool, ordinal, &mut arguments);
+    if !made_up.is_empty()
+        && !matches!(ArgumentValidator::new(&tool.input_schema).validate(&arguments), Validation::Invalid(_))
+    {
+        rendered.made_up.push((tool.name.clone(), made_up));
+    } else if !made_up.is_empty() {
+        // A made-up id the schema refuses (bounds, a pattern): the plain example instead.
+        arguments = example_value(&tool.input_schema);
+    }
     match ArgumentValidator::new(&tool.input_schema).validate(&arguments) {
         Validation::Valid => arguments.as_object().cloned(),
         Validation::Invalid(errors) => {
@@ -642,6 +714,14 @@ pub(crate) async fn init(target: Target, out: &Path, force: bool, model: Option<
         let _ = writeln!(
             stderr,
             "warning: tool `{tool}` may change or delete data; layer 1 calls tools for real: use a test deployment"
+        );
+    }
+    for (tool, names) in &rendered.made_up {
+        let names: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+        let _ = writeln!(
+            stderr,
+            "note: tool `{tool}`: {} made up (a value that likely names nothing on the server, distinct per tool): edit its case to name one your test deployment has",
+            names.join(", ")
         );
     }
     if rendered.skipped > 0 {
@@ -845,5 +925,43 @@ mod tests {
             set.cases[0].resolved["expect_args"]["filter"],
             json!({"match": "exact", "value": {"match": "example"}})
         );
+    }
+
+    #[test]
+    fn ids_are_drafted_distinct_per_tool_unlikely_to_exist_and_marked_to_edit() {
+        let by_number = json!({"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}});
+        let by_text = json!({"type": "object", "required": ["noteId"], "properties": {"noteId": {"type": "string", "format": "uuid"}}});
+        let given = json!({"type": "object", "required": ["todo_id"], "properties": {"todo_id": {"type": "integer", "enum": [3]}}});
+        let surface = ToolSurface {
+            tools: vec![
+                tool("complete_todo", by_number.clone()),
+                tool("delete_todo", by_number),
+                tool("get_note", by_text),
+                tool("pick", given),
+            ],
+            skipped: 0,
+        };
+        let rendered = render(&surface);
+        let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text)
+            .unwrap_or_else(|problems| panic!("{problems:?}\n{}", rendered.text));
+        let value = |case: usize, name: &str| set.cases[case].resolved["expect_args"][name]["value"].clone();
+        let (complete, delete) = (value(0, "id"), value(1, "id"));
+        assert_ne!(complete, delete, "one id per tool: a second run must not find the first one's state");
+        for id in [&complete, &delete] {
+            assert!(id.as_i64().is_some_and(|id| id >= 900_000), "an id unlikely to exist, not 1: {id}");
+        }
+        let note = value(2, "noteId");
+        assert!(note.as_str().is_some_and(|id| id.starts_with("00000000-0000-4000-8000-")), "{note}");
+        assert_eq!(value(3, "todo_id"), json!(3), "a value the schema gives is kept");
+        assert_eq!(
+            rendered.made_up,
+            vec![
+                ("complete_todo".to_owned(), vec!["id".to_owned()]),
+                ("delete_todo".to_owned(), vec!["id".to_owned()]),
+                ("get_note".to_owned(), vec!["noteId".to_owned()]),
+            ]
+        );
+        assert_eq!(rendered.text.matches("# edit: `id` is a made-up value").count(), 2, "{}", rendered.text);
+        assert!(rendered.text.contains("# edit: `noteId` is a made-up value"), "{}", rendered.text);
     }
 }

@@ -33,11 +33,12 @@ pub(crate) struct CheckServer {
 /// `mcp-eval golden check FILE [--server-url URL | --server-cmd CMD] [--execute]`: prints the
 /// set hash and each case hash on stdout, or every problem on stderr (exit 2); with a server,
 /// checks every tool name of the set against its `tools/list`, and with `execute` then makes
-/// every expected call of the set on it ([`execute`]: exit 1 when one fails).
-pub(crate) async fn check(path: PathBuf, server: Option<CheckServer>, execute: bool) -> ExitStatus {
-    let set = match load::load(&path) {
+/// every expected call of the set on it that `execute` allows ([`execute`]: exit 1 when one
+/// fails).
+pub(crate) async fn check(path: PathBuf, server: Option<CheckServer>, execute: Option<execute::Sends>) -> ExitStatus {
+    let set = match load::load_naming(&path) {
         Ok(set) => set,
-        Err(problems) => return report(problems),
+        Err((problems, named)) => return report(with_unknown_names(&path, problems, &named, server.as_ref()).await),
     };
     let mut out = format!("golden set {}: {} case(s)\nset {}\n", set.path.display(), set.cases.len(), set.hash);
     for case in &set.cases {
@@ -64,7 +65,7 @@ async fn check_on(
     connected: &era::Connected,
     redactor: &Redactor,
     mut out: String,
-    execute: bool,
+    execute: Option<execute::Sends>,
 ) -> ExitStatus {
     let surface = match crate::conformance::list_tools_on(connected).await {
         Ok(surface) => surface,
@@ -81,11 +82,30 @@ async fn check_on(
     ));
     let _ = std::io::stdout().write_all(out.as_bytes());
     let mut met = Met::nothing();
-    if execute {
-        met.verdict_failed = execute::run(set, connected, &surface, redactor).await.failed();
+    if let Some(sends) = execute {
+        met.verdict_failed = execute::run(set, connected, &surface, redactor, sends).await.failed();
     }
     met.exit_status()
 }
+/// The problems of a set that did not load, and, when a server is given and can be listed, the
+/// tool names it does not list among them (in file order): every fix in one pass, not the names
+/// only once the rest is fixed.
+async fn with_unknown_names(
+    path: &std::path::Path,
+    mut problems: Vec<Problem>,
+    named: &[crate::golden::NamedTool],
+    server: Option<&CheckServer>,
+) -> Vec<Problem> {
+    let Some(server) = server.filter(|_| !named.is_empty()) else { return problems };
+    // A server that cannot be reached or listed leaves the names unchecked: the file's own
+    // problems are still every one found.
+    let Ok(surface) = list_tools(&server.target).await else { return problems };
+    let names: Vec<&str> = surface.tools.iter().map(|tool| tool.name.as_str()).collect();
+    problems.extend(crate::golden::unknown_names(path, named, &names));
+    problems.sort_by_key(|problem| problem.position.unwrap_or((u64::MAX, u64::MAX)));
+    problems
+}
+
 /// Prints `error` (stderr) and gives the status the exit table gives its kind.
 pub(crate) fn refuse(error: &UserError) -> ExitStatus {
     let _ = writeln!(std::io::stderr(), "{error}");

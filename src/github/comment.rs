@@ -365,4 +365,31 @@ mod tests {
         assert_eq!(bounded.matches("```").count() % 2, 0, "{bounded}");
         assert!(bounded.contains("see `r.json`"));
     }
+
+    #[test]
+    fn the_gate_line_reaches_the_comment_whole() {
+        let baseline = "none stored yet (the default branch stores one when layer 1 runs clean there — on schedule, or on push and workflow_dispatch with the gate passing — and accept-baseline: true stores one whatever the gate says)";
+        let mut report = crate::report::model::RunReport::empty_for_tests();
+        report.layers = vec![1];
+        let gate = crate::report::evals::Layer1GateSection {
+            result: "no-baseline".into(),
+            baseline: baseline.into(),
+            ..Default::default()
+        };
+        report.evals = Some(crate::report::evals::EvalsSection { eval_gate: Some(gate), ..Default::default() });
+        let summary = crate::report::markdown::render(&report);
+        let parts = CommentParts {
+            comment_id: "default",
+            summary: &summary,
+            notes: &[],
+            state: &state(&[], &[]),
+            report_location: "mcp-eval-report/report.json",
+            run_url: None,
+        };
+        let body = render(&parts, Previous::First);
+        let line =
+            body.lines().find(|line| line.starts_with("**Regression gate:**")).unwrap_or_else(|| panic!("{body}"));
+        assert!(line.ends_with("stores one whatever the gate says)"), "cut mid-sentence: {line}");
+        assert!(!line.contains('…'), "{line}");
+    }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::tree::{self, Node, NodeValue};
-use super::{Case, GoldenSet, Problem, ToolRef};
+use super::{Case, GoldenSet, NamedTool, Problem, ToolRef};
 use crate::suggest;
 
 /// The only format version.
@@ -137,7 +137,7 @@ pub(crate) fn load_fault_plan(path: &Path) -> Result<Vec<super::PlanEntry>, Vec<
 /// Checks the text of a fault plan (`path` names it in messages); what [`load_fault_plan`]
 /// returns, less the reading.
 pub(crate) fn parse_fault_plan(path: &Path, text: &str) -> Result<Vec<super::PlanEntry>, Vec<Problem>> {
-    let mut reader = Reader { path: path.to_owned(), problems: Vec::new(), semantic: Vec::new() };
+    let mut reader = Reader::new(path);
     let example = "a fault plan is a list: `- {cases: \"*\", tool: \"*\", fault: http-500, on_call: 1}`";
     let root = match tree::parse(text) {
         Ok(Some(root)) => root,
@@ -198,7 +198,21 @@ pub(crate) fn parse_fault_plan(path: &Path, text: &str) -> Result<Vec<super::Pla
 
 /// Checks the text of a golden set (`path` names it in messages and locates rubric files).
 pub(crate) fn parse(path: &Path, text: &str) -> Result<GoldenSet, Vec<Problem>> {
-    let mut reader = Reader { path: path.to_owned(), problems: Vec::new(), semantic: Vec::new() };
+    parse_naming(path, text).map_err(|(problems, _)| problems)
+}
+
+/// [`load`], and on failure every tool name the pass met besides the problems, so the names a
+/// server does not list are reported in the same pass ([`super::unknown_names`]).
+pub(crate) fn load_naming(path: &Path) -> Result<GoldenSet, (Vec<Problem>, Vec<NamedTool>)> {
+    match fs_err::read_to_string(path) {
+        Ok(text) => parse_naming(path, &text),
+        Err(_) => load(path).map_err(|problems| (problems, Vec::new())),
+    }
+}
+
+/// [`parse`], and on failure every tool name the pass met (in the cases it could read).
+pub(crate) fn parse_naming(path: &Path, text: &str) -> Result<GoldenSet, (Vec<Problem>, Vec<NamedTool>)> {
+    let mut reader = Reader::new(path);
     let root = match tree::parse(text) {
         Ok(Some(root)) => root,
         Ok(None) => {
@@ -208,7 +222,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<GoldenSet, Vec<Problem>> 
                 "the file is empty".into(),
                 "start with `version: 1` and `cases:` (see docs/golden-sets.md#the-format)".into(),
             ));
-            return Err(reader.problems);
+            return Err((reader.problems, Vec::new()));
         }
         Err((position, message)) => {
             let (message, hint) = match message.strip_prefix("duplicate mapping key: ") {
@@ -222,7 +236,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<GoldenSet, Vec<Problem>> 
                 ),
             };
             reader.problems.push(reader.problem(position, None, message, hint));
-            return Err(reader.problems);
+            return Err((reader.problems, Vec::new()));
         }
     };
     let set = reader.set(&root);
@@ -236,7 +250,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<GoldenSet, Vec<Problem>> 
         (place(a), &a.field, &a.message).cmp(&(place(b), &b.field, &b.message))
     });
     reader.problems.dedup();
-    Err(reader.problems)
+    Err((reader.problems, reader.named))
 }
 
 /// The structural pass: collects problems and builds the resolved cases.
@@ -248,6 +262,8 @@ pub(crate) struct Reader {
     pub(crate) problems: Vec<Problem>,
     /// The `embedding` and `judge` matchers of the case being read.
     semantic: Vec<super::MatcherRef>,
+    /// Every tool name of the cases read so far, their problems or not.
+    named: Vec<NamedTool>,
 }
 
 /// The keys of a mapping, checked against the known ones.
@@ -256,7 +272,7 @@ pub(crate) type Fields<'a> = BTreeMap<&'a str, (&'a Node, &'a Node)>;
 impl Reader {
     /// A reader of the file at `path` (named in messages).
     pub(crate) fn new(path: &Path) -> Self {
-        Self { path: path.to_owned(), problems: Vec::new(), semantic: Vec::new() }
+        Self { path: path.to_owned(), problems: Vec::new(), semantic: Vec::new(), named: Vec::new() }
     }
 
     pub(crate) fn problem(
@@ -359,6 +375,20 @@ impl Reader {
     pub(crate) fn boolean(&mut self, node: &Node, field: &str) -> Option<bool> {
         match &node.value {
             NodeValue::Bool(flag) => Some(*flag),
+            // YAML 1.1's booleans, which YAML 1.2 (and so this reader) keeps as strings.
+            NodeValue::String(text)
+                if matches!(text.to_ascii_lowercase().as_str(), "yes" | "no" | "on" | "off" | "y" | "n") =>
+            {
+                let meant = matches!(text.to_ascii_lowercase().as_str(), "yes" | "on" | "y");
+                let key = field.rsplit('.').next().unwrap_or(field);
+                self.report(
+                    node,
+                    field,
+                    format!("expected true or false, found the string `{text}`"),
+                    format!("write `{key}: {meant}` (YAML 1.2 reads `yes`, `no`, `on` and `off` as strings)"),
+                );
+                None
+            }
             _ => {
                 self.report(
                     node,
@@ -1009,9 +1039,10 @@ impl Reader {
             // Tags group the report; they are not part of the hash.
             let _ = self.strings(node, &at("tags"));
         }
-        let expects =
-            ["expect_tool", "expect_sequence", "forbid_tools", "rubric"].iter().any(|key| fields.contains_key(key))
-                || negative;
+        // A `negative:` that is not a boolean is already a problem: not "expects nothing" too.
+        let expects = ["expect_tool", "expect_sequence", "forbid_tools", "rubric", "negative"]
+            .iter()
+            .any(|key| fields.contains_key(key));
         if !expects {
             self.report(
                 node,
@@ -1020,6 +1051,7 @@ impl Reader {
                 "add `expect_tool`, `expect_sequence`, `negative: true`, `forbid_tools` or `rubric`",
             );
         }
+        self.named.extend(tools.iter().map(|tool| NamedTool { case: label.clone(), tool: tool.clone() }));
         if self.problems.len() != before {
             return None;
         }

@@ -159,29 +159,47 @@ impl Problem {
     }
 }
 
+/// A tool name written in a case, with the case's id (`#N` when it has none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NamedTool {
+    /// The case's id.
+    pub case: String,
+    /// The name and where it is written.
+    pub tool: ToolRef,
+}
+
 /// Every tool name of the set that the server does not list (a glob that matches none of its
 /// tools), with the nearest listed tool as the hint.
 pub(crate) fn unknown_tools(set: &GoldenSet, listed: &[&str]) -> Vec<Problem> {
+    let named: Vec<NamedTool> = set
+        .cases
+        .iter()
+        .flat_map(|case| case.tools.iter().map(|tool| NamedTool { case: case.id.clone(), tool: tool.clone() }))
+        .collect();
+    unknown_names(&set.path, &named, listed)
+}
+
+/// [`unknown_tools`] over the names of the file at `path`, read or not (a set with problems
+/// gives its names through [`load::load_naming`]).
+pub(crate) fn unknown_names(path: &std::path::Path, named: &[NamedTool], listed: &[&str]) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut reported = std::collections::HashSet::new();
-    for case in &set.cases {
-        for tool in &case.tools {
-            // A name in `defaults.tools` is named once, with the first case that uses it.
-            if listed.iter().any(|name| glob_matches(&tool.name, name)) || !reported.insert((tool.line, tool.column)) {
-                continue;
-            }
-            let hint = match crate::suggest::closest(&tool.name, listed.iter().copied()) {
-                Some(near) => format!("the nearest tool the server lists is `{near}`"),
-                None => "the server lists no tools".into(),
-            };
-            problems.push(Problem {
-                path: set.path.clone(),
-                position: Some((tool.line, tool.column)),
-                field: Some(tool.field.clone()),
-                message: format!("case `{}`: the server has no tool `{}`", case.id, tool.name),
-                hint,
-            });
+    for NamedTool { case, tool } in named {
+        // A name in `defaults.tools` is named once, with the first case that uses it.
+        if listed.iter().any(|name| glob_matches(&tool.name, name)) || !reported.insert((tool.line, tool.column)) {
+            continue;
         }
+        let hint = match crate::suggest::closest(&tool.name, listed.iter().copied()) {
+            Some(near) => format!("did you mean `{near}`? (the nearest tool the server lists)"),
+            None => "the server lists no tools".into(),
+        };
+        problems.push(Problem {
+            path: path.to_owned(),
+            position: Some((tool.line, tool.column)),
+            field: Some(tool.field.clone()),
+            message: format!("case `{case}`: the server has no tool `{}`", tool.name),
+            hint,
+        });
     }
     problems
 }

@@ -480,7 +480,7 @@ fn tool_names_are_checked_against_a_listed_surface_with_the_nearest_name() {
     let found = unknown_tools(&set, &["test_progress", "test_logging_tool"]);
     assert_eq!(places(&found), [("cases[0].tools[1]".to_owned(), 6, 23), ("cases[0].expect_tool".to_owned(), 5, 18)]);
     assert_eq!(found[1].message, "case `a`: the server has no tool `test_progres`");
-    assert_eq!(found[1].hint, "the nearest tool the server lists is `test_progress`");
+    assert_eq!(found[1].hint, "did you mean `test_progress`? (the nearest tool the server lists)");
     assert!(glob_matches("test_*", "test_x") && glob_matches("a?c", "abc") && !glob_matches("a?c", "ac"));
     assert!(glob_matches("exact", "exact") && !glob_matches("exact", "exactly"));
 }
@@ -611,4 +611,31 @@ fn yaml_nested_past_64_levels_is_one_problem_that_names_the_bound() {
         .expect("no panic");
     assert_eq!(problems.len(), 1, "{problems:#?}");
     assert!(problems[0].message.contains("nested deeper than 64 levels"), "{problems:#?}");
+}
+
+#[test]
+fn negative_yes_is_one_problem_naming_the_field_and_the_fix() {
+    let problem = only("version: 1\ncases:\n  - id: thanks\n    prompt: \"Thanks!\"\n    negative: yes\n");
+    assert_eq!((problem.field.as_deref(), problem.position), (Some("cases[0].negative"), Some((5, 15))));
+    assert!(problem.message.contains("expected true or false, found the string `yes`"), "{problem:?}");
+    assert_eq!(problem.hint, "write `negative: true` (YAML 1.2 reads `yes`, `no`, `on` and `off` as strings)");
+    let problem = only("version: 1\ncases:\n  - {id: a, prompt: p, expect_tool: t, negative: off}\n");
+    assert!(problem.hint.starts_with("write `negative: false`"), "{problem:?}");
+}
+
+#[test]
+fn the_tool_names_of_a_set_with_problems_are_kept_for_the_same_pass() {
+    let text = "version: 1\ncases:\n  - id: a\n    prompt: p\n    expect_tool: get_tme\n    runs: five\n  - id: b\n    prompt: p\n    expect_sequence: {steps: [{tool: get_time}, {tool: set_alarn}]}\n";
+    let (problems, named) = match super::load::parse_naming(Path::new("g.yaml"), text) {
+        Ok(set) => panic!("expected problems, got {set:#?}"),
+        Err(failed) => failed,
+    };
+    assert_eq!(places(&problems), [("cases[0].runs".to_owned(), 6, 11)]);
+    let unknown = super::unknown_names(Path::new("g.yaml"), &named, &["get_time", "set_alarm"]);
+    assert_eq!(
+        places(&unknown),
+        [("cases[0].expect_tool".to_owned(), 5, 18), ("cases[1].expect_sequence.steps[1].tool".to_owned(), 9, 56)]
+    );
+    assert_eq!(unknown[0].message, "case `a`: the server has no tool `get_tme`");
+    assert_eq!(unknown[0].hint, "did you mean `get_time`? (the nearest tool the server lists)");
 }

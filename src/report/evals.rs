@@ -605,6 +605,38 @@ pub(crate) fn expected_calls_line(calls: &ExpectedCalls) -> String {
     )
 }
 
+/// The most calls [`keyless_note`] lists.
+const KEYLESS_LISTED: usize = 20;
+
+/// The summary's note of `golden check --execute` run in place of layer 1 (Markdown): what ran
+/// and its counts, said once, what it proves, then each expected call that failed (❌) and each
+/// one not executed or skipped (➖), with why; negative cases and forbidden tools, which send
+/// nothing by design, are left to `report.json`.
+pub(crate) fn keyless_note(calls: &ExpectedCalls) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!(
+        "\n> **In its place:** `golden check --execute` made each expected call for real, with no model: {} expected call(s), {} sent, {} ok, {} failed, {} not executed. It proves the set can be passed and the server still serves it; it says nothing about a model, and it does not gate.\n",
+        calls.expected, calls.sent, calls.ok, calls.failed, calls.not_executed
+    );
+    let calls_only = calls.lines.iter().filter(|line| {
+        line.contains(" → ")
+            && !line.contains("→ ok")
+            && !line.contains("→ nothing sent")
+            && !line.contains("→ never called")
+    });
+    let (neutral, failed): (Vec<&String>, Vec<&String>) =
+        calls_only.partition(|line| line.contains("→ not executed") || line.contains("→ skipped"));
+    let listed: Vec<(&str, &String)> =
+        failed.iter().map(|line| ("❌", *line)).chain(neutral.iter().map(|line| ("➖", *line))).collect();
+    for (mark, line) in listed.iter().take(KEYLESS_LISTED) {
+        let _ = writeln!(out, "- {mark} {}", super::md::message(&crate::text::clip(line, 2_000)));
+    }
+    if listed.len() > KEYLESS_LISTED {
+        let _ = writeln!(out, "- …and {} more: see `report.json`", listed.len() - KEYLESS_LISTED);
+    }
+    out
+}
+
 /// The note of a trial replayed over changed tool results.
 pub(crate) const RESULT_CHANGED: &str = "tool result differed from the recording";
 
@@ -943,5 +975,44 @@ mod tests {
     fn rate_has_no_value_without_trials() {
         assert_eq!(Rate::new(0, 0).rate, None);
         assert_eq!(Rate::new(3, 4).rate, Some(0.75));
+    }
+
+    #[test]
+    fn the_keyless_note_says_in_its_place_once_and_lists_each_call_not_ok_with_why() {
+        let mut report = crate::report::test_support::sample_evals_report();
+        let evals = report.evals.as_mut().expect("evals");
+        evals.evals.clear();
+        evals.layer1_not_run = Some("no model could run (openai:gpt-4.1-mini: no API key)".into());
+        evals.expected_calls = Some(ExpectedCalls {
+            expected: 4,
+            sent: 2,
+            ok: 1,
+            failed: 1,
+            not_executed: 2,
+            lines: [
+                "execute: each expected call of the set, sent once for real (no model)",
+                "case a: echo {} → ok (3 ms)",
+                "case b: echo {} → isError: boom (3 ms)",
+                "case c: region → not executed: no exact value to send for `unit` (a `one_of` matcher)",
+                "case d: delete_todo → skipped: the tool is annotated `destructiveHint: true`; `golden check --execute-destructive` sends it (against a test deployment)",
+                "case e: negative (expects no tool call) → nothing sent",
+                "case e: forbid_tools `delete_todo` → never called",
+                "summary: 4 expected call(s): …",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+        });
+        let summary = crate::report::markdown::render(&report);
+        assert_eq!(summary.to_lowercase().matches("in its place").count(), 1, "{summary}");
+        let listed: Vec<&str> = summary.lines().filter(|line| line.starts_with("- ") && line.contains(" → ")).collect();
+        assert_eq!(
+            listed,
+            [
+                "- ❌ case b: echo \\{\\} → isError: boom (3 ms)",
+                "- ➖ case c: region → not executed: no exact value to send for `unit` (a `one_of` matcher)",
+                "- ➖ case d: delete\\_todo → skipped: the tool is annotated `destructiveHint: true`; `golden check --execute-destructive` sends it (against a test deployment)",
+            ],
+            "{summary}"
+        );
     }
 }

@@ -71,6 +71,15 @@ pub(crate) fn layer2_section(section: &ResilienceSection, reports_only: bool) ->
             counts.unclear + counts.untested,
         );
     }
+    let (unclear, untested) = section.results.iter().fold((0, 0), |(unclear, untested), result| {
+        (unclear + result.outcomes.unclear, untested + result.outcomes.untested)
+    });
+    if unclear + untested > 0 {
+        let _ = writeln!(
+            out,
+            "\n_Unclear / untested_ trials ({unclear} / {untested}) are kept out of the rates, so a variant with no other outcome is inconclusive, neither pass nor fail: **unclear** — the answer claims success without stating a value, which only a judge can decide (`--judge-model`, input `judge-model`); **untested** — the fault never fired (the model did not make the call it replaces)."
+        );
+    }
     // Per case × fault, one column per model.
     let cells: Vec<(&str, String, &str, String)> = section
         .results
@@ -237,4 +246,52 @@ fn payload_cell(result: &PayloadResult) -> String {
         }
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::layer2::FaultResult;
+
+    fn result(outcomes: OutcomeCounts) -> FaultResult {
+        FaultResult {
+            case: "region".into(),
+            model: "openai:m".into(),
+            fault: "http-500".into(),
+            tool: "lookup".into(),
+            on_call: 1,
+            sha256: "sha256:x".into(),
+            kind: "soft".into(),
+            threshold: 1,
+            runs: 3,
+            outcomes,
+            fabrication_rate: None,
+            status: FaultStatus::Inconclusive,
+            trials: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn unclear_and_untested_are_said_in_one_line_with_what_decides_them() {
+        let section = ResilienceSection {
+            source: "default suite".into(),
+            variants: 2,
+            results: vec![
+                result(OutcomeCounts { unclear: 3, ..OutcomeCounts::default() }),
+                result(OutcomeCounts { untested: 1, recovered: 2, ..OutcomeCounts::default() }),
+            ],
+            ..ResilienceSection::default()
+        };
+        let text = layer2_section(&section, false);
+        let lines: Vec<&str> = text.lines().filter(|line| line.contains("**unclear**")).collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        assert!(lines[0].starts_with("_Unclear / untested_ trials (3 / 1) are kept out of the rates"), "{text}");
+        assert!(lines[0].contains("`--judge-model`"), "{text}");
+        assert!(lines[0].contains("**untested** — the fault never fired"), "{text}");
+        let clear = ResilienceSection {
+            results: vec![result(OutcomeCounts { recovered: 3, ..OutcomeCounts::default() })],
+            ..section
+        };
+        assert!(!layer2_section(&clear, false).contains("_Unclear / untested_"));
+    }
 }

@@ -522,7 +522,8 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
         let _ = writeln!(
             out,
             "**Regression gate:** {verdict}{effect} · baseline: {}\n",
-            message(&clip(&gate.baseline, CELL_CHARS)),
+            // Our own sentence: bounded, never cut at a table cell's length.
+            message(&clip(&gate.baseline, MESSAGE_CHARS)),
         );
         for line in gate.lines.iter().take(20) {
             let _ = writeln!(out, "- {}", message(&clip(line, CELL_CHARS * 2)));
@@ -618,22 +619,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
         let _ = writeln!(out, "\n> **Layer 1 did not run:** {}", message(&clip(why, MESSAGE_CHARS)));
     }
     if let Some(calls) = &evals.expected_calls {
-        let _ = writeln!(
-            out,
-            "\n> **In its place:** {}. It proves the set can be passed and the server still serves it; it says nothing about a model, and it does not gate.",
-            message(&crate::report::evals::expected_calls_line(calls))
-        );
-        let failing: Vec<&String> = calls
-            .lines
-            .iter()
-            .filter(|line| line.contains(" → ") && !line.contains("→ ok") && !line.contains("→ not executed"))
-            .collect();
-        for line in failing.iter().take(20) {
-            let _ = writeln!(out, "- {}", message(&clip(line, MESSAGE_CHARS)));
-        }
-        if failing.len() > 20 {
-            let _ = writeln!(out, "- …and {} more: see `report.json`", failing.len() - 20);
-        }
+        out.push_str(&crate::report::evals::keyless_note(calls));
     }
     if evals.call_cap_reached && budget_stopped {
         out.push_str("\n> **The cost budget stopped the run:** the cases that did not run are marked skipped.\n");

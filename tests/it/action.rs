@@ -630,14 +630,20 @@ fn events_choose_layers_end_to_end() {
 }
 
 #[test]
-fn a_403_becomes_a_warning_and_the_job_summary_carries_the_comment() {
+fn a_403_becomes_a_warning_and_the_job_summary_says_once_that_the_comment_was_not_posted() {
     let (github, run, _dir) = run_on_opened_pull_request(Mode::Forbidden, 0, 1, &[("GITHUB-TOKEN", "read-only")]);
     assert_eq!(run.code(), 0, "the exit status follows the evaluation, never the comment: {}", run.stdout());
     assert!(run.stdout().contains("::warning title=mcp-eval comment not posted::"), "{}", run.stdout());
     assert!(run.stdout().contains("HTTP 403"), "{}", run.stdout());
     let summary = run.file("step_summary.md");
-    assert!(summary.contains("The pull request comment (not posted"), "{summary}");
-    assert!(summary.contains("<!-- mcp-eval-action comment-id=\"default\" -->"));
+    // The summary is written once: the comment's body, which is the summary again, is not
+    // appended; a note says it was not posted and why.
+    assert!(
+        summary.contains("> **The pull request comment was not posted:** the token may not comment here"),
+        "{summary}"
+    );
+    assert!(!summary.contains("<!-- mcp-eval-action comment-id="), "{summary}");
+    assert_eq!(summary.matches("MCP 2026-07-28 conformance").count(), 1, "{summary}");
     assert_eq!(run.outputs()["comment-url"], "");
     assert_eq!(run.outputs()["result"], "pass");
     assert!(github.ours().is_empty());
@@ -1492,7 +1498,10 @@ fn a_fork_pull_request_without_keys_runs_golden_check_execute_in_place_of_layer_
     let sent = logged.lines().filter(|line| line.contains("\"test_header_param\"") && line.contains("\"eu\"")).count();
     assert_eq!(sent, 1, "the expected call, once: {logged}");
     let summary = run.file("step_summary.md");
-    assert!(summary.contains("**In its place:** `golden check --execute` ran in its place"), "{summary}");
+    assert!(
+        summary.contains("**In its place:** `golden check --execute` made each expected call for real, with no model"),
+        "{summary}"
+    );
     assert!(github.ours()[0].body.contains("golden check --execute"), "the comment says so too");
 }
 

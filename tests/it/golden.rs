@@ -102,13 +102,35 @@ fn with_a_server_every_tool_name_must_be_listed_and_the_nearest_is_named() {
         )),
         "{stderr}"
     );
-    assert!(stderr.contains("hint: the nearest tool the server lists is `test_progress`"), "{stderr}");
+    assert!(stderr.contains("hint: did you mean `test_progress`? (the nearest tool the server lists)"), "{stderr}");
     assert!(
         stderr.contains("cases[0].forbid_tools[0]: case `progress`: the server has no tool `nothing_*`"),
         "{stderr}"
     );
     // Without a server the same file is valid.
     assert_eq!(golden_check(&[file]).status.code(), Some(0));
+
+    // A set with other problems names its unknown tools in the same pass, in file order, and
+    // `negative: yes` is one problem, not two.
+    std::fs::write(
+        &path,
+        "version: 1\ncases:\n  - id: progress\n    prompt: p\n    expect_tool: test_progres\n  - id: thanks\n    prompt: p\n    negative: yes\n",
+    )
+    .expect("write the set");
+    let output = golden_check(&[file, "--server-url", &server.url]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|line| line.starts_with("error: ")).collect();
+    assert_eq!(
+        errors,
+        [
+            format!("error: {file}:5:18: cases[0].expect_tool: case `progress`: the server has no tool `test_progres`"),
+            format!("error: {file}:8:15: cases[1].negative: expected true or false, found the string `yes`"),
+        ],
+        "{stderr}"
+    );
+    assert!(stderr.contains("hint: write `negative: true`"), "{stderr}");
+    assert!(stderr.contains("the golden set has 2 problem(s)"), "{stderr}");
 }
 
 #[test]
