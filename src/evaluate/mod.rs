@@ -62,8 +62,7 @@ pub(crate) fn load_golden(
                 }
             }
             // Layer 2 grades no argument matcher: only layer 1 needs their models.
-            let problems =
-                if layers.contains(&1) { unconfigured_matchers(&set, &settings.layer1) } else { Vec::new() };
+            let problems = if layers.contains(&1) { unconfigured_matchers(&set, &settings.layer1) } else { Vec::new() };
             if problems.is_empty() { Ok(Some(set)) } else { Err(problems) }
         }
         _ => {
@@ -1180,10 +1179,8 @@ async fn layer2(
         call_timeout_ms: u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX),
         spans: limits.spans,
     };
-    let share = crate::faults::Share {
-        allowance: crate::faults::sample::share(set, layer1, after_layer1),
-        after_layer1,
-    };
+    let share =
+        crate::faults::Share { allowance: crate::faults::sample::share(set, layer1, after_layer1), after_layer1 };
     let ran = crate::faults::run(&input, share, events).await;
     // Recorded as layer 1's are: the files layer 1 wrote were read back when they were opened
     // again here, so saving keeps both.

@@ -25,7 +25,8 @@ use crate::report::layer2::SuiteSample;
 use crate::settings::layer1::Layer1Settings;
 
 /// The rule, as the report and the summary state it.
-pub(crate) const RULE: &str = "one of each fault and payload class in turn, each in the order of sha256(golden set hash, variant id)";
+pub(crate) const RULE: &str =
+    "one of each fault and payload class in turn, each in the order of sha256(golden set hash, variant id)";
 
 /// The most model calls layer 1 can make over `set`: each case's trials × models × `max_turns`
 /// (retries and the judge left out).
@@ -78,7 +79,8 @@ pub(crate) fn fit(
         keep[index] = true;
     }
     let of = variants.len();
-    let kept: Vec<Variant> = variants.into_iter().zip(keep).filter_map(|(variant, kept)| kept.then_some(variant)).collect();
+    let kept: Vec<Variant> =
+        variants.into_iter().zip(keep).filter_map(|(variant, kept)| kept.then_some(variant)).collect();
     let sample = SuiteSample {
         kept: kept.len(),
         of,
@@ -171,7 +173,10 @@ mod tests {
     fn server_set(cases: usize, tools: usize) -> GoldenSet {
         let mut text = String::from("version: 1\ncases:\n");
         for case in 0..cases {
-            text.push_str(&format!("  - id: c{case}\n    prompt: \"ask {case}\"\n    expect_tool: tool_{}\n", case % tools));
+            text.push_str(&format!(
+                "  - id: c{case}\n    prompt: \"ask {case}\"\n    expect_tool: tool_{}\n",
+                case % tools
+            ));
         }
         set(&text)
     }
@@ -245,7 +250,9 @@ mod tests {
         let error = over_cap(&cost, Source::GoldenSet, 1, 280, 1000).expect("over").to_string();
         assert!(error.contains("model-call budget"), "{error}");
         assert!(error.contains("after layer 1's at most 280 (1880 in all): over the cap of 1000"), "{error}");
-        for input in ["max-model-calls", "--runs", "`runs`", "`models`", "`faults:`", "`adversarial:`", "max_turns", "3 of 3"] {
+        for input in
+            ["max-model-calls", "--runs", "`runs`", "`models`", "`faults:`", "`adversarial:`", "max_turns", "3 of 3"]
+        {
             assert!(error.contains(input), "{input}: {error}");
         }
         assert!(!error.contains("problem(s)"), "{error}");

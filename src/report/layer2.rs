@@ -73,11 +73,11 @@ impl SuiteSample {
     /// The sentence the summary and the notes say it with.
     pub fn sentence(&self) -> String {
         format!(
-            "{} of {} variants of the default suite, sampled by {}, seeded by the golden set's hash ({}: the same set gives the same sample): layer 2's share of the model-call cap was {} call(s) (what --max-model-calls leaves after layer 1's most), the whole suite's at most {}. For the whole suite, raise --max-model-calls (Action input `max-model-calls`) by {} or more; to choose the variants, give the cases their own `faults:`/`adversarial:` or a --fault-plan",
+            "{} of {} variants of the default suite, sampled by {}, seeded by the golden set's hash ({}…: the same set gives the same sample): layer 2's share of the model-call cap was {} call(s) (what --max-model-calls leaves after layer 1's most), the whole suite's at most {}. For the whole suite, raise --max-model-calls (Action input `max-model-calls`) by {} or more; to choose the variants, give the cases their own `faults:`/`adversarial:` or a --fault-plan",
             self.kept,
             self.of,
             self.rule,
-            self.seed,
+            self.seed.get(..19).unwrap_or(&self.seed),
             self.allowance,
             self.whole_model_calls,
             self.whole_model_calls.saturating_sub(self.allowance)

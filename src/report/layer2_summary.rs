@@ -22,8 +22,12 @@ pub(crate) fn layer2_section(section: &ResilienceSection, reports_only: bool) ->
         return out;
     }
     if let Some(sample) = &section.sampled {
-        let _ = writeln!(out, "> **Sampled:** {}
-", super::md::message(&clip(&sample.sentence(), 2_000)));
+        let _ = writeln!(
+            out,
+            "> **Sampled:** {}
+",
+            super::md::message(&clip(&sample.sentence(), 2_000))
+        );
     }
     let effect = match (section.fails, reports_only) {
         (true, false) => " · **fails the check**",
