@@ -179,13 +179,14 @@ fn read_fault_plan(
 pub(crate) fn layer2_budget(settings: &Settings, layers: &[u8], golden: Option<&GoldenSet>) -> Option<UserError> {
     let layer1 = &settings.layer1;
     let set = golden.filter(|_| layers.contains(&2))?;
-    if !crate::faults::sample::any_model_can_run(layer1) {
+    // Only the models that can make a call are counted: none, nothing to check.
+    let models = crate::faults::sample::runnable_models(layer1, layer1.cassettes.is_some());
+    if models == 0 {
         return None;
     }
     let (variants, source) = crate::faults::variants(set);
-    let models = layer1.models.len();
     let cost = crate::faults::planned(set, &variants, models, layer1.runs);
-    let before = if layers.contains(&1) { crate::faults::sample::layer1_at_most(set, layer1) } else { 0 };
+    let before = if layers.contains(&1) { crate::faults::sample::layer1_at_most(set, layer1, models) } else { 0 };
     crate::faults::sample::over_cap(&cost, source, models, before, layer1.max_model_calls)
 }
 
@@ -1179,8 +1180,11 @@ async fn layer2(
         call_timeout_ms: u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX),
         spans: limits.spans,
     };
-    let share =
-        crate::faults::Share { allowance: crate::faults::sample::share(set, layer1, after_layer1), after_layer1 };
+    let models = crate::faults::sample::runnable_models(layer1, cassettes.is_some() || layer1.cassettes.is_some());
+    let share = crate::faults::Share {
+        allowance: crate::faults::sample::share(set, layer1, models, after_layer1),
+        after_layer1,
+    };
     let ran = crate::faults::run(&input, share, events).await;
     // Recorded as layer 1's are: the files layer 1 wrote were read back when they were opened
     // again here, so saving keeps both.

@@ -291,12 +291,15 @@ pub(crate) async fn run(
     use crate::events::RunEvent;
     check_plan_tools(base.set, base.surface)?;
     let (variants, source) = variants(base.set);
-    let models = base.settings.models.len();
     let suite = variants.len();
-    // No model can run (no key, no cassettes): nothing of the plan runs, so it is neither
-    // sampled, checked against the cap nor said; the trials' planning says why, quietly (layer 1
-    // said it, or layer 2's `not run` does).
-    let can_run = base.cassettes.is_some() || sample::any_model_can_run(base.settings);
+    // The models that can make a call (a model without a key makes none). When none can (no
+    // key, no cassettes), nothing of the plan runs, so it is neither sampled, checked against the
+    // cap nor said; the trials' planning says why, quietly (layer 1 said it, or layer 2's
+    // `not run` does).
+    let runnable =
+        sample::runnable_models(base.settings, base.cassettes.is_some() || base.settings.cassettes.is_some());
+    let can_run = runnable > 0;
+    let models = if can_run { runnable } else { base.settings.models.len() };
     // What is left may be less than the share planned: layer 1's judge, retries, a confirmation re-run.
     let allowance = if can_run { share.allowance.min(base.budget.remaining()) } else { u64::MAX };
     let (mut variants, sampled) = sample::fit(base.set, variants, source, models, base.settings.runs, allowance);
@@ -349,7 +352,7 @@ pub(crate) async fn run(
         return Err(crate::error::UserError::new(
             crate::error::Kind::InvalidInput,
             format!(
-                "{}: over the {} model call(s) --max-model-calls leaves",
+                "model-call budget: {}: over the {} model call(s) the cap (--max-model-calls, Action input `max-model-calls`) leaves after what ran before; nothing of layer 2 was run",
                 planned_text(&cost, models, source),
                 base.budget.remaining()
             ),

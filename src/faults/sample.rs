@@ -14,8 +14,9 @@
 //! - **What the user wrote is never cut**: the cases' own `faults:`/`adversarial:` and a
 //!   `--fault-plan` run whole or are refused up front ([`over_cap`]), with the inputs that
 //!   change the plan.
-//! - **No model, no plan**: when no model can run (none given, no key and no cassettes), layers
-//!   1 and 2 make no call, so no plan is checked against the cap ([`any_model_can_run`]).
+//! - **Only models that can run are counted** ([`runnable_models`]): a model without a key
+//!   makes no call. When none can run (none given, no key and no cassettes), layers 1 and 2
+//!   make no call, so no plan is checked against the cap, sampled or printed.
 
 use sha2::{Digest as _, Sha256};
 
@@ -28,30 +29,28 @@ use crate::settings::layer1::Layer1Settings;
 pub(crate) const RULE: &str =
     "one of each fault and payload class in turn, each in the order of sha256(golden set hash, variant id)";
 
-/// The most model calls layer 1 can make over `set`: each case's trials × models × `max_turns`
-/// (retries and the judge left out).
-pub(crate) fn layer1_at_most(set: &GoldenSet, layer1: &Layer1Settings) -> u64 {
-    let models = layer1.models.len();
+/// The most model calls layer 1 can make over `set` on `models` models: each case's trials ×
+/// models × `max_turns` (retries and the judge left out).
+pub(crate) fn layer1_at_most(set: &GoldenSet, layer1: &Layer1Settings, models: usize) -> u64 {
     set.cases.iter().map(|case| (case.trials.effective(layer1.runs).runs * models * case.run.max_turns) as u64).sum()
 }
 
-/// Layer 2's share of the cap, planned before any call: the cap less layer 1's most calls when
-/// layer 1 runs too.
-pub(crate) fn share(set: &GoldenSet, layer1: &Layer1Settings, with_layer1: bool) -> u64 {
-    let before = if with_layer1 { layer1_at_most(set, layer1) } else { 0 };
+/// Layer 2's share of the cap, planned before any call: the cap less layer 1's most calls on
+/// `models` models when layer 1 runs too.
+pub(crate) fn share(set: &GoldenSet, layer1: &Layer1Settings, models: usize, with_layer1: bool) -> u64 {
+    let before = if with_layer1 { layer1_at_most(set, layer1, models) } else { 0 };
     layer1.max_model_calls.saturating_sub(before)
 }
 
-/// True when some model of `layer1` can make a call: its provider is defined and either
-/// cassettes answer (`--cassettes`) or its key is set (or it needs none).
-pub(crate) fn any_model_can_run(layer1: &Layer1Settings) -> bool {
+/// How many models of `layer1` can make a call: their provider is defined and either cassettes
+/// answer (`cassettes`: `--cassettes`, or the demo's) or their key is set (or they need none). A
+/// model without a key makes no call, so the plan does not count it.
+pub(crate) fn runnable_models(layer1: &Layer1Settings, cassettes: bool) -> usize {
     use crate::settings::layer1::Api;
-    layer1.models.iter().any(|model| {
-        layer1.provider(model).is_some_and(|def| {
-            layer1.cassettes.is_some()
-                || (def.api != Api::Replay && (def.api_key_env.is_none() || def.api_key.is_some()))
-        })
-    })
+    let runs = |def: &crate::settings::layer1::ProviderDef| {
+        cassettes || (def.api != Api::Replay && (def.api_key_env.is_none() || def.api_key.is_some()))
+    };
+    layer1.models.iter().filter(|model| layer1.provider(model).is_some_and(runs)).count()
 }
 
 /// The variants to run within `allowance` model calls: the default suite sampled by [`RULE`]
@@ -182,11 +181,12 @@ mod tests {
     }
 
     fn layer1(models: usize) -> Layer1Settings {
-        let mut settings = Layer1Settings::default();
-        settings.models = (0..models)
-            .map(|_| crate::settings::layer1::ModelRef { provider: "openai".into(), model: "gpt-4.1-mini".into() })
-            .collect();
-        settings
+        Layer1Settings {
+            models: (0..models)
+                .map(|_| crate::settings::layer1::ModelRef { provider: "openai".into(), model: "gpt-4.1-mini".into() })
+                .collect(),
+            ..Layer1Settings::default()
+        }
     }
 
     #[test]
@@ -196,8 +196,8 @@ mod tests {
         assert_eq!(settings.max_model_calls, 2000, "the default cap");
         let (variants, source) = super::super::variants(&set);
         assert_eq!(variants.len(), 30 * 6 + 30 * 7);
-        assert_eq!(layer1_at_most(&set, &settings), 1200, "30 cases × 5 runs × 8 turns");
-        let allowance = share(&set, &settings, true);
+        assert_eq!(layer1_at_most(&set, &settings, 1), 1200, "30 cases × 5 runs × 8 turns");
+        let allowance = share(&set, &settings, 1, true);
         let (kept, sample) = fit(&set, variants, source, 1, None, allowance);
         let cost = planned(&set, &kept, 1, None);
         assert!(1200 + cost.model_calls <= 2000, "{cost:?}");
@@ -240,6 +240,34 @@ mod tests {
         let (variants, _) = super::super::variants(&seven);
         let (kept, sample) = fit(&seven, variants, Source::GoldenSet, 1, None, 0);
         assert_eq!((kept.len(), sample), (all, None));
+    }
+
+    #[test]
+    fn only_models_that_can_make_a_call_are_counted_in_the_plan() {
+        use crate::settings::layer1::{Api, ModelRef, ProviderDef};
+        let provider = |id: &str, api: Api, key: Option<&str>| ProviderDef {
+            id: id.into(),
+            api,
+            base_url: "http://127.0.0.1:9".into(),
+            api_key_env: Some(format!("{}_API_KEY", id.to_uppercase())),
+            api_key: key.map(str::to_owned),
+        };
+        let model = |provider: &str| ModelRef { provider: provider.into(), model: "m".into() };
+        let mut settings = Layer1Settings {
+            providers: vec![
+                provider("openai", Api::OpenAi, Some("sk-test")),
+                provider("anthropic", Api::Anthropic, None),
+                provider("replay", Api::Replay, None),
+            ],
+            models: vec![model("openai"), model("anthropic"), model("replay"), model("undefined")],
+            ..Layer1Settings::default()
+        };
+        assert_eq!(runnable_models(&settings, false), 1, "no key, no cassettes, no provider: no call");
+        assert_eq!(runnable_models(&settings, true), 3, "cassettes answer without a key");
+        settings.models.remove(0);
+        assert_eq!(runnable_models(&settings, false), 0);
+        let seven = server_set(7, 4);
+        assert_eq!(share(&seven, &settings, 1, true), 2000 - 280, "layer 1's most on the one model that runs");
     }
 
     #[test]
