@@ -1066,7 +1066,11 @@ impl Limits<'_> {
             trials = crate::telemetry::budget::plan(set, &surface.tools, &models, layer1.runs, judge, &keep);
         }
         if !in_layer1 || self.with_layer2 {
-            let (variants, _) = crate::faults::variants(set);
+            // The variants layer 2 will run: the default suite sampled to its share of the call cap.
+            let (variants, source) = crate::faults::variants(set);
+            let runnable = crate::faults::sample::runnable_models(layer1, layer1.cassettes.is_some());
+            let share = crate::faults::sample::share(set, layer1, runnable, in_layer1);
+            let (variants, _) = crate::faults::sample::fit(set, variants, source, runnable, layer1.runs, share);
             let (variant_set, _) = crate::faults::variant_set(set, &variants);
             let every = |_: usize, _: usize| true;
             trials.extend(crate::telemetry::budget::plan(

@@ -317,6 +317,40 @@ fn the_default_suite_over_layer_2s_share_of_the_cap_is_sampled_and_the_report_an
 }
 
 #[test]
+fn the_cost_estimate_counts_the_sampled_default_suite_not_the_whole_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SEVEN_CASES);
+    let prices = dir.path().join("prices.yaml");
+    std::fs::write(
+        &prices,
+        "as_of: 2026-12-01\ncurrency: USD\nper: 1M_tokens\nsource: test\nmodels:\n  - match: {provider: openai, model: demo}\n    input: 1.0\n    output: 1.0\n",
+    )
+    .expect("write");
+    let server = DemoServer::start(&[]);
+    let run = run_layer1(
+        &[
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--layers",
+            "1,2,3",
+            "--prices",
+            utf8(&prices),
+            "--max-cost-usd",
+            "0.000001",
+        ],
+        &[("OPENAI_API_KEY", OPENAI_CANARY)],
+    );
+    assert_eq!(run.code(), 6, "{}", run.stderr());
+    // Layer 1's 7 cases × 5 runs, and 43 of the suite's 73 variants × 5 runs.
+    let why = run.report()["layer1_not_run"].to_string();
+    assert!(why.contains("for 250 trial(s)"), "{why}");
+}
+
+#[test]
 fn faults_the_set_gives_over_a_lowered_cap_are_a_budget_message_naming_the_inputs_that_change_it() {
     let dir = tempfile::tempdir().expect("temp dir");
     let set = write_set(
