@@ -428,6 +428,11 @@ pub async fn run(args: RunArgs) -> ExitStatus {
         Ok(golden) => golden,
         Err(problems) => return refused(problems, "golden set"),
     };
+    // A plan over the model-call cap is a budget message, not a problem of the set (exit status 2).
+    if let Some(error) = evaluate::layer2_budget(&settings, &layers, golden.as_ref()) {
+        say!("{error}");
+        return ExitStatus::InvalidInput;
+    }
     let prices = match evaluate::load_prices(&settings, &layers) {
         Ok(prices) => prices,
         Err(problems) => return refused(problems, "price table"),

@@ -157,6 +157,12 @@ async fn stages(
         Ok(golden) => golden,
         Err(problems) => return input_error(&github, &file_problems(problems), &say),
     };
+    // A plan over the model-call cap: refused before anything runs, as an input error with the
+    // inputs that change it (the job summary and the outputs say so).
+    if let Some(error) = evaluate::layer2_budget(&settings, &decision.layers, golden.as_ref()) {
+        let problem = settings::Problem { source: settings::Source::Default, message: error.message, hint: error.hint };
+        return input_error(&github, &[problem], &say);
+    }
     let prices = match evaluate::load_prices(&settings, &decision.layers) {
         Ok(prices) => prices,
         Err(problems) => return input_error(&github, &file_problems(problems), &say),

@@ -46,8 +46,8 @@ pub(crate) const LAYERS_AVAILABLE: [u8; 4] = [0, 1, 2, 3];
 
 /// Reads the golden set when layer 1 or 2 is among `layers` and one is given: every problem of
 /// the file at once (exit status 2, before any connection), including matchers that need a
-/// model that is not configured ([`unconfigured_matchers`]) and a layer-2 plan over the
-/// model-call cap ([`layer2_over_cap`]).
+/// model that is not configured ([`unconfigured_matchers`]). A layer-2 plan over the model-call
+/// cap is not a problem of the file: see [`layer2_budget`].
 pub(crate) fn load_golden(
     settings: &Settings,
     layers: &[u8],
@@ -62,11 +62,7 @@ pub(crate) fn load_golden(
                 }
             }
             // Layer 2 grades no argument matcher: only layer 1 needs their models.
-            let mut problems =
-                if layers.contains(&1) { unconfigured_matchers(&set, &settings.layer1) } else { Vec::new() };
-            if layers.contains(&2) {
-                problems.extend(layer2_over_cap(&set, &settings.layer1, layers.contains(&1)));
-            }
+            let problems = if layers.contains(&1) { unconfigured_matchers(&set, &settings.layer1) } else { Vec::new() };
             if problems.is_empty() { Ok(Some(set)) } else { Err(problems) }
         }
         _ => {
@@ -173,40 +169,25 @@ fn read_fault_plan(
     if problems.is_empty() { Ok(entries) } else { Err(problems) }
 }
 
-/// The problem of a layer-2 plan whose most model calls, with layer 1's when it runs too (one
-/// cap for the evaluation), exceed `--max-model-calls`: refused before any call, with the
-/// figure and how to narrow it. Retries and layer 1's judge are not counted.
-fn layer2_over_cap(
-    set: &GoldenSet,
-    layer1: &crate::settings::layer1::Layer1Settings,
-    with_layer1: bool,
-) -> Option<crate::golden::Problem> {
+/// The refusal, before any connection, of a layer-2 plan the user wrote (the cases' `faults:`
+/// or `adversarial:`, a `--fault-plan`) whose most model calls, with layer 1's when it runs too
+/// (one cap for the evaluation), exceed `--max-model-calls`: a budget message with the figure
+/// and every input that changes it ([`crate::faults::sample::over_cap`]), exit status 2. The
+/// default suite is never refused (it is sampled to fit, [`crate::faults::sample::fit`]), and
+/// nothing is checked when no model can run (none given, no key, no cassettes). Retries and
+/// layer 1's judge are not counted.
+pub(crate) fn layer2_budget(settings: &Settings, layers: &[u8], golden: Option<&GoldenSet>) -> Option<UserError> {
+    let layer1 = &settings.layer1;
+    let set = golden.filter(|_| layers.contains(&2))?;
+    // Only the models that can make a call are counted: none, nothing to check.
+    let models = crate::faults::sample::runnable_models(layer1, layer1.cassettes.is_some());
+    if models == 0 {
+        return None;
+    }
     let (variants, source) = crate::faults::variants(set);
-    let models = layer1.models.len();
     let cost = crate::faults::planned(set, &variants, models, layer1.runs);
-    let before: u64 = if with_layer1 {
-        set.cases
-            .iter()
-            .map(|case| (case.trials.effective(layer1.runs).runs * models * case.run.max_turns) as u64)
-            .sum()
-    } else {
-        0
-    };
-    let layer1_share = if with_layer1 { format!(", after layer 1's at most {before}") } else { String::new() };
-    (before + cost.model_calls > layer1.max_model_calls).then(|| crate::golden::Problem {
-        path: set.path.clone(),
-        position: None,
-        field: Some("faults".into()),
-        message: format!(
-            "layer 2 plans {} variant(s) (case × fault or payload) from the {} × {models} model(s): {} trial(s), at most {} model call(s){layer1_share}: over the cap of {} (--max-model-calls)",
-            cost.variants,
-            source.as_str(),
-            cost.trials,
-            cost.model_calls,
-            layer1.max_model_calls
-        ),
-        hint: "narrow it: give the cases their own `faults:` or `adversarial:` (or in `defaults`), fewer `--runs`, fewer models or a lower `max_turns`; or raise --max-model-calls".into(),
-    })
+    let before = if layers.contains(&1) { crate::faults::sample::layer1_at_most(set, layer1, models) } else { 0 };
+    crate::faults::sample::over_cap(&cost, source, models, before, layer1.max_model_calls)
 }
 
 /// Every `embedding` matcher of `set` when no `--embedding-model` is given, and every `judge`
@@ -444,7 +425,8 @@ pub(crate) async fn evaluate(
                 Some(Ok(section)) => section.model_calls,
                 _ => 0,
             };
-            let layer2 = Box::pin(layer2(settings, golden, &connected, spent, &limits, events)).await;
+            let after_layer1 = ran.contains(&1);
+            let layer2 = Box::pin(layer2(settings, golden, &connected, (spent, after_layer1), &limits, events)).await;
             events(&RunEvent::LayerFinished { layer: 2, duration_ms: elapsed_ms(layer2_started) });
             Some(layer2)
         } else {
@@ -1092,7 +1074,11 @@ impl Limits<'_> {
             trials = crate::telemetry::budget::plan(set, &surface.tools, &models, layer1.runs, judge, &keep);
         }
         if !in_layer1 || self.with_layer2 {
-            let (variants, _) = crate::faults::variants(set);
+            // The variants layer 2 will run: the default suite sampled to its share of the call cap.
+            let (variants, source) = crate::faults::variants(set);
+            let runnable = crate::faults::sample::runnable_models(layer1, layer1.cassettes.is_some());
+            let share = crate::faults::sample::share(set, layer1, runnable, in_layer1);
+            let (variants, _) = crate::faults::sample::fit(set, variants, source, runnable, layer1.runs, share);
             let (variant_set, _) = crate::faults::variant_set(set, &variants);
             let every = |_: usize, _: usize| true;
             trials.extend(crate::telemetry::budget::plan(
@@ -1136,12 +1122,13 @@ fn budget_stop(budget: &crate::report::telemetry::BudgetSection) -> String {
 }
 
 /// Runs layer 2 over the open session ([`crate::faults::run`]): the user's golden set and models,
-/// a budget of what `--max-model-calls` leaves after layer 1's `spent` calls.
+/// a budget of what `--max-model-calls` leaves after layer 1's `spent` calls, and (with
+/// `after_layer1`, layer 1 ran first) a share of the cap planned as the cap less layer 1's most.
 async fn layer2(
     settings: &Settings,
     golden: Option<&GoldenSet>,
     connected: &era::Connected,
-    spent: u64,
+    (spent, after_layer1): (u64, bool),
     limits: &Limits<'_>,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<crate::faults::Layer2, UserError> {
@@ -1205,7 +1192,12 @@ async fn layer2(
         call_timeout_ms: u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX),
         spans: limits.spans,
     };
-    let ran = crate::faults::run(&input, events).await;
+    let models = crate::faults::sample::runnable_models(layer1, cassettes.is_some() || layer1.cassettes.is_some());
+    let share = crate::faults::Share {
+        allowance: crate::faults::sample::share(set, layer1, models, after_layer1),
+        after_layer1,
+    };
+    let ran = crate::faults::run(&input, share, events).await;
     // Recorded as layer 1's are: the files layer 1 wrote were read back when they were opened
     // again here, so saving keeps both.
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {

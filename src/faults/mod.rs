@@ -13,7 +13,8 @@
 //!   case's hash, so layer 1's baseline is kept. It keeps the case's prompt, tools, limits, kind
 //!   and threshold; its layer-1 expectations (arguments, rubric) are not graded here.
 //! - **The plan** ([`planned`]) is counted before any connection: trials and the most model
-//!   calls they can make (trials × `max_turns`); over `--max-model-calls` it is refused.
+//!   calls they can make (trials × `max_turns`). The default suite is sampled to fit layer 2's
+//!   share of `--max-model-calls`; entries the user wrote over it are refused ([`sample`]).
 
 use serde_json::{Value, json};
 
@@ -24,6 +25,7 @@ use crate::scoring::outcome::Outcome;
 
 pub(crate) mod payloads;
 pub(crate) mod resilience;
+pub(crate) mod sample;
 pub(crate) mod security;
 
 /// Where the faults come from.
@@ -265,20 +267,43 @@ pub(crate) struct Layer2 {
     pub security: Option<SecuritySection>,
 }
 
+/// Layer 2's part of the model-call cap ([`sample::share`]), and whether layer 1 ran before it
+/// in this evaluation (and so already said which models have no key).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Share {
+    /// The model calls planned for layer 2.
+    pub allowance: u64,
+    /// Layer 1 ran first.
+    pub after_layer1: bool,
+}
+
 /// Runs layer 2 over `base`'s golden set (the user's), with `base`'s models, tools, budget and
-/// cassettes: the variants, their trials, each trial's outcome.
+/// cassettes: the variants (the default suite sampled to fit `share`, or what is left of the
+/// cap when less), their trials, each trial's outcome.
 ///
 /// # Errors
 /// Input errors of the plan (exit status 2), as layer 1's.
 pub(crate) async fn run(
     base: &crate::trials::Layer1Input<'_>,
+    share: Share,
     events: &(dyn Fn(&crate::events::RunEvent) + Sync),
 ) -> Result<Layer2, crate::error::UserError> {
     use crate::events::RunEvent;
     check_plan_tools(base.set, base.surface)?;
-    let (mut variants, source) = variants(base.set);
+    let (variants, source) = variants(base.set);
+    let suite = variants.len();
+    // The models that can make a call (a model without a key makes none). When none can (no
+    // key, no cassettes), nothing of the plan runs, so it is neither sampled, checked against the
+    // cap nor said; the trials' planning says why, quietly (layer 1 said it, or layer 2's
+    // `not run` does).
+    let runnable =
+        sample::runnable_models(base.settings, base.cassettes.is_some() || base.settings.cassettes.is_some());
+    let can_run = runnable > 0;
+    let models = if can_run { runnable } else { base.settings.models.len() };
+    // What is left may be less than the share planned: layer 1's judge, retries, a confirmation re-run.
+    let allowance = if can_run { share.allowance.min(base.budget.remaining()) } else { u64::MAX };
+    let (mut variants, sampled) = sample::fit(base.set, variants, source, models, base.settings.runs, allowance);
     name_call_tools(&mut variants, base.set, base.surface);
-    let models = base.settings.models.len();
     let cost = planned(base.set, &variants, models, base.settings.runs);
     let (fault_variants, payload_variants): (Vec<&Variant>, Vec<&Variant>) =
         variants.iter().partition(|variant| matches!(variant.injection, Injection::Fault(_)));
@@ -293,6 +318,7 @@ pub(crate) async fn run(
         variants: fault_variants.len(),
         planned_trials: trials_of(&fault_variants),
         planned_model_calls: cost.model_calls,
+        sampled: sampled.clone(),
         ..ResilienceSection::default()
     };
     let mut security = (!payload_variants.is_empty()).then(|| SecuritySection {
@@ -307,6 +333,13 @@ pub(crate) async fn run(
         }
         resilience.not_run = Some(reason);
     };
+    if variants.is_empty() && suite > 0 {
+        let reason = format!(
+            "the model-call cap (--max-model-calls, Action input `max-model-calls`) leaves {allowance} call(s) for layer 2, fewer than one variant of the default suite needs: raise the cap, or run layer 2 on its own (--layers 2)"
+        );
+        not_run(reason, &mut resilience, &mut security);
+        return Ok(Layer2 { resilience, security });
+    }
     if variants.is_empty() {
         let reason = "no case of the golden set expects a tool call, and none has `faults:` or `adversarial:`";
         not_run(reason.to_owned(), &mut resilience, &mut security);
@@ -315,18 +348,34 @@ pub(crate) async fn run(
     // Checked before any connection when a golden set is given; the demo's set, and what layer 1
     // actually spent, are only known here: a plan over what is left is refused before its first
     // call, as an input error (exit status 2), with the reports written.
-    if cost.model_calls > base.budget.remaining() {
+    if can_run && cost.model_calls > base.budget.remaining() {
         return Err(crate::error::UserError::new(
             crate::error::Kind::InvalidInput,
             format!(
-                "{}: over the {} model call(s) --max-model-calls leaves",
+                "model-call budget: {}: over the {} model call(s) the cap (--max-model-calls, Action input `max-model-calls`) leaves after what ran before; nothing of layer 2 was run",
                 planned_text(&cost, models, source),
                 base.budget.remaining()
             ),
         )
-        .with_hint("narrow it: the cases' own `faults:` or `adversarial:`, a `--fault-plan`, fewer `--runs` or models, a lower `max_turns`; or raise --max-model-calls"));
+        .with_hint(sample::BUDGET_HINT));
     }
-    events(&RunEvent::Notice { text: planned_text(&cost, models, source) });
+    if can_run {
+        events(&RunEvent::Notice { text: planned_text(&cost, models, source) });
+        if let Some(sample) = &sampled {
+            events(&RunEvent::Notice { text: format!("layer 2: {}", sample.sentence()) });
+        }
+    }
+    // A model without a key is said once: by layer 1 when it ran, else as layer 2's.
+    let quiet = |_: &RunEvent| {};
+    let said_once = |event: &RunEvent| match event {
+        RunEvent::Notice { text } if text.starts_with("layer 1: ") && text.contains(": not run, no API key") => {
+            if !share.after_layer1 {
+                events(&RunEvent::Notice { text: text.replacen("layer 1: ", "layer 2: ", 1) });
+            }
+        }
+        event => events(event),
+    };
+    let trial_events: &(dyn Fn(&RunEvent) + Sync) = if can_run { &said_once } else { &quiet };
     let (set, injections) = variant_set(base.set, &variants);
     let input = crate::trials::Layer1Input {
         settings: base.settings,
@@ -344,7 +393,7 @@ pub(crate) async fn run(
         spans: base.spans,
     };
     let used_before = base.budget.used();
-    let ran = crate::trials::run_faults(&input, events).await?;
+    let ran = crate::trials::run_faults(&input, trial_events).await?;
     if let Some(reason) = ran.not_run {
         not_run(reason, &mut resilience, &mut security);
         return Ok(Layer2 { resilience, security });

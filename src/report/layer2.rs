@@ -21,6 +21,10 @@ pub struct ResilienceSection {
     pub planned_model_calls: u64,
     /// Model calls made.
     pub model_calls: u64,
+    /// When the default suite was over layer 2's share of the model-call cap: how it was
+    /// sampled (`variants` and the counts above are the sample's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<SuiteSample>,
     /// Why layer 2 did not run, when it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_run: Option<String>,
@@ -45,6 +49,40 @@ pub struct ResilienceSection {
     /// pass.
     #[serde(default)]
     pub provider_failed: bool,
+}
+
+/// `resilience.sampled`: the default suite cut to fit the model-call cap (see
+/// `docs/layer-2.md`, "The plan and the call cap").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuiteSample {
+    /// The variants (case × fault or payload) kept.
+    pub kept: usize,
+    /// The default suite's variants.
+    pub of: usize,
+    /// The model calls layer 2 had: the cap less layer 1's most (or what it spent, when more).
+    pub allowance: u64,
+    /// The most model calls of the whole suite.
+    pub whole_model_calls: u64,
+    /// How the kept variants were chosen.
+    pub rule: String,
+    /// The seed: the golden set's hash.
+    pub seed: String,
+}
+
+impl SuiteSample {
+    /// The sentence the summary and the notes say it with.
+    pub fn sentence(&self) -> String {
+        format!(
+            "{} of {} variants of the default suite, sampled by {}, seeded by the golden set's hash ({}…: the same set gives the same sample): layer 2's share of the model-call cap was {} call(s) (what --max-model-calls leaves after layer 1's most), the whole suite's at most {}. For the whole suite, raise --max-model-calls (Action input `max-model-calls`) by {} or more; to choose the variants, give the cases their own `faults:`/`adversarial:` or a --fault-plan",
+            self.kept,
+            self.of,
+            self.rule,
+            self.seed.get(..19).unwrap_or(&self.seed),
+            self.allowance,
+            self.whole_model_calls,
+            self.whole_model_calls.saturating_sub(self.allowance)
+        )
+    }
 }
 
 impl ResilienceSection {

@@ -21,6 +21,14 @@ pub(crate) fn layer2_section(section: &ResilienceSection, reports_only: bool) ->
         let _ = writeln!(out, "> **Layer 2 did not run:** {}", super::md::message(&clip(why, 2_000)));
         return out;
     }
+    if let Some(sample) = &section.sampled {
+        let _ = writeln!(
+            out,
+            "> **Sampled:** {}
+",
+            super::md::message(&clip(&sample.sentence(), 2_000))
+        );
+    }
     let effect = match (section.fails, reports_only) {
         (true, false) => " · **fails the check**",
         (true, true) => " · would fail the check, but `fail-on: never` only reports",

@@ -1541,3 +1541,53 @@ fn the_migration_scan_input_annotates_each_finding_and_tables_them_without_faili
     let quiet = run_action(&workspace, "push", "push.json", "http://127.0.0.1:9", &[("SERVER-URL", &demo.url)]);
     assert!(!quiet.stdout().contains("MIG-"), "{}", quiet.stdout());
 }
+
+#[test]
+fn the_eval_label_with_a_seven_case_set_and_no_key_runs_and_writes_its_report_and_faults_over_a_lowered_cap_are_a_budget_error()
+ {
+    let demo = DemoServer::start(&[]);
+    let github = FakeGithub::start(Mode::Normal, 0, 0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    // 7 cases over the demo server's 4 tools: the default suite is over the default cap with
+    // layer 1's calls, which refused the run before it was sampled.
+    let cases = [
+        ("temp-c", "test_structured"),
+        ("temp-f", "test_structured"),
+        ("region", "test_header_param"),
+        ("region-us", "test_header_param"),
+        ("short", "test_simple_text"),
+        ("short-again", "test_simple_text"),
+        ("progress", "test_progress"),
+    ];
+    let mut text = String::from("version: 1\ncases:\n");
+    for (id, tool) in cases {
+        text.push_str(&format!("  - id: {id}\n    prompt: \"Use {tool}.\"\n    expect_tool: {tool}\n"));
+    }
+    let (workspace, _) = workspace_with_set(&dir.path().join("no-key"), &text);
+    let inputs =
+        [("SERVER-URL", demo.url.as_str()), ("GOLDEN-SET", "golden/tasks.yaml"), ("MODELS", "openai:gpt-4.1-mini")];
+    let run = run_action(&workspace, "pull_request", "pull_request_labeled_eval.json", &github.url, &inputs);
+    assert_eq!(run.code(), 0, "{}", run.stdout());
+    assert_ne!(run.outputs()["result"], "error", "{}", run.stdout());
+    assert!(!run.stdout().contains("problem(s)") && !run.stdout().contains("over the cap"), "{}", run.stdout());
+    let report: serde_json::Value =
+        serde_json::from_str(&run.file("mcp-eval-report/report.json")).expect("report.json");
+    assert!(report["resilience"]["not_run"].as_str().is_some_and(|why| why.contains("no model could run")), "{report}");
+
+    let faults = text.replace("cases:\n", "defaults:\n  faults: [{tool: test_structured, fault: timeout}]\ncases:\n");
+    let (workspace, _) = workspace_with_set(&dir.path().join("capped"), &faults);
+    let capped = [
+        ("SERVER-URL", demo.url.as_str()),
+        ("GOLDEN-SET", "golden/tasks.yaml"),
+        ("MODELS", "openai:gpt-4.1-mini"),
+        ("OPENAI-API-KEY", "sk-action-canary-0b7d"),
+        ("MAX-MODEL-CALLS", "300"),
+    ];
+    let run = run_action(&workspace, "pull_request", "pull_request_labeled_eval.json", &github.url, &capped);
+    assert_eq!(run.code(), 2, "{}", run.stdout());
+    assert_eq!(run.outputs()["result"], "error");
+    let summary = run.file("step_summary.md");
+    assert!(summary.contains("model-call budget: layer 2 plans 7 variant(s)"), "{summary}");
+    assert!(summary.contains("`max-model-calls`") && summary.contains("`runs`"), "{summary}");
+    assert!(!summary.contains("problem(s)") && !summary.contains("sk-action-canary-0b7d"), "{summary}");
+}

@@ -1280,7 +1280,7 @@ fn the_demo_reports_its_judge_rate_corrected_with_a_matching_calibration_and_unc
 
 /// `mcp-eval run ARGS` without `--quiet` (its notices and last line on stderr), with no provider
 /// key set unless `vars` sets one.
-fn run_loud(args: &[&str], vars: &[(&str, &str)]) -> Run {
+pub(crate) fn run_loud(args: &[&str], vars: &[(&str, &str)]) -> Run {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().to_str().expect("utf-8 path").to_owned();
     let output = Command::new(binary())

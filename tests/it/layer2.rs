@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::layer1::{ANTHROPIC_CANARY, DemoModel, both_wires, run_layer1, utf8, write_set};
+use crate::layer1::{ANTHROPIC_CANARY, DemoModel, OPENAI_CANARY, both_wires, run_layer1, run_loud, utf8, write_set};
 use crate::support::{DemoServer, Run, demo_stdio_command};
 
 /// One case per behaviour, each with one fault of its own.
@@ -222,12 +222,142 @@ cases:
     assert_eq!(result(&run, "retries", "anthropic:demo")["status"], "pass");
 }
 
+/// A set the size `golden init` writes for a small server: 7 cases over the demo server's 4 tools,
+/// no `faults:` (the default suite: 6 faults × 4 tools + 7 payloads × 7 cases = 73 variants, at
+/// most 2,920 model calls, over the default cap of 2,000 with layer 1's 280).
+const SEVEN_CASES: &str = r#"version: 1
+cases:
+  - id: temp-c
+    prompt: "What is the temperature, in celsius?"
+    expect_tool: test_structured
+  - id: temp-f
+    prompt: "How warm is it, in fahrenheit?"
+    expect_tool: test_structured
+  - id: region
+    prompt: "Echo my region, eu."
+    expect_tool: test_header_param
+  - id: region-us
+    prompt: "Echo my region, us."
+    expect_tool: test_header_param
+  - id: short
+    prompt: "Give me the short text."
+    expect_tool: test_simple_text
+  - id: short-again
+    prompt: "Short text again, please."
+    expect_tool: test_simple_text
+  - id: progress
+    prompt: "Run the progress demo."
+    expect_tool: test_progress
+"#;
+
 #[test]
-fn the_default_suite_over_the_call_cap_is_refused_before_any_connection_with_the_figure() {
+fn every_layer_with_no_key_checks_no_plan_against_the_cap_prints_no_plan_and_says_the_missing_key_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SEVEN_CASES);
+    let server = DemoServer::start(&[]);
+    let run = run_loud(
+        &[
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:gpt-4.1-mini",
+            "--layers",
+            "0,1,2,3",
+        ],
+        &[],
+    );
+    let stderr = run.stderr();
+    assert_eq!(run.code(), 0, "no model could run: nothing to refuse: {stderr}");
+    assert!(!stderr.contains("problem(s)") && !stderr.contains("over the cap"), "{stderr}");
+    assert_eq!(stderr.matches("not run, no API key").count(), 1, "{stderr}");
+    assert!(!stderr.contains("variant(s) (case × fault or payload)"), "a plan that will not run: {stderr}");
+    let resilience = &run.report()["resilience"];
+    assert!(resilience["not_run"].as_str().is_some_and(|why| why.contains("no model could run")), "{resilience}");
+    assert!(resilience.get("sampled").is_none(), "{resilience}");
+}
+
+#[test]
+fn the_default_suite_over_layer_2s_share_of_the_cap_is_sampled_and_the_report_and_summary_say_so() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SEVEN_CASES);
+    let server = DemoServer::start(&[]);
+    let model = DemoModel::start(&set, &[]);
+    let run = run_loud(
+        &[
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--layers",
+            "1,2",
+            "--concurrency",
+            "8",
+        ],
+        &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)],
+    );
+    let stderr = run.stderr();
+    assert_ne!(run.code(), 2, "{stderr}");
+    let report = run.report();
+    let resilience = &report["resilience"];
+    assert_eq!(resilience["source"], "default suite");
+    let sampled = &resilience["sampled"];
+    // 2,000 - 7 cases × 5 runs × 8 turns = 1,720 for layer 2: 43 variants of 40 calls.
+    assert_eq!((sampled["kept"].as_u64(), sampled["of"].as_u64()), (Some(43), Some(73)), "{resilience}");
+    assert_eq!(sampled["allowance"].as_u64(), Some(1720));
+    assert_eq!(sampled["seed"], report["golden_set"]["sha256"], "seeded by the golden set's hash");
+    assert!(resilience["planned_model_calls"].as_u64().is_some_and(|calls| calls <= 1720), "{resilience}");
+    assert_eq!(resilience["call_cap_reached"], false, "{resilience}");
+    assert!(stderr.contains("layer 2: 43 of 73 variants of the default suite, sampled by"), "{stderr}");
+    let summary = run.file("summary.md");
+    assert!(summary.contains("**Sampled:** 43 of 73 variants of the default suite, sampled by"), "{summary}");
+}
+
+#[test]
+fn the_cost_estimate_counts_the_sampled_default_suite_not_the_whole_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SEVEN_CASES);
+    let prices = dir.path().join("prices.yaml");
+    std::fs::write(
+        &prices,
+        "as_of: 2026-12-01\ncurrency: USD\nper: 1M_tokens\nsource: test\nmodels:\n  - match: {provider: openai, model: demo}\n    input: 1.0\n    output: 1.0\n",
+    )
+    .expect("write");
+    let server = DemoServer::start(&[]);
+    let run = run_layer1(
+        &[
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--layers",
+            "1,2,3",
+            "--prices",
+            utf8(&prices),
+            "--max-cost-usd",
+            "0.000001",
+        ],
+        &[("OPENAI_API_KEY", OPENAI_CANARY)],
+    );
+    assert_eq!(run.code(), 6, "{}", run.stderr());
+    // Layer 1's 7 cases × 5 runs, and 43 of the suite's 73 variants × 5 runs.
+    let why = run.report()["layer1_not_run"].to_string();
+    assert!(why.contains("for 250 trial(s)"), "{why}");
+}
+
+#[test]
+fn faults_the_set_gives_over_a_lowered_cap_are_a_budget_message_naming_the_inputs_that_change_it() {
     let dir = tempfile::tempdir().expect("temp dir");
     let set = write_set(
         dir.path(),
         r#"version: 1
+defaults:
+  faults: [{tool: test_header_param, fault: timeout}, {tool: test_header_param, fault: http-500}]
 cases:
   - id: one
     prompt: "Echo my region, eu."
@@ -243,20 +373,24 @@ cases:
             "--model",
             "openai:demo",
             "--layers",
-            "2",
+            "1,2",
             "--max-model-calls",
             "100",
         ],
-        &[],
+        &[("OPENAI_API_KEY", OPENAI_CANARY)],
     );
-    assert_eq!(run.code(), 2, "{}", run.stderr());
-    // (6 faults × 1 tool + 7 payloads × 1 case) × 5 trials × 8 turns.
+    let stderr = run.stderr();
+    assert_eq!(run.code(), 2, "refused before any connection: {stderr}");
+    // 2 variants × 5 trials × 8 turns, after layer 1's 1 case × 5 × 8.
     assert!(
-        run.stderr().contains("layer 2 plans 13 variant(s) (case × fault or payload) from the default suite × 1 model(s): 65 trial(s), at most 520 model call(s): over the cap of 100"),
-        "{}",
-        run.stderr()
+        stderr.contains("model-call budget: layer 2 plans 2 variant(s) (case × fault or payload) from the golden set × 1 model(s): 10 trial(s), at most 80 model call(s) after layer 1's at most 40 (120 in all): over the cap of 100 (--max-model-calls, Action input `max-model-calls`)"),
+        "{stderr}"
     );
-    assert!(run.stderr().contains("raise --max-model-calls"), "{}", run.stderr());
+    for input in ["`runs`", "--runs", "`models`", "`faults:`", "`adversarial:`", "max_turns", "3 of 3"] {
+        assert!(stderr.contains(input), "{input}: {stderr}");
+    }
+    assert!(!stderr.contains("problem(s)"), "not a problem of the golden set: {stderr}");
+    assert!(!stderr.contains(OPENAI_CANARY));
 }
 
 /// One case per model behaviour under a payload of its own.
