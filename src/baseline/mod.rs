@@ -78,9 +78,15 @@ impl State {
     }
 
     /// The state of a list of checks.
+    /// A waived row counts under the status it had before its waiver, so that adding a waiver
+    /// is not "fixed" and a waiver that expires is not a new failure.
     pub(crate) fn of_checks(checks: &[crate::report::model::CheckResult]) -> Self {
+        let graded = |check: &crate::report::model::CheckResult| match (&check.status, &check.waiver) {
+            (Status::Waived, Some(waiver)) => waiver.status,
+            (status, _) => *status,
+        };
         let ids = |status: Status| {
-            checks.iter().filter(|check| check.status == status).map(|check| check.id.clone()).collect()
+            checks.iter().filter(|check| graded(check) == status).map(|check| check.id.clone()).collect()
         };
         State { failing: ids(Status::Fail), warning: ids(Status::Warn), ..State::default() }
     }
