@@ -338,13 +338,19 @@ pub(super) fn sample_evals() -> EvalsSection {
         }),
         models: vec!["openai:gpt-4.1-mini".to_owned(), "anthropic:claude-sonnet-4-5".to_owned()],
         model_status: vec![
-            ModelStatus { model: "openai:gpt-4.1-mini".to_owned(), status: ModelOutcome::Ran, detail: None },
+            ModelStatus {
+                model: "openai:gpt-4.1-mini".to_owned(),
+                status: ModelOutcome::Ran,
+                detail: None,
+                replayed: false,
+            },
             ModelStatus {
                 model: "anthropic:claude-sonnet-4-5".to_owned(),
                 status: ModelOutcome::NoApiKey,
                 detail: Some(
                     "ANTHROPIC_API_KEY is not set; add it as a repository secret to run this model".to_owned(),
                 ),
+                replayed: false,
             },
         ],
         evals,
@@ -369,6 +375,7 @@ pub(super) fn sample_evals() -> EvalsSection {
         layer1_notes: vec!["`openai:gpt-4.1-mini` refused `top_p`; it was dropped for every trial".to_owned()],
         call_cap_reached: true,
         model_calls: 60,
+        replayed_model_calls: 0,
         shard: None,
         tool_surface: None,
     }

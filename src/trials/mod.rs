@@ -186,6 +186,7 @@ impl Progress {
         let snapshot = guard.as_mut()?;
         let mut section = snapshot.section.clone();
         section.model_calls = snapshot.budget.used();
+        section.replayed_model_calls = snapshot.budget.replayed();
         section.layer1_notes.push(format!("{signal} stopped layer 1: the cases with trials missing are skipped"));
         let models: Vec<(usize, String, &LiveModel)> =
             snapshot.models.iter().map(|(index, label, caller)| (*index, label.clone(), caller.as_ref())).collect();
@@ -273,6 +274,7 @@ pub(crate) async fn run_faults(
             model: input.settings.models[*index].label(),
             status: ModelOutcome::Unusable,
             detail: Some(detail.clone()),
+            replayed: false,
         });
     }
     Ok(FaultRun { records: executed.records, models, not_run: None, section, judge: plan.judge.clone() })
@@ -325,6 +327,7 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
             model: label,
             status: ModelOutcome::Unusable,
             detail: Some(detail.clone()),
+            replayed: false,
         });
     }
     for model in &plan.ready {
@@ -332,7 +335,11 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
             section.model_status.push(ModelStatus {
                 model: model.label.clone(),
                 status: ModelOutcome::Ran,
-                detail: None,
+                detail: model
+                    .caller
+                    .replays()
+                    .then(|| "its answers were replayed from cassettes: the model was not called".to_owned()),
+                replayed: model.caller.replays(),
             });
         }
         section.layer1_notes.extend(model.caller.notes());
@@ -346,6 +353,7 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
     }
     // The evaluation's calls so far (a confirmation re-run shares the budget).
     section.model_calls = input.budget.used();
+    section.replayed_model_calls = input.budget.replayed();
     section.call_cap_reached = records.values().flatten().any(|run| run.ending == TrialEnding::CapReached);
     let cost_stopped = input.budget.cost_stopped();
     if section.call_cap_reached && cost_stopped {
@@ -394,6 +402,16 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
             passed: eval.passed,
             runs: eval.runs,
             cached: eval.cached.is_some(),
+            replayed: eval.cached.is_none() && section.replayed(&eval.model),
+        });
+    }
+    if section.any_replayed() {
+        events(&RunEvent::Notice {
+            text: format!(
+                "layer 1: model calls: {}: verdicts {}",
+                section.model_calls_text(),
+                crate::report::evals::REPLAYED_VERDICT
+            ),
         });
     }
     if let Some(miss) = first_replay_miss(&section) {
