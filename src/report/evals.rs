@@ -1000,4 +1000,30 @@ mod tests {
         assert_eq!(Rate::new(0, 0).rate, None);
         assert_eq!(Rate::new(3, 4).rate, Some(0.75));
     }
+
+    #[test]
+    fn a_replayed_model_is_shown_as_replayed_and_its_calls_are_split_into_live_and_replayed() {
+        let status = |model: &str, replayed| ModelStatus {
+            model: model.into(),
+            status: ModelOutcome::Ran,
+            detail: None,
+            replayed,
+        };
+        let mut section = EvalsSection {
+            model_status: vec![status("openai:demo", true), status("openai:live", false)],
+            model_calls: 5,
+            replayed_model_calls: 5,
+            ..EvalsSection::default()
+        };
+        assert_eq!(section.model_shown("openai:demo"), "openai:demo (replayed)");
+        assert_eq!(section.model_shown("openai:live"), "openai:live");
+        assert_eq!(section.model_calls_text(), "5 (0 live, 5 replayed from cassettes)");
+        // Were some calls live (no mode does this today), the split says how many of each.
+        section.model_calls = 8;
+        assert_eq!(section.model_calls_text(), "8 (3 live, 5 replayed from cassettes)");
+        // Nothing replayed: the count alone, as before.
+        let live = EvalsSection { model_calls: 60, ..EvalsSection::default() };
+        assert!(!live.any_replayed());
+        assert_eq!(live.model_calls_text(), "60");
+    }
 }

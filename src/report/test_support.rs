@@ -390,3 +390,21 @@ pub(crate) fn sample_evals_report() -> RunReport {
     report.evals = Some(sample_evals());
     report
 }
+
+/// [`sample_evals_report`] with its model's answers replayed from cassettes: every model call
+/// replayed, and a regression gate that passed on them.
+pub(crate) fn replayed_evals_report() -> RunReport {
+    let mut report = sample_evals_report();
+    let evals = report.evals.as_mut().expect("sample_evals_report has layer 1");
+    evals.model_status[0].replayed = true;
+    evals.model_status[0].detail = Some("its answers were replayed from cassettes: the model was not called".into());
+    evals.replayed_model_calls = evals.model_calls;
+    evals.eval_gate = Some(crate::report::evals::Layer1GateSection {
+        result: "pass".into(),
+        policy: "regression".into(),
+        baseline: "--baseline green.json".into(),
+        lines: vec!["`openai:gpt-4.1-mini`: pass rate 62% → 62% (Δ 0 points; noise ±12): pass".into()],
+        ..crate::report::evals::Layer1GateSection::default()
+    });
+    report
+}
