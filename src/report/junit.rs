@@ -17,7 +17,8 @@
 //! A run that did not complete (server unreachable, interrupted) adds a testcase `run` with an
 //! `<error>` describing the outcome, so the file is valid and visibly red even with no checks.
 //!
-//! Layer 1 adds a suite per model, `layer-1 golden set · PROVIDER:MODEL`, with a testcase per
+//! Layer 1 adds a suite per model, `layer-1 golden set · PROVIDER:MODEL` (`… (replayed)`, with
+//! a `replayed` property, when its answers came from cassettes), with a testcase per
 //! case named by the case id alone, stable from run to run (the score `k of N trials passed, T
 //! needed` is in the message, or a pass's `<system-out>`): `pass` is a success, `fail` a
 //! `<failure>` naming the graders that failed and the first failing trial, `error` an `<error>`,
