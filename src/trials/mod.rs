@@ -277,8 +277,22 @@ pub(crate) async fn run_faults(
             replayed: false,
         });
     }
+    // A model answered from cassettes is marked, so layer 2 labels it as layer 1 does.
+    for model in
+        plan.ready.iter().filter(|model| model.caller.replays() && !executed.unusable.contains_key(&model.index))
+    {
+        section.model_status.push(ModelStatus {
+            model: model.label.clone(),
+            status: ModelOutcome::Ran,
+            detail: Some(REPLAYED_DETAIL.to_owned()),
+            replayed: true,
+        });
+    }
     Ok(FaultRun { records: executed.records, models, not_run: None, section, judge: plan.judge.clone() })
 }
+
+/// The `detail` of a model whose answers were replayed from cassettes.
+const REPLAYED_DETAIL: &str = "its answers were replayed from cassettes: the model was not called";
 
 /// The confirmation re-run of a tripped gate: a second plan over `input` scoped to the
 /// worsened pairs `pairs` (`(PROVIDER:MODEL, case id)`), each case its own number of trials
@@ -335,10 +349,7 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
             section.model_status.push(ModelStatus {
                 model: model.label.clone(),
                 status: ModelOutcome::Ran,
-                detail: model
-                    .caller
-                    .replays()
-                    .then(|| "its answers were replayed from cassettes: the model was not called".to_owned()),
+                detail: model.caller.replays().then(|| REPLAYED_DETAIL.to_owned()),
                 replayed: model.caller.replays(),
             });
         }

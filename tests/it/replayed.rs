@@ -151,3 +151,22 @@ fn a_recording_replayed_under_a_live_label_is_labelled_replayed_and_the_recordin
     let junit = read(&out, "junit.xml");
     assert!(junit.contains("<testsuite name=\"layer-1 golden set · openai:demo (replayed)\""), "{junit}");
 }
+
+#[test]
+fn the_demo_s_layer_2_says_its_answers_were_replayed_on_stderr_and_in_its_notes() {
+    let (stderr, dir) = run_loud(&["--demo", "--layers", "0-2"], &[]);
+    let report = report(&dir);
+    assert_eq!(report["verdict"], "pass", "{stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|line| line.contains("layer 2: ") && line.contains(" on ")).collect();
+    assert!(!lines.is_empty(), "{stderr}");
+    for line in lines {
+        assert!(line.contains(" on replay:demo:scripted (replayed): "), "{line}");
+    }
+    let notes: Vec<&str> =
+        report["resilience"]["notes"].as_array().expect("notes").iter().filter_map(Value::as_str).collect();
+    assert!(
+        notes.iter().any(|note| note.contains("replayed from cassettes): outcomes reached on replayed model answers")),
+        "{notes:?}"
+    );
+    assert!(read(&dir, "summary.md").contains("(0 live, "), "{}", read(&dir, "summary.md"));
+}
