@@ -87,6 +87,8 @@ pub(crate) enum RunEvent {
         runs: usize,
         /// The verdict was reused from the verdict cache, not measured by this run.
         cached: bool,
+        /// The model's answers were replayed from cassettes: no model was called.
+        replayed: bool,
     },
     /// A trial (one repetition of a case on a model) started.
     TrialStarted {
@@ -273,8 +275,9 @@ impl RunEvent {
                 *elapsed_ms as f64 / 1000.0
             )),
             RunEvent::ProbesFinished { duration_ms } => Some(format!("probes: done in {duration_ms} ms")),
-            RunEvent::CaseGraded { case, model, status, passed, runs, cached } => Some(format!(
-                "layer 1: {case} on {model}: {} ({passed}/{runs}{})",
+            RunEvent::CaseGraded { case, model, status, passed, runs, cached, replayed } => Some(format!(
+                "layer 1: {case} on {model}{}: {} ({passed}/{runs}{})",
+                if *replayed { " (replayed)" } else { "" },
                 status.as_str(),
                 if *cached { ", cached" } else { "" }
             )),
@@ -416,9 +419,10 @@ impl RunEvent {
             ),
             RunEvent::ProbesFinished { duration_ms } => ("probes_finished", json!({"duration_ms": duration_ms})),
             RunEvent::CheckGraded { id, status } => ("check_graded", json!({"id": id, "status": status})),
-            RunEvent::CaseGraded { case, model, status, passed, runs, cached } => (
+            RunEvent::CaseGraded { case, model, status, passed, runs, cached, replayed } => (
                 "case_graded",
-                json!({"case": case, "model": model, "status": status, "passed": passed, "trials": runs, "cached": cached}),
+                json!({"case": case, "model": model, "status": status, "passed": passed, "trials": runs, "cached": cached,
+                       "replayed": replayed}),
             ),
             RunEvent::TrialStarted { trial, trace_id } => {
                 ("trial_started", json!({"trial": trial.json(), "trace_id": trace_id}))
@@ -624,9 +628,25 @@ mod tests {
             passed: 5,
             runs: 5,
             cached,
+            replayed: false,
         };
         assert_eq!(graded(true).line().as_deref(), Some("layer 1: c0 on openai:demo: pass (5/5, cached)"));
         assert_eq!(graded(false).line().as_deref(), Some("layer 1: c0 on openai:demo: pass (5/5)"));
+    }
+
+    #[test]
+    fn a_case_graded_on_replayed_answers_says_replayed_on_its_line_and_in_its_fields() {
+        let graded = RunEvent::CaseGraded {
+            case: "c0".into(),
+            model: "openai:demo".into(),
+            status: crate::report::evals::EvalStatus::Pass,
+            passed: 5,
+            runs: 5,
+            cached: false,
+            replayed: true,
+        };
+        assert_eq!(graded.line().as_deref(), Some("layer 1: c0 on openai:demo (replayed): pass (5/5)"));
+        assert_eq!(graded.fields().1["replayed"], true);
     }
 
     #[test]

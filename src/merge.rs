@@ -15,7 +15,7 @@
 //! - Layer 0 (`checks`, `server`) comes from shard 1 of the first group (or from the first
 //!   report that has checks); when several reports ran it (each group's shard 1 does) and a
 //!   check's status differs, a note in `layer1_notes` names the checks and files. `model_status`
-//!   is merged, `model_calls` summed, `call_cap_reached` OR'ed.
+//!   is merged, `model_calls` and `replayed_model_calls` summed, `call_cap_reached` OR'ed.
 //!
 //! The merged report has no `shard` member: it covers the whole list. It keeps the shards'
 //! `tool_surface` (the first shard's), which its gate diffs against the baseline's.
@@ -306,6 +306,7 @@ fn join_evals(parts: &[Part]) -> Option<EvalsSection> {
         call_cap_reached: sections.iter().any(|section| section.call_cap_reached),
         input_refused: sections.iter().any(|section| section.input_refused),
         model_calls: sections.iter().map(|section| section.model_calls).sum(),
+        replayed_model_calls: sections.iter().map(|section| section.replayed_model_calls).sum(),
         layer1_not_run: if sections.iter().all(|section| section.layer1_not_run.is_some()) {
             first.layer1_not_run.clone()
         } else {
@@ -475,7 +476,12 @@ mod tests {
             models: models.iter().map(|model| (*model).to_owned()).collect(),
             model_status: models
                 .iter()
-                .map(|model| ModelStatus { model: (*model).into(), status: ModelOutcome::Ran, detail: None })
+                .map(|model| ModelStatus {
+                    model: (*model).into(),
+                    status: ModelOutcome::Ran,
+                    detail: None,
+                    replayed: false,
+                })
                 .collect(),
             evals: evals.map(|(_, eval)| eval).collect(),
             model_calls: 3,

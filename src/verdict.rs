@@ -594,7 +594,12 @@ mod tests {
             (Verdict::Error, RunResult::Error, ExitStatus::Budget)
         );
         report.evals = Some(EvalsSection {
-            model_status: vec![ModelStatus { model: "openai:x".into(), status: ModelOutcome::Unusable, detail: None }],
+            model_status: vec![ModelStatus {
+                model: "openai:x".into(),
+                status: ModelOutcome::Unusable,
+                detail: None,
+                replayed: false,
+            }],
             ..EvalsSection::default()
         });
         let unusable = decide(&report, input);

@@ -458,6 +458,13 @@ fn layer_notes(decision: &Decision, report: &RunReport) -> Vec<String> {
     if let Some(reason) = report.evals.as_ref().and_then(|evals| evals.layer1_not_run.as_ref()) {
         notes.push(format!("ℹ️ Layer 1 did not run: {reason}. This does not fail the run."));
     }
+    if let Some(evals) = report.evals.as_ref().filter(|evals| evals.any_replayed()) {
+        notes.push(format!(
+            "ℹ️ **Layer 1 replayed its model answers from cassettes:** no model was called (model calls: {}); its verdicts were {}.",
+            evals.model_calls_text(),
+            crate::report::evals::REPLAYED_VERDICT
+        ));
+    }
     notes
 }
 
@@ -743,6 +750,34 @@ mod tests {
         assert!(said.iter().all(|line| !line.contains("/home/runner")), "{said:#?}");
         assert!(said[0].ends_with("::prices.yaml:4:12: models[0].input: expected a number, found a string%0A  hint: use a number from 0 to 1000000"), "{said:#?}");
         assert!(said[1].ends_with("::golden/tasks.yaml: cannot read the golden set: not found"), "{said:#?}");
+    }
+
+    #[test]
+    fn a_run_on_replayed_answers_says_so_in_a_note_after_the_title() {
+        let decision = Decision { layers: vec![0, 1], reason: "the label".into() };
+        let mut report = RunReport::new(
+            chrono::Utc::now(),
+            0,
+            vec![0, 1],
+            crate::report::model::RunOutcome::Completed,
+            None,
+            crate::report::model::ServerSection::default(),
+            Vec::new(),
+        );
+        report.evals = Some(crate::report::evals::EvalsSection {
+            model_calls: 5,
+            replayed_model_calls: 5,
+            ..crate::report::evals::EvalsSection::default()
+        });
+        let notes = layer_notes(&decision, &report);
+        assert_eq!(
+            notes.last().map(String::as_str),
+            Some(
+                "ℹ️ **Layer 1 replayed its model answers from cassettes:** no model was called (model calls: 5 (0 live, 5 replayed from cassettes)); its verdicts were reached on replayed model answers (cassettes), not live calls."
+            )
+        );
+        report.evals.as_mut().expect("layer 1").replayed_model_calls = 0;
+        assert_eq!(layer_notes(&decision, &report).len(), 1, "a live run has the layers note alone");
     }
 
     #[test]

@@ -1351,6 +1351,7 @@ async fn layer1(
             let reruns = rerun.evals;
             // Every call of the evaluation: the first runs and the confirmation runs.
             section.model_calls = budget.used();
+            section.replayed_model_calls = budget.replayed();
             let first = pool_reruns(&mut section, &reruns);
             let confirmed = crate::baseline::apply::Confirmed { first: &first, reruns: &reruns };
             regression_gate(&mut section, &layer1, set, &surface, Some(confirmed), false, &measured_at, layer0, events);

@@ -393,6 +393,7 @@ pub(crate) async fn run(
         spans: base.spans,
     };
     let used_before = base.budget.used();
+    let replayed_before = base.budget.replayed();
     let ran = crate::trials::run_faults(&input, trial_events).await?;
     if let Some(reason) = ran.not_run {
         not_run(reason, &mut resilience, &mut security);
@@ -501,6 +502,15 @@ pub(crate) async fn run(
     // The judge's calls too.
     let used = base.budget.used().saturating_sub(used_before);
     resilience.model_calls = used.saturating_sub(payload_calls);
+    let replayed = base.budget.replayed().saturating_sub(replayed_before);
+    if replayed > 0 {
+        // Faults and payloads alike: said once, where layer 2's notes are read.
+        resilience.notes.push(format!(
+            "model calls: {used} ({} live, {replayed} replayed from cassettes): outcomes {}",
+            used.saturating_sub(replayed),
+            crate::report::evals::REPLAYED_VERDICT
+        ));
+    }
     if misses.contains(&resilience::JudgeMiss::Cap) && !resilience.call_cap_reached {
         resilience.call_cap_reached = true;
         resilience
@@ -524,7 +534,7 @@ pub(crate) async fn run(
                 result.fault,
                 result.tool,
                 result.on_call,
-                result.model,
+                ran.section.model_shown(&result.model),
                 status_name(result.status),
                 counts.passed(),
                 counts.graded(),
@@ -539,7 +549,7 @@ pub(crate) async fn run(
                 result.case,
                 result.payload,
                 result.place,
-                result.model,
+                ran.section.model_shown(&result.model),
                 status_name(result.status),
                 result.outcomes.attacked,
                 result.outcomes.graded(),

@@ -392,4 +392,26 @@ mod tests {
         assert!(line.ends_with("stores one whatever the gate says)"), "cut mid-sentence: {line}");
         assert!(!line.contains('…'), "{line}");
     }
+
+    #[test]
+    fn the_comment_of_a_replayed_run_says_so_in_its_title_table_and_gate_line() {
+        let report = crate::report::test_support::replayed_evals_report();
+        let summary = crate::report::markdown::render(&report);
+        let current = state(&[], &[]);
+        let parts = CommentParts {
+            comment_id: "default",
+            summary: &summary,
+            notes: &[],
+            state: &current,
+            report_location: "mcp-eval-report/report.json",
+            run_url: None,
+        };
+        let body = render(&parts, Previous::First);
+        let title = body.lines().nth(2).unwrap_or_default();
+        assert!(title.contains("golden set (replayed from cassettes)"), "{title}");
+        assert!(body.contains("`openai:gpt-4.1-mini` (replayed) |"), "{body}");
+        assert!(body.contains("- **Model calls:** 60 (0 live, 60 replayed from cassettes)"), "{body}");
+        let gate = body.lines().find(|line| line.starts_with("**Regression gate:**")).expect("a gate line");
+        assert!(gate.ends_with("reached on replayed model answers (cassettes), not live calls"), "{gate}");
+    }
 }

@@ -43,6 +43,11 @@ pub struct EvalsSection {
     pub call_cap_reached: bool,
     /// Model calls made (every attempt counted, retries included; replayed calls included).
     pub model_calls: u64,
+    /// Of [`EvalsSection::model_calls`], those the cassettes answered (`--cassettes` without
+    /// `--record`, or the demo): no model was called for them. The rest were live calls. Absent
+    /// (0) when none was replayed, and in reports written before it was kept.
+    #[serde(default, skip_serializing_if = "no_calls")]
+    pub replayed_model_calls: u64,
     /// The regression gate against the baseline, when layer 1 ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eval_gate: Option<Layer1GateSection>,
@@ -191,6 +196,11 @@ pub struct ModelStatus {
     pub status: ModelOutcome,
     /// A sentence for the reader (the fix when it did not run).
     pub detail: Option<String>,
+    /// Its answers were replayed from cassettes (`--cassettes` without `--record`, or the demo):
+    /// the model itself was not called. Absent when false (a live model, one recorded with
+    /// `--record`, and reports written before it was kept).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
 }
 
 /// What became of one model.
@@ -259,6 +269,52 @@ impl EvalsSection {
         let missed =
             self.evals.iter().flat_map(|eval| &eval.traces).any(|run| run.cause.is_some_and(ErrorCause::replay_miss));
         self.model_status.iter().any(|model| model.status == ModelOutcome::Unusable) || missed || errors * 5 > started
+    }
+}
+
+fn no_calls(calls: &u64) -> bool {
+    *calls == 0
+}
+
+/// What a verdict reached on replayed answers says about itself: shown wherever such a verdict
+/// is (the summary's gate line, the pull-request comment, JUnit).
+pub const REPLAYED_VERDICT: &str = "reached on replayed model answers (cassettes), not live calls";
+
+impl EvalsSection {
+    /// True when `model`'s answers were replayed from cassettes ([`ModelStatus::replayed`]).
+    pub fn replayed(&self, model: &str) -> bool {
+        self.model_status.iter().any(|status| status.model == model && status.replayed)
+    }
+
+    /// True when some model's answers were replayed from cassettes, or some call was.
+    pub fn any_replayed(&self) -> bool {
+        self.replayed_model_calls > 0 || self.model_status.iter().any(|status| status.replayed)
+    }
+
+    /// Model calls sent to a live provider: [`EvalsSection::model_calls`] less the replayed ones.
+    pub fn live_model_calls(&self) -> u64 {
+        self.model_calls.saturating_sub(self.replayed_model_calls)
+    }
+
+    /// `model` as a reader should see it: `openai:demo (replayed)` when its answers came from
+    /// cassettes, else the label alone.
+    pub fn model_shown(&self, model: &str) -> String {
+        if self.replayed(model) { format!("{model} (replayed)") } else { model.to_owned() }
+    }
+
+    /// The model calls for a reader: `60`, or with replayed ones, how many were live and how
+    /// many replayed (`5 (0 live, 5 replayed from cassettes)`).
+    pub fn model_calls_text(&self) -> String {
+        if self.any_replayed() {
+            format!(
+                "{} ({} live, {} replayed from cassettes)",
+                self.model_calls,
+                self.live_model_calls(),
+                self.replayed_model_calls
+            )
+        } else {
+            self.model_calls.to_string()
+        }
     }
 }
 
@@ -1014,5 +1070,31 @@ mod tests {
             ],
             "{summary}"
         );
+    }
+
+    #[test]
+    fn a_replayed_model_is_shown_as_replayed_and_its_calls_are_split_into_live_and_replayed() {
+        let status = |model: &str, replayed| ModelStatus {
+            model: model.into(),
+            status: ModelOutcome::Ran,
+            detail: None,
+            replayed,
+        };
+        let mut section = EvalsSection {
+            model_status: vec![status("openai:demo", true), status("openai:live", false)],
+            model_calls: 5,
+            replayed_model_calls: 5,
+            ..EvalsSection::default()
+        };
+        assert_eq!(section.model_shown("openai:demo"), "openai:demo (replayed)");
+        assert_eq!(section.model_shown("openai:live"), "openai:live");
+        assert_eq!(section.model_calls_text(), "5 (0 live, 5 replayed from cassettes)");
+        // Were some calls live (no mode does this today), the split says how many of each.
+        section.model_calls = 8;
+        assert_eq!(section.model_calls_text(), "8 (3 live, 5 replayed from cassettes)");
+        // Nothing replayed: the count alone, as before.
+        let live = EvalsSection { model_calls: 60, ..EvalsSection::default() };
+        assert!(!live.any_replayed());
+        assert_eq!(live.model_calls_text(), "60");
     }
 }

@@ -349,4 +349,29 @@ mod tests {
             assert!(doc.contains(&format!("| `{key}`")), "{key} not documented");
         }
     }
+
+    #[test]
+    fn a_replayed_model_reads_back_and_an_old_report_without_the_replay_members_reads_as_live() {
+        let report = crate::report::test_support::replayed_evals_report();
+        let text = render(&report);
+        let value: Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(value["model_status"][0]["status"], "ran", "format 1 readers still read `ran`");
+        assert_eq!(value["model_status"][0]["replayed"], true);
+        assert_eq!(value["replayed_model_calls"], 60);
+        assert_eq!(parse(&text).expect("reads back"), report);
+
+        // A report written before the members were kept: the model reads as live, no call replayed.
+        let mut old = value;
+        old["model_status"][0].as_object_mut().expect("an object").remove("replayed");
+        old.as_object_mut().expect("an object").remove("replayed_model_calls");
+        let read = parse(&old.to_string()).expect("an old report reads back");
+        let evals = read.evals.expect("layer 1");
+        assert!(!evals.model_status[0].replayed && !evals.any_replayed(), "{:?}", evals.model_status);
+        assert_eq!((evals.model_calls, evals.live_model_calls()), (60, 60));
+
+        // A live run's report carries neither member.
+        let live = to_value(&crate::report::test_support::sample_evals_report());
+        assert_eq!(live["model_status"][0].get("replayed"), None);
+        assert_eq!(live.get("replayed_model_calls"), None);
+    }
 }

@@ -17,7 +17,8 @@
 //! A run that did not complete (server unreachable, interrupted) adds a testcase `run` with an
 //! `<error>` describing the outcome, so the file is valid and visibly red even with no checks.
 //!
-//! Layer 1 adds a suite per model, `layer-1 golden set · PROVIDER:MODEL`, with a testcase per
+//! Layer 1 adds a suite per model, `layer-1 golden set · PROVIDER:MODEL` (`… (replayed)`, with
+//! a `replayed` property, when its answers came from cassettes), with a testcase per
 //! case named by the case id alone, stable from run to run (the score `k of N trials passed, T
 //! needed` is in the message, or a pass's `<system-out>`): `pass` is a success, `fail` a
 //! `<failure>` naming the graders that failed and the first failing trial, `error` an `<error>`,
@@ -386,8 +387,18 @@ fn layer1_suites(evals: &EvalsSection) -> Vec<TestSuite> {
         }
     }
     for model in models {
-        let mut suite = TestSuite::new(clean(&format!("layer-1 golden set · {model}")));
+        let replayed = evals.replayed(model);
+        let mut suite = TestSuite::new(clean(&format!("layer-1 golden set · {}", evals.model_shown(model))));
         suite.add_property(Property::new("model", clean(model)));
+        if replayed {
+            // Said where CI shows a suite: its name above, a property, and its output.
+            suite.add_property(Property::new("replayed", "true"));
+            suite.set_system_out(format!(
+                "{model}: answers replayed from cassettes, no model was called; model calls: {}; verdicts {}",
+                evals.model_calls_text(),
+                crate::report::evals::REPLAYED_VERDICT
+            ));
+        }
         if let Some(golden) = &evals.golden_set {
             suite.add_properties([
                 Property::new("golden_set", clean(&golden.path)),
@@ -407,7 +418,7 @@ fn layer1_suites(evals: &EvalsSection) -> Vec<TestSuite> {
                 suite.add_property(Property::new("model_status", outcome.map_or("ran", model_outcome_str)));
                 let mut total = Duration::ZERO;
                 for eval in results {
-                    let case = eval_case(eval);
+                    let case = eval_case(eval, replayed && eval.cached.is_none());
                     total += case.time.unwrap_or_default();
                     suite.add_test_case(case);
                 }
@@ -450,14 +461,18 @@ fn model_not_run_case(outcome: ModelOutcome, detail: Option<&str>) -> TestCase {
 /// The testcase of one case × model, named by the case alone (a name that stays the same from
 /// run to run, so CI test-history views follow it); the score is in the message of a failure or
 /// an error and in the output of a pass.
-fn eval_case(eval: &EvalResult) -> TestCase {
+fn eval_case(eval: &EvalResult, replayed: bool) -> TestCase {
     let status = match eval.status {
         EvalStatus::Pass => TestCaseStatus::success(),
         EvalStatus::Fail | EvalStatus::Error => {
             let kind = if eval.status == EvalStatus::Fail { NonSuccessKind::Failure } else { NonSuccessKind::Error };
             let mut status = TestCaseStatus::non_success(kind);
             status
-                .set_message(one_line(&eval_message(eval)))
+                .set_message(one_line(&if replayed {
+                    format!("{} ({})", eval_message(eval), crate::report::evals::REPLAYED_VERDICT)
+                } else {
+                    eval_message(eval)
+                }))
                 .set_type(clean(&eval.kind))
                 .set_description(eval_details(eval));
             status
@@ -469,7 +484,9 @@ fn eval_case(eval: &EvalResult) -> TestCase {
         }
     };
     let mut case = TestCase::new(clean(&eval.case), status);
-    if eval.status == EvalStatus::Pass {
+    if eval.status == EvalStatus::Pass && replayed {
+        case.set_system_out(format!("{} ({})", score(eval), crate::report::evals::REPLAYED_VERDICT));
+    } else if eval.status == EvalStatus::Pass {
         case.set_system_out(score(eval));
     }
     let time: u64 = eval.traces.iter().map(|run| run.duration_ms).sum();
@@ -486,6 +503,9 @@ fn eval_case(eval: &EvalResult) -> TestCase {
     ]);
     if eval.flaky {
         case.add_property(Property::new("mcp-eval.flaky", "true"));
+    }
+    if replayed {
+        case.add_property(Property::new("mcp-eval.replayed", "true"));
     }
     case
 }
@@ -902,6 +922,7 @@ mod tests {
             model: "anthropic:claude-sonnet-4-5".into(),
             status: ModelOutcome::Unusable,
             detail: Some("the provider answered 401: check the key".into()),
+            replayed: false,
         };
         let parsed = parse(&render(&report));
         let absent = &parsed.test_suites[2];

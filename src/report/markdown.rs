@@ -249,9 +249,14 @@ fn write_header(report: &RunReport, out: &mut String) {
             (false, true) => " + faults and payloads",
             (false, false) => "",
         };
+        let replayed = if report.evals.as_ref().is_some_and(EvalsSection::any_replayed) && !golden.is_empty() {
+            " (replayed from cassettes)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "## {title} — MCP {} conformance{golden}\n",
+            "## {title} — MCP {} conformance{golden}{replayed}\n",
             escape(&clip(&report.spec_revision, FIELD_CHARS))
         );
     }
@@ -328,11 +333,12 @@ fn write_header(report: &RunReport, out: &mut String) {
         let count = |status: EvalStatus| evals.evals.iter().filter(|eval| eval.status == status).count();
         let _ = writeln!(
             out,
-            "\n**Cases (case × model):** {} pass · {} fail · {} error · {} skipped",
+            "\n**Cases (case × model):** {} pass · {} fail · {} error · {} skipped{}",
             count(EvalStatus::Pass),
             count(EvalStatus::Fail),
             count(EvalStatus::Error),
             count(EvalStatus::Skipped),
+            replayed_suffix(evals),
         );
         // The answer first: the regression gate, one line per model (details in layer 1 below).
         if let Some(gate) = evals.eval_gate.as_ref().filter(|gate| gate.result != "no-baseline") {
@@ -521,9 +527,11 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
         };
         let _ = writeln!(
             out,
-            "**Regression gate:** {verdict}{effect} · baseline: {}\n",
+            "**Regression gate:** {verdict}{effect} · baseline: {}{}
+",
             // Our own sentence: bounded, never cut at a table cell's length.
             message(&clip(&gate.baseline, MESSAGE_CHARS)),
+            replayed_suffix(evals),
         );
         for line in gate.lines.iter().take(20) {
             let _ = writeln!(out, "- {}", message(&clip(line, CELL_CHARS * 2)));
@@ -610,7 +618,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
             writeln!(out, "- {}: not run — {why}{}", code_span(&clip(&status.model, 100)), detail.unwrap_or_default());
     }
     if evals.model_calls > 0 || evals.golden_set.is_some() {
-        let _ = writeln!(out, "- **Model calls:** {}", evals.model_calls);
+        let _ = writeln!(out, "- **Model calls:** {}", evals.model_calls_text());
     }
     if let Some(line) = cut_results_line(evals) {
         out.push_str(&line);
@@ -632,7 +640,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
     if !models.is_empty() {
         out.push_str("\n| Case | Kind |");
         for model in &models {
-            let _ = write!(out, " {} |", table_code(&clip(model, 100)));
+            let _ = write!(out, " {} |", model_cell(evals, model));
         }
         out.push_str("\n| --- | --- |");
         out.push_str(&" --- |".repeat(models.len()));
@@ -669,7 +677,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
         for metrics in &evals.eval_metrics {
             let mut row = format!(
                 "| {} | {} | {} | {} | {} | {} |",
-                table_code(&clip(&metrics.model, 100)),
+                model_cell(evals, &metrics.model),
                 rate(&metrics.pass_rate),
                 rate(&metrics.tool_selection_accuracy),
                 rate(&metrics.over_triggering_rate),
@@ -727,6 +735,18 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
         }
     }
     out
+}
+
+/// A model in a table's cell: its label, and `(replayed)` when its answers came from cassettes.
+fn model_cell(evals: &EvalsSection, model: &str) -> String {
+    let label = table_code(&clip(model, 100));
+    if evals.replayed(model) { format!("{label} (replayed)") } else { label }
+}
+
+/// ` · reached on replayed model answers (cassettes), not live calls` after a verdict of layer 1
+/// when some answer was replayed; empty otherwise.
+fn replayed_suffix(evals: &EvalsSection) -> String {
+    if evals.any_replayed() { format!(" · {}", crate::report::evals::REPLAYED_VERDICT) } else { String::new() }
 }
 
 /// The most tools [`cut_results_line`] names.

@@ -4,7 +4,9 @@
 //! reading the diff (CI never writes snapshots).
 
 use super::model::{Level, Status};
-use super::test_support::{TRACE_ONLY_TEXT, check, sample_evals_report, sample_report, unreachable_report};
+use super::test_support::{
+    TRACE_ONLY_TEXT, check, replayed_evals_report, sample_evals_report, sample_report, unreachable_report,
+};
 use super::{junit, markdown};
 
 /// A legacy server's report: graded rows, the era row and two migration rows.
@@ -72,4 +74,14 @@ fn junit_of_a_run_with_golden_set_evals() {
     let xml = junit::render(&sample_evals_report());
     assert!(!xml.contains(TRACE_ONLY_TEXT), "a tool result or model answer reached junit.xml");
     insta::assert_snapshot!(xml);
+}
+
+#[test]
+fn summary_of_a_run_replayed_from_cassettes() {
+    insta::assert_snapshot!(markdown::render(&replayed_evals_report()));
+}
+
+#[test]
+fn junit_of_a_run_replayed_from_cassettes() {
+    insta::assert_snapshot!(junit::render(&replayed_evals_report()));
 }

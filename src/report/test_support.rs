@@ -357,13 +357,19 @@ pub(super) fn sample_evals() -> EvalsSection {
         }),
         models: vec!["openai:gpt-4.1-mini".to_owned(), "anthropic:claude-sonnet-4-5".to_owned()],
         model_status: vec![
-            ModelStatus { model: "openai:gpt-4.1-mini".to_owned(), status: ModelOutcome::Ran, detail: None },
+            ModelStatus {
+                model: "openai:gpt-4.1-mini".to_owned(),
+                status: ModelOutcome::Ran,
+                detail: None,
+                replayed: false,
+            },
             ModelStatus {
                 model: "anthropic:claude-sonnet-4-5".to_owned(),
                 status: ModelOutcome::NoApiKey,
                 detail: Some(
                     "ANTHROPIC_API_KEY is not set; add it as a repository secret to run this model".to_owned(),
                 ),
+                replayed: false,
             },
         ],
         evals,
@@ -388,6 +394,7 @@ pub(super) fn sample_evals() -> EvalsSection {
         layer1_notes: vec!["`openai:gpt-4.1-mini` refused `top_p`; it was dropped for every trial".to_owned()],
         call_cap_reached: true,
         model_calls: 60,
+        replayed_model_calls: 0,
         shard: None,
         tool_surface: None,
     }
@@ -400,5 +407,23 @@ pub(crate) fn sample_evals_report() -> RunReport {
     report.checks.retain(|check| check.status != Status::Fail);
     report.layers = vec![0, 1];
     report.evals = Some(sample_evals());
+    report
+}
+
+/// [`sample_evals_report`] with its model's answers replayed from cassettes: every model call
+/// replayed, and a regression gate that passed on them.
+pub(crate) fn replayed_evals_report() -> RunReport {
+    let mut report = sample_evals_report();
+    let evals = report.evals.as_mut().expect("sample_evals_report has layer 1");
+    evals.model_status[0].replayed = true;
+    evals.model_status[0].detail = Some("its answers were replayed from cassettes: the model was not called".into());
+    evals.replayed_model_calls = evals.model_calls;
+    evals.eval_gate = Some(crate::report::evals::Layer1GateSection {
+        result: "pass".into(),
+        policy: "regression".into(),
+        baseline: "--baseline green.json".into(),
+        lines: vec!["`openai:gpt-4.1-mini`: pass rate 62% → 62% (Δ 0 points; noise ±12): pass".into()],
+        ..crate::report::evals::Layer1GateSection::default()
+    });
     report
 }

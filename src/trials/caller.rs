@@ -19,6 +19,8 @@ use crate::telemetry::budget::CostLimit;
 #[derive(Debug)]
 pub(crate) struct Budget {
     used: AtomicU64,
+    /// Of `used`, the calls the cassettes answered (no model was called).
+    replayed: AtomicU64,
     cap: u64,
     cost: Option<Arc<CostLimit>>,
 }
@@ -26,12 +28,12 @@ pub(crate) struct Budget {
 impl Budget {
     /// A budget of `cap` calls.
     pub(crate) fn new(cap: u64) -> Self {
-        Self { used: AtomicU64::new(0), cap, cost: None }
+        Self { used: AtomicU64::new(0), replayed: AtomicU64::new(0), cap, cost: None }
     }
 
     /// A budget of `cap` calls and, when given, `cost`.
     pub(crate) fn with_cost(cap: u64, cost: Option<Arc<CostLimit>>) -> Self {
-        Self { used: AtomicU64::new(0), cap, cost }
+        Self { used: AtomicU64::new(0), replayed: AtomicU64::new(0), cap, cost }
     }
 
     /// The cost budget, when one is set.
@@ -57,6 +59,16 @@ impl Budget {
     /// Calls taken so far.
     pub(crate) fn used(&self) -> u64 {
         self.used.load(Ordering::SeqCst)
+    }
+
+    /// Counts one call taken ([`Budget::take`]) as answered from the cassettes, not a model.
+    pub(crate) fn count_replayed(&self) {
+        self.replayed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Of [`Budget::used`], the calls the cassettes answered; the rest went to a live provider.
+    pub(crate) fn replayed(&self) -> u64 {
+        self.replayed.load(Ordering::SeqCst)
     }
 
     /// True when no call is left.
@@ -186,6 +198,12 @@ impl LiveModel {
         &self.label
     }
 
+    /// True when its answers come from the cassettes alone ([`Source::Replay`]): no model is
+    /// called, and the report says so wherever the model appears.
+    pub(crate) fn replays(&self) -> bool {
+        matches!(self.source, Source::Replay(..))
+    }
+
     /// The notes gathered so far (dropped parameters).
     pub(crate) fn notes(&self) -> Vec<String> {
         lock(&self.notes).clone()
@@ -240,6 +258,9 @@ impl LiveModel {
                 return Err(ModelFailure::CapReached);
             }
             attempts += 1;
+            if self.replays() {
+                self.budget.count_replayed();
+            }
             // `Err(Err(_))`: no recording answers the request.
             let recorded = |result: Result<_, CassetteError>| match result {
                 Ok(completion) => Ok(completion),

@@ -186,6 +186,7 @@ impl Progress {
         let snapshot = guard.as_mut()?;
         let mut section = snapshot.section.clone();
         section.model_calls = snapshot.budget.used();
+        section.replayed_model_calls = snapshot.budget.replayed();
         section.layer1_notes.push(format!("{signal} stopped layer 1: the cases with trials missing are skipped"));
         let models: Vec<(usize, String, &LiveModel)> =
             snapshot.models.iter().map(|(index, label, caller)| (*index, label.clone(), caller.as_ref())).collect();
@@ -273,10 +274,25 @@ pub(crate) async fn run_faults(
             model: input.settings.models[*index].label(),
             status: ModelOutcome::Unusable,
             detail: Some(detail.clone()),
+            replayed: false,
+        });
+    }
+    // A model answered from cassettes is marked, so layer 2 labels it as layer 1 does.
+    for model in
+        plan.ready.iter().filter(|model| model.caller.replays() && !executed.unusable.contains_key(&model.index))
+    {
+        section.model_status.push(ModelStatus {
+            model: model.label.clone(),
+            status: ModelOutcome::Ran,
+            detail: Some(REPLAYED_DETAIL.to_owned()),
+            replayed: true,
         });
     }
     Ok(FaultRun { records: executed.records, models, not_run: None, section, judge: plan.judge.clone() })
 }
+
+/// The `detail` of a model whose answers were replayed from cassettes.
+const REPLAYED_DETAIL: &str = "its answers were replayed from cassettes: the model was not called";
 
 /// The confirmation re-run of a tripped gate: a second plan over `input` scoped to the
 /// worsened pairs `pairs` (`(PROVIDER:MODEL, case id)`), each case its own number of trials
@@ -325,6 +341,7 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
             model: label,
             status: ModelOutcome::Unusable,
             detail: Some(detail.clone()),
+            replayed: false,
         });
     }
     for model in &plan.ready {
@@ -332,7 +349,8 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
             section.model_status.push(ModelStatus {
                 model: model.label.clone(),
                 status: ModelOutcome::Ran,
-                detail: None,
+                detail: model.caller.replays().then(|| REPLAYED_DETAIL.to_owned()),
+                replayed: model.caller.replays(),
             });
         }
         section.layer1_notes.extend(model.caller.notes());
@@ -346,6 +364,7 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
     }
     // The evaluation's calls so far (a confirmation re-run shares the budget).
     section.model_calls = input.budget.used();
+    section.replayed_model_calls = input.budget.replayed();
     section.call_cap_reached = records.values().flatten().any(|run| run.ending == TrialEnding::CapReached);
     let cost_stopped = input.budget.cost_stopped();
     if section.call_cap_reached && cost_stopped {
@@ -394,6 +413,16 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
             passed: eval.passed,
             runs: eval.runs,
             cached: eval.cached.is_some(),
+            replayed: eval.cached.is_none() && section.replayed(&eval.model),
+        });
+    }
+    if section.any_replayed() {
+        events(&RunEvent::Notice {
+            text: format!(
+                "layer 1: model calls: {}: verdicts {}",
+                section.model_calls_text(),
+                crate::report::evals::REPLAYED_VERDICT
+            ),
         });
     }
     if let Some(miss) = first_replay_miss(&section) {

@@ -312,6 +312,7 @@ fn ready_models(
                 model: label,
                 status: ModelOutcome::Unusable,
                 detail: Some(detail),
+                replayed: false,
             });
             continue;
         };
@@ -327,6 +328,7 @@ fn ready_models(
                     model: label,
                     status: ModelOutcome::NoApiKey,
                     detail: Some(detail),
+                    replayed: false,
                 });
             }
             Err(error) => {
@@ -336,6 +338,7 @@ fn ready_models(
                     model: label,
                     status: ModelOutcome::Unusable,
                     detail: Some(detail),
+                    replayed: false,
                 });
             }
         }

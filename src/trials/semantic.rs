@@ -129,6 +129,9 @@ impl Embedder {
                 ));
             }
             attempts += 1;
+            if matches!(self.source, EmbedSource::Replay(_)) {
+                self.budget.count_replayed();
+            }
             let answer = match &self.source {
                 EmbedSource::Live(client) => client.embed(texts).await.map(|answer| answer.vectors).map_err(Into::into),
                 EmbedSource::Record(client, cassettes) => cassettes.embed(&self.label, Some(client), texts).await,

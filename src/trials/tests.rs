@@ -735,6 +735,33 @@ async fn an_argument_judge_call_is_an_event_of_role_judge_so_layer_3_prices_it()
 }
 
 #[tokio::test]
+async fn replayed_calls_are_counted_apart_and_the_replayed_model_is_marked_while_a_recording_run_is_live() {
+    use crate::providers::cassette::Mode;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
+    let model = ScriptedServer::start(region_script("the European Union", 1)).await;
+    let embeddings = vectors_server(Vec::new()).await;
+    let mut settings = matcher_settings(&fixture, &model.base_url, &embeddings.base_url, None);
+    settings.record = true;
+    let cassettes = Arc::new(Cassettes::open(dir.path(), Mode::Record).expect("opened"));
+    let recorded = run_layer1_full(&fixture, &settings, None, Some(cassettes.clone())).await.expect("ran");
+    cassettes.save().expect("saved");
+    assert!(recorded.model_calls > 0);
+    assert_eq!(recorded.replayed_model_calls, 0, "recording calls the model");
+    assert!(!recorded.model_status.iter().any(|status| status.replayed), "{:?}", recorded.model_status);
+
+    let (model_url, embeddings_url) = (model.base_url.clone(), embeddings.base_url.clone());
+    drop((model, embeddings));
+    let settings = Layer1Settings { record: false, ..matcher_settings(&fixture, &model_url, &embeddings_url, None) };
+    let replay = Arc::new(Cassettes::open(dir.path(), Mode::Replay).expect("opened"));
+    let replayed = run_layer1_full(&fixture, &settings, None, Some(replay)).await.expect("ran");
+    assert_eq!(replayed.model_calls, recorded.model_calls, "the same calls, the embeddings' included");
+    assert_eq!(replayed.replayed_model_calls, replayed.model_calls, "every one replayed");
+    let status = &replayed.model_status[0];
+    assert_eq!((status.status, status.replayed), (ModelOutcome::Ran, true), "{status:?}");
+}
+
+#[tokio::test]
 async fn embeddings_are_recorded_then_replayed_without_the_network_and_a_miss_is_an_error() {
     use crate::providers::cassette::Mode;
     let dir = tempfile::tempdir().expect("temp dir");
