@@ -327,8 +327,8 @@ fn shard(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> Option<super::la
     })
 }
 
-/// The cassette directory model exchanges are replayed from (`--cassettes`, `cassettes`),
-/// below the workspace.
+/// The cassette directory model exchanges are replayed from (`--cassettes`, input
+/// `cassettes`, config `cassettes`), below the workspace.
 ///
 /// # Errors
 /// Adds to `problems` `--record` without a cassette directory.
@@ -339,9 +339,10 @@ fn cassettes(
 ) -> Option<PathBuf> {
     let flags = &sources.request.flags;
     let cassettes = sources
-        .flag_or_file(
+        .pick(
             &flags.cassettes,
             "--cassettes",
+            env_vars::INPUT_CASSETTES,
             sources.config().and_then(|config| config.cassettes.as_ref()).map(|value| (value, "cassettes")),
         )
         .map(|(_, text)| workspace.join(&text));
