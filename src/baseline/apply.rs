@@ -174,10 +174,18 @@ pub(crate) fn gate_section(
     let first = confirmed.map_or(section.evals.as_slice(), |confirmed| confirmed.first);
     // The stored verdicts as up to three runs, newest first, of this golden set.
     let golden = section.golden_set.as_ref().map(|set| set.sha256.clone()).unwrap_or_default();
+    // A model is compared across a change of its endpoint (a gateway URL), and its line names
+    // both: model → (the endpoints its records were measured on, this run's).
     let mut runs: Vec<Vec<EvalResult>> = vec![Vec::new(); super::store::KEPT_RUNS];
+    let mut moved: std::collections::BTreeMap<&str, (BTreeSet<String>, String)> = std::collections::BTreeMap::new();
     for eval in &section.evals {
-        for (index, stored) in baseline.comparable(eval, &endpoint(&eval.model)).iter().enumerate() {
+        let comparable = baseline.comparable_across(eval, &endpoint(&eval.model));
+        for (index, stored) in comparable.verdicts.iter().enumerate() {
             runs[index].push(stored.eval.clone());
+        }
+        if !comparable.other_endpoints.is_empty() {
+            let now = super::store::shown_endpoint(&endpoint(&eval.model));
+            moved.entry(&eval.model).or_insert_with(|| (BTreeSet::new(), now)).0.extend(comparable.other_endpoints);
         }
     }
     runs.retain(|run| !run.is_empty());
@@ -189,7 +197,8 @@ pub(crate) fn gate_section(
     let same_measurement = |eval: &EvalResult| {
         eval.cached.as_ref().is_some_and(|from| {
             baseline
-                .comparable(eval, &endpoint(&eval.model))
+                .comparable_across(eval, &endpoint(&eval.model))
+                .verdicts
                 .iter()
                 .any(|stored| stored.measured_at == from.measured_at)
         })
@@ -199,8 +208,7 @@ pub(crate) fn gate_section(
     // cannot see an edited case: ask the whole baseline why a case has no record.
     for case in &mut comparison.not_comparable {
         if matches!(case.reason, regression::Reason::NewCase | regression::Reason::OtherModel) {
-            let known =
-                baseline.reason_without_record(&case.key.case, &case.key.model, &case.key.case_sha256, endpoint);
+            let known = baseline.reason_without_record(&case.key.case, &case.key.model, &case.key.case_sha256);
             if known == regression::Reason::ChangedCase || case.reason == regression::Reason::NewCase {
                 case.reason = known;
             }
@@ -351,6 +359,7 @@ pub(crate) fn gate_section(
     } else {
         (layer1.result.as_str().to_owned(), lines)
     };
+    let lines = with_endpoint_changes(lines, &moved);
     let out = Layer1GateSection {
         result,
         policy: policy.as_str().to_owned(),
@@ -391,6 +400,26 @@ pub(crate) fn gate_section(
         minimum_detectable_drop: first.and_then(|model| model.minimum_detectable_drop),
     };
     (out, to_confirm)
+}
+
+/// The gate's lines with, on each model's line whose cases were compared with records of
+/// another endpoint, the caveat `endpoint changed: A → B (compared as the same
+/// provider:model)` (endpoints as [`super::store::shown_endpoint`] shows them).
+fn with_endpoint_changes(
+    lines: Vec<String>,
+    moved: &std::collections::BTreeMap<&str, (BTreeSet<String>, String)>,
+) -> Vec<String> {
+    lines
+        .into_iter()
+        .map(|mut line| {
+            let changed = moved.iter().find(|(model, _)| line.starts_with(&format!("`{model}`: ")));
+            if let Some((_, (before, now))) = changed {
+                let before = before.iter().map(String::as_str).collect::<Vec<_>>().join(", ");
+                line.push_str(&format!("; endpoint changed: {before} → {now} (compared as the same provider:model)"));
+            }
+            line
+        })
+        .collect()
 }
 
 /// The distinct model versions and fingerprints `evals` report, sorted.
@@ -692,18 +721,73 @@ mod tests {
     }
 
     #[test]
-    fn an_edited_case_on_another_endpoint_is_not_a_changed_case() {
+    fn an_edited_case_on_another_endpoint_is_a_changed_case() {
+        // The model is compared across endpoints, so an edit is an edit wherever it was measured.
         let baseline = stored(&[eval("edited", "v1", MODEL)], "push", "2026-11-29T00:00:00Z");
+        assert_eq!(baseline.reason_without_record("edited", MODEL, "sha256:v2"), regression::Reason::ChangedCase);
+        assert_eq!(baseline.reason_without_record("edited", OTHER, "sha256:v2"), regression::Reason::OtherModel);
+        assert_eq!(baseline.reason_without_record("other", MODEL, "sha256:v2"), regression::Reason::NewCase);
         let elsewhere = |_: &str| "http://127.0.0.1:8080/v1".to_owned();
+        let section = EvalsSection { evals: vec![eval("edited", "v2", MODEL)], ..EvalsSection::default() };
+        let policy = FailOnEvals::Regression;
+        let gate =
+            gate_section(&section, &baseline, "label".into(), &elsewhere, policy, 0.02, "[]", None, None, None).0;
+        let reasons: Vec<&str> = gate.not_comparable.keys().map(String::as_str).collect();
+        assert_eq!(reasons, ["changed case"], "{gate:?}");
+    }
+
+    /// Five cases × 3 trials on `MODEL`, `passed` of 3 each.
+    fn three_trials(passed: [usize; 5]) -> Vec<EvalResult> {
+        ["a", "b", "c", "d", "e"]
+            .iter()
+            .zip(passed)
+            .map(|(case, passed)| EvalResult::for_tests(case, MODEL, false, passed, 3, 2))
+            .collect()
+    }
+
+    #[test]
+    fn a_gateway_url_change_keeps_the_comparison_and_names_both_endpoints_in_the_gate_line() {
+        // Recorded through gateway A (credentials and a query in its URL), run through B: a case
+        // that fell 3/3 → 0/3 fails the gate as it would on one endpoint.
+        let at_a = |_: &str| "https://user:s3cret@gw-a.example/v1?api-key=k3y".to_owned();
+        let at_b = |_: &str| "https://gw-b.example:8443/openai/v1".to_owned();
+        let mut baseline = Baseline::default();
+        let run = StoredRun { measured_at: "2026-11-29T00:00:00Z".into(), reason: "push".into() };
+        baseline.store(&three_trials([3; 5]), &at_a, "sha256:set", None, run);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = Baseline::path_in(dir.path());
+        baseline.save(&path).expect("saved");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(!text.contains("s3cret") && !text.contains("k3y") && !text.contains("user"), "{text}");
+        let baseline = Baseline::load(&path).expect("loads");
+        let section = EvalsSection { evals: three_trials([0, 3, 3, 3, 3]), ..EvalsSection::default() };
+        let policy = FailOnEvals::Regression;
+        let gate = gate_section(&section, &baseline, "label".into(), &at_b, policy, 0.02, "[]", None, None, None).0;
+        assert_eq!((gate.result.as_str(), gate.fails), ("fail", true), "{gate:?}");
+        assert!(gate.not_comparable.is_empty(), "{gate:?}");
         assert_eq!(
-            baseline.reason_without_record("edited", MODEL, "sha256:v2", &endpoint),
-            regression::Reason::ChangedCase
+            gate.lines,
+            ["`openai:m`: pass rate 1.00 → 0.80 (−0.20, noise ±0.13): regression; endpoint changed: \
+              https://gw-a.example/v1 → https://gw-b.example:8443/openai/v1 (compared as the same provider:model)"]
         );
-        assert_eq!(
-            baseline.reason_without_record("edited", MODEL, "sha256:v2", &elsewhere),
-            regression::Reason::OtherModel
+        let mut report = crate::report::model::RunReport::empty_for_tests();
+        report.layers = vec![1];
+        report.evals = Some(EvalsSection { eval_gate: Some(gate), ..section });
+        let summary = crate::report::markdown::render(&report);
+        assert!(
+            summary.contains("endpoint changed: https://gw-a.example/v1 → https://gw-b.example:8443/openai/v1"),
+            "{summary}"
         );
-        assert_eq!(baseline.reason_without_record("other", MODEL, "sha256:v2", &endpoint), regression::Reason::NewCase);
+        assert!(!summary.contains("other model"), "{summary}");
+    }
+
+    #[test]
+    fn the_endpoint_is_shown_as_scheme_host_and_path_only() {
+        use super::super::store::shown_endpoint;
+        assert_eq!(shown_endpoint("https://u:p@h.example/v1/?key=1#x"), "https://h.example/v1/");
+        assert_eq!(shown_endpoint("http://127.0.0.1:8000/v1"), "http://127.0.0.1:8000/v1");
+        assert_eq!(shown_endpoint(""), "no endpoint");
+        assert_eq!(shown_endpoint("not a url"), "an endpoint that is not a URL");
     }
 
     #[test]

@@ -217,7 +217,8 @@ pub(crate) enum Reason {
     NewCase,
     /// The baseline has this case id with another case hash: the case was edited.
     ChangedCase,
-    /// The baseline has this case, but not for this model (or not on this model's endpoint).
+    /// The baseline has this case, but only for other models (`PROVIDER:MODEL`; the same model
+    /// on another endpoint is compared, see [`super::store::Baseline::comparable_across`]).
     OtherModel,
     /// It has no verdict in this run (`error` or `skipped`: the call cap, a provider failure).
     NotRun(EvalStatus),
