@@ -787,7 +787,7 @@ fn accept_baseline(sources: &Sources<'_>, has_cache_dir: bool, problems: &mut Ve
 /// given.
 ///
 /// # Errors
-/// Adds to `problems` a value other than regression, failure or never (then failure).
+/// Adds to `problems` a value other than regression, strict, failure or never (then failure).
 fn fail_on_evals(sources: &Sources<'_>, in_action: bool, problems: &mut Vec<Problem>) -> super::layer1::FailOnEvals {
     match sources.pick(
         &sources.request.flags.fail_on_evals,
@@ -805,7 +805,7 @@ fn fail_on_evals(sources: &Sources<'_>, in_action: bool, problems: &mut Vec<Prob
             problems.push(Problem::new(
                 &source,
                 format!("`{text}` is not a layer-1 policy"),
-                "use regression (the gate on the drop against the baseline), failure (any failed case) or never",
+                "use regression (the gate on the drop against the baseline), strict (also when the gate has too few trials to see a drop), failure (any failed case) or never",
             ));
             super::layer1::FailOnEvals::Failure
         }),
