@@ -140,7 +140,7 @@ pub struct MergeArgs {
     /// When layer 0's findings fail the merged run: must, should or never [default: the shards' own]
     #[arg(long, value_name = "WHEN")]
     pub fail_on: Option<String>,
-    /// When layer 1 fails the merged run: regression (the gate against the baseline), failure (any failed case) or never [default failure]
+    /// When layer 1 fails the merged run: regression (the gate against the baseline), strict (also when the gate has too few trials to see a drop), failure (any failed case) or never [default failure]
     #[arg(long, value_name = "WHEN")]
     pub fail_on_evals: Option<String>,
     /// The verdict cache directory whose stored baseline the merged run is gated against

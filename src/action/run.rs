@@ -240,7 +240,7 @@ async fn after_evaluation(
         ("layers-run", trigger::join(&evaluation.report.layers)),
         ("failures", counts.fail.to_string()),
         ("cases-passed", cases(&evaluation.report, crate::report::evals::EvalStatus::Pass)),
-        ("gate", layer1_gate_output(&evaluation.report, |gate| gate.result.clone())),
+        ("gate", layer1_gate_output(&evaluation.report, gate_output)),
         (
             "pass-rate",
             layer1_gate_output(&evaluation.report, |gate| {
@@ -418,6 +418,12 @@ fn read_payload(github: &GithubContext, say: &dyn Fn(&str)) -> Value {
             Value::Null
         }
     }
+}
+
+/// The `gate` output: `eval_gate.result`, or `insufficient-data` for a pass that says nothing
+/// (`eval_gate.insufficient_data`).
+fn gate_output(gate: &crate::report::evals::Layer1GateSection) -> String {
+    if gate.insufficient_data { "insufficient-data".to_owned() } else { gate.result.clone() }
 }
 
 /// A field of layer 1's gate as an output value (empty when layer 1 did not run).
@@ -701,6 +707,18 @@ fn file_problems(problems: Vec<crate::golden::Problem>) -> Vec<settings::Problem
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_gate_output_says_insufficient_data_for_a_pass_that_cannot_see() {
+        let gate = |result: &str, insufficient_data| crate::report::evals::Layer1GateSection {
+            result: result.into(),
+            insufficient_data,
+            ..Default::default()
+        };
+        assert_eq!(gate_output(&gate("pass", true)), "insufficient-data");
+        assert_eq!(gate_output(&gate("pass", false)), "pass");
+        assert_eq!(gate_output(&gate("no-baseline", false)), "no-baseline");
+    }
 
     #[test]
     fn the_pull_request_number_comes_from_pull_request_events_only() {

@@ -76,13 +76,23 @@ pub(crate) fn load(
         Source::Nothing => (Baseline::default(), "none (no cache directory and no --baseline)".into(), None),
         Source::Stored(path) => match Baseline::load(path) {
             Ok(baseline) if baseline.verdicts.is_empty() => {
-                let how = match reader {
-                    Reader::CommandLine => "--accept-baseline stores this run's results as one",
+                let label = match reader {
+                    Reader::CommandLine => {
+                        format!("{NONE_STORED} (--accept-baseline stores this run's results as one)")
+                    }
+                    // Why there is none, short: the gate's lines say how one gets there.
                     Reader::Action => {
-                        "the default branch stores one when layer 1 runs clean there — on schedule, or on push and workflow_dispatch with the gate passing — and accept-baseline: true stores one whatever the gate says"
+                        let dir = path.parent().and_then(Path::file_name).unwrap_or_default().to_string_lossy();
+                        if path.exists() {
+                            format!(
+                                "{NONE_STORED}: the baselines.json of the cache directory `{dir}` holds no verdicts"
+                            )
+                        } else {
+                            format!("{NONE_STORED}: no baselines.json in the cache directory `{dir}`")
+                        }
                     }
                 };
-                (baseline, format!("{NONE_STORED} ({how})"), None)
+                (baseline, label, None)
             }
             Ok(baseline) => {
                 let label = stored_label(&baseline);
@@ -174,10 +184,18 @@ pub(crate) fn gate_section(
     let first = confirmed.map_or(section.evals.as_slice(), |confirmed| confirmed.first);
     // The stored verdicts as up to three runs, newest first, of this golden set.
     let golden = section.golden_set.as_ref().map(|set| set.sha256.clone()).unwrap_or_default();
+    // A model is compared across a change of its endpoint (a gateway URL), and its line names
+    // both: model → (the endpoints its records were measured on, this run's).
     let mut runs: Vec<Vec<EvalResult>> = vec![Vec::new(); super::store::KEPT_RUNS];
+    let mut moved: std::collections::BTreeMap<&str, (BTreeSet<String>, String)> = std::collections::BTreeMap::new();
     for eval in &section.evals {
-        for (index, stored) in baseline.comparable(eval, &endpoint(&eval.model)).iter().enumerate() {
+        let comparable = baseline.comparable_across(eval, &endpoint(&eval.model));
+        for (index, stored) in comparable.verdicts.iter().enumerate() {
             runs[index].push(stored.eval.clone());
+        }
+        if !comparable.other_endpoints.is_empty() {
+            let now = super::store::shown_endpoint(&endpoint(&eval.model));
+            moved.entry(&eval.model).or_insert_with(|| (BTreeSet::new(), now)).0.extend(comparable.other_endpoints);
         }
     }
     runs.retain(|run| !run.is_empty());
@@ -189,7 +207,8 @@ pub(crate) fn gate_section(
     let same_measurement = |eval: &EvalResult| {
         eval.cached.as_ref().is_some_and(|from| {
             baseline
-                .comparable(eval, &endpoint(&eval.model))
+                .comparable_across(eval, &endpoint(&eval.model))
+                .verdicts
                 .iter()
                 .any(|stored| stored.measured_at == from.measured_at)
         })
@@ -199,8 +218,7 @@ pub(crate) fn gate_section(
     // cannot see an edited case: ask the whole baseline why a case has no record.
     for case in &mut comparison.not_comparable {
         if matches!(case.reason, regression::Reason::NewCase | regression::Reason::OtherModel) {
-            let known =
-                baseline.reason_without_record(&case.key.case, &case.key.model, &case.key.case_sha256, endpoint);
+            let known = baseline.reason_without_record(&case.key.case, &case.key.model, &case.key.case_sha256);
             if known == regression::Reason::ChangedCase || case.reason == regression::Reason::NewCase {
                 case.reason = known;
             }
@@ -351,9 +369,20 @@ pub(crate) fn gate_section(
     } else {
         (layer1.result.as_str().to_owned(), lines)
     };
+    let mut lines = with_endpoint_changes(lines, &moved);
+    if result == regression::GateResult::NoBaseline.as_str() {
+        lines.extend(why_no_baseline(baseline, &baseline_label, section, &comparison));
+    }
+    // report.json keeps `result` and `policy` within their values of format 1: a gate without
+    // enough data is a `pass` with `insufficient_data`, `strict` a `regression` with `strict`.
+    let insufficient_data = result == regression::GateResult::InsufficientData.as_str();
+    let result = if insufficient_data { regression::GateResult::Pass.as_str().to_owned() } else { result };
+    let strict = policy == FailOnEvals::Strict;
     let out = Layer1GateSection {
         result,
-        policy: policy.as_str().to_owned(),
+        policy: if strict { FailOnEvals::Regression } else { policy }.as_str().to_owned(),
+        insufficient_data,
+        strict,
         fails: layer1.fails,
         baseline: baseline_label,
         lines,
@@ -391,6 +420,89 @@ pub(crate) fn gate_section(
         minimum_detectable_drop: first.and_then(|model| model.minimum_detectable_drop),
     };
     (out, to_confirm)
+}
+
+/// Why a run found no baseline and how to get one, as gate lines beginning `no baseline:`:
+/// nothing stored in the Action's cache directory (the workflow does not keep it between jobs,
+/// or the default branch has not stored one yet), or a baseline stored for another golden set
+/// or other models. Empty when the label says it already (the command line, `--baseline`).
+fn why_no_baseline(
+    baseline: &Baseline,
+    label: &str,
+    section: &EvalsSection,
+    comparison: &regression::Comparison,
+) -> Vec<String> {
+    if baseline.verdicts.is_empty() {
+        if !label.starts_with(&format!("{NONE_STORED}:")) {
+            return Vec::new();
+        }
+        return vec![
+            "no baseline: nothing is stored in this job's cache directory — a pull request finds the baseline of its default branch only when the workflow keeps that directory between jobs: an actions/cache step whose restore-keys match the default branch's entry (docs/cache-baseline-gate.md, “A workflow that keeps the cache”)".to_owned(),
+            "the default branch stores one when layer 1 runs clean there — on schedule, or on push and workflow_dispatch with the gate passing — and accept-baseline: true stores one whatever the gate says".to_owned(),
+        ];
+    }
+    if !comparison.pairs.is_empty() {
+        return Vec::new();
+    }
+    let short = |sha: &str| sha.strip_prefix("sha256:").unwrap_or(sha).chars().take(12).collect::<String>();
+    let mut why = Vec::new();
+    let newest_set = baseline
+        .runs
+        .iter()
+        .max_by(|a, b| {
+            let newest = |runs: &Vec<StoredRun>| runs.first().map(|run| run.measured_at.clone()).unwrap_or_default();
+            newest(a.1).cmp(&newest(b.1))
+        })
+        .map(|(sha, _)| sha);
+    if let (Some(set), Some(stored)) = (&section.golden_set, newest_set)
+        && !baseline.runs.contains_key(&set.sha256)
+    {
+        why.push(format!(
+            "it was stored for golden set `{}` and this run's is `{}` (the default branch stores the new set once it runs it)",
+            short(stored),
+            short(&set.sha256)
+        ));
+    }
+    let stored_models: BTreeSet<&str> =
+        baseline.verdicts.values().flatten().map(|stored| stored.eval.model.as_str()).collect();
+    if comparison.models.iter().all(|model| !stored_models.contains(model.as_str())) {
+        let names = |models: &mut dyn Iterator<Item = &str>| {
+            models.take(5).map(|model| format!("`{model}`")).collect::<Vec<_>>().join(", ")
+        };
+        why.push(format!(
+            "it holds {} and this run evaluates {}",
+            names(&mut stored_models.iter().copied()),
+            names(&mut comparison.models.iter().map(String::as_str))
+        ));
+    }
+    if why.is_empty() {
+        why.push("none of this run's cases × models has a usable record (see Not compared)".to_owned());
+    }
+    vec![format!(
+        "no baseline: the stored baseline holds {} verdict(s), none for this run: {}",
+        baseline.verdicts.values().map(Vec::len).sum::<usize>(),
+        why.join("; ")
+    )]
+}
+
+/// The gate's lines with, on each model's line whose cases were compared with records of
+/// another endpoint, the caveat `endpoint changed: A → B (compared as the same
+/// provider:model)` (endpoints as [`super::store::shown_endpoint`] shows them).
+fn with_endpoint_changes(
+    lines: Vec<String>,
+    moved: &std::collections::BTreeMap<&str, (BTreeSet<String>, String)>,
+) -> Vec<String> {
+    lines
+        .into_iter()
+        .map(|mut line| {
+            let changed = moved.iter().find(|(model, _)| line.starts_with(&format!("`{model}`: ")));
+            if let Some((_, (before, now))) = changed {
+                let before = before.iter().map(String::as_str).collect::<Vec<_>>().join(", ");
+                line.push_str(&format!("; endpoint changed: {before} → {now} (compared as the same provider:model)"));
+            }
+            line
+        })
+        .collect()
 }
 
 /// The distinct model versions and fingerprints `evals` report, sorted.
@@ -692,18 +804,73 @@ mod tests {
     }
 
     #[test]
-    fn an_edited_case_on_another_endpoint_is_not_a_changed_case() {
+    fn an_edited_case_on_another_endpoint_is_a_changed_case() {
+        // The model is compared across endpoints, so an edit is an edit wherever it was measured.
         let baseline = stored(&[eval("edited", "v1", MODEL)], "push", "2026-11-29T00:00:00Z");
+        assert_eq!(baseline.reason_without_record("edited", MODEL, "sha256:v2"), regression::Reason::ChangedCase);
+        assert_eq!(baseline.reason_without_record("edited", OTHER, "sha256:v2"), regression::Reason::OtherModel);
+        assert_eq!(baseline.reason_without_record("other", MODEL, "sha256:v2"), regression::Reason::NewCase);
         let elsewhere = |_: &str| "http://127.0.0.1:8080/v1".to_owned();
+        let section = EvalsSection { evals: vec![eval("edited", "v2", MODEL)], ..EvalsSection::default() };
+        let policy = FailOnEvals::Regression;
+        let gate =
+            gate_section(&section, &baseline, "label".into(), &elsewhere, policy, 0.02, "[]", None, None, None).0;
+        let reasons: Vec<&str> = gate.not_comparable.keys().map(String::as_str).collect();
+        assert_eq!(reasons, ["changed case"], "{gate:?}");
+    }
+
+    /// Five cases × 3 trials on `MODEL`, `passed` of 3 each.
+    fn three_trials(passed: [usize; 5]) -> Vec<EvalResult> {
+        ["a", "b", "c", "d", "e"]
+            .iter()
+            .zip(passed)
+            .map(|(case, passed)| EvalResult::for_tests(case, MODEL, false, passed, 3, 2))
+            .collect()
+    }
+
+    #[test]
+    fn a_gateway_url_change_keeps_the_comparison_and_names_both_endpoints_in_the_gate_line() {
+        // Recorded through gateway A (credentials and a query in its URL), run through B: a case
+        // that fell 3/3 → 0/3 fails the gate as it would on one endpoint.
+        let at_a = |_: &str| "https://user:s3cret@gw-a.example/v1?api-key=k3y".to_owned();
+        let at_b = |_: &str| "https://gw-b.example:8443/openai/v1".to_owned();
+        let mut baseline = Baseline::default();
+        let run = StoredRun { measured_at: "2026-11-29T00:00:00Z".into(), reason: "push".into() };
+        baseline.store(&three_trials([3; 5]), &at_a, "sha256:set", None, run);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = Baseline::path_in(dir.path());
+        baseline.save(&path).expect("saved");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(!text.contains("s3cret") && !text.contains("k3y") && !text.contains("user"), "{text}");
+        let baseline = Baseline::load(&path).expect("loads");
+        let section = EvalsSection { evals: three_trials([0, 3, 3, 3, 3]), ..EvalsSection::default() };
+        let policy = FailOnEvals::Regression;
+        let gate = gate_section(&section, &baseline, "label".into(), &at_b, policy, 0.02, "[]", None, None, None).0;
+        assert_eq!((gate.result.as_str(), gate.fails), ("fail", true), "{gate:?}");
+        assert!(gate.not_comparable.is_empty(), "{gate:?}");
         assert_eq!(
-            baseline.reason_without_record("edited", MODEL, "sha256:v2", &endpoint),
-            regression::Reason::ChangedCase
+            gate.lines,
+            ["`openai:m`: pass rate 1.00 → 0.80 (−0.20, noise ±0.13): regression; endpoint changed: \
+              https://gw-a.example/v1 → https://gw-b.example:8443/openai/v1 (compared as the same provider:model)"]
         );
-        assert_eq!(
-            baseline.reason_without_record("edited", MODEL, "sha256:v2", &elsewhere),
-            regression::Reason::OtherModel
+        let mut report = crate::report::model::RunReport::empty_for_tests();
+        report.layers = vec![1];
+        report.evals = Some(EvalsSection { eval_gate: Some(gate), ..section });
+        let summary = crate::report::markdown::render(&report);
+        assert!(
+            summary.contains("endpoint changed: https://gw-a.example/v1 → https://gw-b.example:8443/openai/v1"),
+            "{summary}"
         );
-        assert_eq!(baseline.reason_without_record("other", MODEL, "sha256:v2", &endpoint), regression::Reason::NewCase);
+        assert!(!summary.contains("other model"), "{summary}");
+    }
+
+    #[test]
+    fn the_endpoint_is_shown_as_scheme_host_and_path_only() {
+        use super::super::store::shown_endpoint;
+        assert_eq!(shown_endpoint("https://u:p@h.example/v1/?key=1#x"), "https://h.example/v1/");
+        assert_eq!(shown_endpoint("http://127.0.0.1:8000/v1"), "http://127.0.0.1:8000/v1");
+        assert_eq!(shown_endpoint(""), "no endpoint");
+        assert_eq!(shown_endpoint("not a url"), "an endpoint that is not a URL");
     }
 
     #[test]
@@ -773,10 +940,13 @@ mod tests {
     #[test]
     fn the_stored_baseline_is_labelled_by_why_its_runs_were_stored() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let path = Baseline::path_in(dir.path());
+        let path = Baseline::path_in(&dir.path().join(".mcp-eval-cache"));
         let label = |reader| load(&Source::Stored(&path), &endpoint, reader).1;
         assert_eq!(label(Reader::CommandLine), "none stored yet (--accept-baseline stores this run's results as one)");
-        assert!(label(Reader::Action).contains("accept-baseline: true stores one"), "{}", label(Reader::Action));
+        assert_eq!(
+            label(Reader::Action),
+            "none stored yet: no baselines.json in the cache directory `.mcp-eval-cache`"
+        );
 
         let mut baseline = stored(&[eval("a", "a", MODEL)], "accept-baseline", "2026-11-28T00:00:00Z");
         baseline.save(&path).expect("saved");
@@ -793,6 +963,86 @@ mod tests {
             label(Reader::Action),
             "the last 3 stored run(s) (1 push run(s) of the default branch, 1 scheduled run(s) of the default branch, 1 accepted with --accept-baseline / input accept-baseline), the newest measured 2026-11-30T00:00:00Z"
         );
+    }
+
+    #[test]
+    fn a_pull_request_without_a_baselines_file_says_why_and_how_to_keep_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = Baseline::path_in(&dir.path().join(".mcp-eval-cache"));
+        let (baseline, label, warning) = load(&Source::Stored(&path), &endpoint, Reader::Action);
+        assert!(warning.is_none());
+        assert_eq!(label, "none stored yet: no baselines.json in the cache directory `.mcp-eval-cache`");
+        let section = EvalsSection { evals: vec![eval("a", "a", MODEL)], ..EvalsSection::default() };
+        let policy = FailOnEvals::Regression;
+        let gate = gate_section(&section, &baseline, label, &endpoint, policy, 0.02, "[]", None, None, None).0;
+        assert_eq!(gate.result, "no-baseline");
+        let why = gate.lines.iter().find(|line| line.starts_with("no baseline:")).expect("a line says why");
+        assert!(why.contains("actions/cache") && why.contains("restore-keys"), "{why}");
+        assert!(why.contains("docs/cache-baseline-gate.md"), "{why}");
+        assert!(gate.lines.iter().any(|line| line.contains("accept-baseline: true stores one")), "{:?}", gate.lines);
+        let mut report = crate::report::model::RunReport::empty_for_tests();
+        report.layers = vec![1];
+        report.evals = Some(EvalsSection { eval_gate: Some(gate), ..section });
+        let summary = crate::report::markdown::render(&report);
+        assert!(summary.contains("no baselines.json in the cache directory `.mcp-eval-cache`"), "{summary}");
+        assert!(summary.contains("- no baseline: "), "{summary}");
+    }
+
+    #[test]
+    fn a_baseline_of_another_golden_set_and_model_says_so() {
+        let mut baseline = Baseline::default();
+        let run = StoredRun { measured_at: "2026-11-29T00:00:00Z".into(), reason: "push".into() };
+        baseline.store(&[eval("old", "old", OTHER)], &endpoint, "sha256:0ldset0000000000", None, run);
+        let golden = crate::report::evals::GoldenSetInfo {
+            path: "golden/tasks.yaml".into(),
+            sha256: "sha256:newset0000000000".into(),
+            cases: 1,
+            today: None,
+            timezone: None,
+        };
+        let section =
+            EvalsSection { evals: vec![eval("a", "a", MODEL)], golden_set: Some(golden), ..EvalsSection::default() };
+        let policy = FailOnEvals::Regression;
+        let gate = gate_section(&section, &baseline, "label".into(), &endpoint, policy, 0.02, "[]", None, None, None).0;
+        assert_eq!(gate.result, "no-baseline");
+        let why = gate.lines.iter().find(|line| line.starts_with("no baseline:")).expect("a line says why");
+        assert!(why.contains("golden set `0ldset000000`") && why.contains("`newset000000`"), "{why}");
+        assert!(why.contains("`openai:other`") && why.contains("`openai:m`"), "{why}");
+    }
+
+    #[test]
+    fn a_gate_that_cannot_see_is_shown_as_not_enough_data_in_the_summary_and_comment() {
+        let one_trial = |passed| vec![EvalResult::for_tests("a", MODEL, false, passed, 1, 1)];
+        let baseline = stored(&one_trial(1), "push", "2026-11-29T00:00:00Z");
+        let section = EvalsSection { evals: one_trial(1), ..EvalsSection::default() };
+        for (policy, fails, effect) in [
+            (FailOnEvals::Regression, false, "does not fail the check (`fail-on-evals: regression`; `strict` would)"),
+            (FailOnEvals::Strict, true, "fails the check: too few cases or trials to gate (`fail-on-evals: strict`)"),
+        ] {
+            let gate =
+                gate_section(&section, &baseline, "label".into(), &endpoint, policy, 0.02, "[]", None, None, None).0;
+            assert_eq!((gate.result.as_str(), gate.insufficient_data, gate.fails), ("pass", true, fails), "{gate:?}");
+            assert_eq!((gate.policy.as_str(), gate.strict), ("regression", policy == FailOnEvals::Strict));
+            let mut report = crate::report::model::RunReport::empty_for_tests();
+            report.layers = vec![1];
+            report.evals = Some(EvalsSection { eval_gate: Some(gate), ..section.clone() });
+            let summary = crate::report::markdown::render(&report);
+            let state = crate::baseline::State::default();
+            let parts = crate::github::comment::CommentParts {
+                comment_id: "default",
+                summary: &summary,
+                notes: &[],
+                state: &state,
+                report_location: "mcp-eval-report/report.json",
+                run_url: None,
+            };
+            let comment = crate::github::comment::render(&parts, crate::baseline::Previous::First);
+            for body in [&summary, &comment] {
+                assert!(body.contains("**Regression gate:** ⚠️ not enough data to see a regression"), "{body}");
+                assert!(body.contains(effect), "{body}");
+                assert!(body.contains("not enough data: only a drop of 77 points or more is seen"), "{body}");
+            }
+        }
     }
 
     const TOOLS: &str = r#"[{"name":"search","description":"Finds things"}]"#;

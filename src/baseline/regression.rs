@@ -81,6 +81,12 @@ pub(crate) use crate::settings::layer1::DEFAULT_MAX_DROP;
 /// How many green baseline runs of one golden-set hash are pooled.
 pub(crate) const POOLED_BASELINES: usize = 3;
 
+/// The largest drop a model's gate may need to see with 80 % power, by its noise alone
+/// (`(z + 0.8416)·σ`), and still be said to see (or `max_drop`, when a team set it larger): a
+/// suite that cannot see a drop of half the pass rate (too few cases or trials, in the baseline
+/// or now) does not pass, it reports [`GateResult::InsufficientData`].
+pub(crate) const INSUFFICIENT_ABOVE: f64 = 0.5;
+
 /// The rate [`minimum_detectable_drop`] assumes at most: a suite that passed everything would
 /// otherwise be credited with a noise of zero.
 const RESOLUTION_RATE_CAP: f64 = 0.95;
@@ -217,7 +223,8 @@ pub(crate) enum Reason {
     NewCase,
     /// The baseline has this case id with another case hash: the case was edited.
     ChangedCase,
-    /// The baseline has this case, but not for this model (or not on this model's endpoint).
+    /// The baseline has this case, but only for other models (`PROVIDER:MODEL`; the same model
+    /// on another endpoint is compared, see [`super::store::Baseline::comparable_across`]).
     OtherModel,
     /// It has no verdict in this run (`error` or `skipped`: the call cap, a provider failure).
     NotRun(EvalStatus),
@@ -437,12 +444,23 @@ pub(crate) struct ModelGate {
     /// The smallest true drop this model's comparable cases detect with 80 % power (a rate in
     /// 0..1), see [`minimum_detectable_drop`]; `None` when N = 0.
     pub minimum_detectable_drop: Option<f64>,
+    /// The drop this model's gate must see to be said to see at all (a rate in 0..1):
+    /// `max(INSUFFICIENT_ABOVE, max_drop)`, when its noise alone hides a larger one (80 %
+    /// power); `None` when the gate sees enough (or N = 0). See [`ModelGate::insufficient_data`].
+    pub blind_above: Option<f64>,
 }
 
 impl ModelGate {
     /// The model fails the gate: a regression, or a hard case that flipped.
     pub(crate) fn fails(&self) -> bool {
         self.verdict == ModelVerdict::Regression || !self.hard_flips.is_empty()
+    }
+
+    /// The model was compared and did not fail, but its cases and trials are too few to see a
+    /// drop of [`INSUFFICIENT_ABOVE`] (or `max_drop`, when larger) with 80 % power: its pass
+    /// says nothing.
+    pub(crate) fn insufficient_data(&self) -> bool {
+        self.verdict != ModelVerdict::NoBaseline && !self.fails() && self.blind_above.is_some()
     }
 
     /// One line for the summary, e.g. `pass rate 0.86 → 0.78 (−0.08, noise ±0.04): regression`,
@@ -462,6 +480,13 @@ impl ModelGate {
         if !self.hard_flips.is_empty() {
             let names = self.hard_flips.iter().map(|key| format!("`{}`", key.case)).collect::<Vec<_>>().join(", ");
             line.push_str(&format!("; hard case(s) passing before and failing now: {names}"));
+        }
+        if self.insufficient_data() {
+            line.push_str(&format!(
+                "; not enough data: only a drop of {:.0} points or more is seen (80 % power), the gate needs {:.0} or less — add cases or trials",
+                self.minimum_detectable_drop.unwrap_or_default() * 100.0,
+                self.blind_above.unwrap_or(INSUFFICIENT_ABOVE) * 100.0
+            ));
         }
         line
     }
@@ -536,6 +561,7 @@ fn decide_model(model: &str, pairs: &[&Pair], settings: &GateSettings) -> ModelG
         hard_flips: Vec::new(),
         to_confirm: Vec::new(),
         minimum_detectable_drop: None,
+        blind_above: None,
     };
     if cases == 0 {
         return gate;
@@ -577,6 +603,8 @@ fn decide_model(model: &str, pairs: &[&Pair], settings: &GateSettings) -> ModelG
     let planned: f64 = pairs.iter().map(|pair| inverse_sum(pair.baseline, pair.now)).sum();
     let sigma = (rate * (1.0 - rate) * planned).sqrt() / n;
     gate.minimum_detectable_drop = Some(minimum_detectable_drop(sigma, settings));
+    let needed = INSUFFICIENT_ABOVE.max(settings.max_drop);
+    gate.blind_above = ((settings.z + Z_POWER_80) * sigma > needed).then_some(needed);
     gate
 }
 
@@ -645,15 +673,19 @@ pub(crate) enum GateResult {
     Fail,
     /// Nothing could be compared (no baseline, or no comparable case) and no hard case fails.
     NoBaseline,
+    /// Nothing failed, but a compared model has too few cases or trials to see a drop
+    /// ([`ModelGate::insufficient_data`]): not a pass.
+    InsufficientData,
 }
 
 impl GateResult {
-    /// `pass`, `fail` or `no-baseline`.
+    /// `pass`, `fail`, `no-baseline` or `insufficient-data`.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             GateResult::Pass => "pass",
             GateResult::Fail => "fail",
             GateResult::NoBaseline => "no-baseline",
+            GateResult::InsufficientData => "insufficient-data",
         }
     }
 }
@@ -670,13 +702,16 @@ pub(crate) struct Layer1Gate {
 }
 
 /// The layer-1 gate: the `gate` output from the (final) decision, and whether layer 1 fails the
-/// run under `policy`: `regression` fails when the gate does, `failure` when any case of
-/// `current` failed its threshold, `never` not at all.
+/// run under `policy`: `regression` fails when the gate does, `strict` also when it has
+/// insufficient data, `failure` when any case of `current` failed its threshold, `never` not at
+/// all.
 pub(crate) fn layer1_gate(decision: &GateDecision, current: &[EvalResult], policy: FailOnEvals) -> Layer1Gate {
     let failed = decision.models.iter().any(ModelGate::fails) || !decision.hard_without_baseline.is_empty();
     let compared = decision.models.iter().any(|model| model.verdict != ModelVerdict::NoBaseline);
     let result = if failed {
         GateResult::Fail
+    } else if decision.models.iter().any(ModelGate::insufficient_data) {
+        GateResult::InsufficientData
     } else if compared {
         GateResult::Pass
     } else {
@@ -684,6 +719,7 @@ pub(crate) fn layer1_gate(decision: &GateDecision, current: &[EvalResult], polic
     };
     let fails = match policy {
         FailOnEvals::Regression => result == GateResult::Fail,
+        FailOnEvals::Strict => matches!(result, GateResult::Fail | GateResult::InsufficientData),
         FailOnEvals::Failure => current.iter().any(|eval| eval.status == EvalStatus::Fail),
         FailOnEvals::Never => false,
     };
@@ -1036,8 +1072,45 @@ mod tests {
     }
 
     #[test]
+    fn a_gate_too_small_to_see_a_drop_reports_insufficient_data_and_strict_fails_on_it() {
+        // One case, one trial each side, 1/1 → 1/1: the rate capped to 0.95, σ = sqrt(0.0475·2)
+        // = 0.308221, the 80 % drop 2.486475·σ = 0.766386 > 0.5: the gate cannot see.
+        let baseline = vec![eval_of("c0", MODEL, false, 1, 1)];
+        let current = vec![eval_of("c0", MODEL, false, 1, 1)];
+        let decision = decide(&compare(&current, &one(&baseline), never_cached), &GateSettings::default());
+        assert_eq!(decision.models[0].verdict, ModelVerdict::WithinNoise);
+        assert!(decision.models[0].insufficient_data(), "{decision:?}");
+        let gate = layer1_gate(&decision, &current, FailOnEvals::Regression);
+        assert_eq!((gate.result, gate.fails), (GateResult::InsufficientData, false));
+        assert_eq!(
+            gate.lines,
+            ["`openai:gpt-test`: pass rate 1.00 → 1.00 (±0.00, noise ±0.00): within noise; not enough data: \
+              only a drop of 77 points or more is seen (80 % power), the gate needs 50 or less — add cases or trials"]
+        );
+        let strict = layer1_gate(&decision, &current, FailOnEvals::Strict);
+        assert_eq!((strict.result, strict.fails), (GateResult::InsufficientData, true));
+        assert_eq!(GateResult::InsufficientData.as_str(), "insufficient-data");
+
+        // A drop it does see fails the gate, data or not: one case 3/3 → 0/3 (σ = 0.177951,
+        // the 80 % drop 0.442475: enough).
+        let baseline = vec![eval_of("c0", MODEL, false, 3, 3)];
+        let current = vec![eval_of("c0", MODEL, false, 0, 3)];
+        let decision = decide(&compare(&current, &one(&baseline), never_cached), &GateSettings::default());
+        assert!(!decision.models[0].insufficient_data(), "{decision:?}");
+        assert_eq!(layer1_gate(&decision, &current, FailOnEvals::Regression).result, GateResult::Fail);
+
+        // 25 cases × 5 trials see a drop of 7 points: a plain pass, under `strict` too.
+        let decision = decide(
+            &compare(&soft_suite(&[5; 25]), &one(&soft_suite(&[5; 25])), never_cached),
+            &GateSettings::default(),
+        );
+        let gate = layer1_gate(&decision, &soft_suite(&[5; 25]), FailOnEvals::Strict);
+        assert_eq!((gate.result, gate.fails), (GateResult::Pass, false));
+    }
+
+    #[test]
     fn policies_are_spelled_as_the_user_writes_them() {
-        for policy in [FailOnEvals::Regression, FailOnEvals::Failure, FailOnEvals::Never] {
+        for policy in [FailOnEvals::Regression, FailOnEvals::Failure, FailOnEvals::Never, FailOnEvals::Strict] {
             assert_eq!(FailOnEvals::parse(policy.as_str()), Some(policy));
         }
         assert_eq!(FailOnEvals::parse("always"), None);

@@ -32,9 +32,42 @@ const FORMAT: u32 = 1;
 pub(crate) struct StoredVerdict {
     /// When the run that measured it started (RFC 3339).
     pub measured_at: String,
+    /// The provider endpoint it was measured on, as [`shown_endpoint`] shows it (scheme, host
+    /// and path: never credentials or a query); absent in a file written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
     /// The verdict.
     pub eval: EvalResult,
 }
+
+/// Stored verdicts comparable with one case × model of this run ([`Baseline::comparable_across`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Comparable<'a> {
+    /// Newest first, at most [`KEPT_RUNS`].
+    pub verdicts: Vec<&'a StoredVerdict>,
+    /// When none was measured on this run's endpoint and these were measured on others: those
+    /// endpoints as shown ([`shown_endpoint`]; `an endpoint not recorded` for a file written
+    /// before endpoints were kept), sorted.
+    pub other_endpoints: Vec<String>,
+}
+
+/// A provider endpoint as the summary and the baseline file show it: scheme, host (and port)
+/// and path, never the user, password, query or fragment a base URL may carry.
+pub(crate) fn shown_endpoint(url: &str) -> String {
+    if url.is_empty() {
+        return "no endpoint".to_owned();
+    }
+    match url::Url::parse(url) {
+        Ok(parsed) if parsed.has_host() => {
+            let port = parsed.port().map(|port| format!(":{port}")).unwrap_or_default();
+            format!("{}://{}{port}{}", parsed.scheme(), parsed.host_str().unwrap_or_default(), parsed.path())
+        }
+        _ => "an endpoint that is not a URL".to_owned(),
+    }
+}
+
+/// How [`Comparable::other_endpoints`] names an endpoint a stored verdict did not record.
+const UNRECORDED_ENDPOINT: &str = "an endpoint not recorded";
 
 /// A run that stored a baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -191,6 +224,7 @@ impl Baseline {
             }
             let stored = StoredVerdict {
                 measured_at: at.to_owned(),
+                endpoint: Some(shown_endpoint(&endpoint(&eval.model))),
                 eval: EvalResult { traces: Vec::new(), cached: None, ..eval.clone() },
             };
             kept.insert(0, stored);
@@ -231,24 +265,44 @@ impl Baseline {
         self.verdicts.get(&key).map(Vec::as_slice).unwrap_or_default()
     }
 
-    /// Why a case × model with no comparable stored verdict (none under its case hash, model
-    /// and endpoint) has none: [`Reason::ChangedCase`] when the same case id × model × endpoint
-    /// is stored under another case hash (the case was edited), [`Reason::OtherModel`] when the
-    /// case id is stored only for other models or endpoints, [`Reason::NewCase`] when the id was
-    /// never stored. `endpoint` maps `PROVIDER:MODEL` to its provider endpoint.
-    pub(crate) fn reason_without_record(
-        &self,
-        case: &str,
-        model: &str,
-        case_sha256: &str,
-        endpoint: &dyn Fn(&str) -> String,
-    ) -> Reason {
+    /// The stored verdicts the gate compares `eval` with: those of its case hash and model on
+    /// `endpoint` ([`Self::comparable`]); when there are none, those of its case hash and model
+    /// on any other endpoint, newest first, and which endpoints they were measured on. A model
+    /// is the same model behind another gateway URL: the gate compares it, and its line names
+    /// both endpoints (a model that is not the same goes under another provider id, whose
+    /// `PROVIDER:MODEL` differs).
+    pub(crate) fn comparable_across(&self, eval: &EvalResult, endpoint: &str) -> Comparable<'_> {
+        let here = self.comparable(eval, endpoint);
+        if !here.is_empty() {
+            return Comparable { verdicts: here.iter().collect(), other_endpoints: Vec::new() };
+        }
+        let mut verdicts: Vec<&StoredVerdict> = self
+            .verdicts
+            .values()
+            .flatten()
+            .filter(|stored| stored.eval.model == eval.model && stored.eval.case_sha256 == eval.case_sha256)
+            .collect();
+        verdicts.sort_by(|a, b| b.measured_at.cmp(&a.measured_at));
+        verdicts.truncate(KEPT_RUNS);
+        let mut other_endpoints: Vec<String> = verdicts
+            .iter()
+            .map(|stored| stored.endpoint.clone().unwrap_or_else(|| UNRECORDED_ENDPOINT.to_owned()))
+            .collect();
+        other_endpoints.sort();
+        other_endpoints.dedup();
+        Comparable { verdicts, other_endpoints }
+    }
+
+    /// Why a case × model with no comparable stored verdict (none under its case hash and
+    /// model, on any endpoint: [`Self::comparable_across`]) has none: [`Reason::ChangedCase`]
+    /// when the same case id × model is stored under another case hash (the case was edited),
+    /// [`Reason::OtherModel`] when the case id is stored only for other models,
+    /// [`Reason::NewCase`] when the id was never stored.
+    pub(crate) fn reason_without_record(&self, case: &str, model: &str, case_sha256: &str) -> Reason {
         let mut reason = Reason::NewCase;
-        for (key, kept) in &self.verdicts {
+        for kept in self.verdicts.values() {
             for stored in kept.iter().filter(|stored| stored.eval.case == case) {
-                let same_place = stored.eval.model == model
-                    && *key == comparability_key(&stored.eval.case_sha256, model, &endpoint(model));
-                if same_place && stored.eval.case_sha256 != case_sha256 {
+                if stored.eval.model == model && stored.eval.case_sha256 != case_sha256 {
                     return Reason::ChangedCase;
                 }
                 reason = Reason::OtherModel;

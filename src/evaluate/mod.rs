@@ -807,14 +807,14 @@ fn completed_report(
                 resilience.fail_on = fail_on.as_str().to_owned();
                 resilience.fails = match fail_on {
                     FailOnEvals::Failure => resilience.any_failed(),
-                    FailOnEvals::Regression => resilience.hard_failed(),
+                    FailOnEvals::Regression | FailOnEvals::Strict => resilience.hard_failed(),
                     FailOnEvals::Never => false,
                 };
                 if let Some(security) = security.as_mut() {
                     security.fail_on = fail_on.as_str().to_owned();
                     security.fails = match fail_on {
                         FailOnEvals::Failure => security.any_failed(),
-                        FailOnEvals::Regression => security.hard_failed(),
+                        FailOnEvals::Regression | FailOnEvals::Strict => security.hard_failed(),
                         FailOnEvals::Never => false,
                     };
                 }

@@ -163,6 +163,15 @@ pub struct Layer1GateSection {
     /// when it is large, the golden set is too small to catch small regressions.
     #[serde(default)]
     pub minimum_detectable_drop: Option<f64>,
+    /// `result` is `pass`, but a compared model has too few cases or trials to see a drop of
+    /// half its pass rate: the pass says nothing (the Action's `gate` output is
+    /// `insufficient-data`). Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insufficient_data: bool,
+    /// `fail-on-evals: strict`: `policy` is `regression`, and `insufficient_data` fails too.
+    /// Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict: bool,
     /// The mean per-case pass rate now, over comparable cases (the first model).
     pub pass_rate: Option<f64>,
     /// That rate minus the baseline's (negative: worse).

@@ -507,6 +507,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
     if let Some(gate) = &evals.eval_gate {
         let verdict = match gate.result.as_str() {
             "fail" => "❌ regression",
+            "pass" if gate.insufficient_data => "⚠️ not enough data to see a regression",
             "pass" => "✅ no regression",
             _ => "➖ no baseline to compare with",
         };
@@ -515,6 +516,7 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
         // the baseline says. The policy is named as the setting it is, never as a result.
         let why = match gate.policy.as_str() {
             "failure" => ": a case failed its threshold (`fail-on-evals: failure`)",
+            _ if gate.strict && gate.insufficient_data => ": too few cases or trials to gate (`fail-on-evals: strict`)",
             _ => "",
         };
         let effect = match (gate.fails, reports_only) {
@@ -522,6 +524,9 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
             (true, true) => format!(" · would fail the check{why}, but `fail-on: never` only reports"),
             (false, _) if gate.result == "fail" => {
                 format!(" · does not fail the check (`fail-on-evals: {}`)", escape(&gate.policy))
+            }
+            (false, _) if gate.insufficient_data => {
+                format!(" · does not fail the check (`fail-on-evals: {}`; `strict` would)", escape(&gate.policy))
             }
             (false, _) => String::new(),
         };

@@ -60,6 +60,9 @@ pub(crate) const INPUT_CONCURRENCY: &str = "concurrency";
 pub(crate) const INPUT_MAX_MODEL_CALLS: &str = "max-model-calls";
 /// Input `trace-results`: `full`, `truncated` or `none`.
 pub(crate) const INPUT_TRACE_RESULTS: &str = "trace-results";
+/// Input `cassettes`: a directory of recorded model exchanges layer 1 replays instead of calling
+/// the providers (`--cassettes`, config `cassettes`), relative to the workspace.
+pub(crate) const INPUT_CASSETTES: &str = "cassettes";
 /// Input `cache-dir`: the verdict cache's directory (default `.mcp-eval-cache`).
 pub(crate) const INPUT_CACHE_DIR: &str = "cache-dir";
 /// Input `cache-key`: the server key of cached verdicts: `auto` (default), `none` or a text.
@@ -116,7 +119,7 @@ pub(crate) const INPUT_MERGE_REPORTS: &str = "merge-reports";
 
 /// Every input name, in the order of `action.yml`.
 #[cfg(test)]
-pub(crate) const ALL_INPUTS: [&str; 50] = [
+pub(crate) const ALL_INPUTS: [&str; 51] = [
     INPUT_SERVER_URL,
     INPUT_SERVER_COMMAND,
     INPUT_SERVER_HEADERS,
@@ -142,6 +145,7 @@ pub(crate) const ALL_INPUTS: [&str; 50] = [
     INPUT_CONCURRENCY,
     INPUT_MAX_MODEL_CALLS,
     INPUT_TRACE_RESULTS,
+    INPUT_CASSETTES,
     INPUT_CACHE_DIR,
     INPUT_CACHE_KEY,
     INPUT_CACHE,

@@ -289,21 +289,25 @@ pub(crate) enum FailOnEvals {
     Failure,
     /// Report only.
     Never,
+    /// As `regression`, and also fail when the gate has too few cases or trials to see a drop
+    /// (`insufficient-data`).
+    Strict,
 }
 
 impl FailOnEvals {
-    /// `regression`, `failure` or `never`, as the user spells it.
+    /// `regression`, `failure`, `never` or `strict`, as the user spells it.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             FailOnEvals::Regression => "regression",
             FailOnEvals::Failure => "failure",
             FailOnEvals::Never => "never",
+            FailOnEvals::Strict => "strict",
         }
     }
 
     /// The policy spelled `text`, or `None`.
     pub(crate) fn parse(text: &str) -> Option<Self> {
-        [FailOnEvals::Regression, FailOnEvals::Failure, FailOnEvals::Never]
+        [FailOnEvals::Regression, FailOnEvals::Failure, FailOnEvals::Never, FailOnEvals::Strict]
             .into_iter()
             .find(|policy| policy.as_str() == text)
     }

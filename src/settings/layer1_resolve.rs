@@ -327,8 +327,8 @@ fn shard(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> Option<super::la
     })
 }
 
-/// The cassette directory model exchanges are replayed from (`--cassettes`, `cassettes`),
-/// below the workspace.
+/// The cassette directory model exchanges are replayed from (`--cassettes`, input
+/// `cassettes`, config `cassettes`), below the workspace.
 ///
 /// # Errors
 /// Adds to `problems` `--record` without a cassette directory.
@@ -339,9 +339,10 @@ fn cassettes(
 ) -> Option<PathBuf> {
     let flags = &sources.request.flags;
     let cassettes = sources
-        .flag_or_file(
+        .pick(
             &flags.cassettes,
             "--cassettes",
+            env_vars::INPUT_CASSETTES,
             sources.config().and_then(|config| config.cassettes.as_ref()).map(|value| (value, "cassettes")),
         )
         .map(|(_, text)| workspace.join(&text));
@@ -786,7 +787,7 @@ fn accept_baseline(sources: &Sources<'_>, has_cache_dir: bool, problems: &mut Ve
 /// given.
 ///
 /// # Errors
-/// Adds to `problems` a value other than regression, failure or never (then failure).
+/// Adds to `problems` a value other than regression, strict, failure or never (then failure).
 fn fail_on_evals(sources: &Sources<'_>, in_action: bool, problems: &mut Vec<Problem>) -> super::layer1::FailOnEvals {
     match sources.pick(
         &sources.request.flags.fail_on_evals,
@@ -804,7 +805,7 @@ fn fail_on_evals(sources: &Sources<'_>, in_action: bool, problems: &mut Vec<Prob
             problems.push(Problem::new(
                 &source,
                 format!("`{text}` is not a layer-1 policy"),
-                "use regression (the gate on the drop against the baseline), failure (any failed case) or never",
+                "use regression (the gate on the drop against the baseline), strict (also when the gate has too few trials to see a drop), failure (any failed case) or never",
             ));
             super::layer1::FailOnEvals::Failure
         }),

@@ -147,7 +147,7 @@ pub struct SettingsArgs {
     /// Store this run's layer-1 results as the baseline whatever the gate says [Action input: accept-baseline]
     #[arg(long)]
     pub accept_baseline: bool,
-    /// When layer 1 fails the run: regression, failure or never [Action input: fail-on-evals; default: failure for the CLI, regression for the Action]
+    /// When layer 1 fails the run: regression, strict, failure or never [Action input: fail-on-evals; default: failure for the CLI, regression for the Action]
     #[arg(long, value_name = "WHEN")]
     pub fail_on_evals: Option<String>,
     /// The model that grades rubrics and `judge` argument matchers, PROVIDER:MODEL; it must differ from the models under test [Action input: judge-model]

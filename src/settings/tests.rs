@@ -935,6 +935,21 @@ fn cassettes_without_record_replay_and_are_resolved_against_the_workspace() {
 }
 
 #[test]
+fn the_cassettes_input_replays_from_the_workspace_and_the_flag_wins_over_it() {
+    let vars =
+        [("INPUT_SERVER-URL", "http://h/mcp"), ("GITHUB_WORKSPACE", "/ws"), ("INPUT_CASSETTES", "tests/cassettes")];
+    let settings = action(&vars, Request::default()).expect("valid");
+    assert_eq!(settings.layer1.cassettes.as_deref(), Some(Path::new("/ws/tests/cassettes")));
+    assert!(!settings.layer1.record, "the input replays; recording is a one-off of the command line");
+    let request = Request {
+        flags: SettingsArgs { cassettes: Some("tapes".into()), ..SettingsArgs::default() },
+        ..Request::default()
+    };
+    let settings = action(&vars, request).expect("valid");
+    assert_eq!(settings.layer1.cassettes.as_deref(), Some(Path::new("/ws/tapes")));
+}
+
+#[test]
 fn a_broken_config_file_does_not_also_report_the_providers_it_may_define() {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = write_config(&dir, "providers:\n  - id: myvllm\n    api: openai\n    base_url: [http://h/v1]\n");
