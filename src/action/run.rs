@@ -117,7 +117,7 @@ async fn stages(
     };
     let redactor = crate::mcp::evidence::Redactor::new(settings.secrets());
     // A loopback `server-url` from inside the container: the runner's host, at its gateway.
-    let host_note = super::runner_host::reach(&mut settings.server);
+    let host_note = super::runner_host::reach(&mut settings.server, &action.github.workspace);
     if let Some(note) = &host_note {
         say(&format!("mcp-eval: {note}"));
     }

@@ -3,21 +3,26 @@
 //! The runner starts a Docker action's container on the job's user-defined bridge network, so
 //! the container's `127.0.0.1` is not the runner's: an HTTP server a team starts from the pull
 //! request's code in an earlier step is reached at the network's gateway, the runner's address
-//! on that bridge. When the Action runs in a container (`/.dockerenv`, or podman's
-//! `/run/.containerenv`), `server-url`'s host is loopback, and nothing listens on that port in
-//! the container, [`reach`] rewrites the host to the default gateway read from
+//! on that bridge. When the Action runs as the runner runs a Docker action — in a container
+//! (`/.dockerenv`, or podman's `/run/.containerenv`) with the workspace mounted at
+//! `/github/workspace` (a developer's container or a job container is not rewritten for) —,
+//! `server-url`'s host is loopback, and nothing listens on that port in the container, [`reach`]
+//! rewrites the host to the default gateway read from
 //! `/proc/net/route`, and says so (log and job summary). The server must then listen on
 //! `0.0.0.0` (or the bridge address), which docs/action.md says.
 //!
 //! The decision is pure ([`decide`]); [`reach`] feeds it the files and a connect probe.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
+use std::path::Path;
 use std::time::Duration;
 
 use crate::settings::{Server, secrets};
 
 /// Files whose presence says this process runs in a container: Docker's and podman's.
 const CONTAINER_MARKERS: [&str; 2] = ["/.dockerenv", "/run/.containerenv"];
+/// Where the runner mounts the workspace in a Docker action's container.
+const ACTION_WORKSPACE: &str = "/github/workspace";
 /// The kernel's IPv4 routing table.
 const ROUTE_TABLE: &str = "/proc/net/route";
 /// How long the probe of the container's own loopback port waits.
@@ -102,12 +107,21 @@ fn listening_here(port: u16) -> bool {
         .any(|ip| TcpStream::connect_timeout(&SocketAddr::new(ip, port), PROBE_TIMEOUT).is_ok())
 }
 
-/// Applies [`decide`] to `server` when it is a URL, in this process's container. Returns the
-/// line to print and to put in the job summary when the URL was rewritten, or when it could not
-/// be although it needed to be.
-pub(crate) fn reach(server: &mut Server) -> Option<String> {
+/// Whether this process is a Docker action's container as the runner starts it: a container
+/// marker file, and the workspace at the runner's mount point. Any other container (a
+/// developer's, a job's `container:`) keeps its loopback as it is.
+pub(crate) fn is_docker_action(container_marker: bool, workspace: &Path) -> bool {
+    container_marker && workspace == Path::new(ACTION_WORKSPACE)
+}
+
+/// Applies [`decide`] to `server` when it is a URL and this process is a Docker action's
+/// container ([`is_docker_action`] with `workspace`, the resolved `GITHUB_WORKSPACE`). Returns
+/// the line to print and to put in the job summary when the URL was rewritten, or when it could
+/// not be although it needed to be.
+pub(crate) fn reach(server: &mut Server, workspace: &Path) -> Option<String> {
     let Server::Url(url) = server else { return None };
-    let in_container = CONTAINER_MARKERS.iter().any(|marker| std::path::Path::new(marker).exists());
+    let marker = CONTAINER_MARKERS.iter().any(|marker| Path::new(marker).exists());
+    let in_container = is_docker_action(marker, workspace);
     if !in_container || loopback_port(url).is_none() {
         return None;
     }
@@ -191,6 +205,16 @@ mod tests {
         );
         assert_eq!(decide("http://mcp-server:8000/mcp", true, |_| false, gateway), Outcome::Unchanged);
         assert_eq!(decide("http://127.0.0.1:8000/mcp", true, |_| false, None), Outcome::NoGateway);
+    }
+
+    #[test]
+    fn only_a_container_with_the_runners_workspace_mount_is_the_docker_action() {
+        assert!(is_docker_action(true, Path::new("/github/workspace")));
+        // A developer's or CI's own container (it has /.dockerenv too), a job container
+        // (`container:`, workspace under /__w), and the runner itself are not.
+        assert!(!is_docker_action(true, Path::new("/tmp/work")));
+        assert!(!is_docker_action(true, Path::new("/__w/repo/repo")));
+        assert!(!is_docker_action(false, Path::new("/github/workspace")));
     }
 
     #[test]
