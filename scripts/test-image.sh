@@ -763,13 +763,13 @@ on_runner() {
     "HOME=$dir" CI=true GITHUB_ACTIONS=true "GITHUB_WORKSPACE=$2" "GITHUB_EVENT_PATH=$dir/event.json" \
     GITHUB_EVENT_NAME=push "GITHUB_OUTPUT=$dir/output" "GITHUB_STEP_SUMMARY=$dir/summary" \
     GITHUB_REPOSITORY=octo/mcp-server GITHUB_API_URL=http://127.0.0.1:9 INPUT_GITHUB_TOKEN="$FAKE_TOKEN" \
-    mcp-eval action --layers 0 --comment false --server-command "$3") > "$dir/log" 2>&1 || RC=$?
+    mcp-eval action --layers 0 --comment false --server-cmd "$3") > "$dir/log" 2>&1 || RC=$?
   JOB="$dir"
   OUTPUTS="$("${HELPER[@]}" parse-outputs "$dir/output" 2>&1)" || true
 }
 for server in py node; do
   if [ "$server" = py ]; then command='python -m my_server' ws="$S/ws-py"; else command="node $EVERYTHING_JS stdio" ws="$S/ws-node"; fi
-  log "check 8: mcp-eval action --server-command '$command' on the runner"
+  log "check 8: mcp-eval action --server-cmd '$command' on the runner"
   on_runner "stdio-$server" "$ws" "$command"
   report="$ws/mcp-eval-report/report.json"
   evidence="exit $RC; result=$(output result); $(report_counts "$report")
