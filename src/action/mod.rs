@@ -4,11 +4,13 @@
 //! request.
 //!
 //! Code map: [`trigger`] decides the layers (pure), [`workflow`] formats the runner's workflow
-//! commands (pure), [`run`] ties them together. The inputs are resolved by
+//! commands (pure), [`run`] ties them together; [`runner_host`] points a loopback `server-url` at the runner's host
+//! when the Action runs in a container. The inputs are resolved by
 //! [`crate::settings`] (the same path as `mcp-eval run`); talking to GitHub's API is
 //! [`crate::github`]'s job.
 
 mod run;
+pub(crate) mod runner_host;
 pub(crate) mod trigger;
 pub(crate) mod workflow;
 

@@ -116,6 +116,11 @@ async fn stages(
         return input_error(&github, &[missing], &say);
     };
     let redactor = crate::mcp::evidence::Redactor::new(settings.secrets());
+    // A loopback `server-url` from inside the container: the runner's host, at its gateway.
+    let host_note = super::runner_host::reach(&mut settings.server, &action.github.workspace);
+    if let Some(note) = &host_note {
+        say(&format!("mcp-eval: {note}"));
+    }
 
     let payload = read_payload(&action.github, &say);
     // Whether this run may store the layer-1 baseline: the event, and whether it runs on the
@@ -135,7 +140,7 @@ async fn stages(
     settings.layer1.store_context = Some(crate::settings::layer1::StoreContext { event, on_default_branch });
     if let Some(pattern) = action.merge_reports.clone() {
         return merge_reports(
-            &After { settings: &settings, action: &action, payload: &payload, redactor: &redactor },
+            &After { settings: &settings, action: &action, payload: &payload, redactor: &redactor, host_note: None },
             &pattern,
             &say,
         )
@@ -188,7 +193,13 @@ async fn stages(
     let evaluation = evaluate::evaluate(&settings, &decision.layers, golden.as_ref(), prices.as_ref(), &events).await;
     say(&workflow::resume_commands(&token));
 
-    let after = After { settings: &settings, action: &action, payload: &payload, redactor: &redactor };
+    let after = After {
+        settings: &settings,
+        action: &action,
+        payload: &payload,
+        redactor: &redactor,
+        host_note: host_note.as_deref(),
+    };
     after_evaluation(&after, &decision, &evaluation, &say).await
 }
 
@@ -198,6 +209,8 @@ struct After<'a> {
     action: &'a ActionSettings,
     payload: &'a Value,
     redactor: &'a crate::mcp::evidence::Redactor,
+    /// How a loopback `server-url` reached the runner's host ([`super::runner_host`]).
+    host_note: Option<&'a str>,
 }
 
 /// After the evaluation or the merge: notes, annotations, outputs, the job summary and the pull
@@ -208,11 +221,13 @@ async fn after_evaluation(
     evaluation: &evaluate::Evaluation,
     say: &(dyn Fn(&str) + Sync),
 ) -> ExitStatus {
-    let After { settings, action, payload, redactor } = *after;
-    let notes = layer_notes(decision, &evaluation.report);
+    let After { settings, action, payload, redactor, host_note } = *after;
+    let mut notes = layer_notes(decision, &evaluation.report);
     for note in &notes[1..] {
         say(&format!("mcp-eval: {}", strip_markdown(note)));
     }
+    // Printed before the evaluation already; the summary and the comment say it too.
+    notes.extend(host_note.map(|note| format!("ℹ️ {note}")));
     let exit = evaluation.decision.exit;
     if let Err(error) = &evaluation.written {
         say(&format!("::error title=mcp-eval::{}", workflow::escape_data(&redactor.redact(&error.to_string()))));
