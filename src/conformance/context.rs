@@ -89,6 +89,9 @@ pub(crate) struct Context {
     pub target: Target,
     /// The second connections (stdio: processes) that checks need.
     pub seconds: Seconds,
+    /// Tools that answered every valid call with `isError: true` when no tool call succeeded
+    /// (the invalid-arguments probe finds them): `server.tool_errors` of the report.
+    pub tool_errors: std::sync::Mutex<Vec<crate::report::model::ToolErrorNotice>>,
 }
 
 impl Context {

@@ -240,6 +240,7 @@ pub(crate) async fn run(
         big_lists: tokio::sync::Semaphore::new(1),
         target: target.clone(),
         seconds,
+        tool_errors: std::sync::Mutex::new(Vec::new()),
     };
     // stdio: the second processes are given their uses now (spares started with the session,
     // so that their start-up overlapped it; a new process only when no spare is left).
@@ -317,6 +318,12 @@ pub(crate) async fn run(
         checks.push(era_check(options.require_modern, &era_evidence));
     }
     let stderr_tail = stderr_tail(&client);
+    // A tool's error text is a tool result: redacted here, shown only in `report.json`.
+    let mut tool_errors = std::mem::take(&mut *crate::mcp::sync::lock(&ctx.tool_errors));
+    for notice in &mut tool_errors {
+        notice.arguments = redactor.redact(&notice.arguments);
+        notice.error = redactor.redact(&notice.error);
+    }
     // The session is the caller's: stop observing it, end only the connection opened here.
     client.set_observer(None);
     let modern_ends = async {
@@ -337,6 +344,7 @@ pub(crate) async fn run(
         listed: Some(listed),
         stdio_starts: connected.starts.reasons(),
         descriptions,
+        tool_errors,
     };
     Layer0Result { server, checks, waiver_notes: Vec::new() }
 }
@@ -408,6 +416,7 @@ fn blocked_server(connected: &Connected, stderr_tail: Option<String>) -> ServerS
         listed: None,
         stdio_starts: connected.starts.reasons(),
         descriptions: std::collections::BTreeMap::new(),
+        tool_errors: Vec::new(),
     }
 }
 

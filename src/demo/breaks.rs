@@ -237,6 +237,10 @@ pub(crate) const BREAKS: &[(&str, &str)] = &[
         "chaos-million-content",
         "test_simple_text answers with a content array of 1,000,000 text blocks (about 27 MB, under the 32 MiB response cap)",
     ),
+    (
+        "chaos-tool-errors",
+        "every tools/call with valid arguments is answered with a result with `isError: true` (a tool whose backing store is down): no tool call succeeds",
+    ),
     ("chaos-stderr-flood", "stdio: writes to stderr without end (about 34 MB/s) while serving normally"),
     (
         "chaos-ask-forever",

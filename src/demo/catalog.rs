@@ -313,6 +313,9 @@ pub(crate) fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcErro
         let answer = Handled::result(tool_error(&format!("Invalid arguments for tool {name}: {problem}")));
         return invalid_arguments(context, Ok(answer));
     }
+    if context.breaks("chaos-tool-errors") {
+        return Ok(Handled::result(tool_error(&format!("{name} failed: the note store is unavailable"))));
+    }
     match name {
         "test_structured" => Ok(Handled::result(structured(context, arguments))),
         "test_header_param" => {

@@ -329,6 +329,7 @@ fn write_header(report: &RunReport, out: &mut String) {
     } else {
         checks_line(out, report, counts);
     }
+    tool_error_lines(out, report);
     if let Some(evals) = report.evals.as_ref().filter(|evals| !evals.evals.is_empty()) {
         let count = |status: EvalStatus| evals.evals.iter().filter(|eval| eval.status == status).count();
         let _ = writeln!(
@@ -1026,6 +1027,43 @@ fn checks_line(out: &mut String, report: &RunReport, counts: crate::report::mode
     }
 }
 
+/// Layer 0's notice of the tools that answered every valid call with `isError: true` (no tool
+/// call succeeded, so the rows that need one were not applicable), one line: each tool and the
+/// arguments sent (at most three named), never the error text (a tool result: `report.json`
+/// keeps it).
+fn tool_error_lines(out: &mut String, report: &RunReport) {
+    const NAMED: usize = 3;
+    let notices = &report.server.tool_errors;
+    let tool = |notice: &crate::report::model::ToolErrorNotice| code_span(&clip(&notice.tool, 64));
+    let arguments = |notice: &crate::report::model::ToolErrorNotice| {
+        format!("arguments {}", code_span(&crate::text::clip_chars(&notice.arguments, 120)))
+    };
+    let tail = "the checks that need a successful call were not applicable";
+    let _ = match notices.as_slice() {
+        [] => return,
+        [notice] => writeln!(
+            out,
+            "\n**Notice:** {} answered every valid call with `isError: true` ({}): {tail}; give it arguments it accepts under `safe_tools` (--config) — the error text is in `report.json` (`server.tool_errors`)",
+            tool(notice),
+            arguments(notice),
+        ),
+        _ => {
+            let mut list: Vec<String> =
+                notices.iter().take(NAMED).map(|notice| format!("{} ({})", tool(notice), arguments(notice))).collect();
+            if notices.len() > NAMED {
+                list.push(format!("{} more", notices.len() - NAMED));
+            }
+            let last = list.pop().unwrap_or_default();
+            writeln!(
+                out,
+                "\n**Notice:** {} tools answered every valid call with `isError: true` ({} and {last}): {tail}; give them arguments they accept under `safe_tools` (--config) — the error texts are in `report.json` (`server.tool_errors`)",
+                notices.len(),
+                list.join(", "),
+            )
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1073,6 +1111,37 @@ mod tests {
         report.checks.clear();
         let summary = render(&report);
         assert!(summary.contains(" · 0 checks\n"), "{summary}");
+    }
+
+    #[test]
+    fn a_tool_that_answered_every_valid_call_with_is_error_is_named_with_its_arguments_never_its_error_text() {
+        let mut report = sample_report();
+        let notice = |tool: &str| crate::report::model::ToolErrorNotice {
+            tool: tool.into(),
+            arguments: r#"{"id":"mcp-eval"}"#.into(),
+            error: "SECRET-ISH tool output: note not found".into(),
+        };
+        report.server.tool_errors = vec![notice("get_note")];
+        let summary = render(&report);
+        assert!(
+            summary.contains("\n**Notice:** `get_note` answered every valid call with `isError: true` (arguments `{\"id\":\"mcp-eval\"}`): the checks that need a successful call were not applicable; give it arguments it accepts under `safe_tools` (--config) — the error text is in `report.json` (`server.tool_errors`)\n"),
+            "{summary}"
+        );
+        assert!(!summary.contains("SECRET-ISH"), "{summary}");
+
+        report.server.tool_errors = ["a", "b", "c", "d", "e"].into_iter().map(notice).collect();
+        let summary = render(&report);
+        let line = summary.lines().find(|line| line.starts_with("**Notice:**")).expect("one notice line");
+        assert!(
+            line.starts_with("**Notice:** 5 tools answered every valid call with `isError: true` (`a` (arguments"),
+            "{line}"
+        );
+        assert!(line.contains("`c` (arguments `{\"id\":\"mcp-eval\"}`) and 2 more): "), "{line}");
+        assert_eq!(summary.matches("**Notice:**").count(), 1, "{summary}");
+        assert!(!summary.contains("SECRET-ISH"), "{summary}");
+
+        report.server.tool_errors.clear();
+        assert!(!render(&report).contains("**Notice:**"));
     }
 
     const HOSTILE: &str = "</details><script>x</script> | `` ``` ``";

@@ -151,6 +151,25 @@ pub struct ServerSection {
     /// first 16 hex digits of the SHA-256 of its texts: a changed description changes it.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub descriptions: std::collections::BTreeMap<String, String>,
+    /// Tools layer 0 may call that answered every valid call it sent with `isError: true`, so
+    /// the checks that need a successful call were not applicable; at most one per tool called.
+    /// Empty, and left out, when a tool call succeeded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_errors: Vec<ToolErrorNotice>,
+}
+
+/// A tool that answered its valid arguments with `isError: true` (layer 0 called it, and no
+/// tool call succeeded). `summary.md` names the tool and the arguments; the error text, a tool
+/// result, is kept here only (bounded and redacted like evidence).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolErrorNotice {
+    /// The tool's name.
+    pub tool: String,
+    /// The arguments sent (generated from its inputSchema, or the config file's `safe_tools`),
+    /// as JSON text, at most 200 characters.
+    pub arguments: String,
+    /// The text of the result's content blocks, at most 500 characters.
+    pub error: String,
 }
 
 /// The sizes of the server's lists, as layer 0 walked them.

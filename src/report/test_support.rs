@@ -96,6 +96,7 @@ pub(super) fn sample_report() -> RunReport {
             listed: Some(crate::report::model::Listed { tools: 5, prompts: 1, resources: 1, resource_templates: 1 }),
             stdio_starts: Vec::new(),
             descriptions: std::collections::BTreeMap::new(),
+            tool_errors: Vec::new(),
         },
         vec![
             pass,

@@ -861,3 +861,56 @@ fn a_stdio_server_that_floods_stderr_keeps_only_its_tail() {
     assert_eq!(run.code, 0, "{}", run.report);
     assert!(run.peak_rss_kib < 160 * 1024, "peak RSS {} KiB", run.peak_rss_kib);
 }
+
+/// A server whose read-only tools answer every valid call with `isError: true` (`chaos-tool-errors`)
+/// leaves the checks that need a successful call not applicable: the run says so, over HTTP and
+/// stdio. `summary.md` (which the PR comment reuses) names the tool and the arguments sent;
+/// the error text, a tool result, is in `report.json` only.
+#[test]
+fn a_server_whose_tools_answer_every_valid_call_with_is_error_gets_a_notice_naming_the_tool() {
+    const ERROR_TEXT: &str = "the note store is unavailable";
+    let server = DemoServer::start(&["chaos-tool-errors"]);
+    let stdio = demo_stdio_command(&["chaos-tool-errors"]);
+    for (transport, args) in [("http", ["--server-url", &server.url]), ("stdio", ["--server-cmd", &stdio])] {
+        let run = crate::support::run(&[args[0], args[1], "--layers", "0"]);
+        let notices = run.report()["server"]["tool_errors"].as_array().cloned().unwrap_or_default();
+        assert!(!notices.is_empty(), "{transport}: no tool_errors in report.json: {}", run.report()["server"]);
+        let tool = notices[0]["tool"].as_str().expect("the tool's name");
+        let arguments = notices[0]["arguments"].as_str().expect("the arguments sent");
+        assert!(
+            notices[0]["error"].as_str().is_some_and(|error| error.contains(ERROR_TEXT)),
+            "{transport}: {notices:?}"
+        );
+        let summary = run.file("summary.md");
+        let notice = summary
+            .lines()
+            .find(|line| line.starts_with("**Notice:**"))
+            .unwrap_or_else(|| panic!("{transport}: no notice line in summary.md:\n{summary}"));
+        // Seven tools, each named with its arguments up to three, on one line.
+        assert!(notice.contains("7 tools answered every valid call with `isError: true`"), "{notice}");
+        assert!(notice.contains(&format!("`{tool}` (arguments `{arguments}`)")), "{notice}");
+        assert!(
+            notice.contains(" and 4 more): the checks that need a successful call were not applicable"),
+            "{notice}"
+        );
+        assert!(notice.contains("the error texts are in `report.json`"), "{notice}");
+        for file in ["summary.md", "junit.xml"] {
+            assert!(!run.file(file).contains(ERROR_TEXT), "{transport}: a tool result reached {file}");
+        }
+        if transport == "http" {
+            let h27 = run.check("H-27");
+            assert_eq!(h27["status"], "not_applicable", "{h27}");
+            let message = h27["message"].as_str().unwrap_or_default();
+            assert!(message.contains(&format!("`{tool}`")) && message.contains("report.json"), "{message}");
+        }
+    }
+}
+
+/// A server whose tools work gets no such notice.
+#[test]
+fn a_server_whose_tools_work_gets_no_tool_error_notice() {
+    let server = DemoServer::start(&[]);
+    let run = crate::support::run(&["--server-url", &server.url, "--layers", "0"]);
+    assert!(run.report()["server"].get("tool_errors").is_none(), "{}", run.report()["server"]);
+    assert!(!run.file("summary.md").contains("**Notice:**"));
+}

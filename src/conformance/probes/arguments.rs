@@ -27,6 +27,7 @@ use crate::conformance::finding::Finding;
 use crate::mcp::era::Era;
 use crate::mcp::exchange::Exchange;
 use crate::mcp::jsonrpc::{HEADER_MISMATCH, INVALID_PARAMS};
+use crate::report::model::ToolErrorNotice;
 
 /// The reason the rows of this probe are `not_applicable` when no tool may be called.
 pub(crate) const NO_CALLABLE_TOOL: &str = "no tool may be called: no tool is annotated readOnlyHint or listed in safe_tools (of --config), so no invalid arguments were sent";
@@ -140,6 +141,36 @@ fn succeeded(exchange: &Exchange) -> bool {
     })
 }
 
+/// True when an exchange is a tool result with `isError: true`.
+fn is_tool_error(exchange: &Exchange) -> bool {
+    exchange.result().and_then(|result| result.get("isError")).and_then(Value::as_bool) == Some(true)
+}
+
+/// The notice of a tool that answered its valid arguments with `isError: true`: its name, the
+/// arguments sent (at most 200 characters) and the text of the result's content blocks (at
+/// most 500), which only `report.json` shows. `None` for any other answer.
+fn tool_error(name: &str, arguments: &Value, exchange: &Exchange) -> Option<ToolErrorNotice> {
+    if !is_tool_error(exchange) {
+        return None;
+    }
+    let result = exchange.result()?;
+    let texts: Vec<&str> = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|blocks| blocks.iter().filter_map(|block| block.get("text").and_then(Value::as_str)).collect())
+        .unwrap_or_default();
+    let error = if texts.is_empty() {
+        format!("(no text content; the result's shape: {})", crate::conformance::finding::shape_of(Some(result)))
+    } else {
+        texts.join("\n")
+    };
+    Some(ToolErrorNotice {
+        tool: crate::text::clip_chars(name, 200),
+        arguments: crate::text::clip_chars(&arguments.to_string(), 200),
+        error: crate::text::clip_chars(&error, 500),
+    })
+}
+
 /// True when the server answered in JSON-RPC and not with a server error status: it is serving.
 fn served(exchange: &Exchange) -> bool {
     exchange.response.is_some() && exchange.status.is_none_or(|status| status < 500)
@@ -193,6 +224,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     // Whether each tool answered its valid arguments with a successful result (asked once).
     let mut working: Vec<(String, bool)> = Vec::new();
     let mut first_failure: Option<(String, Value, Exchange)> = None;
+    let mut tool_errors: Vec<ToolErrorNotice> = Vec::new();
     let mut attempts: Vec<Attempt> = Vec::new();
     let templates = [
         Kind::JsonString,
@@ -213,6 +245,9 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
                 None => {
                     let baseline = call(&tool.name, tool.arguments.clone()).await;
                     let works = succeeded(&baseline);
+                    if let Some(notice) = tool_error(&tool.name, &tool.arguments, &baseline) {
+                        tool_errors.push(notice);
+                    }
                     if !works && first_failure.is_none() {
                         first_failure = Some((tool.name.clone(), tool.arguments.clone(), baseline));
                     }
@@ -235,6 +270,9 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
         }
     }
     if attempts.is_empty() {
+        // No call succeeded: say so for every tool that answered `isError: true`, whatever the
+        // transport (the rows that need a successful call are only not applicable otherwise).
+        crate::mcp::sync::lock(&ctx.tool_errors).extend(tool_errors);
         if !is_http {
             return Vec::new();
         }
@@ -244,9 +282,10 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
             Some((name, arguments, exchange)) => Finding::not_applicable(
                 "H-27",
                 format!(
-                    "no callable tool answered its valid arguments with a successful result (`{name}` with arguments `{}` got {}), so an answer to invalid arguments could not be told apart; give the tool arguments it accepts under `safe_tools` in the config file (--config, e.g. `safe_tools: [{{name: {name}, arguments: {{…}}}}]`)",
+                    "no callable tool answered its valid arguments with a successful result (`{name}` with arguments `{}` got {}), so an answer to invalid arguments could not be told apart; give the tool arguments it accepts under `safe_tools` in the config file (--config, e.g. `safe_tools: [{{name: {name}, arguments: {{…}}}}]`){}",
                     crate::text::clip(&arguments.to_string(), 200),
-                    answer(exchange)
+                    answer(exchange),
+                    if is_tool_error(exchange) { "; the error text is in report.json (`server.tool_errors`)" } else { "" }
                 ),
             )
             .with(exchange),
