@@ -368,7 +368,7 @@ pub(crate) async fn run(
     // A model without a key is said once: by layer 1 when it ran, else as layer 2's.
     let quiet = |_: &RunEvent| {};
     let said_once = |event: &RunEvent| match event {
-        RunEvent::Notice { text } if text.starts_with("layer 1: ") && text.contains(": not run, no API key") => {
+        RunEvent::Notice { text } if crate::trials::plan::is_no_key_notice(text) => {
             if !share.after_layer1 {
                 events(&RunEvent::Notice { text: text.replacen("layer 1: ", "layer 2: ", 1) });
             }

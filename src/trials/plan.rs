@@ -323,7 +323,7 @@ fn ready_models(
             }
             Ok(None) => {
                 let detail = no_key_detail(def.api_key_env.as_deref().unwrap_or_default());
-                events(&RunEvent::Notice { text: format!("layer 1: {label}: not run, no API key: {detail}") });
+                events(&RunEvent::Notice { text: no_key_notice(&label, &detail) });
                 section.model_status.push(ModelStatus {
                     model: label,
                     status: ModelOutcome::NoApiKey,
@@ -767,8 +767,26 @@ impl ArgumentCheck for SchemaCheck {
     }
 }
 
+/// The notice of a model that is not run for want of a key, as layer 1 says it.
+pub(crate) fn no_key_notice(label: &str, detail: &str) -> String {
+    format!("layer 1: {label}: not run, no API key: {detail}")
+}
+
+/// Whether `text` is a [`no_key_notice`]: how a layer that runs the same models again (layer 2)
+/// tells the notice layer 1 already gave, to say it once.
+pub(crate) fn is_no_key_notice(text: &str) -> bool {
+    text.starts_with("layer 1: ") && text.contains(": not run, no API key: ")
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_no_key_notice_is_known_by_the_test_layer_2_uses_to_say_it_once() {
+        let notice = super::no_key_notice("openai:gpt-4.1-mini", "set OPENAI_API_KEY");
+        assert!(super::is_no_key_notice(&notice), "{notice}");
+        assert!(!super::is_no_key_notice("layer 1: openai:gpt-4.1-mini: unusable"));
+    }
     use super::*;
 
     #[test]
