@@ -717,7 +717,7 @@ fn a_certificate_error_talking_to_github_is_one_warning_naming_it_and_not_retrie
     assert!(!stdout.contains("(attempt 1 of"), "no retry of our own: {stdout}");
     assert_eq!(front.accepted.load(Ordering::SeqCst), 1, "one connection, no retry: {stdout}");
     assert!(github.requests().is_empty(), "nothing reached the API");
-    assert!(run.file("step_summary.md").contains("The pull request comment (not posted"));
+    assert!(run.file("step_summary.md").contains("**The pull request comment was not posted:**"));
     assert_eq!(run.outputs()["comment-url"], "");
 }
 
@@ -741,7 +741,7 @@ fn a_retry_after_longer_than_the_cap_gives_up_at_once_with_a_warning() {
     assert!(warning.contains("GitHub asked to retry after 3600 s"), "{warning}");
     assert!(warning.contains("HTTP 403"), "{warning}");
     assert!(!warning.contains("may not comment here"), "a rate limit is not a refusal: {warning}");
-    assert!(run.file("step_summary.md").contains("The pull request comment (not posted"));
+    assert!(run.file("step_summary.md").contains("**The pull request comment was not posted:**"));
     assert_eq!(run.outputs()["comment-url"], "");
 
     let requests = github.requests();
