@@ -4,7 +4,7 @@
 //! request.
 //!
 //! Code map: [`trigger`] decides the layers (pure), [`workflow`] formats the runner's workflow
-//! commands (pure), [`run`] ties them together; [`runner_host`] points a loopback `server-url` at the runner's host
+//! commands (pure), [`run`] ties them together; [`runner_host`] forwards a loopback `server-url`'s port to the runner's host
 //! when the Action runs in a container. The inputs are resolved by
 //! [`crate::settings`] (the same path as `mcp-eval run`); talking to GitHub's API is
 //! [`crate::github`]'s job.

@@ -116,8 +116,10 @@ async fn stages(
         return input_error(&github, &[missing], &say);
     };
     let redactor = crate::mcp::evidence::Redactor::new(settings.secrets());
-    // A loopback `server-url` from inside the container: the runner's host, at its gateway.
-    let host_note = super::runner_host::reach(&mut settings.server, &action.github.workspace);
+    // A loopback `server-url` from inside the container: its port forwarded to the runner's
+    // host, at the gateway, for as long as this run (the URL is kept as given).
+    let super::runner_host::Reach { note: host_note, forward: _forward } =
+        super::runner_host::reach(&settings.server, &action.github.workspace);
     if let Some(note) = &host_note {
         say(&format!("mcp-eval: {note}"));
     }
@@ -209,7 +211,7 @@ struct After<'a> {
     action: &'a ActionSettings,
     payload: &'a Value,
     redactor: &'a crate::mcp::evidence::Redactor,
-    /// How a loopback `server-url` reached the runner's host ([`super::runner_host`]).
+    /// How a loopback `server-url` reaches the runner's host ([`super::runner_host`]).
     host_note: Option<&'a str>,
 }
 

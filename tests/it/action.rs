@@ -1592,7 +1592,7 @@ fn the_eval_label_with_a_seven_case_set_and_no_key_runs_and_writes_its_report_an
     assert!(!summary.contains("problem(s)") && !summary.contains("sk-action-canary-0b7d"), "{summary}");
 }
 
-/// The loopback rewrite (`action::runner_host`) is for the Docker action's container only (the
+/// The loopback forward (`action::runner_host`) is for the Docker action's container only (the
 /// workspace at `/github/workspace`): a run elsewhere — on the runner, or in a developer's or
 /// CI's own container, which has `/.dockerenv` too — keeps a loopback `server-url` as given and
 /// never sends a request to its default gateway.
@@ -1603,7 +1603,7 @@ fn a_loopback_server_url_outside_the_actions_container_is_used_as_given() {
         [("SERVER-URL", "http://127.0.0.1:9/mcp"), ("LAYERS", "0"), ("COMMENT", "false"), ("TIMEOUT-SECONDS", "2")];
     let run = run_action(dir.path(), "push", "push.json", "http://127.0.0.1:9", &inputs);
     assert_eq!(run.code(), 3, "unreachable: {}\n{}", run.stdout(), run.stderr());
-    assert!(!run.stdout().contains("reached as"), "{}", run.stdout());
+    assert!(!run.stdout().contains("reached as") && !run.stdout().contains("is forwarded to"), "{}", run.stdout());
     let report = std::fs::read_to_string(run.workspace.join("mcp-eval-report/report.json")).expect("report.json");
     let report: serde_json::Value = serde_json::from_str(&report).expect("report.json parses");
     assert_eq!(report["server"]["target"], "http://127.0.0.1:9/mcp", "{report}");
