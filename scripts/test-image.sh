@@ -19,8 +19,9 @@
 #
 # The recipes of docs/action.md run too, with real SDK servers started on the host (the
 # "runner") from workspace directories: check 7 gives the Action in a container on a podman
-# bridge network a loopback server-url for a Python SDK and a Node SDK HTTP server (the Action
-# must reach them at the bridge's gateway and say so); check 8 runs setup/install.sh against a
+# bridge network a loopback server-url for a Python SDK and a Node SDK HTTP server, each bound to
+# 0.0.0.0 with its Host/Origin check for localhost kept (the Action must forward the port to the
+# bridge's gateway with Host unchanged, so H-21 passes, and say so); check 8 runs setup/install.sh against a
 # fake release on loopback (and a tampered one it must refuse), then `mcp-eval action
 # --server-command` on the host for both SDKs' stdio servers; check 9 builds a Node server image
 # from a workspace, publishes its port with -p, and gives the Action a loopback URL for it.
@@ -601,14 +602,16 @@ fi
 
 # --- the recipes of docs/action.md: a team's own Node and Python servers ---------------------
 # The servers are the Python SDK (scripts/recipe_py_server.py, copied into a workspace as the
-# package `my_server`, run with the interop venv's python) and the TypeScript SDK's
-# server-everything (the interop node_modules, linked into a workspace), each started on the
+# package `my_server`, run with the interop venv's python), the TypeScript SDK v2
+# (scripts/recipe_node_server.mjs, copied into a workspace as `server.mjs`) and its
+# server-everything (the interop node_modules, linked into that workspace), each started on the
 # host — the runner — from its workspace directory, as the recipes' earlier steps start them.
 PY_SDK="$ROOT/.interop/venv/bin/python"
 NODE_MODULES="$ROOT/.interop/node/node_modules"
 EVERYTHING_JS=node_modules/@modelcontextprotocol/server-everything/dist/index.js
 mkdir -p "$S/ws-py/my_server" "$S/ws-node"
 cp scripts/recipe_py_server.py "$S/ws-py/my_server/__main__.py"
+cp scripts/recipe_node_server.mjs "$S/ws-node/server.mjs"
 ln -s "$NODE_MODULES" "$S/ws-node/node_modules"
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # serve_from DIR LOG CMD...: starts CMD in DIR in the background (SERVER_PID).
@@ -637,8 +640,11 @@ PY
 # --- check 7: an HTTP server on the runner, a loopback server-url in the Action's container -----
 # The runner starts a Docker action on the job's user-defined bridge network: here a podman
 # bridge network in the scratch configuration (inside this script's private network namespace).
-# The server listens on 0.0.0.0 on the host; the Action is given http://127.0.0.1:PORT/mcp and
-# must reach it at the bridge's gateway, and say so.
+# The server listens on 0.0.0.0 on the host and keeps its DNS-rebinding check (Host and Origin
+# of localhost only: a request with Host GATEWAY:PORT is refused); the Action is given
+# http://127.0.0.1:PORT/mcp and must forward that port in its container to the bridge's gateway,
+# with the URL (and so Host 127.0.0.1:PORT) unchanged: the server passes H-21 and the run reaches
+# a verdict. The log and the job summary say what was done.
 RECIPE_NET=mcp-eval-recipes
 if [ "${MCP_EVAL_IMAGE_TEST_NET:-0}" != 1 ]; then
   verdict "7 loopback server-url from a bridge network (needs a private network namespace: unshare --net)" fail \
@@ -652,30 +658,38 @@ else
       log "check 7: the Python SDK server (python -m my_server --http 0.0.0.0 $port) on the host, server-url http://127.0.0.1:$port/mcp"
       serve_from "$S/ws-py" "$S/server-$server.log" "$PY_SDK" -m my_server --http 0.0.0.0 "$port"
     else
-      log "check 7: the TypeScript SDK server-everything (streamableHttp, PORT=$port) on the host, server-url http://127.0.0.1:$port/mcp"
-      serve_from "$S/ws-node" "$S/server-$server.log" env "PORT=$port" node "$EVERYTHING_JS" streamableHttp
+      log "check 7: the TypeScript SDK v2 server (PORT=$port node server.mjs, 0.0.0.0) on the host, server-url http://127.0.0.1:$port/mcp"
+      serve_from "$S/ws-node" "$S/server-$server.log" env "PORT=$port" HOST=0.0.0.0 node server.mjs
     fi
     up=no
     bash scripts/servers.sh wait "$port" 30 2>/dev/null && up=yes
+    # The server's check is on: a request naming the gateway in Host is refused (421 or 403).
+    foreign_host="$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X POST -H "Host: 10.89.200.1:$port" \
+      -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+      -d '{"jsonrpc":"2.0","id":1,"method":"ping"}' "http://127.0.0.1:$port/mcp" || true)"
     new_job "http-$server" "INPUT_SERVER-URL=http://127.0.0.1:$port/mcp" "${layer_inputs[@]}" INPUT_COMMENT=false
     JOB_NETWORK="$RECIPE_NET" run_job
     outputs_of
     stop_server
-    said="$(grep -m 1 -F "reached as http://10.89.200.1:$port/mcp, the runner's host" "$JOB/log" | cut -c 1-200 || true)"
+    forwarded="server-url http://127.0.0.1:$port/mcp is forwarded to the runner's host at 10.89.200.1:$port (the container's gateway); the server sees requests from the container's address with Host 127.0.0.1:$port"
+    said="$(grep -m 1 -F "$forwarded" "$JOB/log" | cut -c 1-260 || true)"
     summary_says=no
-    grep -qF "reached as http://10.89.200.1:$port/mcp" "$JOB/file_commands/step_summary_$STEP_ID" && summary_says=yes
+    grep -qF "$forwarded" "$JOB/file_commands/step_summary_$STEP_ID" && summary_says=yes
     report="$JOB/workspace/mcp-eval-report/report.json"
-    evidence="server up on the host: $up; exit $RC; result=$(output result); $(report_counts "$report")
-log: ${said:-no line names the address used}
-job summary names it: $summary_says"
-    name="7 $server SDK HTTP server on the runner, server-url http://127.0.0.1:PORT/mcp from a bridge network: reached at the gateway, a verdict, the address said"
-    if [ "$up" = yes ] && reached_verdict "$RC" "$(output result)" "$report" && [ -n "$said" ] && [ "$summary_says" = yes ]; then
+    h21="$(python3 -c 'import json, sys; print(next((c["status"] for c in json.load(open(sys.argv[1]))["checks"] if c["id"] == "H-21"), "absent"))' "$report" 2>/dev/null || echo "no report")"
+    evidence="server up on the host: $up; a request with Host 10.89.200.1:$port answered $foreign_host; exit $RC; result=$(output result); H-21 $h21
+$(report_counts "$report")
+log: ${said:-no line says the port was forwarded}
+job summary says it: $summary_says"
+    name="7 $server SDK HTTP server on the runner (0.0.0.0, Host check kept), server-url http://127.0.0.1:PORT/mcp from a bridge network: forwarded to the gateway, H-21 passes, a verdict, the forward said"
+    if [ "$up" = yes ] && { [ "$foreign_host" = 421 ] || [ "$foreign_host" = 403 ]; } && [ "$h21" = pass ] \
+      && reached_verdict "$RC" "$(output result)" "$report" && [ -n "$said" ] && [ "$summary_says" = yes ]; then
       verdict "$name" ok "$evidence"
     else
       verdict "$name" fail "$evidence"$'\n'"$(log_tail 6)"$'\n'"server: $(tail -n 3 "$S/server-$server.log")"
     fi
   done
-  # Control: on the host network the container's loopback is the runner's, so nothing is rewritten.
+  # Control: on the host network the container's loopback is the runner's, so nothing is forwarded.
   port="$(free_port)"
   serve_from "$S/ws-py" "$S/server-control.log" "$PY_SDK" -m my_server --http 127.0.0.1 "$port"
   bash scripts/servers.sh wait "$port" 30 2>/dev/null || true
@@ -683,8 +697,8 @@ job summary names it: $summary_says"
   run_job
   outputs_of
   stop_server
-  evidence="exit $RC; result=$(output result); lines naming a rewrite: $(grep -c 'reached as' "$JOB/log" || true)"
-  if reached_verdict "$RC" "$(output result)" "$JOB/workspace/mcp-eval-report/report.json" && ! grep -q 'reached as' "$JOB/log"; then
+  evidence="exit $RC; result=$(output result); lines naming a forward: $(grep -c 'is forwarded to' "$JOB/log" || true)"
+  if reached_verdict "$RC" "$(output result)" "$JOB/workspace/mcp-eval-report/report.json" && ! grep -q 'is forwarded to' "$JOB/log"; then
     verdict "7 control: with something listening on the container's loopback (host network) the URL is used as given" ok "$evidence"
   else
     verdict "7 control: with something listening on the container's loopback (host network) the URL is used as given" fail "$evidence"$'\n'"$(log_tail 6)"
@@ -824,7 +838,7 @@ DOCKERFILE
   new_job image-node "INPUT_SERVER-URL=http://127.0.0.1:$port/mcp" "${layer_inputs[@]}" INPUT_COMMENT=false
   JOB_NETWORK="$RECIPE_NET" run_job
   outputs_of
-  said="$(grep -m 1 -F "reached as http://10.89.200.1:$port/mcp" "$JOB/log" | cut -c 1-160 || true)"
+  said="$(grep -m 1 -F "is forwarded to the runner's host at 10.89.200.1:$port" "$JOB/log" | cut -c 1-200 || true)"
   report="$JOB/workspace/mcp-eval-report/report.json"
   evidence="image built: $built; started with -p $port:8000: $started; port open on the host: $up; exit $RC; result=$(output result)
 $(report_counts "$report")
