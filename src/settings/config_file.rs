@@ -269,7 +269,8 @@ pub(crate) struct FileProblem {
 /// The message of an unknown key (it does not stop the typed parse).
 const UNKNOWN_KEY: &str = "unknown key";
 
-/// The file as far as it could be read, and every problem found in it.
+/// The file as far as it could be read (also when it has problems: the keys that could be read),
+/// and every problem found in it.
 pub(crate) type Loaded = (Option<ConfigFile>, Vec<FileProblem>);
 
 /// The shape of a top-level key: what its value must be.
@@ -446,7 +447,9 @@ pub(crate) fn load(path: &Path) -> Loaded {
 
 /// Parses the text of a config file (`path` is used in messages only): first a structural pass
 /// that reports every unknown key and every value of the wrong shape, then the typed parse that
-/// keeps positions for the value checks of [`super::resolve`].
+/// keeps positions for the value checks of [`super::resolve`]. The typed parse reads what it
+/// can despite the structural problems (a top-level key it cannot read is left out), so the value
+/// checks still run and every problem of the file is reported at once.
 ///
 /// Returns what [`load`] returns, less the reading.
 pub(crate) fn parse(path: &Path, text: &str) -> Loaded {
@@ -1028,6 +1031,58 @@ mod tests {
         let fields: Vec<(&str, Option<(u64, u64)>)> =
             problems.iter().map(|problem| (problem.field.as_deref().unwrap_or(""), problem.position)).collect();
         assert_eq!(fields, [("models[1]", Some((3, 3))), ("providers", Some((4, 1)))], "{problems:#?}");
+    }
+
+    #[test]
+    fn yes_y_on_and_no_are_text_in_a_string_field_as_in_golden_sets() {
+        let text = "waivers:\n  - {rule: M-10, reason: y}\n  - {rule: M-10, reason: yes}\n  - {rule: M-10, reason: on}\n  - {rule: M-10, reason: no}\n";
+        let file = ok(parse(Path::new("c.yaml"), text));
+        let reasons: Vec<&str> =
+            file.waivers.iter().filter_map(|entry| entry.value.reason.as_ref()).map(|r| r.value.as_str()).collect();
+        assert_eq!(reasons, ["y", "yes", "on", "no"]);
+    }
+
+    #[test]
+    fn yes_in_a_boolean_key_is_one_problem_naming_true() {
+        for (text, meant) in
+            [("confirm: yes\n", "true"), ("allow_unpriced: off\n", "false"), ("allow_self_judge: y\n", "true")]
+        {
+            let problems = parse(Path::new("c.yaml"), text).1;
+            assert_eq!(problems.len(), 1, "{problems:#?}");
+            let given = text.split(": ").nth(1).unwrap_or_default().trim();
+            let key = text.split(':').next().unwrap_or_default();
+            assert_eq!(problems[0].message, format!("expected true or false, found the string `{given}`"));
+            assert!(problems[0].hint.starts_with(&format!("write `{key}: {meant}`")), "{problems:?}");
+            assert_eq!(problems[0].position, Some((1, 1)));
+        }
+        assert!(ok(parse(Path::new("c.yaml"), "confirm: true\nallow_unpriced: false\n")).confirm.is_some());
+    }
+
+    #[test]
+    fn a_wrong_type_in_a_string_field_gets_the_fix_for_its_type() {
+        let text = "waivers:\n  - rule: M-10\n    reason: 2027\n  - rule: true\n    reason: [a, b]\n";
+        let problems = parse(Path::new("c.yaml"), text).1;
+        let found: Vec<(&str, &str)> =
+            problems.iter().map(|problem| (problem.field.as_deref().unwrap_or(""), problem.hint.as_str())).collect();
+        assert_eq!(
+            found,
+            [
+                ("waivers[0].reason", "quote it: `reason: \"2027\"` (unquoted, it is read as a number)"),
+                ("waivers[1].rule", "quote it: `rule: \"true\"` (unquoted, it is read as a boolean)"),
+                ("waivers[1].reason", "write it as `reason: TEXT` (one line of text, not a list)"),
+            ],
+            "{problems:#?}"
+        );
+    }
+
+    #[test]
+    fn a_key_the_typed_parse_cannot_read_is_left_out_and_named_once() {
+        let text = "safe_tools:\n  - name: [a]\ntimeout_seconds: 5\n";
+        let (config, problems) = parse(Path::new("c.yaml"), text);
+        let config = config.expect("the other keys are read");
+        assert!(config.safe_tools.is_empty() && config.timeout_seconds.is_some(), "{config:?}");
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert_eq!(problems[0].field.as_deref(), Some("safe_tools"), "{problems:#?}");
     }
 
     #[test]
