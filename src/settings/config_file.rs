@@ -156,20 +156,21 @@ pub(crate) struct ConfigFile {
 }
 
 /// One entry of `providers:`. Every field is optional here; [`super::resolve`] reports a missing
-/// one with the entry's position.
+/// one with the entry's position. A field that is not a string stands in as its text (the
+/// structural pass of [`parse`] reports it), so the entry's other fields are still checked.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct ProviderEntry {
     /// The name before the `:` of a model (`myvllm` in `myvllm:qwen3-8b`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_or_text")]
     pub id: Option<Located<String>>,
     /// `openai` (Chat Completions) or `anthropic` (Messages).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_or_text")]
     pub api: Option<Located<String>>,
     /// The API root, http(s).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_or_text")]
     pub base_url: Option<Located<String>>,
     /// The variable the key is read from; none for an endpoint that needs no key.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_or_text")]
     pub api_key_env: Option<Located<String>>,
 }
 
@@ -212,23 +213,24 @@ pub(crate) struct SuppressEntry {
 }
 
 /// One entry of `waivers:`. Every field is optional here; [`super::resolve`] reports a missing
-/// one with the entry's position.
+/// one with the entry's position. A field that is not a string stands in as its text (the
+/// structural pass of [`parse`] reports it), so the entry's other fields are still checked.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct WaiverEntry {
     /// The requirement id (`M-10`, `SEC-7`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_or_text")]
     pub rule: Option<Located<String>>,
     /// The element the finding is about (`get_weather`, or `tools[connect]` for a SEC row).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_or_text")]
     pub element: Option<Located<String>>,
     /// The probe or evidence the finding names, for a row with several (`X-5`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_or_text")]
     pub probe: Option<Located<String>>,
     /// SEC rows: a field path under the element.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_or_text")]
     pub path: Option<Located<String>>,
     /// Why the finding is accepted here.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_or_text")]
     pub reason: Option<Located<String>>,
     /// The last day the waiver holds, `YYYY-MM-DD`.
     #[serde(default)]
@@ -267,7 +269,8 @@ pub(crate) struct FileProblem {
 /// The message of an unknown key (it does not stop the typed parse).
 const UNKNOWN_KEY: &str = "unknown key";
 
-/// The file as far as it could be read, and every problem found in it.
+/// The file as far as it could be read (also when it has problems: the keys that could be read),
+/// and every problem found in it.
 pub(crate) type Loaded = (Option<ConfigFile>, Vec<FileProblem>);
 
 /// The shape of a top-level key: what its value must be.
@@ -281,6 +284,9 @@ enum Shape {
     ListOf(&'static [&'static str]),
     /// A list of strings.
     Strings,
+    /// `true` or `false` (the resolvers read the value; the structural pass names YAML 1.1's
+    /// `yes`, `no`, `on`, `off`, `y`, `n`, which YAML 1.2 reads as strings).
+    Flag,
 }
 
 /// Every key of the file and the shape of its value; the structural pass checks the file
@@ -309,7 +315,7 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("fault_plan", Shape::Scalar),
     ("price_table", Shape::Scalar),
     ("max_cost_usd", Shape::Scalar),
-    ("allow_unpriced", Shape::Scalar),
+    ("allow_unpriced", Shape::Flag),
     ("otlp_endpoint", Shape::Scalar),
     ("trace_state", Shape::Scalar),
     ("baggage", Shape::Scalar),
@@ -322,8 +328,8 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("baseline", Shape::Scalar),
     ("judge_model", Shape::Scalar),
     ("judge_samples", Shape::Scalar),
-    ("allow_self_judge", Shape::Scalar),
-    ("confirm", Shape::Scalar),
+    ("allow_self_judge", Shape::Flag),
+    ("confirm", Shape::Flag),
 ];
 
 /// True when the file accepts `key` (a top-level key, or `section.key` below a mapping).
@@ -441,7 +447,9 @@ pub(crate) fn load(path: &Path) -> Loaded {
 
 /// Parses the text of a config file (`path` is used in messages only): first a structural pass
 /// that reports every unknown key and every value of the wrong shape, then the typed parse that
-/// keeps positions for the value checks of [`super::resolve`].
+/// keeps positions for the value checks of [`super::resolve`]. The typed parse reads what it
+/// can despite the structural problems (a top-level key it cannot read is left out), so the value
+/// checks still run and every problem of the file is reported at once.
 ///
 /// Returns what [`load`] returns, less the reading.
 pub(crate) fn parse(path: &Path, text: &str) -> Loaded {
@@ -452,7 +460,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Loaded {
         message,
         hint,
     };
-    let tree: Value = match serde_saphyr::from_str::<Option<Value>>(text) {
+    let tree: Value = match serde_saphyr::from_str_with_options::<Option<Value>>(text, yaml_1_2()) {
         Ok(tree) => tree.unwrap_or(Value::Null),
         Err(error) => {
             let position = error.location().map(|location| (location.line(), location.column()));
@@ -494,23 +502,143 @@ pub(crate) fn parse(path: &Path, text: &str) -> Loaded {
             "start with keys such as `server:`, `safe_tools:` or `gate:` (see docs/config-file.md)".into(),
         )),
     }
-    // Unknown keys do not stop the typed parse (it ignores them), so the values of the known keys
-    // are still checked and every problem is reported at once; a wrong shape does stop it.
-    if problems.iter().any(|problem| problem.message != UNKNOWN_KEY) {
+    if !tree.is_object() {
         return (None, problems);
     }
-    match serde_saphyr::from_str::<ConfigFile>(text) {
-        Ok(config) => (Some(config), problems),
-        Err(error) => {
-            let position = error.location().map(|location| (location.line(), location.column()));
-            problems.push(problem(
-                position,
-                position.and_then(|(line, _)| field_at(text, line)),
-                crate::text::saphyr_message(&error.to_string()),
-                "see docs/config-file.md for the shape of each key".into(),
-            ));
-            (None, problems)
+    // Every problem is reported at once: the typed parse reads what it can. A value of the wrong
+    // type in a string field of a list entry stands in as its text (the entry's other fields and
+    // the other entries are still checked); a top-level key the typed parse cannot read is
+    // left out whole, and named here unless the structural pass named it already.
+    let mut left_out: Vec<String> = Vec::new();
+    loop {
+        match typed(text, &left_out) {
+            Ok(config) => return (Some(config), problems),
+            Err(error) => {
+                let position = error.location().map(|location| (location.line(), location.column()));
+                let key = position.and_then(|(line, _)| field_at(text, line));
+                let named = |key: &str| {
+                    problems.iter().filter_map(|problem| problem.field.as_deref()).any(|field| {
+                        field.strip_prefix(key).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+                    })
+                };
+                if key.as_deref().is_none_or(|key| !named(key)) {
+                    problems.push(problem(
+                        position,
+                        key.clone(),
+                        crate::text::saphyr_message(&error.to_string()),
+                        "see docs/config-file.md for the shape of each key".into(),
+                    ));
+                }
+                match key {
+                    Some(key) if !left_out.contains(&key) => left_out.push(key),
+                    _ => return (None, problems),
+                }
+            }
         }
+    }
+}
+
+/// How the file's scalars are read: YAML 1.2's core schema, as golden sets are read
+/// ([`crate::golden`]): only `true` and `false` are booleans; `yes`, `no`, `on`, `y` are strings.
+fn yaml_1_2() -> serde_saphyr::Options {
+    serde_saphyr::options! { strict_booleans: true }
+}
+
+thread_local! {
+    /// The top-level keys the typed parse running on this thread leaves out (see [`typed`]).
+    static LEFT_OUT: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The typed parse of the text, without the top-level keys in `left_out` (serde-saphyr takes
+/// no seed, so they reach [`Partial`] through a thread-local).
+fn typed(text: &str, left_out: &[String]) -> Result<ConfigFile, serde_saphyr::Error> {
+    LEFT_OUT.with(|keys| *keys.borrow_mut() = left_out.to_vec());
+    let parsed = serde_saphyr::from_str_with_options::<Option<Partial>>(text, yaml_1_2());
+    LEFT_OUT.with(|keys| keys.borrow_mut().clear());
+    parsed.map(|partial| partial.map(|Partial(config)| config).unwrap_or_default())
+}
+
+/// A [`ConfigFile`] read without the top-level keys in [`LEFT_OUT`].
+struct Partial(ConfigFile);
+
+impl<'de> Deserialize<'de> for Partial {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(PartialVisitor)
+    }
+}
+
+/// Feeds the file's mapping, less the left-out keys, to [`ConfigFile`]'s own deserializer.
+struct PartialVisitor;
+
+impl<'de> serde::de::Visitor<'de> for PartialVisitor {
+    type Value = Partial;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("a mapping of keys")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Partial, A::Error> {
+        let left_out = LEFT_OUT.with(|keys| keys.borrow().clone());
+        ConfigFile::deserialize(serde::de::value::MapAccessDeserializer::new(Without { map, left_out })).map(Partial)
+    }
+}
+
+/// A mapping that skips the keys in `left_out` (their values are read and dropped).
+struct Without<A> {
+    map: A,
+    left_out: Vec<String>,
+}
+
+impl<'de, A: serde::de::MapAccess<'de>> serde::de::MapAccess<'de> for Without<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        while let Some(key) = self.map.next_key::<String>()? {
+            if self.left_out.contains(&key) {
+                self.map.next_value::<serde::de::IgnoredAny>()?;
+                continue;
+            }
+            return seed.deserialize(serde::de::value::StringDeserializer::<A::Error>::new(key)).map(Some);
+        }
+        Ok(None)
+    }
+
+    fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
+    }
+}
+
+/// A string field whose value of another type stands in as its text (`5`, `true`, `["a"]`): the
+/// structural pass of [`parse`] reports the type, the typed parse goes on, and a resolver's
+/// problem about the same field is dropped ([`super::resolve`]), not reported as missing.
+fn string_or_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Located<String>>, D::Error> {
+    Ok(Option::<Spanned<Value>>::deserialize(deserializer)?.and_then(|spanned| {
+        let text = match &spanned.value {
+            Value::Null => return None,
+            Value::String(text) => text.clone(),
+            other => scalar_text(other).unwrap_or_else(|| other.to_string()),
+        };
+        Some(Spanned::new(text, spanned.referenced, spanned.defined))
+    }))
+}
+
+/// The hint for a value of the wrong type where a string was expected: quote a number or a
+/// boolean (`reason: "true"`); write text for a list or a mapping.
+fn string_hint(child: &str, value: &Value) -> String {
+    match value {
+        Value::Number(number) => format!("quote it: `{child}: \"{number}\"` (unquoted, it is read as a number)"),
+        Value::Bool(flag) => format!("quote it: `{child}: \"{flag}\"` (unquoted, it is read as a boolean)"),
+        _ => format!("write it as `{child}: TEXT` (one line of text, not {})", kind(value)),
+    }
+}
+
+/// YAML 1.1's spellings of a boolean, which YAML 1.2 (and so this file) reads as strings: what
+/// the user meant, for the hint.
+fn yaml_1_1_boolean(text: &str) -> Option<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "yes" | "on" | "y" => Some(true),
+        "no" | "off" | "n" => Some(false),
+        _ => None,
     }
 }
 
@@ -527,7 +655,17 @@ fn check_shape(
         (Shape::Scalar, Value::String(_) | Value::Number(_) | Value::Bool(_)) => {}
         (Shape::Scalar, Value::Array(items))
             if key == "layers" && items.iter().all(|item| !item.is_object() && !item.is_array()) => {}
-        (Shape::Scalar, other) => report(
+        (Shape::Flag, Value::String(given)) if yaml_1_1_boolean(given).is_some() => report(
+            locate(text, &[key]),
+            key.to_owned(),
+            format!("expected true or false, found the string `{given}`"),
+            format!(
+                "write `{key}: {}` (YAML 1.2 reads `yes`, `no`, `on` and `off` as strings)",
+                yaml_1_1_boolean(given).unwrap_or_default()
+            ),
+        ),
+        (Shape::Flag, Value::String(_) | Value::Number(_) | Value::Bool(_)) => {}
+        (Shape::Scalar | Shape::Flag, other) => report(
             locate(text, &[key]),
             key.to_owned(),
             format!("expected a single value, found {}", kind(other)),
@@ -595,7 +733,7 @@ fn check_shape(
                                     locate_entry(text, key, index, Some(child)),
                                     format!("{key}[{index}].{child}"),
                                     format!("expected a string, found {}", kind(other)),
-                                    format!("write it as `{child}: TEXT` (quote it if it looks like a number)"),
+                                    string_hint(child, other),
                                 ),
                             }
                         }
@@ -794,7 +932,9 @@ mod tests {
         let text =
             "server: http://h/mcp\ncolour: blue\nsafe_tools: get_time\ngate:\n  fail_onn: never\nlayers: {a: 1}\n";
         let (config, problems) = parse(Path::new("c.yaml"), text);
-        assert!(config.is_none(), "wrong shapes stop the typed parse");
+        let config = config.expect("the keys it can read are read, so their values are checked too");
+        assert!(config.server.is_none() && config.safe_tools.is_empty(), "keys of the wrong shape are left out");
+        assert!(config.gate.is_some(), "the other keys are kept");
         let fields: Vec<(&str, u64)> = problems
             .iter()
             .map(|problem| (problem.field.as_deref().unwrap_or(""), problem.position.map_or(0, |(line, _)| line)))
@@ -863,7 +1003,9 @@ mod tests {
     fn layer1_keys_of_the_wrong_shape_or_unknown_are_all_reported_with_positions() {
         let text = "models: openai:gpt-4o\nproviders:\n  - id: a\n    api: openai\n    base_url: http://h\n  - id: 5\n    api: [openai]\n    base_url: http://h\n    api_key: KEY\nrun: 3\ntrace_results: [full]\n";
         let (config, problems) = parse(Path::new("c.yaml"), text);
-        assert!(config.is_none(), "wrong shapes stop the typed parse");
+        let config = config.expect("the keys it can read are read, so their values are checked too");
+        assert!(config.models.is_none(), "a key of the wrong shape is left out");
+        assert_eq!(config.providers.len(), 2, "an entry with a value of the wrong type is kept: {config:?}");
         type Found<'a> = (&'a str, Option<(u64, u64)>, &'a str);
         let found: Vec<Found<'_>> = problems
             .iter()
@@ -889,6 +1031,58 @@ mod tests {
         let fields: Vec<(&str, Option<(u64, u64)>)> =
             problems.iter().map(|problem| (problem.field.as_deref().unwrap_or(""), problem.position)).collect();
         assert_eq!(fields, [("models[1]", Some((3, 3))), ("providers", Some((4, 1)))], "{problems:#?}");
+    }
+
+    #[test]
+    fn yes_y_on_and_no_are_text_in_a_string_field_as_in_golden_sets() {
+        let text = "waivers:\n  - {rule: M-10, reason: y}\n  - {rule: M-10, reason: yes}\n  - {rule: M-10, reason: on}\n  - {rule: M-10, reason: no}\n";
+        let file = ok(parse(Path::new("c.yaml"), text));
+        let reasons: Vec<&str> =
+            file.waivers.iter().filter_map(|entry| entry.value.reason.as_ref()).map(|r| r.value.as_str()).collect();
+        assert_eq!(reasons, ["y", "yes", "on", "no"]);
+    }
+
+    #[test]
+    fn yes_in_a_boolean_key_is_one_problem_naming_true() {
+        for (text, meant) in
+            [("confirm: yes\n", "true"), ("allow_unpriced: off\n", "false"), ("allow_self_judge: y\n", "true")]
+        {
+            let problems = parse(Path::new("c.yaml"), text).1;
+            assert_eq!(problems.len(), 1, "{problems:#?}");
+            let given = text.split(": ").nth(1).unwrap_or_default().trim();
+            let key = text.split(':').next().unwrap_or_default();
+            assert_eq!(problems[0].message, format!("expected true or false, found the string `{given}`"));
+            assert!(problems[0].hint.starts_with(&format!("write `{key}: {meant}`")), "{problems:?}");
+            assert_eq!(problems[0].position, Some((1, 1)));
+        }
+        assert!(ok(parse(Path::new("c.yaml"), "confirm: true\nallow_unpriced: false\n")).confirm.is_some());
+    }
+
+    #[test]
+    fn a_wrong_type_in_a_string_field_gets_the_fix_for_its_type() {
+        let text = "waivers:\n  - rule: M-10\n    reason: 2027\n  - rule: true\n    reason: [a, b]\n";
+        let problems = parse(Path::new("c.yaml"), text).1;
+        let found: Vec<(&str, &str)> =
+            problems.iter().map(|problem| (problem.field.as_deref().unwrap_or(""), problem.hint.as_str())).collect();
+        assert_eq!(
+            found,
+            [
+                ("waivers[0].reason", "quote it: `reason: \"2027\"` (unquoted, it is read as a number)"),
+                ("waivers[1].rule", "quote it: `rule: \"true\"` (unquoted, it is read as a boolean)"),
+                ("waivers[1].reason", "write it as `reason: TEXT` (one line of text, not a list)"),
+            ],
+            "{problems:#?}"
+        );
+    }
+
+    #[test]
+    fn a_key_the_typed_parse_cannot_read_is_left_out_and_named_once() {
+        let text = "safe_tools:\n  - name: [a]\ntimeout_seconds: 5\n";
+        let (config, problems) = parse(Path::new("c.yaml"), text);
+        let config = config.expect("the other keys are read");
+        assert!(config.safe_tools.is_empty() && config.timeout_seconds.is_some(), "{config:?}");
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert_eq!(problems[0].field.as_deref(), Some("safe_tools"), "{problems:#?}");
     }
 
     #[test]

@@ -625,13 +625,31 @@ pub(crate) fn resolve_layer1(
         problems.extend(file_problems.into_iter().map(config_problem));
         config.map(|config| (PathBuf::from(path), config))
     });
+    let file_pass = problems.len();
     let sources =
         Sources::new(request, FrontEnd::Cli, lookup, config.as_ref().map(|(path, file)| (path.as_path(), file)));
     let file_unread = config_path.is_some() && config.is_none();
     let mut notices = Vec::new();
     let layer1 =
         layer1_resolve::resolve(&sources, &workspace::Workspace::default(), file_unread, &mut problems, &mut notices);
+    drop_repeated_fields(&mut problems, file_pass);
     if problems.is_empty() { Ok(layer1) } else { Err(problems) }
+}
+
+/// Drops the resolvers' problems about a field of the config file that the file's own pass
+/// (its structural and type checks: the first `file_pass` problems) has named already, so a
+/// value of the wrong type is one problem, not also "missing" or "invalid".
+fn drop_repeated_fields(problems: &mut Vec<Problem>, file_pass: usize) {
+    let field = |problem: &Problem| match &problem.source {
+        Source::File { path, field, .. } if !field.is_empty() => Some((path.clone(), field.clone())),
+        _ => None,
+    };
+    let named: Vec<(PathBuf, String)> = problems.iter().take(file_pass).filter_map(field).collect();
+    let mut index = 0;
+    problems.retain(|problem| {
+        index += 1;
+        index <= file_pass || field(problem).is_none_or(|field| !named.contains(&field))
+    });
 }
 
 /// Resolves the settings of `front_end` from the request's flags, the environment seen through
@@ -653,6 +671,7 @@ pub(crate) fn resolve(
     // The config file first: its values are the lowest source but one.
     let bare = Sources::new(request, front_end, lookup, None);
     let config = load_config(&bare, &workspace, &mut problems);
+    let file_pass = problems.len();
     let merging = is_merging(&bare);
     let sources =
         Sources::new(request, front_end, lookup, config.file.as_ref().map(|(path, file)| (path.as_path(), file)));
@@ -678,6 +697,7 @@ pub(crate) fn resolve(
 
     let action = github.map(|github| resolve_action(&sources, &workspace, github, &mut problems));
     let sarif_location = paths.sarif_label.as_ref().and_then(|_| sarif::location(&sources, &workspace.root()));
+    drop_repeated_fields(&mut problems, file_pass);
 
     match server {
         Some(server) if problems.is_empty() => Ok(Settings {

@@ -594,6 +594,29 @@ fn server_env_for_an_http_server_is_refused_like_headers_for_a_command() {
     assert!(rendered(&problems).contains("input `server-env`"), "{}", rendered(&problems));
 }
 
+/// The file of a user's first trial: four independent mistakes, each of which once hid the
+/// others until the next run.
+const FOUR_MISTAKES: &str = "timeout_secnds: 5\ngate:\n  fail_on: sometimes\nwaivers:\n  - rule: M-10\n    reason: upstream\n  - rule: M-100\n    reason: a typo\n  - rule: M-10\n    reason: 2027\n";
+
+#[test]
+fn every_mistake_of_a_config_file_is_reported_in_one_pass() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = write_config(&dir, FOUR_MISTAKES);
+    let problems =
+        cli(SettingsArgs { server_url: Some("http://h/mcp".into()), config: Some(config), ..SettingsArgs::default() })
+            .expect_err("invalid");
+    let all = rendered(&problems).replace(&dir.path().display().to_string(), "[dir]");
+    for part in [
+        "[dir]/mcp-eval.yaml:1:1: timeout_secnds: unknown key\n  hint: did you mean `timeout_seconds`?",
+        "[dir]/mcp-eval.yaml:3:12: gate.fail_on: `sometimes` is not a policy\n  hint: use must, should or never",
+        "[dir]/mcp-eval.yaml:7:11: waivers[1].rule: `M-100` is not a requirement id",
+        "[dir]/mcp-eval.yaml:10:5: waivers[2].reason: expected a string, found a number\n  hint: quote it: `reason: \"2027\"`",
+    ] {
+        assert!(all.contains(part), "{part:?} missing in\n{all}");
+    }
+    assert_eq!(problems.len(), 4, "one problem per mistake, none twice: {all}");
+}
+
 fn write_config(dir: &tempfile::TempDir, text: &str) -> String {
     let config = dir.path().join("mcp-eval.yaml");
     std::fs::write(&config, text).expect("write");

@@ -63,6 +63,27 @@ fn a_bad_config_file_names_the_file_and_line() {
 }
 
 #[test]
+fn every_mistake_of_a_config_file_is_named_in_one_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("mcp-eval.yaml");
+    let text = "timeout_secnds: 5\ngate:\n  fail_on: sometimes\nwaivers:\n  - rule: M-10\n    reason: upstream\n  - rule: M-100\n    reason: a typo\n  - rule: M-10\n    reason: 2027\n";
+    std::fs::write(&path, text).expect("write");
+    let run = run(&["--demo", "--config", path.to_str().expect("utf-8")]);
+    assert_eq!(run.code(), 2);
+    let stderr = run.stderr();
+    for part in [
+        "mcp-eval.yaml:1:1: timeout_secnds: unknown key",
+        "did you mean `timeout_seconds`?",
+        "mcp-eval.yaml:3:12: gate.fail_on: `sometimes` is not a policy",
+        "mcp-eval.yaml:7:11: waivers[1].rule: `M-100` is not a requirement id",
+        "mcp-eval.yaml:10:5: waivers[2].reason: expected a string, found a number",
+        "quote it: `reason: \"2027\"`",
+    ] {
+        assert!(stderr.contains(part), "{part:?} missing in\n{stderr}");
+    }
+}
+
+#[test]
 fn an_unreachable_server_exits_3_and_still_writes_reports() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
