@@ -293,10 +293,12 @@ fn host_refused(exchange: &Exchange, settings: &HttpSettings) -> Option<String> 
     let status = exchange.status.filter(|status| matches!(status, 403 | 421))?;
     let body = exchange.body_excerpt.to_ascii_lowercase();
     let origin = body.contains("invalid origin") || body.contains("origin not allowed");
-    if !origin && !(body.contains("invalid host") || body.contains("host not allowed") || body.contains("host header")) {
+    let names_host = ["invalid host", "host not allowed", "host header"].iter().any(|words| body.contains(words));
+    if !origin && !names_host {
         return None;
     }
-    let given = settings.extra_headers.iter().find(|(name, _)| name.eq_ignore_ascii_case("host")).map(|(_, v)| v.clone());
+    let given =
+        settings.extra_headers.iter().find(|(name, _)| name.eq_ignore_ascii_case("host")).map(|(_, v)| v.clone());
     let host = given.unwrap_or_else(|| match url::Url::parse(&settings.url) {
         Ok(url) => match (url.host_str(), url.port()) {
             (Some(host), Some(port)) => format!("{host}:{port}"),

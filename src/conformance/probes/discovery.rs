@@ -603,6 +603,9 @@ mod tests {
     #[test]
     fn the_serve_stdio_hint_says_a_discover_sent_first_gets_32022_and_only_later_a_result() {
         assert!(!V1_SERVE_STDIO.contains("whatever the version"), "{V1_SERVE_STDIO}");
-        assert!(V1_SERVE_STDIO.contains("sent first") && V1_SERVE_STDIO.contains("once other requests"), "{V1_SERVE_STDIO}");
+        assert!(
+            V1_SERVE_STDIO.contains("sent first") && V1_SERVE_STDIO.contains("once other requests"),
+            "{V1_SERVE_STDIO}"
+        );
     }
 }

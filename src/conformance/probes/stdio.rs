@@ -481,7 +481,8 @@ mod tests {
 
     #[test]
     fn m10_on_a_32022_initialize_answer_names_data_requested_and_accepts_what_x5_accepts() {
-        let error = json!({"code": -32022, "message": "Unsupported protocol version", "data": {"supported": ["2026-07-28"]}});
+        let error =
+            json!({"code": -32022, "message": "Unsupported protocol version", "data": {"supported": ["2026-07-28"]}});
         let text = initialize_m10("`error.data.requested`: missing", Some(&error));
         assert!(text.contains("data.requested") && text.contains("X-5 probe"), "{text}");
         // X-5 keeps a -32022 that names the versions: M-10 must not say -32601 is the only answer.
