@@ -87,6 +87,16 @@ fn common_substring(a: &str, b: &str) -> usize {
     best
 }
 
+/// The requirement id nearest to `id` ([`nearest`]), preferring ids with the same letter prefix
+/// (the part before the last `-`): `V-100` is a typo of `V-1`, not of `H-10`, though both are
+/// two edits away. Falls back to every id when none of the prefix is near.
+pub(crate) fn nearest_id<'a>(id: &str, known: impl IntoIterator<Item = &'a str> + Clone) -> Option<&'a str> {
+    let prefix = |name: &str| name.rsplit_once('-').map(|(letters, _)| letters.to_ascii_uppercase());
+    let mine = prefix(id);
+    let same = known.clone().into_iter().filter(|candidate| mine.is_some() && prefix(candidate) == mine);
+    nearest(id, same).or_else(|| nearest(id, known))
+}
+
 /// The hint for an unknown key: the nearest known key, and the list of them.
 pub(crate) fn unknown_key_hint(key: &str, known: &[&str]) -> String {
     match nearest(key, known.iter().copied()) {
@@ -106,6 +116,16 @@ mod tests {
         assert_eq!(nearest("colour", ["server", "gate"]), None);
         assert!(unknown_key_hint("runz", &["runs", "kind"]).starts_with("did you mean `runs`?"));
         assert_eq!(nearest("api_key", ["api", "api_key_env"]), Some("api_key_env"), "a tie goes to the longer name");
+    }
+
+    #[test]
+    fn a_rule_id_is_matched_to_one_with_the_same_letter_prefix_first() {
+        let ids = ["H-10", "V-1", "V-2", "SEC-7", "M-10"];
+        assert_eq!(nearest("V-100", ["H-10", "V-1"]), Some("H-10"), "plain edits tie and pick another prefix");
+        assert_eq!(nearest_id("V-100", ids), Some("V-1"));
+        assert_eq!(nearest_id("SEC-77", ids), Some("SEC-7"));
+        assert_eq!(nearest_id("Q-10", ids), Some("H-10"), "no id of the prefix: every id is a candidate");
+        assert_eq!(nearest_id("colour", ids), None);
     }
 
     #[test]

@@ -191,6 +191,14 @@ pub(crate) const BREAKS: &[(&str, &str)] = &[
     ("chaos-hang", "accepts connections (HTTP) or reads stdin (stdio) and never answers anything"),
     ("chaos-sse-cut", "HTTP: every POST gets SSE headers and half an event, then the connection closes"),
     ("chaos-html-500", "HTTP: every request gets status 500 with an HTML page"),
+    (
+        "chaos-host-403",
+        "HTTP: every request gets 403 with a JSON-RPC error \"Invalid Host: …\" (a Host allow-list that does not allow ours, as the TypeScript SDK answers)",
+    ),
+    (
+        "chaos-host-421",
+        "HTTP: every request gets 421 \"Invalid Host header\" in plain text (a Host allow-list that does not allow ours, as the Python SDK answers)",
+    ),
     ("chaos-flood", "stdio: floods stdout with non-JSON lines (about 10 MB/s) while serving normally"),
     ("chaos-5000-tools", "tools/list lists 5,000 tools on one page"),
     ("chaos-5000-tools-paged", "tools/list lists 5,000 tools in pages of 100 (every list pages by 100)"),

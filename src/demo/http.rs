@@ -351,6 +351,9 @@ impl HttpServer {
             response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html"));
             return Some(response);
         }
+        if self.breaks("chaos-host-403") || self.breaks("chaos-host-421") {
+            return Some(host_refused(request, self.breaks("chaos-host-403")));
+        }
         if request.method() != Method::POST {
             return None;
         }
@@ -662,6 +665,23 @@ fn accept_lists_both(headers: &HeaderMap) -> bool {
         accepted.iter().any(|media_type| media_type == wanted || media_type == family || media_type == "*/*")
     };
     lists("application/json", "application/*") && lists("text/event-stream", "text/*")
+}
+
+/// `chaos-host-403` / `chaos-host-421`: a Host allow-list that does not allow the request's
+/// Host, answered as the TypeScript SDK does (403, a JSON-RPC error) or as the Python SDK does
+/// (421, plain text).
+fn host_refused(request: &Request<Incoming>, typescript: bool) -> Response<Body> {
+    let host = request.headers().get(header::HOST).and_then(|value| value.to_str().ok()).unwrap_or("");
+    let (status, content_type, body) = if typescript {
+        let error = serde_json::json!({"jsonrpc": "2.0", "error": {"code": -32000, "message": format!("Invalid Host: {host}")}, "id": null});
+        (StatusCode::FORBIDDEN, "application/json", error.to_string())
+    } else {
+        (StatusCode::MISDIRECTED_REQUEST, "text/plain; charset=utf-8", "Invalid Host header".to_owned())
+    };
+    let mut response = Response::new(full(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
 }
 
 #[cfg(test)]

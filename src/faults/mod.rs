@@ -317,7 +317,9 @@ pub(crate) async fn run(
         source: source.as_str().to_owned(),
         variants: fault_variants.len(),
         planned_trials: trials_of(&fault_variants),
-        planned_model_calls: cost.model_calls,
+        // Only a plan that can run is a plan: with no model able to call, the suite is not
+        // sampled, and its whole size is no figure to check against the cap.
+        planned_model_calls: can_run.then_some(cost.model_calls),
         sampled: sampled.clone(),
         ..ResilienceSection::default()
     };

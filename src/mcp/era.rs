@@ -285,6 +285,42 @@ fn mcp_shaped(exchange: &Exchange) -> bool {
             && (exchange.body_excerpt.contains("\"jsonrpc\"") || exchange.body_excerpt.contains("'jsonrpc'")))
 }
 
+/// Why the server refused the first request for its `Host` (or `Origin`) header, when it did: a
+/// 403 or 421 whose body says so (the TypeScript SDK answers 403 "Invalid Host: …", the Python
+/// SDK 421 "Invalid Host header"). A server that validates `Host` against an allow-list answers
+/// every request so, whatever else it would do.
+fn host_refused(exchange: &Exchange, settings: &HttpSettings) -> Option<String> {
+    let status = exchange.status.filter(|status| matches!(status, 403 | 421))?;
+    let body = exchange.body_excerpt.to_ascii_lowercase();
+    let origin = body.contains("invalid origin") || body.contains("origin not allowed");
+    let names_host = ["invalid host", "host not allowed", "host header"].iter().any(|words| body.contains(words));
+    if !origin && !names_host {
+        return None;
+    }
+    let given =
+        settings.extra_headers.iter().find(|(name, _)| name.eq_ignore_ascii_case("host")).map(|(_, v)| v.clone());
+    let host = given.unwrap_or_else(|| match url::Url::parse(&settings.url) {
+        Ok(url) => match (url.host_str(), url.port()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_owned(),
+            _ => settings.url.clone(),
+        },
+        Err(_) => settings.url.clone(),
+    });
+    let said = crate::text::clip(exchange.body_excerpt.trim(), 200);
+    Some(if origin {
+        format!(
+            "the server at `{}` refused our request for its `Origin` header (HTTP {status}: {said}): it validates Origin against an allow-list; allow the origin, or run it without Origin validation for the evaluation",
+            settings.url
+        )
+    } else {
+        format!(
+            "the server at `{}` refused our Host header `{host}` (HTTP {status}: {said}): it validates Host against an allow-list (DNS-rebinding protection). Allow `{host}` in the server's allowed hosts, or reach it by a name it allows (e.g. `localhost` instead of an IP address, or a --header 'Host: …' it accepts); nothing could be evaluated",
+            settings.url
+        )
+    })
+}
+
 fn discover_succeeded(exchange: &Exchange) -> bool {
     exchange
         .result()
@@ -332,6 +368,19 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             ],
             stderr_tail: None,
             needs_credentials: !gave_credentials,
+        });
+    }
+    if let Some(reason) = host_refused(&discover, settings) {
+        // One root cause, whichever way the server words it: nothing can be evaluated, and
+        // grading its refusals as twenty MUST failures (or as no MCP endpoint) would mislead.
+        return Err(Unreachable {
+            reason,
+            evidence: vec![
+                ("request".into(), discover.request_excerpt.clone()),
+                ("response".into(), discover.body_excerpt.clone()),
+            ],
+            stderr_tail: None,
+            needs_credentials: false,
         });
     }
     if let Some(why) = discover.unreadable() {

@@ -269,15 +269,22 @@ impl EvalsSection {
         (errors, started)
     }
 
+    /// True when a replayed request had no cassette (`ending: replay_miss`): one of the causes of
+    /// [`EvalsSection::provider_failed`] (exit status 5), but no provider's fault, so headlined as
+    /// what it was.
+    pub fn replay_missed(&self) -> bool {
+        self.evals.iter().flat_map(|eval| &eval.traces).any(|run| run.cause.is_some_and(ErrorCause::replay_miss))
+    }
+
     /// True when a provider was unusable at the start, a replayed request had no cassette
     /// (`ending: replay_miss`: deterministic, so one is enough), or the provider spoiled more than
     /// a fifth of all trials (exit status 5). Trials the server spoiled are `error` too, but say
     /// nothing about the provider.
     pub fn provider_failed(&self) -> bool {
         let (errors, started) = self.run_errors();
-        let missed =
-            self.evals.iter().flat_map(|eval| &eval.traces).any(|run| run.cause.is_some_and(ErrorCause::replay_miss));
-        self.model_status.iter().any(|model| model.status == ModelOutcome::Unusable) || missed || errors * 5 > started
+        self.model_status.iter().any(|model| model.status == ModelOutcome::Unusable)
+            || self.replay_missed()
+            || errors * 5 > started
     }
 }
 

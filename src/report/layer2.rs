@@ -17,8 +17,11 @@ pub struct ResilienceSection {
     /// Trials planned, every model counted.
     pub planned_trials: usize,
     /// The most model calls the plan can make (trials × `max_turns`), what the cap is checked
-    /// against before the first call.
-    pub planned_model_calls: u64,
+    /// against before the first call. `None` (left out) when no model could make a call (no
+    /// key, no cassettes): nothing was planned to run, and the unsampled suite's figure would
+    /// read as a plan over the cap; `not_run` says why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_model_calls: Option<u64>,
     /// Model calls made.
     pub model_calls: u64,
     /// When the default suite was over layer 2's share of the model-call cap: how it was

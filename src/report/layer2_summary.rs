@@ -39,7 +39,7 @@ pub(crate) fn layer2_section(section: &ResilienceSection, reports_only: bool) ->
             out,
             "No fault was planned (the {}'s entries are payloads only): {} model call(s) planned at most for layer 2.",
             super::md::escape(&section.source),
-            section.planned_model_calls
+            section.planned_model_calls.unwrap_or(0)
         );
         for note in section.notes.iter().take(10) {
             let _ = writeln!(out, "- {}", super::md::message(&clip(note, 300)));
@@ -53,7 +53,7 @@ pub(crate) fn layer2_section(section: &ResilienceSection, reports_only: bool) ->
         section.variants,
         section.planned_trials,
         section.model_calls,
-        section.planned_model_calls,
+        section.planned_model_calls.unwrap_or(0),
     );
     for note in section.notes.iter().take(10) {
         let _ = writeln!(out, "- {}", super::md::message(&clip(note, 300)));

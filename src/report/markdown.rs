@@ -205,6 +205,7 @@ fn no_verdict_title(report: &RunReport) -> String {
         Some(evals) if evals.input_refused() => "layer 1 refused its input",
         _ if report.budget.as_ref().is_some_and(|budget| budget.stopped.is_some()) => "the cost budget stopped the run",
         Some(evals) if evals.call_cap_reached => "the model-call cap stopped layer 1",
+        Some(evals) if evals.replay_missed() => "a replayed request had no recording (replay miss)",
         Some(evals) if evals.provider_failed() => "a model provider failed",
         _ if report.resilience.as_ref().is_some_and(|section| section.call_cap_reached) => {
             "the model-call cap stopped layer 2"
@@ -929,7 +930,8 @@ fn server_info_text(info: &serde_json::Value) -> String {
     match (field("name"), field("version")) {
         (Some(name), version) => {
             let mut text = escape(&clip(name, FIELD_CHARS));
-            if let Some(version) = version {
+            // An SDK may send `version: ""`: no version then, and no trailing space.
+            if let Some(version) = version.filter(|version| !version.trim().is_empty()) {
                 text.push(' ');
                 text.push_str(&escape(&clip(version, 64)));
             }
@@ -1198,6 +1200,34 @@ mod tests {
         assert!(render(&report).starts_with("## ⚠️ error: layer 1 refused its input"), "{}", render(&report));
         report.evals = Some(crate::report::evals::EvalsSection { call_cap_reached: true, ..Default::default() });
         assert!(render(&report).starts_with("## ⚠️ error: the model-call cap stopped layer 1"));
+    }
+
+    #[test]
+    fn a_replay_miss_is_headlined_as_a_missing_recording_not_a_provider_failure() {
+        let mut report = sample_report();
+        report.checks.retain(|c| c.status != Status::Fail);
+        let mut evals = crate::report::test_support::sample_evals();
+        // One case whose trial found no recording: no verdict (exit status 5), not a failure.
+        evals.evals.truncate(1);
+        evals.evals[0].status = crate::report::evals::EvalStatus::Error;
+        evals.call_cap_reached = false;
+        let trace = evals.evals[0].traces.first_mut().expect("a trial");
+        trace.status = crate::report::evals::TrialStatus::Error;
+        trace.cause = Some(crate::report::evals::ErrorCause::ReplayMiss);
+        report.evals = Some(evals);
+        let summary = render(&report);
+        assert!(summary.starts_with("## ⚠️ error: a replayed request had no recording (replay miss)"), "{summary}");
+        assert!(!summary.starts_with("## ⚠️ error: a model provider failed"), "{summary}");
+    }
+
+    #[test]
+    fn an_empty_server_version_leaves_no_trailing_space_on_the_server_line() {
+        assert_eq!(server_info_text(&serde_json::json!({"name": "notes", "version": ""})), "notes");
+        assert_eq!(server_info_text(&serde_json::json!({"name": "notes", "version": " "})), "notes");
+        assert_eq!(server_info_text(&serde_json::json!({"name": "notes", "version": "1.0"})), "notes 1.0");
+        let mut report = sample_report();
+        report.server.server_info = Some(serde_json::json!({"name": "notes", "version": ""}));
+        assert!(render(&report).contains("- **Server:** notes\n"), "{}", render(&report));
     }
 
     #[test]

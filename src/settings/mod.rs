@@ -1250,7 +1250,7 @@ fn resolve_waivers(sources: &Sources<'_>, root: &Path, problems: &mut Vec<Proble
             )),
             Some(rule) if !REQUIREMENTS.iter().any(|requirement| requirement.id == rule) => {
                 let ids = REQUIREMENTS.iter().map(|requirement| requirement.id);
-                let hint = match crate::suggest::nearest(rule, ids) {
+                let hint = match crate::suggest::nearest_id(rule, ids) {
                     Some(near) => {
                         format!("did you mean `{near}`? (the ids are the report's rows, listed in docs/layer-0.md)")
                     }

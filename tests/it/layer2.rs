@@ -276,6 +276,8 @@ fn every_layer_with_no_key_checks_no_plan_against_the_cap_prints_no_plan_and_say
     let resilience = &run.report()["resilience"];
     assert!(resilience["not_run"].as_str().is_some_and(|why| why.contains("no model could run")), "{resilience}");
     assert!(resilience.get("sampled").is_none(), "{resilience}");
+    // No plan ran: the unsampled suite's figure is not reported as if planned (it was over the cap).
+    assert!(resilience.get("planned_model_calls").is_none(), "{resilience}");
 }
 
 #[test]

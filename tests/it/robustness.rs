@@ -173,6 +173,23 @@ fn an_endpoint_that_answers_html_500_to_everything_is_no_mcp_endpoint() {
 }
 
 #[test]
+fn a_server_that_refuses_our_host_header_is_one_clear_error_whichever_sdk_answers() {
+    // The TypeScript SDK answers 403 with a JSON-RPC error, the Python SDK 421 in plain text: one
+    // root cause, so one outcome (exit status 3, nothing evaluated), not twenty MUST failures.
+    for mode in ["chaos-host-403", "chaos-host-421"] {
+        let server = DemoServer::start(&[mode]);
+        let run = run_bounded(&["--server-url", &server.url], QUICK);
+        assert_eq!(run.code, 3, "{mode}: {}", run.report);
+        assert_eq!(run.report["outcome"], "unreachable", "{mode}");
+        let detail = run.report["outcome_detail"].as_str().unwrap_or_default();
+        let host = server.url.trim_start_matches("http://").split('/').next().unwrap_or_default().to_owned();
+        assert!(detail.contains(&format!("refused our Host header `{host}`")), "{mode}: {detail}");
+        assert!(detail.contains("allow-list"), "{mode}: {detail}");
+        assert_eq!(run.report["counts"]["fail"], 0, "{mode}: the symptom rows stay quiet: {}", run.report["checks"]);
+    }
+}
+
+#[test]
 fn a_url_without_the_mcp_path_is_no_mcp_endpoint_with_a_hint() {
     let server = DemoServer::start(&[]);
     let root = server.url.trim_end_matches("/mcp").to_owned() + "/";

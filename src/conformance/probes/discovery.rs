@@ -346,6 +346,20 @@ pub(crate) async fn request_meta(ctx: &Context) -> Vec<Finding> {
     futures_util::future::join_all(blocks).await.into_iter().flatten().collect()
 }
 
+/// When V-1's probe was sent. On stdio the families run one after another (conformance::run), so
+/// the probe follows the opening discover and the families before "versions"; a server may answer
+/// differently by then than to a discover sent first, and a user checking by hand must know.
+fn v1_when(http: bool) -> &'static str {
+    if http {
+        "a request of its own (Streamable HTTP requests are independent)"
+    } else {
+        "sent on the session's process after the opening `server/discover`, the list walks (`tools/list` first, then prompts and resources) and the capability, `completion/complete` and request-`_meta` probes"
+    }
+}
+
+/// V-1's hint for the TypeScript SDK's `serveStdio`, given when the probe got a result on stdio.
+const V1_SERVE_STDIO: &str = ". If your server is built on the TypeScript SDK's `serveStdio`: it answers -32022 with `data.requested` to such a discover sent first or right after the opening discover, but a result once other requests (e.g. a `tools/list`) were served, so a check by hand must send it in the same order. Check `_meta` protocolVersion on every request against the versions you support and answer -32022 with `data.supported` and `data.requested`";
+
 /// V-1, V-2: version negotiation.
 pub(crate) async fn versions(ctx: &Context) -> Vec<Finding> {
     let bad = "1900-01-01";
@@ -383,15 +397,12 @@ pub(crate) async fn versions(ctx: &Context) -> Vec<Finding> {
             format!("version {bad} in header and `_meta` got -32022 with data.supported {supported:?}"),
         )
     } else {
-        let sdk = if ctx.is_http() || exchange.result().is_none() {
-            ""
-        } else {
-            ". If your server is built on the TypeScript SDK's `serveStdio`, it answers any `server/discover` with a result, whatever the version asked for: check `_meta` protocolVersion against the versions you support and answer -32022 with `data.supported` and `data.requested`"
-        };
+        let sdk = if ctx.is_http() || exchange.result().is_none() { "" } else { V1_SERVE_STDIO };
         Finding::broken(
             "V-1",
             format!(
-                "V-1's probe (`server/discover` asking for version {bad} in the header and `_meta`): {}{sdk}",
+                "V-1's probe (`server/discover` asking for version {bad} in the header and `_meta`, {}): {}{sdk}",
+                v1_when(ctx.is_http()),
                 problems.join("; ")
             ),
         )
@@ -576,4 +587,25 @@ pub(crate) fn accept_finding(id: &'static str, what: &str, exchange: &crate::mcp
         Err(message) => Finding::broken(id, format!("{what} must be served: {message}")),
     }
     .with(exchange)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v1_says_on_stdio_that_its_probe_came_after_the_opening_discover_and_tools_list() {
+        let stdio = v1_when(false);
+        assert!(stdio.contains("after the opening `server/discover`") && stdio.contains("`tools/list`"), "{stdio}");
+        assert!(v1_when(true).contains("of its own"), "{}", v1_when(true));
+    }
+
+    #[test]
+    fn the_serve_stdio_hint_says_a_discover_sent_first_gets_32022_and_only_later_a_result() {
+        assert!(!V1_SERVE_STDIO.contains("whatever the version"), "{V1_SERVE_STDIO}");
+        assert!(
+            V1_SERVE_STDIO.contains("sent first") && V1_SERVE_STDIO.contains("once other requests"),
+            "{V1_SERVE_STDIO}"
+        );
+    }
 }

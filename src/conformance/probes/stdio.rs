@@ -106,10 +106,9 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
                 findings.push(
                     Finding::broken(
                         "M-10",
-                        format!(
-                            "the error that answered `initialize` is not a valid JSON-RPC error: {}. It was sent by the X-5 probe (a 2026-07-28 server must answer the removed `initialize` with -32601), which runs on stdio only, to a second server process; {}",
-                            crate::conformance::problem::join(&problems, "M-10"),
-                            initialize_fix(initialize.as_ref().and_then(|exchange| exchange.error())),
+                        initialize_m10(
+                            &crate::conformance::problem::join(&problems, "M-10"),
+                            initialize.as_ref().and_then(|exchange| exchange.error()),
                         ),
                     )
                     .with(initialize.as_ref().expect("an initialize exchange")),
@@ -448,6 +447,16 @@ pub(crate) fn framing_of(client: &Client, era: Era) -> Vec<Finding> {
 
 /// How to fix the error that answered X-5's `initialize`, by its code: a -32022 must carry the
 /// versions, any other error the JSON-RPC shape.
+/// M-10's text for an invalid error that answered X-5's `initialize`. What X-5 accepts
+/// (-32601, or -32022 naming the supported versions from a dual-era server) is said as X-5 grades
+/// it, so that the two rows never contradict each other; `problems` are the schema problems.
+fn initialize_m10(problems: &str, error: Option<&Value>) -> String {
+    format!(
+        "the error that answered `initialize` is not a valid JSON-RPC error: {problems}. It was sent by the X-5 probe (a 2026-07-28 server answers the removed `initialize` with -32601, or, as a dual-era server refusing the handshake on a modern connection, with -32022 and its versions), which runs on stdio only, to a second server process; {}",
+        initialize_fix(error)
+    )
+}
+
 fn initialize_fix(error: Option<&Value>) -> &'static str {
     match error.and_then(|error| error.get("code")).and_then(Value::as_i64) {
         Some(-32022) => {
@@ -468,6 +477,17 @@ mod tests {
         assert!(versions.contains("data.requested") && versions.contains("data.supported"), "{versions}");
         let other = initialize_fix(Some(&json!({"code": "x"})));
         assert!(other.contains("unknown methods"), "{other}");
+    }
+
+    #[test]
+    fn m10_on_a_32022_initialize_answer_names_data_requested_and_accepts_what_x5_accepts() {
+        let error =
+            json!({"code": -32022, "message": "Unsupported protocol version", "data": {"supported": ["2026-07-28"]}});
+        let text = initialize_m10("`error.data.requested`: missing", Some(&error));
+        assert!(text.contains("data.requested") && text.contains("X-5 probe"), "{text}");
+        // X-5 keeps a -32022 that names the versions: M-10 must not say -32601 is the only answer.
+        assert!(!text.contains("must answer the removed `initialize` with -32601"), "{text}");
+        assert!(text.contains("-32022 and its versions"), "{text}");
     }
 
     #[test]
