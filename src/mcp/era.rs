@@ -321,6 +321,12 @@ fn host_refused(exchange: &Exchange, settings: &HttpSettings) -> Option<String> 
     })
 }
 
+/// Whether an unreachable run's detail is the refusal of our Host or Origin header worded above
+/// (the server answered, but evaluated nothing): how the summary titles it.
+pub(crate) fn is_header_refusal(detail: &str) -> bool {
+    detail.contains("refused our Host header") || detail.contains("refused our request for its `Origin` header")
+}
+
 fn discover_succeeded(exchange: &Exchange) -> bool {
     exchange
         .result()

@@ -196,8 +196,9 @@ fn write_waiver_notes(report: &RunReport, out: &mut String) {
     }
 }
 
-/// The title of a completed run without a verdict: why there is none, in a few words.
-fn no_verdict_title(report: &RunReport) -> String {
+/// Why a completed run is incomplete (an internal failure, a refused input, a cap, the budget,
+/// a provider or a replay miss), in a few words: what its exit status says beyond the verdict.
+fn incomplete_reason(report: &RunReport) -> Option<&'static str> {
     let why = match &report.evals {
         _ if report.checks.iter().any(|check| check.id == crate::report::model::INTERNAL_CHECK_ID) => {
             "mcp-eval itself failed"
@@ -213,21 +214,43 @@ fn no_verdict_title(report: &RunReport) -> String {
         _ if report.resilience.as_ref().is_some_and(|section| section.provider_failed) => {
             "a model provider failed in layer 2"
         }
-        _ => "no verdict",
+        _ => return None,
     };
-    format!("⚠️ error: {why}")
+    Some(why)
+}
+
+/// The title of a completed run without a verdict: why there is none, in a few words.
+fn no_verdict_title(report: &RunReport) -> String {
+    format!("⚠️ error: {}", incomplete_reason(report).unwrap_or("no verdict"))
+}
+
+/// The title of a failed run: what failed and, when the run was also incomplete (its exit
+/// status then names that, e.g. 5 for a replay miss), why.
+fn fail_title(report: &RunReport, failed: &str) -> String {
+    match incomplete_reason(report) {
+        Some(why) => format!("❌ fail: {failed}; and {why}"),
+        None => format!("❌ fail: {failed}"),
+    }
+}
+
+/// Whether the server answered but refused our Host or Origin header on every request.
+fn header_refused(report: &RunReport) -> bool {
+    report.outcome_detail.as_deref().is_some_and(crate::mcp::era::is_header_refusal)
 }
 
 /// Title, server section, counts line and outcome detail.
 fn write_header(report: &RunReport, out: &mut String) {
     let counts = report.counts();
     let title = match (report.outcome, report.verdict()) {
+        (RunOutcome::Unreachable, _) if header_refused(report) => {
+            "⚠️ error: the server refused our Host or Origin header".to_owned()
+        }
         (RunOutcome::Unreachable, _) => "⚠️ error: server unreachable".to_owned(),
         (RunOutcome::Environment, _) => "⚠️ error: mcp-eval could not run here".to_owned(),
         (RunOutcome::NeedsCredentials, _) => "⚠️ error: the server requires credentials".to_owned(),
         (RunOutcome::Interrupted, Verdict::Fail) => format!("⚠️ interrupted, {} so far", failed_text(report)),
         (RunOutcome::Interrupted, _) => "⚠️ interrupted".to_owned(),
-        (RunOutcome::Completed, Verdict::Fail) => format!("❌ fail: {}", failed_text(report)),
+        (RunOutcome::Completed, Verdict::Fail) => fail_title(report, &failed_text(report)),
         (RunOutcome::Completed, Verdict::Error) => no_verdict_title(report),
         (RunOutcome::Completed, Verdict::Pass) => pass_title(report),
     };
@@ -317,7 +340,7 @@ fn write_header(report: &RunReport, out: &mut String) {
         );
     }
     if !server.stdio_starts.is_empty() {
-        let reasons: Vec<String> = server.stdio_starts.iter().map(|reason| escape(reason)).collect();
+        let reasons: Vec<String> = server.stdio_starts.iter().map(|reason| message(reason)).collect();
         let _ = writeln!(out, "- **Server processes started:** {} ({})", server.stdio_starts.len(), reasons.join("; "));
     }
 
@@ -358,6 +381,9 @@ fn write_header(report: &RunReport, out: &mut String) {
 
     if report.outcome != RunOutcome::Completed {
         let what = match report.outcome {
+            RunOutcome::Unreachable if header_refused(report) => {
+                "The server answered, but refused every request for a header of ours (see the detail); no check ran."
+            }
             RunOutcome::Unreachable => "The server could not be reached or started; no check ran.",
             RunOutcome::Environment => {
                 "mcp-eval's own environment failed before any request was sent (nothing is wrong with the server as far as this run knows); no check ran."
@@ -1221,6 +1247,37 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_run_that_also_missed_a_recording_says_both_in_its_headline() {
+        // A failing check and a replay miss: the verdict is fail, the exit status 5 (a replay
+        // miss outranks a failed verdict), and the headline names both.
+        let mut report = sample_report();
+        let mut evals = crate::report::test_support::sample_evals();
+        evals.evals.truncate(1);
+        evals.evals[0].status = crate::report::evals::EvalStatus::Error;
+        evals.call_cap_reached = false;
+        let trace = evals.evals[0].traces.first_mut().expect("a trial");
+        trace.status = crate::report::evals::TrialStatus::Error;
+        trace.cause = Some(crate::report::evals::ErrorCause::ReplayMiss);
+        report.evals = Some(evals);
+        let summary = render(&report);
+        let title = summary.lines().next().unwrap_or_default();
+        assert!(title.starts_with("## ❌ fail: "), "{title}");
+        assert!(title.contains("; and a replayed request had no recording (replay miss)"), "{title}");
+    }
+
+    #[test]
+    fn a_refused_host_header_is_titled_as_such_not_as_an_unreachable_server() {
+        let mut report = sample_report();
+        report.checks.clear();
+        report.outcome = RunOutcome::Unreachable;
+        report.outcome_detail = Some("the server at `http://192.0.2.2:8000/mcp` refused our Host header `192.0.2.2:8000` (HTTP 421: Invalid Host header): …".into());
+        let summary = render(&report);
+        assert!(summary.starts_with("## ⚠️ error: the server refused our Host or Origin header"), "{summary}");
+        report.outcome_detail = Some("connection refused".into());
+        assert!(render(&report).starts_with("## ⚠️ error: server unreachable"));
+    }
+
+    #[test]
     fn an_empty_server_version_leaves_no_trailing_space_on_the_server_line() {
         assert_eq!(server_info_text(&serde_json::json!({"name": "notes", "version": ""})), "notes");
         assert_eq!(server_info_text(&serde_json::json!({"name": "notes", "version": " "})), "notes");
@@ -1228,6 +1285,16 @@ mod tests {
         let mut report = sample_report();
         report.server.server_info = Some(serde_json::json!({"name": "notes", "version": ""}));
         assert!(render(&report).contains("- **Server:** notes\n"), "{}", render(&report));
+    }
+
+    #[test]
+    fn the_reasons_a_server_process_was_started_keep_their_code_spans() {
+        // Our own sentence quotes a method as code: rendered as code, never as `\``.
+        let mut report = sample_report();
+        report.server.stdio_starts = vec!["a second process: X-5 sends `initialize` to it".into()];
+        let md = render(&report);
+        assert!(md.contains("X-5 sends `initialize` to it"), "{md}");
+        assert!(!md.contains("\\`initialize"), "{md}");
     }
 
     #[test]
@@ -1394,11 +1461,17 @@ mod tests {
 
     #[test]
     fn a_failed_case_fails_the_title_when_every_check_passed() {
+        // The sample's layer 1 also reached the call cap (exit status 6): the title says so too.
         let md = render(&crate::report::test_support::sample_evals_report());
-        assert!(md.starts_with("## ❌ fail: 3 cases failed — MCP 2026-07-28 conformance + golden set"), "{md}");
+        assert!(
+            md.starts_with(
+                "## ❌ fail: 3 cases failed; and the model-call cap stopped layer 1 — MCP 2026-07-28 conformance + golden set"
+            ),
+            "{md}"
+        );
         let mut report = crate::report::test_support::sample_evals_report();
         report.checks = sample_report().checks;
-        assert!(render(&report).starts_with("## ❌ fail: 1 check and 3 cases failed"));
+        assert!(render(&report).starts_with("## ❌ fail: 1 check and 3 cases failed; and the model-call cap"));
         report.outcome = RunOutcome::Interrupted;
         assert!(render(&report).starts_with("## ⚠️ interrupted, 1 check and 3 cases failed so far"));
     }

@@ -406,7 +406,7 @@ async fn param_headers(ctx: &Context) -> Vec<Finding> {
 }
 
 /// The fix for H-21 on the SDKs known to serve a foreign Origin by default (said, not assumed).
-pub(crate) const H21_SDK_HINT: &str = "If your server is built on the TypeScript SDK v2 (`createMcpHandler`), it checks no Origin by default: put the SDK's DNS-rebinding protection in front of it (`createMcpExpressApp()`, or the `hostHeaderValidation(…)` / `localhostHostValidation()` middleware of its Express, Hono or Fastify package) and answer a foreign `Origin` with 403; on the Python SDK, `TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_origins=[…])`";
+pub(crate) const H21_SDK_HINT: &str = "If your server is built on the TypeScript SDK v2 (`createMcpHandler`), it checks no Origin by default: put the SDK's DNS-rebinding protection in front of it (`createMcpExpressApp()`, or the `hostHeaderValidation(…)` / `localhostHostValidation()` middleware of its Express, Hono or Fastify package; on a bare `node:http` server, `localhostOriginValidation()` of `@modelcontextprotocol/node` — Host validation alone does not check `Origin`) and answer a foreign `Origin` with 403; on the Python SDK, `TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_origins=[…])`";
 
 async fn endpoint(ctx: &Context) -> Vec<Finding> {
     let client = &ctx.modern;
