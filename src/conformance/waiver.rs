@@ -44,6 +44,8 @@ pub(crate) struct Waiver {
     pub reason: String,
     /// The last day the waiver holds.
     pub expires: Option<NaiveDate>,
+    /// `http` or `stdio`: it waives rows of runs over that transport only (none: both).
+    pub transport: Option<String>,
     /// Where it is written: `FILE:LINE`.
     pub source: String,
     /// `waivers` or `suppress`: the key it was written under (the wording of the row follows it).
@@ -84,6 +86,12 @@ impl Waiver {
         let verb = if self.key == "suppress" { "suppressed" } else { "waived" };
         format!("{verb} by the config file ({}): {}", self.source, self.reason)
     }
+}
+
+/// The waivers that hold for a run over `transport` (`http` or `stdio`): those that name no
+/// transport or name this one. A waiver of the other transport neither waives nor warns.
+pub(crate) fn for_transport(waivers: &[Waiver], transport: &str) -> Vec<Waiver> {
+    waivers.iter().filter(|waiver| waiver.transport.as_deref().is_none_or(|only| only == transport)).cloned().collect()
 }
 
 /// Applies `waivers` to `checks` on `today`; returns a warning for each waiver that matched no
@@ -245,6 +253,19 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_waiver_of_one_transport_neither_waives_nor_warns_on_the_other() {
+        let mut stdio_only = waiver("M-10", 3);
+        stdio_only.transport = Some("stdio".into());
+        let both = waiver("E-4", 4);
+        let waivers = [stdio_only, both];
+        let over_http = for_transport(&waivers, "http");
+        assert_eq!(over_http.iter().map(|w| w.rule.as_str()).collect::<Vec<_>>(), ["E-4"]);
+        let mut checks = vec![row("E-4", Status::Warn, "resources/read …")];
+        assert!(apply(&mut checks, &over_http, day(TODAY)).is_empty(), "no 'matches nothing' for the stdio waiver");
+        assert_eq!(for_transport(&waivers, "stdio").len(), 2);
+    }
+
     fn waiver(rule: &str, line: u64) -> Waiver {
         Waiver {
             rule: rule.into(),
@@ -253,6 +274,7 @@ mod tests {
             path: None,
             reason: "an upstream SDK's error".into(),
             expires: None,
+            transport: None,
             source: format!("mcp-eval.yaml:{line}"),
             key: "waivers",
         }

@@ -378,7 +378,8 @@ pub(crate) async fn evaluate(
                 Box::pin(conformance::run(&connected, target.clone(), redactor.clone(), &options, events)).await;
             // The config file's waivers, on today's date (an expired one no longer waives).
             let today = chrono::Utc::now().date_naive();
-            layer0.waiver_notes = conformance::waiver::apply(&mut layer0.checks, &options.waivers, today);
+            let waivers = conformance::waiver::for_transport(&options.waivers, &layer0.server.transport);
+            layer0.waiver_notes = conformance::waiver::apply(&mut layer0.checks, &waivers, today);
             for note in &layer0.waiver_notes {
                 events(&RunEvent::Notice { text: format!("warning: {note}") });
             }

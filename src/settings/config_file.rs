@@ -8,7 +8,7 @@
 //!   lowest precedence (flags > inputs/environment > this file > defaults); `server.env` is a
 //!   list of `NAME=VALUE` or `NAME` strings (a stdio server's environment, `--server-env`);
 //! - `safe_tools: [{name, arguments}]`: tools that are safe to call (layer 0);
-//! - `waivers: [{rule, element, probe, path, reason, expires}]`: findings of any row the user
+//! - `waivers: [{rule, element, probe, path, reason, expires, transport}]`: findings of any row the user
 //!   has reviewed, each with its reason (applied by [`crate::conformance::waiver`]);
 //!   `suppress: [{rule, element, path, reason}]`, the older spelling for the static scan's SEC
 //!   rows, is read as waivers too;
@@ -235,6 +235,9 @@ pub(crate) struct WaiverEntry {
     /// The last day the waiver holds, `YYYY-MM-DD`.
     #[serde(default)]
     pub expires: Option<Located<Value>>,
+    /// `http` or `stdio`: the transport whose runs it waives (a config shared by both).
+    #[serde(default, deserialize_with = "string_or_text")]
+    pub transport: Option<Located<String>>,
 }
 
 /// `gate:`.
@@ -303,7 +306,7 @@ const SCHEMA: &[(&str, Shape)] = &[
     ("golden_set", Shape::Scalar),
     ("safe_tools", Shape::ListOf(&["name", "arguments"])),
     ("suppress", Shape::ListOf(&["rule", "element", "path", "reason"])),
-    ("waivers", Shape::ListOf(&["rule", "element", "probe", "path", "reason", "expires"])),
+    ("waivers", Shape::ListOf(&["rule", "element", "probe", "path", "reason", "expires", "transport"])),
     ("gate", Shape::Mapping(&["fail_on", "fail_on_evals", "max_drop"])),
     ("models", Shape::Strings),
     ("providers", Shape::ListOf(&["id", "api", "base_url", "api_key_env"])),
@@ -414,6 +417,7 @@ const STRING_FIELDS: &[(&str, &str)] = &[
     ("waivers", "probe"),
     ("waivers", "path"),
     ("waivers", "reason"),
+    ("waivers", "transport"),
 ];
 
 /// Keys below a top-level mapping whose value must be a list of strings: `(section, key)`. The

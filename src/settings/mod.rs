@@ -1206,6 +1206,7 @@ fn resolve_suppressions(sources: &Sources<'_>, root: &Path, problems: &mut Vec<P
                 path: item.path.as_ref().map(|path| path.trim().to_owned()).filter(|path| !path.is_empty()),
                 reason: item.reason.trim().to_owned(),
                 expires: None,
+                transport: None,
                 source: waiver_source(path, root, entry.referenced.line()),
                 key: "suppress",
             });
@@ -1291,6 +1292,17 @@ fn resolve_waivers(sources: &Sources<'_>, root: &Path, problems: &mut Vec<Proble
                 }
             }
         };
+        let transport = text(&item.transport).map(|given| given.to_ascii_lowercase());
+        if let Some(given) = &transport
+            && given != "http"
+            && given != "stdio"
+        {
+            problems.push(Problem::new(
+                &at(item.transport.as_ref(), "transport"),
+                format!("`{given}` is not a transport"),
+                "write `transport: http` or `transport: stdio` (the runs it waives), or leave it out to waive on both",
+            ));
+        }
         let element = text(&item.element);
         if let (Some(rule), Some(element)) = (&rule, &element)
             && rule.starts_with("SEC-")
@@ -1312,6 +1324,7 @@ fn resolve_waivers(sources: &Sources<'_>, root: &Path, problems: &mut Vec<Proble
             path: text(&item.path),
             reason: reason.unwrap_or_default(),
             expires,
+            transport,
             source: waiver_source(path, root, entry.referenced.line()),
             key: "waivers",
         });

@@ -185,6 +185,24 @@ fn safe_tools_and_models_come_from_the_file_without_notices() {
 }
 
 #[test]
+fn a_waiver_may_name_the_transport_whose_runs_it_waives() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("c.yaml");
+    let args = || SettingsArgs {
+        server_url: Some("http://h/mcp".into()),
+        config: Some(config.display().to_string()),
+        ..SettingsArgs::default()
+    };
+    std::fs::write(&config, "waivers:\n  - {rule: M-10, transport: STDIO, reason: the SDK's error}\n").expect("write");
+    let settings = cli(args()).expect("valid");
+    assert_eq!(settings.waivers[0].transport.as_deref(), Some("stdio"));
+    std::fs::write(&config, "waivers:\n  - {rule: M-10, transport: sse, reason: r}\n").expect("write");
+    let all = rendered(&cli(args()).expect_err("invalid"));
+    assert!(all.contains("waivers[0].transport") && all.contains("`sse` is not a transport"), "{all}");
+    assert!(all.contains("`transport: http` or `transport: stdio`"), "{all}");
+}
+
+#[test]
 fn waivers_come_from_the_file_with_their_line_and_expiry() {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = dir.path().join("c.yaml");
@@ -278,6 +296,7 @@ fn scan_suppressions_come_from_the_file_and_bad_ones_name_their_field() {
             path: Some(".inputSchema.properties.password".into()),
             reason: "the login is the tool's purpose".into(),
             expires: None,
+            transport: None,
             source: format!("{}:2", config.display()),
             key: "suppress",
         }]
