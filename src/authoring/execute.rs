@@ -354,7 +354,8 @@ async fn run_sending(
             ToolOutcome::Result { is_error: true, text, latency_ms, note, .. } => {
                 tally.is_error += 1;
                 let first = note.as_deref().unwrap_or(&text).lines().next().unwrap_or("").to_owned();
-                format!("isError: {} ({latency_ms} ms)", crate::text::clip_chars(&redactor.redact(&first), ERROR_SHOWN))
+                let shown = crate::text::clip_chars(&redactor.redact(&first), ERROR_SHOWN);
+                format!("isError: {shown} ({latency_ms} ms){}", made_up_hint(&arguments))
             }
             ToolOutcome::Error { message, latency_ms, .. } => {
                 tally.rpc_error += 1;
@@ -385,9 +386,30 @@ fn say(line: &str) {
     let _ = stdout.flush();
 }
 
+/// After an `isError` to a call whose arguments hold an id `golden init` made up: what to do.
+fn made_up_hint(arguments: &Value) -> String {
+    let names = super::init::made_up_names(arguments);
+    if names.is_empty() {
+        return String::new();
+    }
+    let names = names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");
+    format!(
+        "; {names}: a made-up id `golden init` drafted: give one your test deployment has, or create the record first in an `expect_sequence` (docs/golden-sets.md)"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_is_error_to_a_made_up_id_says_what_to_do() {
+        let hint = made_up_hint(&serde_json::json!({"note_id": 990_002, "title": "groceries"}));
+        assert!(hint.contains("`note_id`: a made-up id `golden init` drafted"), "{hint}");
+        assert!(hint.contains("`expect_sequence`"), "{hint}");
+        assert!(made_up_hint(&serde_json::json!({"id": "draft-id-990003"})).contains("`id`"));
+        assert_eq!(made_up_hint(&serde_json::json!({"note_id": 7})), "");
+    }
     use serde_json::json;
 
     fn set(yaml: &str) -> GoldenSet {

@@ -627,6 +627,21 @@ pub(crate) fn made_up_ids(tool: &ToolView, ordinal: usize, arguments: &mut Value
     replaced
 }
 
+/// The top-level arguments of `arguments` that hold a value [`made_up_ids`] drafts (an integer
+/// from [`MADE_UP_ID`], `draft-id-N`, the nil-like UUID): a record the server likely has not.
+pub(crate) fn made_up_names(arguments: &Value) -> Vec<String> {
+    let Some(object) = arguments.as_object() else { return Vec::new() };
+    let made_up = |value: &Value| match value {
+        Value::Number(number) => number.as_i64().is_some_and(|n| (MADE_UP_ID..MADE_UP_ID + 10_000).contains(&n)),
+        Value::String(text) => {
+            text.strip_prefix("draft-id-").is_some_and(|rest| rest.parse::<i64>().is_ok_and(|n| n >= MADE_UP_ID))
+                || text.strip_prefix("00000000-0000-4000-8000-").is_some_and(|rest| rest.starts_with("00000099"))
+        }
+        _ => false,
+    };
+    object.iter().filter(|(_, value)| made_up(value)).map(|(name, _)| name.clone()).collect()
+}
+
 /// The template's arguments for `tool` (its required ones, from [`example_value`], ids made up
 /// by [`made_up_ids`] and noted in `rendered.made_up`) when they satisfy its schema; else
 /// `None`, noted in `rendered.dropped_args`.
