@@ -234,6 +234,9 @@ fn parse_tool_call(call: &Value, names: &ToolNames, turn: usize, index: usize) -
         _ => (format!("call_{turn}_{index}"), true),
     };
     let (arguments, arguments_unparsable) = match function.get("arguments") {
+        // Gateways send `""` for a call of a tool that takes no arguments (public report:
+        // NousResearch/hermes-agent#83937): no arguments, as when the member is absent.
+        Some(Value::String(raw)) if raw.trim().is_empty() => (Value::Object(Map::new()), false),
         Some(Value::String(raw)) => match serde_json::from_str::<Value>(raw) {
             Ok(parsed) => (parsed, false),
             Err(_) => (Value::String(raw.clone()), true),

@@ -150,6 +150,28 @@ async fn a_missing_id_is_generated_null_usage_is_unknown_and_stop_keeps_the_call
     assert!(third.unknown_tool && third.name == "delete_all" && !third.id_generated);
 }
 
+/// Public report NousResearch/hermes-agent#83937: a gateway sends `arguments: ""` for a tool
+/// that takes none; it is read as `{}` and the call goes ahead, while broken JSON is still
+/// refused.
+#[tokio::test]
+async fn hermes_agent_83937_empty_string_arguments_are_no_arguments() {
+    let (result, _server) = complete_once(answer(
+        json!({"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_time", "arguments": ""}},
+            {"id": "c2", "type": "function", "function": {"name": "get_time", "arguments": "  "}},
+            {"id": "c3", "type": "function", "function": {"name": "get_time", "arguments": "{"}}
+        ]}),
+        "tool_calls",
+        json!({}),
+    ))
+    .await;
+    let completion = result.expect("a completion");
+    let [empty, blank, broken] = completion.tool_calls.as_slice() else { panic!("{:?}", completion.tool_calls) };
+    assert_eq!((empty.arguments.clone(), empty.arguments_unparsable), (json!({}), false));
+    assert_eq!((blank.arguments.clone(), blank.arguments_unparsable), (json!({}), false));
+    assert!(broken.arguments_unparsable, "broken JSON is still refused");
+}
+
 #[tokio::test]
 async fn generated_ids_are_stable_for_the_same_conversation() {
     let missing_id = || {
