@@ -9,8 +9,9 @@
 //! row of the MCP specification, a link to its section. SEC rows are tagged `security` and carry
 //! a `security-severity` (7.0 for a MUST row, 4.0 for a SHOULD row), which the Security tab ranks
 //! by. A result's location is what the caller knows ([`Location`]: the workflow step that runs
-//! us, or the config file's line that names the server); without one a result has no location
-//! (code scanning then lists it without a file). The server's own source is unknown to us.
+//! us, the config file's line that names the server, the golden set, or the SARIF file itself;
+//! `settings::sarif` always finds one for a run that writes SARIF, since code scanning refuses a
+//! result without one). The server's own source is unknown to us.
 //!
 //! Bounds: GitHub rejects a run of more than 25,000 results or rules and a rule of more than 20
 //! tags; a report holds a few hundred rows, a rule 2 tags. Messages are cut at

@@ -696,7 +696,9 @@ pub(crate) fn resolve(
     let trace = trace::resolve(&sources, &mut problems, &mut notices);
 
     let action = github.map(|github| resolve_action(&sources, &workspace, github, &mut problems));
-    let sarif_location = paths.sarif_label.as_ref().and_then(|_| sarif::location(&sources, &workspace.root()));
+    let sarif_location = paths.sarif_label.as_ref().and_then(|label| {
+        sarif::location(&sources, &workspace.root(), paths.golden_set.as_deref(), &workspace.join(label))
+    });
     drop_repeated_fields(&mut problems, file_pass);
 
     match server {

@@ -2,28 +2,51 @@
 //! its results point at: in the Action, the line of the workflow step that runs us (the workflow
 //! file named by `GITHUB_WORKFLOW_REF`, its first `uses:` line naming mcp-eval, else its line 1);
 //! on the command line, the config file's line that names the server (`server.url` or
-//! `server.command`) when the file lies below the working directory; else none.
+//! `server.command`) when the file lies below the working directory, else the workflow step's
+//! line when the command runs in a GitHub workflow (`GITHUB_WORKFLOW_REF`), else the golden
+//! set's first line, else the SARIF file's own: code scanning refuses a result without a
+//! location ("expected at least one location", github/codeql-action#1738 and #2459).
 
 use std::path::Path;
 
 use super::{FrontEnd, Sources, env_vars};
 use crate::report::sarif::Location;
 
-/// The location of every SARIF result of this run, when one is known.
-pub(super) fn location(sources: &Sources<'_>, workspace: &Path) -> Option<Location> {
+/// The location of every SARIF result of this run: a file of the repository (`workspace`) and a
+/// line. `golden_set` and `sarif` are the run's golden set and SARIF file, the command line's
+/// last resorts.
+pub(super) fn location(
+    sources: &Sources<'_>,
+    workspace: &Path,
+    golden_set: Option<&Path>,
+    sarif: &Path,
+) -> Option<Location> {
+    let workflow_step = || {
+        let reference = (sources.lookup)(env_vars::GITHUB_WORKFLOW_REF)?;
+        let uri = workflow_path(&reference)?;
+        let text = std::fs::read_to_string(workspace.join(&uri)).unwrap_or_default();
+        Some(Location { line: step_line(&text).unwrap_or(1), uri })
+    };
     match sources.front_end {
-        FrontEnd::Action => {
-            let reference = (sources.lookup)(env_vars::GITHUB_WORKFLOW_REF)?;
-            let uri = workflow_path(&reference)?;
-            let text = std::fs::read_to_string(workspace.join(&uri)).unwrap_or_default();
-            Some(Location { line: step_line(&text).unwrap_or(1), uri })
-        }
+        FrontEnd::Action => workflow_step(),
         FrontEnd::Cli => {
-            let (path, file) = sources.file?;
-            let server = file.server.as_ref()?;
-            let named = server.url.as_ref().or(server.command.as_ref())?;
-            let uri = relative_uri(path, workspace)?;
-            Some(Location { uri, line: named.referenced.line().max(1) })
+            let config_line = || {
+                let (path, file) = sources.file?;
+                let server = file.server.as_ref()?;
+                let named = server.url.as_ref().or(server.command.as_ref())?;
+                let uri = relative_uri(path, workspace)?;
+                Some(Location { uri, line: named.referenced.line().max(1) })
+            };
+            let first_line = |path: &Path| relative_uri(path, workspace).map(|uri| Location { uri, line: 1 });
+            config_line()
+                .or_else(workflow_step)
+                .or_else(|| golden_set.and_then(first_line))
+                .or_else(|| first_line(sarif))
+                // A SARIF file outside the repository: its name, as the upload will know it.
+                .or_else(|| {
+                    let name = sarif.file_name()?.to_str()?.to_owned();
+                    Some(Location { uri: name, line: 1 })
+                })
         }
     }
 }
