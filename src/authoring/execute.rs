@@ -408,6 +408,7 @@ mod tests {
         assert!(hint.contains("`note_id`: a made-up id `golden init` drafted"), "{hint}");
         assert!(hint.contains("`expect_sequence`"), "{hint}");
         assert!(made_up_hint(&serde_json::json!({"id": "draft-id-990003"})).contains("`id`"));
+        assert!(made_up_hint(&serde_json::json!({"id": "00000000-0000-4000-8000-000000990004"})).contains("`id`"));
         assert_eq!(made_up_hint(&serde_json::json!({"note_id": 7})), "");
     }
     use serde_json::json;

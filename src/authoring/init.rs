@@ -51,6 +51,10 @@ const NEGATIVES: &[(&str, &str)] = &[
 /// The first made-up integer id ([`made_up_ids`]): the first tool's is this, the next tool's one
 /// more, and so on, far above the ids a test deployment's first records get.
 const MADE_UP_ID: i64 = 990_001;
+/// The prefix of a made-up string id (`draft-id-990001`).
+const MADE_UP_TEXT: &str = "draft-id-";
+/// The prefix of a made-up UUID (`00000000-0000-4000-8000-000000990001`).
+const MADE_UP_UUID: &str = "00000000-0000-4000-8000-";
 
 /// Words in a tool name that suggest it deletes something.
 const DELETION_WORDS: &[&str] = &["delete", "remove", "drop", "destroy", "purge", "erase", "wipe", "truncate", "kill"];
@@ -618,8 +622,8 @@ pub(crate) fn made_up_ids(tool: &ToolView, ordinal: usize, arguments: &mut Value
         let format = schema.and_then(|schema| schema.get("format")).and_then(Value::as_str);
         *value = match value {
             Value::Number(_) => json!(number),
-            Value::String(_) if format == Some("uuid") => json!(format!("00000000-0000-4000-8000-{number:012}")),
-            Value::String(_) => json!(format!("draft-id-{number}")),
+            Value::String(_) if format == Some("uuid") => json!(format!("{MADE_UP_UUID}{number:012}")),
+            Value::String(_) => json!(format!("{MADE_UP_TEXT}{number}")),
             _ => continue,
         };
         replaced.push(name.clone());
@@ -631,11 +635,12 @@ pub(crate) fn made_up_ids(tool: &ToolView, ordinal: usize, arguments: &mut Value
 /// from [`MADE_UP_ID`], `draft-id-N`, the nil-like UUID): a record the server likely has not.
 pub(crate) fn made_up_names(arguments: &Value) -> Vec<String> {
     let Some(object) = arguments.as_object() else { return Vec::new() };
+    let drafted = |n: i64| (MADE_UP_ID..MADE_UP_ID + 10_000).contains(&n);
     let made_up = |value: &Value| match value {
-        Value::Number(number) => number.as_i64().is_some_and(|n| (MADE_UP_ID..MADE_UP_ID + 10_000).contains(&n)),
+        Value::Number(number) => number.as_i64().is_some_and(drafted),
         Value::String(text) => {
-            text.strip_prefix("draft-id-").is_some_and(|rest| rest.parse::<i64>().is_ok_and(|n| n >= MADE_UP_ID))
-                || text.strip_prefix("00000000-0000-4000-8000-").is_some_and(|rest| rest.starts_with("00000099"))
+            let number = text.strip_prefix(MADE_UP_TEXT).or_else(|| text.strip_prefix(MADE_UP_UUID));
+            number.and_then(|rest| rest.parse::<i64>().ok()).is_some_and(drafted)
         }
         _ => false,
     };

@@ -1228,19 +1228,24 @@ mod tests {
         assert!(render(&report).starts_with("## ⚠️ error: the model-call cap stopped layer 1"));
     }
 
-    #[test]
-    fn a_replay_miss_is_headlined_as_a_missing_recording_not_a_provider_failure() {
-        let mut report = sample_report();
-        report.checks.retain(|c| c.status != Status::Fail);
+    /// Layer 1 of one case whose one trial found no recording (a replay miss).
+    fn replay_missed_evals() -> crate::report::evals::EvalsSection {
         let mut evals = crate::report::test_support::sample_evals();
-        // One case whose trial found no recording: no verdict (exit status 5), not a failure.
         evals.evals.truncate(1);
         evals.evals[0].status = crate::report::evals::EvalStatus::Error;
         evals.call_cap_reached = false;
         let trace = evals.evals[0].traces.first_mut().expect("a trial");
         trace.status = crate::report::evals::TrialStatus::Error;
         trace.cause = Some(crate::report::evals::ErrorCause::ReplayMiss);
-        report.evals = Some(evals);
+        evals
+    }
+
+    #[test]
+    fn a_replay_miss_is_headlined_as_a_missing_recording_not_a_provider_failure() {
+        let mut report = sample_report();
+        report.checks.retain(|c| c.status != Status::Fail);
+        // One case whose trial found no recording: no verdict (exit status 5), not a failure.
+        report.evals = Some(replay_missed_evals());
         let summary = render(&report);
         assert!(summary.starts_with("## ⚠️ error: a replayed request had no recording (replay miss)"), "{summary}");
         assert!(!summary.starts_with("## ⚠️ error: a model provider failed"), "{summary}");
@@ -1251,14 +1256,7 @@ mod tests {
         // A failing check and a replay miss: the verdict is fail, the exit status 5 (a replay
         // miss outranks a failed verdict), and the headline names both.
         let mut report = sample_report();
-        let mut evals = crate::report::test_support::sample_evals();
-        evals.evals.truncate(1);
-        evals.evals[0].status = crate::report::evals::EvalStatus::Error;
-        evals.call_cap_reached = false;
-        let trace = evals.evals[0].traces.first_mut().expect("a trial");
-        trace.status = crate::report::evals::TrialStatus::Error;
-        trace.cause = Some(crate::report::evals::ErrorCause::ReplayMiss);
-        report.evals = Some(evals);
+        report.evals = Some(replay_missed_evals());
         let summary = render(&report);
         let title = summary.lines().next().unwrap_or_default();
         assert!(title.starts_with("## ❌ fail: "), "{title}");
