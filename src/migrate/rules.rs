@@ -136,6 +136,13 @@ pub(crate) const RULES: &[Rule] = &[
         spec: "basic/versioning.mdx §Backward Compatibility",
         dual: &[],
     },
+    Rule {
+        id: "MIG-16",
+        what: "error code -32001 (a draft code, and 2025-era SDKs' answer to an unknown session)",
+        replacement: "-32020 HeaderMismatch for a header that disagrees with the body; nothing for a session, as there are none (-32001 is reserved: never emitted)",
+        spec: "basic/index.mdx §Error Codes",
+        dual: &["-32020\\b"],
+    },
 ];
 
 /// The rule with this id.
@@ -201,6 +208,14 @@ macro_rules! method_is {
     };
 }
 
+/// `NAME` as a branch of a dispatch on the method: `case "NAME":` (JavaScript, Go, Python's
+/// `match`), `"NAME" =>` (Rust), `"NAME" |` (one of several patterns of a Rust arm).
+macro_rules! case_label {
+    ($name:literal) => {
+        concat!("\\bcase\\s+[\"'`]", $name, "[\"'`]\\s*:|[\"']", $name, "[\"']\\s*(?:=>|\\|)")
+    };
+}
+
 const SESSION: &str = "(?i)mcp-session-id";
 const SESSION_OR_SSE: &str = "(?i)mcp-session-id|text/event-stream";
 
@@ -236,6 +251,7 @@ pub(crate) const PATTERNS: &[Pattern] = &[
     ),
     // MIG-3: ping.
     gated("MIG-3", Matcher::Text(method_is!("ping"))),
+    gated("MIG-3", Matcher::Text(case_label!("ping"))),
     gated("MIG-3", Matcher::Ident(&["PingRequestSchema", "PingRequest", "send_ping"])),
     // MIG-4: logging/setLevel.
     text("MIG-4", "logging/setLevel\\b"),
@@ -273,7 +289,17 @@ pub(crate) const PATTERNS: &[Pattern] = &[
     text("MIG-7", "(?i)\\bmcp-session-id\\b"),
     gated(
         "MIG-7",
-        Matcher::Ident(&["MCP_SESSION_ID_HEADER", "MCP_SESSION_ID", "mcp_session_id", "onsessioninitialized"]),
+        Matcher::Ident(&[
+            "MCP_SESSION_ID_HEADER",
+            "MCP_SESSION_ID",
+            "mcp_session_id",
+            // The stateful transport's options: the id it mints, and the hooks on a session's
+            // start and end.
+            "sessionIdGenerator",
+            "session_id_generator",
+            "onsessioninitialized",
+            "onsessionclosed",
+        ]),
     ),
     // MIG-8: the GET stream, and the HTTP+SSE transport before it. A route is one registered on
     // an app or a router with a path that looks like the MCP endpoint.
@@ -307,11 +333,16 @@ pub(crate) const PATTERNS: &[Pattern] = &[
         "MIG-10",
         Matcher::Ident(&["LAST_EVENT_ID_HEADER", "LAST_EVENT_ID", "replayEventsAfter", "replay_events_after"]),
     ),
-    // MIG-11..13: the codes (-32001 is deliberately not here: SDKs use it for "session not
-    // found" and request timeouts).
+    // MIG-11..13: the codes.
     gated("MIG-11", Matcher::Code(32003)),
     gated("MIG-12", Matcher::Code(32004)),
     gated("MIG-13", Matcher::Code(32002)),
+    // MIG-16: -32001 only where it is sent (an error's `code`, an error built with it): SDK
+    // clients also name their local request timeout -32001, which never goes on the wire.
+    gated(
+        "MIG-16",
+        Matcher::Text("(?:\\bcode\\b[\"']?\\s*[:=]\\s*|(?:Error|Exception|ErrorData)\\s*\\(\\s*)-32001\\b"),
+    ),
 ];
 
 #[cfg(test)]

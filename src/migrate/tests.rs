@@ -180,3 +180,97 @@ fn the_command_names_no_exit_status_by_hand() {
         assert!(!text.contains("ExitStatus::"), "{file} chooses an exit status by hand: go through `Met`");
     }
 }
+
+#[test]
+fn a_stateful_transport_option_that_mints_session_ids_is_a_session_use() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    write(
+        dir.path(),
+        "src/http.ts",
+        b"import { StreamableHTTPServerTransport } from \"@modelcontextprotocol/sdk/server/streamableHttp.js\";\n\
+const transport = new StreamableHTTPServerTransport({\n\
+  sessionIdGenerator: () => randomUUID(),\n\
+  onsessioninitialized: (id) => { open[id] = transport; },\n\
+  onsessionclosed: (id) => { delete open[id]; },\n\
+});\n",
+    );
+    write(
+        dir.path(),
+        "server/app.py",
+        b"from mcp.server.streamable_http import StreamableHTTPServerTransport\n\
+transport = StreamableHTTPServerTransport(session_id_generator=new_id)\n",
+    );
+    assert_eq!(
+        found(&scan::scan(dir.path(), false)),
+        vec![
+            ("server/app.py".into(), 2, "MIG-7", false),
+            ("src/http.ts".into(), 3, "MIG-7", false),
+            ("src/http.ts".into(), 4, "MIG-7", false),
+            ("src/http.ts".into(), 5, "MIG-7", false),
+        ]
+    );
+}
+
+#[test]
+fn removed_methods_as_case_labels_of_a_dispatch_are_uses() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    write(
+        dir.path(),
+        "src/dispatch.js",
+        b"// an MCP server's own dispatch\nswitch (message.method) {\n  case \"ping\": return {};\n  case 'initialize': return hello();\n  case `resources/unsubscribe`: return drop();\n  default: return unknown();\n}\n",
+    );
+    write(
+        dir.path(),
+        "mcp_server/dispatch.py",
+        b"# MCP dispatch\nmatch request[\"method\"]:\n    case \"ping\":\n        return {}\n    case \"logging/setLevel\":\n        return {}\n",
+    );
+    write(
+        dir.path(),
+        "src/mcp.rs",
+        b"// MCP\nmatch method {\n    \"ping\" => Ok(json!({})),\n    _ => unknown(),\n}\n",
+    );
+    write(dir.path(), "go/mcp.go", b"// MCP\nswitch req.Method {\ncase \"ping\":\n\treturn nil\n}\n");
+    assert_eq!(
+        found(&scan::scan(dir.path(), false)),
+        vec![
+            ("go/mcp.go".into(), 3, "MIG-3", false),
+            ("mcp_server/dispatch.py".into(), 3, "MIG-3", false),
+            ("mcp_server/dispatch.py".into(), 5, "MIG-4", false),
+            ("src/dispatch.js".into(), 3, "MIG-3", false),
+            ("src/dispatch.js".into(), 4, "MIG-1", false),
+            ("src/dispatch.js".into(), 5, "MIG-5", false),
+            ("src/mcp.rs".into(), 3, "MIG-3", false),
+        ]
+    );
+}
+
+#[test]
+fn a_server_emitting_the_draft_code_32001_is_a_use_and_a_client_timeout_constant_is_not() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    write(
+        dir.path(),
+        "src/server.ts",
+        b"import { McpServer } from \"@modelcontextprotocol/sdk/server/mcp.js\";\n\
+res.status(404).json({ jsonrpc: \"2.0\", error: { code: -32001, message: \"Session not found\" }, id: null });\n\
+throw new McpError(-32001, \"unknown session\");\n",
+    );
+    write(
+        dir.path(),
+        "mcp_app/errors.py",
+        b"from mcp.types import ErrorData\nGONE = ErrorData(code=-32001, message=\"Session not found\")\nbody = {\"error\": {\"code\": -32001}}\n",
+    );
+    write(
+        dir.path(),
+        "src/client/codes.ts",
+        b"// MCP client\nexport enum ErrorCode {\n  RequestTimeout = -32001,\n}\nconst timeout = -32001; // a local timeout, never sent\n",
+    );
+    assert_eq!(
+        found(&scan::scan(dir.path(), false)),
+        vec![
+            ("mcp_app/errors.py".into(), 2, "MIG-16", false),
+            ("mcp_app/errors.py".into(), 3, "MIG-16", false),
+            ("src/server.ts".into(), 2, "MIG-16", false),
+            ("src/server.ts".into(), 3, "MIG-16", false),
+        ]
+    );
+}

@@ -159,7 +159,7 @@ fn mig_10_last_event_id() {
 }
 
 #[test]
-fn mig_11_to_13_the_codes_and_never_32001() {
+fn mig_11_to_13_the_codes_and_32001_only_where_it_is_sent() {
     assert_eq!(findings("ts", &mcp("throw new McpError(-32003, 'needs sampling');")), vec!["MIG-11"]);
     assert_eq!(findings("py", &mcp("UNSUPPORTED_VERSION = -32004")), vec!["MIG-12"]);
     assert_eq!(findings("go", &mcp("return &Error{Code: -32002, Message: \"not found\"}")), vec!["MIG-13"]);
@@ -167,10 +167,12 @@ fn mig_11_to_13_the_codes_and_never_32001() {
     for body in [
         "const a = 132002; const b = -320021; const c = -32002.5; const d = x-32002;",
         "const e = 32002; const f = -32000; const g = 32003;",
-        "const SESSION_NOT_FOUND = -32001; const TIMEOUT = -32001; res.json({code: -32001});",
+        "const SESSION_NOT_FOUND = -32001; const TIMEOUT = -32001;",
     ] {
         assert_eq!(uses("ts", &mcp(body)), vec![], "{body}");
     }
+    // Sent as an error's code (issue 40: 2025-era servers answer an unknown session with it).
+    assert_eq!(findings("ts", &mcp("res.json({code: -32001});")), vec!["MIG-16"]);
 }
 
 #[test]
