@@ -10,8 +10,15 @@
 //! and maps to its exit status through the exit table (`Kind::exit_status`, kept beside the
 //! table in `verdict`, so that this module depends on nothing). A misbehaving server under
 //! test is never a `UserError`: it is a finding in the report.
+//!
+//! Modules keep errors of their own (`thiserror` enums whose causes chain through
+//! [`std::error::Error::source`]); the edge turns one into a `UserError` with
+//! [`UserError::of`] (a [`Diagnostic`]: the module says the kind and the hint) or
+//! [`UserError::from_error`], and prints that, the one renderer. Every reader of a file the user
+//! wrote says what is wrong with it as an [`InputProblem`].
 
 use std::fmt;
+use std::path::PathBuf;
 
 /// What kind of expected failure; decides the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +92,128 @@ impl fmt::Display for UserError {
 
 impl std::error::Error for UserError {}
 
+impl UserError {
+    /// `error` as a user error of `kind`: its text is the message, and each error of its
+    /// [`source`](std::error::Error::source) chain a `Caused by:` line, outermost first. A cause
+    /// whose text the line above already quotes is not repeated (errors whose message quotes
+    /// their cause, as many warnings of ours do, render as before).
+    pub(crate) fn from_error(kind: Kind, error: &(dyn std::error::Error + 'static)) -> Self {
+        let mut rendered = Self::new(kind, error.to_string());
+        let mut above = rendered.message.clone();
+        let mut cause = error.source();
+        while let Some(error) = cause {
+            let text = error.to_string();
+            if !above.contains(&text) {
+                rendered.causes.push(text.clone());
+            }
+            above = text;
+            cause = error.source();
+        }
+        rendered
+    }
+
+    /// A module's error as a user error: the kind and hint it gives, its causes chained
+    /// ([`UserError::from_error`]).
+    pub(crate) fn of<E: Diagnostic>(error: &E) -> Self {
+        Self::from_error(error.kind(), error).with_hint_opt(error.hint())
+    }
+}
+
+/// An error a command may end on: it says its [`Kind`] (and so the exit status) and, when there
+/// is one, how to fix it; [`UserError::of`] renders it.
+pub(crate) trait Diagnostic: std::error::Error + 'static {
+    /// The kind of failure.
+    fn kind(&self) -> Kind;
+    /// How to fix it.
+    fn hint(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Writing a file of ours (the baseline, the trends, a cache entry, …): the directory could not
+/// be made, the text could not be made, or the file could not be written. The message names the
+/// path and quotes the cause, as the warnings that carry it always have.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SaveError {
+    /// The directory could not be created.
+    #[error("cannot create {}: {source}", .dir.display())]
+    CreateDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The value could not be turned into JSON.
+    #[error("{0}")]
+    Encode(#[from] serde_json::Error),
+    /// The file could not be written.
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// One problem of a file the user wrote (a golden set, a config file, a price table, a labels
+/// file, a report to merge, …): the file; the 1-based line and column, when known; the field
+/// (`cases[2].expect_args.city`, `gate.fail_on`), when known; what is wrong; how to fix it.
+/// Shown as `FILE:LINE:COLUMN: FIELD: MESSAGE`, each part only when known, the hint on a line
+/// of its own (through [`InputProblem::into_error`], exit status 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InputProblem {
+    /// The file, as the user named it.
+    pub file: PathBuf,
+    /// 1-based line, when known.
+    pub line: Option<u64>,
+    /// 1-based column, when known (only with a line).
+    pub column: Option<u64>,
+    /// The field, when known.
+    pub field: Option<String>,
+    /// What is wrong (never a secret value).
+    pub message: String,
+    /// How to fix it.
+    pub hint: Option<String>,
+}
+
+impl InputProblem {
+    /// A problem of `file` at no known place.
+    pub(crate) fn new(file: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        Self { file: file.into(), line: None, column: None, field: None, message: message.into(), hint: None }
+    }
+
+    /// With this hint.
+    #[must_use]
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// This problem as a [`UserError`] (exit status 2).
+    pub(crate) fn into_error(self) -> UserError {
+        UserError::new(Kind::InvalidInput, self.to_string()).with_hint_opt(self.hint)
+    }
+}
+
+impl fmt::Display for InputProblem {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(formatter, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(formatter, ":{column}")?;
+            }
+        }
+        if let Some(field) = &self.field {
+            write!(formatter, ": {field}")?;
+        }
+        write!(formatter, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for InputProblem {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +228,57 @@ mod tests {
             "error: cannot write the reports to `out`\n  Caused by: permission denied\n  hint: check that --out points to a writable directory"
         );
         assert_eq!(error.exit_status().code(), 4);
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    enum Outer {
+        #[error("cannot read the set")]
+        Read(#[source] Middle),
+        #[error("cannot read the set: {0}")]
+        Quoted(#[source] Middle),
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("line 3 is broken")]
+    struct Middle(#[source] std::io::Error);
+
+    impl Diagnostic for Outer {
+        fn kind(&self) -> Kind {
+            Kind::InvalidInput
+        }
+        fn hint(&self) -> Option<String> {
+            Some("fix line 3".into())
+        }
+    }
+
+    #[test]
+    fn a_chain_renders_one_cause_a_line_and_a_quoted_cause_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8");
+        let error = UserError::of(&Outer::Read(Middle(io())));
+        assert_eq!(
+            error.to_string(),
+            "error: cannot read the set\n  Caused by: line 3 is broken\n  Caused by: not UTF-8\n  hint: fix line 3"
+        );
+        assert_eq!(error.exit_status().code(), 2);
+        let quoted = UserError::of(&Outer::Quoted(Middle(io())));
+        assert_eq!(
+            quoted.to_string(),
+            "error: cannot read the set: line 3 is broken\n  Caused by: not UTF-8\n  hint: fix line 3"
+        );
+    }
+
+    #[test]
+    fn an_input_problem_shows_each_part_it_knows() {
+        let problem = InputProblem {
+            line: Some(4),
+            column: Some(7),
+            field: Some("cases[0].promt".into()),
+            ..InputProblem::new("golden/tasks.yaml", "unknown key")
+        };
+        assert_eq!(problem.to_string(), "golden/tasks.yaml:4:7: cases[0].promt: unknown key");
+        assert_eq!(InputProblem::new("out/report.json", "not JSON").to_string(), "out/report.json: not JSON");
+        let error = InputProblem::new("a.yaml", "empty").with_hint("add a case").into_error();
+        assert_eq!(error.to_string(), "error: a.yaml: empty\n  hint: add a case");
+        assert_eq!(error.exit_status().code(), 2);
     }
 }

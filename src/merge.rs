@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Kind, UserError};
+use crate::error::{Diagnostic, InputProblem, Kind, UserError};
 use crate::report::evals::{EvalResult, EvalsSection, ModelOutcome, ModelStatus, metrics_of};
 use crate::report::model::GateSection;
 use crate::report::model::{RunOutcome, RunReport};
@@ -51,8 +51,9 @@ pub(crate) fn read_parts(dirs: &[PathBuf]) -> Result<Vec<Part>, UserError> {
                 .with_hint("give directories that each hold the report.json of one shard")
         })?;
         let report = crate::report::json::parse(&text).map_err(|error| {
-            UserError::new(Kind::InvalidInput, format!("{label}: {error}"))
+            InputProblem::new(&path, error.to_string())
                 .with_hint("give the report directories written by `mcp-eval run` or the Action")
+                .into_error()
         })?;
         parts.push(Part { label, report });
     }
@@ -96,13 +97,102 @@ pub(crate) fn glob_dirs(base: &Path, pattern: &str) -> Vec<PathBuf> {
 /// `models` lists sorted by name (so the directories' names and the order given do not matter),
 /// and within a group in shard order.
 pub(crate) fn merge(parts: Vec<Part>) -> Result<RunReport, UserError> {
-    let refuse = |message: String| {
-        Err(UserError::new(Kind::InvalidInput, message).with_hint(
-            "merge the report directories of one run: the same golden set, every shard of each `models` list once, each model in one list only",
-        ))
-    };
+    join(parts).map_err(|error| UserError::of(&error))
+}
+
+/// Why the reports cannot be merged: each names the files (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Refused {
+    /// No directory was given.
+    #[error("no report to merge")]
+    NoReport,
+    /// The reports ran different golden sets.
+    #[error("the shards ran different golden sets: {0}")]
+    GoldenSets(String),
+    /// A model is in two `models` lists.
+    #[error("`{model}` is in more than one `models` list ({lists}): merging them would count its cases more than once")]
+    ModelInTwoLists {
+        /// The model.
+        model: String,
+        /// The lists and their files.
+        lists: String,
+    },
+    /// The reports of one `models` list do not make one set of shards.
+    #[error(transparent)]
+    Shards(#[from] ShardsRefused),
+}
+
+impl Diagnostic for Refused {
+    fn kind(&self) -> Kind {
+        Kind::InvalidInput
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some("merge the report directories of one run: the same golden set, every shard of each `models` list once, each model in one list only".into())
+    }
+}
+
+/// Why the reports of one `models` list (`of`: `models [a, b]` or `no model`) are not one set
+/// of shards; `files` lists the reports concerned.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ShardsRefused {
+    /// Two or more whole runs.
+    #[error(
+        "{files} are whole runs of {of}, not shards of one (none holds a `shard`): merging them would count every case more than once"
+    )]
+    WholeRuns {
+        /// The files.
+        files: String,
+        /// The list.
+        of: String,
+    },
+    /// Some reports are shards, others not.
+    #[error("{without} hold(s) no shard, unlike {files} ({of})")]
+    Unsharded {
+        /// The reports without a shard.
+        without: String,
+        /// The reports with one.
+        files: String,
+        /// The list.
+        of: String,
+    },
+    /// The shards were split in different counts.
+    #[error("the shards of {of} were split in different counts ({counts:?}): {files}")]
+    Counts {
+        /// The list.
+        of: String,
+        /// The counts.
+        counts: std::collections::BTreeSet<u32>,
+        /// The files.
+        files: String,
+    },
+    /// A shard is given twice.
+    #[error("shard {index}/{count} of {of} is given twice: {files}")]
+    Twice {
+        /// The shard's index.
+        index: u32,
+        /// The count.
+        count: u32,
+        /// The list.
+        of: String,
+        /// The files holding it.
+        files: String,
+    },
+    /// Shards are missing.
+    #[error("shard(s) {missing} missing for {of} among {files}")]
+    Missing {
+        /// The missing shards, `i/n, …`.
+        missing: String,
+        /// The list.
+        of: String,
+        /// The files given.
+        files: String,
+    },
+}
+
+fn join(parts: Vec<Part>) -> Result<RunReport, Refused> {
     if parts.is_empty() {
-        return refuse("no report to merge".into());
+        return Err(Refused::NoReport);
     }
     let listed = |parts: &[&Part]| parts.iter().map(|part| part.label.as_str()).collect::<Vec<_>>().join(", ");
 
@@ -119,7 +209,7 @@ pub(crate) fn merge(parts: Vec<Part>) -> Result<RunReport, UserError> {
             .iter()
             .map(|(hash, parts)| format!("{} in {}", hash.as_deref().unwrap_or("no golden set"), listed(parts)))
             .collect();
-        return refuse(format!("the shards ran different golden sets: {}", groups.join("; ")));
+        return Err(Refused::GoldenSets(groups.join("; ")));
     }
 
     // One group per `models` list; a model in two lists would count twice.
@@ -139,16 +229,11 @@ pub(crate) fn merge(parts: Vec<Part>) -> Result<RunReport, UserError> {
             .iter()
             .map(|list| format!("[{}] in {}", list.join(", "), listed(&by_models[*list].iter().collect::<Vec<_>>())))
             .collect();
-        return refuse(format!(
-            "`{model}` is in more than one `models` list ({}): merging them would count its cases more than once",
-            groups.join("; ")
-        ));
+        return Err(Refused::ModelInTwoLists { model: (*model).to_owned(), lists: groups.join("; ") });
     }
     let mut parts = Vec::new();
     for (models, mut group) in by_models {
-        if let Err(message) = check_shards(&models, &mut group) {
-            return refuse(message);
-        }
+        check_shards(&models, &mut group)?;
         parts.extend(group);
     }
     // Layer 0 from the first group's shard 1, or from the first report that has checks.
@@ -190,8 +275,8 @@ pub(crate) fn merge(parts: Vec<Part>) -> Result<RunReport, UserError> {
 
 /// Checks the shard rules within the reports of one `models` list and puts them in shard order:
 /// all sharded or none, one count, every index once; of unsharded reports, only one (a whole
-/// run). `Err` is the sentence naming the files.
-fn check_shards(models: &[String], group: &mut [Part]) -> Result<(), String> {
+/// run). `Err` names the files.
+fn check_shards(models: &[String], group: &mut [Part]) -> Result<(), ShardsRefused> {
     let listed = |parts: &[&Part]| parts.iter().map(|part| part.label.as_str()).collect::<Vec<_>>().join(", ");
     let of = if models.is_empty() { "no model".to_owned() } else { format!("models [{}]", models.join(", ")) };
     let shard = |part: &Part| part.report.evals.as_ref().and_then(|evals| evals.shard);
@@ -199,20 +284,17 @@ fn check_shards(models: &[String], group: &mut [Part]) -> Result<(), String> {
     if with_shard.is_empty() {
         if group.len() > 1 {
             // Whole runs of the same models, not shards: joining them would count every case twice.
-            return Err(format!(
-                "{} are whole runs of {of}, not shards of one (none holds a `shard`): merging them would count every case more than once",
-                listed(&group.iter().collect::<Vec<_>>())
-            ));
+            return Err(ShardsRefused::WholeRuns { files: listed(&group.iter().collect::<Vec<_>>()), of });
         }
         return Ok(());
     }
     if with_shard.len() != group.len() {
         let without: Vec<&Part> = group.iter().filter(|part| shard(part).is_none()).collect();
-        return Err(format!("{} hold(s) no shard, unlike {} ({of})", listed(&without), listed(&with_shard)));
+        return Err(ShardsRefused::Unsharded { without: listed(&without), files: listed(&with_shard), of });
     }
     let counts: std::collections::BTreeSet<u32> = group.iter().filter_map(shard).map(|s| s.count).collect();
     if counts.len() > 1 {
-        return Err(format!("the shards of {of} were split in different counts ({counts:?}): {}", listed(&with_shard)));
+        return Err(ShardsRefused::Counts { of, counts, files: listed(&with_shard) });
     }
     let count = counts.into_iter().next().unwrap_or(1);
     let mut by_index: BTreeMap<u32, Vec<&Part>> = BTreeMap::new();
@@ -220,12 +302,12 @@ fn check_shards(models: &[String], group: &mut [Part]) -> Result<(), String> {
         by_index.entry(shard(part).map_or(0, |s| s.index)).or_default().push(part);
     }
     if let Some((index, twice)) = by_index.iter().find(|(_, parts)| parts.len() > 1) {
-        return Err(format!("shard {index}/{count} of {of} is given twice: {}", listed(twice)));
+        return Err(ShardsRefused::Twice { index: *index, count, of, files: listed(twice) });
     }
     let missing: Vec<String> =
         (1..=count).filter(|index| !by_index.contains_key(index)).map(|index| format!("{index}/{count}")).collect();
     if !missing.is_empty() {
-        return Err(format!("shard(s) {} missing for {of} among {}", missing.join(", "), listed(&with_shard)));
+        return Err(ShardsRefused::Missing { missing: missing.join(", "), of, files: listed(&with_shard) });
     }
     group.sort_by_key(|part| shard(part).map_or(0, |s| s.index));
     Ok(())

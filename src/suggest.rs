@@ -1,20 +1,9 @@
 //! Did-you-mean hints shared by the file readers (the config file, golden sets): the edit
 //! distance between two short names and the nearest of a list of known names.
 
-/// Levenshtein distance between two short names.
+/// Levenshtein distance between two short names, in characters (strsim's).
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = if ca == *cb { previous } else { 1 + previous.min(row[j]).min(row[j + 1]) };
-            previous = current;
-        }
-    }
-    row[b.len()]
+    strsim::levenshtein(a, b)
 }
 
 /// The known name nearest to `name` when it is close enough to be a likely typo (at most two

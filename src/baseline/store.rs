@@ -312,12 +312,14 @@ impl Baseline {
     }
 
     /// Writes the file atomically.
-    pub(crate) fn save(&self, path: &Path) -> Result<(), String> {
+    pub(crate) fn save(&self, path: &Path) -> Result<(), crate::error::SaveError> {
+        use crate::error::SaveError;
         if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|source| SaveError::CreateDir { dir: parent.to_path_buf(), source })?;
         }
-        let text = serde_json::to_string(self).map_err(|error| error.to_string())?;
-        crate::atomic::write_atomic(path, &text).map_err(|error| format!("cannot write {}: {error}", path.display()))
+        let text = serde_json::to_string(self)?;
+        crate::atomic::write_atomic(path, &text).map_err(|source| SaveError::Write { path: path.to_path_buf(), source })
     }
 }
 

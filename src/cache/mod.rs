@@ -24,7 +24,62 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::error::SaveError;
 use crate::report::evals::{CachedFrom, EvalResult};
+
+/// Why a cache entry or the workspace manifest was not read or written: a warning, never a
+/// failure of the run (the entry or manifest is then ignored). The message names the file and
+/// quotes its cause.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CacheError {
+    /// An entry exists but cannot be read.
+    #[error("cannot read the cache entry {}: {source}; ignored", .path.display())]
+    ReadEntry {
+        /// The entry's file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An entry is not JSON of the entry's shape.
+    #[error("the cache entry {} is not readable ({source}); ignored", .path.display())]
+    ParseEntry {
+        /// The entry's file.
+        path: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// An entry of another format, or stored under another key.
+    #[error("the cache entry {} is of another format or key; ignored", .path.display())]
+    OtherEntry {
+        /// The entry's file.
+        path: PathBuf,
+    },
+    /// The manifest exists but cannot be read.
+    #[error("cannot read the workspace manifest {}: {source}", .path.display())]
+    ReadManifest {
+        /// The manifest's file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The manifest is of another format.
+    #[error("the workspace manifest {} is of another format", .path.display())]
+    OtherManifest {
+        /// The manifest's file.
+        path: PathBuf,
+    },
+    /// The manifest is not JSON of the manifest's shape.
+    #[error("the workspace manifest {} is not readable ({source})", .path.display())]
+    ParseManifest {
+        /// The manifest's file.
+        path: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// An entry or the manifest could not be written.
+    #[error(transparent)]
+    Save(#[from] SaveError),
+}
 
 /// The version of the agent loop and graders (kept with the report that carries it).
 pub(crate) use crate::report::evals::GRADER_VERSION;
@@ -149,7 +204,7 @@ impl VerdictCache {
 
     /// The verdict stored under `key`, with where it came from; `Err` with a warning when an
     /// entry exists but cannot be read (it is then ignored).
-    pub(crate) fn get(&self, key: &CacheKey) -> Result<Option<(EvalResult, CachedFrom)>, String> {
+    pub(crate) fn get(&self, key: &CacheKey) -> Result<Option<(EvalResult, CachedFrom)>, CacheError> {
         if self.mode != Mode::ReadWrite {
             return Ok(None);
         }
@@ -157,12 +212,14 @@ impl VerdictCache {
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => return Err(format!("cannot read the cache entry {}: {error}; ignored", path.display())),
+            Err(source) => return Err(CacheError::ReadEntry { path, source }),
         };
-        let entry: Entry = serde_json::from_str(&text)
-            .map_err(|error| format!("the cache entry {} is not readable ({error}); ignored", path.display()))?;
+        let entry: Entry = match serde_json::from_str(&text) {
+            Ok(entry) => entry,
+            Err(source) => return Err(CacheError::ParseEntry { path, source }),
+        };
         if entry.format != ENTRY_FORMAT || entry.key != key.0 {
-            return Err(format!("the cache entry {} is of another format or key; ignored", path.display()));
+            return Err(CacheError::OtherEntry { path });
         }
         // Touch it: eviction is least recently used first.
         let _ = std::fs::File::options()
@@ -180,7 +237,7 @@ impl VerdictCache {
         eval: &EvalResult,
         measured_at: &str,
         server_key: Option<&str>,
-    ) -> Result<(), String> {
+    ) -> Result<(), CacheError> {
         if self.mode == Mode::Off {
             return Ok(());
         }
@@ -192,12 +249,12 @@ impl VerdictCache {
             server_key: server_key.unwrap_or("none").to_owned(),
             eval: EvalResult { cached: None, ..eval.clone() },
         };
-        let text = serde_json::to_string(&entry).map_err(|error| error.to_string())?;
+        let text = serde_json::to_string(&entry).map_err(SaveError::from)?;
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|source| SaveError::CreateDir { dir: parent.to_path_buf(), source })?;
         }
-        crate::atomic::write_atomic(&path, &text)
-            .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+        crate::atomic::write_atomic(&path, &text).map_err(|source| SaveError::Write { path: path.clone(), source })?;
         self.evict();
         Ok(())
     }
@@ -322,29 +379,30 @@ impl VerdictCache {
     /// The manifest the last run that stored or reused verdicts here wrote: `Ok(None)` when
     /// there is none; `Err` with a warning when the file cannot be read or is of another
     /// format (it is then ignored, and replaced by the next run that stores).
-    pub(crate) fn last_manifest(&self) -> Result<Option<Manifest>, String> {
+    pub(crate) fn last_manifest(&self) -> Result<Option<Manifest>, CacheError> {
         let path = self.manifest_path();
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => return Err(format!("cannot read the workspace manifest {}: {error}", path.display())),
+            Err(source) => return Err(CacheError::ReadManifest { path, source }),
         };
         match serde_json::from_str::<Manifest>(&text) {
             Ok(manifest) if manifest.format == MANIFEST_FORMAT => Ok(Some(manifest)),
-            Ok(_) => Err(format!("the workspace manifest {} is of another format", path.display())),
-            Err(error) => Err(format!("the workspace manifest {} is not readable ({error})", path.display())),
+            Ok(_) => Err(CacheError::OtherManifest { path }),
+            Err(source) => Err(CacheError::ParseManifest { path, source }),
         }
     }
 
     /// Writes `manifest` as the last one (atomically, the directory created when needed).
-    pub(crate) fn put_manifest(&self, manifest: &Manifest) -> Result<(), String> {
+    pub(crate) fn put_manifest(&self, manifest: &Manifest) -> Result<(), CacheError> {
         if self.mode == Mode::Off {
             return Ok(());
         }
-        let text = serde_json::to_string(manifest).map_err(|error| error.to_string())?;
-        std::fs::create_dir_all(&self.dir).map_err(|error| format!("cannot create {}: {error}", self.dir.display()))?;
+        let text = serde_json::to_string(manifest).map_err(SaveError::from)?;
+        std::fs::create_dir_all(&self.dir).map_err(|source| SaveError::CreateDir { dir: self.dir.clone(), source })?;
         let path = self.manifest_path();
-        crate::atomic::write_atomic(&path, &text).map_err(|error| format!("cannot write {}: {error}", path.display()))
+        crate::atomic::write_atomic(&path, &text).map_err(|source| SaveError::Write { path, source })?;
+        Ok(())
     }
 }
 

@@ -74,12 +74,17 @@ fn mix(value: u64) -> u64 {
 ///
 /// # Errors
 /// Not a number, or outside [0, 1].
-pub(crate) fn parse_rate(text: &str) -> Result<f64, String> {
+pub(crate) fn parse_rate(text: &str) -> Result<f64, NotARate> {
     match text.trim().parse::<f64>() {
         Ok(rate) if (0.0..=1.0).contains(&rate) => Ok(rate),
-        _ => Err(format!("`{text}` is not a share from 0 to 1 (e.g. 0.1)")),
+        _ => Err(NotARate(text.to_owned())),
     }
 }
+
+/// A `--fail-rate` value that is not a share from 0 to 1: the text given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a share from 0 to 1 (e.g. 0.1)")]
+pub(crate) struct NotARate(String);
 
 #[cfg(test)]
 mod tests {

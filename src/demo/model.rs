@@ -92,8 +92,8 @@ impl OnFault {
     ///
     /// # Errors
     /// No `:`, or a behaviour not listed.
-    pub(crate) fn parse(text: &str) -> Result<(String, OnFault), String> {
-        let (case, behaviour) = text.split_once(':').ok_or("write CASE:BEHAVIOUR")?;
+    pub(crate) fn parse(text: &str) -> Result<(String, OnFault), OnFaultError> {
+        let (case, behaviour) = text.split_once(':').ok_or(OnFaultError::NoCase)?;
         let behaviour = match behaviour.split_once('=') {
             None if behaviour == "retry" => OnFault::Retry,
             None if behaviour == "honest" => OnFault::Honest,
@@ -101,10 +101,21 @@ impl OnFault {
             None if behaviour == "silent" => OnFault::Silent,
             Some(("fallback", tool)) => OnFault::Fallback(tool.to_owned()),
             Some(("say", said)) => OnFault::Say(said.to_owned()),
-            _ => return Err("the behaviours are retry, fallback=TOOL, honest, invent, say=TEXT and silent".into()),
+            _ => return Err(OnFaultError::Behaviour),
         };
         Ok((case.to_owned(), behaviour))
     }
+}
+
+/// Why an `--on-fault` value was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum OnFaultError {
+    /// No `:`.
+    #[error("write CASE:BEHAVIOUR")]
+    NoCase,
+    /// A behaviour not listed.
+    #[error("the behaviours are retry, fallback=TOOL, honest, invent, say=TEXT and silent")]
+    Behaviour,
 }
 
 /// The wire a request came in.

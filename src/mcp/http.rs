@@ -78,7 +78,7 @@ impl HttpTransport {
     pub(crate) fn new(settings: HttpSettings, redactor: Redactor) -> Result<Arc<Self>, String> {
         install_crypto_provider();
         let client = reqwest::Client::builder()
-            .tls_backend_preconfigured(super::tls::reqwest_config()?)
+            .tls_backend_preconfigured(super::tls::reqwest_config().map_err(|error| error.to_string())?)
             .timeout(settings.timeout)
             .connect_timeout(settings.timeout)
             .redirect(reqwest::redirect::Policy::none())

@@ -206,7 +206,7 @@ async fn connect(parts: &UrlParts) -> Result<Box<dyn Wire>, Failure> {
     if !parts.tls {
         return Ok(Box::new(tcp));
     }
-    let config = super::tls::raw_config().map_err(Failure::Connect)?;
+    let config = super::tls::raw_config().map_err(|error| Failure::Connect(error.to_string()))?;
     let name = rustls::pki_types::ServerName::try_from(parts.host.clone())
         .map_err(|error| Failure::Connect(format!("`{}` is not a TLS server name: {error}", parts.host)))?;
     let tls = tokio_rustls::TlsConnector::from(config).connect(name, tcp).await.map_err(|error| {

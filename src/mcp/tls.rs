@@ -86,13 +86,19 @@ fn looked_in() -> Vec<String> {
     places
 }
 
+/// The TLS client configuration could not be built: the provider offers no protocol version,
+/// an environment failure.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot set up TLS: {0}")]
+pub(crate) struct SetupError(#[source] rustls::Error);
+
 /// The client configuration over [`roots`] with these ALPN protocols (ring provider, TLS 1.2
 /// and 1.3). Errors only when the provider offers no protocol version, an environment failure.
-fn config_with_alpn(alpn: &[&[u8]]) -> Result<ClientConfig, String> {
+fn config_with_alpn(alpn: &[&[u8]]) -> Result<ClientConfig, SetupError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|error| format!("cannot set up TLS: {error}"))?
+        .map_err(SetupError)?
         .with_root_certificates(roots().store.clone())
         .with_no_client_auth();
     config.alpn_protocols = alpn.iter().map(|protocol| protocol.to_vec()).collect();
@@ -100,14 +106,14 @@ fn config_with_alpn(alpn: &[&[u8]]) -> Result<ClientConfig, String> {
 }
 
 /// The configuration of the raw HTTP/1.1 writer: ALPN `http/1.1` only, built once.
-pub(crate) fn raw_config() -> Result<Arc<ClientConfig>, String> {
-    static RAW: OnceLock<Result<Arc<ClientConfig>, String>> = OnceLock::new();
+pub(crate) fn raw_config() -> Result<Arc<ClientConfig>, SetupError> {
+    static RAW: OnceLock<Result<Arc<ClientConfig>, SetupError>> = OnceLock::new();
     RAW.get_or_init(|| config_with_alpn(&[b"http/1.1"]).map(Arc::new)).clone()
 }
 
 /// The configuration handed to reqwest (`tls_backend_preconfigured`): ALPN `h2` then
 /// `http/1.1`, as reqwest offers on its own, over the same roots.
-pub(crate) fn reqwest_config() -> Result<ClientConfig, String> {
+pub(crate) fn reqwest_config() -> Result<ClientConfig, SetupError> {
     config_with_alpn(&[b"h2", b"http/1.1"])
 }
 

@@ -62,11 +62,42 @@ pub(crate) async fn export(target: &Target, spans: Vec<FinishedSpan>) -> (Export
     let mut exported = Exported { spans: 0, requests: 0 };
     match send(target, spans, &mut exported).await {
         Ok(()) => (exported, None),
-        Err(error) => (exported, Some(error)),
+        Err(error) => (exported, Some(error.to_string())),
     }
 }
 
-async fn send(target: &Target, spans: Vec<FinishedSpan>, exported: &mut Exported) -> Result<(), String> {
+/// Why the spans were not all delivered; the message quotes its cause.
+#[derive(Debug, thiserror::Error)]
+enum ExportError {
+    /// The HTTP client could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+    /// The exporter could not be set up.
+    #[error("cannot set up the OTLP exporter: {0}")]
+    Exporter(#[source] opentelemetry_otlp::ExporterBuildError),
+    /// A request failed.
+    #[error("{missing} of {total} span(s) not delivered: {source}")]
+    Undelivered {
+        /// The spans not delivered.
+        missing: usize,
+        /// All the spans.
+        total: usize,
+        /// The exporter's error.
+        source: opentelemetry_sdk::error::OTelSdkError,
+    },
+    /// The collector did not answer in time.
+    #[error("{missing} of {total} span(s) not delivered: no answer within {millis} ms")]
+    TimedOut {
+        /// The spans not delivered.
+        missing: usize,
+        /// All the spans.
+        total: usize,
+        /// The timeout.
+        millis: u128,
+    },
+}
+
+async fn send(target: &Target, spans: Vec<FinishedSpan>, exported: &mut Exported) -> Result<(), ExportError> {
     if spans.is_empty() {
         return Ok(());
     }
@@ -77,7 +108,7 @@ async fn send(target: &Target, spans: Vec<FinishedSpan>, exported: &mut Exported
         .connect_timeout(target.timeout)
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|error| format!("cannot build the HTTP client: {error}"))?;
+        .map_err(ExportError::Client)?;
     let headers: HashMap<String, String> = target.headers.iter().cloned().collect();
     let mut exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
@@ -87,7 +118,7 @@ async fn send(target: &Target, spans: Vec<FinishedSpan>, exported: &mut Exported
         .with_headers(headers)
         .with_timeout(target.timeout)
         .build()
-        .map_err(|error| format!("cannot set up the OTLP exporter: {error}"))?;
+        .map_err(ExportError::Exporter)?;
     exporter.set_resource(
         &opentelemetry_sdk::Resource::builder_empty()
             .with_service_name("mcp-eval")
@@ -102,19 +133,17 @@ async fn send(target: &Target, spans: Vec<FinishedSpan>, exported: &mut Exported
             let batch: Vec<SpanData> = spans.by_ref().take(BATCH).collect();
             let size = batch.len();
             exported.requests += 1;
-            exporter.export(batch).await.map_err(|error| error.to_string())?;
+            exporter.export(batch).await?;
             exported.spans += size;
         }
-        Ok::<_, String>(())
+        Ok::<_, opentelemetry_sdk::error::OTelSdkError>(())
     };
     match tokio::time::timeout(target.timeout, sending).await {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(error)) => Err(format!("{} of {total} span(s) not delivered: {error}", total - exported.spans)),
-        Err(_) => Err(format!(
-            "{} of {total} span(s) not delivered: no answer within {} ms",
-            total - exported.spans,
-            target.timeout.as_millis()
-        )),
+        Ok(Err(source)) => Err(ExportError::Undelivered { missing: total - exported.spans, total, source }),
+        Err(_) => {
+            Err(ExportError::TimedOut { missing: total - exported.spans, total, millis: target.timeout.as_millis() })
+        }
     }
 }
 
