@@ -328,6 +328,28 @@ pub(crate) fn verdict(
     }
 }
 
+/// Layer 2's failure rule under the `--fail-on-evals` policy `fail_on_evals`, as the report
+/// spells it: a failed case × fault (or × payload) fails the run with `failure`, a failed hard
+/// one with `regression` and `strict`, none with `never`. Sets each section's `fail_on` and
+/// `fails`, which [`verdict`] reads.
+pub(crate) fn gate_layer2(
+    resilience: &mut crate::report::layer2::ResilienceSection,
+    security: Option<&mut crate::report::layer2::SecuritySection>,
+    fail_on_evals: &str,
+) {
+    let fails = |any_failed: bool, hard_failed: bool| match fail_on_evals {
+        "failure" => any_failed,
+        "regression" | "strict" => hard_failed,
+        _ => false,
+    };
+    resilience.fail_on = fail_on_evals.to_owned();
+    resilience.fails = fails(resilience.any_failed(), resilience.hard_failed());
+    if let Some(security) = security {
+        security.fail_on = fail_on_evals.to_owned();
+        security.fails = fails(security.any_failed(), security.hard_failed());
+    }
+}
+
 /// Decides the verdict, the `result` output and the exit status of a run.
 pub(crate) fn decide(report: &RunReport, input: VerdictInput) -> Decision {
     let budget_stopped = report.budget.as_ref().is_some_and(|budget| budget.stopped.is_some());
