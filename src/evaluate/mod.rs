@@ -119,22 +119,15 @@ pub(crate) async fn evaluate(
     };
     let events: Sink<'_> = &noting;
     opening(settings, layers, &redactor, log_error.as_deref(), &layer3, events);
-    let mut server = ServerSection {
-        transport: match settings.server {
-            Server::Command(_) => "stdio".into(),
-            Server::Url(_) | Server::Demo => "http".into(),
-        },
-        target: redactor.redact(&settings.target_label()),
-        ..ServerSection::default()
-    };
+    let mut server = server_section(settings, &redactor);
     // The demo server lives as long as this evaluation.
     let mut demo_task = None;
     let target = match target::target_of(settings, &mut demo_task).await {
         Ok(target) => target,
         Err(error) => {
+            // Our environment failed; layer 3 asked for, and the budget set, say so even here.
             let reason = error.to_string().trim_start_matches("error: ").to_owned();
             let mut report = RunReport::environment(started_at, elapsed_ms(started), server, reason);
-            // Layer 3 asked for, and the budget set, say so even here.
             report.telemetry = layer3.unrun();
             report.budget = cost.as_ref().map(|limit| limit.section());
             let ending = Ending { environment_failed: true, input_error: false };
@@ -157,12 +150,7 @@ pub(crate) async fn evaluate(
     let cx = Context { settings, golden, target: &target, redactor: &redactor, ran: &plan.ran, limits, events };
     let ended = run_layers(&cx, &sections, &plan, server, (started_at, started)).await;
     let Ended { mut report, interrupt, layer2_dropped, input_error } = ended;
-    report.layer0_duration_ms = lock(&sections.durations)[0];
-    report.waiver_notes = lock(&sections.layer0).as_ref().map(|layer0| layer0.waiver_notes.clone()).unwrap_or_default();
-    report.budget = cost.as_ref().map(|limit| limit.section());
-    if let Some(budget) = report.budget.as_ref().filter(|budget| budget.stopped.is_some()) {
-        events(&RunEvent::Notice { text: crate::telemetry::run_limits::budget_stop(budget) });
-    }
+    kept(&mut report, &sections, cost.as_deref(), events);
     let interrupted = interrupt.is_some();
     let after =
         layer3::After { settings, golden, prices, layers, interrupted, layer2_dropped, redactor: &redactor, events };
@@ -171,6 +159,29 @@ pub(crate) async fn evaluate(
     let environment_failed = cassettes_failed.load(Ordering::SeqCst) || log_error.is_some();
     let ending = Ending { environment_failed, input_error };
     end(settings, report, interrupt, ending, log.as_ref(), &redactor, events)
+}
+
+/// The server section before the connection: the transport and the target label, redacted.
+fn server_section(settings: &Settings, redactor: &Redactor) -> ServerSection {
+    ServerSection {
+        transport: match settings.server {
+            Server::Command(_) => "stdio".into(),
+            Server::Url(_) | Server::Demo => "http".into(),
+        },
+        target: redactor.redact(&settings.target_label()),
+        ..ServerSection::default()
+    }
+}
+
+/// What the report keeps on every path that reached the server: layer 0's own wall time and
+/// waiver notes (as `sections` kept them), and the budget, with the line saying it stopped the run.
+fn kept(report: &mut RunReport, sections: &Sections, cost: Option<&CostLimit>, events: Sink<'_>) {
+    report.layer0_duration_ms = lock(&sections.durations)[0];
+    report.waiver_notes = lock(&sections.layer0).as_ref().map(|layer0| layer0.waiver_notes.clone()).unwrap_or_default();
+    report.budget = cost.map(CostLimit::section);
+    if let Some(budget) = report.budget.as_ref().filter(|budget| budget.stopped.is_some()) {
+        events(&RunEvent::Notice { text: crate::telemetry::run_limits::budget_stop(budget) });
+    }
 }
 
 /// The cost budget, shared by layers 1 and 2 (and their judges), when `--max-cost-usd` and a
