@@ -415,6 +415,42 @@ mod tests {
     const MUST: VerdictInput = VerdictInput { fail_on: FailOn::Must, interrupt: None, reports_failed: false };
 
     #[test]
+    fn layer2_fails_on_any_failure_under_failure_and_on_a_hard_one_under_regression_or_strict() {
+        use crate::report::layer2::{FaultResult, FaultStatus, ResilienceSection};
+        let failed = |kind: &str| FaultResult {
+            case: "c".into(),
+            model: "m".into(),
+            fault: "f".into(),
+            tool: "t".into(),
+            on_call: 1,
+            sha256: String::new(),
+            kind: kind.into(),
+            threshold: 1,
+            runs: 1,
+            outcomes: Default::default(),
+            fabrication_rate: None,
+            status: FaultStatus::Fail,
+            trials: Vec::new(),
+        };
+        for (kind, policy, fails) in [
+            ("soft", "failure", true),
+            ("soft", "regression", false),
+            ("soft", "strict", false),
+            ("hard", "regression", true),
+            ("hard", "strict", true),
+            ("hard", "never", false),
+        ] {
+            let mut section = ResilienceSection { results: vec![failed(kind)], ..ResilienceSection::default() };
+            gate_layer2(&mut section, None, policy);
+            assert_eq!(
+                (section.fails, section.fail_on.as_str()),
+                (fails, policy),
+                "a failed {kind} case under {policy}"
+            );
+        }
+    }
+
+    #[test]
     fn the_exit_table_has_one_code_per_status() {
         let codes: Vec<i32> = [
             ExitStatus::Passed,
