@@ -482,7 +482,7 @@ pub fn merge(args: &MergeArgs) -> ExitStatus {
             return error.exit_status();
         }
     };
-    crate::evaluate::gate_merged(&mut report, &settings);
+    crate::merge::gate_merged(&mut report, &settings);
     let out = args.out.clone().unwrap_or_else(|| settings::DEFAULT_REPORT_DIR.into());
     let fail_on = args.fail_on.is_some().then_some(settings.fail_on);
     let evaluation = crate::merge::finish(report, fail_on, &out, args.junit_path.as_deref());

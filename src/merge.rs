@@ -531,6 +531,94 @@ fn positions(section: &EvalsSection) -> Vec<usize> {
         .collect()
 }
 
+/// The regression gate of a merged report (the merge job of a shard matrix): the merged
+/// verdicts against the stored baseline of the cache directory (or `--baseline FILE`), and the
+/// baseline stored from the whole run when the rules say so. The tool-surface diff uses the
+/// tools the shards listed (`tool_surface`) and, for the cases that see each tool, the golden
+/// set (`--golden-set`, else the path the shards name) when it is at hand and has the shards'
+/// hash. No confirmation re-run: the merge job runs no model; a tripped gate says so.
+pub(crate) fn gate_merged(report: &mut RunReport, settings: &crate::settings::Settings) {
+    use crate::baseline::apply;
+    let layer1 = &settings.layer1;
+    let checks = report.checks.clone();
+    let has_layer0 = report.layers.contains(&0);
+    let Some(section) = report.evals.as_mut().filter(|section| section.layer1_not_run.is_none()) else { return };
+    let endpoint = |label: &str| layer1.endpoint_of(label);
+    let (baseline, label, warning, stored_path) = apply::load_for(layer1);
+    if let Some(warning) = warning {
+        section.layer1_notes.push(warning);
+    }
+    let tools = match &section.tool_surface {
+        Some(surface) => crate::mcp::tools::canonical(surface),
+        None => {
+            if baseline.tools.is_some() {
+                section.layer1_notes.push(
+                    "no tool-surface diff: the shards' reports hold no tool list (written by an older mcp-eval)".into(),
+                );
+            }
+            baseline.tools.clone().unwrap_or_else(|| "[]".into())
+        }
+    };
+    // The golden set, to say which cases see a changed tool: only the one the shards ran.
+    let shards_hash = section.golden_set.as_ref().map(|set| set.sha256.clone());
+    let ran_by_shards = |set: &crate::golden::GoldenSet| Some(&set.hash) == shards_hash.as_ref();
+    // The set given (`--golden-set`), read once; else the one at the path the shards recorded.
+    let given = settings.golden_set.as_ref().map(|path| crate::golden::load::load(path).ok().filter(ran_by_shards));
+    let given_is_theirs = matches!(given, None | Some(Some(_)));
+    let golden = given.flatten().or_else(|| {
+        let recorded = section.golden_set.as_ref().map(|set| std::path::PathBuf::from(&set.path))?;
+        crate::golden::load::load(&recorded).ok().filter(ran_by_shards)
+    });
+    if let (Some(path), false) = (&settings.golden_set, given_is_theirs) {
+        section.layer1_notes.push(format!(
+            "the golden set {} is not the one the shards ran (it does not load, or its hash is not {}): {}",
+            path.display(),
+            shards_hash.as_deref().unwrap_or("none"),
+            if golden.is_some() {
+                "the cases that see a changed tool are named from the set at the path the shards recorded"
+            } else {
+                "the cases that see a changed tool are not named"
+            }
+        ));
+    }
+    let specs = golden.as_ref().map(crate::baseline::run_gate::case_specs).unwrap_or_default();
+    let sees = |case: &str, tool: &str| specs.get(case).is_some_and(|spec| spec.sees(tool));
+    let layer0 = has_layer0.then_some(checks.as_slice());
+    let (mut gate, to_confirm) = apply::gate_section(
+        section,
+        &baseline,
+        label,
+        &endpoint,
+        layer1.fail_on_evals,
+        layer1.max_drop,
+        &tools,
+        golden.is_some().then_some(&sees as crate::baseline::surface::Sees<'_>),
+        None,
+        layer0,
+    );
+    if !to_confirm.is_empty() {
+        gate.lines.push(format!(
+            "the gate tripped and was not confirmed by a re-run ({} worsened case(s) × model(s)): the merge job runs no model",
+            to_confirm.len()
+        ));
+    }
+    section.eval_gate = Some(gate);
+    if let (Some(context), Some(path)) = (&layer1.store_context, &stored_path) {
+        let measured_at = report.started_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        apply::maybe_store(
+            path,
+            section,
+            &endpoint,
+            tools,
+            &context.event,
+            context.on_default_branch,
+            layer1.accept_baseline,
+            &measured_at,
+            layer0,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -328,6 +328,28 @@ pub(crate) fn verdict(
     }
 }
 
+/// Layer 2's failure rule under the `--fail-on-evals` policy `fail_on_evals`, as the report
+/// spells it: a failed case × fault (or × payload) fails the run with `failure`, a failed hard
+/// one with `regression` and `strict`, none with `never`. Sets each section's `fail_on` and
+/// `fails`, which [`verdict`] reads.
+pub(crate) fn gate_layer2(
+    resilience: &mut crate::report::layer2::ResilienceSection,
+    security: Option<&mut crate::report::layer2::SecuritySection>,
+    fail_on_evals: &str,
+) {
+    let fails = |any_failed: bool, hard_failed: bool| match fail_on_evals {
+        "failure" => any_failed,
+        "regression" | "strict" => hard_failed,
+        _ => false,
+    };
+    resilience.fail_on = fail_on_evals.to_owned();
+    resilience.fails = fails(resilience.any_failed(), resilience.hard_failed());
+    if let Some(security) = security {
+        security.fail_on = fail_on_evals.to_owned();
+        security.fails = fails(security.any_failed(), security.hard_failed());
+    }
+}
+
 /// Decides the verdict, the `result` output and the exit status of a run.
 pub(crate) fn decide(report: &RunReport, input: VerdictInput) -> Decision {
     let budget_stopped = report.budget.as_ref().is_some_and(|budget| budget.stopped.is_some());
@@ -391,6 +413,42 @@ mod tests {
     }
 
     const MUST: VerdictInput = VerdictInput { fail_on: FailOn::Must, interrupt: None, reports_failed: false };
+
+    #[test]
+    fn layer2_fails_on_any_failure_under_failure_and_on_a_hard_one_under_regression_or_strict() {
+        use crate::report::layer2::{FaultResult, FaultStatus, ResilienceSection};
+        let failed = |kind: &str| FaultResult {
+            case: "c".into(),
+            model: "m".into(),
+            fault: "f".into(),
+            tool: "t".into(),
+            on_call: 1,
+            sha256: String::new(),
+            kind: kind.into(),
+            threshold: 1,
+            runs: 1,
+            outcomes: Default::default(),
+            fabrication_rate: None,
+            status: FaultStatus::Fail,
+            trials: Vec::new(),
+        };
+        for (kind, policy, fails) in [
+            ("soft", "failure", true),
+            ("soft", "regression", false),
+            ("soft", "strict", false),
+            ("hard", "regression", true),
+            ("hard", "strict", true),
+            ("hard", "never", false),
+        ] {
+            let mut section = ResilienceSection { results: vec![failed(kind)], ..ResilienceSection::default() };
+            gate_layer2(&mut section, None, policy);
+            assert_eq!(
+                (section.fails, section.fail_on.as_str()),
+                (fails, policy),
+                "a failed {kind} case under {policy}"
+            );
+        }
+    }
 
     #[test]
     fn the_exit_table_has_one_code_per_status() {

@@ -348,7 +348,7 @@ async fn merge_reports(after: &After<'_>, pattern: &str, say: &(dyn Fn(&str) + S
     };
     say(&format!("mcp-eval: merging {} report(s) matching `{pattern}`", dirs.len()));
     let mut report = report;
-    crate::evaluate::gate_merged(&mut report, after.settings);
+    crate::merge::gate_merged(&mut report, after.settings);
     let junit = after.settings.junit_path.as_ref().map(|(path, _)| path.as_path());
     let evaluation = crate::merge::finish(report, Some(after.settings.fail_on), &after.settings.out_dir, junit);
     let decision = Decision {

@@ -4,11 +4,13 @@
 //! regression gate against the last green runs of the base branch (pure functions), [`store`]
 //! the stored baseline, [`surface`] the tool-surface diff, [`telemetry_delta`] layer 3's deltas
 //! against the stored runs (pure), [`trends`] the history of green runs the charts draw, and
-//! [`apply`] wires them for `evaluate::regression_gate` and layer 3.
+//! [`apply`] wires them for layer 1's gate within a run ([`run_gate`]: the verdict cache, the
+//! gate, the confirmation re-runs) and for layer 3.
 
 pub(crate) mod regression;
 
 pub(crate) mod apply;
+pub(crate) mod run_gate;
 pub(crate) mod store;
 pub(crate) mod surface;
 pub(crate) mod telemetry_delta;

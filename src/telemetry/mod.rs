@@ -14,6 +14,8 @@ pub(crate) mod budget;
 pub(crate) mod footprint;
 pub(crate) mod otlp;
 pub(crate) mod prices;
+pub(crate) mod run_limits;
+pub(crate) mod section_run;
 mod stats;
 pub(crate) mod trace;
 
