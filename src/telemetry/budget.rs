@@ -281,6 +281,51 @@ impl CostLimit {
     }
 }
 
+/// The cost budget as a limit on every attempt of a model call: an attempt reserves its
+/// estimate before it is made (a trial's first turn is refused when that exceeds what is left:
+/// [`crate::agent::ModelFailure::CapReached`]) and settles its cost when it ends.
+impl crate::agent::wrap::CallLimit for CostLimit {
+    fn wrap<'a>(
+        &'a self,
+        model: &'a str,
+        attempt: &'a dyn crate::agent::ModelCaller,
+    ) -> Box<dyn crate::agent::ModelCaller + 'a> {
+        Box::new(Costed { limit: self, model, attempt })
+    }
+
+    fn stopped(&self) -> bool {
+        CostLimit::stopped(self)
+    }
+}
+
+/// One attempt of a model call under the cost budget.
+struct Costed<'a> {
+    limit: &'a CostLimit,
+    /// `PROVIDER:MODEL`.
+    model: &'a str,
+    attempt: &'a dyn crate::agent::ModelCaller,
+}
+
+impl crate::agent::ModelCaller for Costed<'_> {
+    fn call<'a>(
+        &'a self,
+        key: crate::agent::TurnKey,
+        request: &'a CompletionRequest,
+    ) -> crate::mcp::transport::BoxFuture<'a, Result<crate::agent::ModelReply, crate::agent::ModelFailure>> {
+        Box::pin(async move {
+            let Some(reservation) = self.limit.reserve(self.model, request, key.turn > 0) else {
+                return Err(crate::agent::ModelFailure::CapReached);
+            };
+            let answered = self.attempt.call(key, request).await;
+            // An attempt the call cap refused, or no recording answered, was not made: it costs
+            // nothing; an answer costs its usage.
+            let usage = answered.as_ref().ok().map(|reply| reply.completion.usage.as_ref());
+            self.limit.settle(reservation, self.model, usage);
+            answered
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,7 @@ pub(crate) mod otlp;
 pub(crate) mod prices;
 mod stats;
 pub(crate) mod trace;
+pub(crate) mod traced;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
