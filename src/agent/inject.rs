@@ -3,7 +3,7 @@
 //! ([`fault_text`]). The call never reaches the server, so no tool runs twice and nothing the
 //! model did after a fault is done for real by the fault itself.
 //!
-//! It wraps the telemetry decorator ([`super::observe::ObservedTools`]), so the calls it lets
+//! It wraps the event decorator ([`super::observe::ObservedTools`]), so the calls it lets
 //! through are timed as the server's, and it reports the calls it answers as events of its own
 //! (`sent: false`, `injected: true`). The agent loop above it is the same on HTTP and stdio, so
 //! each fault's text says what a host sees on both.

@@ -131,14 +131,13 @@ pub(crate) fn variants(set: &GoldenSet) -> (Vec<Variant>, Source) {
 
 /// The tools a case expects a call of (`expect_tool`, the steps of `expect_sequence`), in order.
 pub(crate) fn expected_tools(case: &Case) -> Vec<String> {
-    let resolved = &case.resolved;
-    if resolved.get("negative") == Some(&Value::Bool(true)) {
+    let expected = crate::golden::case::expected_calls(case);
+    if expected.negative {
         return Vec::new();
     }
-    let mut tools: Vec<String> =
-        resolved.get("expect_tool").and_then(Value::as_str).map(str::to_owned).into_iter().collect();
-    for step in resolved.pointer("/expect_sequence/steps").and_then(Value::as_array).into_iter().flatten() {
-        if let Some(tool) = step.get("tool").and_then(Value::as_str).filter(|tool| !tools.iter().any(|t| t == tool)) {
+    let mut tools: Vec<String> = expected.tool.map(str::to_owned).into_iter().collect();
+    for tool in expected.sequence.into_iter().flatten() {
+        if !tools.iter().any(|t| t == tool) {
             tools.push(tool.to_owned());
         }
     }

@@ -94,14 +94,8 @@ pub(crate) struct PlannedTrial {
 /// `expect_tool`, its `expect_sequence` steps; none for `negative: true`) and the answer, at
 /// most its `max_turns`.
 fn expected_turns(case: &Case) -> u64 {
-    let resolved = &case.resolved;
-    let calls = if resolved.get("negative") == Some(&serde_json::Value::Bool(true)) {
-        0
-    } else {
-        let steps =
-            resolved.pointer("/expect_sequence/steps").and_then(serde_json::Value::as_array).map_or(0, Vec::len);
-        steps.max(usize::from(resolved.get("expect_tool").is_some()))
-    };
+    let expected = crate::golden::case::expected_calls(case);
+    let calls = if expected.negative { 0 } else { expected.sequence.len().max(usize::from(expected.tool.is_some())) };
     (calls as u64 + 1).min(case.run.max_turns.max(1) as u64)
 }
 
