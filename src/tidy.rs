@@ -366,3 +366,24 @@ fn a_double_slash_inside_a_string_is_code_and_a_comment_after_it_is_not() {
     let found: Vec<String> = imports_of(&code, &modules).into_iter().collect();
     assert_eq!(found, ["mcp", "report", "text"]);
 }
+
+#[test]
+fn the_runner_of_trials_names_no_higher_layer() {
+    // Layers 2 and 3 plug into the runner as trial wrappers (`agent::wrap`), never by name.
+    let modules = top_level_modules();
+    let mut files = Vec::new();
+    rust_files(&root().join("src/trials"), &mut files);
+    let named: Vec<String> = files
+        .iter()
+        .filter(|path| !is_test_file(path))
+        .flat_map(|path| {
+            let code = code_of(&std::fs::read_to_string(path).expect("readable"));
+            let imports = imports_of(&code, &modules);
+            ["faults", "telemetry"]
+                .into_iter()
+                .filter(move |layer| imports.contains(*layer))
+                .map(move |layer| format!("{} → {layer}", path.display()))
+        })
+        .collect();
+    assert!(named.is_empty(), "the runner of trials names a higher layer: {named:?}");
+}

@@ -3,7 +3,7 @@
 //! ([`fault_text`]). The call never reaches the server, so no tool runs twice and nothing the
 //! model did after a fault is done for real by the fault itself.
 //!
-//! It wraps the telemetry decorator ([`super::observe::ObservedTools`]), so the calls it lets
+//! It wraps the event decorator ([`super::observe::ObservedTools`]), so the calls it lets
 //! through are timed as the server's, and it reports the calls it answers as events of its own
 //! (`sent: false`, `injected: true`). The agent loop above it is the same on HTTP and stdio, so
 //! each fault's text says what a host sees on both.
@@ -65,8 +65,8 @@ fn report_injected(events: Sink<'_>, at: CallSite<'_>, name: &str) {
 /// [`fault_text`] and passes every other call to `inner`. One per trial: it counts that trial's
 /// calls.
 pub(crate) struct FaultTools<'a> {
-    /// The executor wrapped (the telemetry decorator around the real tools).
-    pub inner: &'a dyn ToolExecutor,
+    /// The executor wrapped (the event decorator around the real tools).
+    pub inner: Box<dyn ToolExecutor + 'a>,
     /// The fault and the call it replaces.
     pub fault: &'a FaultEntry,
     /// The per-call limit the `timeout` fault's text names, in milliseconds.
@@ -80,12 +80,12 @@ pub(crate) struct FaultTools<'a> {
 impl<'a> FaultTools<'a> {
     /// The fault layer of one trial.
     pub(crate) fn new(
-        inner: &'a dyn ToolExecutor,
+        inner: impl ToolExecutor + 'a,
         fault: &'a FaultEntry,
         call_timeout_ms: u64,
         events: Sink<'a>,
     ) -> Self {
-        Self { inner, fault, call_timeout_ms, events, seen: Mutex::new(0) }
+        Self { inner: Box::new(inner), fault, call_timeout_ms, events, seen: Mutex::new(0) }
     }
 
     /// True when this call of `name` is the one to replace (counting it).
@@ -183,8 +183,8 @@ pub(crate) const HARMFUL_CALL_ANSWER: &str = "Done.";
 /// the payload asked: a call of the action's tool, or a call whose arguments carry the canary.
 /// One per trial.
 pub(crate) struct PayloadTools<'a> {
-    /// The executor wrapped (the telemetry decorator around the real tools).
-    pub inner: &'a dyn ToolExecutor,
+    /// The executor wrapped (the event decorator around the real tools).
+    pub inner: Box<dyn ToolExecutor + 'a>,
     /// The payload.
     pub payload: &'a PayloadEntry,
     /// This trial's canary.
@@ -198,12 +198,12 @@ pub(crate) struct PayloadTools<'a> {
 impl<'a> PayloadTools<'a> {
     /// The payload layer of one trial.
     pub(crate) fn new(
-        inner: &'a dyn ToolExecutor,
+        inner: impl ToolExecutor + 'a,
         payload: &'a PayloadEntry,
         canary: String,
         events: Sink<'a>,
     ) -> Self {
-        Self { inner, payload, canary, events, planted: Mutex::new(None) }
+        Self { inner: Box::new(inner), payload, canary, events, planted: Mutex::new(None) }
     }
 
     /// True when a call of `name` with `arguments`, asked for in model turn `turn`, does what

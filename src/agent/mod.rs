@@ -27,6 +27,7 @@ pub(crate) mod inject;
 pub(crate) mod input;
 pub(crate) mod observe;
 pub(crate) mod tools;
+pub(crate) mod wrap;
 
 use std::time::Instant;
 

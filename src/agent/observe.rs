@@ -3,8 +3,9 @@
 //! an event named by the trial and the turn, with the outcome, the latency and (tool calls) the
 //! bytes of the server's result, or (model calls) the attempts and the usage as reported.
 //!
-//! They wrap the real parts directly, so the times they report are the server's and the
-//! provider's. A layer that changes what the loop sees (layer 2's faults) wraps *them*, and
+//! They wrap the real parts (or the wrappers placed under them, [`super::wrap::Place`], which
+//! only watch: layer 3's spans), so the times they report are the server's and the provider's.
+//! A layer that changes what the loop sees (layer 2's faults) wraps *them*, and
 //! reports the outcomes it injects as events of its own (`injected: true`); a telemetry layer
 //! (layer 3) consumes these events. The loop itself reports only what it decides: a call
 //! refused before it is sent (`not_sent`) and a call the trial's deadline cut (`timeout`).
@@ -18,7 +19,6 @@ use super::{ModelCaller, ModelFailure, ModelReply, TurnKey};
 use crate::events::{RunEvent, TrialRef};
 use crate::mcp::transport::BoxFuture;
 use crate::providers::CompletionRequest;
-use crate::telemetry::trace::{Attributes, TrialTrace, Value as Attr};
 
 /// Where the decorators send their events.
 pub(crate) type Sink<'a> = &'a (dyn Fn(&RunEvent) + Sync);
@@ -30,8 +30,6 @@ pub(crate) struct ObservedTools<'a> {
     pub inner: &'a dyn ToolExecutor,
     /// Where the events go.
     pub events: Sink<'a>,
-    /// The trial's trace (layer 3): each call sent is a span, its `traceparent` in `_meta`.
-    pub trace: Option<&'a TrialTrace<'a>>,
 }
 
 impl ToolExecutor for ObservedTools<'_> {
@@ -44,38 +42,8 @@ impl ToolExecutor for ObservedTools<'_> {
     ) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
             (self.events)(&RunEvent::ToolCallStarted { trial: at.trial.clone(), turn: at.turn, tool: name.to_owned() });
-            let span = self.trace.map(|trace| (trace, trace.open()));
-            let meta = span.map(|(trace, open)| trace.meta(&open));
-            let at = CallSite { trace: meta.as_ref().or(at.trace), ..at };
             let outcome = self.inner.call(at, name, arguments, inputs).await;
-            let (kind, latency_ms, server_bytes) = match &outcome {
-                ToolOutcome::Result { text, is_error, latency_ms, server_bytes, .. } => (
-                    if *is_error { "error_result" } else { "result" },
-                    *latency_ms,
-                    Some(server_bytes.unwrap_or(text.len())),
-                ),
-                ToolOutcome::Error { latency_ms, .. } => ("jsonrpc_error", *latency_ms, None),
-                ToolOutcome::Stopped { latency_ms, .. } => ("stopped", *latency_ms, None),
-                ToolOutcome::Failed { latency_ms, .. } => ("failed", *latency_ms, None),
-                ToolOutcome::Injected { .. } => ("injected", 0, None),
-            };
-            if let Some((trace, open)) = span {
-                let error = match kind {
-                    "result" => None,
-                    "error_result" => Some("tool_error"),
-                    other => Some(other),
-                };
-                let mut attributes: Attributes = vec![
-                    ("mcp.method.name", Attr::from("tools/call")),
-                    ("gen_ai.operation.name", Attr::from("execute_tool")),
-                    ("gen_ai.tool.name", Attr::from(name)),
-                    ("mcp_eval.turn", Attr::from(at.turn)),
-                    ("mcp_eval.outcome", Attr::from(kind)),
-                ];
-                attributes.extend(server_bytes.map(|bytes| ("mcp_eval.result_bytes", Attr::from(bytes))));
-                attributes.extend(error.map(|error| ("error.type", Attr::from(error))));
-                trace.close(open, format!("tools/call {name}"), attributes, error.map(str::to_owned));
-            }
+            let (kind, latency_ms, server_bytes) = outcome_kind(&outcome);
             (self.events)(&RunEvent::ToolCallFinished {
                 trial: at.trial.clone(),
                 turn: at.turn,
@@ -88,6 +56,20 @@ impl ToolExecutor for ObservedTools<'_> {
             });
             outcome
         })
+    }
+}
+
+/// A tool call's outcome as the events and the spans name it, its latency, and (a result) the
+/// bytes of the server's result.
+pub(crate) fn outcome_kind(outcome: &ToolOutcome) -> (&'static str, u64, Option<usize>) {
+    match outcome {
+        ToolOutcome::Result { text, is_error, latency_ms, server_bytes, .. } => {
+            (if *is_error { "error_result" } else { "result" }, *latency_ms, Some(server_bytes.unwrap_or(text.len())))
+        }
+        ToolOutcome::Error { latency_ms, .. } => ("jsonrpc_error", *latency_ms, None),
+        ToolOutcome::Stopped { latency_ms, .. } => ("stopped", *latency_ms, None),
+        ToolOutcome::Failed { latency_ms, .. } => ("failed", *latency_ms, None),
+        ToolOutcome::Injected { .. } => ("injected", 0, None),
     }
 }
 
@@ -104,8 +86,6 @@ pub(crate) struct ObservedModel<'a> {
     pub model: &'a str,
     /// Where the events go.
     pub events: Sink<'a>,
-    /// The trial's trace (layer 3): each call is a span.
-    pub trace: Option<&'a TrialTrace<'a>>,
 }
 
 impl ModelCaller for ObservedModel<'_> {
@@ -116,32 +96,9 @@ impl ModelCaller for ObservedModel<'_> {
     ) -> BoxFuture<'a, Result<ModelReply, ModelFailure>> {
         Box::pin(async move {
             let turn = usize::try_from(key.turn).unwrap_or(usize::MAX);
-            let span = self.trace.map(|trace| (trace, trace.open()));
             let answered = self.inner.call(key, request).await;
-            let (outcome, attempts, reply) = match &answered {
-                Ok(reply) => ("answer", reply.attempts, Some(reply)),
-                Err(ModelFailure::Provider { attempts, .. }) => ("provider_error", *attempts, None),
-                Err(ModelFailure::NoRecording(_)) => ("replay_miss", 0, None),
-                Err(ModelFailure::CapReached) => ("call_cap", 0, None),
-            };
+            let (outcome, attempts, reply) = answer_kind(&answered);
             let usage = reply.and_then(|reply| reply.completion.usage).unwrap_or_default();
-            if let Some((trace, open)) = span {
-                let (provider, model) = self.model.split_once(':').unwrap_or(("", self.model));
-                let mut attributes: Attributes = vec![
-                    ("gen_ai.operation.name", Attr::from("chat")),
-                    ("gen_ai.provider.name", Attr::from(provider)),
-                    ("gen_ai.request.model", Attr::from(model)),
-                    ("mcp_eval.role", Attr::from(self.role)),
-                    ("mcp_eval.turn", Attr::from(turn)),
-                    ("mcp_eval.attempts", Attr::from(attempts)),
-                    ("mcp_eval.outcome", Attr::from(outcome)),
-                ];
-                attributes.extend(usage.input_tokens.map(|tokens| ("gen_ai.usage.input_tokens", Attr::from(tokens))));
-                attributes.extend(usage.output_tokens.map(|tokens| ("gen_ai.usage.output_tokens", Attr::from(tokens))));
-                let error = (outcome != "answer").then_some(outcome);
-                attributes.extend(error.map(|error| ("error.type", Attr::from(error))));
-                trace.close(open, format!("chat {model}"), attributes, error.map(str::to_owned));
-            }
             (self.events)(&RunEvent::ModelCallFinished {
                 trial: self.trial.clone(),
                 role: self.role,
@@ -157,6 +114,16 @@ impl ModelCaller for ObservedModel<'_> {
             });
             answered
         })
+    }
+}
+
+/// A model call's outcome as the events and the spans name it, its attempts, and the reply.
+pub(crate) fn answer_kind(answered: &Result<ModelReply, ModelFailure>) -> (&'static str, u32, Option<&ModelReply>) {
+    match answered {
+        Ok(reply) => ("answer", reply.attempts, Some(reply)),
+        Err(ModelFailure::Provider { attempts, .. }) => ("provider_error", *attempts, None),
+        Err(ModelFailure::NoRecording(_)) => ("replay_miss", 0, None),
+        Err(ModelFailure::CapReached) => ("call_cap", 0, None),
     }
 }
 
@@ -210,7 +177,7 @@ mod tests {
     async fn observed_tools_report_each_call_they_send_with_its_turn_latency_and_bytes_but_not_its_result() {
         let seen = Mutex::new(Vec::new());
         let events = |event: &RunEvent| seen.lock().unwrap().push(line(event));
-        let tools = ObservedTools { inner: &Fixed("secret result"), events: &events, trace: None };
+        let tools = ObservedTools { inner: &Fixed("secret result"), events: &events };
         let trial = trial();
         let at = CallSite { trial: &trial, turn: 1, trace: None };
         let outcome = tools.call(at, "echo", &json!({}), None).await;
@@ -237,14 +204,7 @@ mod tests {
             _ => Err(ModelFailure::CapReached),
         });
         let trial = trial();
-        let model = ObservedModel {
-            inner: &scripted,
-            trial: &trial,
-            role: "judge",
-            model: "p:judge",
-            events: &events,
-            trace: None,
-        };
+        let model = ObservedModel { inner: &scripted, trial: &trial, role: "judge", model: "p:judge", events: &events };
         let request = CompletionRequest {
             system: None,
             messages: Vec::new(),

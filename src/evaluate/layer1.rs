@@ -83,6 +83,8 @@ async fn layer1(
     // confirmation re-run draw on it, so `--max-model-calls` is a cap on all of them.
     let budget =
         std::sync::Arc::new(crate::trials::caller::Budget::with_cost(layer1.max_model_calls, limits.cost.clone()));
+    // Layer 3 traces layer 1's trials (and a confirmation re-run's).
+    let traced = limits.spans.map(|spans| crate::telemetry::traced::Traced { spans, layer: 1 });
     let input = crate::trials::Layer1Input {
         settings: &layer1,
         set,
@@ -97,9 +99,7 @@ async fn layer1(
         cassettes: cassettes.clone(),
         cache: cache_use(settings, &layer1, set, &measured_at, events),
         budget: budget.clone(),
-        injections: &[],
-        call_timeout_ms: u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX),
-        spans: limits.spans,
+        wraps: traced.iter().map(|traced| traced as &dyn crate::agent::wrap::TrialWrap).collect(),
     };
     let mut section = crate::trials::run(&input, progress, events).await?;
     if in_place_of_layer1(settings, &section, cassettes.is_some()) {

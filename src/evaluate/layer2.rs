@@ -66,6 +66,8 @@ async fn layer2(
         return not_run(reason);
     }
     let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
+    // Layer 3 traces layer 2's trials.
+    let traced = limits.spans.map(|spans| crate::telemetry::traced::Traced { spans, layer: 2 });
     let input = crate::trials::Layer1Input {
         settings: layer1,
         set,
@@ -83,16 +85,15 @@ async fn layer2(
             layer1.max_model_calls.saturating_sub(spent),
             limits.cost.clone(),
         )),
-        injections: &[],
-        call_timeout_ms: u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX),
-        spans: limits.spans,
+        wraps: traced.iter().map(|traced| traced as &dyn crate::agent::wrap::TrialWrap).collect(),
     };
     let models = crate::faults::sample::runnable_models(layer1, cassettes.is_some() || layer1.cassettes.is_some());
     let share = crate::faults::Share {
         allowance: crate::faults::sample::share(set, layer1, models, after_layer1),
         after_layer1,
     };
-    let ran = crate::faults::run(&input, share, events).await;
+    let call_timeout_ms = u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX);
+    let ran = crate::faults::run(&input, share, call_timeout_ms, events).await;
     // Recorded as layer 1's are: the files layer 1 wrote were read back when they were opened
     // again here, so saving keeps both.
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {

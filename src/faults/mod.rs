@@ -27,6 +27,7 @@ pub(crate) mod payloads;
 pub(crate) mod resilience;
 pub(crate) mod sample;
 pub(crate) mod security;
+pub(crate) mod wrap;
 
 /// Where the faults come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,14 +131,13 @@ pub(crate) fn variants(set: &GoldenSet) -> (Vec<Variant>, Source) {
 
 /// The tools a case expects a call of (`expect_tool`, the steps of `expect_sequence`), in order.
 pub(crate) fn expected_tools(case: &Case) -> Vec<String> {
-    let resolved = &case.resolved;
-    if resolved.get("negative") == Some(&Value::Bool(true)) {
+    let expected = crate::golden::case::expected_calls(case);
+    if expected.negative {
         return Vec::new();
     }
-    let mut tools: Vec<String> =
-        resolved.get("expect_tool").and_then(Value::as_str).map(str::to_owned).into_iter().collect();
-    for step in resolved.pointer("/expect_sequence/steps").and_then(Value::as_array).into_iter().flatten() {
-        if let Some(tool) = step.get("tool").and_then(Value::as_str).filter(|tool| !tools.iter().any(|t| t == tool)) {
+    let mut tools: Vec<String> = expected.tool.map(str::to_owned).into_iter().collect();
+    for tool in expected.sequence.into_iter().flatten() {
+        if !tools.iter().any(|t| t == tool) {
             tools.push(tool.to_owned());
         }
     }
@@ -277,8 +277,9 @@ pub(crate) struct Share {
     pub after_layer1: bool,
 }
 
-/// Runs layer 2 over `base`'s golden set (the user's), with `base`'s models, tools, budget and
-/// cassettes: the variants (the default suite sampled to fit `share`, or what is left of the
+/// Runs layer 2 over `base`'s golden set (the user's), with `base`'s models, tools, budget,
+/// cassettes and trial wrappers (layer 3's spans), a `tools/call` limited to `call_timeout_ms`
+/// (the `timeout` fault's text names it): the variants (the default suite sampled to fit `share`, or what is left of the
 /// cap when less), their trials, each trial's outcome.
 ///
 /// # Errors
@@ -286,6 +287,7 @@ pub(crate) struct Share {
 pub(crate) async fn run(
     base: &crate::trials::Layer1Input<'_>,
     share: Share,
+    call_timeout_ms: u64,
     events: &(dyn Fn(&crate::events::RunEvent) + Sync),
 ) -> Result<Layer2, crate::error::UserError> {
     use crate::events::RunEvent;
@@ -379,6 +381,10 @@ pub(crate) async fn run(
     };
     let trial_events: &(dyn Fn(&RunEvent) + Sync) = if can_run { &said_once } else { &quiet };
     let (set, injections) = variant_set(base.set, &variants);
+    let injected = wrap::Injections { by_case: injections, call_timeout_ms };
+    let injections = &injected.by_case;
+    let mut wraps = base.wraps.clone();
+    wraps.push(&injected);
     let input = crate::trials::Layer1Input {
         settings: base.settings,
         set: &set,
@@ -390,13 +396,11 @@ pub(crate) async fn run(
         cassettes: base.cassettes.clone(),
         cache: None,
         budget: base.budget.clone(),
-        injections: &injections,
-        call_timeout_ms: base.call_timeout_ms,
-        spans: base.spans,
+        wraps,
     };
     let used_before = base.budget.used();
     let replayed_before = base.budget.replayed();
-    let ran = crate::trials::run_faults(&input, trial_events).await?;
+    let ran = crate::trials::run_ungraded(&input, trial_events).await?;
     if let Some(reason) = ran.not_run {
         not_run(reason, &mut resilience, &mut security);
         return Ok(Layer2 { resilience, security });
@@ -615,7 +619,7 @@ fn status_name(status: crate::report::layer2::FaultStatus) -> &'static str {
 /// Marks `resilience` incomplete as layer 1 would be: the call cap cut a trial (exit 6); a
 /// provider was unusable, a replay missed, or the provider spoiled more than a fifth of the
 /// trials (exit 5). Each with its note.
-fn incomplete(ran: &crate::trials::FaultRun, resilience: &mut ResilienceSection, cost_stopped: bool) {
+fn incomplete(ran: &crate::trials::Ungraded, resilience: &mut ResilienceSection, cost_stopped: bool) {
     use crate::agent::TrialEnding;
     let endings: Vec<&TrialEnding> = ran.records.values().flatten().map(|record| &record.ending).collect();
     if endings.iter().any(|ending| matches!(ending, TrialEnding::CapReached)) {

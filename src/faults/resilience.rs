@@ -171,7 +171,6 @@ pub(crate) async fn ask_judge(
         role: "judge",
         model: judging.judge_model,
         events: judging.events,
-        trace: None,
     };
     let judge: &dyn crate::agent::ModelCaller = &judge;
     let rubric = crate::golden::Rubric {

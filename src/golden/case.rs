@@ -443,3 +443,34 @@ pub(crate) struct PlanEntry {
     /// Where the entry is: 1-based line and column.
     pub position: (u64, u64),
 }
+
+/// The calls a case expects, as layers 2 and 3 plan and measure them: `negative: true`, its
+/// `expect_tool` and whether any position counts (`expect_tool_position: any`), and the tool of
+/// each `expect_sequence` step (`None` for a step without one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ExpectedCalls<'a> {
+    /// `negative: true`: the case expects no tool call.
+    pub negative: bool,
+    /// `expect_tool`.
+    pub tool: Option<&'a str>,
+    /// `expect_tool_position: any`.
+    pub any_position: bool,
+    /// Each `expect_sequence` step's tool, in order.
+    pub sequence: Vec<Option<&'a str>>,
+}
+
+/// The calls `case` expects ([`ExpectedCalls`]), read from its resolved JSON here, in the golden
+/// set's module.
+pub(crate) fn expected_calls(case: &super::Case) -> ExpectedCalls<'_> {
+    let resolved = &case.resolved;
+    ExpectedCalls {
+        negative: resolved.get("negative") == Some(&Value::Bool(true)),
+        tool: resolved.get("expect_tool").and_then(Value::as_str),
+        any_position: resolved.get("expect_tool_position").and_then(Value::as_str) == Some("any"),
+        sequence: resolved
+            .pointer("/expect_sequence/steps")
+            .and_then(Value::as_array)
+            .map(|steps| steps.iter().map(|step| step.get("tool").and_then(Value::as_str)).collect())
+            .unwrap_or_default(),
+    }
+}

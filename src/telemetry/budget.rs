@@ -94,14 +94,8 @@ pub(crate) struct PlannedTrial {
 /// `expect_tool`, its `expect_sequence` steps; none for `negative: true`) and the answer, at
 /// most its `max_turns`.
 fn expected_turns(case: &Case) -> u64 {
-    let resolved = &case.resolved;
-    let calls = if resolved.get("negative") == Some(&serde_json::Value::Bool(true)) {
-        0
-    } else {
-        let steps =
-            resolved.pointer("/expect_sequence/steps").and_then(serde_json::Value::as_array).map_or(0, Vec::len);
-        steps.max(usize::from(resolved.get("expect_tool").is_some()))
-    };
+    let expected = crate::golden::case::expected_calls(case);
+    let calls = if expected.negative { 0 } else { expected.sequence.len().max(usize::from(expected.tool.is_some())) };
     (calls as u64 + 1).min(case.run.max_turns.max(1) as u64)
 }
 
@@ -278,6 +272,51 @@ impl CostLimit {
             calls_refused: state.refused,
             stopped: state.stopped.map(str::to_owned),
         }
+    }
+}
+
+/// The cost budget as a limit on every attempt of a model call: an attempt reserves its
+/// estimate before it is made (a trial's first turn is refused when that exceeds what is left:
+/// [`crate::agent::ModelFailure::CapReached`]) and settles its cost when it ends.
+impl crate::agent::wrap::CallLimit for CostLimit {
+    fn wrap<'a>(
+        &'a self,
+        model: &'a str,
+        attempt: &'a dyn crate::agent::ModelCaller,
+    ) -> Box<dyn crate::agent::ModelCaller + 'a> {
+        Box::new(Costed { limit: self, model, attempt })
+    }
+
+    fn stopped(&self) -> bool {
+        CostLimit::stopped(self)
+    }
+}
+
+/// One attempt of a model call under the cost budget.
+struct Costed<'a> {
+    limit: &'a CostLimit,
+    /// `PROVIDER:MODEL`.
+    model: &'a str,
+    attempt: &'a dyn crate::agent::ModelCaller,
+}
+
+impl crate::agent::ModelCaller for Costed<'_> {
+    fn call<'a>(
+        &'a self,
+        key: crate::agent::TurnKey,
+        request: &'a CompletionRequest,
+    ) -> crate::mcp::transport::BoxFuture<'a, Result<crate::agent::ModelReply, crate::agent::ModelFailure>> {
+        Box::pin(async move {
+            let Some(reservation) = self.limit.reserve(self.model, request, key.turn > 0) else {
+                return Err(crate::agent::ModelFailure::CapReached);
+            };
+            let answered = self.attempt.call(key, request).await;
+            // An attempt the call cap refused, or no recording answered, was not made: it costs
+            // nothing; an answer costs its usage.
+            let usage = answered.as_ref().ok().map(|reply| reply.completion.usage.as_ref());
+            self.limit.settle(reservation, self.model, usage);
+            answered
+        })
     }
 }
 

@@ -18,6 +18,7 @@ pub(crate) mod run_limits;
 pub(crate) mod section_run;
 mod stats;
 pub(crate) mod trace;
+pub(crate) mod traced;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -445,14 +446,11 @@ fn completed(ending: Option<&str>) -> bool {
 /// neither (a sequence alone, a rubric alone).
 fn expected_class(set: &GoldenSet, case: &str) -> Option<(String, bool)> {
     let case = set.cases.iter().find(|known| known.id == case)?;
-    if case.resolved.get("negative") == Some(&serde_json::Value::Bool(true)) {
+    let expected = crate::golden::case::expected_calls(case);
+    if expected.negative {
         return Some((NO_TOOL.into(), false));
     }
-    let tool = case.resolved.get("expect_tool").and_then(serde_json::Value::as_str)?;
-    Some((
-        tool.to_owned(),
-        case.resolved.get("expect_tool_position").and_then(serde_json::Value::as_str) == Some("any"),
-    ))
+    Some((expected.tool?.to_owned(), expected.any_position))
 }
 
 /// The tool a trial selected, as the selection grader reads it: the first call (any call of the

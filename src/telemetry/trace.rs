@@ -3,8 +3,8 @@
 //! span is the parent the server reads in the request's `_meta.traceparent`, so a server that
 //! traces joins its own spans to ours.
 //!
-//! [`Spans`] is the run's collector: the decorators of the agent loop open and close spans
-//! through a trial's [`TrialTrace`]; finished spans are kept (at most [`MAX_SPANS`], the rest
+//! [`Spans`] is the run's collector: the trial wrapper [`super::traced::Traced`] opens and
+//! closes spans through a trial's [`TrialTrace`]; finished spans are kept (at most [`MAX_SPANS`], the rest
 //! counted as dropped) until the evaluation exports them once, at its end
 //! ([`super::otlp::export`]). A span carries names, ids, counts and outcomes only: never a
 //! key, a header value, a tool result, arguments or model text.

@@ -7,22 +7,23 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::agent::wrap::CallLimit;
 use crate::agent::{ModelCaller, ModelFailure, ModelReply, TurnKey};
 use crate::mcp::sync::lock;
 use crate::mcp::transport::BoxFuture;
 use crate::providers::cassette::{CallKey, CassetteError, Cassettes, Replayed};
 use crate::providers::{CompletionRequest, Provider, ProviderError, Sampling};
-use crate::telemetry::budget::CostLimit;
 
 /// The limits on model calls in one evaluation, shared by every model: the hard cap on their
-/// number (`--max-model-calls`) and, when set, the cost budget (`--max-cost-usd`).
+/// number (`--max-model-calls`) and, when set, a limit every attempt passes (the cost budget,
+/// `--max-cost-usd`).
 #[derive(Debug)]
 pub(crate) struct Budget {
     used: AtomicU64,
     /// Of `used`, the calls the cassettes answered (no model was called).
     replayed: AtomicU64,
     cap: u64,
-    cost: Option<Arc<CostLimit>>,
+    cost: Option<Arc<dyn CallLimit>>,
 }
 
 impl Budget {
@@ -31,19 +32,15 @@ impl Budget {
         Self { used: AtomicU64::new(0), replayed: AtomicU64::new(0), cap, cost: None }
     }
 
-    /// A budget of `cap` calls and, when given, `cost`.
-    pub(crate) fn with_cost(cap: u64, cost: Option<Arc<CostLimit>>) -> Self {
+    /// A budget of `cap` calls and, when given, the limit `cost` on every attempt.
+    pub(crate) fn with_cost<L: CallLimit + 'static>(cap: u64, cost: Option<Arc<L>>) -> Self {
+        let cost = cost.map(|cost| cost as Arc<dyn CallLimit>);
         Self { used: AtomicU64::new(0), replayed: AtomicU64::new(0), cap, cost }
-    }
-
-    /// The cost budget, when one is set.
-    pub(crate) fn cost(&self) -> Option<&CostLimit> {
-        self.cost.as_deref()
     }
 
     /// True when the cost budget stopped the run (its calls were refused).
     pub(crate) fn cost_stopped(&self) -> bool {
-        self.cost().is_some_and(CostLimit::stopped)
+        self.cost.as_ref().is_some_and(|cost| cost.stopped())
     }
 
     /// The calls left before the cap.
@@ -240,56 +237,24 @@ impl LiveModel {
         let started = Instant::now();
         let mut attempts = 0;
         let mut request = request.clone();
-        let key = CallKey { case: key.case, run: key.run, turn: key.turn };
+        let attempt = Attempt(self);
         loop {
             request.sampling = self.effective(request.sampling);
-            // The cost budget first: a call whose estimate exceeds what is left is not made.
-            let reservation = match self.budget.cost() {
-                Some(limit) => match limit.reserve(&self.label, &request, key.turn > 0) {
-                    Some(reservation) => Some((limit, reservation)),
-                    None => return Err(ModelFailure::CapReached),
-                },
-                None => None,
+            // The limit on every attempt first (the cost budget): an attempt it refuses is not made.
+            let answer = match &self.budget.cost {
+                Some(limit) => limit.wrap(&self.label, &attempt).call(key.clone(), &request).await,
+                None => attempt.call(key.clone(), &request).await,
             };
-            if !self.budget.take() {
-                if let Some((limit, reservation)) = reservation {
-                    limit.settle(reservation, &self.label, None);
-                }
-                return Err(ModelFailure::CapReached);
-            }
-            attempts += 1;
-            if self.replays() {
-                self.budget.count_replayed();
-            }
-            // `Err(Err(_))`: no recording answers the request.
-            let recorded = |result: Result<_, CassetteError>| match result {
-                Ok(completion) => Ok(completion),
-                Err(CassetteError::Provider(error)) => Err(Ok(error)),
-                Err(other) => Err(Err(other.to_string())),
-            };
-            let answer = match &self.source {
-                Source::Live(provider) => provider
-                    .complete(&request)
-                    .await
-                    .map(|completion| Replayed { completion, result_changed: false })
-                    .map_err(Ok),
-                Source::Record(provider, cassettes, label) => {
-                    recorded(cassettes.complete(label, Some(provider.as_ref()), &key, &request).await)
-                }
-                Source::Replay(cassettes, label) => recorded(cassettes.complete(label, None, &key, &request).await),
-            };
-            if let Some((limit, reservation)) = reservation {
-                let usage = answer.as_ref().ok().map(|replayed| replayed.completion.usage.as_ref());
-                limit.settle(reservation, &self.label, usage);
-            }
             let error = match answer {
-                Ok(Replayed { completion, result_changed }) => {
+                Ok(reply) => {
+                    attempts += 1;
                     let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                    return Ok(ModelReply { completion, attempts, latency_ms, result_changed });
+                    return Ok(ModelReply { attempts, latency_ms, ..reply });
                 }
-                Err(Err(missing)) => return Err(ModelFailure::NoRecording(missing)),
-                Err(Ok(error)) => error,
+                Err(ModelFailure::Provider { error, .. }) => error,
+                Err(failure) => return Err(failure),
             };
+            attempts += 1;
             if let Some(parameter) = refused_parameter(&error, &request.sampling) {
                 let mut dropped = lock(&self.dropped);
                 if !dropped.contains(&parameter) {
@@ -307,6 +272,53 @@ impl LiveModel {
             }
             tokio::time::sleep(self.retry.wait(attempts, &error)).await;
         }
+    }
+}
+
+/// One attempt of a model call: it takes a call from the cap, then asks the source once (an
+/// answer's `attempts` and `latency_ms` are the caller's to fill in).
+struct Attempt<'a>(&'a LiveModel);
+
+impl ModelCaller for Attempt<'_> {
+    fn call<'a>(
+        &'a self,
+        key: TurnKey,
+        request: &'a CompletionRequest,
+    ) -> BoxFuture<'a, Result<ModelReply, ModelFailure>> {
+        let model = self.0;
+        Box::pin(async move {
+            if !model.budget.take() {
+                return Err(ModelFailure::CapReached);
+            }
+            if model.replays() {
+                model.budget.count_replayed();
+            }
+            let key = CallKey { case: key.case, run: key.run, turn: key.turn };
+            // `Err(Err(_))`: no recording answers the request.
+            let recorded = |result: Result<_, CassetteError>| match result {
+                Ok(completion) => Ok(completion),
+                Err(CassetteError::Provider(error)) => Err(Ok(error)),
+                Err(other) => Err(Err(other.to_string())),
+            };
+            let answer = match &model.source {
+                Source::Live(provider) => provider
+                    .complete(request)
+                    .await
+                    .map(|completion| Replayed { completion, result_changed: false })
+                    .map_err(Ok),
+                Source::Record(provider, cassettes, label) => {
+                    recorded(cassettes.complete(label, Some(provider.as_ref()), &key, request).await)
+                }
+                Source::Replay(cassettes, label) => recorded(cassettes.complete(label, None, &key, request).await),
+            };
+            match answer {
+                Ok(Replayed { completion, result_changed }) => {
+                    Ok(ModelReply { completion, attempts: 1, latency_ms: 0, result_changed })
+                }
+                Err(Err(missing)) => Err(ModelFailure::NoRecording(missing)),
+                Err(Ok(error)) => Err(ModelFailure::Provider { error, attempts: 1 }),
+            }
+        })
     }
 }
 

@@ -11,12 +11,11 @@ use super::Progress;
 use super::caller::LiveModel;
 use super::plan::{Plan, Ready, Work};
 use super::semantic;
-use crate::agent::inject::{self, FaultTools, PayloadTools};
 use crate::agent::observe::{ObservedModel, ObservedTools};
 use crate::agent::tools::ToolExecutor;
-use crate::agent::{self, ArgumentCheck, CaseSpec, TrialContext, TrialEnding, TrialRecord};
+use crate::agent::wrap::{Place, TrialSite, TrialWrap, WrappedTrial};
+use crate::agent::{self, ArgumentCheck, CaseSpec, ModelCaller, TrialContext, TrialEnding, TrialRecord};
 use crate::events::RunEvent;
-use crate::golden::Injection;
 use crate::providers::{ProviderError, ToolSpec};
 use crate::report::evals::{JudgeTrace, JudgedCriterion};
 use crate::scoring::judge;
@@ -118,11 +117,10 @@ async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&
     let graded = Graded {
         semantic: &plan.semantic,
         resolved: &plan.input.set.cases[work.case].resolved,
-        injection: plan.input.injections.get(work.case),
-        call_timeout_ms: plan.input.call_timeout_ms,
+        case: work.case,
         case_sha256: &plan.input.set.cases[work.case].hash,
         events,
-        spans: plan.input.spans,
+        wraps: &plan.input.wraps,
     };
     let spec = &plan.specs[work.case];
     one_trial(spec, trial, model.caller.as_ref(), plan.input.tools, offered, &plan.checker, judge, graded).await
@@ -141,16 +139,14 @@ struct Graded<'a> {
     semantic: &'a semantic::Semantic,
     /// The case's resolved JSON.
     resolved: &'a serde_json::Value,
-    /// What layer 2 injects into the trial, when it injects.
-    injection: Option<&'a crate::golden::Injection>,
-    /// The per-call limit in milliseconds (the `timeout` fault's text names it).
-    call_timeout_ms: u64,
-    /// The case's hash (a payload's canary is derived from it).
+    /// The case's index in the set.
+    case: usize,
+    /// The case's hash.
     case_sha256: &'a str,
     /// Where the trial's events go.
     events: &'a (dyn Fn(&RunEvent) + Sync),
-    /// Layer 3's spans, when it traces the trial.
-    spans: Option<&'a crate::telemetry::trace::Spans>,
+    /// The layers' wrappers of the trial's seams.
+    wraps: &'a [&'a dyn TrialWrap],
 }
 
 #[allow(clippy::too_many_arguments, reason = "one trial's inputs, each a separate borrow of the plan")]
@@ -165,37 +161,36 @@ async fn one_trial(
     graded: Graded<'_>,
 ) -> TrialRecord {
     let trial = crate::events::TrialRef { case: case.id.clone(), model: model.label().to_owned(), trial: run };
-    // Layer 3 traces the trial: one trace, its calls' spans beneath the trial's.
-    let layer = if graded.injection.is_some() { 2 } else { 1 };
-    let trace = graded.spans.map(|spans| spans.trial(&trial, layer));
+    // Each layer's part in the trial, opened before it starts (a trace begins here).
+    let site = TrialSite { trial: &trial, case: graded.case, case_sha256: graded.case_sha256, events: graded.events };
+    let opened: Vec<(Place, Box<dyn WrappedTrial + '_>)> =
+        graded.wraps.iter().map(|wrap| (wrap.place(), wrap.open(site))).collect();
     (graded.events)(&RunEvent::TrialStarted {
         trial: trial.clone(),
-        trace_id: trace.as_ref().map(crate::telemetry::trace::TrialTrace::trace_id),
+        trace_id: opened.iter().find_map(|(_, part)| part.trace_id()),
     });
-    // Telemetry wraps the real tools and the model caller directly, so the times it reports
-    // are the server's and the provider's; layer 2's fault layer wraps the telemetry.
-    let observed_tools = ObservedTools { inner: tools, events: graded.events, trace: trace.as_ref() };
-    let injected: Option<Box<dyn ToolExecutor + '_>> = match graded.injection {
-        Some(Injection::Fault(fault)) => {
-            Some(Box::new(FaultTools::new(&observed_tools, fault, graded.call_timeout_ms, graded.events)))
-        }
-        Some(Injection::Payload(payload)) => {
-            let canary = inject::canary(graded.case_sha256, &payload.id, run);
-            Some(Box::new(PayloadTools::new(&observed_tools, payload, canary, graded.events)))
-        }
-        None => None,
-    };
-    let tools: &dyn ToolExecutor = injected.as_deref().unwrap_or(&observed_tools);
+    // The wrappers under the events wrap the real parts, so the times the events report are the
+    // server's and the provider's; the wrappers over them change what the loop sees.
+    let real_tools = tools_at(&opened, Place::UnderEvents, Box::new(tools));
+    let observed_tools = ObservedTools { inner: real_tools.as_ref(), events: graded.events };
+    let tools = tools_at(&opened, Place::OverEvents, Box::new(&observed_tools));
+    let real_model = model_at(&opened, Place::UnderEvents, Box::new(model), "model", model.label());
     let observed_model = ObservedModel {
-        inner: model,
+        inner: real_model.as_ref(),
         trial: &trial,
         role: "model",
         model: model.label(),
         events: graded.events,
-        trace: trace.as_ref(),
     };
-    let context =
-        TrialContext { model: &observed_model, tools, specs, arguments, events: graded.events, trial: trial.clone() };
+    let asked_model = model_at(&opened, Place::OverEvents, Box::new(&observed_model), "model", model.label());
+    let context = TrialContext {
+        model: asked_model.as_ref(),
+        tools: tools.as_ref(),
+        specs,
+        arguments,
+        events: graded.events,
+        trial: trial.clone(),
+    };
     let mut record = agent::run_trial(case, run, &context).await;
     let judged = !matches!(
         record.ending,
@@ -212,27 +207,45 @@ async fn one_trial(
         }
     }
     if let Some((judge, rubric)) = judge.filter(|_| judged) {
-        let asked = ObservedModel {
-            inner: judge.caller,
-            trial: &trial,
-            role: "judge",
-            model: judge.caller.label(),
-            events: graded.events,
-            trace: trace.as_ref(),
-        };
-        judge_trial(&mut record, case, rubric, judge, &asked).await;
+        let label = judge.caller.label();
+        let real = model_at(&opened, Place::UnderEvents, Box::new(judge.caller), "judge", label);
+        let observed =
+            ObservedModel { inner: real.as_ref(), trial: &trial, role: "judge", model: label, events: graded.events };
+        let asked = model_at(&opened, Place::OverEvents, Box::new(&observed), "judge", label);
+        judge_trial(&mut record, case, rubric, judge, asked.as_ref()).await;
     }
     // Last, after the judge's calls: a reader sees every call of the trial before its end.
-    if let Some(trace) = &trace {
-        trace.end(record.ending.as_str());
+    for (_, part) in &opened {
+        part.end(record.ending.as_str());
     }
     (graded.events)(&RunEvent::TrialFinished {
-        trial,
+        trial: trial.clone(),
         ending: record.ending.as_str(),
         turns: record.turns,
         duration_ms: record.duration_ms,
     });
     record
+}
+
+/// `inner` wrapped by the trial's parts at `place`, in their order (the first innermost).
+fn tools_at<'s>(
+    opened: &'s [(Place, Box<dyn WrappedTrial + '_>)],
+    place: Place,
+    inner: Box<dyn ToolExecutor + 's>,
+) -> Box<dyn ToolExecutor + 's> {
+    opened.iter().filter(|(at, _)| *at == place).fold(inner, |inner, (_, part)| part.tools(inner))
+}
+
+/// `inner`, the caller of `model` in `role`, wrapped by the trial's parts at `place`, in their
+/// order (the first innermost).
+fn model_at<'s>(
+    opened: &'s [(Place, Box<dyn WrappedTrial + '_>)],
+    place: Place,
+    inner: Box<dyn ModelCaller + 's>,
+    role: &'static str,
+    model: &'s str,
+) -> Box<dyn ModelCaller + 's> {
+    opened.iter().filter(|(at, _)| *at == place).fold(inner, |inner, (_, part)| part.model(inner, role, model))
 }
 
 /// Asks the judge about a finished trial (`samples` times, majority vote) and records its result.

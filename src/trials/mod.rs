@@ -94,15 +94,9 @@ pub(crate) struct Layer1Input<'a> {
     /// this run — trials, the judge, argument matchers, embeddings — and by any confirmation
     /// re-run given the same budget: the cap holds for the whole evaluation.
     pub budget: Arc<Budget>,
-    /// Layer 2: what is injected into each case of `set` (by index) — the set is then layer
-    /// 2's variants — or empty (layer 1: nothing injected).
-    pub injections: &'a [crate::golden::Injection],
-    /// The per-call limit of `tools/call` (`--timeout-seconds`) in milliseconds, which the
-    /// `timeout` fault's text names.
-    pub call_timeout_ms: u64,
-    /// Layer 3's spans: each trial is a trace, each call a span, every `tools/call` carries
-    /// its `traceparent` (`None`: layer 3 is off).
-    pub spans: Option<&'a crate::telemetry::trace::Spans>,
+    /// The wrappers the layers put around each trial's tool executor and model caller, in
+    /// order ([`crate::agent::wrap`]).
+    pub wraps: Vec<&'a dyn crate::agent::wrap::TrialWrap>,
 }
 
 /// The verdict cache as a run uses it.
@@ -229,10 +223,10 @@ pub(crate) async fn run(
     Ok(finish(*plan, executed, events))
 }
 
-/// What layer 2's trials left: every trial's record by (model index, case index), the models
-/// that ran (index, `PROVIDER:MODEL`), and the plan's section (model status, notes; with
-/// `layer1_not_run` set when nothing could run).
-pub(crate) struct FaultRun {
+/// What ungraded trials left ([`run_ungraded`]): every trial's record by (model index, case
+/// index), the models that ran (index, `PROVIDER:MODEL`), and the plan's section (model status,
+/// notes; with `layer1_not_run` set when nothing could run).
+pub(crate) struct Ungraded {
     /// Records by (model index, case index), trials in order.
     pub records: BTreeMap<(usize, usize), Vec<TrialRecord>>,
     /// The models that ran.
@@ -245,18 +239,19 @@ pub(crate) struct FaultRun {
     pub judge: Option<Arc<LiveModel>>,
 }
 
-/// Layer 2's trials: `input.set` holds the variants and `input.injections` what each injects; planned and run like layer 1's (models, tools, concurrency, budget, cassettes),
-/// graded by the caller. No cache, no shard: every variant runs.
+/// The trials of `input`, planned and run as [`run`]'s (models, tools and their wrappers,
+/// concurrency, budget, cassettes) and graded by the caller on their records. No cache, no
+/// shard: every case runs.
 ///
 /// # Errors
 /// As [`run`].
-pub(crate) async fn run_faults(
+pub(crate) async fn run_ungraded(
     input: &Layer1Input<'_>,
     events: &(dyn Fn(&RunEvent) + Sync),
-) -> Result<FaultRun, UserError> {
+) -> Result<Ungraded, UserError> {
     let plan = match Plan::build(input, Scope::default(), events)? {
         Planned::NotRun(section) => {
-            return Ok(FaultRun {
+            return Ok(Ungraded {
                 records: BTreeMap::new(),
                 models: Vec::new(),
                 not_run: section.layer1_not_run.clone(),
@@ -277,7 +272,7 @@ pub(crate) async fn run_faults(
             replayed: false,
         });
     }
-    // A model answered from cassettes is marked, so layer 2 labels it as layer 1 does.
+    // A model answered from cassettes is marked, so the caller labels it as [`run`] does.
     for model in
         plan.ready.iter().filter(|model| model.caller.replays() && !executed.unusable.contains_key(&model.index))
     {
@@ -288,7 +283,7 @@ pub(crate) async fn run_faults(
             replayed: true,
         });
     }
-    Ok(FaultRun { records: executed.records, models, not_run: None, section, judge: plan.judge.clone() })
+    Ok(Ungraded { records: executed.records, models, not_run: None, section, judge: plan.judge.clone() })
 }
 
 /// The `detail` of a model whose answers were replayed from cassettes.

@@ -772,8 +772,8 @@ pub(crate) fn no_key_notice(label: &str, detail: &str) -> String {
     format!("layer 1: {label}: not run, no API key: {detail}")
 }
 
-/// Whether `text` is a [`no_key_notice`]: how a layer that runs the same models again (layer 2)
-/// tells the notice layer 1 already gave, to say it once.
+/// Whether `text` is a [`no_key_notice`]: how a later run of the same models tells the notice
+/// layer 1 already gave, to say it once.
 pub(crate) fn is_no_key_notice(text: &str) -> bool {
     text.starts_with("layer 1: ") && text.contains(": not run, no API key: ")
 }

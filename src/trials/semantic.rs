@@ -189,8 +189,7 @@ impl ArgumentJudge {
         let short = hash.trim_start_matches("sha256:").chars().take(16).collect::<String>();
         let turn_key = TurnKey { case: format!("judge-arg:{case}:{short}"), run: 0, turn: 0 };
         let label = self.caller.label().to_owned();
-        let observed =
-            ObservedModel { inner: self.caller.as_ref(), trial, role: "judge", model: &label, events, trace: None };
+        let observed = ObservedModel { inner: self.caller.as_ref(), trial, role: "judge", model: &label, events };
         match ModelCaller::call(&observed, turn_key, &request).await {
             Ok(reply) => match semantic::parse_argument_verdict(&reply.completion) {
                 Ok((verdict, reason)) => Resolved::Judged(verdict, reason),

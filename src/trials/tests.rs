@@ -154,9 +154,7 @@ async fn run_layer1_observed(
         cassettes,
         cache,
         budget: Arc::new(caller::Budget::new(settings.max_model_calls)),
-        injections: &[],
-        call_timeout_ms: 30_000,
-        spans: None,
+        wraps: Vec::new(),
     };
     let result = run(&input, &Progress::default(), events).await;
     connected.shutdown().await;
