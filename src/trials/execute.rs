@@ -117,7 +117,7 @@ async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&
     });
     let graded = Graded {
         semantic: &plan.semantic,
-        resolved: &plan.input.set.cases[work.case].resolved,
+        expect: &plan.input.set.cases[work.case].expect,
         injection: plan.input.injections.get(work.case),
         call_timeout_ms: plan.input.call_timeout_ms,
         case_sha256: &plan.input.set.cases[work.case].hash,
@@ -139,8 +139,8 @@ struct Judge<'a> {
 #[derive(Clone, Copy)]
 struct Graded<'a> {
     semantic: &'a semantic::Semantic,
-    /// The case's resolved JSON.
-    resolved: &'a serde_json::Value,
+    /// What the case expects.
+    expect: &'a crate::golden::Expect,
     /// What layer 2 injects into the trial, when it injects.
     injection: Option<&'a crate::golden::Injection>,
     /// The per-call limit in milliseconds (the `timeout` fault's text names it).
@@ -205,7 +205,7 @@ async fn one_trial(
             | TrialEnding::CapReached
     );
     if judged {
-        let keys = crate::scoring::semantic::requests(graded.resolved, &record.trace());
+        let keys = crate::scoring::semantic::requests(graded.expect, &record.trace());
         if !keys.is_empty() {
             record.semantic =
                 graded.semantic.resolve(&case.id, &case.run.prompt.join("\n"), keys, (&trial, graded.events)).await;
