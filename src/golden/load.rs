@@ -821,7 +821,7 @@ impl Reader {
         if !expects {
             self.report(
                 node,
-                &field,
+                field,
                 format!("case `{label}` expects nothing"),
                 "add `expect_tool`, `expect_sequence`, `negative: true`, `forbid_tools` or `rubric`",
             );
@@ -975,7 +975,7 @@ impl Reader {
             None => false,
         };
         resolved.insert("sequential_runs".into(), json!(sequential));
-        resolved.insert("sampling".into(), self.sampling(&fields, context.defaults, &field));
+        resolved.insert("sampling".into(), self.sampling(fields, context.defaults, field));
         resolved.insert("timezone".into(), json!(context.timezone));
     }
 
