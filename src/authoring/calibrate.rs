@@ -163,11 +163,7 @@ async fn calibrate_inner(
         let case = &set.cases[*case_index];
         let Some(rubric) = rubrics[*case_index].as_ref() else { continue };
         let trace_text = labels::judge_text(items[0].trace);
-        let task: Vec<String> = case.resolved["prompt"]
-            .as_array()
-            .map(|turns| turns.iter().filter_map(|turn| turn.as_str().map(str::to_owned)).collect())
-            .unwrap_or_default();
-        let judge_request = judge::judge_request(&task.join("\n"), rubric, &trace_text);
+        let judge_request = judge::judge_request(&case.run.prompt.join("\n"), rubric, &trace_text);
         let mut judged = Vec::new();
         let mut failure = None;
         for sample in 0..samples {

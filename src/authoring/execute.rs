@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 
 use crate::agent::input::Session;
 use crate::agent::tools::{CallSite, McpTools, ToolExecutor as _, ToolOutcome};
-use crate::golden::{Case, GoldenSet, glob_matches};
+use crate::golden::{Args, Case, GoldenSet, glob_matches};
 use crate::mcp::era::Connected;
 use crate::mcp::evidence::Redactor;
 use crate::mcp::tools::ToolSurface;
@@ -118,18 +118,15 @@ pub(crate) fn plan_with(set: &GoldenSet, surface: &ToolSurface, sends: Sends) ->
     let mut entries = Vec::new();
     for (index, case) in set.cases.iter().enumerate() {
         let label = format!("case {}", case.id);
-        let resolved = &case.resolved;
         let mut calls = Vec::new();
-        if let Some(tool) = resolved.get("expect_tool").and_then(Value::as_str) {
-            let args = resolved.get("expect_args").and_then(Value::as_object);
-            calls.push((label.clone(), tool, args));
+        if let Some(tool) = &case.expect.tool {
+            calls.push((label.clone(), tool.name.as_str(), tool.args.as_ref()));
         }
-        let steps = resolved.pointer("/expect_sequence/steps").and_then(Value::as_array);
-        for (index, step) in steps.into_iter().flatten().enumerate() {
-            let Some(tool) = step.get("tool").and_then(Value::as_str) else { continue };
-            calls.push((format!("{label} step {}", index + 1), tool, step.get("args").and_then(Value::as_object)));
+        let steps = case.expect.sequence.iter().flat_map(|sequence| &sequence.steps);
+        for (index, step) in steps.enumerate() {
+            calls.push((format!("{label} step {}", index + 1), step.tool.as_str(), step.args.as_ref()));
         }
-        if resolved.get("negative") == Some(&Value::Bool(true)) {
+        if case.expect.negative {
             entries.push(Entry::Note(format!("{label}: negative (expects no tool call) → nothing sent")));
         } else if calls.is_empty() {
             entries.push(Entry::Note(format!("{label}: no expected call → nothing sent")));
@@ -151,7 +148,7 @@ pub(crate) fn plan_with(set: &GoldenSet, surface: &ToolSurface, sends: Sends) ->
 
 /// What is done with the call of `tool` whose expected arguments are `args` (`None`: the set
 /// names none).
-fn action(case: &Case, tool: &str, args: Option<&Map<String, Value>>, surface: &ToolSurface) -> Action {
+fn action(case: &Case, tool: &str, args: Option<&Args>, surface: &ToolSurface) -> Action {
     let Some(listed) = surface.tools.iter().find(|listed| listed.name == tool) else {
         return Action::Refused(format!(
             "not sent: the server lists no tool named exactly `{tool}` (an expected tool is a name, not a glob)"
@@ -171,10 +168,10 @@ fn action(case: &Case, tool: &str, args: Option<&Map<String, Value>>, surface: &
     }
     let mut arguments = Map::new();
     let mut inexact = Vec::new();
-    for (name, matcher) in args.into_iter().flatten() {
-        match matcher.get("match").and_then(Value::as_str).unwrap_or("auto") {
+    for (name, matcher) in args.into_iter().flat_map(Args::iter) {
+        match matcher.mode.as_str() {
             "exact" | "auto" => {
-                arguments.insert(name.clone(), matcher.get("value").cloned().unwrap_or(Value::Null));
+                arguments.insert(name.clone(), matcher.value.clone().unwrap_or(Value::Null));
             }
             "absent" => {}
             mode => inexact.push(format!("`{name}` (a `{mode}` matcher)")),
@@ -194,7 +191,7 @@ fn action(case: &Case, tool: &str, args: Option<&Map<String, Value>>, surface: &
             // a value the set gives is one no trial can avoid.
             let of_the_object =
                 problems.iter().all(|problem| problem.starts_with("`(root)`") || problem.starts_with("… and "));
-            if of_the_object && case.resolved.get("extra_args").and_then(Value::as_str) != Some("forbid") {
+            if of_the_object && !case.expect.forbid_extra_args {
                 Action::NotExecuted(format!(
                     "not executed: the tool's inputSchema needs more than the set gives ({reasons}); a model chooses the rest"
                 ))

@@ -790,8 +790,28 @@ pub(crate) async fn init(target: Target, out: &Path, force: bool, model: Option<
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+
+    /// The `value` of the matcher of `name` in the case's `expect_args` (`null` when none).
+    pub(crate) fn arg_value(case: &crate::golden::Case, name: &str) -> Value {
+        expected_arg(case, name).and_then(|matcher| matcher.value.clone()).unwrap_or(Value::Null)
+    }
+
+    /// The matcher of `name` in the case's `expect_args`.
+    pub(crate) fn expected_arg<'a>(case: &'a crate::golden::Case, name: &str) -> Option<&'a crate::golden::Matcher> {
+        case.expect.tool.as_ref()?.args.as_ref()?.get(name)
+    }
+
+    /// True when the case has `expect_args`.
+    pub(crate) fn has_expected_args(case: &crate::golden::Case) -> bool {
+        case.expect.tool.as_ref().is_some_and(|tool| tool.args.is_some())
+    }
+
+    /// The case's `expect_tool`.
+    pub(crate) fn expected_tool(case: &crate::golden::Case) -> Option<&str> {
+        case.expect.tool.as_ref().map(|tool| tool.name.as_str())
+    }
 
     #[test]
     fn enum_const_default_and_examples_come_first() {
@@ -897,12 +917,12 @@ mod tests {
         let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text)
             .unwrap_or_else(|problems| panic!("{problems:?}\n{}", rendered.text));
         assert_eq!(set.cases.len(), 5, "{}", rendered.text);
-        let first = &set.cases[0].resolved;
-        assert_eq!(first["expect_tool"], json!(awkward));
-        assert_eq!(first["expect_args"][awkward]["value"], json!(awkward));
-        assert!(first["prompt"][0].as_str().is_some_and(|prompt| prompt.contains(awkward)), "{first}");
+        let first = &set.cases[0];
+        assert_eq!(expected_tool(first), Some(awkward));
+        assert_eq!(arg_value(first, awkward), json!(awkward));
+        assert!(first.run.prompt[0].contains(awkward), "{:?}", first.run.prompt);
         assert_eq!(rendered.text.matches(DRAFT).count(), 5);
-        assert!(set.cases[2..].iter().all(|case| case.resolved["negative"] == json!(true)));
+        assert!(set.cases[2..].iter().all(|case| case.expect.negative));
     }
 
     #[test]
@@ -920,10 +940,10 @@ mod tests {
         assert_eq!(rendered.destructive, vec!["delete_file".to_owned()]);
         assert!(rendered.text.contains("point mcp-eval at a test deployment"));
         let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text).expect("loads");
-        assert_eq!(set.cases[0].resolved["expect_tool"], json!("lookup"));
-        assert!(set.cases[0].resolved.get("expect_args").is_none());
-        assert_eq!(set.cases[1].resolved["expect_args"]["path"]["value"], json!("example"));
-        assert_eq!(set.cases[1].resolved["prompt"][0], json!("Use the delete_file tool with path example."));
+        assert_eq!(expected_tool(&set.cases[0]), Some("lookup"));
+        assert!(!has_expected_args(&set.cases[0]));
+        assert_eq!(arg_value(&set.cases[1], "path"), json!("example"));
+        assert_eq!(set.cases[1].run.prompt[0], "Use the delete_file tool with path example.");
         let mut described = tool(
             "get_weather",
             json!({"type": "object", "required": ["city"], "properties": {"city": {"type": "string"}}}),
@@ -942,8 +962,8 @@ mod tests {
         let rendered = render(&ToolSurface { tools: vec![tool("find", schema)], skipped: 0 });
         let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text).expect("loads");
         assert_eq!(
-            set.cases[0].resolved["expect_args"]["filter"],
-            json!({"match": "exact", "value": {"match": "example"}})
+            expected_arg(&set.cases[0], "filter"),
+            Some(&crate::golden::Matcher::of_resolved(&json!({"match": "exact", "value": {"match": "example"}})))
         );
     }
 
@@ -964,7 +984,7 @@ mod tests {
         let rendered = render(&surface);
         let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text)
             .unwrap_or_else(|problems| panic!("{problems:?}\n{}", rendered.text));
-        let value = |case: usize, name: &str| set.cases[case].resolved["expect_args"][name]["value"].clone();
+        let value = |case: usize, name: &str| arg_value(&set.cases[case], name);
         let (complete, delete) = (value(0, "id"), value(1, "id"));
         assert_ne!(complete, delete, "one id per tool: a second run must not find the first one's state");
         for id in [&complete, &delete] {

@@ -406,6 +406,7 @@ pub(crate) fn plan(layer1: &Layer1Settings, model: &ModelRef) -> Result<ModelPla
 
 #[cfg(test)]
 mod tests {
+    use super::super::init::tests::{arg_value, has_expected_args};
     use super::*;
     use crate::mcp::transport::BoxFuture;
     use crate::providers::{FinishReason, Provider, ToolCall};
@@ -581,15 +582,15 @@ mod tests {
         let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text)
             .unwrap_or_else(|problems| panic!("{problems:?}\n{}", rendered.text));
         assert_eq!(set.cases.len(), 3 + 3 + 1, "{}", rendered.text);
-        assert_eq!(set.cases[0].resolved["prompt"][0], json!("Is it cold? Answer in celsius."));
-        assert_eq!(set.cases[0].resolved["expect_args"]["unit"]["value"], json!("celsius"));
-        assert_eq!(set.cases[1].resolved["expect_args"]["region"]["value"], json!("example"));
+        assert_eq!(set.cases[0].run.prompt[0], "Is it cold? Answer in celsius.");
+        assert_eq!(arg_value(&set.cases[0], "unit"), json!("celsius"));
+        assert_eq!(arg_value(&set.cases[1], "region"), json!("example"));
         assert!(!rendered.text.contains("mars"), "{}", rendered.text);
         assert_eq!(rendered.text.matches("# draft: edit the prompt and expectations").count(), 7);
         assert_eq!(rendered.text.matches("# written by the model scripted:m").count(), 2, "{}", rendered.text);
         assert_eq!(rendered.text.matches("# written by the template").count(), 5, "{}", rendered.text);
         assert_eq!((rendered.by_model, rendered.by_template.len()), (1, 2));
-        assert_eq!(set.cases[6].resolved["negative"], json!(true));
+        assert!(set.cases[6].expect.negative);
     }
 
     #[test]
@@ -608,7 +609,7 @@ mod tests {
             rendered.text
         );
         let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text).expect("loads");
-        assert!(set.cases[0].resolved.get("expect_args").is_none());
+        assert!(!has_expected_args(&set.cases[0]));
         assert_eq!(set.cases.len(), 4, "three small-talk negatives, no model negative");
     }
 

@@ -153,7 +153,7 @@ pub(crate) fn rubrics_hash(
     for index in indices {
         if rubrics[index].is_some() {
             let case = &set.cases[index];
-            by_case.insert(case.id.clone(), case.resolved.get("rubric").cloned().unwrap_or_default());
+            by_case.insert(case.id.clone(), case.rubric_json());
         }
     }
     crate::jcs::hash(&json!(by_case))

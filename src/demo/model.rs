@@ -140,20 +140,18 @@ impl DemoModel {
     ) -> Self {
         let mut cases = BTreeMap::new();
         for case in &set.cases {
-            let resolved = &case.resolved;
-            let Some(first) = resolved["prompt"].get(0).and_then(Value::as_str) else { continue };
+            let Some(first) = case.run.prompt.first() else { continue };
             let mut steps = Vec::new();
-            if let Some(tool) = resolved.get("expect_tool").and_then(Value::as_str) {
-                steps.push((tool.to_owned(), arguments_for(resolved.get("expect_args"), today)));
-            } else if let Some(sequence) = resolved.pointer("/expect_sequence/steps").and_then(Value::as_array) {
-                for step in sequence {
-                    let tool = step["tool"].as_str().unwrap_or_default().to_owned();
-                    steps.push((tool, arguments_for(step.get("args"), today)));
+            if let Some(tool) = &case.expect.tool {
+                steps.push((tool.name.clone(), arguments_for(tool.args.as_ref(), today)));
+            } else if let Some(sequence) = &case.expect.sequence {
+                for step in &sequence.steps {
+                    steps.push((step.tool.clone(), arguments_for(step.args.as_ref(), today)));
                 }
             }
             let flaky_every = flaky.iter().find(|(id, _)| *id == case.id).map(|(_, every)| (*every).max(1));
             let quote_every = quote.iter().find(|(id, _)| *id == case.id).map(|(_, every)| (*every).max(1));
-            let user_turns = resolved["prompt"].as_array().map_or(1, Vec::len);
+            let user_turns = case.run.prompt.len();
             cases.insert(
                 first.to_owned(),
                 CaseScript {
@@ -411,20 +409,20 @@ fn user_text(wire: Wire, message: &Value) -> String {
 }
 
 /// Arguments a good model would send for `expect_args` (resolved matchers).
-fn arguments_for(expected: Option<&Value>, today: chrono::NaiveDate) -> Value {
+fn arguments_for(expected: Option<&crate::golden::Args>, today: chrono::NaiveDate) -> Value {
     let mut out = serde_json::Map::new();
-    for (name, matcher) in expected.and_then(Value::as_object).into_iter().flatten() {
-        let mode = matcher["match"].as_str().unwrap_or("auto");
+    for (name, matcher) in expected.into_iter().flat_map(crate::golden::Args::iter) {
+        let mode = matcher.mode.as_str();
         let value = match mode {
             "absent" => continue,
             "present" => Some(json!("demo")),
-            "one_of" | "set" => matcher.get("values").map(|values| {
+            "one_of" | "set" => matcher.values.as_ref().map(|values| {
                 if mode == "set" { values.clone() } else { values.get(0).cloned().unwrap_or(Value::Null) }
             }),
-            "normalized" if matcher.get("one_of").is_some() => matcher["one_of"].get(0).cloned(),
-            "datetime" => matcher.get("value").map(|value| relative_date(value, today)),
-            "embedding" => matcher.get("value").and_then(Value::as_str).map(|text| json!(format!("Note: {text}"))),
-            _ => matcher.get("value").cloned(),
+            "normalized" if matcher.one_of.is_some() => matcher.one_of.as_ref().and_then(|list| list.get(0).cloned()),
+            "datetime" => matcher.value.as_ref().map(|value| relative_date(value, today)),
+            "embedding" => matcher.value.as_ref().and_then(Value::as_str).map(|text| json!(format!("Note: {text}"))),
+            _ => matcher.value.clone(),
         };
         if let Some(value) = value {
             out.insert(name.clone(), value);

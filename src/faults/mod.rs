@@ -170,6 +170,12 @@ pub(crate) fn variant_set(set: &GoldenSet, variants: &[Variant]) -> (GoldenSet, 
             id: variant_id(case, &variant.injection),
             hash: variant_hash(case, &variant.injection),
             resolved,
+            expect: crate::golden::Expect {
+                tool: case.expect.tool.clone().map(|tool| crate::golden::ExpectTool { args: None, ..tool }),
+                sequence: None,
+                rubric: false,
+                ..case.expect.clone()
+            },
             rubric: None,
             semantic: Vec::new(),
             faults: Vec::new(),

@@ -3,8 +3,8 @@
 //! trials and how many must pass ([`Trials`], the one place `--runs` scales them), and what each
 //! trial does ([`CaseRun`]: turns, limits, the tools the model sees and may call, tool choice,
 //! sampling), its rubric ([`Rubric`]) and its answers to input requests ([`InputScript`]; the
-//! agent loop plays them, `crate::agent::input`). The graders read the other criteria
-//! (`expect_*`) from the resolved JSON.
+//! agent loop plays them, `crate::agent::input`). What a case expects (`expect_*`, `negative`,
+//! `forbid_tools`) is typed in [`super::expect`].
 
 use regex::Regex;
 use serde_json::{Value, json};

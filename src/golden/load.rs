@@ -738,6 +738,31 @@ struct CaseContext<'a> {
     rubrics: BTreeMap<String, Value>,
 }
 
+/// One case's own fields and the set's defaults, as the pass over the case reads them.
+struct CaseFields<'a> {
+    /// Where the case is (`cases[N]`).
+    field: String,
+    /// The case's own keys.
+    own: &'a Fields<'a>,
+    /// The set's `defaults`.
+    defaults: &'a Fields<'a>,
+}
+
+impl<'a> CaseFields<'a> {
+    /// `cases[N].KEY`.
+    fn at(&self, key: &str) -> String {
+        format!("{}.{key}", self.field)
+    }
+
+    /// A case field, else the default: (its node, its field name for messages).
+    fn pick(&self, key: &str) -> Option<(&'a Node, String)> {
+        self.own
+            .get(key)
+            .map(|(_, node)| (*node, self.at(key)))
+            .or_else(|| self.defaults.get(key).map(|(_, node)| (*node, format!("defaults.{key}"))))
+    }
+}
+
 /// The node of a case's `id`, when it has one.
 fn case_id_node(item: &Node) -> Option<&Node> {
     let NodeValue::Map(entries) = &item.value else { return None };
@@ -767,9 +792,54 @@ impl Reader {
         let mut resolved = Map::new();
         let mut tools = Vec::new();
         self.semantic.clear();
-        let at = |key: &str| format!("{field}.{key}");
+        let case = CaseFields { field, own: &fields, defaults: context.defaults };
+        let id = self.case_id(node, &case);
+        let label = id.clone().unwrap_or_else(|| format!("#{}", index + 1));
+        resolved.insert("id".into(), json!(label));
+        self.case_prompt(node, &case, &mut resolved);
+        self.case_trials(&case, &mut resolved);
+        self.case_limits(&case, context, &mut resolved);
+        self.case_tool_lists(&case, &mut resolved, &mut tools);
+        self.case_expectations(&case, context, &mut resolved, &mut tools);
+        self.case_rubric(&case, context, &mut resolved);
+        let (fields, field) = (case.own, &case.field);
+        let at = |key: &str| case.at(key);
+        if let Some((_, node)) = fields.get("input_responses")
+            && let Some(responses) = self.input_responses(node, &at("input_responses"))
+        {
+            resolved.insert("input_responses".into(), responses);
+        }
+        let (faults, adversarial) = self.case_injections(&case, &resolved, &mut tools);
+        if let Some((_, node)) = fields.get("tags") {
+            // Tags group the report; they are not part of the hash.
+            let _ = self.strings(node, &at("tags"));
+        }
+        // A `negative:` that is not a boolean is already a problem: not "expects nothing" too.
+        let expects = ["expect_tool", "expect_sequence", "forbid_tools", "rubric", "negative"]
+            .iter()
+            .any(|key| fields.contains_key(key));
+        if !expects {
+            self.report(
+                node,
+                field,
+                format!("case `{label}` expects nothing"),
+                "add `expect_tool`, `expect_sequence`, `negative: true`, `forbid_tools` or `rubric`",
+            );
+        }
+        self.named.extend(tools.iter().map(|tool| NamedTool { case: label.clone(), tool: tool.clone() }));
+        if self.problems.len() != before {
+            return None;
+        }
+        let semantic = std::mem::take(&mut self.semantic);
+        id?;
+        Some(Case { tools, semantic, faults, adversarial, ..Case::of_resolved(Value::Object(resolved)) })
+    }
 
-        let id = match fields.get("id") {
+    /// A case's `id` (checked), reported when missing.
+    fn case_id(&mut self, node: &Node, case: &CaseFields<'_>) -> Option<String> {
+        let fields = case.own;
+        let at = |key: &str| case.at(key);
+        match fields.get("id") {
             Some((_, node)) => self.string(node, &at("id")).filter(|id| {
                 let valid = valid_id(id, true);
                 if !valid {
@@ -786,10 +856,13 @@ impl Reader {
                 self.report(node, &at("id"), "missing", "every case has an `id:`");
                 None
             }
-        };
-        let label = id.clone().unwrap_or_else(|| format!("#{}", index + 1));
-        resolved.insert("id".into(), json!(label));
+        }
+    }
 
+    /// `prompt`: one user turn or a list of them.
+    fn case_prompt(&mut self, node: &Node, case: &CaseFields<'_>, resolved: &mut Map<String, Value>) {
+        let fields = case.own;
+        let at = |key: &str| case.at(key);
         match fields.get("prompt") {
             Some((_, node)) => {
                 let turns = match &node.value {
@@ -818,15 +891,13 @@ impl Reader {
                 "every case has a `prompt:` (a string, or a list of user turns)",
             ),
         }
+    }
 
-        // A case field, else the default: (its node, its field name for messages).
-        let pick = |key: &str| -> Option<(&Node, String)> {
-            fields
-                .get(key)
-                .map(|(_, node)| (*node, at(key)))
-                .or_else(|| context.defaults.get(key).map(|(_, node)| (*node, format!("defaults.{key}"))))
-        };
-
+    /// `system`, `kind`, `runs` and `pass_threshold` (the defaults' when the case gives none).
+    fn case_trials(&mut self, case: &CaseFields<'_>, resolved: &mut Map<String, Value>) {
+        let fields = case.own;
+        let at = |key: &str| case.at(key);
+        let pick = |key: &str| case.pick(key);
         if let Some((node, name)) = pick("system")
             && let Some(system) = self.string(node, &name)
         {
@@ -872,6 +943,13 @@ impl Reader {
             }
         };
         resolved.insert("pass_threshold".into(), json!(threshold));
+    }
+
+    /// The limits and choices of a trial (`max_turns`, `timeout_ms`, `tool_choice`, `sampling`, …).
+    fn case_limits(&mut self, case: &CaseFields<'_>, context: &CaseContext<'_>, resolved: &mut Map<String, Value>) {
+        let fields = case.own;
+        let pick = |key: &str| case.pick(key);
+        let field = &case.field;
         for (key, min, max, default) in
             [("max_turns", 1, 50, 8), ("timeout_ms", 1, 86_400_000, 120_000), ("max_input_rounds", 1, 50, 3)]
         {
@@ -897,8 +975,15 @@ impl Reader {
             None => false,
         };
         resolved.insert("sequential_runs".into(), json!(sequential));
-        resolved.insert("sampling".into(), self.sampling(&fields, context.defaults, &field));
+        resolved.insert("sampling".into(), self.sampling(fields, context.defaults, field));
         resolved.insert("timezone".into(), json!(context.timezone));
+    }
+
+    /// `tools` (the defaults' when the case gives none) and `forbid_tools`, each name added to `tools`.
+    fn case_tool_lists(&mut self, case: &CaseFields<'_>, resolved: &mut Map<String, Value>, tools: &mut Vec<ToolRef>) {
+        let fields = case.own;
+        let at = |key: &str| case.at(key);
+        let pick = |key: &str| case.pick(key);
         for key in ["tools", "forbid_tools"] {
             let found = if key == "tools" { pick(key) } else { fields.get(key).map(|(_, node)| (*node, at(key))) };
             if let Some((node, name)) = found
@@ -923,7 +1008,18 @@ impl Reader {
                 resolved.insert(key.into(), json!(names.into_iter().map(|(name, _)| name).collect::<Vec<_>>()));
             }
         }
+    }
 
+    /// `expect_tool` with its position and `expect_args`, `expect_sequence` and `negative`.
+    fn case_expectations(
+        &mut self,
+        case: &CaseFields<'_>,
+        context: &CaseContext<'_>,
+        resolved: &mut Map<String, Value>,
+        tools: &mut Vec<ToolRef>,
+    ) {
+        let fields = case.own;
+        let at = |key: &str| case.at(key);
         let expect_tool = fields.get("expect_tool").and_then(|(_, node)| {
             let name = self.string(node, &at("expect_tool"))?;
             tools.push(ToolRef { name: name.clone(), line: node.line, column: node.column, field: at("expect_tool") });
@@ -960,7 +1056,7 @@ impl Reader {
             }
         }
         if let Some((_, node)) = fields.get("expect_sequence")
-            && let Some(sequence) = self.sequence(node, &at("expect_sequence"), &context.arg_match, &mut tools)
+            && let Some(sequence) = self.sequence(node, &at("expect_sequence"), &context.arg_match, tools)
         {
             resolved.insert("expect_sequence".into(), sequence);
         }
@@ -984,6 +1080,12 @@ impl Reader {
             None => false,
         };
         resolved.insert("negative".into(), json!(negative));
+    }
+
+    /// `rubric`: a rubric of the set by name, inlined with its id.
+    fn case_rubric(&mut self, case: &CaseFields<'_>, context: &CaseContext<'_>, resolved: &mut Map<String, Value>) {
+        let fields = case.own;
+        let at = |key: &str| case.at(key);
         if let Some((_, node)) = fields.get("rubric")
             && let Some(name) = self.string(node, &at("rubric"))
         {
@@ -1005,15 +1107,21 @@ impl Reader {
                 }
             }
         }
-        if let Some((_, node)) = fields.get("input_responses")
-            && let Some(responses) = self.input_responses(node, &at("input_responses"))
-        {
-            resolved.insert("input_responses".into(), responses);
-        }
+    }
+
+    /// Layer 2's faults and payloads: the case's own lists, else the defaults'; kept out of
+    /// `resolved` (and so of the hash).
+    fn case_injections(
+        &mut self,
+        case: &CaseFields<'_>,
+        resolved: &Map<String, Value>,
+        tools: &mut Vec<ToolRef>,
+    ) -> (Vec<super::FaultEntry>, Vec<super::PayloadEntry>) {
+        let pick = |key: &str| case.pick(key);
         // Layer 2's faults: the case's own list, else the defaults'; kept out of `resolved`
         // (and so of the hash).
         let faults = match pick("faults") {
-            Some((node, name)) => self.faults(node, &name, &mut tools),
+            Some((node, name)) => self.faults(node, &name, tools),
             None => Vec::new(),
         };
         let expected: Vec<String> = resolved
@@ -1032,47 +1140,10 @@ impl Reader {
             )
             .collect();
         let adversarial = match pick("adversarial") {
-            Some((node, name)) => self.adversarial(node, &name, &expected, &mut tools),
+            Some((node, name)) => self.adversarial(node, &name, &expected, tools),
             None => Vec::new(),
         };
-        if let Some((_, node)) = fields.get("tags") {
-            // Tags group the report; they are not part of the hash.
-            let _ = self.strings(node, &at("tags"));
-        }
-        // A `negative:` that is not a boolean is already a problem: not "expects nothing" too.
-        let expects = ["expect_tool", "expect_sequence", "forbid_tools", "rubric", "negative"]
-            .iter()
-            .any(|key| fields.contains_key(key));
-        if !expects {
-            self.report(
-                node,
-                &field,
-                format!("case `{label}` expects nothing"),
-                "add `expect_tool`, `expect_sequence`, `negative: true`, `forbid_tools` or `rubric`",
-            );
-        }
-        self.named.extend(tools.iter().map(|tool| NamedTool { case: label.clone(), tool: tool.clone() }));
-        if self.problems.len() != before {
-            return None;
-        }
-        let value = Value::Object(resolved);
-        let semantic = std::mem::take(&mut self.semantic);
-        let (trials, run) = (super::Trials::of_resolved(&value), super::CaseRun::of_resolved(&value));
-        let rubric = value.get("rubric").and_then(super::Rubric::from_resolved);
-        let inputs = super::case::InputScript::of_resolved(&value);
-        Some(Case {
-            id: id?,
-            hash: crate::jcs::hash(&value),
-            trials,
-            run,
-            rubric,
-            inputs,
-            resolved: value,
-            tools,
-            semantic,
-            faults,
-            adversarial,
-        })
+        (faults, adversarial)
     }
 
     /// `adversarial:` — a list of `{payload, where, action}`: the text holds `{canary}`, `where` is

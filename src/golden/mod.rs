@@ -4,7 +4,9 @@
 //! - [`tree`]: the file as a tree of YAML nodes with their positions;
 //! - [`load`]: the structural pass (every unknown key, wrong type and broken rule of a file at
 //!   once, as `file:line:col: field: message` with a hint) and the resolution of each case
-//!   (defaults applied, rubric files inlined) into plain JSON;
+//!   (defaults applied, rubric files inlined) into plain JSON, the text the hashes cover;
+//! - [`case`] and [`expect`]: the case typed once from that JSON ([`Case::of_resolved`]), which
+//!   every other module reads instead of the JSON's keys;
 //! - the case and set hashes are RFC 8785 canonical JSON and SHA-256 ([`crate::jcs`]);
 //! - [`check`]: `mcp-eval golden check`, which also checks every tool name of the set against a
 //!   server's `tools/list` when one is given;
@@ -17,6 +19,7 @@
 //! start, at the matcher's line.
 
 pub(crate) mod case;
+pub(crate) mod expect;
 pub(crate) mod load;
 pub(crate) mod tree;
 
@@ -34,6 +37,7 @@ pub(crate) use case::{
     CanaryAction, CaseRun, DEFAULT_TRIALS, FaultEntry, FaultKind, Injection, PayloadEntry, Placement, PlanEntry,
     Rubric, Sampling, ToolChoice, Trials,
 };
+pub(crate) use expect::{Args, Expect, ExpectTool, Matcher, Sequence, Step};
 
 /// A checked golden set.
 #[derive(Debug, Clone)]
@@ -70,8 +74,8 @@ impl GoldenSet {
 pub(crate) struct Case {
     /// Its id.
     pub id: String,
-    /// The case with the defaults applied and its rubric inlined (`tags` left out): what the
-    /// hash covers and what a run reads.
+    /// The case with the defaults applied and its rubric inlined (`tags` left out): the text the
+    /// hash covers. Read by key only in this module; everyone else reads the typed fields.
     pub resolved: Value,
     /// `sha256:…` over the canonical JSON of [`Case::resolved`].
     pub hash: String,
@@ -80,6 +84,9 @@ pub(crate) struct Case {
     /// What the trials of the case do (turns, limits, the tools the model sees, tool choice,
     /// sampling), typed once by the loader from [`Case::resolved`].
     pub run: CaseRun,
+    /// What it expects of a trial (tool, arguments, sequence, negative, forbidden tools),
+    /// typed once by the loader from [`Case::resolved`]: what scoring reads.
+    pub expect: Expect,
     /// Its rubric (inline, named or from a file), when it has one.
     pub rubric: Option<Rubric>,
     /// Its answers to the server's input requests (`input_responses`), when it has them.
@@ -95,6 +102,35 @@ pub(crate) struct Case {
     /// Layer 2's payloads for the case (`adversarial:`, else `defaults.adversarial`), outside
     /// [`Case::resolved`] like `faults`.
     pub adversarial: Vec<PayloadEntry>,
+}
+
+impl Case {
+    /// The case typed from its resolved JSON (`id`, the defaults applied, its rubric inlined):
+    /// the hash, trials, what each trial does, the expectations, rubric and input script. Its
+    /// tool names, semantic matchers, faults and payloads are empty (the loader adds them).
+    pub(crate) fn of_resolved(resolved: Value) -> Self {
+        let rubric = resolved.get("rubric").and_then(Rubric::from_resolved);
+        Case {
+            id: resolved.get("id").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            hash: crate::jcs::hash(&resolved),
+            trials: Trials::of_resolved(&resolved),
+            run: CaseRun::of_resolved(&resolved),
+            expect: Expect::of_resolved(&resolved),
+            rubric,
+            inputs: case::InputScript::of_resolved(&resolved),
+            resolved,
+            tools: Vec::new(),
+            semantic: Vec::new(),
+            faults: Vec::new(),
+            adversarial: Vec::new(),
+        }
+    }
+
+    /// The case's rubric as resolved (`{id, criteria | file_text, min_should}`), `null` when it
+    /// has none: the text a calibration's rubric hash covers.
+    pub(crate) fn rubric_json(&self) -> Value {
+        self.resolved.get("rubric").cloned().unwrap_or_default()
+    }
 }
 
 /// An argument matcher that needs a model to grade (`embedding` or `judge`), where it is written.

@@ -26,6 +26,8 @@ use crate::text::json_kind;
 use chrono::{DateTime, Days, FixedOffset, NaiveDate, NaiveDateTime};
 use serde_json::{Map, Value};
 
+use crate::golden::{Args, Matcher};
+
 /// What one check concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verdict {
@@ -60,7 +62,7 @@ pub(crate) const EMBEDDING_THRESHOLD: f64 = 0.85;
 /// `forbid_extra`, every argument `expected` does not name fails too. `semantic` holds what the
 /// models said of the trial's `embedding` and `judge` checks.
 pub(crate) fn check_args(
-    expected: &Map<String, Value>,
+    expected: &Args,
     actual: &Value,
     forbid_extra: bool,
     today: NaiveDate,
@@ -82,7 +84,7 @@ pub(crate) fn check_args(
         .map(|(name, matcher)| check_arg(name, matcher, actual_map.get(name), today, semantic))
         .collect();
     if forbid_extra {
-        for name in actual_map.keys().filter(|name| !expected.contains_key(*name)) {
+        for name in actual_map.keys().filter(|name| !expected.contains(name)) {
             checks.push(ArgCheck {
                 name: name.clone(),
                 mode: "extra_args".into(),
@@ -100,12 +102,12 @@ pub(crate) fn check_args(
 /// Checks one argument (`actual` is `None` when the call does not have it).
 pub(crate) fn check_arg(
     name: &str,
-    matcher: &Value,
+    matcher: &Matcher,
     actual: Option<&Value>,
     today: NaiveDate,
     semantic: &SemanticVerdicts,
 ) -> ArgCheck {
-    let mode = matcher.get("match").and_then(Value::as_str).unwrap_or("auto").to_owned();
+    let mode = matcher.mode.clone();
     let outcome = match (SemanticMode::of(matcher), actual) {
         (Some(semantic_mode), Some(actual)) => {
             let key = SemanticKey::new(semantic_mode, name, matcher, actual);
@@ -134,7 +136,7 @@ enum Outcome {
 
 /// An `embedding` or `judge` check from what the model said of it (`None`: nothing was
 /// resolved for it, an error).
-fn model_graded(key: &SemanticKey, matcher: &Value, resolved: Option<&Resolved>) -> Outcome {
+fn model_graded(key: &SemanticKey, matcher: &Matcher, resolved: Option<&Resolved>) -> Outcome {
     let (expected, actual) = (quoted(&key.expected), quoted(&key.actual));
     match resolved {
         None => Outcome::Error(format!(
@@ -145,7 +147,7 @@ fn model_graded(key: &SemanticKey, matcher: &Value, resolved: Option<&Resolved>)
             Outcome::Error(format!("`{}` could not be graded: {why}", key.mode.name()))
         }
         Some(Resolved::Cosine(cosine)) => {
-            let threshold = matcher.get("threshold").and_then(Value::as_f64).unwrap_or(EMBEDDING_THRESHOLD);
+            let threshold = matcher.threshold.unwrap_or(EMBEDDING_THRESHOLD);
             if *cosine >= threshold {
                 Outcome::Pass(format!("embedding: cosine {cosine:.3} ≥ {threshold} between {actual} and {expected}"))
             } else {
@@ -171,7 +173,7 @@ fn quoted(text: &str) -> String {
     short(&Value::String(text.to_owned()))
 }
 
-fn evaluate(mode: &str, matcher: &Value, actual: Option<&Value>, today: NaiveDate) -> Outcome {
+fn evaluate(mode: &str, matcher: &Matcher, actual: Option<&Value>, today: NaiveDate) -> Outcome {
     match mode {
         "present" => {
             return match actual {
@@ -190,13 +192,13 @@ fn evaluate(mode: &str, matcher: &Value, actual: Option<&Value>, today: NaiveDat
     let Some(actual) = actual else {
         return Outcome::Fail("missing: the call does not have this argument".into());
     };
-    let value = matcher.get("value").unwrap_or(&Value::Null);
+    let value = matcher.value.as_ref().unwrap_or(&Value::Null);
     // A bare value under `defaults.arg_match: regex | one_of | set` is the pattern or the list.
-    let values = matcher.get("values").unwrap_or(value);
+    let values = matcher.values.as_ref().unwrap_or(value);
     let result = match mode {
         "auto" => auto(value, actual),
         "exact" => exact(value, actual),
-        "normalized" => match matcher.get("one_of").and_then(Value::as_array) {
+        "normalized" => match matcher.one_of.as_ref().and_then(Value::as_array) {
             Some(list) => any_of(list, actual, normalized),
             None => normalized(value, actual),
         },
@@ -204,12 +206,12 @@ fn evaluate(mode: &str, matcher: &Value, actual: Option<&Value>, today: NaiveDat
             Some(list) => any_of(list, actual, auto),
             None => auto(values, actual),
         },
-        "regex" => regex(matcher.get("pattern").or(Some(value)).and_then(Value::as_str).unwrap_or(""), actual),
+        "regex" => regex(matcher.pattern.as_deref().or(value.as_str()).unwrap_or(""), actual),
         "number" => number(matcher, actual),
         "datetime" => datetime(matcher, actual, today),
         "set" => set(values, actual),
         "subset" => subset(value, actual),
-        "fuzzy" => fuzzy(value, matcher.get("threshold").and_then(Value::as_f64).unwrap_or(0.85), actual),
+        "fuzzy" => fuzzy(value, matcher.threshold.unwrap_or(0.85), actual),
         other => Err(format!("unknown matcher `{other}`")),
     };
     match result {
@@ -318,8 +320,8 @@ fn regex(pattern: &str, actual: &Value) -> Checked {
     }
 }
 
-fn number(matcher: &Value, actual: &Value) -> Checked {
-    let expected = matcher.get("value").and_then(Value::as_f64).unwrap_or(f64::NAN);
+fn number(matcher: &Matcher, actual: &Value) -> Checked {
+    let expected = matcher.value.as_ref().and_then(Value::as_f64).unwrap_or(f64::NAN);
     let Some(got) = actual.as_f64().filter(|_| actual.is_number()) else {
         let hint = match actual.as_str().map(|text| text.trim().parse::<f64>()) {
             Some(Ok(_)) => " (a number sent as a string)",
@@ -327,10 +329,7 @@ fn number(matcher: &Value, actual: &Value) -> Checked {
         };
         return Err(format!("expected the number {expected}, got {} ({}){hint}", short(actual), json_kind(actual)));
     };
-    let (allowed, label) = match (
-        matcher.get("tolerance").and_then(Value::as_f64),
-        matcher.get("rel_tolerance").and_then(Value::as_f64),
-    ) {
+    let (allowed, label) = match (matcher.tolerance, matcher.rel_tolerance) {
         (Some(tolerance), _) => (tolerance, format!("± {tolerance}")),
         (None, Some(relative)) => (relative * expected.abs(), format!("± {relative} × |{expected}|")),
         (None, None) => (0.0, "exactly".into()),
@@ -396,8 +395,8 @@ fn parse_when(text: &str, today: Option<NaiveDate>) -> Option<When> {
 /// `datetime`: the dates (granularity `date`, the default when the expected value is a date) or
 /// the times to the second. A time with an offset and one without are compared as written (the
 /// local time), as are dates: the date of `2026-05-01T23:30:00-05:00` is 2026-05-01.
-fn datetime(matcher: &Value, actual: &Value, today: NaiveDate) -> Checked {
-    let text = matcher.get("value").and_then(Value::as_str).unwrap_or("");
+fn datetime(matcher: &Matcher, actual: &Value, today: NaiveDate) -> Checked {
+    let text = matcher.value.as_ref().and_then(Value::as_str).unwrap_or("");
     let Some(expected) = parse_when(text, Some(today)) else {
         return Err(format!("the expected value `{text}` is not a date or time"));
     };
@@ -407,10 +406,8 @@ fn datetime(matcher: &Value, actual: &Value, today: NaiveDate) -> Checked {
     let Some(got) = parse_when(got_text, None) else {
         return Err(format!("{} is not a date or time (use RFC 3339 or YYYY-MM-DD)", short(actual)));
     };
-    let granularity = matcher
-        .get("granularity")
-        .and_then(Value::as_str)
-        .unwrap_or(if matches!(expected, When::Date(_)) { "date" } else { "second" });
+    let granularity =
+        matcher.granularity.as_deref().unwrap_or(if matches!(expected, When::Date(_)) { "date" } else { "second" });
     let resolved = if text == expected.date().to_string() || !matches!(expected, When::Date(_)) {
         format!("`{text}`")
     } else {

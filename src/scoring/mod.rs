@@ -1,6 +1,6 @@
-//! Deterministic scoring of layer 1 (golden sets): pure functions from a case's resolved JSON
-//! ([`crate::golden::Case::resolved`]) and a trial's [`Trace`] to a [`TrialScore`], and from a case's
-//! trial scores to a [`CaseScore`]. No IO, no model.
+//! Deterministic scoring of layer 1 (golden sets): pure functions from a typed case
+//! ([`crate::golden::Case`], its [`crate::golden::Expect`]) and a trial's [`Trace`] to a
+//! [`TrialScore`], and from a case's trial scores to a [`CaseScore`]. No IO, no model.
 //!
 //! A trial passes when every criterion that applies passes (and at least one was graded):
 //!
@@ -46,9 +46,9 @@ pub(crate) mod semantic;
 mod tests;
 
 use chrono::NaiveDate;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::golden::glob_matches;
+use crate::golden::{Args, Case, Sequence, Step, Trials, glob_matches};
 pub(crate) use matchers::{ArgCheck, Verdict};
 
 /// One tool call of a trial, in the neutral form scoring reads.
@@ -188,13 +188,14 @@ impl TrialScore {
     }
 }
 
-/// Scores one trial of `case` (its resolved JSON). `today` is the run's start date in the set's
-/// timezone, for relative `datetime` values (`tomorrow`, `+3d`).
-pub(crate) fn score_trial(case: &Value, trace: &Trace, today: NaiveDate) -> TrialScore {
+/// Scores one trial of `case` (what it expects, its limits). `today` is the run's start date in
+/// the set's timezone, for relative `datetime` values (`tomorrow`, `+3d`).
+pub(crate) fn score_trial(case: &Case, trace: &Trace, today: NaiveDate) -> TrialScore {
     if let Ending::Error(error) = &trace.ending {
         return TrialScore { verdict: TrialVerdict::Error, criteria: Vec::new(), error: Some(error.clone()) };
     }
-    let forbid_extra = case["extra_args"] == "forbid";
+    let expect = &case.expect;
+    let forbid_extra = expect.forbid_extra_args;
     let calls = &trace.calls;
     let semantic = &trace.semantic;
     let mut criteria = Vec::new();
@@ -205,7 +206,7 @@ pub(crate) fn score_trial(case: &Value, trace: &Trace, today: NaiveDate) -> Tria
             format!(
                 "the trial hit max_turns ({}) before a final answer (after {} tool call(s)); the model may be \
                  looping — check the tool results, or raise `max_turns`",
-                case["max_turns"],
+                case.run.max_turns,
                 calls.len()
             ),
         ),
@@ -214,7 +215,7 @@ pub(crate) fn score_trial(case: &Value, trace: &Trace, today: NaiveDate) -> Tria
             Verdict::Fail,
             format!(
                 "the trial timed out after {} ms before a final answer; raise `timeout_ms` or check for slow tools",
-                case["timeout_ms"]
+                case.run.timeout_ms
             ),
         ),
         Ending::Broken(ref reason) => {
@@ -223,20 +224,20 @@ pub(crate) fn score_trial(case: &Value, trace: &Trace, today: NaiveDate) -> Tria
         _ => Criterion::new(CriterionKind::Finished, Verdict::Pass, "the trial ended with a final answer"),
     });
 
-    if let Some(tool) = case.get("expect_tool").and_then(Value::as_str) {
-        let any = case["expect_tool_position"] == "any";
-        let (selection, accepted) = selection(tool, any, calls);
+    if let Some(expected_tool) = &expect.tool {
+        let tool = expected_tool.name.as_str();
+        let (selection, accepted) = selection(tool, expected_tool.any_position, calls);
         criteria.push(selection);
-        let expected = case.get("expect_args").and_then(Value::as_object);
+        let expected = expected_tool.args.as_ref();
         let checked = Checked::of(tool, &accepted, calls);
         if expected.is_some() || !checked.refused.is_empty() {
             criteria.push(arguments(tool, expected, &checked, forbid_extra, today, semantic));
         }
     }
-    if let Some(sequence) = case.get("expect_sequence") {
+    if let Some(sequence) = &expect.sequence {
         criteria.push(sequence_criterion(sequence, calls, forbid_extra, today, semantic));
     }
-    if case["negative"] == true {
+    if expect.negative {
         criteria.push(if calls.is_empty() {
             Criterion::new(CriterionKind::NoToolCall, Verdict::Pass, "no tool was called")
         } else {
@@ -251,8 +252,8 @@ pub(crate) fn score_trial(case: &Value, trace: &Trace, today: NaiveDate) -> Tria
             )
         });
     }
-    if let Some(forbidden) = case.get("forbid_tools").and_then(Value::as_array) {
-        let patterns: Vec<&str> = forbidden.iter().filter_map(Value::as_str).collect();
+    if let Some(forbidden) = &expect.forbid_tools {
+        let patterns: Vec<&str> = forbidden.iter().map(String::as_str).collect();
         let hits: Vec<String> = calls
             .iter()
             .filter_map(|call| {
@@ -274,7 +275,7 @@ pub(crate) fn score_trial(case: &Value, trace: &Trace, today: NaiveDate) -> Tria
             )
         });
     }
-    if case.get("rubric").is_some() {
+    if expect.rubric {
         criteria.push(Criterion::new(CriterionKind::Judge, Verdict::Skipped, NO_JUDGE));
     }
 
@@ -438,7 +439,7 @@ impl<'a> Checked<'a> {
 /// the reason.
 fn arguments(
     tool: &str,
-    expected: Option<&Map<String, Value>>,
+    expected: Option<&Args>,
     checked: &Checked<'_>,
     forbid_extra: bool,
     today: NaiveDate,
@@ -511,16 +512,16 @@ fn arguments(
 /// `Err` with the reason when it cannot tell (a model-graded check without an answer, and no
 /// check of the step failed).
 fn step_matches(
-    step: &Value,
+    step: &Step,
     call: &Call,
     forbid_extra: bool,
     today: NaiveDate,
     semantic: &semantic::SemanticVerdicts,
 ) -> Result<bool, String> {
-    if step["tool"].as_str() != Some(call.name.as_str()) {
+    if step.tool != call.name {
         return Ok(false);
     }
-    let Some(args) = step.get("args").and_then(Value::as_object) else { return Ok(true) };
+    let Some(args) = &step.args else { return Ok(true) };
     let checks = matchers::check_args(args, &call.arguments, forbid_extra, today, semantic);
     if checks.iter().any(|check| check.verdict == Verdict::Fail) {
         return Ok(false);
@@ -610,15 +611,15 @@ fn in_order(fits: &[Vec<bool>], calls: &[Call]) -> (bool, usize) {
 
 /// The sequence criterion.
 fn sequence_criterion(
-    sequence: &Value,
+    sequence: &Sequence,
     calls: &[Call],
     forbid_extra: bool,
     today: NaiveDate,
     semantic: &semantic::SemanticVerdicts,
 ) -> Criterion {
     let kind = CriterionKind::Sequence;
-    let order = sequence["order"].as_str().unwrap_or("strict");
-    let steps = sequence["steps"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let order = sequence.order.as_str();
+    let steps = sequence.steps.as_slice();
     // A step whose model-graded check could not be graded does not fit; when the sequence then
     // fails, the criterion is `error` (it cannot tell), not `fail`.
     let mut ungraded: Option<String> = None;
@@ -637,7 +638,7 @@ fn sequence_criterion(
                 .collect()
         })
         .collect();
-    let wanted: Vec<String> = steps.iter().map(|step| format!("`{}`", step["tool"].as_str().unwrap_or("?"))).collect();
+    let wanted: Vec<String> = steps.iter().map(|step| format!("`{}`", step.tool)).collect();
     let made = if calls.is_empty() { "no call".to_owned() } else { names(calls.iter()) };
     let (found, best) = if order == "unordered" {
         let rows: Vec<usize> = (0..steps.len()).collect();
@@ -667,8 +668,8 @@ fn sequence_criterion(
         )
     } else {
         let step = &steps[best.min(steps.len().saturating_sub(1))];
-        let tool = step["tool"].as_str().unwrap_or("?");
-        let with_args = if step.get("args").is_some() { " with the expected arguments" } else { "" };
+        let tool = &step.tool;
+        let with_args = if step.args.is_some() { " with the expected arguments" } else { "" };
         let place = match order {
             "unordered" => String::new(),
             _ if best == 0 => String::new(),
@@ -737,9 +738,9 @@ pub(crate) struct CaseScore {
     pub reason: String,
 }
 
-/// Scores a case (its resolved JSON) from the scores of its trials.
-pub(crate) fn score_case(case: &Value, runs: &[TrialScore]) -> CaseScore {
-    let trials = crate::golden::Trials::of_resolved(case);
+/// Scores `case` from the scores of its trials; `trials` are the case's effective trials (with
+/// `--runs`, [`Trials::effective`]).
+pub(crate) fn score_case(case: &Case, trials: Trials, runs: &[TrialScore]) -> CaseScore {
     let (requested, hard, threshold) = (trials.runs, trials.hard, trials.threshold);
     let completed: Vec<&TrialScore> = runs.iter().filter(|run| run.verdict != TrialVerdict::Error).collect();
     let errors = runs.len() - completed.len();
@@ -749,9 +750,9 @@ pub(crate) fn score_case(case: &Value, runs: &[TrialScore]) -> CaseScore {
         completed.iter().filter(|run| run.criterion(kind).is_some_and(|c| c.verdict == verdict)).count()
     };
     let selection =
-        case.get("expect_tool").is_some().then(|| Fraction { k: count(CriterionKind::Selection, Verdict::Pass), n });
+        case.expect.tool.is_some().then(|| Fraction { k: count(CriterionKind::Selection, Verdict::Pass), n });
     let over_triggering =
-        (case["negative"] == true).then(|| Fraction { k: count(CriterionKind::NoToolCall, Verdict::Fail), n });
+        case.expect.negative.then(|| Fraction { k: count(CriterionKind::NoToolCall, Verdict::Fail), n });
     let rule = if hard {
         "hard: every trial must pass".to_owned()
     } else {

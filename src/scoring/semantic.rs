@@ -15,9 +15,10 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::Trace;
+use crate::golden::{Args, Expect, ExpectTool, Matcher};
 
 /// Which model-graded matcher.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -38,10 +39,10 @@ impl SemanticMode {
     }
 
     /// The mode a resolved matcher names, when it is one of these.
-    pub(crate) fn of(matcher: &Value) -> Option<Self> {
-        match matcher.get("match").and_then(Value::as_str) {
-            Some("embedding") => Some(Self::Embedding),
-            Some("judge") => Some(Self::Judge),
+    pub(crate) fn of(matcher: &Matcher) -> Option<Self> {
+        match matcher.mode.as_str() {
+            "embedding" => Some(Self::Embedding),
+            "judge" => Some(Self::Judge),
             _ => None,
         }
     }
@@ -63,11 +64,11 @@ pub(crate) struct SemanticKey {
 
 impl SemanticKey {
     /// The key of `matcher` (resolved, `embedding` or `judge`) on the argument `name` = `actual`.
-    pub(crate) fn new(mode: SemanticMode, name: &str, matcher: &Value, actual: &Value) -> Self {
+    pub(crate) fn new(mode: SemanticMode, name: &str, matcher: &Matcher, actual: &Value) -> Self {
         Self {
             mode,
             argument: if mode == SemanticMode::Judge { name.to_owned() } else { String::new() },
-            expected: matcher.get("value").map(actual_text).unwrap_or_default(),
+            expected: matcher.value.as_ref().map(actual_text).unwrap_or_default(),
             actual: actual_text(actual),
         }
     }
@@ -110,14 +111,14 @@ pub(crate) enum Resolved {
 /// The resolved checks of one trial.
 pub(crate) type SemanticVerdicts = BTreeMap<SemanticKey, Resolved>;
 
-/// Every model-graded check a trial of `case` (its resolved JSON) needs, without duplicates, in
+/// Every model-graded check a trial of `case` (what it expects) needs, without duplicates, in
 /// a fixed order: the `expect_args` of the calls the selection may accept (`first`: the first
 /// call when it names the tool; `any`: every call to it) and each sequence step's `args` on the
 /// calls to its tool.
-pub(crate) fn requests(case: &Value, trace: &Trace) -> Vec<SemanticKey> {
+pub(crate) fn requests(case: &Expect, trace: &Trace) -> Vec<SemanticKey> {
     let mut keys = Vec::new();
-    let mut add = |expected: &Map<String, Value>, arguments: &Value| {
-        for (name, matcher) in expected {
+    let mut add = |expected: &Args, arguments: &Value| {
+        for (name, matcher) in expected.iter() {
             let Some(mode) = SemanticMode::of(matcher) else { continue };
             let Some(actual) = arguments.get(name) else { continue };
             let key = SemanticKey::new(mode, name, matcher, actual);
@@ -130,10 +131,8 @@ pub(crate) fn requests(case: &Value, trace: &Trace) -> Vec<SemanticKey> {
             }
         }
     };
-    if let (Some(tool), Some(expected)) =
-        (case.get("expect_tool").and_then(Value::as_str), case.get("expect_args").and_then(Value::as_object))
-    {
-        let any = case["expect_tool_position"] == "any";
+    if let Some(ExpectTool { name: tool, any_position: any, args: Some(expected) }) = &case.tool {
+        let (tool, any) = (tool.as_str(), *any);
         let to_tool = trace.calls.iter().filter(|call| call.name == tool);
         let accepted: Vec<_> = if any {
             to_tool.collect()
@@ -144,11 +143,9 @@ pub(crate) fn requests(case: &Value, trace: &Trace) -> Vec<SemanticKey> {
             add(expected, &call.arguments);
         }
     }
-    for step in case["expect_sequence"]["steps"].as_array().into_iter().flatten() {
-        let (Some(tool), Some(args)) = (step["tool"].as_str(), step.get("args").and_then(Value::as_object)) else {
-            continue;
-        };
-        for call in trace.calls.iter().filter(|call| call.name == tool) {
+    for step in case.sequence.iter().flat_map(|sequence| &sequence.steps) {
+        let Some(args) = &step.args else { continue };
+        for call in trace.calls.iter().filter(|call| call.name == step.tool) {
             add(args, &call.arguments);
         }
     }
@@ -252,7 +249,12 @@ mod tests {
 
     #[test]
     fn the_argument_judge_is_forced_to_its_tool_and_reads_task_argument_and_both_values() {
-        let key = SemanticKey::new(SemanticMode::Judge, "city", &json!({"value": "a city in France"}), &json!("Lyon"));
+        let key = SemanticKey::new(
+            SemanticMode::Judge,
+            "city",
+            &Matcher::of_resolved(&json!({"value": "a city in France"})),
+            &json!("Lyon"),
+        );
         let request = argument_judge_request("Book me a hotel in Lyon.", &key);
         assert_eq!(request.tool_choice, ToolChoice::Named(ARGUMENT_VERDICT_TOOL.into()));
         assert_eq!(request.sampling.temperature, Some(0.0));

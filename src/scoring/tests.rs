@@ -4,9 +4,43 @@
 use chrono::NaiveDate;
 use serde_json::{Value, json};
 
-use super::matchers::{check_arg, check_args, standardize};
+use super::matchers::standardize;
 use super::semantic::{JudgeVerdict, Resolved, SemanticKey, SemanticMode, SemanticVerdicts};
 use super::*;
+use crate::golden::{Case, Matcher};
+
+/// [`matchers::check_arg`] on a matcher written as the loader resolves it.
+fn check_arg(
+    name: &str,
+    matcher: &Value,
+    actual: Option<&Value>,
+    today: NaiveDate,
+    semantic: &SemanticVerdicts,
+) -> ArgCheck {
+    matchers::check_arg(name, &Matcher::of_resolved(matcher), actual, today, semantic)
+}
+
+/// [`matchers::check_args`] on matchers written as the loader resolves them.
+fn check_args(
+    expected: &serde_json::Map<String, Value>,
+    actual: &Value,
+    forbid_extra: bool,
+    today: NaiveDate,
+    semantic: &SemanticVerdicts,
+) -> Vec<ArgCheck> {
+    let expected = Args::of_resolved(&Value::Object(expected.clone())).expect("an object");
+    matchers::check_args(&expected, actual, forbid_extra, today, semantic)
+}
+
+/// [`SemanticKey::new`] on a matcher written as the loader resolves it.
+fn semantic_key(mode: SemanticMode, name: &str, matcher: &Value, actual: &Value) -> SemanticKey {
+    SemanticKey::new(mode, name, &Matcher::of_resolved(matcher), actual)
+}
+
+/// [`super::score_case`] with the case's own trials.
+fn score_case(case: &Case, runs: &[TrialScore]) -> CaseScore {
+    super::score_case(case, case.trials, runs)
+}
 
 fn today() -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 5, 1).expect("a date")
@@ -184,7 +218,7 @@ fn present_absent_and_missing_arguments() {
 
 /// The resolved checks of one `q` argument.
 fn resolved(mode: SemanticMode, expected: &str, actual: Value, answer: Resolved) -> SemanticVerdicts {
-    let key = SemanticKey::new(mode, "q", &json!({"value": expected}), &actual);
+    let key = semantic_key(mode, "q", &json!({"value": expected}), &actual);
     SemanticVerdicts::from([(key, answer)])
 }
 
@@ -213,9 +247,9 @@ fn embedding_passes_at_the_threshold_and_states_the_cosine() {
 #[test]
 fn a_non_string_value_is_compared_as_its_json_text() {
     let matcher = json!({"match": "embedding", "value": "five items"});
-    let key = SemanticKey::new(SemanticMode::Embedding, "q", &matcher, &json!(5));
+    let key = semantic_key(SemanticMode::Embedding, "q", &matcher, &json!(5));
     assert_eq!(key.actual, "5");
-    let object = SemanticKey::new(SemanticMode::Judge, "q", &matcher, &json!({"city": "Paris"}));
+    let object = semantic_key(SemanticMode::Judge, "q", &matcher, &json!({"city": "Paris"}));
     assert_eq!((object.actual.as_str(), object.argument.as_str()), (r#"{"city":"Paris"}"#, "q"));
     assert_eq!(key.argument, "", "an embedding's cosine does not depend on the argument's name");
 }
@@ -263,8 +297,8 @@ fn extra_args_policy_and_non_object_arguments() {
 
 // ---- trials ----
 
-/// A resolved case: the defaults `load` applies, then `fields`.
-fn case(fields: Value) -> Value {
+/// A case typed from its resolved JSON: the defaults `load` applies, then `fields`.
+fn case(fields: Value) -> Case {
     let mut case = json!({
         "id": "c", "prompt": ["p"], "kind": "soft", "runs": 5, "pass_threshold": 4, "max_turns": 8,
         "timeout_ms": 120000, "max_input_rounds": 3, "tool_choice": "auto", "extra_args": "allow",
@@ -274,7 +308,7 @@ fn case(fields: Value) -> Value {
     for (key, value) in fields.as_object().expect("fields") {
         case[key] = value.clone();
     }
-    case
+    Case::of_resolved(case)
 }
 
 fn answered(calls: Vec<Call>) -> Trace {
@@ -285,7 +319,7 @@ fn call(name: &str, arguments: Value) -> Call {
     Call::new(name, arguments, 0)
 }
 
-fn run(case: &Value, trace: &Trace) -> TrialScore {
+fn run(case: &Case, trace: &Trace) -> TrialScore {
     score_trial(case, trace, today())
 }
 
@@ -379,7 +413,7 @@ fn the_requests_are_the_checks_scoring_will_read_once_each() {
         call("w", json!({"q": 3})),
         call("w", json!({"q": ""})),
     ]);
-    let keys = semantic::requests(&case, &trace);
+    let keys = semantic::requests(&case.expect, &trace);
     let listed: Vec<(SemanticMode, &str)> = keys.iter().map(|key| (key.mode, key.actual.as_str())).collect();
     assert_eq!(
         listed,
@@ -393,13 +427,13 @@ fn the_requests_are_the_checks_scoring_will_read_once_each() {
     );
     let first = case_with_position("first");
     assert_eq!(
-        semantic::requests(&first, &answered(vec![call("x", json!({"q": "a"}))])),
+        semantic::requests(&first.expect, &answered(vec![call("x", json!({"q": "a"}))])),
         Vec::new(),
         "first call is not `w`"
     );
 }
 
-fn case_with_position(position: &str) -> Value {
+fn case_with_position(position: &str) -> Case {
     case(json!({"expect_tool": "w", "expect_tool_position": position,
         "expect_args": {"q": {"match": "embedding", "value": "rain"}}}))
 }
@@ -427,7 +461,7 @@ fn cosine_is_one_for_parallel_vectors_and_none_for_mismatched_ones() {
     assert_eq!(semantic::cosine(&[0.0, 0.0], &[1.0, 0.0]), None);
 }
 
-fn sequence_case(order: &str) -> Value {
+fn sequence_case(order: &str) -> Case {
     case(json!({"expect_sequence": {"order": order, "steps": [
         {"tool": "geo"},
         {"tool": "forecast", "args": {"lat": {"match": "number", "value": 38.58, "tolerance": 0.05}}},
@@ -536,7 +570,7 @@ fn endings_rubric_and_errors() {
 
 // ---- cases ----
 
-fn scores(case: &Value, traces: &[Trace]) -> Vec<TrialScore> {
+fn scores(case: &Case, traces: &[Trace]) -> Vec<TrialScore> {
     traces.iter().map(|trace| run(case, trace)).collect()
 }
 
@@ -603,7 +637,7 @@ fn ungraded_case_and_a_resolved_golden_case() {
     let text = "version: 1\ncases:\n  - id: w\n    prompt: weather in Paris\n    expect_tool: get_weather\n    \
                 expect_args:\n      city: paris\n      days: 2\n";
     let set = crate::golden::load::parse(std::path::Path::new("t.yaml"), text).expect("a valid set");
-    let resolved = &set.cases[0].resolved;
+    let resolved = &set.cases[0];
     let good = answered(vec![call("get_weather", json!({"city": "Paris", "days": 2.0}))]);
     let bad = answered(vec![call("get_weather", json!({"city": "Paris", "days": "2"}))]);
     assert_eq!(run(resolved, &good).verdict, TrialVerdict::Pass);

@@ -52,15 +52,6 @@ pub(crate) enum Cut {
     Interrupted,
 }
 
-/// The resolved case with its effective `trials` written in (`runs`, `pass_threshold`; with
-/// `--runs`, [`crate::golden::Trials::effective`]): what the trial's scoring reads.
-pub(crate) fn with_trials(resolved: &Value, trials: crate::golden::Trials) -> Value {
-    let mut case = resolved.clone();
-    case["runs"] = json!(trials.runs);
-    case["pass_threshold"] = json!(trials.threshold);
-    case
-}
-
 /// Fills `section.evals` (cases in file order, then models in the order given; the pairs of the
 /// plan's scope only) and `section.eval_metrics` (computed from those evals).
 pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
@@ -72,7 +63,6 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
             }
             let key = (case_index, *model_index);
             let trials = case.trials.effective(inputs.runs_override);
-            let resolved = with_trials(&case.resolved, trials);
             let (requested, threshold) = (trials.runs, trials.threshold);
             let sampling = caller.effective(spec.run.sampling);
             let mut sampling_out = serde_json::Map::new();
@@ -119,7 +109,7 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 .iter()
                 .filter(|run| run.ending != TrialEnding::CapReached)
                 .map(|run| {
-                    let score = scoring::score_trial(&resolved, &run.trace(), inputs.today);
+                    let score = scoring::score_trial(case, &run.trace(), inputs.today);
                     (
                         run,
                         match &run.judge {
@@ -131,7 +121,7 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 .collect();
             let scores: Vec<TrialScore> = scored.iter().map(|(_, score)| score.clone()).collect();
             let cut = runs.len() < requested || runs.iter().any(|run| run.ending == TrialEnding::CapReached);
-            let case_score = scoring::score_case(&resolved, &scores);
+            let case_score = scoring::score_case(case, trials, &scores);
             eval.passed = case_score.passed.k;
             eval.completed = case_score.passed.n;
             eval.wilson_95 = wilson_95(case_score.passed.k, case_score.passed.n);
@@ -532,18 +522,6 @@ mod tests {
             &EvalResult { status: EvalStatus::Skipped, ..EvalResult::for_tests("c", "openai:m", false, 0, 5, 4) },
         );
         assert_eq!(unchanged, before, "a re-run the cap cut before any trial changes nothing");
-    }
-
-    #[test]
-    fn runs_override_scales_a_soft_threshold_and_sets_a_hard_one() {
-        let with_runs =
-            |case: &Value, runs| with_trials(case, crate::golden::Trials::of_resolved(case).effective(runs));
-        let soft = json!({"kind": "soft", "runs": 5, "pass_threshold": 4});
-        let scaled = with_runs(&soft, Some(10));
-        assert_eq!((scaled["runs"].as_u64(), scaled["pass_threshold"].as_u64()), (Some(10), Some(8)));
-        let hard = json!({"kind": "hard", "runs": 5, "pass_threshold": 5});
-        assert_eq!(with_runs(&hard, Some(3))["pass_threshold"], json!(3));
-        assert_eq!(with_runs(&soft, None), soft);
     }
 
     #[test]

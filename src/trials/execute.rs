@@ -116,7 +116,7 @@ async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&
     });
     let graded = Graded {
         semantic: &plan.semantic,
-        resolved: &plan.input.set.cases[work.case].resolved,
+        expect: &plan.input.set.cases[work.case].expect,
         case: work.case,
         case_sha256: &plan.input.set.cases[work.case].hash,
         events,
@@ -137,8 +137,8 @@ struct Judge<'a> {
 #[derive(Clone, Copy)]
 struct Graded<'a> {
     semantic: &'a semantic::Semantic,
-    /// The case's resolved JSON.
-    resolved: &'a serde_json::Value,
+    /// What the case expects.
+    expect: &'a crate::golden::Expect,
     /// The case's index in the set.
     case: usize,
     /// The case's hash.
@@ -200,7 +200,7 @@ async fn one_trial(
             | TrialEnding::CapReached
     );
     if judged {
-        let keys = crate::scoring::semantic::requests(graded.resolved, &record.trace());
+        let keys = crate::scoring::semantic::requests(graded.expect, &record.trace());
         if !keys.is_empty() {
             record.semantic =
                 graded.semantic.resolve(&case.id, &case.run.prompt.join("\n"), keys, (&trial, graded.events)).await;
