@@ -326,8 +326,8 @@ fn migration_scan(github: &GithubContext, say: &(dyn Fn(&str) + Sync)) {
 async fn merge_reports(after: &After<'_>, pattern: &str, say: &(dyn Fn(&str) + Sync)) -> ExitStatus {
     let github = &after.action.github;
     let source = settings::Source::Input {
-        name: crate::settings::env_vars::INPUT_MERGE_REPORTS.into(),
-        var: crate::settings::env_vars::input_var(crate::settings::env_vars::INPUT_MERGE_REPORTS),
+        name: crate::settings::table::MERGE_REPORTS.input_name().into(),
+        var: crate::settings::env_vars::input_var(crate::settings::table::MERGE_REPORTS.input_name()),
     };
     let dirs = crate::merge::glob_dirs(&github.workspace, pattern);
     if dirs.is_empty() {
