@@ -593,7 +593,7 @@ async fn post_comment(
     say: &(dyn Fn(&str) + Sync),
 ) -> Option<String> {
     if !action.comment {
-        say("mcp-eval: comment: off (input `comment`)");
+        say(&format!("mcp-eval: comment: off (input `{}`)", crate::settings::table::COMMENT.input_name()));
         return None;
     }
     let Some(number) = pull_request_number(&action.github.event_name, payload) else {
@@ -605,9 +605,10 @@ async fn post_comment(
         return None;
     };
     if action.token.as_deref().is_none_or(|token| token.trim().is_empty()) {
-        say(
-            "::warning title=mcp-eval comment::no token given (input `github-token`): the comment was skipped; the job summary carries the report",
-        );
+        say(&format!(
+            "::warning title=mcp-eval comment::no token given (input `{}`): the comment was skipped; the job summary carries the report",
+            crate::settings::table::GITHUB_TOKEN.input_name()
+        ));
         return None;
     }
     let Some((owner, repo)) = action.github.repository.as_deref().and_then(|r| r.split_once('/')) else {

@@ -81,6 +81,11 @@ const ROW: Setting = Setting {
     default: None,
 };
 
+/// `base` with a flag and an Action input of the same name.
+const fn named(name: &'static str, base: Setting) -> Setting {
+    Setting { flag: Some(name), input: Some(name), ..base }
+}
+
 /// A key of the file that holds no setting of a flag or an input: its shape only.
 const fn file_only(key: &'static str, shape: Shape) -> Setting {
     Setting { file: FileKey::Key(key, shape), front: Front::File, shows: Shows::Neither, ..ROW }
@@ -145,11 +150,9 @@ impl Setting {
 
 /// `--server-url`.
 pub(crate) const SERVER_URL: Setting = Setting {
-    flag: Some("server-url"),
-    input: Some("server-url"),
     file: FileKey::Key("server.url", Shape::Scalar),
     help: "URL of a Streamable HTTP server, e.g. http://127.0.0.1:8000/mcp",
-    ..ROW
+    ..named("server-url", ROW)
 };
 /// `--server-cmd`.
 pub(crate) const SERVER_COMMAND: Setting = Setting {
@@ -161,11 +164,9 @@ pub(crate) const SERVER_COMMAND: Setting = Setting {
 };
 /// `--server-env`.
 pub(crate) const SERVER_ENV: Setting = Setting {
-    flag: Some("server-env"),
-    input: Some("server-env"),
     file: FileKey::Key("server.env", Shape::Strings),
     help: "Environment variable for a stdio server (repeatable): NAME=VALUE sets it (the value is a secret), NAME passes ours through when set; the server inherits nothing else but PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR and TERM",
-    ..ROW
+    ..named("server-env", ROW)
 };
 /// `--header`.
 pub(crate) const HEADER: Setting = Setting {
@@ -177,28 +178,22 @@ pub(crate) const HEADER: Setting = Setting {
 };
 /// `--server-headers`.
 pub(crate) const SERVER_HEADERS: Setting = Setting {
-    flag: Some("server-headers"),
-    input: Some("server-headers"),
     file: FileKey::Not("headers may hold secrets, and secrets have no place in the file"),
     help: "Extra HTTP headers, one 'Name: value' per line; values are secrets",
-    ..ROW
+    ..named("server-headers", ROW)
 };
 /// `--layers`.
 pub(crate) const LAYERS: Setting = Setting {
-    flag: Some("layers"),
-    input: Some("layers"),
     file: FileKey::Key("layers", Shape::Scalars),
     help: "Layers: `0`, `0,1`, `0-3`, `all` or `auto` (decided from the event)",
-    ..ROW
+    ..named("layers", ROW)
 };
 /// `--timeout-seconds`.
 pub(crate) const TIMEOUT_SECONDS: Setting = Setting {
-    flag: Some("timeout-seconds"),
-    input: Some("timeout-seconds"),
     file: FileKey::Key("timeout_seconds", Shape::Scalar),
     help: "Per-request timeout in seconds",
     default: Some("default 10"),
-    ..ROW
+    ..named("timeout-seconds", ROW)
 };
 /// `--out`.
 pub(crate) const REPORT_DIR: Setting = Setting {
@@ -211,11 +206,9 @@ pub(crate) const REPORT_DIR: Setting = Setting {
 };
 /// `--junit-path`.
 pub(crate) const JUNIT_PATH: Setting = Setting {
-    flag: Some("junit-path"),
-    input: Some("junit-path"),
     file: FileKey::Key("junit_path", Shape::Scalar),
     help: "Also write junit.xml here",
-    ..ROW
+    ..named("junit-path", ROW)
 };
 /// `--events`.
 pub(crate) const EVENTS: Setting = Setting {
@@ -235,19 +228,15 @@ pub(crate) const SARIF: Setting = Setting {
 };
 /// `--require-era`.
 pub(crate) const REQUIRE_ERA: Setting = Setting {
-    flag: Some("require-era"),
-    input: Some("require-era"),
     file: FileKey::Key("require_era", Shape::Scalar),
     help: "Fail a server that does not speak this revision (only `2026-07-28`)",
-    ..ROW
+    ..named("require-era", ROW)
 };
 /// `--golden-set`.
 pub(crate) const GOLDEN_SET: Setting = Setting {
-    flag: Some("golden-set"),
-    input: Some("golden-set"),
     file: FileKey::Key("golden_set", Shape::Scalar),
     help: "Golden set for layer 1",
-    ..ROW
+    ..named("golden-set", ROW)
 };
 /// `safe_tools:` (the file only).
 pub(crate) const SAFE_TOOLS: Setting = file_only("safe_tools", Shape::ListOf(&["name", "arguments"]));
@@ -258,32 +247,26 @@ pub(crate) const WAIVERS: Setting =
     file_only("waivers", Shape::ListOf(&["rule", "element", "probe", "path", "reason", "expires", "transport"]));
 /// `--fail-on`.
 pub(crate) const FAIL_ON: Setting = Setting {
-    flag: Some("fail-on"),
-    input: Some("fail-on"),
     file: FileKey::Key("gate.fail_on", Shape::Scalar),
     help: "When the run fails: must (a MUST failure), should (also a warning), never",
     default: Some("default must"),
-    ..ROW
+    ..named("fail-on", ROW)
 };
 /// `--fail-on-evals`.
 pub(crate) const FAIL_ON_EVALS: Setting = Setting {
-    flag: Some("fail-on-evals"),
-    input: Some("fail-on-evals"),
     file: FileKey::Key("gate.fail_on_evals", Shape::Scalar),
     help: "When layer 1 fails the run: regression, strict, failure or never",
     shows: Shows::Input,
     default: Some("default: failure for the CLI, regression for the Action"),
-    ..ROW
+    ..named("fail-on-evals", ROW)
 };
 /// `--max-drop`.
 pub(crate) const MAX_DROP: Setting = Setting {
-    flag: Some("max-drop"),
-    input: Some("max-drop"),
     file: FileKey::Key("gate.max_drop", Shape::Scalar),
     help: "The smallest drop of the mean pass rate that can fail the gate, 0..1",
     shows: Shows::Input,
     default: Some("default 0.02"),
-    ..ROW
+    ..named("max-drop", ROW)
 };
 /// `--model`.
 pub(crate) const MODELS: Setting = Setting {
@@ -298,54 +281,42 @@ pub(crate) const MODELS: Setting = Setting {
 pub(crate) const PROVIDERS: Setting = file_only("providers", Shape::ListOf(&["id", "api", "base_url", "api_key_env"]));
 /// `--runs`.
 pub(crate) const RUNS: Setting = Setting {
-    flag: Some("runs"),
-    input: Some("runs"),
     file: FileKey::Key("runs", Shape::Scalar),
     help: "The number of trials of every layer-1 case, 1 to 100, overriding the golden set's",
-    ..ROW
+    ..named("runs", ROW)
 };
 /// `--concurrency`.
 pub(crate) const CONCURRENCY: Setting = Setting {
-    flag: Some("concurrency"),
-    input: Some("concurrency"),
     file: FileKey::Key("concurrency", Shape::Scalar),
     help: "Layer-1 trials in flight at once, 1 to 64",
     default: Some("default 4"),
-    ..ROW
+    ..named("concurrency", ROW)
 };
 /// `--max-model-calls`.
 pub(crate) const MAX_MODEL_CALLS: Setting = Setting {
-    flag: Some("max-model-calls"),
-    input: Some("max-model-calls"),
     file: FileKey::Key("max_model_calls", Shape::Scalar),
     help: "Hard cap on model calls in one evaluation, at least 1",
     default: Some("default 2000"),
-    ..ROW
+    ..named("max-model-calls", ROW)
 };
 /// `--trace-results`.
 pub(crate) const TRACE_RESULTS: Setting = Setting {
-    flag: Some("trace-results"),
-    input: Some("trace-results"),
     file: FileKey::Key("trace_results", Shape::Scalar),
     help: "How much of tool results and model text the traces keep: full, truncated (the first 2048 bytes of each) or none",
     default: Some("default truncated"),
-    ..ROW
+    ..named("trace-results", ROW)
 };
 /// `--judge-calibration`.
 pub(crate) const JUDGE_CALIBRATION: Setting = Setting {
-    flag: Some("judge-calibration"),
-    input: Some("judge-calibration"),
     file: FileKey::Key("judge_calibration", Shape::Scalar),
     help: "What `mcp-eval judge calibrate` measured of the judge (a JSON file): judge pass rates are then also reported Rogan–Gladen corrected",
-    ..ROW
+    ..named("judge-calibration", ROW)
 };
 /// `--fault-plan`.
 pub(crate) const FAULT_PLAN: Setting = Setting {
-    flag: Some("fault-plan"),
-    input: Some("fault-plan"),
     file: FileKey::Key("fault_plan", Shape::Scalar),
     help: "Layer 2's faults for the whole suite: a YAML list of {cases: GLOB, tool: NAME|\"*\", fault, on_call}",
-    ..ROW
+    ..named("fault-plan", ROW)
 };
 /// `--prices`.
 pub(crate) const PRICE_TABLE: Setting = Setting {
@@ -357,69 +328,53 @@ pub(crate) const PRICE_TABLE: Setting = Setting {
 };
 /// `--max-cost-usd`.
 pub(crate) const MAX_COST_USD: Setting = Setting {
-    flag: Some("max-cost-usd"),
-    input: Some("max-cost-usd"),
     file: FileKey::Key("max_cost_usd", Shape::Scalar),
     help: "The most the run's model calls may cost, in USD, above 0 and at most 1000000 (needs --prices; the demo has its own): an up-front estimate over it stops the run before any model call (exit 6); during the run no trial starts once it is reached, and the cases left are skipped (exit 6)",
-    ..ROW
+    ..named("max-cost-usd", ROW)
 };
 /// `--allow-unpriced`.
 pub(crate) const ALLOW_UNPRICED: Setting = Setting {
-    flag: Some("allow-unpriced"),
-    input: Some("allow-unpriced"),
     file: FileKey::Key("allow_unpriced", Shape::Flag),
     help: "With --max-cost-usd: start even when the price table does not price every model asked (their calls count as free against the budget)",
-    ..ROW
+    ..named("allow-unpriced", ROW)
 };
 /// `--otlp-endpoint`.
 pub(crate) const OTLP_ENDPOINT: Setting = Setting {
-    flag: Some("otlp-endpoint"),
-    input: Some("otlp-endpoint"),
     file: FileKey::Key("otlp_endpoint", Shape::Scalar),
     help: "Layer 3: export the trials' spans over OTLP/HTTP (protobuf) to this collector, a base URL to which /v1/traces is added; OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and OTEL_EXPORTER_OTLP_ENDPOINT are honoured when it is not given",
-    ..ROW
+    ..named("otlp-endpoint", ROW)
 };
 /// `--otlp-headers`.
 pub(crate) const OTLP_HEADERS: Setting = Setting {
-    flag: Some("otlp-headers"),
-    input: Some("otlp-headers"),
     file: FileKey::Not("headers may hold secrets, and secrets have no place in the file"),
     help: "The OTLP export's headers, key=value pairs separated by commas, values percent-encoded (secrets); else OTEL_EXPORTER_OTLP_TRACES_HEADERS or OTEL_EXPORTER_OTLP_HEADERS",
-    ..ROW
+    ..named("otlp-headers", ROW)
 };
 /// `--trace-state`.
 pub(crate) const TRACE_STATE: Setting = Setting {
-    flag: Some("trace-state"),
-    input: Some("trace-state"),
     file: FileKey::Key("trace_state", Shape::Scalar),
     help: "Layer 3: a W3C tracestate sent beside every traceparent",
-    ..ROW
+    ..named("trace-state", ROW)
 };
 /// `--baggage`.
 pub(crate) const BAGGAGE: Setting = Setting {
-    flag: Some("baggage"),
-    input: Some("baggage"),
     file: FileKey::Key("baggage", Shape::Scalar),
     help: "Layer 3: W3C baggage sent beside every traceparent",
-    ..ROW
+    ..named("baggage", ROW)
 };
 /// `--embedding-model`.
 pub(crate) const EMBEDDING_MODEL: Setting = Setting {
-    flag: Some("embedding-model"),
-    input: Some("embedding-model"),
     file: FileKey::Key("embedding_model", Shape::Scalar),
     help: "The model whose embeddings grade `embedding` argument matchers, PROVIDER:MODEL on an OpenAI-compatible provider",
     shows: Shows::Input,
-    ..ROW
+    ..named("embedding-model", ROW)
 };
 /// `--cassettes`.
 pub(crate) const CASSETTES: Setting = Setting {
-    flag: Some("cassettes"),
-    input: Some("cassettes"),
     file: FileKey::Key("cassettes", Shape::Scalar),
     help: "Replay model exchanges from this directory instead of calling the providers",
     shows: Shows::Neither,
-    ..ROW
+    ..named("cassettes", ROW)
 };
 /// `--replay-match`.
 pub(crate) const REPLAY_MATCH: Setting = Setting {
@@ -432,23 +387,19 @@ pub(crate) const REPLAY_MATCH: Setting = Setting {
 };
 /// `--cache-dir`.
 pub(crate) const CACHE_DIR: Setting = Setting {
-    flag: Some("cache-dir"),
-    input: Some("cache-dir"),
     file: FileKey::Key("cache_dir", Shape::Scalar),
     help: "The layer-1 verdict cache directory: unchanged cases × models are reused, zero model calls",
     shows: Shows::Input,
     default: Some("default: none for the CLI, .mcp-eval-cache for the Action"),
-    ..ROW
+    ..named("cache-dir", ROW)
 };
 /// `--cache-key`.
 pub(crate) const CACHE_KEY: Setting = Setting {
-    flag: Some("cache-key"),
-    input: Some("cache-key"),
     file: FileKey::Key("cache_key", Shape::Scalar),
     help: "What cached verdicts are also keyed on: auto (a hash of the working directory's files as git would track them), none, or a text",
     shows: Shows::Input,
     default: Some("default: none for the CLI, auto for the Action"),
-    ..ROW
+    ..named("cache-key", ROW)
 };
 /// `--cache-mode`.
 pub(crate) const CACHE_MODE: Setting = Setting {
@@ -462,58 +413,46 @@ pub(crate) const CACHE_MODE: Setting = Setting {
 };
 /// `--baseline`.
 pub(crate) const BASELINE: Setting = Setting {
-    flag: Some("baseline"),
-    input: Some("baseline"),
     file: FileKey::Key("baseline", Shape::Scalar),
     help: "A report.json to compare layer 1 with, instead of the stored baseline",
     shows: Shows::Input,
-    ..ROW
+    ..named("baseline", ROW)
 };
 /// `--judge-model`.
 pub(crate) const JUDGE_MODEL: Setting = Setting {
-    flag: Some("judge-model"),
-    input: Some("judge-model"),
     file: FileKey::Key("judge_model", Shape::Scalar),
     help: "The model that grades rubrics and `judge` argument matchers, PROVIDER:MODEL; it must differ from the models under test",
     shows: Shows::Input,
-    ..ROW
+    ..named("judge-model", ROW)
 };
 /// `--judge-samples`.
 pub(crate) const JUDGE_SAMPLES: Setting = Setting {
-    flag: Some("judge-samples"),
-    input: Some("judge-samples"),
     file: FileKey::Key("judge_samples", Shape::Scalar),
     help: "Judge calls per trial, majority vote",
     shows: Shows::Neither,
     default: Some("default 1"),
-    ..ROW
+    ..named("judge-samples", ROW)
 };
 /// `--allow-self-judge`.
 pub(crate) const ALLOW_SELF_JUDGE: Setting = Setting {
-    flag: Some("allow-self-judge"),
-    input: Some("allow-self-judge"),
     file: FileKey::Key("allow_self_judge", Shape::Flag),
     help: "Let a model judge its own trials (flagged in the report)",
     shows: Shows::Neither,
-    ..ROW
+    ..named("allow-self-judge", ROW)
 };
 /// `--confirm`.
 pub(crate) const CONFIRM: Setting = Setting {
-    flag: Some("confirm"),
-    input: Some("confirm"),
     file: FileKey::Key("confirm", Shape::Flag),
     help: "When the gate trips, re-run the worsened cases (5 more trials each) and decide again: true or false",
     shows: Shows::Input,
     default: Some("default true"),
-    ..ROW
+    ..named("confirm", ROW)
 };
 /// `--config`.
 pub(crate) const CONFIG: Setting = Setting {
-    flag: Some("config"),
-    input: Some("config"),
     file: FileKey::Not("it names the file itself"),
     help: "The YAML config file (safe_tools, gate, server, …)",
-    ..ROW
+    ..named("config", ROW)
 };
 /// `--record`.
 pub(crate) const RECORD: Setting = Setting {
@@ -524,11 +463,9 @@ pub(crate) const RECORD: Setting = Setting {
 };
 /// `--accept-baseline`.
 pub(crate) const ACCEPT_BASELINE: Setting = Setting {
-    flag: Some("accept-baseline"),
-    input: Some("accept-baseline"),
     file: FileKey::Not("a one-off decision about one run's results"),
     help: "Store this run's layer-1 results as the baseline whatever the gate says",
-    ..ROW
+    ..named("accept-baseline", ROW)
 };
 /// `--count-tokens`.
 pub(crate) const COUNT_TOKENS: Setting = Setting {
@@ -539,11 +476,9 @@ pub(crate) const COUNT_TOKENS: Setting = Setting {
 };
 /// `--shard`.
 pub(crate) const SHARD: Setting = Setting {
-    flag: Some("shard"),
-    input: Some("shard"),
     file: FileKey::Not("it differs from job to job of a matrix: give it per job"),
     help: "Run one slice of layer 1's case × model list, INDEX/COUNT (1 ≤ INDEX ≤ COUNT ≤ 256), e.g. 2/3; layer 0 runs in shard 1 only; join the shards with `mcp-eval merge`",
-    ..ROW
+    ..named("shard", ROW)
 };
 
 /// A row of the Action's own settings: its flag is its input's name.
@@ -551,56 +486,42 @@ const ACTION: Setting = Setting { front: Front::Action, file: FileKey::Not("the 
 
 /// `eval-label`.
 pub(crate) const EVAL_LABEL: Setting = Setting {
-    flag: Some("eval-label"),
-    input: Some("eval-label"),
     help: "The pull request label that asks for every layer",
     default: Some("default run-evals"),
-    ..ACTION
+    ..named("eval-label", ACTION)
 };
 /// `full-matrix-schedule`.
 pub(crate) const FULL_MATRIX_SCHEDULE: Setting = Setting {
-    flag: Some("full-matrix-schedule"),
-    input: Some("full-matrix-schedule"),
     help: "The cron string of the schedule that runs every model; other schedules run only the first of `models`",
-    ..ACTION
+    ..named("full-matrix-schedule", ACTION)
 };
 /// `comment`.
 pub(crate) const COMMENT: Setting = Setting {
-    flag: Some("comment"),
-    input: Some("comment"),
     help: "Post and update the pull request comment: true or false",
     default: Some("default true"),
-    ..ACTION
+    ..named("comment", ACTION)
 };
 /// `comment-id`.
 pub(crate) const COMMENT_ID: Setting = Setting {
-    flag: Some("comment-id"),
-    input: Some("comment-id"),
     help: "Tells the comments of several jobs or matrix legs apart",
     default: Some("default default"),
-    ..ACTION
+    ..named("comment-id", ACTION)
 };
 /// `github-token`.
 pub(crate) const GITHUB_TOKEN: Setting = Setting {
-    flag: Some("github-token"),
-    input: Some("github-token"),
     help: "Token for the comment; prefer the environment, flags are visible to other processes",
-    ..ACTION
+    ..named("github-token", ACTION)
 };
 /// `merge-reports`.
 pub(crate) const MERGE_REPORTS: Setting = Setting {
-    flag: Some("merge-reports"),
-    input: Some("merge-reports"),
     help: "Merge the reports of shards instead of evaluating: a glob of report directories, e.g. reports/*",
-    ..ACTION
+    ..named("merge-reports", ACTION)
 };
 /// `migration-scan`.
 pub(crate) const MIGRATION_SCAN: Setting = Setting {
-    flag: Some("migration-scan"),
-    input: Some("migration-scan"),
     help: "Also scan the workspace for 2025-era MCP protocol the 2026-07-28 revision removed (mcp-eval migrate-scan): annotations and a table in the job summary; never fails the job: true or false",
     default: Some("default false"),
-    ..ACTION
+    ..named("migration-scan", ACTION)
 };
 /// Input `openai-api-key`: the key of the built-in `openai` provider (a secret); wins over
 /// `OPENAI_API_KEY`.
