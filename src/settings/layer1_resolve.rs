@@ -99,8 +99,8 @@ pub(super) fn resolve(
         baseline_file: store.baseline_file,
         accept_baseline: store.accept_baseline,
         fail_on_evals: store.fail_on_evals,
-        // The command line stores a baseline only when asked (`--accept-baseline`); the Action
-        // replaces this with its event and branch.
+        // The command line stores a baseline only when asked (`--accept-baseline`); the Action's
+        // comes from its event and branch (`super::event::apply`).
         store_context: (!in_action)
             .then(|| super::layer1::StoreContext { event: super::layer1::CLI_EVENT.into(), on_default_branch: true }),
         judge_model: judging.judge_model,

@@ -11,6 +11,7 @@
 
 pub(crate) mod config_file;
 pub(crate) mod env_vars;
+mod event;
 pub(crate) mod layer1;
 mod layer1_resolve;
 pub(crate) use layer1_resolve::BUDGET_WITHOUT_TABLE;
@@ -439,6 +440,10 @@ pub(crate) struct ActionSettings {
     pub merge_reports: Option<String>,
     /// `migration-scan`: also scan the workspace for 2025-era protocol (`mcp-eval migrate-scan`).
     pub migration_scan: bool,
+    /// The event payload (`GITHUB_EVENT_PATH`; `null` when there is none or it cannot be read).
+    pub payload: Value,
+    /// Why the event payload could not be read, when it could not (the Action warns with it).
+    pub payload_problem: Option<String>,
 }
 
 /// Everything an evaluation needs, validated. Paths are absolute or relative to the current
@@ -691,10 +696,14 @@ pub(crate) fn resolve(
     // Layer 1: models, providers and their keys, limits.
     // A file that could not be read may define the providers the models name.
     let file_unread = config.named && config.file.is_none();
-    let layer1 = layer1_resolve::resolve(&sources, &workspace, file_unread, &mut problems, &mut notices);
+    let mut layer1 = layer1_resolve::resolve(&sources, &workspace, file_unread, &mut problems, &mut notices);
     let trace = trace::resolve(&sources, &mut problems, &mut notices);
 
     let action = github.map(|github| resolve_action(&sources, &workspace, github, &mut problems));
+    // The Action's event decides the rest of layer 1: the store context and the schedule split.
+    if let Some(action) = &action {
+        event::apply(&mut layer1, action);
+    }
     let sarif_location = paths.sarif_label.as_ref().and_then(|label| {
         sarif::location(&sources, &workspace.root(), paths.golden_set.as_deref(), &workspace.join(label))
     });
@@ -1336,6 +1345,7 @@ fn resolve_action(
     }
     let merge_reports =
         workspace.shared(sources.setting(&table::MERGE_REPORTS, &flags.merge_reports), problems).map(|(_, text)| text);
+    let (payload, payload_problem) = event::read_payload(&github);
     ActionSettings {
         eval_label,
         full_matrix_schedule,
@@ -1345,6 +1355,8 @@ fn resolve_action(
         github,
         merge_reports,
         migration_scan,
+        payload,
+        payload_problem,
     }
 }
 
