@@ -225,10 +225,10 @@ pub struct GoldenServerArgs {
     #[arg(long, value_name = "CMD")]
     pub server_cmd: Option<String>,
     /// Extra HTTP header for every request, 'Name: value' (repeatable); values are secrets
-    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    #[arg(long = settings::table::HEADER.long(), value_name = "'NAME: VALUE'")]
     pub headers: Vec<String>,
     /// An environment variable for the stdio server, NAME=VALUE or NAME to pass ours (repeatable)
-    #[arg(long = "server-env", value_name = "NAME[=VALUE]")]
+    #[arg(long = settings::table::SERVER_ENV.long(), value_name = "NAME[=VALUE]")]
     pub server_env: Vec<String>,
     /// Per-request timeout in seconds [default 30, or the config file's `timeout_seconds`]
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]

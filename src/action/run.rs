@@ -96,7 +96,7 @@ async fn stages(
         }
     }
     let github = settings::github_context(&request, lookup);
-    let mut settings = match settings::resolve(&request, FrontEnd::Action, lookup) {
+    let settings = match settings::resolve(&request, FrontEnd::Action, lookup) {
         Ok(settings) => settings,
         Err(problems) => return input_error(&github, &problems, &say),
     };
@@ -124,40 +124,22 @@ async fn stages(
         say(&format!("mcp-eval: {note}"));
     }
 
-    let payload = read_payload(&action.github, &say);
-    // Whether this run may store the layer-1 baseline: the event, and whether it runs on the
-    // repository's default branch (scheduled runs always do).
-    let event = action.github.event_name.clone();
-    let default_branch = payload.pointer("/repository/default_branch").and_then(Value::as_str);
-    let on_default_branch = event == "schedule"
-        || default_branch
-            .zip(
-                action
-                    .github
-                    .reference
-                    .clone()
-                    .or_else(|| payload.get("ref").and_then(Value::as_str).map(str::to_owned)),
-            )
-            .is_some_and(|(branch, reference)| reference == format!("refs/heads/{branch}"));
-    settings.layer1.store_context = Some(crate::settings::layer1::StoreContext { event, on_default_branch });
+    if let Some(problem) = &action.payload_problem {
+        say(&format!("::warning title=mcp-eval::{}", workflow::escape_data(problem)));
+    }
+    let payload = &action.payload;
     if let Some(pattern) = action.merge_reports.clone() {
         return merge_reports(
-            &After { settings: &settings, action: &action, payload: &payload, redactor: &redactor, host_note: None },
+            &After { settings: &settings, action: &action, payload, redactor: &redactor, host_note: None },
             &pattern,
             &say,
         )
         .await;
     }
-    let decision = trigger::decide(&action.github.event_name, &payload, &settings.layers, &action.eval_label);
+    let decision = trigger::decide(&action.github.event_name, payload, &settings.layers, &action.eval_label);
     say(&format!("mcp-eval: layers requested: {} ({})", trigger::join(&decision.layers), decision.reason));
-    let labels: Vec<String> = settings.layer1.models.iter().map(crate::settings::layer1::ModelRef::label).collect();
-    let choice = trigger::models(&action.github.event_name, &payload, action.full_matrix_schedule.as_deref(), &labels);
-    if choice.primary_only {
-        settings.layer1.models.truncate(1);
-    }
-    if let Some(reason) = choice.reason {
+    if let Some(reason) = &settings.layer1.models_note {
         say(&format!("mcp-eval: models: {reason}"));
-        settings.layer1.models_note = Some(reason);
     }
 
     let golden = match evaluate::load_golden(&settings, &decision.layers) {
@@ -195,13 +177,8 @@ async fn stages(
     let evaluation = evaluate::evaluate(&settings, &decision.layers, golden.as_ref(), prices.as_ref(), &events).await;
     say(&workflow::resume_commands(&token));
 
-    let after = After {
-        settings: &settings,
-        action: &action,
-        payload: &payload,
-        redactor: &redactor,
-        host_note: host_note.as_deref(),
-    };
+    let after =
+        After { settings: &settings, action: &action, payload, redactor: &redactor, host_note: host_note.as_deref() };
     after_evaluation(&after, &decision, &evaluation, &say).await
 }
 
@@ -326,8 +303,8 @@ fn migration_scan(github: &GithubContext, say: &(dyn Fn(&str) + Sync)) {
 async fn merge_reports(after: &After<'_>, pattern: &str, say: &(dyn Fn(&str) + Sync)) -> ExitStatus {
     let github = &after.action.github;
     let source = settings::Source::Input {
-        name: crate::settings::env_vars::INPUT_MERGE_REPORTS.into(),
-        var: crate::settings::env_vars::input_var(crate::settings::env_vars::INPUT_MERGE_REPORTS),
+        name: crate::settings::table::MERGE_REPORTS.input_name().into(),
+        var: crate::settings::env_vars::input_var(crate::settings::table::MERGE_REPORTS.input_name()),
     };
     let dirs = crate::merge::glob_dirs(&github.workspace, pattern);
     if dirs.is_empty() {
@@ -418,23 +395,6 @@ fn relative_to_workspace(github: &GithubContext, problems: &[settings::Problem])
             problem
         })
         .collect()
-}
-
-fn read_payload(github: &GithubContext, say: &dyn Fn(&str)) -> Value {
-    let Some(path) = &github.event_path else { return Value::Null };
-    match std::fs::read_to_string(path)
-        .map_err(|error| error.to_string())
-        .and_then(|text| serde_json::from_str::<Value>(&text).map_err(|error| format!("not JSON: {error}")))
-    {
-        Ok(payload) => payload,
-        Err(problem) => {
-            say(&format!(
-                "::warning title=mcp-eval::{}",
-                workflow::escape_data(&format!("cannot read the event payload {}: {problem}", path.display()))
-            ));
-            Value::Null
-        }
-    }
 }
 
 /// The `gate` output: `eval_gate.result`, or `insufficient-data` for a pass that says nothing
@@ -593,7 +553,7 @@ async fn post_comment(
     say: &(dyn Fn(&str) + Sync),
 ) -> Option<String> {
     if !action.comment {
-        say("mcp-eval: comment: off (input `comment`)");
+        say(&format!("mcp-eval: comment: off (input `{}`)", crate::settings::table::COMMENT.input_name()));
         return None;
     }
     let Some(number) = pull_request_number(&action.github.event_name, payload) else {
@@ -605,9 +565,10 @@ async fn post_comment(
         return None;
     };
     if action.token.as_deref().is_none_or(|token| token.trim().is_empty()) {
-        say(
-            "::warning title=mcp-eval comment::no token given (input `github-token`): the comment was skipped; the job summary carries the report",
-        );
+        say(&format!(
+            "::warning title=mcp-eval comment::no token given (input `{}`): the comment was skipped; the job summary carries the report",
+            crate::settings::table::GITHUB_TOKEN.input_name()
+        ));
         return None;
     }
     let Some((owner, repo)) = action.github.repository.as_deref().and_then(|r| r.split_once('/')) else {

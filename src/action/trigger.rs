@@ -9,7 +9,7 @@ use serde_json::Value;
 
 #[cfg(test)]
 use crate::settings::LayersError;
-pub(crate) use crate::settings::{ALL_LAYERS, LayersInput, normalise_cron, parse_layers};
+pub(crate) use crate::settings::{ALL_LAYERS, LayersInput, parse_layers};
 
 /// What the trigger logic decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,46 +67,6 @@ pub(crate) fn decide(event_name: &str, payload: &Value, layers: &LayersInput, ev
     }
 }
 
-/// Which of `models` models a run evaluates.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ModelChoice {
-    /// Only the first model (the primary) runs.
-    pub primary_only: bool,
-    /// Why, in one sentence; `None` when the split does not apply (no `full-matrix-schedule`,
-    /// not a `schedule` event, or at most one model).
-    pub reason: Option<String>,
-}
-
-/// The schedule split: with `full_matrix` (a normalised cron string) set, a `schedule` event
-/// whose `schedule` (the payload's cron) equals it runs every model, any other `schedule`
-/// event only the first; every other event, and a run without the setting, runs every model.
-pub(crate) fn models(event_name: &str, payload: &Value, full_matrix: Option<&str>, models: &[String]) -> ModelChoice {
-    let every = ModelChoice { primary_only: false, reason: None };
-    let Some(full_matrix) = full_matrix else { return every };
-    if event_name != "schedule" || models.len() < 2 {
-        return every;
-    }
-    let cron = payload.get("schedule").and_then(Value::as_str).map(normalise_cron);
-    if cron.as_deref() == Some(full_matrix) {
-        return ModelChoice {
-            primary_only: false,
-            reason: Some(format!(
-                "the schedule `{full_matrix}` is the full-matrix schedule: every model runs ({})",
-                models.join(", ")
-            )),
-        };
-    }
-    let this = cron.map_or_else(|| "(unknown cron)".to_owned(), |cron| format!("`{cron}`"));
-    ModelChoice {
-        primary_only: true,
-        reason: Some(format!(
-            "the schedule {this} is not the full-matrix schedule `{full_matrix}`: only the primary model `{}` runs; the other {} model(s) run on `{full_matrix}`",
-            models[0],
-            models.len() - 1
-        )),
-    }
-}
-
 /// `0,1,2,3`: the form of the `layers-requested` and `layers-run` outputs.
 pub(crate) fn join(layers: &[u8]) -> String {
     layers.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
@@ -116,26 +76,6 @@ pub(crate) fn join(layers: &[u8]) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn the_full_matrix_schedule_runs_every_model_and_other_schedules_the_primary_only() {
-        let models: Vec<String> = vec!["openai:a".into(), "anthropic:b".into()];
-        let weekly = Some("0 3 * * 0");
-        let on = |event: &str, payload: Value, full: Option<&str>| super::models(event, &payload, full, &models);
-        let full = on("schedule", json!({"schedule": "0  3 * * 0"}), weekly);
-        assert!(!full.primary_only && full.reason.as_deref().is_some_and(|why| why.contains("every model")));
-        let nightly = on("schedule", json!({"schedule": "0 2 * * *"}), weekly);
-        assert!(nightly.primary_only, "{nightly:?}");
-        let why = nightly.reason.unwrap_or_default();
-        assert!(why.contains("`openai:a`") && why.contains("`0 2 * * *`") && why.contains("`0 3 * * 0`"), "{why}");
-        assert!(on("schedule", json!({}), weekly).primary_only, "a schedule without its cron is not the full one");
-        for event in ["pull_request", "push", "workflow_dispatch"] {
-            assert_eq!(on(event, json!({}), weekly), ModelChoice { primary_only: false, reason: None }, "{event}");
-        }
-        assert!(!on("schedule", json!({"schedule": "0 2 * * *"}), None).primary_only, "no split without the input");
-        let one = super::models("schedule", &json!({"schedule": "1 1 * * *"}), weekly, &models[..1]);
-        assert!(!one.primary_only && one.reason.is_none());
-    }
 
     fn check(event: &str, payload: Value, layers: &str, expected: &[u8], reason_part: &str) {
         let input = parse_layers(layers).expect("valid layers");

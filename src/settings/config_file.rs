@@ -1,8 +1,8 @@
 //! The `--config` YAML file (`mcp-eval.yaml`): typed sections with the line and column of every
 //! value, so a bad value is reported as `file:line:col: field: message`.
 //!
-//! One struct holds every section; a later issue adds a section by adding a field here and a
-//! resolver in [`super`], without new parsing code. Sections:
+//! The keys and their shapes come from the rows of [`super::table`]: a new setting's key is a
+//! field of its row, without new parsing code here. Sections:
 //! - `server: {url, command, env}`, `layers`, `timeout_seconds`, `report_dir`, `junit_path`, `events_path`,
 //!   `require_era`, `golden_set`: the same settings as the flags and Action inputs, at the
 //!   lowest precedence (flags > inputs/environment > this file > defaults); `server.env` is a
@@ -20,7 +20,7 @@
 //!   embeddings grade `embedding` matchers), `judge_model`, `judge_samples`, `allow_self_judge`,
 //!   `confirm`, `cassettes`, and the cache: `cache_dir`, `cache_key`, `cache_mode`, `baseline`.
 //!
-//! `FLAG_KEYS` says where each flag of `run` lives here, or why it does not.
+//! The table says where each flag of `run` lives here, or why it does not (`table::flag_keys`).
 //!
 //! Header values (secrets) have no place in the file: they come from flags or inputs only. A
 //! secret for a stdio server is best passed through by name (`server.env: [API_KEY]`) rather
@@ -32,127 +32,240 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
+use super::table::{self, Setting};
+
 /// A value of the file with its position (1-based line and column).
 pub(crate) type Located<T> = Spanned<T>;
 
-/// The whole file. Every field is optional; unknown keys are reported by the structural pass of
-/// [`parse`] (and ignored here, so the known values are still checked).
-#[derive(Debug, Default, Deserialize)]
+/// The whole file. Every key is optional; unknown keys are reported by the structural pass of
+/// [`parse`] (and ignored here, so the known values are still checked). The keys are the rows of
+/// [`table`] that have one: a scalar's value is kept with its position under its key (dotted
+/// below a section), a list of strings as its entries with theirs, and the lists of entries
+/// (`safe_tools`, `suppress`, `waivers`, `providers`) typed.
+#[derive(Debug, Default)]
 pub(crate) struct ConfigFile {
-    /// Where the server under test is.
-    #[serde(default)]
-    pub server: Option<ServerSection>,
-    /// Layers to run: `0`, `"0,1"`, `"0-3"`, `all`, `auto` or a list of integers.
-    #[serde(default)]
-    pub layers: Option<Located<Value>>,
-    /// Per-request timeout in seconds.
-    #[serde(default)]
-    pub timeout_seconds: Option<Located<Value>>,
-    /// Directory for report.json, junit.xml and summary.md.
-    #[serde(default)]
-    pub report_dir: Option<Located<Value>>,
-    /// A second place to write junit.xml.
-    #[serde(default)]
-    pub junit_path: Option<Located<Value>>,
-    /// Where to write the events file (`--events`).
-    #[serde(default)]
-    pub events_path: Option<Located<Value>>,
-    /// Where to write the SARIF file (`--sarif`).
-    #[serde(default)]
-    pub sarif_path: Option<Located<Value>>,
-    /// `2026-07-28` fails a legacy server.
-    #[serde(default)]
-    pub require_era: Option<Located<Value>>,
-    /// The golden set (layer 1).
-    #[serde(default)]
-    pub golden_set: Option<Located<Value>>,
+    /// The scalar values, by key (`timeout_seconds`, `gate.fail_on`), in file order.
+    values: Vec<(&'static str, Located<Value>)>,
+    /// The lists of strings, by key (`models`, `server.env`).
+    lists: Vec<(&'static str, Vec<Located<String>>)>,
     /// Tools that are safe to call, with their arguments.
-    #[serde(default)]
     pub safe_tools: Vec<Located<SafeToolEntry>>,
     /// Reviewed findings of the static scan, not to be reported again: waivers of SEC rows (the
     /// older spelling of `waivers`).
-    #[serde(default)]
     pub suppress: Vec<Located<SuppressEntry>>,
     /// Reviewed findings of any row that do not fail the run, each with its reason.
-    #[serde(default)]
     pub waivers: Vec<Located<WaiverEntry>>,
-    /// The gate policy.
-    #[serde(default)]
-    pub gate: Option<GateSection>,
     /// Model provider endpoints (layer 1), beyond the built-in ones.
-    #[serde(default)]
     pub providers: Vec<Located<ProviderEntry>>,
-    /// Models to evaluate with (layer 1): `PROVIDER:MODEL` strings.
-    #[serde(default)]
-    pub models: Option<Vec<Located<String>>>,
-    /// Runs of every case (layer 1), overriding the golden set's.
-    #[serde(default)]
-    pub runs: Option<Located<Value>>,
-    /// Runs in flight at once (layer 1).
-    #[serde(default)]
-    pub concurrency: Option<Located<Value>>,
-    /// The hard cap on model calls (layer 1).
-    #[serde(default)]
-    pub max_model_calls: Option<Located<Value>>,
-    /// How much of tool results and model text the traces keep: `full`, `truncated` or `none`.
-    #[serde(default)]
-    pub trace_results: Option<Located<Value>>,
-    /// The judge's calibration file (`mcp-eval judge calibrate`).
-    #[serde(default)]
-    pub judge_calibration: Option<Located<Value>>,
-    /// `fault_plan`: layer 2's fault plan (a YAML file).
-    pub fault_plan: Option<Located<Value>>,
-    /// `price_table`: layer 3's price table (a YAML file).
-    #[serde(default)]
-    pub price_table: Option<Located<Value>>,
-    /// `max_cost_usd`: the most the run's model calls may cost, in USD.
-    #[serde(default)]
-    pub max_cost_usd: Option<Located<Value>>,
-    /// `allow_unpriced`: a budget may start with unpriced models.
-    #[serde(default)]
-    pub allow_unpriced: Option<Located<Value>>,
-    /// `otlp_endpoint`: the OTLP/HTTP collector layer 3 exports spans to (a base URL).
-    #[serde(default)]
-    pub otlp_endpoint: Option<Located<Value>>,
-    /// `trace_state`: the W3C `tracestate` sent beside every `traceparent`.
-    #[serde(default)]
-    pub trace_state: Option<Located<Value>>,
-    /// `baggage`: the W3C `baggage` sent beside every `traceparent`.
-    #[serde(default)]
-    pub baggage: Option<Located<Value>>,
-    /// The `PROVIDER:MODEL` whose embeddings grade `embedding` matchers (layer 1).
-    #[serde(default)]
-    pub embedding_model: Option<Located<Value>>,
-    /// The directory of recorded model answers (layer 1, `--cassettes`).
-    #[serde(default)]
-    pub cassettes: Option<Located<Value>>,
-    /// How replay matches a recording: `tolerant` or `exact` (`--replay-match`).
-    #[serde(default)]
-    pub replay_match: Option<Located<Value>>,
-    /// The verdict cache's directory (`--cache-dir`).
-    #[serde(default)]
-    pub cache_dir: Option<Located<Value>>,
-    /// What the cache key covers besides the golden set (`--cache-key`).
-    #[serde(default)]
-    pub cache_key: Option<Located<Value>>,
-    /// How the cache is used (`--cache-mode`).
-    #[serde(default)]
-    pub cache_mode: Option<Located<Value>>,
-    /// A report.json to compare with instead of the stored baseline (`--baseline`).
-    #[serde(default)]
-    pub baseline: Option<Located<Value>>,
-    /// The rubric judge's `PROVIDER:MODEL` (`--judge-model`).
-    #[serde(default)]
-    pub judge_model: Option<Located<Value>>,
-    /// How many times the judge grades each run (`--judge-samples`).
-    #[serde(default)]
-    pub judge_samples: Option<Located<Value>>,
-    /// `true` lets a model judge its own runs (`--allow-self-judge`).
-    #[serde(default)]
-    pub allow_self_judge: Option<Located<Value>>,
-    /// How borderline results are confirmed (`--confirm`).
-    #[serde(default)]
-    pub confirm: Option<Located<Value>>,
+    /// The sections read (`server`, `gate`), for tests.
+    #[cfg(test)]
+    sections: Vec<&'static str>,
+}
+
+impl ConfigFile {
+    /// The value of `setting`'s key, with its position, when the file gives one.
+    pub(crate) fn value(&self, setting: &Setting) -> Option<&Located<Value>> {
+        let key = setting.key()?;
+        self.values.iter().find(|(name, _)| *name == key).map(|(_, value)| value)
+    }
+
+    /// The entries of `setting`'s list of strings, with their positions, when the file gives it.
+    pub(crate) fn strings(&self, setting: &Setting) -> Option<&[Located<String>]> {
+        let key = setting.key()?;
+        self.lists.iter().find(|(name, _)| *name == key).map(|(_, list)| list.as_slice())
+    }
+
+    /// Whether the section `name` (`server`, `gate`) was read.
+    #[cfg(test)]
+    pub(crate) fn has_section(&self, name: &str) -> bool {
+        self.sections.contains(&name)
+    }
+
+    /// Reads the value of `key` (a row's key, dotted below a section) as its shape says.
+    fn read_value<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        key: &'static str,
+        shape: Shape,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match shape {
+            Shape::Scalar | Shape::Scalars | Shape::Flag => {
+                if let Some(value) = map.next_value::<Option<Located<Value>>>()? {
+                    self.values.push((key, value));
+                }
+            }
+            Shape::Strings => {
+                if let Some(list) = map.next_value::<Option<Vec<Located<String>>>>()? {
+                    self.lists.push((key, list));
+                }
+            }
+            Shape::ListOf(_) if Some(key) == table::SAFE_TOOLS.key() => self.safe_tools = map.next_value()?,
+            Shape::ListOf(_) if Some(key) == table::SUPPRESS.key() => self.suppress = map.next_value()?,
+            Shape::ListOf(_) if Some(key) == table::WAIVERS.key() => self.waivers = map.next_value()?,
+            Shape::ListOf(_) if Some(key) == table::PROVIDERS.key() => self.providers = map.next_value()?,
+            Shape::ListOf(_) => {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'de> Deserialize<'de> for ConfigFile {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(FileVisitor)
+    }
+}
+
+/// Reads the file's mapping: each key of a row as its shape says, a section's keys through
+/// [`SectionSeed`], an unknown key skipped.
+struct FileVisitor;
+
+impl<'de> serde::de::Visitor<'de> for FileVisitor {
+    type Value = ConfigFile;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("struct ConfigFile")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<ConfigFile, A::Error> {
+        let mut file = ConfigFile::default();
+        let mut seen: Vec<&'static str> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let Some((name, entry)) = schema().iter().find(|(name, _)| *name == key) else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                continue;
+            };
+            if seen.contains(name) {
+                return Err(serde::de::Error::duplicate_field(name));
+            }
+            seen.push(name);
+            match entry {
+                KeyShape::Value(shape) => file.read_value(name, *shape, &mut map)?,
+                KeyShape::Section(children) => {
+                    let section = map.next_value_seed(SectionSeed { children })?;
+                    if let Some(section) = section {
+                        file.values.extend(section.values);
+                        file.lists.extend(section.lists);
+                        #[cfg(test)]
+                        file.sections.push(name);
+                    }
+                }
+            }
+        }
+        Ok(file)
+    }
+}
+
+/// A section's keys as read: [`ConfigFile`]'s scalars and lists, under their dotted keys.
+#[derive(Default)]
+struct Section {
+    /// The scalars.
+    values: Vec<(&'static str, Located<Value>)>,
+    /// The lists of strings.
+    lists: Vec<(&'static str, Vec<Located<String>>)>,
+}
+
+/// Reads a section (`server:`, `gate:`): nothing, or a mapping of its rows' keys (or, as a
+/// struct would be, a list of their values in the rows' order).
+struct SectionSeed<'a> {
+    /// The section's keys: the child's name and its row.
+    children: &'a [(&'static str, &'static Setting)],
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for SectionSeed<'_> {
+    type Value = Option<Section>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_option(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for SectionSeed<'_> {
+    type Value = Option<Section>;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("option")
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_struct("Section", &[], SectionVisitor { children: self.children }).map(Some)
+    }
+}
+
+/// Reads a section's mapping (see [`SectionSeed`]).
+struct SectionVisitor<'a> {
+    /// The section's keys.
+    children: &'a [(&'static str, &'static Setting)],
+}
+
+impl SectionVisitor<'_> {
+    /// Reads one key's value into `section`.
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        row: &Setting,
+        section: &mut Section,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        let (Some(key), table::FileKey::Key(_, shape)) = (row.key(), row.file) else {
+            return map.next_value::<serde::de::IgnoredAny>().map(drop);
+        };
+        if shape == Shape::Strings {
+            if let Some(list) = map.next_value::<Option<Vec<Located<String>>>>()? {
+                section.lists.push((key, list));
+            }
+        } else if let Some(value) = map.next_value::<Option<Located<Value>>>()? {
+            section.values.push((key, value));
+        }
+        Ok(())
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for SectionVisitor<'_> {
+    type Value = Section;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("struct Section")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Section, A::Error> {
+        let mut section = Section::default();
+        let mut seen: Vec<&'static str> = Vec::new();
+        while let Some(child) = map.next_key::<String>()? {
+            let Some((name, row)) = self.children.iter().find(|(name, _)| *name == child) else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                continue;
+            };
+            if seen.contains(name) {
+                return Err(serde::de::Error::duplicate_field(name));
+            }
+            seen.push(name);
+            Self::read(row, &mut section, &mut map)?;
+        }
+        Ok(section)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Section, A::Error> {
+        let mut section = Section::default();
+        for (_, row) in self.children {
+            let (Some(key), table::FileKey::Key(_, shape)) = (row.key(), row.file) else { continue };
+            if shape == Shape::Strings {
+                if let Some(list) = seq.next_element::<Option<Vec<Located<String>>>>()?.flatten() {
+                    section.lists.push((key, list));
+                }
+            } else if let Some(value) = seq.next_element::<Option<Located<Value>>>()?.flatten() {
+                section.values.push((key, value));
+            }
+        }
+        Ok(section)
+    }
 }
 
 /// One entry of `providers:`. Every field is optional here; [`super::resolve`] reports a missing
@@ -172,20 +285,6 @@ pub(crate) struct ProviderEntry {
     /// The variable the key is read from; none for an endpoint that needs no key.
     #[serde(default, deserialize_with = "string_or_text")]
     pub api_key_env: Option<Located<String>>,
-}
-
-/// `server:`.
-#[derive(Debug, Default, Deserialize)]
-pub(crate) struct ServerSection {
-    /// A Streamable HTTP endpoint.
-    #[serde(default)]
-    pub url: Option<Located<Value>>,
-    /// A stdio server's start command.
-    #[serde(default)]
-    pub command: Option<Located<Value>>,
-    /// A stdio server's environment: `NAME=VALUE` or `NAME` (passed through) entries.
-    #[serde(default)]
-    pub env: Option<Vec<Located<String>>>,
 }
 
 /// One entry of `safe_tools:`.
@@ -240,20 +339,6 @@ pub(crate) struct WaiverEntry {
     pub transport: Option<Located<String>>,
 }
 
-/// `gate:`.
-#[derive(Debug, Default, Deserialize)]
-pub(crate) struct GateSection {
-    /// `must`, `should` or `never`.
-    #[serde(default)]
-    pub fail_on: Option<Located<Value>>,
-    /// When layer 1 fails the run (`--fail-on-evals`).
-    #[serde(default)]
-    pub fail_on_evals: Option<Located<Value>>,
-    /// The largest pass-rate drop against the baseline that is not a regression (`--max-drop`).
-    #[serde(default)]
-    pub max_drop: Option<Located<Value>>,
-}
-
 /// What is wrong with a config file, where, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FileProblem {
@@ -276,13 +361,13 @@ const UNKNOWN_KEY: &str = "unknown key";
 /// and every problem found in it.
 pub(crate) type Loaded = (Option<ConfigFile>, Vec<FileProblem>);
 
-/// The shape of a top-level key: what its value must be.
+/// The shape of a setting's value in the file (a row of [`table`] says it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
-    /// A string, number or boolean (or, for `layers`, a list of them).
+pub(crate) enum Shape {
+    /// A string, number or boolean.
     Scalar,
-    /// A mapping with these keys.
-    Mapping(&'static [&'static str]),
+    /// A string, number or boolean, or a list of them (`layers: [0, 1]`).
+    Scalars,
     /// A list of mappings with these keys.
     ListOf(&'static [&'static str]),
     /// A list of strings.
@@ -292,48 +377,35 @@ enum Shape {
     Flag,
 }
 
-/// Every key of the file and the shape of its value; the structural pass checks the file
-/// against it and reports every unknown key and wrong shape at once.
-const SCHEMA: &[(&str, Shape)] = &[
-    ("server", Shape::Mapping(&["url", "command", "env"])),
-    ("layers", Shape::Scalar),
-    ("timeout_seconds", Shape::Scalar),
-    ("report_dir", Shape::Scalar),
-    ("junit_path", Shape::Scalar),
-    ("events_path", Shape::Scalar),
-    ("sarif_path", Shape::Scalar),
-    ("require_era", Shape::Scalar),
-    ("golden_set", Shape::Scalar),
-    ("safe_tools", Shape::ListOf(&["name", "arguments"])),
-    ("suppress", Shape::ListOf(&["rule", "element", "path", "reason"])),
-    ("waivers", Shape::ListOf(&["rule", "element", "probe", "path", "reason", "expires", "transport"])),
-    ("gate", Shape::Mapping(&["fail_on", "fail_on_evals", "max_drop"])),
-    ("models", Shape::Strings),
-    ("providers", Shape::ListOf(&["id", "api", "base_url", "api_key_env"])),
-    ("runs", Shape::Scalar),
-    ("concurrency", Shape::Scalar),
-    ("max_model_calls", Shape::Scalar),
-    ("trace_results", Shape::Scalar),
-    ("judge_calibration", Shape::Scalar),
-    ("fault_plan", Shape::Scalar),
-    ("price_table", Shape::Scalar),
-    ("max_cost_usd", Shape::Scalar),
-    ("allow_unpriced", Shape::Flag),
-    ("otlp_endpoint", Shape::Scalar),
-    ("trace_state", Shape::Scalar),
-    ("baggage", Shape::Scalar),
-    ("embedding_model", Shape::Scalar),
-    ("cassettes", Shape::Scalar),
-    ("replay_match", Shape::Scalar),
-    ("cache_dir", Shape::Scalar),
-    ("cache_key", Shape::Scalar),
-    ("cache_mode", Shape::Scalar),
-    ("baseline", Shape::Scalar),
-    ("judge_model", Shape::Scalar),
-    ("judge_samples", Shape::Scalar),
-    ("allow_self_judge", Shape::Flag),
-    ("confirm", Shape::Flag),
-];
+/// The shape of a top-level key: a setting's value, or a section of settings.
+#[derive(Debug)]
+enum KeyShape {
+    /// A setting's value.
+    Value(Shape),
+    /// A mapping of these keys (each child's name and its row).
+    Section(Vec<(&'static str, &'static Setting)>),
+}
+
+/// Every top-level key of the file and the shape of its value, derived from [`table`]'s rows in
+/// their order (a section where its first key is); the structural pass checks the file against
+/// it and reports every unknown key and wrong shape at once.
+fn schema() -> &'static [(&'static str, KeyShape)] {
+    static SCHEMA: std::sync::LazyLock<Vec<(&'static str, KeyShape)>> = std::sync::LazyLock::new(|| {
+        let mut schema: Vec<(&'static str, KeyShape)> = Vec::new();
+        for row in table::SETTINGS {
+            let table::FileKey::Key(key, shape) = row.file else { continue };
+            match key.split_once('.') {
+                None => schema.push((key, KeyShape::Value(shape))),
+                Some((section, child)) => match schema.iter_mut().find(|(name, _)| *name == section) {
+                    Some((_, KeyShape::Section(children))) => children.push((child, row)),
+                    _ => schema.push((section, KeyShape::Section(vec![(child, row)]))),
+                },
+            }
+        }
+        schema
+    });
+    &SCHEMA
+}
 
 /// True when the file accepts `key` (a top-level key, or `section.key` below a mapping).
 #[cfg(test)]
@@ -342,87 +414,30 @@ pub(crate) fn has_key(key: &str) -> bool {
         Some((top, below)) => (top, Some(below)),
         None => (key, None),
     };
-    SCHEMA.iter().any(|(name, shape)| {
+    schema().iter().any(|(name, shape)| {
         *name == top
             && match (below, shape) {
                 (None, _) => true,
-                (Some(below), Shape::Mapping(keys)) => keys.contains(&below),
+                (Some(below), KeyShape::Section(children)) => children.iter().any(|(child, _)| *child == below),
                 _ => false,
             }
     })
 }
 
-/// Where each flag of `run` lives in the file: its key (dotted below a section), or why it has
-/// none. A test walks the flags and fails on one missing here, so a new flag gets a key or a
-/// reason.
-#[cfg(test)]
-pub(crate) const FLAG_KEYS: &[(&str, Result<&str, &str>)] = &[
-    ("server-url", Ok("server.url")),
-    ("server-cmd", Ok("server.command")),
-    ("server-env", Ok("server.env")),
-    ("header", Err("a header may hold a secret, and secrets have no place in the file")),
-    ("server-headers", Err("headers may hold secrets, and secrets have no place in the file")),
-    ("layers", Ok("layers")),
-    ("out", Ok("report_dir")),
-    ("junit-path", Ok("junit_path")),
-    ("events", Ok("events_path")),
-    ("sarif", Ok("sarif_path")),
-    ("timeout-seconds", Ok("timeout_seconds")),
-    ("config", Err("it names the file itself")),
-    ("require-era", Ok("require_era")),
-    ("fail-on", Ok("gate.fail_on")),
-    ("golden-set", Ok("golden_set")),
-    ("model", Ok("models")),
-    ("runs", Ok("runs")),
-    ("concurrency", Ok("concurrency")),
-    ("max-model-calls", Ok("max_model_calls")),
-    ("cassettes", Ok("cassettes")),
-    ("record", Err("a one-off: it re-records the cassettes, which a standing key would do on every run")),
-    ("replay-match", Ok("replay_match")),
-    ("trace-results", Ok("trace_results")),
-    ("cache-dir", Ok("cache_dir")),
-    ("cache-key", Ok("cache_key")),
-    ("cache-mode", Ok("cache_mode")),
-    ("baseline", Ok("baseline")),
-    ("accept-baseline", Err("a one-off decision about one run's results")),
-    ("fail-on-evals", Ok("gate.fail_on_evals")),
-    ("judge-model", Ok("judge_model")),
-    ("allow-self-judge", Ok("allow_self_judge")),
-    ("judge-samples", Ok("judge_samples")),
-    ("judge-calibration", Ok("judge_calibration")),
-    ("fault-plan", Ok("fault_plan")),
-    ("prices", Ok("price_table")),
-    ("max-cost-usd", Ok("max_cost_usd")),
-    ("allow-unpriced", Ok("allow_unpriced")),
-    ("otlp-endpoint", Ok("otlp_endpoint")),
-    ("otlp-headers", Err("headers may hold secrets, and secrets have no place in the file")),
-    ("trace-state", Ok("trace_state")),
-    ("baggage", Ok("baggage")),
-    ("count-tokens", Err("it sends the tool definitions to the provider on every run: asked for run by run")),
-    ("embedding-model", Ok("embedding_model")),
-    ("max-drop", Ok("gate.max_drop")),
-    ("confirm", Ok("confirm")),
-    ("shard", Err("it differs from job to job of a matrix: give it per job")),
-];
-
 /// Keys of list entries whose value must be a string: `(list, key)`. The structural pass names
-/// a wrong one with its position, like [`STRING_LISTS`].
+/// a wrong one with its position, like a section's list of strings.
 const STRING_FIELDS: &[(&str, &str)] = &[
-    ("providers", "id"),
-    ("providers", "api"),
-    ("providers", "base_url"),
-    ("providers", "api_key_env"),
-    ("waivers", "rule"),
-    ("waivers", "element"),
-    ("waivers", "probe"),
-    ("waivers", "path"),
-    ("waivers", "reason"),
-    ("waivers", "transport"),
+    (table::PROVIDERS.key_name(), "id"),
+    (table::PROVIDERS.key_name(), "api"),
+    (table::PROVIDERS.key_name(), "base_url"),
+    (table::PROVIDERS.key_name(), "api_key_env"),
+    (table::WAIVERS.key_name(), "rule"),
+    (table::WAIVERS.key_name(), "element"),
+    (table::WAIVERS.key_name(), "probe"),
+    (table::WAIVERS.key_name(), "path"),
+    (table::WAIVERS.key_name(), "reason"),
+    (table::WAIVERS.key_name(), "transport"),
 ];
-
-/// Keys below a top-level mapping whose value must be a list of strings: `(section, key)`. The
-/// structural pass checks them like [`SCHEMA`], so a wrong shape is named with its position.
-const STRING_LISTS: &[(&str, &str)] = &[("server", "env")];
 
 /// Reads and parses the file.
 ///
@@ -440,8 +455,11 @@ pub(crate) fn load(path: &Path) -> Loaded {
                     position: None,
                     field: None,
                     message: format!("cannot read the config file: {}", crate::text::io_reason(&error)),
-                    hint: "check the path given to --config (input `config`; relative to the workspace in the Action)"
-                        .into(),
+                    hint: format!(
+                        "check the path given to {} (input `{}`; relative to the workspace in the Action)",
+                        table::CONFIG.flag_name(),
+                        table::CONFIG.input_name()
+                    ),
                 }],
             );
         }
@@ -484,8 +502,8 @@ pub(crate) fn parse(path: &Path, text: &str) -> Loaded {
         Value::Null => return (Some(ConfigFile::default()), Vec::new()),
         Value::Object(map) => {
             for (key, value) in map {
-                let Some((_, shape)) = SCHEMA.iter().find(|(name, _)| name == key) else {
-                    let names: Vec<&str> = SCHEMA.iter().map(|(name, _)| *name).collect();
+                let Some((_, shape)) = schema().iter().find(|(name, _)| name == key) else {
+                    let names: Vec<&str> = schema().iter().map(|(name, _)| *name).collect();
                     problems.push(problem(
                         locate(text, &[key]),
                         Some(key.clone()),
@@ -494,7 +512,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Loaded {
                     ));
                     continue;
                 };
-                check_shape(text, key, *shape, value, &mut |position, field, message, hint| {
+                check_shape(text, key, shape, value, &mut |position, field, message, hint| {
                     problems.push(problem(position, Some(field), message, hint));
                 });
             }
@@ -650,16 +668,16 @@ fn yaml_1_1_boolean(text: &str) -> Option<bool> {
 fn check_shape(
     text: &str,
     key: &str,
-    shape: Shape,
+    shape: &KeyShape,
     value: &Value,
     report: &mut dyn FnMut(Option<(u64, u64)>, String, String, String),
 ) {
     match (shape, value) {
         (_, Value::Null) => {}
-        (Shape::Scalar, Value::String(_) | Value::Number(_) | Value::Bool(_)) => {}
-        (Shape::Scalar, Value::Array(items))
-            if key == "layers" && items.iter().all(|item| !item.is_object() && !item.is_array()) => {}
-        (Shape::Flag, Value::String(given)) if yaml_1_1_boolean(given).is_some() => report(
+        (KeyShape::Value(Shape::Scalar | Shape::Scalars), Value::String(_) | Value::Number(_) | Value::Bool(_)) => {}
+        (KeyShape::Value(Shape::Scalars), Value::Array(items))
+            if items.iter().all(|item| !item.is_object() && !item.is_array()) => {}
+        (KeyShape::Value(Shape::Flag), Value::String(given)) if yaml_1_1_boolean(given).is_some() => report(
             locate(text, &[key]),
             key.to_owned(),
             format!("expected true or false, found the string `{given}`"),
@@ -668,23 +686,25 @@ fn check_shape(
                 yaml_1_1_boolean(given).unwrap_or_default()
             ),
         ),
-        (Shape::Flag, Value::String(_) | Value::Number(_) | Value::Bool(_)) => {}
-        (Shape::Scalar | Shape::Flag, other) => report(
+        (KeyShape::Value(Shape::Flag), Value::String(_) | Value::Number(_) | Value::Bool(_)) => {}
+        (KeyShape::Value(Shape::Scalar | Shape::Scalars | Shape::Flag), other) => report(
             locate(text, &[key]),
             key.to_owned(),
             format!("expected a single value, found {}", kind(other)),
             format!("write it as `{key}: VALUE` (see docs/config-file.md)"),
         ),
-        (Shape::Mapping(keys), Value::Object(map)) => {
+        (KeyShape::Section(children), Value::Object(map)) => {
+            let keys: Vec<&str> = children.iter().map(|(child, _)| *child).collect();
             for child in map.keys().filter(|child| !keys.contains(&child.as_str())) {
                 report(
                     locate(text, &[key, child]),
                     format!("{key}.{child}"),
                     UNKNOWN_KEY.into(),
-                    crate::suggest::unknown_key_hint(child, keys),
+                    crate::suggest::unknown_key_hint(child, &keys),
                 );
             }
-            for (_, child) in STRING_LISTS.iter().filter(|(section, _)| *section == key) {
+            let lists = children.iter().filter(|(_, row)| matches!(row.file, table::FileKey::Key(_, Shape::Strings)));
+            for (child, _) in lists {
                 let hint = || format!("write `{child}:` then one `  - NAME=VALUE` or `  - NAME` per line");
                 match map.get(*child) {
                     None | Some(Value::Null) => {}
@@ -707,17 +727,17 @@ fn check_shape(
                 }
             }
         }
-        (Shape::Mapping(keys), other) => report(
+        (KeyShape::Section(children), other) => report(
             locate(text, &[key]),
             key.to_owned(),
             format!("expected a mapping, found {}", kind(other)),
             format!(
                 "`{key}` holds the keys {}, e.g. `{key}:` then `  {}: …` on the next line",
-                keys.join(", "),
-                keys[0]
+                children.iter().map(|(child, _)| *child).collect::<Vec<_>>().join(", "),
+                children[0].0
             ),
         ),
-        (Shape::ListOf(keys), Value::Array(items)) => {
+        (KeyShape::Value(Shape::ListOf(keys)), Value::Array(items)) => {
             for (index, item) in items.iter().enumerate() {
                 match item {
                     Value::Object(map) => {
@@ -754,7 +774,7 @@ fn check_shape(
                 }
             }
         }
-        (Shape::Strings, Value::Array(items)) => {
+        (KeyShape::Value(Shape::Strings), Value::Array(items)) => {
             for (index, item) in items.iter().enumerate().filter(|(_, item)| !item.is_string()) {
                 report(
                     locate_entry(text, key, index, None),
@@ -764,13 +784,13 @@ fn check_shape(
                 );
             }
         }
-        (Shape::Strings, other) => report(
+        (KeyShape::Value(Shape::Strings), other) => report(
             locate(text, &[key]),
             key.to_owned(),
             format!("expected a list of strings, found {}", kind(other)),
             format!("write `{key}:` then one `  - TEXT` per line, e.g. `  - openai:gpt-4.1-mini`"),
         ),
-        (Shape::ListOf(keys), other) => report(
+        (KeyShape::Value(Shape::ListOf(keys)), other) => report(
             locate(text, &[key]),
             key.to_owned(),
             format!("expected a list, found {}", kind(other)),
@@ -903,7 +923,7 @@ mod tests {
     fn unknown_keys_do_not_hide_the_values_of_known_keys() {
         let (config, problems) = parse(Path::new("c.yaml"), "timeout_seconds: 0\ncolour: blue\n");
         assert_eq!(problems.len(), 1);
-        assert!(config.expect("typed").timeout_seconds.is_some(), "the value is still there to check");
+        assert!(config.expect("typed").value(&table::TIMEOUT_SECONDS).is_some(), "the value is still there to check");
     }
 
     #[test]
@@ -912,13 +932,13 @@ mod tests {
             Path::new("c.yaml"),
             "server:\n  url: http://127.0.0.1:1/mcp\nlayers: [0, 1]\ntimeout_seconds: 5\nsafe_tools:\n  - name: get_time\n    arguments: {timezone: UTC}\ngate:\n  fail_on: should\n",
         ));
-        let url = file.server.as_ref().and_then(|server| server.url.as_ref()).expect("url");
+        let url = file.value(&table::SERVER_URL).expect("url");
         assert_eq!((url.referenced.line(), url.referenced.column()), (2, 8));
-        assert_eq!(scalar_text(&file.layers.as_ref().expect("layers").value).as_deref(), Some("0,1"));
-        assert_eq!(scalar_text(&file.timeout_seconds.as_ref().expect("timeout").value).as_deref(), Some("5"));
+        assert_eq!(scalar_text(&file.value(&table::LAYERS).expect("layers").value).as_deref(), Some("0,1"));
+        assert_eq!(scalar_text(&file.value(&table::TIMEOUT_SECONDS).expect("timeout").value).as_deref(), Some("5"));
         assert_eq!(file.safe_tools[0].value.name, "get_time");
         assert_eq!(file.safe_tools[0].referenced.line(), 6);
-        assert!(file.gate.is_some());
+        assert!(file.has_section("gate"));
     }
 
     #[test]
@@ -937,8 +957,8 @@ mod tests {
             "server: http://h/mcp\ncolour: blue\nsafe_tools: get_time\ngate:\n  fail_onn: never\nlayers: {a: 1}\n";
         let (config, problems) = parse(Path::new("c.yaml"), text);
         let config = config.expect("the keys it can read are read, so their values are checked too");
-        assert!(config.server.is_none() && config.safe_tools.is_empty(), "keys of the wrong shape are left out");
-        assert!(config.gate.is_some(), "the other keys are kept");
+        assert!(!config.has_section("server") && config.safe_tools.is_empty(), "keys of the wrong shape are left out");
+        assert!(config.has_section("gate"), "the other keys are kept");
         let fields: Vec<(&str, u64)> = problems
             .iter()
             .map(|problem| (problem.field.as_deref().unwrap_or(""), problem.position.map_or(0, |(line, _)| line)))
@@ -965,7 +985,7 @@ mod tests {
     #[test]
     fn server_env_is_a_list_of_strings_with_positions() {
         let file = ok(parse(Path::new("c.yaml"), "server:\n  command: srv\n  env:\n    - FOO=bar\n    - KEEP\n"));
-        let env = file.server.and_then(|server| server.env).expect("env");
+        let env = file.strings(&table::SERVER_ENV).expect("env");
         let entries: Vec<(&str, u64)> =
             env.iter().map(|entry| (entry.value.as_str(), entry.referenced.line())).collect();
         assert_eq!(entries, [("FOO=bar", 4), ("KEEP", 5)]);
@@ -986,8 +1006,12 @@ mod tests {
             Path::new("c.yaml"),
             "models:\n  - openai:gpt-4.1-mini\n  - myvllm:qwen3-8b\nproviders:\n  - id: myvllm\n    api: openai\n    base_url: http://127.0.0.1:8000/v1\n  - {id: proxy, api: anthropic, base_url: 'http://h', api_key_env: PROXY_KEY}\nruns: 3\nconcurrency: 2\nmax_model_calls: 100\ntrace_results: full\n",
         ));
-        let models: Vec<(&str, u64)> =
-            file.models.iter().flatten().map(|model| (model.value.as_str(), model.referenced.line())).collect();
+        let models: Vec<(&str, u64)> = file
+            .strings(&table::MODELS)
+            .into_iter()
+            .flatten()
+            .map(|model| (model.value.as_str(), model.referenced.line()))
+            .collect();
         assert_eq!(models, [("openai:gpt-4.1-mini", 2), ("myvllm:qwen3-8b", 3)]);
         assert_eq!(file.providers.len(), 2);
         let first = &file.providers[0].value;
@@ -997,10 +1021,13 @@ mod tests {
         assert!(first.api_key_env.is_none());
         let second = &file.providers[1].value;
         assert_eq!(second.api_key_env.as_ref().map(|var| var.value.as_str()), Some("PROXY_KEY"));
-        for (value, text) in [(&file.runs, "3"), (&file.concurrency, "2"), (&file.max_model_calls, "100")] {
-            assert_eq!(value.as_ref().and_then(|value| scalar_text(&value.value)).as_deref(), Some(text));
+        for (row, text) in [(&table::RUNS, "3"), (&table::CONCURRENCY, "2"), (&table::MAX_MODEL_CALLS, "100")] {
+            assert_eq!(file.value(row).and_then(|value| scalar_text(&value.value)).as_deref(), Some(text));
         }
-        assert_eq!(file.trace_results.as_ref().and_then(|value| scalar_text(&value.value)).as_deref(), Some("full"));
+        assert_eq!(
+            file.value(&table::TRACE_RESULTS).and_then(|value| scalar_text(&value.value)).as_deref(),
+            Some("full")
+        );
     }
 
     #[test]
@@ -1008,7 +1035,7 @@ mod tests {
         let text = "models: openai:gpt-4o\nproviders:\n  - id: a\n    api: openai\n    base_url: http://h\n  - id: 5\n    api: [openai]\n    base_url: http://h\n    api_key: KEY\nrun: 3\ntrace_results: [full]\n";
         let (config, problems) = parse(Path::new("c.yaml"), text);
         let config = config.expect("the keys it can read are read, so their values are checked too");
-        assert!(config.models.is_none(), "a key of the wrong shape is left out");
+        assert!(config.strings(&table::MODELS).is_none(), "a key of the wrong shape is left out");
         assert_eq!(config.providers.len(), 2, "an entry with a value of the wrong type is kept: {config:?}");
         type Found<'a> = (&'a str, Option<(u64, u64)>, &'a str);
         let found: Vec<Found<'_>> = problems
@@ -1059,7 +1086,9 @@ mod tests {
             assert!(problems[0].hint.starts_with(&format!("write `{key}: {meant}`")), "{problems:?}");
             assert_eq!(problems[0].position, Some((1, 1)));
         }
-        assert!(ok(parse(Path::new("c.yaml"), "confirm: true\nallow_unpriced: false\n")).confirm.is_some());
+        assert!(
+            ok(parse(Path::new("c.yaml"), "confirm: true\nallow_unpriced: false\n")).value(&table::CONFIRM).is_some()
+        );
     }
 
     #[test]
@@ -1084,7 +1113,7 @@ mod tests {
         let text = "safe_tools:\n  - name: [a]\ntimeout_seconds: 5\n";
         let (config, problems) = parse(Path::new("c.yaml"), text);
         let config = config.expect("the other keys are read");
-        assert!(config.safe_tools.is_empty() && config.timeout_seconds.is_some(), "{config:?}");
+        assert!(config.safe_tools.is_empty() && config.value(&table::TIMEOUT_SECONDS).is_some(), "{config:?}");
         assert_eq!(problems.len(), 1, "{problems:#?}");
         assert_eq!(problems[0].field.as_deref(), Some("safe_tools"), "{problems:#?}");
     }

@@ -9,7 +9,7 @@ use super::layer1::{
     Api, CacheKeySetting, DEFAULT_CONCURRENCY, DEFAULT_MAX_MODEL_CALLS, Layer1Settings, ModelRef, ProviderDef,
     TraceResults,
 };
-use super::{Located, Problem, Source, Sources, check_url, env_vars, file_source, secrets};
+use super::{Located, Problem, Source, Sources, check_url, env_vars, file_source, secrets, table};
 
 /// The largest `--runs`.
 const MAX_RUNS: u64 = 100;
@@ -30,13 +30,13 @@ const BUILT_INS: [BuiltIn; 3] = [
         id: "openai",
         api: Api::OpenAi,
         base_url: Some((env_vars::OPENAI_BASE_URL, "https://api.openai.com/v1")),
-        key: Some((env_vars::INPUT_OPENAI_API_KEY, env_vars::OPENAI_API_KEY)),
+        key: Some((table::OPENAI_API_KEY.input_name(), env_vars::OPENAI_API_KEY)),
     },
     BuiltIn {
         id: "anthropic",
         api: Api::Anthropic,
         base_url: Some((env_vars::ANTHROPIC_BASE_URL, "https://api.anthropic.com")),
-        key: Some((env_vars::INPUT_ANTHROPIC_API_KEY, env_vars::ANTHROPIC_API_KEY)),
+        key: Some((table::ANTHROPIC_API_KEY.input_name(), env_vars::ANTHROPIC_API_KEY)),
     },
     BuiltIn { id: "replay", api: Api::Replay, base_url: None, key: None },
 ];
@@ -99,8 +99,8 @@ pub(super) fn resolve(
         baseline_file: store.baseline_file,
         accept_baseline: store.accept_baseline,
         fail_on_evals: store.fail_on_evals,
-        // The command line stores a baseline only when asked (`--accept-baseline`); the Action
-        // replaces this with its event and branch.
+        // The command line stores a baseline only when asked (`--accept-baseline`); the Action's
+        // comes from its event and branch (`super::event::apply`).
         store_context: (!in_action)
             .then(|| super::layer1::StoreContext { event: super::layer1::CLI_EVENT.into(), on_default_branch: true }),
         judge_model: judging.judge_model,
@@ -143,25 +143,12 @@ struct Spending {
 fn spending(sources: &Sources<'_>, workspace: &super::workspace::Workspace, problems: &mut Vec<Problem>) -> Spending {
     let flags = &sources.request.flags;
     let price_table = workspace
-        .shared(
-            sources.pick(
-                &flags.prices,
-                "--prices",
-                env_vars::INPUT_PRICE_TABLE,
-                sources.config().and_then(|c| c.price_table.as_ref()).map(|value| (value, "price_table")),
-            ),
-            problems,
-        )
+        .shared(sources.setting(&table::PRICE_TABLE, &flags.prices), problems)
         .map(|(_, text)| text.trim().to_owned())
         .filter(|text| !text.is_empty())
         .map(|text| workspace.join(&text));
     let max_cost_usd = sources
-        .pick(
-            &flags.max_cost_usd,
-            "--max-cost-usd",
-            env_vars::INPUT_MAX_COST_USD,
-            sources.config().and_then(|c| c.max_cost_usd.as_ref()).map(|value| (value, "max_cost_usd")),
-        )
+        .setting(&table::MAX_COST_USD, &flags.max_cost_usd)
         .filter(|(_, text)| !text.trim().is_empty())
         .and_then(|(source, text)| match text.trim().trim_start_matches('$').parse::<f64>() {
             Ok(usd) if usd.is_finite() && usd > 0.0 && usd <= 1_000_000.0 => {
@@ -182,12 +169,7 @@ fn spending(sources: &Sources<'_>, workspace: &super::workspace::Workspace, prob
         });
     let allow_unpriced = flags.allow_unpriced
         || sources
-            .pick(
-                &None,
-                "--allow-unpriced",
-                env_vars::INPUT_ALLOW_UNPRICED,
-                sources.config().and_then(|c| c.allow_unpriced.as_ref()).map(|value| (value, "allow_unpriced")),
-            )
+            .setting(&table::ALLOW_UNPRICED, &None)
             .is_some_and(|(_, text)| matches!(text.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"));
     Spending { price_table, max_cost_usd, allow_unpriced }
 }
@@ -204,15 +186,7 @@ fn fault_plan(
     problems: &mut Vec<Problem>,
 ) -> Option<PathBuf> {
     workspace
-        .shared(
-            sources.pick(
-                &sources.request.flags.fault_plan,
-                "--fault-plan",
-                env_vars::INPUT_FAULT_PLAN,
-                sources.config().and_then(|c| c.fault_plan.as_ref()).map(|value| (value, "fault_plan")),
-            ),
-            problems,
-        )
+        .shared(sources.setting(&table::FAULT_PLAN, &sources.request.flags.fault_plan), problems)
         .map(|(_, text)| text.trim().to_owned())
         .filter(|text| !text.is_empty())
         .map(|text| workspace.join(&text))
@@ -237,25 +211,12 @@ struct RunLimits {
 /// as if not given).
 fn run_limits(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> RunLimits {
     let flags = &sources.request.flags;
-    let file = sources.config();
-    let runs = sources
-        .pick(
-            &flags.runs,
-            "--runs",
-            env_vars::INPUT_RUNS,
-            file.and_then(|c| c.runs.as_ref()).map(|value| (value, "runs")),
-        )
-        .and_then(|(source, text)| {
-            let runs = whole_number(&text, 1, MAX_RUNS, &source, "trials", "e.g. 5", problems)?;
-            u32::try_from(runs).ok()
-        });
+    let runs = sources.setting(&table::RUNS, &flags.runs).and_then(|(source, text)| {
+        let runs = whole_number(&text, 1, MAX_RUNS, &source, "trials", "e.g. 5", problems)?;
+        u32::try_from(runs).ok()
+    });
     let concurrency = sources
-        .pick(
-            &flags.concurrency,
-            "--concurrency",
-            env_vars::INPUT_CONCURRENCY,
-            file.and_then(|c| c.concurrency.as_ref()).map(|value| (value, "concurrency")),
-        )
+        .setting(&table::CONCURRENCY, &flags.concurrency)
         .and_then(|(source, text)| {
             let hint = format!("the default is {DEFAULT_CONCURRENCY}");
             whole_number(&text, 1, MAX_CONCURRENCY, &source, "trials in flight", &hint, problems)
@@ -263,12 +224,7 @@ fn run_limits(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> RunLimits {
         .and_then(|value| usize::try_from(value).ok())
         .unwrap_or(DEFAULT_CONCURRENCY);
     let max_model_calls = sources
-        .pick(
-            &flags.max_model_calls,
-            "--max-model-calls",
-            env_vars::INPUT_MAX_MODEL_CALLS,
-            file.and_then(|c| c.max_model_calls.as_ref()).map(|value| (value, "max_model_calls")),
-        )
+        .setting(&table::MAX_MODEL_CALLS, &flags.max_model_calls)
         .and_then(|(source, text)| {
             let hint = format!("the default is {DEFAULT_MAX_MODEL_CALLS}");
             whole_number(&text, 1, u64::MAX, &source, "model calls", &hint, problems)
@@ -283,12 +239,7 @@ fn run_limits(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> RunLimits {
 /// # Errors
 /// Adds to `problems` a value other than full, truncated or none (then the default).
 fn trace_results(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> TraceResults {
-    match sources.pick(
-        &sources.request.flags.trace_results,
-        "--trace-results",
-        env_vars::INPUT_TRACE_RESULTS,
-        sources.config().and_then(|c| c.trace_results.as_ref()).map(|value| (value, "trace_results")),
-    ) {
+    match sources.setting(&table::TRACE_RESULTS, &sources.request.flags.trace_results) {
         None => TraceResults::default(),
         Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
             "full" => TraceResults::Full,
@@ -312,7 +263,7 @@ fn trace_results(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> TraceRes
 /// # Errors
 /// Adds to `problems` a value [`super::layer1::Shard::parse`] refuses (then `None`).
 fn shard(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> Option<super::layer1::Shard> {
-    sources.pick(&sources.request.flags.shard, "--shard", env_vars::INPUT_SHARD, None).and_then(|(source, text)| {
+    sources.setting(&table::SHARD, &sources.request.flags.shard).and_then(|(source, text)| {
         match super::layer1::Shard::parse(&text) {
             Ok(shard) => Some(shard),
             Err(message) => {
@@ -338,14 +289,7 @@ fn cassettes(
     problems: &mut Vec<Problem>,
 ) -> Option<PathBuf> {
     let flags = &sources.request.flags;
-    let cassettes = sources
-        .pick(
-            &flags.cassettes,
-            "--cassettes",
-            env_vars::INPUT_CASSETTES,
-            sources.config().and_then(|config| config.cassettes.as_ref()).map(|value| (value, "cassettes")),
-        )
-        .map(|(_, text)| workspace.join(&text));
+    let cassettes = sources.setting(&table::CASSETTES, &flags.cassettes).map(|(_, text)| workspace.join(&text));
     if flags.record && cassettes.is_none() {
         problems.push(Problem::new(
             &Source::Flag("--record".into()),
@@ -362,11 +306,7 @@ fn cassettes(
 /// Adds to `problems` any other value.
 fn replay_match(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> crate::providers::cassette::Match {
     use crate::providers::cassette::Match;
-    let given = sources.flag_or_file(
-        &sources.request.flags.replay_match,
-        "--replay-match",
-        sources.config().and_then(|config| config.replay_match.as_ref()).map(|value| (value, "replay_match")),
-    );
+    let given = sources.setting(&table::REPLAY_MATCH, &sources.request.flags.replay_match);
     match given {
         None => Match::Tolerant,
         Some((_, text)) if text.trim().eq_ignore_ascii_case("tolerant") => Match::Tolerant,
@@ -412,15 +352,7 @@ fn judging(
 ) -> Judging {
     let allow_self_judge = sources.request.flags.allow_self_judge
         || sources
-            .pick(
-                &None,
-                "--allow-self-judge",
-                env_vars::INPUT_ALLOW_SELF_JUDGE,
-                sources
-                    .config()
-                    .and_then(|config| config.allow_self_judge.as_ref())
-                    .map(|value| (value, "allow_self_judge")),
-            )
+            .setting(&table::ALLOW_SELF_JUDGE, &None)
             .is_some_and(|(_, text)| matches!(text.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"));
     let judge_model = judge_model(sources, providers, models, allow_self_judge, problems);
     let embedding_model = embedding_model(sources, providers, file_unread, problems);
@@ -442,37 +374,34 @@ fn judge_model(
     allow_self_judge: bool,
     problems: &mut Vec<Problem>,
 ) -> Option<ModelRef> {
-    sources
-        .pick(
-            &sources.request.flags.judge_model,
-            "--judge-model",
-            env_vars::INPUT_JUDGE_MODEL,
-            sources.config().and_then(|config| config.judge_model.as_ref()).map(|value| (value, "judge_model")),
-        )
-        .and_then(|(source, text)| {
-            let Some((provider, model)) = text.trim().split_once(':').filter(|(p, m)| !p.is_empty() && !m.is_empty())
-            else {
-                problems.push(Problem::new(&source, format!("`{text}` is not PROVIDER:MODEL"), "e.g. openai:gpt-4.1"));
-                return None;
-            };
-            let judge = ModelRef { provider: provider.to_owned(), model: model.to_owned() };
-            if !providers.iter().any(|defined| defined.id == judge.provider) {
-                problems.push(Problem::new(
-                    &source,
-                    format!("no provider `{provider}` is defined"),
-                    "use openai, anthropic, replay or a provider of the config file",
-                ));
-                return None;
-            }
-            if models.contains(&judge) && !allow_self_judge {
-                problems.push(Problem::new(
-                    &source,
-                    format!("`{text}` is also a model under test"),
-                    "judge with another model, or allow it with --allow-self-judge (input `allow-self-judge: true`; the report then flags it)",
-                ));
-            }
-            Some(judge)
-        })
+    sources.setting(&table::JUDGE_MODEL, &sources.request.flags.judge_model).and_then(|(source, text)| {
+        let Some((provider, model)) = text.trim().split_once(':').filter(|(p, m)| !p.is_empty() && !m.is_empty())
+        else {
+            problems.push(Problem::new(&source, format!("`{text}` is not PROVIDER:MODEL"), "e.g. openai:gpt-4.1"));
+            return None;
+        };
+        let judge = ModelRef { provider: provider.to_owned(), model: model.to_owned() };
+        if !providers.iter().any(|defined| defined.id == judge.provider) {
+            problems.push(Problem::new(
+                &source,
+                format!("no provider `{provider}` is defined"),
+                "use openai, anthropic, replay or a provider of the config file",
+            ));
+            return None;
+        }
+        if models.contains(&judge) && !allow_self_judge {
+            problems.push(Problem::new(
+                &source,
+                format!("`{text}` is also a model under test"),
+                format!(
+                    "judge with another model, or allow it with {} (input `{}: true`; the report then flags it)",
+                    table::ALLOW_SELF_JUDGE.flag_name(),
+                    table::ALLOW_SELF_JUDGE.input_name()
+                ),
+            ));
+        }
+        Some(judge)
+    })
 }
 
 /// The embeddings model of `embedding` matchers (`--embedding-model`, input
@@ -489,12 +418,7 @@ fn embedding_model(
     problems: &mut Vec<Problem>,
 ) -> Option<ModelRef> {
     sources
-        .pick(
-            &sources.request.flags.embedding_model,
-            "--embedding-model",
-            env_vars::INPUT_EMBEDDING_MODEL,
-            sources.config().and_then(|c| c.embedding_model.as_ref()).map(|value| (value, "embedding_model")),
-        )
+        .setting(&table::EMBEDDING_MODEL, &sources.request.flags.embedding_model)
         .and_then(|(source, text)| {
             let Some((provider, model)) = text.trim().split_once(':').filter(|(p, m)| !p.is_empty() && !m.is_empty())
             else {
@@ -534,12 +458,7 @@ fn embedding_model(
 /// Adds to `problems` a value that is not a whole number from 1 to 9 (then 1).
 fn judge_samples(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> usize {
     match sources
-        .pick(
-            &sources.request.flags.judge_samples,
-            "--judge-samples",
-            env_vars::INPUT_JUDGE_SAMPLES,
-            sources.config().and_then(|config| config.judge_samples.as_ref()).map(|value| (value, "judge_samples")),
-        )
+        .setting(&table::JUDGE_SAMPLES, &sources.request.flags.judge_samples)
         .filter(|(_, text)| !text.trim().is_empty())
     {
         None => 1,
@@ -562,15 +481,7 @@ fn judge_calibration(
     problems: &mut Vec<Problem>,
 ) -> Option<PathBuf> {
     workspace
-        .shared(
-            sources.pick(
-                &sources.request.flags.judge_calibration,
-                "--judge-calibration",
-                env_vars::INPUT_JUDGE_CALIBRATION,
-                sources.config().and_then(|c| c.judge_calibration.as_ref()).map(|value| (value, "judge_calibration")),
-            ),
-            problems,
-        )
+        .shared(sources.setting(&table::JUDGE_CALIBRATION, &sources.request.flags.judge_calibration), problems)
         .map(|(source, text)| (source, text.trim().to_owned()))
         .filter(|(_, text)| !text.is_empty())
         .and_then(|(source, text)| {
@@ -599,16 +510,7 @@ fn judge_calibration(
 /// # Errors
 /// Adds to `problems` a value that is not a fraction from 0 to 1 (then the default).
 fn max_drop(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> f64 {
-    match sources.pick(
-        &sources.request.flags.max_drop,
-        "--max-drop",
-        env_vars::INPUT_MAX_DROP,
-        sources
-            .config()
-            .and_then(|config| config.gate.as_ref())
-            .and_then(|gate| gate.max_drop.as_ref())
-            .map(|value| (value, "gate.max_drop")),
-    ) {
+    match sources.setting(&table::MAX_DROP, &sources.request.flags.max_drop) {
         None => super::layer1::DEFAULT_MAX_DROP,
         Some((source, text)) => match text.trim().parse::<f64>() {
             Ok(value) if (0.0..=1.0).contains(&value) => value,
@@ -630,12 +532,7 @@ fn max_drop(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> f64 {
 /// # Errors
 /// Adds to `problems` a value that is not true or false (then `true`).
 fn confirm(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> bool {
-    match sources.pick(
-        &sources.request.flags.confirm,
-        "--confirm",
-        env_vars::INPUT_CONFIRM,
-        sources.config().and_then(|config| config.confirm.as_ref()).map(|value| (value, "confirm")),
-    ) {
+    match sources.setting(&table::CONFIRM, &sources.request.flags.confirm) {
         None => true,
         Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
             "" | "true" | "yes" | "on" | "1" => true,
@@ -678,12 +575,7 @@ fn cache_and_baseline(
     problems: &mut Vec<Problem>,
 ) -> Store {
     let cache_dir = cache_dir(sources, workspace, in_action, problems);
-    let cache_key = match sources.pick(
-        &sources.request.flags.cache_key,
-        "--cache-key",
-        env_vars::INPUT_CACHE_KEY,
-        sources.config().and_then(|config| config.cache_key.as_ref()).map(|value| (value, "cache_key")),
-    ) {
+    let cache_key = match sources.setting(&table::CACHE_KEY, &sources.request.flags.cache_key) {
         Some((_, text)) if text.trim() == "auto" => CacheKeySetting::Auto,
         Some((_, text)) if text.trim() == "none" => CacheKeySetting::None,
         Some((_, text)) => CacheKeySetting::Text(text.trim().to_owned()),
@@ -708,12 +600,7 @@ fn cache_dir(
     in_action: bool,
     problems: &mut Vec<Problem>,
 ) -> Option<PathBuf> {
-    let cache_dir_picked = sources.pick(
-        &sources.request.flags.cache_dir,
-        "--cache-dir",
-        env_vars::INPUT_CACHE_DIR,
-        sources.config().and_then(|config| config.cache_dir.as_ref()).map(|value| (value, "cache_dir")),
-    );
+    let cache_dir_picked = sources.setting(&table::CACHE_DIR, &sources.request.flags.cache_dir);
     // Given but refused (outside a shared-only workspace): no default in its place.
     let cache_dir_given = cache_dir_picked.is_some();
     match workspace.shared(cache_dir_picked, problems) {
@@ -735,12 +622,7 @@ fn baseline_file(
     workspace: &super::workspace::Workspace,
     problems: &mut Vec<Problem>,
 ) -> Option<PathBuf> {
-    let picked = sources.pick(
-        &sources.request.flags.baseline,
-        "--baseline",
-        env_vars::INPUT_BASELINE,
-        sources.config().and_then(|config| config.baseline.as_ref()).map(|value| (value, "baseline")),
-    );
+    let picked = sources.setting(&table::BASELINE, &sources.request.flags.baseline);
     workspace.shared(picked, problems).and_then(|(source, text)| {
         let path = workspace.join(&text);
         let read = std::fs::read_to_string(&path).map_err(|error| format!("cannot be read: {error}")).and_then(|text| {
@@ -769,7 +651,7 @@ fn baseline_file(
 fn accept_baseline(sources: &Sources<'_>, has_cache_dir: bool, problems: &mut Vec<Problem>) -> bool {
     let accept_baseline = sources.request.flags.accept_baseline
         || sources
-            .input(env_vars::INPUT_ACCEPT_BASELINE)
+            .input(table::ACCEPT_BASELINE.input_name())
             .is_some_and(|(_, text)| matches!(text.trim().to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"));
     if accept_baseline && !has_cache_dir {
         // On the command line (the Action always has a cache directory): nowhere to store.
@@ -789,16 +671,7 @@ fn accept_baseline(sources: &Sources<'_>, has_cache_dir: bool, problems: &mut Ve
 /// # Errors
 /// Adds to `problems` a value other than regression, strict, failure or never (then failure).
 fn fail_on_evals(sources: &Sources<'_>, in_action: bool, problems: &mut Vec<Problem>) -> super::layer1::FailOnEvals {
-    match sources.pick(
-        &sources.request.flags.fail_on_evals,
-        "--fail-on-evals",
-        env_vars::INPUT_FAIL_ON_EVALS,
-        sources
-            .config()
-            .and_then(|config| config.gate.as_ref())
-            .and_then(|gate| gate.fail_on_evals.as_ref())
-            .map(|value| (value, "gate.fail_on_evals")),
-    ) {
+    match sources.setting(&table::FAIL_ON_EVALS, &sources.request.flags.fail_on_evals) {
         None if in_action => super::layer1::FailOnEvals::Regression,
         None => super::layer1::FailOnEvals::Failure,
         Some((source, text)) => super::layer1::FailOnEvals::parse(text.trim()).unwrap_or_else(|| {
@@ -821,12 +694,7 @@ fn cache_mode(sources: &Sources<'_>, in_action: bool, problems: &mut Vec<Problem
     let event =
         sources.request.action.github_event_name.clone().or_else(|| (sources.lookup)(env_vars::GITHUB_EVENT_NAME));
     let scheduled = in_action && event.as_deref().map(str::trim) == Some("schedule");
-    match sources.pick(
-        &sources.request.flags.cache_mode,
-        "--cache-mode",
-        env_vars::INPUT_CACHE,
-        sources.config().and_then(|config| config.cache_mode.as_ref()).map(|value| (value, "cache_mode")),
-    ) {
+    match sources.setting(&table::CACHE_MODE, &sources.request.flags.cache_mode) {
         None if scheduled => crate::cache::Mode::WriteOnly,
         None => crate::cache::Mode::ReadWrite,
         Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
@@ -888,7 +756,7 @@ fn providers(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> Vec<Provider
     let mut defined: Vec<(String, String)> = Vec::new();
     for (index, entry) in file.providers.iter().enumerate() {
         let ProviderEntry { id, api, base_url, api_key_env } = &entry.value;
-        let entry_source = file_source(path, entry, &format!("providers[{index}]"));
+        let entry_source = file_source(path, entry, &format!("{}[{index}]", table::PROVIDERS.key_name()));
         let mut check = ProviderCheck { path, index, entry_source, valid: true, problems: &mut *problems };
         let id_text = check.id(id, &mut defined);
         let api_value = check.api(api);
@@ -953,7 +821,7 @@ impl ProviderCheck<'_> {
 
     /// The key of the field `name` of this entry (`providers[2].id`).
     fn field(&self, name: &str) -> String {
-        format!("providers[{}].{name}", self.index)
+        format!("{}[{}].{name}", table::PROVIDERS.key_name(), self.index)
     }
 
     /// Adds a problem and marks the entry invalid.
@@ -1168,12 +1036,12 @@ fn model_entries(sources: &Sources<'_>) -> Vec<(Source, String)> {
         .iter()
         .map(|text| text.trim())
         .filter(|text| !text.is_empty())
-        .map(|text| (Source::Flag("--model".into()), text.to_owned()))
+        .map(|text| (Source::Flag(table::MODELS.flag_name()), text.to_owned()))
         .collect();
     if !flags.is_empty() {
         return flags;
     }
-    if let Some((source, text)) = sources.input(env_vars::INPUT_MODELS) {
+    if let Some((source, text)) = sources.input(table::MODELS.input_name()) {
         return text
             .lines()
             .map(|line| line.split_once('#').map_or(line, |(before, _)| before).trim())
@@ -1182,10 +1050,11 @@ fn model_entries(sources: &Sources<'_>) -> Vec<(Source, String)> {
             .collect();
     }
     let Some((path, file)) = sources.file else { return Vec::new() };
-    file.models
-        .iter()
+    let key = table::MODELS.key_name();
+    file.strings(&table::MODELS)
+        .into_iter()
         .flatten()
         .enumerate()
-        .map(|(index, entry)| (file_source(path, entry, &format!("models[{index}]")), entry.value.trim().to_owned()))
+        .map(|(index, entry)| (file_source(path, entry, &format!("{key}[{index}]")), entry.value.trim().to_owned()))
         .collect()
 }

@@ -11,11 +11,13 @@
 
 pub(crate) mod config_file;
 pub(crate) mod env_vars;
+mod event;
 pub(crate) mod layer1;
 mod layer1_resolve;
 pub(crate) use layer1_resolve::BUDGET_WITHOUT_TABLE;
 pub(crate) mod sarif;
 pub(crate) mod secrets;
+pub(crate) mod table;
 pub(crate) mod trace;
 pub(crate) mod workspace;
 
@@ -29,6 +31,7 @@ use crate::conformance::context::SafeTool;
 use crate::conformance::waiver::Waiver;
 use crate::error::{self, UserError};
 use config_file::{ConfigFile, Located};
+use table::Setting;
 
 /// Every layer this tool knows of: 0 conformance, 1 behaviour, 2 resilience, 3 telemetry.
 pub(crate) const ALL_LAYERS: [u8; 4] = [0, 1, 2, 3];
@@ -63,163 +66,163 @@ pub(crate) enum FrontEnd {
 /// the Action input and the config-file key that set the same thing.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SettingsArgs {
-    /// URL of a Streamable HTTP server, e.g. http://127.0.0.1:8000/mcp [Action input: server-url; config: server.url]
-    #[arg(long, value_name = "URL")]
+    /// [`table::SERVER_URL`].
+    #[arg(long = table::SERVER_URL.long(), value_name = "URL", help = table::SERVER_URL.help())]
     pub server_url: Option<String>,
-    /// Command that starts a stdio server (run through `sh -c`) [Action input: server-command; config: server.command]
-    #[arg(long = "server-cmd", visible_alias = "server-command", value_name = "CMD")]
+    /// [`table::SERVER_COMMAND`].
+    #[arg(long = table::SERVER_COMMAND.long(), visible_alias = table::SERVER_COMMAND.input_name(), value_name = "CMD", help = table::SERVER_COMMAND.help())]
     pub server_command: Option<String>,
-    /// Extra HTTP header for every request, 'Name: value' (repeatable); values are secrets
-    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    /// [`table::HEADER`].
+    #[arg(long = table::HEADER.long(), value_name = "'NAME: VALUE'", help = table::HEADER.help())]
     pub headers: Vec<String>,
-    /// Extra HTTP headers, one 'Name: value' per line; values are secrets [Action input: server-headers]
-    #[arg(long, value_name = "LINES")]
+    /// [`table::SERVER_HEADERS`].
+    #[arg(long = table::SERVER_HEADERS.long(), value_name = "LINES", help = table::SERVER_HEADERS.help())]
     pub server_headers: Option<String>,
-    /// Environment variable for a stdio server (repeatable): NAME=VALUE sets it (the value is a secret), NAME passes ours through when set; the server inherits nothing else but PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR and TERM [Action input: server-env; config: server.env]
-    #[arg(long = "server-env", value_name = "NAME[=VALUE]")]
+    /// [`table::SERVER_ENV`].
+    #[arg(long = table::SERVER_ENV.long(), value_name = "NAME[=VALUE]", help = table::SERVER_ENV.help())]
     pub server_env: Vec<String>,
-    /// Layers: `0`, `0,1`, `0-3`, `all` or `auto` (decided from the event) [Action input: layers; config: layers]
-    #[arg(long, value_name = "LIST")]
+    /// [`table::LAYERS`].
+    #[arg(long = table::LAYERS.long(), value_name = "LIST", help = table::LAYERS.help())]
     pub layers: Option<String>,
-    /// Directory for report.json, junit.xml and summary.md [Action input: report-path; config: report_dir; default mcp-eval-report]
-    #[arg(long = "out", visible_alias = "report-path", value_name = "DIR")]
+    /// [`table::REPORT_DIR`].
+    #[arg(long = table::REPORT_DIR.long(), visible_alias = table::REPORT_DIR.input_name(), value_name = "DIR", help = table::REPORT_DIR.help())]
     pub out: Option<String>,
-    /// Also write the layer-0 and static-scan findings as SARIF 2.1.0 here, for GitHub code scanning [Action input: sarif-path; config: sarif_path]
-    #[arg(long, value_name = "FILE")]
+    /// [`table::SARIF`].
+    #[arg(long = table::SARIF.long(), value_name = "FILE", help = table::SARIF.help())]
     pub sarif: Option<String>,
-    /// Also write junit.xml here [Action input: junit-path; config: junit_path]
-    #[arg(long, value_name = "FILE")]
+    /// [`table::JUNIT_PATH`].
+    #[arg(long = table::JUNIT_PATH.long(), value_name = "FILE", help = table::JUNIT_PATH.help())]
     pub junit_path: Option<String>,
-    /// Also write the run's events here, one JSON line each (docs/events-format.md) [Action input: events-path; config: events_path]
-    #[arg(long = "events", visible_alias = "events-path", value_name = "FILE")]
+    /// [`table::EVENTS`].
+    #[arg(long = table::EVENTS.long(), visible_alias = table::EVENTS.input_name(), value_name = "FILE", help = table::EVENTS.help())]
     pub events: Option<String>,
-    /// Per-request timeout in seconds [Action input: timeout-seconds; config: timeout_seconds; default 10]
-    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    /// [`table::TIMEOUT_SECONDS`].
+    #[arg(long = table::TIMEOUT_SECONDS.long(), value_name = "SECONDS", allow_hyphen_values = true, help = table::TIMEOUT_SECONDS.help())]
     pub timeout_seconds: Option<String>,
-    /// The YAML config file (safe_tools, gate, server, …) [Action input: config]
-    #[arg(long, value_name = "FILE")]
+    /// [`table::CONFIG`].
+    #[arg(long = table::CONFIG.long(), value_name = "FILE", help = table::CONFIG.help())]
     pub config: Option<String>,
-    /// Fail a server that does not speak this revision (only `2026-07-28`) [Action input: require-era; config: require_era]
-    #[arg(long, value_name = "REVISION")]
+    /// [`table::REQUIRE_ERA`].
+    #[arg(long = table::REQUIRE_ERA.long(), value_name = "REVISION", help = table::REQUIRE_ERA.help())]
     pub require_era: Option<String>,
-    /// When the run fails: must (a MUST failure), should (also a warning), never [Action input: fail-on; config: gate.fail_on; default must]
-    #[arg(long, value_name = "WHEN")]
+    /// [`table::FAIL_ON`].
+    #[arg(long = table::FAIL_ON.long(), value_name = "WHEN", help = table::FAIL_ON.help())]
     pub fail_on: Option<String>,
-    /// Golden set for layer 1 [Action input: golden-set; config: golden_set]
-    #[arg(long, value_name = "FILE")]
+    /// [`table::GOLDEN_SET`].
+    #[arg(long = table::GOLDEN_SET.long(), value_name = "FILE", help = table::GOLDEN_SET.help())]
     pub golden_set: Option<String>,
-    /// Model for layer 1, PROVIDER:MODEL, e.g. openai:gpt-4.1-mini (repeatable); providers: openai, anthropic, replay and the config file's [Action input: models, one per line; config: models]
-    #[arg(long = "model", value_name = "PROVIDER:MODEL")]
+    /// [`table::MODELS`].
+    #[arg(long = table::MODELS.long(), value_name = "PROVIDER:MODEL", help = table::MODELS.help())]
     pub models: Vec<String>,
-    /// The number of trials of every layer-1 case, 1 to 100, overriding the golden set's [Action input: runs; config: runs]
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    /// [`table::RUNS`].
+    #[arg(long = table::RUNS.long(), value_name = "N", allow_hyphen_values = true, help = table::RUNS.help())]
     pub runs: Option<String>,
-    /// Layer-1 trials in flight at once, 1 to 64 [Action input: concurrency; config: concurrency; default 4]
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    /// [`table::CONCURRENCY`].
+    #[arg(long = table::CONCURRENCY.long(), value_name = "N", allow_hyphen_values = true, help = table::CONCURRENCY.help())]
     pub concurrency: Option<String>,
-    /// Hard cap on model calls in one evaluation, at least 1 [Action input: max-model-calls; config: max_model_calls; default 2000]
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    /// [`table::MAX_MODEL_CALLS`].
+    #[arg(long = table::MAX_MODEL_CALLS.long(), value_name = "N", allow_hyphen_values = true, help = table::MAX_MODEL_CALLS.help())]
     pub max_model_calls: Option<String>,
-    /// Replay model exchanges from this directory instead of calling the providers
-    #[arg(long, value_name = "DIR")]
+    /// [`table::CASSETTES`].
+    #[arg(long = table::CASSETTES.long(), value_name = "DIR", help = table::CASSETTES.help())]
     pub cassettes: Option<String>,
-    /// With --cassettes: call the real providers and write what they answered into the directory
-    #[arg(long)]
+    /// [`table::RECORD`].
+    #[arg(long = table::RECORD.long(), help = table::RECORD.help())]
     pub record: bool,
-    /// How replay matches a recording: tolerant (the model side — system text, prompt, tools, calls so far and their error flags; tool-result text that changed is data, replayed and noted) or exact (the whole request) [config: replay_match; default tolerant]
-    #[arg(long, value_name = "HOW")]
+    /// [`table::REPLAY_MATCH`].
+    #[arg(long = table::REPLAY_MATCH.long(), value_name = "HOW", help = table::REPLAY_MATCH.help())]
     pub replay_match: Option<String>,
-    /// How much of tool results and model text the traces keep: full, truncated (the first 2048 bytes of each) or none [Action input: trace-results; config: trace_results; default truncated]
-    #[arg(long, value_name = "HOW")]
+    /// [`table::TRACE_RESULTS`].
+    #[arg(long = table::TRACE_RESULTS.long(), value_name = "HOW", help = table::TRACE_RESULTS.help())]
     pub trace_results: Option<String>,
-    /// The layer-1 verdict cache directory: unchanged cases × models are reused, zero model calls [Action input: cache-dir; default: none for the CLI, .mcp-eval-cache for the Action]
-    #[arg(long, value_name = "DIR")]
+    /// [`table::CACHE_DIR`].
+    #[arg(long = table::CACHE_DIR.long(), value_name = "DIR", help = table::CACHE_DIR.help())]
     pub cache_dir: Option<String>,
-    /// What cached verdicts are also keyed on: auto (a hash of the working directory's files as git would track them), none, or a text [Action input: cache-key; default: none for the CLI, auto for the Action]
-    #[arg(long, value_name = "KEY")]
+    /// [`table::CACHE_KEY`].
+    #[arg(long = table::CACHE_KEY.long(), value_name = "KEY", help = table::CACHE_KEY.help())]
     pub cache_key: Option<String>,
-    /// read-write, write-only or off [Action input: cache; default read-write, write-only on schedule]
-    #[arg(long, value_name = "MODE")]
+    /// [`table::CACHE_MODE`].
+    #[arg(long = table::CACHE_MODE.long(), value_name = "MODE", help = table::CACHE_MODE.help())]
     pub cache_mode: Option<String>,
-    /// A report.json to compare layer 1 with, instead of the stored baseline [Action input: baseline]
-    #[arg(long, value_name = "FILE")]
+    /// [`table::BASELINE`].
+    #[arg(long = table::BASELINE.long(), value_name = "FILE", help = table::BASELINE.help())]
     pub baseline: Option<String>,
-    /// Store this run's layer-1 results as the baseline whatever the gate says [Action input: accept-baseline]
-    #[arg(long)]
+    /// [`table::ACCEPT_BASELINE`].
+    #[arg(long = table::ACCEPT_BASELINE.long(), help = table::ACCEPT_BASELINE.help())]
     pub accept_baseline: bool,
-    /// When layer 1 fails the run: regression, strict, failure or never [Action input: fail-on-evals; default: failure for the CLI, regression for the Action]
-    #[arg(long, value_name = "WHEN")]
+    /// [`table::FAIL_ON_EVALS`].
+    #[arg(long = table::FAIL_ON_EVALS.long(), value_name = "WHEN", help = table::FAIL_ON_EVALS.help())]
     pub fail_on_evals: Option<String>,
-    /// The model that grades rubrics and `judge` argument matchers, PROVIDER:MODEL; it must differ from the models under test [Action input: judge-model]
-    #[arg(long, value_name = "PROVIDER:MODEL")]
+    /// [`table::JUDGE_MODEL`].
+    #[arg(long = table::JUDGE_MODEL.long(), value_name = "PROVIDER:MODEL", help = table::JUDGE_MODEL.help())]
     pub judge_model: Option<String>,
-    /// Let a model judge its own trials (flagged in the report)
-    #[arg(long)]
+    /// [`table::ALLOW_SELF_JUDGE`].
+    #[arg(long = table::ALLOW_SELF_JUDGE.long(), help = table::ALLOW_SELF_JUDGE.help())]
     pub allow_self_judge: bool,
-    /// Judge calls per trial, majority vote [default 1]
-    #[arg(long, value_name = "N")]
+    /// [`table::JUDGE_SAMPLES`].
+    #[arg(long = table::JUDGE_SAMPLES.long(), value_name = "N", help = table::JUDGE_SAMPLES.help())]
     pub judge_samples: Option<String>,
-    /// What `mcp-eval judge calibrate` measured of the judge (a JSON file): judge pass rates are then also reported Rogan–Gladen corrected [Action input: judge-calibration; config: judge_calibration]
-    #[arg(long, value_name = "FILE")]
+    /// [`table::JUDGE_CALIBRATION`].
+    #[arg(long = table::JUDGE_CALIBRATION.long(), value_name = "FILE", help = table::JUDGE_CALIBRATION.help())]
     pub judge_calibration: Option<String>,
-    /// Layer 2's faults for the whole suite: a YAML list of {cases: GLOB, tool: NAME|"*", fault, on_call} [Action input: fault-plan; config: fault_plan]
-    #[arg(long, value_name = "FILE")]
+    /// [`table::FAULT_PLAN`].
+    #[arg(long = table::FAULT_PLAN.long(), value_name = "FILE", help = table::FAULT_PLAN.help())]
     pub fault_plan: Option<String>,
-    /// Layer 3's price table: a YAML file of USD prices per 1M (or 1K) tokens by provider and model glob; without one every cost is unknown; it also counts the cost budget [Action input: price-table; config: price_table]
-    #[arg(long, value_name = "FILE")]
+    /// [`table::PRICE_TABLE`].
+    #[arg(long = table::PRICE_TABLE.long(), value_name = "FILE", help = table::PRICE_TABLE.help())]
     pub prices: Option<String>,
-    /// The most the run's model calls may cost, in USD, above 0 and at most 1000000 (needs --prices; the demo has its own): an up-front estimate over it stops the run before any model call (exit 6); during the run no trial starts once it is reached, and the cases left are skipped (exit 6) [Action input: max-cost-usd; config: max_cost_usd]
-    #[arg(long, value_name = "USD", allow_hyphen_values = true)]
+    /// [`table::MAX_COST_USD`].
+    #[arg(long = table::MAX_COST_USD.long(), value_name = "USD", allow_hyphen_values = true, help = table::MAX_COST_USD.help())]
     pub max_cost_usd: Option<String>,
-    /// Layer 3: count each tool definition's tokens for Anthropic models with the provider's free count-tokens endpoint (one request per tool and model, not a model call) instead of estimating them
-    #[arg(long)]
+    /// [`table::COUNT_TOKENS`].
+    #[arg(long = table::COUNT_TOKENS.long(), help = table::COUNT_TOKENS.help())]
     pub count_tokens: bool,
-    /// Layer 3: export the trials' spans over OTLP/HTTP (protobuf) to this collector, a base URL to which /v1/traces is added; OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and OTEL_EXPORTER_OTLP_ENDPOINT are honoured when it is not given [Action input: otlp-endpoint; config: otlp_endpoint]
-    #[arg(long, value_name = "URL")]
+    /// [`table::OTLP_ENDPOINT`].
+    #[arg(long = table::OTLP_ENDPOINT.long(), value_name = "URL", help = table::OTLP_ENDPOINT.help())]
     pub otlp_endpoint: Option<String>,
-    /// The OTLP export's headers, key=value pairs separated by commas, values percent-encoded (secrets); else OTEL_EXPORTER_OTLP_TRACES_HEADERS or OTEL_EXPORTER_OTLP_HEADERS [Action input: otlp-headers]
-    #[arg(long, value_name = "K=V,...", hide_env_values = true)]
+    /// [`table::OTLP_HEADERS`].
+    #[arg(long = table::OTLP_HEADERS.long(), value_name = "K=V,...", hide_env_values = true, help = table::OTLP_HEADERS.help())]
     pub otlp_headers: Option<String>,
-    /// Layer 3: a W3C tracestate sent beside every traceparent [Action input: trace-state; config: trace_state]
-    #[arg(long, value_name = "TRACESTATE")]
+    /// [`table::TRACE_STATE`].
+    #[arg(long = table::TRACE_STATE.long(), value_name = "TRACESTATE", help = table::TRACE_STATE.help())]
     pub trace_state: Option<String>,
-    /// Layer 3: W3C baggage sent beside every traceparent [Action input: baggage; config: baggage]
-    #[arg(long, value_name = "BAGGAGE")]
+    /// [`table::BAGGAGE`].
+    #[arg(long = table::BAGGAGE.long(), value_name = "BAGGAGE", help = table::BAGGAGE.help())]
     pub baggage: Option<String>,
-    /// With --max-cost-usd: start even when the price table does not price every model asked (their calls count as free against the budget) [Action input: allow-unpriced; config: allow_unpriced]
-    #[arg(long)]
+    /// [`table::ALLOW_UNPRICED`].
+    #[arg(long = table::ALLOW_UNPRICED.long(), help = table::ALLOW_UNPRICED.help())]
     pub allow_unpriced: bool,
-    /// The model whose embeddings grade `embedding` argument matchers, PROVIDER:MODEL on an OpenAI-compatible provider [Action input: embedding-model]
-    #[arg(long, value_name = "PROVIDER:MODEL")]
+    /// [`table::EMBEDDING_MODEL`].
+    #[arg(long = table::EMBEDDING_MODEL.long(), value_name = "PROVIDER:MODEL", help = table::EMBEDDING_MODEL.help())]
     pub embedding_model: Option<String>,
-    /// The smallest drop of the mean pass rate that can fail the gate, 0..1 [Action input: max-drop; default 0.02]
-    #[arg(long, value_name = "FRACTION")]
+    /// [`table::MAX_DROP`].
+    #[arg(long = table::MAX_DROP.long(), value_name = "FRACTION", help = table::MAX_DROP.help())]
     pub max_drop: Option<String>,
-    /// When the gate trips, re-run the worsened cases (5 more trials each) and decide again: true or false [Action input: confirm; default true]
-    #[arg(long, value_name = "BOOL")]
+    /// [`table::CONFIRM`].
+    #[arg(long = table::CONFIRM.long(), value_name = "BOOL", help = table::CONFIRM.help())]
     pub confirm: Option<String>,
-    /// Run one slice of layer 1's case × model list, INDEX/COUNT (1 ≤ INDEX ≤ COUNT ≤ 256), e.g. 2/3; layer 0 runs in shard 1 only; join the shards with `mcp-eval merge` [Action input: shard]
-    #[arg(long, value_name = "INDEX/COUNT")]
+    /// [`table::SHARD`].
+    #[arg(long = table::SHARD.long(), value_name = "INDEX/COUNT", help = table::SHARD.help())]
     pub shard: Option<String>,
 }
 
 /// The flags only the Action has; each overrides the input or variable named in its help.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ActionFlags {
-    /// The pull request label that asks for every layer [Action input: eval-label; default run-evals]
-    #[arg(long, value_name = "LABEL")]
+    /// [`table::EVAL_LABEL`].
+    #[arg(long = table::EVAL_LABEL.long(), value_name = "LABEL", help = table::EVAL_LABEL.help())]
     pub eval_label: Option<String>,
-    /// The cron string of the schedule that runs every model; other schedules run only the first of `models` [Action input: full-matrix-schedule]
-    #[arg(long, value_name = "CRON")]
+    /// [`table::FULL_MATRIX_SCHEDULE`].
+    #[arg(long = table::FULL_MATRIX_SCHEDULE.long(), value_name = "CRON", help = table::FULL_MATRIX_SCHEDULE.help())]
     pub full_matrix_schedule: Option<String>,
-    /// Post and update the pull request comment: true or false [Action input: comment; default true]
-    #[arg(long, value_name = "BOOL")]
+    /// [`table::COMMENT`].
+    #[arg(long = table::COMMENT.long(), value_name = "BOOL", help = table::COMMENT.help())]
     pub comment: Option<String>,
-    /// Tells the comments of several jobs or matrix legs apart [Action input: comment-id; default default]
-    #[arg(long, value_name = "ID")]
+    /// [`table::COMMENT_ID`].
+    #[arg(long = table::COMMENT_ID.long(), value_name = "ID", help = table::COMMENT_ID.help())]
     pub comment_id: Option<String>,
-    /// Token for the comment; prefer the environment, flags are visible to other processes [Action input: github-token]
-    #[arg(long, value_name = "TOKEN", hide_env_values = true)]
+    /// [`table::GITHUB_TOKEN`].
+    #[arg(long = table::GITHUB_TOKEN.long(), value_name = "TOKEN", hide_env_values = true, help = table::GITHUB_TOKEN.help())]
     pub github_token: Option<String>,
     /// The workflow event name [env: GITHUB_EVENT_NAME]
     #[arg(long, value_name = "NAME")]
@@ -254,11 +257,11 @@ pub struct ActionFlags {
     /// File that receives the job summary [env: GITHUB_STEP_SUMMARY]
     #[arg(long, value_name = "FILE")]
     pub github_step_summary: Option<String>,
-    /// Merge the reports of shards instead of evaluating: a glob of report directories, e.g. reports/* [Action input: merge-reports]
-    #[arg(long, value_name = "GLOB")]
+    /// [`table::MERGE_REPORTS`].
+    #[arg(long = table::MERGE_REPORTS.long(), value_name = "GLOB", help = table::MERGE_REPORTS.help())]
     pub merge_reports: Option<String>,
-    /// Also scan the workspace for 2025-era MCP protocol the 2026-07-28 revision removed (mcp-eval migrate-scan): annotations and a table in the job summary; never fails the job: true or false [Action input: migration-scan; default false]
-    #[arg(long, value_name = "BOOL")]
+    /// [`table::MIGRATION_SCAN`].
+    #[arg(long = table::MIGRATION_SCAN.long(), value_name = "BOOL", help = table::MIGRATION_SCAN.help())]
     pub migration_scan: Option<String>,
 }
 
@@ -437,6 +440,10 @@ pub(crate) struct ActionSettings {
     pub merge_reports: Option<String>,
     /// `migration-scan`: also scan the workspace for 2025-era protocol (`mcp-eval migrate-scan`).
     pub migration_scan: bool,
+    /// The event payload (`GITHUB_EVENT_PATH`; `null` when there is none or it cannot be read).
+    pub payload: Value,
+    /// Why the event payload could not be read, when it could not (the Action warns with it).
+    pub payload_problem: Option<String>,
 }
 
 /// Everything an evaluation needs, validated. Paths are absolute or relative to the current
@@ -530,10 +537,10 @@ impl Settings {
 pub(crate) fn raw_secrets(request: &Request, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let sources = Sources::new(request, FrontEnd::Action, lookup, None);
     let mut secrets = Vec::new();
-    if let Some((_, token)) = sources.action(&request.action.github_token, env_vars::INPUT_GITHUB_TOKEN) {
+    if let Some((_, token)) = sources.setting(&table::GITHUB_TOKEN, &request.action.github_token) {
         secrets.push(token);
     }
-    if let Some((_, url)) = sources.pick(&request.flags.server_url, "--server-url", env_vars::INPUT_SERVER_URL, None) {
+    if let Some((_, url)) = sources.setting(&table::SERVER_URL, &request.flags.server_url) {
         secrets.extend(secrets::url_secrets(&url));
     }
     let lines = sources.header_lines();
@@ -545,11 +552,8 @@ pub(crate) fn raw_secrets(request: &Request, lookup: &dyn Fn(&str) -> Option<Str
     }
     secrets.extend(layer1_resolve::raw_keys(&sources));
     // The OTLP export's header values, from the input or the variables, before they are parsed.
-    let otlp_headers = sources
-        .pick(&request.flags.otlp_headers, "--otlp-headers", env_vars::INPUT_OTLP_HEADERS, None)
-        .map(|(_, text)| text)
-        .into_iter()
-        .chain(
+    let otlp_headers =
+        sources.setting(&table::OTLP_HEADERS, &request.flags.otlp_headers).map(|(_, text)| text).into_iter().chain(
             [env_vars::OTEL_EXPORTER_OTLP_TRACES_HEADERS, env_vars::OTEL_EXPORTER_OTLP_HEADERS]
                 .into_iter()
                 .filter_map(lookup),
@@ -692,10 +696,14 @@ pub(crate) fn resolve(
     // Layer 1: models, providers and their keys, limits.
     // A file that could not be read may define the providers the models name.
     let file_unread = config.named && config.file.is_none();
-    let layer1 = layer1_resolve::resolve(&sources, &workspace, file_unread, &mut problems, &mut notices);
+    let mut layer1 = layer1_resolve::resolve(&sources, &workspace, file_unread, &mut problems, &mut notices);
     let trace = trace::resolve(&sources, &mut problems, &mut notices);
 
     let action = github.map(|github| resolve_action(&sources, &workspace, github, &mut problems));
+    // The Action's event decides the rest of layer 1: the store context and the schedule split.
+    if let Some(action) = &action {
+        event::apply(&mut layer1, action);
+    }
     let sarif_location = paths.sarif_label.as_ref().and_then(|label| {
         sarif::location(&sources, &workspace.root(), paths.golden_set.as_deref(), &workspace.join(label))
     });
@@ -746,7 +754,7 @@ struct LoadedConfig {
 /// Adds to `problems` a path outside a shared-only workspace (the file is then not read), or
 /// every problem of the file as [`config_file::load`] reports them.
 fn load_config(bare: &Sources<'_>, workspace: &workspace::Workspace, problems: &mut Vec<Problem>) -> LoadedConfig {
-    let mut config_path = bare.pick(&bare.request.flags.config, "--config", env_vars::INPUT_CONFIG, None);
+    let mut config_path = bare.setting(&table::CONFIG, &bare.request.flags.config);
     // A file that cannot be read may hold the server: then "no server" would be a false problem.
     let mut failed = false;
     if let Some(problem) = config_path.as_ref().and_then(|(source, path)| workspace.refuse_outside(source, path)) {
@@ -772,7 +780,7 @@ fn load_config(bare: &Sources<'_>, workspace: &workspace::Workspace, problems: &
 fn is_merging(bare: &Sources<'_>) -> bool {
     bare.request.merging
         || (bare.front_end == FrontEnd::Action
-            && bare.action(&bare.request.action.merge_reports, env_vars::INPUT_MERGE_REPORTS).is_some())
+            && bare.setting(&table::MERGE_REPORTS, &bare.request.action.merge_reports).is_some())
 }
 
 /// The server under test: `--demo`, a URL (`server-url`, `server.url`) or a command
@@ -789,19 +797,8 @@ fn resolve_server(
     problems: &mut Vec<Problem>,
 ) -> Option<Server> {
     let request = sources.request;
-    let file_server = sources.config().and_then(|config| config.server.as_ref());
-    let url = sources.pick(
-        &request.flags.server_url,
-        "--server-url",
-        env_vars::INPUT_SERVER_URL,
-        file_server.and_then(|server| server.url.as_ref()).map(|value| (value, "server.url")),
-    );
-    let command = sources.pick(
-        &request.flags.server_command,
-        "--server-cmd",
-        env_vars::INPUT_SERVER_COMMAND,
-        file_server.and_then(|server| server.command.as_ref()).map(|value| (value, "server.command")),
-    );
+    let url = sources.setting(&table::SERVER_URL, &request.flags.server_url);
+    let command = sources.setting(&table::SERVER_COMMAND, &request.flags.server_command);
     match (request.demo, url, command) {
         (true, None, None) => Some(Server::Demo),
         (true, Some((source, _)), _) | (true, None, Some((source, _))) => {
@@ -847,14 +844,23 @@ fn resolve_server(
         // Merging shards evaluates no server: the placeholder is never started.
         (false, None, None) if merging => Some(Server::Demo),
         (false, None, None) => {
+            let (url, command) = (&table::SERVER_URL, &table::SERVER_COMMAND);
             let hint = match sources.front_end {
-                FrontEnd::Cli => "pass --server-url URL (Streamable HTTP), --server-cmd 'CMD ARGS' (stdio) or --demo",
-                FrontEnd::Action => "set input `server-url` (Streamable HTTP) or input `server-command` (stdio)",
+                FrontEnd::Cli => format!(
+                    "pass {} URL (Streamable HTTP), {} 'CMD ARGS' (stdio) or --demo",
+                    url.flag_name(),
+                    command.flag_name()
+                ),
+                FrontEnd::Action => format!(
+                    "set input `{}` (Streamable HTTP) or input `{}` (stdio)",
+                    url.input_name(),
+                    command.input_name()
+                ),
             };
             problems.push(Problem {
                 source: Source::Default,
                 message: "no server to evaluate".into(),
-                hint: Some(hint.into()),
+                hint: Some(hint),
             });
             None
         }
@@ -927,7 +933,11 @@ fn resolve_server_env(
         problems.push(Problem::new(
             &env_entries[0].0,
             "environment variables apply to a stdio server (a command) only",
-            "give an HTTP server its credentials in headers (--header, input `server-headers`)",
+            format!(
+                "give an HTTP server its credentials in headers ({}, input `{}`)",
+                table::HEADER.flag_name(),
+                table::SERVER_HEADERS.input_name()
+            ),
         ));
     }
     server_env
@@ -938,12 +948,7 @@ fn resolve_server_env(
 /// # Errors
 /// Adds to `problems` an empty value or one [`parse_layers`] refuses (layer 0 is then used).
 fn resolve_layers(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> LayersInput {
-    match sources.pick(
-        &sources.request.flags.layers,
-        "--layers",
-        env_vars::INPUT_LAYERS,
-        sources.config().and_then(|config| config.layers.as_ref()).map(|value| (value, "layers")),
-    ) {
+    match sources.setting(&table::LAYERS, &sources.request.flags.layers) {
         None => LayersInput::Auto,
         Some((source, text)) if text.trim().is_empty() => {
             problems.push(Problem::new(
@@ -977,12 +982,7 @@ fn resolve_layers(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> LayersI
 /// Adds to `problems` a value that is not a number of seconds above 0 and at most
 /// [`MAX_TIMEOUT_SECONDS`] (the default is then used).
 fn resolve_timeout(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> Duration {
-    match sources.pick(
-        &sources.request.flags.timeout_seconds,
-        "--timeout-seconds",
-        env_vars::INPUT_TIMEOUT_SECONDS,
-        sources.config().and_then(|config| config.timeout_seconds.as_ref()).map(|value| (value, "timeout_seconds")),
-    ) {
+    match sources.setting(&table::TIMEOUT_SECONDS, &sources.request.flags.timeout_seconds) {
         None => Duration::from_secs_f64(DEFAULT_TIMEOUT_SECONDS),
         Some((source, text)) => match text.trim().parse::<f64>() {
             Ok(seconds) if seconds.is_finite() && seconds > 0.0 && seconds <= MAX_TIMEOUT_SECONDS => {
@@ -1026,62 +1026,21 @@ struct Paths {
 /// the setting is then as if not given.
 fn resolve_paths(sources: &Sources<'_>, workspace: &workspace::Workspace, problems: &mut Vec<Problem>) -> Paths {
     let flags = &sources.request.flags;
-    let file = sources.config();
     let out_dir_label = workspace
-        .shared(
-            sources.pick(
-                &flags.out,
-                "--out",
-                env_vars::INPUT_REPORT_PATH,
-                file.and_then(|config| config.report_dir.as_ref()).map(|value| (value, "report_dir")),
-            ),
-            problems,
-        )
+        .shared(sources.setting(&table::REPORT_DIR, &flags.out), problems)
         .map_or_else(|| DEFAULT_REPORT_DIR.to_owned(), |(_, text)| workspace.label(&text));
     let junit_label = workspace
-        .shared(
-            sources.pick(
-                &flags.junit_path,
-                "--junit-path",
-                env_vars::INPUT_JUNIT_PATH,
-                file.and_then(|config| config.junit_path.as_ref()).map(|value| (value, "junit_path")),
-            ),
-            problems,
-        )
+        .shared(sources.setting(&table::JUNIT_PATH, &flags.junit_path), problems)
         .map(|(_, text)| workspace.label(&text))
         .or_else(|| (sources.front_end == FrontEnd::Action).then(|| DEFAULT_JUNIT_PATH.to_owned()));
     let events_label = workspace
-        .shared(
-            sources.pick(
-                &flags.events,
-                "--events",
-                env_vars::INPUT_EVENTS_PATH,
-                file.and_then(|config| config.events_path.as_ref()).map(|value| (value, "events_path")),
-            ),
-            problems,
-        )
+        .shared(sources.setting(&table::EVENTS, &flags.events), problems)
         .map(|(_, text)| workspace.label(&text));
     let golden_set = workspace
-        .shared(
-            sources.pick(
-                &flags.golden_set,
-                "--golden-set",
-                env_vars::INPUT_GOLDEN_SET,
-                file.and_then(|config| config.golden_set.as_ref()).map(|value| (value, "golden_set")),
-            ),
-            problems,
-        )
+        .shared(sources.setting(&table::GOLDEN_SET, &flags.golden_set), problems)
         .map(|(_, text)| workspace.join(&text));
     let sarif_label = workspace
-        .shared(
-            sources.pick(
-                &flags.sarif,
-                "--sarif",
-                env_vars::INPUT_SARIF_PATH,
-                file.and_then(|config| config.sarif_path.as_ref()).map(|value| (value, "sarif_path")),
-            ),
-            problems,
-        )
+        .shared(sources.setting(&table::SARIF, &flags.sarif), problems)
         .map(|(_, text)| workspace.label(&text));
     Paths { out_dir_label, junit_label, events_label, golden_set, sarif_label }
 }
@@ -1092,12 +1051,7 @@ fn resolve_paths(sources: &Sources<'_>, workspace: &workspace::Workspace, proble
 /// # Errors
 /// Adds to `problems` a revision other than the one that can be required (then `false`).
 fn resolve_require_era(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> bool {
-    match sources.pick(
-        &sources.request.flags.require_era,
-        "--require-era",
-        env_vars::INPUT_REQUIRE_ERA,
-        sources.config().and_then(|config| config.require_era.as_ref()).map(|value| (value, "require_era")),
-    ) {
+    match sources.setting(&table::REQUIRE_ERA, &sources.request.flags.require_era) {
         None => false,
         Some((_, text)) if text.trim() == crate::mcp::jsonrpc::PROTOCOL_VERSION => true,
         Some((source, text)) => {
@@ -1117,16 +1071,7 @@ fn resolve_require_era(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> bo
 /// # Errors
 /// Adds to `problems` a value other than must, should or never (then [`FailOn::Must`]).
 fn resolve_fail_on(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> FailOn {
-    match sources.pick(
-        &sources.request.flags.fail_on,
-        "--fail-on",
-        env_vars::INPUT_FAIL_ON,
-        sources
-            .config()
-            .and_then(|config| config.gate.as_ref())
-            .and_then(|gate| gate.fail_on.as_ref())
-            .map(|value| (value, "gate.fail_on")),
-    ) {
+    match sources.setting(&table::FAIL_ON, &sources.request.flags.fail_on) {
         None => FailOn::Must,
         Some((source, text)) => match text.trim().to_ascii_lowercase().as_str() {
             "must" => FailOn::Must,
@@ -1150,7 +1095,7 @@ fn resolve_safe_tools(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> Vec
         for (index, entry) in config.safe_tools.iter().enumerate() {
             if entry.value.name.trim().is_empty() {
                 problems.push(Problem::new(
-                    &file_source(path, entry, &format!("safe_tools[{index}].name")),
+                    &file_source(path, entry, &format!("{}[{index}].name", table::SAFE_TOOLS.key_name())),
                     "is empty",
                     "give the exact tool name as the server lists it",
                 ));
@@ -1179,7 +1124,7 @@ fn resolve_suppressions(sources: &Sources<'_>, root: &Path, problems: &mut Vec<P
             let rule = item.rule.trim().to_ascii_uppercase();
             if !crate::conformance::security::ROWS.contains(&rule.as_str()) {
                 problems.push(Problem::new(
-                    &file_source(path, entry, &format!("suppress[{index}].rule")),
+                    &file_source(path, entry, &format!("{}[{index}].rule", table::SUPPRESS.key_name())),
                     format!("`{}` is not a rule of the static scan", item.rule),
                     format!("use one of {}", crate::conformance::security::ROWS.join(", ")),
                 ));
@@ -1187,7 +1132,7 @@ fn resolve_suppressions(sources: &Sources<'_>, root: &Path, problems: &mut Vec<P
             }
             if item.element.trim().is_empty() || !item.element.contains('[') {
                 problems.push(Problem::new(
-                    &file_source(path, entry, &format!("suppress[{index}].element")),
+                    &file_source(path, entry, &format!("{}[{index}].element", table::SUPPRESS.key_name())),
                     format!("`{}` is not an element as the report names it", item.element),
                     "copy it from the finding, e.g. `tools[connect]` or `prompts[summarize]`",
                 ));
@@ -1195,7 +1140,7 @@ fn resolve_suppressions(sources: &Sources<'_>, root: &Path, problems: &mut Vec<P
             }
             if item.reason.trim().is_empty() {
                 problems.push(Problem::new(
-                    &file_source(path, entry, &format!("suppress[{index}].reason")),
+                    &file_source(path, entry, &format!("{}[{index}].reason", table::SUPPRESS.key_name())),
                     "is empty",
                     "say why this finding is not a problem here: the report shows it",
                 ));
@@ -1210,7 +1155,7 @@ fn resolve_suppressions(sources: &Sources<'_>, root: &Path, problems: &mut Vec<P
                 expires: None,
                 transport: None,
                 source: waiver_source(path, root, entry.referenced.line()),
-                key: "suppress",
+                key: table::SUPPRESS.key_name(),
             });
         }
     }
@@ -1238,7 +1183,7 @@ fn resolve_waivers(sources: &Sources<'_>, root: &Path, problems: &mut Vec<Proble
     };
     for (index, entry) in config.waivers.iter().enumerate() {
         let item = &entry.value;
-        let field = |name: &str| format!("waivers[{index}].{name}");
+        let field = |name: &str| format!("{}[{index}].{name}", table::WAIVERS.key_name());
         let at = |value: Option<&Located<String>>, name: &str| match value {
             Some(value) => file_source(path, value, &field(name)),
             None => file_source(path, entry, &field(name)),
@@ -1328,7 +1273,7 @@ fn resolve_waivers(sources: &Sources<'_>, root: &Path, problems: &mut Vec<Proble
             expires,
             transport,
             source: waiver_source(path, root, entry.referenced.line()),
-            key: "waivers",
+            key: table::WAIVERS.key_name(),
         });
     }
     waivers
@@ -1349,7 +1294,7 @@ fn resolve_action(
 ) -> ActionSettings {
     let flags = &sources.request.action;
     let eval_label = sources
-        .action(&flags.eval_label, env_vars::INPUT_EVAL_LABEL)
+        .setting(&table::EVAL_LABEL, &flags.eval_label)
         .map_or_else(|| DEFAULT_EVAL_LABEL.to_owned(), |(_, text)| text);
     let boolean = |given: Option<(Source, String)>, default: bool, problems: &mut Vec<Problem>| match given {
         None => default,
@@ -1362,12 +1307,11 @@ fn resolve_action(
             }
         },
     };
-    let comment = boolean(sources.action(&flags.comment, env_vars::INPUT_COMMENT), true, problems);
-    let migration_scan =
-        boolean(sources.action(&flags.migration_scan, env_vars::INPUT_MIGRATION_SCAN), false, problems);
+    let comment = boolean(sources.setting(&table::COMMENT, &flags.comment), true, problems);
+    let migration_scan = boolean(sources.setting(&table::MIGRATION_SCAN, &flags.migration_scan), false, problems);
     let comment_id = resolve_comment_id(sources, problems);
     let full_matrix_schedule = sources
-        .action(&flags.full_matrix_schedule, env_vars::INPUT_FULL_MATRIX_SCHEDULE)
+        .setting(&table::FULL_MATRIX_SCHEDULE, &flags.full_matrix_schedule)
         .filter(|(_, text)| !text.trim().is_empty())
         .and_then(|(source, text)| {
             let fields = text.split_whitespace().count();
@@ -1382,7 +1326,7 @@ fn resolve_action(
                 None
             }
         });
-    let token = sources.action(&flags.github_token, env_vars::INPUT_GITHUB_TOKEN).map(|(_, text)| text);
+    let token = sources.setting(&table::GITHUB_TOKEN, &flags.github_token).map(|(_, text)| text);
     if let Some(repository) = &github.repository {
         if repository.split('/').filter(|part| !part.is_empty()).count() != 2 {
             problems.push(Problem::new(
@@ -1399,9 +1343,9 @@ fn resolve_action(
             "leave it to the runner, which sets it",
         ));
     }
-    let merge_reports = workspace
-        .shared(sources.action(&flags.merge_reports, env_vars::INPUT_MERGE_REPORTS), problems)
-        .map(|(_, text)| text);
+    let merge_reports =
+        workspace.shared(sources.setting(&table::MERGE_REPORTS, &flags.merge_reports), problems).map(|(_, text)| text);
+    let (payload, payload_problem) = event::read_payload(&github);
     ActionSettings {
         eval_label,
         full_matrix_schedule,
@@ -1411,6 +1355,8 @@ fn resolve_action(
         github,
         merge_reports,
         migration_scan,
+        payload,
+        payload_problem,
     }
 }
 
@@ -1420,7 +1366,7 @@ fn resolve_action(
 /// Adds to `problems` an id with characters other than letters, digits, `-`, `_`, `.`, `/` and
 /// spaces, or longer than 100 (the id is still returned).
 fn resolve_comment_id(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> String {
-    match sources.action(&sources.request.action.comment_id, env_vars::INPUT_COMMENT_ID) {
+    match sources.setting(&table::COMMENT_ID, &sources.request.action.comment_id) {
         None => DEFAULT_COMMENT_ID.to_owned(),
         Some((source, text)) => {
             let valid = text.chars().count() <= 100
@@ -1557,26 +1503,14 @@ impl<'a> Sources<'a> {
         Some((file_source(path, value, field), text))
     }
 
-    /// The first of: the flag, the input, the config-file value.
-    fn pick(
-        &self,
-        flag: &Option<String>,
-        flag_name: &str,
-        input: &str,
-        file: Option<(&Located<Value>, &str)>,
-    ) -> Option<(Source, String)> {
-        self.flag_or_file(flag, flag_name, None)
-            .or_else(|| self.input(input))
-            .or_else(|| self.flag_or_file(&None, flag_name, file))
-    }
-
-    /// An Action-only setting: its flag, then its input.
-    fn action(&self, flag: &Option<String>, input: &str) -> Option<(Source, String)> {
-        let flag_name = format!("--{input}");
-        if let Some(value) = flag.as_deref().filter(|value| !value.trim().is_empty()) {
-            return Some((Source::Flag(flag_name), value.trim().to_owned()));
-        }
-        self.input(input)
+    /// A setting by its row in [`table`]: its flag (`flag`, the request's field of it), else its
+    /// Action input, else its config-file value.
+    fn setting(&self, row: &Setting, flag: &Option<String>) -> Option<(Source, String)> {
+        let flag_name = row.flag_name();
+        let file = self.config().and_then(|config| config.value(row)).zip(row.key());
+        self.flag_or_file(flag, &flag_name, None)
+            .or_else(|| row.input.and_then(|input| self.input(input)))
+            .or_else(|| self.flag_or_file(&None, &flag_name, file))
     }
 
     /// A `GITHUB_*` variable or the flag that overrides it.
@@ -1599,12 +1533,12 @@ impl<'a> Sources<'a> {
             .server_env
             .iter()
             .filter(|entry| !entry.trim().is_empty())
-            .map(|entry| (Source::Flag("--server-env".into()), entry.clone()))
+            .map(|entry| (Source::Flag(table::SERVER_ENV.flag_name()), entry.clone()))
             .collect();
         if !flags.is_empty() {
             return flags;
         }
-        if let Some((source, text)) = self.input(env_vars::INPUT_SERVER_ENV) {
+        if let Some((source, text)) = self.input(table::SERVER_ENV.input_name()) {
             return text
                 .lines()
                 .map(str::trim)
@@ -1613,12 +1547,12 @@ impl<'a> Sources<'a> {
                 .collect();
         }
         let Some((path, file)) = self.file else { return Vec::new() };
-        let entries = file.server.as_ref().and_then(|server| server.env.as_ref());
-        entries
+        let key = table::SERVER_ENV.key_name();
+        file.strings(&table::SERVER_ENV)
             .into_iter()
             .flatten()
             .enumerate()
-            .map(|(index, entry)| (file_source(path, entry, &format!("server.env[{index}]")), entry.value.clone()))
+            .map(|(index, entry)| (file_source(path, entry, &format!("{key}[{index}]")), entry.value.clone()))
             .collect()
     }
 
@@ -1629,7 +1563,7 @@ impl<'a> Sources<'a> {
             flags.headers.iter().map(|line| (Source::Flag("--header".into()), line.clone())).collect();
         let block = match flags.server_headers.as_deref().filter(|text| !text.trim().is_empty()) {
             Some(text) => Some((Source::Flag("--server-headers".into()), text.to_owned())),
-            None if lines.is_empty() => self.input(env_vars::INPUT_SERVER_HEADERS),
+            None if lines.is_empty() => self.input(table::SERVER_HEADERS.input_name()),
             None => None,
         };
         if let Some((source, text)) = block {

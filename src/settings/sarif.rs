@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use super::{FrontEnd, Sources, env_vars};
+use super::{FrontEnd, Sources, env_vars, table};
 use crate::report::sarif::Location;
 
 /// The location of every SARIF result of this run: a file of the repository (`workspace`) and a
@@ -32,8 +32,7 @@ pub(super) fn location(
         FrontEnd::Cli => {
             let config_line = || {
                 let (path, file) = sources.file?;
-                let server = file.server.as_ref()?;
-                let named = server.url.as_ref().or(server.command.as_ref())?;
+                let named = file.value(&table::SERVER_URL).or_else(|| file.value(&table::SERVER_COMMAND))?;
                 let uri = relative_uri(path, workspace)?;
                 Some(Location { uri, line: named.referenced.line().max(1) })
             };

@@ -1333,25 +1333,25 @@ fn only_settings_reads_github_and_input_variables() {
 #[test]
 fn every_flag_of_run_has_a_config_key_or_a_stated_reason() {
     use clap::Args as _;
-    let keys = config_file::FLAG_KEYS;
+    let keys = table::flag_keys();
     let flags: Vec<String> = SettingsArgs::augment_args(clap::Command::new("run"))
         .get_arguments()
         .filter_map(|arg| arg.get_long().map(str::to_owned))
         .collect();
     for flag in &flags {
         let Some((_, key)) = keys.iter().find(|(name, _)| name == flag) else {
-            panic!("--{flag} has neither a config key nor a reason in config_file::FLAG_KEYS");
+            panic!("--{flag} has neither a config key nor a reason in its row of settings::table");
         };
         match key {
             Ok(key) => assert!(
                 config_file::has_key(key),
-                "--{flag}'s key `{key}` is not one the file accepts (config_file::SCHEMA)"
+                "--{flag}'s key `{key}` is not one the file accepts (config_file::schema)"
             ),
             Err(reason) => assert!(!reason.trim().is_empty(), "--{flag} needs a reason"),
         }
     }
-    for (name, _) in keys {
-        assert!(flags.iter().any(|flag| flag == name), "FLAG_KEYS names --{name}, which `run` does not have");
+    for (name, _) in &keys {
+        assert!(flags.iter().any(|flag| flag == name), "the table names --{name}, which `run` does not have");
     }
 }
 

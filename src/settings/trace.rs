@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use super::{Problem, Source, Sources, env_vars};
+use super::{Problem, Source, Sources, env_vars, table};
 use crate::telemetry::otlp::{TRACES_PATH, Target};
 
 /// The export's bound when no variable sets one (the OTLP exporter specification's default).
@@ -52,36 +52,20 @@ impl TraceSettings {
 /// `key=value,…`, and a `tracestate` or `baggage` that breaks its W3C format.
 pub(super) fn resolve(sources: &Sources<'_>, problems: &mut Vec<Problem>, notices: &mut Vec<String>) -> TraceSettings {
     let flags = &sources.request.flags;
-    let config = sources.config();
     let trace_state = checked(
-        sources.pick(
-            &flags.trace_state,
-            "--trace-state",
-            env_vars::INPUT_TRACE_STATE,
-            config.and_then(|c| c.trace_state.as_ref()).map(|value| (value, "trace_state")),
-        ),
+        sources.setting(&table::TRACE_STATE, &flags.trace_state),
         (check_tracestate, "is not a W3C tracestate"),
         "give up to 32 `key=value` members separated by commas, e.g. `vendor=abc123`",
         problems,
     );
     let baggage = checked(
-        sources.pick(
-            &flags.baggage,
-            "--baggage",
-            env_vars::INPUT_BAGGAGE,
-            config.and_then(|c| c.baggage.as_ref()).map(|value| (value, "baggage")),
-        ),
+        sources.setting(&table::BAGGAGE, &flags.baggage),
         (check_baggage, "is not W3C baggage"),
         "give `key=value` members separated by commas, values percent-encoded, e.g. `team=payments,env=ci`",
         problems,
     );
 
-    let given = sources.pick(
-        &flags.otlp_endpoint,
-        "--otlp-endpoint",
-        env_vars::INPUT_OTLP_ENDPOINT,
-        config.and_then(|c| c.otlp_endpoint.as_ref()).map(|value| (value, "otlp_endpoint")),
-    );
+    let given = sources.setting(&table::OTLP_ENDPOINT, &flags.otlp_endpoint);
     let endpoint = given
         .map(|(source, base)| (source, traces_url(&base)))
         .or_else(|| env(sources, env_vars::OTEL_EXPORTER_OTLP_TRACES_ENDPOINT))
@@ -110,7 +94,7 @@ pub(super) fn resolve(sources: &Sources<'_>, problems: &mut Vec<Problem>, notice
         return settings;
     }
     let headers = sources
-        .pick(&flags.otlp_headers, "--otlp-headers", env_vars::INPUT_OTLP_HEADERS, None)
+        .setting(&table::OTLP_HEADERS, &flags.otlp_headers)
         .or_else(|| env(sources, env_vars::OTEL_EXPORTER_OTLP_TRACES_HEADERS))
         .or_else(|| env(sources, env_vars::OTEL_EXPORTER_OTLP_HEADERS))
         .map_or_else(Vec::new, |(source, text)| match parse_headers(&text) {
