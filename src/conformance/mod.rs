@@ -67,15 +67,27 @@ pub(crate) fn read_only(tool: &Value) -> bool {
     tool.pointer("/annotations/readOnlyHint") == Some(&json!(true))
 }
 
+/// Why a second connection to the server could not be opened.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum OpenError {
+    /// The HTTP transport could not be built (its reason).
+    #[error("{0}")]
+    Http(String),
+    /// The stdio server's process could not be spawned.
+    #[error("{0}")]
+    Spawn(#[source] Arc<std::io::Error>),
+}
+
 /// Opens a second connection to the same server (stdio: a second process, not recorded: use
 /// [`context::Seconds`], which records why), modern era. The error says why it could not.
-pub(crate) fn open_second(target: &Target, redactor: &Redactor) -> Result<Client, String> {
+pub(crate) fn open_second(target: &Target, redactor: &Redactor) -> Result<Client, OpenError> {
     match target {
         Target::Http(settings) => HttpTransport::new(settings.clone(), redactor.clone())
-            .map(|transport| Client::new(Connection::Http(transport))),
+            .map(|transport| Client::new(Connection::Http(transport)))
+            .map_err(OpenError::Http),
         Target::Stdio { command, env, timeout } => StdioTransport::spawn(command, env, *timeout, redactor.clone())
             .map(|transport| Client::new(Connection::Stdio(transport)))
-            .map_err(|error| error.to_string()),
+            .map_err(|error| OpenError::Spawn(Arc::new(error))),
     }
 }
 
