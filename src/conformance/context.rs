@@ -15,6 +15,8 @@ use crate::mcp::exchange::{Exchange, Outgoing};
 use crate::mcp::jsonrpc;
 use crate::mcp::stdio::StartLog;
 
+use super::OpenError;
+
 /// A tool the user allows us to call, with the arguments to call it with.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SafeTool {
@@ -243,8 +245,8 @@ pub(crate) struct Seconds {
     redactor: Redactor,
     starts: StartLog,
     spares: std::sync::Mutex<std::collections::VecDeque<Spare>>,
-    shared: std::sync::Mutex<Option<Result<Arc<Client>, String>>>,
-    handshake: std::sync::Mutex<Option<Result<Arc<Client>, String>>>,
+    shared: std::sync::Mutex<Option<Result<Arc<Client>, OpenError>>>,
+    handshake: std::sync::Mutex<Option<Result<Arc<Client>, OpenError>>>,
     ending: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
@@ -281,7 +283,7 @@ impl Seconds {
     /// it (started now if [`Seconds::start_early`] did not). `Handshake` hands its process over
     /// (a second call starts another); `Shared` lends the same one every time. The error says
     /// why no connection could be opened.
-    pub(crate) fn get(&self, purpose: Purpose) -> Result<Arc<Client>, String> {
+    pub(crate) fn get(&self, purpose: Purpose) -> Result<Arc<Client>, OpenError> {
         if !self.is_stdio() {
             return self.open("").map(Arc::new);
         }
@@ -308,7 +310,7 @@ impl Seconds {
 
     /// A fresh connection to the server: stdio: a spare still running (its start is recorded
     /// again with `reason`), else a new process (recorded with `reason`).
-    pub(crate) fn open(&self, reason: &str) -> Result<Client, String> {
+    pub(crate) fn open(&self, reason: &str) -> Result<Client, OpenError> {
         while let Some(spare) = self.take_spare() {
             let running = match spare.client.connection() {
                 Connection::Stdio(stdio) => stdio.exit_reason().is_none(),
@@ -354,7 +356,7 @@ impl Seconds {
         }
     }
 
-    fn slot(&self, purpose: Purpose) -> &std::sync::Mutex<Option<Result<Arc<Client>, String>>> {
+    fn slot(&self, purpose: Purpose) -> &std::sync::Mutex<Option<Result<Arc<Client>, OpenError>>> {
         match purpose {
             Purpose::Shared => &self.shared,
             Purpose::Handshake => &self.handshake,

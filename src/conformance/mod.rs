@@ -34,7 +34,7 @@ use crate::mcp::http::HttpTransport;
 use crate::mcp::stdio::StdioTransport;
 use crate::mcp::tools::ToolSurface;
 use crate::report::model::{CheckResult, Evidence, Level, ServerSection, Status};
-use context::{Context, Purpose, SafeTool, Seconds, walk};
+use context::{Context, ListWalk, Purpose, SafeTool, Seconds, walk};
 use finding::{Finding, Outcome, grade};
 use passive::Passive;
 use requirements::{REQUIREMENTS, Scope};
@@ -67,15 +67,27 @@ pub(crate) fn read_only(tool: &Value) -> bool {
     tool.pointer("/annotations/readOnlyHint") == Some(&json!(true))
 }
 
+/// Why a second connection to the server could not be opened.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum OpenError {
+    /// The HTTP transport could not be built (its reason).
+    #[error("{0}")]
+    Http(String),
+    /// The stdio server's process could not be spawned.
+    #[error("{0}")]
+    Spawn(#[source] Arc<std::io::Error>),
+}
+
 /// Opens a second connection to the same server (stdio: a second process, not recorded: use
 /// [`context::Seconds`], which records why), modern era. The error says why it could not.
-pub(crate) fn open_second(target: &Target, redactor: &Redactor) -> Result<Client, String> {
+pub(crate) fn open_second(target: &Target, redactor: &Redactor) -> Result<Client, OpenError> {
     match target {
         Target::Http(settings) => HttpTransport::new(settings.clone(), redactor.clone())
-            .map(|transport| Client::new(Connection::Http(transport))),
+            .map(|transport| Client::new(Connection::Http(transport)))
+            .map_err(OpenError::Http),
         Target::Stdio { command, env, timeout } => StdioTransport::spawn(command, env, *timeout, redactor.clone())
             .map(|transport| Client::new(Connection::Stdio(transport)))
-            .map_err(|error| error.to_string()),
+            .map_err(|error| OpenError::Spawn(Arc::new(error))),
     }
 }
 
@@ -117,80 +129,13 @@ pub(crate) async fn run(
     let started = Instant::now();
     let client = connected.client.clone();
     let (era, era_evidence) = (connected.era, connected.evidence.clone());
-    let (discover, initialize) = (&connected.discover, connected.initialize.as_ref());
-    let passive = Arc::new(Passive::new(era == Era::Legacy));
-    let observer = passive.clone();
-    let client_is_modern = era == Era::Modern;
-    client.set_observer(Some(Arc::new(move |outgoing: &Outgoing, exchange| {
-        observer.observe(outgoing, exchange, client_is_modern)
-    })));
-    // The era probe happened before the observer existed: feed it in now.
-    if era == Era::Modern {
-        passive.observe(
-            &Outgoing::request(crate::mcp::jsonrpc::modern_request("server/discover", json!({}))),
-            discover,
-            true,
-        );
-    }
+    let passive = observe_session(connected);
     let seconds = Seconds::new(target.clone(), redactor.clone(), connected.starts.clone(), connected.take_spares());
-    let modern = match era {
-        Era::Modern => client.clone(),
-        Era::Legacy => {
-            let fresh = seconds
-                .open("a modern client for a legacy server: the 2026-07-28 probes, apart from the legacy session")
-                .unwrap_or_else(|_| Client::new(client.connection().clone()));
-            let observer = passive.clone();
-            fresh.set_observer(Some(Arc::new(move |outgoing: &Outgoing, exchange| {
-                observer.observe(outgoing, exchange, true)
-            })));
-            Arc::new(fresh)
-        }
-    };
-    let basis = match era {
-        Era::Modern => &discover,
-        Era::Legacy => initialize.as_ref().unwrap_or(&discover),
-    };
-    let capabilities = basis.result().and_then(|result| result.get("capabilities")).cloned().unwrap_or(json!({}));
-    let supported_versions: Vec<String> = match era {
-        Era::Modern => basis
-            .result()
-            .and_then(|result| result.get("supportedVersions"))
-            .and_then(Value::as_array)
-            .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-            .unwrap_or_default(),
-        Era::Legacy => basis
-            .result()
-            .and_then(|result| result.get("protocolVersion"))
-            .and_then(Value::as_str)
-            .map(|version| vec![version.to_owned()])
-            .unwrap_or_default(),
-    };
-    let server_info = basis.result().and_then(|result| match era {
-        Era::Modern => {
-            result.pointer(&format!("/_meta/{}", crate::mcp::jsonrpc::META_SERVER_INFO.replace('/', "~1"))).cloned()
-        }
-        Era::Legacy => result.get("serverInfo").cloned(),
-    });
+    let modern = modern_client(connected, &seconds, &passive);
+    let announced = Announced::of(connected);
     events(&RunEvent::EraDetected { era: era.revision().into(), evidence: era_evidence.clone() });
 
-    let request = |method: &'static str| {
-        move |params: Value| match era {
-            Era::Modern => Outgoing::request(crate::mcp::jsonrpc::modern_request(method, params)),
-            Era::Legacy => era::legacy(method, params),
-        }
-    };
-    let (list_tools, list_prompts, list_resources, list_templates) = (
-        request("tools/list"),
-        request("prompts/list"),
-        request("resources/list"),
-        request("resources/templates/list"),
-    );
-    let (tools, prompts, resources, templates) = tokio::join!(
-        walk(&client, "tools/list", "tools", &list_tools, true),
-        walk(&client, "prompts/list", "prompts", &list_prompts, true),
-        walk(&client, "resources/list", "resources", &list_resources, true),
-        walk(&client, "resources/templates/list", "resourceTemplates", &list_templates, true),
-    );
+    let (tools, prompts, resources, templates) = list_everything(&client, era).await;
     let listed = crate::report::model::Listed {
         tools: tools.items.len(),
         prompts: prompts.items.len(),
@@ -204,34 +149,15 @@ pub(crate) async fn run(
     if let Connection::Http(http) = modern.connection() {
         record_param_headers(http, &tools.items);
     }
-    let mut safe_tools = options.safe_tools.clone();
-    for tool in tools.items.iter() {
-        let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
-        if read_only(&tool) && !safe_tools.iter().any(|safe| safe.name == name) {
-            safe_tools.push(SafeTool { name: name.to_owned(), arguments: probes::calls::sample_arguments(&tool) });
-        }
-    }
-    // Tools the user listed but the server does not offer are dropped.
-    let offered: std::collections::HashSet<&str> = tools.names.iter().map(String::as_str).collect();
-    for safe in &safe_tools {
-        if !offered.contains(safe.name.as_str()) {
-            events(&RunEvent::Notice {
-                text: format!(
-                    "warning: the config file lists the safe tool `{}`, which the server does not offer; it is ignored",
-                    safe.name
-                ),
-            });
-        }
-    }
-    safe_tools.retain(|safe| offered.contains(safe.name.as_str()));
+    let safe_tools = safe_tools(options, &tools, events);
 
     let mut ctx = Context {
         client: client.clone(),
         modern: modern.clone(),
         era,
-        discover: discover.clone(),
-        capabilities: capabilities.clone(),
-        supported_versions: supported_versions.clone(),
+        discover: connected.discover.clone(),
+        capabilities: announced.capabilities.clone(),
+        supported_versions: announced.supported_versions.clone(),
         tools,
         prompts,
         resources,
@@ -253,14 +179,183 @@ pub(crate) async fn run(
     let (scan, descriptions) = probes::security::scan(&ctx);
     let mut groups: Vec<(Vec<Finding>, u64)> = vec![
         // A legacy server's failed discover is graded too: D-1 heads its migration list.
-        (probes::discovery::discover_result(&ctx), discover.elapsed_ms),
+        (probes::discovery::discover_result(&ctx), connected.discover.elapsed_ms),
         (probes::lists::walks(&ctx), 0),
         (probes::lists::tool_definitions(&ctx), 0),
         (scan, 0),
     ];
-    // From here on only the tools we call and the first that declares `x-mcp-header` are
-    // needed: the rest of the list's text is let go (and later lookups parse a few entries, not
-    // thousands).
+    keep_needed_tools(&mut ctx);
+    let ctx = ctx;
+    run_families(&ctx, started, events, &mut groups).await;
+    groups.push((probes::stdio::framing(&ctx), 0));
+    groups.push((passive.findings(), 0));
+    events(&RunEvent::ProbesFinished { duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) });
+
+    let mut checks = grade_all(&groups, era, client.is_http(), None);
+    if era == Era::Legacy {
+        checks.push(era_check(options.require_modern, &era_evidence));
+    }
+    let stderr_tail = stderr_tail(&client);
+    let tool_errors = redacted_tool_errors(&ctx, &redactor);
+    // The session is the caller's: stop observing it, end only the connection opened here.
+    client.set_observer(None);
+    let modern_ends = async {
+        if !Arc::ptr_eq(&client, &modern) {
+            modern.shutdown().await;
+        }
+    };
+    tokio::join!(modern_ends, ctx.seconds.shutdown());
+    let server = ServerSection {
+        transport: client.transport_name().into(),
+        target: String::new(),
+        era: Some(era.revision().into()),
+        era_evidence: Some(era_evidence),
+        supported_versions: announced.supported_versions,
+        server_info: announced.server_info,
+        capabilities: Some(announced.capabilities),
+        stderr_tail,
+        listed: Some(listed),
+        stdio_starts: connected.starts.reasons(),
+        descriptions,
+        tool_errors,
+    };
+    Layer0Result { server, checks, waiver_notes: Vec::new() }
+}
+
+/// Observes every exchange of the caller's session with the passive rules; the era probe,
+/// which happened before the observer existed, is fed in now.
+fn observe_session(connected: &Connected) -> Arc<Passive> {
+    let era = connected.era;
+    let passive = Arc::new(Passive::new(era == Era::Legacy));
+    let observer = passive.clone();
+    let client_is_modern = era == Era::Modern;
+    connected.client.set_observer(Some(Arc::new(move |outgoing: &Outgoing, exchange| {
+        observer.observe(outgoing, exchange, client_is_modern)
+    })));
+    if era == Era::Modern {
+        passive.observe(
+            &Outgoing::request(crate::mcp::jsonrpc::modern_request("server/discover", json!({}))),
+            &connected.discover,
+            true,
+        );
+    }
+    passive
+}
+
+/// The client of the 2026-07-28 probes: the session itself for a modern server; for a legacy
+/// one a second connection apart from the legacy session (observed as well), or, when none
+/// opens, a client on the session's connection.
+fn modern_client(connected: &Connected, seconds: &Seconds, passive: &Arc<Passive>) -> Arc<Client> {
+    let client = &connected.client;
+    match connected.era {
+        Era::Modern => client.clone(),
+        Era::Legacy => {
+            let fresh = seconds
+                .open("a modern client for a legacy server: the 2026-07-28 probes, apart from the legacy session")
+                .unwrap_or_else(|_| Client::new(client.connection().clone()));
+            let observer = passive.clone();
+            fresh.set_observer(Some(Arc::new(move |outgoing: &Outgoing, exchange| {
+                observer.observe(outgoing, exchange, true)
+            })));
+            Arc::new(fresh)
+        }
+    }
+}
+
+/// What the server announced about itself: from `server/discover` (modern) or `initialize`
+/// (legacy; its discover when it sent none).
+struct Announced {
+    capabilities: Value,
+    supported_versions: Vec<String>,
+    server_info: Option<Value>,
+}
+
+impl Announced {
+    fn of(connected: &Connected) -> Self {
+        let era = connected.era;
+        let discover = &connected.discover;
+        let basis = match era {
+            Era::Modern => discover,
+            Era::Legacy => connected.initialize.as_ref().unwrap_or(discover),
+        };
+        let capabilities = basis.result().and_then(|result| result.get("capabilities")).cloned().unwrap_or(json!({}));
+        let supported_versions: Vec<String> = match era {
+            Era::Modern => basis
+                .result()
+                .and_then(|result| result.get("supportedVersions"))
+                .and_then(Value::as_array)
+                .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .unwrap_or_default(),
+            Era::Legacy => basis
+                .result()
+                .and_then(|result| result.get("protocolVersion"))
+                .and_then(Value::as_str)
+                .map(|version| vec![version.to_owned()])
+                .unwrap_or_default(),
+        };
+        let server_info = basis.result().and_then(|result| match era {
+            Era::Modern => {
+                result.pointer(&format!("/_meta/{}", crate::mcp::jsonrpc::META_SERVER_INFO.replace('/', "~1"))).cloned()
+            }
+            Era::Legacy => result.get("serverInfo").cloned(),
+        });
+        Announced { capabilities, supported_versions, server_info }
+    }
+}
+
+/// Walks the four lists at once, in the era's request shape: tools, prompts, resources and
+/// resource templates.
+async fn list_everything(client: &Client, era: Era) -> (ListWalk, ListWalk, ListWalk, ListWalk) {
+    let request = |method: &'static str| {
+        move |params: Value| match era {
+            Era::Modern => Outgoing::request(crate::mcp::jsonrpc::modern_request(method, params)),
+            Era::Legacy => era::legacy(method, params),
+        }
+    };
+    let (list_tools, list_prompts, list_resources, list_templates) = (
+        request("tools/list"),
+        request("prompts/list"),
+        request("resources/list"),
+        request("resources/templates/list"),
+    );
+    tokio::join!(
+        walk(client, "tools/list", "tools", &list_tools, true),
+        walk(client, "prompts/list", "prompts", &list_prompts, true),
+        walk(client, "resources/list", "resources", &list_resources, true),
+        walk(client, "resources/templates/list", "resourceTemplates", &list_templates, true),
+    )
+}
+
+/// The tools the probes may call: the user's safe tools and every tool annotated
+/// `readOnlyHint: true`; a safe tool the server does not offer is dropped with a warning.
+fn safe_tools(options: &Options, tools: &ListWalk, events: &(dyn Fn(&RunEvent) + Sync)) -> Vec<SafeTool> {
+    let mut safe_tools = options.safe_tools.clone();
+    for tool in tools.items.iter() {
+        let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
+        if read_only(&tool) && !safe_tools.iter().any(|safe| safe.name == name) {
+            safe_tools.push(SafeTool { name: name.to_owned(), arguments: probes::calls::sample_arguments(&tool) });
+        }
+    }
+    // Tools the user listed but the server does not offer are dropped.
+    let offered: std::collections::HashSet<&str> = tools.names.iter().map(String::as_str).collect();
+    for safe in &safe_tools {
+        if !offered.contains(safe.name.as_str()) {
+            events(&RunEvent::Notice {
+                text: format!(
+                    "warning: the config file lists the safe tool `{}`, which the server does not offer; it is ignored",
+                    safe.name
+                ),
+            });
+        }
+    }
+    safe_tools.retain(|safe| offered.contains(safe.name.as_str()));
+    safe_tools
+}
+
+/// From here on only the tools we call and the first that declares `x-mcp-header` are
+/// needed: the rest of the list's text is let go (and later lookups parse a few entries, not
+/// thousands).
+fn keep_needed_tools(ctx: &mut Context) {
     ctx.safe_tools.truncate(probes::calls::MAX_TOOLS);
     let header_tool = ctx.header_tool().and_then(|tool| tool.get("name").cloned());
     let keep: std::collections::HashSet<String> = ctx.safe_tools.iter().map(|tool| tool.name.clone()).collect();
@@ -268,29 +363,45 @@ pub(crate) async fn run(
         let name = tool.get("name");
         name == header_tool.as_ref() || name.and_then(Value::as_str).is_some_and(|name| keep.contains(name))
     });
-    let ctx = ctx;
-    type Family<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = (Vec<Finding>, u64)> + 'a>>;
-    let families: Vec<(&str, Family<'_>)> = vec![
-        ("the advertised capabilities", Box::pin(timed(probes::discovery::capabilities_match(&ctx)))),
-        ("completion", Box::pin(timed(probes::discovery::completion(&ctx)))),
-        ("request `_meta`", Box::pin(timed(probes::discovery::request_meta(&ctx)))),
-        ("versions", Box::pin(timed(probes::discovery::versions(&ctx)))),
-        ("K-2..K-4 (tasks)", Box::pin(timed(probes::discovery::tasks(&ctx)))),
-        ("the HTTP rules", Box::pin(timed(probes::http::run(&ctx)))),
-        ("the error rules", Box::pin(timed(probes::errors::run(&ctx)))),
-        ("reads and gets", Box::pin(timed(probes::lists::read_and_get(&ctx)))),
-        ("P-3 (a second connection's tools/list)", Box::pin(timed(probes::lists::across_connections(&ctx)))),
-        ("concurrent requests", Box::pin(timed(probes::lists::concurrency(&ctx)))),
-        ("P-1 (a second tools/list walk)", Box::pin(timed(probes::lists::ordering(&ctx)))),
-        ("tool calls", Box::pin(timed(probes::calls::run(&ctx)))),
-        ("subscriptions", Box::pin(timed(probes::subscriptions::run(&ctx)))),
-        ("B-3 (a legacy `initialize`)", Box::pin(timed(probes::discovery::legacy_handshake(&ctx, None)))),
-        ("authorization", Box::pin(timed(probes::auth::run(&ctx)))),
-        ("X-3..X-7 (the stdio rules)", Box::pin(timed(probes::stdio::run(&ctx)))),
+}
+
+/// A probe family under way: its findings and its wall time.
+type Family<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = (Vec<Finding>, u64)> + 'a>>;
+
+/// The probe families, each named for the progress reports, in the order they run.
+fn families(ctx: &Context) -> Vec<(&'static str, Family<'_>)> {
+    vec![
+        ("the advertised capabilities", Box::pin(timed(probes::discovery::capabilities_match(ctx)))),
+        ("completion", Box::pin(timed(probes::discovery::completion(ctx)))),
+        ("request `_meta`", Box::pin(timed(probes::discovery::request_meta(ctx)))),
+        ("versions", Box::pin(timed(probes::discovery::versions(ctx)))),
+        ("K-2..K-4 (tasks)", Box::pin(timed(probes::discovery::tasks(ctx)))),
+        ("the HTTP rules", Box::pin(timed(probes::http::run(ctx)))),
+        ("the error rules", Box::pin(timed(probes::errors::run(ctx)))),
+        ("reads and gets", Box::pin(timed(probes::lists::read_and_get(ctx)))),
+        ("P-3 (a second connection's tools/list)", Box::pin(timed(probes::lists::across_connections(ctx)))),
+        ("concurrent requests", Box::pin(timed(probes::lists::concurrency(ctx)))),
+        ("P-1 (a second tools/list walk)", Box::pin(timed(probes::lists::ordering(ctx)))),
+        ("tool calls", Box::pin(timed(probes::calls::run(ctx)))),
+        ("subscriptions", Box::pin(timed(probes::subscriptions::run(ctx)))),
+        ("B-3 (a legacy `initialize`)", Box::pin(timed(probes::discovery::legacy_handshake(ctx, None)))),
+        ("authorization", Box::pin(timed(probes::auth::run(ctx)))),
+        ("X-3..X-7 (the stdio rules)", Box::pin(timed(probes::stdio::run(ctx)))),
         // Invalid tool arguments come last: a server they kill takes no other check down with it.
         // Before the framing check, which reads what stdout carried during the whole run.
-        ("invalid tool arguments", Box::pin(timed(probes::arguments::run(&ctx)))),
-    ];
+        ("invalid tool arguments", Box::pin(timed(probes::arguments::run(ctx)))),
+    ]
+}
+
+/// Runs the probe families into `groups`: over Streamable HTTP all at once but the last two,
+/// over stdio one after another; the last two always in order.
+async fn run_families(
+    ctx: &Context,
+    started: Instant,
+    events: &(dyn Fn(&RunEvent) + Sync),
+    groups: &mut Vec<(Vec<Finding>, u64)>,
+) {
+    let families = families(ctx);
     let total = families.len();
     let progress = Progress { started, total, events };
     let (at_once, last): (Vec<_>, Vec<_>) = families.into_iter().enumerate().partition(|(index, _)| *index + 2 < total);
@@ -309,44 +420,17 @@ pub(crate) async fn run(
     for (done, (name, family)) in last {
         groups.push(progress.watch(name, done, family).await);
     }
-    groups.push((probes::stdio::framing(&ctx), 0));
-    groups.push((passive.findings(), 0));
-    events(&RunEvent::ProbesFinished { duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) });
+}
 
-    let mut checks = grade_all(&groups, era, client.is_http(), None);
-    if era == Era::Legacy {
-        checks.push(era_check(options.require_modern, &era_evidence));
-    }
-    let stderr_tail = stderr_tail(&client);
-    // A tool's error text is a tool result: redacted here, shown only in `report.json`.
+/// The tool errors the probes saw, redacted: a tool's error text is a tool result, shown only in
+/// `report.json`.
+fn redacted_tool_errors(ctx: &Context, redactor: &Redactor) -> Vec<crate::report::model::ToolErrorNotice> {
     let mut tool_errors = std::mem::take(&mut *crate::mcp::sync::lock(&ctx.tool_errors));
     for notice in &mut tool_errors {
         notice.arguments = redactor.redact(&notice.arguments);
         notice.error = redactor.redact(&notice.error);
     }
-    // The session is the caller's: stop observing it, end only the connection opened here.
-    client.set_observer(None);
-    let modern_ends = async {
-        if !Arc::ptr_eq(&client, &modern) {
-            modern.shutdown().await;
-        }
-    };
-    tokio::join!(modern_ends, ctx.seconds.shutdown());
-    let server = ServerSection {
-        transport: client.transport_name().into(),
-        target: String::new(),
-        era: Some(era.revision().into()),
-        era_evidence: Some(era_evidence),
-        supported_versions,
-        server_info,
-        capabilities: Some(capabilities),
-        stderr_tail,
-        listed: Some(listed),
-        stdio_starts: connected.starts.reasons(),
-        descriptions,
-        tool_errors,
-    };
-    Layer0Result { server, checks, waiver_notes: Vec::new() }
+    tool_errors
 }
 
 /// The stderr tail of a stdio server, when it wrote anything.

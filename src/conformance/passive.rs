@@ -118,102 +118,126 @@ impl Passive {
         // Legacy-shaped requests sent to a modern server (e.g. the `initialize` probe) are not
         // graded on modern rules.
         let modern = modern && method != "initialize";
-        let is_http = exchange.status.is_some();
-
-        // Transport-level rules (HTTP).
-        if is_http {
-            if exchange.response.is_some() && !(self.legacy && modern) {
-                let content_type = exchange.content_type().unwrap_or_default();
-                let ok = content_type == "application/json" || content_type == "text/event-stream";
-                self.note(
-                    "H-14",
-                    (!ok).then(|| format!("`{method}`: a JSON-RPC body came with Content-Type `{content_type}`")),
-                    exchange,
-                );
-            }
-            if exchange.content_type().as_deref() == Some("text/event-stream") && !(self.legacy && modern) {
-                let requests: Vec<&Value> =
-                    exchange.messages.iter().filter(|message| jsonrpc::is_request(message)).collect();
-                self.note(
-                    "H-15",
-                    (!requests.is_empty())
-                        .then(|| format!("`{method}`: the SSE stream carried a JSON-RPC request ({})", requests[0])),
-                    exchange,
-                );
-                if modern {
-                    if let Some(closed) = exchange.stream_closed_after_final {
-                        self.note(
-                            "H-16",
-                            (!closed)
-                                .then(|| format!("`{method}`: the SSE stream stayed open after the final response")),
-                            exchange,
-                        );
-                    }
-                    let buffering = exchange.header("x-accel-buffering").map(str::to_ascii_lowercase);
-                    self.note(
-                        "H-17",
-                        (buffering.as_deref() != Some("no"))
-                            .then(|| format!("`{method}`: SSE response without `X-Accel-Buffering: no`")),
-                        exchange,
-                    );
-                }
-            }
-            if modern && exchange.header("mcp-session-id").is_some() {
-                self.note(
-                    "H-19",
-                    Some(format!(
-                        "{}`{method}`: the response minted an `Mcp-Session-Id` for a stateless request",
-                        probe_of(outgoing)
-                    )),
-                    exchange,
-                );
-            }
+        if exchange.status.is_some() {
+            self.http_rules(outgoing, exchange, method, modern);
         }
-
-        // An answer that came but cannot be read as one JSON-RPC message (whatever the probe)
-        // is one M-11 finding for the run, naming each method and what came; the checks that
-        // needed it are blocked, not failed. (Timeouts and refused connections are not
-        // counted: no answer came.)
         if let Some(why) = exchange.unreadable() {
-            if !(self.legacy && modern) {
-                let mut unreadable = crate::mcp::sync::lock(&self.unreadable);
-                if matches!(exchange.failure, Some(Failure::Skipped(_))) {
-                    unreadable.not_sent += 1;
-                } else {
-                    unreadable.held_open |= exchange.sse_unread == Some(crate::mcp::exchange::SseUnread::Unterminated);
-                    let entry = unreadable
-                        .by_method
-                        .entry(method.to_owned())
-                        .or_insert_with(|| (0, why, super::finding::evidence_of(exchange)));
-                    entry.0 += 1;
-                }
-            }
+            self.unreadable_answer(exchange, method, why, modern);
             return;
         }
         let Some(response) = &exchange.response else {
-            // A body that is not JSON-RPC and not recognisably broken JSON-RPC either (an
-            // HTML page, plain text) is a broken envelope too, not an exchange the rules may
-            // skip: counting only what could be read would pass them on no evidence.
-            let unread = matches!(&exchange.failure, Some(Failure::NotJsonRpc(_)))
-                || matches!(&exchange.failure, Some(Failure::Closed(detail)) if detail.contains("unparsable SSE frame"));
-            let header_probe = modern && exchange.status.is_some() && !outgoing.header_edits.is_empty();
-            let graded = !(header_probe || is_refusal(exchange) || (self.legacy && modern));
-            if unread && graded {
-                self.note(
-                    "M-11",
-                    Some(format!(
-                        "`{method}`: the response could not be read as a JSON-RPC message ({})",
-                        exchange.describe()
-                    )),
-                    exchange,
-                );
-            }
+            self.unparsed_answer(outgoing, exchange, method, modern);
             return;
         };
         if !response.is_object() {
             return;
         }
-        // Envelope and id echo (both eras).
+        self.envelope_rules(outgoing, exchange, response, method, modern);
+        if let Some(error) = response.get("error") {
+            if modern {
+                self.error_rules(exchange, error, method);
+            }
+            return;
+        }
+        let Some(result) = response.get("result") else { return };
+        if !modern {
+            return;
+        }
+        self.result_rules(body, exchange, result, method);
+        self.notification_rules(body, exchange, method);
+    }
+
+    /// Transport-level rules (HTTP): H-14..H-17, H-19.
+    fn http_rules(&self, outgoing: &Outgoing, exchange: &Exchange, method: &str, modern: bool) {
+        if exchange.response.is_some() && !(self.legacy && modern) {
+            let content_type = exchange.content_type().unwrap_or_default();
+            let ok = content_type == "application/json" || content_type == "text/event-stream";
+            self.note(
+                "H-14",
+                (!ok).then(|| format!("`{method}`: a JSON-RPC body came with Content-Type `{content_type}`")),
+                exchange,
+            );
+        }
+        if exchange.content_type().as_deref() == Some("text/event-stream") && !(self.legacy && modern) {
+            let requests: Vec<&Value> =
+                exchange.messages.iter().filter(|message| jsonrpc::is_request(message)).collect();
+            self.note(
+                "H-15",
+                (!requests.is_empty())
+                    .then(|| format!("`{method}`: the SSE stream carried a JSON-RPC request ({})", requests[0])),
+                exchange,
+            );
+            if modern {
+                if let Some(closed) = exchange.stream_closed_after_final {
+                    self.note(
+                        "H-16",
+                        (!closed).then(|| format!("`{method}`: the SSE stream stayed open after the final response")),
+                        exchange,
+                    );
+                }
+                let buffering = exchange.header("x-accel-buffering").map(str::to_ascii_lowercase);
+                self.note(
+                    "H-17",
+                    (buffering.as_deref() != Some("no"))
+                        .then(|| format!("`{method}`: SSE response without `X-Accel-Buffering: no`")),
+                    exchange,
+                );
+            }
+        }
+        if modern && exchange.header("mcp-session-id").is_some() {
+            self.note(
+                "H-19",
+                Some(format!(
+                    "{}`{method}`: the response minted an `Mcp-Session-Id` for a stateless request",
+                    probe_of(outgoing)
+                )),
+                exchange,
+            );
+        }
+    }
+
+    /// An answer that came but cannot be read as one JSON-RPC message (whatever the probe) is
+    /// one M-11 finding for the run, naming each method and what came; the checks that needed
+    /// it are blocked, not failed. (Timeouts and refused connections are not counted: no
+    /// answer came.)
+    fn unreadable_answer(&self, exchange: &Exchange, method: &str, why: String, modern: bool) {
+        if !(self.legacy && modern) {
+            let mut unreadable = crate::mcp::sync::lock(&self.unreadable);
+            if matches!(exchange.failure, Some(Failure::Skipped(_))) {
+                unreadable.not_sent += 1;
+            } else {
+                unreadable.held_open |= exchange.sse_unread == Some(crate::mcp::exchange::SseUnread::Unterminated);
+                let entry = unreadable
+                    .by_method
+                    .entry(method.to_owned())
+                    .or_insert_with(|| (0, why, super::finding::evidence_of(exchange)));
+                entry.0 += 1;
+            }
+        }
+    }
+
+    /// A body that is not JSON-RPC and not recognisably broken JSON-RPC either (an HTML page,
+    /// plain text) is a broken envelope too, not an exchange the rules may skip: counting only
+    /// what could be read would pass them on no evidence.
+    fn unparsed_answer(&self, outgoing: &Outgoing, exchange: &Exchange, method: &str, modern: bool) {
+        let unread = matches!(&exchange.failure, Some(Failure::NotJsonRpc(_)))
+            || matches!(&exchange.failure, Some(Failure::Closed(detail)) if detail.contains("unparsable SSE frame"));
+        let header_probe = modern && exchange.status.is_some() && !outgoing.header_edits.is_empty();
+        let graded = !(header_probe || is_refusal(exchange) || (self.legacy && modern));
+        if unread && graded {
+            self.note(
+                "M-11",
+                Some(format!(
+                    "`{method}`: the response could not be read as a JSON-RPC message ({})",
+                    exchange.describe()
+                )),
+                exchange,
+            );
+        }
+    }
+
+    /// Envelope and id echo (both eras): M-6 for an error, M-11 for a result.
+    fn envelope_rules(&self, outgoing: &Outgoing, exchange: &Exchange, response: &Value, method: &str, modern: bool) {
         // A 401/403 is an HTTP-level refusal (authorization, Origin): its body may be a JSON-RPC
         // error without an id (streamable-http §Security), so ids are not graded there.
         // A probe that breaks a header tests the header rule, not the id rule: the refusal may
@@ -239,30 +263,27 @@ impl Passive {
             let id = if response.get("error").is_some() { "M-6" } else { "M-11" };
             self.note(id, problem, exchange);
         }
-        if let Some(error) = response.get("error") {
-            if modern {
-                let code = error.get("code").and_then(Value::as_i64);
-                let reserved =
-                    code.filter(|code| jsonrpc::RESERVED_CODES.contains(code) || (-32099..=-32023).contains(code));
-                self.note(
-                    "M-8",
-                    reserved.map(|code| format!("`{method}`: the server emitted reserved/undefined code {code}")),
-                    exchange,
-                );
-                let problems = shapes::check_error(error);
-                self.note(
-                    "M-10",
-                    (!problems.is_empty())
-                        .then(|| format!("`{method}` error: {}", problem::join(&problems, shapes::SHAPE_ID))),
-                    exchange,
-                );
-            }
-            return;
-        }
-        let Some(result) = response.get("result") else { return };
-        if !modern {
-            return;
-        }
+    }
+
+    /// The rules of a modern error: M-8 (reserved codes) and M-10 (its shape).
+    fn error_rules(&self, exchange: &Exchange, error: &Value, method: &str) {
+        let code = error.get("code").and_then(Value::as_i64);
+        let reserved = code.filter(|code| jsonrpc::RESERVED_CODES.contains(code) || (-32099..=-32023).contains(code));
+        self.note(
+            "M-8",
+            reserved.map(|code| format!("`{method}`: the server emitted reserved/undefined code {code}")),
+            exchange,
+        );
+        let problems = shapes::check_error(error);
+        self.note(
+            "M-10",
+            (!problems.is_empty()).then(|| format!("`{method}` error: {}", problem::join(&problems, shapes::SHAPE_ID))),
+            exchange,
+        );
+    }
+
+    /// The rules of a modern result: M-7, R-1..R-4, R-9, D-3, C-1..C-3 and M-10 (its shape).
+    fn result_rules(&self, body: &Value, exchange: &Exchange, result: &Value, method: &str) {
         let result_type = result.get("resultType");
         self.note(
             "M-7",
@@ -315,34 +336,7 @@ impl Passive {
         );
         let complete = result_type.and_then(Value::as_str).is_none_or(|value| value == "complete");
         if CACHEABLE.contains(&method) && complete {
-            let ttl = result.get("ttlMs");
-            let scope = result.get("cacheScope");
-            self.note(
-                "C-1",
-                (ttl.is_none() || scope.is_none()).then(|| {
-                    format!(
-                        "`{method}`: missing {}",
-                        [ttl.is_none().then_some("`ttlMs`"), scope.is_none().then_some("`cacheScope`")]
-                            .into_iter()
-                            .flatten()
-                            .collect::<Vec<_>>()
-                            .join(" and ")
-                    )
-                }),
-                exchange,
-            );
-            if let Some(ttl) = ttl {
-                let ok = ttl.as_u64().is_some();
-                self.note("C-2", (!ok).then(|| format!("`{method}`: ttlMs is {ttl}, not an integer >= 0")), exchange);
-            }
-            if let Some(scope) = scope {
-                let ok = matches!(scope.as_str(), Some("public" | "private"));
-                self.note(
-                    "C-3",
-                    (!ok).then(|| format!("`{method}`: cacheScope is {scope}, not \"public\" or \"private\"")),
-                    exchange,
-                );
-            }
+            self.cache_rules(exchange, result, method);
         }
         let shape = shapes::own(shapes::check_answer(method, result, exchange.entries.as_ref()));
         self.note(
@@ -350,7 +344,42 @@ impl Passive {
             (!shape.is_empty()).then(|| format!("`{method}`: {}", problem::join(&shape, shapes::SHAPE_ID))),
             exchange,
         );
-        // Request-scoped notifications of this exchange.
+    }
+
+    /// C-1..C-3: the caching hints of a `complete` result of a cacheable method.
+    fn cache_rules(&self, exchange: &Exchange, result: &Value, method: &str) {
+        let ttl = result.get("ttlMs");
+        let scope = result.get("cacheScope");
+        self.note(
+            "C-1",
+            (ttl.is_none() || scope.is_none()).then(|| {
+                format!(
+                    "`{method}`: missing {}",
+                    [ttl.is_none().then_some("`ttlMs`"), scope.is_none().then_some("`cacheScope`")]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                )
+            }),
+            exchange,
+        );
+        if let Some(ttl) = ttl {
+            let ok = ttl.as_u64().is_some();
+            self.note("C-2", (!ok).then(|| format!("`{method}`: ttlMs is {ttl}, not an integer >= 0")), exchange);
+        }
+        if let Some(scope) = scope {
+            let ok = matches!(scope.as_str(), Some("public" | "private"));
+            self.note(
+                "C-3",
+                (!ok).then(|| format!("`{method}`: cacheScope is {scope}, not \"public\" or \"private\"")),
+                exchange,
+            );
+        }
+    }
+
+    /// Request-scoped notifications of this exchange: L-1 and M-10.
+    fn notification_rules(&self, body: &Value, exchange: &Exchange, method: &str) {
         let log_level = body.pointer(&format!("/params/_meta/{}", jsonrpc::META_LOG_LEVEL.replace('/', "~1")));
         let logs = exchange
             .messages

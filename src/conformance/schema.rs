@@ -94,30 +94,51 @@ pub(crate) fn check_tools(tools: impl IntoIterator<Item = Value>, limits: &Limit
     out
 }
 
+/// Why a tool's schema cannot be used to validate (each sentence names the schema).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum UnusableSchema {
+    /// Beyond the bounds of [`Limits::default`] (too deep, too many subschemas).
+    #[error("{0}")]
+    TooLarge(String),
+    /// Its `$schema` is not a string, or names a dialect not supported.
+    #[error("{0}")]
+    Dialect(String),
+    /// It does not compile: an external `$ref` (never fetched), an unresolvable local one, or
+    /// an invalid schema.
+    #[error("{0}")]
+    Compile(String),
+}
+
 /// Compiles an `outputSchema` for validating `structuredContent` (T-5; spec-notes §12.2,
 /// §12.3), under the same dialect, bounds ([`Limits::default`]) and no-fetch policy as
 /// [`check_tools`]. The error says why the schema cannot be used (unsupported dialect, external
 /// `$ref` not fetched, unresolvable local `$ref`, invalid schema, too large).
-pub(crate) fn compile_output_schema(schema: &Value) -> Result<Validator, String> {
-    compile_bounded(schema, "outputSchema")
+pub(crate) fn compile_output_schema(schema: &Value) -> Result<Validator, UnusableSchema> {
+    compile_checked(schema, "outputSchema")
 }
 
 /// Compiles any schema of a tool (`which` names it in the error, e.g. `inputSchema`) the way
 /// [`compile_output_schema`] does: the dialect from `$schema` (2020-12 when absent), the bounds
 /// of [`Limits::default`] checked first, and external `$ref`s refused, never fetched.
-pub(crate) fn compile_bounded(schema: &Value, which: &str) -> Result<Validator, String> {
+pub(crate) fn compile_checked(schema: &Value, which: &str) -> Result<Validator, UnusableSchema> {
     let limits = Limits::default();
     if let Some(exceeded) = walk(schema, &limits, which).exceeded {
-        return Err(exceeded);
+        return Err(UnusableSchema::TooLarge(exceeded));
     }
     let draft = match schema {
         Value::Object(map) => match dialect_of(map) {
             Ok(d) => d.draft,
-            Err(e) => return Err(e.message(which)),
+            Err(e) => return Err(UnusableSchema::Dialect(e.message(which))),
         },
         _ => Draft::Draft202012,
     };
-    compile(draft, schema).map_err(|f| f.message(which))
+    compile(draft, schema).map_err(|f| UnusableSchema::Compile(f.message(which)))
+}
+
+/// [`compile_checked`] with the reason as text, for the argument validator of
+/// `src/providers/schema.rs`, which keeps it as text.
+pub(crate) fn compile_bounded(schema: &Value, which: &str) -> Result<Validator, String> {
+    compile_checked(schema, which).map_err(|unusable| unusable.to_string())
 }
 
 /// Validates an instance (e.g. `structuredContent`) against a compiled schema (T-5). Each error
@@ -1131,11 +1152,11 @@ mod tests {
 
     #[test]
     fn output_schema_refusals() {
-        let e = compile_output_schema(&json!({"$ref": "https://example.com/x.json"})).unwrap_err();
+        let e = compile_output_schema(&json!({"$ref": "https://example.com/x.json"})).unwrap_err().to_string();
         assert!(e.contains("not fetched"), "{e}");
-        let e = compile_output_schema(&json!({"$schema": "urn:custom", "type": "object"})).unwrap_err();
+        let e = compile_output_schema(&json!({"$schema": "urn:custom", "type": "object"})).unwrap_err().to_string();
         assert!(e.contains("unsupported dialect"), "{e}");
-        let e = compile_output_schema(&json!({"$ref": "#/$defs/nope"})).unwrap_err();
+        let e = compile_output_schema(&json!({"$ref": "#/$defs/nope"})).unwrap_err().to_string();
         assert!(e.contains("unresolvable local $ref"), "{e}");
         assert!(compile_output_schema(&json!({"type": "nope"})).is_err());
         assert!(compile_output_schema(&nested(100)).is_err());

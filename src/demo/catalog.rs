@@ -42,6 +42,19 @@ fn read_only() -> Value {
 
 /// The full tool list, in its deterministic order (breaks applied).
 pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
+    let mut tools = offered_tools(state);
+    break_tools(state, &mut tools);
+    chaos_load_tools(state, &mut tools);
+    tools
+}
+
+/// The schema of a tool that takes no arguments.
+fn no_arguments() -> Value {
+    json!({"type": "object", "additionalProperties": false})
+}
+
+/// `test_simple_text`, with the breaks of its schema, description and icons.
+fn simple_tool(state: &ServerState) -> Value {
     let mut simple_schema = json!({
         "type": "object",
         "properties": {"text": {"type": "string", "description": "Text to echo back (optional)."}},
@@ -82,7 +95,11 @@ pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
     if state.breaks("m-10") {
         simple["icons"] = json!([{"mimeType": "image/png"}]);
     }
+    simple
+}
 
+/// The input schema of `test_structured` (break h-12 adds an invalid header annotation).
+fn structured_schema(state: &ServerState) -> Value {
     let mut structured_schema = json!({
         "type": "object",
         "$defs": {"unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
@@ -92,15 +109,19 @@ pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
     if state.breaks("h-12") {
         structured_schema["properties"]["scale"] = json!({"type": "number", "x-mcp-header": "Scale"});
     }
+    structured_schema
+}
 
+/// The tools every run offers, in order (breaks that change a definition applied).
+fn offered_tools(state: &ServerState) -> Vec<Value> {
     let mut logging_annotations = read_only();
     if state.breaks("t-9") {
         logging_annotations["readOnlyHint"] = json!("true");
     }
-    let no_arguments = json!({"type": "object", "additionalProperties": false});
+    let no_arguments = no_arguments();
 
-    let mut tools = vec![
-        simple,
+    vec![
+        simple_tool(state),
         json!({
             "name": "test_structured",
             "title": "Structured output",
@@ -109,7 +130,7 @@ pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
             } else {
                 "Returns a temperature as structured content."
             },
-            "inputSchema": structured_schema,
+            "inputSchema": structured_schema(state),
             "outputSchema": {
                 "type": "object",
                 "properties": {
@@ -167,7 +188,13 @@ pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
             "inputSchema": no_arguments,
             "annotations": read_only(),
         }),
-    ];
+    ]
+}
+
+/// The tools a break adds: an invalid name, a confusable one, one that appears after a call,
+/// and the chaos fixtures' strict, deep, Latin-1 and NUL-named tools.
+fn break_tools(state: &ServerState, tools: &mut Vec<Value>) {
+    let no_arguments = no_arguments();
     if state.breaks("t-8") {
         tools.push(json!({
             "name": "test simple/text!",
@@ -216,6 +243,11 @@ pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
             "inputSchema": no_arguments,
         }));
     }
+}
+
+/// The thousands of tools of the chaos load fixtures (`chaos-5000-tools`, its paged form, and
+/// `chaos-80000-tools-sse`), after the others.
+fn chaos_load_tools(state: &ServerState, tools: &mut Vec<Value>) {
     let chaos_count = if state.breaks("chaos-80000-tools-sse") {
         CHAOS_SSE_TOOL_COUNT
     } else if state.breaks("chaos-5000-tools") || state.breaks("chaos-5000-tools-paged") {
@@ -236,7 +268,6 @@ pub(crate) fn tools(state: &ServerState) -> Vec<Value> {
             }));
         }
     }
-    tools
 }
 
 /// The tools `chaos-strict-schemas` adds: schemas that a model's arguments easily break, for the

@@ -175,6 +175,23 @@ struct Pending {
     sender: oneshot::Sender<Delivery>,
 }
 
+/// The message to send (the body with `id` set) and the line written for it.
+fn framed(outgoing: &Outgoing, id: Option<&Value>) -> (Value, String) {
+    let mut message = match &outgoing.body {
+        Body::Json(value) => value.clone(),
+        Body::Raw(bytes) => Value::String(String::from_utf8_lossy(bytes).into_owned()),
+        Body::Empty => Value::Null,
+    };
+    if let (Some(id), Some(object)) = (id, message.as_object_mut()) {
+        object.insert("id".into(), id.clone());
+    }
+    let line = match &outgoing.body {
+        Body::Raw(bytes) => String::from_utf8_lossy(bytes).replace('\n', " "),
+        _ => serde_json::to_string(&message).unwrap_or_default(),
+    };
+    (message, line)
+}
+
 type PendingMap = Arc<Mutex<HashMap<String, Pending>>>;
 /// Since when stdout has been inside a line longer than [`MAX_LINE_BYTES`] that has not ended
 /// (its bytes dropped as they come), if it is: no answer can be read until it ends.
@@ -343,18 +360,7 @@ impl StdioTransport {
     /// Sends one message and, for requests, waits for the response with the same id.
     pub(crate) async fn send(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
         let started = Instant::now();
-        let mut message = match &outgoing.body {
-            Body::Json(value) => value.clone(),
-            Body::Raw(bytes) => Value::String(String::from_utf8_lossy(bytes).into_owned()),
-            Body::Empty => Value::Null,
-        };
-        if let (Some(id), Some(object)) = (&id, message.as_object_mut()) {
-            object.insert("id".into(), id.clone());
-        }
-        let line = match &outgoing.body {
-            Body::Raw(bytes) => String::from_utf8_lossy(bytes).replace('\n', " "),
-            _ => serde_json::to_string(&message).unwrap_or_default(),
-        };
+        let (message, line) = framed(outgoing, id.as_ref());
         let mut exchange = Exchange {
             method: outgoing.method().map(str::to_owned),
             id: id.clone(),
@@ -362,63 +368,89 @@ impl StdioTransport {
             ..Exchange::default()
         };
         let timeout = outgoing.timeout.unwrap_or(self.timeout);
-        let stuck = (*crate::mcp::sync::lock(&self.long_line)).map(|since| since.elapsed());
-        if let Some(stuck) = stuck.filter(|stuck| *stuck >= timeout && id.is_some()) {
-            // A request would only wait for its timeout behind that line, as the last ones did.
-            exchange.failure = Some(Failure::Unparsable(format!(
-                "not sent: stdout has been inside one line longer than the {MAX_LINE_BYTES}-byte ({} MiB) cap for {} ms without its end, so no answer could be read past it",
-                MAX_LINE_BYTES >> 20,
-                stuck.as_millis()
-            )));
+        if let Some(failure) = self.stuck_behind_long_line(timeout, id.is_some()) {
+            exchange.failure = Some(failure);
             return exchange;
         }
-        let receiver = id.as_ref().map(|id| {
-            let (sender, receiver) = oneshot::channel();
-            let progress_token = message.pointer("/params/_meta/progressToken").cloned();
-            let log_level =
-                message.pointer(&format!("/params/_meta/{}", jsonrpc::META_LOG_LEVEL.replace('/', "~1"))).is_some();
-            {
-                let mut sent = crate::mcp::sync::lock(&self.sent);
-                sent.insert(id_key(id));
-            }
-            {
-                let mut pending = crate::mcp::sync::lock(&self.pending);
-                pending.insert(
-                    id_key(id),
-                    Pending { messages: Vec::new(), not_kept: 0, progress_token, log_level, sender },
-                );
-            }
-            receiver
-        });
+        let receiver = id.as_ref().map(|id| self.register(id, &message));
         if let Some(reason) = self.exit_reason() {
             self.forget(id.as_ref());
             exchange.failure = Some(Failure::Exited(reason));
             return exchange;
         }
-        {
-            let mut stdin = self.stdin.lock().await;
-            let written = match stdin.as_mut() {
-                Some(stdin) => {
-                    let mut bytes = line.into_bytes();
-                    bytes.push(b'\n');
-                    stdin.write_all(&bytes).await.and(stdin.flush().await)
-                }
-                None => Err(std::io::Error::other("stdin already closed")),
-            };
-            if let Err(error) = written {
-                self.forget(id.as_ref());
-                exchange.failure = Some(Failure::Exited(format!("cannot write to stdin: {error}")));
-                return exchange;
-            }
+        if let Err(error) = self.write_line(line).await {
+            self.forget(id.as_ref());
+            exchange.failure = Some(Failure::Exited(format!("cannot write to stdin: {error}")));
+            return exchange;
         }
         let Some(receiver) = receiver else {
             exchange.elapsed_ms = started.elapsed().as_millis() as u64;
             return exchange;
         };
+        let outcome = self.wait(receiver, id.as_ref(), timeout, outgoing.settle_after_first).await;
+        self.record_outcome(&mut exchange, outcome, id.as_ref());
+        exchange.elapsed_ms = started.elapsed().as_millis() as u64;
+        exchange
+    }
+
+    /// A request would only wait for its timeout behind a line longer than the cap that has not
+    /// ended for `timeout` already, as the last ones did: the failure that says so (requests
+    /// only).
+    fn stuck_behind_long_line(&self, timeout: Duration, is_request: bool) -> Option<Failure> {
+        let stuck = (*crate::mcp::sync::lock(&self.long_line)).map(|since| since.elapsed());
+        let stuck = stuck.filter(|stuck| *stuck >= timeout && is_request)?;
+        Some(Failure::Unparsable(format!(
+            "not sent: stdout has been inside one line longer than the {MAX_LINE_BYTES}-byte ({} MiB) cap for {} ms without its end, so no answer could be read past it",
+            MAX_LINE_BYTES >> 20,
+            stuck.as_millis()
+        )))
+    }
+
+    /// Registers the request `id` as sent and waiting for its answer (with the progress token
+    /// and log level its `message` asks for); the receiver of its delivery.
+    fn register(&self, id: &Value, message: &Value) -> oneshot::Receiver<Delivery> {
+        let (sender, receiver) = oneshot::channel();
+        let progress_token = message.pointer("/params/_meta/progressToken").cloned();
+        let log_level =
+            message.pointer(&format!("/params/_meta/{}", jsonrpc::META_LOG_LEVEL.replace('/', "~1"))).is_some();
+        {
+            let mut sent = crate::mcp::sync::lock(&self.sent);
+            sent.insert(id_key(id));
+        }
+        {
+            let mut pending = crate::mcp::sync::lock(&self.pending);
+            pending
+                .insert(id_key(id), Pending { messages: Vec::new(), not_kept: 0, progress_token, log_level, sender });
+        }
+        receiver
+    }
+
+    /// Writes one line (and its newline) to the server's stdin.
+    async fn write_line(&self, line: String) -> std::io::Result<()> {
+        let mut stdin = self.stdin.lock().await;
+        match stdin.as_mut() {
+            Some(stdin) => {
+                let mut bytes = line.into_bytes();
+                bytes.push(b'\n');
+                stdin.write_all(&bytes).await.and(stdin.flush().await)
+            }
+            None => Err(std::io::Error::other("stdin already closed")),
+        }
+    }
+
+    /// Waits for the delivery of a request's answer: until it comes, the timeout, the settle
+    /// time of a listen after its first message, or the exit of the process (then a moment
+    /// more for an answer read just before it). `None` when no answer came.
+    async fn wait(
+        &self,
+        receiver: oneshot::Receiver<Delivery>,
+        id: Option<&Value>,
+        timeout: Duration,
+        settle: Option<Duration>,
+    ) -> Option<Delivery> {
         let mut exited = self.exited.clone();
-        let settle = outgoing.settle_after_first;
         let pending_map = self.pending.clone();
-        let key = id.as_ref().map(id_key);
+        let key = id.map(id_key);
         // For a listen: resolve once the first message has been there for `settle`.
         let settled = async move {
             let Some(settle) = settle else { return std::future::pending::<()>().await };
@@ -451,6 +483,12 @@ impl StdioTransport {
                 receiver.try_recv().ok()
             }
         };
+        outcome
+    }
+
+    /// Records the delivery (or its absence) on the exchange: the response and its messages,
+    /// the failure read, or why no answer came (exit, a long line, a timeout).
+    fn record_outcome(&self, exchange: &mut Exchange, outcome: Option<Delivery>, id: Option<&Value>) {
         match outcome {
             Some(Ok((messages, not_kept, mut response))) => {
                 exchange.messages_not_kept = not_kept;
@@ -471,7 +509,7 @@ impl StdioTransport {
                 exchange.failure = Some(failure);
             }
             None => {
-                let pending = id.as_ref().and_then(|id| crate::mcp::sync::lock(&self.pending).remove(&id_key(id)));
+                let pending = id.and_then(|id| crate::mcp::sync::lock(&self.pending).remove(&id_key(id)));
                 if let Some(pending) = pending {
                     exchange.messages = pending.messages;
                     exchange.messages_not_kept = pending.not_kept;
@@ -493,8 +531,6 @@ impl StdioTransport {
                 });
             }
         }
-        exchange.elapsed_ms = started.elapsed().as_millis() as u64;
-        exchange
     }
 
     /// How many messages (notifications) have arrived so far for the request with this id

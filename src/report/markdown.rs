@@ -16,9 +16,9 @@
 
 use std::fmt::Write as _;
 
-use super::evals::{EvalResult, EvalStatus, EvalsSection, ModelOutcome, Rate};
+use super::evals::{EvalResult, EvalStatus, EvalsSection, Layer1GateSection, ModelOutcome, Rate};
 use super::md::{code_block, code_span, escape, message, table_code};
-use super::model::{CheckResult, Level, RunOutcome, RunReport, Status, Verdict};
+use super::model::{CheckResult, Level, RunOutcome, RunReport, ServerSection, Status, Verdict};
 use crate::text::clip;
 
 /// Upper bound of the rendered summary, in bytes (so also in characters). GitHub caps a
@@ -241,6 +241,15 @@ fn header_refused(report: &RunReport) -> bool {
 /// Title, server section, counts line and outcome detail.
 fn write_header(report: &RunReport, out: &mut String) {
     let counts = report.counts();
+    write_title(report, out);
+    write_gate_override(report, counts, out);
+    write_server(&report.server, out);
+    write_counts(report, counts, out);
+    write_outcome(report, out);
+}
+
+/// The headline: the outcome or verdict and what was graded.
+fn write_title(report: &RunReport, out: &mut String) {
     let title = match (report.outcome, report.verdict()) {
         (RunOutcome::Unreachable, _) if header_refused(report) => {
             "⚠️ error: the server refused our Host or Origin header".to_owned()
@@ -284,7 +293,10 @@ fn write_header(report: &RunReport, out: &mut String) {
             escape(&clip(&report.spec_revision, FIELD_CHARS))
         );
     }
+}
 
+/// Why the gate decides the verdict, when it overrides the checks' (`fail-on`).
+fn write_gate_override(report: &RunReport, counts: crate::report::model::Counts, out: &mut String) {
     if report.gate_overrides_verdict() {
         if let Some(gate) = &report.gate {
             let why = match gate.fail_on.as_str() {
@@ -300,7 +312,10 @@ fn write_header(report: &RunReport, out: &mut String) {
             );
         }
     }
-    let server = &report.server;
+}
+
+/// The server's lines: target, transport and era, what it announced and listed, its processes.
+fn write_server(server: &ServerSection, out: &mut String) {
     let _ = writeln!(out, "- **Target:** {}", code_span(&clip(&server.target, FIELD_CHARS)));
     let era = match server.era.as_deref() {
         Some(era) => code_span(&clip(era, FIELD_CHARS)),
@@ -343,7 +358,10 @@ fn write_header(report: &RunReport, out: &mut String) {
         let reasons: Vec<String> = server.stdio_starts.iter().map(|reason| message(reason)).collect();
         let _ = writeln!(out, "- **Server processes started:** {} ({})", server.stdio_starts.len(), reasons.join("; "));
     }
+}
 
+/// The counts of checks and cases, the tool errors, and the regression gate's answer.
+fn write_counts(report: &RunReport, counts: crate::report::model::Counts, out: &mut String) {
     if report.checks.is_empty() && report.outcome == RunOutcome::Interrupted {
         let _ = writeln!(
             out,
@@ -378,7 +396,10 @@ fn write_header(report: &RunReport, out: &mut String) {
             }
         }
     }
+}
 
+/// What a run that did not complete means, its detail and the server's stderr.
+fn write_outcome(report: &RunReport, out: &mut String) {
     if report.outcome != RunOutcome::Completed {
         let what = match report.outcome {
             RunOutcome::Unreachable if header_refused(report) => {
@@ -533,93 +554,110 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
     let mut out = String::from("\n### 🧪 Layer 1 — golden set\n\n");
     // The answer first: the regression gate against the baseline.
     if let Some(gate) = &evals.eval_gate {
-        let verdict = match gate.result.as_str() {
-            "fail" => "❌ regression",
-            "pass" if gate.insufficient_data => "⚠️ not enough data to see a regression",
-            "pass" => "✅ no regression",
-            _ => "➖ no baseline to compare with",
-        };
-        // What layer 1 does to the check, and why when it is not the regression this line leads
-        // with: under `fail-on-evals: failure` a case below its threshold fails the run whatever
-        // the baseline says. The policy is named as the setting it is, never as a result.
-        let why = match gate.policy.as_str() {
-            "failure" => ": a case failed its threshold (`fail-on-evals: failure`)",
-            _ if gate.strict && gate.insufficient_data => ": too few cases or trials to gate (`fail-on-evals: strict`)",
-            _ => "",
-        };
-        let effect = match (gate.fails, reports_only) {
-            (true, false) => format!(" · fails the check{why}"),
-            (true, true) => format!(" · would fail the check{why}, but `fail-on: never` only reports"),
-            (false, _) if gate.result == "fail" => {
-                format!(" · does not fail the check (`fail-on-evals: {}`)", escape(&gate.policy))
-            }
-            (false, _) if gate.insufficient_data => {
-                format!(" · does not fail the check (`fail-on-evals: {}`; `strict` would)", escape(&gate.policy))
-            }
-            (false, _) => String::new(),
-        };
+        write_regression_gate(&mut out, evals, gate, reports_only);
+    }
+    write_layer1_run(&mut out, evals, budget_stopped);
+    write_case_table(&mut out, evals);
+    write_model_metrics(&mut out, evals);
+    write_failing_trials(&mut out, evals);
+    write_layer1_notes(&mut out, evals);
+    out
+}
+
+/// The regression gate against the baseline: its verdict and effect on the check, its lines,
+/// what was not compared, drift, flips and tool changes.
+fn write_regression_gate(out: &mut String, evals: &EvalsSection, gate: &Layer1GateSection, reports_only: bool) {
+    let verdict = match gate.result.as_str() {
+        "fail" => "❌ regression",
+        "pass" if gate.insufficient_data => "⚠️ not enough data to see a regression",
+        "pass" => "✅ no regression",
+        _ => "➖ no baseline to compare with",
+    };
+    // What layer 1 does to the check, and why when it is not the regression this line leads
+    // with: under `fail-on-evals: failure` a case below its threshold fails the run whatever
+    // the baseline says. The policy is named as the setting it is, never as a result.
+    let why = match gate.policy.as_str() {
+        "failure" => ": a case failed its threshold (`fail-on-evals: failure`)",
+        _ if gate.strict && gate.insufficient_data => ": too few cases or trials to gate (`fail-on-evals: strict`)",
+        _ => "",
+    };
+    let effect = match (gate.fails, reports_only) {
+        (true, false) => format!(" · fails the check{why}"),
+        (true, true) => format!(" · would fail the check{why}, but `fail-on: never` only reports"),
+        (false, _) if gate.result == "fail" => {
+            format!(" · does not fail the check (`fail-on-evals: {}`)", escape(&gate.policy))
+        }
+        (false, _) if gate.insufficient_data => {
+            format!(" · does not fail the check (`fail-on-evals: {}`; `strict` would)", escape(&gate.policy))
+        }
+        (false, _) => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "**Regression gate:** {verdict}{effect} · baseline: {}{}
+",
+        // Our own sentence: bounded, never cut at a table cell's length.
+        message(&clip(&gate.baseline, MESSAGE_CHARS)),
+        replayed_suffix(evals),
+    );
+    for line in gate.lines.iter().take(20) {
+        let _ = writeln!(out, "- {}", message(&clip(line, CELL_CHARS * 2)));
+    }
+    if let Some(drop) = gate.minimum_detectable_drop {
         let _ = writeln!(
             out,
-            "**Regression gate:** {verdict}{effect} · baseline: {}{}
-",
-            // Our own sentence: bounded, never cut at a table cell's length.
-            message(&clip(&gate.baseline, MESSAGE_CHARS)),
-            replayed_suffix(evals),
+            "- This suite detects a drop of {:.0} points or more (80 % power); smaller drops pass as noise — add cases or trials to see them",
+            drop * 100.0
         );
-        for line in gate.lines.iter().take(20) {
-            let _ = writeln!(out, "- {}", message(&clip(line, CELL_CHARS * 2)));
-        }
-        if let Some(drop) = gate.minimum_detectable_drop {
-            let _ = writeln!(
-                out,
-                "- This suite detects a drop of {:.0} points or more (80 % power); smaller drops pass as noise — add cases or trials to see them",
-                drop * 100.0
-            );
-        }
-        let all_new = gate.not_comparable.keys().all(|reason| reason == "new case");
-        if !gate.not_comparable.is_empty() && gate.result == "no-baseline" && all_new {
-            // Nothing to compare with at all: say that, not every case by name.
-            let pairs: usize = gate.not_comparable.values().sum();
-            let _ = writeln!(out, "- Not compared: no baseline yet ({})", plural(pairs, "case × model pair"));
-        } else if !gate.not_comparable.is_empty() {
-            let reasons: Vec<String> = gate
-                .not_comparable
-                .iter()
-                .map(|(reason, count)| {
-                    let named = gate.not_comparable_cases.get(reason).filter(|named| !named.is_empty());
-                    match named {
-                        Some(named) => {
-                            let shown = &named[..named.len().min(NAMED_PER_REASON)];
-                            let more = count.saturating_sub(shown.len());
-                            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
-                            format!("{count} {} ({}{more})", escape(reason), by_model(shown))
-                        }
-                        None => format!("{count} {}", escape(reason)),
-                    }
-                })
-                .collect();
-            let _ = writeln!(out, "- Not compared: {}", reasons.join(", "));
-        }
-        if let Some(drift) = &gate.drift {
-            let _ = writeln!(out, "- ⚠️ {}", message(drift));
-        }
-        if !gate.flips.is_empty() {
-            let _ = writeln!(out, "- Flipped since the baseline:");
-            for flip in gate.flips.iter().take(15) {
-                let _ = writeln!(out, "  - {}", message(&clip(flip, CELL_CHARS)));
-            }
-            if gate.flips.len() > 15 {
-                let _ = writeln!(out, "  - …and {} more: see `report.json`", gate.flips.len() - 15);
-            }
-        }
-        if !gate.tool_changes.is_empty() {
-            let _ = writeln!(out, "- Tools changed since the baseline:");
-            for change in gate.tool_changes.iter().take(10) {
-                let _ = writeln!(out, "  - {}", message(&clip(change, CELL_CHARS)));
-            }
-        }
-        out.push('\n');
     }
+    let all_new = gate.not_comparable.keys().all(|reason| reason == "new case");
+    if !gate.not_comparable.is_empty() && gate.result == "no-baseline" && all_new {
+        // Nothing to compare with at all: say that, not every case by name.
+        let pairs: usize = gate.not_comparable.values().sum();
+        let _ = writeln!(out, "- Not compared: no baseline yet ({})", plural(pairs, "case × model pair"));
+    } else if !gate.not_comparable.is_empty() {
+        let reasons: Vec<String> = gate
+            .not_comparable
+            .iter()
+            .map(|(reason, count)| {
+                let named = gate.not_comparable_cases.get(reason).filter(|named| !named.is_empty());
+                match named {
+                    Some(named) => {
+                        let shown = &named[..named.len().min(NAMED_PER_REASON)];
+                        let more = count.saturating_sub(shown.len());
+                        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+                        format!("{count} {} ({}{more})", escape(reason), by_model(shown))
+                    }
+                    None => format!("{count} {}", escape(reason)),
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "- Not compared: {}", reasons.join(", "));
+    }
+    if let Some(drift) = &gate.drift {
+        let _ = writeln!(out, "- ⚠️ {}", message(drift));
+    }
+    if !gate.flips.is_empty() {
+        let _ = writeln!(out, "- Flipped since the baseline:");
+        for flip in gate.flips.iter().take(15) {
+            let _ = writeln!(out, "  - {}", message(&clip(flip, CELL_CHARS)));
+        }
+        if gate.flips.len() > 15 {
+            let _ = writeln!(out, "  - …and {} more: see `report.json`", gate.flips.len() - 15);
+        }
+    }
+    if !gate.tool_changes.is_empty() {
+        let _ = writeln!(out, "- Tools changed since the baseline:");
+        for change in gate.tool_changes.iter().take(10) {
+            let _ = writeln!(out, "  - {}", message(&clip(change, CELL_CHARS)));
+        }
+    }
+    out.push('\n');
+}
+
+/// What layer 1 ran on: the golden set, the shard, the models not run, the model calls, and
+/// why it stopped or did not run.
+fn write_layer1_run(out: &mut String, evals: &EvalsSection, budget_stopped: bool) {
     if let Some(golden) = &evals.golden_set {
         let hash = golden.sha256.strip_prefix("sha256:").unwrap_or(&golden.sha256);
         let _ = writeln!(
@@ -667,7 +705,10 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
     } else if evals.call_cap_reached {
         out.push_str("\n> **The model-call cap stopped the run:** the cases that did not run are marked skipped.\n");
     }
+}
 
+/// The table of cases × models.
+fn write_case_table(out: &mut String, evals: &EvalsSection) {
     let models = evals.models_with_results();
     let cases = evals.case_ids();
     if !models.is_empty() {
@@ -700,7 +741,10 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
             out.push_str(&row);
         }
     }
+}
 
+/// The table of metrics per model, the judge's calibration and the temperature-0 note.
+fn write_model_metrics(out: &mut String, evals: &EvalsSection) {
     if !evals.eval_metrics.is_empty() {
         let tokens = evals.eval_metrics.iter().any(|m| m.input_tokens.is_some() || m.output_tokens.is_some());
         out.push_str("\n| Model | Pass rate | Tool selection | Over-triggering | Arguments | Sequence |");
@@ -737,7 +781,10 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
             "\nTrials at temperature 0 are not independent draws: k/N and its 95 % interval (in `report.json`) are indicative only.\n",
         );
     }
+}
 
+/// Failed and errored cases, then passing cases with a failed trial: one line per failing trial.
+fn write_failing_trials(out: &mut String, evals: &EvalsSection) {
     // Failed and errored cases, then passing cases with a failed trial (a soft case at 4/5).
     let mut bad: Vec<&EvalResult> =
         evals.evals.iter().filter(|eval| matches!(eval.status, EvalStatus::Fail | EvalStatus::Error)).collect();
@@ -755,7 +802,10 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
             out.push_str(line);
         }
     }
+}
 
+/// Layer 1's notes.
+fn write_layer1_notes(out: &mut String, evals: &EvalsSection) {
     if !evals.layer1_notes.is_empty() {
         out.push_str("\n**Notes:**\n\n");
         for (shown, note) in evals.layer1_notes.iter().enumerate() {
@@ -767,7 +817,6 @@ fn layer1_section(evals: &EvalsSection, reports_only: bool, budget_stopped: bool
             out.push_str(&line);
         }
     }
-    out
 }
 
 /// A model in a table's cell: its label, and `(replayed)` when its answers came from cassettes.

@@ -165,7 +165,7 @@ pub(crate) async fn completion(ctx: &Context) -> Vec<Finding> {
     };
     let exchange = ctx.modern.send(modern("completion/complete", params)).await;
     let finding = match expect::result(&exchange) {
-        Err(message) => Finding::broken("D-6", message),
+        Err(message) => Finding::broken("D-6", message.to_string()),
         Ok(result) => {
             let values = result.pointer("/completion/values").and_then(Value::as_array);
             let mut problems = Vec::new();
@@ -368,7 +368,7 @@ pub(crate) async fn versions(ctx: &Context) -> Vec<Finding> {
     let status = ctx.is_http().then_some(400);
     let mut problems = Vec::new();
     if let Err(message) = expect::error(&exchange, UNSUPPORTED_PROTOCOL_VERSION, status) {
-        problems.push(message);
+        problems.push(message.to_string());
     }
     let data = exchange.error().and_then(|error| error.get("data"));
     let supported: Vec<String> = data

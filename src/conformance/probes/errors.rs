@@ -12,134 +12,19 @@ use crate::mcp::era::Era;
 use crate::mcp::exchange::Exchange;
 use crate::mcp::jsonrpc::{self, HEADER_MISMATCH, INVALID_PARAMS, METHOD_NOT_FOUND};
 
+/// A probe of the error rules, under way: its findings.
+type Probe<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Finding>> + 'a>>;
+
 /// E-1..E-6, E-9, M-6.
 pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
-    let client = &ctx.client;
     let legacy = ctx.era == Era::Legacy;
     let mut findings = Vec::new();
 
-    let blocks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Finding>> + '_>>> = vec![
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // E-1: resource not found.
-            if ctx.has_capability("resources") {
-                let exchange = client.send(ctx.request("resources/read", json!({"uri": NO_SUCH_URI}))).await;
-                let code = exchange.error_code();
-                let empty_contents = exchange
-                    .result()
-                    .and_then(|result| result.get("contents"))
-                    .and_then(Value::as_array)
-                    .is_some_and(Vec::is_empty);
-                let finding = if empty_contents {
-                    Finding::broken(
-                        "E-1",
-                        "`resources/read` of an unknown URI returned empty `contents`; it MUST be error -32602",
-                    )
-                } else if code == Some(INVALID_PARAMS) {
-                    let has_uri = exchange.error().and_then(|error| error.pointer("/data/uri")).is_some();
-                    if has_uri {
-                        Finding::kept("E-1", "an unknown URI got -32602 with data.uri")
-                    } else {
-                        Finding::ambiguous("E-1", "an unknown URI got -32602, but `data.uri` SHOULD name the URI")
-                    }
-                } else if legacy && code == Some(-32002) {
-                    Finding::kept(
-                        "E-1",
-                        "an unknown URI got -32002, the 2025-11-25 resource-not-found code (2026-07-28 uses -32602)",
-                    )
-                } else {
-                    Finding::broken("E-1", format!("an unknown URI must get -32602; got {}", exchange.describe()))
-                };
-                findings.push(finding.with(&exchange));
-            } else {
-                findings.push(Finding::not_applicable("E-1", "the server does not advertise `resources`"));
-            }
-
-            // E-2 lives with the tool calls (it needs a tool that requires a capability).
-
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // E-3: unknown tool (string id, which also checks M-6 on an error).
-            let exchange = client
-                .send(
-                    ctx.request("tools/call", json!({"name": NO_SUCH_TOOL, "arguments": {}}))
-                        .with_id(json!("mcp-eval-err-7")),
-                )
-                .await;
-            let e3 = if exchange.error_code() == Some(INVALID_PARAMS) {
-                Finding::kept("E-3", "an unknown tool got JSON-RPC error -32602")
-            } else if exchange.result().and_then(|result| result.get("isError")).and_then(Value::as_bool) == Some(true)
-            {
-                Finding::broken(
-                    "E-3",
-                    "an unknown tool got a result with `isError: true`; it SHOULD be JSON-RPC error -32602 (a protocol error, not a tool error)",
-                )
-            } else {
-                Finding::broken("E-3", format!("an unknown tool SHOULD get -32602; got {}", exchange.describe()))
-            };
-            findings.push(e3.with(&exchange));
-            findings.push(match exchange.response.as_ref().and_then(|response| response.get("id")) {
-                Some(id) if id == &json!("mcp-eval-err-7") => {
-                    Finding::kept("M-6", "an error answered to a string id echoed it")
-                }
-                _ if exchange.response.is_none() => Finding::not_applicable("M-6", "no error response to check"),
-                other => Finding::broken(
-                    "M-6",
-                    format!(
-                        "sent id \"mcp-eval-err-7\", the error carries {}",
-                        other.map(Value::to_string).unwrap_or_else(|| "no id".into())
-                    ),
-                )
-                .with(&exchange),
-            });
-
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // E-4: unknown prompt.
-            if ctx.has_capability("prompts") {
-                let exchange = client.send(ctx.request("prompts/get", json!({"name": NO_SUCH_PROMPT}))).await;
-                findings.push(
-                    match expect::error(&exchange, INVALID_PARAMS, None) {
-                        Ok(message) => Finding::kept("E-4", format!("an unknown prompt: {message}")),
-                        Err(message) => {
-                            Finding::broken("E-4", format!("an unknown prompt SHOULD get -32602: {message}"))
-                        }
-                    }
-                    .with(&exchange),
-                );
-            } else {
-                findings.push(Finding::not_applicable("E-4", "the server does not advertise `prompts`"));
-            }
-
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // E-5: invalid cursor, on the shortest advertised list (a server that accepts any cursor
-            // answers with the whole list, so the shortest keeps memory flat).
-            let method = [&ctx.tools, &ctx.prompts, &ctx.resources, &ctx.templates]
-                .into_iter()
-                .filter(|walk| walk.ok())
-                .min_by_key(|walk| walk.names.len())
-                .map_or("tools/list", |walk| walk.method);
-            let exchange = client.send(ctx.request(method, json!({"cursor": "%%garbage%%"}))).await;
-            findings.push(
-                match expect::error(&exchange, INVALID_PARAMS, None) {
-                    Ok(message) => Finding::kept("E-5", format!("an invalid cursor: {message}")),
-                    Err(message) => Finding::broken(
-                        "E-5",
-                        format!("an invalid cursor SHOULD get -32602 (some servers accept any cursor): {message}"),
-                    ),
-                }
-                .with(&exchange),
-            );
-
-            findings
-        }),
+    let blocks: Vec<Probe<'_>> = vec![
+        Box::pin(e1_unknown_resource(ctx)),
+        Box::pin(e3_unknown_tool(ctx)),
+        Box::pin(e4_unknown_prompt(ctx)),
+        Box::pin(e5_invalid_cursor(ctx)),
     ];
     findings.extend(futures_util::future::join_all(blocks).await.into_iter().flatten());
     if legacy {
@@ -147,24 +32,32 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
         findings.push(Finding::not_applicable("E-9", "graded for 2026-07-28 servers"));
         return findings;
     }
-    // E-6: invalid logLevel.
+    findings.push(e6_invalid_log_level(ctx).await);
+    findings.push(e9_invalid_params(ctx).await);
+    findings
+}
+
+/// E-6: invalid logLevel.
+async fn e6_invalid_log_level(ctx: &Context) -> Finding {
+    let client = &ctx.client;
     let exchange = client
         .send(super::modern_with_meta("server/discover", json!({}), jsonrpc::META_LOG_LEVEL, json!("verbose")))
         .await;
-    findings.push(
-        match expect::error(&exchange, INVALID_PARAMS, None) {
-            Ok(message) => Finding::kept("E-6", format!("logLevel \"verbose\": {message}")),
-            Err(message) => Finding::broken("E-6", format!("logLevel \"verbose\" SHOULD get -32602: {message}")),
-        }
-        .with(&exchange),
-    );
+    match expect::error(&exchange, INVALID_PARAMS, None) {
+        Ok(message) => Finding::kept("E-6", format!("logLevel \"verbose\": {message}")),
+        Err(message) => Finding::broken("E-6", format!("logLevel \"verbose\" SHOULD get -32602: {message}")),
+    }
+    .with(&exchange)
+}
 
-    // E-9: params that break the request schema.
-    // At once: against a server that holds every answer open, one after another would take
-    // one timeout each. An answer that cannot be read is M-11's: it breaks E-9 only when
-    // nothing else does.
-    // A method of a capability the server does not advertise may be unknown to it: -32601 is
-    // its answer there (D-4 grades capabilities against handlers), not a params error.
+/// E-9: params that break the request schema.
+/// At once: against a server that holds every answer open, one after another would take
+/// one timeout each. An answer that cannot be read is M-11's: it breaks E-9 only when
+/// nothing else does.
+/// A method of a capability the server does not advertise may be unknown to it: -32601 is
+/// its answer there (D-4 grades capabilities against handlers), not a params error.
+async fn e9_invalid_params(ctx: &Context) -> Finding {
+    let client = &ctx.client;
     let methods = [("tools/call", "tools"), ("resources/read", "resources"), ("prompts/get", "prompts")];
     let exchanges = futures_util::future::join_all(
         methods.iter().map(|&(method, _)| client.send(super::modern(method, json!({})))),
@@ -175,7 +68,132 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
         .zip(exchanges)
         .map(|((method, capability), exchange)| (method, ctx.has_capability(capability), exchange))
         .collect();
-    findings.push(grade_e9(answers, ctx.is_http()));
+    grade_e9(answers, ctx.is_http())
+}
+
+/// E-1: resource not found.
+async fn e1_unknown_resource(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.client;
+    let legacy = ctx.era == Era::Legacy;
+    let mut findings = Vec::new();
+    if ctx.has_capability("resources") {
+        let exchange = client.send(ctx.request("resources/read", json!({"uri": NO_SUCH_URI}))).await;
+        let code = exchange.error_code();
+        let empty_contents = exchange
+            .result()
+            .and_then(|result| result.get("contents"))
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty);
+        let finding = if empty_contents {
+            Finding::broken(
+                "E-1",
+                "`resources/read` of an unknown URI returned empty `contents`; it MUST be error -32602",
+            )
+        } else if code == Some(INVALID_PARAMS) {
+            let has_uri = exchange.error().and_then(|error| error.pointer("/data/uri")).is_some();
+            if has_uri {
+                Finding::kept("E-1", "an unknown URI got -32602 with data.uri")
+            } else {
+                Finding::ambiguous("E-1", "an unknown URI got -32602, but `data.uri` SHOULD name the URI")
+            }
+        } else if legacy && code == Some(-32002) {
+            Finding::kept(
+                "E-1",
+                "an unknown URI got -32002, the 2025-11-25 resource-not-found code (2026-07-28 uses -32602)",
+            )
+        } else {
+            Finding::broken("E-1", format!("an unknown URI must get -32602; got {}", exchange.describe()))
+        };
+        findings.push(finding.with(&exchange));
+    } else {
+        findings.push(Finding::not_applicable("E-1", "the server does not advertise `resources`"));
+    }
+
+    // E-2 lives with the tool calls (it needs a tool that requires a capability).
+
+    findings
+}
+
+/// E-3: unknown tool (string id, which also checks M-6 on an error).
+async fn e3_unknown_tool(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.client;
+    let mut findings = Vec::new();
+    let exchange = client
+        .send(
+            ctx.request("tools/call", json!({"name": NO_SUCH_TOOL, "arguments": {}})).with_id(json!("mcp-eval-err-7")),
+        )
+        .await;
+    let e3 = if exchange.error_code() == Some(INVALID_PARAMS) {
+        Finding::kept("E-3", "an unknown tool got JSON-RPC error -32602")
+    } else if exchange.result().and_then(|result| result.get("isError")).and_then(Value::as_bool) == Some(true) {
+        Finding::broken(
+            "E-3",
+            "an unknown tool got a result with `isError: true`; it SHOULD be JSON-RPC error -32602 (a protocol error, not a tool error)",
+        )
+    } else {
+        Finding::broken("E-3", format!("an unknown tool SHOULD get -32602; got {}", exchange.describe()))
+    };
+    findings.push(e3.with(&exchange));
+    findings.push(match exchange.response.as_ref().and_then(|response| response.get("id")) {
+        Some(id) if id == &json!("mcp-eval-err-7") => {
+            Finding::kept("M-6", "an error answered to a string id echoed it")
+        }
+        _ if exchange.response.is_none() => Finding::not_applicable("M-6", "no error response to check"),
+        other => Finding::broken(
+            "M-6",
+            format!(
+                "sent id \"mcp-eval-err-7\", the error carries {}",
+                other.map(Value::to_string).unwrap_or_else(|| "no id".into())
+            ),
+        )
+        .with(&exchange),
+    });
+
+    findings
+}
+
+/// E-4: unknown prompt.
+async fn e4_unknown_prompt(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.client;
+    let mut findings = Vec::new();
+    if ctx.has_capability("prompts") {
+        let exchange = client.send(ctx.request("prompts/get", json!({"name": NO_SUCH_PROMPT}))).await;
+        findings.push(
+            match expect::error(&exchange, INVALID_PARAMS, None) {
+                Ok(message) => Finding::kept("E-4", format!("an unknown prompt: {message}")),
+                Err(message) => Finding::broken("E-4", format!("an unknown prompt SHOULD get -32602: {message}")),
+            }
+            .with(&exchange),
+        );
+    } else {
+        findings.push(Finding::not_applicable("E-4", "the server does not advertise `prompts`"));
+    }
+
+    findings
+}
+
+/// E-5: invalid cursor, on the shortest advertised list (a server that accepts any cursor
+/// answers with the whole list, so the shortest keeps memory flat).
+async fn e5_invalid_cursor(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.client;
+    let mut findings = Vec::new();
+    let method = [&ctx.tools, &ctx.prompts, &ctx.resources, &ctx.templates]
+        .into_iter()
+        .filter(|walk| walk.ok())
+        .min_by_key(|walk| walk.names.len())
+        .map_or("tools/list", |walk| walk.method);
+    let exchange = client.send(ctx.request(method, json!({"cursor": "%%garbage%%"}))).await;
+    findings.push(
+        match expect::error(&exchange, INVALID_PARAMS, None) {
+            Ok(message) => Finding::kept("E-5", format!("an invalid cursor: {message}")),
+            Err(message) => Finding::broken(
+                "E-5",
+                format!("an invalid cursor SHOULD get -32602 (some servers accept any cursor): {message}"),
+            ),
+        }
+        .with(&exchange),
+    );
+
     findings
 }
 

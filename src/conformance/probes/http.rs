@@ -28,6 +28,9 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     [a, b, c, d].into_iter().flatten().collect()
 }
 
+/// A probe of the HTTP rules, under way: its findings.
+type Probe<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Finding>> + 'a>>;
+
 fn call(name: &str) -> Value {
     jsonrpc::modern_request("tools/call", json!({"name": name, "arguments": {}}))
 }
@@ -69,170 +72,171 @@ fn header_accept(id: &'static str, what: &str, exchange: &Exchange) -> Finding {
 }
 
 async fn version_and_method(ctx: &Context) -> Vec<Finding> {
-    let client = &ctx.modern;
-    let blocks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Finding>> + '_>>> = vec![
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // H-1: header and _meta disagree; -32020, not -32022.
-            let request =
-                jsonrpc::with_meta_version(jsonrpc::modern_request("server/discover", json!({})), "2099-01-01");
-            let exchange = client.send(Outgoing::request(request).set("MCP-Protocol-Version", PROTOCOL_VERSION)).await;
-            findings.push(header_reject("H-1", "header 2026-07-28 with `_meta` protocolVersion 2099-01-01", &exchange));
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // H-2: no version header.
-            let exchange = client.send(modern("server/discover", json!({})).remove("MCP-Protocol-Version")).await;
-            let h2 = if expect::header_rejected(&exchange) && exchange.status == Some(400) {
-                Finding::kept("H-2", format!("a request without `MCP-Protocol-Version` got {}", exchange.describe()))
-            } else if exchange.error_code() == Some(METHOD_NOT_FOUND) {
-                Finding::kept(
-                    "H-2",
-                    "without the header the server treated the request as 2025-03-26 (allowed: MAY), so `server/discover` is unknown",
-                )
-            } else if ctx.era == crate::mcp::era::Era::Modern && legacy_answer(&exchange) {
-                // A modern server that still serves pre-2025-06-18 clients (a dual-era server)
-                // MAY take a header-less request as 2025-03-26, and then answers it as a
-                // 2025-era server does (a session is missing): information, not a failure. A
-                // legacy-only server's answer stays on its migration list.
-                let listed: Vec<&String> =
-                    ctx.supported_versions.iter().filter(|version| version.as_str() < "2025-06-18").collect();
-                let why = if listed.is_empty() {
-                    String::new()
-                } else {
-                    format!("; it lists {listed:?} in supportedVersions")
-                };
-                Finding::kept(
-                    "H-2",
-                    format!(
-                        "without the header the server answered as a 2025-era server would ({}): it treated the request as 2025-03-26, which a server serving older clients MAY do{why}",
-                        exchange.describe()
-                    ),
-                )
-            } else {
-                Finding::broken(
-                    "H-2",
-                    format!(
-                        "a request without `MCP-Protocol-Version` must get HTTP 400 + -32020; got {}",
-                        exchange.describe()
-                    ),
-                )
-            };
-            findings.push(h2.with(&exchange));
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // H-3..H-5 on tools/list.
-            let exchange = client.send(modern("tools/list", json!({})).remove("Mcp-Method")).await;
-            findings.push(header_reject("H-3", "`tools/list` without `Mcp-Method`", &exchange));
-            let exchange = client.send(modern("tools/list", json!({})).set("Mcp-Method", "prompts/list")).await;
-            findings.push(header_reject("H-4", "body `tools/list` with `Mcp-Method: prompts/list`", &exchange));
-            let exchange = client.send(modern("tools/list", json!({})).set("Mcp-Method", "TOOLS/LIST")).await;
-            findings.push(header_reject("H-5", "`Mcp-Method: TOOLS/LIST` (values are case-sensitive)", &exchange));
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // H-6: header names in other cases, through the raw writer (on discover: any method shows
-            // it, and discover's answer stays small however many tools a server has).
-            let lower = client
-                .send(
-                    modern("server/discover", json!({}))
-                        .remove("Mcp-Method")
-                        .set("mcp-method", "server/discover")
-                        .remove("MCP-Protocol-Version")
-                        .set("mcp-protocol-version", PROTOCOL_VERSION)
-                        .raw(),
-                )
-                .await;
-            let upper = client
-                .send(
-                    modern("server/discover", json!({}))
-                        .remove("Mcp-Method")
-                        .set("MCP-METHOD", "server/discover")
-                        .raw(),
-                )
-                .await;
-            let h6 = match (expect::result(&lower), expect::result(&upper)) {
-                (Ok(_), Ok(_)) => Finding::kept("H-6", "`mcp-method` and `MCP-METHOD` were both accepted").with(&lower),
-                (Err(message), _) => {
-                    Finding::broken("H-6", format!("lower-case header names must be accepted: {message}")).with(&lower)
-                }
-                (_, Err(message)) => {
-                    Finding::broken("H-6", format!("upper-case header names must be accepted: {message}")).with(&upper)
-                }
-            };
-            findings.push(h6);
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // H-13: unknown and removed methods → 404 + -32601. A dual-era server may answer initialize.
-            // The methods are probed at once: against a server that holds every answer open,
-            // one after another would take one timeout each.
-            let methods = [
-                "initialize",
-                "ping",
-                "logging/setLevel",
-                "resources/subscribe",
-                "resources/unsubscribe",
-                "tasks/list",
-                "tasks/result",
-                "foo/bar",
-            ];
-            let exchanges = futures_util::future::join_all(methods.iter().map(|&method| {
-                let params = if method == "initialize" {
-                    json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": jsonrpc::client_info()})
-                } else {
-                    json!({})
-                };
-                client.send(modern(method, params))
-            }))
-            .await;
-            let mut broken = Vec::new();
-            let mut dual_era = false;
-            let mut evidence = None;
-            // An answer that cannot be read is M-11's: it breaks H-13 only when nothing else does.
-            let mut unread = None;
-            for (method, exchange) in methods.into_iter().zip(exchanges) {
-                if method == "initialize" && exchange.result().is_some() {
-                    dual_era = true;
-                    continue;
-                }
-                if let Err(message) = expect::error(&exchange, METHOD_NOT_FOUND, Some(404)) {
-                    if exchange.unreadable().is_some() {
-                        unread = unread.or(Some((format!("`{method}`: {message}"), exchange)));
-                        continue;
-                    }
-                    broken.push(format!("`{method}`: {message}"));
-                    evidence = evidence.or(Some(exchange));
-                }
-            }
-            if let (true, Some((message, exchange))) = (broken.is_empty(), unread) {
-                broken.push(message);
-                evidence = Some(exchange);
-            }
-            let note = if dual_era { " (`initialize` was answered: dual-era, recorded, not a failure)" } else { "" };
-            let h13 = if broken.is_empty() {
-                Finding::kept("H-13", format!("removed and unknown methods got HTTP 404 + -32601{note}"))
-            } else {
-                Finding::broken("H-13", format!("{}{note}", broken.join("; ")))
-            };
-            findings.push(match evidence {
-                Some(exchange) => h13.with(&exchange),
-                None => h13,
-            });
-            findings
-        }),
+    let blocks: Vec<Probe<'_>> = vec![
+        Box::pin(h1_meta_version_mismatch(ctx)),
+        Box::pin(h2_no_version_header(ctx)),
+        Box::pin(h3_to_h5_method_header(ctx)),
+        Box::pin(h6_header_name_case(ctx)),
+        Box::pin(h13_removed_methods(ctx)),
     ];
     futures_util::future::join_all(blocks).await.into_iter().flatten().collect()
 }
 
+/// H-1: header and _meta disagree; -32020, not -32022.
+async fn h1_meta_version_mismatch(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.modern;
+    let mut findings = Vec::new();
+    let request = jsonrpc::with_meta_version(jsonrpc::modern_request("server/discover", json!({})), "2099-01-01");
+    let exchange = client.send(Outgoing::request(request).set("MCP-Protocol-Version", PROTOCOL_VERSION)).await;
+    findings.push(header_reject("H-1", "header 2026-07-28 with `_meta` protocolVersion 2099-01-01", &exchange));
+    findings
+}
+
+/// H-2: no version header.
+async fn h2_no_version_header(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.modern;
+    let mut findings = Vec::new();
+    let exchange = client.send(modern("server/discover", json!({})).remove("MCP-Protocol-Version")).await;
+    let h2 = if expect::header_rejected(&exchange) && exchange.status == Some(400) {
+        Finding::kept("H-2", format!("a request without `MCP-Protocol-Version` got {}", exchange.describe()))
+    } else if exchange.error_code() == Some(METHOD_NOT_FOUND) {
+        Finding::kept(
+            "H-2",
+            "without the header the server treated the request as 2025-03-26 (allowed: MAY), so `server/discover` is unknown",
+        )
+    } else if ctx.era == crate::mcp::era::Era::Modern && legacy_answer(&exchange) {
+        // A modern server that still serves pre-2025-06-18 clients (a dual-era server)
+        // MAY take a header-less request as 2025-03-26, and then answers it as a
+        // 2025-era server does (a session is missing): information, not a failure. A
+        // legacy-only server's answer stays on its migration list.
+        let listed: Vec<&String> =
+            ctx.supported_versions.iter().filter(|version| version.as_str() < "2025-06-18").collect();
+        let why = if listed.is_empty() { String::new() } else { format!("; it lists {listed:?} in supportedVersions") };
+        Finding::kept(
+            "H-2",
+            format!(
+                "without the header the server answered as a 2025-era server would ({}): it treated the request as 2025-03-26, which a server serving older clients MAY do{why}",
+                exchange.describe()
+            ),
+        )
+    } else {
+        Finding::broken(
+            "H-2",
+            format!("a request without `MCP-Protocol-Version` must get HTTP 400 + -32020; got {}", exchange.describe()),
+        )
+    };
+    findings.push(h2.with(&exchange));
+    findings
+}
+
+/// H-3..H-5 on tools/list.
+async fn h3_to_h5_method_header(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.modern;
+    let mut findings = Vec::new();
+    let exchange = client.send(modern("tools/list", json!({})).remove("Mcp-Method")).await;
+    findings.push(header_reject("H-3", "`tools/list` without `Mcp-Method`", &exchange));
+    let exchange = client.send(modern("tools/list", json!({})).set("Mcp-Method", "prompts/list")).await;
+    findings.push(header_reject("H-4", "body `tools/list` with `Mcp-Method: prompts/list`", &exchange));
+    let exchange = client.send(modern("tools/list", json!({})).set("Mcp-Method", "TOOLS/LIST")).await;
+    findings.push(header_reject("H-5", "`Mcp-Method: TOOLS/LIST` (values are case-sensitive)", &exchange));
+    findings
+}
+
+/// H-6: header names in other cases, through the raw writer (on discover: any method shows
+/// it, and discover's answer stays small however many tools a server has).
+async fn h6_header_name_case(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.modern;
+    let mut findings = Vec::new();
+    let lower = client
+        .send(
+            modern("server/discover", json!({}))
+                .remove("Mcp-Method")
+                .set("mcp-method", "server/discover")
+                .remove("MCP-Protocol-Version")
+                .set("mcp-protocol-version", PROTOCOL_VERSION)
+                .raw(),
+        )
+        .await;
+    let upper = client
+        .send(modern("server/discover", json!({})).remove("Mcp-Method").set("MCP-METHOD", "server/discover").raw())
+        .await;
+    let h6 = match (expect::result(&lower), expect::result(&upper)) {
+        (Ok(_), Ok(_)) => Finding::kept("H-6", "`mcp-method` and `MCP-METHOD` were both accepted").with(&lower),
+        (Err(message), _) => {
+            Finding::broken("H-6", format!("lower-case header names must be accepted: {message}")).with(&lower)
+        }
+        (_, Err(message)) => {
+            Finding::broken("H-6", format!("upper-case header names must be accepted: {message}")).with(&upper)
+        }
+    };
+    findings.push(h6);
+    findings
+}
+
+/// H-13: unknown and removed methods → 404 + -32601. A dual-era server may answer initialize.
+/// The methods are probed at once: against a server that holds every answer open,
+/// one after another would take one timeout each.
+async fn h13_removed_methods(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.modern;
+    let mut findings = Vec::new();
+    let methods = [
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "tasks/list",
+        "tasks/result",
+        "foo/bar",
+    ];
+    let exchanges = futures_util::future::join_all(methods.iter().map(|&method| {
+        let params = if method == "initialize" {
+            json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": jsonrpc::client_info()})
+        } else {
+            json!({})
+        };
+        client.send(modern(method, params))
+    }))
+    .await;
+    let mut broken = Vec::new();
+    let mut dual_era = false;
+    let mut evidence = None;
+    // An answer that cannot be read is M-11's: it breaks H-13 only when nothing else does.
+    let mut unread = None;
+    for (method, exchange) in methods.into_iter().zip(exchanges) {
+        if method == "initialize" && exchange.result().is_some() {
+            dual_era = true;
+            continue;
+        }
+        if let Err(message) = expect::error(&exchange, METHOD_NOT_FOUND, Some(404)) {
+            if exchange.unreadable().is_some() {
+                unread = unread.or(Some((format!("`{method}`: {message}"), exchange)));
+                continue;
+            }
+            broken.push(format!("`{method}`: {message}"));
+            evidence = evidence.or(Some(exchange));
+        }
+    }
+    if let (true, Some((message, exchange))) = (broken.is_empty(), unread) {
+        broken.push(message);
+        evidence = Some(exchange);
+    }
+    let note = if dual_era { " (`initialize` was answered: dual-era, recorded, not a failure)" } else { "" };
+    let h13 = if broken.is_empty() {
+        Finding::kept("H-13", format!("removed and unknown methods got HTTP 404 + -32601{note}"))
+    } else {
+        Finding::broken("H-13", format!("{}{note}", broken.join("; ")))
+    };
+    findings.push(match evidence {
+        Some(exchange) => h13.with(&exchange),
+        None => h13,
+    });
+    findings
+}
+
 async fn names(ctx: &Context) -> Vec<Finding> {
     let client = &ctx.modern;
-    let blocks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Finding>> + '_>>> = vec![
+    let blocks: Vec<Probe<'_>> = vec![
         Box::pin(async {
             let mut findings = Vec::new();
             // H-7: Mcp-Name ≠ params.name (tools/call, prompts/get, resources/read), on names that do not exist.
@@ -409,190 +413,201 @@ async fn param_headers(ctx: &Context) -> Vec<Finding> {
 pub(crate) const H21_SDK_HINT: &str = "If your server is built on the TypeScript SDK v2 (`createMcpHandler`), it checks no Origin by default: put the SDK's DNS-rebinding protection in front of it (`createMcpExpressApp()`, or the `hostHeaderValidation(…)` / `localhostHostValidation()` middleware of its Express, Hono or Fastify package; on a bare `node:http` server, `localhostOriginValidation()` of `@modelcontextprotocol/node` — Host validation alone does not check `Origin`) and answer a foreign `Origin` with 403; on the Python SDK, `TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_origins=[…])`";
 
 async fn endpoint(ctx: &Context) -> Vec<Finding> {
-    let client = &ctx.modern;
-    let blocks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Finding>> + '_>>> = vec![
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // H-18: GET and DELETE.
-            // A legacy server may answer GET with a standalone SSE stream that never ends: bound it.
-            let quick = Some(ctx.client_timeout().min(std::time::Duration::from_secs(2)));
-            let mut get = modern("server/discover", json!({}));
-            get.body = Body::Empty;
-            get.http_method = "GET";
-            get.timeout = quick;
-            let get = client.send(get).await;
-            let mut delete = modern("server/discover", json!({}));
-            delete.body = Body::Empty;
-            delete.http_method = "DELETE";
-            delete.timeout = quick;
-            let delete = client.send(delete).await;
-            findings.push(if get.status == Some(405) && delete.status == Some(405) {
-                Finding::kept("H-18", "GET and DELETE got 405").with(&get)
-            } else {
-                let culprit = if get.status != Some(405) { &get } else { &delete };
-                Finding::broken(
-                    "H-18",
-                    format!("GET got {}, DELETE got {}; both SHOULD get 405", get.describe(), delete.describe()),
-                )
-                .with(culprit)
-            });
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // H-19, H-20.
-            let exchange =
-                client.send(modern("server/discover", json!({})).set("Mcp-Session-Id", "mcp-eval-probe-session")).await;
-            findings.push(match expect::result(&exchange) {
-                Ok(_) if exchange.header("mcp-session-id").is_some() => Finding::broken(
-                    "H-19",
-                    "the response carries an `Mcp-Session-Id` header; a 2026-07-28 server never mints or echoes one",
-                )
-                .with(&exchange),
-                Ok(_) => Finding::kept(
-                    "H-19",
-                    "a request with `Mcp-Session-Id` was processed normally; no session id came back",
-                )
-                .with(&exchange),
-                Err(message) => Finding::broken(
-                    "H-19",
-                    format!("a request with `Mcp-Session-Id` SHOULD be processed normally: {message}"),
-                )
-                .with(&exchange),
-            });
-            let exchange = client.send(modern("server/discover", json!({})).set("Last-Event-ID", "1")).await;
-            findings.push(accept_finding("H-20", "a request with `Last-Event-ID: 1`", &exchange));
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // H-21: invalid Origin (in the server's era: 2025-11-25 requires it too).
-            let probe = if ctx.era == crate::mcp::era::Era::Legacy {
-                ctx.request("tools/list", json!({}))
-            } else {
-                modern("server/discover", json!({}))
-            };
-            let exchange = ctx.client.send(probe.set("Origin", "http://evil.example")).await;
-            findings.push(if exchange.status == Some(403) {
-                Finding::kept("H-21", "`Origin: http://evil.example` got 403").with(&exchange)
-            } else {
-                Finding::broken(
-                    "H-21",
-                    format!("H-21's probe (a request with `Origin: http://evil.example`, otherwise valid) must get 403; got {}. {H21_SDK_HINT}", exchange.describe()),
-                )
-                .with(&exchange)
-            });
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // H-22: notification POST.
-            let notification = jsonrpc::modern_request(
-                "notifications/cancelled",
-                json!({"requestId": "mcp-eval-never-sent", "reason": "probe"}),
-            );
-            let exchange = client.send(Outgoing::notification(notification)).await;
-            let empty = exchange.body_excerpt.trim().is_empty();
-            findings.push(
-                match exchange.status {
-                    Some(202) if empty => Finding::kept("H-22", "a notification POST got 202 with an empty body"),
-                    Some(202) => {
-                        Finding::broken("H-22", "a notification POST got 202 but with a body (it must be empty)")
-                    }
-                    Some(status) if (400..500).contains(&status) => {
-                        Finding::kept("H-22", format!("a notification POST was refused with HTTP {status} (allowed)"))
-                    }
-                    _ => Finding::broken(
-                        "H-22",
-                        format!("a notification POST must get 202 (empty body) or a 4xx; got {}", exchange.describe()),
-                    ),
-                }
-                .with(&exchange),
-            );
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // H-24: batch.
-            let discover = jsonrpc::modern_request("server/discover", json!({}));
-            let mut first = discover.clone();
-            first["id"] = json!("mcp-eval-batch-1");
-            let mut second = discover;
-            second["id"] = json!("mcp-eval-batch-2");
-            let mut batch = Outgoing::raw_body(serde_json::to_vec(&json!([first, second])).unwrap_or_default());
-            batch
-                .header_edits
-                .push(crate::mcp::exchange::HeaderEdit::Set("Mcp-Method".into(), "server/discover".into()));
-            batch
-                .header_edits
-                .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
-            let exchange = client.send(batch).await;
-            let array = exchange.response.as_ref().is_some_and(Value::is_array);
-            let status = exchange.status.unwrap_or(0);
-            findings.push(if array {
-                Finding::broken("H-24", "a JSON-RPC batch was answered with an array: the body MUST be a single message, so the batch SHOULD be rejected")
-            } else if (400..500).contains(&status) || exchange.error_code() == Some(jsonrpc::INVALID_REQUEST) {
-                Finding::kept("H-24", format!("a batch was rejected: {}", exchange.describe()))
-            } else {
-                Finding::broken("H-24", format!("a batch SHOULD get a 4xx or a single -32600; got {}", exchange.describe()))
-            }.with(&exchange));
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // E-7, E-8: malformed bodies (HTTP only; on stdio we never write non-MCP lines).
-            let mut invalid = Outgoing::raw_body(br#"{"jsonrpc":"2.0","foo":1}"#.to_vec());
-            invalid
-                .header_edits
-                .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
-            let exchange = ctx.client.send(invalid).await;
-            findings.push(malformed("E-7", "an invalid envelope", jsonrpc::INVALID_REQUEST, &exchange));
-            let mut unparsable = Outgoing::raw_body(b"{not json".to_vec());
-            unparsable
-                .header_edits
-                .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
-            let exchange = ctx.client.send(unparsable).await;
-            findings.push(malformed("E-8", "an unparsable body", jsonrpc::PARSE_ERROR, &exchange));
-            findings
-        }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // H-26 (info): a loopback server refuses a foreign Host.
-            let loopback = crate::mcp::raw::split_url(ctx.modern_url().unwrap_or_default().as_str())
-                .is_some_and(|parts| parts.host == "127.0.0.1" || parts.host == "localhost" || parts.host == "::1");
-            // A server that refuses every request refuses a foreign Host too: no evidence.
-            let serves = ctx.era == crate::mcp::era::Era::Legacy
-                || ctx.discover.status.is_some_and(|status| (200..300).contains(&status));
-            if loopback && !serves {
-                findings.push(Finding::not_applicable(
-                    "H-26",
-                    "the server refused the ordinary `server/discover` too: a refused foreign `Host` shows nothing",
-                ));
-            } else if loopback {
-                let exchange =
-                    client.send(modern("server/discover", json!({})).set("Host", "evil.example.com").raw()).await;
-                let status = exchange.status.unwrap_or(0);
-                findings.push(
-                    if (400..500).contains(&status) {
-                        Finding::kept("H-26", format!("a foreign `Host` got HTTP {status}"))
-                    } else {
-                        Finding::broken(
-                            "H-26",
-                            format!(
-                                "a loopback server should refuse `Host: evil.example.com` (DNS rebinding); got {}",
-                                exchange.describe()
-                            ),
-                        )
-                    }
-                    .with(&exchange),
-                );
-            } else {
-                findings.push(Finding::not_applicable("H-26", "only checked for servers on a loopback address"));
-            }
-            findings
-        }),
+    let blocks: Vec<Probe<'_>> = vec![
+        Box::pin(h18_get_and_delete(ctx)),
+        Box::pin(h19_h20_session_and_event_ids(ctx)),
+        Box::pin(h21_foreign_origin(ctx)),
+        Box::pin(h22_notification_post(ctx)),
+        Box::pin(h24_batch(ctx)),
+        Box::pin(e7_e8_malformed_bodies(ctx)),
+        Box::pin(h26_foreign_host(ctx)),
     ];
     futures_util::future::join_all(blocks).await.into_iter().flatten().collect()
+}
+
+/// H-18: GET and DELETE.
+/// A legacy server may answer GET with a standalone SSE stream that never ends: bound it.
+async fn h18_get_and_delete(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.modern;
+    let mut findings = Vec::new();
+    let quick = Some(ctx.client_timeout().min(std::time::Duration::from_secs(2)));
+    let mut get = modern("server/discover", json!({}));
+    get.body = Body::Empty;
+    get.http_method = "GET";
+    get.timeout = quick;
+    let get = client.send(get).await;
+    let mut delete = modern("server/discover", json!({}));
+    delete.body = Body::Empty;
+    delete.http_method = "DELETE";
+    delete.timeout = quick;
+    let delete = client.send(delete).await;
+    findings.push(if get.status == Some(405) && delete.status == Some(405) {
+        Finding::kept("H-18", "GET and DELETE got 405").with(&get)
+    } else {
+        let culprit = if get.status != Some(405) { &get } else { &delete };
+        Finding::broken(
+            "H-18",
+            format!("GET got {}, DELETE got {}; both SHOULD get 405", get.describe(), delete.describe()),
+        )
+        .with(culprit)
+    });
+    findings
+}
+
+/// H-19, H-20.
+async fn h19_h20_session_and_event_ids(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.modern;
+    let mut findings = Vec::new();
+    let exchange =
+        client.send(modern("server/discover", json!({})).set("Mcp-Session-Id", "mcp-eval-probe-session")).await;
+    findings.push(match expect::result(&exchange) {
+        Ok(_) if exchange.header("mcp-session-id").is_some() => Finding::broken(
+            "H-19",
+            "the response carries an `Mcp-Session-Id` header; a 2026-07-28 server never mints or echoes one",
+        )
+        .with(&exchange),
+        Ok(_) => {
+            Finding::kept("H-19", "a request with `Mcp-Session-Id` was processed normally; no session id came back")
+                .with(&exchange)
+        }
+        Err(message) => {
+            Finding::broken("H-19", format!("a request with `Mcp-Session-Id` SHOULD be processed normally: {message}"))
+                .with(&exchange)
+        }
+    });
+    let exchange = client.send(modern("server/discover", json!({})).set("Last-Event-ID", "1")).await;
+    findings.push(accept_finding("H-20", "a request with `Last-Event-ID: 1`", &exchange));
+    findings
+}
+
+/// H-21: invalid Origin (in the server's era: 2025-11-25 requires it too).
+async fn h21_foreign_origin(ctx: &Context) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let probe = if ctx.era == crate::mcp::era::Era::Legacy {
+        ctx.request("tools/list", json!({}))
+    } else {
+        modern("server/discover", json!({}))
+    };
+    let exchange = ctx.client.send(probe.set("Origin", "http://evil.example")).await;
+    findings.push(if exchange.status == Some(403) {
+        Finding::kept("H-21", "`Origin: http://evil.example` got 403").with(&exchange)
+    } else {
+        Finding::broken(
+            "H-21",
+            format!("H-21's probe (a request with `Origin: http://evil.example`, otherwise valid) must get 403; got {}. {H21_SDK_HINT}", exchange.describe()),
+        )
+        .with(&exchange)
+    });
+    findings
+}
+
+/// H-22: notification POST.
+async fn h22_notification_post(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.modern;
+    let mut findings = Vec::new();
+    let notification = jsonrpc::modern_request(
+        "notifications/cancelled",
+        json!({"requestId": "mcp-eval-never-sent", "reason": "probe"}),
+    );
+    let exchange = client.send(Outgoing::notification(notification)).await;
+    let empty = exchange.body_excerpt.trim().is_empty();
+    findings.push(
+        match exchange.status {
+            Some(202) if empty => Finding::kept("H-22", "a notification POST got 202 with an empty body"),
+            Some(202) => Finding::broken("H-22", "a notification POST got 202 but with a body (it must be empty)"),
+            Some(status) if (400..500).contains(&status) => {
+                Finding::kept("H-22", format!("a notification POST was refused with HTTP {status} (allowed)"))
+            }
+            _ => Finding::broken(
+                "H-22",
+                format!("a notification POST must get 202 (empty body) or a 4xx; got {}", exchange.describe()),
+            ),
+        }
+        .with(&exchange),
+    );
+    findings
+}
+
+/// H-24: batch.
+async fn h24_batch(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.modern;
+    let mut findings = Vec::new();
+    let discover = jsonrpc::modern_request("server/discover", json!({}));
+    let mut first = discover.clone();
+    first["id"] = json!("mcp-eval-batch-1");
+    let mut second = discover;
+    second["id"] = json!("mcp-eval-batch-2");
+    let mut batch = Outgoing::raw_body(serde_json::to_vec(&json!([first, second])).unwrap_or_default());
+    batch.header_edits.push(crate::mcp::exchange::HeaderEdit::Set("Mcp-Method".into(), "server/discover".into()));
+    batch
+        .header_edits
+        .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
+    let exchange = client.send(batch).await;
+    let array = exchange.response.as_ref().is_some_and(Value::is_array);
+    let status = exchange.status.unwrap_or(0);
+    findings.push(if array {
+        Finding::broken("H-24", "a JSON-RPC batch was answered with an array: the body MUST be a single message, so the batch SHOULD be rejected")
+    } else if (400..500).contains(&status) || exchange.error_code() == Some(jsonrpc::INVALID_REQUEST) {
+        Finding::kept("H-24", format!("a batch was rejected: {}", exchange.describe()))
+    } else {
+        Finding::broken("H-24", format!("a batch SHOULD get a 4xx or a single -32600; got {}", exchange.describe()))
+    }.with(&exchange));
+    findings
+}
+
+/// E-7, E-8: malformed bodies (HTTP only; on stdio we never write non-MCP lines).
+async fn e7_e8_malformed_bodies(ctx: &Context) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut invalid = Outgoing::raw_body(br#"{"jsonrpc":"2.0","foo":1}"#.to_vec());
+    invalid
+        .header_edits
+        .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
+    let exchange = ctx.client.send(invalid).await;
+    findings.push(malformed("E-7", "an invalid envelope", jsonrpc::INVALID_REQUEST, &exchange));
+    let mut unparsable = Outgoing::raw_body(b"{not json".to_vec());
+    unparsable
+        .header_edits
+        .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
+    let exchange = ctx.client.send(unparsable).await;
+    findings.push(malformed("E-8", "an unparsable body", jsonrpc::PARSE_ERROR, &exchange));
+    findings
+}
+
+/// H-26 (info): a loopback server refuses a foreign Host.
+async fn h26_foreign_host(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.modern;
+    let mut findings = Vec::new();
+    let loopback = crate::mcp::raw::split_url(ctx.modern_url().unwrap_or_default().as_str())
+        .is_some_and(|parts| parts.host == "127.0.0.1" || parts.host == "localhost" || parts.host == "::1");
+    // A server that refuses every request refuses a foreign Host too: no evidence.
+    let serves = ctx.era == crate::mcp::era::Era::Legacy
+        || ctx.discover.status.is_some_and(|status| (200..300).contains(&status));
+    if loopback && !serves {
+        findings.push(Finding::not_applicable(
+            "H-26",
+            "the server refused the ordinary `server/discover` too: a refused foreign `Host` shows nothing",
+        ));
+    } else if loopback {
+        let exchange = client.send(modern("server/discover", json!({})).set("Host", "evil.example.com").raw()).await;
+        let status = exchange.status.unwrap_or(0);
+        findings.push(
+            if (400..500).contains(&status) {
+                Finding::kept("H-26", format!("a foreign `Host` got HTTP {status}"))
+            } else {
+                Finding::broken(
+                    "H-26",
+                    format!(
+                        "a loopback server should refuse `Host: evil.example.com` (DNS rebinding); got {}",
+                        exchange.describe()
+                    ),
+                )
+            }
+            .with(&exchange),
+        );
+    } else {
+        findings.push(Finding::not_applicable("H-26", "only checked for servers on a loopback address"));
+    }
+    findings
 }
 
 fn malformed(id: &'static str, what: &str, code: i64, exchange: &Exchange) -> Finding {

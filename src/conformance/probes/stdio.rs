@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::conformance::OpenError;
 use crate::conformance::context::{Context, Purpose, SafeTool};
 use crate::conformance::finding::Finding;
 use crate::conformance::shapes;
@@ -138,7 +139,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
 /// the stdin of a running second process is closed; the server should exit. Needs no
 /// answer from the server, so it is graded even when the server's stdout framing blocks every
 /// other probe. `process` is the process, or why none could be started.
-pub(crate) async fn exits_on_eof(process: Result<std::sync::Arc<Client>, String>) -> Finding {
+pub(crate) async fn exits_on_eof(process: Result<std::sync::Arc<Client>, OpenError>) -> Finding {
     match process {
         Err(_) => Finding::not_applicable("X-4", "could not start a second process"),
         Ok(client) => {

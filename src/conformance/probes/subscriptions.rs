@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::modern;
 use crate::conformance::context::Context;
 use crate::conformance::finding::Finding;
-use crate::mcp::exchange::{Failure, Outgoing};
+use crate::mcp::exchange::{Exchange, Failure, Outgoing};
 use crate::mcp::jsonrpc::{self, METHOD_NOT_FOUND};
 
 /// How long we listen before closing the stream ourselves.
@@ -17,27 +17,17 @@ const LISTEN_FOR: Duration = Duration::from_millis(1500);
 /// gracefully does it within this window; most keep it open).
 const SETTLE: Duration = Duration::from_millis(120);
 
+/// The reason of the rows only a fixture that changes a list could exercise.
+const FIXTURE: &str = "needs a fixture that changes a list while we listen; a read-only evaluation cannot cause one";
+
 /// S-1..S-6.
 pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
-    let fixture = "needs a fixture that changes a list while we listen; a read-only evaluation cannot cause one";
-    let mut findings = vec![Finding::not_applicable("S-5", fixture)];
+    let mut findings = vec![Finding::not_applicable("S-5", FIXTURE)];
     let advertised = ctx.capabilities.pointer("/tools/listChanged") == Some(&json!(true))
         || ctx.capabilities.pointer("/prompts/listChanged") == Some(&json!(true))
         || ctx.capabilities.pointer("/resources/listChanged") == Some(&json!(true))
         || ctx.capabilities.pointer("/resources/subscribe") == Some(&json!(true));
-    let mut probe = modern("subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
-    probe.timeout = Some(LISTEN_FOR);
-    probe.settle_after_first = Some(SETTLE);
-    let id = ctx.modern.fresh_id();
-    let probe: Outgoing = probe.with_id(id.clone());
-    let exchange = ctx.modern.send(probe).await;
-    if !ctx.is_http() && exchange.response.is_none() {
-        let cancel = jsonrpc::modern_request(
-            "notifications/cancelled",
-            json!({"requestId": id, "reason": "mcp-eval: done listening"}),
-        );
-        ctx.modern.send(Outgoing::notification(cancel)).await;
-    }
+    let (exchange, id) = listen(ctx).await;
     if exchange.error().is_some() {
         findings.push(Finding::not_applicable("S-3", "no subscription was opened"));
     }
@@ -65,12 +55,51 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
         }
         return findings;
     }
-    let subscription_key = jsonrpc::META_SUBSCRIPTION_ID.replace('/', "~1");
-    let tagged = |message: &Value| message.pointer(&format!("/params/_meta/{subscription_key}")) == Some(&id);
+    findings.push(acknowledgement(&exchange, &id).with(&exchange));
+    let notifications: Vec<&Value> =
+        exchange.messages.iter().filter(|message| jsonrpc::is_notification(message)).collect();
+    findings.push(notifications_tagged(&exchange, &notifications, &id));
+    findings.push(changes_requested(&exchange, &notifications));
+    findings.push(no_request_scoped(&exchange, &notifications));
+    findings.push(closure(&exchange, &id));
+    findings
+}
+
+/// Sends `subscriptions/listen` (tool list changes only) and listens for [`LISTEN_FOR`]; on
+/// stdio a stream left open is cancelled. The exchange and the listen request's id.
+async fn listen(ctx: &Context) -> (Exchange, Value) {
+    let mut probe = modern("subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
+    probe.timeout = Some(LISTEN_FOR);
+    probe.settle_after_first = Some(SETTLE);
+    let id = ctx.modern.fresh_id();
+    let probe: Outgoing = probe.with_id(id.clone());
+    let exchange = ctx.modern.send(probe).await;
+    if !ctx.is_http() && exchange.response.is_none() {
+        let cancel = jsonrpc::modern_request(
+            "notifications/cancelled",
+            json!({"requestId": id, "reason": "mcp-eval: done listening"}),
+        );
+        ctx.modern.send(Outgoing::notification(cancel)).await;
+    }
+    (exchange, id)
+}
+
+/// The `_meta` key of the subscription id, as a JSON pointer segment.
+fn subscription_key() -> String {
+    jsonrpc::META_SUBSCRIPTION_ID.replace('/', "~1")
+}
+
+/// True when a message is tagged with the subscription (the listen request's id).
+fn tagged(message: &Value, id: &Value) -> bool {
+    message.pointer(&format!("/params/_meta/{}", subscription_key())) == Some(id)
+}
+
+/// S-1: the first message on the stream is the acknowledgement, tagged, honouring a subset.
+fn acknowledgement(exchange: &Exchange, id: &Value) -> Finding {
     let first = exchange.messages.first();
     let unreadable = matches!(&exchange.failure, Some(Failure::NotJsonRpc(_)))
         || matches!(&exchange.failure, Some(Failure::Closed(detail)) if detail.contains("unparsable SSE frame"));
-    let s1 = match first {
+    match first {
         // Nothing on the stream could be read: say so, rather than what the unread
         // acknowledgement lacked.
         None if unreadable => Finding::not_applicable(
@@ -92,7 +121,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
                 ),
             )
         }
-        Some(message) if !tagged(message) => Finding::broken(
+        Some(message) if !tagged(message, id) => Finding::broken(
             "S-1",
             format!(
                 "the acknowledgement must carry `_meta[\"{}\"]` = the listen request id {id}",
@@ -114,12 +143,13 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
                 )
             }
         }
-    };
-    findings.push(s1.with(&exchange));
-    let notifications: Vec<&Value> =
-        exchange.messages.iter().filter(|message| jsonrpc::is_notification(message)).collect();
-    let untagged = notifications.iter().filter(|message| !tagged(message)).count();
-    findings.push(if notifications.is_empty() {
+    }
+}
+
+/// S-2: every notification on the listen stream carries the subscription id.
+fn notifications_tagged(exchange: &Exchange, notifications: &[&Value], id: &Value) -> Finding {
+    let untagged = notifications.iter().filter(|message| !tagged(message, id)).count();
+    if notifications.is_empty() {
         Finding::not_applicable("S-2", "the listen stream carried no notifications to check")
     } else if untagged == 0 {
         Finding::kept(
@@ -137,10 +167,13 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
                 notifications.len()
             ),
         )
-        .with(&exchange)
-    });
-    // S-3: we asked for tool list changes only; any other change notification on the stream
-    // was not requested. Without any change notification this needs a fixture.
+        .with(exchange)
+    }
+}
+
+/// S-3: we asked for tool list changes only; any other change notification on the stream was
+/// not requested. Without any change notification this needs a fixture.
+fn changes_requested(exchange: &Exchange, notifications: &[&Value]) -> Finding {
     let changes: Vec<&str> = notifications
         .iter()
         .filter_map(|message| message.get("method").and_then(Value::as_str))
@@ -148,7 +181,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
         .collect();
     let unrequested: Vec<&&str> =
         changes.iter().filter(|method| **method != "notifications/tools/list_changed").collect();
-    findings.push(if !unrequested.is_empty() {
+    if !unrequested.is_empty() {
         Finding::broken(
             "S-3",
             format!(
@@ -156,12 +189,16 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
                 unrequested.iter().map(|method| format!("`{method}`")).collect::<Vec<_>>().join(", ")
             ),
         )
-        .with(&exchange)
+        .with(exchange)
     } else if changes.is_empty() {
-        Finding::not_applicable("S-3", fixture)
+        Finding::not_applicable("S-3", FIXTURE)
     } else {
         Finding::kept("S-3", format!("{} change notification(s), all of the requested type", changes.len()))
-    });
+    }
+}
+
+/// S-4: no request-scoped notifications (progress, log messages) on the listen stream.
+fn no_request_scoped(exchange: &Exchange, notifications: &[&Value]) -> Finding {
     let scoped = notifications
         .iter()
         .filter(|message| {
@@ -171,30 +208,34 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
             )
         })
         .count();
-    findings.push(if scoped == 0 {
+    if scoped == 0 {
         Finding::kept("S-4", "no progress or log notifications on the listen stream")
     } else {
         Finding::broken(
             "S-4",
             format!("{scoped} request-scoped notifications (progress/message) arrived on the listen stream"),
         )
-        .with(&exchange)
-    });
-    findings.push(match &exchange.response {
+        .with(exchange)
+    }
+}
+
+/// S-6: a server that ends the subscription first sends the closure result.
+fn closure(exchange: &Exchange, id: &Value) -> Finding {
+    let subscription_key = subscription_key();
+    match &exchange.response {
         None if matches!(exchange.failure, Some(Failure::Closed(_))) => Finding::broken(
             "S-6",
             "the server ended the subscription stream without first sending `{resultType: \"complete\", _meta: {subscriptionId}}`",
         )
-        .with(&exchange),
+        .with(exchange),
         None => Finding::not_applicable("S-6", format!("the server kept the subscription open {} ms after the acknowledgement; we closed it", SETTLE.as_millis())),
         Some(response) => {
-            let ok = response.pointer("/result/resultType").and_then(Value::as_str) == Some("complete") && response.pointer(&format!("/result/_meta/{subscription_key}")) == Some(&id);
+            let ok = response.pointer("/result/resultType").and_then(Value::as_str) == Some("complete") && response.pointer(&format!("/result/_meta/{subscription_key}")) == Some(id);
             if ok {
                 Finding::kept("S-6", "the server ended the subscription with the closure result")
             } else {
-                Finding::broken("S-6", "when the server ends a subscription it SHOULD first send `{resultType: \"complete\", _meta: {subscriptionId}}`").with(&exchange)
+                Finding::broken("S-6", "when the server ends a subscription it SHOULD first send `{resultType: \"complete\", _meta: {subscriptionId}}`").with(exchange)
             }
         }
-    });
-    findings
+    }
 }
