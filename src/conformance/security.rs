@@ -18,11 +18,14 @@
 //! - **SEC-4** (warns): directions to read local secrets (SSH keys, cloud credentials, MCP client
 //!   configuration) or to send data elsewhere (a URL, an address, "an external server").
 //! - **SEC-5** (warns): shadowing — directions for a tool this server does not list, or for
-//!   every other tool.
+//!   every other tool. A name that is data is no tool: a step of a dotted path, a name followed
+//!   by field/property/parameter/value/…, one read "from the response" or defined "per RFC …".
 //! - **SEC-6** (warns): look-alike names: two tool (or prompt) names whose UTS #39 confusable
 //!   skeletons are equal, or a name that mixes scripts. Plain edit distance is no part of it.
 //! - **SEC-7** (warns): a parameter that asks for a secret (password, API key, access token,
-//!   private key, credentials, seed phrase) or for the conversation history or system prompt.
+//!   private key, credentials, seed phrase) or for the conversation history or system prompt,
+//!   by its name or by its description ("paste each earlier message here"); a switch (a
+//!   boolean or number, "whether to …") asks for nothing.
 //! - **SEC-8** (warns): a text longer than 10,000 characters.
 //!
 //! Phrases are matched after hidden characters are dropped and curly quotes straightened;
@@ -123,6 +126,9 @@ struct Text<'a> {
     role: Role,
     /// For an identifier: the description beside it (its context for SEC-7).
     context: Option<&'a str>,
+    /// For a description: its schema holds a boolean or a number, never text a model could
+    /// paste (SEC-7 reads it as a switch).
+    flag: bool,
 }
 
 /// A tool named in prose, resolved against the server's names at the end (SEC-5).
@@ -173,16 +179,16 @@ impl Scanner {
         let mut texts = Vec::new();
         for field in ["name", "uri", "uriTemplate"] {
             if let Some(text) = value.get(field).and_then(Value::as_str) {
-                texts.push(Text { path: format!(".{field}"), text, role: Role::Name, context: None });
+                texts.push(Text { path: format!(".{field}"), text, role: Role::Name, context: None, flag: false });
             }
         }
         for field in ["title", "description"] {
             if let Some(text) = value.get(field).and_then(Value::as_str) {
-                texts.push(Text { path: format!(".{field}"), text, role: Role::Prose, context: None });
+                texts.push(Text { path: format!(".{field}"), text, role: Role::Prose, context: None, flag: false });
             }
         }
         if let Some(text) = value.pointer("/annotations/title").and_then(Value::as_str) {
-            texts.push(Text { path: ".annotations.title".into(), text, role: Role::Prose, context: None });
+            texts.push(Text { path: ".annotations.title".into(), text, role: Role::Prose, context: None, flag: false });
         }
         if kind == Kind::Prompt {
             for (i, argument) in value.get("arguments").and_then(Value::as_array).into_iter().flatten().enumerate() {
@@ -193,6 +199,7 @@ impl Scanner {
                         text: name,
                         role: Role::Identifier,
                         context: description,
+                        flag: false,
                     });
                 }
                 for field in ["title", "description"] {
@@ -202,6 +209,7 @@ impl Scanner {
                             text,
                             role: Role::Prose,
                             context: None,
+                            flag: false,
                         });
                     }
                 }
@@ -333,7 +341,9 @@ impl Scanner {
         }
         let secret = match text.role {
             Role::Identifier => secret_name(text.text, text.context),
-            Role::Prose if is_parameter_description(&text.path) => secret_request(&phrase_text),
+            Role::Prose if is_parameter_description(&text.path) && !text.flag => {
+                secret_request(&phrase_text).or_else(|| conversation_request(&phrase_text))
+            }
             _ => None,
         };
         if let Some(evidence) = secret {
@@ -348,21 +358,31 @@ fn schema_texts<'a>(schema: &'a Value, path: String, depth: usize, out: &mut Vec
     if depth > MAX_DEPTH || out.len() >= MAX_TEXTS {
         return;
     }
+    let flag = match map.get("type") {
+        Some(Value::String(kind)) => ["boolean", "integer", "number"].contains(&kind.as_str()),
+        _ => false,
+    };
     for field in ["title", "description"] {
         if let Some(text) = map.get(field).and_then(Value::as_str) {
-            out.push(Text { path: format!("{path}.{field}"), text, role: Role::Prose, context: None });
+            out.push(Text { path: format!("{path}.{field}"), text, role: Role::Prose, context: None, flag });
         }
     }
     for field in ["enum", "examples"] {
         for (i, value) in map.get(field).and_then(Value::as_array).into_iter().flatten().enumerate() {
             if let Some(text) = value.as_str() {
-                out.push(Text { path: format!("{path}.{field}[{i}]"), text, role: Role::Value, context: None });
+                out.push(Text {
+                    path: format!("{path}.{field}[{i}]"),
+                    text,
+                    role: Role::Value,
+                    context: None,
+                    flag: false,
+                });
             }
         }
     }
     for field in ["const", "default"] {
         if let Some(text) = map.get(field).and_then(Value::as_str) {
-            out.push(Text { path: format!("{path}.{field}"), text, role: Role::Value, context: None });
+            out.push(Text { path: format!("{path}.{field}"), text, role: Role::Value, context: None, flag: false });
         }
     }
     for field in ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"] {
@@ -374,6 +394,7 @@ fn schema_texts<'a>(schema: &'a Value, path: String, depth: usize, out: &mut Vec
                     text: key,
                     role: Role::Identifier,
                     context: sub.get("description").and_then(Value::as_str),
+                    flag: false,
                 });
             }
             schema_texts(sub, sub_path, depth + 1, out);
@@ -836,6 +857,43 @@ fn kebab(token: &str) -> bool {
             .all(|part| part.len() >= 2 && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
 }
 
+/// After a name: a word that makes it a piece of data ("the `has_more` field", "the
+/// `nextPageToken` value").
+static DATA_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)^`?\s+(?:fields?|propert(?:y|ies)|parameters?|params?|arguments?|args?|values?|keys?|attributes?|columns?|headers?|variables?|options?|flags?|settings?|entry|entries|members?|elements?|claims?|cursors?)\b",
+    )
+});
+
+/// After a name: where the data comes from ("from the response", "of the last answer's"),
+/// or the standard that defines it ("per RFC 8414", "as defined in the OAuth specification").
+static DATA_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)^`?\s*(?:(?:from|of|in)\s+(?:the\s+|this\s+|each\s+|every\s+|a\s+|an\s+)?(?:(?:last|previous|prior|earlier|first|current|next|same)\s+)?(?:response|responses|answer|answers|result|results|reply|replies|output|payload|page|listing|json|body|record)\b|(?:per|according\s+to|as\s+(?:defined|described|specified|documented|required)\s+(?:in|by))\s+(?:the\s+|an?\s+)?(?:[\w.-]+\s+){0,3}?(?:rfcs?|specs?|specifications?|standards?|docs|documentation|draft)\b)",
+    )
+});
+
+/// After a name used (not called): the structure it is read from ("from `pageInfo`").
+static FROM_STRUCTURE: LazyLock<Regex> = LazyLock::new(|| regex(r"^`?\s*(?:from|of|in)\s+(?:the\s+)?`[A-Za-z]"));
+
+/// True when the name at `start` (its match ending at `end`) is data, not a tool: a step of a
+/// dotted path (`pageInfo.endCursor`), a field, property, parameter or value, a value read
+/// from a response, or a name a standard defines. `used` is true after use/using/uses, where a
+/// name read from another structure is data too.
+fn names_data(text: &str, start: usize, end: usize, used: bool) -> bool {
+    let before = text[..start].trim_end_matches('`');
+    let after = &text[end..];
+    let dotted = |rest: &str| {
+        let mut chars = rest.trim_start_matches('`').chars();
+        chars.next() == Some('.') && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+    };
+    before.ends_with('.')
+        || dotted(after)
+        || DATA_WORD.is_match(after)
+        || DATA_SOURCE.is_match(after)
+        || used && FROM_STRUCTURE.is_match(after)
+}
+
 /// Tool-like names a text gives directions for, with an excerpt each (resolved in
 /// [`Scanner::finish`]).
 fn tool_mentions(text: &str) -> Vec<(String, String)> {
@@ -850,6 +908,9 @@ fn tool_mentions(text: &str) -> Vec<(String, String)> {
             || backticked && name.as_str().contains(['_', '-'])
             || called && kebab(name.as_str()))
         {
+            continue;
+        }
+        if names_data(text, name.start(), whole.end(), lead.starts_with("us")) {
             continue;
         }
         out.push((name.as_str().to_owned(), excerpt(text, whole.range())));
@@ -928,6 +989,47 @@ fn secret_request(text: &str) -> Option<String> {
     ASK_SECRET.find_iter(text).find(|found| !negated(text, found.start())).map(|found| {
         format!(
             "the parameter's description asks for a secret or for the conversation: {}",
+            excerpt(text, found.range())
+        )
+    })
+}
+
+/// What the model holds of the conversation: its history, transcript or earlier messages
+/// ("the whole conversation up to this point", "each earlier message", "everything the user has
+/// said"). A conversation named by its id, one message, or another history (a commit history)
+/// is none of it.
+const CONVERSATION: &str = r"(?:(?:conversation|chat|dialog(?:ue)?|message|session)\s+(?:history|histories|transcripts?|logs?)\b|(?:whole|full|entire|complete|current|ongoing)\s+(?:conversation|chat|dialog(?:ue)?|transcript|exchange)\b|(?:conversation|chat|dialog(?:ue)?)\s+(?:so\s+far|until\s+now|up\s+to\s+(?:now|here|this\s+point))\b|transcripts?\s+of\s+(?:the|this|our|your)\s+(?:conversation|chat|dialog(?:ue)?|session)\b|(?:(?:all|every|each|any)\s+(?:of\s+)?(?:the\s+)?|the\s+)?(?:earlier|previous|prior|preceding|past|former)\s+(?:user\s+|chat\s+|conversation\s+)?(?:messages?|turns?|prompts?|exchanges?)\b|everything\s+(?:the\s+user|you|we|i)\s+(?:has\s+|have\s+)?(?:said|written|typed|asked|discussed)\b)";
+
+/// A request to put [`CONVERSATION`] into the parameter: a verb of putting before it in the
+/// same clause ("paste each earlier message"), the description opening with it ("All previous
+/// turns, verbatim."), or it "goes in this field".
+static ASK_CONVERSATION: LazyLock<Regex> = LazyLock::new(|| {
+    regex(&format!(
+        r"(?i)\b(?:include|paste|put|provide|pass|passes|copy|insert|add|give|fill|enter|supply|attach|dump|append|submit|forward|send)\b[^.!?;\n]{{0,40}}?\b{CONVERSATION}|^\s*(?:the\s+|a\s+|an\s+)?(?:(?:verbatim|full|raw|exact)\s+)?{CONVERSATION}|{CONVERSATION}[^.!?;\n]{{0,40}}?\b(?:goes|go|belongs?|is\s+(?:put|placed|pasted|passed|given|entered)|are\s+(?:put|placed|pasted|passed|given|entered)|should\s+(?:go|be\s+(?:put|placed|pasted|passed|given|entered)))\s+(?:in|into|here)\b"
+    ))
+});
+
+/// A description of a switch ("whether to …", "if true, …"): it names what the switch does,
+/// it asks for no text.
+static SWITCH: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)^\s*(?:whether\b|if\s+(?:true|false|set|enabled)\b|when\s+(?:true|false|set|enabled)\b|set\s+(?:to\s+)?(?:true|false)\b|true\s+to\b|toggles?\b)",
+    )
+});
+
+/// A conversation named by what identifies it ("the current conversation's id"): no content.
+static NAMED_BY: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?i)^(?:'s|\s+)(?:\s*(?:id|ids|identifier|name|title|key|number|uuid|url|link|handle)\b)")
+});
+
+/// SEC-7 by description: the parameter's description asks for the conversation.
+fn conversation_request(text: &str) -> Option<String> {
+    if SWITCH.is_match(text) {
+        return None;
+    }
+    ASK_CONVERSATION.find_iter(text).find(|found| !negated(text, found.start()) && !NAMED_BY.is_match(&text[found.end()..])).map(|found| {
+        format!(
+            "the parameter's description asks for the conversation (its history or earlier messages): a model would paste what the user said into the tool call's arguments: {}",
             excerpt(text, found.range())
         )
     })
