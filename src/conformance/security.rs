@@ -144,7 +144,8 @@ struct Mention {
 pub(crate) struct Scanner {
     hits: Vec<Hit>,
     mentions: Vec<Mention>,
-    /// Every property and argument name seen (a mention of one is not a tool).
+    /// Every property and argument name, and every one-word value a schema lists, seen (a
+    /// mention of one is not a tool).
     identifiers: HashSet<String>,
     tool_names: Vec<String>,
     prompt_names: Vec<String>,
@@ -222,6 +223,15 @@ impl Scanner {
                 }
             }
         }
+        // A parameter with no description of its own is often described in the tool's (an
+        // `Args:` line, `token: …`): that line is its context for SEC-7.
+        if let Some(description) = value.get("description").and_then(Value::as_str) {
+            for text in texts.iter_mut() {
+                if text.role == Role::Identifier && text.context.is_none() {
+                    text.context = documented_in(description, text.text);
+                }
+            }
+        }
         texts.truncate(MAX_TEXTS);
         self.texts += texts.len();
         if self.digests.len() < MAX_DIGESTS {
@@ -238,7 +248,11 @@ impl Scanner {
         }
         let own_names: Vec<&str> = own.iter().map(String::as_str).collect();
         for text in &texts {
-            if text.role == Role::Identifier {
+            // A property or argument name, or a value a schema lists (`enum`, `const`, …), named
+            // in prose is data, not a tool (SEC-5).
+            let value_name =
+                text.role == Role::Value && text.text.len() <= 100 && !text.text.contains(char::is_whitespace);
+            if text.role == Role::Identifier || value_name {
                 self.identifiers.insert(text.text.to_owned());
             }
             self.read(&element, text, &own_names);
@@ -921,19 +935,44 @@ fn tool_mentions(text: &str) -> Vec<(String, String)> {
     out
 }
 
+/// The line of a tool's description that documents the parameter `name` (`name: …`,
+/// `name (str): …`, `- name: …`), as docstrings do.
+fn documented_in<'a>(description: &'a str, name: &str) -> Option<&'a str> {
+    description.lines().find(|line| {
+        let line = line.trim_start().trim_start_matches(['-', '*', ' ']).trim_start_matches('`');
+        line.strip_prefix(name).is_some_and(|rest| rest.trim_start_matches('`').trim_start().starts_with([':', '(']))
+    })
+}
+
+/// The context of a token that is a handle the server gave out: a page or cursor, or a value
+/// taken from earlier results ("a token from the search results", "as the listing returned
+/// it").
+static HANDLE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)\b(?:page|pages|paging|pagination|cursor|continu\w*|next)\b|\b(?:from|in)\s+(?:the\s+|a\s+|an\s+|earlier\s+|previous\s+)?(?:\w+\s+)?(?:results?|response|responses|listing|output)\b|\b(?:returned|given\s+out|issued)\s+(?:it\s+|by\b)|\bas\s+(?:it\s+)?(?:appeared|returned|was\s+returned)\b|\b(?:the\s+)?\w+\s+returned\s+it\b",
+    )
+});
+
+/// The context of a password the tool sets on what it protects (a sheet, a document, an
+/// archive): it asks for a new value, not for a credential the model holds.
+static PROTECTION: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)\b(?:un)?protect(?:s|ion|ing)?\b|\bto\s+set\b|\bnew\s+password\b|\b(?:applied|apply|applies|set)\s+as\s+(?:the\s+)?\S+\s+(?:open\s+)?password\b",
+    )
+});
+
 /// SEC-7 by name: the words of a parameter's name ask for a secret or for the conversation.
 fn secret_name(name: &str, context: Option<&str>) -> Option<String> {
     let words = crate::suggest::words(name);
     let has = |word: &str| words.iter().any(|w| w == word);
-    let pagination = context.is_some_and(|text| {
-        let text = text.to_lowercase();
-        ["page", "cursor", "pagination", "continu", "next"].iter().any(|word| text.contains(word))
-    });
+    let pagination = context.is_some_and(|text| HANDLE.is_match(text));
+    let protection = context.is_some_and(|text| PROTECTION.is_match(text));
     let named_only = ["id", "name", "arn", "path", "ref", "identifier", "type", "count", "names", "ids", "length"];
-    let what = if has("password")
+    let what = if (has("password")
         || has("passwd")
         || has("passphrase")
-        || words.iter().any(|w| w == "pass") && has("phrase")
+        || words.iter().any(|w| w == "pass") && has("phrase"))
+        && !protection
     {
         Some("a password")
     } else if (has("api") && has("key"))

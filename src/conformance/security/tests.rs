@@ -397,3 +397,60 @@ fn directions_for_an_unlisted_tool_still_warn_beside_data_words() {
         assert_eq!(ids(&hits), ["SEC-5"], "{description:?}: {hits:#?}");
     }
 }
+
+#[test]
+fn a_value_the_schema_lists_is_data_not_a_tool() {
+    let hits = scan_tools(&[json!({
+        "name": "audit",
+        "description": "Audits a site.",
+        "inputSchema": {"type": "object", "properties": {"depth": {
+            "type": "string",
+            "enum": ["quickPass", "deepPass"],
+            "description": "How far to look; to read every page, use deepPass.",
+        }}},
+    })]);
+    assert!(hits.is_empty(), "{hits:#?}");
+}
+
+#[test]
+fn a_token_that_is_a_handle_from_earlier_results_asks_for_no_secret() {
+    let cases = [
+        (
+            "Opens a saved item.\n\nArgs:\n    token: the handle exactly as the listing returned it.",
+            json!({"type": "string"}),
+        ),
+        ("Opens a saved item.", json!({"type": "string", "description": "A short id token from the search results."})),
+    ];
+    for (description, property) in cases {
+        let hits = scan_tools(&[json!({
+            "name": "open_item",
+            "description": description,
+            "inputSchema": {"type": "object", "properties": {"token": property}},
+        })]);
+        assert!(hits.is_empty(), "{description:?}: {hits:#?}");
+    }
+    let credential = scan_tools(&[json!({
+        "name": "post_note",
+        "description": "Posts a note.\n\nArgs:\n    token: your personal access token for the notes service.",
+        "inputSchema": {"type": "object", "properties": {"token": {"type": "string"}}},
+    })]);
+    assert_eq!(ids(&credential), ["SEC-7"], "{credential:#?}");
+}
+
+#[test]
+fn a_password_the_tool_sets_on_what_it_protects_asks_for_no_secret() {
+    for description in [
+        "Protects the sheet with it; leave it out to remove the protection.",
+        "The new password to set on the archive.",
+        "Applied as the document's open password; to unprotect it, give the one it has.",
+    ] {
+        let hits =
+            scan_tools(&[tool_with_parameter("password", json!({"type": "string", "description": description}))]);
+        assert!(hits.is_empty(), "{description:?}: {hits:#?}");
+    }
+    for description in ["The password of the account to log in with.", "Your password, kept protected in transit."] {
+        let hits =
+            scan_tools(&[tool_with_parameter("password", json!({"type": "string", "description": description}))]);
+        assert!(!hits.is_empty() && hits.iter().all(|hit| hit.id == "SEC-7"), "{description:?}: {hits:#?}");
+    }
+}
