@@ -354,7 +354,7 @@ impl Scanner {
             }
         }
         let secret = match text.role {
-            Role::Identifier => secret_name(text.text, text.context),
+            Role::Identifier => secret_name(text.text, text.context, own_names),
             Role::Prose if is_parameter_description(&text.path) && !text.flag => {
                 secret_request(&phrase_text).or_else(|| conversation_request(&phrase_text))
             }
@@ -872,10 +872,10 @@ fn kebab(token: &str) -> bool {
 }
 
 /// After a name: a word that makes it a piece of data ("the `has_more` field", "the
-/// `nextPageToken` value").
+/// `nextPageToken` value"), or a syntax or format it qualifies ("uses jsonPath syntax").
 static DATA_WORD: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"(?i)^`?\s+(?:fields?|propert(?:y|ies)|parameters?|params?|arguments?|args?|values?|keys?|attributes?|columns?|headers?|variables?|options?|flags?|settings?|entry|entries|members?|elements?|claims?|cursors?)\b",
+        r"(?i)^`?\s+(?:\w+\s+)?(?:syntax|formats?|notation|naming|casing|conventions?|grammar|dialect|style)\b|^`?\s+(?:fields?|propert(?:y|ies)|parameters?|params?|arguments?|args?|values?|keys?|attributes?|columns?|headers?|variables?|options?|flags?|settings?|entry|entries|members?|elements?|claims?|cursors?)\b",
     )
 });
 
@@ -961,12 +961,16 @@ static PROTECTION: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// SEC-7 by name: the words of a parameter's name ask for a secret or for the conversation.
-fn secret_name(name: &str, context: Option<&str>) -> Option<String> {
+/// SEC-7 by name: the words of a parameter's name ask for a secret or for the conversation
+/// (`context`: its description; `tools`: the name of the tool it belongs to).
+fn secret_name(name: &str, context: Option<&str>, tools: &[&str]) -> Option<String> {
     let words = crate::suggest::words(name);
     let has = |word: &str| words.iter().any(|w| w == word);
     let pagination = context.is_some_and(|text| HANDLE.is_match(text));
-    let protection = context.is_some_and(|text| PROTECTION.is_match(text));
+    // A password set on what the tool protects: so its description says, or the tool's name
+    // (`protect_document`, `unprotect_file`).
+    let protection = context.is_some_and(|text| PROTECTION.is_match(text))
+        || tools.iter().any(|tool| PROTECTION.is_match(&crate::suggest::words(tool).join(" ")));
     let named_only = ["id", "name", "arn", "path", "ref", "identifier", "type", "count", "names", "ids", "length"];
     let what = if (has("password")
         || has("passwd")

@@ -454,3 +454,33 @@ fn a_password_the_tool_sets_on_what_it_protects_asks_for_no_secret() {
         assert!(!hits.is_empty() && hits.iter().all(|hit| hit.id == "SEC-7"), "{description:?}: {hits:#?}");
     }
 }
+
+#[test]
+fn a_name_that_qualifies_a_syntax_or_format_is_not_a_tool() {
+    for description in [
+        "Filters use jsonPath syntax, e.g. $.items[0].",
+        "Keys use camelCase naming.",
+        "The query uses gitLab search syntax: quoted words match exactly.",
+    ] {
+        let hits = scan_tools(&[tool("find_items", description)]);
+        assert!(hits.is_empty(), "{description:?}: {hits:#?}");
+    }
+}
+
+#[test]
+fn a_password_of_a_tool_that_protects_or_unprotects_asks_for_no_secret() {
+    for name in ["protect_workbook", "unprotect_file", "setProtection"] {
+        let hits = scan_tools(&[json!({
+            "name": name,
+            "description": "A tool.",
+            "inputSchema": {"type": "object", "properties": {"password": {"type": "string", "description": "The password."}}},
+        })]);
+        assert!(hits.is_empty(), "{name}: {hits:#?}");
+    }
+    let login = scan_tools(&[json!({
+        "name": "connect_database",
+        "description": "A tool.",
+        "inputSchema": {"type": "object", "properties": {"password": {"type": "string", "description": "The password."}}},
+    })]);
+    assert_eq!(ids(&login), ["SEC-7"], "{login:#?}");
+}
