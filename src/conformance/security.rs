@@ -18,11 +18,14 @@
 //! - **SEC-4** (warns): directions to read local secrets (SSH keys, cloud credentials, MCP client
 //!   configuration) or to send data elsewhere (a URL, an address, "an external server").
 //! - **SEC-5** (warns): shadowing — directions for a tool this server does not list, or for
-//!   every other tool.
+//!   every other tool. A name that is data is no tool: a step of a dotted path, a name followed
+//!   by field/property/parameter/value/…, one read "from the response" or defined "per RFC …".
 //! - **SEC-6** (warns): look-alike names: two tool (or prompt) names whose UTS #39 confusable
 //!   skeletons are equal, or a name that mixes scripts. Plain edit distance is no part of it.
 //! - **SEC-7** (warns): a parameter that asks for a secret (password, API key, access token,
-//!   private key, credentials, seed phrase) or for the conversation history or system prompt.
+//!   private key, credentials, seed phrase) or for the conversation history or system prompt,
+//!   by its name or by its description ("paste each earlier message here"); a switch (a
+//!   boolean or number, "whether to …") asks for nothing.
 //! - **SEC-8** (warns): a text longer than 10,000 characters.
 //!
 //! Phrases are matched after hidden characters are dropped and curly quotes straightened;
@@ -123,6 +126,9 @@ struct Text<'a> {
     role: Role,
     /// For an identifier: the description beside it (its context for SEC-7).
     context: Option<&'a str>,
+    /// For a description: its schema holds a boolean or a number, never text a model could
+    /// paste (SEC-7 reads it as a switch).
+    flag: bool,
 }
 
 /// A tool named in prose, resolved against the server's names at the end (SEC-5).
@@ -138,7 +144,8 @@ struct Mention {
 pub(crate) struct Scanner {
     hits: Vec<Hit>,
     mentions: Vec<Mention>,
-    /// Every property and argument name seen (a mention of one is not a tool).
+    /// Every property and argument name, and every one-word value a schema lists, seen (a
+    /// mention of one is not a tool).
     identifiers: HashSet<String>,
     tool_names: Vec<String>,
     prompt_names: Vec<String>,
@@ -173,16 +180,16 @@ impl Scanner {
         let mut texts = Vec::new();
         for field in ["name", "uri", "uriTemplate"] {
             if let Some(text) = value.get(field).and_then(Value::as_str) {
-                texts.push(Text { path: format!(".{field}"), text, role: Role::Name, context: None });
+                texts.push(Text { path: format!(".{field}"), text, role: Role::Name, context: None, flag: false });
             }
         }
         for field in ["title", "description"] {
             if let Some(text) = value.get(field).and_then(Value::as_str) {
-                texts.push(Text { path: format!(".{field}"), text, role: Role::Prose, context: None });
+                texts.push(Text { path: format!(".{field}"), text, role: Role::Prose, context: None, flag: false });
             }
         }
         if let Some(text) = value.pointer("/annotations/title").and_then(Value::as_str) {
-            texts.push(Text { path: ".annotations.title".into(), text, role: Role::Prose, context: None });
+            texts.push(Text { path: ".annotations.title".into(), text, role: Role::Prose, context: None, flag: false });
         }
         if kind == Kind::Prompt {
             for (i, argument) in value.get("arguments").and_then(Value::as_array).into_iter().flatten().enumerate() {
@@ -193,6 +200,7 @@ impl Scanner {
                         text: name,
                         role: Role::Identifier,
                         context: description,
+                        flag: false,
                     });
                 }
                 for field in ["title", "description"] {
@@ -202,6 +210,7 @@ impl Scanner {
                             text,
                             role: Role::Prose,
                             context: None,
+                            flag: false,
                         });
                     }
                 }
@@ -211,6 +220,15 @@ impl Scanner {
             for field in ["inputSchema", "outputSchema"] {
                 if let Some(schema) = value.get(field) {
                     schema_texts(schema, format!(".{field}"), 0, &mut texts);
+                }
+            }
+        }
+        // A parameter with no description of its own is often described in the tool's (an
+        // `Args:` line, `token: …`): that line is its context for SEC-7.
+        if let Some(description) = value.get("description").and_then(Value::as_str) {
+            for text in texts.iter_mut() {
+                if text.role == Role::Identifier && text.context.is_none() {
+                    text.context = documented_in(description, text.text);
                 }
             }
         }
@@ -230,7 +248,11 @@ impl Scanner {
         }
         let own_names: Vec<&str> = own.iter().map(String::as_str).collect();
         for text in &texts {
-            if text.role == Role::Identifier {
+            // A property or argument name, or a value a schema lists (`enum`, `const`, …), named
+            // in prose is data, not a tool (SEC-5).
+            let value_name =
+                text.role == Role::Value && text.text.len() <= 100 && !text.text.contains(char::is_whitespace);
+            if text.role == Role::Identifier || value_name {
                 self.identifiers.insert(text.text.to_owned());
             }
             self.read(&element, text, &own_names);
@@ -332,8 +354,10 @@ impl Scanner {
             }
         }
         let secret = match text.role {
-            Role::Identifier => secret_name(text.text, text.context),
-            Role::Prose if is_parameter_description(&text.path) => secret_request(&phrase_text),
+            Role::Identifier => secret_name(text.text, text.context, own_names),
+            Role::Prose if is_parameter_description(&text.path) && !text.flag => {
+                secret_request(&phrase_text).or_else(|| conversation_request(&phrase_text))
+            }
             _ => None,
         };
         if let Some(evidence) = secret {
@@ -348,21 +372,31 @@ fn schema_texts<'a>(schema: &'a Value, path: String, depth: usize, out: &mut Vec
     if depth > MAX_DEPTH || out.len() >= MAX_TEXTS {
         return;
     }
+    let flag = match map.get("type") {
+        Some(Value::String(kind)) => ["boolean", "integer", "number"].contains(&kind.as_str()),
+        _ => false,
+    };
     for field in ["title", "description"] {
         if let Some(text) = map.get(field).and_then(Value::as_str) {
-            out.push(Text { path: format!("{path}.{field}"), text, role: Role::Prose, context: None });
+            out.push(Text { path: format!("{path}.{field}"), text, role: Role::Prose, context: None, flag });
         }
     }
     for field in ["enum", "examples"] {
         for (i, value) in map.get(field).and_then(Value::as_array).into_iter().flatten().enumerate() {
             if let Some(text) = value.as_str() {
-                out.push(Text { path: format!("{path}.{field}[{i}]"), text, role: Role::Value, context: None });
+                out.push(Text {
+                    path: format!("{path}.{field}[{i}]"),
+                    text,
+                    role: Role::Value,
+                    context: None,
+                    flag: false,
+                });
             }
         }
     }
     for field in ["const", "default"] {
         if let Some(text) = map.get(field).and_then(Value::as_str) {
-            out.push(Text { path: format!("{path}.{field}"), text, role: Role::Value, context: None });
+            out.push(Text { path: format!("{path}.{field}"), text, role: Role::Value, context: None, flag: false });
         }
     }
     for field in ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"] {
@@ -374,6 +408,7 @@ fn schema_texts<'a>(schema: &'a Value, path: String, depth: usize, out: &mut Vec
                     text: key,
                     role: Role::Identifier,
                     context: sub.get("description").and_then(Value::as_str),
+                    flag: false,
                 });
             }
             schema_texts(sub, sub_path, depth + 1, out);
@@ -836,6 +871,43 @@ fn kebab(token: &str) -> bool {
             .all(|part| part.len() >= 2 && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
 }
 
+/// After a name: a word that makes it a piece of data ("the `has_more` field", "the
+/// `nextPageToken` value"), or a syntax or format it qualifies ("uses jsonPath syntax").
+static DATA_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)^`?\s+(?:\w+\s+)?(?:syntax|formats?|notation|naming|casing|conventions?|grammar|dialect|style)\b|^`?\s+(?:fields?|propert(?:y|ies)|parameters?|params?|arguments?|args?|values?|keys?|attributes?|columns?|headers?|variables?|options?|flags?|settings?|entry|entries|members?|elements?|claims?|cursors?)\b",
+    )
+});
+
+/// After a name: where the data comes from ("from the response", "of the last answer's"),
+/// or the standard that defines it ("per RFC 8414", "as defined in the OAuth specification").
+static DATA_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)^`?\s*(?:(?:from|of|in)\s+(?:the\s+|this\s+|each\s+|every\s+|a\s+|an\s+)?(?:(?:last|previous|prior|earlier|first|current|next|same)\s+)?(?:response|responses|answer|answers|result|results|reply|replies|output|payload|page|listing|json|body|record)\b|(?:per|according\s+to|as\s+(?:defined|described|specified|documented|required)\s+(?:in|by))\s+(?:the\s+|an?\s+)?(?:[\w.-]+\s+){0,3}?(?:rfcs?|specs?|specifications?|standards?|docs|documentation|draft)\b)",
+    )
+});
+
+/// After a name used (not called): the structure it is read from ("from `pageInfo`").
+static FROM_STRUCTURE: LazyLock<Regex> = LazyLock::new(|| regex(r"^`?\s*(?:from|of|in)\s+(?:the\s+)?`[A-Za-z]"));
+
+/// True when the name at `start` (its match ending at `end`) is data, not a tool: a step of a
+/// dotted path (`pageInfo.endCursor`), a field, property, parameter or value, a value read
+/// from a response, or a name a standard defines. `used` is true after use/using/uses, where a
+/// name read from another structure is data too.
+fn names_data(text: &str, start: usize, end: usize, used: bool) -> bool {
+    let before = text[..start].trim_end_matches('`');
+    let after = &text[end..];
+    let dotted = |rest: &str| {
+        let mut chars = rest.trim_start_matches('`').chars();
+        chars.next() == Some('.') && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+    };
+    before.ends_with('.')
+        || dotted(after)
+        || DATA_WORD.is_match(after)
+        || DATA_SOURCE.is_match(after)
+        || used && FROM_STRUCTURE.is_match(after)
+}
+
 /// Tool-like names a text gives directions for, with an excerpt each (resolved in
 /// [`Scanner::finish`]).
 fn tool_mentions(text: &str) -> Vec<(String, String)> {
@@ -852,6 +924,9 @@ fn tool_mentions(text: &str) -> Vec<(String, String)> {
         {
             continue;
         }
+        if names_data(text, name.start(), whole.end(), lead.starts_with("us")) {
+            continue;
+        }
         out.push((name.as_str().to_owned(), excerpt(text, whole.range())));
         if out.len() >= 20 {
             break;
@@ -860,19 +935,48 @@ fn tool_mentions(text: &str) -> Vec<(String, String)> {
     out
 }
 
-/// SEC-7 by name: the words of a parameter's name ask for a secret or for the conversation.
-fn secret_name(name: &str, context: Option<&str>) -> Option<String> {
+/// The line of a tool's description that documents the parameter `name` (`name: …`,
+/// `name (str): …`, `- name: …`), as docstrings do.
+fn documented_in<'a>(description: &'a str, name: &str) -> Option<&'a str> {
+    description.lines().find(|line| {
+        let line = line.trim_start().trim_start_matches(['-', '*', ' ']).trim_start_matches('`');
+        line.strip_prefix(name).is_some_and(|rest| rest.trim_start_matches('`').trim_start().starts_with([':', '(']))
+    })
+}
+
+/// The context of a token that is a handle the server gave out: a page or cursor, or a value
+/// taken from earlier results ("a token from the search results", "as the listing returned
+/// it").
+static HANDLE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)\b(?:page|pages|paging|pagination|cursor|continu\w*|next)\b|\b(?:from|in)\s+(?:the\s+|a\s+|an\s+|earlier\s+|previous\s+)?(?:\w+\s+)?(?:results?|response|responses|listing|output)\b|\b(?:returned|given\s+out|issued)\s+(?:it\s+|by\b)|\bas\s+(?:it\s+)?(?:appeared|returned|was\s+returned)\b|\b(?:the\s+)?\w+\s+returned\s+it\b",
+    )
+});
+
+/// The context of a password the tool sets on what it protects (a sheet, a document, an
+/// archive): it asks for a new value, not for a credential the model holds.
+static PROTECTION: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)\b(?:un)?protect(?:s|ion|ing)?\b|\bto\s+set\b|\bnew\s+password\b|\b(?:applied|apply|applies|set)\s+as\s+(?:the\s+)?\S+\s+(?:open\s+)?password\b",
+    )
+});
+
+/// SEC-7 by name: the words of a parameter's name ask for a secret or for the conversation
+/// (`context`: its description; `tools`: the name of the tool it belongs to).
+fn secret_name(name: &str, context: Option<&str>, tools: &[&str]) -> Option<String> {
     let words = crate::suggest::words(name);
     let has = |word: &str| words.iter().any(|w| w == word);
-    let pagination = context.is_some_and(|text| {
-        let text = text.to_lowercase();
-        ["page", "cursor", "pagination", "continu", "next"].iter().any(|word| text.contains(word))
-    });
+    let pagination = context.is_some_and(|text| HANDLE.is_match(text));
+    // A password set on what the tool protects: so its description says, or the tool's name
+    // (`protect_document`, `unprotect_file`).
+    let protection = context.is_some_and(|text| PROTECTION.is_match(text))
+        || tools.iter().any(|tool| PROTECTION.is_match(&crate::suggest::words(tool).join(" ")));
     let named_only = ["id", "name", "arn", "path", "ref", "identifier", "type", "count", "names", "ids", "length"];
-    let what = if has("password")
+    let what = if (has("password")
         || has("passwd")
         || has("passphrase")
-        || words.iter().any(|w| w == "pass") && has("phrase")
+        || words.iter().any(|w| w == "pass") && has("phrase"))
+        && !protection
     {
         Some("a password")
     } else if (has("api") && has("key"))
@@ -928,6 +1032,47 @@ fn secret_request(text: &str) -> Option<String> {
     ASK_SECRET.find_iter(text).find(|found| !negated(text, found.start())).map(|found| {
         format!(
             "the parameter's description asks for a secret or for the conversation: {}",
+            excerpt(text, found.range())
+        )
+    })
+}
+
+/// What the model holds of the conversation: its history, transcript or earlier messages
+/// ("the whole conversation up to this point", "each earlier message", "everything the user has
+/// said"). A conversation named by its id, one message, or another history (a commit history)
+/// is none of it.
+const CONVERSATION: &str = r"(?:(?:conversation|chat|dialog(?:ue)?|message|session)\s+(?:history|histories|transcripts?|logs?)\b|(?:whole|full|entire|complete|current|ongoing)\s+(?:conversation|chat|dialog(?:ue)?|transcript|exchange)\b|(?:conversation|chat|dialog(?:ue)?)\s+(?:so\s+far|until\s+now|up\s+to\s+(?:now|here|this\s+point))\b|transcripts?\s+of\s+(?:the|this|our|your)\s+(?:conversation|chat|dialog(?:ue)?|session)\b|(?:(?:all|every|each|any)\s+(?:of\s+)?(?:the\s+)?|the\s+)?(?:earlier|previous|prior|preceding|past|former)\s+(?:user\s+|chat\s+|conversation\s+)?(?:messages?|turns?|prompts?|exchanges?)\b|everything\s+(?:the\s+user|you|we|i)\s+(?:has\s+|have\s+)?(?:said|written|typed|asked|discussed)\b)";
+
+/// A request to put [`CONVERSATION`] into the parameter: a verb of putting before it in the
+/// same clause ("paste each earlier message"), the description opening with it ("All previous
+/// turns, verbatim."), or it "goes in this field".
+static ASK_CONVERSATION: LazyLock<Regex> = LazyLock::new(|| {
+    regex(&format!(
+        r"(?i)\b(?:include|paste|put|provide|pass|passes|copy|insert|add|give|fill|enter|supply|attach|dump|append|submit|forward|send)\b[^.!?;\n]{{0,40}}?\b{CONVERSATION}|^\s*(?:the\s+|a\s+|an\s+)?(?:(?:verbatim|full|raw|exact)\s+)?{CONVERSATION}|{CONVERSATION}[^.!?;\n]{{0,40}}?\b(?:goes|go|belongs?|is\s+(?:put|placed|pasted|passed|given|entered)|are\s+(?:put|placed|pasted|passed|given|entered)|should\s+(?:go|be\s+(?:put|placed|pasted|passed|given|entered)))\s+(?:in|into|here)\b"
+    ))
+});
+
+/// A description of a switch ("whether to …", "if true, …"): it names what the switch does,
+/// it asks for no text.
+static SWITCH: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)^\s*(?:whether\b|if\s+(?:true|false|set|enabled)\b|when\s+(?:true|false|set|enabled)\b|set\s+(?:to\s+)?(?:true|false)\b|true\s+to\b|toggles?\b)",
+    )
+});
+
+/// A conversation named by what identifies it ("the current conversation's id"): no content.
+static NAMED_BY: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?i)^(?:'s|\s+)(?:\s*(?:id|ids|identifier|name|title|key|number|uuid|url|link|handle)\b)")
+});
+
+/// SEC-7 by description: the parameter's description asks for the conversation.
+fn conversation_request(text: &str) -> Option<String> {
+    if SWITCH.is_match(text) {
+        return None;
+    }
+    ASK_CONVERSATION.find_iter(text).find(|found| !negated(text, found.start()) && !NAMED_BY.is_match(&text[found.end()..])).map(|found| {
+        format!(
+            "the parameter's description asks for the conversation (its history or earlier messages): a model would paste what the user said into the tool call's arguments: {}",
             excerpt(text, found.range())
         )
     })
