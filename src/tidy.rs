@@ -8,6 +8,10 @@
 //! Imports are read as text: `crate::NAME` and `crate::{NAME, …}` outside comments, in every
 //! file of `src/` but the test modules (`tests.rs`, `*_tests.rs`, files declared under
 //! `#[cfg(test)]`, and a file's own `#[cfg(test)] mod tests { … }` at its end).
+//!
+//! It also keeps the shape of the layer path: no function there over 150 lines (few anywhere),
+//! the runner of trials naming no higher layer, golden cases read by key only in `src/golden/`,
+//! and ARCHITECTURE.md a map of at most 250 lines.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -386,4 +390,250 @@ fn the_runner_of_trials_names_no_higher_layer() {
         })
         .collect();
     assert!(named.is_empty(), "the runner of trials names a higher layer: {named:?}");
+}
+
+/// `text` with every comment, string literal (raw ones too) and char literal blanked to spaces,
+/// newlines kept: what is left is code whose braces can be counted.
+fn blanked(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |out: &mut String, c: char| out.push(if c == '\n' { '\n' } else { ' ' });
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                blank(&mut out, chars[i]);
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    blank(&mut out, chars[i]);
+                    i += 1;
+                }
+            }
+        } else if (c == 'r' || c == 'b' && next == Some('r'))
+            && !chars[..i].last().is_some_and(|p| p.is_alphanumeric() || *p == '_')
+            && {
+                let start = if c == 'b' { i + 2 } else { i + 1 };
+                let hashes = chars[start..].iter().take_while(|h| **h == '#').count();
+                chars.get(start + hashes) == Some(&'"')
+            }
+        {
+            // A raw string: r"…", r#"…"#, br"…".
+            let start = if c == 'b' { i + 2 } else { i + 1 };
+            let hashes = chars[start..].iter().take_while(|h| **h == '#').count();
+            let mut j = start + hashes + 1;
+            loop {
+                if j >= chars.len() {
+                    break;
+                }
+                if chars[j] == '"' && chars[j + 1..].iter().take(hashes).filter(|h| **h == '#').count() == hashes {
+                    j += 1 + hashes;
+                    break;
+                }
+                j += 1;
+            }
+            for &c in &chars[i..j.min(chars.len())] {
+                blank(&mut out, c);
+            }
+            i = j;
+        } else if c == '"' {
+            blank(&mut out, c);
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    blank(&mut out, chars[i]);
+                    i += 1;
+                }
+                if i < chars.len() {
+                    blank(&mut out, chars[i]);
+                    i += 1;
+                }
+            }
+            if i < chars.len() {
+                blank(&mut out, chars[i]);
+                i += 1;
+            }
+        } else if c == '\'' {
+            // A char literal ('x', '\n', '\u{1F600}', '{'); a lifetime has no closing quote.
+            let end = if next == Some('\\') {
+                chars[i + 2..].iter().position(|q| *q == '\'').map(|at| i + 2 + at)
+            } else if chars.get(i + 2) == Some(&'\'') {
+                Some(i + 2)
+            } else {
+                None
+            };
+            match end {
+                Some(end) => {
+                    for &c in &chars[i..=end] {
+                        blank(&mut out, c);
+                    }
+                    i = end + 1;
+                }
+                None => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The functions of a file's non-test code with their length in lines, from the `fn` line to
+/// the line of its closing brace: a `#[test]` function and a `#[cfg(test)] mod … { … }` are
+/// left out.
+fn function_lengths(text: &str) -> Vec<(String, usize)> {
+    let code = blanked(text);
+    let bytes = code.as_bytes();
+    let line_of = |at: usize| code[..at].matches('\n').count();
+    // The byte ranges of test code: `#[cfg(test)]` items and `#[test]` functions.
+    let mut skipped: Vec<(usize, usize)> = Vec::new();
+    for marker in ["#[cfg(test)]", "#[test]"] {
+        for (at, _) in code.match_indices(marker) {
+            if let Some(open) = code[at..].find(['{', ';']).map(|offset| at + offset)
+                && bytes[open] == b'{'
+            {
+                skipped.push((at, closing(bytes, open)));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut search = 0;
+    while let Some(offset) = code[search..].find("fn ") {
+        let at = search + offset;
+        search = at + 3;
+        let word_start = at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
+        if !word_start || skipped.iter().any(|(start, end)| (*start..=*end).contains(&at)) {
+            continue;
+        }
+        let name: String =
+            code[at + 3..].trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if name.is_empty() {
+            continue;
+        }
+        let Some(open) = code[at..].find(['{', ';']).map(|offset| at + offset) else { continue };
+        if bytes[open] == b';' {
+            continue;
+        }
+        let close = closing(bytes, open);
+        out.push((name, line_of(close) - line_of(at) + 1));
+    }
+    out
+}
+
+/// The index of the brace that closes the one at `open`.
+fn closing(bytes: &[u8], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (index, byte) in bytes.iter().enumerate().skip(open) {
+        match byte {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return index;
+                }
+            }
+            _ => {}
+        }
+    }
+    bytes.len().saturating_sub(1)
+}
+
+/// The folders of the layer path, where no function may be longer than [`LONGEST_FUNCTION`].
+const LAYER_PATH: [&str; 6] = ["evaluate", "trials", "settings", "golden", "scoring", "agent"];
+
+/// The most lines a function of the layer path may have.
+const LONGEST_FUNCTION: usize = 150;
+
+/// How many functions of all of `src/` may be longer than [`LONGEST_FUNCTION`].
+const LONG_FUNCTIONS_ALLOWED: usize = 5;
+
+#[test]
+fn no_function_of_the_layer_path_is_over_150_lines_and_few_are_elsewhere() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut long: Vec<(String, String, usize)> = Vec::new();
+    for file in files.iter().filter(|file| !is_test_file(file)) {
+        let relative = file.strip_prefix(root()).expect("under the root").to_string_lossy().replace('\\', "/");
+        let text = std::fs::read_to_string(file).expect("readable");
+        for (name, lines) in function_lengths(&text) {
+            if lines > LONGEST_FUNCTION {
+                long.push((relative.clone(), name, lines));
+            }
+        }
+    }
+    let in_layer_path: Vec<&(String, String, usize)> = long
+        .iter()
+        .filter(|(file, _, _)| LAYER_PATH.iter().any(|dir| file.starts_with(&format!("src/{dir}/"))))
+        .collect();
+    assert!(
+        in_layer_path.is_empty(),
+        "functions of the layer path over {LONGEST_FUNCTION} lines (split them into named steps): {in_layer_path:?}"
+    );
+    assert!(
+        long.len() <= LONG_FUNCTIONS_ALLOWED,
+        "{} functions over {LONGEST_FUNCTION} lines in src/, at most {LONG_FUNCTIONS_ALLOWED} allowed: {long:?}",
+        long.len()
+    );
+}
+
+#[test]
+fn function_lengths_skip_tests_and_braces_in_strings_comments_and_chars() {
+    let text = "fn short() {\n    let s = \"{{{\";\n    let r = r#\"}\"}\"#;\n    let c = '{';\n    // }\n}\n\
+                /* } */\nfn two<'a>(x: &'a str) -> &'a str {\n    x\n}\n\
+                #[test]\nfn a_test() {\n    one();\n}\n\
+                #[cfg(test)]\nmod tests {\n    fn helper() {}\n}\n\
+                trait T {\n    fn declared(&self);\n}\n";
+    assert_eq!(function_lengths(text), vec![("short".to_owned(), 6), ("two".to_owned(), 3)]);
+}
+
+#[test]
+fn golden_expectations_are_read_by_key_only_in_the_golden_loader() {
+    // Outside `src/golden/`, a case is read through its types (`golden::Case`, `golden::Expect`),
+    // never by a key of its JSON.
+    let read = regex::Regex::new(
+        r#"\b(?:resolved|case|sequence|step|matcher|rubric|criterion)(?:\["|\.get\("|\.pointer\("/)|\.resolved(?:\["|\.get\("|\.pointer\("/)"#,
+    )
+    .expect("a regex");
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let golden = root().join("src").join("golden");
+    let found: Vec<String> = files
+        .iter()
+        .filter(|file| !is_test_file(file) && !file.starts_with(&golden))
+        .flat_map(|file| {
+            let code = code_of(&std::fs::read_to_string(file).expect("readable"));
+            read.find_iter(&code).map(|hit| format!("{}: {}", file.display(), hit.as_str())).collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(found.is_empty(), "a golden case read by key outside src/golden/: {found:?}");
+}
+
+#[test]
+fn architecture_md_stays_a_map_with_the_checklists_for_a_layer_a_setting_and_a_golden_set_field() {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let lines = text.lines().count();
+    assert!(lines <= 250, "ARCHITECTURE.md has {lines} lines: a map stays at most 250 (details go to docs/)");
+    for checklist in ["**A layer.**", "**A setting.**", "**A golden-set field.**"] {
+        assert!(text.contains(checklist), "ARCHITECTURE.md has no checklist {checklist}");
+    }
 }
