@@ -14,6 +14,7 @@ mod interop;
 mod layer1;
 mod layer2;
 mod layer3;
+mod public_reports;
 mod migrate;
 mod replayed;
 mod robustness;
