@@ -212,12 +212,12 @@ fn chat_call(call: Value) -> (u16, Value) {
 }
 
 /// A Messages answer with this one `tool_use` block.
-fn messages_call(name: &str, input: Value) -> (u16, Value) {
+fn messages_call(id: &str, name: &str, input: Value) -> (u16, Value) {
     (
         200,
         json!({
             "id": "msg_1", "type": "message", "role": "assistant", "model": "strict",
-            "content": [{"type": "tool_use", "id": "toolu_1", "name": name, "input": input}],
+            "content": [{"type": "tool_use", "id": id, "name": name, "input": input}],
             "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 2},
         }),
     )
@@ -298,4 +298,166 @@ fn hermes_agent_83937_empty_string_arguments_run_the_tool_and_broken_json_does_n
     let broken = eval(&run, "broken", "openai:strict");
     assert_eq!(broken["status"], "fail", "{broken}");
     assert!(broken.to_string().contains("not a JSON object"), "the reason names the arguments: {broken}");
+}
+
+/// ggml-org/llama.cpp#20198 (also huggingface/text-generation-inference#2136 and
+/// ml-explore/mlx-lm#1371): OpenAI-compatible servers return `function.arguments` as a JSON
+/// object instead of JSON text. The object is read as the arguments. One wire's quirk: the
+/// Messages wire always carries `input` as an object.
+#[test]
+fn llama_cpp_20198_arguments_sent_as_an_object_are_read_as_the_arguments() {
+    let model = StrictModel::start(|wire, body| {
+        if after_a_tool_result(wire, body) {
+            return words(wire, "Done.");
+        }
+        let name = offered_name(wire, body, "header_param");
+        chat_call(json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": {"region": "eu"}}}))
+    });
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: object\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n";
+    let run = run(set, &[], &["openai:strict"], &model);
+    assert_eq!(outcome(&run, "object", "openai:strict"), is("pass", 2, 2), "{}", run.stderr());
+}
+
+/// ggml-org/llama.cpp#12279: a server answers a tool call with an empty `id`. We make up an id;
+/// the tool result we send next must carry the same id as the call in the history we send, or a
+/// strict provider refuses the request. Run on both wires (an empty `tool_use.id` on Messages).
+#[test]
+fn llama_cpp_12279_a_call_without_an_id_is_paired_with_its_result_under_a_made_up_id() {
+    let model = StrictModel::start(|wire, body| {
+        if after_a_tool_result(wire, body) {
+            return words(wire, "Done.");
+        }
+        let name = offered_name(wire, body, "progress");
+        match wire {
+            Wire::Chat => {
+                chat_call(json!({"id": "", "type": "function", "function": {"name": name, "arguments": "{}"}}))
+            }
+            Wire::Messages => messages_call("", &name, json!({})),
+        }
+    });
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: no_id\n    prompt: \"Run the progress demo.\"\n    expect_tool: test_progress\n";
+    let run = run(set, &[], &["openai:strict", "anthropic:strict"], &model);
+    for name in ["openai:strict", "anthropic:strict"] {
+        assert_eq!(outcome(&run, "no_id", name), is("pass", 2, 2), "{name}: {}", run.stderr());
+    }
+    // The second turn of each trial sent a non-empty, paired id (the strict model checked the pairing).
+    let second_turns = model.received().into_iter().filter(|(wire, body)| after_a_tool_result(*wire, body)).count();
+    assert_eq!(second_turns, 4, "two trials on each wire reached the tool result");
+}
+
+/// Mirascope/mirascope#257 and ENTERPILOT/GoModel#124: with `tool_choice` required, a model may
+/// still answer `finish_reason: "stop"` with no call. Tool use is a non-empty list of calls, not
+/// a finish reason: the trial fails ("no tool was called"), it is not an error. Both wires
+/// (`tool_choice: {type: any}` on Messages).
+#[test]
+fn mirascope_257_required_tool_choice_answered_in_words_fails_the_trial() {
+    let model = StrictModel::start(|wire, _| words(wire, "I would rather not call a tool."));
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: required\n    prompt: \"Run the progress demo.\"\n    tool_choice: required\n    expect_tool: test_progress\n";
+    let run = run(set, &[], &["openai:strict", "anthropic:strict"], &model);
+    for name in ["openai:strict", "anthropic:strict"] {
+        let eval = eval(&run, "required", name);
+        assert_eq!((eval["status"].as_str(), eval["passed"].as_u64()), (Some("fail"), Some(0)), "{name}: {eval}");
+        assert!(eval.to_string().contains("no tool was called"), "{name}: {eval}");
+    }
+    for (wire, body) in model.received() {
+        let choice = &body["tool_choice"];
+        let required = if wire == Wire::Chat { choice == "required" } else { choice["type"] == "any" };
+        assert!(required, "{wire:?} asked for a call: {choice}");
+    }
+}
+
+/// groq/groq-typescript#28: Groq answers a tool call the model generated badly with HTTP 400,
+/// `code: tool_use_failed` and the text in `failed_generation`. That is the model failing the
+/// trial, not an infrastructure error. One wire's quirk (Groq speaks Chat Completions).
+#[test]
+#[ignore = "reproduces groq/groq-typescript#28: a 400 `tool_use_failed` is an error of the trial (cause: provider), not a failed trial"]
+fn groq_typescript_28_a_tool_use_failed_400_fails_the_trial_not_the_run() {
+    let model = StrictModel::start(|_, _| {
+        (
+            400,
+            json!({"error": {
+                "message": "Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.",
+                "type": "invalid_request_error", "code": "tool_use_failed",
+                "failed_generation": "<function=test_progress{}</function>"}}),
+        )
+    });
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: failed\n    prompt: \"Run the progress demo.\"\n    expect_tool: test_progress\n";
+    let run = run(set, &[], &["openai:strict"], &model);
+    let eval = eval(&run, "failed", "openai:strict");
+    assert_eq!((eval["status"].as_str(), eval["passed"].as_u64()), (Some("fail"), Some(0)), "{eval}\n{}", run.stderr());
+}
+
+/// openai/codex#8174 and brekkylab/ailoy#109: provider tool names must match `^[a-zA-Z0-9_-]+$`
+/// (64 characters at most on OpenAI). A server tool whose name breaks that (`test simple/text!`)
+/// is offered under a valid name and the call is mapped back to it; danny-avila/LibreChat#13162:
+/// the names stay unique after the mapping (the strict model checks both). Both wires.
+#[test]
+fn codex_8174_a_tool_name_the_provider_refuses_is_offered_renamed_and_mapped_back() {
+    let model = StrictModel::start(|wire, body| {
+        if after_a_tool_result(wire, body) {
+            return words(wire, "Done.");
+        }
+        let name = offered_name(wire, body, "A tool with an invalid name.");
+        match wire {
+            Wire::Chat => {
+                chat_call(json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": "{}"}}))
+            }
+            Wire::Messages => messages_call("toolu_1", &name, json!({})),
+        }
+    });
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: renamed\n    prompt: \"Call the tool with the odd name.\"\n    expect_tool: \"test simple/text!\"\n";
+    let run = run(set, &["t-8"], &["openai:strict", "anthropic:strict"], &model);
+    for name in ["openai:strict", "anthropic:strict"] {
+        assert_eq!(outcome(&run, "renamed", name), is("pass", 2, 2), "{name}: {}", run.stderr());
+    }
+}
+
+/// anthropics/claude-code#5319 (also #27337 and #40075): Anthropic refuses a tool whose
+/// `input_schema` has `oneOf`, `anyOf` or `allOf` at the top level. The demo tool `test_lookup`
+/// (break `chaos-strict-schemas`) has a top-level `anyOf`: it is lowered so that the request is
+/// accepted and the call runs. Anthropic's rule; the case runs on both wires.
+#[test]
+fn claude_code_5319_a_top_level_any_of_is_lowered_so_anthropic_accepts_the_tool() {
+    let model = StrictModel::start(|wire, body| {
+        if after_a_tool_result(wire, body) {
+            return words(wire, "Done.");
+        }
+        let name = offered_name(wire, body, "test_lookup");
+        match wire {
+            Wire::Chat => chat_call(
+                json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": "{\"id\": \"u1\"}"}}),
+            ),
+            Wire::Messages => messages_call("toolu_1", &name, json!({"id": "u1"})),
+        }
+    });
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: lookup\n    prompt: \"Look user u1 up.\"\n    expect_tool: test_lookup\n    expect_args: {id: u1}\n";
+    let run = run(set, &["chaos-strict-schemas"], &["openai:strict", "anthropic:strict"], &model);
+    for name in ["openai:strict", "anthropic:strict"] {
+        assert_eq!(outcome(&run, "lookup", name), is("pass", 2, 2), "{name}: {}", run.stderr());
+    }
+}
+
+/// zed-industries/zed#42393 and vishalmysore/Tools4AI#16: OpenAI refuses more than 128 tools
+/// ("array too long … maximum length 128"). Against a server of 5,000 tools (break
+/// `chaos-5000-tools`) the plan refuses before any model request, naming the case and the
+/// `tools:` field; with `tools:` narrowing the offer the case runs. OpenAI's rule.
+#[test]
+fn zed_42393_more_than_128_tools_is_refused_before_the_model_and_tools_narrowing_runs() {
+    let model = StrictModel::start(|wire, body| {
+        if after_a_tool_result(wire, body) {
+            return words(wire, "Done.");
+        }
+        let name = offered_name(wire, body, "progress");
+        chat_call(json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": "{}"}}))
+    });
+    let case = "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: many\n    prompt: \"Run the progress demo.\"\n    expect_tool: test_progress\n";
+    let refused = run(case, &["chaos-5000-tools"], &["openai:strict"], &model);
+    assert_eq!(refused.code(), 2, "{}", refused.stderr());
+    let not_run = refused.report()["layer1_not_run"].as_str().unwrap_or_default().to_owned();
+    assert!(not_run.contains("case `many` would offer") && not_run.contains("OpenAI accepts at most 128"), "{not_run}");
+    assert!(model.received().is_empty(), "no request reached the model");
+
+    let narrowed = format!("{case}    tools: [\"test_progress\"]\n");
+    let run = run(&narrowed, &["chaos-5000-tools"], &["openai:strict"], &model);
+    assert_eq!(outcome(&run, "many", "openai:strict"), is("pass", 1, 1), "{}", run.stderr());
 }
