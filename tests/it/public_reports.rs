@@ -117,9 +117,9 @@ fn strict_violation(wire: Wire, body: &Value) -> Option<(u16, Value)> {
             }
         }
     }
-    // Every tool result answers a call of the assistant message right before it, and every call
-    // is answered.
-    let mut open: Vec<String> = Vec::new();
+    // Every call id is new in the conversation, every tool result answers a call of the assistant
+    // message before it, and every call is answered before the conversation goes on.
+    let (mut open, mut seen): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
     for message in body["messages"].as_array().into_iter().flatten() {
         let role = message["role"].as_str().unwrap_or_default();
         let (calls, results): (Vec<String>, Vec<String>) = match wire {
@@ -150,15 +150,22 @@ fn strict_violation(wire: Wire, body: &Value) -> Option<(u16, Value)> {
             };
             open.remove(at);
         }
-        if role == "assistant" || !results.is_empty() || role == "user" {
-            if !open.is_empty() && results.is_empty() {
-                return refuse(format!("The tool calls {open:?} must be followed by their tool results."));
-            }
+        if results.is_empty() && !open.is_empty() {
+            return refuse(format!("The tool calls {open:?} must be followed by their tool results."));
         }
-        if calls.iter().any(String::is_empty) {
-            return refuse("Invalid parameter: a tool call id is empty.".to_owned());
+        for id in &calls {
+            if id.is_empty() {
+                return refuse("Invalid parameter: a tool call id is empty.".to_owned());
+            }
+            if seen.contains(id) {
+                return refuse(format!("Duplicate value for 'tool_call_id' of {id}."));
+            }
+            seen.push(id.clone());
         }
         open.extend(calls);
+    }
+    if !open.is_empty() {
+        return refuse(format!("The tool calls {open:?} must be followed by their tool results."));
     }
     None
 }
@@ -460,4 +467,39 @@ fn zed_42393_more_than_128_tools_is_refused_before_the_model_and_tools_narrowing
     let narrowed = format!("{case}    tools: [\"test_progress\"]\n");
     let run = run(&narrowed, &["chaos-5000-tools"], &["openai:strict"], &model);
     assert_eq!(outcome(&run, "many", "openai:strict"), is("pass", 1, 1), "{}", run.stderr());
+}
+
+/// The strict model itself: it refuses each rule the tests above rely on, and accepts a request
+/// that keeps them all.
+#[test]
+fn the_strict_model_refuses_what_the_providers_refuse() {
+    let chat = |names: &[&str]| -> Value {
+        let tools: Vec<Value> = names
+            .iter()
+            .map(|name| json!({"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}))
+            .collect();
+        json!({"tools": tools, "messages": [{"role": "user", "content": "hi"}]})
+    };
+    let anthropic = |schema: Value| json!({"tools": [{"name": "t", "input_schema": schema}], "messages": []});
+    let refused = |wire: Wire, body: &Value| strict_violation(wire, body).map(|(status, _)| status);
+    assert_eq!(refused(Wire::Chat, &chat(&["files_read", "files-write"])), None);
+    assert_eq!(refused(Wire::Chat, &chat(&["files.read"])), Some(400), "a dot");
+    assert_eq!(refused(Wire::Chat, &chat(&[&"x".repeat(65)])), Some(400), "65 characters");
+    assert_eq!(refused(Wire::Chat, &chat(&["a", "a"])), Some(400), "a duplicate");
+    let many: Vec<String> = (0..129).map(|index| format!("t{index}")).collect();
+    assert_eq!(refused(Wire::Chat, &chat(&many.iter().map(String::as_str).collect::<Vec<_>>())), Some(400));
+    assert_eq!(refused(Wire::Messages, &anthropic(json!({"type": "object"}))), None);
+    assert_eq!(refused(Wire::Messages, &anthropic(json!({"anyOf": [{"required": ["a"]}]}))), Some(400));
+    let reference = json!({"properties": {"a": {"$ref": "#/$defs/a"}}, "$defs": {"a": {}}});
+    assert_eq!(refused(Wire::Messages, &anthropic(reference)), Some(400));
+    let history = |call: &str, result: &str| {
+        json!({"messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "tool_calls": [{"id": call, "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": result, "content": "ok"},
+        ]})
+    };
+    assert_eq!(refused(Wire::Chat, &history("call_1", "call_1")), None);
+    assert_eq!(refused(Wire::Chat, &history("call_1", "call_2")), Some(400), "an unmatched result id");
+    assert_eq!(refused(Wire::Chat, &history("", "")), Some(400), "an empty call id");
 }
