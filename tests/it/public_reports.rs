@@ -80,7 +80,9 @@ fn strict_violation(wire: Wire, body: &Value) -> Option<(u16, Value)> {
             400,
             match wire {
                 Wire::Chat => json!({"error": {"message": message, "type": "invalid_request_error", "code": null}}),
-                Wire::Messages => json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}}),
+                Wire::Messages => {
+                    json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+                }
             },
         ))
     };
@@ -130,7 +132,10 @@ fn strict_violation(wire: Wire, body: &Value) -> Option<(u16, Value)> {
                     .flatten()
                     .map(|call| call["id"].as_str().unwrap_or_default().to_owned())
                     .collect(),
-                (role == "tool").then(|| message["tool_call_id"].as_str().unwrap_or_default().to_owned()).into_iter().collect(),
+                (role == "tool")
+                    .then(|| message["tool_call_id"].as_str().unwrap_or_default().to_owned())
+                    .into_iter()
+                    .collect(),
             ),
             Wire::Messages => {
                 let blocks = message["content"].as_array().cloned().unwrap_or_default();
@@ -186,9 +191,7 @@ fn after_a_tool_result(wire: Wire, body: &Value) -> bool {
     let last = body["messages"].as_array().and_then(|messages| messages.last()).cloned().unwrap_or(Value::Null);
     match wire {
         Wire::Chat => last["role"] == "tool",
-        Wire::Messages => {
-            last["content"].as_array().into_iter().flatten().any(|block| block["type"] == "tool_result")
-        }
+        Wire::Messages => last["content"].as_array().into_iter().flatten().any(|block| block["type"] == "tool_result"),
     }
 }
 
@@ -199,7 +202,10 @@ fn offered_name(wire: Wire, body: &Value, needle: &str) -> String {
         .into_iter()
         .flatten()
         .map(|tool| if wire == Wire::Chat { &tool["function"] } else { tool })
-        .find(|tool| tool["name"].as_str().is_some_and(|name| name.contains(needle)) || tool["description"].as_str().is_some_and(|text| text.contains(needle)))
+        .find(|tool| {
+            tool["name"].as_str().is_some_and(|name| name.contains(needle))
+                || tool["description"].as_str().is_some_and(|text| text.contains(needle))
+        })
         .and_then(|tool| tool["name"].as_str())
         .unwrap_or_else(|| panic!("no tool offered for {needle}: {body}"))
         .to_owned()
@@ -318,7 +324,9 @@ fn llama_cpp_20198_arguments_sent_as_an_object_are_read_as_the_arguments() {
             return words(wire, "Done.");
         }
         let name = offered_name(wire, body, "header_param");
-        chat_call(json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": {"region": "eu"}}}))
+        chat_call(
+            json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": {"region": "eu"}}}),
+        )
     });
     let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: object\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n";
     let run = run(set, &[], &["openai:strict"], &model);
