@@ -109,7 +109,7 @@ impl Drop for DemoModel {
 #[derive(Debug, Clone)]
 pub(crate) struct Received {
     at: Instant,
-    head: String,
+    pub(crate) head: String,
     pub(crate) body: String,
 }
 

@@ -1,0 +1,513 @@
+//! Regression tests named after the public bug reports behind layer 1's handling of real provider
+//! wires. Each drives the real binary's agent loop (`mcp-eval run --layers 1`, a golden set written
+//! here, the demo MCP server) against a strict scripted model on loopback: it answers 400 with the
+//! provider's own error when our request breaks one of the provider's rules, and otherwise plays
+//! the quirky answer of the report. The outcome asserted is the one a user reads in report.json.
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use crate::layer1::{both_wires, read_request, run_layer1, utf8, write_set};
+use crate::support::{DemoServer, Run};
+
+/// Which provider wire a request came in on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    /// OpenAI Chat Completions (`POST /v1/chat/completions`).
+    Chat,
+    /// Anthropic Messages (`POST /v1/messages`).
+    Messages,
+}
+
+/// The quirky part of a scripted model: the answer to a request that broke no rule.
+type Script = dyn Fn(Wire, &Value) -> (u16, Value) + Send + Sync;
+
+/// A scripted model on loopback, strict like the real providers, serving both wires.
+struct StrictModel {
+    url: String,
+    /// Every request body received, in order, with its wire.
+    received: Arc<Mutex<Vec<(Wire, Value)>>>,
+}
+
+impl StrictModel {
+    fn start(script: impl Fn(Wire, &Value) -> (u16, Value) + Send + Sync + 'static) -> Self {
+        let script: Arc<Script> = Arc::new(script);
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let log = received.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let (script, log) = (script.clone(), log.clone());
+                std::thread::spawn(move || {
+                    let Some(request) = read_request(&mut stream) else { return };
+                    let line = request.head.lines().next().unwrap_or_default().to_owned();
+                    let body: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
+                    let (status, answer) = if line.contains("count_tokens") {
+                        (200, json!({"input_tokens": 100}))
+                    } else {
+                        let wire = if line.contains("chat/completions") { Wire::Chat } else { Wire::Messages };
+                        log.lock().expect("lock").push((wire, body.clone()));
+                        strict_violation(wire, &body).unwrap_or_else(|| script(wire, &body))
+                    };
+                    let text = answer.to_string();
+                    let head = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                        text.len()
+                    );
+                    let _ = stream.write_all(head.as_bytes());
+                    let _ = stream.write_all(text.as_bytes());
+                    let _ = stream.flush();
+                });
+            }
+        });
+        Self { url, received }
+    }
+
+    fn received(&self) -> Vec<(Wire, Value)> {
+        self.received.lock().expect("lock").clone()
+    }
+}
+
+/// The provider's 400 for a request that breaks one of its rules, if it does.
+fn strict_violation(wire: Wire, body: &Value) -> Option<(u16, Value)> {
+    let refuse = |message: String| {
+        Some((
+            400,
+            match wire {
+                Wire::Chat => json!({"error": {"message": message, "type": "invalid_request_error", "code": null}}),
+                Wire::Messages => {
+                    json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+                }
+            },
+        ))
+    };
+    let tools = body["tools"].as_array().cloned().unwrap_or_default();
+    if wire == Wire::Chat && tools.len() > 128 {
+        return refuse(format!(
+            "Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length {} instead.",
+            tools.len()
+        ));
+    }
+    let mut names = Vec::new();
+    for (index, tool) in tools.iter().enumerate() {
+        let (name, schema) = match wire {
+            Wire::Chat => (tool["function"]["name"].as_str().unwrap_or_default(), &tool["function"]["parameters"]),
+            Wire::Messages => (tool["name"].as_str().unwrap_or_default(), &tool["input_schema"]),
+        };
+        let longest = if wire == Wire::Chat { 64 } else { 128 };
+        let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+        if name.is_empty() || name.chars().count() > longest || !name.chars().all(valid) {
+            return refuse(format!("Invalid 'tools[{index}].function.name': string does not match pattern."));
+        }
+        if names.contains(&name) {
+            return refuse(format!("Tool names must be unique: `{name}` appears twice."));
+        }
+        names.push(name);
+        if wire == Wire::Messages {
+            if ["oneOf", "anyOf", "allOf"].iter().any(|key| schema.get(key).is_some()) {
+                return refuse(format!(
+                    "tools.{index}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level"
+                ));
+            }
+            if schema.to_string().contains("\"$ref\"") {
+                return refuse(format!("tools.{index}.custom.input_schema: `$ref` is not supported"));
+            }
+        }
+    }
+    // Every call id is new in the conversation, every tool result answers a call of the assistant
+    // message before it, and every call is answered before the conversation goes on.
+    let (mut open, mut seen): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    for message in body["messages"].as_array().into_iter().flatten() {
+        let role = message["role"].as_str().unwrap_or_default();
+        let (calls, results): (Vec<String>, Vec<String>) = match wire {
+            Wire::Chat => (
+                message["tool_calls"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|call| call["id"].as_str().unwrap_or_default().to_owned())
+                    .collect(),
+                (role == "tool")
+                    .then(|| message["tool_call_id"].as_str().unwrap_or_default().to_owned())
+                    .into_iter()
+                    .collect(),
+            ),
+            Wire::Messages => {
+                let blocks = message["content"].as_array().cloned().unwrap_or_default();
+                let of = |kind: &str, key: &str| -> Vec<String> {
+                    blocks
+                        .iter()
+                        .filter(|block| block["type"] == kind)
+                        .map(|block| block[key].as_str().unwrap_or_default().to_owned())
+                        .collect()
+                };
+                (of("tool_use", "id"), of("tool_result", "tool_use_id"))
+            }
+        };
+        for id in &results {
+            let Some(at) = open.iter().position(|call| call == id) else {
+                return refuse(format!("Invalid parameter: the tool result id `{id}` answers no preceding tool call."));
+            };
+            open.remove(at);
+        }
+        if results.is_empty() && !open.is_empty() {
+            return refuse(format!("The tool calls {open:?} must be followed by their tool results."));
+        }
+        for id in &calls {
+            if id.is_empty() {
+                return refuse("Invalid parameter: a tool call id is empty.".to_owned());
+            }
+            if seen.contains(id) {
+                return refuse(format!("Duplicate value for 'tool_call_id' of {id}."));
+            }
+            seen.push(id.clone());
+        }
+        open.extend(calls);
+    }
+    if !open.is_empty() {
+        return refuse(format!("The tool calls {open:?} must be followed by their tool results."));
+    }
+    None
+}
+
+/// The text of the request's first user message (the case's prompt).
+fn prompt(wire: Wire, body: &Value) -> String {
+    let first = body["messages"].as_array().and_then(|messages| messages.iter().find(|m| m["role"] == "user"));
+    let Some(first) = first else { return String::new() };
+    match (&first["content"], wire) {
+        (Value::String(text), _) => text.clone(),
+        (Value::Array(blocks), _) => blocks.iter().filter_map(|block| block["text"].as_str()).collect(),
+        _ => String::new(),
+    }
+}
+
+/// Whether the request's last message carries tool results (the model has called a tool).
+fn after_a_tool_result(wire: Wire, body: &Value) -> bool {
+    let last = body["messages"].as_array().and_then(|messages| messages.last()).cloned().unwrap_or(Value::Null);
+    match wire {
+        Wire::Chat => last["role"] == "tool",
+        Wire::Messages => last["content"].as_array().into_iter().flatten().any(|block| block["type"] == "tool_result"),
+    }
+}
+
+/// The offered (wire) name of the tool whose MCP name or description contains `needle`.
+fn offered_name(wire: Wire, body: &Value, needle: &str) -> String {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|tool| if wire == Wire::Chat { &tool["function"] } else { tool })
+        .find(|tool| {
+            tool["name"].as_str().is_some_and(|name| name.contains(needle))
+                || tool["description"].as_str().is_some_and(|text| text.contains(needle))
+        })
+        .and_then(|tool| tool["name"].as_str())
+        .unwrap_or_else(|| panic!("no tool offered for {needle}: {body}"))
+        .to_owned()
+}
+
+/// A Chat Completions answer with this one tool call object.
+fn chat_call(call: Value) -> (u16, Value) {
+    (
+        200,
+        json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "model": "strict",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null, "tool_calls": [call]}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+        }),
+    )
+}
+
+/// A Messages answer with this one `tool_use` block.
+fn messages_call(id: &str, name: &str, input: Value) -> (u16, Value) {
+    (
+        200,
+        json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "strict",
+            "content": [{"type": "tool_use", "id": id, "name": name, "input": input}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 2},
+        }),
+    )
+}
+
+/// An answer in words on either wire, ending the turn.
+fn words(wire: Wire, text: &str) -> (u16, Value) {
+    (
+        200,
+        match wire {
+            Wire::Chat => json!({
+                "id": "chatcmpl-2", "object": "chat.completion", "model": "strict",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+            }),
+            Wire::Messages => json!({
+                "id": "msg_2", "type": "message", "role": "assistant", "model": "strict",
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn", "usage": {"input_tokens": 10, "output_tokens": 2},
+            }),
+        },
+    )
+}
+
+/// Runs layer 1 of `set` against the demo server with these breaks, on the models given
+/// (`openai:strict`, `anthropic:strict` or both), both wires pointed at `model`.
+fn run(set: &str, breaks: &[&str], models: &[&str], model: &StrictModel) -> Run {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), set);
+    let server = DemoServer::start(breaks);
+    let mut args = vec!["--server-url", &server.url, "--golden-set", utf8(&set), "--layers", "1"];
+    for name in models {
+        args.extend_from_slice(&["--model", name]);
+    }
+    let openai = format!("{}/v1", model.url);
+    run_layer1(&args, &both_wires(&openai, &model.url))
+}
+
+/// The `evals[]` entry of this case × model.
+fn eval<'a>(run: &'a Run, case: &str, model: &str) -> &'a Value {
+    run.report()["evals"]
+        .as_array()
+        .and_then(|evals| evals.iter().find(|eval| eval["case"] == case && eval["model"] == model))
+        .unwrap_or_else(|| panic!("no eval of {case} × {model}; stderr: {}", run.stderr()))
+}
+
+/// `(status, passed, runs)` of a case × model.
+fn outcome(run: &Run, case: &str, model: &str) -> (String, u64, u64) {
+    let eval = eval(run, case, model);
+    (
+        eval["status"].as_str().unwrap_or_default().to_owned(),
+        eval["passed"].as_u64().unwrap_or(u64::MAX),
+        eval["runs"].as_u64().unwrap_or(u64::MAX),
+    )
+}
+
+fn is(status: &str, passed: u64, runs: u64) -> (String, u64, u64) {
+    (status.to_owned(), passed, runs)
+}
+
+/// NousResearch/hermes-agent#83937: gateways in front of OpenAI-compatible models send
+/// `arguments: ""` when they call a tool that takes no parameters. The host must run the tool as
+/// `{}`; arguments that are broken JSON (`"{"`) are still not sent. One wire's quirk: the Chat
+/// Completions wire carries arguments as JSON text, the Messages wire as an object.
+#[test]
+fn hermes_agent_83937_empty_string_arguments_run_the_tool_and_broken_json_does_not() {
+    let model = StrictModel::start(|wire, body| {
+        if after_a_tool_result(wire, body) {
+            return words(wire, "Done.");
+        }
+        let arguments = if prompt(wire, body).contains("broken") { "{" } else { "" };
+        let name = offered_name(wire, body, "progress");
+        chat_call(json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}))
+    });
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: empty\n    prompt: \"Run the progress demo.\"\n    expect_tool: test_progress\n  - id: broken\n    prompt: \"Run the progress demo (broken).\"\n    expect_tool: test_progress\n";
+    let run = run(set, &[], &["openai:strict"], &model);
+    assert_eq!(outcome(&run, "empty", "openai:strict"), is("pass", 2, 2), "{}", run.stderr());
+    let broken = eval(&run, "broken", "openai:strict");
+    assert_eq!(broken["status"], "fail", "{broken}");
+    assert!(broken.to_string().contains("not a JSON object"), "the reason names the arguments: {broken}");
+}
+
+/// ggml-org/llama.cpp#20198 (also huggingface/text-generation-inference#2136 and
+/// ml-explore/mlx-lm#1371): OpenAI-compatible servers return `function.arguments` as a JSON
+/// object instead of JSON text. The object is read as the arguments. One wire's quirk: the
+/// Messages wire always carries `input` as an object.
+#[test]
+fn llama_cpp_20198_arguments_sent_as_an_object_are_read_as_the_arguments() {
+    let model = StrictModel::start(|wire, body| {
+        if after_a_tool_result(wire, body) {
+            return words(wire, "Done.");
+        }
+        let name = offered_name(wire, body, "header_param");
+        chat_call(
+            json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": {"region": "eu"}}}),
+        )
+    });
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: object\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n";
+    let run = run(set, &[], &["openai:strict"], &model);
+    assert_eq!(outcome(&run, "object", "openai:strict"), is("pass", 2, 2), "{}", run.stderr());
+}
+
+/// ggml-org/llama.cpp#12279: a server answers a tool call with an empty `id`. We make up an id;
+/// the tool result we send next must carry the same id as the call in the history we send, or a
+/// strict provider refuses the request. Run on both wires (an empty `tool_use.id` on Messages).
+#[test]
+fn llama_cpp_12279_a_call_without_an_id_is_paired_with_its_result_under_a_made_up_id() {
+    let model = StrictModel::start(|wire, body| {
+        if after_a_tool_result(wire, body) {
+            return words(wire, "Done.");
+        }
+        let name = offered_name(wire, body, "progress");
+        match wire {
+            Wire::Chat => {
+                chat_call(json!({"id": "", "type": "function", "function": {"name": name, "arguments": "{}"}}))
+            }
+            Wire::Messages => messages_call("", &name, json!({})),
+        }
+    });
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: no_id\n    prompt: \"Run the progress demo.\"\n    expect_tool: test_progress\n";
+    let run = run(set, &[], &["openai:strict", "anthropic:strict"], &model);
+    for name in ["openai:strict", "anthropic:strict"] {
+        assert_eq!(outcome(&run, "no_id", name), is("pass", 2, 2), "{name}: {}", run.stderr());
+    }
+    // The second turn of each trial sent a non-empty, paired id (the strict model checked the pairing).
+    let second_turns = model.received().into_iter().filter(|(wire, body)| after_a_tool_result(*wire, body)).count();
+    assert_eq!(second_turns, 4, "two trials on each wire reached the tool result");
+}
+
+/// Mirascope/mirascope#257 and ENTERPILOT/GoModel#124: with `tool_choice` required, a model may
+/// still answer `finish_reason: "stop"` with no call. Tool use is a non-empty list of calls, not
+/// a finish reason: the trial fails ("no tool was called"), it is not an error. Both wires
+/// (`tool_choice: {type: any}` on Messages).
+#[test]
+fn mirascope_257_required_tool_choice_answered_in_words_fails_the_trial() {
+    let model = StrictModel::start(|wire, _| words(wire, "I would rather not call a tool."));
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: required\n    prompt: \"Run the progress demo.\"\n    tool_choice: required\n    expect_tool: test_progress\n";
+    let run = run(set, &[], &["openai:strict", "anthropic:strict"], &model);
+    for name in ["openai:strict", "anthropic:strict"] {
+        let eval = eval(&run, "required", name);
+        assert_eq!((eval["status"].as_str(), eval["passed"].as_u64()), (Some("fail"), Some(0)), "{name}: {eval}");
+        assert!(eval.to_string().contains("no tool was called"), "{name}: {eval}");
+    }
+    for (wire, body) in model.received() {
+        let choice = &body["tool_choice"];
+        let required = if wire == Wire::Chat { choice == "required" } else { choice["type"] == "any" };
+        assert!(required, "{wire:?} asked for a call: {choice}");
+    }
+}
+
+/// groq/groq-typescript#28: Groq answers a tool call the model generated badly with HTTP 400,
+/// `code: tool_use_failed` and the text in `failed_generation`. That is the model failing the
+/// trial, not an infrastructure error. One wire's quirk (Groq speaks Chat Completions).
+#[test]
+#[ignore = "reproduces groq/groq-typescript#28: a 400 `tool_use_failed` is an error of the trial (cause: provider), not a failed trial"]
+fn groq_typescript_28_a_tool_use_failed_400_fails_the_trial_not_the_run() {
+    let model = StrictModel::start(|_, _| {
+        (
+            400,
+            json!({"error": {
+                "message": "Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.",
+                "type": "invalid_request_error", "code": "tool_use_failed",
+                "failed_generation": "<function=test_progress{}</function>"}}),
+        )
+    });
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: failed\n    prompt: \"Run the progress demo.\"\n    expect_tool: test_progress\n";
+    let run = run(set, &[], &["openai:strict"], &model);
+    let eval = eval(&run, "failed", "openai:strict");
+    assert_eq!((eval["status"].as_str(), eval["passed"].as_u64()), (Some("fail"), Some(0)), "{eval}\n{}", run.stderr());
+}
+
+/// openai/codex#8174 and brekkylab/ailoy#109: provider tool names must match `^[a-zA-Z0-9_-]+$`
+/// (64 characters at most on OpenAI). A server tool whose name breaks that (`test simple/text!`)
+/// is offered under a valid name and the call is mapped back to it; danny-avila/LibreChat#13162:
+/// the names stay unique after the mapping (the strict model checks both). Both wires.
+#[test]
+fn codex_8174_a_tool_name_the_provider_refuses_is_offered_renamed_and_mapped_back() {
+    let model = StrictModel::start(|wire, body| {
+        if after_a_tool_result(wire, body) {
+            return words(wire, "Done.");
+        }
+        let name = offered_name(wire, body, "A tool with an invalid name.");
+        match wire {
+            Wire::Chat => {
+                chat_call(json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": "{}"}}))
+            }
+            Wire::Messages => messages_call("toolu_1", &name, json!({})),
+        }
+    });
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: renamed\n    prompt: \"Call the tool with the odd name.\"\n    expect_tool: \"test simple/text!\"\n";
+    let run = run(set, &["t-8"], &["openai:strict", "anthropic:strict"], &model);
+    for name in ["openai:strict", "anthropic:strict"] {
+        assert_eq!(outcome(&run, "renamed", name), is("pass", 2, 2), "{name}: {}", run.stderr());
+    }
+}
+
+/// anthropics/claude-code#5319 (also #27337 and #40075): Anthropic refuses a tool whose
+/// `input_schema` has `oneOf`, `anyOf` or `allOf` at the top level. The demo tool `test_lookup`
+/// (break `chaos-strict-schemas`) has a top-level `anyOf`: it is lowered so that the request is
+/// accepted and the call runs. Anthropic's rule; the case runs on both wires.
+#[test]
+fn claude_code_5319_a_top_level_any_of_is_lowered_so_anthropic_accepts_the_tool() {
+    let model = StrictModel::start(|wire, body| {
+        if after_a_tool_result(wire, body) {
+            return words(wire, "Done.");
+        }
+        let name = offered_name(wire, body, "test_lookup");
+        match wire {
+            Wire::Chat => chat_call(
+                json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": "{\"id\": \"u1\"}"}}),
+            ),
+            Wire::Messages => messages_call("toolu_1", &name, json!({"id": "u1"})),
+        }
+    });
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: lookup\n    prompt: \"Look user u1 up.\"\n    expect_tool: test_lookup\n    expect_args: {id: u1}\n";
+    let run = run(set, &["chaos-strict-schemas"], &["openai:strict", "anthropic:strict"], &model);
+    for name in ["openai:strict", "anthropic:strict"] {
+        assert_eq!(outcome(&run, "lookup", name), is("pass", 2, 2), "{name}: {}", run.stderr());
+    }
+}
+
+/// zed-industries/zed#42393 and vishalmysore/Tools4AI#16: OpenAI refuses more than 128 tools
+/// ("array too long … maximum length 128"). Against a server of 5,000 tools (break
+/// `chaos-5000-tools`) the plan refuses before any model request, naming the case and the
+/// `tools:` field; with `tools:` narrowing the offer the case runs. OpenAI's rule.
+#[test]
+fn zed_42393_more_than_128_tools_is_refused_before_the_model_and_tools_narrowing_runs() {
+    let model = StrictModel::start(|wire, body| {
+        if after_a_tool_result(wire, body) {
+            return words(wire, "Done.");
+        }
+        let name = offered_name(wire, body, "progress");
+        chat_call(json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": "{}"}}))
+    });
+    let case = "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: many\n    prompt: \"Run the progress demo.\"\n    expect_tool: test_progress\n";
+    let refused = run(case, &["chaos-5000-tools"], &["openai:strict"], &model);
+    assert_eq!(refused.code(), 2, "{}", refused.stderr());
+    let not_run = refused.report()["layer1_not_run"].as_str().unwrap_or_default().to_owned();
+    assert!(not_run.contains("case `many` would offer") && not_run.contains("OpenAI accepts at most 128"), "{not_run}");
+    assert!(model.received().is_empty(), "no request reached the model");
+
+    let narrowed = format!("{case}    tools: [\"test_progress\"]\n");
+    let run = run(&narrowed, &["chaos-5000-tools"], &["openai:strict"], &model);
+    assert_eq!(outcome(&run, "many", "openai:strict"), is("pass", 1, 1), "{}", run.stderr());
+}
+
+/// The strict model itself: it refuses each rule the tests above rely on, and accepts a request
+/// that keeps them all.
+#[test]
+fn the_strict_model_refuses_what_the_providers_refuse() {
+    let chat = |names: &[&str]| -> Value {
+        let tools: Vec<Value> = names
+            .iter()
+            .map(|name| json!({"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}))
+            .collect();
+        json!({"tools": tools, "messages": [{"role": "user", "content": "hi"}]})
+    };
+    let anthropic = |schema: Value| json!({"tools": [{"name": "t", "input_schema": schema}], "messages": []});
+    let refused = |wire: Wire, body: &Value| strict_violation(wire, body).map(|(status, _)| status);
+    assert_eq!(refused(Wire::Chat, &chat(&["files_read", "files-write"])), None);
+    assert_eq!(refused(Wire::Chat, &chat(&["files.read"])), Some(400), "a dot");
+    assert_eq!(refused(Wire::Chat, &chat(&[&"x".repeat(65)])), Some(400), "65 characters");
+    assert_eq!(refused(Wire::Chat, &chat(&["a", "a"])), Some(400), "a duplicate");
+    let many: Vec<String> = (0..129).map(|index| format!("t{index}")).collect();
+    assert_eq!(refused(Wire::Chat, &chat(&many.iter().map(String::as_str).collect::<Vec<_>>())), Some(400));
+    assert_eq!(refused(Wire::Messages, &anthropic(json!({"type": "object"}))), None);
+    assert_eq!(refused(Wire::Messages, &anthropic(json!({"anyOf": [{"required": ["a"]}]}))), Some(400));
+    let reference = json!({"properties": {"a": {"$ref": "#/$defs/a"}}, "$defs": {"a": {}}});
+    assert_eq!(refused(Wire::Messages, &anthropic(reference)), Some(400));
+    let history = |call: &str, result: &str| {
+        json!({"messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "tool_calls": [{"id": call, "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": result, "content": "ok"},
+        ]})
+    };
+    assert_eq!(refused(Wire::Chat, &history("call_1", "call_1")), None);
+    assert_eq!(refused(Wire::Chat, &history("call_1", "call_2")), Some(400), "an unmatched result id");
+    assert_eq!(refused(Wire::Chat, &history("", "")), Some(400), "an empty call id");
+}
