@@ -395,6 +395,28 @@ async fn ask_model(
         }
         Ok(Err(ModelFailure::CapReached)) => return Err(TrialEnding::CapReached),
         Ok(Err(ModelFailure::NoRecording(reason))) => return Err(TrialEnding::NoRecording(reason)),
+        Ok(Err(ModelFailure::Provider { error: ProviderError::UnreadableCall { generation, .. }, attempts })) => {
+            // The model answered; its API could not read the call it wrote. Graded as the
+            // model's answer with no call (its stop reason says why), never a provider error.
+            record.model_calls += u64::from(attempts);
+            record.turns += 1;
+            record.stop_reasons.push("tool_use_failed".to_owned());
+            record.input_tokens = None;
+            record.output_tokens = None;
+            let text = Some(generation).filter(|text| !text.is_empty());
+            if let Some(text) = &text {
+                record.answer = Some(text.clone());
+                record.texts.push((record.turns, text.clone()));
+            }
+            return Ok(Completion {
+                text,
+                tool_calls: Vec::new(),
+                finish: FinishReason::Other("tool_use_failed".to_owned()),
+                usage: None,
+                reported_model: None,
+                system_fingerprint: None,
+            });
+        }
         Ok(Err(ModelFailure::Provider { error, attempts })) => {
             record.model_calls += u64::from(attempts);
             return Err(TrialEnding::ProviderError(format!("after {attempts} attempt(s): {error}")));

@@ -184,17 +184,11 @@ impl Layer for Layer1 {
 
     /// Layer 1 runs only with a golden set and a model (the demo's needs neither).
     fn plan(&self, settings: &Settings, golden: Option<&GoldenSet>) -> Option<&'static str> {
-        if demo_layer1(settings, golden) {
-            None
-        } else if golden.is_none() {
-            Some("no golden set was given (--golden-set, Action input `golden-set`, config `golden_set`)")
-        } else if settings.layer1.models.is_empty() {
-            Some(
-                "no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`; `--demo` alone replays the demo's own golden set and model)",
-            )
-        } else {
-            None
-        }
+        super::layer::missing_set_or_model(
+            settings,
+            golden,
+            "no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`; `--demo` alone replays the demo's own golden set and model)",
+        )
     }
 
     fn run<'a>(&'a self, cx: &'a Context<'a>, connected: &'a era::Connected, sections: &'a Sections) -> Running<'a> {

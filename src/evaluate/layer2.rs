@@ -113,12 +113,11 @@ impl Layer for Layer2 {
     /// Layer 2 runs with a golden set and a model (the demo's needs neither), in a run not
     /// sharded.
     fn plan(&self, settings: &Settings, golden: Option<&GoldenSet>) -> Option<&'static str> {
+        let no_model = "no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`)";
         if demo_layer1(settings, golden) {
             None
-        } else if golden.is_none() {
-            Some("no golden set was given (--golden-set, Action input `golden-set`, config `golden_set`)")
-        } else if settings.layer1.models.is_empty() {
-            Some("no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`)")
+        } else if let Some(missing) = super::layer::missing_set_or_model(settings, golden, no_model) {
+            Some(missing)
         } else if settings.layer1.shard.is_some() {
             Some(
                 "layer 2 does not run in a sharded run yet (its variants are not split across shards): run it in a job without --shard",

@@ -275,6 +275,17 @@ pub(crate) enum ProviderError {
         /// The API's message.
         message: String,
     },
+    /// The model answered with a tool call its own API could not read (Groq's 400
+    /// `tool_use_failed`, with the model's text in `failed_generation`; groq/groq-typescript#28):
+    /// the model's failure, which the agent loop grades as an answer with no call, never the
+    /// provider's error. Not retried: the same request gives the same kind of answer.
+    #[error("the model API could not read the tool call the model wrote (HTTP 400): {message}")]
+    UnreadableCall {
+        /// The API's message.
+        message: String,
+        /// What the model wrote, as the API returned it (bounded, redacted).
+        generation: String,
+    },
     /// The API failed (5xx, or 408).
     #[error("the model API failed (HTTP {status}): {message}")]
     Server {

@@ -276,6 +276,10 @@ pub(super) fn error_for(status: u16, retry_after: Option<Duration>, body: &[u8],
         429 if kind == "insufficient_quota" || code == "insufficient_quota" => ProviderError::QuotaExhausted(message),
         429 => ProviderError::RateLimited { retry_after, message },
         408 | 500.. => ProviderError::Server { status, message },
+        400 if code == "tool_use_failed" => ProviderError::UnreadableCall {
+            message,
+            generation: bounded(&redactor.redact(field("failed_generation")), MAX_MESSAGE_CHARS),
+        },
         _ => ProviderError::Rejected { status, message },
     }
 }

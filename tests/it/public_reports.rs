@@ -385,7 +385,6 @@ fn mirascope_257_required_tool_choice_answered_in_words_fails_the_trial() {
 /// `code: tool_use_failed` and the text in `failed_generation`. That is the model failing the
 /// trial, not an infrastructure error. One wire's quirk (Groq speaks Chat Completions).
 #[test]
-#[ignore = "reproduces groq/groq-typescript#28: a 400 `tool_use_failed` is an error of the trial (cause: provider), not a failed trial"]
 fn groq_typescript_28_a_tool_use_failed_400_fails_the_trial_not_the_run() {
     let model = StrictModel::start(|_, _| {
         (

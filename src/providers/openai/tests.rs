@@ -448,3 +448,19 @@ async fn a_reported_model_that_echoes_the_key_is_redacted() {
     assert_eq!(completion.reported_model.as_deref(), Some("proxy/***"));
     assert_eq!(completion.system_fingerprint.as_deref(), Some("fp_***"));
 }
+
+#[test]
+fn groq_typescript_28_a_tool_use_failed_400_is_an_unreadable_call_never_retried() {
+    let body = br#"{"error":{"message":"Failed to call a function.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":"<function=lookup{}</function>"}}"#;
+    let error = error_for(400, None, body, &Redactor::default());
+    assert_eq!(
+        error,
+        ProviderError::UnreadableCall {
+            message: "Failed to call a function.".into(),
+            generation: "<function=lookup{}</function>".into()
+        }
+    );
+    assert!(!error.is_retryable());
+    let other = error_for(400, None, br#"{"error":{"message":"bad","code":"invalid_value"}}"#, &Redactor::default());
+    assert!(matches!(other, ProviderError::Rejected { status: 400, .. }), "{other:?}");
+}
