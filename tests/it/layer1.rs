@@ -268,7 +268,7 @@ pub(crate) fn run_layer1(args: &[&str], vars: &[(&str, &str)]) -> Run {
 }
 
 /// The `evals[]` entry of this case × model.
-fn eval<'a>(run: &'a Run, case: &str, model: &str) -> &'a Value {
+pub(crate) fn eval<'a>(run: &'a Run, case: &str, model: &str) -> &'a Value {
     run.report()["evals"]
         .as_array()
         .and_then(|evals| evals.iter().find(|eval| eval["case"] == case && eval["model"] == model))
@@ -276,7 +276,7 @@ fn eval<'a>(run: &'a Run, case: &str, model: &str) -> &'a Value {
 }
 
 /// `(status, passed, runs)` of a case × model.
-fn outcome(run: &Run, case: &str, model: &str) -> (String, u64, u64) {
+pub(crate) fn outcome(run: &Run, case: &str, model: &str) -> (String, u64, u64) {
     let eval = eval(run, case, model);
     (
         eval["status"].as_str().unwrap_or_default().to_owned(),
@@ -285,7 +285,8 @@ fn outcome(run: &Run, case: &str, model: &str) -> (String, u64, u64) {
     )
 }
 
-fn outcome_of(status: &str, passed: u64, runs: u64) -> (String, u64, u64) {
+/// The `(status, passed, runs)` an [`outcome`] is compared with.
+pub(crate) fn outcome_of(status: &str, passed: u64, runs: u64) -> (String, u64, u64) {
     (status.to_owned(), passed, runs)
 }
 

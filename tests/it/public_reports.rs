@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::layer1::{both_wires, read_request, run_layer1, utf8, write_set};
+use crate::layer1::{both_wires, eval, outcome, outcome_of as is, read_request, run_layer1, utf8, write_set};
 use crate::support::{DemoServer, Run};
 
 /// Which provider wire a request came in on.
@@ -267,28 +267,6 @@ fn run(set: &str, breaks: &[&str], models: &[&str], model: &StrictModel) -> Run 
     }
     let openai = format!("{}/v1", model.url);
     run_layer1(&args, &both_wires(&openai, &model.url))
-}
-
-/// The `evals[]` entry of this case × model.
-fn eval<'a>(run: &'a Run, case: &str, model: &str) -> &'a Value {
-    run.report()["evals"]
-        .as_array()
-        .and_then(|evals| evals.iter().find(|eval| eval["case"] == case && eval["model"] == model))
-        .unwrap_or_else(|| panic!("no eval of {case} × {model}; stderr: {}", run.stderr()))
-}
-
-/// `(status, passed, runs)` of a case × model.
-fn outcome(run: &Run, case: &str, model: &str) -> (String, u64, u64) {
-    let eval = eval(run, case, model);
-    (
-        eval["status"].as_str().unwrap_or_default().to_owned(),
-        eval["passed"].as_u64().unwrap_or(u64::MAX),
-        eval["runs"].as_u64().unwrap_or(u64::MAX),
-    )
-}
-
-fn is(status: &str, passed: u64, runs: u64) -> (String, u64, u64) {
-    (status.to_owned(), passed, runs)
 }
 
 /// NousResearch/hermes-agent#83937: gateways in front of OpenAI-compatible models send
