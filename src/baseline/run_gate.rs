@@ -11,8 +11,9 @@ use crate::settings::Settings;
 /// and not `off`; the server key of `--cache-key auto` hashes the workspace as git would track
 /// it ([`crate::cache::workspace_manifest`]), leaving out the golden set's directory and the
 /// cache and report directories. With `auto`, a key that differs from the one of the manifest
-/// stored last is a notice naming the paths that moved it (`read-write` only: `write-only`
-/// reuses nothing anyway); an unreadable manifest is a short notice, a missing one says nothing.
+/// stored last is a notice naming the paths that moved it, and a note of the section (so the
+/// summary names them too; `read-write` only: `write-only` reuses nothing anyway); an
+/// unreadable manifest is a short notice, a missing one says nothing.
 pub(crate) fn cache_use(
     settings: &Settings,
     layer1: &crate::settings::layer1::Layer1Settings,
@@ -24,6 +25,7 @@ pub(crate) fn cache_use(
     let dir = layer1.cache_dir.clone().filter(|_| layer1.cache_mode != crate::cache::Mode::Off)?;
     let store = crate::cache::VerdictCache::new(dir.clone(), layer1.cache_mode);
     let mut manifest = None;
+    let mut moved = None;
     let server_key = match &layer1.cache_key {
         CacheKeySetting::None => None,
         CacheKeySetting::Text(text) => Some(text.clone()),
@@ -57,6 +59,7 @@ pub(crate) fn cache_use(
                     };
                     if let Some(text) = notice.filter(|_| reusing) {
                         events(&RunEvent::Notice { text: format!("layer 1: {text}") });
+                        moved = Some(text);
                     }
                     let key = now.key.clone();
                     // Written again only when it says something new.
@@ -76,7 +79,7 @@ pub(crate) fn cache_use(
             }
         }
     };
-    Some(crate::trials::CacheUse { store, server_key, measured_at: measured_at.to_owned(), manifest })
+    Some(crate::trials::CacheUse { store, server_key, measured_at: measured_at.to_owned(), manifest, moved })
 }
 
 /// Compares layer 1 with its baseline and gates it (`--fail-on-evals`), and stores this run as

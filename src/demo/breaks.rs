@@ -251,6 +251,10 @@ pub(crate) const BREAKS: &[(&str, &str)] = &[
     ),
     ("chaos-stderr-flood", "stdio: writes to stderr without end (about 34 MB/s) while serving normally"),
     (
+        "chaos-wire-names",
+        "lists five more tools a model provider refuses as they are: files.read and files_read (one name once the dot is replaced), a 100-character name (over OpenAI's 64), a 130-character one (over Anthropic's 128), and test_refs, whose inputSchema reaches its `address` through `$defs` and `$ref`; each answers with its name and arguments",
+    ),
+    (
         "chaos-ask-forever",
         "the confirmation tools answer every retry with another input_required (a multi round-trip that never ends)",
     ),

@@ -127,10 +127,20 @@ async fn layer1(
             });
             // A second plan over the worsened pairs only: a case that got worse on one model is
             // not re-run on the others; each runs its own number of trials again.
-            let pairs: std::collections::BTreeSet<(String, String)> =
-                confirm.iter().map(|key| (key.model.clone(), key.case.clone())).collect();
+            // Each pair with the trials its first pass ran: the re-run's are numbered on after them.
+            let pairs: std::collections::BTreeMap<(String, String), usize> = confirm
+                .iter()
+                .map(|key| {
+                    let first = section
+                        .evals
+                        .iter()
+                        .find(|eval| eval.case == key.case && eval.model == key.model)
+                        .map_or(0, |eval| eval.runs);
+                    ((key.model.clone(), key.case.clone()), first)
+                })
+                .collect();
             let again = crate::trials::Layer1Input { cache: None, set_label: input.set_label.clone(), ..input };
-            let rerun = crate::trials::confirm(&again, &pairs).await?;
+            let rerun = crate::trials::confirm(&again, &pairs, events).await?;
             if rerun.call_cap_reached && !section.call_cap_reached {
                 section.call_cap_reached = true;
                 section.layer1_notes.push(format!(

@@ -115,6 +115,7 @@ async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&
         Some((Judge { caller, samples }, plan.rubrics[work.case].as_ref()?))
     });
     let graded = Graded {
+        shown: trial + plan.scope.numbered_after.get(&(work.model, work.case)).copied().unwrap_or(0),
         semantic: &plan.semantic,
         expect: &plan.input.set.cases[work.case].expect,
         case: work.case,
@@ -136,6 +137,8 @@ struct Judge<'a> {
 /// What grades a trial's `embedding` and `judge` matchers, and the case they read.
 #[derive(Clone, Copy)]
 struct Graded<'a> {
+    /// The trial's number in its events (a confirmation re-run's follow the first pass's).
+    shown: usize,
     semantic: &'a semantic::Semantic,
     /// What the case expects.
     expect: &'a crate::golden::Expect,
@@ -160,7 +163,8 @@ async fn one_trial(
     judge: Option<(Judge<'_>, &judge::Rubric)>,
     graded: Graded<'_>,
 ) -> TrialRecord {
-    let trial = crate::events::TrialRef { case: case.id.clone(), model: model.label().to_owned(), trial: run };
+    // `run` keys the cassettes; the events name the trial as the report numbers it.
+    let trial = crate::events::TrialRef { case: case.id.clone(), model: model.label().to_owned(), trial: graded.shown };
     // Each layer's part in the trial, opened before it starts (a trace begins here).
     let site = TrialSite { trial: &trial, case: graded.case, case_sha256: graded.case_sha256, events: graded.events };
     let opened: Vec<(Place, Box<dyn WrappedTrial + '_>)> =

@@ -47,7 +47,7 @@ pub(crate) fn no_key_detail(variable: &str) -> String {
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -112,6 +112,10 @@ pub(crate) struct CacheUse {
     /// verdict ([`crate::cache::VerdictCache::put_manifest`]); `None` with another key, or when
     /// the manifest stored last has this run's key already.
     pub manifest: Option<crate::cache::Manifest>,
+    /// Why `--cache-key auto` moved since the manifest stored last, naming the paths that moved
+    /// it ([`crate::cache::Manifest::moved_since`]): a note of the section, so the summary and
+    /// `report.json` say it too, not only the log; `None` when it did not move.
+    pub moved: Option<String>,
 }
 
 /// What layer 1 has finished so far, shared with the caller: a signal that stops the run
@@ -214,7 +218,8 @@ pub(crate) async fn run(
     progress: &Progress,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<EvalsSection, UserError> {
-    let scope = Scope { shard: input.settings.shard.map(|shard| (shard, input.settings.models.len())), only: None };
+    let scope =
+        Scope { shard: input.settings.shard.map(|shard| (shard, input.settings.models.len())), ..Scope::default() };
     let plan = match Plan::build(input, scope, events)? {
         Planned::NotRun(section) => return Ok(*section),
         Planned::Run(plan) => plan,
@@ -290,36 +295,41 @@ pub(crate) async fn run_ungraded(
 const REPLAYED_DETAIL: &str = "its answers were replayed from cassettes: the model was not called";
 
 /// The confirmation re-run of a tripped gate: a second plan over `input` scoped to the
-/// worsened pairs `pairs` (`(PROVIDER:MODEL, case id)`), each case its own number of trials
-/// again, run with fresh callers on the input's budget, quietly. The section holds the evals of
-/// those pairs only.
+/// worsened pairs `pairs` (`(PROVIDER:MODEL, case id)` → the trials the pair ran in the first
+/// pass), each case its own number of trials again, run with fresh callers on the input's
+/// budget. Its trials, model calls and tool calls go to `events` as the first pass's do,
+/// numbered on after the first pass's trials ([`Scope::numbered_after`]); the planning and the
+/// grading are quiet (the first pass said it all, and the pooled verdict is the report's). The
+/// section holds the evals of those pairs only.
 ///
 /// # Errors
 /// As [`run`].
 pub(crate) async fn confirm(
     input: &Layer1Input<'_>,
-    pairs: &BTreeSet<(String, String)>,
+    pairs: &BTreeMap<(String, String), usize>,
+    events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<EvalsSection, UserError> {
     let models = &input.settings.models;
-    let only: BTreeSet<(usize, usize)> = models
+    let numbered_after: BTreeMap<(usize, usize), usize> = models
         .iter()
         .enumerate()
         .flat_map(|(model, label)| {
             let label = label.label();
             input.set.cases.iter().enumerate().filter_map(move |(case, spec)| {
-                pairs.contains(&(label.clone(), spec.id.clone())).then_some((model, case))
+                pairs.get(&(label.clone(), spec.id.clone())).map(|first| ((model, case), *first))
             })
         })
         .collect();
     let quiet = |_: &RunEvent| {};
-    let scope = Scope { shard: None, only: Some(only) };
+    let only = numbered_after.keys().copied().collect();
+    let scope = Scope { shard: None, only: Some(only), numbered_after };
     let plan = match Plan::build(input, scope, &quiet)? {
         Planned::NotRun(section) => return Ok(*section),
         Planned::Run(plan) => plan,
     };
-    let executed = execute::execute(&plan, &Progress::default(), &quiet).await;
+    let executed = execute::execute(&plan, &Progress::default(), events).await;
     let mut section = finish(*plan, executed, &quiet);
-    section.evals.retain(|eval| pairs.contains(&(eval.model.clone(), eval.case.clone())));
+    section.evals.retain(|eval| pairs.contains_key(&(eval.model.clone(), eval.case.clone())));
     Ok(section)
 }
 
@@ -431,6 +441,9 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
 fn cache_notes(cache: &CacheUse, section: &mut EvalsSection, plan: &Plan<'_>, events: &(dyn Fn(&RunEvent) + Sync)) {
     let (settings, set, reused) = (plan.input.settings, plan.input.set, &plan.reused);
     let stored = store_verdicts(cache, section, &plan.keys, settings, set, events);
+    if let Some(moved) = &cache.moved {
+        section.layer1_notes.insert(0, moved.clone());
+    }
     // The workspace this run's cache use was keyed on, for the next run to compare with.
     if let Some(manifest) = cache.manifest.as_ref().filter(|_| stored > 0 || !reused.is_empty()) {
         if let Err(warning) = cache.store.put_manifest(manifest) {

@@ -36,6 +36,11 @@ pub(crate) struct Scope {
     pub shard: Option<(Shard, usize)>,
     /// Only these (model index, case index) pairs, when set.
     pub only: Option<BTreeSet<(usize, usize)>>,
+    /// For a confirmation re-run: the trials each (model index, case index) pair ran in the
+    /// first pass. Its trials' events name them numbered on after those (trial N + 1, …), as the
+    /// report's pooled traces do; the trials keep their own numbers (1, …) everywhere else, so the
+    /// cassette keys do not change.
+    pub numbered_after: BTreeMap<(usize, usize), usize>,
 }
 
 impl Scope {

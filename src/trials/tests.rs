@@ -393,6 +393,7 @@ async fn an_unchanged_set_is_reused_from_the_cache_with_zero_model_calls_and_one
         server_key: Some(server_key.to_owned()),
         measured_at: "2026-11-30T10:00:00Z".into(),
         manifest: None,
+        moved: None,
     };
     let fixture = fixture(&[]).await;
     let settings = settings(&fixture, &["openai:demo-good"]);
@@ -833,6 +834,7 @@ async fn a_cached_verdict_of_an_embedding_case_is_reused_only_with_the_same_embe
         server_key: None,
         measured_at: "2026-11-30T10:00:00Z".into(),
         manifest: None,
+        moved: None,
     };
     let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
     let model = ScriptedServer::start(region_script("the European Union", 2)).await;
