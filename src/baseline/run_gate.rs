@@ -1,7 +1,8 @@
 //! Layer 1's gate within a run: the verdict cache it reads and writes ([`cache_use`]), its
 //! comparison with the stored baseline and the gate (`--fail-on-evals`), the cases a
-//! confirmation re-run repeats and how the re-runs are pooled ([`regression_gate`],
-//! [`pool_reruns`]), and the baseline stored when the rules say so.
+//! confirmation re-run repeats, numbered on after the first trials, and how the re-runs are
+//! pooled ([`regression_gate`], [`confirm_pairs`], [`pool_reruns`]), and the baseline stored
+//! when the rules say so.
 
 use crate::events::RunEvent;
 use crate::golden::GoldenSet;
@@ -164,6 +165,26 @@ pub(crate) fn regression_gate(
         );
     }
     Vec::new()
+}
+
+/// The worsened pairs `confirm` as a confirmation re-run takes them: `(PROVIDER:MODEL, case id)`
+/// → the trials the pair ran in the first pass (its eval's `runs` in `section`), so the re-run's
+/// trials are numbered on after them, as [`pool_reruns`] numbers their traces.
+pub(crate) fn confirm_pairs(
+    section: &crate::report::evals::EvalsSection,
+    confirm: &[crate::baseline::regression::CaseKey],
+) -> std::collections::BTreeMap<(String, String), usize> {
+    confirm
+        .iter()
+        .map(|key| {
+            let first = section
+                .evals
+                .iter()
+                .find(|eval| eval.case == key.case && eval.model == key.model)
+                .map_or(0, |eval| eval.runs);
+            ((key.model.clone(), key.case.clone()), first)
+        })
+        .collect()
 }
 
 /// Pools the confirmation `reruns` into `section`'s evals (counts, threshold, traces: what the

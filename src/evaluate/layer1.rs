@@ -4,7 +4,7 @@
 
 use chrono::Utc;
 
-use crate::baseline::run_gate::{cache_use, pool_reruns, regression_gate};
+use crate::baseline::run_gate::{cache_use, confirm_pairs, pool_reruns, regression_gate};
 use crate::error::UserError;
 use crate::golden::GoldenSet;
 use crate::mcp::era;
@@ -127,18 +127,7 @@ async fn layer1(
             });
             // A second plan over the worsened pairs only: a case that got worse on one model is
             // not re-run on the others; each runs its own number of trials again.
-            // Each pair with the trials its first pass ran: the re-run's are numbered on after them.
-            let pairs: std::collections::BTreeMap<(String, String), usize> = confirm
-                .iter()
-                .map(|key| {
-                    let first = section
-                        .evals
-                        .iter()
-                        .find(|eval| eval.case == key.case && eval.model == key.model)
-                        .map_or(0, |eval| eval.runs);
-                    ((key.model.clone(), key.case.clone()), first)
-                })
-                .collect();
+            let pairs = confirm_pairs(&section, &confirm);
             let again = crate::trials::Layer1Input { cache: None, set_label: input.set_label.clone(), ..input };
             let rerun = crate::trials::confirm(&again, &pairs, events).await?;
             if rerun.call_cap_reached && !section.call_cap_reached {
