@@ -102,7 +102,7 @@ async fn with_unknown_names(
     let Ok(surface) = list_tools(&server.target).await else { return problems };
     let names: Vec<&str> = surface.tools.iter().map(|tool| tool.name.as_str()).collect();
     problems.extend(crate::golden::unknown_names(path, named, &names));
-    problems.sort_by_key(|problem| problem.position.unwrap_or((u64::MAX, u64::MAX)));
+    problems.sort_by_key(|problem| problem.position().unwrap_or((u64::MAX, u64::MAX)));
     problems
 }
 
@@ -142,7 +142,7 @@ async fn list_tools(target: &Target) -> Result<crate::mcp::tools::ToolSurface, U
 }
 
 /// The error of a `tools/list` walk that failed (exit status 3).
-fn unlisted(problem: String) -> UserError {
+fn unlisted(problem: crate::conformance::Unlisted) -> UserError {
     UserError::new(Kind::Unreachable, format!("cannot list the server's tools: {problem}"))
         .with_hint("`mcp-eval run` against the server grades its tools/list")
 }
