@@ -68,7 +68,7 @@ pub(super) fn demo_ignores(layer1: &crate::settings::layer1::Layer1Settings) -> 
 pub(super) enum BrokenDemo {
     /// Its golden set does not load: the first problem.
     #[error("the demo golden set is broken: {0}")]
-    Set(crate::golden::Problem),
+    Set(Box<crate::golden::Problem>),
     /// Its cassettes do not load.
     #[error("the demo cassettes are broken: {0}")]
     Cassettes(#[source] crate::providers::cassette::CassetteError),
@@ -83,7 +83,7 @@ pub(super) fn demo_inputs(
 ) -> Result<(GoldenSet, std::sync::Arc<crate::providers::cassette::Cassettes>), BrokenDemo> {
     use crate::settings::layer1::{Api, ModelRef, ProviderDef};
     let set = crate::golden::load::parse(std::path::Path::new("golden/demo.yaml"), DEMO_GOLDEN_SET)
-        .map_err(|mut problems| BrokenDemo::Set(problems.swap_remove(0)))?;
+        .map_err(|mut problems| BrokenDemo::Set(Box::new(problems.swap_remove(0))))?;
     let cassettes = crate::providers::cassette::Cassettes::from_texts(&[
         ("demo_scripted.json", DEMO_CASSETTES),
         ("demo_judge.json", DEMO_JUDGE_CASSETTES),
