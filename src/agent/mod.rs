@@ -96,9 +96,15 @@ pub(crate) trait ModelCaller: Send + Sync {
 
 /// Checks a call's arguments against the tool's original MCP `inputSchema` before it is sent.
 pub(crate) trait ArgumentCheck: Send + Sync {
-    /// `Err` with the reasons (one line) when the arguments do not satisfy the schema.
-    fn check(&self, tool: &str, arguments: &Value) -> Result<(), String>;
+    /// `Err` with the reasons when the arguments do not satisfy the schema.
+    fn check(&self, tool: &str, arguments: &Value) -> Result<(), ArgumentMismatch>;
 }
+
+/// Why a call's arguments do not satisfy the tool's `inputSchema`: each violation (the
+/// instance path first), shown on one line joined by `; `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.join("; "))]
+pub(crate) struct ArgumentMismatch(pub Vec<String>);
 
 /// What a trial needs besides its case.
 pub(crate) struct TrialContext<'a> {

@@ -126,7 +126,7 @@ async fn with_unknown_names(
         let _ = writeln!(std::io::stderr(), "{}", misses_line(&against, names.len(), misses.len()));
     }
     problems.extend(misses);
-    problems.sort_by_key(|problem| problem.position.unwrap_or((u64::MAX, u64::MAX)));
+    problems.sort_by_key(|problem| problem.position().unwrap_or((u64::MAX, u64::MAX)));
     problems
 }
 
@@ -166,7 +166,7 @@ async fn list_tools(target: &Target) -> Result<crate::mcp::tools::ToolSurface, U
 }
 
 /// The error of a `tools/list` walk that failed (exit status 3).
-fn unlisted(problem: String) -> UserError {
+fn unlisted(problem: crate::conformance::Unlisted) -> UserError {
     UserError::new(Kind::Unreachable, format!("cannot list the server's tools: {problem}"))
         .with_hint("`mcp-eval run` against the server grades its tools/list")
 }

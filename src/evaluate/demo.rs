@@ -63,22 +63,33 @@ pub(super) fn demo_ignores(layer1: &crate::settings::layer1::Layer1Settings) -> 
     notes
 }
 
+/// What of the binary's demo is broken.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum BrokenDemo {
+    /// Its golden set does not load: the first problem.
+    #[error("the demo golden set is broken: {0}")]
+    Set(Box<crate::golden::Problem>),
+    /// Its cassettes do not load.
+    #[error("the demo cassettes are broken: {0}")]
+    Cassettes(#[source] crate::providers::cassette::CassetteError),
+}
+
 /// The demo's layer 1: its own golden set and the cassettes in the binary, with `layer1`'s
 /// models, judge and embeddings model replaced by the recorded ones (a notice names each
 /// setting that is then ignored). `Err` says what of the binary is broken.
 pub(super) fn demo_inputs(
     layer1: &mut crate::settings::layer1::Layer1Settings,
     events: &(dyn Fn(&RunEvent) + Sync),
-) -> Result<(GoldenSet, std::sync::Arc<crate::providers::cassette::Cassettes>), String> {
+) -> Result<(GoldenSet, std::sync::Arc<crate::providers::cassette::Cassettes>), BrokenDemo> {
     use crate::settings::layer1::{Api, ModelRef, ProviderDef};
     let set = crate::golden::load::parse(std::path::Path::new("golden/demo.yaml"), DEMO_GOLDEN_SET)
-        .map_err(|problems| format!("the demo golden set is broken: {}", problems[0]))?;
+        .map_err(|mut problems| BrokenDemo::Set(Box::new(problems.swap_remove(0))))?;
     let cassettes = crate::providers::cassette::Cassettes::from_texts(&[
         ("demo_scripted.json", DEMO_CASSETTES),
         ("demo_judge.json", DEMO_JUDGE_CASSETTES),
         ("demo_embeddings.json", DEMO_EMBEDDING_CASSETTES),
     ])
-    .map_err(|error| format!("the demo cassettes are broken: {error}"))?;
+    .map_err(BrokenDemo::Cassettes)?;
     for note in demo_ignores(layer1) {
         events(&RunEvent::Notice { text: note });
     }

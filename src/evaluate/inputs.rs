@@ -78,13 +78,13 @@ pub(crate) fn load_prices(
     let Some(table) = table else {
         // `--demo` with models of its own has no example table to count against.
         if settings.layer1.max_cost_usd.is_some() && runs_models {
-            return Err(vec![crate::golden::Problem {
-                path: PathBuf::from("--max-cost-usd"),
-                position: None,
-                field: None,
-                message: crate::settings::BUDGET_WITHOUT_TABLE.0.into(),
-                hint: crate::settings::BUDGET_WITHOUT_TABLE.1.into(),
-            }]);
+            return Err(vec![crate::golden::Problem::located(
+                PathBuf::from("--max-cost-usd"),
+                None,
+                None,
+                crate::settings::BUDGET_WITHOUT_TABLE.0,
+                crate::settings::BUDGET_WITHOUT_TABLE.1,
+            )]);
         }
         return Ok(None);
     };
@@ -95,17 +95,11 @@ pub(crate) fn load_prices(
         let problems: Vec<crate::golden::Problem> = asked
             .map(|model| format!("{}:{}", model.provider, model.model))
             .filter(|label| table.price(label).is_none())
-            .map(|label| crate::golden::Problem {
-                path: PathBuf::from(&table.info.path),
-                position: None,
-                field: None,
-                message: format!("the price table prices no `{label}`: a cost budget cannot count its calls"),
-                hint: format!(
+            .map(|label| crate::golden::Problem::located(PathBuf::from(&table.info.path), None, None, format!("the price table prices no `{label}`: a cost budget cannot count its calls"), format!(
                     "add an entry `- match: {{provider: {}, model: \"{}\"}}` with its `input:` and `output:` prices, or pass --allow-unpriced (input `allow-unpriced: true`) to count its calls as free",
                     label.split(':').next().unwrap_or_default(),
                     label.split_once(':').map_or("", |(_, model)| model)
-                ),
-            })
+                )))
             .collect();
         if !problems.is_empty() {
             return Err(problems);
@@ -137,13 +131,13 @@ fn read_fault_plan(
             } else {
                 return None;
             };
-            Some(crate::golden::Problem {
-                path: path.to_owned(),
-                position: Some(entry.position),
-                field: Some(format!("[{index}].cases")),
+            Some(crate::golden::Problem::located(
+                path.to_owned(),
+                Some(entry.position),
+                Some(format!("[{index}].cases")),
                 message,
-                hint: "use a case id or a glob of them (`*`, `?`), e.g. `weather-*`, of cases that call a tool".into(),
-            })
+                "use a case id or a glob of them (`*`, `?`), e.g. `weather-*`, of cases that call a tool",
+            ))
         })
         .collect();
     if problems.is_empty() { Ok(entries) } else { Err(problems) }
@@ -195,13 +189,13 @@ pub(crate) fn unconfigured_matchers(
             ),
         };
         if !configured {
-            problems.push(crate::golden::Problem {
-                path: set.path.clone(),
-                position: Some((matcher.line, matcher.column)),
-                field: Some(matcher.field.clone()),
-                message: message.to_owned(),
-                hint: hint.to_owned(),
-            });
+            problems.push(crate::golden::Problem::located(
+                set.path.clone(),
+                Some((matcher.line, matcher.column)),
+                Some(matcher.field.clone()),
+                message.to_owned(),
+                hint.to_owned(),
+            ));
         }
     }
     problems
@@ -224,7 +218,7 @@ mod tests {
         let mut layer1 = Layer1Settings { models: vec![model("openai:gpt-4o")], ..Layer1Settings::default() };
         let problems: Vec<String> = unconfigured_matchers(&set, &layer1)
             .iter()
-            .map(|problem| format!("{problem} / {}", problem.hint))
+            .map(|problem| format!("{problem} / {}", problem.hint_text()))
             .collect();
         assert_eq!(problems.len(), 2, "{problems:#?}");
         assert!(

@@ -44,7 +44,7 @@ async fn layer1(
         let cassettes;
         (demo_set, cassettes) = match demo_inputs(&mut layer1, events) {
             Ok(inputs) => inputs,
-            Err(reason) => return not_run(reason),
+            Err(reason) => return not_run(reason.to_string()),
         };
         // The recordings hold the set's own trials: more would be replay misses no one can record.
         let recorded =

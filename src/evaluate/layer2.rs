@@ -41,7 +41,7 @@ async fn layer2(
         let cassettes;
         (demo_set, cassettes) = match demo_inputs(&mut demo_settings, &|_: &RunEvent| {}) {
             Ok(inputs) => inputs,
-            Err(reason) => return not_run(reason),
+            Err(reason) => return not_run(reason.to_string()),
         };
         demo_settings.runs = None;
         // The demo's recordings hold no layer-2 judge calls: its outcomes are code's.

@@ -126,7 +126,7 @@ pub(crate) async fn evaluate(
         Ok(target) => target,
         Err(error) => {
             // Our environment failed; layer 3 asked for, and the budget set, say so even here.
-            let reason = error.to_string().trim_start_matches("error: ").to_owned();
+            let reason = error.body();
             let mut report = RunReport::environment(started_at, elapsed_ms(started), server, reason);
             report.telemetry = layer3.unrun();
             report.budget = cost.as_ref().map(|limit| limit.section());

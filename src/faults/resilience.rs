@@ -185,7 +185,9 @@ pub(crate) async fn ask_judge(
         turn: 0,
     };
     let voted = match judge.call(key, &request).await {
-        Ok(reply) => judge::parse_verdicts(&reply.completion, &rubric, &trace).map_err(|reason| (reason, None))?,
+        Ok(reply) => {
+            judge::parse_verdicts(&reply.completion, &rubric, &trace).map_err(|reason| (reason.to_string(), None))?
+        }
         Err(crate::agent::ModelFailure::Provider { error, .. }) => {
             return Err((format!("the judge model failed: {error}"), None));
         }
@@ -198,7 +200,7 @@ pub(crate) async fn ask_judge(
     };
     Ok(match judge::trial_passes(&rubric, &voted) {
         Ok(()) => (true, String::new()),
-        Err(reason) => (false, crate::text::clip(&reason, 200)),
+        Err(reason) => (false, crate::text::clip(&reason.to_string(), 200)),
     })
 }
 

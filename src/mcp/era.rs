@@ -335,7 +335,7 @@ fn discover_succeeded(exchange: &Exchange) -> bool {
 
 async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Connected, Unreachable> {
     let transport = HttpTransport::new(settings.clone(), redactor).map_err(|reason| Unreachable {
-        reason,
+        reason: reason.to_string(),
         evidence: Vec::new(),
         stderr_tail: None,
         needs_credentials: false,

@@ -71,20 +71,32 @@ pub(crate) struct HttpTransport {
     held_open: std::sync::Mutex<HashMap<String, u64>>,
 }
 
+/// Why the HTTP transport cannot be built: the TLS backend could not initialise (an environment
+/// failure).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BuildError {
+    /// TLS could not be set up.
+    #[error("{0}")]
+    Tls(#[from] super::tls::SetupError),
+    /// The client could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(reqwest::Error),
+}
+
 impl HttpTransport {
     /// A transport for these settings, its TLS configuration that of [`super::tls`] (ALPN `h2`
     /// and `http/1.1`). Building the reqwest client can only fail when the TLS backend cannot
     /// initialise, which is an environment failure.
-    pub(crate) fn new(settings: HttpSettings, redactor: Redactor) -> Result<Arc<Self>, String> {
+    pub(crate) fn new(settings: HttpSettings, redactor: Redactor) -> Result<Arc<Self>, BuildError> {
         install_crypto_provider();
         let client = reqwest::Client::builder()
-            .tls_backend_preconfigured(super::tls::reqwest_config().map_err(|error| error.to_string())?)
+            .tls_backend_preconfigured(super::tls::reqwest_config()?)
             .timeout(settings.timeout)
             .connect_timeout(settings.timeout)
             .redirect(reqwest::redirect::Policy::none())
             .pool_max_idle_per_host(8)
             .build()
-            .map_err(|error| format!("cannot build the HTTP client: {error}"))?;
+            .map_err(BuildError::Client)?;
         Ok(Arc::new(Self {
             settings,
             client,

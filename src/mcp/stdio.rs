@@ -944,7 +944,7 @@ impl StdoutReader {
             }
         }
         if let Err(why) = limits::check(content) {
-            if !self.answer_unparsable(content, Failure::Unparsable(why)) {
+            if !self.answer_unparsable(content, Failure::Unparsable(why.to_string())) {
                 self.not_a_message(raw, None);
             }
             return;

@@ -603,13 +603,13 @@ pub(crate) fn github_context(request: &Request, lookup: &dyn Fn(&str) -> Option<
 
 /// A problem of the config file as a settings problem, with its position.
 fn config_problem(problem: config_file::FileProblem) -> Problem {
-    let source = match problem.position {
+    let source = match problem.position() {
         Some((line, column)) => {
-            Source::File { path: problem.path.clone(), line, column, field: problem.field.clone().unwrap_or_default() }
+            Source::File { path: problem.file.clone(), line, column, field: problem.field.clone().unwrap_or_default() }
         }
-        None => Source::Flag(format!("config file `{}`", problem.path.display())),
+        None => Source::Flag(format!("config file `{}`", problem.file.display())),
     };
-    Problem::new(&source, problem.message, problem.hint)
+    Problem::new(&source, problem.message.clone(), problem.hint_text())
 }
 
 /// Only layer 1's settings, for a command line that evaluates no server (`judge calibrate`):
@@ -814,7 +814,7 @@ fn resolve_server(
             Err(why) => {
                 problems.push(Problem::new(
                     &source,
-                    format!("`{}` is not a usable endpoint URL{why}", secrets::url_without_secrets(&url)),
+                    format!("`{}` is not a usable endpoint URL ({why})", secrets::url_without_secrets(&url)),
                     "give the full endpoint URL, e.g. http://127.0.0.1:8000/mcp",
                 ));
                 None
@@ -1434,13 +1434,24 @@ pub(crate) fn parse_layers(text: &str) -> Result<LayersInput, LayersError> {
     Ok(LayersInput::Explicit(layers))
 }
 
-/// Why `url` is not a usable endpoint (empty when it is).
-fn check_url(url: &str) -> Result<(), String> {
+/// `Err` says why `url` is not a usable endpoint.
+fn check_url(url: &str) -> Result<(), UnusableUrl> {
     match url::Url::parse(url) {
         Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.host_str().is_some() => Ok(()),
-        Ok(parsed) => Err(format!(" (scheme `{}`; http or https is needed)", parsed.scheme())),
-        Err(error) => Err(format!(" ({error})")),
+        Ok(parsed) => Err(UnusableUrl::Scheme(parsed.scheme().to_owned())),
+        Err(error) => Err(UnusableUrl::Parse(error)),
     }
+}
+
+/// Why a URL is not a usable endpoint, shown in parentheses after the sentence quoting it.
+#[derive(Debug, thiserror::Error)]
+enum UnusableUrl {
+    /// Not http or https (or no host).
+    #[error("scheme `{0}`; http or https is needed")]
+    Scheme(String),
+    /// Not a URL.
+    #[error("{0}")]
+    Parse(url::ParseError),
 }
 
 fn file_source<T>(path: &Path, value: &Located<T>, field: &str) -> Source {

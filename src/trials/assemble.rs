@@ -264,7 +264,7 @@ pub(crate) fn pool_confirmation(eval: &mut EvalResult, rerun: &EvalResult) {
 /// A failed or errored trial in one line: the error, or the first failing criterion's reason.
 fn trial_reason(score: &TrialScore) -> String {
     if let Some(error) = &score.error {
-        return format!("error: {}", one_line(error));
+        return crate::report::evals::error_reason(&one_line(error));
     }
     score
         .criteria

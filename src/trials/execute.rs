@@ -274,7 +274,8 @@ async fn judge_trial(
         let verdicts = match asked.call(key, &request).await {
             Ok(reply) => {
                 record.result_changed += usize::from(reply.result_changed);
-                judge::parse_verdicts(&reply.completion, rubric, &trace).map_err(|reason| (ErrorCause::Judge, reason))
+                judge::parse_verdicts(&reply.completion, rubric, &trace)
+                    .map_err(|reason| (ErrorCause::Judge, reason.to_string()))
             }
             Err(agent::ModelFailure::Provider { error, .. }) => {
                 Err((ErrorCause::Judge, format!("the judge model failed: {error}")))
@@ -321,12 +322,12 @@ async fn judge_trial(
     let passes = judge::trial_passes(rubric, &voted);
     record.judge_trace = Some(JudgeTrace {
         verdict: if passes.is_ok() { "pass" } else { "fail" }.into(),
-        reason: passes.clone().err(),
+        reason: passes.as_ref().err().map(ToString::to_string),
         ..judge_trace(judge, rubric, voted)
     });
     record.judge = Some(match passes {
         Ok(()) => crate::scoring::JudgeResult::Pass,
-        Err(reason) => crate::scoring::JudgeResult::Fail(reason),
+        Err(reason) => crate::scoring::JudgeResult::Fail(reason.to_string()),
     });
 }
 

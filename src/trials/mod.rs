@@ -506,12 +506,12 @@ pub(crate) fn first_replay_miss(section: &EvalsSection) -> Option<RunEvent> {
         .flat_map(|eval| eval.traces.iter().map(move |run| (eval, run)))
         .filter(|(_, run)| run.cause.is_some_and(crate::report::evals::ErrorCause::replay_miss));
     let (eval, run) = missed.next()?;
-    let reason = run.reason.as_deref().unwrap_or("no recording answers this request; record it with --record");
+    let reason = run.error_detail().unwrap_or("no recording answers this request; record it with --record");
     Some(RunEvent::ReplayMiss {
         model: eval.model.clone(),
         case: eval.case.clone(),
         run: run.run,
-        reason: reason.trim_start_matches("error: ").to_owned(),
+        reason: reason.to_owned(),
         count: 1 + missed.count(),
     })
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::caller::{LiveModel, Source};
 use super::semantic;
 use super::{Layer1Input, MODEL_REQUEST_TIMEOUT, no_key_detail};
-use crate::agent::{ArgumentCheck, CaseSpec};
+use crate::agent::{ArgumentCheck, ArgumentMismatch, CaseSpec};
 use crate::calibration::CalibrationFile;
 use crate::error::{Kind, UserError};
 use crate::events::RunEvent;
@@ -764,9 +764,9 @@ impl SchemaCheck {
 }
 
 impl ArgumentCheck for SchemaCheck {
-    fn check(&self, tool: &str, arguments: &serde_json::Value) -> Result<(), String> {
+    fn check(&self, tool: &str, arguments: &serde_json::Value) -> Result<(), ArgumentMismatch> {
         match self.validators.get(tool).map(|validator| validator.validate(arguments)) {
-            Some(Validation::Invalid(problems)) => Err(problems.join("; ")),
+            Some(Validation::Invalid(problems)) => Err(ArgumentMismatch(problems)),
             _ => Ok(()),
         }
     }
