@@ -337,9 +337,10 @@ pub(crate) async fn run_trial(case: &CaseSpec, run: usize, context: &TrialContex
                 let mut calls = completion.tool_calls.clone();
                 crate::providers::make_call_ids_unique(&mut calls, &mut call_ids);
                 messages.push(Message::Assistant { text: completion.text.clone(), tool_calls: calls.clone() });
+                let cut = completion.finish == FinishReason::Length;
                 for call in &calls {
                     let turn = record.turns;
-                    let (made, ending) = make_call(case, call, turn, deadline, inputs.as_mut(), context).await;
+                    let (made, ending) = make_call(case, call, (turn, cut), deadline, inputs.as_mut(), context).await;
                     if ending.is_none() {
                         messages.push(Message::ToolResult(ToolResult {
                             call_id: call.id.clone(),
@@ -448,10 +449,13 @@ async fn ask_model(
 }
 
 /// Why the loop does not send `call`, when it does not: the reason the model reads, and
-/// whether it is the arguments' fault.
-fn refusal(case: &CaseSpec, call: &ToolCall, context: &TrialContext<'_>) -> Option<(String, bool)> {
+/// whether it is the arguments' fault. `cut`: the model's turn ended at the output limit
+/// (`finish_reason: length`), which is why arguments that are not JSON usually are not.
+fn refusal(case: &CaseSpec, call: &ToolCall, cut: bool, context: &TrialContext<'_>) -> Option<(String, bool)> {
     if call.unknown_tool || !context.specs.iter().any(|spec| spec.name == call.name) {
         Some((format!("no tool named `{}` is offered", call.name), false))
+    } else if call.arguments_unparsable && cut {
+        Some(("the arguments were cut by the output limit (finish reason `length`): not a JSON object".to_owned(), true))
     } else if call.arguments_unparsable {
         Some(("the arguments are not a JSON object".to_owned(), true))
     } else if case.forbids(&call.name) {
@@ -463,13 +467,14 @@ fn refusal(case: &CaseSpec, call: &ToolCall, context: &TrialContext<'_>) -> Opti
     }
 }
 
-/// One tool call the model asked for at model turn `turn`: refused, or sent within the trial's
-/// deadline. The record of the call, and the trial's ending when the call ends it (the
-/// deadline, input requests that could not be answered, no answer from the server).
+/// One tool call the model asked for at model turn `turn` (`cut`: a turn the output limit
+/// ended): refused, or sent within the trial's deadline. The record of the call, and the trial's
+/// ending when the call ends it (the deadline, input requests that could not be answered, no
+/// answer from the server).
 async fn make_call(
     case: &CaseSpec,
     call: &ToolCall,
-    turn: usize,
+    (turn, cut): (usize, bool),
     deadline: tokio::time::Instant,
     inputs: Option<&mut input::Session<'_>>,
     context: &TrialContext<'_>,
@@ -502,8 +507,8 @@ async fn make_call(
             server_bytes: None,
         });
     };
-    if let Some((reason, arguments)) = refusal(case, call, context) {
-        made.result = format!("error: {reason}");
+    if let Some((reason, arguments)) = refusal(case, call, cut, context) {
+        made.result = format!("error: this call was not sent: {reason}");
         made.refused_arguments = arguments.then(|| reason.clone());
         made.error = Some(reason);
         decided(&made, "not_sent");

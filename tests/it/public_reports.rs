@@ -119,6 +119,25 @@ fn strict_violation(wire: Wire, body: &Value) -> Option<(u16, Value)> {
             }
         }
     }
+    // llama.cpp's server parses every assistant call's `arguments` of the history as JSON and
+    // answers 500 to the whole request when one is not (it then fails every later turn).
+    if wire == Wire::Chat {
+        let echoed = body["messages"].as_array().into_iter().flatten().flat_map(|message| {
+            message["tool_calls"].as_array().cloned().unwrap_or_default().into_iter().map(|call| call["function"]["arguments"].clone())
+        });
+        for arguments in echoed {
+            let text = arguments.as_str().unwrap_or_default();
+            if serde_json::from_str::<Value>(text).is_err() {
+                return Some((
+                    500,
+                    json!({"error": {"code": 500, "type": "server_error", "message": format!(
+                        "[json.exception.parse_error.101] parse error at line 1, column {}: syntax error while parsing value - unexpected end of input",
+                        text.len() + 1
+                    )}}),
+                ));
+            }
+        }
+    }
     // Every call id is new in the conversation, every tool result answers a call of the assistant
     // message before it, and every call is answered before the conversation goes on.
     let (mut open, mut seen): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
@@ -289,6 +308,39 @@ fn hermes_agent_83937_empty_string_arguments_run_the_tool_and_broken_json_does_n
     let broken = eval(&run, "broken", "openai:strict");
     assert_eq!(broken["status"], "fail", "{broken}");
     assert!(broken.to_string().contains("not a JSON object"), "the reason names the arguments: {broken}");
+}
+
+/// Issue 41 (a real small model behind llama.cpp's `llama-server --jinja`): a call cut by the
+/// output limit (`finish_reason: "length"`, `arguments: "{"`) is not sent, and the history echoed
+/// to the model must stay valid for the strictest server: llama-server parses every assistant
+/// call's arguments and answers 500 to the whole request when one is not JSON. The trial fails
+/// (the arguments, "cut by the output limit"), it is not an error of the provider. Chat
+/// Completions' quirk (the Messages wire carries arguments as an object).
+#[test]
+fn llama_cpp_a_call_cut_by_the_output_limit_fails_the_trial_and_does_not_poison_the_history() {
+    let model = StrictModel::start(|wire, body| {
+        if after_a_tool_result(wire, body) {
+            return words(wire, "Sorry, I ran out of room.");
+        }
+        let name = offered_name(wire, body, "progress");
+        let (status, mut answer) =
+            chat_call(json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": "{"}}));
+        answer["choices"][0]["finish_reason"] = json!("length");
+        (status, answer)
+    });
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: cut\n    prompt: \"Run the progress demo.\"\n    expect_tool: test_progress\n";
+    let run = run(set, &[], &["openai:strict"], &model);
+    let cut = eval(&run, "cut", "openai:strict");
+    assert_eq!((cut["status"].as_str(), cut["passed"].as_u64()), (Some("fail"), Some(0)), "{cut}\n{}", run.stderr());
+    assert!(cut.to_string().contains("cut by the output limit"), "the reason names the cause: {cut}");
+    let second_turns: Vec<Value> =
+        model.received().into_iter().filter(|(wire, body)| after_a_tool_result(*wire, body)).map(|(_, body)| body).collect();
+    assert_eq!(second_turns.len(), 2, "each trial told the model once, and was answered");
+    for body in &second_turns {
+        let result = body["messages"].as_array().and_then(|messages| messages.last()).cloned().unwrap_or_default();
+        let said = result["content"].as_str().unwrap_or_default();
+        assert!(said.contains("not sent") && said.contains("cut by the output limit"), "the model is told why: {said}");
+    }
 }
 
 /// ggml-org/llama.cpp#20198 (also huggingface/text-generation-inference#2136 and
@@ -487,4 +539,13 @@ fn the_strict_model_refuses_what_the_providers_refuse() {
     assert_eq!(refused(Wire::Chat, &history("call_1", "call_1")), None);
     assert_eq!(refused(Wire::Chat, &history("call_1", "call_2")), Some(400), "an unmatched result id");
     assert_eq!(refused(Wire::Chat, &history("", "")), Some(400), "an empty call id");
+    let echoed = |arguments: &str| {
+        json!({"messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "t", "arguments": arguments}}]},
+            {"role": "tool", "tool_call_id": "c", "content": "ok"},
+        ]})
+    };
+    assert_eq!(refused(Wire::Chat, &echoed("{}")), None);
+    assert_eq!(refused(Wire::Chat, &echoed("{")), Some(500), "arguments echoed that are not JSON (llama.cpp)");
 }
