@@ -231,6 +231,9 @@ pub(crate) struct TrialRecord {
     /// Model calls (the judge's included) a cassette answered by the tolerant match over tool
     /// results that differed from the recording.
     pub result_changed: usize,
+    /// The trial ended on a provider error that repeated itself ([`ProviderError::Repeated`]):
+    /// running the trial again would meet it again, so it is not.
+    pub deterministic_error: bool,
 }
 
 impl TrialRecord {
@@ -257,6 +260,7 @@ impl TrialRecord {
             semantic: crate::scoring::semantic::SemanticVerdicts::new(),
             reported_models: std::collections::BTreeSet::new(),
             result_changed: 0,
+            deterministic_error: false,
         }
     }
 
@@ -420,6 +424,7 @@ async fn ask_model(
         }
         Ok(Err(ModelFailure::Provider { error, attempts })) => {
             record.model_calls += u64::from(attempts);
+            record.deterministic_error = matches!(error, ProviderError::Repeated { .. });
             return Err(TrialEnding::ProviderError(format!("after {attempts} attempt(s): {error}")));
         }
         Ok(Ok(reply)) => reply,

@@ -343,6 +343,24 @@ fn llama_cpp_a_call_cut_by_the_output_limit_fails_the_trial_and_does_not_poison_
     }
 }
 
+/// Issue 41: a model server that fails the same request the same way (llama-server's 500 on a
+/// history it cannot parse) fails it again however often it is asked. A 500 is tried once more;
+/// the same status and body twice is given up, with the reason in the trial's error, and the
+/// trial is not run again. Before: 4 attempts, then the whole trial again (8 requests).
+#[test]
+fn a_deterministic_500_is_tried_twice_and_the_trial_is_not_run_again() {
+    let model = StrictModel::start(|_, _| {
+        (500, json!({"error": {"code": 500, "type": "server_error", "message": "the template failed to render"}}))
+    });
+    let set = "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: broken\n    prompt: \"Run the progress demo.\"\n    expect_tool: test_progress\n";
+    let run = run(set, &[], &["openai:strict"], &model);
+    assert_eq!(model.received().len(), 2, "one request and one retry: {}", run.stderr());
+    let broken = eval(&run, "broken", "openai:strict");
+    assert_eq!(broken["status"], "error", "{broken}");
+    let text = broken.to_string();
+    assert!(text.contains("the same answer twice") && text.contains("not tried again"), "says what was given up: {text}");
+}
+
 /// ggml-org/llama.cpp#20198 (also huggingface/text-generation-inference#2136 and
 /// ml-explore/mlx-lm#1371): OpenAI-compatible servers return `function.arguments` as a JSON
 /// object instead of JSON text. The object is read as the arguments. One wire's quirk: the
