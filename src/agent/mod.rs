@@ -18,6 +18,9 @@
 //! calls one id, and the real APIs refuse a history that repeats one. Each result goes back
 //! under its own call's id.
 //!
+//! An answer with no call whose text is a call of an offered tool (a model server whose chat
+//! template does not parse calls) is never a call: [`text_call`] recognises it for the trace.
+//!
 //! The model is behind [`ModelCaller`] (retries, the call cap, cassettes and the sampling a model
 //! refuses are the caller's business, see `crate::trials`), so this loop is a pure sequence of
 //! awaits, tested with scripted models and tools.
@@ -26,6 +29,7 @@ pub(crate) mod case;
 pub(crate) mod inject;
 pub(crate) mod input;
 pub(crate) mod observe;
+pub(crate) mod text_call;
 pub(crate) mod tools;
 pub(crate) mod wrap;
 
@@ -234,6 +238,9 @@ pub(crate) struct TrialRecord {
     /// The trial ended on a provider error that repeated itself ([`ProviderError::Repeated`]):
     /// running the trial again would meet it again, so it is not.
     pub deterministic_error: bool,
+    /// The offered tools the model wrote a call of as text in an answer with no call
+    /// ([`text_call::written_call`]): never counted as calls; the trial's reason says so.
+    pub written_calls: Vec<String>,
 }
 
 impl TrialRecord {
@@ -261,6 +268,7 @@ impl TrialRecord {
             reported_models: std::collections::BTreeSet::new(),
             result_changed: 0,
             deterministic_error: false,
+            written_calls: Vec::new(),
         }
     }
 
@@ -335,6 +343,8 @@ pub(crate) async fn run_trial(case: &CaseSpec, run: usize, context: &TrialContex
                     Err(ending) => break 'trial ending,
                 };
                 if completion.tool_calls.is_empty() {
+                    let written = completion.text.as_deref().and_then(|text| text_call::written_call(text, context.specs));
+                    record.written_calls.extend(written);
                     messages.push(Message::Assistant { text: completion.text.clone(), tool_calls: Vec::new() });
                     break;
                 }

@@ -361,6 +361,35 @@ fn a_deterministic_500_is_tried_twice_and_the_trial_is_not_run_again() {
     assert!(text.contains("the same answer twice") && text.contains("not tried again"), "says what was given up: {text}");
 }
 
+/// Issue 41: with the model's own chat template (llama.cpp without `--jinja`, an Ollama model
+/// whose template has no tools, vLLM without `--tool-call-parser`) a call comes back as JSON in
+/// the answer's text with `finish_reason: "stop"`. It is never counted as a call; the trace and
+/// the summary say that the model wrote a call as text and point at the server's template. Both
+/// wires (a bare JSON call on Chat Completions, a `<tool_call>` block on Messages).
+#[test]
+fn a_tool_call_written_as_text_is_not_a_call_and_points_at_the_chat_template() {
+    let model = StrictModel::start(|wire, body| {
+        let name = offered_name(wire, body, "progress");
+        let text = match wire {
+            Wire::Chat => json!({"name": name, "arguments": {}}).to_string(),
+            Wire::Messages => format!("<tool_call>\n{}\n</tool_call>", json!({"name": name, "arguments": {}})),
+        };
+        words(wire, &text)
+    });
+    let set = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: as_text\n    prompt: \"Run the progress demo.\"\n    expect_tool: test_progress\n";
+    let run = run(set, &[], &["openai:strict", "anthropic:strict"], &model);
+    for name in ["openai:strict", "anthropic:strict"] {
+        let eval = eval(&run, "as_text", name);
+        assert_eq!((eval["status"].as_str(), eval["passed"].as_u64()), (Some("fail"), Some(0)), "{name}: {eval}");
+        let text = eval.to_string();
+        assert!(text.contains("wrote a call of `test_progress` as text"), "{name}: the trace says so: {text}");
+        assert!(text.contains("--jinja") && text.contains("--tool-call-parser"), "{name}: points at the server: {text}");
+    }
+    let summary = run.file("summary.md");
+    assert!(summary.contains("as text") && summary.contains("chat template"), "{summary}");
+    assert_eq!(model.received().len(), 4, "one model turn per trial: nothing was sent back as a call");
+}
+
 /// ggml-org/llama.cpp#20198 (also huggingface/text-generation-inference#2136 and
 /// ml-explore/mlx-lm#1371): OpenAI-compatible servers return `function.arguments` as a JSON
 /// object instead of JSON text. The object is read as the arguments. One wire's quirk: the
