@@ -343,7 +343,8 @@ pub(crate) async fn run_trial(case: &CaseSpec, run: usize, context: &TrialContex
                     Err(ending) => break 'trial ending,
                 };
                 if completion.tool_calls.is_empty() {
-                    let written = completion.text.as_deref().and_then(|text| text_call::written_call(text, context.specs));
+                    let written =
+                        completion.text.as_deref().and_then(|text| text_call::written_call(text, context.specs));
                     record.written_calls.extend(written);
                     messages.push(Message::Assistant { text: completion.text.clone(), tool_calls: Vec::new() });
                     break;
@@ -470,7 +471,10 @@ fn refusal(case: &CaseSpec, call: &ToolCall, cut: bool, context: &TrialContext<'
     if call.unknown_tool || !context.specs.iter().any(|spec| spec.name == call.name) {
         Some((format!("no tool named `{}` is offered", call.name), false))
     } else if call.arguments_unparsable && cut {
-        Some(("the arguments were cut by the output limit (finish reason `length`): not a JSON object".to_owned(), true))
+        Some((
+            "the arguments were cut by the output limit (finish reason `length`): not a JSON object".to_owned(),
+            true,
+        ))
     } else if call.arguments_unparsable {
         Some(("the arguments are not a JSON object".to_owned(), true))
     } else if case.forbids(&call.name) {

@@ -55,7 +55,10 @@ mod tests {
     fn calls_written_as_text_are_recognised_and_other_text_is_not() {
         let named = |text: &str| written_call(text, &offered());
         assert_eq!(named(r#"{"name": "get_time", "arguments": {"tz": "UTC"}}"#).as_deref(), Some("get_time"));
-        assert_eq!(named("<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>").as_deref(), Some("get_time"));
+        assert_eq!(
+            named("<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>").as_deref(),
+            Some("get_time")
+        );
         assert_eq!(named("```json\n{\"name\": \"get_time\"}\n```").as_deref(), Some("get_time"));
         assert_eq!(named(r#"[{"type": "function", "function": {"name": "get_time"}}]"#).as_deref(), Some("get_time"));
         assert_eq!(named(r#"Calling it: {"name": "get_time", "parameters": {}}"#).as_deref(), Some("get_time"));

@@ -114,11 +114,8 @@ pub(crate) fn request_body(
                             // `"{"`) go back as `{}`: the call was not sent, its tool result says
                             // why, and llama.cpp answers 500 to a history whose arguments it
                             // cannot parse (issue 41).
-                            let arguments = if call.arguments_unparsable {
-                                "{}".to_owned()
-                            } else {
-                                call.arguments.to_string()
-                            };
+                            let arguments =
+                                if call.arguments_unparsable { "{}".to_owned() } else { call.arguments.to_string() };
                             json!({"id": call.id, "type": "function",
                                    "function": {"name": wire(&call.name), "arguments": arguments}})
                         })
