@@ -85,19 +85,16 @@ async fn try_spoiled_again(
         .filter(|(key, _)| !unusable.contains_key(&key.0))
         .flat_map(|(key, runs)| {
             // A provider error that repeated itself word for word would repeat again.
-            let spoiled = |run: &&TrialRecord| matches!(run.ending, TrialEnding::ProviderError(_)) && !run.deterministic_error;
-            runs.iter().filter(spoiled).map(move |run| Work {
-                model: key.0,
-                case: key.1,
-                trials: vec![run.run],
-            })
+            let spoiled =
+                |run: &&TrialRecord| matches!(run.ending, TrialEnding::ProviderError(_)) && !run.deterministic_error;
+            runs.iter().filter(spoiled).map(move |run| Work { model: key.0, case: key.1, trials: vec![run.run] })
         })
         .collect();
     if retry.is_empty() || plan.input.budget.exhausted() {
         return;
     }
     events(&RunEvent::Notice {
-        text: format!("layer 1: trying {} trial(s) spoiled by the provider once more", retry.len()),
+        text: format!("{}: trying {} trial(s) spoiled by the provider once more", plan.layer, retry.len()),
     });
     futures_util::stream::iter(retry)
         .map(|work| async move { ((work.model, work.case), trial_of(plan, &work, work.trials[0], events).await) })
