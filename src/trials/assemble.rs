@@ -351,7 +351,13 @@ fn trace_of(run: &TrialRecord, score: Option<&TrialScore>, keep: TraceResults, c
     };
     let cause = cause_of(run, score, status);
     let reason = match status {
-        TrialStatus::Fail | TrialStatus::Error => score.map(trial_reason),
+        TrialStatus::Fail | TrialStatus::Error => score.map(|score| {
+            // A call written as text first: the server's template, not the model, is what to fix.
+            match run.written_calls.first() {
+                Some(tool) => format!("{}; {}", crate::agent::text_call::note(tool), trial_reason(score)),
+                None => trial_reason(score),
+            }
+        }),
         TrialStatus::Skipped if run.ending == TrialEnding::CapReached && cut == Cut::CostBudget => {
             Some("cost budget reached".into())
         }

@@ -71,7 +71,8 @@ pub(crate) async fn execute(plan: &Plan<'_>, progress: &Progress, events: &(dyn 
 }
 
 /// Runs once more each trial the provider spoiled (of a model still usable), while the budget
-/// lasts; the new record replaces the old one, its model calls added.
+/// lasts, but for a provider error that repeated itself (deterministic); the new record
+/// replaces the old one, its model calls added.
 async fn try_spoiled_again(
     plan: &Plan<'_>,
     unusable: &BTreeMap<usize, String>,
@@ -83,18 +84,17 @@ async fn try_spoiled_again(
         .iter()
         .filter(|(key, _)| !unusable.contains_key(&key.0))
         .flat_map(|(key, runs)| {
-            runs.iter().filter(|run| matches!(run.ending, TrialEnding::ProviderError(_))).map(move |run| Work {
-                model: key.0,
-                case: key.1,
-                trials: vec![run.run],
-            })
+            // A provider error that repeated itself word for word would repeat again.
+            let spoiled =
+                |run: &&TrialRecord| matches!(run.ending, TrialEnding::ProviderError(_)) && !run.deterministic_error;
+            runs.iter().filter(spoiled).map(move |run| Work { model: key.0, case: key.1, trials: vec![run.run] })
         })
         .collect();
     if retry.is_empty() || plan.input.budget.exhausted() {
         return;
     }
     events(&RunEvent::Notice {
-        text: format!("layer 1: trying {} trial(s) spoiled by the provider once more", retry.len()),
+        text: format!("{}: trying {} trial(s) spoiled by the provider once more", plan.layer, retry.len()),
     });
     futures_util::stream::iter(retry)
         .map(|work| async move { ((work.model, work.case), trial_of(plan, &work, work.trials[0], events).await) })

@@ -266,6 +266,9 @@ pub(crate) async fn run_ungraded(
         }
         Planned::Run(plan) => plan,
     };
+    // Only layer 2 runs ungraded trials: its notices name it.
+    let mut plan = plan;
+    plan.layer = "layer 2";
     let executed = execute::execute(&plan, &Progress::default(), events).await;
     let models = plan.ready.iter().map(|model| (model.index, model.label.clone())).collect();
     let mut section = plan.section.clone();

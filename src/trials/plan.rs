@@ -109,6 +109,9 @@ pub(crate) struct Plan<'a> {
     pub scope: Scope,
     /// Every trial to run, in order (models, then cases, then trials).
     pub work: Vec<Work>,
+    /// The layer whose trials these are, as its notices name it (`layer 1`; `layer 2` when
+    /// layer 2 runs its variants through [`super::run_ungraded`]).
+    pub layer: &'static str,
 }
 
 /// A plan, or the section of a run that cannot start (no model given, none can run).
@@ -177,6 +180,7 @@ impl<'a> Plan<'a> {
             reused: BTreeMap::new(),
             scope,
             work: Vec::new(),
+            layer: "layer 1",
         };
         plan.look_up_verdicts(events);
         plan.work = plan.trials();
