@@ -21,7 +21,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
             .map(|id| Finding::not_applicable(id, "an HTTP authorization rule; the server speaks stdio"))
             .collect();
     };
-    let Some(credential) = http.extra_header("authorization").map(str::to_owned) else {
+    let Some(credential) = http.credential() else {
         return IDS
             .iter()
             .map(|id| {
