@@ -494,9 +494,9 @@ impl Passive {
 /// SDK's bearer middleware sends). It is not a JSON-RPC message, so the message rules (M-6,
 /// M-8, M-10, M-11) do not grade it; the authorization rows (A-*) do.
 pub(crate) fn is_authorization_answer(exchange: &Exchange) -> bool {
-    let challenge = exchange
-        .header("www-authenticate")
-        .is_some_and(|challenge| challenge.trim_start().get(..6).is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer")));
+    let challenge = exchange.header("www-authenticate").is_some_and(|challenge| {
+        challenge.trim_start().get(..6).is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer"))
+    });
     let oauth_body = exchange.response.as_ref().and_then(|body| body.get("error")).is_some_and(Value::is_string);
     matches!(exchange.status, Some(401 | 403)) && (challenge || oauth_body)
 }
@@ -637,14 +637,13 @@ mod tests {
         // The official Python SDK's bearer middleware answers a missing or invalid token with an
         // RFC 6750 error body and a Bearer challenge: not a JSON-RPC message, and not M-10's.
         let passive = Passive::new(false);
-        let mut refusal = http_exchange(
-            1,
-            json!({"error": "invalid_token", "error_description": "Authentication required"}),
-        );
+        let mut refusal =
+            http_exchange(1, json!({"error": "invalid_token", "error_description": "Authentication required"}));
         refusal.status = Some(401);
         refusal.headers.push((
             "www-authenticate".into(),
-            r#"Bearer error="invalid_token", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp""#.into(),
+            r#"Bearer error="invalid_token", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp""#
+                .into(),
         ));
         passive.observe(&request("server/discover").remove("Authorization"), &refusal, true);
         let mut forbidden = http_exchange(2, json!({"error": "insufficient_scope", "error_description": "no"}));

@@ -87,6 +87,7 @@ async fn sign_in(
         client_id: oauth.client_id.clone(),
         client_secret: oauth.client_secret.clone(),
         scopes: oauth.scopes.clone(),
+        other_resource: oauth.other_resource.clone(),
     };
     TokenSource::sign_in(credentials, url, timeout, redactor.clone()).await.map_err(|error| {
         let hint = match error.check {

@@ -15,7 +15,6 @@
 //! a `Debug` form or an error.
 
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -27,6 +26,8 @@ use super::evidence::Redactor;
 const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// A token is renewed this long before it expires (at most a fifth of its lifetime).
 const RENEW_MARGIN: Duration = Duration::from_secs(30);
+/// How long after a failed renewal the next is tried.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// Who the client is: its id, its secret, and the scopes it asks for.
 #[derive(Clone)]
@@ -37,6 +38,8 @@ pub(crate) struct ClientCredentials {
     pub client_secret: String,
     /// The scopes asked for, space-separated; `None`: the authorization server's default.
     pub scopes: Option<String>,
+    /// Another resource registered for the same client, for the audience probe.
+    pub other_resource: Option<String>,
 }
 
 /// Never shows the secret.
@@ -47,8 +50,21 @@ impl fmt::Debug for ClientCredentials {
             .field("client_id", &self.client_id)
             .field("client_secret", &"***")
             .field("scopes", &self.scopes)
+            .field("other_resource", &self.other_resource)
             .finish()
     }
+}
+
+/// A token waited out for the expiry probe, or why there is none.
+#[derive(Debug)]
+pub(crate) enum Expired {
+    /// A token of the server's that has expired (it was waited out).
+    Token(String),
+    /// The authorization server's tokens live longer than the probe waits (or say nothing of
+    /// their lifetime): their lifetime, when given.
+    TooLong(Option<Duration>),
+    /// The authorization server refused a token.
+    Refused(SignInError),
 }
 
 /// What a failed sign-in is about, so the caller can name the setting to check.
@@ -83,6 +99,8 @@ impl fmt::Display for SignInError {
 struct Token {
     value: String,
     renew_at: Option<Instant>,
+    /// Its lifetime (`expires_in`), when the authorization server gave one.
+    lifetime: Option<Duration>,
 }
 
 /// The access tokens of one run, obtained and renewed by the client-credentials grant.
@@ -98,7 +116,6 @@ pub(crate) struct TokenSource {
     client: reqwest::Client,
     redactor: Redactor,
     current: tokio::sync::Mutex<Token>,
-    issued: AtomicUsize,
 }
 
 /// Never shows a token or the secret.
@@ -139,14 +156,17 @@ impl TokenSource {
         let token_endpoint = metadata
             .get("token_endpoint")
             .and_then(Value::as_str)
-            .ok_or_else(|| discovery(format!("the authorization server {issuer}'s metadata names no `token_endpoint`")))?
+            .ok_or_else(|| {
+                discovery(format!("the authorization server {issuer}'s metadata names no `token_endpoint`"))
+            })?
             .to_owned();
         let methods: Vec<&str> = metadata
             .get("token_endpoint_auth_methods_supported")
             .and_then(Value::as_array)
             .map(|methods| methods.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        let post = !methods.is_empty() && !methods.contains(&"client_secret_basic") && methods.contains(&"client_secret_post");
+        let post =
+            !methods.is_empty() && !methods.contains(&"client_secret_basic") && methods.contains(&"client_secret_post");
         let source = Self {
             credentials,
             resource,
@@ -155,8 +175,7 @@ impl TokenSource {
             post,
             client,
             redactor,
-            current: tokio::sync::Mutex::new(Token { value: String::new(), renew_at: None }),
-            issued: AtomicUsize::new(0),
+            current: tokio::sync::Mutex::new(Token { value: String::new(), renew_at: None, lifetime: None }),
         };
         let first = source.obtain(&source.resource).await?;
         *source.current.lock().await = first;
@@ -168,19 +187,37 @@ impl TokenSource {
         &self.resource
     }
 
-    /// How many tokens were obtained for the server so far.
-    pub(crate) fn issued(&self) -> usize {
-        self.issued.load(Ordering::SeqCst)
+    /// Another resource registered for the client, when one was named.
+    pub(crate) fn other_resource(&self) -> Option<&str> {
+        self.credentials.other_resource.as_deref()
+    }
+
+    /// A token of the server's, obtained now and waited out until a second after it expired
+    /// (its `exp` has a resolution of a second), when it lives at most `max_wait`.
+    pub(crate) async fn expired_token(&self, max_wait: Duration) -> Expired {
+        let token = match self.obtain(&self.resource).await {
+            Ok(token) => token,
+            Err(error) => return Expired::Refused(error),
+        };
+        match token.lifetime {
+            Some(lifetime) if lifetime <= max_wait => {
+                tokio::time::sleep(lifetime + Duration::from_millis(1500)).await;
+                Expired::Token(token.value)
+            }
+            lifetime => Expired::TooLong(lifetime),
+        }
     }
 
     /// The current token, renewed first when it is about to expire. A renewal that fails keeps
-    /// the old token (the server's refusal then shows what happened).
+    /// the old token (the server's refusal then shows what happened) and is tried again
+    /// [`RETRY_AFTER`] later, not on every request.
     pub(crate) async fn bearer(&self) -> String {
         let mut current = self.current.lock().await;
-        if current.renew_at.is_some_and(|at| Instant::now() >= at)
-            && let Ok(token) = self.obtain(&self.resource).await
-        {
-            *current = token;
+        if current.renew_at.is_some_and(|at| Instant::now() >= at) {
+            match self.obtain(&self.resource).await {
+                Ok(token) => *current = token,
+                Err(_) => current.renew_at = Some(Instant::now() + RETRY_AFTER),
+            }
         }
         current.value.clone()
     }
@@ -233,15 +270,14 @@ impl TokenSource {
         match (status, value) {
             (200, Some(value)) if !value.is_empty() => {
                 self.redactor.add(value);
-                if resource == self.resource {
-                    self.issued.fetch_add(1, Ordering::SeqCst);
-                }
-                let lifetime = body.as_ref().and_then(|body| body.get("expires_in")).and_then(Value::as_f64);
-                let renew_at = lifetime.filter(|seconds| seconds.is_finite() && *seconds >= 0.0).map(|seconds| {
-                    let lifetime = Duration::from_secs_f64(seconds.min(1e9));
-                    started + lifetime - RENEW_MARGIN.min(lifetime / 5)
-                });
-                Ok(Token { value: value.to_owned(), renew_at })
+                let lifetime = body
+                    .as_ref()
+                    .and_then(|body| body.get("expires_in"))
+                    .and_then(Value::as_f64)
+                    .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+                    .map(|seconds| Duration::from_secs_f64(seconds.min(1e9)));
+                let renew_at = lifetime.map(|lifetime| started + lifetime - RENEW_MARGIN.min(lifetime / 5));
+                Ok(Token { value: value.to_owned(), renew_at, lifetime })
             }
             _ => Err(self.refusal(status, body.as_ref(), resource)),
         }
@@ -313,9 +349,13 @@ async fn discover(client: &reqwest::Client, endpoint: &str) -> Result<(String, V
         .send()
         .await
         .map_err(|error| {
-            discovery(format!("cannot reach the server to discover its authorization server: {}", super::http::root_cause(&error)))
+            discovery(format!(
+                "cannot reach the server to discover its authorization server: {}",
+                super::http::root_cause(&error)
+            ))
         })?;
-    let named = probe.headers().get("www-authenticate").and_then(|value| value.to_str().ok()).and_then(resource_metadata);
+    let named =
+        probe.headers().get("www-authenticate").and_then(|value| value.to_str().ok()).and_then(resource_metadata);
     let mut candidates: Vec<String> = named.into_iter().collect();
     candidates.extend(well_known(endpoint, "oauth-protected-resource"));
     let mut tried = Vec::new();
@@ -426,7 +466,10 @@ mod tests {
     fn well_known_paths_insert_the_path_after_the_origin() {
         assert_eq!(
             well_known("http://h:1/tenant/a", "oauth-authorization-server"),
-            ["http://h:1/.well-known/oauth-authorization-server/tenant/a", "http://h:1/.well-known/oauth-authorization-server"]
+            [
+                "http://h:1/.well-known/oauth-authorization-server/tenant/a",
+                "http://h:1/.well-known/oauth-authorization-server"
+            ]
         );
         assert_eq!(well_known("http://h:1", "openid-configuration"), ["http://h:1/.well-known/openid-configuration"]);
     }
@@ -439,8 +482,12 @@ mod tests {
 
     #[test]
     fn the_debug_form_never_shows_the_secret() {
-        let credentials =
-            ClientCredentials { client_id: "ci".into(), client_secret: "s3cret-never".into(), scopes: None };
+        let credentials = ClientCredentials {
+            client_id: "ci".into(),
+            client_secret: "s3cret-never".into(),
+            scopes: None,
+            other_resource: None,
+        };
         assert!(!format!("{credentials:?}").contains("s3cret-never"));
     }
 

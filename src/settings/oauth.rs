@@ -95,9 +95,8 @@ fn secret(sources: &Sources<'_>, problems: &mut Vec<Problem>, client_source: &So
         return Some(secret);
     }
     let named = sources.setting(&table::OAUTH_CLIENT_SECRET_ENV, &sources.request.flags.oauth_client_secret_env);
-    let (source, var) = named
-        .clone()
-        .unwrap_or_else(|| (client_source.clone(), env_vars::MCP_EVAL_OAUTH_CLIENT_SECRET.to_owned()));
+    let (source, var) =
+        named.clone().unwrap_or_else(|| (client_source.clone(), env_vars::MCP_EVAL_OAUTH_CLIENT_SECRET.to_owned()));
     if !super::secrets::valid_env_name(&var) {
         problems.push(Problem::new(
             &source,

@@ -560,11 +560,8 @@ pub(crate) const ANTHROPIC_API_KEY: Setting = Setting { input: Some("anthropic-a
 
 /// Input `oauth-client-secret`: the OAuth client secret (masked); wins over the variable
 /// `--oauth-client-secret-env` names.
-pub(crate) const OAUTH_CLIENT_SECRET: Setting = Setting {
-    input: Some("oauth-client-secret"),
-    file: FileKey::Not("a secret has no place in the file"),
-    ..ACTION
-};
+pub(crate) const OAUTH_CLIENT_SECRET: Setting =
+    Setting { input: Some("oauth-client-secret"), file: FileKey::Not("a secret has no place in the file"), ..ACTION };
 
 /// Every row. The rows with a config-file key are in the file's order (see the module's doc).
 pub(crate) const SETTINGS: &[Setting] = &[

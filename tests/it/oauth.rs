@@ -1,7 +1,9 @@
 //! Protected servers: a server behind the official Python SDK's own auth support
 //! (`scripts/py_protected.py`, `mcp.server.auth`) and an authorization server issuing JWT access
-//! tokens by the client-credentials grant with resource indicators (`scripts/py_oauth_as.py`),
-//! both on loopback with the interop venv's python (`scripts/install-servers.sh`).
+//! tokens by the client-credentials grant with resource indicators: panva's `oidc-provider`
+//! (`scripts/oidc_as.mjs`, OpenID discovery only) or a small fixture (`scripts/py_oauth_as.py`:
+//! RFC 8414 metadata, `client_secret_post` only, and a list of the tokens it issued for the leak
+//! scans). All on loopback, installed by `scripts/install-servers.sh`.
 //!
 //! What is pinned: the SDK's OAuth refusals are graded by the authorization rows, not as JSON-RPC
 //! (M-10); the CI client signs in (discovery from the 401, RFC 8414 or OpenID metadata,
@@ -35,8 +37,18 @@ fn free_port() -> u16 {
     listener.local_addr().expect("local address").port()
 }
 
-/// A script of `scripts/` run by the venv's python, listening on a loopback port; its process
-/// group is killed on drop.
+/// oidc-provider's node, with the fix when it is not installed.
+fn node() -> PathBuf {
+    let interop = repo_root().join(".interop");
+    assert!(
+        interop.join("oidc").join("node_modules").join("oidc-provider").is_dir(),
+        "oidc-provider is not installed: run `scripts/install-servers.sh` first"
+    );
+    interop.join("bin").join("node22")
+}
+
+/// A script of `scripts/` run by the venv's python (or node for `.mjs`), listening on a
+/// loopback port; its process group is killed on drop.
 struct Script {
     child: Child,
     port: u16,
@@ -44,7 +56,8 @@ struct Script {
 
 impl Script {
     fn start(script: &str, port: u16, args: &[&str]) -> Self {
-        let child = Command::new(python())
+        let interpreter = if script.ends_with(".mjs") { node() } else { python() };
+        let child = Command::new(interpreter)
             .arg(repo_root().join("scripts").join(script))
             .arg(port.to_string())
             .args(args)
@@ -90,15 +103,25 @@ impl Drop for Script {
     }
 }
 
+/// Which authorization server.
+#[derive(Clone, Copy, PartialEq)]
+enum Issuer {
+    /// panva's oidc-provider.
+    Oidc,
+    /// `py_oauth_as.py`.
+    Fixture,
+}
+
 /// An authorization server for `resources` and a server protected by it (`server_args` given
 /// to `py_protected.py` after the issuer).
 struct Protected {
+    kind: Issuer,
     issuer: Script,
     server: Script,
 }
 
 impl Protected {
-    fn start(as_args: &[&str], server_args: &[&str], other_resources: &[&str]) -> Self {
+    fn start(kind: Issuer, as_args: &[&str], server_args: &[&str], other_resources: &[&str]) -> Self {
         let (as_port, server_port) = (free_port(), free_port());
         let resource = format!("http://127.0.0.1:{server_port}/mcp");
         let mut args = vec![CLIENT_ID, SECRET, "--resource", resource.as_str()];
@@ -106,18 +129,26 @@ impl Protected {
             args.extend(["--resource", other]);
         }
         args.extend(as_args);
-        let issuer = Script::start("py_oauth_as.py", as_port, &args);
+        let script = if kind == Issuer::Oidc { "oidc_as.mjs" } else { "py_oauth_as.py" };
+        let issuer = Script::start(script, as_port, &args);
         let issuer_url = issuer.origin();
         let mut server_args_all = vec![issuer_url.as_str()];
         server_args_all.extend(server_args);
         let server = Script::start("py_protected.py", server_port, &server_args_all);
-        Self { issuer, server }
+        Self { kind, issuer, server }
     }
 
-    /// The tokens the authorization server issued.
+    /// The tokens the fixture issued (oidc-provider does not tell: the leak scan then looks for
+    /// any JWT).
     fn issued(&self) -> Vec<String> {
+        if self.kind == Issuer::Oidc {
+            return Vec::new();
+        }
         let stats = get(&format!("{}/stats", self.issuer.origin()));
-        stats["tokens"].as_array().map(|tokens| tokens.iter().filter_map(Value::as_str).map(str::to_owned).collect()).unwrap_or_default()
+        stats["tokens"]
+            .as_array()
+            .map(|tokens| tokens.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default()
     }
 }
 
@@ -176,7 +207,10 @@ impl Outcome {
             .as_array()
             .and_then(|checks| checks.iter().find(|check| check["id"] == id).cloned())
             .unwrap_or_else(|| panic!("no {id}"));
-        (check["status"].as_str().unwrap_or_default().to_owned(), check["message"].as_str().unwrap_or_default().to_owned())
+        (
+            check["status"].as_str().unwrap_or_default().to_owned(),
+            check["message"].as_str().unwrap_or_default().to_owned(),
+        )
     }
 
     /// Every file written and both streams, as one text.
@@ -204,6 +238,10 @@ fn files_text(dir: &Path) -> String {
 fn assert_never_leaks(outcome: &Outcome, secrets: &[String]) {
     let everything = outcome.everything();
     assert!(!everything.contains(SECRET), "the client secret leaked");
+    // Every JWT begins with the encoding of `{"alg` or `{"typ`.
+    for start in ["eyJhbGci", "eyJ0eXAi"] {
+        assert!(!everything.contains(start), "a JWT leaked");
+    }
     for secret in secrets {
         // A JWT's first segment is the same header for every token: check the signature part.
         let tail = secret.rsplit('.').next().unwrap_or(secret);
@@ -233,7 +271,7 @@ fn the_python_sdks_oauth_refusals_are_graded_by_the_authorization_rows_not_m10()
 
 #[test]
 fn a_ci_client_signs_in_by_client_credentials_and_nothing_secret_leaks() {
-    let protected = Protected::start(&[], &[], &[]);
+    let protected = Protected::start(Issuer::Oidc, &[], &[], &[]);
     let url = protected.server.mcp_url();
     let outcome = Outcome::run(
         &["--server-url", &url, "--oauth-client-id", CLIENT_ID, "--oauth-scopes", "mcp:read"],
@@ -244,14 +282,18 @@ fn a_ci_client_signs_in_by_client_credentials_and_nothing_secret_leaks() {
         let (status, message) = outcome.check(id);
         assert_eq!(status, "pass", "{id}: {message}");
     }
-    let issued = protected.issued();
-    assert!(!issued.is_empty(), "the authorization server issued a token");
-    assert_never_leaks(&outcome, &issued);
+    let (a5, message) = outcome.check("A-5");
+    assert_eq!(a5, "not_applicable", "{message}");
+    assert!(message.contains("--oauth-other-resource"), "{message}");
+    let (a6, message) = outcome.check("A-6");
+    assert_eq!(a6, "not_applicable", "tokens live an hour: {message}");
+    assert!(message.contains("live 3600 s"), "{message}");
+    assert_never_leaks(&outcome, &protected.issued());
 }
 
 #[test]
 fn discovery_falls_back_to_openid_metadata_and_client_secret_post() {
-    let protected = Protected::start(&["--oidc-only", "--post-only"], &[], &[]);
+    let protected = Protected::start(Issuer::Fixture, &["--oidc-only", "--post-only"], &[], &[]);
     let url = protected.server.mcp_url();
     let outcome = Outcome::run(
         &["--server-url", &url, "--oauth-client-id", CLIENT_ID, "--oauth-client-secret-env", "MY_CI_SECRET"],
@@ -264,10 +306,12 @@ fn discovery_falls_back_to_openid_metadata_and_client_secret_post() {
 #[test]
 fn a_token_that_expires_mid_run_is_obtained_again() {
     // Tokens live 2 s; layer 0 takes longer than that against this server.
-    let protected = Protected::start(&["--ttl", "2"], &[], &[]);
+    let protected = Protected::start(Issuer::Fixture, &["--ttl", "2"], &[], &[]);
     let url = protected.server.mcp_url();
-    let outcome =
-        Outcome::run(&["--server-url", &url, "--oauth-client-id", CLIENT_ID], &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)]);
+    let outcome = Outcome::run(
+        &["--server-url", &url, "--oauth-client-id", CLIENT_ID],
+        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)],
+    );
     assert_eq!(outcome.code(), 0, "{}", outcome.stderr());
     let issued = protected.issued();
     assert!(issued.len() >= 2, "the token was obtained again when it expired: {} issued", issued.len());
@@ -276,19 +320,81 @@ fn a_token_that_expires_mid_run_is_obtained_again() {
 
 #[test]
 fn a_refusal_by_the_authorization_server_is_one_error_naming_its_error_and_the_setting() {
-    let protected = Protected::start(&[], &[], &[]);
+    let protected = Protected::start(Issuer::Oidc, &[], &[], &[]);
     let url = protected.server.mcp_url();
     let wrong = "wrong-secret-5e0c11aa";
-    let outcome =
-        Outcome::run(&["--server-url", &url, "--oauth-client-id", CLIENT_ID], &[("MCP_EVAL_OAUTH_CLIENT_SECRET", wrong)]);
+    let outcome = Outcome::run(
+        &["--server-url", &url, "--oauth-client-id", CLIENT_ID],
+        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", wrong)],
+    );
     assert_eq!(outcome.code(), 3, "{}", outcome.stderr());
     let stderr = outcome.stderr();
     assert!(stderr.contains("invalid_client"), "{stderr}");
     assert!(stderr.contains("client authentication failed"), "the AS's error_description: {stderr}");
+    assert!(stderr.contains("hint:") && stderr.contains("--oauth-client-secret-env"), "{stderr}");
     assert!(stderr.contains("--oauth-client-id"), "names the setting to check: {stderr}");
     assert!(!outcome.everything().contains(wrong), "the wrong secret leaked");
     // No secret at all: a settings error (exit 2) naming the variable.
     let missing = Outcome::run(&["--server-url", &url, "--oauth-client-id", CLIENT_ID], &[]);
     assert_eq!(missing.code(), 2, "{}", missing.stderr());
     assert!(missing.stderr().contains("MCP_EVAL_OAUTH_CLIENT_SECRET"), "{}", missing.stderr());
+}
+
+/// against a server of the SDK's (`lax`: the variant that checks neither the
+/// audience nor the expiry and takes a token from the query string): the run's exit status and
+/// each row's status, with the evidence of a failure.
+fn token_probes(lax: bool) -> Outcome {
+    let other = "http://127.0.0.1:9/another-mcp";
+    // Tokens live 3 s, so A-6 can wait one out (and the sign-in renews its own on the way).
+    let protected = Protected::start(Issuer::Oidc, &["--ttl", "3"], if lax { &["--lax"] } else { &[] }, &[other]);
+    let url = protected.server.mcp_url();
+    let outcome = Outcome::run(
+        &["--server-url", &url, "--oauth-client-id", CLIENT_ID, "--oauth-other-resource", other],
+        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)],
+    );
+    assert_never_leaks(&outcome, &protected.issued());
+    outcome
+}
+
+#[test]
+fn a_server_checking_audience_and_expiry_passes_the_token_probes() {
+    let outcome = token_probes(false);
+    for id in ["A-3", "A-4", "A-5", "A-6"] {
+        let (status, message) = outcome.check(id);
+        assert_eq!(status, "pass", "{id}: {message}");
+    }
+    assert_eq!(outcome.code(), 0, "{}", outcome.stderr());
+}
+
+#[test]
+fn a_server_accepting_any_audience_expired_or_query_tokens_fails_the_token_probes_with_evidence() {
+    let outcome = token_probes(true);
+    for (id, expected, words) in [
+        ("A-4", "warn", "query string"),
+        ("A-5", "fail", "another resource (http://127.0.0.1:9/another-mcp) was accepted"),
+        ("A-6", "fail", "had expired was accepted"),
+    ] {
+        let (status, message) = outcome.check(id);
+        assert_eq!(status, expected, "{id}: {message}");
+        assert!(message.contains(words), "{id}: {message}");
+        let report = outcome.report();
+        let check =
+            report["checks"].as_array().and_then(|checks| checks.iter().find(|check| check["id"] == id)).cloned();
+        let labels: Vec<String> = check
+            .into_iter()
+            .flat_map(|check| {
+                check["evidence"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|item| item["label"].as_str().map(str::to_owned))
+            })
+            .collect();
+        assert!(
+            labels.iter().any(|label| label == "request") && labels.iter().any(|label| label == "response"),
+            "{id}: evidence {labels:?}"
+        );
+    }
+    assert_eq!(outcome.code(), 1, "a MUST failure: {}", outcome.stderr());
 }
