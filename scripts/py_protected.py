@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Serve a small MCP server protected by the official Python SDK's own auth support.
 
-Usage: py_protected.py PORT ISSUER [--lax] [--static TOKEN]
+Usage: py_protected.py PORT ISSUER [--lax] [--uses N] [--static TOKEN]
 
 The SDK's resource-server side (`mcp.server.auth`): `AuthSettings` with this server's URL as
 `resource_server_url` (so it serves RFC 9728 metadata and answers 401/403 with RFC 6750 error
@@ -11,7 +11,8 @@ token's resource, which the SDK's bearer middleware checks against this server
 (`validate_token_resource`). `--lax` is the broken variant: the audience is checked neither by
 the verifier nor by the middleware (a token minted for another resource is accepted), the
 verifier ignores `exp` and reports no expiry (an expired token is accepted), and a token in the
-`access_token` query parameter is taken as the bearer token. `--static TOKEN` accepts that one opaque token instead (no authorization server
+`access_token` query parameter is taken as the bearer token. `--uses N` refuses a token after
+its N-th request, as a server that revoked it would (the client must obtain a new one). `--static TOKEN` accepts that one opaque token instead (no authorization server
 needed). Runs on 127.0.0.1:PORT, path /mcp, with the interop venv's python
 (scripts/install-servers.sh).
 """
@@ -31,10 +32,12 @@ from mcp.server.mcpserver import MCPServer
 class JwtVerifier:
     """Verifies the issuer's JWT access tokens; the key set is read from its metadata."""
 
-    def __init__(self, issuer: str, resource: str, strict: bool):
+    def __init__(self, issuer: str, resource: str, strict: bool, uses: int | None = None):
         self.issuer = issuer
         self.resource = resource
         self.strict = strict
+        self.uses = uses
+        self.seen: dict[str, int] = {}
         self.keys = None
 
     def _jwks(self) -> jwt.PyJWKClient:
@@ -51,6 +54,10 @@ class JwtVerifier:
         return self.keys
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        if self.uses is not None:
+            self.seen[token] = self.seen.get(token, 0) + 1
+            if self.seen[token] > self.uses:
+                return None
         try:
             key = self._jwks().get_signing_key_from_jwt(token).key
             options = {"verify_aud": self.strict, "verify_exp": self.strict, "require": ["exp", "iss"]}
@@ -116,7 +123,8 @@ def main() -> None:
     if "--static" in args:
         verifier = StaticVerifier(args[args.index("--static") + 1], resource)
     else:
-        verifier = JwtVerifier(issuer, resource, strict)
+        uses = int(args[args.index("--uses") + 1]) if "--uses" in args else None
+        verifier = JwtVerifier(issuer, resource, strict, uses)
     server = MCPServer(
         "protected-time",
         token_verifier=verifier,

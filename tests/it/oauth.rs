@@ -319,6 +319,22 @@ fn a_token_that_expires_mid_run_is_obtained_again() {
 }
 
 #[test]
+fn a_token_the_server_refuses_as_invalid_is_obtained_again_and_the_request_sent_once_more() {
+    // The server refuses each token after its 25th request (as if revoked); tokens live an hour,
+    // so only the 401 `invalid_token` can tell the client to obtain a new one.
+    let protected = Protected::start(Issuer::Fixture, &[], &["--uses", "25"], &[]);
+    let url = protected.server.mcp_url();
+    let outcome = Outcome::run(
+        &["--server-url", &url, "--oauth-client-id", CLIENT_ID],
+        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)],
+    );
+    assert_eq!(outcome.code(), 0, "{}", outcome.stderr());
+    let issued = protected.issued();
+    assert!(issued.len() >= 3, "a new token after each refusal: {} issued", issued.len());
+    assert_never_leaks(&outcome, &issued);
+}
+
+#[test]
 fn a_refusal_by_the_authorization_server_is_one_error_naming_its_error_and_the_setting() {
     let protected = Protected::start(Issuer::Oidc, &[], &[], &[]);
     let url = protected.server.mcp_url();
