@@ -743,7 +743,7 @@ pub(crate) async fn needs_credentials(target: &Target, redactor: Redactor) -> Op
 /// Why a requirement produced no finding.
 fn not_exercised(id: &str) -> &'static str {
     match id {
-        "A-1" | "A-2" | "A-3" | "A-4" => {
+        "A-1" | "A-2" | "A-3" | "A-4" | "A-5" | "A-6" => {
             "not exercised: the authorization probes did not run against this server (they run over Streamable HTTP, on a server that answered)"
         }
         "B-4" => "not exercised: the server is not dual-era",

@@ -14,6 +14,7 @@ pub(crate) mod env_vars;
 mod event;
 pub(crate) mod layer1;
 mod layer1_resolve;
+pub(crate) mod oauth;
 pub(crate) use layer1_resolve::BUDGET_WITHOUT_TABLE;
 pub(crate) mod sarif;
 pub(crate) mod secrets;
@@ -81,6 +82,18 @@ pub struct SettingsArgs {
     /// [`table::SERVER_ENV`].
     #[arg(long = table::SERVER_ENV.long(), value_name = "NAME[=VALUE]", help = table::SERVER_ENV.help())]
     pub server_env: Vec<String>,
+    /// [`table::OAUTH_CLIENT_ID`].
+    #[arg(long = table::OAUTH_CLIENT_ID.long(), value_name = "ID", help = table::OAUTH_CLIENT_ID.help())]
+    pub oauth_client_id: Option<String>,
+    /// [`table::OAUTH_CLIENT_SECRET_ENV`].
+    #[arg(long = table::OAUTH_CLIENT_SECRET_ENV.long(), value_name = "NAME", help = table::OAUTH_CLIENT_SECRET_ENV.help())]
+    pub oauth_client_secret_env: Option<String>,
+    /// [`table::OAUTH_SCOPES`].
+    #[arg(long = table::OAUTH_SCOPES.long(), value_name = "SCOPES", help = table::OAUTH_SCOPES.help())]
+    pub oauth_scopes: Option<String>,
+    /// [`table::OAUTH_OTHER_RESOURCE`].
+    #[arg(long = table::OAUTH_OTHER_RESOURCE.long(), value_name = "URL", help = table::OAUTH_OTHER_RESOURCE.help())]
+    pub oauth_other_resource: Option<String>,
     /// [`table::LAYERS`].
     #[arg(long = table::LAYERS.long(), value_name = "LIST", help = table::LAYERS.help())]
     pub layers: Option<String>,
@@ -454,6 +467,8 @@ pub(crate) struct Settings {
     pub server: Server,
     /// Extra HTTP headers (values are secrets).
     pub headers: Vec<(String, String)>,
+    /// The client-credentials sign-in, when a client id is given.
+    pub oauth: Option<oauth::OAuthSettings>,
     /// The variables a stdio server gets beyond the few it inherits
     /// ([`crate::mcp::stdio::INHERITED_VARS`]): name and value, pass-through entries already
     /// looked up (values are secrets). Empty for an HTTP server.
@@ -501,6 +516,7 @@ impl Settings {
     /// model providers' keys, the token and the secret parts of the URL.
     pub(crate) fn secrets(&self) -> Vec<String> {
         let mut secrets: Vec<String> = self.headers.iter().map(|(_, value)| value.clone()).collect();
+        secrets.extend(self.oauth.iter().map(|oauth| oauth.client_secret.clone()));
         secrets.extend(self.server_env.iter().map(|(_, value)| value.clone()));
         secrets.extend(self.layer1.keys().map(str::to_owned));
         secrets.extend(self.trace.secrets().map(str::to_owned));
@@ -551,6 +567,7 @@ pub(crate) fn raw_secrets(request: &Request, lookup: &dyn Fn(&str) -> Option<Str
         }
     }
     secrets.extend(layer1_resolve::raw_keys(&sources));
+    secrets.extend(oauth::raw_secret(&sources));
     // The OTLP export's header values, from the input or the variables, before they are parsed.
     let otlp_headers =
         sources.setting(&table::OTLP_HEADERS, &request.flags.otlp_headers).map(|(_, text)| text).into_iter().chain(
@@ -682,6 +699,7 @@ pub(crate) fn resolve(
 
     let server = resolve_server(&sources, config.failed, merging, &mut problems);
     let headers = resolve_headers(&sources, server.as_ref(), &mut problems);
+    let oauth = oauth::resolve(&sources, server.as_ref(), &headers, &mut problems);
     let mut notices = Vec::new();
     let server_env = resolve_server_env(&sources, server.as_ref(), &mut problems, &mut notices);
     let layers = resolve_layers(&sources, &mut problems);
@@ -713,6 +731,7 @@ pub(crate) fn resolve(
         Some(server) if problems.is_empty() => Ok(Settings {
             server,
             headers,
+            oauth,
             server_env,
             layers,
             timeout,

@@ -138,6 +138,7 @@ async fn run_layer1_observed(
         url: fixture.mcp_url.clone(),
         extra_headers: Vec::new(),
         timeout: Duration::from_secs(10),
+        oauth: None,
     });
     let connected =
         era::connect(&target, Redactor::new(vec![CANARY_KEY.into()]), 0).await.expect("demo server reachable");

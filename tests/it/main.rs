@@ -15,6 +15,7 @@ mod layer1;
 mod layer2;
 mod layer3;
 mod migrate;
+mod oauth;
 mod public_reports;
 mod replayed;
 mod robustness;
