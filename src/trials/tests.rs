@@ -1128,6 +1128,7 @@ async fn confirm_observed(
         url: fixture.mcp_url.clone(),
         extra_headers: Vec::new(),
         timeout: Duration::from_secs(10),
+        oauth: None,
     });
     let connected =
         era::connect(&target, Redactor::new(vec![CANARY_KEY.into()]), 0).await.expect("demo server reachable");
