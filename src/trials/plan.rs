@@ -124,7 +124,7 @@ impl Item {
 /// A case's trials (`own`) with `--runs N` (`runs`): N trials, a hard case's threshold N and a
 /// soft one's scaled to N, rounded up, at least 1; without it, the case's own. The one place the
 /// number of trials of a case is decided.
-pub(crate) fn scaled(own: Trials, runs: Option<u32>) -> Trials {
+fn scaled(own: Trials, runs: Option<u32>) -> Trials {
     let Some(runs) = runs.and_then(|runs| usize::try_from(runs).ok()) else { return own };
     let runs = runs.max(1);
     let threshold = if own.hard { runs } else { (own.threshold * runs).div_ceil(own.runs).clamp(1, runs) };
