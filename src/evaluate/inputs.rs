@@ -159,7 +159,7 @@ pub(crate) fn layer2_budget(settings: &Settings, layers: &[u8], golden: Option<&
         return None;
     }
     let (variants, source) = crate::faults::variants(set);
-    let cost = crate::faults::planned(set, &variants, models, layer1.runs);
+    let cost = crate::faults::planned(set, &crate::faults::items(set, &variants, layer1.runs), models);
     let before = if layers.contains(&1) { crate::faults::sample::layer1_at_most(set, layer1, models) } else { 0 };
     crate::faults::sample::over_cap(&cost, source, models, before, layer1.max_model_calls)
 }

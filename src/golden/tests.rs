@@ -558,31 +558,6 @@ fn a_case_s_trials_are_typed_once_with_the_format_s_defaults() {
 }
 
 #[test]
-fn runs_given_on_the_command_line_scale_a_soft_threshold_and_set_a_hard_one() {
-    let soft = super::Trials::new(5, Some(4), false);
-    assert_eq!(soft.effective(Some(10)), super::Trials { runs: 10, threshold: 8, hard: false });
-    assert_eq!(soft.effective(Some(3)).threshold, 3, "rounded up");
-    assert_eq!(soft.effective(Some(1)).threshold, 1);
-    assert_eq!(soft.effective(None), soft, "without --runs the case's own");
-    let hard = super::Trials::new(5, None, true);
-    assert_eq!(hard.effective(Some(3)), super::Trials { runs: 3, threshold: 3, hard: true });
-}
-
-/// `--runs` on a resolved case: the effective trials scoring reads (moved from
-/// `trials::assemble`, which wrote them into the case's JSON before scoring took the typed case).
-#[test]
-fn runs_override_scales_a_soft_threshold_and_sets_a_hard_one() {
-    let with_runs = |case: &serde_json::Value, runs| super::Trials::of_resolved(case).effective(runs);
-    let soft = serde_json::json!({"kind": "soft", "runs": 5, "pass_threshold": 4});
-    let scaled = with_runs(&soft, Some(10));
-    assert_eq!((scaled.runs, scaled.threshold), (10, 8));
-    let hard = serde_json::json!({"kind": "hard", "runs": 5, "pass_threshold": 5});
-    assert_eq!(with_runs(&hard, Some(3)).threshold, 3);
-    assert_eq!(with_runs(&soft, None), super::Trials::of_resolved(&soft));
-    assert_eq!((with_runs(&soft, None).runs, with_runs(&soft, None).threshold), (5, 4));
-}
-
-#[test]
 fn what_a_trial_does_is_typed_once_with_the_format_s_defaults() {
     let text = "version: 1\ncases:\n  - id: plain\n    prompt: p\n    expect_tool: t\n  - id: set\n    prompt: [a, b]\n    system: s\n    max_turns: 3\n    timeout_ms: 2000\n    tools: [\"t*\"]\n    forbid_tools: [rm]\n    tool_choice: required\n    sampling: {temperature: 0.5}\n    sequential_runs: true\n    negative: true\n";
     let set = ok(text);

@@ -21,14 +21,14 @@ use crate::settings::layer1::{TRUNCATED_BYTES, TraceResults};
 pub(crate) struct Inputs<'a> {
     /// The golden set.
     pub set: &'a GoldenSet,
-    /// Its cases as the loop read them (same order).
+    /// The plan's items (layer 1's: item `i` is case `i`), each with its trials.
+    pub items: &'a [super::plan::Item],
+    /// Their cases as the loop read them (same order).
     pub specs: &'a [CaseSpec],
     /// The models that ran: index in the settings, label, caller.
     pub models: &'a [(usize, String, &'a LiveModel)],
-    /// Trials by (model index, case index).
+    /// Trials by (model index, item index).
     pub records: &'a BTreeMap<(usize, usize), Vec<TrialRecord>>,
-    /// `--runs`, when given.
-    pub runs_override: Option<u32>,
     /// For relative dates.
     pub today: NaiveDate,
     /// How much of results and answers to keep.
@@ -57,12 +57,13 @@ pub(crate) enum Cut {
 pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
     let mut evals: Vec<((usize, usize), EvalResult)> = Vec::new();
     for (model_index, label, caller) in inputs.models {
-        for (case_index, (case, spec)) in inputs.set.cases.iter().zip(inputs.specs).enumerate() {
+        for (case_index, (item, spec)) in inputs.items.iter().zip(inputs.specs).enumerate() {
             if !inputs.scope.contains(case_index, *model_index) {
                 continue;
             }
+            let case = &inputs.set.cases[item.case];
             let key = (case_index, *model_index);
-            let trials = case.trials.effective(inputs.runs_override);
+            let trials = item.trials;
             let (requested, threshold) = (trials.runs, trials.threshold);
             let sampling = caller.effective(spec.run.sampling);
             let mut sampling_out = serde_json::Map::new();

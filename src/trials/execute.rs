@@ -9,7 +9,7 @@ use futures_util::StreamExt as _;
 
 use super::Progress;
 use super::caller::LiveModel;
-use super::plan::{Plan, Ready, Work};
+use super::plan::{Grading, Plan, Ready, Work};
 use super::semantic;
 use crate::agent::observe::{ObservedModel, ObservedTools};
 use crate::agent::tools::ToolExecutor;
@@ -114,12 +114,16 @@ async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&
         let samples = plan.input.settings.judge_samples.max(1);
         Some((Judge { caller, samples }, plan.rubrics[work.case].as_ref()?))
     });
+    let item = &plan.items[work.case];
     let graded = Graded {
         shown: trial + plan.scope.numbered_after.get(&(work.model, work.case)).copied().unwrap_or(0),
         semantic: &plan.semantic,
-        expect: &plan.input.set.cases[work.case].expect,
-        case: work.case,
-        case_sha256: &plan.input.set.cases[work.case].hash,
+        expect: match item.grading {
+            Grading::Expectations => Some(&plan.input.set.cases[item.case].expect),
+            Grading::Outcome => None,
+        },
+        injection: item.injection.as_ref(),
+        case_sha256: &item.hash,
         events,
         wraps: &plan.input.wraps,
     };
@@ -140,11 +144,11 @@ struct Graded<'a> {
     /// The trial's number in its events (a confirmation re-run's follow the first pass's).
     shown: usize,
     semantic: &'a semantic::Semantic,
-    /// What the case expects.
-    expect: &'a crate::golden::Expect,
-    /// The case's index in the set.
-    case: usize,
-    /// The case's hash.
+    /// What the case expects, when the trial is graded by it ([`Grading::Expectations`]).
+    expect: Option<&'a crate::golden::Expect>,
+    /// What a layer injects into the trial.
+    injection: Option<&'a crate::golden::Injection>,
+    /// The item's hash.
     case_sha256: &'a str,
     /// Where the trial's events go.
     events: &'a (dyn Fn(&RunEvent) + Sync),
@@ -166,7 +170,12 @@ async fn one_trial(
     // `run` keys the cassettes; the events name the trial as the report numbers it.
     let trial = crate::events::TrialRef { case: case.id.clone(), model: model.label().to_owned(), trial: graded.shown };
     // Each layer's part in the trial, opened before it starts (a trace begins here).
-    let site = TrialSite { trial: &trial, case: graded.case, case_sha256: graded.case_sha256, events: graded.events };
+    let site = TrialSite {
+        trial: &trial,
+        injection: graded.injection,
+        case_sha256: graded.case_sha256,
+        events: graded.events,
+    };
     let opened: Vec<(Place, Box<dyn WrappedTrial + '_>)> =
         graded.wraps.iter().map(|wrap| (wrap.place(), wrap.open(site))).collect();
     (graded.events)(&RunEvent::TrialStarted {
@@ -203,8 +212,8 @@ async fn one_trial(
             | TrialEnding::ServerError(_)
             | TrialEnding::CapReached
     );
-    if judged {
-        let keys = crate::scoring::semantic::requests(graded.expect, &record.trace());
+    if let Some(expect) = graded.expect.filter(|_| judged) {
+        let keys = crate::scoring::semantic::requests(expect, &record.trace());
         if !keys.is_empty() {
             record.semantic =
                 graded.semantic.resolve(&case.id, &case.run.prompt.join("\n"), keys, (&trial, graded.events)).await;

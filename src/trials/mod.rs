@@ -65,7 +65,7 @@ use crate::report::evals::{EvalsSection, ModelOutcome, ModelStatus};
 use crate::settings::layer1::Layer1Settings;
 use caller::{Budget, LiveModel, RetryPolicy};
 use execute::Executed;
-use plan::{Plan, Planned, Scope};
+use plan::{Item, Plan, Planned, Scope};
 
 /// How long one model request may take, connection included.
 pub(crate) const MODEL_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -128,10 +128,10 @@ pub(crate) struct Progress(std::sync::Mutex<Option<Snapshot>>);
 struct Snapshot {
     section: EvalsSection,
     set: GoldenSet,
+    items: Vec<Item>,
     specs: Vec<CaseSpec>,
     models: Vec<(usize, String, Arc<LiveModel>)>,
     records: BTreeMap<(usize, usize), Vec<TrialRecord>>,
-    runs_override: Option<u32>,
     today: NaiveDate,
     trace_results: crate::settings::layer1::TraceResults,
     budget: Arc<Budget>,
@@ -145,10 +145,10 @@ impl Progress {
         *lock(&self.0) = Some(Snapshot {
             section: plan.section.clone(),
             set: plan.input.set.clone(),
+            items: plan.items.clone(),
             specs: plan.specs.clone(),
             models: plan.ready.iter().map(|model| (model.index, model.label.clone(), model.caller.clone())).collect(),
             records: BTreeMap::new(),
-            runs_override: plan.input.settings.runs,
             today: plan.input.today,
             trace_results: plan.input.settings.trace_results,
             budget: plan.input.budget.clone(),
@@ -195,10 +195,10 @@ impl Progress {
             &mut section,
             &assemble::Inputs {
                 set: &snapshot.set,
+                items: &snapshot.items,
                 specs: &snapshot.specs,
                 models: &models,
                 records: &snapshot.records,
-                runs_override: snapshot.runs_override,
                 today: snapshot.today,
                 trace_results: snapshot.trace_results,
                 cut: assemble::Cut::Interrupted,
@@ -220,7 +220,7 @@ pub(crate) async fn run(
 ) -> Result<EvalsSection, UserError> {
     let scope =
         Scope { shard: input.settings.shard.map(|shard| (shard, input.settings.models.len())), ..Scope::default() };
-    let plan = match Plan::build(input, scope, events)? {
+    let plan = match Plan::build(input, Item::cases(input.set, input.settings.runs), scope, events)? {
         Planned::NotRun(section) => return Ok(*section),
         Planned::Run(plan) => plan,
     };
@@ -228,11 +228,11 @@ pub(crate) async fn run(
     Ok(finish(*plan, executed, events))
 }
 
-/// What ungraded trials left ([`run_ungraded`]): every trial's record by (model index, case
+/// What ungraded trials left ([`run_ungraded`]): every trial's record by (model index, item
 /// index), the models that ran (index, `PROVIDER:MODEL`), and the plan's section (model status,
 /// notes; with `layer1_not_run` set when nothing could run).
 pub(crate) struct Ungraded {
-    /// Records by (model index, case index), trials in order.
+    /// Records by (model index, item index), trials in order.
     pub records: BTreeMap<(usize, usize), Vec<TrialRecord>>,
     /// The models that ran.
     pub models: Vec<(usize, String)>,
@@ -244,17 +244,19 @@ pub(crate) struct Ungraded {
     pub judge: Option<Arc<LiveModel>>,
 }
 
-/// The trials of `input`, planned and run as [`run`]'s (models, tools and their wrappers,
-/// concurrency, budget, cassettes) and graded by the caller on their records. No cache, no
-/// shard: every case runs.
+/// The trials of `items` (a higher layer's: each a case of `input`'s set with what the layer
+/// injects, graded on its outcome), planned and run as [`run`]'s (models, tools and their
+/// wrappers, concurrency, budget, cassettes) and graded by the caller on their records. No
+/// cache, no shard: every item runs.
 ///
 /// # Errors
 /// As [`run`].
 pub(crate) async fn run_ungraded(
     input: &Layer1Input<'_>,
+    items: Vec<Item>,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<Ungraded, UserError> {
-    let plan = match Plan::build(input, Scope::default(), events)? {
+    let plan = match Plan::build(input, items, Scope::default(), events)? {
         Planned::NotRun(section) => {
             return Ok(Ungraded {
                 records: BTreeMap::new(),
@@ -326,7 +328,7 @@ pub(crate) async fn confirm(
     let quiet = |_: &RunEvent| {};
     let only = numbered_after.keys().copied().collect();
     let scope = Scope { shard: None, only: Some(only), numbered_after };
-    let plan = match Plan::build(input, scope, &quiet)? {
+    let plan = match Plan::build(input, Item::cases(input.set, input.settings.runs), scope, &quiet)? {
         Planned::NotRun(section) => return Ok(*section),
         Planned::Run(plan) => plan,
     };
@@ -395,10 +397,10 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
         &mut section,
         &assemble::Inputs {
             set: input.set,
+            items: &plan.items,
             specs: &plan.specs,
             models: &ran,
             records: &records,
-            runs_override: input.settings.runs,
             today: input.today,
             trace_results: input.settings.trace_results,
             cut: if cost_stopped { assemble::Cut::CostBudget } else { assemble::Cut::CallCap },
