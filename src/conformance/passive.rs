@@ -121,7 +121,7 @@ impl Passive {
         if exchange.status.is_some() {
             self.http_rules(outgoing, exchange, method, modern);
         }
-        if let Some(why) = exchange.unreadable() {
+        if let Some(why) = exchange.unreadable_answer() {
             self.unreadable_answer(exchange, method, why, modern);
             return;
         }

@@ -24,3 +24,4 @@ mod shards;
 mod soak;
 mod support;
 mod traces;
+mod unreadable;
