@@ -125,7 +125,7 @@ impl Passive {
         if is_authorization_answer(exchange) {
             return;
         }
-        if let Some(why) = exchange.unreadable() {
+        if let Some(why) = exchange.unreadable_answer() {
             self.unreadable_answer(exchange, method, why, modern);
             return;
         }

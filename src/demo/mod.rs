@@ -18,6 +18,7 @@ pub(crate) mod chaos;
 pub(crate) mod core;
 pub(crate) mod faults;
 pub(crate) mod http;
+pub(crate) mod later;
 pub(crate) mod model;
 pub(crate) mod protocol;
 pub(crate) mod request_state;

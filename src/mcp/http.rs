@@ -860,6 +860,43 @@ mod tests {
         exchange
     }
 
+    /// A successful answer of a request, as [`assemble`] reads it.
+    fn answer(content_type: &str, body: &[u8]) -> Exchange {
+        let mut exchange = assemble(content_type, &[body], true);
+        (exchange.method, exchange.status) = (Some("tools/list".into()), Some(200));
+        exchange
+    }
+
+    #[test]
+    fn a_later_answer_no_client_can_read_names_how_and_discover_keeps_the_stricter_test() {
+        let cases: [(&str, &[u8], &str); 5] = [
+            ("text/html", b"<!DOCTYPE html><html><body>hello</body></html>", "an HTML page"),
+            ("application/json", b"event: message\ndata: {\"jsonrpc\":\"2.0\"}\n\n", "SSE framing"),
+            ("text/event-stream", b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n", "bare JSON"),
+            (
+                "application/json",
+                b"\"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":1,\\\"result\\\":{}}\"",
+                "serialized twice",
+            ),
+            ("application/json", b"{\"jsonrpc\":\"2.0\",\"result\":{}}", "no `id`"),
+        ];
+        for (content_type, body, says) in cases {
+            let exchange = answer(content_type, body);
+            let why = exchange.unreadable_answer().unwrap_or_default();
+            assert!(why.contains(says), "{content_type} {body:?}: {why}");
+        }
+        // Before discover was read, an HTML page is no MCP endpoint, not an unreadable answer.
+        assert_eq!(answer("text/html", b"<!DOCTYPE html><html><body>hello</body></html>").unreadable(), None);
+        // A refusal is graded by the rule of what was refused, and a good answer is readable.
+        let mut refusal = answer("text/html", b"<html><body>nope</body></html>");
+        refusal.status = Some(500);
+        assert_eq!(refusal.unreadable_answer(), None);
+        assert_eq!(
+            answer("application/json", b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}").unreadable_answer(),
+            None
+        );
+    }
+
     #[test]
     fn an_sse_json_continued_without_data_prefixes_is_unreadable_and_names_the_line() {
         let exchange = assemble(

@@ -25,3 +25,4 @@ mod shards;
 mod soak;
 mod support;
 mod traces;
+mod unreadable;
