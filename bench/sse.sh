@@ -11,6 +11,7 @@
 #
 #   bench/sse.sh [RUNS]        (default 3)
 #   BASELINE_BIN=path/to/older/mcp-eval bench/sse.sh   also times an older build, side by side
+#   PARSER=0 bench/sse.sh                               skips the parser alone (cargo bench)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -25,7 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cargo bench --quiet --bench sse 2>/dev/null | grep '^sse '
+if [ "${PARSER:-1}" != 0 ]; then cargo bench --quiet --bench sse 2>/dev/null | grep '^sse '; fi
 cargo build --release --quiet
 
 "$BIN" demo-server --port 0 --break chaos-80000-tools-sse >"$WORK/url" 2>/dev/null &
