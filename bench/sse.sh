@@ -4,11 +4,14 @@
 # (tools/list is one SSE event of about 18 MB, 80,000 tools), RUNS times: wall time, peak RSS,
 # and whether any check reported a timeout; beside them the floor: the server's time for one
 # tools/list times the number of tools/list requests layer 0 sends (counted by one run through a
-# byte-level loopback proxy, not timed), and the target (layer 0 <= 2 x that floor, peak RSS
-# <= 100 MB). Prints figures; asserts nothing.
+# byte-level loopback proxy, not timed), and the target, computed from that floor on every run:
+# layer 0 <= 2 x floor + 1 s (the goal of issue 40: our own CPU on a list at most the server's
+# cost for it, plus a second for start-up and the probes), peak RSS <= 100 MB. Each run prints
+# measured, floor and target side by side. Prints figures; asserts nothing.
 #
 #   bench/sse.sh [RUNS]        (default 3)
 #   BASELINE_BIN=path/to/older/mcp-eval bench/sse.sh   also times an older build, side by side
+#   PARSER=0 bench/sse.sh                               skips the parser alone (cargo bench)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -23,7 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cargo bench --quiet --bench sse 2>/dev/null | grep '^sse '
+if [ "${PARSER:-1}" != 0 ]; then cargo bench --quiet --bench sse 2>/dev/null | grep '^sse '; fi
 cargo build --release --quiet
 
 "$BIN" demo-server --port 0 --break chaos-80000-tools-sse >"$WORK/url" 2>/dev/null &
@@ -87,8 +90,9 @@ print(count)
 PY
 )
 FLOOR_MS=$(( ONE_LIST_MS * LISTS ))
-printf 'floor: one tools/list %s ms x %s tools/list requests per layer-0 run = %s ms; target: layer 0 <= %s ms, peak RSS <= 100 MB\n' \
-  "$ONE_LIST_MS" "$LISTS" "$FLOOR_MS" "$(( 2 * FLOOR_MS ))"
+TARGET_MS=$(( 2 * FLOOR_MS + 1000 ))
+printf 'floor: one tools/list %s ms x %s tools/list requests per layer-0 run = %s ms; target: layer 0 <= 2 x floor + 1 s = %s ms, peak RSS <= 100 MB\n' \
+  "$ONE_LIST_MS" "$LISTS" "$FLOOR_MS" "$TARGET_MS"
 
 time_runs() { # LABEL BINARY
   for run in $(seq "$RUNS"); do
@@ -99,8 +103,9 @@ time_runs() { # LABEL BINARY
     end=$(date +%s%N)
     rss=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$WORK/time-$1-$run")
     timeouts=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(",".join(c["id"] for c in r["checks"] if "within the timeout" in c["message"]) or "none")' "$out/report.json")
-    printf '%s layer-0 run %d: %d ms (target %d ms), exit %d, peak RSS %.1f MB (target 100 MB), checks reporting a timeout: %s\n' \
-      "$1" "$run" $(( (end - start) / 1000000 )) $(( 2 * FLOOR_MS )) "$code" "$(echo "$rss / 1024" | bc -l)" "$timeouts"
+    ms=$(( (end - start) / 1000000 ))
+    printf '%s layer-0 run %d: measured %d ms, floor %d ms, target %d ms (%s of target), exit %d, peak RSS %.1f MB (target 100 MB), checks reporting a timeout: %s\n' \
+      "$1" "$run" "$ms" "$FLOOR_MS" "$TARGET_MS" "$(awk -v m="$ms" -v t="$TARGET_MS" 'BEGIN {printf "%.2fx", m / t}')" "$code" "$(echo "$rss / 1024" | bc -l)" "$timeouts"
   done
 }
 time_runs this "$BIN"

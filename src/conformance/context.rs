@@ -172,9 +172,7 @@ pub(crate) async fn walk(
                 for item in entries.iter() {
                     let name = item.get("name").or_else(|| item.get("uri")).and_then(Value::as_str).unwrap_or("");
                     walk.names.push(name.to_owned());
-                    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-                    std::hash::Hash::hash(&item.to_string(), &mut hasher);
-                    walk.digests.push(std::hash::Hasher::finish(&hasher));
+                    walk.digests.push(digest(&item));
                 }
                 if keep_items {
                     walk.items.append(entries);
@@ -214,6 +212,25 @@ pub(crate) async fn walk(
     }
     walk.problems.push(format!("`{method}` still had more pages after {MAX_PAGES}"));
     walk
+}
+
+/// A digest of an entry as parsed (its compact JSON hashed as it is written, never held as
+/// text), compared between walks of the same run.
+fn digest(item: &Value) -> u64 {
+    struct Hashing(std::collections::hash_map::DefaultHasher);
+    impl std::io::Write for Hashing {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            std::hash::Hasher::write(&mut self.0, bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut hashing = Hashing(std::collections::hash_map::DefaultHasher::new());
+    // Writing into a hasher cannot fail.
+    let _ = serde_json::to_writer(&mut hashing, item);
+    std::hash::Hasher::finish(&hashing.0)
 }
 
 /// How many processes of its own layer 0 needs on a stdio server besides the session, started

@@ -74,7 +74,7 @@ impl Default for Limits {
 ///   tokens, case-insensitively unique, only on `integer`/`string`/`boolean` properties, and
 ///   only on properties reached from the root through `properties` alone.
 pub(crate) fn check_tools(tools: impl IntoIterator<Item = Value>, limits: &Limits) -> Vec<(String, Problem)> {
-    let mut budget = Budget { deadline: Instant::now().checked_add(limits.max_time), reported: false };
+    let mut budget = Budget::new(limits);
     let mut out = Vec::new();
     let mut first_seen: HashMap<String, usize> = HashMap::new();
     for (index, tool) in tools.into_iter().enumerate() {
@@ -177,9 +177,34 @@ struct Budget {
     /// `None` when `now + max_time` overflows, i.e. no practical limit.
     deadline: Option<Instant>,
     reported: bool,
+    /// What meta-validating and compiling each schema seen so far gave, by `which`, dialect and
+    /// text (at most [`KNOWN_BYTES`] of keys).
+    known: HashMap<String, Option<Problem>>,
+    known_bytes: usize,
 }
 
+/// The most bytes of schema text [`Budget::known`] keeps (memory stays flat on a huge list of
+/// distinct schemas: past it, each is checked on its own as before).
+const KNOWN_BYTES: usize = 8 << 20;
+
 impl Budget {
+    fn new(limits: &Limits) -> Self {
+        Budget {
+            deadline: Instant::now().checked_add(limits.max_time),
+            reported: false,
+            known: HashMap::new(),
+            known_bytes: 0,
+        }
+    }
+
+    /// Keeps what checking a schema gave, while there is room.
+    fn remember(&mut self, key: String, found: Option<Problem>) {
+        if self.known_bytes + key.len() <= KNOWN_BYTES {
+            self.known_bytes += key.len();
+            self.known.insert(key, found);
+        }
+    }
+
     /// True when there is time left; otherwise reports the exhaustion once (T-4).
     fn allows(&mut self, what: &str, limits: &Limits, out: &mut Vec<Problem>) -> bool {
         if self.deadline.is_none_or(|d| Instant::now() < d) {
@@ -311,20 +336,43 @@ fn check_schema(
             return;
         }
     };
-    if !budget.allows(which, limits, out) {
+    // The same schema (a server of thousands of tools often repeats a few) is meta-validated
+    // and compiled once: what it gave is a function of its text and dialect.
+    let key = format!("{which}\u{0}{}\u{0}{schema}", dialect.label);
+    if let Some(known) = budget.known.get(&key) {
+        out.extend(known.iter().cloned());
         return;
+    }
+    if let Some(found) = validate_and_compile(which, &dialect, schema, limits, budget, out) {
+        out.extend(found.iter().cloned());
+        budget.remember(key, found);
+    }
+}
+
+/// T-2 and T-3 of one schema: meta-validation against its dialect, then compilation; `None`
+/// when the time budget ran out first (reported in `out`).
+fn validate_and_compile(
+    which: &str,
+    dialect: &Dialect,
+    schema: &Value,
+    limits: &Limits,
+    budget: &mut Budget,
+    out: &mut Vec<Problem>,
+) -> Option<Option<Problem>> {
+    if !budget.allows(which, limits, out) {
+        return None;
     }
     let meta = meta_errors(dialect.draft, schema);
     if !meta.is_empty() {
-        out.push(fail("T-2", format!("`{which}` is not a valid {} schema: {}", dialect.label, meta.join("; "))));
-        return;
+        return Some(Some(fail(
+            "T-2",
+            format!("`{which}` is not a valid {} schema: {}", dialect.label, meta.join("; ")),
+        )));
     }
     if !budget.allows(which, limits, out) {
-        return;
+        return None;
     }
-    if let Err(failure) = compile(dialect.draft, schema) {
-        out.push(failure.problem(which));
-    }
+    Some(compile(dialect.draft, schema).err().map(|failure| failure.problem(which)))
 }
 
 /// A recognized `$schema` dialect.
@@ -719,6 +767,27 @@ fn describe(value: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_schema_repeated_across_tools_is_checked_once_and_each_tool_gets_its_findings() {
+        let broken = json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": "zero"}}});
+        let fine = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let tools: Vec<Value> = (0..4)
+            .map(|i| json!({"name": format!("t{i}"), "inputSchema": if i % 2 == 0 { &broken } else { &fine }}))
+            .collect();
+        let found = check_tools(tools.clone(), &Limits::default());
+        let labels: Vec<&str> = found.iter().filter(|(_, p)| p.id == "T-2").map(|(tool, _)| tool.as_str()).collect();
+        assert_eq!(labels, ["t0", "t2"], "{found:?}");
+        assert_eq!(found[0].1, found[1].1, "the same finding for the same schema");
+        let limits = Limits::default();
+        let mut budget = Budget::new(&limits);
+        let mut out = Vec::new();
+        for tool in &tools {
+            check_schema("inputSchema", &tool["inputSchema"], &limits, &mut budget, true, &mut out);
+        }
+        assert_eq!(budget.known.len(), 2, "two distinct schemas, each checked once");
+        assert_eq!(out.len(), 2);
+    }
 
     /// Checks one tool and compares the sorted, de-duplicated problem ids.
     #[track_caller]

@@ -866,10 +866,12 @@ fn wire_name(api: Api) -> &'static str {
     }
 }
 
-/// Checks arguments against each tool's original `inputSchema` (compiled once). A schema that
-/// cannot be compiled checks nothing: the call is sent, and layer 0 reports the schema.
+/// Checks arguments against each tool's original `inputSchema`, compiled once, the first time
+/// a call of that tool is checked: a server of thousands of tools costs no compile for the
+/// tools no model calls. A schema that cannot be compiled checks nothing: the call is sent,
+/// and layer 0 reports the schema.
 pub(crate) struct SchemaCheck {
-    validators: BTreeMap<String, ArgumentValidator>,
+    validators: BTreeMap<String, (serde_json::Value, std::sync::OnceLock<ArgumentValidator>)>,
 }
 
 impl SchemaCheck {
@@ -878,15 +880,25 @@ impl SchemaCheck {
             validators: surface
                 .tools
                 .iter()
-                .map(|tool| (tool.name.clone(), ArgumentValidator::new(&tool.input_schema)))
+                .map(|tool| (tool.name.clone(), (tool.input_schema.clone(), std::sync::OnceLock::new())))
                 .collect(),
         }
+    }
+
+    /// How many schemas were compiled so far.
+    #[cfg(test)]
+    fn compiled(&self) -> usize {
+        self.validators.values().filter(|(_, validator)| validator.get().is_some()).count()
     }
 }
 
 impl ArgumentCheck for SchemaCheck {
     fn check(&self, tool: &str, arguments: &serde_json::Value) -> Result<(), ArgumentMismatch> {
-        match self.validators.get(tool).map(|validator| validator.validate(arguments)) {
+        let validator = self
+            .validators
+            .get(tool)
+            .map(|(schema, validator)| validator.get_or_init(|| ArgumentValidator::new(schema)));
+        match validator.map(|validator| validator.validate(arguments)) {
             Some(Validation::Invalid(problems)) => Err(ArgumentMismatch(problems)),
             _ => Ok(()),
         }
@@ -939,6 +951,31 @@ mod tests {
         assert_eq!(with_runs(&hard, Some(3)).threshold, 3);
         assert_eq!(with_runs(&soft, None), crate::golden::Trials::of_resolved(&soft));
         assert_eq!((with_runs(&soft, None).runs, with_runs(&soft, None).threshold), (5, 4));
+    }
+
+    #[test]
+    fn a_tool_schema_is_compiled_when_a_call_of_it_is_first_checked() {
+        let tool = |name: &str, schema: serde_json::Value| crate::mcp::tools::ToolView {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema: schema,
+            output_schema: None,
+            annotations: None,
+        };
+        let surface = ToolSurface {
+            tools: vec![
+                tool("a", serde_json::json!({"type": "object", "required": ["x"]})),
+                tool("b", serde_json::json!({"type": "object"})),
+            ],
+            skipped: 0,
+        };
+        let check = SchemaCheck::new(&surface);
+        assert_eq!(check.compiled(), 0, "nothing is compiled before a call");
+        assert!(check.check("a", &serde_json::json!({})).is_err_and(|why| why.to_string().contains('x')));
+        assert!(check.check("a", &serde_json::json!({"x": 1})).is_ok());
+        assert_eq!(check.compiled(), 1, "only the tool called, once");
+        assert!(check.check("unlisted", &serde_json::json!({})).is_ok());
     }
 
     #[test]

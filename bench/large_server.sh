@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Large-server benchmark: layer 0 and layer 1's planning against a realistic big server, over
+# HTTP and stdio.
+#
+#   bench/large_server.sh [RUNS]        (default 3; TOOLS=2000 sets the server's tool count)
+#
+# The server is bench/rich_server.py on the Python SDK (the interop venv of
+# scripts/install-servers.sh): TOOLS tools with rich input schemas (nested objects, enums, arrays
+# of objects, `$defs` reached by `$ref`, descriptions of two to four sentences; about 2.2 KB of
+# JSON a tool, a 4.4 MB `tools/list` at 2,000). It appends a line to a log for each `tools/list`
+# it serves, which is how the lists a run asks for are counted.
+#
+# For each transport it prints:
+#   list      the server's own time for one `tools/list` (median of 3 on a kept-alive HTTP
+#             connection; over stdio, on one process after its first answer), and over stdio the
+#             time to start one process (spawn to its answer to `server/discover`);
+#   layer 0   the wall time of `mcp-eval run --layers 0` (start-up included), RUNS times, beside
+#             its floor: the lists that run asked for (counted) x one list, plus one start over
+#             stdio (the other processes start beside it);
+#   layer 1   `mcp-eval run --layers 1` with a golden set of 4 cases (runs: 1) against the
+#             scripted demo model answering at once: the planning, i.e. the time from
+#             `layer_started` (layer 1) to its first `trial_started` in the events file (the
+#             layer lists the tools, checks every name of the set, offers each case's tools to the
+#             model's family and prepares the argument check of all of them), beside its floor:
+#             the lists it asked for x one list; and the whole command's wall time.
+#
+# The goal, for both: measured <= 2 x floor + 1 s. The floor is what the server itself costs, so
+# this says our own work on a big list (reading, checking, scanning, planning) may cost at most
+# what the server spends producing it, plus a second of fixed start-up and probes; the same goal
+# as issue 40's for the 80,000-tool SSE list (bench/sse.sh), so the two read alike. A figure
+# beside a target is a ratio of it: at most 1.00x meets the goal. Prints figures; asserts nothing.
+set -euo pipefail
+RUNS="${1:-3}"
+TOOLS="${TOOLS:-2000}"
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+PY="$ROOT/.interop/venv/bin/python"
+if [ ! -x "$PY" ]; then
+  echo "the interop venv is missing: run scripts/install-servers.sh first" >&2
+  exit 1
+fi
+SERVER="$ROOT/bench/rich_server.py"
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+lines() { if [ -f "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
+verdict() { # MEASURED TARGET
+  awk -v m="$1" -v t="$2" 'BEGIN { printf "%.2fx of target, %s", m / t, (m <= t ? "met" : "NOT met") }'
+}
+
+# The golden set: 4 cases, each offered the tools of one area (100 of them; OpenAI takes at most
+# 128), each expecting one read-only tool.
+python3 - "$WORK/set.yaml" <<'PY'
+import json, sys
+cases = [
+    {"id": "invoices", "prompt": "Find the open invoices of workspace ws_0000.", "tools": ["billing_*"],
+     "expect_tool": "billing_invoices_search_0000"},
+    {"id": "customer", "prompt": "Show me customer cus_12345678 in the CRM.", "tools": ["crm_*"],
+     "expect_tool": "crm_invoices_get_0001"},
+    {"id": "stock", "prompt": "List the inventory invoices.", "tools": ["inventory_*"],
+     "expect_tool": "inventory_invoices_list_0002"},
+    {"id": "export", "prompt": "Export the shipping invoices as CSV.", "tools": ["shipping_*"],
+     "expect_tool": "shipping_invoices_export_0003"},
+]
+with open(sys.argv[1], "w") as out:
+    out.write("version: 1\ndefaults:\n  runs: 1\n  kind: hard\n  max_turns: 3\ncases:\n")
+    for case in cases:
+        out.write(f"  - {json.dumps(case)}\n")
+PY
+"$BIN" demo-model --golden-set "$WORK/set.yaml" --delay-ms 0 --port 0 >"$WORK/model.url" 2>"$WORK/model.log" &
+PIDS+=($!)
+MODEL_URL="$(wait_url "$WORK/model.url")"
+printf 'providers:\n  - {id: bench, api: openai, base_url: "%s/v1"}\n' "$MODEL_URL" >"$WORK/config.yaml"
+
+# The server's own time for one tools/list: http URL | stdio (prints "LIST_MS START_MS").
+server_floor() { # MODE [URL]
+  "$PY" - "$1" "${2:-}" "$SERVER" "$TOOLS" <<'PY'
+import http.client, json, statistics, subprocess, sys, time, urllib.parse
+mode, url, server, tools = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+def request(id, method):
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": {"_meta": meta}}
+samples, start_ms = [], 0.0
+if mode == "http":
+    target = urllib.parse.urlparse(url)
+    connection = http.client.HTTPConnection(target.hostname, target.port, timeout=120)
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+    for id in range(3):
+        started = time.perf_counter()
+        connection.request("POST", target.path, json.dumps(request(id, "tools/list")), headers)
+        connection.getresponse().read()
+        samples.append((time.perf_counter() - started) * 1000)
+else:
+    started = time.perf_counter()
+    child = subprocess.Popen([sys.executable, server, "--tools", tools], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    child.stdin.write(json.dumps(request(0, "server/discover")) + "\n"); child.stdin.flush()
+    child.stdout.readline()
+    start_ms = (time.perf_counter() - started) * 1000
+    for id in range(1, 4):
+        started = time.perf_counter()
+        child.stdin.write(json.dumps(request(id, "tools/list")) + "\n"); child.stdin.flush()
+        child.stdout.readline()
+        samples.append((time.perf_counter() - started) * 1000)
+    child.stdin.close(); child.wait(timeout=30)
+print(f"{statistics.median(samples):.0f} {start_ms:.0f}")
+PY
+}
+
+# One transport: LABEL, then the server flags of `mcp-eval run` (the log path is $LOG).
+bench_transport() { # LABEL LIST_MS START_MS RUN-FLAGS…
+  local label="$1" list_ms="$2" start_ms="$3"
+  shift 3
+  printf '\n%s: %s tools; one tools/list %s ms (the server'"'"'s own)%s\n' "$label" "$TOOLS" "$list_ms" \
+    "$([ "$start_ms" -gt 0 ] && printf '; one process start %s ms' "$start_ms")"
+  local run before after lists start end ms floor target code
+  for run in $(seq "$RUNS"); do
+    before=$(lines "$LOG")
+    code=0
+    start=$(now_ms)
+    /usr/bin/time -f '%M' -o "$WORK/rss" "$BIN" run "$@" --layers 0 --quiet --out "$WORK/l0-$label-$run" >/dev/null 2>&1 || code=$?
+    end=$(now_ms)
+    after=$(lines "$LOG")
+    lists=$(( after - before ))
+    ms=$(( end - start ))
+    floor=$(( lists * list_ms + start_ms ))
+    target=$(( 2 * floor + 1000 ))
+    printf '  layer 0 run %d: measured %d ms, floor %d ms (%d tools/list x %d ms%s), target %d ms (%s), exit %d, peak RSS %d MB\n' \
+      "$run" "$ms" "$floor" "$lists" "$list_ms" "$([ "$start_ms" -gt 0 ] && printf ' + one start')" "$target" \
+      "$(verdict "$ms" "$target")" "$code" $(( $(tail -n1 "$WORK/rss") / 1024 ))
+  done
+  for run in $(seq "$RUNS"); do
+    before=$(lines "$LOG")
+    code=0
+    start=$(now_ms)
+    "$BIN" run "$@" --layers 1 --golden-set "$WORK/set.yaml" --model bench:scripted --config "$WORK/config.yaml" \
+      --events "$WORK/events-$label-$run.jsonl" --quiet --out "$WORK/l1-$label-$run" >/dev/null 2>&1 || code=$?
+    end=$(now_ms)
+    after=$(lines "$LOG")
+    lists=$(( after - before ))
+    local planning
+    planning=$(python3 - "$WORK/events-$label-$run.jsonl" <<'PY'
+import json, sys
+started = first = None
+for line in open(sys.argv[1]):
+    event = json.loads(line)
+    if event["kind"] == "layer_started" and event.get("layer") == 1 and started is None:
+        started = event["elapsed_ms"]
+    if event["kind"] == "trial_started" and first is None:
+        first = event["elapsed_ms"]
+print(first - started if started is not None and first is not None else -1)
+PY
+)
+    floor=$(( lists * list_ms ))
+    target=$(( 2 * floor + 1000 ))
+    printf '  layer 1 run %d: planning measured %d ms, floor %d ms (%d tools/list x %d ms), target %d ms (%s); whole command %d ms, exit %d\n' \
+      "$run" "$planning" "$floor" "$lists" "$list_ms" "$target" "$(verdict "$planning" "$target")" $(( end - start )) "$code"
+  done
+}
+
+printf 'mcp-eval %s, %s CPU(s), load %s\n' "$("$BIN" --version | awk '{print $2}')" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+
+# HTTP: one server for every run.
+LOG="$WORK/lists-http.log"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+"$PY" "$SERVER" --tools "$TOOLS" --log "$LOG" --http "$PORT" >"$WORK/server-http.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 240); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.25; done
+URL="http://127.0.0.1:$PORT/mcp"
+read -r LIST_MS _ < <(server_floor http "$URL")
+bench_transport http "$LIST_MS" 0 --server-url "$URL"
+
+# stdio: every run starts its own processes.
+LOG="$WORK/lists-stdio.log"
+read -r LIST_MS START_MS < <(server_floor stdio)
+bench_transport stdio "$LIST_MS" "$START_MS" --server-cmd "$PY $SERVER --tools $TOOLS --log $LOG"
