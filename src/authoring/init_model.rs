@@ -28,7 +28,7 @@ use crate::mcp::tools::{ToolSurface, ToolView};
 use crate::providers::cassette::{Cassettes, Mode};
 use crate::providers::schema::{self, ArgumentValidator, Family, Validation};
 use crate::providers::{Completion, CompletionRequest, Message, ProviderError, Sampling, ToolChoice, ToolSpec};
-use crate::settings::layer1::{Api, Layer1Settings, ModelRef};
+use crate::settings::layer1::{Api, CassetteSource, Layer1Settings, ModelRef};
 use crate::trials::caller::{Budget, LiveModel, RetryPolicy};
 
 /// The tool the model must call with its proposal for one tool.
@@ -351,7 +351,9 @@ pub(crate) fn plan(layer1: &Layer1Settings, model: &ModelRef) -> Result<ModelPla
     })?;
     let cassettes = match &layer1.cassettes {
         None => None,
-        Some(dir) => {
+        // Built-in cassettes (the demo's) are not `golden init`'s: read as `run` reads them.
+        Some(CassetteSource::Builtin(_)) => layer1.open_cassettes()?,
+        Some(CassetteSource::Dir(dir)) => {
             let mode = if layer1.record { Mode::Record } else { Mode::Replay };
             let cassettes = Cassettes::open(dir, mode).map_err(|error| {
                 UserError::new(Kind::InvalidInput, format!("--cassettes: {error}"))
@@ -361,7 +363,7 @@ pub(crate) fn plan(layer1: &Layer1Settings, model: &ModelRef) -> Result<ModelPla
         }
     };
     let variable = def.api_key_env.clone().unwrap_or_default();
-    let source = match crate::trials::model_source(def, model, layer1, cassettes.as_ref()) {
+    let source = match layer1.model_source(def, model, cassettes.as_ref()) {
         Ok(Some(source)) => source,
         Ok(None) => {
             return Err(UserError::new(

@@ -11,8 +11,9 @@ use crate::agent::wrap::CallLimit;
 use crate::agent::{ModelCaller, ModelFailure, ModelReply, TurnKey};
 use crate::mcp::sync::lock;
 use crate::mcp::transport::BoxFuture;
-use crate::providers::cassette::{CallKey, CassetteError, Cassettes, Replayed};
-use crate::providers::{CompletionRequest, Provider, ProviderError, Sampling};
+use crate::providers::cassette::{CallKey, CassetteError, Replayed};
+pub(crate) use crate::providers::source::Source;
+use crate::providers::{CompletionRequest, ProviderError, Sampling};
 
 /// The limits on model calls in one evaluation, shared by every model: the hard cap on their
 /// number (`--max-model-calls`) and, when set, a limit every attempt passes (the cost budget,
@@ -115,17 +116,6 @@ fn refused_parameter(error: &ProviderError, sampling: &Sampling) -> Option<&'sta
     } else {
         None
     }
-}
-
-/// Where a model's answers come from.
-#[derive(Clone)]
-pub(crate) enum Source {
-    /// The provider's API.
-    Live(Arc<dyn Provider>),
-    /// The provider's API, each exchange recorded into the cassettes under `label`.
-    Record(Arc<dyn Provider>, Arc<Cassettes>, String),
-    /// Only the cassettes recorded under `label` (no network).
-    Replay(Arc<Cassettes>, String),
 }
 
 /// True for the errors that mean a provider cannot be used at all (not a transient failure): a
@@ -335,7 +325,7 @@ impl ModelCaller for LiveModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::{Completion, FinishReason};
+    use crate::providers::{Completion, FinishReason, Provider};
 
     /// Answers from a list of results, in order; records the sampling of each request.
     #[derive(Debug)]

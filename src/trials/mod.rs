@@ -24,8 +24,6 @@ mod execute;
 pub(crate) mod plan;
 pub(crate) mod semantic;
 
-pub(crate) use plan::{model_source, open_cassettes};
-
 /// The `model_status.detail` of a model whose key variable `variable` (e.g. `OPENAI_API_KEY`) is
 /// unset or empty: what to do about it — set the variable (or the Action input that fills it), or
 /// replay recorded answers — and why it happens on pull requests from forks.
@@ -49,7 +47,6 @@ mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::NaiveDate;
 
@@ -66,9 +63,6 @@ use crate::settings::layer1::Layer1Settings;
 use caller::{Budget, LiveModel, RetryPolicy};
 use execute::Executed;
 use plan::{Plan, Planned, Scope};
-
-/// How long one model request may take, connection included.
-pub(crate) const MODEL_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// What layer 1 runs on.
 pub(crate) struct Layer1Input<'a> {

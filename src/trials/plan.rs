@@ -9,24 +9,22 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::caller::{LiveModel, Source};
+use super::caller::LiveModel;
 use super::semantic;
-use super::{Layer1Input, MODEL_REQUEST_TIMEOUT, no_key_detail};
+use super::{Layer1Input, no_key_detail};
 use crate::agent::{ArgumentCheck, CaseSpec};
 use crate::calibration::CalibrationFile;
 use crate::error::{Kind, UserError};
 use crate::events::RunEvent;
 use crate::golden::GoldenSet;
 use crate::mcp::tools::ToolSurface;
-use crate::providers::anthropic::AnthropicProvider;
-use crate::providers::cassette::Cassettes;
+use crate::providers::ToolSpec;
 use crate::providers::names::{NameRule, ToolNames};
-use crate::providers::openai::{self, OpenAiProvider};
+use crate::providers::openai;
 use crate::providers::schema::{self, ArgumentValidator, Family, Validation};
-use crate::providers::{EndpointConfig, Provider, ProviderError, ToolSpec};
 use crate::report::evals::{EvalResult, EvalsSection, GoldenSetInfo, ModelOutcome, ModelStatus, ShardInfo};
 use crate::scoring::judge;
-use crate::settings::layer1::{Api, Layer1Settings, ModelRef, ProviderDef, Shard};
+use crate::settings::layer1::{Api, Layer1Settings, ModelRef, Shard};
 
 /// Which case × model pairs a plan covers: the shard's slice (`--shard`), and for a
 /// confirmation re-run only the worsened pairs.
@@ -316,7 +314,7 @@ fn ready_models(
             });
             continue;
         };
-        match model_source(def, model, input.settings, input.cassettes.as_ref()) {
+        match input.settings.model_source(def, model, input.cassettes.as_ref()) {
             Ok(Some(source)) => {
                 let caller = Arc::new(LiveModel::new(label.clone(), source, input.budget.clone(), input.retry));
                 ready.push(Ready { index, label, api: def.api, caller });
@@ -455,7 +453,7 @@ fn rubric_judge(input: &Layer1Input<'_>, section: &mut EvalsSection) -> Option<A
     let model = input.settings.judge_model.as_ref()?;
     let label = model.label();
     let def = input.settings.provider(model)?;
-    match model_source(def, model, input.settings, input.cassettes.as_ref()) {
+    match input.settings.model_source(def, model, input.cassettes.as_ref()) {
         Ok(Some(source)) => Some(Arc::new(LiveModel::new(label, source, input.budget.clone(), input.retry))),
         Ok(None) => {
             let how = def.api_key_env.as_deref().map(|variable| format!(" ({})", no_key_detail(variable)));
@@ -544,7 +542,7 @@ fn embeddings_model(input: &Layer1Input<'_>, section: &mut EvalsSection) -> Opti
             .push(format!("the embeddings model {label} cannot be used: no provider `{}`", model.provider));
         return None;
     };
-    match embed_source(def, model, input) {
+    match input.settings.embed_source(def, model, input.cassettes.as_ref()) {
         Ok(Some(source)) => {
             let recorded_as = if def.api == Api::Replay { model.model.clone() } else { label };
             Some(semantic::Embedder::new(recorded_as, source, input.budget.clone(), input.retry))
@@ -604,107 +602,6 @@ fn matcher_notes(
             crate::scoring::semantic::ARGUMENT_JUDGE_PROMPT_VERSION
         ));
     }
-}
-
-/// Where `model`'s answers come from: the live provider, recording into `cassettes` (with
-/// `settings.record`), or the cassettes alone; `None` when its key is needed but not set (its
-/// variable is `def.api_key_env`). Also used by `golden init --model`.
-///
-/// # Errors
-/// A `replay:` model without cassettes, or an endpoint the HTTP client refuses.
-pub(crate) fn model_source(
-    def: &ProviderDef,
-    model: &ModelRef,
-    settings: &Layer1Settings,
-    cassettes: Option<&Arc<Cassettes>>,
-) -> Result<Option<Source>, ProviderError> {
-    // `replay:LABEL` replays what was recorded under LABEL; any other model given with
-    // `--cassettes` (and no `--record`) replays under its own label.
-    let recorded_as = if def.api == Api::Replay { model.model.clone() } else { model.label() };
-    match (build_provider(def, model), cassettes) {
-        (Ok(Some(provider)), Some(cassettes)) if settings.record => {
-            Ok(Some(Source::Record(provider, cassettes.clone(), recorded_as)))
-        }
-        // Cassettes without `--record` replay, key or no key: no model is called.
-        (Ok(_), Some(cassettes)) => Ok(Some(Source::Replay(cassettes.clone(), recorded_as))),
-        (Ok(Some(provider)), None) => Ok(Some(Source::Live(provider))),
-        (Ok(None), None) if def.api == Api::Replay => Err(ProviderError::InvalidRequest(
-            "`replay:` models answer from cassettes only: give --cassettes DIR".into(),
-        )),
-        (Ok(None), None) => Ok(None),
-        (Err(error), _) => Err(error),
-    }
-}
-
-/// The cassettes of `--cassettes DIR` (to record into with `--record`), `None` without the flag;
-/// `Err` (exit status 2) when the directory cannot be read as cassettes.
-pub(crate) fn open_cassettes(settings: &Layer1Settings) -> Result<Option<Arc<Cassettes>>, UserError> {
-    use crate::providers::cassette::Mode;
-    let Some(dir) = &settings.cassettes else { return Ok(None) };
-    let mode = if settings.record { Mode::Record } else { Mode::Replay };
-    Cassettes::open(dir, mode).map(|cassettes| Some(Arc::new(cassettes.matching(settings.replay_match)))).map_err(
-        |error| {
-            UserError::new(Kind::InvalidInput, format!("--cassettes: {error}"))
-                .with_hint("point --cassettes at a directory of cassettes (or add --record to write one)")
-        },
-    )
-}
-
-/// Where the embeddings model of `embedding` matchers answers from (the endpoint, recording, or
-/// the cassettes alone); `None` when its key is needed but not set.
-fn embed_source(
-    def: &ProviderDef,
-    model: &ModelRef,
-    input: &Layer1Input<'_>,
-) -> Result<Option<semantic::EmbedSource>, ProviderError> {
-    if def.api == Api::Anthropic {
-        return Err(ProviderError::InvalidRequest(format!(
-            "provider `{}` speaks the Anthropic Messages API, which has no embeddings endpoint",
-            def.id
-        )));
-    }
-    let needs_key = def.api_key_env.is_some() && def.api_key.is_none();
-    let client = if def.api == Api::OpenAi && !needs_key {
-        Some(Arc::new(crate::providers::embeddings::EmbeddingsClient::new(EndpointConfig {
-            base_url: def.base_url.clone(),
-            api_key: def.api_key.clone(),
-            model: model.model.clone(),
-            timeout: MODEL_REQUEST_TIMEOUT,
-        })?))
-    } else {
-        None
-    };
-    Ok(match (client, &input.cassettes) {
-        (Some(client), Some(cassettes)) if input.settings.record => {
-            Some(semantic::EmbedSource::Record(client, cassettes.clone()))
-        }
-        (_, Some(cassettes)) => Some(semantic::EmbedSource::Replay(cassettes.clone())),
-        (Some(client), None) => Some(semantic::EmbedSource::Live(client)),
-        (None, None) if def.api == Api::Replay => {
-            return Err(ProviderError::InvalidRequest(
-                "`replay:` models answer from cassettes only: give --cassettes DIR".into(),
-            ));
-        }
-        (None, None) => None,
-    })
-}
-
-/// The provider for `model`, `None` when its key is needed but not set.
-fn build_provider(def: &ProviderDef, model: &ModelRef) -> Result<Option<Arc<dyn Provider>>, ProviderError> {
-    if def.api_key_env.is_some() && def.api_key.is_none() {
-        return Ok(None);
-    }
-    let config = EndpointConfig {
-        base_url: def.base_url.clone(),
-        api_key: def.api_key.clone(),
-        model: model.model.clone(),
-        timeout: MODEL_REQUEST_TIMEOUT,
-    };
-    Ok(match def.api {
-        Api::OpenAi => Some(Arc::new(OpenAiProvider::new(config)?)),
-        Api::Anthropic => Some(Arc::new(AnthropicProvider::new(config)?)),
-        Api::Replay => None,
-    })
 }
 
 /// What a case's verdict depends on through its `embedding` and `judge` matchers (the
