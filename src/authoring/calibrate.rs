@@ -169,7 +169,7 @@ async fn calibrate_inner(
         for sample in 0..samples {
             let key = TurnKey {
                 case: format!("calibrate:{}:{model}", case.id),
-                run: u32::try_from(*run).unwrap_or(u32::MAX),
+                trial: u32::try_from(*run).unwrap_or(u32::MAX),
                 turn: u32::try_from(sample).unwrap_or(u32::MAX),
             };
             match ModelCaller::call(&caller, key, &judge_request).await {

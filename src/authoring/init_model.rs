@@ -262,7 +262,7 @@ async fn ask_one(model: &LiveModel, tool: &ToolView, family: Family) -> Result<A
     if tool.name.trim().is_empty() {
         return Ok(Authored::Template { reason: "the tool has no name".into() });
     }
-    let key = TurnKey { case: format!("init:{}", tool.name), run: 1, turn: 0 };
+    let key = TurnKey { case: format!("init:{}", tool.name), trial: 1, turn: 0 };
     match model.call(key, &propose_request(tool, family)).await {
         Ok(reply) => Ok(match read_proposal(&reply.completion, tool) {
             Ok((prompt, args)) => Authored::Model { prompt, args },
@@ -303,7 +303,7 @@ pub(crate) async fn draft(model: &LiveModel, surface: &ToolSurface, family: Fami
     let (negatives, negatives_note) = if tools.is_empty() {
         (Vec::new(), Some("the server lists no tools".to_owned()))
     } else {
-        let key = TurnKey { case: NEGATIVES_KEY.into(), run: 1, turn: 0 };
+        let key = TurnKey { case: NEGATIVES_KEY.into(), trial: 1, turn: 0 };
         match model.call(key, &negatives_request(surface)).await {
             Ok(reply) => match read_negatives(&reply.completion) {
                 Ok(prompts) => (prompts, None),

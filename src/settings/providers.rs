@@ -115,6 +115,26 @@ impl Layer1Settings {
     }
 }
 
+impl Layer1Settings {
+    /// With `--count-tokens`, each Anthropic model's label and the provider that counts its tool
+    /// footprint through the endpoint's count-tokens (or why that provider cannot be built);
+    /// none without the flag.
+    pub(crate) fn token_counters(&self) -> Vec<(String, Result<AnthropicProvider, ProviderError>)> {
+        self.models
+            .iter()
+            .filter(|_| self.count_tokens)
+            .filter_map(|model| {
+                let def = self.providers.iter().find(|def| def.id == model.provider && def.api == Api::Anthropic)?;
+                let config = EndpointConfig { timeout: COUNT_TOKENS_TIMEOUT, ..endpoint(def, model) };
+                Some((model.label(), AnthropicProvider::new(config)))
+            })
+            .collect()
+    }
+}
+
+/// How long one count-tokens request may take.
+const COUNT_TOKENS_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The endpoint of `model` at provider `def`.
 fn endpoint(def: &ProviderDef, model: &ModelRef) -> EndpointConfig {
     EndpointConfig {

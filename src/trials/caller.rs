@@ -283,7 +283,7 @@ impl ModelCaller for Attempt<'_> {
             if model.replays() {
                 model.budget.count_replayed();
             }
-            let key = CallKey { case: key.case, run: key.run, turn: key.turn };
+            let key = CallKey { case: key.case, trial: key.trial, turn: key.turn };
             // `Err(Err(_))`: no recording answers the request.
             let recorded = |result: Result<_, CassetteError>| match result {
                 Ok(completion) => Ok(completion),
@@ -361,7 +361,7 @@ mod tests {
     }
 
     fn key() -> TurnKey {
-        TurnKey { case: "c".into(), run: 1, turn: 0 }
+        TurnKey { case: "c".into(), trial: 1, turn: 0 }
     }
 
     #[tokio::test]

@@ -155,7 +155,7 @@ impl Progress {
 
     fn replace(&self, key: (usize, usize), record: TrialRecord) {
         if let Some(runs) = lock(&self.0).as_mut().and_then(|snapshot| snapshot.records.get_mut(&key)) {
-            if let Some(old) = runs.iter_mut().find(|run| run.run == record.run) {
+            if let Some(old) = runs.iter_mut().find(|old| old.trial == record.trial) {
                 let spent = old.model_calls;
                 *old = TrialRecord { model_calls: record.model_calls + spent, ..record };
             }
@@ -179,7 +179,7 @@ impl Progress {
         let models: Vec<(usize, String, &LiveModel)> =
             snapshot.models.iter().map(|(index, label, caller)| (*index, label.clone(), caller.as_ref())).collect();
         for runs in snapshot.records.values_mut() {
-            runs.sort_by_key(|run| run.run);
+            runs.sort_by_key(|record| record.trial);
         }
         assemble::fill(
             &mut section,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::caller::LiveModel;
 use super::semantic;
 use super::{Layer1Input, no_key_detail};
-use crate::agent::{ArgumentCheck, CaseSpec};
+use crate::agent::{CaseSpec, ValidateArguments};
 use crate::calibration::CalibrationFile;
 use crate::error::{Kind, UserError};
 use crate::events::RunEvent;
@@ -93,7 +93,7 @@ pub(crate) struct Plan<'a> {
     /// The models of `embedding` and `judge` argument matchers.
     pub semantic: semantic::Semantic,
     /// Arguments checked against each tool's own `inputSchema`.
-    pub checker: SchemaCheck,
+    pub validators: SchemaValidators,
     /// The cache key of every pair looked up, by (model index, case index).
     pub keys: BTreeMap<(usize, usize), crate::cache::CacheKey>,
     /// The verdicts reused from the cache, by (model index, case index): not run.
@@ -165,7 +165,7 @@ impl<'a> Plan<'a> {
             rubrics,
             calibration,
             semantic,
-            checker: SchemaCheck::new(input.surface),
+            validators: SchemaValidators::new(input.surface),
             keys: BTreeMap::new(),
             reused: BTreeMap::new(),
             scope,
@@ -639,11 +639,11 @@ fn wire_name(api: Api) -> &'static str {
 
 /// Checks arguments against each tool's original `inputSchema` (compiled once). A schema that
 /// cannot be compiled checks nothing: the call is sent, and layer 0 reports the schema.
-pub(crate) struct SchemaCheck {
+pub(crate) struct SchemaValidators {
     validators: BTreeMap<String, ArgumentValidator>,
 }
 
-impl SchemaCheck {
+impl SchemaValidators {
     fn new(surface: &ToolSurface) -> Self {
         Self {
             validators: surface
@@ -655,8 +655,8 @@ impl SchemaCheck {
     }
 }
 
-impl ArgumentCheck for SchemaCheck {
-    fn check(&self, tool: &str, arguments: &serde_json::Value) -> Result<(), String> {
+impl ValidateArguments for SchemaValidators {
+    fn validate(&self, tool: &str, arguments: &serde_json::Value) -> Result<(), String> {
         match self.validators.get(tool).map(|validator| validator.validate(arguments)) {
             Some(Validation::Invalid(problems)) => Err(problems.join("; ")),
             _ => Ok(()),

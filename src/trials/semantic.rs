@@ -177,7 +177,7 @@ impl ArgumentJudge {
         let check = serde_json::json!({"argument": key.argument, "expected": key.expected, "actual": key.actual});
         let hash = crate::jcs::hash(&check);
         let short = hash.trim_start_matches("sha256:").chars().take(16).collect::<String>();
-        let turn_key = TurnKey { case: format!("judge-arg:{case}:{short}"), run: 0, turn: 0 };
+        let turn_key = TurnKey { case: format!("judge-arg:{case}:{short}"), trial: 0, turn: 0 };
         let label = self.caller.label().to_owned();
         let observed = ObservedModel { inner: self.caller.as_ref(), trial, role: "judge", model: &label, events };
         match ModelCaller::call(&observed, turn_key, &request).await {
