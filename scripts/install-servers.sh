@@ -36,6 +36,11 @@ NPM_PKGS=(
 # descriptions in Chinese (howtocook, AMap, Baidu Maps) and French (mcp-meteo). Those whose tools
 # would reach the internet run in a network namespace of their own in the tests (tests/it/scan.rs).
 SCAN_NODE_PREFIX="$INTEROP/node-scan"
+# A real authorization server for the protected-server tests (tests/it/oauth.rs): panva's
+# oidc-provider (client credentials, resource indicators, JWT access tokens), run by
+# scripts/oidc_as.mjs; in a prefix of its own.
+OIDC_PREFIX="$INTEROP/oidc"
+OIDC_NPM_PKGS=("oidc-provider@9.13.3")
 SCAN_VENV="$INTEROP/venv-scan"
 SCAN_NPM_PKGS=(
   "@modelcontextprotocol/server-filesystem@2026.8.31"
@@ -103,6 +108,7 @@ npm_into() {
 pip_into "$VENV" "${PY_PKGS[@]}"
 npm_into "$NODE_PREFIX" mcp-eval-interop "${NPM_PKGS[@]}"
 npm_into "$SCAN_NODE_PREFIX" mcp-eval-scan-calibration "${SCAN_NPM_PKGS[@]}"
+npm_into "$OIDC_PREFIX" mcp-eval-oidc "${OIDC_NPM_PKGS[@]}"
 # Each Python server in a venv of its own (their pins of the SDK conflict): venv-scan/NAME.
 [ -f "$SCAN_VENV/pyvenv.cfg" ] && { log "venv: replacing the single venv at ${SCAN_VENV#"$ROOT"/} by one per server"; rm -rf "$SCAN_VENV"; }
 for pkg in "${SCAN_PY_PKGS[@]}"; do
@@ -123,6 +129,9 @@ fi
 # 5. sanity checks
 "$VENV/bin/python" -c 'import mcp_server_time.server, importlib.metadata as m; print("check: mcp", m.version("mcp"), "mcp-server-time", m.version("mcp-server-time"))' >&2
 "$VENV/bin/python" -c 'import opentelemetry.sdk.trace, opentelemetry.exporter.otlp.proto.http.trace_exporter' >&2
+# The protected-server tests: the SDK's auth support and PyJWT (the mcp package's dependency).
+"$VENV/bin/python" -c 'import mcp.server.auth.settings, jwt, cryptography' >&2
+if [ -f "$OIDC_PREFIX/node_modules/oidc-provider/package.json" ]; then log "check: ok oidc-provider"; else log "check: MISSING oidc-provider"; exit 1; fi
 for p in mcp-proxy/dist/bin/mcp-proxy.mjs \
          @modelcontextprotocol/server-everything/dist/index.js \
          @modelcontextprotocol/server-basic-vanillajs/dist/index.js \

@@ -77,16 +77,34 @@ impl UserError {
     }
 }
 
-impl fmt::Display for UserError {
+impl UserError {
+    /// The error without its `error: ` leader: the message, then each cause and the hint on
+    /// lines of their own, as a report that heads it itself quotes it (a run's environment
+    /// failure).
+    pub(crate) fn body(&self) -> String {
+        Body(self).to_string()
+    }
+}
+
+/// A [`UserError`]'s message, causes and hint, without the leader.
+struct Body<'a>(&'a UserError);
+
+impl fmt::Display for Body<'_> {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "error: {}", self.message)?;
-        for cause in &self.causes {
+        write!(formatter, "{}", self.0.message)?;
+        for cause in &self.0.causes {
             write!(formatter, "\n  Caused by: {cause}")?;
         }
-        if let Some(hint) = &self.hint {
+        if let Some(hint) = &self.0.hint {
             write!(formatter, "\n  hint: {hint}")?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for UserError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "error: {}", Body(self))
     }
 }
 
@@ -190,6 +208,37 @@ impl InputProblem {
         self
     }
 
+    /// A problem of `file` at `position` (1-based line and column), in `field`, saying
+    /// `message`, with `hint` (none when empty).
+    pub(crate) fn located(
+        file: impl Into<PathBuf>,
+        position: Option<(u64, u64)>,
+        field: Option<String>,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
+        let (line, column) = position.unzip();
+        let hint: String = hint.into();
+        Self {
+            file: file.into(),
+            line,
+            column,
+            field,
+            message: message.into(),
+            hint: (!hint.is_empty()).then_some(hint),
+        }
+    }
+
+    /// The line and column, when both are known.
+    pub(crate) fn position(&self) -> Option<(u64, u64)> {
+        self.line.zip(self.column)
+    }
+
+    /// The hint, empty when there is none.
+    pub(crate) fn hint_text(&self) -> &str {
+        self.hint.as_deref().unwrap_or_default()
+    }
+
     /// This problem as a [`UserError`] (exit status 2).
     pub(crate) fn into_error(self) -> UserError {
         UserError::new(Kind::InvalidInput, self.to_string()).with_hint_opt(self.hint)
@@ -228,6 +277,7 @@ mod tests {
             "error: cannot write the reports to `out`\n  Caused by: permission denied\n  hint: check that --out points to a writable directory"
         );
         assert_eq!(error.exit_status().code(), 4);
+        assert_eq!(error.to_string().strip_prefix("error: "), Some(error.body().as_str()));
     }
 
     #[derive(Debug, thiserror::Error)]
@@ -277,6 +327,11 @@ mod tests {
         };
         assert_eq!(problem.to_string(), "golden/tasks.yaml:4:7: cases[0].promt: unknown key");
         assert_eq!(InputProblem::new("out/report.json", "not JSON").to_string(), "out/report.json: not JSON");
+        let located = InputProblem::located("g.yaml", Some((2, 3)), None, "bad", "");
+        assert_eq!(
+            (located.to_string(), located.position(), located.hint),
+            ("g.yaml:2:3: bad".into(), Some((2, 3)), None)
+        );
         let error = InputProblem::new("a.yaml", "empty").with_hint("add a case").into_error();
         assert_eq!(error.to_string(), "error: a.yaml: empty\n  hint: add a case");
         assert_eq!(error.exit_status().code(), 2);

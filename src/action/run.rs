@@ -663,20 +663,20 @@ fn file_problems(problems: Vec<crate::golden::Problem>) -> Vec<settings::Problem
     problems
         .into_iter()
         .map(|problem| settings::Problem {
-            source: match problem.position {
+            source: match problem.position() {
                 Some((line, column)) => settings::Source::File {
-                    path: problem.path.clone(),
+                    path: problem.file.clone(),
                     line,
                     column,
                     field: problem.field.clone().unwrap_or_default(),
                 },
                 None => settings::Source::Default,
             },
-            message: match problem.position {
+            message: match problem.position() {
                 Some(_) => problem.message.clone(),
                 None => problem.to_string(),
             },
-            hint: (!problem.hint.is_empty()).then(|| problem.hint.clone()),
+            hint: problem.hint.clone(),
         })
         .collect()
 }

@@ -18,6 +18,9 @@
 //! calls one id, and the real APIs refuse a history that repeats one. Each result goes back
 //! under its own call's id.
 //!
+//! An answer with no call whose text is a call of an offered tool (a model server whose chat
+//! template does not parse calls) is never a call: [`text_call`] recognises it for the trace.
+//!
 //! The model is behind [`ModelCaller`] (retries, the call cap, cassettes and the sampling a model
 //! refuses are the caller's business, see `crate::trials`), so this loop is a pure sequence of
 //! awaits, tested with scripted models and tools.
@@ -26,6 +29,7 @@ pub(crate) mod case;
 pub(crate) mod inject;
 pub(crate) mod input;
 pub(crate) mod observe;
+pub(crate) mod text_call;
 pub(crate) mod tools;
 pub(crate) mod wrap;
 
@@ -96,9 +100,15 @@ pub(crate) trait ModelCaller: Send + Sync {
 
 /// Validates a call's arguments against the tool's original MCP `inputSchema` before it is sent.
 pub(crate) trait ValidateArguments: Send + Sync {
-    /// `Err` with the reasons (one line) when the arguments do not satisfy the schema.
-    fn validate(&self, tool: &str, arguments: &Value) -> Result<(), String>;
+    /// `Err` with the reasons when the arguments do not satisfy the schema.
+    fn validate(&self, tool: &str, arguments: &Value) -> Result<(), ArgumentMismatch>;
 }
+
+/// Why a call's arguments do not satisfy the tool's `inputSchema`: each violation (the
+/// instance path first), shown on one line joined by `; `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.join("; "))]
+pub(crate) struct ArgumentMismatch(pub Vec<String>);
 
 /// What a trial needs besides its case.
 pub(crate) struct TrialContext<'a> {
@@ -231,6 +241,12 @@ pub(crate) struct TrialRecord {
     /// Model calls (the judge's included) a cassette answered by the tolerant match over tool
     /// results that differed from the recording.
     pub result_changed: usize,
+    /// The trial ended on a provider error that repeated itself ([`ProviderError::Repeated`]):
+    /// running the trial again would meet it again, so it is not.
+    pub deterministic_error: bool,
+    /// The offered tools the model wrote a call of as text in an answer with no call
+    /// ([`text_call::written_call`]): never counted as calls; the trial's reason says so.
+    pub written_calls: Vec<String>,
 }
 
 impl TrialRecord {
@@ -257,6 +273,8 @@ impl TrialRecord {
             semantic: crate::scoring::semantic::SemanticVerdicts::new(),
             reported_models: std::collections::BTreeSet::new(),
             result_changed: 0,
+            deterministic_error: false,
+            written_calls: Vec::new(),
         }
     }
 
@@ -331,15 +349,19 @@ pub(crate) async fn run_trial(case: &CaseSpec, run: usize, context: &TrialContex
                     Err(ending) => break 'trial ending,
                 };
                 if completion.tool_calls.is_empty() {
+                    let written =
+                        completion.text.as_deref().and_then(|text| text_call::written_call(text, context.specs));
+                    record.written_calls.extend(written);
                     messages.push(Message::Assistant { text: completion.text.clone(), tool_calls: Vec::new() });
                     break;
                 }
                 let mut calls = completion.tool_calls.clone();
                 crate::providers::make_call_ids_unique(&mut calls, &mut call_ids);
                 messages.push(Message::Assistant { text: completion.text.clone(), tool_calls: calls.clone() });
+                let cut = completion.finish == FinishReason::Length;
                 for call in &calls {
                     let turn = record.turns;
-                    let (made, ending) = make_call(case, call, turn, deadline, inputs.as_mut(), context).await;
+                    let (made, ending) = make_call(case, call, (turn, cut), deadline, inputs.as_mut(), context).await;
                     if ending.is_none() {
                         messages.push(Message::ToolResult(ToolResult {
                             call_id: call.id.clone(),
@@ -419,6 +441,7 @@ async fn ask_model(
         }
         Ok(Err(ModelFailure::Provider { error, attempts })) => {
             record.model_calls += u64::from(attempts);
+            record.deterministic_error = matches!(error, ProviderError::Repeated { .. });
             return Err(TrialEnding::ProviderError(format!("after {attempts} attempt(s): {error}")));
         }
         Ok(Ok(reply)) => reply,
@@ -448,10 +471,16 @@ async fn ask_model(
 }
 
 /// Why the loop does not send `call`, when it does not: the reason the model reads, and
-/// whether it is the arguments' fault.
-fn refusal(case: &CaseSpec, call: &ToolCall, context: &TrialContext<'_>) -> Option<(String, bool)> {
+/// whether it is the arguments' fault. `cut`: the model's turn ended at the output limit
+/// (`finish_reason: length`), which is why arguments that are not JSON usually are not.
+fn refusal(case: &CaseSpec, call: &ToolCall, cut: bool, context: &TrialContext<'_>) -> Option<(String, bool)> {
     if call.unknown_tool || !context.specs.iter().any(|spec| spec.name == call.name) {
         Some((format!("no tool named `{}` is offered", call.name), false))
+    } else if call.arguments_unparsable && cut {
+        Some((
+            "the arguments were cut by the output limit (finish reason `length`): not a JSON object".to_owned(),
+            true,
+        ))
     } else if call.arguments_unparsable {
         Some(("the arguments are not a JSON object".to_owned(), true))
     } else if case.forbids(&call.name) {
@@ -463,13 +492,14 @@ fn refusal(case: &CaseSpec, call: &ToolCall, context: &TrialContext<'_>) -> Opti
     }
 }
 
-/// One tool call the model asked for at model turn `turn`: refused, or sent within the trial's
-/// deadline. The record of the call, and the trial's ending when the call ends it (the
-/// deadline, input requests that could not be answered, no answer from the server).
+/// One tool call the model asked for at model turn `turn` (`cut`: a turn the output limit
+/// ended): refused, or sent within the trial's deadline. The record of the call, and the trial's
+/// ending when the call ends it (the deadline, input requests that could not be answered, no
+/// answer from the server).
 async fn make_call(
     case: &CaseSpec,
     call: &ToolCall,
-    turn: usize,
+    (turn, cut): (usize, bool),
     deadline: tokio::time::Instant,
     inputs: Option<&mut input::Session<'_>>,
     context: &TrialContext<'_>,
@@ -502,8 +532,8 @@ async fn make_call(
             server_bytes: None,
         });
     };
-    if let Some((reason, arguments)) = refusal(case, call, context) {
-        made.result = format!("error: {reason}");
+    if let Some((reason, arguments)) = refusal(case, call, cut, context) {
+        made.result = format!("error: this call was not sent: {reason}");
         made.refused_arguments = arguments.then(|| reason.clone());
         made.error = Some(reason);
         decided(&made, "not_sent");

@@ -53,11 +53,11 @@ impl ToolExecutor for FakeTools {
 struct NoEmptyText;
 
 impl ValidateArguments for NoEmptyText {
-    fn validate(&self, tool: &str, arguments: &Value) -> Result<(), String> {
+    fn validate(&self, tool: &str, arguments: &Value) -> Result<(), ArgumentMismatch> {
         if tool != "echo" || arguments.get("text").is_some_and(Value::is_string) {
             Ok(())
         } else {
-            Err("/text: required".into())
+            Err(ArgumentMismatch(vec!["/text: required".into()]))
         }
     }
 }

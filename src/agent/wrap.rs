@@ -35,9 +35,9 @@ pub(crate) enum Place {
 pub(crate) struct TrialSite<'a> {
     /// The trial (case id, model, trial number).
     pub trial: &'a TrialRef,
-    /// The case's index in the golden set the runner runs.
-    pub case: usize,
-    /// The case's hash.
+    /// What a layer injects into the trial, as the plan's item carries it.
+    pub injection: Option<&'a crate::golden::Injection>,
+    /// The hash of the trial's plan item (its case's, or its case × injection's).
     pub case_sha256: &'a str,
     /// Where the trial's events go.
     pub events: Sink<'a>,

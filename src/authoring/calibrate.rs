@@ -175,7 +175,7 @@ async fn calibrate_inner(
             match ModelCaller::call(&caller, key, &judge_request).await {
                 Ok(reply) => match judge::parse_verdicts(&reply.completion, rubric, &trace_text) {
                     Ok(verdicts) => judged.push(verdicts),
-                    Err(reason) => failure = Some((Kind::Provider, reason)),
+                    Err(reason) => failure = Some((Kind::Provider, reason.to_string())),
                 },
                 Err(ModelFailure::Provider { error, .. }) => {
                     failure = Some((Kind::Provider, format!("the judge model failed: {error}")));

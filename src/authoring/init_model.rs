@@ -154,38 +154,67 @@ pub(crate) fn propose_request(tool: &ToolView, family: Family) -> CompletionRequ
 /// of 1 to [`MAX_PROMPT_CHARS`] characters, and arguments that are a JSON object (or the JSON
 /// text of one) valid against the tool's original `inputSchema`. `Err` is the one-line reason
 /// the template is used instead.
-pub(crate) fn read_proposal(completion: &Completion, tool: &ToolView) -> Result<(String, Map<String, Value>), String> {
+pub(crate) fn read_proposal(
+    completion: &Completion,
+    tool: &ToolView,
+) -> Result<(String, Map<String, Value>), AnswerRefused> {
     let call = completion
         .tool_calls
         .iter()
         .find(|call| call.name == PROPOSE_TOOL)
-        .ok_or_else(|| format!("the model did not call {PROPOSE_TOOL}"))?;
+        .ok_or(AnswerRefused::NoCall(PROPOSE_TOOL))?;
     let prompt = call.arguments.get("prompt").and_then(Value::as_str).map(str::trim).unwrap_or_default();
     if prompt.is_empty() {
-        return Err("the model's prompt is missing or empty".into());
+        return Err(AnswerRefused::EmptyPrompt);
     }
     if prompt.chars().count() > MAX_PROMPT_CHARS {
-        return Err(format!("the model's prompt is longer than {MAX_PROMPT_CHARS} characters"));
+        return Err(AnswerRefused::LongPrompt);
     }
     let args = match call.arguments.get("arguments") {
         Some(Value::Object(args)) => args.clone(),
         // Some models send a nested object as its JSON text.
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(args)) => args,
-            _ => return Err("the model's arguments are not a JSON object".into()),
+            _ => return Err(AnswerRefused::NotAnObject),
         },
-        None => return Err("the model gave no arguments".into()),
-        Some(_) => return Err("the model's arguments are not a JSON object".into()),
+        None => return Err(AnswerRefused::NoArguments),
+        Some(_) => return Err(AnswerRefused::NotAnObject),
     };
     match ArgumentValidator::new(&tool.input_schema).validate(&Value::Object(args.clone())) {
         Validation::Valid => Ok((prompt.to_owned(), args)),
-        Validation::Invalid(errors) => {
-            Err(format!("the model's arguments break the tool's inputSchema: {}", errors.join("; ")))
-        }
-        Validation::SchemaUnusable(reason) => {
-            Err(format!("the tool's inputSchema cannot check the model's arguments: {reason}"))
-        }
+        Validation::Invalid(errors) => Err(AnswerRefused::BreaksSchema(errors)),
+        Validation::SchemaUnusable(reason) => Err(AnswerRefused::SchemaUnusable(reason)),
     }
+}
+
+/// Why the model's answer is not taken (a proposal: the template is used instead; the
+/// negative prompts: none are written), on one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum AnswerRefused {
+    /// The answer tool was not called.
+    #[error("the model did not call {0}")]
+    NoCall(&'static str),
+    /// No prompt, or a blank one.
+    #[error("the model's prompt is missing or empty")]
+    EmptyPrompt,
+    /// A prompt over [`MAX_PROMPT_CHARS`].
+    #[error("the model's prompt is longer than {MAX_PROMPT_CHARS} characters")]
+    LongPrompt,
+    /// Arguments that are not a JSON object (nor its text).
+    #[error("the model's arguments are not a JSON object")]
+    NotAnObject,
+    /// No arguments.
+    #[error("the model gave no arguments")]
+    NoArguments,
+    /// Arguments the tool's `inputSchema` refuses, each violation.
+    #[error("the model's arguments break the tool's inputSchema: {}", .0.join("; "))]
+    BreaksSchema(Vec<String>),
+    /// A schema that cannot be compiled, and why.
+    #[error("the tool's inputSchema cannot check the model's arguments: {0}")]
+    SchemaUnusable(String),
+    /// No usable negative prompt.
+    #[error("the model gave no usable negative prompt")]
+    NoNegative,
 }
 
 /// The request for the negative prompts: the tools' names and first description lines, and
@@ -225,12 +254,12 @@ pub(crate) fn negatives_request(surface: &ToolSurface) -> CompletionRequest {
 
 /// Reads the negative prompts: the first [`MAX_MODEL_NEGATIVES`] distinct non-empty strings of
 /// at most [`MAX_PROMPT_CHARS`] characters. `Err` when there is none.
-pub(crate) fn read_negatives(completion: &Completion) -> Result<Vec<String>, String> {
+pub(crate) fn read_negatives(completion: &Completion) -> Result<Vec<String>, AnswerRefused> {
     let call = completion
         .tool_calls
         .iter()
         .find(|call| call.name == NEGATIVES_TOOL)
-        .ok_or_else(|| format!("the model did not call {NEGATIVES_TOOL}"))?;
+        .ok_or(AnswerRefused::NoCall(NEGATIVES_TOOL))?;
     let mut prompts: Vec<String> = Vec::new();
     for prompt in call.arguments.get("prompts").and_then(Value::as_array).into_iter().flatten() {
         let Some(text) = prompt.as_str().map(str::trim) else { continue };
@@ -241,7 +270,7 @@ pub(crate) fn read_negatives(completion: &Completion) -> Result<Vec<String>, Str
             break;
         }
     }
-    if prompts.is_empty() { Err("the model gave no usable negative prompt".into()) } else { Ok(prompts) }
+    if prompts.is_empty() { Err(AnswerRefused::NoNegative) } else { Ok(prompts) }
 }
 
 /// Why a failed call leaves the template in place, on one line.
@@ -266,7 +295,7 @@ async fn ask_one(model: &LiveModel, tool: &ToolView, family: Family) -> Result<A
     match model.call(key, &propose_request(tool, family)).await {
         Ok(reply) => Ok(match read_proposal(&reply.completion, tool) {
             Ok((prompt, args)) => Authored::Model { prompt, args },
-            Err(reason) => Authored::Template { reason: one_line(&reason, MAX_REASON) },
+            Err(reason) => Authored::Template { reason: one_line(&reason.to_string(), MAX_REASON) },
         }),
         Err(failure) => match model.refused() {
             Some(error) => Err(error),
@@ -307,7 +336,7 @@ pub(crate) async fn draft(model: &LiveModel, surface: &ToolSurface, family: Fami
         match model.call(key, &negatives_request(surface)).await {
             Ok(reply) => match read_negatives(&reply.completion) {
                 Ok(prompts) => (prompts, None),
-                Err(reason) => (Vec::new(), Some(reason)),
+                Err(reason) => (Vec::new(), Some(reason.to_string())),
             },
             Err(failure) => {
                 if let Some(error) = model.refused() {
@@ -467,10 +496,15 @@ mod tests {
     #[test]
     fn a_proposal_that_breaks_the_schema_or_the_answer_shape_is_refused_with_the_reason() {
         let kelvin = called(PROPOSE_TOOL, json!({"prompt": "How warm, in kelvin?", "arguments": {"unit": "kelvin"}}));
-        let reason = read_proposal(&kelvin, &unit_tool()).expect_err("kelvin is not in the enum");
+        let reason = read_proposal(&kelvin, &unit_tool()).expect_err("kelvin is not in the enum").to_string();
         assert!(reason.starts_with("the model's arguments break the tool's inputSchema: "), "{reason}");
         let missing = called(PROPOSE_TOOL, json!({"prompt": "Echo my region.", "arguments": {}}));
-        assert!(read_proposal(&missing, &region_tool()).expect_err("region is required").contains("inputSchema"));
+        assert!(
+            read_proposal(&missing, &region_tool())
+                .expect_err("region is required")
+                .to_string()
+                .contains("inputSchema")
+        );
         let cases = [
             (called("other", json!({})), "did not call propose_case"),
             (called(PROPOSE_TOOL, json!({"prompt": " ", "arguments": {}})), "missing or empty"),
@@ -479,7 +513,7 @@ mod tests {
             (called(PROPOSE_TOOL, json!({"prompt": "Hi"})), "no arguments"),
         ];
         for (answer, expected) in cases {
-            let reason = read_proposal(&answer, &unit_tool()).expect_err("refused");
+            let reason = read_proposal(&answer, &unit_tool()).expect_err("refused").to_string();
             assert!(reason.contains(expected), "{reason} lacks {expected}");
         }
     }

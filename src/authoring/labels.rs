@@ -66,25 +66,21 @@ pub(crate) struct LabelsFile {
 pub(crate) fn load(path: &Path) -> Result<LabelsFile, Vec<Problem>> {
     match fs_err::read_to_string(path) {
         Ok(text) => parse(path, &text),
-        Err(error) => Err(vec![Problem {
-            path: path.to_owned(),
-            position: None,
-            field: None,
-            message: format!("cannot read the labels file: {}", crate::text::io_reason(&error)),
-            hint: "check the path of the labels file".into(),
-        }]),
+        Err(error) => Err(vec![Problem::located(
+            path.to_owned(),
+            None,
+            None,
+            format!("cannot read the labels file: {}", crate::text::io_reason(&error)),
+            "check the path of the labels file",
+        )]),
     }
 }
 
 /// Checks the text of a labels file (`path` names it in messages and anchors its paths).
 pub(crate) fn parse(path: &Path, text: &str) -> Result<LabelsFile, Vec<Problem>> {
     let mut problems = Vec::new();
-    let problem = |position: Option<(u64, u64)>, field: Option<&str>, message: String, hint: &str| Problem {
-        path: path.to_owned(),
-        position,
-        field: field.map(str::to_owned),
-        message,
-        hint: hint.to_owned(),
+    let problem = |position: Option<(u64, u64)>, field: Option<&str>, message: String, hint: &str| {
+        Problem::located(path.to_owned(), position, field.map(str::to_owned), message, hint.to_owned())
     };
     let root = match tree::parse(text) {
         Ok(Some(root)) => root,
@@ -354,13 +350,13 @@ pub(crate) fn resolve<'a>(
     let case_ids: Vec<&str> = set.cases.iter().map(|case| case.id.as_str()).collect();
     for label in &file.labels {
         let mut problem = |field: &str, message: String, hint: String| {
-            problems.push(Problem {
-                path: file.path.clone(),
-                position: Some(label.position),
-                field: Some(format!("{}.{field}", label.field)),
+            problems.push(Problem::located(
+                file.path.clone(),
+                Some(label.position),
+                Some(format!("{}.{field}", label.field)),
                 message,
                 hint,
-            });
+            ));
         };
         let Some(case_index) = case_ids.iter().position(|id| *id == label.case) else {
             let hint = match suggest::nearest(&label.case, case_ids.iter().copied()) {
@@ -451,7 +447,7 @@ mod tests {
         parse(Path::new("cal/labels.yaml"), text)
             .expect_err("invalid")
             .into_iter()
-            .map(|problem| format!("{problem} | {}", problem.hint))
+            .map(|problem| format!("{problem} | {}", problem.hint_text()))
             .collect()
     }
 

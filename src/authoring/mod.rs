@@ -54,17 +54,35 @@ pub(crate) async fn check(path: PathBuf, server: Option<CheckServer>, execute: O
         Ok(connected) => connected,
         Err(error) => return refuse(&error),
     };
-    let status = check_on(&set, &connected, &redactor, out, execute).await;
+    let against = server_label(&server.target, &redactor);
+    let status = check_on(&set, &connected, &redactor, (out, &against), execute).await;
     connected.shutdown().await;
     status
 }
 
-/// The rest of `golden check` over an open session: the tool names, then (`execute`) the calls.
+/// The server as `golden check` names it: its URL, or its command (secrets redacted).
+fn server_label(target: &Target, redactor: &Redactor) -> String {
+    match target {
+        Target::Http(http) => redactor.redact(&http.url),
+        Target::Stdio { command, .. } => format!("the command `{}`", redactor.redact(command)),
+    }
+}
+
+/// The line that says what the tool names were checked against and what was missing (stderr,
+/// before the problems that name each miss).
+fn misses_line(against: &str, listed: usize, missing: usize) -> String {
+    format!(
+        "tool names: checked against {against} ({listed} tool(s) listed): {missing} name(s) the set gives not found"
+    )
+}
+
+/// The rest of `golden check` over an open session: the tool names (checked against the server
+/// `against` names, which the output says), then (`execute`) the calls.
 async fn check_on(
     set: &crate::golden::GoldenSet,
     connected: &era::Connected,
     redactor: &Redactor,
-    mut out: String,
+    (mut out, against): (String, &str),
     execute: Option<execute::Sends>,
 ) -> ExitStatus {
     let surface = match crate::conformance::list_tools_on(connected).await {
@@ -74,10 +92,11 @@ async fn check_on(
     let names: Vec<&str> = surface.tools.iter().map(|tool| tool.name.as_str()).collect();
     let problems = unknown_tools(set, &names);
     if !problems.is_empty() {
+        let _ = writeln!(std::io::stderr(), "{}", misses_line(against, names.len(), problems.len()));
         return report(problems);
     }
     out.push_str(&format!(
-        "tool names: every one the set names is listed by the server ({} tool(s) listed)\n",
+        "tool names: every one the set names is listed by the server ({} tool(s) listed), checked against {against}\n",
         names.len()
     ));
     let _ = std::io::stdout().write_all(out.as_bytes());
@@ -101,8 +120,13 @@ async fn with_unknown_names(
     // problems are still every one found.
     let Ok(surface) = list_tools(&server.target).await else { return problems };
     let names: Vec<&str> = surface.tools.iter().map(|tool| tool.name.as_str()).collect();
-    problems.extend(crate::golden::unknown_names(path, named, &names));
-    problems.sort_by_key(|problem| problem.position.unwrap_or((u64::MAX, u64::MAX)));
+    let misses = crate::golden::unknown_names(path, named, &names);
+    if !misses.is_empty() {
+        let against = server_label(&server.target, &Redactor::new(server.secrets.clone()));
+        let _ = writeln!(std::io::stderr(), "{}", misses_line(&against, names.len(), misses.len()));
+    }
+    problems.extend(misses);
+    problems.sort_by_key(|problem| problem.position().unwrap_or((u64::MAX, u64::MAX)));
     problems
 }
 
@@ -142,7 +166,7 @@ async fn list_tools(target: &Target) -> Result<crate::mcp::tools::ToolSurface, U
 }
 
 /// The error of a `tools/list` walk that failed (exit status 3).
-fn unlisted(problem: String) -> UserError {
+fn unlisted(problem: crate::conformance::Unlisted) -> UserError {
     UserError::new(Kind::Unreachable, format!("cannot list the server's tools: {problem}"))
         .with_hint("`mcp-eval run` against the server grades its tools/list")
 }

@@ -98,7 +98,7 @@ pub(crate) fn load(
                 let label = stored_label(&baseline);
                 (baseline, label, None)
             }
-            Err(warning) => (Baseline::default(), "none (unreadable)".into(), Some(warning)),
+            Err(warning) => (Baseline::default(), "none (unreadable)".into(), Some(warning.to_string())),
         },
         Source::File(path) => {
             let read = std::fs::read_to_string(path)

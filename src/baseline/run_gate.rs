@@ -1,7 +1,8 @@
 //! Layer 1's gate within a run: the verdict cache it reads and writes ([`cache_use`]), its
 //! comparison with the stored baseline and the gate (`--fail-on-evals`), the cases a
-//! confirmation re-run repeats and how the re-runs are pooled ([`regression_gate`],
-//! [`pool_reruns`]), and the baseline stored when the rules say so.
+//! confirmation re-run repeats, numbered on after the first trials, and how the re-runs are
+//! pooled ([`regression_gate`], [`confirm_pairs`], [`pool_reruns`]), and the baseline stored
+//! when the rules say so.
 
 use crate::events::RunEvent;
 use crate::golden::GoldenSet;
@@ -11,8 +12,9 @@ use crate::settings::Settings;
 /// and not `off`; the server key of `--cache-key auto` hashes the workspace as git would track
 /// it ([`crate::cache::workspace_manifest`]), leaving out the golden set's directory and the
 /// cache and report directories. With `auto`, a key that differs from the one of the manifest
-/// stored last is a notice naming the paths that moved it (`read-write` only: `write-only`
-/// reuses nothing anyway); an unreadable manifest is a short notice, a missing one says nothing.
+/// stored last is a notice naming the paths that moved it, and a note of the section (so the
+/// summary names them too; `read-write` only: `write-only` reuses nothing anyway); an
+/// unreadable manifest is a short notice, a missing one says nothing.
 pub(crate) fn cache_use(
     settings: &Settings,
     layer1: &crate::settings::layer1::Layer1Settings,
@@ -24,6 +26,7 @@ pub(crate) fn cache_use(
     let dir = layer1.cache_dir.clone().filter(|_| layer1.cache_mode != crate::cache::Mode::Off)?;
     let store = crate::cache::VerdictCache::new(dir.clone(), layer1.cache_mode);
     let mut manifest = None;
+    let mut moved = None;
     let server_key = match &layer1.cache_key {
         CacheKeySetting::None => None,
         CacheKeySetting::Text(text) => Some(text.clone()),
@@ -57,6 +60,7 @@ pub(crate) fn cache_use(
                     };
                     if let Some(text) = notice.filter(|_| reusing) {
                         events(&RunEvent::Notice { text: format!("layer 1: {text}") });
+                        moved = Some(text);
                     }
                     let key = now.key.clone();
                     // Written again only when it says something new.
@@ -76,7 +80,7 @@ pub(crate) fn cache_use(
             }
         }
     };
-    Some(crate::trials::CacheUse { store, server_key, measured_at: measured_at.to_owned(), manifest })
+    Some(crate::trials::CacheUse { store, server_key, measured_at: measured_at.to_owned(), manifest, moved })
 }
 
 /// Compares layer 1 with its baseline and gates it (`--fail-on-evals`), and stores this run as
@@ -161,6 +165,26 @@ pub(crate) fn regression_gate(
         );
     }
     Vec::new()
+}
+
+/// The worsened pairs `confirm` as a confirmation re-run takes them: `(PROVIDER:MODEL, case id)`
+/// → the trials the pair ran in the first pass (its eval's `runs` in `section`), so the re-run's
+/// trials are numbered on after them, as [`pool_reruns`] numbers their traces.
+pub(crate) fn confirm_pairs(
+    section: &crate::report::evals::EvalsSection,
+    confirm: &[crate::baseline::regression::CaseKey],
+) -> std::collections::BTreeMap<(String, String), usize> {
+    confirm
+        .iter()
+        .map(|key| {
+            let first = section
+                .evals
+                .iter()
+                .find(|eval| eval.case == key.case && eval.model == key.model)
+                .map_or(0, |eval| eval.runs);
+            ((key.model.clone(), key.case.clone()), first)
+        })
+        .collect()
 }
 
 /// Pools the confirmation `reruns` into `section`'s evals (counts, threshold, traces: what the

@@ -178,6 +178,35 @@ pub(crate) fn comparability_key(case_sha256: &str, model: &str, endpoint: &str) 
     crate::jcs::hash(&json!({"case": case_sha256, "model": model, "endpoint": endpoint}))
 }
 
+/// Why a stored baseline is not used (a warning: the run goes on without a baseline).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LoadError {
+    /// The file exists and cannot be read.
+    #[error("cannot read the baseline {}: {source}; no baseline used", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not a baseline's JSON.
+    #[error("the baseline {} is not readable ({source}); no baseline used", .path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// The file is of another format.
+    #[error("the baseline {} is of format {format}; no baseline used", .path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// Its format.
+        format: u32,
+    },
+}
+
 impl Baseline {
     /// The baseline file of a cache directory.
     pub(crate) fn path_in(cache_dir: &Path) -> PathBuf {
@@ -186,18 +215,16 @@ impl Baseline {
 
     /// Reads the baseline at `path`: empty when there is none; `Err` with a warning when the
     /// file cannot be read (the caller then runs without a baseline).
-    pub(crate) fn load(path: &Path) -> Result<Self, String> {
+    pub(crate) fn load(path: &Path) -> Result<Self, LoadError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(error) => {
-                return Err(format!("cannot read the baseline {}: {error}; no baseline used", path.display()));
-            }
+            Err(source) => return Err(LoadError::Read { path: path.to_owned(), source }),
         };
-        let baseline: Self = serde_json::from_str(&text)
-            .map_err(|error| format!("the baseline {} is not readable ({error}); no baseline used", path.display()))?;
+        let baseline: Self =
+            serde_json::from_str(&text).map_err(|source| LoadError::Unreadable { path: path.to_owned(), source })?;
         if baseline.format != FORMAT {
-            return Err(format!("the baseline {} is of format {}; no baseline used", path.display(), baseline.format));
+            return Err(LoadError::Format { path: path.to_owned(), format: baseline.format });
         }
         Ok(baseline)
     }
@@ -443,7 +470,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = Baseline::path_in(dir.path());
         std::fs::write(&path, "{broken").expect("write");
-        assert!(Baseline::load(&path).expect_err("a warning").contains("not readable"));
+        assert!(Baseline::load(&path).expect_err("a warning").to_string().contains("not readable"));
     }
 
     #[test]

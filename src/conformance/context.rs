@@ -250,6 +250,18 @@ pub(crate) struct Seconds {
     ending: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
+/// A second connection to a server whose session answers were read: a stdio process learns so,
+/// so that an answer no client can match (or a line that is not JSON where one should be) is
+/// told to the request it leaves waiting, from its first request on ([`StdioTransport::answers_known`]).
+///
+/// [`StdioTransport::answers_known`]: crate::mcp::stdio::StdioTransport::answers_known
+fn known(client: Client) -> Client {
+    if let Connection::Stdio(stdio) = client.connection() {
+        stdio.answers_known();
+    }
+    client
+}
+
 impl Seconds {
     /// Second connections to `target`; stdio starts are recorded in `starts`, and the `spares`
     /// started with the session are used, in order, before any new process is started.
@@ -318,7 +330,7 @@ impl Seconds {
             };
             if running {
                 self.starts.explain(spare.entry, format!("{reason} ({})", spare.when));
-                return Ok(spare.client);
+                return Ok(known(spare.client));
             }
             // A spare that exited on its own would prove nothing (X-4 waits for an exit): a new one.
             self.starts
@@ -330,7 +342,7 @@ impl Seconds {
         if opened.is_ok() && self.is_stdio() {
             self.starts.record(reason);
         }
-        opened
+        opened.map(known)
     }
 
     fn take_spare(&self) -> Option<Spare> {

@@ -80,7 +80,7 @@ impl Finding {
             ));
             return self;
         }
-        if exchange.unreadable().is_none() {
+        if exchange.unreadable_answer().is_none() {
             return self;
         }
         self.unreadable = Some(match (method, &exchange.failure) {

@@ -72,7 +72,7 @@ pub(crate) fn read_only(tool: &Value) -> bool {
 pub(crate) enum OpenError {
     /// The HTTP transport could not be built (its reason).
     #[error("{0}")]
-    Http(String),
+    Http(Arc<crate::mcp::http::BuildError>),
     /// The stdio server's process could not be spawned.
     #[error("{0}")]
     Spawn(#[source] Arc<std::io::Error>),
@@ -84,7 +84,7 @@ pub(crate) fn open_second(target: &Target, redactor: &Redactor) -> Result<Client
     match target {
         Target::Http(settings) => HttpTransport::new(settings.clone(), redactor.clone())
             .map(|transport| Client::new(Connection::Http(transport)))
-            .map_err(OpenError::Http),
+            .map_err(|error| OpenError::Http(Arc::new(error))),
         Target::Stdio { command, env, timeout } => StdioTransport::spawn(command, env, *timeout, redactor.clone())
             .map(|transport| Client::new(Connection::Stdio(transport)))
             .map_err(|error| OpenError::Spawn(Arc::new(error))),
@@ -743,7 +743,7 @@ pub(crate) async fn needs_credentials(target: &Target, redactor: Redactor) -> Op
 /// Why a requirement produced no finding.
 fn not_exercised(id: &str) -> &'static str {
     match id {
-        "A-1" | "A-2" | "A-3" | "A-4" => {
+        "A-1" | "A-2" | "A-3" | "A-4" | "A-5" | "A-6" => {
             "not exercised: the authorization probes did not run against this server (they run over Streamable HTTP, on a server that answered)"
         }
         "B-4" => "not exercised: the server is not dual-era",
@@ -751,10 +751,16 @@ fn not_exercised(id: &str) -> &'static str {
     }
 }
 
+/// Why the server's tools could not be listed: the first problem of the `tools/list` walk (a
+/// page not answered, not read or malformed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Unlisted(pub String);
+
 /// Walks every `tools/list` page over an open session, in its era's request shape, and records
 /// the tools' `Mcp-Param-*` declarations for later `tools/call`s; `Err` with the first problem
 /// of the walk.
-pub(crate) async fn list_tools_on(connected: &era::Connected) -> Result<ToolSurface, String> {
+pub(crate) async fn list_tools_on(connected: &era::Connected) -> Result<ToolSurface, Unlisted> {
     let era = connected.era;
     let request = move |params: Value| match era {
         Era::Modern => Outgoing::request(crate::mcp::jsonrpc::modern_request("tools/list", params)),
@@ -762,7 +768,7 @@ pub(crate) async fn list_tools_on(connected: &era::Connected) -> Result<ToolSurf
     };
     let listed = walk(&connected.client, "tools/list", "tools", &request, true).await;
     if let Some(problem) = listed.problems.first() {
-        return Err(problem.to_string());
+        return Err(Unlisted(problem.clone()));
     }
     if let crate::mcp::client::Connection::Http(http) = connected.client.connection() {
         record_param_headers(http, &listed.items);

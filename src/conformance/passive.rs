@@ -121,7 +121,11 @@ impl Passive {
         if exchange.status.is_some() {
             self.http_rules(outgoing, exchange, method, modern);
         }
-        if let Some(why) = exchange.unreadable() {
+        // The authorization layer answered, not the JSON-RPC server: the A-rows grade it.
+        if is_authorization_answer(exchange) {
+            return;
+        }
+        if let Some(why) = exchange.unreadable_answer() {
             self.unreadable_answer(exchange, method, why, modern);
             return;
         }
@@ -485,6 +489,18 @@ impl Passive {
 
 /// An HTTP-level refusal (authorization, Origin, method not allowed): its body need not be
 /// JSON-RPC.
+/// An answer of the authorization layer in front of the server (RFC 6750 §3): a 401 or 403
+/// with a `Bearer` challenge or an OAuth error body (`error` a string, as the official Python
+/// SDK's bearer middleware sends). It is not a JSON-RPC message, so the message rules (M-6,
+/// M-8, M-10, M-11) do not grade it; the authorization rows (A-*) do.
+pub(crate) fn is_authorization_answer(exchange: &Exchange) -> bool {
+    let challenge = exchange.header("www-authenticate").is_some_and(|challenge| {
+        challenge.trim_start().get(..6).is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer"))
+    });
+    let oauth_body = exchange.response.as_ref().and_then(|body| body.get("error")).is_some_and(Value::is_string);
+    matches!(exchange.status, Some(401 | 403)) && (challenge || oauth_body)
+}
+
 fn is_refusal(exchange: &Exchange) -> bool {
     matches!(exchange.status, Some(401 | 403 | 404 | 405 | 406 | 413 | 415 | 421 | 500..=599))
 }
@@ -614,6 +630,31 @@ mod tests {
         assert!(m7.evidence.iter().any(|evidence| evidence.label == "finding"));
         // M-10 leaves the missing resultType to M-7: one broken thing is one finding.
         assert_eq!(finding(&findings, "M-10").outcome, Outcome::Kept);
+    }
+
+    #[test]
+    fn an_oauth_refusal_is_graded_by_the_authorization_rows_not_as_json_rpc() {
+        // The official Python SDK's bearer middleware answers a missing or invalid token with an
+        // RFC 6750 error body and a Bearer challenge: not a JSON-RPC message, and not M-10's.
+        let passive = Passive::new(false);
+        let mut refusal =
+            http_exchange(1, json!({"error": "invalid_token", "error_description": "Authentication required"}));
+        refusal.status = Some(401);
+        refusal.headers.push((
+            "www-authenticate".into(),
+            r#"Bearer error="invalid_token", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp""#
+                .into(),
+        ));
+        passive.observe(&request("server/discover").remove("Authorization"), &refusal, true);
+        let mut forbidden = http_exchange(2, json!({"error": "insufficient_scope", "error_description": "no"}));
+        forbidden.status = Some(403);
+        passive.observe(&request("server/discover"), &forbidden, true);
+        let findings = passive.findings();
+        for id in ["M-6", "M-8", "M-10", "M-11"] {
+            if let Some(found) = findings.iter().find(|finding| finding.id == id) {
+                assert_ne!(found.outcome, Outcome::Broken, "{id}: {}", found.message);
+            }
+        }
     }
 
     #[test]

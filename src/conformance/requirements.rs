@@ -42,8 +42,8 @@ pub(crate) struct Requirement {
 }
 
 /// The catalogue's generation, raised whenever rows are added: 1 for the conformance rows,
-/// 2 since the static scan (SEC-1…SEC-8).
-pub(crate) const CATALOGUE: u8 = 2;
+/// 2 since the static scan (SEC-1…SEC-8), 3 since the probes with a real token.
+pub(crate) const CATALOGUE: u8 = 3;
 
 /// The generation that added a row (1 for an id the catalogue does not know).
 pub(crate) fn since(id: &str) -> u8 {
@@ -274,6 +274,26 @@ pub(crate) const REQUIREMENTS: &[Requirement] = &[
     row("A-2", Must, Http, "the PRM document is well-formed", "basic/authorization; RFC 9728"),
     row("A-3", Must, Http, "missing or invalid credentials get 401", "basic/authorization/index.mdx"),
     row("A-4", Should, Http, "a token in the query string is not accepted", "basic/authorization/index.mdx"),
+    Requirement {
+        since: 3,
+        ..row(
+            "A-5",
+            Must,
+            Http,
+            "a token minted for another resource is rejected",
+            "basic/authorization/index.mdx §Token Audience Binding and Validation; RFC 8707",
+        )
+    },
+    Requirement {
+        since: 3,
+        ..row(
+            "A-6",
+            Must,
+            Http,
+            "an expired token is rejected",
+            "basic/authorization/index.mdx §Token Handling; OAuth 2.1 §5.2",
+        )
+    },
     row("K-1", Must, Any, "tasks are advertised under capabilities.extensions", "seps/2663-tasks-extension.md"),
     row("K-2", Must, Any, "tasks methods without the extension get -32021", "seps/2663-tasks-extension.md"),
     row("K-3", Must, Any, "tasks/get of an unknown taskId gets -32602", "seps/2663-tasks-extension.md"),

@@ -135,12 +135,6 @@ pub(crate) fn compile_checked(schema: &Value, which: &str) -> Result<Validator, 
     compile(draft, schema).map_err(|f| UnusableSchema::Compile(f.message(which)))
 }
 
-/// [`compile_checked`] with the reason as text, for the argument validator of
-/// `src/providers/schema.rs`, which keeps it as text.
-pub(crate) fn compile_bounded(schema: &Value, which: &str) -> Result<Validator, String> {
-    compile_checked(schema, which).map_err(|unusable| unusable.to_string())
-}
-
 /// Validates an instance (e.g. `structuredContent`) against a compiled schema (T-5). Each error
 /// message starts with the instance path as a JSON pointer (`(root)` for the whole instance).
 pub(crate) fn validate_instance(validator: &Validator, instance: &Value) -> Result<(), Vec<String>> {

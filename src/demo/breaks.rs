@@ -251,6 +251,63 @@ pub(crate) const BREAKS: &[(&str, &str)] = &[
     ),
     ("chaos-stderr-flood", "stdio: writes to stderr without end (about 34 MB/s) while serving normally"),
     (
+        "chaos-wire-names",
+        "lists five more tools a model provider refuses as they are: files.read and files_read (one name once the dot is replaced), a 100-character name (over OpenAI's 64), a 130-character one (over Anthropic's 128), and test_refs, whose inputSchema reaches its `address` through `$defs` and `$ref`; each answers with its name and arguments",
+    ),
+    (
+        "chaos-later-not-json",
+        "every answer but server/discover's is the text `Error: the handler returned undefined`, not JSON",
+    ),
+    ("chaos-later-array", "every answer but server/discover's is wrapped in a one-element JSON array"),
+    ("chaos-later-wrong-version", "every answer but server/discover's says `\"jsonrpc\": \"1.0\"`"),
+    ("chaos-later-no-id", "every answer but server/discover's has no `id`"),
+    (
+        "chaos-later-bare-result",
+        "every answer but server/discover's is its result (or error) alone, with no JSON-RPC envelope",
+    ),
+    ("chaos-later-bad-utf8", "every answer but server/discover's holds a byte that is not UTF-8 (0xFF)"),
+    ("chaos-later-bom", "every answer but server/discover's starts with a UTF-8 byte order mark"),
+    ("chaos-later-text-plain", "HTTP: every answer but server/discover's is JSON under Content-Type text/plain"),
+    ("chaos-later-html", "HTTP: every answer but server/discover's is an HTML page (text/html) with the JSON inside"),
+    (
+        "chaos-later-json-with-sse",
+        "HTTP: every answer but server/discover's is an SSE event under Content-Type application/json",
+    ),
+    (
+        "chaos-later-sse-bare-json",
+        "HTTP: every answer but server/discover's is a bare JSON body under Content-Type text/event-stream",
+    ),
+    (
+        "chaos-later-sse-no-data",
+        "HTTP: every answer but server/discover's is an SSE event with no `data:` field (the JSON under `message:`)",
+    ),
+    (
+        "chaos-later-sse-not-json",
+        "HTTP: every answer but server/discover's is an SSE event whose data is `[object Object]`",
+    ),
+    (
+        "chaos-later-double-encoded",
+        "every answer but server/discover's is serialized twice: a JSON string holding the message",
+    ),
+    (
+        "chaos-later-gzip-declared",
+        "HTTP: every answer but server/discover's declares Content-Encoding gzip but is not compressed",
+    ),
+    (
+        "chaos-later-gzip-undeclared",
+        "HTTP: every answer but server/discover's is gzip-compressed with no Content-Encoding",
+    ),
+    (
+        "chaos-later-truncated",
+        "HTTP: every answer but server/discover's is cut off halfway, the connection closed short of its Content-Length",
+    ),
+    ("chaos-later-crlf", "stdio: every answer but server/discover's ends with \\r\\n (valid: everything must pass)"),
+    (
+        "chaos-later-content-length",
+        "stdio: every answer but server/discover's is framed LSP-style with a Content-Length header",
+    ),
+    ("chaos-later-log", "stdio: a log line is written on stdout before every answer but server/discover's"),
+    (
         "chaos-ask-forever",
         "the confirmation tools answer every retry with another input_required (a multi round-trip that never ends)",
     ),

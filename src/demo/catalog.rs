@@ -222,6 +222,9 @@ fn break_tools(state: &ServerState, tools: &mut Vec<Value>) {
     if state.breaks("chaos-strict-schemas") {
         tools.extend(strict_tools());
     }
+    if state.breaks("chaos-wire-names") {
+        tools.extend(wire_name_tools());
+    }
     if state.breaks("chaos-deep-nesting") {
         tools.push(json!({
             "name": "test_deep",
@@ -307,6 +310,64 @@ fn strict_tools() -> [Value; 3] {
     ]
 }
 
+/// The 100-character name `chaos-wire-names` lists: over OpenAI's 64, within Anthropic's 128.
+pub(crate) fn long_tool_name() -> String {
+    format!("test_long_{}", "x".repeat(90))
+}
+
+/// The 130-character name `chaos-wire-names` lists: over Anthropic's 128 too.
+pub(crate) fn longer_tool_name() -> String {
+    format!("test_longer_{}", "y".repeat(118))
+}
+
+/// The tools `chaos-wire-names` adds: names a provider refuses as they are, and a schema built
+/// on `$defs`/`$ref`, for the layer-1 tests of what is offered to a model. Each answers with its
+/// name and arguments.
+fn wire_name_tools() -> [Value; 5] {
+    let no_arguments = no_arguments();
+    [
+        json!({
+            "name": "files.read",
+            "description": "Reads a file (the dotted name).",
+            "inputSchema": no_arguments,
+            "annotations": read_only(),
+        }),
+        json!({
+            "name": "files_read",
+            "description": "Reads a file (the underscored name).",
+            "inputSchema": no_arguments,
+            "annotations": read_only(),
+        }),
+        json!({
+            "name": long_tool_name(),
+            "description": "A tool with a long name.",
+            "inputSchema": no_arguments,
+            "annotations": read_only(),
+        }),
+        json!({
+            "name": longer_tool_name(),
+            "description": "A tool with a longer name.",
+            "inputSchema": no_arguments,
+            "annotations": read_only(),
+        }),
+        json!({
+            "name": "test_refs",
+            "description": "Ships to an address.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"address": {"$ref": "#/$defs/address"}},
+                "required": ["address"],
+                "$defs": {"address": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                    "required": ["city"],
+                }},
+            },
+            "annotations": read_only(),
+        }),
+    ]
+}
+
 /// The size in bytes of `test_simple_text`'s text under `chaos-big-result`: 2.5 MB, ten times
 /// what a model is given of a tool result.
 pub(crate) const BIG_RESULT_BYTES: usize = 2_621_440;
@@ -356,6 +417,13 @@ pub(crate) fn call_tool(context: &RequestContext<'_>) -> Result<Handled, RpcErro
         }
         "test_lookup" | "test_search" | "test_order" => {
             Ok(Handled::result(text_result(&Value::Object(arguments.clone()).to_string())))
+        }
+        // `chaos-wire-names`' tools (only listed, and so only called, under it).
+        "files.read" | "files_read" | "test_refs" => {
+            Ok(Handled::result(text_result(&format!("{name} {}", Value::Object(arguments.clone())))))
+        }
+        _ if name.starts_with("test_long") => {
+            Ok(Handled::result(text_result(&format!("{name} {}", Value::Object(arguments.clone())))))
         }
         "test_progress" => Ok(progress(context)),
         "test_logging_tool" => Ok(logging(context)),

@@ -25,6 +25,10 @@ pub(crate) const MILLION_CONTENT_MARKER: &str = "@@chaos:million-content@@";
 /// written, then [`endless_entries`] without end.
 pub(crate) const ENDLESS_LINE: &str = "@@chaos:endless-line@@";
 
+/// Starts a line the stdio writer sends as the bytes its rest encodes (base64), with no
+/// framing: an answer a `chaos-later-*` mode spoiled (`super::later`).
+pub(crate) const RAW_BYTES: &str = "@@chaos:raw-bytes@@";
+
 /// How deep `chaos-deep-nesting` nests arrays: far past serde_json's recursion limit (128).
 pub(crate) const NESTING_DEPTH: usize = 10_000;
 /// How many entries the `content` array of `chaos-million-content` has. Each is

@@ -837,6 +837,35 @@ fn result_id(state: &ServerState, id: &Value) -> Value {
     }
 }
 
+/// The way a `chaos-later-*` mode spoils every answer but `server/discover`'s, when one is on.
+pub(crate) fn later_way(state: &ServerState) -> Option<super::later::Later> {
+    use super::later::Later;
+    [
+        (state.breaks("chaos-later-not-json"), Later::NotJson),
+        (state.breaks("chaos-later-array"), Later::Array),
+        (state.breaks("chaos-later-wrong-version"), Later::WrongVersion),
+        (state.breaks("chaos-later-no-id"), Later::NoId),
+        (state.breaks("chaos-later-bare-result"), Later::BareResult),
+        (state.breaks("chaos-later-bad-utf8"), Later::BadUtf8),
+        (state.breaks("chaos-later-bom"), Later::Bom),
+        (state.breaks("chaos-later-text-plain"), Later::TextPlain),
+        (state.breaks("chaos-later-html"), Later::Html),
+        (state.breaks("chaos-later-json-with-sse"), Later::JsonWithSse),
+        (state.breaks("chaos-later-sse-bare-json"), Later::SseBareJson),
+        (state.breaks("chaos-later-sse-no-data"), Later::SseNoData),
+        (state.breaks("chaos-later-sse-not-json"), Later::SseNotJson),
+        (state.breaks("chaos-later-double-encoded"), Later::DoubleEncoded),
+        (state.breaks("chaos-later-gzip-declared"), Later::GzipDeclared),
+        (state.breaks("chaos-later-gzip-undeclared"), Later::GzipUndeclared),
+        (state.breaks("chaos-later-truncated"), Later::Truncated),
+        (state.breaks("chaos-later-crlf"), Later::Crlf),
+        (state.breaks("chaos-later-content-length"), Later::ContentLength),
+        (state.breaks("chaos-later-log"), Later::Log),
+    ]
+    .into_iter()
+    .find_map(|(on, way)| on.then_some(way))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -426,6 +426,12 @@ impl HttpServer {
                 reply.last().and_then(|message| serde_json::to_string_pretty(message).ok()).unwrap_or_default();
             return sse_response(status, format!("event: message\ndata: {pretty}\n\n"), false);
         }
+        // The listen stream stays as it is: its notifications are not answers.
+        if later && status == StatusCode::OK && method != Some("subscriptions/listen") {
+            if let (Some(way), Some(message)) = (core::later_way(&self.state), reply.last()) {
+                return spoiled_response(way.http(message));
+            }
+        }
         let multiline = self.breaks("chaos-sse-multiline-data");
         if (reply.stream || multiline) && !self.breaks("m-11-batch") && !self.breaks("m-11-single-quotes") {
             return self.render_stream(status, reply.messages);
@@ -556,6 +562,41 @@ fn sse_response(status: StatusCode, text: String, held_open: bool) -> Response<B
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// An answer a `chaos-later-*` mode spoiled ([`super::later`]).
+fn spoiled_response(spoiled: super::later::SpoiledBody) -> Response<Body> {
+    let truncated = spoiled.declared_length.is_some();
+    let body = Bytes::from(spoiled.body);
+    let mut response = Response::new(if truncated {
+        // Streamed, and ended a moment later, so that the part that is there goes out before
+        // the connection closes short of the declared length.
+        let frames = futures_util::stream::unfold(Some(body), |part| async move {
+            match part {
+                Some(part) => Some((Ok::<_, Infallible>(Frame::data(part)), None)),
+                None => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    None
+                }
+            }
+        });
+        BodyExt::boxed_unsync(StreamBody::new(frames))
+    } else {
+        full(body)
+    });
+    let headers = response.headers_mut();
+    if spoiled.content_type == "text/event-stream" {
+        headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    }
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(spoiled.content_type));
+    if let Some(encoding) = spoiled.content_encoding {
+        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding));
+    }
+    if let Some(length) = spoiled.declared_length {
+        // Longer than the body: the connection closes short of it.
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+    }
     response
 }
 

@@ -17,6 +17,7 @@ pub(crate) mod catalog;
 pub(crate) mod chaos;
 pub(crate) mod core;
 pub(crate) mod http;
+pub(crate) mod later;
 pub(crate) mod model;
 pub(crate) mod protocol;
 pub(crate) mod request_state;

@@ -197,13 +197,18 @@ impl DemoModel {
         let turns = messages.iter().filter(|message| message["role"] == "assistant").count();
         let pick = seeded.fails(&format!("{}\u{1f}{turns}", first_user.unwrap_or_default()))?;
         let limited = pick & 1 == 0;
+        // A transient 500 names its request, as real ones do: the same body twice would be a
+        // deterministic error, given up after the second attempt.
         let (status, kind, text) = if limited {
-            (429, "rate_limit_error", "Rate limit reached for requests (a seeded fault of the demo model).")
+            (429, "rate_limit_error", "Rate limit reached for requests (a seeded fault of the demo model).".to_owned())
         } else {
             (
                 500,
                 "api_error",
-                "The server had an error while processing your request (a seeded fault of the demo model).",
+                format!(
+                    "The server had an error while processing your request (a seeded fault of the demo model, request {:016x}).",
+                    pick >> 1
+                ),
             )
         };
         let body = match wire {

@@ -13,6 +13,8 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -182,8 +184,10 @@ where
         let sender = sender.clone();
         let in_flight = Arc::clone(&in_flight);
         let noisy = state.breaks("x-1");
-        let endless = endless
-            && message.as_ref().and_then(|message| message.get("method")).and_then(Value::as_str) == Some("tools/list");
+        let request_method = message.as_ref().and_then(|message| message.get("method")).and_then(Value::as_str);
+        let endless = endless && request_method == Some("tools/list");
+        // `chaos-later-*`: every answer but `server/discover`'s spoiled one way.
+        let later = core::later_way(&state).filter(|_| request_method != Some("server/discover"));
         requests.spawn(async move {
             for outgoing in reply.messages {
                 if !outgoing.delay.is_zero() {
@@ -199,6 +203,11 @@ where
                 if endless && is_response {
                     let id = outgoing.message.get("id").cloned().unwrap_or(Value::Null);
                     let _ = sender.send(format!("{}{}", super::chaos::ENDLESS_LINE, super::chaos::endless_start(&id)));
+                    continue;
+                }
+                if let (Some(way), true) = (later, is_response) {
+                    let bytes = way.stdio(&outgoing.message);
+                    let _ = sender.send(format!("{}{}", super::chaos::RAW_BYTES, STANDARD.encode(bytes)));
                     continue;
                 }
                 if huge && is_response {
@@ -319,6 +328,13 @@ async fn write_lines<W: AsyncWrite + Unpin>(
                 writer.flush().await?;
                 tokio::task::yield_now().await;
             }
+        }
+        if let Some(encoded) = line.strip_prefix(super::chaos::RAW_BYTES) {
+            // A `chaos-later-*` answer: written as it is, whatever the framing.
+            writer.write_all(&STANDARD.decode(encoded).unwrap_or_default()).await?;
+            writer.flush().await?;
+            first = false;
+            continue;
         }
         writer.write_all(&super::chaos::wire(framing.frame(line, first))).await?;
         writer.flush().await?;

@@ -85,13 +85,13 @@ pub(crate) fn load_prices(
     let Some(table) = table else {
         // `--demo` with models of its own has no example table to count against.
         if settings.layer1.max_cost_usd.is_some() && runs_models {
-            return Err(vec![crate::golden::Problem {
-                path: PathBuf::from("--max-cost-usd"),
-                position: None,
-                field: None,
-                message: crate::settings::BUDGET_WITHOUT_TABLE.0.into(),
-                hint: crate::settings::BUDGET_WITHOUT_TABLE.1.into(),
-            }]);
+            return Err(vec![crate::golden::Problem::located(
+                PathBuf::from("--max-cost-usd"),
+                None,
+                None,
+                crate::settings::BUDGET_WITHOUT_TABLE.0,
+                crate::settings::BUDGET_WITHOUT_TABLE.1,
+            )]);
         }
         return Ok(None);
     };
@@ -102,17 +102,11 @@ pub(crate) fn load_prices(
         let problems: Vec<crate::golden::Problem> = asked
             .map(|model| format!("{}:{}", model.provider, model.model))
             .filter(|label| table.price(label).is_none())
-            .map(|label| crate::golden::Problem {
-                path: PathBuf::from(&table.info.path),
-                position: None,
-                field: None,
-                message: format!("the price table prices no `{label}`: a cost budget cannot count its calls"),
-                hint: format!(
+            .map(|label| crate::golden::Problem::located(PathBuf::from(&table.info.path), None, None, format!("the price table prices no `{label}`: a cost budget cannot count its calls"), format!(
                     "add an entry `- match: {{provider: {}, model: \"{}\"}}` with its `input:` and `output:` prices, or pass --allow-unpriced (input `allow-unpriced: true`) to count its calls as free",
                     label.split(':').next().unwrap_or_default(),
                     label.split_once(':').map_or("", |(_, model)| model)
-                ),
-            })
+                )))
             .collect();
         if !problems.is_empty() {
             return Err(problems);
@@ -144,13 +138,13 @@ fn read_fault_plan(
             } else {
                 return None;
             };
-            Some(crate::golden::Problem {
-                path: path.to_owned(),
-                position: Some(entry.position),
-                field: Some(format!("[{index}].cases")),
+            Some(crate::golden::Problem::located(
+                path.to_owned(),
+                Some(entry.position),
+                Some(format!("[{index}].cases")),
                 message,
-                hint: "use a case id or a glob of them (`*`, `?`), e.g. `weather-*`, of cases that call a tool".into(),
-            })
+                "use a case id or a glob of them (`*`, `?`), e.g. `weather-*`, of cases that call a tool",
+            ))
         })
         .collect();
     if problems.is_empty() { Ok(entries) } else { Err(problems) }
@@ -173,7 +167,7 @@ pub(crate) fn layer2_budget(settings: &Settings, layers: &[u8], golden: Option<&
         return None;
     }
     let (variants, source) = crate::faults::variants(set);
-    let cost = crate::faults::planned(set, &variants, models, layer1.runs);
+    let cost = crate::faults::planned(set, &crate::faults::items(set, &variants, layer1.runs), models);
     let before =
         if layers.contains(&1) { crate::faults::sample::layer1_at_most(set, &settings.layer1, models) } else { 0 };
     crate::faults::sample::over_cap(&cost, source, models, before, layer1.max_model_calls)
@@ -204,13 +198,13 @@ pub(crate) fn unconfigured_matchers(
             ),
         };
         if !configured {
-            problems.push(crate::golden::Problem {
-                path: set.path.clone(),
-                position: Some((matcher.line, matcher.column)),
-                field: Some(matcher.field.clone()),
-                message: message.to_owned(),
-                hint: hint.to_owned(),
-            });
+            problems.push(crate::golden::Problem::located(
+                set.path.clone(),
+                Some((matcher.line, matcher.column)),
+                Some(matcher.field.clone()),
+                message.to_owned(),
+                hint.to_owned(),
+            ));
         }
     }
     problems
@@ -233,7 +227,7 @@ mod tests {
         let mut layer1 = Layer1Settings { models: vec![model("openai:gpt-4o")], ..Layer1Settings::default() };
         let problems: Vec<String> = unconfigured_matchers(&set, &layer1)
             .iter()
-            .map(|problem| format!("{problem} / {}", problem.hint))
+            .map(|problem| format!("{problem} / {}", problem.hint_text()))
             .collect();
         assert_eq!(problems.len(), 2, "{problems:#?}");
         assert!(

@@ -4,7 +4,7 @@
 
 use chrono::Utc;
 
-use crate::baseline::run_gate::{cache_use, pool_reruns, regression_gate};
+use crate::baseline::run_gate::{cache_use, confirm_pairs, pool_reruns, regression_gate};
 use crate::error::UserError;
 use crate::golden::GoldenSet;
 use crate::mcp::era;
@@ -107,10 +107,9 @@ async fn layer1(
             });
             // A second plan over the worsened pairs only: a case that got worse on one model is
             // not re-run on the others; each runs its own number of trials again.
-            let pairs: std::collections::BTreeSet<(String, String)> =
-                confirm.iter().map(|key| (key.model.clone(), key.case.clone())).collect();
+            let pairs = confirm_pairs(&section, &confirm);
             let again = crate::trials::Layer1Input { cache: None, set_label: input.set_label.clone(), ..input };
-            let rerun = crate::trials::confirm(&again, &pairs).await?;
+            let rerun = crate::trials::confirm(&again, &pairs, events).await?;
             if rerun.call_cap_reached && !section.call_cap_reached {
                 section.call_cap_reached = true;
                 section.layer1_notes.push(format!(

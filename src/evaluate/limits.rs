@@ -81,7 +81,8 @@ impl Limits<'_> {
             let keep = |case: usize, model: usize| {
                 layer1.shard.is_none_or(|shard| shard.contains(case, model, layer1.models.len()))
             };
-            trials = crate::telemetry::budget::plan(set, &surface.tools, &models, layer1.runs, judge, &keep);
+            let items = crate::trials::plan::Item::cases(set, layer1.runs);
+            trials = crate::telemetry::budget::plan(&counted(set, &items), &surface.tools, &models, judge, &keep);
         }
         if !in_layer1 || self.with_layer2 {
             // The variants layer 2 will run: the default suite sampled to its share of the call cap.
@@ -89,17 +90,23 @@ impl Limits<'_> {
             let runnable = crate::faults::sample::runnable_models(layer1, layer1.cassettes.is_some());
             let share = crate::faults::sample::share(set, layer1, runnable, in_layer1);
             let (variants, _) = crate::faults::sample::fit(set, variants, source, runnable, layer1.runs, share);
-            let (variant_set, _) = crate::faults::variant_set(set, &variants);
+            let items = crate::faults::items(set, &variants, layer1.runs);
             let every = |_: usize, _: usize| true;
-            trials.extend(crate::telemetry::budget::plan(
-                &variant_set,
-                &surface.tools,
-                &models,
-                layer1.runs,
-                None,
-                &every,
-            ));
+            trials.extend(crate::telemetry::budget::plan(&counted(set, &items), &surface.tools, &models, None, &every));
         }
         crate::telemetry::run_limits::start_or_refuse(limit, &trials)
     }
+}
+
+/// The plan items of `set` as the cost estimate counts them: each one's case, its trials as the
+/// plan decided them, and whether its expectations are graded.
+fn counted<'s>(set: &'s GoldenSet, items: &[crate::trials::plan::Item]) -> Vec<crate::telemetry::budget::Counted<'s>> {
+    items
+        .iter()
+        .map(|item| crate::telemetry::budget::Counted {
+            case: &set.cases[item.case],
+            runs: item.trials.runs,
+            expectations: item.grading == crate::trials::plan::Grading::Expectations,
+        })
+        .collect()
 }

@@ -123,11 +123,21 @@ pub(crate) async fn evaluate(
     let mut server = server_section(settings, &redactor);
     // The demo server lives as long as this evaluation.
     let mut demo_task = None;
-    let target = match target::target_of(settings, &mut demo_task).await {
+    let target = match target::target_of(settings, &mut demo_task, &redactor).await {
         Ok(target) => target,
+        Err(error) if error.kind == crate::error::Kind::Unreachable => {
+            // The sign-in failed: nothing can be evaluated (exit status 3), as when the server
+            // refuses the credentials given.
+            let reason = redactor.redact(error.to_string().trim_start_matches("error: "));
+            let mut report = RunReport::unreachable(started_at, elapsed_ms(started), server, reason, Vec::new());
+            report.telemetry = layer3.unrun();
+            report.budget = cost.as_ref().map(|limit| limit.section());
+            let ending = Ending { environment_failed: false, input_error: false };
+            return finish::finish(settings, report, None, ending, &redactor, events);
+        }
         Err(error) => {
             // Our environment failed; layer 3 asked for, and the budget set, say so even here.
-            let reason = error.to_string().trim_start_matches("error: ").to_owned();
+            let reason = error.body();
             let mut report = RunReport::environment(started_at, elapsed_ms(started), server, reason);
             report.telemetry = layer3.unrun();
             report.budget = cost.as_ref().map(|limit| limit.section());

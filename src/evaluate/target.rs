@@ -5,8 +5,11 @@ use std::sync::Arc;
 
 use crate::error::{Kind, UserError};
 use crate::mcp::era::Target;
+use crate::mcp::evidence::Redactor;
 use crate::mcp::http::HttpSettings;
-use crate::settings::{Server, Settings};
+use crate::mcp::oauth::{Check, ClientCredentials, TokenSource};
+use crate::settings::oauth::OAuthSettings;
+use crate::settings::{Server, Settings, table};
 
 /// The wire target of a server given by URL or command; `None` for the demo server, which
 /// [`evaluate`] starts itself.
@@ -21,20 +24,33 @@ pub(crate) fn wire_target(settings: &Settings) -> Option<Target> {
             url: url.clone(),
             extra_headers: settings.headers.clone(),
             timeout: settings.timeout,
+            oauth: None,
         })),
         Server::Demo => None,
     }
 }
 
-/// The wire target of `settings`, starting the demo server when asked.
-pub(super) async fn target_of(settings: &Settings, demo_task: &mut Option<DemoTask>) -> Result<Target, UserError> {
-    if let Some(target) = wire_target(settings) {
-        if let Target::Http(http) = &target {
+/// The wire target of `settings`, starting the demo server when asked and signing in as a CI
+/// client when asked (the token's secrets join `redactor`).
+///
+/// # Errors
+/// No CA certificates for an `https://` server, no port for the demo server (environment); a
+/// sign-in that failed ([`Kind::Unreachable`], naming the setting to check).
+pub(super) async fn target_of(
+    settings: &Settings,
+    demo_task: &mut Option<DemoTask>,
+    redactor: &Redactor,
+) -> Result<Target, UserError> {
+    if let Some(mut target) = wire_target(settings) {
+        if let Target::Http(http) = &mut target {
             // An `https://` server needs CA certificates to be trusted; an `http://` one none.
             if url::Url::parse(&http.url).is_ok_and(|url| url.scheme() == "https") {
                 crate::mcp::tls::roots()
                     .require()
                     .map_err(|error| UserError::new(Kind::Environment, error.to_string()))?;
+            }
+            if let Some(oauth) = &settings.oauth {
+                http.oauth = Some(Arc::new(sign_in(oauth, &http.url, settings.timeout, redactor).await?));
             }
         }
         return Ok(target);
@@ -52,7 +68,48 @@ pub(super) async fn target_of(settings: &Settings, demo_task: &mut Option<DemoTa
         url: format!("http://{address}/mcp"),
         extra_headers: settings.headers.clone(),
         timeout: settings.timeout,
+        oauth: None,
     }))
+}
+
+/// The client-credentials sign-in at the server's authorization server.
+///
+/// # Errors
+/// The sign-in failed: one error naming the authorization server's `error` and
+/// `error_description` and the setting to check.
+async fn sign_in(
+    oauth: &OAuthSettings,
+    url: &str,
+    timeout: std::time::Duration,
+    redactor: &Redactor,
+) -> Result<TokenSource, UserError> {
+    let credentials = ClientCredentials {
+        client_id: oauth.client_id.clone(),
+        client_secret: oauth.client_secret.clone(),
+        scopes: oauth.scopes.clone(),
+        other_resource: oauth.other_resource.clone(),
+    };
+    TokenSource::sign_in(credentials, url, timeout, redactor.clone()).await.map_err(|error| {
+        let hint = match error.check {
+            Check::Client => format!(
+                "check the client id ({}) and the client secret (the variable {} names; input `{}`), and that the client may use the client-credentials grant",
+                table::OAUTH_CLIENT_ID.flag_name(),
+                table::OAUTH_CLIENT_SECRET_ENV.flag_name(),
+                table::OAUTH_CLIENT_SECRET.input_name()
+            ),
+            Check::Scopes => format!("check the scopes ({})", table::OAUTH_SCOPES.flag_name()),
+            Check::Resource => format!(
+                "check that the server's URL ({}) is registered as a resource for this client at the authorization server",
+                table::SERVER_URL.flag_name()
+            ),
+            Check::Discovery => format!(
+                "check the server URL ({}) and that the server publishes its protected-resource metadata (RFC 9728) naming an authorization server with RFC 8414 or OpenID metadata",
+                table::SERVER_URL.flag_name()
+            ),
+        };
+        UserError::new(Kind::Unreachable, format!("cannot sign in as a CI client: {}", redactor.redact(&error.message)))
+            .with_hint(hint)
+    })
 }
 
 /// The embedded demo server's task, aborted when dropped.

@@ -8,20 +8,23 @@
 //!   set expects a call of, on the first case that expects it, on its first call; and each
 //!   payload of the catalogue ([`payloads`]) once, at the end, into each case that expects a
 //!   tool call.
-//! - **A variant** is a copy of its case under the id `CASE/FAULT@TOOL#N` or `CASE/PAYLOAD@WHERE`
-//!   with a hash of its own (the case's hash and the injection): the injection is not in the
-//!   case's hash, so layer 1's baseline is kept. It keeps the case's prompt, tools, limits, kind
-//!   and threshold; its layer-1 expectations (arguments, rubric) are not graded here.
+//! - **A variant** is an item of the runner's plan ([`items`], [`crate::trials::plan::Item`]):
+//!   its case under the id `CASE/FAULT@TOOL#N` or `CASE/PAYLOAD@WHERE` with a hash of its own (the
+//!   case's hash and the injection; the injection is not in the case's hash, so layer 1's
+//!   baseline is kept), the injection itself, which layer 2's trial wrapper ([`wrap`]) reads, and
+//!   outcome grading: the case's prompt, tools, limits, kind and threshold, none of its layer-1
+//!   expectations (arguments, rubric). Its trials are the plan's (`--runs` applied there).
 //! - **The plan** ([`planned`]) is counted before any connection: trials and the most model
 //!   calls they can make (trials × `max_turns`). The default suite is sampled to fit layer 2's
 //!   share of `--max-model-calls`; entries the user wrote over it are refused ([`sample`]).
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::golden::{Case, FaultEntry, FaultKind, GoldenSet, Injection};
 use crate::report::layer2::{ResilienceSection, SecuritySection};
 use crate::scoring::attack::AttackOutcome;
 use crate::scoring::outcome::FaultOutcome;
+use crate::trials::plan::Item;
 
 pub(crate) mod payloads;
 pub(crate) mod resilience;
@@ -152,41 +155,18 @@ pub(crate) fn variant_id(case: &Case, injection: &Injection) -> String {
     }
 }
 
-/// The golden set layer 2 runs: one case per variant (see the module docs), and what each one
-/// injects, by index.
-pub(crate) fn variant_set(set: &GoldenSet, variants: &[Variant]) -> (GoldenSet, Vec<Injection>) {
-    let mut cases = Vec::new();
-    let mut injections = Vec::new();
-    for variant in variants {
-        let case = &set.cases[variant.case];
-        let mut resolved = case.resolved.clone();
-        if let Some(object) = resolved.as_object_mut() {
-            // Layer 1's expectations are not graded under a fault: no judge, no argument model.
-            for key in ["rubric", "expect_args", "expect_sequence"] {
-                object.remove(key);
-            }
-        }
-        cases.push(Case {
-            id: variant_id(case, &variant.injection),
-            hash: variant_hash(case, &variant.injection),
-            resolved,
-            expect: crate::golden::Expect {
-                tool: case.expect.tool.clone().map(|tool| crate::golden::ExpectTool { args: None, ..tool }),
-                sequence: None,
-                rubric: false,
-                ..case.expect.clone()
-            },
-            rubric: None,
-            semantic: Vec::new(),
-            faults: Vec::new(),
-            adversarial: Vec::new(),
-            ..case.clone()
-        });
-        injections.push(variant.injection.clone());
-    }
-    let hashes: Vec<Value> = cases.iter().map(|case| Value::String(case.hash.clone())).collect();
-    let hash = crate::jcs::hash(&Value::Array(hashes));
-    (GoldenSet { path: set.path.clone(), hash, cases, fault_plan: None }, injections)
+/// The plan items of `variants` of `set` (see the module docs), in order: each its case under the
+/// variant's id and hash, with its injection, graded on its outcome, `runs` (`--runs`) applied
+/// by the plan.
+pub(crate) fn items(set: &GoldenSet, variants: &[Variant], runs: Option<u32>) -> Vec<Item> {
+    variants
+        .iter()
+        .map(|variant| {
+            let case = &set.cases[variant.case];
+            let named = (variant_id(case, &variant.injection), variant_hash(case, &variant.injection));
+            Item::injected(set, variant.case, named, variant.injection.clone(), runs)
+        })
+        .collect()
 }
 
 /// `sha256:…` of a case × injection: the case's hash and the fault or payload (what the cache
@@ -240,18 +220,17 @@ pub(crate) struct Planned {
     pub model_calls: u64,
 }
 
-/// The cost of running `variants` of `set` on `models` models, `runs` overriding each case's
-/// trials when given (`--runs`).
-pub(crate) fn planned(set: &GoldenSet, variants: &[Variant], models: usize, runs: Option<u32>) -> Planned {
+/// The cost of running the plan items `items` of `set` ([`items`]) on `models` models: each
+/// item's trials, as the plan decided them.
+pub(crate) fn planned(set: &GoldenSet, items: &[Item], models: usize) -> Planned {
     let mut trials = 0;
     let mut model_calls = 0u64;
-    for variant in variants {
-        let case = &set.cases[variant.case];
-        let each = case.trials.effective(runs).runs * models;
+    for item in items {
+        let each = item.trials.runs * models;
         trials += each;
-        model_calls += (each as u64) * (case.run.max_turns as u64);
+        model_calls += (each as u64) * (set.cases[item.case].run.max_turns as u64);
     }
-    Planned { variants: variants.len(), trials, model_calls }
+    Planned { variants: items.len(), trials, model_calls }
 }
 
 /// The text the plan is printed with before the first model call.
@@ -312,15 +291,11 @@ pub(crate) async fn run(
     let allowance = if can_run { share.allowance.min(base.budget.remaining()) } else { u64::MAX };
     let (mut variants, sampled) = sample::fit(base.set, variants, source, models, base.settings.runs, allowance);
     name_call_tools(&mut variants, base.set, base.surface);
-    let cost = planned(base.set, &variants, models, base.settings.runs);
-    let (fault_variants, payload_variants): (Vec<&Variant>, Vec<&Variant>) =
-        variants.iter().partition(|variant| matches!(variant.injection, Injection::Fault(_)));
-    let trials_of = |chosen: &[&Variant]| -> usize {
-        chosen
-            .iter()
-            .map(|variant| base.set.cases[variant.case].trials.effective(base.settings.runs).runs * models)
-            .sum()
-    };
+    let items = items(base.set, &variants, base.settings.runs);
+    let cost = planned(base.set, &items, models);
+    let (fault_variants, payload_variants): (Vec<&Item>, Vec<&Item>) =
+        items.iter().partition(|item| matches!(item.injection, Some(Injection::Fault(_))));
+    let trials_of = |chosen: &[&Item]| -> usize { chosen.iter().map(|item| item.trials.runs * models).sum() };
     let mut resilience = ResilienceSection {
         source: source.as_str().to_owned(),
         variants: fault_variants.len(),
@@ -386,14 +361,12 @@ pub(crate) async fn run(
         event => events(event),
     };
     let trial_events: &(dyn Fn(&RunEvent) + Sync) = if can_run { &said_once } else { &quiet };
-    let (set, injections) = variant_set(base.set, &variants);
-    let injected = wrap::Injections { by_case: injections, call_timeout_ms };
-    let injections = &injected.by_case;
+    let injected = wrap::Injections { call_timeout_ms };
     let mut wraps = base.wraps.clone();
     wraps.push(&injected);
     let input = crate::trials::Layer1Input {
         settings: base.settings,
-        set: &set,
+        set: base.set,
         set_label: base.set_label.clone(),
         surface: base.surface,
         tools: base.tools,
@@ -406,7 +379,7 @@ pub(crate) async fn run(
     };
     let used_before = base.budget.used();
     let replayed_before = base.budget.replayed();
-    let ran = crate::trials::run_ungraded(&input, trial_events).await?;
+    let ran = crate::trials::run_ungraded(&input, items.clone(), trial_events).await?;
     if let Some(reason) = ran.not_run {
         not_run(reason, &mut resilience, &mut security);
         return Ok(Layer2 { resilience, security });
@@ -420,21 +393,23 @@ pub(crate) async fn run(
     let mut payload_calls = 0;
     // Why the judge gave no verdict, when the exit table knows the cause.
     let mut misses: Vec<resilience::JudgeMiss> = Vec::new();
-    for (index, variant_case) in set.cases.iter().enumerate() {
-        let original = &base.set.cases[variants[index].case];
-        let effective = variant_case.trials.effective(base.settings.runs);
+    for (index, item) in items.iter().enumerate() {
+        let original = &base.set.cases[item.case];
+        let variant = resilience::VariantRef { id: &item.id, hash: &item.hash, case: original };
+        let effective = item.trials;
         for (model_index, label) in &ran.models {
             let Some(records) = ran.records.get(&(*model_index, index)) else { continue };
-            match &injections[index] {
+            let Some(injection) = &item.injection else { continue };
+            match injection {
                 Injection::Fault(fault) => {
                     let schema_names = resilience::enum_names(base.surface, original);
                     let offered = resilience::offered_texts(base.surface, original);
-                    let given: Vec<&str> = variant_case
+                    let given: Vec<&str> = original
                         .run
                         .prompt
                         .iter()
                         .map(String::as_str)
-                        .chain(variant_case.run.system.as_deref())
+                        .chain(original.run.system.as_deref())
                         .chain(offered.iter().map(String::as_str))
                         .collect();
                     let mut decided: Vec<_> = records
@@ -456,7 +431,7 @@ pub(crate) async fn run(
                                 judge_model: judge.label(),
                                 events,
                             };
-                            let (judged, reason, miss) = resilience::judged(judging, variant_case, record).await;
+                            let (judged, reason, miss) = resilience::judged(judging, variant, record).await;
                             misses.extend(miss);
                             *outcome = Some((judged, reason));
                         }
@@ -471,7 +446,7 @@ pub(crate) async fn run(
                     let judge_before = base.budget.used();
                     if let Some(judge) = &ran.judge {
                         for record in records {
-                            let canary = crate::agent::inject::canary(&variant_case.hash, &payload.id, record.trial);
+                            let canary = crate::agent::inject::canary(&item.hash, &payload.id, record.trial);
                             let code = security::trial_outcome(record, payload, &canary);
                             if !matches!(code, Some((AttackOutcome::Refused | AttackOutcome::Resisted, _))) {
                                 continue;
@@ -483,7 +458,7 @@ pub(crate) async fn run(
                                 judge_model: judge.label(),
                                 events,
                             };
-                            match resilience::ask_judge(judging, variant_case, record, question).await {
+                            match resilience::ask_judge(judging, variant, record, question).await {
                                 Ok((true, _)) => {
                                     judged.insert(
                                         record.trial,
@@ -503,8 +478,7 @@ pub(crate) async fn run(
                     // The payloads' judge calls are the payloads' model calls.
                     payload_calls += base.budget.used().saturating_sub(judge_before);
                     if let Some(security) = security.as_mut() {
-                        let result =
-                            security::result(original, variant_case, payload, label, effective, records, &judged);
+                        let result = security::result(variant, payload, label, effective, records, &judged);
                         security.results.push(result);
                     }
                 }

@@ -44,7 +44,7 @@ pub(crate) fn trial_outcome(view: &TrialView<'_>) -> Option<(FaultOutcome, Strin
 }
 
 /// The result of one case × fault × model from its trials' outcomes (`None`: spoiled);
-/// `effective` is the case's trials with `--runs` applied.
+/// `effective` is the variant's trials as the plan decided them (`--runs` applied).
 pub(crate) fn result(
     case: &Case,
     fault: &FaultEntry,
@@ -153,18 +153,29 @@ pub(crate) struct Judging<'a> {
     pub events: &'a (dyn Fn(&crate::events::RunEvent) + Sync),
 }
 
+/// A variant as its results and the judge read it: the plan item's id and hash, and its case.
+#[derive(Clone, Copy)]
+pub(crate) struct VariantRef<'a> {
+    /// `CASE/FAULT@TOOL#N` or `CASE/PAYLOAD@WHERE`.
+    pub id: &'a str,
+    /// The case × injection's hash (a payload's canaries are derived from it).
+    pub hash: &'a str,
+    /// The case.
+    pub case: &'a Case,
+}
+
 /// The judge's answer to one yes-or-no `question` (criterion `id`) about a finished trial: `Ok`
 /// with yes or no and the judge's reason, or `Err` with why there is none (and the cause when it
 /// is the cap or a missing recording). Asked once, as `judge:VARIANT` trial N.
 pub(crate) async fn ask_judge(
     judging: Judging<'_>,
-    variant: &Case,
+    variant: VariantRef<'_>,
     record: &crate::agent::TrialRecord,
     (id, question): (&str, &str),
 ) -> Result<(bool, String), (String, Option<JudgeMiss>)> {
     use crate::scoring::judge;
     let trial =
-        crate::events::TrialRef { case: variant.id.clone(), model: judging.model.to_owned(), trial: record.trial };
+        crate::events::TrialRef { case: variant.id.to_owned(), model: judging.model.to_owned(), trial: record.trial };
     let judge = crate::agent::observe::ObservedModel {
         inner: judging.judge,
         trial: &trial,
@@ -178,14 +189,16 @@ pub(crate) async fn ask_judge(
         min_should: 0,
     };
     let trace = record.judge_text();
-    let request = judge::judge_request(&variant.run.prompt.join("\n"), &rubric, &trace);
+    let request = judge::judge_request(&variant.case.run.prompt.join("\n"), &rubric, &trace);
     let key = crate::agent::TurnKey {
         case: format!("judge:{}", variant.id),
         trial: u32::try_from(record.trial).unwrap_or(u32::MAX),
         turn: 0,
     };
     let voted = match judge.call(key, &request).await {
-        Ok(reply) => judge::parse_verdicts(&reply.completion, &rubric, &trace).map_err(|reason| (reason, None))?,
+        Ok(reply) => {
+            judge::parse_verdicts(&reply.completion, &rubric, &trace).map_err(|reason| (reason.to_string(), None))?
+        }
         Err(crate::agent::ModelFailure::Provider { error, .. }) => {
             return Err((format!("the judge model failed: {error}"), None));
         }
@@ -198,7 +211,7 @@ pub(crate) async fn ask_judge(
     };
     Ok(match judge::trial_passes(&rubric, &voted) {
         Ok(()) => (true, String::new()),
-        Err(reason) => (false, crate::text::clip(&reason, 200)),
+        Err(reason) => (false, crate::text::clip(&reason.to_string(), 200)),
     })
 }
 
@@ -208,7 +221,7 @@ pub(crate) async fn ask_judge(
 /// gives no verdict.
 pub(crate) async fn judged(
     judging: Judging<'_>,
-    variant: &Case,
+    variant: VariantRef<'_>,
     record: &crate::agent::TrialRecord,
 ) -> (FaultOutcome, String, Option<JudgeMiss>) {
     match ask_judge(judging, variant, record, ("admits_failure", FAILURE_QUESTION)).await {

@@ -20,7 +20,7 @@
 
 use sha2::{Digest as _, Sha256};
 
-use super::{Planned, Source, Variant, planned, variant_id};
+use super::{Planned, Source, Variant, items, planned, variant_id};
 use crate::golden::{GoldenSet, Injection};
 use crate::report::layer2::SuiteSample;
 use crate::settings::layer1::Layer1Settings;
@@ -29,10 +29,13 @@ use crate::settings::layer1::Layer1Settings;
 pub(crate) const RULE: &str =
     "one of each fault and payload class in turn, each in the order of sha256(golden set hash, variant id)";
 
-/// The most model calls layer 1 can make over `set` on `models` models: each case's trials ×
-/// models × `max_turns` (retries and the judge left out).
+/// The most model calls layer 1 can make over `set` on `models` models: each case's trials (as
+/// layer 1's plan decides them) × models × `max_turns` (retries and the judge left out).
 pub(crate) fn layer1_at_most(set: &GoldenSet, layer1: &Layer1Settings, models: usize) -> u64 {
-    set.cases.iter().map(|case| (case.trials.effective(layer1.runs).runs * models * case.run.max_turns) as u64).sum()
+    crate::trials::plan::Item::cases(set, layer1.runs)
+        .iter()
+        .map(|item| (item.trials.runs * models * set.cases[item.case].run.max_turns) as u64)
+        .sum()
 }
 
 /// Layer 2's share of the cap, planned before any call: the cap less layer 1's most calls on
@@ -63,14 +66,15 @@ pub(crate) fn fit(
     runs: Option<u32>,
     allowance: u64,
 ) -> (Vec<Variant>, Option<SuiteSample>) {
-    let whole = planned(set, &variants, models, runs);
+    let planned_items = items(set, &variants, runs);
+    let whole = planned(set, &planned_items, models);
     if source != Source::DefaultSuite || whole.model_calls <= allowance {
         return (variants, None);
     }
     let mut keep = vec![false; variants.len()];
     let mut spent = 0u64;
     for index in order(set, &variants) {
-        let cost = planned(set, std::slice::from_ref(&variants[index]), models, runs).model_calls;
+        let cost = planned(set, std::slice::from_ref(&planned_items[index]), models).model_calls;
         if spent + cost > allowance {
             break;
         }
@@ -199,7 +203,7 @@ mod tests {
         assert_eq!(layer1_at_most(&set, &settings, 1), 1200, "30 cases × 5 runs × 8 turns");
         let allowance = share(&set, &settings, 1, true);
         let (kept, sample) = fit(&set, variants, source, 1, None, allowance);
-        let cost = planned(&set, &kept, 1, None);
+        let cost = planned(&set, &items(&set, &kept, None), 1);
         assert!(1200 + cost.model_calls <= 2000, "{cost:?}");
         assert_eq!(kept.len(), 20, "800 calls left, 40 a variant");
         let sample = sample.expect("sampled");

@@ -71,20 +71,24 @@ fn a_cases_own_faults_replace_the_default_suite_and_leave_its_hash_unchanged() {
             })
         }]
     );
-    let (derived, faults) = variant_set(&with, &variants);
-    assert_eq!(derived.cases[0].id, "weather/timeout@get_weather#2");
-    assert_ne!(derived.cases[0].hash, with.cases[0].hash, "each case × fault has a hash of its own");
-    assert_eq!(faults.len(), 1);
+    let planned_items = items(&with, &variants, None);
+    assert_eq!(planned_items.len(), 1);
+    assert_eq!(planned_items[0].id, "weather/timeout@get_weather#2");
+    assert_ne!(planned_items[0].hash, with.cases[0].hash, "each case × fault has a hash of its own");
+    assert_eq!(planned_items[0].case, 0, "the case itself, not a copy");
+    assert_eq!(planned_items[0].injection.as_ref(), Some(&variants[0].injection), "the plan item carries the fault");
+    assert_eq!(planned_items[0].grading, crate::trials::plan::Grading::Outcome, "graded on its outcome alone");
+    assert_eq!(planned_items[0].trials, with.cases[0].trials, "the case's own trials without --runs");
 }
 
 #[test]
 fn the_plan_counts_trials_and_the_most_model_calls_per_model() {
     let set = set(TWO_TOOLS);
     let (variants, _) = variants(&set);
-    let cost = planned(&set, &variants, 2, None);
+    let cost = planned(&set, &items(&set, &variants, None), 2);
     // (12 faults + 14 payloads) × 5 trials × 2 models; each trial at most max_turns (8) calls.
     assert_eq!(cost, Planned { variants: 26, trials: 260, model_calls: 2080 });
-    assert_eq!(planned(&set, &variants, 1, Some(1)).trials, 26);
+    assert_eq!(planned(&set, &items(&set, &variants, Some(1)), 1).trials, 26);
 }
 
 #[test]

@@ -1,17 +1,17 @@
 //! Layer 2's trial wrapper ([`Injections`], a [`TrialWrap`] over the runner's events): each trial
-//! of a variant gets its injection — the fault layer ([`crate::agent::inject::FaultTools`]) or the
-//! payload layer ([`crate::agent::inject::PayloadTools`], its canary derived from the variant's
-//! hash and the trial) — around the tools the loop calls.
+//! of a plan item that carries an injection ([`crate::trials::plan::Item::injected`]) gets it —
+//! the fault layer ([`crate::agent::inject::FaultTools`]) or the payload layer
+//! ([`crate::agent::inject::PayloadTools`], its canary derived from the item's hash and the
+//! trial) — around the tools the loop calls. A trial with none is left as it is.
 
 use crate::agent::inject::{self, FaultTools, PayloadTools};
 use crate::agent::tools::ToolExecutor;
 use crate::agent::wrap::{Place, TrialSite, TrialWrap, WrappedTrial};
 use crate::golden::Injection;
 
-/// What each case of the set the runner runs injects (by index).
+/// What layer 2 gives the runner: the injection of each trial is the plan's, read from the
+/// trial's site.
 pub(crate) struct Injections {
-    /// The injection of each case, by index.
-    pub by_case: Vec<Injection>,
     /// The per-call limit of `tools/call` (`--timeout-seconds`) in milliseconds, which the
     /// `timeout` fault's text names.
     pub call_timeout_ms: u64,
@@ -23,20 +23,19 @@ impl TrialWrap for Injections {
     }
 
     fn open<'a>(&'a self, site: TrialSite<'a>) -> Box<dyn WrappedTrial + 'a> {
-        Box::new(Injected { injection: self.by_case.get(site.case), call_timeout_ms: self.call_timeout_ms, site })
+        Box::new(Injected { call_timeout_ms: self.call_timeout_ms, site })
     }
 }
 
 /// One trial's injection.
 struct Injected<'a> {
-    injection: Option<&'a Injection>,
     call_timeout_ms: u64,
     site: TrialSite<'a>,
 }
 
 impl WrappedTrial for Injected<'_> {
     fn tools<'s>(&'s self, inner: Box<dyn ToolExecutor + 's>) -> Box<dyn ToolExecutor + 's> {
-        match self.injection {
+        match self.site.injection {
             Some(Injection::Fault(fault)) => {
                 Box::new(FaultTools::new(inner, fault, self.call_timeout_ms, self.site.events))
             }

@@ -199,8 +199,12 @@ mod tests {
     fn state_round_trips_and_hostile_ids_are_dropped() {
         let current = state(&["D-1", "H-4"], &["P-2"]);
         assert_eq!(parse_state(&format!("x\n{}\n", render_state(&current))), Some(current));
-        let hostile = "<!-- mcp-eval-state v1 fail=D-1,<script>,`x` warn= rules=2 -->";
-        assert_eq!(parse_state(hostile), Some(state(&["D-1"], &[])));
+        // A state of the current catalogue (`rules=`), as `state` builds it.
+        let hostile = format!(
+            "<!-- mcp-eval-state v1 fail=D-1,<script>,`x` warn= rules={} -->",
+            crate::conformance::requirements::CATALOGUE
+        );
+        assert_eq!(parse_state(&hostile), Some(state(&["D-1"], &[])));
         assert_eq!(parse_state("no state here"), None);
     }
 

@@ -1,6 +1,7 @@
 //! A golden case's typed fields, read once by the loader from the resolved JSON it has just
 //! built and checked ([`super::Case::resolved`], which stays the text that is hashed): how many
-//! trials and how many must pass ([`Trials`], the one place `--runs` scales them), and what each
+//! trials and how many must pass ([`Trials`], the case's own: `--runs` scales them in the plan of
+//! trials, `crate::trials::plan::scaled`), and what each
 //! trial does ([`CaseRun`]: turns, limits, the tools the model sees and may call, tool choice,
 //! sampling), its rubric ([`Rubric`]) and its answers to input requests ([`InputScript`]; the
 //! agent loop plays them, `crate::agent::input`). What a case expects (`expect_*`, `negative`,
@@ -12,8 +13,8 @@ use serde_json::{Value, json};
 /// The trials a case asks for when it gives no `runs`.
 pub(crate) const DEFAULT_TRIALS: usize = 5;
 
-/// How many trials of a case run and how many must pass: the one place that decides the
-/// effective number of trials (`runs`, `--runs`) and the threshold that goes with it.
+/// How many trials of a case run and how many must pass, as the case asks (`runs`,
+/// `pass_threshold`, `kind`); the plan of trials applies `--runs` to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Trials {
     /// Trials asked for (`runs`; 1 to 50, default [`DEFAULT_TRIALS`]).
@@ -38,15 +39,6 @@ impl Trials {
     pub(crate) fn of_resolved(case: &Value) -> Self {
         let number = |key: &str| case.get(key).and_then(Value::as_u64).and_then(|value| usize::try_from(value).ok());
         Self::new(number("runs").unwrap_or(DEFAULT_TRIALS), number("pass_threshold"), case["kind"] == "hard")
-    }
-
-    /// With `--runs N` (`runs`): N trials, a hard case's threshold N and a soft one's scaled
-    /// to N, rounded up, at least 1; without it, the case's own.
-    pub(crate) fn effective(self, runs: Option<u32>) -> Self {
-        let Some(runs) = runs.and_then(|runs| usize::try_from(runs).ok()) else { return self };
-        let runs = runs.max(1);
-        let threshold = if self.hard { runs } else { (self.threshold * runs).div_ceil(self.runs).clamp(1, runs) };
-        Self { runs, threshold, hard: self.hard }
     }
 }
 

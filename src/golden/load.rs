@@ -90,13 +90,13 @@ const INPUT_METHODS: &[&str] = &["elicitation/create", "sampling/createMessage",
 pub(crate) fn load(path: &Path) -> Result<GoldenSet, Vec<Problem>> {
     match fs_err::read_to_string(path) {
         Ok(text) => parse(path, &text),
-        Err(error) => Err(vec![Problem {
-            path: path.to_owned(),
-            position: None,
-            field: None,
-            message: format!("cannot read the golden set: {}", crate::text::io_reason(&error)),
-            hint: "check the path of the golden-set file".into(),
-        }]),
+        Err(error) => Err(vec![Problem::located(
+            path.to_owned(),
+            None,
+            None,
+            format!("cannot read the golden set: {}", crate::text::io_reason(&error)),
+            "check the path of the golden-set file",
+        )]),
     }
 }
 
@@ -123,13 +123,13 @@ const PLAN_KEYS: &[&str] = &["cases", "tool", "fault", "on_call"];
 /// problem found in it, each with its line and column.
 pub(crate) fn load_fault_plan(path: &Path) -> Result<Vec<super::PlanEntry>, Vec<Problem>> {
     let text = fs_err::read_to_string(path).map_err(|error| {
-        vec![Problem {
-            path: path.to_owned(),
-            position: None,
-            field: None,
-            message: format!("cannot read the fault plan: {}", crate::text::io_reason(&error)),
-            hint: "check the path given to --fault-plan".into(),
-        }]
+        vec![Problem::located(
+            path.to_owned(),
+            None,
+            None,
+            format!("cannot read the fault plan: {}", crate::text::io_reason(&error)),
+            "check the path given to --fault-plan",
+        )]
     })?;
     parse_fault_plan(path, &text)
 }
@@ -246,7 +246,7 @@ pub(crate) fn parse_naming(path: &Path, text: &str) -> Result<GoldenSet, (Vec<Pr
     // In file order (the pass checks some rules after the keys they depend on), once each (a
     // bad default is met again by every case that uses it).
     reader.problems.sort_by(|a, b| {
-        let place = |problem: &Problem| problem.position.unwrap_or((u64::MAX, u64::MAX));
+        let place = |problem: &Problem| problem.position().unwrap_or((u64::MAX, u64::MAX));
         (place(a), &a.field, &a.message).cmp(&(place(b), &b.field, &b.message))
     });
     reader.problems.dedup();
@@ -282,7 +282,7 @@ impl Reader {
         message: String,
         hint: String,
     ) -> Problem {
-        Problem { path: self.path.clone(), position, field, message, hint }
+        Problem::located(self.path.clone(), position, field, message, hint)
     }
 
     pub(crate) fn report(&mut self, node: &Node, field: &str, message: impl Into<String>, hint: impl Into<String>) {
@@ -1511,12 +1511,10 @@ impl Reader {
     fn regex(&mut self, node: &Node, field: &str) {
         let Some(pattern) = self.string(node, field) else { return };
         if let Err(error) = regex::Regex::new(&pattern) {
-            let detail = error.to_string();
-            let last = detail.lines().last().unwrap_or("invalid").trim().trim_start_matches("error: ").to_owned();
             self.report(
                 node,
                 field,
-                format!("invalid regular expression: {last}"),
+                format!("invalid regular expression: {}", regex_reason(&pattern, &error)),
                 // An input request's `match.message` is searched; a `regex` argument matcher is
                 // anchored at both ends.
                 if field.ends_with(".message") {
@@ -1678,4 +1676,29 @@ fn valid_datetime(text: &str) -> bool {
         || chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok()
         || chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S").is_ok()
         || chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M").is_ok()
+}
+
+/// Why `pattern` is not a regular expression, in the parser's words (`unclosed group`): the kind
+/// of its syntax error, read from the parser's typed error (the regex crate gives only its
+/// rendered text, a caret diagram then `error: KIND`), or what the regex crate said (a pattern
+/// too big to compile).
+fn regex_reason(pattern: &str, error: &regex::Error) -> String {
+    match regex_syntax::Parser::new().parse(pattern) {
+        Err(regex_syntax::Error::Parse(syntax)) => syntax.kind().to_string(),
+        Err(regex_syntax::Error::Translate(syntax)) => syntax.kind().to_string(),
+        _ => error.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_regex_error_is_the_kind_the_regex_crate_ends_its_message_with() {
+        for pattern in ["(a", "a{2,1}", "[z-a]", "\\p{Nope}", "*a", "(?P<n>a)(?P<n>b)"] {
+            let error = regex::Regex::new(pattern).expect_err("invalid");
+            let rendered = error.to_string();
+            let last = rendered.lines().last().unwrap_or_default().trim();
+            assert_eq!(format!("error: {}", super::regex_reason(pattern, &error)), last, "{pattern}");
+        }
+    }
 }

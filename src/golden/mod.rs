@@ -26,12 +26,9 @@ pub(crate) mod tree;
 #[cfg(test)]
 mod tests;
 
-use std::fmt;
 use std::path::PathBuf;
 
 use serde_json::Value;
-
-use crate::error::{Kind, UserError};
 
 pub(crate) use case::{
     CanaryAction, CaseRun, DEFAULT_TRIALS, FaultEntry, FaultKind, Injection, PayloadEntry, Placement, PlanEntry,
@@ -159,41 +156,9 @@ pub(crate) struct ToolRef {
     pub field: String,
 }
 
-/// What is wrong with a golden-set file, where, and how to fix it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Problem {
-    /// The file.
-    pub path: PathBuf,
-    /// 1-based line and column, when known.
-    pub position: Option<(u64, u64)>,
-    /// The field (`cases[2].expect_args.city.match`), when known.
-    pub field: Option<String>,
-    /// What is wrong.
-    pub message: String,
-    /// How to fix it (may be empty).
-    pub hint: String,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "{}", self.path.display())?;
-        if let Some((line, column)) = self.position {
-            write!(formatter, ":{line}:{column}")?;
-        }
-        if let Some(field) = &self.field {
-            write!(formatter, ": {field}")?;
-        }
-        write!(formatter, ": {}", self.message)
-    }
-}
-
-impl Problem {
-    /// This problem as a [`UserError`] (exit status 2).
-    pub(crate) fn into_error(self) -> UserError {
-        let hint = (!self.hint.is_empty()).then(|| self.hint.clone());
-        UserError::new(Kind::InvalidInput, self.to_string()).with_hint_opt(hint)
-    }
-}
+/// What is wrong with a golden-set file, where, and how to fix it: the input problem every
+/// reader of a user's file reports.
+pub(crate) type Problem = crate::error::InputProblem;
 
 /// A tool name written in a case, with the case's id (`#N` when it has none).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -229,13 +194,13 @@ pub(crate) fn unknown_names(path: &std::path::Path, named: &[NamedTool], listed:
             Some(near) => format!("did you mean `{near}`? (the nearest tool the server lists)"),
             None => "the server lists no tools".into(),
         };
-        problems.push(Problem {
-            path: path.to_owned(),
-            position: Some((tool.line, tool.column)),
-            field: Some(tool.field.clone()),
-            message: format!("case `{case}`: the server has no tool `{}`", tool.name),
+        problems.push(Problem::located(
+            path.to_owned(),
+            Some((tool.line, tool.column)),
+            Some(tool.field.clone()),
+            format!("case `{case}`: the server has no tool `{}`", tool.name),
             hint,
-        });
+        ));
     }
     problems
 }

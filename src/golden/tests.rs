@@ -24,7 +24,7 @@ fn places(problems: &[Problem]) -> Vec<(String, u64, u64)> {
     problems
         .iter()
         .map(|problem| {
-            let (line, column) = problem.position.unwrap_or((0, 0));
+            let (line, column) = problem.position().unwrap_or((0, 0));
             (problem.field.clone().unwrap_or_default(), line, column)
         })
         .collect()
@@ -229,20 +229,20 @@ fn an_unknown_key_is_named_with_its_position_and_the_nearest_key() {
     let problem = only(&case("    expect_tol: t\n    expect_tool: t\n"));
     assert_eq!(places(std::slice::from_ref(&problem)), [("cases[0].expect_tol".to_owned(), 5, 5)]);
     assert_eq!(problem.message, "unknown key");
-    assert!(problem.hint.starts_with("did you mean `expect_tool`?"), "{problem:?}");
+    assert!(problem.hint_text().starts_with("did you mean `expect_tool`?"), "{problem:?}");
     assert_eq!(problem.to_string(), "g.yaml:5:5: cases[0].expect_tol: unknown key");
 
     let problem = only("version: 1\ndefaults: {runz: 3}\ncases: [{id: a, prompt: p, negative: true}]\n");
-    assert_eq!((problem.field.as_deref(), problem.position), (Some("defaults.runz"), Some((2, 12))));
-    assert!(problem.hint.contains("did you mean `runs`"));
+    assert_eq!((problem.field.as_deref(), problem.position()), (Some("defaults.runz"), Some((2, 12))));
+    assert!(problem.hint_text().contains("did you mean `runs`"));
 
     let problem =
         only(&case("    expect_tool: t\n    expect_args:\n      a: {match: number, value: 1, tolerence: 1}\n"));
     assert_eq!(problem.field.as_deref(), Some("cases[0].expect_args.a.tolerence"));
-    assert!(problem.hint.contains("did you mean `tolerance`"), "{problem:?}");
+    assert!(problem.hint_text().contains("did you mean `tolerance`"), "{problem:?}");
 
     let problem = only("version: 1\ncolour: blue\ncases: [{id: a, prompt: p, negative: true}]\n");
-    assert_eq!((problem.field.as_deref(), problem.position), (Some("colour"), Some((2, 1))));
+    assert_eq!((problem.field.as_deref(), problem.position()), (Some("colour"), Some((2, 1))));
 }
 
 #[test]
@@ -331,10 +331,10 @@ cases:
     assert_eq!(message("cases[0].pass_threshold"), "4 is more than the 3 trials");
     assert!(message("cases[0].expect_args.x.pattern").starts_with("invalid regular expression"));
     assert!(message("cases[0].rubric").contains("unknown rubric `r2`"));
-    assert!(found.iter().any(|problem| problem.hint.contains("did you mean `r1`")));
-    assert!(found.iter().any(|problem| problem.hint.contains("did you mean `number`")));
+    assert!(found.iter().any(|problem| problem.hint_text().contains("did you mean `r1`")));
+    assert!(found.iter().any(|problem| problem.hint_text().contains("did you mean `number`")));
     assert!(message("cases[1].id").contains("duplicate case id `a`"));
-    assert!(found.iter().any(|problem| problem.hint.contains("the first `a` is at line 10")));
+    assert!(found.iter().any(|problem| problem.hint_text().contains("the first `a` is at line 10")));
     assert!(message("cases[1].negative").contains("cannot have `expect_tool`"));
     assert!(message("cases[2]").contains("case `#3` expects nothing"));
     assert!(message("cases[3]").contains("case `b` expects nothing"), "only `expect_args`, no `expect_tool`");
@@ -359,13 +359,13 @@ fn rule_violations_of_matchers_sequences_rubrics_and_input_responses() {
     let steps = only(&case("    expect_sequence: {order: strict, steps: []}\n"));
     assert!(steps.message.contains("no step"));
     let step_key = only(&case("    expect_sequence:\n      steps:\n        - {tool: a, argz: {}}\n"));
-    assert!(step_key.hint.contains("did you mean `args`"), "{step_key:?}");
+    assert!(step_key.hint_text().contains("did you mean `args`"), "{step_key:?}");
     let entry = only(&case("    negative: true\n    input_responses:\n      - {respond: {action: accept}}\n"));
     assert!(entry.message.contains("`key` or `match`"));
     let method = only(&case(
         "    negative: true\n    input_responses:\n      - {match: {method: elicitation/creat}, respond: {}}\n",
     ));
-    assert!(method.hint.contains("did you mean `elicitation/create`"), "{method:?}");
+    assert!(method.hint_text().contains("did you mean `elicitation/create`"), "{method:?}");
     let min_should = only(
         "version: 1\nrubrics:\n  r:\n    min_should: 1\n    criteria: [{id: a, text: t, must: true}]\ncases: [{id: a, prompt: p, rubric: r}]\n",
     );
@@ -373,7 +373,7 @@ fn rule_violations_of_matchers_sequences_rubrics_and_input_responses() {
     let no_file = only("version: 1\nrubrics:\n  r: {file: nowhere.md}\ncases: [{id: a, prompt: p, negative: true}]\n");
     assert!(no_file.message.contains("cannot read"), "{no_file:?}");
     let sampling = only(&case("    negative: true\n    sampling: {temperature: 1, top_k: 4}\n"));
-    assert!(sampling.hint.contains("did you mean `top_p`"), "{sampling:?}");
+    assert!(sampling.hint_text().contains("did you mean `top_p`"), "{sampling:?}");
     let sampling = problems(&case("    negative: true\n    sampling: {temperature: 3}\n"));
     assert!(sampling[0].message.contains("out of range"));
     let timezone = only("version: 1\ndefaults: {timezone: Paris time}\ncases: [{id: a, prompt: p, negative: true}]\n");
@@ -403,15 +403,15 @@ fn a_bad_default_is_reported_once_however_many_cases_use_it() {
 #[test]
 fn a_duplicate_key_is_named() {
     let problem = only("version: 1\nversion: 1\ncases: [{id: a, prompt: p, negative: true}]\n");
-    assert_eq!(problem.position, Some((2, 1)));
+    assert_eq!(problem.position(), Some((2, 1)));
     assert_eq!(problem.message, "duplicate key `version`");
-    assert!(problem.hint.contains("appears once"), "{problem:?}");
+    assert!(problem.hint_text().contains("appears once"), "{problem:?}");
 }
 
 #[test]
 fn yaml_errors_and_empty_files_are_problems_with_a_position() {
     let problem = only("version: 1\ncases: [unclosed\n");
-    assert!(problem.position.is_some());
+    assert!(problem.position().is_some());
     assert!(!problem.message.starts_with("error:"));
     assert!(only("").message.contains("empty"));
 }
@@ -480,7 +480,7 @@ fn tool_names_are_checked_against_a_listed_surface_with_the_nearest_name() {
     let found = unknown_tools(&set, &["test_progress", "test_logging_tool"]);
     assert_eq!(places(&found), [("cases[0].tools[1]".to_owned(), 6, 23), ("cases[0].expect_tool".to_owned(), 5, 18)]);
     assert_eq!(found[1].message, "case `a`: the server has no tool `test_progres`");
-    assert_eq!(found[1].hint, "did you mean `test_progress`? (the nearest tool the server lists)");
+    assert_eq!(found[1].hint_text(), "did you mean `test_progress`? (the nearest tool the server lists)");
     assert!(glob_matches("test_*", "test_x") && glob_matches("a?c", "abc") && !glob_matches("a?c", "ac"));
     assert!(glob_matches("exact", "exact") && !glob_matches("exact", "exactly"));
 }
@@ -496,7 +496,7 @@ fn the_example_set_of_the_repository_is_valid() {
 fn a_time_zone_name_is_checked_against_the_iana_database_with_the_nearest_suggested() {
     let typo = only("version: 1\ndefaults: {timezone: Europe/Pariss}\ncases: [{id: a, prompt: p, negative: true}]\n");
     assert_eq!(typo.field.as_deref(), Some("defaults.timezone"));
-    assert!(typo.hint.contains("did you mean `Europe/Paris`"), "{typo:?}");
+    assert!(typo.hint_text().contains("did you mean `Europe/Paris`"), "{typo:?}");
     // Well formed, yet no such zone: the old shape check let it through.
     let unknown = only("version: 1\ndefaults: {timezone: Mars/Olympus}\ncases: [{id: a, prompt: p, negative: true}]\n");
     assert!(unknown.message.contains("not an IANA time zone name"), "{unknown:?}");
@@ -542,9 +542,9 @@ fn a_bad_message_pattern_of_an_input_response_says_it_is_searched_not_anchored()
     let text = "version: 1\ncases:\n  - id: a\n    prompt: p\n    negative: true\n    input_responses:\n      - match: {method: elicitation/create, message: \"(\"}\n        respond: {action: decline}\n";
     let problem = only(text);
     assert!(problem.message.starts_with("invalid regular expression"), "{problem:?}");
-    assert!(problem.hint.contains("anywhere in the message"), "{problem:?}");
+    assert!(problem.hint_text().contains("anywhere in the message"), "{problem:?}");
     let anchored = only(&case("    expect_tool: t\n    expect_args:\n      x: {match: regex, pattern: \"(\"}\n"));
-    assert!(anchored.hint.contains("anchored at both ends"), "{anchored:?}");
+    assert!(anchored.hint_text().contains("anchored at both ends"), "{anchored:?}");
 }
 
 #[test]
@@ -555,31 +555,6 @@ fn a_case_s_trials_are_typed_once_with_the_format_s_defaults() {
     assert_eq!(trials, [new(5, Some(4), false), new(3, Some(3), false), new(4, None, true), new(6, Some(2), false)]);
     assert_eq!((trials[0].runs, trials[0].threshold), (super::DEFAULT_TRIALS, 4), "4 of 5 by default");
     assert_eq!(trials[2].threshold, 4, "a hard case needs every trial");
-}
-
-#[test]
-fn runs_given_on_the_command_line_scale_a_soft_threshold_and_set_a_hard_one() {
-    let soft = super::Trials::new(5, Some(4), false);
-    assert_eq!(soft.effective(Some(10)), super::Trials { runs: 10, threshold: 8, hard: false });
-    assert_eq!(soft.effective(Some(3)).threshold, 3, "rounded up");
-    assert_eq!(soft.effective(Some(1)).threshold, 1);
-    assert_eq!(soft.effective(None), soft, "without --runs the case's own");
-    let hard = super::Trials::new(5, None, true);
-    assert_eq!(hard.effective(Some(3)), super::Trials { runs: 3, threshold: 3, hard: true });
-}
-
-/// `--runs` on a resolved case: the effective trials scoring reads (moved from
-/// `trials::assemble`, which wrote them into the case's JSON before scoring took the typed case).
-#[test]
-fn runs_override_scales_a_soft_threshold_and_sets_a_hard_one() {
-    let with_runs = |case: &serde_json::Value, runs| super::Trials::of_resolved(case).effective(runs);
-    let soft = serde_json::json!({"kind": "soft", "runs": 5, "pass_threshold": 4});
-    let scaled = with_runs(&soft, Some(10));
-    assert_eq!((scaled.runs, scaled.threshold), (10, 8));
-    let hard = serde_json::json!({"kind": "hard", "runs": 5, "pass_threshold": 5});
-    assert_eq!(with_runs(&hard, Some(3)).threshold, 3);
-    assert_eq!(with_runs(&soft, None), super::Trials::of_resolved(&soft));
-    assert_eq!((with_runs(&soft, None).runs, with_runs(&soft, None).threshold), (5, 4));
 }
 
 #[test]
@@ -630,11 +605,11 @@ fn yaml_nested_past_64_levels_is_one_problem_that_names_the_bound() {
 #[test]
 fn negative_yes_is_one_problem_naming_the_field_and_the_fix() {
     let problem = only("version: 1\ncases:\n  - id: thanks\n    prompt: \"Thanks!\"\n    negative: yes\n");
-    assert_eq!((problem.field.as_deref(), problem.position), (Some("cases[0].negative"), Some((5, 15))));
+    assert_eq!((problem.field.as_deref(), problem.position()), (Some("cases[0].negative"), Some((5, 15))));
     assert!(problem.message.contains("expected true or false, found the string `yes`"), "{problem:?}");
-    assert_eq!(problem.hint, "write `negative: true` (YAML 1.2 reads `yes`, `no`, `on` and `off` as strings)");
+    assert_eq!(problem.hint_text(), "write `negative: true` (YAML 1.2 reads `yes`, `no`, `on` and `off` as strings)");
     let problem = only("version: 1\ncases:\n  - {id: a, prompt: p, expect_tool: t, negative: off}\n");
-    assert!(problem.hint.starts_with("write `negative: false`"), "{problem:?}");
+    assert!(problem.hint_text().starts_with("write `negative: false`"), "{problem:?}");
 }
 
 #[test]
@@ -651,5 +626,5 @@ fn the_tool_names_of_a_set_with_problems_are_kept_for_the_same_pass() {
         [("cases[0].expect_tool".to_owned(), 5, 18), ("cases[1].expect_sequence.steps[1].tool".to_owned(), 9, 56)]
     );
     assert_eq!(unknown[0].message, "case `a`: the server has no tool `get_tme`");
-    assert_eq!(unknown[0].hint, "did you mean `get_time`? (the nearest tool the server lists)");
+    assert_eq!(unknown[0].hint_text(), "did you mean `get_time`? (the nearest tool the server lists)");
 }

@@ -154,6 +154,7 @@ mod tests {
             url: "http://127.0.0.1:9/mcp".into(),
             extra_headers: Vec::new(),
             timeout: Duration::from_secs(1),
+            oauth: None,
         };
         let http = crate::mcp::http::HttpTransport::new(settings, Redactor::new(Vec::new())).expect("a client");
         let layer = Arc::new(Answering::default());

@@ -141,8 +141,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
 pub(crate) fn read_message(text: String, key: Option<&str>) -> Result<(Value, Option<Entries>), Unread> {
     let whole = |text: String| {
         if let Err(why) = super::limits::check(text.as_bytes()) {
-            let error = <serde_json::Error as serde::de::Error>::custom(&why);
-            return Err(Unread { error, text, exceeds: Some(why) });
+            let error = <serde_json::Error as serde::de::Error>::custom(why);
+            return Err(Unread { error, text, exceeds: Some(why.to_string()) });
         }
         match serde_json::from_str(&text) {
             Ok(value) => Ok((value, None)),

@@ -335,7 +335,7 @@ fn discover_succeeded(exchange: &Exchange) -> bool {
 
 async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Connected, Unreachable> {
     let transport = HttpTransport::new(settings.clone(), redactor).map_err(|reason| Unreachable {
-        reason,
+        reason: reason.to_string(),
         evidence: Vec::new(),
         stderr_tail: None,
         needs_credentials: false,
@@ -353,9 +353,15 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
         }
     }
     if matches!(discover.status, Some(401)) {
-        let gave_credentials =
-            settings.extra_headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
-        let reason = if gave_credentials {
+        let gave_credentials = settings.oauth.is_some()
+            || settings.extra_headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+        let reason = if let Some(source) = &settings.oauth {
+            format!(
+                "the server at `{}` refused the token the client-credentials sign-in obtained for resource {} (HTTP 401): check that the authorization server issues tokens the server accepts (its audience, issuer and scopes)",
+                settings.url,
+                source.resource()
+            )
+        } else if gave_credentials {
             format!(
                 "the server at `{}` refused the credentials given (HTTP 401): check the token passed with --header 'Authorization: …' (input `server-headers`)",
                 settings.url

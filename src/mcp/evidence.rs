@@ -4,22 +4,25 @@
 //! secrets (user-supplied header values such as `Authorization`) never reach a report: every
 //! excerpt passes through [`Redactor::redact`].
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 /// The most bytes of one message kept as evidence.
 pub(crate) const EXCERPT_BYTES: usize = 2048;
 
-/// Replaces every secret value with `***` in text bound for a report.
+/// Replaces every secret value with `***` in text bound for a report. Clones share their
+/// secrets: one learnt during the run ([`Redactor::add`], an access token obtained by the
+/// client-credentials sign-in) is redacted by every clone from then on.
 #[derive(Clone, Default)]
 pub(crate) struct Redactor {
-    secrets: Arc<Vec<String>>,
+    secrets: Arc<RwLock<Vec<String>>>,
 }
 
 /// Never prints the secrets themselves (a `{:?}` of anything holding a redactor, such as a
 /// transport, must not leak them): only how many there are.
 impl std::fmt::Debug for Redactor {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("Redactor").field("secrets", &format_args!("{} hidden", self.secrets.len())).finish()
+        let count = crate::mcp::sync::read(&self.secrets).len();
+        formatter.debug_struct("Redactor").field("secrets", &format_args!("{count} hidden")).finish()
     }
 }
 
@@ -40,13 +43,26 @@ impl Redactor {
             .collect();
         // Longest first, so a secret that contains another is replaced whole.
         secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
-        Self { secrets: Arc::new(secrets) }
+        Self { secrets: Arc::new(RwLock::new(secrets)) }
+    }
+
+    /// Adds a secret learnt during the run (an access token), for this redactor and every clone
+    /// of it; a value shorter than 4 bytes is ignored, as in [`Redactor::new`].
+    pub(crate) fn add(&self, secret: &str) {
+        if secret.len() < 4 {
+            return;
+        }
+        let mut secrets = crate::mcp::sync::write(&self.secrets);
+        if !secrets.iter().any(|known| known == secret) {
+            secrets.push(secret.to_owned());
+            secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+        }
     }
 
     /// `text` with every secret replaced by `***`.
     pub(crate) fn redact(&self, text: &str) -> String {
         let mut text = text.to_owned();
-        for secret in self.secrets.iter() {
+        for secret in crate::mcp::sync::read(&self.secrets).iter() {
             if text.contains(secret.as_str()) {
                 text = text.replace(secret.as_str(), "***");
             }
@@ -98,6 +114,14 @@ mod tests {
     fn a_credential_is_redacted_without_its_scheme_too() {
         let redactor = Redactor::new(["Bearer s3cr3t-token".to_owned()]);
         assert_eq!(redactor.redact("GET /mcp?access_token=s3cr3t-token"), "GET /mcp?access_token=***");
+    }
+
+    #[test]
+    fn a_secret_added_during_the_run_is_redacted_by_every_clone() {
+        let redactor = Redactor::new(["s3cr3t-token".to_owned()]);
+        let clone = redactor.clone();
+        redactor.add("eyJ-access-token-later");
+        assert_eq!(clone.redact("Bearer eyJ-access-token-later"), "Bearer ***");
     }
 
     #[test]

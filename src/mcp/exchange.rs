@@ -263,14 +263,35 @@ impl Exchange {
     /// whose data is not JSON; or a request not sent because an earlier answer to its method
     /// was held open that way ([`Failure::Skipped`]). `None` for a readable answer, and for no
     /// answer at all (a timeout with nothing, a refused connection).
+    ///
+    /// Once `server/discover` was read, any answer to a request that came and cannot be read
+    /// is unreadable ([`Exchange::unreadable_answer`]); this is what holds for `server/discover`
+    /// itself, whose answer must be recognisably JSON-RPC to be one (an HTML page there is no MCP
+    /// endpoint at all).
     pub(crate) fn unreadable(&self) -> Option<String> {
+        self.unreadable_as(false)
+    }
+
+    /// What makes the answer to a request unreadable (M-11), once the server is known to speak
+    /// MCP: what [`Exchange::unreadable`] names, and any other successful (2xx) answer that came
+    /// but is no message a client can read — a body that is not JSON whatever it holds, an SSE
+    /// stream whose events carry none, a body cut off, an encoding declared and not applied or
+    /// applied and not declared. The text says what came and how it fails.
+    pub(crate) fn unreadable_answer(&self) -> Option<String> {
+        self.unreadable_as(true)
+    }
+
+    fn unreadable_as(&self, any_answer: bool) -> Option<String> {
         // An array answers one request only when one was sent (a batch probe's raw body has
         // no method: an array is its answer, graded by H-24).
         if self.method.is_some() && self.response.as_ref().is_some_and(Value::is_array) {
             return Some("the body is a JSON array (a batch), not a single response object".into());
         }
-        if self.response.is_some() {
-            return None;
+        if let Some(response) = &self.response {
+            // Before discover was read, only what is recognisably JSON-RPC counts.
+            return self
+                .not_a_response(response)
+                .filter(|_| any_answer || response.to_string().contains("\"jsonrpc\""));
         }
         match &self.failure {
             Some(Failure::Skipped(detail)) => return Some(format!("not sent: {detail}")),
@@ -308,6 +329,9 @@ impl Exchange {
             Some(SseUnread::Unparsable(detail)) => return Some(format!("an SSE event carrying JSON-RPC: {detail}")),
             None => {}
         }
+        if let Some(why) = self.unread_body().filter(|_| any_answer || self.shows_json_rpc()) {
+            return Some(why);
+        }
         if matches!(self.failure, Some(Failure::NotJsonRpc(_))) && payload_shaped(&self.body_excerpt) {
             let body = &self.body_excerpt;
             if body.contains("'jsonrpc'") {
@@ -321,6 +345,130 @@ impl Exchange {
             }
         }
         None
+    }
+
+    /// True for an answer to a request (it has a method) that came with a successful status, or
+    /// over stdio (no status): the answers whose unreadable forms are M-11's. A refusal
+    /// (4xx, 5xx) is graded by the rule of what was refused.
+    fn answered(&self) -> bool {
+        self.method.is_some() && self.status.is_none_or(|status| (200..300).contains(&status))
+    }
+
+    /// The body carries the marks of a JSON-RPC message (`"jsonrpc"`), whatever wraps it.
+    fn shows_json_rpc(&self) -> bool {
+        self.body_excerpt.contains("\"jsonrpc\"")
+    }
+
+    /// Why a parsed answer is no JSON-RPC response a client can read (M-11), if it is not: a
+    /// JSON value that is not an object (a string holding the message: serialized twice), an
+    /// object without the envelope, or one whose `id` is missing (no client can tell which
+    /// request it answers). An `id` that differs is graded by the id-echo rule, not here; a
+    /// body under an encoding it does not have, here.
+    fn not_a_response(&self, response: &Value) -> Option<String> {
+        if !self.answered() {
+            return None;
+        }
+        let encoding = self
+            .header("content-encoding")
+            .map(str::trim)
+            .filter(|coding| !coding.is_empty() && !coding.eq_ignore_ascii_case("identity"));
+        if let Some(coding) = encoding {
+            return Some(format!(
+                "the body declares `Content-Encoding: {coding}` but is not encoded (it is plain JSON): a client that decodes it as declared fails"
+            ));
+        }
+        let object = match response {
+            Value::Object(object) => object,
+            Value::String(text) if serde_json::from_str::<Value>(text).is_ok_and(|inner| inner.is_object()) => {
+                return Some(
+                    "the body is a JSON string holding the JSON-RPC message: the message was serialized twice (double-encoded)"
+                        .into(),
+                );
+            }
+            other => {
+                let kind = match other {
+                    Value::String(_) => "a string",
+                    Value::Number(_) => "a number",
+                    Value::Bool(_) => "a boolean",
+                    _ => "null",
+                };
+                return Some(format!("the body is a JSON value that is {kind}, not a response object"));
+            }
+        };
+        if object.contains_key("method") {
+            return None;
+        }
+        if !object.contains_key("result") && !object.contains_key("error") {
+            let keys: Vec<String> = object.keys().take(3).map(|key| format!("`{key}`")).collect();
+            return Some(format!(
+                "the body is a JSON object with neither `result` nor `error` (its keys: {}): not a JSON-RPC response (a result sent without its envelope?)",
+                if keys.is_empty() { "none".to_owned() } else { keys.join(", ") }
+            ));
+        }
+        match object.get("jsonrpc") {
+            Some(Value::String(version)) if version == "2.0" => {}
+            Some(other) => {
+                return Some(format!(
+                    "the response says `\"jsonrpc\": {other}`, not \"2.0\": clients that check the envelope drop it"
+                ));
+            }
+            None => {
+                return Some(
+                    "the response has no `\"jsonrpc\": \"2.0\"`: clients that check the envelope drop it".into(),
+                );
+            }
+        }
+        if !object.contains_key("id") {
+            return Some("the response has no `id`: no client can tell which request it answers".into());
+        }
+        None
+    }
+
+    /// Why a successful answer that came as bytes gave no message (M-11), in words: a byte
+    /// order mark, a compressed body, an HTML page, SSE framing under a JSON content type, a
+    /// bare JSON body or events without JSON under `text/event-stream`, a body cut off, or
+    /// any other body that is not JSON. `None` when nothing came or the answer was read.
+    fn unread_body(&self) -> Option<String> {
+        if !self.answered() || self.body_excerpt.trim().is_empty() {
+            return None;
+        }
+        let content_type = self.content_type().unwrap_or_else(|| "none".into());
+        let body = self.body_excerpt.trim_start();
+        let first_line = body.lines().next().unwrap_or_default();
+        let shown = crate::text::clip(&first_line.split_whitespace().collect::<Vec<_>>().join(" "), 60);
+        match &self.failure {
+            Some(Failure::NotJsonRpc(detail)) => Some(if body.starts_with('\u{feff}') {
+                "the body starts with a UTF-8 byte order mark (U+FEFF), which JSON text sent over a network must not (RFC 8259 §8.1): strict clients reject it".into()
+            } else if body.starts_with("\u{1f}\u{fffd}") {
+                let coding = self.header("content-encoding").unwrap_or("none");
+                format!(
+                    "the body is gzip-compressed although the request offered no encoding (`Content-Encoding`: {coding}): a client reads it as JSON and fails"
+                )
+            } else if content_type == "text/html" {
+                format!("the body is an HTML page (Content-Type `text/html`), not a JSON-RPC message: `{shown}`")
+            } else if ["event:", "data:", "id:"].iter().any(|field| body.starts_with(field)) {
+                format!(
+                    "the body is SSE framing (`{shown}`) under Content-Type `{content_type}`: a client reads it as one JSON value and fails (send `text/event-stream`, or the bare JSON)"
+                )
+            } else {
+                format!("the body is not JSON (Content-Type `{content_type}`): {detail}")
+            }),
+            Some(Failure::Closed(detail)) if content_type == "text/event-stream" && self.messages.is_empty() => {
+                Some(if body.starts_with(['{', '[']) {
+                    format!(
+                        "the body is bare JSON (`{shown}`) under Content-Type `text/event-stream`: no SSE event carried it (each message goes in the `data:` field of an event)"
+                    )
+                } else if let Some(frame) = detail.strip_prefix("unparsable SSE frame: ") {
+                    format!("an SSE event's data is not a JSON-RPC message: {frame}")
+                } else {
+                    format!("the SSE stream ended without a `data:` field carrying a message (it began `{shown}`)")
+                })
+            }
+            Some(Failure::Closed(detail)) if content_type != "text/event-stream" => Some(format!(
+                "the body was cut off: the connection closed before it ended ({detail}), so it is not complete JSON"
+            )),
+            _ => None,
+        }
     }
 
     /// A one-line description of the answer for messages: status, code or failure.

@@ -45,6 +45,9 @@ pub(crate) struct HttpSettings {
     pub extra_headers: Vec<(String, String)>,
     /// Per-request timeout.
     pub timeout: Duration,
+    /// The client-credentials sign-in: its token is sent as `Authorization: Bearer …` on every
+    /// request (before the probe's edits), renewed when due or refused as `invalid_token`.
+    pub oauth: Option<Arc<super::oauth::TokenSource>>,
 }
 
 /// Which argument of which tool is mirrored into which `Mcp-Param-*` header.
@@ -69,22 +72,36 @@ pub(crate) struct HttpTransport {
     /// whole timeout, with how long it waited (ms): later requests of the same kind are not
     /// sent ([`Failure::Skipped`]), since they would only wait as long.
     held_open: std::sync::Mutex<HashMap<String, u64>>,
+    /// The `Authorization` value of the sign-in's current token (see [`HttpSettings::oauth`]).
+    bearer: RwLock<Option<String>>,
+}
+
+/// Why the HTTP transport cannot be built: the TLS backend could not initialise (an environment
+/// failure).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BuildError {
+    /// TLS could not be set up.
+    #[error("{0}")]
+    Tls(#[from] super::tls::SetupError),
+    /// The client could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(reqwest::Error),
 }
 
 impl HttpTransport {
     /// A transport for these settings, its TLS configuration that of [`super::tls`] (ALPN `h2`
     /// and `http/1.1`). Building the reqwest client can only fail when the TLS backend cannot
     /// initialise, which is an environment failure.
-    pub(crate) fn new(settings: HttpSettings, redactor: Redactor) -> Result<Arc<Self>, String> {
+    pub(crate) fn new(settings: HttpSettings, redactor: Redactor) -> Result<Arc<Self>, BuildError> {
         install_crypto_provider();
         let client = reqwest::Client::builder()
-            .tls_backend_preconfigured(super::tls::reqwest_config().map_err(|error| error.to_string())?)
+            .tls_backend_preconfigured(super::tls::reqwest_config()?)
             .timeout(settings.timeout)
             .connect_timeout(settings.timeout)
             .redirect(reqwest::redirect::Policy::none())
             .pool_max_idle_per_host(8)
             .build()
-            .map_err(|error| format!("cannot build the HTTP client: {error}"))?;
+            .map_err(BuildError::Client)?;
         Ok(Arc::new(Self {
             settings,
             client,
@@ -94,6 +111,7 @@ impl HttpTransport {
             protocol_version: RwLock::new(PROTOCOL_VERSION.to_owned()),
             in_flight: tokio::sync::Semaphore::new(MAX_IN_FLIGHT),
             held_open: std::sync::Mutex::new(HashMap::new()),
+            bearer: RwLock::new(None),
         }))
     }
 
@@ -104,6 +122,20 @@ impl HttpTransport {
             .iter()
             .find(|(extra, _)| extra.eq_ignore_ascii_case(name))
             .map(|(_, value)| value.as_str())
+    }
+
+    /// The credential sent on every request: the user's `Authorization` header, else the
+    /// sign-in's current token (`Bearer …`).
+    pub(crate) fn credential(&self) -> Option<String> {
+        if let Some(value) = self.extra_header("authorization") {
+            return Some(value.to_owned());
+        }
+        crate::mcp::sync::read(&self.bearer).clone()
+    }
+
+    /// The client-credentials sign-in, when the run signed in.
+    pub(crate) fn oauth(&self) -> Option<&super::oauth::TokenSource> {
+        self.settings.oauth.as_deref()
     }
 
     /// The endpoint URL.
@@ -124,7 +156,7 @@ impl HttpTransport {
         if let Some(skipped) = self.skipped(kind.as_deref(), outgoing, id.as_ref()) {
             return skipped;
         }
-        let mut exchange = self.send_once(outgoing, id.clone()).await;
+        let mut exchange = self.signed_send(outgoing, id.clone()).await;
         // A stream cut before the final response: the request is lost and MUST be re-issued
         // as a new request with a new id (spec-notes §6.4).
         let mut attempt = 0;
@@ -138,7 +170,7 @@ impl HttpTransport {
                 Value::Number(number) => Value::from(number.as_i64().unwrap_or(0) + 1_000_000 * i64::from(attempt)),
                 other => Value::from(format!("{}-resubmit-{attempt}", other.as_str().unwrap_or("id"))),
             });
-            let retried = self.send_once(outgoing, new_id).await;
+            let retried = self.signed_send(outgoing, new_id).await;
             exchange = retried;
         }
         exchange.elapsed_ms = started.elapsed().as_millis() as u64;
@@ -165,6 +197,33 @@ impl HttpTransport {
             ))),
             ..Exchange::default()
         })
+    }
+
+    /// [`Self::send_once`] with the sign-in's token, renewed when due; a request of ours
+    /// (not a probe that edits `Authorization`) refused as `invalid_token` is sent once more with
+    /// a new token.
+    async fn signed_send(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
+        let Some(source) = self.settings.oauth.as_deref() else {
+            return self.send_once(outgoing, id).await;
+        };
+        let token = source.bearer().await;
+        *crate::mcp::sync::write(&self.bearer) = Some(format!("Bearer {token}"));
+        let exchange = self.send_once(outgoing, id.clone()).await;
+        let edits_credential = outgoing.header_edits.iter().any(|edit| match edit {
+            HeaderEdit::Remove(name) | HeaderEdit::Set(name, _) => name.eq_ignore_ascii_case("authorization"),
+        });
+        let refused = exchange.status == Some(401)
+            && super::oauth::invalid_token(exchange.header("www-authenticate"), exchange.response.as_ref());
+        if !refused || edits_credential {
+            return exchange;
+        }
+        match source.renew(&token).await {
+            Some(fresh) if fresh != token => {
+                *crate::mcp::sync::write(&self.bearer) = Some(format!("Bearer {fresh}"));
+                self.send_once(outgoing, id).await
+            }
+            _ => exchange,
+        }
     }
 
     async fn send_once(&self, outgoing: &Outgoing, id: Option<Value>) -> Exchange {
@@ -352,6 +411,9 @@ impl HttpTransport {
                 headers.push(("Mcp-Session-Id".into(), session.clone()));
             }
         }
+        if let Some(bearer) = crate::mcp::sync::read(&self.bearer).clone() {
+            headers.push(("Authorization".into(), bearer));
+        }
         for (name, value) in &self.settings.extra_headers {
             headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(name));
             headers.push((name.clone(), value.clone()));
@@ -390,7 +452,8 @@ impl HttpTransport {
     fn request_excerpt(&self, http_method: &str, url: &str, headers: &[(String, String)], body: &[u8]) -> String {
         let mut text = format!("{http_method} {url}\n");
         for (name, value) in headers {
-            let secret = self.settings.extra_headers.iter().any(|(extra, _)| extra.eq_ignore_ascii_case(name));
+            let secret = self.settings.extra_headers.iter().any(|(extra, _)| extra.eq_ignore_ascii_case(name))
+                || (self.settings.oauth.is_some() && name.eq_ignore_ascii_case("authorization"));
             let shown = if secret { "***" } else { value.as_str() };
             text.push_str(&format!("{name}: {shown}\n"));
         }
@@ -480,7 +543,7 @@ fn not_json_text(body: &str) -> String {
     format!("the body is {kind}\"{}\"", crate::text::clip(&one_line, 60))
 }
 
-fn root_cause(error: &dyn std::error::Error) -> String {
+pub(crate) fn root_cause(error: &dyn std::error::Error) -> String {
     let mut message = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -505,7 +568,7 @@ fn request_kind(outgoing: &Outgoing) -> Option<String> {
     body.get("method")?.as_str().map(str::to_owned)
 }
 
-fn install_crypto_provider() {
+pub(crate) fn install_crypto_provider() {
     // Installing twice is harmless; the first provider wins.
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
@@ -770,7 +833,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(150)).await;
             stream.write_all(body).await.expect("body");
         });
-        let settings = HttpSettings { url, extra_headers: Vec::new(), timeout: Duration::from_secs(5) };
+        let settings = HttpSettings { url, extra_headers: Vec::new(), timeout: Duration::from_secs(5), oauth: None };
         let transport = HttpTransport::new(settings, Redactor::new(Vec::<String>::new())).expect("transport");
         let mut get = Outgoing::request(serde_json::json!({"jsonrpc": "2.0", "method": "server/discover"}));
         get.body = Body::Empty;
@@ -795,6 +858,43 @@ mod tests {
         }
         assembler.finish(&mut exchange, &Redactor::new(Vec::<String>::new()), complete);
         exchange
+    }
+
+    /// A successful answer of a request, as [`assemble`] reads it.
+    fn answer(content_type: &str, body: &[u8]) -> Exchange {
+        let mut exchange = assemble(content_type, &[body], true);
+        (exchange.method, exchange.status) = (Some("tools/list".into()), Some(200));
+        exchange
+    }
+
+    #[test]
+    fn a_later_answer_no_client_can_read_names_how_and_discover_keeps_the_stricter_test() {
+        let cases: [(&str, &[u8], &str); 5] = [
+            ("text/html", b"<!DOCTYPE html><html><body>hello</body></html>", "an HTML page"),
+            ("application/json", b"event: message\ndata: {\"jsonrpc\":\"2.0\"}\n\n", "SSE framing"),
+            ("text/event-stream", b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n", "bare JSON"),
+            (
+                "application/json",
+                b"\"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":1,\\\"result\\\":{}}\"",
+                "serialized twice",
+            ),
+            ("application/json", b"{\"jsonrpc\":\"2.0\",\"result\":{}}", "no `id`"),
+        ];
+        for (content_type, body, says) in cases {
+            let exchange = answer(content_type, body);
+            let why = exchange.unreadable_answer().unwrap_or_default();
+            assert!(why.contains(says), "{content_type} {body:?}: {why}");
+        }
+        // Before discover was read, an HTML page is no MCP endpoint, not an unreadable answer.
+        assert_eq!(answer("text/html", b"<!DOCTYPE html><html><body>hello</body></html>").unreadable(), None);
+        // A refusal is graded by the rule of what was refused, and a good answer is readable.
+        let mut refusal = answer("text/html", b"<html><body>nope</body></html>");
+        refusal.status = Some(500);
+        assert_eq!(refusal.unreadable_answer(), None);
+        assert_eq!(
+            answer("application/json", b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}").unreadable_answer(),
+            None
+        );
     }
 
     #[test]

@@ -64,9 +64,24 @@ impl Strings {
     }
 }
 
-/// Why a message is not parsed: the bound it exceeds, in words, or `Ok` when it is within every
-/// bound. One pass over the bytes, strings skipped; nothing is allocated.
-pub(crate) fn check(bytes: &[u8]) -> Result<(), String> {
+/// The bound a message exceeds (it is then not parsed), in words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Exceeded {
+    /// Nested this many levels deep.
+    #[error(
+        "the message nests arrays and objects {0} levels deep, deeper than the {MAX_NESTING_DEPTH} levels we read (the JSON parser's recursion limit is 128): it was not parsed"
+    )]
+    Nesting(usize),
+    /// About this many values.
+    #[error(
+        "the message holds about {0} JSON values, more than the {MAX_JSON_VALUES} we read in one message (or one list entry): it was not parsed"
+    )]
+    Values(usize),
+}
+
+/// Why a message is not parsed: the bound it exceeds, or `Ok` when it is within every bound.
+/// One pass over the bytes, strings skipped; nothing is allocated.
+pub(crate) fn check(bytes: &[u8]) -> Result<(), Exceeded> {
     let (mut values, mut depth, mut deepest) = (0usize, 0usize, 0usize);
     let mut strings = Strings::default();
     for &byte in bytes {
@@ -85,14 +100,10 @@ pub(crate) fn check(bytes: &[u8]) -> Result<(), String> {
         }
     }
     if deepest > MAX_NESTING_DEPTH {
-        return Err(format!(
-            "the message nests arrays and objects {deepest} levels deep, deeper than the {MAX_NESTING_DEPTH} levels we read (the JSON parser's recursion limit is 128): it was not parsed"
-        ));
+        return Err(Exceeded::Nesting(deepest));
     }
     if values > MAX_JSON_VALUES {
-        return Err(format!(
-            "the message holds about {values} JSON values, more than the {MAX_JSON_VALUES} we read in one message (or one list entry): it was not parsed"
-        ));
+        return Err(Exceeded::Values(values));
     }
     Ok(())
 }
@@ -143,14 +154,14 @@ mod tests {
         text.push_str(&"1,".repeat(MAX_JSON_VALUES));
         text.push('1');
         text.push(']');
-        let why = check(text.as_bytes()).expect_err("over the bound");
+        let why = check(text.as_bytes()).expect_err("over the bound").to_string();
         assert!(why.contains("more than the 100000"), "{why}");
     }
 
     #[test]
     fn nesting_past_the_parsers_limit_is_refused_naming_the_bound() {
         let text = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-        let why = check(text.as_bytes()).expect_err("too deep");
+        let why = check(text.as_bytes()).expect_err("too deep").to_string();
         assert!(why.contains("10000 levels deep") && why.contains("127 levels we read"), "{why}");
         // Whatever we let through, serde_json parses; one level more it would not.
         let deepest_read = format!("{}{}", "[".repeat(MAX_NESTING_DEPTH), "]".repeat(MAX_NESTING_DEPTH));

@@ -22,6 +22,7 @@ pub(crate) mod exchange;
 pub(crate) mod http;
 pub(crate) mod jsonrpc;
 pub(crate) mod limits;
+pub(crate) mod oauth;
 pub(crate) mod raw;
 pub mod sse;
 pub(crate) mod stdio;

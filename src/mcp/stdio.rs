@@ -128,6 +128,16 @@ pub(crate) struct StdoutViolations {
     pub unechoed_count: usize,
     /// How many requests got no response within their timeout.
     pub timed_out: usize,
+    /// Messages that answer a request in a form no client can match to it: a response with no
+    /// `id`, an array or a JSON string holding a response, an object that is no JSON-RPC
+    /// message. How many, and why the last could not be read. A request that waited while one
+    /// came is told so ([`Failure::Unparsable`], M-11's), not that it timed out.
+    pub unmatched_answers: usize,
+    /// See [`StdoutViolations::unmatched_answers`].
+    pub unmatched_why: Option<String>,
+    /// The last stray line (not JSON, no recognised framing), excerpted: a request that waited
+    /// while only such lines came is told so ([`Failure::Misframed`], X-1's).
+    pub last_stray: Option<String>,
     /// `notifications/message` that arrived while every request in flight had no `logLevel`
     /// (L-1): the first few, and their count.
     pub unrequested_logs: Vec<Value>,
@@ -193,6 +203,14 @@ fn framed(outgoing: &Outgoing, id: Option<&Value>) -> (Value, String) {
 }
 
 type PendingMap = Arc<Mutex<HashMap<String, Pending>>>;
+
+/// Counts of what stdout carried, taken when a request is sent.
+#[derive(Debug, Clone, Copy)]
+struct SoFar {
+    messages: usize,
+    stray: usize,
+    unmatched: usize,
+}
 /// Since when stdout has been inside a line longer than [`MAX_LINE_BYTES`] that has not ended
 /// (its bytes dropped as they come), if it is: no answer can be read until it ends.
 type LongLine = Arc<Mutex<Option<Instant>>>;
@@ -218,6 +236,9 @@ pub(crate) struct StdioTransport {
     long_line: LongLine,
     timeout: Duration,
     redactor: Redactor,
+    /// The server is known to answer readably (another process of it did): see
+    /// [`StdioTransport::answers_known`].
+    answers_known: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for StdioTransport {
@@ -329,6 +350,7 @@ impl StdioTransport {
             long_line,
             timeout,
             redactor,
+            answers_known: std::sync::atomic::AtomicBool::new(false),
         }))
     }
 
@@ -378,6 +400,7 @@ impl StdioTransport {
             exchange.failure = Some(Failure::Exited(reason));
             return exchange;
         }
+        let before = self.stdout_so_far();
         if let Err(error) = self.write_line(line).await {
             self.forget(id.as_ref());
             exchange.failure = Some(Failure::Exited(format!("cannot write to stdin: {error}")));
@@ -388,7 +411,7 @@ impl StdioTransport {
             return exchange;
         };
         let outcome = self.wait(receiver, id.as_ref(), timeout, outgoing.settle_after_first).await;
-        self.record_outcome(&mut exchange, outcome, id.as_ref());
+        self.record_outcome(&mut exchange, outcome, id.as_ref(), before);
         exchange.elapsed_ms = started.elapsed().as_millis() as u64;
         exchange
     }
@@ -488,7 +511,7 @@ impl StdioTransport {
 
     /// Records the delivery (or its absence) on the exchange: the response and its messages,
     /// the failure read, or why no answer came (exit, a long line, a timeout).
-    fn record_outcome(&self, exchange: &mut Exchange, outcome: Option<Delivery>, id: Option<&Value>) {
+    fn record_outcome(&self, exchange: &mut Exchange, outcome: Option<Delivery>, id: Option<&Value>, before: SoFar) {
         match outcome {
             Some(Ok((messages, not_kept, mut response))) => {
                 exchange.messages_not_kept = not_kept;
@@ -521,16 +544,51 @@ impl StdioTransport {
                         "no answer could be read: stdout was inside one line longer than the {MAX_LINE_BYTES}-byte ({} MiB) cap that had not ended when the request timed out",
                         MAX_LINE_BYTES >> 20
                     )),
-                    None => {
-                        {
-                            let mut violations = crate::mcp::sync::lock(&self.violations);
-                            violations.timed_out += 1;
-                        }
-                        Failure::Timeout
-                    }
+                    None => self.unanswered(before),
                 });
             }
         }
+    }
+
+    /// Says that the server is known to answer readably (its session's answers were read), so
+    /// that [`StdioTransport::unanswered`] reads what this process writes as later answers from
+    /// its first request on, not only once it has written a message.
+    pub(crate) fn answers_known(&self) {
+        self.answers_known.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// What stdout had carried before a request was sent (see [`StdioTransport::unanswered`]).
+    fn stdout_so_far(&self) -> SoFar {
+        let violations = crate::mcp::sync::lock(&self.violations);
+        let known = usize::from(self.answers_known.load(std::sync::atomic::Ordering::SeqCst));
+        SoFar {
+            messages: violations.message_count + known,
+            stray: violations.stray,
+            unmatched: violations.unmatched_answers,
+        }
+    }
+
+    /// Why a request got no answer within its timeout. Once the server has written messages
+    /// (its answers were readable), an answer in a form no client can match to its request that
+    /// came while it waited is that request's unreadable answer (M-11's), and a line that is not
+    /// JSON where its answer should be is X-1's; otherwise it timed out.
+    fn unanswered(&self, before: SoFar) -> Failure {
+        let mut violations = crate::mcp::sync::lock(&self.violations);
+        if before.messages > 0 && violations.unmatched_answers > before.unmatched {
+            let why = violations.unmatched_why.clone().unwrap_or_default();
+            return Failure::Unparsable(format!(
+                "no answer could be matched to it: while it waited, stdout carried {why}"
+            ));
+        }
+        if before.messages > 0 && violations.stray > before.stray {
+            let line = violations.last_stray.clone().unwrap_or_default();
+            return Failure::Misframed {
+                framing: format!("stdout carried a line that is not JSON where its answer should be: `{line}`"),
+                answer: Value::String(line),
+            };
+        }
+        violations.timed_out += 1;
+        Failure::Timeout
     }
 
     /// How many messages (notifications) have arrived so far for the request with this id
@@ -871,8 +929,45 @@ impl StdoutReader {
         violations.non_json_count += 1;
         if framing.is_none() {
             violations.stray += 1;
+            violations.last_stray = Some(crate::text::clip(&example, 120));
         }
         violations.example(example);
+    }
+
+    /// A JSON text that is no message but holds one (an array, a string): the answer of the
+    /// request it names, when that request waits, with why it cannot be read; else an answer no
+    /// client can match. False when it holds no message: the line is stray output.
+    fn wrapped_answer(&self, value: &Value) -> bool {
+        let (inner, why) = match value {
+            Value::Array(items) => (
+                items.first().filter(|item| item.is_object()).cloned(),
+                "a JSON array (a batch) holding the response, not a single response object",
+            ),
+            Value::String(text) => (
+                serde_json::from_str::<Value>(text).ok().filter(Value::is_object),
+                "a JSON string holding the JSON-RPC message: the message was serialized twice (double-encoded)",
+            ),
+            _ => (None, ""),
+        };
+        let Some(inner) = inner.filter(|inner| inner.get("jsonrpc").is_some() || jsonrpc::is_response(inner)) else {
+            return false;
+        };
+        let why = format!("the line is {why}");
+        let waiting = inner.get("id").and_then(|id| crate::mcp::sync::lock(&self.pending).remove(&id_key(id)));
+        let mut violations = self.violations();
+        violations.message_count += 1;
+        violations.unparsable += 1;
+        match waiting {
+            Some(waiting) => {
+                drop(violations);
+                let _ = waiting.sender.send(Err((waiting.messages, waiting.not_kept, Failure::Unparsable(why))));
+            }
+            None => {
+                violations.unmatched_answers += 1;
+                violations.unmatched_why = Some(why);
+            }
+        }
+        true
     }
 
     /// A line longer than [`MAX_LINE_BYTES`] (`start`: its first bytes), dropped unread: the
@@ -944,7 +1039,7 @@ impl StdoutReader {
             }
         }
         if let Err(why) = limits::check(content) {
-            if !self.answer_unparsable(content, Failure::Unparsable(why)) {
+            if !self.answer_unparsable(content, Failure::Unparsable(why.to_string())) {
                 self.not_a_message(raw, None);
             }
             return;
@@ -963,7 +1058,12 @@ impl StdoutReader {
                 self.route(message);
                 return;
             }
-            Ok(_) => return self.not_a_message(raw, None),
+            Ok(other) => {
+                if !self.wrapped_answer(&other) {
+                    self.not_a_message(raw, None);
+                }
+                return;
+            }
             Err(error) => error,
         };
         if is_header(content) {
@@ -1133,6 +1233,30 @@ impl StdoutReader {
             if jsonrpc::is_request(&message) && violations.requests.len() < MAX_EXAMPLES {
                 violations.requests.push(message.clone());
             }
+        }
+        let answer_like = message.get("method").is_none();
+        if answer_like && (message.get("id").is_none() || !jsonrpc::is_response(&message)) {
+            let key = message.get("id").map(id_key);
+            if let Some(waiting) = key.as_ref().and_then(|key| pending.remove(key)) {
+                // Its id is ours: the exchange says what else is wrong with it.
+                let _ = waiting.sender.send(Ok((waiting.messages, waiting.not_kept, message)));
+                return;
+            }
+            let why = if jsonrpc::is_response(&message) {
+                "a response with no `id` (no client can tell which request it answers)"
+            } else {
+                "a JSON object with neither `method`, `result` nor `error`: not a JSON-RPC message (a result sent without its envelope?)"
+            };
+            let mut violations = crate::mcp::sync::lock(violations);
+            violations.unmatched_answers += 1;
+            violations.unmatched_why = Some(why.into());
+            if jsonrpc::is_response(&message) {
+                violations.unechoed_count += 1;
+                if violations.unechoed.len() < MAX_EXAMPLES {
+                    violations.unechoed.push(message);
+                }
+            }
+            return;
         }
         if jsonrpc::is_response(&message) {
             let key = message.get("id").map(id_key).unwrap_or_else(|| "null".into());

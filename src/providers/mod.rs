@@ -297,6 +297,18 @@ pub(crate) enum ProviderError {
         /// The API's message.
         message: String,
     },
+    /// The API failed the same way twice (the same status and message): an error that trying
+    /// again does not change (llama.cpp's 500 on a history it cannot parse), given up. Only
+    /// rate limits, 408/502/503/504/529, timeouts and dropped connections are tried on.
+    #[error(
+        "the model API failed the same way twice (HTTP {status}): {message}; not tried again: the same answer twice is a deterministic error, which a retry does not change (only rate limits, HTTP 408/502/503/504/529, timeouts and dropped connections are tried on)"
+    )]
+    Repeated {
+        /// The status.
+        status: u16,
+        /// The API's message.
+        message: String,
+    },
     /// No answer: connection refused or reset, timeout.
     #[error("cannot reach the model API: {0}")]
     Network(String),
@@ -313,6 +325,28 @@ impl ProviderError {
     /// Whether the same request may succeed when tried again.
     pub(crate) fn is_retryable(&self) -> bool {
         matches!(self, Self::RateLimited { .. } | Self::Server { .. } | Self::Network(_))
+    }
+
+    /// Whether trying again can change the answer whatever it said (a rate limit, an overloaded
+    /// or unreachable upstream, a timeout, a dropped connection), as opposed to a server error
+    /// that may be deterministic: that one is tried again only while its answer changes.
+    pub(crate) fn may_change(&self) -> bool {
+        match self {
+            Self::RateLimited { .. } | Self::Network(_) => true,
+            Self::Server { status, .. } => matches!(status, 408 | 502 | 503 | 504 | 529),
+            _ => false,
+        }
+    }
+
+    /// This error as given up because `previous`, the attempt before, failed the same way:
+    /// [`Self::Repeated`] for a server error that [`Self::may_change`] does not cover.
+    pub(crate) fn repeated(&self, previous: Option<&ProviderError>) -> Option<ProviderError> {
+        match self {
+            Self::Server { status, message } if !self.may_change() && previous == Some(self) => {
+                Some(Self::Repeated { status: *status, message: message.clone() })
+            }
+            _ => None,
+        }
     }
 
     /// How long the API asked us to wait, when it did.
@@ -348,5 +382,20 @@ mod tests {
         assert!(!ProviderError::QuotaExhausted(String::new()).is_retryable());
         assert!(!ProviderError::ModelNotFound(String::new()).is_retryable());
         assert!(!ProviderError::BadResponse(String::new()).is_retryable());
+    }
+
+    #[test]
+    fn a_server_error_that_repeats_itself_is_given_up_and_one_that_may_change_is_not() {
+        let failed = |status: u16, message: &str| ProviderError::Server { status, message: message.into() };
+        let first = failed(500, "template failed");
+        assert_eq!(first.repeated(None), None, "a first 500 is tried again");
+        assert_eq!(first.repeated(Some(&failed(500, "other"))), None, "a 500 that changed is tried again");
+        let given_up = first.repeated(Some(&first.clone())).expect("the same 500 twice is given up");
+        assert!(!given_up.is_retryable());
+        assert!(given_up.to_string().contains("not tried again"), "{given_up}");
+        let busy = failed(503, "busy");
+        assert_eq!(busy.repeated(Some(&busy.clone())), None, "an overloaded server may recover");
+        let limited = ProviderError::RateLimited { retry_after: None, message: "slow".into() };
+        assert_eq!(limited.repeated(Some(&limited.clone())), None);
     }
 }

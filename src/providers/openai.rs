@@ -4,7 +4,8 @@
 //! Strict in what we send: tool names renamed to `^[a-zA-Z0-9_-]{1,64}$` ([`super::names`]),
 //! schemas sent non-strict as given, `temperature`/`top_p`/`max_tokens` only when set,
 //! `tool_choice` only with tools, and an assistant message that carried tool calls sent back with
-//! `"content": ""` (llama.cpp answers 500 to `null`). A tool error is sent as text with an
+//! `"content": ""` (llama.cpp answers 500 to `null`), and a call whose arguments were not JSON sent
+//! back with `"arguments": "{}"` (llama.cpp answers 500 to a history it cannot parse). A tool error is sent as text with an
 //! `Error: ` prefix (a `tool` message has no error flag).
 //!
 //! Lenient in what we read, because compatible servers deviate: `arguments` as a JSON string or
@@ -109,10 +110,12 @@ pub(crate) fn request_body(
                     let calls: Vec<Value> = tool_calls
                         .iter()
                         .map(|call| {
-                            let arguments = match &call.arguments {
-                                Value::String(raw) if call.arguments_unparsable => raw.clone(),
-                                other => other.to_string(),
-                            };
+                            // Arguments that were not JSON (a call cut by the output limit:
+                            // `"{"`) go back as `{}`: the call was not sent, its tool result says
+                            // why, and llama.cpp answers 500 to a history whose arguments it
+                            // cannot parse (issue 41).
+                            let arguments =
+                                if call.arguments_unparsable { "{}".to_owned() } else { call.arguments.to_string() };
                             json!({"id": call.id, "type": "function",
                                    "function": {"name": wire(&call.name), "arguments": arguments}})
                         })

@@ -40,7 +40,7 @@ use std::collections::{HashSet, VecDeque};
 use crate::text::{clip, json_kind};
 use serde_json::{Map, Value, json};
 
-use crate::conformance::schema::{compile_bounded, validate_instance};
+use crate::conformance::schema::{UnusableSchema, compile_checked, validate_instance};
 use crate::jcs;
 
 /// The most `$ref`s inlined inside one another.
@@ -181,7 +181,7 @@ pub(crate) enum Validation {
 
 /// A tool's original `inputSchema`, compiled once, to validate every call of that tool.
 pub(crate) struct ArgumentValidator {
-    compiled: Result<jsonschema::Validator, String>,
+    compiled: Result<jsonschema::Validator, UnusableSchema>,
 }
 
 impl std::fmt::Debug for ArgumentValidator {
@@ -199,20 +199,20 @@ impl ArgumentValidator {
     /// never fetched. A schema that does not compile is kept as the reason: every
     /// [`validate`](Self::validate) then answers [`Validation::SchemaUnusable`].
     pub(crate) fn new(original_schema: &Value) -> Self {
-        Self { compiled: compile_bounded(original_schema, "inputSchema") }
+        Self { compiled: compile_checked(original_schema, "inputSchema") }
     }
 
     /// Why the schema cannot be used, when it cannot.
     #[cfg(test)]
-    pub(crate) fn unusable(&self) -> Option<&str> {
-        self.compiled.as_ref().err().map(String::as_str)
+    pub(crate) fn unusable(&self) -> Option<String> {
+        self.compiled.as_ref().err().map(ToString::to_string)
     }
 
     /// Checks one call's arguments.
     pub(crate) fn validate(&self, arguments: &Value) -> Validation {
         let validator = match &self.compiled {
             Ok(validator) => validator,
-            Err(reason) => return Validation::SchemaUnusable(reason.clone()),
+            Err(reason) => return Validation::SchemaUnusable(reason.to_string()),
         };
         match validate_instance(validator, arguments) {
             Ok(()) => Validation::Valid,

@@ -729,7 +729,7 @@ fn a_remote_ref_in_the_original_is_not_fetched_and_leaves_no_evidence() {
     };
     assert!(reason.contains("http://10.255.255.1/schema.json"), "{reason}");
     assert!(reason.contains("not fetched"), "{reason}");
-    assert_eq!(validator.unusable(), Some(reason.as_str()));
+    assert_eq!(validator.unusable(), Some(reason));
 }
 
 #[test]

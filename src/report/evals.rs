@@ -646,6 +646,22 @@ pub struct TrialTrace {
     pub result_changed: usize,
 }
 
+/// How a trace's `reason` heads the error a trial ended in (`error: DETAIL`): written by
+/// [`error_reason`], read back by [`TrialTrace::error_detail`].
+const ERROR_REASON: &str = "error: ";
+
+/// The `reason` of a trial that ended in an error, as its trace gives it.
+pub(crate) fn error_reason(detail: &str) -> String {
+    format!("{ERROR_REASON}{detail}")
+}
+
+impl TrialTrace {
+    /// The error a trial ended in, when its reason is one ([`error_reason`]); else its reason.
+    pub(crate) fn error_detail(&self) -> Option<&str> {
+        self.reason.as_deref().map(|reason| reason.strip_prefix(ERROR_REASON).unwrap_or(reason))
+    }
+}
+
 fn is_zero(count: &usize) -> bool {
     *count == 0
 }

@@ -85,7 +85,8 @@ pub fn to_junit(report: &RunReport) -> Report {
     // quick-junit writes skipped cases as `disabled`; junitparser and others read `skipped`.
     let skipped = suite.disabled.to_string();
     suite.extra.insert("skipped".into(), skipped.into());
-    suite.set_time(Duration::from_millis(report.duration_ms));
+    // Layer 0's own time: the run's would count layers 1–3 in the conformance suite.
+    suite.set_time(Duration::from_millis(report.layer0_duration_ms.unwrap_or(report.duration_ms)));
 
     let mut junit = Report::new(REPORT_NAME);
     junit.set_time(Duration::from_millis(report.duration_ms));
@@ -709,6 +710,21 @@ mod tests {
             "{xml}"
         );
         assert!(xml.contains("<property name=\"mcp-eval.status\" value=\"waived\"/>"), "{xml}");
+    }
+
+    /// Issue 41: the layer-0 suite's time is layer 0's own, not the whole run's (layers 1–3
+    /// included); a report without layer 0's time falls back to the run's.
+    #[test]
+    fn the_layer_0_suite_takes_layer_0s_time_not_the_runs() {
+        let mut report = sample_report();
+        report.duration_ms = 53_600;
+        report.layer0_duration_ms = Some(170);
+        let ms = |time: Option<Duration>| time.map(|time| (time.as_secs_f64() * 1000.0).round() as u64);
+        let parsed = parse(&render(&report));
+        assert_eq!(ms(parsed.test_suites[0].time), Some(170));
+        assert_eq!(ms(parsed.time), Some(53_600), "the whole report keeps the run's time");
+        report.layer0_duration_ms = None;
+        assert_eq!(ms(parse(&render(&report)).test_suites[0].time), Some(53_600));
     }
 
     #[test]

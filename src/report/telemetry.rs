@@ -115,6 +115,10 @@ pub struct TraceSection {
     /// Spans past the bound of 100,000, not kept (not exported).
     #[serde(default)]
     pub dropped: usize,
+    /// `tools/call` requests that carried a `traceparent` (their spans); absent in reports
+    /// written before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<usize>,
     /// Requests also carried the `tracestate` given (`--trace-state`).
     #[serde(default)]
     pub tracestate: bool,
@@ -328,6 +332,14 @@ pub struct Spend {
     /// What the providers reported the calls cost (USD), when every call reported one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reported_cost_usd: Option<f64>,
+    /// Model calls that got no answer (a provider error after its retries, a timeout): not in
+    /// `model_calls` nor the sums, which they make unknown when no call was answered (never 0).
+    #[serde(default, skip_serializing_if = "is_zero_calls")]
+    pub failed_calls: usize,
+}
+
+fn is_zero_calls(count: &usize) -> bool {
+    *count == 0
 }
 
 /// One tool's figures.

@@ -85,18 +85,23 @@ pub(crate) fn budget_line(budget: &BudgetSection) -> String {
     out
 }
 
+/// The confusion pairs' class of calling no tool (layer 3's `NO_TOOL`, which the report
+/// cannot import: it is a floor below).
+const NO_TOOL: &str = "(none)";
+
 /// What the trace context was and where its spans went, in one line.
 pub(crate) fn trace_line(trace: &TraceSection) -> String {
     let extra: Vec<&str> = [(trace.tracestate, "`tracestate`"), (trace.baggage, "`baggage`")]
         .into_iter()
         .filter_map(|(sent, name)| sent.then_some(name))
         .collect();
-    let mut line = format!(
-        "Trace context: every `tools/call` carried a W3C `traceparent`{} — {} trace(s), one per trial, {} span(s)",
-        if extra.is_empty() { String::new() } else { format!(" and {}", extra.join(" and ")) },
-        trace.traces,
-        trace.spans,
-    );
+    let carried = if extra.is_empty() { String::new() } else { format!(" and {}", extra.join(" and ")) };
+    // With no `tools/call` made there is nothing to claim of them (the model requests carried it).
+    let what = match trace.tool_calls {
+        Some(0) => format!("no `tools/call` was made, so none carried a W3C `traceparent`{carried}"),
+        _ => format!("every `tools/call` carried a W3C `traceparent`{carried}"),
+    };
+    let mut line = format!("Trace context: {what} — {} trace(s), one per trial, {} span(s)", trace.traces, trace.spans);
     if trace.dropped > 0 {
         let _ = write!(line, " ({} more past the bound, not kept)", trace.dropped);
     }
@@ -251,13 +256,19 @@ pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
     }
     let confused: Vec<_> = section.models.iter().filter(|model| !model.confusion.is_empty()).collect();
     if !confused.is_empty() {
-        out.push_str("\n**Tools the model confused** (expected → called instead; compare the two descriptions):\n\n");
+        out.push_str("\n**Tools the model confused** (expected → called instead):\n\n");
         for model in confused.iter().take(MAX_ROWS) {
             for pair in model.confusion.iter().take(5) {
                 let cases: Vec<String> = pair.cases.iter().take(5).map(|case| code_span(&clip(case, 64))).collect();
+                // `(none)` has no description to compare with: what is missing is a reason to call.
+                let hint = if pair.selected == NO_TOOL {
+                    "no tool was called: read the expected tool's description for when to call it"
+                } else {
+                    "compare the two descriptions"
+                };
                 let _ = writeln!(
                     out,
-                    "- {}: {} → {} in {} trial(s) ({})",
+                    "- {}: {} → {} in {} trial(s) ({}) — {hint}",
                     code_span(&clip(&model.model, 80)),
                     code_span(&clip(&pair.expected, 64)),
                     code_span(&clip(&pair.selected, 64)),
@@ -317,5 +328,41 @@ mod tests {
         assert!(text.contains("`get_weather` → `` get_`forecast` `` in 3 trial(s) (`weather|1`)"), "{text}");
         let not_run = TelemetrySection { not_run: Some("nothing ran".into()), ..TelemetrySection::default() };
         assert!(telemetry_section(&not_run).contains("**Layer 3 did not run:** nothing ran"));
+    }
+
+    /// Issue 41: `→ (none)` is a trial that called no tool; there is no second description to
+    /// compare, so the line says what to look at instead.
+    #[test]
+    fn a_confusion_with_no_tool_called_does_not_ask_to_compare_two_descriptions() {
+        let pair = |selected: &str| Confusion {
+            expected: "get_weather".into(),
+            selected: selected.into(),
+            count: 2,
+            cases: vec!["weather".into()],
+        };
+        let section = TelemetrySection {
+            models: vec![ModelTelemetry {
+                model: "openai:m".into(),
+                role: "model".into(),
+                confusion: vec![pair("(none)"), pair("get_forecast")],
+                ..ModelTelemetry::default()
+            }],
+            ..TelemetrySection::default()
+        };
+        let text = telemetry_section(&section);
+        let none = text.lines().find(|line| line.contains("(none)")).unwrap_or_else(|| panic!("{text}"));
+        assert!(!none.contains("compare") && none.contains("no tool was called"), "{none}");
+        let other = text.lines().find(|line| line.contains("`get_forecast`")).unwrap_or_else(|| panic!("{text}"));
+        assert!(other.contains("compare the two descriptions"), "{other}");
+    }
+
+    /// Issue 41: with no `tools/call` made, the trace line does not claim that every one carried
+    /// a `traceparent`.
+    #[test]
+    fn the_trace_line_claims_nothing_of_tool_calls_when_none_was_made() {
+        let trace = |tool_calls| TraceSection { traces: 2, spans: 4, tool_calls, ..TraceSection::default() };
+        assert!(trace_line(&trace(Some(3))).contains("every `tools/call` carried a W3C `traceparent`"));
+        let none = trace_line(&trace(Some(0)));
+        assert!(!none.contains("every `tools/call`") && none.contains("no `tools/call` was made"), "{none}");
     }
 }

@@ -130,17 +130,13 @@ fn folded(text: &str) -> String {
 
 /// Reads the verdicts from the judge's answer (the verdict tool's arguments); a criterion it did
 /// not answer is `unknown`. `Err` (a `judge_error`) when the answer has no readable verdicts.
-pub(crate) fn parse_verdicts(completion: &Completion, rubric: &Rubric, trace: &str) -> Result<Vec<Judged>, String> {
-    let call = completion
-        .tool_calls
-        .iter()
-        .find(|call| call.name == VERDICT_TOOL)
-        .ok_or_else(|| "the judge did not call the verdict tool".to_owned())?;
-    let verdicts = call
-        .arguments
-        .get("verdicts")
-        .and_then(Value::as_array)
-        .ok_or_else(|| "the judge's verdicts are not a list".to_owned())?;
+pub(crate) fn parse_verdicts(
+    completion: &Completion,
+    rubric: &Rubric,
+    trace: &str,
+) -> Result<Vec<Judged>, UnreadableVerdicts> {
+    let call = completion.tool_calls.iter().find(|call| call.name == VERDICT_TOOL).ok_or(UnreadableVerdicts::NoCall)?;
+    let verdicts = call.arguments.get("verdicts").and_then(Value::as_array).ok_or(UnreadableVerdicts::NotAList)?;
     let trace = folded(trace);
     Ok(rubric
         .criteria
@@ -165,6 +161,31 @@ pub(crate) fn parse_verdicts(completion: &Completion, rubric: &Rubric, trace: &s
             }
         })
         .collect())
+}
+
+/// Why a judge's answer holds no readable verdicts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum UnreadableVerdicts {
+    /// The verdict tool was not called.
+    #[error("the judge did not call the verdict tool")]
+    NoCall,
+    /// Its `verdicts` are not a list.
+    #[error("the judge's verdicts are not a list")]
+    NotAList,
+}
+
+/// Why a trial does not pass its rubric (the first reason).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum RubricMiss {
+    /// A `must` criterion failed: its id and text.
+    #[error("must `{0}` failed: {1}")]
+    MustFailed(String, String),
+    /// A `must` criterion the trace does not show: its id and text.
+    #[error("must `{0}` could not be shown from the trace: {1}")]
+    MustUnshown(String, String),
+    /// Too few `should` criteria passed: how many did, how many are needed.
+    #[error("{0} should-criteria passed, {1} needed")]
+    TooFewShould(usize, usize),
 }
 
 /// The majority verdict of each criterion over several samples (`judge-samples`); a tie is
@@ -194,16 +215,16 @@ pub(crate) fn majority(samples: &[Vec<Judged>]) -> Vec<Judged> {
 
 /// Whether a trial passes the rubric: every `must` passes and at least `min_should` `should`
 /// criteria pass; `Err` with the first reason when it does not.
-pub(crate) fn trial_passes(rubric: &Rubric, judged: &[Judged]) -> Result<(), String> {
+pub(crate) fn trial_passes(rubric: &Rubric, judged: &[Judged]) -> Result<(), RubricMiss> {
     let verdict = |id: &str| {
         judged.iter().find(|judged| judged.id == id).map_or(CriterionVerdict::Unknown, |judged| judged.verdict)
     };
     for criterion in rubric.criteria.iter().filter(|criterion| criterion.must) {
         match verdict(&criterion.id) {
             CriterionVerdict::Pass => {}
-            CriterionVerdict::Fail => return Err(format!("must `{}` failed: {}", criterion.id, criterion.text)),
+            CriterionVerdict::Fail => return Err(RubricMiss::MustFailed(criterion.id.clone(), criterion.text.clone())),
             CriterionVerdict::Unknown => {
-                return Err(format!("must `{}` could not be shown from the trace: {}", criterion.id, criterion.text));
+                return Err(RubricMiss::MustUnshown(criterion.id.clone(), criterion.text.clone()));
             }
         }
     }
@@ -213,7 +234,7 @@ pub(crate) fn trial_passes(rubric: &Rubric, judged: &[Judged]) -> Result<(), Str
         .filter(|criterion| !criterion.must && verdict(&criterion.id) == CriterionVerdict::Pass)
         .count();
     if should_passed < rubric.min_should {
-        return Err(format!("{should_passed} should-criteria passed, {} needed", rubric.min_should));
+        return Err(RubricMiss::TooFewShould(should_passed, rubric.min_should));
     }
     Ok(())
 }
@@ -288,7 +309,10 @@ mod tests {
             "quote not in the trace"
         );
         assert_eq!(judged[2].verdict, CriterionVerdict::Unknown, "not answered");
-        assert_eq!(trial_passes(&rubric(), &judged), Err("0 should-criteria passed, 1 needed".into()));
+        assert_eq!(
+            trial_passes(&rubric(), &judged).map_err(|miss| miss.to_string()),
+            Err("0 should-criteria passed, 1 needed".into())
+        );
     }
 
     #[test]
@@ -321,7 +345,10 @@ mod tests {
         ];
         assert_eq!(trial_passes(&rubric(), &good), Ok(()));
         let must_failed = vec![verdict("value", CriterionVerdict::Fail), verdict("unit", CriterionVerdict::Pass)];
-        assert!(trial_passes(&rubric(), &must_failed).is_err_and(|reason| reason.starts_with("must `value` failed")));
+        assert!(
+            trial_passes(&rubric(), &must_failed)
+                .is_err_and(|reason| reason.to_string().starts_with("must `value` failed"))
+        );
     }
 
     #[test]

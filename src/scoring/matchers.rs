@@ -212,16 +212,21 @@ fn evaluate(mode: &str, matcher: &Matcher, actual: Option<&Value>, today: NaiveD
         "set" => set(values, actual),
         "subset" => subset(value, actual),
         "fuzzy" => fuzzy(value, matcher.threshold.unwrap_or(0.85), actual),
-        other => Err(format!("unknown matcher `{other}`")),
+        other => Err(Mismatch(format!("unknown matcher `{other}`"))),
     };
     match result {
         Ok(()) => Conclusion::Pass(format!("{mode}: {}", short(actual))),
-        Err(why) => Conclusion::Fail(why),
+        Err(why) => Conclusion::Fail(why.0),
     }
 }
 
 /// A check's result: `Err` says why it failed.
-type Checked = Result<(), String>;
+type Checked = Result<(), Mismatch>;
+
+/// Why a value does not satisfy a matcher (or why the matcher cannot be applied).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+struct Mismatch(String);
 
 /// A value as a short JSON text for a message.
 pub(crate) fn short(value: &Value) -> String {
@@ -258,7 +263,7 @@ fn exact(expected: &Value, actual: &Value) -> Checked {
     if std::mem::discriminant(expected) != std::mem::discriminant(actual) {
         why.push_str(&format!(" ({}, not {})", json_kind(actual), json_kind(expected)));
     }
-    Err(why)
+    Err(Mismatch(why))
 }
 
 /// BFCL's standardisation, extended to Unicode (see the module docs).
@@ -288,12 +293,12 @@ fn normalized(expected: &Value, actual: &Value) -> Checked {
     if want_n == got_n {
         Ok(())
     } else {
-        Err(format!(
+        Err(Mismatch(format!(
             "expected {} (normalized), got {}: they differ after case, space and punctuation are removed \
              (`{want_n}` vs `{got_n}`)",
             short(expected),
             short(actual)
-        ))
+        )))
     }
 }
 
@@ -302,21 +307,25 @@ fn any_of(list: &[Value], actual: &Value, each: fn(&Value, &Value) -> Checked) -
         return Ok(());
     }
     let listed: Vec<String> = list.iter().map(short).collect();
-    Err(format!("got {}, which is none of {}", short(actual), listed.join(", ")))
+    Err(Mismatch(format!("got {}, which is none of {}", short(actual), listed.join(", "))))
 }
 
 fn regex(pattern: &str, actual: &Value) -> Checked {
     let Some(text) = actual.as_str() else {
-        return Err(format!("expected a string matching /{pattern}/, got {} ({})", short(actual), json_kind(actual)));
+        return Err(Mismatch(format!(
+            "expected a string matching /{pattern}/, got {} ({})",
+            short(actual),
+            json_kind(actual)
+        )));
     };
     let anchored = match regex::Regex::new(&format!("^(?:{pattern})$")) {
         Ok(anchored) => anchored,
-        Err(_) => return Err(format!("the pattern /{pattern}/ is not a valid regular expression")),
+        Err(_) => return Err(Mismatch(format!("the pattern /{pattern}/ is not a valid regular expression"))),
     };
     if anchored.is_match(text) {
         Ok(())
     } else {
-        Err(format!("{} does not match /{pattern}/ (the whole value must match)", short(actual)))
+        Err(Mismatch(format!("{} does not match /{pattern}/ (the whole value must match)", short(actual))))
     }
 }
 
@@ -327,7 +336,11 @@ fn number(matcher: &Matcher, actual: &Value) -> Checked {
             Some(Ok(_)) => " (a number sent as a string)",
             _ => "",
         };
-        return Err(format!("expected the number {expected}, got {} ({}){hint}", short(actual), json_kind(actual)));
+        return Err(Mismatch(format!(
+            "expected the number {expected}, got {} ({}){hint}",
+            short(actual),
+            json_kind(actual)
+        )));
     };
     let (allowed, label) = match (matcher.tolerance, matcher.rel_tolerance) {
         (Some(tolerance), _) => (tolerance, format!("± {tolerance}")),
@@ -338,7 +351,7 @@ fn number(matcher: &Matcher, actual: &Value) -> Checked {
     if (got - expected).abs() <= allowed + 1e-9 * expected.abs().max(1.0) {
         Ok(())
     } else {
-        Err(format!("expected {expected} {label}, got {got} (off by {})", (got - expected).abs()))
+        Err(Mismatch(format!("expected {expected} {label}, got {got} (off by {})", (got - expected).abs())))
     }
 }
 
@@ -398,13 +411,13 @@ fn parse_when(text: &str, today: Option<NaiveDate>) -> Option<When> {
 fn datetime(matcher: &Matcher, actual: &Value, today: NaiveDate) -> Checked {
     let text = matcher.value.as_ref().and_then(Value::as_str).unwrap_or("");
     let Some(expected) = parse_when(text, Some(today)) else {
-        return Err(format!("the expected value `{text}` is not a date or time"));
+        return Err(Mismatch(format!("the expected value `{text}` is not a date or time")));
     };
     let Some(got_text) = actual.as_str() else {
-        return Err(format!("expected a date or time string, got {} ({})", short(actual), json_kind(actual)));
+        return Err(Mismatch(format!("expected a date or time string, got {} ({})", short(actual), json_kind(actual))));
     };
     let Some(got) = parse_when(got_text, None) else {
-        return Err(format!("{} is not a date or time (use RFC 3339 or YYYY-MM-DD)", short(actual)));
+        return Err(Mismatch(format!("{} is not a date or time (use RFC 3339 or YYYY-MM-DD)", short(actual))));
     };
     let granularity =
         matcher.granularity.as_deref().unwrap_or(if matches!(expected, When::Date(_)) { "date" } else { "second" });
@@ -417,7 +430,7 @@ fn datetime(matcher: &Matcher, actual: &Value, today: NaiveDate) -> Checked {
         return if expected.date() == got.date() {
             Ok(())
         } else {
-            Err(format!("expected the date {resolved}, got {} (date {})", short(actual), got.date()))
+            Err(Mismatch(format!("expected the date {resolved}, got {} (date {})", short(actual), got.date())))
         };
     }
     let same = match (expected, got) {
@@ -428,19 +441,23 @@ fn datetime(matcher: &Matcher, actual: &Value, today: NaiveDate) -> Checked {
         (When::Local(want), When::Local(have)) => want.and_utc().timestamp() == have.and_utc().timestamp(),
         (When::Date(_), _) | (_, When::Date(_)) => false,
     };
-    if same { Ok(()) } else { Err(format!("expected the time {resolved} (to the second), got {}", short(actual))) }
+    if same {
+        Ok(())
+    } else {
+        Err(Mismatch(format!("expected the time {resolved} (to the second), got {}", short(actual))))
+    }
 }
 
 /// `set`: an array with the same items in any order (each compared by `auto`, as many times).
 fn set(expected: &Value, actual: &Value) -> Checked {
     let want = expected.as_array().map(Vec::as_slice).unwrap_or_default();
     let Some(have) = actual.as_array() else {
-        return Err(format!(
+        return Err(Mismatch(format!(
             "expected an array (any order) of {}, got {} ({})",
             short(expected),
             short(actual),
             json_kind(actual)
-        ));
+        )));
     };
     let mut used = vec![false; have.len()];
     let mut missing = Vec::new();
@@ -461,7 +478,7 @@ fn set(expected: &Value, actual: &Value) -> Checked {
     if !extra.is_empty() {
         parts.push(format!("unexpected {}", extra.join(", ")));
     }
-    Err(format!("expected the items {} in any order: {}", short(expected), parts.join("; ")))
+    Err(Mismatch(format!("expected the items {} in any order: {}", short(expected), parts.join("; "))))
 }
 
 /// `subset`: an object with at least the listed keys, each matching (objects recursively, other
@@ -469,20 +486,20 @@ fn set(expected: &Value, actual: &Value) -> Checked {
 fn subset(expected: &Value, actual: &Value) -> Checked {
     let want = expected.as_object().cloned().unwrap_or_default();
     let Some(have) = actual.as_object() else {
-        return Err(format!(
+        return Err(Mismatch(format!(
             "expected an object containing {}, got {} ({})",
             short(expected),
             short(actual),
             json_kind(actual)
-        ));
+        )));
     };
     for (key, value) in &want {
         let Some(got) = have.get(key) else {
-            return Err(format!("the object has no key `{key}` (expected {})", short(value)));
+            return Err(Mismatch(format!("the object has no key `{key}` (expected {})", short(value))));
         };
         let result = if value.is_object() { subset(value, got) } else { auto(value, got) };
         if let Err(why) = result {
-            return Err(format!("at key `{key}`: {why}"));
+            return Err(Mismatch(format!("at key `{key}`: {why}")));
         }
     }
     Ok(())
@@ -513,21 +530,21 @@ pub(crate) fn similarity(a: &str, b: &str) -> f64 {
 fn fuzzy(expected: &Value, threshold: f64, actual: &Value) -> Checked {
     let want = expected.as_str().unwrap_or("");
     let Some(got) = actual.as_str() else {
-        return Err(format!(
+        return Err(Mismatch(format!(
             "expected a string close to {}, got {} ({})",
             short(expected),
             short(actual),
             json_kind(actual)
-        ));
+        )));
     };
     let score = similarity(want, got);
     if score >= threshold {
         Ok(())
     } else {
-        Err(format!(
+        Err(Mismatch(format!(
             "{} is not close enough to {}: similarity {score:.2}, below {threshold}",
             short(actual),
             short(expected)
-        ))
+        )))
     }
 }

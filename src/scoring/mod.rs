@@ -517,7 +517,7 @@ fn step_matches(
     forbid_extra: bool,
     today: NaiveDate,
     semantic: &semantic::SemanticVerdicts,
-) -> Result<bool, String> {
+) -> Result<bool, Ungraded> {
     if step.tool != call.name {
         return Ok(false);
     }
@@ -527,10 +527,16 @@ fn step_matches(
         return Ok(false);
     }
     match checks.iter().find(|check| check.verdict == Verdict::Error) {
-        Some(error) => Err(error.reason.clone()),
+        Some(error) => Err(Ungraded(error.reason.clone())),
         None => Ok(true),
     }
 }
+
+/// A step that cannot be told to match a call: the reason of its first model-graded check
+/// without an answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+struct Ungraded(String);
 
 /// A maximum matching of the steps `rows` to the calls `cols` (`fits[step][call]`), by
 /// augmenting paths: for each row, the call it got.
@@ -631,7 +637,7 @@ fn sequence_criterion(
                 .map(|call| match step_matches(step, call, forbid_extra, today, semantic) {
                     Ok(fits) => fits,
                     Err(reason) => {
-                        ungraded.get_or_insert(reason);
+                        ungraded.get_or_insert(reason.0);
                         false
                     }
                 })

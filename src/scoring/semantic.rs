@@ -209,22 +209,36 @@ pub(crate) fn argument_judge_request(task: &str, key: &SemanticKey) -> crate::pr
     }
 }
 
+/// Why the argument judge's answer holds no verdict.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum UnreadableVerdict {
+    /// The verdict tool was not called.
+    #[error("the judge did not call its verdict tool")]
+    NoCall,
+    /// A verdict that is none of the three.
+    #[error("the judge's verdict `{0}` is none of pass, fail, unknown")]
+    Unknown(String),
+    /// No verdict.
+    #[error("the judge's answer has no verdict")]
+    Missing,
+}
+
 /// Reads the judge's verdict on one argument; `Err` when the answer holds none (the check is
 /// then `error`).
 pub(crate) fn parse_argument_verdict(
     completion: &crate::providers::Completion,
-) -> Result<(JudgeVerdict, String), String> {
+) -> Result<(JudgeVerdict, String), UnreadableVerdict> {
     let call = completion
         .tool_calls
         .iter()
         .find(|call| call.name == ARGUMENT_VERDICT_TOOL)
-        .ok_or_else(|| "the judge did not call its verdict tool".to_owned())?;
+        .ok_or(UnreadableVerdict::NoCall)?;
     let verdict = match call.arguments.get("verdict").and_then(Value::as_str) {
         Some("pass") => JudgeVerdict::Pass,
         Some("fail") => JudgeVerdict::Fail,
         Some("unknown") => JudgeVerdict::Unknown,
-        Some(other) => return Err(format!("the judge's verdict `{other}` is none of pass, fail, unknown")),
-        None => return Err("the judge's answer has no verdict".to_owned()),
+        Some(other) => return Err(UnreadableVerdict::Unknown(other.to_owned())),
+        None => return Err(UnreadableVerdict::Missing),
     };
     let reason = call.arguments.get("reason").and_then(Value::as_str).unwrap_or("no reason given").trim();
     Ok((verdict, crate::text::clip(reason, 300)))

@@ -26,7 +26,7 @@
 //! secret for a stdio server is best passed through by name (`server.env: [API_KEY]`) rather
 //! than written here as a value.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -339,20 +339,10 @@ pub(crate) struct WaiverEntry {
     pub transport: Option<Located<String>>,
 }
 
-/// What is wrong with a config file, where, and how to fix it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FileProblem {
-    /// The file.
-    pub path: PathBuf,
-    /// 1-based line and column, when known.
-    pub position: Option<(u64, u64)>,
-    /// The key (`gate.fail_on`, `safe_tools[0].name`), when known.
-    pub field: Option<String>,
-    /// What was wrong.
-    pub message: String,
-    /// How to fix it.
-    pub hint: String,
-}
+/// What is wrong with a config file, where (the field is the key: `gate.fail_on`,
+/// `safe_tools[0].name`), and how to fix it: the input problem every reader of a user's file
+/// reports.
+pub(crate) type FileProblem = crate::error::InputProblem;
 
 /// The message of an unknown key (it does not stop the typed parse).
 const UNKNOWN_KEY: &str = "unknown key";
@@ -450,17 +440,17 @@ pub(crate) fn load(path: &Path) -> Loaded {
         Err(error) => {
             return (
                 None,
-                vec![FileProblem {
-                    path: path.to_owned(),
-                    position: None,
-                    field: None,
-                    message: format!("cannot read the config file: {}", crate::text::io_reason(&error)),
-                    hint: format!(
+                vec![FileProblem::located(
+                    path.to_owned(),
+                    None,
+                    None,
+                    format!("cannot read the config file: {}", crate::text::io_reason(&error)),
+                    format!(
                         "check the path given to {} (input `{}`; relative to the workspace in the Action)",
                         table::CONFIG.flag_name(),
                         table::CONFIG.input_name()
                     ),
-                }],
+                )],
             );
         }
     };
@@ -475,12 +465,8 @@ pub(crate) fn load(path: &Path) -> Loaded {
 ///
 /// Returns what [`load`] returns, less the reading.
 pub(crate) fn parse(path: &Path, text: &str) -> Loaded {
-    let problem = |position: Option<(u64, u64)>, field: Option<String>, message: String, hint: String| FileProblem {
-        path: path.to_owned(),
-        position,
-        field,
-        message,
-        hint,
+    let problem = |position: Option<(u64, u64)>, field: Option<String>, message: String, hint: String| {
+        FileProblem::located(path.to_owned(), position, field, message, hint)
     };
     let tree: Value = match serde_saphyr::from_str_with_options::<Option<Value>>(text, yaml_1_2()) {
         Ok(tree) => tree.unwrap_or(Value::Null),
@@ -946,9 +932,9 @@ mod tests {
         let problems = parse(Path::new("c.yaml"), "safe_tools:\n  - name: a\n    argumnets: {}\n").1;
         assert_eq!(problems.len(), 1);
         let problem = &problems[0];
-        assert_eq!(problem.position, Some((3, 5)), "{problem:?}");
+        assert_eq!(problem.position(), Some((3, 5)), "{problem:?}");
         assert_eq!(problem.field.as_deref(), Some("safe_tools[0].argumnets"));
-        assert!(problem.hint.starts_with("did you mean `arguments`?"), "{problem:?}");
+        assert!(problem.hint_text().starts_with("did you mean `arguments`?"), "{problem:?}");
     }
 
     #[test]
@@ -961,7 +947,7 @@ mod tests {
         assert!(config.has_section("gate"), "the other keys are kept");
         let fields: Vec<(&str, u64)> = problems
             .iter()
-            .map(|problem| (problem.field.as_deref().unwrap_or(""), problem.position.map_or(0, |(line, _)| line)))
+            .map(|problem| (problem.field.as_deref().unwrap_or(""), problem.position().map_or(0, |(line, _)| line)))
             .collect();
         assert_eq!(
             fields,
@@ -969,13 +955,13 @@ mod tests {
             "{problems:#?}"
         );
         assert!(problems[0].message.contains("expected a mapping, found a string"));
-        assert!(problems[3].hint.contains("did you mean `fail_on`"));
+        assert!(problems[3].hint_text().contains("did you mean `fail_on`"));
     }
 
     #[test]
     fn yaml_syntax_errors_give_the_position_once() {
         let problems = parse(Path::new("c.yaml"), "server:\n  url: [unclosed\n").1;
-        assert!(problems[0].position.is_some());
+        assert!(problems[0].position().is_some());
         assert!(
             !problems[0].message.starts_with("error:") && !problems[0].message.contains("line 2 column"),
             "{problems:?}"
@@ -992,7 +978,7 @@ mod tests {
 
         let problems = parse(Path::new("c.yaml"), "server:\n  command: srv\n  env: FOO=bar\n").1;
         assert_eq!(problems.len(), 1, "{problems:#?}");
-        assert_eq!((problems[0].field.as_deref(), problems[0].position), (Some("server.env"), Some((3, 3))));
+        assert_eq!((problems[0].field.as_deref(), problems[0].position()), (Some("server.env"), Some((3, 3))));
         assert!(problems[0].message.contains("expected a list of strings, found a string"), "{problems:?}");
 
         let problems = parse(Path::new("c.yaml"), "server:\n  command: srv\n  env: [FOO=bar, 5, {a: b}]\n").1;
@@ -1040,7 +1026,7 @@ mod tests {
         type Found<'a> = (&'a str, Option<(u64, u64)>, &'a str);
         let found: Vec<Found<'_>> = problems
             .iter()
-            .map(|problem| (problem.field.as_deref().unwrap_or(""), problem.position, problem.message.as_str()))
+            .map(|problem| (problem.field.as_deref().unwrap_or(""), problem.position(), problem.message.as_str()))
             .collect();
         assert_eq!(
             found,
@@ -1054,13 +1040,13 @@ mod tests {
             ],
             "{problems:#?}"
         );
-        assert!(problems[1].hint.starts_with("did you mean `api_key_env`?"), "{problems:?}");
-        assert!(problems[4].hint.starts_with("did you mean `runs`?"), "{problems:?}");
-        assert!(problems[0].hint.contains("- openai:gpt-4.1-mini"), "{problems:?}");
+        assert!(problems[1].hint_text().starts_with("did you mean `api_key_env`?"), "{problems:?}");
+        assert!(problems[4].hint_text().starts_with("did you mean `runs`?"), "{problems:?}");
+        assert!(problems[0].hint_text().contains("- openai:gpt-4.1-mini"), "{problems:?}");
 
         let problems = parse(Path::new("c.yaml"), "models:\n  - openai:a\n  - {b: c}\nproviders: x\n").1;
         let fields: Vec<(&str, Option<(u64, u64)>)> =
-            problems.iter().map(|problem| (problem.field.as_deref().unwrap_or(""), problem.position)).collect();
+            problems.iter().map(|problem| (problem.field.as_deref().unwrap_or(""), problem.position())).collect();
         assert_eq!(fields, [("models[1]", Some((3, 3))), ("providers", Some((4, 1)))], "{problems:#?}");
     }
 
@@ -1083,8 +1069,8 @@ mod tests {
             let given = text.split(": ").nth(1).unwrap_or_default().trim();
             let key = text.split(':').next().unwrap_or_default();
             assert_eq!(problems[0].message, format!("expected true or false, found the string `{given}`"));
-            assert!(problems[0].hint.starts_with(&format!("write `{key}: {meant}`")), "{problems:?}");
-            assert_eq!(problems[0].position, Some((1, 1)));
+            assert!(problems[0].hint_text().starts_with(&format!("write `{key}: {meant}`")), "{problems:?}");
+            assert_eq!(problems[0].position(), Some((1, 1)));
         }
         assert!(
             ok(parse(Path::new("c.yaml"), "confirm: true\nallow_unpriced: false\n")).value(&table::CONFIRM).is_some()
@@ -1096,7 +1082,7 @@ mod tests {
         let text = "waivers:\n  - rule: M-10\n    reason: 2027\n  - rule: true\n    reason: [a, b]\n";
         let problems = parse(Path::new("c.yaml"), text).1;
         let found: Vec<(&str, &str)> =
-            problems.iter().map(|problem| (problem.field.as_deref().unwrap_or(""), problem.hint.as_str())).collect();
+            problems.iter().map(|problem| (problem.field.as_deref().unwrap_or(""), problem.hint_text())).collect();
         assert_eq!(
             found,
             [

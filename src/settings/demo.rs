@@ -36,6 +36,15 @@ pub(crate) const DEMO_RECORDED_JUDGE: &str = "demo:judge";
 /// The label the demo's embeddings were recorded under.
 pub(crate) const DEMO_RECORDED_EMBEDDINGS: &str = "demo:embeddings";
 
+/// What of the binary's demo is broken: the cassettes built into it do not load (its golden
+/// set, read like any other, reports its own problems).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BrokenDemo {
+    /// Its cassettes do not load.
+    #[error("the demo cassettes are broken: {0}")]
+    Cassettes(#[source] crate::providers::cassette::CassetteError),
+}
+
 /// The demo's price table when `--demo` is given with no model of the user's and no `--prices`.
 pub(super) fn prices(demo: bool, layer1: &mut Layer1Settings) {
     if demo && layer1.models.is_empty() && layer1.price_table.is_none() {

@@ -15,6 +15,9 @@ pub(crate) const INPUT_OPENAI_API_KEY: &str = super::table::OPENAI_API_KEY.input
 /// row.
 pub(crate) const INPUT_ANTHROPIC_API_KEY: &str = super::table::ANTHROPIC_API_KEY.input_name();
 
+/// Where the OAuth client secret is read when `--oauth-client-secret-env` names no variable.
+pub(crate) const MCP_EVAL_OAUTH_CLIENT_SECRET: &str = "MCP_EVAL_OAUTH_CLIENT_SECRET";
+
 /// The API root of the built-in `openai` provider (default `https://api.openai.com/v1`).
 pub(crate) const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
 /// The key of the built-in `openai` provider.

@@ -205,15 +205,16 @@ pub(crate) struct Shard {
 
 impl Shard {
     /// Reads `i/n` (1 ≤ i ≤ n ≤ [`MAX_SHARDS`]); the error says what is wrong.
-    pub(crate) fn parse(text: &str) -> Result<Shard, String> {
-        let (index, count) = text.trim().split_once('/').ok_or_else(|| format!("`{text}` is not INDEX/COUNT"))?;
-        let number = |part: &str| part.trim().parse::<u32>().map_err(|_| format!("`{text}` is not INDEX/COUNT"));
+    pub(crate) fn parse(text: &str) -> Result<Shard, ShardError> {
+        let text_of = || text.to_owned();
+        let (index, count) = text.trim().split_once('/').ok_or_else(|| ShardError::Shape(text_of()))?;
+        let number = |part: &str| part.trim().parse::<u32>().map_err(|_| ShardError::Shape(text_of()));
         let (index, count) = (number(index)?, number(count)?);
         if count == 0 || count > MAX_SHARDS {
-            return Err(format!("`{text}`: the count must be 1 to {MAX_SHARDS}"));
+            return Err(ShardError::Count(text_of()));
         }
         if index == 0 || index > count {
-            return Err(format!("`{text}`: the index must be 1 to the count ({count})"));
+            return Err(ShardError::Index(text_of(), count));
         }
         Ok(Shard { index, count })
     }
@@ -223,6 +224,20 @@ impl Shard {
     pub(crate) fn contains(self, case: usize, model: usize, models: usize) -> bool {
         (case * models + model) % self.count as usize == (self.index - 1) as usize
     }
+}
+
+/// What is wrong with a `--shard` value (quoted).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ShardError {
+    /// Not two numbers around a `/`.
+    #[error("`{0}` is not INDEX/COUNT")]
+    Shape(String),
+    /// A count of 0 or over [`MAX_SHARDS`].
+    #[error("`{0}`: the count must be 1 to {MAX_SHARDS}")]
+    Count(String),
+    /// An index of 0 or over the count.
+    #[error("`{0}`: the index must be 1 to the count ({1})")]
+    Index(String, u32),
 }
 
 /// What cached verdicts are also keyed on (`--cache-key`).

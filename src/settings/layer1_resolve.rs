@@ -271,7 +271,7 @@ fn shard(sources: &Sources<'_>, problems: &mut Vec<Problem>) -> Option<super::la
             Err(message) => {
                 problems.push(Problem::new(
                     &source,
-                    message,
+                    message.to_string(),
                     format!("give INDEX/COUNT with 1 ≤ INDEX ≤ COUNT ≤ {}, e.g. 2/3", super::layer1::MAX_SHARDS),
                 ));
                 None
@@ -925,7 +925,7 @@ impl ProviderCheck<'_> {
                 if let Err(why) = check_url(&url) {
                     self.refuse(
                         &source,
-                        format!("`{}` is not a usable API URL{why}", secrets::url_without_secrets(&url)),
+                        format!("`{}` is not a usable API URL ({why})", secrets::url_without_secrets(&url)),
                         "give the API root with http:// or https://, e.g. http://127.0.0.1:8000/v1",
                     );
                 }
@@ -1012,7 +1012,7 @@ fn models(
                 problems.push(Problem::new(
                     &Source::Env(var.to_owned()),
                     format!(
-                        "`{}` is not a usable API URL{why} (model `{text}`)",
+                        "`{}` is not a usable API URL ({why}) (model `{text}`)",
                         secrets::url_without_secrets(&definition.base_url)
                     ),
                     format!("set {var} to the API root with http:// or https://, or unset it for the public API"),

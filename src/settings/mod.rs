@@ -15,6 +15,7 @@ pub(crate) mod env_vars;
 mod event;
 pub(crate) mod layer1;
 mod layer1_resolve;
+pub(crate) mod oauth;
 pub(crate) use layer1_resolve::BUDGET_WITHOUT_TABLE;
 mod providers;
 pub(crate) mod sarif;
@@ -83,6 +84,18 @@ pub struct SettingsArgs {
     /// [`table::SERVER_ENV`].
     #[arg(long = table::SERVER_ENV.long(), value_name = "NAME[=VALUE]", help = table::SERVER_ENV.help())]
     pub server_env: Vec<String>,
+    /// [`table::OAUTH_CLIENT_ID`].
+    #[arg(long = table::OAUTH_CLIENT_ID.long(), value_name = "ID", help = table::OAUTH_CLIENT_ID.help())]
+    pub oauth_client_id: Option<String>,
+    /// [`table::OAUTH_CLIENT_SECRET_ENV`].
+    #[arg(long = table::OAUTH_CLIENT_SECRET_ENV.long(), value_name = "NAME", help = table::OAUTH_CLIENT_SECRET_ENV.help())]
+    pub oauth_client_secret_env: Option<String>,
+    /// [`table::OAUTH_SCOPES`].
+    #[arg(long = table::OAUTH_SCOPES.long(), value_name = "SCOPES", help = table::OAUTH_SCOPES.help())]
+    pub oauth_scopes: Option<String>,
+    /// [`table::OAUTH_OTHER_RESOURCE`].
+    #[arg(long = table::OAUTH_OTHER_RESOURCE.long(), value_name = "URL", help = table::OAUTH_OTHER_RESOURCE.help())]
+    pub oauth_other_resource: Option<String>,
     /// [`table::LAYERS`].
     #[arg(long = table::LAYERS.long(), value_name = "LIST", help = table::LAYERS.help())]
     pub layers: Option<String>,
@@ -481,6 +494,8 @@ pub(crate) struct Settings {
     pub server: Server,
     /// Extra HTTP headers (values are secrets).
     pub headers: Vec<(String, String)>,
+    /// The client-credentials sign-in, when a client id is given.
+    pub oauth: Option<oauth::OAuthSettings>,
     /// The variables a stdio server gets beyond the few it inherits
     /// ([`crate::mcp::stdio::INHERITED_VARS`]): name and value, pass-through entries already
     /// looked up (values are secrets). Empty for an HTTP server.
@@ -531,6 +546,7 @@ impl Settings {
     /// model providers' keys, the token and the secret parts of the URL.
     pub(crate) fn secrets(&self) -> Vec<String> {
         let mut secrets: Vec<String> = self.headers.iter().map(|(_, value)| value.clone()).collect();
+        secrets.extend(self.oauth.iter().map(|oauth| oauth.client_secret.clone()));
         secrets.extend(self.server_env.iter().map(|(_, value)| value.clone()));
         secrets.extend(self.layer1.keys().map(str::to_owned));
         secrets.extend(self.trace.secrets().map(str::to_owned));
@@ -581,6 +597,7 @@ pub(crate) fn raw_secrets(request: &Request, lookup: &dyn Fn(&str) -> Option<Str
         }
     }
     secrets.extend(layer1_resolve::raw_keys(&sources));
+    secrets.extend(oauth::raw_secret(&sources));
     // The OTLP export's header values, from the input or the variables, before they are parsed.
     let otlp_headers =
         sources.setting(&table::OTLP_HEADERS, &request.flags.otlp_headers).map(|(_, text)| text).into_iter().chain(
@@ -633,13 +650,13 @@ pub(crate) fn github_context(request: &Request, lookup: &dyn Fn(&str) -> Option<
 
 /// A problem of the config file as a settings problem, with its position.
 fn config_problem(problem: config_file::FileProblem) -> Problem {
-    let source = match problem.position {
+    let source = match problem.position() {
         Some((line, column)) => {
-            Source::File { path: problem.path.clone(), line, column, field: problem.field.clone().unwrap_or_default() }
+            Source::File { path: problem.file.clone(), line, column, field: problem.field.clone().unwrap_or_default() }
         }
-        None => Source::Flag(format!("config file `{}`", problem.path.display())),
+        None => Source::Flag(format!("config file `{}`", problem.file.display())),
     };
-    Problem::new(&source, problem.message, problem.hint)
+    Problem::new(&source, problem.message.clone(), problem.hint_text())
 }
 
 /// Only layer 1's settings, for a command line that evaluates no server (`judge calibrate`):
@@ -712,6 +729,7 @@ pub(crate) fn resolve(
 
     let server = resolve_server(&sources, config.failed, merging, &mut problems);
     let headers = resolve_headers(&sources, server.as_ref(), &mut problems);
+    let oauth = oauth::resolve(&sources, server.as_ref(), &headers, &mut problems);
     let mut notices = Vec::new();
     let server_env = resolve_server_env(&sources, server.as_ref(), &mut problems, &mut notices);
     let layers = resolve_layers(&sources, &mut problems);
@@ -746,6 +764,7 @@ pub(crate) fn resolve(
         Some(server) if problems.is_empty() => Ok(Settings {
             server,
             headers,
+            oauth,
             server_env,
             layers,
             timeout,
@@ -848,7 +867,7 @@ fn resolve_server(
             Err(why) => {
                 problems.push(Problem::new(
                     &source,
-                    format!("`{}` is not a usable endpoint URL{why}", secrets::url_without_secrets(&url)),
+                    format!("`{}` is not a usable endpoint URL ({why})", secrets::url_without_secrets(&url)),
                     "give the full endpoint URL, e.g. http://127.0.0.1:8000/mcp",
                 ));
                 None
@@ -1468,13 +1487,24 @@ pub(crate) fn parse_layers(text: &str) -> Result<LayersInput, LayersError> {
     Ok(LayersInput::Explicit(layers))
 }
 
-/// Why `url` is not a usable endpoint (empty when it is).
-fn check_url(url: &str) -> Result<(), String> {
+/// `Err` says why `url` is not a usable endpoint.
+fn check_url(url: &str) -> Result<(), UnusableUrl> {
     match url::Url::parse(url) {
         Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.host_str().is_some() => Ok(()),
-        Ok(parsed) => Err(format!(" (scheme `{}`; http or https is needed)", parsed.scheme())),
-        Err(error) => Err(format!(" ({error})")),
+        Ok(parsed) => Err(UnusableUrl::Scheme(parsed.scheme().to_owned())),
+        Err(error) => Err(UnusableUrl::Parse(error)),
     }
+}
+
+/// Why a URL is not a usable endpoint, shown in parentheses after the sentence quoting it.
+#[derive(Debug, thiserror::Error)]
+enum UnusableUrl {
+    /// Not http or https (or no host).
+    #[error("scheme `{0}`; http or https is needed")]
+    Scheme(String),
+    /// Not a URL.
+    #[error("{0}")]
+    Parse(url::ParseError),
 }
 
 fn file_source<T>(path: &Path, value: &Located<T>, field: &str) -> Source {

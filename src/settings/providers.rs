@@ -38,11 +38,9 @@ impl Layer1Settings {
                             .with_hint("point --cassettes at a directory of cassettes (or add --record to write one)")
                     })
             }
-            Some(CassetteSource::Builtin(files)) => {
-                Cassettes::from_texts(files).map(|cassettes| Some(Arc::new(cassettes))).map_err(|error| {
-                    UserError::new(Kind::Environment, format!("the built-in cassettes are broken: {error}"))
-                })
-            }
+            Some(CassetteSource::Builtin(files)) => Cassettes::from_texts(files)
+                .map(|cassettes| Some(Arc::new(cassettes)))
+                .map_err(|error| UserError::from_error(Kind::Environment, &super::demo::BrokenDemo::Cassettes(error))),
         }
     }
 

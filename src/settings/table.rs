@@ -182,6 +182,34 @@ pub(crate) const SERVER_HEADERS: Setting = Setting {
     help: "Extra HTTP headers, one 'Name: value' per line; values are secrets",
     ..named("server-headers", ROW)
 };
+/// `--oauth-client-id`.
+pub(crate) const OAUTH_CLIENT_ID: Setting = Setting {
+    file: FileKey::Key("oauth.client_id", Shape::Scalar),
+    help: "Sign in to a protected HTTP server as a CI client (OAuth client-credentials grant) with this client id; the secret is read from the variable --oauth-client-secret-env names",
+    ..named("oauth-client-id", ROW)
+};
+/// `--oauth-client-secret-env`.
+pub(crate) const OAUTH_CLIENT_SECRET_ENV: Setting = Setting {
+    flag: Some("oauth-client-secret-env"),
+    file: FileKey::Key("oauth.client_secret_env", Shape::Scalar),
+    help: "The environment variable that holds the OAuth client secret (a name, never the secret: flags land in shell history)",
+    shows: Shows::Key,
+    default: Some("default MCP_EVAL_OAUTH_CLIENT_SECRET"),
+    ..ROW
+};
+/// `--oauth-scopes`.
+pub(crate) const OAUTH_SCOPES: Setting = Setting {
+    file: FileKey::Key("oauth.scopes", Shape::Scalar),
+    help: "The scopes the client-credentials sign-in asks for, space-separated",
+    default: Some("default: the authorization server's"),
+    ..named("oauth-scopes", ROW)
+};
+/// `--oauth-other-resource`.
+pub(crate) const OAUTH_OTHER_RESOURCE: Setting = Setting {
+    file: FileKey::Key("oauth.other_resource", Shape::Scalar),
+    help: "Another resource registered for the same client: a token minted for it must be refused by the server (A-5)",
+    ..named("oauth-other-resource", ROW)
+};
 /// `--layers`.
 pub(crate) const LAYERS: Setting = Setting {
     file: FileKey::Key("layers", Shape::Scalars),
@@ -530,6 +558,11 @@ pub(crate) const OPENAI_API_KEY: Setting = Setting { input: Some("openai-api-key
 /// `ANTHROPIC_API_KEY`.
 pub(crate) const ANTHROPIC_API_KEY: Setting = Setting { input: Some("anthropic-api-key"), ..ACTION };
 
+/// Input `oauth-client-secret`: the OAuth client secret (masked); wins over the variable
+/// `--oauth-client-secret-env` names.
+pub(crate) const OAUTH_CLIENT_SECRET: Setting =
+    Setting { input: Some("oauth-client-secret"), file: FileKey::Not("a secret has no place in the file"), ..ACTION };
+
 /// Every row. The rows with a config-file key are in the file's order (see the module's doc).
 pub(crate) const SETTINGS: &[Setting] = &[
     SERVER_URL,
@@ -537,6 +570,10 @@ pub(crate) const SETTINGS: &[Setting] = &[
     SERVER_ENV,
     HEADER,
     SERVER_HEADERS,
+    OAUTH_CLIENT_ID,
+    OAUTH_CLIENT_SECRET_ENV,
+    OAUTH_SCOPES,
+    OAUTH_OTHER_RESOURCE,
     LAYERS,
     TIMEOUT_SECONDS,
     REPORT_DIR,
@@ -591,6 +628,7 @@ pub(crate) const SETTINGS: &[Setting] = &[
     MIGRATION_SCAN,
     OPENAI_API_KEY,
     ANTHROPIC_API_KEY,
+    OAUTH_CLIENT_SECRET,
 ];
 
 /// Where each flag of `run` lives in the file: its key (dotted below a section), or why it has

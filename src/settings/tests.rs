@@ -1445,3 +1445,44 @@ fn otlp_header_values_are_secrets_masked_before_validation_and_never_in_a_proble
     };
     assert!(cli(flags).unwrap().secrets().contains(&"hunter2".to_owned()));
 }
+
+#[test]
+fn the_oauth_secret_comes_from_a_variable_or_the_masked_input_never_a_flag() {
+    let flags = SettingsArgs {
+        server_url: Some("http://127.0.0.1:1/mcp".into()),
+        oauth_client_id: Some("ci".into()),
+        oauth_client_secret_env: Some("MY_SECRET".into()),
+        oauth_scopes: Some("mcp:read".into()),
+        ..SettingsArgs::default()
+    };
+    let vars = env(&[("MY_SECRET", "s3cret-from-env")]);
+    let request = Request { flags: flags.clone(), ..Request::default() };
+    let settings = resolve(&request, FrontEnd::Cli, &|name| vars.get(name).cloned()).expect("valid");
+    let oauth = settings.oauth.as_ref().expect("signed in");
+    assert_eq!((oauth.client_id.as_str(), oauth.client_secret.as_str()), ("ci", "s3cret-from-env"));
+    assert_eq!(oauth.scopes.as_deref(), Some("mcp:read"));
+    assert!(settings.secrets().contains(&"s3cret-from-env".to_owned()));
+    assert!(!format!("{settings:?}").contains("s3cret-from-env"), "Debug never shows the secret");
+    // The variable unset: one problem naming it; an Authorization header beside the sign-in, another.
+    let problems = cli(SettingsArgs {
+        headers: vec!["Authorization: Bearer x-token-1".into()],
+        oauth_client_secret_env: None,
+        ..flags
+    })
+    .expect_err("invalid");
+    let all = rendered(&problems);
+    assert!(all.contains("`MCP_EVAL_OAUTH_CLIENT_SECRET` is not set"), "{all}");
+    assert!(all.contains("an `Authorization` header and the client-credentials sign-in"), "{all}");
+    // The Action's input holds the secret itself, and is one of the raw secrets masked first.
+    let request = Request::default();
+    let inputs = [
+        ("INPUT_SERVER-URL", "http://127.0.0.1:1/mcp"),
+        ("INPUT_OAUTH-CLIENT-ID", "ci"),
+        ("INPUT_OAUTH-CLIENT-SECRET", "s3cret-from-input"),
+        ("GITHUB_REPOSITORY", "octo/repo"),
+    ];
+    let settings = action(&inputs, request.clone()).expect("valid");
+    assert_eq!(settings.oauth.as_ref().map(|oauth| oauth.client_secret.as_str()), Some("s3cret-from-input"));
+    let vars = env(&inputs);
+    assert!(raw_secrets(&request, &|name| vars.get(name).cloned()).contains(&"s3cret-from-input".to_owned()));
+}

@@ -131,7 +131,13 @@ pub(super) fn resolve(sources: &Sources<'_>, problems: &mut Vec<Problem>, notice
 }
 
 /// A W3C grammar's check: `Err` says what breaks it.
-type Grammar = fn(&str) -> Result<(), String>;
+type Grammar = fn(&str) -> Result<(), Refusal>;
+
+/// Why a value was refused: what of its grammar (a URL, a header list, `tracestate`, baggage)
+/// it breaks, never the value itself (it may be a secret).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Refusal(pub String);
 
 /// The value `picked` when `check` (and its problem's words) accepts it; else a problem naming
 /// its source with `hint`.
@@ -175,34 +181,34 @@ pub(crate) fn traces_url(base: &str) -> String {
 }
 
 /// An `http` or `https` URL with a host.
-fn check_url(text: &str) -> Result<(), String> {
-    let url =
-        url::Url::parse(text).map_err(|error| format!("`{}`: {error}", super::secrets::url_without_secrets(text)))?;
+fn check_url(text: &str) -> Result<(), Refusal> {
+    let url = url::Url::parse(text)
+        .map_err(|error| Refusal(format!("`{}`: {error}", super::secrets::url_without_secrets(text))))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!("the scheme is `{}`, not http or https", url.scheme()));
+        return Err(Refusal(format!("the scheme is `{}`, not http or https", url.scheme())));
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err("it has no host".into());
+        return Err(Refusal("it has no host".into()));
     }
     Ok(())
 }
 
 /// `key=value,…` (the OTLP exporter's header list): keys are header names, values are
 /// percent-decoded; the error never holds a value.
-pub(crate) fn parse_headers(text: &str) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn parse_headers(text: &str) -> Result<Vec<(String, String)>, Refusal> {
     let mut headers = Vec::new();
     for (index, member) in text.split(',').enumerate().filter(|(_, member)| !member.trim().is_empty()) {
         let Some((key, value)) = member.split_once('=') else {
-            return Err(format!("entry {} has no `=`", index + 1));
+            return Err(Refusal(format!("entry {} has no `=`", index + 1)));
         };
         let key = key.trim();
         if key.is_empty() || !key.bytes().all(is_token_byte) {
-            return Err(format!("entry {}: `{key}` is not a header name", index + 1));
+            return Err(Refusal(format!("entry {}: `{key}` is not a header name", index + 1)));
         }
         let value = percent_decode(value.trim())
-            .ok_or_else(|| format!("entry {}: its value's percent-encoding is broken", index + 1))?;
+            .ok_or_else(|| Refusal(format!("entry {}: its value's percent-encoding is broken", index + 1)))?;
         if value.bytes().any(|byte| byte < 0x20 && byte != b'\t' || byte == 0x7f) {
-            return Err(format!("entry {}: its value holds control characters", index + 1));
+            return Err(Refusal(format!("entry {}: its value holds control characters", index + 1)));
         }
         headers.push((key.to_owned(), value));
     }
@@ -233,17 +239,17 @@ fn percent_decode(text: &str) -> Option<String> {
 }
 
 /// W3C Trace Context's `tracestate`: at most 32 members of `key=value`, at most 512 bytes.
-fn check_tracestate(text: &str) -> Result<(), String> {
+fn check_tracestate(text: &str) -> Result<(), Refusal> {
     if text.len() > MAX_TRACESTATE {
-        return Err(format!("{} bytes, over the {MAX_TRACESTATE} allowed", text.len()));
+        return Err(Refusal(format!("{} bytes, over the {MAX_TRACESTATE} allowed", text.len())));
     }
     let members: Vec<&str> = text.split(',').map(str::trim).filter(|member| !member.is_empty()).collect();
     if members.is_empty() || members.len() > 32 {
-        return Err(format!("{} members; 1 to 32 are allowed", members.len()));
+        return Err(Refusal(format!("{} members; 1 to 32 are allowed", members.len())));
     }
     for member in members {
         let Some((key, value)) = member.split_once('=') else {
-            return Err(format!("`{member}` has no `=`"));
+            return Err(Refusal(format!("`{member}` has no `=`")));
         };
         let key_ok = |part: &str, first_digit: bool, max: usize| {
             let mut bytes = part.bytes();
@@ -256,14 +262,18 @@ fn check_tracestate(text: &str) -> Result<(), String> {
             None => key_ok(key, false, 256),
         };
         if !valid_key {
-            return Err(format!("`{key}` is not a key (lower-case letters, digits, `_-*/`, starting with a letter)"));
+            return Err(Refusal(format!(
+                "`{key}` is not a key (lower-case letters, digits, `_-*/`, starting with a letter)"
+            )));
         }
         let valid_value = !value.is_empty()
             && value.len() <= 256
             && !value.ends_with(' ')
             && value.bytes().all(|byte| (0x20..=0x7e).contains(&byte) && byte != b',' && byte != b'=');
         if !valid_value {
-            return Err(format!("the value of `{key}` is not 1 to 256 printable characters without `,` or `=`"));
+            return Err(Refusal(format!(
+                "the value of `{key}` is not 1 to 256 printable characters without `,` or `=`"
+            )));
         }
     }
     Ok(())
@@ -271,27 +281,27 @@ fn check_tracestate(text: &str) -> Result<(), String> {
 
 /// W3C Baggage: `key=value` members (with optional `;property` parts) separated by commas, at
 /// most 64 members and 8192 bytes; keys are tokens, values percent-encoded octets.
-fn check_baggage(text: &str) -> Result<(), String> {
+fn check_baggage(text: &str) -> Result<(), Refusal> {
     if text.len() > MAX_BAGGAGE {
-        return Err(format!("{} bytes, over the {MAX_BAGGAGE} allowed", text.len()));
+        return Err(Refusal(format!("{} bytes, over the {MAX_BAGGAGE} allowed", text.len())));
     }
     let members: Vec<&str> = text.split(',').map(str::trim).collect();
     if members.len() > 64 {
-        return Err(format!("{} members, over the 64 allowed", members.len()));
+        return Err(Refusal(format!("{} members, over the 64 allowed", members.len())));
     }
     for member in members {
         let pair = member.split(';').next().unwrap_or("");
         let Some((key, value)) = pair.split_once('=') else {
-            return Err(format!("`{member}` has no `=`"));
+            return Err(Refusal(format!("`{member}` has no `=`")));
         };
         let key = key.trim();
         if key.is_empty() || !key.bytes().all(is_token_byte) {
-            return Err(format!("`{key}` is not a key (a token: letters, digits, `!#$%&'*+-.^_`|~`)"));
+            return Err(Refusal(format!("`{key}` is not a key (a token: letters, digits, `!#$%&'*+-.^_`|~`)")));
         }
         let value = value.trim();
         let octet = |byte: u8| matches!(byte, 0x21 | 0x23..=0x2b | 0x2d..=0x3a | 0x3c..=0x5b | 0x5d..=0x7e);
         if !value.bytes().all(octet) || percent_decode(value).is_none() {
-            return Err(format!("the value of `{key}` holds characters baggage must percent-encode"));
+            return Err(Refusal(format!("the value of `{key}` holds characters baggage must percent-encode")));
         }
     }
     Ok(())
@@ -317,9 +327,9 @@ mod tests {
             vec![("api-key".to_owned(), "s=cret".to_owned()), ("x-team".to_owned(), "a b".to_owned())]
         );
         let error = parse_headers("api-key").unwrap_err();
-        assert!(error.contains("no `=`"), "{error}");
+        assert!(error.0.contains("no `=`"), "{error}");
         let error = parse_headers("bad key=hunter2").unwrap_err();
-        assert!(!error.contains("hunter2"), "{error}");
+        assert!(!error.0.contains("hunter2"), "{error}");
         assert!(parse_headers("k=%zz").is_err());
     }
 

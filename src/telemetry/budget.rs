@@ -14,7 +14,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::prices::PriceTable;
-use crate::golden::{Case, GoldenSet};
+use crate::golden::Case;
 use crate::mcp::sync::lock;
 use crate::mcp::tools::ToolView;
 use crate::providers::{CompletionRequest, Message};
@@ -91,23 +91,36 @@ pub(crate) struct PlannedTrial {
 }
 
 /// Model calls a trial of `case` is expected to make: one per expected tool call (its
-/// `expect_tool`, its `expect_sequence` steps; none for `negative: true`) and the answer, at
-/// most its `max_turns`.
-fn expected_turns(case: &Case) -> u64 {
+/// `expect_tool`, and with `expectations` its `expect_sequence` steps; none for `negative:
+/// true`) and the answer, at most its `max_turns`.
+fn expected_turns(case: &Case, expectations: bool) -> u64 {
     let expected = crate::golden::case::expected_calls(case);
-    let calls = if expected.negative { 0 } else { expected.sequence.len().max(usize::from(expected.tool.is_some())) };
+    let steps = if expectations { expected.sequence.len() } else { 0 };
+    let calls = if expected.negative { 0 } else { steps.max(usize::from(expected.tool.is_some())) };
     (calls as u64 + 1).min(case.run.max_turns.max(1) as u64)
 }
 
-/// The trials of `set` on each of `models` (`PROVIDER:MODEL`; `runs` overrides the set's
-/// trials), offered `tools`, of the case × model pairs `keep` takes (by index: a shard's
-/// slice); with `judge` (`PROVIDER:MODEL`, samples) a rubric case's trials each ask the judge
-/// that many times, and once more per `judge` argument matcher.
+/// A case as the estimate counts it: its number of trials, as the plan of trials decided it,
+/// and whether its expectations are graded (layer 1) or only its outcome (layer 2's variants:
+/// no judge, no sequence).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Counted<'a> {
+    /// The case.
+    pub case: &'a Case,
+    /// Its trials.
+    pub runs: usize,
+    /// Graded by its expectations.
+    pub expectations: bool,
+}
+
+/// The trials of `cases` on each of `models` (`PROVIDER:MODEL`), offered `tools`, of the
+/// case × model pairs `keep` takes (by index in `cases`: a shard's slice); with `judge`
+/// (`PROVIDER:MODEL`, samples) the trials of a rubric case graded by its expectations each ask
+/// the judge that many times, and once more per `judge` argument matcher.
 pub(crate) fn plan(
-    set: &GoldenSet,
+    cases: &[Counted<'_>],
     tools: &[ToolView],
     models: &[String],
-    runs: Option<u32>,
     judge: Option<(&str, usize)>,
     keep: &dyn Fn(usize, usize) -> bool,
 ) -> Vec<PlannedTrial> {
@@ -118,12 +131,13 @@ pub(crate) fn plan(
         })
         .sum();
     let mut trials = Vec::new();
-    for (case_index, case) in set.cases.iter().enumerate() {
+    for (case_index, &Counted { case, runs, expectations }) in cases.iter().enumerate() {
         let prompt: usize =
             case.run.prompt.iter().map(String::len).sum::<usize>() + case.run.system.as_ref().map_or(0, String::len);
         let output = case.run.sampling.max_output_tokens.unwrap_or(ESTIMATED_OUTPUT_TOKENS);
         let matchers = case.semantic.iter().filter(|matcher| matcher.mode == "judge").count();
         let judged = judge
+            .filter(|_| expectations)
             .map(|(label, samples)| {
                 let calls = if case.rubric.is_some() { samples } else { 0 } + matchers;
                 (label.to_owned(), calls as u64)
@@ -133,10 +147,10 @@ pub(crate) fn plan(
             if !keep(case_index, model_index) {
                 continue;
             }
-            for _ in 0..case.trials.effective(runs).runs {
+            for _ in 0..runs {
                 trials.push(PlannedTrial {
                     model: model.clone(),
-                    turns: expected_turns(case),
+                    turns: expected_turns(case, expectations),
                     input_tokens: tokens_of(prompt + tool_bytes),
                     output_tokens: output,
                     judge: judged.clone(),
@@ -357,19 +371,29 @@ mod tests {
         let text = "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: a\n    prompt: Echo eu.\n    expect_tool: t\n  - id: b\n    prompt: Thanks!\n    negative: true\n";
         let set = crate::golden::load::parse(std::path::Path::new("g.yaml"), text).expect("valid");
         let models = vec!["p:m".to_owned(), "p:n".to_owned()];
-        let all = plan(&set, &[], &models, None, None, &|_, _| true);
+        let counted = |runs: Option<usize>| -> Vec<Counted<'_>> {
+            set.cases
+                .iter()
+                .map(|case| Counted { case, runs: runs.unwrap_or(case.trials.runs), expectations: true })
+                .collect()
+        };
+        let all = plan(&counted(None), &[], &models, None, &|_, _| true);
         assert_eq!(all.len(), 8, "2 cases x 2 models x 2 trials");
         assert_eq!((all[0].turns, all[7].turns), (2, 1), "one call and the answer; the answer alone");
         assert_eq!(all[0].input_tokens, tokens_of("Echo eu.".len()));
-        let first_of_two = plan(&set, &[], &models, Some(1), None, &|case, model| (case * 2 + model) % 2 == 0);
+        let first_of_two = plan(&counted(Some(1)), &[], &models, None, &|case, model| (case * 2 + model) % 2 == 0);
         let pairs: Vec<&str> = first_of_two.iter().map(|trial| trial.model.as_str()).collect();
         assert_eq!(pairs, ["p:m", "p:m"], "--runs 1, and only the shard's pairs");
         assert!(all.iter().all(|trial| trial.judge.is_none()), "no judge given");
 
         let judged = "version: 1\nrubrics:\n  polite:\n    criteria:\n      - {id: polite, must: true, text: It is polite.}\ncases:\n  - id: a\n    prompt: Echo eu.\n    expect_tool: t\n    expect_args: {region: {match: judge, value: a region in Europe}}\n    rubric: polite\n";
         let set = crate::golden::load::parse(std::path::Path::new("g.yaml"), judged).expect("valid");
-        let trials = plan(&set, &[], &models[..1], Some(1), Some(("p:judge", 3)), &|_, _| true);
+        let case = Counted { case: &set.cases[0], runs: 1, expectations: true };
+        let trials = plan(&[case], &[], &models[..1], Some(("p:judge", 3)), &|_, _| true);
         assert_eq!(trials[0].judge, Some(("p:judge".to_owned(), 3 + 1)), "3 rubric samples and the matcher");
+        let outcome =
+            plan(&[Counted { expectations: false, ..case }], &[], &models[..1], Some(("p:judge", 3)), &|_, _| true);
+        assert_eq!(outcome[0].judge, None, "a trial graded on its outcome asks the judge nothing");
     }
 
     #[test]

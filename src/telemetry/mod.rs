@@ -180,6 +180,32 @@ fn case_key(golden: Option<&GoldenSet>, layer: u8, case: &str) -> (u8, usize, St
     (layer, index, case.to_owned())
 }
 
+/// A model call that got no answer, in the section's list and its model's and the run's sums.
+fn failed_call(sample: &Sample, section: &mut TelemetrySection, model: &mut Tally, total: &mut Tally) {
+    let Sample::Model { layer, trial, role, turn, outcome, latency_ms, asked, .. } = sample else { return };
+    model.fail();
+    total.fail();
+    section.model_calls.push(ModelCallTelemetry {
+        case: trial.case.clone(),
+        model: trial.model.clone(),
+        trial: trial.trial,
+        layer: *layer,
+        role: (*role).into(),
+        asked: asked.clone(),
+        turn: *turn,
+        outcome: (*outcome).into(),
+        latency_ms: *latency_ms,
+        input_tokens: None,
+        cache_read_tokens: None,
+        cache_write_tokens: None,
+        output_tokens: None,
+        reasoning_tokens: None,
+        cost_usd: None,
+        reported_cost_usd: None,
+        tools: Vec::new(),
+    });
+}
+
 /// The `telemetry` section of what `collector` saw.
 pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySection {
     let samples = collector.samples();
@@ -279,6 +305,16 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
                 let (latencies, tally) = models.entry((role, asked.clone())).or_default();
                 latencies.extend(latency_ms);
                 if !answered {
+                    // Made but not answered: counted apart (unknown tokens and cost, never 0) and
+                    // listed with its outcome.
+                    failed_call(sample, &mut section, tally, &mut total);
+                    let spend = if *role == "model" {
+                        trials.entry(key_of(*layer, trial)).or_default().spend.fail();
+                        case_spend.entry((*layer, trial.case.clone(), trial.model.clone())).or_default()
+                    } else {
+                        judges.entry((*layer, trial.case.clone(), trial.model.clone())).or_default()
+                    };
+                    spend.fail();
                     continue;
                 }
                 tally.add(&part, 1.0);

@@ -109,13 +109,13 @@ impl PriceTable {
 /// price that is not a number from 0 to 1,000,000, a currency other than USD.
 pub(crate) fn load(path: &Path) -> Result<PriceTable, Vec<Problem>> {
     let bytes = fs_err::read(path).map_err(|error| {
-        vec![Problem {
-            path: path.to_owned(),
-            position: None,
-            field: None,
-            message: format!("cannot read the price table: {}", crate::text::io_reason(&error)),
-            hint: "check the path given to --prices (input `price-table`)".into(),
-        }]
+        vec![Problem::located(
+            path.to_owned(),
+            None,
+            None,
+            format!("cannot read the price table: {}", crate::text::io_reason(&error)),
+            "check the path given to --prices (input `price-table`)",
+        )]
     })?;
     from_bytes(path, &bytes)
 }
@@ -362,7 +362,7 @@ mod tests {
         let problems = parse(Path::new("p.yaml"), text).expect_err("invalid");
         let seen: Vec<(u64, String)> = problems
             .iter()
-            .map(|problem| (problem.position.map_or(0, |(line, _)| line), problem.field.clone().unwrap_or_default()))
+            .map(|problem| (problem.position().map_or(0, |(line, _)| line), problem.field.clone().unwrap_or_default()))
             .collect();
         for (line, field) in [
             (1, "as_of"),
@@ -375,7 +375,7 @@ mod tests {
             assert!(seen.contains(&(line, field.to_owned())), "{field} at line {line}: {problems:#?}");
         }
         let unknown = problems.iter().find(|problem| problem.field.as_deref() == Some("models[0].outptu")).unwrap();
-        assert!(unknown.hint.contains("output"), "{unknown:?}");
+        assert!(unknown.hint_text().contains("output"), "{unknown:?}");
         let empty = parse(Path::new("p.yaml"), "").expect_err("empty");
         assert_eq!(empty[0].message, "the file is empty");
     }

@@ -67,6 +67,7 @@ pub(crate) async fn trace_section(
         traces: spans.traces(),
         spans: finished.len(),
         dropped: spans.dropped(),
+        tool_calls: Some(finished.iter().filter(|span| span.name.starts_with("tools/call")).count()),
         tracestate,
         baggage,
         export: None,

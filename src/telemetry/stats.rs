@@ -60,6 +60,8 @@ pub(crate) struct Tally {
     unpriced: usize,
     reported: Option<f64>,
     reported_missing: bool,
+    /// Calls that got no answer: in no sum, but a sum with no answered call is then unknown.
+    failed: usize,
 }
 
 impl Tally {
@@ -99,9 +101,20 @@ impl Tally {
         self.calls += 1;
     }
 
-    /// The sum as the report shows it (no call: every count 0, cost 0).
+    /// Counts a call that got no answer (a provider error, a timeout): its tokens and cost are
+    /// unknown, never 0.
+    pub(crate) fn fail(&mut self) {
+        self.failed += 1;
+    }
+
+    /// The sum as the report shows it (no call: every count 0, cost 0; only failed calls: every
+    /// count and the cost unknown).
     pub(crate) fn spend(&self) -> Spend {
-        let zero = |value: Option<f64>| if self.calls == 0 { Some(0.0) } else { value };
+        let zero = |value: Option<f64>| match (self.calls, self.failed) {
+            (0, 0) => Some(0.0),
+            (0, _) => None,
+            _ => value,
+        };
         Spend {
             model_calls: self.calls,
             input_tokens: zero(self.input),
@@ -113,6 +126,7 @@ impl Tally {
             cost_usd: zero(self.cost).map(round_usd),
             unpriced_calls: self.unpriced,
             reported_cost_usd: if self.calls == 0 { None } else { self.reported.map(round_usd) },
+            failed_calls: self.failed,
         }
     }
 }

@@ -116,6 +116,49 @@ fn a_turn_with_two_calls_splits_its_tokens_and_cost_equally_and_the_answer_keeps
     assert_eq!(section.model_calls[0].input_tokens, Some(60));
 }
 
+/// Issue 41: with no price table, a case whose model calls all failed showed `$0` and 0 tokens,
+/// and its failed calls were not counted anywhere. Unknown is never 0: the failed calls are
+/// counted apart, listed with their outcome, and a sum with no answered call is unknown.
+#[test]
+fn failed_model_calls_are_counted_and_a_case_with_no_answer_has_unknown_spend_never_zero() {
+    let collector = Collector::default();
+    let failed = |case: &str, run: usize| RunEvent::ModelCallFinished {
+        trial: trial(case, run),
+        role: "model",
+        turn: 0,
+        outcome: "provider_error",
+        attempts: 2,
+        latency_ms: Some(80),
+        model: "openai:m".into(),
+        usage: Usage::default(),
+        tools: Vec::new(),
+    };
+    stream(
+        &collector,
+        &[
+            failed("weather", 1),
+            finished("weather", 1, "provider_error"),
+            model_call("forecast", 1, 0, usage(100, 0, 10), &[]),
+            failed("forecast", 1),
+            finished("forecast", 1, "provider_error"),
+        ],
+    );
+    let golden = set(SET);
+    let unpriced = |_: &str, _: &Usage| None;
+    let section =
+        section(&collector, &Inputs { golden: Some(&golden), price: &unpriced, prices: None, cached_pairs: 0 });
+    let weather = section.cases.iter().find(|case| case.case == "weather").expect("the weather case");
+    assert_eq!((weather.spend.cost_usd, weather.spend.input_tokens, weather.spend.output_tokens), (None, None, None));
+    assert_eq!((weather.spend.model_calls, weather.spend.failed_calls), (0, 1));
+    let forecast = section.cases.iter().find(|case| case.case == "forecast").expect("the forecast case");
+    assert_eq!((forecast.spend.model_calls, forecast.spend.failed_calls), (1, 1));
+    assert_eq!(forecast.spend.input_tokens, Some(100.0), "the answered call's counts");
+    assert_eq!(section.total.failed_calls, 2);
+    let outcomes: Vec<&str> = section.model_calls.iter().map(|call| call.outcome.as_str()).collect();
+    assert_eq!(outcomes, ["provider_error", "answer", "provider_error"], "every model call made is listed");
+    assert_eq!(section.trials.iter().map(|trial| trial.spend.failed_calls).sum::<usize>(), 2);
+}
+
 #[test]
 fn injected_calls_are_counted_apart_and_left_out_of_the_latency_figures() {
     let collector = Collector::default();

@@ -21,14 +21,14 @@ use crate::settings::layer1::{TRUNCATED_BYTES, TraceResults};
 pub(crate) struct Inputs<'a> {
     /// The golden set.
     pub set: &'a GoldenSet,
-    /// Its cases as the loop read them (same order).
+    /// The plan's items (layer 1's: item `i` is case `i`), each with its trials.
+    pub items: &'a [super::plan::Item],
+    /// Their cases as the loop read them (same order).
     pub specs: &'a [CaseSpec],
     /// The models that ran: index in the settings, label, caller.
     pub models: &'a [(usize, String, &'a LiveModel)],
-    /// Trials by (model index, case index).
+    /// Trials by (model index, item index).
     pub records: &'a BTreeMap<(usize, usize), Vec<TrialRecord>>,
-    /// `--runs`, when given.
-    pub runs_override: Option<u32>,
     /// For relative dates.
     pub today: NaiveDate,
     /// How much of results and answers to keep.
@@ -57,12 +57,13 @@ pub(crate) enum Cut {
 pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
     let mut evals: Vec<((usize, usize), EvalResult)> = Vec::new();
     for (model_index, label, caller) in inputs.models {
-        for (case_index, (case, spec)) in inputs.set.cases.iter().zip(inputs.specs).enumerate() {
+        for (case_index, (item, spec)) in inputs.items.iter().zip(inputs.specs).enumerate() {
             if !inputs.scope.contains(case_index, *model_index) {
                 continue;
             }
+            let case = &inputs.set.cases[item.case];
             let key = (case_index, *model_index);
-            let trials = case.trials.effective(inputs.runs_override);
+            let trials = item.trials;
             let (requested, threshold) = (trials.runs, trials.threshold);
             let sampling = caller.effective(spec.run.sampling);
             let mut sampling_out = serde_json::Map::new();
@@ -266,7 +267,7 @@ pub(crate) fn pool_confirmation(eval: &mut EvalResult, rerun: &EvalResult) {
 /// A failed or errored trial in one line: the error, or the first failing criterion's reason.
 fn trial_reason(score: &TrialScore) -> String {
     if let Some(error) = &score.error {
-        return format!("error: {}", one_line(error));
+        return crate::report::evals::error_reason(&one_line(error));
     }
     score
         .criteria
@@ -354,7 +355,13 @@ fn trace_of(record: &TrialRecord, score: Option<&TrialScore>, keep: TraceResults
     };
     let cause = cause_of(record, score, status);
     let reason = match status {
-        TrialStatus::Fail | TrialStatus::Error => score.map(trial_reason),
+        TrialStatus::Fail | TrialStatus::Error => score.map(|score| {
+            // A call written as text first: the server's template, not the model, is what to fix.
+            match record.written_calls.first() {
+                Some(tool) => format!("{}; {}", crate::agent::text_call::note(tool), trial_reason(score)),
+                None => trial_reason(score),
+            }
+        }),
         TrialStatus::Skipped if record.ending == TrialEnding::CapReached && cut == Cut::CostBudget => {
             Some("cost budget reached".into())
         }

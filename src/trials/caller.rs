@@ -1,6 +1,7 @@
 //! What stands between the agent loop and a model: the model-call cap shared by every trial
 //! ([`Budget`]), retries with exponential backoff and jitter on 429/5xx/529 and network errors
-//! honouring `Retry-After` ([`RetryPolicy`]), sampling parameters a model refuses (dropped once,
+//! honouring `Retry-After` ([`RetryPolicy`]; a server error other than 408/502/503/504/529 that
+//! comes back the same twice is given up, `ProviderError::Repeated`), sampling parameters a model refuses (dropped once,
 //! with a note), and cassettes ([`Source`]: replay, or record what the live provider answered).
 
 use std::sync::Arc;
@@ -228,6 +229,8 @@ impl LiveModel {
         let mut attempts = 0;
         let mut request = request.clone();
         let attempt = Attempt(self);
+        // The last attempt's error: a server error that repeats itself word for word is given up.
+        let mut previous: Option<ProviderError> = None;
         loop {
             request.sampling = self.effective(request.sampling);
             // The limit on every attempt first (the cost budget): an attempt it refuses is not made.
@@ -257,10 +260,14 @@ impl LiveModel {
                 drop(dropped);
                 continue;
             }
+            if let Some(given_up) = error.repeated(previous.as_ref()) {
+                return Err(ModelFailure::Provider { error: given_up, attempts });
+            }
             if !error.is_retryable() || attempts >= self.retry.attempts {
                 return Err(ModelFailure::Provider { error, attempts });
             }
             tokio::time::sleep(self.retry.wait(attempts, &error)).await;
+            previous = Some(error);
         }
     }
 }
@@ -391,6 +398,18 @@ mod tests {
             model.call(key(), &CompletionRequest::default()).await,
             Err(ModelFailure::Provider { error: failing, attempts: 3 })
         );
+    }
+
+    #[tokio::test]
+    async fn the_same_500_twice_is_given_up_after_two_attempts() {
+        let failing = ProviderError::Server { status: 500, message: "template failed".into() };
+        let (model, provider) = live(vec![Err(failing.clone()), Err(failing.clone()), Err(failing)], 10);
+        let failure = model.call(key(), &CompletionRequest::default()).await;
+        let Err(ModelFailure::Provider { error: ProviderError::Repeated { status: 500, .. }, attempts: 2 }) = failure
+        else {
+            panic!("given up after two attempts: {failure:?}")
+        };
+        assert_eq!(lock(&provider.seen).len(), 2);
     }
 
     #[tokio::test]

@@ -9,7 +9,7 @@ use futures_util::StreamExt as _;
 
 use super::Progress;
 use super::caller::LiveModel;
-use super::plan::{Plan, Ready, Work};
+use super::plan::{Grading, Plan, Ready, Work};
 use super::semantic;
 use crate::agent::observe::{ObservedModel, ObservedTools};
 use crate::agent::tools::ToolExecutor;
@@ -71,7 +71,8 @@ pub(crate) async fn execute(plan: &Plan<'_>, progress: &Progress, events: &(dyn 
 }
 
 /// Runs once more each trial the provider spoiled (of a model still usable), while the budget
-/// lasts; the new record replaces the old one, its model calls added.
+/// lasts, but for a provider error that repeated itself (deterministic); the new record
+/// replaces the old one, its model calls added.
 async fn try_spoiled_again(
     plan: &Plan<'_>,
     unusable: &BTreeMap<usize, String>,
@@ -83,18 +84,17 @@ async fn try_spoiled_again(
         .iter()
         .filter(|(key, _)| !unusable.contains_key(&key.0))
         .flat_map(|(key, runs)| {
-            runs.iter().filter(|run| matches!(run.ending, TrialEnding::ProviderError(_))).map(move |run| Work {
-                model: key.0,
-                case: key.1,
-                trials: vec![run.trial],
-            })
+            // A provider error that repeated itself word for word would repeat again.
+            let spoiled =
+                |run: &&TrialRecord| matches!(run.ending, TrialEnding::ProviderError(_)) && !run.deterministic_error;
+            runs.iter().filter(spoiled).map(move |run| Work { model: key.0, case: key.1, trials: vec![run.trial] })
         })
         .collect();
     if retry.is_empty() || plan.input.budget.exhausted() {
         return;
     }
     events(&RunEvent::Notice {
-        text: format!("layer 1: trying {} trial(s) spoiled by the provider once more", retry.len()),
+        text: format!("{}: trying {} trial(s) spoiled by the provider once more", plan.layer, retry.len()),
     });
     futures_util::stream::iter(retry)
         .map(|work| async move { ((work.model, work.case), trial_of(plan, &work, work.trials[0], events).await) })
@@ -114,11 +114,16 @@ async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&
         let samples = plan.input.settings.judge_samples.max(1);
         Some((Judge { caller, samples }, plan.rubrics[work.case].as_ref()?))
     });
+    let item = &plan.items[work.case];
     let graded = Graded {
+        shown: trial + plan.scope.numbered_after.get(&(work.model, work.case)).copied().unwrap_or(0),
         semantic: &plan.semantic,
-        expect: &plan.input.set.cases[work.case].expect,
-        case: work.case,
-        case_sha256: &plan.input.set.cases[work.case].hash,
+        expect: match item.grading {
+            Grading::Expectations => Some(&plan.input.set.cases[item.case].expect),
+            Grading::Outcome => None,
+        },
+        injection: item.injection.as_ref(),
+        case_sha256: &item.hash,
         events,
         wraps: &plan.input.wraps,
     };
@@ -136,12 +141,14 @@ struct Judge<'a> {
 /// What grades a trial's `embedding` and `judge` matchers, and the case they read.
 #[derive(Clone, Copy)]
 struct Graded<'a> {
+    /// The trial's number in its events (a confirmation re-run's follow the first pass's).
+    shown: usize,
     semantic: &'a semantic::Semantic,
-    /// What the case expects.
-    expect: &'a crate::golden::Expect,
-    /// The case's index in the set.
-    case: usize,
-    /// The case's hash.
+    /// What the case expects, when the trial is graded by it ([`Grading::Expectations`]).
+    expect: Option<&'a crate::golden::Expect>,
+    /// What a layer injects into the trial.
+    injection: Option<&'a crate::golden::Injection>,
+    /// The item's hash.
     case_sha256: &'a str,
     /// Where the trial's events go.
     events: &'a (dyn Fn(&RunEvent) + Sync),
@@ -160,9 +167,15 @@ async fn one_trial(
     judge: Option<(Judge<'_>, &judge::Rubric)>,
     graded: Graded<'_>,
 ) -> TrialRecord {
-    let trial = crate::events::TrialRef { case: case.id.clone(), model: model.label().to_owned(), trial: run };
+    // `run` keys the cassettes; the events name the trial as the report numbers it.
+    let trial = crate::events::TrialRef { case: case.id.clone(), model: model.label().to_owned(), trial: graded.shown };
     // Each layer's part in the trial, opened before it starts (a trace begins here).
-    let site = TrialSite { trial: &trial, case: graded.case, case_sha256: graded.case_sha256, events: graded.events };
+    let site = TrialSite {
+        trial: &trial,
+        injection: graded.injection,
+        case_sha256: graded.case_sha256,
+        events: graded.events,
+    };
     let opened: Vec<(Place, Box<dyn WrappedTrial + '_>)> =
         graded.wraps.iter().map(|wrap| (wrap.place(), wrap.open(site))).collect();
     (graded.events)(&RunEvent::TrialStarted {
@@ -199,8 +212,8 @@ async fn one_trial(
             | TrialEnding::ServerError(_)
             | TrialEnding::CapReached
     );
-    if judged {
-        let keys = crate::scoring::semantic::requests(graded.expect, &record.trace());
+    if let Some(expect) = graded.expect.filter(|_| judged) {
+        let keys = crate::scoring::semantic::requests(expect, &record.trace());
         if !keys.is_empty() {
             record.semantic =
                 graded.semantic.resolve(&case.id, &case.run.prompt.join("\n"), keys, (&trial, graded.events)).await;
@@ -270,7 +283,8 @@ async fn judge_trial(
         let verdicts = match asked.call(key, &request).await {
             Ok(reply) => {
                 record.result_changed += usize::from(reply.result_changed);
-                judge::parse_verdicts(&reply.completion, rubric, &trace).map_err(|reason| (ErrorCause::Judge, reason))
+                judge::parse_verdicts(&reply.completion, rubric, &trace)
+                    .map_err(|reason| (ErrorCause::Judge, reason.to_string()))
             }
             Err(agent::ModelFailure::Provider { error, .. }) => {
                 Err((ErrorCause::Judge, format!("the judge model failed: {error}")))
@@ -317,12 +331,12 @@ async fn judge_trial(
     let passes = judge::trial_passes(rubric, &voted);
     record.judge_trace = Some(JudgeTrace {
         verdict: if passes.is_ok() { "pass" } else { "fail" }.into(),
-        reason: passes.clone().err(),
+        reason: passes.as_ref().err().map(ToString::to_string),
         ..judge_trace(judge, rubric, voted)
     });
     record.judge = Some(match passes {
         Ok(()) => crate::scoring::JudgeResult::Pass,
-        Err(reason) => crate::scoring::JudgeResult::Fail(reason),
+        Err(reason) => crate::scoring::JudgeResult::Fail(reason.to_string()),
     });
 }
 

@@ -45,7 +45,7 @@ pub(crate) fn no_key_detail(variable: &str) -> String {
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::NaiveDate;
@@ -62,7 +62,7 @@ use crate::report::evals::{EvalsSection, ModelOutcome, ModelStatus};
 use crate::settings::layer1::Layer1Settings;
 use caller::{Budget, LiveModel, RetryPolicy};
 use execute::Executed;
-use plan::{Plan, Planned, Scope};
+use plan::{Item, Plan, Planned, Scope};
 
 /// What layer 1 runs on.
 pub(crate) struct Layer1Input<'a> {
@@ -106,6 +106,10 @@ pub(crate) struct CacheUse {
     /// verdict ([`crate::cache::VerdictCache::put_manifest`]); `None` with another key, or when
     /// the manifest stored last has this run's key already.
     pub manifest: Option<crate::cache::Manifest>,
+    /// Why `--cache-key auto` moved since the manifest stored last, naming the paths that moved
+    /// it ([`crate::cache::Manifest::moved_since`]): a note of the section, so the summary and
+    /// `report.json` say it too, not only the log; `None` when it did not move.
+    pub moved: Option<String>,
 }
 
 /// What layer 1 has finished so far, shared with the caller: a signal that stops the run
@@ -118,10 +122,10 @@ pub(crate) struct Progress(std::sync::Mutex<Option<Snapshot>>);
 struct Snapshot {
     section: EvalsSection,
     set: GoldenSet,
+    items: Vec<Item>,
     specs: Vec<CaseSpec>,
     models: Vec<(usize, String, Arc<LiveModel>)>,
     records: BTreeMap<(usize, usize), Vec<TrialRecord>>,
-    runs_override: Option<u32>,
     today: NaiveDate,
     trace_results: crate::settings::layer1::TraceResults,
     budget: Arc<Budget>,
@@ -135,10 +139,10 @@ impl Progress {
         *lock(&self.0) = Some(Snapshot {
             section: plan.section.clone(),
             set: plan.input.set.clone(),
+            items: plan.items.clone(),
             specs: plan.specs.clone(),
             models: plan.ready.iter().map(|model| (model.index, model.label.clone(), model.caller.clone())).collect(),
             records: BTreeMap::new(),
-            runs_override: plan.input.settings.runs,
             today: plan.input.today,
             trace_results: plan.input.settings.trace_results,
             budget: plan.input.budget.clone(),
@@ -185,10 +189,10 @@ impl Progress {
             &mut section,
             &assemble::Inputs {
                 set: &snapshot.set,
+                items: &snapshot.items,
                 specs: &snapshot.specs,
                 models: &models,
                 records: &snapshot.records,
-                runs_override: snapshot.runs_override,
                 today: snapshot.today,
                 trace_results: snapshot.trace_results,
                 cut: assemble::Cut::Interrupted,
@@ -208,8 +212,9 @@ pub(crate) async fn run(
     progress: &Progress,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<EvalsSection, UserError> {
-    let scope = Scope { shard: input.settings.shard.map(|shard| (shard, input.settings.models.len())), only: None };
-    let plan = match Plan::build(input, scope, events)? {
+    let scope =
+        Scope { shard: input.settings.shard.map(|shard| (shard, input.settings.models.len())), ..Scope::default() };
+    let plan = match Plan::build(input, Item::cases(input.set, input.settings.runs), scope, events)? {
         Planned::NotRun(section) => return Ok(*section),
         Planned::Run(plan) => plan,
     };
@@ -217,11 +222,11 @@ pub(crate) async fn run(
     Ok(finish(*plan, executed, events))
 }
 
-/// What ungraded trials left ([`run_ungraded`]): every trial's record by (model index, case
+/// What ungraded trials left ([`run_ungraded`]): every trial's record by (model index, item
 /// index), the models that ran (index, `PROVIDER:MODEL`), and the plan's section (model status,
 /// notes; with `layer1_not_run` set when nothing could run).
 pub(crate) struct Ungraded {
-    /// Records by (model index, case index), trials in order.
+    /// Records by (model index, item index), trials in order.
     pub records: BTreeMap<(usize, usize), Vec<TrialRecord>>,
     /// The models that ran.
     pub models: Vec<(usize, String)>,
@@ -233,17 +238,19 @@ pub(crate) struct Ungraded {
     pub judge: Option<Arc<LiveModel>>,
 }
 
-/// The trials of `input`, planned and run as [`run`]'s (models, tools and their wrappers,
-/// concurrency, budget, cassettes) and graded by the caller on their records. No cache, no
-/// shard: every case runs.
+/// The trials of `items` (a higher layer's: each a case of `input`'s set with what the layer
+/// injects, graded on its outcome), planned and run as [`run`]'s (models, tools and their
+/// wrappers, concurrency, budget, cassettes) and graded by the caller on their records. No
+/// cache, no shard: every item runs.
 ///
 /// # Errors
 /// As [`run`].
 pub(crate) async fn run_ungraded(
     input: &Layer1Input<'_>,
+    items: Vec<Item>,
     events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<Ungraded, UserError> {
-    let plan = match Plan::build(input, Scope::default(), events)? {
+    let plan = match Plan::build(input, items, Scope::default(), events)? {
         Planned::NotRun(section) => {
             return Ok(Ungraded {
                 records: BTreeMap::new(),
@@ -255,6 +262,9 @@ pub(crate) async fn run_ungraded(
         }
         Planned::Run(plan) => plan,
     };
+    // Only layer 2 runs ungraded trials: its notices name it.
+    let mut plan = plan;
+    plan.layer = "layer 2";
     let executed = execute::execute(&plan, &Progress::default(), events).await;
     let models = plan.ready.iter().map(|model| (model.index, model.label.clone())).collect();
     let mut section = plan.section.clone();
@@ -284,36 +294,41 @@ pub(crate) async fn run_ungraded(
 const REPLAYED_DETAIL: &str = "its answers were replayed from cassettes: the model was not called";
 
 /// The confirmation re-run of a tripped gate: a second plan over `input` scoped to the
-/// worsened pairs `pairs` (`(PROVIDER:MODEL, case id)`), each case its own number of trials
-/// again, run with fresh callers on the input's budget, quietly. The section holds the evals of
-/// those pairs only.
+/// worsened pairs `pairs` (`(PROVIDER:MODEL, case id)` → the trials the pair ran in the first
+/// pass), each case its own number of trials again, run with fresh callers on the input's
+/// budget. Its trials, model calls and tool calls go to `events` as the first pass's do,
+/// numbered on after the first pass's trials ([`Scope::numbered_after`]); the planning and the
+/// grading are quiet (the first pass said it all, and the pooled verdict is the report's). The
+/// section holds the evals of those pairs only.
 ///
 /// # Errors
 /// As [`run`].
 pub(crate) async fn confirm(
     input: &Layer1Input<'_>,
-    pairs: &BTreeSet<(String, String)>,
+    pairs: &BTreeMap<(String, String), usize>,
+    events: &(dyn Fn(&RunEvent) + Sync),
 ) -> Result<EvalsSection, UserError> {
     let models = &input.settings.models;
-    let only: BTreeSet<(usize, usize)> = models
+    let numbered_after: BTreeMap<(usize, usize), usize> = models
         .iter()
         .enumerate()
         .flat_map(|(model, label)| {
             let label = label.label();
             input.set.cases.iter().enumerate().filter_map(move |(case, spec)| {
-                pairs.contains(&(label.clone(), spec.id.clone())).then_some((model, case))
+                pairs.get(&(label.clone(), spec.id.clone())).map(|first| ((model, case), *first))
             })
         })
         .collect();
     let quiet = |_: &RunEvent| {};
-    let scope = Scope { shard: None, only: Some(only) };
-    let plan = match Plan::build(input, scope, &quiet)? {
+    let only = numbered_after.keys().copied().collect();
+    let scope = Scope { shard: None, only: Some(only), numbered_after };
+    let plan = match Plan::build(input, Item::cases(input.set, input.settings.runs), scope, &quiet)? {
         Planned::NotRun(section) => return Ok(*section),
         Planned::Run(plan) => plan,
     };
-    let executed = execute::execute(&plan, &Progress::default(), &quiet).await;
+    let executed = execute::execute(&plan, &Progress::default(), events).await;
     let mut section = finish(*plan, executed, &quiet);
-    section.evals.retain(|eval| pairs.contains(&(eval.model.clone(), eval.case.clone())));
+    section.evals.retain(|eval| pairs.contains_key(&(eval.model.clone(), eval.case.clone())));
     Ok(section)
 }
 
@@ -376,10 +391,10 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
         &mut section,
         &assemble::Inputs {
             set: input.set,
+            items: &plan.items,
             specs: &plan.specs,
             models: &ran,
             records: &records,
-            runs_override: input.settings.runs,
             today: input.today,
             trace_results: input.settings.trace_results,
             cut: if cost_stopped { assemble::Cut::CostBudget } else { assemble::Cut::CallCap },
@@ -425,6 +440,9 @@ fn finish(mut plan: Plan<'_>, executed: Executed, events: &(dyn Fn(&RunEvent) + 
 fn cache_notes(cache: &CacheUse, section: &mut EvalsSection, plan: &Plan<'_>, events: &(dyn Fn(&RunEvent) + Sync)) {
     let (settings, set, reused) = (plan.input.settings, plan.input.set, &plan.reused);
     let stored = store_verdicts(cache, section, &plan.keys, settings, set, events);
+    if let Some(moved) = &cache.moved {
+        section.layer1_notes.insert(0, moved.clone());
+    }
     // The workspace this run's cache use was keyed on, for the next run to compare with.
     if let Some(manifest) = cache.manifest.as_ref().filter(|_| stored > 0 || !reused.is_empty()) {
         if let Err(warning) = cache.store.put_manifest(manifest) {
@@ -487,12 +505,12 @@ pub(crate) fn first_replay_miss(section: &EvalsSection) -> Option<RunEvent> {
         .flat_map(|eval| eval.traces.iter().map(move |run| (eval, run)))
         .filter(|(_, run)| run.cause.is_some_and(crate::report::evals::ErrorCause::replay_miss));
     let (eval, run) = missed.next()?;
-    let reason = run.reason.as_deref().unwrap_or("no recording answers this request; record it with --record");
+    let reason = run.error_detail().unwrap_or("no recording answers this request; record it with --record");
     Some(RunEvent::ReplayMiss {
         model: eval.model.clone(),
         case: eval.case.clone(),
         run: run.run,
-        reason: reason.trim_start_matches("error: ").to_owned(),
+        reason: reason.to_owned(),
         count: 1 + missed.count(),
     })
 }

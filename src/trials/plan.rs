@@ -3,6 +3,12 @@
 //! and the embeddings model, the cache keys and the verdicts reused, and the list of trials.
 //! [`super::execute`] runs the plan; [`super::finish`] turns its records into the report.
 //!
+//! A plan runs a list of [`Item`]s: layer 1's are the set's cases as they are ([`Item::cases`]),
+//! graded by their expectations; a layer that injects something into the trials (layer 2) gives
+//! its own ([`Item::injected`]): a case under an injection, graded on its outcome alone. Each
+//! item carries its number of trials, decided here once (`--runs` applied, [`scaled`]): every
+//! later reader — the work, the cache key, the report, layer 2's results — takes it from there.
+//!
 //! A confirmation re-run is a second plan, scoped to the worsened case × model pairs
 //! ([`Scope::only`]), built from the same input.
 
@@ -12,11 +18,11 @@ use std::sync::Arc;
 use super::caller::LiveModel;
 use super::semantic;
 use super::{Layer1Input, no_key_detail};
-use crate::agent::{CaseSpec, ValidateArguments};
+use crate::agent::{ArgumentMismatch, CaseSpec, ValidateArguments};
 use crate::calibration::CalibrationFile;
 use crate::error::{Kind, UserError};
 use crate::events::RunEvent;
-use crate::golden::GoldenSet;
+use crate::golden::{GoldenSet, Injection, Trials};
 use crate::mcp::tools::ToolSurface;
 use crate::providers::ToolSpec;
 use crate::providers::names::{NameRule, ToolNames};
@@ -34,6 +40,11 @@ pub(crate) struct Scope {
     pub shard: Option<(Shard, usize)>,
     /// Only these (model index, case index) pairs, when set.
     pub only: Option<BTreeSet<(usize, usize)>>,
+    /// For a confirmation re-run: the trials each (model index, case index) pair ran in the
+    /// first pass. Its trials' events name them numbered on after those (trial N + 1, …), as the
+    /// report's pooled traces do; the trials keep their own numbers (1, …) everywhere else, so the
+    /// cassette keys do not change.
+    pub numbered_after: BTreeMap<(usize, usize), usize>,
 }
 
 impl Scope {
@@ -42,6 +53,85 @@ impl Scope {
         self.shard.is_none_or(|(shard, models)| shard.contains(case, model, models))
             && self.only.as_ref().is_none_or(|only| only.contains(&(model, case)))
     }
+}
+
+/// How the trials of a plan item are graded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Grading {
+    /// By what the case expects: its calls and their argument matchers (those that need a
+    /// model too), its rubric (the judge). Layer 1's items.
+    Expectations,
+    /// By the trial's outcome alone, which the layer that planned the item decides on the
+    /// records ([`super::run_ungraded`]): none of the case's expectations is read — no
+    /// argument matcher, no rubric judge.
+    Outcome,
+}
+
+/// One item of a plan: a case of the set, as it is or with an injection, under an id and a hash
+/// of its own, with its number of trials and how they are graded. The unit the plan's work, the
+/// records (by model index, item index) and the report are counted in.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Item {
+    /// The case's index in the golden set.
+    pub case: usize,
+    /// The trials' case id (their events, cassette keys and canaries name it).
+    pub id: String,
+    /// `sha256:…` the trials are keyed on (the verdict cache; a payload's canaries).
+    pub hash: String,
+    /// What a layer injects into the trials (its trial wrapper reads it from the trial's site).
+    pub injection: Option<Injection>,
+    /// How the trials are graded.
+    pub grading: Grading,
+    /// How many trials run and how many must pass (`--runs` applied).
+    pub trials: Trials,
+}
+
+impl Item {
+    /// Layer 1's items: each case of `set` as it is, graded by its expectations, `runs`
+    /// (`--runs`) applied. Item `i` is case `i`.
+    pub(crate) fn cases(set: &GoldenSet, runs: Option<u32>) -> Vec<Item> {
+        set.cases
+            .iter()
+            .enumerate()
+            .map(|(index, case)| Item {
+                case: index,
+                id: case.id.clone(),
+                hash: case.hash.clone(),
+                injection: None,
+                grading: Grading::Expectations,
+                trials: scaled(case.trials, runs),
+            })
+            .collect()
+    }
+
+    /// Case `case` of `set` with `injection`, under the `id` and `hash` its layer gives it,
+    /// graded on its outcome; `runs` (`--runs`) applied to the case's trials.
+    pub(crate) fn injected(
+        set: &GoldenSet,
+        case: usize,
+        (id, hash): (String, String),
+        injection: Injection,
+        runs: Option<u32>,
+    ) -> Item {
+        Item {
+            case,
+            id,
+            hash,
+            injection: Some(injection),
+            grading: Grading::Outcome,
+            trials: scaled(set.cases[case].trials, runs),
+        }
+    }
+}
+
+/// A case's trials (`own`) with `--runs N` (`runs`): N trials, a hard case's threshold N and a
+/// soft one's scaled to N, rounded up, at least 1; without it, the case's own. The one place the
+/// number of trials of a case is decided.
+fn scaled(own: Trials, runs: Option<u32>) -> Trials {
+    let Some(runs) = runs.and_then(|runs| usize::try_from(runs).ok()) else { return own };
+    let runs = runs.max(1);
+    let threshold = if own.hard { runs } else { (own.threshold * runs).div_ceil(own.runs).clamp(1, runs) };
+    Trials { runs, threshold, hard: own.hard }
 }
 
 /// One model ready to run.
@@ -59,13 +149,13 @@ pub(crate) struct Ready {
 /// The tools each case offers each model, by (model index, case index).
 pub(crate) type Offered = BTreeMap<(usize, usize), Arc<[ToolSpec]>>;
 
-/// One unit of work: the trials (1-based) of case `case` on model `model` that run one after
+/// One unit of work: the trials (1-based) of item `case` on model `model` that run one after
 /// another — one trial, or every trial of a case with `sequential_runs`.
 #[derive(Debug, Clone)]
 pub(crate) struct Work {
     /// The model's index in the settings.
     pub model: usize,
-    /// The case's index in the golden set.
+    /// The item's index in the plan (for layer 1, the case's index in the golden set).
     pub case: usize,
     /// The trials, in order.
     pub trials: Vec<usize>,
@@ -77,16 +167,19 @@ pub(crate) struct Plan<'a> {
     pub input: &'a Layer1Input<'a>,
     /// The section so far: the golden set, the models and their status, the notes.
     pub section: EvalsSection,
-    /// The cases as the agent loop reads them (set order); `deferred` says why one cannot run.
+    /// What it runs: the items, each with its trials.
+    pub items: Vec<Item>,
+    /// The items' cases as the agent loop reads them (item order); `deferred` says why one
+    /// cannot run.
     pub specs: Vec<CaseSpec>,
     /// The models that can run.
     pub ready: Vec<Ready>,
-    /// The tools each case offers each model, by (model index, case index): one shared list per
+    /// The tools each item offers each model, by (model index, item index): one shared list per
     /// model and distinct set of visible tools ([`shared_lists`]), not a copy per case.
     pub offered: Offered,
     /// The rubric judge, when one can run.
     pub judge: Option<Arc<LiveModel>>,
-    /// Each case's rubric (set order).
+    /// Each item's rubric, when it is graded by one (item order).
     pub rubrics: Vec<Option<judge::Rubric>>,
     /// The judge's calibration file and its shown path (`--judge-calibration`).
     pub calibration: Option<(CalibrationFile, String)>,
@@ -94,14 +187,17 @@ pub(crate) struct Plan<'a> {
     pub semantic: semantic::Semantic,
     /// Arguments checked against each tool's own `inputSchema`.
     pub validators: SchemaValidators,
-    /// The cache key of every pair looked up, by (model index, case index).
+    /// The cache key of every pair looked up, by (model index, item index).
     pub keys: BTreeMap<(usize, usize), crate::cache::CacheKey>,
-    /// The verdicts reused from the cache, by (model index, case index): not run.
+    /// The verdicts reused from the cache, by (model index, item index): not run.
     pub reused: BTreeMap<(usize, usize), EvalResult>,
     /// The pairs covered.
     pub scope: Scope,
     /// Every trial to run, in order (models, then cases, then trials).
     pub work: Vec<Work>,
+    /// The layer whose trials these are, as its notices name it (`layer 1`; `layer 2` when
+    /// layer 2 runs its variants through [`super::run_ungraded`]).
+    pub layer: &'static str,
 }
 
 /// A plan, or the section of a run that cannot start (no model given, none can run).
@@ -113,18 +209,23 @@ pub(crate) enum Planned<'a> {
 }
 
 impl<'a> Plan<'a> {
-    /// Plans the pairs of `scope` over `input`, sending the planning's notices to `events`.
+    /// Plans the `items` × models pairs of `scope` over `input`, sending the planning's
+    /// notices to `events`.
     ///
     /// # Errors
     /// Input errors (exit status 2): a tool name the server does not list, a case that offers
     /// more tools than a provider accepts, an unreadable calibration file.
     pub(crate) fn build(
         input: &'a Layer1Input<'a>,
+        items: Vec<Item>,
         scope: Scope,
         events: &(dyn Fn(&RunEvent) + Sync),
     ) -> Result<Planned<'a>, UserError> {
-        check_tool_names(input.set, input.surface)?;
-        let mut specs: Vec<CaseSpec> = input.set.cases.iter().map(CaseSpec::from_case).collect();
+        check_tool_names(input.set, &items, input.surface)?;
+        let mut specs: Vec<CaseSpec> = items
+            .iter()
+            .map(|item| CaseSpec { id: item.id.clone(), ..CaseSpec::from_case(&input.set.cases[item.case]) })
+            .collect();
         let mut section = first_section(input);
         if input.settings.models.is_empty() {
             section.layer1_not_run = Some("no model was given (--model PROVIDER:MODEL, Action input `models`)".into());
@@ -137,7 +238,13 @@ impl<'a> Plan<'a> {
             return Ok(Planned::NotRun(Box::new(section)));
         }
         let judge = rubric_judge(input, &mut section);
-        let rubrics: Vec<Option<judge::Rubric>> = input.set.cases.iter().map(|case| case.rubric.clone()).collect();
+        let rubrics: Vec<Option<judge::Rubric>> = items
+            .iter()
+            .map(|item| match item.grading {
+                Grading::Expectations => input.set.cases[item.case].rubric.clone(),
+                Grading::Outcome => None,
+            })
+            .collect();
         // Read even when no judge runs, so a bad file is an input error either way.
         let calibration = match &input.settings.judge_calibration {
             Some(path) => Some((crate::calibration::load(path)?, crate::text::shown(path))),
@@ -152,12 +259,13 @@ impl<'a> Plan<'a> {
             }
         }
         let embedder = embeddings_model(input, &mut section);
-        defer_unresolvable(&mut specs, input.set, embedder.is_some(), judge.is_some());
-        matcher_notes(input.set, embedder.as_ref(), judge.as_deref(), &mut section);
+        defer_unresolvable(&mut specs, input.set, &items, embedder.is_some(), judge.is_some());
+        matcher_notes(&graded_cases(input.set, &items), embedder.as_ref(), judge.as_deref(), &mut section);
         let semantic = semantic::Semantic { embedder, judge: judge.clone().map(semantic::ArgumentJudge::new) };
         let mut plan = Plan {
             input,
             section,
+            items,
             specs,
             ready,
             offered,
@@ -170,16 +278,16 @@ impl<'a> Plan<'a> {
             reused: BTreeMap::new(),
             scope,
             work: Vec::new(),
+            layer: "layer 1",
         };
         plan.look_up_verdicts(events);
         plan.work = plan.trials();
         Ok(Planned::Run(Box::new(plan)))
     }
 
-    /// The number of trials of case `case` (its index): `--runs` when given, else the case's
-    /// own ([`crate::golden::Trials::effective`]).
-    pub(crate) fn trials_of(&self, case: usize) -> usize {
-        self.input.set.cases[case].trials.effective(self.input.settings.runs).runs
+    /// The number of trials of item `item` (its index), as the plan decided it.
+    pub(crate) fn trials_of(&self, item: usize) -> usize {
+        self.items[item].trials.runs
     }
 
     /// The cases that can run: not deferred (set order).
@@ -198,11 +306,12 @@ impl<'a> Plan<'a> {
             let Some(def) = input.settings.provider(&input.settings.models[model.index]) else { continue };
             for case_index in self.runnable().filter(|&case_index| self.scope.contains(case_index, model.index)) {
                 let spec = &self.specs[case_index];
-                let case = &input.set.cases[case_index];
+                let item = &self.items[case_index];
+                let case = &input.set.cases[item.case];
                 let tools =
                     crate::cache::tool_fingerprint(input.surface.tools.iter().filter(|tool| spec.sees(&tool.name)));
                 let key = crate::cache::CacheKey::new(&crate::cache::KeyParts {
-                    case_sha256: &case.hash,
+                    case_sha256: &item.hash,
                     tools: &tools,
                     model: &model.label,
                     wire: wire_name(def.api),
@@ -257,10 +366,17 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// Every tool name of the set must be one the server lists.
-fn check_tool_names(set: &GoldenSet, surface: &ToolSurface) -> Result<(), UserError> {
+/// Every tool name of the items' cases must be one the server lists.
+fn check_tool_names(set: &GoldenSet, items: &[Item], surface: &ToolSurface) -> Result<(), UserError> {
     let listed: Vec<&str> = surface.tools.iter().map(|tool| tool.name.as_str()).collect();
-    let unknown = crate::golden::unknown_tools(set, &listed);
+    let named: Vec<crate::golden::NamedTool> = items
+        .iter()
+        .map(|item| &set.cases[item.case])
+        .flat_map(|case| {
+            case.tools.iter().map(|tool| crate::golden::NamedTool { case: case.id.clone(), tool: tool.clone() })
+        })
+        .collect();
+    let unknown = crate::golden::unknown_names(&set.path, &named, &listed);
     if unknown.is_empty() {
         return Ok(());
     }
@@ -563,10 +679,19 @@ fn embeddings_model(input: &Layer1Input<'_>, section: &mut EvalsSection) -> Opti
     }
 }
 
-/// Defers (skips, with the reason) each case whose `embedding` or `judge` matchers need a model
-/// that cannot run.
-fn defer_unresolvable(specs: &mut [CaseSpec], set: &GoldenSet, embedder: bool, judge: bool) {
-    for (spec, case) in specs.iter_mut().zip(&set.cases) {
+/// The cases of the items graded by their expectations (item order).
+fn graded_cases<'s>(set: &'s GoldenSet, items: &[Item]) -> Vec<&'s crate::golden::Case> {
+    items.iter().filter(|item| item.grading == Grading::Expectations).map(|item| &set.cases[item.case]).collect()
+}
+
+/// Defers (skips, with the reason) each item graded by its case's expectations whose `embedding`
+/// or `judge` matchers need a model that cannot run.
+fn defer_unresolvable(specs: &mut [CaseSpec], set: &GoldenSet, items: &[Item], embedder: bool, judge: bool) {
+    for (spec, item) in specs.iter_mut().zip(items) {
+        if item.grading != Grading::Expectations {
+            continue;
+        }
+        let case = &set.cases[item.case];
         let uses = |mode: &str| case.semantic.iter().any(|matcher| matcher.mode == mode);
         if spec.deferred.is_some() {
             continue;
@@ -580,14 +705,15 @@ fn defer_unresolvable(specs: &mut [CaseSpec], set: &GoldenSet, embedder: bool, j
     }
 }
 
-/// The notes on which models grade the set's `embedding` and `judge` matchers, when it has any.
+/// The notes on which models grade the `embedding` and `judge` matchers of `cases`, when they
+/// have any.
 fn matcher_notes(
-    set: &GoldenSet,
+    cases: &[&crate::golden::Case],
     embedder: Option<&semantic::Embedder>,
     judge: Option<&LiveModel>,
     section: &mut EvalsSection,
 ) {
-    let uses_mode = |mode: &str| set.cases.iter().flat_map(|case| &case.semantic).any(|matcher| matcher.mode == mode);
+    let uses_mode = |mode: &str| cases.iter().flat_map(|case| &case.semantic).any(|matcher| matcher.mode == mode);
     if let Some(embedder) = embedder.filter(|_| uses_mode("embedding")) {
         section.layer1_notes.push(format!(
             "`embedding` matchers graded by {} (the cosine of the two texts' embeddings against the matcher's threshold, default {})",
@@ -656,9 +782,9 @@ impl SchemaValidators {
 }
 
 impl ValidateArguments for SchemaValidators {
-    fn validate(&self, tool: &str, arguments: &serde_json::Value) -> Result<(), String> {
+    fn validate(&self, tool: &str, arguments: &serde_json::Value) -> Result<(), ArgumentMismatch> {
         match self.validators.get(tool).map(|validator| validator.validate(arguments)) {
-            Some(Validation::Invalid(problems)) => Err(problems.join("; ")),
+            Some(Validation::Invalid(problems)) => Err(ArgumentMismatch(problems)),
             _ => Ok(()),
         }
     }
@@ -685,6 +811,32 @@ mod tests {
         assert!(!super::is_no_key_notice("layer 1: openai:gpt-4.1-mini: unusable"));
     }
     use super::*;
+
+    #[test]
+    fn runs_given_on_the_command_line_scale_a_soft_threshold_and_set_a_hard_one() {
+        let soft = crate::golden::Trials::new(5, Some(4), false);
+        assert_eq!(scaled(soft, Some(10)), crate::golden::Trials { runs: 10, threshold: 8, hard: false });
+        assert_eq!(scaled(soft, Some(3)).threshold, 3, "rounded up");
+        assert_eq!(scaled(soft, Some(1)).threshold, 1);
+        assert_eq!(scaled(soft, None), soft, "without --runs the case's own");
+        let hard = crate::golden::Trials::new(5, None, true);
+        assert_eq!(scaled(hard, Some(3)), crate::golden::Trials { runs: 3, threshold: 3, hard: true });
+    }
+
+    /// `--runs` on a resolved case: the trials the plan gives scoring (moved from
+    /// `trials::assemble`, which wrote them into the case's JSON before scoring took the typed case,
+    /// then from `golden::Trials`, before the plan decided them).
+    #[test]
+    fn runs_override_scales_a_soft_threshold_and_sets_a_hard_one() {
+        let with_runs = |case: &serde_json::Value, runs| super::scaled(crate::golden::Trials::of_resolved(case), runs);
+        let soft = serde_json::json!({"kind": "soft", "runs": 5, "pass_threshold": 4});
+        let wider = with_runs(&soft, Some(10));
+        assert_eq!((wider.runs, wider.threshold), (10, 8));
+        let hard = serde_json::json!({"kind": "hard", "runs": 5, "pass_threshold": 5});
+        assert_eq!(with_runs(&hard, Some(3)).threshold, 3);
+        assert_eq!(with_runs(&soft, None), crate::golden::Trials::of_resolved(&soft));
+        assert_eq!((with_runs(&soft, None).runs, with_runs(&soft, None).threshold), (5, 4));
+    }
 
     #[test]
     fn cases_that_see_the_same_tools_share_one_list_of_them() {

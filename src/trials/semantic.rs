@@ -183,7 +183,7 @@ impl ArgumentJudge {
         match ModelCaller::call(&observed, turn_key, &request).await {
             Ok(reply) => match semantic::parse_argument_verdict(&reply.completion) {
                 Ok((verdict, reason)) => Resolved::Judged(verdict, reason),
-                Err(reason) => Resolved::Error(reason),
+                Err(reason) => Resolved::Error(reason.to_string()),
             },
             Err(ModelFailure::Provider { error, .. }) => {
                 Resolved::Error(format!("the judge model {} failed: {error}", self.caller.label()))

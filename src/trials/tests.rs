@@ -138,6 +138,7 @@ async fn run_layer1_observed(
         url: fixture.mcp_url.clone(),
         extra_headers: Vec::new(),
         timeout: Duration::from_secs(10),
+        oauth: None,
     });
     let connected =
         era::connect(&target, Redactor::new(vec![CANARY_KEY.into()]), 0).await.expect("demo server reachable");
@@ -393,6 +394,7 @@ async fn an_unchanged_set_is_reused_from_the_cache_with_zero_model_calls_and_one
         server_key: Some(server_key.to_owned()),
         measured_at: "2026-11-30T10:00:00Z".into(),
         manifest: None,
+        moved: None,
     };
     let fixture = fixture(&[]).await;
     let settings = settings(&fixture, &["openai:demo-good"]);
@@ -833,6 +835,7 @@ async fn a_cached_verdict_of_an_embedding_case_is_reused_only_with_the_same_embe
         server_key: None,
         measured_at: "2026-11-30T10:00:00Z".into(),
         manifest: None,
+        moved: None,
     };
     let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
     let model = ScriptedServer::start(region_script("the European Union", 2)).await;
@@ -1110,4 +1113,85 @@ fn the_exit_status_reads_a_trials_typed_cause_never_its_message() {
     let missed = section_of(judge_error_trace("replay_miss", "no recording"));
     assert!(missed.provider_failed());
     assert!(matches!(first_replay_miss(&missed), Some(RunEvent::ReplayMiss { count: 1, .. })));
+}
+
+/// [`confirm`] of `pairs` over the fixture, as layer 1 calls it after a tripped gate, sending
+/// the re-run's events to `events`.
+async fn confirm_observed(
+    fixture: &Fixture,
+    settings: &Layer1Settings,
+    cassettes: Option<Arc<Cassettes>>,
+    pairs: &BTreeMap<(String, String), usize>,
+    events: &(dyn Fn(&crate::events::RunEvent) + Sync),
+) -> Result<EvalsSection, UserError> {
+    let target = Target::Http(HttpSettings {
+        url: fixture.mcp_url.clone(),
+        extra_headers: Vec::new(),
+        timeout: Duration::from_secs(10),
+        oauth: None,
+    });
+    let connected =
+        era::connect(&target, Redactor::new(vec![CANARY_KEY.into()]), 0).await.expect("demo server reachable");
+    let surface = crate::conformance::list_tools_on(&connected).await.expect("tools listed");
+    let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
+    let input = Layer1Input {
+        settings,
+        set: &fixture.set,
+        set_label: "golden.yaml".into(),
+        surface: &surface,
+        tools: &tools,
+        today: chrono::Utc::now().date_naive(),
+        retry: RetryPolicy { attempts: 2, base: Duration::from_millis(1), max_wait: Duration::from_millis(10) },
+        cassettes,
+        cache: None,
+        budget: Arc::new(caller::Budget::new(settings.max_model_calls)),
+        wraps: Vec::new(),
+    };
+    let result = confirm(&input, pairs, events).await;
+    connected.shutdown().await;
+    result
+}
+
+#[tokio::test]
+async fn a_confirmation_re_run_keeps_the_cassette_keys_and_its_events_number_the_trials_on_after_the_first() {
+    use crate::events::RunEvent;
+    use crate::providers::cassette::Mode;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fixture = fixture(&[]).await;
+    let mut settings = settings(&fixture, &["openai:demo-good"]);
+    settings.runs = Some(2);
+    settings.record = true;
+    let cassettes = Arc::new(Cassettes::open(dir.path(), Mode::Record).expect("opened"));
+    run_layer1_full(&fixture, &settings, None, Some(cassettes.clone())).await.expect("ran");
+    cassettes.save().expect("saved");
+
+    // The re-run of `region` after its 2 first trials, replayed: it finds its answers under the
+    // keys the first pass recorded (trials 1 and 2), and its events call its trials 3 and 4.
+    let settings = Layer1Settings { record: false, ..settings };
+    let replay = Arc::new(Cassettes::open(dir.path(), Mode::Replay).expect("opened"));
+    let pairs = BTreeMap::from([(("openai:demo-good".to_owned(), "region".to_owned()), 2)]);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let observe = |event: &RunEvent| seen.lock().expect("lock").push(event.clone());
+    let rerun = confirm_observed(&fixture, &settings, Some(replay), &pairs, &observe).await.expect("ran");
+    let region = eval(&rerun, "region", "openai:demo-good");
+    assert_eq!((region.status, region.passed, region.runs), (EvalStatus::Pass, 2, 2), "{region:?}");
+    let seen = seen.into_inner().expect("lock");
+    let mut started: Vec<usize> = seen
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::TrialStarted { trial, .. } => Some(trial.trial),
+            _ => None,
+        })
+        .collect();
+    started.sort_unstable();
+    assert_eq!(started, [3, 4], "{seen:?}");
+    let calls: Vec<usize> = seen
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::ModelCallFinished { trial, outcome: "answer", .. } => Some(trial.trial),
+            _ => None,
+        })
+        .collect();
+    assert!(calls.len() == 4 && calls.iter().all(|trial| [3, 4].contains(trial)), "two turns a trial: {calls:?}");
+    assert!(!seen.iter().any(|event| matches!(event, RunEvent::CaseGraded { .. })), "the re-run grades nothing aloud");
 }

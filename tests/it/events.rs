@@ -180,3 +180,92 @@ fn the_rubric_judge_s_calls_are_model_calls_of_the_trial_they_judge() {
         assert!(finished > at, "the judge's call {call} comes before its trial's end");
     }
 }
+
+/// Five soft cases of one tool, five trials each; the prompt names the case.
+const FIVE_SIMPLE: &str = r#"version: 1
+defaults: {runs: 5}
+cases:
+  - {id: c0, prompt: "Case c0: give me the short text.", expect_tool: test_simple_text}
+  - {id: c1, prompt: "Case c1: give me the short text.", expect_tool: test_simple_text}
+  - {id: c2, prompt: "Case c2: give me the short text.", expect_tool: test_simple_text}
+  - {id: c3, prompt: "Case c3: give me the short text.", expect_tool: test_simple_text}
+  - {id: c4, prompt: "Case c4: give me the short text.", expect_tool: test_simple_text}
+"#;
+
+/// Issue 40: the trials of the gate's confirmation re-run are in the events file like the first
+/// pass's, numbered on after them as the report's traces are, so every request the model
+/// received is one `model_call_finished` line (a tester counted 41 requests and 23 lines).
+#[test]
+fn a_confirmation_re_run_s_model_calls_are_events_numbered_after_the_first_trials() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use crate::public_reports::{StrictModel, after_a_tool_result, chat_call, prompt, words};
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), FIVE_SIMPLE);
+    let server = DemoServer::start(&[]);
+    let worse = Arc::new(AtomicBool::new(false));
+    let flag = worse.clone();
+    let model = StrictModel::start(move |wire, body| {
+        if after_a_tool_result(wire, body) {
+            return words(wire, "Done.");
+        }
+        let asked = prompt(wire, body);
+        if flag.load(Ordering::SeqCst) && ["c0", "c2", "c4"].iter().any(|case| asked.contains(case)) {
+            return words(wire, "I will not call a tool.");
+        }
+        chat_call(serde_json::json!({"id": "call_1", "type": "function",
+            "function": {"name": "test_simple_text", "arguments": "{}"}}))
+    });
+    let openai = format!("{}/v1", model.url);
+    let common = ["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
+    let green = run_layer1(&common, &both_wires(&openai, &model.url));
+    assert_eq!(green.code(), 0, "{}", green.stderr());
+    let baseline = dir.path().join("green.json");
+    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+
+    // Three cases 5/5 → 0/5: the gate trips and re-runs them to confirm.
+    worse.store(true, Ordering::SeqCst);
+    let before = model.received().len();
+    let events = dir.path().join("events.jsonl");
+    let mut args = common.to_vec();
+    args.extend_from_slice(&[
+        "--baseline",
+        utf8(&baseline),
+        "--fail-on-evals",
+        "regression",
+        "--events",
+        utf8(&events),
+    ]);
+    let gated = run_layer1(&args, &both_wires(&openai, &model.url));
+    assert_eq!(gated.code(), 1, "{}", gated.stderr());
+    let gate = &gated.report()["eval_gate"];
+    assert!(gate["lines"].to_string().contains("confirmed by re-running the 3 worsened"), "{gate}");
+    let requests = model.received().len() - before;
+    assert_eq!(requests, 2 * 10 + 15 + 15, "two cases of two turns, three of one turn, then 15 confirming trials");
+
+    let all = lines(&events);
+    let of = |kind: &'static str| all.iter().filter(move |line| line["kind"] == kind);
+    assert_eq!(of("model_call_finished").count(), requests, "one line per request the model received");
+    assert_eq!(gated.report()["model_calls"].as_u64(), Some(requests as u64));
+    // Each case's trials as the report numbers them: 1–5, then 6–10 for a re-run one.
+    for eval in gated.report()["evals"].as_array().expect("evals") {
+        let case = eval["case"].as_str().expect("a case");
+        let numbers = |kind: &'static str| -> Vec<u64> {
+            let mut numbers: Vec<u64> = of(kind)
+                .filter(|line| line["trial"]["case"] == case)
+                .filter_map(|line| line["trial"]["trial"].as_u64())
+                .collect();
+            numbers.sort_unstable();
+            numbers
+        };
+        let traced: Vec<u64> =
+            eval["traces"].as_array().expect("traces").iter().filter_map(|t| t["run"].as_u64()).collect();
+        let expected: Vec<u64> =
+            if ["c0", "c2", "c4"].contains(&case) { (1..=10).collect() } else { (1..=5).collect() };
+        assert_eq!(traced, expected, "{case}: the report's traces");
+        assert_eq!(numbers("trial_started"), expected, "{case}: trial_started");
+        assert_eq!(numbers("trial_finished"), expected, "{case}: trial_finished");
+    }
+}

@@ -474,3 +474,35 @@ fn execute_needs_a_server_and_an_unreachable_one_is_exit_3() {
     assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
     assert!(logged_calls(&calls).is_empty(), "no call before the names are checked");
 }
+
+/// Issue 40: `golden check FILE --server-url URL` (no `--execute`) says which server it checked
+/// the set's tool names against, how many tools that server lists, and the names it did not find.
+#[test]
+fn check_with_a_server_says_which_server_it_checked_the_tool_names_against_and_the_misses() {
+    let server = DemoServer::start(&[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let found = write_set(
+        dir.path(),
+        "version: 1\ncases:\n  - id: one\n    prompt: \"Give me the short text.\"\n    expect_tool: test_simple_text\n",
+    );
+    let output = golden_check(&[&found, "--server-url", &server.url]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{}", text(&output.stderr));
+    let line = stdout.lines().find(|line| line.starts_with("tool names: ")).unwrap_or_default();
+    assert!(line.contains(&format!("checked against {}", server.url)), "{stdout}");
+    assert!(line.contains("tool(s) listed") && line.contains("every one the set names"), "{stdout}");
+
+    let missing = write_set(
+        dir.path(),
+        "version: 1\ncases:\n  - id: one\n    prompt: \"Give me the short text.\"\n    expect_tool: test_no_such_tool\n",
+    );
+    let output = golden_check(&[&missing, "--server-url", &server.url]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("test_no_such_tool"), "the miss is named: {stderr}");
+    let line = stderr.lines().find(|line| line.starts_with("tool names: ")).unwrap_or_default();
+    assert!(
+        line.contains(&format!("checked against {}", server.url)) && line.contains("1 name(s) the set gives not found"),
+        "{stderr}"
+    );
+}

@@ -242,6 +242,8 @@ fn py_time_over_http() {
                 ("A-2", "not_applicable"),
                 ("A-3", "not_applicable"),
                 ("A-4", "not_applicable"),
+                ("A-5", "not_applicable"),
+                ("A-6", "not_applicable"),
                 ("K-1", "not_applicable"), // no tasks extension
                 ("K-2", "not_applicable"),
                 ("K-3", "not_applicable"),
@@ -446,6 +448,8 @@ fn mcp_proxy_in_front_of_everything() {
                 ("A-2", "not_applicable"),
                 ("A-3", "not_applicable"),
                 ("A-4", "not_applicable"),
+                ("A-5", "not_applicable"),
+                ("A-6", "not_applicable"),
                 ("K-1", "not_applicable"),
                 ("K-2", "not_applicable"),
                 ("K-3", "not_applicable"),

@@ -1142,10 +1142,21 @@ fn cache_key_auto_names_the_paths_that_changed_it_since_the_last_stored_run() {
         "{second}"
     );
     assert!(!second.contains(", cached)"), "nothing reused: {second}");
+    // Issue 40: the summary names the file that moved the key too, not only the log.
+    let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+    assert!(
+        summary.contains("cache key (auto) changed since the last stored run")
+            && summary.contains("`logs/run.log` added"),
+        "the summary names the file that moved the key: {summary}"
+    );
+    let notes = std::fs::read_to_string(out.join("report.json")).expect("report.json");
+    assert!(notes.contains("`logs/run.log` added"), "and report.json's notes: {notes}");
 
     // Unchanged since the run that stored: reused, and nothing new is said.
     let third = run();
     assert!(!third.contains("cache key (auto)"), "{third}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+    assert!(!summary.contains("cache key (auto) changed"), "nothing moved it this time: {summary}");
     assert!(third.contains("pass (2/2, cached)"), "reused: {third}");
 
     // Seven paths move it: five named, the rest counted.

@@ -178,7 +178,11 @@ async fn labels_that_name_what_the_set_or_report_lacks_are_input_errors_with_the
         .iter()
         .map(|problem| {
             let text = problem.to_string();
-            format!("{} | {}", text.rsplit_once("labels.yaml").map_or(text.as_str(), |(_, tail)| tail), problem.hint)
+            format!(
+                "{} | {}",
+                text.rsplit_once("labels.yaml").map_or(text.as_str(), |(_, tail)| tail),
+                problem.hint_text()
+            )
         })
         .collect();
     assert_eq!(

@@ -1,7 +1,10 @@
-//! Authorization (A-1..A-4, Streamable HTTP only): run when the user gave credentials with
-//! `--header 'Authorization: …'`. Authorization is optional in MCP, so an open server is
-//! `not_applicable`, never a failure. Every probe is a `server/discover` or a read-only GET of
-//! the protected-resource metadata; metadata is fetched only from the server's own origin.
+//! Authorization (A-1..A-6, Streamable HTTP only): run when the user gave credentials with
+//! `--header 'Authorization: …'` or the run signed in as a CI client (`--oauth-client-id`).
+//! Authorization is optional in MCP, so an open server is `not_applicable`, never a failure.
+//! Every probe is a `server/discover` or a read-only GET of the protected-resource metadata;
+//! metadata is fetched only from the server's own origin. The probes that need tokens only an
+//! authorization server can mint (A-5: one for another resource; A-6: one that expired) run
+//! with the sign-in alone.
 
 use serde_json::{Value, json};
 
@@ -10,10 +13,15 @@ use crate::conformance::context::Context;
 use crate::conformance::finding::Finding;
 use crate::mcp::client::{Client, Connection};
 use crate::mcp::exchange::{Body, Exchange, Outgoing};
+use crate::mcp::oauth::{Expired, TokenSource};
 
-const IDS: [&str; 4] = ["A-1", "A-2", "A-3", "A-4"];
+const IDS: [&str; 6] = ["A-1", "A-2", "A-3", "A-4", "A-5", "A-6"];
 
-/// A-1..A-4.
+/// The longest an expired token is waited for: the authorization server's tokens must
+/// live at most this long.
+const EXPIRY_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// A-1..A-6.
 pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     let Connection::Http(http) = ctx.modern.connection() else {
         return IDS
@@ -21,7 +29,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
             .map(|id| Finding::not_applicable(id, "an HTTP authorization rule; the server speaks stdio"))
             .collect();
     };
-    let Some(credential) = http.extra_header("authorization").map(str::to_owned) else {
+    let Some(credential) = http.credential() else {
         return IDS
             .iter()
             .map(|id| {
@@ -73,8 +81,88 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
         .with(&query),
         _ => Finding::kept("A-4", format!("the token in the query string was refused: {}", query.describe())),
     });
+    let (other, expired) = tokio::join!(a5(client, http.oauth()), a6(client, http.oauth()));
+    findings.extend([other, expired]);
     findings.extend(metadata_findings(client, &endpoint, &anonymous).await);
     findings
+}
+
+/// a token the authorization server minted for another resource registered for the same
+/// client is refused (RFC 8707 audience binding: otherwise a token for any service of the
+/// client's works here, the confused deputy).
+async fn a5(client: &Client, oauth: Option<&TokenSource>) -> Finding {
+    let Some(oauth) = oauth else {
+        return Finding::not_applicable(
+            "A-5",
+            "needs a token minted for another resource: sign in as a CI client (--oauth-client-id) and name another resource registered for the same client (--oauth-other-resource)",
+        );
+    };
+    let Some(other) = oauth.other_resource() else {
+        return Finding::not_applicable(
+            "A-5",
+            "needs another resource registered for the same client (--oauth-other-resource): an authorization server mints tokens only for resources it knows",
+        );
+    };
+    let token = match oauth.token_for(other).await {
+        Ok(token) => token,
+        Err(error) => {
+            return Finding::not_applicable("A-5", format!("no token for the other resource {other}: {error}"));
+        }
+    };
+    let exchange =
+        client.send(modern("server/discover", json!({})).set("Authorization", &format!("Bearer {token}"))).await;
+    match exchange.status {
+        Some(401) => Finding::kept("A-5", format!("a token minted for {other} got 401")).with(&exchange),
+        _ if exchange.result().is_some() => Finding::broken(
+            "A-5",
+            format!(
+                "a token minted for another resource ({other}) was accepted: the server MUST accept only tokens issued for itself ({}), checking their audience (RFC 8707)",
+                oauth.resource()
+            ),
+        )
+        .with(&exchange),
+        _ => Finding::kept("A-5", format!("a token minted for {other} was refused: {}", exchange.describe())).with(&exchange),
+    }
+}
+
+/// a token of the server's own that has expired is refused. The token is obtained during
+/// the probe and waited out, so the authorization server's tokens must live at most
+/// [`EXPIRY_WAIT`].
+async fn a6(client: &Client, oauth: Option<&TokenSource>) -> Finding {
+    let Some(oauth) = oauth else {
+        return Finding::not_applicable(
+            "A-6",
+            "needs an expired token, which only the authorization server can mint: sign in as a CI client (--oauth-client-id)",
+        );
+    };
+    let token = match oauth.expired_token(EXPIRY_WAIT).await {
+        Expired::Token(token) => token,
+        Expired::TooLong(lifetime) => {
+            let lives = lifetime.map_or_else(
+                || "give no lifetime (`expires_in`)".to_owned(),
+                |lifetime| format!("live {} s", lifetime.as_secs()),
+            );
+            return Finding::not_applicable(
+                "A-6",
+                format!(
+                    "the authorization server's tokens {lives}: longer than the {} s this probe waits for one to expire",
+                    EXPIRY_WAIT.as_secs()
+                ),
+            );
+        }
+        Expired::Refused(error) => return Finding::not_applicable("A-6", format!("no token to wait out: {error}")),
+    };
+    let exchange =
+        client.send(modern("server/discover", json!({})).set("Authorization", &format!("Bearer {token}"))).await;
+    match exchange.status {
+        Some(401) => Finding::kept("A-6", "a token that had expired got 401").with(&exchange),
+        _ if exchange.result().is_some() => {
+            Finding::broken("A-6", "a token that had expired was accepted: the server MUST check a token's expiry")
+                .with(&exchange)
+        }
+        _ => Finding::kept("A-6", format!("a token that had expired was refused: {}", exchange.describe()))
+            .with(&exchange),
+    }
 }
 
 /// A-1 (the protected-resource metadata is discoverable, from `WWW-Authenticate` or a well-known
@@ -173,6 +261,7 @@ pub(crate) async fn without_credentials(client: &Client, endpoint: &str) -> Vec<
         "A-4",
         "needs a valid token to test (pass --header 'Authorization: …'): whether it is refused in the query string",
     ));
+    findings.extend([a5(client, None).await, a6(client, None).await]);
     findings.extend(metadata_findings(client, endpoint, &anonymous).await);
     findings
 }

@@ -220,7 +220,7 @@ fn grade_e9(answers: Vec<(&str, bool, Exchange)>, is_http: bool) -> Finding {
             continue;
         }
         let message = format!("`{method}` without its required param: {}", exchange.describe());
-        if exchange.unreadable().is_some() {
+        if exchange.unreadable_answer().is_some() {
             unread = unread.or(Some((message, exchange)));
             continue;
         }

@@ -209,7 +209,7 @@ async fn h13_removed_methods(ctx: &Context) -> Vec<Finding> {
             continue;
         }
         if let Err(message) = expect::error(&exchange, METHOD_NOT_FOUND, Some(404)) {
-            if exchange.unreadable().is_some() {
+            if exchange.unreadable_answer().is_some() {
                 unread = unread.or(Some((format!("`{method}`: {message}"), exchange)));
                 continue;
             }

@@ -192,6 +192,8 @@ async fn generated_ids_are_stable_for_the_same_conversation() {
 
 #[tokio::test]
 async fn a_conversation_is_sent_back_with_empty_content_and_tool_results() {
+    // A call whose arguments were not JSON goes back as `{}` (issue 41: llama.cpp answers 500 to
+    // a history whose arguments it cannot parse); its tool result says why it was not sent.
     let server =
         ScriptedServer::start(vec![answer(json!({"role": "assistant", "content": "Done."}), "stop", json!({}))]).await;
     let mut unparsable = ToolCall::new("call_0_1", "get_time", json!("{\"zone\": \"CET\""));
@@ -228,7 +230,7 @@ async fn a_conversation_is_sent_back_with_empty_content_and_tool_results() {
                 {"id": "call_abc", "type": "function",
                  "function": {"name": "files_read", "arguments": "{\"path\":\"/etc/hosts\"}"}},
                 {"id": "call_0_1", "type": "function",
-                 "function": {"name": "get_time", "arguments": "{\"zone\": \"CET\""}}
+                 "function": {"name": "get_time", "arguments": "{}"}}
             ]},
             {"role": "tool", "tool_call_id": "call_abc", "content": "127.0.0.1"},
             {"role": "tool", "tool_call_id": "call_0_1", "content": "Error: bad JSON"}
