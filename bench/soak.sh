@@ -13,7 +13,7 @@
 # `test_header_param`, and a negative case. In the first two the demo model calls a tool that
 # failed again (`--on-fault CASE:retry`): a retry that fits the turns, or, in the sequence, one
 # that does not (the trial fails on `max_turns`), so the faults decide some verdicts. The failures are the demo fixtures' seeded draws (hidden `--fail-rate R --seed S` of
-# `demo-server` and `demo-model`, src/demo/faults.rs): keyed on what a request says (tool and
+# `demo-server` and `demo-model`, src/demo/seeded.rs): keyed on what a request says (tool and
 # arguments; first user turn and model turn) and its attempt, so with a prompt per trial they are
 # keyed on (case, trial, call index) and the same under any concurrency. The server fails a call
 # with an `isError` result or a JSON-RPC -32603 error; the model answers 429 (`Retry-After: 0`)

@@ -95,7 +95,7 @@ pub struct DemoModelArgs {
     pub on_payload: Vec<String>,
     /// Answer this share of the requests (0 to 1) with HTTP 429 or 500, drawn from `--seed` per
     /// (first user turn, model turn, attempt): a test fixture (the soak), hidden
-    #[arg(long, value_name = "SHARE", value_parser = demo::faults::parse_rate, hide = true)]
+    #[arg(long, value_name = "SHARE", value_parser = demo::seeded::parse_rate, hide = true)]
     pub fail_rate: Option<f64>,
     /// The seed of `--fail-rate`'s draws (hidden)
     #[arg(long, value_name = "N", default_value_t = 0, hide = true)]
@@ -337,7 +337,7 @@ pub struct DemoArgs {
     pub calls_log: Option<std::path::PathBuf>,
     /// Fail this share of the tools/calls (0 to 1), drawn from `--seed` per (tool, arguments,
     /// attempt): half `isError` results, half -32603 errors; a test fixture (the soak), hidden
-    #[arg(long, value_name = "SHARE", value_parser = demo::faults::parse_rate, hide = true)]
+    #[arg(long, value_name = "SHARE", value_parser = demo::seeded::parse_rate, hide = true)]
     pub fail_rate: Option<f64>,
     /// The seed of `--fail-rate`'s draws (hidden)
     #[arg(long, value_name = "N", default_value_t = 0, hide = true)]
@@ -552,12 +552,12 @@ pub async fn demo_server(args: DemoArgs) -> ExitStatus {
             }
         }
     }
-    let faults = args.fail_rate.map(|rate| Arc::new(demo::faults::Faults::new(rate, args.seed)));
+    let seeded_failures = args.fail_rate.map(|rate| Arc::new(demo::seeded::SeededFailures::new(rate, args.seed)));
     let config = Arc::new(DemoConfig {
         breaks,
         bearer_token: args.require_token.clone(),
         calls_log: args.calls_log.clone(),
-        faults,
+        seeded_failures,
     });
     if args.stdio {
         return match demo::serve_stdio(config).await {
@@ -619,7 +619,7 @@ pub async fn demo_model(args: DemoModelArgs) -> ExitStatus {
     };
     let mut model = demo::model::DemoModel::new(&set, &flaky, &quote, chrono::Utc::now().date_naive());
     model.delay = std::time::Duration::from_millis(args.delay_ms);
-    model.faults = args.fail_rate.map(|rate| demo::faults::Faults::new(rate, args.seed));
+    model.seeded_failures = args.fail_rate.map(|rate| demo::seeded::SeededFailures::new(rate, args.seed));
     for text in &args.on_payload {
         match text.split_once(':') {
             Some((case, "follow")) => {

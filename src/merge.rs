@@ -563,13 +563,14 @@ pub(crate) fn gate_merged(report: &mut RunReport, settings: &crate::settings::Se
     let shards_hash = section.golden_set.as_ref().map(|set| set.sha256.clone());
     let ran_by_shards = |set: &crate::golden::GoldenSet| Some(&set.hash) == shards_hash.as_ref();
     // The set given (`--golden-set`), read once; else the one at the path the shards recorded.
-    let given = settings.golden_set.as_ref().map(|path| crate::golden::load::load(path).ok().filter(ran_by_shards));
+    let given =
+        settings.golden_set.as_ref().map(|given| crate::golden::load::load(given.path()).ok().filter(ran_by_shards));
     let given_is_theirs = matches!(given, None | Some(Some(_)));
     let golden = given.flatten().or_else(|| {
         let recorded = section.golden_set.as_ref().map(|set| std::path::PathBuf::from(&set.path))?;
         crate::golden::load::load(&recorded).ok().filter(ran_by_shards)
     });
-    if let (Some(path), false) = (&settings.golden_set, given_is_theirs) {
+    if let (Some(path), false) = (settings.golden_set.as_ref().map(crate::settings::InputFile::path), given_is_theirs) {
         section.layer1_notes.push(format!(
             "the golden set {} is not the one the shards ran (it does not load, or its hash is not {}): {}",
             path.display(),

@@ -39,7 +39,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What [`decide`] found for a `server-url`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Outcome {
+pub(crate) enum Route {
     /// Not a loopback URL, or not in a container: the URL is used as given.
     Unchanged,
     /// Something listens on the loopback port inside the container: the URL is used as given.
@@ -116,16 +116,16 @@ pub(crate) fn decide(
     in_container: bool,
     listening: impl Fn(u16) -> bool,
     gateway: Option<Ipv4Addr>,
-) -> Outcome {
+) -> Route {
     let Some(port) = loopback_port(url).filter(|_| in_container) else {
-        return Outcome::Unchanged;
+        return Route::Unchanged;
     };
     if listening(port) {
-        return Outcome::ListeningInContainer;
+        return Route::ListeningInContainer;
     }
     match gateway {
-        Some(gateway) => Outcome::Forward(SocketAddrV4::new(gateway, port)),
-        None => Outcome::NoGateway,
+        Some(gateway) => Route::Forward(SocketAddrV4::new(gateway, port)),
+        None => Route::NoGateway,
     }
 }
 
@@ -232,7 +232,7 @@ pub(crate) fn reach(server: &Server, workspace: &Path) -> Reach {
     }
     let gateway = std::fs::read_to_string(ROUTE_TABLE).ok().as_deref().and_then(default_gateway);
     match decide(url, in_container, listening_here, gateway) {
-        Outcome::Forward(to) => match Forward::start(&listen_addresses(url), SocketAddr::V4(to)) {
+        Route::Forward(to) => match Forward::start(&listen_addresses(url), SocketAddr::V4(to)) {
             Ok(forward) => Reach { note: Some(forwarded_note(url, to)), forward: Some(forward) },
             Err(error) => Reach {
                 note: Some(format!(
@@ -243,7 +243,7 @@ pub(crate) fn reach(server: &Server, workspace: &Path) -> Reach {
                 forward: None,
             },
         },
-        Outcome::NoGateway => Reach {
+        Route::NoGateway => Reach {
             note: Some(format!(
                 "server-url {} is a loopback address and nothing listens there in the Action's container, \
                  but the container has no default route to reach the runner's host by: it is used as given",
@@ -251,7 +251,7 @@ pub(crate) fn reach(server: &Server, workspace: &Path) -> Reach {
             )),
             forward: None,
         },
-        Outcome::Unchanged | Outcome::ListeningInContainer => Reach::default(),
+        Route::Unchanged | Route::ListeningInContainer => Reach::default(),
     }
 }
 
@@ -302,11 +302,11 @@ mod tests {
         let gateway = Some(Ipv4Addr::new(172, 18, 0, 1));
         assert_eq!(
             decide("http://127.0.0.1:8000/mcp?x=1", true, |_| false, gateway),
-            Outcome::Forward(SocketAddrV4::new(Ipv4Addr::new(172, 18, 0, 1), 8000))
+            Route::Forward(SocketAddrV4::new(Ipv4Addr::new(172, 18, 0, 1), 8000))
         );
         assert_eq!(
             decide("https://localhost/mcp", true, |_| false, gateway),
-            Outcome::Forward(SocketAddrV4::new(Ipv4Addr::new(172, 18, 0, 1), 443))
+            Route::Forward(SocketAddrV4::new(Ipv4Addr::new(172, 18, 0, 1), 443))
         );
     }
 
@@ -326,13 +326,13 @@ mod tests {
     #[test]
     fn a_url_is_kept_outside_a_container_or_when_the_container_listens_itself() {
         let gateway = Some(Ipv4Addr::new(172, 18, 0, 1));
-        assert_eq!(decide("http://127.0.0.1:8000/mcp", false, |_| false, gateway), Outcome::Unchanged);
+        assert_eq!(decide("http://127.0.0.1:8000/mcp", false, |_| false, gateway), Route::Unchanged);
         assert_eq!(
             decide("http://127.0.0.1:8000/mcp", true, |port| port == 8000, gateway),
-            Outcome::ListeningInContainer
+            Route::ListeningInContainer
         );
-        assert_eq!(decide("http://mcp-server:8000/mcp", true, |_| false, gateway), Outcome::Unchanged);
-        assert_eq!(decide("http://127.0.0.1:8000/mcp", true, |_| false, None), Outcome::NoGateway);
+        assert_eq!(decide("http://mcp-server:8000/mcp", true, |_| false, gateway), Route::Unchanged);
+        assert_eq!(decide("http://127.0.0.1:8000/mcp", true, |_| false, None), Route::NoGateway);
     }
 
     #[test]

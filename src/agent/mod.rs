@@ -6,7 +6,7 @@
 //!
 //! A call is not sent to the server, and the model gets an error result instead, when it names
 //! a tool that was not offered, when its arguments are not JSON or do not satisfy the tool's
-//! original `inputSchema` ([`ArgumentCheck`]), or when the case forbids the tool
+//! original `inputSchema` ([`ValidateArguments`]), or when the case forbids the tool
 //! (`forbid_tools`: destructive tools are never called). A call refused for its arguments is
 //! marked so in the record and in the [`Trace`]: scoring fails the arguments grader on it unless
 //! the model corrected it with a sent call of the same tool. The trial's record keeps every call, the
@@ -53,7 +53,7 @@ pub(crate) struct TurnKey {
     /// The case id.
     pub case: String,
     /// 1-based trial.
-    pub run: u32,
+    pub trial: u32,
     /// 0-based model turn within the trial.
     pub turn: u32,
 }
@@ -98,10 +98,10 @@ pub(crate) trait ModelCaller: Send + Sync {
     ) -> BoxFuture<'a, Result<ModelReply, ModelFailure>>;
 }
 
-/// Checks a call's arguments against the tool's original MCP `inputSchema` before it is sent.
-pub(crate) trait ArgumentCheck: Send + Sync {
+/// Validates a call's arguments against the tool's original MCP `inputSchema` before it is sent.
+pub(crate) trait ValidateArguments: Send + Sync {
     /// `Err` with the reasons when the arguments do not satisfy the schema.
-    fn check(&self, tool: &str, arguments: &Value) -> Result<(), ArgumentMismatch>;
+    fn validate(&self, tool: &str, arguments: &Value) -> Result<(), ArgumentMismatch>;
 }
 
 /// Why a call's arguments do not satisfy the tool's `inputSchema`: each violation (the
@@ -119,7 +119,7 @@ pub(crate) struct TrialContext<'a> {
     /// The tools the model sees (already narrowed to the case's `tools:`).
     pub specs: &'a [ToolSpec],
     /// The argument check.
-    pub arguments: &'a dyn ArgumentCheck,
+    pub arguments: &'a dyn ValidateArguments,
     /// Where the loop reports each model call and tool call.
     pub events: &'a (dyn Fn(&RunEvent) + Sync),
     /// The trial the events name.
@@ -202,7 +202,7 @@ pub(crate) struct CallRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct TrialRecord {
     /// 1-based trial number.
-    pub run: usize,
+    pub trial: usize,
     /// Tool calls in order.
     pub calls: Vec<CallRecord>,
     /// How it ended.
@@ -254,7 +254,7 @@ impl TrialRecord {
     /// counts 0 (they become `None` once a reply reports none), ending `Answer` until another.
     pub(crate) fn new(run: usize) -> Self {
         TrialRecord {
-            run,
+            trial: run,
             calls: Vec::new(),
             ending: TrialEnding::Answer,
             turns: 0,
@@ -395,7 +395,7 @@ async fn ask_model(
 ) -> Result<Completion, TrialEnding> {
     let key = TurnKey {
         case: case.id.clone(),
-        run: u32::try_from(run).unwrap_or(u32::MAX),
+        trial: u32::try_from(run).unwrap_or(u32::MAX),
         turn: u32::try_from(record.turns).unwrap_or(u32::MAX),
     };
     // The model caller's decorator reports the calls it saw end; a call the deadline cut is
@@ -485,7 +485,7 @@ fn refusal(case: &CaseSpec, call: &ToolCall, cut: bool, context: &TrialContext<'
         Some(("the arguments are not a JSON object".to_owned(), true))
     } else if case.forbids(&call.name) {
         Some((format!("`{}` is forbidden in this case (forbid_tools): not called", call.name), false))
-    } else if let Err(reason) = context.arguments.check(&call.name, &call.arguments) {
+    } else if let Err(reason) = context.arguments.validate(&call.name, &call.arguments) {
         Some((format!("the arguments do not satisfy the tool's inputSchema: {reason}"), true))
     } else {
         None

@@ -213,7 +213,7 @@ mod tests {
             tool_choice: crate::providers::ToolChoice::Auto,
         };
         for turn in 0..2 {
-            let _ = model.call(TurnKey { case: "c".into(), run: 2, turn }, &request).await;
+            let _ = model.call(TurnKey { case: "c".into(), trial: 2, turn }, &request).await;
         }
         let seen = seen.into_inner().unwrap();
         assert_eq!(

@@ -52,8 +52,8 @@ impl ToolExecutor for FakeTools {
 
 struct NoEmptyText;
 
-impl ArgumentCheck for NoEmptyText {
-    fn check(&self, tool: &str, arguments: &Value) -> Result<(), ArgumentMismatch> {
+impl ValidateArguments for NoEmptyText {
+    fn validate(&self, tool: &str, arguments: &Value) -> Result<(), ArgumentMismatch> {
         if tool != "echo" || arguments.get("text").is_some_and(Value::is_string) {
             Ok(())
         } else {

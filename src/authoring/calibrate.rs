@@ -124,11 +124,11 @@ async fn calibrate_inner(
         ]);
     };
     let judge_label = judge_model.label();
-    let cassettes = crate::trials::open_cassettes(layer1).map_err(|error| vec![error])?;
+    let cassettes = layer1.open_cassettes().map_err(|error| vec![error])?;
     let def = layer1.provider(&judge_model).ok_or_else(|| {
         vec![UserError::new(Kind::InvalidInput, format!("no provider `{}` is defined", judge_model.provider))]
     })?;
-    let source = match crate::trials::model_source(def, &judge_model, layer1, cassettes.as_ref()) {
+    let source = match layer1.model_source(def, &judge_model, cassettes.as_ref()) {
         Ok(Some(source)) => source,
         Ok(None) => {
             return Err(vec![
@@ -169,7 +169,7 @@ async fn calibrate_inner(
         for sample in 0..samples {
             let key = TurnKey {
                 case: format!("calibrate:{}:{model}", case.id),
-                run: u32::try_from(*run).unwrap_or(u32::MAX),
+                trial: u32::try_from(*run).unwrap_or(u32::MAX),
                 turn: u32::try_from(sample).unwrap_or(u32::MAX),
             };
             match ModelCaller::call(&caller, key, &judge_request).await {

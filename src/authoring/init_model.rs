@@ -28,7 +28,7 @@ use crate::mcp::tools::{ToolSurface, ToolView};
 use crate::providers::cassette::{Cassettes, Mode};
 use crate::providers::schema::{self, ArgumentValidator, Family, Validation};
 use crate::providers::{Completion, CompletionRequest, Message, ProviderError, Sampling, ToolChoice, ToolSpec};
-use crate::settings::layer1::{Api, Layer1Settings, ModelRef};
+use crate::settings::layer1::{Api, CassetteSource, Layer1Settings, ModelRef};
 use crate::trials::caller::{Budget, LiveModel, RetryPolicy};
 
 /// The tool the model must call with its proposal for one tool.
@@ -291,7 +291,7 @@ async fn ask_one(model: &LiveModel, tool: &ToolView, family: Family) -> Result<A
     if tool.name.trim().is_empty() {
         return Ok(Authored::Template { reason: "the tool has no name".into() });
     }
-    let key = TurnKey { case: format!("init:{}", tool.name), run: 1, turn: 0 };
+    let key = TurnKey { case: format!("init:{}", tool.name), trial: 1, turn: 0 };
     match model.call(key, &propose_request(tool, family)).await {
         Ok(reply) => Ok(match read_proposal(&reply.completion, tool) {
             Ok((prompt, args)) => Authored::Model { prompt, args },
@@ -332,7 +332,7 @@ pub(crate) async fn draft(model: &LiveModel, surface: &ToolSurface, family: Fami
     let (negatives, negatives_note) = if tools.is_empty() {
         (Vec::new(), Some("the server lists no tools".to_owned()))
     } else {
-        let key = TurnKey { case: NEGATIVES_KEY.into(), run: 1, turn: 0 };
+        let key = TurnKey { case: NEGATIVES_KEY.into(), trial: 1, turn: 0 };
         match model.call(key, &negatives_request(surface)).await {
             Ok(reply) => match read_negatives(&reply.completion) {
                 Ok(prompts) => (prompts, None),
@@ -380,7 +380,9 @@ pub(crate) fn plan(layer1: &Layer1Settings, model: &ModelRef) -> Result<ModelPla
     })?;
     let cassettes = match &layer1.cassettes {
         None => None,
-        Some(dir) => {
+        // Built-in cassettes (the demo's) are not `golden init`'s: read as `run` reads them.
+        Some(CassetteSource::Builtin(_)) => layer1.open_cassettes()?,
+        Some(CassetteSource::Dir(dir)) => {
             let mode = if layer1.record { Mode::Record } else { Mode::Replay };
             let cassettes = Cassettes::open(dir, mode).map_err(|error| {
                 UserError::new(Kind::InvalidInput, format!("--cassettes: {error}"))
@@ -390,7 +392,7 @@ pub(crate) fn plan(layer1: &Layer1Settings, model: &ModelRef) -> Result<ModelPla
         }
     };
     let variable = def.api_key_env.clone().unwrap_or_default();
-    let source = match crate::trials::model_source(def, model, layer1, cassettes.as_ref()) {
+    let source = match layer1.model_source(def, model, cassettes.as_ref()) {
         Ok(Some(source)) => source,
         Ok(None) => {
             return Err(UserError::new(

@@ -515,13 +515,13 @@ fn missing_field(context: &RequestContext<'_>, field: &str) -> RpcError {
 
 /// The answer to a `tools/call` the seeded faults fail (`--fail-rate`, hidden: the soak's
 /// fixture), or `None` when it goes through. The key is the tool's name and its arguments
-/// (canonical JSON), see [`super::faults`]; half the failures are a tool execution error
+/// (canonical JSON), see [`super::seeded`]; half the failures are a tool execution error
 /// (`isError: true`), half a JSON-RPC internal error (-32603).
 pub(crate) fn seeded_failure(context: &RequestContext<'_>) -> Option<Result<Handled, RpcError>> {
-    let faults = context.state.config().faults.as_ref()?;
+    let seeded = context.state.config().seeded_failures.as_ref()?;
     let name = context.params.get("name").and_then(Value::as_str).unwrap_or_default();
     let arguments = context.params.get("arguments").map(crate::jcs::canonical).unwrap_or_default();
-    let pick = faults.fails(&format!("{name}\u{1f}{arguments}"))?;
+    let pick = seeded.fails(&format!("{name}\u{1f}{arguments}"))?;
     Some(if pick & 1 == 0 {
         Ok(Handled::result(tool_error("The backend failed (a seeded fault of the demo server).")))
     } else {

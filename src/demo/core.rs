@@ -1337,8 +1337,10 @@ mod tests {
 
     #[test]
     fn seeded_faults_fail_tool_calls_alone() {
-        let config =
-            DemoConfig { faults: Some(Arc::new(crate::demo::faults::Faults::new(1.0, 3))), ..DemoConfig::default() };
+        let config = DemoConfig {
+            seeded_failures: Some(Arc::new(crate::demo::seeded::SeededFailures::new(1.0, 3))),
+            ..DemoConfig::default()
+        };
         let server = ServerState::new(Arc::new(config));
         let failures: Vec<Value> = (0..8)
             .map(|n| {

@@ -16,12 +16,12 @@ pub(crate) mod breaks;
 pub(crate) mod catalog;
 pub(crate) mod chaos;
 pub(crate) mod core;
-pub(crate) mod faults;
 pub(crate) mod http;
 pub(crate) mod later;
 pub(crate) mod model;
 pub(crate) mod protocol;
 pub(crate) mod request_state;
+pub(crate) mod seeded;
 pub(crate) mod stdio;
 
 use std::collections::BTreeSet;
@@ -45,8 +45,8 @@ pub(crate) struct DemoConfig {
     /// server (`--calls-log`, hidden).
     pub calls_log: Option<std::path::PathBuf>,
     /// When set, a seeded share of `tools/call`s fail (`--fail-rate`, `--seed`, hidden: the
-    /// soak's fixture, see [`faults`]).
-    pub faults: Option<std::sync::Arc<faults::Faults>>,
+    /// soak's fixture, see [`seeded`]).
+    pub seeded_failures: Option<std::sync::Arc<seeded::SeededFailures>>,
 }
 
 /// The token an `a-*` break makes the demo require.
@@ -64,7 +64,7 @@ impl DemoConfig {
             breaks: breaks.into_iter().map(Into::into).collect(),
             bearer_token: None,
             calls_log: None,
-            faults: None,
+            seeded_failures: None,
         }
     }
 

@@ -65,8 +65,8 @@ pub(crate) struct DemoModel {
     /// case id: `true` follows the payload, `false` refuses it and says so.
     pub on_payload: BTreeMap<String, bool>,
     /// When set, a seeded share of the requests fail with HTTP 429 or 500 (`--fail-rate`,
-    /// `--seed`, hidden: the soak's fixture, see [`super::faults`]).
-    pub faults: Option<super::faults::Faults>,
+    /// `--seed`, hidden: the soak's fixture, see [`super::seeded`]).
+    pub seeded_failures: Option<super::seeded::SeededFailures>,
 }
 
 /// What the demo model does after a failed tool result (`--on-fault CASE:BEHAVIOUR`): the
@@ -165,7 +165,13 @@ impl DemoModel {
                 },
             );
         }
-        DemoModel { cases, delay: Duration::ZERO, on_fault: BTreeMap::new(), on_payload: BTreeMap::new(), faults: None }
+        DemoModel {
+            cases,
+            delay: Duration::ZERO,
+            on_fault: BTreeMap::new(),
+            on_payload: BTreeMap::new(),
+            seeded_failures: None,
+        }
     }
 
     /// The answer to one request body on `wire` (the whole JSON response body), with a usage
@@ -180,16 +186,16 @@ impl DemoModel {
 
     /// The seeded failure of a request (`--fail-rate`), as `(status, body)`, or `None` when it
     /// is answered. The key is the conversation's first user turn and the number of model turns
-    /// before this one (see [`super::faults`]): with a prompt per trial, (case, trial, call
+    /// before this one (see [`super::seeded`]): with a prompt per trial, (case, trial, call
     /// index), and the attempt counted under it. Half the failures are 429 (sent with
     /// `Retry-After: 0`), half 500, each in the wire's error shape.
     pub(crate) fn seeded_failure(&self, wire: Wire, body: &Value) -> Option<(u16, Value)> {
-        let faults = self.faults.as_ref()?;
+        let seeded = self.seeded_failures.as_ref()?;
         let messages = body["messages"].as_array().map_or(&[][..], Vec::as_slice);
         let first_user =
             messages.iter().find(|message| message["role"] == "user").map(|message| user_text(wire, message));
         let turns = messages.iter().filter(|message| message["role"] == "assistant").count();
-        let pick = faults.fails(&format!("{}\u{1f}{turns}", first_user.unwrap_or_default()))?;
+        let pick = seeded.fails(&format!("{}\u{1f}{turns}", first_user.unwrap_or_default()))?;
         let limited = pick & 1 == 0;
         // A transient 500 names its request, as real ones do: the same body twice would be a
         // deterministic error, given up after the second attempt.
@@ -758,7 +764,7 @@ mod tests {
     #[test]
     fn seeded_failures_are_429s_and_500s_in_the_wires_shape_keyed_on_the_conversation() {
         let mut model = model();
-        model.faults = Some(crate::demo::faults::Faults::new(1.0, 5));
+        model.seeded_failures = Some(crate::demo::seeded::SeededFailures::new(1.0, 5));
         let body = openai(json!([{"role": "user", "content": "Echo eu"}]));
         let (status, error) = model.seeded_failure(Wire::OpenAi, &body).expect("a rate of 1 fails everything");
         assert!(status == 429 || status == 500, "{status}");
@@ -778,8 +784,8 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let (mut quiet, mut busy) = (self::model(), self::model());
-        quiet.faults = Some(crate::demo::faults::Faults::new(0.3, 9));
-        busy.faults = Some(crate::demo::faults::Faults::new(0.3, 9));
+        quiet.seeded_failures = Some(crate::demo::seeded::SeededFailures::new(0.3, 9));
+        busy.seeded_failures = Some(crate::demo::seeded::SeededFailures::new(0.3, 9));
         let seen = statuses(&quiet, false);
         assert_eq!(seen, statuses(&busy, true));
         assert!(seen.iter().any(Option::is_some) && seen.iter().any(Option::is_none), "{seen:?}");

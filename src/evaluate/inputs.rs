@@ -7,17 +7,14 @@ use std::path::{Path, PathBuf};
 
 use crate::error::UserError;
 use crate::golden::GoldenSet;
-use crate::settings::{LayersInput, Server, Settings};
-
-use super::demo::{DEMO_PRICES, DEMO_PRICES_PATH};
+use crate::settings::{InputFile, LayersInput, Settings};
 
 /// The layers to run: an explicit list, or `auto` (the default outside the Action): layer 0,
-/// and layer 1 when a golden set or a model is given — or for the demo, which needs neither
-/// (its layer 1 replays recorded cassettes). With only one of the two, layer 1 is asked for but
-/// does not run: the run says which is missing (a notice, and `layer1_not_run`).
+/// and layer 1 when a golden set or a model is given (`--demo` alone has the demo's both: its
+/// layer 1 replays recorded cassettes). With only one of the two, layer 1 is asked for but does
+/// not run: the run says which is missing (a notice, and `layer1_not_run`).
 pub(crate) fn layers_outside_the_action(settings: &Settings) -> Vec<u8> {
     match &settings.layers {
-        LayersInput::Auto if settings.server == Server::Demo && settings.golden_set.is_none() => vec![0, 1],
         LayersInput::Auto if settings.golden_set.is_some() || !settings.layer1.models.is_empty() => vec![0, 1],
         LayersInput::Auto => vec![0],
         LayersInput::Explicit(list) => list.clone(),
@@ -33,7 +30,17 @@ pub(crate) fn load_golden(
     layers: &[u8],
 ) -> Result<Option<GoldenSet>, Vec<crate::golden::Problem>> {
     match &settings.golden_set {
-        Some(path) if layers.contains(&1) || layers.contains(&2) => {
+        // A set built into the binary (the demo's) takes no fault plan: its recordings hold only
+        // its own variants. The plan is still read: a bad file is an input error either way.
+        Some(InputFile::Builtin { path, text }) if layers.contains(&1) || layers.contains(&2) => {
+            if let Some(plan) = &settings.layer1.fault_plan {
+                crate::golden::load::load_fault_plan(plan)?;
+            }
+            let set = crate::golden::load::parse(Path::new(path), text)?;
+            let problems = if layers.contains(&1) { unconfigured_matchers(&set, &settings.layer1) } else { Vec::new() };
+            if problems.is_empty() { Ok(Some(set)) } else { Err(problems) }
+        }
+        Some(InputFile::Path(path)) if layers.contains(&1) || layers.contains(&2) => {
             let mut set = crate::golden::load::load(path)?;
             if let Some(plan) = &settings.layer1.fault_plan {
                 let entries = read_fault_plan(plan, &set)?;
@@ -56,8 +63,8 @@ pub(crate) fn load_golden(
     }
 }
 
-/// Layer 3's price table: the file `--prices` names, else for the demo's own layer 1 the
-/// example table in the binary (`golden/demo-prices.yaml`), else none. With a budget
+/// Layer 3's price table: the file `--prices` names, or for `--demo` without models of one's own
+/// the example table in the binary (`golden/demo-prices.yaml`), or none. With a budget
 /// (`--max-cost-usd`) every model asked must be priced unless `--allow-unpriced`.
 ///
 /// # Errors
@@ -68,9 +75,9 @@ pub(crate) fn load_prices(
     layers: &[u8],
 ) -> Result<Option<crate::telemetry::prices::PriceTable>, Vec<crate::golden::Problem>> {
     let table = match &settings.layer1.price_table {
-        Some(path) => Some(crate::telemetry::prices::load(path)?),
-        None if settings.server == Server::Demo && settings.layer1.models.is_empty() => {
-            Some(crate::telemetry::prices::from_bytes(Path::new(DEMO_PRICES_PATH), DEMO_PRICES.as_bytes())?)
+        Some(InputFile::Path(path)) => Some(crate::telemetry::prices::load(path)?),
+        Some(InputFile::Builtin { path, text }) => {
+            Some(crate::telemetry::prices::from_bytes(Path::new(path), text.as_bytes())?)
         }
         None => None,
     };
@@ -151,7 +158,8 @@ fn read_fault_plan(
 /// nothing is checked when no model can run (none given, no key, no cassettes). Retries and
 /// layer 1's judge are not counted.
 pub(crate) fn layer2_budget(settings: &Settings, layers: &[u8], golden: Option<&GoldenSet>) -> Option<UserError> {
-    let layer1 = &settings.layer1;
+    // Layer 2's own trial settings (the demo's differ from its layer 1's).
+    let layer1 = &settings.layer2;
     let set = golden.filter(|_| layers.contains(&2))?;
     // Only the models that can make a call are counted: none, nothing to check.
     let models = crate::faults::sample::runnable_models(layer1, layer1.cassettes.is_some());
@@ -160,7 +168,8 @@ pub(crate) fn layer2_budget(settings: &Settings, layers: &[u8], golden: Option<&
     }
     let (variants, source) = crate::faults::variants(set);
     let cost = crate::faults::planned(set, &crate::faults::items(set, &variants, layer1.runs), models);
-    let before = if layers.contains(&1) { crate::faults::sample::layer1_at_most(set, layer1, models) } else { 0 };
+    let before =
+        if layers.contains(&1) { crate::faults::sample::layer1_at_most(set, &settings.layer1, models) } else { 0 };
     crate::faults::sample::over_cap(&cost, source, models, before, layer1.max_model_calls)
 }
 

@@ -124,15 +124,13 @@ pub(super) struct LayerPlan {
 }
 
 /// Why a layer of trials (1 or 2) does not run for want of its inputs: no golden set, or no
-/// model (`no_model` is that reason). The demo's own set and model need neither.
+/// model (`no_model` is that reason). With `--demo` alone the settings hold the demo's own.
 pub(super) fn missing_set_or_model(
     settings: &Settings,
     golden: Option<&GoldenSet>,
     no_model: &'static str,
 ) -> Option<&'static str> {
-    if super::demo::demo_layer1(settings, golden) {
-        None
-    } else if golden.is_none() {
+    if golden.is_none() {
         Some("no golden set was given (--golden-set, Action input `golden-set`, config `golden_set`)")
     } else if settings.layer1.models.is_empty() {
         Some(no_model)

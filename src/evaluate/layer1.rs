@@ -1,6 +1,6 @@
-//! Layer 1 on the driver's face: the user's golden set (or the demo's) run on the models over
-//! the open session ([`crate::trials::run`]), then the regression gate and its confirmation
-//! re-runs ([`crate::baseline::run_gate`]).
+//! Layer 1 on the driver's face: the settings' golden set (the user's or the demo's) run on
+//! their models over the open session ([`crate::trials::run`]), then the regression gate and its
+//! confirmation re-runs ([`crate::baseline::run_gate`]).
 
 use chrono::Utc;
 
@@ -12,7 +12,7 @@ use crate::mcp::sync::lock;
 use crate::report::model::CheckResult;
 use crate::settings::Settings;
 
-use super::demo::{demo_inputs, demo_layer1, execute_in_place, in_place_of_layer1};
+use super::keyless::{execute_in_place, in_place_of_layer1};
 use super::layer::{Context, Layer, Parts, Running, Sections};
 use super::limits::Limits;
 use super::{PANIC_FOR_TESTS_VAR, PANIC_IN_LAYER1, RunEvent};
@@ -35,33 +35,13 @@ async fn layer1(
         let layer1_notes = settings.layer1.models_note.clone().into_iter().collect();
         Ok(EvalsSection { layer1_not_run: Some(reason), layer1_notes, ..EvalsSection::default() })
     };
-    // The demo's layer 1: its own golden set, replayed from the cassettes in the binary.
-    let demo = demo_layer1(settings, golden);
-    let demo_set;
-    let mut layer1 = settings.layer1.clone();
-    let mut lowered = None;
-    let (set, cassettes) = if demo {
-        let cassettes;
-        (demo_set, cassettes) = match demo_inputs(&mut layer1, events) {
-            Ok(inputs) => inputs,
-            Err(reason) => return not_run(reason.to_string()),
-        };
-        // The recordings hold the set's own trials: more would be replay misses no one can record.
-        let recorded =
-            demo_set.cases.iter().map(|case| case.trials.runs).min().unwrap_or(crate::golden::DEFAULT_TRIALS);
-        if let Some(runs) = layer1.runs.filter(|runs| *runs as usize > recorded) {
-            let note = format!(
-                "layer 1 (demo): --runs {runs} is lowered to {recorded}: the demo's recordings hold {recorded} trials per case"
-            );
-            events(&RunEvent::Notice { text: note.clone() });
-            lowered = Some(note);
-            layer1.runs = u32::try_from(recorded).ok();
-        }
-        (&demo_set, Some(cassettes))
-    } else {
-        let Some(set) = golden else { return not_run("no golden set was given".into()) };
-        (set, crate::trials::open_cassettes(&layer1)?)
-    };
+    let Some(set) = golden else { return not_run("no golden set was given".into()) };
+    let layer1 = &settings.layer1;
+    // What the settings chose for the user (the demo's set, models and recordings), said first.
+    for text in layer1.notices.iter().chain(&layer1.notes) {
+        events(&RunEvent::Notice { text: text.clone() });
+    }
+    let cassettes = layer1.open_cassettes()?;
     if layer1.record {
         events(&RunEvent::Notice {
             text: "recording: cassettes keep the prompts, the model's answers and the tool results of this run (bounded by nothing): review them before committing".into(),
@@ -71,8 +51,8 @@ async fn layer1(
         Ok(surface) => surface,
         Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
     };
-    limits.measure(&surface, &layer1).await;
-    if let Some(reason) = limits.refuse(set, &surface, &layer1, true) {
+    limits.measure(&surface, layer1).await;
+    if let Some(reason) = limits.refuse(set, &surface, layer1, true) {
         return not_run(reason);
     }
     let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
@@ -86,7 +66,7 @@ async fn layer1(
     // Layer 3 traces layer 1's trials (and a confirmation re-run's).
     let traced = limits.spans.map(|spans| crate::telemetry::traced::Traced { spans, layer: 1 });
     let input = crate::trials::Layer1Input {
-        settings: &layer1,
+        settings: layer1,
         set,
         set_label: match &settings.action {
             Some(action) => crate::text::shown_path(&set.path, Some(&action.github.workspace)),
@@ -97,7 +77,7 @@ async fn layer1(
         today: set.today_at(Utc::now()),
         retry: crate::trials::caller::RetryPolicy::default(),
         cassettes: cassettes.clone(),
-        cache: cache_use(settings, &layer1, set, &measured_at, events),
+        cache: cache_use(settings, layer1, set, &measured_at, events),
         budget: budget.clone(),
         wraps: traced.iter().map(|traced| traced as &dyn crate::agent::wrap::TrialWrap).collect(),
     };
@@ -105,7 +85,7 @@ async fn layer1(
     if in_place_of_layer1(settings, &section, cassettes.is_some()) {
         section.expected_calls = Some(execute_in_place(settings, set, connected, &surface, events).await);
     }
-    section.layer1_notes.extend(lowered);
+    section.layer1_notes.extend(layer1.notes.iter().cloned());
     section.layer1_notes.extend(layer1.models_note.clone());
     if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some_and(|value| value == PANIC_IN_LAYER1) {
         panic!("{PANIC_FOR_TESTS_VAR} is set to {PANIC_IN_LAYER1}");
@@ -115,7 +95,7 @@ async fn layer1(
         // confirmation re-run would replay the same recorded answers, so there is none.
         let replayed = cassettes.is_some() && !layer1.record;
         let confirm =
-            regression_gate(&mut section, &layer1, set, &surface, None, replayed, &measured_at, layer0, events);
+            regression_gate(&mut section, layer1, set, &surface, None, replayed, &measured_at, layer0, events);
         // The gate tripped: re-run only the cases that got worse (each its own runs again), pool
         // them into the evals and decide again.
         if !confirm.is_empty() {
@@ -143,7 +123,7 @@ async fn layer1(
             section.replayed_model_calls = budget.replayed();
             let first = pool_reruns(&mut section, &reruns);
             let confirmed = crate::baseline::apply::Confirmed { first: &first, reruns: &reruns };
-            regression_gate(&mut section, &layer1, set, &surface, Some(confirmed), false, &measured_at, layer0, events);
+            regression_gate(&mut section, layer1, set, &surface, Some(confirmed), false, &measured_at, layer0, events);
         }
     }
     if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
@@ -181,7 +161,7 @@ impl Layer for Layer1 {
         1
     }
 
-    /// Layer 1 runs only with a golden set and a model (the demo's needs neither).
+    /// Layer 1 runs only with a golden set and a model (`--demo` alone: the settings hold the demo's).
     fn plan(&self, settings: &Settings, golden: Option<&GoldenSet>) -> Option<&'static str> {
         super::layer::missing_set_or_model(
             settings,

@@ -1,5 +1,6 @@
 //! Layer 2 on the driver's face: faults and payloads over the open session
-//! ([`crate::faults::run`]), on the user's golden set or the demo's.
+//! ([`crate::faults::run`]), on the settings' golden set (the user's or the demo's) and their
+//! layer-2 settings.
 
 use chrono::Utc;
 
@@ -11,12 +12,11 @@ use crate::settings::Settings;
 use crate::telemetry::budget::CostLimit;
 
 use super::RunEvent;
-use super::demo::{demo_inputs, demo_layer1};
 use super::layer::{Context, Layer, Parts, Running, Sections};
 use super::layer1::save_cassettes;
 use super::limits::Limits;
 
-/// Runs layer 2 over the open session ([`crate::faults::run`]): the user's golden set and models,
+/// Runs layer 2 over the open session ([`crate::faults::run`]): the golden set and `settings.layer2`,
 /// a budget of what `--max-model-calls` leaves after layer 1's `spent` calls, and (with
 /// `after_layer1`, layer 1 ran first) a share of the cap planned as the cap less layer 1's most.
 async fn layer2(
@@ -33,27 +33,13 @@ async fn layer2(
         let resilience = ResilienceSection { not_run: Some(reason), ..ResilienceSection::default() };
         Ok(crate::faults::Layer2 { resilience, security: None })
     };
-    // The demo's layer 2: its own golden set's entries, replayed from the cassettes in the binary.
-    let demo_set;
-    let mut demo_settings;
-    let (set, layer1, cassettes) = if demo_layer1(settings, golden) {
-        demo_settings = settings.layer1.clone();
-        let cassettes;
-        (demo_set, cassettes) = match demo_inputs(&mut demo_settings, &|_: &RunEvent| {}) {
-            Ok(inputs) => inputs,
-            Err(reason) => return not_run(reason.to_string()),
-        };
-        demo_settings.runs = None;
-        // The demo's recordings hold no layer-2 judge calls: its outcomes are code's.
-        demo_settings.judge_model = None;
-        events(&RunEvent::Notice {
-            text: "layer 2 (demo): golden/demo.yaml's faults and payloads replayed from cassettes recorded from the demo model — no key, no network".into(),
-        });
-        (&demo_set, &demo_settings, Some(cassettes))
-    } else {
-        let Some(set) = golden else { return not_run("no golden set was given".into()) };
-        (set, &settings.layer1, crate::trials::open_cassettes(&settings.layer1)?)
-    };
+    let Some(set) = golden else { return not_run("no golden set was given".into()) };
+    let trials = &settings.layer2;
+    // What the settings chose for the user (the demo's set, models and recordings), said first.
+    for text in trials.notices.iter().chain(&trials.notes) {
+        events(&RunEvent::Notice { text: text.clone() });
+    }
+    let cassettes = trials.open_cassettes()?;
     if limits.cost.as_deref().is_some_and(CostLimit::stopped) {
         return not_run("the cost budget (--max-cost-usd) stopped the run before layer 2".into());
     }
@@ -61,15 +47,15 @@ async fn layer2(
         Ok(surface) => surface,
         Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
     };
-    limits.measure(&surface, layer1).await;
-    if let Some(reason) = limits.refuse(set, &surface, layer1, false) {
+    limits.measure(&surface, trials).await;
+    if let Some(reason) = limits.refuse(set, &surface, trials, false) {
         return not_run(reason);
     }
     let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
     // Layer 3 traces layer 2's trials.
     let traced = limits.spans.map(|spans| crate::telemetry::traced::Traced { spans, layer: 2 });
     let input = crate::trials::Layer1Input {
-        settings: layer1,
+        settings: trials,
         set,
         set_label: match &settings.action {
             Some(action) => crate::text::shown_path(&set.path, Some(&action.github.workspace)),
@@ -82,21 +68,21 @@ async fn layer2(
         cassettes: cassettes.clone(),
         cache: None,
         budget: std::sync::Arc::new(crate::trials::caller::Budget::with_cost(
-            layer1.max_model_calls.saturating_sub(spent),
+            trials.max_model_calls.saturating_sub(spent),
             limits.cost.clone(),
         )),
         wraps: traced.iter().map(|traced| traced as &dyn crate::agent::wrap::TrialWrap).collect(),
     };
-    let models = crate::faults::sample::runnable_models(layer1, cassettes.is_some() || layer1.cassettes.is_some());
+    let models = crate::faults::sample::runnable_models(trials, cassettes.is_some() || trials.cassettes.is_some());
     let share = crate::faults::Share {
-        allowance: crate::faults::sample::share(set, layer1, models, after_layer1),
+        allowance: crate::faults::sample::share(set, trials, models, after_layer1),
         after_layer1,
     };
     let call_timeout_ms = u64::try_from(settings.timeout.as_millis()).unwrap_or(u64::MAX);
     let ran = crate::faults::run(&input, share, call_timeout_ms, events).await;
     // Recorded as layer 1's are: the files layer 1 wrote were read back when they were opened
     // again here, so saving keeps both.
-    if let Some(cassettes) = cassettes.filter(|_| layer1.record) {
+    if let Some(cassettes) = cassettes.filter(|_| trials.record) {
         save_cassettes(&cassettes, " (layer 2)", limits.cassettes_failed, events);
     }
     ran
@@ -114,9 +100,7 @@ impl Layer for Layer2 {
     /// sharded.
     fn plan(&self, settings: &Settings, golden: Option<&GoldenSet>) -> Option<&'static str> {
         let no_model = "no model was given (--model PROVIDER:MODEL, Action input `models`, config `models`)";
-        if demo_layer1(settings, golden) {
-            None
-        } else if let Some(missing) = super::layer::missing_set_or_model(settings, golden, no_model) {
+        if let Some(missing) = super::layer::missing_set_or_model(settings, golden, no_model) {
             Some(missing)
         } else if settings.layer1.shard.is_some() {
             Some(

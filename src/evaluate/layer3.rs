@@ -4,7 +4,6 @@
 //! that reached the server, it gives its section ([`crate::telemetry::section_run`]), compared
 //! with the stored baseline ([`crate::baseline::apply::layer3`]).
 
-use std::path::Path;
 use std::sync::Mutex;
 
 use crate::golden::GoldenSet;
@@ -17,7 +16,6 @@ use crate::telemetry::trace::Spans;
 use crate::telemetry::{Collector, prices::PriceTable};
 
 use super::RunEvent;
-use super::demo::{DEMO_GOLDEN_SET, demo_layer1};
 use super::layer::Sink;
 use super::limits::Footprint;
 
@@ -98,12 +96,7 @@ impl Layer3 {
         if after.layer2_dropped {
             collector.forget_layer(2);
         }
-        // The demo's layers 1 and 2 run its own set.
-        let demo_set = demo_layer1(settings, after.golden)
-            .then(|| crate::golden::load::parse(Path::new("golden/demo.yaml"), DEMO_GOLDEN_SET).ok())
-            .flatten();
-        let mut section =
-            section_run::layer3(collector, report, demo_set.as_ref().or(after.golden), after.prices, after.layers);
+        let mut section = section_run::layer3(collector, report, after.golden, after.prices, after.layers);
         if let Some(why) = &section.not_run {
             report.layers.retain(|layer| *layer != 3);
             events(&RunEvent::Notice { text: format!("layer 3 did not run: {why}") });

@@ -53,21 +53,7 @@ impl Limits<'_> {
             })
             .collect();
         // With `--count-tokens`, each Anthropic model is counted by its provider, in turn.
-        let counted = layer1
-            .models
-            .iter()
-            .filter(|_| layer1.count_tokens)
-            .filter_map(|model| {
-                let def = layer1.providers.iter().find(|def| def.id == model.provider && def.api == Api::Anthropic)?;
-                let config = crate::providers::EndpointConfig {
-                    base_url: def.base_url.clone(),
-                    api_key: def.api_key.clone(),
-                    model: model.model.clone(),
-                    timeout: std::time::Duration::from_secs(30),
-                };
-                Some((model.label(), config))
-            })
-            .collect();
+        let counted = layer1.token_counters();
         let measured = crate::telemetry::run_limits::measure_footprint(&surface.tools, &asked, counted).await;
         *crate::mcp::sync::lock(slot) = measured;
     }

@@ -8,12 +8,13 @@
 //! [`crate::verdict`] decide the verdict and the exit status ([`finish`]).
 //!
 //! Progress is a [`RunEvent`] stream ([`crate::events`]); signals are in [`signals`]. What is read
-//! before connecting is in [`inputs`]; the demo's substitution in [`demo`].
+//! before connecting is in [`inputs`]; the Action's keyless run in [`keyless`]. The demo's set,
+//! models and cassettes are the settings' own ([`crate::settings::demo`]).
 
 mod assemble;
-mod demo;
 mod finish;
 mod inputs;
+mod keyless;
 mod layer;
 mod layer0;
 mod layer1;

@@ -54,8 +54,8 @@ pub(crate) fn result(
     let mut counts = AttackCounts::default();
     let mut traces = Vec::new();
     for record in records {
-        let canary = crate::agent::inject::canary(variant.hash, &payload.id, record.run);
-        let decided = judged.get(&record.run).cloned().or_else(|| trial_outcome(record, payload, &canary));
+        let canary = crate::agent::inject::canary(variant.hash, &payload.id, record.trial);
+        let decided = judged.get(&record.trial).cloned().or_else(|| trial_outcome(record, payload, &canary));
         let (name, reason) = match decided {
             Some((outcome, reason)) => {
                 *match outcome {
@@ -72,7 +72,7 @@ pub(crate) fn result(
             }
         };
         traces.push(PayloadTrace {
-            trial: record.run,
+            trial: record.trial,
             outcome: name,
             reason,
             canary,

@@ -65,15 +65,16 @@ const FORMAT: u32 = 2;
 /// The version of the key recipe (the `v` field of a canonical request).
 const KEY_VERSION: u32 = 1;
 
-/// Which call of an evaluation this is: the golden case, the run (1-based, one per repetition,
-/// as the runner numbers it) and the turn (0-based, one per model call within the run).
+/// Which call of an evaluation this is: the golden case, the trial (1-based, as the runner
+/// numbers it; `run` in a cassette file) and the turn (0-based, one per model call within the
+/// trial).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct CallKey {
     /// The golden case's id.
     pub case: String,
-    /// The run of the case.
-    pub run: u32,
-    /// The model call within the run.
+    /// The trial of the case.
+    pub trial: u32,
+    /// The model call within the trial.
     pub turn: u32,
 }
 
@@ -127,7 +128,7 @@ pub(crate) enum CassetteError {
     },
     /// Replay found no recording of this request.
     #[error(
-        "model {model}, case {case:?}, trial {run}, turn {turn}: no recording matches this request; {}",
+        "model {model}, case {case:?}, trial {trial}, turn {turn}: no recording matches this request; {}",
         miss_hint(.nearest.as_deref())
     )]
     Miss {
@@ -135,8 +136,8 @@ pub(crate) enum CassetteError {
         model: String,
         /// The golden case.
         case: String,
-        /// The run.
-        run: u32,
+        /// The trial.
+        trial: u32,
         /// The turn.
         turn: u32,
         /// When a recording exists for the same case, run and turn: how its request differs
@@ -391,7 +392,7 @@ impl Cassettes {
     fn replay(&self, model: &str, key: &CallKey, hash: &str, canonical: &Value) -> Result<Replayed, CassetteError> {
         let state = sync::lock(&self.state);
         let stored =
-            state.tapes.get(model).and_then(|tape| tape.interactions.get(&(key.case.clone(), key.run, key.turn)));
+            state.tapes.get(model).and_then(|tape| tape.interactions.get(&(key.case.clone(), key.trial, key.turn)));
         match stored {
             Some(interaction) if interaction.key == hash => {
                 Ok(Replayed { completion: interaction.response.clone(), result_changed: false })
@@ -402,7 +403,7 @@ impl Cassettes {
             other => Err(CassetteError::Miss {
                 model: model.to_owned(),
                 case: key.case.clone(),
-                run: key.run,
+                trial: key.trial,
                 turn: key.turn,
                 nearest: other.map(|interaction| difference(&interaction.request, canonical)),
             }),
@@ -416,12 +417,12 @@ impl Cassettes {
         let tape = state.tapes.entry(model.to_owned()).or_default();
         // The first call of a run recorded in this session replaces every turn recorded for that
         // run before: a run that now takes fewer turns leaves no stale ones behind.
-        if state.rerecorded.insert((model.to_owned(), key.case.clone(), key.run)) {
-            tape.interactions.retain(|(case, run, _), _| !(*case == key.case && *run == key.run));
+        if state.rerecorded.insert((model.to_owned(), key.case.clone(), key.trial)) {
+            tape.interactions.retain(|(case, run, _), _| !(*case == key.case && *run == key.trial));
         }
         tape.recorded = true;
         tape.interactions.insert(
-            (key.case.clone(), key.run, key.turn),
+            (key.case.clone(), key.trial, key.turn),
             Interaction {
                 key: hash,
                 model_key: model_key(&request),
@@ -524,7 +525,7 @@ pub(crate) fn canonical_request(model: &str, key: &CallKey, request: &Completion
         "sampling": {"temperature": sampling.temperature, "top_p": sampling.top_p,
                      "max_output_tokens": sampling.max_output_tokens},
         "case": key.case,
-        "run": key.run,
+        "run": key.trial,
         "turn": key.turn,
     })
 }
@@ -676,7 +677,9 @@ struct InteractionForm {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     model_key: Option<String>,
     case: String,
-    run: u32,
+    /// The trial, `run` in the file.
+    #[serde(rename = "run")]
+    trial: u32,
     turn: u32,
     request: Value,
     response: ResponseForm,
@@ -859,7 +862,8 @@ fn parse(path: &Path, text: &str) -> Result<(String, Tape), CassetteError> {
     }
     let mut interactions = BTreeMap::new();
     for (index, stored) in file.interactions.into_iter().enumerate() {
-        let at = format!("interactions[{index}] (case {:?}, trial {}, turn {})", stored.case, stored.run, stored.turn);
+        let at =
+            format!("interactions[{index}] (case {:?}, trial {}, turn {})", stored.case, stored.trial, stored.turn);
         if jcs::hash(&stored.request) != stored.key {
             return Err(corrupt(format!("{at}: its key is not the hash of its request (edited by hand?)")));
         }
@@ -877,7 +881,7 @@ fn parse(path: &Path, text: &str) -> Result<(String, Tape), CassetteError> {
             response: completion_from_form(stored.response),
             recorded_at: stored.recorded_at,
         };
-        if interactions.insert((stored.case, stored.run, stored.turn), interaction).is_some() {
+        if interactions.insert((stored.case, stored.trial, stored.turn), interaction).is_some() {
             return Err(corrupt(format!("{at}: a second recording of this case, trial and turn")));
         }
     }
@@ -905,7 +909,7 @@ fn render(label: &str, tape: &Tape) -> Result<String, std::io::Error> {
                 key: interaction.key.clone(),
                 model_key: Some(interaction.model_key.clone()),
                 case: case.clone(),
-                run: *run,
+                trial: *run,
                 turn: *turn,
                 request: interaction.request.clone(),
                 response: response_form(&interaction.response),

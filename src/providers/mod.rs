@@ -9,6 +9,8 @@
 //! - [`anthropic`]: the Anthropic Messages API;
 //! - [`cassette`]: recorded exchanges, replayed instead of a live model (and `--record`);
 //! - [`embeddings`]: OpenAI-compatible `/embeddings`, for the `embedding` argument matcher;
+//! - [`source`]: where a model's answers come from (live, recording, replaying), as the settings
+//!   build it;
 //! - [`schema`]: tool input schemas as each provider accepts them, and the model's arguments
 //!   validated against the original.
 //!
@@ -20,6 +22,7 @@ pub(crate) mod embeddings;
 pub(crate) mod names;
 pub(crate) mod openai;
 pub(crate) mod schema;
+pub(crate) mod source;
 mod wire;
 
 #[cfg(test)]

@@ -112,7 +112,7 @@ pub(crate) fn check_arg(
         (Some(semantic_mode), Some(actual)) => {
             let key = SemanticKey::new(semantic_mode, name, matcher, actual);
             if semantic_mode == SemanticMode::Embedding && key.actual.trim().is_empty() {
-                Outcome::Fail(format!("the value is empty: nothing to compare with {}", quoted(&key.expected)))
+                Conclusion::Fail(format!("the value is empty: nothing to compare with {}", quoted(&key.expected)))
             } else {
                 model_graded(&key, matcher, semantic.get(&key))
             }
@@ -120,15 +120,15 @@ pub(crate) fn check_arg(
         _ => evaluate(&mode, matcher, actual, today),
     };
     let (verdict, reason) = match outcome {
-        Outcome::Pass(why) => (Verdict::Pass, why),
-        Outcome::Fail(why) => (Verdict::Fail, format!("`{name}`: {why}")),
-        Outcome::Error(why) => (Verdict::Error, format!("`{name}`: {why}")),
+        Conclusion::Pass(why) => (Verdict::Pass, why),
+        Conclusion::Fail(why) => (Verdict::Fail, format!("`{name}`: {why}")),
+        Conclusion::Error(why) => (Verdict::Error, format!("`{name}`: {why}")),
     };
     ArgCheck { name: name.to_owned(), mode, verdict, reason }
 }
 
 /// What a matcher concluded, with its explanation.
-enum Outcome {
+enum Conclusion {
     Pass(String),
     Fail(String),
     Error(String),
@@ -136,33 +136,33 @@ enum Outcome {
 
 /// An `embedding` or `judge` check from what the model said of it (`None`: nothing was
 /// resolved for it, an error).
-fn model_graded(key: &SemanticKey, matcher: &Matcher, resolved: Option<&Resolved>) -> Outcome {
+fn model_graded(key: &SemanticKey, matcher: &Matcher, resolved: Option<&Resolved>) -> Conclusion {
     let (expected, actual) = (quoted(&key.expected), quoted(&key.actual));
     match resolved {
-        None => Outcome::Error(format!(
+        None => Conclusion::Error(format!(
             "`{}` could not be graded: no model answer was resolved for {actual}",
             key.mode.name()
         )),
         Some(Resolved::Error(why) | Resolved::Missed(why)) => {
-            Outcome::Error(format!("`{}` could not be graded: {why}", key.mode.name()))
+            Conclusion::Error(format!("`{}` could not be graded: {why}", key.mode.name()))
         }
         Some(Resolved::Cosine(cosine)) => {
             let threshold = matcher.threshold.unwrap_or(EMBEDDING_THRESHOLD);
             if *cosine >= threshold {
-                Outcome::Pass(format!("embedding: cosine {cosine:.3} ≥ {threshold} between {actual} and {expected}"))
+                Conclusion::Pass(format!("embedding: cosine {cosine:.3} ≥ {threshold} between {actual} and {expected}"))
             } else {
-                Outcome::Fail(format!(
+                Conclusion::Fail(format!(
                     "{actual} is not close enough in meaning to {expected}: cosine {cosine:.3}, below the threshold {threshold}"
                 ))
             }
         }
         Some(Resolved::Judged(JudgeVerdict::Pass, why)) => {
-            Outcome::Pass(format!("judge: {actual} satisfies {expected} ({why})"))
+            Conclusion::Pass(format!("judge: {actual} satisfies {expected} ({why})"))
         }
         Some(Resolved::Judged(JudgeVerdict::Fail, why)) => {
-            Outcome::Fail(format!("the judge says {actual} does not satisfy {expected}: {why}"))
+            Conclusion::Fail(format!("the judge says {actual} does not satisfy {expected}: {why}"))
         }
-        Some(Resolved::Judged(JudgeVerdict::Unknown, why)) => Outcome::Fail(format!(
+        Some(Resolved::Judged(JudgeVerdict::Unknown, why)) => Conclusion::Fail(format!(
             "the judge could not tell whether {actual} satisfies {expected} (graded as a failure): {why}"
         )),
     }
@@ -173,24 +173,24 @@ fn quoted(text: &str) -> String {
     short(&Value::String(text.to_owned()))
 }
 
-fn evaluate(mode: &str, matcher: &Matcher, actual: Option<&Value>, today: NaiveDate) -> Outcome {
+fn evaluate(mode: &str, matcher: &Matcher, actual: Option<&Value>, today: NaiveDate) -> Conclusion {
     match mode {
         "present" => {
             return match actual {
-                Some(_) => Outcome::Pass("present".into()),
-                None => Outcome::Fail("missing (the case expects it to be present)".into()),
+                Some(_) => Conclusion::Pass("present".into()),
+                None => Conclusion::Fail("missing (the case expects it to be present)".into()),
             };
         }
         "absent" => {
             return match actual {
-                None => Outcome::Pass("absent".into()),
-                Some(value) => Outcome::Fail(format!("expected no such argument, got {}", short(value))),
+                None => Conclusion::Pass("absent".into()),
+                Some(value) => Conclusion::Fail(format!("expected no such argument, got {}", short(value))),
             };
         }
         _ => {}
     }
     let Some(actual) = actual else {
-        return Outcome::Fail("missing: the call does not have this argument".into());
+        return Conclusion::Fail("missing: the call does not have this argument".into());
     };
     let value = matcher.value.as_ref().unwrap_or(&Value::Null);
     // A bare value under `defaults.arg_match: regex | one_of | set` is the pattern or the list.
@@ -215,8 +215,8 @@ fn evaluate(mode: &str, matcher: &Matcher, actual: Option<&Value>, today: NaiveD
         other => Err(Mismatch(format!("unknown matcher `{other}`"))),
     };
     match result {
-        Ok(()) => Outcome::Pass(format!("{mode}: {}", short(actual))),
-        Err(why) => Outcome::Fail(why.0),
+        Ok(()) => Conclusion::Pass(format!("{mode}: {}", short(actual))),
+        Err(why) => Conclusion::Fail(why.0),
     }
 }
 

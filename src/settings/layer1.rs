@@ -21,6 +21,15 @@ pub(crate) enum Api {
     Replay,
 }
 
+/// Where cassettes are read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CassetteSource {
+    /// A directory (`--cassettes DIR`), recorded into with `--record`.
+    Dir(PathBuf),
+    /// Files built into the binary (the demo's): name and text, replayed only.
+    Builtin(&'static [(&'static str, &'static str)]),
+}
+
 /// One provider endpoint: a built-in one or an entry of the config file's `providers:`.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct ProviderDef {
@@ -100,8 +109,9 @@ pub(crate) struct Layer1Settings {
     pub concurrency: usize,
     /// `--max-model-calls`: the hard cap on model calls.
     pub max_model_calls: u64,
-    /// `--cassettes DIR`: replay provider exchanges from here (and record with `record`).
-    pub cassettes: Option<PathBuf>,
+    /// `--cassettes DIR`: replay provider exchanges from here (and record with `record`); or the
+    /// demo's, built into the binary.
+    pub cassettes: Option<CassetteSource>,
     /// `--record`: call the real provider and write what it answered into `cassettes`.
     pub record: bool,
     /// `--replay-match`: how replay matches a recording.
@@ -136,8 +146,9 @@ pub(crate) struct Layer1Settings {
     pub judge_calibration: Option<PathBuf>,
     /// Layer 2's fault plan (`--fault-plan`), read with the golden set.
     pub fault_plan: Option<PathBuf>,
-    /// Layer 3's price table (`--prices`), read before any connection.
-    pub price_table: Option<PathBuf>,
+    /// Layer 3's price table (`--prices`, or the demo's example table), read before any
+    /// connection.
+    pub price_table: Option<super::InputFile>,
     /// `--max-cost-usd`: the most the model calls may cost, USD (`None`: no budget).
     pub max_cost_usd: Option<f64>,
     /// `--allow-unpriced`: a budget may start with models the price table does not price.
@@ -150,6 +161,12 @@ pub(crate) struct Layer1Settings {
     /// `--embedding-model`: the model whose `/embeddings` grade `embedding` argument matchers
     /// (a provider of the OpenAI wire).
     pub embedding_model: Option<ModelRef>,
+    /// What the layer says as it starts, when the settings chose for the user (the demo's set,
+    /// models and recordings; the settings it then ignores).
+    pub notices: Vec<String>,
+    /// What the layer says as it starts and keeps in its notes (the demo's `--runs` lowered to
+    /// what its recordings hold).
+    pub notes: Vec<String>,
     /// `--confirm`: when the gate trips, re-run the worsened cases (5 more runs each) and decide
     /// again (default true).
     pub confirm: bool,
@@ -267,6 +284,8 @@ impl Default for Layer1Settings {
             count_tokens: false,
             embedding_model: None,
             max_drop: DEFAULT_MAX_DROP,
+            notices: Vec::new(),
+            notes: Vec::new(),
             confirm: true,
         }
     }

@@ -90,7 +90,7 @@ pub(super) fn resolve(
         concurrency: limits.concurrency,
         max_model_calls: limits.max_model_calls,
         record: flags.record && cassettes.is_some(),
-        cassettes,
+        cassettes: cassettes.map(super::layer1::CassetteSource::Dir),
         replay_match: replay_match(sources, problems),
         trace_results,
         cache_dir: store.cache_dir,
@@ -112,11 +112,13 @@ pub(super) fn resolve(
         confirm,
         shard,
         fault_plan,
-        price_table: spending.price_table,
+        price_table: spending.price_table.map(super::InputFile::Path),
         max_cost_usd: spending.max_cost_usd,
         allow_unpriced: spending.allow_unpriced,
         models_note: None,
         count_tokens: flags.count_tokens,
+        notices: Vec::new(),
+        notes: Vec::new(),
     }
 }
 

@@ -10,12 +10,14 @@
 //! environment entries and finds the secret parts of a URL.
 
 pub(crate) mod config_file;
+pub(crate) mod demo;
 pub(crate) mod env_vars;
 mod event;
 pub(crate) mod layer1;
 mod layer1_resolve;
 pub(crate) mod oauth;
 pub(crate) use layer1_resolve::BUDGET_WITHOUT_TABLE;
+mod providers;
 pub(crate) mod sarif;
 pub(crate) mod secrets;
 pub(crate) mod table;
@@ -390,6 +392,31 @@ pub(crate) enum Server {
     Demo,
 }
 
+/// A file an evaluation reads: one the user named, or the text the binary holds in its place
+/// (the demo's golden set and price table) under its path in the repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum InputFile {
+    /// A file on disk.
+    Path(PathBuf),
+    /// Text built into the binary.
+    Builtin {
+        /// Its path in the repository, as reports and messages name it.
+        path: &'static str,
+        /// Its text.
+        text: &'static str,
+    },
+}
+
+impl InputFile {
+    /// Its path: on disk, or in the repository for text built in.
+    pub(crate) fn path(&self) -> &Path {
+        match self {
+            InputFile::Path(path) => path,
+            InputFile::Builtin { path, .. } => Path::new(path),
+        }
+    }
+}
+
 /// The `layers` setting.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum LayersInput {
@@ -498,10 +525,13 @@ pub(crate) struct Settings {
     pub waivers: Vec<crate::conformance::waiver::Waiver>,
     /// When the run fails.
     pub fail_on: FailOn,
-    /// The golden set (layer 1).
-    pub golden_set: Option<PathBuf>,
+    /// The golden set (layers 1 and 2): the user's, or the demo's ([`demo`]).
+    pub golden_set: Option<InputFile>,
     /// Models, providers and limits of layer 1.
     pub layer1: layer1::Layer1Settings,
+    /// The same for layer 2's trials: layer 1's, but where the demo's recordings differ (the
+    /// set's own trials, no judge).
+    pub layer2: layer1::Layer1Settings,
     /// Layer 3's trace context and OTLP export.
     pub trace: trace::TraceSettings,
     /// The Action's own settings (`None` for the CLI).
@@ -725,6 +755,9 @@ pub(crate) fn resolve(
     let sarif_location = paths.sarif_label.as_ref().and_then(|label| {
         sarif::location(&sources, &workspace.root(), paths.golden_set.as_deref(), &workspace.join(label))
     });
+    // `--demo` alone: the demo's set, models, cassettes and prices.
+    demo::prices(request.demo, &mut layer1);
+    let (golden_set, layer1, layer2) = demo::choose(request.demo, paths.golden_set.map(InputFile::Path), layer1);
     drop_repeated_fields(&mut problems, file_pass);
 
     match server {
@@ -745,8 +778,9 @@ pub(crate) fn resolve(
             waivers,
             require_modern,
             fail_on,
-            golden_set: paths.golden_set,
+            golden_set,
             layer1,
+            layer2,
             trace,
             action,
             notices,

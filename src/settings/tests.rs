@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::layer1::{Api, ModelRef, TraceResults};
+use super::layer1::{Api, CassetteSource, ModelRef, TraceResults};
 use super::*;
 
 fn env(vars: &[(&str, &str)]) -> HashMap<String, String> {
@@ -463,7 +463,10 @@ fn an_empty_layers_list_in_the_file_is_an_error_and_a_golden_set_is_kept_without
         ..SettingsArgs::default()
     })
     .expect("valid");
-    assert_eq!(settings.golden_set.as_deref(), Some(Path::new("golden/tasks.yaml")));
+    assert_eq!(
+        settings.golden_set.as_ref().map(crate::settings::InputFile::path),
+        Some(Path::new("golden/tasks.yaml"))
+    );
     assert!(settings.notices.is_empty(), "layer 1 reads the golden set: {:?}", settings.notices);
 }
 
@@ -669,7 +672,7 @@ fn layer1_flags_are_parsed() {
     assert_eq!(layer1.runs, Some(5));
     assert_eq!(layer1.concurrency, 8);
     assert_eq!(layer1.max_model_calls, 50);
-    assert_eq!(layer1.cassettes.as_deref(), Some(Path::new("tapes")));
+    assert_eq!(layer1.cassettes, Some(CassetteSource::Dir(PathBuf::from("tapes"))));
     assert!(layer1.record);
     assert_eq!(layer1.trace_results, TraceResults::Full);
 }
@@ -972,7 +975,7 @@ fn cassettes_without_record_replay_and_are_resolved_against_the_workspace() {
     };
     let settings =
         action(&[("INPUT_SERVER-URL", "http://h/mcp"), ("GITHUB_WORKSPACE", "/ws")], request).expect("valid");
-    assert_eq!(settings.layer1.cassettes.as_deref(), Some(Path::new("/ws/tapes")));
+    assert_eq!(settings.layer1.cassettes, Some(CassetteSource::Dir(PathBuf::from("/ws/tapes"))));
     assert!(!settings.layer1.record);
 }
 
@@ -981,14 +984,14 @@ fn the_cassettes_input_replays_from_the_workspace_and_the_flag_wins_over_it() {
     let vars =
         [("INPUT_SERVER-URL", "http://h/mcp"), ("GITHUB_WORKSPACE", "/ws"), ("INPUT_CASSETTES", "tests/cassettes")];
     let settings = action(&vars, Request::default()).expect("valid");
-    assert_eq!(settings.layer1.cassettes.as_deref(), Some(Path::new("/ws/tests/cassettes")));
+    assert_eq!(settings.layer1.cassettes, Some(CassetteSource::Dir(PathBuf::from("/ws/tests/cassettes"))));
     assert!(!settings.layer1.record, "the input replays; recording is a one-off of the command line");
     let request = Request {
         flags: SettingsArgs { cassettes: Some("tapes".into()), ..SettingsArgs::default() },
         ..Request::default()
     };
     let settings = action(&vars, request).expect("valid");
-    assert_eq!(settings.layer1.cassettes.as_deref(), Some(Path::new("/ws/tapes")));
+    assert_eq!(settings.layer1.cassettes, Some(CassetteSource::Dir(PathBuf::from("/ws/tapes"))));
 }
 
 #[test]
@@ -1141,7 +1144,7 @@ fn the_price_table_and_the_budget_come_from_the_flag_the_input_or_the_file() {
         ),
     );
     let from_file = cli(SettingsArgs { config: Some(config.clone()), ..SettingsArgs::default() }).expect("valid");
-    assert_eq!(from_file.layer1.price_table, Some(at("from-file.yaml")));
+    assert_eq!(from_file.layer1.price_table, Some(InputFile::Path(at("from-file.yaml"))));
     assert_eq!((from_file.layer1.max_cost_usd, from_file.layer1.allow_unpriced), (Some(2.5), true));
     let flag = cli(SettingsArgs {
         config: Some(config.clone()),
@@ -1150,7 +1153,10 @@ fn the_price_table_and_the_budget_come_from_the_flag_the_input_or_the_file() {
         ..SettingsArgs::default()
     })
     .expect("valid");
-    assert_eq!((flag.layer1.price_table, flag.layer1.max_cost_usd), (Some(at("flag.yaml")), Some(0.75)));
+    assert_eq!(
+        (flag.layer1.price_table, flag.layer1.max_cost_usd),
+        (Some(InputFile::Path(at("flag.yaml"))), Some(0.75))
+    );
     let workspace = dir.path().display().to_string();
     let input = action(
         &[
@@ -1162,7 +1168,7 @@ fn the_price_table_and_the_budget_come_from_the_flag_the_input_or_the_file() {
         Request::default(),
     )
     .expect("valid");
-    assert_eq!(input.layer1.price_table, Some(at("prices/models.yaml")), "in the workspace");
+    assert_eq!(input.layer1.price_table, Some(InputFile::Path(at("prices/models.yaml"))), "in the workspace");
     assert!(!input.layer1.allow_unpriced);
 }
 
@@ -1373,7 +1379,11 @@ fn the_cache_judge_and_eval_gate_settings_are_read_from_the_config_file() {
     assert_eq!(layer1.cache_mode, crate::cache::Mode::WriteOnly);
     assert_eq!(layer1.judge_model, Some(model("anthropic", "claude-sonnet-4-5")));
     assert_eq!((layer1.judge_samples, layer1.allow_self_judge, layer1.confirm), (3, true, false));
-    assert!(layer1.cassettes.as_ref().is_some_and(|dir| dir.ends_with("tapes")), "{:?}", layer1.cassettes);
+    assert!(
+        matches!(&layer1.cassettes, Some(CassetteSource::Dir(dir)) if dir.ends_with("tapes")),
+        "{:?}",
+        layer1.cassettes
+    );
     assert_eq!(layer1.fail_on_evals, crate::baseline::regression::FailOnEvals::Never);
     assert_eq!(layer1.max_drop, 0.25);
 

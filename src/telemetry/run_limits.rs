@@ -5,7 +5,8 @@
 //! The layers plan their trials; this module only counts and words them.
 
 use crate::mcp::tools::ToolView;
-use crate::providers::EndpointConfig;
+use crate::providers::ProviderError;
+use crate::providers::anthropic::AnthropicProvider;
 use crate::report::telemetry::{BudgetSection, FootprintEntry};
 use crate::telemetry::budget::{CostLimit, PlannedTrial};
 use crate::telemetry::footprint::{self, Asked};
@@ -14,17 +15,18 @@ use crate::telemetry::footprint::{self, Asked};
 pub(crate) type Footprint = (Vec<FootprintEntry>, Vec<String>);
 
 /// The footprint of `tools` for the `asked` models, estimated; then, for each of `counted` (an
-/// Anthropic model's label and endpoint, with `--count-tokens`) in turn, counted through the
-/// provider's count-tokens endpoint, a note for each count that failed (its rows stay estimated).
+/// Anthropic model's label and its provider as the settings built it, with `--count-tokens`) in
+/// turn, counted through the provider's count-tokens endpoint, a note for each count that failed
+/// (its rows stay estimated).
 pub(crate) async fn measure_footprint(
     tools: &[ToolView],
     asked: &[Asked],
-    counted: Vec<(String, EndpointConfig)>,
+    counted: Vec<(String, Result<AnthropicProvider, ProviderError>)>,
 ) -> Footprint {
     let mut rows = footprint::footprint(tools, asked);
     let mut notes = Vec::new();
-    for (label, config) in counted {
-        let counted = match crate::providers::anthropic::AnthropicProvider::new(config) {
+    for (label, provider) in counted {
+        let counted = match provider {
             Ok(provider) => {
                 let count = |tools: Vec<crate::providers::ToolSpec>| {
                     let provider = &provider;

@@ -134,8 +134,10 @@ pub(crate) fn fill(section: &mut EvalsSection, inputs: &Inputs<'_>) {
                 CaseVerdict::Error => EvalStatus::Error,
                 CaseVerdict::Ungraded => EvalStatus::Skipped,
             };
-            let first_failure = scored.iter().find_map(|(run, score)| match score.verdict {
-                TrialVerdict::Fail | TrialVerdict::Error => Some(format!("trial {}: {}", run.run, trial_reason(score))),
+            let first_failure = scored.iter().find_map(|(record, score)| match score.verdict {
+                TrialVerdict::Fail | TrialVerdict::Error => {
+                    Some(format!("trial {}: {}", record.trial, trial_reason(score)))
+                }
                 _ => None,
             });
             eval.reason = Some(match (cut, first_failure) {
@@ -314,11 +316,11 @@ fn bounded_result(call: &crate::agent::CallRecord, keep: TraceResults) -> Option
     ))
 }
 
-/// Why `run` is `error` or was cut, from the typed parts of its record: how it ended, then a
+/// Why trial `record` is `error` or was cut, from its typed parts: how it ended, then a
 /// model-graded argument check that could not be graded (scoring keeps that over the judge),
 /// then the judge's failure.
-fn cause_of(run: &TrialRecord, score: Option<&TrialScore>, status: TrialStatus) -> Option<ErrorCause> {
-    let ended = match &run.ending {
+fn cause_of(record: &TrialRecord, score: Option<&TrialScore>, status: TrialStatus) -> Option<ErrorCause> {
+    let ended = match &record.ending {
         TrialEnding::ProviderError(_) => Some(ErrorCause::Provider),
         TrialEnding::NoRecording(_) => Some(ErrorCause::ReplayMiss),
         TrialEnding::ServerError(_) => Some(ErrorCause::Server),
@@ -330,53 +332,54 @@ fn cause_of(run: &TrialRecord, score: Option<&TrialScore>, status: TrialStatus) 
     }
     // A replay miss of the judge is deterministic (exit status 5) whatever else erred: it
     // comes before an argument check's own error.
-    if run.judge_cause == Some(ErrorCause::JudgeReplayMiss) {
-        return run.judge_cause;
+    if record.judge_cause == Some(ErrorCause::JudgeReplayMiss) {
+        return record.judge_cause;
     }
     let argument_error =
         score.is_some_and(|score| score.criteria.iter().any(|criterion| criterion.verdict == Verdict::Error));
     if argument_error {
-        let missed = run.semantic.values().any(|resolved| matches!(resolved, scoring::semantic::Resolved::Missed(_)));
+        let missed =
+            record.semantic.values().any(|resolved| matches!(resolved, scoring::semantic::Resolved::Missed(_)));
         return Some(if missed { ErrorCause::ArgumentJudgeReplayMiss } else { ErrorCause::ArgumentJudge });
     }
-    run.judge_cause
+    record.judge_cause
 }
 
-fn trace_of(run: &TrialRecord, score: Option<&TrialScore>, keep: TraceResults, cut: Cut) -> TrialTrace {
-    let status = match (score.map(|score| score.verdict), &run.ending) {
+fn trace_of(record: &TrialRecord, score: Option<&TrialScore>, keep: TraceResults, cut: Cut) -> TrialTrace {
+    let status = match (score.map(|score| score.verdict), &record.ending) {
         (_, TrialEnding::CapReached) | (None, _) => TrialStatus::Skipped,
         (Some(TrialVerdict::Pass), _) => TrialStatus::Pass,
         (Some(TrialVerdict::Fail), _) => TrialStatus::Fail,
         (Some(TrialVerdict::Error), _) => TrialStatus::Error,
         (Some(TrialVerdict::Ungraded), _) => TrialStatus::Skipped,
     };
-    let cause = cause_of(run, score, status);
+    let cause = cause_of(record, score, status);
     let reason = match status {
         TrialStatus::Fail | TrialStatus::Error => score.map(|score| {
             // A call written as text first: the server's template, not the model, is what to fix.
-            match run.written_calls.first() {
+            match record.written_calls.first() {
                 Some(tool) => format!("{}; {}", crate::agent::text_call::note(tool), trial_reason(score)),
                 None => trial_reason(score),
             }
         }),
-        TrialStatus::Skipped if run.ending == TrialEnding::CapReached && cut == Cut::CostBudget => {
+        TrialStatus::Skipped if record.ending == TrialEnding::CapReached && cut == Cut::CostBudget => {
             Some("cost budget reached".into())
         }
-        TrialStatus::Skipped if run.ending == TrialEnding::CapReached => Some("call cap reached".into()),
+        TrialStatus::Skipped if record.ending == TrialEnding::CapReached => Some("call cap reached".into()),
         _ => None,
     };
     TrialTrace {
-        judge: run.judge_trace.clone().map(|judged| judge_kept(judged, keep)),
+        judge: record.judge_trace.clone().map(|judged| judge_kept(judged, keep)),
         cause,
-        result_changed: run.result_changed,
-        run: run.run,
+        result_changed: record.result_changed,
+        run: record.trial,
         status,
         reason,
-        ending: run.ending.as_str().to_owned(),
-        turns: run.turns,
-        model_calls: usize::try_from(run.model_calls).unwrap_or(usize::MAX),
-        duration_ms: run.duration_ms,
-        calls: run
+        ending: record.ending.as_str().to_owned(),
+        turns: record.turns,
+        model_calls: usize::try_from(record.model_calls).unwrap_or(usize::MAX),
+        duration_ms: record.duration_ms,
+        calls: record
             .calls
             .iter()
             .map(|call| TraceCall {
@@ -403,16 +406,16 @@ fn trace_of(run: &TrialRecord, score: Option<&TrialScore>, keep: TraceResults, c
                     .collect(),
             })
             .collect(),
-        answer: run.answer.as_deref().and_then(|answer| bounded(answer, keep)),
-        model_text: run
+        answer: record.answer.as_deref().and_then(|answer| bounded(answer, keep)),
+        model_text: record
             .texts
             .iter()
             .filter_map(|(turn, text)| bounded(text, keep).map(|text| ModelText { turn: *turn, text }))
             .collect(),
-        stop_reasons: run.stop_reasons.clone(),
-        input_tokens: run.input_tokens,
-        output_tokens: run.output_tokens,
-        model_latencies_ms: run.model_latencies_ms.clone(),
+        stop_reasons: record.stop_reasons.clone(),
+        input_tokens: record.input_tokens,
+        output_tokens: record.output_tokens,
+        model_latencies_ms: record.model_latencies_ms.clone(),
         criteria: score
             .map(|score| {
                 score
@@ -429,7 +432,7 @@ fn trace_of(run: &TrialRecord, score: Option<&TrialScore>, keep: TraceResults, c
                         .to_owned(),
                         reason: criterion.reason.clone(),
                     })
-                    .chain(run.judge_lines.iter().map(|line| {
+                    .chain(record.judge_lines.iter().map(|line| {
                         let (id, rest) = line.split_once(": ").unwrap_or((line.as_str(), ""));
                         let verdict = rest.split_whitespace().next().unwrap_or("unknown");
                         // The judge's reason and quote come from the trace: kept as the results are.

@@ -12,8 +12,9 @@ use crate::agent::wrap::CallLimit;
 use crate::agent::{ModelCaller, ModelFailure, ModelReply, TurnKey};
 use crate::mcp::sync::lock;
 use crate::mcp::transport::BoxFuture;
-use crate::providers::cassette::{CallKey, CassetteError, Cassettes, Replayed};
-use crate::providers::{CompletionRequest, Provider, ProviderError, Sampling};
+use crate::providers::cassette::{CallKey, CassetteError, Replayed};
+pub(crate) use crate::providers::source::Source;
+use crate::providers::{CompletionRequest, ProviderError, Sampling};
 
 /// The limits on model calls in one evaluation, shared by every model: the hard cap on their
 /// number (`--max-model-calls`) and, when set, a limit every attempt passes (the cost budget,
@@ -116,17 +117,6 @@ fn refused_parameter(error: &ProviderError, sampling: &Sampling) -> Option<&'sta
     } else {
         None
     }
-}
-
-/// Where a model's answers come from.
-#[derive(Clone)]
-pub(crate) enum Source {
-    /// The provider's API.
-    Live(Arc<dyn Provider>),
-    /// The provider's API, each exchange recorded into the cassettes under `label`.
-    Record(Arc<dyn Provider>, Arc<Cassettes>, String),
-    /// Only the cassettes recorded under `label` (no network).
-    Replay(Arc<Cassettes>, String),
 }
 
 /// True for the errors that mean a provider cannot be used at all (not a transient failure): a
@@ -300,7 +290,7 @@ impl ModelCaller for Attempt<'_> {
             if model.replays() {
                 model.budget.count_replayed();
             }
-            let key = CallKey { case: key.case, run: key.run, turn: key.turn };
+            let key = CallKey { case: key.case, trial: key.trial, turn: key.turn };
             // `Err(Err(_))`: no recording answers the request.
             let recorded = |result: Result<_, CassetteError>| match result {
                 Ok(completion) => Ok(completion),
@@ -342,7 +332,7 @@ impl ModelCaller for LiveModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::{Completion, FinishReason};
+    use crate::providers::{Completion, FinishReason, Provider};
 
     /// Answers from a list of results, in order; records the sampling of each request.
     #[derive(Debug)]
@@ -378,7 +368,7 @@ mod tests {
     }
 
     fn key() -> TurnKey {
-        TurnKey { case: "c".into(), run: 1, turn: 0 }
+        TurnKey { case: "c".into(), trial: 1, turn: 0 }
     }
 
     #[tokio::test]

@@ -14,7 +14,7 @@ use super::semantic;
 use crate::agent::observe::{ObservedModel, ObservedTools};
 use crate::agent::tools::ToolExecutor;
 use crate::agent::wrap::{Place, TrialSite, TrialWrap, WrappedTrial};
-use crate::agent::{self, ArgumentCheck, CaseSpec, ModelCaller, TrialContext, TrialEnding, TrialRecord};
+use crate::agent::{self, CaseSpec, ModelCaller, TrialContext, TrialEnding, TrialRecord, ValidateArguments};
 use crate::events::RunEvent;
 use crate::providers::{ProviderError, ToolSpec};
 use crate::report::evals::{JudgeTrace, JudgedCriterion};
@@ -65,7 +65,7 @@ pub(crate) async fn execute(plan: &Plan<'_>, progress: &Progress, events: &(dyn 
     try_spoiled_again(plan, &unusable, progress, events).await;
     let mut records = progress.records();
     for runs in records.values_mut() {
-        runs.sort_by_key(|run| run.run);
+        runs.sort_by_key(|record| record.trial);
     }
     Executed { records, unusable }
 }
@@ -87,7 +87,7 @@ async fn try_spoiled_again(
             // A provider error that repeated itself word for word would repeat again.
             let spoiled =
                 |run: &&TrialRecord| matches!(run.ending, TrialEnding::ProviderError(_)) && !run.deterministic_error;
-            runs.iter().filter(spoiled).map(move |run| Work { model: key.0, case: key.1, trials: vec![run.run] })
+            runs.iter().filter(spoiled).map(move |run| Work { model: key.0, case: key.1, trials: vec![run.trial] })
         })
         .collect();
     if retry.is_empty() || plan.input.budget.exhausted() {
@@ -128,7 +128,7 @@ async fn trial_of(plan: &Plan<'_>, work: &Work, trial: usize, events: &(dyn Fn(&
         wraps: &plan.input.wraps,
     };
     let spec = &plan.specs[work.case];
-    one_trial(spec, trial, model.caller.as_ref(), plan.input.tools, offered, &plan.checker, judge, graded).await
+    one_trial(spec, trial, model.caller.as_ref(), plan.input.tools, offered, &plan.validators, judge, graded).await
 }
 
 /// The rubric judge as a trial uses it.
@@ -163,7 +163,7 @@ async fn one_trial(
     model: &LiveModel,
     tools: &dyn ToolExecutor,
     specs: &[ToolSpec],
-    arguments: &dyn ArgumentCheck,
+    arguments: &dyn ValidateArguments,
     judge: Option<(Judge<'_>, &judge::Rubric)>,
     graded: Graded<'_>,
 ) -> TrialRecord {
@@ -276,7 +276,7 @@ async fn judge_trial(
     for sample in 0..judge.samples {
         let key = agent::TurnKey {
             case: format!("judge:{}", case.id),
-            run: u32::try_from(record.run).unwrap_or(u32::MAX),
+            trial: u32::try_from(record.trial).unwrap_or(u32::MAX),
             turn: u32::try_from(sample).unwrap_or(u32::MAX),
         };
         use crate::report::evals::ErrorCause;

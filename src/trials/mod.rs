@@ -24,8 +24,6 @@ mod execute;
 pub(crate) mod plan;
 pub(crate) mod semantic;
 
-pub(crate) use plan::{model_source, open_cassettes};
-
 /// The `model_status.detail` of a model whose key variable `variable` (e.g. `OPENAI_API_KEY`) is
 /// unset or empty: what to do about it — set the variable (or the Action input that fills it), or
 /// replay recorded answers — and why it happens on pull requests from forks.
@@ -49,7 +47,6 @@ mod tests;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::NaiveDate;
 
@@ -66,9 +63,6 @@ use crate::settings::layer1::Layer1Settings;
 use caller::{Budget, LiveModel, RetryPolicy};
 use execute::Executed;
 use plan::{Item, Plan, Planned, Scope};
-
-/// How long one model request may take, connection included.
-pub(crate) const MODEL_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// What layer 1 runs on.
 pub(crate) struct Layer1Input<'a> {
@@ -165,7 +159,7 @@ impl Progress {
 
     fn replace(&self, key: (usize, usize), record: TrialRecord) {
         if let Some(runs) = lock(&self.0).as_mut().and_then(|snapshot| snapshot.records.get_mut(&key)) {
-            if let Some(old) = runs.iter_mut().find(|run| run.run == record.run) {
+            if let Some(old) = runs.iter_mut().find(|old| old.trial == record.trial) {
                 let spent = old.model_calls;
                 *old = TrialRecord { model_calls: record.model_calls + spent, ..record };
             }
@@ -189,7 +183,7 @@ impl Progress {
         let models: Vec<(usize, String, &LiveModel)> =
             snapshot.models.iter().map(|(index, label, caller)| (*index, label.clone(), caller.as_ref())).collect();
         for runs in snapshot.records.values_mut() {
-            runs.sort_by_key(|run| run.run);
+            runs.sort_by_key(|record| record.trial);
         }
         assemble::fill(
             &mut section,

@@ -15,24 +15,22 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::caller::{LiveModel, Source};
+use super::caller::LiveModel;
 use super::semantic;
-use super::{Layer1Input, MODEL_REQUEST_TIMEOUT, no_key_detail};
-use crate::agent::{ArgumentCheck, ArgumentMismatch, CaseSpec};
+use super::{Layer1Input, no_key_detail};
+use crate::agent::{ArgumentMismatch, CaseSpec, ValidateArguments};
 use crate::calibration::CalibrationFile;
 use crate::error::{Kind, UserError};
 use crate::events::RunEvent;
 use crate::golden::{GoldenSet, Injection, Trials};
 use crate::mcp::tools::ToolSurface;
-use crate::providers::anthropic::AnthropicProvider;
-use crate::providers::cassette::Cassettes;
+use crate::providers::ToolSpec;
 use crate::providers::names::{NameRule, ToolNames};
-use crate::providers::openai::{self, OpenAiProvider};
+use crate::providers::openai;
 use crate::providers::schema::{self, ArgumentValidator, Family, Validation};
-use crate::providers::{EndpointConfig, Provider, ProviderError, ToolSpec};
 use crate::report::evals::{EvalResult, EvalsSection, GoldenSetInfo, ModelOutcome, ModelStatus, ShardInfo};
 use crate::scoring::judge;
-use crate::settings::layer1::{Api, Layer1Settings, ModelRef, ProviderDef, Shard};
+use crate::settings::layer1::{Api, Layer1Settings, ModelRef, Shard};
 
 /// Which case × model pairs a plan covers: the shard's slice (`--shard`), and for a
 /// confirmation re-run only the worsened pairs.
@@ -188,7 +186,7 @@ pub(crate) struct Plan<'a> {
     /// The models of `embedding` and `judge` argument matchers.
     pub semantic: semantic::Semantic,
     /// Arguments checked against each tool's own `inputSchema`.
-    pub checker: SchemaCheck,
+    pub validators: SchemaValidators,
     /// The cache key of every pair looked up, by (model index, item index).
     pub keys: BTreeMap<(usize, usize), crate::cache::CacheKey>,
     /// The verdicts reused from the cache, by (model index, item index): not run.
@@ -275,7 +273,7 @@ impl<'a> Plan<'a> {
             rubrics,
             calibration,
             semantic,
-            checker: SchemaCheck::new(input.surface),
+            validators: SchemaValidators::new(input.surface),
             keys: BTreeMap::new(),
             reused: BTreeMap::new(),
             scope,
@@ -432,7 +430,7 @@ fn ready_models(
             });
             continue;
         };
-        match model_source(def, model, input.settings, input.cassettes.as_ref()) {
+        match input.settings.model_source(def, model, input.cassettes.as_ref()) {
             Ok(Some(source)) => {
                 let caller = Arc::new(LiveModel::new(label.clone(), source, input.budget.clone(), input.retry));
                 ready.push(Ready { index, label, api: def.api, caller });
@@ -571,7 +569,7 @@ fn rubric_judge(input: &Layer1Input<'_>, section: &mut EvalsSection) -> Option<A
     let model = input.settings.judge_model.as_ref()?;
     let label = model.label();
     let def = input.settings.provider(model)?;
-    match model_source(def, model, input.settings, input.cassettes.as_ref()) {
+    match input.settings.model_source(def, model, input.cassettes.as_ref()) {
         Ok(Some(source)) => Some(Arc::new(LiveModel::new(label, source, input.budget.clone(), input.retry))),
         Ok(None) => {
             let how = def.api_key_env.as_deref().map(|variable| format!(" ({})", no_key_detail(variable)));
@@ -660,7 +658,7 @@ fn embeddings_model(input: &Layer1Input<'_>, section: &mut EvalsSection) -> Opti
             .push(format!("the embeddings model {label} cannot be used: no provider `{}`", model.provider));
         return None;
     };
-    match embed_source(def, model, input) {
+    match input.settings.embed_source(def, model, input.cassettes.as_ref()) {
         Ok(Some(source)) => {
             let recorded_as = if def.api == Api::Replay { model.model.clone() } else { label };
             Some(semantic::Embedder::new(recorded_as, source, input.budget.clone(), input.retry))
@@ -732,107 +730,6 @@ fn matcher_notes(
     }
 }
 
-/// Where `model`'s answers come from: the live provider, recording into `cassettes` (with
-/// `settings.record`), or the cassettes alone; `None` when its key is needed but not set (its
-/// variable is `def.api_key_env`). Also used by `golden init --model`.
-///
-/// # Errors
-/// A `replay:` model without cassettes, or an endpoint the HTTP client refuses.
-pub(crate) fn model_source(
-    def: &ProviderDef,
-    model: &ModelRef,
-    settings: &Layer1Settings,
-    cassettes: Option<&Arc<Cassettes>>,
-) -> Result<Option<Source>, ProviderError> {
-    // `replay:LABEL` replays what was recorded under LABEL; any other model given with
-    // `--cassettes` (and no `--record`) replays under its own label.
-    let recorded_as = if def.api == Api::Replay { model.model.clone() } else { model.label() };
-    match (build_provider(def, model), cassettes) {
-        (Ok(Some(provider)), Some(cassettes)) if settings.record => {
-            Ok(Some(Source::Record(provider, cassettes.clone(), recorded_as)))
-        }
-        // Cassettes without `--record` replay, key or no key: no model is called.
-        (Ok(_), Some(cassettes)) => Ok(Some(Source::Replay(cassettes.clone(), recorded_as))),
-        (Ok(Some(provider)), None) => Ok(Some(Source::Live(provider))),
-        (Ok(None), None) if def.api == Api::Replay => Err(ProviderError::InvalidRequest(
-            "`replay:` models answer from cassettes only: give --cassettes DIR".into(),
-        )),
-        (Ok(None), None) => Ok(None),
-        (Err(error), _) => Err(error),
-    }
-}
-
-/// The cassettes of `--cassettes DIR` (to record into with `--record`), `None` without the flag;
-/// `Err` (exit status 2) when the directory cannot be read as cassettes.
-pub(crate) fn open_cassettes(settings: &Layer1Settings) -> Result<Option<Arc<Cassettes>>, UserError> {
-    use crate::providers::cassette::Mode;
-    let Some(dir) = &settings.cassettes else { return Ok(None) };
-    let mode = if settings.record { Mode::Record } else { Mode::Replay };
-    Cassettes::open(dir, mode).map(|cassettes| Some(Arc::new(cassettes.matching(settings.replay_match)))).map_err(
-        |error| {
-            UserError::new(Kind::InvalidInput, format!("--cassettes: {error}"))
-                .with_hint("point --cassettes at a directory of cassettes (or add --record to write one)")
-        },
-    )
-}
-
-/// Where the embeddings model of `embedding` matchers answers from (the endpoint, recording, or
-/// the cassettes alone); `None` when its key is needed but not set.
-fn embed_source(
-    def: &ProviderDef,
-    model: &ModelRef,
-    input: &Layer1Input<'_>,
-) -> Result<Option<semantic::EmbedSource>, ProviderError> {
-    if def.api == Api::Anthropic {
-        return Err(ProviderError::InvalidRequest(format!(
-            "provider `{}` speaks the Anthropic Messages API, which has no embeddings endpoint",
-            def.id
-        )));
-    }
-    let needs_key = def.api_key_env.is_some() && def.api_key.is_none();
-    let client = if def.api == Api::OpenAi && !needs_key {
-        Some(Arc::new(crate::providers::embeddings::EmbeddingsClient::new(EndpointConfig {
-            base_url: def.base_url.clone(),
-            api_key: def.api_key.clone(),
-            model: model.model.clone(),
-            timeout: MODEL_REQUEST_TIMEOUT,
-        })?))
-    } else {
-        None
-    };
-    Ok(match (client, &input.cassettes) {
-        (Some(client), Some(cassettes)) if input.settings.record => {
-            Some(semantic::EmbedSource::Record(client, cassettes.clone()))
-        }
-        (_, Some(cassettes)) => Some(semantic::EmbedSource::Replay(cassettes.clone())),
-        (Some(client), None) => Some(semantic::EmbedSource::Live(client)),
-        (None, None) if def.api == Api::Replay => {
-            return Err(ProviderError::InvalidRequest(
-                "`replay:` models answer from cassettes only: give --cassettes DIR".into(),
-            ));
-        }
-        (None, None) => None,
-    })
-}
-
-/// The provider for `model`, `None` when its key is needed but not set.
-fn build_provider(def: &ProviderDef, model: &ModelRef) -> Result<Option<Arc<dyn Provider>>, ProviderError> {
-    if def.api_key_env.is_some() && def.api_key.is_none() {
-        return Ok(None);
-    }
-    let config = EndpointConfig {
-        base_url: def.base_url.clone(),
-        api_key: def.api_key.clone(),
-        model: model.model.clone(),
-        timeout: MODEL_REQUEST_TIMEOUT,
-    };
-    Ok(match def.api {
-        Api::OpenAi => Some(Arc::new(OpenAiProvider::new(config)?)),
-        Api::Anthropic => Some(Arc::new(AnthropicProvider::new(config)?)),
-        Api::Replay => None,
-    })
-}
-
 /// What a case's verdict depends on through its `embedding` and `judge` matchers (the
 /// embeddings model and its endpoint; the judge and the argument prompt version), for the
 /// verdict cache key; `None` when it has none.
@@ -870,11 +767,11 @@ fn wire_name(api: Api) -> &'static str {
 /// a call of that tool is checked: a server of thousands of tools costs no compile for the
 /// tools no model calls. A schema that cannot be compiled checks nothing: the call is sent,
 /// and layer 0 reports the schema.
-pub(crate) struct SchemaCheck {
+pub(crate) struct SchemaValidators {
     validators: BTreeMap<String, (serde_json::Value, std::sync::OnceLock<ArgumentValidator>)>,
 }
 
-impl SchemaCheck {
+impl SchemaValidators {
     fn new(surface: &ToolSurface) -> Self {
         Self {
             validators: surface
@@ -892,8 +789,8 @@ impl SchemaCheck {
     }
 }
 
-impl ArgumentCheck for SchemaCheck {
-    fn check(&self, tool: &str, arguments: &serde_json::Value) -> Result<(), ArgumentMismatch> {
+impl ValidateArguments for SchemaValidators {
+    fn validate(&self, tool: &str, arguments: &serde_json::Value) -> Result<(), ArgumentMismatch> {
         let validator = self
             .validators
             .get(tool)
@@ -970,12 +867,12 @@ mod tests {
             ],
             skipped: 0,
         };
-        let check = SchemaCheck::new(&surface);
+        let check = SchemaValidators::new(&surface);
         assert_eq!(check.compiled(), 0, "nothing is compiled before a call");
-        assert!(check.check("a", &serde_json::json!({})).is_err_and(|why| why.to_string().contains('x')));
-        assert!(check.check("a", &serde_json::json!({"x": 1})).is_ok());
+        assert!(check.validate("a", &serde_json::json!({})).is_err_and(|why| why.to_string().contains('x')));
+        assert!(check.validate("a", &serde_json::json!({"x": 1})).is_ok());
         assert_eq!(check.compiled(), 1, "only the tool called, once");
-        assert!(check.check("unlisted", &serde_json::json!({})).is_ok());
+        assert!(check.validate("unlisted", &serde_json::json!({})).is_ok());
     }
 
     #[test]

@@ -28,22 +28,12 @@ use crate::events::TrialRef;
 /// The trial a model-graded check is resolved for, and where its calls' events go.
 pub(crate) type Observer<'a> = (&'a TrialRef, Sink<'a>);
 use crate::mcp::sync::lock;
-use crate::providers::cassette::{CassetteError, Cassettes};
-use crate::providers::embeddings::EmbeddingsClient;
+use crate::providers::cassette::CassetteError;
+pub(crate) use crate::providers::source::EmbedSource;
 use crate::scoring::semantic::{self, Resolved, SemanticKey, SemanticMode, SemanticVerdicts};
 
 /// Each check, resolved once by whoever asks first (concurrent trials wait for that answer).
 type Once<K> = std::sync::Mutex<HashMap<K, Arc<OnceCell<Resolved>>>>;
-
-/// Where the embeddings come from.
-pub(crate) enum EmbedSource {
-    /// The endpoint.
-    Live(Arc<EmbeddingsClient>),
-    /// The endpoint, each vector recorded into the cassettes under the label.
-    Record(Arc<EmbeddingsClient>, Arc<Cassettes>),
-    /// The cassettes alone (no network).
-    Replay(Arc<Cassettes>),
-}
 
 /// The embeddings model as the `embedding` matchers use it.
 pub(crate) struct Embedder {
@@ -187,7 +177,7 @@ impl ArgumentJudge {
         let check = serde_json::json!({"argument": key.argument, "expected": key.expected, "actual": key.actual});
         let hash = crate::jcs::hash(&check);
         let short = hash.trim_start_matches("sha256:").chars().take(16).collect::<String>();
-        let turn_key = TurnKey { case: format!("judge-arg:{case}:{short}"), run: 0, turn: 0 };
+        let turn_key = TurnKey { case: format!("judge-arg:{case}:{short}"), trial: 0, turn: 0 };
         let label = self.caller.label().to_owned();
         let observed = ObservedModel { inner: self.caller.as_ref(), trial, role: "judge", model: &label, events };
         match ModelCaller::call(&observed, turn_key, &request).await {

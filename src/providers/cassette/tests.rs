@@ -103,7 +103,7 @@ fn first_request() -> CompletionRequest {
 }
 
 fn key(case: &str, run: u32, turn: u32) -> CallKey {
-    CallKey { case: case.into(), run, turn }
+    CallKey { case: case.into(), trial: run, turn }
 }
 
 /// What the runner does: call, feed tool calls back with `tool_output` as their result, until the
@@ -238,7 +238,9 @@ async fn a_miss_names_the_case_run_and_turn() {
     record(dir.path(), 1).await;
     let player = Cassettes::open(dir.path(), Mode::Replay).expect("open");
     let error = player.complete(MODEL, None, &key("other-case", 3, 0), &first_request()).await.expect_err("a miss");
-    let CassetteError::Miss { model, case, run, turn, nearest } = &error else { panic!("not a miss: {error:?}") };
+    let CassetteError::Miss { model, case, trial: run, turn, nearest } = &error else {
+        panic!("not a miss: {error:?}")
+    };
     assert_eq!((model.as_str(), case.as_str(), *run, *turn, nearest), (MODEL, "other-case", 3, 0, &None));
     assert_eq!(
         error.to_string(),
@@ -304,7 +306,7 @@ async fn a_changed_tool_result_misses_in_exact_mode_and_names_the_message() {
     record(dir.path(), 1).await;
     let player = Cassettes::open(dir.path(), Mode::Replay).expect("open").matching(Match::Exact);
     let error = run_case(&player, None, "hosts", 0, "10.0.0.1 router", false).await.expect_err("a miss");
-    let CassetteError::Miss { case, run, turn, nearest, .. } = &error else { panic!("not a miss: {error:?}") };
+    let CassetteError::Miss { case, trial: run, turn, nearest, .. } = &error else { panic!("not a miss: {error:?}") };
     assert_eq!((case.as_str(), *run, *turn), ("hosts", 0, 1));
     assert_eq!(nearest.as_deref(), Some("messages[2] differs (a tool result changed?)"));
     let text = error.to_string();

@@ -22,7 +22,7 @@ use crate::mcp::sync::lock;
 /// The seeded draws of one demo process: the share that fails, the seed, and how many times each
 /// key was asked so far (a few bytes per distinct request; the processes are test fixtures).
 #[derive(Debug)]
-pub(crate) struct Faults {
+pub(crate) struct SeededFailures {
     /// The share of requests that fail, in [0, 1].
     rate: f64,
     /// The seed every draw starts from.
@@ -31,7 +31,7 @@ pub(crate) struct Faults {
     asked: Mutex<HashMap<String, u64>>,
 }
 
-impl Faults {
+impl SeededFailures {
     /// Fails a share `rate` (clamped to [0, 1]) of the requests, drawn from `seed`.
     pub(crate) fn new(rate: f64, seed: u64) -> Self {
         Self { rate: rate.clamp(0.0, 1.0), seed, asked: Mutex::new(HashMap::new()) }
@@ -93,26 +93,26 @@ mod tests {
     #[test]
     fn the_same_seed_fails_the_same_requests_whatever_order_they_come_in() {
         let keys: Vec<String> = (0..2000).map(|i| format!("case-{i}")).collect();
-        let forwards = Faults::new(0.1, 7);
-        let backwards = Faults::new(0.1, 7);
+        let forwards = SeededFailures::new(0.1, 7);
+        let backwards = SeededFailures::new(0.1, 7);
         let ahead: Vec<bool> = keys.iter().map(|key| forwards.fails(key).is_some()).collect();
         let mut behind: Vec<bool> = keys.iter().rev().map(|key| backwards.fails(key).is_some()).collect();
         behind.reverse();
         assert_eq!(ahead, behind);
         let failed = ahead.iter().filter(|failed| **failed).count();
         assert!((140..=260).contains(&failed), "about 10 % of 2000 fail, not {failed}");
-        let other = Faults::new(0.1, 8);
+        let other = SeededFailures::new(0.1, 8);
         assert_ne!(ahead, keys.iter().map(|key| other.fails(key).is_some()).collect::<Vec<_>>(), "another seed");
     }
 
     #[test]
     fn a_repeated_request_gets_a_draw_of_its_own() {
-        let always = Faults::new(1.0, 1);
+        let always = SeededFailures::new(1.0, 1);
         assert!(always.fails("k").is_some() && always.fails("k").is_some());
-        let never = Faults::new(0.0, 1);
+        let never = SeededFailures::new(0.0, 1);
         assert!(never.fails("k").is_none());
         // Of many keys failing at their first attempt, about a tenth fail the second time too.
-        let faults = Faults::new(0.1, 3);
+        let faults = SeededFailures::new(0.1, 3);
         let first: Vec<String> = (0..5000).map(|i| format!("k{i}")).filter(|key| faults.fails(key).is_some()).collect();
         let again = first.iter().filter(|key| faults.fails(key).is_some()).count();
         assert!(again * 4 < first.len(), "{again} of {} failed twice", first.len());
