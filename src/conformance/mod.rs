@@ -682,7 +682,13 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool, blocked: O
                 (worst, message, evidence, duration)
             };
             let mut status = grade(outcome, requirement.level);
-            let mut level = requirement.level;
+            // A MUST row that only warns was kept in its MUST part and missed a SHOULD part (or
+            // met an ambiguity of the spec): the row shows the level of what warned, so a
+            // warning is never labelled MUST (E-7: refused, but without -32600).
+            let mut level = match (outcome, requirement.level) {
+                (Outcome::Ambiguous, Level::Must) => Level::Should,
+                (_, level) => level,
+            };
             let mut message = message;
             let mut migration = false;
             if era == Era::Legacy && !requirement.era_independent {
@@ -842,6 +848,32 @@ mod tests {
             (Status::Fail, "the second answer lacked supportedVersions", 12)
         );
         assert_eq!(row(&checks, "M-6").status, Status::Warn);
+    }
+
+    /// E-7 is a MUST (refuse an invalid envelope) with a SHOULD part (-32600 with id null): a
+    /// server that refuses without the code warns, and the row says SHOULD, not MUST; a
+    /// broken MUST still fails as MUST, and other levels keep theirs.
+    #[test]
+    fn a_must_row_that_only_warns_shows_the_should_level_it_warns_at() {
+        let findings = vec![
+            Finding::ambiguous(
+                "E-7",
+                "an invalid envelope was refused (HTTP 400) but SHOULD carry JSON-RPC error -32600",
+            ),
+            Finding::broken("H-21", "a foreign Origin was served"),
+            Finding::ambiguous("H-26", "an ambiguity"),
+        ];
+        let checks = grade_all(&[(findings, 0)], Era::Modern, true, None);
+        let e7 = row(&checks, "E-7");
+        let declared =
+            REQUIREMENTS.iter().find(|requirement| requirement.id == "E-7").map(|requirement| requirement.level);
+        assert_eq!((declared, e7.status, e7.level), (Some(Level::Must), Status::Warn, Level::Should));
+        let h21 = row(&checks, "H-21");
+        assert_eq!((h21.status, h21.level), (Status::Fail, Level::Must));
+        let h26 = row(&checks, "H-26");
+        assert_eq!((h26.status, h26.level), (Status::Warn, Level::Info));
+        let d1 = row(&checks, "D-1");
+        assert_eq!((d1.status, d1.level), (Status::NotApplicable, Level::Must), "rows that do not warn keep theirs");
     }
 
     #[test]

@@ -133,6 +133,14 @@ fn counts_line(scan: &Scan) -> String {
         line.push_str(&format!(", {} unreadable", scan.unreadable.len()));
     }
     line.push_str(&format!("; {} other file(s) not read (prose, data)", scan.other));
+    let dependencies: usize = scan.dependency_dirs.values().sum();
+    if dependencies > 0 {
+        let kinds: Vec<String> = scan.dependency_dirs.iter().map(|(kind, count)| format!("{kind}: {count}")).collect();
+        line.push_str(&format!(
+            "; skipped {dependencies} installed-dependency director(ies) whatever the ignore files say ({}; name one as the path to scan it)",
+            kinds.join(", ")
+        ));
+    }
     line
 }
 
@@ -155,6 +163,7 @@ struct JsonCounts {
     too_large: usize,
     binary: usize,
     unreadable: usize,
+    dependency_dirs: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -179,6 +188,7 @@ pub(crate) fn json(scan: &Scan) -> String {
             too_large: scan.too_large,
             binary: scan.binary,
             unreadable: scan.unreadable.len(),
+            dependency_dirs: scan.dependency_dirs.values().sum(),
         },
         rules: rules::RULES
             .iter()

@@ -179,14 +179,24 @@ pub(crate) struct Pattern {
     /// A regular expression that, found on the use's line or the 8 after it, makes the use a
     /// note: a GET or DELETE handler answering 405 is what 2026-07-28 asks for.
     pub answered: Option<&'static str>,
+    /// A regular expression that, matching right after the use, drops it: the SDKs' stateless
+    /// mode (`sessionIdGenerator: undefined`, `session_id_generator=None`) mints no session.
+    pub unless_followed_by: Option<&'static str>,
 }
 
 const fn text(rule: &'static str, regex: &'static str) -> Pattern {
-    Pattern { rule, matcher: Matcher::Text(regex), gated: false, requires: None, answered: None }
+    Pattern {
+        rule,
+        matcher: Matcher::Text(regex),
+        gated: false,
+        requires: None,
+        answered: None,
+        unless_followed_by: None,
+    }
 }
 
 const fn gated(rule: &'static str, matcher: Matcher) -> Pattern {
-    Pattern { rule, matcher, gated: true, requires: None, answered: None }
+    Pattern { rule, matcher, gated: true, requires: None, answered: None, unless_followed_by: None }
 }
 
 /// A GET or DELETE handler or request, in a file that also holds `requires`.
@@ -197,6 +207,7 @@ const fn http(rule: &'static str, regex: &'static str, requires: &'static str) -
         gated: true,
         requires: Some(requires),
         answered: Some("\\b405\\b|(?i)method ?not ?allowed|METHOD_NOT_ALLOWED"),
+        unless_followed_by: None,
     }
 }
 
@@ -293,14 +304,17 @@ pub(crate) const PATTERNS: &[Pattern] = &[
             "MCP_SESSION_ID_HEADER",
             "MCP_SESSION_ID",
             "mcp_session_id",
-            // The stateful transport's options: the id it mints, and the hooks on a session's
-            // start and end.
-            "sessionIdGenerator",
-            "session_id_generator",
+            // The stateful transport's hooks on a session's start and end.
             "onsessioninitialized",
             "onsessionclosed",
         ]),
     ),
+    // The stateful transport's option, the id it mints; set to nothing, it is the stateless
+    // mode (TypeScript SDK 1.x, Python SDK), no session at all.
+    Pattern {
+        unless_followed_by: Some("\\s*[:=]\\s*(?:undefined|void\\s+0|None|null)\\b"),
+        ..gated("MIG-7", Matcher::Ident(&["sessionIdGenerator", "session_id_generator"]))
+    },
     // MIG-8: the GET stream, and the HTTP+SSE transport before it. A route is one registered on
     // an app or a router with a path that looks like the MCP endpoint.
     http(
@@ -356,7 +370,8 @@ mod tests {
             if let Matcher::Text(regex) = pattern.matcher {
                 regex::Regex::new(regex).unwrap_or_else(|error| panic!("{regex}: {error}"));
             }
-            for regex in pattern.requires.iter().chain(pattern.answered.iter()) {
+            for regex in pattern.requires.iter().chain(pattern.answered.iter()).chain(pattern.unless_followed_by.iter())
+            {
                 regex::Regex::new(regex).unwrap_or_else(|error| panic!("{regex}: {error}"));
             }
         }

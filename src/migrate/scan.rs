@@ -1,7 +1,8 @@
 //! The walk and the matching of the migration scan. The walk reads the tree as git would track
 //! it (the approach of `--cache-key auto`, [`crate::cache::workspace_manifest`]): `.gitignore`
 //! files, the parents' ones too, and `.git/info/exclude` are honoured, `.git/` is left out,
-//! symlinks are not followed; `--no-ignore` reads ignored files too. Only source and test files
+//! symlinks are not followed; `--no-ignore` reads ignored files too. Installed dependencies
+//! ([`dependency_dir`]: `node_modules`, virtualenvs, `site-packages`) are left out either way. Only source and test files
 //! ([`Syntax::for_path`]) and manifests ([`manifest::kind_of`]) are read, each at most
 //! [`MAX_FILE_BYTES`]; a file with a NUL byte in its first 8 KiB is binary and skipped.
 //!
@@ -10,9 +11,9 @@
 //! A gated pattern (words common outside MCP) fires only in a file that names MCP, or in a
 //! tree whose manifests do. Each rule gives at most one use a line.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use regex::Regex;
 use serde::Serialize;
@@ -66,6 +67,8 @@ pub(crate) struct Scan {
     pub binary: usize,
     /// Files and directories that could not be read, with the reason.
     pub unreadable: Vec<String>,
+    /// Installed-dependency directories not walked, by kind ([`dependency_dir`]).
+    pub dependency_dirs: BTreeMap<&'static str, usize>,
 }
 
 impl Scan {
@@ -86,6 +89,8 @@ struct Compiled {
     regex: Option<Regex>,
     requires: Option<Regex>,
     answered: Option<Regex>,
+    /// [`Pattern::unless_followed_by`], anchored at the use's end.
+    unless_followed_by: Option<Regex>,
 }
 
 fn compile(regex: &str) -> Regex {
@@ -105,6 +110,7 @@ static COMPILED: LazyLock<Vec<Compiled>> = LazyLock::new(|| {
             },
             requires: pattern.requires.map(compile),
             answered: pattern.answered.map(compile),
+            unless_followed_by: pattern.unless_followed_by.map(|regex| compile(&format!("^(?:{regex})"))),
         })
         .collect()
 });
@@ -130,6 +136,8 @@ struct Pending {
 /// Scans `root` (a directory or a file). Never fails: what cannot be read is counted in
 /// [`Scan::unreadable`].
 pub(crate) fn scan(root: &Path, no_ignore: bool) -> Scan {
+    let skipped: Arc<Mutex<BTreeMap<&'static str, usize>>> = Arc::default();
+    let counted = Arc::clone(&skipped);
     let mut builder = ignore::WalkBuilder::new(root);
     builder
         .hidden(false)
@@ -138,7 +146,19 @@ pub(crate) fn scan(root: &Path, no_ignore: bool) -> Scan {
         .require_git(false)
         .follow_links(false)
         .sort_by_file_path(Ord::cmp)
-        .filter_entry(|entry| entry.file_name() != ".git");
+        .filter_entry(move |entry| {
+            if entry.file_name() == ".git" {
+                return false;
+            }
+            let kind = (entry.depth() > 0 && entry.file_type().is_some_and(|kind| kind.is_dir()))
+                .then(|| dependency_dir(entry.path()))
+                .flatten();
+            if let Some(kind) = kind {
+                let mut skipped = counted.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                *skipped.entry(kind).or_default() += 1;
+            }
+            kind.is_none()
+        });
     if no_ignore {
         builder.git_ignore(false).git_exclude(false).parents(false);
     } else {
@@ -223,11 +243,30 @@ pub(crate) fn scan(root: &Path, no_ignore: bool) -> Scan {
             }));
         }
     }
+    scan.dependency_dirs = std::mem::take(&mut *skipped.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
     scan.uses = pending.into_iter().filter(|use_| !use_.gated || tree_names_mcp).map(|use_| use_.found).collect();
     scan.uses.sort_by(|a, b| {
         (&a.path, a.line, a.column, rule_number(a.rule)).cmp(&(&b.path, b.line, b.column, rule_number(b.rule)))
     });
     scan
+}
+
+/// The kind of installed-dependency directory `path` is, if it is one: skipped whatever the
+/// ignore files say (a project with no `.gitignore` would otherwise be scanned with every
+/// package it installed). Only what is certain: `node_modules`, a Python virtualenv (a
+/// directory holding `pyvenv.cfg`, whatever its name), `site-packages` / `dist-packages`.
+/// The scanned path itself is never skipped: naming a dependency directory scans it.
+pub(crate) fn dependency_dir(path: &Path) -> Option<&'static str> {
+    let name = path.file_name()?.to_str()?;
+    if name == "node_modules" {
+        Some("node_modules")
+    } else if name == "site-packages" || name == "dist-packages" {
+        Some("site-packages")
+    } else if path.join("pyvenv.cfg").is_file() {
+        Some("virtualenv")
+    } else {
+        None
+    }
 }
 
 fn rule_number(id: &str) -> u32 {
@@ -302,7 +341,10 @@ pub(crate) fn source_uses(text: &str, syntax: Syntax) -> Vec<SourceUse> {
             (_, Some(regex)) => regex.find_iter(text).map(|found| (found.start(), found.end())).collect(),
             (_, None) => Vec::new(),
         };
-        found.extend(matches.into_iter().map(|(start, end)| (start, end, compiled)));
+        let stateless =
+            |end: usize| compiled.unless_followed_by.as_ref().is_some_and(|regex| regex.is_match(&text[end..]));
+        found
+            .extend(matches.into_iter().filter(|(_, end)| !stateless(*end)).map(|(start, end)| (start, end, compiled)));
     }
     found.sort_by_key(|(start, _, compiled)| (*start, rule_number(compiled.pattern.rule)));
     let lines = Lines::new(text);

@@ -324,6 +324,48 @@ fn ignored_files_are_scanned_only_with_no_ignore_and_a_missing_path_exits_2() {
     assert!(missing.stderr.contains("no-such-dir` does not exist"), "{}", missing.stderr);
 }
 
+/// A project that is no git repository and has no ignore file: the installed dependencies
+/// (`node_modules/`, a virtualenv, `site-packages/`) are not read, and the output says so; the
+/// user's own findings are all there is. A dependency directory named as the path is read.
+#[test]
+fn installed_dependencies_are_skipped_without_any_ignore_file() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let root = dir.path();
+    let legacy = "send({ method: 'notifications/initialized' });\n";
+    write(root, "src/server.js", legacy);
+    write(root, "node_modules/@modelcontextprotocol/sdk/dist/client.js", legacy);
+    write(root, "web/node_modules/left-pad/index.js", legacy);
+    write(root, ".venv/pyvenv.cfg", "home = /usr/bin\n");
+    write(root, ".venv/lib/python3.12/site-packages/mcp/client.py", "m = 'notifications/initialized'\n");
+    // A virtualenv under any name is known by its `pyvenv.cfg`.
+    write(root, "env311/pyvenv.cfg", "home = /usr/bin\n");
+    write(root, "env311/bin/tool.py", "m = 'notifications/initialized'\n");
+    write(root, "vendor/python/site-packages/old.py", "m = 'notifications/initialized'\n");
+    // A directory that only sounds like one is read.
+    write(root, "venv_tools/check.py", "m = 'notifications/initialized'\n");
+    let scanned = scan(root, &[]);
+    assert_eq!(
+        scanned.findings(),
+        uses(&[("src/server.js", 1, "MIG-2"), ("venv_tools/check.py", 1, "MIG-2")]),
+        "{}",
+        scanned.stdout
+    );
+    assert_eq!(scanned.json["counts"]["sources"], 2, "{}", scanned.stdout);
+    assert_eq!(scanned.json["counts"]["dependency_dirs"], 5, "{}", scanned.stdout);
+    assert!(
+        scanned.stdout.contains(
+            "skipped 5 installed-dependency director(ies) whatever the ignore files say (node_modules: 2, site-packages: 1, virtualenv: 2; name one as the path to scan it)"
+        ),
+        "{}",
+        scanned.stdout
+    );
+    // `--no-ignore` is about ignore files: dependencies stay skipped.
+    assert_eq!(scan(root, &["--no-ignore"]).findings().len(), 2);
+    // Named as the path, a dependency directory is read.
+    let named = scan(&root.join("node_modules"), &[]);
+    assert_eq!(named.findings(), uses(&[("@modelcontextprotocol/sdk/dist/client.js", 1, "MIG-2")]), "{}", named.stdout);
+}
+
 #[test]
 fn the_findings_as_sarif_read_back_by_an_independent_model_one_result_each_at_its_line() {
     let server = installed("node/node_modules/@modelcontextprotocol/server-everything");

@@ -410,7 +410,7 @@ async fn param_headers(ctx: &Context) -> Vec<Finding> {
 }
 
 /// The fix for H-21 on the SDKs known to serve a foreign Origin by default (said, not assumed).
-pub(crate) const H21_SDK_HINT: &str = "If your server is built on the TypeScript SDK v2 (`createMcpHandler`), it checks no Origin by default: put the SDK's DNS-rebinding protection in front of it (`createMcpExpressApp()`, or the `hostHeaderValidation(…)` / `localhostHostValidation()` middleware of its Express, Hono or Fastify package; on a bare `node:http` server, `localhostOriginValidation()` of `@modelcontextprotocol/node` — Host validation alone does not check `Origin`) and answer a foreign `Origin` with 403; on the Python SDK, `TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_origins=[…])`";
+pub(crate) const H21_SDK_HINT: &str = "If your server is built on the TypeScript SDK v2 (`createMcpHandler`), it checks no Origin by default: put the SDK's DNS-rebinding protection in front of it (`createMcpExpressApp()`, or the `hostHeaderValidation(…)` / `localhostHostValidation()` middleware of its Express, Hono or Fastify package; on a bare `node:http` server, `localhostOriginValidation()` of `@modelcontextprotocol/node` — Host validation alone does not check `Origin`) and answer a foreign `Origin` with 403; on the TypeScript SDK 1.x (`@modelcontextprotocol/sdk`), the check is off unless the transport is built with it: `new StreamableHTTPServerTransport({ …, enableDnsRebindingProtection: true, allowedHosts: [\"127.0.0.1:8000\", …], allowedOrigins: [\"http://localhost:8000\", …] })` (exact values, port included; or `createMcpExpressApp()` of `@modelcontextprotocol/sdk/server/express.js`); on the Python SDK, `TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_origins=[…])`";
 
 async fn endpoint(ctx: &Context) -> Vec<Finding> {
     let blocks: Vec<Probe<'_>> = vec![
@@ -636,4 +636,24 @@ fn malformed(id: &'static str, what: &str, code: i64, exchange: &Exchange) -> Fi
         )
     };
     finding.with(exchange)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::H21_SDK_HINT;
+
+    /// `npm i @modelcontextprotocol/sdk` installs 1.x, whose transport takes the protection
+    /// as options: the hint names them, beside v2's middleware and the Python SDK's settings.
+    #[test]
+    fn the_h21_hint_names_the_fix_on_each_sdk_including_the_typescript_sdk_1() {
+        for part in [
+            "createMcpHandler",
+            "localhostOriginValidation()",
+            "new StreamableHTTPServerTransport({ …, enableDnsRebindingProtection: true, allowedHosts: [",
+            "allowedOrigins: [",
+            "TransportSecuritySettings(enable_dns_rebinding_protection=True",
+        ] {
+            assert!(H21_SDK_HINT.contains(part), "{part}");
+        }
+    }
 }

@@ -117,6 +117,33 @@ fn mig_7_the_session_header() {
     assert_eq!(uses("js", &mcp("const id = req.headers['x-session-id']; const session_id = 1;")), vec![]);
 }
 
+/// Decoys: the TypeScript SDK v1's stateless mode (`sessionIdGenerator: undefined`) and the
+/// Python SDK's (`session_id_generator=None`) mint no session; a generator function does.
+#[test]
+fn mig_7_a_stateless_transport_is_not_a_session() {
+    for (extension, body) in [
+        ("ts", "const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });"),
+        (
+            "ts",
+            "new StreamableHTTPServerTransport({\n  sessionIdGenerator : undefined,\n  enableJsonResponse: true,\n});",
+        ),
+        ("js", "const options = { sessionIdGenerator: void 0 };"),
+        ("py", "manager = StreamableHTTPSessionManager(app=app, session_id_generator=None, stateless=True)"),
+        ("py", "transport = StreamableHTTPServerTransport(\n    session_id_generator = None,\n)"),
+    ] {
+        assert_eq!(uses(extension, &mcp(body)), vec![], "{extension}: {body}");
+    }
+    for (extension, body) in [
+        ("ts", "new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });"),
+        ("ts", "new StreamableHTTPServerTransport({ sessionIdGenerator: undefinedOrNot });"),
+        ("js", "const { sessionIdGenerator } = options;"),
+        ("py", "StreamableHTTPServerTransport(session_id_generator=lambda: uuid4().hex)"),
+        ("py", "session_id_generator=None_or_uuid"),
+    ] {
+        assert_eq!(findings(extension, &mcp(body)), vec!["MIG-7"], "{extension}: {body}");
+    }
+}
+
 #[test]
 fn mig_8_the_get_stream_and_the_http_sse_transport() {
     let session = "const header = \"mcp-session-id\";\n";
