@@ -637,3 +637,25 @@ fn architecture_md_stays_a_map_with_the_checklists_for_a_layer_a_setting_and_a_g
         assert!(text.contains(checklist), "ARCHITECTURE.md has no checklist {checklist}");
     }
 }
+
+#[test]
+fn no_function_answers_a_bare_string_as_its_error() {
+    // Errors are types (with causes chained and one renderer at the edge), never a `String` a
+    // caller can only print or pattern-match on its words.
+    let stringly = regex::Regex::new(r"\bResult<[^;{}]*?,\s*String\s*>").expect("a regex");
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let found: Vec<String> = files
+        .iter()
+        .filter(|file| !is_test_file(file))
+        .flat_map(|file| {
+            let text = blanked(&std::fs::read_to_string(file).expect("readable"));
+            let relative = file.strip_prefix(root()).expect("under the root").display().to_string();
+            stringly
+                .find_iter(&text)
+                .map(|hit| format!("{relative}:{}", text[..hit.start()].lines().count().max(1)))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(found.is_empty(), "`Result<_, String>` (give the error a type): {found:?}");
+}

@@ -413,19 +413,33 @@ fn well_known(url: &str, name: &str) -> Vec<String> {
     urls
 }
 
+/// Why a metadata document could not be read.
+#[derive(Debug, thiserror::Error)]
+enum Unfetched {
+    /// No answer: the transport's root cause.
+    #[error("{0}")]
+    Unreachable(String),
+    /// An answer other than 200.
+    #[error("HTTP {0}")]
+    Status(u16),
+    /// A 200 whose body is not a JSON object.
+    #[error("not a JSON object")]
+    NotAnObject,
+}
+
 /// A JSON object fetched by GET, or why not.
-async fn get_json(client: &reqwest::Client, url: &str) -> Result<Value, String> {
+async fn get_json(client: &reqwest::Client, url: &str) -> Result<Value, Unfetched> {
     let answer = client
         .get(url)
         .header("Accept", "application/json")
         .send()
         .await
-        .map_err(|error| super::http::root_cause(&error))?;
+        .map_err(|error| Unfetched::Unreachable(super::http::root_cause(&error)))?;
     let status = answer.status().as_u16();
     if status != 200 {
-        return Err(format!("HTTP {status}"));
+        return Err(Unfetched::Status(status));
     }
-    read_json(answer).await.filter(Value::is_object).ok_or_else(|| "not a JSON object".to_owned())
+    read_json(answer).await.filter(Value::is_object).ok_or(Unfetched::NotAnObject)
 }
 
 /// The body as JSON, read up to [`MAX_BODY_BYTES`].
