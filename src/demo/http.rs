@@ -294,6 +294,12 @@ impl HttpServer {
             }
         };
 
+        if self.breaks("chaos-die-on-unparsable") && serde_json::from_slice::<Value>(&body).is_err() {
+            // A server whose unguarded JSON.parse throws: the process dies mid-request.
+            eprintln!("demo server: the body is not JSON; exiting (chaos-die-on-unparsable)");
+            std::process::exit(1);
+        }
+
         let previous = self.in_flight.fetch_add(1, Ordering::SeqCst);
         let _in_flight = InFlight(&self.in_flight);
         if self.breaks("h-23") {

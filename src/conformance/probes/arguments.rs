@@ -195,6 +195,8 @@ fn answer(exchange: &Exchange) -> String {
             "a result without `isError` (resultType {}): the tool ran on arguments its inputSchema forbids",
             result.get("resultType").map_or_else(|| "absent".into(), Value::to_string)
         ),
+        // "got no answer (could not connect: …)", never "got could not connect".
+        None if exchange.unanswered() => format!("no answer ({})", exchange.describe()),
         None => exchange.describe(),
     }
 }
