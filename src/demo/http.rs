@@ -296,7 +296,6 @@ impl HttpServer {
 
         if self.breaks("chaos-die-on-unparsable") && serde_json::from_slice::<Value>(&body).is_err() {
             // A server whose unguarded JSON.parse throws: the process dies mid-request.
-            eprintln!("demo server: the body is not JSON; exiting (chaos-die-on-unparsable)");
             std::process::exit(1);
         }
 

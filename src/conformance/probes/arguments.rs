@@ -510,4 +510,15 @@ mod tests {
         assert!(findings[1].message.contains("JSON-RPC error -32603"), "{}", findings[1].message);
         assert_eq!(ids(&grade(&attempts, "H-27", true, Era::Legacy)), [("H-27", Kept)]);
     }
+
+    #[test]
+    fn a_call_that_got_no_answer_reads_as_no_answer() {
+        // Was "`get_weather` … got could not connect: …" in H-27's reason.
+        let refused = Exchange {
+            failure: Some(crate::mcp::exchange::Failure::Connect("connection refused".into())),
+            ..Exchange::default()
+        };
+        assert_eq!(answer(&refused), "no answer (could not connect: connection refused)");
+        assert_eq!(answer(&html_500()), html_500().describe(), "an answer is described as before");
+    }
 }
