@@ -94,6 +94,10 @@ pub(crate) struct Context {
     /// Tools that answered every valid call with `isError: true` when no tool call succeeded
     /// (the invalid-arguments probe finds them): `server.tool_errors` of the report.
     pub tool_errors: std::sync::Mutex<Vec<crate::report::model::ToolErrorNotice>>,
+    /// Set when the server stopped answering after a probe (HTTP: every request after it was
+    /// refused or closed): the probe, in words. The checks that got no answer afterwards are
+    /// blocked by it, not graded on their own rule.
+    pub stopped: std::sync::Mutex<Option<String>>,
 }
 
 impl Context {

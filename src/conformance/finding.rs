@@ -37,12 +37,27 @@ pub(crate) struct Finding {
     /// for a stdio answer in another framing, `()`. A broken finding with it is blocked,
     /// not failed.
     pub unreadable: Option<String>,
+    /// Set when an exchange given as evidence got no answer at all (the connection was refused
+    /// or closed, or the process exited): after the server stopped answering, such a finding
+    /// is blocked, not a verdict on its own rule.
+    pub unanswered: bool,
+    /// Set on the finding that says the server stopped answering after a probe: it fails its
+    /// row whatever the row's level (a server that dies on a request passes nothing).
+    pub crash: bool,
 }
 
 impl Finding {
     /// A finding with no evidence.
     pub(crate) fn new(id: &'static str, outcome: Outcome, message: impl Into<String>) -> Self {
-        Self { id, outcome, message: message.into(), evidence: Vec::new(), unreadable: None }
+        Self {
+            id,
+            outcome,
+            message: message.into(),
+            evidence: Vec::new(),
+            unreadable: None,
+            unanswered: false,
+            crash: false,
+        }
     }
 
     /// The rule was kept.
@@ -68,6 +83,7 @@ impl Finding {
     /// Adds the request and response of an exchange as evidence.
     pub(crate) fn with(mut self, exchange: &Exchange) -> Self {
         self.evidence.extend(evidence_of(exchange));
+        self.unanswered |= exchange.unanswered();
         if self.unreadable.is_some() {
             return self;
         }

@@ -167,6 +167,7 @@ pub(crate) async fn run(
         target: target.clone(),
         seconds,
         tool_errors: std::sync::Mutex::new(Vec::new()),
+        stopped: std::sync::Mutex::new(None),
     };
     // stdio: the second processes are given their uses now (spares started with the session,
     // so that their start-up overlapped it; a new process only when no spare is left).
@@ -187,6 +188,7 @@ pub(crate) async fn run(
     keep_needed_tools(&mut ctx);
     let ctx = ctx;
     run_families(&ctx, started, events, &mut groups).await;
+    block_after_stop(&ctx, &mut groups);
     groups.push((probes::stdio::framing(&ctx), 0));
     groups.push((passive.findings(), 0));
     events(&RunEvent::ProbesFinished { duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) });
@@ -419,6 +421,21 @@ async fn run_families(
     }
     for (done, (name, family)) in last {
         groups.push(progress.watch(name, done, family).await);
+    }
+}
+
+/// After the server stopped answering (HTTP: a probe killed it, see [`Context::stopped`]), the
+/// findings that got no answer ([`Finding::unanswered`]) are blocked by that probe:
+/// `not_applicable` with a reason that names it, never a misleading reason of their own (or a
+/// failure of their own rule). Findings not applicable for a reason of their own keep it.
+fn block_after_stop(ctx: &Context, groups: &mut [(Vec<Finding>, u64)]) {
+    let Some(after) = crate::mcp::sync::lock(&ctx.stopped).clone() else { return };
+    let reason = format!("{BLOCKED_PREFIX}the server stopped answering after {after}");
+    for finding in groups.iter_mut().flat_map(|(findings, _)| findings.iter_mut()) {
+        if finding.unanswered && !finding.crash {
+            finding.outcome = finding::Outcome::NotApplicable;
+            finding.message.clone_from(&reason);
+        }
     }
 }
 
@@ -682,6 +699,10 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool, blocked: O
                 (worst, message, evidence, duration)
             };
             let mut status = grade(outcome, requirement.level);
+            if outcome == Outcome::Broken && mine.iter().any(|(finding, _)| finding.crash) {
+                // The server stopped answering after this row's probe: a failure at any level.
+                status = Status::Fail;
+            }
             // A MUST row that only warns was kept in its MUST part and missed a SHOULD part (or
             // met an ambiguity of the spec): the row shows the level of what warned, so a
             // warning is never labelled MUST (E-7: refused, but without -32600).
@@ -808,6 +829,16 @@ mod tests {
         let d1 = row(&checks, "D-1");
         assert_eq!((d1.status, d1.message.as_str()), (Status::NotApplicable, BLOCKED_BY_FRAMING));
         assert!(row(&checks, "H-1").message.contains("Streamable HTTP rule"), "the transport's reason comes first");
+    }
+
+    #[test]
+    fn a_crash_fails_its_row_whatever_the_level() {
+        // E-8 is a SHOULD: broken, it warns; the server dying on its probe fails it.
+        let warned = grade_all(&[(vec![Finding::broken("E-8", "no -32700")], 0)], Era::Modern, true, None);
+        assert_eq!(row(&warned, "E-8").status, Status::Warn);
+        let crashed = Finding { crash: true, ..Finding::broken("E-8", "the server stopped answering after …") };
+        let failed = grade_all(&[(vec![crashed], 0)], Era::Modern, true, None);
+        assert_eq!(row(&failed, "E-8").status, Status::Fail);
     }
 
     #[test]

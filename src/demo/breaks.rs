@@ -192,6 +192,10 @@ pub(crate) const BREAKS: &[(&str, &str)] = &[
     ("chaos-sse-cut", "HTTP: every POST gets SSE headers and half an event, then the connection closes"),
     ("chaos-html-500", "HTTP: every request gets status 500 with an HTML page"),
     (
+        "chaos-die-on-unparsable",
+        "HTTP: the process exits (status 1) on a POST whose body is not JSON, without answering it",
+    ),
+    (
         "chaos-host-403",
         "HTTP: every request gets 403 with a JSON-RPC error \"Invalid Host: …\" (a Host allow-list that does not allow ours, as the TypeScript SDK answers)",
     ),

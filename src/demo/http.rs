@@ -294,6 +294,11 @@ impl HttpServer {
             }
         };
 
+        if self.breaks("chaos-die-on-unparsable") && serde_json::from_slice::<Value>(&body).is_err() {
+            // A server whose unguarded JSON.parse throws: the process dies mid-request.
+            std::process::exit(1);
+        }
+
         let previous = self.in_flight.fetch_add(1, Ordering::SeqCst);
         let _in_flight = InFlight(&self.in_flight);
         if self.breaks("h-23") {

@@ -471,6 +471,14 @@ impl Exchange {
         }
     }
 
+    /// True when the request got no answer at all: the connection was refused or closed before
+    /// any status, or the stdio process exited.
+    pub(crate) fn unanswered(&self) -> bool {
+        self.status.is_none()
+            && self.response.is_none()
+            && matches!(self.failure, Some(Failure::Connect(_) | Failure::Closed(_) | Failure::Exited(_)))
+    }
+
     /// A one-line description of the answer for messages: status, code or failure.
     pub(crate) fn describe(&self) -> String {
         let mut parts = Vec::new();

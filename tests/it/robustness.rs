@@ -931,3 +931,36 @@ fn a_server_whose_tools_work_gets_no_tool_error_notice() {
     assert!(run.report()["server"].get("tool_errors").is_none(), "{}", run.report()["server"]);
     assert!(!run.file("summary.md").contains("**Notice:**"));
 }
+
+#[test]
+fn a_server_that_dies_on_an_unparsable_body_fails_e8_and_blocks_the_rest() {
+    // A Node server whose unguarded JSON.parse throws exits on E-8's probe: that is a failure
+    // named with the probe (not a SHOULD warning about a closed stream), and the checks that
+    // got no answer afterwards say so instead of a misleading reason of their own.
+    let server = DemoServer::start(&["chaos-die-on-unparsable"]);
+    let run = run_bounded(&["--server-url", &server.url, "--layers", "0"], QUICK);
+    assert_eq!(run.code, 1, "{}", run.report);
+    let checks = run.report["checks"].as_array().cloned().unwrap_or_default();
+    let check = |id: &str| checks.iter().find(|check| check["id"] == id).cloned().unwrap_or_default();
+    let e8 = check("E-8");
+    assert_eq!(e8["status"], "fail", "{e8}");
+    let message = e8["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("the server stopped answering after an unparsable body (`{not json` POSTed)"),
+        "{message}"
+    );
+    assert!(message.contains("`server/discover` sent next got none either"), "{message}");
+    let evidence = e8["evidence"].to_string();
+    assert!(evidence.contains("{not json") && evidence.contains("server/discover"), "{evidence}");
+    let blocked = "blocked: the server stopped answering after E-8's probe, an unparsable body (`{not json` POSTed)";
+    for id in ["P-1", "H-27"] {
+        assert_eq!(check(id)["status"], "not_applicable", "{id}: {}", check(id));
+        assert_eq!(check(id)["message"], blocked, "{id}");
+    }
+    let failed: Vec<String> = checks
+        .iter()
+        .filter(|check| check["status"] == "fail")
+        .map(|check| format!("{}: {}", check["id"], check["message"]))
+        .collect();
+    assert_eq!(failed.len(), 1, "only E-8 fails: {failed:#?}");
+}

@@ -195,6 +195,8 @@ fn answer(exchange: &Exchange) -> String {
             "a result without `isError` (resultType {}): the tool ran on arguments its inputSchema forbids",
             result.get("resultType").map_or_else(|| "absent".into(), Value::to_string)
         ),
+        // "got no answer (could not connect: …)", never "got could not connect".
+        None if exchange.unanswered() => format!("no answer ({})", exchange.describe()),
         None => exchange.describe(),
     }
 }
@@ -507,5 +509,16 @@ mod tests {
         let findings = grade(&[attempt(Kind::JsonString, internal, ok())], "X-6", false, Era::Modern);
         assert!(findings[1].message.contains("JSON-RPC error -32603"), "{}", findings[1].message);
         assert_eq!(ids(&grade(&attempts, "H-27", true, Era::Legacy)), [("H-27", Kept)]);
+    }
+
+    #[test]
+    fn a_call_that_got_no_answer_reads_as_no_answer() {
+        // Was "`get_weather` … got could not connect: …" in H-27's reason.
+        let refused = Exchange {
+            failure: Some(crate::mcp::exchange::Failure::Connect("connection refused".into())),
+            ..Exchange::default()
+        };
+        assert_eq!(answer(&refused), "no answer (could not connect: connection refused)");
+        assert_eq!(answer(&html_500()), html_500().describe(), "an answer is described as before");
     }
 }

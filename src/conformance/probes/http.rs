@@ -242,6 +242,8 @@ async fn names(ctx: &Context) -> Vec<Finding> {
             // H-7: Mcp-Name ≠ params.name (tools/call, prompts/get, resources/read), on names that do not exist.
             let mut broken = Vec::new();
             let mut evidence = None;
+            // A probe that got no answer at all is no verdict on H-7 (the server stopped answering).
+            let mut unanswered = None;
             let probes = [
                 ("tools/call", json!({"name": NO_SUCH_TOOL, "arguments": {}})),
                 ("prompts/get", json!({"name": super::NO_SUCH_PROMPT})),
@@ -249,6 +251,10 @@ async fn names(ctx: &Context) -> Vec<Finding> {
             ];
             for (method, params) in probes {
                 let exchange = client.send(modern(method, params).set("Mcp-Name", "mcp-eval-probe-other-name")).await;
+                if exchange.unanswered() {
+                    unanswered = unanswered.or(Some(exchange));
+                    continue;
+                }
                 if let Err(message) = expect::error(&exchange, HEADER_MISMATCH, Some(400)) {
                     broken.push(format!("`{method}` with a mismatched `Mcp-Name`: {message}"));
                     evidence = evidence.or(Some(exchange.clone()));
@@ -257,7 +263,9 @@ async fn names(ctx: &Context) -> Vec<Finding> {
                     evidence = Some(exchange);
                 }
             }
-            let h7 = if broken.is_empty() {
+            let h7 = if let (true, Some(exchange)) = (broken.is_empty(), &unanswered) {
+                Finding::not_applicable("H-7", format!("no answer: {}", exchange.describe())).with(exchange)
+            } else if broken.is_empty() {
                 Finding::kept(
                     "H-7",
                     "mismatched `Mcp-Name` got HTTP 400 + -32020 on tools/call, prompts/get and resources/read",
@@ -569,8 +577,40 @@ async fn e7_e8_malformed_bodies(ctx: &Context) -> Vec<Finding> {
         .header_edits
         .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
     let exchange = ctx.client.send(unparsable).await;
-    findings.push(malformed("E-8", "an unparsable body", jsonrpc::PARSE_ERROR, &exchange));
+    if let Some(crash) = stopped_after(ctx, "E-8", "an unparsable body (`{not json` POSTed)", &exchange).await {
+        findings.push(crash);
+    } else {
+        findings.push(malformed("E-8", "an unparsable body", jsonrpc::PARSE_ERROR, &exchange));
+    }
     findings
+}
+
+/// When `exchange` (the probe `what` of row `id`) got no answer at all, asks the server an
+/// ordinary `server/discover`: if that gets none either, the server stopped answering after the
+/// probe (a server that dies on a malformed request). Then `id` fails with both exchanges as
+/// evidence, whatever its level, and [`Context::stopped`] names the probe for the checks it
+/// blocked.
+async fn stopped_after(ctx: &Context, id: &'static str, what: &str, exchange: &Exchange) -> Option<Finding> {
+    if !exchange.unanswered() {
+        return None;
+    }
+    let next = ctx.modern.send(modern("server/discover", json!({}))).await;
+    if !next.unanswered() {
+        return None;
+    }
+    *crate::mcp::sync::lock(&ctx.stopped) = Some(format!("{id}'s probe, {what}"));
+    let mut finding = Finding::broken(
+        id,
+        format!(
+            "the server stopped answering after {what}: the probe got no answer ({}), and an ordinary `server/discover` sent next got none either ({}); a server must survive a malformed request (answer it with an error, never crash): the checks after it are blocked",
+            exchange.describe(),
+            next.describe()
+        ),
+    )
+    .with(exchange)
+    .with(&next);
+    finding.crash = true;
+    Some(finding)
 }
 
 /// H-26 (info): a loopback server refuses a foreign Host.

@@ -110,7 +110,12 @@ pub(crate) async fn ordering(ctx: &Context) -> Vec<Finding> {
         walk(&ctx.client, "tools/list", "tools", &request, false).await
     };
     if !ctx.tools.ok() || !again.ok() {
-        return vec![Finding::not_applicable("P-1", "tools/list could not be walked twice")];
+        let mut finding = Finding::not_applicable("P-1", "tools/list could not be walked twice");
+        // A walk that got no answer at all is blocked once the server stopped answering.
+        finding.unanswered = [&ctx.tools, &again]
+            .iter()
+            .any(|walk| walk.failed.as_ref().is_some_and(crate::mcp::exchange::Exchange::unanswered));
+        return vec![finding];
     }
     let (first, second) = (&ctx.tools.names, &again.names);
     let show = |names: &[String]| {
