@@ -85,12 +85,13 @@ pub(crate) fn load_prices(
     let Some(table) = table else {
         // `--demo` with models of its own has no example table to count against.
         if settings.layer1.max_cost_usd.is_some() && runs_models {
+            let (message, hint) = crate::settings::budget_without_table();
             return Err(vec![crate::golden::Problem::located(
-                PathBuf::from("--max-cost-usd"),
+                PathBuf::from(crate::settings::table::MAX_COST_USD.flag_name()),
                 None,
                 None,
-                crate::settings::BUDGET_WITHOUT_TABLE.0,
-                crate::settings::BUDGET_WITHOUT_TABLE.1,
+                message,
+                hint,
             )]);
         }
         return Ok(None);

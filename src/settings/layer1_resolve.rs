@@ -123,10 +123,18 @@ pub(super) fn resolve(
 }
 
 /// The problem of a budget with no price table to count against, and its fix.
-pub(crate) const BUDGET_WITHOUT_TABLE: (&str, &str) = (
-    "a cost budget needs a price table to count against",
-    "give --prices FILE (input `price-table`, config `price_table`): USD per 1M tokens of each model (see docs/layer-3.md#the-price-table)",
-);
+pub(crate) fn budget_without_table() -> (&'static str, String) {
+    let table = &table::PRICE_TABLE;
+    (
+        "a cost budget needs a price table to count against",
+        format!(
+            "give {} FILE (input `{}`, config `{}`): USD per 1M tokens of each model (see docs/layer-3.md#the-price-table)",
+            table.flag_name(),
+            table.input_name(),
+            table.key_name()
+        ),
+    )
+}
 
 /// What [`spending`] found.
 struct Spending {
@@ -156,7 +164,8 @@ fn spending(sources: &Sources<'_>, workspace: &super::workspace::Workspace, prob
             Ok(usd) if usd.is_finite() && usd > 0.0 && usd <= 1_000_000.0 => {
                 // The demo prices its own models with the example table in the binary.
                 if price_table.is_none() && !sources.request.demo {
-                    problems.push(Problem::new(&source, BUDGET_WITHOUT_TABLE.0, BUDGET_WITHOUT_TABLE.1));
+                    let (message, hint) = budget_without_table();
+                    problems.push(Problem::new(&source, message, hint));
                 }
                 Some(usd)
             }

@@ -16,7 +16,7 @@ mod event;
 pub(crate) mod layer1;
 mod layer1_resolve;
 pub(crate) mod oauth;
-pub(crate) use layer1_resolve::BUDGET_WITHOUT_TABLE;
+pub(crate) use layer1_resolve::budget_without_table;
 mod providers;
 pub(crate) mod sarif;
 pub(crate) mod secrets;
