@@ -434,7 +434,39 @@ fn a_refusal_from_in_front_of_the_token_check_is_no_evidence_and_fails_a5_and_a6
             "{id}: {message}"
         );
     }
+    // The probes carry the headers of a normal request, so a correct server reaches its token check.
+    let report = outcome.report();
+    for id in ["A-5", "A-6"] {
+        let request = report["checks"]
+            .as_array()
+            .and_then(|checks| checks.iter().find(|check| check["id"] == id))
+            .and_then(|check| check["evidence"].as_array())
+            .and_then(|evidence| evidence.iter().find(|item| item["label"] == "request"))
+            .and_then(|item| item["text"].as_str())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        assert!(request.contains("mcp-method: server/discover"), "{id}: {request}");
+    }
     let (a4, message) = outcome.check("A-4");
     assert_eq!(a4, "pass", "A-4's query token reaches the token check: {message}");
     assert!(message.contains("Bearer challenge"), "{message}");
+}
+
+#[test]
+fn an_unreachable_authorization_server_is_named_in_the_hint() {
+    // The server's metadata is found and names an authorization server nothing listens on: the
+    // hint said "check the server URL … publishes its protected-resource metadata".
+    let port = free_port();
+    let issuer = format!("http://127.0.0.1:{}", free_port());
+    let _server = Script::start("py_protected.py", port, &[issuer.as_str(), "--static", "static-token-0a9c"]);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let outcome = Outcome::run(
+        &["--server-url", &url, "--oauth-client-id", CLIENT_ID],
+        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)],
+    );
+    assert_eq!(outcome.code(), 3, "{}", outcome.stderr());
+    let stderr = outcome.stderr();
+    let hint = stderr.split("hint:").nth(1).unwrap_or_default();
+    assert!(hint.contains(&issuer) && hint.contains("could not be reached"), "{stderr}");
+    assert!(!hint.contains("publishes its protected-resource metadata"), "{stderr}");
 }
