@@ -11,7 +11,10 @@ token's resource, which the SDK's bearer middleware checks against this server
 (`validate_token_resource`). `--lax` is the broken variant: the audience is checked neither by
 the verifier nor by the middleware (a token minted for another resource is accepted), the
 verifier ignores `exp` and reports no expiry (an expired token is accepted), and a token in the
-`access_token` query parameter is taken as the bearer token. `--uses N` refuses a token after
+`access_token` query parameter is taken as the bearer token. `--front-400` puts a layer in front
+of the token check that answers a token minted for another resource, or expired, with HTTP 400
+and JSON-RPC error -32020 (as a proxy that drops headers makes the server do), so no
+authorization layer answers for those tokens. `--uses N` refuses a token after
 its N-th request, as a server that revoked it would (the client must obtain a new one). `--static TOKEN` accepts that one opaque token instead (no authorization server
 needed). Runs on 127.0.0.1:PORT, path /mcp, with the interop venv's python
 (scripts/install-servers.sh).
@@ -113,6 +116,42 @@ class QueryToken:
         await self.app(scope, receive, send)
 
 
+class FrontRefusal:
+    """`--front-400`: a token for another audience, or expired, never reaches the token check."""
+
+    def __init__(self, app, resource: str):
+        self.app = app
+        self.resource = resource
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            bearer = headers.get(b"authorization", b"").decode()
+            if bearer.lower().startswith("bearer "):
+                try:
+                    claims = jwt.decode(bearer[7:].strip(), options={"verify_signature": False})
+                except Exception:  # noqa: BLE001 - not a JWT: let the token check answer
+                    claims = None
+                audience = claims.get("aud") if claims else None
+                audiences = audience if isinstance(audience, list) else [audience]
+                foreign = claims is not None and self.resource not in audiences
+                expired = claims is not None and int(claims.get("exp", 0)) < time.time()
+                if foreign or expired:
+                    body = json.dumps({
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": {"code": -32020, "message": "Missing required header Mcp-Method"},
+                    }).encode()
+                    await send({
+                        "type": "http.response.start",
+                        "status": 400,
+                        "headers": [(b"content-type", b"application/json")],
+                    })
+                    await send({"type": "http.response.body", "body": body})
+                    return
+        await self.app(scope, receive, send)
+
+
 def main() -> None:
     args = sys.argv[1:]
     if len(args) < 2:
@@ -141,7 +180,10 @@ def main() -> None:
         return str(int(time.time()))
 
     app = server.streamable_http_app(streamable_http_path="/mcp")
-    uvicorn.run(app if strict else QueryToken(app), host="127.0.0.1", port=port, log_level="warning")
+    app = app if strict else QueryToken(app)
+    if "--front-400" in args:
+        app = FrontRefusal(app, resource)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
 if __name__ == "__main__":

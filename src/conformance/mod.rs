@@ -758,7 +758,7 @@ pub(crate) async fn needs_credentials(target: &Target, redactor: Redactor) -> Op
         .map(|requirement| {
             Finding::not_applicable(
                 requirement.id,
-                "the server requires credentials: pass --header 'Authorization: …' (input `server-headers`) to run this check",
+                "the server requires credentials: pass --header 'Authorization: …' (input `server-headers`) or sign in with --oauth-client-id and its secret (inputs `oauth-client-id`, `oauth-client-secret`) to run this check",
             )
         })
         .collect();

@@ -102,6 +102,10 @@ async fn sign_in(
                 "check that the server's URL ({}) is registered as a resource for this client at the authorization server",
                 table::SERVER_URL.flag_name()
             ),
+            Check::AuthorizationServer => format!(
+                "the server's protected-resource metadata was found and names the authorization server {}, which could not be reached or answered without usable metadata: check that it is up and reachable from where the evaluation runs",
+                error.authorization_server.as_deref().unwrap_or("it lists")
+            ),
             Check::Discovery => format!(
                 "check the server URL ({}) and that the server publishes its protected-resource metadata (RFC 9728) naming an authorization server with RFC 8414 or OpenID metadata",
                 table::SERVER_URL.flag_name()

@@ -368,7 +368,7 @@ async fn connect_http(settings: &HttpSettings, redactor: Redactor) -> Result<Con
             )
         } else {
             format!(
-                "the server at `{}` requires credentials (HTTP 401 without them): the authorization rows were graded without any; pass --header 'Authorization: Bearer …' (input `server-headers`) to run the rest",
+                "the server at `{}` requires credentials (HTTP 401 without them): the authorization rows were graded without any; pass --header 'Authorization: Bearer …' (input `server-headers`), or sign in as a CI client with --oauth-client-id and its secret (in the variable --oauth-client-secret-env names; Action inputs `oauth-client-id` and `oauth-client-secret`), to run the rest",
                 settings.url
             )
         };

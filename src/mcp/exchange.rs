@@ -241,6 +241,26 @@ impl Exchange {
         self.header("content-type").map(|value| value.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
     }
 
+    /// The answer of an authorization layer, in words: HTTP 401 or 403 with a `Bearer`
+    /// `WWW-Authenticate` challenge or an RFC 6750 error body (`{"error": "invalid_token"}`),
+    /// e.g. "HTTP 401 (Bearer challenge: invalid_token)". `None` for any other answer: only
+    /// such an answer shows that a token was checked.
+    pub(crate) fn bearer_refusal(&self) -> Option<String> {
+        let status = self.status.filter(|status| matches!(status, 401 | 403))?;
+        let challenge = self
+            .header("www-authenticate")
+            .map(str::trim_start)
+            .filter(|value| value.get(..6).is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer")));
+        let body_error = self.response.as_ref().and_then(|body| body.get("error")).and_then(Value::as_str);
+        let error = challenge.and_then(|challenge| auth_param(challenge, "error")).or(body_error.map(str::to_owned));
+        let named = error.map(|error| format!(": {error}")).unwrap_or_default();
+        match (challenge, body_error) {
+            (Some(_), _) => Some(format!("HTTP {status} (Bearer challenge{named})")),
+            (None, Some(_)) => Some(format!("HTTP {status} (RFC 6750 error body{named})")),
+            (None, None) => None,
+        }
+    }
+
     /// The `result` of the final response, when it is a result response.
     pub(crate) fn result(&self) -> Option<&Value> {
         self.response.as_ref()?.get("result")
@@ -481,6 +501,10 @@ impl Exchange {
 
     /// A one-line description of the answer for messages: status, code or failure.
     pub(crate) fn describe(&self) -> String {
+        if let Some(refusal) = self.bearer_refusal() {
+            // An authorization layer's answer (RFC 6750), not JSON-RPC.
+            return refusal;
+        }
         let mut parts = Vec::new();
         if let Some(status) = self.status {
             parts.push(format!("HTTP {status}"));
@@ -503,6 +527,22 @@ impl Exchange {
     }
 }
 
+/// The value of the auth-param `name` in a `WWW-Authenticate` challenge (quoted or not).
+fn auth_param(challenge: &str, name: &str) -> Option<String> {
+    let lower = challenge.to_ascii_lowercase();
+    let key = format!("{name}=");
+    let start = lower
+        .match_indices(&key)
+        .find(|(at, _)| *at == 0 || matches!(lower.as_bytes()[at - 1], b' ' | b','))
+        .map(|(at, _)| at + key.len())?;
+    let rest = &challenge[start..];
+    let value = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next()?,
+        None => rest.split([',', ' ']).next()?,
+    };
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
 /// True when `body` starts like a JSON value (`{`, `[`) or an SSE stream (a field or a comment
 /// line), the only shapes in which a `jsonrpc` inside it can be a message: an HTML or plain-text
 /// error page that quotes the request it refused (a server that did not read the body and then
@@ -511,4 +551,43 @@ pub(crate) fn payload_shaped(body: &str) -> bool {
     let start = body.trim_start();
     start.starts_with(['{', '[', ':'])
         || ["data:", "event:", "id:", "retry:"].iter().any(|field| start.starts_with(field))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(status: u16, challenge: Option<&str>, body: Value) -> Exchange {
+        Exchange {
+            status: Some(status),
+            headers: challenge.map(|value| vec![("www-authenticate".to_owned(), value.to_owned())]).unwrap_or_default(),
+            response: Some(body),
+            ..Exchange::default()
+        }
+    }
+
+    #[test]
+    fn an_authorization_layers_answer_is_described_as_such_not_as_json_rpc() {
+        let challenge = r#"Bearer error="invalid_token", error_description="expired", resource_metadata="http://h/x""#;
+        let oauth = answer(401, Some(challenge), serde_json::json!({"error": "invalid_token"}));
+        assert_eq!(oauth.describe(), "HTTP 401 (Bearer challenge: invalid_token)");
+        let body_only = answer(401, None, serde_json::json!({"error": "invalid_token", "error_description": "x"}));
+        assert_eq!(body_only.describe(), "HTTP 401 (RFC 6750 error body: invalid_token)");
+        let bare = answer(403, Some("Bearer"), Value::Null);
+        assert_eq!(bare.bearer_refusal().as_deref(), Some("HTTP 403 (Bearer challenge)"));
+        // A JSON-RPC refusal is not the authorization layer's, whatever the status.
+        let proxy = answer(
+            400,
+            None,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32020, "message": "Missing required header Mcp-Method"}}),
+        );
+        assert_eq!(proxy.bearer_refusal(), None);
+        assert!(proxy.describe().contains("JSON-RPC error -32020"), "{}", proxy.describe());
+        let rpc401 = answer(
+            401,
+            None,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "no"}}),
+        );
+        assert_eq!(rpc401.bearer_refusal(), None);
+    }
 }

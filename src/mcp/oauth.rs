@@ -76,8 +76,11 @@ pub(crate) enum Check {
     Scopes,
     /// The resource asked for (`invalid_target`).
     Resource,
-    /// The server's or the authorization server's metadata, or the way to them.
+    /// The server's protected-resource metadata, or the way to it.
     Discovery,
+    /// The authorization server the server's metadata names (in
+    /// [`SignInError::authorization_server`]): it could not be reached or served no metadata.
+    AuthorizationServer,
 }
 
 /// A sign-in that failed: what happened (redacted) and what to check.
@@ -87,6 +90,8 @@ pub(crate) struct SignInError {
     pub message: String,
     /// What to check.
     pub check: Check,
+    /// The authorization server concerned, once the server's metadata named it.
+    pub authorization_server: Option<String>,
 }
 
 impl fmt::Display for SignInError {
@@ -157,7 +162,10 @@ impl TokenSource {
             .get("token_endpoint")
             .and_then(Value::as_str)
             .ok_or_else(|| {
-                discovery(format!("the authorization server {issuer}'s metadata names no `token_endpoint`"))
+                authorization_server(
+                    &issuer,
+                    format!("the authorization server {issuer}'s metadata names no `token_endpoint`"),
+                )
             })?
             .to_owned();
         let methods: Vec<&str> = metadata
@@ -258,11 +266,14 @@ impl TokenSource {
         }
         let started = Instant::now();
         let answer = request.body(self.form(resource)).send().await.map_err(|error| {
-            discovery(self.redactor.redact(&format!(
-                "cannot reach the token endpoint {}: {}",
-                self.token_endpoint,
-                super::http::root_cause(&error)
-            )))
+            authorization_server(
+                &self.issuer,
+                self.redactor.redact(&format!(
+                    "cannot reach the token endpoint {}: {}",
+                    self.token_endpoint,
+                    super::http::root_cause(&error)
+                )),
+            )
         })?;
         let status = answer.status().as_u16();
         let body = read_json(answer).await;
@@ -314,13 +325,19 @@ impl TokenSource {
             "the authorization server {} refused the client-credentials grant for client `{}` and resource {resource} (HTTP {status}): {code}{description}",
             self.issuer, self.credentials.client_id
         );
-        SignInError { message: self.redactor.redact(&message), check }
+        SignInError { message: self.redactor.redact(&message), check, authorization_server: Some(self.issuer.clone()) }
     }
 }
 
 /// A discovery error.
 fn discovery(message: String) -> SignInError {
-    SignInError { message, check: Check::Discovery }
+    SignInError { message, check: Check::Discovery, authorization_server: None }
+}
+
+/// An error of the authorization server `issuer`, named by the server's metadata: unreachable,
+/// or serving no metadata or token endpoint.
+fn authorization_server(issuer: &str, message: String) -> SignInError {
+    SignInError { message, check: Check::AuthorizationServer, authorization_server: Some(issuer.to_owned()) }
 }
 
 /// The canonical URL of an MCP endpoint (RFC 8707 `resource`): scheme and host in lower case,
@@ -393,10 +410,13 @@ async fn discover(client: &reqwest::Client, endpoint: &str) -> Result<(String, V
             Err(why) => tried.push(format!("{url}: {why}")),
         }
     }
-    Err(discovery(format!(
-        "the authorization server {issuer} serves no metadata (RFC 8414 or OpenID discovery); tried {}",
-        tried.join("; ")
-    )))
+    Err(authorization_server(
+        &issuer,
+        format!(
+            "the authorization server {issuer} serves no metadata (RFC 8414 or OpenID discovery); tried {}",
+            tried.join("; ")
+        ),
+    ))
 }
 
 /// The well-known URLs of `name` for `url`: the path inserted after the origin (RFC 8414 §3,

@@ -47,18 +47,28 @@ pub(super) fn resolve(
     problems: &mut Vec<Problem>,
 ) -> Option<OAuthSettings> {
     let flags = &sources.request.flags;
-    let scopes = sources.setting(&table::OAUTH_SCOPES, &flags.oauth_scopes).map(|(_, text)| text);
+    let scopes = sources.setting(&table::OAUTH_SCOPES, &flags.oauth_scopes);
+    let secret_env = sources.setting(&table::OAUTH_CLIENT_SECRET_ENV, &flags.oauth_client_secret_env);
     let other = sources.setting(&table::OAUTH_OTHER_RESOURCE, &flags.oauth_other_resource);
     let Some((source, client_id)) = sources.setting(&table::OAUTH_CLIENT_ID, &flags.oauth_client_id) else {
-        if let Some((source, _)) = other.as_ref() {
+        // Each sign-in setting without the client id is the same error (never silently ignored).
+        for (source, what) in [
+            (scopes.as_ref(), "scopes are"),
+            (secret_env.as_ref(), "the client secret's variable is"),
+            (other.as_ref(), "another resource is"),
+        ]
+        .into_iter()
+        .filter_map(|(setting, what)| setting.map(|(source, _)| (source, what)))
+        {
             problems.push(Problem::new(
                 source,
-                "another resource is only used with the client-credentials sign-in",
+                format!("{what} only used with the client-credentials sign-in"),
                 format!("give the client id too ({})", table::OAUTH_CLIENT_ID.flag_name()),
             ));
         }
         return None;
     };
+    let scopes = scopes.map(|(_, text)| text);
     if !matches!(server, Some(Server::Url(_))) && server.is_some() {
         problems.push(Problem::new(
             &source,
@@ -105,21 +115,29 @@ fn secret(sources: &Sources<'_>, problems: &mut Vec<Problem>, client_source: &So
         ));
         return None;
     }
-    match (sources.lookup)(&var).filter(|value| !value.is_empty()) {
-        Some(secret) => Some(secret),
-        None => {
-            problems.push(Problem::new(
-                &source,
-                format!("the client secret is missing: `{var}` is not set"),
-                format!(
-                    "set `{var}` to the client secret (in a workflow, from a repository secret), or name another variable with {}; in the Action, the input `{}`",
-                    table::OAUTH_CLIENT_SECRET_ENV.flag_name(),
-                    table::OAUTH_CLIENT_SECRET.input_name()
-                ),
-            ));
-            None
-        }
+    let value = (sources.lookup)(&var);
+    if let Some(secret) = value.clone().filter(|value| !value.is_empty()) {
+        return Some(secret);
     }
+    let state = if value.is_some() { "is set but empty" } else { "is not set" };
+    let input = table::OAUTH_CLIENT_SECRET.input_name();
+    let fix = if sources.front_end == super::FrontEnd::Action && named.is_none() {
+        format!(
+            "give the Action input `{input}` the client secret from a repository secret (`{input}: ${{{{ secrets.… }}}}`), or set `{var}`"
+        )
+    } else {
+        format!(
+            "set `{var}` to the client secret (in a workflow, from a repository secret), or name another variable with {}; in the Action, the input `{input}`",
+            table::OAUTH_CLIENT_SECRET_ENV.flag_name(),
+        )
+    };
+    let what = if sources.front_end == super::FrontEnd::Action && named.is_none() {
+        format!("the client secret is missing: the input `{input}` is not given and `{var}` {state}")
+    } else {
+        format!("the client secret is missing: `{var}` {state}")
+    };
+    problems.push(Problem::new(&source, what, fix));
+    None
 }
 
 /// The secret as given, before validation, for the Action to mask first.

@@ -1486,3 +1486,44 @@ fn the_oauth_secret_comes_from_a_variable_or_the_masked_input_never_a_flag() {
     let vars = env(&inputs);
     assert!(raw_secrets(&request, &|name| vars.get(name).cloned()).contains(&"s3cret-from-input".to_owned()));
 }
+
+#[test]
+fn every_sign_in_setting_without_the_client_id_is_the_same_error() {
+    for flags in [
+        SettingsArgs { oauth_scopes: Some("mcp:read".into()), ..SettingsArgs::default() },
+        SettingsArgs { oauth_client_secret_env: Some("MY_SECRET".into()), ..SettingsArgs::default() },
+        SettingsArgs { oauth_other_resource: Some("https://other.example/mcp".into()), ..SettingsArgs::default() },
+    ] {
+        let flags = SettingsArgs { server_url: Some("http://127.0.0.1:1/mcp".into()), ..flags };
+        let all = rendered(&cli(flags.clone()).expect_err(&format!("{flags:?} without a client id is an error")));
+        assert!(all.contains("only used with the client-credentials sign-in"), "{all}");
+        assert!(all.contains("give the client id too (--oauth-client-id)"), "{all}");
+    }
+}
+
+#[test]
+fn an_empty_secret_variable_is_called_empty_and_the_action_leads_with_its_input() {
+    let flags = SettingsArgs {
+        server_url: Some("http://127.0.0.1:1/mcp".into()),
+        oauth_client_id: Some("ci".into()),
+        oauth_client_secret_env: Some("MY_SECRET".into()),
+        ..SettingsArgs::default()
+    };
+    let all = rendered(&cli_with_env(flags, &[("MY_SECRET", "")]).expect_err("empty secret"));
+    assert!(all.contains("`MY_SECRET` is set but empty"), "{all}");
+    assert!(!all.contains("is not set"), "{all}");
+    // The Action without the secret input: the fix leads with the input `oauth-client-secret`.
+    let all = rendered(
+        &action(
+            &[
+                ("INPUT_SERVER-URL", "http://127.0.0.1:1/mcp"),
+                ("INPUT_OAUTH-CLIENT-ID", "ci"),
+                ("GITHUB_REPOSITORY", "octo/repo"),
+            ],
+            Request::default(),
+        )
+        .expect_err("no secret"),
+    );
+    assert!(all.contains("the input `oauth-client-secret` is not given"), "{all}");
+    assert!(all.contains("give the Action input `oauth-client-secret`"), "{all}");
+}

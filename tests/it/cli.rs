@@ -158,6 +158,10 @@ fn a_server_that_requires_a_token_is_graded_on_authorization_and_the_token_never
     let without = run(&["--server-url", &server.url]);
     assert_eq!(without.code(), 3, "a 401 without credentials cannot be evaluated: {}", without.stderr());
     assert!(without.stderr().contains("--header"), "{}", without.stderr());
+    // The hint names the client-credentials sign-in too (flag and Action inputs).
+    for words in ["--oauth-client-id", "`oauth-client-id`", "`oauth-client-secret`"] {
+        assert!(without.stderr().contains(words), "{words}: {}", without.stderr());
+    }
     // The authorization rows need no credential: they are graded without one; the rest waits.
     assert_eq!(without.report()["outcome"], "needs_credentials");
     assert_eq!(without.report()["verdict"], "error");

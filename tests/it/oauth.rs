@@ -360,9 +360,14 @@ fn a_refusal_by_the_authorization_server_is_one_error_naming_its_error_and_the_s
 /// audience nor the expiry and takes a token from the query string): the run's exit status and
 /// each row's status, with the evidence of a failure.
 fn token_probes(lax: bool) -> Outcome {
+    token_probes_with(if lax { &["--lax"] } else { &[] })
+}
+
+/// [`token_probes`] with these arguments to `py_protected.py`.
+fn token_probes_with(server_args: &[&str]) -> Outcome {
     let other = "http://127.0.0.1:9/another-mcp";
     // Tokens live 3 s, so A-6 can wait one out (and the sign-in renews its own on the way).
-    let protected = Protected::start(Issuer::Oidc, &["--ttl", "3"], if lax { &["--lax"] } else { &[] }, &[other]);
+    let protected = Protected::start(Issuer::Oidc, &["--ttl", "3"], server_args, &[other]);
     let url = protected.server.mcp_url();
     let outcome = Outcome::run(
         &["--server-url", &url, "--oauth-client-id", CLIENT_ID, "--oauth-other-resource", other],
@@ -413,4 +418,55 @@ fn a_server_accepting_any_audience_expired_or_query_tokens_fails_the_token_probe
         );
     }
     assert_eq!(outcome.code(), 1, "a MUST failure: {}", outcome.stderr());
+}
+
+#[test]
+fn a_refusal_from_in_front_of_the_token_check_is_no_evidence_and_fails_a5_and_a6() {
+    // A layer in front of the SDK's token check answers a token for another resource, and an
+    // expired one, with HTTP 400 and JSON-RPC -32020 (a proxy that dropped headers): A-5 and
+    // A-6 passed ("was refused") though no authorization layer ever saw the token.
+    let outcome = token_probes_with(&["--front-400"]);
+    for id in ["A-5", "A-6"] {
+        let (status, message) = outcome.check(id);
+        assert_eq!(status, "fail", "{id}: {message}");
+        assert!(
+            message.contains("-32020") && message.contains("not an answer of the authorization layer"),
+            "{id}: {message}"
+        );
+    }
+    // The probes carry the headers of a normal request, so a correct server reaches its token check.
+    let report = outcome.report();
+    for id in ["A-5", "A-6"] {
+        let request = report["checks"]
+            .as_array()
+            .and_then(|checks| checks.iter().find(|check| check["id"] == id))
+            .and_then(|check| check["evidence"].as_array())
+            .and_then(|evidence| evidence.iter().find(|item| item["label"] == "request"))
+            .and_then(|item| item["text"].as_str())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        assert!(request.contains("mcp-method: server/discover"), "{id}: {request}");
+    }
+    let (a4, message) = outcome.check("A-4");
+    assert_eq!(a4, "pass", "A-4's query token reaches the token check: {message}");
+    assert!(message.contains("Bearer challenge"), "{message}");
+}
+
+#[test]
+fn an_unreachable_authorization_server_is_named_in_the_hint() {
+    // The server's metadata is found and names an authorization server nothing listens on: the
+    // hint said "check the server URL … publishes its protected-resource metadata".
+    let port = free_port();
+    let issuer = format!("http://127.0.0.1:{}", free_port());
+    let _server = Script::start("py_protected.py", port, &[issuer.as_str(), "--static", "static-token-0a9c"]);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let outcome = Outcome::run(
+        &["--server-url", &url, "--oauth-client-id", CLIENT_ID],
+        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)],
+    );
+    assert_eq!(outcome.code(), 3, "{}", outcome.stderr());
+    let stderr = outcome.stderr();
+    let hint = stderr.split("hint:").nth(1).unwrap_or_default();
+    assert!(hint.contains(&issuer) && hint.contains("could not be reached"), "{stderr}");
+    assert!(!hint.contains("publishes its protected-resource metadata"), "{stderr}");
 }

@@ -72,14 +72,14 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     // missing or invalid credentials get 401 (403 is for insufficient scope).
     findings.push(a3(&anonymous, &forged));
     // a valid token in the query string is not accepted.
-    findings.push(match query.status {
-        Some(401) => Finding::kept("A-4", "the token in the query string (no Authorization header) got 401"),
-        _ if query.result().is_some() => Finding::broken(
+    findings.push(match query.bearer_refusal() {
+        Some(refusal) => Finding::kept("A-4", format!("the token in the query string (no Authorization header) got {refusal}")),
+        None if query.result().is_some() => Finding::broken(
             "A-4",
             "the token was accepted in the query string; servers should accept it only in the Authorization header (URLs leak into logs)",
         )
         .with(&query),
-        _ => Finding::kept("A-4", format!("the token in the query string was refused: {}", query.describe())),
+        None => not_the_token_check("A-4", "the token in the query string (no Authorization header)", &query),
     });
     let (other, expired) = tokio::join!(a5(client, http.oauth()), a6(client, http.oauth()));
     findings.extend([other, expired]);
@@ -111,9 +111,9 @@ async fn a5(client: &Client, oauth: Option<&TokenSource>) -> Finding {
     };
     let exchange =
         client.send(modern("server/discover", json!({})).set("Authorization", &format!("Bearer {token}"))).await;
-    match exchange.status {
-        Some(401) => Finding::kept("A-5", format!("a token minted for {other} got 401")).with(&exchange),
-        _ if exchange.result().is_some() => Finding::broken(
+    match exchange.bearer_refusal() {
+        Some(refusal) => Finding::kept("A-5", format!("a token minted for {other} got {refusal}")).with(&exchange),
+        None if exchange.result().is_some() => Finding::broken(
             "A-5",
             format!(
                 "a token minted for another resource ({other}) was accepted: the server MUST accept only tokens issued for itself ({}), checking their audience (RFC 8707)",
@@ -121,7 +121,7 @@ async fn a5(client: &Client, oauth: Option<&TokenSource>) -> Finding {
             ),
         )
         .with(&exchange),
-        _ => Finding::kept("A-5", format!("a token minted for {other} was refused: {}", exchange.describe())).with(&exchange),
+        None => not_the_token_check("A-5", &format!("a token minted for {other}"), &exchange),
     }
 }
 
@@ -154,15 +154,40 @@ async fn a6(client: &Client, oauth: Option<&TokenSource>) -> Finding {
     };
     let exchange =
         client.send(modern("server/discover", json!({})).set("Authorization", &format!("Bearer {token}"))).await;
-    match exchange.status {
-        Some(401) => Finding::kept("A-6", "a token that had expired got 401").with(&exchange),
-        _ if exchange.result().is_some() => {
+    match exchange.bearer_refusal() {
+        Some(refusal) => Finding::kept("A-6", format!("a token that had expired got {refusal}")).with(&exchange),
+        None if exchange.result().is_some() => {
             Finding::broken("A-6", "a token that had expired was accepted: the server MUST check a token's expiry")
                 .with(&exchange)
         }
-        _ => Finding::kept("A-6", format!("a token that had expired was refused: {}", exchange.describe()))
-            .with(&exchange),
+        None => not_the_token_check("A-6", "a token that had expired", &exchange),
     }
+}
+
+/// A token probe answered neither with a result nor by the authorization layer (HTTP 401/403
+/// with a Bearer challenge or an RFC 6750 error body): e.g. a JSON-RPC error from a proxy
+/// in front that dropped headers. That is no evidence the token was checked, so the row cannot
+/// pass: it fails, since the spec requires invalid credentials to get 401 (A-3's rule, the
+/// row's MUST for, its SHOULD for A-4) — unless nothing answered, which is a warning.
+fn not_the_token_check(id: &'static str, what: &str, exchange: &Exchange) -> Finding {
+    if exchange.status.is_none() {
+        return Finding::ambiguous(
+            id,
+            format!(
+                "{what} got no HTTP answer ({}): whether the token is checked could not be seen",
+                exchange.describe()
+            ),
+        )
+        .with(exchange);
+    }
+    Finding::broken(
+        id,
+        format!(
+            "{what} got {}: not an answer of the authorization layer (HTTP 401 with a Bearer `WWW-Authenticate` challenge or an RFC 6750 error body), so it is no evidence the token was checked; an invalid token must get 401 (something in front of the token check, such as a proxy that drops headers, may have answered)",
+            exchange.describe()
+        ),
+    )
+    .with(exchange)
 }
 
 /// A-1 (the protected-resource metadata is discoverable, from `WWW-Authenticate` or a well-known
