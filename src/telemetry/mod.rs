@@ -182,10 +182,17 @@ fn case_key(golden: Option<&GoldenSet>, layer: u8, case: &str) -> (u8, usize, St
 
 /// A model call that got no answer, in the section's list and its model's and the run's sums.
 fn failed_call(sample: &Sample, section: &mut TelemetrySection, model: &mut Tally, total: &mut Tally) {
-    let Sample::Model { layer, trial, role, turn, outcome, latency_ms, asked, .. } = sample else { return };
+    let Some(row) = call_row(sample, &Part::default(), Vec::new()) else { return };
     model.fail();
     total.fail();
-    section.model_calls.push(ModelCallTelemetry {
+    section.model_calls.push(row);
+}
+
+/// The row of a model call in the section's list: what it was and its part of the spend (all
+/// unknown for a call that got no answer).
+fn call_row(sample: &Sample, part: &Part, tools: Vec<String>) -> Option<ModelCallTelemetry> {
+    let Sample::Model { layer, trial, role, turn, outcome, latency_ms, asked, .. } = sample else { return None };
+    Some(ModelCallTelemetry {
         case: trial.case.clone(),
         model: trial.model.clone(),
         trial: trial.trial,
@@ -195,15 +202,15 @@ fn failed_call(sample: &Sample, section: &mut TelemetrySection, model: &mut Tall
         turn: *turn,
         outcome: (*outcome).into(),
         latency_ms: *latency_ms,
-        input_tokens: None,
-        cache_read_tokens: None,
-        cache_write_tokens: None,
-        output_tokens: None,
-        reasoning_tokens: None,
-        cost_usd: None,
-        reported_cost_usd: None,
-        tools: Vec::new(),
-    });
+        input_tokens: part.input,
+        cache_read_tokens: part.cache_read,
+        cache_write_tokens: part.cache_write,
+        output_tokens: part.output,
+        reasoning_tokens: part.reasoning,
+        cost_usd: part.cost.map(stats::round_usd),
+        reported_cost_usd: part.reported_cost,
+        tools,
+    })
 }
 
 /// The `telemetry` section of what `collector` saw.
@@ -319,25 +326,7 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
                 }
                 tally.add(&part, 1.0);
                 total.add(&part, 1.0);
-                section.model_calls.push(ModelCallTelemetry {
-                    case: trial.case.clone(),
-                    model: trial.model.clone(),
-                    trial: trial.trial,
-                    layer: *layer,
-                    role: (*role).into(),
-                    asked: asked.clone(),
-                    turn: *turn,
-                    outcome: (*outcome).into(),
-                    latency_ms: *latency_ms,
-                    input_tokens: part.input,
-                    cache_read_tokens: part.cache_read,
-                    cache_write_tokens: part.cache_write,
-                    output_tokens: part.output,
-                    reasoning_tokens: part.reasoning,
-                    cost_usd: part.cost.map(stats::round_usd),
-                    reported_cost_usd: part.reported_cost,
-                    tools: called.clone(),
-                });
+                section.model_calls.extend(call_row(sample, &part, called.clone()));
                 if *role != "model" {
                     judges.entry((*layer, trial.case.clone(), trial.model.clone())).or_default().add(&part, 1.0);
                     continue;

@@ -13,7 +13,7 @@ use crate::conformance::context::Context;
 use crate::conformance::finding::Finding;
 use crate::mcp::client::{Client, Connection};
 use crate::mcp::exchange::{Body, Exchange, Outgoing};
-use crate::mcp::oauth::{Expired, TokenSource};
+use crate::mcp::oauth::{Expired, TokenSource, resource_metadata};
 
 const IDS: [&str; 6] = ["A-1", "A-2", "A-3", "A-4", "A-5", "A-6"];
 
@@ -306,17 +306,6 @@ fn a3(anonymous: &Exchange, forged: &Exchange) -> Finding {
                 .with(anonymous)
         }
     }
-}
-
-/// The `resource_metadata` URL of a `WWW-Authenticate: Bearer …` challenge.
-fn resource_metadata(challenge: &str) -> Option<String> {
-    let start = challenge.find("resource_metadata=")? + "resource_metadata=".len();
-    let rest = &challenge[start..];
-    let value = match rest.strip_prefix('"') {
-        Some(quoted) => quoted.split('"').next()?,
-        None => rest.split([',', ' ']).next()?,
-    };
-    (!value.is_empty()).then(|| value.to_owned())
 }
 
 /// `scheme://host[:port]` of a URL (the URL as given when it does not parse).
