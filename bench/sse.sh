@@ -3,8 +3,8 @@
 # events), then a whole layer-0 run against the demo server with `--break chaos-80000-tools-sse`
 # (tools/list is one SSE event of about 18 MB, 80,000 tools), RUNS times: wall time, peak RSS,
 # and whether any check reported a timeout; beside them the floor: the server's time for one
-# tools/list times the number of tools/list requests layer 0 sends (counted by one run through a
-# byte-level loopback proxy, not timed), and the target, computed from that floor on every run:
+# tools/list times the number of whole lists layer 0 is answered (one run through a byte-level
+# loopback proxy, not timed: the bytes answered over one list's size), and the target, computed from that floor on every run:
 # layer 0 <= 2 x floor + 1 s (the goal of issue 40: our own CPU on a list at most the server's
 # cost for it, plus a second for start-up and the probes), peak RSS <= 100 MB. Each run prints
 # measured, floor and target side by side. Prints figures; asserts nothing.
@@ -48,19 +48,25 @@ response = connection.getresponse()
 data = response.read()
 elapsed = (time.perf_counter() - started) * 1000
 print(f"server floor: one tools/list = {len(data) / 1e6:.1f} MB of {response.getheader('content-type')} in {elapsed:.0f} ms", file=sys.stderr)
-print(f"{elapsed:.0f}")
+print(f"{elapsed:.0f} {len(data)}")
 PY
 )
+ONE_LIST_BYTES=${ONE_LIST_MS#* }
+ONE_LIST_MS=${ONE_LIST_MS% *}
 
-# How many tools/list requests one layer-0 run sends: one run through a loopback proxy that
-# forwards bytes unchanged and counts `"method":"tools/list"` in what the client sends.
-LISTS=$(python3 - "$URL" "$BIN" "$WORK/count" <<'PY'
+# How many tools/list requests one layer-0 run sends, and how many whole lists come back: one
+# run through a loopback proxy that forwards bytes unchanged, counts `"method":"tools/list"` in
+# what the client sends, and sums the bytes the server answers. A request refused early (a probe
+# with a wrong header) costs the server next to nothing, so the floor counts whole lists: the
+# bytes answered over one list's size, rounded down.
+LISTS_AND_BYTES=$(python3 - "$URL" "$BIN" "$WORK/count" <<'PY'
 import asyncio, subprocess, sys, urllib.parse
 url, binary, out = sys.argv[1], sys.argv[2], sys.argv[3]
 target = urllib.parse.urlparse(url)
 count = 0
+answered = 0
 async def pipe(reader, writer, counting):
-    global count
+    global count, answered
     tail = b""
     try:
         while data := await reader.read(1 << 16):
@@ -68,6 +74,8 @@ async def pipe(reader, writer, counting):
                 window = tail + data
                 count += window.count(b'"method":"tools/list"') - tail.count(b'"method":"tools/list"')
                 tail = window[-32:]
+            else:
+                answered += len(data)
             writer.write(data)
             await writer.drain()
     except (ConnectionError, asyncio.CancelledError):
@@ -86,13 +94,16 @@ async def main():
     await run.wait()
     proxy.close()
 asyncio.run(main())
-print(count)
+print(count, answered)
 PY
 )
+REQUESTS=${LISTS_AND_BYTES% *}
+ANSWERED=${LISTS_AND_BYTES#* }
+LISTS=$(( ANSWERED / ONE_LIST_BYTES ))
 FLOOR_MS=$(( ONE_LIST_MS * LISTS ))
 TARGET_MS=$(( 2 * FLOOR_MS + 1000 ))
-printf 'floor: one tools/list %s ms x %s tools/list requests per layer-0 run = %s ms; target: layer 0 <= 2 x floor + 1 s = %s ms, peak RSS <= 100 MB\n' \
-  "$ONE_LIST_MS" "$LISTS" "$FLOOR_MS" "$TARGET_MS"
+printf 'floor: one tools/list %s ms x %s whole lists answered per layer-0 run (%s tools/list requests sent, %s bytes answered) = %s ms; target: layer 0 <= 2 x floor + 1 s = %s ms, peak RSS <= 100 MB\n' \
+  "$ONE_LIST_MS" "$LISTS" "$REQUESTS" "$ANSWERED" "$FLOOR_MS" "$TARGET_MS"
 
 time_runs() { # LABEL BINARY
   for run in $(seq "$RUNS"); do
