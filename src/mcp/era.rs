@@ -499,12 +499,33 @@ async fn connect_stdio(
     // grade it against the wrong revision.
     let discover = client.send(Outgoing::request(jsonrpc::modern_request("server/discover", json!({})))).await;
     if discover_succeeded(&discover) {
-        let evidence = "`server/discover` answered with a result over stdio: modern".to_owned();
+        let evidence =
+            format!("`server/discover` answered with a result over stdio{}: modern", start_up_note(&transport));
         return Ok(Connected::modern(client, evidence, discover));
     }
     if modern_error(&discover) {
-        let evidence = format!("`server/discover` answered with a modern error ({}): modern", discover.describe());
+        let evidence = format!(
+            "`server/discover` answered with a modern error ({}){}: modern",
+            discover.describe(),
+            start_up_note(&transport)
+        );
         return Ok(Connected::modern(client, evidence, discover));
+    }
+    if discover.response.is_none() && transport.exit_reason().is_none() && transport.unread_stdin() > 0 {
+        // Not silence: the server never read the request (a restart would wait as long again).
+        let stderr_tail = transport.stderr_tail_settled().await;
+        client.shutdown().await;
+        return Err(Unreachable {
+            reason: format!(
+                "the stdio server `{command}` never read its stdin: `server/discover` was still unread in the pipe {} s after the process started ({} s allowed for start-up, then the {} s timeout). Is the command a stdio MCP server? One that listens on HTTP is evaluated with `--server-url`",
+                transport.started_ago().as_secs(),
+                (timeout * crate::mcp::stdio::START_UP_TIMEOUTS).as_secs_f64(),
+                timeout.as_secs_f64()
+            ),
+            evidence: vec![("request".into(), discover.request_excerpt.clone())],
+            stderr_tail: (!stderr_tail.is_empty()).then_some(stderr_tail),
+            needs_credentials: false,
+        });
     }
     if misframed_answer(&discover).is_some() {
         return Ok(misframed(client, discover).await);
@@ -526,8 +547,9 @@ async fn connect_stdio(
     if initialize.result().is_some() {
         send_initialized(&client).await;
         let evidence = format!(
-            "`server/discover` got {}{}; `initialize` succeeded: legacy",
+            "`server/discover` got {}{}{}; `initialize` succeeded: legacy",
             discover.describe(),
+            start_up_note(&first),
             if restart { " (server restarted for the handshake)" } else { "" }
         );
         return Ok(Connected::legacy(client, evidence, discover, initialize));
@@ -592,6 +614,22 @@ async fn connect_stdio(
     }
     Ok(Connected::neither(client, discover, initialize))
 }
+
+/// Says how long the server took to begin reading its first request, when that was waited for
+/// (the timeout counted from then: see `mcp::stdio`), so that a slow start shows in the era's
+/// evidence.
+fn start_up_note(transport: &StdioTransport) -> String {
+    match transport.start_up() {
+        Some(after) if after >= START_UP_WORTH_SAYING => format!(
+            " (the server began reading stdin {:.1} s after it was started; its timeout counted from then)",
+            after.as_secs_f64()
+        ),
+        _ => String::new(),
+    }
+}
+
+/// A start-up shorter than this goes unsaid.
+const START_UP_WORTH_SAYING: Duration = Duration::from_secs(1);
 
 /// The answer of a stdio exchange that came in another framing than newline-delimited JSON.
 fn misframed_answer(exchange: &Exchange) -> Option<&Value> {

@@ -20,6 +20,12 @@
 //! A byte order mark is stripped and the message after it is read (RFC 8259 §8.1 lets parsers
 //! ignore it), but it still breaks X-1. `\r\n` line ends are accepted: the `\r` is JSON
 //! whitespace at the end of the line, and the SDKs' line readers strip it.
+//!
+//! Start-up is not silence: the first request written to a process waits for its answer for
+//! the timeout counted from when the server began reading stdin (the request's bytes left the
+//! pipe), for at most [`START_UP_TIMEOUTS`] timeouts before that. An interpreter that imports for
+//! seconds on a loaded runner is slow, and calling it silent would make the era (and the
+//! verdict) depend on the runner's load.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::ffi::OsString;
@@ -55,6 +61,12 @@ const PARTIAL_IDLE: Duration = Duration::from_millis(50);
 const MAX_MULTILINE_BYTES: usize = 1024 * 1024;
 /// The UTF-8 byte order mark.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
+/// The longest a process's first request waits for the server to begin reading stdin before
+/// its timeout starts anyway, in timeouts (a minute at the default 10 s; a server that never
+/// reads stdin is not waited for forever).
+pub(crate) const START_UP_TIMEOUTS: u32 = 6;
+/// How often the pipe to a starting server is looked at.
+const START_UP_POLL: Duration = Duration::from_millis(25);
 
 /// A way of writing messages on stdout that is not newline-delimited JSON (spec-notes §7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -239,6 +251,13 @@ pub(crate) struct StdioTransport {
     /// The server is known to answer readably (another process of it did): see
     /// [`StdioTransport::answers_known`].
     answers_known: std::sync::atomic::AtomicBool,
+    /// When the process was started.
+    spawned_at: Instant,
+    /// True until the first line is written to stdin.
+    unwritten: std::sync::atomic::AtomicBool,
+    /// How long after its start the server began reading its first request, when that had to
+    /// be waited for (see the module docs).
+    start_up: Mutex<Option<Duration>>,
 }
 
 impl std::fmt::Debug for StdioTransport {
@@ -351,6 +370,9 @@ impl StdioTransport {
             timeout,
             redactor,
             answers_known: std::sync::atomic::AtomicBool::new(false),
+            spawned_at: Instant::now(),
+            unwritten: std::sync::atomic::AtomicBool::new(true),
+            start_up: Mutex::new(None),
         }))
     }
 
@@ -401,6 +423,7 @@ impl StdioTransport {
             return exchange;
         }
         let before = self.stdout_so_far();
+        let first = self.unwritten.swap(false, std::sync::atomic::Ordering::SeqCst);
         if let Err(error) = self.write_line(line).await {
             self.forget(id.as_ref());
             exchange.failure = Some(Failure::Exited(format!("cannot write to stdin: {error}")));
@@ -410,7 +433,7 @@ impl StdioTransport {
             exchange.elapsed_ms = started.elapsed().as_millis() as u64;
             return exchange;
         };
-        let outcome = self.wait(receiver, id.as_ref(), timeout, outgoing.settle_after_first).await;
+        let outcome = self.wait(receiver, id.as_ref(), timeout, first, outgoing.settle_after_first).await;
         self.record_outcome(&mut exchange, outcome, id.as_ref(), before);
         exchange.elapsed_ms = started.elapsed().as_millis() as u64;
         exchange
@@ -461,14 +484,52 @@ impl StdioTransport {
         }
     }
 
-    /// Waits for the delivery of a request's answer: until it comes, the timeout, the settle
-    /// time of a listen after its first message, or the exit of the process (then a moment
-    /// more for an answer read just before it). `None` when no answer came.
+    /// How long after its start the server began reading its first request, when that had to
+    /// be waited for: `None` when it read it at once (within a poll), or nothing was sent yet.
+    pub(crate) fn start_up(&self) -> Option<Duration> {
+        *crate::mcp::sync::lock(&self.start_up)
+    }
+
+    /// How long ago the process was started.
+    pub(crate) fn started_ago(&self) -> Duration {
+        self.spawned_at.elapsed()
+    }
+
+    /// Bytes written to the server's stdin that it has not read yet. A write in progress holds
+    /// the pipe: its bytes count as unread (1).
+    pub(crate) fn unread_stdin(&self) -> u64 {
+        match self.stdin.try_lock() {
+            Ok(stdin) => stdin.as_ref().and_then(|stdin| rustix::io::ioctl_fionread(stdin).ok()).unwrap_or(0),
+            Err(_) => 1,
+        }
+    }
+
+    /// Resolves when a request has waited its `timeout`; for the `first` request of the process
+    /// the timeout starts when the server began reading it (see the module docs).
+    async fn expiry(&self, timeout: Duration, first: bool) {
+        if first {
+            let waiting = Instant::now();
+            let allowance = timeout * START_UP_TIMEOUTS;
+            while waiting.elapsed() < allowance && self.exit_reason().is_none() && self.unread_stdin() > 0 {
+                // Kept on every look: the answer may come (and this future be dropped) before
+                // the next one.
+                *crate::mcp::sync::lock(&self.start_up) = Some(self.spawned_at.elapsed());
+                tokio::time::sleep(START_UP_POLL).await;
+            }
+        }
+        tokio::time::sleep(timeout).await;
+    }
+
+    /// Waits for the delivery of a request's answer: until it comes, the timeout (see
+    /// [`StdioTransport::expiry`]), the settle time of a listen after its first message, or the
+    /// exit of the process (then a moment more for an answer read just before it). `None` when
+    /// no answer came.
     async fn wait(
         &self,
         receiver: oneshot::Receiver<Delivery>,
         id: Option<&Value>,
         timeout: Duration,
+        first: bool,
         settle: Option<Duration>,
     ) -> Option<Delivery> {
         let mut exited = self.exited.clone();
@@ -497,7 +558,7 @@ impl StdioTransport {
             // server answered).
             biased;
             received = &mut receiver => received.ok(),
-            _ = tokio::time::sleep(timeout) => None,
+            () = self.expiry(timeout, first) => None,
             _ = settled => None,
             // The watch guard is dropped inside: the future must stay `Send`.
             () = async { drop(exited.wait_for(Option::is_some).await) } => {

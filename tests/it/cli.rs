@@ -541,6 +541,34 @@ fn a_stdio_runs_second_processes_start_with_the_session_not_after_its_first_answ
 }
 
 #[test]
+fn a_stdio_server_slower_to_start_than_the_timeout_is_waited_for_not_called_silent() {
+    // Every process takes 2.5 s to start reading stdin (an interpreter importing on a loaded
+    // runner) and the timeout is 1 s: the first request's timeout counts from when the server
+    // read it. Calling the slow start silence restarted the server for the legacy handshake and
+    // graded a modern server as unreachable (or, when it also speaks 2025-11-25, as legacy).
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("stamps");
+    let run = run(&["--server-cmd", &stamping_stdio_command(&path, "2.5", &[], None), "--timeout-seconds", "1"]);
+    assert_eq!(run.code(), 0, "{}\n{}", run.stderr(), run.file("summary.md"));
+    let era = &run.report()["server"];
+    assert_eq!(era["era"], "2026-07-28", "{era:#}");
+    let evidence = era["era_evidence"].as_str().unwrap_or_default();
+    assert!(evidence.contains("began reading stdin") && evidence.contains("timeout counted from then"), "{evidence}");
+    assert_eq!(stdio_starts(&run).len(), 3, "no restart: {:#?}", stdio_starts(&run));
+}
+
+#[test]
+fn a_stdio_command_that_never_reads_stdin_is_unreachable_and_told_to_check_it_is_a_stdio_server() {
+    // A command that runs but never reads stdin (an HTTP server given as `--server-cmd`): no
+    // restart, one error that says what was seen.
+    let run = run(&["--server-cmd", "exec sleep 30", "--timeout-seconds", "1"]);
+    assert_eq!(run.code(), 3, "{}", run.stderr());
+    let everything = run.everything();
+    assert!(everything.contains("never read its stdin"), "{everything}");
+    assert!(everything.contains("--server-url"), "{everything}");
+}
+
+#[test]
 fn a_command_that_may_install_the_server_on_its_first_start_gets_its_second_processes_after_the_session_answered() {
     // `npx` (here a shell function that takes 1 s to start the server) installs into a cache
     // that concurrent first runs can break: its second processes start once the session answered.
