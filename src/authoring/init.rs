@@ -69,6 +69,10 @@ pub(crate) struct Rendered {
     pub dropped_args: Vec<(String, String)>,
     /// Tools whose case carries the destructive-tool warning.
     pub destructive: Vec<String>,
+    /// Tools annotated neither `readOnlyHint: true` nor `destructiveHint: false` (nor
+    /// `destructiveHint: true`): `golden check --execute` presumes them destructive, as MCP's
+    /// defaults say, and skips their calls.
+    pub presumed_destructive: Vec<String>,
     /// Tools whose case has made-up ids to edit, with the arguments that hold them.
     pub made_up: Vec<(String, Vec<String>)>,
     /// Tools left out because their name is empty.
@@ -532,6 +536,12 @@ pub(crate) fn render_with(surface: &ToolSurface, authoring: Option<&Authoring>) 
             }
         };
         let mut case = String::new();
+        if super::execute::destructive(tool).is_some()
+            && tool.annotations.as_ref().and_then(|annotations| annotations.get("destructiveHint"))
+                != Some(&Value::Bool(true))
+        {
+            rendered.presumed_destructive.push(tool.name.clone());
+        }
         if destructive(tool) {
             rendered.destructive.push(tool.name.clone());
             case.push_str(
@@ -674,6 +684,25 @@ fn template_args(tool: &ToolView, ordinal: usize, rendered: &mut Rendered) -> Op
     }
 }
 
+/// The one line that tells, before `golden check --execute` does, that it will skip the calls of
+/// `tools` (annotated neither read-only nor non-destructive) and how to have them sent; `None`
+/// when there are none. Names the first few tools.
+fn presumed_destructive_note(tools: &[String]) -> Option<String> {
+    const NAMED: usize = 5;
+    if tools.is_empty() {
+        return None;
+    }
+    let mut names: Vec<String> = tools.iter().take(NAMED).map(|tool| format!("`{}`", one_line(tool, 100))).collect();
+    if tools.len() > NAMED {
+        names.push(format!("{} more", tools.len() - NAMED));
+    }
+    Some(format!(
+        "note: {} tool(s) ({}) have no `readOnlyHint: true` or `destructiveHint: false` annotation, so `golden check --execute` presumes them destructive and skips their calls; annotate the read-only ones `readOnlyHint: true` on the server, or pass --execute-destructive against a test deployment",
+        tools.len(),
+        names.join(", ")
+    ))
+}
+
 /// `mcp-eval golden init`: refuses an existing `out` without `force` (exit 2), lists the
 /// server's tools (exit 3 when it cannot), asks `model` for the drafts when one is given (exit 5,
 /// nothing written, when its provider refuses the first calls), writes the set, loads it back
@@ -743,6 +772,9 @@ pub(crate) async fn init(target: Target, out: &Path, force: bool, model: Option<
             "note: tool `{tool}`: {} made up (a value that likely names nothing on the server, distinct per tool): edit its case to name one your test deployment has",
             names.join(", ")
         );
+    }
+    if let Some(line) = presumed_destructive_note(&rendered.presumed_destructive) {
+        let _ = writeln!(stderr, "{line}");
     }
     if rendered.skipped > 0 {
         let _ = writeln!(stderr, "note: {} tool(s) without a name left out", rendered.skipped);
@@ -954,6 +986,43 @@ pub(super) mod tests {
             prompt(&described, Some(&json!({"city": "Paris"}).as_object().cloned().unwrap_or_default())),
             "Use the Weather Tool (returns the weather of a city) with city Paris."
         );
+    }
+
+    #[test]
+    fn tools_that_execute_would_presume_destructive_are_counted_and_the_note_says_how_to_mark_them() {
+        let annotated = |name: &str, annotations: Value| {
+            let mut view = tool(name, json!({"type": "object"}));
+            view.annotations = annotations.as_object().cloned();
+            view
+        };
+        let surface = ToolSurface {
+            tools: vec![
+                tool("get_note", json!({"type": "object"})),
+                annotated("list_notes", json!({"readOnlyHint": true})),
+                annotated("add_note", json!({"destructiveHint": false})),
+                annotated("delete_note", json!({"destructiveHint": true})),
+                annotated("touch_note", json!({"readOnlyHint": false, "title": "Touch"})),
+            ],
+            skipped: 0,
+        };
+        let rendered = render(&surface);
+        // The tools `golden check --execute` skips for want of an annotation, not the one
+        // annotated destructive on purpose (its case carries the warning already).
+        assert_eq!(rendered.presumed_destructive, ["get_note", "touch_note"]);
+        for name in &rendered.presumed_destructive {
+            let listed = surface.tools.iter().find(|view| &view.name == name).expect("listed");
+            assert!(super::super::execute::destructive(listed).is_some(), "{name}: --execute would send it");
+        }
+        let note = presumed_destructive_note(&rendered.presumed_destructive).expect("a note");
+        assert!(note.starts_with("note: 2 tool(s) (`get_note`, `touch_note`) have no `readOnlyHint: true`"), "{note}");
+        assert!(note.contains("`golden check --execute` presumes them destructive and skips their calls"), "{note}");
+        assert!(note.contains("annotate the read-only ones `readOnlyHint: true`"), "{note}");
+        assert!(!note.contains('\n'), "one line: {note}");
+        let many: Vec<String> = (1..=7).map(|n| format!("tool_{n}")).collect();
+        let note = presumed_destructive_note(&many).expect("a note");
+        assert!(note.starts_with("note: 7 tool(s) (`tool_1`, "), "{note}");
+        assert!(note.contains("`tool_5`, 2 more)"), "{note}");
+        assert_eq!(presumed_destructive_note(&[]), None);
     }
 
     #[test]

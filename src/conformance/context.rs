@@ -350,12 +350,12 @@ impl Seconds {
                 Connection::Http(_) => true,
             };
             if running {
-                self.starts.explain(spare.entry, format!("{reason} ({})", spare.when));
+                self.starts.explain(spare.entry, format!("{reason}; {}", spare.when));
                 return Ok(known(spare.client));
             }
             // A spare that exited on its own would prove nothing (X-4 waits for an exit): a new one.
             self.starts
-                .explain(spare.entry, format!("a spare process ({}); it exited before a check needed it", spare.when));
+                .explain(spare.entry, format!("a spare process, {}; it exited before a check needed it", spare.when));
             let ending = tokio::spawn(async move { spare.client.shutdown().await });
             crate::mcp::sync::lock(&self.ending).push(ending);
         }

@@ -167,7 +167,7 @@ impl Connected {
 
 /// The reason of a spare that no check needed.
 pub(crate) fn unused_reason(when: &str) -> String {
-    format!("{SPARE_REASON} ({when}); no check needed it: ended unused")
+    format!("{SPARE_REASON}, {when}; no check needed it: ended unused")
 }
 
 /// Why a server could not be evaluated at all.
@@ -198,7 +198,7 @@ pub(crate) async fn connect(target: &Target, redactor: Redactor, spares: usize) 
                     .filter_map(|_| StdioTransport::spawn(command, env, *timeout, redactor.clone()).ok())
                     .map(|transport| Spare {
                         client: Client::new(Connection::Stdio(transport)),
-                        entry: starts.record(format!("{SPARE_REASON} ({when})")),
+                        entry: starts.record(format!("{SPARE_REASON}, {when}")),
                         when,
                     })
                     .collect()

@@ -355,8 +355,11 @@ fn write_server(server: &ServerSection, out: &mut String) {
         );
     }
     if !server.stdio_starts.is_empty() {
-        let reasons: Vec<String> = server.stdio_starts.iter().map(|reason| message(reason)).collect();
-        let _ = writeln!(out, "- **Server processes started:** {} ({})", server.stdio_starts.len(), reasons.join("; "));
+        // The count, then one nested item per process: why it was started.
+        let _ = writeln!(out, "- **Server processes started:** {}", server.stdio_starts.len());
+        for reason in &server.stdio_starts {
+            let _ = writeln!(out, "  - {}", message(reason));
+        }
     }
 }
 
@@ -1342,6 +1345,22 @@ mod tests {
         let md = render(&report);
         assert!(md.contains("X-5 sends `initialize` to it"), "{md}");
         assert!(!md.contains("\\`initialize"), "{md}");
+    }
+
+    #[test]
+    fn the_server_processes_started_are_a_count_with_one_item_per_reason() {
+        let mut report = sample_report();
+        report.server.stdio_starts = vec![
+            "the session: the era probe, then every layer's requests".into(),
+            "a second process: P-3 lists the tools there; started with the session".into(),
+        ];
+        let md = render(&report);
+        assert!(
+            md.contains(
+                "- **Server processes started:** 2\n  - the session: the era probe, then every layer's requests\n  - a second process: P-3 lists the tools there; started with the session\n"
+            ),
+            "{md}"
+        );
     }
 
     #[test]

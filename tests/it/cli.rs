@@ -478,7 +478,10 @@ fn a_stdio_server_is_started_once_for_the_session_and_once_per_process_a_check_n
     for id in ["P-3", "X-4", "X-5", "B-3"] {
         assert_eq!(run.status(id), "pass", "{id}: {}", run.check(id)["message"]);
     }
-    assert!(run.file("summary.md").contains("**Server processes started:** 3 ("), "{}", run.file("summary.md"));
+    // The summary gives the count, then one item per process saying why it was started.
+    let summary = run.file("summary.md");
+    assert!(summary.contains("**Server processes started:** 3\n  - the session"), "{summary}");
+    assert_eq!(summary.lines().filter(|line| line.starts_with("  - ")).count(), 3, "{summary}");
 }
 
 #[test]

@@ -217,6 +217,39 @@ fn init_on_the_demo_server_writes_a_set_that_passes_check() {
 }
 
 #[test]
+fn init_says_which_tools_execute_will_presume_destructive_and_execute_then_skips_them() {
+    // The demo server annotates every tool read-only; with those annotations renamed on the way
+    // out, its tools carry neither hint, as many servers' do.
+    let unannotated = format!(
+        "{} | sed -u -e 's/\"readOnlyHint\"/\"x-read-only\"/g' -e 's/\"destructiveHint\"/\"x-destructive\"/g'",
+        demo_stdio_command(&[])
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("tasks.yaml");
+    let file = path.to_str().expect("utf-8 path");
+    let output = golden_init(&["--server-cmd", &unannotated, "--out", file]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let notes: Vec<&str> = stderr.lines().filter(|line| line.contains("presumes them destructive")).collect();
+    assert_eq!(notes.len(), 1, "one line: {stderr}");
+    assert!(notes[0].starts_with("note: 7 tool(s) (`test_simple_text`, "), "{stderr}");
+    assert!(notes[0].contains("annotate the read-only ones `readOnlyHint: true`"), "{stderr}");
+    assert!(notes[0].contains("--execute-destructive"), "{stderr}");
+
+    // What the note announced: `--execute` skips every call of the set.
+    let checked = golden_check(&[file, "--server-cmd", &unannotated, "--execute"]);
+    let stdout = text(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(0), "{stdout}{}", text(&checked.stderr));
+    assert!(stdout.contains("→ skipped: the tool is not annotated `readOnlyHint: true`"), "{stdout}");
+    assert!(stdout.contains(" 0 sent ("), "{stdout}");
+
+    // Annotated tools get no such note.
+    let output = golden_init(&["--server-cmd", &demo_stdio_command(&[]), "--out", file, "--force"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(!text(&output.stderr).contains("presumes them destructive"), "{}", text(&output.stderr));
+}
+
+#[test]
 fn init_refuses_to_overwrite_without_force() {
     let server = DemoServer::start(&[]);
     let dir = tempfile::tempdir().expect("temp dir");
