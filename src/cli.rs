@@ -79,6 +79,10 @@ pub struct DemoModelArgs {
     /// Wait this long before each answer
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub delay_ms: u64,
+    /// Serve one request at a time, the others waiting their turn (a model server with one
+    /// slot): a test fixture, hidden
+    #[arg(long, hide = true)]
+    pub single_slot: bool,
     /// CASE:N — every Nth trial of the case calls a wrong tool (repeatable)
     #[arg(long, value_name = "CASE:N")]
     pub flaky: Vec<String>,
@@ -619,6 +623,7 @@ pub async fn demo_model(args: DemoModelArgs) -> ExitStatus {
     };
     let mut model = demo::model::DemoModel::new(&set, &flaky, &quote, chrono::Utc::now().date_naive());
     model.delay = std::time::Duration::from_millis(args.delay_ms);
+    model.single_slot = args.single_slot.then(|| tokio::sync::Mutex::new(()));
     model.seeded_failures = args.fail_rate.map(|rate| demo::seeded::SeededFailures::new(rate, args.seed));
     for text in &args.on_payload {
         match text.split_once(':') {

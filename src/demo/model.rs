@@ -58,6 +58,10 @@ pub(crate) struct DemoModel {
     cases: BTreeMap<String, CaseScript>,
     /// Wait this long before each answer (the benchmark's model latency).
     pub delay: Duration,
+    /// When set, one request is served at a time (`--single-slot`, hidden: a model server
+    /// with one slot, such as llama-server without `--parallel`): the others wait their turn,
+    /// each taking `delay` once it is served.
+    pub single_slot: Option<tokio::sync::Mutex<()>>,
     /// What it does after a failed tool result, by case id (layer 2's tests); without an entry
     /// it goes on as scripted.
     pub on_fault: BTreeMap<String, OnFault>,
@@ -168,6 +172,7 @@ impl DemoModel {
         DemoModel {
             cases,
             delay: Duration::ZERO,
+            single_slot: None,
             on_fault: BTreeMap::new(),
             on_payload: BTreeMap::new(),
             seeded_failures: None,
@@ -671,6 +676,10 @@ pub(crate) async fn serve(listener: TcpListener, model: Arc<DemoModel>) {
                             match duplicate_id_refusal(wire, &body).or_else(|| model.seeded_failure(wire, &body)) {
                                 Some(refusal) => refusal,
                                 None => {
+                                    let _slot = match &model.single_slot {
+                                        Some(slot) => Some(slot.lock().await),
+                                        None => None,
+                                    };
                                     tokio::time::sleep(model.delay).await;
                                     (200, model.answer(wire, &body))
                                 }

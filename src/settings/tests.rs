@@ -1527,3 +1527,10 @@ fn an_empty_secret_variable_is_called_empty_and_the_action_leads_with_its_input(
     assert!(all.contains("the input `oauth-client-secret` is not given"), "{all}");
     assert!(all.contains("give the Action input `oauth-client-secret`"), "{all}");
 }
+
+#[test]
+fn layer_3s_queueing_note_names_the_concurrency_flag_and_input_of_the_table() {
+    use crate::telemetry::queueing::{CONCURRENCY_FLAG, CONCURRENCY_INPUT};
+    assert_eq!(crate::settings::table::CONCURRENCY.flag_name(), CONCURRENCY_FLAG);
+    assert_eq!(crate::settings::table::CONCURRENCY.input_name(), CONCURRENCY_INPUT);
+}

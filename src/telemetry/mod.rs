@@ -5,7 +5,8 @@
 //! its error rates and result sizes, injected calls apart; per model call its latency, tokens
 //! (normalised as [`crate::report::telemetry::TOKEN_COUNTS`] says) and cost; those tokens and
 //! costs attributed to tools, cases, trials and models (`ATTRIBUTION`); and, per model,
-//! selection precision and recall per tool with the confusion pairs.
+//! selection precision and recall per tool with the confusion pairs; and a note when the model
+//! calls queued at the model server ([`queueing`]: a model call's event is stamped as it comes).
 //!
 //! Trials whose verdicts were reused from the verdict cache made no calls and are not measured
 //! (a note says how many). Memory grows with the calls made, which the call cap bounds.
@@ -14,6 +15,7 @@ pub(crate) mod budget;
 pub(crate) mod footprint;
 pub(crate) mod otlp;
 pub(crate) mod prices;
+pub(crate) mod queueing;
 pub(crate) mod run_limits;
 pub(crate) mod section_run;
 mod stats;
@@ -23,6 +25,7 @@ pub(crate) mod traced;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Instant;
 
 use crate::events::{RunEvent, TrialRef};
 use crate::golden::GoldenSet;
@@ -59,6 +62,10 @@ enum Sample {
         asked: String,
         usage: Usage,
         tools: Vec<String>,
+        /// HTTP attempts it took.
+        attempts: u32,
+        /// When its event came, in milliseconds since the collector was made: the call's end.
+        ended_ms: u64,
     },
     Trial {
         layer: u8,
@@ -74,16 +81,30 @@ enum Sample {
 }
 
 /// Keeps the events layer 3 reads, tagged with the layer that sent them (layers run one after
-/// the other; the `layer_started` events say which is running).
-#[derive(Debug, Default)]
+/// the other; the `layer_started` events say which is running) and, a model call's, with the
+/// time it came (the call's end: the event is sent as the call returns).
+#[derive(Debug)]
 pub(crate) struct Collector {
     layer: AtomicU8,
     samples: Mutex<Vec<Sample>>,
+    made: Instant,
+}
+
+impl Default for Collector {
+    fn default() -> Self {
+        Self { layer: AtomicU8::default(), samples: Mutex::default(), made: Instant::now() }
+    }
 }
 
 impl Collector {
-    /// Keeps what layer 3 needs of `event`.
+    /// Keeps what layer 3 needs of `event`, stamped now.
     pub(crate) fn observe(&self, event: &RunEvent) {
+        let now = u64::try_from(self.made.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.observe_at(event, now);
+    }
+
+    /// Keeps what layer 3 needs of `event`, come `now_ms` after the collector was made.
+    pub(crate) fn observe_at(&self, event: &RunEvent, now_ms: u64) {
         let layer = self.layer.load(Ordering::SeqCst);
         let sample = match event {
             RunEvent::LayerStarted { layer } => {
@@ -102,7 +123,7 @@ impl Collector {
                     bytes: *server_bytes,
                 }
             }
-            RunEvent::ModelCallFinished { trial, role, turn, outcome, latency_ms, model, usage, tools, .. } => {
+            RunEvent::ModelCallFinished { trial, role, turn, outcome, attempts, latency_ms, model, usage, tools } => {
                 Sample::Model {
                     layer,
                     trial: trial.clone(),
@@ -113,6 +134,8 @@ impl Collector {
                     asked: model.clone(),
                     usage: *usage,
                     tools: tools.clone(),
+                    attempts: *attempts,
+                    ended_ms: now_ms,
                 }
             }
             RunEvent::TrialFinished { trial, ending, .. } => Sample::Trial { layer, trial: trial.clone(), ending },
@@ -300,7 +323,7 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
                 entry.tool_calls += 1;
                 entry.tool_latency_ms += latency_ms;
             }
-            Sample::Model { layer, trial, role, turn, outcome, latency_ms, asked, usage, tools: called } => {
+            Sample::Model { layer, trial, role, turn, outcome, latency_ms, asked, usage, tools: called, .. } => {
                 let answered = *outcome == "answer";
                 let cost = if answered { (inputs.price)(asked, usage) } else { None };
                 if let Some(cost) = cost
@@ -353,6 +376,7 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
             }
         }
     }
+    section.notes.extend(queueing::notes(&answered_calls(&samples)));
     section.total = total.spend();
     section.prompt_cache_saved_usd = saved.map(stats::round_usd);
     if let Some(table) = inputs.prices {
@@ -458,6 +482,26 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
         )
     });
     section
+}
+
+/// The model calls answered at their first attempt, as intervals of the run (replayed calls,
+/// which take no time, left out).
+fn answered_calls(samples: &[Sample]) -> Vec<queueing::Call> {
+    samples
+        .iter()
+        .filter_map(|sample| match sample {
+            Sample::Model { outcome: "answer", attempts: 1, latency_ms: Some(latency), asked, ended_ms, .. }
+                if *latency > 0 =>
+            {
+                Some(queueing::Call {
+                    model: asked.clone(),
+                    start_ms: ended_ms.saturating_sub(*latency),
+                    end_ms: *ended_ms,
+                })
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Whether a trial ending is one its graders judged (not spoiled by the provider, a missing

@@ -437,3 +437,66 @@ fn stored_runs_give_deltas_flagging_a_slower_server_and_trends_drawn_as_mermaid_
     assert!(newest["cost_usd"].as_f64().is_some_and(|cost| cost > 0.0), "{newest}");
     assert!(newest["pass_rate"]["openai:demo"].is_number(), "{newest}");
 }
+
+/// The demo model's wait before each answer in the queueing tests, in milliseconds.
+const MODEL_DELAY_MS: &str = "100";
+
+/// Runs [`SET`] three times per case through the demo model started with `model_args` (its
+/// delay, and `--single-slot` or not) at `concurrency`, layers 1 and 3; the run must pass.
+/// Returns layer 3's notes and summary.md.
+fn run_queued(model_args: &[&str], concurrency: &str) -> (Vec<String>, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), SET);
+    let server = DemoServer::start(&[]);
+    let mut args = vec!["--delay-ms", MODEL_DELAY_MS];
+    args.extend_from_slice(model_args);
+    let model = DemoModel::start(&set, &args);
+    let run = run_layer1(
+        &[
+            "--server-url",
+            &server.url,
+            "--golden-set",
+            utf8(&set),
+            "--model",
+            "openai:demo",
+            "--runs",
+            "3",
+            "--layers",
+            "1,3",
+            "--concurrency",
+            concurrency,
+        ],
+        &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let report = run.report();
+    let notes = report["telemetry"]["notes"].as_array().unwrap_or_else(|| panic!("no telemetry.notes: {report}"));
+    let notes = notes.iter().map(|note| note.as_str().expect("a note is text").to_owned()).collect();
+    (notes, run.file("summary.md"))
+}
+
+/// The note of queueing at the model server among `notes`.
+fn queueing_note(notes: &[String]) -> Option<&String> {
+    notes.iter().find(|note| note.contains("others in flight"))
+}
+
+#[test]
+fn a_single_slot_model_server_at_concurrency_4_gets_a_note_that_p50_includes_queueing() {
+    let (notes, summary) = run_queued(&["--single-slot"], "4");
+    let note = queueing_note(&notes).unwrap_or_else(|| panic!("no queueing note in {notes:?}"));
+    assert!(note.contains("model calls to `openai:demo` started with 2+ others in flight"), "{note}");
+    assert!(note.contains("`--concurrency 1`") && note.contains("llama-server `--parallel`"), "{note}");
+    assert!(summary.contains("p50 includes waiting"), "{summary}");
+}
+
+#[test]
+fn a_parallel_model_server_at_concurrency_4_keeps_latency_flat_and_gets_no_note() {
+    let (notes, _) = run_queued(&[], "4");
+    assert_eq!(queueing_note(&notes), None, "{notes:?}");
+}
+
+#[test]
+fn a_single_slot_model_server_at_concurrency_1_gets_no_note() {
+    let (notes, _) = run_queued(&["--single-slot"], "1");
+    assert_eq!(queueing_note(&notes), None, "{notes:?}");
+}
