@@ -45,7 +45,7 @@ use crate::telemetry::prices::PriceTable;
 use crate::verdict::{Decision, Interrupt};
 
 pub(crate) use inputs::{layer2_budget, layers_outside_the_action, load_golden, load_prices};
-pub(crate) use target::wire_target;
+pub(crate) use target::connectable_target;
 
 use assemble::{Clock, Completed};
 use finish::Ending;

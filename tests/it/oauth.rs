@@ -470,3 +470,49 @@ fn an_unreachable_authorization_server_is_named_in_the_hint() {
     assert!(hint.contains(&issuer) && hint.contains("could not be reached"), "{stderr}");
     assert!(!hint.contains("publishes its protected-resource metadata"), "{stderr}");
 }
+
+/// `mcp-eval golden …` with these arguments and the client secret in its variable.
+fn golden(args: &[&str]) -> Output {
+    Command::new(binary())
+        .arg("golden")
+        .args(args)
+        .env("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-eval golden")
+}
+
+#[test]
+fn golden_init_and_check_sign_in_as_run_does_and_reach_the_protected_tool_list() {
+    // `golden init` and `golden check --server-url` talked to the server without the sign-in
+    // (no --oauth-* flags), so a protected server's 401 stopped them.
+    let protected = Protected::start(Issuer::Fixture, &[], &[], &[]);
+    let url = protected.server.mcp_url();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = dir.path().join("golden.yaml");
+    let set = set.to_str().expect("utf-8 path");
+    let sign_in = ["--server-url", url.as_str(), "--oauth-client-id", CLIENT_ID, "--oauth-scopes", "mcp:read"];
+    let init = golden(&[&["init", "--out", set][..], &sign_in].concat());
+    let text = |output: &Output| {
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+    };
+    assert_eq!(init.status.code(), Some(0), "{}", text(&init));
+    let written = std::fs::read_to_string(set).expect("the set is written");
+    assert!(written.contains("get_time"), "drafted from the protected server's tools: {written}");
+    let check = golden(&[&["check", set][..], &sign_in].concat());
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(stdout.contains("every one the set names is listed by the server (1 tool(s) listed)"), "{stdout}");
+    let issued = protected.issued();
+    assert!(issued.len() >= 2, "each command signed in: {} issued", issued.len());
+    for output in [&init, &check] {
+        let all = format!("{}{written}", text(output));
+        assert!(!all.contains(SECRET), "the client secret leaked");
+        for token in &issued {
+            assert!(!all.contains(token.rsplit('.').next().unwrap_or(token)), "a token leaked");
+        }
+    }
+    // Without the sign-in the same check cannot list the tools (the server wants a token).
+    let anonymous = golden(&["check", set, "--server-url", &url]);
+    assert_eq!(anonymous.status.code(), Some(3), "{}", text(&anonymous));
+}
