@@ -516,3 +516,29 @@ fn golden_init_and_check_sign_in_as_run_does_and_reach_the_protected_tool_list()
     let anonymous = golden(&["check", set, "--server-url", &url]);
     assert_eq!(anonymous.status.code(), Some(3), "{}", text(&anonymous));
 }
+
+#[test]
+fn a_bare_401_from_in_front_of_the_token_check_is_no_evidence_for_a3() {
+    // A layer in front of the SDK's token check answers the forged token with a bare 401: no
+    // Bearer challenge, no RFC 6750 body. A-3 passed ("both got 401") though no authorization
+    // layer ever saw the token.
+    let protected = Protected::start(Issuer::Oidc, &[], &["--front-401"], &[]);
+    let url = protected.server.mcp_url();
+    let outcome = Outcome::run(
+        &["--server-url", &url, "--oauth-client-id", CLIENT_ID],
+        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)],
+    );
+    let (a3, message) = outcome.check("A-3");
+    assert_eq!(a3, "warn", "{message}");
+    assert!(message.contains("an invalid bearer token") && message.contains("no Bearer challenge"), "{message}");
+    let report = outcome.report();
+    let evidence = report["checks"]
+        .as_array()
+        .and_then(|checks| checks.iter().find(|check| check["id"] == "A-3"))
+        .and_then(|check| check["evidence"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    let response = evidence.iter().find(|item| item["label"] == "response").and_then(|item| item["text"].as_str());
+    assert!(response.is_some_and(|text| text.contains("401")), "the bare 401 is the evidence: {evidence:?}");
+    assert_never_leaks(&outcome, &protected.issued());
+}
