@@ -446,7 +446,7 @@ pub async fn run(args: RunArgs) -> ExitStatus {
         Ok(prices) => prices,
         Err(problems) => return refused(problems, "price table"),
     };
-    let evaluation = evaluate::evaluate(&settings, &layers, golden.as_ref(), prices.as_ref(), &events).await;
+    let evaluation = evaluate::evaluate(&settings, &layers, golden.as_ref(), prices.as_ref(), &events, None).await;
     if let Err(error) = &evaluation.written {
         say!("{error}");
     }

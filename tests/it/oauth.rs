@@ -542,3 +542,52 @@ fn a_bare_401_from_in_front_of_the_token_check_is_no_evidence_for_a3() {
     assert!(response.is_some_and(|text| text.contains("401")), "the bare 401 is the evidence: {evidence:?}");
     assert_never_leaks(&outcome, &protected.issued());
 }
+
+#[test]
+fn the_action_masks_every_access_token_the_moment_it_is_obtained_outside_the_stop_commands_block() {
+    // Tokens live 2 s, so the run renews them (and A-6 waits one out): the first token and each
+    // renewed one must reach the runner as `::add-mask::` lines it reads, i.e. not inside the
+    // `::stop-commands::` block the evaluation runs in. They were never masked.
+    let protected = Protected::start(Issuer::Fixture, &["--ttl", "2"], &[], &[]);
+    let url = protected.server.mcp_url();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let inputs = [("SERVER-URL", url.as_str()), ("OAUTH-CLIENT-ID", CLIENT_ID), ("OAUTH-CLIENT-SECRET", SECRET)];
+    let output = crate::action::action_command(dir.path(), "push", "push.json", "http://127.0.0.1:9", &inputs, &[])
+        .output()
+        .expect("run mcp-eval action");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let issued = protected.issued();
+    assert!(issued.len() >= 2, "the token was renewed: {} issued", issued.len());
+    // The masks the runner reads: those outside any stop-commands block.
+    let mut stopped: Option<String> = None;
+    let mut read_masks = Vec::new();
+    for line in stdout.lines() {
+        if let Some(token) = line.strip_prefix("::stop-commands::") {
+            stopped = Some(token.to_owned());
+        } else if stopped.as_ref().is_some_and(|token| line == format!("::{token}::")) {
+            stopped = None;
+        } else if let Some(value) = line.strip_prefix("::add-mask::") {
+            if stopped.is_none() {
+                read_masks.push(value.to_owned());
+            }
+        } else {
+            for secret in issued.iter().map(String::as_str).chain([SECRET]) {
+                assert!(!line.contains(secret), "a secret in the log: {line}");
+            }
+        }
+    }
+    for token in &issued {
+        assert!(
+            read_masks.contains(token),
+            "token {} of {} is masked where the runner reads it",
+            issued.iter().position(|t| t == token).unwrap_or(0) + 1,
+            issued.len()
+        );
+    }
+    // The secret is masked before anything else is printed.
+    let first_other = stdout.lines().position(|line| !line.starts_with("::add-mask::")).expect("log lines");
+    let secret_mask =
+        stdout.lines().position(|line| line == format!("::add-mask::{SECRET}")).expect("the secret is masked");
+    assert!(secret_mask < first_other, "{stdout}");
+}
