@@ -14,7 +14,10 @@ verifier ignores `exp` and reports no expiry (an expired token is accepted), and
 `access_token` query parameter is taken as the bearer token. `--front-400` puts a layer in front
 of the token check that answers a token minted for another resource, or expired, with HTTP 400
 and JSON-RPC error -32020 (as a proxy that drops headers makes the server do), so no
-authorization layer answers for those tokens. `--uses N` refuses a token after
+authorization layer answers for those tokens. `--front-401` puts a layer in front that answers
+a bearer token that is not a JWT (a forged one) with a bare HTTP 401: no `WWW-Authenticate`
+challenge, no RFC 6750 body (as a proxy with its own notion of credentials would), so the
+token check never sees it. `--uses N` refuses a token after
 its N-th request, as a server that revoked it would (the client must obtain a new one). `--static TOKEN` accepts that one opaque token instead (no authorization server
 needed). Runs on 127.0.0.1:PORT, path /mcp, with the interop venv's python
 (scripts/install-servers.sh).
@@ -152,6 +155,26 @@ class FrontRefusal:
         await self.app(scope, receive, send)
 
 
+class FrontBare401:
+    """`--front-401`: a bearer token that is not a JWT never reaches the token check."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            bearer = dict(scope["headers"]).get(b"authorization", b"").decode()
+            if bearer.lower().startswith("bearer ") and bearer[7:].strip().count(".") != 2:
+                await send({
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [(b"content-type", b"text/plain")],
+                })
+                await send({"type": "http.response.body", "body": b"Unauthorized"})
+                return
+        await self.app(scope, receive, send)
+
+
 def main() -> None:
     args = sys.argv[1:]
     if len(args) < 2:
@@ -183,6 +206,8 @@ def main() -> None:
     app = app if strict else QueryToken(app)
     if "--front-400" in args:
         app = FrontRefusal(app, resource)
+    if "--front-401" in args:
+        app = FrontBare401(app)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 

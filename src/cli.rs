@@ -234,11 +234,20 @@ pub struct GoldenServerArgs {
     /// An environment variable for the stdio server, NAME=VALUE or NAME to pass ours (repeatable)
     #[arg(long = settings::table::SERVER_ENV.long(), value_name = "NAME[=VALUE]")]
     pub server_env: Vec<String>,
+    /// [`settings::table::OAUTH_CLIENT_ID`]: a protected server is reached signed in, as `run` is.
+    #[arg(long = settings::table::OAUTH_CLIENT_ID.long(), value_name = "ID", help = settings::table::OAUTH_CLIENT_ID.help())]
+    pub oauth_client_id: Option<String>,
+    /// [`settings::table::OAUTH_CLIENT_SECRET_ENV`].
+    #[arg(long = settings::table::OAUTH_CLIENT_SECRET_ENV.long(), value_name = "NAME", help = settings::table::OAUTH_CLIENT_SECRET_ENV.help())]
+    pub oauth_client_secret_env: Option<String>,
+    /// [`settings::table::OAUTH_SCOPES`].
+    #[arg(long = settings::table::OAUTH_SCOPES.long(), value_name = "SCOPES", help = settings::table::OAUTH_SCOPES.help())]
+    pub oauth_scopes: Option<String>,
     /// Per-request timeout in seconds [default 30, or the config file's `timeout_seconds`]
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub timeout_seconds: Option<String>,
     /// The YAML config file `run` reads: its `server` (when no --server-url or --server-cmd is
-    /// given), `timeout_seconds`, and the `providers:` a --model may name
+    /// given), `timeout_seconds`, `oauth`, and the `providers:` a --model may name
     #[arg(long, value_name = "FILE")]
     pub config: Option<String>,
 }
@@ -441,7 +450,7 @@ pub async fn run(args: RunArgs) -> ExitStatus {
         Ok(prices) => prices,
         Err(problems) => return refused(problems, "price table"),
     };
-    let evaluation = evaluate::evaluate(&settings, &layers, golden.as_ref(), prices.as_ref(), &events).await;
+    let evaluation = evaluate::evaluate(&settings, &layers, golden.as_ref(), prices.as_ref(), &events, None).await;
     if let Err(error) = &evaluation.written {
         say!("{error}");
     }
@@ -698,10 +707,13 @@ fn environment(error: UserError) -> ExitStatus {
 pub async fn golden_check(args: GoldenCheckArgs) -> ExitStatus {
     let given = args.server.server_url.is_some() || args.server.server_cmd.is_some() || args.server.config.is_some();
     let server = if given {
-        match resolve_golden(args.server, SettingsArgs::default()) {
-            Ok(settings) => evaluate::wire_target(&settings)
-                .map(|target| authoring::CheckServer { target, secrets: settings.secrets() }),
+        let settings = match resolve_golden(args.server, SettingsArgs::default()) {
+            Ok(settings) => settings,
             Err(status) => return status,
+        };
+        match golden_server(&settings).await {
+            Ok(server) => server,
+            Err(error) => return authoring::refuse(&error),
         }
     } else {
         None
@@ -734,7 +746,11 @@ pub async fn golden_init(args: GoldenInitArgs) -> ExitStatus {
         Ok(settings) => settings,
         Err(status) => return status,
     };
-    let Some(target) = evaluate::wire_target(&settings) else {
+    let server = match golden_server(&settings).await {
+        Ok(server) => server,
+        Err(error) => return authoring::refuse(&error),
+    };
+    let Some(server) = server else {
         return authoring::refuse(
             &UserError::new(Kind::InvalidInput, "no server given")
                 .with_hint("pass --server-url URL or --server-cmd CMD, or a --config whose `server` names one"),
@@ -750,7 +766,18 @@ pub async fn golden_init(args: GoldenInitArgs) -> ExitStatus {
             }
         },
     };
-    authoring::init::init(target, &args.out, args.force, plan).await
+    authoring::init::init(server, &args.out, args.force, plan).await
+}
+
+/// The server a `golden` subcommand talks to, reached as `run` reaches it (signed in as a CI
+/// client when the settings ask; the tokens join the redactor); `None` for no server.
+///
+/// # Errors
+/// The sign-in failed (exit status 3), or no CA certificates for an `https://` server.
+async fn golden_server(settings: &settings::Settings) -> Result<Option<authoring::CheckServer>, UserError> {
+    let redactor = crate::mcp::evidence::Redactor::new(settings.secrets());
+    let target = evaluate::connectable_target(settings, &redactor).await?;
+    Ok(target.map(|target| authoring::CheckServer { target, redactor }))
 }
 
 /// The settings of a `golden` subcommand: its server flags on top of `extra`, then the config
@@ -763,6 +790,9 @@ fn resolve_golden(server: GoldenServerArgs, extra: SettingsArgs) -> Result<setti
         server_command: server.server_cmd,
         headers: server.headers,
         server_env: server.server_env,
+        oauth_client_id: server.oauth_client_id,
+        oauth_client_secret_env: server.oauth_client_secret_env,
+        oauth_scopes: server.oauth_scopes,
         timeout_seconds: timeout,
         config: server.config,
         ..extra

@@ -6,11 +6,13 @@
 //!
 //! Everything this prints goes to one console stream, in order: `::add-mask::` lines first,
 //! then our own lines, and every line that may hold text from the server under test inside a
-//! `::stop-commands::` block with a random token.
+//! `::stop-commands::` block with a random token. A secret learnt mid-run (each access token of
+//! the client-credentials sign-in) is masked the moment it is learnt, the block closed around
+//! its `::add-mask::` lines.
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -20,6 +22,7 @@ use crate::cli::ActionArgs;
 use crate::evaluate::{self, LAYERS_AVAILABLE, RunEvent};
 use crate::github::client::{self, CommentErrorKind, CommentTarget, RetryPolicy};
 use crate::github::comment::{self, CommentParts};
+use crate::mcp::evidence::Learnt;
 use crate::report::model::{RunReport, Status, Verdict};
 use crate::settings::{self, ActionSettings, FrontEnd, GithubContext, Settings};
 use crate::verdict::ExitStatus;
@@ -49,16 +52,11 @@ pub(crate) type Console = Box<dyn Write + Send>;
 /// for the log. Returns the exit status: 130/143 with `result=error` whenever SIGINT/SIGTERM
 /// arrived (see [`crate::evaluate::signals`]), whichever stage it cut short.
 pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String>, console: Console) -> ExitStatus {
-    let console = Mutex::new(console);
-    let say = |line: &str| {
-        // A poisoned console means a panic while printing: keep printing, the log matters more.
-        let mut out = console.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
-    };
+    let console: Shared = Arc::new(Mutex::new(console));
+    let say = |line: &str| write_line(&console, line);
     let request = settings::Request { flags: args.settings, action: args.action, demo: false, merging: false };
     let github = settings::github_context(&request, lookup);
-    let exit = Box::pin(stages(request, lookup, &say)).await;
+    let exit = Box::pin(stages(request, lookup, &say, &console)).await;
     // The evaluation ends itself on a signal (with 130/143); one that arrived in any other stage
     // (reading the inputs, a merge, the comment, writing the outputs) still ends the run as the
     // job's cancellation, not with the stage's own status.
@@ -81,12 +79,37 @@ pub(crate) async fn run(args: ActionArgs, lookup: &dyn Fn(&str) -> Option<String
     }
 }
 
+/// The console, shared with what outlives a borrow of it ([`mask_learnt`]).
+type Shared = Arc<Mutex<Console>>;
+
+/// Writes `line` (one or more lines: one write, so no other line falls in between).
+fn write_line(console: &Mutex<Console>, line: &str) {
+    // A poisoned console means a panic while printing: keep printing, the log matters more.
+    let mut out = console.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// Masks each secret learnt during the evaluation (every access token the sign-in obtains, the
+/// first and each renewed one) the moment it is learnt. The evaluation runs inside the
+/// `::stop-commands::` block `token` opened, where the runner reads no command, so the block is
+/// closed around the `::add-mask::` lines and opened again with the same token, in one write.
+fn mask_learnt(console: Shared, token: String) -> Learnt {
+    Arc::new(move |secret: &str| {
+        let mut lines = vec![workflow::resume_commands(&token)];
+        lines.extend(workflow::add_mask(secret));
+        lines.push(workflow::stop_commands(&token));
+        write_line(&console, &lines.join("\n"));
+    })
+}
+
 /// The action's stages, in order: masks, settings, the evaluation or the merge, the reports and
 /// the comment. Returns the exit status.
 async fn stages(
     request: settings::Request,
     lookup: &dyn Fn(&str) -> Option<String>,
     say: &(dyn Fn(&str) + Sync),
+    console: &Shared,
 ) -> ExitStatus {
     // Mask first: nothing below may print a secret before the runner knows it.
     let masked = settings::raw_secrets(&request, lookup);
@@ -174,7 +197,9 @@ async fn stages(
             }
         }
     };
-    let evaluation = evaluate::evaluate(&settings, &decision.layers, golden.as_ref(), prices.as_ref(), &events).await;
+    let learnt = mask_learnt(console.clone(), token.clone());
+    let evaluation =
+        evaluate::evaluate(&settings, &decision.layers, golden.as_ref(), prices.as_ref(), &events, Some(learnt)).await;
     say(&workflow::resume_commands(&token));
 
     let after =

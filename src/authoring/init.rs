@@ -22,7 +22,6 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::error::{Kind, UserError};
-use crate::mcp::era::Target;
 use crate::mcp::tools::{ToolSurface, ToolView};
 use crate::providers::schema::{ArgumentValidator, Validation};
 use crate::verdict::{ExitStatus, Met};
@@ -708,14 +707,14 @@ fn presumed_destructive_note(tools: &[String]) -> Option<String> {
 /// nothing written, when its provider refuses the first calls), writes the set, loads it back
 /// and prints its path and hash; saves the recorded cassettes (exit 4 when they cannot be
 /// written).
-pub(crate) async fn init(target: Target, out: &Path, force: bool, model: Option<ModelPlan>) -> ExitStatus {
+pub(crate) async fn init(server: super::CheckServer, out: &Path, force: bool, model: Option<ModelPlan>) -> ExitStatus {
     let mut stderr = std::io::stderr();
     if !force && out.exists() {
         let error = UserError::new(Kind::InvalidInput, format!("{} exists already", out.display()))
             .with_hint("pass --force to replace it, or --out another path");
         return super::refuse(&error);
     }
-    let surface = match super::list_tools(&target).await {
+    let surface = match super::list_tools(&server).await {
         Ok(surface) => surface,
         Err(error) => return super::refuse(&error),
     };

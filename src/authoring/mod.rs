@@ -21,13 +21,14 @@ use crate::mcp::era::{self, Target};
 use crate::mcp::evidence::Redactor;
 use crate::verdict::{ExitStatus, Met};
 
-/// The server `golden check` checks the set against: where it is, and the secrets to keep out
-/// of what it prints (no `Debug`: it holds them).
+/// The server `golden check` and `golden init` talk to: where it is (signed in when asked), and
+/// the redactor of the secrets to keep out of what they print (no `Debug`: it holds them).
 pub(crate) struct CheckServer {
     /// Where it is.
     pub target: Target,
-    /// Header and environment values, redacted from what the server's answers print.
-    pub secrets: Vec<String>,
+    /// Header and environment values, the sign-in's secret and tokens, redacted from what the
+    /// server's answers print.
+    pub redactor: Redactor,
 }
 
 /// `mcp-eval golden check FILE [--server-url URL | --server-cmd CMD] [--execute]`: prints the
@@ -49,7 +50,7 @@ pub(crate) async fn check(path: PathBuf, server: Option<CheckServer>, execute: O
         let _ = std::io::stdout().write_all(out.as_bytes());
         return Met::nothing().exit_status();
     };
-    let redactor = Redactor::new(server.secrets);
+    let redactor = server.redactor;
     let connected = match connect(&server.target, redactor.clone()).await {
         Ok(connected) => connected,
         Err(error) => return refuse(&error),
@@ -118,11 +119,11 @@ async fn with_unknown_names(
     let Some(server) = server.filter(|_| !named.is_empty()) else { return problems };
     // A server that cannot be reached or listed leaves the names unchecked: the file's own
     // problems are still every one found.
-    let Ok(surface) = list_tools(&server.target).await else { return problems };
+    let Ok(surface) = list_tools(server).await else { return problems };
     let names: Vec<&str> = surface.tools.iter().map(|tool| tool.name.as_str()).collect();
     let misses = crate::golden::unknown_names(path, named, &names);
     if !misses.is_empty() {
-        let against = server_label(&server.target, &Redactor::new(server.secrets.clone()));
+        let against = server_label(&server.target, &server.redactor);
         let _ = writeln!(std::io::stderr(), "{}", misses_line(&against, names.len(), misses.len()));
     }
     problems.extend(misses);
@@ -158,8 +159,8 @@ async fn connect(target: &Target, redactor: Redactor) -> Result<era::Connected, 
 
 /// Connects and walks every `tools/list` page; an error means the server could not be reached
 /// or listed (exit status 3).
-async fn list_tools(target: &Target) -> Result<crate::mcp::tools::ToolSurface, UserError> {
-    let connected = connect(target, Redactor::new(Vec::new())).await?;
+async fn list_tools(server: &CheckServer) -> Result<crate::mcp::tools::ToolSurface, UserError> {
+    let connected = connect(&server.target, server.redactor.clone()).await?;
     let listed = crate::conformance::list_tools_on(&connected).await;
     connected.shutdown().await;
     listed.map_err(unlisted)

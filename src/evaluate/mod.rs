@@ -35,7 +35,7 @@ use crate::error::UserError;
 pub(crate) use crate::events::RunEvent;
 use crate::golden::GoldenSet;
 use crate::mcp::era::{self, Target};
-use crate::mcp::evidence::Redactor;
+use crate::mcp::evidence::{Learnt, Redactor};
 use crate::mcp::sync::lock;
 use crate::report::WrittenFiles;
 use crate::report::model::{Evidence, RunOutcome, RunReport, ServerSection};
@@ -45,7 +45,7 @@ use crate::telemetry::prices::PriceTable;
 use crate::verdict::{Decision, Interrupt};
 
 pub(crate) use inputs::{layer2_budget, layers_outside_the_action, load_golden, load_prices};
-pub(crate) use target::wire_target;
+pub(crate) use target::connectable_target;
 
 use assemble::{Clock, Completed};
 use finish::Ending;
@@ -93,17 +93,23 @@ struct Ended {
 }
 
 /// Runs an evaluation of `settings` with the layers in `layers` (the caller decides `auto`),
-/// sending progress to `events`.
+/// sending progress to `events`; `learnt` is told of each secret learnt during the run (the
+/// sign-in's access tokens), the moment it is learnt.
 pub(crate) async fn evaluate(
     settings: &Settings,
     layers: &[u8],
     golden: Option<&GoldenSet>,
     prices: Option<&PriceTable>,
     events: &(dyn Fn(&RunEvent) + Sync),
+    learnt: Option<Learnt>,
 ) -> Evaluation {
     let started = Instant::now();
     let started_at = Utc::now();
     let redactor = Redactor::new(settings.secrets());
+    let redactor = match learnt {
+        Some(learnt) => redactor.telling(learnt),
+        None => redactor,
+    };
     // `--events FILE`: every event below goes there too, stamped; a file that cannot be
     // created is our environment failing (exit status 4), and the run goes on without it.
     let (log, log_error) = finish::open_events_log(settings, &redactor, started);

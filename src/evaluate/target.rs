@@ -30,29 +30,39 @@ pub(crate) fn wire_target(settings: &Settings) -> Option<Target> {
     }
 }
 
-/// The wire target of `settings`, starting the demo server when asked and signing in as a CI
-/// client when asked (the token's secrets join `redactor`).
+/// The wire target of a server given by URL or command, ready to talk to: an `https://`
+/// server's CA certificates found, and signed in as a CI client when the settings ask (the
+/// tokens join `redactor`). `None` for the demo server. `run`, the Action and the `golden`
+/// commands all reach the server through this.
 ///
 /// # Errors
-/// No CA certificates for an `https://` server, no port for the demo server (environment); a
-/// sign-in that failed ([`Kind::Unreachable`], naming the setting to check).
+/// No CA certificates for an `https://` server (environment); a sign-in that failed
+/// ([`Kind::Unreachable`], naming the setting to check).
+pub(crate) async fn connectable_target(settings: &Settings, redactor: &Redactor) -> Result<Option<Target>, UserError> {
+    let Some(mut target) = wire_target(settings) else { return Ok(None) };
+    if let Target::Http(http) = &mut target {
+        // An `https://` server needs CA certificates to be trusted; an `http://` one none.
+        if url::Url::parse(&http.url).is_ok_and(|url| url.scheme() == "https") {
+            crate::mcp::tls::roots().require().map_err(|error| UserError::new(Kind::Environment, error.to_string()))?;
+        }
+        if let Some(oauth) = &settings.oauth {
+            http.oauth = Some(Arc::new(sign_in(oauth, &http.url, settings.timeout, redactor).await?));
+        }
+    }
+    Ok(Some(target))
+}
+
+/// The wire target of `settings` ([`connectable_target`]), or the demo server started when
+/// asked.
+///
+/// # Errors
+/// As [`connectable_target`]; no port for the demo server (environment).
 pub(super) async fn target_of(
     settings: &Settings,
     demo_task: &mut Option<DemoTask>,
     redactor: &Redactor,
 ) -> Result<Target, UserError> {
-    if let Some(mut target) = wire_target(settings) {
-        if let Target::Http(http) = &mut target {
-            // An `https://` server needs CA certificates to be trusted; an `http://` one none.
-            if url::Url::parse(&http.url).is_ok_and(|url| url.scheme() == "https") {
-                crate::mcp::tls::roots()
-                    .require()
-                    .map_err(|error| UserError::new(Kind::Environment, error.to_string()))?;
-            }
-            if let Some(oauth) = &settings.oauth {
-                http.oauth = Some(Arc::new(sign_in(oauth, &http.url, settings.timeout, redactor).await?));
-            }
-        }
+    if let Some(target) = connectable_target(settings, redactor).await? {
         return Ok(target);
     }
     // The embedded demo server, started on loopback for this run.

@@ -9,12 +9,18 @@ use std::sync::{Arc, RwLock};
 /// The most bytes of one message kept as evidence.
 pub(crate) const EXCERPT_BYTES: usize = 2048;
 
+/// Told of each secret learnt during the run, the moment it is learnt (the Action masks it in
+/// the runner's log).
+pub(crate) type Learnt = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// Replaces every secret value with `***` in text bound for a report. Clones share their
 /// secrets: one learnt during the run ([`Redactor::add`], an access token obtained by the
-/// client-credentials sign-in) is redacted by every clone from then on.
+/// client-credentials sign-in) is redacted by every clone from then on, and told to the
+/// [`Learnt`] hook when there is one ([`Redactor::telling`]).
 #[derive(Clone, Default)]
 pub(crate) struct Redactor {
     secrets: Arc<RwLock<Vec<String>>>,
+    learnt: Option<Learnt>,
 }
 
 /// Never prints the secrets themselves (a `{:?}` of anything holding a redactor, such as a
@@ -43,7 +49,13 @@ impl Redactor {
             .collect();
         // Longest first, so a secret that contains another is replaced whole.
         secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
-        Self { secrets: Arc::new(RwLock::new(secrets)) }
+        Self { secrets: Arc::new(RwLock::new(secrets)), learnt: None }
+    }
+
+    /// This redactor, telling `learnt` of each secret [`Redactor::add`] learns that it did not
+    /// know (before `add` returns, so before anything could print it).
+    pub(crate) fn telling(self, learnt: Learnt) -> Self {
+        Self { learnt: Some(learnt), ..self }
     }
 
     /// Adds a secret learnt during the run (an access token), for this redactor and every clone
@@ -52,10 +64,17 @@ impl Redactor {
         if secret.len() < 4 {
             return;
         }
-        let mut secrets = crate::mcp::sync::write(&self.secrets);
-        if !secrets.iter().any(|known| known == secret) {
-            secrets.push(secret.to_owned());
-            secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+        let new = {
+            let mut secrets = crate::mcp::sync::write(&self.secrets);
+            let new = !secrets.iter().any(|known| known == secret);
+            if new {
+                secrets.push(secret.to_owned());
+                secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+            }
+            new
+        };
+        if let Some(learnt) = self.learnt.as_ref().filter(|_| new) {
+            learnt(secret);
         }
     }
 
@@ -95,6 +114,18 @@ fn excerpt_with(redactor: &Redactor, bytes: &[u8], limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_secret_learnt_is_told_once_and_a_known_one_never() {
+        let told = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = told.clone();
+        let redactor = Redactor::new(["client-secret-known".to_owned()])
+            .telling(Arc::new(move |secret: &str| seen.lock().expect("lock").push(secret.to_owned())));
+        redactor.add("client-secret-known");
+        redactor.clone().add("eyJ-token-learnt");
+        redactor.add("eyJ-token-learnt");
+        assert_eq!(*told.lock().expect("lock"), ["eyJ-token-learnt"]);
+    }
 
     #[test]
     fn the_debug_form_never_shows_a_secret() {

@@ -349,7 +349,7 @@ fn run_action_with_env(
 }
 
 /// The `mcp-eval action` command [`run_action_with_env`] runs, not started yet.
-fn action_command(
+pub(crate) fn action_command(
     workspace: &Path,
     event_name: &str,
     event_file: &str,

@@ -470,3 +470,124 @@ fn an_unreachable_authorization_server_is_named_in_the_hint() {
     assert!(hint.contains(&issuer) && hint.contains("could not be reached"), "{stderr}");
     assert!(!hint.contains("publishes its protected-resource metadata"), "{stderr}");
 }
+
+/// `mcp-eval golden …` with these arguments and the client secret in its variable.
+fn golden(args: &[&str]) -> Output {
+    Command::new(binary())
+        .arg("golden")
+        .args(args)
+        .env("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-eval golden")
+}
+
+#[test]
+fn golden_init_and_check_sign_in_as_run_does_and_reach_the_protected_tool_list() {
+    // `golden init` and `golden check --server-url` talked to the server without the sign-in
+    // (no --oauth-* flags), so a protected server's 401 stopped them.
+    let protected = Protected::start(Issuer::Fixture, &[], &[], &[]);
+    let url = protected.server.mcp_url();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = dir.path().join("golden.yaml");
+    let set = set.to_str().expect("utf-8 path");
+    let sign_in = ["--server-url", url.as_str(), "--oauth-client-id", CLIENT_ID, "--oauth-scopes", "mcp:read"];
+    let init = golden(&[&["init", "--out", set][..], &sign_in].concat());
+    let text = |output: &Output| {
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+    };
+    assert_eq!(init.status.code(), Some(0), "{}", text(&init));
+    let written = std::fs::read_to_string(set).expect("the set is written");
+    assert!(written.contains("get_time"), "drafted from the protected server's tools: {written}");
+    let check = golden(&[&["check", set][..], &sign_in].concat());
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(stdout.contains("every one the set names is listed by the server (1 tool(s) listed)"), "{stdout}");
+    let issued = protected.issued();
+    assert!(issued.len() >= 2, "each command signed in: {} issued", issued.len());
+    for output in [&init, &check] {
+        let all = format!("{}{written}", text(output));
+        assert!(!all.contains(SECRET), "the client secret leaked");
+        for token in &issued {
+            assert!(!all.contains(token.rsplit('.').next().unwrap_or(token)), "a token leaked");
+        }
+    }
+    // Without the sign-in the same check cannot list the tools (the server wants a token).
+    let anonymous = golden(&["check", set, "--server-url", &url]);
+    assert_eq!(anonymous.status.code(), Some(3), "{}", text(&anonymous));
+}
+
+#[test]
+fn a_bare_401_from_in_front_of_the_token_check_is_no_evidence_for_a3() {
+    // A layer in front of the SDK's token check answers the forged token with a bare 401: no
+    // Bearer challenge, no RFC 6750 body. A-3 passed ("both got 401") though no authorization
+    // layer ever saw the token.
+    let protected = Protected::start(Issuer::Oidc, &[], &["--front-401"], &[]);
+    let url = protected.server.mcp_url();
+    let outcome = Outcome::run(
+        &["--server-url", &url, "--oauth-client-id", CLIENT_ID],
+        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)],
+    );
+    let (a3, message) = outcome.check("A-3");
+    assert_eq!(a3, "warn", "{message}");
+    assert!(message.contains("an invalid bearer token") && message.contains("no Bearer challenge"), "{message}");
+    let report = outcome.report();
+    let evidence = report["checks"]
+        .as_array()
+        .and_then(|checks| checks.iter().find(|check| check["id"] == "A-3"))
+        .and_then(|check| check["evidence"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    let response = evidence.iter().find(|item| item["label"] == "response").and_then(|item| item["text"].as_str());
+    assert!(response.is_some_and(|text| text.contains("401")), "the bare 401 is the evidence: {evidence:?}");
+    assert_never_leaks(&outcome, &protected.issued());
+}
+
+#[test]
+fn the_action_masks_every_access_token_the_moment_it_is_obtained_outside_the_stop_commands_block() {
+    // Tokens live 2 s, so the run renews them (and A-6 waits one out): the first token and each
+    // renewed one must reach the runner as `::add-mask::` lines it reads, i.e. not inside the
+    // `::stop-commands::` block the evaluation runs in. They were never masked.
+    let protected = Protected::start(Issuer::Fixture, &["--ttl", "2"], &[], &[]);
+    let url = protected.server.mcp_url();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let inputs = [("SERVER-URL", url.as_str()), ("OAUTH-CLIENT-ID", CLIENT_ID), ("OAUTH-CLIENT-SECRET", SECRET)];
+    let output = crate::action::action_command(dir.path(), "push", "push.json", "http://127.0.0.1:9", &inputs, &[])
+        .output()
+        .expect("run mcp-eval action");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let issued = protected.issued();
+    assert!(issued.len() >= 2, "the token was renewed: {} issued", issued.len());
+    // The masks the runner reads: those outside any stop-commands block.
+    let mut stopped: Option<String> = None;
+    let mut read_masks = Vec::new();
+    for line in stdout.lines() {
+        if let Some(token) = line.strip_prefix("::stop-commands::") {
+            stopped = Some(token.to_owned());
+        } else if stopped.as_ref().is_some_and(|token| line == format!("::{token}::")) {
+            stopped = None;
+        } else if let Some(value) = line.strip_prefix("::add-mask::") {
+            if stopped.is_none() {
+                read_masks.push(value.to_owned());
+            }
+        } else {
+            for secret in issued.iter().map(String::as_str).chain([SECRET]) {
+                assert!(!line.contains(secret), "a secret in the log: {line}");
+            }
+        }
+    }
+    for token in &issued {
+        assert!(
+            read_masks.contains(token),
+            "token {} of {} is masked where the runner reads it",
+            issued.iter().position(|t| t == token).unwrap_or(0) + 1,
+            issued.len()
+        );
+    }
+    // The secret is masked before anything else is printed.
+    let first_other = stdout.lines().position(|line| !line.starts_with("::add-mask::")).expect("log lines");
+    let secret_mask =
+        stdout.lines().position(|line| line == format!("::add-mask::{SECRET}")).expect("the secret is masked");
+    assert!(secret_mask < first_other, "{stdout}");
+}

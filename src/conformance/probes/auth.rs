@@ -291,11 +291,30 @@ pub(crate) async fn without_credentials(client: &Client, endpoint: &str) -> Vec<
     findings
 }
 
-/// missing or invalid credentials get 401 (403 is for insufficient scope).
+/// missing or invalid credentials get 401 (403 is for insufficient scope). Passes only on
+/// 401s of the authorization layer ([`Exchange::bearer_refusal`]): a bare 401 (no Bearer
+/// challenge, no RFC 6750 body) keeps the status but may come from something in front of the
+/// server (a proxy with credentials of its own), so it is no evidence the server refuses the
+/// credentials, and RFC 6750 §3 has the resource server's 401 carry a Bearer challenge: a
+/// warning, with that answer as evidence.
 fn a3(anonymous: &Exchange, forged: &Exchange) -> Finding {
     match (anonymous.status, forged.status) {
         (Some(401), Some(401)) => {
-            Finding::kept("A-3", "no credentials and an invalid bearer token both got 401").with(forged)
+            let bare = [("a request without credentials", anonymous), ("an invalid bearer token", forged)]
+                .into_iter()
+                .find(|(_, exchange)| exchange.bearer_refusal().is_none());
+            match bare {
+                None => Finding::kept("A-3", "no credentials and an invalid bearer token both got 401 with a Bearer challenge")
+                    .with(forged),
+                Some((what, exchange)) => Finding::ambiguous(
+                    "A-3",
+                    format!(
+                        "{what} got {}: a 401, but with no Bearer challenge (`WWW-Authenticate: Bearer …`) and no RFC 6750 error body, so not an answer of the authorization layer; something in front of the server (a proxy with credentials of its own) may have answered, which is no evidence the server refuses the credentials, and MCP clients cannot tell from it how to authorize",
+                        exchange.describe()
+                    ),
+                )
+                .with(exchange),
+            }
         }
         (Some(401), _) => {
             Finding::broken("A-3", format!("an invalid bearer token must get 401; got {}", forged.describe()))
