@@ -87,13 +87,7 @@ fn settings(fixture: &Fixture, models: &[&str]) -> Layer1Settings {
         api_key: Some(CANARY_KEY.into()),
     };
     Layer1Settings {
-        models: models
-            .iter()
-            .map(|text| {
-                let (provider, model) = text.split_once(':').expect("PROVIDER:MODEL");
-                ModelRef { provider: provider.into(), model: model.into() }
-            })
-            .collect(),
+        models: models.iter().map(|label| ModelRef::for_tests(label)).collect(),
         providers: vec![
             provider("openai", Api::OpenAi, format!("{}/v1", fixture.model_url)),
             provider("anthropic", Api::Anthropic, fixture.model_url.clone()),
@@ -134,6 +128,27 @@ async fn run_layer1_observed(
     cassettes: Option<Arc<Cassettes>>,
     events: &(dyn Fn(&crate::events::RunEvent) + Sync),
 ) -> Result<EvalsSection, UserError> {
+    on_demo_server(fixture, settings, cache, cassettes, Pass::Run, events).await
+}
+
+/// Which of layer 1's passes [`on_demo_server`] runs.
+enum Pass<'a> {
+    /// The whole run ([`run`]).
+    Run,
+    /// The re-run of these (model, case) pairs after a tripped gate ([`confirm`]).
+    Confirm(&'a BTreeMap<(String, String), usize>),
+}
+
+/// Connects to the fixture's demo server, runs `pass` over the fixture's set with `settings`,
+/// sending its events to `events`, and shuts the connection down.
+async fn on_demo_server(
+    fixture: &Fixture,
+    settings: &Layer1Settings,
+    cache: Option<CacheUse>,
+    cassettes: Option<Arc<Cassettes>>,
+    pass: Pass<'_>,
+    events: &(dyn Fn(&crate::events::RunEvent) + Sync),
+) -> Result<EvalsSection, UserError> {
     let target = Target::Http(HttpSettings {
         url: fixture.mcp_url.clone(),
         extra_headers: Vec::new(),
@@ -157,7 +172,10 @@ async fn run_layer1_observed(
         budget: Arc::new(caller::Budget::new(settings.max_model_calls)),
         wraps: Vec::new(),
     };
-    let result = run(&input, &Progress::default(), events).await;
+    let result = match pass {
+        Pass::Run => run(&input, &Progress::default(), events).await,
+        Pass::Confirm(pairs) => confirm(&input, pairs, events).await,
+    };
     connected.shutdown().await;
     result
 }
@@ -1124,32 +1142,7 @@ async fn confirm_observed(
     pairs: &BTreeMap<(String, String), usize>,
     events: &(dyn Fn(&crate::events::RunEvent) + Sync),
 ) -> Result<EvalsSection, UserError> {
-    let target = Target::Http(HttpSettings {
-        url: fixture.mcp_url.clone(),
-        extra_headers: Vec::new(),
-        timeout: Duration::from_secs(10),
-        oauth: None,
-    });
-    let connected =
-        era::connect(&target, Redactor::new(vec![CANARY_KEY.into()]), 0).await.expect("demo server reachable");
-    let surface = crate::conformance::list_tools_on(&connected).await.expect("tools listed");
-    let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
-    let input = Layer1Input {
-        settings,
-        set: &fixture.set,
-        set_label: "golden.yaml".into(),
-        surface: &surface,
-        tools: &tools,
-        today: chrono::Utc::now().date_naive(),
-        retry: RetryPolicy { attempts: 2, base: Duration::from_millis(1), max_wait: Duration::from_millis(10) },
-        cassettes,
-        cache: None,
-        budget: Arc::new(caller::Budget::new(settings.max_model_calls)),
-        wraps: Vec::new(),
-    };
-    let result = confirm(&input, pairs, events).await;
-    connected.shutdown().await;
-    result
+    on_demo_server(fixture, settings, None, cassettes, Pass::Confirm(pairs), events).await
 }
 
 #[tokio::test]
