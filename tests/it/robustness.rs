@@ -3,8 +3,8 @@
 //! documented exit status (never a crash or a signal) and writes report.json, junit.xml and
 //! summary.md. The misbehaviour comes from the demo server's `chaos-*` modes.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -460,6 +460,63 @@ fn a_signal_while_the_server_shuts_down_keeps_every_finished_check() {
     assert!(report["outcome_detail"].as_str().unwrap_or_default().contains("every check had finished"));
 }
 
+/// The demo model for a golden set, answering each request after 300 ms, and a config file
+/// naming it as the provider `scripted`; ended on drop.
+struct SlowModel {
+    child: Child,
+    config: PathBuf,
+}
+
+impl SlowModel {
+    /// Starts the demo model for `set` and writes its config file into `dir`.
+    fn start(set: &Path, dir: &Path) -> Self {
+        let mut child = Command::new(binary())
+            .args(["demo-model", "--golden-set", set.to_str().expect("utf-8"), "--delay-ms", "300"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the demo model");
+        let mut url = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().expect("stdout")), &mut url)
+            .expect("read the demo model's URL");
+        let config = dir.join("config.yaml");
+        std::fs::write(
+            &config,
+            format!("providers:\n  - id: scripted\n    api: openai\n    base_url: {}/v1\n", url.trim()),
+        )
+        .expect("write the config");
+        Self { child, config }
+    }
+
+    /// The arguments of a run of `layers` of `set` against `server` on `scripted:good`, 2 at a
+    /// time, writing its events to `events`.
+    fn args<'a>(&'a self, server: &'a DemoServer, layers: &'a str, set: &'a Path, events: &'a Path) -> [&'a str; 14] {
+        [
+            "--server-url",
+            &server.url,
+            "--layers",
+            layers,
+            "--golden-set",
+            set.to_str().expect("utf-8"),
+            "--config",
+            self.config.to_str().expect("utf-8"),
+            "--model",
+            "scripted:good",
+            "--concurrency",
+            "2",
+            "--events",
+            events.to_str().expect("utf-8"),
+        ]
+    }
+}
+
+impl Drop for SlowModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[test]
 fn sigterm_during_layer_1_keeps_the_finished_runs() {
     let scratch = tempfile::tempdir().expect("temp dir");
@@ -472,49 +529,19 @@ fn sigterm_during_layer_1_keeps_the_finished_runs() {
     }
     std::fs::write(&set, text).expect("write the set");
     // The demo model answers after 300 ms: 20 runs of 2 turns, 2 at a time, take about 6 s.
-    let mut model = Command::new(binary())
-        .args(["demo-model", "--golden-set", set.to_str().expect("utf-8"), "--delay-ms", "300"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the demo model");
-    let mut url = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(model.stdout.take().expect("stdout")), &mut url)
-        .expect("read the demo model's URL");
-    let config = scratch.path().join("config.yaml");
-    std::fs::write(
-        &config,
-        format!("providers:\n  - id: scripted\n    api: openai\n    base_url: {}/v1\n", url.trim()),
-    )
-    .expect("write the config");
+    let model = SlowModel::start(&set, scratch.path());
     let server = DemoServer::start(&[]);
     let events = scratch.path().join("events.jsonl");
     let started = Instant::now();
     let sent = std::sync::atomic::AtomicBool::new(false);
-    let args = [
-        "--server-url",
-        &server.url,
-        "--layers",
-        "1",
-        "--golden-set",
-        set.to_str().expect("utf-8"),
-        "--config",
-        config.to_str().expect("utf-8"),
-        "--model",
-        "scripted:good",
-        "--concurrency",
-        "2",
-        "--events",
-        events.to_str().expect("utf-8"),
-    ];
+    let args = model.args(&server, "1", &set, &events);
     let run = run_bounded_with(&args, QUICK, |pid| {
         if started.elapsed() > Duration::from_millis(2500) && !sent.swap(true, std::sync::atomic::Ordering::SeqCst) {
             let killed = Command::new("kill").args(["-TERM", &pid.to_string()]).status().expect("run kill");
             assert!(killed.success());
         }
     });
-    let _ = model.kill();
-    let _ = model.wait();
+    drop(model);
     assert_eq!(run.code, 143, "{}", run.report);
     assert_eq!(run.report["outcome"], "interrupted");
     assert_eq!(run.report["layers"], serde_json::json!([1]));
@@ -648,40 +675,11 @@ fn sigterm_during_layer_2_keeps_layer_1_whole_and_says_layer_2_was_cut() {
     )
     .expect("write the set");
     // Answers after 300 ms: layer 1's 3 trials take about 2 s, layer 2's 12 trials about 4 s more.
-    let mut model = Command::new(binary())
-        .args(["demo-model", "--golden-set", set.to_str().expect("utf-8"), "--delay-ms", "300"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the demo model");
-    let mut url = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(model.stdout.take().expect("stdout")), &mut url)
-        .expect("read the demo model's URL");
-    let config = scratch.path().join("config.yaml");
-    std::fs::write(
-        &config,
-        format!("providers:\n  - id: scripted\n    api: openai\n    base_url: {}/v1\n", url.trim()),
-    )
-    .expect("write the config");
+    let model = SlowModel::start(&set, scratch.path());
     let server = DemoServer::start(&[]);
     let events = scratch.path().join("events.jsonl");
     let sent = std::sync::atomic::AtomicBool::new(false);
-    let args = [
-        "--server-url",
-        &server.url,
-        "--layers",
-        "1,2",
-        "--golden-set",
-        set.to_str().expect("utf-8"),
-        "--config",
-        config.to_str().expect("utf-8"),
-        "--model",
-        "scripted:good",
-        "--concurrency",
-        "2",
-        "--events",
-        events.to_str().expect("utf-8"),
-    ];
+    let args = model.args(&server, "1,2", &set, &events);
     let run = run_bounded_with(&args, QUICK, |pid| {
         let in_layer2 =
             std::fs::read_to_string(&events).is_ok_and(|text| text.contains("\"kind\":\"layer_started\",\"layer\":2"));
@@ -691,8 +689,7 @@ fn sigterm_during_layer_2_keeps_layer_1_whole_and_says_layer_2_was_cut() {
             assert!(killed.success());
         }
     });
-    let _ = model.kill();
-    let _ = model.wait();
+    drop(model);
     assert_eq!(run.code, 143, "{}", run.report);
     assert_eq!(run.report["outcome"], "interrupted");
     assert_eq!(run.report["layers"], serde_json::json!([1]));
