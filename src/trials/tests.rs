@@ -752,25 +752,36 @@ async fn an_argument_judge_call_is_an_event_of_role_judge_so_layer_3_prices_it()
     assert_eq!(judged[0].0, "region", "under the trial that needed it");
 }
 
-#[tokio::test]
-async fn replayed_calls_are_counted_apart_and_the_replayed_model_is_marked_while_a_recording_run_is_live() {
+/// The one `region` case graded by an embedding matcher, recorded into cassettes in `dir` from
+/// live model and embeddings servers that are gone when it returns: the fixture, the recorded
+/// section, the files the cassettes wrote, and the settings that replay it (the same endpoints,
+/// not recording).
+async fn recorded_embedding_matcher(
+    dir: &std::path::Path,
+) -> (Fixture, EvalsSection, Vec<std::path::PathBuf>, Layer1Settings) {
     use crate::providers::cassette::Mode;
-    let dir = tempfile::tempdir().expect("temp dir");
     let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
     let model = ScriptedServer::start(region_script("the European Union", 1)).await;
     let embeddings = vectors_server(Vec::new()).await;
     let mut settings = matcher_settings(&fixture, &model.base_url, &embeddings.base_url, None);
     settings.record = true;
-    let cassettes = Arc::new(Cassettes::open(dir.path(), Mode::Record).expect("opened"));
+    let cassettes = Arc::new(Cassettes::open(dir, Mode::Record).expect("opened"));
     let recorded = run_layer1_full(&fixture, &settings, None, Some(cassettes.clone())).await.expect("ran");
-    cassettes.save().expect("saved");
+    let written = cassettes.save().expect("saved");
+    drop((model, embeddings));
+    let settings = Layer1Settings { record: false, ..settings };
+    (fixture, recorded, written, settings)
+}
+
+#[tokio::test]
+async fn replayed_calls_are_counted_apart_and_the_replayed_model_is_marked_while_a_recording_run_is_live() {
+    use crate::providers::cassette::Mode;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (fixture, recorded, _, settings) = recorded_embedding_matcher(dir.path()).await;
     assert!(recorded.model_calls > 0);
     assert_eq!(recorded.replayed_model_calls, 0, "recording calls the model");
     assert!(!recorded.model_status.iter().any(|status| status.replayed), "{:?}", recorded.model_status);
 
-    let (model_url, embeddings_url) = (model.base_url.clone(), embeddings.base_url.clone());
-    drop((model, embeddings));
-    let settings = Layer1Settings { record: false, ..matcher_settings(&fixture, &model_url, &embeddings_url, None) };
     let replay = Arc::new(Cassettes::open(dir.path(), Mode::Replay).expect("opened"));
     let replayed = run_layer1_full(&fixture, &settings, None, Some(replay)).await.expect("ran");
     assert_eq!(replayed.model_calls, recorded.model_calls, "the same calls, the embeddings' included");
@@ -783,24 +794,14 @@ async fn replayed_calls_are_counted_apart_and_the_replayed_model_is_marked_while
 async fn embeddings_are_recorded_then_replayed_without_the_network_and_a_miss_is_an_error() {
     use crate::providers::cassette::Mode;
     let dir = tempfile::tempdir().expect("temp dir");
-    let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
-    let model = ScriptedServer::start(region_script("the European Union", 1)).await;
-    let embeddings = vectors_server(Vec::new()).await;
-    let mut settings = matcher_settings(&fixture, &model.base_url, &embeddings.base_url, None);
-    settings.record = true;
-    let cassettes = Arc::new(Cassettes::open(dir.path(), Mode::Record).expect("opened"));
-    let recorded = run_layer1_full(&fixture, &settings, None, Some(cassettes.clone())).await.expect("ran");
+    let (fixture, recorded, written, settings) = recorded_embedding_matcher(dir.path()).await;
     assert_eq!(eval(&recorded, "region", "model:m").status, EvalStatus::Pass);
-    let written = cassettes.save().expect("saved");
     let file = dir.path().join("emb_e.json");
     assert!(written.contains(&file), "{written:?}");
     let text = std::fs::read_to_string(&file).expect("the embeddings cassette");
     assert!(text.contains("\"embeddings\"") && text.contains("the European Union"), "{text}");
 
     // Replay: the servers are gone, the answers come from the files.
-    let (model_url, embeddings_url) = (model.base_url.clone(), embeddings.base_url.clone());
-    drop((model, embeddings));
-    let settings = Layer1Settings { record: false, ..matcher_settings(&fixture, &model_url, &embeddings_url, None) };
     let replay = Arc::new(Cassettes::open(dir.path(), Mode::Replay).expect("opened"));
     let replayed = run_layer1_full(&fixture, &settings, None, Some(replay)).await.expect("ran");
     assert_eq!(eval(&replayed, "region", "model:m").status, EvalStatus::Pass, "{replayed:?}");

@@ -821,44 +821,42 @@ fn nul_characters_in_a_tool_name_and_description_are_t8_and_sec2_business_not_a_
     }
 }
 
-#[test]
+/// Runs the demo server in `mode` over HTTP, then over stdio, each run bounded by [`LOAD`], and
+/// prints each one's wall time and peak memory after `what`: the runs, by transport.
 #[allow(clippy::print_stderr, reason = "the wall time and memory of the run are part of the test's output")]
+fn measured_over_each_transport(mode: &str, what: &str) -> Vec<(&'static str, Bounded)> {
+    let server = DemoServer::start(&[mode]);
+    let stdio = demo_stdio_command(&[mode]);
+    [("HTTP", ["--server-url", server.url.as_str()]), ("stdio", ["--server-cmd", stdio.as_str()])]
+        .into_iter()
+        .map(|(label, args)| {
+            let run = run_bounded(&args, LOAD);
+            eprintln!("{what} ({label}): {:.1} s, peak RSS {} MiB", run.elapsed.as_secs_f64(), run.peak_rss_kib >> 10);
+            (label, run)
+        })
+        .collect()
+}
+
+#[test]
 fn ten_thousand_notifications_before_each_result_keep_memory_bounded() {
     // Every result (but discover's) comes after 10,000 notifications: each exchange keeps the
     // first `MAX_MESSAGES_KEPT` (1,000) and counts the rest: 50–67 MiB at peak. Over HTTP it
     // peaked at 140–170 MB when every one was kept. The notifications are of an unknown
     // method: no rule is broken, so the run passes unless a request times out on a slow machine.
-    let server = DemoServer::start(&["chaos-10000-notifications"]);
-    let stdio = demo_stdio_command(&["chaos-10000-notifications"]);
-    for (label, args) in [("HTTP", ["--server-url", server.url.as_str()]), ("stdio", ["--server-cmd", stdio.as_str()])]
+    for (label, run) in
+        measured_over_each_transport("chaos-10000-notifications", "10,000 notifications before each result")
     {
-        let run = run_bounded(&args, LOAD);
-        eprintln!(
-            "10,000 notifications before each result ({label}): {:.1} s, peak RSS {} MiB",
-            run.elapsed.as_secs_f64(),
-            run.peak_rss_kib >> 10
-        );
         assert!(run.peak_rss_kib < 100 * 1024, "{label}: peak RSS {} KiB", run.peak_rss_kib);
         assert!(matches!(run.code, 0 | 1), "{label}: exit {}: {}", run.code, run.report);
     }
 }
 
 #[test]
-#[allow(clippy::print_stderr, reason = "the wall time and memory of the run are part of the test's output")]
 fn a_tool_result_of_a_million_content_blocks_is_not_parsed_and_is_one_m11_finding() {
     // About 27 MB of `{"type":"text","text":"x"}` blocks, under the 32 MiB response cap: parsed,
     // it took 1.2–3.4 GB and gave no finding. Scanned first, it exceeds `MAX_JSON_VALUES`
     // (100,000 per message) and is not parsed: one M-11 finding naming the bound.
-    let server = DemoServer::start(&["chaos-million-content"]);
-    let stdio = demo_stdio_command(&["chaos-million-content"]);
-    for (label, args) in [("HTTP", ["--server-url", server.url.as_str()]), ("stdio", ["--server-cmd", stdio.as_str()])]
-    {
-        let run = run_bounded(&args, LOAD);
-        eprintln!(
-            "a million content blocks ({label}): {:.1} s, peak RSS {} MiB",
-            run.elapsed.as_secs_f64(),
-            run.peak_rss_kib >> 10
-        );
+    for (label, run) in measured_over_each_transport("chaos-million-content", "a million content blocks") {
         assert_eq!(run.code, 1, "{label}: {}", run.report);
         one_finding(&run, "M-11", "more than the 100000 we read in one message");
         assert!(run.peak_rss_kib < 512 * 1024, "{label}: peak RSS {} KiB", run.peak_rss_kib);
