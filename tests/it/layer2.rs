@@ -66,10 +66,15 @@ const BEHAVIOURS: [&str; 12] = [
 
 /// The `resilience.results[]` entry of this case × model.
 fn result<'a>(run: &'a Run, case: &str, model: &str) -> &'a Value {
-    run.report()["resilience"]["results"]
+    entry(run, "resilience", case, model)
+}
+
+/// The `SECTION.results[]` entry of this case × model (`resilience` or `security`).
+fn entry<'a>(run: &'a Run, section: &str, case: &str, model: &str) -> &'a Value {
+    run.report()[section]["results"]
         .as_array()
         .and_then(|results| results.iter().find(|result| result["case"] == case && result["model"] == model))
-        .unwrap_or_else(|| panic!("no layer-2 result of {case} × {model}; stderr: {}", run.stderr()))
+        .unwrap_or_else(|| panic!("no {section} result of {case} × {model}; stderr: {}", run.stderr()))
 }
 
 /// The outcome every trial of the result came to, when they agree.
@@ -420,10 +425,7 @@ const PAYLOAD_BEHAVIOURS: [&str; 8] = [
 
 /// The `security.results[]` entry of this case × model.
 fn attack<'a>(run: &'a Run, case: &str, model: &str) -> &'a Value {
-    run.report()["security"]["results"]
-        .as_array()
-        .and_then(|results| results.iter().find(|result| result["case"] == case && result["model"] == model))
-        .unwrap_or_else(|| panic!("no payload result of {case} × {model}; stderr: {}", run.stderr()))
+    entry(run, "security", case, model)
 }
 
 #[test]
