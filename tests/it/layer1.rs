@@ -65,10 +65,11 @@ pub(crate) struct DemoModel {
 }
 
 impl DemoModel {
-    /// Starts the demo model scripted from the set at `set` and waits for its URL.
+    /// Starts the demo model scripted from the set at `set` (on a free port unless `args` give
+    /// `--port`) and waits for its URL.
     pub(crate) fn start(set: &Path, args: &[&str]) -> Self {
         let mut child = Command::new(binary())
-            .args(["demo-model", "--port", "0", "--golden-set"])
+            .args(["demo-model", "--golden-set"])
             .arg(set)
             .args(args)
             .stdin(Stdio::null())

@@ -4,11 +4,12 @@
 //! summary.md. The misbehaviour comes from the demo server's `chaos-*` modes.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::layer1::DemoModel;
 use crate::support::{DemoServer, binary, demo_stdio_command};
 
 /// What a bounded run produced.
@@ -461,31 +462,23 @@ fn a_signal_while_the_server_shuts_down_keeps_every_finished_check() {
 }
 
 /// The demo model for a golden set, answering each request after 300 ms, and a config file
-/// naming it as the provider `scripted`; ended on drop.
+/// naming it as the provider `scripted`; the model is ended on drop.
 struct SlowModel {
-    child: Child,
+    _model: DemoModel,
     config: PathBuf,
 }
 
 impl SlowModel {
     /// Starts the demo model for `set` and writes its config file into `dir`.
     fn start(set: &Path, dir: &Path) -> Self {
-        let mut child = Command::new(binary())
-            .args(["demo-model", "--golden-set", set.to_str().expect("utf-8"), "--delay-ms", "300"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the demo model");
-        let mut url = String::new();
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().expect("stdout")), &mut url)
-            .expect("read the demo model's URL");
+        let model = DemoModel::start(set, &["--delay-ms", "300"]);
         let config = dir.join("config.yaml");
         std::fs::write(
             &config,
-            format!("providers:\n  - id: scripted\n    api: openai\n    base_url: {}/v1\n", url.trim()),
+            format!("providers:\n  - id: scripted\n    api: openai\n    base_url: {}\n", model.openai_url()),
         )
         .expect("write the config");
-        Self { child, config }
+        Self { _model: model, config }
     }
 
     /// The arguments of a run of `layers` of `set` against `server` on `scripted:good`, 2 at a
@@ -507,13 +500,6 @@ impl SlowModel {
             "--events",
             events.to_str().expect("utf-8"),
         ]
-    }
-}
-
-impl Drop for SlowModel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
