@@ -922,28 +922,17 @@ pub(super) mod tests {
         assert_ne!(first, second);
     }
 
-    fn tool(name: &str, schema: Value) -> ToolView {
-        ToolView {
-            name: name.into(),
-            title: None,
-            description: None,
-            input_schema: schema,
-            output_schema: None,
-            annotations: None,
-        }
-    }
-
     #[test]
     fn awkward_strings_round_trip_through_the_loader() {
         let awkward =
             "quote \" backslash \\ newline\n tab\t colon: # hash {brace} [x] 'single' \u{7f}\u{85}\u{2028} é 🌊 *star";
-        let mut weird = tool(
+        let mut weird = ToolView::for_tests(
             awkward,
             json!({"type": "object", "required": [awkward], "properties": {awkward: {"type": "string", "const": awkward}}}),
         );
         weird.title = Some(format!("Title: {awkward}"));
         weird.description = Some("- starts like a list item".into());
-        let surface = ToolSurface { tools: vec![weird, tool("plain", json!({}))], skipped: 0 };
+        let surface = ToolSurface { tools: vec![weird, ToolView::for_tests("plain", json!({}))], skipped: 0 };
         let rendered = render(&surface);
         let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text)
             .unwrap_or_else(|problems| panic!("{problems:?}\n{}", rendered.text));
@@ -959,12 +948,12 @@ pub(super) mod tests {
     #[test]
     fn arguments_that_do_not_validate_are_dropped_but_the_tool_kept() {
         let schema = json!({"type": "object", "required": ["code"], "properties": {"code": {"type": "string", "pattern": "^[0-9]{4}$"}}});
-        let mut delete = tool(
+        let mut delete = ToolView::for_tests(
             "delete_file",
             json!({"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}),
         );
         delete.annotations = Some(Map::new());
-        let surface = ToolSurface { tools: vec![tool("lookup", schema), delete], skipped: 0 };
+        let surface = ToolSurface { tools: vec![ToolView::for_tests("lookup", schema), delete], skipped: 0 };
         let rendered = render(&surface);
         assert_eq!(rendered.dropped_args.len(), 1);
         assert_eq!(rendered.dropped_args[0].0, "lookup");
@@ -975,7 +964,7 @@ pub(super) mod tests {
         assert!(!has_expected_args(&set.cases[0]));
         assert_eq!(arg_value(&set.cases[1], "path"), json!("example"));
         assert_eq!(set.cases[1].run.prompt[0], "Use the delete_file tool with path example.");
-        let mut described = tool(
+        let mut described = ToolView::for_tests(
             "get_weather",
             json!({"type": "object", "required": ["city"], "properties": {"city": {"type": "string"}}}),
         );
@@ -1027,7 +1016,7 @@ pub(super) mod tests {
     #[test]
     fn a_value_with_a_match_key_stays_a_value() {
         let schema = json!({"type": "object", "required": ["filter"], "properties": {"filter": {"type": "object", "required": ["match"], "properties": {"match": {"type": "string"}}}}});
-        let rendered = render(&ToolSurface { tools: vec![tool("find", schema)], skipped: 0 });
+        let rendered = render(&ToolSurface { tools: vec![ToolView::for_tests("find", schema)], skipped: 0 });
         let set = crate::golden::load::parse(Path::new("tasks.yaml"), &rendered.text).expect("loads");
         assert_eq!(
             expected_arg(&set.cases[0], "filter"),
@@ -1042,10 +1031,10 @@ pub(super) mod tests {
         let given = json!({"type": "object", "required": ["todo_id"], "properties": {"todo_id": {"type": "integer", "enum": [3]}}});
         let surface = ToolSurface {
             tools: vec![
-                tool("complete_todo", by_number.clone()),
-                tool("delete_todo", by_number),
-                tool("get_note", by_text),
-                tool("pick", given),
+                ToolView::for_tests("complete_todo", by_number.clone()),
+                ToolView::for_tests("delete_todo", by_number),
+                ToolView::for_tests("get_note", by_text),
+                ToolView::for_tests("pick", given),
             ],
             skipped: 0,
         };

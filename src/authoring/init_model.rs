@@ -446,14 +446,7 @@ mod tests {
     use std::time::Duration;
 
     fn tool(name: &str, schema: Value) -> ToolView {
-        ToolView {
-            name: name.into(),
-            title: None,
-            description: Some(format!("The {name} tool.")),
-            input_schema: schema,
-            output_schema: None,
-            annotations: None,
-        }
+        ToolView { description: Some(format!("The {name} tool.")), ..ToolView::for_tests(name, schema) }
     }
 
     fn unit_tool() -> ToolView {

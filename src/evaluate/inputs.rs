@@ -216,16 +216,12 @@ mod tests {
     use super::*;
     use crate::settings::layer1::{Layer1Settings, ModelRef};
 
-    fn model(label: &str) -> ModelRef {
-        let (provider, model) = label.split_once(':').expect("PROVIDER:MODEL");
-        ModelRef { provider: provider.into(), model: model.into() }
-    }
-
     #[test]
     fn a_model_graded_matcher_without_its_model_is_a_problem_at_its_line() {
         let text = "version: 1\ncases:\n  - id: a\n    prompt: p\n    expect_tool: t\n    expect_args:\n      city: {match: embedding, value: Paris}\n      note: {match: judge, value: a greeting}\n";
         let set = crate::golden::load::parse(std::path::Path::new("golden.yaml"), text).expect("valid set");
-        let mut layer1 = Layer1Settings { models: vec![model("openai:gpt-4o")], ..Layer1Settings::default() };
+        let mut layer1 =
+            Layer1Settings { models: vec![ModelRef::for_tests("openai:gpt-4o")], ..Layer1Settings::default() };
         let problems: Vec<String> = unconfigured_matchers(&set, &layer1)
             .iter()
             .map(|problem| format!("{problem} / {}", problem.hint_text()))
@@ -238,8 +234,8 @@ mod tests {
         );
         assert!(problems[1].contains("golden.yaml:8:13") && problems[1].contains("--judge-model"), "{}", problems[1]);
 
-        layer1.embedding_model = Some(model("openai:text-embedding-3-small"));
-        layer1.judge_model = Some(model("openai:gpt-4.1"));
+        layer1.embedding_model = Some(ModelRef::for_tests("openai:text-embedding-3-small"));
+        layer1.judge_model = Some(ModelRef::for_tests("openai:gpt-4.1"));
         assert!(unconfigured_matchers(&set, &layer1).is_empty(), "both models given");
         let without_models = Layer1Settings::default();
         assert!(unconfigured_matchers(&set, &without_models).is_empty(), "layer 1 does not run without a model");

@@ -61,6 +61,20 @@ impl ToolSurface {
 }
 
 impl ToolView {
+    /// A tool called `name` taking `input_schema`, with no title, description, output schema or
+    /// annotations, for tests.
+    #[cfg(test)]
+    pub(crate) fn for_tests(name: &str, input_schema: Value) -> Self {
+        ToolView {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema,
+            output_schema: None,
+            annotations: None,
+        }
+    }
+
     /// Reads one entry of `tools[]`; `None` without a string `name`.
     pub(crate) fn from_entry(entry: &Value) -> Option<Self> {
         let text = |key: &str| entry.get(key).and_then(Value::as_str).map(str::to_owned);

@@ -207,3 +207,19 @@ pub(super) fn request() -> super::CompletionRequest {
         ..super::CompletionRequest::default()
     }
 }
+
+/// An adapter of the adapters' tests pointed by `at` at a loopback port nothing listens on
+/// (bound, then released; `at` gets the URL `http://127.0.0.1:PORT`): its call is a retryable
+/// network error that does not repeat `key`.
+pub(super) async fn assert_a_closed_port_is_a_network_error<P: super::Provider>(
+    key: &str,
+    at: impl FnOnce(String) -> P,
+) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address");
+    drop(listener);
+    let provider = at(format!("http://{address}"));
+    let error = provider.complete(&request()).await.expect_err("unreachable");
+    assert!(matches!(&error, super::ProviderError::Network(_)) && error.is_retryable(), "{error:?}");
+    assert!(!error.to_string().contains(key));
+}

@@ -132,17 +132,12 @@ fn ignored(layer1: &Layer1Settings) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn model(label: &str) -> ModelRef {
-        let (provider, model) = label.split_once(':').expect("PROVIDER:MODEL");
-        ModelRef { provider: provider.into(), model: model.into() }
-    }
-
     #[test]
     fn the_demo_says_it_ignores_a_judge_and_an_embeddings_model_given_to_it() {
         assert!(ignored(&Layer1Settings::default()).is_empty(), "nothing given, nothing ignored");
         let given = Layer1Settings {
-            judge_model: Some(model("openai:gpt-4o")),
-            embedding_model: Some(model("openai:text-embedding-3-small")),
+            judge_model: Some(ModelRef::for_tests("openai:gpt-4o")),
+            embedding_model: Some(ModelRef::for_tests("openai:text-embedding-3-small")),
             ..Layer1Settings::default()
         };
         let notes = ignored(&given);
@@ -164,11 +159,11 @@ mod tests {
     fn the_demo_is_chosen_only_with_neither_a_set_nor_a_model() {
         let (set, layer1, layer2) = choose(true, None, Layer1Settings { runs: Some(7), ..Layer1Settings::default() });
         assert_eq!(set, Some(DEMO_GOLDEN_SET));
-        assert_eq!(layer1.models, [model("replay:demo:scripted")]);
+        assert_eq!(layer1.models, [ModelRef::for_tests("replay:demo:scripted")]);
         assert_eq!(layer1.runs, Some(5), "lowered to what the recordings hold");
         assert_eq!(layer1.notes.len(), 1, "{:?}", layer1.notes);
         assert_eq!((layer2.runs, layer2.judge_model.as_ref()), (None, None), "the set's own trials, no judge");
-        let given = Layer1Settings { models: vec![model("openai:gpt-4o")], ..Layer1Settings::default() };
+        let given = Layer1Settings { models: vec![ModelRef::for_tests("openai:gpt-4o")], ..Layer1Settings::default() };
         let (set, layer1, layer2) = choose(true, None, given.clone());
         assert_eq!((set, &layer1, &layer2), (None, &given, &given), "a model of the user's: nothing chosen");
     }

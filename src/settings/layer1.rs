@@ -73,6 +73,13 @@ impl ModelRef {
     pub(crate) fn label(&self) -> String {
         format!("{}:{}", self.provider, self.model)
     }
+
+    /// The model `label` names, `PROVIDER:MODEL` split at its first `:`, for tests.
+    #[cfg(test)]
+    pub(crate) fn for_tests(label: &str) -> Self {
+        let (provider, model) = label.split_once(':').expect("PROVIDER:MODEL");
+        ModelRef { provider: provider.into(), model: model.into() }
+    }
 }
 
 /// How much of tool results and model text the traces keep (`--trace-results`).

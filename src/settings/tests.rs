@@ -1101,34 +1101,46 @@ fn the_command_line_stores_a_baseline_only_when_asked_and_needs_a_cache_dir_for_
     );
 }
 
+/// A path setting `KEY` given three ways in `dir`: by the config file alone
+/// (`KEY: DIR/from-file.EXTENSION`), by the flag `set_flag` sets to `DIR/flag.EXTENSION` over
+/// that file, and by the Action input `input` (`(NAME, VALUE)`) over it; the three settings, in
+/// that order.
+fn given_three_ways(
+    dir: &tempfile::TempDir,
+    (key, extension): (&str, &str),
+    set_flag: fn(&mut SettingsArgs, String),
+    input: (&str, &str),
+) -> [Settings; 3] {
+    let at = |name: &str| dir.path().join(name);
+    let config = write_config(
+        dir,
+        &format!("server: {{url: 'http://h/mcp'}}\n{key}: {}\n", at(&format!("from-file.{extension}")).display()),
+    );
+    let from_file = cli(SettingsArgs { config: Some(config.clone()), ..SettingsArgs::default() }).expect("valid");
+    let mut flags = SettingsArgs { config: Some(config.clone()), ..SettingsArgs::default() };
+    set_flag(&mut flags, at(&format!("flag.{extension}")).display().to_string());
+    let flag = cli(flags).expect("valid");
+    let workspace = dir.path().display().to_string();
+    let from_input = action(
+        &[("INPUT_SERVER-URL", "http://h/mcp"), ("GITHUB_WORKSPACE", &workspace), input, ("INPUT_CONFIG", &config)],
+        Request::default(),
+    )
+    .expect("valid");
+    [from_file, flag, from_input]
+}
+
 #[test]
 fn the_fault_plan_comes_from_the_flag_the_input_or_the_file_in_that_order() {
     let dir = tempfile::tempdir().expect("temp dir");
     let at = |name: &str| dir.path().join(name);
-    let config = write_config(
+    let [from_file, flag, input] = given_three_ways(
         &dir,
-        &format!("server: {{url: 'http://h/mcp'}}\nfault_plan: {}\n", at("from-file.yaml").display()),
+        ("fault_plan", "yaml"),
+        |flags, path| flags.fault_plan = Some(path),
+        ("INPUT_FAULT-PLAN", "plans/faults.yaml"),
     );
-    let from_file = cli(SettingsArgs { config: Some(config.clone()), ..SettingsArgs::default() }).expect("valid");
     assert_eq!(from_file.layer1.fault_plan, Some(at("from-file.yaml")));
-    let flag = cli(SettingsArgs {
-        config: Some(config.clone()),
-        fault_plan: Some(at("flag.yaml").display().to_string()),
-        ..SettingsArgs::default()
-    })
-    .expect("valid");
     assert_eq!(flag.layer1.fault_plan, Some(at("flag.yaml")));
-    let workspace = dir.path().display().to_string();
-    let input = action(
-        &[
-            ("INPUT_SERVER-URL", "http://h/mcp"),
-            ("GITHUB_WORKSPACE", &workspace),
-            ("INPUT_FAULT-PLAN", "plans/faults.yaml"),
-            ("INPUT_CONFIG", &config),
-        ],
-        Request::default(),
-    )
-    .expect("valid");
     assert_eq!(input.layer1.fault_plan, Some(at("plans/faults.yaml")), "in the workspace");
 }
 
@@ -1200,30 +1212,14 @@ fn judge_calibration_comes_from_the_flag_the_input_or_the_file_in_that_order() {
         std::fs::write(path, calibration).expect("write");
     }
     let at = |name: &str| dir.path().join(name);
-    let config = write_config(
+    let [from_file, flag, input] = given_three_ways(
         &dir,
-        &format!("server: {{url: 'http://h/mcp'}}\njudge_calibration: {}\n", at("from-file.json").display()),
+        ("judge_calibration", "json"),
+        |flags, path| flags.judge_calibration = Some(path),
+        ("INPUT_JUDGE-CALIBRATION", "cal/judge.json"),
     );
-    let from_file = cli(SettingsArgs { config: Some(config.clone()), ..SettingsArgs::default() }).expect("valid");
     assert_eq!(from_file.layer1.judge_calibration, Some(at("from-file.json")));
-    let flag = cli(SettingsArgs {
-        config: Some(config.clone()),
-        judge_calibration: Some(at("flag.json").display().to_string()),
-        ..SettingsArgs::default()
-    })
-    .expect("valid");
     assert_eq!(flag.layer1.judge_calibration, Some(at("flag.json")));
-    let workspace = dir.path().display().to_string();
-    let input = action(
-        &[
-            ("INPUT_SERVER-URL", "http://h/mcp"),
-            ("GITHUB_WORKSPACE", &workspace),
-            ("INPUT_JUDGE-CALIBRATION", "cal/judge.json"),
-            ("INPUT_CONFIG", &config),
-        ],
-        Request::default(),
-    )
-    .expect("valid");
     assert_eq!(input.layer1.judge_calibration, Some(at("cal/judge.json")), "in the workspace");
     let none = action(&[("INPUT_SERVER-URL", "http://h/mcp"), ("INPUT_JUDGE-CALIBRATION", "")], Request::default())
         .expect("valid");

@@ -852,14 +852,7 @@ mod tests {
 
     #[test]
     fn a_tool_schema_is_compiled_when_a_call_of_it_is_first_checked() {
-        let tool = |name: &str, schema: serde_json::Value| crate::mcp::tools::ToolView {
-            name: name.into(),
-            title: None,
-            description: None,
-            input_schema: schema,
-            output_schema: None,
-            annotations: None,
-        };
+        let tool = crate::mcp::tools::ToolView::for_tests;
         let surface = ToolSurface {
             tools: vec![
                 tool("a", serde_json::json!({"type": "object", "required": ["x"]})),

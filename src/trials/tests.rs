@@ -87,13 +87,7 @@ fn settings(fixture: &Fixture, models: &[&str]) -> Layer1Settings {
         api_key: Some(CANARY_KEY.into()),
     };
     Layer1Settings {
-        models: models
-            .iter()
-            .map(|text| {
-                let (provider, model) = text.split_once(':').expect("PROVIDER:MODEL");
-                ModelRef { provider: provider.into(), model: model.into() }
-            })
-            .collect(),
+        models: models.iter().map(|label| ModelRef::for_tests(label)).collect(),
         providers: vec![
             provider("openai", Api::OpenAi, format!("{}/v1", fixture.model_url)),
             provider("anthropic", Api::Anthropic, fixture.model_url.clone()),
@@ -134,6 +128,27 @@ async fn run_layer1_observed(
     cassettes: Option<Arc<Cassettes>>,
     events: &(dyn Fn(&crate::events::RunEvent) + Sync),
 ) -> Result<EvalsSection, UserError> {
+    on_demo_server(fixture, settings, cache, cassettes, Pass::Run, events).await
+}
+
+/// Which of layer 1's passes [`on_demo_server`] runs.
+enum Pass<'a> {
+    /// The whole run ([`run`]).
+    Run,
+    /// The re-run of these (model, case) pairs after a tripped gate ([`confirm`]).
+    Confirm(&'a BTreeMap<(String, String), usize>),
+}
+
+/// Connects to the fixture's demo server, runs `pass` over the fixture's set with `settings`,
+/// sending its events to `events`, and shuts the connection down.
+async fn on_demo_server(
+    fixture: &Fixture,
+    settings: &Layer1Settings,
+    cache: Option<CacheUse>,
+    cassettes: Option<Arc<Cassettes>>,
+    pass: Pass<'_>,
+    events: &(dyn Fn(&crate::events::RunEvent) + Sync),
+) -> Result<EvalsSection, UserError> {
     let target = Target::Http(HttpSettings {
         url: fixture.mcp_url.clone(),
         extra_headers: Vec::new(),
@@ -157,7 +172,10 @@ async fn run_layer1_observed(
         budget: Arc::new(caller::Budget::new(settings.max_model_calls)),
         wraps: Vec::new(),
     };
-    let result = run(&input, &Progress::default(), events).await;
+    let result = match pass {
+        Pass::Run => run(&input, &Progress::default(), events).await,
+        Pass::Confirm(pairs) => confirm(&input, pairs, events).await,
+    };
     connected.shutdown().await;
     result
 }
@@ -734,25 +752,36 @@ async fn an_argument_judge_call_is_an_event_of_role_judge_so_layer_3_prices_it()
     assert_eq!(judged[0].0, "region", "under the trial that needed it");
 }
 
-#[tokio::test]
-async fn replayed_calls_are_counted_apart_and_the_replayed_model_is_marked_while_a_recording_run_is_live() {
+/// The one `region` case graded by an embedding matcher, recorded into cassettes in `dir` from
+/// live model and embeddings servers that are gone when it returns: the fixture, the recorded
+/// section, the files the cassettes wrote, and the settings that replay it (the same endpoints,
+/// not recording).
+async fn recorded_embedding_matcher(
+    dir: &std::path::Path,
+) -> (Fixture, EvalsSection, Vec<std::path::PathBuf>, Layer1Settings) {
     use crate::providers::cassette::Mode;
-    let dir = tempfile::tempdir().expect("temp dir");
     let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
     let model = ScriptedServer::start(region_script("the European Union", 1)).await;
     let embeddings = vectors_server(Vec::new()).await;
     let mut settings = matcher_settings(&fixture, &model.base_url, &embeddings.base_url, None);
     settings.record = true;
-    let cassettes = Arc::new(Cassettes::open(dir.path(), Mode::Record).expect("opened"));
+    let cassettes = Arc::new(Cassettes::open(dir, Mode::Record).expect("opened"));
     let recorded = run_layer1_full(&fixture, &settings, None, Some(cassettes.clone())).await.expect("ran");
-    cassettes.save().expect("saved");
+    let written = cassettes.save().expect("saved");
+    drop((model, embeddings));
+    let settings = Layer1Settings { record: false, ..settings };
+    (fixture, recorded, written, settings)
+}
+
+#[tokio::test]
+async fn replayed_calls_are_counted_apart_and_the_replayed_model_is_marked_while_a_recording_run_is_live() {
+    use crate::providers::cassette::Mode;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (fixture, recorded, _, settings) = recorded_embedding_matcher(dir.path()).await;
     assert!(recorded.model_calls > 0);
     assert_eq!(recorded.replayed_model_calls, 0, "recording calls the model");
     assert!(!recorded.model_status.iter().any(|status| status.replayed), "{:?}", recorded.model_status);
 
-    let (model_url, embeddings_url) = (model.base_url.clone(), embeddings.base_url.clone());
-    drop((model, embeddings));
-    let settings = Layer1Settings { record: false, ..matcher_settings(&fixture, &model_url, &embeddings_url, None) };
     let replay = Arc::new(Cassettes::open(dir.path(), Mode::Replay).expect("opened"));
     let replayed = run_layer1_full(&fixture, &settings, None, Some(replay)).await.expect("ran");
     assert_eq!(replayed.model_calls, recorded.model_calls, "the same calls, the embeddings' included");
@@ -765,24 +794,14 @@ async fn replayed_calls_are_counted_apart_and_the_replayed_model_is_marked_while
 async fn embeddings_are_recorded_then_replayed_without_the_network_and_a_miss_is_an_error() {
     use crate::providers::cassette::Mode;
     let dir = tempfile::tempdir().expect("temp dir");
-    let fixture = fixture_of(&matcher_set("{match: embedding, value: Europe}", 1), &[]).await;
-    let model = ScriptedServer::start(region_script("the European Union", 1)).await;
-    let embeddings = vectors_server(Vec::new()).await;
-    let mut settings = matcher_settings(&fixture, &model.base_url, &embeddings.base_url, None);
-    settings.record = true;
-    let cassettes = Arc::new(Cassettes::open(dir.path(), Mode::Record).expect("opened"));
-    let recorded = run_layer1_full(&fixture, &settings, None, Some(cassettes.clone())).await.expect("ran");
+    let (fixture, recorded, written, settings) = recorded_embedding_matcher(dir.path()).await;
     assert_eq!(eval(&recorded, "region", "model:m").status, EvalStatus::Pass);
-    let written = cassettes.save().expect("saved");
     let file = dir.path().join("emb_e.json");
     assert!(written.contains(&file), "{written:?}");
     let text = std::fs::read_to_string(&file).expect("the embeddings cassette");
     assert!(text.contains("\"embeddings\"") && text.contains("the European Union"), "{text}");
 
     // Replay: the servers are gone, the answers come from the files.
-    let (model_url, embeddings_url) = (model.base_url.clone(), embeddings.base_url.clone());
-    drop((model, embeddings));
-    let settings = Layer1Settings { record: false, ..matcher_settings(&fixture, &model_url, &embeddings_url, None) };
     let replay = Arc::new(Cassettes::open(dir.path(), Mode::Replay).expect("opened"));
     let replayed = run_layer1_full(&fixture, &settings, None, Some(replay)).await.expect("ran");
     assert_eq!(eval(&replayed, "region", "model:m").status, EvalStatus::Pass, "{replayed:?}");
@@ -1124,32 +1143,7 @@ async fn confirm_observed(
     pairs: &BTreeMap<(String, String), usize>,
     events: &(dyn Fn(&crate::events::RunEvent) + Sync),
 ) -> Result<EvalsSection, UserError> {
-    let target = Target::Http(HttpSettings {
-        url: fixture.mcp_url.clone(),
-        extra_headers: Vec::new(),
-        timeout: Duration::from_secs(10),
-        oauth: None,
-    });
-    let connected =
-        era::connect(&target, Redactor::new(vec![CANARY_KEY.into()]), 0).await.expect("demo server reachable");
-    let surface = crate::conformance::list_tools_on(&connected).await.expect("tools listed");
-    let tools = crate::agent::tools::McpTools::new(connected.client.clone(), connected.era);
-    let input = Layer1Input {
-        settings,
-        set: &fixture.set,
-        set_label: "golden.yaml".into(),
-        surface: &surface,
-        tools: &tools,
-        today: chrono::Utc::now().date_naive(),
-        retry: RetryPolicy { attempts: 2, base: Duration::from_millis(1), max_wait: Duration::from_millis(10) },
-        cassettes,
-        cache: None,
-        budget: Arc::new(caller::Budget::new(settings.max_model_calls)),
-        wraps: Vec::new(),
-    };
-    let result = confirm(&input, pairs, events).await;
-    connected.shutdown().await;
-    result
+    on_demo_server(fixture, settings, None, cassettes, Pass::Confirm(pairs), events).await
 }
 
 #[tokio::test]

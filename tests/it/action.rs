@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::layer1::DemoModel;
 use crate::support::{DemoServer, TestCa, TlsFront, binary, env_dumping_stdio_command, env_dumps, port_of, repo_root};
 
 const OWNER_REPO: &str = "octo/mcp-server";
@@ -1022,41 +1023,6 @@ print(cases, failures)
     assert!(failures >= 1, "the D-2 failure is a <failure>: {printed}");
 }
 
-/// `mcp-eval demo-model` as a child process (a scripted stand-in for a good model, written from
-/// a golden set); killed on drop.
-struct ScriptedModel {
-    child: std::process::Child,
-    url: String,
-}
-
-impl ScriptedModel {
-    fn start(set: &Path) -> Self {
-        Self::start_with(set, &[])
-    }
-
-    /// With more flags (`--port`, `--flaky`).
-    fn start_with(set: &Path, args: &[&str]) -> Self {
-        let mut child = Command::new(binary())
-            .args(["demo-model", "--golden-set", set.to_str().expect("utf-8 path")])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the demo model");
-        let mut url = String::new();
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().expect("stdout")), &mut url)
-            .expect("read the demo model's URL");
-        Self { child, url: url.trim().to_owned() }
-    }
-}
-
-impl Drop for ScriptedModel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn the_eval_label_runs_layer_1_with_the_golden_set_and_models_and_masks_the_keys() {
     let demo = DemoServer::start(&[]);
@@ -1066,7 +1032,7 @@ fn the_eval_label_runs_layer_1_with_the_golden_set_and_models_and_masks_the_keys
         dir.path(),
         "version: 1\ndefaults: {runs: 3}\ncases:\n  - id: region\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n  - id: thanks\n    prompt: \"Thanks!\"\n    negative: true\n",
     );
-    let model = ScriptedModel::start(&set);
+    let model = DemoModel::start(&set, &[]);
     let key = "sk-action-canary-5e1f0c";
     let base_url = format!("{}/v1", model.url);
     let run = run_action_with_env(
@@ -1123,7 +1089,7 @@ fn the_full_matrix_schedule_runs_every_model_and_another_schedule_only_the_first
             dir.path(),
             "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: thanks\n    prompt: \"Thanks!\"\n    negative: true\n",
         );
-        let model = ScriptedModel::start(&set);
+        let model = DemoModel::start(&set, &[]);
         let base_url = format!("{}/v1", model.url);
         // The payload's cron is `17 3 * * *`.
         let run = run_action_with_env(
@@ -1271,14 +1237,14 @@ fn a_scheduled_run_stores_the_baseline_and_a_pull_request_that_regresses_fails_t
     let as_refs = |pairs: &[(String, String)]| -> Vec<(String, String)> { pairs.to_vec() };
     // The server key stands for the server's code: the pull request changed it, so no verdict of
     // the nightly run is reused.
-    let run = |event: &str, file: &str, model: &ScriptedModel, server_key: &str| {
+    let run = |event: &str, file: &str, model: &DemoModel, server_key: &str| {
         let owned = as_refs(&inputs(&demo.url, server_key));
         let borrowed: Vec<(&str, &str)> = owned.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect();
         let base = format!("{}/v1", model.url);
         run_action_with_env(&workspace, event, file, &github.url, &borrowed, &[("OPENAI_BASE_URL", &base)])
     };
 
-    let good = ScriptedModel::start_with(&set, &["--port", &port]);
+    let good = DemoModel::start(&set, &["--port", &port]);
     let nightly = run("schedule", "schedule.json", &good, "server-v1");
     assert_eq!(nightly.code(), 0, "{}", nightly.stdout());
     assert!(workspace.join(".mcp-eval-cache/baselines.json").is_file(), "the scheduled run stored the baseline");
@@ -1293,7 +1259,7 @@ fn a_scheduled_run_stores_the_baseline_and_a_pull_request_that_regresses_fails_t
     );
     drop(good);
 
-    let worse = ScriptedModel::start_with(&set, &["--port", &port, "--flaky", "c0:1", "--flaky", "c2:1"]);
+    let worse = DemoModel::start(&set, &["--port", &port, "--flaky", "c0:1", "--flaky", "c2:1"]);
     let pull = run("pull_request", "pull_request_labeled_eval.json", &worse, "server-v2");
     assert_eq!(pull.code(), 1, "the gate fails a real regression: {}", pull.stdout());
     let outputs = pull.outputs();
@@ -1312,7 +1278,7 @@ fn a_scheduled_run_stores_the_baseline_and_a_pull_request_that_regresses_fails_t
 
     // A pull request that changes nothing the verdicts depend on: every verdict reused, zero
     // model calls, and the gate says "no change".
-    let good = ScriptedModel::start_with(&set, &["--port", &port]);
+    let good = DemoModel::start(&set, &["--port", &port]);
     let unchanged = run("pull_request", "pull_request_labeled_eval.json", &good, "server-v1");
     assert_eq!(unchanged.code(), 0, "{}", unchanged.stdout());
     assert_eq!(unchanged.outputs()["gate"], "pass");
@@ -1332,7 +1298,7 @@ fn a_push_to_the_default_branch_that_passes_its_gate_stores_the_baseline() {
         dir.path(),
         "version: 1\ndefaults: {runs: 2}\ncases:\n  - id: c0\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n",
     );
-    let model = ScriptedModel::start(&set);
+    let model = DemoModel::start(&set, &[]);
     let base = format!("{}/v1", model.url);
     let run = run_action_with_env(
         &workspace,
@@ -1373,7 +1339,7 @@ fn scheduled_runs_store_layer_3s_trends_and_a_pull_requests_comment_draws_them()
         dir.path(),
         "version: 1\ndefaults: {runs: 1}\ncases:\n  - id: region\n    prompt: \"Echo my region, eu.\"\n    expect_tool: test_header_param\n    expect_args: {region: eu}\n",
     );
-    let model = ScriptedModel::start(&set);
+    let model = DemoModel::start(&set, &[]);
     let base_url = format!("{}/v1", model.url);
     let inputs = |extra: &[(&'static str, &'static str)]| -> Vec<(&str, String)> {
         let mut inputs = vec![

@@ -31,16 +31,8 @@
 //! subprocess run, so `scripts/test.sh` runs `breaks::matrix::` with 8 test threads (the rest of
 //! the suite keeps the default), and `.config/nextest.toml` lets nextest run 8 of them at once.
 
-use crate::support::{DemoServer, demo_stdio_command, run};
-
-/// The transport a row is run over.
-#[derive(Clone, Copy, Debug)]
-enum Transport {
-    Http,
-    Stdio,
-}
-
-use Transport::{Http, Stdio};
+use crate::support::Transport::{self, Http, Stdio};
+use crate::support::{DemoServer, run, run_demo};
 
 /// Declares the matrix: [`MATRIX`], every row as data, and one `#[test]` per row, named after the
 /// row's break id and transport (`d_1_http`), so a failure names its row and the harness runs
@@ -265,18 +257,12 @@ fn check_row(break_id: &str, transport: Transport, expected: &str, text: &str, m
         ("m-11-sse-unterminated-later" | "m-11-sse-unterminated-tools-list", Http) => "2",
         _ => "5",
     };
-    let _server;
+    let credentials = format!("Authorization: Bearer {}", mcp_eval::DEMO_TOKEN);
     let outcome = match transport {
-        Http => {
-            _server = DemoServer::start(&[break_id]);
-            let credentials = format!("Authorization: Bearer {}", mcp_eval::DEMO_TOKEN);
-            if break_id.starts_with("a-") {
-                run(&["--server-url", &_server.url, "--timeout-seconds", timeout, "--header", &credentials])
-            } else {
-                run(&["--server-url", &_server.url, "--timeout-seconds", timeout])
-            }
+        Http if break_id.starts_with("a-") => {
+            run_demo(transport, &[break_id], &["--timeout-seconds", timeout, "--header", &credentials])
         }
-        Stdio => run(&["--server-cmd", &demo_stdio_command(&[break_id]), "--timeout-seconds", timeout]),
+        _ => run_demo(transport, &[break_id], &["--timeout-seconds", timeout]),
     };
     let Some(report) = &outcome.report else {
         return Err(format!("no report.json (exit {}); stderr: {}", outcome.code(), outcome.stderr()));
@@ -406,21 +392,8 @@ fn invalid_argument_breaks_break_only_their_rule() {
     for (break_id, transport, id) in
         [("h-14-html-500", Http, "H-14"), ("h-27", Http, "H-27"), ("x-6-invalid-arguments", Stdio, "X-6")]
     {
-        let _server;
-        let outcome = match transport {
-            Http => {
-                _server = DemoServer::start(&[break_id]);
-                run(&["--server-url", &_server.url, "--timeout-seconds", "5"])
-            }
-            Stdio => run(&["--server-cmd", &demo_stdio_command(&[break_id]), "--timeout-seconds", "5"]),
-        };
-        let not_passing: Vec<String> = outcome.report()["checks"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|check| matches!(check["status"].as_str(), Some("fail" | "warn" | "error")))
-            .map(|check| format!("{} {}: {}", check["id"], check["status"], check["message"]))
-            .collect();
+        let outcome = run_demo(transport, &[break_id], &["--timeout-seconds", "5"]);
+        let not_passing = outcome.not_passing();
         assert!(
             not_passing.len() == 1 && not_passing[0].starts_with(&format!("\"{id}\" ")),
             "{break_id}: only {id} may be broken, got {not_passing:#?}"

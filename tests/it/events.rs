@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::layer1::{DemoModel, FLAKY, OPENAI_CANARY, SET, both_wires, run_layer1, utf8, write_set};
+use crate::layer1::{DemoModel, FLAKY, OPENAI_CANARY, SET, both_wires, kept_as_baseline, run_layer1, utf8, write_set};
 use crate::support::DemoServer;
 
 fn lines(path: &std::path::Path) -> Vec<Value> {
@@ -221,9 +221,7 @@ fn a_confirmation_re_run_s_model_calls_are_events_numbered_after_the_first_trial
     let openai = format!("{}/v1", model.url);
     let common = ["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
     let green = run_layer1(&common, &both_wires(&openai, &model.url));
-    assert_eq!(green.code(), 0, "{}", green.stderr());
-    let baseline = dir.path().join("green.json");
-    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    let baseline = kept_as_baseline(&green, dir.path());
 
     // Three cases 5/5 → 0/5: the gate trips and re-runs them to confirm.
     worse.store(true, Ordering::SeqCst);

@@ -5,13 +5,11 @@
 //!
 //! The verdicts were checked by hand against the spec digest; the reasons are in the tables.
 
-use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use crate::support::{Run, repo_root, run};
+use crate::support::{Listening, Run, free_port, repo_root, run};
 
 /// How long an HTTP server may take to accept connections (Python imports take about 2 s).
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -27,16 +25,10 @@ fn servers_script() -> PathBuf {
     repo_root().join("scripts").join("servers.sh")
 }
 
-/// A loopback port that was free a moment ago.
-fn free_port() -> u16 {
-    let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
-    listener.local_addr().expect("local address").port()
-}
-
 /// An HTTP server started with `servers.sh start NAME PORT`, in its own process group; the whole
 /// group (mcp-proxy's child included) is killed on drop.
 pub(crate) struct HttpServer {
-    child: Child,
+    _process: Listening,
     /// Its endpoint URL (`http://127.0.0.1:PORT/mcp`).
     pub(crate) url: String,
 }
@@ -46,40 +38,12 @@ impl HttpServer {
     pub(crate) fn start(name: &str) -> Self {
         let script = servers_script();
         let port = free_port();
-        let child = Command::new("bash")
-            .arg(&script)
-            .args(["start", name, &port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .unwrap_or_else(|error| panic!("cannot start {name}: {error}"));
-        let mut server = Self { child, url: format!("http://127.0.0.1:{port}/mcp") };
-        let deadline = Instant::now() + START_TIMEOUT;
-        let address = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
-        while TcpStream::connect_timeout(&address.into(), Duration::from_millis(200)).is_err() {
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("{name} exited before it listened on {port}: {status}");
-            }
-            assert!(Instant::now() < deadline, "{name} did not listen on 127.0.0.1:{port} within {START_TIMEOUT:?}");
-            std::thread::sleep(Duration::from_millis(50));
+        let mut command = Command::new("bash");
+        command.arg(&script).args(["start", name, &port.to_string()]);
+        Self {
+            _process: Listening::start(command, name, port, START_TIMEOUT),
+            url: format!("http://127.0.0.1:{port}/mcp"),
         }
-        server
-    }
-}
-
-impl Drop for HttpServer {
-    #[allow(unsafe_code, reason = "kill(2) of the process group we created")]
-    fn drop(&mut self) {
-        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
-            // SAFETY: kill(2) takes no pointers; the group id is the one `process_group(0)` made
-            // for our own child, so only processes this test started are signalled.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-        let _ = self.child.wait();
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{DemoServer, Run, binary, demo_stdio_command, run_with_env};
+use crate::support::{DemoServer, Run, binary, demo_stdio_command, run_loud_with_env, run_with_env};
 
 pub(crate) const OPENAI_CANARY: &str = "sk-canary-openai-5f0c2d9a71";
 pub(crate) const ANTHROPIC_CANARY: &str = "sk-ant-canary-b81e4c6f03";
@@ -65,10 +65,11 @@ pub(crate) struct DemoModel {
 }
 
 impl DemoModel {
-    /// Starts the demo model scripted from the set at `set` and waits for its URL.
+    /// Starts the demo model scripted from the set at `set` (on a free port unless `args` give
+    /// `--port`) and waits for its URL.
     pub(crate) fn start(set: &Path, args: &[&str]) -> Self {
         let mut child = Command::new(binary())
-            .args(["demo-model", "--port", "0", "--golden-set"])
+            .args(["demo-model", "--golden-set"])
             .arg(set)
             .args(args)
             .stdin(Stdio::null())
@@ -267,6 +268,45 @@ pub(crate) fn run_layer1(args: &[&str], vars: &[(&str, &str)]) -> Run {
     run_with_env(&args, &all)
 }
 
+/// Layer 1 of the golden set `set` against the server at `url` for `openai:demo` and
+/// `anthropic:demo`, each wire on a demo model of its own (started with `openai_args` and
+/// `anthropic_args`: each keeps its own first-turn counters, so flaky runs fall the same way on
+/// both wires whatever the interleaving), with `extra` arguments.
+pub(crate) fn on_both_wires(
+    url: &str,
+    set: &Path,
+    openai_args: &[&str],
+    anthropic_args: &[&str],
+    extra: &[&str],
+) -> Run {
+    let for_openai = DemoModel::start(set, openai_args);
+    let for_anthropic = DemoModel::start(set, anthropic_args);
+    let mut args =
+        vec!["--server-url", url, "--golden-set", utf8(set), "--model", "openai:demo", "--model", "anthropic:demo"];
+    args.extend_from_slice(extra);
+    run_layer1(&args, &both_wires(&for_openai.openai_url(), &for_anthropic.url))
+}
+
+/// `mcp-eval run` of the golden set `set` against `server` for `openai:demo`, on the OpenAI wire
+/// of a demo model started for this run alone (with `model_args`, e.g. its `--flaky` ones), with
+/// `extra` arguments. The model runs on another port each time: a baseline from a report
+/// (`--baseline`) compares by case and model, not by endpoint.
+pub(crate) fn on_a_demo_model(server: &DemoServer, set: &Path, model_args: &[&str], extra: &[&str]) -> Run {
+    let model = DemoModel::start(set, model_args);
+    let mut args = vec!["--server-url", &server.url, "--golden-set", utf8(set), "--model", "openai:demo"];
+    args.extend_from_slice(extra);
+    run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)])
+}
+
+/// Checks that `green` passed and keeps its report as `dir/green.json`, the baseline of the runs
+/// that follow; its path.
+pub(crate) fn kept_as_baseline(green: &Run, dir: &Path) -> PathBuf {
+    assert_eq!(green.code(), 0, "{}", green.stderr());
+    let baseline = dir.join("green.json");
+    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    baseline
+}
+
 /// The `evals[]` entry of this case × model.
 pub(crate) fn eval<'a>(run: &'a Run, case: &str, model: &str) -> &'a Value {
     run.report()["evals"]
@@ -318,23 +358,8 @@ fn a_golden_set_grades_five_outcomes_on_both_wires_and_fails_the_run() {
     let dir = tempfile::tempdir().expect("temp dir");
     let set = write_set(dir.path(), SET);
     let server = DemoServer::start(&[]);
-    // One demo model per wire: each keeps its own first-turn counters, so the flaky runs fall
-    // the same way on both wires whatever the interleaving.
-    let for_openai = DemoModel::start(&set, &FLAKY);
-    let for_anthropic = DemoModel::start(&set, &FLAKY);
-    let run = run_layer1(
-        &[
-            "--server-url",
-            &server.url,
-            "--golden-set",
-            utf8(&set),
-            "--model",
-            "openai:demo",
-            "--model",
-            "anthropic:demo",
-        ],
-        &both_wires(&for_openai.openai_url(), &for_anthropic.url),
-    );
+    // One demo model per wire: the flaky runs fall the same way on both wires.
+    let run = on_both_wires(&server.url, &set, &FLAKY, &FLAKY, &[]);
     assert_eq!(run.code(), 1, "a failing case fails the run: {}", run.stderr());
     let report = run.report();
     assert_eq!(report["layers"], json!([0, 1]));
@@ -883,19 +908,10 @@ fn the_regression_gate_passes_noise_and_fails_a_real_regression_naming_the_cases
     let dir = tempfile::tempdir().expect("temp dir");
     let set = write_set(dir.path(), FIVE_CASES);
     let server = DemoServer::start(&[]);
-    let run_against = |flaky: &[&str], extra: &[&str]| -> Run {
-        let model = DemoModel::start(&set, flaky);
-        let mut args =
-            vec!["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
-        args.extend_from_slice(extra);
-        // The model runs on another port each time: the baseline compares by case and model, not
-        // by endpoint, when it comes from a report (`--baseline`).
-        run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)])
-    };
+    let run_against =
+        |flaky: &[&str], extra: &[&str]| on_a_demo_model(&server, &set, flaky, &[&["--layers", "1"], extra].concat());
     let green = run_against(&[], &[]);
-    assert_eq!(green.code(), 0, "{}", green.stderr());
-    let baseline = dir.path().join("green.json");
-    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    let baseline = kept_as_baseline(&green, dir.path());
     let gated = ["--baseline", utf8(&baseline), "--fail-on-evals", "regression"];
 
     // Noise: one soft case 5/5 → 4/5 passes the gate.
@@ -981,16 +997,10 @@ fn a_regression_replayed_from_cassettes_is_not_re_run_to_confirm_and_says_so() {
     let cassettes = dir.path().join("cassettes");
     let server = DemoServer::start(&[]);
     let common = ["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
-    let live = |flaky: &[&str], extra: &[&str]| -> Run {
-        let model = DemoModel::start(&set, flaky);
-        let mut args = common.to_vec();
-        args.extend_from_slice(extra);
-        run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)])
-    };
+    let live =
+        |flaky: &[&str], extra: &[&str]| on_a_demo_model(&server, &set, flaky, &[&["--layers", "1"], extra].concat());
     let green = live(&[], &[]);
-    assert_eq!(green.code(), 0, "{}", green.stderr());
-    let baseline = dir.path().join("green.json");
-    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    let baseline = kept_as_baseline(&green, dir.path());
     // Three cases 5/5 → 0/5, recorded without a baseline (no gate, no re-run while recording).
     let recorded = live(
         &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"],
@@ -1293,20 +1303,9 @@ fn the_demo_reports_its_judge_rate_corrected_with_a_matching_calibration_and_unc
 /// `mcp-eval run ARGS` without `--quiet` (its notices and last line on stderr), with no provider
 /// key set unless `vars` sets one.
 pub(crate) fn run_loud(args: &[&str], vars: &[(&str, &str)]) -> Run {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = dir.path().to_str().expect("utf-8 path").to_owned();
-    let output = Command::new(binary())
-        .arg("run")
-        .args(args)
-        .args(["--out", &out])
-        .envs([("OPENAI_API_KEY", ""), ("ANTHROPIC_API_KEY", ""), ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")])
-        .envs(vars.iter().copied())
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mcp-eval");
-    let report =
-        std::fs::read_to_string(dir.path().join("report.json")).ok().and_then(|text| serde_json::from_str(&text).ok());
-    Run { output, report, dir }
+    let mut all = vec![("OPENAI_API_KEY", ""), ("ANTHROPIC_API_KEY", ""), ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")];
+    all.extend_from_slice(vars);
+    run_loud_with_env(args, &all)
 }
 
 #[test]
@@ -1363,28 +1362,11 @@ fn a_confirmation_re_runs_each_model_on_its_own_worsened_cases_only() {
     let set = write_set(dir.path(), FIVE_CASES);
     let server = DemoServer::start(&[]);
     // Two models on two wires, each with its own demo model, made worse on different cases.
-    let run_against = |openai_flaky: &[&str], anthropic_flaky: &[&str], extra: &[&str]| -> Run {
-        let for_openai = DemoModel::start(&set, openai_flaky);
-        let for_anthropic = DemoModel::start(&set, anthropic_flaky);
-        let mut args = vec![
-            "--server-url",
-            &server.url,
-            "--golden-set",
-            utf8(&set),
-            "--model",
-            "openai:demo",
-            "--model",
-            "anthropic:demo",
-            "--layers",
-            "1",
-        ];
-        args.extend_from_slice(extra);
-        run_layer1(&args, &both_wires(&for_openai.openai_url(), &for_anthropic.url))
+    let run_against = |openai_flaky: &[&str], anthropic_flaky: &[&str], extra: &[&str]| {
+        on_both_wires(&server.url, &set, openai_flaky, anthropic_flaky, &[&["--layers", "1"], extra].concat())
     };
     let green = run_against(&[], &[], &[]);
-    assert_eq!(green.code(), 0, "{}", green.stderr());
-    let baseline = dir.path().join("green.json");
-    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    let baseline = kept_as_baseline(&green, dir.path());
     let first_calls = green.report()["model_calls"].as_u64().expect("calls");
 
     let worse = run_against(
@@ -1403,13 +1385,8 @@ fn a_baseline_graded_by_another_version_is_not_compared_never_a_regression() {
     let dir = tempfile::tempdir().expect("temp dir");
     let set = write_set(dir.path(), ONE_CASE);
     let server = DemoServer::start(&[]);
-    let run_against = |flaky: &[&str], extra: &[&str]| -> Run {
-        let model = DemoModel::start(&set, flaky);
-        let mut args =
-            vec!["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
-        args.extend_from_slice(extra);
-        run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)])
-    };
+    let run_against =
+        |flaky: &[&str], extra: &[&str]| on_a_demo_model(&server, &set, flaky, &[&["--layers", "1"], extra].concat());
     let green = run_against(&[], &[]);
     assert_eq!(green.code(), 0, "{}", green.stderr());
     let mut report: Value = serde_json::from_str(&green.file("report.json")).expect("report.json");
@@ -1440,17 +1417,10 @@ fn the_model_call_cap_holds_across_the_confirmation_re_run() {
     let dir = tempfile::tempdir().expect("temp dir");
     let set = write_set(dir.path(), FIVE_CASES);
     let server = DemoServer::start(&[]);
-    let run_against = |flaky: &[&str], extra: &[&str]| -> Run {
-        let model = DemoModel::start(&set, flaky);
-        let mut args =
-            vec!["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
-        args.extend_from_slice(extra);
-        run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)])
-    };
+    let run_against =
+        |flaky: &[&str], extra: &[&str]| on_a_demo_model(&server, &set, flaky, &[&["--layers", "1"], extra].concat());
     let green = run_against(&[], &[]);
-    assert_eq!(green.code(), 0, "{}", green.stderr());
-    let baseline = dir.path().join("green.json");
-    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    let baseline = kept_as_baseline(&green, dir.path());
     // The first runs take 50 calls of the 60; the confirmation of the three worsened cases would
     // take 30 more (80 in all): one budget stops it at 60.
     let capped = run_against(
@@ -1470,17 +1440,10 @@ fn a_confirmed_borderline_soft_case_shows_its_pooled_counts_in_the_report_junit_
     let dir = tempfile::tempdir().expect("temp dir");
     let set = write_set(dir.path(), FIVE_CASES);
     let server = DemoServer::start(&[]);
-    let run_against = |flaky: &[&str], extra: &[&str]| -> Run {
-        let model = DemoModel::start(&set, flaky);
-        let mut args =
-            vec!["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
-        args.extend_from_slice(extra);
-        run_layer1(&args, &[("OPENAI_BASE_URL", &model.openai_url()), ("OPENAI_API_KEY", OPENAI_CANARY)])
-    };
+    let run_against =
+        |flaky: &[&str], extra: &[&str]| on_a_demo_model(&server, &set, flaky, &[&["--layers", "1"], extra].concat());
     let green = run_against(&[], &[]);
-    assert_eq!(green.code(), 0, "{}", green.stderr());
-    let baseline = dir.path().join("green.json");
-    std::fs::write(&baseline, green.file("report.json")).expect("keep the green report");
+    let baseline = kept_as_baseline(&green, dir.path());
     // Three cases fall to 0/5 and trip the gate; `c1` goes wrong on its 5th and 10th run: 4/5 at
     // first (worse than 5/5, so confirmed too), then 4/5 again — 8 of 10 pooled, 8 needed.
     let worse = run_against(

@@ -11,15 +11,14 @@
 //! the authorization server is one error naming its `error`; neither the secret nor any token
 //! reaches any output.
 
-use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{binary, repo_root};
+use crate::support::{Listening, binary, free_port, repo_root};
 
 const CLIENT_ID: &str = "ci-client";
 const SECRET: &str = "canary-client-secret-9c41e7";
@@ -29,12 +28,6 @@ fn python() -> PathBuf {
     let python = repo_root().join(".interop").join("venv").join("bin").join("python");
     assert!(python.exists(), "the interop venv is not installed: run `scripts/install-servers.sh` first");
     python
-}
-
-/// A loopback port that was free a moment ago.
-fn free_port() -> u16 {
-    let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
-    listener.local_addr().expect("local address").port()
 }
 
 /// oidc-provider's node, with the fix when it is not installed.
@@ -49,57 +42,22 @@ fn node() -> PathBuf {
 
 /// A script of `scripts/` run by the venv's python (or node for `.mjs`), listening on a
 /// loopback port; its process group is killed on drop.
-struct Script {
-    child: Child,
-    port: u16,
-}
+struct Script(Listening);
 
 impl Script {
     fn start(script: &str, port: u16, args: &[&str]) -> Self {
         let interpreter = if script.ends_with(".mjs") { node() } else { python() };
-        let child = Command::new(interpreter)
-            .arg(repo_root().join("scripts").join(script))
-            .arg(port.to_string())
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .unwrap_or_else(|error| panic!("cannot start {script}: {error}"));
-        let mut started = Self { child, port };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let address = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
-        while TcpStream::connect_timeout(&address.into(), Duration::from_millis(200)).is_err() {
-            if let Ok(Some(status)) = started.child.try_wait() {
-                panic!("{script} exited before it listened on {port}: {status}");
-            }
-            assert!(Instant::now() < deadline, "{script} did not listen on 127.0.0.1:{port}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        started
+        let mut command = Command::new(interpreter);
+        command.arg(repo_root().join("scripts").join(script)).arg(port.to_string()).args(args);
+        Self(Listening::start(command, script, port, Duration::from_secs(30)))
     }
 
     fn origin(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("http://127.0.0.1:{}", self.0.port)
     }
 
     fn mcp_url(&self) -> String {
         format!("{}/mcp", self.origin())
-    }
-}
-
-impl Drop for Script {
-    #[allow(unsafe_code, reason = "kill(2) of the process group we created")]
-    fn drop(&mut self) {
-        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
-            // SAFETY: kill(2) takes no pointers; the group is the one `process_group(0)` made for
-            // our own child.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-        let _ = self.child.wait();
     }
 }
 
@@ -235,6 +193,15 @@ fn files_text(dir: &Path) -> String {
     all
 }
 
+/// `mcp-eval run` against the server at `url`, signing in as [`CLIENT_ID`] with [`SECRET`]
+/// from `MCP_EVAL_OAUTH_CLIENT_SECRET`, with `extra` arguments.
+fn signed_in(url: &str, extra: &[&str]) -> Outcome {
+    Outcome::run(
+        &[&["--server-url", url, "--oauth-client-id", CLIENT_ID][..], extra].concat(),
+        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)],
+    )
+}
+
 fn assert_never_leaks(outcome: &Outcome, secrets: &[String]) {
     let everything = outcome.everything();
     assert!(!everything.contains(SECRET), "the client secret leaked");
@@ -273,10 +240,7 @@ fn the_python_sdks_oauth_refusals_are_graded_by_the_authorization_rows_not_m10()
 fn a_ci_client_signs_in_by_client_credentials_and_nothing_secret_leaks() {
     let protected = Protected::start(Issuer::Oidc, &[], &[], &[]);
     let url = protected.server.mcp_url();
-    let outcome = Outcome::run(
-        &["--server-url", &url, "--oauth-client-id", CLIENT_ID, "--oauth-scopes", "mcp:read"],
-        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)],
-    );
+    let outcome = signed_in(&url, &["--oauth-scopes", "mcp:read"]);
     assert_eq!(outcome.code(), 0, "{}", outcome.stderr());
     for id in ["A-1", "A-2", "A-3", "A-4", "M-10"] {
         let (status, message) = outcome.check(id);
@@ -308,10 +272,7 @@ fn a_token_that_expires_mid_run_is_obtained_again() {
     // Tokens live 2 s; layer 0 takes longer than that against this server.
     let protected = Protected::start(Issuer::Fixture, &["--ttl", "2"], &[], &[]);
     let url = protected.server.mcp_url();
-    let outcome = Outcome::run(
-        &["--server-url", &url, "--oauth-client-id", CLIENT_ID],
-        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)],
-    );
+    let outcome = signed_in(&url, &[]);
     assert_eq!(outcome.code(), 0, "{}", outcome.stderr());
     let issued = protected.issued();
     assert!(issued.len() >= 2, "the token was obtained again when it expired: {} issued", issued.len());
@@ -324,10 +285,7 @@ fn a_token_the_server_refuses_as_invalid_is_obtained_again_and_the_request_sent_
     // so only the 401 `invalid_token` can tell the client to obtain a new one.
     let protected = Protected::start(Issuer::Fixture, &[], &["--uses", "25"], &[]);
     let url = protected.server.mcp_url();
-    let outcome = Outcome::run(
-        &["--server-url", &url, "--oauth-client-id", CLIENT_ID],
-        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)],
-    );
+    let outcome = signed_in(&url, &[]);
     assert_eq!(outcome.code(), 0, "{}", outcome.stderr());
     let issued = protected.issued();
     assert!(issued.len() >= 3, "a new token after each refusal: {} issued", issued.len());
@@ -369,10 +327,7 @@ fn token_probes_with(server_args: &[&str]) -> Outcome {
     // Tokens live 3 s, so A-6 can wait one out (and the sign-in renews its own on the way).
     let protected = Protected::start(Issuer::Oidc, &["--ttl", "3"], server_args, &[other]);
     let url = protected.server.mcp_url();
-    let outcome = Outcome::run(
-        &["--server-url", &url, "--oauth-client-id", CLIENT_ID, "--oauth-other-resource", other],
-        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)],
-    );
+    let outcome = signed_in(&url, &["--oauth-other-resource", other]);
     assert_never_leaks(&outcome, &protected.issued());
     outcome
 }
@@ -460,10 +415,7 @@ fn an_unreachable_authorization_server_is_named_in_the_hint() {
     let issuer = format!("http://127.0.0.1:{}", free_port());
     let _server = Script::start("py_protected.py", port, &[issuer.as_str(), "--static", "static-token-0a9c"]);
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let outcome = Outcome::run(
-        &["--server-url", &url, "--oauth-client-id", CLIENT_ID],
-        &[("MCP_EVAL_OAUTH_CLIENT_SECRET", SECRET)],
-    );
+    let outcome = signed_in(&url, &[]);
     assert_eq!(outcome.code(), 3, "{}", outcome.stderr());
     let stderr = outcome.stderr();
     let hint = stderr.split("hint:").nth(1).unwrap_or_default();

@@ -3,12 +3,13 @@
 //! documented exit status (never a crash or a signal) and writes report.json, junit.xml and
 //! summary.md. The misbehaviour comes from the demo server's `chaos-*` modes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::layer1::DemoModel;
 use crate::support::{DemoServer, binary, demo_stdio_command};
 
 /// What a bounded run produced.
@@ -460,6 +461,48 @@ fn a_signal_while_the_server_shuts_down_keeps_every_finished_check() {
     assert!(report["outcome_detail"].as_str().unwrap_or_default().contains("every check had finished"));
 }
 
+/// The demo model for a golden set, answering each request after 300 ms, and a config file
+/// naming it as the provider `scripted`; the model is ended on drop.
+struct SlowModel {
+    _model: DemoModel,
+    config: PathBuf,
+}
+
+impl SlowModel {
+    /// Starts the demo model for `set` and writes its config file into `dir`.
+    fn start(set: &Path, dir: &Path) -> Self {
+        let model = DemoModel::start(set, &["--delay-ms", "300"]);
+        let config = dir.join("config.yaml");
+        std::fs::write(
+            &config,
+            format!("providers:\n  - id: scripted\n    api: openai\n    base_url: {}\n", model.openai_url()),
+        )
+        .expect("write the config");
+        Self { _model: model, config }
+    }
+
+    /// The arguments of a run of `layers` of `set` against `server` on `scripted:good`, 2 at a
+    /// time, writing its events to `events`.
+    fn args<'a>(&'a self, server: &'a DemoServer, layers: &'a str, set: &'a Path, events: &'a Path) -> [&'a str; 14] {
+        [
+            "--server-url",
+            &server.url,
+            "--layers",
+            layers,
+            "--golden-set",
+            set.to_str().expect("utf-8"),
+            "--config",
+            self.config.to_str().expect("utf-8"),
+            "--model",
+            "scripted:good",
+            "--concurrency",
+            "2",
+            "--events",
+            events.to_str().expect("utf-8"),
+        ]
+    }
+}
+
 #[test]
 fn sigterm_during_layer_1_keeps_the_finished_runs() {
     let scratch = tempfile::tempdir().expect("temp dir");
@@ -472,49 +515,19 @@ fn sigterm_during_layer_1_keeps_the_finished_runs() {
     }
     std::fs::write(&set, text).expect("write the set");
     // The demo model answers after 300 ms: 20 runs of 2 turns, 2 at a time, take about 6 s.
-    let mut model = Command::new(binary())
-        .args(["demo-model", "--golden-set", set.to_str().expect("utf-8"), "--delay-ms", "300"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the demo model");
-    let mut url = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(model.stdout.take().expect("stdout")), &mut url)
-        .expect("read the demo model's URL");
-    let config = scratch.path().join("config.yaml");
-    std::fs::write(
-        &config,
-        format!("providers:\n  - id: scripted\n    api: openai\n    base_url: {}/v1\n", url.trim()),
-    )
-    .expect("write the config");
+    let model = SlowModel::start(&set, scratch.path());
     let server = DemoServer::start(&[]);
     let events = scratch.path().join("events.jsonl");
     let started = Instant::now();
     let sent = std::sync::atomic::AtomicBool::new(false);
-    let args = [
-        "--server-url",
-        &server.url,
-        "--layers",
-        "1",
-        "--golden-set",
-        set.to_str().expect("utf-8"),
-        "--config",
-        config.to_str().expect("utf-8"),
-        "--model",
-        "scripted:good",
-        "--concurrency",
-        "2",
-        "--events",
-        events.to_str().expect("utf-8"),
-    ];
+    let args = model.args(&server, "1", &set, &events);
     let run = run_bounded_with(&args, QUICK, |pid| {
         if started.elapsed() > Duration::from_millis(2500) && !sent.swap(true, std::sync::atomic::Ordering::SeqCst) {
             let killed = Command::new("kill").args(["-TERM", &pid.to_string()]).status().expect("run kill");
             assert!(killed.success());
         }
     });
-    let _ = model.kill();
-    let _ = model.wait();
+    drop(model);
     assert_eq!(run.code, 143, "{}", run.report);
     assert_eq!(run.report["outcome"], "interrupted");
     assert_eq!(run.report["layers"], serde_json::json!([1]));
@@ -648,40 +661,11 @@ fn sigterm_during_layer_2_keeps_layer_1_whole_and_says_layer_2_was_cut() {
     )
     .expect("write the set");
     // Answers after 300 ms: layer 1's 3 trials take about 2 s, layer 2's 12 trials about 4 s more.
-    let mut model = Command::new(binary())
-        .args(["demo-model", "--golden-set", set.to_str().expect("utf-8"), "--delay-ms", "300"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the demo model");
-    let mut url = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(model.stdout.take().expect("stdout")), &mut url)
-        .expect("read the demo model's URL");
-    let config = scratch.path().join("config.yaml");
-    std::fs::write(
-        &config,
-        format!("providers:\n  - id: scripted\n    api: openai\n    base_url: {}/v1\n", url.trim()),
-    )
-    .expect("write the config");
+    let model = SlowModel::start(&set, scratch.path());
     let server = DemoServer::start(&[]);
     let events = scratch.path().join("events.jsonl");
     let sent = std::sync::atomic::AtomicBool::new(false);
-    let args = [
-        "--server-url",
-        &server.url,
-        "--layers",
-        "1,2",
-        "--golden-set",
-        set.to_str().expect("utf-8"),
-        "--config",
-        config.to_str().expect("utf-8"),
-        "--model",
-        "scripted:good",
-        "--concurrency",
-        "2",
-        "--events",
-        events.to_str().expect("utf-8"),
-    ];
+    let args = model.args(&server, "1,2", &set, &events);
     let run = run_bounded_with(&args, QUICK, |pid| {
         let in_layer2 =
             std::fs::read_to_string(&events).is_ok_and(|text| text.contains("\"kind\":\"layer_started\",\"layer\":2"));
@@ -691,8 +675,7 @@ fn sigterm_during_layer_2_keeps_layer_1_whole_and_says_layer_2_was_cut() {
             assert!(killed.success());
         }
     });
-    let _ = model.kill();
-    let _ = model.wait();
+    drop(model);
     assert_eq!(run.code, 143, "{}", run.report);
     assert_eq!(run.report["outcome"], "interrupted");
     assert_eq!(run.report["layers"], serde_json::json!([1]));
@@ -824,44 +807,42 @@ fn nul_characters_in_a_tool_name_and_description_are_t8_and_sec2_business_not_a_
     }
 }
 
-#[test]
+/// Runs the demo server in `mode` over HTTP, then over stdio, each run bounded by [`LOAD`], and
+/// prints each one's wall time and peak memory after `what`: the runs, by transport.
 #[allow(clippy::print_stderr, reason = "the wall time and memory of the run are part of the test's output")]
+fn measured_over_each_transport(mode: &str, what: &str) -> Vec<(&'static str, Bounded)> {
+    let server = DemoServer::start(&[mode]);
+    let stdio = demo_stdio_command(&[mode]);
+    [("HTTP", ["--server-url", server.url.as_str()]), ("stdio", ["--server-cmd", stdio.as_str()])]
+        .into_iter()
+        .map(|(label, args)| {
+            let run = run_bounded(&args, LOAD);
+            eprintln!("{what} ({label}): {:.1} s, peak RSS {} MiB", run.elapsed.as_secs_f64(), run.peak_rss_kib >> 10);
+            (label, run)
+        })
+        .collect()
+}
+
+#[test]
 fn ten_thousand_notifications_before_each_result_keep_memory_bounded() {
     // Every result (but discover's) comes after 10,000 notifications: each exchange keeps the
     // first `MAX_MESSAGES_KEPT` (1,000) and counts the rest: 50–67 MiB at peak. Over HTTP it
     // peaked at 140–170 MB when every one was kept. The notifications are of an unknown
     // method: no rule is broken, so the run passes unless a request times out on a slow machine.
-    let server = DemoServer::start(&["chaos-10000-notifications"]);
-    let stdio = demo_stdio_command(&["chaos-10000-notifications"]);
-    for (label, args) in [("HTTP", ["--server-url", server.url.as_str()]), ("stdio", ["--server-cmd", stdio.as_str()])]
+    for (label, run) in
+        measured_over_each_transport("chaos-10000-notifications", "10,000 notifications before each result")
     {
-        let run = run_bounded(&args, LOAD);
-        eprintln!(
-            "10,000 notifications before each result ({label}): {:.1} s, peak RSS {} MiB",
-            run.elapsed.as_secs_f64(),
-            run.peak_rss_kib >> 10
-        );
         assert!(run.peak_rss_kib < 100 * 1024, "{label}: peak RSS {} KiB", run.peak_rss_kib);
         assert!(matches!(run.code, 0 | 1), "{label}: exit {}: {}", run.code, run.report);
     }
 }
 
 #[test]
-#[allow(clippy::print_stderr, reason = "the wall time and memory of the run are part of the test's output")]
 fn a_tool_result_of_a_million_content_blocks_is_not_parsed_and_is_one_m11_finding() {
     // About 27 MB of `{"type":"text","text":"x"}` blocks, under the 32 MiB response cap: parsed,
     // it took 1.2–3.4 GB and gave no finding. Scanned first, it exceeds `MAX_JSON_VALUES`
     // (100,000 per message) and is not parsed: one M-11 finding naming the bound.
-    let server = DemoServer::start(&["chaos-million-content"]);
-    let stdio = demo_stdio_command(&["chaos-million-content"]);
-    for (label, args) in [("HTTP", ["--server-url", server.url.as_str()]), ("stdio", ["--server-cmd", stdio.as_str()])]
-    {
-        let run = run_bounded(&args, LOAD);
-        eprintln!(
-            "a million content blocks ({label}): {:.1} s, peak RSS {} MiB",
-            run.elapsed.as_secs_f64(),
-            run.peak_rss_kib >> 10
-        );
+    for (label, run) in measured_over_each_transport("chaos-million-content", "a million content blocks") {
         assert_eq!(run.code, 1, "{label}: {}", run.report);
         one_finding(&run, "M-11", "more than the 100000 we read in one message");
         assert!(run.peak_rss_kib < 512 * 1024, "{label}: peak RSS {} KiB", run.peak_rss_kib);

@@ -4,8 +4,11 @@
 #![allow(dead_code, reason = "each test module uses a different subset")]
 
 use std::io::{BufRead, BufReader};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -53,6 +56,17 @@ impl Run {
         self.check(id)["status"].as_str().unwrap_or_default().to_owned()
     }
 
+    /// Every check that fails, warns or errs, as `"ID" "STATUS": "MESSAGE"`.
+    pub(crate) fn not_passing(&self) -> Vec<String> {
+        self.report()["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|check| matches!(check["status"].as_str(), Some("fail" | "warn" | "error")))
+            .map(|check| format!("{} {}: {}", check["id"], check["status"], check["message"]))
+            .collect()
+    }
+
     /// A file of the report directory, as text.
     pub(crate) fn file(&self, name: &str) -> String {
         std::fs::read_to_string(self.dir.path().join(name))
@@ -79,12 +93,23 @@ pub(crate) fn run(args: &[&str]) -> Run {
 
 /// Runs `mcp-eval run ARGS --out <temp dir>` with these variables added to its environment.
 pub(crate) fn run_with_env(args: &[&str], vars: &[(&str, &str)]) -> Run {
+    run_out(args, &["--quiet"], vars)
+}
+
+/// As [`run_with_env`], without `--quiet`: its notices and last line on stderr.
+pub(crate) fn run_loud_with_env(args: &[&str], vars: &[(&str, &str)]) -> Run {
+    run_out(args, &[], vars)
+}
+
+/// Runs `mcp-eval run ARGS --out <temp dir> FLAGS` with these variables added to its environment.
+fn run_out(args: &[&str], flags: &[&str], vars: &[(&str, &str)]) -> Run {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().to_str().expect("utf-8 path").to_owned();
     let output = Command::new(binary())
         .arg("run")
         .args(args)
-        .args(["--out", &out, "--quiet"])
+        .args(["--out", &out])
+        .args(flags)
         .envs(vars.iter().copied())
         .stdin(Stdio::null())
         .output()
@@ -92,6 +117,27 @@ pub(crate) fn run_with_env(args: &[&str], vars: &[(&str, &str)]) -> Run {
     let report =
         std::fs::read_to_string(dir.path().join("report.json")).ok().and_then(|text| serde_json::from_str(&text).ok());
     Run { output, report, dir }
+}
+
+/// The transport a demo server is run over.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Transport {
+    /// Streamable HTTP: the demo server started by [`DemoServer::start`].
+    Http,
+    /// stdio: the demo server started by the run, by [`demo_stdio_command`].
+    Stdio,
+}
+
+/// Runs `mcp-eval run` against the demo server with these breaks over `transport`, with `args`
+/// after the flag that names the server (`--server-url`, or `--server-cmd`).
+pub(crate) fn run_demo(transport: Transport, breaks: &[&str], args: &[&str]) -> Run {
+    match transport {
+        Transport::Http => {
+            let server = DemoServer::start(breaks);
+            run(&[&["--server-url", server.url.as_str()][..], args].concat())
+        }
+        Transport::Stdio => run(&[&["--server-cmd", demo_stdio_command(breaks).as_str()][..], args].concat()),
+    }
 }
 
 /// A demo server started as a child process; killed on drop.
@@ -125,6 +171,60 @@ impl DemoServer {
 impl Drop for DemoServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A loopback port that was free a moment ago.
+pub(crate) fn free_port() -> u16 {
+    let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("local address").port()
+}
+
+/// A server process started in its own process group, listening on a loopback port; the whole
+/// group (any child the server started included) is killed on drop.
+pub(crate) struct Listening {
+    child: Child,
+    /// The loopback port it listens on.
+    pub(crate) port: u16,
+}
+
+impl Listening {
+    /// Spawns `command` (stdin, stdout and stderr to null) in a process group of its own and
+    /// waits until it accepts connections on 127.0.0.1:`port`; fails the test, naming it `name`,
+    /// when it exits first or does not listen within `timeout`.
+    pub(crate) fn start(mut command: Command, name: &str, port: u16, timeout: Duration) -> Self {
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot start {name}: {error}"));
+        let mut started = Self { child, port };
+        let deadline = Instant::now() + timeout;
+        let address = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+        while TcpStream::connect_timeout(&address.into(), Duration::from_millis(200)).is_err() {
+            if let Ok(Some(status)) = started.child.try_wait() {
+                panic!("{name} exited before it listened on {port}: {status}");
+            }
+            assert!(Instant::now() < deadline, "{name} did not listen on 127.0.0.1:{port} within {timeout:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        started
+    }
+}
+
+impl Drop for Listening {
+    #[allow(unsafe_code, reason = "kill(2) of the process group we created")]
+    fn drop(&mut self) {
+        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
+            // SAFETY: kill(2) takes no pointers; the group id is the one `process_group(0)` made
+            // for our own child, so only processes this test started are signalled.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
         let _ = self.child.wait();
     }
 }

@@ -7,14 +7,7 @@
 //! (D-4, M-1…M-4, the list and call checks) are blocked or pass, never fail; D-1 passes on the
 //! readable discover. A way a client reads as it is (`\r\n` line ends) gives no finding at all.
 
-use crate::support::{DemoServer, demo_stdio_command, run};
-
-/// The transport of a row.
-#[derive(Clone, Copy, Debug)]
-enum Transport {
-    Http,
-    Stdio,
-}
+use crate::support::{Transport, run_demo};
 
 /// Declares one test per row: `name => (mode, transport, root-cause row, text its message holds)`;
 /// an empty row means that nothing may fail.
@@ -66,24 +59,8 @@ ways! {
 /// Runs the demo server with the `mode` over `transport` and checks the root-cause rule: only
 /// `id` fails (or nothing, when `id` is empty), saying `text`, and D-1 passes.
 fn one_finding(mode: &str, transport: Transport, id: &str, text: &str) {
-    let _server;
-    let outcome = match transport {
-        Transport::Http => {
-            _server = DemoServer::start(&[mode]);
-            run(&["--server-url", &_server.url, "--timeout-seconds", "2", "--layers", "0"])
-        }
-        Transport::Stdio => {
-            run(&["--server-cmd", &demo_stdio_command(&[mode]), "--timeout-seconds", "2", "--layers", "0"])
-        }
-    };
-    let report = outcome.report();
-    let failing: Vec<String> = report["checks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|check| matches!(check["status"].as_str(), Some("fail" | "warn" | "error")))
-        .map(|check| format!("{} {}: {}", check["id"], check["status"], check["message"]))
-        .collect();
+    let outcome = run_demo(transport, &[mode], &["--timeout-seconds", "2", "--layers", "0"]);
+    let failing = outcome.not_passing();
     assert_eq!(outcome.status("D-1"), "pass", "{mode} over {transport:?}: the readable discover: {failing:#?}");
     if id.is_empty() {
         assert!(failing.is_empty(), "{mode} over {transport:?}: nothing may fail: {failing:#?}");

@@ -15,7 +15,11 @@ const KEY: &str = "sk-ant-test-0123456789abcdef";
 
 fn provider(server: &ScriptedServer) -> AnthropicProvider {
     // The scripted server's root ends in `/v1`; this adapter adds `/v1/messages` itself.
-    let root = server.base_url.trim_end_matches("/v1").to_owned();
+    provider_at(server.base_url.trim_end_matches("/v1").to_owned())
+}
+
+/// The adapter for the API whose root is `root`, with [`KEY`].
+fn provider_at(root: String) -> AnthropicProvider {
     AnthropicProvider::new(EndpointConfig {
         base_url: root,
         api_key: Some(KEY.to_owned()),
@@ -25,7 +29,7 @@ fn provider(server: &ScriptedServer) -> AnthropicProvider {
     .expect("client")
 }
 
-use super::super::test_server::{request, tools};
+use super::super::test_server::{assert_a_closed_port_is_a_network_error, request, tools};
 
 /// A 200 answer with these content blocks, stop reason and usage.
 fn answer(content: Value, stop_reason: &str, usage: Value) -> Canned {
@@ -379,20 +383,7 @@ async fn a_user_text_after_tool_results_joins_their_message() {
 
 #[tokio::test]
 async fn a_closed_port_is_a_network_error_without_the_key() {
-    // A port nothing listens on (bound, then released).
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let address = listener.local_addr().expect("address");
-    drop(listener);
-    let provider = AnthropicProvider::new(EndpointConfig {
-        base_url: format!("http://{address}"),
-        api_key: Some(KEY.into()),
-        model: "m".into(),
-        timeout: Duration::from_secs(5),
-    })
-    .expect("client");
-    let error = provider.complete(&request()).await.expect_err("unreachable");
-    assert!(matches!(&error, ProviderError::Network(_)) && error.is_retryable(), "{error:?}");
-    assert!(!error.to_string().contains(KEY));
+    assert_a_closed_port_is_a_network_error(KEY, provider_at).await;
 }
 
 #[tokio::test]

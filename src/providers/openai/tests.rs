@@ -14,8 +14,13 @@ use crate::providers::{Sampling, ToolResult, ToolSpec};
 const KEY: &str = "sk-test-0123456789abcdef";
 
 fn provider(server: &ScriptedServer) -> OpenAiProvider {
+    provider_at(server.base_url.clone())
+}
+
+/// The adapter for the API whose base URL is `base_url`, with [`KEY`].
+fn provider_at(base_url: String) -> OpenAiProvider {
     OpenAiProvider::new(EndpointConfig {
-        base_url: server.base_url.clone(),
+        base_url,
         api_key: Some(KEY.to_owned()),
         model: "gpt-test".into(),
         timeout: Duration::from_secs(10),
@@ -23,7 +28,7 @@ fn provider(server: &ScriptedServer) -> OpenAiProvider {
     .expect("client")
 }
 
-use super::super::test_server::{request, tools};
+use super::super::test_server::{assert_a_closed_port_is_a_network_error, request, tools};
 
 /// A 200 answer whose `choices[0].message` is `message`, plus `extra` top-level fields.
 fn answer(message: Value, finish: &str, usage: Value) -> Canned {
@@ -330,20 +335,7 @@ async fn unreadable_answers_and_a_closed_port_are_typed_errors() {
     let (result, _server) = complete_once(Canned::json(200, r#"{"choices":[]}"#)).await;
     assert!(matches!(result, Err(ProviderError::BadResponse(_))), "{result:?}");
 
-    // A port nothing listens on (bound, then released).
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let address = listener.local_addr().expect("address");
-    drop(listener);
-    let provider = OpenAiProvider::new(EndpointConfig {
-        base_url: format!("http://{address}/v1"),
-        api_key: Some(KEY.into()),
-        model: "m".into(),
-        timeout: Duration::from_secs(5),
-    })
-    .expect("client");
-    let error = provider.complete(&request()).await.expect_err("unreachable");
-    assert!(matches!(&error, ProviderError::Network(_)) && error.is_retryable(), "{error:?}");
-    assert!(!error.to_string().contains(KEY));
+    assert_a_closed_port_is_a_network_error(KEY, |root| provider_at(format!("{root}/v1"))).await;
 }
 
 #[tokio::test]
