@@ -979,13 +979,13 @@ pub(super) mod tests {
     #[test]
     fn tools_that_execute_would_presume_destructive_are_counted_and_the_note_says_how_to_mark_them() {
         let annotated = |name: &str, annotations: Value| {
-            let mut view = tool(name, json!({"type": "object"}));
+            let mut view = ToolView::for_tests(name, json!({"type": "object"}));
             view.annotations = annotations.as_object().cloned();
             view
         };
         let surface = ToolSurface {
             tools: vec![
-                tool("get_note", json!({"type": "object"})),
+                ToolView::for_tests("get_note", json!({"type": "object"})),
                 annotated("list_notes", json!({"readOnlyHint": true})),
                 annotated("add_note", json!({"destructiveHint": false})),
                 annotated("delete_note", json!({"destructiveHint": true})),
