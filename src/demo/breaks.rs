@@ -207,6 +207,10 @@ pub(crate) const BREAKS: &[(&str, &str)] = &[
     ("chaos-5000-tools", "tools/list lists 5,000 tools on one page"),
     ("chaos-5000-tools-paged", "tools/list lists 5,000 tools in pages of 100 (every list pages by 100)"),
     (
+        "chaos-2000-rich-tools",
+        "tools/list lists 2,000 tools with rich schemas on one page: about 180,000 JSON values in one message, each tool well under the bound of one list entry",
+    ),
+    (
         "chaos-80000-tools-sse",
         "tools/list lists 80,000 tools on one page (about 18 MB), and every response is an SSE stream",
     ),

@@ -251,6 +251,10 @@ fn break_tools(state: &ServerState, tools: &mut Vec<Value>) {
 /// The thousands of tools of the chaos load fixtures (`chaos-5000-tools`, its paged form, and
 /// `chaos-80000-tools-sse`), after the others.
 fn chaos_load_tools(state: &ServerState, tools: &mut Vec<Value>) {
+    if state.breaks("chaos-2000-rich-tools") {
+        rich_tools(tools);
+        return;
+    }
     let chaos_count = if state.breaks("chaos-80000-tools-sse") {
         CHAOS_SSE_TOOL_COUNT
     } else if state.breaks("chaos-5000-tools") || state.breaks("chaos-5000-tools-paged") {
@@ -374,6 +378,36 @@ pub(crate) const BIG_RESULT_BYTES: usize = 2_621_440;
 
 /// How many tools the `chaos-5000-tools` modes list.
 pub(crate) const CHAOS_TOOL_COUNT: usize = 5000;
+/// How many tools `chaos-2000-rich-tools` lists.
+const RICH_TOOL_COUNT: usize = 2000;
+
+/// The tools of `chaos-2000-rich-tools`, after the others: twelve parameters each, with
+/// descriptions, enums and a nested object, as large real servers write them.
+fn rich_tools(tools: &mut Vec<Value>) {
+    for index in tools.len()..RICH_TOOL_COUNT {
+        let mut properties = serde_json::Map::new();
+        for parameter in 0..12 {
+            properties.insert(
+                format!("field_{parameter}"),
+                json!({
+                    "type": "string",
+                    "description": format!("Parameter {parameter} of tool {index}; never called."),
+                    "enum": ["alpha", "beta", "gamma", "delta"],
+                    "examples": ["alpha"],
+                }),
+            );
+        }
+        properties.insert(
+            "options".into(),
+            json!({"type": "object", "properties": {"limit": {"type": "integer", "minimum": 1}, "cursor": {"type": "string"}}}),
+        );
+        tools.push(json!({
+            "name": format!("rich_tool_{index:04}"),
+            "description": "One of 2,000 tools with rich schemas (a load fixture); never called.",
+            "inputSchema": {"type": "object", "properties": properties, "required": ["field_0"]},
+        }));
+    }
+}
 /// How many tools the `chaos-80000-tools-sse` mode lists (an SSE `tools/list` of about 18 MB).
 pub(crate) const CHAOS_SSE_TOOL_COUNT: usize = 80_000;
 

@@ -687,7 +687,10 @@ fn list_page(
 /// Entries per page: [`PAGE_SIZE`], or the page sizes of the `chaos-5000-tools` modes (every
 /// entry on one page, or pages of 100).
 fn page_size(state: &ServerState) -> usize {
-    if state.breaks("chaos-5000-tools") || state.breaks("chaos-80000-tools-sse") {
+    if state.breaks("chaos-5000-tools")
+        || state.breaks("chaos-80000-tools-sse")
+        || state.breaks("chaos-2000-rich-tools")
+    {
         usize::MAX
     } else if state.breaks("chaos-5000-tools-paged") {
         100

@@ -184,7 +184,15 @@ impl StdoutViolations {
 
 /// What a waiting request gets: its response (and the messages before it, with how many more
 /// came than were kept), or why it has none.
-type Delivery = Result<(Vec<Value>, usize, Value), (Vec<Value>, usize, Failure)>;
+type Delivery = Result<(Vec<Value>, usize, Value, Option<Listed>), (Vec<Value>, usize, Failure)>;
+
+/// A list answer read entry by entry ([`entries::read_message`]): its entries (taken out of the
+/// response), and the excerpt of its line.
+#[derive(Debug)]
+struct Listed {
+    entries: entries::Entries,
+    excerpt: String,
+}
 
 struct Pending {
     /// The first [`limits::MAX_MESSAGES_KEPT`] messages for the request.
@@ -194,6 +202,9 @@ struct Pending {
     progress_token: Option<Value>,
     /// The request asked for log messages (`_meta` logLevel).
     log_level: bool,
+    /// The member of its result that holds a list (`tools` for `tools/list`): its answer is
+    /// read entry by entry, each held to the bounds of `limits` on its own, as over HTTP.
+    list_key: Option<&'static str>,
     sender: oneshot::Sender<Delivery>,
 }
 
@@ -459,14 +470,17 @@ impl StdioTransport {
         let progress_token = message.pointer("/params/_meta/progressToken").cloned();
         let log_level =
             message.pointer(&format!("/params/_meta/{}", jsonrpc::META_LOG_LEVEL.replace('/', "~1"))).is_some();
+        let list_key = message.get("method").and_then(Value::as_str).and_then(entries::list_key);
         {
             let mut sent = crate::mcp::sync::lock(&self.sent);
             sent.insert(id_key(id));
         }
         {
             let mut pending = crate::mcp::sync::lock(&self.pending);
-            pending
-                .insert(id_key(id), Pending { messages: Vec::new(), not_kept: 0, progress_token, log_level, sender });
+            pending.insert(
+                id_key(id),
+                Pending { messages: Vec::new(), not_kept: 0, progress_token, log_level, list_key, sender },
+            );
         }
         receiver
     }
@@ -574,14 +588,22 @@ impl StdioTransport {
     /// the failure read, or why no answer came (exit, a long line, a timeout).
     fn record_outcome(&self, exchange: &mut Exchange, outcome: Option<Delivery>, id: Option<&Value>, before: SoFar) {
         match outcome {
-            Some(Ok((messages, not_kept, mut response))) => {
+            Some(Ok((messages, not_kept, mut response, listed))) => {
                 exchange.messages_not_kept = not_kept;
-                exchange.body_excerpt = self.redactor.excerpt(response.to_string().as_bytes());
                 exchange.messages = messages;
-                // A list's entries are kept apart as over HTTP (read whole first here: stdio
-                // lines are parsed before it is known which request they answer).
-                let key = exchange.method.as_deref().and_then(entries::list_key);
-                exchange.entries = key.and_then(|key| entries::split(&mut response, key));
+                match listed {
+                    Some(Listed { entries, excerpt }) => {
+                        exchange.body_excerpt = excerpt;
+                        exchange.entries = Some(entries);
+                    }
+                    None => {
+                        exchange.body_excerpt = self.redactor.excerpt(response.to_string().as_bytes());
+                        // A list answer read whole (an id the reader could not match first):
+                        // its entries are kept apart all the same.
+                        let key = exchange.method.as_deref().and_then(entries::list_key);
+                        exchange.entries = key.and_then(|key| entries::split(&mut response, key));
+                    }
+                }
                 exchange.response = Some(response);
             }
             Some(Err((messages, not_kept, failure))) => {
@@ -1049,6 +1071,36 @@ impl StdoutReader {
     /// A line that is recognisably a message (an object with the `id` of a request we sent) but
     /// was not parsed: to the request waiting for that id, with why, if it still waits; false
     /// when the id is none of ours (the caller then records the line as stray output).
+    /// A message read as an object: the framing noted (a byte order mark, `\r\n`), then routed.
+    fn read_object(&mut self, raw: &[u8], bom: bool, message: Value, listed: Option<Listed>) {
+        if bom {
+            self.count(Framing::Bom, 1);
+            let example = self.excerpt(raw);
+            self.violations().example(example);
+        }
+        if raw.ends_with(b"\r") {
+            self.violations().crlf_lines += 1;
+        }
+        self.after_header = false;
+        self.route(message, listed);
+    }
+
+    /// The line read as the answer to a list request waiting for it (`tools/list`, …), entry by
+    /// entry: each entry is held to the bounds on its own, so a list of many rich entries that
+    /// is over the bounds as one message is read, as over HTTP. `None` for any other line (it is
+    /// read whole).
+    fn list_answer(&self, content: &[u8]) -> Option<(Value, Listed)> {
+        let id = limits::top_level_id(content)?;
+        let key = crate::mcp::sync::lock(&self.pending).get(&id_key(&id))?.list_key?;
+        let text = std::str::from_utf8(content).ok()?.to_owned();
+        match entries::read_message(text, Some(key)) {
+            Ok((message @ Value::Object(_), Some(entries))) => {
+                Some((message, Listed { entries, excerpt: self.redactor.excerpt(content) }))
+            }
+            _ => None,
+        }
+    }
+
     fn answer_unparsable(&self, content: &[u8], why: Failure) -> bool {
         let Some(id) = limits::top_level_id(content) else { return false };
         let waiting = crate::mcp::sync::lock(&self.pending).remove(&id_key(&id));
@@ -1099,6 +1151,10 @@ impl StdoutReader {
                 return;
             }
         }
+        if let Some((message, listed)) = self.list_answer(content) {
+            self.read_object(raw, bom, message, Some(listed));
+            return;
+        }
         if let Err(why) = limits::check(content) {
             if !self.answer_unparsable(content, Failure::Unparsable(why.to_string())) {
                 self.not_a_message(raw, None);
@@ -1107,16 +1163,7 @@ impl StdoutReader {
         }
         let error = match serde_json::from_slice::<Value>(content) {
             Ok(message @ Value::Object(_)) => {
-                if bom {
-                    self.count(Framing::Bom, 1);
-                    let example = self.excerpt(raw);
-                    self.violations().example(example);
-                }
-                if raw.ends_with(b"\r") {
-                    self.violations().crlf_lines += 1;
-                }
-                self.after_header = false;
-                self.route(message);
+                self.read_object(raw, bom, message, None);
                 return;
             }
             Ok(other) => {
@@ -1285,7 +1332,7 @@ impl StdoutReader {
     }
 
     /// A message read as newline-delimited JSON: to the request waiting for it.
-    fn route(&self, message: Value) {
+    fn route(&self, message: Value, listed: Option<Listed>) {
         let (pending, sent, violations) = (&self.pending, &self.sent, &self.violations);
         let mut pending = crate::mcp::sync::lock(pending);
         {
@@ -1300,7 +1347,7 @@ impl StdoutReader {
             let key = message.get("id").map(id_key);
             if let Some(waiting) = key.as_ref().and_then(|key| pending.remove(key)) {
                 // Its id is ours: the exchange says what else is wrong with it.
-                let _ = waiting.sender.send(Ok((waiting.messages, waiting.not_kept, message)));
+                let _ = waiting.sender.send(Ok((waiting.messages, waiting.not_kept, message, listed)));
                 return;
             }
             let why = if jsonrpc::is_response(&message) {
@@ -1322,7 +1369,7 @@ impl StdoutReader {
         if jsonrpc::is_response(&message) {
             let key = message.get("id").map(id_key).unwrap_or_else(|| "null".into());
             if let Some(waiting) = pending.remove(&key) {
-                let _ = waiting.sender.send(Ok((waiting.messages, waiting.not_kept, message)));
+                let _ = waiting.sender.send(Ok((waiting.messages, waiting.not_kept, message, listed)));
                 return;
             }
             let ours = crate::mcp::sync::lock(sent).contains(&key);
@@ -1401,7 +1448,14 @@ pub(crate) fn read_for_fuzzing(chunks: &[&[u8]], idle_after: &[bool]) -> (String
     let mut receivers = Vec::new();
     for id in 1..=3 {
         let (sender, receiver) = oneshot::channel();
-        let waiting = Pending { messages: Vec::new(), not_kept: 0, progress_token: None, log_level: false, sender };
+        let waiting = Pending {
+            messages: Vec::new(),
+            not_kept: 0,
+            progress_token: None,
+            log_level: false,
+            list_key: None,
+            sender,
+        };
         crate::mcp::sync::lock(&pending).insert(id_key(&Value::from(id)), waiting);
         receivers.push(receiver);
     }
@@ -1437,7 +1491,14 @@ mod tests {
     fn waiting_reader() -> (StdoutReader, Arc<Mutex<StdoutViolations>>, oneshot::Receiver<Delivery>) {
         let pending: PendingMap = Arc::default();
         let (sender, receiver) = oneshot::channel();
-        let waiting = Pending { messages: Vec::new(), not_kept: 0, progress_token: None, log_level: false, sender };
+        let waiting = Pending {
+            messages: Vec::new(),
+            not_kept: 0,
+            progress_token: None,
+            log_level: false,
+            list_key: None,
+            sender,
+        };
         crate::mcp::sync::lock(&pending).insert(id_key(&json!(1)), waiting);
         let violations = Arc::new(Mutex::new(StdoutViolations::default()));
         let reader =

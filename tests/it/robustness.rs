@@ -226,6 +226,28 @@ fn five_thousand_tools_on_one_page_are_evaluated() {
 }
 
 #[test]
+fn a_list_over_the_bound_of_one_message_but_not_of_one_entry_is_read_over_stdio_as_over_http() {
+    // 2,000 tools with rich schemas on one page: some 180,000 JSON values in one message, over
+    // the 100,000 read in one message, each tool far under the bound of one list entry. Over
+    // stdio the line was held to the bound of one message: one false M-11 and no tools listed.
+    let server = DemoServer::start(&["chaos-2000-rich-tools"]);
+    let over_http = run_bounded(&["--server-url", &server.url, "--layers", "0"], LOAD);
+    let over_stdio =
+        run_bounded(&["--server-cmd", &demo_stdio_command(&["chaos-2000-rich-tools"]), "--layers", "0"], LOAD);
+    for (transport, run) in [("HTTP", &over_http), ("stdio", &over_stdio)] {
+        let failed: Vec<String> = run.report["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .filter(|check| check["status"] == "fail" || check["status"] == "error")
+            .map(|check| format!("{}: {}", check["id"], check["message"]))
+            .collect();
+        assert_eq!(run.code, 0, "{transport}: {failed:#?}");
+        assert_eq!(run.report["server"]["listed"]["tools"], 2000, "{transport}: {}", run.report["server"]["listed"]);
+    }
+}
+
+#[test]
 #[allow(clippy::print_stderr, reason = "the wall time of the run is part of the test's output")]
 fn five_thousand_tools_in_pages_are_evaluated() {
     let server = DemoServer::start(&["chaos-5000-tools-paged"]);
