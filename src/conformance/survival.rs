@@ -8,9 +8,10 @@
 //! level (a server must survive a malformed request), with both exchanges as evidence, and the
 //! checks that got no answer afterwards are blocked by it ([`block_after_stop`]).
 //!
-//! Probes go at once (no slower than without the check): when several were under way as the server died, the one
-//! named is the first sent whose request reached the server (it was not refused a connection:
-//! a refused probe was sent after the server had gone), and failing that the first sent.
+//! Probes go at once (no slower than without the check): when several were under way as the
+//! server died, the one named is the first sent; a probe that never reached the server (refused
+//! a connection, or written to a process that had exited) was sent after it had gone, and names
+//! nothing (its row is blocked like the rest).
 
 use serde_json::json;
 
@@ -28,8 +29,8 @@ pub(crate) struct Stopped {
     pub after: String,
     /// The failure of the probe's row.
     pub finding: Finding,
-    /// Which of the probes under way is named: the lowest (see the module).
-    pub rank: (bool, u64),
+    /// The probe's place in the order they were sent: the first is named (see the module).
+    pub rank: u64,
 }
 
 impl Context {
@@ -43,12 +44,23 @@ impl Context {
 /// exchange. When the server stopped answering right after it (see the module), records that in
 /// [`Context::stopped`]; the first probe to see it is the one named.
 async fn probe(ctx: &Context, client: &Client, id: &'static str, what: &str, outgoing: Outgoing) -> Exchange {
-    let sent = ctx.probes_sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let rank = ctx.probes_sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let gone = |client: &Client| match client.connection() {
+        crate::mcp::client::Connection::Stdio(stdio) => stdio.exit_reason().is_some(),
+        crate::mcp::client::Connection::Http(_) => false,
+    };
+    let gone_before = gone(client);
     let exchange = client.send(outgoing).await;
-    let refused = matches!(exchange.failure, Some(Failure::Connect(_)));
-    let rank = (refused, sent);
+    // A probe that never reached the server (refused a connection, or the process had exited
+    // before it was written) was sent after it had gone: it killed nothing.
+    let undelivered = gone_before
+        || match &exchange.failure {
+            Some(Failure::Connect(_)) => true,
+            Some(Failure::Exited(detail)) => detail.starts_with("cannot write to stdin"),
+            _ => false,
+        };
     let outranked = || crate::mcp::sync::lock(&ctx.stopped).as_ref().is_some_and(|stopped| stopped.rank < rank);
-    if !exchange.unanswered() || outranked() {
+    if !exchange.unanswered() || undelivered || outranked() {
         return exchange;
     }
     let (method, ordinary) = ordinary(ctx, client);
