@@ -94,10 +94,13 @@ pub(crate) struct Context {
     /// Tools that answered every valid call with `isError: true` when no tool call succeeded
     /// (the invalid-arguments probe finds them): `server.tool_errors` of the report.
     pub tool_errors: std::sync::Mutex<Vec<crate::report::model::ToolErrorNotice>>,
-    /// Set when the server stopped answering after a probe (HTTP: every request after it was
-    /// refused or closed): the probe, in words. The checks that got no answer afterwards are
-    /// blocked by it, not graded on their own rule.
-    pub stopped: std::sync::Mutex<Option<String>>,
+    /// Set when the server stopped answering after a probe (every request after it was refused
+    /// or closed, or the process exited): the probe, and its row's failure. The checks that got
+    /// no answer afterwards are blocked by it, not graded on their own rule.
+    pub stopped: std::sync::Mutex<Option<super::survival::Stopped>>,
+    /// How many probes of a malformed or unusual request were sent ([`Context::probe`]): their
+    /// order, to name the one the server died on.
+    pub probes_sent: std::sync::atomic::AtomicU64,
 }
 
 impl Context {

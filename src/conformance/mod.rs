@@ -17,6 +17,7 @@ pub(crate) mod requirements;
 pub(crate) mod schema;
 pub(crate) mod security;
 pub(crate) mod shapes;
+pub(crate) mod survival;
 pub(crate) mod waiver;
 
 use std::sync::Arc;
@@ -168,6 +169,7 @@ pub(crate) async fn run(
         seconds,
         tool_errors: std::sync::Mutex::new(Vec::new()),
         stopped: std::sync::Mutex::new(None),
+        probes_sent: std::sync::atomic::AtomicU64::new(0),
     };
     // stdio: the second processes are given their uses now (spares started with the session,
     // so that their start-up overlapped it; a new process only when no spare is left).
@@ -188,7 +190,7 @@ pub(crate) async fn run(
     keep_needed_tools(&mut ctx);
     let ctx = ctx;
     run_families(&ctx, started, events, &mut groups).await;
-    block_after_stop(&ctx, &mut groups);
+    survival::block_after_stop(&ctx, &mut groups);
     groups.push((probes::stdio::framing(&ctx), 0));
     groups.push((passive.findings(), 0));
     events(&RunEvent::ProbesFinished { duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) });
@@ -421,21 +423,6 @@ async fn run_families(
     }
     for (done, (name, family)) in last {
         groups.push(progress.watch(name, done, family).await);
-    }
-}
-
-/// After the server stopped answering (HTTP: a probe killed it, see [`Context::stopped`]), the
-/// findings that got no answer ([`Finding::unanswered`]) are blocked by that probe:
-/// `not_applicable` with a reason that names it, never a misleading reason of their own (or a
-/// failure of their own rule). Findings not applicable for a reason of their own keep it.
-fn block_after_stop(ctx: &Context, groups: &mut [(Vec<Finding>, u64)]) {
-    let Some(after) = crate::mcp::sync::lock(&ctx.stopped).clone() else { return };
-    let reason = format!("{BLOCKED_PREFIX}the server stopped answering after {after}");
-    for finding in groups.iter_mut().flat_map(|(findings, _)| findings.iter_mut()) {
-        if finding.unanswered && !finding.crash {
-            finding.outcome = finding::Outcome::NotApplicable;
-            finding.message.clone_from(&reason);
-        }
     }
 }
 
@@ -693,7 +680,14 @@ fn grade_all(groups: &[(Vec<Finding>, u64)], era: Era, is_http: bool, blocked: O
                 let duration = mine.iter().map(|(_, duration)| *duration).max().unwrap_or(0);
                 let relevant: Vec<&Finding> =
                     mine.iter().map(|(finding, _)| *finding).filter(|finding| finding.outcome == worst).collect();
-                let message = relevant.iter().map(|finding| finding.message.as_str()).collect::<Vec<_>>().join(" | ");
+                // Each message once: the checks blocked by one cause all say the same.
+                let mut messages: Vec<&str> = Vec::new();
+                for finding in &relevant {
+                    if !messages.contains(&finding.message.as_str()) {
+                        messages.push(&finding.message);
+                    }
+                }
+                let message = messages.join(" | ");
                 let evidence: Vec<Evidence> =
                     relevant.iter().flat_map(|finding| finding.evidence.iter().cloned()).take(6).collect();
                 (worst, message, evidence, duration)

@@ -196,6 +196,18 @@ pub(crate) const BREAKS: &[(&str, &str)] = &[
         "HTTP: the process exits (status 1) on a POST whose body is not JSON, without answering it",
     ),
     (
+        "chaos-die-on-invalid-envelope",
+        "HTTP: a POST whose body is a JSON object with no `method`, `result` or `error` (E-7's probe) is never answered: the process exits (status 1) 300 ms later (the requests under way are answered meanwhile)",
+    ),
+    (
+        "chaos-die-on-method-mismatch",
+        "HTTP: a POST whose `Mcp-Method` header names another method than its body (H-4's probe) is never answered: the process exits (status 1) 300 ms later (the requests under way are answered meanwhile)",
+    ),
+    (
+        "chaos-die-on-unknown-resource",
+        "the server stops serving (stdio: the process exits) on a `resources/read` of a URI it does not serve (E-1's probe), without answering it",
+    ),
+    (
         "chaos-host-403",
         "HTTP: every request gets 403 with a JSON-RPC error \"Invalid Host: …\" (a Host allow-list that does not allow ours, as the TypeScript SDK answers)",
     ),

@@ -830,6 +830,8 @@ pub(crate) fn read_resource(context: &RequestContext<'_>) -> Result<Handled, Rpc
         json!([{"uri": uri, "mimeType": "application/octet-stream", "blob": blob}])
     } else if let Some(id) = item_id(uri) {
         json!([{"uri": uri, "mimeType": "text/plain", "text": format!("Item {id}")}])
+    } else if context.breaks("chaos-die-on-unknown-resource") {
+        return Ok(Handled { crash: true, ..Handled::default() });
     } else if context.breaks("e-1") {
         json!([])
     } else {

@@ -298,6 +298,11 @@ impl HttpServer {
             // A server whose unguarded JSON.parse throws: the process dies mid-request.
             std::process::exit(1);
         }
+        if self.dies_on(&headers, &body) {
+            // A moment later: the requests under way are answered, this one never is.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            std::process::exit(1);
+        }
 
         let previous = self.in_flight.fetch_add(1, Ordering::SeqCst);
         let _in_flight = InFlight(&self.in_flight);
@@ -344,6 +349,19 @@ impl HttpServer {
             response.headers_mut().insert("mcp-session-id", session);
         }
         response
+    }
+
+    /// The breaks that kill the process on one malformed probe: a JSON object that is no
+    /// JSON-RPC message (E-7's), or an `Mcp-Method` header that names another method than the
+    /// body (H-4's).
+    fn dies_on(&self, headers: &HeaderMap, body: &[u8]) -> bool {
+        let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(body) else { return false };
+        let envelope = ["method", "result", "error"].iter().any(|key| message.contains_key(*key));
+        let header = headers.get("mcp-method").and_then(|value| value.to_str().ok());
+        let body_method = message.get("method").and_then(Value::as_str);
+        (self.breaks("chaos-die-on-invalid-envelope") && !envelope)
+            || (self.breaks("chaos-die-on-method-mismatch")
+                && matches!((header, body_method), (Some(header), Some(method)) if header != method))
     }
 
     /// The chaos modes that answer every request the same broken way.

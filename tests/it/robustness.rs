@@ -967,3 +967,58 @@ fn a_server_that_dies_on_an_unparsable_body_fails_e8_and_blocks_the_rest() {
         .collect();
     assert_eq!(failed.len(), 1, "only E-8 fails: {failed:#?}");
 }
+
+/// Runs layer 0 against `server` (a URL or a stdio command) that dies on the probe of row `id`
+/// (`what`, in words), and checks what every such crash gets: `id` fails naming the probe,
+/// with the ordinary request sent next as evidence; `blocked_rows` (checked after it) say they
+/// were blocked by it; nothing else fails.
+fn assert_crash_named(server: &[&str], id: &str, what: &str, blocked_rows: &[&str]) {
+    let args: Vec<&str> = server.iter().copied().chain(["--layers", "0"]).collect();
+    let run = run_bounded(&args, QUICK);
+    assert_eq!(run.code, 1, "{}", run.report);
+    let checks = run.report["checks"].as_array().cloned().unwrap_or_default();
+    let check = |id: &str| checks.iter().find(|check| check["id"] == id).cloned().unwrap_or_default();
+    let crashed = check(id);
+    assert_eq!(crashed["status"], "fail", "{crashed}");
+    let message = crashed["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with(&format!("the server stopped answering after {what}: ")), "{message}");
+    assert!(message.contains("sent next got none either"), "{message}");
+    assert!(crashed["evidence"].to_string().contains("server/discover"), "{crashed}");
+    let blocked = format!("blocked: the server stopped answering after {id}'s probe, {what}");
+    for row in blocked_rows {
+        assert_eq!(check(row)["status"], "not_applicable", "{row}: {}", check(row));
+        assert_eq!(check(row)["message"], blocked.as_str(), "{row}");
+    }
+    let failed: Vec<String> = checks
+        .iter()
+        .filter(|check| check["status"] == "fail")
+        .map(|check| format!("{}: {}", check["id"], check["message"]))
+        .collect();
+    assert_eq!(failed.len(), 1, "only {id} fails: {failed:#?}");
+}
+
+#[test]
+fn a_server_that_dies_on_an_invalid_envelope_fails_e7_and_blocks_the_rest() {
+    // Not only E-8's probe: a server that dies on E-7's (a JSON object that is no JSON-RPC
+    // message) fails E-7, at its SHOULD level too, and the checks after it are blocked by it.
+    let server = DemoServer::start(&["chaos-die-on-invalid-envelope"]);
+    let what = r#"an invalid envelope (`{"jsonrpc":"2.0","foo":1}` POSTed)"#;
+    assert_crash_named(&["--server-url", &server.url], "E-7", what, &["H-27"]);
+}
+
+#[test]
+fn a_server_that_dies_on_a_mismatched_method_header_fails_h4_and_blocks_the_rest() {
+    // A header probe: the server dies on H-4's `Mcp-Method` that names another method; H-5,
+    // sent right after it, is blocked, not failed on its own rule.
+    let server = DemoServer::start(&["chaos-die-on-method-mismatch"]);
+    let what = "body `tools/list` with `Mcp-Method: prompts/list`";
+    assert_crash_named(&["--server-url", &server.url], "H-4", what, &["H-5", "H-27"]);
+}
+
+#[test]
+fn a_stdio_server_that_dies_on_an_unknown_resource_fails_e1_and_blocks_the_rest() {
+    // Over stdio too: the process exits on E-1's `resources/read` of an unknown URI.
+    let command = demo_stdio_command(&["chaos-die-on-unknown-resource"]);
+    let what = "a `resources/read` of an unknown URI";
+    assert_crash_named(&["--server-cmd", &command], "E-1", what, &["E-3", "P-1", "X-6"]);
+}

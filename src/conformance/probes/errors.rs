@@ -40,8 +40,13 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
 /// E-6: invalid logLevel.
 async fn e6_invalid_log_level(ctx: &Context) -> Finding {
     let client = &ctx.client;
-    let exchange = client
-        .send(super::modern_with_meta("server/discover", json!({}), jsonrpc::META_LOG_LEVEL, json!("verbose")))
+    let exchange = ctx
+        .probe(
+            client,
+            "E-6",
+            "an invalid logLevel (`verbose`)",
+            super::modern_with_meta("server/discover", json!({}), jsonrpc::META_LOG_LEVEL, json!("verbose")),
+        )
         .await;
     match expect::error(&exchange, INVALID_PARAMS, None) {
         Ok(message) => Finding::kept("E-6", format!("logLevel \"verbose\": {message}")),
@@ -59,9 +64,9 @@ async fn e6_invalid_log_level(ctx: &Context) -> Finding {
 async fn e9_invalid_params(ctx: &Context) -> Finding {
     let client = &ctx.client;
     let methods = [("tools/call", "tools"), ("resources/read", "resources"), ("prompts/get", "prompts")];
-    let exchanges = futures_util::future::join_all(
-        methods.iter().map(|&(method, _)| client.send(super::modern(method, json!({})))),
-    )
+    let exchanges = futures_util::future::join_all(methods.iter().map(|&(method, _)| {
+        ctx.probe(client, "E-9", "a request without its required params", super::modern(method, json!({})))
+    }))
     .await;
     let answers: Vec<(&str, bool, Exchange)> = methods
         .into_iter()
@@ -77,7 +82,14 @@ async fn e1_unknown_resource(ctx: &Context) -> Vec<Finding> {
     let legacy = ctx.era == Era::Legacy;
     let mut findings = Vec::new();
     if ctx.has_capability("resources") {
-        let exchange = client.send(ctx.request("resources/read", json!({"uri": NO_SUCH_URI}))).await;
+        let exchange = ctx
+            .probe(
+                client,
+                "E-1",
+                "a `resources/read` of an unknown URI",
+                ctx.request("resources/read", json!({"uri": NO_SUCH_URI})),
+            )
+            .await;
         let code = exchange.error_code();
         let empty_contents = exchange
             .result()
@@ -118,8 +130,11 @@ async fn e1_unknown_resource(ctx: &Context) -> Vec<Finding> {
 async fn e3_unknown_tool(ctx: &Context) -> Vec<Finding> {
     let client = &ctx.client;
     let mut findings = Vec::new();
-    let exchange = client
-        .send(
+    let exchange = ctx
+        .probe(
+            client,
+            "E-3",
+            "a call of an unknown tool",
             ctx.request("tools/call", json!({"name": NO_SUCH_TOOL, "arguments": {}})).with_id(json!("mcp-eval-err-7")),
         )
         .await;
@@ -157,7 +172,14 @@ async fn e4_unknown_prompt(ctx: &Context) -> Vec<Finding> {
     let client = &ctx.client;
     let mut findings = Vec::new();
     if ctx.has_capability("prompts") {
-        let exchange = client.send(ctx.request("prompts/get", json!({"name": NO_SUCH_PROMPT}))).await;
+        let exchange = ctx
+            .probe(
+                client,
+                "E-4",
+                "a `prompts/get` of an unknown prompt",
+                ctx.request("prompts/get", json!({"name": NO_SUCH_PROMPT})),
+            )
+            .await;
         findings.push(
             match expect::error(&exchange, INVALID_PARAMS, None) {
                 Ok(message) => Finding::kept("E-4", format!("an unknown prompt: {message}")),
@@ -182,7 +204,8 @@ async fn e5_invalid_cursor(ctx: &Context) -> Vec<Finding> {
         .filter(|walk| walk.ok())
         .min_by_key(|walk| walk.names.len())
         .map_or("tools/list", |walk| walk.method);
-    let exchange = client.send(ctx.request(method, json!({"cursor": "%%garbage%%"}))).await;
+    let exchange =
+        ctx.probe(client, "E-5", "an invalid cursor", ctx.request(method, json!({"cursor": "%%garbage%%"}))).await;
     findings.push(
         match expect::error(&exchange, INVALID_PARAMS, None) {
             Ok(message) => Finding::kept("E-5", format!("an invalid cursor: {message}")),

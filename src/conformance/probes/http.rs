@@ -24,7 +24,9 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
         .map(|id| Finding::not_applicable(id, "a Streamable HTTP rule; the server under test speaks stdio"))
         .collect();
     }
-    let (a, b, c, d) = tokio::join!(version_and_method(ctx), names(ctx), param_headers(ctx), endpoint(ctx));
+    // The endpoint's probes first (E-8's at their head): of the probes under way when a server
+    // died, the first sent is named (see [`crate::conformance::survival`]).
+    let (a, b, c, d) = tokio::join!(endpoint(ctx), version_and_method(ctx), names(ctx), param_headers(ctx));
     [a, b, c, d].into_iter().flatten().collect()
 }
 
@@ -87,7 +89,14 @@ async fn h1_meta_version_mismatch(ctx: &Context) -> Vec<Finding> {
     let client = &ctx.modern;
     let mut findings = Vec::new();
     let request = jsonrpc::with_meta_version(jsonrpc::modern_request("server/discover", json!({})), "2099-01-01");
-    let exchange = client.send(Outgoing::request(request).set("MCP-Protocol-Version", PROTOCOL_VERSION)).await;
+    let exchange = ctx
+        .probe(
+            client,
+            "H-1",
+            "a `_meta` protocolVersion that disagrees with the header",
+            Outgoing::request(request).set("MCP-Protocol-Version", PROTOCOL_VERSION),
+        )
+        .await;
     findings.push(header_reject("H-1", "header 2026-07-28 with `_meta` protocolVersion 2099-01-01", &exchange));
     findings
 }
@@ -96,7 +105,14 @@ async fn h1_meta_version_mismatch(ctx: &Context) -> Vec<Finding> {
 async fn h2_no_version_header(ctx: &Context) -> Vec<Finding> {
     let client = &ctx.modern;
     let mut findings = Vec::new();
-    let exchange = client.send(modern("server/discover", json!({})).remove("MCP-Protocol-Version")).await;
+    let exchange = ctx
+        .probe(
+            client,
+            "H-2",
+            "a request without `MCP-Protocol-Version`",
+            modern("server/discover", json!({})).remove("MCP-Protocol-Version"),
+        )
+        .await;
     let h2 = if expect::header_rejected(&exchange) && exchange.status == Some(400) {
         Finding::kept("H-2", format!("a request without `MCP-Protocol-Version` got {}", exchange.describe()))
     } else if exchange.error_code() == Some(METHOD_NOT_FOUND) {
@@ -133,11 +149,27 @@ async fn h2_no_version_header(ctx: &Context) -> Vec<Finding> {
 async fn h3_to_h5_method_header(ctx: &Context) -> Vec<Finding> {
     let client = &ctx.modern;
     let mut findings = Vec::new();
-    let exchange = client.send(modern("tools/list", json!({})).remove("Mcp-Method")).await;
+    let exchange = ctx
+        .probe(client, "H-3", "`tools/list` without `Mcp-Method`", modern("tools/list", json!({})).remove("Mcp-Method"))
+        .await;
     findings.push(header_reject("H-3", "`tools/list` without `Mcp-Method`", &exchange));
-    let exchange = client.send(modern("tools/list", json!({})).set("Mcp-Method", "prompts/list")).await;
+    let exchange = ctx
+        .probe(
+            client,
+            "H-4",
+            "body `tools/list` with `Mcp-Method: prompts/list`",
+            modern("tools/list", json!({})).set("Mcp-Method", "prompts/list"),
+        )
+        .await;
     findings.push(header_reject("H-4", "body `tools/list` with `Mcp-Method: prompts/list`", &exchange));
-    let exchange = client.send(modern("tools/list", json!({})).set("Mcp-Method", "TOOLS/LIST")).await;
+    let exchange = ctx
+        .probe(
+            client,
+            "H-5",
+            "`Mcp-Method: TOOLS/LIST`",
+            modern("tools/list", json!({})).set("Mcp-Method", "TOOLS/LIST"),
+        )
+        .await;
     findings.push(header_reject("H-5", "`Mcp-Method: TOOLS/LIST` (values are case-sensitive)", &exchange));
     findings
 }
@@ -147,8 +179,11 @@ async fn h3_to_h5_method_header(ctx: &Context) -> Vec<Finding> {
 async fn h6_header_name_case(ctx: &Context) -> Vec<Finding> {
     let client = &ctx.modern;
     let mut findings = Vec::new();
-    let lower = client
-        .send(
+    let lower = ctx
+        .probe(
+            client,
+            "H-6",
+            "lower-case header names",
             modern("server/discover", json!({}))
                 .remove("Mcp-Method")
                 .set("mcp-method", "server/discover")
@@ -157,8 +192,13 @@ async fn h6_header_name_case(ctx: &Context) -> Vec<Finding> {
                 .raw(),
         )
         .await;
-    let upper = client
-        .send(modern("server/discover", json!({})).remove("Mcp-Method").set("MCP-METHOD", "server/discover").raw())
+    let upper = ctx
+        .probe(
+            client,
+            "H-6",
+            "an upper-case `MCP-METHOD` header name",
+            modern("server/discover", json!({})).remove("Mcp-Method").set("MCP-METHOD", "server/discover").raw(),
+        )
         .await;
     let h6 = match (expect::result(&lower), expect::result(&upper)) {
         (Ok(_), Ok(_)) => Finding::kept("H-6", "`mcp-method` and `MCP-METHOD` were both accepted").with(&lower),
@@ -195,7 +235,7 @@ async fn h13_removed_methods(ctx: &Context) -> Vec<Finding> {
         } else {
             json!({})
         };
-        client.send(modern(method, params))
+        ctx.probe(client, "H-13", "a removed or unknown method", modern(method, params))
     }))
     .await;
     let mut broken = Vec::new();
@@ -250,7 +290,14 @@ async fn names(ctx: &Context) -> Vec<Finding> {
                 ("resources/read", json!({"uri": super::NO_SUCH_URI})),
             ];
             for (method, params) in probes {
-                let exchange = client.send(modern(method, params).set("Mcp-Name", "mcp-eval-probe-other-name")).await;
+                let exchange = ctx
+                    .probe(
+                        client,
+                        "H-7",
+                        "an `Mcp-Name` that disagrees with the body",
+                        modern(method, params).set("Mcp-Name", "mcp-eval-probe-other-name"),
+                    )
+                    .await;
                 if exchange.unanswered() {
                     unanswered = unanswered.or(Some(exchange));
                     continue;
@@ -282,51 +329,28 @@ async fn names(ctx: &Context) -> Vec<Finding> {
         Box::pin(async {
             let mut findings = Vec::new();
             // H-8: missing Mcp-Name.
-            let exchange = client.send(Outgoing::request(call(NO_SUCH_TOOL)).remove("Mcp-Name")).await;
+            let exchange = ctx
+                .probe(
+                    client,
+                    "H-8",
+                    "`tools/call` without `Mcp-Name`",
+                    Outgoing::request(call(NO_SUCH_TOOL)).remove("Mcp-Name"),
+                )
+                .await;
             findings.push(header_reject("H-8", "`tools/call` without `Mcp-Name`", &exchange));
             findings
         }),
-        Box::pin(async {
-            let mut findings = Vec::new();
-            // H-9: base64 form decoded (accept), bad base64 rejected.
-            let encoded = format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(NO_SUCH_TOOL));
-            let accept = client.send(Outgoing::request(call(NO_SUCH_TOOL)).set("Mcp-Name", &encoded)).await;
-            // "SGVsbG8" is "Hello" without padding; the body names "Hello", so a lenient decoder matches.
-            let padding = client.send(Outgoing::request(call("Hello")).set("Mcp-Name", "=?base64?SGVsbG8?=")).await;
-            let alphabet =
-                client.send(Outgoing::request(call("Hello")).set("Mcp-Name", "=?base64?SGVs!!!bG8=?=")).await;
-            let h9 = if !accepted(&accept) {
-                Finding::broken(
-                    "H-9",
-                    format!("`Mcp-Name` in base64 form must be decoded and accepted; got {}", accept.describe()),
-                )
-                .with(&accept)
-            } else if !expect::header_rejected(&padding) || padding.status != Some(400) {
-                Finding::broken(
-                    "H-9",
-                    format!("invalid base64 (bad padding) must get HTTP 400 + -32020; got {}", padding.describe()),
-                )
-                .with(&padding)
-            } else if !expect::header_rejected(&alphabet) || alphabet.status != Some(400) {
-                Finding::broken(
-                    "H-9",
-                    format!(
-                        "invalid base64 (non-alphabet characters) must get HTTP 400 + -32020; got {}",
-                        alphabet.describe()
-                    ),
-                )
-                .with(&alphabet)
-            } else {
-                Finding::kept("H-9", "the base64 form was decoded; invalid base64 got HTTP 400 + -32020").with(&accept)
-            };
-            findings.push(h9);
-            findings
-        }),
+        Box::pin(h9_base64_name(ctx)),
         Box::pin(async {
             let mut findings = Vec::new();
             // H-10: surrounding whitespace trimmed (raw writer keeps it).
-            let exchange = client
-                .send(Outgoing::request(call(NO_SUCH_TOOL)).set("Mcp-Name", &format!("  {NO_SUCH_TOOL}  ")).raw())
+            let exchange = ctx
+                .probe(
+                    client,
+                    "H-10",
+                    "`Mcp-Name` with surrounding whitespace",
+                    Outgoing::request(call(NO_SUCH_TOOL)).set("Mcp-Name", &format!("  {NO_SUCH_TOOL}  ")).raw(),
+                )
                 .await;
             findings.push(header_accept("H-10", "`Mcp-Name` with surrounding whitespace", &exchange));
             findings
@@ -337,8 +361,15 @@ async fn names(ctx: &Context) -> Vec<Finding> {
             let bare = base64::engine::general_purpose::STANDARD.encode(NO_SUCH_TOOL);
             let unclosed = format!("=?base64?{bare}");
             let bare_body = Outgoing::request(call(NO_SUCH_TOOL)).set("Mcp-Name", &bare);
-            let exchange = client.send(bare_body).await;
-            let unclosed_exchange = client.send(Outgoing::request(call(NO_SUCH_TOOL)).set("Mcp-Name", &unclosed)).await;
+            let exchange = ctx.probe(client, "H-25", "a bare base64 `Mcp-Name`", bare_body).await;
+            let unclosed_exchange = ctx
+                .probe(
+                    client,
+                    "H-25",
+                    "an unclosed `=?base64?` `Mcp-Name`",
+                    Outgoing::request(call(NO_SUCH_TOOL)).set("Mcp-Name", &unclosed),
+                )
+                .await;
             let h25 = if !expect::header_rejected(&exchange) {
                 Finding::broken(
                     "H-25",
@@ -367,6 +398,61 @@ async fn names(ctx: &Context) -> Vec<Finding> {
     futures_util::future::join_all(blocks).await.into_iter().flatten().collect()
 }
 
+/// H-9: the base64 form of `Mcp-Name` decoded (accepted), bad base64 rejected.
+async fn h9_base64_name(ctx: &Context) -> Vec<Finding> {
+    let client = &ctx.modern;
+    let mut findings = Vec::new();
+    let encoded = format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(NO_SUCH_TOOL));
+    let accept = ctx
+        .probe(
+            client,
+            "H-9",
+            "`Mcp-Name` in base64 form",
+            Outgoing::request(call(NO_SUCH_TOOL)).set("Mcp-Name", &encoded),
+        )
+        .await;
+    // "SGVsbG8" is "Hello" without padding; the body names "Hello", so a lenient decoder matches.
+    let padding = ctx
+        .probe(
+            client,
+            "H-9",
+            "`Mcp-Name` in base64 without padding",
+            Outgoing::request(call("Hello")).set("Mcp-Name", "=?base64?SGVsbG8?="),
+        )
+        .await;
+    let alphabet = ctx
+        .probe(
+            client,
+            "H-9",
+            "`Mcp-Name` in invalid base64",
+            Outgoing::request(call("Hello")).set("Mcp-Name", "=?base64?SGVs!!!bG8=?="),
+        )
+        .await;
+    let h9 = if !accepted(&accept) {
+        Finding::broken(
+            "H-9",
+            format!("`Mcp-Name` in base64 form must be decoded and accepted; got {}", accept.describe()),
+        )
+        .with(&accept)
+    } else if !expect::header_rejected(&padding) || padding.status != Some(400) {
+        Finding::broken(
+            "H-9",
+            format!("invalid base64 (bad padding) must get HTTP 400 + -32020; got {}", padding.describe()),
+        )
+        .with(&padding)
+    } else if !expect::header_rejected(&alphabet) || alphabet.status != Some(400) {
+        Finding::broken(
+            "H-9",
+            format!("invalid base64 (non-alphabet characters) must get HTTP 400 + -32020; got {}", alphabet.describe()),
+        )
+        .with(&alphabet)
+    } else {
+        Finding::kept("H-9", "the base64 form was decoded; invalid base64 got HTTP 400 + -32020").with(&accept)
+    };
+    findings.push(h9);
+    findings
+}
+
 /// H-11: `Mcp-Param-*` validation, on the first tool that declares `x-mcp-header`. Reject probes
 /// execute nothing on a conformant server; accept probes run only on safe tools.
 async fn param_headers(ctx: &Context) -> Vec<Finding> {
@@ -391,9 +477,30 @@ async fn param_headers(ctx: &Context) -> Vec<Finding> {
     }
     let header_name = format!("Mcp-Param-{header}");
     let body = jsonrpc::modern_request("tools/call", json!({"name": name, "arguments": arguments}));
-    let missing = ctx.modern.send(Outgoing::request(body.clone()).remove(&header_name)).await;
-    let mismatch = ctx.modern.send(Outgoing::request(body.clone()).set(&header_name, "mcp-eval-mismatch")).await;
-    let bad_base64 = ctx.modern.send(Outgoing::request(body.clone()).set(&header_name, "=?base64?SGVs!!!bG8=?=")).await;
+    let missing = ctx
+        .probe(
+            &ctx.modern,
+            "H-11",
+            "a missing `Mcp-Param-*` header",
+            Outgoing::request(body.clone()).remove(&header_name),
+        )
+        .await;
+    let mismatch = ctx
+        .probe(
+            &ctx.modern,
+            "H-11",
+            "a mismatched `Mcp-Param-*` header",
+            Outgoing::request(body.clone()).set(&header_name, "mcp-eval-mismatch"),
+        )
+        .await;
+    let bad_base64 = ctx
+        .probe(
+            &ctx.modern,
+            "H-11",
+            "an `Mcp-Param-*` header in invalid base64",
+            Outgoing::request(body.clone()).set(&header_name, "=?base64?SGVs!!!bG8=?="),
+        )
+        .await;
     for (what, exchange) in [("missing", &missing), ("mismatched", &mismatch), ("invalid base64", &bad_base64)] {
         if !expect::header_rejected(exchange) || exchange.status != Some(400) {
             return vec![Finding::broken("H-11", format!("tool `{name}`: a {what} `{header_name}` while `{property}` is in the body must get HTTP 400 + -32020; got {}", exchange.describe())).with(exchange)];
@@ -404,7 +511,14 @@ async fn param_headers(ctx: &Context) -> Vec<Finding> {
     }
     let text = crate::mcp::http::header_text(&sample).unwrap_or_default();
     let encoded = format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(text.as_bytes()));
-    let accept = ctx.modern.send(Outgoing::request(body).set(&header_name, &encoded)).await;
+    let accept = ctx
+        .probe(
+            &ctx.modern,
+            "H-11",
+            "an `Mcp-Param-*` header in base64 form",
+            Outgoing::request(body).set(&header_name, &encoded),
+        )
+        .await;
     if !accepted(&accept) {
         return vec![
             Finding::broken(
@@ -422,12 +536,12 @@ pub(crate) const H21_SDK_HINT: &str = "If your server is built on the TypeScript
 
 async fn endpoint(ctx: &Context) -> Vec<Finding> {
     let blocks: Vec<Probe<'_>> = vec![
+        Box::pin(e7_e8_malformed_bodies(ctx)),
         Box::pin(h18_get_and_delete(ctx)),
         Box::pin(h19_h20_session_and_event_ids(ctx)),
         Box::pin(h21_foreign_origin(ctx)),
         Box::pin(h22_notification_post(ctx)),
         Box::pin(h24_batch(ctx)),
-        Box::pin(e7_e8_malformed_bodies(ctx)),
         Box::pin(h26_foreign_host(ctx)),
     ];
     futures_util::future::join_all(blocks).await.into_iter().flatten().collect()
@@ -443,12 +557,12 @@ async fn h18_get_and_delete(ctx: &Context) -> Vec<Finding> {
     get.body = Body::Empty;
     get.http_method = "GET";
     get.timeout = quick;
-    let get = client.send(get).await;
+    let get = ctx.probe(client, "H-18", "a GET", get).await;
     let mut delete = modern("server/discover", json!({}));
     delete.body = Body::Empty;
     delete.http_method = "DELETE";
     delete.timeout = quick;
-    let delete = client.send(delete).await;
+    let delete = ctx.probe(client, "H-18", "a DELETE", delete).await;
     findings.push(if get.status == Some(405) && delete.status == Some(405) {
         Finding::kept("H-18", "GET and DELETE got 405").with(&get)
     } else {
@@ -466,8 +580,14 @@ async fn h18_get_and_delete(ctx: &Context) -> Vec<Finding> {
 async fn h19_h20_session_and_event_ids(ctx: &Context) -> Vec<Finding> {
     let client = &ctx.modern;
     let mut findings = Vec::new();
-    let exchange =
-        client.send(modern("server/discover", json!({})).set("Mcp-Session-Id", "mcp-eval-probe-session")).await;
+    let exchange = ctx
+        .probe(
+            client,
+            "H-19",
+            "an unknown `Mcp-Session-Id`",
+            modern("server/discover", json!({})).set("Mcp-Session-Id", "mcp-eval-probe-session"),
+        )
+        .await;
     findings.push(match expect::result(&exchange) {
         Ok(_) if exchange.header("mcp-session-id").is_some() => Finding::broken(
             "H-19",
@@ -483,7 +603,14 @@ async fn h19_h20_session_and_event_ids(ctx: &Context) -> Vec<Finding> {
                 .with(&exchange)
         }
     });
-    let exchange = client.send(modern("server/discover", json!({})).set("Last-Event-ID", "1")).await;
+    let exchange = ctx
+        .probe(
+            client,
+            "H-20",
+            "a `Last-Event-ID` header",
+            modern("server/discover", json!({})).set("Last-Event-ID", "1"),
+        )
+        .await;
     findings.push(accept_finding("H-20", "a request with `Last-Event-ID: 1`", &exchange));
     findings
 }
@@ -496,7 +623,8 @@ async fn h21_foreign_origin(ctx: &Context) -> Vec<Finding> {
     } else {
         modern("server/discover", json!({}))
     };
-    let exchange = ctx.client.send(probe.set("Origin", "http://evil.example")).await;
+    let exchange =
+        ctx.probe(&ctx.client, "H-21", "a foreign `Origin`", probe.set("Origin", "http://evil.example")).await;
     findings.push(if exchange.status == Some(403) {
         Finding::kept("H-21", "`Origin: http://evil.example` got 403").with(&exchange)
     } else {
@@ -517,7 +645,7 @@ async fn h22_notification_post(ctx: &Context) -> Vec<Finding> {
         "notifications/cancelled",
         json!({"requestId": "mcp-eval-never-sent", "reason": "probe"}),
     );
-    let exchange = client.send(Outgoing::notification(notification)).await;
+    let exchange = ctx.probe(client, "H-22", "a notification POST", Outgoing::notification(notification)).await;
     let empty = exchange.body_excerpt.trim().is_empty();
     findings.push(
         match exchange.status {
@@ -550,7 +678,7 @@ async fn h24_batch(ctx: &Context) -> Vec<Finding> {
     batch
         .header_edits
         .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
-    let exchange = client.send(batch).await;
+    let exchange = ctx.probe(client, "H-24", "a JSON-RPC batch", batch).await;
     let array = exchange.response.as_ref().is_some_and(Value::is_array);
     let status = exchange.status.unwrap_or(0);
     findings.push(if array {
@@ -563,54 +691,25 @@ async fn h24_batch(ctx: &Context) -> Vec<Finding> {
     findings
 }
 
-/// E-7, E-8: malformed bodies (HTTP only; on stdio we never write non-MCP lines).
+/// E-7, E-8: malformed bodies (HTTP only; on stdio we never write non-MCP lines). E-8's first:
+/// the first malformed probe sent, so a server that dies on it is named before anything else is
+/// under way.
 async fn e7_e8_malformed_bodies(ctx: &Context) -> Vec<Finding> {
+    let mut unparsable = Outgoing::raw_body(b"{not json".to_vec());
+    unparsable
+        .header_edits
+        .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
+    let e8 = ctx.probe(&ctx.client, "E-8", "an unparsable body (`{not json` POSTed)", unparsable).await;
     let mut findings = Vec::new();
     let mut invalid = Outgoing::raw_body(br#"{"jsonrpc":"2.0","foo":1}"#.to_vec());
     invalid
         .header_edits
         .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
-    let exchange = ctx.client.send(invalid).await;
+    let exchange =
+        ctx.probe(&ctx.client, "E-7", "an invalid envelope (`{\"jsonrpc\":\"2.0\",\"foo\":1}` POSTed)", invalid).await;
     findings.push(malformed("E-7", "an invalid envelope", jsonrpc::INVALID_REQUEST, &exchange));
-    let mut unparsable = Outgoing::raw_body(b"{not json".to_vec());
-    unparsable
-        .header_edits
-        .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
-    let exchange = ctx.client.send(unparsable).await;
-    if let Some(crash) = stopped_after(ctx, "E-8", "an unparsable body (`{not json` POSTed)", &exchange).await {
-        findings.push(crash);
-    } else {
-        findings.push(malformed("E-8", "an unparsable body", jsonrpc::PARSE_ERROR, &exchange));
-    }
+    findings.push(malformed("E-8", "an unparsable body", jsonrpc::PARSE_ERROR, &e8));
     findings
-}
-
-/// When `exchange` (the probe `what` of row `id`) got no answer at all, asks the server an
-/// ordinary `server/discover`: if that gets none either, the server stopped answering after the
-/// probe (a server that dies on a malformed request). Then `id` fails with both exchanges as
-/// evidence, whatever its level, and [`Context::stopped`] names the probe for the checks it
-/// blocked.
-async fn stopped_after(ctx: &Context, id: &'static str, what: &str, exchange: &Exchange) -> Option<Finding> {
-    if !exchange.unanswered() {
-        return None;
-    }
-    let next = ctx.modern.send(modern("server/discover", json!({}))).await;
-    if !next.unanswered() {
-        return None;
-    }
-    *crate::mcp::sync::lock(&ctx.stopped) = Some(format!("{id}'s probe, {what}"));
-    let mut finding = Finding::broken(
-        id,
-        format!(
-            "the server stopped answering after {what}: the probe got no answer ({}), and an ordinary `server/discover` sent next got none either ({}); a server must survive a malformed request (answer it with an error, never crash): the checks after it are blocked",
-            exchange.describe(),
-            next.describe()
-        ),
-    )
-    .with(exchange)
-    .with(&next);
-    finding.crash = true;
-    Some(finding)
 }
 
 /// H-26 (info): a loopback server refuses a foreign Host.
@@ -628,7 +727,14 @@ async fn h26_foreign_host(ctx: &Context) -> Vec<Finding> {
             "the server refused the ordinary `server/discover` too: a refused foreign `Host` shows nothing",
         ));
     } else if loopback {
-        let exchange = client.send(modern("server/discover", json!({})).set("Host", "evil.example.com").raw()).await;
+        let exchange = ctx
+            .probe(
+                client,
+                "H-26",
+                "a foreign `Host`",
+                modern("server/discover", json!({})).set("Host", "evil.example.com").raw(),
+            )
+            .await;
         let status = exchange.status.unwrap_or(0);
         findings.push(
             if (400..500).contains(&status) {

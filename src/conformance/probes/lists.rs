@@ -168,13 +168,16 @@ pub(crate) async fn across_connections(ctx: &Context) -> Vec<Finding> {
     };
     let (here, there) = (names(&ctx.tools), names(&other));
     if !other.ok() {
-        return vec![Finding::broken(
+        let mut finding = Finding::broken(
             "P-3",
             format!(
                 "tools/list on a second connection failed: {}",
                 other.failed.as_ref().map(|e| e.describe()).unwrap_or_default()
             ),
-        )];
+        );
+        // A walk that got no answer at all is blocked once the server stopped answering.
+        finding.unanswered = other.failed.as_ref().is_some_and(crate::mcp::exchange::Exchange::unanswered);
+        return vec![finding];
     }
     if let Some((tool, after)) = called.as_ref().filter(|(_, after)| after.ok()) {
         let after = names(after);

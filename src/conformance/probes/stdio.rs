@@ -38,7 +38,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     let mut findings = vec![cancellation(ctx).await];
     // an error, then at once a normal request, on the same process.
     let (error, after) = tokio::join!(
-        ctx.client.send(ctx.request("foo/bar", json!({}))),
+        ctx.probe(&ctx.client, "X-6", "an unknown method (`foo/bar`)", ctx.request("foo/bar", json!({}))),
         ctx.client.send(ctx.request(if ctx.era == Era::Modern { "server/discover" } else { "tools/list" }, json!({})))
     );
     findings.push(if after.result().is_some() && error.error().is_some() {
@@ -86,7 +86,7 @@ pub(crate) async fn run(ctx: &Context) -> Vec<Finding> {
     // does (discover first, B-1), so that a dual-era server cannot take it for a handshake on a
     // fresh connection, and the running one stays untouched.
     if ctx.era == Era::Modern {
-        let ping = ctx.client.send(super::modern("ping", json!({}))).await;
+        let ping = ctx.probe(&ctx.client, "X-5", "the removed method `ping`", super::modern("ping", json!({}))).await;
         let second = ctx.seconds.get(Purpose::Shared);
         let initialize = match &second {
             Ok(client) => {
