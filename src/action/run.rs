@@ -236,10 +236,8 @@ async fn after_evaluation(
     if let Err(error) = &evaluation.written {
         say(&format!("::error title=mcp-eval::{}", workflow::escape_data(&redactor.redact(&error.to_string()))));
     }
-    let report_dir = &settings.out_dir;
-    let report_json_text = std::fs::read_to_string(report_dir.join(crate::report::REPORT_JSON)).unwrap_or_default();
     let report_location = format!("{}/{}", settings.out_dir_label.trim_end_matches('/'), crate::report::REPORT_JSON);
-    for annotation in annotations(&evaluation.report, &report_json_text, &report_location) {
+    for annotation in annotations(&evaluation.report) {
         say(&workflow::annotation(&annotation));
     }
 
@@ -481,17 +479,15 @@ fn strip_markdown(note: &str) -> String {
 }
 
 /// `::error` for the first failures and `::warning` for the first warnings, within the
-/// runner's per-step limits, each pointing at the check's line in `report.json`.
-fn annotations(report: &RunReport, report_json: &str, report_location: &str) -> Vec<Annotation> {
-    let line_of = |id: &str| {
-        let needle = format!("\"id\": {}", serde_json::Value::String(id.to_owned()));
-        report_json.lines().position(|line| line.trim_start().starts_with(&needle)).map(|index| index + 1)
-    };
+/// runner's per-step limits. A check is a finding on the server, with no place in the
+/// repository: its annotation names no file (`report.json` is generated, not a file of the
+/// repository, so a line of it lands nowhere), and the run's page shows it.
+fn annotations(report: &RunReport) -> Vec<Annotation> {
     let pick = |status: Status, severity: Severity, max: usize| {
         report.checks.iter().filter(move |check| check.status == status).take(max).map(move |check| Annotation {
             severity,
-            file: Some(report_location.to_owned()),
-            line: line_of(&check.id),
+            file: None,
+            line: None,
             title: format!("mcp-eval {} ({}): {}", check.id, check.level.as_str(), check.title),
             message: check.message.clone(),
         })
@@ -710,6 +706,19 @@ fn file_problems(problems: Vec<crate::golden::Problem>) -> Vec<settings::Problem
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// `report.json` is generated, not a file of the repository: an annotation pointing at its
+    /// line lands nowhere. A check's annotation names no file (the run's page shows it).
+    #[test]
+    fn a_check_annotation_names_no_generated_file() {
+        let report = crate::report::test_support::sample_report();
+        let all = annotations(&report);
+        assert!(all.iter().any(|annotation| annotation.severity == Severity::Error), "a failing check is annotated");
+        for annotation in &all {
+            assert_eq!((&annotation.file, annotation.line), (&None, None), "{}", annotation.title);
+            assert!(!workflow::annotation(annotation).contains("file="));
+        }
+    }
 
     #[test]
     fn the_gate_output_says_insufficient_data_for_a_pass_that_cannot_see() {

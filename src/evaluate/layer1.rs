@@ -87,6 +87,7 @@ async fn layer1(
     }
     section.layer1_notes.extend(layer1.notes.iter().cloned());
     section.layer1_notes.extend(layer1.models_note.clone());
+    section.layer1_notes.extend(crate::report::evals::soft_as_strict_as_hard_note(&section.evals));
     if std::env::var_os(PANIC_FOR_TESTS_VAR).is_some_and(|value| value == PANIC_IN_LAYER1) {
         panic!("{PANIC_FOR_TESTS_VAR} is set to {PANIC_IN_LAYER1}");
     }

@@ -468,6 +468,30 @@ fn one_line(text: &str) -> String {
     text.split(['\r', '\n']).map(str::trim).filter(|part| !part.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
+/// Layer 1's note when a soft case needs every one of fewer than five trials (its threshold
+/// equals its runs: 4 of 5 scaled to 3 runs is 3 of 3), so it is as strict as a hard case;
+/// `None` otherwise. One note for the run, naming each such run count.
+pub(crate) fn soft_as_strict_as_hard_note(evals: &[EvalResult]) -> Option<String> {
+    let mut counts: Vec<usize> = evals
+        .iter()
+        .filter(|eval| eval.kind == "soft" && eval.threshold == eval.runs && eval.runs < 5)
+        .map(|eval| eval.runs)
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    if counts.is_empty() {
+        return None;
+    }
+    let needs: Vec<String> = counts
+        .iter()
+        .map(|runs| format!("with {runs} run{} a soft case needs {runs}/{runs}", if *runs == 1 { "" } else { "s" }))
+        .collect();
+    Some(format!(
+        "{}, the same as a hard case (a soft threshold is 4 of 5 scaled to the run count, rounded up): use 5 runs (`runs: 5` or `--runs 5`) for 4/5",
+        needs.join("; ")
+    ))
+}
+
 /// One case × model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalResult {
@@ -1049,6 +1073,26 @@ pub fn wilson_95(k: usize, n: usize) -> [f64; 2] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `runs: 3` scales a soft case's 4-of-5 to 3 of 3: the summary says once that it is as
+    /// strict as a hard case, and nothing at 4 of 5 or for a hard case.
+    #[test]
+    fn a_soft_case_needing_every_one_of_three_runs_gets_one_note() {
+        let mut evals = crate::report::test_support::sample_evals_report().evals.expect("evals").evals;
+        assert_eq!(soft_as_strict_as_hard_note(&evals), None, "the sample runs 5 trials");
+        for eval in &mut evals {
+            eval.runs = 3;
+            eval.threshold = 3;
+        }
+        assert!(evals.iter().filter(|eval| eval.kind == "soft").count() > 1);
+        let note = soft_as_strict_as_hard_note(&evals).expect("a note");
+        assert_eq!(
+            note,
+            "with 3 runs a soft case needs 3/3, the same as a hard case (a soft threshold is 4 of 5 scaled to the run count, rounded up): use 5 runs (`runs: 5` or `--runs 5`) for 4/5"
+        );
+        evals.retain(|eval| eval.kind == "hard");
+        assert_eq!(soft_as_strict_as_hard_note(&evals), None, "hard cases need every run anyway");
+    }
 
     #[test]
     fn wilson_interval_matches_values_computed_by_hand() {

@@ -751,7 +751,7 @@ fn write_model_metrics(out: &mut String, evals: &EvalsSection) {
     if !evals.eval_metrics.is_empty() {
         let tokens = evals.eval_metrics.iter().any(|m| m.input_tokens.is_some() || m.output_tokens.is_some());
         out.push_str("\n| Model | Pass rate | Tool selection | Over-triggering | Arguments | Sequence |");
-        out.push_str(if tokens { " Tokens (in / out) |\n" } else { "\n" });
+        out.push_str(if tokens { " Tokens (in incl. cached / out) |\n" } else { "\n" });
         out.push_str("| --- | --- | --- | --- | --- | --- |");
         out.push_str(if tokens { " --- |\n" } else { "\n" });
         for metrics in &evals.eval_metrics {
@@ -1149,6 +1149,15 @@ mod tests {
     use super::*;
     use crate::report::model::{Evidence, Level};
     use crate::report::test_support::{check, sample_report, unreachable_report};
+
+    /// Layer 1's token count is everything read, prompt-cache reads included; layer 3's line
+    /// counts the cache reads apart. The headers say so, so 7516 beside 4377 / 3139 adds up.
+    #[test]
+    fn layer_1_token_column_says_its_input_includes_cached_tokens() {
+        let md = render(&crate::report::test_support::sample_evals_report());
+        assert!(md.contains("| Tokens (in incl. cached / out) |"), "{md}");
+        assert!(!md.contains("Tokens (in / out)"), "{md}");
+    }
 
     #[test]
     fn not_compared_pairs_say_each_model_once_and_no_baseline_is_said_in_words() {

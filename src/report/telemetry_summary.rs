@@ -144,7 +144,7 @@ pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
     let total = &section.total;
     let _ = writeln!(
         out,
-        "{} model call(s): tokens in / cached / out {}; cost {}{}. Latency is nearest-rank p50 and p95; tokens and cost of a turn go to the tool calls it made, split equally.",
+        "{} model call(s): tokens in (not cached) / cached / out {}; cost {}{}. Latency is nearest-rank p50 and p95; tokens and cost of a turn go to the tool calls it made, split equally.",
         total.model_calls,
         spend_tokens(total),
         cost(total),
@@ -304,6 +304,24 @@ mod tests {
         assert_eq!(usd(Some(1.5)), "$1.5000");
         let spend = Spend { model_calls: 2, unpriced_calls: 2, ..Spend::default() };
         assert_eq!(cost(&spend), "— (2 unpriced)");
+    }
+
+    /// Layer 3's `in` leaves out the cache reads it shows beside it (layer 1's includes them):
+    /// the line says so.
+    #[test]
+    fn layer_3_token_line_says_its_input_leaves_out_cached_tokens() {
+        let section = TelemetrySection {
+            total: Spend {
+                model_calls: 2,
+                input_tokens: Some(4_377.0),
+                cache_read_tokens: Some(3_139.0),
+                output_tokens: Some(587.0),
+                ..Spend::default()
+            },
+            ..TelemetrySection::default()
+        };
+        let text = telemetry_section(&section);
+        assert!(text.contains("tokens in (not cached) / cached / out 4377 / 3139 / 587"), "{text}");
     }
 
     #[test]

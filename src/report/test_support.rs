@@ -51,7 +51,7 @@ pub(crate) fn waived_report() -> RunReport {
 
 /// A completed run with one check of every status, in the order pass, fail, warn,
 /// not_applicable, error.
-pub(super) fn sample_report() -> RunReport {
+pub(crate) fn sample_report() -> RunReport {
     let mut fail = check(
         "D-1",
         "server/discover answers",

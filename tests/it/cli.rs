@@ -401,6 +401,12 @@ fn the_demo_lowers_runs_beyond_its_recordings_with_a_notice_instead_of_missing_r
     let fewer = run_with_env(&["--demo", "--runs", "2"], &[]);
     assert!(!fewer.report()["layer1_notes"].to_string().contains("lowered"));
     assert!(fewer.report()["evals"].as_array().expect("layer 1").iter().all(|eval| eval["runs"] == 2));
+    // 4 of 5 scaled to 2 runs is 2 of 2: the summary says once that a soft case is then as
+    // strict as a hard one.
+    let summary = fewer.file("summary.md");
+    let note = "with 2 runs a soft case needs 2/2, the same as a hard case";
+    assert_eq!(summary.matches(note).count(), 1, "{summary}");
+    assert!(!run.file("summary.md").contains("the same as a hard case"), "5 runs: 4 of 5");
 }
 
 #[test]

@@ -532,7 +532,7 @@ async fn param_headers(ctx: &Context) -> Vec<Finding> {
 }
 
 /// The fix for H-21 on the SDKs known to serve a foreign Origin by default (said, not assumed).
-pub(crate) const H21_SDK_HINT: &str = "If your server is built on the TypeScript SDK v2 (`createMcpHandler`), it checks no Origin by default: put the SDK's DNS-rebinding protection in front of it (`createMcpExpressApp()`, or the `hostHeaderValidation(…)` / `localhostHostValidation()` middleware of its Express, Hono or Fastify package; on a bare `node:http` server, `localhostOriginValidation()` of `@modelcontextprotocol/node` — Host validation alone does not check `Origin`) and answer a foreign `Origin` with 403; on the TypeScript SDK 1.x (`@modelcontextprotocol/sdk`), the check is off unless the transport is built with it: `new StreamableHTTPServerTransport({ …, enableDnsRebindingProtection: true, allowedHosts: [\"127.0.0.1:8000\", …], allowedOrigins: [\"http://localhost:8000\", …] })` (exact values, port included; or `createMcpExpressApp()` of `@modelcontextprotocol/sdk/server/express.js`); on the Python SDK, `TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_origins=[…])`";
+pub(crate) const H21_SDK_HINT: &str = "If your server is built on the TypeScript SDK v2 (`createMcpHandler`), it checks no Origin by default: put an Origin check in front of it that answers a foreign `Origin` with 403 (`createMcpExpressApp()` of `@modelcontextprotocol/express`, which checks `Host` and `Origin` on a localhost host or with `allowedOrigins`; or the `localhostOriginValidation()` / `originValidation(…)` middleware of `@modelcontextprotocol/express` or `@modelcontextprotocol/node`; `hostHeaderValidation(…)` / `localhostHostValidation()` check `Host` only, not `Origin`); on the TypeScript SDK 1.x (`@modelcontextprotocol/sdk`), the check is off unless the transport is built with it: `new StreamableHTTPServerTransport({ …, enableDnsRebindingProtection: true, allowedHosts: [\"127.0.0.1:8000\", …], allowedOrigins: [\"http://localhost:8000\", …] })` (exact values, port included; 1.x's `createMcpExpressApp()` of `@modelcontextprotocol/sdk/server/express.js` checks `Host` only, so it does not fix this); on the Python SDK, `TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_origins=[…])`";
 
 async fn endpoint(ctx: &Context) -> Vec<Finding> {
     let blocks: Vec<Probe<'_>> = vec![
@@ -801,5 +801,24 @@ mod tests {
         ] {
             assert!(H21_SDK_HINT.contains(part), "{part}");
         }
+    }
+
+    /// SDK 1.32.2's `createMcpExpressApp()` applies `hostHeaderValidation` /
+    /// `localhostHostValidation` only: it checks `Host`, never `Origin`, so the hint must not offer
+    /// it as H-21's fix; v2's (`@modelcontextprotocol/express`) checks both.
+    #[test]
+    fn the_h21_hint_says_the_sdk_1_express_app_checks_host_only() {
+        assert!(
+            H21_SDK_HINT.contains(
+                "1.x's `createMcpExpressApp()` of `@modelcontextprotocol/sdk/server/express.js` checks `Host` only, so it does not fix this"
+            ),
+            "{H21_SDK_HINT}"
+        );
+        assert!(
+            H21_SDK_HINT.contains(
+                "`createMcpExpressApp()` of `@modelcontextprotocol/express`, which checks `Host` and `Origin`"
+            )
+        );
+        assert!(!H21_SDK_HINT.contains("or `createMcpExpressApp()` of `@modelcontextprotocol/sdk/server/express.js`)"));
     }
 }

@@ -453,7 +453,7 @@ pub(crate) fn framing_of(client: &Client, era: Era) -> Vec<Finding> {
 /// it, so that the two rows never contradict each other; `problems` are the schema problems.
 fn initialize_m10(problems: &str, error: Option<&Value>) -> String {
     format!(
-        "the error that answered `initialize` is not a valid JSON-RPC error: {problems}. It was sent by the X-5 probe (a 2026-07-28 server answers the removed `initialize` with -32601, or, as a dual-era server refusing the handshake on a modern connection, with -32022 and its versions), which runs on stdio only, to a second server process; {}",
+        "the error that answered `initialize` is not a valid JSON-RPC error: {problems}. It was sent by the X-5 probe, on stdio only, to a second server process after its `server/discover`: `initialize` as a 2026-07-28 request, whose `params` hold only `_meta` (protocol version 2026-07-28, client info, capabilities) and no `params.protocolVersion`; a 2025-11-25 `initialize` with `params.protocolVersion` is a handshake such servers answer correctly, and it is not what was sent. A 2026-07-28 server answers the removed `initialize` with -32601, or, as a dual-era server refusing the handshake on a modern connection, with -32022 and its versions; {}",
         initialize_fix(error)
     )
 }
@@ -461,7 +461,7 @@ fn initialize_m10(problems: &str, error: Option<&Value>) -> String {
 fn initialize_fix(error: Option<&Value>) -> &'static str {
     match error.and_then(|error| error.get("code")).and_then(Value::as_i64) {
         Some(-32022) => {
-            "the server answered -32022 (unsupported protocol version): that error must carry `data.supported` (a list of the versions it speaks) and `data.requested` (the version the request asked for, a string)"
+            "the server answered -32022 (unsupported protocol version), which the schema requires to carry `data.supported` (a list of the versions it speaks) and `data.requested` (the version the request asked for, a string: here the `_meta` one). Either fix passes: answer -32601 (method not found) to an `initialize` sent as a 2026-07-28 request, or keep -32022 and include `data.requested` beside `data.supported`"
         }
         _ => "fix the server's error for unknown methods: an integer `code`, a string `message`, optional `data`",
     }
@@ -489,6 +489,25 @@ mod tests {
         // X-5 keeps a -32022 that names the versions: M-10 must not say -32601 is the only answer.
         assert!(!text.contains("must answer the removed `initialize` with -32601"), "{text}");
         assert!(text.contains("-32022 and its versions"), "{text}");
+    }
+
+    /// The Python SDK 2.3.0 answers a 2025-11-25 `initialize` correctly: M-10's text says what
+    /// X-5 sent instead (a 2026-07-28 request, `_meta` only, no `params.protocolVersion`) and
+    /// both ways out (-32601, or -32022 with `data.requested`).
+    #[test]
+    fn m10_on_x5_initialize_says_what_was_sent_and_both_fixes() {
+        let error =
+            json!({"code": -32022, "message": "Unsupported protocol version", "data": {"supported": ["2025-11-25"]}});
+        let text = initialize_m10("`error.data.requested`: missing", Some(&error));
+        for part in [
+            "`params` hold only `_meta`",
+            "no `params.protocolVersion`",
+            "a 2025-11-25 `initialize` with `params.protocolVersion` is a handshake such servers answer correctly",
+            "answer -32601 (method not found) to an `initialize` sent as a 2026-07-28 request",
+            "or keep -32022 and include `data.requested`",
+        ] {
+            assert!(text.contains(part), "{part}: {text}");
+        }
     }
 
     #[test]
