@@ -1,6 +1,7 @@
 //! Small text helpers for messages shared by several modules: clipping a text to a number of
-//! characters at a word boundary ([`clip`]) or at any character ([`clip_chars`]), naming a JSON
-//! value's type, and showing a path as the user gave it.
+//! characters at a word boundary ([`clip`]), a clause boundary ([`clip_clauses`]) or at any
+//! character ([`clip_chars`]), naming a JSON value's type, and showing a path as the user gave
+//! it.
 
 use serde_json::Value;
 
@@ -35,6 +36,27 @@ pub(crate) fn clip(text: &str, max: usize) -> String {
     match open_code_span(head) {
         Some(_) => format!("{head}…`"),
         None => format!("{head}…"),
+    }
+}
+
+/// `text` cut to at most `max` characters like [`clip`], but at a clause boundary (`; `) when
+/// one leaves at least a third of `max`: the clauses after it are dropped whole (`; …`), so a
+/// reason that puts its why first and its context after keeps the why and never ends on a
+/// context clause cut midway ("the model made…"). Without such a boundary, [`clip`].
+pub(crate) fn clip_clauses(text: &str, max: usize) -> String {
+    if text.chars().nth(max).is_none() {
+        return text.to_owned();
+    }
+    let boundary = text
+        .match_indices("; ")
+        .map(|(index, _)| index)
+        .take_while(|&index| text[..index].chars().count() + 3 <= max)
+        .filter(|&index| open_code_span(&text[..index]).is_none())
+        .last()
+        .filter(|&index| text[..index].chars().count() >= max / 3);
+    match boundary {
+        Some(index) => format!("{}; …", &text[..index]),
+        None => clip(text, max),
     }
 }
 
@@ -114,6 +136,15 @@ pub(crate) fn saphyr_message(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clip_clauses_drops_whole_clauses_and_falls_back_to_a_word_cut() {
+        assert_eq!(clip_clauses("short; text", 20), "short; text");
+        assert_eq!(clip_clauses("the why is here; context one; context two", 32), "the why is here; context one; …");
+        assert_eq!(clip_clauses("why; then a long context clause", 20), "why; then a long…");
+        // A `; ` inside a code span is not a boundary.
+        assert_eq!(clip_clauses("see `a; b; c` and more text here", 20), "see `a; b; c` and…");
+    }
 
     #[test]
     fn a_path_below_the_workspace_is_shown_relative_and_any_other_as_given() {

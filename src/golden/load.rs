@@ -576,23 +576,23 @@ impl Reader {
         rubrics
     }
 
+    /// One rubric; a bad `criteria` or `file` does not stop the check of `min_should` (only its
+    /// comparison with the should-criteria, which are unknown then).
     fn rubric(&mut self, node: &Node, field: &str) -> Option<Value> {
         let fields =
             self.fields(node, field, RUBRIC_KEYS, "a rubric holds `criteria:` (or `file:`) and `min_should:`")?;
         let before = self.problems.len();
         let mut resolved = Map::new();
-        let should: usize;
-        match (fields.get("criteria"), fields.get("file")) {
-            (Some((_, criteria)), None) => {
-                let list = self.criteria(criteria, &format!("{field}.criteria"))?;
-                should = list.iter().filter(|criterion| criterion["must"] == false).count();
+        let should = match (fields.get("criteria"), fields.get("file")) {
+            (Some((_, criteria)), None) => self.criteria(criteria, &format!("{field}.criteria")).map(|list| {
+                let should = list.iter().filter(|criterion| criterion["must"] == false).count();
                 resolved.insert("criteria".into(), Value::Array(list));
-            }
-            (None, Some((_, file))) => {
-                let (text, count) = self.rubric_file(file, &format!("{field}.file"))?;
-                should = count;
+                should
+            }),
+            (None, Some((_, file))) => self.rubric_file(file, &format!("{field}.file")).map(|(text, count)| {
                 resolved.insert("file_text".into(), Value::String(text));
-            }
+                count
+            }),
             (Some(_), Some((key, _))) => {
                 self.report(
                     key,
@@ -600,7 +600,7 @@ impl Reader {
                     "a rubric has `criteria` or `file`, not both",
                     "keep the criteria inline, or in the Markdown file",
                 );
-                return None;
+                None
             }
             (None, None) => {
                 self.report(
@@ -609,13 +609,15 @@ impl Reader {
                     "missing",
                     "write the criteria inline (`criteria:`), or name a Markdown file with `file:`",
                 );
-                return None;
+                None
             }
-        }
+        };
         let min_should = match fields.get("min_should") {
             Some((_, node)) => {
-                let value = self.integer(node, &format!("{field}.min_should"), 0, 1000)?;
-                if usize::try_from(value).unwrap_or(usize::MAX) > should {
+                let value = self.integer(node, &format!("{field}.min_should"), 0, 1000);
+                if let (Some(value), Some(should)) = (value, should)
+                    && usize::try_from(value).unwrap_or(usize::MAX) > should
+                {
                     self.report(
                         node,
                         &format!("{field}.min_should"),
@@ -625,9 +627,10 @@ impl Reader {
                 }
                 value
             }
-            None => 0,
+            None => Some(0),
         };
-        resolved.insert("min_should".into(), json!(min_should));
+        resolved.insert("min_should".into(), json!(min_should?));
+        should?;
         (self.problems.len() == before).then_some(Value::Object(resolved))
     }
 
@@ -1025,15 +1028,20 @@ impl Reader {
             tools.push(ToolRef { name: name.clone(), line: node.line, column: node.column, field: at("expect_tool") });
             Some(name)
         });
-        if let Some(name) = &expect_tool {
-            resolved.insert("expect_tool".into(), json!(name));
+        // A bad `expect_tool` is reported once: its position and arguments are still checked,
+        // not reported as lacking an `expect_tool`.
+        let has_expect_tool = fields.contains_key("expect_tool");
+        if has_expect_tool {
             let position = match fields.get("expect_tool_position") {
                 Some((_, node)) => {
                     self.choice(node, &at("expect_tool_position"), &["first", "any"]).unwrap_or_else(|| "first".into())
                 }
                 None => "first".into(),
             };
-            resolved.insert("expect_tool_position".into(), json!(position));
+            if let Some(name) = &expect_tool {
+                resolved.insert("expect_tool".into(), json!(name));
+                resolved.insert("expect_tool_position".into(), json!(position));
+            }
         } else if let Some((key, _)) = fields.get("expect_tool_position") {
             self.report(
                 key,
@@ -1043,7 +1051,7 @@ impl Reader {
             );
         }
         if let Some((key, node)) = fields.get("expect_args") {
-            if expect_tool.is_none() {
+            if !has_expect_tool {
                 self.report(
                     key,
                     &at("expect_args"),
@@ -1526,11 +1534,14 @@ impl Reader {
         }
     }
 
+    /// `expect_sequence:`; a bad value in one of its fields (`order`, a step's `tool`) does not
+    /// stop the checks of the others (every step, its tool name and its arguments), so the file's
+    /// problems are all found in one pass.
     fn sequence(&mut self, node: &Node, field: &str, arg_match: &str, tools: &mut Vec<ToolRef>) -> Option<Value> {
         let fields = self.fields(node, field, SEQUENCE_KEYS, "`expect_sequence:` holds `order:` and `steps:`")?;
         let order = match fields.get("order") {
-            Some((_, node)) => self.choice(node, &format!("{field}.order"), &["strict", "subsequence", "unordered"])?,
-            None => "strict".into(),
+            Some((_, node)) => self.choice(node, &format!("{field}.order"), &["strict", "subsequence", "unordered"]),
+            None => Some("strict".into()),
         };
         let Some((_, steps)) = fields.get("steps") else {
             self.report(
@@ -1560,26 +1571,31 @@ impl Reader {
             else {
                 continue;
             };
-            let Some((_, tool)) = step.get("tool") else {
-                self.report(item, &format!("{here}.tool"), "missing", "name the tool of this step");
-                continue;
+            let name = match step.get("tool") {
+                Some((_, tool)) => self.string(tool, &format!("{here}.tool")).inspect(|name| {
+                    tools.push(ToolRef {
+                        name: name.clone(),
+                        line: tool.line,
+                        column: tool.column,
+                        field: format!("{here}.tool"),
+                    });
+                }),
+                None => {
+                    self.report(item, &format!("{here}.tool"), "missing", "name the tool of this step");
+                    None
+                }
             };
-            let Some(name) = self.string(tool, &format!("{here}.tool")) else { continue };
-            tools.push(ToolRef {
-                name: name.clone(),
-                line: tool.line,
-                column: tool.column,
-                field: format!("{here}.tool"),
-            });
+            let args = step.get("args").map(|(_, args)| self.args(args, &format!("{here}.args"), arg_match));
+            let Some(name) = name else { continue };
             let mut resolved = json!({"tool": name});
-            if let Some((_, args)) = step.get("args")
-                && let Some(args) = self.args(args, &format!("{here}.args"), arg_match)
-            {
+            if let Some(Some(args)) = args {
                 resolved["args"] = args;
             }
             out.push(resolved);
         }
-        Some(json!({"order": order, "steps": out}))
+        // A bad `order` is reported; the steps read stay known to the case's other checks (an
+        // adversarial payload's `call:` of an expected tool), and the case is refused anyway.
+        Some(json!({"order": order.unwrap_or_else(|| "strict".into()), "steps": out}))
     }
 
     fn input_responses(&mut self, node: &Node, field: &str) -> Option<Value> {

@@ -628,3 +628,61 @@ fn the_tool_names_of_a_set_with_problems_are_kept_for_the_same_pass() {
     assert_eq!(unknown[0].message, "case `a`: the server has no tool `get_tme`");
     assert_eq!(unknown[0].hint_text(), "did you mean `get_time`? (the nearest tool the server lists)");
 }
+
+#[test]
+fn a_bad_order_does_not_hide_the_unknown_tool_and_the_bad_regex_of_its_sequence() {
+    let text = "version: 1\ncases:\n  - id: seq\n    prompt: x\n    expect_sequence:\n      order: strickt\n      steps:\n        - tool: add_todoo\n          args: {text: {match: regex, pattern: '(['}}\n";
+    let (problems, named) = match super::load::parse_naming(Path::new("g.yaml"), text) {
+        Ok(set) => panic!("expected problems, got {set:#?}"),
+        Err(failed) => failed,
+    };
+    assert_eq!(
+        places(&problems),
+        [
+            ("cases[0].expect_sequence.order".to_owned(), 6, 14),
+            ("cases[0].expect_sequence.steps[0].args.text.pattern".to_owned(), 9, 48),
+        ]
+    );
+    assert!(problems[1].message.starts_with("invalid regular expression"), "{problems:#?}");
+    let unknown = super::unknown_names(Path::new("g.yaml"), &named, &["add_todo"]);
+    assert_eq!(places(&unknown), [("cases[0].expect_sequence.steps[0].tool".to_owned(), 8, 17)]);
+}
+
+#[test]
+fn a_step_without_a_usable_tool_still_has_its_arguments_checked() {
+    for tool in ["", "          tool: 3\n"] {
+        let text = format!(
+            "version: 1\ncases:\n  - id: seq\n    prompt: x\n    expect_sequence:\n      steps:\n        - args: {{text: {{match: regex, pattern: '(['}}}}\n{tool}"
+        );
+        let found = places(&problems(&text));
+        assert!(
+            found.contains(&("cases[0].expect_sequence.steps[0].args.text.pattern".to_owned(), 7, 48)),
+            "{found:#?}"
+        );
+        assert_eq!(found.len(), 2, "{found:#?}");
+    }
+}
+
+#[test]
+fn a_rubric_with_bad_criteria_still_has_its_min_should_checked() {
+    let text = "version: 1\nrubrics:\n  r:\n    criteria: nope\n    min_should: -1\ncases:\n  - id: s\n    prompt: p\n    rubric: r\n";
+    assert_eq!(
+        places(&problems(text)),
+        [("rubrics.r.criteria".to_owned(), 4, 15), ("rubrics.r.min_should".to_owned(), 5, 17)]
+    );
+}
+
+#[test]
+fn a_bad_expect_tool_is_one_problem_and_its_position_is_still_checked() {
+    let text = case(
+        "    expect_tool: 3\n    expect_tool_position: frist\n    expect_args: {text: {match: regex, pattern: '(['}}\n",
+    );
+    assert_eq!(
+        places(&problems(&text)),
+        [
+            ("cases[0].expect_tool".to_owned(), 5, 18),
+            ("cases[0].expect_tool_position".to_owned(), 6, 27),
+            ("cases[0].expect_args.text.pattern".to_owned(), 7, 49),
+        ]
+    );
+}

@@ -947,7 +947,7 @@ fn failing_trial_lines(eval: &EvalResult) -> Vec<String> {
                 "- **{}** · {} · {what} · {trial}: {}\n",
                 escape(&clip(&eval.case, 80)),
                 code_span(&clip(&eval.model, 100)),
-                message(&clip(reason, CELL_CHARS)),
+                message(&crate::text::clip_clauses(reason, CELL_CHARS)),
             )
         })
         .collect();
@@ -1758,6 +1758,28 @@ mod tests {
             .map(|eval| failing_trial_lines(eval).len())
             .sum();
         assert!(md.contains(&format!("- …and {} more lines: see `report.json`", total - MAX_FAILING_TRIALS)), "{md}");
+    }
+
+    #[test]
+    fn a_long_failing_trial_reason_keeps_its_why_and_drops_whole_context_clauses() {
+        let mut report = crate::report::test_support::sample_evals_report();
+        let evals = report.evals.as_mut().expect("evals");
+        let reason = "sequence: step 2 `complete_todo` matched no call after step 1: its call has argument `todo_id`: \
+                      missing (expected to match /^[0-9]+$/); expected `add_todo` → `complete_todo` (strict), the model \
+                      made `add_todo`, `complete_todo`";
+        let eval = &mut evals.evals[1];
+        for run in &mut eval.traces {
+            run.reason = Some(reason.to_owned());
+        }
+        let line = failing_trial_lines(eval).remove(0);
+        assert!(
+            line.ends_with(
+                ": sequence: step 2 `complete_todo` matched no call after step 1: its call has argument `todo_id`: \
+                 missing (expected to match /^\\[0-9\\]+\\$/); …\n"
+            ),
+            "{line}"
+        );
+        assert!(!line.contains("the model made…"), "{line}");
     }
 
     #[test]

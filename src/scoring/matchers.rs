@@ -189,10 +189,18 @@ fn evaluate(mode: &str, matcher: &Matcher, actual: Option<&Value>, today: NaiveD
         }
         _ => {}
     }
-    let Some(actual) = actual else {
-        return Conclusion::Fail("missing: the call does not have this argument".into());
-    };
     let value = matcher.value.as_ref().unwrap_or(&Value::Null);
+    let Some(actual) = actual else {
+        // What was expected, so the reason says what the call should have had.
+        let expected = match (mode, matcher.pattern.as_deref().or(value.as_str())) {
+            ("regex", Some(pattern)) => format!(" (expected to match /{pattern}/)"),
+            _ => match matcher.value.as_ref().or(matcher.values.as_ref()).or(matcher.one_of.as_ref()) {
+                Some(expected) => format!(" (expected {})", short(expected)),
+                None => String::new(),
+            },
+        };
+        return Conclusion::Fail(format!("missing{expected}"));
+    };
     // A bare value under `defaults.arg_match: regex | one_of | set` is the pattern or the list.
     let values = matcher.values.as_ref().unwrap_or(value);
     let result = match mode {

@@ -673,16 +673,20 @@ fn sequence_criterion(
             calls.len()
         )
     } else {
-        let step = &steps[best.min(steps.len().saturating_sub(1))];
+        let failed = best.min(steps.len().saturating_sub(1));
+        let step = &steps[failed];
         let tool = &step.tool;
-        let with_args = if step.args.is_some() { " with the expected arguments" } else { "" };
         let place = match order {
             "unordered" => String::new(),
             _ if best == 0 => String::new(),
             _ => format!(" after step {best}"),
         };
+        // Why first, then the context: a summary that shortens the reason keeps the why.
+        let check =
+            |args: &Args, call: &Call| matchers::check_args(args, &call.arguments, forbid_extra, today, semantic);
+        let why = step_miss(step, calls, &fits[failed], check, order, best);
         format!(
-            "step {} (`{tool}`{with_args}) matched no call{place}: expected {} ({order}), the model made {made}",
+            "step {} `{tool}` matched no call{place}: {why}; expected {} ({order}), the model made {made}",
             best + 1,
             wanted.join(if order == "unordered" { ", " } else { " → " }),
         )
@@ -690,6 +694,46 @@ fn sequence_criterion(
     match ungraded {
         Some(error) => Criterion::new(kind, Verdict::Error, format!("{error} (the sequence did not match without it)")),
         None => Criterion::new(kind, Verdict::Fail, reason),
+    }
+}
+
+/// Why a sequence step matched no call: the model made no call of its tool; the arguments of
+/// the first call of it that did not fit (each failing argument check); or its fitting call
+/// came out of order (not after the previous step's, or taken by another step).
+/// (`check` checks a step's arguments against a call's.)
+fn step_miss(
+    step: &Step,
+    calls: &[Call],
+    fits: &[bool],
+    check: impl Fn(&Args, &Call) -> Vec<matchers::ArgCheck>,
+    order: &str,
+    best: usize,
+) -> String {
+    let same_tool: Vec<usize> = (0..calls.len()).filter(|&index| calls[index].name == step.tool).collect();
+    if same_tool.is_empty() {
+        return "the model made no call of it".to_owned();
+    }
+    let unfit = same_tool.iter().find(|&&index| !fits[index]);
+    if let (Some(&index), Some(args)) = (unfit, &step.args)
+        && !same_tool.iter().any(|&index| fits[index])
+    {
+        let checks = check(args, &calls[index]);
+        let failed: Vec<String> = checks
+            .iter()
+            .filter(|check| check.verdict == Verdict::Fail)
+            .map(
+                |check| if check.name.is_empty() { check.reason.clone() } else { format!("argument {}", check.reason) },
+            )
+            .collect();
+        let whose = if same_tool.len() == 1 { "its call has".to_owned() } else { format!("call {} has", index + 1) };
+        if !failed.is_empty() {
+            return format!("{whose} {}", failed.join(", "));
+        }
+    }
+    match order {
+        "unordered" => "its call is matched by another step".to_owned(),
+        _ if best == 0 => "its call is matched by another step".to_owned(),
+        _ => format!("its fitting call is not after step {best}'s"),
     }
 }
 

@@ -487,7 +487,32 @@ fn sequence_strict() {
     let score = run(&strict, &bad_args);
     let reason = &criterion(&score, CriterionKind::Sequence).reason;
     assert!(
-        reason.contains("step 2 (`forecast` with the expected arguments) matched no call after step 1"),
+        reason.starts_with(
+            "step 2 `forecast` matched no call after step 1: its call has argument `lat`: expected 38.58 ± 0.05, got 40"
+        ),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_failed_sequence_step_says_which_argument_kept_its_call_from_matching() {
+    let case = case(json!({"expect_sequence": {"order": "strict", "steps": [
+        {"tool": "add_todo", "args": {"text": {"match": "auto", "value": "water plants"}}},
+        {"tool": "complete_todo", "args": {"todo_id": {"match": "regex", "pattern": "^[0-9]+$"}}},
+    ]}}));
+    let made = answered(vec![call("add_todo", json!({"text": "water plants"})), call("complete_todo", json!({}))]);
+    let score = run(&case, &made);
+    let reason = &criterion(&score, CriterionKind::Sequence).reason;
+    assert_eq!(
+        reason,
+        "step 2 `complete_todo` matched no call after step 1: its call has argument `todo_id`: missing (expected to \
+         match /^[0-9]+$/); expected `add_todo` → `complete_todo` (strict), the model made `add_todo`, `complete_todo`"
+    );
+    let none = answered(vec![call("add_todo", json!({"text": "water plants"}))]);
+    let score = run(&case, &none);
+    let reason = &criterion(&score, CriterionKind::Sequence).reason;
+    assert!(
+        reason.starts_with("step 2 `complete_todo` matched no call after step 1: the model made no call of it;"),
         "{reason}"
     );
 }
@@ -510,7 +535,11 @@ fn sequence_subsequence_and_unordered() {
     let missing = ordered(vec![("geo", json!({})), ("geo", json!({}))]);
     let score = run(&unordered, &missing);
     assert_eq!(score.verdict, TrialVerdict::Fail);
-    assert!(criterion(&score, CriterionKind::Sequence).reason.contains("step 2 (`forecast`"));
+    assert!(
+        criterion(&score, CriterionKind::Sequence)
+            .reason
+            .starts_with("step 2 `forecast` matched no call: the model made no call of it;")
+    );
     // One call cannot serve two steps.
     let twice = case(json!({"expect_sequence": {"order": "unordered", "steps": [{"tool": "a"}, {"tool": "a"}]}}));
     assert_eq!(run(&twice, &answered(vec![call("a", json!({}))])).verdict, TrialVerdict::Fail);
@@ -668,7 +697,7 @@ fn sequences_stay_fast_on_many_alike_calls() {
         let score = run(&case, &answered(calls.clone()));
         assert_eq!(score.verdict, TrialVerdict::Fail, "{order}");
         let reason = &criterion(&score, CriterionKind::Sequence).reason;
-        assert!(reason.contains("step 11 (`b`)"), "{order}: {reason}");
+        assert!(reason.contains("step 11 `b` matched no call"), "{order}: {reason}");
     }
 }
 
@@ -690,7 +719,11 @@ fn subsequence_with_parallel_calls_between_turns() {
         answered(vec![Call::new("c", json!({}), 0), Call::new("a", json!({}), 1), Call::new("b", json!({}), 1)]);
     let score = run(&case, &trace);
     assert_eq!(score.verdict, TrialVerdict::Fail);
-    assert!(criterion(&score, CriterionKind::Sequence).reason.contains("step 3 (`c`) matched no call after step 2"));
+    let reason = &criterion(&score, CriterionKind::Sequence).reason;
+    assert!(
+        reason.starts_with("step 3 `c` matched no call after step 2: its fitting call is not after step 2's;"),
+        "{reason}"
+    );
 }
 
 const SCHEMA_ERROR: &str = "the arguments do not satisfy the tool's inputSchema: `/code`: \"1\" does not match \"^O\"";
