@@ -150,6 +150,16 @@ print(f"{statistics.median(samples):.0f} {start_ms:.0f}")
 PY
 }
 
+# Waits until the server has started no list for a while (3 lists' time, at least 2 s): lists a
+# run gave up on are still served after it ends (the SDK's server serialises one list at a time,
+# the others waiting), and are counted to that run, not the next.
+settle() { # LIST_MS
+  local pause seen
+  pause=$(awk -v ms="$1" 'BEGIN { s = ms * 3 / 1000; printf "%.1f", (s < 2 ? 2 : s) }')
+  seen=-1
+  while [ "$seen" != "$(lines "$LOG")" ]; do seen=$(lines "$LOG"); sleep "$pause"; done
+}
+
 rss_verdict() { # PEAK_RSS_KB
   awk -v k="$1" 'BEGIN { printf "peak RSS %.1f MB, target 100 MB (%.2fx of target, %s)", k / 1024, k / 1024 / 100, (k <= 102400 ? "met" : "NOT met") }'
 }
@@ -165,6 +175,7 @@ bench_transport() { # LABEL LIST_MS START_MS RUN-FLAGS…
   for run in $(seq "$RUNS"); do
     before=$(lines "$LOG")
     read -r ms cpu rss code < <(measure "$BIN" run "$@" --timeout-seconds "$TIMEOUT" --layers 0 --quiet --out "$WORK/l0-$label-$run")
+    settle "$list_ms"
     lists=$(( $(lines "$LOG") - before ))
     floor=$(( lists * list_ms + start_ms ))
     target=$(( 2 * floor + 1000 ))
@@ -176,27 +187,36 @@ bench_transport() { # LABEL LIST_MS START_MS RUN-FLAGS…
     before=$(lines "$LOG")
     read -r ms cpu rss code < <(measure "$BIN" run "$@" --timeout-seconds "$TIMEOUT" --layers 1 --golden-set "$WORK/set.yaml" --model bench:scripted \
       --config "$WORK/config.yaml" --events "$WORK/events-$label-$run.jsonl" --quiet --out "$WORK/l1-$label-$run")
+    settle "$list_ms"
     lists=$(( $(lines "$LOG") - before ))
-    planning=$(python3 - "$WORK/events-$label-$run.jsonl" <<'PY'
+    # The planning in ms, or -1 and why no trial started (the layer's notice).
+    read -r planning why < <(python3 - "$WORK/events-$label-$run.jsonl" <<'PY'
 import json, sys
 started = first = None
+why = "no events file"
 try:
     for line in open(sys.argv[1]):
         event = json.loads(line)
         if event["kind"] == "layer_started" and event.get("layer") == 1 and started is None:
-            started = event["elapsed_ms"]
+            started, why = event["elapsed_ms"], "no trial started"
         if event["kind"] == "trial_started" and first is None:
             first = event["elapsed_ms"]
+        if event["kind"] in ("notice", "failure", "input_error") and "layer 1" in event.get("text", ""):
+            why = event["text"]
 except OSError:
     pass
-print(first - started if started is not None and first is not None else -1)
+print(f"{first - started} -" if started is not None and first is not None else f"-1 {why}")
 PY
 )
     floor=$(( lists * list_ms ))
     target=$(( 2 * floor + 1000 ))
-    printf '  layer 1 run %d: planning measured %d ms, floor %d ms (%d tools/list x %d ms), target %d ms (%s); whole command %d ms (our CPU %d ms), %s; exit %d\n' \
-      "$run" "$planning" "$floor" "$lists" "$list_ms" "$target" "$(verdict "$planning" "$target")" "$ms" "$cpu" \
-      "$(rss_verdict "$rss")" "$code"
+    if [ "$planning" -ge 0 ]; then
+      printf '  layer 1 run %d: planning measured %d ms, floor %d ms (%d tools/list x %d ms), target %d ms (%s)' \
+        "$run" "$planning" "$floor" "$lists" "$list_ms" "$target" "$(verdict "$planning" "$target")"
+    else
+      printf '  layer 1 run %d: planning NOT measured (%s; %d tools/list)' "$run" "$why" "$lists"
+    fi
+    printf '; whole command %d ms (our CPU %d ms), %s; exit %d\n' "$ms" "$cpu" "$(rss_verdict "$rss")" "$code"
   done
 }
 
