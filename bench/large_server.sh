@@ -25,8 +25,9 @@
 #             planning, i.e. the time from `layer_started` (layer 1) to its first `trial_started`
 #             in the events file (the layer lists the tools, checks every name of the set, lowers
 #             the listed schemas for the model's family and offers each case its tools; argument
-#             checks compile later, on a tool's first call), beside its floor: the lists it asked
-#             for x one list; and the whole command's wall time.
+#             checks compile later, on a tool's first call), beside its floor: one list (the
+#             command's other lists, counted beside, come with the trials' tool calls: a run
+#             whose calls are never sent asks for one list); and the whole command's wall time.
 # Each run also prints our CPU time (user + system of the mcp-eval process alone, all its
 # threads) and peak RSS (its VmHWM) beside issue 40's 100 MB; both are read from /proc, not by
 # /usr/bin/time, which over stdio would add the servers mcp-eval starts and waits for.
@@ -183,6 +184,7 @@ bench_transport() { # LABEL LIST_MS START_MS RUN-FLAGS…
       "$run" "$ms" "$cpu" "$floor" "$lists" "$list_ms" "$([ "$start_ms" -gt 0 ] && printf ' + one start')" "$target" \
       "$(verdict "$ms" "$target")" "$(rss_verdict "$rss")" "$code"
   done
+  ${BEFORE_LAYER1:-}
   for run in $(seq "$RUNS"); do
     before=$(lines "$LOG")
     read -r ms cpu rss code < <(measure "$BIN" run "$@" --timeout-seconds "$TIMEOUT" --layers 1 --golden-set "$WORK/set.yaml" --model bench:scripted \
@@ -208,29 +210,37 @@ except OSError:
 print(f"{first - started} -" if started is not None and first is not None else f"-1 {why}")
 PY
 )
-    floor=$(( lists * list_ms ))
+    # The planning lists the tools once; the command's other lists come with the trials' calls.
+    floor=$list_ms
     target=$(( 2 * floor + 1000 ))
     if [ "$planning" -ge 0 ]; then
-      printf '  layer 1 run %d: planning measured %d ms, floor %d ms (%d tools/list x %d ms), target %d ms (%s)' \
-        "$run" "$planning" "$floor" "$lists" "$list_ms" "$target" "$(verdict "$planning" "$target")"
+      printf '  layer 1 run %d: planning measured %d ms, floor %d ms (1 tools/list), target %d ms (%s)' \
+        "$run" "$planning" "$floor" "$target" "$(verdict "$planning" "$target")"
     else
-      printf '  layer 1 run %d: planning NOT measured (%s; %d tools/list)' "$run" "$why" "$lists"
+      printf '  layer 1 run %d: planning NOT measured (%s)' "$run" "$why"
     fi
-    printf '; whole command %d ms (our CPU %d ms), %s; exit %d\n' "$ms" "$cpu" "$(rss_verdict "$rss")" "$code"
+    printf '; whole command %d ms (our CPU %d ms, %d tools/list), %s; exit %d\n' "$ms" "$cpu" "$lists" "$(rss_verdict "$rss")" "$code"
   done
 }
 
 printf 'mcp-eval %s, %s CPU(s), load %s\n' "$("$BIN" --version | awk '{print $2}')" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 
-# HTTP: one server for every run.
+# HTTP: one server on one port for layer 0's runs, a new one for layer 1's, so that no list
+# layer 0 gave up on can be counted to layer 1.
 LOG="$WORK/lists-http.log"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-"$PY" "$SERVER" --tools "$TOOLS" --log "$LOG" --http "$PORT" >"$WORK/server-http.log" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 240); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.25; done
+HTTP_PID=""
+start_http() {
+  if [ -n "$HTTP_PID" ]; then kill -TERM "$HTTP_PID" 2>/dev/null || true; wait "$HTTP_PID" 2>/dev/null || true; fi
+  "$PY" "$SERVER" --tools "$TOOLS" --log "$LOG" --http "$PORT" >>"$WORK/server-http.log" 2>&1 &
+  HTTP_PID=$!
+  PIDS+=("$HTTP_PID")
+  for _ in $(seq 240); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.25; done
+}
+start_http
 URL="http://127.0.0.1:$PORT/mcp"
 read -r LIST_MS _ < <(server_floor http "$URL")
-bench_transport http "$LIST_MS" 0 --server-url "$URL"
+BEFORE_LAYER1=start_http bench_transport http "$LIST_MS" 0 --server-url "$URL"
 
 # stdio: every run starts its own processes.
 LOG="$WORK/lists-stdio.log"
