@@ -387,6 +387,7 @@ fn join_evals(parts: &[Part]) -> Option<EvalsSection> {
         models: models.clone(),
         call_cap_reached: sections.iter().any(|section| section.call_cap_reached),
         input_refused: sections.iter().any(|section| section.input_refused),
+        tools_unlisted: sections.iter().any(|section| section.tools_unlisted),
         model_calls: sections.iter().map(|section| section.model_calls).sum(),
         replayed_model_calls: sections.iter().map(|section| section.replayed_model_calls).sum(),
         layer1_not_run: if sections.iter().all(|section| section.layer1_not_run.is_some()) {

@@ -313,9 +313,9 @@ pub(crate) fn verdict(
     };
     // Layer 1 stopped by the call cap or an unusable provider, or refused its input, or a run the
     // cost budget stopped, is incomplete: never a pass.
-    let incomplete = evals
-        .is_some_and(|evals| evals.call_cap_reached || evals.provider_failed() || evals.input_refused())
-        || resilience.is_some_and(|section| section.call_cap_reached || section.provider_failed)
+    let incomplete = evals.is_some_and(|evals| {
+        evals.call_cap_reached || evals.provider_failed() || evals.input_refused() || evals.tools_unlisted
+    }) || resilience.is_some_and(|section| section.call_cap_reached || section.provider_failed)
         || budget.is_some_and(|budget| budget.stopped.is_some());
     let internal = checks.iter().any(|check| check.id == INTERNAL_CHECK_ID);
     match outcome {
@@ -372,7 +372,8 @@ pub(crate) fn decide(report: &RunReport, input: VerdictInput) -> Decision {
     let met = Met {
         verdict_failed: result == RunResult::Fail,
         invalid_input: false,
-        unreachable: matches!(report.outcome, RunOutcome::Unreachable | RunOutcome::NeedsCredentials),
+        unreachable: matches!(report.outcome, RunOutcome::Unreachable | RunOutcome::NeedsCredentials)
+            || report.evals.as_ref().is_some_and(|evals| evals.tools_unlisted),
         environment: input.reports_failed || report.checks.iter().any(|check| check.id == INTERNAL_CHECK_ID),
         provider: report.evals.as_ref().is_some_and(EvalsSection::provider_failed)
             || report.resilience.as_ref().is_some_and(|section| section.provider_failed),

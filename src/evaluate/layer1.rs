@@ -49,7 +49,10 @@ async fn layer1(
     }
     let surface = match crate::conformance::list_tools_on(connected).await {
         Ok(surface) => surface,
-        Err(problem) => return not_run(format!("the server's tools could not be listed: {problem}")),
+        Err(problem) => {
+            let section = not_run(format!("the server's tools could not be listed: {problem}"))?;
+            return Ok(EvalsSection { tools_unlisted: true, ..section });
+        }
     };
     limits.measure(&surface, layer1).await;
     if let Some(reason) = limits.refuse(set, &surface, layer1, true) {

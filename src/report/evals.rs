@@ -37,6 +37,11 @@ pub struct EvalsSection {
     /// tools than a provider takes): no verdict (`error`), exit status 2. Absent when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub input_refused: bool,
+    /// Layer 1 could not list the server's tools (its `tools/list` failed or could not be
+    /// read): the server could not be evaluated, so no verdict (`error`), exit status 3.
+    /// Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tools_unlisted: bool,
     /// Things the reader should know: dropped sampling parameters, renamed tools, the call cap.
     pub layer1_notes: Vec<String>,
     /// The model-call cap stopped the run: the cases that did not run are `skipped`.

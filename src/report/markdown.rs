@@ -204,6 +204,7 @@ fn incomplete_reason(report: &RunReport) -> Option<&'static str> {
             "mcp-eval itself failed"
         }
         Some(evals) if evals.input_refused() => "layer 1 refused its input",
+        Some(evals) if evals.tools_unlisted => "layer 1 could not list the server's tools",
         _ if report.budget.as_ref().is_some_and(|budget| budget.stopped.is_some()) => "the cost budget stopped the run",
         Some(evals) if evals.call_cap_reached => "the model-call cap stopped layer 1",
         Some(evals) if evals.replay_missed() => "a replayed request had no recording (replay miss)",

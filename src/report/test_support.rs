@@ -392,6 +392,7 @@ pub(super) fn sample_evals() -> EvalsSection {
         }],
         layer1_not_run: None,
         input_refused: false,
+        tools_unlisted: false,
         layer1_notes: vec!["`openai:gpt-4.1-mini` refused `top_p`; it was dropped for every trial".to_owned()],
         call_cap_reached: true,
         model_calls: 60,

@@ -500,6 +500,25 @@ fn provider_keys_appear_in_no_output_report_or_cassette() {
 }
 
 #[test]
+fn a_server_whose_tools_layer_1_cannot_list_is_an_error_with_exit_3_never_a_pass() {
+    // Layer 1 alone, against a server whose answers after `server/discover` cannot be read:
+    // nothing was evaluated, and the run said "pass" with exit 0.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let set = write_set(dir.path(), ONE_CASE);
+    let server = DemoServer::start(&["chaos-later-not-json"]);
+    let run = on_a_demo_model(&server, &set, &[], &["--layers", "1"]);
+    assert_eq!(run.code(), 3, "{}\n{}", run.stderr(), run.file("summary.md"));
+    let report = run.report();
+    assert_eq!(report["verdict"], "error", "{}", report["verdict"]);
+    assert_eq!(report["tools_unlisted"], true);
+    let not_run = report["layer1_not_run"].as_str().unwrap_or_default();
+    assert!(not_run.contains("the server's tools could not be listed"), "{not_run}");
+    let summary = run.file("summary.md");
+    assert!(!summary.contains("✅ pass"), "{summary}");
+    assert!(summary.contains("layer 1 could not list the server's tools"), "{summary}");
+}
+
+#[test]
 fn a_model_without_a_key_is_not_run_and_the_run_passes() {
     let dir = tempfile::tempdir().expect("temp dir");
     let set = write_set(dir.path(), ONE_CASE);
