@@ -55,8 +55,18 @@ impl ToolSurface {
     pub(crate) fn canonical_text(&self) -> String {
         let mut tools: Vec<&ToolView> = self.tools.iter().collect();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
-        let values: Vec<Value> = tools.iter().map(|tool| tool.to_value()).collect();
-        canonical(&Value::Array(values))
+        // One tool at a time: the compact text of an array is its items' texts between brackets,
+        // joined by commas, so the surface is never held twice more as values (two copies of
+        // every schema of a server of thousands of tools, at the peak of layer 1's planning).
+        let mut text = String::from("[");
+        for (index, tool) in tools.iter().enumerate() {
+            if index > 0 {
+                text.push(',');
+            }
+            text.push_str(&canonical(&tool.to_value()));
+        }
+        text.push(']');
+        text
     }
 }
 
@@ -164,5 +174,19 @@ mod tests {
         let mut c = ToolSurface::default();
         c.add_page(&json!({"tools": [{"name": "a", "description": "changed", "inputSchema": {}}]}));
         assert_ne!(a.canonical_text(), c.canonical_text());
+    }
+
+    #[test]
+    fn the_canonical_text_is_the_text_of_the_sorted_array_of_tools_written_one_tool_at_a_time() {
+        let mut surface = ToolSurface::default();
+        surface.add_page(&json!({"tools": [
+            {"name": "b", "inputSchema": {"type": "object", "properties": {"z": {"type": "string"}, "a": {}}}},
+            {"name": "a", "description": "x", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
+        ]}));
+        let mut tools: Vec<&ToolView> = surface.tools.iter().collect();
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        let whole = canonical(&Value::Array(tools.iter().map(|tool| tool.to_value()).collect()));
+        assert_eq!(surface.canonical_text(), whole, "cache keys and baselines stay the same");
+        assert_eq!(ToolSurface::default().canonical_text(), "[]");
     }
 }
