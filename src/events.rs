@@ -131,6 +131,9 @@ pub(crate) enum RunEvent {
         /// The tools the reply called, in order (the MCP name, or the name the model used for a
         /// tool not offered); empty for an answer or no reply.
         tools: Vec<String>,
+        /// Answered from a cassette: no model was called, the usage is the recorded one and
+        /// `latency_ms` the lookup's.
+        replayed: bool,
     },
     /// A tool call of a trial is about to be sent to the server.
     ToolCallStarted {
@@ -431,13 +434,24 @@ impl RunEvent {
                 "trial_finished",
                 json!({"trial": trial.json(), "ending": ending, "turns": turns, "duration_ms": duration_ms}),
             ),
-            RunEvent::ModelCallFinished { trial, role, turn, outcome, attempts, latency_ms, model, usage, tools } => (
+            RunEvent::ModelCallFinished {
+                trial,
+                role,
+                turn,
+                outcome,
+                attempts,
+                latency_ms,
+                model,
+                usage,
+                tools,
+                replayed,
+            } => (
                 "model_call_finished",
                 json!({"trial": trial.json(), "role": role, "turn": turn, "outcome": outcome, "attempts": attempts,
                        "latency_ms": latency_ms, "model": model, "input_tokens": usage.input_tokens,
                        "output_tokens": usage.output_tokens, "cache_read_tokens": usage.cache_read_tokens,
                        "cache_write_tokens": usage.cache_write_tokens, "reasoning_tokens": usage.reasoning_tokens,
-                       "reported_cost_usd": usage.reported_cost_usd, "tools": tools}),
+                       "reported_cost_usd": usage.reported_cost_usd, "tools": tools, "replayed": replayed}),
             ),
             RunEvent::ToolCallStarted { trial, turn, tool } => {
                 ("tool_call_started", json!({"trial": trial.json(), "turn": turn, "tool": tool}))

@@ -70,6 +70,9 @@ pub(crate) struct ModelReply {
     /// Replayed from a cassette by the tolerant match over tool results (or a judge's trace)
     /// that differed from the recording.
     pub result_changed: bool,
+    /// Answered from a cassette (replay): no model was called, and `latency_ms` is the
+    /// lookup's, not a model's.
+    pub replayed: bool,
 }
 
 /// Why a model call gave no answer.
@@ -412,6 +415,7 @@ async fn ask_model(
                 model: context.trial.model.clone(),
                 usage: crate::report::telemetry::Usage::default(),
                 tools: Vec::new(),
+                replayed: false,
             });
             return Err(TrialEnding::Timeout);
         }
@@ -609,7 +613,13 @@ where
     ) -> BoxFuture<'a, Result<ModelReply, ModelFailure>> {
         let answer = (self.0)(&key, request);
         Box::pin(async move {
-            answer.map(|completion| ModelReply { completion, attempts: 1, latency_ms: 1, result_changed: false })
+            answer.map(|completion| ModelReply {
+                completion,
+                attempts: 1,
+                latency_ms: 1,
+                result_changed: false,
+                replayed: false,
+            })
         })
     }
 }

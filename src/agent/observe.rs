@@ -111,6 +111,7 @@ impl ModelCaller for ObservedModel<'_> {
                 tools: reply
                     .map(|reply| reply.completion.tool_calls.iter().map(|call| call.name.clone()).collect())
                     .unwrap_or_default(),
+                replayed: reply.is_some_and(|reply| reply.replayed),
             });
             answered
         })

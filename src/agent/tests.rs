@@ -241,7 +241,13 @@ impl<P: crate::providers::Provider> ModelCaller for Adapter<P> {
             self.0
                 .complete(request)
                 .await
-                .map(|completion| ModelReply { completion, attempts: 1, latency_ms: 1, result_changed: false })
+                .map(|completion| ModelReply {
+                    completion,
+                    attempts: 1,
+                    latency_ms: 1,
+                    result_changed: false,
+                    replayed: false,
+                })
                 .map_err(|error| ModelFailure::Provider { error, attempts: 1 })
         })
     }

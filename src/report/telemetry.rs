@@ -69,6 +69,11 @@ pub struct TelemetrySection {
     pub price_table: Option<PriceTableInfo>,
     /// Everything this run's model calls took, every role.
     pub total: Spend,
+    /// Of the answered model calls, those answered from cassettes (replay): no model was
+    /// called for them, so their part of `total` is what the recorded tokens would cost at the
+    /// price table, not money spent. Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero_calls")]
+    pub replayed_model_calls: usize,
     /// What the providers' prompt caches saved, in USD: the priced calls' cost with their cache
     /// reads priced as fresh input, minus their cost (`None` without a price table or when no
     /// call was priced).
@@ -378,10 +383,15 @@ pub struct ModelTelemetry {
     pub model: String,
     /// `model` (under test) or `judge`.
     pub role: String,
-    /// Latency of its answered calls (retries included).
+    /// Latency of its answered live calls (retries included); calls replayed from cassettes
+    /// are not samples (a lookup is no model's latency).
     pub latency: Latency,
-    /// What its calls took.
+    /// What its calls took (replayed calls included: their recorded tokens, priced).
     pub spend: Spend,
+    /// Of its calls, those answered from cassettes (replay): no model was called for them.
+    /// Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero_calls")]
+    pub replayed_calls: usize,
     /// Selection precision and recall per expected tool, from layer 1's trials.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accuracy: Vec<ToolAccuracy>,
@@ -504,6 +514,11 @@ pub struct ModelCallTelemetry {
     /// The tools the reply called, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
+    /// Answered from a cassette (replay): no model was called, the tokens are the recorded
+    /// ones (`cost_usd` is what they would cost at the price table, not money spent), and
+    /// `latency_ms` is the lookup's, not a model's. Absent when live.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
 }
 
 /// The tokens of one tool definition as one model's provider receives it.

@@ -134,31 +134,55 @@ pub(crate) fn trace_line(trace: &TraceSection) -> String {
     line
 }
 
-/// The section, at most [`LAYER3_CHARS`] bytes.
-pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
-    let mut out = String::from("\n### 📈 Layer 3 — latency, tokens and cost\n\n");
-    if let Some(why) = &section.not_run {
-        let _ = writeln!(out, "> **Layer 3 did not run:** {}", message(&clip(why, 2_000)));
-        return out;
-    }
+/// The lead line (the calls, live and replayed, their tokens and cost) and what the caches
+/// saved. Replayed calls (cassettes) called no model: their tokens are the recorded ones, their
+/// cost what those would cost, and their time a lookup's.
+fn spend_lines(out: &mut String, section: &TelemetrySection) {
     let total = &section.total;
+    let replayed = section.replayed_model_calls;
+    let all_replayed = replayed > 0 && replayed >= total.model_calls;
+    let (kinds, spent, latency) = if replayed == 0 {
+        (String::new(), "", "")
+    } else if all_replayed {
+        (
+            format!(" (all {replayed} replayed from cassettes: no model was called)"),
+            " — what the recorded tokens would cost at the price table: no money was spent this run",
+            " (model latency leaves out calls replayed from cassettes: a lookup is no model's latency, shown —)",
+        )
+    } else {
+        (
+            format!(" ({} live, {replayed} replayed from cassettes)", total.model_calls - replayed),
+            " — the replayed calls' part is what their recorded tokens would cost at the price table, not money spent",
+            " (model latency leaves out calls replayed from cassettes: a lookup is no model's latency)",
+        )
+    };
     let _ = writeln!(
         out,
-        "{} model call(s): tokens in (not cached) / cached / out {}; cost {}{}. Latency is nearest-rank p50 and p95; tokens and cost of a turn go to the tool calls it made, split equally.",
+        "{} model call(s){kinds}: tokens in (not cached) / cached / out {}; cost {}{}{}. Latency is nearest-rank p50 and p95{latency}; tokens and cost of a turn go to the tool calls it made, split equally.",
         total.model_calls,
         spend_tokens(total),
         cost(total),
         match &section.price_table {
             Some(table) => format!(" (prices as of {} from {})", escape(&table.as_of), code_span(&table.path)),
             None => " (no price table: `--prices FILE`)".into(),
-        }
+        },
+        if section.price_table.is_some() { spent } else { "" },
     );
     let mut saved = Vec::new();
     if let Some(usd_saved) = section.prompt_cache_saved_usd.filter(|usd| *usd > 0.0) {
-        saved.push(format!(
-            "the providers' prompt caches saved {} (cache reads priced as fresh input)",
-            usd(Some(usd_saved))
-        ));
+        saved.push(if all_replayed {
+            format!(
+                "the providers' prompt caches would have saved {} on the recorded tokens (cache reads priced as fresh input; the calls were replayed, nothing was spent)",
+                usd(Some(usd_saved))
+            )
+        } else if replayed > 0 {
+            format!(
+                "the providers' prompt caches saved {} (cache reads priced as fresh input; the replayed calls' part on their recorded tokens, not spent)",
+                usd(Some(usd_saved))
+            )
+        } else {
+            format!("the providers' prompt caches saved {} (cache reads priced as fresh input)", usd(Some(usd_saved)))
+        });
     }
     if section.verdicts_reused > 0 {
         saved.push(format!(
@@ -169,6 +193,16 @@ pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
     if !saved.is_empty() {
         let _ = writeln!(out, "\nWhat the caches saved: {}.", saved.join("; "));
     }
+}
+
+/// The section, at most [`LAYER3_CHARS`] bytes.
+pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
+    let mut out = String::from("\n### 📈 Layer 3 — latency, tokens and cost\n\n");
+    if let Some(why) = &section.not_run {
+        let _ = writeln!(out, "> **Layer 3 did not run:** {}", message(&clip(why, 2_000)));
+        return out;
+    }
+    spend_lines(&mut out, section);
     if let Some(trace) = &section.trace {
         let _ = writeln!(out, "\n{}", trace_line(trace));
     }
@@ -179,7 +213,7 @@ pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
         let _ = writeln!(out, "- {}", message(&clip(note, 300)));
     }
     if !section.tools.is_empty() {
-        out.push_str("\n| Tool | Calls | p50 | p95 | Max | `isError` | Transport errors | Injected | Tokens in / out per call | Cost per call |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        out.push_str("\n| Tool | Calls | p50 | p95 | Max | `isError` | Transport errors | Injected | Tokens in (not cached) / out per call | Cost per call |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for tool in section.tools.iter().take(MAX_ROWS) {
             let calls = tool.spend.model_calls.max(1) as f64;
             let per = |count: Option<f64>| tokens(count.map(|count| count / calls));
@@ -206,12 +240,18 @@ pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
         more(&mut out, section.tools.len());
     }
     if !section.models.is_empty() {
-        out.push_str("\n| Model | Role | Calls | p50 | p95 | Tokens in / cached / out | Cost |\n|---|---|---:|---:|---:|---:|---:|\n");
+        out.push_str("\n| Model | Role | Calls | p50 | p95 | Tokens in (not cached) / cached / out | Cost |\n|---|---|---:|---:|---:|---:|---:|\n");
         for model in section.models.iter().take(MAX_ROWS) {
+            let label = table_code(&clip(&model.model, 80));
+            let label = match model.replayed_calls {
+                0 => label,
+                replayed if replayed >= model.spend.model_calls => format!("{label} (replayed)"),
+                replayed => format!("{label} ({replayed} of {} replayed)", model.spend.model_calls),
+            };
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} |",
-                table_code(&clip(&model.model, 80)),
+                label,
                 escape(&model.role),
                 model.spend.model_calls,
                 ms(model.latency.p50_ms),
@@ -222,7 +262,7 @@ pub(crate) fn telemetry_section(section: &TelemetrySection) -> String {
         }
     }
     if !section.cases.is_empty() {
-        out.push_str("\n<details><summary>tokens and cost per case</summary>\n\n| Case | Model | Layer | Trials | Tokens in / cached / out | Cost | Judge |\n|---|---|---:|---:|---:|---:|---:|\n");
+        out.push_str("\n<details><summary>tokens and cost per case</summary>\n\n| Case | Model | Layer | Trials | Tokens in (not cached) / cached / out | Cost | Judge |\n|---|---|---:|---:|---:|---:|---:|\n");
         for case in section.cases.iter().take(MAX_ROWS * 2) {
             let _ = writeln!(
                 out,
@@ -294,7 +334,7 @@ fn more(out: &mut String, total: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::telemetry::{Confusion, ModelTelemetry};
+    use crate::report::telemetry::{Confusion, Latency, ModelTelemetry};
 
     #[test]
     fn an_unknown_cost_is_a_dash_never_zero_and_small_costs_keep_their_digits() {
@@ -322,6 +362,96 @@ mod tests {
         };
         let text = telemetry_section(&section);
         assert!(text.contains("tokens in (not cached) / cached / out 4377 / 3139 / 587"), "{text}");
+    }
+
+    fn replayed_model(model: &str, calls: usize, replayed_calls: usize, p50: Option<u64>) -> ModelTelemetry {
+        ModelTelemetry {
+            model: model.into(),
+            role: "model".into(),
+            latency: Latency { count: calls - replayed_calls, p50_ms: p50, p95_ms: p50, max_ms: p50 },
+            spend: Spend {
+                model_calls: calls,
+                input_tokens: Some(6_738.0),
+                cache_read_tokens: Some(4_707.0),
+                output_tokens: Some(720.0),
+                cost_usd: Some(0.004_318),
+                ..Spend::default()
+            },
+            replayed_calls,
+            ..ModelTelemetry::default()
+        }
+    }
+
+    /// A run replayed from cassettes called no model: the cost line says its figure is what
+    /// the recorded tokens would cost, the model row says "(replayed)", and its latency is no
+    /// model's (`—`, never `0 ms`).
+    #[test]
+    fn replayed_calls_are_labelled_priced_as_recorded_and_have_no_latency() {
+        let model = replayed_model("openai:gpt-4.1-mini", 12, 12, None);
+        let section = TelemetrySection {
+            price_table: Some(crate::report::telemetry::PriceTableInfo {
+                path: "prices.yaml".into(),
+                as_of: "2026-08-01".into(),
+                ..Default::default()
+            }),
+            total: model.spend.clone(),
+            replayed_model_calls: 12,
+            prompt_cache_saved_usd: Some(0.001_412),
+            models: vec![model],
+            ..TelemetrySection::default()
+        };
+        let text = telemetry_section(&section);
+        assert!(text.contains("all 12 replayed from cassettes"), "{text}");
+        assert!(
+            text.contains("what the recorded tokens would cost at the price table: no money was spent this run"),
+            "{text}"
+        );
+        assert!(text.contains("would have saved $0.001412"), "{text}");
+        let row =
+            text.lines().find(|line| line.starts_with("| `openai:gpt-4.1-mini`")).unwrap_or_else(|| panic!("{text}"));
+        assert!(row.contains("`openai:gpt-4.1-mini` (replayed) | model | 12 | — | — |"), "{row}");
+        assert!(!row.contains("0 ms"), "{row}");
+        assert!(text.contains("latency leaves out calls replayed from cassettes"), "{text}");
+    }
+
+    /// Live and replayed calls in one run: each kind is counted, the live model keeps its
+    /// latency, and only the replayed calls' cost is said not to be spent.
+    #[test]
+    fn a_mixed_run_counts_live_and_replayed_calls_apart() {
+        let live = replayed_model("anthropic:claude", 8, 0, Some(420));
+        let replayed = replayed_model("openai:gpt-4.1-mini", 12, 12, None);
+        let section = TelemetrySection {
+            price_table: Some(crate::report::telemetry::PriceTableInfo::default()),
+            total: Spend { model_calls: 20, ..Spend::default() },
+            replayed_model_calls: 12,
+            models: vec![live, replayed],
+            ..TelemetrySection::default()
+        };
+        let text = telemetry_section(&section);
+        assert!(text.contains("20 model call(s) (8 live, 12 replayed from cassettes)"), "{text}");
+        assert!(text.contains("the replayed calls' part is what their recorded tokens would cost"), "{text}");
+        assert!(text.contains("| `anthropic:claude` | model | 8 | 420 ms | 420 ms |"), "{text}");
+        assert!(text.contains("| `openai:gpt-4.1-mini` (replayed) | model | 12 | — | — |"), "{text}");
+        // One model with both kinds says how many of its calls were replayed.
+        let section = TelemetrySection { models: vec![replayed_model("openai:m", 5, 2, Some(300))], ..section };
+        assert!(telemetry_section(&section).contains("| `openai:m` (2 of 5 replayed) | model | 5 | 300 ms |"));
+    }
+
+    /// Layer 1's `in` includes the cache reads; every layer-3 token header says its `in` does not.
+    #[test]
+    fn every_layer_3_token_header_says_whether_in_includes_cached_tokens() {
+        let section = TelemetrySection {
+            tools: vec![crate::report::telemetry::ToolTelemetry { tool: "t".into(), ..Default::default() }],
+            models: vec![replayed_model("openai:m", 1, 0, Some(1))],
+            cases: vec![crate::report::telemetry::CaseTelemetry { case: "c".into(), ..Default::default() }],
+            ..TelemetrySection::default()
+        };
+        let text = telemetry_section(&section);
+        let headers: Vec<&str> = text.lines().filter(|line| line.contains("Tokens")).collect();
+        assert_eq!(headers.len(), 3, "{text}");
+        for header in headers {
+            assert!(header.contains("Tokens in (not cached) /"), "{header}");
+        }
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub(crate) fn deltas_section(deltas: &TelemetryDeltas) -> String {
     }
     if !deltas.cases.is_empty() {
         out.push_str(
-            "\n| Case | Model | Tokens in / out per trial | Δ in / out | Cost per trial | Δ cost |\n|---|---|---:|---:|---:|---:|\n",
+            "\n| Case | Model | Tokens in (not cached) / out per trial | Δ in / out | Cost per trial | Δ cost |\n|---|---|---:|---:|---:|---:|\n",
         );
         for (shown, case) in deltas.cases.iter().enumerate() {
             let row = format!(

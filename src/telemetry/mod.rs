@@ -66,6 +66,8 @@ enum Sample {
         attempts: u32,
         /// When its event came, in milliseconds since the collector was made: the call's end.
         ended_ms: u64,
+        /// Answered from a cassette: its usage is the recorded one, its latency no model's.
+        replayed: bool,
     },
     Trial {
         layer: u8,
@@ -123,21 +125,31 @@ impl Collector {
                     bytes: *server_bytes,
                 }
             }
-            RunEvent::ModelCallFinished { trial, role, turn, outcome, attempts, latency_ms, model, usage, tools } => {
-                Sample::Model {
-                    layer,
-                    trial: trial.clone(),
-                    role,
-                    turn: *turn,
-                    outcome,
-                    latency_ms: *latency_ms,
-                    asked: model.clone(),
-                    usage: *usage,
-                    tools: tools.clone(),
-                    attempts: *attempts,
-                    ended_ms: now_ms,
-                }
-            }
+            RunEvent::ModelCallFinished {
+                trial,
+                role,
+                turn,
+                outcome,
+                attempts,
+                latency_ms,
+                model,
+                usage,
+                tools,
+                replayed,
+            } => Sample::Model {
+                layer,
+                trial: trial.clone(),
+                role,
+                turn: *turn,
+                outcome,
+                latency_ms: *latency_ms,
+                asked: model.clone(),
+                usage: *usage,
+                tools: tools.clone(),
+                attempts: *attempts,
+                ended_ms: now_ms,
+                replayed: *replayed,
+            },
             RunEvent::TrialFinished { trial, ending, .. } => Sample::Trial { layer, trial: trial.clone(), ending },
             RunEvent::TrialStarted { trial, trace_id: Some(trace_id) } => {
                 Sample::Traced { layer, trial: trial.clone(), trace_id: trace_id.clone() }
@@ -214,7 +226,9 @@ fn failed_call(sample: &Sample, section: &mut TelemetrySection, model: &mut Tall
 /// The row of a model call in the section's list: what it was and its part of the spend (all
 /// unknown for a call that got no answer).
 fn call_row(sample: &Sample, part: &Part, tools: Vec<String>) -> Option<ModelCallTelemetry> {
-    let Sample::Model { layer, trial, role, turn, outcome, latency_ms, asked, .. } = sample else { return None };
+    let Sample::Model { layer, trial, role, turn, outcome, latency_ms, asked, replayed, .. } = sample else {
+        return None;
+    };
     Some(ModelCallTelemetry {
         case: trial.case.clone(),
         model: trial.model.clone(),
@@ -233,6 +247,7 @@ fn call_row(sample: &Sample, part: &Part, tools: Vec<String>) -> Option<ModelCal
         cost_usd: part.cost.map(stats::round_usd),
         reported_cost_usd: part.reported_cost,
         tools,
+        replayed: *replayed,
     })
 }
 
@@ -293,7 +308,8 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
     let mut judges: BTreeMap<(u8, String, String), Tally> = BTreeMap::new();
     // A case's spend: the sum of its trials' calls to the model under test.
     let mut case_spend: BTreeMap<(u8, String, String), Tally> = BTreeMap::new();
-    let mut models: BTreeMap<(&'static str, String), (Vec<u64>, Tally)> = BTreeMap::new();
+    // Per model: its live calls' latencies, its spend, and its calls replayed from cassettes.
+    let mut models: BTreeMap<(&'static str, String), (Vec<u64>, Tally, usize)> = BTreeMap::new();
     let mut total = Tally::default();
     let mut saved: Option<f64> = None;
     for sample in &samples {
@@ -323,7 +339,19 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
                 entry.tool_calls += 1;
                 entry.tool_latency_ms += latency_ms;
             }
-            Sample::Model { layer, trial, role, turn, outcome, latency_ms, asked, usage, tools: called, .. } => {
+            Sample::Model {
+                layer,
+                trial,
+                role,
+                turn,
+                outcome,
+                latency_ms,
+                asked,
+                usage,
+                tools: called,
+                replayed,
+                ..
+            } => {
                 let answered = *outcome == "answer";
                 let cost = if answered { (inputs.price)(asked, usage) } else { None };
                 if let Some(cost) = cost
@@ -332,8 +360,15 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
                     saved = Some(saved.unwrap_or(0.0) + (uncached - cost).max(0.0));
                 }
                 let part = part(usage, cost);
-                let (latencies, tally) = models.entry((role, asked.clone())).or_default();
-                latencies.extend(latency_ms);
+                let (latencies, tally, replayed_calls) = models.entry((role, asked.clone())).or_default();
+                // A replayed answer's time is the cassette lookup's, not a model's: it is counted,
+                // never a latency sample.
+                if *replayed {
+                    *replayed_calls += 1;
+                    section.replayed_model_calls += 1;
+                } else {
+                    latencies.extend(latency_ms);
+                }
                 if !answered {
                     // Made but not answered: counted apart (unknown tokens and cost, never 0) and
                     // listed with its outcome.
@@ -422,12 +457,13 @@ pub(crate) fn section(collector: &Collector, inputs: &Inputs<'_>) -> TelemetrySe
     }
     let mut rows: Vec<ModelTelemetry> = models
         .into_iter()
-        .map(|((role, model), (latencies, tally))| {
+        .map(|((role, model), (latencies, tally, replayed_calls))| {
             let mut row = ModelTelemetry {
                 model: model.clone(),
                 role: role.into(),
                 latency: stats::latency(&latencies),
                 spend: tally.spend(),
+                replayed_calls,
                 ..ModelTelemetry::default()
             };
             if role == "model"
@@ -490,15 +526,19 @@ fn answered_calls(samples: &[Sample]) -> Vec<queueing::Call> {
     samples
         .iter()
         .filter_map(|sample| match sample {
-            Sample::Model { outcome: "answer", attempts: 1, latency_ms: Some(latency), asked, ended_ms, .. }
-                if *latency > 0 =>
-            {
-                Some(queueing::Call {
-                    model: asked.clone(),
-                    start_ms: ended_ms.saturating_sub(*latency),
-                    end_ms: *ended_ms,
-                })
-            }
+            Sample::Model {
+                outcome: "answer",
+                attempts: 1,
+                latency_ms: Some(latency),
+                asked,
+                ended_ms,
+                replayed: false,
+                ..
+            } if *latency > 0 => Some(queueing::Call {
+                model: asked.clone(),
+                start_ms: ended_ms.saturating_sub(*latency),
+                end_ms: *ended_ms,
+            }),
             _ => None,
         })
         .collect()

@@ -49,6 +49,7 @@ fn model_call(case: &str, run: usize, turn: usize, usage: Usage, tools: &[&str])
         model: "openai:m".into(),
         usage,
         tools: tools.iter().map(|tool| (*tool).to_owned()).collect(),
+        replayed: false,
     }
 }
 
@@ -132,6 +133,7 @@ fn failed_model_calls_are_counted_and_a_case_with_no_answer_has_unknown_spend_ne
         model: "openai:m".into(),
         usage: Usage::default(),
         tools: Vec::new(),
+        replayed: false,
     };
     stream(
         &collector,
@@ -288,4 +290,41 @@ fn a_layer_whose_trials_were_not_kept_is_forgotten_and_the_others_stay() {
     assert_eq!(section.tools.len(), 1);
     assert_eq!((section.tools[0].latency.count, section.tools[0].latency.max_ms), (1, Some(40)));
     assert!(section.model_calls.is_empty(), "layer 2's call is gone");
+}
+
+/// Calls answered from cassettes called no model: they are counted apart (each kind, in a run
+/// that mixes live and replayed calls), their spend is kept (the recorded tokens, priced), and
+/// their time, a cassette lookup's, is never a latency sample.
+#[test]
+fn replayed_calls_are_counted_apart_and_never_a_latency_sample() {
+    let collector = Collector::default();
+    let replayed = |case: &str, run: usize, turn: usize| {
+        let mut event = model_call(case, run, turn, usage(100, 40, 10), &[]);
+        if let RunEvent::ModelCallFinished { replayed, latency_ms, model, trial, .. } = &mut event {
+            *replayed = true;
+            *latency_ms = Some(0);
+            *model = "openai:cassette".into();
+            trial.model = "openai:cassette".into();
+        }
+        event
+    };
+    stream(
+        &collector,
+        &[
+            replayed("weather", 1, 0),
+            replayed("weather", 1, 1),
+            model_call("weather", 1, 0, usage(100, 40, 10), &[]),
+            finished("weather", 1, "answer"),
+        ],
+    );
+    let section = section(&collector, &Inputs { golden: None, price: &price, prices: None, cached_pairs: 0 });
+    assert_eq!((section.total.model_calls, section.replayed_model_calls), (3, 2));
+    let cassette = section.models.iter().find(|model| model.model == "openai:cassette").unwrap();
+    assert_eq!((cassette.spend.model_calls, cassette.replayed_calls), (2, 2));
+    assert_eq!(cassette.latency, crate::report::telemetry::Latency::default(), "no sample: —, never 0 ms");
+    assert_eq!(cassette.spend.input_tokens, Some(120.0), "the recorded tokens are kept");
+    let live = section.models.iter().find(|model| model.model == "openai:m").unwrap();
+    assert_eq!((live.replayed_calls, live.latency.count, live.latency.p50_ms), (0, 1, Some(100)));
+    let rows: Vec<bool> = section.model_calls.iter().map(|call| call.replayed).collect();
+    assert_eq!(rows.iter().filter(|replayed| **replayed).count(), 2, "{rows:?}");
 }

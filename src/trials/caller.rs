@@ -309,9 +309,13 @@ impl ModelCaller for Attempt<'_> {
                 Source::Replay(cassettes, label) => recorded(cassettes.complete(label, None, &key, request).await),
             };
             match answer {
-                Ok(Replayed { completion, result_changed }) => {
-                    Ok(ModelReply { completion, attempts: 1, latency_ms: 0, result_changed })
-                }
+                Ok(Replayed { completion, result_changed }) => Ok(ModelReply {
+                    completion,
+                    attempts: 1,
+                    latency_ms: 0,
+                    result_changed,
+                    replayed: matches!(model.source, Source::Replay(..)),
+                }),
                 Err(Err(missing)) => Err(ModelFailure::NoRecording(missing)),
                 Err(Ok(error)) => Err(ModelFailure::Provider { error, attempts: 1 }),
             }

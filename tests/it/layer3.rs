@@ -130,7 +130,23 @@ fn the_demo_prices_its_calls_from_the_example_table_and_records_its_hash() {
     let calls = telemetry["model_calls"].as_array().expect("calls");
     assert!(calls.iter().all(|call| call["cost_usd"].as_f64().is_some()), "every call priced");
     let summary = run.file("summary.md");
-    assert!(summary.contains("prices as of 2026-12-01") && summary.contains("prompt caches saved"), "{summary}");
+    assert!(summary.contains("prices as of 2026-12-01"), "{summary}");
+    // The demo replays every call from cassettes: layer 3 says so wherever it shows a figure.
+    assert!(calls.iter().all(|call| call["replayed"] == true), "{calls:?}");
+    let answered = telemetry["total"]["model_calls"].as_u64().expect("a count");
+    assert_eq!(telemetry["replayed_model_calls"].as_u64(), Some(answered), "{telemetry}");
+    let section = summary.split("### 📈 Layer 3").nth(1).expect("a layer 3 section");
+    assert!(section.contains(&format!("all {answered} replayed from cassettes: no model was called")), "{section}");
+    assert!(section.contains("no money was spent this run"), "{section}");
+    assert!(section.contains("prompt caches would have saved"), "{section}");
+    let rows: Vec<&str> = section.lines().filter(|line| line.starts_with("| `replay:demo:")).collect();
+    assert!(!rows.is_empty(), "{section}");
+    for row in rows {
+        assert!(row.contains("(replayed) |") && !row.contains(" 0 ms"), "{row}");
+    }
+    for model in telemetry["models"].as_array().expect("models") {
+        assert_eq!(model["latency"]["count"], 0, "a cassette lookup is no latency sample: {model}");
+    }
 }
 
 #[test]
