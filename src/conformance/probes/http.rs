@@ -659,11 +659,19 @@ fn refused_by_legacy(id: &'static str, what: &str, era: Era, exchange: &Exchange
         let why = if exchange.body_excerpt.to_ascii_lowercase().contains("version") {
             "for its protocol version"
         } else {
-            "(for its protocol version or for want of a session, as a 2025-11-25 server does)"
+            "(a 2025-11-25 server refuses a request of another protocol version, or one without its session)"
         };
+        // The server's own reason, when its body is a JSON-RPC error (`Server not initialized`).
+        let said = exchange
+            .response
+            .as_ref()
+            .and_then(|response| response.pointer("/error/message"))
+            .and_then(Value::as_str)
+            .map(|message| format!(" (\"{}\")", crate::text::clip_chars(message, 120)))
+            .unwrap_or_default();
         Finding::not_applicable(
             id,
-            format!("not exercised: the server refused the 2026-07-28 {what} with HTTP {status} {why}"),
+            format!("not exercised: the server refused the 2026-07-28 {what} with HTTP {status}{said} {why}"),
         )
         .with(exchange)
     })
@@ -841,6 +849,22 @@ mod tests {
             assert!(check.message.contains("not exercised"), "{}", check.message);
             assert!(check.message.contains("HTTP 400 for its protocol version"), "{}", check.message);
         }
+        // A refusal that names no version: the server's reason, and both causes a legacy server has.
+        let uninitialized = Exchange {
+            status: Some(400),
+            response: Some(serde_json::json!({"jsonrpc": "2.0", "id": null,
+                "error": {"code": -32000, "message": "Bad Request: Server not initialized"}})),
+            body_excerpt: "{\"error\":{\"code\":-32000,\"message\":\"Bad Request: Server not initialized\"}}".into(),
+            ..Exchange::default()
+        };
+        let finding = h22_verdict(Era::Legacy, &uninitialized);
+        assert!(
+            finding.message.starts_with(
+                "not exercised: the server refused the 2026-07-28 notification POST with HTTP 400 (\"Bad Request: Server not initialized\") (a 2025-11-25 server"
+            ),
+            "{}",
+            finding.message
+        );
         // On a 2026-07-28 server the same refusal is H-22's allowed 4xx and H-24's rejection.
         for finding in [h22_verdict(Era::Modern, &refused), h24_verdict(Era::Modern, &refused)] {
             let id = finding.id;
