@@ -44,7 +44,7 @@ async fn layer1(
     let cassettes = layer1.open_cassettes()?;
     if layer1.record {
         events(&RunEvent::Notice {
-            text: "recording: cassettes keep the prompts, the model's answers and the tool results of this run (bounded by nothing): review them before committing".into(),
+            text: "recording: cassettes keep the prompts, the model's answers and the tool results of this run in full (no size limit): review them before committing".into(),
         });
     }
     let surface = match crate::conformance::list_tools_on(connected).await {

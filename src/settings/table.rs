@@ -654,9 +654,59 @@ pub(crate) fn inputs() -> Vec<&'static str> {
     SETTINGS.iter().filter_map(|row| row.input).collect()
 }
 
+/// The Markdown table, in `docs/action.md`, of the Action inputs whose flag of `mcp-eval action`
+/// is not spelled as the input (and of those with no flag), in the rows' order.
+#[cfg(test)]
+pub(crate) fn renamed_inputs_table() -> String {
+    let mut table = String::from("| input | flag of `mcp-eval action` |\n|---|---|\n");
+    for row in SETTINGS {
+        match (row.input, row.flag) {
+            (Some(input), Some(flag)) if input != flag => table.push_str(&format!("| `{input}` | `--{flag}` |\n")),
+            (Some(input), None) => {
+                let named = format!("{input}-env");
+                let cell = match SETTINGS.iter().find(|other| other.flag == Some(named.as_str())) {
+                    Some(_) => format!("none (a secret): `--{named}` names the variable that holds it"),
+                    None => "none (a secret): the input or the environment only".to_owned(),
+                };
+                table.push_str(&format!("| `{input}` | {cell} |\n"));
+            }
+            _ => {}
+        }
+    }
+    table
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `docs/action.md` lists every input whose flag is spelled otherwise, from these rows, between
+    /// `<!-- renamed inputs: generated from src/settings/table.rs -->` and
+    /// `<!-- end of renamed inputs -->`; `MCP_EVAL_UPDATE_DOCS=1 cargo test --lib settings::`
+    /// rewrites it.
+    #[test]
+    fn the_docs_list_every_input_whose_flag_is_spelled_otherwise() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/action.md");
+        let text = std::fs::read_to_string(&path).expect("docs/action.md");
+        let begin = "<!-- renamed inputs: generated from src/settings/table.rs -->\n";
+        let end = "<!-- end of renamed inputs -->";
+        let start = text.find(begin).expect("docs/action.md has the renamed inputs' table") + begin.len();
+        let stop = start + text[start..].find(end).expect("the table ends");
+        let want = renamed_inputs_table();
+        if text[start..stop] == want {
+            return;
+        }
+        if std::env::var_os("MCP_EVAL_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, format!("{}{want}{}", &text[..start], &text[stop..]))
+                .expect("docs/action.md is writable");
+            return;
+        }
+        panic!(
+            "docs/action.md's table of renamed inputs differs from the settings' rows; run \
+             `MCP_EVAL_UPDATE_DOCS=1 cargo test --lib settings::` to regenerate it.\nwanted:\n{want}\nfound:\n{}",
+            &text[start..stop]
+        );
+    }
 
     #[test]
     fn every_input_of_action_yml_is_read_and_none_else() {

@@ -1014,6 +1014,7 @@ fn a_regression_replayed_from_cassettes_is_not_re_run_to_confirm_and_says_so() {
     let dir = tempfile::tempdir().expect("temp dir");
     let set = write_set(dir.path(), FIVE_CASES);
     let cassettes = dir.path().join("cassettes");
+    let events = dir.path().join("events.jsonl");
     let server = DemoServer::start(&[]);
     let common = ["--server-url", &server.url, "--golden-set", utf8(&set), "--model", "openai:demo", "--layers", "1"];
     let live =
@@ -1023,9 +1024,18 @@ fn a_regression_replayed_from_cassettes_is_not_re_run_to_confirm_and_says_so() {
     // Three cases 5/5 → 0/5, recorded without a baseline (no gate, no re-run while recording).
     let recorded = live(
         &["--flaky", "c0:1", "--flaky", "c2:1", "--flaky", "c4:1"],
-        &["--cassettes", utf8(&cassettes), "--record", "--fail-on-evals", "never"],
+        &["--cassettes", utf8(&cassettes), "--record", "--fail-on-evals", "never", "--events", utf8(&events)],
     );
     assert_eq!(recorded.code(), 0, "{}", recorded.stderr());
+    // The notice says plainly what the cassettes keep, before the user commits them.
+    let notices = std::fs::read_to_string(&events).expect("the events were written");
+    assert!(
+        notices.contains(
+            "recording: cassettes keep the prompts, the model's answers and the tool results of this run in full \
+             (no size limit): review them before committing"
+        ),
+        "{notices}"
+    );
 
     let mut args = common.to_vec();
     args.extend_from_slice(&[

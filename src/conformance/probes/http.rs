@@ -10,6 +10,7 @@ use super::{NO_SUCH_TOOL, modern};
 use crate::conformance::context::Context;
 use crate::conformance::expect;
 use crate::conformance::finding::Finding;
+use crate::mcp::era::Era;
 use crate::mcp::exchange::{Body, Exchange, Outgoing};
 use crate::mcp::jsonrpc::{self, HEADER_MISMATCH, METHOD_NOT_FOUND, PROTOCOL_VERSION};
 
@@ -646,22 +647,54 @@ async fn h22_notification_post(ctx: &Context) -> Vec<Finding> {
         json!({"requestId": "mcp-eval-never-sent", "reason": "probe"}),
     );
     let exchange = ctx.probe(client, "H-22", "a notification POST", Outgoing::notification(notification)).await;
-    let empty = exchange.body_excerpt.trim().is_empty();
-    findings.push(
-        match exchange.status {
-            Some(202) if empty => Finding::kept("H-22", "a notification POST got 202 with an empty body"),
-            Some(202) => Finding::broken("H-22", "a notification POST got 202 but with a body (it must be empty)"),
-            Some(status) if (400..500).contains(&status) => {
-                Finding::kept("H-22", format!("a notification POST was refused with HTTP {status} (allowed)"))
-            }
-            _ => Finding::broken(
-                "H-22",
-                format!("a notification POST must get 202 (empty body) or a 4xx; got {}", exchange.describe()),
-            ),
-        }
-        .with(&exchange),
-    );
+    findings.push(h22_verdict(ctx.era, &exchange));
     findings
+}
+
+/// A 2025-11-25 server refuses a 2026-07-28 request with a 4xx for its protocol version: the
+/// rule was not exercised (never "met"), whatever a 4xx means for it on a 2026-07-28 server.
+fn refused_by_legacy(id: &'static str, what: &str, era: Era, exchange: &Exchange) -> Option<Finding> {
+    let status = exchange.status.filter(|status| (400..500).contains(status))?;
+    (era == Era::Legacy).then(|| {
+        let why = if exchange.body_excerpt.to_ascii_lowercase().contains("version") {
+            "for its protocol version"
+        } else {
+            "(a 2025-11-25 server refuses a request of another protocol version, or one without its session)"
+        };
+        // The server's own reason, when its body is a JSON-RPC error (`Server not initialized`).
+        let said = exchange
+            .response
+            .as_ref()
+            .and_then(|response| response.pointer("/error/message"))
+            .and_then(Value::as_str)
+            .map(|message| format!(" (\"{}\")", crate::text::clip_chars(message, 120)))
+            .unwrap_or_default();
+        Finding::not_applicable(
+            id,
+            format!("not exercised: the server refused the 2026-07-28 {what} with HTTP {status}{said} {why}"),
+        )
+        .with(exchange)
+    })
+}
+
+/// H-22's verdict on the answer to a notification POST.
+fn h22_verdict(era: Era, exchange: &Exchange) -> Finding {
+    if let Some(finding) = refused_by_legacy("H-22", "notification POST", era, exchange) {
+        return finding;
+    }
+    let empty = exchange.body_excerpt.trim().is_empty();
+    match exchange.status {
+        Some(202) if empty => Finding::kept("H-22", "a notification POST got 202 with an empty body"),
+        Some(202) => Finding::broken("H-22", "a notification POST got 202 but with a body (it must be empty)"),
+        Some(status) if (400..500).contains(&status) => {
+            Finding::kept("H-22", format!("a notification POST was refused with HTTP {status} (allowed)"))
+        }
+        _ => Finding::broken(
+            "H-22",
+            format!("a notification POST must get 202 (empty body) or a 4xx; got {}", exchange.describe()),
+        ),
+    }
+    .with(exchange)
 }
 
 /// H-24: batch.
@@ -679,16 +712,25 @@ async fn h24_batch(ctx: &Context) -> Vec<Finding> {
         .header_edits
         .push(crate::mcp::exchange::HeaderEdit::Set("MCP-Protocol-Version".into(), PROTOCOL_VERSION.into()));
     let exchange = ctx.probe(client, "H-24", "a JSON-RPC batch", batch).await;
+    findings.push(h24_verdict(ctx.era, &exchange));
+    findings
+}
+
+/// H-24's verdict on the answer to a JSON-RPC batch.
+fn h24_verdict(era: Era, exchange: &Exchange) -> Finding {
+    if let Some(finding) = refused_by_legacy("H-24", "batch", era, exchange) {
+        return finding;
+    }
     let array = exchange.response.as_ref().is_some_and(Value::is_array);
     let status = exchange.status.unwrap_or(0);
-    findings.push(if array {
+    if array {
         Finding::broken("H-24", "a JSON-RPC batch was answered with an array: the body MUST be a single message, so the batch SHOULD be rejected")
     } else if (400..500).contains(&status) || exchange.error_code() == Some(jsonrpc::INVALID_REQUEST) {
         Finding::kept("H-24", format!("a batch was rejected: {}", exchange.describe()))
     } else {
         Finding::broken("H-24", format!("a batch SHOULD get a 4xx or a single -32600; got {}", exchange.describe()))
-    }.with(&exchange));
-    findings
+    }
+    .with(exchange)
 }
 
 /// E-7, E-8: malformed bodies (HTTP only; on stdio we never write non-MCP lines). E-8's first:
@@ -786,7 +828,51 @@ fn malformed(id: &'static str, what: &str, code: i64, exchange: &Exchange) -> Fi
 
 #[cfg(test)]
 mod tests {
-    use super::H21_SDK_HINT;
+    use super::{Era, Exchange, H21_SDK_HINT, h22_verdict, h24_verdict};
+    use crate::report::model::Status;
+
+    /// A 2025-11-25 server refuses H-22's and H-24's 2026-07-28 requests for their protocol
+    /// version: the rule was not exercised, so the row never says it is met.
+    #[test]
+    fn h22_and_h24_refused_for_the_version_on_a_legacy_server_say_not_exercised() {
+        let refused = Exchange {
+            status: Some(400),
+            body_excerpt: "Unsupported protocol version: 2026-07-28".into(),
+            ..Exchange::default()
+        };
+        for finding in [h22_verdict(Era::Legacy, &refused), h24_verdict(Era::Legacy, &refused)] {
+            let id = finding.id;
+            let checks = crate::conformance::grade_all(&[(vec![finding], 0)], Era::Legacy, true, None);
+            let check = checks.iter().find(|check| check.id == id).expect("graded");
+            assert_eq!(check.status, Status::NotApplicable, "{check:?}");
+            assert!(!check.message.contains("already met"), "{}", check.message);
+            assert!(check.message.contains("not exercised"), "{}", check.message);
+            assert!(check.message.contains("HTTP 400 for its protocol version"), "{}", check.message);
+        }
+        // A refusal that names no version: the server's reason, and both causes a legacy server has.
+        let uninitialized = Exchange {
+            status: Some(400),
+            response: Some(serde_json::json!({"jsonrpc": "2.0", "id": null,
+                "error": {"code": -32000, "message": "Bad Request: Server not initialized"}})),
+            body_excerpt: "{\"error\":{\"code\":-32000,\"message\":\"Bad Request: Server not initialized\"}}".into(),
+            ..Exchange::default()
+        };
+        let finding = h22_verdict(Era::Legacy, &uninitialized);
+        assert!(
+            finding.message.starts_with(
+                "not exercised: the server refused the 2026-07-28 notification POST with HTTP 400 (\"Bad Request: Server not initialized\") (a 2025-11-25 server"
+            ),
+            "{}",
+            finding.message
+        );
+        // On a 2026-07-28 server the same refusal is H-22's allowed 4xx and H-24's rejection.
+        for finding in [h22_verdict(Era::Modern, &refused), h24_verdict(Era::Modern, &refused)] {
+            let id = finding.id;
+            let checks = crate::conformance::grade_all(&[(vec![finding], 0)], Era::Modern, true, None);
+            let check = checks.iter().find(|check| check.id == id).expect("graded");
+            assert_eq!(check.status, Status::Pass, "{check:?}");
+        }
+    }
 
     /// `npm i @modelcontextprotocol/sdk` installs 1.x, whose transport takes the protection
     /// as options: the hint names them, beside v2's middleware and the Python SDK's settings.

@@ -446,25 +446,47 @@ pub(crate) fn framing_of(client: &Client, era: Era) -> Vec<Finding> {
     findings
 }
 
-/// How to fix the error that answered X-5's `initialize`, by its code: a -32022 must carry the
-/// versions, any other error the JSON-RPC shape.
-/// M-10's text for an invalid error that answered X-5's `initialize`. What X-5 accepts
-/// (-32601, or -32022 naming the supported versions from a dual-era server) is said as X-5 grades
-/// it, so that the two rows never contradict each other; `problems` are the schema problems.
+/// M-10's text for an invalid error that answered X-5's `initialize`: what is wrong and the fix
+/// first (the GitHub annotation shows the start), then what X-5 sent. What X-5 accepts (-32601,
+/// or -32022 naming the supported versions from a dual-era server) is said as X-5 grades it, so
+/// that the two rows never contradict each other; `problems` are the schema problems.
 fn initialize_m10(problems: &str, error: Option<&Value>) -> String {
     format!(
-        "the error that answered `initialize` is not a valid JSON-RPC error: {problems}. It was sent by the X-5 probe, on stdio only, to a second server process after its `server/discover`: `initialize` as a 2026-07-28 request, whose `params` hold only `_meta` (protocol version 2026-07-28, client info, capabilities) and no `params.protocolVersion`; a 2025-11-25 `initialize` with `params.protocolVersion` is a handshake such servers answer correctly, and it is not what was sent. A 2026-07-28 server answers the removed `initialize` with -32601, or, as a dual-era server refusing the handshake on a modern connection, with -32022 and its versions; {}",
-        initialize_fix(error)
+        "the error that answered X-5's `initialize` is not a valid JSON-RPC error: {problems}. Fix: {}. What was sent: \
+         the X-5 probe, on stdio only, to a second server process after its `server/discover`: `initialize` as a \
+         2026-07-28 request, whose `params` hold only `_meta` (protocol version 2026-07-28, client info, capabilities) \
+         and no `params.protocolVersion`; a 2025-11-25 `initialize` with `params.protocolVersion` is a handshake such \
+         servers answer correctly, and it is not what was sent. A 2026-07-28 server answers the removed `initialize` \
+         with -32601, or, as a dual-era server refusing the handshake on a modern connection, with -32022 and its \
+         versions{}",
+        initialize_fix(error),
+        initialize_detail(error)
     )
 }
 
+/// How to fix the error that answered X-5's `initialize`, by its code: a -32022 must carry the
+/// versions, any other error the JSON-RPC shape.
 fn initialize_fix(error: Option<&Value>) -> &'static str {
-    match error.and_then(|error| error.get("code")).and_then(Value::as_i64) {
+    match error_code(error) {
         Some(-32022) => {
-            "the server answered -32022 (unsupported protocol version), which the schema requires to carry `data.supported` (a list of the versions it speaks) and `data.requested` (the version the request asked for, a string: here the `_meta` one). Either fix passes: answer -32601 (method not found) to an `initialize` sent as a 2026-07-28 request, or keep -32022 and include `data.requested` beside `data.supported`"
+            "answer -32601 (method not found) to an `initialize` sent as a 2026-07-28 request, or keep -32022 and include `data.requested` beside `data.supported`"
         }
         _ => "fix the server's error for unknown methods: an integer `code`, a string `message`, optional `data`",
     }
+}
+
+/// What the schema asks of a -32022, said after what X-5 sent; nothing for other codes.
+fn initialize_detail(error: Option<&Value>) -> &'static str {
+    match error_code(error) {
+        Some(-32022) => {
+            "; the server answered -32022 (unsupported protocol version), which the schema requires to carry `data.supported` (a list of the versions it speaks) and `data.requested` (the version the request asked for, a string: here the `_meta` one)"
+        }
+        _ => "",
+    }
+}
+
+fn error_code(error: Option<&Value>) -> Option<i64> {
+    error.and_then(|error| error.get("code")).and_then(Value::as_i64)
 }
 
 #[cfg(test)]
@@ -507,6 +529,27 @@ mod tests {
             "or keep -32022 and include `data.requested`",
         ] {
             assert!(text.contains(part), "{part}: {text}");
+        }
+    }
+
+    /// The GitHub annotation shows the start of the message (clipped at
+    /// [`crate::action::workflow::MAX_ANNOTATION_CHARS`], and read at a glance): what is wrong and
+    /// the fix come first, within 300 characters; what X-5 sent follows, for `report.json`.
+    #[test]
+    fn m10_on_x5_initialize_says_what_is_wrong_and_the_fix_first() {
+        let versions =
+            json!({"code": -32022, "message": "Unsupported protocol version", "data": {"supported": ["2025-11-25"]}});
+        let other = json!({"code": "x", "message": 3});
+        for (error, fix) in [
+            (versions, "or keep -32022 and include `data.requested`"),
+            (other, "an integer `code`, a string `message`, optional `data`"),
+        ] {
+            let text = initialize_m10("`error.data.requested`: missing", Some(&error));
+            let end = text.find(fix).map(|at| at + fix.len()).unwrap_or(usize::MAX);
+            assert!(end <= 300, "the fix ends at {end}: {text}");
+            assert!(text.starts_with("the error that answered X-5's `initialize` is not a valid JSON-RPC error: `error.data.requested`: missing."), "{text}");
+            let annotation = crate::text::clip(&text, crate::action::workflow::MAX_ANNOTATION_CHARS);
+            assert!(annotation.contains(fix), "{annotation}");
         }
     }
 
