@@ -496,7 +496,12 @@ fn queueing_note(notes: &[String]) -> Option<&String> {
     notes.iter().find(|note| note.contains("others in flight"))
 }
 
+// Timed: it measures real latencies, and on a loaded 2-core CI machine the single-slot run missed
+// its 2x in 1 of 3 runs (at 100 ms and at 400 ms per answer alike). The rule itself is tested
+// without a clock in `telemetry::queueing`; run these by hand on a quiet machine:
+// `cargo test --test it -- --ignored layer3::a_`.
 #[test]
+#[ignore = "timed: measures real latencies; run with --ignored on a quiet machine"]
 fn a_single_slot_model_server_at_concurrency_4_gets_a_note_that_p50_includes_queueing() {
     let (notes, summary) = run_queued(&["--single-slot"], "4");
     let note = queueing_note(&notes).unwrap_or_else(|| panic!("no queueing note in {notes:?}"));
@@ -506,6 +511,7 @@ fn a_single_slot_model_server_at_concurrency_4_gets_a_note_that_p50_includes_que
 }
 
 #[test]
+#[ignore = "timed: measures real latencies; run with --ignored on a quiet machine"]
 fn a_parallel_model_server_at_concurrency_4_keeps_latency_flat_and_gets_no_note() {
     let (notes, _) = run_queued(&[], "4");
     assert_eq!(queueing_note(&notes), None, "{notes:?}");
